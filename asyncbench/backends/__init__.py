@@ -1,0 +1,22 @@
+"""Backend registry: one line per backend. Importing these modules imports no framework."""
+
+from __future__ import annotations
+
+from asyncbench.backends.base import DEVICE_PATTERN, Backend, DeviceStatus
+from asyncbench.backends.cupy_backend import CupyBackend
+from asyncbench.backends.numpy_backend import NumpyBackend
+from asyncbench.backends.torch_backend import TorchBackend
+
+BACKENDS: dict[str, type[Backend]] = {
+    "numpy": NumpyBackend,
+    "torch": TorchBackend,
+    "cupy": CupyBackend,
+}
+
+
+def get_backend(name: str) -> Backend:
+    """A fresh instance of the named backend (names are validated by the config)."""
+    return BACKENDS[name]()
+
+
+__all__ = ["BACKENDS", "DEVICE_PATTERN", "Backend", "DeviceStatus", "get_backend"]

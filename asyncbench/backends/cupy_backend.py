@@ -1,0 +1,108 @@
+"""CuPy on CUDA devices: optional, imported only when a cupy case runs or devices are probed."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+from typing import Any, Callable, ContextManager
+
+from asyncbench.backends.base import Backend, DeviceStatus
+
+
+class CupyEventTimer:
+    """Device time between two CUDA events recorded on cupy's current stream."""
+
+    def __init__(self, cupy: Any):
+        self._cupy = cupy
+        self._start = cupy.cuda.Event()
+        self._stop = cupy.cuda.Event()
+
+    def start(self) -> None:
+        self._start.record()
+
+    def stop(self) -> None:
+        self._stop.record()
+
+    def elapsed_s(self) -> float:
+        self._stop.synchronize()
+        return self._cupy.cuda.get_elapsed_time(self._start, self._stop) / 1e3
+
+
+def _index(device: str) -> int:
+    return int(device.split(":")[1]) if ":" in device else 0
+
+
+class CupyBackend(Backend):
+    name = "cupy"
+
+    def _cupy(self) -> Any:
+        import cupy
+
+        return cupy
+
+    def unavailable_reason(self) -> str | None:
+        if importlib.util.find_spec("cupy") is None:
+            return "cupy not installed (pip install 'asyncbench[cupy]' on a CUDA machine)"
+        try:
+            cupy = self._cupy()
+            count = cupy.cuda.runtime.getDeviceCount()
+        except Exception as exc:  # CUDARuntimeError, ImportError of the CUDA libraries...
+            return f"no CUDA device for cupy: {type(exc).__name__}: {exc}".strip()
+        if count == 0:
+            return "no CUDA device for cupy"
+        return None
+
+    def version(self) -> str | None:
+        for dist in ("cupy", "cupy-cuda12x", "cupy-cuda11x", "cupy-cuda13x"):
+            try:
+                return importlib.metadata.version(dist)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+        return None
+
+    def probe(self) -> tuple[DeviceStatus, ...]:
+        reason = self.unavailable_reason()
+        statuses = [DeviceStatus(self.name, "cpu", False, "cupy runs on CUDA devices only")]
+        if reason:
+            return (*statuses, DeviceStatus(self.name, "cuda", False, reason))
+        cupy = self._cupy()
+        for index in range(cupy.cuda.runtime.getDeviceCount()):
+            name = cupy.cuda.runtime.getDeviceProperties(index)["name"]
+            name = name.decode() if isinstance(name, bytes) else str(name)
+            statuses.append(DeviceStatus(self.name, f"cuda:{index}", True, name))
+        return tuple(statuses)
+
+    def activate(self, device: str) -> ContextManager[Any]:
+        return self._cupy().cuda.Device(_index(device))
+
+    def random(self, shape: tuple[int, ...], dtype: str, device: str) -> Callable[[], Any]:
+        import functools
+
+        cupy = self._cupy()
+        # cupy's generator makes float32/float64 only; other dtypes are cast after
+        generator = cupy.random.default_rng()
+        if dtype in ("float32", "float64"):
+            return functools.partial(generator.standard_normal, size=shape, dtype=dtype)
+        return lambda: generator.standard_normal(size=shape, dtype="float32").astype(dtype)
+
+    def ones(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
+        return self._cupy().ones(shape, dtype=dtype)
+
+    def barrier(self, device: str) -> None:
+        self._cupy().cuda.Device(_index(device)).synchronize()
+
+    def wait(self, array: Any) -> None:
+        self._cupy().cuda.get_current_stream().synchronize()
+
+    def to_host(self, array: Any) -> Any:
+        return array.get()
+
+    def timer(self, device: str) -> CupyEventTimer:
+        return CupyEventTimer(self._cupy())
+
+    def reset_peak_memory(self, device: str) -> None:
+        """CuPy's pool keeps no peak; `device_memory` reports the pool's used/total instead."""
+
+    def device_memory(self, device: str) -> tuple[int | None, int | None]:
+        pool = self._cupy().get_default_memory_pool()
+        return pool.used_bytes(), pool.total_bytes()

@@ -1,0 +1,55 @@
+"""NumPy: the synchronous CPU baseline (every op finishes before it returns)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+from typing import Any, Callable
+
+from asyncbench.backends.base import Backend, DeviceStatus
+
+
+class NumpyBackend(Backend):
+    name = "numpy"
+    # Generator.standard_normal makes only these two
+    dtypes = ("float32", "float64")
+
+    def unavailable_reason(self) -> str | None:
+        return None if importlib.util.find_spec("numpy") else "numpy not installed"
+
+    def version(self) -> str | None:
+        try:
+            return importlib.metadata.version("numpy")
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    def probe(self) -> tuple[DeviceStatus, ...]:
+        return (
+            DeviceStatus(self.name, "cpu", True, "host CPU"),
+            DeviceStatus(self.name, "cuda", False, "numpy runs on the CPU only"),
+        )
+
+    def random(self, shape: tuple[int, ...], dtype: str, device: str) -> Callable[[], Any]:
+        import functools
+
+        import numpy
+
+        generator = numpy.random.default_rng()
+        return functools.partial(generator.standard_normal, size=shape, dtype=numpy.dtype(dtype))
+
+    def ones(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
+        import numpy
+
+        return numpy.ones(shape, dtype=dtype)
+
+    def barrier(self, device: str) -> None:
+        """Nothing to wait for: NumPy ops finish before returning."""
+
+    def wait(self, array: Any) -> None:
+        """Nothing to wait for: NumPy ops finish before returning."""
+
+    def to_host(self, array: Any) -> Any:
+        return array
+
+    def is_asynchronous(self, device: str) -> bool:
+        return False

@@ -1,0 +1,110 @@
+"""PyTorch on the CPU (synchronous) and on CUDA devices (asynchronous, with events)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+from typing import Any, Callable, ContextManager
+
+from asyncbench.backends.base import Backend, DeviceStatus
+
+
+class CudaEventTimer:
+    """Device time between two CUDA events recorded on the current stream."""
+
+    def __init__(self, event_type: Any):
+        self._start = event_type(enable_timing=True)
+        self._stop = event_type(enable_timing=True)
+
+    def start(self) -> None:
+        self._start.record()
+
+    def stop(self) -> None:
+        self._stop.record()
+
+    def elapsed_s(self) -> float:
+        self._stop.synchronize()  # reading before the end event completed is an error
+        return self._start.elapsed_time(self._stop) / 1e3
+
+
+class TorchBackend(Backend):
+    name = "torch"
+    dtypes = ("float16", "bfloat16", "float32", "float64")
+
+    def unavailable_reason(self) -> str | None:
+        return None if importlib.util.find_spec("torch") else "torch not installed"
+
+    def version(self) -> str | None:
+        try:
+            return importlib.metadata.version("torch")
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    def probe(self) -> tuple[DeviceStatus, ...]:
+        import torch
+
+        statuses = [DeviceStatus(self.name, "cpu", True, f"host CPU, {torch.get_num_threads()} threads")]
+        if torch.version.cuda is None:
+            statuses.append(DeviceStatus(self.name, "cuda", False, f"torch {torch.__version__} is built without CUDA"))
+        elif not torch.cuda.is_available():
+            statuses.append(DeviceStatus(self.name, "cuda", False, "no CUDA device visible (driver missing or none present)"))
+        else:
+            for index in range(torch.cuda.device_count()):
+                statuses.append(DeviceStatus(self.name, f"cuda:{index}", True, torch.cuda.get_device_name(index)))
+        return tuple(statuses)
+
+    def activate(self, device: str) -> ContextManager[Any]:
+        import contextlib
+
+        import torch
+
+        if device.startswith("cuda"):
+            return torch.cuda.device(torch.device(device))
+        return contextlib.nullcontext()
+
+    def random(self, shape: tuple[int, ...], dtype: str, device: str) -> Callable[[], Any]:
+        import functools
+
+        import torch
+
+        return functools.partial(torch.randn, shape, dtype=getattr(torch, dtype), device=device)
+
+    def ones(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
+        import torch
+
+        return torch.ones(shape, dtype=getattr(torch, dtype), device=device)
+
+    def barrier(self, device: str) -> None:
+        import torch
+
+        if device.startswith("cuda"):
+            torch.cuda.synchronize(device)
+
+    def wait(self, array: Any) -> None:
+        if array.is_cuda:
+            import torch
+
+            torch.cuda.current_stream(array.device).synchronize()
+
+    def to_host(self, array: Any) -> Any:
+        return array.cpu().numpy()
+
+    def timer(self, device: str) -> CudaEventTimer | None:
+        if not device.startswith("cuda"):
+            return None
+        import torch
+
+        return CudaEventTimer(torch.cuda.Event)
+
+    def reset_peak_memory(self, device: str) -> None:
+        if device.startswith("cuda"):
+            import torch
+
+            torch.cuda.reset_peak_memory_stats(device)
+
+    def device_memory(self, device: str) -> tuple[int | None, int | None]:
+        if not device.startswith("cuda"):
+            return None, None
+        import torch
+
+        return torch.cuda.max_memory_allocated(device), torch.cuda.memory_reserved(device)

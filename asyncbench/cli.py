@@ -1,0 +1,241 @@
+"""The click layer: parse → load config → run → save → render → exit code.
+
+Exit codes (DESIGN.md): 0 all good · 1 a gate failed (--strict: a skip) ·
+2 bad input, one clear line, never a traceback · 3 some cases errored while
+the rest ran and were saved · 130 interrupted, what finished is saved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+from typing import Any, Callable
+
+import click
+from rich.console import Console
+
+from asyncbench import __version__, config, render, results
+from asyncbench.errors import InputError
+from asyncbench.model import ERROR, SKIPPED, Report, Result
+
+EXIT_OK = 0
+EXIT_GATE = 1
+EXIT_INPUT = 2
+EXIT_ERRORS = 3
+EXIT_INTERRUPTED = 130
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _report_input_error(error: InputError) -> None:
+    click.echo(f"asyncbench: error: {error}", err=True)
+
+
+def _guard(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn InputError into one line on stderr and exit 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except InputError as error:
+            _report_input_error(error)
+            sys.exit(EXIT_INPUT)
+
+    return wrapper
+
+
+@click.group(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench run --quick                      the built-in suite, small sizes (a smoke test)
+  asyncbench run -w sync_async -d cpu -o r.json
+  asyncbench run configs/async-computation.yaml -b torch -d cuda:0
+  asyncbench show r.json                      re-render saved results
+  asyncbench list                             workloads, params and metrics
+  asyncbench devices                          what can run here, and why not
+""",
+)
+@click.version_option(__version__, "-V", "--version", prog_name="asyncbench")
+def main() -> None:
+    """Measure asynchronous execution in array frameworks (PyTorch, CuPy, NumPy).
+
+    Every sample has three clocks: issue (until Python gets control back),
+    done (until the device finished) and device (CUDA events). Their gap is
+    what a timer without a sync gets wrong.
+    """
+
+
+@main.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench run                               the built-in default suite
+  asyncbench run --quick --no-progress         small sizes, few samples (CI smoke test)
+  asyncbench run -w sync_async -d cpu -o r.json
+  asyncbench run my.yaml --set n_ops=100 --set matmul.size=2048
+""",
+)
+@click.argument("configs", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("-w", "--workload", "workloads", multiple=True, metavar="NAME", help="Only these workloads (with no CONFIG: run them with defaults).")
+@click.option("-d", "--device", "devices", multiple=True, metavar="DEV", help="cpu | cuda | cuda:N | auto (overrides the config).")
+@click.option("-b", "--backend", "backends", multiple=True, metavar="NAME", help="numpy | torch | cupy (overrides the config).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a param or setting: n_ops=100, sync_async.n_ops=100, max_time_s=2.")
+@click.option("--quick", is_flag=True, help="Small sizes and few samples (smoke tests, CI on CPU).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write results as JSON (atomically, after every case).")
+@click.option("--strict", is_flag=True, help="A skipped case counts as a failure (exit 1).")
+@click.option("--no-progress", is_flag=True, help="No progress display on stderr.")
+@_guard
+def run(
+    configs: tuple[str, ...],
+    workloads: tuple[str, ...],
+    devices: tuple[str, ...],
+    backends: tuple[str, ...],
+    sets: tuple[str, ...],
+    quick: bool,
+    output: str | None,
+    strict: bool,
+    no_progress: bool,
+) -> None:
+    """Run experiments from CONFIG files (default: the built-in suite) and print the results."""
+    plan = _load_plan(configs, workloads, devices, backends, sets, quick)
+    if output:
+        results.check_writable(output)
+    report = _execute(plan, output, progress=not no_progress)
+    render.print_report(report, render.stdout_console())
+    if output:
+        click.echo(f"results written to {output}", err=True)
+    sys.exit(_exit_code(report, strict))
+
+
+def _load_plan(
+    paths: tuple[str, ...],
+    workloads: tuple[str, ...],
+    devices: tuple[str, ...],
+    backends: tuple[str, ...],
+    sets: tuple[str, ...],
+    quick: bool,
+) -> config.Config:
+    """One Config from the files given (or the built-in suite, or -w workloads), with CLI overrides."""
+    if paths:
+        loaded = [config.load(p) for p in paths]
+        names = [e.name for c in loaded for e in c.experiments]
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        if duplicated:
+            raise InputError(f"experiment name(s) {', '.join(duplicated)} appear in more than one config")
+        merged = config.Config(
+            name="+".join(c.name for c in loaded),
+            source=", ".join(c.source for c in loaded),
+            experiments=tuple(e for c in loaded for e in c.experiments),
+        )
+    elif workloads:
+        merged = config.for_workloads(list(dict.fromkeys(workloads)))
+    else:
+        merged = config.default_suite()
+    return config.apply_overrides(merged, workloads=workloads, backends=backends, devices=devices, sets=sets, quick=quick)
+
+
+def _execute(plan: config.Config, output: str | None, progress: bool) -> Report:
+    """Run the plan, saving after every case; on Ctrl-C save what finished and exit 130."""
+    from asyncbench import environment, runner  # after input is validated: runner may import frameworks
+
+    backends_used = [name for e in plan.experiments for name in e.backends]
+    report = results.new_report(plan.to_dict(), environment.capture(backends_used))
+    finished: list[Result] = []
+
+    def save_partial(result: Result) -> None:
+        finished.append(result)
+        display.finish(result)
+        if output:
+            results.save(dataclasses.replace(report, results=tuple(finished)), output)
+
+    stderr = Console(stderr=True)
+    display = render.ProgressDisplay(enabled=progress and stderr.is_terminal, console=stderr)
+    try:
+        with display:
+            runner.run(plan, on_start=display.start, on_progress=display.update, on_result=save_partial)
+    except KeyboardInterrupt:
+        interrupted = dataclasses.replace(report, results=tuple(finished), interrupted=True)
+        if output:
+            results.save(interrupted, output)
+        render.print_report(interrupted, render.stdout_console())
+        click.echo(f"interrupted: {len(finished)} finished case(s) kept" + (f" in {output}" if output else ""), err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    return dataclasses.replace(report, results=tuple(finished))
+
+
+def _exit_code(report: Report, strict: bool) -> int:
+    if any(r.status == ERROR for r in report.results):
+        return EXIT_ERRORS
+    if strict and any(r.status == SKIPPED for r in report.results):
+        return EXIT_GATE
+    return EXIT_OK
+
+
+@main.command("list", context_settings=CONTEXT)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def list_workloads(fmt: str) -> None:
+    """Describe every workload: what it measures, its params (default / quick), variants and metrics."""
+    from asyncbench.workloads import WORKLOADS
+
+    if fmt == "json":
+        click.echo(render.workloads_json(WORKLOADS.values()))
+    else:
+        render.stdout_console().print(render.workloads_table(WORKLOADS.values()))
+
+
+@main.command(context_settings=CONTEXT)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def devices(fmt: str) -> None:
+    """Show every backend × device, usable or not, with the reason when not.
+
+    This imports the installed frameworks to ask them what they see.
+    """
+    import json
+
+    from asyncbench.backends import BACKENDS, DeviceStatus, get_backend
+
+    statuses: list[DeviceStatus] = []
+    for name in BACKENDS:
+        backend = get_backend(name)
+        reason = backend.unavailable_reason()
+        statuses += [DeviceStatus(name, "*", False, reason)] if reason else list(backend.probe())
+    if fmt == "json":
+        click.echo(json.dumps([dataclasses.asdict(s) for s in statuses], indent=1))
+    else:
+        render.stdout_console().print(render.devices_table(statuses))
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def validate(configs: tuple[str, ...]) -> None:
+    """Check CONFIG files without running anything; exit 2 if any is invalid."""
+    failed = False
+    for path in configs:
+        try:
+            loaded = config.load(path)
+        except InputError as error:
+            _report_input_error(error)
+            failed = True
+            continue
+        click.echo(f"{path}: ok ({len(loaded.experiments)} experiment(s))")
+    sys.exit(EXIT_INPUT if failed else EXIT_OK)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table", show_default=True)
+@_guard
+def show(path: str, fmt: str) -> None:
+    """Re-render a results file written by `asyncbench run -o`."""
+    report = results.load(path)
+    if fmt == "json":
+        click.echo(results.dumps(report), nl=False)
+    elif fmt == "markdown":
+        click.echo(render.markdown(report), nl=False)
+    elif fmt == "csv":
+        click.echo(render.csv_text(report), nl=False)
+    else:
+        render.print_report(report, render.stdout_console())

@@ -1,0 +1,446 @@
+"""The only YAML reader: a file becomes a validated, frozen `Config`.
+
+YAML is composed with PyYAML's safe loader into nodes (so every key keeps its
+line) and converted by hand, which lets every error name the file, the line
+and the key path, and suggest a close match for a misspelling. Tags that
+would construct objects are refused by the safe constructor. Nothing from a
+config is ever evaluated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib.resources
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import yaml
+
+from asyncbench.backends import BACKENDS, DEVICE_PATTERN
+from asyncbench.errors import InputError
+from asyncbench.model import Settings
+from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads.base import BOOL, FLOAT, INT, SHAPE, STR, Param, Workload
+
+SETTING_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+TOP_KEYS = ("name", "defaults", "experiments")
+DEFAULTS_KEYS = ("backends", "devices", *SETTING_FIELDS)
+EXPERIMENT_KEYS = ("name", "workload", "params", *DEFAULTS_KEYS)
+
+DEFAULT_BACKENDS = ("torch",)
+DEFAULT_DEVICES = ("auto",)
+# Shapes beyond 8 dimensions are never what a user meant for these workloads.
+MAX_SHAPE_DIMS = 8
+# --quick is for smoke tests: cap the measurement to a few short samples.
+QUICK_SETTINGS = Settings(warmup=1, min_samples=3, max_samples=20, max_time_s=1.0, max_rel_noise=0.05)
+
+Path_ = tuple  # a key path: ("experiments", 0, "params", "n_ops")
+
+
+class ConfigError(InputError):
+    """A config that cannot be used; says file, line and key path."""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One experiment: a workload with its parameters on some backends and devices."""
+
+    name: str
+    workload: str
+    backends: tuple[str, ...]
+    devices: tuple[str, ...]
+    params: Mapping[str, Any]  # fully resolved: every param of the workload
+    settings: Settings
+    explicit: frozenset[str] = frozenset()  # params the config or command line set
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    source: str
+    experiments: tuple[Experiment, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved config, as stored in results JSON."""
+        return {
+            "name": self.name,
+            "source": self.source,
+            "experiments": [
+                {
+                    "name": e.name,
+                    "workload": e.workload,
+                    "backends": list(e.backends),
+                    "devices": list(e.devices),
+                    "params": dict(e.params),
+                    **dataclasses.asdict(e.settings),
+                }
+                for e in self.experiments
+            ],
+        }
+
+
+def format_path(path: Sequence[Any]) -> str:
+    """("experiments", 0, "params") -> "experiments[0].params"."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def suggestion(word: str, choices: Iterable[str]) -> str:
+    """' (did you mean X?)' for a close match, else ''."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class _Document:
+    """A composed YAML document turned into plain values, remembering each path's line."""
+
+    def __init__(self, text: str, source: str):
+        self.source = source
+        self.lines: dict[tuple, int] = {}
+        try:
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = f":{mark.line + 1}" if mark else ""
+            raise ConfigError(f"not valid YAML: {exc.problem or exc}", location=f"{source}{line}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"not valid YAML: {exc}", location=source) from None
+        if node is None:
+            raise ConfigError("the config is empty", location=source)
+        self._constructor = yaml.SafeLoader("")
+        self.value = self._convert(node, ())
+
+    def _convert(self, node: yaml.Node, path: tuple) -> Any:
+        self.lines[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            result: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                key = self._scalar(key_node, path)
+                if not isinstance(key, str):
+                    raise self.error(f"keys must be strings, got {key!r}", path, line=key_node.start_mark.line + 1)
+                if key in result:
+                    raise self.error(f"duplicate key {key!r}", path + (key,), line=key_node.start_mark.line + 1)
+                result[key] = self._convert(value_node, path + (key,))
+            return result
+        if isinstance(node, yaml.SequenceNode):
+            return [self._convert(item, path + (index,)) for index, item in enumerate(node.value)]
+        return self._scalar(node, path)
+
+    def _scalar(self, node: yaml.Node, path: tuple) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            raise self.error("keys must be plain strings", path, line=node.start_mark.line + 1)
+        try:
+            return self._constructor.construct_object(node, deep=True)
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise self.error(f"unsupported YAML value: {problem}", path, line=node.start_mark.line + 1) from None
+
+    def line(self, path: tuple) -> int | None:
+        while path not in self.lines and path:
+            path = path[:-1]
+        return self.lines.get(path)
+
+    def error(self, message: str, path: tuple, line: int | None = None) -> ConfigError:
+        line = line or self.line(path)
+        location = f"{self.source}:{line}" if line else self.source
+        return ConfigError(message, location=location, path=format_path(path) or None)
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a mapping"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def coerce_param(param: Param, value: Any) -> Any:
+    """Check `value` against `param`'s kind and bounds; raise ValueError with what was expected."""
+    if param.kind == BOOL:
+        if not isinstance(value, bool):
+            raise ValueError(f"expected true or false, got {_type_name(value)} {value!r}")
+        return value
+    if param.kind == INT:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"expected an integer, got {_type_name(value)} {value!r}")
+    elif param.kind == FLOAT:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"expected a number, got {_type_name(value)} {value!r}")
+        value = float(value)
+    elif param.kind == STR:
+        if not isinstance(value, str):
+            raise ValueError(f"expected a string, got {_type_name(value)} {value!r}")
+    elif param.kind == SHAPE:
+        if (
+            not isinstance(value, list)
+            or not 1 <= len(value) <= MAX_SHAPE_DIMS
+            or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in value)
+        ):
+            raise ValueError(f"expected a list of 1 to {MAX_SHAPE_DIMS} positive integers, got {value!r}")
+        return list(value)
+    if param.choices and value not in param.choices:
+        raise ValueError(f"expected one of {', '.join(map(str, param.choices))}, got {value!r}{suggestion(value, param.choices)}")
+    if param.minimum is not None and value < param.minimum:
+        raise ValueError(f"must be at least {param.minimum:g}, got {value!r}")
+    if param.maximum is not None and value > param.maximum:
+        raise ValueError(f"must be at most {param.maximum:g}, got {value!r}")
+    return value
+
+
+def coerce_setting(name: str, value: Any) -> Any:
+    """Check a measurement setting (warmup, min_samples...); raise ValueError if wrong."""
+    kind = SETTING_FIELDS[name].type
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"expected an integer, got {_type_name(value)} {value!r}")
+        if value < (0 if name == "warmup" else 1):
+            raise ValueError(f"must be at least {0 if name == 'warmup' else 1}, got {value}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"expected a positive number, got {value!r}")
+    return float(value)
+
+
+def _check_keys(doc: _Document, mapping: Any, allowed: Sequence[str], path: tuple, what: str) -> dict[str, Any]:
+    if not isinstance(mapping, dict):
+        raise doc.error(f"{what} must be a mapping, got {_type_name(mapping)}", path)
+    for key in mapping:
+        if key not in allowed:
+            raise doc.error(
+                f"unknown key {key!r} in {what}{suggestion(key, allowed)}; allowed: {', '.join(allowed)}", path + (key,)
+            )
+    return mapping
+
+
+def _names(doc: _Document, value: Any, path: tuple, known: Sequence[str], what: str) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items:
+        raise doc.error(f"expected a non-empty list of {what}s", path)
+    for index, item in enumerate(items):
+        if not isinstance(item, str) or item not in known:
+            raise doc.error(
+                f"unknown {what} {item!r}{suggestion(str(item), known)}; known: {', '.join(known)}", path + (index,)
+            )
+    return tuple(items)
+
+
+def _devices(doc: _Document, value: Any, path: tuple) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items:
+        raise doc.error("expected a non-empty list of devices", path)
+    for index, item in enumerate(items):
+        if not isinstance(item, str) or not DEVICE_PATTERN.match(item):
+            raise doc.error(f"malformed device {item!r}: expected auto, cpu, cuda or cuda:N", path + (index,))
+    return tuple(items)
+
+
+def _settings(doc: _Document, mapping: Mapping[str, Any], base: Settings, path: tuple) -> Settings:
+    changes = {}
+    for name in SETTING_FIELDS:
+        if name in mapping:
+            try:
+                changes[name] = coerce_setting(name, mapping[name])
+            except ValueError as exc:
+                raise doc.error(str(exc), path + (name,)) from None
+    settings = dataclasses.replace(base, **changes)
+    if settings.max_samples < settings.min_samples:
+        raise doc.error(f"max_samples ({settings.max_samples}) is below min_samples ({settings.min_samples})", path)
+    return settings
+
+
+def _experiment(doc: _Document, raw: Any, index: int, defaults: Mapping[str, Any], base: Settings) -> Experiment:
+    path = ("experiments", index)
+    raw = _check_keys(doc, raw, EXPERIMENT_KEYS, path, "an experiment")
+    if "workload" not in raw:
+        raise doc.error(f"missing key 'workload' (one of: {', '.join(WORKLOADS)})", path)
+    workload_name = raw["workload"]
+    if not isinstance(workload_name, str) or workload_name not in WORKLOADS:
+        raise doc.error(
+            f"unknown workload {workload_name!r}{suggestion(str(workload_name), WORKLOADS)}; known: {', '.join(WORKLOADS)}",
+            path + ("workload",),
+        )
+    workload = WORKLOADS[workload_name]
+    name = raw.get("name", workload_name)
+    if not isinstance(name, str) or not name.strip():
+        raise doc.error("an experiment name must be a non-empty string", path + ("name",))
+    params = _params(doc, workload, raw.get("params", {}), path + ("params",))
+    merged = {**defaults, **raw}
+    return Experiment(
+        name=name,
+        workload=workload_name,
+        backends=_names(doc, merged.get("backends", list(DEFAULT_BACKENDS)), _where(raw, path, "backends"), list(BACKENDS), "backend"),
+        devices=_devices(doc, merged.get("devices", list(DEFAULT_DEVICES)), _where(raw, path, "devices")),
+        params={**workload.defaults(), **params},
+        settings=_settings(doc, raw, base, path),
+        explicit=frozenset(params),
+    )
+
+
+def _where(raw: Mapping[str, Any], path: tuple, key: str) -> tuple:
+    """The path of `key`: in the experiment if it sets it, else in defaults."""
+    return path + (key,) if key in raw else ("defaults", key)
+
+
+def _params(doc: _Document, workload: Workload, raw: Any, path: tuple) -> dict[str, Any]:
+    known = [p.name for p in workload.params]
+    raw = _check_keys(doc, raw, known, path, f"params of {workload.name}")
+    values = {}
+    for name, value in raw.items():
+        try:
+            values[name] = coerce_param(workload.param(name), value)
+        except ValueError as exc:
+            raise doc.error(str(exc), path + (name,)) from None
+    return values
+
+
+def loads(text: str, source: str = "<config>", default_name: str = "config") -> Config:
+    """Parse and validate config text; raise ConfigError naming source, line and key."""
+    doc = _Document(text, source)
+    top = _check_keys(doc, doc.value, TOP_KEYS, (), "the config")
+    name = top.get("name", default_name)
+    if not isinstance(name, str):
+        raise doc.error("name must be a string", ("name",))
+    defaults = _check_keys(doc, top.get("defaults", {}), DEFAULTS_KEYS, ("defaults",), "defaults")
+    base = _settings(doc, defaults, Settings(), ("defaults",))
+    raw_experiments = top.get("experiments")
+    if not isinstance(raw_experiments, list) or not raw_experiments:
+        raise doc.error("expected a non-empty list under 'experiments'", ("experiments",))
+    experiments = [_experiment(doc, raw, index, defaults, base) for index, raw in enumerate(raw_experiments)]
+    seen: dict[str, int] = {}
+    for index, experiment in enumerate(experiments):
+        if experiment.name in seen:
+            raise doc.error(
+                f"duplicate experiment name {experiment.name!r} (also experiments[{seen[experiment.name]}]); "
+                "give each a distinct 'name'",
+                ("experiments", index),
+            )
+        seen[experiment.name] = index
+    return Config(name=name, source=source, experiments=tuple(experiments))
+
+
+def load(path: str | Path) -> Config:
+    """Read and validate a config file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("no such file", location=str(path)) from None
+    except IsADirectoryError:
+        raise ConfigError("is a directory, not a config file", location=str(path)) from None
+    except UnicodeDecodeError:
+        raise ConfigError("not a text file (not UTF-8)", location=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", location=str(path)) from None
+    return loads(text, source=str(path), default_name=path.stem)
+
+
+DEFAULT_SUITE = "default.yaml"
+
+
+def default_suite() -> Config:
+    """The built-in suite `asyncbench run` uses without a CONFIG (shipped in the package)."""
+    resource = importlib.resources.files("asyncbench") / "suites" / DEFAULT_SUITE
+    return loads(resource.read_text(encoding="utf-8"), source=f"<built-in {DEFAULT_SUITE}>", default_name="default")
+
+
+def for_workloads(names: Sequence[str]) -> Config:
+    """A config that runs the named workloads with their defaults (`run -w NAME` without CONFIG)."""
+    for name in names:
+        if name not in WORKLOADS:
+            raise InputError(f"-w {name!r}: unknown workload{suggestion(name, WORKLOADS)}; known: {', '.join(WORKLOADS)}")
+    text = yaml.safe_dump(
+        {"name": "workloads", "defaults": {"backends": list(BACKENDS)}, "experiments": [{"workload": n} for n in names]}
+    )
+    return loads(text, source="<command line>", default_name="workloads")
+
+
+def parse_set(text: str) -> tuple[str | None, str, Any]:
+    """'sync_async.n_ops=100' -> ('sync_async', 'n_ops', 100); the value is read as YAML (safely)."""
+    key, sep, raw_value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise InputError(f"--set {text!r}: expected KEY=VALUE, e.g. n_ops=100 or sync_async.n_ops=100")
+    scope, _, name = key.rpartition(".")
+    try:
+        value = yaml.safe_load(raw_value) if raw_value.strip() else raw_value
+    except yaml.YAMLError:
+        value = raw_value
+    return scope or None, name, value
+
+
+def _quick_settings(settings: Settings) -> Settings:
+    return Settings(
+        warmup=min(settings.warmup, QUICK_SETTINGS.warmup),
+        min_samples=min(settings.min_samples, QUICK_SETTINGS.min_samples),
+        max_samples=min(settings.max_samples, QUICK_SETTINGS.max_samples),
+        max_time_s=min(settings.max_time_s, QUICK_SETTINGS.max_time_s),
+        max_rel_noise=max(settings.max_rel_noise, QUICK_SETTINGS.max_rel_noise),
+    )
+
+
+def apply_overrides(
+    config: Config,
+    *,
+    workloads: Sequence[str] = (),
+    backends: Sequence[str] = (),
+    devices: Sequence[str] = (),
+    sets: Sequence[str] = (),
+    quick: bool = False,
+) -> Config:
+    """The command line's say over a config: filter workloads, replace backends/devices,
+    --set params or settings, and --quick (small sizes, few samples; --set still wins)."""
+    for name in workloads:
+        if name not in WORKLOADS:
+            raise InputError(f"-w {name!r}: unknown workload{suggestion(name, WORKLOADS)}; known: {', '.join(WORKLOADS)}")
+    for name in backends:
+        if name not in BACKENDS:
+            raise InputError(f"-b {name!r}: unknown backend{suggestion(name, BACKENDS)}; known: {', '.join(BACKENDS)}")
+    for device in devices:
+        if not DEVICE_PATTERN.match(device):
+            raise InputError(f"-d {device!r}: malformed device; expected auto, cpu, cuda or cuda:N")
+    parsed_sets = [(text, *parse_set(text)) for text in sets]
+    used = {text: False for text in sets}
+
+    experiments = []
+    for experiment in config.experiments:
+        if workloads and experiment.workload not in workloads:
+            continue
+        workload = WORKLOADS[experiment.workload]
+        params = dict(experiment.params)
+        if quick:
+            params.update({k: v for k, v in workload.defaults(quick=True).items() if workload.param(k).quick is not None})
+        settings = _quick_settings(experiment.settings) if quick else experiment.settings
+        explicit = set(experiment.explicit)
+        for text, scope, name, value in parsed_sets:
+            if scope not in (None, experiment.name, experiment.workload):
+                continue
+            try:
+                if name in SETTING_FIELDS:
+                    settings = dataclasses.replace(settings, **{name: coerce_setting(name, value)})
+                elif name in params:
+                    params[name] = coerce_param(workload.param(name), value)
+                    explicit.add(name)
+                else:
+                    continue
+            except ValueError as exc:
+                raise InputError(f"--set {text!r}: {exc}") from None
+            used[text] = True
+        experiments.append(
+            dataclasses.replace(
+                experiment,
+                backends=tuple(backends) or experiment.backends,
+                devices=tuple(devices) or experiment.devices,
+                params=params,
+                settings=settings,
+                explicit=frozenset(explicit),
+            )
+        )
+    if not experiments:
+        raise InputError(f"no experiment in {config.source} uses workload {', '.join(workloads)}")
+    for text, was_used in used.items():
+        if not was_used:
+            raise InputError(f"--set {text!r}: no selected experiment has that parameter or setting")
+    return dataclasses.replace(config, experiments=tuple(experiments))

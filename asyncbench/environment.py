@@ -1,0 +1,119 @@
+"""What the numbers were measured on: versions, devices, CPU, threads, git SHA.
+
+Captured once per run and stored in the results, so two result files can be
+compared knowing what differed. Framework versions come from package
+metadata; torch is imported (it is about to run anyway) to read its CUDA
+version, thread count and device names, cupy only if a cupy case is planned.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterable
+
+import psutil
+
+from asyncbench import __version__
+from asyncbench.backends import BACKENDS, get_backend
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES")
+# A git query is a courtesy; never let a slow filesystem hold up a run.
+GIT_TIMEOUT_S = 2.0
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name from /proc/cpuinfo, else what platform knows."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def git_sha(directory: str | Path = ".") -> str | None:
+    """HEAD's SHA when run inside a git work tree (with '-dirty' if modified), else None."""
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{sha}-dirty" if dirty else sha
+
+
+def _torch_facts() -> dict[str, Any]:
+    import torch
+
+    facts: dict[str, Any] = {
+        "version": torch.__version__,
+        "cuda": torch.version.cuda,
+        "threads": torch.get_num_threads(),
+        "interop_threads": torch.get_num_interop_threads(),
+    }
+    if torch.version.cuda and torch.cuda.is_available():
+        facts["cudnn"] = torch.backends.cudnn.version()
+        facts["devices"] = {
+            f"cuda:{i}": {
+                "name": torch.cuda.get_device_name(i),
+                "memory_bytes": torch.cuda.get_device_properties(i).total_memory,
+                "capability": ".".join(map(str, torch.cuda.get_device_capability(i))),
+            }
+            for i in range(torch.cuda.device_count())
+        }
+    return facts
+
+
+def _cupy_facts() -> dict[str, Any]:
+    backend = get_backend("cupy")
+    facts: dict[str, Any] = {"version": backend.version()}
+    reason = backend.unavailable_reason()
+    if reason:
+        facts["unavailable"] = reason
+        return facts
+    import cupy
+
+    facts["cuda_runtime"] = cupy.cuda.runtime.runtimeGetVersion()
+    facts["devices"] = {s.device: s.detail for s in backend.probe() if s.available}
+    return facts
+
+
+def capture(backends: Iterable[str] = tuple(BACKENDS)) -> dict[str, Any]:
+    """Facts about this machine and the frameworks the run will use."""
+    frameworks: dict[str, Any] = {}
+    for name in dict.fromkeys(backends):
+        backend = get_backend(name)
+        if backend.unavailable_reason() and name != "cupy":
+            frameworks[name] = {"version": None, "unavailable": backend.unavailable_reason()}
+        elif name == "torch":
+            frameworks[name] = _torch_facts()
+        elif name == "cupy":
+            frameworks[name] = _cupy_facts()
+        else:
+            frameworks[name] = {"version": backend.version()}
+    return {
+        "asyncbench": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "hostname": platform.node(),
+        "cpu": cpu_model(),
+        "cpu_cores_physical": psutil.cpu_count(logical=False),
+        "cpu_cores_logical": psutil.cpu_count(logical=True),
+        "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "memory_bytes": psutil.virtual_memory().total,
+        "thread_variables": {k: os.environ[k] for k in THREAD_VARIABLES if k in os.environ},
+        "frameworks": frameworks,
+        "git_sha": git_sha(),
+    }

@@ -1,0 +1,117 @@
+"""Plain frozen dataclasses shared by every module: what a case is and what it yields.
+
+Units are in the field names (`done_s`, `peak_bytes`). Nothing here imports a
+framework, so results can be loaded, compared and rendered without torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+OK = "ok"
+SKIPPED = "skipped"
+ERROR = "error"
+STATUSES = (OK, SKIPPED, ERROR)
+
+CLOCKS = ("issue_s", "done_s", "device_s")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How to measure: warm-up and adaptive stopping (nvbench-style)."""
+
+    warmup: int = 1
+    min_samples: int = 5
+    max_samples: int = 1000
+    max_time_s: float = 10.0
+    # A 95% CI of the median within ±3% is tight enough to tell apart the
+    # effects asyncbench shows (typically 1.2x and more) yet reachable in a few
+    # seconds on a noisy 2-core CI machine.
+    max_rel_noise: float = 0.03
+
+
+@dataclass(frozen=True)
+class Case:
+    """One measurement to make: a workload on one backend and one device."""
+
+    id: str
+    experiment: str
+    workload: str
+    backend: str
+    device: str
+    params: Mapping[str, Any]
+    settings: Settings
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Summary of one clock's samples; the CI is the 95% CI of the median."""
+
+    median: float
+    iqr: float
+    min: float
+    max: float
+    ci_low: float
+    ci_high: float
+    n: int
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Raw per-sample clocks, in seconds; `device_s` is None where there are no events."""
+
+    issue_s: tuple[float, ...]
+    done_s: tuple[float, ...]
+    device_s: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Memory after one synchronized run of a variant; None where not measurable."""
+
+    host_rss_bytes: int | None = None
+    device_peak_bytes: int | None = None
+    device_reserved_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    """Everything measured for one variant of one case."""
+
+    samples: Samples
+    issue_s: Stats
+    done_s: Stats
+    device_s: Stats | None
+    memory: Memory = field(default_factory=Memory)
+
+
+@dataclass(frozen=True)
+class Result:
+    """The outcome of one case: ok with variants and metrics, or skipped/error with a reason."""
+
+    id: str
+    experiment: str
+    workload: str
+    backend: str
+    device: str
+    params: Mapping[str, Any]
+    status: str
+    reason: str | None = None
+    variants: Mapping[str, VariantResult] = field(default_factory=dict)
+    metrics: Mapping[str, float | None] = field(default_factory=dict)
+    checks: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Report:
+    """One run of asyncbench: environment, resolved config and every case's result."""
+
+    schema_version: int
+    tool_name: str
+    tool_version: str
+    created: str
+    environment: Mapping[str, Any]
+    config: Mapping[str, Any]
+    results: tuple[Result, ...]
+    interrupted: bool = False

@@ -1,0 +1,215 @@
+"""The only JSON code: the versioned results schema, atomic saving and loading.
+
+Files are written to a temporary file in the target's directory, flushed to
+disk and renamed over the target, so a results file is always either the old
+complete one or the new complete one — never half-written, also on Ctrl-C or
+a full disk. Loading refuses newer schemas and foreign files with a clear
+message, and reads older schema versions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+from asyncbench import __version__
+from asyncbench.errors import InputError
+from asyncbench.model import CLOCKS, STATUSES, Memory, Report, Result, Samples, Stats, VariantResult
+
+TOOL_NAME = "asyncbench"
+# History: 1 — first version (2026-11).
+SCHEMA_VERSION = 1
+
+
+class ResultsFileError(InputError):
+    """A results file that cannot be read: missing, truncated, foreign or too new."""
+
+
+def new_report(config: Mapping[str, Any], environment: Mapping[str, Any], results: tuple[Result, ...] = ()) -> Report:
+    return Report(
+        schema_version=SCHEMA_VERSION,
+        tool_name=TOOL_NAME,
+        tool_version=__version__,
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        environment=dict(environment),
+        config=dict(config),
+        results=tuple(results),
+    )
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN/inf: store them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _variant_to_dict(variant: VariantResult) -> dict[str, Any]:
+    return {
+        "samples": {
+            clock: None if (values := getattr(variant.samples, clock)) is None else list(values) for clock in CLOCKS
+        },
+        **{clock: dataclasses.asdict(s) if (s := getattr(variant, clock)) is not None else None for clock in CLOCKS},
+        "memory": dataclasses.asdict(variant.memory),
+    }
+
+
+def result_to_dict(result: Result) -> dict[str, Any]:
+    return {
+        "id": result.id,
+        "experiment": result.experiment,
+        "workload": result.workload,
+        "backend": result.backend,
+        "device": result.device,
+        "params": dict(result.params),
+        "status": result.status,
+        "reason": result.reason,
+        "variants": {name: _variant_to_dict(v) for name, v in result.variants.items()},
+        "metrics": {name: _finite(value) for name, value in result.metrics.items()},
+        "checks": [dict(c) for c in result.checks],
+    }
+
+
+def to_dict(report: Report) -> dict[str, Any]:
+    return {
+        "schema_version": report.schema_version,
+        "tool": {"name": report.tool_name, "version": report.tool_version},
+        "created": report.created,
+        "interrupted": report.interrupted,
+        "environment": dict(report.environment),
+        "config": dict(report.config),
+        "results": [result_to_dict(r) for r in report.results],
+    }
+
+
+def dumps(report: Report) -> str:
+    return json.dumps(to_dict(report), indent=1, allow_nan=False) + "\n"
+
+
+def atomic_write(path: str | Path, text: str) -> None:
+    """Write `text` to `path` so that readers see the old file or the new one, never a mix."""
+    path = Path(path)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def check_writable(path: str | Path) -> None:
+    """Fail now, not after a long run, if `path` cannot be written (InputError)."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a directory; expected a file path for the results", location=str(path))
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"directory {str(parent)!r} does not exist", location=str(path))
+    try:
+        descriptor, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=parent)
+    except OSError as exc:
+        raise InputError(f"cannot write here: {exc.strerror}", location=str(path)) from None
+    os.close(descriptor)
+    os.unlink(probe)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise InputError("the existing file is not writable", location=str(path))
+
+
+def save(report: Report, path: str | Path) -> None:
+    atomic_write(path, dumps(report))
+
+
+def _stats(raw: Any) -> Stats | None:
+    return None if raw is None else Stats(**raw)
+
+
+def _samples(raw: Mapping[str, Any]) -> Samples:
+    device = raw.get("device_s")
+    return Samples(issue_s=tuple(raw["issue_s"]), done_s=tuple(raw["done_s"]), device_s=tuple(device) if device is not None else None)
+
+
+def result_from_dict(raw: Mapping[str, Any]) -> Result:
+    if raw["status"] not in STATUSES:
+        raise ValueError(f"unknown status {raw['status']!r}")
+    return Result(
+        id=raw["id"],
+        experiment=raw["experiment"],
+        workload=raw["workload"],
+        backend=raw["backend"],
+        device=raw["device"],
+        params=raw.get("params", {}),
+        status=raw["status"],
+        reason=raw.get("reason"),
+        variants={
+            name: VariantResult(
+                samples=_samples(v["samples"]),
+                issue_s=Stats(**v["issue_s"]),
+                done_s=Stats(**v["done_s"]),
+                device_s=_stats(v.get("device_s")),
+                memory=Memory(**v.get("memory", {})),
+            )
+            for name, v in raw.get("variants", {}).items()
+        },
+        metrics=raw.get("metrics", {}),
+        checks=tuple(raw.get("checks", ())),
+    )
+
+
+def from_dict(raw: Any, source: str = "<results>") -> Report:
+    """Build a Report from parsed JSON; ResultsFileError if it is not ours or too new."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("tool"), dict) or raw["tool"].get("name") != TOOL_NAME:
+        raise ResultsFileError("not an asyncbench results file", location=source)
+    version = raw.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ResultsFileError("missing or malformed schema_version", location=source)
+    if version > SCHEMA_VERSION:
+        raise ResultsFileError(
+            f"written with results schema {version}, newer than this asyncbench ({__version__}) reads "
+            f"(schema {SCHEMA_VERSION}); upgrade asyncbench to read it",
+            location=source,
+        )
+    try:
+        return Report(
+            schema_version=version,
+            tool_name=TOOL_NAME,
+            tool_version=str(raw["tool"].get("version", "?")),
+            created=str(raw.get("created", "")),
+            environment=raw.get("environment", {}),
+            config=raw.get("config", {}),
+            results=tuple(result_from_dict(r) for r in raw["results"]),
+            interrupted=bool(raw.get("interrupted", False)),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ResultsFileError(f"malformed results ({type(exc).__name__}: {exc})", location=source) from None
+
+
+def load(path: str | Path) -> Report:
+    """Read a results file; ResultsFileError (exit 2) for anything unusable."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultsFileError("no such file", location=str(path)) from None
+    except IsADirectoryError:
+        raise ResultsFileError("is a directory, not a results file", location=str(path)) from None
+    except UnicodeDecodeError:
+        raise ResultsFileError("not a text file (not UTF-8)", location=str(path)) from None
+    except OSError as exc:
+        raise ResultsFileError(f"cannot read: {exc.strerror}", location=str(path)) from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsFileError(f"not valid JSON (truncated?): {exc.msg} at line {exc.lineno}", location=str(path)) from None
+    return from_dict(raw, source=str(path))

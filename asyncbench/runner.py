@@ -1,0 +1,153 @@
+"""Config → results: expand experiments into cases, run each, record what happened.
+
+Skips and errors are data, not exceptions: a case whose backend is missing,
+whose device is absent, or that raises while running becomes a row with its
+reason, and the other cases still run. `on_result` is called after every case
+so the caller can save incrementally; an interrupt (KeyboardInterrupt)
+propagates to the caller with every finished result already delivered.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import Any, Callable, Iterator, Mapping
+
+import psutil
+
+from asyncbench import stats
+from asyncbench.backends import Backend, get_backend
+from asyncbench.config import Config, Experiment
+from asyncbench.model import ERROR, OK, SKIPPED, Case, Memory, Result, VariantResult
+from asyncbench.timing import Progress, measure
+from asyncbench.workloads import WORKLOADS
+
+
+def case_id(experiment: Experiment, backend: str, device: str) -> str:
+    """Stable id used to match runs: `name[backend,device,param=value...]`.
+
+    Only parameters that differ from the workload's defaults appear, so an id
+    stays short and stable while naming everything that changes the work.
+    """
+    defaults = WORKLOADS[experiment.workload].defaults()
+    changed = [f"{k}={_compact(v)}" for k, v in experiment.params.items() if v != defaults.get(k)]
+    return f"{experiment.name}[{','.join([backend, device, *changed])}]"
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, list):
+        return "x".join(map(str, value))
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def plan(config: Config, backends: Mapping[str, Backend]) -> Iterator[tuple[Case, str | None]]:
+    """Every case of the config with its skip reason (None: runnable), devices resolved."""
+    seen: set[str] = set()
+    for experiment in config.experiments:
+        for backend_name in experiment.backends:
+            backend = backends[backend_name]
+            for spec in experiment.devices:
+                devices, reason = backend.resolve(spec)
+                targets = [(spec, reason)] if reason else [(device, None) for device in devices]
+                for device, skip in targets:
+                    case = Case(
+                        id=case_id(experiment, backend_name, device),
+                        experiment=experiment.name,
+                        workload=experiment.workload,
+                        backend=backend_name,
+                        device=device,
+                        params=dict(experiment.params),
+                        settings=experiment.settings,
+                    )
+                    if case.id not in seen:
+                        seen.add(case.id)
+                        yield case, skip
+
+
+def _row(case: Case, status: str, reason: str | None = None, **fields: Any) -> Result:
+    return Result(
+        id=case.id,
+        experiment=case.experiment,
+        workload=case.workload,
+        backend=case.backend,
+        device=case.device,
+        params=case.params,
+        status=status,
+        reason=reason,
+        **fields,
+    )
+
+
+def _memory_after(backend: Backend, device: str, run: Callable[[], Any], sync: Callable[[], None]) -> Memory:
+    """One synchronized run of a variant with a fresh peak window; host RSS after it."""
+    backend.reset_peak_memory(device)
+    result = run()
+    sync()
+    del result
+    peak, reserved = backend.device_memory(device)
+    return Memory(
+        host_rss_bytes=psutil.Process().memory_info().rss,
+        device_peak_bytes=peak,
+        device_reserved_bytes=reserved,
+    )
+
+
+def run_case(case: Case, backend: Backend, on_progress: Callable[[Progress], None] | None = None) -> Result:
+    """Set up, measure and summarize one case; any exception becomes an error row."""
+    workload = WORKLOADS[case.workload]
+    reason = workload.skip_reason(backend, case.device, case.params)
+    if reason:
+        return _row(case, SKIPPED, reason)
+    try:
+        with backend.activate(case.device):
+            prepared = workload.setup(backend, case.device, case.params)
+            samples = measure(
+                prepared.variants,
+                prepared.sync,
+                lambda: backend.timer(case.device),
+                case.settings,
+                on_progress,
+            )
+            memory = {
+                name: _memory_after(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()
+            }
+        del prepared
+        variants = {
+            name: VariantResult(
+                samples=s,
+                issue_s=stats.summarize(s.issue_s),
+                done_s=stats.summarize(s.done_s),
+                device_s=stats.summarize(s.device_s) if s.device_s else None,
+                memory=memory[name],
+            )
+            for name, s in samples.items()
+        }
+        metrics = workload.compute_metrics(case.params, variants)
+    except Exception as exc:  # a failing case is a row; the run goes on
+        return _row(case, ERROR, f"{type(exc).__name__}: {exc}".rstrip(": "))
+    finally:
+        gc.collect()
+    return _row(case, OK, variants=variants, metrics=metrics)
+
+
+def run(
+    config: Config,
+    *,
+    on_start: Callable[[int, int, Case], None] | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    on_result: Callable[[Result], None] | None = None,
+) -> list[Result]:
+    """Run every case of `config` in order; return (and stream through on_result) the results."""
+    backends = {name: get_backend(name) for e in config.experiments for name in e.backends}
+    cases = list(plan(config, backends))
+    results = []
+    for index, (case, skip) in enumerate(cases):
+        if on_start is not None:
+            on_start(index, len(cases), case)
+        if skip:
+            result = _row(case, SKIPPED, skip)
+        else:
+            result = run_case(case, backends[case.backend], on_progress)
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+    return results

@@ -1,0 +1,110 @@
+"""measure(): warm-up, the three clocks per sample, and adaptive stopping.
+
+Every sample of a variant records, for the same run:
+- issue_s: host time until the variant's callable returns (no sync);
+- done_s: host time until `sync` returned (every device/stream finished);
+- device_s: event time on the device between start and stop (None on CPU).
+
+Variants are measured in rounds, one sample of each per round, so slow drift
+of the machine (thermal, other load) hits every variant alike and their
+ratios stay fair. After `min_samples` rounds, measuring stops when every
+variant's done_s median has a 95% CI within ±`max_rel_noise`, or when
+`max_time_s` or `max_samples` is reached.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from asyncbench import stats
+from asyncbench.backends.base import DeviceTimer
+from asyncbench.model import Samples, Settings
+
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a measurement stands, for progress display."""
+
+    rounds: int
+    elapsed_s: float
+    rel_noise: float
+
+
+def take_sample(
+    run: Callable[[], Any], sync: Callable[[], None], timer: DeviceTimer | None, clock: Clock = time.perf_counter
+) -> tuple[float, float, float | None]:
+    """One run of `run`: (issue_s, done_s, device_s). The result is held until after the sync."""
+    if timer is not None:
+        timer.start()
+    start = clock()
+    result = run()
+    issued = clock()
+    if timer is not None:
+        timer.stop()
+    sync()
+    done = clock()
+    del result
+    device_s = timer.elapsed_s() if timer is not None else None
+    return issued - start, done - start, device_s
+
+
+def _noise(done: list[float]) -> float:
+    return stats.relative_ci_half_width(done) if len(done) >= 2 else float("inf")
+
+
+def measure(
+    variants: Mapping[str, Callable[[], Any]],
+    sync: Callable[[], None],
+    make_timer: Callable[[], DeviceTimer | None],
+    settings: Settings,
+    on_progress: Callable[[Progress], None] | None = None,
+    clock: Clock = time.perf_counter,
+) -> dict[str, Samples]:
+    """Measure every variant with the three clocks until the stopping rule holds."""
+    timers = {name: make_timer() for name in variants}
+    for _ in range(settings.warmup):
+        for name, run in variants.items():
+            take_sample(run, sync, timers[name], clock)
+
+    issue: dict[str, list[float]] = {name: [] for name in variants}
+    done: dict[str, list[float]] = {name: [] for name in variants}
+    device: dict[str, list[float]] = {name: [] for name in variants}
+    started = clock()
+    rounds = 0
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # as timeit does: a collection inside a sample is not the workload's cost
+    try:
+        while True:
+            for name, run in variants.items():
+                issue_s, done_s, device_s = take_sample(run, sync, timers[name], clock)
+                issue[name].append(issue_s)
+                done[name].append(done_s)
+                if device_s is not None:
+                    device[name].append(device_s)
+            rounds += 1
+            if gc_was_enabled:
+                gc.collect(0)  # between rounds, outside every sample
+            elapsed = clock() - started
+            noise = max(_noise(done[name]) for name in variants)
+            if on_progress is not None:
+                on_progress(Progress(rounds, elapsed, noise))
+            if rounds >= settings.max_samples:
+                break
+            if rounds >= settings.min_samples and (noise <= settings.max_rel_noise or elapsed >= settings.max_time_s):
+                break
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return {
+        name: Samples(
+            issue_s=tuple(issue[name]),
+            done_s=tuple(done[name]),
+            device_s=tuple(device[name]) if device[name] else None,
+        )
+        for name in variants
+    }

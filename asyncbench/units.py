@@ -1,0 +1,57 @@
+"""Human-readable quantities: seconds, bytes, ratios, rates (3 significant digits)."""
+
+from __future__ import annotations
+
+import math
+
+_TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+_BYTE_UNITS = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
+
+
+def _significant(value: float) -> str:
+    return f"{value:.3g}" if abs(value) >= 1 else f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def seconds(value: float | None) -> str:
+    """0.0000041 -> '4.1 µs'."""
+    if value is None or math.isnan(value):
+        return "–"
+    for scale, unit in _TIME_UNITS:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value / 1e-9:.3g} ns"
+
+
+def size_bytes(value: float | None) -> str:
+    """12_900_000 -> '12.3 MiB'."""
+    if value is None:
+        return "–"
+    for scale, unit in _BYTE_UNITS:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{int(value)} B"
+
+
+def ratio(value: float | None) -> str:
+    """7.912 -> '7.91×', 1.0003 -> '1.00×' (two decimals keep "no effect" visible as 1.00)."""
+    if value is None or math.isnan(value):
+        return "–"
+    return f"{value:.2f}×" if abs(value) < 100 else f"{value:.0f}×"
+
+
+def quantity(value: float | None, unit: str) -> str:
+    """Format a metric value by its declared unit."""
+    if value is None:
+        return "–"
+    if unit == "s":
+        return seconds(value)
+    if unit == "x":
+        return ratio(value)
+    if unit == "bytes":
+        return size_bytes(value)
+    if unit == "bool":
+        return "yes" if value else "NO"
+    if unit == "%":
+        return f"{value * 100:.3g}%"
+    text = f"{value:.3g}"
+    return f"{text} {unit}" if unit else text
