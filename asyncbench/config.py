@@ -37,7 +37,8 @@ MAX_SHAPE_DIMS = 8
 # --quick is for smoke tests: cap the measurement to a few short samples.
 QUICK_SETTINGS = Settings(warmup=1, min_samples=3, max_samples=20, max_time_s=1.0, max_rel_noise=0.05)
 
-Path_ = tuple  # a key path: ("experiments", 0, "params", "n_ops")
+# Collections may carry only the standard tags; anything else (!!python/...) is refused.
+PLAIN_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
 class ConfigError(InputError):
@@ -117,6 +118,8 @@ class _Document:
 
     def _convert(self, node: yaml.Node, path: tuple) -> Any:
         self.lines[path] = node.start_mark.line + 1
+        if not isinstance(node, yaml.ScalarNode) and node.tag not in PLAIN_TAGS:
+            raise self.error(f"unsupported YAML value: tag {node.tag!r} is not allowed in a config", path)
         if isinstance(node, yaml.MappingNode):
             result: dict[str, Any] = {}
             for key_node, value_node in node.value:

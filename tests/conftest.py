@@ -1,0 +1,70 @@
+"""Shared fixtures: a fake backend for the runner's logic, and the `gpu` marker's skip rule."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any, Callable
+
+import pytest
+
+from asyncbench.backends.base import Backend, DeviceStatus
+
+
+def _cuda_available() -> bool:
+    if importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _cuda_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+class FakeBackend(Backend):
+    """Drives the runner's logic in unit tests; it measures nothing real."""
+
+    name = "fake"
+
+    def __init__(self, devices: tuple[str, ...] = ("cpu",), missing: str | None = None):
+        self._devices = devices
+        self._missing = missing
+        self.barriers = 0
+
+    def unavailable_reason(self) -> str | None:
+        return self._missing
+
+    def version(self) -> str | None:
+        return "0"
+
+    def probe(self) -> tuple[DeviceStatus, ...]:
+        statuses = [DeviceStatus(self.name, d, True, "fake") for d in self._devices]
+        if not any(d.startswith("cuda") for d in self._devices):
+            statuses.append(DeviceStatus(self.name, "cuda", False, "no fake GPU"))
+        return tuple(statuses)
+
+    def random(self, shape: tuple[int, ...], dtype: str, device: str) -> Callable[[], Any]:
+        return lambda: 1.0
+
+    def ones(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
+        return 1.0
+
+    def barrier(self, device: str) -> None:
+        self.barriers += 1
+
+    def wait(self, array: Any) -> None:
+        pass
+
+    def to_host(self, array: Any) -> Any:
+        return array
+
+
+@pytest.fixture
+def fake_backend() -> FakeBackend:
+    return FakeBackend()

@@ -1,0 +1,118 @@
+from pathlib import Path
+
+import pytest
+
+from asyncbench import config
+from asyncbench.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+VALID = """\
+name: t
+defaults:
+  backends: [torch]
+  devices: [cpu]
+  min_samples: 3
+experiments:
+  - workload: sync_async
+    params: {n_ops: 100}
+  - name: mm
+    workload: matmul
+    backends: [numpy, torch]
+"""
+
+
+def load_text(text: str) -> config.Config:
+    return config.loads(text, source="t.yaml")
+
+
+def test_valid_config_resolves_defaults_and_params():
+    c = load_text(VALID)
+    first, second = c.experiments
+    assert first.name == "sync_async" and first.params["n_ops"] == 100 and first.params["shape"] == [1, 2]
+    assert first.backends == ("torch",) and first.devices == ("cpu",)
+    assert first.settings.min_samples == 3 and first.explicit == {"n_ops"}
+    assert second.name == "mm" and second.backends == ("numpy", "torch")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("experiments:\n  - workload: sync_async\n    parms: {n_ops: 1}\n", ["t.yaml:3", "experiments[0].parms", "did you mean 'params'"]),
+        ("experiments:\n  - workload: sync_asink\n", ["t.yaml:2", "experiments[0].workload", "did you mean 'sync_async'"]),
+        ("experiments:\n  - workload: sync_async\n    params:\n      n_opss: 5\n", ["t.yaml:4", "params.n_opss", "did you mean 'n_ops'"]),
+        ("experiments:\n  - workload: sync_async\n    params: {n_ops: ten}\n", ["params.n_ops", "expected an integer"]),
+        ("experiments:\n  - workload: sync_async\n    params: {n_ops: -1}\n", ["params.n_ops", "at least 1"]),
+        ("experiments:\n  - workload: matmul\n    params: {dtype: float33}\n", ["params.dtype", "float32"]),
+        ("experiments:\n  - workload: matmul\n    devices: [cdua:0]\n", ["t.yaml:3", "devices[0]", "malformed device"]),
+        ("experiments:\n  - workload: matmul\n    backends: [pytorch]\n", ["backends[0]", "unknown backend"]),
+        ("experiments: []\n", ["experiments", "non-empty"]),
+        ("experiments:\n  - workload: matmul\n  - workload: matmul\n", ["t.yaml:3", "duplicate experiment name"]),
+        ("experiments:\n  - workload: matmul\n    workload: sync_async\n", ["duplicate key"]),
+        ("experiments: !!python/object/apply:os.system ['echo hi']\n", ["unsupported YAML value"]),
+        ("experiments: [\n", ["not valid YAML"]),
+        ("", ["empty"]),
+        ("- just\n- a list\n", ["must be a mapping"]),
+        ("defaults: {min_samples: 0}\nexperiments:\n  - workload: matmul\n", ["defaults.min_samples", "at least 1"]),
+        ("defaults: {max_time_s: .nan}\nexperiments:\n  - workload: matmul\n", ["max_time_s", "positive number"]),
+        ("defaults: {min_samples: 9, max_samples: 3}\nexperiments:\n  - workload: matmul\n", ["max_samples"]),
+        ("experiments:\n  - workload: sync_async\n    params: {shape: [0, 2]}\n", ["params.shape", "positive integers"]),
+    ],
+)
+def test_bad_configs_name_file_line_and_key(text, expected):
+    with pytest.raises(config.ConfigError) as caught:
+        load_text(text)
+    message = str(caught.value)
+    for fragment in expected:
+        assert fragment in message
+    assert "\n" not in message
+
+
+def test_missing_file_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        config.load(tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_example_config_validates(path):
+    assert config.load(path).experiments
+
+
+def test_default_suite_loads_from_the_package():
+    suite = config.default_suite()
+    assert {e.workload for e in suite.experiments} >= {"matmul", "sync_async"}
+
+
+def test_quick_shrinks_params_and_settings_but_set_wins():
+    c = config.apply_overrides(load_text(VALID), quick=True, sets=["sync_async.n_ops=50"])
+    sync_async, mm = c.experiments
+    assert sync_async.params["n_ops"] == 50
+    assert mm.params["size"] == config.WORKLOADS["matmul"].param("size").quick
+    assert mm.settings.max_time_s <= config.QUICK_SETTINGS.max_time_s
+
+
+def test_overrides_filter_workloads_and_replace_devices():
+    c = config.apply_overrides(load_text(VALID), workloads=["matmul"], devices=["cuda:1"], backends=["numpy"])
+    (only,) = c.experiments
+    assert only.workload == "matmul" and only.devices == ("cuda:1",) and only.backends == ("numpy",)
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"sets": ["n_ops"]}, "KEY=VALUE"),
+        ({"sets": ["nops=3"]}, "no selected experiment"),
+        ({"sets": ["n_ops=abc"]}, "expected an integer"),
+        ({"devices": ["gpu"]}, "malformed device"),
+        ({"backends": ["jax"]}, "unknown backend"),
+        ({"workloads": ["matmull"]}, "did you mean 'matmul'"),
+    ],
+)
+def test_bad_overrides_are_input_errors(kwargs, fragment):
+    with pytest.raises(InputError, match=fragment):
+        config.apply_overrides(load_text(VALID), **kwargs)
+
+
+def test_set_can_change_a_setting():
+    c = config.apply_overrides(load_text(VALID), sets=["max_time_s=2"])
+    assert all(e.settings.max_time_s == 2.0 for e in c.experiments)

@@ -1,0 +1,123 @@
+"""The runner's logic, driven by a fake backend (nothing here is a measurement)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import pytest
+
+from asyncbench import config, runner
+from asyncbench.model import ERROR, OK, SKIPPED, Settings
+from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads.base import INT, Metric, Param, Prepared, Workload
+
+FAST = Settings(warmup=0, min_samples=2, max_samples=2, max_time_s=1.0)
+
+
+class Counting(Workload):
+    name = "counting"
+    summary = "counts calls"
+    params = (Param("n", INT, 3, "calls per sample", quick=1, minimum=1),)
+    variants = ("one", "two")
+    metrics = (Metric("calls", "", "total calls"),)
+
+    def __init__(self, fail_in_setup: bool = False):
+        self.calls = 0
+        self.fail_in_setup = fail_in_setup
+
+    def setup(self, backend, device, params) -> Prepared:
+        if self.fail_in_setup:
+            raise MemoryError("out of memory (simulated)")
+
+        def run():
+            self.calls += params["n"]
+
+        return Prepared(variants={"one": run, "two": run}, sync=lambda: backend.barrier(device))
+
+    def compute_metrics(self, params: Mapping[str, Any], variants) -> dict[str, float | None]:
+        return {"calls": float(self.calls)}
+
+    def reading(self, metrics, device) -> str:
+        return f"{metrics['calls']} calls"
+
+
+@pytest.fixture
+def counting(monkeypatch):
+    workload = Counting()
+    monkeypatch.setitem(WORKLOADS, workload.name, workload)
+    return workload
+
+
+def experiment(name="exp", workload="counting", devices=("cpu",), params=None) -> config.Experiment:
+    return config.Experiment(
+        name=name,
+        workload=workload,
+        backends=("fake",),
+        devices=devices,
+        params={**WORKLOADS[workload].defaults(), **(params or {})},
+        settings=FAST,
+    )
+
+
+def test_case_id_names_only_changed_params(counting):
+    assert runner.case_id(experiment(), "torch", "cuda:0") == "exp[torch,cuda:0]"
+    assert runner.case_id(experiment(params={"n": 7}), "torch", "cpu") == "exp[torch,cpu,n=7]"
+
+
+def test_plan_resolves_auto_skips_absent_and_dedupes(counting, fake_backend):
+    cfg = config.Config("c", "<t>", (experiment(devices=("auto", "cpu", "cuda:2")),))
+    planned = list(runner.plan(cfg, {"fake": fake_backend}))
+    assert [(c.device, reason) for c, reason in planned] == [("cpu", None), ("cuda:2", "no fake GPU")]
+
+
+def test_run_measures_every_variant_and_reports_each_result(counting, fake_backend, monkeypatch):
+    monkeypatch.setattr(runner, "get_backend", lambda name: fake_backend)
+    seen = []
+    results = runner.run(config.Config("c", "<t>", (experiment(),)), on_result=seen.append)
+    assert seen == results
+    (result,) = results
+    assert result.status == OK
+    assert set(result.variants) == {"one", "two"}
+    assert all(v.done_s.n == 2 and v.device_s is None for v in result.variants.values())
+    # 2 timed samples + 1 memory run per variant, n=3 calls each
+    assert result.metrics["calls"] == 2 * 3 * 3
+    assert fake_backend.barriers == 2 * 3
+
+
+def test_a_failing_case_is_an_error_row_and_the_next_case_runs(monkeypatch, fake_backend):
+    failing, fine = Counting(fail_in_setup=True), Counting()
+    failing.name = "failing"
+    monkeypatch.setitem(WORKLOADS, "failing", failing)
+    monkeypatch.setitem(WORKLOADS, "counting", fine)
+    monkeypatch.setattr(runner, "get_backend", lambda name: fake_backend)
+    cfg = config.Config("c", "<t>", (experiment("bad", "failing"), experiment("good")))
+    bad, good = runner.run(cfg)
+    assert bad.status == ERROR and "MemoryError: out of memory (simulated)" in bad.reason
+    assert good.status == OK
+
+
+def test_missing_backend_and_unsupported_dtype_are_skipped(monkeypatch, counting):
+    from conftest import FakeBackend
+
+    monkeypatch.setattr(runner, "get_backend", lambda name: FakeBackend(missing="fake not installed"))
+    (result,) = runner.run(config.Config("c", "<t>", (experiment(),)))
+    assert result.status == SKIPPED and result.reason == "fake not installed"
+
+    from asyncbench.backends import get_backend
+
+    matmul = WORKLOADS["matmul"]
+    assert matmul.skip_reason(get_backend("numpy"), "cpu", {"dtype": "bfloat16"}) == "numpy has no bfloat16"
+
+
+def test_interrupt_propagates_after_finished_cases_were_delivered(monkeypatch, fake_backend, counting):
+    monkeypatch.setattr(runner, "get_backend", lambda name: fake_backend)
+    delivered = []
+
+    def interrupt_second(index, total, case):
+        if index == 1:
+            raise KeyboardInterrupt
+
+    cfg = config.Config("c", "<t>", (experiment("a"), experiment("b")))
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(cfg, on_start=interrupt_second, on_result=delivered.append)
+    assert [r.experiment for r in delivered] == ["a"]

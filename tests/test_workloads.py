@@ -1,0 +1,132 @@
+"""The workloads on the real frameworks (CPU here; GPU tests are marked `gpu`)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from asyncbench import config, runner
+from asyncbench.backends import get_backend
+from asyncbench.model import OK, Memory, Samples, Settings, VariantResult
+from asyncbench.stats import summarize
+from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads.sync_async import fit_model
+
+QUICK = Settings(warmup=1, min_samples=3, max_samples=5, max_time_s=1.0, max_rel_noise=0.05)
+
+
+def run_one(workload: str, backend: str, device: str, **params) -> runner.Result:
+    experiment = config.Experiment(
+        name=workload,
+        workload=workload,
+        backends=(backend,),
+        devices=(device,),
+        params={**WORKLOADS[workload].defaults(quick=True), **params},
+        settings=QUICK,
+    )
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)))
+    assert result.status == OK, result.reason
+    return result
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_matmul_on_cpu_is_synchronous(backend):
+    result = run_one("matmul", backend, "cpu", size=128, n_iter=2)
+    m = result.metrics
+    # on the CPU the loop returns only when the products are done
+    assert 0.95 < m["illusion"] < 1.05
+    assert m["gflops"] == pytest.approx(2 * 128**3 * 2 / m["done_s"] / 1e9)
+    assert result.variants["matmul"].device_s is None
+    assert result.variants["matmul"].memory.host_rss_bytes > 0
+
+
+@pytest.mark.parametrize("include_rng", [True, False])
+def test_matmul_result_is_the_product(include_rng):
+    prepared = WORKLOADS["matmul"].setup(get_backend("numpy"), "cpu", {"size": 8, "n_iter": 2, "dtype": "float64", "include_rng": include_rng})
+    product = prepared.variants["matmul"]()
+    assert product.shape == (8, 8)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_sync_async_on_cpu_has_all_metrics(backend):
+    result = run_one("sync_async", backend, "cpu", n_ops=200)
+    m = result.metrics
+    assert set(m) == {"speedup", "t1_s", "t2_s", "t3_s", "model_error"}
+    assert m["speedup"] > 0.5 and m["t1_s"] > 0
+    assert m["t2_s"] < m["t1_s"]  # the op runs while it is issued: almost no backlog
+    assert abs(m["model_error"]) < 0.5
+
+
+def test_sync_async_computes_x_plus_one():
+    prepared = WORKLOADS["sync_async"].setup(get_backend("torch"), "cpu", {"n_ops": 3, "shape": [2, 3], "dtype": "float32"})
+    for run in prepared.variants.values():
+        assert run().tolist() == [[2.0] * 3] * 2
+
+
+def _variant(done: float, issue: float, device: float | None = None) -> VariantResult:
+    return VariantResult(
+        samples=Samples((issue,), (done,), (device,) if device is not None else None),
+        issue_s=summarize([issue]),
+        done_s=summarize([done]),
+        device_s=summarize([device]) if device is not None else None,
+        memory=Memory(),
+    )
+
+
+def test_fit_model_recovers_t1_t2_t3_of_a_backend_bound_device():
+    n, t1, t2, t3 = 1000, 2e-6, 5e-6, 10e-6
+    sync = _variant(done=n * (t1 + t2 + t3), issue=n * (t1 + t2 + t3))
+    asynchronous = _variant(done=t1 + n * t2 + t3, issue=n * t1, device=n * t2)
+    fitted = fit_model(n, sync, asynchronous)
+    assert fitted["t1_s"] == pytest.approx(t1)
+    assert fitted["t2_s"] == pytest.approx(t2)
+    assert fitted["t3_s"] == pytest.approx(t3)
+    assert abs(fitted["model_error"]) < 0.01
+
+
+def test_fit_model_without_events_uses_the_backlog():
+    fitted = fit_model(10, _variant(done=12.0, issue=12.0), _variant(done=10.0, issue=10.0))
+    assert fitted["t2_s"] == 0.0 and fitted["t1_s"] == 1.0 and fitted["t3_s"] == pytest.approx(0.2)
+
+
+def test_backends_explain_what_is_absent():
+    numpy, torch = get_backend("numpy"), get_backend("torch")
+    assert numpy.resolve("cpu") == (["cpu"], None)
+    assert numpy.resolve("cuda")[1] == "numpy runs on the CPU only"
+    assert torch.resolve("cpu") == (["cpu"], None)
+    import torch as torch_module
+
+    if not torch_module.cuda.is_available():
+        assert torch.resolve("cuda:0")[1]
+        assert torch.resolve("auto") == (["cpu"], None)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="cupy is installed here")
+def test_cupy_missing_is_a_skip_reason():
+    devices, reason = get_backend("cupy").resolve("auto")
+    assert devices == [] and "cupy not installed" in reason
+
+
+@pytest.mark.gpu
+def test_torch_cuda_matmul_shows_the_illusion_and_device_time():
+    result = run_one("matmul", "torch", "cuda:0", size=2048, n_iter=10)
+    variant = result.variants["matmul"]
+    assert variant.device_s is not None and variant.device_s.median > 0
+    assert result.metrics["illusion"] > 1.5
+    assert variant.memory.device_peak_bytes > 2048 * 2048 * 4
+
+
+@pytest.mark.gpu
+def test_torch_cuda_sync_async_is_faster_async():
+    result = run_one("sync_async", "torch", "cuda:0", n_ops=2000)
+    assert result.metrics["speedup"] > 1.2
+    assert result.variants["async"].device_s is not None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(importlib.util.find_spec("cupy") is None, reason="cupy not installed")
+@pytest.mark.parametrize("workload", ["matmul", "sync_async"])
+def test_cupy_cuda_workloads_run(workload):
+    result = run_one(workload, "cupy", "cuda:0")
+    assert all(v.device_s is not None for v in result.variants.values())
