@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import yaml
 
 from asyncbench.backends import BACKENDS, DEVICE_PATTERN
-from asyncbench.errors import InputError
+from asyncbench.errors import InputError, read_text
 from asyncbench.model import Settings
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import BOOL, FLOAT, INT, SHAPE, STR, Param, Workload
@@ -327,16 +327,7 @@ def loads(text: str, source: str = "<config>", default_name: str = "config") -> 
 def load(path: str | Path) -> Config:
     """Read and validate a config file."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("no such file", location=str(path)) from None
-    except IsADirectoryError:
-        raise ConfigError("is a directory, not a config file", location=str(path)) from None
-    except UnicodeDecodeError:
-        raise ConfigError("not a text file (not UTF-8)", location=str(path)) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", location=str(path)) from None
+    text = read_text(path, ConfigError, "config file")
     return loads(text, source=str(path), default_name=path.stem)
 
 
@@ -351,13 +342,17 @@ def default_suite() -> Config:
 
 def for_workloads(names: Sequence[str]) -> Config:
     """A config that runs the named workloads with their defaults (`run -w NAME` without CONFIG)."""
-    for name in names:
-        if name not in WORKLOADS:
-            raise InputError(f"-w {name!r}: unknown workload{suggestion(name, WORKLOADS)}; known: {', '.join(WORKLOADS)}")
+    _check_workload_names(names)
     text = yaml.safe_dump(
         {"name": "workloads", "defaults": {"backends": list(BACKENDS)}, "experiments": [{"workload": n} for n in names]}
     )
     return loads(text, source="<command line>", default_name="workloads")
+
+
+def _check_workload_names(names: Iterable[str]) -> None:
+    for name in names:
+        if name not in WORKLOADS:
+            raise InputError(f"-w {name!r}: unknown workload{suggestion(name, WORKLOADS)}; known: {', '.join(WORKLOADS)}")
 
 
 def parse_set(text: str) -> tuple[str | None, str, Any]:
@@ -395,9 +390,7 @@ def apply_overrides(
 ) -> Config:
     """The command line's say over a config: filter workloads, replace backends/devices,
     --set params or settings, and --quick (small sizes, few samples; --set still wins)."""
-    for name in workloads:
-        if name not in WORKLOADS:
-            raise InputError(f"-w {name!r}: unknown workload{suggestion(name, WORKLOADS)}; known: {', '.join(WORKLOADS)}")
+    _check_workload_names(workloads)
     for name in backends:
         if name not in BACKENDS:
             raise InputError(f"-b {name!r}: unknown backend{suggestion(name, BACKENDS)}; known: {', '.join(BACKENDS)}")
@@ -405,7 +398,7 @@ def apply_overrides(
         if not DEVICE_PATTERN.match(device):
             raise InputError(f"-d {device!r}: malformed device; expected auto, cpu, cuda or cuda:N")
     parsed_sets = [(text, *parse_set(text)) for text in sets]
-    used = {text: False for text in sets}
+    used = [False] * len(parsed_sets)
 
     experiments = []
     for experiment in config.experiments:
@@ -417,7 +410,7 @@ def apply_overrides(
             params.update({k: v for k, v in workload.defaults(quick=True).items() if workload.param(k).quick is not None})
         settings = _quick_settings(experiment.settings) if quick else experiment.settings
         explicit = set(experiment.explicit)
-        for text, scope, name, value in parsed_sets:
+        for index, (text, scope, name, value) in enumerate(parsed_sets):
             if scope not in (None, experiment.name, experiment.workload):
                 continue
             try:
@@ -430,7 +423,7 @@ def apply_overrides(
                     continue
             except ValueError as exc:
                 raise InputError(f"--set {text!r}: {exc}") from None
-            used[text] = True
+            used[index] = True
         experiments.append(
             dataclasses.replace(
                 experiment,
@@ -443,7 +436,8 @@ def apply_overrides(
         )
     if not experiments:
         raise InputError(f"no experiment in {config.source} uses workload {', '.join(workloads)}")
-    for text, was_used in used.items():
+    known = sorted({*SETTING_FIELDS, *(k for e in experiments for k in e.params)})
+    for (text, _, name, _), was_used in zip(parsed_sets, used):
         if not was_used:
-            raise InputError(f"--set {text!r}: no selected experiment has that parameter or setting")
+            raise InputError(f"--set {text!r}: no selected experiment has that parameter or setting{suggestion(name, known)}")
     return dataclasses.replace(config, experiments=tuple(experiments))

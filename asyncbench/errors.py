@@ -6,6 +6,8 @@ can turn it into one clear line instead of a traceback.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class InputError(Exception):
     """Bad input: a config, an option, or a results file that cannot be used.
@@ -27,3 +29,18 @@ class InputError(Exception):
         if self.path:
             prefix += f"{self.path}: "
         return prefix + self.message
+
+
+def read_text(path: str | Path, error: type[InputError] = InputError, what: str = "file") -> str:
+    """A user-named file's text, or `error` saying plainly why it cannot be read."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error("no such file", location=str(path)) from None
+    except IsADirectoryError:
+        raise error(f"is a directory, not a {what}", location=str(path)) from None
+    except UnicodeDecodeError:
+        raise error("not a text file (not UTF-8)", location=str(path)) from None
+    except OSError as exc:
+        raise error(f"cannot read: {exc.strerror}", location=str(path)) from None

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from asyncbench import __version__
-from asyncbench.errors import InputError
+from asyncbench.errors import InputError, read_text
 from asyncbench.model import CLOCKS, STATUSES, Memory, Report, Result, Samples, Stats, VariantResult
 
 TOOL_NAME = "asyncbench"
@@ -198,16 +198,7 @@ def from_dict(raw: Any, source: str = "<results>") -> Report:
 def load(path: str | Path) -> Report:
     """Read a results file; ResultsFileError (exit 2) for anything unusable."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ResultsFileError("no such file", location=str(path)) from None
-    except IsADirectoryError:
-        raise ResultsFileError("is a directory, not a results file", location=str(path)) from None
-    except UnicodeDecodeError:
-        raise ResultsFileError("not a text file (not UTF-8)", location=str(path)) from None
-    except OSError as exc:
-        raise ResultsFileError(f"cannot read: {exc.strerror}", location=str(path)) from None
+    text = read_text(path, ResultsFileError, "results file")
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -8,28 +8,27 @@ _TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 _BYTE_UNITS = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
 
 
-def _significant(value: float) -> str:
-    return f"{value:.3g}" if abs(value) >= 1 else f"{value:.3f}".rstrip("0").rstrip(".")
+def _scaled(value: float, table: tuple[tuple[float, str], ...], smallest: tuple[float, str]) -> str:
+    """The value in the largest unit of `table` it reaches, else in `smallest`."""
+    for scale, unit in table:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {unit}"
+    scale, unit = smallest
+    return f"{value / scale:.3g} {unit}"
 
 
 def seconds(value: float | None) -> str:
     """0.0000041 -> '4.1 µs'."""
     if value is None or math.isnan(value):
         return "–"
-    for scale, unit in _TIME_UNITS:
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value / 1e-9:.3g} ns"
+    return _scaled(value, _TIME_UNITS, _TIME_UNITS[-1])
 
 
 def size_bytes(value: float | None) -> str:
     """12_900_000 -> '12.3 MiB'."""
     if value is None:
         return "–"
-    for scale, unit in _BYTE_UNITS:
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{int(value)} B"
+    return _scaled(value, _BYTE_UNITS, (1, "B"))
 
 
 def ratio(value: float | None) -> str:

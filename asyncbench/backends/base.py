@@ -10,6 +10,8 @@ lazily, inside methods, so listing or validating never imports torch or cupy.
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
+import importlib.util
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -47,13 +49,24 @@ class Backend(ABC):
     #: dtypes this framework can allocate
     dtypes: tuple[str, ...] = ("float16", "float32", "float64")
 
-    @abstractmethod
+    #: the framework's import name
+    module: str = ""
+
     def unavailable_reason(self) -> str | None:
         """Why the framework cannot be used at all (not installed...), or None."""
+        return None if importlib.util.find_spec(self.module) else f"{self.module} not installed"
 
-    @abstractmethod
+    #: distribution names whose installed version is the framework's, first found wins
+    distributions: tuple[str, ...] = ()
+
     def version(self) -> str | None:
-        """The framework's version string, without importing it where possible."""
+        """The framework's version from package metadata, without importing it."""
+        for distribution in self.distributions:
+            try:
+                return importlib.metadata.version(distribution)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+        return None
 
     @abstractmethod
     def probe(self) -> tuple[DeviceStatus, ...]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 from typing import Any, Callable, ContextManager
 
@@ -34,6 +33,8 @@ def _index(device: str) -> int:
 
 class CupyBackend(Backend):
     name = "cupy"
+    module = "cupy"
+    distributions = ("cupy", "cupy-cuda13x", "cupy-cuda12x", "cupy-cuda11x")
 
     def _cupy(self) -> Any:
         import cupy
@@ -52,13 +53,6 @@ class CupyBackend(Backend):
             return "no CUDA device for cupy"
         return None
 
-    def version(self) -> str | None:
-        for dist in ("cupy", "cupy-cuda12x", "cupy-cuda11x", "cupy-cuda13x"):
-            try:
-                return importlib.metadata.version(dist)
-            except importlib.metadata.PackageNotFoundError:
-                continue
-        return None
 
     def probe(self) -> tuple[DeviceStatus, ...]:
         reason = self.unavailable_reason()

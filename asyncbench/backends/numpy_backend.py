@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 from typing import Any, Callable
 
 from asyncbench.backends.base import Backend, DeviceStatus
@@ -11,17 +9,10 @@ from asyncbench.backends.base import Backend, DeviceStatus
 
 class NumpyBackend(Backend):
     name = "numpy"
+    module = "numpy"
+    distributions = ("numpy",)
     # Generator.standard_normal makes only these two
     dtypes = ("float32", "float64")
-
-    def unavailable_reason(self) -> str | None:
-        return None if importlib.util.find_spec("numpy") else "numpy not installed"
-
-    def version(self) -> str | None:
-        try:
-            return importlib.metadata.version("numpy")
-        except importlib.metadata.PackageNotFoundError:
-            return None
 
     def probe(self) -> tuple[DeviceStatus, ...]:
         return (

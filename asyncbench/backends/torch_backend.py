@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 from typing import Any, Callable, ContextManager
 
 from asyncbench.backends.base import Backend, DeviceStatus
@@ -29,16 +27,9 @@ class CudaEventTimer:
 
 class TorchBackend(Backend):
     name = "torch"
+    module = "torch"
+    distributions = ("torch",)
     dtypes = ("float16", "bfloat16", "float32", "float64")
-
-    def unavailable_reason(self) -> str | None:
-        return None if importlib.util.find_spec("torch") else "torch not installed"
-
-    def version(self) -> str | None:
-        try:
-            return importlib.metadata.version("torch")
-        except importlib.metadata.PackageNotFoundError:
-            return None
 
     def probe(self) -> tuple[DeviceStatus, ...]:
         import torch
