@@ -68,11 +68,21 @@ class Samples:
 
 @dataclass(frozen=True)
 class Memory:
-    """Memory after one synchronized run of a variant; None where not measurable."""
+    """Memory of one synchronized run of a variant, after warm-up; None where not measurable.
+
+    Host deltas are against the process just before the run: the RSS peak is
+    polled while the run goes on, USS is read after it. Device figures come
+    from the framework: torch's peak allocated and reserved bytes, cupy's
+    memory pool used and total bytes.
+    """
 
     host_rss_bytes: int | None = None
+    host_rss_peak_delta_bytes: int | None = None
+    host_uss_delta_bytes: int | None = None
     device_peak_bytes: int | None = None
     device_reserved_bytes: int | None = None
+    device_pool_used_bytes: int | None = None
+    device_pool_total_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +111,7 @@ class Result:
     variants: Mapping[str, VariantResult] = field(default_factory=dict)
     metrics: Mapping[str, float | None] = field(default_factory=dict)
     checks: tuple[Mapping[str, Any], ...] = ()
+    note: str | None = None  # what the case actually ran on, e.g. "cuda:0 + cpu, GPU work issued first"
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from rich.table import Table
 
 from asyncbench import units
 from asyncbench.backends import DeviceStatus
-from asyncbench.model import ERROR, OK, SKIPPED, Case, Report, Result, Stats, VariantResult
+from asyncbench.model import ERROR, OK, SKIPPED, Case, Memory, Report, Result, Stats, VariantResult
 from asyncbench.timing import Progress as MeasureProgress
 from asyncbench.workloads import WORKLOADS, Workload
 
@@ -31,7 +31,10 @@ from asyncbench.workloads import WORKLOADS, Workload
 MIN_FILE_WIDTH = 120
 
 STATUS_STYLE = {OK: "green", SKIPPED: "yellow", ERROR: "red"}
-SPREAD_NOTE = "± is the 95% confidence interval of the median; memory is device peak on GPUs, host RSS on CPUs"
+SPREAD_NOTE = (
+    "± is the 95% confidence interval of the median; memory is the device peak (torch) or pool in use (cupy) "
+    "on GPUs, the process RSS on CPUs"
+)
 
 
 def stdout_console() -> Console:
@@ -54,9 +57,10 @@ def spread(stats: Stats | None) -> str:
 
 def memory_cell(variant: VariantResult) -> str:
     memory = variant.memory
-    if memory.device_peak_bytes is not None:
-        return units.size_bytes(memory.device_peak_bytes)
-    return units.size_bytes(memory.host_rss_bytes)
+    for value in (memory.device_peak_bytes, memory.device_pool_used_bytes, memory.host_rss_bytes):
+        if value is not None:
+            return units.size_bytes(value)
+    return "–"
 
 
 def metric_line(result: Result) -> str:
@@ -164,7 +168,7 @@ def csv_text(report: Report) -> str:
     columns = ["id", "experiment", "workload", "backend", "device", "status", "reason", "variant"]
     for clock in ("issue_s", "done_s", "device_s"):
         columns += [f"{clock}_median", f"{clock}_iqr", f"{clock}_ci_low", f"{clock}_ci_high"]
-    columns += ["n", "host_rss_bytes", "device_peak_bytes", "device_reserved_bytes", *(f"metric_{m}" for m in metric_names)]
+    columns += ["n", *(f.name for f in dataclasses.fields(Memory)), *(f"metric_{m}" for m in metric_names)]
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()

@@ -12,12 +12,10 @@ from __future__ import annotations
 import gc
 from typing import Any, Callable, Iterator, Mapping
 
-import psutil
-
-from asyncbench import stats
+from asyncbench import memory, stats
 from asyncbench.backends import Backend, get_backend
 from asyncbench.config import Config, Experiment
-from asyncbench.model import ERROR, OK, SKIPPED, Case, Memory, Result, VariantResult
+from asyncbench.model import ERROR, OK, SKIPPED, Case, Result, VariantResult
 from asyncbench.timing import Progress, measure
 from asyncbench.workloads import WORKLOADS
 
@@ -77,20 +75,6 @@ def _row(case: Case, status: str, reason: str | None = None, **fields: Any) -> R
     )
 
 
-def _memory_after(backend: Backend, device: str, run: Callable[[], Any], sync: Callable[[], None]) -> Memory:
-    """One synchronized run of a variant with a fresh peak window; host RSS after it."""
-    backend.reset_peak_memory(device)
-    result = run()
-    sync()
-    del result
-    peak, reserved = backend.device_memory(device)
-    return Memory(
-        host_rss_bytes=psutil.Process().memory_info().rss,
-        device_peak_bytes=peak,
-        device_reserved_bytes=reserved,
-    )
-
-
 def run_case(case: Case, backend: Backend, on_progress: Callable[[Progress], None] | None = None) -> Result:
     """Set up, measure and summarize one case; any exception becomes an error row."""
     workload = WORKLOADS[case.workload]
@@ -107,8 +91,8 @@ def run_case(case: Case, backend: Backend, on_progress: Callable[[Progress], Non
                 case.settings,
                 on_progress,
             )
-            memory = {
-                name: _memory_after(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()
+            memories = {
+                name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()
             }
         del prepared
         variants = {
@@ -117,7 +101,7 @@ def run_case(case: Case, backend: Backend, on_progress: Callable[[Progress], Non
                 issue_s=stats.summarize(s.issue_s),
                 done_s=stats.summarize(s.done_s),
                 device_s=stats.summarize(s.device_s) if s.device_s else None,
-                memory=memory[name],
+                memory=memories[name],
             )
             for name, s in samples.items()
         }

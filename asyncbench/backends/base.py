@@ -15,7 +15,7 @@ import importlib.util
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable, ContextManager, Protocol
+from typing import Any, Callable, ContextManager, Iterable, Protocol
 
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 
@@ -40,6 +40,20 @@ class DeviceTimer(Protocol):
     def elapsed_s(self) -> float:
         """Seconds between start and stop on the device; call after a sync."""
         ...
+
+
+class Event(Protocol):
+    def synchronize(self) -> None: ...
+
+
+class _Done:
+    """The event of a synchronous backend: whatever it marks has already happened."""
+
+    def synchronize(self) -> None:
+        return None
+
+
+DONE = _Done()
 
 
 class Backend(ABC):
@@ -131,9 +145,55 @@ class Backend(ABC):
     def reset_peak_memory(self, device: str) -> None:
         """Start a new peak-memory window on `device` (no-op where not tracked)."""
 
-    def device_memory(self, device: str) -> tuple[int | None, int | None]:
-        """(peak_bytes, reserved_bytes) on the device since the last reset, or Nones."""
-        return None, None
+    # Streams and events. On backends without them these degrade to no-ops, so a
+    # workload keeps one code path and the CPU result is the honest "nothing overlaps".
+
+    def new_stream(self, device: str) -> Any | None:
+        """A new stream on `device` that does not sync with the default one, or None."""
+        return None
+
+    def on_stream(self, stream: Any | None) -> ContextManager[Any]:
+        """Make `stream` current for the ops issued inside the block (None: no change)."""
+        return contextlib.nullcontext()
+
+    def record_event(self, device: str) -> Event:
+        """An event recorded now on the current stream of `device`."""
+        return DONE
+
+    def stream_wait(self, stream: Any | None, event: Event) -> None:
+        """Make `stream` wait on the device for `event` (the host does not block)."""
+
+    def fork(self, device: str, streams: Iterable[Any | None]) -> None:
+        """Make each stream wait for what the current stream issued so far."""
+
+    def join(self, device: str, streams: Iterable[Any | None]) -> None:
+        """Make the current stream wait for everything issued on `streams` so far.
+
+        Joining side streams before returning keeps the harness's end event
+        (recorded on the current stream) after all of the case's work.
+        """
+
+    def pinned_empty(self, shape: tuple[int, ...], dtype: str) -> Any:
+        """A page-locked host buffer for asynchronous device-to-host copies."""
+        import numpy
+
+        return numpy.empty(shape, dtype=dtype)
+
+    def copy_to_host(self, source: Any, destination: Any, non_blocking: bool) -> None:
+        """Copy a device array into a host buffer on the current stream."""
+        destination[...] = self.to_host(source)
+
+    def to_host_nonblocking(self, source: Any) -> Any:
+        """The chapter's naive `.to('cpu', non_blocking=True)`: new host array, current stream."""
+        return self.to_host(source)
+
+    def set_threads(self, count: int) -> int | None:
+        """Set the framework's CPU intra-op threads; returns the previous count (None: not settable)."""
+        return None
+
+    def device_memory(self, device: str) -> dict[str, int]:
+        """Named device-memory figures in bytes (torch: peak/reserved; cupy: pool used/total)."""
+        return {}
 
     def is_asynchronous(self, device: str) -> bool:
         """Whether ops return before they finish on this device."""

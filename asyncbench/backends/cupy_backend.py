@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
-from typing import Any, Callable, ContextManager
+from typing import Any, Callable, ContextManager, Iterable
 
 from asyncbench.backends.base import Backend, DeviceStatus
 
@@ -97,6 +97,47 @@ class CupyBackend(Backend):
     def reset_peak_memory(self, device: str) -> None:
         """CuPy's pool keeps no peak; `device_memory` reports the pool's used/total instead."""
 
-    def device_memory(self, device: str) -> tuple[int | None, int | None]:
+    def device_memory(self, device: str) -> dict[str, int]:
         pool = self._cupy().get_default_memory_pool()
-        return pool.used_bytes(), pool.total_bytes()
+        return {"device_pool_used_bytes": pool.used_bytes(), "device_pool_total_bytes": pool.total_bytes()}
+
+    def new_stream(self, device: str) -> Any:
+        return self._cupy().cuda.Stream(non_blocking=True)
+
+    def on_stream(self, stream: Any | None) -> ContextManager[Any]:
+        import contextlib
+
+        return stream if stream is not None else contextlib.nullcontext()
+
+    def record_event(self, device: str) -> Any:
+        event = self._cupy().cuda.Event()
+        event.record()
+        return event
+
+    def stream_wait(self, stream: Any | None, event: Any) -> None:
+        if stream is not None:
+            stream.wait_event(event)
+
+    def fork(self, device: str, streams: Iterable[Any | None]) -> None:
+        event = self.record_event(device)
+        for stream in streams:
+            self.stream_wait(stream, event)
+
+    def join(self, device: str, streams: Iterable[Any | None]) -> None:
+        current = self._cupy().cuda.get_current_stream()
+        for stream in streams:
+            if stream is not None:
+                current.wait_event(stream.record())
+
+    def pinned_empty(self, shape: tuple[int, ...], dtype: str) -> Any:
+        import cupyx
+
+        return cupyx.empty_pinned(shape, dtype=dtype)
+
+    def copy_to_host(self, source: Any, destination: Any, non_blocking: bool) -> None:
+        cupy = self._cupy()
+        cupy.asnumpy(source, stream=cupy.cuda.get_current_stream(), out=destination, blocking=not non_blocking)
+
+    def to_host_nonblocking(self, source: Any) -> Any:
+        cupy = self._cupy()
+        return cupy.asnumpy(source, stream=cupy.cuda.get_current_stream(), blocking=False)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, ContextManager
+from typing import Any, Callable, ContextManager, Iterable
 
-from asyncbench.backends.base import Backend, DeviceStatus
+from asyncbench.backends.base import DONE, Backend, DeviceStatus
 
 
 class CudaEventTimer:
@@ -93,9 +93,75 @@ class TorchBackend(Backend):
 
             torch.cuda.reset_peak_memory_stats(device)
 
-    def device_memory(self, device: str) -> tuple[int | None, int | None]:
+    def device_memory(self, device: str) -> dict[str, int]:
         if not device.startswith("cuda"):
-            return None, None
+            return {}
         import torch
 
-        return torch.cuda.max_memory_allocated(device), torch.cuda.memory_reserved(device)
+        return {
+            "device_peak_bytes": torch.cuda.max_memory_allocated(device),
+            "device_reserved_bytes": torch.cuda.memory_reserved(device),
+        }
+
+    def new_stream(self, device: str) -> Any | None:
+        if not device.startswith("cuda"):
+            return None
+        import torch
+
+        return torch.cuda.Stream(device=device)
+
+    def on_stream(self, stream: Any | None) -> ContextManager[Any]:
+        import contextlib
+
+        import torch
+
+        return torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext()
+
+    def record_event(self, device: str) -> Any:
+        if not device.startswith("cuda"):
+            return DONE
+        import torch
+
+        event = torch.cuda.Event()
+        event.record()
+        return event
+
+    def stream_wait(self, stream: Any | None, event: Any) -> None:
+        if stream is not None and event is not DONE:
+            stream.wait_event(event)
+
+    def fork(self, device: str, streams: Iterable[Any | None]) -> None:
+        if device.startswith("cuda"):
+            import torch
+
+            current = torch.cuda.current_stream(device)
+            for stream in streams:
+                if stream is not None:
+                    stream.wait_stream(current)
+
+    def join(self, device: str, streams: Iterable[Any | None]) -> None:
+        if device.startswith("cuda"):
+            import torch
+
+            current = torch.cuda.current_stream(device)
+            for stream in streams:
+                if stream is not None:
+                    current.wait_stream(stream)
+
+    def pinned_empty(self, shape: tuple[int, ...], dtype: str) -> Any:
+        import torch
+
+        return torch.empty(shape, dtype=getattr(torch, dtype), pin_memory=torch.cuda.is_available())
+
+    def copy_to_host(self, source: Any, destination: Any, non_blocking: bool) -> None:
+        destination.copy_(source, non_blocking=non_blocking)
+
+    def to_host_nonblocking(self, source: Any) -> Any:
+        return source.to("cpu", non_blocking=True)
+
+    def set_threads(self, count: int) -> int | None:
+        import torch
+
+        previous = torch.get_num_threads()
+        torch.set_num_threads(count)
+        return previous

@@ -1,0 +1,69 @@
+"""Memory of one run: host RSS peak (polled), USS delta, and the framework's device figures.
+
+Run-ahead costs memory while the run is in flight, not after it, so the host
+RSS is polled from a thread during the run; USS (what freeing the process
+would return) is read before and after, as it is too slow to poll.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+import psutil
+
+from asyncbench.backends.base import Backend
+from asyncbench.model import Memory
+
+# Fine enough to catch a minibatch's worth of run-ahead, coarse enough not to steal a core.
+POLL_INTERVAL_S = 0.002
+
+
+class RssPeak:
+    """Polls this process's RSS in a thread while the `with` block runs; `.peak_bytes` after."""
+
+    def __init__(self, interval_s: float = POLL_INTERVAL_S):
+        self._process = psutil.Process()
+        self._interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, name="asyncbench-rss", daemon=True)
+        self.peak_bytes = self._process.memory_info().rss
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self._interval_s):
+            self.peak_bytes = max(self.peak_bytes, self._process.memory_info().rss)
+
+    def __enter__(self) -> RssPeak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak_bytes = max(self.peak_bytes, self._process.memory_info().rss)
+
+
+def _uss_bytes(process: psutil.Process) -> int | None:
+    try:
+        return process.memory_full_info().uss
+    except (psutil.AccessDenied, AttributeError):  # USS needs /proc/PID/smaps
+        return None
+
+
+def measure_run(backend: Backend, device: str, run: Callable[[], Any], sync: Callable[[], None]) -> Memory:
+    """One synchronized run of `run` with a fresh device peak window; host and device memory."""
+    process = psutil.Process()
+    backend.reset_peak_memory(device)
+    rss_before = process.memory_info().rss
+    uss_before = _uss_bytes(process)
+    with RssPeak() as rss:
+        result = run()
+        sync()
+    del result
+    uss_after = _uss_bytes(process)
+    return Memory(
+        host_rss_bytes=process.memory_info().rss,
+        host_rss_peak_delta_bytes=rss.peak_bytes - rss_before,
+        host_uss_delta_bytes=uss_after - uss_before if uss_after is not None and uss_before is not None else None,
+        **backend.device_memory(device),
+    )
