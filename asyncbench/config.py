@@ -13,6 +13,7 @@ import dataclasses
 import difflib
 import importlib.resources
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -23,7 +24,7 @@ from asyncbench.backends import BACKENDS, DEVICE_PATTERN
 from asyncbench.errors import InputError, read_text
 from asyncbench.model import Settings
 from asyncbench.workloads import WORKLOADS
-from asyncbench.workloads.base import BOOL, FLOAT, INT, SHAPE, STR, Param, Workload
+from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Param, Workload
 
 SETTING_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 TOP_KEYS = ("name", "defaults", "experiments")
@@ -184,6 +185,17 @@ def coerce_param(param: Param, value: Any) -> Any:
         ):
             raise ValueError(f"expected a list of 1 to {MAX_SHAPE_DIMS} positive integers, got {value!r}")
         return list(value)
+    elif param.kind == INTS:
+        if not isinstance(value, list) or not value or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise ValueError(f"expected a non-empty list of integers, got {value!r}")
+        if len(set(value)) != len(value):
+            raise ValueError(f"values must be distinct, got {value!r}")
+        for item in value:
+            if (param.minimum is not None and item < param.minimum) or (param.maximum is not None and item > param.maximum):
+                raise ValueError(f"each value must be within {param.minimum:g}..{param.maximum:g}, got {item!r}")
+        return list(value)
+    if param.pattern and not re.fullmatch(param.pattern, value):
+        raise ValueError(f"expected {param.help}, got {value!r}")
     if param.choices and value not in param.choices:
         raise ValueError(f"expected one of {', '.join(map(str, param.choices))}, got {value!r}{suggestion(value, param.choices)}")
     if param.minimum is not None and value < param.minimum:

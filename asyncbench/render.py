@@ -13,6 +13,7 @@ import csv
 import dataclasses
 import io
 import json
+import re
 from itertools import groupby
 from typing import Any, Iterable, Sequence
 
@@ -69,7 +70,8 @@ def metric_line(result: Result) -> str:
     declared = {m.name: m.unit for m in workload.metrics} if workload else {}
     parts = []
     for name, value in result.metrics.items():
-        unit = declared.get(name, "")
+        # per-variant metrics are declared once with a K placeholder: epoch_s_k1 -> epoch_s_kK
+        unit = declared.get(name, declared.get(re.sub(r"_k\d+$", "_kK", name), ""))
         label = name.removesuffix("_s") if unit == "s" else name
         parts.append(f"{label} {units.quantity(value, unit)}")
     return " · ".join(parts)
@@ -127,7 +129,8 @@ def print_report(report: Report, console: Console) -> None:
                 style = STATUS_STYLE[result.status]
                 console.print(f"  [bold]{result.backend} {result.device}[/]: [{style}]{result.status}[/]: {escape(result.reason or '')}")
             elif result.metrics:
-                console.print(f"  [bold]{result.backend} {result.device}[/]: {escape(metric_line(result))}")
+                on = f" ({escape(result.note)})" if result.note else ""
+                console.print(f"  [bold]{result.backend} {result.device}[/]{on}: {escape(metric_line(result))}")
                 text = reading(result)
                 if text:
                     console.print(f"    [italic]{escape(text)}[/]")
@@ -156,7 +159,8 @@ def markdown(report: Report) -> str:
         for result in results:
             if result.status == OK and result.metrics:
                 text = reading(result)
-                lines.append(f"- **{result.backend} {result.device}**: {metric_line(result)}" + (f" — {text}" if text else ""))
+                on = f" ({result.note})" if result.note else ""
+                lines.append(f"- **{result.backend} {result.device}**{on}: {metric_line(result)}" + (f" — {text}" if text else ""))
         lines.append("")
     lines.append(f"_{SPREAD_NOTE}._")
     return "\n".join(lines) + "\n"

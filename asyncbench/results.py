@@ -74,6 +74,7 @@ def result_to_dict(result: Result) -> dict[str, Any]:
         "variants": {name: _variant_to_dict(v) for name, v in result.variants.items()},
         "metrics": {name: _finite(value) for name, value in result.metrics.items()},
         "checks": [dict(c) for c in result.checks],
+        "note": result.note,
     }
 
 
@@ -164,6 +165,7 @@ def result_from_dict(raw: Mapping[str, Any]) -> Result:
         },
         metrics=raw.get("metrics", {}),
         checks=tuple(raw.get("checks", ())),
+        note=raw.get("note"),
     )
 
 

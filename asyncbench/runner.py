@@ -81,9 +81,11 @@ def run_case(case: Case, backend: Backend, on_progress: Callable[[Progress], Non
     reason = workload.skip_reason(backend, case.device, case.params)
     if reason:
         return _row(case, SKIPPED, reason)
+    prepared, note = None, None
     try:
         with backend.activate(case.device):
             prepared = workload.setup(backend, case.device, case.params)
+            note = prepared.note
             samples = measure(
                 prepared.variants,
                 prepared.sync,
@@ -94,7 +96,7 @@ def run_case(case: Case, backend: Backend, on_progress: Callable[[Progress], Non
             memories = {
                 name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()
             }
-        del prepared
+            problem = prepared.verify() if prepared.verify is not None else None
         variants = {
             name: VariantResult(
                 samples=s,
@@ -106,11 +108,18 @@ def run_case(case: Case, backend: Backend, on_progress: Callable[[Progress], Non
             for name, s in samples.items()
         }
         metrics = workload.compute_metrics(case.params, variants)
+        if prepared.verify is not None:
+            metrics = {**metrics, "verified": 0.0 if problem else 1.0}
     except Exception as exc:  # a failing case is a row; the run goes on
-        return _row(case, ERROR, f"{type(exc).__name__}: {exc}".rstrip(": "))
+        return _row(case, ERROR, f"{type(exc).__name__}: {exc}".rstrip(": "), note=note)
     finally:
+        if prepared is not None and prepared.close is not None:
+            prepared.close()
+        del prepared
         gc.collect()
-    return _row(case, OK, variants=variants, metrics=metrics)
+    if problem:
+        return _row(case, ERROR, f"verification failed: {problem}", variants=variants, metrics=metrics, note=note)
+    return _row(case, OK, variants=variants, metrics=metrics, note=note)
 
 
 def run(

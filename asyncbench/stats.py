@@ -61,3 +61,17 @@ def summarize(values: Sequence[float]) -> Stats:
         ci_high=high,
         n=len(values),
     )
+
+
+def overlap_efficiency(alone_s: Sequence[float], together_s: float) -> float | None:
+    """(ΣT_i − T_all) / (ΣT_i − max T_i): 1 is perfect overlap, 0 fully serialized.
+
+    The one formula every workload uses (EXPERIMENTS.md). Not clipped: noise
+    can push it slightly outside [0, 1]; rendering clips. None when there is
+    nothing that could overlap (one part, or all but one part take no time).
+    """
+    total = sum(alone_s)
+    room = total - max(alone_s)
+    if room <= 0:
+        return None
+    return (total - together_s) / room

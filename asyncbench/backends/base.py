@@ -63,6 +63,8 @@ class Backend(ABC):
     #: dtypes this framework can allocate
     dtypes: tuple[str, ...] = ("float16", "float32", "float64")
 
+    #: whether set_threads can split the CPU between Python threads
+    threads_settable: bool = False
     #: the framework's import name
     module: str = ""
 
@@ -186,6 +188,10 @@ class Backend(ABC):
     def to_host_nonblocking(self, source: Any) -> Any:
         """The chapter's naive `.to('cpu', non_blocking=True)`: new host array, current stream."""
         return self.to_host(source)
+
+    def namespace(self) -> Any | None:
+        """The NumPy-compatible array module (numpy, cupy), or None (torch has its own API)."""
+        return None
 
     def set_threads(self, count: int) -> int | None:
         """Set the framework's CPU intra-op threads; returns the previous count (None: not settable)."""

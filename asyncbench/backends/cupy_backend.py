@@ -82,6 +82,11 @@ class CupyBackend(Backend):
     def ones(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
         return self._cupy().ones(shape, dtype=dtype)
 
+    def namespace(self) -> Any:
+        import cupy
+
+        return cupy
+
     def barrier(self, device: str) -> None:
         self._cupy().cuda.Device(_index(device)).synchronize()
 

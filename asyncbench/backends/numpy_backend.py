@@ -33,6 +33,11 @@ class NumpyBackend(Backend):
 
         return numpy.ones(shape, dtype=dtype)
 
+    def namespace(self) -> Any:
+        import numpy
+
+        return numpy
+
     def barrier(self, device: str) -> None:
         """Nothing to wait for: NumPy ops finish before returning."""
 

@@ -30,6 +30,7 @@ class TorchBackend(Backend):
     module = "torch"
     distributions = ("torch",)
     dtypes = ("float16", "bfloat16", "float32", "float64")
+    threads_settable = True
 
     def probe(self) -> tuple[DeviceStatus, ...]:
         import torch

@@ -10,7 +10,7 @@ mean. Workload modules import no framework at module level.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from asyncbench.backends.base import Backend
@@ -21,7 +21,8 @@ FLOAT = "float"
 BOOL = "bool"
 STR = "str"
 SHAPE = "shape"  # a list of positive ints
-PARAM_KINDS = (INT, FLOAT, BOOL, STR, SHAPE)
+INTS = "ints"  # a non-empty list of ints within the param's bounds
+PARAM_KINDS = (INT, FLOAT, BOOL, STR, SHAPE, INTS)
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Param:
     choices: tuple[Any, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
+    pattern: str | None = None  # a regular expression a STR value must match
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,12 @@ class Prepared:
 
     variants: dict[str, Callable[[], Any]]
     sync: Callable[[], None]
-    keep_alive: list[Any] = field(default_factory=list)
+    #: after timing: None if the results are right, else what is wrong (an error row)
+    verify: Callable[[], str | None] | None = None
+    #: releases what setup took (thread pools, thread counts); always called
+    close: Callable[[], None] | None = None
+    #: what the case really ran on, when the device name alone does not say it
+    note: str | None = None
 
 
 class Workload(ABC):

@@ -1,0 +1,169 @@
+"""multi_device: the same work on two devices, alone and together without a sync in between.
+
+The automatic-parallelism chapter: `n_iter` products of a size×size matrix on
+each device alone (synchronized), then issued on both before one sync. The
+pair is the case's device plus a `partner`:
+- two GPUs (`cuda:N`, the next GPU by default when there is one);
+- a GPU plus the CPU (`cpu`; torch only): the GPU work is issued first, then
+  the CPU work runs on the calling thread, then the GPU is synchronized — the
+  reverse order would serialize them;
+- two streams on one GPU (`stream`; cupy's default partner on one GPU);
+- on the CPU alone: two threads with half the cores each (torch only).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+from typing import Any, Callable, Mapping
+
+from asyncbench import stats, units
+from asyncbench.backends.base import Backend
+from asyncbench.model import VariantResult
+from asyncbench.workloads.base import INT, STR, Metric, Param, Prepared, Workload
+
+FIRST, SECOND, TOGETHER = "first", "second", "together"
+
+# Below this efficiency the two parts effectively ran one after the other.
+OVERLAP_NOTICEABLE = 0.2
+
+
+def _cuda_count(backend: Backend) -> int:
+    return sum(1 for s in backend.probe() if s.available and s.device.startswith("cuda"))
+
+
+def partner_for(backend: Backend, device: str, partner: str) -> str:
+    """The concrete partner: a device name, 'stream', or 'threads' (two CPU threads)."""
+    if device == "cpu":
+        return "threads"
+    if partner != "auto":
+        return partner
+    count = _cuda_count(backend)
+    if count > 1:
+        index = int(device.split(":")[1])
+        return f"cuda:{(index + 1) % count}"
+    return "cpu" if backend.name == "torch" else "stream"
+
+
+class MultiDevice(Workload):
+    name = "multi_device"
+    summary = "the same products on two devices (GPUs, GPU+CPU, two streams, two CPU thread groups) alone vs together"
+    params = (
+        Param("size", INT, 4000, "matrix side", quick=384, minimum=1, maximum=65536),
+        Param("n_iter", INT, 50, "products per device per sample", quick=4, minimum=1, maximum=100_000),
+        Param("partner", STR, "auto", "auto, cpu, stream or cuda:N", pattern=r"auto|cpu|stream|cuda:\d+"),
+        Param("dtype", STR, "float32", "element type", choices=("float16", "bfloat16", "float32", "float64")),
+    )
+    variants = (FIRST, SECOND, TOGETHER)
+    metrics = (
+        Metric("parallel_speedup", "x", "(T_first + T_second) / T_together"),
+        Metric("overlap_efficiency", "", "(ΣT_i − T_together) / (ΣT_i − max T_i); 1 = perfect"),
+    )
+
+    def skip_reason(self, backend: Backend, device: str, params: Mapping[str, Any]) -> str | None:
+        partner = partner_for(backend, device, params["partner"])
+        if partner == "threads" and not backend.threads_settable:
+            return f"{backend.name} cannot give each thread its own share of the cores (use torch)"
+        if partner == "cpu" and backend.name != "torch":
+            return f"{backend.name} cannot compute on the CPU; use partner: stream or a second GPU"
+        if partner == device:
+            return f"partner {partner} is the case's own device; pick another (or stream)"
+        if partner.startswith("cuda:") and int(partner.split(":")[1]) >= _cuda_count(backend):
+            return f"partner {partner} not present ({_cuda_count(backend)} CUDA device(s) visible)"
+        return super().skip_reason(backend, device, params)
+
+    def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
+        size, n_iter, dtype = params["size"], params["n_iter"], params["dtype"]
+        partner = partner_for(backend, device, params["partner"])
+        if partner == "threads":
+            return self._threads(backend, size, n_iter, dtype)
+
+        def products(x: Any) -> Callable[[], Any]:
+            return lambda: [x @ x for _ in range(n_iter)]
+
+        first = products(backend.random((size, size), dtype, device)())
+        if partner == "stream":
+            side = backend.new_stream(device)
+            second_input = backend.random((size, size), dtype, device)()
+
+            def second() -> Any:
+                backend.fork(device, [side])
+                with backend.on_stream(side):
+                    result = [second_input @ second_input for _ in range(n_iter)]
+                backend.join(device, [side])
+                return result
+
+            note, sync = f"two streams on {device}", lambda: backend.barrier(device)
+        else:
+            with backend.activate(partner):
+                second_on_partner = products(backend.random((size, size), dtype, partner)())
+
+            def second() -> Any:
+                with backend.activate(partner):
+                    return second_on_partner()
+
+            note = f"{device} + {partner}, {device} work issued first"
+
+            def sync() -> None:
+                backend.barrier(device)
+                backend.barrier(partner)
+
+        sync()
+
+        def together() -> Any:
+            return first(), second()  # first is issued (returns at once on a GPU) before second starts
+
+        return Prepared(variants={FIRST: first, SECOND: second, TOGETHER: together}, sync=sync, note=note)
+
+    def _threads(self, backend: Backend, size: int, n_iter: int, dtype: str) -> Prepared:
+        """Two CPU threads, each with half the cores (the framework's threads set before the pool starts)."""
+        cores = _cpu_cores()
+        per_thread = max(1, cores // 2)
+        previous = backend.set_threads(per_thread)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="asyncbench-cpu")
+        inputs = [backend.random((size, size), dtype, "cpu")() for _ in range(2)]
+
+        def work(x: Any) -> Any:
+            return [x @ x for _ in range(n_iter)]
+
+        def alone(index: int) -> Callable[[], Any]:
+            return lambda: pool.submit(work, inputs[index]).result()
+
+        def together() -> Any:
+            futures = [pool.submit(work, x) for x in inputs]
+            return [f.result() for f in futures]
+
+        def close() -> None:
+            pool.shutdown(wait=True)
+            if previous is not None:
+                backend.set_threads(previous)
+
+        return Prepared(
+            variants={FIRST: alone(0), SECOND: alone(1), TOGETHER: together},
+            sync=lambda: None,
+            close=close,
+            note=f"2 threads × {per_thread} of {cores} cores",
+        )
+
+    def compute_metrics(
+        self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]
+    ) -> dict[str, float | None]:
+        alone = [variants[FIRST].done_s.median, variants[SECOND].done_s.median]
+        together = variants[TOGETHER].done_s.median
+        return {
+            "parallel_speedup": sum(alone) / together if together > 0 else None,
+            "overlap_efficiency": stats.overlap_efficiency(alone, together),
+        }
+
+    def reading(self, metrics: Mapping[str, float | None], device: str) -> str:
+        efficiency = metrics.get("overlap_efficiency")
+        if efficiency is None:
+            return ""
+        speedup = units.ratio(metrics.get("parallel_speedup"))
+        if efficiency >= OVERLAP_NOTICEABLE:
+            return f"the two ran at once: together takes 1/{speedup} of alone+alone ({efficiency:.0%} overlap)"
+        return f"the two did not run at once ({efficiency:.0%} overlap, {speedup}): they compete for the same resource"
+
+
+def _cpu_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -1,0 +1,103 @@
+"""small_ops: when single ops are small, running independent ones side by side pays.
+
+The chapter's exercise: `n_tasks` independent tasks of `ops_per_task` small
+matrix products each, run one task after another (`serial`) or spread
+round-robin over `workers` streams on a GPU or threads on a CPU (`parallel`).
+A small op leaves most of a GPU or a CPU idle, so parallel tasks can fill it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from typing import Any, Mapping
+
+from asyncbench import stats, units
+from asyncbench.backends.base import Backend
+from asyncbench.model import VariantResult
+from asyncbench.workloads.base import INT, STR, Metric, Param, Prepared, Workload
+
+SERIAL, PARALLEL = "serial", "parallel"
+
+# Below this the parallel version is not meaningfully faster.
+SPEEDUP_NOTICEABLE = 1.1
+
+
+class SmallOps(Workload):
+    name = "small_ops"
+    summary = "independent small matrix products: serial vs spread over streams (GPU) or threads (CPU)"
+    params = (
+        Param("size", INT, 64, "matrix side", minimum=1, maximum=65536),
+        Param("n_tasks", INT, 8, "independent tasks", minimum=1, maximum=10_000),
+        Param("ops_per_task", INT, 100, "products per task", quick=20, minimum=1, maximum=1_000_000),
+        Param("workers", INT, 2, "streams (GPU) or threads (CPU)", minimum=1, maximum=256),
+        Param("dtype", STR, "float32", "element type", choices=("float16", "bfloat16", "float32", "float64")),
+    )
+    variants = (SERIAL, PARALLEL)
+    metrics = (
+        Metric("speedup", "x", "serial / parallel done time"),
+        Metric("overlap_efficiency", "", "(T_serial − T_parallel) / (T_serial − T_serial/workers); 1 = perfect"),
+    )
+
+    def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
+        size, n_tasks, ops, workers = params["size"], params["n_tasks"], params["ops_per_task"], params["workers"]
+        make_random = backend.random((size, size), params["dtype"], device)
+        inputs = [make_random() for _ in range(n_tasks)]
+        backend.barrier(device)
+
+        def task(x: Any) -> Any:
+            for _ in range(ops):
+                y = x @ x
+            return y
+
+        def run_serial() -> Any:
+            return [task(x) for x in inputs]
+
+        if backend.is_asynchronous(device):
+            streams = [backend.new_stream(device) for _ in range(workers)]
+
+            def run_parallel() -> Any:
+                backend.fork(device, streams)
+                results = []
+                for index, x in enumerate(inputs):
+                    with backend.on_stream(streams[index % workers]):
+                        results.append(task(x))
+                backend.join(device, streams)
+                return results
+
+            return Prepared(
+                variants={SERIAL: run_serial, PARALLEL: run_parallel},
+                sync=lambda: backend.barrier(device),
+                note=f"{workers} streams",
+            )
+
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="asyncbench-task")
+
+        def run_threads() -> Any:
+            return [f.result() for f in [pool.submit(task, x) for x in inputs]]
+
+        return Prepared(
+            variants={SERIAL: run_serial, PARALLEL: run_threads},
+            sync=lambda: backend.barrier(device),
+            close=lambda: pool.shutdown(wait=True),
+            note=f"{workers} threads",
+        )
+
+    def compute_metrics(
+        self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]
+    ) -> dict[str, float | None]:
+        serial, parallel = variants[SERIAL].done_s.median, variants[PARALLEL].done_s.median
+        n_tasks, workers = params["n_tasks"], params["workers"]
+        # each worker's share of the serial time: its round-robin share of the tasks
+        shares = [len(range(w, n_tasks, workers)) / n_tasks * serial for w in range(min(workers, n_tasks))]
+        return {
+            "speedup": serial / parallel if parallel > 0 else None,
+            "overlap_efficiency": stats.overlap_efficiency(shares, parallel),
+        }
+
+    def reading(self, metrics: Mapping[str, float | None], device: str) -> str:
+        speedup = metrics.get("speedup")
+        if speedup is None:
+            return ""
+        if speedup >= SPEEDUP_NOTICEABLE:
+            return f"independent small ops ran side by side: {units.ratio(speedup)} faster than one after another"
+        return f"no gain from running them side by side ({units.ratio(speedup)}): each op already fills the device, or the frontend is the bottleneck"

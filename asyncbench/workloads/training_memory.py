@@ -1,0 +1,164 @@
+"""training_memory: running ahead costs memory — an MLP trained with and without barriers.
+
+The Portuguese and Korean chapters: an MLP 512→2048→512→1 (ReLU), L2 loss,
+SGD, `n_batches` minibatches of `batch_size` random rows generated on the
+device. Variant `sync_every=k` waits for the loss value every k minibatches
+(1: every one; 0: never; 2: "b_t finishes before b_{t+2} starts").
+Per variant: epoch time, host RSS peak and USS deltas against the process
+after warm-up, and the device's peak/reserved memory (torch) or memory-pool
+used/total (cupy). PyTorch is expected to stay near-flat either way
+(refcounting frees intermediates; the launch queue bounds run-ahead) — the
+point is to measure it, not assume it. torch trains with autograd; numpy and
+cupy run the same network with hand-written gradients.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Mapping
+
+from asyncbench import units
+from asyncbench.backends.base import Backend
+from asyncbench.model import VariantResult
+from asyncbench.workloads.base import INT, INTS, STR, Metric, Param, Prepared, Workload
+
+FEATURES, HIDDEN_1, HIDDEN_2 = 512, 2048, 512
+LEARNING_RATE = 0.005  # the chapter's SGD rate
+MIB = 2**20
+
+
+def variant_name(every: int) -> str:
+    return f"sync_every={every}"
+
+
+def _torch_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batches: int) -> Callable[[int], Any]:
+    import torch
+    from torch import nn
+
+    torch_dtype = getattr(torch, dtype)
+    net = nn.Sequential(
+        nn.Linear(FEATURES, HIDDEN_1), nn.ReLU(), nn.Linear(HIDDEN_1, HIDDEN_2), nn.ReLU(), nn.Linear(HIDDEN_2, 1)
+    ).to(device=device, dtype=torch_dtype)
+    optimizer = torch.optim.SGD(net.parameters(), lr=LEARNING_RATE)
+    loss_fn = nn.MSELoss()
+    make_batch = backend.random((batch, FEATURES), dtype, device)
+    target = torch.ones(batch, 1, device=device, dtype=torch_dtype)
+
+    def epoch(every: int) -> Any:
+        for step in range(1, n_batches + 1):
+            loss = loss_fn(net(make_batch()), target)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            if every and step % every == 0:
+                loss.item()
+        return loss
+
+    return epoch
+
+
+def _array_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batches: int) -> Callable[[int], Any]:
+    """The same MLP with explicit backpropagation, for NumPy-compatible array modules."""
+    xp = backend.namespace()
+    sizes = [(FEATURES, HIDDEN_1), (HIDDEN_1, HIDDEN_2), (HIDDEN_2, 1)]
+    weights = [(backend.random(s, dtype, device)() * math.sqrt(2 / s[0])).astype(dtype) for s in sizes]
+    biases = [xp.zeros(s[1], dtype=dtype) for s in sizes]
+    make_batch = backend.random((batch, FEATURES), dtype, device)
+    target = xp.ones((batch, 1), dtype=dtype)
+
+    def step_once() -> Any:
+        x = make_batch()
+        h1 = x @ weights[0] + biases[0]
+        a1 = xp.maximum(h1, 0)
+        h2 = a1 @ weights[1] + biases[1]
+        a2 = xp.maximum(h2, 0)
+        error = a2 @ weights[2] + biases[2] - target
+        loss = (error * error).mean()
+        d_out = error * (2 / batch)
+        d_h2 = (d_out @ weights[2].T) * (h2 > 0)
+        d_h1 = (d_h2 @ weights[1].T) * (h1 > 0)
+        for layer, (inputs, grad) in enumerate(((x, d_h1), (a1, d_h2), (a2, d_out))):
+            weights[layer] -= LEARNING_RATE * (inputs.T @ grad)
+            biases[layer] -= LEARNING_RATE * grad.sum(axis=0)
+        return loss
+
+    def epoch(every: int) -> Any:
+        for step in range(1, n_batches + 1):
+            loss = step_once()
+            if every and step % every == 0:
+                loss.item()
+        return loss
+
+    return epoch
+
+
+class TrainingMemory(Workload):
+    name = "training_memory"
+    summary = "MLP training with a loss barrier every k minibatches: epoch time and host/device memory per k"
+    params = (
+        Param("n_batches", INT, 150, "minibatches per epoch (one sample)", quick=10, minimum=1, maximum=1_000_000),
+        Param("batch_size", INT, 1024, "rows per minibatch", quick=128, minimum=1, maximum=1_000_000),
+        Param("sync_every", INTS, [1, 0], "wait for the loss every k minibatches; 0 = never", minimum=0, maximum=1_000_000),
+        Param("dtype", STR, "float32", "element type", choices=("float16", "bfloat16", "float32", "float64")),
+    )
+    variants = ("sync_every=K (one per sync_every value)",)
+    metrics = (
+        Metric("epoch_s_kK", "s", "epoch time with a barrier every K minibatches"),
+        Metric("host_rss_delta_mb_kK", "MiB", "host RSS peak during the epoch − before it"),
+        Metric("host_uss_delta_mb_kK", "MiB", "host USS after the epoch − before it"),
+        Metric("device_peak_mb_kK", "MiB", "torch: peak device memory allocated during the epoch"),
+        Metric("device_reserved_mb_kK", "MiB", "torch: device memory reserved by the caching allocator"),
+        Metric("pool_used_mb_kK", "MiB", "cupy: memory pool bytes in use after the epoch"),
+        Metric("pool_total_mb_kK", "MiB", "cupy: memory pool bytes held after the epoch"),
+    )
+
+    def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
+        build = _torch_epoch if backend.namespace() is None else _array_epoch
+        epoch = build(backend, device, params["dtype"], params["batch_size"], params["n_batches"])
+        backend.barrier(device)
+
+        def variant(every: int) -> Callable[[], Any]:
+            return lambda: epoch(every)
+
+        return Prepared(
+            variants={variant_name(k): variant(k) for k in params["sync_every"]},
+            sync=lambda: backend.barrier(device),
+        )
+
+    def compute_metrics(
+        self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]
+    ) -> dict[str, float | None]:
+        metrics: dict[str, float | None] = {}
+        for every in params["sync_every"]:
+            measured = variants[variant_name(every)]
+            memory = measured.memory
+            figures = {
+                "epoch_s": measured.done_s.median,
+                "host_rss_delta_mb": _mib(memory.host_rss_peak_delta_bytes),
+                "host_uss_delta_mb": _mib(memory.host_uss_delta_bytes),
+                "device_peak_mb": _mib(memory.device_peak_bytes),
+                "device_reserved_mb": _mib(memory.device_reserved_bytes),
+                "pool_used_mb": _mib(memory.device_pool_used_bytes),
+                "pool_total_mb": _mib(memory.device_pool_total_bytes),
+            }
+            metrics.update({f"{name}_k{every}": value for name, value in figures.items() if value is not None})
+        return metrics
+
+    def reading(self, metrics: Mapping[str, float | None], device: str) -> str:
+        ks = sorted({int(name.rsplit("_k", 1)[1]) for name in metrics if name.startswith("epoch_s_k")})
+        if len(ks) < 2:
+            return ""
+        memory_key = next(
+            (m for m in ("device_peak_mb", "pool_used_mb", "host_rss_delta_mb") if f"{m}_k{ks[0]}" in metrics), None
+        )
+        parts = []
+        for k in ks:
+            text = f"k={k}: {units.seconds(metrics[f'epoch_s_k{k}'])}"
+            if memory_key:
+                text += f", {metrics[f'{memory_key}_k{k}']:.3g} MiB {memory_key.removesuffix('_mb').replace('_', ' ')}"
+            parts.append(text)
+        return "per epoch — " + "; ".join(parts)
+
+
+def _mib(value: int | None) -> float | None:
+    return None if value is None else value / MIB

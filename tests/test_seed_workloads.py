@@ -1,0 +1,190 @@
+"""The chapters' other experiments on the real frameworks: metrics, skip rules, honest CPU results."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from asyncbench import config, runner, stats
+from asyncbench.backends import get_backend
+from asyncbench.model import ERROR, OK, SKIPPED, Settings
+from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads.multi_device import partner_for
+
+QUICK = Settings(warmup=1, min_samples=3, max_samples=5, max_time_s=1.0, max_rel_noise=0.05)
+
+
+def run_one(workload: str, backend: str, device: str, **params) -> runner.Result:
+    experiment = config.Experiment(
+        name=workload,
+        workload=workload,
+        backends=(backend,),
+        devices=(device,),
+        params={**WORKLOADS[workload].defaults(quick=True), **params},
+        settings=QUICK,
+    )
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)))
+    return result
+
+
+def ok(result: runner.Result) -> runner.Result:
+    assert result.status == OK, result.reason
+    return result
+
+
+def test_overlap_efficiency_is_one_formula():
+    assert stats.overlap_efficiency([2.0, 1.0], 2.0) == 1.0  # the shorter part fully hidden
+    assert stats.overlap_efficiency([2.0, 1.0], 3.0) == 0.0  # fully serialized
+    assert stats.overlap_efficiency([1.0, 1.0, 1.0], 2.0) == 0.5
+    assert stats.overlap_efficiency([1.0], 1.0) is None
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_barrier_on_cpu_both_waits_cost_the_same(backend):
+    result = ok(run_one("barrier", backend, "cpu", size=128, background_ops=4))
+    m = result.metrics
+    assert set(m) == {"waitall_s", "wait_one_s", "saved_fraction"}
+    assert m["saved_fraction"] == pytest.approx(1 - m["wait_one_s"] / m["waitall_s"])
+    assert abs(m["saved_fraction"]) < 0.5  # nothing in flight on a CPU: no large saving
+    assert WORKLOADS["barrier"].reading(m, "cpu")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_conversion_has_every_slowdown_and_prints_nothing(backend, capsys):
+    result = ok(run_one("conversion", backend, "cpu", size=64, n_iter=4))
+    m = result.metrics
+    for kind in ("item", "numpy", "print"):
+        assert m[f"slowdown_{kind}"] > 0
+        assert f"{kind}_cost_s" in m
+    assert set(result.variants) == {"none", "item", "numpy", "print"}
+    assert capsys.readouterr().out == ""  # print went to the null sink
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_copy_overlap_skips_on_cpu_with_the_reason(backend):
+    result = run_one("copy_overlap", backend, "cpu")
+    assert result.status == SKIPPED and "copy engine" in result.reason
+
+
+def test_copy_overlap_verification_failure_is_an_error_row(monkeypatch, fake_backend):
+    """The runner's verify contract, driven by a fake backend: a mismatch is an error, with verified 0."""
+    from asyncbench.workloads.base import Prepared
+
+    workload = WORKLOADS["small_ops"]
+    real_setup = workload.setup
+
+    def setup_with_bad_verify(backend, device, params):
+        prepared = real_setup(backend, device, params)
+        return Prepared(prepared.variants, prepared.sync, verify=lambda: "3 of 8 copied results differ", close=prepared.close)
+
+    monkeypatch.setattr(workload, "setup", setup_with_bad_verify)
+    result = run_one("small_ops", "torch", "cpu", size=8, n_tasks=2, ops_per_task=2)
+    assert result.status == ERROR and result.reason == "verification failed: 3 of 8 copied results differ"
+    assert result.metrics["verified"] == 0.0 and result.variants
+
+
+def test_multi_device_on_cpu_uses_two_threads_and_restores_threads():
+    import torch
+
+    before = torch.get_num_threads()
+    result = ok(run_one("multi_device", "torch", "cpu", size=128, n_iter=3))
+    assert torch.get_num_threads() == before
+    assert set(result.variants) == {"first", "second", "together"}
+    assert "2 threads" in result.note
+    m = result.metrics
+    alone = [result.variants["first"].done_s.median, result.variants["second"].done_s.median]
+    assert m["parallel_speedup"] == pytest.approx(sum(alone) / result.variants["together"].done_s.median)
+    assert m["overlap_efficiency"] == pytest.approx(stats.overlap_efficiency(alone, result.variants["together"].done_s.median))
+
+
+def test_multi_device_skip_rules():
+    numpy, torch = get_backend("numpy"), get_backend("torch")
+    multi = WORKLOADS["multi_device"]
+    params = multi.defaults()
+    assert "cannot give each thread" in multi.skip_reason(numpy, "cpu", params)
+    assert partner_for(torch, "cpu", "auto") == "threads"
+    assert partner_for(get_backend("cupy"), "cuda:0", "stream") == "stream"
+    assert "not present" in multi.skip_reason(torch, "cuda:0", {**params, "partner": "cuda:7"})
+    assert "own device" in multi.skip_reason(torch, "cuda:0", {**params, "partner": "cuda:0"})
+
+
+def test_multi_device_partner_is_validated_at_load_time():
+    with pytest.raises(config.ConfigError, match="partner"):
+        config.loads("experiments:\n  - workload: multi_device\n    params: {partner: gpu1}\n", source="t.yaml")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_training_memory_reports_memory_per_sync_every(backend):
+    result = ok(run_one("training_memory", backend, "cpu", n_batches=3, batch_size=16, sync_every=[1, 2, 0]))
+    assert set(result.variants) == {"sync_every=1", "sync_every=2", "sync_every=0"}
+    for k in (1, 2, 0):
+        assert result.metrics[f"epoch_s_k{k}"] > 0
+        assert f"host_rss_delta_mb_k{k}" in result.metrics
+        assert result.variants[f"sync_every={k}"].memory.host_rss_peak_delta_bytes is not None
+    assert "device_peak_mb_k1" not in result.metrics  # no device memory on a CPU
+
+
+def test_training_memory_learns():
+    """Both implementations train the same MLP: the loss falls over an epoch."""
+    for backend_name in ("numpy", "torch"):
+        backend = get_backend(backend_name)
+        params = {"n_batches": 1, "batch_size": 64, "sync_every": [1], "dtype": "float32"}
+        step = WORKLOADS["training_memory"].setup(backend, "cpu", params).variants["sync_every=1"]
+
+        def loss() -> float:
+            value = step()
+            return float(value.detach() if hasattr(value, "detach") else value)
+
+        first = loss()
+        later = [loss() for _ in range(40)]
+        assert sum(later[-10:]) / 10 < first / 2, backend_name
+
+
+def test_sync_every_must_be_distinct_non_negative():
+    for bad in ("[1, 1]", "[-1]", "[]"):
+        with pytest.raises(config.ConfigError, match="sync_every"):
+            config.loads(f"experiments:\n  - workload: training_memory\n    params: {{sync_every: {bad}}}\n", source="t.yaml")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_small_ops_serial_vs_threads(backend):
+    result = ok(run_one("small_ops", backend, "cpu", size=32, n_tasks=4, ops_per_task=10))
+    m = result.metrics
+    assert m["speedup"] == pytest.approx(result.variants["serial"].done_s.median / result.variants["parallel"].done_s.median)
+    assert "overlap_efficiency" in m and "2 threads" in result.note
+
+
+def test_every_workload_is_in_the_default_suite_and_listed():
+    assert {e.workload for e in config.default_suite().experiments} == set(WORKLOADS)
+    for workload in WORKLOADS.values():
+        assert workload.summary and workload.params and workload.variants and workload.metrics
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("backend", ["torch", "cupy"])
+def test_copy_overlap_overlaps_and_verifies_on_a_gpu(backend):
+    if backend == "cupy" and importlib.util.find_spec("cupy") is None:
+        pytest.skip("cupy not installed")
+    result = ok(run_one("copy_overlap", backend, "cuda:0", size=2048, n_matrices=16))
+    assert result.metrics["verified"] == 1.0
+    assert result.metrics["overlap_efficiency"] > 0.3
+    assert result.metrics["copy_gbps"] > 1
+
+
+@pytest.mark.gpu
+def test_barrier_wait_one_returns_earlier_on_a_gpu():
+    result = ok(run_one("barrier", "torch", "cuda:0", size=2048, background_ops=20))
+    assert result.metrics["saved_fraction"] > 0.3
+
+
+@pytest.mark.gpu
+def test_gpu_plus_cpu_run_at_once():
+    result = ok(run_one("multi_device", "torch", "cuda:0", size=1024, n_iter=4, partner="cpu"))
+    assert "cpu" in result.note and result.metrics["overlap_efficiency"] > 0.3
+
+
+@pytest.mark.gpu
+def test_training_memory_reports_device_memory_on_a_gpu():
+    result = ok(run_one("training_memory", "torch", "cuda:0", n_batches=20, batch_size=256))
+    assert result.metrics["device_peak_mb_k1"] > 0 and result.metrics["device_reserved_mb_k0"] > 0
