@@ -7,7 +7,27 @@ from typing import Any, Callable
 
 import pytest
 
+from asyncbench import config, runner
 from asyncbench.backends.base import Backend, DeviceStatus
+from asyncbench.model import Result, Settings
+from asyncbench.workloads import WORKLOADS
+
+#: few short samples: these tests check behaviour, not speed
+QUICK = Settings(warmup=1, min_samples=3, max_samples=5, max_time_s=1.0, max_rel_noise=0.05)
+
+
+def run_workload(workload: str, backend: str, device: str, **params: Any) -> Result:
+    """One case of a real workload through the runner, with quick sizes unless `params` say otherwise."""
+    experiment = config.Experiment(
+        name=workload,
+        workload=workload,
+        backends=(backend,),
+        devices=(device,),
+        params={**WORKLOADS[workload].defaults(quick=True), **params},
+        settings=QUICK,
+    )
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)))
+    return result
 
 
 def _cuda_available() -> bool:

@@ -6,27 +6,13 @@ import importlib.util
 
 import pytest
 
+from conftest import run_workload
+
 from asyncbench import config, runner, stats
 from asyncbench.backends import get_backend
-from asyncbench.model import ERROR, OK, SKIPPED, Settings
+from asyncbench.model import ERROR, OK, SKIPPED
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.multi_device import partner_for
-
-QUICK = Settings(warmup=1, min_samples=3, max_samples=5, max_time_s=1.0, max_rel_noise=0.05)
-
-
-def run_one(workload: str, backend: str, device: str, **params) -> runner.Result:
-    experiment = config.Experiment(
-        name=workload,
-        workload=workload,
-        backends=(backend,),
-        devices=(device,),
-        params={**WORKLOADS[workload].defaults(quick=True), **params},
-        settings=QUICK,
-    )
-    (result,) = runner.run(config.Config("t", "<t>", (experiment,)))
-    return result
-
 
 def ok(result: runner.Result) -> runner.Result:
     assert result.status == OK, result.reason
@@ -42,7 +28,7 @@ def test_overlap_efficiency_is_one_formula():
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_barrier_on_cpu_both_waits_cost_the_same(backend):
-    result = ok(run_one("barrier", backend, "cpu", size=128, background_ops=4))
+    result = ok(run_workload("barrier", backend, "cpu", size=128, background_ops=4))
     m = result.metrics
     assert set(m) == {"waitall_s", "wait_one_s", "saved_fraction"}
     assert m["saved_fraction"] == pytest.approx(1 - m["wait_one_s"] / m["waitall_s"])
@@ -52,7 +38,7 @@ def test_barrier_on_cpu_both_waits_cost_the_same(backend):
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_conversion_has_every_slowdown_and_prints_nothing(backend, capsys):
-    result = ok(run_one("conversion", backend, "cpu", size=64, n_iter=4))
+    result = ok(run_workload("conversion", backend, "cpu", size=64, n_iter=4))
     m = result.metrics
     for kind in ("item", "numpy", "print"):
         assert m[f"slowdown_{kind}"] > 0
@@ -63,7 +49,7 @@ def test_conversion_has_every_slowdown_and_prints_nothing(backend, capsys):
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_copy_overlap_skips_on_cpu_with_the_reason(backend):
-    result = run_one("copy_overlap", backend, "cpu")
+    result = run_workload("copy_overlap", backend, "cpu")
     assert result.status == SKIPPED and "copy engine" in result.reason
 
 
@@ -79,7 +65,7 @@ def test_copy_overlap_verification_failure_is_an_error_row(monkeypatch, fake_bac
         return Prepared(prepared.variants, prepared.sync, verify=lambda: "3 of 8 copied results differ", close=prepared.close)
 
     monkeypatch.setattr(workload, "setup", setup_with_bad_verify)
-    result = run_one("small_ops", "torch", "cpu", size=8, n_tasks=2, ops_per_task=2)
+    result = run_workload("small_ops", "torch", "cpu", size=8, n_tasks=2, ops_per_task=2)
     assert result.status == ERROR and result.reason == "verification failed: 3 of 8 copied results differ"
     assert result.metrics["verified"] == 0.0 and result.variants
 
@@ -88,7 +74,7 @@ def test_multi_device_on_cpu_uses_two_threads_and_restores_threads():
     import torch
 
     before = torch.get_num_threads()
-    result = ok(run_one("multi_device", "torch", "cpu", size=128, n_iter=3))
+    result = ok(run_workload("multi_device", "torch", "cpu", size=128, n_iter=3))
     assert torch.get_num_threads() == before
     assert set(result.variants) == {"first", "second", "together"}
     assert "2 threads" in result.note
@@ -116,7 +102,7 @@ def test_multi_device_partner_is_validated_at_load_time():
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_training_memory_reports_memory_per_sync_every(backend):
-    result = ok(run_one("training_memory", backend, "cpu", n_batches=3, batch_size=16, sync_every=[1, 2, 0]))
+    result = ok(run_workload("training_memory", backend, "cpu", n_batches=3, batch_size=16, sync_every=[1, 2, 0]))
     assert set(result.variants) == {"sync_every=1", "sync_every=2", "sync_every=0"}
     for k in (1, 2, 0):
         assert result.metrics[f"epoch_s_k{k}"] > 0
@@ -149,7 +135,7 @@ def test_sync_every_must_be_distinct_non_negative():
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_small_ops_serial_vs_threads(backend):
-    result = ok(run_one("small_ops", backend, "cpu", size=32, n_tasks=4, ops_per_task=10))
+    result = ok(run_workload("small_ops", backend, "cpu", size=32, n_tasks=4, ops_per_task=10))
     m = result.metrics
     assert m["speedup"] == pytest.approx(result.variants["serial"].done_s.median / result.variants["parallel"].done_s.median)
     assert "overlap_efficiency" in m and "2 threads" in result.note
@@ -166,7 +152,7 @@ def test_every_workload_is_in_the_default_suite_and_listed():
 def test_copy_overlap_overlaps_and_verifies_on_a_gpu(backend):
     if backend == "cupy" and importlib.util.find_spec("cupy") is None:
         pytest.skip("cupy not installed")
-    result = ok(run_one("copy_overlap", backend, "cuda:0", size=2048, n_matrices=16))
+    result = ok(run_workload("copy_overlap", backend, "cuda:0", size=2048, n_matrices=16))
     assert result.metrics["verified"] == 1.0
     assert result.metrics["overlap_efficiency"] > 0.3
     assert result.metrics["copy_gbps"] > 1
@@ -174,17 +160,17 @@ def test_copy_overlap_overlaps_and_verifies_on_a_gpu(backend):
 
 @pytest.mark.gpu
 def test_barrier_wait_one_returns_earlier_on_a_gpu():
-    result = ok(run_one("barrier", "torch", "cuda:0", size=2048, background_ops=20))
+    result = ok(run_workload("barrier", "torch", "cuda:0", size=2048, background_ops=20))
     assert result.metrics["saved_fraction"] > 0.3
 
 
 @pytest.mark.gpu
 def test_gpu_plus_cpu_run_at_once():
-    result = ok(run_one("multi_device", "torch", "cuda:0", size=1024, n_iter=4, partner="cpu"))
+    result = ok(run_workload("multi_device", "torch", "cuda:0", size=1024, n_iter=4, partner="cpu"))
     assert "cpu" in result.note and result.metrics["overlap_efficiency"] > 0.3
 
 
 @pytest.mark.gpu
 def test_training_memory_reports_device_memory_on_a_gpu():
-    result = ok(run_one("training_memory", "torch", "cuda:0", n_batches=20, batch_size=256))
+    result = ok(run_workload("training_memory", "torch", "cuda:0", n_batches=20, batch_size=256))
     assert result.metrics["device_peak_mb_k1"] > 0 and result.metrics["device_reserved_mb_k0"] > 0

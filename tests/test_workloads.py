@@ -6,33 +6,19 @@ import importlib.util
 
 import pytest
 
-from asyncbench import config, runner
+from conftest import run_workload
+
 from asyncbench.backends import get_backend
-from asyncbench.model import OK, Memory, Samples, Settings, VariantResult
+from asyncbench.model import OK, Memory, Samples, VariantResult
 from asyncbench.stats import summarize
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.sync_async import fit_model
 
-QUICK = Settings(warmup=1, min_samples=3, max_samples=5, max_time_s=1.0, max_rel_noise=0.05)
-
-
-def run_one(workload: str, backend: str, device: str, **params) -> runner.Result:
-    experiment = config.Experiment(
-        name=workload,
-        workload=workload,
-        backends=(backend,),
-        devices=(device,),
-        params={**WORKLOADS[workload].defaults(quick=True), **params},
-        settings=QUICK,
-    )
-    (result,) = runner.run(config.Config("t", "<t>", (experiment,)))
-    assert result.status == OK, result.reason
-    return result
-
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_matmul_on_cpu_is_synchronous(backend):
-    result = run_one("matmul", backend, "cpu", size=128, n_iter=2)
+    result = run_workload("matmul", backend, "cpu", size=128, n_iter=2)
+    assert result.status == OK, result.reason
     m = result.metrics
     # on the CPU the loop returns only when the products are done
     assert 0.95 < m["illusion"] < 1.05
@@ -50,7 +36,8 @@ def test_matmul_result_is_the_product(include_rng):
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_sync_async_on_cpu_has_all_metrics(backend):
-    result = run_one("sync_async", backend, "cpu", n_ops=200)
+    result = run_workload("sync_async", backend, "cpu", n_ops=200)
+    assert result.status == OK, result.reason
     m = result.metrics
     assert set(m) == {"speedup", "t1_s", "t2_s", "t3_s", "model_error"}
     assert m["speedup"] > 0.5 and m["t1_s"] > 0
@@ -110,7 +97,8 @@ def test_cupy_missing_is_a_skip_reason():
 
 @pytest.mark.gpu
 def test_torch_cuda_matmul_shows_the_illusion_and_device_time():
-    result = run_one("matmul", "torch", "cuda:0", size=2048, n_iter=10)
+    result = run_workload("matmul", "torch", "cuda:0", size=2048, n_iter=10)
+    assert result.status == OK, result.reason
     variant = result.variants["matmul"]
     assert variant.device_s is not None and variant.device_s.median > 0
     assert result.metrics["illusion"] > 1.5
@@ -119,7 +107,8 @@ def test_torch_cuda_matmul_shows_the_illusion_and_device_time():
 
 @pytest.mark.gpu
 def test_torch_cuda_sync_async_is_faster_async():
-    result = run_one("sync_async", "torch", "cuda:0", n_ops=2000)
+    result = run_workload("sync_async", "torch", "cuda:0", n_ops=2000)
+    assert result.status == OK, result.reason
     assert result.metrics["speedup"] > 1.2
     assert result.variants["async"].device_s is not None
 
@@ -128,5 +117,6 @@ def test_torch_cuda_sync_async_is_faster_async():
 @pytest.mark.skipif(importlib.util.find_spec("cupy") is None, reason="cupy not installed")
 @pytest.mark.parametrize("workload", ["matmul", "sync_async"])
 def test_cupy_cuda_workloads_run(workload):
-    result = run_one(workload, "cupy", "cuda:0")
+    result = run_workload(workload, "cupy", "cuda:0")
+    assert result.status == OK, result.reason
     assert all(v.device_s is not None for v in result.variants.values())

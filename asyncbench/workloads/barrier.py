@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from asyncbench import units
 from asyncbench.backends.base import Backend
 from asyncbench.model import VariantResult
-from asyncbench.workloads.base import INT, STR, Metric, Param, Prepared, Workload
+from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload
 
 WAITALL, WAIT_ONE = "waitall", "wait_one"
 
@@ -30,7 +30,7 @@ class Barrier(Workload):
     params = (
         Param("size", INT, 1000, "matrix side", quick=256, minimum=1, maximum=65536),
         Param("background_ops", INT, 20, "unrelated products issued after the result", quick=5, minimum=0, maximum=100_000),
-        Param("dtype", STR, "float32", "element type", choices=("float16", "bfloat16", "float32", "float64")),
+        DTYPE,
     )
     variants = (WAITALL, WAIT_ONE)
     metrics = (

@@ -40,6 +40,11 @@ class Param:
     pattern: str | None = None  # a regular expression a STR value must match
 
 
+DTYPES = ("float16", "bfloat16", "float32", "float64")
+#: the element-type parameter most workloads share
+DTYPE = Param("dtype", STR, "float32", "element type", choices=DTYPES)
+
+
 @dataclass(frozen=True)
 class Metric:
     """A number a workload derives from its variants, with its unit for rendering."""

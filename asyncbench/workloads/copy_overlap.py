@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from asyncbench import stats, units
 from asyncbench.backends.base import Backend
 from asyncbench.model import VariantResult
-from asyncbench.workloads.base import INT, STR, Metric, Param, Prepared, Workload
+from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload
 
 COMPUTE, COPY, SEQUENTIAL, OVERLAPPED, NAIVE = "compute", "copy", "sequential", "overlapped", "naive_nonblocking"
 
@@ -32,7 +32,7 @@ class CopyOverlap(Workload):
     params = (
         Param("size", INT, 4000, "matrix side", quick=512, minimum=1, maximum=65536),
         Param("n_matrices", INT, 50, "products (and copies) per sample", quick=8, minimum=1, maximum=100_000),
-        Param("dtype", STR, "float32", "element type", choices=("float16", "bfloat16", "float32", "float64")),
+        DTYPE,
     )
     variants = (COMPUTE, COPY, SEQUENTIAL, OVERLAPPED, NAIVE)
     metrics = (

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from asyncbench import units
 from asyncbench.backends.base import Backend
 from asyncbench.model import VariantResult
-from asyncbench.workloads.base import BOOL, INT, STR, Metric, Param, Prepared, Workload
+from asyncbench.workloads.base import BOOL, DTYPE, INT, Metric, Param, Prepared, Workload
 
 VARIANT = "matmul"
 
@@ -28,7 +28,7 @@ class Matmul(Workload):
     params = (
         Param("size", INT, 1000, "matrix side", quick=256, minimum=1, maximum=65536),
         Param("n_iter", INT, 10, "products per sample", quick=3, minimum=1, maximum=1_000_000),
-        Param("dtype", STR, "float32", "element type", choices=("float16", "bfloat16", "float32", "float64")),
+        DTYPE,
         Param("include_rng", BOOL, True, "make a new random matrix before each product, as the chapter does"),
     )
     variants = (VARIANT,)

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 from asyncbench import stats, units
 from asyncbench.backends.base import Backend
 from asyncbench.model import VariantResult
-from asyncbench.workloads.base import INT, STR, Metric, Param, Prepared, Workload
+from asyncbench.workloads.base import DTYPE, INT, STR, Metric, Param, Prepared, Workload
 
 FIRST, SECOND, TOGETHER = "first", "second", "together"
 
@@ -52,7 +52,7 @@ class MultiDevice(Workload):
         Param("size", INT, 4000, "matrix side", quick=384, minimum=1, maximum=65536),
         Param("n_iter", INT, 50, "products per device per sample", quick=4, minimum=1, maximum=100_000),
         Param("partner", STR, "auto", "auto, cpu, stream or cuda:N", pattern=r"auto|cpu|stream|cuda:\d+"),
-        Param("dtype", STR, "float32", "element type", choices=("float16", "bfloat16", "float32", "float64")),
+        DTYPE,
     )
     variants = (FIRST, SECOND, TOGETHER)
     metrics = (

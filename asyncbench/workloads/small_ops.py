@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from asyncbench import stats, units
 from asyncbench.backends.base import Backend
 from asyncbench.model import VariantResult
-from asyncbench.workloads.base import INT, STR, Metric, Param, Prepared, Workload
+from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload
 
 SERIAL, PARALLEL = "serial", "parallel"
 
@@ -30,7 +30,7 @@ class SmallOps(Workload):
         Param("n_tasks", INT, 8, "independent tasks", minimum=1, maximum=10_000),
         Param("ops_per_task", INT, 100, "products per task", quick=20, minimum=1, maximum=1_000_000),
         Param("workers", INT, 2, "streams (GPU) or threads (CPU)", minimum=1, maximum=256),
-        Param("dtype", STR, "float32", "element type", choices=("float16", "bfloat16", "float32", "float64")),
+        DTYPE,
     )
     variants = (SERIAL, PARALLEL)
     metrics = (

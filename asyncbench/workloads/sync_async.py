@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from asyncbench import units
 from asyncbench.backends.base import Backend
 from asyncbench.model import VariantResult
-from asyncbench.workloads.base import INT, SHAPE, STR, Metric, Param, Prepared, Workload
+from asyncbench.workloads.base import DTYPE, INT, SHAPE, Metric, Param, Prepared, Workload
 
 SYNC, ASYNC = "sync", "async"
 
@@ -56,7 +56,7 @@ class SyncAsync(Workload):
     params = (
         Param("n_ops", INT, 10000, "ops per sample", quick=1000, minimum=1, maximum=100_000_000),
         Param("shape", SHAPE, [1, 2], "shape of x"),
-        Param("dtype", STR, "float32", "element type", choices=("float16", "bfloat16", "float32", "float64")),
+        DTYPE,
     )
     variants = (SYNC, ASYNC)
     metrics = (

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 from asyncbench import units
 from asyncbench.backends.base import Backend
 from asyncbench.model import VariantResult
-from asyncbench.workloads.base import INT, INTS, STR, Metric, Param, Prepared, Workload
+from asyncbench.workloads.base import DTYPE, INT, INTS, Metric, Param, Prepared, Workload
 
 FEATURES, HIDDEN_1, HIDDEN_2 = 512, 2048, 512
 LEARNING_RATE = 0.005  # the chapter's SGD rate
@@ -99,7 +99,7 @@ class TrainingMemory(Workload):
         Param("n_batches", INT, 150, "minibatches per epoch (one sample)", quick=10, minimum=1, maximum=1_000_000),
         Param("batch_size", INT, 1024, "rows per minibatch", quick=128, minimum=1, maximum=1_000_000),
         Param("sync_every", INTS, [1, 0], "wait for the loss every k minibatches; 0 = never", minimum=0, maximum=1_000_000),
-        Param("dtype", STR, "float32", "element type", choices=("float16", "bfloat16", "float32", "float64")),
+        DTYPE,
     )
     variants = ("sync_every=K (one per sync_every value)",)
     metrics = (
