@@ -1,7 +1,7 @@
 """Start-up: which frameworks the light commands import, and how long the commands take.
 
 `asyncbench --help`, `list` and `validate` must import neither torch nor
-cupy; `run --quick` should finish in under 20 s and `run` in under 2 minutes
+cupy; `run --quick` should finish in under 30 s (20 s with only issue 2's two workloads) and `run` in under 2 minutes
 on the 2-core CPU machine. Prints each figure.
 
     python benchmarks/startup.py [--skip-full]
@@ -16,7 +16,7 @@ import time
 
 FRAMEWORKS = ("torch", "cupy")
 LIGHT = (["--help"], ["list"], ["validate", "configs/async-computation.yaml"])
-GOALS_S = {"run --quick": 20.0, "run": 120.0}
+GOALS_S = {"run --quick": 30.0, "run": 120.0}
 
 
 def imported_frameworks(argv: list[str]) -> list[str]:
