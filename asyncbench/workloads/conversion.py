@@ -32,6 +32,7 @@ class Conversion(Workload):
     params = (
         Param("size", INT, 1000, "matrix side", quick=256, minimum=1, maximum=65536),
         Param("n_iter", INT, 10, "products per sample", quick=5, minimum=1, maximum=1_000_000),
+        # no bfloat16: NumPy has no such type, so .numpy() could not convert it
         Param("dtype", STR, "float32", "element type", choices=("float16", "float32", "float64")),
     )
     variants = (NONE, ITEM, NUMPY, PRINT)

@@ -55,7 +55,6 @@ class CopyOverlap(Workload):
         hosts = [backend.pinned_empty((size, size), dtype) for _ in range(n)]
         copier = backend.new_stream(device)
         backend.barrier(device)
-        last_overlapped: list[Any] = []
 
         def run_compute() -> Any:
             return [x @ x for _ in range(n)]
@@ -82,7 +81,6 @@ class CopyOverlap(Workload):
                     backend.copy_to_host(y, host, non_blocking=True)
                 results.append(y)  # kept alive until the harness's final sync
             backend.join(device, [copier])
-            last_overlapped[:] = results
             return results
 
         def run_naive() -> Any:
@@ -90,10 +88,9 @@ class CopyOverlap(Workload):
             return [backend.to_host_nonblocking(y) for y in results]
 
         def verify() -> str | None:
-            run_overlapped()
-            backend.barrier(device)
-            bad = [i for i, (y, host) in enumerate(zip(last_overlapped, hosts)) if not (backend.to_host(y) == _numpy(host)).all()]
-            last_overlapped.clear()
+            results = run_overlapped()
+            backend.barrier(device)  # reading a host buffer before this sync is the bug being guarded against
+            bad = [i for i, (y, host) in enumerate(zip(results, hosts)) if not (backend.to_host(y) == _numpy(host)).all()]
             return f"{len(bad)} of {n} copied results differ from the device (first: #{bad[0]})" if bad else None
 
         return Prepared(

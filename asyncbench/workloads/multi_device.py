@@ -161,7 +161,7 @@ class MultiDevice(Workload):
             return ""
         speedup = units.ratio(metrics.get("parallel_speedup"))
         if efficiency >= OVERLAP_NOTICEABLE:
-            return f"the two ran at once: together takes 1/{speedup} of alone+alone ({efficiency:.0%} overlap)"
+            return f"the two ran at once: together is {speedup} faster than one after the other ({efficiency:.0%} overlap)"
         return f"the two did not run at once ({efficiency:.0%} overlap, {speedup}): they compete for the same resource"
 
 
