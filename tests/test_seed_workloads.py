@@ -174,3 +174,27 @@ def test_gpu_plus_cpu_run_at_once():
 def test_training_memory_reports_device_memory_on_a_gpu():
     result = ok(run_workload("training_memory", "torch", "cuda:0", n_batches=20, batch_size=256))
     assert result.metrics["device_peak_mb_k1"] > 0 and result.metrics["device_reserved_mb_k0"] > 0
+
+
+def test_multi_device_cpu_workers_each_get_half_the_cores(monkeypatch):
+    import threading
+
+    from asyncbench.workloads.multi_device import _cpu_cores
+
+    backend = get_backend("torch")
+    calls = []
+    real_set_threads = backend.set_threads
+
+    def recording_set_threads(count):
+        calls.append((threading.current_thread().name, count))
+        return real_set_threads(count)
+
+    monkeypatch.setattr(backend, "set_threads", recording_set_threads)
+    prepared = WORKLOADS["multi_device"].setup(backend, "cpu", {"size": 16, "n_iter": 1, "partner": "auto", "dtype": "float32"})
+    try:
+        prepared.variants["together"]()
+    finally:
+        prepared.close()
+    half = max(1, _cpu_cores() // 2)
+    workers = {name for name, count in calls if name.startswith("asyncbench-cpu") and count == half}
+    assert len(workers) == 2

@@ -120,7 +120,11 @@ class MultiDevice(Workload):
         cores = _cpu_cores()
         per_thread = max(1, cores // 2)
         previous = backend.set_threads(per_thread)
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="asyncbench-cpu")
+        # Each worker sets its own count too: a fresh thread's first BLAS call may not
+        # see the process-wide setting (seen with torch 2.13: a worker ran at 2 threads).
+        pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=2, thread_name_prefix="asyncbench-cpu", initializer=backend.set_threads, initargs=(per_thread,)
+        )
         inputs = [backend.random((size, size), dtype, "cpu")() for _ in range(2)]
 
         def work(x: Any) -> Any:
