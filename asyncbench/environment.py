@@ -54,6 +54,11 @@ def git_sha(directory: str | Path = ".") -> str | None:
     return f"{sha}-dirty" if dirty else sha
 
 
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity), which is what thread counts should split."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def _torch_facts() -> dict[str, Any]:
     import torch
 
@@ -77,13 +82,10 @@ def _torch_facts() -> dict[str, Any]:
 
 
 def _cupy_facts() -> dict[str, Any]:
+    import cupy
+
     backend = get_backend("cupy")
     facts: dict[str, Any] = {"version": backend.version()}
-    reason = backend.unavailable_reason()
-    if reason:
-        facts["unavailable"] = reason
-        return facts
-    import cupy
 
     facts["cuda_runtime"] = cupy.cuda.runtime.runtimeGetVersion()
     facts["devices"] = {s.device: s.detail for s in backend.probe() if s.available}
@@ -95,8 +97,9 @@ def capture(backends: Iterable[str] = tuple(BACKENDS)) -> dict[str, Any]:
     frameworks: dict[str, Any] = {}
     for name in dict.fromkeys(backends):
         backend = get_backend(name)
-        if backend.unavailable_reason() and name != "cupy":
-            frameworks[name] = {"version": None, "unavailable": backend.unavailable_reason()}
+        reason = backend.unavailable_reason()
+        if reason:
+            frameworks[name] = {"version": backend.version(), "unavailable": reason}
         elif name == "torch":
             frameworks[name] = _torch_facts()
         elif name == "cupy":
@@ -111,7 +114,7 @@ def capture(backends: Iterable[str] = tuple(BACKENDS)) -> dict[str, Any]:
         "cpu": cpu_model(),
         "cpu_cores_physical": psutil.cpu_count(logical=False),
         "cpu_cores_logical": psutil.cpu_count(logical=True),
-        "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "cpu_affinity": usable_cores(),
         "memory_bytes": psutil.virtual_memory().total,
         "thread_variables": {k: os.environ[k] for k in THREAD_VARIABLES if k in os.environ},
         "frameworks": frameworks,

@@ -97,7 +97,7 @@ def dumps(report: Report) -> str:
 def atomic_write(path: str | Path, text: str) -> None:
     """Write `text` to `path` so that readers see the old file or the new one, never a mix."""
     path = Path(path)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -115,7 +115,7 @@ def check_writable(path: str | Path) -> None:
     path = Path(path)
     if path.is_dir():
         raise InputError("is a directory; expected a file path for the results", location=str(path))
-    parent = path.parent if str(path.parent) else Path(".")
+    parent = path.parent
     if not parent.is_dir():
         raise InputError(f"directory {str(parent)!r} does not exist", location=str(path))
     try:

@@ -179,7 +179,7 @@ def test_training_memory_reports_device_memory_on_a_gpu():
 def test_multi_device_cpu_workers_each_get_half_the_cores(monkeypatch):
     import threading
 
-    from asyncbench.workloads.multi_device import _cpu_cores
+    from asyncbench.environment import usable_cores
 
     backend = get_backend("torch")
     calls = []
@@ -195,6 +195,6 @@ def test_multi_device_cpu_workers_each_get_half_the_cores(monkeypatch):
         prepared.variants["together"]()
     finally:
         prepared.close()
-    half = max(1, _cpu_cores() // 2)
+    half = max(1, usable_cores() // 2)
     workers = {name for name, count in calls if name.startswith("asyncbench-cpu") and count == half}
     assert len(workers) == 2

@@ -14,11 +14,11 @@ pair is the case's device plus a `partner`:
 from __future__ import annotations
 
 import concurrent.futures
-import os
 from typing import Any, Callable, Mapping
 
 from asyncbench import stats, units
 from asyncbench.backends.base import Backend
+from asyncbench.environment import usable_cores
 from asyncbench.model import VariantResult
 from asyncbench.workloads.base import DTYPE, INT, STR, Metric, Param, Prepared, Workload
 
@@ -117,7 +117,7 @@ class MultiDevice(Workload):
 
     def _threads(self, backend: Backend, size: int, n_iter: int, dtype: str) -> Prepared:
         """Two CPU threads, each with half the cores (the framework's threads set before the pool starts)."""
-        cores = _cpu_cores()
+        cores = usable_cores()
         per_thread = max(1, cores // 2)
         previous = backend.set_threads(per_thread)
         # Each worker sets its own count too: a fresh thread's first BLAS call may not
@@ -167,7 +167,3 @@ class MultiDevice(Workload):
         if efficiency >= OVERLAP_NOTICEABLE:
             return f"the two ran at once: together is {speedup} faster than one after the other ({efficiency:.0%} overlap)"
         return f"the two did not run at once ({efficiency:.0%} overlap, {speedup}): they compete for the same resource"
-
-
-def _cpu_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
