@@ -13,7 +13,6 @@ pair is the case's device plus a `partner`:
 
 from __future__ import annotations
 
-import concurrent.futures
 from typing import Any, Callable, Mapping
 
 from asyncbench import stats, units
@@ -21,6 +20,7 @@ from asyncbench.backends.base import Backend
 from asyncbench.environment import usable_cores
 from asyncbench.model import VariantResult
 from asyncbench.workloads.base import DTYPE, INT, STR, Metric, Param, Prepared, Workload
+from asyncbench.workloads.threads import started_pool
 
 FIRST, SECOND, TOGETHER = "first", "second", "together"
 
@@ -122,9 +122,7 @@ class MultiDevice(Workload):
         previous = backend.set_threads(per_thread)
         # Each worker sets its own count too: a fresh thread's first BLAS call may not
         # see the process-wide setting (seen with torch 2.13: a worker ran at 2 threads).
-        pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=2, thread_name_prefix="asyncbench-cpu", initializer=backend.set_threads, initargs=(per_thread,)
-        )
+        pool = started_pool(2, "asyncbench-cpu", initializer=backend.set_threads, initargs=(per_thread,))
         inputs = [backend.random((size, size), dtype, "cpu")() for _ in range(2)]
 
         def work(x: Any) -> Any:

@@ -8,13 +8,13 @@ A small op leaves most of a GPU or a CPU idle, so parallel tasks can fill it.
 
 from __future__ import annotations
 
-import concurrent.futures
 from typing import Any, Mapping
 
 from asyncbench import stats, units
 from asyncbench.backends.base import Backend
 from asyncbench.model import VariantResult
 from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload
+from asyncbench.workloads.threads import started_pool
 
 SERIAL, PARALLEL = "serial", "parallel"
 
@@ -70,7 +70,7 @@ class SmallOps(Workload):
                 note=f"{workers} streams",
             )
 
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="asyncbench-task")
+        pool = started_pool(workers, "asyncbench-task")
 
         def run_threads() -> Any:
             return [f.result() for f in [pool.submit(task, x) for x in inputs]]
