@@ -29,6 +29,7 @@ bench: install
 	$(PYTHON) benchmarks/overhead.py
 	$(PYTHON) benchmarks/fidelity.py
 	$(PYTHON) benchmarks/startup.py
+	$(PYTHON) benchmarks/gate_stability.py
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import click
 from rich.console import Console
 
-from asyncbench import __version__, config, render, results
+from asyncbench import __version__, compare, config, export, gate, plot, render, results
 from asyncbench.errors import InputError
 from asyncbench.model import ERROR, SKIPPED, Report, Result
 
@@ -54,6 +54,7 @@ Examples:
   asyncbench run -w sync_async -d cpu -o r.json
   asyncbench run configs/async-computation.yaml -b torch -d cuda:0
   asyncbench show r.json                      re-render saved results
+  asyncbench compare old.json new.json        SAME / FASTER / SLOWER / INCONCLUSIVE per case
   asyncbench list                             workloads, params and metrics
   asyncbench devices                          what can run here, and why not
 """,
@@ -76,15 +77,29 @@ Examples:
   asyncbench run --quick --no-progress         small sizes, few samples (CI smoke test)
   asyncbench run -w sync_async -d cpu -o r.json
   asyncbench run my.yaml --set n_ops=100 --set matmul.size=2048
+  asyncbench run -w sync_async --set n_ops=10,100,1000,10000 --plot knee.png     a sweep
+  asyncbench run configs/ci-gate.yaml -o new.json --baseline old.json --markdown summary.md
 """,
 )
 @click.argument("configs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-w", "--workload", "workloads", multiple=True, metavar="NAME", help="Only these workloads (with no CONFIG: run them with defaults).")
 @click.option("-d", "--device", "devices", multiple=True, metavar="DEV", help="cpu | cuda | cuda:N | auto (overrides the config).")
 @click.option("-b", "--backend", "backends", multiple=True, metavar="NAME", help="numpy | torch | cupy (overrides the config).")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a param or setting: n_ops=100, sync_async.n_ops=100, max_time_s=2.")
+@click.option(
+    "--set", "sets", multiple=True, metavar="KEY=VALUE",
+    help="Override a param or setting (n_ops=100, sync_async.n_ops=100, max_time_s=2), or sweep a param: n_ops=10,100,1000.",
+)
 @click.option("--quick", is_flag=True, help="Small sizes and few samples (smoke tests, CI on CPU).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write results as JSON (atomically, after every case).")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), metavar="FILE", help="Also write the results as markdown (a CI job summary).")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), metavar="FILE", help="Also write one CSV row per case and variant.")
+@click.option(
+    "--github-benchmark", "github_path", type=click.Path(dir_okay=False), metavar="FILE",
+    help="Also write median done times as benchmark-tracking JSON (customSmallerIsBetter).",
+)
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png", help="Draw each swept experiment's metrics against the sweep (needs matplotlib).")
+@click.option("--baseline", type=click.Path(dir_okay=False), metavar="FILE", help="Compare with an earlier results file; a significant slowdown exits 1.")
+@click.option("--max-regression", default="10%", show_default=True, metavar="PCT", help="How much slower than the baseline still passes.")
 @click.option("--strict", is_flag=True, help="A skipped case counts as a failure (exit 1).")
 @click.option("--no-progress", is_flag=True, help="No progress display on stderr.")
 @_guard
@@ -96,18 +111,80 @@ def run(
     sets: tuple[str, ...],
     quick: bool,
     output: str | None,
+    markdown_path: str | None,
+    csv_path: str | None,
+    github_path: str | None,
+    plot_path: str | None,
+    baseline: str | None,
+    max_regression: str,
     strict: bool,
     no_progress: bool,
 ) -> None:
-    """Run experiments from CONFIG files (default: the built-in suite) and print the results."""
+    """Run experiments from CONFIG files (default: the built-in suite) and print the results.
+
+    Exit 1 when an `expect:` check fails or a case is significantly slower
+    than --baseline by more than --max-regression; 3 when a case errored.
+    """
     plan = _load_plan(configs, workloads, devices, backends, sets, quick)
-    if output:
-        results.check_writable(output)
+    exports = Exports(output, markdown_path, csv_path, github_path, plot_path)
+    exports.check(plan)
+    threshold = compare.parse_threshold(max_regression)
+    base_report = results.load(baseline) if baseline else None
     report = _execute(plan, output, progress=not no_progress)
-    render.print_report(report, render.stdout_console())
-    if output:
-        click.echo(f"results written to {output}", err=True)
-    sys.exit(_exit_code(report, strict))
+    comparison = compare.compare(base_report, report, threshold) if base_report is not None else None
+    console = render.stdout_console()
+    render.print_report(report, console)
+    if comparison is not None:
+        console.print()
+        render.print_comparison(comparison, console)
+    exports.write(report, comparison)
+    if report.interrupted:
+        click.echo(f"interrupted: {len(report.results)} finished case(s) kept" + (f" in {output}" if output else ""), err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    sys.exit(_exit_code(report, strict, comparison))
+
+
+@dataclasses.dataclass(frozen=True)
+class Exports:
+    """The files a run writes besides the terminal output; all checked before anything runs."""
+
+    json_path: str | None = None
+    markdown_path: str | None = None
+    csv_path: str | None = None
+    github_path: str | None = None
+    plot_path: str | None = None
+
+    def check(self, plan: config.Config) -> None:
+        """Fail now (exit 2), not after a long run, if an output could not be written."""
+        paths = [p for p in dataclasses.astuple(self) if p]
+        repeated = sorted({p for p in paths if paths.count(p) > 1})
+        if repeated:
+            raise InputError(f"the same file is named for two outputs: {', '.join(repeated)}")
+        for path in paths:
+            results.check_writable(path)
+        if self.plot_path:
+            plot.check_available(self.plot_path)
+            if not any(e.sweep for e in plan.experiments):
+                raise InputError("--plot draws sweeps, and no selected experiment has one (sweep: in a config, or --set KEY=V1,V2)")
+
+    def write(self, report: Report, comparison: compare.Comparison | None) -> None:
+        written = []
+        if self.markdown_path:
+            results.atomic_write(self.markdown_path, export.markdown(report, comparison))
+            written.append(self.markdown_path)
+        if self.csv_path:
+            results.atomic_write(self.csv_path, export.csv_text(report))
+            written.append(self.csv_path)
+        if self.github_path:
+            results.atomic_write(self.github_path, export.github_benchmark(report))
+            written.append(self.github_path)
+        if self.plot_path and any(render.swept_params(group) for _, group in render.by_experiment(report.results)):
+            plot.draw(report, self.plot_path)
+            written.append(self.plot_path)
+        if self.json_path:
+            written.insert(0, self.json_path)
+        if written:
+            click.echo(f"written: {', '.join(written)}", err=True)
 
 
 def _load_plan(
@@ -138,7 +215,7 @@ def _load_plan(
 
 
 def _execute(plan: config.Config, output: str | None, progress: bool) -> Report:
-    """Run the plan, saving after every case; on Ctrl-C save what finished and exit 130."""
+    """Run the plan, saving after every case; on Ctrl-C save what finished and return it marked interrupted."""
     from asyncbench import environment, runner  # after input is validated: runner may import frameworks
 
     backends_used = [name for e in plan.experiments for name in e.backends]
@@ -160,15 +237,17 @@ def _execute(plan: config.Config, output: str | None, progress: bool) -> Report:
         interrupted = dataclasses.replace(report, results=tuple(finished), interrupted=True)
         if output:
             results.save(interrupted, output)
-        render.print_report(interrupted, render.stdout_console())
-        click.echo(f"interrupted: {len(finished)} finished case(s) kept" + (f" in {output}" if output else ""), err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        return interrupted
     return dataclasses.replace(report, results=tuple(finished))
 
 
-def _exit_code(report: Report, strict: bool) -> int:
+def _exit_code(report: Report, strict: bool, comparison: compare.Comparison | None = None) -> int:
     if any(r.status == ERROR for r in report.results):
         return EXIT_ERRORS
+    if any(gate.failed(c) for r in report.results for c in r.checks):
+        return EXIT_GATE
+    if comparison is not None and comparison.regressions:
+        return EXIT_GATE
     if strict and any(r.status == SKIPPED for r in report.results):
         return EXIT_GATE
     return EXIT_OK
@@ -224,18 +303,70 @@ def validate(configs: tuple[str, ...]) -> None:
     sys.exit(EXIT_INPUT if failed else EXIT_OK)
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench show r.json
+  asyncbench show r.json --format markdown >> "$GITHUB_STEP_SUMMARY"
+  asyncbench show sweep.json --plot sweep.png
+""",
+)
 @click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json", "github-benchmark"]), default="table", show_default=True
+)
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png", help="Also draw the swept experiments (needs matplotlib).")
 @_guard
-def show(path: str, fmt: str) -> None:
+def show(path: str, fmt: str, plot_path: str | None) -> None:
     """Re-render a results file written by `asyncbench run -o`."""
     report = results.load(path)
+    if plot_path:
+        plot.check_available(plot_path)
     if fmt == "json":
         click.echo(results.dumps(report), nl=False)
     elif fmt == "markdown":
-        click.echo(render.markdown(report), nl=False)
+        click.echo(export.markdown(report), nl=False)
     elif fmt == "csv":
-        click.echo(render.csv_text(report), nl=False)
+        click.echo(export.csv_text(report), nl=False)
+    elif fmt == "github-benchmark":
+        click.echo(export.github_benchmark(report), nl=False)
     else:
         render.print_report(report, render.stdout_console())
+    if plot_path:
+        plot.draw(report, plot_path)
+        click.echo(f"written: {plot_path}", err=True)
+
+
+@main.command(
+    "compare",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench compare main.json pr.json
+  asyncbench compare main.json pr.json --max-regression 5% --format markdown >> "$GITHUB_STEP_SUMMARY"
+\b
+Verdicts, per case and variant: SAME (within the threshold), FASTER or SLOWER
+(beyond it and significant: Mann-Whitney U on the raw samples, p < 0.01),
+INCONCLUSIVE (beyond it, but the samples cannot tell it from noise).
+Exit 1 only when some case is SLOWER.
+""",
+)
+@click.argument("baseline", type=click.Path(dir_okay=False))
+@click.argument("current", type=click.Path(dir_okay=False))
+@click.option("--max-regression", default="10%", show_default=True, metavar="PCT", help="How much slower still passes.")
+@click.option("--clock", type=click.Choice(["done_s", "issue_s", "device_s"]), default="done_s", show_default=True, help="Which clock's samples to compare.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
+@_guard
+def compare_command(baseline: str, current: str, max_regression: str, clock: str, fmt: str) -> None:
+    """Compare CURRENT results with BASELINE, case by case (matched by id)."""
+    threshold = compare.parse_threshold(max_regression)
+    base_report, current_report = results.load(baseline), results.load(current)
+    comparison = compare.compare(base_report, current_report, threshold, clock)
+    if fmt == "json":
+        click.echo(compare.dumps(comparison), nl=False)
+    elif fmt == "markdown":
+        click.echo("\n".join(export.comparison_markdown(comparison)) + "\n", nl=False)
+    else:
+        render.print_comparison(comparison, render.stdout_console())
+    sys.exit(EXIT_GATE if comparison.regressions else EXIT_OK)

@@ -12,29 +12,34 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib.resources
+import itertools
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import yaml
 
 from asyncbench.backends import BACKENDS, DEVICE_PATTERN
 from asyncbench.errors import InputError, read_text
-from asyncbench.model import Settings
+from asyncbench import gate
+from asyncbench.model import Expectation, Settings
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Param, Workload
 
 SETTING_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 TOP_KEYS = ("name", "defaults", "experiments")
 DEFAULTS_KEYS = ("backends", "devices", *SETTING_FIELDS)
-EXPERIMENT_KEYS = ("name", "workload", "params", *DEFAULTS_KEYS)
+EXPERIMENT_KEYS = ("name", "workload", "params", "sweep", "expect", *DEFAULTS_KEYS)
 
 DEFAULT_BACKENDS = ("torch",)
 DEFAULT_DEVICES = ("auto",)
 # Shapes beyond 8 dimensions are never what a user meant for these workloads.
 MAX_SHAPE_DIMS = 8
+# Each sweep point is at least one measured case of several seconds: more than
+# this many is a typo (a list pasted twice, a range too fine), not a plan.
+MAX_SWEEP_POINTS = 1000
 # --quick is for smoke tests: cap the measurement to a few short samples.
 QUICK_SETTINGS = Settings(warmup=1, min_samples=3, max_samples=20, max_time_s=1.0, max_rel_noise=0.05)
 
@@ -57,6 +62,13 @@ class Experiment:
     params: Mapping[str, Any]  # fully resolved: every param of the workload
     settings: Settings
     explicit: frozenset[str] = frozenset()  # params the config or command line set
+    sweep: Mapping[str, tuple[Any, ...]] = dataclasses.field(default_factory=dict)  # param -> values, a cartesian product
+    expect: tuple[Expectation, ...] = ()
+
+    def points(self) -> list[dict[str, Any]]:
+        """The params of every sweep point, in order (one point when nothing is swept)."""
+        names = list(self.sweep)
+        return [{**self.params, **dict(zip(names, values, strict=True))} for values in itertools.product(*self.sweep.values())]
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,8 @@ class Config:
                     "backends": list(e.backends),
                     "devices": list(e.devices),
                     "params": dict(e.params),
+                    **({"sweep": {k: list(v) for k, v in e.sweep.items()}} if e.sweep else {}),
+                    **({"expect": [x.text for x in e.expect]} if e.expect else {}),
                     **dataclasses.asdict(e.settings),
                 }
                 for e in self.experiments
@@ -282,6 +296,8 @@ def _experiment(doc: _Document, raw: Any, index: int, defaults: Mapping[str, Any
     if not isinstance(name, str) or not name.strip():
         raise doc.error("an experiment name must be a non-empty string", path + ("name",))
     params = _params(doc, workload, raw.get("params", {}), path + ("params",))
+    sweep = _sweep(doc, workload, raw.get("sweep", {}), path + ("sweep",))
+    expect = _expectations(doc, workload, raw.get("expect", []), path + ("expect",))
     merged = {**defaults, **raw}
     return Experiment(
         name=name,
@@ -291,6 +307,8 @@ def _experiment(doc: _Document, raw: Any, index: int, defaults: Mapping[str, Any
         params={**workload.defaults(), **params},
         settings=_settings(doc, raw, base, path),
         explicit=frozenset(params),
+        sweep=sweep,
+        expect=expect,
     )
 
 
@@ -299,16 +317,68 @@ def _where(raw: Mapping[str, Any], path: tuple, key: str) -> tuple:
     return path + (key,) if key in raw else ("defaults", key)
 
 
-def _params(doc: _Document, workload: Workload, raw: Any, path: tuple) -> dict[str, Any]:
-    known = [p.name for p in workload.params]
-    raw = _check_keys(doc, raw, known, path, f"params of {workload.name}")
+def _per_param(
+    doc: _Document, workload: Workload, raw: Any, path: tuple, what: str, check: Callable[[Param, Any], Any]
+) -> dict[str, Any]:
+    """A mapping keyed by `workload`'s param names, each value passed through `check`."""
+    raw = _check_keys(doc, raw, [p.name for p in workload.params], path, what)
     values = {}
     for name, value in raw.items():
         try:
-            values[name] = coerce_param(workload.param(name), value)
+            values[name] = check(workload.param(name), value)
         except ValueError as exc:
             raise doc.error(str(exc), path + (name,)) from None
     return values
+
+
+def _params(doc: _Document, workload: Workload, raw: Any, path: tuple) -> dict[str, Any]:
+    return _per_param(doc, workload, raw, path, f"params of {workload.name}", coerce_param)
+
+
+def sweep_values(param: Param, values: Sequence[Any]) -> tuple[Any, ...]:
+    """Check the values a param is swept over; raise ValueError with what was expected.
+
+    A list param (sync_every) may be swept over plain numbers: each point then
+    has the one-element list, e.g. sync_every: [1, 2, 4] runs [1], [2], [4].
+    """
+    if not isinstance(values, list) or not values:
+        raise ValueError(f"expected a non-empty list of values to sweep {param.name} over, got {values!r}")
+    checked = []
+    for value in values:
+        if param.kind == INTS and isinstance(value, int) and not isinstance(value, bool):
+            value = [value]
+        checked.append(coerce_param(param, value))
+    if any(checked.count(v) > 1 for v in checked):
+        raise ValueError(f"values must be distinct, got {values!r}")
+    return tuple(checked)
+
+
+def _check_sweep_size(sweep: Mapping[str, Sequence[Any]]) -> None:
+    points = math.prod(len(v) for v in sweep.values())
+    if points > MAX_SWEEP_POINTS:
+        raise ValueError(f"the sweep has {points} points, more than {MAX_SWEEP_POINTS}; sweep fewer values")
+
+
+def _sweep(doc: _Document, workload: Workload, raw: Any, path: tuple) -> dict[str, tuple[Any, ...]]:
+    sweep = _per_param(doc, workload, raw, path, f"sweep of {workload.name} (a mapping of param -> list of values)", sweep_values)
+    try:
+        _check_sweep_size(sweep)
+    except ValueError as exc:
+        raise doc.error(str(exc), path) from None
+    return sweep
+
+
+def _expectations(doc: _Document, workload: Workload, raw: Any, path: tuple) -> tuple[Expectation, ...]:
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list):
+        raise doc.error(f"expected a list of checks like 'speedup >= 1.5', got {_type_name(raw)}", path)
+    expectations = []
+    for index, item in enumerate(items):
+        try:
+            expectations.append(gate.parse(item, workload))
+        except ValueError as exc:
+            raise doc.error(str(exc), path + (index,)) from None
+    return tuple(expectations)
 
 
 def loads(text: str, source: str = "<config>", default_name: str = "config") -> Config:
@@ -367,18 +437,27 @@ def _check_workload_names(names: Iterable[str]) -> None:
             raise InputError(f"-w {name!r}: unknown workload{suggestion(name, WORKLOADS)}; known: {', '.join(WORKLOADS)}")
 
 
-def parse_set(text: str) -> tuple[str | None, str, Any]:
-    """'sync_async.n_ops=100' -> ('sync_async', 'n_ops', 100); the value is read as YAML (safely)."""
+def parse_set(text: str) -> tuple[str | None, str, list[Any]]:
+    """'sync_async.n_ops=100,1000' -> ('sync_async', 'n_ops', [100, 1000]).
+
+    The values are read (safely) as the items of a YAML flow list, so commas
+    separate sweep values while brackets keep a list value whole:
+    shape=[64,64],[128,128] is two values.
+    """
     key, sep, raw_value = text.partition("=")
     key = key.strip()
     if not sep or not key:
-        raise InputError(f"--set {text!r}: expected KEY=VALUE, e.g. n_ops=100 or sync_async.n_ops=100")
+        raise InputError(f"--set {text!r}: expected KEY=VALUE or KEY=V1,V2,..., e.g. n_ops=100 or sync_async.n_ops=10,100")
     scope, _, name = key.rpartition(".")
+    if not raw_value.strip():
+        raise InputError(f"--set {text!r}: no value after '='")
     try:
-        value = yaml.safe_load(raw_value) if raw_value.strip() else raw_value
+        values = yaml.safe_load(f"[{raw_value}]")
     except yaml.YAMLError:
-        value = raw_value
-    return scope or None, name, value
+        values = [raw_value]
+    if not isinstance(values, list) or not values:
+        values = [raw_value]
+    return scope or None, name, values
 
 
 def _quick_settings(settings: Settings) -> Settings:
@@ -418,18 +497,25 @@ def apply_overrides(
             continue
         workload = WORKLOADS[experiment.workload]
         params = dict(experiment.params)
+        sweep = dict(experiment.sweep)
         if quick:
             params.update({k: v for k, v in workload.defaults(quick=True).items() if workload.param(k).quick is not None})
         settings = _quick_settings(experiment.settings) if quick else experiment.settings
         explicit = set(experiment.explicit)
-        for index, (text, scope, name, value) in enumerate(parsed_sets):
+        for index, (text, scope, name, values) in enumerate(parsed_sets):
             if scope not in (None, experiment.name, experiment.workload):
                 continue
             try:
                 if name in SETTING_FIELDS:
-                    settings = dataclasses.replace(settings, **{name: coerce_setting(name, value)})
+                    if len(values) > 1:
+                        raise ValueError("a measurement setting takes one value; only params can be swept")
+                    settings = dataclasses.replace(settings, **{name: coerce_setting(name, values[0])})
+                elif name in params and len(values) > 1:
+                    sweep[name] = sweep_values(workload.param(name), values)
+                    _check_sweep_size(sweep)
                 elif name in params:
-                    params[name] = coerce_param(workload.param(name), value)
+                    params[name] = coerce_param(workload.param(name), values[0])
+                    sweep.pop(name, None)
                     explicit.add(name)
                 else:
                     continue
@@ -444,6 +530,7 @@ def apply_overrides(
                 params=params,
                 settings=settings,
                 explicit=frozenset(explicit),
+                sweep=sweep,
             )
         )
     if not experiments:

@@ -32,6 +32,23 @@ class Settings:
 
 
 @dataclass(frozen=True)
+class Expectation:
+    """One parsed `expect:` check, e.g. `speedup >= 3` or `done_s.median[async] < 10ms`.
+
+    `quantity` is a metric name, or a clock (issue_s, done_s, device_s) whose
+    `stat` is read from each variant (or only from `variant` when given).
+    `threshold` is in the quantity's base unit (seconds, a ratio, a fraction).
+    """
+
+    text: str
+    quantity: str
+    op: str
+    threshold: float
+    stat: str | None = None
+    variant: str | None = None
+
+
+@dataclass(frozen=True)
 class Case:
     """One measurement to make: a workload on one backend and one device."""
 
@@ -42,6 +59,7 @@ class Case:
     device: str
     params: Mapping[str, Any]
     settings: Settings
+    expect: tuple[Expectation, ...] = ()
 
 
 @dataclass(frozen=True)

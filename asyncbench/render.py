@@ -1,30 +1,29 @@
-"""Everything a person reads: rich tables, progress, and the markdown/CSV renderings.
+"""Everything a person reads in a terminal: rich tables, checks, comparisons, progress.
 
 One table per experiment: a row per variant with the three clocks (median
 and the 95% CI of the median as ±%), memory and sample count; then a line per
 case with its metrics and the workload's one-line reading. Skipped and error
-cases are rows too, with their reason. Rendering needs only the results, so
-`show` renders a saved file without importing any framework.
+cases are rows too, with their reason. A swept experiment shows its swept
+params as leading columns. Rendering needs only the results, so `show`
+renders a saved file without importing any framework. File formats
+(markdown, CSV, the benchmark-tracking JSON) live in `export`.
 """
 
 from __future__ import annotations
 
-import csv
-import dataclasses
-import io
 import json
-import re
+import math
 from itertools import groupby
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from asyncbench import units
+from asyncbench import compare, gate, units
 from asyncbench.backends import DeviceStatus
-from asyncbench.model import ERROR, OK, SKIPPED, Case, Memory, Report, Result, Stats, VariantResult
+from asyncbench.model import ERROR, OK, SKIPPED, Case, Report, Result, Stats, VariantResult
 from asyncbench.timing import Progress as MeasureProgress
 from asyncbench.workloads import WORKLOADS, Workload
 
@@ -67,11 +66,10 @@ def memory_cell(variant: VariantResult) -> str:
 def metric_line(result: Result) -> str:
     """'speedup 7.9× · t1 4.1 µs · ...' in the workload's declared order and units."""
     workload = WORKLOADS.get(result.workload)
-    declared = {m.name: m.unit for m in workload.metrics} if workload else {}
     parts = []
     for name, value in result.metrics.items():
-        # per-variant metrics are declared once with a K placeholder: epoch_s_k1 -> epoch_s_kK
-        unit = declared.get(name, declared.get(re.sub(r"_k\d+$", "_kK", name), ""))
+        declared = workload.metric(name) if workload else None
+        unit = declared.unit if declared else ""
         label = name.removesuffix("_s") if unit == "s" else name
         parts.append(f"{label} {units.quantity(value, unit)}")
     return " · ".join(parts)
@@ -87,23 +85,45 @@ def reading(result: Result) -> str:
         return ""
 
 
+def swept_params(results: Sequence[Result]) -> list[str]:
+    """The params whose value differs between an experiment's cases: its sweep axes."""
+    names = list(dict.fromkeys(name for r in results for name in r.params))
+    return [name for name in names if len({json.dumps(r.params.get(name), sort_keys=True) for r in results}) > 1]
+
+
+def point_label(result: Result, swept: Sequence[str]) -> str:
+    """'n_ops=100' for a sweep point ('' when nothing is swept)."""
+    return ",".join(f"{name}={param_text(result.params.get(name))}" for name in swept)
+
+
+def param_text(value: Any) -> str:
+    if isinstance(value, list):
+        return "x".join(map(str, value)) if len(value) != 1 else str(value[0])
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def experiment_table(name: str, results: Sequence[Result]) -> Table:
+    """One table per experiment; a swept experiment gets its swept params as leading columns."""
     workload = results[0].workload
+    swept = swept_params(results)
     table = Table(title=f"{name} ({workload})" if name != workload else name, title_justify="left", caption_justify="left")
-    for column in ("backend", "device", "variant"):
-        table.add_column(column)
+    for column in (*swept, "backend", "device", "variant"):
+        table.add_column(column, justify="right" if column in swept else "left")
     for column in ("issue", "done", "device time", "memory", "n"):
         table.add_column(column, justify="right", no_wrap=True)
     for result in results:
+        point = [param_text(result.params.get(p)) for p in swept]
         if result.status != OK:
             style = STATUS_STYLE[result.status]
-            table.add_row(result.backend, result.device, f"[{style}]{result.status}[/]")
+            table.add_row(*point, result.backend, result.device, f"[{style}]{result.status}[/]")
             table.add_section()
             continue
         for index, (variant_name, variant) in enumerate(result.variants.items()):
+            first = index == 0
             table.add_row(
-                result.backend if index == 0 else "",
-                result.device if index == 0 else "",
+                *(point if first else [""] * len(point)),
+                result.backend if first else "",
+                result.device if first else "",
                 variant_name,
                 spread(variant.issue_s),
                 spread(variant.done_s),
@@ -120,76 +140,103 @@ def by_experiment(results: Iterable[Result]) -> list[tuple[str, list[Result]]]:
     return [(name, list(group)) for name, group in groupby(results, key=lambda r: r.experiment)]
 
 
+def check_text(check: Mapping[str, Any]) -> str:
+    mark = "[green]✓[/]" if not gate.failed(check) else "[red]✗[/]"
+    return f"{mark} {escape(str(check.get('expect')))}: {escape(str(check.get('detail', '')))}"
+
+
 def print_report(report: Report, console: Console) -> None:
-    """The tables and metric lines of a whole report."""
+    """The tables, metric lines and checks of a whole report, then a summary line."""
     for name, results in by_experiment(report.results):
         console.print(experiment_table(name, results))
+        swept = swept_params(results)
         for result in results:
+            who = " ".join(filter(None, (point_label(result, swept), result.backend, result.device)))
             if result.status != OK:
                 style = STATUS_STYLE[result.status]
-                console.print(f"  [bold]{result.backend} {result.device}[/]: [{style}]{result.status}[/]: {escape(result.reason or '')}")
-            elif result.metrics:
+                console.print(f"  [bold]{escape(who)}[/]: [{style}]{result.status}[/]: {escape(result.reason or '')}")
+                continue
+            if result.metrics:
                 on = f" ({escape(result.note)})" if result.note else ""
-                console.print(f"  [bold]{result.backend} {result.device}[/]{on}: {escape(metric_line(result))}")
+                console.print(f"  [bold]{escape(who)}[/]{on}: {escape(metric_line(result))}")
                 text = reading(result)
                 if text:
                     console.print(f"    [italic]{escape(text)}[/]")
+            for check in result.checks:
+                console.print(f"    {check_text(check)}")
         console.print()
     console.print(f"[dim]{SPREAD_NOTE}[/]")
     counts = {status: sum(1 for r in report.results if r.status == status) for status in (OK, SKIPPED, ERROR)}
     summary = ", ".join(f"[{STATUS_STYLE[s]}]{n} {s}[/]" for s, n in counts.items() if n)
+    checks = [c for r in report.results for c in r.checks]
+    failed = sum(1 for c in checks if gate.failed(c))
+    if checks:
+        summary += f"; {len(checks)} checks: " + (f"[red]{failed} failed[/]" if failed else "[green]all passed[/]")
     console.print(f"{len(report.results)} cases: {summary}" + (" [red](interrupted)[/]" if report.interrupted else ""))
 
 
-def markdown(report: Report) -> str:
-    """The report as GitHub-flavoured markdown (fits a CI job summary)."""
-    lines = [f"## asyncbench results ({report.created})", ""]
-    for name, results in by_experiment(report.results):
-        lines += [f"### {name}", "", "| backend | device | variant | issue | done | device time | memory | n |", "|---|---|---|--:|--:|--:|--:|--:|"]
-        for result in results:
-            if result.status != OK:
-                lines.append(f"| {result.backend} | {result.device} | {result.status}: {result.reason or ''} | | | | | |")
-                continue
-            for variant_name, v in result.variants.items():
-                lines.append(
-                    f"| {result.backend} | {result.device} | {variant_name} | {spread(v.issue_s)} | {spread(v.done_s)} "
-                    f"| {spread(v.device_s)} | {memory_cell(v)} | {v.done_s.n} |"
-                )
-        lines.append("")
-        for result in results:
-            if result.status == OK and result.metrics:
-                text = reading(result)
-                on = f" ({result.note})" if result.note else ""
-                lines.append(f"- **{result.backend} {result.device}**{on}: {metric_line(result)}" + (f" — {text}" if text else ""))
-        lines.append("")
-    lines.append(f"_{SPREAD_NOTE}._")
-    return "\n".join(lines) + "\n"
+VERDICT_STYLE = {compare.SAME: "", compare.FASTER: "green", compare.SLOWER: "bold red", compare.INCONCLUSIVE: "yellow"}
 
 
-def csv_text(report: Report) -> str:
-    """One row per variant (or per skipped/error case), metrics as `metric_*` columns."""
-    metric_names = list(dict.fromkeys(name for r in report.results for name in r.metrics))
-    columns = ["id", "experiment", "workload", "backend", "device", "status", "reason", "variant"]
-    for clock in ("issue_s", "done_s", "device_s"):
-        columns += [f"{clock}_median", f"{clock}_iqr", f"{clock}_ci_low", f"{clock}_ci_high"]
-    columns += ["n", *(f.name for f in dataclasses.fields(Memory)), *(f"metric_{m}" for m in metric_names)]
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    for result in report.results:
-        base = {k: getattr(result, k) for k in ("id", "experiment", "workload", "backend", "device", "status", "reason")}
-        base.update({f"metric_{k}": v for k, v in result.metrics.items()})
-        if not result.variants:
-            writer.writerow(base)
-        for variant_name, v in result.variants.items():
-            row = dict(base, variant=variant_name, n=v.done_s.n)
-            for clock in ("issue_s", "done_s", "device_s"):
-                stats = getattr(v, clock)
-                if stats is not None:
-                    row.update({f"{clock}_{k}": getattr(stats, k) for k in ("median", "iqr", "ci_low", "ci_high")})
-            row.update(dataclasses.asdict(v.memory))
-            writer.writerow(row)
-    return buffer.getvalue()
+def change_text(ratio: float) -> str:
+    """+12.3% (slower) / −40.0% (faster) as the change of the median."""
+    if math.isnan(ratio):
+        return "–"
+    change = (ratio - 1) * 100
+    return f"{change:+.1f}%".replace("-", "−")
+
+
+def p_text(p: float | None) -> str:
+    return "–" if p is None else (f"{p:.3f}" if p >= 0.001 else "<0.001")
+
+
+def comparison_table(comparison: compare.Comparison) -> Table:
+    threshold = f"{comparison.max_regression * 100:.3g}%"
+    table = Table(
+        title=f"compared with the baseline ({comparison.clock}, max regression {threshold}, p < {compare.SIGNIFICANCE})",
+        title_justify="left",
+    )
+    for column in ("case", "variant"):
+        table.add_column(column)
+    for column in ("baseline", "current", "change", "p", "verdict"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for row in comparison.rows:
+        style = VERDICT_STYLE[row.verdict]
+        verdict = f"[{style}]{row.verdict}[/]" if style else row.verdict
+        table.add_row(
+            escape(row.id), row.variant, units.seconds(row.baseline_s), units.seconds(row.current_s),
+            change_text(row.ratio), p_text(row.p_value), verdict,
+        )
+    return table
+
+
+def comparison_notes(comparison: compare.Comparison) -> list[str]:
+    """Plain lines: what could not be compared and how the environments differ."""
+    lines = []
+    if comparison.only_in_baseline:
+        lines.append(f"only in the baseline ({len(comparison.only_in_baseline)}): {', '.join(comparison.only_in_baseline)}")
+    if comparison.only_in_current:
+        lines.append(f"only in the current run ({len(comparison.only_in_current)}): {', '.join(comparison.only_in_current)}")
+    lines += [f"not compared: {case_id}: {why}" for case_id, why in comparison.not_comparable]
+    lines += [f"environment differs: {key}: {old!r} → {new!r}" for key, old, new in comparison.environment_changes]
+    return lines
+
+
+def comparison_summary(comparison: compare.Comparison) -> str:
+    counts = {v: sum(1 for r in comparison.rows if r.verdict == v) for v in VERDICT_STYLE}
+    text = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "nothing compared"
+    slower = comparison.regressions
+    if slower:
+        text += "; slower: " + ", ".join(f"{r.id} {r.variant} ({change_text(r.ratio)})" for r in slower)
+    return text
+
+
+def print_comparison(comparison: compare.Comparison, console: Console) -> None:
+    console.print(comparison_table(comparison))
+    for line in comparison_notes(comparison):
+        console.print(f"  [yellow]{escape(line)}[/]")
+    style = "red" if comparison.regressions else "green"
+    console.print(f"[{style}]{escape(comparison_summary(comparison))}[/]")
 
 
 def workloads_table(workloads: Iterable[Workload]) -> Table:

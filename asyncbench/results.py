@@ -94,13 +94,14 @@ def dumps(report: Report) -> str:
     return json.dumps(to_dict(report), indent=1, allow_nan=False) + "\n"
 
 
-def atomic_write(path: str | Path, text: str) -> None:
-    """Write `text` to `path` so that readers see the old file or the new one, never a mix."""
+def atomic_write(path: str | Path, content: str | bytes) -> None:
+    """Write `content` to `path` so that readers see the old file or the new one, never a mix."""
     path = Path(path)
+    data = content.encode("utf-8") if isinstance(content, str) else content
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)

@@ -9,10 +9,11 @@ propagates to the caller with every finished result already delivered.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from typing import Any, Callable, Iterator, Mapping
 
-from asyncbench import memory, stats
+from asyncbench import gate, memory, stats
 from asyncbench.backends import Backend, get_backend
 from asyncbench.config import Config, Experiment
 from asyncbench.model import ERROR, OK, SKIPPED, Case, Result, VariantResult
@@ -20,14 +21,15 @@ from asyncbench.timing import Progress, measure
 from asyncbench.workloads import WORKLOADS
 
 
-def case_id(experiment: Experiment, backend: str, device: str) -> str:
+def case_id(experiment: Experiment, backend: str, device: str, params: Mapping[str, Any]) -> str:
     """Stable id used to match runs: `name[backend,device,param=value...]`.
 
-    Only parameters that differ from the workload's defaults appear, so an id
-    stays short and stable while naming everything that changes the work.
+    Only swept parameters and those that differ from the workload's defaults
+    appear, so an id stays short and stable while naming everything that
+    changes the work, and every sweep point has its own.
     """
     defaults = WORKLOADS[experiment.workload].defaults()
-    changed = [f"{k}={_compact(v)}" for k, v in experiment.params.items() if v != defaults.get(k)]
+    changed = [f"{k}={_compact(v)}" for k, v in params.items() if k in experiment.sweep or v != defaults.get(k)]
     return f"{experiment.name}[{','.join([backend, device, *changed])}]"
 
 
@@ -38,27 +40,33 @@ def _compact(value: Any) -> str:
 
 
 def plan(config: Config, backends: Mapping[str, Backend]) -> Iterator[tuple[Case, str | None]]:
-    """Every case of the config with its skip reason (None: runnable), devices resolved."""
+    """Every case of the config with its skip reason (None: runnable), devices resolved.
+
+    A swept experiment yields its points in sweep order, each on every
+    backend and device, so its rows read as a trend.
+    """
     seen: set[str] = set()
     for experiment in config.experiments:
-        for backend_name in experiment.backends:
-            backend = backends[backend_name]
-            for spec in experiment.devices:
-                devices, reason = backend.resolve(spec)
-                targets = [(spec, reason)] if reason else [(device, None) for device in devices]
-                for device, skip in targets:
-                    case = Case(
-                        id=case_id(experiment, backend_name, device),
-                        experiment=experiment.name,
-                        workload=experiment.workload,
-                        backend=backend_name,
-                        device=device,
-                        params=dict(experiment.params),
-                        settings=experiment.settings,
-                    )
-                    if case.id not in seen:
-                        seen.add(case.id)
-                        yield case, skip
+        for params in experiment.points():
+            for backend_name in experiment.backends:
+                backend = backends[backend_name]
+                for spec in experiment.devices:
+                    devices, reason = backend.resolve(spec)
+                    targets = [(spec, reason)] if reason else [(device, None) for device in devices]
+                    for device, skip in targets:
+                        case = Case(
+                            id=case_id(experiment, backend_name, device, params),
+                            experiment=experiment.name,
+                            workload=experiment.workload,
+                            backend=backend_name,
+                            device=device,
+                            params=params,
+                            settings=experiment.settings,
+                            expect=experiment.expect,
+                        )
+                        if case.id not in seen:
+                            seen.add(case.id)
+                            yield case, skip
 
 
 def _row(case: Case, status: str, reason: str | None = None, **fields: Any) -> Result:
@@ -140,6 +148,8 @@ def run(
             result = _row(case, SKIPPED, skip)
         else:
             result = run_case(case, backends[case.backend], on_progress)
+            if case.expect:
+                result = dataclasses.replace(result, checks=gate.evaluate(case.expect, result, WORKLOADS[case.workload]))
         results.append(result)
         if on_result is not None:
             on_result(result)

@@ -33,6 +33,26 @@ def test_light_commands_import_no_framework(argv):
     assert "FRAMEWORKS []" in out
 
 
+def test_show_and_compare_import_no_framework(tmp_path):
+    from asyncbench import results, stats
+    from asyncbench.model import OK, Result, Samples, VariantResult
+
+    samples = (1.0, 1.1, 0.9)
+    variant = VariantResult(Samples(samples, samples), stats.summarize(samples), stats.summarize(samples), None)
+    row = Result("m[torch,cpu]", "m", "matmul", "torch", "cpu", {}, OK, variants={"matmul": variant})
+    path = tmp_path / "r.json"
+    results.save(results.new_report({}, {}, (row,)), path)
+    code = (
+        "import sys\n"
+        "from asyncbench.cli import main\n"
+        f"for argv in (['show', {str(path)!r}], ['compare', {str(path)!r}, {str(path)!r}]):\n"
+        "    try:\n        main(argv)\n    except SystemExit as e:\n        assert e.code == 0, e.code\n"
+        "print('FRAMEWORKS', sorted(m for m in ('torch', 'cupy') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "SAME" in out and "FRAMEWORKS []" in out
+
+
 def test_version_and_help_with_examples(invoke):
     assert invoke("--version").output.startswith("asyncbench, version")
     help_text = invoke("run", "--help").output

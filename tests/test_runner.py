@@ -60,8 +60,9 @@ def experiment(name="exp", workload="counting", devices=("cpu",), params=None) -
 
 
 def test_case_id_names_only_changed_params(counting):
-    assert runner.case_id(experiment(), "torch", "cuda:0") == "exp[torch,cuda:0]"
-    assert runner.case_id(experiment(params={"n": 7}), "torch", "cpu") == "exp[torch,cpu,n=7]"
+    plain, changed = experiment(), experiment(params={"n": 7})
+    assert runner.case_id(plain, "torch", "cuda:0", plain.params) == "exp[torch,cuda:0]"
+    assert runner.case_id(changed, "torch", "cpu", changed.params) == "exp[torch,cpu,n=7]"
 
 
 def test_plan_resolves_auto_skips_absent_and_dedupes(counting, fake_backend):

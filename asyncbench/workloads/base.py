@@ -9,6 +9,7 @@ mean. Workload modules import no framework at module level.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -73,6 +74,10 @@ class Prepared:
     note: str | None = None
 
 
+#: per-variant metrics are declared once with a K placeholder: epoch_s_k1, epoch_s_k2 -> epoch_s_kK
+PER_VARIANT_SUFFIX = re.compile(r"_k\d+$")
+
+
 class Workload(ABC):
     name: str = ""
     summary: str = ""
@@ -82,6 +87,11 @@ class Workload(ABC):
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
+
+    def metric(self, name: str) -> Metric | None:
+        """The declaration of metric `name` (epoch_s_k2 finds epoch_s_kK), or None if undeclared."""
+        declared = {m.name: m for m in self.metrics}
+        return declared.get(name) or declared.get(PER_VARIANT_SUFFIX.sub("_kK", name))
 
     def defaults(self, quick: bool = False) -> dict[str, Any]:
         """Default parameter values (the textbook's sizes, or the quick ones)."""

@@ -1,0 +1,131 @@
+"""`--plot FILE.png`: every swept experiment's done time and metrics against its sweep axis.
+
+One row of panels per swept experiment: the median done time (with its 95%
+CI as error bars) and then each metric, against the first swept param; one
+line per backend/device/variant (and per value of any other swept param).
+matplotlib is an optional extra (`pip install 'asyncbench[plot]'`), imported
+only here and only when a plot is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+from asyncbench import render, results
+from asyncbench.errors import InputError
+from asyncbench.model import OK, Report, Result
+from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads.base import PER_VARIANT_SUFFIX
+
+INSTALL_HINT = "--plot needs matplotlib, an optional extra: pip install 'asyncbench[plot]' (or pip install matplotlib)"
+# Beyond this span a numeric axis is read on a log scale (n_ops from 10 to 100000).
+LOG_AXIS_SPAN = 100
+PANELS_PER_ROW = 4
+PANEL_SIZE_IN = (4.2, 3.2)
+
+
+def check_available(path: str) -> None:
+    """Fail before running (exit 2) if the plot could not be drawn or saved."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise InputError(INSTALL_HINT)
+    if Path(path).suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise InputError("expected a .png, .svg or .pdf file name", location=path)
+    results.check_writable(path)
+
+
+def _axis_value(value: Any) -> Any:
+    """A sweep value as a point on the x axis: a one-element list (sync_every: [4]) is its element."""
+    if isinstance(value, list) and len(value) == 1:
+        return value[0]
+    return render.param_text(value) if isinstance(value, (list, bool)) else value
+
+
+def _series(results: Sequence[Result], axis: str, others: Sequence[str]) -> dict[str, dict[str, list[tuple[Any, float, float, float]]]]:
+    """panel -> series label -> [(x, y, y_low, y_high)]; panels are 'done' and each metric."""
+    panels: dict[str, dict[str, list[tuple[Any, float, float, float]]]] = defaultdict(lambda: defaultdict(list))
+    one_variant = all(len(r.variants) <= 1 for r in results if r.status == OK)
+    for result in results:
+        if result.status != OK:
+            continue
+        x = _axis_value(result.params.get(axis))
+        who = " ".join([result.backend, result.device, *(render.point_label(result, [o]) for o in others)])
+        for name, variant in result.variants.items():
+            label = who if one_variant else f"{who} {name}"
+            done = variant.done_s
+            panels["done time (s)"][label].append((x, done.median, done.ci_low, done.ci_high))
+        per_declared: dict[str, list[str]] = defaultdict(list)
+        for name in result.metrics:
+            per_declared[PER_VARIANT_SUFFIX.sub("_kK", name)].append(name)
+        for declared, names in per_declared.items():
+            for name in names:
+                value = result.metrics[name]
+                if value is None or not math.isfinite(value):
+                    continue
+                label = who if len(names) == 1 else f"{who} {name}"
+                panels[declared][label].append((x, value, value, value))
+    return panels
+
+
+def _numeric_axis(values: Sequence[Any]) -> bool:
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in values)
+
+
+def draw(report: Report, path: str) -> int:
+    """Draw every swept experiment of `report` into `path`; returns how many were drawn."""
+    swept = [(name, group, render.swept_params(group)) for name, group in render.by_experiment(report.results)]
+    swept = [(name, group, params) for name, group, params in swept if params]
+    if not swept:
+        raise InputError("nothing to plot: no experiment has a sweep (use sweep: in a config or --set KEY=V1,V2)")
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, never a window
+    import matplotlib.pyplot as plt
+
+    layouts = []
+    for name, group, params in swept:
+        panels = _series(group, params[0], params[1:])
+        layouts.append((name, group, params[0], panels, math.ceil(len(panels) / PANELS_PER_ROW) or 1))
+    rows = sum(layout[-1] for layout in layouts)
+    figure, axes = plt.subplots(
+        rows, PANELS_PER_ROW, figsize=(PANEL_SIZE_IN[0] * PANELS_PER_ROW, PANEL_SIZE_IN[1] * rows), squeeze=False
+    )
+    row = 0
+    for name, group, axis, panels, panel_rows in layouts:
+        order = list(dict.fromkeys(_axis_value(r.params.get(axis)) for r in group))
+        numeric = _numeric_axis(order)
+        for index, (panel, series) in enumerate(panels.items()):
+            ax = axes[row + index // PANELS_PER_ROW][index % PANELS_PER_ROW]
+            declared = WORKLOADS[group[0].workload].metric(panel) if group[0].workload in WORKLOADS else None
+            unit = f" ({declared.unit})" if declared and declared.unit not in ("", "bool") else ""
+            scale = 100 if declared and declared.unit == "%" else 1  # fractions are drawn as percent
+            for label, points in series.items():
+                xs = [p[0] if numeric else order.index(p[0]) for p in points]
+                ys = [p[1] * scale for p in points]
+                errors = [[(p[1] - p[2]) * scale for p in points], [(p[3] - p[1]) * scale for p in points]]
+                ax.errorbar(xs, ys, yerr=errors if panel.startswith("done") else None, marker="o", capsize=2, label=label)
+            if numeric and max(order) / min(order) >= LOG_AXIS_SPAN:
+                ax.set_xscale("log")
+            if not numeric:
+                ax.set_xticks(range(len(order)), [str(v) for v in order])
+            values = [p[1] for points in series.values() for p in points]
+            if values and min(values) > 0 and max(values) / min(values) >= LOG_AXIS_SPAN:
+                ax.set_yscale("log")
+            ax.set_title(f"{name}: {panel}{unit}", fontsize=9)
+            ax.set_xlabel(axis)
+            ax.grid(True, alpha=0.3)
+            if index == 0:
+                ax.legend(fontsize=7)
+        for index in range(len(panels), panel_rows * PANELS_PER_ROW):
+            axes[row + index // PANELS_PER_ROW][index % PANELS_PER_ROW].set_visible(False)
+        row += panel_rows
+    figure.tight_layout()
+    image = io.BytesIO()
+    figure.savefig(image, dpi=110, format=Path(path).suffix.lower().lstrip("."))
+    plt.close(figure)
+    results.atomic_write(path, image.getvalue())
+    return len(swept)

@@ -1,0 +1,138 @@
+"""Gates and sweeps as a user meets them: exit codes, what is named, and the files written."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from asyncbench import cli, results
+from asyncbench.model import Samples
+
+GATED = """\
+name: gated
+defaults: {backends: [torch], devices: [cpu], min_samples: 3, max_time_s: 0.5}
+experiments:
+  - workload: sync_async
+    params: {n_ops: 200}
+    expect: ["speedup >= 0.5", "t1_s < 1s", "speedup >= 1000"]
+"""
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli.main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory) -> str:
+    """One real run of two cases with enough samples for the significance test."""
+    path = tmp_path_factory.mktemp("runs") / "current.json"
+    result = invoke(
+        "run", "-w", "sync_async", "-b", "torch", "-d", "cpu", "--quick", "--no-progress",
+        "--set", "n_ops=50,100", "--set", "min_samples=12", "--set", "max_samples=12", "-o", str(path),
+    )
+    assert result.exit_code == 0, result.output
+    return str(path)
+
+
+def _scaled(source: str, target, factor: float) -> str:
+    """The same results with every sample scaled: a baseline made `1/factor` times faster."""
+    report = results.load(source)
+    rows = []
+    for row in report.results:
+        variants = {
+            name: dataclasses.replace(v, samples=Samples(tuple(x * factor for x in v.samples.issue_s), tuple(x * factor for x in v.samples.done_s)))
+            for name, v in row.variants.items()
+        }
+        rows.append(dataclasses.replace(row, variants=variants))
+    results.save(dataclasses.replace(report, results=tuple(rows)), target)
+    return str(target)
+
+
+def test_a_run_compared_with_itself_is_all_same_and_exits_0(measured):
+    result = invoke("compare", measured, measured)
+    assert result.exit_code == 0
+    assert result.output.count("SAME") >= 4 and "SLOWER" not in result.output
+
+
+def test_against_a_baseline_twice_as_fast_exits_1_and_names_the_slower_cases(measured, tmp_path):
+    baseline = _scaled(measured, tmp_path / "fast.json", 0.5)
+    result = invoke("compare", baseline, measured)
+    assert result.exit_code == 1
+    assert "slower: sync_async[torch,cpu,n_ops=50] sync (+100.0%)" in result.output.replace("\n", "")
+    data = json.loads(invoke("compare", baseline, measured, "--format", "json").output)
+    assert len(data["regressions"]) == 4 and {r["verdict"] for r in data["rows"]} == {"SLOWER"}
+    # a threshold above the change lets it through
+    assert invoke("compare", baseline, measured, "--max-regression", "150%").exit_code == 0
+
+
+def test_run_with_a_baseline_gates_the_new_run(measured, tmp_path):
+    baseline = _scaled(measured, tmp_path / "fast.json", 0.01)
+    summary = tmp_path / "summary.md"
+    result = invoke(
+        "run", "-w", "sync_async", "-b", "torch", "-d", "cpu", "--quick", "--no-progress", "--set", "n_ops=50,100",
+        "--set", "min_samples=12", "--set", "max_samples=12", "--baseline", baseline, "--markdown", str(summary),
+    )
+    assert result.exit_code == 1 and "SLOWER" in result.output
+    assert "Compared with the baseline" in summary.read_text() and "**SLOWER**" in summary.read_text()
+
+
+def test_a_failing_expect_exits_1_and_says_which_check_and_by_how_much(tmp_path):
+    path = tmp_path / "gated.yaml"
+    path.write_text(GATED)
+    out = tmp_path / "r.json"
+    result = invoke("run", str(path), "--no-progress", "-o", str(out))
+    assert result.exit_code == 1
+    assert "✗ speedup >= 1000" in result.output and "short by" in result.output and "3 checks: 1 failed" in result.output
+    checks = json.loads(out.read_text())["results"][0]["checks"]
+    assert [c["verdict"] for c in checks] == ["pass", "pass", "fail"]
+
+
+def test_exporters_write_markdown_csv_and_benchmark_json(measured, tmp_path):
+    for fmt, check in (
+        ("markdown", lambda text: "| n_ops | backend |" in text),
+        ("csv", lambda text: text.splitlines()[0].startswith("id,") and len(text.splitlines()) == 5),
+        ("github-benchmark", lambda text: all({"name", "unit", "value", "range", "extra"} <= set(e) for e in json.loads(text))),
+    ):
+        result = invoke("show", measured, "--format", fmt)
+        assert result.exit_code == 0 and check(result.output), fmt
+    entries = json.loads(invoke("show", measured, "--format", "github-benchmark").output)
+    assert [e["name"] for e in entries][:2] == ["sync_async[torch,cpu,n_ops=50] sync", "sync_async[torch,cpu,n_ops=50] async"]
+    assert all(e["unit"] == "ms" and e["value"] > 0 for e in entries)
+
+
+def test_a_sweep_is_one_table_with_the_swept_param_leading_and_a_plot(measured, tmp_path):
+    pytest.importorskip("matplotlib")
+    shown = invoke("show", measured, "--plot", str(tmp_path / "p.png"))
+    assert shown.exit_code == 0
+    header = next(line for line in shown.output.splitlines() if "backend" in line)
+    assert header.index("n_ops") < header.index("backend")
+    assert shown.output.count("┏") == 1  # one table for the whole sweep
+    assert "n_ops=50 torch cpu: speedup" in shown.output and "n_ops=100 torch cpu: speedup" in shown.output
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_without_a_sweep_or_matplotlib_is_bad_input_before_running(tmp_path, monkeypatch):
+    result = invoke("run", "-w", "matmul", "--plot", str(tmp_path / "p.png"))
+    assert result.exit_code == 2 and "no selected experiment has one" in result.output
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
+    result = invoke("run", "-w", "sync_async", "--set", "n_ops=1,2", "--plot", str(tmp_path / "p.png"))
+    assert result.exit_code == 2 and "pip install 'asyncbench[plot]'" in result.output
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["compare", "absent.json", "absent.json"], "no such file"),
+        (["run", "-w", "matmul", "--baseline", "absent.json"], "no such file"),
+        (["run", "-w", "matmul", "--max-regression", "lots"], "--max-regression"),
+        (["run", "-w", "matmul", "-o", "same.json", "--csv", "same.json"], "the same file"),
+        (["run", "-w", "matmul", "--markdown", "no/such/dir/s.md"], "does not exist"),
+    ],
+)
+def test_bad_gate_input_is_exit_2_before_running(args, fragment, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = invoke(*args)
+    assert result.exit_code == 2 and fragment in result.output

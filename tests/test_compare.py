@@ -1,0 +1,88 @@
+"""Baseline comparison: verdicts from raw samples, a threshold, and what could not be compared."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from asyncbench import compare, results, stats
+from asyncbench.errors import InputError
+from asyncbench.model import ERROR, OK, Report, Result, Samples, VariantResult
+
+
+def _variant(samples) -> VariantResult:
+    samples = tuple(samples)
+    return VariantResult(Samples(samples, samples), stats.summarize(samples), stats.summarize(samples), None)
+
+
+def _noisy(median: float, n: int = 30, noise: float = 0.03, seed: int = 0) -> list[float]:
+    rng = random.Random(seed)
+    return [median * (1 + rng.uniform(-noise, noise)) for _ in range(n)]
+
+
+def _report(cases: dict[str, dict[str, list[float]]], environment=None, status=OK) -> Report:
+    rows = tuple(
+        Result(case_id, "e", "matmul", "torch", "cpu", {}, status, variants={k: _variant(v) for k, v in variants.items()})
+        for case_id, variants in cases.items()
+    )
+    return dataclasses.replace(results.new_report({}, environment or {"cpu": "x"}), results=rows)
+
+
+@pytest.mark.parametrize(
+    "ratio, p, verdict",
+    [
+        (1.0, 1.0, compare.SAME),
+        (1.08, 1e-9, compare.SAME),  # significant but within the threshold
+        (0.93, 1e-9, compare.SAME),
+        (1.5, 1e-9, compare.SLOWER),
+        (0.5, 1e-9, compare.FASTER),
+        (1.5, 0.2, compare.INCONCLUSIVE),  # beyond the threshold, not distinguishable from noise
+        (1.5, None, compare.INCONCLUSIVE),
+    ],
+)
+def test_verdict_needs_both_the_threshold_and_significance(ratio, p, verdict):
+    assert compare.verdict(ratio, p, 0.10) == verdict
+
+
+def test_a_report_compared_with_itself_is_all_same():
+    report = _report({"a": {"v": _noisy(1.0)}, "b": {"x": _noisy(2.0, seed=1), "y": _noisy(3.0, seed=2)}})
+    comparison = compare.compare(report, report)
+    assert [r.verdict for r in comparison.rows] == [compare.SAME] * 3 and not comparison.regressions
+
+
+def test_a_two_times_slower_case_is_slower_and_the_unchanged_one_same():
+    baseline = _report({"a": {"v": _noisy(1.0)}, "b": {"v": _noisy(1.0, seed=5)}})
+    current = _report({"a": {"v": _noisy(2.0, seed=3)}, "b": {"v": _noisy(1.0, seed=4)}})
+    comparison = compare.compare(baseline, current)
+    verdicts = {r.id: r.verdict for r in comparison.rows}
+    assert verdicts == {"a": compare.SLOWER, "b": compare.SAME}
+    (slower,) = comparison.regressions
+    assert slower.id == "a" and slower.ratio == pytest.approx(2.0, rel=0.05) and slower.p_value < compare.SIGNIFICANCE
+
+
+def test_three_samples_cannot_prove_a_regression():
+    comparison = compare.compare(_report({"a": {"v": [1.0, 1.1, 0.9]}}), _report({"a": {"v": [2.0, 2.2, 1.8]}}))
+    assert comparison.rows[0].verdict == compare.INCONCLUSIVE and not comparison.regressions
+
+
+def test_missing_cases_statuses_and_environment_changes_are_reported():
+    baseline = _report({"a": {"v": _noisy(1.0)}, "gone": {"v": _noisy(1.0)}}, {"cpu": "x", "frameworks": {"torch": {"version": "2.1"}}})
+    current = _report({"a": {"v": _noisy(1.0)}, "new": {"v": _noisy(1.0)}}, {"cpu": "x", "frameworks": {"torch": {"version": "2.13"}}})
+    errored = dataclasses.replace(current, results=(dataclasses.replace(current.results[0], status=ERROR),))
+    comparison = compare.compare(baseline, current)
+    assert comparison.only_in_baseline == ("gone",) and comparison.only_in_current == ("new",)
+    assert comparison.environment_changes == (("frameworks.torch.version", "2.1", "2.13"),)
+    assert compare.compare(baseline, errored).not_comparable == (("a", "baseline ok, current error"),)
+
+
+@pytest.mark.parametrize("text, value", [("10%", 0.10), ("5", 0.05), ("7.5 %", 0.075), ("0%", 0.0)])
+def test_thresholds_are_percentages(text, value):
+    assert compare.parse_threshold(text) == pytest.approx(value)
+
+
+@pytest.mark.parametrize("text", ["ten", "-5%", "nan", "100000%", ""])
+def test_bad_thresholds_are_input_errors(text):
+    with pytest.raises(InputError, match="--max-regression"):
+        compare.parse_threshold(text)
