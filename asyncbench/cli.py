@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import io
 import sys
 from typing import Any, Callable
 
 import click
 from rich.console import Console
 
-from asyncbench import __version__, compare, config, export, gate, plot, render, results
+from asyncbench import __version__, compare, config, distributed, export, gate, plot, render, results
 from asyncbench.errors import InputError
 from asyncbench.model import ERROR, SKIPPED, Report, Result
 
@@ -126,13 +127,20 @@ def run(
     than --baseline by more than --max-regression; 3 when a case errored.
     """
     plan = _load_plan(configs, workloads, devices, backends, sets, quick)
+    launched = distributed.torchrun_rank()
+    if launched is not None:
+        if any(e.workload != "comm_overlap" for e in plan.experiments):
+            raise InputError("under torchrun only comm_overlap runs (each rank would run the other workloads on its own): add -w comm_overlap")
+        if launched[0] != 0:  # rank 0 reports and writes for everyone
+            output = markdown_path = csv_path = github_path = plot_path = baseline = None
+            no_progress = True
     exports = Exports(output, markdown_path, csv_path, github_path, plot_path)
     exports.check(plan)
     threshold = compare.parse_threshold(max_regression)
     base_report = results.load(baseline) if baseline else None
     report = _execute(plan, output, progress=not no_progress)
     comparison = compare.compare(base_report, report, threshold) if base_report is not None else None
-    console = render.stdout_console()
+    console = render.stdout_console() if launched is None or launched[0] == 0 else Console(file=io.StringIO())
     render.print_report(report, console)
     if comparison is not None:
         console.print()

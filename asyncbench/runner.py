@@ -16,9 +16,10 @@ from typing import Any, Callable, Iterator, Mapping
 from asyncbench import gate, memory, stats
 from asyncbench.backends import Backend, get_backend
 from asyncbench.config import Config, Experiment
-from asyncbench.model import ERROR, OK, SKIPPED, Case, Result, VariantResult
+from asyncbench.model import ERROR, OK, SKIPPED, Case, Memory, Result, VariantResult
 from asyncbench.timing import Progress, measure
 from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads.base import Measured, Prepared
 
 
 def case_id(experiment: Experiment, backend: str, device: str, params: Mapping[str, Any]) -> str:
@@ -83,6 +84,14 @@ def _row(case: Case, status: str, reason: str | None = None, **fields: Any) -> R
     )
 
 
+def _measure_here(case: Case, backend: Backend, prepared: Prepared, on_progress: Callable[[Progress], None] | None) -> Measured:
+    """Time a prepared case in this process, then one memory run per variant, then verify."""
+    samples = measure(prepared.variants, prepared.sync, lambda: backend.timer(case.device), case.settings, on_progress)
+    memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
+    problem = prepared.verify() if prepared.verify is not None else None
+    return Measured(samples, memories, verifies=prepared.verify is not None, problem=problem, note=prepared.note)
+
+
 def run_case(case: Case, backend: Backend, on_progress: Callable[[Progress], None] | None = None) -> Result:
     """Set up, measure and summarize one case; any exception becomes an error row."""
     workload = WORKLOADS[case.workload]
@@ -92,32 +101,25 @@ def run_case(case: Case, backend: Backend, on_progress: Callable[[Progress], Non
     prepared, note = None, None
     try:
         with backend.activate(case.device):
-            prepared = workload.setup(backend, case.device, case.params)
-            note = prepared.note
-            samples = measure(
-                prepared.variants,
-                prepared.sync,
-                lambda: backend.timer(case.device),
-                case.settings,
-                on_progress,
-            )
-            memories = {
-                name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()
-            }
-            problem = prepared.verify() if prepared.verify is not None else None
+            measured = workload.measure_itself(backend, case.device, case.params, case.settings)
+            if measured is None:
+                prepared = workload.setup(backend, case.device, case.params)
+                note = prepared.note
+                measured = _measure_here(case, backend, prepared, on_progress)
+        note = measured.note
         variants = {
             name: VariantResult(
                 samples=s,
                 issue_s=stats.summarize(s.issue_s),
                 done_s=stats.summarize(s.done_s),
                 device_s=stats.summarize(s.device_s) if s.device_s else None,
-                memory=memories[name],
+                memory=measured.memory.get(name, Memory()),
             )
-            for name, s in samples.items()
+            for name, s in measured.samples.items()
         }
         metrics = workload.compute_metrics(case.params, variants)
-        if prepared.verify is not None:
-            metrics = {**metrics, "verified": 0.0 if problem else 1.0}
+        if measured.verifies:
+            metrics = {**metrics, "verified": 0.0 if measured.problem else 1.0}
     except Exception as exc:  # a failing case is a row; the run goes on
         return _row(case, ERROR, f"{type(exc).__name__}: {exc}".rstrip(": "), note=note)
     finally:
@@ -125,8 +127,8 @@ def run_case(case: Case, backend: Backend, on_progress: Callable[[Progress], Non
             prepared.close()
         del prepared
         gc.collect()
-    if problem:
-        return _row(case, ERROR, f"verification failed: {problem}", variants=variants, metrics=metrics, note=note)
+    if measured.problem:
+        return _row(case, ERROR, f"verification failed: {measured.problem}", variants=variants, metrics=metrics, note=note)
     return _row(case, OK, variants=variants, metrics=metrics, note=note)
 
 

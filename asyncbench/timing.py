@@ -64,11 +64,21 @@ def measure(
     settings: Settings,
     on_progress: Callable[[Progress], None] | None = None,
     clock: Clock = time.perf_counter,
+    before_sample: Callable[[], None] | None = None,
+    agree: Callable[[bool], bool] | None = None,
 ) -> dict[str, Samples]:
-    """Measure every variant with the three clocks until the stopping rule holds."""
+    """Measure every variant with the three clocks until the stopping rule holds.
+
+    For several processes measuring together (comm_overlap's ranks):
+    `before_sample` runs untimed before each sample (a barrier, so every rank
+    starts it at once) and `agree` turns this process's stop decision into the
+    common one, so every rank takes the same number of samples.
+    """
     timers = {name: make_timer() for name in variants}
     for _ in range(settings.warmup):
         for name, run in variants.items():
+            if before_sample is not None:
+                before_sample()
             take_sample(run, sync, timers[name], clock)
 
     issue: dict[str, list[float]] = {name: [] for name in variants}
@@ -81,6 +91,8 @@ def measure(
     try:
         while True:
             for name, run in variants.items():
+                if before_sample is not None:
+                    before_sample()
                 issue_s, done_s, device_s = take_sample(run, sync, timers[name], clock)
                 issue[name].append(issue_s)
                 done[name].append(done_s)
@@ -93,9 +105,12 @@ def measure(
             noise = max(_noise(done[name]) for name in variants)
             if on_progress is not None:
                 on_progress(Progress(rounds, elapsed, noise))
-            if rounds >= settings.max_samples:
-                break
-            if rounds >= settings.min_samples and (noise <= settings.max_rel_noise or elapsed >= settings.max_time_s):
+            stop = rounds >= settings.max_samples or (
+                rounds >= settings.min_samples and (noise <= settings.max_rel_noise or elapsed >= settings.max_time_s)
+            )
+            if agree is not None:
+                stop = agree(stop)
+            if stop:
                 break
     finally:
         if gc_was_enabled:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from asyncbench.workloads.barrier import Barrier
 from asyncbench.workloads.base import Metric, Param, Prepared, Workload
+from asyncbench.workloads.comm_overlap import CommOverlap
 from asyncbench.workloads.conversion import Conversion
 from asyncbench.workloads.copy_overlap import CopyOverlap
 from asyncbench.workloads.matmul import Matmul
@@ -14,7 +15,7 @@ from asyncbench.workloads.training_memory import TrainingMemory
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
-    for w in (Matmul(), SyncAsync(), Barrier(), Conversion(), CopyOverlap(), MultiDevice(), TrainingMemory(), SmallOps())
+    for w in (Matmul(), SyncAsync(), Barrier(), Conversion(), CopyOverlap(), MultiDevice(), TrainingMemory(), SmallOps(), CommOverlap())
 }
 
 __all__ = ["WORKLOADS", "Metric", "Param", "Prepared", "Workload"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from asyncbench.backends.base import Backend
-from asyncbench.model import VariantResult
+from asyncbench.model import Memory, Samples, Settings, VariantResult
 
 INT = "int"
 FLOAT = "float"
@@ -74,6 +74,17 @@ class Prepared:
     note: str | None = None
 
 
+@dataclass(frozen=True)
+class Measured:
+    """A case's raw measurement: what the runner summarizes into a result."""
+
+    samples: Mapping[str, Samples]
+    memory: Mapping[str, Memory]
+    verifies: bool = False  # the workload checked its results: a `verified` metric is added
+    problem: str | None = None  # what verification found wrong, if anything
+    note: str | None = None
+
+
 #: per-variant metrics are declared once with a K placeholder: epoch_s_k1, epoch_s_k2 -> epoch_s_kK
 PER_VARIANT_SUFFIX = re.compile(r"_k\d+$")
 
@@ -102,6 +113,11 @@ class Workload(ABC):
         dtype = params.get("dtype")
         if dtype is not None and dtype not in backend.dtypes:
             return f"{backend.name} has no {dtype}"
+        return None
+
+    def measure_itself(self, backend: Backend, device: str, params: Mapping[str, Any], settings: Settings) -> Measured | None:
+        """Measure the case outside this process (torch.distributed ranks), or None for the usual path:
+        `setup` here, then the runner times the variants."""
         return None
 
     @abstractmethod

@@ -1,0 +1,154 @@
+"""Run one function on several ranks: spawned worker processes, or the processes torchrun started.
+
+`launch` spawns `world_size` processes (spawn, never fork: a forked child
+would inherit the parent's framework state and threads) that meet on a free
+loopback port, and returns every rank's result — or raises `RankError` with
+the failing rank's message when one raises, dies or stays silent past the
+timeout. Whatever happens, including Ctrl-C in the parent, every worker is
+terminated, then killed, and joined before `launch` returns: no process is
+left behind. Workers ignore SIGINT (the parent decides) and exit on their own
+if the parent disappears.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import socket
+import threading
+import time
+from typing import Any, Callable
+
+LOOPBACK = "127.0.0.1"
+# After terminate() (SIGTERM), how long a worker gets to exit before SIGKILL.
+TERMINATE_GRACE_S = 2.0
+# How often a worker checks that its parent is still there.
+PARENT_POLL_S = 1.0
+# After the first rank fails, how long to wait for the others' messages (they say what followed).
+FAILURE_GRACE_S = 1.0
+# How often the parent looks at its workers while waiting (a dead one is seen at once through its pipe).
+WAIT_POLL_S = 0.5
+TORCHRUN_VARIABLES = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+
+
+class RankError(RuntimeError):
+    """A rank failed, died or timed out; the message says which and why."""
+
+
+def free_port() -> int:
+    """A TCP port on the loopback interface that nothing listens on now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((LOOPBACK, 0))
+        return probe.getsockname()[1]
+
+
+def torchrun_rank() -> tuple[int, int] | None:
+    """(rank, world_size) when this process was started by torchrun (or any env:// launcher), else None."""
+    if not all(name in os.environ for name in TORCHRUN_VARIABLES):
+        return None
+    try:
+        return int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    except ValueError:
+        return None
+
+
+def _exit_with_parent(parent: int) -> None:
+    while True:
+        time.sleep(PARENT_POLL_S)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def _rank_entry(
+    target: Callable[..., Any], rank: int, world_size: int, init_method: str, args: tuple[Any, ...], channel: Any, parent: int
+) -> None:
+    """A worker's life: run target, send ("ok", result) or ("error", message) to the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+    try:
+        result = target(rank, world_size, init_method, *args)
+        channel.send(("ok", result))
+    except BaseException as exc:  # everything a rank can raise becomes its message
+        channel.send(("error", f"{type(exc).__name__}: {exc}".rstrip(": ")))
+    finally:
+        channel.close()
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+    return f"exit code {code}"
+
+
+def teardown(processes: list[Any]) -> None:
+    """Terminate, then kill, and join every process that is still alive."""
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + TERMINATE_GRACE_S
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
+def launch(target: Callable[..., Any], world_size: int, args: tuple[Any, ...], timeout_s: float) -> list[Any]:
+    """Run `target(rank, world_size, init_method, *args)` on `world_size` spawned ranks; their results by rank.
+
+    `target` must be importable (a module-level function) and its results
+    picklable. Raises RankError naming the first rank that failed or the
+    ranks that were still silent at `timeout_s`.
+    """
+    context = multiprocessing.get_context("spawn")
+    init_method = f"tcp://{LOOPBACK}:{free_port()}"
+    processes, channels = [], {}
+    try:
+        for rank in range(world_size):
+            receiver, sender = context.Pipe(duplex=False)
+            process = context.Process(
+                target=_rank_entry,
+                args=(target, rank, world_size, init_method, args, sender, os.getpid()),
+                name=f"asyncbench-rank{rank}",
+                daemon=True,
+            )
+            process.start()
+            sender.close()
+            processes.append(process)
+            channels[receiver] = rank
+        results: dict[int, Any] = {}
+        failures: list[str] = []
+        deadline = time.monotonic() + timeout_s
+        while channels:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                if failures:
+                    break
+                silent = ", ".join(map(str, sorted(channels.values())))
+                raise RankError(f"timed out after {timeout_s:g} s: no result from rank(s) {silent}")
+            for receiver in multiprocessing.connection.wait(list(channels), timeout=min(remaining, WAIT_POLL_S)):
+                rank = channels.pop(receiver)
+                try:
+                    status, payload = receiver.recv()
+                except EOFError:
+                    processes[rank].join(TERMINATE_GRACE_S)
+                    status, payload = "died", f"died without a result ({_describe_exit(processes[rank].exitcode)})"
+                if status == "ok":
+                    results[rank] = payload
+                    continue
+                failures.append(f"rank {rank} {payload}" if status == "died" else f"rank {rank} failed: {payload}")
+                # the other ranks usually fail too, as a consequence: collect them briefly, root cause first
+                deadline = min(deadline, time.monotonic() + FAILURE_GRACE_S)
+        if failures:
+            raise RankError("; ".join(failures))
+        return [results[rank] for rank in range(world_size)]
+    finally:
+        for receiver in channels:
+            receiver.close()
+        teardown(processes)
