@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import io
+import signal
 import sys
 from typing import Any, Callable
 
@@ -24,7 +25,16 @@ EXIT_OK = 0
 EXIT_GATE = 1
 EXIT_INPUT = 2
 EXIT_ERRORS = 3
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised wherever the run is, so that it ends as Ctrl-C does: finished cases saved, workers torn down."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -138,7 +148,7 @@ def run(
     exports.check(plan)
     threshold = compare.parse_threshold(max_regression)
     base_report = results.load(baseline) if baseline else None
-    report = _execute(plan, output, progress=not no_progress)
+    report, stopped_by = _execute(plan, output, progress=not no_progress)
     comparison = compare.compare(base_report, report, threshold) if base_report is not None else None
     console = render.stdout_console() if launched is None or launched[0] == 0 else Console(file=io.StringIO())
     render.print_report(report, console)
@@ -146,9 +156,9 @@ def run(
         console.print()
         render.print_comparison(comparison, console)
     exports.write(report, comparison)
-    if report.interrupted:
+    if stopped_by is not None:
         click.echo(f"interrupted: {len(report.results)} finished case(s) kept" + (f" in {output}" if output else ""), err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(stopped_by)
     sys.exit(_exit_code(report, strict, comparison))
 
 
@@ -222,8 +232,12 @@ def _load_plan(
     return config.apply_overrides(merged, workloads=workloads, backends=backends, devices=devices, sets=sets, quick=quick)
 
 
-def _execute(plan: config.Config, output: str | None, progress: bool) -> Report:
-    """Run the plan, saving after every case; on Ctrl-C save what finished and return it marked interrupted."""
+def _execute(plan: config.Config, output: str | None, progress: bool) -> tuple[Report, int | None]:
+    """Run the plan, saving after every case.
+
+    On Ctrl-C (SIGINT) or SIGTERM, save what finished, marked interrupted,
+    and return it with the exit code to end with (130 or 143); else None.
+    """
     from asyncbench import environment, runner  # after input is validated: runner may import frameworks
 
     backends_used = [name for e in plan.experiments for name in e.backends]
@@ -238,15 +252,19 @@ def _execute(plan: config.Config, output: str | None, progress: bool) -> Report:
 
     stderr = Console(stderr=True)
     display = render.ProgressDisplay(enabled=progress and stderr.is_terminal, console=stderr)
+    previous_handler = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         with display:
             runner.run(plan, on_start=display.start, on_progress=display.update, on_result=save_partial)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the save short
         interrupted = dataclasses.replace(report, results=tuple(finished), interrupted=True)
         if output:
             results.save(interrupted, output)
-        return interrupted
-    return dataclasses.replace(report, results=tuple(finished))
+        return interrupted, EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous_handler)
+    return dataclasses.replace(report, results=tuple(finished)), None
 
 
 def _exit_code(report: Report, strict: bool, comparison: compare.Comparison | None = None) -> int:

@@ -1,0 +1,51 @@
+"""Real signals to a real run: SIGINT → 130, SIGTERM → 143, every finished case saved as valid JSON."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+# The first experiment ends in well under a second; the second would measure for a minute.
+CONFIG = """\
+defaults: {backends: [numpy], devices: [cpu], warmup: 0, min_samples: 3}
+experiments:
+  - name: short
+    workload: sync_async
+    params: {n_ops: 100}
+    max_time_s: 0.2
+  - name: long
+    workload: sync_async
+    params: {n_ops: 100}
+    min_samples: 1000000
+    max_samples: 1000000
+    max_time_s: 60
+"""
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_mid_run_saves_the_finished_cases_and_exits_128_plus_signal(tmp_path, signum, code):
+    config, out = tmp_path / "c.yaml", tmp_path / "r.json"
+    config.write_text(CONFIG)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "asyncbench", "run", str(config), "--no-progress", "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (out.exists() and json.loads(out.read_text())["results"]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)  # into the long case
+    run.send_signal(signum)
+    stdout, stderr = run.communicate(timeout=60)
+    assert run.returncode == code, stderr
+    data = json.loads(out.read_text())
+    assert data["interrupted"] is True and [r["experiment"] for r in data["results"]] == ["short"]
+    assert "Traceback" not in stderr and "1 finished case(s) kept" in stderr
