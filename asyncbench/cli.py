@@ -136,6 +136,7 @@ def run(
     Exit 1 when an `expect:` check fails or a case is significantly slower
     than --baseline by more than --max-regression; 3 when a case errored.
     """
+    _unsaved.clear()
     plan = _load_plan(configs, workloads, devices, backends, sets, quick)
     launched = distributed.torchrun_rank()
     if launched is not None:
@@ -186,6 +187,13 @@ class Exports:
                 raise InputError("--plot draws sweeps, and no selected experiment has one (sweep: in a config, or --set KEY=V1,V2)")
 
     def write(self, report: Report, comparison: compare.Comparison | None) -> None:
+        try:
+            self._write(report, comparison)
+        except OSError as exc:
+            click.echo(f"asyncbench: error: cannot write an output: {exc.strerror or exc} ({exc.filename or ''})", err=True)
+            _unsaved.add(str(exc.filename))
+
+    def _write(self, report: Report, comparison: compare.Comparison | None) -> None:
         written = []
         if self.markdown_path:
             results.atomic_write(self.markdown_path, export.markdown(report, comparison))
@@ -199,7 +207,7 @@ class Exports:
         if self.plot_path and any(render.swept_params(group) for _, group in render.by_experiment(report.results)):
             plot.draw(report, self.plot_path)
             written.append(self.plot_path)
-        if self.json_path:
+        if self.json_path and self.json_path not in _unsaved:
             written.insert(0, self.json_path)
         if written:
             click.echo(f"written: {', '.join(written)}", err=True)
@@ -248,7 +256,7 @@ def _execute(plan: config.Config, output: str | None, progress: bool) -> tuple[R
         finished.append(result)
         display.finish(result)
         if output:
-            results.save(dataclasses.replace(report, results=tuple(finished)), output)
+            _save_or_warn(dataclasses.replace(report, results=tuple(finished)), output)
 
     stderr = Console(stderr=True)
     display = render.ProgressDisplay(enabled=progress and stderr.is_terminal, console=stderr)
@@ -260,15 +268,29 @@ def _execute(plan: config.Config, output: str | None, progress: bool) -> tuple[R
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the save short
         interrupted = dataclasses.replace(report, results=tuple(finished), interrupted=True)
         if output:
-            results.save(interrupted, output)
+            _save_or_warn(interrupted, output)
         return interrupted, EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
     finally:
         signal.signal(signal.SIGTERM, previous_handler)
     return dataclasses.replace(report, results=tuple(finished)), None
 
 
+_unsaved: set[str] = set()  # outputs that could not be written during this run
+
+
+def _save_or_warn(report: Report, path: str) -> None:
+    """Save atomically; if the disk is full (or gone), say so once and run on: the previous file stays whole."""
+    try:
+        results.save(report, path)
+        _unsaved.discard(path)
+    except OSError as exc:
+        if path not in _unsaved:
+            click.echo(f"asyncbench: warning: cannot save {path}: {exc.strerror or exc}; the previous file is intact, the run goes on", err=True)
+        _unsaved.add(path)
+
+
 def _exit_code(report: Report, strict: bool, comparison: compare.Comparison | None = None) -> int:
-    if any(r.status == ERROR for r in report.results):
+    if any(r.status == ERROR for r in report.results) or _unsaved:
         return EXIT_ERRORS
     if any(gate.failed(c) for r in report.results for c in r.checks):
         return EXIT_GATE

@@ -43,6 +43,9 @@ MAX_SWEEP_POINTS = 1000
 # --quick is for smoke tests: cap the measurement to a few short samples.
 QUICK_SETTINGS = Settings(warmup=1, min_samples=3, max_samples=20, max_time_s=1.0, max_rel_noise=0.05)
 
+# A real config has a few hundred values; YAML aliases can make a short file
+# expand to billions ("billion laughs"): stop converting well before that.
+MAX_CONFIG_VALUES = 100_000
 # Collections may carry only the standard tags; anything else (!!python/...) is refused.
 PLAIN_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
@@ -99,10 +102,13 @@ class Config:
 
 
 def format_path(path: Sequence[Any]) -> str:
-    """("experiments", 0, "params") -> "experiments[0].params"."""
+    """("experiments", 0, "params") -> "experiments[0].params"; an odd key is quoted: ['a b']."""
     text = ""
     for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        if isinstance(part, int) or not re.fullmatch(r"[\w-]+", str(part)):
+            text += f"[{part!r}]" if not isinstance(part, int) else f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
     return text
 
 
@@ -124,15 +130,19 @@ class _Document:
             mark = exc.problem_mark or exc.context_mark
             line = f":{mark.line + 1}" if mark else ""
             raise ConfigError(f"not valid YAML: {exc.problem or exc}", location=f"{source}{line}") from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"not valid YAML: {exc}", location=source) from None
+        except yaml.YAMLError as exc:  # e.g. a control character: PyYAML's message spans lines
+            raise ConfigError(f"not valid YAML: {' '.join(str(exc).split())}", location=source) from None
         if node is None:
             raise ConfigError("the config is empty", location=source)
         self._constructor = yaml.SafeLoader("")
+        self._values = 0
         self.value = self._convert(node, ())
 
     def _convert(self, node: yaml.Node, path: tuple) -> Any:
         self.lines[path] = node.start_mark.line + 1
+        self._values += 1
+        if self._values > MAX_CONFIG_VALUES:
+            raise self.error(f"the config expands to more than {MAX_CONFIG_VALUES} values (YAML aliases?); refusing it", path)
         if not isinstance(node, yaml.ScalarNode) and node.tag not in PLAIN_TAGS:
             raise self.error(f"unsupported YAML value: tag {node.tag!r} is not allowed in a config", path)
         if isinstance(node, yaml.MappingNode):
@@ -522,6 +532,8 @@ def apply_overrides(
             except ValueError as exc:
                 raise InputError(f"--set {text!r}: {exc}") from None
             used[index] = True
+        if settings.max_samples < settings.min_samples:
+            raise InputError(f"max_samples ({settings.max_samples}) is below min_samples ({settings.min_samples}) after --set/--quick")
         experiments.append(
             dataclasses.replace(
                 experiment,

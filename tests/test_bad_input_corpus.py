@@ -1,0 +1,79 @@
+"""Every file of tests/corpus and every bad command line below, through the CLI: exit 2, one clear line, no traceback.
+
+tests/corpus/expected.json maps each file to a fragment its message must contain.
+Configs are run (`run FILE`), results files shown and compared.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from asyncbench import cli
+
+CORPUS = Path(__file__).parent / "corpus"
+EXPECTED: dict[str, str] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
+
+
+def run_cli(*args: str):
+    result = CliRunner().invoke(cli.main, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return result
+
+
+def assert_clear_error(result, fragment: str) -> None:
+    """Exit 2 and the reason on one line: ours ("asyncbench: error: ..."), or click's usage error ("Error: ...")."""
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = result.output.strip().splitlines()
+    if lines[0].startswith("Usage:"):
+        assert lines[-1].startswith("Error: ") and fragment in lines[-1], result.output
+    else:
+        assert len(lines) == 1 and lines[0].startswith("asyncbench: error: ") and fragment in lines[0], result.output
+
+
+def test_the_corpus_is_large_and_every_file_is_listed():
+    files = {str(p.relative_to(CORPUS)) for p in CORPUS.glob("*/*") if p.is_file()}
+    assert files == set(EXPECTED) and len(files) >= 40
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.startswith("configs/")))
+def test_bad_config_is_refused_before_running(name):
+    path = str(CORPUS / name)
+    assert_clear_error(run_cli("run", path, "--no-progress"), EXPECTED[name])
+    assert run_cli("validate", path).exit_code == 2
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.startswith("results/")))
+def test_unusable_results_file_is_refused(name):
+    path = str(CORPUS / name)
+    assert_clear_error(run_cli("show", path), EXPECTED[name])
+    assert_clear_error(run_cli("compare", path, path), EXPECTED[name])
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["run", "no/such/config.yaml"], "no such file"),
+        (["run", "."], "is a directory"),
+        (["run", "-w", "matmull"], "did you mean 'matmul'"),
+        (["run", "-b", "pytorch"], "unknown backend"),
+        (["run", "-d", "gpu0"], "malformed device"),
+        (["run", "-w", "matmul", "--set", "size"], "KEY=VALUE"),
+        (["run", "-w", "matmul", "--set", "sise=3"], "did you mean 'size'"),
+        (["run", "-w", "matmul", "--set", "size=-3"], "at least 1"),
+        (["run", "-w", "matmul", "--set", "min_samples=9", "--set", "max_samples=2"], "below min_samples"),
+        (["run", "-w", "matmul", "-o", "no/such/dir/r.json"], "does not exist"),
+        (["run", "-w", "matmul", "-o", "."], "is a directory"),
+        (["run", "-w", "matmul", "--max-regression", "-3%"], "--max-regression"),
+        (["run", "-w", "matmul", "--plot", "p.png"], "no selected experiment has one"),
+        (["compare", "no/such/a.json", "no/such/b.json"], "no such file"),
+        (["show", "no/such.json"], "no such file"),
+    ],
+)
+def test_bad_command_line_is_one_clear_line(args, fragment, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert_clear_error(run_cli(*args), fragment)
