@@ -217,7 +217,8 @@ class CommOverlap(Workload):
         return Measured(samples, {}, verifies=True, problem="; ".join(problems) or None, note=note)
 
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
-        raise NotImplementedError("comm_overlap measures itself in its ranks (measure_itself)")
+        """Never called: the runner uses measure_itself, because the work lives in the ranks."""
+        raise RuntimeError("comm_overlap runs in its ranks: the runner calls measure_itself, not setup")
 
     def compute_metrics(self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]) -> dict[str, float | None]:
         done = {name: variants[name].done_s.median for name in VARIANTS}
