@@ -10,7 +10,6 @@ config is ever evaluated.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import importlib.resources
 import itertools
 import math
@@ -22,7 +21,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import yaml
 
 from asyncbench.backends import BACKENDS, DEVICE_PATTERN
-from asyncbench.errors import InputError, read_text
+from asyncbench.errors import InputError, read_text, suggestion
 from asyncbench import gate
 from asyncbench.model import Expectation, Settings
 from asyncbench.workloads import WORKLOADS
@@ -110,12 +109,6 @@ def format_path(path: Sequence[Any]) -> str:
         else:
             text += f".{part}" if text else str(part)
     return text
-
-
-def suggestion(word: str, choices: Iterable[str]) -> str:
-    """' (did you mean X?)' for a close match, else ''."""
-    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class _Document:

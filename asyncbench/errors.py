@@ -6,7 +6,9 @@ can turn it into one clear line instead of a traceback.
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
+from typing import Iterable
 
 
 class InputError(Exception):
@@ -29,6 +31,12 @@ class InputError(Exception):
         if self.path:
             prefix += f"{self.path}: "
         return prefix + self.message
+
+
+def suggestion(word: object, choices: Iterable[str]) -> str:
+    """' (did you mean X?)' for a close match of a misspelling, else ''."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def read_text(path: str | Path, error: type[InputError] = InputError, what: str = "file") -> str:

@@ -32,7 +32,7 @@ def markdown(report: Report, comparison: compare.Comparison | None = None) -> st
             "|" + "---|" * (len(swept) + 3) + "--:|" * 5,
         ]
         for result in results:
-            point = [render.param_text(result.params.get(p)) for p in swept]
+            point = [units.param(result.params.get(p)) for p in swept]
             if result.status != OK:
                 lines.append("| " + " | ".join([*point, result.backend, result.device, f"{result.status}: {result.reason or ''}", *[""] * 5]) + " |")
                 continue
@@ -42,7 +42,7 @@ def markdown(report: Report, comparison: compare.Comparison | None = None) -> st
                 lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
         for result in results:
-            who = " ".join(filter(None, (render.point_label(result, swept), result.backend, result.device)))
+            who = render.case_label(result, swept)
             if result.status == OK and result.metrics:
                 text = render.reading(result)
                 on = f" ({result.note})" if result.note else ""

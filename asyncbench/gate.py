@@ -19,6 +19,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from asyncbench import units
+from asyncbench.errors import suggestion
 from asyncbench.model import CLOCKS, OK, Expectation, Result
 from asyncbench.workloads.base import Workload
 
@@ -43,13 +44,6 @@ _CHECK = re.compile(
     re.VERBOSE,
 )
 EXAMPLES = "e.g. 'speedup >= 1.5', 'overlap_efficiency > 0.5' or 'done_s.median < 10ms'"
-
-
-def _suggest(word: str, choices: list[str]) -> str:
-    from difflib import get_close_matches
-
-    close = get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _variant_known(workload: Workload, name: str) -> bool:
@@ -81,15 +75,15 @@ def parse(text: Any, workload: Workload) -> Expectation:
         if quantity not in CLOCKS:
             metrics = [m.name for m in workload.metrics]
             raise ValueError(
-                f"unknown metric {quantity!r} for {workload.name}{_suggest(quantity, metrics + list(CLOCKS))}; "
+                f"unknown metric {quantity!r} for {workload.name}{suggestion(quantity, metrics + list(CLOCKS))}; "
                 f"metrics: {', '.join(metrics)}; clocks: {', '.join(CLOCKS)} (with .median, .min, ...)"
             )
         stat = stat or "median"
         if stat not in CLOCK_STATS:
-            raise ValueError(f"unknown statistic {stat!r}{_suggest(stat, list(CLOCK_STATS))}; one of: {', '.join(CLOCK_STATS)}")
+            raise ValueError(f"unknown statistic {stat!r}{suggestion(stat, list(CLOCK_STATS))}; one of: {', '.join(CLOCK_STATS)}")
         if variant is not None and not _variant_known(workload, variant.strip()):
             raise ValueError(
-                f"{workload.name} has no variant {variant.strip()!r}{_suggest(variant.strip(), list(workload.variants))}; "
+                f"{workload.name} has no variant {variant.strip()!r}{suggestion(variant.strip(), list(workload.variants))}; "
                 f"variants: {', '.join(workload.variants)}"
             )
     threshold = float(match["number"])

@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from asyncbench import render, results
+from asyncbench import render, results, units
 from asyncbench.errors import InputError
 from asyncbench.model import OK, Report, Result
 from asyncbench.workloads import WORKLOADS
@@ -42,7 +42,7 @@ def _axis_value(value: Any) -> Any:
     """A sweep value as a point on the x axis: a one-element list (sync_every: [4]) is its element."""
     if isinstance(value, list) and len(value) == 1:
         return value[0]
-    return render.param_text(value) if isinstance(value, (list, bool)) else value
+    return units.param(value) if isinstance(value, (list, bool)) else value
 
 
 def _series(results: Sequence[Result], axis: str, others: Sequence[str]) -> dict[str, dict[str, list[tuple[Any, float, float, float]]]]:

@@ -93,13 +93,12 @@ def swept_params(results: Sequence[Result]) -> list[str]:
 
 def point_label(result: Result, swept: Sequence[str]) -> str:
     """'n_ops=100' for a sweep point ('' when nothing is swept)."""
-    return ",".join(f"{name}={param_text(result.params.get(name))}" for name in swept)
+    return ",".join(f"{name}={units.param(result.params.get(name))}" for name in swept)
 
 
-def param_text(value: Any) -> str:
-    if isinstance(value, list):
-        return "x".join(map(str, value)) if len(value) != 1 else str(value[0])
-    return str(value).lower() if isinstance(value, bool) else str(value)
+def case_label(result: Result, swept: Sequence[str]) -> str:
+    """'n_ops=100 torch cpu': who a metric line or a check belongs to."""
+    return " ".join(filter(None, (point_label(result, swept), result.backend, result.device)))
 
 
 def experiment_table(name: str, results: Sequence[Result]) -> Table:
@@ -112,7 +111,7 @@ def experiment_table(name: str, results: Sequence[Result]) -> Table:
     for column in ("issue", "done", "device time", "memory", "n"):
         table.add_column(column, justify="right", no_wrap=True)
     for result in results:
-        point = [param_text(result.params.get(p)) for p in swept]
+        point = [units.param(result.params.get(p)) for p in swept]
         if result.status != OK:
             style = STATUS_STYLE[result.status]
             table.add_row(*point, result.backend, result.device, f"[{style}]{result.status}[/]")
@@ -151,7 +150,7 @@ def print_report(report: Report, console: Console) -> None:
         console.print(experiment_table(name, results))
         swept = swept_params(results)
         for result in results:
-            who = " ".join(filter(None, (point_label(result, swept), result.backend, result.device)))
+            who = case_label(result, swept)
             if result.status != OK:
                 style = STATUS_STYLE[result.status]
                 console.print(f"  [bold]{escape(who)}[/]: [{style}]{result.status}[/]: {escape(result.reason or '')}")

@@ -13,7 +13,7 @@ import dataclasses
 import gc
 from typing import Any, Callable, Iterator, Mapping
 
-from asyncbench import gate, memory, stats
+from asyncbench import gate, memory, stats, units
 from asyncbench.backends import Backend, get_backend
 from asyncbench.config import Config, Experiment
 from asyncbench.model import ERROR, OK, SKIPPED, Case, Memory, Result, VariantResult
@@ -30,14 +30,8 @@ def case_id(experiment: Experiment, backend: str, device: str, params: Mapping[s
     changes the work, and every sweep point has its own.
     """
     defaults = WORKLOADS[experiment.workload].defaults()
-    changed = [f"{k}={_compact(v)}" for k, v in params.items() if k in experiment.sweep or v != defaults.get(k)]
+    changed = [f"{k}={units.param(v)}" for k, v in params.items() if k in experiment.sweep or v != defaults.get(k)]
     return f"{experiment.name}[{','.join([backend, device, *changed])}]"
-
-
-def _compact(value: Any) -> str:
-    if isinstance(value, list):
-        return "x".join(map(str, value))
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def plan(config: Config, backends: Mapping[str, Backend]) -> Iterator[tuple[Case, str | None]]:

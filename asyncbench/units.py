@@ -38,6 +38,13 @@ def ratio(value: float | None) -> str:
     return f"{value:.2f}×" if abs(value) < 100 else f"{value:.0f}×"
 
 
+def param(value: object) -> str:
+    """A param value as it appears in case ids and tables: [64, 64] -> '64x64', True -> 'true'."""
+    if isinstance(value, list):
+        return "x".join(map(str, value))
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def quantity(value: float | None, unit: str) -> str:
     """Format a metric value by its declared unit."""
     if value is None:
