@@ -30,6 +30,7 @@ bench: install
 	$(PYTHON) benchmarks/fidelity.py
 	$(PYTHON) benchmarks/startup.py
 	$(PYTHON) benchmarks/gate_stability.py
+	$(PYTHON) benchmarks/isolation_cost.py
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache

@@ -278,9 +278,19 @@ def _settings(doc: _Document, mapping: Mapping[str, Any], base: Settings, path: 
             except ValueError as exc:
                 raise doc.error(str(exc), path + (name,)) from None
     settings = dataclasses.replace(base, **changes)
-    if settings.max_samples < settings.min_samples:
-        raise doc.error(f"max_samples ({settings.max_samples}) is below min_samples ({settings.min_samples})", path)
+    problem = settings_problem(settings)
+    if problem:
+        raise doc.error(problem, path)
     return settings
+
+
+def settings_problem(settings: Settings) -> str | None:
+    """What makes a combination of settings unusable (each may be fine alone), or None."""
+    if settings.max_samples < settings.min_samples:
+        return f"max_samples ({settings.max_samples}) is below min_samples ({settings.min_samples})"
+    if settings.timeout_s <= settings.max_time_s:
+        return f"timeout_s ({settings.timeout_s:g} s) must exceed max_time_s ({settings.max_time_s:g} s): sampling alone may take max_time_s"
+    return None
 
 
 def _experiment(doc: _Document, raw: Any, index: int, defaults: Mapping[str, Any], base: Settings) -> Experiment:
@@ -464,7 +474,8 @@ def parse_set(text: str) -> tuple[str | None, str, list[Any]]:
 
 
 def _quick_settings(settings: Settings) -> Settings:
-    return Settings(
+    return dataclasses.replace(
+        settings,
         warmup=min(settings.warmup, QUICK_SETTINGS.warmup),
         min_samples=min(settings.min_samples, QUICK_SETTINGS.min_samples),
         max_samples=min(settings.max_samples, QUICK_SETTINGS.max_samples),
@@ -525,8 +536,9 @@ def apply_overrides(
             except ValueError as exc:
                 raise InputError(f"--set {text!r}: {exc}") from None
             used[index] = True
-        if settings.max_samples < settings.min_samples:
-            raise InputError(f"max_samples ({settings.max_samples}) is below min_samples ({settings.min_samples}) after --set/--quick")
+        problem = settings_problem(settings)
+        if problem:
+            raise InputError(f"{problem}, after --set/--quick")
         experiments.append(
             dataclasses.replace(
                 experiment,

@@ -12,21 +12,17 @@ if the parent disappears.
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import multiprocessing.connection
 import os
 import signal
 import socket
-import threading
 import time
 from typing import Any, Callable
 
+from asyncbench import processes
+
 LOOPBACK = "127.0.0.1"
-# After terminate() (SIGTERM), how long a worker gets to exit before SIGKILL.
-TERMINATE_GRACE_S = 2.0
-# How often a worker checks that its parent is still there.
-PARENT_POLL_S = 1.0
 # After the first rank fails, how long to wait for the others' messages (they say what followed).
 FAILURE_GRACE_S = 1.0
 # How often the parent looks at its workers while waiting (a dead one is seen at once through its pipe).
@@ -55,19 +51,12 @@ def torchrun_rank() -> tuple[int, int] | None:
         return None
 
 
-def _exit_with_parent(parent: int) -> None:
-    while True:
-        time.sleep(PARENT_POLL_S)
-        if os.getppid() != parent:
-            os._exit(1)
-
-
 def _rank_entry(
     target: Callable[..., Any], rank: int, world_size: int, init_method: str, args: tuple[Any, ...], channel: Any, parent: int
 ) -> None:
     """A worker's life: run target, send ("ok", result) or ("error", message) to the parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+    processes.watch_parent(parent)
     try:
         result = target(rank, world_size, init_method, *args)
         channel.send(("ok", result))
@@ -77,28 +66,6 @@ def _rank_entry(
         channel.close()
 
 
-def _describe_exit(code: int | None) -> str:
-    if code is None:
-        return "still running"
-    if code < 0:
-        with contextlib.suppress(ValueError):
-            return f"killed by {signal.Signals(-code).name}"
-    return f"exit code {code}"
-
-
-def teardown(processes: list[Any]) -> None:
-    """Terminate, then kill, and join every process that is still alive."""
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-    deadline = time.monotonic() + TERMINATE_GRACE_S
-    for process in processes:
-        process.join(max(0.0, deadline - time.monotonic()))
-        if process.is_alive():
-            process.kill()
-            process.join()
-
-
 def launch(target: Callable[..., Any], world_size: int, args: tuple[Any, ...], timeout_s: float) -> list[Any]:
     """Run `target(rank, world_size, init_method, *args)` on `world_size` spawned ranks; their results by rank.
 
@@ -106,13 +73,12 @@ def launch(target: Callable[..., Any], world_size: int, args: tuple[Any, ...], t
     picklable. Raises RankError naming the first rank that failed or the
     ranks that were still silent at `timeout_s`.
     """
-    context = multiprocessing.get_context("spawn")
     init_method = f"tcp://{LOOPBACK}:{free_port()}"
-    processes, channels = [], {}
+    workers, channels = [], {}
     try:
         for rank in range(world_size):
-            receiver, sender = context.Pipe(duplex=False)
-            process = context.Process(
+            receiver, sender = processes.SPAWN.Pipe(duplex=False)
+            process = processes.SPAWN.Process(
                 target=_rank_entry,
                 args=(target, rank, world_size, init_method, args, sender, os.getpid()),
                 name=f"asyncbench-rank{rank}",
@@ -120,7 +86,7 @@ def launch(target: Callable[..., Any], world_size: int, args: tuple[Any, ...], t
             )
             process.start()
             sender.close()
-            processes.append(process)
+            workers.append(process)
             channels[receiver] = rank
         results: dict[int, Any] = {}
         failures: list[str] = []
@@ -137,8 +103,8 @@ def launch(target: Callable[..., Any], world_size: int, args: tuple[Any, ...], t
                 try:
                     status, payload = receiver.recv()
                 except EOFError:
-                    processes[rank].join(TERMINATE_GRACE_S)
-                    status, payload = "died", f"died without a result ({_describe_exit(processes[rank].exitcode)})"
+                    workers[rank].join(processes.TERMINATE_GRACE_S)
+                    status, payload = "died", f"died without a result ({processes.describe_exit(workers[rank].exitcode)})"
                 if status == "ok":
                     results[rank] = payload
                     continue
@@ -151,4 +117,4 @@ def launch(target: Callable[..., Any], world_size: int, args: tuple[Any, ...], t
     finally:
         for receiver in channels:
             receiver.close()
-        teardown(processes)
+        processes.teardown(workers)

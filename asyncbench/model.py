@@ -19,7 +19,7 @@ CLOCKS = ("issue_s", "done_s", "device_s")
 
 @dataclass(frozen=True)
 class Settings:
-    """How to measure: warm-up and adaptive stopping (nvbench-style)."""
+    """How to measure: warm-up and adaptive stopping (nvbench-style), and how long a case may take."""
 
     warmup: int = 1
     min_samples: int = 5
@@ -29,6 +29,12 @@ class Settings:
     # effects asyncbench shows (typically 1.2x and more) yet reachable in a few
     # seconds on a noisy 2-core CI machine.
     max_rel_noise: float = 0.03
+    # A case (set-up, sampling, memory runs) that runs longer is killed and is
+    # an error row; enforced when cases run in a worker process (the default).
+    # Sampling stops at max_time_s (10 s); five minutes leaves room for slow
+    # set-up (a framework's import, cuBLAS autotuning, big allocations) while a
+    # hung case frees a CI pipeline long before the job's own limit.
+    timeout_s: float = 300.0
 
 
 @dataclass(frozen=True)

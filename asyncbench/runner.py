@@ -5,21 +5,32 @@ whose device is absent, or that raises while running becomes a row with its
 reason, and the other cases still run. `on_result` is called after every case
 so the caller can save incrementally; an interrupt (KeyboardInterrupt)
 propagates to the caller with every finished result already delivered.
+
+With `isolate`, cases run in a worker process (`isolation`): a case that
+hangs past its `timeout_s` or kills its process is an error row too, and a
+case that errored leaves no poisoned state (a CUDA context, full caches)
+behind for the next one.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import gc
+import re
 from typing import Any, Callable, Iterator, Mapping
 
-from asyncbench import gate, memory, stats, units
+from asyncbench import gate, isolation, memory, stats, units
 from asyncbench.backends import Backend, get_backend
 from asyncbench.config import Config, Experiment
 from asyncbench.model import ERROR, OK, SKIPPED, Case, Memory, Result, VariantResult
 from asyncbench.timing import Progress, measure
 from asyncbench.workloads import WORKLOADS
-from asyncbench.workloads.base import Measured, Prepared
+from asyncbench.workloads.base import Measured, Prepared, Workload
+
+
+# How frameworks word a failed allocation besides MemoryError (numpy, Python): torch's CPU
+# allocator "can't allocate memory", torch and cupy on CUDA "out of memory".
+OUT_OF_MEMORY = re.compile(r"out of memory|can't allocate memory|unable to allocate|cudaErrorMemoryAllocation", re.IGNORECASE)
 
 
 def case_id(experiment: Experiment, backend: str, device: str, params: Mapping[str, Any]) -> str:
@@ -78,6 +89,14 @@ def _row(case: Case, status: str, reason: str | None = None, **fields: Any) -> R
     )
 
 
+def error_reason(exc: Exception) -> str:
+    """An exception as an error row's reason; a failed allocation says so first, whatever the framework calls it."""
+    text = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    if isinstance(exc, MemoryError) or OUT_OF_MEMORY.search(text):
+        return f"out of memory: {text}"
+    return text
+
+
 def _measure_here(case: Case, backend: Backend, prepared: Prepared, on_progress: Callable[[Progress], None] | None) -> Measured:
     """Time a prepared case in this process, then one memory run per variant, then verify."""
     samples = measure(prepared.variants, prepared.sync, lambda: backend.timer(case.device), case.settings, on_progress)
@@ -86,9 +105,8 @@ def _measure_here(case: Case, backend: Backend, prepared: Prepared, on_progress:
     return Measured(samples, memories, verifies=prepared.verify is not None, problem=problem, note=prepared.note)
 
 
-def run_case(case: Case, backend: Backend, on_progress: Callable[[Progress], None] | None = None) -> Result:
+def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Callable[[Progress], None] | None = None) -> Result:
     """Set up, measure and summarize one case; any exception becomes an error row."""
-    workload = WORKLOADS[case.workload]
     reason = workload.skip_reason(backend, case.device, case.params)
     if reason:
         return _row(case, SKIPPED, reason)
@@ -115,7 +133,7 @@ def run_case(case: Case, backend: Backend, on_progress: Callable[[Progress], Non
         if measured.verifies:
             metrics = {**metrics, "verified": 0.0 if measured.problem else 1.0}
     except Exception as exc:  # a failing case is a row; the run goes on
-        return _row(case, ERROR, f"{type(exc).__name__}: {exc}".rstrip(": "), note=note)
+        return _row(case, ERROR, error_reason(exc), note=note)
     finally:
         if prepared is not None and prepared.close is not None:
             prepared.close()
@@ -126,27 +144,55 @@ def run_case(case: Case, backend: Backend, on_progress: Callable[[Progress], Non
     return _row(case, OK, variants=variants, metrics=metrics, note=note)
 
 
+def run_case_in_worker(case: Case, workload: Workload, on_progress: Callable[[Progress], None] | None = None) -> Result:
+    """run_case as a worker process calls it: the backend is looked up there (backends hold modules, not picklable)."""
+    return run_case(case, workload, get_backend(case.backend), on_progress)
+
+
+def _run_isolated(worker: isolation.Worker, case: Case, workload: Workload, on_progress: Callable[[Progress], None] | None) -> Result:
+    try:
+        result = worker.call((case, workload), case.settings.timeout_s, on_progress)
+    except isolation.WorkerLost as lost:
+        progress = lost.last_progress
+        where = f"measuring, {progress.rounds} round(s) done" if progress is not None else "setting up or in its first samples"
+        return _row(case, ERROR, f"{lost} ({where})")
+    if result.status == ERROR:
+        worker.close()  # the error may have left the process unusable (a poisoned CUDA context): the next case gets a fresh one
+    return result
+
+
 def run(
     config: Config,
     *,
+    isolate: bool = False,
     on_start: Callable[[int, int, Case], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     on_result: Callable[[Result], None] | None = None,
 ) -> list[Result]:
-    """Run every case of `config` in order; return (and stream through on_result) the results."""
+    """Run every case of `config` in order (each in a worker process with `isolate`);
+    return (and stream through on_result) the results."""
     backends = {name: get_backend(name) for e in config.experiments for name in e.backends}
     cases = list(plan(config, backends))
     results = []
-    for index, (case, skip) in enumerate(cases):
-        if on_start is not None:
-            on_start(index, len(cases), case)
-        if skip:
-            result = _row(case, SKIPPED, skip)
-        else:
-            result = run_case(case, backends[case.backend], on_progress)
-            if case.expect:
-                result = dataclasses.replace(result, checks=gate.evaluate(case.expect, result, WORKLOADS[case.workload]))
-        results.append(result)
-        if on_result is not None:
-            on_result(result)
+    worker = isolation.Worker(run_case_in_worker) if isolate else None
+    try:
+        for index, (case, skip) in enumerate(cases):
+            if on_start is not None:
+                on_start(index, len(cases), case)
+            workload = WORKLOADS[case.workload]
+            if skip:
+                result = _row(case, SKIPPED, skip)
+            else:
+                if worker is None:
+                    result = run_case(case, workload, backends[case.backend], on_progress)
+                else:
+                    result = _run_isolated(worker, case, workload, on_progress)
+                if case.expect:
+                    result = dataclasses.replace(result, checks=gate.evaluate(case.expect, result, workload))
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+    finally:
+        if worker is not None:
+            worker.close()
     return results

@@ -30,6 +30,14 @@ def run_workload(workload: str, backend: str, device: str, **params: Any) -> Res
     return result
 
 
+def no_children_left() -> bool:
+    """No worker or rank is left; multiprocessing's own resource tracker (one per parent, gone with it) does not count."""
+    import psutil
+
+    children = psutil.Process().children(recursive=True)
+    return not [c for c in children if "resource_tracker" not in " ".join(c.cmdline())]
+
+
 def _cuda_available() -> bool:
     if importlib.util.find_spec("torch") is None:
         return False

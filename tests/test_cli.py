@@ -124,7 +124,7 @@ def test_erroring_case_gives_exit_3_and_keeps_the_others(invoke, tmp_path, monke
 
     monkeypatch.setattr(WORKLOADS["matmul"], "setup", broken_setup)
     out = tmp_path / "r.json"
-    result = invoke("run", "-w", "matmul", "-w", "sync_async", "-b", "numpy", "--quick", "--no-progress", "-o", str(out))
+    result = invoke("run", "-w", "matmul", "-w", "sync_async", "-b", "numpy", "--quick", "--no-progress", "--in-process", "-o", str(out))
     assert result.exit_code == 3
     statuses = {r["workload"]: r["status"] for r in json.loads(out.read_text())["results"]}
     assert statuses == {"matmul": "error", "sync_async": "ok"}
@@ -133,14 +133,14 @@ def test_erroring_case_gives_exit_3_and_keeps_the_others(invoke, tmp_path, monke
 def test_interrupt_saves_finished_cases_and_exits_130(invoke, tmp_path, monkeypatch):
     real_run_case = runner.run_case
 
-    def interrupt_on_sync_async(case, backend, on_progress=None):
+    def interrupt_on_sync_async(case, workload, backend, on_progress=None):
         if case.workload == "sync_async":
             raise KeyboardInterrupt
-        return real_run_case(case, backend, on_progress)
+        return real_run_case(case, workload, backend, on_progress)
 
     monkeypatch.setattr(runner, "run_case", interrupt_on_sync_async)
     out = tmp_path / "r.json"
-    result = invoke("run", "-w", "matmul", "-w", "sync_async", "-b", "numpy", "--quick", "--no-progress", "-o", str(out))
+    result = invoke("run", "-w", "matmul", "-w", "sync_async", "-b", "numpy", "--quick", "--no-progress", "--in-process", "-o", str(out))
     assert result.exit_code == 130
     data = json.loads(out.read_text())
     assert data["interrupted"] is True and [r["workload"] for r in data["results"]] == ["matmul"]

@@ -18,15 +18,9 @@ from click.testing import CliRunner
 from asyncbench import cli, distributed
 from asyncbench.model import ERROR, OK
 from asyncbench.workloads import comm_overlap
-from conftest import run_workload
+from conftest import no_children_left, run_workload
 
 pytestmark = pytest.mark.slow
-
-
-def no_children_left() -> bool:
-    """No worker is left; multiprocessing's own resource tracker (one per parent, gone with it) does not count."""
-    children = psutil.Process().children(recursive=True)
-    return not [c for c in children if "resource_tracker" not in " ".join(c.cmdline())]
 
 
 # Targets for the launcher: module-level, so the spawned ranks can import them.
@@ -116,7 +110,7 @@ def test_a_crashing_rank_is_an_error_row_with_its_message_and_the_run_goes_on(mo
     monkeypatch.setattr(comm_overlap, "run_rank", rank_one_raises)
     out = tmp_path / "r.json"
     result = CliRunner().invoke(
-        cli.main, ["run", "-w", "comm_overlap", "-w", "sync_async", "-b", "torch", "-d", "cpu", "--quick", "--no-progress", "-o", str(out)]
+        cli.main, ["run", "-w", "comm_overlap", "-w", "sync_async", "-b", "torch", "-d", "cpu", "--quick", "--no-progress", "--in-process", "-o", str(out)]
     )
     assert result.exit_code == 3, result.output
     rows = {r["workload"]: r for r in json.loads(out.read_text())["results"]}
@@ -125,10 +119,10 @@ def test_a_crashing_rank_is_an_error_row_with_its_message_and_the_run_goes_on(mo
     assert no_children_left()
 
 
-def test_a_hanging_rank_ends_the_case_at_timeout_s(monkeypatch):
+def test_a_hanging_rank_ends_the_case_at_collective_timeout_s(monkeypatch):
     monkeypatch.setattr(comm_overlap, "run_rank", rank_one_hangs)
     started = time.monotonic()
-    result = run_workload("comm_overlap", "torch", "cpu", timeout_s=2.0)
+    result = run_workload("comm_overlap", "torch", "cpu", collective_timeout_s=2.0)
     assert result.status == ERROR and "timed out" in result.reason and "rank(s) 1" in result.reason
     assert time.monotonic() - started < 30
     assert no_children_left()

@@ -1,13 +1,15 @@
-"""Real signals to a real run: SIGINT → 130, SIGTERM → 143, every finished case saved as valid JSON."""
+"""Real signals to a real run: SIGINT → 130, SIGTERM → 143, every finished case saved as valid JSON, the worker gone."""
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -30,7 +32,9 @@ experiments:
 
 
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_mid_run_saves_the_finished_cases_and_exits_128_plus_signal(tmp_path, signum, code):
+@pytest.mark.parametrize("to_group", [False, True], ids=["to-the-run", "to-its-process-group"])
+def test_a_signal_mid_run_saves_the_finished_cases_and_exits_128_plus_signal(tmp_path, signum, code, to_group):
+    """`kill PID` reaches the run only; Ctrl-C in a terminal (or a CI runner's cancel) reaches its whole group, workers too."""
     config, out = tmp_path / "c.yaml", tmp_path / "r.json"
     config.write_text(CONFIG)
     run = subprocess.Popen(
@@ -38,14 +42,22 @@ def test_a_signal_mid_run_saves_the_finished_cases_and_exits_128_plus_signal(tmp
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # its own process group, so that the group can be signalled as a terminal does
     )
     deadline = time.monotonic() + 60
     while not (out.exists() and json.loads(out.read_text())["results"]) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(0.3)  # into the long case
-    run.send_signal(signum)
+    workers = psutil.Process(run.pid).children(recursive=True)
+    assert any("multiprocessing" in " ".join(w.cmdline()) for w in workers)  # the case runs in a worker process
+    if to_group:
+        os.killpg(run.pid, signum)
+    else:
+        run.send_signal(signum)
     stdout, stderr = run.communicate(timeout=60)
     assert run.returncode == code, stderr
+    gone, alive = psutil.wait_procs(workers, timeout=5)
+    assert not alive, f"left behind: {alive}"
     data = json.loads(out.read_text())
     assert data["interrupted"] is True and [r["experiment"] for r in data["results"]] == ["short"]
     assert "Traceback" not in stderr and "1 finished case(s) kept" in stderr

@@ -89,7 +89,7 @@ def run_rank(
         init_method=init_method,
         rank=rank,
         world_size=world_size,
-        timeout=datetime.timedelta(seconds=params["timeout_s"]),
+        timeout=datetime.timedelta(seconds=params["collective_timeout_s"]),
     )
     try:
         control = dist.new_group(backend="gloo") if on_gpu else None  # barriers and stop votes stay on the CPU
@@ -168,7 +168,7 @@ class CommOverlap(Workload):
         Param("bucket_mb", FLOAT, 4.0, "MiB per bucket (float32)", quick=1.0, minimum=0.004, maximum=4096),
         Param("inner_dim", INT, 256, "inner dimension of the product that makes a bucket: the compute per bucket",
               quick=128, minimum=1, maximum=4096),
-        Param("timeout_s", FLOAT, 120.0, "seconds the ranks may take to start and to finish a collective before the case is an error",
+        Param("collective_timeout_s", FLOAT, 120.0, "seconds the ranks may take to start and to finish a collective before the case is an error",
               minimum=1, maximum=86_400),
     )
     variants = VARIANTS
@@ -204,8 +204,8 @@ class CommOverlap(Workload):
             how = f"torchrun rank {rank} of {world_size}"
         else:
             world_size = params["world_size"]
-            # timeout_s bounds start-up and each collective; the measurement itself is bounded by max_time_s
-            deadline_s = params["timeout_s"] + settings.max_time_s * 2
+            # collective_timeout_s bounds start-up and each collective; the measurement itself is bounded by max_time_s
+            deadline_s = params["collective_timeout_s"] + settings.max_time_s * 2
             ranks = distributed.launch(run_rank, world_size, (dict(params), settings, device), deadline_s)
             how = f"{world_size} spawned ranks"
         first = ranks[0]

@@ -1,0 +1,175 @@
+"""Calls in a worker process: a hang ends at its timeout, a crash costs only that call.
+
+Why cases run in a worker: a case that hangs in native code (a deadlocked
+collective, a driver stuck on a kernel) cannot be stopped from Python in the
+same process; one that dies (a segfault, the kernel's out-of-memory killer)
+would take the run and its unsaved results with it; and a CUDA error such as
+an illegal memory access poisons the context until the process exits, so
+every later GPU case in that process would fail too. pyperf and asv run
+benchmarks in worker processes for the same reasons.
+
+One spawned worker serves calls one after another, so its imports (torch:
+1-2 s) are paid once, not per call; the caller replaces it (`close`, then the
+next `call` starts a fresh one) whenever a call went wrong. The worker
+ignores SIGINT (Ctrl-C reaches the whole process group; the parent decides),
+turns SIGTERM into SystemExit so its own `finally` blocks (comm_overlap's
+ranks) run, and exits on its own if the parent disappears.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from typing import Any, Callable
+
+from asyncbench import processes
+
+# How often a worker may send progress: often enough for a live display,
+# rarely enough that the pipe costs nothing next to the samples.
+PROGRESS_INTERVAL_S = 0.1
+# How often the parent looks at a silent worker (a dead one is seen at once through its pipe).
+WAIT_POLL_S = 0.5
+# How long an idle worker gets to exit on its own when the run is over.
+EXIT_GRACE_S = 5.0
+# What a death by signal usually means, for the error row.
+DEATH_HINTS = {
+    "SIGKILL": "the kernel's out-of-memory killer sends SIGKILL: the case may need less memory",
+    "SIGSEGV": "a crash in native code",
+    "SIGBUS": "a crash in native code",
+    "SIGABRT": "native code aborted",
+}
+
+
+class WorkerLost(RuntimeError):
+    """A call gave no result: it timed out or the worker died; the message says which.
+
+    `last_progress` is the last progress the call reported (None: none), so
+    the caller can say how far it got.
+    """
+
+    def __init__(self, message: str, last_progress: Any = None):
+        super().__init__(message)
+        self.last_progress = last_progress
+
+
+class _ProgressSender:
+    """The worker's on_progress: forwards to the parent at most every PROGRESS_INTERVAL_S."""
+
+    def __init__(self, channel: Any):
+        self._channel = channel
+        self._sent_at = -PROGRESS_INTERVAL_S
+
+    def __call__(self, progress: Any) -> None:
+        now = time.monotonic()
+        if now - self._sent_at >= PROGRESS_INTERVAL_S:
+            self._channel.send(("progress", progress))
+            self._sent_at = now
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _serve(target: Callable[..., Any], channel: Any, parent: int) -> None:
+    """The worker's life: for each args tuple received, send ("result", target(*args)) or ("error", message)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    processes.watch_parent(parent)
+    while True:
+        try:
+            args = channel.recv()
+        except EOFError:  # the parent closed its end
+            return
+        if args is None:
+            return
+        try:
+            channel.send(("result", target(*args, on_progress=_ProgressSender(channel))))
+        except Exception as exc:  # target's own failures are its business; this is e.g. a result that cannot be pickled
+            channel.send(("error", f"{type(exc).__name__}: {exc}".rstrip(": ")))
+
+
+class Worker:
+    """A spawned process that runs `target(*args, on_progress=...)` for each `call`, with a timeout.
+
+    `target` must be importable (a module-level function); args and results
+    must be picklable.
+    """
+
+    def __init__(self, target: Callable[..., Any]):
+        self._target = target
+        self._process: Any = None
+        self._channel: Any = None
+        self._busy = False
+
+    def call(self, args: tuple[Any, ...], timeout_s: float, on_progress: Callable[[Any], None] | None = None) -> Any:
+        """`target(*args)` in the worker; raises WorkerLost when it takes over timeout_s or the worker dies."""
+        if self._process is None or not self._process.is_alive():
+            self.close()
+            self._start()
+        self._busy = True  # from here on, closing terminates: an interrupt may come while the worker already runs the call
+        try:
+            self._channel.send(args)
+        except Exception as exc:  # unpicklable args, or a pipe that broke under us
+            self.close()
+            raise WorkerLost(f"could not hand the call to the worker process: {type(exc).__name__}: {exc}") from None
+        deadline = time.monotonic() + timeout_s
+        last_progress = None
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.close()
+                raise WorkerLost(f"timed out after {timeout_s:g} s (timeout_s); the worker process was killed", last_progress)
+            if not self._channel.poll(min(remaining, WAIT_POLL_S)):
+                continue
+            try:
+                kind, payload = self._channel.recv()
+            except EOFError:
+                raise self._died(last_progress) from None
+            if kind == "progress":
+                last_progress = payload
+                if on_progress is not None:
+                    on_progress(payload)
+                continue
+            self._busy = False
+            if kind == "error":
+                self.close()
+                raise WorkerLost(payload, last_progress)
+            return payload
+
+    def close(self) -> None:
+        """Stop the worker: an idle one is asked to exit, a busy one terminated, then killed; always joined."""
+        if self._process is None:
+            return
+        if not self._busy and self._process.is_alive():
+            with contextlib.suppress(OSError):
+                self._channel.send(None)
+            self._process.join(EXIT_GRACE_S)
+        processes.teardown([self._process])
+        self._channel.close()
+        self._process = self._channel = None
+        self._busy = False
+
+    def _start(self) -> None:
+        parent_end, child_end = processes.SPAWN.Pipe(duplex=True)
+        # not a daemon: daemonic processes may not start children, and comm_overlap's ranks are children
+        process = processes.SPAWN.Process(
+            target=_serve, args=(self._target, child_end, os.getpid()), name="asyncbench-worker", daemon=False
+        )
+        try:
+            process.start()
+        except OSError as exc:
+            parent_end.close()
+            raise WorkerLost(f"could not start a worker process: {exc}") from None
+        finally:
+            child_end.close()
+        self._process, self._channel = process, parent_end
+
+    def _died(self, last_progress: Any) -> WorkerLost:
+        self._process.join(processes.TERMINATE_GRACE_S)
+        how = processes.describe_exit(self._process.exitcode)
+        hint = DEATH_HINTS.get(how.removeprefix("killed by "))
+        self._busy = False
+        self.close()
+        return WorkerLost(f"the worker process died ({how}{'; ' + hint if hint else ''})", last_progress)

@@ -1,0 +1,58 @@
+"""Child processes that never outlive the run: spawned, watching their parent, torn down on every path.
+
+Shared by `distributed` (one process per rank) and `isolation` (a worker per
+run of cases). Children are started with the spawn method, never fork: a
+forked child would inherit the parent's framework state and threads (a CUDA
+context cannot cross a fork).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from typing import Any
+
+SPAWN = multiprocessing.get_context("spawn")
+# After terminate() (SIGTERM), how long a child gets to exit before SIGKILL.
+TERMINATE_GRACE_S = 2.0
+# How often a child checks that its parent is still there.
+PARENT_POLL_S = 1.0
+
+
+def _exit_with_parent(parent: int) -> None:
+    while True:
+        time.sleep(PARENT_POLL_S)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def watch_parent(parent: int) -> None:
+    """In a child: exit within PARENT_POLL_S of the parent's death (even a SIGKILL, which no cleanup sees)."""
+    threading.Thread(target=_exit_with_parent, args=(parent,), name="asyncbench-parent-watch", daemon=True).start()
+
+
+def describe_exit(code: int | None) -> str:
+    """A process's exit code in words: 'killed by SIGKILL', 'exit code 1', 'still running'."""
+    if code is None:
+        return "still running"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+    return f"exit code {code}"
+
+
+def teardown(processes: list[Any]) -> None:
+    """Terminate, then kill, and join every process that is still alive."""
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + TERMINATE_GRACE_S
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join()

@@ -1,0 +1,298 @@
+"""Faults during a run, injected for real: each is an error row with its reason, the other cases run, nothing is left behind.
+
+The faulty workloads below run on the real numpy backend in the real worker
+process; they are module-level so the spawned worker can unpickle them. What
+they inject is real (an exception, a sleep that outlasts timeout_s, SIGKILL,
+a segfault, a refused allocation); only the reason it happens is staged.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from typing import Any, Mapping
+
+import pytest
+from click.testing import CliRunner
+
+from asyncbench import cli, config, isolation, runner
+from asyncbench.model import ERROR, OK, Settings
+from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads.base import STR, Metric, Param, Prepared, Workload
+from conftest import no_children_left
+
+pytestmark = pytest.mark.slow
+
+# timeout_s must exceed max_time_s; 2 s keeps each hang short
+FAST = Settings(warmup=0, min_samples=2, max_samples=3, max_time_s=0.5, timeout_s=2.0)
+# CUDA start-up in a fresh worker (torch import, context creation) takes seconds
+GPU = dataclasses.replace(FAST, timeout_s=120.0)
+# A killed worker's grace (processes.TERMINATE_GRACE_S) plus a fresh worker's start, with room for a slow CI machine.
+SLACK_S = 15.0
+
+
+def _hang() -> None:
+    time.sleep(3600)
+
+
+def _hang_ignoring_sigterm() -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    time.sleep(3600)
+
+
+def _kill_like_the_oom_killer() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _segfault() -> None:
+    ctypes.string_at(0)
+
+
+def _allocate_too_much() -> None:
+    import numpy
+
+    numpy.ones(2**62, dtype="uint8")
+
+
+def _raise() -> None:
+    raise RuntimeError("injected failure")
+
+
+FAULTS = {
+    "none": lambda: None,
+    "raise": _raise,
+    "hang": _hang,
+    "hang_ignoring_sigterm": _hang_ignoring_sigterm,
+    "sigkill": _kill_like_the_oom_killer,
+    "segfault": _segfault,
+    "allocate": _allocate_too_much,
+}
+
+
+class Faulty(Workload):
+    """Runs a sum on numpy; injects `fault` in setup or in the timed variant from the `after`-th call on."""
+
+    name = "faulty"
+    summary = "injects a fault"
+    params = (
+        Param("fault", STR, "none", "what goes wrong", choices=tuple(FAULTS)),
+        Param("where", STR, "setup", "setup or measure", choices=("setup", "measure")),
+    )
+    variants = ("sum",)
+    metrics = (Metric("pid", "", "the process that measured"),)
+
+    def setup(self, backend, device, params) -> Prepared:
+        import numpy
+
+        fault = FAULTS[params["fault"]]
+        if params["where"] == "setup":
+            fault()
+        data = numpy.ones(1000)
+        calls = []
+
+        def run() -> Any:
+            calls.append(1)
+            if params["where"] == "measure" and len(calls) > 2:
+                fault()
+            return data.sum()
+
+        return Prepared(variants={"sum": run}, sync=lambda: None)
+
+    def compute_metrics(self, params: Mapping[str, Any], variants) -> dict[str, float | None]:
+        return {"pid": float(os.getpid())}
+
+    def reading(self, metrics, device) -> str:
+        return "measured in a worker" if metrics["pid"] != os.getpid() else "measured here"
+
+
+@pytest.fixture
+def faulty(monkeypatch):
+    monkeypatch.setitem(WORKLOADS, "faulty", Faulty())
+
+
+def _experiment(name: str, fault: str = "none", where: str = "setup", settings: Settings = FAST) -> config.Experiment:
+    return config.Experiment(
+        name=name, workload="faulty", backends=("numpy",), devices=("cpu",), params={"fault": fault, "where": where}, settings=settings
+    )
+
+
+def _run(*experiments: config.Experiment, isolate: bool = True) -> list:
+    return runner.run(config.Config("faults", "<test>", experiments), isolate=isolate)
+
+
+@pytest.mark.parametrize(
+    "fault, where, fragment",
+    [
+        ("raise", "setup", "RuntimeError: injected failure"),
+        ("raise", "measure", "RuntimeError: injected failure"),
+        ("allocate", "setup", "out of memory: MemoryError: Unable to allocate 4.00 EiB"),
+        ("hang", "setup", "timed out after 2 s (timeout_s); the worker process was killed (setting up or in its first samples)"),
+        ("hang", "measure", "timed out after 2 s (timeout_s); the worker process was killed (measuring, "),
+        ("hang_ignoring_sigterm", "setup", "timed out after 2 s"),
+        ("sigkill", "measure", "the worker process died (killed by SIGKILL; the kernel's out-of-memory killer sends SIGKILL"),
+        ("segfault", "setup", "the worker process died (killed by SIGSEGV; a crash in native code)"),
+    ],
+)
+def test_a_fault_is_an_error_row_and_the_next_case_runs_in_a_fresh_worker(faulty, fault, where, fragment):
+    started = time.monotonic()
+    before, bad, after = _run(_experiment("before"), _experiment("bad", fault, where), _experiment("after"))
+    assert bad.status == ERROR and fragment in bad.reason, bad.reason
+    assert before.status == OK and after.status == OK
+    assert before.metrics["pid"] != after.metrics["pid"] != os.getpid()  # replaced, and never this process
+    assert time.monotonic() - started < FAST.timeout_s + SLACK_S
+    assert no_children_left()
+
+
+def test_cases_share_one_worker_while_nothing_goes_wrong(faulty):
+    results = _run(_experiment("a"), _experiment("b"), _experiment("c"))
+    assert [r.status for r in results] == [OK, OK, OK]
+    assert len({r.metrics["pid"] for r in results}) == 1
+    assert no_children_left()
+
+
+def test_progress_reaches_the_parent_from_the_worker(faulty):
+    seen = []
+    settings = dataclasses.replace(FAST, min_samples=50, max_samples=50)
+    (result,) = runner.run(config.Config("c", "<t>", (_experiment("a", settings=settings),)), isolate=True, on_progress=seen.append)
+    assert result.status == OK and result.metrics["pid"] != os.getpid()
+    assert seen and seen[0].rounds >= 1
+
+
+def echo(value, on_progress=None):
+    return value
+
+
+def test_a_call_that_cannot_reach_the_worker_is_lost_and_the_next_call_works():
+    worker = isolation.Worker(echo)
+    try:
+        with pytest.raises(isolation.WorkerLost, match="could not hand the call to the worker process"):
+            worker.call((lambda: 0,), timeout_s=60)  # a lambda cannot be pickled
+        assert worker.call((5,), timeout_s=60) == 5
+    finally:
+        worker.close()
+    assert no_children_left()
+
+
+def test_in_process_runs_here_and_an_exception_is_still_an_error_row(faulty):
+    bad, good = _run(_experiment("bad", "raise"), _experiment("good"), isolate=False)
+    assert bad.status == ERROR and "injected failure" in bad.reason
+    assert good.status == OK and good.metrics["pid"] == os.getpid()
+
+
+def test_faults_through_the_cli_give_complete_json_and_exit_3(faulty, tmp_path):
+    path, out = tmp_path / "faults.yaml", tmp_path / "r.json"
+    path.write_text(
+        "defaults: {backends: [numpy], devices: [cpu], warmup: 0, min_samples: 2, max_time_s: 0.5, timeout_s: 2}\n"
+        "experiments:\n"
+        + "".join(
+            f"  - {{name: {name}, workload: faulty, params: {{fault: {fault}, where: measure}}}}\n"
+            for name, fault in [("hangs", "hang"), ("dies", "sigkill"), ("raises", "raise"), ("fine", "none")]
+        )
+    )
+    result = CliRunner().invoke(cli.main, ["run", str(path), "--no-progress", "-o", str(out)])
+    assert result.exit_code == 3, result.output
+    rows = json.loads(out.read_text())["results"]
+    assert [(r["experiment"], r["status"]) for r in rows] == [("hangs", ERROR), ("dies", ERROR), ("raises", ERROR), ("fine", OK)]
+    assert "timed out after 2 s" in rows[0]["reason"] and "SIGKILL" in rows[1]["reason"] and "injected" in rows[2]["reason"]
+    assert "4 cases: 1 ok, 3 error" in result.output
+    assert no_children_left()
+
+
+def test_a_real_allocation_failure_in_a_real_workload_is_an_error_row(tmp_path):
+    """numpy's matmul under an address-space limit: a real MemoryError from the framework, and the next case still runs."""
+    path, out = tmp_path / "oom.yaml", tmp_path / "r.json"
+    path.write_text(
+        "defaults: {backends: [numpy], devices: [cpu], warmup: 0, min_samples: 3, max_time_s: 0.5}\n"
+        "experiments:\n"
+        "  - {name: too-big, workload: matmul, params: {size: 20000, dtype: float64, n_iter: 1}}\n"  # 3 GiB a matrix
+        "  - {name: fits, workload: matmul, params: {size: 64, dtype: float64, n_iter: 1}}\n"
+    )
+    limit = 2 * 2**30
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    run = subprocess.run(
+        [sys.executable, "-m", "asyncbench", "run", str(path), "--no-progress", "-o", str(out)],
+        preexec_fn=limit_memory, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 3, run.stderr
+    too_big, fits = json.loads(out.read_text())["results"]
+    assert too_big["status"] == ERROR and too_big["reason"].startswith("out of memory: MemoryError: Unable to allocate")
+    assert fits["status"] == OK
+    assert "Traceback" not in run.stderr
+
+
+def test_timeout_s_must_exceed_max_time_s(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("defaults: {max_time_s: 20, timeout_s: 10}\nexperiments:\n  - workload: matmul\n")
+    result = CliRunner().invoke(cli.main, ["validate", str(path)])
+    assert result.exit_code == 2 and "timeout_s (10 s) must exceed max_time_s (20 s)" in result.output
+    result = CliRunner().invoke(cli.main, ["run", "-w", "matmul", "--set", "timeout_s=0.5", "--quick"])
+    assert result.exit_code == 2 and "after --set/--quick" in result.output
+
+
+# --- GPU faults: need a CUDA device (pytest -m gpu) -------------------------------------------------------
+
+
+def _poison_cuda() -> None:
+    import torch
+
+    data = torch.zeros(4, device="cuda")
+    data[torch.tensor([1 << 20], device="cuda")] = 1.0  # out-of-bounds index: a device-side assert
+    torch.cuda.synchronize()
+
+
+def _allocate_too_much_cuda() -> None:
+    import torch
+
+    torch.empty(1 << 50, dtype=torch.uint8, device="cuda")  # 1 PiB
+
+
+class FaultyCuda(Workload):
+    """A sum on a torch CUDA tensor; `fault` poisons the context or over-allocates in setup."""
+
+    name = "faulty_cuda"
+    summary = "injects a CUDA fault"
+    params = (Param("fault", STR, "none", "what goes wrong", choices=("none", "poison", "oom")),)
+    variants = ("sum",)
+    metrics = ()
+
+    def setup(self, backend, device, params) -> Prepared:
+        import torch
+
+        if params["fault"] == "poison":
+            _poison_cuda()
+        elif params["fault"] == "oom":
+            _allocate_too_much_cuda()
+        data = torch.ones(1000, device=device)
+        return Prepared(variants={"sum": lambda: data.sum()}, sync=torch.cuda.synchronize)
+
+    def compute_metrics(self, params, variants) -> dict[str, float | None]:
+        return {}
+
+    def reading(self, metrics, device) -> str:
+        return ""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fault, fragment", [("poison", "CUDA error"), ("oom", "out of memory: OutOfMemoryError")])
+def test_a_cuda_fault_is_an_error_row_and_the_next_gpu_case_runs(monkeypatch, fault, fragment):
+    monkeypatch.setitem(WORKLOADS, "faulty_cuda", FaultyCuda())
+
+    def gpu_case(name: str, fault: str) -> config.Experiment:
+        return config.Experiment(
+            name=name, workload="faulty_cuda", backends=("torch",), devices=("cuda:0",), params={"fault": fault}, settings=GPU
+        )
+
+    bad, after = _run(gpu_case("bad", fault), gpu_case("after", "none"))
+    assert bad.status == ERROR and fragment in bad.reason, bad.reason
+    assert after.status == OK, after.reason
+    assert no_children_left()
