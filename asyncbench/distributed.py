@@ -59,9 +59,9 @@ def _rank_entry(
     processes.watch_parent(parent)
     try:
         result = target(rank, world_size, init_method, *args)
-        channel.send(("ok", result))
+        processes.send_or_exit(channel, ("ok", result))
     except BaseException as exc:  # everything a rank can raise becomes its message
-        channel.send(("error", f"{type(exc).__name__}: {exc}".rstrip(": ")))
+        processes.send_or_exit(channel, ("error", f"{type(exc).__name__}: {exc}".rstrip(": ")))
     finally:
         channel.close()
 

@@ -64,7 +64,7 @@ class _ProgressSender:
     def __call__(self, progress: Any) -> None:
         now = time.monotonic()
         if now - self._sent_at >= PROGRESS_INTERVAL_S:
-            self._channel.send(("progress", progress))
+            processes.send_or_exit(self._channel, ("progress", progress))
             self._sent_at = now
 
 
@@ -85,9 +85,9 @@ def _serve(target: Callable[..., Any], channel: Any, parent: int) -> None:
         if args is None:
             return
         try:
-            channel.send(("result", target(*args, on_progress=_ProgressSender(channel))))
+            processes.send_or_exit(channel, ("result", target(*args, on_progress=_ProgressSender(channel))))
         except Exception as exc:  # target's own failures are its business; this is e.g. a result that cannot be pickled
-            channel.send(("error", f"{type(exc).__name__}: {exc}".rstrip(": ")))
+            processes.send_or_exit(channel, ("error", f"{type(exc).__name__}: {exc}".rstrip(": ")))
 
 
 class Worker:

@@ -35,6 +35,18 @@ def watch_parent(parent: int) -> None:
     threading.Thread(target=_exit_with_parent, args=(parent,), name="asyncbench-parent-watch", daemon=True).start()
 
 
+def send_or_exit(channel: Any, message: Any) -> None:
+    """In a child: send to the parent, or exit quietly (SystemExit, so `finally` blocks run) if the parent is gone.
+
+    A parent killed outright (SIGKILL) leaves its children writing into a
+    broken pipe; a traceback on the terminal would tell the user nothing new.
+    """
+    try:
+        channel.send(message)
+    except (BrokenPipeError, ConnectionResetError, EOFError):
+        raise SystemExit(1) from None
+
+
 def describe_exit(code: int | None) -> str:
     """A process's exit code in words: 'killed by SIGKILL', 'exit code 1', 'still running'."""
     if code is None:

@@ -61,3 +61,36 @@ def test_a_signal_mid_run_saves_the_finished_cases_and_exits_128_plus_signal(tmp
     data = json.loads(out.read_text())
     assert data["interrupted"] is True and [r["experiment"] for r in data["results"]] == ["short"]
     assert "Traceback" not in stderr and "1 finished case(s) kept" in stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_a_signal_during_comm_overlap_leaves_no_worker_or_rank_behind(tmp_path, signum):
+    """The run's worker runs the case and spawns its ranks. A Ctrl-C or SIGTERM to the whole group must end
+    all of them; a SIGKILL to the run alone (nothing of it can clean up) must too: each child watches its parent."""
+    run = subprocess.Popen(
+        [sys.executable, "-m", "asyncbench", "run", "-w", "comm_overlap", "-b", "torch", "-d", "cpu", "--quick", "--no-progress",
+         "--set", "max_time_s=60", "--set", "min_samples=100000", "--set", "max_samples=100000", "-o", str(tmp_path / "r.json")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    descendants: list[psutil.Process] = []
+    while time.monotonic() < deadline:  # the worker and both ranks (multiprocessing's resource tracker may come too)
+        descendants = psutil.Process(run.pid).children(recursive=True)
+        if sum("multiprocessing" in " ".join(p.cmdline()) for p in descendants if p.is_running()) >= 3:
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail("the ranks never started")
+    time.sleep(1.0)  # into the measurement
+    if signum == signal.SIGKILL:
+        run.kill()
+    else:
+        os.killpg(run.pid, signum)
+    _, stderr = run.communicate(timeout=60)
+    assert run.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -9}[signum], stderr
+    gone, alive = psutil.wait_procs(descendants, timeout=10)
+    assert not alive, f"left behind: {[p.cmdline() for p in alive]}"
+    assert "Traceback" not in stderr
