@@ -137,3 +137,10 @@ def test_under_torchrun_only_comm_overlap_runs(monkeypatch):
         monkeypatch.setenv(name, value)
     result = CliRunner().invoke(cli.main, ["run", "-w", "matmul", "--quick"])
     assert result.exit_code == 2 and "under torchrun only comm_overlap" in result.output
+
+
+def test_the_reading_says_when_the_parts_do_not_add_up():
+    workload = comm_overlap.CommOverlap()
+    metrics = {"speedup": 1.3, "speedup_ci_low": 1.1, "speedup_ci_high": 1.5}
+    assert "do not add up" in workload.reading({**metrics, "overlap_efficiency": 4.0}, "cpu")
+    assert "45% of the shorter part hidden" in workload.reading({**metrics, "overlap_efficiency": 0.45}, "cpu")
