@@ -154,7 +154,7 @@ def _run_isolated(worker: isolation.Worker, case: Case, workload: Workload, on_p
         result = worker.call((case, workload), case.settings.timeout_s, on_progress)
     except isolation.WorkerLost as lost:
         progress = lost.last_progress
-        where = f"measuring, {progress.rounds} round(s) done" if progress is not None else "setting up or in its first samples"
+        where = f"measuring, at least {progress.rounds} round(s) done" if progress is not None else "setting up or in its first samples"
         return _row(case, ERROR, f"{lost} ({where})")
     if result.status == ERROR:
         worker.close()  # the error may have left the process unusable (a poisoned CUDA context): the next case gets a fresh one
