@@ -21,12 +21,11 @@ import time
 from typing import Any, Callable
 
 from asyncbench import processes
+from asyncbench.errors import describe_failure
 
 LOOPBACK = "127.0.0.1"
 # After the first rank fails, how long to wait for the others' messages (they say what followed).
 FAILURE_GRACE_S = 1.0
-# How often the parent looks at its workers while waiting (a dead one is seen at once through its pipe).
-WAIT_POLL_S = 0.5
 TORCHRUN_VARIABLES = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
 
@@ -61,7 +60,7 @@ def _rank_entry(
         result = target(rank, world_size, init_method, *args)
         processes.send_or_exit(channel, ("ok", result))
     except BaseException as exc:  # everything a rank can raise becomes its message
-        processes.send_or_exit(channel, ("error", f"{type(exc).__name__}: {exc}".rstrip(": ")))
+        processes.send_or_exit(channel, ("error", describe_failure(exc)))
     finally:
         channel.close()
 
@@ -98,7 +97,7 @@ def launch(target: Callable[..., Any], world_size: int, args: tuple[Any, ...], t
                     break
                 silent = ", ".join(map(str, sorted(channels.values())))
                 raise RankError(f"timed out after {timeout_s:g} s: no result from rank(s) {silent}")
-            for receiver in multiprocessing.connection.wait(list(channels), timeout=min(remaining, WAIT_POLL_S)):
+            for receiver in multiprocessing.connection.wait(list(channels), timeout=min(remaining, processes.WAIT_POLL_S)):
                 rank = channels.pop(receiver)
                 try:
                     status, payload = receiver.recv()

@@ -1,4 +1,5 @@
-"""The one error type that means "the user's input is wrong" (exit code 2).
+"""How errors are said: the one error type that means "the user's input is wrong"
+(exit code 2), and the one line a failure during a run becomes.
 
 Everything the CLI reports as bad input derives from `InputError`, so the CLI
 can turn it into one clear line instead of a traceback.
@@ -7,6 +8,7 @@ can turn it into one clear line instead of a traceback.
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 from typing import Iterable
 
@@ -52,3 +54,16 @@ def read_text(path: str | Path, error: type[InputError] = InputError, what: str 
         raise error("not a text file (not UTF-8)", location=str(path)) from None
     except OSError as exc:
         raise error(f"cannot read: {exc.strerror}", location=str(path)) from None
+
+
+# How frameworks word a failed allocation besides MemoryError (numpy, Python): torch's CPU
+# allocator "can't allocate memory", torch and cupy on CUDA "out of memory".
+OUT_OF_MEMORY = re.compile(r"out of memory|can't allocate memory|unable to allocate|cudaErrorMemoryAllocation", re.IGNORECASE)
+
+
+def describe_failure(exc: BaseException) -> str:
+    """An exception as one reason ("RuntimeError: ..."); a failed allocation says so first, whatever the framework calls it."""
+    text = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    if isinstance(exc, MemoryError) or OUT_OF_MEMORY.search(text):
+        return f"out of memory: {text}"
+    return text

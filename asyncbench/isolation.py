@@ -25,12 +25,11 @@ import time
 from typing import Any, Callable
 
 from asyncbench import processes
+from asyncbench.errors import describe_failure
 
 # How often a worker may send progress: often enough for a live display,
 # rarely enough that the pipe costs nothing next to the samples.
 PROGRESS_INTERVAL_S = 0.1
-# How often the parent looks at a silent worker (a dead one is seen at once through its pipe).
-WAIT_POLL_S = 0.5
 # How long an idle worker gets to exit on its own when the run is over.
 EXIT_GRACE_S = 5.0
 # What a death by signal usually means, for the error row.
@@ -87,7 +86,7 @@ def _serve(target: Callable[..., Any], channel: Any, parent: int) -> None:
         try:
             processes.send_or_exit(channel, ("result", target(*args, on_progress=_ProgressSender(channel))))
         except Exception as exc:  # target's own failures are its business; this is e.g. a result that cannot be pickled
-            processes.send_or_exit(channel, ("error", f"{type(exc).__name__}: {exc}".rstrip(": ")))
+            processes.send_or_exit(channel, ("error", describe_failure(exc)))
 
 
 class Worker:
@@ -113,7 +112,7 @@ class Worker:
             self._channel.send(args)
         except Exception as exc:  # unpicklable args, or a pipe that broke under us
             self.close()
-            raise WorkerLost(f"could not hand the call to the worker process: {type(exc).__name__}: {exc}") from None
+            raise WorkerLost(f"could not hand the call to the worker process: {describe_failure(exc)}") from None
         deadline = time.monotonic() + timeout_s
         last_progress = None
         while True:
@@ -121,7 +120,7 @@ class Worker:
             if remaining <= 0:
                 self.close()
                 raise WorkerLost(f"timed out after {timeout_s:g} s (timeout_s); the worker process was killed", last_progress)
-            if not self._channel.poll(min(remaining, WAIT_POLL_S)):
+            if not self._channel.poll(min(remaining, processes.WAIT_POLL_S)):
                 continue
             try:
                 kind, payload = self._channel.recv()

@@ -21,6 +21,8 @@ SPAWN = multiprocessing.get_context("spawn")
 TERMINATE_GRACE_S = 2.0
 # How often a child checks that its parent is still there.
 PARENT_POLL_S = 1.0
+# How often a parent looks at silent children while it waits (a dead one is seen at once through its pipe).
+WAIT_POLL_S = 0.5
 
 
 def _exit_with_parent(parent: int) -> None:

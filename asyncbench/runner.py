@@ -16,21 +16,16 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import re
 from typing import Any, Callable, Iterator, Mapping
 
 from asyncbench import gate, isolation, memory, stats, units
 from asyncbench.backends import Backend, get_backend
 from asyncbench.config import Config, Experiment
+from asyncbench.errors import describe_failure
 from asyncbench.model import ERROR, OK, SKIPPED, Case, Memory, Result, VariantResult
 from asyncbench.timing import Progress, measure
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import Measured, Prepared, Workload
-
-
-# How frameworks word a failed allocation besides MemoryError (numpy, Python): torch's CPU
-# allocator "can't allocate memory", torch and cupy on CUDA "out of memory".
-OUT_OF_MEMORY = re.compile(r"out of memory|can't allocate memory|unable to allocate|cudaErrorMemoryAllocation", re.IGNORECASE)
 
 
 def case_id(experiment: Experiment, backend: str, device: str, params: Mapping[str, Any]) -> str:
@@ -89,14 +84,6 @@ def _row(case: Case, status: str, reason: str | None = None, **fields: Any) -> R
     )
 
 
-def error_reason(exc: Exception) -> str:
-    """An exception as an error row's reason; a failed allocation says so first, whatever the framework calls it."""
-    text = f"{type(exc).__name__}: {exc}".rstrip(": ")
-    if isinstance(exc, MemoryError) or OUT_OF_MEMORY.search(text):
-        return f"out of memory: {text}"
-    return text
-
-
 def _measure_here(case: Case, backend: Backend, prepared: Prepared, on_progress: Callable[[Progress], None] | None) -> Measured:
     """Time a prepared case in this process, then one memory run per variant, then verify."""
     samples = measure(prepared.variants, prepared.sync, lambda: backend.timer(case.device), case.settings, on_progress)
@@ -133,7 +120,7 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
         if measured.verifies:
             metrics = {**metrics, "verified": 0.0 if measured.problem else 1.0}
     except Exception as exc:  # a failing case is a row; the run goes on
-        return _row(case, ERROR, error_reason(exc), note=note)
+        return _row(case, ERROR, describe_failure(exc), note=note)
     finally:
         if prepared is not None and prepared.close is not None:
             prepared.close()
