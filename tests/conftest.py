@@ -30,12 +30,26 @@ def run_workload(workload: str, backend: str, device: str, **params: Any) -> Res
     return result
 
 
+def command_line(process: Any) -> str:
+    """A psutil process's command line, or "" for one that has exited or is a zombie waiting to be reaped.
+
+    Children come and go while a test looks at them (a `git` run by the environment capture, a rank that just ended),
+    so asking for the command line of one seen a moment ago must not fail the test."""
+    import psutil
+
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:  # NoSuchProcess, ZombieProcess (a subclass), AccessDenied
+        return ""
+
+
 def no_children_left() -> bool:
-    """No worker or rank is left; multiprocessing's own resource tracker (one per parent, gone with it) does not count."""
+    """No worker or rank is left; multiprocessing's own resource tracker (one per parent, gone with it) does not count,
+    nor does a process that has already exited."""
     import psutil
 
     children = psutil.Process().children(recursive=True)
-    return not [c for c in children if "resource_tracker" not in " ".join(c.cmdline())]
+    return not [c for c in children if (line := command_line(c)) and "resource_tracker" not in line]
 
 
 def _cuda_available() -> bool:

@@ -12,6 +12,8 @@ import time
 import psutil
 import pytest
 
+from conftest import command_line
+
 pytestmark = pytest.mark.slow
 
 # The first experiment ends in well under a second; the second would measure for a minute.
@@ -49,7 +51,7 @@ def test_a_signal_mid_run_saves_the_finished_cases_and_exits_128_plus_signal(tmp
         time.sleep(0.1)
     time.sleep(0.3)  # into the long case
     workers = psutil.Process(run.pid).children(recursive=True)
-    assert any("multiprocessing" in " ".join(w.cmdline()) for w in workers)  # the case runs in a worker process
+    assert any("spawn_main" in command_line(w) for w in workers)  # the case runs in a worker process
     if to_group:
         os.killpg(run.pid, signum)
     else:
@@ -77,9 +79,9 @@ def test_a_signal_during_comm_overlap_leaves_no_worker_or_rank_behind(tmp_path, 
     )
     deadline = time.monotonic() + 60
     descendants: list[psutil.Process] = []
-    while time.monotonic() < deadline:  # the worker and both ranks (multiprocessing's resource tracker may come too)
+    while time.monotonic() < deadline:  # the worker and both ranks, all spawned (multiprocessing's resource tracker is not)
         descendants = psutil.Process(run.pid).children(recursive=True)
-        if sum("multiprocessing" in " ".join(p.cmdline()) for p in descendants if p.is_running()) >= 3:
+        if sum("spawn_main" in command_line(p) for p in descendants) >= 3:
             break
         time.sleep(0.2)
     else:
@@ -92,5 +94,5 @@ def test_a_signal_during_comm_overlap_leaves_no_worker_or_rank_behind(tmp_path, 
     _, stderr = run.communicate(timeout=60)
     assert run.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -9}[signum], stderr
     gone, alive = psutil.wait_procs(descendants, timeout=10)
-    assert not alive, f"left behind: {[p.cmdline() for p in alive]}"
+    assert not alive, f"left behind: {[command_line(p) for p in alive]}"
     assert "Traceback" not in stderr
