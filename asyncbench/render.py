@@ -170,8 +170,9 @@ def print_report(report: Report, console: Console) -> None:
     checks = [c for r in report.results for c in r.checks]
     failed = sum(1 for c in checks if gate.failed(c))
     if checks:
-        summary += f"; {len(checks)} checks: " + (f"[red]{failed} failed[/]" if failed else "[green]all passed[/]")
-    console.print(f"{len(report.results)} cases: {summary}" + (" [red](interrupted)[/]" if report.interrupted else ""))
+        summary += f"; {len(checks)} check{'' if len(checks) == 1 else 's'}: " + (f"[red]{failed} failed[/]" if failed else "[green]all passed[/]")
+    cases = len(report.results)
+    console.print(f"{cases} case{'' if cases == 1 else 's'}: {summary}" + (" [red](interrupted)[/]" if report.interrupted else ""))
 
 
 VERDICT_STYLE = {compare.SAME: "", compare.FASTER: "green", compare.SLOWER: "bold red", compare.INCONCLUSIVE: "yellow"}

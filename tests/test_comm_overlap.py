@@ -144,3 +144,10 @@ def test_the_reading_says_when_the_parts_do_not_add_up():
     metrics = {"speedup": 1.3, "speedup_ci_low": 1.1, "speedup_ci_high": 1.5}
     assert "do not add up" in workload.reading({**metrics, "overlap_efficiency": 4.0}, "cpu")
     assert "45% of the shorter part hidden" in workload.reading({**metrics, "overlap_efficiency": 0.45}, "cpu")
+
+
+def test_the_reading_claims_no_overlap_when_the_speedup_bounds_include_1():
+    """A 1.1x median whose conservative bounds straddle 1 is not evidence of overlap, whatever the efficiency says."""
+    workload = comm_overlap.CommOverlap()
+    reading = workload.reading({"speedup": 1.1, "speedup_ci_low": 0.9, "speedup_ci_high": 1.3, "overlap_efficiency": 0.45}, "cpu")
+    assert reading.startswith("no speedup shown") and "0.90×–1.30×" in reading and "ran under the compute" not in reading

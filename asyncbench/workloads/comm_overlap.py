@@ -240,6 +240,13 @@ class CommOverlap(Workload):
         speedup, efficiency = metrics.get("speedup"), metrics.get("overlap_efficiency")
         if speedup is None:
             return ""
+        low, high = metrics.get("speedup_ci_low"), metrics.get("speedup_ci_high")
+        interval = f"{units.ratio(low)}–{units.ratio(high)}" if low is not None and high is not None else ""
+        if low is not None and high is not None and low <= 1 <= high:
+            return (
+                f"no speedup shown: the speedup over blocking is {units.ratio(speedup)}, but its 95% bounds {interval} "
+                "include 1; more samples (max_time_s) or bigger buckets narrow them"
+            )
         if efficiency is not None and efficiency > PARTS_DISAGREE:
             return (
                 f"overlapped is {units.ratio(speedup)} faster than blocking, but the parts timed alone do not add up "
@@ -248,10 +255,9 @@ class CommOverlap(Workload):
             )
         if efficiency is None or efficiency < OVERLAP_NOTICEABLE:
             return f"overlapping hid little: {units.ratio(speedup)} — the all-reduces ran after the compute, or fought it for cores"
-        low, high = metrics.get("speedup_ci_low"), metrics.get("speedup_ci_high")
-        bounds = f" (95%: {units.ratio(low)}–{units.ratio(high)})" if low is not None and high is not None else ""
         return (
-            f"the all-reduces ran under the compute: {units.ratio(speedup)}{bounds} faster than blocking, "
+            f"the all-reduces ran under the compute: {units.ratio(speedup)}{' (95%: ' + interval + ')' if interval else ''} "
+            "faster than blocking, "
             f"{efficiency * 100:.0f}% of the shorter part hidden"
             + ("; on a CPU the communication is CPU work too, so it competes with the compute for cores" if device == "cpu" else "")
         )
