@@ -32,13 +32,6 @@ from asyncbench.errors import describe_failure
 PROGRESS_INTERVAL_S = 0.1
 # How long an idle worker gets to exit on its own when the run is over.
 EXIT_GRACE_S = 5.0
-# What a death by signal usually means, for the error row.
-DEATH_HINTS = {
-    "SIGKILL": "the kernel's out-of-memory killer sends SIGKILL: the case may need less memory",
-    "SIGSEGV": "a crash in native code",
-    "SIGBUS": "a crash in native code",
-    "SIGABRT": "native code aborted",
-}
 
 
 class WorkerLost(RuntimeError):
@@ -168,7 +161,6 @@ class Worker:
     def _died(self, last_progress: Any) -> WorkerLost:
         self._process.join(processes.TERMINATE_GRACE_S)
         how = processes.describe_exit(self._process.exitcode)
-        hint = DEATH_HINTS.get(how.removeprefix("killed by "))
         self._busy = False
         self.close()
-        return WorkerLost(f"the worker process died ({how}{'; ' + hint if hint else ''})", last_progress)
+        return WorkerLost(f"the worker process died ({how})", last_progress)

@@ -23,6 +23,13 @@ TERMINATE_GRACE_S = 2.0
 PARENT_POLL_S = 1.0
 # How often a parent looks at silent children while it waits (a dead one is seen at once through its pipe).
 WAIT_POLL_S = 0.5
+# What a death by signal usually means, for the message that reports it.
+DEATH_HINTS = {
+    "SIGKILL": "the kernel's out-of-memory killer sends SIGKILL: the case may need less memory",
+    "SIGSEGV": "a crash in native code",
+    "SIGBUS": "a crash in native code",
+    "SIGABRT": "native code aborted",
+}
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -50,12 +57,13 @@ def send_or_exit(channel: Any, message: Any) -> None:
 
 
 def describe_exit(code: int | None) -> str:
-    """A process's exit code in words: 'killed by SIGKILL', 'exit code 1', 'still running'."""
+    """A process's exit code in words: 'killed by SIGSEGV; a crash in native code', 'exit code 1', 'still running'."""
     if code is None:
         return "still running"
     if code < 0:
         with contextlib.suppress(ValueError):
-            return f"killed by {signal.Signals(-code).name}"
+            name = signal.Signals(-code).name
+            return f"killed by {name}" + (f"; {DEATH_HINTS[name]}" if name in DEATH_HINTS else "")
     return f"exit code {code}"
 
 

@@ -61,7 +61,7 @@ def test_launch_returns_every_rank_result_in_rank_order():
     [
         (rank_one_raises, 60, "rank 1 failed: RuntimeError: injected failure on rank 1"),
         (rank_one_hangs, 3, "timed out after 3 s: no result from rank(s) 1"),
-        (rank_one_dies, 60, "rank 1 died without a result (killed by SIGKILL)"),
+        (rank_one_dies, 60, "rank 1 died without a result (killed by SIGKILL; the kernel's out-of-memory killer"),
     ],
 )
 def test_a_failing_rank_is_named_within_the_timeout_and_no_worker_survives(target, timeout_s, fragment):
