@@ -1,32 +1,31 @@
 """The click layer: parse → load config → run → save → render → exit code.
 
-Exit codes (DESIGN.md): 0 all good · 1 a gate failed (--strict: a skip) ·
-2 bad input, one clear line, never a traceback · 3 some cases errored while
-the rest ran and were saved · 130 interrupted, what finished is saved.
+Exit codes (errors.py): 0 all good · 1 a gate failed (a check failed, was
+inconclusive or not measured; a regression; nothing measured; --strict and
+a skip) · 2 bad input, one clear line, never a traceback · 3 some cases
+errored while the rest ran and were saved · 130/143 interrupted, what
+finished is saved. Modules beyond click are imported inside the commands
+that need them, so `--help` starts fast.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
-import io
+import os
 import signal
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import click
-from rich.console import Console
 
-from asyncbench import __version__, compare, config, distributed, export, gate, plot, render, results
-from asyncbench.errors import InputError
-from asyncbench.model import ERROR, SKIPPED, Report, Result
+from asyncbench import __version__
+from asyncbench.errors import EXIT_GATE, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, InputError
 
-EXIT_OK = 0
-EXIT_GATE = 1
-EXIT_INPUT = 2
-EXIT_ERRORS = 3
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
-EXIT_TERMINATED = 143  # 128 + SIGTERM
+if TYPE_CHECKING:
+    from asyncbench import compare, config, outcome
+    from asyncbench.model import Report, Result
 
 
 class Terminated(KeyboardInterrupt):
@@ -55,6 +54,19 @@ def _guard(command: Callable[..., Any]) -> Callable[..., Any]:
             sys.exit(EXIT_INPUT)
 
     return wrapper
+
+
+@contextlib.contextmanager
+def _reader_may_leave() -> Iterator[None]:
+    """Printing into a pipe whose reader stopped (`| head`) is not a failure: the rest of the output goes nowhere,
+    and the exit code stays the run's own, not 1 from a BrokenPipeError (the recipe of Python's signal docs)."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 @click.group(
@@ -113,6 +125,10 @@ Examples:
 @click.option("--max-regression", default="10%", show_default=True, metavar="PCT", help="How much slower than the baseline still passes.")
 @click.option("--strict", is_flag=True, help="A skipped case counts as a failure (exit 1).")
 @click.option(
+    "--allow-inconclusive", is_flag=True,
+    help="An inconclusive check (its 95% interval straddles the threshold) does not fail the gate; it is still reported.",
+)
+@click.option(
     "--in-process", is_flag=True,
     help="Run cases in this process, not in a worker: starts about a second sooner, but timeout_s is not enforced "
     "and a case that crashes or poisons the CUDA context takes the rest of the run with it.",
@@ -134,6 +150,7 @@ def run(
     baseline: str | None,
     max_regression: str,
     strict: bool,
+    allow_inconclusive: bool,
     in_process: bool,
     no_progress: bool,
 ) -> None:
@@ -143,9 +160,17 @@ def run(
     case that hangs past its timeout_s setting (default 300 s), crashes or
     poisons the CUDA context is an error row and the others still run.
 
-    Exit 1 when an `expect:` check fails or a case is significantly slower
-    than --baseline by more than --max-regression; 3 when a case errored.
+    Exit 1 when an `expect:` check fails, is inconclusive (its 95% interval
+    straddles the threshold) or could not be evaluated, when nothing was
+    measured, or when a case is significantly slower than --baseline by more
+    than --max-regression; 3 when a case errored.
     """
+    import io
+
+    from rich.console import Console
+
+    from asyncbench import compare, distributed, outcome, render, results
+
     _unsaved.clear()
     plan = _load_plan(configs, workloads, devices, backends, sets, quick)
     launched = distributed.torchrun_rank()
@@ -162,16 +187,24 @@ def run(
     base_report = results.load(baseline) if baseline else None
     report, stopped_by = _execute(plan, output, progress=not no_progress, isolate=not in_process)
     comparison = compare.compare(base_report, report, threshold) if base_report is not None else None
+    judge = functools.partial(outcome.judge, report, strict=strict, allow_inconclusive=allow_inconclusive, comparison=comparison)
+    exports.write(report, comparison, judge())
+    verdict = judge(unsaved=_unsaved)
     console = render.stdout_console() if launched is None or launched[0] == 0 else Console(file=io.StringIO())
-    render.print_report(report, console)
-    if comparison is not None:
-        console.print()
-        render.print_comparison(comparison, console)
-    exports.write(report, comparison)
+    with _reader_may_leave():
+        if comparison is not None:
+            from asyncbench import comparison_view
+
+            render.print_report(report, console)
+            console.print()
+            comparison_view.print_comparison(comparison, console)
+            render.print_outcome(console, verdict)
+        else:
+            render.print_report(report, console, verdict if stopped_by is None else None)
     if stopped_by is not None:
         click.echo(f"interrupted: {len(report.results)} finished case(s) kept" + (f" in {output}" if output else ""), err=True)
         sys.exit(stopped_by)
-    sys.exit(_exit_code(report, strict, comparison))
+    sys.exit(verdict.code)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,6 +219,8 @@ class Exports:
 
     def check(self, plan: config.Config) -> None:
         """Fail now (exit 2), not after a long run, if an output could not be written."""
+        from asyncbench import plot, results
+
         paths = [p for p in dataclasses.astuple(self) if p]
         repeated = sorted({p for p in paths if paths.count(p) > 1})
         if repeated:
@@ -197,17 +232,20 @@ class Exports:
             if not any(e.sweep for e in plan.experiments):
                 raise InputError("--plot draws sweeps, and no selected experiment has one (sweep: in a config, or --set KEY=V1,V2)")
 
-    def write(self, report: Report, comparison: compare.Comparison | None) -> None:
+    def write(self, report: Report, comparison: compare.Comparison | None, verdict: outcome.Outcome) -> None:
+        """Write every file; a failure is a line on stderr and counts as unsaved (exit 3)."""
         try:
-            self._write(report, comparison)
+            self._write(report, comparison, verdict)
         except OSError as exc:
             click.echo(f"asyncbench: error: cannot write an output: {exc.strerror or exc} ({exc.filename or ''})", err=True)
             _unsaved.add(str(exc.filename))
 
-    def _write(self, report: Report, comparison: compare.Comparison | None) -> None:
+    def _write(self, report: Report, comparison: compare.Comparison | None, verdict: outcome.Outcome) -> None:
+        from asyncbench import export, plot, render, results
+
         written = []
         if self.markdown_path:
-            results.atomic_write(self.markdown_path, export.markdown(report, comparison))
+            results.atomic_write(self.markdown_path, export.markdown(report, comparison, verdict))
             written.append(self.markdown_path)
         if self.csv_path:
             results.atomic_write(self.csv_path, export.csv_text(report))
@@ -233,6 +271,8 @@ def _load_plan(
     quick: bool,
 ) -> config.Config:
     """One Config from the files given (or the built-in suite, or -w workloads), with CLI overrides."""
+    from asyncbench import config
+
     if paths:
         loaded = [config.load(p) for p in paths]
         names = [e.name for c in loaded for e in c.experiments]
@@ -257,7 +297,9 @@ def _execute(plan: config.Config, output: str | None, progress: bool, isolate: b
     On Ctrl-C (SIGINT) or SIGTERM, save what finished, marked interrupted,
     and return it with the exit code to end with (130 or 143); else None.
     """
-    from asyncbench import environment, runner  # after input is validated: runner may import frameworks
+    from rich.console import Console
+
+    from asyncbench import environment, render, results, runner  # after input is validated: runner may import frameworks
 
     backends_used = [name for e in plan.experiments for name in e.backends]
     report = results.new_report(plan.to_dict(), environment.capture(backends_used))
@@ -291,6 +333,8 @@ _unsaved: set[str] = set()  # outputs that could not be written during this run
 
 def _save_or_warn(report: Report, path: str) -> None:
     """Save atomically; if the disk is full (or gone), say so once and run on: the previous file stays whole."""
+    from asyncbench import results
+
     try:
         results.save(report, path)
         _unsaved.discard(path)
@@ -300,28 +344,18 @@ def _save_or_warn(report: Report, path: str) -> None:
         _unsaved.add(path)
 
 
-def _exit_code(report: Report, strict: bool, comparison: compare.Comparison | None = None) -> int:
-    if any(r.status == ERROR for r in report.results) or _unsaved:
-        return EXIT_ERRORS
-    if any(gate.failed(c) for r in report.results for c in r.checks):
-        return EXIT_GATE
-    if comparison is not None and comparison.regressions:
-        return EXIT_GATE
-    if strict and any(r.status == SKIPPED for r in report.results):
-        return EXIT_GATE
-    return EXIT_OK
-
-
 @main.command("list", context_settings=CONTEXT)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def list_workloads(fmt: str) -> None:
     """Describe every workload: what it measures, its params (default / quick), variants and metrics."""
+    from asyncbench import catalog, render
     from asyncbench.workloads import WORKLOADS
 
-    if fmt == "json":
-        click.echo(render.workloads_json(WORKLOADS.values()))
-    else:
-        render.stdout_console().print(render.workloads_table(WORKLOADS.values()))
+    with _reader_may_leave():
+        if fmt == "json":
+            click.echo(catalog.workloads_json(WORKLOADS.values()))
+        else:
+            render.stdout_console().print(catalog.workloads_table(WORKLOADS.values()))
 
 
 @main.command(context_settings=CONTEXT)
@@ -333,6 +367,7 @@ def devices(fmt: str) -> None:
     """
     import json
 
+    from asyncbench import catalog, render
     from asyncbench.backends import BACKENDS, DeviceStatus, get_backend
 
     statuses: list[DeviceStatus] = []
@@ -343,13 +378,15 @@ def devices(fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps([dataclasses.asdict(s) for s in statuses], indent=1))
     else:
-        render.stdout_console().print(render.devices_table(statuses))
+        render.stdout_console().print(catalog.devices_table(statuses))
 
 
 @main.command(context_settings=CONTEXT)
 @click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def validate(configs: tuple[str, ...]) -> None:
     """Check CONFIG files without running anything; exit 2 if any is invalid."""
+    from asyncbench import config
+
     failed = False
     for path in configs:
         try:
@@ -379,19 +416,22 @@ Examples:
 @_guard
 def show(path: str, fmt: str, plot_path: str | None) -> None:
     """Re-render a results file written by `asyncbench run -o`."""
+    from asyncbench import export, plot, render, results
+
     report = results.load(path)
     if plot_path:
         plot.check_available(plot_path)
-    if fmt == "json":
-        click.echo(results.dumps(report), nl=False)
-    elif fmt == "markdown":
-        click.echo(export.markdown(report), nl=False)
-    elif fmt == "csv":
-        click.echo(export.csv_text(report), nl=False)
-    elif fmt == "github-benchmark":
-        click.echo(export.github_benchmark(report), nl=False)
-    else:
-        render.print_report(report, render.stdout_console())
+    with _reader_may_leave():
+        if fmt == "json":
+            click.echo(results.dumps(report), nl=False)
+        elif fmt == "markdown":
+            click.echo(export.markdown(report), nl=False)
+        elif fmt == "csv":
+            click.echo(export.csv_text(report), nl=False)
+        elif fmt == "github-benchmark":
+            click.echo(export.github_benchmark(report), nl=False)
+        else:
+            render.print_report(report, render.stdout_console())
     if plot_path:
         plot.draw(report, plot_path)
         click.echo(f"written: {plot_path}", err=True)
@@ -408,7 +448,10 @@ Examples:
 Verdicts, per case and variant: SAME (within the threshold), FASTER or SLOWER
 (beyond it and significant: Mann-Whitney U on the raw samples, p < 0.01),
 INCONCLUSIVE (beyond it, but the samples cannot tell it from noise).
-Exit 1 only when some case is SLOWER.
+Exit 1 when some case is SLOWER, or ran ok in the baseline and not now;
+exit 2 when the two files have no case in common. The p-value sees the noise
+within each run, not the machine changing speed between runs: on a shared
+machine gate with ratios measured within one run (expect:) instead.
 """,
 )
 @click.argument("baseline", type=click.Path(dir_okay=False))
@@ -419,13 +462,16 @@ Exit 1 only when some case is SLOWER.
 @_guard
 def compare_command(baseline: str, current: str, max_regression: str, clock: str, fmt: str) -> None:
     """Compare CURRENT results with BASELINE, case by case (matched by id)."""
+    from asyncbench import compare, comparison_view, export, render, results
+
     threshold = compare.parse_threshold(max_regression)
     base_report, current_report = results.load(baseline), results.load(current)
     comparison = compare.compare(base_report, current_report, threshold, clock)
-    if fmt == "json":
-        click.echo(compare.dumps(comparison), nl=False)
-    elif fmt == "markdown":
-        click.echo("\n".join(export.comparison_markdown(comparison)) + "\n", nl=False)
-    else:
-        render.print_comparison(comparison, render.stdout_console())
-    sys.exit(EXIT_GATE if comparison.regressions else EXIT_OK)
+    with _reader_may_leave():
+        if fmt == "json":
+            click.echo(compare.dumps(comparison), nl=False)
+        elif fmt == "markdown":
+            click.echo("\n".join(export.comparison_markdown(comparison)) + "\n", nl=False)
+        else:
+            comparison_view.print_comparison(comparison, render.stdout_console())
+    sys.exit(EXIT_GATE if comparison_view.failed(comparison) else EXIT_OK)

@@ -5,8 +5,19 @@ two-sided: distribution-free, so skewed timing distributions and outliers
 do not fool it) and a change beyond the threshold. A significant change
 smaller than the threshold is SAME (within tolerance); a change beyond it
 that the samples cannot tell from noise is INCONCLUSIVE, never a failure.
-Only SLOWER fails a gate. Cases on one side only, cases that did not run ok,
-and environment differences are listed, not hidden.
+Only SLOWER fails a gate, and so does a case that ran ok in the baseline but
+errored or was skipped now (`lost`: a gate must not pass because the thing
+it guards stopped running). Two reports with no case in common are an input
+error. Cases on one side only, and environment differences, are listed.
+
+What the p-value can and cannot see: it treats every sample of both runs as
+drawn from one fixed machine, so it sees the noise within each run. It
+cannot see the machine changing speed between the runs (another tenant, a
+clock change, a different host), which on a shared CI runner moved medians
+by up to 91% between identical runs while each run's CI was ±1–3%. A tiny p
+there says the runs differ, not that the code did: compare runs from one
+quiet, dedicated machine, and gate shared runners with ratios measured
+within one run (`expect:`).
 """
 
 from __future__ import annotations
@@ -32,6 +43,11 @@ INCONCLUSIVE = "INCONCLUSIVE"
 DEFAULT_MAX_REGRESSION = 0.10
 # A gate is run on every commit, so a false alarm is expensive: demand p < 1%.
 SIGNIFICANCE = 0.01
+#: said wherever a p-value is shown
+P_VALUE_SEES = (
+    "p is the chance of a difference this large from the noise within the runs; it cannot see the machine changing "
+    "speed between them, so on a shared machine a small p does not mean the code changed"
+)
 # Environment facts that differ between any two commits and say nothing about the machine.
 IGNORED_ENVIRONMENT = ("git_sha",)
 
@@ -58,6 +74,7 @@ class Comparison:
     only_in_current: tuple[str, ...]
     not_comparable: tuple[tuple[str, str], ...]  # (id, why)
     environment_changes: tuple[tuple[str, Any, Any], ...]  # (key, baseline, current)
+    lost: tuple[tuple[str, str], ...] = ()  # (id, why): ok in the baseline, not ok now — fails the gate
 
     @property
     def regressions(self) -> tuple[VariantComparison, ...]:
@@ -134,6 +151,7 @@ def dumps(comparison: Comparison) -> str:
     for row in raw["rows"]:
         row["ratio"] = row["ratio"] if math.isfinite(row["ratio"]) else None
     raw["regressions"] = [f"{r.id} {r.variant}" for r in comparison.regressions]
+    raw["p_value_sees"] = P_VALUE_SEES
     return json.dumps(raw, indent=1, allow_nan=False) + "\n"
 
 
@@ -143,11 +161,20 @@ def compare(baseline: Report, current: Report, max_regression: float = DEFAULT_M
         raise InputError(f"unknown clock {clock!r}; one of {', '.join(CLOCKS)}")
     old = {r.id: r for r in baseline.results}
     new = {r.id: r for r in current.results}
+    if old and new and not old.keys() & new.keys():
+        raise InputError(
+            f"the two results files have no case in common (baseline: {', '.join(list(old)[:3])}...; current: "
+            f"{', '.join(list(new)[:3])}...): compare runs of the same config, both with or both without --quick"
+        )
     rows: list[VariantComparison] = []
     not_comparable: list[tuple[str, str]] = []
+    lost: list[tuple[str, str]] = []
     for case_id, result in new.items():
         base = old.get(case_id)
         if base is None:
+            continue
+        if base.status == OK and result.status != OK:
+            lost.append((case_id, f"ok in the baseline, {result.status} now: {result.reason or 'no reason given'}"))
             continue
         if base.status != OK or result.status != OK:
             not_comparable.append((case_id, f"baseline {base.status}, current {result.status}"))
@@ -167,4 +194,5 @@ def compare(baseline: Report, current: Report, max_regression: float = DEFAULT_M
         only_in_current=tuple(i for i in new if i not in old),
         not_comparable=tuple(not_comparable),
         environment_changes=environment_changes(baseline.environment, current.environment),
+        lost=tuple(lost),
     )

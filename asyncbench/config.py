@@ -22,7 +22,7 @@ import yaml
 
 from asyncbench.backends import BACKENDS, DEVICE_PATTERN
 from asyncbench.errors import InputError, read_text, suggestion
-from asyncbench import gate
+from asyncbench import gate, results
 from asyncbench.model import Expectation, Settings
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Param, Workload
@@ -39,8 +39,12 @@ MAX_SHAPE_DIMS = 8
 # Each sweep point is at least one measured case of several seconds: more than
 # this many is a typo (a list pasted twice, a range too fine), not a plan.
 MAX_SWEEP_POINTS = 1000
-# --quick is for smoke tests: cap the measurement to a few short samples.
-QUICK_SETTINGS = Settings(warmup=1, min_samples=3, max_samples=20, max_time_s=1.0, max_rel_noise=0.05)
+# --quick is for smoke tests: cap the measurement to a few short samples. Six is the
+# fewest with a 95% interval of the median: fewer would leave every figure without one.
+QUICK_SETTINGS = Settings(warmup=1, min_samples=6, max_samples=20, max_time_s=1.0, max_rel_noise=0.05)
+#: the units a float setting may carry, as `expect` thresholds do: max_time_s=2s, max_rel_noise=3%
+SETTING_UNITS = {"max_time_s": "s", "timeout_s": "s", "max_rel_noise": "%"}
+_NUMBER_WITH_UNIT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ%]+)\s*")
 
 # A real config has a few hundred values; YAML aliases can make a short file
 # expand to billions ("billion laughs"): stop converting well before that.
@@ -222,8 +226,20 @@ def coerce_param(param: Param, value: Any) -> Any:
     return value
 
 
+def _with_unit(name: str, value: Any) -> Any:
+    """'2s', '500ms' for a time setting, '3%' for max_rel_noise: the number in the base unit; other values unchanged."""
+    if not isinstance(value, str) or name not in SETTING_UNITS:
+        return value
+    match = _NUMBER_WITH_UNIT.fullmatch(value)
+    factors = gate.UNIT_FACTORS[SETTING_UNITS[name]]
+    if match is None or match[2] not in factors:
+        raise ValueError(f"expected a number, optionally with a unit ({', '.join(factors)}), got {value!r}")
+    return float(match[1]) * factors[match[2]]
+
+
 def coerce_setting(name: str, value: Any) -> Any:
     """Check a measurement setting (warmup, min_samples...); raise ValueError if wrong."""
+    value = _with_unit(name, value)
     kind = SETTING_FIELDS[name].type
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
@@ -397,6 +413,11 @@ def _expectations(doc: _Document, workload: Workload, raw: Any, path: tuple) -> 
 def loads(text: str, source: str = "<config>", default_name: str = "config") -> Config:
     """Parse and validate config text; raise ConfigError naming source, line and key."""
     doc = _Document(text, source)
+    if results.is_results(doc.value):
+        raise ConfigError(
+            "this is a results file, not a config: use `asyncbench show FILE` to see it, or `asyncbench compare BASELINE FILE`",
+            location=source,
+        )
     top = _check_keys(doc, doc.value, TOP_KEYS, (), "the config")
     name = top.get("name", default_name)
     if not isinstance(name, str):
@@ -525,6 +546,12 @@ def apply_overrides(
                         raise ValueError("a measurement setting takes one value; only params can be swept")
                     settings = dataclasses.replace(settings, **{name: coerce_setting(name, values[0])})
                 elif name in params and len(values) > 1:
+                    if workload.param(name).kind == SHAPE and not any(isinstance(v, list) for v in values):
+                        joined = ",".join(map(str, values))
+                        raise ValueError(
+                            f"commas separate sweep values; for one shape write {name}=[{joined}] "
+                            f"(and {name}=[64,64],[128,128] to sweep shapes)"
+                        )
                     sweep[name] = sweep_values(workload.param(name), values)
                     _check_sweep_size(sweep)
                 elif name in params:
@@ -552,6 +579,10 @@ def apply_overrides(
         )
     if not experiments:
         raise InputError(f"no experiment in {config.source} uses workload {', '.join(workloads)}")
+    for experiment in experiments:
+        if not any(BACKENDS[b].runs_on(d) for b in experiment.backends for d in experiment.devices):
+            kinds = "; ".join(f"{b} runs on {' and '.join(BACKENDS[b].device_kinds)} only" for b in experiment.backends)
+            raise InputError(f"nothing to run in experiment {experiment.name!r}: {kinds}, and the devices are {', '.join(experiment.devices)}")
     known = sorted({*SETTING_FIELDS, *(k for e in experiments for k in e.params)})
     for (text, _, name, _), was_used in zip(parsed_sets, used):
         if not was_used:

@@ -13,6 +13,15 @@ from pathlib import Path
 from typing import Iterable
 
 
+# Exit codes, one meaning each (README "Exit codes").
+EXIT_OK = 0
+EXIT_GATE = 1  # a check failed, was inconclusive or not measured; a regression; nothing measured; --strict and a skip
+EXIT_INPUT = 2  # bad input: one line naming file, line and key
+EXIT_ERRORS = 3  # some cases errored (or an output could not be written) while the rest ran and were saved
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+
+
 class InputError(Exception):
     """Bad input: a config, an option, or a results file that cannot be used.
 

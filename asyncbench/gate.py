@@ -10,13 +10,20 @@ A regular expression splits the text; nothing is ever evaluated. A clock
 without `[variant]` must hold for every variant of the case. Errors are
 ValueErrors whose message says what was expected; the config loader adds the
 file, line and key.
+
+Verdicts follow the 95% interval of what is checked (a metric's bounds, a
+clock median's CI): PASS when the whole interval satisfies the check, FAIL
+when the whole interval violates it, INCONCLUSIVE when it straddles the
+threshold (or there were too few rounds for an interval), NOT_MEASURED when
+the case did not run or the quantity does not exist. Single measurements
+(memory) and sample statistics (min, max, ...) are compared as they are.
 """
 
 from __future__ import annotations
 
 import operator
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from asyncbench import units
 from asyncbench.errors import suggestion
@@ -33,6 +40,12 @@ UNIT_FACTORS: dict[str, dict[str, float]] = {
 }
 PASS = "pass"
 FAIL = "fail"
+INCONCLUSIVE = "inconclusive"  # the 95% interval straddles the threshold
+NOT_MEASURED = "not measured"  # the case did not run, or the quantity does not exist there
+#: worst first: a clock check over several variants takes the worst verdict among them
+SEVERITY = (FAIL, NOT_MEASURED, INCONCLUSIVE, PASS)
+# A value this many times the threshold away is said as a multiple, not a percentage.
+FAR_MISS = 10.0
 
 _CHECK = re.compile(
     r"""\s*(?P<quantity>[A-Za-z_]\w*)
@@ -105,49 +118,108 @@ def parse(text: Any, workload: Workload) -> Expectation:
     )
 
 
-def _measured(expectation: Expectation, result: Result) -> tuple[float | None, str]:
-    """The value a check compares, and what it is; for clocks the worst variant's value."""
-    if expectation.stat is None:
-        return result.metrics.get(expectation.quantity), expectation.quantity
+def verdict_of(op: str, interval: tuple[float, float], threshold: float) -> str:
+    """PASS when the whole interval satisfies the comparison, FAIL when the whole of it violates it, else INCONCLUSIVE."""
+    holds = OPERATORS[op]
+    low, high = interval
+    if holds(low, threshold) and holds(high, threshold):
+        return PASS
+    if not holds(low, threshold) and not holds(high, threshold):
+        return FAIL
+    return INCONCLUSIVE
+
+
+def _by_how_much(value: float, threshold: float) -> str:
+    """'over by 40%', 'short by 20%', or '3761× the threshold' for a far miss (never '3.76e+05%')."""
+    if not threshold:
+        return ""
+    off = abs(value - threshold) / abs(threshold)
+    if off >= FAR_MISS:
+        return f" ({units.number(value / threshold)}× the threshold)"
+    return f" ({'over' if value > threshold else 'short'} by {units.percent(off, 3)})"
+
+
+def _judge(expectation: Expectation, value: float | None, interval: tuple[float, float] | None, point: bool,
+           label: str, unit: str, rounds: int | None) -> dict[str, Any]:
+    """One check's verdict on one measured quantity: its value and 95% interval (or a single measurement: `point`)."""
+    wanted = f"expected {expectation.op} {units.quantity(expectation.threshold, unit)}"
+    if value is None:
+        return {"verdict": NOT_MEASURED, "value": None, "detail": f"{label} was not measured"}
+    if point:
+        verdict = verdict_of(expectation.op, (value, value), expectation.threshold)
+        shown = f"{label} = {units.quantity(value, unit)} (one measurement, no interval), {wanted}"
+    elif interval is None:
+        verdict = INCONCLUSIVE
+        few = f"{rounds} round{'' if rounds == 1 else 's'}" if rounds is not None else "too few rounds"
+        shown = f"{label} = {units.quantity(value, unit)}, {wanted}: no 95% interval from {few} (6 are needed)"
+    else:
+        verdict = verdict_of(expectation.op, interval, expectation.threshold)
+        shown = f"{label} = {units.with_bounds(value, interval, unit)}, {wanted}"
+        if verdict == INCONCLUSIVE:
+            shown += ": the 95% interval straddles the threshold; more rounds (max_time_s) may decide it"
+    if verdict == FAIL:
+        shown += _by_how_much(value, expectation.threshold)
+    check = {"verdict": verdict, "value": value, "detail": shown}
+    if interval is not None and not point:
+        check["bounds"] = list(interval)
+    return check
+
+
+def _clock_check(expectation: Expectation, result: Result) -> dict[str, Any]:
+    """A clock's statistic must hold for every variant (or the named one): the verdict of the worst."""
     names = [expectation.variant] if expectation.variant else list(result.variants)
-    values = []
+    judged = []
     for name in names:
         variant = result.variants.get(name)
         stats = getattr(variant, expectation.quantity) if variant is not None else None
+        label = f"{expectation.quantity}.{expectation.stat}[{name}]"
         if stats is None:
-            return None, f"{expectation.quantity}.{expectation.stat}[{name}]"
-        values.append((getattr(stats, expectation.stat), name))
-    if not values:
-        return None, expectation.quantity
-    worst = max if expectation.op in ("<", "<=") else min
-    value, name = worst(values)
-    return value, f"{expectation.quantity}.{expectation.stat}[{name}]"
+            judged.append(_judge(expectation, None, None, True, label, "s", None))
+            continue
+        value = getattr(stats, expectation.stat)
+        if expectation.stat == "median":
+            interval = (stats.ci_low, stats.ci_high) if stats.ci_low is not None and stats.ci_high is not None else None
+            judged.append(_judge(expectation, value, interval, False, label, "s", stats.n))
+        else:  # min, max, iqr, ci_low, ci_high: facts about this run's samples, not estimates
+            judged.append(_judge(expectation, value, None, True, label, "s", stats.n))
+    if not judged:
+        return {"verdict": NOT_MEASURED, "value": None, "detail": f"{expectation.quantity} was not measured"}
+    return min(judged, key=lambda check: SEVERITY.index(check["verdict"]))
 
 
 def evaluate(expectations: tuple[Expectation, ...], result: Result, workload: Workload) -> tuple[dict[str, Any], ...]:
-    """Each check's verdict on an ok result, as stored in the JSON: expect, verdict, value, detail.
+    """Each check's verdict, as stored in the JSON: expect, verdict, value, bounds (when there is an interval), detail.
 
-    A check whose quantity was not measured fails: a gate that cannot be
-    evaluated must not pass silently.
+    A check on a case that did not run, or on a quantity that was not
+    measured, is NOT_MEASURED: a gate that cannot be evaluated must not pass.
     """
-    if result.status != OK:
-        return ()
     checks = []
     for expectation in expectations:
-        value, label = _measured(expectation, result)
-        shown_unit = unit_of(workload, expectation.quantity) if expectation.stat is None else "s"
-        wanted = f"{expectation.op} {units.quantity(expectation.threshold, shown_unit)}"
-        if value is None:
-            checks.append({"expect": expectation.text, "verdict": FAIL, "value": None, "detail": f"{label} was not measured"})
-            continue
-        passed = OPERATORS[expectation.op](value, expectation.threshold)
-        detail = f"{label} = {units.quantity(value, shown_unit)}, expected {wanted}"
-        if not passed and expectation.threshold:
-            off = abs(value - expectation.threshold) / abs(expectation.threshold)
-            detail += f" ({'over' if value > expectation.threshold else 'short'} by {off * 100:.3g}%)"
-        checks.append({"expect": expectation.text, "verdict": PASS if passed else FAIL, "value": value, "detail": detail})
+        if result.status != OK:
+            check = {"verdict": NOT_MEASURED, "value": None, "detail": f"the case {result.status}: {result.reason or 'no reason given'}"}
+        elif expectation.stat is None:
+            rounds = result.sampling.rounds if result.sampling is not None else None
+            check = _judge(
+                expectation,
+                result.metrics.get(expectation.quantity),
+                result.bounds.get(expectation.quantity),
+                expectation.quantity not in result.bounds,
+                expectation.quantity,
+                unit_of(workload, expectation.quantity),
+                rounds,
+            )
+        else:
+            check = _clock_check(expectation, result)
+        checks.append({"expect": expectation.text, **check})
     return tuple(checks)
 
 
-def failed(check: Mapping[str, Any]) -> bool:
-    return check.get("verdict") != PASS
+def failed(check: Mapping[str, Any], allow_inconclusive: bool = False) -> bool:
+    """Whether a check fails the gate: failed or not measured; inconclusive too unless allowed."""
+    verdict = check.get("verdict")
+    return verdict != PASS and not (allow_inconclusive and verdict == INCONCLUSIVE)
+
+
+def decided(checks: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether more samples cannot change any verdict's kind: none is inconclusive."""
+    return all(check.get("verdict") != INCONCLUSIVE for check in checks)

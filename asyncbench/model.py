@@ -22,7 +22,10 @@ class Settings:
     """How to measure: warm-up and adaptive stopping (nvbench-style), and how long a case may take."""
 
     warmup: int = 1
-    min_samples: int = 5
+    # Six is the fewest samples whose order statistics give a 95% interval of
+    # the median (with five, [min, max] covers only 94%): fewer would leave
+    # every figure of a case without an interval.
+    min_samples: int = 6
     max_samples: int = 1000
     max_time_s: float = 10.0
     # A 95% CI of the median within ±3% is tight enough to tell apart the
@@ -70,15 +73,55 @@ class Case:
 
 @dataclass(frozen=True)
 class Stats:
-    """Summary of one clock's samples; the CI is the 95% CI of the median."""
+    """Summary of one clock's samples.
+
+    The CI is the distribution-free 95% CI of the median; None when there are
+    too few samples for one (fewer than 6), never a narrower interval called 95%.
+    """
 
     median: float
     iqr: float
     min: float
     max: float
-    ci_low: float
-    ci_high: float
+    ci_low: float | None
+    ci_high: float | None
     n: int
+
+
+@dataclass(frozen=True)
+class Clocks:
+    """One sample's three clocks, in seconds: what a per-round metric is computed from."""
+
+    issue_s: float
+    done_s: float
+    device_s: float | None = None
+
+
+#: why sampling stopped
+STOPPED_BY_NOISE = "max_rel_noise"  # every variant's median is known within ±max_rel_noise (and every check decided)
+STOPPED_BY_TIME = "max_time_s"
+STOPPED_BY_COUNT = "max_samples"
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How a case's measurement ended: rounds taken, time spent, and why it stopped.
+
+    `rel_noise` is the widest relative half-width of a variant's done-time CI
+    at the end (None when there were too few rounds for an interval), to be
+    read against `max_rel_noise`, the target.
+    """
+
+    rounds: int
+    elapsed_s: float
+    stopped_by: str
+    rel_noise: float | None
+    max_rel_noise: float
+    max_time_s: float
+
+    @property
+    def missed_noise_target(self) -> bool:
+        return self.rel_noise is None or self.rel_noise > self.max_rel_noise
 
 
 @dataclass(frozen=True)
@@ -134,8 +177,15 @@ class Result:
     reason: str | None = None
     variants: Mapping[str, VariantResult] = field(default_factory=dict)
     metrics: Mapping[str, float | None] = field(default_factory=dict)
+    #: metric -> 95% interval (low, high); None: too few rounds for one; absent: one measurement, no interval
+    bounds: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
     checks: tuple[Mapping[str, Any], ...] = ()
     note: str | None = None  # what the case actually ran on, e.g. "cuda:0 + cpu, GPU work issued first"
+    sampling: Sampling | None = None
+    #: skipped because the backend is not installed or the device is absent here (not because of the workload)
+    unavailable: bool = False
+    #: whether the backend's ops return before they finish on this device (None: not known, e.g. skipped)
+    asynchronous: bool | None = None
 
 
 @dataclass(frozen=True)

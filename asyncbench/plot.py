@@ -1,8 +1,9 @@
 """`--plot FILE.png`: every swept experiment's done time and metrics against its sweep axis.
 
-One row of panels per swept experiment: the median done time (with its 95%
-CI as error bars) and then each metric, against the first swept param; one
-line per backend/device/variant (and per value of any other swept param).
+One row of panels per swept experiment: the median done time and then each
+metric, each with its 95% interval as error bars, against the first swept
+param; one line per backend/device/variant (and per value of any other
+swept param), a legend on every panel.
 matplotlib is an optional extra (`pip install 'asyncbench[plot]'`), imported
 only here and only when a plot is asked for.
 """
@@ -57,7 +58,8 @@ def _series(results: Sequence[Result], axis: str, others: Sequence[str]) -> dict
         for name, variant in result.variants.items():
             label = who if one_variant else f"{who} {name}"
             done = variant.done_s
-            panels["done time (s)"][label].append((x, done.median, done.ci_low, done.ci_high))
+            known = done.ci_low is not None and done.ci_high is not None
+            panels["done time (s)"][label].append((x, done.median, done.ci_low if known else done.median, done.ci_high if known else done.median))
         per_declared: dict[str, list[str]] = defaultdict(list)
         for name in result.metrics:
             per_declared[PER_VARIANT_SUFFIX.sub("_kK", name)].append(name)
@@ -67,8 +69,16 @@ def _series(results: Sequence[Result], axis: str, others: Sequence[str]) -> dict
                 if value is None or not math.isfinite(value):
                     continue
                 label = who if len(names) == 1 else f"{who} {name}"
-                panels[declared][label].append((x, value, value, value))
+                low, high = result.bounds.get(name) or (value, value)
+                panels[declared][label].append((x, value, low, high))
     return panels
+
+
+def panel_title(panel: str) -> str:
+    """A metric's name as a person reads it: per-variant metrics lose their K placeholder (epoch_s_kK -> epoch_s per sync_every)."""
+    if panel.endswith("_kK"):
+        return f"{panel.removesuffix('_kK')} per sync_every"
+    return panel
 
 
 def _numeric_axis(values: Sequence[Any]) -> bool:
@@ -107,18 +117,20 @@ def draw(report: Report, path: str) -> int:
                 xs = [p[0] if numeric else order.index(p[0]) for p in points]
                 ys = [p[1] * scale for p in points]
                 errors = [[(p[1] - p[2]) * scale for p in points], [(p[3] - p[1]) * scale for p in points]]
-                ax.errorbar(xs, ys, yerr=errors if panel.startswith("done") else None, marker="o", capsize=2, label=label)
+                ax.errorbar(xs, ys, yerr=errors, marker="o", capsize=2, label=label)
             if numeric and max(order) / min(order) >= LOG_AXIS_SPAN:
                 ax.set_xscale("log")
             if not numeric:
                 ax.set_xticks(range(len(order)), [str(v) for v in order])
             values = [p[1] for points in series.values() for p in points]
-            if values and min(values) > 0 and max(values) / min(values) >= LOG_AXIS_SPAN:
+            is_time = panel.startswith("done") or (declared is not None and declared.unit == "s")
+            # only times spanning decades get a log axis: a log axis turns near-zero noise (memory deltas) into drama
+            if is_time and values and min(values) > 0 and max(values) / min(values) >= LOG_AXIS_SPAN:
                 ax.set_yscale("log")
-            ax.set_title(f"{name}: {panel}{unit}", fontsize=9)
+            ax.set_title(f"{name}: {panel_title(panel)}{unit}", fontsize=9)
             ax.set_xlabel(axis)
             ax.grid(True, alpha=0.3)
-            if index == 0:
+            if series:
                 ax.legend(fontsize=7)
         for index in range(len(panels), panel_rows * PANELS_PER_ROW):
             axes[row + index // PANELS_PER_ROW][index % PANELS_PER_ROW].set_visible(False)

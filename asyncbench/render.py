@@ -1,77 +1,106 @@
-"""Everything a person reads in a terminal: rich tables, checks, comparisons, progress.
+"""Everything a person reads about a run in a terminal: tables, metric lines, readings, checks, the summary, progress.
 
-One table per experiment: a row per variant with the three clocks (median
-and the 95% CI of the median as ±%), memory and sample count; then a line per
-case with its metrics and the workload's one-line reading. Skipped and error
-cases are rows too, with their reason. A swept experiment shows its swept
-params as leading columns. Rendering needs only the results, so `show`
-renders a saved file without importing any framework. File formats
-(markdown, CSV, the benchmark-tracking JSON) live in `export`.
+One table per experiment: a row per variant with the clocks (median and the
+95% CI of the median as ±%), memory and sample count; columns that carry
+nothing on this run are left out (device time without events, issue when it
+equals done), so a table fits 80 columns. Under it a line per case with its
+metrics and their 95% intervals, the workload's one-line reading, a note
+when sampling stopped before its noise target, and the checks. A skipped
+case is a line, not a row; a backend or device that is not here is one line
+for the whole run. The run ends with the headline and, pytest-style, every
+check that fails the gate and why the exit code is what it is. Rendering
+needs only the results, so `show` renders a saved file without importing any
+framework. File formats live in `export`.
 """
 
 from __future__ import annotations
 
 import json
-import math
+import os
+import sys
 from itertools import groupby
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from asyncbench import compare, gate, units
-from asyncbench.backends import DeviceStatus
-from asyncbench.model import ERROR, OK, SKIPPED, Case, Report, Result, Stats, VariantResult
+from asyncbench import gate, outcome, units
+from asyncbench.errors import EXIT_OK
+from asyncbench.model import ERROR, OK, SKIPPED, STOPPED_BY_NOISE, Case, Report, Result, Stats, VariantResult
 from asyncbench.timing import Progress as MeasureProgress
 from asyncbench.workloads import WORKLOADS, Workload
 
 # Wide enough for a table with spreads when output goes to a file or CI log.
 MIN_FILE_WIDTH = 120
+# An issue time within 1% of the done time is the same clock (a synchronous backend):
+# the issue column would only repeat the done column.
+SAME_CLOCK = 0.01
 
 STATUS_STYLE = {OK: "green", SKIPPED: "yellow", ERROR: "red"}
+CHECK_MARK = {gate.PASS: "[green]✓[/]", gate.FAIL: "[red]✗[/]", gate.INCONCLUSIVE: "[yellow]?[/]", gate.NOT_MEASURED: "[red]–[/]"}
 SPREAD_NOTE = (
-    "± is the 95% confidence interval of the median; memory is the device peak (torch) or pool in use (cupy) "
-    "on GPUs, the process RSS on CPUs"
+    "± is half the 95% confidence interval of the median (±? : too few samples for one); [a–b] is a metric's 95% interval; "
+    "memory is the device peak (torch) or pool in use (cupy) on GPUs, the RSS growth during one run on CPUs"
 )
+
+
+class StdoutConsole(Console):
+    """A console on stdout whose reader may stop reading (`| head`): the rest of the output goes to /dev/null and the
+    run's own exit code stands (rich's default turns a broken pipe into exit 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def stdout_console() -> Console:
     """A console for the tables; not squeezed to 80 columns when piped to a file or log."""
-    console = Console()
+    console = StdoutConsole()
     if not console.is_terminal:
-        console = Console(width=max(MIN_FILE_WIDTH, console.width))
+        console = StdoutConsole(width=max(MIN_FILE_WIDTH, console.width))
     return console
 
 
+def say(console: Console, text: str) -> None:
+    """Print a line of prose: wrapped to a terminal, never hard-wrapped mid-phrase into a file or a pipe."""
+    console.print(text, soft_wrap=not console.is_terminal)
+
+
 def spread(stats: Stats | None) -> str:
-    """'8.31 ms ±1.2%': the median and half the CI of the median, relative."""
+    """'8.31 ms ±1.2%': the median and half the CI of the median, relative ('±?' without a CI)."""
     if stats is None:
         return "–"
+    if stats.ci_low is None or stats.ci_high is None:
+        return f"{units.seconds(stats.median)} ±?"
     if stats.median <= 0:
         return units.seconds(stats.median)
-    half = (stats.ci_high - stats.ci_low) / 2 / stats.median
-    return f"{units.seconds(stats.median)} ±{half * 100:.2g}%"
+    return f"{units.seconds(stats.median)} ±{units.percent((stats.ci_high - stats.ci_low) / 2 / stats.median)}"
 
 
 def memory_cell(variant: VariantResult) -> str:
+    """The case's own memory: the device's figure on a GPU, the RSS growth during one run on a CPU."""
     memory = variant.memory
-    for value in (memory.device_peak_bytes, memory.device_pool_used_bytes, memory.host_rss_bytes):
+    for value in (memory.device_peak_bytes, memory.device_pool_used_bytes):
         if value is not None:
             return units.size_bytes(value)
+    if memory.host_rss_peak_delta_bytes is not None:
+        return "+" + units.size_bytes(memory.host_rss_peak_delta_bytes)
     return "–"
 
 
 def metric_line(result: Result) -> str:
-    """'speedup 7.9× · t1 4.1 µs · ...' in the workload's declared order and units."""
+    """'speedup 1.05× [1.03–1.07] · t1 4.73 µs [4.70–4.81] · ...' in the workload's declared order and units."""
     workload = WORKLOADS.get(result.workload)
     parts = []
     for name, value in result.metrics.items():
         declared = workload.metric(name) if workload else None
         unit = declared.unit if declared else ""
         label = name.removesuffix("_s") if unit == "s" else name
-        parts.append(f"{label} {units.quantity(value, unit)}")
+        parts.append(f"{label} {units.with_bounds(value, result.bounds.get(name), unit)}")
     return " · ".join(parts)
 
 
@@ -80,9 +109,24 @@ def reading(result: Result) -> str:
     if workload is None or result.status != OK:
         return ""
     try:
-        return workload.reading(result.metrics, result.device)
+        return workload.reading(result)
     except (KeyError, TypeError):  # a results file from another version may lack a metric
         return ""
+
+
+def sampling_note(result: Result) -> str | None:
+    """Said when measuring stopped before every variant's median was known within max_rel_noise."""
+    sampling = result.sampling
+    if sampling is None or sampling.stopped_by == STOPPED_BY_NOISE or not sampling.missed_noise_target:
+        return None
+    rounds = f"{sampling.rounds} round{'' if sampling.rounds == 1 else 's'}"
+    reached = f"at ±{units.percent(sampling.rel_noise)}" if sampling.rel_noise is not None else "with no interval yet"
+    return (
+        f"stopped by {sampling.stopped_by} ({units.number(sampling.max_time_s)} s) after {rounds} {reached} on the done time, "
+        f"short of the ±{units.percent(sampling.max_rel_noise)} target: a longer max_time_s narrows the intervals"
+        if sampling.stopped_by == "max_time_s"
+        else f"stopped by {sampling.stopped_by} after {rounds} {reached}, short of the ±{units.percent(sampling.max_rel_noise)} target"
+    )
 
 
 def swept_params(results: Sequence[Result]) -> list[str]:
@@ -101,18 +145,44 @@ def case_label(result: Result, swept: Sequence[str]) -> str:
     return " ".join(filter(None, (point_label(result, swept), result.backend, result.device)))
 
 
+def _variants(results: Iterable[Result]) -> list[VariantResult]:
+    return [v for r in results for v in r.variants.values()]
+
+
+def clock_columns(results: Sequence[Result]) -> list[tuple[str, Callable[[VariantResult], str]]]:
+    """The value columns worth showing for these results: each (header, cell of a variant)."""
+    variants = _variants(results)
+    columns: list[tuple[str, Callable[[VariantResult], str]]] = []
+    if any(abs(v.issue_s.median - v.done_s.median) > SAME_CLOCK * v.done_s.median for v in variants):
+        columns.append(("issue", lambda v: spread(v.issue_s)))
+    columns.append(("done", lambda v: spread(v.done_s)))
+    if any(v.device_s is not None for v in variants):
+        columns.append(("device time", lambda v: spread(v.device_s)))
+    if any(memory_cell(v) != "–" for v in variants):
+        columns.append(("memory", memory_cell))
+    columns.append(("n", lambda v: str(v.done_s.n)))
+    return columns
+
+
+def tabled(results: Iterable[Result]) -> list[Result]:
+    """The cases that are table rows: those that ran (ok, or an error), not the skipped ones."""
+    return [r for r in results if r.status != SKIPPED]
+
+
 def experiment_table(name: str, results: Sequence[Result]) -> Table:
     """One table per experiment; a swept experiment gets its swept params as leading columns."""
     workload = results[0].workload
     swept = swept_params(results)
+    rows = tabled(results)
     table = Table(title=f"{name} ({workload})" if name != workload else name, title_justify="left", caption_justify="left")
     for column in (*swept, "backend", "device", "variant"):
         table.add_column(column, justify="right" if column in swept else "left")
-    for column in ("issue", "done", "device time", "memory", "n"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for result in results:
+    columns = clock_columns(rows)
+    for header, _ in columns:
+        table.add_column(header, justify="right", no_wrap=True)
+    for result in rows:
         point = [units.param(result.params.get(p)) for p in swept]
-        if result.status != OK:
+        if not result.variants:
             style = STATUS_STYLE[result.status]
             table.add_row(*point, result.backend, result.device, f"[{style}]{result.status}[/]")
             table.add_section()
@@ -124,11 +194,7 @@ def experiment_table(name: str, results: Sequence[Result]) -> Table:
                 result.backend if first else "",
                 result.device if first else "",
                 variant_name,
-                spread(variant.issue_s),
-                spread(variant.done_s),
-                spread(variant.device_s),
-                memory_cell(variant),
-                str(variant.done_s.n),
+                *(cell(variant) for _, cell in columns),
             )
         table.add_section()
     return table
@@ -140,146 +206,60 @@ def by_experiment(results: Iterable[Result]) -> list[tuple[str, list[Result]]]:
 
 
 def check_text(check: Mapping[str, Any]) -> str:
-    mark = "[green]✓[/]" if not gate.failed(check) else "[red]✗[/]"
+    mark = CHECK_MARK.get(str(check.get("verdict")), CHECK_MARK[gate.FAIL])
     return f"{mark} {escape(str(check.get('expect')))}: {escape(str(check.get('detail', '')))}"
 
 
-def print_report(report: Report, console: Console) -> None:
-    """The tables, metric lines and checks of a whole report, then a summary line."""
+def print_case(console: Console, result: Result, swept: Sequence[str]) -> None:
+    """The lines under a table for one case: metrics, reading, sampling note, checks (or why it did not run)."""
+    who = case_label(result, swept)
+    if result.status != OK:
+        style = STATUS_STYLE[result.status]
+        say(console, f"  [bold]{escape(who)}[/]: [{style}]{result.status}[/]: {escape(result.reason or '')}")
+    elif result.metrics:
+        on = f" ({escape(result.note)})" if result.note else ""
+        say(console, f"  [bold]{escape(who)}[/]{on}: {escape(metric_line(result))}")
+        text = reading(result)
+        if text:
+            say(console, f"    [italic]{escape(text)}[/]")
+    note = sampling_note(result)
+    if note:
+        say(console, f"    [yellow]{escape(note)}[/]")
+    for check in result.checks:
+        say(console, f"    {check_text(check)}")
+
+
+def print_report(report: Report, console: Console, verdict: outcome.Outcome | None = None) -> None:
+    """The tables and lines of a whole report, then the headline and (given the run's outcome) why it exits as it does."""
     for name, results in by_experiment(report.results):
-        console.print(experiment_table(name, results))
+        shown = [r for r in results if not (r.status == SKIPPED and r.unavailable)]
+        if not shown:
+            continue
         swept = swept_params(results)
-        for result in results:
-            who = case_label(result, swept)
-            if result.status != OK:
-                style = STATUS_STYLE[result.status]
-                console.print(f"  [bold]{escape(who)}[/]: [{style}]{result.status}[/]: {escape(result.reason or '')}")
-                continue
-            if result.metrics:
-                on = f" ({escape(result.note)})" if result.note else ""
-                console.print(f"  [bold]{escape(who)}[/]{on}: {escape(metric_line(result))}")
-                text = reading(result)
-                if text:
-                    console.print(f"    [italic]{escape(text)}[/]")
-            for check in result.checks:
-                console.print(f"    {check_text(check)}")
+        if tabled(shown):
+            console.print(experiment_table(name, shown))
+        else:
+            console.print(f"[italic]{escape(name)}[/]")
+        for result in shown:
+            print_case(console, result, swept)
         console.print()
-    console.print(f"[dim]{SPREAD_NOTE}[/]")
-    counts = {status: sum(1 for r in report.results if r.status == status) for status in (OK, SKIPPED, ERROR)}
-    summary = ", ".join(f"[{STATUS_STYLE[s]}]{n} {s}[/]" for s, n in counts.items() if n)
-    checks = [c for r in report.results for c in r.checks]
-    failed = sum(1 for c in checks if gate.failed(c))
-    if checks:
-        summary += f"; {len(checks)} check{'' if len(checks) == 1 else 's'}: " + (f"[red]{failed} failed[/]" if failed else "[green]all passed[/]")
-    cases = len(report.results)
-    console.print(f"{cases} case{'' if cases == 1 else 's'}: {summary}" + (" [red](interrupted)[/]" if report.interrupted else ""))
+    for line in outcome.unavailable_lines(report.results):
+        say(console, f"[yellow]{escape(line)}[/]")
+    say(console, f"[dim]{escape(SPREAD_NOTE)}[/]")
+    say(console, outcome.headline(report))
+    if verdict is not None:
+        print_outcome(console, verdict)
 
 
-VERDICT_STYLE = {compare.SAME: "", compare.FASTER: "green", compare.SLOWER: "bold red", compare.INCONCLUSIVE: "yellow"}
-
-
-def change_text(ratio: float) -> str:
-    """+12.3% (slower) / −40.0% (faster) as the change of the median."""
-    if math.isnan(ratio):
-        return "–"
-    change = (ratio - 1) * 100
-    return f"{change:+.1f}%".replace("-", "−")
-
-
-def p_text(p: float | None) -> str:
-    return "–" if p is None else (f"{p:.3f}" if p >= 0.001 else "<0.001")
-
-
-def comparison_table(comparison: compare.Comparison) -> Table:
-    threshold = f"{comparison.max_regression * 100:.3g}%"
-    table = Table(
-        title=f"compared with the baseline ({comparison.clock}, max regression {threshold}, p < {compare.SIGNIFICANCE})",
-        title_justify="left",
-    )
-    for column in ("case", "variant"):
-        table.add_column(column)
-    for column in ("baseline", "current", "change", "p", "verdict"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for row in comparison.rows:
-        style = VERDICT_STYLE[row.verdict]
-        verdict = f"[{style}]{row.verdict}[/]" if style else row.verdict
-        table.add_row(
-            escape(row.id), row.variant, units.seconds(row.baseline_s), units.seconds(row.current_s),
-            change_text(row.ratio), p_text(row.p_value), verdict,
-        )
-    return table
-
-
-def comparison_notes(comparison: compare.Comparison) -> list[str]:
-    """Plain lines: what could not be compared and how the environments differ."""
-    lines = []
-    if comparison.only_in_baseline:
-        lines.append(f"only in the baseline ({len(comparison.only_in_baseline)}): {', '.join(comparison.only_in_baseline)}")
-    if comparison.only_in_current:
-        lines.append(f"only in the current run ({len(comparison.only_in_current)}): {', '.join(comparison.only_in_current)}")
-    lines += [f"not compared: {case_id}: {why}" for case_id, why in comparison.not_comparable]
-    lines += [f"environment differs: {key}: {old!r} → {new!r}" for key, old, new in comparison.environment_changes]
-    return lines
-
-
-def comparison_summary(comparison: compare.Comparison) -> str:
-    counts = {v: sum(1 for r in comparison.rows if r.verdict == v) for v in VERDICT_STYLE}
-    text = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "nothing compared"
-    slower = comparison.regressions
-    if slower:
-        text += "; slower: " + ", ".join(f"{r.id} {r.variant} ({change_text(r.ratio)})" for r in slower)
-    return text
-
-
-def print_comparison(comparison: compare.Comparison, console: Console) -> None:
-    console.print(comparison_table(comparison))
-    for line in comparison_notes(comparison):
-        console.print(f"  [yellow]{escape(line)}[/]")
-    style = "red" if comparison.regressions else "green"
-    console.print(f"[{style}]{escape(comparison_summary(comparison))}[/]")
-
-
-def workloads_table(workloads: Iterable[Workload]) -> Table:
-    table = Table(title="workloads", title_justify="left", show_lines=True)
-    table.add_column("workload", style="bold")
-    table.add_column("what it measures")
-    table.add_column("params (default / quick)")
-    table.add_column("variants")
-    table.add_column("metrics")
-    for w in workloads:
-        params = "\n".join(
-            f"{p.name} = {json.dumps(p.default)}" + (f" / {json.dumps(p.quick)}" if p.quick is not None else "") for p in w.params
-        )
-        table.add_row(w.name, w.summary, params, "\n".join(w.variants), "\n".join(m.name for m in w.metrics))
-    return table
-
-
-def workloads_json(workloads: Iterable[Workload]) -> str:
-    return json.dumps(
-        [
-            {
-                "name": w.name,
-                "summary": w.summary,
-                "params": [
-                    {"name": p.name, "kind": p.kind, "default": p.default, "quick": p.quick, "choices": list(p.choices), "help": p.help}
-                    for p in w.params
-                ],
-                "variants": list(w.variants),
-                "metrics": [{"name": m.name, "unit": m.unit, "help": m.help} for m in w.metrics],
-            }
-            for w in workloads
-        ],
-        indent=1,
-    )
-
-
-def devices_table(statuses: Sequence[DeviceStatus]) -> Table:
-    table = Table(title="backends × devices", title_justify="left")
-    for column in ("backend", "device", "usable", "detail"):
-        table.add_column(column)
-    for s in statuses:
-        table.add_row(s.backend, s.device, "[green]yes[/]" if s.available else "[yellow]no[/]", escape(s.detail))
-    return table
+def print_outcome(console: Console, verdict: outcome.Outcome) -> None:
+    """pytest's short summary: every check that fails the gate, then each reason for the exit code."""
+    if verdict.code == EXIT_OK:
+        return
+    for case_id, check in verdict.failing_checks:
+        say(console, f"  {CHECK_MARK.get(check['verdict'], '')} {escape(case_id)}: {escape(str(check.get('expect')))} — {escape(str(check.get('detail', '')))}")
+    say(console, f"[red]exit {verdict.code}[/] because:")
+    for reason in verdict.reasons:
+        say(console, f"  - {escape(reason)}")
 
 
 class ProgressDisplay:
@@ -324,7 +304,9 @@ class ProgressDisplay:
 
     def update(self, progress: MeasureProgress) -> None:
         if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, detail=f"{progress.rounds} rounds, ±{min(progress.rel_noise, 9.99) * 100:.2g}%")
+            noise = "±?" if progress.rel_noise == float("inf") else f"±{units.percent(progress.rel_noise)}"
+            rounds = f"{progress.rounds} round{'' if progress.rounds == 1 else 's'}"
+            self._progress.update(self._task, detail=f"{rounds}, {noise}")
 
     def finish(self, result: Result) -> None:
         if self._progress is not None and self._task is not None:

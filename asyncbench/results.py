@@ -15,17 +15,29 @@ import datetime
 import json
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
 from asyncbench import __version__
 from asyncbench.errors import InputError, read_text
-from asyncbench.model import CLOCKS, STATUSES, Memory, Report, Result, Samples, Stats, VariantResult
+from asyncbench.model import CLOCKS, STATUSES, Memory, Report, Result, Samples, Sampling, Stats, VariantResult
 
 TOOL_NAME = "asyncbench"
-# History: 1 — first version (2026-11).
-SCHEMA_VERSION = 1
+# History: 1 — first version (2026-11). 2 — `bounds` (95% intervals of metrics), `sampling`
+# (why measuring stopped), `unavailable`, `asynchronous`; a clock's ci_low/ci_high is null
+# when there were too few samples for a 95% CI (version 1 called [min, max] one). Version 1 files are read.
+SCHEMA_VERSION = 2
+
+
+#: a line only a config has: what tells `show config.yaml` apart from a broken results file
+CONFIG_LINE = re.compile(r"^experiments\s*:", re.MULTILINE)
+
+
+def is_results(raw: Any) -> bool:
+    """Whether parsed data is an asyncbench results file (for telling a user who passed one to `run`)."""
+    return isinstance(raw, dict) and isinstance(raw.get("tool"), dict) and raw["tool"].get("name") == TOOL_NAME
 
 
 class ResultsFileError(InputError):
@@ -73,8 +85,12 @@ def result_to_dict(result: Result) -> dict[str, Any]:
         "reason": result.reason,
         "variants": {name: _variant_to_dict(v) for name, v in result.variants.items()},
         "metrics": {name: _finite(value) for name, value in result.metrics.items()},
+        "bounds": {name: None if b is None else [_finite(b[0]), _finite(b[1])] for name, b in result.bounds.items()},
         "checks": [dict(c) for c in result.checks],
         "note": result.note,
+        "sampling": dataclasses.asdict(result.sampling) if result.sampling is not None else None,
+        "unavailable": result.unavailable,
+        "asynchronous": result.asynchronous,
     }
 
 
@@ -100,6 +116,7 @@ def atomic_write(path: str | Path, content: str | bytes) -> None:
     data = content.encode("utf-8") if isinstance(content, str) else content
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(descriptor, NEW_FILE_MODE & ~_umask())  # mkstemp's 0600 would hide results from the rest of a team
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -127,6 +144,17 @@ def check_writable(path: str | Path) -> None:
     os.unlink(probe)
     if path.exists() and not os.access(path, os.W_OK):
         raise InputError("the existing file is not writable", location=str(path))
+
+
+#: what open() gives a new file before the umask: results are ordinary files, readable as the umask allows
+NEW_FILE_MODE = 0o666
+
+
+def _umask() -> int:
+    """The process's umask (there is no way to read it without setting it)."""
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def save(report: Report, path: str | Path) -> None:
@@ -165,14 +193,18 @@ def result_from_dict(raw: Mapping[str, Any]) -> Result:
             for name, v in raw.get("variants", {}).items()
         },
         metrics=raw.get("metrics", {}),
+        bounds={name: None if b is None else (float(b[0]), float(b[1])) for name, b in (raw.get("bounds") or {}).items()},
         checks=tuple(raw.get("checks", ())),
         note=raw.get("note"),
+        sampling=Sampling(**raw["sampling"]) if raw.get("sampling") else None,
+        unavailable=bool(raw.get("unavailable", False)),
+        asynchronous=raw.get("asynchronous"),
     )
 
 
 def from_dict(raw: Any, source: str = "<results>") -> Report:
     """Build a Report from parsed JSON; ResultsFileError if it is not ours or too new."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("tool"), dict) or raw["tool"].get("name") != TOOL_NAME:
+    if not is_results(raw):
         raise ResultsFileError("not an asyncbench results file", location=source)
     version = raw.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool):
@@ -205,5 +237,10 @@ def load(path: str | Path) -> Report:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
+        if CONFIG_LINE.search(text):
+            raise ResultsFileError(
+                "this is a config, not a results file: run it with `asyncbench run FILE` (or check it with `asyncbench validate FILE`)",
+                location=str(path),
+            ) from None
         raise ResultsFileError(f"not valid JSON (truncated?): {exc.msg} at line {exc.lineno}", location=str(path)) from None
     return from_dict(raw, source=str(path))

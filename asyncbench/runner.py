@@ -18,11 +18,11 @@ import dataclasses
 import gc
 from typing import Any, Callable, Iterator, Mapping
 
-from asyncbench import gate, isolation, memory, stats, units
+from asyncbench import gate, isolation, memory, rounds, stats, units
 from asyncbench.backends import Backend, get_backend
 from asyncbench.config import Config, Experiment
 from asyncbench.errors import describe_failure
-from asyncbench.model import ERROR, OK, SKIPPED, Case, Memory, Result, VariantResult
+from asyncbench.model import ERROR, OK, SKIPPED, Case, Memory, Result, Samples, VariantResult
 from asyncbench.timing import Progress, measure
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import Measured, Prepared, Workload
@@ -44,7 +44,9 @@ def plan(config: Config, backends: Mapping[str, Backend]) -> Iterator[tuple[Case
     """Every case of the config with its skip reason (None: runnable), devices resolved.
 
     A swept experiment yields its points in sweep order, each on every
-    backend and device, so its rows read as a trend.
+    backend and device, so its rows read as a trend. A backend is never
+    paired with a kind of device it does not run on at all (cupy with cpu,
+    numpy with cuda): that is no case, not a skipped one.
     """
     seen: set[str] = set()
     for experiment in config.experiments:
@@ -52,6 +54,8 @@ def plan(config: Config, backends: Mapping[str, Backend]) -> Iterator[tuple[Case
             for backend_name in experiment.backends:
                 backend = backends[backend_name]
                 for spec in experiment.devices:
+                    if not backend.runs_on(spec):
+                        continue
                     devices, reason = backend.resolve(spec)
                     targets = [(spec, reason)] if reason else [(device, None) for device in devices]
                     for device, skip in targets:
@@ -84,12 +88,45 @@ def _row(case: Case, status: str, reason: str | None = None, **fields: Any) -> R
     )
 
 
-def _measure_here(case: Case, backend: Backend, prepared: Prepared, on_progress: Callable[[Progress], None] | None) -> Measured:
+def summarize(samples: Mapping[str, Samples], memories: Mapping[str, Memory] | None = None) -> dict[str, VariantResult]:
+    """Each variant's clocks summarized (median, IQR, CI), with its memory run when there was one."""
+    return {
+        name: VariantResult(
+            samples=s,
+            issue_s=stats.summarize(s.issue_s),
+            done_s=stats.summarize(s.done_s),
+            device_s=stats.summarize(s.device_s) if s.device_s else None,
+            memory=(memories or {}).get(name, Memory()),
+        )
+        for name, s in samples.items()
+    }
+
+
+def _checks_decided(case: Case, workload: Workload, asynchronous: bool) -> Callable[[Mapping[str, Samples]], bool] | None:
+    """measure()'s `decided`: whether the samples so far give every check of the case a pass or a fail."""
+    if not case.expect:
+        return None
+
+    def decided(samples: Mapping[str, Samples]) -> bool:
+        variants = summarize(samples)
+        metrics, bounds = rounds.figures(workload, case.params, variants, asynchronous)
+        partial = _row(case, OK, variants=variants, metrics=metrics, bounds=bounds)
+        return gate.decided(gate.evaluate(case.expect, partial, workload))
+
+    return decided
+
+
+def _measure_here(
+    case: Case, workload: Workload, backend: Backend, prepared: Prepared, on_progress: Callable[[Progress], None] | None
+) -> Measured:
     """Time a prepared case in this process, then one memory run per variant, then verify."""
-    samples = measure(prepared.variants, prepared.sync, lambda: backend.timer(case.device), case.settings, on_progress)
+    decided = _checks_decided(case, workload, backend.is_asynchronous(case.device))
+    samples, sampling = measure(
+        prepared.variants, prepared.sync, lambda: backend.timer(case.device), case.settings, on_progress, decided=decided
+    )
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
-    return Measured(samples, memories, verifies=prepared.verify is not None, problem=problem, note=prepared.note)
+    return Measured(samples, memories, sampling, verifies=prepared.verify is not None, problem=problem, note=prepared.note)
 
 
 def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Callable[[Progress], None] | None = None) -> Result:
@@ -97,6 +134,7 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
     reason = workload.skip_reason(backend, case.device, case.params)
     if reason:
         return _row(case, SKIPPED, reason)
+    asynchronous = backend.is_asynchronous(case.device)
     prepared, note = None, None
     try:
         with backend.activate(case.device):
@@ -104,31 +142,23 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
             if measured is None:
                 prepared = workload.setup(backend, case.device, case.params)
                 note = prepared.note
-                measured = _measure_here(case, backend, prepared, on_progress)
+                measured = _measure_here(case, workload, backend, prepared, on_progress)
         note = measured.note
-        variants = {
-            name: VariantResult(
-                samples=s,
-                issue_s=stats.summarize(s.issue_s),
-                done_s=stats.summarize(s.done_s),
-                device_s=stats.summarize(s.device_s) if s.device_s else None,
-                memory=measured.memory.get(name, Memory()),
-            )
-            for name, s in measured.samples.items()
-        }
-        metrics = workload.compute_metrics(case.params, variants)
+        variants = summarize(measured.samples, measured.memory)
+        metrics, bounds = rounds.figures(workload, case.params, variants, asynchronous)
         if measured.verifies:
             metrics = {**metrics, "verified": 0.0 if measured.problem else 1.0}
     except Exception as exc:  # a failing case is a row; the run goes on
-        return _row(case, ERROR, describe_failure(exc), note=note)
+        return _row(case, ERROR, describe_failure(exc), note=note, asynchronous=asynchronous)
     finally:
         if prepared is not None and prepared.close is not None:
             prepared.close()
         del prepared
         gc.collect()
+    fields = dict(variants=variants, metrics=metrics, bounds=bounds, note=note, sampling=measured.sampling, asynchronous=asynchronous)
     if measured.problem:
-        return _row(case, ERROR, f"verification failed: {measured.problem}", variants=variants, metrics=metrics, note=note)
-    return _row(case, OK, variants=variants, metrics=metrics, note=note)
+        return _row(case, ERROR, f"verification failed: {measured.problem}", **fields)
+    return _row(case, OK, **fields)
 
 
 def run_case_in_worker(case: Case, workload: Workload, on_progress: Callable[[Progress], None] | None = None) -> Result:
@@ -168,14 +198,13 @@ def run(
                 on_start(index, len(cases), case)
             workload = WORKLOADS[case.workload]
             if skip:
-                result = _row(case, SKIPPED, skip)
+                result = _row(case, SKIPPED, skip, unavailable=True)
+            elif worker is None:
+                result = run_case(case, workload, backends[case.backend], on_progress)
             else:
-                if worker is None:
-                    result = run_case(case, workload, backends[case.backend], on_progress)
-                else:
-                    result = _run_isolated(worker, case, workload, on_progress)
-                if case.expect:
-                    result = dataclasses.replace(result, checks=gate.evaluate(case.expect, result, workload))
+                result = _run_isolated(worker, case, workload, on_progress)
+            if case.expect:
+                result = dataclasses.replace(result, checks=gate.evaluate(case.expect, result, workload))
             results.append(result)
             if on_result is not None:
                 on_result(result)

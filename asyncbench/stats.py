@@ -1,12 +1,22 @@
 """Pure functions over float sequences: median, IQR, and the CI of the median.
 
-The CI of the median is distribution-free (order statistics with the normal
-approximation to the binomial), so it holds for the skewed, outlier-prone
-timing distributions benchmarks produce.
+The CI of the median is distribution-free: it is a pair of order statistics
+X(k) ≤ median ≤ X(n+1−k) whose coverage follows exactly from the binomial
+distribution Bin(n, ½) (scipy's), so it holds for the skewed,
+outlier-prone distributions timings have. With fewer than 6 values no pair
+of order statistics covers the median with 95% probability ([min, max] of 5
+values covers 94%, of 3 values 75%): then there is no interval, and nothing
+pretends otherwise.
+
+The same interval serves every derived metric: variants are measured in
+interleaved rounds, so a metric computed from each round's clocks (a
+speedup, an overlap efficiency) is a sample of paired values, and the
+interval of its median needs no assumption about their distribution either.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from typing import Sequence
@@ -16,28 +26,48 @@ from asyncbench.model import Stats
 CONFIDENCE = 0.95
 
 
-def median_ci(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Confidence interval of the median from order statistics.
+@functools.lru_cache(maxsize=4096)
+def order_rank(n: int, confidence: float = CONFIDENCE) -> int | None:
+    """The k for which [X(k), X(n+1−k)] covers the median with at least `confidence`; None if no k does.
 
-    With fewer than ~6 samples the interval is simply [min, max].
+    The interval misses the median when fewer than k values fall below it
+    (or above it): probability 2·P(B ≤ k−1) for B ~ Bin(n, ½). The largest k
+    that keeps that under 1 − confidence gives the narrowest such interval.
     """
-    ordered = sorted(values)
-    n = len(ordered)
+    import numpy
+    from scipy.stats import binom  # imported here: only measuring needs it, not show/compare
+
+    tails = binom.cdf(numpy.arange(n // 2), n, 0.5)  # P(B ≤ k−1) for k = 1 .. n//2
+    k = int(numpy.count_nonzero(tails <= (1 - confidence) / 2))
+    return k or None
+
+
+def coverage(n: int, k: int) -> float:
+    """The exact probability that [X(k), X(n+1−k)] of n values covers their median."""
+    from scipy.stats import binom
+
+    return 1 - 2 * float(binom.cdf(k - 1, n, 0.5))
+
+
+def median_ci(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """The distribution-free CI of the median, or None when there are too few values for `confidence`."""
+    n = len(values)
     if n == 0:
         raise ValueError("median_ci of no values")
-    z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
-    half_width_ranks = z * math.sqrt(n) / 2
-    low_rank = max(1, math.floor(n / 2 - half_width_ranks))
-    high_rank = min(n, math.ceil(n / 2 + half_width_ranks + 1))
-    return ordered[low_rank - 1], ordered[high_rank - 1]
+    k = order_rank(n, confidence)
+    if k is None:
+        return None
+    ordered = sorted(values)
+    return ordered[k - 1], ordered[n - k]
 
 
 def relative_ci_half_width(values: Sequence[float]) -> float:
-    """Half the CI width of the median relative to the median (inf if undefined)."""
+    """Half the CI width of the median relative to the median (inf when there is no CI or the median is not positive)."""
     med = statistics.median(values)
-    if med <= 0:
+    interval = median_ci(values)
+    if med <= 0 or interval is None:
         return math.inf
-    low, high = median_ci(values)
+    low, high = interval
     return (high - low) / 2 / med
 
 
@@ -50,25 +80,41 @@ def iqr(values: Sequence[float]) -> float:
 
 
 def summarize(values: Sequence[float]) -> Stats:
-    """Median, IQR, extremes and the 95% CI of the median of `values`."""
-    low, high = median_ci(values)
+    """Median, IQR, extremes and the 95% CI of the median of `values` (None when n is too small)."""
+    interval = median_ci(values)
     return Stats(
         median=statistics.median(values),
         iqr=iqr(values),
         min=min(values),
         max=max(values),
-        ci_low=low,
-        ci_high=high,
+        ci_low=interval[0] if interval else None,
+        ci_high=interval[1] if interval else None,
         n=len(values),
     )
+
+
+def side(bounds: tuple[float, float] | None, reference: float) -> int | None:
+    """Where an interval lies against a reference value: +1 wholly above, −1 wholly below, 0 across it, None without one.
+
+    The rule every reading and verdict follows: a difference from `reference`
+    ("no difference", 1× or 0%) is stated only when the interval excludes it.
+    """
+    if bounds is None:
+        return None
+    low, high = bounds
+    if low > reference:
+        return 1
+    if high < reference:
+        return -1
+    return 0
 
 
 def overlap_efficiency(alone_s: Sequence[float], together_s: float) -> float | None:
     """(ΣT_i − T_all) / (ΣT_i − max T_i): 1 is perfect overlap, 0 fully serialized.
 
-    The one formula every workload uses (EXPERIMENTS.md). Not clipped: noise
-    can push it slightly outside [0, 1]; rendering clips. None when there is
-    nothing that could overlap (one part, or all but one part take no time).
+    The one formula every workload uses. Not clipped: noise can push it
+    slightly outside [0, 1]; rendering clips. None when there is nothing that
+    could overlap (one part, or all but one part take no time).
     """
     total = sum(alone_s)
     room = total - max(alone_s)

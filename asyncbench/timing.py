@@ -8,8 +8,10 @@ Every sample of a variant records, for the same run:
 Variants are measured in rounds, one sample of each per round, so slow drift
 of the machine (thermal, other load) hits every variant alike and their
 ratios stay fair. After `min_samples` rounds, measuring stops when every
-variant's done_s median has a 95% CI within ±`max_rel_noise`, or when
-`max_time_s` or `max_samples` is reached.
+variant's done_s median has a 95% CI within ±`max_rel_noise` and the case's
+checks are decided (`decided`: pass or fail, not inconclusive), or when
+`max_time_s` or `max_samples` is reached. Why it stopped is returned with
+the samples, so a result can say when it missed its noise target.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, Callable, Mapping
 
 from asyncbench import stats
 from asyncbench.backends.base import DeviceTimer
-from asyncbench.model import Samples, Settings
+from asyncbench.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Samples, Sampling, Settings
 
 Clock = Callable[[], float]
 
@@ -66,8 +68,13 @@ def measure(
     clock: Clock = time.perf_counter,
     before_sample: Callable[[], None] | None = None,
     agree: Callable[[bool], bool] | None = None,
-) -> dict[str, Samples]:
+    decided: Callable[[Mapping[str, Samples]], bool] | None = None,
+) -> tuple[dict[str, Samples], Sampling]:
     """Measure every variant with the three clocks until the stopping rule holds.
+
+    `decided` is asked, between rounds and only once the noise target is met,
+    whether the samples so far decide every check of the case; while it says
+    no, sampling goes on until max_time_s or max_samples.
 
     For several processes measuring together (comm_overlap's ranks):
     `before_sample` runs untimed before each sample (a barrier, so every rank
@@ -105,21 +112,38 @@ def measure(
             noise = max(_noise(done[name]) for name in variants)
             if on_progress is not None:
                 on_progress(Progress(rounds, elapsed, noise))
-            stop = rounds >= settings.max_samples or (
-                rounds >= settings.min_samples and (noise <= settings.max_rel_noise or elapsed >= settings.max_time_s)
-            )
+            stopped_by = None
+            if rounds >= settings.max_samples:
+                stopped_by = STOPPED_BY_COUNT
+            elif rounds >= settings.min_samples:
+                if noise <= settings.max_rel_noise and (decided is None or decided(_samples(issue, done, device))):
+                    stopped_by = STOPPED_BY_NOISE
+                elif elapsed >= settings.max_time_s:
+                    stopped_by = STOPPED_BY_TIME
             if agree is not None:
-                stop = agree(stop)
-            if stop:
+                stop = agree(stopped_by is not None)
+                if stop and stopped_by is None:  # another rank (rank 0) decided
+                    stopped_by = STOPPED_BY_TIME if elapsed >= settings.max_time_s else STOPPED_BY_NOISE
+                elif not stop:
+                    stopped_by = None
+            if stopped_by is not None:
                 break
     finally:
         if gc_was_enabled:
             gc.enable()
+    sampling = Sampling(
+        rounds=rounds,
+        elapsed_s=elapsed,
+        stopped_by=stopped_by,
+        rel_noise=noise if noise != float("inf") else None,
+        max_rel_noise=settings.max_rel_noise,
+        max_time_s=settings.max_time_s,
+    )
+    return _samples(issue, done, device), sampling
+
+
+def _samples(issue: Mapping[str, list[float]], done: Mapping[str, list[float]], device: Mapping[str, list[float]]) -> dict[str, Samples]:
     return {
-        name: Samples(
-            issue_s=tuple(issue[name]),
-            done_s=tuple(done[name]),
-            device_s=tuple(device[name]) if device[name] else None,
-        )
-        for name in variants
+        name: Samples(issue_s=tuple(issue[name]), done_s=tuple(done[name]), device_s=tuple(device[name]) if device[name] else None)
+        for name in issue
     }

@@ -8,13 +8,33 @@ _TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 _BYTE_UNITS = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
 
 
+def number(value: float, digits: int = 3) -> str:
+    """`digits` significant digits, never in e-notation: 376000, 0.0000123, 4.9."""
+    text = f"{value:.{digits}g}"
+    if "e" not in text:
+        return text
+    if abs(value) >= 1:
+        return f"{value:.0f}"
+    decimals = digits - 1 - math.floor(math.log10(abs(value)))
+    return f"{value:.{decimals}f}"
+
+
+def percent(fraction: float | None, digits: int = 2) -> str:
+    """0.0465 -> '4.7%', 49.0 -> '4900%' (never '4.9e+03%')."""
+    if fraction is None or math.isnan(fraction):
+        return "–"
+    if math.isinf(fraction):
+        return "∞%"
+    return f"{number(fraction * 100, digits)}%"
+
+
 def _scaled(value: float, table: tuple[tuple[float, str], ...], smallest: tuple[float, str]) -> str:
     """The value in the largest unit of `table` it reaches, else in `smallest`."""
     for scale, unit in table:
         if abs(value) >= scale:
-            return f"{value / scale:.3g} {unit}"
+            return f"{number(value / scale)} {unit}"
     scale, unit = smallest
-    return f"{value / scale:.3g} {unit}"
+    return f"{number(value / scale)} {unit}"
 
 
 def seconds(value: float | None) -> str:
@@ -58,6 +78,18 @@ def quantity(value: float | None, unit: str) -> str:
     if unit == "bool":
         return "yes" if value else "NO"
     if unit == "%":
-        return f"{value * 100:.3g}%"
-    text = f"{value:.3g}"
+        return percent(value, 3)
+    text = number(value)
     return f"{text} {unit}" if unit else text
+
+
+def with_bounds(value: float | None, bounds: tuple[float, float] | None, unit: str) -> str:
+    """'1.21× [1.03–1.60]', '118 ms [117–119]': a value and its 95% interval, the unit said once where it can be."""
+    text = quantity(value, unit)
+    if value is None or bounds is None:
+        return text
+    low, high = (quantity(b, unit) for b in bounds)
+    suffix = next((s for s in (" " + text.split(" ", 1)[1] if " " in text else "", "×", "%") if s and text.endswith(s)), "")
+    if suffix and low.endswith(suffix) and high.endswith(suffix):
+        low, high = low.removesuffix(suffix), high.removesuffix(suffix)
+    return f"{text} [{low}–{high}]"

@@ -2,7 +2,9 @@
 
 Runs the gate config N times back to back (each a fresh process, as CI
 would), then counts
-- runs whose `expect:` checks failed (exit 1), and
+- runs whose `expect:` checks failed or were inconclusive (exit 1 by
+  default), runs that would fail with --allow-inconclusive, and each
+  check's verdicts over the runs, and
 - pairs of runs (every earlier run as the baseline of every later one) in
   which `compare` finds a SLOWER variant, for several --max-regression
   thresholds, and the distribution of the changes that drives it.
@@ -59,7 +61,20 @@ def main() -> None:
 
     check_failures = [sum(1 for r in report.results for c in r.checks if gate.failed(c)) for report in reports]
     runs_failing = sum(1 for n in check_failures if n)
-    print(f"\nexpect checks: {runs_failing}/{len(reports)} runs had a failing check (per run: {check_failures})")
+    runs_failing_allowed = sum(1 for report in reports if any(gate.failed(c, allow_inconclusive=True) for r in report.results for c in r.checks))
+    print(f"\nexpect checks: {runs_failing}/{len(reports)} runs would exit 1 (a check failed, inconclusive or not measured; "
+          f"per run: {check_failures}); with --allow-inconclusive {runs_failing_allowed}/{len(reports)}")
+    verdicts_per_check: dict[str, dict[str, int]] = {}
+    for report in reports:
+        for row in report.results:
+            for check in row.checks:
+                counts = verdicts_per_check.setdefault(f"{row.experiment}: {check['expect']}", {})
+                counts[check["verdict"]] = counts.get(check["verdict"], 0) + 1
+    for name, counts in verdicts_per_check.items():
+        print(f"  {name}: {json.dumps(counts)}")
+    rounds = [r.sampling.rounds for report in reports for r in report.results if r.sampling is not None]
+    if rounds:
+        print(f"rounds per case: median {statistics.median(rounds):g}, max {max(rounds)}")
 
     pairs = list(itertools.combinations(range(len(reports)), 2))
     print(f"baseline comparisons: every earlier run as the baseline of every later one ({len(pairs)} pairs)")

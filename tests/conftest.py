@@ -12,8 +12,8 @@ from asyncbench.backends.base import Backend, DeviceStatus
 from asyncbench.model import Result, Settings
 from asyncbench.workloads import WORKLOADS
 
-#: few short samples: these tests check behaviour, not speed
-QUICK = Settings(warmup=1, min_samples=3, max_samples=5, max_time_s=1.0, max_rel_noise=0.05)
+#: few short samples: these tests check behaviour, not speed (six: the fewest with a 95% interval of the median)
+QUICK = Settings(warmup=1, min_samples=6, max_samples=8, max_time_s=1.0, max_rel_noise=0.05)
 
 
 def run_workload(workload: str, backend: str, device: str, **params: Any) -> Result:

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from asyncbench import cli, distributed
-from asyncbench.model import ERROR, OK
+from asyncbench.model import ERROR, OK, Result
 from asyncbench.workloads import comm_overlap
 from conftest import no_children_left, run_workload
 
@@ -139,15 +139,19 @@ def test_under_torchrun_only_comm_overlap_runs(monkeypatch):
     assert result.exit_code == 2 and "under torchrun only comm_overlap" in result.output
 
 
+def _reading(metrics, bounds) -> str:
+    result = Result("c", "c", "comm_overlap", "torch", "cpu", {}, OK, metrics=metrics, bounds=bounds, asynchronous=False)
+    return comm_overlap.CommOverlap().reading(result)
+
+
 def test_the_reading_says_when_the_parts_do_not_add_up():
-    workload = comm_overlap.CommOverlap()
-    metrics = {"speedup": 1.3, "speedup_ci_low": 1.1, "speedup_ci_high": 1.5}
-    assert "do not add up" in workload.reading({**metrics, "overlap_efficiency": 4.0}, "cpu")
-    assert "45% of the shorter part hidden" in workload.reading({**metrics, "overlap_efficiency": 0.45}, "cpu")
+    speedup = {"speedup": 1.3}
+    assert "do not add up" in _reading({**speedup, "overlap_efficiency": 4.0}, {"speedup": (1.1, 1.5), "overlap_efficiency": (3.0, 5.0)})
+    reading = _reading({**speedup, "overlap_efficiency": 0.45}, {"speedup": (1.1, 1.5), "overlap_efficiency": (0.3, 0.6)})
+    assert "ran under the compute" in reading and "0.45 [0.3–0.6]" in reading
 
 
 def test_the_reading_claims_no_overlap_when_the_speedup_bounds_include_1():
-    """A 1.1x median whose conservative bounds straddle 1 is not evidence of overlap, whatever the efficiency says."""
-    workload = comm_overlap.CommOverlap()
-    reading = workload.reading({"speedup": 1.1, "speedup_ci_low": 0.9, "speedup_ci_high": 1.3, "overlap_efficiency": 0.45}, "cpu")
-    assert reading.startswith("no speedup shown") and "0.90×–1.30×" in reading and "ran under the compute" not in reading
+    """A 1.1x median whose 95% interval straddles 1 is not evidence of overlap, whatever the efficiency says."""
+    reading = _reading({"speedup": 1.1, "overlap_efficiency": 0.45}, {"speedup": (0.9, 1.3), "overlap_efficiency": (0.3, 0.6)})
+    assert reading.startswith("no speedup shown") and "1.10× [0.90–1.30]" in reading and "ran under the compute" not in reading

@@ -74,7 +74,13 @@ def test_missing_cases_statuses_and_environment_changes_are_reported():
     comparison = compare.compare(baseline, current)
     assert comparison.only_in_baseline == ("gone",) and comparison.only_in_current == ("new",)
     assert comparison.environment_changes == (("frameworks.torch.version", "2.1", "2.13"),)
-    assert compare.compare(baseline, errored).not_comparable == (("a", "baseline ok, current error"),)
+    lost = compare.compare(baseline, errored)
+    assert lost.lost == (("a", "ok in the baseline, error now: no reason given"),) and not lost.not_comparable
+
+
+def test_two_reports_with_no_case_in_common_are_an_input_error():
+    with pytest.raises(InputError, match="no case in common"):
+        compare.compare(_report({"a": {"v": _noisy(1.0)}}), _report({"b": {"v": _noisy(1.0)}}))
 
 
 @pytest.mark.parametrize("text, value", [("10%", 0.10), ("5", 0.05), ("7.5 %", 0.075), ("0%", 0.0)])

@@ -92,9 +92,33 @@ def test_quick_shrinks_params_and_settings_but_set_wins():
 
 
 def test_overrides_filter_workloads_and_replace_devices():
-    c = config.apply_overrides(load_text(VALID), workloads=["matmul"], devices=["cuda:1"], backends=["numpy"])
+    c = config.apply_overrides(load_text(VALID), workloads=["matmul"], devices=["cuda:1"], backends=["torch"])
     (only,) = c.experiments
-    assert only.workload == "matmul" and only.devices == ("cuda:1",) and only.backends == ("numpy",)
+    assert only.workload == "matmul" and only.devices == ("cuda:1",) and only.backends == ("torch",)
+
+
+def test_a_backend_never_meets_a_device_kind_it_does_not_run_on():
+    with pytest.raises(InputError, match="numpy runs on cpu only"):
+        config.apply_overrides(load_text(VALID), workloads=["matmul"], devices=["cuda"], backends=["numpy"])
+
+
+@pytest.mark.parametrize("text, name, value", [("max_time_s=2s", "max_time_s", 2.0), ("max_time_s=500ms", "max_time_s", 0.5),
+                                               ("max_rel_noise=3%", "max_rel_noise", 0.03), ("timeout_s=90s", "timeout_s", 90.0)])
+def test_settings_take_the_units_checks_take(text, name, value):
+    (experiment, *_) = config.apply_overrides(load_text(VALID), sets=[text]).experiments
+    assert getattr(experiment.settings, name) == pytest.approx(value)
+
+
+def test_a_comma_separated_shape_says_to_write_a_list():
+    with pytest.raises(InputError, match=r"write shape=\[64,64\]"):
+        config.apply_overrides(config.for_workloads(["sync_async"]), sets=["shape=64,64"])
+
+
+def test_a_results_file_given_as_a_config_says_what_to_do(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text('{"schema_version": 2, "tool": {"name": "asyncbench", "version": "0"}, "results": []}')
+    with pytest.raises(config.ConfigError, match="this is a results file, not a config: use `asyncbench show FILE`"):
+        config.load(path)
 
 
 @pytest.mark.parametrize(

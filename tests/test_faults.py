@@ -105,11 +105,11 @@ class Faulty(Workload):
 
         return Prepared(variants={"sum": run}, sync=lambda: None)
 
-    def compute_metrics(self, params: Mapping[str, Any], variants) -> dict[str, float | None]:
+    def run_metrics(self, params: Mapping[str, Any], variants) -> dict[str, float | None]:
         return {"pid": float(os.getpid())}
 
-    def reading(self, metrics, device) -> str:
-        return "measured in a worker" if metrics["pid"] != os.getpid() else "measured here"
+    def reading(self, result) -> str:
+        return "measured in a worker" if result.metrics["pid"] != os.getpid() else "measured here"
 
 
 @pytest.fixture
@@ -274,12 +274,6 @@ class FaultyCuda(Workload):
             _allocate_too_much_cuda()
         data = torch.ones(1000, device=device)
         return Prepared(variants={"sum": lambda: data.sum()}, sync=torch.cuda.synchronize)
-
-    def compute_metrics(self, params, variants) -> dict[str, float | None]:
-        return {}
-
-    def reading(self, metrics, device) -> str:
-        return ""
 
 
 @pytest.mark.gpu

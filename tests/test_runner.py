@@ -34,11 +34,11 @@ class Counting(Workload):
 
         return Prepared(variants={"one": run, "two": run}, sync=lambda: backend.barrier(device))
 
-    def compute_metrics(self, params: Mapping[str, Any], variants) -> dict[str, float | None]:
+    def run_metrics(self, params: Mapping[str, Any], variants) -> dict[str, float | None]:
         return {"calls": float(self.calls)}
 
-    def reading(self, metrics, device) -> str:
-        return f"{metrics['calls']} calls"
+    def reading(self, result) -> str:
+        return f"{result.metrics['calls']} calls"
 
 
 @pytest.fixture

@@ -25,8 +25,41 @@ def test_median_ci_contains_median_and_narrows_with_more_samples():
     assert (high_l - low_l) < (high_s - low_s)
 
 
-def test_median_ci_of_few_samples_is_the_range():
-    assert stats.median_ci([3.0, 1.0, 2.0]) == (1.0, 3.0)
+def test_no_95_percent_interval_from_fewer_than_six_samples():
+    """[min, max] of 5 values covers the median only 94% of the time, of 3 values 75%: no interval is honest."""
+    assert stats.median_ci([3.0, 1.0, 2.0]) is None
+    assert stats.median_ci([5.0, 3.0, 1.0, 2.0, 4.0]) is None
+    assert stats.median_ci([6.0, 3.0, 1.0, 2.0, 4.0, 5.0]) == (1.0, 6.0)
+    assert stats.summarize([1.0, 2.0, 3.0]).ci_low is None
+    assert stats.relative_ci_half_width([1.0, 2.0, 3.0]) == math.inf
+
+
+@pytest.mark.parametrize("n", [*range(1, 41), 100, 257, 1000])
+def test_median_ci_is_scipys_distribution_free_quantile_interval(n):
+    """The same order statistics as scipy.stats.quantile_test's confidence interval of the median."""
+    import numpy
+    from scipy.stats import quantile_test
+
+    values = numpy.random.default_rng(n).lognormal(size=n)
+    ours = stats.median_ci(list(values))
+    theirs = quantile_test(values, q=float(numpy.median(values))).confidence_interval(0.95)
+    if ours is None:
+        assert math.isnan(theirs.low) or math.isnan(theirs.high)
+    else:
+        assert ours == (theirs.low, theirs.high)
+
+
+@pytest.mark.parametrize("n, k", [(6, 1), (10, 2), (30, 10)])
+def test_interval_ranks_have_at_least_95_percent_coverage_and_are_the_tightest(n, k):
+    assert stats.order_rank(n) == k
+    assert stats.coverage(n, k) >= 0.95 > stats.coverage(n, k + 1)
+
+
+@pytest.mark.parametrize(
+    "bounds, reference, where", [((1.1, 1.3), 1.0, 1), ((0.7, 0.9), 1.0, -1), ((0.9, 1.2), 1.0, 0), (None, 1.0, None)]
+)
+def test_a_difference_is_stated_only_when_the_interval_excludes_the_reference(bounds, reference, where):
+    assert stats.side(bounds, reference) == where
 
 
 def test_median_ci_coverage_is_about_95_percent():

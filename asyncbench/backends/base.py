@@ -63,6 +63,8 @@ class Backend(ABC):
     #: dtypes this framework can allocate
     dtypes: tuple[str, ...] = ("float16", "float32", "float64")
 
+    #: the kinds of device the framework runs on at all; other kinds are never paired with it
+    device_kinds: tuple[str, ...] = ("cpu", "cuda")
     #: whether set_threads can split the CPU between Python threads
     threads_settable: bool = False
     #: the framework's import name
@@ -87,6 +89,11 @@ class Backend(ABC):
     @abstractmethod
     def probe(self) -> tuple[DeviceStatus, ...]:
         """Every device kind this backend knows, available or with a reason."""
+
+    @classmethod
+    def runs_on(cls, spec: str) -> bool:
+        """Whether a device spec names a kind of device this framework runs on at all (auto always does)."""
+        return spec == "auto" or spec.split(":")[0] in cls.device_kinds
 
     def resolve(self, spec: str) -> tuple[list[str], str | None]:
         """Turn a device spec (auto, cpu, cuda, cuda:N) into device names.

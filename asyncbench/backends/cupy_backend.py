@@ -7,6 +7,9 @@ from typing import Any, Callable, ContextManager, Iterable
 
 from asyncbench.backends.base import Backend, DeviceStatus
 
+#: how to get cupy, said the same way everywhere (skip lines, `devices`, README)
+INSTALL_HINT = "pip install 'asyncbench[cupy]' on a CUDA machine, or the cupy-cudaXXx wheel that matches your CUDA"
+
 
 class CupyEventTimer:
     """Device time between two CUDA events recorded on cupy's current stream."""
@@ -34,6 +37,7 @@ def _index(device: str) -> int:
 class CupyBackend(Backend):
     name = "cupy"
     module = "cupy"
+    device_kinds = ("cuda",)
     distributions = ("cupy", "cupy-cuda13x", "cupy-cuda12x", "cupy-cuda11x")
 
     def _cupy(self) -> Any:
@@ -43,7 +47,7 @@ class CupyBackend(Backend):
 
     def unavailable_reason(self) -> str | None:
         if importlib.util.find_spec("cupy") is None:
-            return "cupy not installed (pip install 'asyncbench[cupy]' on a CUDA machine)"
+            return f"cupy not installed ({INSTALL_HINT})"
         try:
             cupy = self._cupy()
             count = cupy.cuda.runtime.getDeviceCount()

@@ -11,6 +11,7 @@ class NumpyBackend(Backend):
     name = "numpy"
     module = "numpy"
     distributions = ("numpy",)
+    device_kinds = ("cpu",)
     # Generator.standard_normal makes only these two
     dtypes = ("float32", "float64")
 

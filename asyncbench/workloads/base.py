@@ -2,9 +2,12 @@
 
 A workload declares its name, its parameters (with defaults and `--quick`
 values), its variants and its metrics; `setup` allocates on a device and
-returns plain callables to time; `compute_metrics` turns the measured
-variants into the workload's numbers; `reading` says in one line what they
-mean. Workload modules import no framework at module level.
+returns plain callables to time; `round_metrics` computes the workload's
+numbers from one round's clocks (the harness takes their median and its
+95% interval over the rounds), `run_metrics` those of single measurements
+(memory); `reading` says in one line what a result means, stating a
+difference only where its interval excludes none. Workload modules import
+no framework at module level.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from asyncbench import units
 from asyncbench.backends.base import Backend
-from asyncbench.model import Memory, Samples, Settings, VariantResult
+from asyncbench.model import Clocks, Memory, Result, Samples, Sampling, Settings, VariantResult
 
 INT = "int"
 FLOAT = "float"
@@ -51,8 +55,11 @@ class Metric:
     """A number a workload derives from its variants, with its unit for rendering."""
 
     name: str
-    unit: str  # "s", "x" (ratio), "GFLOP/s", "" (plain number), "bool"
+    unit: str  # "s", "x" (ratio), "GFLOP/s", "" (plain number), "bool", "%" (a fraction), "MiB"
     help: str
+    #: defined only where ops return before they finish (e.g. a backend's execution time
+    #: told apart from its issue time): None on a synchronous backend
+    needs_async: bool = False
 
 
 @dataclass
@@ -80,6 +87,7 @@ class Measured:
 
     samples: Mapping[str, Samples]
     memory: Mapping[str, Memory]
+    sampling: Sampling | None = None
     verifies: bool = False  # the workload checked its results: a `verified` metric is added
     problem: str | None = None  # what verification found wrong, if anything
     note: str | None = None
@@ -104,6 +112,11 @@ class Workload(ABC):
         declared = {m.name: m for m in self.metrics}
         return declared.get(name) or declared.get(PER_VARIANT_SUFFIX.sub("_kK", name))
 
+    def figure(self, result: Result, name: str) -> str:
+        """A metric of `result` with its 95% interval, in the metric's unit: '1.21× [1.03–1.60]'."""
+        declared = self.metric(name)
+        return units.with_bounds(result.metrics.get(name), result.bounds.get(name), declared.unit if declared else "")
+
     def defaults(self, quick: bool = False) -> dict[str, Any]:
         """Default parameter values (the textbook's sizes, or the quick ones)."""
         return {p.name: (p.quick if quick and p.quick is not None else p.default) for p in self.params}
@@ -124,12 +137,24 @@ class Workload(ABC):
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
         """Allocate inputs on `device` (outside the timed region) and build the variants."""
 
-    @abstractmethod
-    def compute_metrics(
-        self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]
-    ) -> dict[str, float | None]:
-        """The workload's metrics from its measured variants."""
+    def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
+        """The metrics of one round, from each variant's clocks in that round.
 
-    @abstractmethod
-    def reading(self, metrics: Mapping[str, float | None], device: str) -> str:
-        """One line saying what the metrics mean, for the table."""
+        A round's variants ran back to back, so its values are paired: the
+        harness reports each metric as the median over the rounds, with the
+        distribution-free 95% interval of that median. None: undefined in
+        this round (a zero denominator).
+        """
+        return {}
+
+    def run_metrics(self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]) -> dict[str, float | None]:
+        """Metrics of single measurements (the memory run after timing): reported as measured, without an interval."""
+        return {}
+
+    def reading(self, result: Result) -> str:
+        """One line saying what an ok result means ('' for none).
+
+        State a difference only when its interval (`result.bounds`) excludes
+        "no difference"; say "no difference shown" otherwise.
+        """
+        return ""

@@ -35,7 +35,7 @@ from typing import Any, Mapping
 from asyncbench import distributed, stats, units
 from asyncbench.backends.base import Backend
 from asyncbench.environment import usable_cores
-from asyncbench.model import Samples, Settings, VariantResult
+from asyncbench.model import Clocks, Result, Samples, Settings
 from asyncbench.workloads.base import FLOAT, INT, Measured, Metric, Param, Prepared, Workload
 
 COMPUTE, COMM, BLOCKING, OVERLAPPED = "compute_only", "comm_only", "blocking", "overlapped"
@@ -134,7 +134,7 @@ def run_rank(
             return bool(vote.item())
 
         backend = get_backend("torch")
-        samples = measure(
+        samples, sampling = measure(
             {COMPUTE: compute_only, COMM: comm_only, BLOCKING: blocking, OVERLAPPED: overlapped},
             sync,
             lambda: backend.timer(device),
@@ -153,7 +153,10 @@ def run_rank(
             if wrong:
                 problems.append(f"{variant.__name__}: {wrong} reduced values differ from {expected:g} on rank {rank}")
         problem = "; ".join(problems) or None
-        result = {"samples": samples, "problem": problem, "threads": threads, "backend": dist.get_backend(), "device": device}
+        result = {
+            "samples": samples, "sampling": sampling, "problem": problem, "threads": threads,
+            "backend": dist.get_backend(), "device": device,
+        }
         if distributed.torchrun_rank() is not None:  # one process per rank: bring everyone's to rank 0
             everyone: list[Any] = [None] * world_size
             dist.all_gather_object(everyone, result, group=control)
@@ -178,8 +181,6 @@ class CommOverlap(Workload):
     variants = VARIANTS
     metrics = (
         Metric("speedup", "x", "blocking / overlapped done time"),
-        Metric("speedup_ci_low", "x", "conservative 95% lower bound: blocking CI low / overlapped CI high"),
-        Metric("speedup_ci_high", "x", "conservative 95% upper bound: blocking CI high / overlapped CI low"),
         Metric("overlap_efficiency", "", "(T_compute + T_comm − T_overlapped) / min(T_compute, T_comm); 1 = perfect"),
         Metric("allreduce_gbps", "GB/s", "bytes all-reduced per rank / comm_only done time"),
         Metric("verified", "bool", "every reduced value equals the exact sum over ranks"),
@@ -218,46 +219,44 @@ class CommOverlap(Workload):
             note += f", {', '.join(r['device'] for r in ranks)}"
         problems = [r["problem"] for r in ranks if r["problem"]]
         samples = {name: _slowest([r["samples"][name] for r in ranks]) for name in VARIANTS}
-        return Measured(samples, {}, verifies=True, problem="; ".join(problems) or None, note=note)
+        return Measured(samples, {}, first["sampling"], verifies=True, problem="; ".join(problems) or None, note=note)
 
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
         """Never called: the runner uses measure_itself, because the work lives in the ranks."""
         raise RuntimeError("comm_overlap runs in its ranks: the runner calls measure_itself, not setup")
 
-    def compute_metrics(self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]) -> dict[str, float | None]:
-        done = {name: variants[name].done_s.median for name in VARIANTS}
+    def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
+        done = {name: clocks[name].done_s for name in VARIANTS}
         bucket_bytes = _bucket_rows(params["bucket_mb"]) * COLUMNS * FLOAT32_BYTES
-        blocking, overlapped = variants[BLOCKING].done_s, variants[OVERLAPPED].done_s
         return {
             "speedup": done[BLOCKING] / done[OVERLAPPED],
-            "speedup_ci_low": blocking.ci_low / overlapped.ci_high,
-            "speedup_ci_high": blocking.ci_high / overlapped.ci_low,
             "overlap_efficiency": stats.overlap_efficiency([done[COMPUTE], done[COMM]], done[OVERLAPPED]),
             "allreduce_gbps": params["n_buckets"] * bucket_bytes / done[COMM] / 1e9,
         }
 
-    def reading(self, metrics: Mapping[str, float | None], device: str) -> str:
-        speedup, efficiency = metrics.get("speedup"), metrics.get("overlap_efficiency")
-        if speedup is None:
+    def reading(self, result: Result) -> str:
+        metrics = result.metrics
+        if metrics.get("speedup") is None:
             return ""
-        low, high = metrics.get("speedup_ci_low"), metrics.get("speedup_ci_high")
-        interval = f"{units.ratio(low)}–{units.ratio(high)}" if low is not None and high is not None else ""
-        if low is not None and high is not None and low <= 1 <= high:
+        speedup, efficiency = self.figure(result, "speedup"), metrics.get("overlap_efficiency")
+        where = stats.side(result.bounds.get("speedup"), 1.0)
+        if where is None or where == 0:
             return (
-                f"no speedup shown: the speedup over blocking is {units.ratio(speedup)}, but its 95% bounds {interval} "
-                "include 1; more samples (max_time_s) or bigger buckets narrow them"
+                f"no speedup shown: overlapped vs blocking is {speedup}, and its 95% interval includes 1 "
+                "(or there were too few rounds for one); more samples (max_time_s) or bigger buckets narrow it"
             )
+        if where == -1:
+            return f"overlapping made the step slower ({speedup}): the all-reduces fought the compute for cores"
         if efficiency is not None and efficiency > PARTS_DISAGREE:
             return (
-                f"overlapped is {units.ratio(speedup)} faster than blocking, but the parts timed alone do not add up "
-                f"(overlap efficiency {efficiency:.2f}, above the possible 1): compare compute_only and comm_only with blocking; "
-                "bigger buckets and more samples make them agree"
+                f"overlapped is {speedup} faster than blocking, but the parts timed alone do not add up "
+                f"(overlap efficiency {units.number(efficiency)}, above the possible 1): compare compute_only and comm_only "
+                "with blocking; bigger buckets and more samples make them agree"
             )
-        if efficiency is None or efficiency < OVERLAP_NOTICEABLE:
-            return f"overlapping hid little: {units.ratio(speedup)} — the all-reduces ran after the compute, or fought it for cores"
+        if stats.side(result.bounds.get("overlap_efficiency"), OVERLAP_NOTICEABLE) != 1:
+            return f"overlapping hid little: {speedup} faster, overlap efficiency {self.figure(result, 'overlap_efficiency')}"
         return (
-            f"the all-reduces ran under the compute: {units.ratio(speedup)}{' (95%: ' + interval + ')' if interval else ''} "
-            "faster than blocking, "
-            f"{efficiency * 100:.0f}% of the shorter part hidden"
-            + ("; on a CPU the communication is CPU work too, so it competes with the compute for cores" if device == "cpu" else "")
+            f"the all-reduces ran under the compute: {speedup} faster than blocking, overlap efficiency "
+            f"{self.figure(result, 'overlap_efficiency')}"
+            + ("; on a CPU the communication is CPU work too, so it competes with the compute for cores" if result.device == "cpu" else "")
         )

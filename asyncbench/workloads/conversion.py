@@ -12,16 +12,14 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-from asyncbench import units
+from asyncbench import stats
 from asyncbench.backends.base import Backend
-from asyncbench.model import VariantResult
+from asyncbench.model import Clocks, Result
 from asyncbench.workloads.base import INT, STR, Metric, Param, Prepared, Workload
 
 NONE, ITEM, NUMPY, PRINT = "none", "item", "numpy", "print"
 CONVERSIONS = (ITEM, NUMPY, PRINT)
 
-# A slowdown under this is within run-to-run noise.
-SLOWDOWN_NOTICEABLE = 1.1
 # Elements printed per iteration: enough to need the value, too few to measure formatting.
 PRINTED_ELEMENTS = 4
 
@@ -76,31 +74,27 @@ class Conversion(Workload):
             close=sink.close,
         )
 
-    def compute_metrics(
-        self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]
-    ) -> dict[str, float | None]:
-        base = variants[NONE].done_s.median
+    def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
+        base = clocks[NONE].done_s
         metrics: dict[str, float | None] = {}
         for c in CONVERSIONS:
-            metrics[f"slowdown_{c}"] = variants[c].done_s.median / base if base > 0 else None
+            metrics[f"slowdown_{c}"] = clocks[c].done_s / base if base > 0 else None
         for c in CONVERSIONS:
-            metrics[f"{c}_cost_s"] = (variants[c].done_s.median - base) / params["n_iter"]
+            metrics[f"{c}_cost_s"] = (clocks[c].done_s - base) / params["n_iter"]
         return metrics
 
-    def reading(self, metrics: Mapping[str, float | None], device: str) -> str:
-        slowdowns = {c: metrics.get(f"slowdown_{c}") for c in CONVERSIONS}
-        if any(v is None for v in slowdowns.values()):
+    def reading(self, result: Result) -> str:
+        if any(result.metrics.get(f"slowdown_{c}") is None for c in CONVERSIONS):
             return ""
-        worst = max(slowdowns, key=lambda c: slowdowns[c] or 0)
-        if not device.startswith("cuda"):
-            return (
-                f"nothing was in flight (synchronous backend): each conversion costs only itself — "
-                f"item {units.seconds(metrics['item_cost_s'])}, numpy {units.seconds(metrics['numpy_cost_s'])}, "
-                f"print {units.seconds(metrics['print_cost_s'])}"
-            )
-        if (slowdowns[worst] or 0) >= SLOWDOWN_NOTICEABLE:
-            return (
-                f"converting every iteration stalls the pipeline: {worst} is {units.ratio(slowdowns[worst])} slower, "
-                f"{units.seconds(metrics[f'{worst}_cost_s'])} per conversion"
-            )
-        return "conversions cost next to nothing here: the loop was not running far ahead"
+        slower = [c for c in CONVERSIONS if stats.side(result.bounds.get(f"slowdown_{c}"), 1.0) == 1]
+        unclear = [f"{c} {self.figure(result, f'slowdown_{c}')}" for c in CONVERSIONS if c not in slower]
+        costs = "; ".join(
+            f"{c} {self.figure(result, f'slowdown_{c}')} slower, {self.figure(result, f'{c}_cost_s')} per conversion" for c in slower
+        )
+        rest = f"; no slowdown shown for {', '.join(unclear)}" if unclear and slower else ""
+        if not slower:
+            idle = " — a synchronous backend has nothing in flight to wait for" if result.asynchronous is False else ""
+            return f"no conversion cost shown: every slowdown includes 1 ({', '.join(unclear)}){idle}"
+        if result.asynchronous is False:
+            return f"nothing was in flight (synchronous backend), so a conversion costs only itself: {costs}{rest}"
+        return f"converting every iteration stalls the pipeline: {costs}{rest}"

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from asyncbench import stats, units
+from asyncbench import stats
 from asyncbench.backends.base import Backend
-from asyncbench.model import VariantResult
+from asyncbench.model import Clocks, Result
 from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload
 
 COMPUTE, COPY, SEQUENTIAL, OVERLAPPED, NAIVE = "compute", "copy", "sequential", "overlapped", "naive_nonblocking"
@@ -99,10 +99,8 @@ class CopyOverlap(Workload):
             verify=verify,
         )
 
-    def compute_metrics(
-        self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]
-    ) -> dict[str, float | None]:
-        t = {name: v.done_s.median for name, v in variants.items()}
+    def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
+        t = {name: c.done_s for name, c in clocks.items()}
         n, size = params["n_matrices"], params["size"]
         element_bytes = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}[params["dtype"]]
         return {
@@ -112,18 +110,20 @@ class CopyOverlap(Workload):
             "naive_speedup": t[SEQUENTIAL] / t[NAIVE],
         }  # `verified` is added by the runner from verify()
 
-    def reading(self, metrics: Mapping[str, float | None], device: str) -> str:
-        efficiency = metrics.get("overlap_efficiency")
-        if efficiency is None:
+    def reading(self, result: Result) -> str:
+        if result.metrics.get("overlap_efficiency") is None:
             return ""
-        naive = units.ratio(metrics.get("naive_speedup"))
-        if efficiency >= OVERLAP_NOTICEABLE:
+        efficiency, naive = self.figure(result, "overlap_efficiency"), self.figure(result, "naive_speedup")
+        where = stats.side(result.bounds.get("overlap_efficiency"), OVERLAP_NOTICEABLE)
+        if where == 1:
             return (
-                f"copies ran under the products: {efficiency:.0%} of the shorter part hidden, "
-                f"{units.ratio(metrics.get('overlap_speedup'))} faster than sequential; the chapter's naive "
+                f"copies ran under the products: overlap efficiency {efficiency}, "
+                f"{self.figure(result, 'overlap_speedup')} faster than sequential; the chapter's naive "
                 f"non_blocking code gets {naive}"
             )
-        return f"little overlap ({efficiency:.0%}): copies and products ran mostly one after the other; naive gets {naive}"
+        if where == -1:
+            return f"little overlap (efficiency {efficiency}): copies and products ran mostly one after the other; naive gets {naive}"
+        return f"overlap not shown either way: efficiency {efficiency} straddles {OVERLAP_NOTICEABLE}; naive gets {naive}"
 
 
 def _numpy(host: Any) -> Any:

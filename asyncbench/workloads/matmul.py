@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from asyncbench import units
+from asyncbench import stats, units
 from asyncbench.backends.base import Backend
-from asyncbench.model import VariantResult
+from asyncbench.model import Clocks, Result
 from asyncbench.workloads.base import BOOL, DTYPE, INT, Metric, Param, Prepared, Workload
 
 VARIANT = "matmul"
 
-# Below this, done/issue is within timer noise: call the backend synchronous.
+# An illusion whose whole 95% interval is above this is running ahead; wholly below
+# it, the loop returns when the work is done (timer noise and a no-op sync stay far under 20%).
 ILLUSION_NOTICEABLE = 1.2
 
 
@@ -61,27 +62,33 @@ class Matmul(Workload):
 
         return Prepared(variants={VARIANT: run}, sync=lambda: backend.barrier(device))
 
-    def compute_metrics(
-        self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]
-    ) -> dict[str, float | None]:
-        measured = variants[VARIANT]
-        issue_s, done_s = measured.issue_s.median, measured.done_s.median
+    def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
+        measured = clocks[VARIANT]
         flops = 2 * params["size"] ** 3 * params["n_iter"]
         return {
-            "issue_s": issue_s,
-            "done_s": done_s,
-            "illusion": done_s / issue_s if issue_s > 0 else None,
-            "gflops": flops / done_s / 1e9 if done_s > 0 else None,
+            "issue_s": measured.issue_s,
+            "done_s": measured.done_s,
+            "illusion": measured.done_s / measured.issue_s if measured.issue_s > 0 else None,
+            "gflops": flops / measured.done_s / 1e9 if measured.done_s > 0 else None,
         }
 
-    def reading(self, metrics: Mapping[str, float | None], device: str) -> str:
-        illusion, gflops = metrics.get("illusion"), metrics.get("gflops")
-        if illusion is None or gflops is None:
+    def reading(self, result: Result) -> str:
+        illusion = result.bounds.get("illusion")
+        if result.metrics.get("illusion") is None:
             return ""
-        if illusion >= ILLUSION_NOTICEABLE:
+        gflops = self.figure(result, "gflops")
+        where = stats.side(illusion, ILLUSION_NOTICEABLE)
+        if where is None:
+            return f"illusion {self.figure(result, 'illusion')}: too few rounds for an interval; {gflops}"
+        if where > 0:
             return (
-                f"the loop returns after {units.seconds(metrics['issue_s'])} but the work ends after "
-                f"{units.seconds(metrics['done_s'])}: a timer without a sync is {units.ratio(illusion)} too optimistic; "
-                f"{gflops:.3g} GFLOP/s"
+                f"the loop returns after {units.seconds(result.metrics['issue_s'])} but the work ends after "
+                f"{units.seconds(result.metrics['done_s'])}: a timer without a sync is {self.figure(result, 'illusion')} "
+                f"too optimistic; {gflops}"
             )
-        return f"synchronous: issue ≈ done (illusion {units.ratio(illusion)}), nothing runs ahead; {gflops:.3g} GFLOP/s"
+        if where < 0:
+            return f"synchronous: issue ≈ done (illusion {self.figure(result, 'illusion')}), nothing runs ahead; {gflops}"
+        return (
+            f"running ahead not shown either way: the illusion {self.figure(result, 'illusion')} straddles "
+            f"{units.ratio(ILLUSION_NOTICEABLE)}; more rounds (max_time_s) narrow it; {gflops}"
+        )

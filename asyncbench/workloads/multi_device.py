@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from asyncbench import stats, units
+from asyncbench import stats
 from asyncbench.backends.base import Backend
 from asyncbench.environment import usable_cores
-from asyncbench.model import VariantResult
+from asyncbench.model import Clocks, Result
 from asyncbench.workloads.base import DTYPE, INT, STR, Metric, Param, Prepared, Workload
 from asyncbench.workloads.threads import started_pool
 
 FIRST, SECOND, TOGETHER = "first", "second", "together"
 
-# Below this efficiency the two parts effectively ran one after the other.
+# An efficiency interval wholly above this: the parts ran at once; wholly below: one after the other.
 OVERLAP_NOTICEABLE = 0.2
 
 
@@ -147,21 +147,21 @@ class MultiDevice(Workload):
             note=f"2 threads × {per_thread} of {cores} cores",
         )
 
-    def compute_metrics(
-        self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]
-    ) -> dict[str, float | None]:
-        alone = [variants[FIRST].done_s.median, variants[SECOND].done_s.median]
-        together = variants[TOGETHER].done_s.median
+    def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
+        alone = [clocks[FIRST].done_s, clocks[SECOND].done_s]
+        together = clocks[TOGETHER].done_s
         return {
             "parallel_speedup": sum(alone) / together if together > 0 else None,
             "overlap_efficiency": stats.overlap_efficiency(alone, together),
         }
 
-    def reading(self, metrics: Mapping[str, float | None], device: str) -> str:
-        efficiency = metrics.get("overlap_efficiency")
-        if efficiency is None:
+    def reading(self, result: Result) -> str:
+        if result.metrics.get("overlap_efficiency") is None:
             return ""
-        speedup = units.ratio(metrics.get("parallel_speedup"))
-        if efficiency >= OVERLAP_NOTICEABLE:
-            return f"the two ran at once: together is {speedup} faster than one after the other ({efficiency:.0%} overlap)"
-        return f"the two did not run at once ({efficiency:.0%} overlap, {speedup}): they compete for the same resource"
+        speedup, efficiency = self.figure(result, "parallel_speedup"), self.figure(result, "overlap_efficiency")
+        where = stats.side(result.bounds.get("overlap_efficiency"), OVERLAP_NOTICEABLE)
+        if where == 1:
+            return f"the two ran at once: together is {speedup} faster than one after the other (overlap efficiency {efficiency})"
+        if where == -1:
+            return f"the two did not run at once (overlap efficiency {efficiency}, {speedup}): they compete for the same resource"
+        return f"running at once not shown either way: overlap efficiency {efficiency} straddles {OVERLAP_NOTICEABLE} ({speedup})"

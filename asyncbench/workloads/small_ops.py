@@ -10,16 +10,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from asyncbench import stats, units
+from asyncbench import stats
 from asyncbench.backends.base import Backend
-from asyncbench.model import VariantResult
+from asyncbench.model import Clocks, Result
 from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload
 from asyncbench.workloads.threads import started_pool
 
 SERIAL, PARALLEL = "serial", "parallel"
-
-# Below this the parallel version is not meaningfully faster.
-SPEEDUP_NOTICEABLE = 1.1
 
 
 class SmallOps(Workload):
@@ -82,10 +79,8 @@ class SmallOps(Workload):
             note=f"{workers} threads",
         )
 
-    def compute_metrics(
-        self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]
-    ) -> dict[str, float | None]:
-        serial, parallel = variants[SERIAL].done_s.median, variants[PARALLEL].done_s.median
+    def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
+        serial, parallel = clocks[SERIAL].done_s, clocks[PARALLEL].done_s
         n_tasks, workers = params["n_tasks"], params["workers"]
         # each worker's share of the serial time: its round-robin share of the tasks
         shares = [len(range(w, n_tasks, workers)) / n_tasks * serial for w in range(min(workers, n_tasks))]
@@ -94,10 +89,13 @@ class SmallOps(Workload):
             "overlap_efficiency": stats.overlap_efficiency(shares, parallel),
         }
 
-    def reading(self, metrics: Mapping[str, float | None], device: str) -> str:
-        speedup = metrics.get("speedup")
-        if speedup is None:
+    def reading(self, result: Result) -> str:
+        if result.metrics.get("speedup") is None:
             return ""
-        if speedup >= SPEEDUP_NOTICEABLE:
-            return f"independent small ops ran side by side: {units.ratio(speedup)} faster than one after another"
-        return f"no gain from running them side by side ({units.ratio(speedup)}): each op already fills the device, or the frontend is the bottleneck"
+        speedup = self.figure(result, "speedup")
+        where = stats.side(result.bounds.get("speedup"), 1.0)
+        if where == 1:
+            return f"independent small ops ran side by side: {speedup} faster than one after another"
+        if where == -1:
+            return f"side by side was slower ({speedup}): the workers fight for the same cores (or the frontend is the bottleneck)"
+        return f"no gain shown from running them side by side ({speedup} includes 1)"

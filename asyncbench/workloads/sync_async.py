@@ -4,44 +4,44 @@
 costs ≈ N(t1 + t2 + t3), asynchronous ≈ t1 + N·t2 + t3 when the backend is
 the bottleneck (N·t2 > (N−1)·t1), else ≈ N·t1 + t2 + t3 — with t1 the
 frontend's issue time, t2 the backend's execution time and t3 the time to
-return a result. On a CPU the op runs on the calling thread: speedup ≈ 1 and
-t3 ≈ 0, which is the honest answer.
+return a result. On a synchronous backend (torch or NumPy on a CPU) the op
+runs inside its issue, so t2 cannot be told apart from t1 and is not
+reported; the speedup is then only the cost of the wait call itself.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from asyncbench import units
+from asyncbench import stats
 from asyncbench.backends.base import Backend
-from asyncbench.model import VariantResult
+from asyncbench.model import Clocks, Result
 from asyncbench.workloads.base import DTYPE, INT, SHAPE, Metric, Param, Prepared, Workload
 
 SYNC, ASYNC = "sync", "async"
 
-# A speedup under this is within run-to-run noise: report "no difference".
-SPEEDUP_NOTICEABLE = 1.1
 
-
-def fit_model(n_ops: int, sync: VariantResult, asynchronous: VariantResult) -> dict[str, float | None]:
-    """Per-op t1, t2, t3 from the clocks, and how well the textbook's model predicts async.
+def fit_model(n_ops: int, sync: Clocks, asynchronous: Clocks) -> dict[str, float | None]:
+    """Per-op t1, t2, t3 from one round's clocks, and how well the textbook's model predicts async.
 
     t1 = async issue time / N. t2 = async device time / N where events exist
     (an upper bound when the frontend is the bottleneck, as the device then
-    waits for launches); without events, the backlog left after issue / N.
+    waits for launches); without events, the backlog left after issue / N —
+    an execution time only on a backend that runs ahead (the runner drops t2
+    and model_error on a synchronous one, where the op ran inside t1).
     t3 = the sync variant's per-op time minus t1 and t2.
     """
-    t1 = asynchronous.issue_s.median / n_ops
+    t1 = asynchronous.issue_s / n_ops
     if asynchronous.device_s is not None:
-        t2 = asynchronous.device_s.median / n_ops
+        t2 = asynchronous.device_s / n_ops
     else:
-        t2 = max(0.0, asynchronous.done_s.median - asynchronous.issue_s.median) / n_ops
-    t3 = sync.done_s.median / n_ops - t1 - t2
+        t2 = max(0.0, asynchronous.done_s - asynchronous.issue_s) / n_ops
+    t3 = sync.done_s / n_ops - t1 - t2
     if n_ops * t2 > (n_ops - 1) * t1:
         predicted = t1 + n_ops * t2 + t3
     else:
         predicted = n_ops * t1 + t2 + t3
-    measured = asynchronous.done_s.median
+    measured = asynchronous.done_s
     return {
         "t1_s": t1,
         "t2_s": t2,
@@ -62,9 +62,9 @@ class SyncAsync(Workload):
     metrics = (
         Metric("speedup", "x", "sync done time / async done time"),
         Metric("t1_s", "s", "frontend time to issue one op"),
-        Metric("t2_s", "s", "backend time to run one op"),
+        Metric("t2_s", "s", "backend time to run one op (device events, or the backlog after issue / N)", needs_async=True),
         Metric("t3_s", "s", "time to wait for and return one result"),
-        Metric("model_error", "%", "textbook model's predicted async time vs measured, relative"),
+        Metric("model_error", "%", "textbook model's predicted async time vs measured, relative", needs_async=True),
     )
 
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
@@ -85,27 +85,36 @@ class SyncAsync(Workload):
 
         return Prepared(variants={SYNC: run_sync, ASYNC: run_async}, sync=lambda: backend.barrier(device))
 
-    def compute_metrics(
-        self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]
-    ) -> dict[str, float | None]:
-        sync, asynchronous = variants[SYNC], variants[ASYNC]
-        async_done = asynchronous.done_s.median
+    def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
+        sync, asynchronous = clocks[SYNC], clocks[ASYNC]
         return {
-            "speedup": sync.done_s.median / async_done if async_done > 0 else None,
+            "speedup": sync.done_s / asynchronous.done_s if asynchronous.done_s > 0 else None,
             **fit_model(params["n_ops"], sync, asynchronous),
         }
 
-    def reading(self, metrics: Mapping[str, float | None], device: str) -> str:
-        speedup = metrics.get("speedup")
-        if speedup is None:
+    def reading(self, result: Result) -> str:
+        if result.metrics.get("speedup") is None:
             return ""
-        t1, t2, t3 = (units.seconds(metrics.get(k)) for k in ("t1_s", "t2_s", "t3_s"))
-        if speedup >= SPEEDUP_NOTICEABLE:
-            return (
-                f"async is {units.ratio(speedup)} faster; frontend issues an op in {t1}, "
-                f"backend runs it in {t2}, a wait costs {t3}"
+        speedup, t1 = self.figure(result, "speedup"), self.figure(result, "t1_s")
+        t3 = self.figure(result, "t3_s")
+        if stats.side(result.bounds.get("t3_s"), 0.0) != 1:
+            t3 = f"too little to tell from nothing ({t3})"
+        where = stats.side(result.bounds.get("speedup"), 1.0)
+        if result.asynchronous is False:
+            shown = (
+                f"not waiting is {speedup} faster: the saving is the wait call itself"
+                if where == 1
+                else f"no difference shown between async and sync ({speedup})"
             )
-        return (
-            f"async ≈ sync ({units.ratio(speedup)}): ops finish before they return, so there is nothing "
-            f"to overlap; an op costs {t1}, a wait {t3}"
-        )
+            return (
+                f"synchronous backend: each op finishes before it returns, so issuing one ({t1}) includes running it "
+                f"and there is no backlog to overlap; {shown}; a wait costs {t3}"
+            )
+        if where == 1:
+            return (
+                f"async is {speedup} faster; the frontend issues an op in {t1}, the backend runs it in "
+                f"{self.figure(result, 't2_s')}, a wait costs {t3}"
+            )
+        if where == -1:
+            return f"async is slower than sync ({speedup}): waiting after every op cost nothing here, the loop did"
+        return f"no difference shown: the speedup {speedup} includes 1 — an op costs {t1}, a wait {t3}"

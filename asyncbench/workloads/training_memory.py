@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping
 
 from asyncbench import units
 from asyncbench.backends.base import Backend
-from asyncbench.model import VariantResult
+from asyncbench.model import Clocks, Result, VariantResult
 from asyncbench.workloads.base import DTYPE, INT, INTS, Metric, Param, Prepared, Workload
 
 FEATURES, HIDDEN_1, HIDDEN_2 = 512, 2048, 512
@@ -125,15 +125,14 @@ class TrainingMemory(Workload):
             sync=lambda: backend.barrier(device),
         )
 
-    def compute_metrics(
-        self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]
-    ) -> dict[str, float | None]:
+    def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
+        return {f"epoch_s_k{every}": clocks[variant_name(every)].done_s for every in params["sync_every"]}
+
+    def run_metrics(self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]) -> dict[str, float | None]:
         metrics: dict[str, float | None] = {}
         for every in params["sync_every"]:
-            measured = variants[variant_name(every)]
-            memory = measured.memory
+            memory = variants[variant_name(every)].memory
             figures = {
-                "epoch_s": measured.done_s.median,
                 "host_rss_delta_mb": _mib(memory.host_rss_peak_delta_bytes),
                 "host_uss_delta_mb": _mib(memory.host_uss_delta_bytes),
                 "device_peak_mb": _mib(memory.device_peak_bytes),
@@ -144,7 +143,8 @@ class TrainingMemory(Workload):
             metrics.update({f"{name}_k{every}": value for name, value in figures.items() if value is not None})
         return metrics
 
-    def reading(self, metrics: Mapping[str, float | None], device: str) -> str:
+    def reading(self, result: Result) -> str:
+        metrics = result.metrics
         ks = sorted({int(name.rsplit("_k", 1)[1]) for name in metrics if name.startswith("epoch_s_k")})
         if len(ks) < 2:
             return ""
@@ -153,9 +153,9 @@ class TrainingMemory(Workload):
         )
         parts = []
         for k in ks:
-            text = f"k={k}: {units.seconds(metrics[f'epoch_s_k{k}'])}"
-            if memory_key:
-                text += f", {metrics[f'{memory_key}_k{k}']:.3g} MiB {memory_key.removesuffix('_mb').replace('_', ' ')}"
+            text = f"k={k}: {self.figure(result, f'epoch_s_k{k}')}"
+            if memory_key and metrics.get(f"{memory_key}_k{k}") is not None:
+                text += f", {units.number(metrics[f'{memory_key}_k{k}'])} MiB {memory_key.removesuffix('_mb').replace('_', ' ')}"
             parts.append(text)
         return "per epoch — " + "; ".join(parts)
 

@@ -1,0 +1,55 @@
+"""What can be run here: the workloads (`asyncbench list`) and the backends × devices (`asyncbench devices`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable, Sequence
+
+from rich.markup import escape
+from rich.table import Table
+
+from asyncbench.backends import DeviceStatus
+from asyncbench.workloads import Workload
+
+
+def workloads_table(workloads: Iterable[Workload]) -> Table:
+    table = Table(title="workloads", title_justify="left", show_lines=True)
+    table.add_column("workload", style="bold")
+    table.add_column("what it measures")
+    table.add_column("params (default / quick)")
+    table.add_column("variants")
+    table.add_column("metrics")
+    for w in workloads:
+        params = "\n".join(
+            f"{p.name} = {json.dumps(p.default)}" + (f" / {json.dumps(p.quick)}" if p.quick is not None else "") for p in w.params
+        )
+        table.add_row(w.name, w.summary, params, "\n".join(w.variants), "\n".join(m.name for m in w.metrics))
+    return table
+
+
+def workloads_json(workloads: Iterable[Workload]) -> str:
+    return json.dumps(
+        [
+            {
+                "name": w.name,
+                "summary": w.summary,
+                "params": [
+                    {"name": p.name, "kind": p.kind, "default": p.default, "quick": p.quick, "choices": list(p.choices), "help": p.help}
+                    for p in w.params
+                ],
+                "variants": list(w.variants),
+                "metrics": [{"name": m.name, "unit": m.unit, "help": m.help} for m in w.metrics],
+            }
+            for w in workloads
+        ],
+        indent=1,
+    )
+
+
+def devices_table(statuses: Sequence[DeviceStatus]) -> Table:
+    table = Table(title="backends × devices", title_justify="left")
+    for column in ("backend", "device", "usable", "detail"):
+        table.add_column(column)
+    for s in statuses:
+        table.add_row(s.backend, s.device, "[green]yes[/]" if s.available else "[yellow]no[/]", escape(s.detail))
+    return table

@@ -1,0 +1,109 @@
+"""What a run concludes, in the words the terminal and the markdown summary share.
+
+The exit code and every reason for it (pytest's short summary is the model):
+errors, checks that failed, could not be evaluated or were inconclusive, a
+regression against a baseline, a case the baseline had that did not run
+now, a run that measured nothing. Also the headline counts and the one line
+per unavailable backend or device that replaces a skipped row per case.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from asyncbench import gate
+from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
+from asyncbench.model import ERROR, OK, SKIPPED, Report, Result
+
+if TYPE_CHECKING:
+    from asyncbench.compare import Comparison
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The exit code and why: each reason one line, the ones that set the code first."""
+
+    code: int
+    reasons: tuple[str, ...]
+    #: (case id, check) of every check that fails the gate, for the short summary
+    failing_checks: tuple[tuple[str, dict], ...] = ()
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def judge(
+    report: Report,
+    *,
+    strict: bool = False,
+    allow_inconclusive: bool = False,
+    comparison: Comparison | None = None,
+    unsaved: Iterable[str] = (),
+) -> Outcome:
+    """The exit code a run ends with, and every reason for it."""
+    errors: list[str] = []
+    gates: list[str] = []
+    errored = [r for r in report.results if r.status == ERROR]
+    if errored:
+        errors.append(f"{_plural(len(errored), 'case')} errored: {', '.join(r.id for r in errored)}")
+    unsaved = sorted(unsaved)
+    if unsaved:
+        errors.append(f"could not write {', '.join(unsaved)}")
+    if report.results and all(r.status == SKIPPED for r in report.results):
+        gates.append(f"nothing was measured: all {_plural(len(report.results), 'case')} were skipped ({skip_causes(report.results)})")
+    failing = [(r.id, dict(c)) for r in report.results for c in r.checks if gate.failed(c, allow_inconclusive)]
+    verdicts = Counter(check["verdict"] for _, check in failing)
+    if verdicts[gate.FAIL]:
+        gates.append(f"{_plural(verdicts[gate.FAIL], 'check')} failed")
+    if verdicts[gate.NOT_MEASURED]:
+        gates.append(f"{_plural(verdicts[gate.NOT_MEASURED], 'check')} could not be evaluated (not measured)")
+    if verdicts[gate.INCONCLUSIVE]:
+        gates.append(
+            f"{_plural(verdicts[gate.INCONCLUSIVE], 'check')} inconclusive: the 95% interval straddles the threshold "
+            "(inconclusive fails the gate; more rounds via max_time_s may decide it, --allow-inconclusive lets it pass)"
+        )
+    if comparison is not None:
+        if comparison.regressions:
+            gates.append(f"{_plural(len(comparison.regressions), 'variant')} significantly slower than the baseline")
+        if comparison.lost:
+            gates.append(f"{_plural(len(comparison.lost), 'case')} ok in the baseline did not run ok now: {', '.join(i for i, _ in comparison.lost)}")
+    skipped = [r for r in report.results if r.status == SKIPPED]
+    if strict and skipped and len(skipped) < len(report.results):
+        gates.append(f"--strict: {_plural(len(skipped), 'case')} skipped")
+    code = EXIT_ERRORS if errors else EXIT_GATE if gates else EXIT_OK
+    return Outcome(code, tuple(errors + gates), tuple(failing))
+
+
+def skip_causes(results: Sequence[Result]) -> str:
+    """'cupy not installed (...) ×9; a CPU has no copy engine ... ×2': each reason once, with its count."""
+    counts = Counter(r.reason or "no reason given" for r in results if r.status == SKIPPED)
+    return "; ".join(f"{reason}" + (f" ×{n}" if n > 1 else "") for reason, n in counts.items())
+
+
+def unavailable_lines(results: Iterable[Result]) -> list[str]:
+    """One line per backend (or device) that is not there, instead of a skipped row in every table.
+
+    'cupy: 9 cases skipped — cupy not installed (pip install ...)'
+    """
+    groups: dict[tuple[str, str], int] = defaultdict(int)
+    for result in results:
+        if result.status == SKIPPED and result.unavailable:
+            groups[(result.backend, result.reason or "unavailable")] += 1
+    return [f"{backend}: {_plural(n, 'case')} skipped — {reason}" for (backend, reason), n in groups.items()]
+
+
+def headline(report: Report) -> str:
+    """'27 cases: 14 ok, 13 skipped; 8 checks: 6 passed, 1 failed, 1 inconclusive'."""
+    counts = Counter(r.status for r in report.results)
+    text = f"{_plural(len(report.results), 'case')}: " + (", ".join(f"{counts[s]} {s}" for s in (OK, SKIPPED, ERROR) if counts[s]) or "none")
+    checks = [c for r in report.results for c in r.checks]
+    if checks:
+        verdicts = Counter(c.get("verdict") for c in checks)
+        words = {gate.PASS: "passed", gate.FAIL: "failed", gate.INCONCLUSIVE: "inconclusive", gate.NOT_MEASURED: "not measured"}
+        text += f"; {_plural(len(checks), 'check')}: " + ", ".join(f"{verdicts[v]} {words[v]}" for v in words if verdicts[v])
+    if report.interrupted:
+        text += " (interrupted)"
+    return text

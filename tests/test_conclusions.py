@@ -1,0 +1,155 @@
+"""Every conclusion follows from the measured uncertainty: exit codes that cannot pass by accident, and output a person reads."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from asyncbench import cli, render, results, stats, units
+from asyncbench.model import OK, SKIPPED, Result, Samples, VariantResult
+
+UNDECIDABLE = """\
+name: undecidable
+defaults: {backends: [torch], devices: [cpu], min_samples: 3, max_samples: 3}
+experiments:
+  - workload: sync_async
+    params: {n_ops: 100}
+    expect: ["speedup >= 0.5"]
+"""
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli.main, list(args), catch_exceptions=False)
+
+
+def test_a_run_that_measured_nothing_exits_1_and_says_why():
+    result = invoke("run", "-w", "matmul", "-d", "cuda", "-b", "torch", "--no-progress")
+    assert result.exit_code == 1
+    assert "nothing was measured: all 1 case were skipped" in result.output.replace("\n", " ") or "nothing was measured" in result.output
+
+
+def test_a_check_on_a_case_that_did_not_run_is_not_measured_and_fails():
+    """configs/ci-gate.yaml on numpy: multi_device cannot run there, so its speedup check is not measured."""
+    result = invoke("run", "configs/ci-gate.yaml", "-b", "numpy", "-w", "multi_device", "--no-progress")
+    assert result.exit_code == 1
+    assert "parallel_speedup >= 1.3" in result.output and "could not be evaluated" in result.output
+
+
+def test_an_inconclusive_check_fails_the_gate_unless_allowed(tmp_path):
+    path = tmp_path / "u.yaml"
+    path.write_text(UNDECIDABLE)
+    failing = invoke("run", str(path), "--no-progress")
+    assert failing.exit_code == 1 and "? speedup >= 0.5" in failing.output and "1 check inconclusive" in failing.output
+    assert "✓" not in failing.output
+    allowed = invoke("run", str(path), "--no-progress", "--allow-inconclusive")
+    assert allowed.exit_code == 0 and "1 inconclusive" in allowed.output
+
+
+def _report(rows):
+    return dataclasses.replace(results.new_report({}, {"cpu": "x"}), results=tuple(rows))
+
+
+def _ok(case_id: str, n: int = 12) -> Result:
+    values = tuple(1.0 + i / 100 for i in range(n))
+    variant = VariantResult(Samples(values, values), stats.summarize(values), stats.summarize(values), None)
+    return Result(case_id, "m", "matmul", "torch", "cpu", {}, OK, variants={"matmul": variant})
+
+
+def test_compare_fails_for_a_case_lost_since_the_baseline_and_refuses_unrelated_files(tmp_path):
+    baseline, now, other = tmp_path / "b.json", tmp_path / "n.json", tmp_path / "o.json"
+    results.save(_report([_ok("m[torch,cpu]")]), baseline)
+    results.save(_report([dataclasses.replace(_ok("m[torch,cpu]"), status="error", reason="boom", variants={})]), now)
+    results.save(_report([_ok("m[numpy,cpu]")]), other)
+    lost = invoke("compare", str(baseline), str(now))
+    assert lost.exit_code == 1 and "not run now: m[torch,cpu]" in lost.output
+    unrelated = CliRunner().invoke(cli.main, ["compare", str(baseline), str(other)])
+    assert unrelated.exit_code == 2 and "no case in common" in unrelated.output
+    same = invoke("compare", str(baseline), str(baseline))
+    assert same.exit_code == 0 and "cannot see the machine changing speed" in same.output
+
+
+def test_a_results_file_given_to_run_and_a_config_given_to_show_say_what_to_do(tmp_path):
+    saved = tmp_path / "r.json"
+    results.save(_report([_ok("m[torch,cpu]")]), saved)
+    ran = CliRunner().invoke(cli.main, ["run", str(saved)])
+    assert ran.exit_code == 2 and "this is a results file" in ran.output and "asyncbench show" in ran.output
+    shown = CliRunner().invoke(cli.main, ["show", "configs/ci-gate.yaml"])
+    assert shown.exit_code == 2 and "this is a config, not a results file" in shown.output
+
+
+def test_results_files_get_the_permissions_the_umask_gives(tmp_path):
+    path = tmp_path / "r.json"
+    previous = os.umask(0o022)
+    try:
+        results.save(_report([_ok("m[torch,cpu]")]), path)
+    finally:
+        os.umask(previous)
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
+def _skipped(backend: str, reason: str, unavailable: bool) -> Result:
+    return Result(f"m[{backend},cpu]", "m", "matmul", backend, "cpu", {}, SKIPPED, reason=reason, unavailable=unavailable)
+
+
+def test_an_absent_backend_is_one_line_not_a_row_per_case():
+    report = _report([_ok("m[torch,cpu]"), *(_skipped("cupy", "cupy not installed (pip install ...)", True) for _ in range(3))])
+    console = Console(width=80, record=True)
+    render.print_report(report, console)
+    text = console.export_text()
+    assert not [line for line in text.splitlines() if "cupy" in line and "│" in line]  # no table rows
+    assert text.count("cupy: 3 cases skipped — cupy not installed") == 1
+
+
+def test_a_cpu_table_fits_80_columns_without_columns_that_carry_nothing():
+    console = Console(width=80, record=True)
+    render.print_report(_report([_ok("m[torch,cpu]")]), console)
+    text = console.export_text()
+    header = next(line for line in text.splitlines() if "variant" in line)
+    assert "device time" not in header and "issue" not in header  # no events on a CPU; issue equals done there
+    assert max(len(line) for line in text.splitlines() if "│" in line or "┃" in line) <= 80
+
+
+def test_printed_numbers_never_use_e_notation():
+    assert units.percent(49.0) == "4900%" and units.number(3.76e5) == "376000"
+    assert "e" not in render.spread(stats.summarize([1e-9 * (1 + i) for i in range(10)])).split()[-1]
+
+
+def test_markdown_starts_with_a_headline_and_the_environment(tmp_path):
+    from asyncbench import export
+
+    report = dataclasses.replace(
+        _report([_ok("m[torch,cpu]"), _skipped("numpy", "numpy cannot", False)]),
+        environment={"cpu": "Test CPU", "cpu_affinity": 2, "python": "3.11", "git_sha": "0123456789abcdef",
+                     "frameworks": {"torch": {"version": "2.13.0", "threads": 2}}},
+    )
+    lines = export.markdown(report).splitlines()
+    assert lines[0] == "## asyncbench: 2 cases: 1 ok, 1 skipped"
+    assert "Test CPU" in lines[2] and "torch 2.13.0 (2 threads)" in lines[2] and "git 0123456789ab" in lines[2]
+
+
+def test_output_cut_short_by_head_keeps_the_exit_code(tmp_path):
+    """`asyncbench show big.json | head -1` must not turn into exit 1 from a broken pipe."""
+    path = tmp_path / "big.json"
+    results.save(_report([_ok(f"m{i}[torch,cpu]") for i in range(400)]), path)
+    process = subprocess.Popen([sys.executable, "-m", "asyncbench", "show", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.readline()
+    process.stdout.close()
+    assert process.wait(timeout=60) == 0
+    assert b"Traceback" not in process.stderr.read() and b"BrokenPipe" not in process.stderr.read()
+
+
+def test_show_reads_version_1_files_whose_intervals_were_min_max():
+    raw = json.loads(results.dumps(_report([_ok("m[torch,cpu]")])))
+    raw["schema_version"] = 1
+    for row in raw["results"]:
+        for key in ("bounds", "sampling", "unavailable", "asynchronous"):
+            row.pop(key)
+    report = results.from_dict(raw)
+    assert report.results[0].bounds == {} and report.results[0].sampling is None
