@@ -29,6 +29,7 @@ bench: install
 	$(PYTHON) benchmarks/overhead.py
 	$(PYTHON) benchmarks/fidelity.py
 	$(PYTHON) benchmarks/startup.py
+	$(PYTHON) benchmarks/ci_coverage.py
 	$(PYTHON) benchmarks/gate_stability.py
 	$(PYTHON) benchmarks/isolation_cost.py
 

@@ -18,6 +18,7 @@ import torch
 from asyncbench import runner
 from asyncbench.backends import get_backend
 from asyncbench.model import Case, Settings
+from asyncbench.workloads import WORKLOADS
 
 GOAL = 1.05
 
@@ -44,7 +45,7 @@ def asyncbench_per_op_s(n_ops: int, samples: int) -> float:
         params={"n_ops": n_ops, "shape": [1, 2], "dtype": "float32"},
         settings=Settings(warmup=1, min_samples=samples, max_samples=samples),
     )
-    result = runner.run_case(case, get_backend("torch"))
+    result = runner.run_case(case, WORKLOADS[case.workload], get_backend("torch"))
     return result.variants["async"].done_s.median / n_ops
 
 

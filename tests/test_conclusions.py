@@ -153,3 +153,47 @@ def test_show_reads_version_1_files_whose_intervals_were_min_max():
             row.pop(key)
     report = results.from_dict(raw)
     assert report.results[0].bounds == {} and report.results[0].sampling is None
+
+
+def _metrics_result(workload: str, metrics, bounds, asynchronous=False) -> Result:
+    return Result("c", "c", workload, "torch", "cpu", {}, OK, metrics=metrics, bounds=bounds, asynchronous=asynchronous)
+
+
+def test_a_wide_interval_is_no_saving_however_large_the_median():
+    """The issue's example: 15% of the wait saved, from data at ±93%."""
+    from asyncbench.workloads import WORKLOADS
+
+    wide = _metrics_result("barrier", {"waitall_s": 0.139, "wait_one_s": 0.118, "saved_fraction": 0.15}, {"saved_fraction": (-0.6, 0.8)})
+    reading = WORKLOADS["barrier"].reading(wide)
+    assert reading.startswith("no difference shown") and "of the wait saved" not in reading
+    clear = _metrics_result("barrier", {"waitall_s": 0.3, "wait_one_s": 0.1, "saved_fraction": 0.66}, {"saved_fraction": (0.6, 0.7)}, True)
+    assert "of the wait saved" in WORKLOADS["barrier"].reading(clear)
+
+
+def test_a_negative_conversion_cost_is_never_stated_as_a_cost():
+    from asyncbench.workloads import WORKLOADS
+
+    metrics = {"slowdown_item": 0.8, "slowdown_numpy": 0.9, "slowdown_print": 1.04,
+               "item_cost_s": -0.016, "numpy_cost_s": -0.0162, "print_cost_s": 0.0003}
+    bounds = {"slowdown_item": (0.4, 2.3), "slowdown_numpy": (0.5, 2.0), "slowdown_print": (0.7, 1.5),
+              "item_cost_s": (-0.05, 0.02), "numpy_cost_s": (-0.05, 0.02), "print_cost_s": (-0.01, 0.01)}
+    reading = WORKLOADS["conversion"].reading(_metrics_result("conversion", metrics, bounds))
+    assert reading.startswith("no conversion cost shown") and "-16" not in reading
+
+
+def test_a_case_stopped_by_time_says_how_far_it_got():
+    from asyncbench.model import Sampling
+
+    result = dataclasses.replace(_ok("m[torch,cpu]"), sampling=Sampling(5, 3.1, "max_time_s", 0.52, 0.03, 3.0))
+    note = render.sampling_note(result)
+    assert "stopped by max_time_s (3 s) after 5 rounds at ±52%" in note and "±3% target" in note
+    assert render.sampling_note(dataclasses.replace(result, sampling=Sampling(40, 1.0, "max_rel_noise", 0.02, 0.03, 3.0))) is None
+
+
+def test_a_cpu_only_selection_never_plans_a_cupy_case():
+    from asyncbench import config, runner
+    from asyncbench.backends import get_backend
+
+    plan = config.apply_overrides(config.default_suite(), devices=["cpu"], workloads=["matmul"])
+    cases = list(runner.plan(plan, {name: get_backend(name) for name in ("numpy", "torch", "cupy")}))
+    assert {case.backend for case, _ in cases} == {"numpy", "torch"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping
 
 import pytest
@@ -122,3 +123,16 @@ def test_interrupt_propagates_after_finished_cases_were_delivered(monkeypatch, f
     with pytest.raises(KeyboardInterrupt):
         runner.run(cfg, on_start=interrupt_second, on_result=delivered.append)
     assert [r.experiment for r in delivered] == ["a"]
+
+
+def test_a_case_with_checks_stops_once_they_are_decided(counting, fake_backend, monkeypatch):
+    from asyncbench import gate
+
+    monkeypatch.setattr(runner, "get_backend", lambda name: fake_backend)
+    settings = Settings(warmup=0, min_samples=6, max_samples=1000, max_time_s=1e9, max_rel_noise=10.0)
+    decided = dataclasses.replace(
+        experiment(), settings=settings, expect=(gate.parse("done_s.median < 1000s", WORKLOADS["counting"]),)
+    )
+    (result,) = runner.run(config.Config("c", "<t>", (decided,)))
+    assert result.sampling.rounds == 6 and result.sampling.stopped_by == "max_rel_noise"
+    assert [c["verdict"] for c in result.checks] == [gate.PASS]
