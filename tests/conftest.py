@@ -30,6 +30,15 @@ def run_workload(workload: str, backend: str, device: str, **params: Any) -> Res
     return result
 
 
+def default_sigint() -> None:
+    """A child's preexec_fn: SIGINT back to its default. A shell that starts the tests in the background (`cmd &`
+    without job control) makes its children ignore SIGINT, and a Python that starts with SIGINT ignored never
+    raises KeyboardInterrupt; the tests model a terminal's Ctrl-C, which the child must not ignore."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def command_line(process: Any) -> str:
     """A psutil process's command line, or "" for one that has exited or is a zombie waiting to be reaped.
 

@@ -12,7 +12,7 @@ import time
 import psutil
 import pytest
 
-from conftest import command_line
+from conftest import command_line, default_sigint
 
 pytestmark = pytest.mark.slow
 
@@ -45,6 +45,7 @@ def test_a_signal_mid_run_saves_the_finished_cases_and_exits_128_plus_signal(tmp
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group, so that the group can be signalled as a terminal does
+        preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 60
     while not (out.exists() and json.loads(out.read_text())["results"]) and time.monotonic() < deadline:
@@ -76,6 +77,7 @@ def test_a_signal_during_comm_overlap_leaves_no_worker_or_rank_behind(tmp_path, 
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 60
     descendants: list[psutil.Process] = []
