@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from asyncbench import units
 from asyncbench.errors import suggestion
-from asyncbench.model import CLOCKS, OK, Expectation, Result
+from asyncbench.model import CLOCKS, ERROR, OK, Expectation, Result
 from asyncbench.workloads.base import Workload
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -196,7 +196,8 @@ def evaluate(expectations: tuple[Expectation, ...], result: Result, workload: Wo
     checks = []
     for expectation in expectations:
         if result.status != OK:
-            check = {"verdict": NOT_MEASURED, "value": None, "detail": f"the case {result.status}: {result.reason or 'no reason given'}"}
+            what = "errored" if result.status == ERROR else "was skipped"
+            check = {"verdict": NOT_MEASURED, "value": None, "detail": f"the case {what}: {result.reason or 'no reason given'}"}
         elif expectation.stat is None:
             rounds = result.sampling.rounds if result.sampling is not None else None
             check = _judge(

@@ -53,7 +53,8 @@ def judge(
     if unsaved:
         errors.append(f"could not write {', '.join(unsaved)}")
     if report.results and all(r.status == SKIPPED for r in report.results):
-        gates.append(f"nothing was measured: all {_plural(len(report.results), 'case')} were skipped ({skip_causes(report.results)})")
+        every = "the only case was" if len(report.results) == 1 else f"all {len(report.results)} cases were"
+        gates.append(f"nothing was measured: {every} skipped ({skip_causes(report.results)})")
     failing = [(r.id, dict(c)) for r in report.results for c in r.checks if gate.failed(c, allow_inconclusive)]
     verdicts = Counter(check["verdict"] for _, check in failing)
     if verdicts[gate.FAIL]:

@@ -32,7 +32,7 @@ def invoke(*args: str):
 def test_a_run_that_measured_nothing_exits_1_and_says_why():
     result = invoke("run", "-w", "matmul", "-d", "cuda", "-b", "torch", "--no-progress")
     assert result.exit_code == 1
-    assert "nothing was measured: all 1 case were skipped" in result.output.replace("\n", " ") or "nothing was measured" in result.output
+    assert "nothing was measured: the only case was skipped" in result.output
 
 
 def test_a_check_on_a_case_that_did_not_run_is_not_measured_and_fails():

@@ -125,7 +125,7 @@ def test_a_check_on_something_not_measured_or_a_case_that_did_not_run_fails():
     assert "not measured" in metric["detail"] and "not measured" in clock["detail"]
     (skipped,) = _verdicts(["speedup >= 1"], _result({}, status=SKIPPED))
     assert skipped["verdict"] == gate.NOT_MEASURED and gate.failed(skipped, allow_inconclusive=True)
-    assert "skipped: why" in skipped["detail"]
+    assert "the case was skipped: why" in skipped["detail"]
 
 
 @pytest.mark.parametrize(
