@@ -84,11 +84,11 @@ Examples:
 )
 @click.version_option(__version__, "-V", "--version", prog_name="asyncbench")
 def main() -> None:
-    """Measure asynchronous execution in array frameworks (PyTorch, CuPy, NumPy).
+    """Measure asynchronous execution in array frameworks (PyTorch, CuPy, NumPy, JAX, MXNet).
 
     Every sample has three clocks: issue (until Python gets control back),
     done (until the device finished) and device (CUDA events). Their gap is
-    what a timer without a sync gets wrong.
+    what a timer without a sync gets wrong. JAX and MXNet show it on a CPU.
     """
 
 
@@ -107,7 +107,7 @@ Examples:
 @click.argument("configs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-w", "--workload", "workloads", multiple=True, metavar="NAME", help="Only these workloads (with no CONFIG: run them with defaults).")
 @click.option("-d", "--device", "devices", multiple=True, metavar="DEV", help="cpu | cuda | cuda:N | auto (overrides the config).")
-@click.option("-b", "--backend", "backends", multiple=True, metavar="NAME", help="numpy | torch | cupy (overrides the config).")
+@click.option("-b", "--backend", "backends", multiple=True, metavar="NAME", help="numpy | torch | cupy | jax | mxnet (overrides the config).")
 @click.option(
     "--set", "sets", multiple=True, metavar="KEY=VALUE",
     help="Override a param or setting (n_ops=100, sync_async.n_ops=100, max_time_s=2), or sweep a param: n_ops=10,100,1000.",

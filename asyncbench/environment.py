@@ -20,7 +20,10 @@ import psutil
 from asyncbench import __version__
 from asyncbench.backends import BACKENDS, get_backend
 
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES")
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+    "MXNET_CPU_WORKER_NTHREADS", "MXNET_ENGINE_TYPE", "XLA_FLAGS", "JAX_PLATFORMS",
+)
 # A git query is a courtesy; never let a slow filesystem hold up a run.
 GIT_TIMEOUT_S = 2.0
 
@@ -106,6 +109,10 @@ def capture(backends: Iterable[str] = tuple(BACKENDS)) -> dict[str, Any]:
             frameworks[name] = _cupy_facts()
         else:
             frameworks[name] = {"version": backend.version()}
+            if backend.interpreter() is not None:
+                frameworks[name]["python"] = backend.interpreter()
+            if backend.worker_environment():
+                frameworks[name]["worker_environment"] = backend.worker_environment()
     return {
         "asyncbench": __version__,
         "python": sys.version.split()[0],

@@ -14,15 +14,26 @@ next `call` starts a fresh one) whenever a call went wrong. The worker
 ignores SIGINT (Ctrl-C reaches the whole process group; the parent decides),
 turns SIGTERM into SystemExit so its own `finally` blocks (comm_overlap's
 ranks) run, and exits on its own if the parent disappears.
+
+A worker can also run under another Python (MXNet's own environment) or
+with environment variables a framework reads at import: then it is started
+as `python -m asyncbench.isolation` with one end of a socket pair, not by
+multiprocessing — whose spawned children take the parent's sys.path, and
+with it the parent's numpy. Calls and results are plain data either way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
+import multiprocessing.connection
 import os
 import signal
+import socket
+import subprocess
+import sys
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from asyncbench import processes
 from asyncbench.errors import describe_failure
@@ -82,15 +93,46 @@ def _serve(target: Callable[..., Any], channel: Any, parent: int) -> None:
             processes.send_or_exit(channel, ("error", describe_failure(exc)))
 
 
+class _Child:
+    """A subprocess seen through the few methods of multiprocessing.Process that workers and teardown use."""
+
+    def __init__(self, popen: subprocess.Popen):
+        self._popen = popen
+        self.pid = popen.pid
+
+    def is_alive(self) -> bool:
+        return self._popen.poll() is None
+
+    def join(self, timeout: float | None = None) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._popen.wait(timeout)
+
+    @property
+    def exitcode(self) -> int | None:
+        return self._popen.poll()  # negative for a signal, as multiprocessing's
+
+    def terminate(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self._popen.terminate()
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self._popen.kill()
+
+
 class Worker:
-    """A spawned process that runs `target(*args, on_progress=...)` for each `call`, with a timeout.
+    """A process that runs `target(*args, on_progress=...)` for each `call`, with a timeout.
 
     `target` must be importable (a module-level function); args and results
-    must be picklable.
+    must be picklable (and plain data when `python` is another interpreter).
+    `python` and `environment` start the worker under another Python or
+    with extra environment variables.
     """
 
-    def __init__(self, target: Callable[..., Any]):
+    def __init__(self, target: Callable[..., Any], python: str | None = None, environment: Mapping[str, str] | None = None):
         self._target = target
+        self._python = python
+        self._environment = dict(environment or {})
         self._process: Any = None
         self._channel: Any = None
         self._busy = False
@@ -144,6 +186,9 @@ class Worker:
         self._busy = False
 
     def _start(self) -> None:
+        if self._python is not None or self._environment:
+            self._start_python()
+            return
         parent_end, child_end = processes.SPAWN.Pipe(duplex=True)
         # not a daemon: daemonic processes may not start children, and comm_overlap's ranks are children
         process = processes.SPAWN.Process(
@@ -158,9 +203,35 @@ class Worker:
             child_end.close()
         self._process, self._channel = process, parent_end
 
+    def _start_python(self) -> None:
+        """`python -m asyncbench.isolation` with one end of a socket pair: another interpreter, or extra variables."""
+        parent_end, child_end = socket.socketpair()
+        target = f"{self._target.__module__}:{self._target.__qualname__}"
+        command = [self._python or sys.executable, "-m", "asyncbench.isolation", str(child_end.fileno()), str(os.getpid()), target]
+        try:
+            popen = subprocess.Popen(command, pass_fds=[child_end.fileno()], env={**os.environ, **self._environment})
+        except OSError as exc:
+            parent_end.close()
+            raise WorkerLost(f"could not start a worker process ({command[0]}): {exc.strerror or exc}") from None
+        finally:
+            child_end.close()
+        self._process, self._channel = _Child(popen), multiprocessing.connection.Connection(parent_end.detach())
+
     def _died(self, last_progress: Any) -> WorkerLost:
         self._process.join(processes.TERMINATE_GRACE_S)
         how = processes.describe_exit(self._process.exitcode)
         self._busy = False
         self.close()
         return WorkerLost(f"the worker process died ({how})", last_progress)
+
+
+def _main(argv: list[str]) -> None:
+    """The worker under another Python: serve calls on the inherited socket until the parent says stop."""
+    descriptor, parent, target = int(argv[0]), int(argv[1]), argv[2]
+    module, _, name = target.partition(":")
+    function = getattr(importlib.import_module(module), name)
+    _serve(function, multiprocessing.connection.Connection(descriptor), parent)
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])

@@ -9,7 +9,9 @@ propagates to the caller with every finished result already delivered.
 With `isolate`, cases run in a worker process (`isolation`): a case that
 hangs past its `timeout_s` or kills its process is an error row too, and a
 case that errored leaves no poisoned state (a CUDA context, full caches)
-behind for the next one.
+behind for the next one. A backend that needs another Python (MXNet's own
+environment) or start-up variables gets a worker of its own, even with
+--in-process: it cannot run in this one.
 """
 
 from __future__ import annotations
@@ -143,7 +145,7 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
                 prepared = workload.setup(backend, case.device, case.params)
                 note = prepared.note
                 measured = _measure_here(case, workload, backend, prepared, on_progress)
-        note = measured.note
+        note = "; ".join(filter(None, (measured.note, backend.describe(case.device)))) or None
         variants = summarize(measured.samples, measured.memory)
         metrics, bounds = rounds.figures(workload, case.params, variants, asynchronous)
         if measured.verifies:
@@ -191,12 +193,24 @@ def run(
     backends = {name: get_backend(name) for e in config.experiments for name in e.backends}
     cases = list(plan(config, backends))
     results = []
-    worker = isolation.Worker(run_case_in_worker) if isolate else None
+    workers: dict[tuple[Any, ...], isolation.Worker] = {}
+
+    def worker_for(backend: Backend) -> isolation.Worker | None:
+        """One worker per interpreter and start-up environment; None: run here (--in-process, when the backend can)."""
+        python, environment = backend.interpreter(), backend.worker_environment()
+        if not isolate and python is None and not environment:
+            return None
+        key = (python, tuple(sorted(environment.items())))
+        if key not in workers:
+            workers[key] = isolation.Worker(run_case_in_worker, python, environment)
+        return workers[key]
+
     try:
         for index, (case, skip) in enumerate(cases):
             if on_start is not None:
                 on_start(index, len(cases), case)
             workload = WORKLOADS[case.workload]
+            worker = None if skip else worker_for(backends[case.backend])
             if skip:
                 result = _row(case, SKIPPED, skip, unavailable=True)
             elif worker is None:
@@ -209,6 +223,6 @@ def run(
             if on_result is not None:
                 on_result(result)
     finally:
-        if worker is not None:
+        for worker in workers.values():
             worker.close()
     return results

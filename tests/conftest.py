@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from typing import Any, Callable
 
 import pytest
@@ -69,7 +70,26 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
+#: `make test` sets ASYNCBENCH_REQUIRE=jax,mxnet: tests of those backends must run there, not skip
+REQUIRED = {name.strip() for name in os.environ.get("ASYNCBENCH_REQUIRE", "").split(",") if name.strip()}
+
+
+def _backend_missing(name: str) -> str | None:
+    from asyncbench.backends import get_backend
+
+    return get_backend(name).unavailable_reason()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for name in ("jax", "mxnet"):
+        reason = _backend_missing(name)
+        if reason is None:
+            continue
+        if name in REQUIRED:
+            raise pytest.UsageError(f"ASYNCBENCH_REQUIRE names {name}, but it cannot run here: {reason}")
+        for item in items:
+            if name in item.keywords:
+                item.add_marker(pytest.mark.skip(reason=reason))
     if _cuda_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device")

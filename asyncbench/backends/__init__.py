@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from asyncbench.backends.base import DEVICE_PATTERN, Backend, DeviceStatus
 from asyncbench.backends.cupy_backend import CupyBackend
+from asyncbench.backends.jax_backend import JaxBackend
+from asyncbench.backends.mxnet_backend import MxnetBackend
 from asyncbench.backends.numpy_backend import NumpyBackend
 from asyncbench.backends.torch_backend import TorchBackend
 
@@ -11,6 +13,8 @@ BACKENDS: dict[str, type[Backend]] = {
     "numpy": NumpyBackend,
     "torch": TorchBackend,
     "cupy": CupyBackend,
+    "jax": JaxBackend,
+    "mxnet": MxnetBackend,
 }
 
 

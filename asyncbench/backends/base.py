@@ -67,6 +67,9 @@ class Backend(ABC):
     device_kinds: tuple[str, ...] = ("cpu", "cuda")
     #: whether set_threads can split the CPU between Python threads
     threads_settable: bool = False
+    #: whether the framework runs one device's work strictly one piece after another (JAX's XLA CPU
+    #: client): then nothing issued on one device can run side by side, whatever the frontend does
+    serializes_device_work: bool = False
     #: the framework's import name
     module: str = ""
 
@@ -119,6 +122,22 @@ class Backend(ABC):
             count = sum(1 for d in present if d.startswith("cuda"))
             return [], f"{wanted} not present ({count} CUDA device(s) visible)"
         return [], f"{self.name} does not run on {kind}"
+
+    def interpreter(self) -> str | None:
+        """The Python its cases must run in when that is not this one (MXNet's own environment), else None."""
+        return None
+
+    def worker_environment(self) -> dict[str, str]:
+        """Environment variables its worker must start with (settings a framework reads at import)."""
+        return {}
+
+    def describe(self, device: str) -> str | None:
+        """What a row should say about how the framework runs on `device` (its engine, its inline rule), or None."""
+        return None
+
+    def second_cpu(self) -> str | None:
+        """A second CPU device of the framework's own (`cpu:1`: JAX's and MXNet's CPU devices), or None."""
+        return None
 
     def activate(self, device: str) -> ContextManager[Any]:
         """Make `device` current for allocations and streams (cupy needs this)."""

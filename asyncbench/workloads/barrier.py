@@ -1,12 +1,14 @@
 """barrier: wait for the whole device versus wait for the one result you need.
 
-MXNet's `waitall` versus `wait_to_read`; in PyTorch and CuPy a device
-synchronize versus an event synchronize. The difference shows only with other
-work in flight, so each sample issues the result's product, then
-`background_ops` unrelated products on another stream, then waits. The
-metric is the time until the frontend gets control back (the issue clock,
-which includes the wait). On a CPU the background work runs while it is
-issued, so both waits cost the same: nothing is in flight.
+MXNet's `waitall` versus `wait_to_read`; JAX's device barrier versus
+`block_until_ready`; in PyTorch and CuPy a device synchronize versus a wait
+for the stream the result is on. The difference shows only with other work
+in flight, so each sample issues the result's product, then
+`background_ops` unrelated products (on another stream where there are
+streams), then waits. The metric is the time until the frontend gets control
+back (the issue clock, which includes the wait). On a synchronous backend
+the background work runs while it is issued, so both waits cost the same:
+nothing is in flight.
 """
 
 from __future__ import annotations
@@ -62,9 +64,8 @@ class Barrier(Workload):
 
         def run_wait_one() -> Any:
             y = x @ x
-            ready = backend.record_event(device)
             issue_background()
-            ready.synchronize()
+            backend.wait(y)  # the stream y is on (CUDA), wait_to_read (MXNet), block_until_ready (JAX)
             backend.join(device, [background])  # device-side only: the host does not wait
             return y
 

@@ -44,8 +44,8 @@ class CopyOverlap(Workload):
     )
 
     def skip_reason(self, backend: Backend, device: str, params: Mapping[str, Any]) -> str | None:
-        if not backend.is_asynchronous(device):
-            return "a CPU has no copy engine to overlap with: select a CUDA device (-d cuda)"
+        if not device.startswith("cuda"):
+            return "a CPU has no copy engine to overlap with (a host copy is a memcpy): select a CUDA device (-d cuda)"
         return super().skip_reason(backend, device, params)
 
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:

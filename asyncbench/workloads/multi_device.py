@@ -8,7 +8,9 @@ pair is the case's device plus a `partner`:
   the CPU work runs on the calling thread, then the GPU is synchronized — the
   reverse order would serialize them;
 - two streams on one GPU (`stream`; cupy's default partner on one GPU);
-- on the CPU alone: two threads with half the cores each (torch only).
+- on the CPU alone: the framework's second CPU device where it has one (JAX's
+  `cpu:1`, MXNet's `mx.cpu(1)`: the work is issued on both before one
+  sync), else two threads with half the cores each (torch).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def _cuda_count(backend: Backend) -> int:
 def partner_for(backend: Backend, device: str, partner: str) -> str:
     """The concrete partner: a device name, 'stream', or 'threads' (two CPU threads)."""
     if device == "cpu":
-        return "threads"
+        return backend.second_cpu() or "threads"
     if partner != "auto":
         return partner
     count = _cuda_count(backend)

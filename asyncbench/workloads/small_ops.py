@@ -4,6 +4,10 @@ The chapter's exercise: `n_tasks` independent tasks of `ops_per_task` small
 matrix products each, run one task after another (`serial`) or spread
 round-robin over `workers` streams on a GPU or threads on a CPU (`parallel`).
 A small op leaves most of a GPU or a CPU idle, so parallel tasks can fill it.
+On a backend whose engine runs independent ops itself (MXNet), `serial`
+waits for each task before issuing the next and `parallel` issues them all:
+the engine's worker threads run them side by side. JAX is skipped: XLA's
+CPU client runs one device's computations one after another.
 """
 
 from __future__ import annotations
@@ -35,6 +39,11 @@ class SmallOps(Workload):
         Metric("overlap_efficiency", "", "(T_serial − T_parallel) / (T_serial − T_serial/workers); 1 = perfect"),
     )
 
+    def skip_reason(self, backend: Backend, device: str, params: Mapping[str, Any]) -> str | None:
+        if backend.serializes_device_work and not device.startswith("cuda"):
+            return f"{backend.name} runs one device's computations one after another: nothing issued on it can run side by side"
+        return super().skip_reason(backend, device, params)
+
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
         size, n_tasks, ops, workers = params["size"], params["n_tasks"], params["ops_per_task"], params["workers"]
         make_random = backend.random((size, size), params["dtype"], device)
@@ -49,8 +58,8 @@ class SmallOps(Workload):
         def run_serial() -> Any:
             return [task(x) for x in inputs]
 
-        if backend.is_asynchronous(device):
-            streams = [backend.new_stream(device) for _ in range(workers)]
+        streams = [backend.new_stream(device) for _ in range(workers)]
+        if all(stream is not None for stream in streams):
 
             def run_parallel() -> Any:
                 backend.fork(device, streams)
@@ -65,6 +74,22 @@ class SmallOps(Workload):
                 variants={SERIAL: run_serial, PARALLEL: run_parallel},
                 sync=lambda: backend.barrier(device),
                 note=f"{workers} streams",
+            )
+
+        if backend.is_asynchronous(device):  # an engine that runs independent ops itself (MXNet): the frontend only issues
+            wait = backend.wait
+
+            def run_one_by_one() -> Any:
+                results = []
+                for x in inputs:
+                    results.append(task(x))
+                    wait(results[-1])  # each task finishes before the next is issued
+                return results
+
+            return Prepared(
+                variants={SERIAL: run_one_by_one, PARALLEL: run_serial},
+                sync=lambda: backend.barrier(device),
+                note="serial waits for each task; parallel issues them all to the engine",
             )
 
         pool = started_pool(workers, "asyncbench-task")

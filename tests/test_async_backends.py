@@ -1,0 +1,115 @@
+"""JAX and MXNet on a CPU: real runs that show what only an asynchronous backend can.
+
+Marked `jax` / `mxnet`: skipped where the framework is missing, except under
+`make test` (ASYNCBENCH_REQUIRE=jax,mxnet), where a missing one fails the run.
+Sizes are cut down so each case takes a second or two on a 2-core machine;
+the asserted effects are an order of magnitude above that machine's noise.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from conftest import run_workload
+
+from asyncbench import config, isolation, runner
+from asyncbench.backends import get_backend
+from asyncbench.model import OK, SKIPPED, Settings
+
+ASYNC_CPU = [pytest.param("jax", marks=pytest.mark.jax), pytest.param("mxnet", marks=pytest.mark.mxnet)]
+# enough rounds for 95% intervals, in about a second per case
+SETTINGS = Settings(warmup=1, min_samples=6, max_samples=12, max_time_s=1.0, max_rel_noise=0.05)
+
+
+def ok(result):
+    assert result.status == OK, result.reason
+    return result
+
+
+@pytest.mark.parametrize("backend", ASYNC_CPU)
+def test_the_matmul_loop_returns_long_before_the_products_are_done(backend):
+    result = ok(run_workload("matmul", backend, "cpu", size=512, n_iter=10))
+    low, _ = result.bounds["illusion"]
+    assert low >= 3, result.metrics  # the whole interval: a timer without a sync is 3× too optimistic at least
+    assert "too optimistic" in runner.WORKLOADS["matmul"].reading(result)
+    assert result.asynchronous is True
+
+
+@pytest.mark.parametrize("backend", ASYNC_CPU)
+def test_waiting_for_one_result_returns_before_waiting_for_everything(backend):
+    """MXNet's wait_to_read vs waitall (two engine workers); JAX's block_until_ready vs its device barrier."""
+    result = ok(run_workload("barrier", backend, "cpu", size=512, background_ops=20))
+    low, _ = result.bounds["saved_fraction"]
+    assert low >= 0.3, result.metrics
+    assert "of the wait saved" in runner.WORKLOADS["barrier"].reading(result)
+
+
+@pytest.mark.parametrize("backend", ASYNC_CPU)
+def test_a_conversion_blocks_while_the_unconverted_loop_returns_at_once(backend):
+    result = ok(run_workload("conversion", backend, "cpu", size=512, n_iter=10))
+    none, item = result.variants["none"], result.variants["item"]
+    # `none` ends with one .item(): its issue clock includes only that final wait, so compare the loops' shape instead:
+    assert item.issue_s.median > 0.9 * item.done_s.median  # converting every iteration: issue ≈ done, each .item() waited
+    assert result.bounds["slowdown_item"][0] > 1.0  # and it costs: the pipeline stalled every iteration
+    assert none.done_s.median < item.done_s.median
+
+
+@pytest.mark.mxnet
+def test_the_mxnet_training_loop_without_a_barrier_returns_long_before_it_is_done():
+    result = ok(run_workload("training_memory", "mxnet", "cpu", n_batches=20, batch_size=128, sync_every=[1, 0]))
+    loop, epoch = result.bounds["loop_s_k0"], result.bounds["epoch_s_k0"]
+    assert loop[1] < 0.2 * epoch[0], result.metrics  # the frontend ran far ahead of the engine
+    synced_loop = result.metrics["loop_s_k1"]
+    assert synced_loop > 0.5 * result.metrics["epoch_s_k1"]  # with a barrier every batch it cannot
+    assert "the loop returned after" in runner.WORKLOADS["training_memory"].reading(result)
+
+
+@pytest.mark.parametrize("backend", ASYNC_CPU)
+def test_every_workload_runs_or_says_why_not(backend):
+    """The mapping of workloads to the asynchronous CPU backends: what runs, and the true reason for what does not."""
+    small = {
+        "sync_async": {"n_ops": 200},
+        "multi_device": {"size": 256, "n_iter": 4},
+        "small_ops": {"ops_per_task": 10},
+        "copy_overlap": {},
+        "comm_overlap": {},
+    }
+    results = {name: run_workload(name, backend, "cpu", **params) for name, params in small.items()}
+    assert results["sync_async"].status == OK and results["multi_device"].status == OK
+    assert "cpu + cpu:1" in results["multi_device"].note  # the framework's second CPU device, not two threads
+    assert results["copy_overlap"].status == SKIPPED and "copy engine" in results["copy_overlap"].reason
+    assert results["comm_overlap"].status == SKIPPED and "torch.distributed" in results["comm_overlap"].reason
+    if backend == "jax":
+        assert results["small_ops"].status == SKIPPED and "one after another" in results["small_ops"].reason
+        assert "run inline" in results["sync_async"].note  # why x + 1 shows no run-ahead on JAX
+    else:
+        assert results["small_ops"].status == OK
+
+
+@pytest.mark.mxnet
+def test_mxnet_runs_in_its_own_interpreter_and_never_in_this_process():
+    """One libgomp per process: importing mxnet here would lower torch's thread count. Its cases run elsewhere."""
+    import torch
+
+    threads = torch.get_num_threads()
+    backend = get_backend("mxnet")
+    assert backend.interpreter() is not None and backend.interpreter() != sys.executable
+    assert backend.worker_environment()["MXNET_CPU_WORKER_NTHREADS"] == "2"
+    experiment = config.Experiment("m", "matmul", ("mxnet",), ("cpu",), {**runner.WORKLOADS["matmul"].defaults(quick=True)}, SETTINGS)
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)))  # not isolated: mxnet still gets its worker
+    assert result.status == OK and "2 workers" in result.note
+    assert "mxnet" not in sys.modules and torch.get_num_threads() == threads
+
+
+def test_a_worker_under_a_named_python_with_extra_variables_runs_cases():
+    """The mechanism MXNet's worker uses, on this interpreter: `python -m asyncbench.isolation` over a socket pair."""
+    worker = isolation.Worker(runner.run_case_in_worker, sys.executable, {"ASYNCBENCH_TEST_VARIABLE": "1"})
+    experiment = config.Experiment("s", "sync_async", ("numpy",), ("cpu",), {**runner.WORKLOADS["sync_async"].defaults(quick=True)}, SETTINGS)
+    ((case, _),) = runner.plan(config.Config("t", "<t>", (experiment,)), {"numpy": get_backend("numpy")})
+    try:
+        result = worker.call((case, runner.WORKLOADS["sync_async"]), timeout_s=120)
+    finally:
+        worker.close()
+    assert result.status == OK and result.metrics["speedup"] > 0
