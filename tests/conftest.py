@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from typing import Any, Callable
 
 import pytest
@@ -17,8 +18,10 @@ from asyncbench.workloads import WORKLOADS
 QUICK = Settings(warmup=1, min_samples=6, max_samples=8, max_time_s=1.0, max_rel_noise=0.05)
 
 
-def run_workload(workload: str, backend: str, device: str, **params: Any) -> Result:
-    """One case of a real workload through the runner, with quick sizes unless `params` say otherwise."""
+def run_workload(workload: str, backend: str, device: str, isolate: bool = False, **params: Any) -> Result:
+    """One case of a real workload through the runner, with quick sizes unless `params` say otherwise
+    (in a worker process with `isolate`: JAX's threads then never enter the test process, whose later
+    subprocess tests fork)."""
     experiment = config.Experiment(
         name=workload,
         workload=workload,
@@ -27,17 +30,21 @@ def run_workload(workload: str, backend: str, device: str, **params: Any) -> Res
         params={**WORKLOADS[workload].defaults(quick=True), **params},
         settings=QUICK,
     )
-    (result,) = runner.run(config.Config("t", "<t>", (experiment,)))
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), isolate=isolate)
     return result
 
 
-def default_sigint() -> None:
-    """A child's preexec_fn: SIGINT back to its default. A shell that starts the tests in the background (`cmd &`
-    without job control) makes its children ignore SIGINT, and a Python that starts with SIGINT ignored never
-    raises KeyboardInterrupt; the tests model a terminal's Ctrl-C, which the child must not ignore."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+#: `python -m asyncbench` with SIGINT's default handler installed first. A shell that starts the tests in the
+#: background (`cmd &` without job control) makes its children ignore SIGINT, and a Python that starts with SIGINT
+#: ignored never raises KeyboardInterrupt; these tests model a terminal's Ctrl-C, which the run must not ignore.
+#: (Set in the child, not by a preexec_fn: forking a test process that has threads, JAX's for one, is unsafe.)
+INTERRUPTIBLE_ASYNCBENCH = [
+    sys.executable, "-c",
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "runpy.run_module('asyncbench', run_name='__main__', alter_sys=True)",
+]
+#: the same first line, for a test's own `python -c` script
+INTERRUPTIBLE_PREAMBLE = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
 
 
 def command_line(process: Any) -> str:

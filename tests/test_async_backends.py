@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import run_workload
+from conftest import run_workload as run_here
 
 from asyncbench import config, isolation, runner
 from asyncbench.backends import get_backend
@@ -21,6 +21,11 @@ from asyncbench.model import OK, SKIPPED, Settings
 ASYNC_CPU = [pytest.param("jax", marks=pytest.mark.jax), pytest.param("mxnet", marks=pytest.mark.mxnet)]
 # enough rounds for 95% intervals, in about a second per case
 SETTINGS = Settings(warmup=1, min_samples=6, max_samples=12, max_time_s=1.0, max_rel_noise=0.05)
+
+
+def run_workload(workload: str, backend: str, device: str, **params):
+    """In a worker, as a run does: JAX's threads stay out of the test process (its later tests fork)."""
+    return run_here(workload, backend, device, isolate=True, **params)
 
 
 def ok(result):

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from asyncbench import cli, distributed
 from asyncbench.model import ERROR, OK, Result
 from asyncbench.workloads import comm_overlap
-from conftest import default_sigint, no_children_left, run_workload
+from conftest import INTERRUPTIBLE_PREAMBLE, no_children_left, run_workload
 
 pytestmark = pytest.mark.slow
 
@@ -82,7 +82,7 @@ def test_ctrl_c_tears_every_rank_down(tmp_path):
         distributed.launch(sleeps_after_writing_pid, 2, ({str(tmp_path)!r},), timeout_s=600)
         """
     )
-    parent = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    parent = subprocess.Popen([sys.executable, "-c", INTERRUPTIBLE_PREAMBLE + script], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while len(list(tmp_path.glob("rank*.pid"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)

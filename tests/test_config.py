@@ -128,7 +128,7 @@ def test_a_results_file_given_as_a_config_says_what_to_do(tmp_path):
         ({"sets": ["nops=3"]}, "no selected experiment"),
         ({"sets": ["n_ops=abc"]}, "expected an integer"),
         ({"devices": ["gpu"]}, "malformed device"),
-        ({"backends": ["jax"]}, "unknown backend"),
+        ({"backends": ["tensorflow"]}, "unknown backend"),
         ({"workloads": ["matmull"]}, "did you mean 'matmul'"),
     ],
 )

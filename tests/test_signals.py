@@ -12,7 +12,7 @@ import time
 import psutil
 import pytest
 
-from conftest import command_line, default_sigint
+from conftest import INTERRUPTIBLE_ASYNCBENCH, command_line
 
 pytestmark = pytest.mark.slow
 
@@ -40,12 +40,11 @@ def test_a_signal_mid_run_saves_the_finished_cases_and_exits_128_plus_signal(tmp
     config, out = tmp_path / "c.yaml", tmp_path / "r.json"
     config.write_text(CONFIG)
     run = subprocess.Popen(
-        [sys.executable, "-m", "asyncbench", "run", str(config), "--no-progress", "-o", str(out)],
+        [*INTERRUPTIBLE_ASYNCBENCH, "run", str(config), "--no-progress", "-o", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group, so that the group can be signalled as a terminal does
-        preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 60
     while not (out.exists() and json.loads(out.read_text())["results"]) and time.monotonic() < deadline:
@@ -71,13 +70,12 @@ def test_a_signal_during_comm_overlap_leaves_no_worker_or_rank_behind(tmp_path, 
     """The run's worker runs the case and spawns its ranks. A Ctrl-C or SIGTERM to the whole group must end
     all of them; a SIGKILL to the run alone (nothing of it can clean up) must too: each child watches its parent."""
     run = subprocess.Popen(
-        [sys.executable, "-m", "asyncbench", "run", "-w", "comm_overlap", "-b", "torch", "-d", "cpu", "--quick", "--no-progress",
+        [*INTERRUPTIBLE_ASYNCBENCH, "run", "-w", "comm_overlap", "-b", "torch", "-d", "cpu", "--quick", "--no-progress",
          "--set", "max_time_s=60", "--set", "min_samples=100000", "--set", "max_samples=100000", "-o", str(tmp_path / "r.json")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-        preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 60
     descendants: list[psutil.Process] = []
