@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 
-import pytest
 from click.testing import CliRunner
 from rich.console import Console
 

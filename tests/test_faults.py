@@ -12,7 +12,6 @@ import ctypes
 import dataclasses
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -215,13 +214,14 @@ def test_a_real_allocation_failure_in_a_real_workload_is_an_error_row(tmp_path):
         "  - {name: fits, workload: matmul, params: {size: 64, dtype: float64, n_iter: 1}}\n"
     )
     limit = 2 * 2**30
-
-    def limit_memory() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
+    # the limit is set in the child itself: a preexec_fn would fork this test process, which may hold JAX's threads
+    limited = (
+        f"import resource, runpy; resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit})); "
+        "runpy.run_module('asyncbench', run_name='__main__', alter_sys=True)"
+    )
     run = subprocess.run(
-        [sys.executable, "-m", "asyncbench", "run", str(path), "--no-progress", "-o", str(out)],
-        preexec_fn=limit_memory, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", limited, "run", str(path), "--no-progress", "-o", str(out)],
+        capture_output=True, text=True, timeout=120,
     )
     assert run.returncode == 3, run.stderr
     too_big, fits = json.loads(out.read_text())["results"]
