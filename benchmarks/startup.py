@@ -2,8 +2,12 @@
 
 `asyncbench --help`, `list` and `validate` must import no framework (torch,
 cupy, jax, mxnet); `--help` should answer in under 0.15 s (median of 5, with
-this interpreter), `run --quick` finish in under 30 s and `run` in under 2
-minutes on the 2-core CPU machine. Prints each figure.
+this interpreter), `run --quick` finish in under 60 s and `run` in under 5
+minutes on the 2-core CPU machine. (The goals were 30 s and 2 minutes with
+three backends and 5 samples; the suite now runs five backends, MXNet's
+cases in their own worker and on one OpenMP thread per engine worker, and at
+least 6 samples, the fewest with a 95% interval of the median.) Prints each
+figure.
 
     python benchmarks/startup.py [--skip-full]
 """
@@ -19,7 +23,7 @@ import time
 FRAMEWORKS = ("torch", "cupy", "jax", "mxnet")
 HELP_GOAL_S = 0.15
 LIGHT = (["--help"], ["list"], ["validate", "configs/async-computation.yaml"])
-GOALS_S = {"run --quick": 30.0, "run": 120.0}
+GOALS_S = {"run --quick": 60.0, "run": 300.0}
 
 
 def imported_frameworks(argv: list[str]) -> list[str]:

@@ -27,7 +27,7 @@ def test_light_commands_import_no_framework(argv):
         "import sys\n"
         "from asyncbench.cli import main\n"
         f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
-        "print('FRAMEWORKS', sorted(m for m in ('torch', 'cupy') if m in sys.modules))\n"
+        "print('FRAMEWORKS', sorted(m for m in ('torch', 'cupy', 'jax', 'mxnet') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "FRAMEWORKS []" in out
@@ -47,7 +47,7 @@ def test_show_and_compare_import_no_framework(tmp_path):
         "from asyncbench.cli import main\n"
         f"for argv in (['show', {str(path)!r}], ['compare', {str(path)!r}, {str(path)!r}]):\n"
         "    try:\n        main(argv)\n    except SystemExit as e:\n        assert e.code == 0, e.code\n"
-        "print('FRAMEWORKS', sorted(m for m in ('torch', 'cupy') if m in sys.modules))\n"
+        "print('FRAMEWORKS', sorted(m for m in ('torch', 'cupy', 'jax', 'mxnet') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "SAME" in out and "FRAMEWORKS []" in out
