@@ -52,13 +52,11 @@ def test_waiting_for_one_result_returns_before_waiting_for_everything(backend):
 
 
 @pytest.mark.parametrize("backend", ASYNC_CPU)
-def test_a_conversion_blocks_while_the_unconverted_loop_returns_at_once(backend):
-    result = ok(run_workload("conversion", backend, "cpu", size=512, n_iter=10))
-    none, item = result.variants["none"], result.variants["item"]
-    # `none` ends with one .item(): its issue clock includes only that final wait, so compare the loops' shape instead:
-    assert item.issue_s.median > 0.9 * item.done_s.median  # converting every iteration: issue ≈ done, each .item() waited
-    assert result.bounds["slowdown_item"][0] > 1.0  # and it costs: the pipeline stalled every iteration
-    assert none.done_s.median < item.done_s.median
+def test_converting_every_iteration_stalls_the_pipeline(backend):
+    """On a synchronous backend a conversion costs only itself (slowdown ≈ 1.00, see test_seed_workloads); here every
+    .item() makes the frontend wait for the product it just issued, so it can no longer run ahead."""
+    result = ok(run_workload("conversion", backend, "cpu", size=256, n_iter=10))
+    assert result.metrics["slowdown_item"] > 1.1, result.metrics
 
 
 @pytest.mark.mxnet
