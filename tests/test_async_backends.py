@@ -116,3 +116,32 @@ def test_a_worker_under_a_named_python_with_extra_variables_runs_cases():
     finally:
         worker.close()
     assert result.status == OK and result.metrics["speedup"] > 0
+
+
+@pytest.mark.mxnet
+def test_ctrl_c_during_an_mxnet_case_ends_its_worker_under_the_other_python(tmp_path):
+    """The worker under .venv-mxnet's Python is torn down like the usual one: exit 130, nothing left behind."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    import psutil
+
+    from conftest import INTERRUPTIBLE_ASYNCBENCH, command_line, no_children_left
+
+    run = subprocess.Popen(
+        [*INTERRUPTIBLE_ASYNCBENCH, "run", "-w", "training_memory", "-b", "mxnet", "-d", "cpu", "--no-progress", "-o", str(tmp_path / "r.json")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    workers: list = []
+    while not workers and time.monotonic() < deadline:
+        time.sleep(0.2)
+        workers = [c for c in psutil.Process(run.pid).children(recursive=True) if "asyncbench.isolation" in command_line(c)]
+    assert workers and get_backend("mxnet").interpreter() in command_line(workers[0])
+    time.sleep(2)  # inside the case
+    os.killpg(run.pid, signal.SIGINT)
+    _, stderr = run.communicate(timeout=60)
+    assert run.returncode == 130, stderr
+    assert psutil.wait_procs(workers, timeout=10)[1] == [] and no_children_left()
