@@ -64,5 +64,10 @@ def figures(
                 metrics[name] = None
                 bounds.pop(name, None)
     order = {m.name: index for index, m in enumerate(workload.metrics)}
-    ranked = sorted(metrics, key=lambda name: order.get(getattr(workload.metric(name), "name", name), len(order)))
+
+    def declared_position(name: str) -> int:  # per-k metrics (epoch_s_k2) sort with their declaration (epoch_s_kK)
+        declared = workload.metric(name)
+        return order.get(declared.name, len(order)) if declared is not None else len(order)
+
+    ranked = sorted(metrics, key=declared_position)
     return {name: metrics[name] for name in ranked}, {name: bounds[name] for name in ranked if name in bounds}

@@ -119,10 +119,11 @@ def _checks_decided(case: Case, workload: Workload, asynchronous: bool) -> Calla
 
 
 def _measure_here(
-    case: Case, workload: Workload, backend: Backend, prepared: Prepared, on_progress: Callable[[Progress], None] | None
+    case: Case, workload: Workload, backend: Backend, prepared: Prepared, asynchronous: bool,
+    on_progress: Callable[[Progress], None] | None,
 ) -> Measured:
     """Time a prepared case in this process, then one memory run per variant, then verify."""
-    decided = _checks_decided(case, workload, backend.is_asynchronous(case.device))
+    decided = _checks_decided(case, workload, asynchronous)
     samples, sampling = measure(
         prepared.variants, prepared.sync, lambda: backend.timer(case.device), case.settings, on_progress, decided=decided
     )
@@ -144,7 +145,7 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
             if measured is None:
                 prepared = workload.setup(backend, case.device, case.params)
                 note = prepared.note
-                measured = _measure_here(case, workload, backend, prepared, on_progress)
+                measured = _measure_here(case, workload, backend, prepared, asynchronous, on_progress)
         note = "; ".join(filter(None, (measured.note, backend.describe(case.device)))) or None
         variants = summarize(measured.samples, measured.memory)
         metrics, bounds = rounds.figures(workload, case.params, variants, asynchronous)
