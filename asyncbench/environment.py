@@ -8,6 +8,7 @@ version, thread count and device names, cupy only if a cupy case is planned.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
 import subprocess
@@ -19,11 +20,20 @@ import psutil
 
 from asyncbench import __version__
 from asyncbench.backends import BACKENDS, get_backend
+from asyncbench.cuda_devices import cuda_devices
 
 THREAD_VARIABLES = (
     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
     "MXNET_CPU_WORKER_NTHREADS", "MXNET_ENGINE_TYPE", "XLA_FLAGS", "JAX_PLATFORMS",
 )
+#: variables that make GPU work synchronous: every launch (CUDA_LAUNCH_BLOCKING) or every NCCL wait
+#: (TORCH_NCCL_BLOCKING_WAIT, its older name NCCL_BLOCKING_WAIT) returns only when the work is done
+SYNCHRONIZING_VARIABLES = ("CUDA_LAUNCH_BLOCKING", "TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT")
+
+
+def synchronizing_variables() -> dict[str, str]:
+    """Those of SYNCHRONIZING_VARIABLES set to something other than off in this process's environment."""
+    return {k: os.environ[k] for k in SYNCHRONIZING_VARIABLES if os.environ.get(k, "0").strip().lower() not in ("", "0", "false")}
 # A git query is a courtesy; never let a slow filesystem hold up a run.
 GIT_TIMEOUT_S = 2.0
 
@@ -72,15 +82,8 @@ def _torch_facts() -> dict[str, Any]:
         "interop_threads": torch.get_num_interop_threads(),
     }
     if torch.version.cuda and torch.cuda.is_available():
-        facts["cudnn"] = torch.backends.cudnn.version()
-        facts["devices"] = {
-            f"cuda:{i}": {
-                "name": torch.cuda.get_device_name(i),
-                "memory_bytes": torch.cuda.get_device_properties(i).total_memory,
-                "capability": ".".join(map(str, torch.cuda.get_device_capability(i))),
-            }
-            for i in range(torch.cuda.device_count())
-        }
+        facts["cudnn"] = torch.backends.cudnn.version()  # the library's version: no context
+        facts["devices"] = {f"cuda:{i}": dataclasses.asdict(device) for i, device in enumerate(cuda_devices())}
     return facts
 
 
@@ -124,6 +127,7 @@ def capture(backends: Iterable[str] = tuple(BACKENDS)) -> dict[str, Any]:
         "cpu_affinity": usable_cores(),
         "memory_bytes": psutil.virtual_memory().total,
         "thread_variables": {k: os.environ[k] for k in THREAD_VARIABLES if k in os.environ},
+        "synchronizing_variables": synchronizing_variables(),
         "frameworks": frameworks,
         "git_sha": git_sha(),
     }

@@ -79,6 +79,7 @@ def markdown(report: Report, comparison: compare.Comparison | None = None, verdi
             note = render.sampling_note(result)
             if note:
                 lines.append(f"  - ⚠️ {note}")
+            lines += [f"  - ⚠️ {warning}" for warning in result.warnings]
             for check in result.checks:
                 lines.append(f"  - {MARKDOWN_MARK.get(check.get('verdict'), '❌')} `{check.get('expect')}`: {check.get('detail', '')}")
         lines.append("")

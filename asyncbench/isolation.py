@@ -75,8 +75,14 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
+#: whether this process is a worker (where a case may create CUDA contexts freely)
+in_worker = False
+
+
 def _serve(target: Callable[..., Any], channel: Any, parent: int) -> None:
     """The worker's life: for each args tuple received, send ("result", target(*args)) or ("error", message)."""
+    global in_worker
+    in_worker = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     processes.watch_parent(parent)

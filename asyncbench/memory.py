@@ -51,19 +51,21 @@ def _uss_bytes(process: psutil.Process) -> int | None:
 
 
 def measure_run(backend: Backend, device: str, run: Callable[[], Any], sync: Callable[[], None]) -> Memory:
-    """One synchronized run of `run` with a fresh device peak window; host and device memory."""
+    """One synchronized run of `run` in a fresh device-memory window (caches emptied, peaks reset
+    before it, so each variant's figures are its own); host and device memory."""
     process = psutil.Process()
-    backend.reset_peak_memory(device)
-    rss_before = process.memory_info().rss
-    uss_before = _uss_bytes(process)
-    with RssPeak() as rss:
-        result = run()
-        sync()
-    del result
+    with backend.memory_window(device):
+        rss_before = process.memory_info().rss
+        uss_before = _uss_bytes(process)
+        with RssPeak() as rss:
+            result = run()
+            sync()
+        device_figures = backend.device_memory(device)
+        del result
     uss_after = _uss_bytes(process)
     return Memory(
         host_rss_bytes=process.memory_info().rss,
         host_rss_peak_delta_bytes=rss.peak_bytes - rss_before,
         host_uss_delta_bytes=uss_after - uss_before if uss_after is not None and uss_before is not None else None,
-        **backend.device_memory(device),
+        **device_figures,
     )

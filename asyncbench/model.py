@@ -186,6 +186,8 @@ class Result:
     unavailable: bool = False
     #: whether the backend's ops return before they finish on this device (None: not known, e.g. skipped)
     asynchronous: bool | None = None
+    #: sanity checks this result fails (sanity.py): device time above done time, ...; empty when all hold
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -225,6 +225,8 @@ def print_case(console: Console, result: Result, swept: Sequence[str]) -> None:
     note = sampling_note(result)
     if note:
         say(console, f"    [yellow]{escape(note)}[/]")
+    for warning in result.warnings:
+        say(console, f"    [bold yellow]⚠ {escape(warning)}[/]")
     for check in result.checks:
         say(console, f"    {check_text(check)}")
 

@@ -27,7 +27,8 @@ from asyncbench.model import CLOCKS, STATUSES, Memory, Report, Result, Samples, 
 TOOL_NAME = "asyncbench"
 # History: 1 — first version (2026-11). 2 — `bounds` (95% intervals of metrics), `sampling`
 # (why measuring stopped), `unavailable`, `asynchronous`; a clock's ci_low/ci_high is null
-# when there were too few samples for a 95% CI (version 1 called [min, max] one). Version 1 files are read.
+# when there were too few samples for a 95% CI (version 1 called [min, max] one); `warnings` (sanity checks
+# a result fails; absent in files written before it, read as none). Version 1 files are read.
 SCHEMA_VERSION = 2
 
 
@@ -91,6 +92,7 @@ def result_to_dict(result: Result) -> dict[str, Any]:
         "sampling": dataclasses.asdict(result.sampling) if result.sampling is not None else None,
         "unavailable": result.unavailable,
         "asynchronous": result.asynchronous,
+        "warnings": list(result.warnings),
     }
 
 
@@ -199,6 +201,7 @@ def result_from_dict(raw: Mapping[str, Any]) -> Result:
         sampling=Sampling(**raw["sampling"]) if raw.get("sampling") else None,
         unavailable=bool(raw.get("unavailable", False)),
         asynchronous=raw.get("asynchronous"),
+        warnings=tuple(str(w) for w in raw.get("warnings") or ()),
     )
 
 

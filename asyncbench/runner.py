@@ -20,8 +20,9 @@ import dataclasses
 import gc
 from typing import Any, Callable, Iterator, Mapping
 
-from asyncbench import gate, isolation, memory, rounds, stats, units
+from asyncbench import environment, gate, isolation, memory, rounds, sanity, stats, units
 from asyncbench.backends import Backend, get_backend
+from asyncbench.backends.base import DeviceTimer
 from asyncbench.config import Config, Experiment
 from asyncbench.errors import describe_failure
 from asyncbench.model import ERROR, OK, SKIPPED, Case, Memory, Result, Samples, VariantResult
@@ -124,9 +125,10 @@ def _measure_here(
 ) -> Measured:
     """Time a prepared case in this process, then one memory run per variant, then verify."""
     decided = _checks_decided(case, workload, asynchronous)
-    samples, sampling = measure(
-        prepared.variants, prepared.sync, lambda: backend.timer(case.device), case.settings, on_progress, decided=decided
-    )
+    def make_timer() -> DeviceTimer | None:
+        return backend.timer(case.device) if prepared.device_timed else None
+
+    samples, sampling = measure(prepared.variants, prepared.sync, make_timer, case.settings, on_progress, decided=decided)
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
     return Measured(samples, memories, sampling, verifies=prepared.verify is not None, problem=problem, note=prepared.note)
@@ -193,6 +195,7 @@ def run(
     return (and stream through on_result) the results."""
     backends = {name: get_backend(name) for e in config.experiments for name in e.backends}
     cases = list(plan(config, backends))
+    synchronizing = environment.synchronizing_variables()
     results = []
     workers: dict[tuple[Any, ...], isolation.Worker] = {}
 
@@ -218,6 +221,7 @@ def run(
                 result = run_case(case, workload, backends[case.backend], on_progress)
             else:
                 result = _run_isolated(worker, case, workload, on_progress)
+            result = dataclasses.replace(result, warnings=sanity.warnings_of(result, workload, synchronizing))
             if case.expect:
                 result = dataclasses.replace(result, checks=gate.evaluate(case.expect, result, workload))
             results.append(result)

@@ -81,7 +81,7 @@ def test_every_workload_runs_or_says_why_not(backend):
     }
     results = {name: run_workload(name, backend, "cpu", **params) for name, params in small.items()}
     assert results["sync_async"].status == OK and results["multi_device"].status == OK
-    assert "cpu + cpu:1" in results["multi_device"].note  # the framework's second CPU device, not two threads
+    assert "+ cpu:1 ×" in results["multi_device"].note  # the framework's second CPU device, not two threads
     assert results["copy_overlap"].status == SKIPPED and "copy engine" in results["copy_overlap"].reason
     assert results["comm_overlap"].status == SKIPPED and "torch.distributed" in results["comm_overlap"].reason
     if backend == "jax":

@@ -170,15 +170,19 @@ def test_barrier_wait_one_returns_earlier_on_a_gpu():
 
 
 @pytest.mark.gpu
-def test_gpu_plus_cpu_run_at_once():
-    result = ok(run_workload("multi_device", "torch", "cuda:0", size=1024, n_iter=4, partner="cpu"))
-    assert "cpu" in result.note and result.metrics["overlap_efficiency"] > 0.3
+def test_gpu_plus_cpu_parts_are_balanced_and_run_at_once():
+    result = ok(run_workload("multi_device", "torch", "cuda:0", size=1024, n_iter=200, partner="cpu"))
+    first, second = (result.variants[v].done_s.median for v in ("first", "second"))
+    assert max(first, second) < 3 * min(first, second), (first, second)  # equal counts differ by tens
+    assert "cpu" in result.note and result.bounds["overlap_efficiency"][0] > 0.3
+    assert all(v.device_s is None for v in result.variants.values())  # the work spans two devices
 
 
 @pytest.mark.gpu
 def test_training_memory_reports_device_memory_on_a_gpu():
     result = ok(run_workload("training_memory", "torch", "cuda:0", n_batches=20, batch_size=256))
     assert result.metrics["device_peak_mb_k1"] > 0 and result.metrics["device_reserved_mb_k0"] > 0
+    assert result.warnings == ()
 
 
 def test_multi_device_cpu_workers_each_get_half_the_cores(monkeypatch):

@@ -170,11 +170,21 @@ class Backend(ABC):
         """Event-based device timer, or None where the device has no events (CPU)."""
         return None
 
-    def reset_peak_memory(self, device: str) -> None:
-        """Start a new peak-memory window on `device` (no-op where not tracked)."""
+    def memory_window(self, device: str) -> ContextManager[Any]:
+        """A fresh window for `device_memory`'s figures around one run.
+
+        On entry the device is synchronized, the framework's cached blocks are
+        freed and its peaks reset, so the figures read after the block are this
+        run's own: not those of an earlier variant or case (the worker process
+        is shared). Peaks the framework does not keep are tracked inside.
+        """
+        return contextlib.nullcontext()
 
     # Streams and events. On backends without them these degrade to no-ops, so a
     # workload keeps one code path and the CPU result is the honest "nothing overlaps".
+
+    #: distinct side streams new_stream gives per device before it hands out old ones again (None: no limit)
+    max_streams: int | None = None
 
     def new_stream(self, device: str) -> Any | None:
         """A new stream on `device` that does not sync with the default one, or None."""
@@ -201,6 +211,12 @@ class Backend(ABC):
         (recorded on the current stream) after all of the case's work.
         """
 
+    def same_values(self, array: Any, host: Any) -> bool:
+        """Whether a device array holds exactly the values of a host buffer (waits for the array)."""
+        import numpy
+
+        return bool(numpy.array_equal(self.to_host(array), numpy.asarray(host)))
+
     def pinned_empty(self, shape: tuple[int, ...], dtype: str) -> Any:
         """A page-locked host buffer for asynchronous device-to-host copies."""
         import numpy
@@ -212,7 +228,8 @@ class Backend(ABC):
         destination[...] = self.to_host(source)
 
     def to_host_nonblocking(self, source: Any) -> Any:
-        """The chapter's naive `.to('cpu', non_blocking=True)`: new host array, current stream."""
+        """The chapter's naive `.to('cpu', non_blocking=True)`: a new pinned host array, copied into on the
+        current stream without the host waiting (what torch does; cupy is made to do the same)."""
         return self.to_host(source)
 
     def namespace(self) -> Any | None:
@@ -224,7 +241,8 @@ class Backend(ABC):
         return None
 
     def device_memory(self, device: str) -> dict[str, int]:
-        """Named device-memory figures in bytes (torch: peak/reserved; cupy: pool used/total)."""
+        """Named device-memory figures in bytes, for the window `memory_window` opened
+        (torch: peak allocated and peak reserved; cupy: peak in use, pool used and held)."""
         return {}
 
     def is_asynchronous(self, device: str) -> bool:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-from typing import Any, Callable, ContextManager, Iterable
+from typing import Any, Callable, ContextManager, Iterable, Iterator
 
 from asyncbench.backends.base import Backend, DeviceStatus
 
@@ -30,6 +31,21 @@ class CupyEventTimer:
         return self._cupy.cuda.get_elapsed_time(self._start, self._stop) / 1e3
 
 
+def _peak_hook(cupy: Any, pool: Any) -> Any:
+    """A cupy MemoryHook that keeps the most bytes `pool` had in use after any allocation (`.peak_bytes`)."""
+
+    class PeakHook(cupy.cuda.MemoryHook):
+        name = "asyncbench_peak"
+
+        def __init__(self) -> None:
+            self.peak_bytes = pool.used_bytes()
+
+        def malloc_postprocess(self, **kwargs: Any) -> None:
+            self.peak_bytes = max(self.peak_bytes, pool.used_bytes())
+
+    return PeakHook()
+
+
 def _index(device: str) -> int:
     return int(device.split(":")[1]) if ":" in device else 0
 
@@ -39,6 +55,9 @@ class CupyBackend(Backend):
     module = "cupy"
     device_kinds = ("cuda",)
     distributions = ("cupy", "cupy-cuda13x", "cupy-cuda12x", "cupy-cuda11x")
+
+    def __init__(self) -> None:
+        self._peak: Any = None  # the memory hook of the current memory window
 
     def _cupy(self) -> Any:
         import cupy
@@ -103,23 +122,32 @@ class CupyBackend(Backend):
     def timer(self, device: str) -> CupyEventTimer:
         return CupyEventTimer(self._cupy())
 
-    def reset_peak_memory(self, device: str) -> None:
-        """CuPy's pool keeps no peak; `device_memory` reports the pool's used/total instead."""
+    @contextlib.contextmanager
+    def memory_window(self, device: str) -> Iterator[None]:
+        """CuPy keeps no peak: a memory hook records the pool's bytes in use after every allocation."""
+        cupy = self._cupy()
+        cupy.cuda.Device(_index(device)).synchronize()
+        pool = cupy.get_default_memory_pool()
+        pool.free_all_blocks()  # blocks cached by an earlier variant or case would count as this one's
+        self._peak = _peak_hook(cupy, pool)
+        with self._peak:
+            yield
 
     def device_memory(self, device: str) -> dict[str, int]:
         pool = self._cupy().get_default_memory_pool()
-        return {"device_pool_used_bytes": pool.used_bytes(), "device_pool_total_bytes": pool.total_bytes()}
+        figures = {"device_pool_used_bytes": pool.used_bytes(), "device_pool_total_bytes": pool.total_bytes()}
+        if self._peak is not None:
+            figures["device_peak_bytes"] = self._peak.peak_bytes
+        return figures
 
     def new_stream(self, device: str) -> Any:
         return self._cupy().cuda.Stream(non_blocking=True)
 
     def on_stream(self, stream: Any | None) -> ContextManager[Any]:
-        import contextlib
-
         return stream if stream is not None else contextlib.nullcontext()
 
     def record_event(self, device: str) -> Any:
-        event = self._cupy().cuda.Event()
+        event = self._cupy().cuda.Event(disable_timing=True)  # for ordering only: cheaper without timing
         event.record()
         return event
 
@@ -133,10 +161,11 @@ class CupyBackend(Backend):
             self.stream_wait(stream, event)
 
     def join(self, device: str, streams: Iterable[Any | None]) -> None:
-        current = self._cupy().cuda.get_current_stream()
+        cupy = self._cupy()
+        current = cupy.cuda.get_current_stream()
         for stream in streams:
             if stream is not None:
-                current.wait_event(stream.record())
+                current.wait_event(stream.record(cupy.cuda.Event(disable_timing=True)))
 
     def pinned_empty(self, shape: tuple[int, ...], dtype: str) -> Any:
         import cupyx
@@ -148,5 +177,9 @@ class CupyBackend(Backend):
         cupy.asnumpy(source, stream=cupy.cuda.get_current_stream(), out=destination, blocking=not non_blocking)
 
     def to_host_nonblocking(self, source: Any) -> Any:
+        """Into a new pinned buffer, as torch's `.to('cpu', non_blocking=True)` does: without a pinned `out`,
+        `asnumpy(blocking=False)` makes a pageable array and the copy blocks the host."""
         cupy = self._cupy()
-        return cupy.asnumpy(source, stream=cupy.cuda.get_current_stream(), blocking=False)
+        host = self.pinned_empty(source.shape, source.dtype)
+        cupy.asnumpy(source, stream=cupy.cuda.get_current_stream(), out=host, blocking=False)
+        return host

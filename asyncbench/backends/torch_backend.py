@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, ContextManager, Iterable
+import contextlib
+from typing import Any, Callable, ContextManager, Iterable, Iterator
 
 from asyncbench.backends.base import DONE, Backend, DeviceStatus
 
@@ -31,6 +32,8 @@ class TorchBackend(Backend):
     distributions = ("torch",)
     dtypes = ("float16", "bfloat16", "float32", "float64")
     threads_settable = True
+    #: torch.cuda.Stream() takes streams from a pool of 32 per device and priority (c10's kStreamsPerPool)
+    max_streams = 32
 
     def probe(self) -> tuple[DeviceStatus, ...]:
         import torch
@@ -41,13 +44,13 @@ class TorchBackend(Backend):
         elif not torch.cuda.is_available():
             statuses.append(DeviceStatus(self.name, "cuda", False, "no CUDA device visible (driver missing or none present)"))
         else:
-            for index in range(torch.cuda.device_count()):
-                statuses.append(DeviceStatus(self.name, f"cuda:{index}", True, torch.cuda.get_device_name(index)))
+            from asyncbench.cuda_devices import cuda_devices
+
+            for index, device in enumerate(cuda_devices()):
+                statuses.append(DeviceStatus(self.name, f"cuda:{index}", True, device.name))
         return tuple(statuses)
 
     def activate(self, device: str) -> ContextManager[Any]:
-        import contextlib
-
         import torch
 
         if device.startswith("cuda"):
@@ -81,6 +84,13 @@ class TorchBackend(Backend):
     def to_host(self, array: Any) -> Any:
         return array.cpu().numpy()
 
+    def same_values(self, array: Any, host: Any) -> bool:
+        """Compared inside torch: NumPy has no bfloat16, so `.numpy()` of one raises."""
+        import torch
+
+        expected = host if isinstance(host, torch.Tensor) else torch.from_numpy(host)
+        return torch.equal(array.cpu(), expected)
+
     def timer(self, device: str) -> CudaEventTimer | None:
         if not device.startswith("cuda"):
             return None
@@ -88,11 +98,15 @@ class TorchBackend(Backend):
 
         return CudaEventTimer(torch.cuda.Event)
 
-    def reset_peak_memory(self, device: str) -> None:
+    @contextlib.contextmanager
+    def memory_window(self, device: str) -> Iterator[None]:
         if device.startswith("cuda"):
             import torch
 
+            torch.cuda.synchronize(device)
+            torch.cuda.empty_cache()  # reserved bytes left by an earlier variant or case would be counted as this one's
             torch.cuda.reset_peak_memory_stats(device)
+        yield
 
     def device_memory(self, device: str) -> dict[str, int]:
         if not device.startswith("cuda"):
@@ -101,7 +115,7 @@ class TorchBackend(Backend):
 
         return {
             "device_peak_bytes": torch.cuda.max_memory_allocated(device),
-            "device_reserved_bytes": torch.cuda.memory_reserved(device),
+            "device_reserved_bytes": torch.cuda.max_memory_reserved(device),
         }
 
     def new_stream(self, device: str) -> Any | None:
@@ -112,8 +126,6 @@ class TorchBackend(Backend):
         return torch.cuda.Stream(device=device)
 
     def on_stream(self, stream: Any | None) -> ContextManager[Any]:
-        import contextlib
-
         import torch
 
         return torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext()

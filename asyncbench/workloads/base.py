@@ -79,6 +79,9 @@ class Prepared:
     close: Callable[[], None] | None = None
     #: what the case really ran on, when the device name alone does not say it
     note: str | None = None
+    #: whether events on the case device's current stream bracket all of the work; False when the
+    #: work spans devices (events on one device would time that one alone): no device time then
+    device_timed: bool = True
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from asyncbench import distributed, stats, units
 from asyncbench.backends.base import Backend
@@ -63,6 +63,26 @@ def _slowest(per_rank: list[Samples]) -> Samples:
         return tuple(max(values) for values in zip(*series, strict=True))
 
     return Samples(issue_s=worst("issue_s"), done_s=worst("done_s"), device_s=worst("device_s"))
+
+
+def overlapped_step(
+    grads: list[Any], compute: Callable[[Any], Any], all_reduce: Callable[..., Any], pending: list[Any], on_gpu: bool
+) -> None:
+    """Each bucket computed, then all-reduced with async_op=True; the works are left in `pending` for the sync.
+
+    On NCCL the all-reduces run on NCCL's own stream: each work's `wait()` is
+    then called here, which makes the current stream wait for them on the
+    device (the host goes on), so the harness's end event — recorded on the
+    current stream when the variant returns — comes after the communication,
+    not only after the compute. On gloo `wait()` blocks the host: it is left to
+    the sync, so the issue clock stops when the last all-reduce is issued.
+    """
+    for grad in grads:
+        compute(grad)
+        pending.append(all_reduce(grad, async_op=True))
+    if on_gpu:
+        for work in pending:
+            work.wait()
 
 
 def run_rank(
@@ -118,9 +138,7 @@ def run_rank(
                 dist.all_reduce(grad)
 
         def overlapped() -> None:
-            for grad in grads:
-                torch.mm(x, w, out=grad)
-                pending.append(dist.all_reduce(grad, async_op=True))
+            overlapped_step(grads, lambda grad: torch.mm(x, w, out=grad), dist.all_reduce, pending, on_gpu)
 
         def sync() -> None:
             while pending:

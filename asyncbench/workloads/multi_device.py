@@ -6,8 +6,12 @@ pair is the case's device plus a `partner`:
 - two GPUs (`cuda:N`, the next GPU by default when there is one);
 - a GPU plus the CPU (`cpu`; torch only): the GPU work is issued first, then
   the CPU work runs on the calling thread, then the GPU is synchronized — the
-  reverse order would serialize them;
-- two streams on one GPU (`stream`; cupy's default partner on one GPU);
+  reverse order would serialize them. The partner's count of products is
+  balanced to a similar alone-time (`balanced_count`): equal counts would
+  leave the GPU's part a sliver of the CPU's. Work on two devices gets no
+  device time (events on one device time that device alone);
+- two streams on one GPU (`stream`; cupy's default partner on one GPU): the
+  side stream does not wait for the main one;
 - on the CPU alone: the framework's second CPU device where it has one (JAX's
   `cpu:1`, MXNet's `mx.cpu(1)`: the work is issued on both before one
   sync), else two threads with half the cores each (torch).
@@ -15,6 +19,8 @@ pair is the case's device plus a `partner`:
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any, Callable, Mapping
 
 from asyncbench import stats
@@ -34,6 +40,49 @@ def _cuda_count(backend: Backend) -> int:
     return sum(1 for s in backend.probe() if s.available and s.device.startswith("cuda"))
 
 
+# Devices whose alone-times differ by more than this factor get balanced counts (a GPU and the CPU differ by
+# tens); closer ones keep n_iter, so two like GPUs run the same work and calibration noise changes nothing.
+BALANCE_ABOVE = 1.5
+# Calibration runs per device: the fastest of three is steady enough to pick a count, and costs little set-up.
+CALIBRATION_RUNS = 3
+
+
+def _products(x: Any, count: int) -> Callable[[], Any]:
+    return lambda: [x @ x for _ in range(count)]
+
+
+def _on(backend: Backend, device: str, work: Callable[[], Any]) -> Any:
+    with backend.activate(device):
+        return work()
+
+
+def _fastest_s(run: Callable[[], Any], sync: Callable[[], None]) -> float:
+    best = math.inf
+    for _ in range(CALIBRATION_RUNS):
+        start = time.perf_counter()
+        run()
+        sync()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def balanced_count(
+    n_iter: int, first: Callable[[], Any], sync_first: Callable[[], None], second: Callable[[], Any], sync_second: Callable[[], None]
+) -> int:
+    """How many products the partner runs so its alone-time is near the case device's `n_iter` products.
+
+    With equal counts a GPU finishes in a fraction of a millisecond what the
+    CPU takes many milliseconds for: "together" is then the CPU's time, and the
+    overlap efficiency is noise. Each side's single product is timed (after a
+    warm-up run) and the partner's count scaled by the ratio.
+    """
+    first(), sync_first(), second(), sync_second()  # warm-up: first-call costs (kernel selection, allocation)
+    first_s, second_s = _fastest_s(first, sync_first), _fastest_s(second, sync_second)
+    if second_s <= 0 or max(first_s, second_s) <= BALANCE_ABOVE * min(first_s, second_s):
+        return n_iter
+    return max(1, round(n_iter * first_s / second_s))
+
+
 def partner_for(backend: Backend, device: str, partner: str) -> str:
     """The concrete partner: a device name, 'stream', or 'threads' (two CPU threads)."""
     if device == "cpu":
@@ -44,7 +93,7 @@ def partner_for(backend: Backend, device: str, partner: str) -> str:
     if count > 1:
         index = int(device.split(":")[1])
         return f"cuda:{(index + 1) % count}"
-    return "cpu" if backend.name == "torch" else "stream"
+    return "cpu" if "cpu" in backend.device_kinds else "stream"
 
 
 class MultiDevice(Workload):
@@ -52,7 +101,8 @@ class MultiDevice(Workload):
     summary = "the same products on two devices (GPUs, GPU+CPU, two streams, two CPU thread groups) alone vs together"
     params = (
         Param("size", INT, 4000, "matrix side", quick=384, minimum=1, maximum=65536),
-        Param("n_iter", INT, 50, "products per device per sample", quick=4, minimum=1, maximum=100_000),
+        Param("n_iter", INT, 50, "products per sample on the case's device (a partner of another speed gets a count balanced to a similar time)",
+              quick=4, minimum=1, maximum=100_000),
         Param("partner", STR, "auto", "auto, cpu, stream or cuda:N", pattern=r"auto|cpu|stream|cuda:\d+"),
         DTYPE,
     )
@@ -66,7 +116,7 @@ class MultiDevice(Workload):
         partner = partner_for(backend, device, params["partner"])
         if partner == "threads" and not backend.threads_settable:
             return f"{backend.name} cannot give each thread its own share of the cores (use torch)"
-        if partner == "cpu" and backend.name != "torch":
+        if partner == "cpu" and "cpu" not in backend.device_kinds:
             return f"{backend.name} cannot compute on the CPU; use partner: stream or a second GPU"
         if partner == device:
             return f"partner {partner} is the case's own device; pick another (or stream)"
@@ -79,43 +129,62 @@ class MultiDevice(Workload):
         partner = partner_for(backend, device, params["partner"])
         if partner == "threads":
             return self._threads(backend, size, n_iter, dtype)
-
-        def products(x: Any) -> Callable[[], Any]:
-            return lambda: [x @ x for _ in range(n_iter)]
-
-        first = products(backend.random((size, size), dtype, device)())
         if partner == "stream":
-            side = backend.new_stream(device)
-            second_input = backend.random((size, size), dtype, device)()
+            return self._streams(backend, device, size, n_iter, dtype)
 
-            def second() -> Any:
-                backend.fork(device, [side])
-                with backend.on_stream(side):
-                    result = [second_input @ second_input for _ in range(n_iter)]
-                backend.join(device, [side])
-                return result
+        x = backend.random((size, size), dtype, device)()
+        with backend.activate(partner):
+            partner_x = backend.random((size, size), dtype, partner)()
 
-            note, sync = f"two streams on {device}", lambda: backend.barrier(device)
-        else:
-            with backend.activate(partner):
-                second_on_partner = products(backend.random((size, size), dtype, partner)())
-
-            def second() -> Any:
-                with backend.activate(partner):
-                    return second_on_partner()
-
-            note = f"{device} + {partner}, {device} work issued first"
-
-            def sync() -> None:
-                backend.barrier(device)
-                backend.barrier(partner)
+        def sync() -> None:
+            backend.barrier(device)
+            backend.barrier(partner)
 
         sync()
+        partner_iter = n_iter
+        if device.startswith("cuda") or partner.startswith("cuda"):  # two CPU devices of a framework run alike
+            partner_iter = balanced_count(
+                n_iter, _products(x, 1), lambda: backend.barrier(device),
+                lambda: _on(backend, partner, _products(partner_x, 1)), lambda: backend.barrier(partner),
+            )
+        first, on_partner = _products(x, n_iter), _products(partner_x, partner_iter)
+
+        def second() -> Any:
+            return _on(backend, partner, on_partner)
 
         def together() -> Any:
             return first(), second()  # first is issued (returns at once on a GPU) before second starts
 
-        return Prepared(variants={FIRST: first, SECOND: second, TOGETHER: together}, sync=sync, note=note)
+        note = f"{device} ×{n_iter} + {partner} ×{partner_iter} products"
+        if partner_iter != n_iter:
+            note += " (balanced to similar alone-times)"
+        note += f", {device} work issued first"
+        if device.startswith("cuda"):
+            note += "; no device time: the work spans two devices"
+        return Prepared(variants={FIRST: first, SECOND: second, TOGETHER: together}, sync=sync, note=note, device_timed=False)
+
+    def _streams(self, backend: Backend, device: str, size: int, n_iter: int, dtype: str) -> Prepared:
+        """Two streams on one GPU. The side stream does not wait for the main one (no fork): setup has
+        synchronized its input, and a fork in `together` would queue it behind first's products."""
+        make_random = backend.random((size, size), dtype, device)
+        first, x_side = _products(make_random(), n_iter), make_random()
+        side = backend.new_stream(device)
+
+        def second() -> Any:
+            with backend.on_stream(side):
+                result = [x_side @ x_side for _ in range(n_iter)]
+            backend.join(device, [side])  # the harness's end event, on the main stream, comes after it
+            return result
+
+        def together() -> Any:
+            return first(), second()
+
+        backend.barrier(device)
+        return Prepared(
+            variants={FIRST: first, SECOND: second, TOGETHER: together},
+            sync=lambda: backend.barrier(device),
+            note=f"two streams on {device}",
+        )
 
     def _threads(self, backend: Backend, size: int, n_iter: int, dtype: str) -> Prepared:
         """Two CPU threads, each with half the cores (the framework's threads set before the pool starts)."""

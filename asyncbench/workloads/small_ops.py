@@ -42,6 +42,11 @@ class SmallOps(Workload):
     def skip_reason(self, backend: Backend, device: str, params: Mapping[str, Any]) -> str | None:
         if backend.serializes_device_work and not device.startswith("cuda"):
             return f"{backend.name} runs one device's computations one after another: nothing issued on it can run side by side"
+        if device.startswith("cuda") and backend.max_streams is not None and params["workers"] > backend.max_streams:
+            return (
+                f"{backend.name} gives at most {backend.max_streams} distinct streams per device: with workers="
+                f"{params['workers']} some tasks would share a stream; use workers <= {backend.max_streams}"
+            )
         return super().skip_reason(backend, device, params)
 
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:

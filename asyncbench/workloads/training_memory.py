@@ -5,8 +5,9 @@ SGD, `n_batches` minibatches of `batch_size` random rows generated on the
 device. Variant `sync_every=k` waits for the loss value every k minibatches
 (1: every one; 0: never; 2: "b_t finishes before b_{t+2} starts").
 Per variant: epoch time, host RSS peak and USS deltas against the process
-after warm-up, and the device's peak/reserved memory (torch) or memory-pool
-used/total (cupy). PyTorch is expected to stay near-flat either way
+after warm-up, and device memory in a window of its own (caches emptied and
+peaks reset before the variant's memory run): peak allocated and peak
+reserved (torch), peak in use and the pool's used/held bytes (cupy). PyTorch is expected to stay near-flat either way
 (refcounting frees intermediates; the launch queue bounds run-ahead) — the
 point is to measure it, not assume it. torch trains with autograd; numpy and
 cupy run the same network with hand-written gradients.
@@ -109,10 +110,10 @@ class TrainingMemory(Workload):
         Metric("loop_s_kK", "s", "time until the training loop returned, before the final sync: how far the frontend ran ahead"),
         Metric("host_rss_delta_mb_kK", "MiB", "host RSS peak during the epoch − before it"),
         Metric("host_uss_delta_mb_kK", "MiB", "host USS after the epoch − before it"),
-        Metric("device_peak_mb_kK", "MiB", "torch: peak device memory allocated during the epoch"),
-        Metric("device_reserved_mb_kK", "MiB", "torch: device memory reserved by the caching allocator"),
+        Metric("device_peak_mb_kK", "MiB", "peak device memory in use during the epoch (torch: allocated; cupy: pool bytes in use)"),
+        Metric("device_reserved_mb_kK", "MiB", "torch: peak device memory reserved by the caching allocator during the epoch"),
         Metric("pool_used_mb_kK", "MiB", "cupy: memory pool bytes in use after the epoch"),
-        Metric("pool_total_mb_kK", "MiB", "cupy: memory pool bytes held after the epoch"),
+        Metric("pool_total_mb_kK", "MiB", "cupy: memory pool bytes held after the epoch (the pool is emptied before it)"),
     )
 
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:

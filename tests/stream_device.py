@@ -1,0 +1,518 @@
+"""A stream-semantics test device: the CUDA behaviour the workloads rely on, modelled with threads.
+
+Tests only: it is never selectable by users and nothing it measures is
+reported. It lets every workload's GPU code path run on a machine without a
+GPU, with the semantics that code depends on:
+- each stream runs what was issued to it in order, on a worker thread of its
+  own, behind a launch queue of bounded depth (issuing blocks when it is full);
+- kernels take simulated time (they sleep), so the host runs ahead of them and
+  streams run side by side; compute on different streams is fully concurrent
+  here (no shared SMs): the device models ordering, not throughput;
+- events mark a point of a stream (with the time it was reached); the host can
+  wait for one, another stream can wait for one (stream-waits-event); a device
+  synchronize waits for every stream;
+- one copy engine per device: a non-blocking device-to-host copy into a pinned
+  buffer runs on it, beside compute; into pageable memory the host waits;
+- results are wrong when read before their sync: an array is NaN until the
+  kernel that makes it has run, and a host buffer keeps its old contents until
+  its copy has run;
+- a caching allocator per device: allocated, peak and reserved bytes, with
+  reserved kept until the cache is emptied.
+The `cpu` device runs every op at once on the calling thread (a synchronous
+backend), CPU_SLOWDOWN times slower than a GPU kernel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import queue
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, ContextManager, Iterable, Iterator
+
+import numpy as np
+
+from asyncbench.backends.base import Backend, DeviceStatus
+
+#: launches a stream accepts before issuing blocks (CUDA's queue is about a thousand; small keeps tests fast)
+LAUNCH_QUEUE_DEPTH = 64
+#: simulated compute rate: a 128² product takes 2.1 ms, long enough for sleeps to be faithful under load and
+#: some twenty times what NumPy needs to compute its values (a slower model would make tests slow, a faster
+#: one would let the real arithmetic, competing for the cores, blur the modelled overlap)
+FLOPS_PER_S = 2e9
+#: simulated memory rate of element-wise kernels; the copy engine is slow, so a 128² float32 copy takes about
+#: as long as a 128² product and overlap, or its absence, is plain to see
+BYTES_PER_S = 2e9
+COPY_BYTES_PER_S = 3e7
+#: the least a kernel takes
+KERNEL_FLOOR_S = 2e-6
+#: a stream sleeps once it owes this much simulated time (sleeping per tiny kernel would be all overhead)
+SLEEP_QUANTUM_S = 5e-4
+#: how much slower the synchronous `cpu` device runs an op than a GPU kernel
+CPU_SLOWDOWN = 8.0
+#: side streams per device before new_stream hands out old ones again (torch's pool holds 32)
+STREAM_POOL = 32
+
+
+@dataclass(frozen=True)
+class Span:
+    """Something that ran on the device, with wall-clock start and end (perf_counter)."""
+
+    what: str  # "kernel" or "copy"
+    stream: str
+    start_s: float
+    end_s: float
+
+
+class Pinned(np.ndarray):
+    """A page-locked host buffer: only copies into these go through the copy engine without the host waiting."""
+
+
+class Event:
+    """A point of a stream: reached when the stream has run everything issued before it."""
+
+    def __init__(self) -> None:
+        self._reached = threading.Event()
+        self._reached.set()  # an event never recorded counts as reached, as in CUDA
+        self.time_s: float | None = None
+
+    def record(self, stream: Stream) -> None:
+        self._reached.clear()
+        stream.submit(self._reach)
+
+    def _reach(self, stream: Stream) -> None:
+        stream.flush()
+        self.time_s = time.perf_counter()
+        self._reached.set()
+
+    def synchronize(self) -> None:
+        self._reached.wait()
+
+
+class Stream:
+    """A FIFO of launches run by one worker thread; `synchronize` waits until it is empty and idle."""
+
+    def __init__(self, device: Device, depth: int, label: str):
+        self.device = device
+        self.label = label
+        self._queue: queue.Queue[Callable[[Stream], None] | None] = queue.Queue(maxsize=depth)
+        self._owed_s = 0.0
+        self._thread = threading.Thread(target=self._work, name=f"streamsim-{device.name}", daemon=True)
+        self._thread.start()
+
+    def submit(self, launch: Callable[[Stream], None]) -> None:
+        self._queue.put(launch)  # blocks while the launch queue is full
+
+    def _work(self) -> None:
+        while True:
+            launch = self._queue.get()
+            try:
+                if launch is None:
+                    return
+                launch(self)
+            except BaseException as exc:  # a failing kernel is the test's failure, reported at the next sync
+                self.device.errors.append(exc)
+            finally:
+                if self._queue.empty():
+                    self.flush()
+                self._queue.task_done()
+
+    def spend(self, seconds: float) -> None:
+        """Simulated time the current kernel takes."""
+        self._owed_s += seconds
+        if self._owed_s >= SLEEP_QUANTUM_S:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._owed_s > 0:
+            time.sleep(self._owed_s)
+            self._owed_s = 0.0
+
+    def synchronize(self) -> None:
+        self._queue.join()
+        self.device.raise_errors()
+
+    def wait_event(self, event: Event) -> None:
+        self.submit(lambda stream: event.synchronize())
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+
+
+class InlineStream(Stream):
+    """The CPU's only stream: a launch runs on the calling thread before `submit` returns."""
+
+    def __init__(self, device: Device):
+        self.device = device
+        self.label = device.name
+        self._owed_s = 0.0
+
+    def submit(self, launch: Callable[[Stream], None]) -> None:
+        launch(self)
+        self.flush()
+
+    def synchronize(self) -> None:
+        return None
+
+    def wait_event(self, event: Event) -> None:
+        event.synchronize()
+
+    def close(self) -> None:
+        return None
+
+
+class Device:
+    """One device: its default and side streams, its copy engine and its caching allocator."""
+
+    def __init__(self, name: str, depth: int, pool: int):
+        self.name = name
+        self.inline = name == "cpu"
+        self.default: Stream = InlineStream(self) if self.inline else Stream(self, depth, f"{name}/default")
+        self.current = self.default
+        self._depth, self._pool = depth, pool
+        self.side: list[Stream] = []
+        self._handed_out = itertools.count()
+        self.copy_engine = threading.Lock()
+        self.errors: list[BaseException] = []
+        self._lock = threading.Lock()
+        self.allocated_bytes = self.peak_bytes = self.reserved_bytes = 0
+        #: when a list: every kernel and copy that ran, as Span(what, stream label, start_s, end_s)
+        self.log: list[Span] | None = None
+
+    def note(self, what: str, stream: Stream, start_s: float) -> None:
+        if self.log is not None:
+            self.log.append(Span(what, stream.label, start_s, time.perf_counter()))
+
+    def new_stream(self) -> Stream:
+        index = next(self._handed_out)
+        if index < self._pool:
+            self.side.append(Stream(self, self._depth, f"{self.name}/side{index}"))
+        return self.side[index % self._pool]
+
+    def streams(self) -> list[Stream]:
+        return [self.default, *self.side]
+
+    def synchronize(self) -> None:
+        for stream in self.streams():
+            stream.synchronize()
+
+    def raise_errors(self) -> None:
+        if self.errors:
+            raise RuntimeError(f"a kernel failed on {self.name}: {self.errors.pop(0)!r}")
+
+    def allocate(self, nbytes: int) -> None:
+        with self._lock:
+            self.allocated_bytes += nbytes
+            self.peak_bytes = max(self.peak_bytes, self.allocated_bytes)
+            self.reserved_bytes = max(self.reserved_bytes, self.allocated_bytes)
+
+    def release(self, nbytes: int) -> None:
+        with self._lock:
+            self.allocated_bytes -= nbytes  # the bytes stay reserved: a caching allocator keeps them
+
+    def new_memory_window(self) -> None:
+        """Empty the cache and reset the peak, as torch.cuda.empty_cache + reset_peak_memory_stats do."""
+        with self._lock:
+            self.reserved_bytes = self.peak_bytes = self.allocated_bytes
+
+    def close(self) -> None:
+        for stream in self.streams():
+            stream.close()
+
+
+def _values(operand: Any) -> Any:
+    return operand.data if isinstance(operand, Array) else operand
+
+
+class Array:
+    """An array on a test device. Its values exist once the kernel that makes it has run (NaN before)."""
+
+    def __init__(self, device: Device, shape: tuple[int, ...], dtype: Any):
+        self.device = device
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.data = np.full(self.shape, np.nan).astype(self.dtype)
+        self.stream: Stream = device.current
+        nbytes = max(self.data.nbytes, 1)
+        device.allocate(nbytes)
+        weakref.finalize(self, device.release, nbytes)
+
+    @property
+    def nbytes(self) -> int:
+        return self.data.nbytes
+
+    # --- launching ------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def launch(device: Device, shape: tuple[int, ...], dtype: Any, seconds: float, compute: Callable[..., Any], *inputs: Any) -> Array:
+        """A new array made by a kernel on the device's current stream."""
+        out = Array(device, shape, dtype)
+
+        def kernel(stream: Stream) -> None:
+            start_s = time.perf_counter()
+            stream.spend(seconds * (CPU_SLOWDOWN if device.inline else 1.0))
+            out.data = np.asarray(compute(*[_values(i) for i in inputs])).astype(out.dtype, copy=False)
+            device.note("kernel", stream, start_s)
+
+        out.stream.submit(kernel)
+        return out
+
+    def _elementwise(self, compute: Callable[..., Any], *others: Any, dtype: Any = None) -> Array:
+        shape = np.broadcast_shapes(self.shape, *(getattr(other, "shape", ()) for other in others))
+        result_dtype = dtype or np.result_type(self.dtype, *(getattr(other, "dtype", self.dtype) for other in others))
+        seconds = max(KERNEL_FLOOR_S, 3 * int(np.prod(shape)) * self.dtype.itemsize / BYTES_PER_S)
+        return Array.launch(self.device, shape, result_dtype, seconds, compute, self, *others)
+
+    def __matmul__(self, other: Array) -> Array:
+        shape = (self.shape[0], other.shape[1])
+        seconds = max(KERNEL_FLOOR_S, 2 * self.shape[0] * self.shape[1] * other.shape[1] / FLOPS_PER_S)
+        return Array.launch(self.device, shape, self.dtype, seconds, np.matmul, self, other)
+
+    def __add__(self, other: Any) -> Array:
+        return self._elementwise(lambda a, b: a + b, other)
+
+    def __sub__(self, other: Any) -> Array:
+        return self._elementwise(lambda a, b: a - b, other)
+
+    def __mul__(self, other: Any) -> Array:
+        return self._elementwise(lambda a, b: a * b, other)
+
+    __radd__, __rmul__ = __add__, __mul__
+
+    def __gt__(self, other: Any) -> Array:
+        return self._elementwise(lambda a, b: a > b, other, dtype=np.bool_)
+
+    def __isub__(self, other: Any) -> Array:
+        def kernel(stream: Stream) -> None:
+            stream.spend(max(KERNEL_FLOOR_S, 3 * self.nbytes / BYTES_PER_S))
+            self.data = (self.data - _values(other)).astype(self.dtype, copy=False)
+
+        self.device.current.submit(kernel)
+        return self
+
+    def __getitem__(self, index: Any) -> Array:
+        shape = np.empty(self.shape, dtype=np.bool_)[index].shape
+        return Array.launch(self.device, shape, self.dtype, KERNEL_FLOOR_S, lambda a: a[index], self)
+
+    @property
+    def T(self) -> Array:  # noqa: N802 - the array API's name
+        return Array.launch(self.device, self.shape[::-1], self.dtype, KERNEL_FLOOR_S, np.transpose, self)
+
+    def mean(self) -> Array:
+        return Array.launch(self.device, (), self.dtype, KERNEL_FLOOR_S, np.mean, self)
+
+    def sum(self, axis: int | None = None) -> Array:
+        shape = np.empty(self.shape, dtype=np.bool_).sum(axis=axis).shape
+        return Array.launch(self.device, shape, self.dtype, KERNEL_FLOOR_S, lambda a: a.sum(axis=axis), self)
+
+    def astype(self, dtype: Any) -> Array:
+        return self._elementwise(lambda a: a, dtype=np.dtype(dtype))
+
+    # --- reading (each waits for the array's stream, like `.item()` on CUDA) --------------------------------
+
+    def item(self) -> float:
+        self.stream.synchronize()
+        return self.data.item()
+
+    def host_values(self) -> np.ndarray:
+        self.stream.synchronize()
+        return self.data.copy()
+
+    def __repr__(self) -> str:
+        return f"streamsim.Array({self.host_values()!r}, device={self.device.name})"
+
+    __str__ = __repr__
+
+
+class Namespace:
+    """The NumPy-like functions training_memory's array path calls, on the current device."""
+
+    def __init__(self, backend: StreamSimBackend):
+        self._backend = backend
+
+    def _fill(self, shape: Any, dtype: Any, value: float) -> Array:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        return Array.launch(self._backend.current_device(), shape, dtype, KERNEL_FLOOR_S, lambda: np.full(shape, value))
+
+    def zeros(self, shape: Any, dtype: Any = "float32") -> Array:
+        return self._fill(shape, dtype, 0.0)
+
+    def ones(self, shape: Any, dtype: Any = "float32") -> Array:
+        return self._fill(shape, dtype, 1.0)
+
+    def maximum(self, a: Array, b: Any) -> Array:
+        return a._elementwise(np.maximum, b)
+
+
+class SimTimer:
+    """Device time between two events recorded on the current stream (a CudaEventTimer's model)."""
+
+    def __init__(self, device: Device):
+        self._device = device
+        self._start, self._stop = Event(), Event()
+
+    def start(self) -> None:
+        self._start.record(self._device.current)
+
+    def stop(self) -> None:
+        self._stop.record(self._device.current)
+
+    def elapsed_s(self) -> float:
+        self._stop.synchronize()
+        self._start.synchronize()
+        assert self._start.time_s is not None and self._stop.time_s is not None
+        return self._stop.time_s - self._start.time_s
+
+
+class StreamSimBackend(Backend):
+    """The test device as a backend: `cuda:N` are asynchronous with streams, `cpu` runs each op at once."""
+
+    name = "streamsim"
+    module = "numpy"
+    dtypes = ("float16", "float32", "float64")
+    threads_settable = False
+
+    def __init__(self, gpus: int = 1, depth: int = LAUNCH_QUEUE_DEPTH, pool: int = STREAM_POOL):
+        self.max_streams = pool
+        self._devices = {name: Device(name, depth, pool) for name in ["cpu", *(f"cuda:{i}" for i in range(gpus))]}
+        self._current = "cuda:0" if gpus else "cpu"
+
+    def close(self) -> None:
+        for device in self._devices.values():
+            device.close()
+
+    def device(self, name: str) -> Device:
+        return self._devices["cuda:0" if name == "cuda" else name]
+
+    def current_device(self) -> Device:
+        return self._devices[self._current]
+
+    # --- Backend --------------------------------------------------------------------------------------------
+
+    def probe(self) -> tuple[DeviceStatus, ...]:
+        return tuple(DeviceStatus(self.name, name, True, "stream-semantics test device") for name in self._devices)
+
+    def is_asynchronous(self, device: str) -> bool:
+        return not self.device(device).inline
+
+    @contextlib.contextmanager
+    def _activated(self, device: str) -> Iterator[None]:
+        previous, self._current = self._current, device
+        try:
+            yield
+        finally:
+            self._current = previous
+
+    def activate(self, device: str) -> ContextManager[Any]:
+        return self._activated(device)
+
+    def random(self, shape: tuple[int, ...], dtype: str, device: str) -> Callable[[], Any]:
+        target = self.device(device)
+        seconds = max(KERNEL_FLOOR_S, int(np.prod(shape)) * 8 / BYTES_PER_S)
+        return lambda: Array.launch(target, shape, dtype, seconds, lambda: np.random.default_rng().standard_normal(shape))
+
+    def ones(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
+        return Array.launch(self.device(device), shape, dtype, KERNEL_FLOOR_S, lambda: np.ones(shape))
+
+    def namespace(self) -> Any:
+        return Namespace(self)
+
+    def barrier(self, device: str) -> None:
+        self.device(device).synchronize()
+
+    def wait(self, array: Any) -> None:
+        array.stream.synchronize()
+
+    def to_host(self, array: Any) -> Any:
+        return array.host_values()
+
+    def same_values(self, array: Any, host: Any) -> bool:
+        return bool(np.array_equal(array.host_values(), np.asarray(host)))
+
+    def timer(self, device: str) -> SimTimer | None:
+        return None if self.device(device).inline else SimTimer(self.device(device))
+
+    @contextlib.contextmanager
+    def _window(self, device: str) -> Iterator[None]:
+        self.device(device).synchronize()
+        self.device(device).new_memory_window()
+        yield
+
+    def memory_window(self, device: str) -> ContextManager[None]:
+        return self._window(device)
+
+    def device_memory(self, device: str) -> dict[str, int]:
+        target = self.device(device)
+        if target.inline:
+            return {}
+        return {"device_peak_bytes": target.peak_bytes, "device_reserved_bytes": target.reserved_bytes}
+
+    def new_stream(self, device: str) -> Any | None:
+        target = self.device(device)
+        return None if target.inline else target.new_stream()
+
+    @contextlib.contextmanager
+    def _on(self, stream: Stream) -> Iterator[None]:
+        device = stream.device
+        previous, device.current = device.current, stream
+        try:
+            yield
+        finally:
+            device.current = previous
+
+    def on_stream(self, stream: Any | None) -> ContextManager[Any]:
+        return self._on(stream) if stream is not None else contextlib.nullcontext()
+
+    def record_event(self, device: str) -> Event:
+        event = Event()
+        event.record(self.device(device).current)
+        return event
+
+    def stream_wait(self, stream: Any | None, event: Any) -> None:
+        if stream is not None:
+            stream.wait_event(event)
+
+    def fork(self, device: str, streams: Iterable[Any | None]) -> None:
+        event = self.record_event(device)
+        for stream in streams:
+            self.stream_wait(stream, event)
+
+    def join(self, device: str, streams: Iterable[Any | None]) -> None:
+        current = self.device(device).current
+        for stream in streams:
+            if stream is not None:
+                event = Event()
+                event.record(stream)
+                current.wait_event(event)
+
+    def pinned_empty(self, shape: tuple[int, ...], dtype: str) -> Any:
+        return np.zeros(shape, dtype=dtype).view(Pinned)
+
+    def copy_to_host(self, source: Any, destination: Any, non_blocking: bool) -> None:
+        device = source.device
+        pinned = isinstance(destination, Pinned)
+
+        def copy(stream: Stream) -> None:
+            stream.flush()
+            start_s = time.perf_counter()
+            if pinned:
+                with device.copy_engine:  # one copy at a time, beside whatever the other streams compute
+                    time.sleep(source.nbytes / COPY_BYTES_PER_S)
+            else:
+                stream.spend(source.nbytes / COPY_BYTES_PER_S)
+            destination[...] = source.data
+            device.note("copy", stream, start_s)
+
+        stream = device.current
+        stream.submit(copy)
+        if not (pinned and non_blocking):
+            stream.synchronize()  # a copy into pageable memory (or a blocking one) returns when it is done
+
+    def to_host_nonblocking(self, source: Any) -> Any:
+        host = self.pinned_empty(source.shape, source.dtype.name)  # torch pins the output of .to('cpu', non_blocking=True)
+        self.copy_to_host(source, host, non_blocking=True)
+        return host
