@@ -10,7 +10,7 @@ MXNET_SPEC ?= mxnet==1.9.1 "numpy<1.24"
 # what asyncbench itself needs there (its install_requires less torch, which mxnet cases do not use)
 MXNET_WORKER_DEPS ?= scipy psutil PyYAML click rich
 
-.PHONY: install install-test run quick test gpu-test bench clean mxnet
+.PHONY: install install-test run quick test gpu-test gpu-check bench clean mxnet
 
 install:
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install --quiet "$(TORCH_SPEC)"
@@ -41,6 +41,11 @@ test: install-test mxnet
 
 gpu-test: install-test
 	$(PYTHON) -m pytest -m gpu
+
+# On a CUDA machine: the gpu and streams tests, the suite and every config on torch and cupy, and the
+# fidelity cross-checks, written to results/<gpu-name>/. Without CUDA: one line, exit 0, nothing run.
+gpu-check: install-test
+	$(PYTHON) benchmarks/gpu_check.py
 
 bench: install
 	$(PYTHON) benchmarks/overhead.py
