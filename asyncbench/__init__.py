@@ -1,3 +1,36 @@
-"""asyncbench: measure what asynchronous execution does for (and to) array programs."""
+"""asyncbench: measure what asynchronous execution does for (and to) array programs.
+
+The public API for your own workloads (stable; the built-in workloads use it too):
+
+    from asyncbench import Workload, Param, Metric, Prepared, step
+
+`step` turns a function that issues one step of your work into a workload;
+`Workload` is the full form. Importing these imports no framework.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+__all__ = ["BOOL", "FLOAT", "INT", "INTS", "SHAPE", "STR", "Metric", "Param", "Prepared", "Workload", "step", "__version__"]
+
+_FROM_BASE = {"BOOL", "FLOAT", "INT", "INTS", "SHAPE", "STR", "Metric", "Param", "Prepared", "Workload"}
+
+if TYPE_CHECKING:
+    from asyncbench.step_form import step
+    from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Metric, Param, Prepared, Workload
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported on first use: `asyncbench --help` stays as fast as the package's top."""
+    if name in _FROM_BASE:
+        from asyncbench.workloads import base
+
+        return getattr(base, name)
+    if name == "step":
+        from asyncbench.step_form import step
+
+        return step
+    raise AttributeError(f"module 'asyncbench' has no attribute {name!r}")

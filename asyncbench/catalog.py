@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from rich.markup import escape
 from rich.table import Table
@@ -12,7 +12,9 @@ from asyncbench.backends import DeviceStatus
 from asyncbench.workloads import Workload
 
 
-def workloads_table(workloads: Iterable[Workload]) -> Table:
+def workloads_table(workloads: Iterable[Workload], origins: Mapping[str, str] | None = None) -> Table:
+    """Every workload; `origins` says where a non-built-in one comes from (by workload name)."""
+    origins = origins or {}
     table = Table(title="workloads", title_justify="left", show_lines=True)
     table.add_column("workload", style="bold")
     table.add_column("what it measures")
@@ -23,16 +25,19 @@ def workloads_table(workloads: Iterable[Workload]) -> Table:
         params = "\n".join(
             f"{p.name} = {json.dumps(p.default)}" + (f" / {json.dumps(p.quick)}" if p.quick is not None else "") for p in w.params
         )
-        table.add_row(w.name, w.summary, params, "\n".join(w.variants), "\n".join(m.name for m in w.metrics))
+        summary = w.summary + (f"\n[dim]from {escape(origins[w.name])}[/]" if w.name in origins else "")
+        table.add_row(w.name, summary, params, "\n".join(w.variants), "\n".join(m.name for m in w.metrics))
     return table
 
 
-def workloads_json(workloads: Iterable[Workload]) -> str:
+def workloads_json(workloads: Iterable[Workload], origins: Mapping[str, str] | None = None) -> str:
+    origins = origins or {}
     return json.dumps(
         [
             {
                 "name": w.name,
                 "summary": w.summary,
+                "origin": origins.get(w.name, "built-in"),
                 "params": [
                     {"name": p.name, "kind": p.kind, "default": p.default, "quick": p.quick, "choices": list(p.choices), "help": p.help}
                     for p in w.params

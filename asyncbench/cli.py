@@ -347,15 +347,34 @@ def _save_or_warn(report: Report, path: str) -> None:
 @main.command("list", context_settings=CONTEXT)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def list_workloads(fmt: str) -> None:
-    """Describe every workload: what it measures, its params (default / quick), variants and metrics."""
-    from asyncbench import catalog, render
+    """Describe every workload: what it measures, its params (default / quick), variants and metrics.
+
+    Installed plugins (entry point group asyncbench.workloads) are listed after the built-in ones, with
+    where they come from; one that cannot be loaded is a line saying why.
+    """
+    from pathlib import Path
+
+    from asyncbench import catalog, plugins, render
+    from asyncbench.errors import InputError
     from asyncbench.workloads import WORKLOADS
 
+    shown = [w for key, w in WORKLOADS.items() if not plugins.is_reference(key)]
+    origins, broken = {}, []
+    for plugin in plugins.plugins().values():
+        try:
+            workload = plugins.load(plugins.canonical(plugin.name, Path.cwd()))
+        except InputError as exc:
+            broken.append(f"plugin {plugin.name!r} ({plugin.distribution}, {plugin.target}) cannot be loaded: {exc.message}")
+            continue
+        shown.append(workload)
+        origins[workload.name] = f"plugin {plugin.name!r}: {plugin.target}, installed by {plugin.distribution}"
     with _reader_may_leave():
         if fmt == "json":
-            click.echo(catalog.workloads_json(WORKLOADS.values()))
+            click.echo(catalog.workloads_json(shown, origins))
         else:
-            render.stdout_console().print(catalog.workloads_table(WORKLOADS.values()))
+            render.stdout_console().print(catalog.workloads_table(shown, origins))
+        for line in broken:
+            click.echo(f"asyncbench: warning: {line}", err=True)
 
 
 @main.command(context_settings=CONTEXT)

@@ -22,7 +22,7 @@ import yaml
 
 from asyncbench.backends import BACKENDS, DEVICE_PATTERN
 from asyncbench.errors import InputError, read_text, suggestion
-from asyncbench import gate, results
+from asyncbench import gate, plugins, results
 from asyncbench.model import Expectation, Settings
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Param, Workload
@@ -120,6 +120,8 @@ class _Document:
 
     def __init__(self, text: str, source: str):
         self.source = source
+        # user workloads' file paths are relative to the config's folder (to the working directory for text)
+        self.base_dir = Path(source).resolve().parent if Path(source).is_file() else Path.cwd()
         self.lines: dict[tuple, int] = {}
         try:
             node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -309,19 +311,43 @@ def settings_problem(settings: Settings) -> str | None:
     return None
 
 
+#: how an error about a workload's name says that users' own workloads are named
+YOUR_OWN = "your own: path/to/file.py:Name, package.module:Name, or an installed plugin's name"
+
+
+def _builtin_names() -> list[str]:
+    return [name for name in WORKLOADS if not plugins.is_reference(name)]
+
+
+def _workload_key(doc: _Document | None, value: Any, path: tuple) -> str:
+    """The registry key of a workload name: a built-in's name, or a user workload's canonical reference
+    (file relative to the config's folder, module, or plugin), loaded and validated here."""
+    if isinstance(value, str) and value in WORKLOADS:
+        return value
+    if isinstance(value, str) and (plugins.is_reference(value) or value in plugins.plugins()):
+        base = doc.base_dir if doc is not None else Path.cwd()
+        try:
+            key = plugins.canonical(value, base)
+            plugins.load(key)
+        except InputError as exc:
+            if doc is None:
+                raise InputError(f"-w {value!r}: {exc.message}") from None
+            raise doc.error(f"{value!r}: {exc.message}", path) from None
+        return key
+    message = f"unknown workload {value!r}{suggestion(str(value), _builtin_names())}; known: {', '.join(_builtin_names())}; or {YOUR_OWN}"
+    if doc is None:
+        raise InputError(f"-w {value!r}: {message}")
+    raise doc.error(message, path)
+
+
 def _experiment(doc: _Document, raw: Any, index: int, defaults: Mapping[str, Any], base: Settings) -> Experiment:
     path = ("experiments", index)
     raw = _check_keys(doc, raw, EXPERIMENT_KEYS, path, "an experiment")
     if "workload" not in raw:
-        raise doc.error(f"missing key 'workload' (one of: {', '.join(WORKLOADS)})", path)
-    workload_name = raw["workload"]
-    if not isinstance(workload_name, str) or workload_name not in WORKLOADS:
-        raise doc.error(
-            f"unknown workload {workload_name!r}{suggestion(str(workload_name), WORKLOADS)}; known: {', '.join(WORKLOADS)}",
-            path + ("workload",),
-        )
+        raise doc.error(f"missing key 'workload' (one of: {', '.join(_builtin_names())}, or {YOUR_OWN})", path)
+    workload_name = _workload_key(doc, raw["workload"], path + ("workload",))
     workload = WORKLOADS[workload_name]
-    name = raw.get("name", workload_name)
+    name = raw.get("name", workload.name)
     if not isinstance(name, str) or not name.strip():
         raise doc.error("an experiment name must be a non-empty string", path + ("name",))
     params = _params(doc, workload, raw.get("params", {}), path + ("params",))
@@ -457,18 +483,18 @@ def default_suite() -> Config:
 
 
 def for_workloads(names: Sequence[str]) -> Config:
-    """A config that runs the named workloads with their defaults (`run -w NAME` without CONFIG)."""
-    _check_workload_names(names)
+    """A config that runs the named workloads with their defaults (`run -w NAME` without CONFIG;
+    a file reference is relative to the working directory)."""
+    keys = workload_keys(names)
     text = yaml.safe_dump(
-        {"name": "workloads", "defaults": {"backends": list(BACKENDS)}, "experiments": [{"workload": n} for n in names]}
+        {"name": "workloads", "defaults": {"backends": list(BACKENDS)}, "experiments": [{"workload": k} for k in keys]}
     )
     return loads(text, source="<command line>", default_name="workloads")
 
 
-def _check_workload_names(names: Iterable[str]) -> None:
-    for name in names:
-        if name not in WORKLOADS:
-            raise InputError(f"-w {name!r}: unknown workload{suggestion(name, WORKLOADS)}; known: {', '.join(WORKLOADS)}")
+def workload_keys(names: Iterable[str]) -> list[str]:
+    """The registry keys of `-w` names (built-in, file, module or plugin), each loaded; InputError for a bad one."""
+    return [_workload_key(None, name, ()) for name in names]
 
 
 def parse_set(text: str) -> tuple[str | None, str, list[Any]]:
@@ -516,7 +542,7 @@ def apply_overrides(
 ) -> Config:
     """The command line's say over a config: filter workloads, replace backends/devices,
     --set params or settings, and --quick (small sizes, few samples; --set still wins)."""
-    _check_workload_names(workloads)
+    workloads = workload_keys(workloads)
     for name in backends:
         if name not in BACKENDS:
             raise InputError(f"-b {name!r}: unknown backend{suggestion(name, BACKENDS)}; known: {', '.join(BACKENDS)}")

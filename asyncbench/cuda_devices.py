@@ -23,14 +23,8 @@ from asyncbench import isolation
 # A child that imports torch and reads device properties takes a few seconds at most; a hung driver must not hang the run.
 QUERY_TIMEOUT_S = 60.0
 
-_QUERY = """
-import json, torch
-print(json.dumps([
-    {"name": torch.cuda.get_device_name(i), "memory_bytes": torch.cuda.get_device_properties(i).total_memory,
-     "capability": ".".join(map(str, torch.cuda.get_device_capability(i)))}
-    for i in range(torch.cuda.device_count())
-]))
-"""
+#: what the child runs: the same query, printed as JSON
+_QUERY = "import json; from asyncbench.cuda_devices import _ask_here; print(json.dumps(_ask_here()))"
 
 
 @dataclass(frozen=True)

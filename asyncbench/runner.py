@@ -20,11 +20,11 @@ import dataclasses
 import gc
 from typing import Any, Callable, Iterator, Mapping
 
-from asyncbench import environment, gate, isolation, memory, rounds, sanity, stats, units
+from asyncbench import environment, gate, isolation, memory, plugins, rounds, sanity, stats, units
 from asyncbench.backends import Backend, get_backend
 from asyncbench.backends.base import DeviceTimer
 from asyncbench.config import Config, Experiment
-from asyncbench.errors import describe_failure
+from asyncbench.errors import InputError, describe_failure
 from asyncbench.model import ERROR, OK, SKIPPED, Case, Memory, Result, Samples, VariantResult
 from asyncbench.timing import Progress, measure
 from asyncbench.workloads import WORKLOADS
@@ -154,7 +154,8 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
         if measured.verifies:
             metrics = {**metrics, "verified": 0.0 if measured.problem else 1.0}
     except Exception as exc:  # a failing case is a row; the run goes on
-        return _row(case, ERROR, describe_failure(exc), note=note, asynchronous=asynchronous)
+        reason = describe_failure(exc) + (plugins.place_in_user_code(exc, case.workload) if plugins.is_reference(case.workload) else "")
+        return _row(case, ERROR, reason, note=note, asynchronous=asynchronous)
     finally:
         if prepared is not None and prepared.close is not None:
             prepared.close()
@@ -166,14 +167,21 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
     return _row(case, OK, **fields)
 
 
-def run_case_in_worker(case: Case, workload: Workload, on_progress: Callable[[Progress], None] | None = None) -> Result:
-    """run_case as a worker process calls it: the backend is looked up there (backends hold modules, not picklable)."""
+def run_case_in_worker(case: Case, workload: Workload | None = None, on_progress: Callable[[Progress], None] | None = None) -> Result:
+    """run_case as a worker process calls it: the backend is looked up there (backends hold modules, not
+    picklable), and so is a user's workload (None here): it is imported again from its file or module."""
+    if workload is None:
+        try:
+            workload = plugins.find(case.workload)
+        except InputError as exc:  # the user's file changed or vanished since the run started
+            return _row(case, ERROR, f"cannot load the workload in the worker: {exc}")
     return run_case(case, workload, get_backend(case.backend), on_progress)
 
 
 def _run_isolated(worker: isolation.Worker, case: Case, workload: Workload, on_progress: Callable[[Progress], None] | None) -> Result:
+    sent = None if plugins.is_reference(case.workload) else workload  # a user's class may not be importable by name there
     try:
-        result = worker.call((case, workload), case.settings.timeout_s, on_progress)
+        result = worker.call((case, sent), case.settings.timeout_s, on_progress)
     except isolation.WorkerLost as lost:
         progress = lost.last_progress
         where = f"measuring, at least {progress.rounds} round(s) done" if progress is not None else "setting up or in its first samples"

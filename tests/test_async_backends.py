@@ -112,7 +112,7 @@ def test_a_worker_under_a_named_python_with_extra_variables_runs_cases():
     experiment = config.Experiment("s", "sync_async", ("numpy",), ("cpu",), {**runner.WORKLOADS["sync_async"].defaults(quick=True)}, SETTINGS)
     ((case, _),) = runner.plan(config.Config("t", "<t>", (experiment,)), {"numpy": get_backend("numpy")})
     try:
-        result = worker.call((case, runner.WORKLOADS["sync_async"]), timeout_s=120)
+        result = worker.call((case,), timeout_s=120)
     finally:
         worker.close()
     assert result.status == OK and result.metrics["speedup"] > 0

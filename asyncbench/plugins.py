@@ -1,0 +1,189 @@
+"""Workloads from outside the package: a file, a module, or an installed plugin.
+
+Three ways to name one, everywhere a built-in name goes (`workload:` in a
+config, `-w` on the command line):
+- `path/to/file.py:Name` — a file, relative to the config file's folder (to
+  the working directory on the command line);
+- `package.module:Name` — an importable module;
+- `NAME` — an installed plugin: an entry point of the group
+  `asyncbench.workloads` (`NAME = package.module:Name`).
+`Name` is a Workload subclass, a Workload instance (what `@asyncbench.step`
+makes), or a plain step function (taken as `step(function)`).
+
+A reference resolves to a canonical one — an absolute file path or a module
+path, plus the attribute — which is what experiments, cases and worker
+processes carry: a worker imports the same file or module again (user
+workloads are not pickled). Loaded workloads join the process's registry
+(`WORKLOADS`) under their canonical reference, so the runner, the gates and
+the renderer treat them like the built-in ones.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.metadata
+import importlib.util
+import inspect
+import re
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from asyncbench.errors import InputError
+from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads.base import Workload
+
+ENTRY_POINT_GROUP = "asyncbench.workloads"
+MODULE_PATH = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """An installed plugin: its entry point and the distribution that provides it."""
+
+    name: str
+    target: str  # package.module:Name
+    distribution: str
+
+
+def is_reference(text: str) -> bool:
+    """Whether a workload name is a file or module reference (built-in and plugin names have no ':')."""
+    return ":" in text or text.endswith(".py")
+
+
+def plugins() -> dict[str, Plugin]:
+    """Installed plugins by name (the entry point group `asyncbench.workloads`)."""
+    found = {}
+    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        distribution = entry.dist.name if getattr(entry, "dist", None) is not None else "?"
+        found.setdefault(entry.name, Plugin(entry.name, entry.value, distribution))
+    return found
+
+
+def canonical(text: str, base_dir: Path) -> str:
+    """The canonical reference for a name as the user wrote it: '/abs/file.py:Name' or 'pkg.mod:Name'.
+
+    Raises InputError (one line, saying what to fix) for a malformed reference or a missing file.
+    """
+    if not is_reference(text):
+        plugin = plugins().get(text)
+        if plugin is None:
+            raise InputError(f"unknown workload {text!r}")
+        return plugin.target
+    where, colon, attribute = text.rpartition(":")
+    if not colon or not attribute.isidentifier() or not where:
+        raise InputError("a workload reference is path/to/file.py:Name or package.module:Name")
+    if where.endswith(".py") or "/" in where or "\\" in where:
+        path = (base_dir / where).expanduser().resolve()
+        if not path.is_file():
+            raise InputError(f"no such file {path}")
+        return f"{path}:{attribute}"
+    if not MODULE_PATH.match(where):
+        raise InputError(f"{where!r} is neither a .py file nor a module path")
+    return f"{where}:{attribute}"
+
+
+def _module_name(path: Path) -> str:
+    """A module name of its own for a user file, so two files named alike do not clash."""
+    return f"asyncbench_user_{abs(hash(str(path))):x}_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}"
+
+
+def _import(where: str) -> Any:
+    if where.endswith(".py"):
+        path = Path(where)
+        name = _module_name(path)
+        if name in sys.modules:
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise InputError(f"{path.name} cannot be imported as Python")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        if str(path.parent) not in sys.path:
+            sys.path.append(str(path.parent))  # so the file can import its neighbours
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        return module
+    return importlib.import_module(where)
+
+
+def _user_file(where: str) -> str | None:
+    """The file of a reference's module: the path itself, or an imported module's __file__."""
+    if where.endswith(".py"):
+        return where
+    module = sys.modules.get(where)
+    return getattr(module, "__file__", None)
+
+
+def place_in_user_code(exc: BaseException, reference: str) -> str:
+    """' (at file.py:12 in setup)': the innermost frame of the traceback in the user's file, or ''."""
+    user_file = _user_file(reference.rpartition(":")[0])
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if user_file is not None and f.filename == user_file]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f" (at {Path(frame.filename).name}:{frame.lineno} in {frame.name})"
+
+
+def import_failure(exc: BaseException, where: str) -> str:
+    """An exception raised while importing the user's code, as one line with its place in their file."""
+    name = Path(where).name if where.endswith(".py") else where
+    if isinstance(exc, SyntaxError):
+        return f"cannot import {name}: SyntaxError: {exc.msg} (line {exc.lineno})"
+    return f"cannot import {name}: {type(exc).__name__}: {exc}{place_in_user_code(exc, where + ':_')}"
+
+
+def as_workload(value: Any, reference: str) -> Workload:
+    """What a reference names, as a workload: a Workload instance, a subclass (instantiated) or a step function."""
+    if isinstance(value, Workload):
+        return value
+    if inspect.isclass(value) and issubclass(value, Workload):
+        if inspect.isabstract(value):
+            missing = ", ".join(sorted(value.__abstractmethods__))
+            raise InputError(f"{value.__name__} does not define {missing}, which a Workload subclass must")
+        return value()
+    if inspect.isfunction(value):
+        from asyncbench.step_form import StepWorkload
+
+        return StepWorkload(value)
+    raise InputError(
+        f"{reference.rpartition(':')[2]!r} is a {type(value).__name__} value, not a workload: name a Workload subclass, "
+        "a function decorated with @asyncbench.step, or a step function"
+    )
+
+
+@functools.cache
+def load(reference: str) -> Workload:
+    """The workload a canonical reference names, imported once per process and added to WORKLOADS."""
+    where, _, attribute = reference.rpartition(":")
+    try:
+        module = _import(where)
+    except InputError:
+        raise
+    except ModuleNotFoundError as exc:
+        if where.endswith(".py") or exc.name != where.split(".")[0]:
+            raise InputError(import_failure(exc, where)) from None
+        raise InputError(f"no module named {where!r} (is it installed, or on PYTHONPATH?)") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module failed at import: say where, never a traceback
+        raise InputError(import_failure(exc, where)) from None
+    if not hasattr(module, attribute):
+        names = [n for n, v in vars(module).items() if isinstance(v, Workload) or (inspect.isclass(v) and issubclass(v, Workload) and v is not Workload)]
+        hint = f"; it has {', '.join(names)}" if names else ""
+        raise InputError(f"{Path(where).name if where.endswith('.py') else where} has no {attribute!r}{hint}")
+    workload = as_workload(getattr(module, attribute), reference)
+    if not workload.name or not isinstance(workload.name, str):
+        raise InputError("the workload has no `name`")
+    WORKLOADS[reference] = workload
+    return workload
+
+
+def find(key: str) -> Workload:
+    """A built-in workload by name or a user workload by canonical reference (loading it if need be)."""
+    return WORKLOADS.get(key) or load(key)
+

@@ -1,0 +1,151 @@
+"""Users' own workloads: the public API, the step form, the three ways to name one, and the examples."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import asyncbench
+from asyncbench import plugins
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+STEP_FILE = '''
+import asyncbench
+
+
+@asyncbench.step(sync_every=(0, 2, 1), steps=4)
+def product(backend, device, params):
+    """A 64² product per step."""
+    x = backend.random((64, 64), "float32", device)()
+    return lambda: x @ x
+
+
+@asyncbench.step
+def raises(backend, device, params):
+    raise ValueError("no data here")
+
+
+class NotAWorkload:
+    pass
+'''
+
+
+def asyncbench_cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "asyncbench", *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A fresh directory outside the repository: a workload file and a config beside it."""
+    (tmp_path / "mine.py").write_text(STEP_FILE)
+    (tmp_path / "mine.yaml").write_text(textwrap.dedent("""\
+        defaults: {backends: [numpy], devices: [cpu], max_time_s: 0.5}
+        experiments:
+          - workload: mine.py:product
+            sweep: {steps: [2, 4]}
+            expect:
+              - illusion < 100
+          - workload: mine.py:raises
+    """))
+    return tmp_path
+
+
+def test_the_public_api_is_importable_from_the_package_top():
+    from asyncbench import Metric, Param, Prepared, Workload, step
+
+    assert Workload.__module__ == "asyncbench.workloads.base" and callable(step)
+    assert {Metric, Param, Prepared} <= {getattr(asyncbench, n) for n in ("Metric", "Param", "Prepared")}
+
+
+def test_a_user_workload_beside_its_config_runs_sweeps_and_gates_and_a_raising_setup_is_an_error_row(project):
+    done = asyncbench_cli("run", "mine.yaml", "-o", "r.json", "--no-progress", cwd=project)
+    assert done.returncode == 3, done.stderr  # one case errored; the others ran and were saved
+    report = json.loads((project / "r.json").read_text())
+    by_id = {r["id"]: r for r in report["results"]}
+    swept = [r for r in report["results"] if r["experiment"] == "product"]
+    assert [r["params"]["steps"] for r in swept] == [2, 4] and all(r["status"] == "ok" for r in swept)
+    for result in swept:
+        assert set(result["variants"]) == {"sync_every=0", "sync_every=2", "sync_every=1"}
+        variant = result["variants"]["sync_every=0"]
+        assert variant["issue_s"]["median"] > 0 and variant["done_s"]["median"] > 0
+        assert variant["memory"]["host_rss_bytes"] > 0
+        assert {"step_s_k0", "slowdown_k1", "illusion"} <= set(result["metrics"])
+        assert result["checks"][0]["verdict"] == "pass"
+    (failed,) = [r for r in by_id.values() if r["experiment"] == "raises"]
+    assert failed["status"] == "error" and failed["reason"] == "ValueError: no data here (at mine.py:14 in raises)"
+
+
+def test_a_file_named_on_the_command_line_runs_without_a_config(project):
+    done = asyncbench_cli("run", "-w", "mine.py:product", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert "1 case: 1 ok" in done.stdout and "step_s_k0" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "reference, message",
+    [
+        ("nope.py:product", "no such file"),
+        ("mine.py:missing", "mine.py has no 'missing'; it has product, raises"),
+        ("mine.py:NotAWorkload", "'NotAWorkload' is a type value, not a workload"),
+        ("mine.py", "a workload reference is path/to/file.py:Name or package.module:Name"),
+        ("no_such_package.module:Thing", "no module named 'no_such_package.module'"),
+        ("broken.py:x", "cannot import broken.py: ZeroDivisionError: division by zero (at broken.py:2 in <module>)"),
+    ],
+)
+def test_each_naming_mistake_is_one_line_and_exit_2(project, reference, message):
+    (project / "broken.py").write_text("import math\nRATE = 1 / 0\n")
+    done = asyncbench_cli("run", "-w", reference, "-b", "numpy", "-d", "cpu", cwd=project)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    (project / "bad.yaml").write_text(f"experiments:\n  - name: x\n    workload: {reference}\n")
+    validated = asyncbench_cli("validate", "bad.yaml", cwd=project)
+    assert validated.returncode == 2 and "bad.yaml:3: experiments[0].workload:" in validated.stderr and message in validated.stderr
+
+
+def test_an_installed_plugin_is_listed_with_where_it_comes_from_and_runs_by_name(tmp_path):
+    (tmp_path / "plugin_mod.py").write_text(STEP_FILE)
+    info = tmp_path / "myplugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myplugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[asyncbench.workloads]\nproduct = plugin_mod:product\n")
+    env = {"PYTHONPATH": str(tmp_path)}
+    listed = asyncbench_cli("list", "--format", "json", cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr
+    (entry,) = [w for w in json.loads(listed.stdout) if w["name"] == "product"]
+    assert entry["origin"] == "plugin 'product': plugin_mod:product, installed by myplugin"
+    done = asyncbench_cli("run", "-w", "product", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", cwd=tmp_path, env=env)
+    assert done.returncode == 0 and "1 case: 1 ok" in done.stdout, done.stderr
+
+
+def test_a_step_that_returns_no_callable_is_an_error_row(tmp_path):
+    from asyncbench import step
+    from asyncbench.backends import get_backend
+
+    workload = step(lambda backend, device, params: 42, name="returns_a_number")
+    with pytest.raises(TypeError, match="must return the callable that issues one step, not int"):
+        workload.setup(get_backend("numpy"), "cpu", workload.defaults())
+
+
+def test_a_plain_function_is_taken_as_a_step(tmp_path):
+    (tmp_path / "plain.py").write_text("def work(backend, device, params):\n    return lambda: None\n")
+    workload = plugins.load(plugins.canonical("plain.py:work", tmp_path))
+    assert workload.name == "work" and workload.param("sync_every").default == [0, 4, 1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", ["torch-training-step.yaml", "data-pipeline.yaml"])
+def test_the_examples_run_on_the_cpu_and_pass_their_gates(config, tmp_path):
+    done = asyncbench_cli("run", str(EXAMPLES / config), "--quick", "-d", "cpu", "-o", str(tmp_path / "r.json"), "--no-progress", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert results and all(r["status"] == "ok" and r["checks"] and r["checks"][0]["verdict"] == "pass" for r in results)
