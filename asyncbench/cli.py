@@ -102,6 +102,7 @@ Examples:
   asyncbench run my.yaml --set n_ops=100 --set matmul.size=2048
   asyncbench run -w sync_async --set n_ops=10,100,1000,10000 --plot knee.png     a sweep
   asyncbench run configs/ci-gate.yaml -o new.json --baseline old.json --markdown summary.md
+  asyncbench run -w matmul -b jax -d cpu --trace traces/                timelines for ui.perfetto.dev
 """,
 )
 @click.argument("configs", nargs=-1, type=click.Path(dir_okay=False))
@@ -133,6 +134,11 @@ Examples:
     help="Run cases in this process, not in a worker: starts about a second sooner, but timeout_s is not enforced "
     "and a case that crashes or poisons the CUDA context takes the rest of the run with it.",
 )
+@click.option(
+    "--trace", "trace_dir", type=click.Path(file_okay=False), metavar="DIR",
+    help="After each case is measured, run every variant once more under its backend's profiler and write a "
+    "Chrome-trace timeline per variant into DIR (open in ui.perfetto.dev).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress display on stderr.")
 @_guard
 def run(
@@ -152,6 +158,7 @@ def run(
     strict: bool,
     allow_inconclusive: bool,
     in_process: bool,
+    trace_dir: str | None,
     no_progress: bool,
 ) -> None:
     """Run experiments from CONFIG files (default: the built-in suite) and print the results.
@@ -169,7 +176,7 @@ def run(
 
     from rich.console import Console
 
-    from asyncbench import compare, distributed, outcome, render, results
+    from asyncbench import compare, distributed, outcome, render, results, trace
 
     _unsaved.clear()
     plan = _load_plan(configs, workloads, devices, backends, sets, quick)
@@ -183,9 +190,10 @@ def run(
         in_process = True  # torchrun started this process to be a rank: it is the worker
     exports = Exports(output, markdown_path, csv_path, github_path, plot_path)
     exports.check(plan)
+    traces = str(trace.check_directory(trace_dir)) if trace_dir else None
     threshold = compare.parse_threshold(max_regression)
     base_report = results.load(baseline) if baseline else None
-    report, stopped_by = _execute(plan, output, progress=not no_progress, isolate=not in_process)
+    report, stopped_by = _execute(plan, output, progress=not no_progress, isolate=not in_process, trace_dir=traces)
     comparison = compare.compare(base_report, report, threshold) if base_report is not None else None
     judge = functools.partial(outcome.judge, report, strict=strict, allow_inconclusive=allow_inconclusive, comparison=comparison)
     exports.write(report, comparison, judge())
@@ -291,7 +299,7 @@ def _load_plan(
     return config.apply_overrides(merged, workloads=workloads, backends=backends, devices=devices, sets=sets, quick=quick)
 
 
-def _execute(plan: config.Config, output: str | None, progress: bool, isolate: bool) -> tuple[Report, int | None]:
+def _execute(plan: config.Config, output: str | None, progress: bool, isolate: bool, trace_dir: str | None = None) -> tuple[Report, int | None]:
     """Run the plan, saving after every case.
 
     On Ctrl-C (SIGINT) or SIGTERM, save what finished, marked interrupted,
@@ -316,7 +324,9 @@ def _execute(plan: config.Config, output: str | None, progress: bool, isolate: b
     previous_handler = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         with display:
-            runner.run(plan, isolate=isolate, on_start=display.start, on_progress=display.update, on_result=save_partial)
+            runner.run(
+                plan, isolate=isolate, trace_dir=trace_dir, on_start=display.start, on_progress=display.update, on_result=save_partial
+            )
     except KeyboardInterrupt as stop:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the save short
         interrupted = dataclasses.replace(report, results=tuple(finished), interrupted=True)

@@ -15,7 +15,7 @@ import json
 
 from typing import Any, Mapping
 
-from asyncbench import compare, comparison_view, gate, outcome, render, units
+from asyncbench import bars, compare, comparison_view, gate, outcome, render, units
 from asyncbench.model import CLOCKS, OK, SKIPPED, Memory, Report
 
 #: one unit for every entry: a tracked series must not change unit when a time crosses 1 s or 1 ms
@@ -76,9 +76,14 @@ def markdown(report: Report, comparison: compare.Comparison | None = None, verdi
                 text = render.reading(result)
                 on = f" ({result.note})" if result.note else ""
                 lines.append(f"- **{who}**{on}: {render.metric_line(result)}" + (f" — {text}" if text else ""))
+            drawn = bars.clock_bars(result)
+            if drawn:
+                lines += ["", "  ```text", *(f"  {line}" for line in drawn), "  ```", ""]
             note = render.sampling_note(result)
             if note:
                 lines.append(f"  - ⚠️ {note}")
+            if result.traces:
+                lines.append(f"  - traced ({result.trace_detail}): `{render.trace_files(result)}` — open in ui.perfetto.dev")
             lines += [f"  - ⚠️ {warning}" for warning in result.warnings]
             for check in result.checks:
                 lines.append(f"  - {MARKDOWN_MARK.get(check.get('verdict'), '❌')} `{check.get('expect')}`: {check.get('detail', '')}")

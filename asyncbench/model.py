@@ -69,6 +69,8 @@ class Case:
     params: Mapping[str, Any]
     settings: Settings
     expect: tuple[Expectation, ...] = ()
+    #: where `--trace` writes each variant's timeline after the case is measured (None: no tracing)
+    trace_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -186,8 +188,11 @@ class Result:
     unavailable: bool = False
     #: whether the backend's ops return before they finish on this device (None: not known, e.g. skipped)
     asynchronous: bool | None = None
-    #: sanity checks this result fails (sanity.py): device time above done time, ...; empty when all hold
+    #: sanity checks this result fails (sanity.py): device time above done time, ...; a trace that failed; empty when all hold
     warnings: tuple[str, ...] = ()
+    #: variant -> trace file written by --trace, and what the files hold (the profiler, or why harness ranges only)
+    traces: Mapping[str, str] = field(default_factory=dict)
+    trace_detail: str | None = None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 from itertools import groupby
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from rich.console import Console
@@ -26,7 +27,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from asyncbench import gate, outcome, units
+from asyncbench import bars, gate, outcome, units
 from asyncbench.errors import EXIT_OK
 from asyncbench.model import ERROR, OK, SKIPPED, STOPPED_BY_NOISE, Case, Report, Result, Stats, VariantResult
 from asyncbench.timing import Progress as MeasureProgress
@@ -210,6 +211,13 @@ def check_text(check: Mapping[str, Any]) -> str:
     return f"{mark} {escape(str(check.get('expect')))}: {escape(str(check.get('detail', '')))}"
 
 
+def trace_files(result: Result) -> str:
+    """The trace files of a case: the folder once, then each file's name."""
+    paths = [Path(p) for p in result.traces.values()]
+    folder = paths[0].parent
+    return f"{folder}/" + (paths[0].name if len(paths) == 1 else "{" + ", ".join(p.name for p in paths) + "}")
+
+
 def print_case(console: Console, result: Result, swept: Sequence[str]) -> None:
     """The lines under a table for one case: metrics, reading, sampling note, checks (or why it did not run)."""
     who = case_label(result, swept)
@@ -222,9 +230,15 @@ def print_case(console: Console, result: Result, swept: Sequence[str]) -> None:
         text = reading(result)
         if text:
             say(console, f"    [italic]{escape(text)}[/]")
+    for line in bars.clock_bars(result):
+        console.print(f"      [dim]{escape(line)}[/]", soft_wrap=True, highlight=False)
     note = sampling_note(result)
     if note:
         say(console, f"    [yellow]{escape(note)}[/]")
+    if result.traces:
+        say(console, f"    [cyan]traced ({escape(result.trace_detail or '')}): {escape(trace_files(result))} — open in ui.perfetto.dev[/]")
+    elif result.trace_detail:
+        say(console, f"    [cyan]{escape(result.trace_detail)}[/]")
     for warning in result.warnings:
         say(console, f"    [bold yellow]⚠ {escape(warning)}[/]")
     for check in result.checks:

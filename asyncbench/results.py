@@ -28,7 +28,8 @@ TOOL_NAME = "asyncbench"
 # History: 1 — first version (2026-11). 2 — `bounds` (95% intervals of metrics), `sampling`
 # (why measuring stopped), `unavailable`, `asynchronous`; a clock's ci_low/ci_high is null
 # when there were too few samples for a 95% CI (version 1 called [min, max] one); `warnings` (sanity checks
-# a result fails; absent in files written before it, read as none). Version 1 files are read.
+# a result fails; absent in files written before it, read as none), `traces` and `trace_detail` (--trace).
+# Version 1 files are read.
 SCHEMA_VERSION = 2
 
 
@@ -93,6 +94,8 @@ def result_to_dict(result: Result) -> dict[str, Any]:
         "unavailable": result.unavailable,
         "asynchronous": result.asynchronous,
         "warnings": list(result.warnings),
+        "traces": dict(result.traces),
+        "trace_detail": result.trace_detail,
     }
 
 
@@ -202,6 +205,8 @@ def result_from_dict(raw: Mapping[str, Any]) -> Result:
         unavailable=bool(raw.get("unavailable", False)),
         asynchronous=raw.get("asynchronous"),
         warnings=tuple(str(w) for w in raw.get("warnings") or ()),
+        traces={str(k): str(v) for k, v in (raw.get("traces") or {}).items()},
+        trace_detail=raw.get("trace_detail"),
     )
 
 

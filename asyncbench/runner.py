@@ -20,7 +20,7 @@ import dataclasses
 import gc
 from typing import Any, Callable, Iterator, Mapping
 
-from asyncbench import environment, gate, isolation, memory, plugins, rounds, sanity, stats, units
+from asyncbench import environment, gate, isolation, memory, plugins, rounds, sanity, stats, trace, units
 from asyncbench.backends import Backend, get_backend
 from asyncbench.backends.base import DeviceTimer
 from asyncbench.config import Config, Experiment
@@ -131,7 +131,10 @@ def _measure_here(
     samples, sampling = measure(prepared.variants, prepared.sync, make_timer, case.settings, on_progress, decided=decided)
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
-    return Measured(samples, memories, sampling, verifies=prepared.verify is not None, problem=problem, note=prepared.note)
+    traced = trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir) if case.trace_dir else None
+    return Measured(
+        samples, memories, sampling, verifies=prepared.verify is not None, problem=problem, note=prepared.note, traced=traced
+    )
 
 
 def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Callable[[Progress], None] | None = None) -> Result:
@@ -162,6 +165,10 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
         del prepared
         gc.collect()
     fields = dict(variants=variants, metrics=metrics, bounds=bounds, note=note, sampling=measured.sampling, asynchronous=asynchronous)
+    if measured.traced is not None:
+        fields.update(traces=measured.traced.files, trace_detail=measured.traced.detail, warnings=measured.traced.warnings)
+    elif case.trace_dir:
+        fields.update(trace_detail="not traced: the case measured itself in other processes (its ranks)")
     if measured.problem:
         return _row(case, ERROR, f"verification failed: {measured.problem}", **fields)
     return _row(case, OK, **fields)
@@ -195,14 +202,15 @@ def run(
     config: Config,
     *,
     isolate: bool = False,
+    trace_dir: str | None = None,
     on_start: Callable[[int, int, Case], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     on_result: Callable[[Result], None] | None = None,
 ) -> list[Result]:
-    """Run every case of `config` in order (each in a worker process with `isolate`);
-    return (and stream through on_result) the results."""
+    """Run every case of `config` in order (each in a worker process with `isolate`; each variant traced
+    into `trace_dir` after it is measured); return (and stream through on_result) the results."""
     backends = {name: get_backend(name) for e in config.experiments for name in e.backends}
-    cases = list(plan(config, backends))
+    cases = [(dataclasses.replace(case, trace_dir=trace_dir), skip) for case, skip in plan(config, backends)]
     synchronizing = environment.synchronizing_variables()
     results = []
     workers: dict[tuple[Any, ...], isolation.Worker] = {}
@@ -229,7 +237,7 @@ def run(
                 result = run_case(case, workload, backends[case.backend], on_progress)
             else:
                 result = _run_isolated(worker, case, workload, on_progress)
-            result = dataclasses.replace(result, warnings=sanity.warnings_of(result, workload, synchronizing))
+            result = dataclasses.replace(result, warnings=(*result.warnings, *sanity.warnings_of(result, workload, synchronizing)))
             if case.expect:
                 result = dataclasses.replace(result, checks=gate.evaluate(case.expect, result, workload))
             results.append(result)

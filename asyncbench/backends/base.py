@@ -245,6 +245,13 @@ class Backend(ABC):
         (torch: peak allocated and peak reserved; cupy: peak in use, pool used and held)."""
         return {}
 
+    #: why `--trace` gets only the harness's ranges on this backend (None where `profiler` gives one)
+    no_profiler: str | None = "it has no profiler of its own"
+
+    def profiler(self, device: str) -> Any | None:
+        """The framework's profiler for one traced run (profilers.py), or None: harness ranges only."""
+        return None
+
     def is_asynchronous(self, device: str) -> bool:
         """Whether ops return before they finish on this device."""
         return device.startswith("cuda")

@@ -140,3 +140,11 @@ class JaxBackend(Backend):
 
     def is_asynchronous(self, device: str) -> bool:
         return self._async_dispatch() if device.startswith("cpu") else True
+
+    no_profiler = None
+
+    def profiler(self, device: str) -> Any:
+        from asyncbench.profilers import JaxProfiler
+
+        _jax()  # configured before its backend starts
+        return JaxProfiler()

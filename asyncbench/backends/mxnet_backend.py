@@ -143,3 +143,5 @@ class MxnetBackend(Backend):
 
     def is_asynchronous(self, device: str) -> bool:
         return os.environ.get("MXNET_ENGINE_TYPE") != "NaiveEngine"
+
+    no_profiler = "the mxnet 1.9.1 wheel is built without its profiler (feature PROFILER off)"

@@ -178,3 +178,10 @@ class TorchBackend(Backend):
         previous = torch.get_num_threads()
         torch.set_num_threads(count)
         return previous
+
+    no_profiler = None
+
+    def profiler(self, device: str) -> Any:
+        from asyncbench.profilers import TorchProfiler
+
+        return TorchProfiler(device)

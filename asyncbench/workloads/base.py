@@ -94,6 +94,7 @@ class Measured:
     verifies: bool = False  # the workload checked its results: a `verified` metric is added
     problem: str | None = None  # what verification found wrong, if anything
     note: str | None = None
+    traced: Any = None  # trace.Traced, when --trace asked for timelines
 
 
 #: per-variant metrics are declared once with a K placeholder: epoch_s_k1, epoch_s_k2 -> epoch_s_kK

@@ -1,0 +1,114 @@
+"""`--trace DIR`: after a case is measured, each variant once more under its backend's profiler.
+
+The run is bracketed by the harness's own ranges — `asyncbench: issue`
+(until the variant returned), `asyncbench: sync` (the wait for every device
+and stream) and `asyncbench: done` (a mark when it is over) — so the
+illusion is visible at a glance next to the framework's lanes: on an
+asynchronous backend the issue range ends long before the work on the
+device does. With a profiler (torch, JAX) the ranges go into the
+framework's own timeline; without one the file holds the harness's ranges
+alone. One Chrome-trace JSON file per case and variant, written atomically;
+it opens in the Perfetto UI (ui.perfetto.dev) and in chrome://tracing.
+Tracing never runs during the timed samples, and a profiler that fails is
+a warning on the row: the measurement stands.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, ContextManager, Mapping
+
+from asyncbench.backends.base import Backend
+from asyncbench.errors import InputError, describe_failure
+
+ISSUE, SYNC, DONE = "asyncbench: issue", "asyncbench: sync", "asyncbench: done"
+HARNESS_RANGES = (ISSUE, SYNC, DONE)
+SUFFIX = ".trace.json"
+
+
+@dataclass(frozen=True)
+class Traced:
+    """What tracing a case produced: variant -> file, what the files hold, and what went wrong."""
+
+    files: Mapping[str, str]
+    detail: str  # "torch.profiler" / "harness ranges only: numpy has no profiler ..."
+    warnings: tuple[str, ...] = ()
+
+
+def file_name(case_id: str, variant: str) -> str:
+    """A file name from the case id and variant: `matmul[torch,cpu,size=64].matmul.trace.json`, safe on any filesystem."""
+    return re.sub(r"[^\w.,=+\[\]-]+", "_", f"{case_id}.{variant}") + SUFFIX
+
+
+def check_directory(directory: str | Path) -> Path:
+    """The trace directory, created and proven writable before anything runs (InputError otherwise)."""
+    path = Path(directory).expanduser().resolve()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".asyncbench-probe"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(f"--trace {directory}: cannot write there: {exc.strerror or exc}") from None
+    return path
+
+
+def _harness_trace(marks: list[tuple[str, float, float]]) -> dict[str, Any]:
+    """A Chrome trace of the harness's ranges alone (times in µs from the start of the run)."""
+    origin = marks[0][1]
+    events: list[dict[str, Any]] = [
+        {"name": "process_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "asyncbench harness"}},
+        {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "frontend (the Python thread)"}},
+    ]
+    for name, start, end in marks:
+        event = {"name": name, "cat": "asyncbench", "pid": 1, "tid": 1, "ts": (start - origin) * 1e6}
+        events.append({**event, "ph": "i", "s": "t"} if name == DONE else {**event, "ph": "X", "dur": (end - start) * 1e6})
+    return {"traceEvents": events, "displayTimeUnit": "ms"}
+
+
+def _run_once(run: Callable[[], Any], sync: Callable[[], None], annotate: Callable[[str], ContextManager[Any]]) -> list[tuple[str, float, float]]:
+    marks = []
+    start = time.perf_counter()
+    with annotate(ISSUE):
+        result = run()
+    issued = time.perf_counter()
+    with annotate(SYNC):
+        sync()
+    done = time.perf_counter()
+    with annotate(DONE):
+        pass
+    del result
+    marks += [(ISSUE, start, issued), (SYNC, issued, done), (DONE, done, done)]
+    return marks
+
+
+def record(
+    backend: Backend, device: str, case_id: str, variants: Mapping[str, Callable[[], Any]], sync: Callable[[], None], directory: str,
+) -> Traced:
+    """Trace every variant once (after timing), each into its own file in `directory`."""
+    from asyncbench.results import atomic_write
+
+    files, warnings = {}, []
+    profiled = backend.profiler(device) is not None
+    for name, run in variants.items():
+        trace: dict[str, Any] | None = None
+        profiler = backend.profiler(device)
+        if profiler is not None:
+            try:
+                with profiler:
+                    _run_once(run, sync, profiler.annotate)
+                trace = profiler.trace()
+            except Exception as exc:  # the measurement stands; the row says the trace failed
+                warnings.append(f"{name}: the {backend.name} profiler failed ({describe_failure(exc)}); harness ranges only")
+        if trace is None:
+            trace = _harness_trace(_run_once(run, sync, lambda _: contextlib.nullcontext()))
+        path = Path(directory) / file_name(case_id, name)
+        atomic_write(path, json.dumps(trace))
+        files[name] = str(path)
+    detail = f"{backend.name}'s profiler with the harness's ranges" if profiled else f"harness ranges only: {backend.name}: {backend.no_profiler}"
+    return Traced(files, detail, tuple(warnings))

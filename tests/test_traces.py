@@ -1,0 +1,130 @@
+"""--trace: timelines per case and variant with the harness's ranges; and the clock bars."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from asyncbench import bars, config, runner, trace
+from asyncbench.backends.torch_backend import TorchBackend
+from asyncbench.model import OK, Result, Samples
+from asyncbench.runner import summarize
+from conftest import QUICK
+
+ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+
+
+def traced_run(backend: str, tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path / "r.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "asyncbench", "run", "-w", "matmul", "-b", backend, "-d", "cpu", "--quick", "--no-progress",
+         "--trace", str(tmp_path / "t"), "-o", str(out), *extra],
+        capture_output=True, text=True, timeout=300, env=ENV,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done, json.loads(out.read_text())
+
+
+def chrome_trace(path: str) -> list[dict]:
+    """The events of a Chrome-trace JSON file, each checked for what the format requires."""
+    data = json.loads(Path(path).read_text())
+    events = data["traceEvents"] if isinstance(data, dict) else data
+    for event in events:
+        assert isinstance(event.get("name"), str) and event.get("ph"), event
+        if event["ph"] == "X":
+            assert isinstance(event["ts"], (int, float)) and isinstance(event["dur"], (int, float)), event
+    return events
+
+
+def harness(events: list[dict]) -> dict[str, dict]:
+    return {e["name"]: e for e in events if e["name"] in trace.HARNESS_RANGES}
+
+
+@pytest.mark.parametrize(
+    "backend, detail",
+    [
+        ("torch", "torch's profiler"),
+        pytest.param("jax", "jax's profiler", marks=pytest.mark.jax),
+        pytest.param("mxnet", "harness ranges only: mxnet: the mxnet 1.9.1 wheel is built without its profiler", marks=pytest.mark.mxnet),
+        ("numpy", "harness ranges only: numpy"),
+    ],
+)
+def test_a_traced_run_writes_a_chrome_trace_per_variant_with_the_harness_ranges(backend, detail, tmp_path):
+    done, report = traced_run(backend, tmp_path)
+    (result,) = report["results"]
+    assert result["trace_detail"].startswith(detail)
+    (path,) = result["traces"].values()
+    assert Path(path).parent == tmp_path / "t" and Path(path).name == f"{result['id']}.matmul.trace.json"
+    ranges = harness(chrome_trace(path))
+    assert set(ranges) == set(trace.HARNESS_RANGES)
+    issue, sync = ranges[trace.ISSUE], ranges[trace.SYNC]
+    assert issue["ts"] + issue["dur"] <= sync["ts"] + 1  # the sync starts when the variant returned
+    assert "traced (" in done.stdout and "ui.perfetto.dev" in done.stdout
+    shown = subprocess.run([sys.executable, "-m", "asyncbench", "show", str(tmp_path / "r.json")], capture_output=True, text=True, env=ENV)
+    assert Path(path).name in shown.stdout
+
+
+@pytest.mark.jax
+def test_the_jax_trace_shows_the_device_working_after_the_frontend_returned(tmp_path):
+    _, report = traced_run("jax", tmp_path)
+    (path,) = report["results"][0]["traces"].values()
+    events = chrome_trace(path)
+    issue = harness(events)[trace.ISSUE]
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    xla = [e for e in events if e["ph"] == "X" and threads.get((e["pid"], e["tid"]), "").startswith("tf_XLA")]
+    assert any(e["ts"] + e["dur"] > issue["ts"] + issue["dur"] for e in xla)  # the products ran after the loop returned
+
+
+def test_a_directory_that_cannot_be_written_is_refused_before_running(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    done = subprocess.run(
+        [sys.executable, "-m", "asyncbench", "run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--trace", str(blocker / "t")],
+        capture_output=True, text=True, timeout=120, env=ENV,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "--trace" in done.stderr and "cannot write there" in done.stderr
+
+
+class _FailingProfiler:
+    def __enter__(self):
+        raise RuntimeError("profiler busy")
+
+    def __exit__(self, *exc):
+        return None
+
+
+def test_a_failing_profiler_is_a_warning_and_the_measurement_stands(tmp_path, monkeypatch):
+    monkeypatch.setattr(TorchBackend, "profiler", lambda self, device: _FailingProfiler())
+    experiment = config.Experiment("m", "matmul", ("torch",), ("cpu",), {**runner.WORKLOADS["matmul"].defaults(quick=True)}, QUICK)
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), trace_dir=str(tmp_path))
+    assert result.status == OK and result.metrics["done_s"] > 0
+    assert any("the torch profiler failed (RuntimeError: profiler busy); harness ranges only" in w for w in result.warnings)
+    assert set(harness(chrome_trace(result.traces["matmul"]))) == set(trace.HARNESS_RANGES)
+
+
+def _result(issue_s: float, done_s: float, device_s: float | None = None) -> Result:
+    samples = Samples(issue_s=(issue_s,) * 6, done_s=(done_s,) * 6, device_s=(device_s,) * 6 if device_s else None)
+    return Result(id="t", experiment="t", workload="matmul", backend="jax", device="cpu", params={}, status=OK,
+                  variants=summarize({"async": samples}))
+
+
+def test_the_bars_put_the_clocks_on_one_scale():
+    lines = bars.clock_bars(_result(0.001, 0.004, 0.0035))
+    assert [line.split()[1 if i == 0 else 0] for i, line in enumerate(lines)] == ["issue", "done", "device"]
+    widths = [line.count("█") for line in lines]
+    assert widths == [bars.WIDTH // 4, bars.WIDTH, 28]  # 1 ms, 4 ms and 3.5 ms of a 4 ms scale
+    assert lines[0].startswith("async") and lines[0].endswith("1 ms")
+
+
+def test_no_bars_where_issue_equals_done():
+    assert bars.clock_bars(_result(0.004, 0.004)) == []
+
+
+def test_a_tiny_time_still_gets_a_sliver():
+    assert bars.bar(1e-6, 1.0).strip() == "▏"
