@@ -279,7 +279,7 @@ def _load_plan(
     quick: bool,
 ) -> config.Config:
     """One Config from the files given (or the built-in suite, or -w workloads), with CLI overrides."""
-    from asyncbench import config
+    from asyncbench import config, overrides
 
     if paths:
         loaded = [config.load(p) for p in paths]
@@ -296,7 +296,7 @@ def _load_plan(
         merged = config.for_workloads(list(dict.fromkeys(workloads)))
     else:
         merged = config.default_suite()
-    return config.apply_overrides(merged, workloads=workloads, backends=backends, devices=devices, sets=sets, quick=quick)
+    return overrides.apply_overrides(merged, workloads=workloads, backends=backends, devices=devices, sets=sets, quick=quick)
 
 
 def _execute(plan: config.Config, output: str | None, progress: bool, isolate: bool, trace_dir: str | None = None) -> tuple[Report, int | None]:

@@ -408,7 +408,7 @@ def sweep_values(param: Param, values: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(checked)
 
 
-def _check_sweep_size(sweep: Mapping[str, Sequence[Any]]) -> None:
+def check_sweep_size(sweep: Mapping[str, Sequence[Any]]) -> None:
     points = math.prod(len(v) for v in sweep.values())
     if points > MAX_SWEEP_POINTS:
         raise ValueError(f"the sweep has {points} points, more than {MAX_SWEEP_POINTS}; sweep fewer values")
@@ -417,7 +417,7 @@ def _check_sweep_size(sweep: Mapping[str, Sequence[Any]]) -> None:
 def _sweep(doc: _Document, workload: Workload, raw: Any, path: tuple) -> dict[str, tuple[Any, ...]]:
     sweep = _per_param(doc, workload, raw, path, f"sweep of {workload.name} (a mapping of param -> list of values)", sweep_values)
     try:
-        _check_sweep_size(sweep)
+        check_sweep_size(sweep)
     except ValueError as exc:
         raise doc.error(str(exc), path) from None
     return sweep
@@ -495,122 +495,3 @@ def for_workloads(names: Sequence[str]) -> Config:
 def workload_keys(names: Iterable[str]) -> list[str]:
     """The registry keys of `-w` names (built-in, file, module or plugin), each loaded; InputError for a bad one."""
     return [_workload_key(None, name, ()) for name in names]
-
-
-def parse_set(text: str) -> tuple[str | None, str, list[Any]]:
-    """'sync_async.n_ops=100,1000' -> ('sync_async', 'n_ops', [100, 1000]).
-
-    The values are read (safely) as the items of a YAML flow list, so commas
-    separate sweep values while brackets keep a list value whole:
-    shape=[64,64],[128,128] is two values.
-    """
-    key, sep, raw_value = text.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise InputError(f"--set {text!r}: expected KEY=VALUE or KEY=V1,V2,..., e.g. n_ops=100 or sync_async.n_ops=10,100")
-    scope, _, name = key.rpartition(".")
-    if not raw_value.strip():
-        raise InputError(f"--set {text!r}: no value after '='")
-    try:
-        values = yaml.safe_load(f"[{raw_value}]")
-    except yaml.YAMLError:
-        values = [raw_value]
-    if not isinstance(values, list) or not values:
-        values = [raw_value]
-    return scope or None, name, values
-
-
-def _quick_settings(settings: Settings) -> Settings:
-    return dataclasses.replace(
-        settings,
-        warmup=min(settings.warmup, QUICK_SETTINGS.warmup),
-        min_samples=min(settings.min_samples, QUICK_SETTINGS.min_samples),
-        max_samples=min(settings.max_samples, QUICK_SETTINGS.max_samples),
-        max_time_s=min(settings.max_time_s, QUICK_SETTINGS.max_time_s),
-        max_rel_noise=max(settings.max_rel_noise, QUICK_SETTINGS.max_rel_noise),
-    )
-
-
-def apply_overrides(
-    config: Config,
-    *,
-    workloads: Sequence[str] = (),
-    backends: Sequence[str] = (),
-    devices: Sequence[str] = (),
-    sets: Sequence[str] = (),
-    quick: bool = False,
-) -> Config:
-    """The command line's say over a config: filter workloads, replace backends/devices,
-    --set params or settings, and --quick (small sizes, few samples; --set still wins)."""
-    workloads = workload_keys(workloads)
-    for name in backends:
-        if name not in BACKENDS:
-            raise InputError(f"-b {name!r}: unknown backend{suggestion(name, BACKENDS)}; known: {', '.join(BACKENDS)}")
-    for device in devices:
-        if not DEVICE_PATTERN.match(device):
-            raise InputError(f"-d {device!r}: malformed device; expected auto, cpu, cuda or cuda:N")
-    parsed_sets = [(text, *parse_set(text)) for text in sets]
-    used = [False] * len(parsed_sets)
-
-    experiments = []
-    for experiment in config.experiments:
-        if workloads and experiment.workload not in workloads:
-            continue
-        workload = WORKLOADS[experiment.workload]
-        params = dict(experiment.params)
-        sweep = dict(experiment.sweep)
-        if quick:
-            params.update({k: v for k, v in workload.defaults(quick=True).items() if workload.param(k).quick is not None})
-        settings = _quick_settings(experiment.settings) if quick else experiment.settings
-        explicit = set(experiment.explicit)
-        for index, (text, scope, name, values) in enumerate(parsed_sets):
-            if scope not in (None, experiment.name, experiment.workload):
-                continue
-            try:
-                if name in SETTING_FIELDS:
-                    if len(values) > 1:
-                        raise ValueError("a measurement setting takes one value; only params can be swept")
-                    settings = dataclasses.replace(settings, **{name: coerce_setting(name, values[0])})
-                elif name in params and len(values) > 1:
-                    if workload.param(name).kind == SHAPE and not any(isinstance(v, list) for v in values):
-                        joined = ",".join(map(str, values))
-                        raise ValueError(
-                            f"commas separate sweep values; for one shape write {name}=[{joined}] "
-                            f"(and {name}=[64,64],[128,128] to sweep shapes)"
-                        )
-                    sweep[name] = sweep_values(workload.param(name), values)
-                    _check_sweep_size(sweep)
-                elif name in params:
-                    params[name] = coerce_param(workload.param(name), values[0])
-                    sweep.pop(name, None)
-                    explicit.add(name)
-                else:
-                    continue
-            except ValueError as exc:
-                raise InputError(f"--set {text!r}: {exc}") from None
-            used[index] = True
-        problem = settings_problem(settings)
-        if problem:
-            raise InputError(f"{problem}, after --set/--quick")
-        experiments.append(
-            dataclasses.replace(
-                experiment,
-                backends=tuple(backends) or experiment.backends,
-                devices=tuple(devices) or experiment.devices,
-                params=params,
-                settings=settings,
-                explicit=frozenset(explicit),
-                sweep=sweep,
-            )
-        )
-    if not experiments:
-        raise InputError(f"no experiment in {config.source} uses workload {', '.join(workloads)}")
-    for experiment in experiments:
-        if not any(BACKENDS[b].runs_on(d) for b in experiment.backends for d in experiment.devices):
-            kinds = "; ".join(f"{b} runs on {' and '.join(BACKENDS[b].device_kinds)} only" for b in experiment.backends)
-            raise InputError(f"nothing to run in experiment {experiment.name!r}: {kinds}, and the devices are {', '.join(experiment.devices)}")
-    known = sorted({*SETTING_FIELDS, *(k for e in experiments for k in e.params)})
-    for (text, _, name, _), was_used in zip(parsed_sets, used):
-        if not was_used:
-            raise InputError(f"--set {text!r}: no selected experiment has that parameter or setting{suggestion(name, known)}")
-    return dataclasses.replace(config, experiments=tuple(experiments))

@@ -191,9 +191,9 @@ def test_a_case_stopped_by_time_says_how_far_it_got():
 
 
 def test_a_cpu_only_selection_never_plans_a_cupy_case():
-    from asyncbench import config, runner
+    from asyncbench import config, overrides, runner
     from asyncbench.backends import get_backend
 
-    plan = config.apply_overrides(config.default_suite(), devices=["cpu"], workloads=["matmul"])
+    plan = overrides.apply_overrides(config.default_suite(), devices=["cpu"], workloads=["matmul"])
     cases = list(runner.plan(plan, {name: get_backend(name) for name in plan.experiments[0].backends}))
     assert "cupy" not in {case.backend for case, _ in cases} and {"numpy", "torch"} <= {case.backend for case, _ in cases}

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncbench import config
+from asyncbench import config, overrides
 from asyncbench.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,7 +84,7 @@ def test_default_suite_loads_from_the_package():
 
 
 def test_quick_shrinks_params_and_settings_but_set_wins():
-    c = config.apply_overrides(load_text(VALID), quick=True, sets=["sync_async.n_ops=50"])
+    c = overrides.apply_overrides(load_text(VALID), quick=True, sets=["sync_async.n_ops=50"])
     sync_async, mm = c.experiments
     assert sync_async.params["n_ops"] == 50
     assert mm.params["size"] == config.WORKLOADS["matmul"].param("size").quick
@@ -92,26 +92,26 @@ def test_quick_shrinks_params_and_settings_but_set_wins():
 
 
 def test_overrides_filter_workloads_and_replace_devices():
-    c = config.apply_overrides(load_text(VALID), workloads=["matmul"], devices=["cuda:1"], backends=["torch"])
+    c = overrides.apply_overrides(load_text(VALID), workloads=["matmul"], devices=["cuda:1"], backends=["torch"])
     (only,) = c.experiments
     assert only.workload == "matmul" and only.devices == ("cuda:1",) and only.backends == ("torch",)
 
 
 def test_a_backend_never_meets_a_device_kind_it_does_not_run_on():
     with pytest.raises(InputError, match="numpy runs on cpu only"):
-        config.apply_overrides(load_text(VALID), workloads=["matmul"], devices=["cuda"], backends=["numpy"])
+        overrides.apply_overrides(load_text(VALID), workloads=["matmul"], devices=["cuda"], backends=["numpy"])
 
 
 @pytest.mark.parametrize("text, name, value", [("max_time_s=2s", "max_time_s", 2.0), ("max_time_s=500ms", "max_time_s", 0.5),
                                                ("max_rel_noise=3%", "max_rel_noise", 0.03), ("timeout_s=90s", "timeout_s", 90.0)])
 def test_settings_take_the_units_checks_take(text, name, value):
-    (experiment, *_) = config.apply_overrides(load_text(VALID), sets=[text]).experiments
+    (experiment, *_) = overrides.apply_overrides(load_text(VALID), sets=[text]).experiments
     assert getattr(experiment.settings, name) == pytest.approx(value)
 
 
 def test_a_comma_separated_shape_says_to_write_a_list():
     with pytest.raises(InputError, match=r"write shape=\[64,64\]"):
-        config.apply_overrides(config.for_workloads(["sync_async"]), sets=["shape=64,64"])
+        overrides.apply_overrides(config.for_workloads(["sync_async"]), sets=["shape=64,64"])
 
 
 def test_a_results_file_given_as_a_config_says_what_to_do(tmp_path):
@@ -134,9 +134,9 @@ def test_a_results_file_given_as_a_config_says_what_to_do(tmp_path):
 )
 def test_bad_overrides_are_input_errors(kwargs, fragment):
     with pytest.raises(InputError, match=fragment):
-        config.apply_overrides(load_text(VALID), **kwargs)
+        overrides.apply_overrides(load_text(VALID), **kwargs)
 
 
 def test_set_can_change_a_setting():
-    c = config.apply_overrides(load_text(VALID), sets=["max_time_s=2"])
+    c = overrides.apply_overrides(load_text(VALID), sets=["max_time_s=2"])
     assert all(e.settings.max_time_s == 2.0 for e in c.experiments)

@@ -6,7 +6,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from asyncbench import config, gate
+from asyncbench import config, gate, overrides
 from asyncbench.errors import InputError
 from asyncbench.workloads import WORKLOADS
 
@@ -62,7 +62,7 @@ def test_any_config_shaped_document_is_a_config_or_a_config_error(document):
 def test_any_set_option_is_applied_or_an_input_error(text):
     base = config.loads("experiments:\n  - workload: sync_async\n", source="h.yaml")
     try:
-        config.apply_overrides(base, sets=[text])
+        overrides.apply_overrides(base, sets=[text])
     except InputError:
         pass
 

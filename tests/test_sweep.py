@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from asyncbench import config, runner
+from asyncbench import config, overrides, runner
 from asyncbench.errors import InputError
 
 SWEPT = """\
@@ -79,13 +79,13 @@ def test_bad_sweeps_are_config_errors_with_line_and_key(sweep, fragments):
     ],
 )
 def test_parse_set_reads_one_value_or_a_sweep(text, values):
-    assert config.parse_set(text)[2] == values
+    assert overrides.parse_set(text)[2] == values
 
 
 def test_set_with_several_values_sweeps_and_with_one_value_ends_a_sweep():
-    swept = config.apply_overrides(load_text(SWEPT), sets=["n_ops=1,2"])
+    swept = overrides.apply_overrides(load_text(SWEPT), sets=["n_ops=1,2"])
     assert swept.experiments[0].sweep["n_ops"] == (1, 2)
-    fixed = config.apply_overrides(load_text(SWEPT), sets=["n_ops=3"])
+    fixed = overrides.apply_overrides(load_text(SWEPT), sets=["n_ops=3"])
     assert "n_ops" not in fixed.experiments[0].sweep and fixed.experiments[0].params["n_ops"] == 3
     assert [p["n_ops"] for p in fixed.experiments[0].points()] == [3, 3]  # still swept over dtype
 
@@ -96,9 +96,9 @@ def test_set_with_several_values_sweeps_and_with_one_value_ends_a_sweep():
 )
 def test_bad_set_sweeps_are_input_errors(sets, fragment):
     with pytest.raises(InputError, match=fragment):
-        config.apply_overrides(load_text(SWEPT), sets=sets)
+        overrides.apply_overrides(load_text(SWEPT), sets=sets)
 
 
 def test_quick_keeps_the_sweep():
-    quick = config.apply_overrides(load_text(SWEPT), quick=True)
+    quick = overrides.apply_overrides(load_text(SWEPT), quick=True)
     assert quick.experiments[0].sweep["n_ops"] == (10, 1000, 100)
