@@ -123,8 +123,9 @@ def _measure_here(
     case: Case, workload: Workload, backend: Backend, prepared: Prepared, asynchronous: bool,
     on_progress: Callable[[Progress], None] | None,
 ) -> Measured:
-    """Time a prepared case in this process, then one memory run per variant, then verify."""
+    """Time a prepared case in this process, then one memory run per variant, verify, and trace (--trace)."""
     decided = _checks_decided(case, workload, asynchronous)
+
     def make_timer() -> DeviceTimer | None:
         return backend.timer(case.device) if prepared.device_timed else None
 

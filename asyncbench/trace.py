@@ -108,7 +108,11 @@ def record(
         if trace is None:
             trace = _harness_trace(_run_once(run, sync, lambda _: contextlib.nullcontext()))
         path = Path(directory) / file_name(case_id, name)
-        atomic_write(path, json.dumps(trace))
+        try:
+            atomic_write(path, json.dumps(trace))
+        except OSError as exc:  # a full disk loses the timeline, not the measurement
+            warnings.append(f"{name}: the trace could not be written ({exc.strerror or exc})")
+            continue
         files[name] = str(path)
     detail = f"{backend.name}'s profiler with the harness's ranges" if profiled else f"harness ranges only: {backend.name}: {backend.no_profiler}"
     return Traced(files, detail, tuple(warnings))

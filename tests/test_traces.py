@@ -128,3 +128,16 @@ def test_no_bars_where_issue_equals_done():
 
 def test_a_tiny_time_still_gets_a_sliver():
     assert bars.bar(1e-6, 1.0).strip() == "▏"
+
+
+def test_a_trace_that_cannot_be_written_is_a_warning_and_the_measurement_stands(tmp_path, monkeypatch):
+    from asyncbench import results
+
+    def full(path, content):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(results, "atomic_write", full)
+    experiment = config.Experiment("m", "matmul", ("numpy",), ("cpu",), {**runner.WORKLOADS["matmul"].defaults(quick=True)}, QUICK)
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), trace_dir=str(tmp_path))
+    assert result.status == OK and result.traces == {}
+    assert "matmul: the trace could not be written (No space left on device)" in result.warnings

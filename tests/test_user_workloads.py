@@ -127,7 +127,7 @@ def test_an_installed_plugin_is_listed_with_where_it_comes_from_and_runs_by_name
     assert done.returncode == 0 and "1 case: 1 ok" in done.stdout, done.stderr
 
 
-def test_a_step_that_returns_no_callable_is_an_error_row(tmp_path):
+def test_a_step_that_returns_no_callable_says_what_it_must_return():
     from asyncbench import step
     from asyncbench.backends import get_backend
 
