@@ -121,9 +121,14 @@ def _user_file(where: str) -> str | None:
     return getattr(module, "__file__", None)
 
 
-def place_in_user_code(exc: BaseException, reference: str) -> str:
-    """' (at file.py:12 in setup)': the innermost frame of the traceback in the user's file, or ''."""
-    user_file = _user_file(reference.rpartition(":")[0])
+def _shown(where: str) -> str:
+    """A file by its name, a module by its dotted path."""
+    return Path(where).name if where.endswith(".py") else where
+
+
+def _place(exc: BaseException, where: str) -> str:
+    """' (at file.py:12 in setup)': the innermost frame of the traceback in the file of `where`, or ''."""
+    user_file = _user_file(where)
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if user_file is not None and f.filename == user_file]
     if not frames:
         return ""
@@ -131,12 +136,16 @@ def place_in_user_code(exc: BaseException, reference: str) -> str:
     return f" (at {Path(frame.filename).name}:{frame.lineno} in {frame.name})"
 
 
+def place_in_user_code(exc: BaseException, reference: str) -> str:
+    """Where in the user's file of a workload reference an exception was raised (' (at file.py:12 in setup)'), or ''."""
+    return _place(exc, reference.rpartition(":")[0])
+
+
 def import_failure(exc: BaseException, where: str) -> str:
     """An exception raised while importing the user's code, as one line with its place in their file."""
-    name = Path(where).name if where.endswith(".py") else where
     if isinstance(exc, SyntaxError):
-        return f"cannot import {name}: SyntaxError: {exc.msg} (line {exc.lineno})"
-    return f"cannot import {name}: {type(exc).__name__}: {exc}{place_in_user_code(exc, where + ':_')}"
+        return f"cannot import {_shown(where)}: SyntaxError: {exc.msg} (line {exc.lineno})"
+    return f"cannot import {_shown(where)}: {type(exc).__name__}: {exc}{_place(exc, where)}"
 
 
 def as_workload(value: Any, reference: str) -> Workload:
@@ -175,7 +184,7 @@ def load(reference: str) -> Workload:
     if not hasattr(module, attribute):
         names = [n for n, v in vars(module).items() if isinstance(v, Workload) or (inspect.isclass(v) and issubclass(v, Workload) and v is not Workload)]
         hint = f"; it has {', '.join(names)}" if names else ""
-        raise InputError(f"{Path(where).name if where.endswith('.py') else where} has no {attribute!r}{hint}")
+        raise InputError(f"{_shown(where)} has no {attribute!r}{hint}")
     workload = as_workload(getattr(module, attribute), reference)
     if not workload.name or not isinstance(workload.name, str):
         raise InputError("the workload has no `name`")

@@ -35,9 +35,6 @@ from asyncbench.workloads import WORKLOADS, Workload
 
 # Wide enough for a table with spreads when output goes to a file or CI log.
 MIN_FILE_WIDTH = 120
-# An issue time within 1% of the done time is the same clock (a synchronous backend):
-# the issue column would only repeat the done column.
-SAME_CLOCK = 0.01
 
 STATUS_STYLE = {OK: "green", SKIPPED: "yellow", ERROR: "red"}
 CHECK_MARK = {gate.PASS: "[green]✓[/]", gate.FAIL: "[red]✗[/]", gate.INCONCLUSIVE: "[yellow]?[/]", gate.NOT_MEASURED: "[red]–[/]"}
@@ -154,7 +151,7 @@ def clock_columns(results: Sequence[Result]) -> list[tuple[str, Callable[[Varian
     """The value columns worth showing for these results: each (header, cell of a variant)."""
     variants = _variants(results)
     columns: list[tuple[str, Callable[[VariantResult], str]]] = []
-    if any(abs(v.issue_s.median - v.done_s.median) > SAME_CLOCK * v.done_s.median for v in variants):
+    if any(bars.issue_differs(v) for v in variants):
         columns.append(("issue", lambda v: spread(v.issue_s)))
     columns.append(("done", lambda v: spread(v.done_s)))
     if any(v.device_s is not None for v in variants):

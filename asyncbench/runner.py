@@ -218,12 +218,12 @@ def run(
 
     def worker_for(backend: Backend) -> isolation.Worker | None:
         """One worker per interpreter and start-up environment; None: run here (--in-process, when the backend can)."""
-        python, environment = backend.interpreter(), backend.worker_environment()
-        if not isolate and python is None and not environment:
+        python, variables = backend.interpreter(), backend.worker_environment()
+        if not isolate and python is None and not variables:
             return None
-        key = (python, tuple(sorted(environment.items())))
+        key = (python, tuple(sorted(variables.items())))
         if key not in workers:
-            workers[key] = isolation.Worker(run_case_in_worker, python, environment)
+            workers[key] = isolation.Worker(run_case_in_worker, python, variables)
         return workers[key]
 
     try:

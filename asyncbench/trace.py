@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping
 
+from asyncbench import results
 from asyncbench.backends.base import Backend
 from asyncbench.errors import InputError, describe_failure
 
@@ -72,7 +73,6 @@ def _harness_trace(marks: list[tuple[str, float, float]]) -> dict[str, Any]:
 
 
 def _run_once(run: Callable[[], Any], sync: Callable[[], None], annotate: Callable[[str], ContextManager[Any]]) -> list[tuple[str, float, float]]:
-    marks = []
     start = time.perf_counter()
     with annotate(ISSUE):
         result = run()
@@ -83,18 +83,14 @@ def _run_once(run: Callable[[], Any], sync: Callable[[], None], annotate: Callab
     with annotate(DONE):
         pass
     del result
-    marks += [(ISSUE, start, issued), (SYNC, issued, done), (DONE, done, done)]
-    return marks
+    return [(ISSUE, start, issued), (SYNC, issued, done), (DONE, done, done)]
 
 
 def record(
     backend: Backend, device: str, case_id: str, variants: Mapping[str, Callable[[], Any]], sync: Callable[[], None], directory: str,
 ) -> Traced:
     """Trace every variant once (after timing), each into its own file in `directory`."""
-    from asyncbench.results import atomic_write
-
     files, warnings = {}, []
-    profiled = backend.profiler(device) is not None
     for name, run in variants.items():
         trace: dict[str, Any] | None = None
         profiler = backend.profiler(device)
@@ -109,10 +105,10 @@ def record(
             trace = _harness_trace(_run_once(run, sync, lambda _: contextlib.nullcontext()))
         path = Path(directory) / file_name(case_id, name)
         try:
-            atomic_write(path, json.dumps(trace))
+            results.atomic_write(path, json.dumps(trace))
         except OSError as exc:  # a full disk loses the timeline, not the measurement
             warnings.append(f"{name}: the trace could not be written ({exc.strerror or exc})")
             continue
         files[name] = str(path)
-    detail = f"{backend.name}'s profiler with the harness's ranges" if profiled else f"harness ranges only: {backend.name}: {backend.no_profiler}"
+    detail = f"{backend.name}'s profiler with the harness's ranges" if backend.no_profiler is None else f"harness ranges only: {backend.name}: {backend.no_profiler}"
     return Traced(files, detail, tuple(warnings))

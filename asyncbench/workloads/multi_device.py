@@ -19,14 +19,13 @@ pair is the case's device plus a `partner`:
 
 from __future__ import annotations
 
-import math
-import time
 from typing import Any, Callable, Mapping
 
 from asyncbench import stats
 from asyncbench.backends.base import Backend
 from asyncbench.environment import usable_cores
 from asyncbench.model import Clocks, Result
+from asyncbench.timing import take_sample
 from asyncbench.workloads.base import DTYPE, INT, STR, Metric, Param, Prepared, Workload
 from asyncbench.workloads.threads import started_pool
 
@@ -57,13 +56,8 @@ def _on(backend: Backend, device: str, work: Callable[[], Any]) -> Any:
 
 
 def _fastest_s(run: Callable[[], Any], sync: Callable[[], None]) -> float:
-    best = math.inf
-    for _ in range(CALIBRATION_RUNS):
-        start = time.perf_counter()
-        run()
-        sync()
-        best = min(best, time.perf_counter() - start)
-    return best
+    """The least done time of CALIBRATION_RUNS runs, each taken as a sample is."""
+    return min(take_sample(run, sync, None)[1] for _ in range(CALIBRATION_RUNS))
 
 
 def balanced_count(
