@@ -19,7 +19,7 @@ __all__ = ["BOOL", "FLOAT", "INT", "INTS", "SHAPE", "STR", "Metric", "Param", "P
 _FROM_BASE = {"BOOL", "FLOAT", "INT", "INTS", "SHAPE", "STR", "Metric", "Param", "Prepared", "Workload"}
 
 if TYPE_CHECKING:
-    from asyncbench.step_form import step
+    from asyncbench.workloads.step_form import step
     from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Metric, Param, Prepared, Workload
 
 
@@ -30,7 +30,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(base, name)
     if name == "step":
-        from asyncbench.step_form import step
+        from asyncbench.workloads.step_form import step
 
         return step
     raise AttributeError(f"module 'asyncbench' has no attribute {name!r}")

@@ -24,8 +24,10 @@ from asyncbench import __version__
 from asyncbench.errors import EXIT_GATE, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, InputError
 
 if TYPE_CHECKING:
-    from asyncbench import compare, config, outcome
-    from asyncbench.model import Report, Result
+    from asyncbench.verdicts import compare
+    from asyncbench.spec import config
+    from asyncbench.verdicts import outcome
+    from asyncbench.results.model import Report, Result
 
 
 class Terminated(KeyboardInterrupt):
@@ -176,7 +178,17 @@ def run(
 
     from rich.console import Console
 
-    from asyncbench import compare, distributed, outcome, render, results, trace
+    from asyncbench.verdicts import compare
+
+    from asyncbench.measure import distributed
+
+    from asyncbench.verdicts import outcome
+
+    from asyncbench.report import render
+
+    from asyncbench.results import schema as results
+
+    from asyncbench.engine import trace
 
     _unsaved.clear()
     plan = _load_plan(configs, workloads, devices, backends, sets, quick)
@@ -201,7 +213,7 @@ def run(
     console = render.stdout_console() if launched is None or launched[0] == 0 else Console(file=io.StringIO())
     with _reader_may_leave():
         if comparison is not None:
-            from asyncbench import comparison_view
+            from asyncbench.report import comparison_view
 
             render.print_report(report, console)
             console.print()
@@ -227,7 +239,8 @@ class Exports:
 
     def check(self, plan: config.Config) -> None:
         """Fail now (exit 2), not after a long run, if an output could not be written."""
-        from asyncbench import plot, results
+        from asyncbench.report import plot
+        from asyncbench.results import schema as results
 
         paths = [p for p in dataclasses.astuple(self) if p]
         repeated = sorted({p for p in paths if paths.count(p) > 1})
@@ -249,7 +262,10 @@ class Exports:
             _unsaved.add(str(exc.filename))
 
     def _write(self, report: Report, comparison: compare.Comparison | None, verdict: outcome.Outcome) -> None:
-        from asyncbench import export, plot, render, results
+        from asyncbench.report import export
+        from asyncbench.report import plot
+        from asyncbench.report import render
+        from asyncbench.results import schema as results
 
         written = []
         if self.markdown_path:
@@ -279,7 +295,8 @@ def _load_plan(
     quick: bool,
 ) -> config.Config:
     """One Config from the files given (or the built-in suite, or -w workloads), with CLI overrides."""
-    from asyncbench import config, overrides
+    from asyncbench.spec import config
+    from asyncbench.spec import overrides
 
     if paths:
         loaded = [config.load(p) for p in paths]
@@ -307,7 +324,13 @@ def _execute(plan: config.Config, output: str | None, progress: bool, isolate: b
     """
     from rich.console import Console
 
-    from asyncbench import environment, render, results, runner  # after input is validated: runner may import frameworks
+    from asyncbench.engine import environment  # after input is validated: runner may import frameworks
+
+    from asyncbench.report import render
+
+    from asyncbench.results import schema as results
+
+    from asyncbench.engine import runner
 
     backends_used = [name for e in plan.experiments for name in e.backends]
     report = results.new_report(plan.to_dict(), environment.capture(backends_used))
@@ -343,7 +366,7 @@ _unsaved: set[str] = set()  # outputs that could not be written during this run
 
 def _save_or_warn(report: Report, path: str) -> None:
     """Save atomically; if the disk is full (or gone), say so once and run on: the previous file stays whole."""
-    from asyncbench import results
+    from asyncbench.results import schema as results
 
     try:
         results.save(report, path)
@@ -364,7 +387,11 @@ def list_workloads(fmt: str) -> None:
     """
     from pathlib import Path
 
-    from asyncbench import catalog, plugins, render
+    from asyncbench.report import catalog
+
+    from asyncbench.workloads import plugins
+
+    from asyncbench.report import render
     from asyncbench.errors import InputError
     from asyncbench.workloads import WORKLOADS
 
@@ -396,7 +423,9 @@ def devices(fmt: str) -> None:
     """
     import json
 
-    from asyncbench import catalog, render
+    from asyncbench.report import catalog
+
+    from asyncbench.report import render
     from asyncbench.backends import BACKENDS, DeviceStatus, get_backend
 
     statuses: list[DeviceStatus] = []
@@ -414,7 +443,7 @@ def devices(fmt: str) -> None:
 @click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def validate(configs: tuple[str, ...]) -> None:
     """Check CONFIG files without running anything; exit 2 if any is invalid."""
-    from asyncbench import config
+    from asyncbench.spec import config
 
     failed = False
     for path in configs:
@@ -445,7 +474,10 @@ Examples:
 @_guard
 def show(path: str, fmt: str, plot_path: str | None) -> None:
     """Re-render a results file written by `asyncbench run -o`."""
-    from asyncbench import export, plot, render, results
+    from asyncbench.report import export
+    from asyncbench.report import plot
+    from asyncbench.report import render
+    from asyncbench.results import schema as results
 
     report = results.load(path)
     if plot_path:
@@ -491,7 +523,11 @@ machine gate with ratios measured within one run (expect:) instead.
 @_guard
 def compare_command(baseline: str, current: str, max_regression: str, clock: str, fmt: str) -> None:
     """Compare CURRENT results with BASELINE, case by case (matched by id)."""
-    from asyncbench import compare, comparison_view, export, render, results
+    from asyncbench.verdicts import compare
+    from asyncbench.report import comparison_view
+    from asyncbench.report import export
+    from asyncbench.report import render
+    from asyncbench.results import schema as results
 
     threshold = compare.parse_threshold(max_regression)
     base_report, current_report = results.load(baseline), results.load(current)

@@ -19,7 +19,7 @@ import statistics
 
 import numpy
 
-from asyncbench import stats
+from asyncbench.results import stats
 
 
 def normal_approximation_ci(values: list[float]) -> tuple[float, float]:

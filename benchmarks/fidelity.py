@@ -15,9 +15,9 @@ import statistics
 import torch
 import torch.utils.benchmark as torch_benchmark
 
-from asyncbench import runner
+from asyncbench.engine import runner
 from asyncbench.backends import get_backend
-from asyncbench.model import Case, Settings
+from asyncbench.results.model import Case, Settings
 from asyncbench.workloads import WORKLOADS
 
 GOAL = (0.95, 1.05)

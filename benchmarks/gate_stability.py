@@ -26,7 +26,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from asyncbench import compare, gate, results
+from asyncbench.verdicts import compare
+
+from asyncbench.verdicts import gate
+
+from asyncbench.results import schema as results
 
 ROOT = Path(__file__).resolve().parent.parent
 THRESHOLDS = (0.10, 0.25, 0.40, 0.60)

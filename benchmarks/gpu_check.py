@@ -66,9 +66,9 @@ def run_step(label: str, command: list[str], log: Path | None = None) -> int:
 
 def asyncbench_median_s(workload: str, params: dict[str, Any], metric: str | None = None) -> float:
     """asyncbench's figure for one torch case on cuda:0: the done-time median, or a metric."""
-    from asyncbench import runner
+    from asyncbench.engine import runner
     from asyncbench.backends import get_backend
-    from asyncbench.model import Case, Settings
+    from asyncbench.results.model import Case, Settings
     from asyncbench.workloads import WORKLOADS
 
     case = Case(
@@ -203,7 +203,7 @@ def main() -> int:
         why = "torch is built without CUDA" if torch.version.cuda is None else "no CUDA device visible"
         print(f"gpu-check: no CUDA here ({why}, torch {torch.__version__}): nothing run")
         return 0
-    from asyncbench.cuda_devices import cuda_devices
+    from asyncbench.backends.cuda_devices import cuda_devices
 
     device = cuda_devices()[0]
     out = ROOT / args.out / slug(device.name)

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from asyncbench import isolation
+from asyncbench.engine import isolation
 
 DEFAULT_CONFIG = "configs/ci-gate.yaml"
 

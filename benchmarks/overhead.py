@@ -15,9 +15,9 @@ import time
 
 import torch
 
-from asyncbench import runner
+from asyncbench.engine import runner
 from asyncbench.backends import get_backend
-from asyncbench.model import Case, Settings
+from asyncbench.results.model import Case, Settings
 from asyncbench.workloads import WORKLOADS
 
 GOAL = 1.05

@@ -9,9 +9,11 @@ from typing import Any, Callable
 
 import pytest
 
-from asyncbench import config, runner
+from asyncbench.spec import config
+
+from asyncbench.engine import runner
 from asyncbench.backends.base import Backend, DeviceStatus
-from asyncbench.model import Result, Settings
+from asyncbench.results.model import Result, Settings
 from asyncbench.workloads import WORKLOADS
 
 #: few short samples: these tests check behaviour, not speed (six: the fewest with a 95% interval of the median)

@@ -14,9 +14,13 @@ import pytest
 
 from conftest import run_workload as run_here
 
-from asyncbench import config, isolation, runner
+from asyncbench.spec import config
+
+from asyncbench.engine import isolation
+
+from asyncbench.engine import runner
 from asyncbench.backends import get_backend
-from asyncbench.model import OK, SKIPPED, Settings
+from asyncbench.results.model import OK, SKIPPED, Settings
 
 ASYNC_CPU = [pytest.param("jax", marks=pytest.mark.jax), pytest.param("mxnet", marks=pytest.mark.mxnet)]
 # enough rounds for 95% intervals, in about a second per case
@@ -107,7 +111,7 @@ def test_mxnet_runs_in_its_own_interpreter_and_never_in_this_process():
 
 
 def test_a_worker_under_a_named_python_with_extra_variables_runs_cases():
-    """The mechanism MXNet's worker uses, on this interpreter: `python -m asyncbench.isolation` over a socket pair."""
+    """The mechanism MXNet's worker uses, on this interpreter: `python -m asyncbench.engine.isolation` over a socket pair."""
     worker = isolation.Worker(runner.run_case_in_worker, sys.executable, {"ASYNCBENCH_TEST_VARIABLE": "1"})
     experiment = config.Experiment("s", "sync_async", ("numpy",), ("cpu",), {**runner.WORKLOADS["sync_async"].defaults(quick=True)}, SETTINGS)
     ((case, _),) = runner.plan(config.Config("t", "<t>", (experiment,)), {"numpy": get_backend("numpy")})
@@ -138,7 +142,7 @@ def test_ctrl_c_during_an_mxnet_case_ends_its_worker_under_the_other_python(tmp_
     workers: list = []
     while not workers and time.monotonic() < deadline:
         time.sleep(0.2)
-        workers = [c for c in psutil.Process(run.pid).children(recursive=True) if "asyncbench.isolation" in command_line(c)]
+        workers = [c for c in psutil.Process(run.pid).children(recursive=True) if "asyncbench.engine.isolation" in command_line(c)]
     assert workers and get_backend("mxnet").interpreter() in command_line(workers[0])
     time.sleep(2)  # inside the case
     os.killpg(run.pid, signal.SIGINT)

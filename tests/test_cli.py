@@ -9,7 +9,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from asyncbench import cli, runner
+from asyncbench import cli
+
+from asyncbench.engine import runner
 from asyncbench.workloads import WORKLOADS
 
 
@@ -34,8 +36,9 @@ def test_light_commands_import_no_framework(argv):
 
 
 def test_show_and_compare_import_no_framework(tmp_path):
-    from asyncbench import results, stats
-    from asyncbench.model import OK, Result, Samples, VariantResult
+    from asyncbench.results import schema as results
+    from asyncbench.results import stats
+    from asyncbench.results.model import OK, Result, Samples, VariantResult
 
     samples = (1.0, 1.1, 0.9)
     variant = VariantResult(Samples(samples, samples), stats.summarize(samples), stats.summarize(samples), None)

@@ -8,8 +8,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from asyncbench import cli, results
-from asyncbench.model import Samples
+from asyncbench import cli
+
+from asyncbench.results import schema as results
+from asyncbench.results.model import Samples
 
 GATED = """\
 name: gated

@@ -15,8 +15,10 @@ import psutil
 import pytest
 from click.testing import CliRunner
 
-from asyncbench import cli, distributed
-from asyncbench.model import ERROR, OK, Result
+from asyncbench import cli
+
+from asyncbench.measure import distributed
+from asyncbench.results.model import ERROR, OK, Result
 from asyncbench.workloads import comm_overlap
 from conftest import INTERRUPTIBLE_PREAMBLE, no_children_left, run_workload
 
@@ -77,7 +79,7 @@ def test_ctrl_c_tears_every_rank_down(tmp_path):
         f"""
         import sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from asyncbench import distributed
+        from asyncbench.measure import distributed
         from test_comm_overlap import sleeps_after_writing_pid
         distributed.launch(sleeps_after_writing_pid, 2, ({str(tmp_path)!r},), timeout_s=600)
         """

@@ -7,9 +7,13 @@ import random
 
 import pytest
 
-from asyncbench import compare, results, stats
+from asyncbench.verdicts import compare
+
+from asyncbench.results import schema as results
+
+from asyncbench.results import stats
 from asyncbench.errors import InputError
-from asyncbench.model import ERROR, OK, Report, Result, Samples, VariantResult
+from asyncbench.results.model import ERROR, OK, Report, Result, Samples, VariantResult
 
 
 def _variant(samples) -> VariantResult:

@@ -11,8 +11,16 @@ import sys
 from click.testing import CliRunner
 from rich.console import Console
 
-from asyncbench import cli, render, results, stats, units
-from asyncbench.model import OK, SKIPPED, Result, Samples, VariantResult
+from asyncbench import cli
+
+from asyncbench.report import render
+
+from asyncbench.results import schema as results
+
+from asyncbench.results import stats
+
+from asyncbench.results import units
+from asyncbench.results.model import OK, SKIPPED, Result, Samples, VariantResult
 
 UNDECIDABLE = """\
 name: undecidable
@@ -121,7 +129,7 @@ def test_printed_numbers_never_use_e_notation():
 
 
 def test_markdown_starts_with_a_headline_and_the_environment(tmp_path):
-    from asyncbench import export
+    from asyncbench.report import export
 
     report = dataclasses.replace(
         _report([_ok("m[torch,cpu]"), _skipped("numpy", "numpy cannot", False)]),
@@ -182,7 +190,7 @@ def test_a_negative_conversion_cost_is_never_stated_as_a_cost():
 
 
 def test_a_case_stopped_by_time_says_how_far_it_got():
-    from asyncbench.model import Sampling
+    from asyncbench.results.model import Sampling
 
     result = dataclasses.replace(_ok("m[torch,cpu]"), sampling=Sampling(5, 3.1, "max_time_s", 0.52, 0.03, 3.0))
     note = render.sampling_note(result)
@@ -191,7 +199,9 @@ def test_a_case_stopped_by_time_says_how_far_it_got():
 
 
 def test_a_cpu_only_selection_never_plans_a_cupy_case():
-    from asyncbench import config, overrides, runner
+    from asyncbench.spec import config
+    from asyncbench.spec import overrides
+    from asyncbench.engine import runner
     from asyncbench.backends import get_backend
 
     plan = overrides.apply_overrides(config.default_suite(), devices=["cpu"], workloads=["matmul"])

@@ -2,7 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from asyncbench import config, overrides
+from asyncbench.spec import config
+
+from asyncbench.spec import overrides
 from asyncbench.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent

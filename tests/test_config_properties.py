@@ -6,7 +6,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from asyncbench import config, gate, overrides
+from asyncbench.spec import config
+
+from asyncbench.verdicts import gate
+
+from asyncbench.spec import overrides
 from asyncbench.errors import InputError
 from asyncbench.workloads import WORKLOADS
 

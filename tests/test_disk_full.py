@@ -8,7 +8,9 @@ import os
 
 from click.testing import CliRunner
 
-from asyncbench import cli, results
+from asyncbench import cli
+
+from asyncbench.results import schema as results
 
 
 def test_a_full_disk_never_truncates_the_existing_results(tmp_path, monkeypatch):

@@ -21,8 +21,14 @@ from typing import Any, Mapping
 import pytest
 from click.testing import CliRunner
 
-from asyncbench import cli, config, isolation, runner
-from asyncbench.model import ERROR, OK, Settings
+from asyncbench import cli
+
+from asyncbench.spec import config
+
+from asyncbench.engine import isolation
+
+from asyncbench.engine import runner
+from asyncbench.results.model import ERROR, OK, Settings
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import STR, Metric, Param, Prepared, Workload
 from conftest import no_children_left

@@ -6,8 +6,12 @@ import dataclasses
 
 import pytest
 
-from asyncbench import config, gate, stats
-from asyncbench.model import OK, SKIPPED, Result, Samples, VariantResult
+from asyncbench.spec import config
+
+from asyncbench.verdicts import gate
+
+from asyncbench.results import stats
+from asyncbench.results.model import OK, SKIPPED, Result, Samples, VariantResult
 from asyncbench.workloads import WORKLOADS
 
 SYNC_ASYNC = WORKLOADS["sync_async"]

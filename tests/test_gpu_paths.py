@@ -10,10 +10,17 @@ from typing import Any
 
 import pytest
 
-from asyncbench import cuda_devices, environment, results, sanity
+from asyncbench.backends import cuda_devices
+
+from asyncbench.engine import environment
+from asyncbench.host import facts
+
+from asyncbench.results import schema as results
+
+from asyncbench.engine import sanity
 from asyncbench.backends.torch_backend import TorchBackend
-from asyncbench.model import OK, Result, Samples
-from asyncbench.runner import summarize
+from asyncbench.results.model import OK, Result, Samples
+from asyncbench.engine.runner import summarize
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.comm_overlap import overlapped_step
 from asyncbench.workloads.copy_overlap import CopyOverlap
@@ -66,7 +73,7 @@ def test_the_parent_asks_a_child_process_for_cuda_devices(monkeypatch):
     monkeypatch.setattr(torch.version, "cuda", "12.4")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
-    monkeypatch.setattr(cuda_devices.isolation, "in_worker", False)
+    monkeypatch.setattr(cuda_devices.processes, "in_worker", False)
 
     def here() -> list[dict]:
         raise AssertionError("queried torch in the parent")
@@ -94,7 +101,7 @@ def test_the_parent_asks_a_child_process_for_cuda_devices(monkeypatch):
 def test_variables_that_make_gpu_work_synchronous_are_recorded(monkeypatch):
     monkeypatch.setenv("CUDA_LAUNCH_BLOCKING", "1")
     monkeypatch.setenv("TORCH_NCCL_BLOCKING_WAIT", "0")
-    assert environment.synchronizing_variables() == {"CUDA_LAUNCH_BLOCKING": "1"}
+    assert facts.synchronizing_variables() == {"CUDA_LAUNCH_BLOCKING": "1"}
     assert environment.capture(["numpy"])["synchronizing_variables"] == {"CUDA_LAUNCH_BLOCKING": "1"}
 
 

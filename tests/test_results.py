@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from asyncbench import results
-from asyncbench.model import OK, SKIPPED, Memory, Result, Samples, VariantResult
-from asyncbench.stats import summarize
+from asyncbench.results import schema as results
+from asyncbench.results.model import OK, SKIPPED, Memory, Result, Samples, VariantResult
+from asyncbench.results.stats import summarize
 
 
 def variant(values=(1.0, 2.0, 3.0), device=None) -> VariantResult:

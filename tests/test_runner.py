@@ -7,8 +7,10 @@ from typing import Any, Mapping
 
 import pytest
 
-from asyncbench import config, runner
-from asyncbench.model import ERROR, OK, SKIPPED, Settings
+from asyncbench.spec import config
+
+from asyncbench.engine import runner
+from asyncbench.results.model import ERROR, OK, SKIPPED, Settings
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import INT, Metric, Param, Prepared, Workload
 
@@ -126,7 +128,7 @@ def test_interrupt_propagates_after_finished_cases_were_delivered(monkeypatch, f
 
 
 def test_a_case_with_checks_stops_once_they_are_decided(counting, fake_backend, monkeypatch):
-    from asyncbench import gate
+    from asyncbench.verdicts import gate
 
     monkeypatch.setattr(runner, "get_backend", lambda name: fake_backend)
     settings = Settings(warmup=0, min_samples=6, max_samples=1000, max_time_s=1e9, max_rel_noise=10.0)

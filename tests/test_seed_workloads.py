@@ -9,9 +9,13 @@ import pytest
 
 from conftest import run_workload
 
-from asyncbench import config, runner, stats
+from asyncbench.spec import config
+
+from asyncbench.engine import runner
+
+from asyncbench.results import stats
 from asyncbench.backends import get_backend
-from asyncbench.model import ERROR, OK, SKIPPED
+from asyncbench.results.model import ERROR, OK, SKIPPED
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.multi_device import partner_for
 
@@ -188,7 +192,7 @@ def test_training_memory_reports_device_memory_on_a_gpu():
 def test_multi_device_cpu_workers_each_get_half_the_cores(monkeypatch):
     import threading
 
-    from asyncbench.environment import usable_cores
+    from asyncbench.engine.environment import usable_cores
 
     backend = get_backend("torch")
     calls = []

@@ -3,7 +3,7 @@ import statistics
 
 import pytest
 
-from asyncbench import stats
+from asyncbench.results import stats
 
 
 def test_summarize_matches_statistics_module():

@@ -18,8 +18,10 @@ from typing import Any, Mapping
 import numpy as np
 import pytest
 
-from asyncbench import runner, sanity
-from asyncbench.model import ERROR, OK, SKIPPED, Case, Clocks, Result, Settings
+from asyncbench.engine import runner
+
+from asyncbench.engine import sanity
+from asyncbench.results.model import ERROR, OK, SKIPPED, Case, Clocks, Result, Settings
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import INT, Param, Prepared, Workload
 from stream_device import FLOPS_PER_S, LAUNCH_QUEUE_DEPTH, Span, StreamSimBackend

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from asyncbench import config, overrides, runner
+from asyncbench.spec import config
+
+from asyncbench.spec import overrides
+
+from asyncbench.engine import runner
 from asyncbench.errors import InputError
 
 SWEPT = """\

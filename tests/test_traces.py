@@ -10,10 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from asyncbench import bars, config, runner, trace
+from asyncbench.report import bars
+
+from asyncbench.spec import config
+
+from asyncbench.engine import runner
+
+from asyncbench.engine import trace
 from asyncbench.backends.torch_backend import TorchBackend
-from asyncbench.model import OK, Result, Samples
-from asyncbench.runner import summarize
+from asyncbench.results.model import OK, Result, Samples
+from asyncbench.engine.runner import summarize
 from conftest import QUICK
 
 ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
@@ -131,7 +137,7 @@ def test_a_tiny_time_still_gets_a_sliver():
 
 
 def test_a_trace_that_cannot_be_written_is_a_warning_and_the_measurement_stands(tmp_path, monkeypatch):
-    from asyncbench import results
+    from asyncbench.results import schema as results
 
     def full(path, content):
         raise OSError(28, "No space left on device")

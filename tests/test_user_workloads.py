@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import asyncbench
-from asyncbench import plugins
+from asyncbench.workloads import plugins
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

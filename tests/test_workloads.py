@@ -9,7 +9,7 @@ import pytest
 from conftest import run_workload
 
 from asyncbench.backends import get_backend
-from asyncbench.model import OK, Clocks
+from asyncbench.results.model import OK, Clocks
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.sync_async import fit_model
 

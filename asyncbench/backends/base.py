@@ -89,6 +89,16 @@ class Backend(ABC):
                 continue
         return None
 
+    def facts(self) -> dict[str, Any]:
+        """What the results should record about this framework (called only when it is available): its
+        version, and where its cases run when that is not this Python. Backends add what matters to them."""
+        found: dict[str, Any] = {"version": self.version()}
+        if self.interpreter() is not None:
+            found["python"] = self.interpreter()
+        if self.worker_environment():
+            found["worker_environment"] = self.worker_environment()
+        return found
+
     @abstractmethod
     def probe(self) -> tuple[DeviceStatus, ...]:
         """Every device kind this backend knows, available or with a reason."""

@@ -77,6 +77,14 @@ class CupyBackend(Backend):
         return None
 
 
+    def facts(self) -> dict[str, Any]:
+        """Version, CUDA runtime and the devices cupy can use."""
+        return {
+            "version": self.version(),
+            "cuda_runtime": self._cupy().cuda.runtime.runtimeGetVersion(),
+            "devices": {s.device: s.detail for s in self.probe() if s.available},
+        }
+
     def probe(self) -> tuple[DeviceStatus, ...]:
         reason = self.unavailable_reason()
         statuses = [DeviceStatus(self.name, "cpu", False, "cupy runs on CUDA devices only")]

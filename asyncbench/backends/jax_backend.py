@@ -144,7 +144,7 @@ class JaxBackend(Backend):
     no_profiler = None
 
     def profiler(self, device: str) -> Any:
-        from asyncbench.profilers import JaxProfiler
+        from asyncbench.backends.profilers import JaxProfiler
 
         _jax()  # configured before its backend starts
         return JaxProfiler()

@@ -93,7 +93,7 @@ class MxnetBackend(Backend):
         return None if self._here() else str(_python())
 
     def worker_environment(self) -> dict[str, str]:
-        from asyncbench.environment import usable_cores
+        from asyncbench.host.facts import usable_cores
 
         wanted = {
             "MXNET_CPU_WORKER_NTHREADS": str(ENGINE_THREADS),

@@ -35,6 +35,25 @@ class TorchBackend(Backend):
     #: torch.cuda.Stream() takes streams from a pool of 32 per device and priority (c10's kStreamsPerPool)
     max_streams = 32
 
+    def facts(self) -> dict[str, Any]:
+        """Version, CUDA build, thread counts and, on a CUDA machine, cuDNN and every device (asked in a child)."""
+        import dataclasses
+
+        import torch
+
+        from asyncbench.backends.cuda_devices import cuda_devices
+
+        found: dict[str, Any] = {
+            "version": torch.__version__,
+            "cuda": torch.version.cuda,
+            "threads": torch.get_num_threads(),
+            "interop_threads": torch.get_num_interop_threads(),
+        }
+        if torch.version.cuda and torch.cuda.is_available():
+            found["cudnn"] = torch.backends.cudnn.version()  # the library's version: no context
+            found["devices"] = {f"cuda:{i}": dataclasses.asdict(device) for i, device in enumerate(cuda_devices())}
+        return found
+
     def probe(self) -> tuple[DeviceStatus, ...]:
         import torch
 
@@ -44,7 +63,7 @@ class TorchBackend(Backend):
         elif not torch.cuda.is_available():
             statuses.append(DeviceStatus(self.name, "cuda", False, "no CUDA device visible (driver missing or none present)"))
         else:
-            from asyncbench.cuda_devices import cuda_devices
+            from asyncbench.backends.cuda_devices import cuda_devices
 
             for index, device in enumerate(cuda_devices()):
                 statuses.append(DeviceStatus(self.name, f"cuda:{index}", True, device.name))
@@ -182,6 +201,6 @@ class TorchBackend(Backend):
     no_profiler = None
 
     def profiler(self, device: str) -> Any:
-        from asyncbench.profilers import TorchProfiler
+        from asyncbench.backends.profilers import TorchProfiler
 
         return TorchProfiler(device)

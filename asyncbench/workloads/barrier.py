@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from asyncbench import stats, units
+from asyncbench.results import stats
+
+from asyncbench.results import units
 from asyncbench.backends.base import Backend
-from asyncbench.model import Clocks, Result
+from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload
 
 WAITALL, WAIT_ONE = "waitall", "wait_one"

@@ -17,9 +17,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from asyncbench import units
+from asyncbench.results import units
 from asyncbench.backends.base import Backend
-from asyncbench.model import Clocks, Memory, Result, Samples, Sampling, Settings, VariantResult
+from asyncbench.results.model import Clocks, Memory, Result, Samples, Sampling, Settings, VariantResult
 
 INT = "int"
 FLOAT = "float"

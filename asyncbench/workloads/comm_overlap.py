@@ -21,7 +21,7 @@ threads (at least 1); gloo's communication threads come on top. Giving
 compute every core would make it fight gloo's threads for them, and the
 overlapped variant would measure that fight instead of the overlap.
 
-Ranks are spawned by `asyncbench.distributed.launch` on a free loopback port;
+Ranks are spawned by `asyncbench.measure.distributed.launch` on a free loopback port;
 under torchrun (RANK, WORLD_SIZE... set) this process is one rank, meets the
 others through env://, and rank 0 gathers everyone's samples.
 """
@@ -32,10 +32,14 @@ import datetime
 import os
 from typing import Any, Callable, Mapping
 
-from asyncbench import distributed, stats, units
+from asyncbench.measure import distributed
+
+from asyncbench.results import stats
+
+from asyncbench.results import units
 from asyncbench.backends.base import Backend
-from asyncbench.environment import usable_cores
-from asyncbench.model import Clocks, Result, Samples, Settings
+from asyncbench.host.facts import usable_cores
+from asyncbench.results.model import Clocks, Result, Samples, Settings
 from asyncbench.workloads.base import FLOAT, INT, Measured, Metric, Param, Prepared, Workload
 
 COMPUTE, COMM, BLOCKING, OVERLAPPED = "compute_only", "comm_only", "blocking", "overlapped"
@@ -98,7 +102,7 @@ def run_rank(
     import torch.distributed as dist
 
     from asyncbench.backends import get_backend
-    from asyncbench.timing import measure
+    from asyncbench.measure.timing import measure
 
     local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", world_size))
     threads = max(1, usable_cores() // local_ranks)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-from asyncbench import stats
+from asyncbench.results import stats
 from asyncbench.backends.base import Backend
-from asyncbench.model import Clocks, Result
+from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import INT, STR, Metric, Param, Prepared, Workload
 
 NONE, ITEM, NUMPY, PRINT = "none", "item", "numpy", "print"

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from asyncbench import stats, units
+from asyncbench.results import stats
+
+from asyncbench.results import units
 from asyncbench.backends.base import Backend
-from asyncbench.model import Clocks, Result
+from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import BOOL, DTYPE, INT, Metric, Param, Prepared, Workload
 
 VARIANT = "matmul"

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from asyncbench import stats
+from asyncbench.results import stats
 from asyncbench.backends.base import Backend
-from asyncbench.environment import usable_cores
-from asyncbench.model import Clocks, Result
-from asyncbench.timing import take_sample
+from asyncbench.host.facts import usable_cores
+from asyncbench.results.model import Clocks, Result
+from asyncbench.measure.timing import take_sample
 from asyncbench.workloads.base import DTYPE, INT, STR, Metric, Param, Prepared, Workload
 from asyncbench.workloads.threads import started_pool
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Mapping
 
-from asyncbench import units
+from asyncbench.results import units
 from asyncbench.backends.base import Backend
-from asyncbench.model import Clocks, Result, VariantResult
+from asyncbench.results.model import Clocks, Result, VariantResult
 from asyncbench.workloads.base import DTYPE, INT, INTS, Metric, Param, Prepared, Workload
 
 FEATURES, HIDDEN_1, HIDDEN_2 = 512, 2048, 512

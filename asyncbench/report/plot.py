@@ -17,9 +17,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from asyncbench import render, results, units
+from asyncbench.report import render
+
+from asyncbench.results import schema as results
+
+from asyncbench.results import units
 from asyncbench.errors import InputError
-from asyncbench.model import OK, Report, Result
+from asyncbench.results.model import OK, Report, Result
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import PER_VARIANT_SUFFIX
 

@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 from asyncbench import __version__
 from asyncbench.errors import InputError, read_text
-from asyncbench.model import CLOCKS, STATUSES, Memory, Report, Result, Samples, Sampling, Stats, VariantResult
+from asyncbench.results.model import CLOCKS, STATUSES, Memory, Report, Result, Samples, Sampling, Stats, VariantResult
 
 TOOL_NAME = "asyncbench"
 # History: 1 — first version (2026-11). 2 — `bounds` (95% intervals of metrics), `sampling`

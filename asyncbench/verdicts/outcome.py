@@ -13,12 +13,12 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from asyncbench import gate
+from asyncbench.verdicts import gate
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
-from asyncbench.model import ERROR, OK, SKIPPED, Report, Result
+from asyncbench.results.model import ERROR, OK, SKIPPED, Report, Result
 
 if TYPE_CHECKING:
-    from asyncbench.compare import Comparison
+    from asyncbench.verdicts.compare import Comparison
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from asyncbench import stats
+from asyncbench.results import stats
 from asyncbench.backends.base import DeviceTimer
-from asyncbench.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Samples, Sampling, Settings
+from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Samples, Sampling, Settings
 
 Clock = Callable[[], float]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from asyncbench.model import OK, Result
+from asyncbench.results.model import OK, Result
 from asyncbench.workloads.base import Workload
 
 # The start event is recorded just before the host clock starts and the stop event just after the variant
@@ -28,7 +28,7 @@ def _count(condition: list[bool]) -> str:
 def warnings_of(result: Result, workload: Workload, synchronizing: Mapping[str, str]) -> tuple[str, ...]:
     """Every sanity check `result` fails, as lines (empty when all hold, and for rows that measured nothing).
 
-    `synchronizing`: the variables set in this run that make GPU work synchronous (environment.synchronizing_variables).
+    `synchronizing`: the variables set in this run that make GPU work synchronous (facts.synchronizing_variables).
     """
     if result.status != OK:
         return ()

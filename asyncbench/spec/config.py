@@ -22,8 +22,10 @@ import yaml
 
 from asyncbench.backends import BACKENDS, DEVICE_PATTERN
 from asyncbench.errors import InputError, read_text, suggestion
-from asyncbench import gate, plugins, results
-from asyncbench.model import Expectation, Settings
+from asyncbench.verdicts import gate
+from asyncbench.workloads import plugins
+from asyncbench.results import schema as results
+from asyncbench.results.model import Expectation, Settings
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Param, Workload
 

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import psutil
 
 from asyncbench.backends.base import Backend
-from asyncbench.model import Memory
+from asyncbench.results.model import Memory
 
 # Fine enough to catch a minibatch's worth of run-ahead, coarse enough not to steal a core.
 POLL_INTERVAL_S = 0.002

@@ -15,8 +15,20 @@ import json
 
 from typing import Any, Mapping
 
-from asyncbench import bars, compare, comparison_view, gate, outcome, render, units
-from asyncbench.model import CLOCKS, OK, SKIPPED, Memory, Report
+from asyncbench.report import bars
+
+from asyncbench.verdicts import compare
+
+from asyncbench.report import comparison_view
+
+from asyncbench.verdicts import gate
+
+from asyncbench.verdicts import outcome
+
+from asyncbench.report import render
+
+from asyncbench.results import units
+from asyncbench.results.model import CLOCKS, OK, SKIPPED, Memory, Report
 
 #: one unit for every entry: a tracked series must not change unit when a time crosses 1 s or 1 ms
 BENCHMARK_UNIT, BENCHMARK_SCALE = "ms", 1e3

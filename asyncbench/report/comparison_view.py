@@ -8,7 +8,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from asyncbench import compare, units
+from asyncbench.verdicts import compare
+
+from asyncbench.results import units
 
 VERDICT_STYLE = {compare.SAME: "", compare.FASTER: "green", compare.SLOWER: "bold red", compare.INCONCLUSIVE: "yellow"}
 

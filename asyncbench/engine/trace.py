@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping
 
-from asyncbench import results
+from asyncbench.results import schema as results
 from asyncbench.backends.base import Backend
 from asyncbench.errors import InputError, describe_failure
 

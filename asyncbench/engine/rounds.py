@@ -20,8 +20,8 @@ import math
 import statistics
 from typing import Any, Mapping
 
-from asyncbench import stats
-from asyncbench.model import Clocks, VariantResult
+from asyncbench.results import stats
+from asyncbench.results.model import Clocks, VariantResult
 from asyncbench.workloads.base import Workload
 
 Bounds = dict[str, tuple[float, float] | None]

@@ -25,9 +25,9 @@ import operator
 import re
 from typing import Any, Callable, Iterable, Mapping
 
-from asyncbench import units
+from asyncbench.results import units
 from asyncbench.errors import suggestion
-from asyncbench.model import CLOCKS, ERROR, OK, Expectation, Result
+from asyncbench.results.model import CLOCKS, ERROR, OK, Expectation, Result
 from asyncbench.workloads.base import Workload
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}

@@ -8,8 +8,8 @@ synchronous backend, the bars would repeat the table).
 
 from __future__ import annotations
 
-from asyncbench import units
-from asyncbench.model import OK, Result, VariantResult
+from asyncbench.results import units
+from asyncbench.results.model import OK, Result, VariantResult
 
 #: characters of the longest bar: fits 80 columns with the labels and figures
 WIDTH = 32

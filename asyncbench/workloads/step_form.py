@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from asyncbench import stats
+from asyncbench.results import stats
 from asyncbench.backends.base import Backend
-from asyncbench.model import Clocks, Result
+from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import INT, INTS, Metric, Param, Prepared, Workload
 
 #: the waits the short form compares by default: never (only at the end), every 4th step, every step

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
 from asyncbench.errors import InputError
-from asyncbench.model import CLOCKS, OK, Report, Result
+from asyncbench.results.model import CLOCKS, OK, Report, Result
 
 SAME = "SAME"
 FASTER = "FASTER"

@@ -20,7 +20,7 @@ import socket
 import time
 from typing import Any, Callable
 
-from asyncbench import processes
+from asyncbench.host import processes
 from asyncbench.errors import describe_failure
 
 LOOPBACK = "127.0.0.1"

@@ -18,13 +18,13 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from asyncbench import isolation
+from asyncbench.host import processes
 
 # A child that imports torch and reads device properties takes a few seconds at most; a hung driver must not hang the run.
 QUERY_TIMEOUT_S = 60.0
 
 #: what the child runs: the same query, printed as JSON
-_QUERY = "import json; from asyncbench.cuda_devices import _ask_here; print(json.dumps(_ask_here()))"
+_QUERY = "import json; from asyncbench.backends.cuda_devices import _ask_here; print(json.dumps(_ask_here()))"
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def cuda_devices() -> tuple[CudaDevice, ...]:
 
     if torch.version.cuda is None or not torch.cuda.is_available():
         return ()
-    here = isolation.in_worker or torch.cuda.is_initialized()
+    here = processes.in_worker or torch.cuda.is_initialized()
     try:
         found = _ask_here() if here else _ask_a_child()
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):

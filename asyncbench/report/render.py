@@ -27,10 +27,16 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from asyncbench import bars, gate, outcome, units
+from asyncbench.report import bars
+
+from asyncbench.verdicts import gate
+
+from asyncbench.verdicts import outcome
+
+from asyncbench.results import units
 from asyncbench.errors import EXIT_OK
-from asyncbench.model import ERROR, OK, SKIPPED, STOPPED_BY_NOISE, Case, Report, Result, Stats, VariantResult
-from asyncbench.timing import Progress as MeasureProgress
+from asyncbench.results.model import ERROR, OK, SKIPPED, STOPPED_BY_NOISE, Case, Report, Result, Stats, VariantResult
+from asyncbench.measure.timing import Progress as MeasureProgress
 from asyncbench.workloads import WORKLOADS, Workload
 
 # Wide enough for a table with spreads when output goes to a file or CI log.

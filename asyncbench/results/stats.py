@@ -21,7 +21,7 @@ import math
 import statistics
 from typing import Sequence
 
-from asyncbench.model import Stats
+from asyncbench.results.model import Stats
 
 CONFIDENCE = 0.95
 

@@ -17,7 +17,7 @@ ranks) run, and exits on its own if the parent disappears.
 
 A worker can also run under another Python (MXNet's own environment) or
 with environment variables a framework reads at import: then it is started
-as `python -m asyncbench.isolation` with one end of a socket pair, not by
+as `python -m asyncbench.engine.isolation` with one end of a socket pair, not by
 multiprocessing — whose spawned children take the parent's sys.path, and
 with it the parent's numpy. Calls and results are plain data either way.
 """
@@ -35,7 +35,7 @@ import sys
 import time
 from typing import Any, Callable, Mapping
 
-from asyncbench import processes
+from asyncbench.host import processes
 from asyncbench.errors import describe_failure
 
 # How often a worker may send progress: often enough for a live display,
@@ -75,14 +75,9 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
-#: whether this process is a worker (where a case may create CUDA contexts freely)
-in_worker = False
-
-
 def _serve(target: Callable[..., Any], channel: Any, parent: int) -> None:
     """The worker's life: for each args tuple received, send ("result", target(*args)) or ("error", message)."""
-    global in_worker
-    in_worker = True
+    processes.in_worker = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     processes.watch_parent(parent)
@@ -210,10 +205,10 @@ class Worker:
         self._process, self._channel = process, parent_end
 
     def _start_python(self) -> None:
-        """`python -m asyncbench.isolation` with one end of a socket pair: another interpreter, or extra variables."""
+        """`python -m asyncbench.engine.isolation` with one end of a socket pair: another interpreter, or extra variables."""
         parent_end, child_end = socket.socketpair()
         target = f"{self._target.__module__}:{self._target.__qualname__}"
-        command = [self._python or sys.executable, "-m", "asyncbench.isolation", str(child_end.fileno()), str(os.getpid()), target]
+        command = [self._python or sys.executable, "-m", "asyncbench.engine.isolation", str(child_end.fileno()), str(os.getpid()), target]
         try:
             popen = subprocess.Popen(command, pass_fds=[child_end.fileno()], env={**os.environ, **self._environment})
         except OSError as exc:

@@ -20,13 +20,31 @@ import dataclasses
 import gc
 from typing import Any, Callable, Iterator, Mapping
 
-from asyncbench import environment, gate, isolation, memory, plugins, rounds, sanity, stats, trace, units
+from asyncbench.host import facts
+
+from asyncbench.verdicts import gate
+
+from asyncbench.engine import isolation
+
+from asyncbench.engine import memory
+
+from asyncbench.workloads import plugins
+
+from asyncbench.engine import rounds
+
+from asyncbench.engine import sanity
+
+from asyncbench.results import stats
+
+from asyncbench.engine import trace
+
+from asyncbench.results import units
 from asyncbench.backends import Backend, get_backend
 from asyncbench.backends.base import DeviceTimer
-from asyncbench.config import Config, Experiment
+from asyncbench.spec.config import Config, Experiment
 from asyncbench.errors import InputError, describe_failure
-from asyncbench.model import ERROR, OK, SKIPPED, Case, Memory, Result, Samples, VariantResult
-from asyncbench.timing import Progress, measure
+from asyncbench.results.model import ERROR, OK, SKIPPED, Case, Memory, Result, Samples, VariantResult
+from asyncbench.measure.timing import Progress, measure
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import Measured, Prepared, Workload
 
@@ -212,7 +230,7 @@ def run(
     into `trace_dir` after it is measured); return (and stream through on_result) the results."""
     backends = {name: get_backend(name) for e in config.experiments for name in e.backends}
     cases = [(dataclasses.replace(case, trace_dir=trace_dir), skip) for case, skip in plan(config, backends)]
-    synchronizing = environment.synchronizing_variables()
+    synchronizing = facts.synchronizing_variables()
     results = []
     workers: dict[tuple[Any, ...], isolation.Worker] = {}
 

@@ -158,7 +158,7 @@ def as_workload(value: Any, reference: str) -> Workload:
             raise InputError(f"{value.__name__} does not define {missing}, which a Workload subclass must")
         return value()
     if inspect.isfunction(value):
-        from asyncbench.step_form import StepWorkload
+        from asyncbench.workloads.step_form import StepWorkload
 
         return StepWorkload(value)
     raise InputError(

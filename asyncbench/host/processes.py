@@ -31,6 +31,9 @@ DEATH_HINTS = {
     "SIGABRT": "native code aborted",
 }
 
+#: whether this process is a case worker (where a case may create CUDA contexts freely); set by the worker itself
+in_worker = False
+
 
 def _exit_with_parent(parent: int) -> None:
     while True:

@@ -15,12 +15,12 @@ from typing import Any, Sequence
 import yaml
 
 from asyncbench.backends import BACKENDS, DEVICE_PATTERN
-from asyncbench.config import (
+from asyncbench.spec.config import (
     QUICK_SETTINGS, SETTING_FIELDS, Config, check_sweep_size, coerce_param, coerce_setting, settings_problem, sweep_values,
     workload_keys,
 )
 from asyncbench.errors import InputError, suggestion
-from asyncbench.model import Settings
+from asyncbench.results.model import Settings
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import SHAPE
 

@@ -1,0 +1,44 @@
+"""What the numbers were measured on: versions, devices, CPU, threads, git SHA.
+
+Captured once per run and stored in the results, so two result files can be
+compared knowing what differed. Each backend says what matters about its
+framework (`Backend.facts`: torch's CUDA version, threads and devices, cupy's
+runtime); a backend that is not installed is recorded as unavailable.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from typing import Any, Iterable
+
+import psutil
+
+from asyncbench import __version__
+from asyncbench.backends import BACKENDS, get_backend
+from asyncbench.host import facts
+
+
+def capture(backends: Iterable[str] = tuple(BACKENDS)) -> dict[str, Any]:
+    """Facts about this machine and the frameworks the run will use."""
+    frameworks: dict[str, Any] = {}
+    for name in dict.fromkeys(backends):
+        backend = get_backend(name)
+        reason = backend.unavailable_reason()
+        frameworks[name] = {"version": backend.version(), "unavailable": reason} if reason else backend.facts()
+    return {
+        "asyncbench": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "hostname": platform.node(),
+        "cpu": facts.cpu_model(),
+        "cpu_cores_physical": psutil.cpu_count(logical=False),
+        "cpu_cores_logical": psutil.cpu_count(logical=True),
+        "cpu_affinity": facts.usable_cores(),
+        "memory_bytes": psutil.virtual_memory().total,
+        "thread_variables": {k: os.environ[k] for k in facts.THREAD_VARIABLES if k in os.environ},
+        "synchronizing_variables": facts.synchronizing_variables(),
+        "frameworks": frameworks,
+        "git_sha": facts.git_sha(),
+    }

@@ -1,0 +1,6 @@
+"""The machine this process runs on, and other processes on it: a leaf below every layer but `errors`.
+
+`facts` says what the host is (usable cores, CPU, git checkout, variables
+that change how frameworks behave); `processes` spawns, watches and tears
+down child processes. Nothing here knows about frameworks or workloads.
+"""

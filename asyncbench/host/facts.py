@@ -1,0 +1,62 @@
+"""What this host is: usable cores, the CPU, the git checkout, and variables that change how frameworks run.
+
+A leaf: backends (thread counts), workloads (cores to split), the engine
+(start-up variables) and the environment capture all read these facts, and
+it imports none of them, so no import cycle runs through it.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+    "MXNET_CPU_WORKER_NTHREADS", "MXNET_ENGINE_TYPE", "XLA_FLAGS", "JAX_PLATFORMS",
+)
+#: variables that make GPU work synchronous: every launch (CUDA_LAUNCH_BLOCKING) or every NCCL wait
+#: (TORCH_NCCL_BLOCKING_WAIT, its older name NCCL_BLOCKING_WAIT) returns only when the work is done
+SYNCHRONIZING_VARIABLES = ("CUDA_LAUNCH_BLOCKING", "TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT")
+# A git query is a courtesy; never let a slow filesystem hold up a run.
+GIT_TIMEOUT_S = 2.0
+
+
+def synchronizing_variables() -> dict[str, str]:
+    """Those of SYNCHRONIZING_VARIABLES set to something other than off in this process's environment."""
+    return {k: os.environ[k] for k in SYNCHRONIZING_VARIABLES if os.environ.get(k, "0").strip().lower() not in ("", "0", "false")}
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name from /proc/cpuinfo, else what platform knows."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def git_sha(directory: str | Path = ".") -> str | None:
+    """HEAD's SHA when run inside a git work tree (with '-dirty' if modified), else None."""
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{sha}-dirty" if dirty else sha
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity), which is what thread counts should split."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
