@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from asyncbench.host import facts
 
-from asyncbench.verdicts import gate
+from asyncbench.verdicts import checks
 
 from asyncbench.engine import isolation
 
@@ -131,8 +131,8 @@ def _checks_decided(case: Case, workload: Workload, asynchronous: bool) -> Calla
     def decided(samples: Mapping[str, Samples]) -> bool:
         variants = summarize(samples)
         metrics, bounds = rounds.figures(workload, case.params, variants, asynchronous)
-        partial = _row(case, OK, variants=variants, metrics=metrics, bounds=bounds)
-        return gate.decided(gate.evaluate(case.expect, partial, workload))
+        partial = workload.describe(_row(case, OK, variants=variants, metrics=metrics, bounds=bounds), reading=False)
+        return checks.decided(checks.evaluate(case.expect, partial))
 
     return decided
 
@@ -256,9 +256,10 @@ def run(
                 result = run_case(case, workload, backends[case.backend], on_progress)
             else:
                 result = _run_isolated(worker, case, workload, on_progress)
+            result = workload.describe(result)
             result = dataclasses.replace(result, warnings=(*result.warnings, *sanity.warnings_of(result, workload, synchronizing)))
             if case.expect:
-                result = dataclasses.replace(result, checks=gate.evaluate(case.expect, result, workload))
+                result = dataclasses.replace(result, checks=checks.evaluate(case.expect, result))
             results.append(result)
             if on_result is not None:
                 on_result(result)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from rich.markup import escape
 from rich.table import Table
 
-from asyncbench.backends import DeviceStatus
-from asyncbench.workloads import Workload
+if TYPE_CHECKING:  # the CLI hands these in: the report layer imports no backend and no workload registry
+    from asyncbench.backends.base import DeviceStatus
+    from asyncbench.workloads.base import Workload
 
 
 def workloads_table(workloads: Iterable[Workload], origins: Mapping[str, str] | None = None) -> Table:

@@ -13,19 +13,19 @@ from __future__ import annotations
 import importlib.util
 import io
 import math
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from asyncbench.report import render
-
-from asyncbench.results import schema as results
-
-from asyncbench.results import units
 from asyncbench.errors import InputError
-from asyncbench.results.model import OK, Report, Result
-from asyncbench.workloads import WORKLOADS
-from asyncbench.workloads.base import PER_VARIANT_SUFFIX
+from asyncbench.report.view import ReportView, point_label
+from asyncbench.results import schema as results
+from asyncbench.results import units
+from asyncbench.results.model import OK, Result
+
+#: per-variant metrics share a panel: epoch_s_k1, epoch_s_k2 -> epoch_s_kK (the workloads' convention)
+PER_VARIANT_SUFFIX = re.compile(r"_k\d+$")
 
 INSTALL_HINT = "--plot needs matplotlib, an optional extra: pip install 'asyncbench[plot]' (or pip install matplotlib)"
 # Beyond this span a numeric axis is read on a log scale (n_ops from 10 to 100000).
@@ -58,7 +58,7 @@ def _series(results: Sequence[Result], axis: str, others: Sequence[str]) -> dict
         if result.status != OK:
             continue
         x = _axis_value(result.params.get(axis))
-        who = " ".join([result.backend, result.device, *(render.point_label(result, [o]) for o in others)])
+        who = " ".join([result.backend, result.device, *(point_label(result, [o]) for o in others)])
         for name, variant in result.variants.items():
             label = who if one_variant else f"{who} {name}"
             done = variant.done_s
@@ -89,10 +89,13 @@ def _numeric_axis(values: Sequence[Any]) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in values)
 
 
-def draw(report: Report, path: str) -> int:
-    """Draw every swept experiment of `report` into `path`; returns how many were drawn."""
-    swept = [(name, group, render.swept_params(group)) for name, group in render.by_experiment(report.results)]
-    swept = [(name, group, params) for name, group, params in swept if params]
+def has_sweeps(view: ReportView) -> bool:
+    return any(e.swept for e in view.experiments)
+
+
+def draw(view: ReportView, path: str) -> bytes:
+    """Every swept experiment of the report, drawn in the format `path`'s suffix names (InputError when none is swept)."""
+    swept = [(e.name, list(e.results), list(e.swept)) for e in view.experiments if e.swept]
     if not swept:
         raise InputError("nothing to plot: no experiment has a sweep (use sweep: in a config or --set KEY=V1,V2)")
     import matplotlib
@@ -114,9 +117,9 @@ def draw(report: Report, path: str) -> int:
         numeric = _numeric_axis(order)
         for index, (panel, series) in enumerate(panels.items()):
             ax = axes[row + index // PANELS_PER_ROW][index % PANELS_PER_ROW]
-            declared = WORKLOADS[group[0].workload].metric(panel) if group[0].workload in WORKLOADS else None
-            unit = f" ({declared.unit})" if declared and declared.unit not in ("", "bool") else ""
-            scale = 100 if declared and declared.unit == "%" else 1  # fractions are drawn as percent
+            declared = next((r.unit_of(name) for r in group for name in r.metric_info if PER_VARIANT_SUFFIX.sub("_kK", name) == panel), None)
+            unit = f" ({declared})" if declared and declared not in ("", "bool") else ""
+            scale = 100 if declared == "%" else 1  # fractions are drawn as percent
             for label, points in series.items():
                 xs = [p[0] if numeric else order.index(p[0]) for p in points]
                 ys = [p[1] * scale for p in points]
@@ -127,7 +130,7 @@ def draw(report: Report, path: str) -> int:
             if not numeric:
                 ax.set_xticks(range(len(order)), [str(v) for v in order])
             values = [p[1] for points in series.values() for p in points]
-            is_time = panel.startswith("done") or (declared is not None and declared.unit == "s")
+            is_time = panel.startswith("done") or declared == "s"
             # only times spanning decades get a log axis: a log axis turns near-zero noise (memory deltas) into drama
             if is_time and values and min(values) > 0 and max(values) / min(values) >= LOG_AXIS_SPAN:
                 ax.set_yscale("log")
@@ -143,5 +146,4 @@ def draw(report: Report, path: str) -> int:
     image = io.BytesIO()
     figure.savefig(image, dpi=110, format=Path(path).suffix.lower().lstrip("."))
     plt.close(figure)
-    results.atomic_write(path, image.getvalue())
-    return len(swept)
+    return image.getvalue()

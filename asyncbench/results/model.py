@@ -7,12 +7,47 @@ framework, so results can be loaded, compared and rendered without torch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Mapping
 
-OK = "ok"
-SKIPPED = "skipped"
-ERROR = "error"
-STATUSES = (OK, SKIPPED, ERROR)
+
+class Word(str, Enum):
+    """An enum whose members are their own words: stored in JSON, printed and compared as those plain strings."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class Status(Word):
+    """How a case ended."""
+
+    OK = "ok"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+OK, SKIPPED, ERROR = Status.OK, Status.SKIPPED, Status.ERROR
+STATUSES = tuple(Status)
+
+
+class Verdict(Word):
+    """The one vocabulary of conclusions: an `expect:` check, and a variant compared with a baseline."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"  # the 95% interval straddles the threshold
+    NOT_MEASURED = "not measured"  # the case did not run, or the quantity does not exist there
+
+
+class StopReason(Word):
+    """Why sampling stopped."""
+
+    NOISE = "max_rel_noise"  # every variant's median is known within ±max_rel_noise (and every check decided)
+    TIME = "max_time_s"
+    COUNT = "max_samples"
 
 CLOCKS = ("issue_s", "done_s", "device_s")
 
@@ -99,10 +134,7 @@ class Clocks:
     device_s: float | None = None
 
 
-#: why sampling stopped
-STOPPED_BY_NOISE = "max_rel_noise"  # every variant's median is known within ±max_rel_noise (and every check decided)
-STOPPED_BY_TIME = "max_time_s"
-STOPPED_BY_COUNT = "max_samples"
+STOPPED_BY_NOISE, STOPPED_BY_TIME, STOPPED_BY_COUNT = StopReason.NOISE, StopReason.TIME, StopReason.COUNT
 
 
 @dataclass(frozen=True)
@@ -116,7 +148,7 @@ class Sampling:
 
     rounds: int
     elapsed_s: float
-    stopped_by: str
+    stopped_by: StopReason
     rel_noise: float | None
     max_rel_noise: float
     max_time_s: float
@@ -155,6 +187,29 @@ class Memory:
 
 
 @dataclass(frozen=True)
+class MetricInfo:
+    """A metric's declaration as stored with a result: its unit ("s", "x", "%", "GFLOP/s", "bool"...) and meaning.
+
+    Stored so that a results file renders with units wherever it is read,
+    even when the workload that declared the metric is not installed there.
+    """
+
+    unit: str
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One `expect:` check and its verdict: the value checked and its 95% interval (None: a single measurement)."""
+
+    expect: str
+    verdict: Verdict
+    detail: str
+    value: float | None = None
+    bounds: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
 class VariantResult:
     """Everything measured for one variant of one case."""
 
@@ -175,13 +230,13 @@ class Result:
     backend: str
     device: str
     params: Mapping[str, Any]
-    status: str
+    status: Status
     reason: str | None = None
     variants: Mapping[str, VariantResult] = field(default_factory=dict)
     metrics: Mapping[str, float | None] = field(default_factory=dict)
     #: metric -> 95% interval (low, high); None: too few rounds for one; absent: one measurement, no interval
     bounds: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
-    checks: tuple[Mapping[str, Any], ...] = ()
+    checks: tuple[Check, ...] = ()
     note: str | None = None  # what the case actually ran on, e.g. "cuda:0 + cpu, GPU work issued first"
     sampling: Sampling | None = None
     #: skipped because the backend is not installed or the device is absent here (not because of the workload)
@@ -193,6 +248,17 @@ class Result:
     #: variant -> trace file written by --trace, and what the files hold (the profiler, or why harness ranges only)
     traces: Mapping[str, str] = field(default_factory=dict)
     trace_detail: str | None = None
+    #: metric -> its unit and meaning, as the workload declared them when it ran
+    metric_info: Mapping[str, MetricInfo] = field(default_factory=dict)
+    #: the workload's one-line reading of this result ('' or None: none)
+    reading: str | None = None
+
+    def unit_of(self, quantity: str) -> str:
+        """A metric's stored unit ('' when not declared), or "s" for a clock."""
+        if quantity in CLOCKS:
+            return "s"
+        info = self.metric_info.get(quantity)
+        return info.unit if info is not None else ""
 
 
 @dataclass(frozen=True)

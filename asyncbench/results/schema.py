@@ -22,15 +22,21 @@ from typing import Any, Mapping
 
 from asyncbench import __version__
 from asyncbench.errors import InputError, read_text
-from asyncbench.results.model import CLOCKS, STATUSES, Memory, Report, Result, Samples, Sampling, Stats, VariantResult
+from asyncbench.results.model import (
+    CLOCKS, Check, Memory, MetricInfo, Report, Result, Samples, Sampling, Status, Stats, StopReason, VariantResult, Verdict,
+)
 
 TOOL_NAME = "asyncbench"
 # History: 1 — first version (2026-11). 2 — `bounds` (95% intervals of metrics), `sampling`
 # (why measuring stopped), `unavailable`, `asynchronous`; a clock's ci_low/ci_high is null
 # when there were too few samples for a 95% CI (version 1 called [min, max] one); `warnings` (sanity checks
 # a result fails; absent in files written before it, read as none), `traces` and `trace_detail` (--trace).
-# Version 1 files are read.
-SCHEMA_VERSION = 2
+# 3 — results describe themselves: `metric_info` {metric: {unit, help}} and `reading` (the workload's
+# one-line reading), so a file renders with units and its reading where its workload is not installed;
+# `checks` are typed (expect, verdict, detail, value, bounds) in the one verdict vocabulary.
+# Versions 1 and 2 are read: their checks load as they are; they carry no units or readings, which
+# `asyncbench show` fills in from the installed workloads where it finds them (workloads.describe).
+SCHEMA_VERSION = 3
 
 
 #: a line only a config has: what tells `show config.yaml` apart from a broken results file
@@ -88,7 +94,7 @@ def result_to_dict(result: Result) -> dict[str, Any]:
         "variants": {name: _variant_to_dict(v) for name, v in result.variants.items()},
         "metrics": {name: _finite(value) for name, value in result.metrics.items()},
         "bounds": {name: None if b is None else [_finite(b[0]), _finite(b[1])] for name, b in result.bounds.items()},
-        "checks": [dict(c) for c in result.checks],
+        "checks": [check_to_dict(c) for c in result.checks],
         "note": result.note,
         "sampling": dataclasses.asdict(result.sampling) if result.sampling is not None else None,
         "unavailable": result.unavailable,
@@ -96,7 +102,28 @@ def result_to_dict(result: Result) -> dict[str, Any]:
         "warnings": list(result.warnings),
         "traces": dict(result.traces),
         "trace_detail": result.trace_detail,
+        "metric_info": {name: dataclasses.asdict(info) for name, info in result.metric_info.items()},
+        "reading": result.reading,
     }
+
+
+def check_to_dict(check: Check) -> dict[str, Any]:
+    """A check as stored: expect, verdict, value, bounds (only with an interval), detail."""
+    stored: dict[str, Any] = {"expect": check.expect, "verdict": check.verdict.value, "value": _finite(check.value), "detail": check.detail}
+    if check.bounds is not None:
+        stored["bounds"] = [_finite(check.bounds[0]), _finite(check.bounds[1])]
+    return stored
+
+
+def check_from_dict(raw: Mapping[str, Any]) -> Check:
+    bounds = raw.get("bounds")
+    return Check(
+        expect=str(raw["expect"]),
+        verdict=Verdict(raw["verdict"]),
+        detail=str(raw.get("detail", "")),
+        value=raw.get("value"),
+        bounds=(float(bounds[0]), float(bounds[1])) if bounds else None,
+    )
 
 
 def to_dict(report: Report) -> dict[str, Any]:
@@ -176,8 +203,6 @@ def _samples(raw: Mapping[str, Any]) -> Samples:
 
 
 def result_from_dict(raw: Mapping[str, Any]) -> Result:
-    if raw["status"] not in STATUSES:
-        raise ValueError(f"unknown status {raw['status']!r}")
     return Result(
         id=raw["id"],
         experiment=raw["experiment"],
@@ -185,7 +210,7 @@ def result_from_dict(raw: Mapping[str, Any]) -> Result:
         backend=raw["backend"],
         device=raw["device"],
         params=raw.get("params", {}),
-        status=raw["status"],
+        status=Status(raw["status"]),
         reason=raw.get("reason"),
         variants={
             name: VariantResult(
@@ -199,15 +224,23 @@ def result_from_dict(raw: Mapping[str, Any]) -> Result:
         },
         metrics=raw.get("metrics", {}),
         bounds={name: None if b is None else (float(b[0]), float(b[1])) for name, b in (raw.get("bounds") or {}).items()},
-        checks=tuple(raw.get("checks", ())),
+        checks=tuple(check_from_dict(c) for c in raw.get("checks", ())),
         note=raw.get("note"),
-        sampling=Sampling(**raw["sampling"]) if raw.get("sampling") else None,
+        sampling=_sampling(raw.get("sampling")),
         unavailable=bool(raw.get("unavailable", False)),
         asynchronous=raw.get("asynchronous"),
         warnings=tuple(str(w) for w in raw.get("warnings") or ()),
         traces={str(k): str(v) for k, v in (raw.get("traces") or {}).items()},
         trace_detail=raw.get("trace_detail"),
+        metric_info={str(k): MetricInfo(**v) for k, v in (raw.get("metric_info") or {}).items()},
+        reading=raw.get("reading"),
     )
+
+
+def _sampling(raw: Mapping[str, Any] | None) -> Sampling | None:
+    if not raw:
+        return None
+    return Sampling(**{**raw, "stopped_by": StopReason(raw["stopped_by"])})
 
 
 def from_dict(raw: Any, source: str = "<results>") -> Report:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.resources
 import itertools
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,31 +21,22 @@ import yaml
 
 from asyncbench.backends import BACKENDS, DEVICE_PATTERN
 from asyncbench.errors import InputError, read_text, suggestion
-from asyncbench.verdicts import gate
-from asyncbench.workloads import plugins
 from asyncbench.results import schema as results
 from asyncbench.results.model import Expectation, Settings
+from asyncbench.spec import expect
+from asyncbench.spec.schema import (
+    SETTING_FIELDS, YOUR_OWN, builtin_names, check_sweep_size, coerce_param, coerce_setting, settings_problem, sweep_values,
+    type_name, workload_key,
+)
 from asyncbench.workloads import WORKLOADS
-from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Param, Workload
+from asyncbench.workloads.base import Param, Workload
 
-SETTING_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 TOP_KEYS = ("name", "defaults", "experiments")
 DEFAULTS_KEYS = ("backends", "devices", *SETTING_FIELDS)
 EXPERIMENT_KEYS = ("name", "workload", "params", "sweep", "expect", *DEFAULTS_KEYS)
 
 DEFAULT_BACKENDS = ("torch",)
 DEFAULT_DEVICES = ("auto",)
-# Shapes beyond 8 dimensions are never what a user meant for these workloads.
-MAX_SHAPE_DIMS = 8
-# Each sweep point is at least one measured case of several seconds: more than
-# this many is a typo (a list pasted twice, a range too fine), not a plan.
-MAX_SWEEP_POINTS = 1000
-# --quick is for smoke tests: cap the measurement to a few short samples. Six is the
-# fewest with a 95% interval of the median: fewer would leave every figure without one.
-QUICK_SETTINGS = Settings(warmup=1, min_samples=6, max_samples=20, max_time_s=1.0, max_rel_noise=0.05)
-#: the units a float setting may carry, as `expect` thresholds do: max_time_s=2s, max_rel_noise=3%
-SETTING_UNITS = {"max_time_s": "s", "timeout_s": "s", "max_rel_noise": "%"}
-_NUMBER_WITH_UNIT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ%]+)\s*")
 
 # A real config has a few hundred values; YAML aliases can make a short file
 # expand to billions ("billion laughs"): stop converting well before that.
@@ -180,85 +170,9 @@ class _Document:
         return ConfigError(message, location=location, path=format_path(path) or None)
 
 
-def _type_name(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a mapping"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def coerce_param(param: Param, value: Any) -> Any:
-    """Check `value` against `param`'s kind and bounds; raise ValueError with what was expected."""
-    if param.kind == BOOL:
-        if not isinstance(value, bool):
-            raise ValueError(f"expected true or false, got {_type_name(value)} {value!r}")
-        return value
-    if param.kind == INT:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"expected an integer, got {_type_name(value)} {value!r}")
-    elif param.kind == FLOAT:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ValueError(f"expected a number, got {_type_name(value)} {value!r}")
-        value = float(value)
-    elif param.kind == STR:
-        if not isinstance(value, str):
-            raise ValueError(f"expected a string, got {_type_name(value)} {value!r}")
-    elif param.kind == SHAPE:
-        if (
-            not isinstance(value, list)
-            or not 1 <= len(value) <= MAX_SHAPE_DIMS
-            or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in value)
-        ):
-            raise ValueError(f"expected a list of 1 to {MAX_SHAPE_DIMS} positive integers, got {value!r}")
-        return list(value)
-    elif param.kind == INTS:
-        if not isinstance(value, list) or not value or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            raise ValueError(f"expected a non-empty list of integers, got {value!r}")
-        if len(set(value)) != len(value):
-            raise ValueError(f"values must be distinct, got {value!r}")
-        for item in value:
-            if (param.minimum is not None and item < param.minimum) or (param.maximum is not None and item > param.maximum):
-                raise ValueError(f"each value must be within {param.minimum:g}..{param.maximum:g}, got {item!r}")
-        return list(value)
-    if param.pattern and not re.fullmatch(param.pattern, value):
-        raise ValueError(f"expected {param.help}, got {value!r}")
-    if param.choices and value not in param.choices:
-        raise ValueError(f"expected one of {', '.join(map(str, param.choices))}, got {value!r}{suggestion(value, param.choices)}")
-    if param.minimum is not None and value < param.minimum:
-        raise ValueError(f"must be at least {param.minimum:g}, got {value!r}")
-    if param.maximum is not None and value > param.maximum:
-        raise ValueError(f"must be at most {param.maximum:g}, got {value!r}")
-    return value
-
-
-def _with_unit(name: str, value: Any) -> Any:
-    """'2s', '500ms' for a time setting, '3%' for max_rel_noise: the number in the base unit; other values unchanged."""
-    if not isinstance(value, str) or name not in SETTING_UNITS:
-        return value
-    match = _NUMBER_WITH_UNIT.fullmatch(value)
-    factors = gate.UNIT_FACTORS[SETTING_UNITS[name]]
-    if match is None or match[2] not in factors:
-        raise ValueError(f"expected a number, optionally with a unit ({', '.join(factors)}), got {value!r}")
-    return float(match[1]) * factors[match[2]]
-
-
-def coerce_setting(name: str, value: Any) -> Any:
-    """Check a measurement setting (warmup, min_samples...); raise ValueError if wrong."""
-    value = _with_unit(name, value)
-    kind = SETTING_FIELDS[name].type
-    if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"expected an integer, got {_type_name(value)} {value!r}")
-        if value < (0 if name == "warmup" else 1):
-            raise ValueError(f"must be at least {0 if name == 'warmup' else 1}, got {value}")
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"expected a positive number, got {value!r}")
-    return float(value)
-
-
 def _check_keys(doc: _Document, mapping: Any, allowed: Sequence[str], path: tuple, what: str) -> dict[str, Any]:
     if not isinstance(mapping, dict):
-        raise doc.error(f"{what} must be a mapping, got {_type_name(mapping)}", path)
+        raise doc.error(f"{what} must be a mapping, got {type_name(mapping)}", path)
     for key in mapping:
         if key not in allowed:
             raise doc.error(
@@ -304,50 +218,17 @@ def _settings(doc: _Document, mapping: Mapping[str, Any], base: Settings, path: 
     return settings
 
 
-def settings_problem(settings: Settings) -> str | None:
-    """What makes a combination of settings unusable (each may be fine alone), or None."""
-    if settings.max_samples < settings.min_samples:
-        return f"max_samples ({settings.max_samples}) is below min_samples ({settings.min_samples})"
-    if settings.timeout_s <= settings.max_time_s:
-        return f"timeout_s ({settings.timeout_s:g} s) must exceed max_time_s ({settings.max_time_s:g} s): sampling alone may take max_time_s"
-    return None
-
-
-#: how an error about a workload's name says that users' own workloads are named
-YOUR_OWN = "your own: path/to/file.py:Name, package.module:Name, or an installed plugin's name"
-
-
-def _builtin_names() -> list[str]:
-    return [name for name in WORKLOADS if not plugins.is_reference(name)]
-
-
-def _workload_key(doc: _Document | None, value: Any, path: tuple) -> str:
-    """The registry key of a workload name: a built-in's name, or a user workload's canonical reference
-    (file relative to the config's folder, module, or plugin), loaded and validated here."""
-    if isinstance(value, str) and value in WORKLOADS:
-        return value
-    if isinstance(value, str) and (plugins.is_reference(value) or value in plugins.plugins()):
-        base = doc.base_dir if doc is not None else Path.cwd()
-        try:
-            key = plugins.canonical(value, base)
-            plugins.load(key)
-        except InputError as exc:
-            if doc is None:
-                raise InputError(f"-w {value!r}: {exc.message}") from None
-            raise doc.error(f"{value!r}: {exc.message}", path) from None
-        return key
-    message = f"unknown workload {value!r}{suggestion(str(value), _builtin_names())}; known: {', '.join(_builtin_names())}; or {YOUR_OWN}"
-    if doc is None:
-        raise InputError(f"-w {value!r}: {message}")
-    raise doc.error(message, path)
 
 
 def _experiment(doc: _Document, raw: Any, index: int, defaults: Mapping[str, Any], base: Settings) -> Experiment:
     path = ("experiments", index)
     raw = _check_keys(doc, raw, EXPERIMENT_KEYS, path, "an experiment")
     if "workload" not in raw:
-        raise doc.error(f"missing key 'workload' (one of: {', '.join(_builtin_names())}, or {YOUR_OWN})", path)
-    workload_name = _workload_key(doc, raw["workload"], path + ("workload",))
+        raise doc.error(f"missing key 'workload' (one of: {', '.join(builtin_names())}, or {YOUR_OWN})", path)
+    try:
+        workload_name = workload_key(raw["workload"], doc.base_dir)
+    except ValueError as exc:
+        raise doc.error(str(exc), path + ("workload",)) from None
     workload = WORKLOADS[workload_name]
     name = raw.get("name", workload.name)
     if not isinstance(name, str) or not name.strip():
@@ -392,30 +273,6 @@ def _params(doc: _Document, workload: Workload, raw: Any, path: tuple) -> dict[s
     return _per_param(doc, workload, raw, path, f"params of {workload.name}", coerce_param)
 
 
-def sweep_values(param: Param, values: Sequence[Any]) -> tuple[Any, ...]:
-    """Check the values a param is swept over; raise ValueError with what was expected.
-
-    A list param (sync_every) may be swept over plain numbers: each point then
-    has the one-element list, e.g. sync_every: [1, 2, 4] runs [1], [2], [4].
-    """
-    if not isinstance(values, list) or not values:
-        raise ValueError(f"expected a non-empty list of values to sweep {param.name} over, got {values!r}")
-    checked = []
-    for value in values:
-        if param.kind == INTS and isinstance(value, int) and not isinstance(value, bool):
-            value = [value]
-        checked.append(coerce_param(param, value))
-    if any(checked.count(v) > 1 for v in checked):
-        raise ValueError(f"values must be distinct, got {values!r}")
-    return tuple(checked)
-
-
-def check_sweep_size(sweep: Mapping[str, Sequence[Any]]) -> None:
-    points = math.prod(len(v) for v in sweep.values())
-    if points > MAX_SWEEP_POINTS:
-        raise ValueError(f"the sweep has {points} points, more than {MAX_SWEEP_POINTS}; sweep fewer values")
-
-
 def _sweep(doc: _Document, workload: Workload, raw: Any, path: tuple) -> dict[str, tuple[Any, ...]]:
     sweep = _per_param(doc, workload, raw, path, f"sweep of {workload.name} (a mapping of param -> list of values)", sweep_values)
     try:
@@ -428,11 +285,11 @@ def _sweep(doc: _Document, workload: Workload, raw: Any, path: tuple) -> dict[st
 def _expectations(doc: _Document, workload: Workload, raw: Any, path: tuple) -> tuple[Expectation, ...]:
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list):
-        raise doc.error(f"expected a list of checks like 'speedup >= 1.5', got {_type_name(raw)}", path)
+        raise doc.error(f"expected a list of checks like 'speedup >= 1.5', got {type_name(raw)}", path)
     expectations = []
     for index, item in enumerate(items):
         try:
-            expectations.append(gate.parse(item, workload))
+            expectations.append(expect.parse(item, workload))
         except ValueError as exc:
             raise doc.error(str(exc), path + (index,)) from None
     return tuple(expectations)
@@ -484,16 +341,32 @@ def default_suite() -> Config:
     return loads(resource.read_text(encoding="utf-8"), source=f"<built-in {DEFAULT_SUITE}>", default_name="default")
 
 
-def for_workloads(names: Sequence[str]) -> Config:
-    """A config that runs the named workloads with their defaults (`run -w NAME` without CONFIG;
-    a file reference is relative to the working directory)."""
-    keys = workload_keys(names)
-    text = yaml.safe_dump(
-        {"name": "workloads", "defaults": {"backends": list(BACKENDS)}, "experiments": [{"workload": k} for k in keys]}
-    )
-    return loads(text, source="<command line>", default_name="workloads")
+def for_workloads(keys: Sequence[str]) -> Config:
+    """A config that runs the workloads with these registry keys (already resolved: `workload_keys`) with their
+    defaults on every backend (`run -w NAME` without CONFIG)."""
+    experiments = []
+    for key in keys:
+        workload = WORKLOADS[key]
+        experiments.append(
+            Experiment(
+                name=workload.name, workload=key, backends=tuple(BACKENDS), devices=DEFAULT_DEVICES,
+                params=workload.defaults(), settings=Settings(),
+            )
+        )
+    names = [e.name for e in experiments]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise InputError(f"-w names two workloads called {', '.join(map(repr, repeated))}: run them from a config with distinct names")
+    return Config(name="workloads", source="<command line>", experiments=tuple(experiments))
 
 
 def workload_keys(names: Iterable[str]) -> list[str]:
-    """The registry keys of `-w` names (built-in, file, module or plugin), each loaded; InputError for a bad one."""
-    return [_workload_key(None, name, ()) for name in names]
+    """The registry keys of `-w` names (built-in, file, module or plugin; a file relative to the working
+    directory), each loaded once; InputError naming the option for a bad one."""
+    keys = []
+    for name in dict.fromkeys(names):
+        try:
+            keys.append(workload_key(name, Path.cwd()))
+        except ValueError as exc:
+            raise InputError(f"-w {name!r}: {exc}") from None
+    return list(dict.fromkeys(keys))

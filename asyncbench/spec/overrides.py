@@ -15,9 +15,9 @@ from typing import Any, Sequence
 import yaml
 
 from asyncbench.backends import BACKENDS, DEVICE_PATTERN
-from asyncbench.spec.config import (
-    QUICK_SETTINGS, SETTING_FIELDS, Config, check_sweep_size, coerce_param, coerce_setting, settings_problem, sweep_values,
-    workload_keys,
+from asyncbench.spec.config import Config
+from asyncbench.spec.schema import (
+    QUICK_SETTINGS, SETTING_FIELDS, check_sweep_size, coerce_param, coerce_setting, settings_problem, sweep_values,
 )
 from asyncbench.errors import InputError, suggestion
 from asyncbench.results.model import Settings
@@ -68,9 +68,9 @@ def apply_overrides(
     sets: Sequence[str] = (),
     quick: bool = False,
 ) -> Config:
-    """The command line's say over a config: filter workloads, replace backends/devices,
-    --set params or settings, and --quick (small sizes, few samples; --set still wins)."""
-    workloads = workload_keys(workloads)
+    """The command line's say over a config: keep the workloads with these registry keys (-w, resolved once by
+    `config.workload_keys`), replace backends/devices, --set params or settings, and --quick (small sizes, few
+    samples; --set still wins)."""
     for name in backends:
         if name not in BACKENDS:
             raise InputError(f"-b {name!r}: unknown backend{suggestion(name, BACKENDS)}; known: {', '.join(BACKENDS)}")

@@ -1,11 +1,12 @@
 """Baseline comparison: match two reports' cases by id and give each variant a verdict.
 
-A verdict needs both a significance test on the raw samples (Mann-Whitney U,
-two-sided: distribution-free, so skewed timing distributions and outliers
-do not fool it) and a change beyond the threshold. A significant change
-smaller than the threshold is SAME (within tolerance); a change beyond it
-that the samples cannot tell from noise is INCONCLUSIVE, never a failure.
-Only SLOWER fails a gate, and so does a case that ran ok in the baseline but
+Verdicts are the one vocabulary of `expect:` checks (pass, fail,
+inconclusive); the label a person reads says why: SAME (within the
+threshold: pass), FASTER (beyond it and significant: pass), SLOWER (beyond
+it and significant: fail), INCONCLUSIVE (beyond it, but the samples cannot
+tell it from noise: never a failure here). Significance is a test on the
+raw samples (Mann-Whitney U, two-sided: distribution-free, so skewed timing
+distributions and outliers do not fool it). Only SLOWER fails a gate, and so does a case that ran ok in the baseline but
 errored or was skipped now (`lost`: a gate must not pass because the thing
 it guards stopped running). Two reports with no case in common are an input
 error. Cases on one side only, and environment differences, are listed.
@@ -30,12 +31,13 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
 from asyncbench.errors import InputError
-from asyncbench.results.model import CLOCKS, OK, Report, Result
+from asyncbench.results.model import CLOCKS, OK, Report, Result, Verdict
 
-SAME = "SAME"
-FASTER = "FASTER"
-SLOWER = "SLOWER"
-INCONCLUSIVE = "INCONCLUSIVE"
+#: what a row's label says, beside its verdict
+SAME, FASTER, SLOWER, INCONCLUSIVE = "SAME", "FASTER", "SLOWER", "INCONCLUSIVE"
+LABELS = (SAME, FASTER, SLOWER, INCONCLUSIVE)
+#: each label's verdict: only a significant slowdown beyond the threshold fails
+VERDICTS = {SAME: Verdict.PASS, FASTER: Verdict.PASS, SLOWER: Verdict.FAIL, INCONCLUSIVE: Verdict.INCONCLUSIVE}
 
 # 10%: above the run-to-run drift of a quiet, dedicated machine and below the
 # regressions worth stopping a merge for. Shared CI runners drift far more
@@ -62,7 +64,11 @@ class VariantComparison:
     current_s: float
     ratio: float  # current / baseline; > 1 is slower
     p_value: float | None  # None: too few samples for the test to decide anything
-    verdict: str
+    label: str  # SAME, FASTER, SLOWER or INCONCLUSIVE: the verdict and why
+
+    @property
+    def verdict(self) -> Verdict:
+        return VERDICTS[self.label]
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,13 @@ class Comparison:
 
     @property
     def regressions(self) -> tuple[VariantComparison, ...]:
-        return tuple(row for row in self.rows if row.verdict == SLOWER)
+        """The rows that fail: significantly slower beyond the threshold."""
+        return tuple(row for row in self.rows if row.verdict == Verdict.FAIL)
+
+    @property
+    def failed(self) -> bool:
+        """Whether the comparison fails a gate: a significant slowdown, or a case lost since the baseline."""
+        return bool(self.regressions or self.lost)
 
 
 def parse_threshold(text: str) -> float:
@@ -104,7 +116,7 @@ def p_value(baseline: tuple[float, ...], current: tuple[float, ...]) -> float | 
     return value if math.isfinite(value) else 1.0
 
 
-def verdict(ratio: float, p: float | None, max_regression: float) -> str:
+def label(ratio: float, p: float | None, max_regression: float) -> str:
     """SLOWER/FASTER only when the change is beyond the threshold and significant."""
     if ratio <= 1 + max_regression and ratio >= 1 / (1 + max_regression):
         return SAME
@@ -142,14 +154,15 @@ def _variants(base: Result, current: Result, clock: str, max_regression: float) 
             continue
         ratio = new_median / old_median
         p = p_value(tuple(old_samples), tuple(new_samples))
-        yield VariantComparison(current.id, name, old_median, new_median, ratio, p, verdict(ratio, p, max_regression))
+        yield VariantComparison(current.id, name, old_median, new_median, ratio, p, label(ratio, p, max_regression))
 
 
 def dumps(comparison: Comparison) -> str:
     """The comparison as JSON (NaN ratios as null)."""
     raw = dataclasses.asdict(comparison)
-    for row in raw["rows"]:
+    for row, compared in zip(raw["rows"], comparison.rows, strict=True):
         row["ratio"] = row["ratio"] if math.isfinite(row["ratio"]) else None
+        row["verdict"] = compared.verdict.value
     raw["regressions"] = [f"{r.id} {r.variant}" for r in comparison.regressions]
     raw["p_value_sees"] = P_VALUE_SEES
     return json.dumps(raw, indent=1, allow_nan=False) + "\n"

@@ -13,9 +13,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from asyncbench.verdicts import gate
+from asyncbench.verdicts import checks
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
-from asyncbench.results.model import ERROR, OK, SKIPPED, Report, Result
+from asyncbench.results.model import ERROR, OK, SKIPPED, Check, Report, Result, Verdict
 
 if TYPE_CHECKING:
     from asyncbench.verdicts.compare import Comparison
@@ -28,7 +28,11 @@ class Outcome:
     code: int
     reasons: tuple[str, ...]
     #: (case id, check) of every check that fails the gate, for the short summary
-    failing_checks: tuple[tuple[str, dict], ...] = ()
+    failing_checks: tuple[tuple[str, Check], ...] = ()
+
+    def with_unsaved(self, path: str) -> Outcome:
+        """This outcome once an output written after judging could not be saved: the run's errors now include it."""
+        return Outcome(max(self.code, EXIT_ERRORS), (f"could not write {path}", *self.reasons), self.failing_checks)
 
 
 def _plural(count: int, word: str) -> str:
@@ -55,15 +59,15 @@ def judge(
     if report.results and all(r.status == SKIPPED for r in report.results):
         every = "the only case was" if len(report.results) == 1 else f"all {len(report.results)} cases were"
         gates.append(f"nothing was measured: {every} skipped ({skip_causes(report.results)})")
-    failing = [(r.id, dict(c)) for r in report.results for c in r.checks if gate.failed(c, allow_inconclusive)]
-    verdicts = Counter(check["verdict"] for _, check in failing)
-    if verdicts[gate.FAIL]:
-        gates.append(f"{_plural(verdicts[gate.FAIL], 'check')} failed")
-    if verdicts[gate.NOT_MEASURED]:
-        gates.append(f"{_plural(verdicts[gate.NOT_MEASURED], 'check')} could not be evaluated (not measured)")
-    if verdicts[gate.INCONCLUSIVE]:
+    failing = [(r.id, c) for r in report.results for c in r.checks if checks.failed(c, allow_inconclusive)]
+    verdicts = Counter(check.verdict for _, check in failing)
+    if verdicts[Verdict.FAIL]:
+        gates.append(f"{_plural(verdicts[Verdict.FAIL], 'check')} failed")
+    if verdicts[Verdict.NOT_MEASURED]:
+        gates.append(f"{_plural(verdicts[Verdict.NOT_MEASURED], 'check')} could not be evaluated (not measured)")
+    if verdicts[Verdict.INCONCLUSIVE]:
         gates.append(
-            f"{_plural(verdicts[gate.INCONCLUSIVE], 'check')} inconclusive: the 95% interval straddles the threshold "
+            f"{_plural(verdicts[Verdict.INCONCLUSIVE], 'check')} inconclusive: the 95% interval straddles the threshold "
             "(inconclusive fails the gate; more rounds via max_time_s may decide it, --allow-inconclusive lets it pass)"
         )
     if comparison is not None:
@@ -100,11 +104,11 @@ def headline(report: Report) -> str:
     """'27 cases: 14 ok, 13 skipped; 8 checks: 6 passed, 1 failed, 1 inconclusive'."""
     counts = Counter(r.status for r in report.results)
     text = f"{_plural(len(report.results), 'case')}: " + (", ".join(f"{counts[s]} {s}" for s in (OK, SKIPPED, ERROR) if counts[s]) or "none")
-    checks = [c for r in report.results for c in r.checks]
-    if checks:
-        verdicts = Counter(c.get("verdict") for c in checks)
-        words = {gate.PASS: "passed", gate.FAIL: "failed", gate.INCONCLUSIVE: "inconclusive", gate.NOT_MEASURED: "not measured"}
-        text += f"; {_plural(len(checks), 'check')}: " + ", ".join(f"{verdicts[v]} {words[v]}" for v in words if verdicts[v])
+    judged = [c for r in report.results for c in r.checks]
+    if judged:
+        verdicts = Counter(c.verdict for c in judged)
+        words = {Verdict.PASS: "passed", Verdict.FAIL: "failed", Verdict.INCONCLUSIVE: "inconclusive", Verdict.NOT_MEASURED: "not measured"}
+        text += f"; {_plural(len(judged), 'check')}: " + ", ".join(f"{verdicts[v]} {words[v]}" for v in words if verdicts[v])
     if report.interrupted:
         text += " (interrupted)"
     return text

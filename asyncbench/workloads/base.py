@@ -12,6 +12,7 @@ no framework at module level.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import Any, Callable, Mapping
 
 from asyncbench.results import units
 from asyncbench.backends.base import Backend
-from asyncbench.results.model import Clocks, Memory, Result, Samples, Sampling, Settings, VariantResult
+from asyncbench.results.model import Clocks, Memory, MetricInfo, Result, Samples, Sampling, Settings, Status, VariantResult
 
 INT = "int"
 FLOAT = "float"
@@ -107,6 +108,9 @@ class Workload(ABC):
     params: tuple[Param, ...] = ()
     variants: tuple[str, ...] = ()
     metrics: tuple[Metric, ...] = ()
+    #: whether the workload measures itself across processes (`measure_itself`: comm_overlap's ranks): under
+    #: torchrun only such workloads run, since every rank would run any other workload on its own
+    across_processes: bool = False
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
@@ -154,6 +158,18 @@ class Workload(ABC):
     def run_metrics(self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]) -> dict[str, float | None]:
         """Metrics of single measurements (the memory run after timing): reported as measured, without an interval."""
         return {}
+
+    def describe(self, result: Result, reading: bool = True) -> Result:
+        """`result` made self-describing: each metric's declared unit and meaning, and (`reading`) the one-line
+        reading of an ok result, stored with it so that it renders wherever it is read."""
+        info = {name: MetricInfo(declared.unit, declared.help) for name in result.metrics if (declared := self.metric(name))}
+        said = None
+        if reading and result.status == Status.OK:
+            try:
+                said = self.reading(dataclasses.replace(result, metric_info=info)) or None
+            except (KeyError, TypeError):  # a result from another version may lack a metric the reading names
+                said = None
+        return dataclasses.replace(result, metric_info=info, reading=said)
 
     def reading(self, result: Result) -> str:
         """One line saying what an ok result means ('' for none).

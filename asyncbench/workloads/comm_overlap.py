@@ -201,6 +201,7 @@ class CommOverlap(Workload):
               minimum=1, maximum=86_400),
     )
     variants = VARIANTS
+    across_processes = True
     metrics = (
         Metric("speedup", "x", "blocking / overlapped done time"),
         Metric("overlap_efficiency", "", "(T_compute + T_comm − T_overlapped) / min(T_compute, T_comm); 1 = perfect"),

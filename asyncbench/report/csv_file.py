@@ -1,0 +1,53 @@
+"""The CSV writer: one row per case and variant (or per skipped/error case), for spreadsheets and pandas.
+
+Clocks as median, IQR and 95% CI columns, memory figures, params as
+`param_*`, metrics as `metric_*` with their interval as `metric_*_low/high`,
+and the checks in one column.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+
+from asyncbench.report.view import ReportView
+from asyncbench.results.model import CLOCKS, Memory
+
+
+def csv_text(view: ReportView) -> str:
+    """One row per variant (or per skipped/error case), metrics as `metric_*` columns, checks in one column."""
+    report = view.report
+    metric_names = list(dict.fromkeys(name for r in report.results for name in r.metrics))
+    param_names = list(dict.fromkeys(name for r in report.results for name in r.params))
+    columns = ["id", "experiment", "workload", "backend", "device", "status", "reason", "variant"]
+    columns += [f"param_{p}" for p in param_names]
+    for clock in CLOCKS:
+        columns += [f"{clock}_median", f"{clock}_iqr", f"{clock}_ci_low", f"{clock}_ci_high"]
+    bounded = list(dict.fromkeys(name for r in report.results for name in r.bounds))
+    columns += ["n", *(f.name for f in dataclasses.fields(Memory)), *(f"metric_{m}" for m in metric_names)]
+    columns += [f"metric_{m}_{side}" for m in bounded for side in ("low", "high")]
+    columns += ["checks"]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for result in report.results:
+        base = {k: getattr(result, k) for k in ("id", "experiment", "workload", "backend", "device", "status", "reason")}
+        base.update({f"param_{k}": json.dumps(v) if isinstance(v, list) else v for k, v in result.params.items()})
+        base.update({f"metric_{k}": v for k, v in result.metrics.items()})
+        for name, interval in result.bounds.items():
+            if interval is not None:
+                base.update({f"metric_{name}_low": interval[0], f"metric_{name}_high": interval[1]})
+        base["checks"] = "; ".join(f"{c.verdict}: {c.expect}" for c in result.checks)
+        if not result.variants:
+            writer.writerow(base)
+        for variant_name, v in result.variants.items():
+            row = dict(base, variant=variant_name, n=v.done_s.n)
+            for clock in CLOCKS:
+                stats = getattr(v, clock)
+                if stats is not None:
+                    row.update({f"{clock}_{k}": getattr(stats, k) for k in ("median", "iqr", "ci_low", "ci_high")})
+            row.update(dataclasses.asdict(v.memory))
+            writer.writerow(row)
+    return buffer.getvalue()

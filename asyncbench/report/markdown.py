@@ -1,0 +1,72 @@
+"""The markdown writer: the view model as GitHub-flavoured markdown, for a CI job summary.
+
+A headline first (with why the run exits as it does), the environment,
+then per experiment its table and a bullet per case (metrics, reading,
+clock bars in a text block, notes, traces, warnings, checks), and the
+comparison with a baseline. Every word comes from `view`.
+"""
+
+from __future__ import annotations
+
+from asyncbench.report.view import ComparisonView, ReportView
+from asyncbench.results.model import Status, Verdict
+
+MARKDOWN_MARK = {Verdict.PASS: "✅", Verdict.FAIL: "❌", Verdict.INCONCLUSIVE: "❔", Verdict.NOT_MEASURED: "❌"}
+
+
+def markdown(view: ReportView) -> str:
+    """The report (and its comparison with a baseline) as markdown: a headline first, then the tables."""
+    lines = [f"## asyncbench: {view.headline}", "", f"{view.environment} · {view.created}", ""]
+    if view.outcome is not None and view.outcome.code:
+        lines += [f"**exit {view.outcome.code}** because:", *(f"- {reason}" for reason in view.outcome.reasons), ""]
+    for experiment in view.experiments:
+        if not experiment.cases:
+            continue
+        lines += [f"### {experiment.name}", ""]
+        if experiment.groups:
+            figures = sum(1 for c in experiment.columns if c.figures) - len(experiment.swept)
+            lines += [
+                "| " + " | ".join(c.header for c in experiment.columns) + " |",
+                "|" + "---|" * (len(experiment.swept) + 3) + "--:|" * figures,
+            ]
+        for group in experiment.groups:
+            lines += ["| " + " | ".join(row) + " |" for row in group.rows]
+        lines.append("")
+        for case in experiment.cases:
+            if case.status != Status.OK:
+                lines.append(f"- **{case.who}**: {case.status}: {case.reason}")
+            elif case.metrics:
+                on = f" ({case.note})" if case.note else ""
+                lines.append(f"- **{case.who}**{on}: {case.metrics}" + (f" — {case.reading}" if case.reading else ""))
+            if case.bars:
+                lines += ["", "  ```text", *(f"  {line}" for line in case.bars), "  ```", ""]
+            if case.sampling_note:
+                lines.append(f"  - ⚠️ {case.sampling_note}")
+            if case.traces:
+                lines.append(f"  - traced ({case.trace_detail}): `{case.traces}` — open in ui.perfetto.dev")
+            lines += [f"  - ⚠️ {warning}" for warning in case.warnings]
+            lines += [f"  - {MARKDOWN_MARK[check.verdict]} `{check.expect}`: {check.detail}" for check in case.checks]
+        lines.append("")
+    lines += [f"- {line}" for line in view.unavailable]
+    lines.append(f"\n_{view.spread_note}._")
+    if view.comparison is not None:
+        lines += ["", *comparison_lines(view.comparison)]
+    return "\n".join(lines) + "\n"
+
+
+def comparison_lines(comparison: ComparisonView) -> list[str]:
+    """A baseline comparison as markdown lines: the table, what could not be compared, what p sees, the summary."""
+    lines = [
+        f"### Compared with the baseline ({comparison.clock}, max regression {comparison.max_regression})",
+        "",
+        "| case | variant | baseline | current | change | within-run p | verdict |",
+        "|---|---|--:|--:|--:|--:|--:|",
+    ]
+    for row in comparison.rows:
+        label = f"**{row.label}**" if row.fails else row.label
+        lines.append(f"| {row.id} | {row.variant} | {row.baseline} | {row.current} | {row.change} | {row.p} | {label} |")
+    lines.append("")
+    lines += [f"- {line}" for line in comparison.notes]
+    lines.append(f"\n_{comparison.p_value_sees}._")
+    lines.append(f"\n{comparison.summary}")
+    return lines

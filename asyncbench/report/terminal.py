@@ -1,0 +1,156 @@
+"""The terminal writer: the view model as rich tables and lines on a console.
+
+One table per experiment, the lines of each case under it (metrics with
+their 95% intervals, the reading in italics, clock bars, notes, traces,
+warnings, checks), the lines for backends that are not here, the headline,
+and, pytest-style, every check that fails the gate and why the exit code is
+what it is. Also the comparison with a baseline. It decides nothing: every
+word comes from `view`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from asyncbench.errors import EXIT_OK
+from asyncbench.report.view import CaseView, ComparisonView, ExperimentView, OutcomeView, ReportView
+from asyncbench.results.model import Check, Status, Verdict
+
+# Wide enough for a table with spreads when output goes to a file or CI log.
+MIN_FILE_WIDTH = 120
+
+STATUS_STYLE = {Status.OK: "green", Status.SKIPPED: "yellow", Status.ERROR: "red"}
+CHECK_MARK = {Verdict.PASS: "[green]✓[/]", Verdict.FAIL: "[red]✗[/]", Verdict.INCONCLUSIVE: "[yellow]?[/]", Verdict.NOT_MEASURED: "[red]–[/]"}
+LABEL_STYLE = {"SAME": "", "FASTER": "green", "SLOWER": "bold red", "INCONCLUSIVE": "yellow"}
+
+
+class StdoutConsole(Console):
+    """A console on stdout whose reader may stop reading (`| head`): the rest of the output goes to /dev/null and the
+    run's own exit code stands (rich's default turns a broken pipe into exit 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def stdout_console() -> Console:
+    """A console for the tables; not squeezed to 80 columns when piped to a file or log."""
+    console = StdoutConsole()
+    if not console.is_terminal:
+        console = StdoutConsole(width=max(MIN_FILE_WIDTH, console.width))
+    return console
+
+
+def say(console: Console, text: str) -> None:
+    """Print a line of prose: wrapped to a terminal, never hard-wrapped mid-phrase into a file or a pipe."""
+    console.print(text, soft_wrap=not console.is_terminal)
+
+
+def check_text(check: Check) -> str:
+    return f"{CHECK_MARK[check.verdict]} {escape(check.expect)}: {escape(check.detail)}"
+
+
+def experiment_table(experiment: ExperimentView) -> Table:
+    table = Table(title=experiment.title, title_justify="left", caption_justify="left")
+    for column in experiment.columns:
+        table.add_column(column.header, justify="right" if column.figures else "left", no_wrap=column.figures and column.header not in experiment.swept)
+    variant_at = len(experiment.swept) + 2
+    for group in experiment.groups:
+        for row in group.rows:
+            cells = list(row)
+            if not group.measured:
+                cells[variant_at] = f"[{STATUS_STYLE[group.status]}]{escape(cells[variant_at])}[/]"
+                cells = cells[: variant_at + 1]
+            table.add_row(*cells)
+        table.add_section()
+    return table
+
+
+def print_case(console: Console, case: CaseView) -> None:
+    """The lines under a table for one case: metrics, reading, bars, notes, checks (or why it did not run)."""
+    if case.status != Status.OK:
+        say(console, f"  [bold]{escape(case.who)}[/]: [{STATUS_STYLE[case.status]}]{case.status}[/]: {escape(case.reason)}")
+    elif case.metrics:
+        on = f" ({escape(case.note)})" if case.note else ""
+        say(console, f"  [bold]{escape(case.who)}[/]{on}: {escape(case.metrics)}")
+        if case.reading:
+            say(console, f"    [italic]{escape(case.reading)}[/]")
+    for line in case.bars:
+        console.print(f"      [dim]{escape(line)}[/]", soft_wrap=True, highlight=False)
+    if case.sampling_note:
+        say(console, f"    [yellow]{escape(case.sampling_note)}[/]")
+    if case.traces:
+        say(console, f"    [cyan]traced ({escape(case.trace_detail or '')}): {escape(case.traces)} — open in ui.perfetto.dev[/]")
+    elif case.trace_detail:
+        say(console, f"    [cyan]{escape(case.trace_detail)}[/]")
+    for warning in case.warnings:
+        say(console, f"    [bold yellow]⚠ {escape(warning)}[/]")
+    for check in case.checks:
+        say(console, f"    {check_text(check)}")
+
+
+def print_report(view: ReportView, console: Console, with_outcome: bool = True) -> None:
+    """The tables and lines of a whole report, then the headline and (given the run's outcome) why it exits as it does."""
+    for experiment in view.experiments:
+        if not experiment.cases:
+            continue
+        if experiment.groups:
+            console.print(experiment_table(experiment))
+        else:
+            console.print(f"[italic]{escape(experiment.name)}[/]")
+        for case in experiment.cases:
+            print_case(console, case)
+        console.print()
+    for line in view.unavailable:
+        say(console, f"[yellow]{escape(line)}[/]")
+    say(console, f"[dim]{escape(view.spread_note)}[/]")
+    say(console, view.headline)
+    if view.comparison is not None:
+        console.print()
+        print_comparison(view.comparison, console)
+    if with_outcome and view.outcome is not None:
+        print_outcome(console, view.outcome)
+
+
+def print_outcome(console: Console, outcome: OutcomeView) -> None:
+    """pytest's short summary: every check that fails the gate, then each reason for the exit code."""
+    if outcome.code == EXIT_OK:
+        return
+    for case_id, check in outcome.failing:
+        say(console, f"  {CHECK_MARK[check.verdict]} {escape(case_id)}: {escape(check.expect)} — {escape(check.detail)}")
+    say(console, f"[red]exit {outcome.code}[/] because:")
+    for reason in outcome.reasons:
+        say(console, f"  - {escape(reason)}")
+
+
+def comparison_table(comparison: ComparisonView, significance: float) -> Table:
+    table = Table(
+        title=f"compared with the baseline ({comparison.clock}, max regression {comparison.max_regression}, within-run p < {significance})",
+        title_justify="left",
+    )
+    for column in ("case", "variant"):
+        table.add_column(column)
+    for column in ("baseline", "current", "change", "within-run p", "verdict"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for row in comparison.rows:
+        style = LABEL_STYLE[row.label]
+        table.add_row(escape(row.id), row.variant, row.baseline, row.current, row.change, row.p, f"[{style}]{row.label}[/]" if style else row.label)
+    return table
+
+
+def print_comparison(comparison: ComparisonView, console: Console) -> None:
+    from asyncbench.verdicts.compare import SIGNIFICANCE
+
+    console.print(comparison_table(comparison, SIGNIFICANCE))
+    for line in comparison.notes:
+        console.print(f"  [yellow]{escape(line)}[/]")
+    console.print(f"  [dim]{escape(comparison.p_value_sees)}[/]", soft_wrap=not console.is_terminal)
+    style = "red" if comparison.failed else "green"
+    console.print(f"[{style}]{escape(comparison.summary)}[/]", soft_wrap=not console.is_terminal)

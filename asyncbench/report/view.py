@@ -1,0 +1,357 @@
+"""The one view model: what a person reads about a run, built once from a report, formatted by every writer.
+
+`build` turns a report (with its baseline comparison and the run's outcome,
+when there are) into plain frozen data: per experiment a table (columns
+that carry something on this run, a group of rows per case), and under it
+a line per case with its metrics and their 95% intervals, its reading, its
+clock bars, a note when sampling stopped short of its noise target, its
+traces, warnings and checks; then the lines for whole backends that are not
+here, the headline and the outcome. Writers (terminal, markdown, CSV,
+github-benchmark, plot) only lay this out; none decides what to say. It
+reads the results alone: units and readings are stored in them, so a file
+from another machine or a workload that is gone renders as `run` did.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from itertools import groupby
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from asyncbench.report import bars
+from asyncbench.results import units
+from asyncbench.results.model import Check, Report, Result, Stats, Status, StopReason, VariantResult
+from asyncbench.verdicts import compare, outcome
+
+SPREAD_NOTE = (
+    "± is half the 95% confidence interval of the median (±? : too few samples for one); [a–b] is a metric's 95% interval; "
+    "memory is the device peak (torch) or pool in use (cupy) on GPUs, the RSS growth during one run on CPUs"
+)
+NO_VALUE = "–"
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: its header, and whether it holds figures (right-aligned, never wrapped)."""
+
+    header: str
+    figures: bool = False
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    """One case's rows in its experiment's table: a row per variant, or one status row when nothing was measured."""
+
+    status: Status
+    rows: tuple[tuple[str, ...], ...]
+    measured: bool
+
+
+@dataclass(frozen=True)
+class CaseView:
+    """The lines under a table for one case."""
+
+    id: str
+    who: str  # 'n_ops=100 torch cpu': the sweep point, backend and device
+    status: Status
+    reason: str
+    note: str | None
+    metrics: str  # 'speedup 1.05× [1.03–1.07] · ...' ('' when none)
+    reading: str
+    bars: tuple[str, ...]
+    sampling_note: str | None
+    traces: str | None  # 'DIR/{a, b}' when --trace wrote files
+    trace_detail: str | None
+    warnings: tuple[str, ...]
+    checks: tuple[Check, ...]
+
+
+@dataclass(frozen=True)
+class ExperimentView:
+    name: str
+    title: str
+    swept: tuple[str, ...]
+    columns: tuple[Column, ...]
+    groups: tuple[RowGroup, ...]  # empty: nothing ran (every case skipped)
+    cases: tuple[CaseView, ...]
+    results: tuple[Result, ...]  # the experiment's results, for writers of figures (plot)
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    id: str
+    variant: str
+    baseline: str
+    current: str
+    change: str
+    p: str
+    label: str  # SAME, FASTER, SLOWER or INCONCLUSIVE
+    fails: bool
+
+
+@dataclass(frozen=True)
+class ComparisonView:
+    clock: str
+    max_regression: str  # '10%'
+    rows: tuple[ComparisonRow, ...]
+    notes: tuple[str, ...]
+    p_value_sees: str
+    summary: str
+    failed: bool
+
+
+@dataclass(frozen=True)
+class OutcomeView:
+    code: int
+    reasons: tuple[str, ...]
+    failing: tuple[tuple[str, Check], ...]  # (case id, check) of every check that fails the gate
+
+
+@dataclass(frozen=True)
+class ReportView:
+    report: Report  # the data, for writers of data (JSON, CSV, github-benchmark)
+    headline: str
+    environment: str
+    created: str
+    experiments: tuple[ExperimentView, ...]
+    unavailable: tuple[str, ...]
+    spread_note: str
+    comparison: ComparisonView | None
+    outcome: OutcomeView | None
+
+
+def spread(stats: Stats | None) -> str:
+    """'8.31 ms ±1.2%': the median and half the CI of the median, relative ('±?' without a CI)."""
+    if stats is None:
+        return NO_VALUE
+    if stats.ci_low is None or stats.ci_high is None:
+        return f"{units.seconds(stats.median)} ±?"
+    if stats.median <= 0:
+        return units.seconds(stats.median)
+    return f"{units.seconds(stats.median)} ±{units.percent((stats.ci_high - stats.ci_low) / 2 / stats.median)}"
+
+
+def memory_cell(variant: VariantResult) -> str:
+    """The case's own memory: the device's figure on a GPU, the RSS growth during one run on a CPU."""
+    memory = variant.memory
+    for value in (memory.device_peak_bytes, memory.device_pool_used_bytes):
+        if value is not None:
+            return units.size_bytes(value)
+    if memory.host_rss_peak_delta_bytes is not None:
+        return "+" + units.size_bytes(memory.host_rss_peak_delta_bytes)
+    return NO_VALUE
+
+
+def metric_line(result: Result) -> str:
+    """'speedup 1.05× [1.03–1.07] · t1 4.73 µs [4.70–4.81] · ...' in the stored order and units."""
+    parts = []
+    for name, value in result.metrics.items():
+        unit = result.unit_of(name)
+        label = name.removesuffix("_s") if unit == "s" else name
+        parts.append(f"{label} {units.with_bounds(value, result.bounds.get(name), unit)}")
+    return " · ".join(parts)
+
+
+def sampling_note(result: Result) -> str | None:
+    """Said when measuring stopped before every variant's median was known within max_rel_noise."""
+    sampling = result.sampling
+    if sampling is None or sampling.stopped_by == StopReason.NOISE or not sampling.missed_noise_target:
+        return None
+    rounds = f"{sampling.rounds} round{'' if sampling.rounds == 1 else 's'}"
+    reached = f"at ±{units.percent(sampling.rel_noise)}" if sampling.rel_noise is not None else "with no interval yet"
+    target = f"±{units.percent(sampling.max_rel_noise)}"
+    if sampling.stopped_by == StopReason.TIME:
+        return (
+            f"stopped by {sampling.stopped_by} ({units.number(sampling.max_time_s)} s) after {rounds} {reached} on the done time, "
+            f"short of the {target} target: a longer max_time_s narrows the intervals"
+        )
+    return f"stopped by {sampling.stopped_by} after {rounds} {reached}, short of the {target} target"
+
+
+def swept_params(results: Sequence[Result]) -> list[str]:
+    """The params whose value differs between an experiment's cases: its sweep axes."""
+    names = list(dict.fromkeys(name for r in results for name in r.params))
+    return [name for name in names if len({json.dumps(r.params.get(name), sort_keys=True) for r in results}) > 1]
+
+
+def point_label(result: Result, swept: Sequence[str]) -> str:
+    """'n_ops=100' for a sweep point ('' when nothing is swept)."""
+    return ",".join(f"{name}={units.param(result.params.get(name))}" for name in swept)
+
+
+def case_label(result: Result, swept: Sequence[str]) -> str:
+    """'n_ops=100 torch cpu': who a metric line or a check belongs to."""
+    return " ".join(filter(None, (point_label(result, swept), result.backend, result.device)))
+
+
+def by_experiment(results: Iterable[Result]) -> list[tuple[str, list[Result]]]:
+    """Results grouped by experiment, in the order they ran."""
+    return [(name, list(group)) for name, group in groupby(results, key=lambda r: r.experiment)]
+
+
+def clock_columns(results: Sequence[Result]) -> list[tuple[str, Callable[[VariantResult], str]]]:
+    """The value columns worth showing for these results: each (header, cell of a variant)."""
+    variants = [v for r in results for v in r.variants.values()]
+    columns: list[tuple[str, Callable[[VariantResult], str]]] = []
+    if any(bars.issue_differs(v) for v in variants):
+        columns.append(("issue", lambda v: spread(v.issue_s)))
+    columns.append(("done", lambda v: spread(v.done_s)))
+    if any(v.device_s is not None for v in variants):
+        columns.append(("device time", lambda v: spread(v.device_s)))
+    if any(memory_cell(v) != NO_VALUE for v in variants):
+        columns.append(("memory", memory_cell))
+    columns.append(("n", lambda v: str(v.done_s.n)))
+    return columns
+
+
+def trace_files(result: Result) -> str:
+    """The trace files of a case: the folder once, then each file's name."""
+    paths = [Path(p) for p in result.traces.values()]
+    folder = paths[0].parent
+    return f"{folder}/" + (paths[0].name if len(paths) == 1 else "{" + ", ".join(p.name for p in paths) + "}")
+
+
+def _case(result: Result, swept: Sequence[str]) -> CaseView:
+    ok = result.status == Status.OK
+    return CaseView(
+        id=result.id,
+        who=case_label(result, swept),
+        status=result.status,
+        reason=result.reason or "",
+        note=result.note,
+        metrics=metric_line(result) if ok else "",
+        reading=(result.reading or "") if ok else "",
+        bars=tuple(bars.clock_bars(result)),
+        sampling_note=sampling_note(result),
+        traces=trace_files(result) if result.traces else None,
+        trace_detail=result.trace_detail,
+        warnings=tuple(result.warnings),
+        checks=tuple(result.checks),
+    )
+
+
+def _groups(rows: Sequence[Result], swept: Sequence[str], columns: Sequence[tuple[str, Callable[[VariantResult], str]]]) -> tuple[RowGroup, ...]:
+    groups = []
+    for result in rows:
+        point = [units.param(result.params.get(p)) for p in swept]
+        if not result.variants:
+            row = (*point, result.backend, result.device, str(result.status), *[""] * len(columns))
+            groups.append(RowGroup(result.status, (row,), measured=False))
+            continue
+        lines = []
+        for index, (variant_name, variant) in enumerate(result.variants.items()):
+            first = index == 0
+            lines.append((
+                *(point if first else [""] * len(point)),
+                result.backend if first else "",
+                result.device if first else "",
+                variant_name,
+                *(cell(variant) for _, cell in columns),
+            ))
+        groups.append(RowGroup(result.status, tuple(lines), measured=True))
+    return tuple(groups)
+
+
+def experiment(name: str, results: Sequence[Result]) -> ExperimentView:
+    """One experiment: its table (skipped cases are lines, not rows) and a view of each case shown."""
+    shown = [r for r in results if not (r.status == Status.SKIPPED and r.unavailable)]
+    swept = swept_params(results)
+    rows = [r for r in shown if r.status != Status.SKIPPED]
+    columns = clock_columns(rows)
+    workload = results[0].workload
+    return ExperimentView(
+        name=name,
+        title=f"{name} ({workload})" if name != workload else name,
+        swept=tuple(swept),
+        columns=(
+            *(Column(p, figures=True) for p in swept),
+            Column("backend"), Column("device"), Column("variant"),
+            *(Column(header, figures=True) for header, _ in columns),
+        ),
+        groups=_groups(rows, swept, columns) if rows else (),
+        cases=tuple(_case(r, swept) for r in shown),
+        results=tuple(results),
+    )
+
+
+def environment_line(environment: Mapping[str, Any]) -> str:
+    """'CPU: ... · Python 3.11.7 · torch 2.13.0+cpu (2 threads) · numpy 2.4.6 · git 1a2b3c4': what the numbers were measured on."""
+    parts = [f"CPU: {environment.get('cpu', '?')} ({environment.get('cpu_affinity', '?')} usable cores)"]
+    parts.append(f"Python {environment.get('python', '?')}")
+    for name, facts in (environment.get("frameworks") or {}).items():
+        if not isinstance(facts, Mapping):
+            continue
+        if facts.get("unavailable"):
+            parts.append(f"{name}: not available")
+            continue
+        threads = f" ({facts['threads']} threads)" if facts.get("threads") else ""
+        cuda = f", CUDA {facts['cuda']}" if facts.get("cuda") else ""
+        parts.append(f"{name} {facts.get('version') or '?'}{cuda}{threads}")
+    sha = environment.get("git_sha")
+    parts.append(f"git {sha[:12]}{'-dirty' if str(sha).endswith('-dirty') else ''}" if sha else "git: not a repository")
+    return " · ".join(parts)
+
+
+def change_text(ratio: float) -> str:
+    """+12.3% (slower) / −40.0% (faster) as the change of the median."""
+    if ratio != ratio:  # NaN: no ratio (a zero baseline)
+        return NO_VALUE
+    return f"{(ratio - 1) * 100:+.1f}%".replace("-", "−")
+
+
+def p_text(p: float | None) -> str:
+    return NO_VALUE if p is None else (f"{p:.3f}" if p >= 0.001 else "<0.001")
+
+
+def comparison(result: compare.Comparison) -> ComparisonView:
+    """A baseline comparison as a person reads it: a row per variant, what could not be compared, a summary."""
+    notes = []
+    if result.only_in_baseline:
+        notes.append(f"only in the baseline ({len(result.only_in_baseline)}): {', '.join(result.only_in_baseline)}")
+    if result.only_in_current:
+        notes.append(f"only in the current run ({len(result.only_in_current)}): {', '.join(result.only_in_current)}")
+    notes += [f"not run now: {case_id}: {why}" for case_id, why in result.lost]
+    notes += [f"not compared: {case_id}: {why}" for case_id, why in result.not_comparable]
+    notes += [f"environment differs: {key}: {old!r} → {new!r}" for key, old, new in result.environment_changes]
+    counts = {label: sum(1 for r in result.rows if r.label == label) for label in compare.LABELS}
+    summary = ", ".join(f"{n} {label}" for label, n in counts.items() if n) or "nothing compared"
+    if result.regressions:
+        summary += "; slower: " + ", ".join(f"{r.id} {r.variant} ({change_text(r.ratio)})" for r in result.regressions)
+    if result.lost:
+        summary += f"; {len(result.lost)} case(s) ok in the baseline did not run ok now"
+    return ComparisonView(
+        clock=result.clock,
+        max_regression=f"{result.max_regression * 100:.3g}%",
+        rows=tuple(
+            ComparisonRow(
+                r.id, r.variant, units.seconds(r.baseline_s), units.seconds(r.current_s), change_text(r.ratio), p_text(r.p_value),
+                r.label, r in result.regressions,
+            )
+            for r in result.rows
+        ),
+        notes=tuple(notes),
+        p_value_sees=compare.P_VALUE_SEES,
+        summary=summary,
+        failed=result.failed,
+    )
+
+
+def build(report: Report, result: compare.Comparison | None = None, verdict: outcome.Outcome | None = None) -> ReportView:
+    """The presentation of `report` (with its comparison and the run's outcome when given), for every writer."""
+    return ReportView(
+        report=report,
+        headline=outcome.headline(report),
+        environment=environment_line(report.environment),
+        created=report.created,
+        experiments=tuple(experiment(name, group) for name, group in by_experiment(report.results)),
+        unavailable=tuple(outcome.unavailable_lines(report.results)),
+        spread_note=SPREAD_NOTE,
+        comparison=comparison(result) if result is not None else None,
+        outcome=outcome_view(verdict) if verdict is not None else None,
+    )
+
+
+def outcome_view(verdict: outcome.Outcome) -> OutcomeView:
+    return OutcomeView(verdict.code, verdict.reasons, verdict.failing_checks)

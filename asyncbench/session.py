@@ -1,0 +1,249 @@
+"""One request, start to end: plan → engine → save → judge once → what happened.
+
+`run` takes a `RunRequest` (what the command line asked), validates all of
+it before anything runs (plan, output files, trace folder, baseline), runs
+the cases with a save after each, compares with the baseline, judges the
+run once, writes every requested output, and returns a `Session`: the view
+to print and the exit code. Ctrl-C (SIGINT) and SIGTERM end it as cleanly:
+the finished cases are saved, marked interrupted, and the code is 130/143.
+Things said along the way (a file that could not be saved) go through
+`say`, so the CLI alone prints. `load_results` reads a results file for
+`show`/`compare`, filling in what files older than schema 3 do not store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
+from asyncbench.report import view as views
+from asyncbench.report.view import ReportView
+from asyncbench.report.writers import WRITERS, Writer
+from asyncbench.results import schema
+from asyncbench.results.model import Report, Result
+from asyncbench.verdicts import compare, outcome
+
+Say = Callable[[str], None]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised wherever the run is, so that it ends as Ctrl-C does: finished cases saved, workers torn down."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What `asyncbench run` was asked: the plan's sources, the command line's say over it, and the outputs."""
+
+    configs: tuple[str, ...] = ()
+    workloads: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ()
+    backends: tuple[str, ...] = ()
+    sets: tuple[str, ...] = ()
+    quick: bool = False
+    json_path: str | None = None
+    #: writer name -> file: the other outputs (markdown, csv, github-benchmark, plot)
+    outputs: Mapping[str, str] = field(default_factory=dict)
+    baseline: str | None = None
+    max_regression: str = "10%"
+    strict: bool = False
+    allow_inconclusive: bool = False
+    isolate: bool = True
+    trace_dir: str | None = None
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class Session:
+    """What a request ended with: the view to print (with the outcome), the exit code, and whether it was cut short."""
+
+    view: ReportView
+    code: int
+    interrupted: bool
+    #: whether this process reports (False on a torchrun rank other than 0: rank 0 reports for everyone)
+    reports: bool = True
+
+
+def plan(request: RunRequest) -> Any:
+    """One validated plan from the configs given (or the built-in suite, or -w workloads), with the command line's
+    overrides; -w names are resolved once. Imports no framework."""
+    from asyncbench.spec import config, overrides
+
+    keys = config.workload_keys(request.workloads)
+    if request.configs:
+        loaded = [config.load(p) for p in request.configs]
+        names = [e.name for c in loaded for e in c.experiments]
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        if duplicated:
+            raise InputError(f"experiment name(s) {', '.join(duplicated)} appear in more than one config")
+        merged = config.Config(
+            name="+".join(c.name for c in loaded),
+            source=", ".join(c.source for c in loaded),
+            experiments=tuple(e for c in loaded for e in c.experiments),
+        )
+    elif keys:
+        merged = config.for_workloads(keys)
+    else:
+        merged = config.default_suite()
+    return overrides.apply_overrides(
+        merged, workloads=keys, backends=request.backends, devices=request.devices, sets=request.sets, quick=request.quick
+    )
+
+
+def _check_outputs(request: RunRequest, experiments: Any) -> list[tuple[Writer, str]]:
+    """Every output file, proven writable before anything runs (InputError: exit 2, not after a long run)."""
+    named = [p for p in (request.json_path, *request.outputs.values()) if p]
+    repeated = sorted({p for p in named if named.count(p) > 1})
+    if repeated:
+        raise InputError(f"the same file is named for two outputs: {', '.join(repeated)}")
+    outputs = [(WRITERS[name], path) for name, path in request.outputs.items() if path]
+    for writer, path in outputs:
+        if writer.check is not None:
+            writer.check(path)
+        else:
+            schema.check_writable(path)
+        if writer.needs_sweep and not any(e.sweep for e in experiments):
+            raise InputError(f"{writer.option} draws sweeps, and no selected experiment has one (sweep: in a config, or --set KEY=V1,V2)")
+    if request.json_path:
+        schema.check_writable(request.json_path)
+    return outputs
+
+
+class _Saver:
+    """Saves the results after every case; a save that fails (a full disk) is said once and the run goes on."""
+
+    def __init__(self, path: str | None, say: Say):
+        self.path, self.say = path, say
+        self.failed = False
+
+    def save(self, report: Report) -> None:
+        if not self.path:
+            return
+        try:
+            schema.save(report, self.path)
+            self.failed = False
+        except OSError as exc:
+            if not self.failed:
+                self.say(f"asyncbench: warning: cannot save {self.path}: {exc.strerror or exc}; the previous file is intact, the run goes on")
+            self.failed = True
+
+
+def _execute(plan: Any, request: RunRequest, saver: _Saver, trace_dir: str | None) -> tuple[Report, int | None]:
+    """Run the plan, saving after every case; on Ctrl-C or SIGTERM save what finished, marked interrupted, and
+    return the exit code to end with (130 or 143), else None."""
+    from rich.console import Console
+
+    from asyncbench.engine import environment, runner  # after input is validated: running imports frameworks
+    from asyncbench.report.progress import ProgressDisplay
+
+    backends_used = [name for e in plan.experiments for name in e.backends]
+    report = schema.new_report(plan.to_dict(), environment.capture(backends_used))
+    finished: list[Result] = []
+
+    def on_result(result: Result) -> None:
+        finished.append(result)
+        display.finish(result)
+        saver.save(dataclasses.replace(report, results=tuple(finished)))
+
+    stderr = Console(stderr=True)
+    display = ProgressDisplay(enabled=request.progress and stderr.is_terminal, console=stderr)
+    previous_handler = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        with display:
+            runner.run(
+                plan, isolate=request.isolate, trace_dir=trace_dir, on_start=display.start, on_progress=display.update, on_result=on_result
+            )
+    except KeyboardInterrupt as stop:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the save short
+        interrupted = dataclasses.replace(report, results=tuple(finished), interrupted=True)
+        saver.save(interrupted)
+        return interrupted, EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous_handler)
+    return dataclasses.replace(report, results=tuple(finished)), None
+
+
+def _torchrun(plan: Any, request: RunRequest) -> tuple[RunRequest, bool]:
+    """Under torchrun this process is one rank: only workloads that measure themselves across processes run, the
+    rank is its own worker, and only rank 0 reports and writes. Returns the request as this rank runs it."""
+    from asyncbench.measure import distributed
+    from asyncbench.workloads import WORKLOADS
+
+    launched = distributed.torchrun_rank()
+    if launched is None:
+        return request, True
+    alone = sorted({e.workload for e in plan.experiments if not WORKLOADS[e.workload].across_processes})
+    if alone:
+        across = ", ".join(name for name, w in WORKLOADS.items() if w.across_processes)
+        raise InputError(
+            f"under torchrun only workloads that measure themselves across processes run ({across}); each rank would run "
+            f"{', '.join(alone)} on its own: add -w {across.split(',')[0]}"
+        )
+    rank_zero = launched[0] == 0
+    request = dataclasses.replace(request, isolate=False)  # torchrun started this process to be a rank: it is the worker
+    if not rank_zero:
+        request = dataclasses.replace(request, json_path=None, outputs={}, baseline=None, progress=False)
+    return request, rank_zero
+
+
+def run(request: RunRequest, say: Say) -> Session:
+    """Run a request (see the module's docstring); InputError for anything wrong with it, before anything runs."""
+    from asyncbench.engine import trace
+
+    the_plan = plan(request)
+    request, reports = _torchrun(the_plan, request)
+    outputs = _check_outputs(request, the_plan.experiments)
+    trace_dir = str(trace.check_directory(request.trace_dir)) if request.trace_dir else None
+    threshold = compare.parse_threshold(request.max_regression)
+    base_report = schema.load(request.baseline) if request.baseline else None
+    saver = _Saver(request.json_path, say)
+    report, stopped_by = _execute(the_plan, request, saver, trace_dir)
+    comparison = compare.compare(base_report, report, threshold) if base_report is not None else None
+    unsaved = [request.json_path] if saver.failed and request.json_path else []
+    verdict = outcome.judge(
+        report, strict=request.strict, allow_inconclusive=request.allow_inconclusive, comparison=comparison, unsaved=unsaved
+    )
+    view = views.build(report, comparison, verdict)
+    written = [request.json_path] if request.json_path and not saver.failed else []
+    for writer, path in outputs:
+        if writer.needs_sweep and not any(e.swept for e in view.experiments):
+            continue  # nothing ran that was swept (every point skipped): no empty picture
+        try:
+            schema.atomic_write(path, writer.render(view, path))
+            written.append(path)
+        except OSError as exc:
+            say(f"asyncbench: error: cannot write an output: {exc.strerror or exc} ({exc.filename or path})")
+            verdict = verdict.with_unsaved(path)
+    if written:
+        say(f"written: {', '.join(written)}")
+    view = dataclasses.replace(view, outcome=views.outcome_view(verdict))
+    if stopped_by is not None:
+        say(f"interrupted: {len(report.results)} finished case(s) kept" + (f" in {request.json_path}" if request.json_path else ""))
+        return Session(view, stopped_by, interrupted=True, reports=reports)
+    return Session(view, verdict.code, interrupted=False, reports=reports)
+
+
+def load_results(path: str | Path) -> Report:
+    """A results file, ready to render: files older than schema 3 store no units or readings, so those are taken
+    from the installed workloads where they are found (a workload that is gone leaves its numbers bare)."""
+    report = schema.load(path)
+    if report.schema_version >= 3:
+        return report
+    from asyncbench.workloads import plugins
+
+    described = []
+    for result in report.results:
+        try:
+            workload = plugins.find(result.workload)
+        except InputError:
+            described.append(result)
+            continue
+        described.append(workload.describe(result))
+    return dataclasses.replace(report, results=tuple(described))

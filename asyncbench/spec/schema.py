@@ -1,0 +1,166 @@
+"""One schema for what a user may ask: the rules and the wording that YAML configs and the command line share.
+
+A value is checked once, by the functions here, whether it came from a
+config file or from `--set`/`-w`: each raises ValueError saying what was
+expected, and the caller adds where the value was (file, line and key path,
+or the option). Settings may carry units (max_time_s=2s, max_rel_noise=3%),
+as `expect:` thresholds do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from asyncbench.errors import InputError, suggestion
+from asyncbench.results.model import Settings
+from asyncbench.spec.expect import UNIT_FACTORS
+from asyncbench.workloads import WORKLOADS, plugins
+from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Param
+
+SETTING_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+# Shapes beyond 8 dimensions are never what a user meant for these workloads.
+MAX_SHAPE_DIMS = 8
+# Each sweep point is at least one measured case of several seconds: more than
+# this many is a typo (a list pasted twice, a range too fine), not a plan.
+MAX_SWEEP_POINTS = 1000
+# --quick is for smoke tests: cap the measurement to a few short samples. Six is the
+# fewest with a 95% interval of the median: fewer would leave every figure without one.
+QUICK_SETTINGS = Settings(warmup=1, min_samples=6, max_samples=20, max_time_s=1.0, max_rel_noise=0.05)
+#: the units a float setting may carry, as `expect` thresholds do: max_time_s=2s, max_rel_noise=3%
+SETTING_UNITS = {"max_time_s": "s", "timeout_s": "s", "max_rel_noise": "%"}
+_NUMBER_WITH_UNIT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ%]+)\s*")
+#: how an error about a workload's name says that users' own workloads are named
+YOUR_OWN = "your own: path/to/file.py:Name, package.module:Name, or an installed plugin's name"
+
+
+def type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a mapping"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def coerce_param(param: Param, value: Any) -> Any:
+    """Check `value` against `param`'s kind and bounds; raise ValueError with what was expected."""
+    if param.kind == BOOL:
+        if not isinstance(value, bool):
+            raise ValueError(f"expected true or false, got {type_name(value)} {value!r}")
+        return value
+    if param.kind == INT:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"expected an integer, got {type_name(value)} {value!r}")
+    elif param.kind == FLOAT:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"expected a number, got {type_name(value)} {value!r}")
+        value = float(value)
+    elif param.kind == STR:
+        if not isinstance(value, str):
+            raise ValueError(f"expected a string, got {type_name(value)} {value!r}")
+    elif param.kind == SHAPE:
+        if (
+            not isinstance(value, list)
+            or not 1 <= len(value) <= MAX_SHAPE_DIMS
+            or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in value)
+        ):
+            raise ValueError(f"expected a list of 1 to {MAX_SHAPE_DIMS} positive integers, got {value!r}")
+        return list(value)
+    elif param.kind == INTS:
+        if not isinstance(value, list) or not value or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise ValueError(f"expected a non-empty list of integers, got {value!r}")
+        if len(set(value)) != len(value):
+            raise ValueError(f"values must be distinct, got {value!r}")
+        for item in value:
+            if (param.minimum is not None and item < param.minimum) or (param.maximum is not None and item > param.maximum):
+                raise ValueError(f"each value must be within {param.minimum:g}..{param.maximum:g}, got {item!r}")
+        return list(value)
+    if param.pattern and not re.fullmatch(param.pattern, value):
+        raise ValueError(f"expected {param.help}, got {value!r}")
+    if param.choices and value not in param.choices:
+        raise ValueError(f"expected one of {', '.join(map(str, param.choices))}, got {value!r}{suggestion(value, param.choices)}")
+    if param.minimum is not None and value < param.minimum:
+        raise ValueError(f"must be at least {param.minimum:g}, got {value!r}")
+    if param.maximum is not None and value > param.maximum:
+        raise ValueError(f"must be at most {param.maximum:g}, got {value!r}")
+    return value
+
+
+def _with_unit(name: str, value: Any) -> Any:
+    """'2s', '500ms' for a time setting, '3%' for max_rel_noise: the number in the base unit; other values unchanged."""
+    if not isinstance(value, str) or name not in SETTING_UNITS:
+        return value
+    match = _NUMBER_WITH_UNIT.fullmatch(value)
+    factors = UNIT_FACTORS[SETTING_UNITS[name]]
+    if match is None or match[2] not in factors:
+        raise ValueError(f"expected a number, optionally with a unit ({', '.join(factors)}), got {value!r}")
+    return float(match[1]) * factors[match[2]]
+
+
+def coerce_setting(name: str, value: Any) -> Any:
+    """Check a measurement setting (warmup, min_samples...); raise ValueError if wrong."""
+    value = _with_unit(name, value)
+    kind = SETTING_FIELDS[name].type
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"expected an integer, got {type_name(value)} {value!r}")
+        if value < (0 if name == "warmup" else 1):
+            raise ValueError(f"must be at least {0 if name == 'warmup' else 1}, got {value}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"expected a positive number, got {value!r}")
+    return float(value)
+
+
+def settings_problem(settings: Settings) -> str | None:
+    """What makes a combination of settings unusable (each may be fine alone), or None."""
+    if settings.max_samples < settings.min_samples:
+        return f"max_samples ({settings.max_samples}) is below min_samples ({settings.min_samples})"
+    if settings.timeout_s <= settings.max_time_s:
+        return f"timeout_s ({settings.timeout_s:g} s) must exceed max_time_s ({settings.max_time_s:g} s): sampling alone may take max_time_s"
+    return None
+
+
+def sweep_values(param: Param, values: Sequence[Any]) -> tuple[Any, ...]:
+    """Check the values a param is swept over; raise ValueError with what was expected.
+
+    A list param (sync_every) may be swept over plain numbers: each point then
+    has the one-element list, e.g. sync_every: [1, 2, 4] runs [1], [2], [4].
+    """
+    if not isinstance(values, list) or not values:
+        raise ValueError(f"expected a non-empty list of values to sweep {param.name} over, got {values!r}")
+    checked = []
+    for value in values:
+        if param.kind == INTS and isinstance(value, int) and not isinstance(value, bool):
+            value = [value]
+        checked.append(coerce_param(param, value))
+    if any(checked.count(v) > 1 for v in checked):
+        raise ValueError(f"values must be distinct, got {values!r}")
+    return tuple(checked)
+
+
+def check_sweep_size(sweep: Mapping[str, Sequence[Any]]) -> None:
+    points = math.prod(len(v) for v in sweep.values())
+    if points > MAX_SWEEP_POINTS:
+        raise ValueError(f"the sweep has {points} points, more than {MAX_SWEEP_POINTS}; sweep fewer values")
+
+
+def builtin_names() -> list[str]:
+    return [name for name in WORKLOADS if not plugins.is_reference(name)]
+
+
+def workload_key(value: Any, base_dir: Path) -> str:
+    """The registry key of a workload name: a built-in's name, or a user workload's canonical reference
+    (a file relative to `base_dir`, a module, or a plugin), loaded and validated here; ValueError if none."""
+    if isinstance(value, str) and value in WORKLOADS:
+        return value
+    if isinstance(value, str) and (plugins.is_reference(value) or value in plugins.plugins()):
+        try:
+            key = plugins.canonical(value, base_dir)
+            plugins.load(key)
+        except InputError as exc:
+            raise ValueError(exc.message) from None
+        return key
+    names = builtin_names()
+    raise ValueError(f"unknown workload {value!r}{suggestion(str(value), names)}; known: {', '.join(names)}; or {YOUR_OWN}")
