@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from asyncbench.version import __version__
 
 __all__ = ["BOOL", "FLOAT", "INT", "INTS", "SHAPE", "STR", "Metric", "Param", "Prepared", "Workload", "step", "__version__"]
 

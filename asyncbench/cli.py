@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import click
 
-from asyncbench import __version__
+from asyncbench.version import __version__
 from asyncbench.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, InputError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

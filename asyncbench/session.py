@@ -183,8 +183,8 @@ def _torchrun(plan: Any, request: RunRequest) -> tuple[RunRequest, bool]:
     if alone:
         across = ", ".join(name for name, w in WORKLOADS.items() if w.across_processes)
         raise InputError(
-            f"under torchrun only workloads that measure themselves across processes run ({across}); each rank would run "
-            f"{', '.join(alone)} on its own: add -w {across.split(',')[0]}"
+            f"under torchrun only {across} runs (it measures itself across the ranks; each rank would run "
+            f"{', '.join(alone)} on its own): add -w {across.split(', ')[0]}"
         )
     rank_zero = launched[0] == 0
     request = dataclasses.replace(request, isolate=False)  # torchrun started this process to be a rank: it is the worker

@@ -1,74 +1,13 @@
-"""Shared fixtures: a fake backend for the runner's logic, and the `gpu` marker's skip rule."""
+"""Pytest's hooks: the skip rules of the `gpu`, `jax` and `mxnet` markers, and the fake backend fixture."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import sys
-from typing import Any, Callable
 
 import pytest
 
-from asyncbench.spec import config
-
-from asyncbench.engine import runner
-from asyncbench.backends.base import Backend, DeviceStatus
-from asyncbench.results.model import Result, Settings
-from asyncbench.workloads import WORKLOADS
-
-#: few short samples: these tests check behaviour, not speed (six: the fewest with a 95% interval of the median)
-QUICK = Settings(warmup=1, min_samples=6, max_samples=8, max_time_s=1.0, max_rel_noise=0.05)
-
-
-def run_workload(workload: str, backend: str, device: str, isolate: bool = False, **params: Any) -> Result:
-    """One case of a real workload through the runner, with quick sizes unless `params` say otherwise
-    (in a worker process with `isolate`: JAX's threads then never enter the test process, whose later
-    subprocess tests fork)."""
-    experiment = config.Experiment(
-        name=workload,
-        workload=workload,
-        backends=(backend,),
-        devices=(device,),
-        params={**WORKLOADS[workload].defaults(quick=True), **params},
-        settings=QUICK,
-    )
-    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), isolate=isolate)
-    return result
-
-
-#: `python -m asyncbench` with SIGINT's default handler installed first. A shell that starts the tests in the
-#: background (`cmd &` without job control) makes its children ignore SIGINT, and a Python that starts with SIGINT
-#: ignored never raises KeyboardInterrupt; these tests model a terminal's Ctrl-C, which the run must not ignore.
-#: (Set in the child, not by a preexec_fn: forking a test process that has threads, JAX's for one, is unsafe.)
-INTERRUPTIBLE_ASYNCBENCH = [
-    sys.executable, "-c",
-    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "runpy.run_module('asyncbench', run_name='__main__', alter_sys=True)",
-]
-#: the same first line, for a test's own `python -c` script
-INTERRUPTIBLE_PREAMBLE = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-
-
-def command_line(process: Any) -> str:
-    """A psutil process's command line, or "" for one that has exited or is a zombie waiting to be reaped.
-
-    Children come and go while a test looks at them (a `git` run by the environment capture, a rank that just ended),
-    so asking for the command line of one seen a moment ago must not fail the test."""
-    import psutil
-
-    try:
-        return " ".join(process.cmdline())
-    except psutil.Error:  # NoSuchProcess, ZombieProcess (a subclass), AccessDenied
-        return ""
-
-
-def no_children_left() -> bool:
-    """No worker or rank is left; multiprocessing's own resource tracker (one per parent, gone with it) does not count,
-    nor does a process that has already exited."""
-    import psutil
-
-    children = psutil.Process().children(recursive=True)
-    return not [c for c in children if (line := command_line(c)) and "resource_tracker" not in line]
+from tests.support.helpers import FakeBackend
 
 
 def _cuda_available() -> bool:
@@ -105,44 +44,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
-
-
-class FakeBackend(Backend):
-    """Drives the runner's logic in unit tests; it measures nothing real."""
-
-    name = "fake"
-
-    def __init__(self, devices: tuple[str, ...] = ("cpu",), missing: str | None = None):
-        self._devices = devices
-        self._missing = missing
-        self.barriers = 0
-
-    def unavailable_reason(self) -> str | None:
-        return self._missing
-
-    def version(self) -> str | None:
-        return "0"
-
-    def probe(self) -> tuple[DeviceStatus, ...]:
-        statuses = [DeviceStatus(self.name, d, True, "fake") for d in self._devices]
-        if not any(d.startswith("cuda") for d in self._devices):
-            statuses.append(DeviceStatus(self.name, "cuda", False, "no fake GPU"))
-        return tuple(statuses)
-
-    def random(self, shape: tuple[int, ...], dtype: str, device: str) -> Callable[[], Any]:
-        return lambda: 1.0
-
-    def ones(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
-        return 1.0
-
-    def barrier(self, device: str) -> None:
-        self.barriers += 1
-
-    def wait(self, array: Any) -> None:
-        pass
-
-    def to_host(self, array: Any) -> Any:
-        return array
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import time
 import psutil
 import pytest
 
-from conftest import INTERRUPTIBLE_ASYNCBENCH, command_line
+from tests.support.helpers import INTERRUPTIBLE_ASYNCBENCH, command_line
 
 pytestmark = pytest.mark.slow
 

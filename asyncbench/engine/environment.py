@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 import psutil
 
-from asyncbench import __version__
+from asyncbench.version import __version__
 from asyncbench.backends import BACKENDS, get_backend
 from asyncbench.host import facts
 

@@ -41,10 +41,11 @@ from asyncbench.engine import trace
 from asyncbench.results import units
 from asyncbench.backends import Backend, get_backend
 from asyncbench.backends.base import DeviceTimer
-from asyncbench.spec.config import Config, Experiment
+from asyncbench.results.plan import Config, Experiment
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.results.model import ERROR, OK, SKIPPED, Case, Memory, Result, Samples, VariantResult
-from asyncbench.measure.timing import Progress, measure
+from asyncbench.measure.timing import measure
+from asyncbench.results.model import Progress
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import Measured, Prepared, Workload
 

@@ -23,18 +23,9 @@ from typing import Any, Callable, Mapping
 
 from asyncbench.results import stats
 from asyncbench.backends.base import DeviceTimer
-from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Samples, Sampling, Settings
+from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Progress, Samples, Sampling, Settings
 
 Clock = Callable[[], float]
-
-
-@dataclass(frozen=True)
-class Progress:
-    """Where a measurement stands, for progress display."""
-
-    rounds: int
-    elapsed_s: float
-    rel_noise: float
 
 
 def take_sample(

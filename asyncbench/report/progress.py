@@ -7,9 +7,9 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from asyncbench.measure.timing import Progress as MeasureProgress
 from asyncbench.results import units
 from asyncbench.results.model import Case, Result
+from asyncbench.results.model import Progress as MeasureProgress
 
 
 class ProgressDisplay:

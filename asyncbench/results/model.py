@@ -126,6 +126,15 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class Progress:
+    """Where a measurement stands, for a progress display: rounds taken, time spent, the widest relative CI half-width."""
+
+    rounds: int
+    elapsed_s: float
+    rel_noise: float
+
+
+@dataclass(frozen=True)
 class Clocks:
     """One sample's three clocks, in seconds: what a per-round metric is computed from."""
 

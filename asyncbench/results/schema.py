@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from asyncbench import __version__
+from asyncbench.version import __version__
 from asyncbench.errors import InputError, read_text
 from asyncbench.results.model import (
     CLOCKS, Check, Memory, MetricInfo, Report, Result, Samples, Sampling, Status, Stats, StopReason, VariantResult, Verdict,
@@ -203,6 +203,8 @@ def _samples(raw: Mapping[str, Any]) -> Samples:
 
 
 def result_from_dict(raw: Mapping[str, Any]) -> Result:
+    if raw["status"] not in {s.value for s in Status}:
+        raise ValueError(f"unknown status {raw['status']!r}")
     return Result(
         id=raw["id"],
         experiment=raw["experiment"],

@@ -23,6 +23,7 @@ from asyncbench.backends import BACKENDS, DEVICE_PATTERN
 from asyncbench.errors import InputError, read_text, suggestion
 from asyncbench.results import schema as results
 from asyncbench.results.model import Expectation, Settings
+from asyncbench.results.plan import Config, Experiment
 from asyncbench.spec import expect
 from asyncbench.spec.schema import (
     SETTING_FIELDS, YOUR_OWN, builtin_names, check_sweep_size, coerce_param, coerce_setting, settings_problem, sweep_values,
@@ -47,53 +48,6 @@ PLAIN_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 class ConfigError(InputError):
     """A config that cannot be used; says file, line and key path."""
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """One experiment: a workload with its parameters on some backends and devices."""
-
-    name: str
-    workload: str
-    backends: tuple[str, ...]
-    devices: tuple[str, ...]
-    params: Mapping[str, Any]  # fully resolved: every param of the workload
-    settings: Settings
-    explicit: frozenset[str] = frozenset()  # params the config or command line set
-    sweep: Mapping[str, tuple[Any, ...]] = dataclasses.field(default_factory=dict)  # param -> values, a cartesian product
-    expect: tuple[Expectation, ...] = ()
-
-    def points(self) -> list[dict[str, Any]]:
-        """The params of every sweep point, in order (one point when nothing is swept)."""
-        names = list(self.sweep)
-        return [{**self.params, **dict(zip(names, values, strict=True))} for values in itertools.product(*self.sweep.values())]
-
-
-@dataclass(frozen=True)
-class Config:
-    name: str
-    source: str
-    experiments: tuple[Experiment, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The resolved config, as stored in results JSON."""
-        return {
-            "name": self.name,
-            "source": self.source,
-            "experiments": [
-                {
-                    "name": e.name,
-                    "workload": e.workload,
-                    "backends": list(e.backends),
-                    "devices": list(e.devices),
-                    "params": dict(e.params),
-                    **({"sweep": {k: list(v) for k, v in e.sweep.items()}} if e.sweep else {}),
-                    **({"expect": [x.text for x in e.expect]} if e.expect else {}),
-                    **dataclasses.asdict(e.settings),
-                }
-                for e in self.experiments
-            ],
-        }
 
 
 def format_path(path: Sequence[Any]) -> str:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from asyncbench.spec import config
 
-from asyncbench.verdicts import gate
+from asyncbench.spec import expect
 
 from asyncbench.spec import overrides
 from asyncbench.errors import InputError
@@ -75,6 +75,6 @@ def test_any_set_option_is_applied_or_an_input_error(text):
 @given(st.text(max_size=60), st.sampled_from(list(WORKLOADS.values())))
 def test_any_check_text_parses_or_is_a_value_error(text, workload):
     try:
-        gate.parse(text, workload)
+        expect.parse(text, workload)
     except ValueError:
         pass

@@ -47,20 +47,20 @@ def _report(cases: dict[str, dict[str, list[float]]], environment=None, status=O
     ],
 )
 def test_verdict_needs_both_the_threshold_and_significance(ratio, p, verdict):
-    assert compare.verdict(ratio, p, 0.10) == verdict
+    assert compare.label(ratio, p, 0.10) == verdict
 
 
 def test_a_report_compared_with_itself_is_all_same():
     report = _report({"a": {"v": _noisy(1.0)}, "b": {"x": _noisy(2.0, seed=1), "y": _noisy(3.0, seed=2)}})
     comparison = compare.compare(report, report)
-    assert [r.verdict for r in comparison.rows] == [compare.SAME] * 3 and not comparison.regressions
+    assert [r.label for r in comparison.rows] == [compare.SAME] * 3 and not comparison.regressions
 
 
 def test_a_two_times_slower_case_is_slower_and_the_unchanged_one_same():
     baseline = _report({"a": {"v": _noisy(1.0)}, "b": {"v": _noisy(1.0, seed=5)}})
     current = _report({"a": {"v": _noisy(2.0, seed=3)}, "b": {"v": _noisy(1.0, seed=4)}})
     comparison = compare.compare(baseline, current)
-    verdicts = {r.id: r.verdict for r in comparison.rows}
+    verdicts = {r.id: r.label for r in comparison.rows}
     assert verdicts == {"a": compare.SLOWER, "b": compare.SAME}
     (slower,) = comparison.regressions
     assert slower.id == "a" and slower.ratio == pytest.approx(2.0, rel=0.05) and slower.p_value < compare.SIGNIFICANCE
@@ -68,7 +68,7 @@ def test_a_two_times_slower_case_is_slower_and_the_unchanged_one_same():
 
 def test_three_samples_cannot_prove_a_regression():
     comparison = compare.compare(_report({"a": {"v": [1.0, 1.1, 0.9]}}), _report({"a": {"v": [2.0, 2.2, 1.8]}}))
-    assert comparison.rows[0].verdict == compare.INCONCLUSIVE and not comparison.regressions
+    assert comparison.rows[0].label == compare.INCONCLUSIVE and not comparison.regressions
 
 
 def test_missing_cases_statuses_and_environment_changes_are_reported():

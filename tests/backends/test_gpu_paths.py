@@ -181,7 +181,7 @@ def test_gpu_check_without_cuda_says_so_in_one_line_and_runs_nothing(tmp_path):
     import pathlib
     import sys
 
-    script = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "gpu_check.py"
+    script = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
     done = subprocess.run([sys.executable, str(script), "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("\n") == 1 and "no CUDA here" in done.stdout and "nothing run" in done.stdout

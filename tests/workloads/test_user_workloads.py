@@ -14,7 +14,7 @@ import pytest
 import asyncbench
 from asyncbench.workloads import plugins
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 STEP_FILE = '''
 import asyncbench
@@ -83,6 +83,23 @@ def test_a_user_workload_beside_its_config_runs_sweeps_and_gates_and_a_raising_s
         assert result["checks"][0]["verdict"] == "pass"
     (failed,) = [r for r in by_id.values() if r["experiment"] == "raises"]
     assert failed["status"] == "error" and failed["reason"] == "ValueError: no data here (at mine.py:14 in raises)"
+
+
+def test_show_of_a_user_workloads_results_keeps_units_and_reading_after_its_module_is_gone(project):
+    """Results describe themselves: a teammate without mine.py sees what the run printed."""
+    done = asyncbench_cli("run", "-w", "mine.py:product", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", "-o", "r.json", cwd=project)
+    assert done.returncode == 0, done.stderr
+    stored = json.loads((project / "r.json").read_text())["results"][0]
+    assert stored["metric_info"]["step_s_k0"]["unit"] == "s"
+    assert stored["reading"]
+    (project / "mine.py").unlink()
+    shown = asyncbench_cli("show", "r.json", cwd=project)
+    assert shown.returncode == 0, shown.stderr
+    ran_lines = [line.strip() for line in done.stdout.splitlines() if "step_s_k0" in line or "illusion" in line]
+    assert ran_lines  # the metric line
+    for line in ran_lines:
+        assert line in shown.stdout  # every unit, as run printed it ('step_s_k0 1.2 ms [...]', '1.00×')
+    assert stored["reading"][:60] in " ".join(shown.stdout.split())
 
 
 def test_a_file_named_on_the_command_line_runs_without_a_config(project):

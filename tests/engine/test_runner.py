@@ -101,7 +101,7 @@ def test_a_failing_case_is_an_error_row_and_the_next_case_runs(monkeypatch, fake
 
 
 def test_missing_backend_and_unsupported_dtype_are_skipped(monkeypatch, counting):
-    from conftest import FakeBackend
+    from tests.support.helpers import FakeBackend
 
     monkeypatch.setattr(runner, "get_backend", lambda name: FakeBackend(missing="fake not installed"))
     (result,) = runner.run(config.Config("c", "<t>", (experiment(),)))
@@ -128,13 +128,15 @@ def test_interrupt_propagates_after_finished_cases_were_delivered(monkeypatch, f
 
 
 def test_a_case_with_checks_stops_once_they_are_decided(counting, fake_backend, monkeypatch):
-    from asyncbench.verdicts import gate
+    from asyncbench.results.model import StopReason, Verdict
+    from asyncbench.spec import expect
 
     monkeypatch.setattr(runner, "get_backend", lambda name: fake_backend)
     settings = Settings(warmup=0, min_samples=6, max_samples=1000, max_time_s=1e9, max_rel_noise=10.0)
     decided = dataclasses.replace(
-        experiment(), settings=settings, expect=(gate.parse("done_s.median < 1000s", WORKLOADS["counting"]),)
+        experiment(), settings=settings, expect=(expect.parse("done_s.median < 1000s", WORKLOADS["counting"]),)
     )
     (result,) = runner.run(config.Config("c", "<t>", (decided,)))
-    assert result.sampling.rounds == 6 and result.sampling.stopped_by == "max_rel_noise"
-    assert [c["verdict"] for c in result.checks] == [gate.PASS]
+    assert result.sampling.rounds == 6
+    assert result.sampling.stopped_by == StopReason.NOISE
+    assert [c.verdict for c in result.checks] == [Verdict.PASS]

@@ -20,7 +20,7 @@ from asyncbench import cli
 from asyncbench.measure import distributed
 from asyncbench.results.model import ERROR, OK, Result
 from asyncbench.workloads import comm_overlap
-from conftest import INTERRUPTIBLE_PREAMBLE, no_children_left, run_workload
+from tests.support.helpers import INTERRUPTIBLE_PREAMBLE, no_children_left, run_workload
 
 pytestmark = pytest.mark.slow
 
@@ -78,9 +78,9 @@ def test_ctrl_c_tears_every_rank_down(tmp_path):
     script = textwrap.dedent(
         f"""
         import sys
-        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
         from asyncbench.measure import distributed
-        from test_comm_overlap import sleeps_after_writing_pid
+        from tests.workloads.test_comm_overlap import sleeps_after_writing_pid
         distributed.launch(sleeps_after_writing_pid, 2, ({str(tmp_path)!r},), timeout_s=600)
         """
     )

@@ -20,9 +20,9 @@ from asyncbench.engine import trace
 from asyncbench.backends.torch_backend import TorchBackend
 from asyncbench.results.model import OK, Result, Samples
 from asyncbench.engine.runner import summarize
-from conftest import QUICK
+from tests.support.helpers import QUICK
 
-ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
 
 
 def traced_run(backend: str, tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from asyncbench import cli
 
-from asyncbench.report import render
+from asyncbench.report import markdown, terminal, view
 
 from asyncbench.results import schema as results
 
@@ -108,7 +108,7 @@ def _skipped(backend: str, reason: str, unavailable: bool) -> Result:
 def test_an_absent_backend_is_one_line_not_a_row_per_case():
     report = _report([_ok("m[torch,cpu]"), *(_skipped("cupy", "cupy not installed (pip install ...)", True) for _ in range(3))])
     console = Console(width=80, record=True)
-    render.print_report(report, console)
+    terminal.print_report(view.build(report), console)
     text = console.export_text()
     assert not [line for line in text.splitlines() if "cupy" in line and "│" in line]  # no table rows
     assert text.count("cupy: 3 cases skipped — cupy not installed") == 1
@@ -116,7 +116,7 @@ def test_an_absent_backend_is_one_line_not_a_row_per_case():
 
 def test_a_cpu_table_fits_80_columns_without_columns_that_carry_nothing():
     console = Console(width=80, record=True)
-    render.print_report(_report([_ok("m[torch,cpu]")]), console)
+    terminal.print_report(view.build(_report([_ok("m[torch,cpu]")])), console)
     text = console.export_text()
     header = next(line for line in text.splitlines() if "variant" in line)
     assert "device time" not in header and "issue" not in header  # no events on a CPU; issue equals done there
@@ -125,18 +125,16 @@ def test_a_cpu_table_fits_80_columns_without_columns_that_carry_nothing():
 
 def test_printed_numbers_never_use_e_notation():
     assert units.percent(49.0) == "4900%" and units.number(3.76e5) == "376000"
-    assert "e" not in render.spread(stats.summarize([1e-9 * (1 + i) for i in range(10)])).split()[-1]
+    assert "e" not in view.spread(stats.summarize([1e-9 * (1 + i) for i in range(10)])).split()[-1]
 
 
 def test_markdown_starts_with_a_headline_and_the_environment(tmp_path):
-    from asyncbench.report import export
-
     report = dataclasses.replace(
         _report([_ok("m[torch,cpu]"), _skipped("numpy", "numpy cannot", False)]),
         environment={"cpu": "Test CPU", "cpu_affinity": 2, "python": "3.11", "git_sha": "0123456789abcdef",
                      "frameworks": {"torch": {"version": "2.13.0", "threads": 2}}},
     )
-    lines = export.markdown(report).splitlines()
+    lines = markdown.markdown(view.build(report)).splitlines()
     assert lines[0] == "## asyncbench: 2 cases: 1 ok, 1 skipped"
     assert "Test CPU" in lines[2] and "torch 2.13.0 (2 threads)" in lines[2] and "git 0123456789ab" in lines[2]
 
@@ -193,9 +191,9 @@ def test_a_case_stopped_by_time_says_how_far_it_got():
     from asyncbench.results.model import Sampling
 
     result = dataclasses.replace(_ok("m[torch,cpu]"), sampling=Sampling(5, 3.1, "max_time_s", 0.52, 0.03, 3.0))
-    note = render.sampling_note(result)
+    note = view.sampling_note(result)
     assert "stopped by max_time_s (3 s) after 5 rounds at ±52%" in note and "±3% target" in note
-    assert render.sampling_note(dataclasses.replace(result, sampling=Sampling(40, 1.0, "max_rel_noise", 0.02, 0.03, 3.0))) is None
+    assert view.sampling_note(dataclasses.replace(result, sampling=Sampling(40, 1.0, "max_rel_noise", 0.02, 0.03, 3.0))) is None
 
 
 def test_a_cpu_only_selection_never_plans_a_cupy_case():

@@ -6,7 +6,7 @@ import importlib.util
 
 import pytest
 
-from conftest import run_workload
+from tests.support.helpers import run_workload
 
 from asyncbench.backends import get_backend
 from asyncbench.results.model import OK, Clocks

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from conftest import run_workload
+from tests.support.helpers import run_workload
 
 from asyncbench.spec import config
 
@@ -192,7 +192,7 @@ def test_training_memory_reports_device_memory_on_a_gpu():
 def test_multi_device_cpu_workers_each_get_half_the_cores(monkeypatch):
     import threading
 
-    from asyncbench.engine.environment import usable_cores
+    from asyncbench.host.facts import usable_cores
 
     backend = get_backend("torch")
     calls = []

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import run_workload as run_here
+from tests.support.helpers import run_workload as run_here
 
 from asyncbench.spec import config
 
@@ -132,7 +132,7 @@ def test_ctrl_c_during_an_mxnet_case_ends_its_worker_under_the_other_python(tmp_
 
     import psutil
 
-    from conftest import INTERRUPTIBLE_ASYNCBENCH, command_line, no_children_left
+    from tests.support.helpers import INTERRUPTIBLE_ASYNCBENCH, command_line, no_children_left
 
     run = subprocess.Popen(
         [*INTERRUPTIBLE_ASYNCBENCH, "run", "-w", "training_memory", "-b", "mxnet", "-d", "cpu", "--no-progress", "-o", str(tmp_path / "r.json")],

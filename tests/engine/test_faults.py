@@ -31,7 +31,7 @@ from asyncbench.engine import runner
 from asyncbench.results.model import ERROR, OK, Settings
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import STR, Metric, Param, Prepared, Workload
-from conftest import no_children_left
+from tests.support.helpers import no_children_left
 
 pytestmark = pytest.mark.slow
 

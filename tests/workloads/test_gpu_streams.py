@@ -24,7 +24,7 @@ from asyncbench.engine import sanity
 from asyncbench.results.model import ERROR, OK, SKIPPED, Case, Clocks, Result, Settings
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import INT, Param, Prepared, Workload
-from stream_device import FLOPS_PER_S, LAUNCH_QUEUE_DEPTH, Span, StreamSimBackend
+from tests.support.stream_device import FLOPS_PER_S, LAUNCH_QUEUE_DEPTH, Span, StreamSimBackend
 
 pytestmark = pytest.mark.streams
 

@@ -1,0 +1,1 @@
+"""asyncbench tests, one folder per package."""
