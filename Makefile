@@ -10,7 +10,7 @@ MXNET_SPEC ?= mxnet==1.9.1 "numpy<1.24"
 # what asyncbench itself needs there (its install_requires less torch, which mxnet cases do not use)
 MXNET_WORKER_DEPS ?= scipy psutil PyYAML click rich
 
-.PHONY: install install-test run quick test gpu-test gpu-check bench clean mxnet
+.PHONY: install install-test install-lint lint golden run quick test gpu-test gpu-check bench clean mxnet
 
 install:
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install --quiet "$(TORCH_SPEC)"
@@ -18,6 +18,21 @@ install:
 
 install-test: install
 	$(PIP) install --quiet -e ".[test,jax]"
+
+install-lint:
+	$(PIP) install --quiet -e ".[lint]"
+
+# ruff (lint and format check), mypy (strict on results/ and verdicts/), and the layer contracts (import-linter;
+# the order is written in pyproject.toml and docs/extending.md). The same hooks run from .pre-commit-config.yaml.
+lint: install-lint
+	ruff check .
+	ruff format --check .
+	mypy
+	lint-imports
+
+# After an intended change of what the writers print: rewrite tests/report/golden/ and read the diff.
+golden: install-test
+	ASYNCBENCH_UPDATE_GOLDEN=1 $(PYTHON) -m pytest -q tests/report/test_golden.py
 
 # `make mxnet`: the environment MXNet's cases run in; kept between runs, rebuilt when setup.cfg changes.
 mxnet: $(MXNET_VENV)/.installed

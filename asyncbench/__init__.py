@@ -19,8 +19,8 @@ __all__ = ["BOOL", "FLOAT", "INT", "INTS", "SHAPE", "STR", "Metric", "Param", "P
 _FROM_BASE = {"BOOL", "FLOAT", "INT", "INTS", "SHAPE", "STR", "Metric", "Param", "Prepared", "Workload"}
 
 if TYPE_CHECKING:
-    from asyncbench.workloads.step_form import step
     from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Metric, Param, Prepared, Workload
+    from asyncbench.workloads.step_form import step
 
 
 def __getattr__(name: str) -> Any:

@@ -17,8 +17,8 @@ from typing import Any, Callable
 
 import click
 
-from asyncbench.version import __version__
 from asyncbench.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, InputError
+from asyncbench.version import __version__
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -69,7 +69,9 @@ def _writer_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
     for writer in reversed(file_writers()):
         metavar = "FILE.png" if writer.needs_sweep else "FILE"
-        command = click.option(writer.option, option_dest(writer), type=click.Path(dir_okay=False), metavar=metavar, help=writer.help)(command)
+        command = click.option(str(writer.option), option_dest(writer), type=click.Path(dir_okay=False), metavar=metavar, help=writer.help)(
+            command
+        )
     return command
 
 
@@ -110,38 +112,69 @@ Examples:
 """,
 )
 @click.argument("configs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("-w", "--workload", "workloads", multiple=True, metavar="NAME", help="Only these workloads (with no CONFIG: run them with defaults).")
-@click.option("-d", "--device", "devices", multiple=True, metavar="DEV", help="cpu | cuda | cuda:N | auto (overrides the config).")
-@click.option("-b", "--backend", "backends", multiple=True, metavar="NAME", help="numpy | torch | cupy | jax | mxnet (overrides the config).")
 @click.option(
-    "--set", "sets", multiple=True, metavar="KEY=VALUE",
+    "-w", "--workload", "workloads", multiple=True, metavar="NAME", help="Only these workloads (with no CONFIG: run them with defaults)."
+)
+@click.option("-d", "--device", "devices", multiple=True, metavar="DEV", help="cpu | cuda | cuda:N | auto (overrides the config).")
+@click.option(
+    "-b", "--backend", "backends", multiple=True, metavar="NAME", help="numpy | torch | cupy | jax | mxnet (overrides the config)."
+)
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="KEY=VALUE",
     help="Override a param or setting (n_ops=100, sync_async.n_ops=100, max_time_s=2), or sweep a param: n_ops=10,100,1000.",
 )
 @click.option("--quick", is_flag=True, help="Small sizes and few samples (smoke tests, CI on CPU).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write results as JSON (atomically, after every case).")
 @_writer_options
-@click.option("--baseline", type=click.Path(dir_okay=False), metavar="FILE", help="Compare with an earlier results file; a significant slowdown exits 1.")
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Compare with an earlier results file; a significant slowdown exits 1.",
+)
 @click.option("--max-regression", default="10%", show_default=True, metavar="PCT", help="How much slower than the baseline still passes.")
 @click.option("--strict", is_flag=True, help="A skipped case counts as a failure (exit 1).")
 @click.option(
-    "--allow-inconclusive", is_flag=True,
+    "--allow-inconclusive",
+    is_flag=True,
     help="An inconclusive check (its 95% interval straddles the threshold) does not fail the gate; it is still reported.",
 )
 @click.option(
-    "--in-process", is_flag=True,
+    "--in-process",
+    is_flag=True,
     help="Run cases in this process, not in a worker: starts about a second sooner, but timeout_s is not enforced "
     "and a case that crashes or poisons the CUDA context takes the rest of the run with it.",
 )
 @click.option(
-    "--trace", "trace_dir", type=click.Path(file_okay=False), metavar="DIR",
+    "--trace",
+    "trace_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
     help="After each case is measured, run every variant once more under its backend's profiler and write a "
     "Chrome-trace timeline per variant into DIR (open in ui.perfetto.dev).",
 )
 @click.option("--no-progress", is_flag=True, help="No progress display on stderr.")
 @_guard
-def run(configs: tuple[str, ...], workloads: tuple[str, ...], devices: tuple[str, ...], backends: tuple[str, ...],
-        sets: tuple[str, ...], quick: bool, output: str | None, baseline: str | None, max_regression: str, strict: bool,
-        allow_inconclusive: bool, in_process: bool, trace_dir: str | None, no_progress: bool, **outputs: str | None) -> None:
+def run(
+    configs: tuple[str, ...],
+    workloads: tuple[str, ...],
+    devices: tuple[str, ...],
+    backends: tuple[str, ...],
+    sets: tuple[str, ...],
+    quick: bool,
+    output: str | None,
+    baseline: str | None,
+    max_regression: str,
+    strict: bool,
+    allow_inconclusive: bool,
+    in_process: bool,
+    trace_dir: str | None,
+    no_progress: bool,
+    **outputs: str | None,
+) -> None:
     """Run experiments from CONFIG files (default: the built-in suite) and print the results.
 
     Each case runs in a worker process, replaced after a case that errored: a
@@ -158,10 +191,21 @@ def run(configs: tuple[str, ...], workloads: tuple[str, ...], devices: tuple[str
     from asyncbench.report.writers import file_writers, option_dest
 
     request = session.RunRequest(
-        configs=configs, workloads=workloads, devices=devices, backends=backends, sets=sets, quick=quick, json_path=output,
+        configs=configs,
+        workloads=workloads,
+        devices=devices,
+        backends=backends,
+        sets=sets,
+        quick=quick,
+        json_path=output,
         outputs={w.name: path for w in file_writers() if (path := outputs.get(option_dest(w)))},
-        baseline=baseline, max_regression=max_regression, strict=strict, allow_inconclusive=allow_inconclusive,
-        isolate=not in_process, trace_dir=trace_dir, progress=not no_progress,
+        baseline=baseline,
+        max_regression=max_regression,
+        strict=strict,
+        allow_inconclusive=allow_inconclusive,
+        isolate=not in_process,
+        trace_dir=trace_dir,
+        progress=not no_progress,
     )
     ended = session.run(request, _echo_err)
     if ended.reports:
@@ -210,8 +254,8 @@ def devices(fmt: str) -> None:
     import dataclasses
     import json
 
-    from asyncbench.report import catalog, terminal
     from asyncbench.backends import BACKENDS, DeviceStatus, get_backend
+    from asyncbench.report import catalog, terminal
 
     statuses: list[DeviceStatus] = []
     for name in BACKENDS:
@@ -253,7 +297,9 @@ Examples:
 )
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["table", *_SHOWN]), default="table", show_default=True)
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png", help="Also draw the swept experiments (needs matplotlib).")
+@click.option(
+    "--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png", help="Also draw the swept experiments (needs matplotlib)."
+)
 @_guard
 def show(path: str, fmt: str, plot_path: str | None) -> None:
     """Re-render a results file written by `asyncbench run -o`."""
@@ -296,7 +342,13 @@ machine gate with ratios measured within one run (expect:) instead.
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("current", type=click.Path(dir_okay=False))
 @click.option("--max-regression", default="10%", show_default=True, metavar="PCT", help="How much slower still passes.")
-@click.option("--clock", type=click.Choice(["done_s", "issue_s", "device_s"]), default="done_s", show_default=True, help="Which clock's samples to compare.")
+@click.option(
+    "--clock",
+    type=click.Choice(["done_s", "issue_s", "device_s"]),
+    default="done_s",
+    show_default=True,
+    help="Which clock's samples to compare.",
+)
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
 @_guard
 def compare_command(baseline: str, current: str, max_regression: str, clock: str, fmt: str) -> None:

@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-
 # Exit codes, one meaning each (README "Exit codes").
 EXIT_OK = 0
 EXIT_GATE = 1  # a check failed, was inconclusive or not measured; a regression; nothing measured; --strict and a skip

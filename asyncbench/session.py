@@ -131,7 +131,9 @@ class _Saver:
             self.failed = False
         except OSError as exc:
             if not self.failed:
-                self.say(f"asyncbench: warning: cannot save {self.path}: {exc.strerror or exc}; the previous file is intact, the run goes on")
+                self.say(
+                    f"asyncbench: warning: cannot save {self.path}: {exc.strerror or exc}; the previous file is intact, the run goes on"
+                )
             self.failed = True
 
 

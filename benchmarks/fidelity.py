@@ -15,8 +15,8 @@ import statistics
 import torch
 import torch.utils.benchmark as torch_benchmark
 
-from asyncbench.engine import runner
 from asyncbench.backends import get_backend
+from asyncbench.engine import runner
 from asyncbench.results.model import Case, Settings
 from asyncbench.workloads import WORKLOADS
 
@@ -63,7 +63,9 @@ def main() -> None:
     ratio = statistics.median(ours) / statistics.median(theirs)
     low, high = GOAL
     print(f"torch {torch.__version__} on {args.device}, {torch.get_num_threads()} threads, {args.n_iter}× randn+mm {args.size}²")
-    print(f"asyncbench median {statistics.median(ours) * 1e3:.3f} ms   torch.utils.benchmark median {statistics.median(theirs) * 1e3:.3f} ms")
+    print(
+        f"asyncbench median {statistics.median(ours) * 1e3:.3f} ms   torch.utils.benchmark median {statistics.median(theirs) * 1e3:.3f} ms"
+    )
     print(f"fidelity ratio: {ratio:.3f}  [goal {low}–{high}] {'OK' if low <= ratio <= high else 'OUTSIDE'}")
 
 

@@ -26,11 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from asyncbench.verdicts import compare
-
-from asyncbench.verdicts import gate
-
 from asyncbench.results import schema as results
+from asyncbench.verdicts import compare, gate
 
 ROOT = Path(__file__).resolve().parent.parent
 THRESHOLDS = (0.10, 0.25, 0.40, 0.60)
@@ -65,9 +62,13 @@ def main() -> None:
 
     check_failures = [sum(1 for r in report.results for c in r.checks if gate.failed(c)) for report in reports]
     runs_failing = sum(1 for n in check_failures if n)
-    runs_failing_allowed = sum(1 for report in reports if any(gate.failed(c, allow_inconclusive=True) for r in report.results for c in r.checks))
-    print(f"\nexpect checks: {runs_failing}/{len(reports)} runs would exit 1 (a check failed, inconclusive or not measured; "
-          f"per run: {check_failures}); with --allow-inconclusive {runs_failing_allowed}/{len(reports)}")
+    runs_failing_allowed = sum(
+        1 for report in reports if any(gate.failed(c, allow_inconclusive=True) for r in report.results for c in r.checks)
+    )
+    print(
+        f"\nexpect checks: {runs_failing}/{len(reports)} runs would exit 1 (a check failed, inconclusive or not measured; "
+        f"per run: {check_failures}); with --allow-inconclusive {runs_failing_allowed}/{len(reports)}"
+    )
     verdicts_per_check: dict[str, dict[str, int]] = {}
     for report in reports:
         for row in report.results:
@@ -89,12 +90,18 @@ def main() -> None:
             failing += bool(comparison.regressions)
             for row in comparison.rows:
                 verdicts[row.verdict] = verdicts.get(row.verdict, 0) + 1
-        print(f"  --max-regression {threshold:4.0%}: {failing}/{len(pairs)} pairs would fail ({failing / len(pairs):.1%}); {json.dumps(verdicts)}")
+        print(
+            f"  --max-regression {threshold:4.0%}: {failing}/{len(pairs)} pairs would fail ({failing / len(pairs):.1%}); "
+            f"{json.dumps(verdicts)}"
+        )
     changes = [abs(row.ratio - 1) for old, new in pairs for row in compare.compare(reports[old], reports[new]).rows]
     if len(changes) > 1:
         deciles = statistics.quantiles(changes, n=10)
-        print(f"|change of a median| between identical runs: median {statistics.median(changes):.1%}, "
-              f"90th percentile {deciles[-1]:.1%}, max {max(changes):.1%}")
+        print(
+            f"|change of a median| between identical runs: median {statistics.median(changes):.1%}, "
+            f"90th percentile {deciles[-1]:.1%}, max {max(changes):.1%}"
+        )
+
 
 if __name__ == "__main__":
     main()

@@ -66,13 +66,18 @@ def run_step(label: str, command: list[str], log: Path | None = None) -> int:
 
 def asyncbench_median_s(workload: str, params: dict[str, Any], metric: str | None = None) -> float:
     """asyncbench's figure for one torch case on cuda:0: the done-time median, or a metric."""
-    from asyncbench.engine import runner
     from asyncbench.backends import get_backend
+    from asyncbench.engine import runner
     from asyncbench.results.model import Case, Settings
     from asyncbench.workloads import WORKLOADS
 
     case = Case(
-        id="gpu-check", experiment="gpu-check", workload=workload, backend="torch", device="cuda:0", params=params,
+        id="gpu-check",
+        experiment="gpu-check",
+        workload=workload,
+        backend="torch",
+        device="cuda:0",
+        params=params,
         settings=Settings(warmup=2, min_samples=20, max_time_s=5.0, max_rel_noise=0.01),
     )
     result = runner.run_case(case, WORKLOADS[workload], get_backend("torch"))
@@ -129,7 +134,7 @@ def copy_gbps_by_events(size: int = COPIES["size"], count: int = COPIES["n_matri
     for _ in range(rounds):
         torch.cuda.synchronize()
         start.record()
-        for source, host in zip(sources, hosts):
+        for source, host in zip(sources, hosts, strict=True):
             host.copy_(source, non_blocking=True)
         stop.record()
         stop.synchronize()
@@ -149,8 +154,14 @@ def reference_figures(capability: str) -> dict[str, Any]:
     nominal = None
     if link and all(v.isdigit() for v in link):
         nominal = PCIE_GBPS_PER_LANE.get(int(link[0]), 0) * int(link[1]) or None
-    return {"sms": sms, "fp32_lanes_per_sm": lanes, "max_sm_clock_mhz": clock[0] if clock else None,
-            "fp32_peak_flops": peak, "pcie": link, "pcie_nominal_gbps": nominal}
+    return {
+        "sms": sms,
+        "fp32_lanes_per_sm": lanes,
+        "max_sm_clock_mhz": clock[0] if clock else None,
+        "fp32_peak_flops": peak,
+        "pcie": link,
+        "pcie_nominal_gbps": nominal,
+    }
 
 
 def ratio_line(name: str, ours: float, theirs: float | None) -> str:
@@ -167,9 +178,13 @@ def summary(gpu: str, steps: dict[str, int], checks: dict[str, Any] | str, refer
     lines += ["", "## Reference figures", ""]
     peak = reference.get("fp32_peak_flops")
     lines.append(f"- theoretical FP32 (non-tensor) peak: {peak / 1e12:.1f} TFLOP/s" if peak else "- theoretical FP32 peak: unknown")
-    lines.append(f"  ({reference.get('sms')} SMs × {reference.get('fp32_lanes_per_sm')} lanes × 2 × {reference.get('max_sm_clock_mhz')} MHz)")
+    lines.append(
+        f"  ({reference.get('sms')} SMs × {reference.get('fp32_lanes_per_sm')} lanes × 2 × {reference.get('max_sm_clock_mhz')} MHz)"
+    )
     nominal = reference.get("pcie_nominal_gbps")
-    lines.append(f"- host link: PCIe {reference.get('pcie')}, nominal {nominal:.1f} GB/s per direction" if nominal else "- host link: unknown")
+    lines.append(
+        f"- host link: PCIe {reference.get('pcie')}, nominal {nominal:.1f} GB/s per direction" if nominal else "- host link: unknown"
+    )
     lines += ["", "## Cross-checks", ""]
     if isinstance(checks, str):
         lines.append(f"not run: {checks}")
@@ -178,15 +193,20 @@ def summary(gpu: str, steps: dict[str, int], checks: dict[str, Any] | str, refer
     flops = 2 * MATMUL["size"] ** 3 * MATMUL["n_iter"]
     lines += [
         f"matmul, {MATMUL['n_iter']} products of {MATMUL['size']}² float32: asyncbench median {ours * 1e3:.3f} ms "
-        f"({flops / ours / 1e12:.1f} TFLOP/s" + (f", {flops / ours / peak:.0%} of the FP32 peak; TF32 tensor cores may exceed it)" if peak else ")"),
-        "", "| tool | its median | asyncbench / it |", "|---|--:|--:|",
+        f"({flops / ours / 1e12:.1f} TFLOP/s"
+        + (f", {flops / ours / peak:.0%} of the FP32 peak; TF32 tensor cores may exceed it)" if peak else ")"),
+        "",
+        "| tool | its median | asyncbench / it |",
+        "|---|--:|--:|",
     ]
     for tool in ("torch.utils.benchmark", "triton.do_bench", "cupyx.profiler.benchmark"):
         lines.append(ratio_line(tool, ours, checks["matmul"].get(f"{tool}_s")))
     copy = checks["copy"]
     lines += [
-        "", f"copy, {COPIES['n_matrices']} device-to-host copies of {COPIES['size']}² float32 into pinned memory: asyncbench "
-        f"{copy['asyncbench_gbps']:.1f} GB/s, CUDA events {copy['events_gbps']:.1f} GB/s (ratio {copy['asyncbench_gbps'] / copy['events_gbps']:.3f}); "
+        "",
+        f"copy, {COPIES['n_matrices']} device-to-host copies of {COPIES['size']}² float32 into pinned memory: asyncbench "
+        f"{copy['asyncbench_gbps']:.1f} GB/s, CUDA events {copy['events_gbps']:.1f} GB/s "
+        f"(ratio {copy['asyncbench_gbps'] / copy['events_gbps']:.3f}); "
         f"a 256 MiB copy: {checks['host_link']['measured_d2h_gbps']:.1f} GB/s",
     ]
     return "\n".join(lines) + "\n"
@@ -210,17 +230,36 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     quick = ["--quick"] if args.quick else []
     steps: dict[str, int] = {}
-    steps["pytest -m 'gpu or streams'"] = run_step("tests", [sys.executable, "-m", "pytest", "-m", "gpu or streams", "-q"], out / "pytest-gpu.txt")
+    steps["pytest -m 'gpu or streams'"] = run_step(
+        "tests", [sys.executable, "-m", "pytest", "-m", "gpu or streams", "-q"], out / "pytest-gpu.txt"
+    )
     runs: list[tuple[str, list[str]]] = [("default", [])] + [(p.stem, [str(p)]) for p in sorted((ROOT / "configs").glob("*.yaml"))]
     for name, config in runs:
-        command = [sys.executable, "-m", "asyncbench", "run", *config, "-b", "torch", "-b", "cupy", "-d", "cuda", *quick,
-                   "--no-progress", "-o", str(out / f"{name}.json"), "--markdown", str(out / f"{name}.md")]
+        command = [
+            sys.executable,
+            "-m",
+            "asyncbench",
+            "run",
+            *config,
+            "-b",
+            "torch",
+            "-b",
+            "cupy",
+            "-d",
+            "cuda",
+            *quick,
+            "--no-progress",
+            "-o",
+            str(out / f"{name}.json"),
+            "--markdown",
+            str(out / f"{name}.md"),
+        ]
         steps[f"asyncbench run {name}"] = run_step(name, command, out / f"{name}.txt")
     reference = reference_figures(device.capability)
     checks: dict[str, Any] | str
     try:
         checks = cross_checks()
-    except Exception as exc:  # a failing cross-check is reported in the summary; the runs above stand
+    except Exception as exc:  # noqa: BLE001 - a failing cross-check is reported in the summary; the runs above stand
         checks = f"{type(exc).__name__}: {exc}"
     (out / "fidelity.json").write_text(json.dumps({"device": device.__dict__, "reference": reference, "checks": checks}, indent=2) + "\n")
     (out / "README.md").write_text(summary(device.name, steps, checks, reference))

@@ -60,11 +60,7 @@ def run_once(config: str, out: Path, in_process: bool) -> float:
 
 def medians(path: Path) -> dict[tuple[str, str], float]:
     data = json.loads(path.read_text())
-    return {
-        (r["id"], name): v["done_s"]["median"]
-        for r in data["results"] if r["status"] == "ok"
-        for name, v in r["variants"].items()
-    }
+    return {(r["id"], name): v["done_s"]["median"] for r in data["results"] if r["status"] == "ok" for name, v in r["variants"].items()}
 
 
 def main() -> None:
@@ -91,8 +87,10 @@ def main() -> None:
                 ratios.setdefault(key, []).append(isolated[key] / here[key])
                 here_medians.setdefault(key, []).append(here[key])
     worker_s, here_s = statistics.median(walls[False]), statistics.median(walls[True])
-    print(f"asyncbench run {args.config}, median of {args.runs}: in a worker {worker_s:.2f} s, in-process {here_s:.2f} s, "
-          f"difference {worker_s - here_s:+.2f} s ({worker_s / here_s:.2f}x)")
+    print(
+        f"asyncbench run {args.config}, median of {args.runs}: in a worker {worker_s:.2f} s, in-process {here_s:.2f} s, "
+        f"difference {worker_s - here_s:+.2f} s ({worker_s / here_s:.2f}x)"
+    )
     print("per case and variant: median done time in a worker / in-process (median [range] over runs);")
     print("in-process runs alone: max / min over runs (the noise floor)")
     for key, values in sorted(ratios.items()):

@@ -15,8 +15,8 @@ import time
 
 import torch
 
-from asyncbench.engine import runner
 from asyncbench.backends import get_backend
+from asyncbench.engine import runner
 from asyncbench.results.model import Case, Settings
 from asyncbench.workloads import WORKLOADS
 

@@ -50,7 +50,7 @@ class DataPipeline(Workload):
 
         def prepare() -> Any:
             top, left = rng.integers(0, side - crop + 1, size=2)
-            images = raw[:, :, top:top + crop, left:left + crop].astype(numpy.float32) / 255.0
+            images = raw[:, :, top : top + crop, left : left + crop].astype(numpy.float32) / 255.0
             if rng.random() < 0.5:
                 images = images[..., ::-1]
             images = (images - images.mean()) / (images.std() + 1e-6)

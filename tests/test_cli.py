@@ -10,7 +10,6 @@ import pytest
 from click.testing import CliRunner
 
 from asyncbench import cli
-
 from asyncbench.engine import runner
 from asyncbench.workloads import WORKLOADS
 

@@ -9,7 +9,6 @@ import pytest
 from click.testing import CliRunner
 
 from asyncbench import cli
-
 from asyncbench.results import schema as results
 from asyncbench.results.model import Samples
 
@@ -32,8 +31,23 @@ def measured(tmp_path_factory) -> str:
     """One real run of two cases with enough samples for the significance test."""
     path = tmp_path_factory.mktemp("runs") / "current.json"
     result = invoke(
-        "run", "-w", "sync_async", "-b", "torch", "-d", "cpu", "--quick", "--no-progress",
-        "--set", "n_ops=50,100", "--set", "min_samples=12", "--set", "max_samples=12", "-o", str(path),
+        "run",
+        "-w",
+        "sync_async",
+        "-b",
+        "torch",
+        "-d",
+        "cpu",
+        "--quick",
+        "--no-progress",
+        "--set",
+        "n_ops=50,100",
+        "--set",
+        "min_samples=12",
+        "--set",
+        "max_samples=12",
+        "-o",
+        str(path),
     )
     assert result.exit_code == 0, result.output
     return str(path)
@@ -45,7 +59,9 @@ def _scaled(source: str, target, factor: float) -> str:
     rows = []
     for row in report.results:
         variants = {
-            name: dataclasses.replace(v, samples=Samples(tuple(x * factor for x in v.samples.issue_s), tuple(x * factor for x in v.samples.done_s)))
+            name: dataclasses.replace(
+                v, samples=Samples(tuple(x * factor for x in v.samples.issue_s), tuple(x * factor for x in v.samples.done_s))
+            )
             for name, v in row.variants.items()
         }
         rows.append(dataclasses.replace(row, variants=variants))
@@ -75,8 +91,25 @@ def test_run_with_a_baseline_gates_the_new_run(measured, tmp_path):
     baseline = _scaled(measured, tmp_path / "fast.json", 0.01)
     summary = tmp_path / "summary.md"
     result = invoke(
-        "run", "-w", "sync_async", "-b", "torch", "-d", "cpu", "--quick", "--no-progress", "--set", "n_ops=50,100",
-        "--set", "min_samples=12", "--set", "max_samples=12", "--baseline", baseline, "--markdown", str(summary),
+        "run",
+        "-w",
+        "sync_async",
+        "-b",
+        "torch",
+        "-d",
+        "cpu",
+        "--quick",
+        "--no-progress",
+        "--set",
+        "n_ops=50,100",
+        "--set",
+        "min_samples=12",
+        "--set",
+        "max_samples=12",
+        "--baseline",
+        baseline,
+        "--markdown",
+        str(summary),
     )
     assert result.exit_code == 1 and "SLOWER" in result.output
     assert "Compared with the baseline" in summary.read_text() and "**SLOWER**" in summary.read_text()

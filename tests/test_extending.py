@@ -28,7 +28,15 @@ def _example(name: str):
 
 
 def _case(workload: str, backend: str, params: dict) -> Case:
-    return Case(id=f"{workload}[{backend},cpu]", experiment=workload, workload=workload, backend=backend, device="cpu", params=params, settings=QUICK)
+    return Case(
+        id=f"{workload}[{backend},cpu]",
+        experiment=workload,
+        workload=workload,
+        backend=backend,
+        device="cpu",
+        params=params,
+        settings=QUICK,
+    )
 
 
 def test_the_minimal_backend_runs_a_built_in_workload_once_registered(monkeypatch):
@@ -57,18 +65,23 @@ def test_the_tsv_writer_is_one_registry_line_away_from_run_and_show(tmp_path):
     results = tmp_path / "r.json"
     subprocess.run(
         [sys.executable, "-m", "asyncbench", "run", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", str(results)],
-        check=True, capture_output=True, cwd=ROOT, timeout=300,
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=300,
     )
     script = f"""
 import importlib.util, sys
-spec = importlib.util.spec_from_file_location("tsv_writer", {str(EXAMPLES / 'tsv_writer.py')!r})
+spec = importlib.util.spec_from_file_location("tsv_writer", {str(EXAMPLES / "tsv_writer.py")!r})
 tsv_writer = importlib.util.module_from_spec(spec); spec.loader.exec_module(tsv_writer)
 from asyncbench.report.writers import WRITERS, Writer
 WRITERS["tsv"] = Writer("tsv", "--tsv", "Also write median done times as tab-separated values.", lambda view, path: tsv_writer.tsv(view))
 from asyncbench.cli import main
 main(sys.argv[1:])
 """
-    shown = subprocess.run([sys.executable, "-c", script, "show", str(results), "--format", "tsv"], capture_output=True, text=True, timeout=120)
+    shown = subprocess.run(
+        [sys.executable, "-c", script, "show", str(results), "--format", "tsv"], capture_output=True, text=True, timeout=120
+    )
     assert shown.returncode == 0, shown.stderr
     header, row = shown.stdout.splitlines()
     assert header == "id\tvariant\tdone_s"

@@ -47,7 +47,10 @@ def results_file(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("layers") / "r.json"
     subprocess.run(
         [sys.executable, "-m", "asyncbench", "run", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", str(path)],
-        check=True, capture_output=True, cwd=ROOT, timeout=300,
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=300,
     )
     return path
 
@@ -70,8 +73,10 @@ def test_show_and_compare_import_no_framework(results_file):
 
 
 def test_loading_the_built_in_suite_imports_no_framework():
-    script = "import sys; from asyncbench.spec import config; config.default_suite(); " \
-             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r}))"
+    script = (
+        "import sys; from asyncbench.spec import config; config.default_suite(); "
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r}))"
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120, check=True)
     assert done.stdout.strip() == "[]"
 

@@ -70,12 +70,11 @@ class CupyBackend(Backend):
         try:
             cupy = self._cupy()
             count = cupy.cuda.runtime.getDeviceCount()
-        except Exception as exc:  # CUDARuntimeError, ImportError of the CUDA libraries...
+        except Exception as exc:  # noqa: BLE001 - CUDARuntimeError, ImportError of the CUDA libraries...
             return f"no CUDA device for cupy: {type(exc).__name__}: {exc}".strip()
         if count == 0:
             return "no CUDA device for cupy"
         return None
-
 
     def facts(self) -> dict[str, Any]:
         """Version, CUDA runtime and the devices cupy can use."""

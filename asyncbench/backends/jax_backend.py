@@ -33,6 +33,7 @@ What this backend uses, and why:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any, Callable
 
@@ -51,10 +52,8 @@ def _jax() -> Any:
     """jax, configured once per process before its backend starts."""
     import jax
 
-    try:
+    with contextlib.suppress(RuntimeError, AttributeError):  # the backend already started (user code), or an older jax
         jax.config.update("jax_num_cpu_devices", CPU_DEVICES)
-    except (RuntimeError, AttributeError):  # the backend already started (user code) or an older jax: keep what is there
-        pass
     jax.config.update("jax_enable_x64", True)
     return jax
 
@@ -79,7 +78,10 @@ class JaxBackend(Backend):
         try:
             gpus = jax.devices("gpu")
         except RuntimeError:
-            return (*statuses, DeviceStatus(self.name, "cuda", False, "jaxlib has no GPU support here (pip install 'jax[cuda12]' on a CUDA machine)"))
+            return (
+                *statuses,
+                DeviceStatus(self.name, "cuda", False, "jaxlib has no GPU support here (pip install 'jax[cuda12]' on a CUDA machine)"),
+            )
         statuses += [DeviceStatus(self.name, f"cuda:{i}", True, str(getattr(d, "device_kind", d))) for i, d in enumerate(gpus)]
         return tuple(statuses)
 

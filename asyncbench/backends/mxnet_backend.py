@@ -41,7 +41,9 @@ ENGINE_THREADS = 2
 PYTHON_VARIABLE = "ASYNCBENCH_MXNET_PYTHON"
 #: where `make mxnet` puts the environment: beside the asyncbench package, in the source checkout
 VENV = Path(__file__).resolve().parents[2] / ".venv-mxnet"
-SETUP_HINT = "mxnet runs in its own environment: run `make mxnet` (creates .venv-mxnet), or set ASYNCBENCH_MXNET_PYTHON to a Python with mxnet 1.9.1"
+SETUP_HINT = (
+    "mxnet runs in its own environment: run `make mxnet` (creates .venv-mxnet), or set ASYNCBENCH_MXNET_PYTHON to a Python with mxnet 1.9.1"
+)
 
 
 def _python() -> Path:
@@ -105,7 +107,9 @@ class MxnetBackend(Backend):
         engine = self.worker_environment()
         return (
             DeviceStatus(
-                self.name, "cpu", True,
+                self.name,
+                "cpu",
+                True,
                 f"mxnet {self.version()} in {_python().parent.parent.name}, threaded engine: "
                 f"{engine['MXNET_CPU_WORKER_NTHREADS']} workers × {engine['OMP_NUM_THREADS']} OpenMP thread(s) per device",
             ),

@@ -15,9 +15,9 @@ from typing import Any, Iterable
 
 import psutil
 
-from asyncbench.version import __version__
 from asyncbench.backends import BACKENDS, get_backend
 from asyncbench.host import facts
+from asyncbench.version import __version__
 
 
 def capture(backends: Iterable[str] = tuple(BACKENDS)) -> dict[str, Any]:

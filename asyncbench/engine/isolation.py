@@ -35,8 +35,8 @@ import sys
 import time
 from typing import Any, Callable, Mapping
 
-from asyncbench.host import processes
 from asyncbench.errors import describe_failure
+from asyncbench.host import processes
 
 # How often a worker may send progress: often enough for a live display,
 # rarely enough that the pipe costs nothing next to the samples.
@@ -90,7 +90,7 @@ def _serve(target: Callable[..., Any], channel: Any, parent: int) -> None:
             return
         try:
             processes.send_or_exit(channel, ("result", target(*args, on_progress=_ProgressSender(channel))))
-        except Exception as exc:  # target's own failures are its business; this is e.g. a result that cannot be pickled
+        except Exception as exc:  # noqa: BLE001 - target's own failures are its business; this is e.g. a result that cannot be pickled
             processes.send_or_exit(channel, ("error", describe_failure(exc)))
 
 
@@ -146,7 +146,7 @@ class Worker:
         self._busy = True  # from here on, closing terminates: an interrupt may come while the worker already runs the call
         try:
             self._channel.send(args)
-        except Exception as exc:  # unpicklable args, or a pipe that broke under us
+        except Exception as exc:  # noqa: BLE001 - unpicklable args, or a pipe that broke under us
             self.close()
             raise WorkerLost(f"could not hand the call to the worker process: {describe_failure(exc)}") from None
         deadline = time.monotonic() + timeout_s

@@ -20,33 +20,17 @@ import dataclasses
 import gc
 from typing import Any, Callable, Iterator, Mapping
 
-from asyncbench.host import facts
-
-from asyncbench.verdicts import checks
-
-from asyncbench.engine import isolation
-
-from asyncbench.engine import memory
-
-from asyncbench.workloads import plugins
-
-from asyncbench.engine import rounds
-
-from asyncbench.engine import sanity
-
-from asyncbench.results import stats
-
-from asyncbench.engine import trace
-
-from asyncbench.results import units
 from asyncbench.backends import Backend, get_backend
 from asyncbench.backends.base import DeviceTimer
-from asyncbench.results.plan import Config, Experiment
+from asyncbench.engine import isolation, memory, rounds, sanity, trace
 from asyncbench.errors import InputError, describe_failure
-from asyncbench.results.model import ERROR, OK, SKIPPED, Case, Memory, Result, Samples, VariantResult
+from asyncbench.host import facts
 from asyncbench.measure.timing import measure
-from asyncbench.results.model import Progress
-from asyncbench.workloads import WORKLOADS
+from asyncbench.results import stats, units
+from asyncbench.results.model import ERROR, OK, SKIPPED, Case, Memory, Progress, Result, Samples, Status, VariantResult
+from asyncbench.results.plan import Config, Experiment
+from asyncbench.verdicts import checks
+from asyncbench.workloads import WORKLOADS, plugins
 from asyncbench.workloads.base import Measured, Prepared, Workload
 
 
@@ -96,7 +80,7 @@ def plan(config: Config, backends: Mapping[str, Backend]) -> Iterator[tuple[Case
                             yield case, skip
 
 
-def _row(case: Case, status: str, reason: str | None = None, **fields: Any) -> Result:
+def _row(case: Case, status: Status, reason: str | None = None, **fields: Any) -> Result:
     return Result(
         id=case.id,
         experiment=case.experiment,
@@ -139,7 +123,11 @@ def _checks_decided(case: Case, workload: Workload, asynchronous: bool) -> Calla
 
 
 def _measure_here(
-    case: Case, workload: Workload, backend: Backend, prepared: Prepared, asynchronous: bool,
+    case: Case,
+    workload: Workload,
+    backend: Backend,
+    prepared: Prepared,
+    asynchronous: bool,
     on_progress: Callable[[Progress], None] | None,
 ) -> Measured:
     """Time a prepared case in this process, then one memory run per variant, verify, and trace (--trace)."""
@@ -152,9 +140,7 @@ def _measure_here(
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
     traced = trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir) if case.trace_dir else None
-    return Measured(
-        samples, memories, sampling, verifies=prepared.verify is not None, problem=problem, note=prepared.note, traced=traced
-    )
+    return Measured(samples, memories, sampling, verifies=prepared.verify is not None, problem=problem, note=prepared.note, traced=traced)
 
 
 def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Callable[[Progress], None] | None = None) -> Result:
@@ -176,7 +162,7 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
         metrics, bounds = rounds.figures(workload, case.params, variants, asynchronous)
         if measured.verifies:
             metrics = {**metrics, "verified": 0.0 if measured.problem else 1.0}
-    except Exception as exc:  # a failing case is a row; the run goes on
+    except Exception as exc:  # noqa: BLE001 - a failing case is a row; the run goes on
         reason = describe_failure(exc) + (plugins.place_in_user_code(exc, case.workload) if plugins.is_reference(case.workload) else "")
         return _row(case, ERROR, reason, note=note, asynchronous=asynchronous)
     finally:
@@ -184,7 +170,9 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
             prepared.close()
         del prepared
         gc.collect()
-    fields = dict(variants=variants, metrics=metrics, bounds=bounds, note=note, sampling=measured.sampling, asynchronous=asynchronous)
+    fields: dict[str, Any] = dict(
+        variants=variants, metrics=metrics, bounds=bounds, note=note, sampling=measured.sampling, asynchronous=asynchronous
+    )
     if measured.traced is not None:
         fields.update(traces=measured.traced.files, trace_detail=measured.traced.detail, warnings=measured.traced.warnings)
     elif case.trace_dir:

@@ -35,7 +35,7 @@ def warnings_of(result: Result, workload: Workload, synchronizing: Mapping[str, 
     found: list[str] = []
     for name, variant in result.variants.items():
         samples = variant.samples
-        issue_over = [issue > done for issue, done in zip(samples.issue_s, samples.done_s)]
+        issue_over = [issue > done for issue, done in zip(samples.issue_s, samples.done_s, strict=False)]
         if any(issue_over):
             found.append(f"{name}: issue time exceeds done time in {_count(issue_over)}: the clocks were read out of order")
         if not samples.device_s:
@@ -43,10 +43,8 @@ def warnings_of(result: Result, workload: Workload, synchronizing: Mapping[str, 
         if not result.device.startswith("cuda"):
             found.append(f"{name}: device time on a CPU ({result.device}), which has no device events: a timer of the wrong device")
             continue
-        device_over = [
-            device > done * (1 + DEVICE_OVER_DONE_FRACTION) + DEVICE_OVER_DONE_S
-            for device, done in zip(samples.device_s, samples.done_s)
-        ]
+        pairs = zip(samples.device_s, samples.done_s, strict=False)
+        device_over = [device > done * (1 + DEVICE_OVER_DONE_FRACTION) + DEVICE_OVER_DONE_S for device, done in pairs]
         if any(device_over):
             found.append(f"{name}: device time exceeds done time in {_count(device_over)}: events on the wrong stream?")
     if workload.metric("verified") is not None and result.metrics.get("verified") != 1.0:

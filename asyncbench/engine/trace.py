@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping
 
-from asyncbench.results import schema as results
 from asyncbench.backends.base import Backend
 from asyncbench.errors import InputError, describe_failure
+from asyncbench.results import schema as results
 
 ISSUE, SYNC, DONE = "asyncbench: issue", "asyncbench: sync", "asyncbench: done"
 HARNESS_RANGES = (ISSUE, SYNC, DONE)
@@ -72,7 +72,9 @@ def _harness_trace(marks: list[tuple[str, float, float]]) -> dict[str, Any]:
     return {"traceEvents": events, "displayTimeUnit": "ms"}
 
 
-def _run_once(run: Callable[[], Any], sync: Callable[[], None], annotate: Callable[[str], ContextManager[Any]]) -> list[tuple[str, float, float]]:
+def _run_once(
+    run: Callable[[], Any], sync: Callable[[], None], annotate: Callable[[str], ContextManager[Any]]
+) -> list[tuple[str, float, float]]:
     start = time.perf_counter()
     with annotate(ISSUE):
         result = run()
@@ -87,7 +89,12 @@ def _run_once(run: Callable[[], Any], sync: Callable[[], None], annotate: Callab
 
 
 def record(
-    backend: Backend, device: str, case_id: str, variants: Mapping[str, Callable[[], Any]], sync: Callable[[], None], directory: str,
+    backend: Backend,
+    device: str,
+    case_id: str,
+    variants: Mapping[str, Callable[[], Any]],
+    sync: Callable[[], None],
+    directory: str,
 ) -> Traced:
     """Trace every variant once (after timing), each into its own file in `directory`."""
     files, warnings = {}, []
@@ -99,7 +106,7 @@ def record(
                 with profiler:
                     _run_once(run, sync, profiler.annotate)
                 trace = profiler.trace()
-            except Exception as exc:  # the measurement stands; the row says the trace failed
+            except Exception as exc:  # noqa: BLE001 - the measurement stands; the row says the trace failed
                 warnings.append(f"{name}: the {backend.name} profiler failed ({describe_failure(exc)}); harness ranges only")
         if trace is None:
             trace = _harness_trace(_run_once(run, sync, lambda _: contextlib.nullcontext()))
@@ -110,5 +117,9 @@ def record(
             warnings.append(f"{name}: the trace could not be written ({exc.strerror or exc})")
             continue
         files[name] = str(path)
-    detail = f"{backend.name}'s profiler with the harness's ranges" if backend.no_profiler is None else f"harness ranges only: {backend.name}: {backend.no_profiler}"
+    detail = (
+        f"{backend.name}'s profiler with the harness's ranges"
+        if backend.no_profiler is None
+        else f"harness ranges only: {backend.name}: {backend.no_profiler}"
+    )
     return Traced(files, detail, tuple(warnings))

@@ -13,8 +13,14 @@ import subprocess
 from pathlib import Path
 
 THREAD_VARIABLES = (
-    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
-    "MXNET_CPU_WORKER_NTHREADS", "MXNET_ENGINE_TYPE", "XLA_FLAGS", "JAX_PLATFORMS",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "CUDA_VISIBLE_DEVICES",
+    "MXNET_CPU_WORKER_NTHREADS",
+    "MXNET_ENGINE_TYPE",
+    "XLA_FLAGS",
+    "JAX_PLATFORMS",
 )
 #: variables that make GPU work synchronous: every launch (CUDA_LAUNCH_BLOCKING) or every NCCL wait
 #: (TORCH_NCCL_BLOCKING_WAIT, its older name NCCL_BLOCKING_WAIT) returns only when the work is done

@@ -18,10 +18,11 @@ import os
 import signal
 import socket
 import time
-from typing import Any, Callable
+from multiprocessing.connection import Connection
+from typing import Any, Callable, cast
 
-from asyncbench.host import processes
 from asyncbench.errors import describe_failure
+from asyncbench.host import processes
 
 LOOPBACK = "127.0.0.1"
 # After the first rank fails, how long to wait for the others' messages (they say what followed).
@@ -59,7 +60,7 @@ def _rank_entry(
     try:
         result = target(rank, world_size, init_method, *args)
         processes.send_or_exit(channel, ("ok", result))
-    except BaseException as exc:  # everything a rank can raise becomes its message
+    except BaseException as exc:  # noqa: BLE001 - everything a rank can raise becomes its message
         processes.send_or_exit(channel, ("error", describe_failure(exc)))
     finally:
         channel.close()
@@ -97,7 +98,8 @@ def launch(target: Callable[..., Any], world_size: int, args: tuple[Any, ...], t
                     break
                 silent = ", ".join(map(str, sorted(channels.values())))
                 raise RankError(f"timed out after {timeout_s:g} s: no result from rank(s) {silent}")
-            for receiver in multiprocessing.connection.wait(list(channels), timeout=min(remaining, processes.WAIT_POLL_S)):
+            for ready in multiprocessing.connection.wait(list(channels), timeout=min(remaining, processes.WAIT_POLL_S)):
+                receiver = cast(Connection, ready)
                 rank = channels.pop(receiver)
                 try:
                     status, payload = receiver.recv()

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import gc
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from asyncbench.results import stats
 from asyncbench.backends.base import DeviceTimer
+from asyncbench.results import stats
 from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Progress, Samples, Sampling, Settings
 
 Clock = Callable[[], float]

@@ -24,16 +24,15 @@ def github_benchmark(view: ReportView) -> str:
         if result.status != Status.OK:
             continue
         for variant_name, v in result.variants.items():
-            known = v.done_s.ci_low is not None and v.done_s.ci_high is not None
-            half_ci = (v.done_s.ci_high - v.done_s.ci_low) / 2 if known else None
+            low, high = v.done_s.ci_low, v.done_s.ci_high
+            half_ci = (high - low) / 2 if low is not None and high is not None else None
             entries.append(
                 {
                     "name": f"{result.id} {variant_name}",
                     "unit": BENCHMARK_UNIT,
                     "value": v.done_s.median * BENCHMARK_SCALE,
                     "range": f"± {units.number(half_ci * BENCHMARK_SCALE, 4)}" if half_ci is not None else "no 95% CI (too few samples)",
-                    "extra": f"median of {v.done_s.n} samples; ± is half the 95% CI of the median; "
-                    f"issue {units.seconds(v.issue_s.median)}",
+                    "extra": f"median of {v.done_s.n} samples; ± is half the 95% CI of the median; issue {units.seconds(v.issue_s.median)}",
                 }
             )
     return json.dumps(entries, indent=1) + "\n"

@@ -62,8 +62,9 @@ def _series(results: Sequence[Result], axis: str, others: Sequence[str]) -> dict
         for name, variant in result.variants.items():
             label = who if one_variant else f"{who} {name}"
             done = variant.done_s
-            known = done.ci_low is not None and done.ci_high is not None
-            panels["done time (s)"][label].append((x, done.median, done.ci_low if known else done.median, done.ci_high if known else done.median))
+            low = done.ci_low if done.ci_low is not None else done.median
+            high = done.ci_high if done.ci_high is not None else done.median
+            panels["done time (s)"][label].append((x, done.median, low, high))
         per_declared: dict[str, list[str]] = defaultdict(list)
         for name in result.metrics:
             per_declared[PER_VARIANT_SUFFIX.sub("_kK", name)].append(name)
@@ -108,16 +109,16 @@ def draw(view: ReportView, path: str) -> bytes:
         panels = _series(group, params[0], params[1:])
         layouts.append((name, group, params[0], panels, math.ceil(len(panels) / PANELS_PER_ROW) or 1))
     rows = sum(layout[-1] for layout in layouts)
-    figure, axes = plt.subplots(
-        rows, PANELS_PER_ROW, figsize=(PANEL_SIZE_IN[0] * PANELS_PER_ROW, PANEL_SIZE_IN[1] * rows), squeeze=False
-    )
+    figure, axes = plt.subplots(rows, PANELS_PER_ROW, figsize=(PANEL_SIZE_IN[0] * PANELS_PER_ROW, PANEL_SIZE_IN[1] * rows), squeeze=False)
     row = 0
     for name, group, axis, panels, panel_rows in layouts:
         order = list(dict.fromkeys(_axis_value(r.params.get(axis)) for r in group))
         numeric = _numeric_axis(order)
         for index, (panel, series) in enumerate(panels.items()):
             ax = axes[row + index // PANELS_PER_ROW][index % PANELS_PER_ROW]
-            declared = next((r.unit_of(name) for r in group for name in r.metric_info if PER_VARIANT_SUFFIX.sub("_kK", name) == panel), None)
+            declared = next(
+                (r.unit_of(name) for r in group for name in r.metric_info if PER_VARIANT_SUFFIX.sub("_kK", name) == panel), None
+            )
             unit = f" ({declared})" if declared and declared not in ("", "bool") else ""
             scale = 100 if declared == "%" else 1  # fractions are drawn as percent
             for label, points in series.items():

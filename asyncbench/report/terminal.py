@@ -25,7 +25,12 @@ from asyncbench.results.model import Check, Status, Verdict
 MIN_FILE_WIDTH = 120
 
 STATUS_STYLE = {Status.OK: "green", Status.SKIPPED: "yellow", Status.ERROR: "red"}
-CHECK_MARK = {Verdict.PASS: "[green]✓[/]", Verdict.FAIL: "[red]✗[/]", Verdict.INCONCLUSIVE: "[yellow]?[/]", Verdict.NOT_MEASURED: "[red]–[/]"}
+CHECK_MARK = {
+    Verdict.PASS: "[green]✓[/]",
+    Verdict.FAIL: "[red]✗[/]",
+    Verdict.INCONCLUSIVE: "[yellow]?[/]",
+    Verdict.NOT_MEASURED: "[red]–[/]",
+}
 LABEL_STYLE = {"SAME": "", "FASTER": "green", "SLOWER": "bold red", "INCONCLUSIVE": "yellow"}
 
 
@@ -60,7 +65,9 @@ def check_text(check: Check) -> str:
 def experiment_table(experiment: ExperimentView) -> Table:
     table = Table(title=experiment.title, title_justify="left", caption_justify="left")
     for column in experiment.columns:
-        table.add_column(column.header, justify="right" if column.figures else "left", no_wrap=column.figures and column.header not in experiment.swept)
+        table.add_column(
+            column.header, justify="right" if column.figures else "left", no_wrap=column.figures and column.header not in experiment.swept
+        )
     variant_at = len(experiment.swept) + 2
     for group in experiment.groups:
         for row in group.rows:
@@ -141,7 +148,9 @@ def comparison_table(comparison: ComparisonView, significance: float) -> Table:
         table.add_column(column, justify="right", no_wrap=True)
     for row in comparison.rows:
         style = LABEL_STYLE[row.label]
-        table.add_row(escape(row.id), row.variant, row.baseline, row.current, row.change, row.p, f"[{style}]{row.label}[/]" if style else row.label)
+        table.add_row(
+            escape(row.id), row.variant, row.baseline, row.current, row.change, row.p, f"[{style}]{row.label}[/]" if style else row.label
+        )
     return table
 
 

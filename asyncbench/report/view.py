@@ -232,7 +232,9 @@ def _case(result: Result, swept: Sequence[str]) -> CaseView:
     )
 
 
-def _groups(rows: Sequence[Result], swept: Sequence[str], columns: Sequence[tuple[str, Callable[[VariantResult], str]]]) -> tuple[RowGroup, ...]:
+def _groups(
+    rows: Sequence[Result], swept: Sequence[str], columns: Sequence[tuple[str, Callable[[VariantResult], str]]]
+) -> tuple[RowGroup, ...]:
     groups = []
     for result in rows:
         point = [units.param(result.params.get(p)) for p in swept]
@@ -243,13 +245,15 @@ def _groups(rows: Sequence[Result], swept: Sequence[str], columns: Sequence[tupl
         lines = []
         for index, (variant_name, variant) in enumerate(result.variants.items()):
             first = index == 0
-            lines.append((
-                *(point if first else [""] * len(point)),
-                result.backend if first else "",
-                result.device if first else "",
-                variant_name,
-                *(cell(variant) for _, cell in columns),
-            ))
+            lines.append(
+                (
+                    *(point if first else [""] * len(point)),
+                    result.backend if first else "",
+                    result.device if first else "",
+                    variant_name,
+                    *(cell(variant) for _, cell in columns),
+                )
+            )
         groups.append(RowGroup(result.status, tuple(lines), measured=True))
     return tuple(groups)
 
@@ -267,7 +271,9 @@ def experiment(name: str, results: Sequence[Result]) -> ExperimentView:
         swept=tuple(swept),
         columns=(
             *(Column(p, figures=True) for p in swept),
-            Column("backend"), Column("device"), Column("variant"),
+            Column("backend"),
+            Column("device"),
+            Column("variant"),
             *(Column(header, figures=True) for header, _ in columns),
         ),
         groups=_groups(rows, swept, columns) if rows else (),
@@ -326,8 +332,14 @@ def comparison(result: compare.Comparison) -> ComparisonView:
         max_regression=f"{result.max_regression * 100:.3g}%",
         rows=tuple(
             ComparisonRow(
-                r.id, r.variant, units.seconds(r.baseline_s), units.seconds(r.current_s), change_text(r.ratio), p_text(r.p_value),
-                r.label, r in result.regressions,
+                r.id,
+                r.variant,
+                units.seconds(r.baseline_s),
+                units.seconds(r.current_s),
+                change_text(r.ratio),
+                p_text(r.p_value),
+                r.label,
+                r in result.regressions,
             )
             for r in result.rows
         ),

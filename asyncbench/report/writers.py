@@ -41,16 +41,24 @@ WRITERS: dict[str, Writer] = {
     w.name: w
     for w in (
         Writer("json", None, "the results file itself", lambda view, path: schema.dumps(view.report)),
-        Writer("markdown", "--markdown", "Also write the results as markdown (a CI job summary).", lambda view, path: markdown.markdown(view)),
+        Writer(
+            "markdown", "--markdown", "Also write the results as markdown (a CI job summary).", lambda view, path: markdown.markdown(view)
+        ),
         Writer("csv", "--csv", "Also write one CSV row per case and variant.", lambda view, path: csv_file.csv_text(view)),
         Writer(
-            "github-benchmark", "--github-benchmark",
+            "github-benchmark",
+            "--github-benchmark",
             "Also write median done times as benchmark-tracking JSON (customSmallerIsBetter).",
             lambda view, path: github.github_benchmark(view),
         ),
         Writer(
-            "plot", "--plot", "Draw each swept experiment's metrics against the sweep (.png, .svg or .pdf; needs matplotlib).",
-            plot.draw, to_stdout=False, check=plot.check_available, needs_sweep=True,
+            "plot",
+            "--plot",
+            "Draw each swept experiment's metrics against the sweep (.png, .svg or .pdf; needs matplotlib).",
+            plot.draw,
+            to_stdout=False,
+            check=plot.check_available,
+            needs_sweep=True,
         ),
     )
 }

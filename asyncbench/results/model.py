@@ -49,6 +49,7 @@ class StopReason(Word):
     TIME = "max_time_s"
     COUNT = "max_samples"
 
+
 CLOCKS = ("issue_s", "done_s", "device_s")
 
 

@@ -20,11 +20,23 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from asyncbench.version import __version__
 from asyncbench.errors import InputError, read_text
 from asyncbench.results.model import (
-    CLOCKS, Check, Memory, MetricInfo, Report, Result, Samples, Sampling, Status, Stats, StopReason, VariantResult, Verdict,
+    CLOCKS,
+    Check,
+    Memory,
+    MetricInfo,
+    Report,
+    Result,
+    Samples,
+    Sampling,
+    Stats,
+    Status,
+    StopReason,
+    VariantResult,
+    Verdict,
 )
+from asyncbench.version import __version__
 
 TOOL_NAME = "asyncbench"
 # History: 1 — first version (2026-11). 2 — `bounds` (95% intervals of metrics), `sampling`
@@ -73,9 +85,7 @@ def _finite(value: Any) -> Any:
 
 def _variant_to_dict(variant: VariantResult) -> dict[str, Any]:
     return {
-        "samples": {
-            clock: None if (values := getattr(variant.samples, clock)) is None else list(values) for clock in CLOCKS
-        },
+        "samples": {clock: None if (values := getattr(variant.samples, clock)) is None else list(values) for clock in CLOCKS},
         **{clock: dataclasses.asdict(s) if (s := getattr(variant, clock)) is not None else None for clock in CLOCKS},
         "memory": dataclasses.asdict(variant.memory),
     }

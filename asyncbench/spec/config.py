@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.resources
-import itertools
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -26,8 +24,16 @@ from asyncbench.results.model import Expectation, Settings
 from asyncbench.results.plan import Config, Experiment
 from asyncbench.spec import expect
 from asyncbench.spec.schema import (
-    SETTING_FIELDS, YOUR_OWN, builtin_names, check_sweep_size, coerce_param, coerce_setting, settings_problem, sweep_values,
-    type_name, workload_key,
+    SETTING_FIELDS,
+    YOUR_OWN,
+    builtin_names,
+    check_sweep_size,
+    coerce_param,
+    coerce_setting,
+    settings_problem,
+    sweep_values,
+    type_name,
+    workload_key,
 )
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import Param, Workload
@@ -129,9 +135,7 @@ def _check_keys(doc: _Document, mapping: Any, allowed: Sequence[str], path: tupl
         raise doc.error(f"{what} must be a mapping, got {type_name(mapping)}", path)
     for key in mapping:
         if key not in allowed:
-            raise doc.error(
-                f"unknown key {key!r} in {what}{suggestion(key, allowed)}; allowed: {', '.join(allowed)}", path + (key,)
-            )
+            raise doc.error(f"unknown key {key!r} in {what}{suggestion(key, allowed)}; allowed: {', '.join(allowed)}", path + (key,))
     return mapping
 
 
@@ -141,9 +145,7 @@ def _names(doc: _Document, value: Any, path: tuple, known: Sequence[str], what: 
         raise doc.error(f"expected a non-empty list of {what}s", path)
     for index, item in enumerate(items):
         if not isinstance(item, str) or item not in known:
-            raise doc.error(
-                f"unknown {what} {item!r}{suggestion(str(item), known)}; known: {', '.join(known)}", path + (index,)
-            )
+            raise doc.error(f"unknown {what} {item!r}{suggestion(str(item), known)}; known: {', '.join(known)}", path + (index,))
     return tuple(items)
 
 
@@ -170,8 +172,6 @@ def _settings(doc: _Document, mapping: Mapping[str, Any], base: Settings, path: 
     if problem:
         raise doc.error(problem, path)
     return settings
-
-
 
 
 def _experiment(doc: _Document, raw: Any, index: int, defaults: Mapping[str, Any], base: Settings) -> Experiment:
@@ -209,9 +209,7 @@ def _where(raw: Mapping[str, Any], path: tuple, key: str) -> tuple:
     return path + (key,) if key in raw else ("defaults", key)
 
 
-def _per_param(
-    doc: _Document, workload: Workload, raw: Any, path: tuple, what: str, check: Callable[[Param, Any], Any]
-) -> dict[str, Any]:
+def _per_param(doc: _Document, workload: Workload, raw: Any, path: tuple, what: str, check: Callable[[Param, Any], Any]) -> dict[str, Any]:
     """A mapping keyed by `workload`'s param names, each value passed through `check`."""
     raw = _check_keys(doc, raw, [p.name for p in workload.params], path, what)
     values = {}
@@ -271,8 +269,7 @@ def loads(text: str, source: str = "<config>", default_name: str = "config") -> 
     for index, experiment in enumerate(experiments):
         if experiment.name in seen:
             raise doc.error(
-                f"duplicate experiment name {experiment.name!r} (also experiments[{seen[experiment.name]}]); "
-                "give each a distinct 'name'",
+                f"duplicate experiment name {experiment.name!r} (also experiments[{seen[experiment.name]}]); give each a distinct 'name'",
                 ("experiments", index),
             )
         seen[experiment.name] = index
@@ -303,8 +300,12 @@ def for_workloads(keys: Sequence[str]) -> Config:
         workload = WORKLOADS[key]
         experiments.append(
             Experiment(
-                name=workload.name, workload=key, backends=tuple(BACKENDS), devices=DEFAULT_DEVICES,
-                params=workload.defaults(), settings=Settings(),
+                name=workload.name,
+                workload=key,
+                backends=tuple(BACKENDS),
+                devices=DEFAULT_DEVICES,
+                params=workload.defaults(),
+                settings=Settings(),
             )
         )
     names = [e.name for e in experiments]

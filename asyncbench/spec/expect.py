@@ -100,5 +100,3 @@ def parse(text: Any, workload: Workload) -> Expectation:
         stat=None if is_metric else stat,
         variant=None if is_metric or variant is None else variant.strip(),
     )
-
-

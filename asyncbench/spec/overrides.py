@@ -15,12 +15,18 @@ from typing import Any, Sequence
 import yaml
 
 from asyncbench.backends import BACKENDS, DEVICE_PATTERN
-from asyncbench.spec.config import Config
-from asyncbench.spec.schema import (
-    QUICK_SETTINGS, SETTING_FIELDS, check_sweep_size, coerce_param, coerce_setting, settings_problem, sweep_values,
-)
 from asyncbench.errors import InputError, suggestion
 from asyncbench.results.model import Settings
+from asyncbench.spec.config import Config
+from asyncbench.spec.schema import (
+    QUICK_SETTINGS,
+    SETTING_FIELDS,
+    check_sweep_size,
+    coerce_param,
+    coerce_setting,
+    settings_problem,
+    sweep_values,
+)
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import SHAPE
 
@@ -136,9 +142,11 @@ def apply_overrides(
     for experiment in experiments:
         if not any(BACKENDS[b].runs_on(d) for b in experiment.backends for d in experiment.devices):
             kinds = "; ".join(f"{b} runs on {' and '.join(BACKENDS[b].device_kinds)} only" for b in experiment.backends)
-            raise InputError(f"nothing to run in experiment {experiment.name!r}: {kinds}, and the devices are {', '.join(experiment.devices)}")
+            raise InputError(
+                f"nothing to run in experiment {experiment.name!r}: {kinds}, and the devices are {', '.join(experiment.devices)}"
+            )
     known = sorted({*SETTING_FIELDS, *(k for e in experiments for k in e.params)})
-    for (text, _, name, _), was_used in zip(parsed_sets, used):
+    for (text, _, name, _), was_used in zip(parsed_sets, used, strict=True):
         if not was_used:
             raise InputError(f"--set {text!r}: no selected experiment has that parameter or setting{suggestion(name, known)}")
     return dataclasses.replace(config, experiments=tuple(experiments))

@@ -118,7 +118,9 @@ def settings_problem(settings: Settings) -> str | None:
     if settings.max_samples < settings.min_samples:
         return f"max_samples ({settings.max_samples}) is below min_samples ({settings.min_samples})"
     if settings.timeout_s <= settings.max_time_s:
-        return f"timeout_s ({settings.timeout_s:g} s) must exceed max_time_s ({settings.max_time_s:g} s): sampling alone may take max_time_s"
+        return (
+            f"timeout_s ({settings.timeout_s:g} s) must exceed max_time_s ({settings.max_time_s:g} s): sampling alone may take max_time_s"
+        )
     return None
 
 

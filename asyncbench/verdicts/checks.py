@@ -24,7 +24,7 @@ SEVERITY = (FAIL, NOT_MEASURED, INCONCLUSIVE, PASS)
 FAR_MISS = 10.0
 
 
-def verdict_of(op: str, interval: tuple[float, float], threshold: float) -> str:
+def verdict_of(op: str, interval: tuple[float, float], threshold: float) -> Verdict:
     """PASS when the whole interval satisfies the comparison, FAIL when the whole of it violates it, else INCONCLUSIVE."""
     holds = OPERATORS[op]
     low, high = interval
@@ -45,8 +45,15 @@ def _by_how_much(value: float, threshold: float) -> str:
     return f" ({'over' if value > threshold else 'short'} by {units.percent(off, 3)})"
 
 
-def _judge(expectation: Expectation, value: float | None, interval: tuple[float, float] | None, point: bool,
-           label: str, unit: str, rounds: int | None) -> Check:
+def _judge(
+    expectation: Expectation,
+    value: float | None,
+    interval: tuple[float, float] | None,
+    point: bool,
+    label: str,
+    unit: str,
+    rounds: int | None,
+) -> Check:
     """One check's verdict on one measured quantity: its value and 95% interval (or a single measurement: `point`)."""
     wanted = f"expected {expectation.op} {units.quantity(expectation.threshold, unit)}"
     if value is None:
@@ -79,8 +86,9 @@ def _clock_check(expectation: Expectation, result: Result) -> Check:
         if stats is None:
             judged.append(_judge(expectation, None, None, True, label, "s", None))
             continue
-        value = getattr(stats, expectation.stat)
-        if expectation.stat == "median":
+        stat = expectation.stat or "median"
+        value = getattr(stats, stat)
+        if stat == "median":
             interval = (stats.ci_low, stats.ci_high) if stats.ci_low is not None and stats.ci_high is not None else None
             judged.append(_judge(expectation, value, interval, False, label, "s", stats.n))
         else:  # min, max, iqr, ci_low, ci_high: facts about this run's samples, not estimates

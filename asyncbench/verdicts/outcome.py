@@ -13,9 +13,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from asyncbench.verdicts import checks
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
 from asyncbench.results.model import ERROR, OK, SKIPPED, Check, Report, Result, Verdict
+from asyncbench.verdicts import checks
 
 if TYPE_CHECKING:
     from asyncbench.verdicts.compare import Comparison
@@ -74,7 +74,9 @@ def judge(
         if comparison.regressions:
             gates.append(f"{_plural(len(comparison.regressions), 'variant')} significantly slower than the baseline")
         if comparison.lost:
-            gates.append(f"{_plural(len(comparison.lost), 'case')} ok in the baseline did not run ok now: {', '.join(i for i, _ in comparison.lost)}")
+            gates.append(
+                f"{_plural(len(comparison.lost), 'case')} ok in the baseline did not run ok now: {', '.join(i for i, _ in comparison.lost)}"
+            )
     skipped = [r for r in report.results if r.status == SKIPPED]
     if strict and skipped and len(skipped) < len(report.results):
         gates.append(f"--strict: {_plural(len(skipped), 'case')} skipped")
@@ -103,7 +105,9 @@ def unavailable_lines(results: Iterable[Result]) -> list[str]:
 def headline(report: Report) -> str:
     """'27 cases: 14 ok, 13 skipped; 8 checks: 6 passed, 1 failed, 1 inconclusive'."""
     counts = Counter(r.status for r in report.results)
-    text = f"{_plural(len(report.results), 'case')}: " + (", ".join(f"{counts[s]} {s}" for s in (OK, SKIPPED, ERROR) if counts[s]) or "none")
+    text = f"{_plural(len(report.results), 'case')}: " + (
+        ", ".join(f"{counts[s]} {s}" for s in (OK, SKIPPED, ERROR) if counts[s]) or "none"
+    )
     judged = [c for r in report.results for c in r.checks]
     if judged:
         verdicts = Counter(c.verdict for c in judged)

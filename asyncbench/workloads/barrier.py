@@ -15,10 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from asyncbench.results import stats
-
-from asyncbench.results import units
 from asyncbench.backends.base import Backend
+from asyncbench.results import stats, units
 from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload
 
@@ -90,7 +88,10 @@ class Barrier(Workload):
         if result.asynchronous is False:
             if stats.side(bounds, 0.0) in (None, 0):
                 shown = "includes 0" if bounds is not None else "has no interval yet"
-                return f"no difference shown between the waits: saved {saved} {shown} (a synchronous backend: nothing else is in flight to skip)"
+                return (
+                    f"no difference shown between the waits: saved {saved} {shown} "
+                    "(a synchronous backend: nothing else is in flight to skip)"
+                )
             return (
                 f"the waits differ ({saved} saved) although a synchronous backend has nothing in flight to skip: "
                 "an effect of their order within a round, not of the barrier"

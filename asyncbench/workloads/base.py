@@ -18,8 +18,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from asyncbench.results import units
 from asyncbench.backends.base import Backend
+from asyncbench.results import units
 from asyncbench.results.model import Clocks, Memory, MetricInfo, Result, Samples, Sampling, Settings, Status, VariantResult
 
 INT = "int"

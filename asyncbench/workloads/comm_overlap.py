@@ -32,13 +32,10 @@ import datetime
 import os
 from typing import Any, Callable, Mapping
 
-from asyncbench.measure import distributed
-
-from asyncbench.results import stats
-
-from asyncbench.results import units
 from asyncbench.backends.base import Backend
 from asyncbench.host.facts import usable_cores
+from asyncbench.measure import distributed
+from asyncbench.results import stats, units
 from asyncbench.results.model import Clocks, Result, Samples, Settings
 from asyncbench.workloads.base import FLOAT, INT, Measured, Metric, Param, Prepared, Workload
 
@@ -60,13 +57,14 @@ def _bucket_rows(bucket_mb: float) -> int:
 
 def _slowest(per_rank: list[Samples]) -> Samples:
     """Per sample, the slowest rank's clocks: a collective step is done when every rank is."""
+
     def worst(clock: str) -> tuple[float, ...] | None:
         series = [getattr(s, clock) for s in per_rank]
         if any(values is None for values in series):
             return None
         return tuple(max(values) for values in zip(*series, strict=True))
 
-    return Samples(issue_s=worst("issue_s"), done_s=worst("done_s"), device_s=worst("device_s"))
+    return Samples(issue_s=worst("issue_s") or (), done_s=worst("done_s") or (), device_s=worst("device_s"))
 
 
 def overlapped_step(
@@ -89,9 +87,7 @@ def overlapped_step(
             work.wait()
 
 
-def run_rank(
-    rank: int, world_size: int, init_method: str, params: Mapping[str, Any], settings: Settings, device: str
-) -> dict[str, Any]:
+def run_rank(rank: int, world_size: int, init_method: str, params: Mapping[str, Any], settings: Settings, device: str) -> dict[str, Any]:
     """One rank's whole case: join the group, measure the four variants together, verify, leave.
 
     Runs in a spawned worker (or in this process under torchrun). Returns
@@ -176,8 +172,12 @@ def run_rank(
                 problems.append(f"{variant.__name__}: {wrong} reduced values differ from {expected:g} on rank {rank}")
         problem = "; ".join(problems) or None
         result = {
-            "samples": samples, "sampling": sampling, "problem": problem, "threads": threads,
-            "backend": dist.get_backend(), "device": device,
+            "samples": samples,
+            "sampling": sampling,
+            "problem": problem,
+            "threads": threads,
+            "backend": dist.get_backend(),
+            "device": device,
         }
         if distributed.torchrun_rank() is not None:  # one process per rank: bring everyone's to rank 0
             everyone: list[Any] = [None] * world_size
@@ -195,10 +195,23 @@ class CommOverlap(Workload):
         Param("world_size", INT, 2, "ranks (processes); with NCCL one GPU each", minimum=2, maximum=64),
         Param("n_buckets", INT, 8, "gradient buckets per step", quick=4, minimum=1, maximum=10_000),
         Param("bucket_mb", FLOAT, 4.0, "MiB per bucket (float32)", quick=1.0, minimum=0.004, maximum=4096),
-        Param("inner_dim", INT, 256, "inner dimension of the product that makes a bucket: the compute per bucket",
-              quick=128, minimum=1, maximum=4096),
-        Param("collective_timeout_s", FLOAT, 120.0, "seconds the ranks may take to start and to finish a collective before the case is an error",
-              minimum=1, maximum=86_400),
+        Param(
+            "inner_dim",
+            INT,
+            256,
+            "inner dimension of the product that makes a bucket: the compute per bucket",
+            quick=128,
+            minimum=1,
+            maximum=4096,
+        ),
+        Param(
+            "collective_timeout_s",
+            FLOAT,
+            120.0,
+            "seconds the ranks may take to start and to finish a collective before the case is an error",
+            minimum=1,
+            maximum=86_400,
+        ),
     )
     variants = VARIANTS
     across_processes = True

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-from asyncbench.results import stats
 from asyncbench.backends.base import Backend
+from asyncbench.results import stats
 from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import INT, STR, Metric, Param, Prepared, Workload
 

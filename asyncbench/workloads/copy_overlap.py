@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from asyncbench.results import stats
 from asyncbench.backends.base import Backend
+from asyncbench.results import stats
 from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload
 
@@ -63,14 +63,14 @@ class CopyOverlap(Workload):
             return [x @ x for _ in range(n)]
 
         def run_copy() -> Any:
-            for source, host in zip(ready, hosts):
+            for source, host in zip(ready, hosts, strict=True):
                 backend.copy_to_host(source, host, non_blocking=True)
             return hosts
 
         def run_sequential() -> Any:
             results = [x @ x for _ in range(n)]
             backend.barrier(device)
-            for source, host in zip(results, hosts):
+            for source, host in zip(results, hosts, strict=True):
                 backend.copy_to_host(source, host, non_blocking=True)
             return results
 
@@ -93,7 +93,7 @@ class CopyOverlap(Workload):
         def verify() -> str | None:
             results = run_overlapped()
             backend.barrier(device)  # reading a host buffer before this sync is the bug being guarded against
-            bad = [i for i, (y, host) in enumerate(zip(results, hosts)) if not backend.same_values(y, host)]
+            bad = [i for i, (y, host) in enumerate(zip(results, hosts, strict=True)) if not backend.same_values(y, host)]
             return f"{len(bad)} of {n} copied results differ from the device (first: #{bad[0]})" if bad else None
 
         return Prepared(
@@ -127,4 +127,3 @@ class CopyOverlap(Workload):
         if where == -1:
             return f"little overlap (efficiency {efficiency}): copies and products ran mostly one after the other; naive gets {naive}"
         return f"overlap not shown either way: efficiency {efficiency} straddles {OVERLAP_NOTICEABLE}; naive gets {naive}"
-

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from asyncbench.results import stats
-
-from asyncbench.results import units
 from asyncbench.backends.base import Backend
+from asyncbench.results import stats, units
 from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import BOOL, DTYPE, INT, Metric, Param, Prepared, Workload
 

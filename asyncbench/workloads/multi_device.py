@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from asyncbench.results import stats
 from asyncbench.backends.base import Backend
 from asyncbench.host.facts import usable_cores
-from asyncbench.results.model import Clocks, Result
 from asyncbench.measure.timing import take_sample
+from asyncbench.results import stats
+from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import DTYPE, INT, STR, Metric, Param, Prepared, Workload
 from asyncbench.workloads.threads import started_pool
 
@@ -70,7 +70,8 @@ def balanced_count(
     overlap efficiency is noise. Each side's single product is timed (after a
     warm-up run) and the partner's count scaled by the ratio.
     """
-    first(), sync_first(), second(), sync_second()  # warm-up: first-call costs (kernel selection, allocation)
+    for run in (first, sync_first, second, sync_second):  # warm-up: first-call costs (kernel selection, allocation)
+        run()
     first_s, second_s = _fastest_s(first, sync_first), _fastest_s(second, sync_second)
     if second_s <= 0 or max(first_s, second_s) <= BALANCE_ABOVE * min(first_s, second_s):
         return n_iter
@@ -95,8 +96,15 @@ class MultiDevice(Workload):
     summary = "the same products on two devices (GPUs, GPU+CPU, two streams, two CPU thread groups) alone vs together"
     params = (
         Param("size", INT, 4000, "matrix side", quick=384, minimum=1, maximum=65536),
-        Param("n_iter", INT, 50, "products per sample on the case's device (a partner of another speed gets a count balanced to a similar time)",
-              quick=4, minimum=1, maximum=100_000),
+        Param(
+            "n_iter",
+            INT,
+            50,
+            "products per sample on the case's device (a partner of another speed gets a count balanced to a similar time)",
+            quick=4,
+            minimum=1,
+            maximum=100_000,
+        ),
         Param("partner", STR, "auto", "auto, cpu, stream or cuda:N", pattern=r"auto|cpu|stream|cuda:\d+"),
         DTYPE,
     )
@@ -138,8 +146,11 @@ class MultiDevice(Workload):
         partner_iter = n_iter
         if device.startswith("cuda") or partner.startswith("cuda"):  # two CPU devices of a framework run alike
             partner_iter = balanced_count(
-                n_iter, _products(x, 1), lambda: backend.barrier(device),
-                lambda: _on(backend, partner, _products(partner_x, 1)), lambda: backend.barrier(partner),
+                n_iter,
+                _products(x, 1),
+                lambda: backend.barrier(device),
+                lambda: _on(backend, partner, _products(partner_x, 1)),
+                lambda: backend.barrier(partner),
             )
         first, on_partner = _products(x, n_iter), _products(partner_x, partner_iter)
 

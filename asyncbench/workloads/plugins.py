@@ -56,9 +56,10 @@ def is_reference(text: str) -> bool:
 
 def plugins() -> dict[str, Plugin]:
     """Installed plugins by name (the entry point group `asyncbench.workloads`)."""
-    found = {}
+    found: dict[str, Plugin] = {}
     for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        distribution = entry.dist.name if getattr(entry, "dist", None) is not None else "?"
+        dist = getattr(entry, "dist", None)
+        distribution = dist.name if dist is not None else "?"
         found.setdefault(entry.name, Plugin(entry.name, entry.value, distribution))
     return found
 
@@ -182,7 +183,11 @@ def load(reference: str) -> Workload:
     except Exception as exc:  # noqa: BLE001 - the user's module failed at import: say where, never a traceback
         raise InputError(import_failure(exc, where)) from None
     if not hasattr(module, attribute):
-        names = [n for n, v in vars(module).items() if isinstance(v, Workload) or (inspect.isclass(v) and issubclass(v, Workload) and v is not Workload)]
+        names = [
+            n
+            for n, v in vars(module).items()
+            if isinstance(v, Workload) or (inspect.isclass(v) and issubclass(v, Workload) and v is not Workload)
+        ]
         hint = f"; it has {', '.join(names)}" if names else ""
         raise InputError(f"{_shown(where)} has no {attribute!r}{hint}")
     workload = as_workload(getattr(module, attribute), reference)
@@ -195,4 +200,3 @@ def load(reference: str) -> Workload:
 def find(key: str) -> Workload:
     """A built-in workload by name or a user workload by canonical reference (loading it if need be)."""
     return WORKLOADS.get(key) or load(key)
-

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from asyncbench.results import stats
 from asyncbench.backends.base import Backend
+from asyncbench.results import stats
 from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload
 from asyncbench.workloads.threads import started_pool

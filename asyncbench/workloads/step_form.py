@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from asyncbench.results import stats
 from asyncbench.backends.base import Backend
+from asyncbench.results import stats
 from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import INT, INTS, Metric, Param, Prepared, Workload
 
@@ -41,8 +41,14 @@ class StepWorkload(Workload):
     """A workload made from a step function (see the module docstring)."""
 
     def __init__(
-        self, function: StepFunction, *, name: str | None = None, params: Sequence[Param] = (),
-        sync_every: Sequence[int] = DEFAULT_SYNC_EVERY, steps: int = DEFAULT_STEPS, summary: str | None = None,
+        self,
+        function: StepFunction,
+        *,
+        name: str | None = None,
+        params: Sequence[Param] = (),
+        sync_every: Sequence[int] = DEFAULT_SYNC_EVERY,
+        steps: int = DEFAULT_STEPS,
+        summary: str | None = None,
     ):
         self.function = function
         self.name = name or function.__name__
@@ -50,8 +56,14 @@ class StepWorkload(Workload):
         self.summary = summary or (doc[0] if doc else f"your step {self.name}, with a wait every k steps")
         self.params = (
             Param("steps", INT, steps, "steps per sample", quick=max(1, min(steps, 5)), minimum=1, maximum=10_000_000),
-            Param("sync_every", INTS, list(sync_every), "wait for the device every k steps; 0 = only at the end",
-                  minimum=0, maximum=10_000_000),
+            Param(
+                "sync_every",
+                INTS,
+                list(sync_every),
+                "wait for the device every k steps; 0 = only at the end",
+                minimum=0,
+                maximum=10_000_000,
+            ),
             *params,
         )
         self.variants = ("sync_every=K (one per sync_every value)",)
@@ -79,9 +91,7 @@ class StepWorkload(Workload):
 
             return run
 
-        return Prepared(
-            variants={variant_name(k): variant(k) for k in params["sync_every"]}, sync=lambda: barrier(device)
-        )
+        return Prepared(variants={variant_name(k): variant(k) for k in params["sync_every"]}, sync=lambda: barrier(device))
 
     def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
         metrics: dict[str, float | None] = {}
@@ -100,7 +110,9 @@ class StepWorkload(Workload):
         if "illusion" in result.metrics:
             illusion = self.figure(result, "illusion")
             if stats.side(result.bounds.get("illusion"), ILLUSION_NOTICEABLE) == 1:
-                parts.append(f"the loop returns long before the work is done (done is {illusion} the issue time a timer without a sync would report)")
+                parts.append(
+                    f"the loop returns long before the work is done (done is {illusion} the issue time a timer without a sync would report)"
+                )
             else:
                 parts.append(f"the loop returns about when the work is done (illusion {illusion}): nothing much runs ahead")
         for name in sorted((m for m in result.metrics if m.startswith("slowdown_k")), key=lambda m: int(m.removeprefix("slowdown_k"))):
@@ -108,15 +120,21 @@ class StepWorkload(Workload):
             where = stats.side(result.bounds.get(name), 1.0)
             figure = self.figure(result, name)
             parts.append(
-                f"a wait every {every} step(s) costs {figure}" if where == 1
+                f"a wait every {every} step(s) costs {figure}"
+                if where == 1
                 else f"no cost shown for a wait every {every} step(s) ({figure})"
             )
         return "; ".join(parts)
 
 
 def step(
-    function: StepFunction | None = None, *, name: str | None = None, params: Sequence[Param] = (),
-    sync_every: Sequence[int] = DEFAULT_SYNC_EVERY, steps: int = DEFAULT_STEPS, summary: str | None = None,
+    function: StepFunction | None = None,
+    *,
+    name: str | None = None,
+    params: Sequence[Param] = (),
+    sync_every: Sequence[int] = DEFAULT_SYNC_EVERY,
+    steps: int = DEFAULT_STEPS,
+    summary: str | None = None,
 ) -> Any:
     """Turn a step function into a workload: `@step` or `@step(sync_every=(0, 1), params=(Param(...),))`."""
 

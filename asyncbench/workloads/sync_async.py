@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from asyncbench.results import stats
 from asyncbench.backends.base import Backend
+from asyncbench.results import stats
 from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import DTYPE, INT, SHAPE, Metric, Param, Prepared, Workload
 

@@ -21,9 +21,7 @@ def started_pool(
     workers: int, name: str, initializer: Callable[..., Any] | None = None, initargs: tuple[Any, ...] = ()
 ) -> concurrent.futures.ThreadPoolExecutor:
     """A pool of `workers` threads, every one of them started (and initialized) on return."""
-    pool = concurrent.futures.ThreadPoolExecutor(
-        max_workers=workers, thread_name_prefix=name, initializer=initializer, initargs=initargs
-    )
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name, initializer=initializer, initargs=initargs)
     everyone = threading.Barrier(workers)
     started = [pool.submit(everyone.wait, START_TIMEOUT_S) for _ in range(workers)]
     for future in started:

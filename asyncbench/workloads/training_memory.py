@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Mapping
 
-from asyncbench.results import units
 from asyncbench.backends.base import Backend
+from asyncbench.results import units
 from asyncbench.results.model import Clocks, Result, VariantResult
 from asyncbench.workloads.base import DTYPE, INT, INTS, Metric, Param, Prepared, Workload
 
@@ -39,9 +39,9 @@ def _torch_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batche
     from torch import nn
 
     torch_dtype = getattr(torch, dtype)
-    net = nn.Sequential(
-        nn.Linear(FEATURES, HIDDEN_1), nn.ReLU(), nn.Linear(HIDDEN_1, HIDDEN_2), nn.ReLU(), nn.Linear(HIDDEN_2, 1)
-    ).to(device=device, dtype=torch_dtype)
+    net = nn.Sequential(nn.Linear(FEATURES, HIDDEN_1), nn.ReLU(), nn.Linear(HIDDEN_1, HIDDEN_2), nn.ReLU(), nn.Linear(HIDDEN_2, 1)).to(
+        device=device, dtype=torch_dtype
+    )
     optimizer = torch.optim.SGD(net.parameters(), lr=LEARNING_RATE)
     loss_fn = nn.MSELoss()
     make_batch = backend.random((batch, FEATURES), dtype, device)
@@ -63,6 +63,7 @@ def _torch_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batche
 def _array_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batches: int) -> Callable[[int], Any]:
     """The same MLP with explicit backpropagation, for NumPy-compatible array modules."""
     xp = backend.namespace()
+    assert xp is not None, f"{backend.name} has no NumPy-compatible namespace"  # skip_reason keeps such backends out
     sizes = [(FEATURES, HIDDEN_1), (HIDDEN_1, HIDDEN_2), (HIDDEN_2, 1)]
     weights = [(backend.random(s, dtype, device)() * math.sqrt(2 / s[0])).astype(dtype) for s in sizes]
     biases = [xp.zeros(s[1], dtype=dtype) for s in sizes]
@@ -157,9 +158,7 @@ class TrainingMemory(Workload):
         ks = sorted({int(name.rsplit("_k", 1)[1]) for name in metrics if name.startswith("epoch_s_k")})
         if len(ks) < 2:
             return ""
-        memory_key = next(
-            (m for m in ("device_peak_mb", "pool_used_mb", "host_rss_delta_mb") if f"{m}_k{ks[0]}" in metrics), None
-        )
+        memory_key = next((m for m in ("device_peak_mb", "pool_used_mb", "host_rss_delta_mb") if f"{m}_k{ks[0]}" in metrics), None)
         parts = []
         for k in ks:
             text = f"k={k}: {self.figure(result, f'epoch_s_k{k}')}"
@@ -167,8 +166,9 @@ class TrainingMemory(Workload):
             done = result.bounds.get(f"epoch_s_k{k}")
             if ahead is not None and done is not None and ahead[1] < done[0] * RAN_AHEAD:
                 text += f" (the loop returned after {self.figure(result, f'loop_s_k{k}')})"
-            if memory_key and metrics.get(f"{memory_key}_k{k}") is not None:
-                text += f", {units.number(metrics[f'{memory_key}_k{k}'])} MiB {memory_key.removesuffix('_mb').replace('_', ' ')}"
+            memory_mb = metrics.get(f"{memory_key}_k{k}") if memory_key else None
+            if memory_key and memory_mb is not None:
+                text += f", {units.number(memory_mb)} MiB {memory_key.removesuffix('_mb').replace('_', ' ')}"
             parts.append(text)
         return "per epoch — " + "; ".join(parts)
 

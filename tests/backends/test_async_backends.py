@@ -12,15 +12,11 @@ import sys
 
 import pytest
 
-from tests.support.helpers import run_workload as run_here
-
-from asyncbench.spec import config
-
-from asyncbench.engine import isolation
-
-from asyncbench.engine import runner
 from asyncbench.backends import get_backend
+from asyncbench.engine import isolation, runner
 from asyncbench.results.model import OK, SKIPPED, Settings
+from asyncbench.spec import config
+from tests.support.helpers import run_workload as run_here
 
 ASYNC_CPU = [pytest.param("jax", marks=pytest.mark.jax), pytest.param("mxnet", marks=pytest.mark.mxnet)]
 # enough rounds for 95% intervals, in about a second per case
@@ -113,7 +109,9 @@ def test_mxnet_runs_in_its_own_interpreter_and_never_in_this_process():
 def test_a_worker_under_a_named_python_with_extra_variables_runs_cases():
     """The mechanism MXNet's worker uses, on this interpreter: `python -m asyncbench.engine.isolation` over a socket pair."""
     worker = isolation.Worker(runner.run_case_in_worker, sys.executable, {"ASYNCBENCH_TEST_VARIABLE": "1"})
-    experiment = config.Experiment("s", "sync_async", ("numpy",), ("cpu",), {**runner.WORKLOADS["sync_async"].defaults(quick=True)}, SETTINGS)
+    experiment = config.Experiment(
+        "s", "sync_async", ("numpy",), ("cpu",), {**runner.WORKLOADS["sync_async"].defaults(quick=True)}, SETTINGS
+    )
     ((case, _),) = runner.plan(config.Config("t", "<t>", (experiment,)), {"numpy": get_backend("numpy")})
     try:
         result = worker.call((case,), timeout_s=120)
@@ -135,8 +133,23 @@ def test_ctrl_c_during_an_mxnet_case_ends_its_worker_under_the_other_python(tmp_
     from tests.support.helpers import INTERRUPTIBLE_ASYNCBENCH, command_line, no_children_left
 
     run = subprocess.Popen(
-        [*INTERRUPTIBLE_ASYNCBENCH, "run", "-w", "training_memory", "-b", "mxnet", "-d", "cpu", "--no-progress", "-o", str(tmp_path / "r.json")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [
+            *INTERRUPTIBLE_ASYNCBENCH,
+            "run",
+            "-w",
+            "training_memory",
+            "-b",
+            "mxnet",
+            "-d",
+            "cpu",
+            "--no-progress",
+            "-o",
+            str(tmp_path / "r.json"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     deadline = time.monotonic() + 60
     workers: list = []

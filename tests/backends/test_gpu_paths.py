@@ -11,16 +11,12 @@ from typing import Any
 import pytest
 
 from asyncbench.backends import cuda_devices
-
-from asyncbench.engine import environment
-from asyncbench.host import facts
-
-from asyncbench.results import schema as results
-
-from asyncbench.engine import sanity
 from asyncbench.backends.torch_backend import TorchBackend
-from asyncbench.results.model import OK, Result, Samples
+from asyncbench.engine import environment, sanity
 from asyncbench.engine.runner import summarize
+from asyncbench.host import facts
+from asyncbench.results import schema as results
+from asyncbench.results.model import OK, Result, Samples
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.comm_overlap import overlapped_step
 from asyncbench.workloads.copy_overlap import CopyOverlap
@@ -113,8 +109,15 @@ def _result(device: str = "cuda:0", workload: str = "matmul", metrics: dict | No
         issue_s=clocks.get("issue_s", (0.001,) * 6), done_s=clocks.get("done_s", (0.010,) * 6), device_s=clocks.get("device_s")
     )
     return Result(
-        id="t", experiment="t", workload=workload, backend="torch", device=device, params={}, status=OK,
-        variants=summarize({"run": samples}), metrics=metrics or {},
+        id="t",
+        experiment="t",
+        workload=workload,
+        backend="torch",
+        device=device,
+        params={},
+        status=OK,
+        variants=summarize({"run": samples}),
+        metrics=metrics or {},
     )
 
 

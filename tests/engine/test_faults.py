@@ -22,13 +22,9 @@ import pytest
 from click.testing import CliRunner
 
 from asyncbench import cli
-
-from asyncbench.spec import config
-
-from asyncbench.engine import isolation
-
-from asyncbench.engine import runner
+from asyncbench.engine import isolation, runner
 from asyncbench.results.model import ERROR, OK, Settings
+from asyncbench.spec import config
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import STR, Metric, Param, Prepared, Workload
 from tests.support.helpers import no_children_left
@@ -227,7 +223,9 @@ def test_a_real_allocation_failure_in_a_real_workload_is_an_error_row(tmp_path):
     )
     run = subprocess.run(
         [sys.executable, "-c", limited, "run", str(path), "--no-progress", "-o", str(out)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert run.returncode == 3, run.stderr
     too_big, fits = json.loads(out.read_text())["results"]

@@ -7,10 +7,9 @@ from typing import Any, Mapping
 
 import pytest
 
-from asyncbench.spec import config
-
 from asyncbench.engine import runner
 from asyncbench.results.model import ERROR, OK, SKIPPED, Settings
+from asyncbench.spec import config
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import INT, Metric, Param, Prepared, Workload
 
@@ -133,9 +132,7 @@ def test_a_case_with_checks_stops_once_they_are_decided(counting, fake_backend, 
 
     monkeypatch.setattr(runner, "get_backend", lambda name: fake_backend)
     settings = Settings(warmup=0, min_samples=6, max_samples=1000, max_time_s=1e9, max_rel_noise=10.0)
-    decided = dataclasses.replace(
-        experiment(), settings=settings, expect=(expect.parse("done_s.median < 1000s", WORKLOADS["counting"]),)
-    )
+    decided = dataclasses.replace(experiment(), settings=settings, expect=(expect.parse("done_s.median < 1000s", WORKLOADS["counting"]),))
     (result,) = runner.run(config.Config("c", "<t>", (decided,)))
     assert result.sampling.rounds == 6
     assert result.sampling.stopped_by == StopReason.NOISE

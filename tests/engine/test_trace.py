@@ -10,16 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from asyncbench.report import bars
-
-from asyncbench.spec import config
-
-from asyncbench.engine import runner
-
-from asyncbench.engine import trace
 from asyncbench.backends.torch_backend import TorchBackend
-from asyncbench.results.model import OK, Result, Samples
+from asyncbench.engine import runner, trace
 from asyncbench.engine.runner import summarize
+from asyncbench.report import bars
+from asyncbench.results.model import OK, Result, Samples
+from asyncbench.spec import config
 from tests.support.helpers import QUICK
 
 ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
@@ -28,9 +24,29 @@ ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
 def traced_run(backend: str, tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
     out = tmp_path / "r.json"
     done = subprocess.run(
-        [sys.executable, "-m", "asyncbench", "run", "-w", "matmul", "-b", backend, "-d", "cpu", "--quick", "--no-progress",
-         "--trace", str(tmp_path / "t"), "-o", str(out), *extra],
-        capture_output=True, text=True, timeout=300, env=ENV,
+        [
+            sys.executable,
+            "-m",
+            "asyncbench",
+            "run",
+            "-w",
+            "matmul",
+            "-b",
+            backend,
+            "-d",
+            "cpu",
+            "--quick",
+            "--no-progress",
+            "--trace",
+            str(tmp_path / "t"),
+            "-o",
+            str(out),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=ENV,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return done, json.loads(out.read_text())
@@ -91,7 +107,10 @@ def test_a_directory_that_cannot_be_written_is_refused_before_running(tmp_path):
     blocker.write_text("")
     done = subprocess.run(
         [sys.executable, "-m", "asyncbench", "run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--trace", str(blocker / "t")],
-        capture_output=True, text=True, timeout=120, env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "--trace" in done.stderr and "cannot write there" in done.stderr
@@ -116,8 +135,9 @@ def test_a_failing_profiler_is_a_warning_and_the_measurement_stands(tmp_path, mo
 
 def _result(issue_s: float, done_s: float, device_s: float | None = None) -> Result:
     samples = Samples(issue_s=(issue_s,) * 6, done_s=(done_s,) * 6, device_s=(device_s,) * 6 if device_s else None)
-    return Result(id="t", experiment="t", workload="matmul", backend="jax", device="cpu", params={}, status=OK,
-                  variants=summarize({"async": samples}))
+    return Result(
+        id="t", experiment="t", workload="matmul", backend="jax", device="cpu", params={}, status=OK, variants=summarize({"async": samples})
+    )
 
 
 def test_the_bars_put_the_clocks_on_one_scale():

@@ -1,7 +1,7 @@
 import itertools
 
-from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Settings
 from asyncbench.measure.timing import measure, take_sample
+from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Settings
 
 
 class TickClock:

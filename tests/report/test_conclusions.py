@@ -12,14 +12,9 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from asyncbench import cli
-
 from asyncbench.report import markdown, terminal, view
-
 from asyncbench.results import schema as results
-
-from asyncbench.results import stats
-
-from asyncbench.results import units
+from asyncbench.results import stats, units
 from asyncbench.results.model import OK, SKIPPED, Result, Samples, VariantResult
 
 UNDECIDABLE = """\
@@ -131,8 +126,13 @@ def test_printed_numbers_never_use_e_notation():
 def test_markdown_starts_with_a_headline_and_the_environment(tmp_path):
     report = dataclasses.replace(
         _report([_ok("m[torch,cpu]"), _skipped("numpy", "numpy cannot", False)]),
-        environment={"cpu": "Test CPU", "cpu_affinity": 2, "python": "3.11", "git_sha": "0123456789abcdef",
-                     "frameworks": {"torch": {"version": "2.13.0", "threads": 2}}},
+        environment={
+            "cpu": "Test CPU",
+            "cpu_affinity": 2,
+            "python": "3.11",
+            "git_sha": "0123456789abcdef",
+            "frameworks": {"torch": {"version": "2.13.0", "threads": 2}},
+        },
     )
     lines = markdown.markdown(view.build(report)).splitlines()
     assert lines[0] == "## asyncbench: 2 cases: 1 ok, 1 skipped"
@@ -179,10 +179,22 @@ def test_a_wide_interval_is_no_saving_however_large_the_median():
 def test_a_negative_conversion_cost_is_never_stated_as_a_cost():
     from asyncbench.workloads import WORKLOADS
 
-    metrics = {"slowdown_item": 0.8, "slowdown_numpy": 0.9, "slowdown_print": 1.04,
-               "item_cost_s": -0.016, "numpy_cost_s": -0.0162, "print_cost_s": 0.0003}
-    bounds = {"slowdown_item": (0.4, 2.3), "slowdown_numpy": (0.5, 2.0), "slowdown_print": (0.7, 1.5),
-              "item_cost_s": (-0.05, 0.02), "numpy_cost_s": (-0.05, 0.02), "print_cost_s": (-0.01, 0.01)}
+    metrics = {
+        "slowdown_item": 0.8,
+        "slowdown_numpy": 0.9,
+        "slowdown_print": 1.04,
+        "item_cost_s": -0.016,
+        "numpy_cost_s": -0.0162,
+        "print_cost_s": 0.0003,
+    }
+    bounds = {
+        "slowdown_item": (0.4, 2.3),
+        "slowdown_numpy": (0.5, 2.0),
+        "slowdown_print": (0.7, 1.5),
+        "item_cost_s": (-0.05, 0.02),
+        "numpy_cost_s": (-0.05, 0.02),
+        "print_cost_s": (-0.01, 0.01),
+    }
     reading = WORKLOADS["conversion"].reading(_metrics_result("conversion", metrics, bounds))
     assert reading.startswith("no conversion cost shown") and "-16" not in reading
 
@@ -197,10 +209,9 @@ def test_a_case_stopped_by_time_says_how_far_it_got():
 
 
 def test_a_cpu_only_selection_never_plans_a_cupy_case():
-    from asyncbench.spec import config
-    from asyncbench.spec import overrides
-    from asyncbench.engine import runner
     from asyncbench.backends import get_backend
+    from asyncbench.engine import runner
+    from asyncbench.spec import config, overrides
 
     plan = overrides.apply_overrides(config.default_suite(), devices=["cpu"], workloads=["matmul"])
     cases = list(runner.plan(plan, {name: get_backend(name) for name in plan.experiments[0].backends}))

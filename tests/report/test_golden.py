@@ -23,14 +23,27 @@ from asyncbench.report import terminal, view
 from asyncbench.report.writers import WRITERS
 from asyncbench.results import stats
 from asyncbench.results.model import (
-    Check, Memory, MetricInfo, Report, Result, Samples, Sampling, Status, StopReason, VariantResult, Verdict,
+    Check,
+    Memory,
+    MetricInfo,
+    Report,
+    Result,
+    Samples,
+    Sampling,
+    Status,
+    StopReason,
+    VariantResult,
+    Verdict,
 )
 from asyncbench.verdicts import outcome
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("ASYNCBENCH_UPDATE_GOLDEN") == "1"
 ENVIRONMENT = {
-    "cpu": "Golden CPU", "cpu_affinity": 2, "python": "3.11.7", "git_sha": "0123456789abcdef0123",
+    "cpu": "Golden CPU",
+    "cpu_affinity": 2,
+    "python": "3.11.7",
+    "git_sha": "0123456789abcdef0123",
     "frameworks": {"jax": {"version": "0.4.35"}, "cupy": {"version": None, "unavailable": "cupy not installed"}},
 }
 INFO = {
@@ -43,7 +56,9 @@ INFO = {
 def _variant(issue: list[float], done: list[float], rss: int | None = None) -> VariantResult:
     return VariantResult(
         samples=Samples(issue_s=tuple(issue), done_s=tuple(done)),
-        issue_s=stats.summarize(issue), done_s=stats.summarize(done), device_s=None,
+        issue_s=stats.summarize(issue),
+        done_s=stats.summarize(done),
+        device_s=None,
         memory=Memory(host_rss_peak_delta_bytes=rss),
     )
 
@@ -52,11 +67,19 @@ def _ok(size: int, scale: float, checks: tuple[Check, ...] = (), **fields) -> Re
     done = [scale * (1 + 0.01 * i) for i in range(8)]
     issue = [d / 16 for d in done]
     return Result(
-        id=f"matmul[jax,cpu,size={size}]", experiment="matmul", workload="matmul", backend="jax", device="cpu",
-        params={"size": size, "n_iter": 3}, status=Status.OK, variants={"matmul": _variant(issue, done, rss=4 << 20)},
+        id=f"matmul[jax,cpu,size={size}]",
+        experiment="matmul",
+        workload="matmul",
+        backend="jax",
+        device="cpu",
+        params={"size": size, "n_iter": 3},
+        status=Status.OK,
+        variants={"matmul": _variant(issue, done, rss=4 << 20)},
         metrics={"illusion": 16.0, "gflops": 2 * size**3 * 3 / done[3] / 1e9, "verified": 1.0},
         bounds={"illusion": (15.2, 16.4), "gflops": (2 * size**3 * 3 / done[5] / 1e9, 2 * size**3 * 3 / done[2] / 1e9)},
-        metric_info=INFO, asynchronous=True, checks=checks,
+        metric_info=INFO,
+        asynchronous=True,
+        checks=checks,
         reading=f"asynchronous: issuing returns 16.0× [15.2–16.4] before the work is done (size {size})",
         **fields,
     )
@@ -66,17 +89,43 @@ def golden_report() -> Report:
     passing = Check("illusion >= 3", Verdict.PASS, "illusion = 16.0× [15.2–16.4], expected >= 3.00×", 16.0, (15.2, 16.4))
     failing = Check("illusion >= 20", Verdict.FAIL, "illusion = 16.0× [15.2–16.4], expected >= 20.0× (short by 20%)", 16.0, (15.2, 16.4))
     straddling = Check(
-        "gflops >= 1", Verdict.INCONCLUSIVE, "gflops = 1.0 GFLOP/s [0.9–1.1], expected >= 1: the 95% interval straddles the threshold",
-        1.0, (0.9, 1.1),
+        "gflops >= 1",
+        Verdict.INCONCLUSIVE,
+        "gflops = 1.0 GFLOP/s [0.9–1.1], expected >= 1: the 95% interval straddles the threshold",
+        1.0,
+        (0.9, 1.1),
     )
     results = (
         _ok(128, 0.002, (passing,)),
-        _ok(256, 0.010, (failing, straddling), warnings=("device time above done time in 1 sample",),
-            sampling=Sampling(8, 1.0, StopReason.TIME, 0.12, 0.05, 1.0)),
-        Result("matmul[jax,cpu,size=512]", "matmul", "matmul", "jax", "cpu", {"size": 512, "n_iter": 3}, Status.ERROR,
-               reason="out of memory: MemoryError", asynchronous=True),
-        Result("matmul[cupy,cuda,size=128]", "matmul", "matmul", "cupy", "cuda", {"size": 128, "n_iter": 3}, Status.SKIPPED,
-               reason="cupy not installed", unavailable=True),
+        _ok(
+            256,
+            0.010,
+            (failing, straddling),
+            warnings=("device time above done time in 1 sample",),
+            sampling=Sampling(8, 1.0, StopReason.TIME, 0.12, 0.05, 1.0),
+        ),
+        Result(
+            "matmul[jax,cpu,size=512]",
+            "matmul",
+            "matmul",
+            "jax",
+            "cpu",
+            {"size": 512, "n_iter": 3},
+            Status.ERROR,
+            reason="out of memory: MemoryError",
+            asynchronous=True,
+        ),
+        Result(
+            "matmul[cupy,cuda,size=128]",
+            "matmul",
+            "matmul",
+            "cupy",
+            "cuda",
+            {"size": 128, "n_iter": 3},
+            Status.SKIPPED,
+            reason="cupy not installed",
+            unavailable=True,
+        ),
     )
     return Report(3, "asyncbench", "0.1.0", "2026-11-23T12:00:00+00:00", ENVIRONMENT, {"name": "golden"}, results)
 
@@ -87,7 +136,12 @@ def rendered() -> dict[str, str]:
     console = Console(width=120, record=True, color_system=None, force_terminal=False, file=open(os.devnull, "w"))  # noqa: SIM115
     terminal.print_report(shown, console)
     formats = {"terminal.txt": console.export_text()}
-    for name, filename in (("markdown", "report.md"), ("csv", "report.csv"), ("json", "report.json"), ("github-benchmark", "github-benchmark.json")):
+    for name, filename in (
+        ("markdown", "report.md"),
+        ("csv", "report.csv"),
+        ("json", "report.json"),
+        ("github-benchmark", "github-benchmark.json"),
+    ):
         content = WRITERS[name].render(shown, filename)
         formats[filename] = content if isinstance(content, str) else content.decode()
     return formats

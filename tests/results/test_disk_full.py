@@ -9,7 +9,6 @@ import os
 from click.testing import CliRunner
 
 from asyncbench import cli
-
 from asyncbench.results import schema as results
 
 

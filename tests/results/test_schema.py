@@ -19,9 +19,17 @@ def variant(values=(1.0, 2.0, 3.0), device=None) -> VariantResult:
 
 def report(**kwargs):
     rows = (
-        Result("e[torch,cpu]", "e", "sync_async", "torch", "cpu", {"n_ops": 3}, OK,
-               variants={"sync": variant(), "async": variant(device=(0.5, 0.6, 0.7))},
-               metrics={"speedup": 1.5, "model_error": float("nan")}),
+        Result(
+            "e[torch,cpu]",
+            "e",
+            "sync_async",
+            "torch",
+            "cpu",
+            {"n_ops": 3},
+            OK,
+            variants={"sync": variant(), "async": variant(device=(0.5, 0.6, 0.7))},
+            metrics={"speedup": 1.5, "model_error": float("nan")},
+        ),
         Result("e[cupy,auto]", "e", "sync_async", "cupy", "auto", {}, SKIPPED, reason="cupy not installed"),
     )
     return results.new_report({"name": "c"}, {"python": "3"}, rows)

@@ -55,9 +55,7 @@ def test_interval_ranks_have_at_least_95_percent_coverage_and_are_the_tightest(n
     assert stats.coverage(n, k) >= 0.95 > stats.coverage(n, k + 1)
 
 
-@pytest.mark.parametrize(
-    "bounds, reference, where", [((1.1, 1.3), 1.0, 1), ((0.7, 0.9), 1.0, -1), ((0.9, 1.2), 1.0, 0), (None, 1.0, None)]
-)
+@pytest.mark.parametrize("bounds, reference, where", [((1.1, 1.3), 1.0, 1), ((0.7, 0.9), 1.0, -1), ((0.9, 1.2), 1.0, 0), (None, 1.0, None)])
 def test_a_difference_is_stated_only_when_the_interval_excludes_the_reference(bounds, reference, where):
     assert stats.side(bounds, reference) == where
 

@@ -2,10 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from asyncbench.spec import config
-
-from asyncbench.spec import overrides, schema
 from asyncbench.errors import InputError
+from asyncbench.spec import config, overrides, schema
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -104,8 +102,15 @@ def test_a_backend_never_meets_a_device_kind_it_does_not_run_on():
         overrides.apply_overrides(load_text(VALID), workloads=["matmul"], devices=["cuda"], backends=["numpy"])
 
 
-@pytest.mark.parametrize("text, name, value", [("max_time_s=2s", "max_time_s", 2.0), ("max_time_s=500ms", "max_time_s", 0.5),
-                                               ("max_rel_noise=3%", "max_rel_noise", 0.03), ("timeout_s=90s", "timeout_s", 90.0)])
+@pytest.mark.parametrize(
+    "text, name, value",
+    [
+        ("max_time_s=2s", "max_time_s", 2.0),
+        ("max_time_s=500ms", "max_time_s", 0.5),
+        ("max_rel_noise=3%", "max_rel_noise", 0.03),
+        ("timeout_s=90s", "timeout_s", 90.0),
+    ],
+)
 def test_settings_take_the_units_checks_take(text, name, value):
     (experiment, *_) = overrides.apply_overrides(load_text(VALID), sets=[text]).experiments
     assert getattr(experiment.settings, name) == pytest.approx(value)

@@ -6,18 +6,38 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from asyncbench.spec import config
-
-from asyncbench.spec import expect
-
-from asyncbench.spec import overrides
 from asyncbench.errors import InputError
+from asyncbench.spec import config, expect, overrides
 from asyncbench.workloads import WORKLOADS
 
-KEYS = st.sampled_from(["name", "defaults", "experiments", "workload", "params", "sweep", "expect", "backends", "devices",
-                        "size", "n_ops", "dtype", "min_samples", "max_samples", "max_time_s", "warmup", "shape", "sync_every"])
+KEYS = st.sampled_from(
+    [
+        "name",
+        "defaults",
+        "experiments",
+        "workload",
+        "params",
+        "sweep",
+        "expect",
+        "backends",
+        "devices",
+        "size",
+        "n_ops",
+        "dtype",
+        "min_samples",
+        "max_samples",
+        "max_time_s",
+        "warmup",
+        "shape",
+        "sync_every",
+    ]
+)
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
     st.sampled_from(list(WORKLOADS) + ["torch", "numpy", "cupy", "cpu", "cuda:0", "auto", "float32", "speedup >= 1"]),
 )
 DOCUMENTS = st.recursive(
@@ -28,8 +48,16 @@ DOCUMENTS = st.recursive(
 # Mostly well-shaped configs, so the checks deep inside (params, sweeps, expectations) are reached too.
 EXPERIMENT = st.fixed_dictionaries(
     {"workload": st.one_of(st.sampled_from(list(WORKLOADS)), SCALARS)},
-    optional={"params": DOCUMENTS, "sweep": DOCUMENTS, "expect": DOCUMENTS, "devices": DOCUMENTS, "backends": DOCUMENTS,
-              "name": SCALARS, "min_samples": SCALARS, "max_time_s": SCALARS},
+    optional={
+        "params": DOCUMENTS,
+        "sweep": DOCUMENTS,
+        "expect": DOCUMENTS,
+        "devices": DOCUMENTS,
+        "backends": DOCUMENTS,
+        "name": SCALARS,
+        "min_samples": SCALARS,
+        "max_time_s": SCALARS,
+    },
 )
 CONFIGS = st.fixed_dictionaries({"experiments": st.lists(EXPERIMENT, max_size=3)}, optional={"defaults": DOCUMENTS, "name": SCALARS})
 

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from asyncbench.spec import config
-
-from asyncbench.spec import overrides
-
 from asyncbench.engine import runner
 from asyncbench.errors import InputError
+from asyncbench.spec import config, overrides
 
 SWEPT = """\
 experiments:
@@ -60,8 +57,10 @@ def test_a_list_param_swept_over_numbers_runs_one_element_lists():
         ("{n_ops: [10, 10]}", ["sweep.n_ops", "distinct"]),
         ("{n_ops: [0, 10]}", ["sweep.n_ops", "at least 1"]),
         ("[n_ops]", ["sweep", "must be a mapping"]),
-        ("{n_ops: [" + ", ".join(map(str, range(1, 102))) + "], dtype: [float16, float32, float64, bfloat16], shape: [[1], [2], [3]]}",
-         ["sweep", "1212 points"]),
+        (
+            "{n_ops: [" + ", ".join(map(str, range(1, 102))) + "], dtype: [float16, float32, float64, bfloat16], shape: [[1], [2], [3]]}",
+            ["sweep", "1212 points"],
+        ),
     ],
 )
 def test_bad_sweeps_are_config_errors_with_line_and_key(sweep, fragments):

@@ -37,7 +37,8 @@ def run_workload(workload: str, backend: str, device: str, isolate: bool = False
 #: ignored never raises KeyboardInterrupt; these tests model a terminal's Ctrl-C, which the run must not ignore.
 #: (Set in the child, not by a preexec_fn: forking a test process that has threads, JAX's for one, is unsafe.)
 INTERRUPTIBLE_ASYNCBENCH = [
-    sys.executable, "-c",
+    sys.executable,
+    "-c",
     "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
     "runpy.run_module('asyncbench', run_name='__main__', alter_sys=True)",
 ]
@@ -65,7 +66,6 @@ def no_children_left() -> bool:
 
     children = psutil.Process().children(recursive=True)
     return not [c for c in children if (line := command_line(c)) and "resource_tracker" not in line]
-
 
 
 class FakeBackend(Backend):

@@ -113,7 +113,7 @@ class Stream:
                 if launch is None:
                     return
                 launch(self)
-            except BaseException as exc:  # a failing kernel is the test's failure, reported at the next sync
+            except BaseException as exc:  # noqa: BLE001 - a failing kernel is the test's failure, reported at the next sync
                 self.device.errors.append(exc)
             finally:
                 if self._queue.empty():

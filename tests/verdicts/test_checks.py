@@ -25,7 +25,9 @@ def _result(metrics, bounds=None, sync_s=(1.0, 1.1, 0.9, 1.05, 0.95, 1.0), async
         )
         for name, samples in (("sync", sync_s), ("async", async_s))
     }
-    result = Result("id", "e", "sync_async", "torch", "cpu", {}, status, reason="why", variants=variants, metrics=metrics, bounds=bounds or {})
+    result = Result(
+        "id", "e", "sync_async", "torch", "cpu", {}, status, reason="why", variants=variants, metrics=metrics, bounds=bounds or {}
+    )
     return SYNC_ASYNC.describe(result, reading=False)
 
 
@@ -48,7 +50,9 @@ def test_a_check_passes_only_when_its_whole_interval_satisfies_it():
 def test_the_worked_example_of_the_issue_is_inconclusive_not_a_pass():
     """slowdown_item 1.2× with an interval reaching 11×: `<= 1.5` is neither shown to hold nor to fail."""
     conversion = WORKLOADS["conversion"]
-    result = conversion.describe(dataclasses.replace(_result({"slowdown_item": 1.2}, {"slowdown_item": (0.4, 11.0)}), workload="conversion"))
+    result = conversion.describe(
+        dataclasses.replace(_result({"slowdown_item": 1.2}, {"slowdown_item": (0.4, 11.0)}), workload="conversion")
+    )
     (check,) = checks.evaluate((expect.parse("slowdown_item <= 1.5", conversion),), result)
     assert check.verdict == Verdict.INCONCLUSIVE
     assert checks.failed(check)
@@ -95,8 +99,12 @@ def test_a_check_on_something_not_measured_or_a_case_that_did_not_run_fails():
 @pytest.mark.parametrize(
     "op, interval, threshold, verdict",
     [
-        ("<", (1.0, 2.0), 3.0, Verdict.PASS), ("<", (1.0, 3.0), 3.0, Verdict.INCONCLUSIVE), ("<", (3.0, 4.0), 3.0, Verdict.FAIL),
-        ("<=", (1.0, 3.0), 3.0, Verdict.PASS), (">", (3.0, 4.0), 3.0, Verdict.INCONCLUSIVE), (">=", (3.0, 4.0), 3.0, Verdict.PASS),
+        ("<", (1.0, 2.0), 3.0, Verdict.PASS),
+        ("<", (1.0, 3.0), 3.0, Verdict.INCONCLUSIVE),
+        ("<", (3.0, 4.0), 3.0, Verdict.FAIL),
+        ("<=", (1.0, 3.0), 3.0, Verdict.PASS),
+        (">", (3.0, 4.0), 3.0, Verdict.INCONCLUSIVE),
+        (">=", (3.0, 4.0), 3.0, Verdict.PASS),
         (">=", (1.0, 2.9), 3.0, Verdict.FAIL),
     ],
 )

@@ -7,13 +7,11 @@ import random
 
 import pytest
 
-from asyncbench.verdicts import compare
-
-from asyncbench.results import schema as results
-
-from asyncbench.results import stats
 from asyncbench.errors import InputError
+from asyncbench.results import schema as results
+from asyncbench.results import stats
 from asyncbench.results.model import ERROR, OK, Report, Result, Samples, VariantResult
+from asyncbench.verdicts import compare
 
 
 def _variant(samples) -> VariantResult:

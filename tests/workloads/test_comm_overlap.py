@@ -16,7 +16,6 @@ import pytest
 from click.testing import CliRunner
 
 from asyncbench import cli
-
 from asyncbench.measure import distributed
 from asyncbench.results.model import ERROR, OK, Result
 from asyncbench.workloads import comm_overlap
@@ -112,7 +111,23 @@ def test_a_crashing_rank_is_an_error_row_with_its_message_and_the_run_goes_on(mo
     monkeypatch.setattr(comm_overlap, "run_rank", rank_one_raises)
     out = tmp_path / "r.json"
     result = CliRunner().invoke(
-        cli.main, ["run", "-w", "comm_overlap", "-w", "sync_async", "-b", "torch", "-d", "cpu", "--quick", "--no-progress", "--in-process", "-o", str(out)]
+        cli.main,
+        [
+            "run",
+            "-w",
+            "comm_overlap",
+            "-w",
+            "sync_async",
+            "-b",
+            "torch",
+            "-d",
+            "cpu",
+            "--quick",
+            "--no-progress",
+            "--in-process",
+            "-o",
+            str(out),
+        ],
     )
     assert result.exit_code == 3, result.output
     rows = {r["workload"]: r for r in json.loads(out.read_text())["results"]}

@@ -10,17 +10,15 @@ These tests are how GPU logic is tested without a GPU.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 import math
 import time
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 import pytest
 
-from asyncbench.engine import runner
-
-from asyncbench.engine import sanity
+from asyncbench.engine import runner, sanity
 from asyncbench.results.model import ERROR, OK, SKIPPED, Case, Clocks, Result, Settings
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import INT, Param, Prepared, Workload
@@ -44,8 +42,13 @@ def run_on(backend: StreamSimBackend, workload: str | Workload, device: str = "c
     """One case through the runner on the test device, with its sanity warnings."""
     chosen = WORKLOADS[workload] if isinstance(workload, str) else workload
     case = Case(
-        id=f"{chosen.name}[streamsim,{device}]", experiment=chosen.name, workload=chosen.name, backend="streamsim",
-        device=device, params={**chosen.defaults(quick=True), **params}, settings=SETTINGS,
+        id=f"{chosen.name}[streamsim,{device}]",
+        experiment=chosen.name,
+        workload=chosen.name,
+        backend="streamsim",
+        device=device,
+        params={**chosen.defaults(quick=True), **params},
+        settings=SETTINGS,
     )
     result = runner.run_case(case, chosen, backend)
     return dataclasses.replace(result, warnings=sanity.warnings_of(result, chosen, {}))

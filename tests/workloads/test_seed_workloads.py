@@ -7,17 +7,15 @@ import statistics
 
 import pytest
 
-from tests.support.helpers import run_workload
-
-from asyncbench.spec import config
-
-from asyncbench.engine import runner
-
-from asyncbench.results import stats
 from asyncbench.backends import get_backend
+from asyncbench.engine import runner
+from asyncbench.results import stats
 from asyncbench.results.model import ERROR, OK, SKIPPED
+from asyncbench.spec import config
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.multi_device import partner_for
+from tests.support.helpers import run_workload
+
 
 def ok(result: runner.Result) -> runner.Result:
     assert result.status == OK, result.reason
@@ -87,7 +85,7 @@ def test_multi_device_on_cpu_uses_two_threads_and_restores_threads():
     assert "2 threads" in result.note
     m = result.metrics
     samples = {name: v.samples.done_s for name, v in result.variants.items()}
-    per_round = [(a + b) / t for a, b, t in zip(samples["first"], samples["second"], samples["together"])]
+    per_round = [(a + b) / t for a, b, t in zip(samples["first"], samples["second"], samples["together"], strict=True)]
     assert m["parallel_speedup"] == pytest.approx(statistics.median(per_round))  # the median of paired rounds
     assert result.bounds["parallel_speedup"] == stats.median_ci(per_round)
 
@@ -146,7 +144,7 @@ def test_small_ops_serial_vs_threads(backend):
     result = ok(run_workload("small_ops", backend, "cpu", size=32, n_tasks=4, ops_per_task=10))
     m = result.metrics
     serial, parallel = result.variants["serial"].samples.done_s, result.variants["parallel"].samples.done_s
-    assert m["speedup"] == pytest.approx(statistics.median(s / p for s, p in zip(serial, parallel)))
+    assert m["speedup"] == pytest.approx(statistics.median(s / p for s, p in zip(serial, parallel, strict=True)))
     assert "overlap_efficiency" in m and "2 threads" in result.note
 
 

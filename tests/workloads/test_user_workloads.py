@@ -39,7 +39,11 @@ class NotAWorkload:
 
 def asyncbench_cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "asyncbench", *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "asyncbench", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, **(env or {})},
     )
 
@@ -48,7 +52,8 @@ def asyncbench_cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess
 def project(tmp_path: Path) -> Path:
     """A fresh directory outside the repository: a workload file and a config beside it."""
     (tmp_path / "mine.py").write_text(STEP_FILE)
-    (tmp_path / "mine.yaml").write_text(textwrap.dedent("""\
+    (tmp_path / "mine.yaml").write_text(
+        textwrap.dedent("""\
         defaults: {backends: [numpy], devices: [cpu], max_time_s: 0.5}
         experiments:
           - workload: mine.py:product
@@ -56,7 +61,8 @@ def project(tmp_path: Path) -> Path:
             expect:
               - illusion < 100
           - workload: mine.py:raises
-    """))
+    """)
+    )
     return tmp_path
 
 
@@ -87,7 +93,9 @@ def test_a_user_workload_beside_its_config_runs_sweeps_and_gates_and_a_raising_s
 
 def test_show_of_a_user_workloads_results_keeps_units_and_reading_after_its_module_is_gone(project):
     """Results describe themselves: a teammate without mine.py sees what the run printed."""
-    done = asyncbench_cli("run", "-w", "mine.py:product", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", "-o", "r.json", cwd=project)
+    done = asyncbench_cli(
+        "run", "-w", "mine.py:product", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", "-o", "r.json", cwd=project
+    )
     assert done.returncode == 0, done.stderr
     stored = json.loads((project / "r.json").read_text())["results"][0]
     assert stored["metric_info"]["step_s_k0"]["unit"] == "s"
@@ -164,7 +172,16 @@ def test_a_plain_function_is_taken_as_a_step(tmp_path):
 def test_the_examples_run_on_the_cpu_and_pass_their_gates(config, tmp_path):
     # --quick's 1 s per case can leave a gate inconclusive on a loaded machine; 10 s lets sampling go on until it is decided
     done = asyncbench_cli(
-        "run", str(EXAMPLES / config), "--quick", "--set", "max_time_s=10", "-d", "cpu", "-o", str(tmp_path / "r.json"), "--no-progress",
+        "run",
+        str(EXAMPLES / config),
+        "--quick",
+        "--set",
+        "max_time_s=10",
+        "-d",
+        "cpu",
+        "-o",
+        str(tmp_path / "r.json"),
+        "--no-progress",
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stdout + done.stderr

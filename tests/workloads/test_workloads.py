@@ -6,12 +6,11 @@ import importlib.util
 
 import pytest
 
-from tests.support.helpers import run_workload
-
 from asyncbench.backends import get_backend
 from asyncbench.results.model import OK, Clocks
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.sync_async import fit_model
+from tests.support.helpers import run_workload
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
@@ -34,7 +33,9 @@ def test_matmul_on_cpu_is_synchronous(backend):
 
 @pytest.mark.parametrize("include_rng", [True, False])
 def test_matmul_result_is_the_product(include_rng):
-    prepared = WORKLOADS["matmul"].setup(get_backend("numpy"), "cpu", {"size": 8, "n_iter": 2, "dtype": "float64", "include_rng": include_rng})
+    prepared = WORKLOADS["matmul"].setup(
+        get_backend("numpy"), "cpu", {"size": 8, "n_iter": 2, "dtype": "float64", "include_rng": include_rng}
+    )
     product = prepared.variants["matmul"]()
     assert product.shape == (8, 8)
 
