@@ -46,11 +46,10 @@ def _echo_err(text: str) -> None:
 
 
 def _stdout(text: str) -> None:
-    """Text for another program (JSON, CSV, markdown) on stdout, through the one console that survives a reader
-    who stops reading (`| head`): the run's exit code stands, not 1 from a broken pipe."""
-    from asyncbench.report.terminal import stdout_console
+    """Text for another program (JSON, CSV, markdown) on stdout as it is; a reader that stops early is no failure."""
+    from asyncbench.report.terminal import write_stdout
 
-    stdout_console().out(text, end="", highlight=False)
+    write_stdout(text)
 
 
 #: the formats `show --format` prints besides the table, from the writer registry

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 from asyncbench.results import schema as results
-from asyncbench.verdicts import compare, gate
+from asyncbench.verdicts import checks, compare
 
 ROOT = Path(__file__).resolve().parent.parent
 THRESHOLDS = (0.10, 0.25, 0.40, 0.60)
@@ -60,10 +60,10 @@ def main() -> None:
         paths = run_gate(args.config, args.runs, Path(tempfile.mkdtemp(prefix="gate-stability-")))
     reports = [results.load(p) for p in paths]
 
-    check_failures = [sum(1 for r in report.results for c in r.checks if gate.failed(c)) for report in reports]
+    check_failures = [sum(1 for r in report.results for c in r.checks if checks.failed(c)) for report in reports]
     runs_failing = sum(1 for n in check_failures if n)
     runs_failing_allowed = sum(
-        1 for report in reports if any(gate.failed(c, allow_inconclusive=True) for r in report.results for c in r.checks)
+        1 for report in reports if any(checks.failed(c, allow_inconclusive=True) for r in report.results for c in r.checks)
     )
     print(
         f"\nexpect checks: {runs_failing}/{len(reports)} runs would exit 1 (a check failed, inconclusive or not measured; "
@@ -89,7 +89,7 @@ def main() -> None:
             comparison = compare.compare(reports[old], reports[new], threshold)
             failing += bool(comparison.regressions)
             for row in comparison.rows:
-                verdicts[row.verdict] = verdicts.get(row.verdict, 0) + 1
+                verdicts[row.label] = verdicts.get(row.label, 0) + 1
         print(
             f"  --max-regression {threshold:4.0%}: {failing}/{len(pairs)} pairs would fail ({failing / len(pairs):.1%}); "
             f"{json.dumps(verdicts)}"

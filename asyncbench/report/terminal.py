@@ -34,15 +34,29 @@ CHECK_MARK = {
 LABEL_STYLE = {"SAME": "", "FASTER": "green", "SLOWER": "bold red", "INCONCLUSIVE": "yellow"}
 
 
+def reader_left() -> None:
+    """The one answer to a reader of stdout that stopped reading (`| head`): the rest of the output goes to
+    /dev/null and the run's own exit code stands (not 1 from a BrokenPipeError, nor rich's exit 1)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 class StdoutConsole(Console):
-    """A console on stdout whose reader may stop reading (`| head`): the rest of the output goes to /dev/null and the
-    run's own exit code stands (rich's default turns a broken pipe into exit 1)."""
+    """A console on stdout whose reader may stop reading: see `reader_left`."""
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        reader_left()
+
+
+def write_stdout(text: str) -> None:
+    """Text for another program (JSON, CSV, markdown) on stdout as it is, byte for byte; see `reader_left`."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        reader_left()
 
 
 def stdout_console() -> Console:
