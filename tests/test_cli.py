@@ -52,29 +52,34 @@ def test_show_and_compare_import_no_framework(tmp_path):
         "print('FRAMEWORKS', sorted(m for m in ('torch', 'cupy', 'jax', 'mxnet') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "SAME" in out and "FRAMEWORKS []" in out
+    assert "SAME" in out
+    assert "FRAMEWORKS []" in out
 
 
 def test_version_and_help_with_examples(invoke):
     assert invoke("--version").output.startswith("asyncbench, version")
     help_text = invoke("run", "--help").output
-    assert "Examples" in help_text and "--quick" in help_text
+    assert "Examples" in help_text
+    assert "--quick" in help_text
 
 
 def test_run_writes_json_with_the_metrics_and_show_renders_it(invoke, tmp_path):
     out = tmp_path / "r.json"
     result = invoke("run", "-w", "sync_async", "-d", "cpu", "-b", "torch", "--quick", "--no-progress", "-o", str(out))
     assert result.exit_code == 0, result.output
-    assert "sync_async" in result.output and "speedup" in result.output
+    assert "sync_async" in result.output
+    assert "speedup" in result.output
     data = json.loads(out.read_text())
     (row,) = data["results"]
-    assert row["status"] == "ok" and row["id"] == "sync_async[torch,cpu,n_ops=1000]"
+    assert row["status"] == "ok"
+    assert row["id"] == "sync_async[torch,cpu,n_ops=1000]"
     assert set(row["metrics"]) == {"speedup", "t1_s", "t2_s", "t3_s", "model_error"}
     assert set(row["variants"]) == {"sync", "async"}
     assert len(row["variants"]["async"]["samples"]["done_s"]) == row["variants"]["async"]["done_s"]["n"]
     assert data["environment"]["frameworks"]["torch"]["version"]
     shown = invoke("show", str(out))
-    assert shown.exit_code == 0 and "speedup" in shown.output
+    assert shown.exit_code == 0
+    assert "speedup" in shown.output
     for fmt in ("markdown", "csv", "json"):
         assert invoke("show", str(out), "--format", fmt).exit_code == 0
 
@@ -95,7 +100,9 @@ def test_misspelled_key_is_one_line_and_exit_2(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "asyncbench", "run", str(bad)], capture_output=True, text=True)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"{bad}:3" in lines[0] and "did you mean 'params'" in lines[0]
+    assert len(lines) == 1
+    assert f"{bad}:3" in lines[0]
+    assert "did you mean 'params'" in lines[0]
     assert "Traceback" not in proc.stderr
 
 
@@ -117,7 +124,8 @@ def test_bad_input_exits_2_before_running(invoke, args):
 
 def test_strict_turns_a_skip_into_exit_1(invoke):
     result = invoke("run", "-w", "matmul", "-b", "cupy", "-d", "cuda", "--no-progress", "--strict")
-    assert result.exit_code == 1 and "skipped" in result.output
+    assert result.exit_code == 1
+    assert "skipped" in result.output
 
 
 def test_erroring_case_gives_exit_3_and_keeps_the_others(invoke, tmp_path, monkeypatch):
@@ -145,4 +153,5 @@ def test_interrupt_saves_finished_cases_and_exits_130(invoke, tmp_path, monkeypa
     result = invoke("run", "-w", "matmul", "-w", "sync_async", "-b", "numpy", "--quick", "--no-progress", "--in-process", "-o", str(out))
     assert result.exit_code == 130
     data = json.loads(out.read_text())
-    assert data["interrupted"] is True and [r["workload"] for r in data["results"]] == ["matmul"]
+    assert data["interrupted"] is True
+    assert [r["workload"] for r in data["results"]] == ["matmul"]

@@ -72,7 +72,8 @@ def _scaled(source: str, target, factor: float) -> str:
 def test_a_run_compared_with_itself_is_all_same_and_exits_0(measured):
     result = invoke("compare", measured, measured)
     assert result.exit_code == 0
-    assert result.output.count("SAME") >= 4 and "SLOWER" not in result.output
+    assert result.output.count("SAME") >= 4
+    assert "SLOWER" not in result.output
 
 
 def test_against_a_baseline_twice_as_fast_exits_1_and_names_the_slower_cases(measured, tmp_path):
@@ -111,8 +112,10 @@ def test_run_with_a_baseline_gates_the_new_run(measured, tmp_path):
         "--markdown",
         str(summary),
     )
-    assert result.exit_code == 1 and "SLOWER" in result.output
-    assert "Compared with the baseline" in summary.read_text() and "**SLOWER**" in summary.read_text()
+    assert result.exit_code == 1
+    assert "SLOWER" in result.output
+    assert "Compared with the baseline" in summary.read_text()
+    assert "**SLOWER**" in summary.read_text()
 
 
 def test_a_failing_expect_exits_1_and_says_which_check_and_by_how_much(tmp_path):
@@ -121,7 +124,9 @@ def test_a_failing_expect_exits_1_and_says_which_check_and_by_how_much(tmp_path)
     out = tmp_path / "r.json"
     result = invoke("run", str(path), "--no-progress", "-o", str(out))
     assert result.exit_code == 1
-    assert "✗ speedup >= 1000" in result.output and "short by" in result.output and "3 checks: 2 passed, 1 failed" in result.output
+    assert "✗ speedup >= 1000" in result.output
+    assert "short by" in result.output
+    assert "3 checks: 2 passed, 1 failed" in result.output
     checks = json.loads(out.read_text())["results"][0]["checks"]
     assert [c["verdict"] for c in checks] == ["pass", "pass", "fail"]
 
@@ -133,7 +138,8 @@ def test_exporters_write_markdown_csv_and_benchmark_json(measured, tmp_path):
         ("github-benchmark", lambda text: all({"name", "unit", "value", "range", "extra"} <= set(e) for e in json.loads(text))),
     ):
         result = invoke("show", measured, "--format", fmt)
-        assert result.exit_code == 0 and check(result.output), fmt
+        assert result.exit_code == 0, fmt
+        assert check(result.output), fmt
     entries = json.loads(invoke("show", measured, "--format", "github-benchmark").output)
     assert [e["name"] for e in entries][:2] == ["sync_async[torch,cpu,n_ops=50] sync", "sync_async[torch,cpu,n_ops=50] async"]
     assert all(e["unit"] == "ms" and e["value"] > 0 for e in entries)
@@ -146,16 +152,19 @@ def test_a_sweep_is_one_table_with_the_swept_param_leading_and_a_plot(measured, 
     header = next(line for line in shown.output.splitlines() if "backend" in line)
     assert header.index("n_ops") < header.index("backend")
     assert shown.output.count("┏") == 1  # one table for the whole sweep
-    assert "n_ops=50 torch cpu: speedup" in shown.output and "n_ops=100 torch cpu: speedup" in shown.output
+    assert "n_ops=50 torch cpu: speedup" in shown.output
+    assert "n_ops=100 torch cpu: speedup" in shown.output
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_plot_without_a_sweep_or_matplotlib_is_bad_input_before_running(tmp_path, monkeypatch):
     result = invoke("run", "-w", "matmul", "--plot", str(tmp_path / "p.png"))
-    assert result.exit_code == 2 and "no selected experiment has one" in result.output
+    assert result.exit_code == 2
+    assert "no selected experiment has one" in result.output
     monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
     result = invoke("run", "-w", "sync_async", "--set", "n_ops=1,2", "--plot", str(tmp_path / "p.png"))
-    assert result.exit_code == 2 and "pip install 'asyncbench[plot]'" in result.output
+    assert result.exit_code == 2
+    assert "pip install 'asyncbench[plot]'" in result.output
 
 
 @pytest.mark.parametrize(
@@ -171,4 +180,5 @@ def test_plot_without_a_sweep_or_matplotlib_is_bad_input_before_running(tmp_path
 def test_bad_gate_input_is_exit_2_before_running(args, fragment, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = invoke(*args)
-    assert result.exit_code == 2 and fragment in result.output
+    assert result.exit_code == 2
+    assert fragment in result.output

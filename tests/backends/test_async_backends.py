@@ -80,12 +80,16 @@ def test_every_workload_runs_or_says_why_not(backend):
         "comm_overlap": {},
     }
     results = {name: run_workload(name, backend, "cpu", **params) for name, params in small.items()}
-    assert results["sync_async"].status == OK and results["multi_device"].status == OK
+    assert results["sync_async"].status == OK
+    assert results["multi_device"].status == OK
     assert "+ cpu:1 ×" in results["multi_device"].note  # the framework's second CPU device, not two threads
-    assert results["copy_overlap"].status == SKIPPED and "copy engine" in results["copy_overlap"].reason
-    assert results["comm_overlap"].status == SKIPPED and "torch.distributed" in results["comm_overlap"].reason
+    assert results["copy_overlap"].status == SKIPPED
+    assert "copy engine" in results["copy_overlap"].reason
+    assert results["comm_overlap"].status == SKIPPED
+    assert "torch.distributed" in results["comm_overlap"].reason
     if backend == "jax":
-        assert results["small_ops"].status == SKIPPED and "one after another" in results["small_ops"].reason
+        assert results["small_ops"].status == SKIPPED
+        assert "one after another" in results["small_ops"].reason
         assert "run inline" in results["sync_async"].note  # why x + 1 shows no run-ahead on JAX
     else:
         assert results["small_ops"].status == OK
@@ -98,12 +102,15 @@ def test_mxnet_runs_in_its_own_interpreter_and_never_in_this_process():
 
     threads = torch.get_num_threads()
     backend = get_backend("mxnet")
-    assert backend.interpreter() is not None and backend.interpreter() != sys.executable
+    assert backend.interpreter() is not None
+    assert backend.interpreter() != sys.executable
     assert backend.worker_environment()["MXNET_CPU_WORKER_NTHREADS"] == "2"
     experiment = config.Experiment("m", "matmul", ("mxnet",), ("cpu",), {**runner.WORKLOADS["matmul"].defaults(quick=True)}, SETTINGS)
     (result,) = runner.run(config.Config("t", "<t>", (experiment,)))  # not isolated: mxnet still gets its worker
-    assert result.status == OK and "2 workers" in result.note
-    assert "mxnet" not in sys.modules and torch.get_num_threads() == threads
+    assert result.status == OK
+    assert "2 workers" in result.note
+    assert "mxnet" not in sys.modules
+    assert torch.get_num_threads() == threads
 
 
 def test_a_worker_under_a_named_python_with_extra_variables_runs_cases():
@@ -117,7 +124,8 @@ def test_a_worker_under_a_named_python_with_extra_variables_runs_cases():
         result = worker.call((case,), timeout_s=120)
     finally:
         worker.close()
-    assert result.status == OK and result.metrics["speedup"] > 0
+    assert result.status == OK
+    assert result.metrics["speedup"] > 0
 
 
 @pytest.mark.mxnet
@@ -156,9 +164,11 @@ def test_ctrl_c_during_an_mxnet_case_ends_its_worker_under_the_other_python(tmp_
     while not workers and time.monotonic() < deadline:
         time.sleep(0.2)
         workers = [c for c in psutil.Process(run.pid).children(recursive=True) if "asyncbench.engine.isolation" in command_line(c)]
-    assert workers and get_backend("mxnet").interpreter() in command_line(workers[0])
+    assert workers
+    assert get_backend("mxnet").interpreter() in command_line(workers[0])
     time.sleep(2)  # inside the case
     os.killpg(run.pid, signal.SIGINT)
     _, stderr = run.communicate(timeout=60)
     assert run.returncode == 130, stderr
-    assert psutil.wait_procs(workers, timeout=10)[1] == [] and no_children_left()
+    assert psutil.wait_procs(workers, timeout=10)[1] == []
+    assert no_children_left()

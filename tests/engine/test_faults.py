@@ -144,8 +144,10 @@ def _run(*experiments: config.Experiment, isolate: bool = True) -> list:
 def test_a_fault_is_an_error_row_and_the_next_case_runs_in_a_fresh_worker(faulty, fault, where, fragment):
     started = time.monotonic()
     before, bad, after = _run(_experiment("before"), _experiment("bad", fault, where), _experiment("after"))
-    assert bad.status == ERROR and fragment in bad.reason, bad.reason
-    assert before.status == OK and after.status == OK
+    assert bad.status == ERROR, bad.reason
+    assert fragment in bad.reason
+    assert before.status == OK
+    assert after.status == OK
     assert before.metrics["pid"] != after.metrics["pid"] != os.getpid()  # replaced, and never this process
     assert time.monotonic() - started < FAST.timeout_s + SLACK_S
     assert no_children_left()
@@ -162,8 +164,10 @@ def test_progress_reaches_the_parent_from_the_worker(faulty):
     seen = []
     settings = dataclasses.replace(FAST, min_samples=50, max_samples=50)
     (result,) = runner.run(config.Config("c", "<t>", (_experiment("a", settings=settings),)), isolate=True, on_progress=seen.append)
-    assert result.status == OK and result.metrics["pid"] != os.getpid()
-    assert seen and seen[0].rounds >= 1
+    assert result.status == OK
+    assert result.metrics["pid"] != os.getpid()
+    assert seen
+    assert seen[0].rounds >= 1
 
 
 def echo(value, on_progress=None):
@@ -183,8 +187,10 @@ def test_a_call_that_cannot_reach_the_worker_is_lost_and_the_next_call_works():
 
 def test_in_process_runs_here_and_an_exception_is_still_an_error_row(faulty):
     bad, good = _run(_experiment("bad", "raise"), _experiment("good"), isolate=False)
-    assert bad.status == ERROR and "injected failure" in bad.reason
-    assert good.status == OK and good.metrics["pid"] == os.getpid()
+    assert bad.status == ERROR
+    assert "injected failure" in bad.reason
+    assert good.status == OK
+    assert good.metrics["pid"] == os.getpid()
 
 
 def test_faults_through_the_cli_give_complete_json_and_exit_3(faulty, tmp_path):
@@ -201,7 +207,9 @@ def test_faults_through_the_cli_give_complete_json_and_exit_3(faulty, tmp_path):
     assert result.exit_code == 3, result.output
     rows = json.loads(out.read_text())["results"]
     assert [(r["experiment"], r["status"]) for r in rows] == [("hangs", ERROR), ("dies", ERROR), ("raises", ERROR), ("fine", OK)]
-    assert "timed out after 2 s" in rows[0]["reason"] and "SIGKILL" in rows[1]["reason"] and "injected" in rows[2]["reason"]
+    assert "timed out after 2 s" in rows[0]["reason"]
+    assert "SIGKILL" in rows[1]["reason"]
+    assert "injected" in rows[2]["reason"]
     assert "4 cases: 1 ok, 3 error" in result.output
     assert no_children_left()
 
@@ -229,7 +237,8 @@ def test_a_real_allocation_failure_in_a_real_workload_is_an_error_row(tmp_path):
     )
     assert run.returncode == 3, run.stderr
     too_big, fits = json.loads(out.read_text())["results"]
-    assert too_big["status"] == ERROR and too_big["reason"].startswith("out of memory: MemoryError: Unable to allocate")
+    assert too_big["status"] == ERROR
+    assert too_big["reason"].startswith("out of memory: MemoryError: Unable to allocate")
     assert fits["status"] == OK
     assert "Traceback" not in run.stderr
 
@@ -238,9 +247,11 @@ def test_timeout_s_must_exceed_max_time_s(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("defaults: {max_time_s: 20, timeout_s: 10}\nexperiments:\n  - workload: matmul\n")
     result = CliRunner().invoke(cli.main, ["validate", str(path)])
-    assert result.exit_code == 2 and "timeout_s (10 s) must exceed max_time_s (20 s)" in result.output
+    assert result.exit_code == 2
+    assert "timeout_s (10 s) must exceed max_time_s (20 s)" in result.output
     result = CliRunner().invoke(cli.main, ["run", "-w", "matmul", "--set", "timeout_s=0.5", "--quick"])
-    assert result.exit_code == 2 and "after --set/--quick" in result.output
+    assert result.exit_code == 2
+    assert "after --set/--quick" in result.output
 
 
 # --- GPU faults: need a CUDA device (pytest -m gpu) -------------------------------------------------------
@@ -291,6 +302,7 @@ def test_a_cuda_fault_is_an_error_row_and_the_next_gpu_case_runs(monkeypatch, fa
         )
 
     bad, after = _run(gpu_case("bad", fault), gpu_case("after", "none"))
-    assert bad.status == ERROR and fragment in bad.reason, bad.reason
+    assert bad.status == ERROR, bad.reason
+    assert fragment in bad.reason
     assert after.status == OK, after.reason
     assert no_children_left()

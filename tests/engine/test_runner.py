@@ -95,7 +95,8 @@ def test_a_failing_case_is_an_error_row_and_the_next_case_runs(monkeypatch, fake
     monkeypatch.setattr(runner, "get_backend", lambda name: fake_backend)
     cfg = config.Config("c", "<t>", (experiment("bad", "failing"), experiment("good")))
     bad, good = runner.run(cfg)
-    assert bad.status == ERROR and "MemoryError: out of memory (simulated)" in bad.reason
+    assert bad.status == ERROR
+    assert "MemoryError: out of memory (simulated)" in bad.reason
     assert good.status == OK
 
 
@@ -104,7 +105,8 @@ def test_missing_backend_and_unsupported_dtype_are_skipped(monkeypatch, counting
 
     monkeypatch.setattr(runner, "get_backend", lambda name: FakeBackend(missing="fake not installed"))
     (result,) = runner.run(config.Config("c", "<t>", (experiment(),)))
-    assert result.status == SKIPPED and result.reason == "fake not installed"
+    assert result.status == SKIPPED
+    assert result.reason == "fake not installed"
 
     from asyncbench.backends import get_backend
 

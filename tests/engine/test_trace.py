@@ -57,9 +57,11 @@ def chrome_trace(path: str) -> list[dict]:
     data = json.loads(Path(path).read_text())
     events = data["traceEvents"] if isinstance(data, dict) else data
     for event in events:
-        assert isinstance(event.get("name"), str) and event.get("ph"), event
+        assert isinstance(event.get("name"), str), event
+        assert event.get("ph"), event
         if event["ph"] == "X":
-            assert isinstance(event["ts"], (int, float)) and isinstance(event["dur"], (int, float)), event
+            assert isinstance(event["ts"], (int, float)), event
+            assert isinstance(event["dur"], (int, float)), event
     return events
 
 
@@ -81,12 +83,14 @@ def test_a_traced_run_writes_a_chrome_trace_per_variant_with_the_harness_ranges(
     (result,) = report["results"]
     assert result["trace_detail"].startswith(detail)
     (path,) = result["traces"].values()
-    assert Path(path).parent == tmp_path / "t" and Path(path).name == f"{result['id']}.matmul.trace.json"
+    assert Path(path).parent == tmp_path / "t"
+    assert Path(path).name == f"{result['id']}.matmul.trace.json"
     ranges = harness(chrome_trace(path))
     assert set(ranges) == set(trace.HARNESS_RANGES)
     issue, sync = ranges[trace.ISSUE], ranges[trace.SYNC]
     assert issue["ts"] + issue["dur"] <= sync["ts"] + 1  # the sync starts when the variant returned
-    assert "traced (" in done.stdout and "ui.perfetto.dev" in done.stdout
+    assert "traced (" in done.stdout
+    assert "ui.perfetto.dev" in done.stdout
     shown = subprocess.run([sys.executable, "-m", "asyncbench", "show", str(tmp_path / "r.json")], capture_output=True, text=True, env=ENV)
     assert Path(path).name in shown.stdout
 
@@ -112,8 +116,11 @@ def test_a_directory_that_cannot_be_written_is_refused_before_running(tmp_path):
         timeout=120,
         env=ENV,
     )
-    assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.count("\n") == 1 and "--trace" in done.stderr and "cannot write there" in done.stderr
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1
+    assert "--trace" in done.stderr
+    assert "cannot write there" in done.stderr
 
 
 class _FailingProfiler:
@@ -128,7 +135,8 @@ def test_a_failing_profiler_is_a_warning_and_the_measurement_stands(tmp_path, mo
     monkeypatch.setattr(TorchBackend, "profiler", lambda self, device: _FailingProfiler())
     experiment = config.Experiment("m", "matmul", ("torch",), ("cpu",), {**runner.WORKLOADS["matmul"].defaults(quick=True)}, QUICK)
     (result,) = runner.run(config.Config("t", "<t>", (experiment,)), trace_dir=str(tmp_path))
-    assert result.status == OK and result.metrics["done_s"] > 0
+    assert result.status == OK
+    assert result.metrics["done_s"] > 0
     assert any("the torch profiler failed (RuntimeError: profiler busy); harness ranges only" in w for w in result.warnings)
     assert set(harness(chrome_trace(result.traces["matmul"]))) == set(trace.HARNESS_RANGES)
 
@@ -145,7 +153,8 @@ def test_the_bars_put_the_clocks_on_one_scale():
     assert [line.split()[1 if i == 0 else 0] for i, line in enumerate(lines)] == ["issue", "done", "device"]
     widths = [line.count("█") for line in lines]
     assert widths == [bars.WIDTH // 4, bars.WIDTH, 28]  # 1 ms, 4 ms and 3.5 ms of a 4 ms scale
-    assert lines[0].startswith("async") and lines[0].endswith("1 ms")
+    assert lines[0].startswith("async")
+    assert lines[0].endswith("1 ms")
 
 
 def test_no_bars_where_issue_equals_done():
@@ -165,5 +174,6 @@ def test_a_trace_that_cannot_be_written_is_a_warning_and_the_measurement_stands(
     monkeypatch.setattr(results, "atomic_write", full)
     experiment = config.Experiment("m", "matmul", ("numpy",), ("cpu",), {**runner.WORKLOADS["matmul"].defaults(quick=True)}, QUICK)
     (result,) = runner.run(config.Config("t", "<t>", (experiment,)), trace_dir=str(tmp_path))
-    assert result.status == OK and result.traces == {}
+    assert result.status == OK
+    assert result.traces == {}
     assert "matmul: the trace could not be written (No space left on device)" in result.warnings

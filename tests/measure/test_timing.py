@@ -36,7 +36,9 @@ def test_take_sample_orders_issue_timer_sync_done():
     clock = TickClock()
     issue, done, device = take_sample(lambda: log.append("run"), lambda: log.append("sync"), RecordingTimer(log), clock)
     assert log == ["start", "run", "stop", "sync", "elapsed"]
-    assert issue == 1.0 and done == 2.0 and device == 0.5
+    assert issue == 1.0
+    assert done == 2.0
+    assert device == 0.5
 
 
 def test_take_sample_without_timer_has_no_device_time():
@@ -48,8 +50,11 @@ def test_constant_samples_stop_at_min_samples_and_variants_interleave():
     variants = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
     settings = Settings(warmup=2, min_samples=6, max_samples=100, max_time_s=1e9, max_rel_noise=0.01)
     samples, sampling = measure(variants, lambda: None, lambda: None, settings, clock=TickClock())
-    assert len(samples["a"].done_s) == 6 and len(samples["b"].done_s) == 6
-    assert sampling.rounds == 6 and sampling.stopped_by == STOPPED_BY_NOISE and sampling.rel_noise == 0.0
+    assert len(samples["a"].done_s) == 6
+    assert len(samples["b"].done_s) == 6
+    assert sampling.rounds == 6
+    assert sampling.stopped_by == STOPPED_BY_NOISE
+    assert sampling.rel_noise == 0.0
     assert order == ["a", "b"] * (2 + 6)  # warm-up rounds, then timed rounds, alternating
     assert samples["a"].device_s is None
 
@@ -72,13 +77,16 @@ def test_noisy_samples_run_until_time_budget():
     n = len(samples["v"].done_s)
     assert 3 < n < 10_000  # went past min_samples, stopped by time, not by max_samples
     assert sum(samples["v"].done_s) <= 500.0
-    assert sampling.stopped_by == STOPPED_BY_TIME and sampling.missed_noise_target and sampling.rel_noise > 0.0001
+    assert sampling.stopped_by == STOPPED_BY_TIME
+    assert sampling.missed_noise_target
+    assert sampling.rel_noise > 0.0001
 
 
 def test_max_samples_caps_the_rounds():
     settings = Settings(warmup=0, min_samples=1, max_samples=7, max_time_s=1e9, max_rel_noise=0.0)
     samples, sampling = measure({"v": lambda: None}, lambda: None, lambda: None, settings, clock=noisy_clock())
-    assert len(samples["v"].done_s) == 7 and sampling.stopped_by == STOPPED_BY_COUNT
+    assert len(samples["v"].done_s) == 7
+    assert sampling.stopped_by == STOPPED_BY_COUNT
 
 
 def test_device_times_recorded_with_a_timer():
@@ -96,10 +104,13 @@ def test_sampling_goes_on_while_the_checks_are_undecided_and_stops_once_decided(
         return len(asked) >= 4  # undecided three times, then decided
 
     samples, sampling = measure({"v": lambda: None}, lambda: None, lambda: None, settings, clock=TickClock(), decided=decided)
-    assert asked == [6, 7, 8, 9] and len(samples["v"].done_s) == 9 and sampling.stopped_by == STOPPED_BY_NOISE
+    assert asked == [6, 7, 8, 9]
+    assert len(samples["v"].done_s) == 9
+    assert sampling.stopped_by == STOPPED_BY_NOISE
 
 
 def test_undecided_checks_stop_at_max_time_s():
     settings = Settings(warmup=0, min_samples=6, max_samples=1000, max_time_s=40.0, max_rel_noise=0.5)
     samples, sampling = measure({"v": lambda: None}, lambda: None, lambda: None, settings, clock=TickClock(), decided=lambda s: False)
-    assert sampling.stopped_by == STOPPED_BY_TIME and 6 <= sampling.rounds < 40
+    assert sampling.stopped_by == STOPPED_BY_TIME
+    assert 6 <= sampling.rounds < 40

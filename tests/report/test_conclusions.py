@@ -41,17 +41,21 @@ def test_a_check_on_a_case_that_did_not_run_is_not_measured_and_fails():
     """configs/ci-gate.yaml on numpy: multi_device cannot run there, so its speedup check is not measured."""
     result = invoke("run", "configs/ci-gate.yaml", "-b", "numpy", "-w", "multi_device", "--no-progress")
     assert result.exit_code == 1
-    assert "parallel_speedup >= 1.3" in result.output and "could not be evaluated" in result.output
+    assert "parallel_speedup >= 1.3" in result.output
+    assert "could not be evaluated" in result.output
 
 
 def test_an_inconclusive_check_fails_the_gate_unless_allowed(tmp_path):
     path = tmp_path / "u.yaml"
     path.write_text(UNDECIDABLE)
     failing = invoke("run", str(path), "--no-progress")
-    assert failing.exit_code == 1 and "? speedup >= 0.5" in failing.output and "1 check inconclusive" in failing.output
+    assert failing.exit_code == 1
+    assert "? speedup >= 0.5" in failing.output
+    assert "1 check inconclusive" in failing.output
     assert "✓" not in failing.output
     allowed = invoke("run", str(path), "--no-progress", "--allow-inconclusive")
-    assert allowed.exit_code == 0 and "1 inconclusive" in allowed.output
+    assert allowed.exit_code == 0
+    assert "1 inconclusive" in allowed.output
 
 
 def _report(rows):
@@ -70,20 +74,26 @@ def test_compare_fails_for_a_case_lost_since_the_baseline_and_refuses_unrelated_
     results.save(_report([dataclasses.replace(_ok("m[torch,cpu]"), status="error", reason="boom", variants={})]), now)
     results.save(_report([_ok("m[numpy,cpu]")]), other)
     lost = invoke("compare", str(baseline), str(now))
-    assert lost.exit_code == 1 and "not run now: m[torch,cpu]" in lost.output
+    assert lost.exit_code == 1
+    assert "not run now: m[torch,cpu]" in lost.output
     unrelated = CliRunner().invoke(cli.main, ["compare", str(baseline), str(other)])
-    assert unrelated.exit_code == 2 and "no case in common" in unrelated.output
+    assert unrelated.exit_code == 2
+    assert "no case in common" in unrelated.output
     same = invoke("compare", str(baseline), str(baseline))
-    assert same.exit_code == 0 and "cannot see the machine changing speed" in same.output
+    assert same.exit_code == 0
+    assert "cannot see the machine changing speed" in same.output
 
 
 def test_a_results_file_given_to_run_and_a_config_given_to_show_say_what_to_do(tmp_path):
     saved = tmp_path / "r.json"
     results.save(_report([_ok("m[torch,cpu]")]), saved)
     ran = CliRunner().invoke(cli.main, ["run", str(saved)])
-    assert ran.exit_code == 2 and "this is a results file" in ran.output and "asyncbench show" in ran.output
+    assert ran.exit_code == 2
+    assert "this is a results file" in ran.output
+    assert "asyncbench show" in ran.output
     shown = CliRunner().invoke(cli.main, ["show", "configs/ci-gate.yaml"])
-    assert shown.exit_code == 2 and "this is a config, not a results file" in shown.output
+    assert shown.exit_code == 2
+    assert "this is a config, not a results file" in shown.output
 
 
 def test_results_files_get_the_permissions_the_umask_gives(tmp_path):
@@ -114,12 +124,14 @@ def test_a_cpu_table_fits_80_columns_without_columns_that_carry_nothing():
     terminal.print_report(view.build(_report([_ok("m[torch,cpu]")])), console)
     text = console.export_text()
     header = next(line for line in text.splitlines() if "variant" in line)
-    assert "device time" not in header and "issue" not in header  # no events on a CPU; issue equals done there
+    assert "device time" not in header
+    assert "issue" not in header
     assert max(len(line) for line in text.splitlines() if "│" in line or "┃" in line) <= 80
 
 
 def test_printed_numbers_never_use_e_notation():
-    assert units.percent(49.0) == "4900%" and units.number(3.76e5) == "376000"
+    assert units.percent(49.0) == "4900%"
+    assert units.number(3.76e5) == "376000"
     assert "e" not in view.spread(stats.summarize([1e-9 * (1 + i) for i in range(10)])).split()[-1]
 
 
@@ -136,7 +148,9 @@ def test_markdown_starts_with_a_headline_and_the_environment(tmp_path):
     )
     lines = markdown.markdown(view.build(report)).splitlines()
     assert lines[0] == "## asyncbench: 2 cases: 1 ok, 1 skipped"
-    assert "Test CPU" in lines[2] and "torch 2.13.0 (2 threads)" in lines[2] and "git 0123456789ab" in lines[2]
+    assert "Test CPU" in lines[2]
+    assert "torch 2.13.0 (2 threads)" in lines[2]
+    assert "git 0123456789ab" in lines[2]
 
 
 def test_output_cut_short_by_head_keeps_the_exit_code(tmp_path):
@@ -148,7 +162,8 @@ def test_output_cut_short_by_head_keeps_the_exit_code(tmp_path):
     process.stdout.close()
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 0
-    assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr
+    assert b"Traceback" not in stderr
+    assert b"BrokenPipe" not in stderr
 
 
 def test_show_reads_version_1_files_whose_intervals_were_min_max():
@@ -158,7 +173,8 @@ def test_show_reads_version_1_files_whose_intervals_were_min_max():
         for key in ("bounds", "sampling", "unavailable", "asynchronous"):
             row.pop(key)
     report = results.from_dict(raw)
-    assert report.results[0].bounds == {} and report.results[0].sampling is None
+    assert report.results[0].bounds == {}
+    assert report.results[0].sampling is None
 
 
 def _metrics_result(workload: str, metrics, bounds, asynchronous=False) -> Result:
@@ -171,7 +187,8 @@ def test_a_wide_interval_is_no_saving_however_large_the_median():
 
     wide = _metrics_result("barrier", {"waitall_s": 0.139, "wait_one_s": 0.118, "saved_fraction": 0.15}, {"saved_fraction": (-0.6, 0.8)})
     reading = WORKLOADS["barrier"].reading(wide)
-    assert reading.startswith("no difference shown") and "of the wait saved" not in reading
+    assert reading.startswith("no difference shown")
+    assert "of the wait saved" not in reading
     clear = _metrics_result("barrier", {"waitall_s": 0.3, "wait_one_s": 0.1, "saved_fraction": 0.66}, {"saved_fraction": (0.6, 0.7)}, True)
     assert "of the wait saved" in WORKLOADS["barrier"].reading(clear)
 
@@ -196,7 +213,8 @@ def test_a_negative_conversion_cost_is_never_stated_as_a_cost():
         "print_cost_s": (-0.01, 0.01),
     }
     reading = WORKLOADS["conversion"].reading(_metrics_result("conversion", metrics, bounds))
-    assert reading.startswith("no conversion cost shown") and "-16" not in reading
+    assert reading.startswith("no conversion cost shown")
+    assert "-16" not in reading
 
 
 def test_a_case_stopped_by_time_says_how_far_it_got():
@@ -204,7 +222,8 @@ def test_a_case_stopped_by_time_says_how_far_it_got():
 
     result = dataclasses.replace(_ok("m[torch,cpu]"), sampling=Sampling(5, 3.1, "max_time_s", 0.52, 0.03, 3.0))
     note = view.sampling_note(result)
-    assert "stopped by max_time_s (3 s) after 5 rounds at ±52%" in note and "±3% target" in note
+    assert "stopped by max_time_s (3 s) after 5 rounds at ±52%" in note
+    assert "±3% target" in note
     assert view.sampling_note(dataclasses.replace(result, sampling=Sampling(40, 1.0, "max_rel_noise", 0.02, 0.03, 3.0))) is None
 
 
@@ -215,4 +234,5 @@ def test_a_cpu_only_selection_never_plans_a_cupy_case():
 
     plan = overrides.apply_overrides(config.default_suite(), devices=["cpu"], workloads=["matmul"])
     cases = list(runner.plan(plan, {name: get_backend(name) for name in plan.experiments[0].backends}))
-    assert "cupy" not in {case.backend for case, _ in cases} and {"numpy", "torch"} <= {case.backend for case, _ in cases}
+    assert "cupy" not in {case.backend for case, _ in cases}
+    assert {"numpy", "torch"} <= {case.backend for case, _ in cases}

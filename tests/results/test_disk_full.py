@@ -25,7 +25,9 @@ def test_a_full_disk_never_truncates_the_existing_results(tmp_path, monkeypatch)
         cli.main, ["run", "-w", "sync_async", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", str(out)]
     )
     assert result.exit_code == 3
-    assert result.output.count("No space left on device") == 1 and "Traceback" not in result.output
+    assert result.output.count("No space left on device") == 1
+    assert "Traceback" not in result.output
     assert "2 cases: 2 ok" in result.output  # every case still ran and was shown
-    assert out.read_text() == previous and json.loads(out.read_text())
+    assert out.read_text() == previous
+    assert json.loads(out.read_text())
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temporary file left behind

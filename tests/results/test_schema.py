@@ -39,7 +39,8 @@ def test_round_trip_keeps_every_sample_and_maps_nan_to_null(tmp_path):
     path = tmp_path / "r.json"
     results.save(report(), path)
     raw = json.loads(path.read_text())
-    assert raw["schema_version"] == results.SCHEMA_VERSION and raw["tool"]["name"] == "asyncbench"
+    assert raw["schema_version"] == results.SCHEMA_VERSION
+    assert raw["tool"]["name"] == "asyncbench"
     assert raw["results"][0]["metrics"]["model_error"] is None
     assert raw["results"][0]["variants"]["async"]["samples"]["device_s"] == [0.5, 0.6, 0.7]
     assert raw["results"][0]["variants"]["sync"]["done_s"]["median"] == 2.0

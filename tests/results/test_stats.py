@@ -10,7 +10,9 @@ def test_summarize_matches_statistics_module():
     values = [5.0, 1.0, 4.0, 2.0, 3.0, 100.0]
     s = stats.summarize(values)
     assert s.median == statistics.median(values)
-    assert s.min == 1.0 and s.max == 100.0 and s.n == 6
+    assert s.min == 1.0
+    assert s.max == 100.0
+    assert s.n == 6
     q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
     assert s.iqr == pytest.approx(q3 - q1)
 

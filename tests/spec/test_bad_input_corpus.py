@@ -30,14 +30,18 @@ def assert_clear_error(result, fragment: str) -> None:
     assert "Traceback" not in result.output
     lines = result.output.strip().splitlines()
     if lines[0].startswith("Usage:"):
-        assert lines[-1].startswith("Error: ") and fragment in lines[-1], result.output
+        assert lines[-1].startswith("Error: "), result.output
+        assert fragment in lines[-1], result.output
     else:
-        assert len(lines) == 1 and lines[0].startswith("asyncbench: error: ") and fragment in lines[0], result.output
+        assert len(lines) == 1, result.output
+        assert lines[0].startswith("asyncbench: error: "), result.output
+        assert fragment in lines[0], result.output
 
 
 def test_the_corpus_is_large_and_every_file_is_listed():
     files = {str(p.relative_to(CORPUS)) for p in CORPUS.glob("*/*") if p.is_file()}
-    assert files == set(EXPECTED) and len(files) >= 40
+    assert files == set(EXPECTED)
+    assert len(files) >= 40
 
 
 @pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.startswith("configs/")))

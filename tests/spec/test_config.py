@@ -29,10 +29,15 @@ def load_text(text: str) -> config.Config:
 def test_valid_config_resolves_defaults_and_params():
     c = load_text(VALID)
     first, second = c.experiments
-    assert first.name == "sync_async" and first.params["n_ops"] == 100 and first.params["shape"] == [1, 2]
-    assert first.backends == ("torch",) and first.devices == ("cpu",)
-    assert first.settings.min_samples == 3 and first.explicit == {"n_ops"}
-    assert second.name == "mm" and second.backends == ("numpy", "torch")
+    assert first.name == "sync_async"
+    assert first.params["n_ops"] == 100
+    assert first.params["shape"] == [1, 2]
+    assert first.backends == ("torch",)
+    assert first.devices == ("cpu",)
+    assert first.settings.min_samples == 3
+    assert first.explicit == {"n_ops"}
+    assert second.name == "mm"
+    assert second.backends == ("numpy", "torch")
 
 
 @pytest.mark.parametrize(
@@ -94,7 +99,9 @@ def test_quick_shrinks_params_and_settings_but_set_wins():
 def test_overrides_filter_workloads_and_replace_devices():
     c = overrides.apply_overrides(load_text(VALID), workloads=["matmul"], devices=["cuda:1"], backends=["torch"])
     (only,) = c.experiments
-    assert only.workload == "matmul" and only.devices == ("cuda:1",) and only.backends == ("torch",)
+    assert only.workload == "matmul"
+    assert only.devices == ("cuda:1",)
+    assert only.backends == ("torch",)
 
 
 def test_a_backend_never_meets_a_device_kind_it_does_not_run_on():

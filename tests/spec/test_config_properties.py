@@ -68,7 +68,8 @@ def loads_or_config_error(text: str) -> None:
     try:
         config.loads(text, source="h.yaml")
     except config.ConfigError as error:
-        assert str(error).startswith("h.yaml") and "\n" not in str(error).strip()
+        assert str(error).startswith("h.yaml")
+        assert "\n" not in str(error).strip()
 
 
 @RELAXED

@@ -89,7 +89,8 @@ def test_set_with_several_values_sweeps_and_with_one_value_ends_a_sweep():
     swept = overrides.apply_overrides(load_text(SWEPT), sets=["n_ops=1,2"])
     assert swept.experiments[0].sweep["n_ops"] == (1, 2)
     fixed = overrides.apply_overrides(load_text(SWEPT), sets=["n_ops=3"])
-    assert "n_ops" not in fixed.experiments[0].sweep and fixed.experiments[0].params["n_ops"] == 3
+    assert "n_ops" not in fixed.experiments[0].sweep
+    assert fixed.experiments[0].params["n_ops"] == 3
     assert [p["n_ops"] for p in fixed.experiments[0].points()] == [3, 3]  # still swept over dtype
 
 

@@ -364,7 +364,8 @@ class SimTimer:
     def elapsed_s(self) -> float:
         self._stop.synchronize()
         self._start.synchronize()
-        assert self._start.time_s is not None and self._stop.time_s is not None
+        assert self._start.time_s is not None
+        assert self._stop.time_s is not None
         return self._stop.time_s - self._start.time_s
 
 

@@ -51,7 +51,8 @@ def test_verdict_needs_both_the_threshold_and_significance(ratio, p, verdict):
 def test_a_report_compared_with_itself_is_all_same():
     report = _report({"a": {"v": _noisy(1.0)}, "b": {"x": _noisy(2.0, seed=1), "y": _noisy(3.0, seed=2)}})
     comparison = compare.compare(report, report)
-    assert [r.label for r in comparison.rows] == [compare.SAME] * 3 and not comparison.regressions
+    assert [r.label for r in comparison.rows] == [compare.SAME] * 3
+    assert not comparison.regressions
 
 
 def test_a_two_times_slower_case_is_slower_and_the_unchanged_one_same():
@@ -61,12 +62,15 @@ def test_a_two_times_slower_case_is_slower_and_the_unchanged_one_same():
     verdicts = {r.id: r.label for r in comparison.rows}
     assert verdicts == {"a": compare.SLOWER, "b": compare.SAME}
     (slower,) = comparison.regressions
-    assert slower.id == "a" and slower.ratio == pytest.approx(2.0, rel=0.05) and slower.p_value < compare.SIGNIFICANCE
+    assert slower.id == "a"
+    assert slower.ratio == pytest.approx(2.0, rel=0.05)
+    assert slower.p_value < compare.SIGNIFICANCE
 
 
 def test_three_samples_cannot_prove_a_regression():
     comparison = compare.compare(_report({"a": {"v": [1.0, 1.1, 0.9]}}), _report({"a": {"v": [2.0, 2.2, 1.8]}}))
-    assert comparison.rows[0].label == compare.INCONCLUSIVE and not comparison.regressions
+    assert comparison.rows[0].label == compare.INCONCLUSIVE
+    assert not comparison.regressions
 
 
 def test_missing_cases_statuses_and_environment_changes_are_reported():
@@ -74,10 +78,12 @@ def test_missing_cases_statuses_and_environment_changes_are_reported():
     current = _report({"a": {"v": _noisy(1.0)}, "new": {"v": _noisy(1.0)}}, {"cpu": "x", "frameworks": {"torch": {"version": "2.13"}}})
     errored = dataclasses.replace(current, results=(dataclasses.replace(current.results[0], status=ERROR),))
     comparison = compare.compare(baseline, current)
-    assert comparison.only_in_baseline == ("gone",) and comparison.only_in_current == ("new",)
+    assert comparison.only_in_baseline == ("gone",)
+    assert comparison.only_in_current == ("new",)
     assert comparison.environment_changes == (("frameworks.torch.version", "2.1", "2.13"),)
     lost = compare.compare(baseline, errored)
-    assert lost.lost == (("a", "ok in the baseline, error now: no reason given"),) and not lost.not_comparable
+    assert lost.lost == (("a", "ok in the baseline, error now: no reason given"),)
+    assert not lost.not_comparable
 
 
 def test_two_reports_with_no_case_in_common_are_an_input_error():

@@ -91,7 +91,8 @@ def test_ctrl_c_tears_every_rank_down(tmp_path):
     assert len(pids) == 2
     parent.send_signal(signal.SIGINT)
     _, stderr = parent.communicate(timeout=30)
-    assert parent.returncode != 0 and "KeyboardInterrupt" in stderr
+    assert parent.returncode != 0
+    assert "KeyboardInterrupt" in stderr
     for pid in pids:
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
@@ -100,7 +101,9 @@ def test_comm_overlap_measures_real_gloo_ranks_and_verifies_the_sums():
     result = run_workload("comm_overlap", "torch", "cpu")
     assert result.status == OK, result.reason
     assert set(result.variants) == {"compute_only", "comm_only", "blocking", "overlapped"}
-    assert result.metrics["verified"] == 1.0 and result.metrics["speedup"] > 0 and result.metrics["allreduce_gbps"] > 0
+    assert result.metrics["verified"] == 1.0
+    assert result.metrics["speedup"] > 0
+    assert result.metrics["allreduce_gbps"] > 0
     assert "gloo, 2 spawned ranks" in result.note
     blocking = result.variants["blocking"]
     assert len(blocking.samples.done_s) == blocking.done_s.n >= 3
@@ -131,7 +134,8 @@ def test_a_crashing_rank_is_an_error_row_with_its_message_and_the_run_goes_on(mo
     )
     assert result.exit_code == 3, result.output
     rows = {r["workload"]: r for r in json.loads(out.read_text())["results"]}
-    assert rows["comm_overlap"]["status"] == ERROR and "injected failure on rank 1" in rows["comm_overlap"]["reason"]
+    assert rows["comm_overlap"]["status"] == ERROR
+    assert "injected failure on rank 1" in rows["comm_overlap"]["reason"]
     assert rows["sync_async"]["status"] == OK
     assert no_children_left()
 
@@ -140,7 +144,9 @@ def test_a_hanging_rank_ends_the_case_at_collective_timeout_s(monkeypatch):
     monkeypatch.setattr(comm_overlap, "run_rank", rank_one_hangs)
     started = time.monotonic()
     result = run_workload("comm_overlap", "torch", "cpu", collective_timeout_s=2.0)
-    assert result.status == ERROR and "timed out" in result.reason and "rank(s) 1" in result.reason
+    assert result.status == ERROR
+    assert "timed out" in result.reason
+    assert "rank(s) 1" in result.reason
     assert time.monotonic() - started < 30
     assert no_children_left()
 
@@ -153,7 +159,8 @@ def test_under_torchrun_only_comm_overlap_runs(monkeypatch):
     for name, value in (("RANK", "0"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29500")):
         monkeypatch.setenv(name, value)
     result = CliRunner().invoke(cli.main, ["run", "-w", "matmul", "--quick"])
-    assert result.exit_code == 2 and "under torchrun only comm_overlap" in result.output
+    assert result.exit_code == 2
+    assert "under torchrun only comm_overlap" in result.output
 
 
 def _reading(metrics, bounds) -> str:
@@ -165,10 +172,13 @@ def test_the_reading_says_when_the_parts_do_not_add_up():
     speedup = {"speedup": 1.3}
     assert "do not add up" in _reading({**speedup, "overlap_efficiency": 4.0}, {"speedup": (1.1, 1.5), "overlap_efficiency": (3.0, 5.0)})
     reading = _reading({**speedup, "overlap_efficiency": 0.45}, {"speedup": (1.1, 1.5), "overlap_efficiency": (0.3, 0.6)})
-    assert "ran under the compute" in reading and "0.45 [0.3–0.6]" in reading
+    assert "ran under the compute" in reading
+    assert "0.45 [0.3–0.6]" in reading
 
 
 def test_the_reading_claims_no_overlap_when_the_speedup_bounds_include_1():
     """A 1.1x median whose 95% interval straddles 1 is not evidence of overlap, whatever the efficiency says."""
     reading = _reading({"speedup": 1.1, "overlap_efficiency": 0.45}, {"speedup": (0.9, 1.3), "overlap_efficiency": (0.3, 0.6)})
-    assert reading.startswith("no speedup shown") and "1.10× [0.90–1.30]" in reading and "ran under the compute" not in reading
+    assert reading.startswith("no speedup shown")
+    assert "1.10× [0.90–1.30]" in reading
+    assert "ran under the compute" not in reading

@@ -100,7 +100,8 @@ def test_another_stream_sees_a_value_only_after_waiting_for_its_event(sim):
     with sim.on_stream(side):
         ordered = y + 0
     sim.barrier("cuda:0")
-    assert np.isnan(unordered.data).all() and np.allclose(ordered.data, y.data)
+    assert np.isnan(unordered.data).all()
+    assert np.allclose(ordered.data, y.data)
 
 
 def test_a_nonblocking_copy_into_pinned_memory_returns_at_once_and_into_pageable_memory_waits(sim):
@@ -173,7 +174,8 @@ def test_copy_overlap_copies_run_under_the_products_on_the_copy_stream(sim):
 def test_copy_overlap_naive_nonblocking_copies_overlap_nothing_yet_return_at_once(sim):
     trace = traced(sim, "copy_overlap", "naive_nonblocking", size=128, n_matrices=8)
     copies, products = trace.on("default", "copy"), trace.on("default")
-    assert len(copies) == 8 and not at_once(products, copies)
+    assert len(copies) == 8
+    assert not at_once(products, copies)
     assert trace.returned_s < min(c.start_s for c in copies)  # the host did not wait for them
 
 
@@ -186,7 +188,8 @@ def test_multi_device_with_the_stream_partner_runs_both_streams_at_once(sim):
 def test_barrier_wait_one_returns_while_the_background_work_goes_on(sim):
     trace = traced(sim, "barrier", "wait_one", size=128, background_ops=5)
     background = trace.on("side")
-    assert len(background) == 5 and trace.returned_s < max(s.end_s for s in background)
+    assert len(background) == 5
+    assert trace.returned_s < max(s.end_s for s in background)
     waitall = traced(sim, "barrier", "waitall", size=128, background_ops=5)
     assert waitall.returned_s >= max(s.end_s for s in waitall.on("side"))
 
@@ -206,7 +209,8 @@ def test_small_ops_parallel_streams_run_side_by_side_and_the_timer_brackets_ever
 def test_copy_overlap_verifies_and_measures_device_time(sim):
     result = run_on(sim, "copy_overlap", size=128, n_matrices=4)
     assert result.status == OK, result.reason
-    assert result.metrics["verified"] == 1.0 and result.warnings == ()
+    assert result.metrics["verified"] == 1.0
+    assert result.warnings == ()
     assert all(v.device_s is not None for v in result.variants.values())
 
 
@@ -214,7 +218,8 @@ def test_copy_overlap_verify_catches_a_copy_that_did_not_wait_for_its_product(si
     monkeypatch.setattr(sim, "stream_wait", lambda stream, event: None)  # the copy stream no longer waits
     # 256²: a product takes twice as long as its copy, so each copy reads its product before it is made
     result = run_on(sim, "copy_overlap", size=256, n_matrices=2)
-    assert result.status == ERROR and "verification failed" in result.reason
+    assert result.status == ERROR
+    assert "verification failed" in result.reason
     assert "copied results differ" in result.reason
 
 
@@ -247,12 +252,14 @@ def test_multi_device_gpu_plus_cpu_balances_the_parts_to_similar_times(sim):
 
 def test_small_ops_refuses_more_workers_than_distinct_streams(sim):
     result = run_on(sim, "small_ops", workers=5)  # the test device hands out 4 distinct side streams
-    assert result.status == SKIPPED and "at most 4 distinct streams" in result.reason
+    assert result.status == SKIPPED
+    assert "at most 4 distinct streams" in result.reason
 
 
 def test_sync_async_runs_ahead_on_an_asynchronous_device(sim):
     result = run_on(sim, "sync_async", n_ops=200)
-    assert result.status == OK and result.asynchronous is True, result.reason
+    assert result.status == OK, result.reason
+    assert result.asynchronous is True
     assert result.warnings == ()
     assert result.metrics["t2_s"] is not None  # defined only where ops return before they finish
 
@@ -278,7 +285,8 @@ def test_training_memory_reports_a_device_peak_per_sync_every(sim):
     result = run_on(sim, "training_memory", n_batches=3, batch_size=16, sync_every=[1, 0])
     assert result.status == OK, result.reason
     assert result.warnings == ()
-    assert result.metrics["device_peak_mb_k1"] > 0 and result.metrics["device_peak_mb_k0"] > 0
+    assert result.metrics["device_peak_mb_k1"] > 0
+    assert result.metrics["device_peak_mb_k0"] > 0
 
 
 class _BigThenSmall(Workload):

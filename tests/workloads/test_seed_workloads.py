@@ -38,7 +38,8 @@ def test_barrier_on_cpu_both_waits_cost_the_same(backend):
     assert low <= m["saved_fraction"] <= high  # the median of the per-round savings, inside its interval
     assert abs(m["saved_fraction"]) < 0.5  # nothing in flight on a CPU: no large saving
     reading = WORKLOADS["barrier"].reading(result)
-    assert "synchronous backend" in reading and "of the wait saved" not in reading
+    assert "synchronous backend" in reading
+    assert "of the wait saved" not in reading
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
@@ -55,7 +56,8 @@ def test_conversion_has_every_slowdown_and_prints_nothing(backend, capsys):
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_copy_overlap_skips_on_cpu_with_the_reason(backend):
     result = run_workload("copy_overlap", backend, "cpu")
-    assert result.status == SKIPPED and "copy engine" in result.reason
+    assert result.status == SKIPPED
+    assert "copy engine" in result.reason
 
 
 def test_copy_overlap_verification_failure_is_an_error_row(monkeypatch, fake_backend):
@@ -71,8 +73,10 @@ def test_copy_overlap_verification_failure_is_an_error_row(monkeypatch, fake_bac
 
     monkeypatch.setattr(workload, "setup", setup_with_bad_verify)
     result = run_workload("small_ops", "torch", "cpu", size=8, n_tasks=2, ops_per_task=2)
-    assert result.status == ERROR and result.reason == "verification failed: 3 of 8 copied results differ"
-    assert result.metrics["verified"] == 0.0 and result.variants
+    assert result.status == ERROR
+    assert result.reason == "verification failed: 3 of 8 copied results differ"
+    assert result.metrics["verified"] == 0.0
+    assert result.variants
 
 
 def test_multi_device_on_cpu_uses_two_threads_and_restores_threads():
@@ -145,13 +149,17 @@ def test_small_ops_serial_vs_threads(backend):
     m = result.metrics
     serial, parallel = result.variants["serial"].samples.done_s, result.variants["parallel"].samples.done_s
     assert m["speedup"] == pytest.approx(statistics.median(s / p for s, p in zip(serial, parallel, strict=True)))
-    assert "overlap_efficiency" in m and "2 threads" in result.note
+    assert "overlap_efficiency" in m
+    assert "2 threads" in result.note
 
 
 def test_every_workload_is_in_the_default_suite_and_listed():
     assert {e.workload for e in config.default_suite().experiments} == set(WORKLOADS)
     for workload in WORKLOADS.values():
-        assert workload.summary and workload.params and workload.variants and workload.metrics
+        assert workload.summary
+        assert workload.params
+        assert workload.variants
+        assert workload.metrics
 
 
 @pytest.mark.gpu
@@ -176,14 +184,16 @@ def test_gpu_plus_cpu_parts_are_balanced_and_run_at_once():
     result = ok(run_workload("multi_device", "torch", "cuda:0", size=1024, n_iter=200, partner="cpu"))
     first, second = (result.variants[v].done_s.median for v in ("first", "second"))
     assert max(first, second) < 3 * min(first, second), (first, second)  # equal counts differ by tens
-    assert "cpu" in result.note and result.bounds["overlap_efficiency"][0] > 0.3
+    assert "cpu" in result.note
+    assert result.bounds["overlap_efficiency"][0] > 0.3
     assert all(v.device_s is None for v in result.variants.values())  # the work spans two devices
 
 
 @pytest.mark.gpu
 def test_training_memory_reports_device_memory_on_a_gpu():
     result = ok(run_workload("training_memory", "torch", "cuda:0", n_batches=20, batch_size=256))
-    assert result.metrics["device_peak_mb_k1"] > 0 and result.metrics["device_reserved_mb_k0"] > 0
+    assert result.metrics["device_peak_mb_k1"] > 0
+    assert result.metrics["device_reserved_mb_k0"] > 0
     assert result.warnings == ()
 
 

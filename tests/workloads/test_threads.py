@@ -10,6 +10,7 @@ def test_every_worker_exists_and_is_initialized_before_the_pool_is_returned():
     )
     try:
         names = {t.name for t in threading.enumerate() if t.name.startswith("probe-pool")}
-        assert len(names) == 3 and {name for name, _ in initialized} == names
+        assert len(names) == 3
+        assert {name for name, _ in initialized} == names
     finally:
         pool.shutdown()

@@ -69,7 +69,8 @@ def project(tmp_path: Path) -> Path:
 def test_the_public_api_is_importable_from_the_package_top():
     from asyncbench import Metric, Param, Prepared, Workload, step
 
-    assert Workload.__module__ == "asyncbench.workloads.base" and callable(step)
+    assert Workload.__module__ == "asyncbench.workloads.base"
+    assert callable(step)
     assert {Metric, Param, Prepared} <= {getattr(asyncbench, n) for n in ("Metric", "Param", "Prepared")}
 
 
@@ -79,16 +80,19 @@ def test_a_user_workload_beside_its_config_runs_sweeps_and_gates_and_a_raising_s
     report = json.loads((project / "r.json").read_text())
     by_id = {r["id"]: r for r in report["results"]}
     swept = [r for r in report["results"] if r["experiment"] == "product"]
-    assert [r["params"]["steps"] for r in swept] == [2, 4] and all(r["status"] == "ok" for r in swept)
+    assert [r["params"]["steps"] for r in swept] == [2, 4]
+    assert all(r["status"] == "ok" for r in swept)
     for result in swept:
         assert set(result["variants"]) == {"sync_every=0", "sync_every=2", "sync_every=1"}
         variant = result["variants"]["sync_every=0"]
-        assert variant["issue_s"]["median"] > 0 and variant["done_s"]["median"] > 0
+        assert variant["issue_s"]["median"] > 0
+        assert variant["done_s"]["median"] > 0
         assert variant["memory"]["host_rss_bytes"] > 0
         assert {"step_s_k0", "slowdown_k1", "illusion"} <= set(result["metrics"])
         assert result["checks"][0]["verdict"] == "pass"
     (failed,) = [r for r in by_id.values() if r["experiment"] == "raises"]
-    assert failed["status"] == "error" and failed["reason"] == "ValueError: no data here (at mine.py:14 in raises)"
+    assert failed["status"] == "error"
+    assert failed["reason"] == "ValueError: no data here (at mine.py:14 in raises)"
 
 
 def test_show_of_a_user_workloads_results_keeps_units_and_reading_after_its_module_is_gone(project):
@@ -113,7 +117,8 @@ def test_show_of_a_user_workloads_results_keeps_units_and_reading_after_its_modu
 def test_a_file_named_on_the_command_line_runs_without_a_config(project):
     done = asyncbench_cli("run", "-w", "mine.py:product", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", cwd=project)
     assert done.returncode == 0, done.stderr
-    assert "1 case: 1 ok" in done.stdout and "step_s_k0" in done.stdout
+    assert "1 case: 1 ok" in done.stdout
+    assert "step_s_k0" in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -130,11 +135,15 @@ def test_a_file_named_on_the_command_line_runs_without_a_config(project):
 def test_each_naming_mistake_is_one_line_and_exit_2(project, reference, message):
     (project / "broken.py").write_text("import math\nRATE = 1 / 0\n")
     done = asyncbench_cli("run", "-w", reference, "-b", "numpy", "-d", "cpu", cwd=project)
-    assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert message in done.stderr
     (project / "bad.yaml").write_text(f"experiments:\n  - name: x\n    workload: {reference}\n")
     validated = asyncbench_cli("validate", "bad.yaml", cwd=project)
-    assert validated.returncode == 2 and "bad.yaml:3: experiments[0].workload:" in validated.stderr and message in validated.stderr
+    assert validated.returncode == 2
+    assert "bad.yaml:3: experiments[0].workload:" in validated.stderr
+    assert message in validated.stderr
 
 
 def test_an_installed_plugin_is_listed_with_where_it_comes_from_and_runs_by_name(tmp_path):
@@ -149,7 +158,8 @@ def test_an_installed_plugin_is_listed_with_where_it_comes_from_and_runs_by_name
     (entry,) = [w for w in json.loads(listed.stdout) if w["name"] == "product"]
     assert entry["origin"] == "plugin 'product': plugin_mod:product, installed by myplugin"
     done = asyncbench_cli("run", "-w", "product", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", cwd=tmp_path, env=env)
-    assert done.returncode == 0 and "1 case: 1 ok" in done.stdout, done.stderr
+    assert done.returncode == 0, done.stderr
+    assert "1 case: 1 ok" in done.stdout
 
 
 def test_a_step_that_returns_no_callable_says_what_it_must_return():
@@ -164,7 +174,8 @@ def test_a_step_that_returns_no_callable_says_what_it_must_return():
 def test_a_plain_function_is_taken_as_a_step(tmp_path):
     (tmp_path / "plain.py").write_text("def work(backend, device, params):\n    return lambda: None\n")
     workload = plugins.load(plugins.canonical("plain.py:work", tmp_path))
-    assert workload.name == "work" and workload.param("sync_every").default == [0, 4, 1]
+    assert workload.name == "work"
+    assert workload.param("sync_every").default == [0, 4, 1]
 
 
 @pytest.mark.slow
@@ -186,4 +197,5 @@ def test_the_examples_run_on_the_cpu_and_pass_their_gates(config, tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads((tmp_path / "r.json").read_text())["results"]
-    assert results and all(r["status"] == "ok" and r["checks"] and r["checks"][0]["verdict"] == "pass" for r in results)
+    assert results
+    assert all(r["status"] == "ok" and r["checks"] and r["checks"][0]["verdict"] == "pass" for r in results)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 
+from typing import Any
+
 import pytest
 
 from asyncbench.backends import get_backend
@@ -24,7 +26,8 @@ def test_matmul_on_cpu_is_synchronous(backend):
     done = sorted(result.variants["matmul"].samples.done_s)
     middle = done[(len(done) - 1) // 2], done[len(done) // 2]
     flops = 2 * 128**3 * 2
-    assert flops / middle[1] / 1e9 <= m["gflops"] * (1 + 1e-9) and m["gflops"] <= flops / middle[0] / 1e9 * (1 + 1e-9)
+    assert flops / middle[1] / 1e9 <= m["gflops"] * (1 + 1e-9)
+    assert m["gflops"] <= flops / middle[0] / 1e9 * (1 + 1e-9)
     low, high = result.bounds["gflops"]
     assert low <= m["gflops"] <= high
     assert result.variants["matmul"].device_s is None
@@ -32,12 +35,24 @@ def test_matmul_on_cpu_is_synchronous(backend):
 
 
 @pytest.mark.parametrize("include_rng", [True, False])
-def test_matmul_result_is_the_product(include_rng):
-    prepared = WORKLOADS["matmul"].setup(
-        get_backend("numpy"), "cpu", {"size": 8, "n_iter": 2, "dtype": "float64", "include_rng": include_rng}
-    )
+def test_matmul_result_is_the_product_of_its_input(include_rng):
+    """The variant's result is the square of the last matrix it drew (a fresh one per product with include_rng)."""
+    import numpy
+
+    backend = get_backend("numpy")
+    drawn: list[Any] = []
+    make = backend.random
+
+    def recording(shape: tuple[int, ...], dtype: str, device: str) -> Any:
+        draw = make(shape, dtype, device)
+        return lambda: drawn.append(draw()) or drawn[-1]
+
+    backend.random = recording
+    prepared = WORKLOADS["matmul"].setup(backend, "cpu", {"size": 8, "n_iter": 2, "dtype": "float64", "include_rng": include_rng})
     product = prepared.variants["matmul"]()
-    assert product.shape == (8, 8)
+    assert len(drawn) == (2 if include_rng else 1)  # with include_rng each of the 2 products draws; else setup drew once
+    numpy.testing.assert_array_equal(product, drawn[-1] @ drawn[-1])
+    assert product.dtype == numpy.float64
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
@@ -46,12 +61,17 @@ def test_sync_async_on_cpu_has_all_metrics(backend):
     assert result.status == OK, result.reason
     m = result.metrics
     assert set(m) == {"speedup", "t1_s", "t2_s", "t3_s", "model_error"}
-    assert m["speedup"] > 0.5 and m["t1_s"] > 0
+    assert m["speedup"] > 0.5
+    assert m["t1_s"] > 0
     # a synchronous backend runs the op inside its issue: the backlog is no execution time, so no t2 and no model
-    assert result.asynchronous is False and m["t2_s"] is None and m["model_error"] is None
-    assert "t2_s" not in result.bounds and result.bounds["speedup"] is not None
+    assert result.asynchronous is False
+    assert m["t2_s"] is None
+    assert m["model_error"] is None
+    assert "t2_s" not in result.bounds
+    assert result.bounds["speedup"] is not None
     reading = WORKLOADS["sync_async"].reading(result)
-    assert reading.startswith("synchronous backend") and "backend runs it in" not in reading
+    assert reading.startswith("synchronous backend")
+    assert "backend runs it in" not in reading
 
 
 def test_sync_async_computes_x_plus_one():
@@ -73,7 +93,9 @@ def test_fit_model_recovers_t1_t2_t3_of_a_backend_bound_device():
 
 def test_fit_model_without_events_uses_the_backlog():
     fitted = fit_model(10, Clocks(done_s=12.0, issue_s=12.0), Clocks(done_s=10.0, issue_s=10.0))
-    assert fitted["t2_s"] == 0.0 and fitted["t1_s"] == 1.0 and fitted["t3_s"] == pytest.approx(0.2)
+    assert fitted["t2_s"] == 0.0
+    assert fitted["t1_s"] == 1.0
+    assert fitted["t3_s"] == pytest.approx(0.2)
 
 
 def test_backends_explain_what_is_absent():
@@ -91,7 +113,8 @@ def test_backends_explain_what_is_absent():
 @pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="cupy is installed here")
 def test_cupy_missing_is_a_skip_reason():
     devices, reason = get_backend("cupy").resolve("auto")
-    assert devices == [] and "cupy not installed" in reason
+    assert devices == []
+    assert "cupy not installed" in reason
 
 
 @pytest.mark.gpu
@@ -99,7 +122,8 @@ def test_torch_cuda_matmul_shows_the_illusion_and_device_time():
     result = run_workload("matmul", "torch", "cuda:0", size=2048, n_iter=10)
     assert result.status == OK, result.reason
     variant = result.variants["matmul"]
-    assert variant.device_s is not None and variant.device_s.median > 0
+    assert variant.device_s is not None
+    assert variant.device_s.median > 0
     assert result.metrics["illusion"] > 1.5
     assert variant.memory.device_peak_bytes > 2048 * 2048 * 4
 
