@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-
 from typing import Any
 
 import pytest
