@@ -308,8 +308,8 @@ def show(path: str, fmt: str, plot_path: str | None) -> None:
     from asyncbench.results import schema
 
     plot = WRITERS["plot"]
-    if plot_path and plot.check is not None:
-        plot.check(plot_path)
+    if plot_path:
+        plot.check_destination(plot_path)
     shown = view.build(session.load_results(path))
     if fmt == "table":
         terminal.print_report(shown, terminal.stdout_console())

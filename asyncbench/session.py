@@ -17,7 +17,7 @@ import dataclasses
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
 from asyncbench.report import view as views
@@ -25,6 +25,7 @@ from asyncbench.report.view import ReportView
 from asyncbench.report.writers import WRITERS, Writer
 from asyncbench.results import schema
 from asyncbench.results.model import Report, Result
+from asyncbench.results.plan import Config, Experiment
 from asyncbench.verdicts import compare, outcome
 
 Say = Callable[[str], None]
@@ -71,7 +72,7 @@ class Session:
     reports: bool = True
 
 
-def plan(request: RunRequest) -> Any:
+def plan(request: RunRequest) -> Config:
     """One validated plan from the configs given (or the built-in suite, or -w workloads), with the command line's
     overrides; -w names are resolved once. Imports no framework."""
     from asyncbench.spec import config, overrides
@@ -97,7 +98,7 @@ def plan(request: RunRequest) -> Any:
     )
 
 
-def _check_outputs(request: RunRequest, experiments: Any) -> list[tuple[Writer, str]]:
+def _check_outputs(request: RunRequest, experiments: Sequence[Experiment]) -> list[tuple[Writer, str]]:
     """Every output file, proven writable before anything runs (InputError: exit 2, not after a long run)."""
     named = [p for p in (request.json_path, *request.outputs.values()) if p]
     repeated = sorted({p for p in named if named.count(p) > 1})
@@ -105,10 +106,7 @@ def _check_outputs(request: RunRequest, experiments: Any) -> list[tuple[Writer, 
         raise InputError(f"the same file is named for two outputs: {', '.join(repeated)}")
     outputs = [(WRITERS[name], path) for name, path in request.outputs.items() if path]
     for writer, path in outputs:
-        if writer.check is not None:
-            writer.check(path)
-        else:
-            schema.check_writable(path)
+        writer.check_destination(path)
         if writer.needs_sweep and not any(e.sweep for e in experiments):
             raise InputError(f"{writer.option} draws sweeps, and no selected experiment has one (sweep: in a config, or --set KEY=V1,V2)")
     if request.json_path:
@@ -137,7 +135,7 @@ class _Saver:
             self.failed = True
 
 
-def _execute(plan: Any, request: RunRequest, saver: _Saver, trace_dir: str | None) -> tuple[Report, int | None]:
+def _execute(plan: Config, request: RunRequest, saver: _Saver, trace_dir: str | None) -> tuple[Report, int | None]:
     """Run the plan, saving after every case; on Ctrl-C or SIGTERM save what finished, marked interrupted, and
     return the exit code to end with (130 or 143), else None."""
     from rich.console import Console
@@ -172,7 +170,7 @@ def _execute(plan: Any, request: RunRequest, saver: _Saver, trace_dir: str | Non
     return dataclasses.replace(report, results=tuple(finished)), None
 
 
-def _torchrun(plan: Any, request: RunRequest) -> tuple[RunRequest, bool]:
+def _torchrun(plan: Config, request: RunRequest) -> tuple[RunRequest, bool]:
     """Under torchrun this process is one rank: only workloads that measure themselves across processes run, the
     rank is its own worker, and only rank 0 reports and writes. Returns the request as this rank runs it."""
     from asyncbench.measure import distributed
@@ -234,18 +232,11 @@ def run(request: RunRequest, say: Say) -> Session:
 
 def load_results(path: str | Path) -> Report:
     """A results file, ready to render: files older than schema 3 store no units or readings, so those are taken
-    from the installed workloads where they are found (a workload that is gone leaves its numbers bare)."""
+    from the built-in workloads (a user's workload is not imported to render a file: its old results stay bare)."""
     report = schema.load(path)
     if report.schema_version >= 3:
         return report
-    from asyncbench.workloads import plugins
+    from asyncbench.workloads import WORKLOADS  # built-ins only: rendering never imports a user's module
 
-    described = []
-    for result in report.results:
-        try:
-            workload = plugins.find(result.workload)
-        except InputError:
-            described.append(result)
-            continue
-        described.append(workload.describe(result))
+    described = [WORKLOADS[r.workload].describe(r) if r.workload in WORKLOADS else r for r in report.results]
     return dataclasses.replace(report, results=tuple(described))

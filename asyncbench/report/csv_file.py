@@ -16,7 +16,7 @@ from asyncbench.report.view import ReportView
 from asyncbench.results.model import CLOCKS, Memory
 
 
-def csv_text(view: ReportView) -> str:
+def csv_text(view: ReportView, path: str = "-") -> str:
     """One row per variant (or per skipped/error case), metrics as `metric_*` columns, checks in one column."""
     report = view.report
     metric_names = list(dict.fromkeys(name for r in report.results for name in r.metrics))

@@ -17,7 +17,7 @@ from asyncbench.results.model import Status
 BENCHMARK_UNIT, BENCHMARK_SCALE = "ms", 1e3
 
 
-def github_benchmark(view: ReportView) -> str:
+def github_benchmark(view: ReportView, path: str = "-") -> str:
     """Median done time of every ok case and variant, smaller is better, as benchmark-tracking JSON."""
     entries = []
     for result in view.report.results:

@@ -14,7 +14,7 @@ from asyncbench.results.model import Status, Verdict
 MARKDOWN_MARK = {Verdict.PASS: "✅", Verdict.FAIL: "❌", Verdict.INCONCLUSIVE: "❔", Verdict.NOT_MEASURED: "❌"}
 
 
-def markdown(view: ReportView) -> str:
+def markdown(view: ReportView, path: str = "-") -> str:
     """The report (and its comparison with a baseline) as markdown: a headline first, then the tables."""
     lines = [f"## asyncbench: {view.headline}", "", f"{view.environment} · {view.created}", ""]
     if view.outcome is not None and view.outcome.code:

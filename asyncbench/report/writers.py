@@ -2,21 +2,25 @@
 
 A writer turns the view model into the text (or bytes) of one format. Its
 entry says what it is called (`show --format NAME`), the `run` option that
-writes it to a file (None: not a `run` output), and whether it can go to
-standard output. Adding a format is one module with its function and one
-line here; the CLI builds its options and choices from this table.
+writes it to a file (None: not a `run` output), and where its function is,
+as "module:function" — imported only when that format is written, so that
+`asyncbench --help` (whose options come from this table) stays fast. Adding
+a format is one module with its function and one line here.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from asyncbench.report import csv_file, github, markdown, plot
-from asyncbench.report.view import ReportView
-from asyncbench.results import schema
+if TYPE_CHECKING:
+    from asyncbench.report.view import ReportView
 
-Render = Callable[[ReportView, str], "str | bytes"]
+
+def _resolve(reference: str) -> Callable[..., Any]:
+    module, _, function = reference.partition(":")
+    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -27,37 +31,57 @@ class Writer:
     #: the `run` option that writes it to a file ("--markdown"), None: not a `run` output
     option: str | None
     help: str
-    #: (view, destination path) -> the file's content; the path only names a format where the suffix matters (plot)
-    render: Render
+    #: "module:function" of the writer: (view, destination path) -> the content; the path names a format only
+    #: where its suffix matters (plot)
+    target: str
     #: whether `show --format NAME` prints it (binary formats go to files only)
     to_stdout: bool = True
-    #: a check made before anything runs: the format can be written at all (an optional package, a suffix)
-    check: Callable[[str], None] | None = None
+    #: "module:function" of a check made before anything runs (path) -> None, raising InputError: the format can be
+    #: written at all (an optional package, a suffix); None: the file must only be writable
+    check: str | None = None
     #: whether it needs a swept experiment to say anything (plot)
     needs_sweep: bool = False
+
+    def render(self, view: ReportView, path: str) -> str | bytes:
+        content: str | bytes = _resolve(self.target)(view, path)
+        return content
+
+    def check_destination(self, path: str) -> None:
+        """Fail now (InputError, exit 2), not after a long run, if `path` could not be written in this format."""
+        if self.check is not None:
+            _resolve(self.check)(path)
+        else:
+            from asyncbench.results.schema import check_writable
+
+            check_writable(path)
+
+
+def json_text(view: ReportView, path: str) -> str:
+    """The results file itself."""
+    from asyncbench.results.schema import dumps
+
+    return dumps(view.report)
 
 
 WRITERS: dict[str, Writer] = {
     w.name: w
     for w in (
-        Writer("json", None, "the results file itself", lambda view, path: schema.dumps(view.report)),
-        Writer(
-            "markdown", "--markdown", "Also write the results as markdown (a CI job summary).", lambda view, path: markdown.markdown(view)
-        ),
-        Writer("csv", "--csv", "Also write one CSV row per case and variant.", lambda view, path: csv_file.csv_text(view)),
+        Writer("json", None, "the results file itself", "asyncbench.report.writers:json_text"),
+        Writer("markdown", "--markdown", "Also write the results as markdown (a CI job summary).", "asyncbench.report.markdown:markdown"),
+        Writer("csv", "--csv", "Also write one CSV row per case and variant.", "asyncbench.report.csv_file:csv_text"),
         Writer(
             "github-benchmark",
             "--github-benchmark",
             "Also write median done times as benchmark-tracking JSON (customSmallerIsBetter).",
-            lambda view, path: github.github_benchmark(view),
+            "asyncbench.report.github:github_benchmark",
         ),
         Writer(
             "plot",
             "--plot",
             "Draw each swept experiment's metrics against the sweep (.png, .svg or .pdf; needs matplotlib).",
-            plot.draw,
+            "asyncbench.report.plot:draw",
             to_stdout=False,
-            check=plot.check_available,
+            check="asyncbench.report.plot:check_available",
             needs_sweep=True,
         ),
     )
@@ -71,5 +95,4 @@ def file_writers() -> list[Writer]:
 
 def option_dest(writer: Writer) -> str:
     """The keyword a writer's `run` option arrives under: --github-benchmark -> github_benchmark_path."""
-    assert writer.option is not None
-    return writer.option.lstrip("-").replace("-", "_") + "_path"
+    return str(writer.option).lstrip("-").replace("-", "_") + "_path"

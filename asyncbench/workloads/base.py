@@ -20,15 +20,22 @@ from typing import Any, Callable, Mapping
 
 from asyncbench.backends.base import Backend
 from asyncbench.results import units
-from asyncbench.results.model import Clocks, Memory, MetricInfo, Result, Samples, Sampling, Settings, Status, VariantResult
+from asyncbench.results.model import Clocks, Memory, MetricInfo, Result, Samples, Sampling, Settings, Status, VariantResult, Word
 
-INT = "int"
-FLOAT = "float"
-BOOL = "bool"
-STR = "str"
-SHAPE = "shape"  # a list of positive ints
-INTS = "ints"  # a non-empty list of ints within the param's bounds
-PARAM_KINDS = (INT, FLOAT, BOOL, STR, SHAPE, INTS)
+
+class ParamKind(Word):
+    """What a parameter's values are; the spec checks YAML and --set values against it."""
+
+    INT = "int"
+    FLOAT = "float"
+    BOOL = "bool"
+    STR = "str"
+    SHAPE = "shape"  # a list of positive ints
+    INTS = "ints"  # a non-empty list of ints within the param's bounds
+
+
+INT, FLOAT, BOOL, STR, SHAPE, INTS = ParamKind.INT, ParamKind.FLOAT, ParamKind.BOOL, ParamKind.STR, ParamKind.SHAPE, ParamKind.INTS
+PARAM_KINDS = tuple(ParamKind)
 
 
 @dataclass(frozen=True)
@@ -36,7 +43,7 @@ class Param:
     """A workload parameter; `quick` is the value under --quick (None: same as default)."""
 
     name: str
-    kind: str
+    kind: ParamKind
     default: Any
     help: str
     quick: Any = None

@@ -1,8 +1,8 @@
 """A minimal output format: one tab-separated line per case and variant (id, variant, median done time in seconds).
 
-Register it with one line in `asyncbench/report/writers.py`:
+Saved as `asyncbench/report/tsv.py`, register it with one line in `asyncbench/report/writers.py`:
 
-    Writer("tsv", "--tsv", "Also write median done times as tab-separated values.", lambda view, path: tsv(view)),
+    Writer("tsv", "--tsv", "Also write median done times as tab-separated values.", "asyncbench.report.tsv:tsv"),
 
 and `asyncbench run --tsv FILE` and `asyncbench show r.json --format tsv` both exist.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from asyncbench.report.view import ReportView
 
 
-def tsv(view: ReportView) -> str:
+def tsv(view: ReportView, path: str) -> str:
     """A writer only formats the view model: the report's data is `view.report`, the words are the view's own."""
     lines = ["id\tvariant\tdone_s"]
     for result in view.report.results:
