@@ -52,8 +52,8 @@ def _stdout(text: str) -> None:
     write_stdout(text)
 
 
-#: the formats `show --format` prints besides the table, from the writer registry
 def _shown_formats() -> list[str]:
+    """The formats `show --format` prints besides the table, from the writer registry."""
     from asyncbench.report.writers import WRITERS
 
     return [name for name, writer in WRITERS.items() if writer.to_stdout]

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import yaml
 
-from asyncbench.backends import BACKENDS, DEVICE_PATTERN
+from asyncbench.backends import BACKENDS
 from asyncbench.errors import InputError, read_text, suggestion
 from asyncbench.results import schema as results
 from asyncbench.results.model import Expectation, Settings
@@ -26,10 +26,12 @@ from asyncbench.spec import expect
 from asyncbench.spec.schema import (
     SETTING_FIELDS,
     YOUR_OWN,
+    backend_name,
     builtin_names,
     check_sweep_size,
     coerce_param,
     coerce_setting,
+    device_spec,
     settings_problem,
     sweep_values,
     type_name,
@@ -139,23 +141,16 @@ def _check_keys(doc: _Document, mapping: Any, allowed: Sequence[str], path: tupl
     return mapping
 
 
-def _names(doc: _Document, value: Any, path: tuple, known: Sequence[str], what: str) -> tuple[str, ...]:
+def _each(doc: _Document, value: Any, path: tuple[Any, ...], what: str, check: Callable[[Any], str]) -> tuple[str, ...]:
+    """A name or a non-empty list of names, each passed through `check` (the schema's rule and wording)."""
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not items:
-        raise doc.error(f"expected a non-empty list of {what}s", path)
+        raise doc.error(f"expected a non-empty list of {what}", path)
     for index, item in enumerate(items):
-        if not isinstance(item, str) or item not in known:
-            raise doc.error(f"unknown {what} {item!r}{suggestion(str(item), known)}; known: {', '.join(known)}", path + (index,))
-    return tuple(items)
-
-
-def _devices(doc: _Document, value: Any, path: tuple) -> tuple[str, ...]:
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not items:
-        raise doc.error("expected a non-empty list of devices", path)
-    for index, item in enumerate(items):
-        if not isinstance(item, str) or not DEVICE_PATTERN.match(item):
-            raise doc.error(f"malformed device {item!r}: expected auto, cpu, cuda or cuda:N", path + (index,))
+        try:
+            check(item)
+        except ValueError as exc:
+            raise doc.error(str(exc), path + (index,)) from None
     return tuple(items)
 
 
@@ -194,8 +189,8 @@ def _experiment(doc: _Document, raw: Any, index: int, defaults: Mapping[str, Any
     return Experiment(
         name=name,
         workload=workload_name,
-        backends=_names(doc, merged.get("backends", list(DEFAULT_BACKENDS)), _where(raw, path, "backends"), list(BACKENDS), "backend"),
-        devices=_devices(doc, merged.get("devices", list(DEFAULT_DEVICES)), _where(raw, path, "devices")),
+        backends=_each(doc, merged.get("backends", list(DEFAULT_BACKENDS)), _where(raw, path, "backends"), "backends", backend_name),
+        devices=_each(doc, merged.get("devices", list(DEFAULT_DEVICES)), _where(raw, path, "devices"), "devices", device_spec),
         params={**workload.defaults(), **params},
         settings=_settings(doc, raw, base, path),
         explicit=frozenset(params),

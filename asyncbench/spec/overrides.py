@@ -14,16 +14,18 @@ from typing import Any, Sequence
 
 import yaml
 
-from asyncbench.backends import BACKENDS, DEVICE_PATTERN
+from asyncbench.backends import BACKENDS
 from asyncbench.errors import InputError, suggestion
 from asyncbench.results.model import Settings
 from asyncbench.spec.config import Config
 from asyncbench.spec.schema import (
     QUICK_SETTINGS,
     SETTING_FIELDS,
+    backend_name,
     check_sweep_size,
     coerce_param,
     coerce_setting,
+    device_spec,
     settings_problem,
     sweep_values,
 )
@@ -77,12 +79,12 @@ def apply_overrides(
     """The command line's say over a config: keep the workloads with these registry keys (-w, resolved once by
     `config.workload_keys`), replace backends/devices, --set params or settings, and --quick (small sizes, few
     samples; --set still wins)."""
-    for name in backends:
-        if name not in BACKENDS:
-            raise InputError(f"-b {name!r}: unknown backend{suggestion(name, BACKENDS)}; known: {', '.join(BACKENDS)}")
-    for device in devices:
-        if not DEVICE_PATTERN.match(device):
-            raise InputError(f"-d {device!r}: malformed device; expected auto, cpu, cuda or cuda:N")
+    for option, values, check in (("-b", backends, backend_name), ("-d", devices, device_spec)):
+        for value in values:
+            try:
+                check(value)
+            except ValueError as exc:
+                raise InputError(f"{option} {value!r}: {exc}") from None
     parsed_sets = [(text, *parse_set(text)) for text in sets]
     used = [False] * len(parsed_sets)
 

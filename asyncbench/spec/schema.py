@@ -148,6 +148,24 @@ def check_sweep_size(sweep: Mapping[str, Sequence[Any]]) -> None:
         raise ValueError(f"the sweep has {points} points, more than {MAX_SWEEP_POINTS}; sweep fewer values")
 
 
+def backend_name(value: Any) -> str:
+    """A backend's name as a config or -b gives it; ValueError naming the known ones (and a close match)."""
+    from asyncbench.backends import BACKENDS  # names and device kinds only: no framework is imported
+
+    if not isinstance(value, str) or value not in BACKENDS:
+        raise ValueError(f"unknown backend {value!r}{suggestion(str(value), BACKENDS)}; known: {', '.join(BACKENDS)}")
+    return value
+
+
+def device_spec(value: Any) -> str:
+    """A device as a config or -d gives it (auto, cpu, cuda, cuda:N); ValueError for a malformed one."""
+    from asyncbench.backends import DEVICE_PATTERN
+
+    if not isinstance(value, str) or not DEVICE_PATTERN.match(value):
+        raise ValueError(f"malformed device {value!r}: expected auto, cpu, cuda or cuda:N")
+    return value
+
+
 def builtin_names() -> list[str]:
     return [name for name in WORKLOADS if not plugins.is_reference(name)]
 
