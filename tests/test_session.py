@@ -1,0 +1,76 @@
+"""The session: one request from plan to outcome, and results files made ready to render."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from asyncbench import session
+from asyncbench.errors import EXIT_ERRORS, EXIT_OK, InputError
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory) -> Path:
+    """A real run of sync_async on numpy, saved."""
+    path = tmp_path_factory.mktemp("session") / "r.json"
+    request = session.RunRequest(workloads=("sync_async",), backends=("numpy",), quick=True, json_path=str(path), progress=False)
+    ended = session.run(request, say=lambda line: None)
+    assert ended.code == EXIT_OK
+    return path
+
+
+def test_a_run_stores_each_metrics_unit_and_the_reading(measured):
+    (result,) = json.loads(measured.read_text())["results"]
+    assert result["metric_info"]["speedup"] == {"unit": "x", "help": "sync done time / async done time"}
+    assert result["metric_info"]["t1_s"]["unit"] == "s"
+    assert result["reading"].startswith("synchronous backend")
+
+
+def test_a_schema_2_file_gets_units_and_reading_from_the_built_in_workload(measured, tmp_path):
+    raw = json.loads(measured.read_text())
+    raw["schema_version"] = 2
+    for result in raw["results"]:
+        del result["metric_info"], result["reading"]
+    old = tmp_path / "v2.json"
+    old.write_text(json.dumps(raw))
+    (result,) = session.load_results(old).results
+    assert result.metric_info["speedup"].unit == "x"
+    assert result.reading is not None
+    assert result.reading.startswith("synchronous backend")
+
+
+def test_an_output_that_cannot_be_written_after_the_run_is_an_error_of_the_run(tmp_path, monkeypatch):
+    """The outcome is judged once; a file that fails to be written afterwards adds its reason and exit 3."""
+    from asyncbench.results import schema
+
+    real = schema.atomic_write
+
+    def full_for_markdown(path, content):
+        if str(path).endswith(".md"):
+            raise OSError(28, "No space left on device", str(path))
+        real(path, content)
+
+    monkeypatch.setattr(schema, "atomic_write", full_for_markdown)
+    said: list[str] = []
+    request = session.RunRequest(
+        workloads=("matmul",),
+        backends=("numpy",),
+        quick=True,
+        outputs={"markdown": str(tmp_path / "s.md")},
+        progress=False,
+    )
+    ended = session.run(request, say=said.append)
+    assert ended.code == EXIT_ERRORS
+    assert ended.view.outcome is not None
+    assert ended.view.outcome.reasons[0] == f"could not write {tmp_path / 's.md'}"
+    assert any("cannot write an output: No space left on device" in line for line in said)
+
+
+def test_a_bad_request_is_refused_before_anything_runs(tmp_path):
+    with pytest.raises(InputError, match="the same file is named for two outputs"):
+        session.run(
+            session.RunRequest(workloads=("matmul",), json_path=str(tmp_path / "a"), outputs={"csv": str(tmp_path / "a")}),
+            say=lambda line: None,
+        )
