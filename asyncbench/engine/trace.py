@@ -25,7 +25,7 @@ from typing import Any, Callable, ContextManager, Mapping
 
 from asyncbench.backends.base import Backend
 from asyncbench.errors import InputError, describe_failure
-from asyncbench.results import schema as results
+from asyncbench.results import schema
 
 ISSUE, SYNC, DONE = "asyncbench: issue", "asyncbench: sync", "asyncbench: done"
 HARNESS_RANGES = (ISSUE, SYNC, DONE)
@@ -112,7 +112,7 @@ def record(
             trace = _harness_trace(_run_once(run, sync, lambda _: contextlib.nullcontext()))
         path = Path(directory) / file_name(case_id, name)
         try:
-            results.atomic_write(path, json.dumps(trace))
+            schema.atomic_write(path, json.dumps(trace))
         except OSError as exc:  # a full disk loses the timeline, not the measurement
             warnings.append(f"{name}: the trace could not be written ({exc.strerror or exc})")
             continue

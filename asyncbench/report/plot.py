@@ -20,8 +20,7 @@ from typing import Any, Sequence
 
 from asyncbench.errors import InputError
 from asyncbench.report.view import ReportView, point_label
-from asyncbench.results import schema as results
-from asyncbench.results import units
+from asyncbench.results import schema, units
 from asyncbench.results.model import OK, Result
 
 #: per-variant metrics share a panel: epoch_s_k1, epoch_s_k2 -> epoch_s_kK (the workloads' convention)
@@ -40,7 +39,7 @@ def check_available(path: str) -> None:
         raise InputError(INSTALL_HINT)
     if Path(path).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise InputError("expected a .png, .svg or .pdf file name", location=path)
-    results.check_writable(path)
+    schema.check_writable(path)
 
 
 def _axis_value(value: Any) -> Any:

@@ -19,7 +19,7 @@ import yaml
 
 from asyncbench.backends import BACKENDS
 from asyncbench.errors import InputError, read_text, suggestion
-from asyncbench.results import schema as results
+from asyncbench.results import schema
 from asyncbench.results.model import Expectation, Settings
 from asyncbench.results.plan import Config, Experiment
 from asyncbench.spec import expect
@@ -245,7 +245,7 @@ def _expectations(doc: _Document, workload: Workload, raw: Any, path: tuple) -> 
 def loads(text: str, source: str = "<config>", default_name: str = "config") -> Config:
     """Parse and validate config text; raise ConfigError naming source, line and key."""
     doc = _Document(text, source)
-    if results.is_results(doc.value):
+    if schema.is_results(doc.value):
         raise ConfigError(
             "this is a results file, not a config: use `asyncbench show FILE` to see it, or `asyncbench compare BASELINE FILE`",
             location=source,
