@@ -1,4 +1,4 @@
-"""The CLI as a user meets it: exit codes, messages, files, and what it imports."""
+"""The CLI as a user meets it: exit codes, messages and files (what it imports: tests/test_layers.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from click.testing import CliRunner
 
 from asyncbench import cli
 from asyncbench.engine import runner
+from asyncbench.results import schema
 from asyncbench.workloads import WORKLOADS
+from tests.support.helpers import ok_result, report_of
 
 
 @pytest.fixture
@@ -20,40 +22,6 @@ def invoke():
         return CliRunner().invoke(cli.main, list(args), catch_exceptions=False)
 
     return _invoke
-
-
-@pytest.mark.parametrize("argv", [["--help"], ["list"], ["list", "--format", "json"], ["validate", "configs/async-computation.yaml"]])
-def test_light_commands_import_no_framework(argv):
-    code = (
-        "import sys\n"
-        "from asyncbench.cli import main\n"
-        f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
-        "print('FRAMEWORKS', sorted(m for m in ('torch', 'cupy', 'jax', 'mxnet') if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "FRAMEWORKS []" in out
-
-
-def test_show_and_compare_import_no_framework(tmp_path):
-    from asyncbench.results import schema as results
-    from asyncbench.results import stats
-    from asyncbench.results.model import OK, Result, Samples, VariantResult
-
-    samples = (1.0, 1.1, 0.9)
-    variant = VariantResult(Samples(samples, samples), stats.summarize(samples), stats.summarize(samples), None)
-    row = Result("m[torch,cpu]", "m", "matmul", "torch", "cpu", {}, OK, variants={"matmul": variant})
-    path = tmp_path / "r.json"
-    results.save(results.new_report({}, {}, (row,)), path)
-    code = (
-        "import sys\n"
-        "from asyncbench.cli import main\n"
-        f"for argv in (['show', {str(path)!r}], ['compare', {str(path)!r}, {str(path)!r}]):\n"
-        "    try:\n        main(argv)\n    except SystemExit as e:\n        assert e.code == 0, e.code\n"
-        "print('FRAMEWORKS', sorted(m for m in ('torch', 'cupy', 'jax', 'mxnet') if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "SAME" in out
-    assert "FRAMEWORKS []" in out
 
 
 def test_version_and_help_with_examples(invoke):
@@ -155,3 +123,15 @@ def test_interrupt_saves_finished_cases_and_exits_130(invoke, tmp_path, monkeypa
     data = json.loads(out.read_text())
     assert data["interrupted"] is True
     assert [r["workload"] for r in data["results"]] == ["matmul"]
+
+
+def test_a_results_file_given_to_run_and_a_config_given_to_show_say_what_to_do(tmp_path):
+    saved = tmp_path / "r.json"
+    schema.save(report_of([ok_result("m[torch,cpu]")]), saved)
+    ran = CliRunner().invoke(cli.main, ["run", str(saved)])
+    assert ran.exit_code == 2
+    assert "this is a results file" in ran.output
+    assert "asyncbench show" in ran.output
+    shown = CliRunner().invoke(cli.main, ["show", "configs/ci-gate.yaml"])
+    assert shown.exit_code == 2
+    assert "this is a config, not a results file" in shown.output

@@ -139,3 +139,14 @@ def test_a_case_with_checks_stops_once_they_are_decided(counting, fake_backend, 
     assert result.sampling.rounds == 6
     assert result.sampling.stopped_by == StopReason.NOISE
     assert [c.verdict for c in result.checks] == [Verdict.PASS]
+
+
+def test_a_cpu_only_selection_never_plans_a_cupy_case():
+    from asyncbench.backends import get_backend
+    from asyncbench.engine import runner
+    from asyncbench.spec import config, overrides
+
+    plan = overrides.apply_overrides(config.default_suite(), devices=["cpu"], workloads=["matmul"])
+    cases = list(runner.plan(plan, {name: get_backend(name) for name in plan.experiments[0].backends}))
+    assert "cupy" not in {case.backend for case, _ in cases}
+    assert {"numpy", "torch"} <= {case.backend for case, _ in cases}

@@ -1,10 +1,14 @@
+"""The results schema: atomic saves, loading (old versions, foreign and broken files), and what a file may hold."""
+
 import json
+import os
 
 import pytest
 
-from asyncbench.results import schema as results
+from asyncbench.results import schema
 from asyncbench.results.model import OK, SKIPPED, Memory, Result, Samples, VariantResult
 from asyncbench.results.stats import summarize
+from tests.support.helpers import ok_result, report_of
 
 
 def variant(values=(1.0, 2.0, 3.0), device=None) -> VariantResult:
@@ -32,19 +36,19 @@ def report(**kwargs):
         ),
         Result("e[cupy,auto]", "e", "sync_async", "cupy", "auto", {}, SKIPPED, reason="cupy not installed"),
     )
-    return results.new_report({"name": "c"}, {"python": "3"}, rows)
+    return schema.new_report({"name": "c"}, {"python": "3"}, rows)
 
 
 def test_round_trip_keeps_every_sample_and_maps_nan_to_null(tmp_path):
     path = tmp_path / "r.json"
-    results.save(report(), path)
+    schema.save(report(), path)
     raw = json.loads(path.read_text())
-    assert raw["schema_version"] == results.SCHEMA_VERSION
+    assert raw["schema_version"] == schema.SCHEMA_VERSION
     assert raw["tool"]["name"] == "asyncbench"
     assert raw["results"][0]["metrics"]["model_error"] is None
     assert raw["results"][0]["variants"]["async"]["samples"]["device_s"] == [0.5, 0.6, 0.7]
     assert raw["results"][0]["variants"]["sync"]["done_s"]["median"] == 2.0
-    loaded = results.load(path)
+    loaded = schema.load(path)
     assert loaded.results[0].variants["async"].device_s.median == 0.6
     assert loaded.results[1].reason == "cupy not installed"
 
@@ -56,9 +60,9 @@ def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path, monkeypat
     def full_disk(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(results.os, "fsync", full_disk)
+    monkeypatch.setattr(schema.os, "fsync", full_disk)
     with pytest.raises(OSError):
-        results.save(report(), path)
+        schema.save(report(), path)
     assert path.read_text() == "old complete content"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
@@ -75,14 +79,35 @@ def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path, monkeypat
 def test_unusable_results_files_are_input_errors(tmp_path, content, fragment):
     path = tmp_path / "r.json"
     path.write_text(content)
-    with pytest.raises(results.ResultsFileError, match=fragment):
-        results.load(path)
+    with pytest.raises(schema.ResultsFileError, match=fragment):
+        schema.load(path)
 
 
 def test_check_writable_catches_missing_directory_and_directory_target(tmp_path):
-    with pytest.raises(results.InputError, match="does not exist"):
-        results.check_writable(tmp_path / "nope" / "r.json")
-    with pytest.raises(results.InputError, match="is a directory"):
-        results.check_writable(tmp_path)
-    results.check_writable(tmp_path / "ok.json")
+    with pytest.raises(schema.InputError, match="does not exist"):
+        schema.check_writable(tmp_path / "nope" / "r.json")
+    with pytest.raises(schema.InputError, match="is a directory"):
+        schema.check_writable(tmp_path)
+    schema.check_writable(tmp_path / "ok.json")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_results_files_get_the_permissions_the_umask_gives(tmp_path):
+    path = tmp_path / "r.json"
+    previous = os.umask(0o022)
+    try:
+        schema.save(report_of([ok_result("m[torch,cpu]")]), path)
+    finally:
+        os.umask(previous)
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_show_reads_version_1_files_whose_intervals_were_min_max():
+    raw = json.loads(schema.dumps(report_of([ok_result("m[torch,cpu]")])))
+    raw["schema_version"] = 1
+    for row in raw["results"]:
+        for key in ("bounds", "sampling", "unavailable", "asynchronous"):
+            row.pop(key)
+    report = schema.from_dict(raw)
+    assert report.results[0].bounds == {}
+    assert report.results[0].sampling is None

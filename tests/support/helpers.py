@@ -3,12 +3,14 @@ and a fake backend that drives the runner's logic (it measures nothing real)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Any, Callable
 
 from asyncbench.backends.base import Backend, DeviceStatus
 from asyncbench.engine import runner
-from asyncbench.results.model import Result, Settings
+from asyncbench.results import schema, stats
+from asyncbench.results.model import OK, Report, Result, Samples, Settings, VariantResult
 from asyncbench.spec import config
 from asyncbench.workloads import WORKLOADS
 
@@ -104,3 +106,15 @@ class FakeBackend(Backend):
 
     def to_host(self, array: Any) -> Any:
         return array
+
+
+def report_of(rows: list[Result]) -> Report:
+    """A report holding these results (no config, a stand-in environment)."""
+    return dataclasses.replace(schema.new_report({}, {"cpu": "x"}), results=tuple(rows))
+
+
+def ok_result(case_id: str, n: int = 12) -> Result:
+    """An ok matmul result on torch/cpu with `n` made-up samples (for what renders or judges results)."""
+    values = tuple(1.0 + i / 100 for i in range(n))
+    variant = VariantResult(Samples(values, values), stats.summarize(values), stats.summarize(values), None)
+    return Result(case_id, "m", "matmul", "torch", "cpu", {}, OK, variants={"matmul": variant})

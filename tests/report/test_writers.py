@@ -1,0 +1,85 @@
+"""What a person reads: lines instead of rows for what is not here, tables that fit, numbers without e-notation,
+a markdown headline, notes on sampling, and output that a reader may cut short."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+from rich.console import Console
+
+from asyncbench.report import markdown, terminal, view
+from asyncbench.results import schema, stats, units
+from asyncbench.results.model import SKIPPED, Result
+from tests.support.helpers import ok_result, report_of
+
+
+def _skipped(backend: str, reason: str, unavailable: bool) -> Result:
+    return Result(f"m[{backend},cpu]", "m", "matmul", backend, "cpu", {}, SKIPPED, reason=reason, unavailable=unavailable)
+
+
+def test_an_absent_backend_is_one_line_not_a_row_per_case():
+    report = report_of([ok_result("m[torch,cpu]"), *(_skipped("cupy", "cupy not installed (pip install ...)", True) for _ in range(3))])
+    console = Console(width=80, record=True)
+    terminal.print_report(view.build(report), console)
+    text = console.export_text()
+    assert not [line for line in text.splitlines() if "cupy" in line and "│" in line]  # no table rows
+    assert text.count("cupy: 3 cases skipped — cupy not installed") == 1
+
+
+def test_a_cpu_table_fits_80_columns_without_columns_that_carry_nothing():
+    console = Console(width=80, record=True)
+    terminal.print_report(view.build(report_of([ok_result("m[torch,cpu]")])), console)
+    text = console.export_text()
+    header = next(line for line in text.splitlines() if "variant" in line)
+    assert "device time" not in header
+    assert "issue" not in header
+    assert max(len(line) for line in text.splitlines() if "│" in line or "┃" in line) <= 80
+
+
+def test_printed_numbers_never_use_e_notation():
+    assert units.percent(49.0) == "4900%"
+    assert units.number(3.76e5) == "376000"
+    assert "e" not in view.spread(stats.summarize([1e-9 * (1 + i) for i in range(10)])).split()[-1]
+
+
+def test_markdown_starts_with_a_headline_and_the_environment(tmp_path):
+    report = dataclasses.replace(
+        report_of([ok_result("m[torch,cpu]"), _skipped("numpy", "numpy cannot", False)]),
+        environment={
+            "cpu": "Test CPU",
+            "cpu_affinity": 2,
+            "python": "3.11",
+            "git_sha": "0123456789abcdef",
+            "frameworks": {"torch": {"version": "2.13.0", "threads": 2}},
+        },
+    )
+    lines = markdown.markdown(view.build(report)).splitlines()
+    assert lines[0] == "## asyncbench: 2 cases: 1 ok, 1 skipped"
+    assert "Test CPU" in lines[2]
+    assert "torch 2.13.0 (2 threads)" in lines[2]
+    assert "git 0123456789ab" in lines[2]
+
+
+def test_output_cut_short_by_head_keeps_the_exit_code(tmp_path):
+    """`asyncbench show big.json | head -1` must not turn into exit 1 from a broken pipe."""
+    path = tmp_path / "big.json"
+    schema.save(report_of([ok_result(f"m{i}[torch,cpu]") for i in range(400)]), path)
+    process = subprocess.Popen([sys.executable, "-m", "asyncbench", "show", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.readline()
+    process.stdout.close()
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0
+    assert b"Traceback" not in stderr
+    assert b"BrokenPipe" not in stderr
+
+
+def test_a_case_stopped_by_time_says_how_far_it_got():
+    from asyncbench.results.model import Sampling
+
+    result = dataclasses.replace(ok_result("m[torch,cpu]"), sampling=Sampling(5, 3.1, "max_time_s", 0.52, 0.03, 3.0))
+    note = view.sampling_note(result)
+    assert "stopped by max_time_s (3 s) after 5 rounds at ±52%" in note
+    assert "±3% target" in note
+    assert view.sampling_note(dataclasses.replace(result, sampling=Sampling(40, 1.0, "max_rel_noise", 0.02, 0.03, 3.0))) is None

@@ -1,0 +1,68 @@
+"""What a run concludes: exit codes that cannot pass by accident, through the CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from click.testing import CliRunner
+
+from asyncbench import cli
+from asyncbench.results import schema
+from asyncbench.results.model import Status
+from tests.support.helpers import ok_result, report_of
+
+UNDECIDABLE = """\
+name: undecidable
+defaults: {backends: [torch], devices: [cpu], min_samples: 3, max_samples: 3}
+experiments:
+  - workload: sync_async
+    params: {n_ops: 100}
+    expect: ["speedup >= 0.5"]
+"""
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli.main, list(args), catch_exceptions=False)
+
+
+def test_a_run_that_measured_nothing_exits_1_and_says_why():
+    result = invoke("run", "-w", "matmul", "-d", "cuda", "-b", "torch", "--no-progress")
+    assert result.exit_code == 1
+    assert "nothing was measured: the only case was skipped" in result.output
+
+
+def test_a_check_on_a_case_that_did_not_run_is_not_measured_and_fails():
+    """configs/ci-gate.yaml on numpy: multi_device cannot run there, so its speedup check is not measured."""
+    result = invoke("run", "configs/ci-gate.yaml", "-b", "numpy", "-w", "multi_device", "--no-progress")
+    assert result.exit_code == 1
+    assert "parallel_speedup >= 1.3" in result.output
+    assert "could not be evaluated" in result.output
+
+
+def test_an_inconclusive_check_fails_the_gate_unless_allowed(tmp_path):
+    path = tmp_path / "u.yaml"
+    path.write_text(UNDECIDABLE)
+    failing = invoke("run", str(path), "--no-progress")
+    assert failing.exit_code == 1
+    assert "? speedup >= 0.5" in failing.output
+    assert "1 check inconclusive" in failing.output
+    assert "✓" not in failing.output
+    allowed = invoke("run", str(path), "--no-progress", "--allow-inconclusive")
+    assert allowed.exit_code == 0
+    assert "1 inconclusive" in allowed.output
+
+
+def test_compare_fails_for_a_case_lost_since_the_baseline_and_refuses_unrelated_files(tmp_path):
+    baseline, now, other = tmp_path / "b.json", tmp_path / "n.json", tmp_path / "o.json"
+    schema.save(report_of([ok_result("m[torch,cpu]")]), baseline)
+    schema.save(report_of([dataclasses.replace(ok_result("m[torch,cpu]"), status=Status.ERROR, reason="boom", variants={})]), now)
+    schema.save(report_of([ok_result("m[numpy,cpu]")]), other)
+    lost = invoke("compare", str(baseline), str(now))
+    assert lost.exit_code == 1
+    assert "not run now: m[torch,cpu]" in lost.output
+    unrelated = CliRunner().invoke(cli.main, ["compare", str(baseline), str(other)])
+    assert unrelated.exit_code == 2
+    assert "no case in common" in unrelated.output
+    same = invoke("compare", str(baseline), str(baseline))
+    assert same.exit_code == 0
+    assert "cannot see the machine changing speed" in same.output

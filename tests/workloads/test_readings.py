@@ -1,0 +1,45 @@
+"""Readings say only what the interval shows: no saving from a wide interval, no negative cost stated as a cost."""
+
+from __future__ import annotations
+
+from asyncbench.results.model import OK, Result
+
+
+def _metrics_result(workload: str, metrics, bounds, asynchronous=False) -> Result:
+    return Result("c", "c", workload, "torch", "cpu", {}, OK, metrics=metrics, bounds=bounds, asynchronous=asynchronous)
+
+
+def test_a_wide_interval_is_no_saving_however_large_the_median():
+    """The issue's example: 15% of the wait saved, from data at ±93%."""
+    from asyncbench.workloads import WORKLOADS
+
+    wide = _metrics_result("barrier", {"waitall_s": 0.139, "wait_one_s": 0.118, "saved_fraction": 0.15}, {"saved_fraction": (-0.6, 0.8)})
+    reading = WORKLOADS["barrier"].reading(wide)
+    assert reading.startswith("no difference shown")
+    assert "of the wait saved" not in reading
+    clear = _metrics_result("barrier", {"waitall_s": 0.3, "wait_one_s": 0.1, "saved_fraction": 0.66}, {"saved_fraction": (0.6, 0.7)}, True)
+    assert "of the wait saved" in WORKLOADS["barrier"].reading(clear)
+
+
+def test_a_negative_conversion_cost_is_never_stated_as_a_cost():
+    from asyncbench.workloads import WORKLOADS
+
+    metrics = {
+        "slowdown_item": 0.8,
+        "slowdown_numpy": 0.9,
+        "slowdown_print": 1.04,
+        "item_cost_s": -0.016,
+        "numpy_cost_s": -0.0162,
+        "print_cost_s": 0.0003,
+    }
+    bounds = {
+        "slowdown_item": (0.4, 2.3),
+        "slowdown_numpy": (0.5, 2.0),
+        "slowdown_print": (0.7, 1.5),
+        "item_cost_s": (-0.05, 0.02),
+        "numpy_cost_s": (-0.05, 0.02),
+        "print_cost_s": (-0.01, 0.01),
+    }
+    reading = WORKLOADS["conversion"].reading(_metrics_result("conversion", metrics, bounds))
+    assert reading.startswith("no conversion cost shown")
+    assert "-16" not in reading
