@@ -132,9 +132,11 @@ def test_training_memory_learns():
             value = step()
             return float(value.detach() if hasattr(value, "detach") else value)
 
-        first = loss()
-        later = [loss() for _ in range(40)]
-        assert sum(later[-10:]) / 10 < first / 2, backend_name
+        losses = [loss() for _ in range(41)]
+        # the first five steps against the last ten: one step's loss depends on its random batch and on the
+        # initial weights (the first alone against the last ten failed 3 runs in 200 on numpy); this ratio stayed
+        # below 0.07 in 300 runs on numpy and 60 on torch
+        assert statistics.mean(losses[-10:]) < statistics.mean(losses[:5]) / 2, backend_name
 
 
 def test_sync_every_must_be_distinct_non_negative():
