@@ -14,6 +14,7 @@ from asyncbench import backends
 from asyncbench.engine import runner
 from asyncbench.results.model import Case, Settings, Status
 from asyncbench.workloads import WORKLOADS
+from tests.support.helpers import quick_numpy_results
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "extending"
@@ -62,14 +63,7 @@ def test_the_minimal_workload_measures_and_reads_its_result():
 
 def test_the_tsv_writer_is_one_registry_line_away_from_run_and_show(tmp_path):
     """Registered before the CLI is imported (as a line in writers.py would be), the format appears in both places."""
-    results = tmp_path / "r.json"
-    subprocess.run(
-        [sys.executable, "-m", "asyncbench", "run", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", str(results)],
-        check=True,
-        capture_output=True,
-        cwd=ROOT,
-        timeout=300,
-    )
+    results = quick_numpy_results(tmp_path / "r.json")
     script = f"""
 import sys
 from asyncbench.report.writers import WRITERS, Writer

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.helpers import quick_numpy_results
+
 ROOT = Path(__file__).resolve().parents[1]
 FRAMEWORKS = ("torch", "cupy", "jax", "mxnet")
 
@@ -43,16 +45,8 @@ def _loaded_by(*argv: str, cwd: Path = ROOT) -> list[str]:
 
 @pytest.fixture(scope="module")
 def results_file(tmp_path_factory) -> Path:
-    """A small real results file (numpy, in-process: written without importing torch in this test's probe)."""
-    path = tmp_path_factory.mktemp("layers") / "r.json"
-    subprocess.run(
-        [sys.executable, "-m", "asyncbench", "run", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", str(path)],
-        check=True,
-        capture_output=True,
-        cwd=ROOT,
-        timeout=300,
-    )
-    return path
+    """A small real results file (written in another process: this test's probes start clean)."""
+    return quick_numpy_results(tmp_path_factory.mktemp("layers") / "r.json")
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["list"], ["list", "--format", "json"]])

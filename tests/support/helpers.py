@@ -4,7 +4,9 @@ and a fake backend that drives the runner's logic (it measures nothing real)."""
 from __future__ import annotations
 
 import dataclasses
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 from asyncbench.backends.base import Backend, DeviceStatus
@@ -118,3 +120,14 @@ def ok_result(case_id: str, n: int = 12) -> Result:
     values = tuple(1.0 + i / 100 for i in range(n))
     variant = VariantResult(Samples(values, values), stats.summarize(values), stats.summarize(values), None)
     return Result(case_id, "m", "matmul", "torch", "cpu", {}, OK, variants={"matmul": variant})
+
+
+def quick_numpy_results(path: Path) -> Path:
+    """A small real results file: `asyncbench run -w matmul -b numpy --quick -o PATH` in a fresh interpreter."""
+    subprocess.run(
+        [sys.executable, "-m", "asyncbench", "run", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", str(path)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return path
