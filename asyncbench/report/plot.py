@@ -89,10 +89,6 @@ def _numeric_axis(values: Sequence[Any]) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in values)
 
 
-def has_sweeps(view: ReportView) -> bool:
-    return any(e.swept for e in view.experiments)
-
-
 def draw(view: ReportView, path: str) -> bytes:
     """Every swept experiment of the report, drawn in the format `path`'s suffix names (InputError when none is swept)."""
     swept = [(e.name, list(e.results), list(e.swept)) for e in view.experiments if e.swept]

@@ -151,9 +151,10 @@ def print_outcome(console: Console, outcome: OutcomeView) -> None:
         say(console, f"  - {escape(reason)}")
 
 
-def comparison_table(comparison: ComparisonView, significance: float) -> Table:
+def comparison_table(comparison: ComparisonView) -> Table:
     table = Table(
-        title=f"compared with the baseline ({comparison.clock}, max regression {comparison.max_regression}, within-run p < {significance})",
+        title=f"compared with the baseline ({comparison.clock}, max regression {comparison.max_regression}, "
+        f"within-run p < {comparison.significance})",
         title_justify="left",
     )
     for column in ("case", "variant"):
@@ -169,9 +170,7 @@ def comparison_table(comparison: ComparisonView, significance: float) -> Table:
 
 
 def print_comparison(comparison: ComparisonView, console: Console) -> None:
-    from asyncbench.verdicts.compare import SIGNIFICANCE
-
-    console.print(comparison_table(comparison, SIGNIFICANCE))
+    console.print(comparison_table(comparison))
     for line in comparison.notes:
         console.print(f"  [yellow]{escape(line)}[/]")
     console.print(f"  [dim]{escape(comparison.p_value_sees)}[/]", soft_wrap=not console.is_terminal)

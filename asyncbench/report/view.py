@@ -15,6 +15,7 @@ from another machine or a workload that is gone renders as `run` did.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
@@ -95,6 +96,7 @@ class ComparisonRow:
 class ComparisonView:
     clock: str
     max_regression: str  # '10%'
+    significance: float  # the p below which a change beyond the threshold is called
     rows: tuple[ComparisonRow, ...]
     notes: tuple[str, ...]
     p_value_sees: str
@@ -302,7 +304,7 @@ def environment_line(environment: Mapping[str, Any]) -> str:
 
 def change_text(ratio: float) -> str:
     """+12.3% (slower) / −40.0% (faster) as the change of the median."""
-    if ratio != ratio:  # NaN: no ratio (a zero baseline)
+    if math.isnan(ratio):  # no ratio (a zero baseline)
         return NO_VALUE
     return f"{(ratio - 1) * 100:+.1f}%".replace("-", "−")
 
@@ -330,6 +332,7 @@ def comparison(result: compare.Comparison) -> ComparisonView:
     return ComparisonView(
         clock=result.clock,
         max_regression=f"{result.max_regression * 100:.3g}%",
+        significance=compare.SIGNIFICANCE,
         rows=tuple(
             ComparisonRow(
                 r.id,

@@ -23,6 +23,7 @@ from typing import Any, Mapping
 from asyncbench.errors import InputError, read_text
 from asyncbench.results.model import (
     CLOCKS,
+    STATUSES,
     Check,
     Memory,
     MetricInfo,
@@ -213,7 +214,7 @@ def _samples(raw: Mapping[str, Any]) -> Samples:
 
 
 def result_from_dict(raw: Mapping[str, Any]) -> Result:
-    if raw["status"] not in {s.value for s in Status}:
+    if raw["status"] not in STATUSES:
         raise ValueError(f"unknown status {raw['status']!r}")
     return Result(
         id=raw["id"],

@@ -22,7 +22,6 @@ from asyncbench.errors import suggestion
 from asyncbench.results.model import CLOCKS, Expectation
 from asyncbench.workloads.base import Workload
 
-OPERATORS = ("<", "<=", ">", ">=")
 CLOCK_STATS = ("median", "min", "max", "iqr", "ci_low", "ci_high")
 #: the units a threshold may carry, by the quantity's declared unit, as factors to the base unit
 UNIT_FACTORS: dict[str, dict[str, float]] = {
