@@ -69,6 +69,7 @@ bench: install
 	$(PYTHON) benchmarks/ci_coverage.py
 	$(PYTHON) benchmarks/gate_stability.py
 	$(PYTHON) benchmarks/isolation_cost.py
+	$(PYTHON) benchmarks/sweep_scale.py
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache $(MXNET_VENV)

@@ -310,7 +310,7 @@ def show(path: str, fmt: str, plot_path: str | None) -> None:
     plot = WRITERS["plot"]
     if plot_path:
         plot.check_destination(plot_path)
-    shown = view.build(session.load_results(path))
+    shown = view.build(session.load_results(path, _echo_err))
     if fmt == "table":
         terminal.print_report(shown, terminal.stdout_console())
     else:
@@ -331,7 +331,8 @@ Examples:
 \b
 Verdicts, per case and variant: SAME (within the threshold), FASTER or SLOWER
 (beyond it and significant: Mann-Whitney U on the raw samples, p < 0.01),
-INCONCLUSIVE (beyond it, but the samples cannot tell it from noise).
+INCONCLUSIVE (beyond it, but the samples cannot tell it from noise); p is
+computed and shown where it decides, for changes beyond the threshold.
 Exit 1 when some case is SLOWER, or ran ok in the baseline and not now;
 exit 2 when the two files have no case in common. The p-value sees the noise
 within each run, not the machine changing speed between runs: on a shared
@@ -353,15 +354,15 @@ machine gate with ratios measured within one run (expect:) instead.
 def compare_command(baseline: str, current: str, max_regression: str, clock: str, fmt: str) -> None:
     """Compare CURRENT results with BASELINE, case by case (matched by id)."""
     from asyncbench import session
-    from asyncbench.report import markdown, terminal, view
+    from asyncbench.report import compared, markdown, terminal
     from asyncbench.verdicts import compare
 
     threshold = compare.parse_threshold(max_regression)
-    comparison = compare.compare(session.load_results(baseline), session.load_results(current), threshold, clock)
+    comparison = compare.compare(session.load_results(baseline, _echo_err), session.load_results(current, _echo_err), threshold, clock)
     if fmt == "json":
         _stdout(compare.dumps(comparison))
     elif fmt == "markdown":
-        _stdout("\n".join(markdown.comparison_lines(view.comparison(comparison))) + "\n")
+        _stdout("\n".join(markdown.comparison_lines(compared.comparison(comparison))) + "\n")
     else:
-        terminal.print_comparison(view.comparison(comparison), terminal.stdout_console())
+        terminal.print_comparison(compared.comparison(comparison), terminal.stdout_console())
     sys.exit(EXIT_GATE if comparison.failed else EXIT_OK)

@@ -23,7 +23,7 @@ from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
 from asyncbench.report import view as views
 from asyncbench.report.view import ReportView
 from asyncbench.report.writers import WRITERS, Writer
-from asyncbench.results import schema
+from asyncbench.results import journal, records, schema
 from asyncbench.results.model import Report, Result
 from asyncbench.results.plan import Config, Experiment
 from asyncbench.verdicts import compare, outcome
@@ -111,28 +111,98 @@ def _check_outputs(request: RunRequest, experiments: Sequence[Experiment]) -> li
             raise InputError(f"{writer.option} draws sweeps, and no selected experiment has one (sweep: in a config, or --set KEY=V1,V2)")
     if request.json_path:
         schema.check_writable(request.json_path)
+        _check_no_journal(request.json_path)
     return outputs
 
 
+def _check_no_journal(path: str) -> None:
+    """A journal already at the target holds the only copy of a run that did not end: never overwrite it."""
+    left = journal.path_for(path)
+    if not left.exists():
+        return
+    try:
+        recovered = journal.read(left)
+        held = f"{len(recovered.report.results)} finished case(s) of a run started {recovered.report.created} that did not end"
+    except InputError:
+        held = "what may be the cases of a run that did not end"
+    raise InputError(
+        f"{left} holds {held}: `asyncbench show {path}` reads them (`--format json > kept.json` keeps them as a results file); "
+        "move or delete the journal to run again with this output",
+        location=path,
+    )
+
+
 class _Saver:
-    """Saves the results after every case; a save that fails (a full disk) is said once and the run goes on."""
+    """Keeps every finished case safe as the run goes, at the same cost for the 10th case and the 10,000th.
+
+    Each case is appended to the results file's journal (journal.py); the
+    results file itself is written once, when the run ends however it ends,
+    and the journal is then removed. A write that fails (a full disk) is said
+    once and the run goes on: the cases the journal could not take are kept
+    for its next append, and for the results file at the end.
+    """
 
     def __init__(self, path: str | None, say: Say):
         self.path, self.say = path, say
-        self.failed = False
+        self.journal: journal.Journal | None = None
+        self.declared: records.Declared = {}  # each workload's metric declarations, stored once
+        self.lines: list[str] = []  # each finished case serialized once: for the journal, then the results file
+        self.records: list[str] = []  # what the journal is to hold: declarations, and those lines
+        self.journaled = 0  # how many of the records it holds
+        self.failed = False  # the results file could not be written at the end
+        self._warned = False
 
-    def save(self, report: Report) -> None:
+    def begin(self, report: Report) -> None:
+        if self.path:
+            try:
+                self.journal = journal.Journal.start(self.path, report)
+            except OSError as exc:
+                self._warn(exc, journal.path_for(self.path))
+
+    def keep(self, result: Result) -> None:
+        if not self.path:
+            return
+        infos = records.declare(self.declared, result)
+        if infos is not None:
+            self.records.append(journal.declared(result.workload, infos))
+        self.lines.append(records.result_line(result, self.declared))
+        self.records.append(self.lines[-1])
+        if self.journal is None:
+            return
+        try:
+            self.journal.append(self.records[self.journaled :])
+        except OSError as exc:
+            self._warn(exc, self.journal.path)
+            return
+        self.journaled = len(self.records)
+        self._warned = False
+
+    def finish(self, report: Report) -> None:
+        """Write the results file (atomically, once); then the journal has done its work and goes."""
         if not self.path:
             return
         try:
-            schema.save(report, self.path)
-            self.failed = False
+            kept_all = len(self.lines) == len(report.results)
+            schema.save(report, self.path, *((self.lines, self.declared) if kept_all else ()))
         except OSError as exc:
-            if not self.failed:
-                self.say(
-                    f"asyncbench: warning: cannot save {self.path}: {exc.strerror or exc}; the previous file is intact, the run goes on"
-                )
             self.failed = True
+            where = ""
+            if self.journal is not None:
+                self.journal.close()
+                if self.journaled == len(self.records):
+                    where = f"; every finished case is in {self.journal.path}, which `asyncbench show {self.path}` reads"
+            self.say(f"asyncbench: error: cannot write {self.path}: {exc.strerror or exc}{where}")
+            return
+        if self.journal is not None:
+            self.journal.remove()
+
+    def _warn(self, exc: OSError, where: Path) -> None:
+        if not self._warned:
+            self.say(
+                f"asyncbench: warning: cannot write {where}: {exc.strerror or exc}; the run goes on, "
+                "its finished cases kept in memory for the results file"
+            )
+        self._warned = True
 
 
 def _execute(plan: Config, request: RunRequest, saver: _Saver, trace_dir: str | None) -> tuple[Report, int | None]:
@@ -145,12 +215,13 @@ def _execute(plan: Config, request: RunRequest, saver: _Saver, trace_dir: str | 
 
     backends_used = [name for e in plan.experiments for name in e.backends]
     report = schema.new_report(plan.to_dict(), environment.capture(backends_used))
+    saver.begin(report)
     finished: list[Result] = []
 
     def on_result(result: Result) -> None:
         finished.append(result)
         display.finish(result)
-        saver.save(dataclasses.replace(report, results=tuple(finished)))
+        saver.keep(result)
 
     stderr = Console(stderr=True)
     display = ProgressDisplay(enabled=request.progress and stderr.is_terminal, console=stderr)
@@ -163,11 +234,16 @@ def _execute(plan: Config, request: RunRequest, saver: _Saver, trace_dir: str | 
     except KeyboardInterrupt as stop:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the save short
         interrupted = dataclasses.replace(report, results=tuple(finished), interrupted=True)
-        saver.save(interrupted)
+        saver.finish(interrupted)
         return interrupted, EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+    except BaseException:
+        saver.finish(dataclasses.replace(report, results=tuple(finished), interrupted=True))  # a bug: keep what finished
+        raise
     finally:
         signal.signal(signal.SIGTERM, previous_handler)
-    return dataclasses.replace(report, results=tuple(finished)), None
+    done = dataclasses.replace(report, results=tuple(finished))
+    saver.finish(done)
+    return done, None
 
 
 def _torchrun(plan: Config, request: RunRequest) -> tuple[RunRequest, bool]:
@@ -202,7 +278,7 @@ def run(request: RunRequest, say: Say) -> Session:
     outputs = _check_outputs(request, the_plan.experiments)
     trace_dir = str(trace.check_directory(request.trace_dir)) if request.trace_dir else None
     threshold = compare.parse_threshold(request.max_regression)
-    base_report = schema.load(request.baseline) if request.baseline else None
+    base_report = load_results(request.baseline, say) if request.baseline else None
     saver = _Saver(request.json_path, say)
     report, stopped_by = _execute(the_plan, request, saver, trace_dir)
     comparison = compare.compare(base_report, report, threshold) if base_report is not None else None
@@ -225,18 +301,36 @@ def run(request: RunRequest, say: Say) -> Session:
         say(f"written: {', '.join(written)}")
     view = dataclasses.replace(view, outcome=views.outcome_view(verdict))
     if stopped_by is not None:
-        say(f"interrupted: {len(report.results)} finished case(s) kept" + (f" in {request.json_path}" if request.json_path else ""))
+        kept_in = f" in {request.json_path}" if request.json_path and not saver.failed else ""
+        say(f"interrupted: {len(report.results)} finished case(s) kept{kept_in}")
         return Session(view, stopped_by, interrupted=True, reports=reports)
     return Session(view, verdict.code, interrupted=False, reports=reports)
 
 
-def load_results(path: str | Path) -> Report:
-    """A results file, ready to render: files older than schema 3 store no units or readings, so those are taken
-    from the built-in workloads (a user's workload is not imported to render a file: its old results stay bare)."""
-    report = schema.load(path)
+def load_results(path: str | Path, say: Say | None = None) -> Report:
+    """A results file, ready to render. Where a run writing it has not ended (still running, or killed), its
+    journal is read instead, and `say` tells so. Files older than schema 3 store no units or readings, so those
+    are taken from the built-in workloads (a user's workload is not imported to render a file: its old results
+    stay bare)."""
+    report = _read(Path(path), say or (lambda _: None))
     if report.schema_version >= 3:
         return report
     from asyncbench.workloads import WORKLOADS  # built-ins only: rendering never imports a user's module
 
     described = [WORKLOADS[r.workload].describe(r) if r.workload in WORKLOADS else r for r in report.results]
     return dataclasses.replace(report, results=tuple(described))
+
+
+def _read(path: Path, say: Say) -> Report:
+    """The report at `path`: the results file, or the journal of a run writing it that has not ended (or the
+    journal itself, named directly)."""
+    left = path if path.name.endswith(journal.SUFFIX) else journal.path_for(path)
+    if not left.exists():
+        return schema.load(path)
+    recovered = journal.read(left)
+    torn = f"; {recovered.torn} record(s) cut short by the interruption left out" if recovered.torn else ""
+    say(
+        f"{path}: the run writing it has not ended (still running, or killed): "
+        f"{len(recovered.report.results)} finished case(s) read from its journal {left}{torn}"
+    )
+    return recovered.report

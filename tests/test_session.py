@@ -21,18 +21,31 @@ def measured(tmp_path_factory) -> Path:
     return path
 
 
-def test_a_run_stores_each_metrics_unit_and_the_reading(measured):
-    (result,) = json.loads(measured.read_text())["results"]
-    assert result["metric_info"]["speedup"] == {"unit": "x", "help": "sync done time / async done time"}
-    assert result["metric_info"]["t1_s"]["unit"] == "s"
+def test_a_run_stores_each_metrics_unit_once_per_workload_and_each_cases_reading(measured):
+    data = json.loads(measured.read_text())
+    (result,) = data["results"]
+    declared = data["metric_info"]["sync_async"]
+    assert declared["speedup"] == {"unit": "x", "help": "sync done time / async done time"}
+    assert declared["t1_s"]["unit"] == "s"
+    assert "metric_info" not in result  # its workload's, stored once
     assert result["reading"].startswith("synchronous backend")
+    (loaded,) = session.load_results(measured).results
+    assert loaded.metric_info["speedup"].unit == "x"
+
+
+def test_a_run_that_ends_leaves_its_results_file_with_each_cases_time_and_no_journal(measured):
+    (result,) = json.loads(measured.read_text())["results"]
+    sampling = result["sampling"]["elapsed_s"]
+    assert result["case_s"] > sampling > 0  # the whole case: set-up and memory runs besides the sampling
+    assert not Path(f"{measured}.journal").exists()
 
 
 def test_a_schema_2_file_gets_units_and_reading_from_the_built_in_workload(measured, tmp_path):
     raw = json.loads(measured.read_text())
     raw["schema_version"] = 2
+    del raw["metric_info"]
     for result in raw["results"]:
-        del result["metric_info"], result["reading"]
+        del result["reading"]
     old = tmp_path / "v2.json"
     old.write_text(json.dumps(raw))
     (result,) = session.load_results(old).results

@@ -45,9 +45,7 @@ def test_a_signal_mid_run_saves_the_finished_cases_and_exits_128_plus_signal(tmp
         text=True,
         start_new_session=True,  # its own process group, so that the group can be signalled as a terminal does
     )
-    deadline = time.monotonic() + 60
-    while not (out.exists() and json.loads(out.read_text())["results"]) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_for_journaled_cases(out, 1)
     time.sleep(0.3)  # into the long case
     workers = psutil.Process(run.pid).children(recursive=True)
     assert any("spawn_main" in command_line(w) for w in workers)  # the case runs in a worker process
@@ -64,6 +62,46 @@ def test_a_signal_mid_run_saves_the_finished_cases_and_exits_128_plus_signal(tmp
     assert [r["experiment"] for r in data["results"]] == ["short"]
     assert "Traceback" not in stderr
     assert "1 finished case(s) kept" in stderr
+    assert not (tmp_path / "r.json.journal").exists()  # the results file holds them: the journal has done its work
+
+
+def wait_for_journaled_cases(out, count: int) -> None:
+    """Until the run writing `out` has `count` finished cases in its journal (or a minute passed)."""
+    journal = out.parent / f"{out.name}.journal"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if journal.exists() and len(journal.read_text().splitlines()) > count:  # the header, then a line per case
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no {count} case(s) in {journal} after a minute")
+
+
+def test_a_run_killed_with_sigkill_leaves_every_finished_case_readable_by_show_and_compare(tmp_path):
+    """Nothing of the run can clean up after SIGKILL: its journal is what is left, and show and compare read it."""
+    config, out = tmp_path / "c.yaml", tmp_path / "r.json"
+    config.write_text(CONFIG.replace("name: short", "name: short\n    sweep: {n_ops: [10, 20, 30]}"))
+    run = subprocess.Popen([*INTERRUPTIBLE_ASYNCBENCH, "run", str(config), "--no-progress", "-o", str(out)], start_new_session=True)
+    wait_for_journaled_cases(out, 3)
+    time.sleep(0.3)  # into the long case
+    workers = psutil.Process(run.pid).children(recursive=True)
+    run.kill()
+    run.wait(timeout=30)
+    psutil.wait_procs(workers, timeout=10)  # each watches its parent and goes
+    assert not out.exists()
+    shown = subprocess.run([*INTERRUPTIBLE_ASYNCBENCH, "show", str(out), "--format", "json"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert [r["id"] for r in data["results"]] == [f"short[numpy,cpu,n_ops={n}]" for n in (10, 20, 30)]
+    assert data["interrupted"] is True
+    assert data["metric_info"]["sync_async"]["speedup"]["unit"] == "x"  # declared once in the journal, then for each case
+    assert "has not ended" in shown.stderr
+    assert "3 finished case(s) read from its journal" in shown.stderr
+    compared = subprocess.run([*INTERRUPTIBLE_ASYNCBENCH, "compare", str(out), str(out)], capture_output=True, text=True, timeout=60)
+    assert compared.returncode == 0, compared.stderr
+    assert "6 SAME" in compared.stdout  # 3 cases, each with its sync and async variants
+    again = subprocess.run([*INTERRUPTIBLE_ASYNCBENCH, "run", str(config), "-o", str(out)], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2  # the journal is the only copy of those cases: a new run must not overwrite it
+    assert "holds 3 finished case(s) of a run started" in again.stderr
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])

@@ -8,7 +8,8 @@ comparison with a baseline. Every word comes from `view`.
 
 from __future__ import annotations
 
-from asyncbench.report.view import ComparisonView, ReportView
+from asyncbench.report.compared import ComparisonView
+from asyncbench.report.view import ReportView
 from asyncbench.results.model import Status, Verdict
 
 MARKDOWN_MARK = {Verdict.PASS: "✅", Verdict.FAIL: "❌", Verdict.INCONCLUSIVE: "❔", Verdict.NOT_MEASURED: "❌"}
@@ -20,7 +21,7 @@ def markdown(view: ReportView, path: str = "-") -> str:
     if view.outcome is not None and view.outcome.code:
         lines += [f"**exit {view.outcome.code}** because:", *(f"- {reason}" for reason in view.outcome.reasons), ""]
     for experiment in view.experiments:
-        if not experiment.cases:
+        if not experiment.shown:
             continue
         lines += [f"### {experiment.name}", ""]
         if experiment.groups:
@@ -46,6 +47,8 @@ def markdown(view: ReportView, path: str = "-") -> str:
                 lines.append(f"  - traced ({case.trace_detail}): `{case.traces}` — open in ui.perfetto.dev")
             lines += [f"  - ⚠️ {warning}" for warning in case.warnings]
             lines += [f"  - {MARKDOWN_MARK[check.verdict]} `{check.expect}`: {check.detail}" for check in case.checks]
+        if experiment.left_out:
+            lines.append(f"- _{experiment.left_out}_")
         lines.append("")
     lines += [f"- {line}" for line in view.unavailable]
     lines.append(f"\n_{view.spread_note}._")

@@ -15,22 +15,27 @@ from another machine or a workload that is gone renders as `run` did.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from asyncbench.report import bars
+from asyncbench.report.compared import ComparisonView, comparison
 from asyncbench.results import units
-from asyncbench.results.model import Check, Report, Result, Stats, Status, StopReason, VariantResult
+from asyncbench.results.model import Check, Report, Result, Stats, Status, StopReason, VariantResult, Verdict
 from asyncbench.verdicts import compare, outcome
 
 SPREAD_NOTE = (
     "± is half the 95% confidence interval of the median (±? : too few samples for one); [a–b] is a metric's 95% interval; "
     "memory is the device peak (torch) or pool in use (cupy) on GPUs, the RSS growth during one run on CPUs"
 )
-NO_VALUE = "–"
+NO_VALUE = units.NO_VALUE
+# A report of more cases than this is read as tables (scrolled, grepped, plotted), not case by case: a line
+# or five per case would bury the tables, and printing them took most of `show`'s 27 s on 10,000 cases.
+# Past it, lines are kept for the cases that need a look (not ok, a warning, a check that did not pass), and
+# a line under each table says what was left out and where every figure is.
+CASE_LINES_MAX = 200
 
 
 @dataclass(frozen=True)
@@ -76,32 +81,14 @@ class ExperimentView:
     swept: tuple[str, ...]
     columns: tuple[Column, ...]
     groups: tuple[RowGroup, ...]  # empty: nothing ran (every case skipped)
-    cases: tuple[CaseView, ...]
+    cases: tuple[CaseView, ...]  # the lines under the table: every case shown, or past CASE_LINES_MAX those that need a look
     results: tuple[Result, ...]  # the experiment's results, for writers of figures (plot)
+    left_out: str | None = None  # what a long experiment's lines leave out, and where every figure is
 
-
-@dataclass(frozen=True)
-class ComparisonRow:
-    id: str
-    variant: str
-    baseline: str
-    current: str
-    change: str
-    p: str
-    label: str  # SAME, FASTER, SLOWER or INCONCLUSIVE
-    fails: bool
-
-
-@dataclass(frozen=True)
-class ComparisonView:
-    clock: str
-    max_regression: str  # '10%'
-    significance: float  # the p below which a change beyond the threshold is called
-    rows: tuple[ComparisonRow, ...]
-    notes: tuple[str, ...]
-    p_value_sees: str
-    summary: str
-    failed: bool
+    @property
+    def shown(self) -> bool:
+        """Whether there is anything to lay out (not when every case is on a backend or device that is not here)."""
+        return bool(self.groups or self.cases)
 
 
 @dataclass(frozen=True)
@@ -260,13 +247,35 @@ def _groups(
     return tuple(groups)
 
 
-def experiment(name: str, results: Sequence[Result]) -> ExperimentView:
-    """One experiment: its table (skipped cases are lines, not rows) and a view of each case shown."""
-    shown = [r for r in results if not (r.status == Status.SKIPPED and r.unavailable)]
+def needs_a_look(result: Result) -> bool:
+    """Whether a case's lines must be shown however long its experiment: not ok, a warning, a check not passed."""
+    return result.status != Status.OK or bool(result.warnings) or any(c.verdict != Verdict.PASS for c in result.checks)
+
+
+def left_out_line(results: Sequence[Result], lined: int) -> str:
+    """What a long experiment's lines leave out: how many cases, how many stopped short of their noise target."""
+    short = sum(1 for r in results if sampling_note(r) is not None)
+    stopped = f"; {short} of them stopped short of their noise target" if short else ""
+    return (
+        f"{len(results) - lined} of {len(results)} cases have no lines here (a report of more than {CASE_LINES_MAX} cases: "
+        f"lines only for those that need a look){stopped}; every metric with its interval is in the results JSON and `--csv`"
+    )
+
+
+def shown(results: Iterable[Result]) -> list[Result]:
+    """The cases a report shows: all but those on a backend or device that is not here (said once, per backend)."""
+    return [r for r in results if not (r.status == Status.SKIPPED and r.unavailable)]
+
+
+def experiment(name: str, results: Sequence[Result], every_line: bool = True) -> ExperimentView:
+    """One experiment: its table (skipped cases are lines, not rows) and the lines of each case shown (with
+    `every_line` False, a long report's, of those that need a look)."""
+    cases = shown(results)
     swept = swept_params(results)
-    rows = [r for r in shown if r.status != Status.SKIPPED]
+    rows = [r for r in cases if r.status != Status.SKIPPED]
     columns = clock_columns(rows)
     workload = results[0].workload
+    lined = cases if every_line else [r for r in cases if needs_a_look(r)]
     return ExperimentView(
         name=name,
         title=f"{name} ({workload})" if name != workload else name,
@@ -279,8 +288,9 @@ def experiment(name: str, results: Sequence[Result]) -> ExperimentView:
             *(Column(header, figures=True) for header, _ in columns),
         ),
         groups=_groups(rows, swept, columns) if rows else (),
-        cases=tuple(_case(r, swept) for r in shown),
+        cases=tuple(_case(r, swept) for r in lined),
         results=tuple(results),
+        left_out=left_out_line(cases, len(lined)) if len(lined) < len(cases) else None,
     )
 
 
@@ -302,65 +312,15 @@ def environment_line(environment: Mapping[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def change_text(ratio: float) -> str:
-    """+12.3% (slower) / −40.0% (faster) as the change of the median."""
-    if math.isnan(ratio):  # no ratio (a zero baseline)
-        return NO_VALUE
-    return f"{(ratio - 1) * 100:+.1f}%".replace("-", "−")
-
-
-def p_text(p: float | None) -> str:
-    return NO_VALUE if p is None else (f"{p:.3f}" if p >= 0.001 else "<0.001")
-
-
-def comparison(result: compare.Comparison) -> ComparisonView:
-    """A baseline comparison as a person reads it: a row per variant, what could not be compared, a summary."""
-    notes = []
-    if result.only_in_baseline:
-        notes.append(f"only in the baseline ({len(result.only_in_baseline)}): {', '.join(result.only_in_baseline)}")
-    if result.only_in_current:
-        notes.append(f"only in the current run ({len(result.only_in_current)}): {', '.join(result.only_in_current)}")
-    notes += [f"not run now: {case_id}: {why}" for case_id, why in result.lost]
-    notes += [f"not compared: {case_id}: {why}" for case_id, why in result.not_comparable]
-    notes += [f"environment differs: {key}: {old!r} → {new!r}" for key, old, new in result.environment_changes]
-    counts = {label: sum(1 for r in result.rows if r.label == label) for label in compare.LABELS}
-    summary = ", ".join(f"{n} {label}" for label, n in counts.items() if n) or "nothing compared"
-    if result.regressions:
-        summary += "; slower: " + ", ".join(f"{r.id} {r.variant} ({change_text(r.ratio)})" for r in result.regressions)
-    if result.lost:
-        summary += f"; {len(result.lost)} case(s) ok in the baseline did not run ok now"
-    return ComparisonView(
-        clock=result.clock,
-        max_regression=f"{result.max_regression * 100:.3g}%",
-        significance=compare.SIGNIFICANCE,
-        rows=tuple(
-            ComparisonRow(
-                r.id,
-                r.variant,
-                units.seconds(r.baseline_s),
-                units.seconds(r.current_s),
-                change_text(r.ratio),
-                p_text(r.p_value),
-                r.label,
-                r in result.regressions,
-            )
-            for r in result.rows
-        ),
-        notes=tuple(notes),
-        p_value_sees=compare.P_VALUE_SEES,
-        summary=summary,
-        failed=result.failed,
-    )
-
-
 def build(report: Report, result: compare.Comparison | None = None, verdict: outcome.Outcome | None = None) -> ReportView:
     """The presentation of `report` (with its comparison and the run's outcome when given), for every writer."""
+    every_line = len(shown(report.results)) <= CASE_LINES_MAX
     return ReportView(
         report=report,
         headline=outcome.headline(report),
         environment=environment_line(report.environment),
         created=report.created,
-        experiments=tuple(experiment(name, group) for name, group in by_experiment(report.results)),
+        experiments=tuple(experiment(name, group, every_line) for name, group in by_experiment(report.results)),
         unavailable=tuple(outcome.unavailable_lines(report.results)),
         spread_note=SPREAD_NOTE,
         comparison=comparison(result) if result is not None else None,

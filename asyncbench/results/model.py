@@ -262,6 +262,8 @@ class Result:
     metric_info: Mapping[str, MetricInfo] = field(default_factory=dict)
     #: the workload's one-line reading of this result ('' or None: none)
     reading: str | None = None
+    #: the whole case's wall time where it ran: set-up, sampling, memory runs, verification (None: it did not run)
+    case_s: float | None = None
 
     def unit_of(self, quantity: str) -> str:
         """A metric's stored unit ('' when not declared), or "s" for a clock."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+#: what is shown where there is no value
+NO_VALUE = "–"
 _TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 _BYTE_UNITS = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
 
@@ -22,7 +24,7 @@ def number(value: float, digits: int = 3) -> str:
 def percent(fraction: float | None, digits: int = 2) -> str:
     """0.0465 -> '4.7%', 49.0 -> '4900%' (never '4.9e+03%')."""
     if fraction is None or math.isnan(fraction):
-        return "–"
+        return NO_VALUE
     if math.isinf(fraction):
         return "∞%"
     return f"{number(fraction * 100, digits)}%"
@@ -40,21 +42,21 @@ def _scaled(value: float, table: tuple[tuple[float, str], ...], smallest: tuple[
 def seconds(value: float | None) -> str:
     """0.0000041 -> '4.1 µs'."""
     if value is None or math.isnan(value):
-        return "–"
+        return NO_VALUE
     return _scaled(value, _TIME_UNITS, _TIME_UNITS[-1])
 
 
 def size_bytes(value: float | None) -> str:
     """12_900_000 -> '12.3 MiB'."""
     if value is None:
-        return "–"
+        return NO_VALUE
     return _scaled(value, _BYTE_UNITS, (1, "B"))
 
 
 def ratio(value: float | None) -> str:
     """7.912 -> '7.91×', 1.0003 -> '1.00×' (two decimals keep "no effect" visible as 1.00)."""
     if value is None or math.isnan(value):
-        return "–"
+        return NO_VALUE
     return f"{value:.2f}×" if abs(value) < 100 else f"{value:.0f}×"
 
 
@@ -68,7 +70,7 @@ def param(value: object) -> str:
 def quantity(value: float | None, unit: str) -> str:
     """Format a metric value by its declared unit."""
     if value is None:
-        return "–"
+        return NO_VALUE
     if unit == "s":
         return seconds(value)
     if unit == "x":

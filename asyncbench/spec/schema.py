@@ -24,9 +24,11 @@ from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Param
 SETTING_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 # Shapes beyond 8 dimensions are never what a user meant for these workloads.
 MAX_SHAPE_DIMS = 8
-# Each sweep point is at least one measured case of several seconds: more than
-# this many is a typo (a list pasted twice, a range too fine), not a plan.
-MAX_SWEEP_POINTS = 1000
+# A grid over sizes, dtypes and thread counts reaches thousands of points, and a
+# case costs the same whether it is the 10th or the 10,000th (benchmarks/sweep_scale.py);
+# beyond ten thousand points a sweep is a typo (a list pasted twice, a range too fine)
+# that would run for days, not a plan. The cap was 1,000 while saving grew with the sweep.
+MAX_SWEEP_POINTS = 10_000
 # --quick is for smoke tests: cap the measurement to a few short samples. Six is the
 # fewest with a 95% interval of the median: fewer would leave every figure without one.
 QUICK_SETTINGS = Settings(warmup=1, min_samples=6, max_samples=20, max_time_s=1.0, max_rel_noise=0.05)

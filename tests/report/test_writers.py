@@ -11,7 +11,7 @@ from rich.console import Console
 
 from asyncbench.report import markdown, terminal, view
 from asyncbench.results import schema, stats, units
-from asyncbench.results.model import SKIPPED, Result
+from asyncbench.results.model import ERROR, SKIPPED, Result
 from tests.support.helpers import ok_result, report_of
 
 
@@ -83,3 +83,45 @@ def test_a_case_stopped_by_time_says_how_far_it_got():
     assert "stopped by max_time_s (3 s) after 5 rounds at ±52%" in note
     assert "±3% target" in note
     assert view.sampling_note(dataclasses.replace(result, sampling=Sampling(40, 1.0, "max_rel_noise", 0.02, 0.03, 3.0))) is None
+
+
+def _sweep(cases: int) -> list[Result]:
+    """`cases` ok points of one swept experiment (params n=0..), each with a metric."""
+    return [
+        dataclasses.replace(ok_result(f"m[torch,cpu,n={i}]"), params={"n": i}, metrics={"illusion": 1.0}, bounds={"illusion": (0.9, 1.1)})
+        for i in range(cases)
+    ]
+
+
+def test_a_long_report_keeps_every_row_and_lines_only_for_the_cases_that_need_a_look():
+    results = _sweep(view.CASE_LINES_MAX + 50)
+    results[3] = dataclasses.replace(results[3], warnings=("device time above done time",))
+    results[9] = dataclasses.replace(results[9], status=ERROR, reason="RuntimeError: boom", variants={})
+    shown = view.build(report_of(results))
+    (experiment,) = shown.experiments
+    assert len(experiment.groups) == len(results)  # the table keeps every case
+    assert [case.id for case in experiment.cases] == [results[3].id, results[9].id]
+    assert experiment.left_out.startswith(f"{len(results) - 2} of {len(results)} cases have no lines here")
+    assert "--csv" in experiment.left_out
+    text = markdown.markdown(shown)
+    assert "boom" in text
+    assert "device time above done time" in text
+    assert experiment.left_out in text
+    short = view.build(report_of(_sweep(3))).experiments[0]
+    assert len(short.cases) == 3
+    assert short.left_out is None
+
+
+def test_a_table_too_long_for_rich_is_printed_as_plain_aligned_columns():
+    results = _sweep(terminal.RICH_TABLE_MAX_ROWS + 1)
+    console = Console(width=200, record=True)
+    terminal.print_report(view.build(report_of(results)), console)
+    lines = console.export_text().splitlines()
+    header = lines.index(next(line for line in lines if line.split()[:3] == ["n", "backend", "device"]))
+    rows = lines[header + 2 : header + 2 + len(results)]
+    assert [row.split()[0] for row in rows] == [str(i) for i in range(len(results))]  # every row, in order
+    assert len({row.index("torch") for row in rows}) == 1  # aligned: each column starts at one place
+    assert not any("│" in line for line in lines)
+    few = Console(width=200, record=True)
+    terminal.print_report(view.build(report_of(_sweep(3))), few)
+    assert "│" in few.export_text()  # a short table is rich's

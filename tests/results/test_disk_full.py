@@ -9,6 +9,7 @@ import os
 from click.testing import CliRunner
 
 from asyncbench import cli
+from asyncbench.results import journal
 from asyncbench.results import schema as results
 
 
@@ -21,11 +22,15 @@ def test_a_full_disk_never_truncates_the_existing_results(tmp_path, monkeypatch)
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(results.os, "fsync", disk_full)
+    monkeypatch.setattr(journal, "_sync", disk_full)
     result = CliRunner().invoke(
         cli.main, ["run", "-w", "sync_async", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", str(out)]
     )
     assert result.exit_code == 3
-    assert result.output.count("No space left on device") == 1
+    # said once for the journal (not once per case), once for the results file at the end
+    assert result.output.count("warning: cannot write") == 1
+    assert result.output.count("error: cannot write") == 1
+    assert result.output.count("No space left on device") == 2
     assert "Traceback" not in result.output
     assert "2 cases: 2 ok" in result.output  # every case still ran and was shown
     assert out.read_text() == previous

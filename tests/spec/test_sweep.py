@@ -58,8 +58,12 @@ def test_a_list_param_swept_over_numbers_runs_one_element_lists():
         ("{n_ops: [0, 10]}", ["sweep.n_ops", "at least 1"]),
         ("[n_ops]", ["sweep", "must be a mapping"]),
         (
-            "{n_ops: [" + ", ".join(map(str, range(1, 102))) + "], dtype: [float16, float32, float64, bfloat16], shape: [[1], [2], [3]]}",
-            ["sweep", "1212 points"],
+            "{n_ops: ["
+            + ", ".join(map(str, range(1, 102)))
+            + "], dtype: [float16, float32, float64, bfloat16], shape: ["
+            + ", ".join(f"[{n}]" for n in range(1, 26))
+            + "]}",
+            ["sweep", "10100 points, more than 10000"],
         ),
     ],
 )

@@ -100,3 +100,34 @@ def test_thresholds_are_percentages(text, value):
 def test_bad_thresholds_are_input_errors(text):
     with pytest.raises(InputError, match="--max-regression"):
         compare.parse_threshold(text)
+
+
+def test_p_values_computed_together_are_each_the_p_of_its_own_scipy_call():
+    """Batched by size and ties, as scipy's 'auto' picks its method: small samples take the exact test, tied or
+    large ones the asymptotic; each p must be what a call of its own gives."""
+    from scipy.stats import mannwhitneyu
+
+    rng = random.Random(7)
+    pairs = [([1.0, 2.5, 2.0], [1.5, 3.0, 3.5, 4.0]), ([1.1, 1.2, 1.3], [1.4, 1.5, 1.6, 1.7])]  # no ties: the exact test
+    pairs.append(([1.0, 1.0, 2.0], [1.0, 3.0, 3.0, 4.0]))  # the same sizes with ties: asymptotic, not exact
+    for n_old, n_new in [(6, 6), (6, 6), (30, 25), (30, 25), (9, 40)]:
+        old = [round(rng.uniform(1, 2), 2) for _ in range(n_old)]
+        new = [round(rng.uniform(1, 2.2), 2) for _ in range(n_new)]
+        pairs.append((old, new))
+    pairs.append(([1.0], [2.0, 3.0]))  # too few to test
+    found = compare.p_values(pairs)
+    for (old, new), p in zip(pairs[:-1], found[:-1], strict=True):
+        assert p == pytest.approx(float(mannwhitneyu(new, old, alternative="two-sided").pvalue), rel=1e-12)
+    assert found[-1] is None
+
+
+def test_a_large_comparison_lists_the_rows_that_changed_and_counts_the_rest():
+    from asyncbench.report import compared
+
+    cases = {f"c{i}": {"v": _noisy(1.0, seed=i)} for i in range(150)}
+    slower = dict(cases, c7={"v": _noisy(2.0, seed=7)})
+    shown = compared.comparison(compare.compare(_report(cases), _report(slower)))
+    assert [(row.id, row.label) for row in shown.rows] == [("c7", "SLOWER")]
+    assert shown.notes[0].startswith("149 SAME row(s) not listed")
+    small = compared.comparison(compare.compare(_report(dict(list(cases.items())[:5])), _report(dict(list(cases.items())[:5]))))
+    assert len(small.rows) == 5  # a short comparison lists every row

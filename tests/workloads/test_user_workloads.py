@@ -101,8 +101,9 @@ def test_show_of_a_user_workloads_results_keeps_units_and_reading_after_its_modu
         "run", "-w", "mine.py:product", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", "-o", "r.json", cwd=project
     )
     assert done.returncode == 0, done.stderr
-    stored = json.loads((project / "r.json").read_text())["results"][0]
-    assert stored["metric_info"]["step_s_k0"]["unit"] == "s"
+    data = json.loads((project / "r.json").read_text())
+    stored = data["results"][0]
+    assert data["metric_info"][stored["workload"]]["step_s_k0"]["unit"] == "s"  # declared once for the workload
     assert stored["reading"]
     (project / "mine.py").unlink()
     shown = asyncbench_cli("show", "r.json", cwd=project)

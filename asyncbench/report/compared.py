@@ -1,0 +1,100 @@
+"""A comparison with a baseline as a person reads it: a row per variant, what could not be compared, a summary.
+
+Built once from `verdicts.compare`'s comparison, laid out by the terminal
+and markdown writers (and printed by `asyncbench compare`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from asyncbench.results import units
+from asyncbench.results.model import Verdict
+from asyncbench.verdicts import compare
+
+# A comparison of more rows than this lists the rows that are not SAME; a line counts the others.
+COMPARISON_ROWS_MAX = 100
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    id: str
+    variant: str
+    baseline: str
+    current: str
+    change: str
+    p: str
+    label: str  # SAME, FASTER, SLOWER or INCONCLUSIVE
+    fails: bool
+
+
+@dataclass(frozen=True)
+class ComparisonView:
+    clock: str
+    max_regression: str  # '10%'
+    significance: float  # the p below which a change beyond the threshold is called
+    rows: tuple[ComparisonRow, ...]  # every row, or past COMPARISON_ROWS_MAX those that are not SAME
+    notes: tuple[str, ...]
+    p_value_sees: str
+    summary: str
+    failed: bool
+
+    @property
+    def title(self) -> str:
+        return f"compared with the baseline ({self.clock}, max regression {self.max_regression}, within-run p < {self.significance})"
+
+
+def change_text(ratio: float) -> str:
+    """+12.3% (slower) / −40.0% (faster) as the change of the median."""
+    if math.isnan(ratio):  # no ratio (a zero baseline)
+        return units.NO_VALUE
+    return f"{(ratio - 1) * 100:+.1f}%".replace("-", "−")
+
+
+def p_text(p: float | None) -> str:
+    return units.NO_VALUE if p is None else (f"{p:.3f}" if p >= 0.001 else "<0.001")
+
+
+def comparison(result: compare.Comparison) -> ComparisonView:
+    """A baseline comparison as a person reads it: a row per variant, what could not be compared, a summary."""
+    notes = []
+    if result.only_in_baseline:
+        notes.append(f"only in the baseline ({len(result.only_in_baseline)}): {', '.join(result.only_in_baseline)}")
+    if result.only_in_current:
+        notes.append(f"only in the current run ({len(result.only_in_current)}): {', '.join(result.only_in_current)}")
+    notes += [f"not run now: {case_id}: {why}" for case_id, why in result.lost]
+    notes += [f"not compared: {case_id}: {why}" for case_id, why in result.not_comparable]
+    notes += [f"environment differs: {key}: {old!r} → {new!r}" for key, old, new in result.environment_changes]
+    counts = {label: sum(1 for r in result.rows if r.label == label) for label in compare.LABELS}
+    listed = result.rows if len(result.rows) <= COMPARISON_ROWS_MAX else [r for r in result.rows if r.label != compare.SAME]
+    if len(listed) < len(result.rows):
+        unlisted = len(result.rows) - len(listed)
+        notes.insert(0, f"{unlisted} SAME row(s) not listed (more than {COMPARISON_ROWS_MAX}): `--format json` lists all")
+    summary = ", ".join(f"{n} {label}" for label, n in counts.items() if n) or "nothing compared"
+    if result.regressions:
+        summary += "; slower: " + ", ".join(f"{r.id} {r.variant} ({change_text(r.ratio)})" for r in result.regressions)
+    if result.lost:
+        summary += f"; {len(result.lost)} case(s) ok in the baseline did not run ok now"
+    return ComparisonView(
+        clock=result.clock,
+        max_regression=f"{result.max_regression * 100:.3g}%",
+        significance=compare.SIGNIFICANCE,
+        rows=tuple(
+            ComparisonRow(
+                r.id,
+                r.variant,
+                units.seconds(r.baseline_s),
+                units.seconds(r.current_s),
+                change_text(r.ratio),
+                p_text(r.p_value),
+                r.label,
+                r.verdict == Verdict.FAIL,  # a regression (not `r in result.regressions`: that is a scan per row)
+            )
+            for r in listed
+        ),
+        notes=tuple(notes),
+        p_value_sees=compare.P_VALUE_SEES,
+        summary=summary,
+        failed=result.failed,
+    )
