@@ -5,8 +5,10 @@ when there are) into plain frozen data: per experiment a table (columns
 that carry something on this run, a group of rows per case), and under it
 a line per case with its metrics and their 95% intervals, its reading, its
 clock bars, a note when sampling stopped short of its noise target, its
-traces, warnings and checks; then the lines for whole backends that are not
-here, the headline and the outcome. Writers (terminal, markdown, CSV,
+traces, warnings and checks (in a report of more than CASE_LINES_MAX cases,
+only for the cases that need a look); then the lines for whole backends that
+are not here, the headline and the outcome (the comparison with a baseline
+is `compared`). Writers (terminal, markdown, CSV,
 github-benchmark, plot) only lay this out; none decides what to say. It
 reads the results alone: units and readings are stored in them, so a file
 from another machine or a workload that is gone renders as `run` did.
@@ -262,7 +264,7 @@ def left_out_line(results: Sequence[Result], lined: int) -> str:
     )
 
 
-def shown(results: Iterable[Result]) -> list[Result]:
+def shown_cases(results: Iterable[Result]) -> list[Result]:
     """The cases a report shows: all but those on a backend or device that is not here (said once, per backend)."""
     return [r for r in results if not (r.status == Status.SKIPPED and r.unavailable)]
 
@@ -270,7 +272,7 @@ def shown(results: Iterable[Result]) -> list[Result]:
 def experiment(name: str, results: Sequence[Result], every_line: bool = True) -> ExperimentView:
     """One experiment: its table (skipped cases are lines, not rows) and the lines of each case shown (with
     `every_line` False, a long report's, of those that need a look)."""
-    cases = shown(results)
+    cases = shown_cases(results)
     swept = swept_params(results)
     rows = [r for r in cases if r.status != Status.SKIPPED]
     columns = clock_columns(rows)
@@ -314,7 +316,7 @@ def environment_line(environment: Mapping[str, Any]) -> str:
 
 def build(report: Report, result: compare.Comparison | None = None, verdict: outcome.Outcome | None = None) -> ReportView:
     """The presentation of `report` (with its comparison and the run's outcome when given), for every writer."""
-    every_line = len(shown(report.results)) <= CASE_LINES_MAX
+    every_line = len(shown_cases(report.results)) <= CASE_LINES_MAX
     return ReportView(
         report=report,
         headline=outcome.headline(report),
