@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import json
 import os
 
 import pytest
@@ -104,17 +103,6 @@ def test_what_is_not_a_journal_is_refused_with_a_reason(tmp_path, text, message)
     path.write_text(text)
     with pytest.raises(schema.ResultsFileError, match=message):
         journal.read(path)
-
-
-def test_the_results_file_holds_one_result_per_line_and_samples_to_the_nanosecond(tmp_path):
-    """Compact enough for 10,000 cases (about 3 KB a case), still read line by line; nothing finer than the clocks lost."""
-    result = ok_result("m[torch,cpu]")
-    text = schema.dumps(report_of([result, ok_result("m[numpy,cpu]")]))
-    lines = text.splitlines()
-    assert sum(1 for line in lines if line.startswith('{"id":')) == 2
-    stored = json.loads(text)["results"][0]["variants"]["matmul"]["samples"]["done_s"]
-    assert stored == [round(v, 9) for v in result.variants["matmul"].samples.done_s]
-    assert json.loads(schema.dumps(report_of([])))["results"] == []
 
 
 def test_a_workloads_metric_declarations_are_recorded_once_and_given_back_to_each_of_its_cases(tmp_path):

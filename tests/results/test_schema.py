@@ -111,3 +111,14 @@ def test_show_reads_version_1_files_whose_intervals_were_min_max():
     report = schema.from_dict(raw)
     assert report.results[0].bounds == {}
     assert report.results[0].sampling is None
+
+
+def test_the_results_file_holds_one_result_per_line_and_samples_to_the_nanosecond(tmp_path):
+    """Compact enough for 10,000 cases (about 3 KB a case), still read line by line; nothing finer than the clocks lost."""
+    result = ok_result("m[torch,cpu]")
+    text = schema.dumps(report_of([result, ok_result("m[numpy,cpu]")]))
+    lines = text.splitlines()
+    assert sum(1 for line in lines if line.startswith('{"id":')) == 2
+    stored = json.loads(text)["results"][0]["variants"]["matmul"]["samples"]["done_s"]
+    assert stored == [round(v, 9) for v in result.variants["matmul"].samples.done_s]
+    assert json.loads(schema.dumps(report_of([])))["results"] == []
