@@ -72,6 +72,10 @@ class _ProgressSender:
 
 
 def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    """The first SIGTERM ends the worker through its `finally` blocks; a second one (a group-wide signal, then the
+    parent's teardown) would land in the interpreter's own shutdown and print a traceback: ignored, as the
+    parent kills a worker that does not exit in time."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise SystemExit(128 + signum)
 
 

@@ -306,3 +306,17 @@ def test_a_cuda_fault_is_an_error_row_and_the_next_gpu_case_runs(monkeypatch, fa
     assert fragment in bad.reason
     assert after.status == OK, after.reason
     assert no_children_left()
+
+
+def test_a_workers_first_sigterm_ends_it_and_a_second_cannot_interrupt_its_exit():
+    """A group-wide SIGTERM, then the parent's teardown, sends a worker two: the second must not land in the
+    interpreter's shutdown (a traceback on stderr); the parent kills a worker that does not exit in time."""
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        signal.signal(signal.SIGTERM, isolation._exit_on_sigterm)
+        with pytest.raises(SystemExit) as ended:
+            isolation._exit_on_sigterm(signal.SIGTERM, None)
+        assert ended.value.code == 143
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, previous)
