@@ -28,7 +28,20 @@ from asyncbench.errors import InputError, describe_failure
 from asyncbench.host import facts
 from asyncbench.measure.timing import measure
 from asyncbench.results import stats, units
-from asyncbench.results.model import ERROR, OK, SKIPPED, Case, Memory, Progress, Result, Samples, Status, VariantResult
+from asyncbench.results.model import (
+    ERROR,
+    OK,
+    SKIPPED,
+    Case,
+    Memory,
+    Progress,
+    Result,
+    Samples,
+    Sampling,
+    Status,
+    StopReason,
+    VariantResult,
+)
 from asyncbench.results.plan import Config, Experiment
 from asyncbench.verdicts import checks
 from asyncbench.workloads import WORKLOADS, plugins
@@ -137,7 +150,11 @@ def _measure_here(
     def make_timer() -> DeviceTimer | None:
         return backend.timer(case.device) if prepared.device_timed else None
 
-    samples, sampling = measure(prepared.variants, prepared.sync, make_timer, case.settings, on_progress, decided=decided)
+    def progressed(progress: Progress) -> None:  # with what the parent needs to keep the rounds of a case cut short
+        if on_progress is not None:
+            on_progress(dataclasses.replace(progress, asynchronous=asynchronous))
+
+    samples, sampling = measure(prepared.variants, prepared.sync, make_timer, case.settings, progressed, decided=decided)
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
     traced = trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir) if case.trace_dir else None
@@ -220,11 +237,35 @@ def _run_isolated(worker: isolation.Worker, case: Case, workload: Workload, on_p
         result = worker.call((case, sent), case.settings.timeout_s, on_progress)
     except isolation.WorkerLost as lost:
         progress = lost.last_progress
-        where = f"measuring, at least {progress.rounds} round(s) done" if progress is not None else "setting up or in its first samples"
-        return _row(case, ERROR, f"{lost} ({where})")
+        if progress is None:
+            return _row(case, ERROR, f"{lost} (setting up or in its first samples)")
+        return _kept_rounds(case, workload, f"{lost} (measuring, at least {progress.rounds} round(s) done)", progress)
     if result.status == ERROR:
         worker.close()  # the error may have left the process unusable (a poisoned CUDA context): the next case gets a fresh one
     return result
+
+
+def _kept_rounds(case: Case, workload: Workload, reason: str, progress: Progress) -> Result:
+    """An error row for a case whose worker was lost while measuring, with the rounds it had reported: its
+    clocks and figures with their intervals, marked cut short. (The worker reports at most every
+    isolation.PROGRESS_INTERVAL_S, so rounds of the last 0.1 s before a hang may be missing; slow rounds,
+    where timeouts happen, are each reported.) No memory run: the case never got there."""
+    if not progress.samples or progress.rounds < 1:
+        return _row(case, ERROR, reason)
+    variants = summarize(progress.samples)
+    metrics, bounds = rounds.figures(workload, case.params, variants, progress.asynchronous)
+    sampling = Sampling(
+        rounds=progress.rounds,
+        elapsed_s=progress.elapsed_s,
+        stopped_by=StopReason.TIMEOUT,
+        rel_noise=progress.rel_noise if progress.rel_noise != float("inf") else None,
+        max_rel_noise=case.settings.max_rel_noise,
+        max_time_s=case.settings.max_time_s,
+    )
+    kept = f"; the {progress.rounds} round(s) it reported are kept"
+    return _row(
+        case, ERROR, reason + kept, variants=variants, metrics=metrics, bounds=bounds, sampling=sampling, asynchronous=progress.asynchronous
+    )
 
 
 def run(

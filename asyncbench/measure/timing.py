@@ -101,7 +101,7 @@ def measure(
             elapsed = clock() - started
             noise = max(_noise(done[name]) for name in variants)
             if on_progress is not None:
-                on_progress(Progress(rounds, elapsed, noise))
+                on_progress(Progress(rounds, elapsed, noise, _samples(issue, done, device)))
             stopped_by = None
             if rounds >= settings.max_samples:
                 stopped_by = STOPPED_BY_COUNT

@@ -36,7 +36,7 @@ def markdown(view: ReportView, path: str = "-") -> str:
         for case in experiment.cases:
             if case.status != Status.OK:
                 lines.append(f"- **{case.who}**: {case.status}: {case.reason}")
-            elif case.metrics:
+            if case.metrics:
                 on = f" ({case.note})" if case.note else ""
                 lines.append(f"- **{case.who}**{on}: {case.metrics}" + (f" — {case.reading}" if case.reading else ""))
             if case.bars:

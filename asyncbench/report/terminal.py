@@ -131,7 +131,7 @@ def print_case(console: Console, case: CaseView) -> None:
     """The lines under a table for one case: metrics, reading, bars, notes, checks (or why it did not run)."""
     if case.status != Status.OK:
         say(console, f"  [bold]{escape(case.who)}[/]: [{STATUS_STYLE[case.status]}]{case.status}[/]: {escape(case.reason)}")
-    elif case.metrics:
+    if case.metrics:
         on = f" ({escape(case.note)})" if case.note else ""
         say(console, f"  [bold]{escape(case.who)}[/]{on}: {escape(case.metrics)}")
         if case.reading:

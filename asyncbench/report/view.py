@@ -146,12 +146,16 @@ def metric_line(result: Result) -> str:
 
 
 def sampling_note(result: Result) -> str | None:
-    """Said when measuring stopped before every variant's median was known within max_rel_noise."""
+    """Said when measuring stopped before every variant's median was known within max_rel_noise, or was cut short."""
     sampling = result.sampling
-    if sampling is None or sampling.stopped_by == StopReason.NOISE or not sampling.missed_noise_target:
+    if sampling is None:
         return None
     rounds = f"{sampling.rounds} round{'' if sampling.rounds == 1 else 's'}"
     reached = f"at ±{units.percent(sampling.rel_noise)}" if sampling.rel_noise is not None else "with no interval yet"
+    if sampling.stopped_by == StopReason.TIMEOUT:
+        return f"cut short by {sampling.stopped_by} after {rounds} ({reached} on the done time): its figures are from those rounds"
+    if sampling.stopped_by == StopReason.NOISE or not sampling.missed_noise_target:
+        return None
     target = f"±{units.percent(sampling.max_rel_noise)}"
     if sampling.stopped_by == StopReason.TIME:
         return (
@@ -205,15 +209,15 @@ def trace_files(result: Result) -> str:
 
 
 def _case(result: Result, swept: Sequence[str]) -> CaseView:
-    ok = result.status == Status.OK
+    measured = result.status == Status.OK or bool(result.variants)  # in full, or up to a timeout
     return CaseView(
         id=result.id,
         who=case_label(result, swept),
         status=result.status,
         reason=result.reason or "",
         note=result.note,
-        metrics=metric_line(result) if ok else "",
-        reading=(result.reading or "") if ok else "",
+        metrics=metric_line(result) if measured else "",
+        reading=(result.reading or "") if measured else "",
         bars=tuple(bars.clock_bars(result)),
         sampling_note=sampling_note(result),
         traces=trace_files(result) if result.traces else None,

@@ -48,6 +48,7 @@ class StopReason(Word):
     NOISE = "max_rel_noise"  # every variant's median is known within ±max_rel_noise (and every check decided)
     TIME = "max_time_s"
     COUNT = "max_samples"
+    TIMEOUT = "timeout_s"  # the case was cut short (its worker killed): the rounds it had reported are kept
 
 
 CLOCKS = ("issue_s", "done_s", "device_s")
@@ -128,11 +129,15 @@ class Stats:
 
 @dataclass(frozen=True)
 class Progress:
-    """Where a measurement stands, for a progress display: rounds taken, time spent, the widest relative CI half-width."""
+    """Where a measurement stands: rounds taken, time spent, the widest relative CI half-width (for a progress
+    display), and the samples so far with whether the backend runs ahead (what a case cut short by its
+    timeout keeps: the parent builds its figures from the last progress its worker sent)."""
 
     rounds: int
     elapsed_s: float
     rel_noise: float
+    samples: Mapping[str, Samples] | None = None
+    asynchronous: bool | None = None
 
 
 @dataclass(frozen=True)

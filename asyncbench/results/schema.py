@@ -40,8 +40,9 @@ TOOL_NAME = "asyncbench"
 # `asyncbench show` fills in from the installed workloads where it finds them (workloads.describe).
 # 4 — `case_s` (each case's whole wall time where it ran); samples stored to the nanosecond; one result
 # per line; `metric_info` once per workload at the top level ({workload: {metric: {unit, help}}}), on a
-# result only where it differs from its workload's. A run that did not end leaves its cases in a journal
-# beside the file (journal.py).
+# result only where it differs from its workload's; `sampling.stopped_by` may be `timeout_s` (an error row
+# that keeps the rounds measured before its worker was lost). A run that did not end leaves its cases in a
+# journal beside the file (journal.py).
 SCHEMA_VERSION = 4
 
 #: a line only a config has: what tells `show config.yaml` apart from a broken results file

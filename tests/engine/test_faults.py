@@ -23,11 +23,11 @@ from click.testing import CliRunner
 
 from asyncbench import cli
 from asyncbench.engine import isolation, runner
-from asyncbench.results.model import ERROR, OK, Settings
+from asyncbench.results.model import ERROR, OK, Settings, StopReason
 from asyncbench.spec import config
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import STR, Metric, Param, Prepared, Workload
-from tests.support.helpers import no_children_left
+from tests.support.helpers import no_children_left, report_of
 
 pytestmark = pytest.mark.slow
 
@@ -35,6 +35,8 @@ pytestmark = pytest.mark.slow
 FAST = Settings(warmup=0, min_samples=2, max_samples=3, max_time_s=0.5, timeout_s=2.0)
 # CUDA start-up in a fresh worker (torch import, context creation) takes seconds
 GPU = dataclasses.replace(FAST, timeout_s=120.0)
+# Slower than the worker's progress interval (isolation.PROGRESS_INTERVAL_S): every round is reported.
+SLOW_ROUND_S = 0.15
 # A killed worker's grace (processes.TERMINATE_GRACE_S) plus a fresh worker's start, with room for a slow CI machine.
 SLACK_S = 15.0
 
@@ -68,6 +70,7 @@ def _raise() -> None:
 
 FAULTS = {
     "none": lambda: None,
+    "hang_after_slow_rounds": _hang,
     "raise": _raise,
     "hang": _hang,
     "hang_ignoring_sigterm": _hang_ignoring_sigterm,
@@ -100,6 +103,8 @@ class Faulty(Workload):
 
         def run() -> Any:
             calls.append(1)
+            if params["fault"] == "hang_after_slow_rounds":
+                time.sleep(SLOW_ROUND_S)
             if params["where"] == "measure" and len(calls) > 2:
                 fault()
             return data.sum()
@@ -320,3 +325,23 @@ def test_a_workers_first_sigterm_ends_it_and_a_second_cannot_interrupt_its_exit(
         assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_case_cut_short_by_its_timeout_keeps_the_rounds_it_measured(faulty):
+    """Nothing measured is lost: two rounds, then a hang past timeout_s; the error row keeps both rounds, the clocks
+    and figures with their intervals, marked cut short, and the run still says an error happened."""
+    (cut,) = _run(_experiment("cut", "hang_after_slow_rounds", "measure"))
+    assert cut.status == ERROR
+    assert "timed out after 2 s (timeout_s)" in cut.reason
+    assert "the 2 round(s) it reported are kept" in cut.reason
+    assert cut.variants["sum"].done_s.n == 2
+    assert cut.variants["sum"].done_s.median >= SLOW_ROUND_S
+    assert cut.sampling.stopped_by == StopReason.TIMEOUT
+    assert cut.asynchronous is False  # numpy: what the worker said, not guessed here
+    assert "pid" in cut.metrics
+    from asyncbench.report import view
+
+    (shown,) = view.build(report_of([cut])).experiments[0].cases
+    assert shown.metrics.startswith("pid")  # its figures are shown under its error
+    assert shown.sampling_note.startswith("cut short by timeout_s after 2 rounds")
+    assert no_children_left()
