@@ -21,6 +21,7 @@ cut, a full disk): `read` recovers every case it holds, a torn last record
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 from dataclasses import dataclass, replace
@@ -45,8 +46,14 @@ def path_for(results_path: str | Path) -> Path:
 
 
 def _synced(handle: IO[bytes], text: str) -> None:
-    handle.write(text.encode("utf-8"))  # ASCII in fact: json.dumps escapes the rest
-    handle.flush()
+    """Write all of `text` (the handle is unbuffered: a failed write leaves no bytes behind in a buffer to be
+    written later, after the file was cut back) and sync it to disk."""
+    data = memoryview(text.encode("utf-8"))  # ASCII in fact: json.dumps escapes the rest
+    while data:
+        written = handle.write(data)
+        if not written:
+            raise OSError(errno.EIO, "the journal took no bytes")
+        data = data[written:]
     _sync(handle.fileno())
 
 
@@ -72,7 +79,7 @@ class Journal:
     def start(cls, results_path: str | Path, report: Report) -> Journal:
         """A new journal for `results_path`, its header written and synced (OSError: it cannot be written)."""
         path = path_for(results_path)
-        handle = open(path, "wb")  # noqa: SIM115 - held open for the run's lifetime, closed by remove()
+        handle = open(path, "wb", buffering=0)  # noqa: SIM115 - held open for the run's lifetime, closed by remove()
         try:
             _synced(handle, json.dumps({"journal": schema.header_to_dict(report)}, allow_nan=False) + "\n")
         except BaseException:
@@ -82,11 +89,11 @@ class Journal:
             raise
         return cls(path, handle)
 
-    def append(self, records: Sequence[str]) -> None:
+    def append(self, lines: Sequence[str]) -> None:
         """Append these records (`declared` and `records.result_line` lines) and sync them to disk."""
         end = self._handle.tell()
         try:
-            _synced(self._handle, "".join(f"{record}\n" for record in records))
+            _synced(self._handle, "".join(f"{line}\n" for line in lines))
         except OSError:
             with contextlib.suppress(OSError):
                 self._handle.truncate(end)
