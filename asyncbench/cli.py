@@ -126,7 +126,13 @@ Examples:
     help="Override a param or setting (n_ops=100, sync_async.n_ops=100, max_time_s=2), or sweep a param: n_ops=10,100,1000.",
 )
 @click.option("--quick", is_flag=True, help="Small sizes and few samples (smoke tests, CI on CPU).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write results as JSON (atomically, after every case).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Write results as JSON: each case kept in FILE.journal as it finishes, FILE written when the run ends.",
+)
 @_writer_options
 @click.option(
     "--baseline",
