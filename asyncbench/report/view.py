@@ -29,7 +29,8 @@ from asyncbench.results.model import Check, Report, Result, Stats, Status, StopR
 from asyncbench.verdicts import compare, outcome
 
 SPREAD_NOTE = (
-    "± is half the 95% confidence interval of the median (±? : too few samples for one); [a–b] is a metric's 95% interval; "
+    "± is half the 95% confidence interval of the median (±? : too few samples for one); [a–b] is a metric's 95% interval "
+    "([?]: too few rounds for one); "
     "memory is the device peak (torch) or pool in use (cupy) on GPUs, the RSS growth during one run on CPUs"
 )
 NO_VALUE = units.NO_VALUE
@@ -136,12 +137,14 @@ def memory_cell(variant: VariantResult) -> str:
 
 
 def metric_line(result: Result) -> str:
-    """'speedup 1.05× [1.03–1.07] · t1 4.73 µs [4.70–4.81] · ...' in the stored order and units."""
+    """'speedup 1.05× [1.03–1.07] · t1 4.73 µs [4.70–4.81] · ...' in the stored order and units ('[?]': too few
+    rounds for an interval; none: a single measurement, which has none)."""
     parts = []
     for name, value in result.metrics.items():
         unit = result.unit_of(name)
         label = name.removesuffix("_s") if unit == "s" else name
-        parts.append(f"{label} {units.with_bounds(value, result.bounds.get(name), unit)}")
+        unknown = value is not None and name in result.bounds and result.bounds[name] is None  # too few rounds
+        parts.append(f"{label} {units.with_bounds(value, result.bounds.get(name), unit)}{' [?]' if unknown else ''}")
     return " · ".join(parts)
 
 

@@ -125,3 +125,8 @@ def test_a_table_too_long_for_rich_is_printed_as_plain_aligned_columns():
     few = Console(width=200, record=True)
     terminal.print_report(view.build(report_of(_sweep(3))), few)
     assert "│" in few.export_text()  # a short table is rich's
+
+
+def test_a_metric_without_an_interval_says_whether_rounds_were_too_few_or_it_was_measured_once():
+    result = dataclasses.replace(ok_result("m[torch,cpu]"), metrics={"speedup": 1.2, "pid": 7.0}, bounds={"speedup": None})
+    assert view.metric_line(result) == "speedup 1.2 [?] · pid 7"
