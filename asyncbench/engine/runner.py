@@ -151,10 +151,12 @@ def _measure_here(
         return backend.timer(case.device) if prepared.device_timed else None
 
     def progressed(progress: Progress) -> None:  # with what the parent needs to keep the rounds of a case cut short
-        if on_progress is not None:
-            on_progress(dataclasses.replace(progress, asynchronous=asynchronous))
+        assert on_progress is not None
+        on_progress(dataclasses.replace(progress, asynchronous=asynchronous))
 
-    samples, sampling = measure(prepared.variants, prepared.sync, make_timer, case.settings, progressed, decided=decided)
+    # no one listening (in-process, no display): measure() then builds no progress, nor its snapshot of the samples
+    reporting = progressed if on_progress is not None else None
+    samples, sampling = measure(prepared.variants, prepared.sync, make_timer, case.settings, reporting, decided=decided)
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
     traced = trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir) if case.trace_dir else None
