@@ -74,6 +74,33 @@ def _writer_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+def _selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """What to run, shared by `run` and `ab`: configs, -w, -d, -b, --set, --quick."""
+    for option in reversed(_SELECTION):
+        command = option(command)
+    return command
+
+
+_SELECTION = [
+    click.argument("configs", nargs=-1, type=click.Path(dir_okay=False)),
+    click.option(
+        "-w", "--workload", "workloads", multiple=True, metavar="NAME", help="Only these workloads (with no CONFIG: run them with defaults)."
+    ),
+    click.option("-d", "--device", "devices", multiple=True, metavar="DEV", help="cpu | cuda | cuda:N | auto (overrides the config)."),
+    click.option(
+        "-b", "--backend", "backends", multiple=True, metavar="NAME", help="numpy | torch | cupy | jax | mxnet (overrides the config)."
+    ),
+    click.option(
+        "--set",
+        "sets",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Override a param or setting (n_ops=100, sync_async.n_ops=100, max_time_s=2), or sweep a param: n_ops=10,100,1000.",
+    ),
+    click.option("--quick", is_flag=True, help="Small sizes and few samples (smoke tests, CI on CPU)."),
+]
+
+
 @click.group(
     context_settings=CONTEXT,
     epilog="""\b
@@ -110,22 +137,7 @@ Examples:
   asyncbench run -w matmul -b jax -d cpu --trace traces/                timelines for ui.perfetto.dev
 """,
 )
-@click.argument("configs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option(
-    "-w", "--workload", "workloads", multiple=True, metavar="NAME", help="Only these workloads (with no CONFIG: run them with defaults)."
-)
-@click.option("-d", "--device", "devices", multiple=True, metavar="DEV", help="cpu | cuda | cuda:N | auto (overrides the config).")
-@click.option(
-    "-b", "--backend", "backends", multiple=True, metavar="NAME", help="numpy | torch | cupy | jax | mxnet (overrides the config)."
-)
-@click.option(
-    "--set",
-    "sets",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Override a param or setting (n_ops=100, sync_async.n_ops=100, max_time_s=2), or sweep a param: n_ops=10,100,1000.",
-)
-@click.option("--quick", is_flag=True, help="Small sizes and few samples (smoke tests, CI on CPU).")
+@_selection_options
 @click.option(
     "-o",
     "--output",
@@ -138,7 +150,7 @@ Examples:
     "--baseline",
     type=click.Path(dir_okay=False),
     metavar="FILE",
-    help="Compare with an earlier results file; a significant slowdown exits 1.",
+    help="Compare with an earlier results file; a slowdown shown beyond --max-regression exits 1.",
 )
 @click.option("--max-regression", default="10%", show_default=True, metavar="PCT", help="How much slower than the baseline still passes.")
 @click.option("--strict", is_flag=True, help="A skipped case counts as a failure (exit 1).")
@@ -188,8 +200,9 @@ def run(
 
     Exit 1 when an `expect:` check fails, is inconclusive (its 95% interval
     straddles the threshold) or could not be evaluated, when nothing was
-    measured, or when a case is significantly slower than --baseline by more
-    than --max-regression; 3 when a case errored.
+    measured, or when a case is slower than --baseline beyond --max-regression
+    (its whole interval); 3 when a case errored. A run's checks share a 1%
+    false-alarm rate, split over the checks and the looks each takes.
     """
     from asyncbench import session
     from asyncbench.report import terminal
@@ -335,14 +348,14 @@ Examples:
   asyncbench compare main.json pr.json
   asyncbench compare main.json pr.json --max-regression 5% --format markdown >> "$GITHUB_STEP_SUMMARY"
 \b
-Verdicts, per case and variant: SAME (within the threshold), FASTER or SLOWER
-(beyond it and significant: Mann-Whitney U on the raw samples, p < 0.01),
-INCONCLUSIVE (beyond it, but the samples cannot tell it from noise); p is
-computed and shown where it decides, for changes beyond the threshold.
-Exit 1 when some case is SLOWER, or ran ok in the baseline and not now;
-exit 2 when the two files have no case in common. The p-value sees the noise
-within each run, not the machine changing speed between runs: on a shared
-machine gate with ratios measured within one run (expect:) instead.
+Verdicts, per case and variant, from the interval of the ratio of medians
+(current / baseline) against the margin --max-regression: SLOWER when the
+whole interval lies above 1 + margin, FASTER when below 1 / (1 + margin),
+SAME when inside, INCONCLUSIVE otherwise. The rows share a 1% false-alarm
+rate (Bonferroni). Exit 1 when some case is SLOWER, or ran ok in the
+baseline and not now; exit 2 when the two files have no case in common.
+The intervals see the noise within each run, not the machine changing speed
+between runs: on a shared machine gate with `asyncbench ab` instead.
 """,
 )
 @click.argument("baseline", type=click.Path(dir_okay=False))
@@ -372,3 +385,83 @@ def compare_command(baseline: str, current: str, max_regression: str, clock: str
     else:
         terminal.print_comparison(compared.comparison(comparison), terminal.stdout_console())
     sys.exit(EXIT_GATE if comparison.failed else EXIT_OK)
+
+
+@main.command(
+    "ab",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench ab configs/ci-gate.yaml --base origin/main            this branch's working tree against main
+  asyncbench ab configs/ci-gate.yaml --base v1.2 --head v1.3 -o ab.json --markdown comment.md
+  asyncbench ab -w matmul -b torch --base-python ~/venvs/torch212/bin/python      torch 2.12 against this one
+  asyncbench ab -w matmul -b numpy --base-env OPENBLAS_NUM_THREADS=1 --head-env OPENBLAS_NUM_THREADS=2
+\b
+Both sides run in one run, in two worker processes started alike; in every
+round each variant is sampled once on each side, in a random order, and the
+side that is not measuring is frozen (SIGSTOP) so it cannot compete. Each
+round gives a paired ratio head/base per variant (and per timing or rate
+metric); its interval decides: SLOWER when the whole interval lies above
+1 + margin, FASTER below 1/(1 + margin), SAME inside, INCONCLUSIVE
+otherwise. A case samples until its verdicts are decided or max_time_s ends.
+All verdicts share one false-alarm rate (1%), split over cases, verdicts
+and looks. Exit 1 on SLOWER, INCONCLUSIVE (unless --allow-inconclusive), a
+case ok on base and not on head, or nothing compared; 3 when a case
+errored; 2 for bad input, before anything runs.
+""",
+)
+@_selection_options
+@click.option("--base", "base_rev", metavar="REV", help="The base side's git revision of the config's repository.")
+@click.option("--head", "head_rev", metavar="REV", help="The head side's revision [default: the working tree].")
+@click.option("--base-python", type=click.Path(dir_okay=False), metavar="PATH", help="Run the base side under this Python.")
+@click.option("--base-env", multiple=True, metavar="KEY=VALUE", help="A variable set on the base side only (repeatable).")
+@click.option("--head-env", multiple=True, metavar="KEY=VALUE", help="A variable set on the head side only (repeatable).")
+@click.option("--max-regression", default="5%", show_default=True, metavar="PCT", help="The margin: how much slower still passes.")
+@click.option("--allow-inconclusive", is_flag=True, help="An INCONCLUSIVE verdict does not fail the gate.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE", help="Write the comparison as JSON.")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), metavar="FILE", help="Write a pull-request comment.")
+@click.option("--no-progress", is_flag=True, help="No progress display on stderr.")
+@_guard
+def ab_command(
+    configs: tuple[str, ...],
+    workloads: tuple[str, ...],
+    devices: tuple[str, ...],
+    backends: tuple[str, ...],
+    sets: tuple[str, ...],
+    quick: bool,
+    base_rev: str | None,
+    head_rev: str | None,
+    base_python: str | None,
+    base_env: tuple[str, ...],
+    head_env: tuple[str, ...],
+    max_regression: str,
+    allow_inconclusive: bool,
+    output: str | None,
+    markdown_path: str | None,
+    no_progress: bool,
+) -> None:
+    """Is head slower than base? Both measured in one run, paired round by round."""
+    from asyncbench import ab
+    from asyncbench.report import paired, terminal
+
+    request = ab.ABRequest(
+        configs=configs,
+        workloads=workloads,
+        devices=devices,
+        backends=backends,
+        sets=sets,
+        quick=quick,
+        base=base_rev,
+        head=head_rev,
+        base_python=base_python,
+        base_env=base_env,
+        head_env=head_env,
+        max_regression=max_regression,
+        allow_inconclusive=allow_inconclusive,
+        json_path=output,
+        markdown_path=markdown_path,
+        progress=not no_progress,
+    )
+    ended = ab.run(request, _echo_err)
+    paired.print_view(ended.view, terminal.stdout_console())
+    sys.exit(ended.code)

@@ -141,12 +141,14 @@ class Worker:
         self._process: Any = None
         self._channel: Any = None
         self._busy = False
+        self._paused = False
 
     def call(self, args: tuple[Any, ...], timeout_s: float, on_progress: Callable[[Any], None] | None = None) -> Any:
         """`target(*args)` in the worker; raises WorkerLost when it takes over timeout_s or the worker dies."""
         if self._process is None or not self._process.is_alive():
             self.close()
             self._start()
+        self.resume()
         self._busy = True  # from here on, closing terminates: an interrupt may come while the worker already runs the call
         try:
             self._channel.send(args)
@@ -177,10 +179,25 @@ class Worker:
                 raise WorkerLost(payload, last_progress)
             return payload
 
+    def pause(self) -> None:
+        """Freeze the whole worker (SIGSTOP) between calls: a stopped process cannot spin a thread pool, collect
+        garbage or run an engine thread while another process measures. Its state stays as it is."""
+        if self._process is not None and self._process.is_alive() and not self._paused:
+            os.kill(self._process.pid, signal.SIGSTOP)
+            self._paused = True
+
+    def resume(self) -> None:
+        """Let a paused worker run again (SIGCONT); `call` and `close` resume it first themselves."""
+        if self._process is not None and self._paused:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._process.pid, signal.SIGCONT)
+        self._paused = False
+
     def close(self) -> None:
         """Stop the worker: an idle one is asked to exit, a busy one terminated, then killed; always joined."""
         if self._process is None:
             return
+        self.resume()  # a stopped process would hold a SIGTERM until continued
         if not self._busy and self._process.is_alive():
             with contextlib.suppress(OSError):
                 self._channel.send(None)

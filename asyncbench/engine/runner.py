@@ -27,7 +27,7 @@ from asyncbench.engine import isolation, memory, rounds, sanity, trace
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.host import facts
 from asyncbench.measure.timing import measure
-from asyncbench.results import stats, units
+from asyncbench.results import budget, stats, units
 from asyncbench.results.model import (
     ERROR,
     OK,
@@ -123,15 +123,17 @@ def summarize(samples: Mapping[str, Samples], memories: Mapping[str, Memory] | N
 
 
 def _checks_decided(case: Case, workload: Workload, asynchronous: bool) -> Callable[[Mapping[str, Samples]], bool] | None:
-    """measure()'s `decided`: whether the samples so far give every check of the case a pass or a fail."""
-    if not case.expect:
+    """measure()'s `decided`: whether the samples so far give every check of the case a pass or a fail, judged at
+    the case's share of the run's error budget (asked only at the budget's looks)."""
+    if not case.expect or case.budget is None:
         return None
+    budget = case.budget
 
     def decided(samples: Mapping[str, Samples]) -> bool:
         variants = summarize(samples)
         metrics, bounds = rounds.figures(workload, case.params, variants, asynchronous)
         partial = workload.describe(_row(case, OK, variants=variants, metrics=metrics, bounds=bounds), reading=False)
-        return checks.decided(checks.evaluate(case.expect, partial))
+        return checks.decided(checks.evaluate(case.expect, partial, budget, rounds.per_round(workload, case.params, variants)))
 
     return decided
 
@@ -156,7 +158,8 @@ def _measure_here(
 
     # no one listening (in-process, no display): measure() then builds no progress, nor its snapshot of the samples
     reporting = progressed if on_progress is not None else None
-    samples, sampling = measure(prepared.variants, prepared.sync, make_timer, case.settings, reporting, decided=decided)
+    looks = budget.schedule(case.settings.min_samples, case.settings.max_samples) if decided is not None else ()
+    samples, sampling = measure(prepared.variants, prepared.sync, make_timer, case.settings, reporting, decided=decided, looks=looks)
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
     traced = trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir) if case.trace_dir else None
@@ -278,11 +281,21 @@ def run(
     on_start: Callable[[int, int, Case], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     on_result: Callable[[Result], None] | None = None,
+    family_error: float = budget.FAMILY_ERROR,
 ) -> list[Result]:
     """Run every case of `config` in order (each in a worker process with `isolate`; each variant traced
-    into `trace_dir` after it is measured); return (and stream through on_result) the results."""
+    into `trace_dir` after it is measured); return (and stream through on_result) the results.
+
+    Every `expect:` check of the run shares one false-alarm rate, `family_error` (results.budget)."""
     backends = {name: get_backend(name) for e in config.experiments for name in e.backends}
-    cases = [(dataclasses.replace(case, trace_dir=trace_dir), skip) for case, skip in plan(config, backends)]
+    planned = list(plan(config, backends))
+    verdicts = sum(len(case.expect) for case, _ in planned)
+
+    def budgeted(case: Case) -> Case:
+        shared = budget.Budget(family_error, verdicts, case.settings.min_samples, case.settings.max_samples) if case.expect else None
+        return dataclasses.replace(case, trace_dir=trace_dir, budget=shared)
+
+    cases = [(budgeted(case), skip) for case, skip in planned]
     synchronizing = facts.synchronizing_variables()
     results = []
     workers: dict[tuple[Any, ...], isolation.Worker] = {}
@@ -312,7 +325,8 @@ def run(
             result = workload.describe(result)
             result = dataclasses.replace(result, warnings=(*result.warnings, *sanity.warnings_of(result, workload, synchronizing)))
             if case.expect:
-                result = dataclasses.replace(result, checks=checks.evaluate(case.expect, result))
+                per_round = rounds.per_round(workload, case.params, result.variants) if result.status == OK else {}
+                result = dataclasses.replace(result, checks=checks.evaluate(case.expect, result, case.budget, per_round))
             results.append(result)
             if on_result is not None:
                 on_result(result)

@@ -7,24 +7,35 @@ Every sample of a variant records, for the same run:
 
 Variants are measured in rounds, one sample of each per round, so slow drift
 of the machine (thermal, other load) hits every variant alike and their
-ratios stay fair. After `min_samples` rounds, measuring stops when every
+ratios stay fair. Within a round the variants run in a random order (as
+Google Benchmark's random interleaving and ReBench do): in a fixed order a
+position effect (caches or clocks left by the variant before) would shift
+one variant every round, narrowing its paired intervals around a biased
+value instead of widening them. After `min_samples` rounds, measuring stops when every
 variant's done_s median has a 95% CI within ±`max_rel_noise` and the case's
 checks are decided (`decided`: pass or fail, not inconclusive), or when
-`max_time_s` or `max_samples` is reached. Why it stopped is returned with
+`max_time_s` or `max_samples` is reached. The checks are only asked at the
+rounds of a fixed schedule of looks (`looks`, results.budget), each with
+its share of the error budget: asked after every round, a check on its
+threshold would fail far more often than its stated rate. Why it stopped is returned with
 the samples, so a result can say when it missed its noise target.
 """
 
 from __future__ import annotations
 
 import gc
+import random
 import time
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 from asyncbench.backends.base import DeviceTimer
 from asyncbench.results import stats
 from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Progress, Samples, Sampling, Settings
 
 Clock = Callable[[], float]
+# The order of variants within rounds is random but the same in every process that measures together (comm_overlap's
+# ranks take each sample at once, behind a barrier) and from run to run: a fixed seed.
+ORDER_SEED = 0
 
 
 def take_sample(
@@ -59,12 +70,13 @@ def measure(
     before_sample: Callable[[], None] | None = None,
     agree: Callable[[bool], bool] | None = None,
     decided: Callable[[Mapping[str, Samples]], bool] | None = None,
+    looks: Collection[int] = (),
 ) -> tuple[dict[str, Samples], Sampling]:
     """Measure every variant with the three clocks until the stopping rule holds.
 
-    `decided` is asked, between rounds and only once the noise target is met,
-    whether the samples so far decide every check of the case; while it says
-    no, sampling goes on until max_time_s or max_samples.
+    `decided` is asked, at the rounds in `looks` and only once the noise
+    target is met, whether the samples so far decide every check of the
+    case; while it says no, sampling goes on until max_time_s or max_samples.
 
     For several processes measuring together (comm_overlap's ranks):
     `before_sample` runs untimed before each sample (a barrier, so every rank
@@ -83,14 +95,17 @@ def measure(
     device: dict[str, list[float]] = {name: [] for name in variants}
     started = clock()
     rounds = 0
+    order = list(variants)
+    shuffle = random.Random(ORDER_SEED).shuffle
     gc_was_enabled = gc.isenabled()
     gc.disable()  # as timeit does: a collection inside a sample is not the workload's cost
     try:
         while True:
-            for name, run in variants.items():
+            shuffle(order)
+            for name in order:
                 if before_sample is not None:
                     before_sample()
-                issue_s, done_s, device_s = take_sample(run, sync, timers[name], clock)
+                issue_s, done_s, device_s = take_sample(variants[name], sync, timers[name], clock)
                 issue[name].append(issue_s)
                 done[name].append(done_s)
                 if device_s is not None:
@@ -106,7 +121,8 @@ def measure(
             if rounds >= settings.max_samples:
                 stopped_by = STOPPED_BY_COUNT
             elif rounds >= settings.min_samples:
-                if noise <= settings.max_rel_noise and (decided is None or decided(_samples(issue, done, device))):
+                quiet = noise <= settings.max_rel_noise
+                if quiet and (decided is None or (rounds in looks and decided(_samples(issue, done, device)))):
                     stopped_by = STOPPED_BY_NOISE
                 elif elapsed >= settings.max_time_s:
                     stopped_by = STOPPED_BY_TIME
@@ -128,8 +144,15 @@ def measure(
         rel_noise=noise if noise != float("inf") else None,
         max_rel_noise=settings.max_rel_noise,
         max_time_s=settings.max_time_s,
+        lag1_autocorrelation=_dependence(done),
     )
     return _samples(issue, done, device), sampling
+
+
+def _dependence(done: Mapping[str, list[float]]) -> float | None:
+    """The highest lag-1 autocorrelation among the variants' done times (None: too few rounds for any)."""
+    values = [rho for series in done.values() if (rho := stats.lag1_autocorrelation(series)) is not None]
+    return round(max(values), 3) if values else None
 
 
 def _samples(issue: Mapping[str, list[float]], done: Mapping[str, list[float]], device: Mapping[str, list[float]]) -> dict[str, Samples]:

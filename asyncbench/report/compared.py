@@ -24,7 +24,7 @@ class ComparisonRow:
     baseline: str
     current: str
     change: str
-    p: str
+    interval: str  # the change's interval, '[+1.2% … +8.0%]'
     label: str  # SAME, FASTER, SLOWER or INCONCLUSIVE
     fails: bool
 
@@ -33,16 +33,16 @@ class ComparisonRow:
 class ComparisonView:
     clock: str
     max_regression: str  # '10%'
-    significance: float  # the p below which a change beyond the threshold is called
+    budget: str  # '1% false-alarm rate over 12 rows: 99.92% intervals'
     rows: tuple[ComparisonRow, ...]  # every row, or past COMPARISON_ROWS_MAX those that are not SAME
     notes: tuple[str, ...]
-    p_value_sees: str
+    interval_sees: str
     summary: str
     failed: bool
 
     @property
     def title(self) -> str:
-        return f"compared with the baseline ({self.clock}, max regression {self.max_regression}, within-run p < {self.significance})"
+        return f"compared with the baseline ({self.clock}, margin {self.max_regression}; {self.budget})"
 
 
 def change_text(ratio: float) -> str:
@@ -52,8 +52,11 @@ def change_text(ratio: float) -> str:
     return f"{(ratio - 1) * 100:+.1f}%".replace("-", "−")
 
 
-def p_text(p: float | None) -> str:
-    return units.NO_VALUE if p is None else (f"{p:.3f}" if p >= 0.001 else "<0.001")
+def interval_text(interval: tuple[float, float] | None) -> str:
+    """'[+1.2% … +8.0%]': the interval of the change; '—' without one."""
+    if interval is None:
+        return units.NO_VALUE
+    return f"[{change_text(interval[0])} … {change_text(interval[1])}]"
 
 
 def comparison(result: compare.Comparison) -> ComparisonView:
@@ -79,7 +82,10 @@ def comparison(result: compare.Comparison) -> ComparisonView:
     return ComparisonView(
         clock=result.clock,
         max_regression=f"{result.max_regression * 100:.3g}%",
-        significance=compare.SIGNIFICANCE,
+        budget=(
+            f"a {units.percent(result.family_error)} false-alarm rate over {len(result.rows)} row(s): "
+            f"{units.confidence(result.confidence)} intervals"
+        ),
         rows=tuple(
             ComparisonRow(
                 r.id,
@@ -87,14 +93,14 @@ def comparison(result: compare.Comparison) -> ComparisonView:
                 units.seconds(r.baseline_s),
                 units.seconds(r.current_s),
                 change_text(r.ratio),
-                p_text(r.p_value),
+                interval_text(r.ratio_ci),
                 r.label,
                 r.verdict == Verdict.FAIL,  # a regression (not `r in result.regressions`: that is a scan per row)
             )
             for r in listed
         ),
         notes=tuple(notes),
-        p_value_sees=compare.P_VALUE_SEES,
+        interval_sees=compare.INTERVAL_SEES,
         summary=summary,
         failed=result.failed,
     )

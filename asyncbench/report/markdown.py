@@ -58,18 +58,18 @@ def markdown(view: ReportView, path: str = "-") -> str:
 
 
 def comparison_lines(comparison: ComparisonView) -> list[str]:
-    """A baseline comparison as markdown lines: the table, what could not be compared, what p sees, the summary."""
+    """A baseline comparison as markdown lines: the table, what could not be compared, what the intervals see, the summary."""
     lines = [
-        f"### Compared with the baseline ({comparison.clock}, max regression {comparison.max_regression})",
+        f"### Compared with the baseline ({comparison.clock}, margin {comparison.max_regression}; {comparison.budget})",
         "",
-        "| case | variant | baseline | current | change | within-run p | verdict |",
+        "| case | variant | baseline | current | change | interval | verdict |",
         "|---|---|--:|--:|--:|--:|--:|",
     ]
     for row in comparison.rows:
         label = f"**{row.label}**" if row.fails else row.label
-        lines.append(f"| {row.id} | {row.variant} | {row.baseline} | {row.current} | {row.change} | {row.p} | {label} |")
+        lines.append(f"| {row.id} | {row.variant} | {row.baseline} | {row.current} | {row.change} | {row.interval} | {label} |")
     lines.append("")
     lines += [f"- {line}" for line in comparison.notes]
-    lines.append(f"\n_{comparison.p_value_sees}._")
+    lines.append(f"\n_{comparison.interval_sees}._")
     lines.append(f"\n{comparison.summary}")
     return lines

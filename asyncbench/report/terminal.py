@@ -191,12 +191,12 @@ def comparison_table(comparison: ComparisonView) -> Table:
     table = Table(title=comparison.title, title_justify="left")
     for column in ("case", "variant"):
         table.add_column(column)
-    for column in ("baseline", "current", "change", "within-run p", "verdict"):
+    for column in ("baseline", "current", "change", "interval", "verdict"):
         table.add_column(column, justify="right", no_wrap=True)
     for row in comparison.rows:
         style = LABEL_STYLE[row.label]
         table.add_row(
-            escape(row.id), row.variant, row.baseline, row.current, row.change, row.p, f"[{style}]{row.label}[/]" if style else row.label
+            escape(row.id), row.variant, row.baseline, row.current, row.change, row.interval, f"[{style}]{row.label}[/]" if style else row.label
         )
     return table
 
@@ -205,11 +205,11 @@ def print_comparison(comparison: ComparisonView, console: Console) -> None:
     if len(comparison.rows) <= RICH_TABLE_MAX_ROWS:
         console.print(comparison_table(comparison))
     else:
-        headers = ["case", "variant", "baseline", "current", "change", "within-run p", "verdict"]
-        rows = [(r.id, r.variant, r.baseline, r.current, r.change, r.p, r.label) for r in comparison.rows]
+        headers = ["case", "variant", "baseline", "current", "change", "interval", "verdict"]
+        rows = [(r.id, r.variant, r.baseline, r.current, r.change, r.interval, r.label) for r in comparison.rows]
         console.print(plain_table(comparison.title, headers, rows, [False, False, *[True] * 5]), soft_wrap=True)
     for line in comparison.notes:
         console.print(f"  [yellow]{escape(line)}[/]")
-    console.print(f"  [dim]{escape(comparison.p_value_sees)}[/]", soft_wrap=not console.is_terminal)
+    console.print(f"  [dim]{escape(comparison.interval_sees)}[/]", soft_wrap=not console.is_terminal)
     style = "red" if comparison.failed else "green"
     console.print(f"[{style}]{escape(comparison.summary)}[/]", soft_wrap=not console.is_terminal)

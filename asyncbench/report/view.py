@@ -24,8 +24,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from asyncbench.report import bars
 from asyncbench.report.compared import ComparisonView, comparison
-from asyncbench.results import units
-from asyncbench.results.model import Check, Report, Result, Stats, Status, StopReason, VariantResult, Verdict
+from asyncbench.results import stats, units
+from asyncbench.results.model import Check, Report, Result, Sampling, Stats, Status, StopReason, VariantResult, Verdict
 from asyncbench.verdicts import compare, outcome
 
 SPREAD_NOTE = (
@@ -39,6 +39,8 @@ NO_VALUE = units.NO_VALUE
 # Past it, lines are kept for the cases that need a look (not ok, a warning, a check that did not pass), and
 # a line under each table says what was left out and where every figure is.
 CASE_LINES_MAX = 200
+# Lag-1 autocorrelation from which a case's note says its rounds drifted: at 0.3 plain intervals covered only 89-91%.
+DRIFTING = 0.3
 
 
 @dataclass(frozen=True)
@@ -149,10 +151,26 @@ def metric_line(result: Result) -> str:
 
 
 def sampling_note(result: Result) -> str | None:
-    """Said when measuring stopped before every variant's median was known within max_rel_noise, or was cut short."""
+    """Said when measuring stopped before every variant's median was known within max_rel_noise, or was cut short,
+    and when consecutive rounds drifted together (their intervals are then wider than independent rounds')."""
     sampling = result.sampling
     if sampling is None:
         return None
+    notes = [note for note in (_stopping_note(sampling), _dependence_note(sampling)) if note]
+    return "; ".join(notes) or None
+
+
+def _dependence_note(sampling: Sampling) -> str | None:
+    rho = sampling.lag1_autocorrelation
+    if rho is None or rho < DRIFTING or sampling.rounds < stats.MIN_ROUNDS_FOR_DEPENDENCE:
+        return None
+    return (
+        f"consecutive rounds drifted together (lag-1 autocorrelation {rho:.2f}): the intervals are widened for it; "
+        "a quieter machine narrows them"
+    )
+
+
+def _stopping_note(sampling: Sampling) -> str | None:
     rounds = f"{sampling.rounds} round{'' if sampling.rounds == 1 else 's'}"
     reached = f"at ±{units.percent(sampling.rel_noise)}" if sampling.rel_noise is not None else "with no interval yet"
     if sampling.stopped_by == StopReason.TIMEOUT:
@@ -263,7 +281,7 @@ def needs_a_look(result: Result) -> bool:
 
 def left_out_line(results: Sequence[Result], lined: int) -> str:
     """What a long experiment's lines leave out: how many cases, how many stopped short of their noise target."""
-    short = sum(1 for r in results if sampling_note(r) is not None)
+    short = sum(1 for r in results if r.sampling is not None and _stopping_note(r.sampling) is not None)
     stopped = f"; {short} of them stopped short of their noise target" if short else ""
     return (
         f"{len(results) - lined} of {len(results)} cases have no lines here (a report of more than {CASE_LINES_MAX} cases: "

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from asyncbench.results.budget import Budget
 
 
 class Word(str, Enum):
@@ -108,6 +111,8 @@ class Case:
     expect: tuple[Expectation, ...] = ()
     #: where `--trace` writes each variant's timeline after the case is measured (None: no tracing)
     trace_dir: str | None = None
+    #: the share of the run's false-alarm rate its checks are judged at (results.budget; None: no checks)
+    budget: Budget | None = None
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,8 @@ class Sampling:
 
     `rel_noise` is the widest relative half-width of a variant's done-time CI
     at the end (None when there were too few rounds for an interval), to be
-    read against `max_rel_noise`, the target.
+    read against `max_rel_noise`, the target. `lag1_autocorrelation` says how
+    much consecutive rounds drift together; every interval is widened for it.
     """
 
     rounds: int
@@ -167,6 +173,8 @@ class Sampling:
     rel_noise: float | None
     max_rel_noise: float
     max_time_s: float
+    #: the highest lag-1 autocorrelation of a variant's done times (stats.lag1_autocorrelation; None: too few rounds)
+    lag1_autocorrelation: float | None = None
 
     @property
     def missed_noise_target(self) -> bool:
@@ -215,13 +223,17 @@ class MetricInfo:
 
 @dataclass(frozen=True)
 class Check:
-    """One `expect:` check and its verdict: the value checked and its 95% interval (None: a single measurement)."""
+    """One `expect:` check and its verdict: the value checked and its interval (None: a single measurement)."""
 
     expect: str
     verdict: Verdict
     detail: str
     value: float | None = None
     bounds: tuple[float, float] | None = None
+    #: the confidence of `bounds` (results.budget: the run's false-alarm rate split over its checks and looks)
+    confidence: float | None = None
+    #: the family-wise false-alarm rate the run's checks share (None: judged alone, from a 95% interval)
+    family_error: float | None = None
 
 
 @dataclass(frozen=True)

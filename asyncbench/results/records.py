@@ -110,10 +110,15 @@ def result_to_dict(result: Result, declared: Declared | None = None) -> dict[str
 
 
 def check_to_dict(check: Check) -> dict[str, Any]:
-    """A check as stored: expect, verdict, value, bounds (only with an interval), detail."""
+    """A check as stored: expect, verdict, value, bounds and their confidence (only with an interval), detail, and
+    the false-alarm rate it shared with the run's other checks."""
     stored: dict[str, Any] = {"expect": check.expect, "verdict": check.verdict.value, "value": _finite(check.value), "detail": check.detail}
     if check.bounds is not None:
         stored["bounds"] = [_finite(check.bounds[0]), _finite(check.bounds[1])]
+    if check.confidence is not None:
+        stored["confidence"] = check.confidence
+    if check.family_error is not None:
+        stored["family_error"] = check.family_error
     return stored
 
 
@@ -125,6 +130,8 @@ def check_from_dict(raw: Mapping[str, Any]) -> Check:
         detail=str(raw.get("detail", "")),
         value=raw.get("value"),
         bounds=(float(bounds[0]), float(bounds[1])) if bounds else None,
+        confidence=raw.get("confidence"),
+        family_error=raw.get("family_error"),
     )
 
 

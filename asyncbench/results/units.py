@@ -30,6 +30,15 @@ def percent(fraction: float | None, digits: int = 2) -> str:
     return f"{number(fraction * 100, digits)}%"
 
 
+def confidence(level: float) -> str:
+    """0.95 -> '95%', 0.99988 -> '99.988%': the digits it takes to tell the level from 100%."""
+    miss = 1 - level
+    if miss <= 0:
+        return "100%"
+    digits = max(0, math.ceil(-math.log10(miss)) - 1)
+    return f"{level * 100:.{digits}f}".rstrip("0").rstrip(".") + "%"
+
+
 def _scaled(value: float, table: tuple[tuple[float, str], ...], smallest: tuple[float, str]) -> str:
     """The value in the largest unit of `table` it reaches, else in `smallest`."""
     for scale, unit in table:

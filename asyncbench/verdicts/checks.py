@@ -1,19 +1,28 @@
-"""Verdicts of `expect:` checks: pass, fail or inconclusive from the 95% interval of what is checked.
+"""Verdicts of `expect:` checks: pass, fail or inconclusive from the interval of what is checked.
 
-PASS when the whole interval (a metric's bounds, a clock median's CI)
-satisfies the check, FAIL when the whole of it violates it, INCONCLUSIVE
-when it straddles the threshold (or there were too few rounds for an
-interval), NOT_MEASURED when the case did not run or the quantity does not
-exist. Single measurements (memory) and sample statistics (min, max, ...)
-are compared as they are. Units come from the result itself.
+PASS when the whole interval (of a metric's per-round values, of a clock's
+samples) satisfies the check, FAIL when the whole of it violates it,
+INCONCLUSIVE when it straddles the threshold (or there were too few rounds
+for an interval), NOT_MEASURED when the case did not run or the quantity
+does not exist. Single measurements (memory) and sample statistics (min,
+max, ...) are compared as they are. Units come from the result itself.
+
+In a run the intervals are not 95% ones: the run's checks share one
+false-alarm budget (results.budget), split over the checks and over the
+looks each takes while sampling goes on, and a clock check without
+`[variant]`, which fails when any variant fails, splits its share again
+over the variants. Without a budget (a result judged on its own) the
+stored 95% intervals are used.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Callable, Iterable
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping, Sequence
 
-from asyncbench.results import units
+from asyncbench.results import stats, units
+from asyncbench.results.budget import Budget
 from asyncbench.results.model import Check, Expectation, Result, Status, Verdict
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -45,6 +54,19 @@ def _by_how_much(value: float, threshold: float) -> str:
     return f" ({'over' if value > threshold else 'short'} by {units.percent(off, 3)})"
 
 
+@dataclass(frozen=True)
+class Level:
+    """The confidence a check's intervals are taken at, and the family-wise rate it comes from (None: alone, 95%)."""
+
+    confidence: float = stats.CONFIDENCE
+    family_error: float | None = None
+
+    @property
+    def name(self) -> str:
+        """'95%', '99.98%': as many digits as it takes to tell the level from 100%."""
+        return units.confidence(self.confidence)
+
+
 def _judge(
     expectation: Expectation,
     value: float | None,
@@ -53,8 +75,9 @@ def _judge(
     label: str,
     unit: str,
     rounds: int | None,
+    level: Level = Level(),
 ) -> Check:
-    """One check's verdict on one measured quantity: its value and 95% interval (or a single measurement: `point`)."""
+    """One check's verdict on one measured quantity: its value and interval (or a single measurement: `point`)."""
     wanted = f"expected {expectation.op} {units.quantity(expectation.threshold, unit)}"
     if value is None:
         return Check(expectation.text, NOT_MEASURED, f"{label} was not measured")
@@ -64,43 +87,72 @@ def _judge(
     elif interval is None:
         verdict = INCONCLUSIVE
         few = f"{rounds} round{'' if rounds == 1 else 's'}" if rounds is not None else "too few rounds"
-        shown = f"{label} = {units.quantity(value, unit)}, {wanted}: no 95% interval from {few} (6 are needed)"
+        shown = f"{label} = {units.quantity(value, unit)}, {wanted}: no {level.name} interval from {few}"
     else:
         verdict = verdict_of(expectation.op, interval, expectation.threshold)
-        shown = f"{label} = {units.with_bounds(value, interval, unit)}, {wanted}"
+        shown = f"{label} = {units.with_bounds(value, interval, unit)} ({level.name} interval), {wanted}"
         if verdict == INCONCLUSIVE:
-            shown += ": the 95% interval straddles the threshold; more rounds (max_time_s) may decide it"
+            shown += ": the interval straddles the threshold; more rounds (max_time_s) may decide it"
     if verdict == FAIL:
         shown += _by_how_much(value, expectation.threshold)
-    return Check(expectation.text, verdict, shown, value, interval if not point else None)
+    judged = not point and interval is not None
+    return Check(
+        expectation.text,
+        verdict,
+        shown,
+        value,
+        interval if judged else None,
+        confidence=level.confidence if judged else None,
+        family_error=level.family_error,
+    )
 
 
-def _clock_check(expectation: Expectation, result: Result) -> Check:
+def _clock_check(expectation: Expectation, result: Result, budget: Budget | None) -> Check:
     """A clock's statistic must hold for every variant (or the named one): the verdict of the worst."""
     names = [expectation.variant] if expectation.variant else list(result.variants)
+    level = _level(budget, share=len(names))
     judged = []
     for name in names:
         variant = result.variants.get(name)
-        stats = getattr(variant, expectation.quantity) if variant is not None else None
+        summary = getattr(variant, expectation.quantity) if variant is not None else None
         label = f"{expectation.quantity}.{expectation.stat}[{name}]"
-        if stats is None:
+        if summary is None:
             judged.append(_judge(expectation, None, None, True, label, "s", None))
             continue
         stat = expectation.stat or "median"
-        value = getattr(stats, stat)
+        value = getattr(summary, stat)
         if stat == "median":
-            interval = (stats.ci_low, stats.ci_high) if stats.ci_low is not None and stats.ci_high is not None else None
-            judged.append(_judge(expectation, value, interval, False, label, "s", stats.n))
+            if budget is None:
+                interval = (summary.ci_low, summary.ci_high) if summary.ci_low is not None and summary.ci_high is not None else None
+            else:
+                assert variant is not None  # it has a summary
+                interval = _interval(getattr(variant.samples, expectation.quantity), level)
+            judged.append(_judge(expectation, value, interval, False, label, "s", summary.n, level))
         else:  # min, max, iqr, ci_low, ci_high: facts about this run's samples, not estimates
-            judged.append(_judge(expectation, value, None, True, label, "s", stats.n))
+            judged.append(_judge(expectation, value, None, True, label, "s", summary.n, level))
     if not judged:
         return Check(expectation.text, NOT_MEASURED, f"{expectation.quantity} was not measured")
     return min(judged, key=lambda check: SEVERITY.index(check.verdict))
 
 
-def evaluate(expectations: tuple[Expectation, ...], result: Result) -> tuple[Check, ...]:
+def _level(budget: Budget | None, share: int = 1) -> Level:
+    return Level() if budget is None else Level(budget.confidence(share), budget.family_error)
+
+
+def _interval(values: Sequence[float] | None, level: Level) -> tuple[float, float] | None:
+    return stats.median_ci(values, level.confidence) if values else None
+
+
+def evaluate(
+    expectations: tuple[Expectation, ...],
+    result: Result,
+    budget: Budget | None = None,
+    metric_rounds: Mapping[str, Sequence[float]] | None = None,
+) -> tuple[Check, ...]:
     """Each check's verdict on `result`: expect, verdict, value, bounds (when there is an interval), detail.
 
+    With a `budget`, intervals are taken at its confidence: a metric's from
+    its per-round values (`metric_rounds`), a clock's from its samples.
     A check on a case that did not run, or on a quantity that was not
     measured, is NOT_MEASURED: a gate that cannot be evaluated must not pass.
     """
@@ -111,17 +163,22 @@ def evaluate(expectations: tuple[Expectation, ...], result: Result) -> tuple[Che
             check = Check(expectation.text, NOT_MEASURED, f"the case {what}: {result.reason or 'no reason given'}")
         elif expectation.stat is None:
             rounds = result.sampling.rounds if result.sampling is not None else None
+            level = _level(budget)
+            interval = result.bounds.get(expectation.quantity)
+            if budget is not None and expectation.quantity in result.bounds:
+                interval = _interval((metric_rounds or {}).get(expectation.quantity), level)
             check = _judge(
                 expectation,
                 result.metrics.get(expectation.quantity),
-                result.bounds.get(expectation.quantity),
+                interval,
                 expectation.quantity not in result.bounds,
                 expectation.quantity,
                 result.unit_of(expectation.quantity),
                 rounds,
+                level,
             )
         else:
-            check = _clock_check(expectation, result)
+            check = _clock_check(expectation, result, budget)
         checks.append(check)
     return tuple(checks)
 

@@ -1,24 +1,34 @@
-"""Baseline comparison: match two reports' cases by id and give each variant a verdict.
+"""Baseline comparison: match two reports' cases by id and give each variant a verdict against a margin.
 
 Verdicts are the one vocabulary of `expect:` checks (pass, fail,
-inconclusive); the label a person reads says why: SAME (within the
-threshold: pass), FASTER (beyond it and significant: pass), SLOWER (beyond
-it and significant: fail), INCONCLUSIVE (beyond it, but the samples cannot
-tell it from noise: never a failure here). Significance is a test on the
-raw samples (Mann-Whitney U, two-sided: distribution-free, so skewed timing
-distributions and outliers do not fool it). Only SLOWER fails a gate, and so does a case that ran ok in the baseline but
+inconclusive); the label a person reads says why. Each variant's change is
+the ratio of the medians (current / baseline) with its interval, and the
+verdict is a test against the margin (`--max-regression`), never against
+"no difference": SLOWER when the whole interval lies above 1 + margin,
+FASTER when it lies below 1 / (1 + margin), SAME when it lies inside, and
+INCONCLUSIVE otherwise (the samples cannot tell). Testing "different from
+1, and the median beyond the margin" called a true +8% change SLOWER 11% of
+the time at a 10% margin; against the margin it is SLOWER at most at the
+stated rate.
+
+The interval of the ratio comes from the two medians' distribution-free
+intervals (stats.median_ci), each at half the row's error rate: [low of
+current / high of baseline, high of current / low of baseline] holds when
+both hold. Every row of a comparison shares one family-wise false-alarm
+rate (results.budget, 1%), split evenly over the rows (Bonferroni).
+
+Only SLOWER fails a gate, and so does a case that ran ok in the baseline but
 errored or was skipped now (`lost`: a gate must not pass because the thing
 it guards stopped running). Two reports with no case in common are an input
 error. Cases on one side only, and environment differences, are listed.
 
-What the p-value can and cannot see: it treats every sample of both runs as
-drawn from one fixed machine, so it sees the noise within each run. It
+What the interval can and cannot see: it treats every sample of both runs
+as drawn from one fixed machine, so it sees the noise within each run. It
 cannot see the machine changing speed between the runs (another tenant, a
 clock change, a different host), which on a shared CI runner moved medians
-by up to 91% between identical runs while each run's CI was ±1–3%. A tiny p
-there says the runs differ, not that the code did: compare runs from one
-quiet, dedicated machine, and gate shared runners with ratios measured
-within one run (`expect:`).
+by up to 178% between identical runs while each run's CI was ±1–3%. There,
+gate with `asyncbench ab`, which pairs base and head round by round in one
+run.
 """
 
 from __future__ import annotations
@@ -27,29 +37,27 @@ import dataclasses
 import json
 import math
 import statistics
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench.errors import InputError
+from asyncbench.results import budget, stats
 from asyncbench.results.model import CLOCKS, OK, Report, Result, Verdict
 
 #: what a row's label says, beside its verdict
 SAME, FASTER, SLOWER, INCONCLUSIVE = "SAME", "FASTER", "SLOWER", "INCONCLUSIVE"
 LABELS = (SAME, FASTER, SLOWER, INCONCLUSIVE)
-#: each label's verdict: only a significant slowdown beyond the threshold fails
+#: each label's verdict: only a slowdown shown beyond the margin fails
 VERDICTS = {SAME: Verdict.PASS, FASTER: Verdict.PASS, SLOWER: Verdict.FAIL, INCONCLUSIVE: Verdict.INCONCLUSIVE}
 
 # 10%: above the run-to-run drift of a quiet, dedicated machine and below the
-# regressions worth stopping a merge for. Shared CI runners drift far more
-# (up to 91% measured on a 2-core one, README "Use in CI"): gate with ratios there.
+# regressions worth stopping a merge for. Shared CI runners drift far more between
+# runs (up to 178% measured on a 2-core one, README "Use in CI"): gate with `ab` there.
 DEFAULT_MAX_REGRESSION = 0.10
-# A gate is run on every commit, so a false alarm is expensive: demand p < 1%.
-SIGNIFICANCE = 0.01
-#: said wherever a p-value is shown
-P_VALUE_SEES = (
-    "p is the chance of a difference this large from the noise within the runs; it cannot see the machine changing "
-    "speed between them, so on a shared machine a small p does not mean the code changed"
+#: said under every comparison of two runs
+INTERVAL_SEES = (
+    "the intervals see the noise within each run, not the machine changing speed between the runs: on a shared machine "
+    "gate with `asyncbench ab`, which pairs base and head round by round in one run"
 )
 # Environment facts that differ between any two commits and say nothing about the machine.
 IGNORED_ENVIRONMENT = ("git_sha",)
@@ -64,7 +72,7 @@ class VariantComparison:
     baseline_s: float  # medians
     current_s: float
     ratio: float  # current / baseline; > 1 is slower
-    p_value: float | None  # None: within the threshold (p decides nothing there), or too few samples for the test
+    ratio_ci: tuple[float, float] | None  # its interval at the row's share of the family rate; None: too few samples
     label: str  # SAME, FASTER, SLOWER or INCONCLUSIVE: the verdict and why
 
     @property
@@ -82,10 +90,13 @@ class Comparison:
     not_comparable: tuple[tuple[str, str], ...]  # (id, why)
     environment_changes: tuple[tuple[str, Any, Any], ...]  # (key, baseline, current)
     lost: tuple[tuple[str, str], ...] = ()  # (id, why): ok in the baseline, not ok now — fails the gate
+    #: the family-wise false-alarm rate the rows share, and the confidence of each row's interval
+    family_error: float = budget.FAMILY_ERROR
+    confidence: float = 1 - budget.FAMILY_ERROR
 
     @property
     def regressions(self) -> tuple[VariantComparison, ...]:
-        """The rows that fail: significantly slower beyond the threshold."""
+        """The rows that fail: slower beyond the margin, the whole interval."""
         return tuple(row for row in self.rows if row.verdict == Verdict.FAIL)
 
     @property
@@ -106,44 +117,29 @@ def parse_threshold(text: str) -> float:
     return value
 
 
-def p_values(pairs: Sequence[tuple[Sequence[float], Sequence[float]]]) -> list[float | None]:
-    """Two-sided Mann-Whitney U p-values of many (baseline, current) sample pairs; None where a side has
-    fewer than 2 samples.
-
-    One scipy call per pair costs 0.6 ms of its own, which made comparing a 10,000-case sweep take 8 s; so
-    pairs go to scipy in one vectorized call per group of equal sizes and equal presence of ties (what
-    scipy's 'auto' method chooses the exact or the asymptotic test by), each p the same as its own call's.
-    """
-    import numpy as np  # imported here, as scipy: only comparisons need them
-    from scipy.stats import mannwhitneyu
-
-    found: list[float | None] = [None] * len(pairs)
-    groups: dict[tuple[int, int, bool], list[int]] = defaultdict(list)
-    for index, (old, new) in enumerate(pairs):
-        if len(old) >= 2 and len(new) >= 2:
-            tied = len({*old, *new}) < len(old) + len(new)
-            groups[(len(old), len(new), tied)].append(index)
-    for members in groups.values():
-        result = mannwhitneyu(
-            np.array([pairs[i][1] for i in members]), np.array([pairs[i][0] for i in members]), alternative="two-sided", axis=1
-        )
-        for index, value in zip(members, np.atleast_1d(result.pvalue).tolist(), strict=True):
-            found[index] = value if math.isfinite(value) else 1.0
-    return found
-
-
-def _within(ratio: float, max_regression: float) -> bool:
-    """Whether a change of the median is inside the threshold (SAME, whatever the noise)."""
-    return 1 / (1 + max_regression) <= ratio <= 1 + max_regression
-
-
-def label(ratio: float, p: float | None, max_regression: float) -> str:
-    """SLOWER/FASTER only when the change is beyond the threshold and significant."""
-    if _within(ratio, max_regression):
-        return SAME
-    if p is None or p >= SIGNIFICANCE:
+def label_of(interval: tuple[float, float] | None, margin: float) -> str:
+    """A ratio's label from its interval against the margin: SLOWER / FASTER only when the whole interval lies
+    beyond it, SAME when the whole of it lies within, INCONCLUSIVE otherwise (and without an interval)."""
+    if interval is None:
         return INCONCLUSIVE
-    return SLOWER if ratio > 1 else FASTER
+    low, high = interval
+    if low > 1 + margin:
+        return SLOWER
+    if high < 1 / (1 + margin):
+        return FASTER
+    if low >= 1 / (1 + margin) and high <= 1 + margin:
+        return SAME
+    return INCONCLUSIVE
+
+
+def ratio_interval(old: Sequence[float], new: Sequence[float], confidence: float) -> tuple[float, float] | None:
+    """The interval of median(new) / median(old) from two independent samples: each median's interval at half
+    the error; None when either has too few samples for it or the baseline's reaches 0."""
+    each = 1 - (1 - confidence) / 2
+    old_ci, new_ci = stats.median_ci(old, each), stats.median_ci(new, each)
+    if old_ci is None or new_ci is None or old_ci[0] <= 0:
+        return None
+    return new_ci[0] / old_ci[1], new_ci[1] / old_ci[0]
 
 
 def _flatten(mapping: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -172,22 +168,17 @@ def _sample_pairs(base: Result, current: Result, clock: str) -> Iterator[tuple[s
             yield name, old_samples, new_samples
 
 
-def _rows(pairs: Sequence[tuple[str, str, Sequence[float], Sequence[float]]], max_regression: float) -> Iterator[VariantComparison]:
-    """Each (case id, variant, baseline samples, current samples) judged.
-
-    A p-value is computed where it decides the verdict, a change beyond the threshold (all of them at once):
-    within it a row is SAME whatever p says, and a p shown there only invites reading it as a verdict.
-    Comparing two runs of an unchanged 10,000-case sweep then never loads scipy.stats (a second of import).
-    """
-    medians = [(statistics.median(old), statistics.median(new)) for _, _, old, new in pairs]
-    beyond = [i for i, (old, new) in enumerate(medians) if old > 0 and not _within(new / old, max_regression)]
-    found = dict(zip(beyond, p_values([(pairs[i][2], pairs[i][3]) for i in beyond]), strict=True)) if beyond else {}
-    for index, ((case_id, name, _, _), (old_median, new_median)) in enumerate(zip(pairs, medians, strict=True)):
+def _rows(
+    pairs: Sequence[tuple[str, str, Sequence[float], Sequence[float]]], max_regression: float, confidence: float
+) -> Iterator[VariantComparison]:
+    """Each (case id, variant, baseline samples, current samples) judged against the margin."""
+    for case_id, name, old, new in pairs:
+        old_median, new_median = statistics.median(old), statistics.median(new)
         if old_median <= 0:
             yield VariantComparison(case_id, name, old_median, new_median, math.nan, None, INCONCLUSIVE)
             continue
-        ratio, p = new_median / old_median, found.get(index)
-        yield VariantComparison(case_id, name, old_median, new_median, ratio, p, label(ratio, p, max_regression))
+        interval = ratio_interval(old, new, confidence)
+        yield VariantComparison(case_id, name, old_median, new_median, new_median / old_median, interval, label_of(interval, max_regression))
 
 
 def dumps(comparison: Comparison) -> str:
@@ -197,12 +188,19 @@ def dumps(comparison: Comparison) -> str:
         row["ratio"] = row["ratio"] if math.isfinite(row["ratio"]) else None
         row["verdict"] = compared.verdict.value
     raw["regressions"] = [f"{r.id} {r.variant}" for r in comparison.regressions]
-    raw["p_value_sees"] = P_VALUE_SEES
+    raw["interval_sees"] = INTERVAL_SEES
     return json.dumps(raw, indent=1, allow_nan=False) + "\n"
 
 
-def compare(baseline: Report, current: Report, max_regression: float = DEFAULT_MAX_REGRESSION, clock: str = "done_s") -> Comparison:
-    """Every case present on both sides, variant by variant, plus what could not be compared."""
+def compare(
+    baseline: Report,
+    current: Report,
+    max_regression: float = DEFAULT_MAX_REGRESSION,
+    clock: str = "done_s",
+    family_error: float = budget.FAMILY_ERROR,
+) -> Comparison:
+    """Every case present on both sides, variant by variant, plus what could not be compared; the rows share
+    `family_error`."""
     if clock not in CLOCKS:
         raise InputError(f"unknown clock {clock!r}; one of {', '.join(CLOCKS)}")
     old = {r.id: r for r in baseline.results}
@@ -232,10 +230,13 @@ def compare(baseline: Report, current: Report, max_regression: float = DEFAULT_M
         if missing:
             not_comparable.append((case_id, f"variants on one side only: {', '.join(missing)}"))
         pairs += compared
+    confidence = 1 - family_error / max(len(pairs), 1)
     return Comparison(
         clock=clock,
         max_regression=max_regression,
-        rows=tuple(_rows(pairs, max_regression)),
+        rows=tuple(_rows(pairs, max_regression, confidence)),
+        family_error=family_error,
+        confidence=confidence,
         only_in_baseline=tuple(i for i in old if i not in new),
         only_in_current=tuple(i for i in new if i not in old),
         not_comparable=tuple(not_comparable),

@@ -136,9 +136,13 @@ def test_a_case_with_checks_stops_once_they_are_decided(counting, fake_backend, 
     settings = Settings(warmup=0, min_samples=6, max_samples=1000, max_time_s=1e9, max_rel_noise=10.0)
     decided = dataclasses.replace(experiment(), settings=settings, expect=(expect.parse("done_s.median < 1000s", WORKLOADS["counting"]),))
     (result,) = runner.run(config.Config("c", "<t>", (decided,)))
-    assert result.sampling.rounds == 6
+    # looks at rounds 6, 9, 14, ...; at the run's 1% split over 15 looks, 14 rounds are the first with an interval
+    assert result.sampling.rounds == 14
     assert result.sampling.stopped_by == StopReason.NOISE
     assert [c.verdict for c in result.checks] == [Verdict.PASS]
+    (check,) = result.checks
+    assert check.family_error == 0.01
+    assert check.confidence == pytest.approx(1 - 0.01 / 15 / 2)  # a clock check over both variants: split again
 
 
 def test_a_cpu_only_selection_never_plans_a_cupy_case():

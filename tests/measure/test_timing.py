@@ -55,8 +55,24 @@ def test_constant_samples_stop_at_min_samples_and_variants_interleave():
     assert sampling.rounds == 6
     assert sampling.stopped_by == STOPPED_BY_NOISE
     assert sampling.rel_noise == 0.0
-    assert order == ["a", "b"] * (2 + 6)  # warm-up rounds, then timed rounds, alternating
+    assert order[:4] == ["a", "b"] * 2  # warm-up rounds in declared order
+    timed = [order[i : i + 2] for i in range(4, len(order), 2)]
+    assert all(sorted(pair) == ["a", "b"] for pair in timed)  # then rounds: one sample of each
     assert samples["a"].device_s is None
+
+
+def test_variants_run_in_a_random_order_within_rounds():
+    """In a fixed order a position effect (caches, clocks after a heavy variant) biases one variant every round."""
+    order: list[str] = []
+    names = "abcd"
+    variants = {name: (lambda name=name: order.append(name)) for name in names}
+    settings = Settings(warmup=0, min_samples=40, max_samples=40, max_time_s=1e9, max_rel_noise=0.0)
+    measure(variants, lambda: None, lambda: None, settings, clock=TickClock())
+    rounds = [tuple(order[i : i + 4]) for i in range(0, len(order), 4)]
+    assert all(sorted(r) == list(names) for r in rounds)
+    firsts = {r[0] for r in rounds}
+    assert firsts == set(names)  # every variant leads some round
+    assert len(set(rounds)) > 10
 
 
 def noisy_clock(steps=(1.0, 2.0, 5.0)):
@@ -103,14 +119,17 @@ def test_sampling_goes_on_while_the_checks_are_undecided_and_stops_once_decided(
         asked.append(len(samples["v"].done_s))
         return len(asked) >= 4  # undecided three times, then decided
 
-    samples, sampling = measure({"v": lambda: None}, lambda: None, lambda: None, settings, clock=TickClock(), decided=decided)
-    assert asked == [6, 7, 8, 9]
-    assert len(samples["v"].done_s) == 9
+    looks = (6, 9, 14, 21, 32)
+    samples, sampling = measure({"v": lambda: None}, lambda: None, lambda: None, settings, clock=TickClock(), decided=decided, looks=looks)
+    assert asked == [6, 9, 14, 21]  # only at the looks: asked after every round, a verdict on its threshold fails too often
+    assert len(samples["v"].done_s) == 21
     assert sampling.stopped_by == STOPPED_BY_NOISE
 
 
 def test_undecided_checks_stop_at_max_time_s():
     settings = Settings(warmup=0, min_samples=6, max_samples=1000, max_time_s=40.0, max_rel_noise=0.5)
-    samples, sampling = measure({"v": lambda: None}, lambda: None, lambda: None, settings, clock=TickClock(), decided=lambda s: False)
+    samples, sampling = measure(
+        {"v": lambda: None}, lambda: None, lambda: None, settings, clock=TickClock(), decided=lambda s: False, looks=(6, 9)
+    )
     assert sampling.stopped_by == STOPPED_BY_TIME
     assert 6 <= sampling.rounds < 40

@@ -39,7 +39,7 @@ def _verdicts(texts, result):
 def test_a_check_passes_only_when_its_whole_interval_satisfies_it():
     result = _result({"speedup": 2.0}, {"speedup": (1.8, 2.2)})
     passed, failed, straddling = _verdicts(["speedup >= 1.5", "speedup >= 2.5", "speedup >= 2.1"], result)
-    assert passed == Check("speedup >= 1.5", Verdict.PASS, passed.detail, 2.0, (1.8, 2.2))
+    assert passed == Check("speedup >= 1.5", Verdict.PASS, passed.detail, 2.0, (1.8, 2.2), confidence=0.95)
     assert failed.verdict == Verdict.FAIL
     assert "short by 20%" in failed.detail
     assert "2.00× [1.80–2.20]" in failed.detail

@@ -43,3 +43,18 @@ def test_a_negative_conversion_cost_is_never_stated_as_a_cost():
     reading = WORKLOADS["conversion"].reading(_metrics_result("conversion", metrics, bounds))
     assert reading.startswith("no conversion cost shown")
     assert "-16" not in reading
+
+
+def test_the_step_form_says_nothing_runs_ahead_only_when_the_illusions_interval_shows_it():
+    from asyncbench.workloads.step_form import StepWorkload
+
+    workload = StepWorkload(lambda backend, device, params: (lambda: None), name="loop")
+
+    def reading(bounds):
+        return workload.reading(_metrics_result("loop", {"illusion": 1.1}, {"illusion": bounds}))
+
+    assert "nothing much runs ahead" in reading((1.0, 1.15))
+    assert "long before the work is done" in reading((1.3, 1.5))
+    for unsettled in ((1.0, 1.6), None):  # across the line, or no interval at all: neither is shown
+        assert "nothing much runs ahead" not in reading(unsettled)
+        assert "not shown whether the loop runs ahead" in reading(unsettled)

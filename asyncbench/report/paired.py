@@ -1,0 +1,110 @@
+"""An `asyncbench ab` run as a person reads it: a row per verdict, the two sides, the budget; terminal and markdown.
+
+One view (`build`), two writers (`print_view`, `markdown`). The markdown is
+meant as a pull-request comment: the table, the verdicts, both sides'
+revision, interpreter and environment differences.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from asyncbench.report.compared import change_text, interval_text
+from asyncbench.results import units
+from asyncbench.results.paired import ABReport, PairedCase
+from asyncbench.verdicts import compare
+from asyncbench.verdicts.outcome import Outcome
+
+LABEL_STYLE = {compare.SAME: "", compare.FASTER: "green", compare.SLOWER: "bold red", compare.INCONCLUSIVE: "yellow"}
+HEADERS = ("case", "what", "base", "head", "change", "interval", "verdict")
+
+
+@dataclass(frozen=True)
+class ABView:
+    title: str
+    sides: tuple[str, ...]  # one line per side: revision, interpreter, environment set
+    rows: tuple[tuple[str, ...], ...]  # HEADERS
+    labels: tuple[str, ...]  # each row's label, for styling
+    notes: tuple[str, ...]  # cases not compared, and why
+    budget: str
+    summary: str
+    reasons: tuple[str, ...]
+    code: int
+
+
+def _quantity(value: float, unit: str) -> str:
+    return units.quantity(value, unit) if unit else units.number(value)
+
+
+def _case_notes(case: PairedCase) -> list[str]:
+    notes = []
+    if case.status != "ok":
+        notes.append(f"{case.id}: {case.status}: {case.reason or 'no reason given'}")
+    elif case.lag1_autocorrelation is not None and case.lag1_autocorrelation >= 0.3:
+        notes.append(
+            f"{case.id}: consecutive rounds drifted together (lag-1 autocorrelation {case.lag1_autocorrelation:.2f}): "
+            "its intervals are widened for it"
+        )
+    return notes
+
+
+def build(report: ABReport, outcome: Outcome) -> ABView:
+    rows, labels, notes = [], [], []
+    for case in report.cases:
+        notes += _case_notes(case)
+        for r in case.ratios:
+            what = r.name if r.kind == "variant" else f"{r.name} (metric)"
+            rows.append((case.id, what, _quantity(r.base, r.unit), _quantity(r.head, r.unit), change_text(r.ratio), interval_text(r.ratio_ci), r.label))
+            labels.append(r.label)
+    sides = tuple(
+        f"{side.name}: {side.revision} · Python {side.python_version} ({side.python})"
+        + (f" · {' '.join(f'{k}={v}' for k, v in side.environment.items())}" if side.environment else "")
+        for side in (report.base, report.head)
+    )
+    counts = {label: labels.count(label) for label in compare.LABELS if labels.count(label)}
+    summary = ", ".join(f"{n} {label}" for label, n in counts.items()) or "nothing compared"
+    budget = (
+        f"margin {report.max_regression * 100:.3g}%: SLOWER when the whole interval of the paired ratio head/base lies above "
+        f"1 + margin, FASTER below 1/(1 + margin), SAME inside. A {units.percent(report.family_error)} family-wise "
+        f"false-alarm rate, split over {len(report.cases)} case(s), each case's verdicts and its looks (Bonferroni). "
+        f"Idle side: {report.idle_side}."
+    )
+    title = "asyncbench ab: head against base, paired round by round" + (" (interrupted)" if report.interrupted else "")
+    return ABView(title, sides, tuple(rows), tuple(labels), tuple(notes), budget, summary, outcome.reasons, outcome.code)
+
+
+def print_view(view: ABView, console: Console) -> None:
+    for line in view.sides:
+        console.print(escape(line), soft_wrap=True)
+    table = Table(title=view.title, title_justify="left")
+    for header in HEADERS:
+        table.add_column(header, justify="left" if header in ("case", "what") else "right", no_wrap=header != "case")
+    for row, label in zip(view.rows, view.labels, strict=True):
+        style = LABEL_STYLE[label]
+        table.add_row(*map(escape, row[:-1]), f"[{style}]{label}[/]" if style else label)
+    console.print(table)
+    for note in view.notes:
+        console.print(f"  [yellow]{escape(note)}[/]", soft_wrap=True)
+    console.print(f"  [dim]{escape(view.budget)}[/]", soft_wrap=True)
+    console.print(escape(view.summary))
+    if view.code:
+        console.print(f"[red]exit {view.code}[/] because:")
+        for reason in view.reasons:
+            console.print(f"  - {escape(reason)}", soft_wrap=True)
+
+
+def markdown(view: ABView) -> str:
+    """A pull-request comment: verdict first, then the table, the sides and what could not be compared."""
+    head = "✅ no slowdown beyond the margin" if view.code == 0 else f"❌ the gate fails (exit {view.code})"
+    lines = [f"### {view.title}", "", f"**{head}**: {view.summary}", ""]
+    lines += [f"- {reason}" for reason in view.reasons]
+    lines += ["", "| " + " | ".join(HEADERS) + " |", "|---|---|--:|--:|--:|--:|--:|"]
+    for row, label in zip(view.rows, view.labels, strict=True):
+        shown = f"**{label}**" if label in (compare.SLOWER, compare.INCONCLUSIVE) else label
+        lines.append("| " + " | ".join([*(cell.replace("|", "\\|") for cell in row[:-1]), shown]) + " |")
+    lines += ["", *[f"- {line}" for line in view.sides], *[f"- {note}" for note in view.notes], "", f"_{view.budget}_", ""]
+    return "\n".join(lines)

@@ -1,0 +1,110 @@
+"""What `asyncbench ab` yields: each case measured on two sides, round by round, as paired ratios with verdicts.
+
+A side is one worker process with its own source tree (a git revision),
+interpreter and environment. In every round both sides take one sample of
+each variant, so each round gives one paired ratio head/base per variant
+(and per timing or rate metric); the verdict comes from the interval of
+those paired ratios against the margin (verdicts.compare.label_of), never
+from two separate medians.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+from asyncbench.results.model import Verdict
+
+AB_SCHEMA_VERSION = 1
+VARIANT, METRIC = "variant", "metric"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison as the report states it: what ran, from where, under what."""
+
+    name: str  # "base" or "head"
+    revision: str  # "a1b2c3d (origin/main)" or "working tree"
+    python: str
+    python_version: str
+    environment: Mapping[str, str] = field(default_factory=dict)  # the variables set for this side (--base-env)
+
+
+@dataclass(frozen=True)
+class PairedRatio:
+    """One variant's done time, or one metric, head against base: the median paired ratio and its interval.
+
+    `ratio` > 1 is slower for every kind (a rate such as GFLOP/s is
+    inverted: base / head), so one rule reads them all. `base` and `head`
+    are the medians on each side in `unit`.
+    """
+
+    name: str
+    kind: str  # VARIANT or METRIC
+    unit: str
+    base: float
+    head: float
+    ratio: float
+    ratio_ci: tuple[float, float] | None
+    label: str  # SAME, FASTER, SLOWER or INCONCLUSIVE
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class PairedCase:
+    """A case measured on both sides (status ok), or why it was not (error, skipped, or on one side only)."""
+
+    id: str
+    status: str  # ok, error, skipped, one-sided
+    reason: str | None = None
+    ratios: tuple[PairedRatio, ...] = ()
+    rounds: int = 0
+    elapsed_s: float = 0.0
+    confidence: float | None = None  # of each interval: the case's share of the family rate, over its verdicts and looks
+    lag1_autocorrelation: float | None = None  # the highest among the case's ratio series
+    #: the case ran ok on base and not on head: a gate must not pass because what it guards stopped running
+    lost: bool = False
+
+
+@dataclass(frozen=True)
+class ABReport:
+    """One `asyncbench ab` run: both sides, the gate's settings, and every case."""
+
+    created: str
+    tool_version: str
+    base: Side
+    head: Side
+    max_regression: float
+    family_error: float
+    allow_inconclusive: bool
+    idle_side: str  # what keeps the side that is not measuring from competing
+    cases: tuple[PairedCase, ...]
+    environment: Mapping[str, Any] = field(default_factory=dict)
+    interrupted: bool = False
+    schema_version: int = AB_SCHEMA_VERSION
+
+    @property
+    def verdicts(self) -> int:
+        return sum(len(case.ratios) for case in self.cases)
+
+
+def _finite(value: Any) -> Any:
+    return value if not isinstance(value, float) or math.isfinite(value) else None
+
+
+def to_dict(report: ABReport) -> dict[str, Any]:
+    raw = asdict(report)
+    for case in raw["cases"]:
+        for ratio in case["ratios"]:
+            for key in ("base", "head", "ratio"):
+                ratio[key] = _finite(ratio[key])
+            ratio["ratio_ci"] = list(ratio["ratio_ci"]) if ratio["ratio_ci"] is not None else None
+            ratio["verdict"] = str(ratio["verdict"].value if isinstance(ratio["verdict"], Verdict) else ratio["verdict"])
+    return raw
+
+
+def dumps(report: ABReport) -> str:
+    """The report as JSON: each compared variant or metric with `ratio` (head/base), `ratio_ci` and `verdict`."""
+    return json.dumps(to_dict(report), indent=1, allow_nan=False) + "\n"

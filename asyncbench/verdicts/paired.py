@@ -1,0 +1,46 @@
+"""What an `asyncbench ab` run concludes: the exit code and every reason for it.
+
+SLOWER fails the gate (exit 1); so does INCONCLUSIVE unless the user allows
+it (a gate that cannot tell must not pass silently), a case that ran ok on
+base and not on head, and a run that compared nothing. A case that errored
+is exit 3, as in `run`.
+"""
+
+from __future__ import annotations
+
+from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
+from asyncbench.results.model import Verdict
+from asyncbench.results.paired import ABReport
+from asyncbench.verdicts import compare
+from asyncbench.verdicts.outcome import Outcome
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def judge(report: ABReport) -> Outcome:
+    """The exit code of an ab run and why, the reasons that set it first."""
+    errors: list[str] = []
+    gates: list[str] = []
+    errored = [c for c in report.cases if c.status == "error" and not c.lost]
+    if errored:
+        errors.append(f"{_plural(len(errored), 'case')} errored: {', '.join(c.id for c in errored)}")
+    rows = [(case.id, ratio) for case in report.cases for ratio in case.ratios]
+    slower = [f"{case_id} {r.name}" for case_id, r in rows if r.label == compare.SLOWER]
+    unsure = [f"{case_id} {r.name}" for case_id, r in rows if r.verdict == Verdict.INCONCLUSIVE]
+    margin = f"{report.max_regression * 100:.3g}%"
+    if slower:
+        gates.append(f"{_plural(len(slower), 'verdict')} SLOWER beyond {margin}: {', '.join(slower)}")
+    if unsure and not report.allow_inconclusive:
+        gates.append(
+            f"{_plural(len(unsure), 'verdict')} INCONCLUSIVE (the interval reaches across the margin): {', '.join(unsure)}; "
+            "a longer max_time_s may decide them, --allow-inconclusive lets them pass"
+        )
+    lost = [c.id for c in report.cases if c.lost]
+    if lost:
+        gates.append(f"{_plural(len(lost), 'case')} ok on base did not run ok on head: {', '.join(lost)}")
+    if not rows:
+        gates.append("nothing was compared: no case ran on both sides")
+    code = EXIT_ERRORS if errors else EXIT_GATE if gates else EXIT_OK
+    return Outcome(code, tuple(errors + gates))

@@ -1,0 +1,163 @@
+"""`asyncbench ab`: two sides from git revisions, paired round by round; bad input refused before anything runs.
+
+The end-to-end tests make a real git repository with a user's package and a
+workload that imports it, commit a base, change the package for the head,
+and run the real CLI on real numpy work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from asyncbench.engine import isolation, paired
+
+WORKLOAD = '''
+import numpy as np
+
+import asyncbench
+import mypkg  # the user's package: each side imports its own revision of it
+
+
+@asyncbench.step(sync_every=(0,), steps=1)
+def work(backend, device, params):
+    x = np.ones((96, 96), np.float32)
+
+    def step():
+        for _ in range(mypkg.REPEAT):
+            x @ x
+
+    return step
+'''
+CONFIG = """\
+defaults: {backends: [numpy], devices: [cpu], min_samples: 6, max_time_s: 3, warmup: 1}
+experiments:
+  - name: work
+    workload: work.py:work
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t", *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def ab(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "asyncbench", "ab", "--no-progress", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1", **(env or {})},
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository whose base commit has REPEAT = 20; the working tree is left as committed."""
+    (tmp_path / "mypkg.py").write_text("REPEAT = 20\n")
+    (tmp_path / "work.py").write_text(WORKLOAD)
+    (tmp_path / "gate.yaml").write_text(CONFIG)
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "base")
+    return tmp_path
+
+
+def test_a_planted_slowdown_in_the_users_package_is_slower_and_fails_the_gate(repo):
+    (repo / "mypkg.py").write_text("REPEAT = 40\n")  # the head does twice the work
+    done = ab("gate.yaml", "--base", "HEAD", "-o", "ab.json", "--markdown", "comment.md", cwd=repo)
+    assert done.returncode == 1, done.stderr + done.stdout
+    data = json.loads((repo / "ab.json").read_text())
+    (case,) = data["cases"]
+    (ratio,) = case["ratios"]
+    assert ratio["label"] == "SLOWER" and ratio["verdict"] == "fail"
+    assert ratio["ratio_ci"][0] > 1.05
+    assert 1.6 < ratio["ratio"] < 2.5
+    assert data["base"]["revision"].endswith("(HEAD)") and data["head"]["revision"] == "working tree"
+    comment = (repo / "comment.md").read_text()
+    assert "SLOWER" in comment and "the gate fails" in comment
+    assert git(repo, "worktree", "list").count("\n") == 0  # the base's temporary worktree is gone
+
+
+def test_environment_differences_reach_only_their_side(repo):
+    """--base-env sets a variable the user's package reads: the base then does half the work of the head."""
+    (repo / "mypkg.py").write_text("import os\nREPEAT = int(os.environ.get('WORK_REPEAT', '20'))\n")
+    done = ab("gate.yaml", "--base-env", "WORK_REPEAT=10", "-o", "ab.json", cwd=repo)
+    data = json.loads((repo / "ab.json").read_text())
+    (ratio,) = data["cases"][0]["ratios"]
+    assert ratio["label"] == "SLOWER", done.stdout
+    assert data["base"]["environment"] == {"WORK_REPEAT": "10"} and data["head"]["environment"] == {}
+    assert "WORK_REPEAT=10" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((), "ab needs a base"),
+        (("--base-env", "NOEQUALS"), "expected KEY=VALUE"),
+        (("--base", "no-such-revision"), "no such revision"),
+        (("--base-python", "/nonexistent/python"), "--base-python /nonexistent/python"),
+        (("--base-python", "/bin/false"), "cannot import asyncbench's pairing worker"),
+        (("--max-regression", "ten"), "--max-regression"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2_before_anything_runs(repo, args, message):
+    done = ab("gate.yaml", *args, cwd=repo)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_config_absent_in_the_base_revision_and_a_directory_outside_git_are_refused(repo, tmp_path_factory):
+    (repo / "new.yaml").write_text(CONFIG)
+    done = ab("new.yaml", "--base", "HEAD", cwd=repo)
+    assert done.returncode == 2 and "new.yaml does not exist in base" in done.stderr
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "gate.yaml").write_text(CONFIG)
+    done = ab("gate.yaml", "--base", "HEAD", cwd=outside)
+    assert done.returncode == 2 and "not in a git repository" in done.stderr
+
+
+def _state(pid: int) -> str:
+    """The process state letter from /proc: R running, S sleeping, T stopped."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_the_idle_side_is_frozen_between_its_samples_and_continued_for_a_call():
+    side = paired.SideWorker("base", None, sys.executable, {})
+    try:
+        assert side.call("teardown", None, 60.0) is None  # starts the worker; a call leaves it paused
+        pid = side.worker._process.pid
+        deadline = time.monotonic() + 5
+        while _state(pid) != "T" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _state(pid) == "T"
+        assert side.call("teardown", None, 60.0) is None  # resumed for the call
+    finally:
+        side.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, signal.SIGCONT)  # closing a paused worker still ends it
+
+
+def test_a_worker_call_resumes_a_paused_worker():
+    worker = isolation.Worker(paired.serve, sys.executable, {})
+    try:
+        worker.call(("teardown", None), 60.0)
+        worker.pause()
+        assert worker.call(("teardown", None), 60.0) is None
+    finally:
+        worker.close()
