@@ -12,14 +12,16 @@ one line and exit 2 before anything runs.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
+import platform
 import signal
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator
 
 from asyncbench import session
 from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
@@ -146,7 +148,7 @@ def _configs_in(tree: _Tree, repo: Path | None, configs: tuple[str, ...], option
 
 def _probe_python(python: str) -> str:
     """The interpreter's version, once it has shown it can import asyncbench's pairing worker; InputError if not."""
-    probe = "import sys, asyncbench.engine.paired; print('%d.%d.%d' % sys.version_info[:3])"
+    probe = "import platform, asyncbench.engine.paired; print(platform.python_version())"
     try:
         done = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False)
     except OSError as exc:
@@ -167,7 +169,11 @@ def _plan(request: ABRequest, configs: tuple[str, ...]) -> list[tuple[Case, str 
     from asyncbench.engine import runner
 
     run_request = session.RunRequest(
-        configs=configs, workloads=request.workloads, devices=request.devices, backends=request.backends, sets=request.sets,
+        configs=configs,
+        workloads=request.workloads,
+        devices=request.devices,
+        backends=request.backends,
+        sets=request.sets,
         quick=request.quick,
     )
     plan = session.plan(run_request)
@@ -175,12 +181,14 @@ def _plan(request: ABRequest, configs: tuple[str, ...]) -> list[tuple[Case, str 
     return list(runner.plan(plan, backends))
 
 
-class _Terminated(KeyboardInterrupt):
-    pass
+def _facts(side: Any, backends: list[str], timeout_s: float) -> dict[str, Any]:
+    """The side's environment as its worker captures it; what went wrong, if it could not."""
+    from asyncbench.engine import isolation
 
-
-def _raise_terminated(signum: int, frame: Any) -> None:
-    raise _Terminated()
+    try:
+        return dict(side.call("environment", backends, timeout_s))
+    except isolation.WorkerLost as lost:
+        return {"unavailable": f"could not capture: {lost}"}
 
 
 def run(request: ABRequest, say: Say) -> ABSession:
@@ -192,7 +200,7 @@ def run(request: ABRequest, say: Say) -> ABSession:
     if request.json_path:
         session._check_outputs(session.RunRequest(json_path=request.json_path), [])
     base_python = request.base_python or sys.executable
-    base_version = _probe_python(base_python) if request.base_python else "%d.%d.%d" % sys.version_info[:3]
+    base_version = _probe_python(base_python) if request.base_python else platform.python_version()
     repo = _repository(request) if request.base or request.head else None
     with contextlib.ExitStack() as stack:
         if repo is None:
@@ -204,7 +212,7 @@ def run(request: ABRequest, say: Say) -> ABSession:
         head_cases = _plan(request, _configs_in(head_tree, repo, request.configs, "--head"))
         sides = (
             Side("base", base_tree.revision, base_python, base_version, base_env),
-            Side("head", head_tree.revision, sys.executable, "%d.%d.%d" % sys.version_info[:3], head_env),
+            Side("head", head_tree.revision, sys.executable, platform.python_version(), head_env),
         )
         report, stopped = _execute(request, margin, sides, (base_tree, head_tree), base_cases, head_cases)
     outcome = verdicts.judge(report)
@@ -233,14 +241,17 @@ def _execute(
     from rich.console import Console
 
     from asyncbench.backends import get_backend
-    from asyncbench.engine import environment, paired
+    from asyncbench.engine import paired
     from asyncbench.report.progress import ProgressDisplay
     from asyncbench.workloads import plugins
 
     base_by_id = {case.id: (case, skip) for case, skip in base_cases}
     head_ids = {case.id for case, _ in head_cases}
     both = [(case, skip) for case, skip in head_cases if case.id in base_by_id]
-    runnable = [case for case, skip in both if skip is None and base_by_id[case.id][1] is None]
+    workloads = {case.workload: plugins.find(case.workload) for case, _ in both}
+    runnable = [
+        case for case, skip in both if skip is None and base_by_id[case.id][1] is None and not workloads[case.workload].across_processes
+    ]
     case_budget_error = request.family_error / max(len(runnable), 1)
     finished: list[PairedCase] = [PairedCase(i, "one-sided", "only on base") for i in base_by_id if i not in head_ids]
     finished += [PairedCase(c.id, "one-sided", "only on head") for c, _ in head_cases if c.id not in base_by_id]
@@ -258,10 +269,17 @@ def _execute(
 
     stderr = Console(stderr=True)
     display = ProgressDisplay(enabled=request.progress and stderr.is_terminal, console=stderr)
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous = signal.signal(signal.SIGTERM, session.raise_terminated)
     stopped = None
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     try:
+        if runnable:  # what each side runs on, as its own worker sees it (another Python has other versions)
+            first = runnable[0]
+            used = list(dict.fromkeys(c.backend for c in runnable))
+            base_facts, head_facts = (
+                _facts(worker(side, tree, first.backend), used, first.settings.timeout_s) for side, tree in zip(sides, trees, strict=True)
+            )
+            sides = (dataclasses.replace(sides[0], facts=base_facts), dataclasses.replace(sides[1], facts=head_facts))
         with display:
             for index, (case, skip) in enumerate(both):
                 display.start(index, len(both), case)
@@ -269,7 +287,7 @@ def _execute(
                 if skip or base_skip:
                     finished.append(PairedCase(case.id, "skipped", skip or base_skip))
                     continue
-                workload = plugins.find(case.workload)
+                workload = workloads[case.workload]
                 if workload.across_processes:
                     finished.append(PairedCase(case.id, "skipped", "measures itself across processes (torchrun ranks): not paired"))
                     continue
@@ -277,7 +295,7 @@ def _execute(
                 pair = (worker(sides[0], trees[0], base_case.backend), worker(sides[1], trees[1], case.backend))
                 finished.append(paired.pair(base_case, case, pair, case_budget, margin, workload, display.update))
     except KeyboardInterrupt as stop:
-        stopped = EXIT_TERMINATED if isinstance(stop, _Terminated) else EXIT_INTERRUPTED
+        stopped = EXIT_TERMINATED if isinstance(stop, session.Terminated) else EXIT_INTERRUPTED
     finally:
         signal.signal(signal.SIGTERM, previous)
         for side_worker in workers.values():
@@ -292,7 +310,6 @@ def _execute(
         allow_inconclusive=request.allow_inconclusive,
         idle_side=IDLE_SIDE,
         cases=tuple(finished),
-        environment=environment.capture(dict.fromkeys(c.backend for c in runnable)),
         interrupted=stopped is not None,
     )
     return report, stopped

@@ -84,7 +84,12 @@ def _selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
 _SELECTION = [
     click.argument("configs", nargs=-1, type=click.Path(dir_okay=False)),
     click.option(
-        "-w", "--workload", "workloads", multiple=True, metavar="NAME", help="Only these workloads (with no CONFIG: run them with defaults)."
+        "-w",
+        "--workload",
+        "workloads",
+        multiple=True,
+        metavar="NAME",
+        help="Only these workloads (with no CONFIG: run them with defaults).",
     ),
     click.option("-d", "--device", "devices", multiple=True, metavar="DEV", help="cpu | cuda | cuda:N | auto (overrides the config)."),
     click.option(
@@ -157,7 +162,7 @@ Examples:
 @click.option(
     "--allow-inconclusive",
     is_flag=True,
-    help="An inconclusive check (its 95% interval straddles the threshold) does not fail the gate; it is still reported.",
+    help="An inconclusive check (its interval straddles the threshold) does not fail the gate; it is still reported.",
 )
 @click.option(
     "--in-process",
@@ -198,7 +203,7 @@ def run(
     case that hangs past its timeout_s setting (default 300 s), crashes or
     poisons the CUDA context is an error row and the others still run.
 
-    Exit 1 when an `expect:` check fails, is inconclusive (its 95% interval
+    Exit 1 when an `expect:` check fails, is inconclusive (its interval
     straddles the threshold) or could not be evaluated, when nothing was
     measured, or when a case is slower than --baseline beyond --max-regression
     (its whole interval); 3 when a case errored. A run's checks share a 1%

@@ -35,7 +35,7 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised wherever the run is, so that it ends as Ctrl-C does: finished cases saved, workers torn down."""
 
 
-def _raise_terminated(signum: int, frame: Any) -> None:
+def raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
@@ -225,7 +225,7 @@ def _execute(plan: Config, request: RunRequest, saver: _Saver, trace_dir: str | 
 
     stderr = Console(stderr=True)
     display = ProgressDisplay(enabled=request.progress and stderr.is_terminal, console=stderr)
-    previous_handler = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous_handler = signal.signal(signal.SIGTERM, raise_terminated)
     try:
         with display:
             runner.run(

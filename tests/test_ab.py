@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import pytest
 
 from asyncbench.engine import isolation, paired
 
-WORKLOAD = '''
+WORKLOAD = """
 import numpy as np
 
 import asyncbench
@@ -36,7 +35,7 @@ def work(backend, device, params):
             x @ x
 
     return step
-'''
+"""
 CONFIG = """\
 defaults: {backends: [numpy], devices: [cpu], min_samples: 6, max_time_s: 3, warmup: 1}
 experiments:
@@ -82,24 +81,32 @@ def test_a_planted_slowdown_in_the_users_package_is_slower_and_fails_the_gate(re
     data = json.loads((repo / "ab.json").read_text())
     (case,) = data["cases"]
     (ratio,) = case["ratios"]
-    assert ratio["label"] == "SLOWER" and ratio["verdict"] == "fail"
+    assert ratio["label"] == "SLOWER"
+    assert ratio["verdict"] == "fail"
     assert ratio["ratio_ci"][0] > 1.05
     assert 1.6 < ratio["ratio"] < 2.5
-    assert data["base"]["revision"].endswith("(HEAD)") and data["head"]["revision"] == "working tree"
+    assert data["base"]["revision"].endswith("(HEAD)")
+    assert data["head"]["revision"] == "working tree"
     comment = (repo / "comment.md").read_text()
-    assert "SLOWER" in comment and "the gate fails" in comment
+    assert "SLOWER" in comment
+    assert "the gate fails" in comment
     assert git(repo, "worktree", "list").count("\n") == 0  # the base's temporary worktree is gone
 
 
 def test_environment_differences_reach_only_their_side(repo):
     """--base-env sets a variable the user's package reads: the base then does half the work of the head."""
     (repo / "mypkg.py").write_text("import os\nREPEAT = int(os.environ.get('WORK_REPEAT', '20'))\n")
-    done = ab("gate.yaml", "--base-env", "WORK_REPEAT=10", "-o", "ab.json", cwd=repo)
+    done = ab("gate.yaml", "--base-env", "WORK_REPEAT=10", "--base-env", "OMP_NUM_THREADS=1", "-o", "ab.json", cwd=repo)
     data = json.loads((repo / "ab.json").read_text())
     (ratio,) = data["cases"][0]["ratios"]
     assert ratio["label"] == "SLOWER", done.stdout
-    assert data["base"]["environment"] == {"WORK_REPEAT": "10"} and data["head"]["environment"] == {}
+    assert data["base"]["environment"] == {"WORK_REPEAT": "10", "OMP_NUM_THREADS": "1"}
+    assert data["head"]["environment"] == {}
     assert "WORK_REPEAT=10" in done.stdout
+    # each side's facts are captured by its own worker: the thread variable shows on the base side only
+    assert data["base"]["facts"]["thread_variables"]["OMP_NUM_THREADS"] == "1"
+    assert "OMP_NUM_THREADS" not in data["head"]["facts"]["thread_variables"]
+    assert "sides differ: thread_variables.OMP_NUM_THREADS: '1' → None" in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -124,11 +131,13 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_runs(repo, args, messa
 def test_a_config_absent_in_the_base_revision_and_a_directory_outside_git_are_refused(repo, tmp_path_factory):
     (repo / "new.yaml").write_text(CONFIG)
     done = ab("new.yaml", "--base", "HEAD", cwd=repo)
-    assert done.returncode == 2 and "new.yaml does not exist in base" in done.stderr
+    assert done.returncode == 2
+    assert "new.yaml does not exist in base" in done.stderr
     outside = tmp_path_factory.mktemp("outside")
     (outside / "gate.yaml").write_text(CONFIG)
     done = ab("gate.yaml", "--base", "HEAD", cwd=outside)
-    assert done.returncode == 2 and "not in a git repository" in done.stderr
+    assert done.returncode == 2
+    assert "not in a git repository" in done.stderr
 
 
 def _state(pid: int) -> str:
@@ -161,3 +170,34 @@ def test_a_worker_call_resumes_a_paused_worker():
         assert worker.call(("teardown", None), 60.0) is None
     finally:
         worker.close()
+
+
+def test_ctrl_c_keeps_what_finished_removes_the_worktree_and_leaves_no_worker(repo):
+    import psutil
+
+    (repo / "gate.yaml").write_text(
+        CONFIG.replace("min_samples: 6, max_time_s: 3", "min_samples: 100000, max_samples: 100000, max_time_s: 120")
+    )
+    git(repo, "commit", "-qam", "a long case")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "asyncbench", "ab", "gate.yaml", "--base", "HEAD", "--no-progress", "-o", "ab.json"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+    )
+    parent = psutil.Process(process.pid)
+    deadline = time.monotonic() + 60
+    while len(parent.children(recursive=True)) < 2 and time.monotonic() < deadline:  # both sides' workers are up
+        time.sleep(0.2)
+    workers = parent.children(recursive=True)
+    time.sleep(2)  # measuring
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, out + err
+    data = json.loads((repo / "ab.json").read_text())
+    assert data["interrupted"] is True
+    assert git(repo, "worktree", "list").count("\n") == 0
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive

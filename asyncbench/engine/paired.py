@@ -55,7 +55,11 @@ _case: dict[str, Any] = {}
 
 def serve(command: str, payload: Any, on_progress: Any = None) -> Any:
     """A side's worker: ("setup", (case, tree)) → variants or a skip reason; ("sample", variant) → its clocks;
-    ("teardown", None) → None."""
+    ("teardown", None) → None; ("environment", backends) → what this side runs on (its interpreter's versions)."""
+    if command == "environment":
+        from asyncbench.engine import environment
+
+        return environment.capture(payload)
     if command == "setup":
         return _setup(*payload)
     if command == "sample":
@@ -106,6 +110,12 @@ def _teardown() -> None:
 
 # --- in the parent ----------------------------------------------------------------------------------------------
 
+# Both sides move to fresh processes after this many seconds of sampling. Two processes running identical code
+# differ by a bias of their own (memory layout, core placement): measured here up to ±2% with intervals of ±0.5%,
+# enough to call identical code SLOWER at a 1% margin. New processes draw new biases, so over the blocks a
+# process's bias turns into noise the interval sees (lag-1 autocorrelation within a block widens it).
+BLOCK_S = 2.0
+
 
 @dataclass
 class SideWorker:
@@ -145,8 +155,8 @@ def _ratio_series(
     series: dict[tuple[str, str], tuple[list[float], list[float], list[float]]] = {}
     rounds = min(len(clocks) for clocks in (*base.values(), *head.values()))
     for name in head:
-        old, new = [c.done_s for c in base[name][:rounds]], [c.done_s for c in head[name][:rounds]]
-        series[(VARIANT, name)] = (old, new, [n / o for o, n in zip(old, new) if o > 0])
+        old_s, new_s = [c.done_s for c in base[name][:rounds]], [c.done_s for c in head[name][:rounds]]
+        series[(VARIANT, name)] = (old_s, new_s, [n / o for o, n in zip(old_s, new_s, strict=True) if o > 0])
     directions = directed_metrics(workload)
     for index in range(rounds):
         old_metrics = workload.round_metrics(params, {n: base[n][index] for n in base})
@@ -170,15 +180,22 @@ def _distinct(
     kept: dict[tuple[str, str], tuple[list[float], list[float], list[float]]] = {}
     for key, values in series.items():
         ratios = values[2]
-        if any(len(r[2]) == len(ratios) and all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(r[2], ratios)) for r in kept.values()):
+        if any(
+            len(r[2]) == len(ratios) and all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(r[2], ratios, strict=True))
+            for r in kept.values()
+        ):
             continue
         kept[key] = values
     return kept
 
 
 def judge(
-    workload: Workload, params: Mapping[str, Any], base: Mapping[str, list[Clocks]], head: Mapping[str, list[Clocks]],
-    case_budget: Budget, margin: float,
+    workload: Workload,
+    params: Mapping[str, Any],
+    base: Mapping[str, list[Clocks]],
+    head: Mapping[str, list[Clocks]],
+    case_budget: Budget,
+    margin: float,
 ) -> tuple[PairedRatio, ...]:
     """Every verdict of a case from its rounds so far: variants' done times, then directed metrics."""
     series = _distinct(_ratio_series(workload, params, base, head))
@@ -192,8 +209,15 @@ def judge(
         label = compare.label_of(interval, margin)
         judged.append(
             PairedRatio(
-                name, kind, "s" if kind == VARIANT else units.get(name, ""), statistics.median(old), statistics.median(new),
-                statistics.median(ratios), interval, label, compare.VERDICTS[label],
+                name,
+                kind,
+                "s" if kind == VARIANT else units.get(name, ""),
+                statistics.median(old),
+                statistics.median(new),
+                statistics.median(ratios),
+                interval,
+                label,
+                compare.VERDICTS[label],
             )
         )
     return tuple(judged)
@@ -212,6 +236,7 @@ def pair(
     base_side, head_side = sides
     settings = head_case.settings
     ready: dict[str, Any] = {}
+    interrupted = False
     try:
         for side, case in ((base_side, base_case), (head_side, head_case)):
             try:
@@ -225,13 +250,24 @@ def pair(
         names = [n for n in ready["head"]["variants"] if n in ready["base"]["variants"]]
         if not names:
             return PairedCase(head_case.id, "error", "no variant in common between the two sides")
-        return _rounds(head_case, names, sides, case_budget, margin, workload, on_progress)
+
+        def respawn() -> None:
+            """Both sides in fresh processes, set up again: a process's own bias becomes noise between blocks."""
+            for side, case in ((base_side, base_case), (head_side, head_case)):
+                side.call("teardown", None, settings.timeout_s)
+                side.close()
+                side.call("setup", (case, side.tree), settings.timeout_s)
+
+        return _rounds(head_case, names, sides, case_budget, margin, workload, on_progress, respawn)
     except isolation.WorkerLost as lost:
         return PairedCase(head_case.id, "error", f"lost while measuring: {lost}")
     except Exception as exc:  # noqa: BLE001 - a case's failure is a row; the others still run
         return PairedCase(head_case.id, "error", describe_failure(exc))
+    except BaseException:  # Ctrl-C, SIGTERM: a side may be mid-sample; the caller closes the workers, no teardown call
+        interrupted = True
+        raise
     finally:
-        for side in sides:
+        for side in sides if not interrupted else ():
             with contextlib.suppress(isolation.WorkerLost):
                 side.call("teardown", None, settings.timeout_s)
 
@@ -244,16 +280,22 @@ def _rounds(
     margin: float,
     workload: Workload,
     on_progress: Callable[[Progress], None] | None,
+    respawn: Callable[[], None],
 ) -> PairedCase:
     settings = case.settings
     rng = random.Random(ORDER_SEED)
     clocks: dict[str, dict[str, list[Clocks]]] = {side.name: {name: [] for name in names} for side in sides}
     looks = schedule(settings.min_samples, settings.max_samples)
-    started = time.perf_counter()
-    rounds = 0
+    started = block_started = time.perf_counter()
+    rounds = blocks = 0
     judged: tuple[PairedRatio, ...] = ()
     order = list(names)
     while True:
+        now = time.perf_counter()
+        if BLOCK_S and now - block_started >= BLOCK_S and now - started + BLOCK_S < settings.max_time_s:
+            respawn()
+            blocks += 1
+            block_started = time.perf_counter()
         rng.shuffle(order)
         for name in order:
             pair_order = list(sides)
@@ -271,12 +313,10 @@ def _rounds(
                 on_progress(Progress(rounds, elapsed, _widest(judged)))
             if decided or out_of_time:
                 break
-    series = [[h.done_s / b.done_s for b, h in zip(clocks["base"][n], clocks["head"][n]) if b.done_s > 0] for n in names]
+    series = [[h.done_s / b.done_s for b, h in zip(clocks["base"][n], clocks["head"][n], strict=True) if b.done_s > 0] for n in names]
     lag1 = [rho for s in series if (rho := stats.lag1_autocorrelation(s)) is not None]
     confidence = Budget(case_budget.family_error, max(len(judged), 1), case_budget.first, case_budget.last).confidence()
-    return PairedCase(
-        case.id, "ok", None, judged, rounds, elapsed, confidence, round(max(lag1), 3) if lag1 else None,
-    )
+    return PairedCase(case.id, "ok", None, judged, rounds, elapsed, confidence, round(max(lag1), 3) if lag1 else None, blocks + 1)
 
 
 def _widest(judged: tuple[PairedRatio, ...]) -> float:

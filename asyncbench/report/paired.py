@@ -20,6 +20,8 @@ from asyncbench.verdicts import compare
 from asyncbench.verdicts.outcome import Outcome
 
 LABEL_STYLE = {compare.SAME: "", compare.FASTER: "green", compare.SLOWER: "bold red", compare.INCONCLUSIVE: "yellow"}
+# Facts that differ between the sides of every run: not worth a line.
+SAME_BY_DESIGN = ("hostname",)
 HEADERS = ("case", "what", "base", "head", "change", "interval", "verdict")
 
 
@@ -53,12 +55,27 @@ def _case_notes(case: PairedCase) -> list[str]:
 
 
 def build(report: ABReport, outcome: Outcome) -> ABView:
-    rows, labels, notes = [], [], []
+    rows, labels = [], []
+    notes = [
+        f"sides differ: {key}: {old!r} → {new!r}"
+        for key, old, new in compare.environment_changes(report.base.facts, report.head.facts)
+        if key not in SAME_BY_DESIGN
+    ]
     for case in report.cases:
         notes += _case_notes(case)
         for r in case.ratios:
             what = r.name if r.kind == "variant" else f"{r.name} (metric)"
-            rows.append((case.id, what, _quantity(r.base, r.unit), _quantity(r.head, r.unit), change_text(r.ratio), interval_text(r.ratio_ci), r.label))
+            rows.append(
+                (
+                    case.id,
+                    what,
+                    _quantity(r.base, r.unit),
+                    _quantity(r.head, r.unit),
+                    change_text(r.ratio),
+                    interval_text(r.ratio_ci),
+                    r.label,
+                )
+            )
             labels.append(r.label)
     sides = tuple(
         f"{side.name}: {side.revision} · Python {side.python_version} ({side.python})"

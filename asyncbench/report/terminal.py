@@ -196,7 +196,13 @@ def comparison_table(comparison: ComparisonView) -> Table:
     for row in comparison.rows:
         style = LABEL_STYLE[row.label]
         table.add_row(
-            escape(row.id), row.variant, row.baseline, row.current, row.change, row.interval, f"[{style}]{row.label}[/]" if style else row.label
+            escape(row.id),
+            row.variant,
+            row.baseline,
+            row.current,
+            row.change,
+            row.interval,
+            f"[{style}]{row.label}[/]" if style else row.label,
         )
     return table
 

@@ -30,6 +30,8 @@ class Side:
     python: str
     python_version: str
     environment: Mapping[str, str] = field(default_factory=dict)  # the variables set for this side (--base-env)
+    #: what the side's worker runs on: versions, threads, CPU (engine.environment, captured in the worker)
+    facts: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class PairedCase:
     elapsed_s: float = 0.0
     confidence: float | None = None  # of each interval: the case's share of the family rate, over its verdicts and looks
     lag1_autocorrelation: float | None = None  # the highest among the case's ratio series
+    blocks: int = 1  # how many pairs of fresh worker processes the rounds were spread over
     #: the case ran ok on base and not on head: a gate must not pass because what it guards stopped running
     lost: bool = False
 
@@ -81,7 +84,6 @@ class ABReport:
     allow_inconclusive: bool
     idle_side: str  # what keeps the side that is not measuring from competing
     cases: tuple[PairedCase, ...]
-    environment: Mapping[str, Any] = field(default_factory=dict)
     interrupted: bool = False
     schema_version: int = AB_SCHEMA_VERSION
 

@@ -81,7 +81,7 @@ def lag1_autocorrelation(values: Sequence[float]) -> float | None:
     signs = [1 if v > med else -1 for v in values if v != med]
     if len(signs) < 3:
         return None
-    return sum(a * b for a, b in zip(signs, signs[1:])) / (len(signs) - 1)
+    return sum(a * b for a, b in zip(signs, signs[1:], strict=False)) / (len(signs) - 1)
 
 
 @functools.lru_cache(maxsize=4096)

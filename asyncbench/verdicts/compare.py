@@ -178,7 +178,9 @@ def _rows(
             yield VariantComparison(case_id, name, old_median, new_median, math.nan, None, INCONCLUSIVE)
             continue
         interval = ratio_interval(old, new, confidence)
-        yield VariantComparison(case_id, name, old_median, new_median, new_median / old_median, interval, label_of(interval, max_regression))
+        yield VariantComparison(
+            case_id, name, old_median, new_median, new_median / old_median, interval, label_of(interval, max_regression)
+        )
 
 
 def dumps(comparison: Comparison) -> str:

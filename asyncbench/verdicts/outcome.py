@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
+from asyncbench.results import units
 from asyncbench.results.model import ERROR, OK, SKIPPED, Check, Report, Result, Verdict
 from asyncbench.verdicts import checks
 
@@ -67,7 +68,7 @@ def judge(
         gates.append(f"{_plural(verdicts[Verdict.NOT_MEASURED], 'check')} could not be evaluated (not measured)")
     if verdicts[Verdict.INCONCLUSIVE]:
         gates.append(
-            f"{_plural(verdicts[Verdict.INCONCLUSIVE], 'check')} inconclusive: the 95% interval straddles the threshold "
+            f"{_plural(verdicts[Verdict.INCONCLUSIVE], 'check')} inconclusive: its interval straddles the threshold "
             "(inconclusive fails the gate; more rounds via max_time_s may decide it, --allow-inconclusive lets it pass)"
         )
     if comparison is not None:
@@ -113,6 +114,9 @@ def headline(report: Report) -> str:
         verdicts = Counter(c.verdict for c in judged)
         words = {Verdict.PASS: "passed", Verdict.FAIL: "failed", Verdict.INCONCLUSIVE: "inconclusive", Verdict.NOT_MEASURED: "not measured"}
         text += f"; {_plural(len(judged), 'check')}: " + ", ".join(f"{verdicts[v]} {words[v]}" for v in words if verdicts[v])
+        shared = next((c.family_error for c in judged if c.family_error is not None), None)
+        if shared is not None:
+            text += f" (sharing a {units.percent(shared)} false-alarm rate, split over the checks and their looks)"
     if report.interrupted:
         text += " (interrupted)"
     return text

@@ -117,7 +117,10 @@ class StepWorkload(Workload):
             elif where == -1:
                 parts.append(f"the loop returns about when the work is done (illusion {illusion}): nothing much runs ahead")
             else:  # no interval, or one across the line: the data cannot say which
-                parts.append(f"not shown whether the loop runs ahead of the work (illusion {illusion}: its interval does not settle it against {ILLUSION_NOTICEABLE}×)")
+                parts.append(
+                    f"not shown whether the loop runs ahead of the work (illusion {illusion}: "
+                    f"its interval does not settle it against {ILLUSION_NOTICEABLE}×)"
+                )
         for name in sorted((m for m in result.metrics if m.startswith("slowdown_k")), key=lambda m: int(m.removeprefix("slowdown_k"))):
             every = name.removeprefix("slowdown_k")
             where = stats.side(result.bounds.get(name), 1.0)

@@ -65,7 +65,9 @@ def test_a_check_on_its_threshold_fails_no_more_often_than_the_budget_says():
 
 def test_the_looks_are_a_fixed_geometric_schedule_and_the_budget_adds_up():
     looks = budget.schedule(6, 1000)
-    assert looks[:4] == (6, 9, 14, 21) and looks[-1] == 1000
+    assert looks[:4] == (6, 9, 14, 21)
+    assert looks[-1] == 1000
     shared = budget.Budget(0.01, 4, 6, 1000)
     assert abs(shared.per_look() * shared.looks * shared.verdicts - 0.01) < 1e-12  # Bonferroni: the shares sum to the rate
-    assert "1% family-wise" in shared.describe() and "4 verdicts" in shared.describe()
+    assert "1% family-wise" in shared.describe()
+    assert "4 verdicts" in shared.describe()

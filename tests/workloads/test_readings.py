@@ -48,7 +48,7 @@ def test_a_negative_conversion_cost_is_never_stated_as_a_cost():
 def test_the_step_form_says_nothing_runs_ahead_only_when_the_illusions_interval_shows_it():
     from asyncbench.workloads.step_form import StepWorkload
 
-    workload = StepWorkload(lambda backend, device, params: (lambda: None), name="loop")
+    workload = StepWorkload(lambda backend, device, params: lambda: None, name="loop")
 
     def reading(bounds):
         return workload.reading(_metrics_result("loop", {"illusion": 1.1}, {"illusion": bounds}))
