@@ -70,6 +70,8 @@ bench: install
 	$(PYTHON) benchmarks/gate_stability.py
 	$(PYTHON) benchmarks/isolation_cost.py
 	$(PYTHON) benchmarks/sweep_scale.py
+	$(PYTHON) benchmarks/interval_validity.py
+	$(PYTHON) benchmarks/ab_gate.py
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache $(MXNET_VENV)

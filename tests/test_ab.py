@@ -201,3 +201,17 @@ def test_ctrl_c_keeps_what_finished_removes_the_worktree_and_leaves_no_worker(re
     assert git(repo, "worktree", "list").count("\n") == 0
     gone, alive = psutil.wait_procs(workers, timeout=10)
     assert not alive
+
+
+def test_the_base_side_runs_under_the_python_it_is_given(repo, tmp_path_factory):
+    """Another interpreter (here the same one under another name) runs the base side: probed, then used."""
+    other = tmp_path_factory.mktemp("env") / "python-base"
+    other.symlink_to(sys.executable)
+    done = ab("gate.yaml", "--base-python", str(other), "-o", "ab.json", "--allow-inconclusive", cwd=repo)
+    assert done.returncode in (0, 1), done.stderr
+    data = json.loads((repo / "ab.json").read_text())
+    assert data["base"]["python"] == str(other)
+    assert data["head"]["python"] == sys.executable
+    assert data["base"]["facts"]["python"] == data["head"]["facts"]["python"]
+    (ratio,) = data["cases"][0]["ratios"]
+    assert ratio["label"] != "SLOWER"  # the same code on both sides

@@ -115,6 +115,9 @@ def _teardown() -> None:
 # enough to call identical code SLOWER at a 1% margin. New processes draw new biases, so over the blocks a
 # process's bias turns into noise the interval sees (lag-1 autocorrelation within a block widens it).
 BLOCK_S = 2.0
+# A block also lasts at least this many times as long as the last move took (two fresh processes importing torch and
+# setting up again take seconds): moving then costs at most a third of the case's time.
+BLOCK_PER_MOVE = 2.0
 
 
 @dataclass
@@ -288,14 +291,16 @@ def _rounds(
     looks = schedule(settings.min_samples, settings.max_samples)
     started = block_started = time.perf_counter()
     rounds = blocks = 0
+    block_s = BLOCK_S
     judged: tuple[PairedRatio, ...] = ()
     order = list(names)
     while True:
         now = time.perf_counter()
-        if BLOCK_S and now - block_started >= BLOCK_S and now - started + BLOCK_S < settings.max_time_s:
+        if now - block_started >= block_s and now - started + block_s < settings.max_time_s:
             respawn()
             blocks += 1
             block_started = time.perf_counter()
+            block_s = max(BLOCK_S, BLOCK_PER_MOVE * (block_started - now))
         rng.shuffle(order)
         for name in order:
             pair_order = list(sides)
