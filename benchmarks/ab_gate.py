@@ -135,6 +135,8 @@ def _rate(hits: int, runs: int) -> str:
 
 
 def _identical(repo: Path, runs: int, margin: str, walls: list[float]) -> None:
+    if runs == 0:
+        return
     codes, verdicts = [], []
     for _ in range(runs):
         code, found, wall = _gate(repo, BASE_REPEAT, margin)
@@ -170,7 +172,7 @@ def main() -> None:
     hog = None if args.no_hog else multiprocessing.Process(target=_hog, args=(stop, 1), daemon=True)
     if hog is not None:
         hog.start()
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # both sides alike; said in the output
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # both sides alike (set it to try others); said in the output
     walls: list[float] = []
     try:
         with tempfile.TemporaryDirectory() as root:
@@ -178,7 +180,7 @@ def main() -> None:
             threads = os.environ["OPENBLAS_NUM_THREADS"]
             print(f"hog {'off' if args.no_hog else 'on'}, OPENBLAS_NUM_THREADS={threads}, torch's own thread settings")
             _identical(repo, args.runs, "5%", walls)
-            for item in args.planted.split(","):
+            for item in filter(None, args.planted.split(",")):
                 change, _, margin = item.partition("@")
                 _planted(repo, args.planted_runs, float(change), f"{margin or 5}%", walls)
                 if margin and margin != "5":

@@ -73,8 +73,8 @@ def main() -> None:
     for report in reports:
         for row in report.results:
             for check in row.checks:
-                counts = verdicts_per_check.setdefault(f"{row.experiment}: {check['expect']}", {})
-                counts[check["verdict"]] = counts.get(check["verdict"], 0) + 1
+                counts = verdicts_per_check.setdefault(f"{row.experiment}: {check.expect}", {})
+                counts[str(check.verdict)] = counts.get(str(check.verdict), 0) + 1
     for name, counts in verdicts_per_check.items():
         print(f"  {name}: {json.dumps(counts)}")
     rounds = [r.sampling.rounds for report in reports for r in report.results if r.sampling is not None]

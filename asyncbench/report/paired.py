@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from asyncbench.report.compared import change_text, interval_text
+from asyncbench.report.view import DRIFTING
 from asyncbench.results import units
 from asyncbench.results.paired import ABReport, PairedCase
 from asyncbench.verdicts import compare
@@ -46,7 +47,7 @@ def _case_notes(case: PairedCase) -> list[str]:
     notes = []
     if case.status != "ok":
         notes.append(f"{case.id}: {case.status}: {case.reason or 'no reason given'}")
-    elif case.lag1_autocorrelation is not None and case.lag1_autocorrelation >= 0.3:
+    elif case.lag1_autocorrelation is not None and case.lag1_autocorrelation >= DRIFTING:
         notes.append(
             f"{case.id}: consecutive rounds drifted together (lag-1 autocorrelation {case.lag1_autocorrelation:.2f}): "
             "its intervals are widened for it"

@@ -130,3 +130,15 @@ def test_a_table_too_long_for_rich_is_printed_as_plain_aligned_columns():
 def test_a_metric_without_an_interval_says_whether_rounds_were_too_few_or_it_was_measured_once():
     result = dataclasses.replace(ok_result("m[torch,cpu]"), metrics={"speedup": 1.2, "pid": 7.0}, bounds={"speedup": None})
     assert view.metric_line(result) == "speedup 1.2 [?] · pid 7"
+
+
+def test_a_case_whose_rounds_drifted_together_says_so_and_a_short_run_does_not():
+    from asyncbench.results.model import Sampling, StopReason
+
+    def note(rho, rounds):
+        sampling = Sampling(rounds, 1.0, StopReason.NOISE, 0.01, 0.03, 10.0, lag1_autocorrelation=rho)
+        return view.sampling_note(dataclasses.replace(ok_result("c"), sampling=sampling))
+
+    assert "drifted together (lag-1 autocorrelation 0.45)" in note(0.45, 60)
+    assert note(0.1, 60) is None
+    assert note(0.45, 10) is None  # too few rounds to tell: not widened, not said

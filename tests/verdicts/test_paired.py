@@ -1,0 +1,66 @@
+"""An `ab` run's exit code and its words: SLOWER fails, INCONCLUSIVE fails unless allowed, a lost case fails."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
+from asyncbench.report import paired as views
+from asyncbench.results.model import Verdict
+from asyncbench.results.paired import ABReport, PairedCase, PairedRatio, Side, dumps
+from asyncbench.verdicts import compare
+from asyncbench.verdicts import paired as verdicts
+
+
+def _ratio(label: str, ratio: float = 1.0, interval=(0.98, 1.02)) -> PairedRatio:
+    return PairedRatio("v", "variant", "s", 0.001, 0.001 * ratio, ratio, interval, label, compare.VERDICTS[label])
+
+
+def _report(*cases: PairedCase, allow_inconclusive: bool = False) -> ABReport:
+    base = Side(
+        "base", "abc (main)", "/usr/bin/python3", "3.11.7", {"OMP_NUM_THREADS": "1"}, {"frameworks": {"torch": {"version": "2.12"}}}
+    )
+    head = Side("head", "working tree", "/usr/bin/python3", "3.11.7", {}, {"frameworks": {"torch": {"version": "2.13"}}})
+    return ABReport("2026-11-23T00:00:00+00:00", "0", base, head, 0.05, 0.01, allow_inconclusive, "frozen", tuple(cases))
+
+
+def test_same_passes_slower_fails_and_inconclusive_fails_unless_allowed():
+    assert verdicts.judge(_report(PairedCase("a", "ok", ratios=(_ratio("SAME"), _ratio("FASTER", 0.5))))).code == EXIT_OK
+    slower = verdicts.judge(_report(PairedCase("a", "ok", ratios=(_ratio("SLOWER", 1.2, (1.1, 1.3)),))))
+    assert slower.code == EXIT_GATE
+    assert "1 verdict SLOWER beyond 5%: a v" in slower.reasons
+    unsure = PairedCase("a", "ok", ratios=(_ratio("INCONCLUSIVE", 1.04, (0.99, 1.09)),))
+    assert verdicts.judge(_report(unsure)).code == EXIT_GATE
+    assert verdicts.judge(_report(unsure, allow_inconclusive=True)).code == EXIT_OK
+
+
+def test_a_lost_case_fails_an_error_is_exit_3_and_nothing_compared_is_no_pass():
+    lost = verdicts.judge(_report(PairedCase("a", "error", "head: died", lost=True), PairedCase("b", "ok", ratios=(_ratio("SAME"),))))
+    assert lost.code == EXIT_GATE
+    assert any("ok on base did not run ok on head: a" in r for r in lost.reasons)
+    errored = verdicts.judge(_report(PairedCase("a", "error", "base: died"), PairedCase("b", "ok", ratios=(_ratio("SAME"),))))
+    assert errored.code == EXIT_ERRORS
+    nothing = verdicts.judge(_report(PairedCase("a", "one-sided", "only on head")))
+    assert nothing.code == EXIT_GATE
+    assert "nothing was compared" in nothing.reasons[0]
+
+
+def test_the_comment_names_both_sides_their_differences_and_the_budget():
+    report = _report(PairedCase("a", "ok", ratios=(_ratio("SLOWER", 1.2, (1.1, 1.3)),)), PairedCase("b", "one-sided", "only on base"))
+    text = views.markdown(views.build(report, verdicts.judge(report)))
+    assert "the gate fails (exit 1)" in text
+    assert "| a | v | 1 ms | 1.2 ms | +20.0% | [+10.0% … +30.0%] | **SLOWER** |" in text
+    assert "base: abc (main)" in text
+    assert "OMP_NUM_THREADS=1" in text
+    assert "sides differ: frameworks.torch.version: '2.12' → '2.13'" in text
+    assert "b: one-sided: only on base" in text
+    assert "1% family-wise false-alarm rate" in text
+
+
+def test_the_json_carries_ratio_interval_and_verdict_per_variant():
+    import json
+
+    report = _report(PairedCase("a", "ok", ratios=(_ratio("SAME"),)))
+    (row,) = json.loads(dumps(report))["cases"][0]["ratios"]
+    assert (row["ratio"], row["ratio_ci"], row["verdict"]) == (1.0, [0.98, 1.02], Verdict.PASS.value)
+    assert json.loads(dumps(dataclasses.replace(report, interrupted=True)))["interrupted"] is True
