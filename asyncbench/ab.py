@@ -41,14 +41,10 @@ PROBE_TIMEOUT_S = 60.0
 
 @dataclass(frozen=True)
 class ABRequest:
-    """What `asyncbench ab` was asked."""
+    """What `asyncbench ab` was asked: the selection as `run` takes it (its configs, -w, -b, -d, --set, --quick),
+    and the two sides."""
 
-    configs: tuple[str, ...] = ()
-    workloads: tuple[str, ...] = ()
-    devices: tuple[str, ...] = ()
-    backends: tuple[str, ...] = ()
-    sets: tuple[str, ...] = ()
-    quick: bool = False
+    selection: session.RunRequest = session.RunRequest()
     base: str | None = None
     head: str | None = None
     base_python: str | None = None
@@ -99,7 +95,7 @@ def _git(repo: Path, *args: str) -> str:
 
 def _repository(request: ABRequest) -> Path:
     """The repository that holds the first config (with -w alone: the current directory's)."""
-    where = Path(request.configs[0]).resolve().parent if request.configs else Path.cwd()
+    where = Path(request.selection.configs[0]).resolve().parent if request.selection.configs else Path.cwd()
     try:
         return Path(_git(where, "rev-parse", "--show-toplevel"))
     except subprocess.CalledProcessError:
@@ -165,18 +161,11 @@ def _probe_python(python: str) -> str:
 
 
 def _plan(request: ABRequest, configs: tuple[str, ...]) -> list[tuple[Case, str | None]]:
+    """A side's cases: the selection, with the configs as that side's tree has them."""
     from asyncbench.backends import get_backend
     from asyncbench.engine import runner
 
-    run_request = session.RunRequest(
-        configs=configs,
-        workloads=request.workloads,
-        devices=request.devices,
-        backends=request.backends,
-        sets=request.sets,
-        quick=request.quick,
-    )
-    plan = session.plan(run_request)
+    plan = session.plan(dataclasses.replace(request.selection, configs=configs))
     backends = {name: get_backend(name) for e in plan.experiments for name in e.backends}
     return list(runner.plan(plan, backends))
 
@@ -208,8 +197,8 @@ def run(request: ABRequest, say: Say) -> ABSession:
         else:
             base_tree = stack.enter_context(_checkout(repo, request.base, "--base"))
             head_tree = stack.enter_context(_checkout(repo, request.head, "--head"))
-        base_cases = _plan(request, _configs_in(base_tree, repo, request.configs, "--base"))
-        head_cases = _plan(request, _configs_in(head_tree, repo, request.configs, "--head"))
+        base_cases = _plan(request, _configs_in(base_tree, repo, request.selection.configs, "--base"))
+        head_cases = _plan(request, _configs_in(head_tree, repo, request.selection.configs, "--head"))
         sides = (
             Side("base", base_tree.revision, base_python, base_version, base_env),
             Side("head", head_tree.revision, sys.executable, platform.python_version(), head_env),
@@ -264,7 +253,6 @@ def _execute(
         key = (side.name, python, tuple(sorted(variables.items())))
         if key not in workers:
             workers[key] = paired.SideWorker(side.name, str(tree.root) if tree.root else None, python, variables)
-            workers[key].worker.pause()
         return workers[key]
 
     stderr = Console(stderr=True)

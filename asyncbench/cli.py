@@ -446,16 +446,12 @@ def ab_command(
     no_progress: bool,
 ) -> None:
     """Is head slower than base? Both measured in one run, paired round by round."""
-    from asyncbench import ab
+    from asyncbench import ab, session
     from asyncbench.report import paired, terminal
 
+    selection = session.RunRequest(configs=configs, workloads=workloads, devices=devices, backends=backends, sets=sets, quick=quick)
     request = ab.ABRequest(
-        configs=configs,
-        workloads=workloads,
-        devices=devices,
-        backends=backends,
-        sets=sets,
-        quick=quick,
+        selection=selection,
         base=base_rev,
         head=head_rev,
         base_python=base_python,

@@ -257,8 +257,7 @@ def pair(
         def respawn() -> None:
             """Both sides in fresh processes, set up again: a process's own bias becomes noise between blocks."""
             for side, case in ((base_side, base_case), (head_side, head_case)):
-                side.call("teardown", None, settings.timeout_s)
-                side.close()
+                side.close()  # the process ends, and with it all the case held
                 side.call("setup", (case, side.tree), settings.timeout_s)
 
         return _rounds(head_case, names, sides, case_budget, margin, workload, on_progress, respawn)

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from asyncbench.report.compared import change_text, interval_text
-from asyncbench.report.view import DRIFTING
+from asyncbench.report.view import drift_note
 from asyncbench.results import units
 from asyncbench.results.paired import ABReport, PairedCase
 from asyncbench.verdicts import compare
@@ -47,11 +47,8 @@ def _case_notes(case: PairedCase) -> list[str]:
     notes = []
     if case.status != "ok":
         notes.append(f"{case.id}: {case.status}: {case.reason or 'no reason given'}")
-    elif case.lag1_autocorrelation is not None and case.lag1_autocorrelation >= DRIFTING:
-        notes.append(
-            f"{case.id}: consecutive rounds drifted together (lag-1 autocorrelation {case.lag1_autocorrelation:.2f}): "
-            "its intervals are widened for it"
-        )
+    elif (drifted := drift_note(case.lag1_autocorrelation, case.rounds)) is not None:
+        notes.append(f"{case.id}: {drifted}")
     return notes
 
 

@@ -161,8 +161,12 @@ def sampling_note(result: Result) -> str | None:
 
 
 def _dependence_note(sampling: Sampling) -> str | None:
-    rho = sampling.lag1_autocorrelation
-    if rho is None or rho < DRIFTING or sampling.rounds < stats.MIN_ROUNDS_FOR_DEPENDENCE:
+    return drift_note(sampling.lag1_autocorrelation, sampling.rounds)
+
+
+def drift_note(rho: float | None, rounds: int) -> str | None:
+    """Said of a case whose consecutive rounds drifted together (`run`'s clocks, `ab`'s paired ratios)."""
+    if rho is None or rho < DRIFTING or rounds < stats.MIN_ROUNDS_FOR_DEPENDENCE:
         return None
     return (
         f"consecutive rounds drifted together (lag-1 autocorrelation {rho:.2f}): the intervals are widened for it; "

@@ -73,9 +73,6 @@ class Budget:
         """The confidence of each interval a look judges from."""
         return 1 - self.per_look(share)
 
-    def is_look(self, rounds: int) -> bool:
-        return rounds in schedule(self.first, self.last)
-
     def describe(self) -> str:
         """'a 1% family-wise false-alarm rate, split over 6 verdicts and up to 14 looks each (Bonferroni): ...'"""
         verdicts = f"{self.verdicts} verdict{'' if self.verdicts == 1 else 's'}"

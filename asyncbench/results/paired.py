@@ -87,10 +87,6 @@ class ABReport:
     interrupted: bool = False
     schema_version: int = AB_SCHEMA_VERSION
 
-    @property
-    def verdicts(self) -> int:
-        return sum(len(case.ratios) for case in self.cases)
-
 
 def _finite(value: Any) -> Any:
     return value if not isinstance(value, float) or math.isfinite(value) else None

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import statistics
 from typing import Sequence
 
@@ -74,14 +75,17 @@ def coverage(n: int, k: int) -> float:
     return 1 - 2 * float(binom.cdf(k - 1, n, 0.5))
 
 
-def lag1_autocorrelation(values: Sequence[float]) -> float | None:
+def lag1_autocorrelation(values: Sequence[float], median: float | None = None) -> float | None:
     """The lag-1 autocorrelation of which side of the median each value lies on (+1 above, −1 below; ties left
-    out): 0 for independent rounds, near 1 when rounds come in long runs on one side. None under 3 values."""
-    med = statistics.median(values)
-    signs = [1 if v > med else -1 for v in values if v != med]
-    if len(signs) < 3:
+    out): 0 for independent rounds, near 1 when rounds come in long runs on one side. None under 3 values.
+    `median`: the values' median, when the caller has it (the timed loop asks after every round)."""
+    med = statistics.median(values) if median is None else median
+    above = [v > med for v in values if v != med]
+    pairs = len(above) - 1
+    if pairs < 2:
         return None
-    return sum(a * b for a, b in zip(signs, signs[1:], strict=False)) / (len(signs) - 1)
+    same: int = sum(map(operator.eq, above, above[1:]))  # each pair's sign product is +1 when the same, −1 when not
+    return (2 * same - pairs) / pairs
 
 
 @functools.lru_cache(maxsize=4096)
@@ -95,36 +99,42 @@ def _inflation(rho_sign: float) -> float:
     return 1 + 2 * total
 
 
-def dependence_inflation(values: Sequence[float]) -> float:
+def dependence_inflation(values: Sequence[float], median: float | None = None) -> float:
     """How much the rounds' dependence inflates the variance of the median's rank count (1: none seen)."""
-    rho = lag1_autocorrelation(values)
+    rho = lag1_autocorrelation(values, median)
     if rho is None:
         return 1.0
     rho += SMALL_SAMPLE_BIAS / len(values)
     return _inflation(round(rho, 3)) if rho > 0 else 1.0
 
 
-def median_ci(values: Sequence[float], confidence: float = CONFIDENCE, independent: bool = False) -> tuple[float, float] | None:
-    """The distribution-free CI of the median, widened for dependent rounds (unless the values are known to be
-    `independent`: then the exact interval); None when there are too few values for `confidence`."""
+def _median_and_ci(values: Sequence[float], confidence: float, independent: bool) -> tuple[float, tuple[float, float] | None]:
+    """The median and its interval from one sort of the values."""
     n = len(values)
     if n == 0:
         raise ValueError("median_ci of no values")
-    inflation = 1.0 if independent or n < MIN_ROUNDS_FOR_DEPENDENCE else dependence_inflation(values)
+    ordered = sorted(values)
+    half = n // 2
+    med = ordered[half] if n % 2 else (ordered[half - 1] + ordered[half]) / 2
+    inflation = 1.0 if independent or n < MIN_ROUNDS_FOR_DEPENDENCE else dependence_inflation(values, med)
     effective = max(int(n / inflation), 1)
     k = order_rank(effective, confidence)
     if k is None:
-        return None
+        return med, None
     if effective < n:
         k = max(1, math.floor(k * n / effective))
-    ordered = sorted(values)
-    return ordered[k - 1], ordered[n - k]
+    return med, (ordered[k - 1], ordered[n - k])
+
+
+def median_ci(values: Sequence[float], confidence: float = CONFIDENCE, independent: bool = False) -> tuple[float, float] | None:
+    """The distribution-free CI of the median, widened for dependent rounds (unless the values are known to be
+    `independent`: then the exact interval); None when there are too few values for `confidence`."""
+    return _median_and_ci(values, confidence, independent)[1]
 
 
 def relative_ci_half_width(values: Sequence[float]) -> float:
     """Half the CI width of the median relative to the median (inf when there is no CI or the median is not positive)."""
-    med = statistics.median(values)
-    interval = median_ci(values)
+    med, interval = _median_and_ci(values, CONFIDENCE, independent=False)
     if med <= 0 or interval is None:
         return math.inf
     low, high = interval
