@@ -10,11 +10,15 @@ MXNET_SPEC ?= mxnet==1.9.1 "numpy<1.24"
 # what asyncbench itself needs there (its install_requires less torch, which mxnet cases do not use)
 MXNET_WORKER_DEPS ?= scipy psutil PyYAML click rich
 
-.PHONY: install install-test install-lint lint golden run quick test gpu-test gpu-check bench clean mxnet
+.PHONY: install install-run install-test install-lint lint golden run quick test gpu-test gpu-check bench clean mxnet
 
 install:
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install --quiet "$(TORCH_SPEC)"
 	$(PIP) install --quiet -e .
+
+# JAX too, for `make run`: asynchronous on any CPU, so the first run shows what the tool is for without a GPU.
+install-run: install
+	$(PIP) install --quiet -e ".[jax]"
 
 install-test: install
 	$(PIP) install --quiet -e ".[test,jax]"
@@ -44,10 +48,10 @@ $(MXNET_VENV)/.installed: setup.cfg
 	$(MXNET_VENV)/bin/python -c "import mxnet"
 	touch $@
 
-run: install
+run: install-run
 	asyncbench run
 
-quick: install
+quick: install-run
 	asyncbench run --quick
 
 # The jax- and mxnet-marked tests must run here, not skip: ASYNCBENCH_REQUIRE turns their skip into a failure.

@@ -67,11 +67,20 @@ class Backend(ABC):
     device_kinds: tuple[str, ...] = ("cpu", "cuda")
     #: whether set_threads can split the CPU between Python threads
     threads_settable: bool = False
-    #: whether the framework runs one device's work strictly one piece after another (JAX's XLA CPU
-    #: client): then nothing issued on one device can run side by side, whatever the frontend does
+    #: whether the framework runs one device's work strictly one piece after another (JAX: XLA's CPU client,
+    #: and one compute stream per GPU): then nothing issued on one device can run side by side
     serializes_device_work: bool = False
     #: the framework's import name
     module: str = ""
+    #: whether a device-to-host copy goes on a stream the workload picks and moves the bytes every time it is
+    #: asked: False for JAX, which picks its own transfer stream and keeps an array's host copy after the first
+    copy_streams: bool = True
+    #: what built-in workloads compute float32 products in (`full_precision`), recorded in the results
+    matmul_precision: str = "float32"
+
+    def missing_dtype(self, dtype: str) -> str:
+        """Why a case in `dtype`, which is not in `dtypes`, is skipped."""
+        return f"{self.name} has no {dtype}"
 
     def unavailable_reason(self) -> str | None:
         """Why the framework cannot be used at all (not installed...), or None."""
@@ -152,6 +161,23 @@ class Backend(ABC):
     def activate(self, device: str) -> ContextManager[Any]:
         """Make `device` current for allocations and streams (cupy needs this)."""
         return contextlib.nullcontext()
+
+    def full_precision(self) -> ContextManager[Any]:
+        """Inside: float32 products computed in float32, not TF32 (JAX's default on a GPU; torch's when a user
+        set it), so GFLOP/s compare one precision across backends. The runner enters it around built-in
+        workloads only: a user's workload runs as the user's own process would."""
+        return contextlib.nullcontext()
+
+    def hold(self, device: str, seconds: float) -> bool:
+        """Keep the current stream of `device` busy for about `seconds` with one kernel, the host not waiting,
+        so that work issued next queues up behind it (sync_async times a full queue this way). False where
+        the framework has no such kernel (and on a CPU)."""
+        return False
+
+    def release_host_cache(self) -> None:
+        """Give back the page-locked host memory the framework caches for the life of the process (torch keeps
+        every pinned block it handed out: gigabytes after copy_overlap at the textbook's sizes)."""
+        return None
 
     @abstractmethod
     def random(self, shape: tuple[int, ...], dtype: str, device: str) -> Callable[[], Any]:

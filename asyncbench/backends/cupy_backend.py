@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 from typing import Any, Callable, ContextManager, Iterable, Iterator
 
 from asyncbench.backends.base import Backend, DeviceStatus
+
+# A kernel that spins on the SM clock for a number of cycles, as torch.cuda._sleep does; timed once per device
+# with events over CALIBRATION_CYCLES to turn seconds into cycles.
+_SPIN = r"""
+extern "C" __global__ void asyncbench_spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) { }
+}
+"""
+CALIBRATION_CYCLES = 10_000_000
 
 #: how to get cupy, said the same way everywhere (skip lines, `devices`, README)
 INSTALL_HINT = "pip install 'asyncbench[cupy]' on a CUDA machine, or the cupy-cudaXXx wheel that matches your CUDA"
@@ -125,6 +136,30 @@ class CupyBackend(Backend):
 
     def to_host(self, array: Any) -> Any:
         return array.get()
+
+    def hold(self, device: str, seconds: float) -> bool:
+        import numpy
+
+        self._spin()((1,), (1,), (numpy.int64(max(1, int(seconds * self._cycles_per_s(device)))),))
+        return True
+
+    @functools.lru_cache(maxsize=1)  # noqa: B019 - compiled once, for the life of the process
+    def _spin(self) -> Any:
+        return self._cupy().RawKernel(_SPIN, "asyncbench_spin")
+
+    @functools.lru_cache(maxsize=8)  # noqa: B019 - one per device, for the life of the process
+    def _cycles_per_s(self, device: str) -> float:
+        import numpy
+
+        cupy = self._cupy()
+        spin = self._spin()
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        spin((1,), (1,), (numpy.int64(CALIBRATION_CYCLES),))  # warm up: the first launch loads the kernel
+        start.record()
+        spin((1,), (1,), (numpy.int64(CALIBRATION_CYCLES),))
+        stop.record()
+        stop.synchronize()
+        return CALIBRATION_CYCLES / (cupy.cuda.get_elapsed_time(start, stop) / 1e3)
 
     def timer(self, device: str) -> CupyEventTimer:
         return CupyEventTimer(self._cupy())

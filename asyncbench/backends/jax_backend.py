@@ -25,8 +25,21 @@ What this backend uses, and why:
   (`jax_num_cpu_devices`, which must be set before JAX's backend starts:
   this module sets it on first import), so multi_device can pair `cpu` with
   `cpu:1`. `cuda:N` is the N-th GPU where jaxlib has CUDA.
-- float64 needs `jax_enable_x64`, set on first import too (every array here
-  is made with an explicit dtype, so nothing else changes).
+- float64 needs `jax_enable_x64`, which changes every default dtype of the
+  process (a user's `jnp.zeros(n)` would become float64): it is left as the
+  user sets it (JAX_ENABLE_X64=1), and a float64 case without it is skipped
+  saying so. Built-in workloads give every array an explicit dtype.
+- devices are probed in a child process: `jax.devices("cpu")` starts every
+  platform JAX has, and on a GPU machine that creates CUDA contexts in the
+  parent (under EXCLUSIVE_PROCESS every GPU case would then fail).
+- cases run in a worker of JAX's own (its start-up environment differs),
+  with XLA_PYTHON_CLIENT_PREALLOCATE=false: by default JAX takes 75% of a
+  GPU's memory when it starts, which torch or cupy in the same process, or
+  a memory figure, would then not have. A case's device is made JAX's
+  default device, so what a workload allocates lands there and not on the
+  default device (the GPU) first.
+- products in float32 for built-in workloads (`jax.default_matmul_precision`:
+  JAX computes float32 products in TF32 on a GPU by default).
 - no events, no streams, no settable thread count (XLA's CPU threads are
   fixed at start), memory from the host only.
 """
@@ -35,9 +48,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from typing import Any, Callable
+import json
+import os
+import subprocess
+import sys
+from typing import Any, Callable, ContextManager
 
 from asyncbench.backends.base import Backend, DeviceStatus
+from asyncbench.host import processes
 
 #: CPU devices configured at start: the case's device and a partner for multi_device
 CPU_DEVICES = 2
@@ -45,6 +63,12 @@ CPU_DEVICES = 2
 # (cost estimate under ~1000 FLOPs): 32×32×32×2 = 65 536 FLOPs is well above and still costs microseconds.
 BARRIER_SIDE = 32
 NOTE = "XLA CPU client, async dispatch: computations under ~1000 FLOPs run inline at issue"
+#: what JAX's worker starts with: no preallocation of 75% of each GPU's memory
+WORKER_ENVIRONMENT = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+# A child that imports jax and lists its devices takes seconds; a hung driver must not hang the run.
+PROBE_TIMEOUT_S = 120.0
+#: what the child runs: the same listing, printed as JSON
+_PROBE = "import json; from asyncbench.backends.jax_backend import _devices_here; print(json.dumps(_devices_here()))"
 
 
 @functools.lru_cache(maxsize=1)
@@ -54,39 +78,101 @@ def _jax() -> Any:
 
     with contextlib.suppress(RuntimeError, AttributeError):  # the backend already started (user code), or an older jax
         jax.config.update("jax_num_cpu_devices", CPU_DEVICES)
-    jax.config.update("jax_enable_x64", True)
     return jax
+
+
+def _devices_here() -> dict[str, Any]:
+    """JAX's devices as this process sees them: CPU count, async dispatch, GPU kinds or why there are none."""
+    jax = _jax()
+    try:
+        asynchronous = bool(jax.config.read("jax_cpu_enable_async_dispatch"))
+    except (AttributeError, KeyError):
+        asynchronous = True
+    found: dict[str, Any] = {
+        "cpus": len(jax.devices("cpu")),
+        "async_dispatch": asynchronous,
+        "x64": bool(jax.config.read("jax_enable_x64")),
+    }
+    try:
+        found["gpus"] = [str(getattr(d, "device_kind", d)) for d in jax.devices("gpu")]
+    except RuntimeError as exc:  # jaxlib without CUDA, or a CUDA plugin that failed to start: its own words
+        found["gpus"], found["gpu_error"] = [], str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return found
+
+
+@functools.cache
+def _devices() -> dict[str, Any]:
+    """_devices_here, asked in a child unless this is a case worker (or JAX is already imported here)."""
+    if processes.in_worker or "jax" in sys.modules:
+        return _devices_here()
+    environment = {**os.environ, **WORKER_ENVIRONMENT}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=True, env=environment
+        )
+        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    except subprocess.CalledProcessError as exc:
+        last = (exc.stderr or "").strip().splitlines()
+        return {"cpus": 0, "error": last[-1] if last else f"exit status {exc.returncode}"}
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
+        return {"cpus": 0, "error": f"listing JAX's devices failed: {exc}"}
+
+
+def _x64_enabled() -> bool:
+    """Whether the user turned on float64 (JAX reads JAX_ENABLE_X64 at import), without importing jax."""
+    if "jax" in sys.modules:
+        return bool(sys.modules["jax"].config.read("jax_enable_x64"))
+    return os.environ.get("JAX_ENABLE_X64", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class JaxBackend(Backend):
     name = "jax"
     module = "jax"
     distributions = ("jax",)
-    dtypes = ("float16", "bfloat16", "float32", "float64")
     serializes_device_work = True
+    copy_streams = False
 
     def _device(self, device: str) -> Any:
         jax = _jax()
         kind, _, index = device.partition(":")
         return jax.devices("gpu" if kind == "cuda" else "cpu")[int(index or 0)]
 
+    @property
+    def dtypes(self) -> tuple[str, ...]:  # type: ignore[override]
+        """float64 only where the user enabled it: jax_enable_x64 changes every default dtype of the process."""
+        return ("float16", "bfloat16", "float32", "float64") if _x64_enabled() else ("float16", "bfloat16", "float32")
+
+    def missing_dtype(self, dtype: str) -> str:
+        if dtype == "float64":
+            return "float64 on jax needs JAX_ENABLE_X64=1 in the environment (it changes every default dtype of the process)"
+        return super().missing_dtype(dtype)
+
+    def worker_environment(self) -> dict[str, str]:
+        return dict(WORKER_ENVIRONMENT)
+
     def probe(self) -> tuple[DeviceStatus, ...]:
-        jax = _jax()
-        cpus = jax.devices("cpu")
-        asynchronous = "async dispatch on" if self._async_dispatch() else "async dispatch OFF (jax_cpu_enable_async_dispatch)"
-        statuses = [DeviceStatus(self.name, "cpu", True, f"{len(cpus)} XLA CPU device(s), {asynchronous}")]
-        try:
-            gpus = jax.devices("gpu")
-        except RuntimeError:
+        found = _devices()
+        if "error" in found:
+            return (DeviceStatus(self.name, "cpu", False, f"jax failed to start: {found['error']}"),)
+        asynchronous = "async dispatch on" if found["async_dispatch"] else "async dispatch OFF (jax_cpu_enable_async_dispatch)"
+        statuses = [DeviceStatus(self.name, "cpu", True, f"{found['cpus']} XLA CPU device(s), {asynchronous}")]
+        if not found["gpus"]:
+            why = found.get("gpu_error") or "none listed"
             return (
                 *statuses,
-                DeviceStatus(self.name, "cuda", False, "jaxlib has no GPU support here (pip install 'jax[cuda12]' on a CUDA machine)"),
+                DeviceStatus(self.name, "cuda", False, f"jax lists no GPU ({why}; on a CUDA machine: pip install 'jax[cuda12]')"),
             )
-        statuses += [DeviceStatus(self.name, f"cuda:{i}", True, str(getattr(d, "device_kind", d))) for i, d in enumerate(gpus)]
+        statuses += [DeviceStatus(self.name, f"cuda:{i}", True, kind) for i, kind in enumerate(found["gpus"])]
         return tuple(statuses)
 
     def second_cpu(self) -> str | None:
-        return "cpu:1" if len(_jax().devices("cpu")) > 1 else None
+        return "cpu:1" if _devices().get("cpus", 0) > 1 else None
+
+    def activate(self, device: str) -> ContextManager[Any]:
+        return _jax().default_device(self._device(device))
+
+    def full_precision(self) -> ContextManager[Any]:
+        return _jax().default_matmul_precision("highest")
 
     def describe(self, device: str) -> str | None:
         return NOTE if device.startswith("cpu") else None

@@ -81,12 +81,26 @@ class JaxProfiler:
         import jax
 
         self._folder = tempfile.TemporaryDirectory(prefix="asyncbench-jax-trace-")
-        self._session = jax.profiler.trace(self._folder.name, create_perfetto_trace=True)
-        self._session.__enter__()
+        try:
+            self._session = jax.profiler.trace(self._folder.name, create_perfetto_trace=True)
+            self._session.__enter__()
+        except BaseException:
+            self._folder.cleanup()  # no trace() will come to remove it
+            raise
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._session.__exit__(*exc)
+        try:
+            self._session.__exit__(*exc)
+        except BaseException:
+            self._cleanup()
+            raise
+        if exc[0] is not None:  # the traced run failed: no trace() will come to remove the folder
+            self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._folder is not None:
+            self._folder.cleanup()
 
     def annotate(self, name: str) -> ContextManager[Any]:
         import jax
@@ -103,4 +117,4 @@ class JaxProfiler:
             data["traceEvents"] = [e for e in data.get("traceEvents", []) if e.get("ph")]  # jax ends the list with a {}
             return data
         finally:
-            self._folder.cleanup()
+            self._cleanup()

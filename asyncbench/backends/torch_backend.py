@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Any, Callable, ContextManager, Iterable, Iterator
 
 from asyncbench.backends.base import DONE, Backend, DeviceStatus
+
+# torch.cuda._sleep spins for a number of GPU clock cycles: this many, timed once per device with events,
+# give the cycles per second (about 5 ms at 2 GHz: long against launch latency, short against a case).
+CALIBRATION_CYCLES = 10_000_000
 
 
 class CudaEventTimer:
@@ -109,6 +114,46 @@ class TorchBackend(Backend):
 
         expected = host if isinstance(host, torch.Tensor) else torch.from_numpy(host)
         return torch.equal(array.cpu(), expected)
+
+    def hold(self, device: str, seconds: float) -> bool:
+        if not device.startswith("cuda"):
+            return False
+        import torch
+
+        torch.cuda._sleep(max(1, int(seconds * self._cycles_per_s(device))))
+        return True
+
+    @functools.lru_cache(maxsize=8)  # noqa: B019 - one per device, for the life of the process
+    def _cycles_per_s(self, device: str) -> float:
+        import torch
+
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(CALIBRATION_CYCLES)  # warm up: the first launch loads the kernel
+        start.record()
+        torch.cuda._sleep(CALIBRATION_CYCLES)
+        stop.record()
+        stop.synchronize()
+        return CALIBRATION_CYCLES / (start.elapsed_time(stop) / 1e3)
+
+    def release_host_cache(self) -> None:
+        import torch
+
+        empty = getattr(torch._C, "_host_emptyCache", None)  # CUDA builds of torch ≥ 2.1; absent on a CPU build
+        if empty is not None and torch.cuda.is_initialized():
+            empty()
+
+    @contextlib.contextmanager
+    def full_precision(self) -> Iterator[None]:
+        import torch
+
+        matmul, cudnn = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
+        torch.set_float32_matmul_precision("highest")
+        torch.backends.cudnn.allow_tf32 = False
+        try:
+            yield
+        finally:
+            torch.set_float32_matmul_precision(matmul)
+            torch.backends.cudnn.allow_tf32 = cudnn
 
     def timer(self, device: str) -> CudaEventTimer | None:
         if not device.startswith("cuda"):

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from asyncbench.backends import get_backend
-from asyncbench.engine import isolation
+from asyncbench.engine import isolation, runner
 from asyncbench.errors import describe_failure
 from asyncbench.measure.timing import ORDER_SEED, take_sample
 from asyncbench.results import stats
@@ -76,8 +76,7 @@ def _setup(case: Case, tree: str | None) -> dict[str, Any]:
     reason = workload.skip_reason(backend, case.device, case.params)
     if reason:
         return {"skipped": reason}
-    stack = contextlib.ExitStack()
-    stack.enter_context(backend.activate(case.device))
+    stack = runner.scope(backend, case)
     prepared = workload.setup(backend, case.device, case.params)
     if prepared.close is not None:
         stack.callback(prepared.close)
@@ -94,7 +93,7 @@ def _setup(case: Case, tree: str | None) -> dict[str, Any]:
 
 def _sample(name: str) -> tuple[float, float, float | None]:
     prepared = _case["prepared"]
-    clocks = take_sample(prepared.variants[name], prepared.sync, _case["timers"][name])
+    clocks = take_sample(prepared.variants[name], prepared.sync, _case["timers"][name], prelude=prepared.preludes.get(name))
     gc.collect(0)
     return clocks
 

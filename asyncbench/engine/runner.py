@@ -16,6 +16,7 @@ environment) or start-up variables gets a worker of its own, even with
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import time
@@ -60,6 +61,21 @@ def case_id(experiment: Experiment, backend: str, device: str, params: Mapping[s
     return f"{experiment.name}[{','.join([backend, device, *changed])}]"
 
 
+def params_on(experiment: Experiment, backend: str, device: str, point: Mapping[str, Any]) -> dict[str, Any]:
+    """A sweep point's params for a case on `backend` and `device`: a param the config left at its default takes
+    the workload's default for that backend or device kind (Param.per_backend), then `params_for:` applies."""
+    workload = WORKLOADS[experiment.workload]
+    params = dict(point)
+    for param in workload.params:
+        chosen_by_config = param.name in experiment.explicit or param.name in experiment.sweep
+        if param.per_backend and not chosen_by_config and params.get(param.name) == param.default:
+            params[param.name] = param.default_on(backend, device)
+    kind = device.split(":")[0]
+    for key in (kind, backend, f"{backend}:{kind}"):
+        params.update({name: value for name, value in experiment.params_for.get(key, {}).items() if name not in experiment.sweep})
+    return params
+
+
 def plan(config: Config, backends: Mapping[str, Backend]) -> Iterator[tuple[Case, str | None]]:
     """Every case of the config with its skip reason (None: runnable), devices resolved.
 
@@ -79,13 +95,14 @@ def plan(config: Config, backends: Mapping[str, Backend]) -> Iterator[tuple[Case
                     devices, reason = backend.resolve(spec)
                     targets = [(spec, reason)] if reason else [(device, None) for device in devices]
                     for device, skip in targets:
+                        chosen = params_on(experiment, backend_name, device, params)
                         case = Case(
-                            id=case_id(experiment, backend_name, device, params),
+                            id=case_id(experiment, backend_name, device, chosen),
                             experiment=experiment.name,
                             workload=experiment.workload,
                             backend=backend_name,
                             device=device,
-                            params=params,
+                            params=chosen,
                             settings=experiment.settings,
                             expect=experiment.expect,
                         )
@@ -159,7 +176,9 @@ def _measure_here(
     # no one listening (in-process, no display): measure() then builds no progress, nor its snapshot of the samples
     reporting = progressed if on_progress is not None else None
     looks = budget.schedule(case.settings.min_samples, case.settings.max_samples) if decided is not None else ()
-    samples, sampling = measure(prepared.variants, prepared.sync, make_timer, case.settings, reporting, decided=decided, looks=looks)
+    samples, sampling = measure(
+        prepared.variants, prepared.sync, make_timer, case.settings, reporting, decided=decided, looks=looks, preludes=prepared.preludes
+    )
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
     traced = trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir) if case.trace_dir else None
@@ -179,6 +198,17 @@ def _release_case_objects() -> None:
     gc.freeze()
 
 
+def scope(backend: Backend, case: Case) -> contextlib.ExitStack:
+    """What a case runs inside: its device made current and, for built-in workloads only, float32 products in
+    full precision (`Backend.full_precision`), so their GFLOP/s compare across backends; a user's workload
+    runs at the precision the user's own process would."""
+    stack = contextlib.ExitStack()
+    stack.enter_context(backend.activate(case.device))
+    if WORKLOADS.get(case.workload) is not None:
+        stack.enter_context(backend.full_precision())
+    return stack
+
+
 def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Callable[[Progress], None] | None = None) -> Result:
     """Set up, measure and summarize one case; any exception becomes an error row."""
     reason = workload.skip_reason(backend, case.device, case.params)
@@ -188,15 +218,20 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
     asynchronous = backend.is_asynchronous(case.device)
     prepared, note = None, None
     try:
-        with backend.activate(case.device):
+        with scope(backend, case):
             measured = workload.measure_itself(backend, case.device, case.params, case.settings)
             if measured is None:
                 prepared = workload.setup(backend, case.device, case.params)
                 note = prepared.note
                 measured = _measure_here(case, workload, backend, prepared, asynchronous, on_progress)
-        note = "; ".join(filter(None, (measured.note, backend.describe(case.device)))) or None
+        unmeasurable = prepared.unmeasurable if prepared is not None else {}
+        said = [f"{name}: not measured, {why}" for name, why in unmeasurable.items()]
+        note = "; ".join(filter(None, (measured.note, backend.describe(case.device), *said))) or None
         variants = summarize(measured.samples, measured.memory)
         metrics, bounds = rounds.figures(workload, case.params, variants, asynchronous)
+        for name in unmeasurable:
+            metrics[name] = None
+            bounds.pop(name, None)
         if measured.verifies:
             metrics = {**metrics, "verified": 0.0 if measured.problem else 1.0}
     except Exception as exc:  # noqa: BLE001 - a failing case is a row; the run goes on
@@ -247,6 +282,10 @@ def _run_isolated(worker: isolation.Worker, case: Case, workload: Workload, on_p
         return _kept_rounds(case, workload, f"{lost} (measuring, at least {progress.rounds} round(s) done)", progress)
     if result.status == ERROR:
         worker.close()  # the error may have left the process unusable (a poisoned CUDA context): the next case gets a fresh one
+    elif result.traces:
+        # a profiler stays attached after its block (Kineto leaves CUPTI on: pytorch#144455, 10-20% slower later
+        # kernels; jax.profiler keeps its tracer), so the next case is measured in a fresh process
+        worker.close()
     return result
 
 

@@ -19,6 +19,12 @@ from asyncbench.workloads.base import Workload
 # beyond 5% and 50 µs it is not that gap but events that do not bracket the work.
 DEVICE_OVER_DONE_FRACTION = 0.05
 DEVICE_OVER_DONE_S = 50e-6
+# The other way round: the events bracket the host's whole issue period, so device time falls short of done
+# time only by the sync's latency (tens of µs) — unless work ran on a stream the current one never joined,
+# which the final sync waited for but the stop event did not. Under half the done time and 1 ms short, in most
+# samples (one preempted sync is no pattern), is that symptom.
+DEVICE_UNDER_DONE_FRACTION = 0.5
+DEVICE_UNDER_DONE_S = 1e-3
 
 
 def _count(condition: list[bool]) -> str:
@@ -47,6 +53,15 @@ def warnings_of(result: Result, workload: Workload, synchronizing: Mapping[str, 
         device_over = [device > done * (1 + DEVICE_OVER_DONE_FRACTION) + DEVICE_OVER_DONE_S for device, done in pairs]
         if any(device_over):
             found.append(f"{name}: device time exceeds done time in {_count(device_over)}: events on the wrong stream?")
+        if name in workload.held_variants:
+            continue
+        pairs = zip(samples.device_s, samples.done_s, strict=False)
+        device_under = [device < done * DEVICE_UNDER_DONE_FRACTION and done - device > DEVICE_UNDER_DONE_S for device, done in pairs]
+        if sum(device_under) * 2 > len(device_under):
+            found.append(
+                f"{name}: device time is under half the done time in {_count(device_under)}: work on a side stream the "
+                "current stream never joined? (the events missed it; the final sync did not)"
+            )
     if workload.metric("verified") is not None and result.metrics.get("verified") != 1.0:
         found.append("the workload verifies its results, but no verification passed on this row")
     if synchronizing and result.device.startswith("cuda"):

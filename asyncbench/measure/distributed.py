@@ -28,6 +28,10 @@ LOOPBACK = "127.0.0.1"
 # After the first rank fails, how long to wait for the others' messages (they say what followed).
 FAILURE_GRACE_S = 1.0
 TORCHRUN_VARIABLES = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+# free_port finds a port nothing listens on, but another process may take it before rank 0 binds it: the ranks
+# then fail with "address already in use", and a new port is tried, this many times in all.
+PORT_ATTEMPTS = 3
+PORT_TAKEN = ("address already in use", "eaddrinuse", "errno: 98")
 
 
 class RankError(RuntimeError):
@@ -71,9 +75,19 @@ def launch(target: Callable[..., Any], world_size: int, args: tuple[Any, ...], t
 
     `target` must be importable (a module-level function) and its results
     picklable. Raises RankError naming the first rank that failed or the
-    ranks that were still silent at `timeout_s`.
+    ranks that were still silent at `timeout_s`. A port lost to another
+    process before the ranks bound it is replaced (PORT_ATTEMPTS).
     """
-    init_method = f"tcp://{LOOPBACK}:{free_port()}"
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        try:
+            return _launch_once(target, world_size, args, timeout_s, f"tcp://{LOOPBACK}:{free_port()}")
+        except RankError as exc:
+            if attempt == PORT_ATTEMPTS or not any(words in str(exc).lower() for words in PORT_TAKEN):
+                raise
+    raise AssertionError("unreachable")
+
+
+def _launch_once(target: Callable[..., Any], world_size: int, args: tuple[Any, ...], timeout_s: float, init_method: str) -> list[Any]:
     workers, channels = [], {}
     try:
         for rank in range(world_size):

@@ -39,9 +39,18 @@ ORDER_SEED = 0
 
 
 def take_sample(
-    run: Callable[[], Any], sync: Callable[[], None], timer: DeviceTimer | None, clock: Clock = time.perf_counter
+    run: Callable[[], Any],
+    sync: Callable[[], None],
+    timer: DeviceTimer | None,
+    clock: Clock = time.perf_counter,
+    prelude: Callable[[], None] | None = None,
 ) -> tuple[float, float, float | None]:
-    """One run of `run`: (issue_s, done_s, device_s). The result is held until after the sync."""
+    """One run of `run`: (issue_s, done_s, device_s). The result is held until after the sync.
+
+    `prelude` runs first, before the start event and the host clock: work it issues is in no clock's start
+    but in done_s's end (sync_async's hold kernel, which the timed ops queue up behind)."""
+    if prelude is not None:
+        prelude()
     if timer is not None:
         timer.start()
     start = clock()
@@ -71,6 +80,7 @@ def measure(
     agree: Callable[[bool], bool] | None = None,
     decided: Callable[[Mapping[str, Samples]], bool] | None = None,
     looks: Collection[int] = (),
+    preludes: Mapping[str, Callable[[], None]] | None = None,
 ) -> tuple[dict[str, Samples], Sampling]:
     """Measure every variant with the three clocks until the stopping rule holds.
 
@@ -82,13 +92,16 @@ def measure(
     `before_sample` runs untimed before each sample (a barrier, so every rank
     starts it at once) and `agree` turns this process's stop decision into the
     common one, so every rank takes the same number of samples.
+
+    `preludes`: per variant, untimed work issued before each of its samples (take_sample).
     """
     timers = {name: make_timer() for name in variants}
+    prelude = dict(preludes or {})
     for _ in range(settings.warmup):
         for name, run in variants.items():
             if before_sample is not None:
                 before_sample()
-            take_sample(run, sync, timers[name], clock)
+            take_sample(run, sync, timers[name], clock, prelude.get(name))
 
     issue: dict[str, list[float]] = {name: [] for name in variants}
     done: dict[str, list[float]] = {name: [] for name in variants}
@@ -105,7 +118,7 @@ def measure(
             for name in order:
                 if before_sample is not None:
                     before_sample()
-                issue_s, done_s, device_s = take_sample(variants[name], sync, timers[name], clock)
+                issue_s, done_s, device_s = take_sample(variants[name], sync, timers[name], clock, prelude.get(name))
                 issue[name].append(issue_s)
                 done[name].append(done_s)
                 if device_s is not None:

@@ -10,7 +10,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:  # the CLI hands these in: the report layer imports no backend and no workload registry
     from asyncbench.backends.base import DeviceStatus
-    from asyncbench.workloads.base import Workload
+    from asyncbench.workloads.base import Param, Workload
 
 
 def workloads_table(workloads: Iterable[Workload], origins: Mapping[str, str] | None = None) -> Table:
@@ -23,12 +23,18 @@ def workloads_table(workloads: Iterable[Workload], origins: Mapping[str, str] | 
     table.add_column("variants")
     table.add_column("metrics")
     for w in workloads:
-        params = "\n".join(
-            f"{p.name} = {json.dumps(p.default)}" + (f" / {json.dumps(p.quick)}" if p.quick is not None else "") for p in w.params
-        )
+        params = "\n".join(param_line(p) for p in w.params)
         summary = w.summary + (f"\n[dim]from {escape(origins[w.name])}[/]" if w.name in origins else "")
         table.add_row(w.name, summary, params, "\n".join(w.variants), "\n".join(m.name for m in w.metrics))
     return table
+
+
+def param_line(param: Param) -> str:
+    """'size = 4000 / 384 (default on cpu: 1000)': the default, the --quick value, and the defaults per backend or device."""
+    line = f"{param.name} = {json.dumps(param.default)}" + (f" / {json.dumps(param.quick)}" if param.quick is not None else "")
+    if param.per_backend:
+        line += " (default on " + ", ".join(f"{key}: {json.dumps(value)}" for key, value in param.per_backend.items()) + ")"
+    return line
 
 
 def workloads_json(workloads: Iterable[Workload], origins: Mapping[str, str] | None = None) -> str:
@@ -40,7 +46,15 @@ def workloads_json(workloads: Iterable[Workload], origins: Mapping[str, str] | N
                 "summary": w.summary,
                 "origin": origins.get(w.name, "built-in"),
                 "params": [
-                    {"name": p.name, "kind": p.kind, "default": p.default, "quick": p.quick, "choices": list(p.choices), "help": p.help}
+                    {
+                        "name": p.name,
+                        "kind": p.kind,
+                        "default": p.default,
+                        "quick": p.quick,
+                        "per_backend": dict(p.per_backend),
+                        "choices": list(p.choices),
+                        "help": p.help,
+                    }
                     for p in w.params
                 ],
                 "variants": list(w.variants),

@@ -20,6 +20,8 @@ def markdown(view: ReportView, path: str = "-") -> str:
     lines = [f"## asyncbench: {view.headline}", "", f"{view.environment} · {view.created}", ""]
     if view.outcome is not None and view.outcome.code:
         lines += [f"**exit {view.outcome.code}** because:", *(f"- {reason}" for reason in view.outcome.reasons), ""]
+    if view.highlights:
+        lines += ["**What ran ahead** (the call returned before the work was done):", *(f"- {line}" for line in view.highlights), ""]
     for experiment in view.experiments:
         if not experiment.shown:
             continue

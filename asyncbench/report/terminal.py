@@ -153,6 +153,11 @@ def print_case(console: Console, case: CaseView) -> None:
 def print_report(view: ReportView, console: Console, with_outcome: bool = True) -> None:
     """The tables and lines of a whole report, then the headline and (given the run's outcome) why it exits as it does."""
     plain = sum(len(group.rows) for experiment in view.experiments for group in experiment.groups) > RICH_TABLE_MAX_ROWS
+    if view.highlights:
+        say(console, "[bold]What ran ahead[/] (the call returned before the work was done; every row is below):")
+        for line in view.highlights:
+            say(console, f"  {escape(line)}")
+        console.print()
     for experiment in view.experiments:
         if not experiment.shown:
             continue

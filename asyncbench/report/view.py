@@ -39,6 +39,9 @@ NO_VALUE = units.NO_VALUE
 # Past it, lines are kept for the cases that need a look (not ok, a warning, a check that did not pass), and
 # a line under each table says what was left out and where every figure is.
 CASE_LINES_MAX = 200
+# The rows that ran ahead lead a report (what differs from a synchronous run is what the tool is for); past this
+# many, the rest are counted and found in their tables.
+HIGHLIGHTS_MAX = 12
 # Lag-1 autocorrelation from which a case's note says its rounds drifted: at 0.3 plain intervals covered only 89-91%.
 DRIFTING = 0.3
 
@@ -107,6 +110,7 @@ class OutcomeView:
 class ReportView:
     report: Report  # the data, for writers of data (JSON, CSV, github-benchmark)
     headline: str
+    highlights: tuple[str, ...]  # what leads the report: a line per row that ran ahead, with its reading
     environment: str
     created: str
     experiments: tuple[ExperimentView, ...]
@@ -343,12 +347,29 @@ def environment_line(environment: Mapping[str, Any]) -> str:
     return " · ".join(parts)
 
 
+def highlights(results: Sequence[Result]) -> tuple[str, ...]:
+    """'matmul jax cpu: the loop returns after 319 µs but ...': each row that ran ahead (outcome.ran_ahead), with
+    its reading; at most HIGHLIGHTS_MAX, then how many more."""
+    ahead = [
+        f"{name} {case_label(r, swept)}: {r.reading or metric_line(r)}"
+        for name, group in by_experiment(results)
+        for swept in [swept_params(group)]
+        for r in group
+        if outcome.ran_ahead(r)
+    ]
+    lines = ahead[:HIGHLIGHTS_MAX]
+    if len(ahead) > HIGHLIGHTS_MAX:
+        lines.append(f"... and {len(ahead) - HIGHLIGHTS_MAX} more rows that ran ahead, in the tables below")
+    return tuple(lines)
+
+
 def build(report: Report, result: compare.Comparison | None = None, verdict: outcome.Outcome | None = None) -> ReportView:
     """The presentation of `report` (with its comparison and the run's outcome when given), for every writer."""
     every_line = len(shown_cases(report.results)) <= CASE_LINES_MAX
     return ReportView(
         report=report,
         headline=outcome.headline(report),
+        highlights=highlights(report.results),
         environment=environment_line(report.environment),
         created=report.created,
         experiments=tuple(experiment(name, group, every_line) for name, group in by_experiment(report.results)),

@@ -28,6 +28,8 @@ class Experiment:
     explicit: frozenset[str] = frozenset()  # params the config or command line set
     sweep: Mapping[str, tuple[Any, ...]] = dataclasses.field(default_factory=dict)  # param -> values, a cartesian product
     expect: tuple[Expectation, ...] = ()
+    #: params set for some backends or device kinds only (`params_for:`), keyed as Param.per_backend
+    params_for: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
 
     def points(self) -> list[dict[str, Any]]:
         """The params of every sweep point, in order (one point when nothing is swept)."""
@@ -55,6 +57,7 @@ class Config:
                     "params": dict(e.params),
                     **({"sweep": {k: list(v) for k, v in e.sweep.items()}} if e.sweep else {}),
                     **({"expect": [x.text for x in e.expect]} if e.expect else {}),
+                    **({"params_for": {k: dict(v) for k, v in e.params_for.items()}} if e.params_for else {}),
                     **dataclasses.asdict(e.settings),
                 }
                 for e in self.experiments

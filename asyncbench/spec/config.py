@@ -42,7 +42,9 @@ from asyncbench.workloads.base import Param, Workload
 
 TOP_KEYS = ("name", "defaults", "experiments")
 DEFAULTS_KEYS = ("backends", "devices", *SETTING_FIELDS)
-EXPERIMENT_KEYS = ("name", "workload", "params", "sweep", "expect", *DEFAULTS_KEYS)
+#: the kinds of device a `params_for:` key may name
+DEVICE_KINDS = ("cpu", "cuda")
+EXPERIMENT_KEYS = ("name", "workload", "params", "params_for", "sweep", "expect", *DEFAULTS_KEYS)
 
 DEFAULT_BACKENDS = ("torch",)
 DEFAULT_DEVICES = ("auto",)
@@ -184,6 +186,7 @@ def _experiment(doc: _Document, raw: Any, index: int, defaults: Mapping[str, Any
         raise doc.error("an experiment name must be a non-empty string", path + ("name",))
     params = _params(doc, workload, raw.get("params", {}), path + ("params",))
     sweep = _sweep(doc, workload, raw.get("sweep", {}), path + ("sweep",))
+    params_for = _params_for(doc, workload, raw.get("params_for", {}), path + ("params_for",))
     expect = _expectations(doc, workload, raw.get("expect", []), path + ("expect",))
     merged = {**defaults, **raw}
     return Experiment(
@@ -196,7 +199,29 @@ def _experiment(doc: _Document, raw: Any, index: int, defaults: Mapping[str, Any
         explicit=frozenset(params),
         sweep=sweep,
         expect=expect,
+        params_for=params_for,
     )
+
+
+def _params_for(doc: _Document, workload: Workload, raw: Any, path: tuple) -> dict[str, dict[str, Any]]:
+    """`params_for: {mxnet: {n_ops: 1000}, cpu: {size: 500}}`: params for one backend, device kind or both (mxnet:cpu)."""
+    if not isinstance(raw, dict):
+        raise doc.error(f"params_for must be a mapping of backend or device kind -> params, got {type_name(raw)}", path)
+    chosen = {}
+    for key, params in raw.items():
+        if ":" in key:
+            backend, kind = key.split(":", 1)
+        else:
+            backend, kind = ("", key) if key in DEVICE_KINDS else (key, "")
+        try:
+            if backend:
+                backend_name(backend)
+            if kind and kind not in DEVICE_KINDS:
+                raise ValueError(f"unknown device kind {kind!r}; one of: {', '.join(DEVICE_KINDS)}")
+        except ValueError as exc:
+            raise doc.error(f"params_for key {key!r}: {exc}", path + (key,)) from None
+        chosen[key] = _params(doc, workload, params, path + (key,))
+    return chosen
 
 
 def _where(raw: Mapping[str, Any], path: tuple, key: str) -> tuple:

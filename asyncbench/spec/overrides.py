@@ -17,6 +17,7 @@ import yaml
 from asyncbench.backends import BACKENDS
 from asyncbench.errors import InputError, suggestion
 from asyncbench.results.model import Settings
+from asyncbench.results.plan import Experiment
 from asyncbench.spec.config import Config
 from asyncbench.spec.schema import (
     QUICK_SETTINGS,
@@ -30,7 +31,14 @@ from asyncbench.spec.schema import (
     sweep_values,
 )
 from asyncbench.workloads import WORKLOADS
-from asyncbench.workloads.base import SHAPE
+from asyncbench.workloads.base import SHAPE, Workload
+
+
+def _params_for(experiment: Experiment, workload: Workload, quick: bool, overridden: set[str]) -> dict[str, dict[str, Any]]:
+    """The config's `params_for:` less what the command line decided for every backend: a param set or swept
+    by --set, and under --quick each param that has a quick value (quick sizes fit every backend)."""
+    dropped = overridden | ({p.name for p in workload.params if p.quick is not None} if quick else set())
+    return {key: {name: value for name, value in params.items() if name not in dropped} for key, params in experiment.params_for.items()}
 
 
 def parse_set(text: str) -> tuple[str | None, str, list[Any]]:
@@ -99,6 +107,7 @@ def apply_overrides(
             params.update({k: v for k, v in workload.defaults(quick=True).items() if workload.param(k).quick is not None})
         settings = _quick_settings(experiment.settings) if quick else experiment.settings
         explicit = set(experiment.explicit)
+        commanded: set[str] = set()  # params --set decided for every backend
         for index, (text, scope, name, values) in enumerate(parsed_sets):
             if scope not in (None, experiment.name, experiment.workload):
                 continue
@@ -116,10 +125,12 @@ def apply_overrides(
                         )
                     sweep[name] = sweep_values(workload.param(name), values)
                     check_sweep_size(sweep)
+                    commanded.add(name)
                 elif name in params:
                     params[name] = coerce_param(workload.param(name), values[0])
                     sweep.pop(name, None)
                     explicit.add(name)
+                    commanded.add(name)
                 else:
                     continue
             except ValueError as exc:
@@ -137,6 +148,7 @@ def apply_overrides(
                 settings=settings,
                 explicit=frozenset(explicit),
                 sweep=sweep,
+                params_for=_params_for(experiment, workload, quick, commanded),
             )
         )
     if not experiments:

@@ -103,12 +103,31 @@ def unavailable_lines(results: Iterable[Result]) -> list[str]:
     return [f"{backend}: {_plural(n, 'case')} skipped — {reason}" for (backend, reason), n in groups.items()]
 
 
+def ran_ahead(result: Result) -> bool:
+    """Whether a row showed asynchrony: some variant's call returned before its work was done, by intervals (the
+    issue time's 95% interval wholly below the done time's). Never on a synchronous backend, where they are one."""
+    if result.status != OK:
+        return False
+    for variant in result.variants.values():
+        issue_high, done_low = variant.issue_s.ci_high, variant.done_s.ci_low
+        if issue_high is not None and done_low is not None and issue_high < done_low:
+            return True
+    return False
+
+
 def headline(report: Report) -> str:
-    """'27 cases: 14 ok, 13 skipped; 8 checks: 6 passed, 1 failed, 1 inconclusive'."""
+    """'27 cases: 14 ok, 13 skipped; 6 ran ahead (...); 8 checks: 6 passed, 1 failed, 1 inconclusive'."""
     counts = Counter(r.status for r in report.results)
     text = f"{_plural(len(report.results), 'case')}: " + (
         ", ".join(f"{counts[s]} {s}" for s in (OK, SKIPPED, ERROR) if counts[s]) or "none"
     )
+    if counts[OK]:
+        ahead = sum(1 for r in report.results if ran_ahead(r))
+        text += (
+            f"; {ahead} ran ahead (a call returned before its work was done)"
+            if ahead
+            else "; none ran ahead (every call returned with its work done)"
+        )
     judged = [c for r in report.results for c in r.checks]
     if judged:
         verdicts = Counter(c.verdict for c in judged)

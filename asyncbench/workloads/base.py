@@ -51,6 +51,18 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     pattern: str | None = None  # a regular expression a STR value must match
+    #: defaults where one size does not fit all, keyed by device kind ("cpu"), backend ("mxnet") or both
+    #: ("mxnet:cpu"; the most specific wins): the textbook's GPU sizes would take minutes on a CPU. They replace
+    #: `default`, not a value the config sets, and not `quick` (--quick sizes fit everywhere).
+    per_backend: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def default_on(self, backend: str, device: str) -> Any:
+        """The default for a case on `backend` and `device` (per_backend, else default)."""
+        kind = device.split(":")[0]
+        chosen = self.default
+        for key in (kind, backend, f"{backend}:{kind}"):
+            chosen = self.per_backend.get(key, chosen)
+        return chosen
 
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -90,6 +102,11 @@ class Prepared:
     #: whether events on the case device's current stream bracket all of the work; False when the
     #: work spans devices (events on one device would time that one alone): no device time then
     device_timed: bool = True
+    #: per variant, untimed work issued before each sample, ahead of its start event (measure.timing.take_sample)
+    preludes: dict[str, Callable[[], None]] = dataclasses.field(default_factory=dict)
+    #: metrics this setup cannot measure on this backend and device, with why: dropped from the result, the
+    #: why added to its note (a figure that would be wrong is no figure)
+    unmeasurable: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -118,6 +135,9 @@ class Workload(ABC):
     #: whether the workload measures itself across processes (`measure_itself`: comm_overlap's ranks): under
     #: torchrun only such workloads run, since every rank would run any other workload on its own
     across_processes: bool = False
+    #: variants whose samples start behind a hold on purpose (`Prepared.preludes`): their device time is a part
+    #: of their done time by design, not a sign of events that missed work (engine.sanity)
+    held_variants: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
@@ -140,7 +160,7 @@ class Workload(ABC):
         """Why this case cannot mean anything on this backend/device, or None."""
         dtype = params.get("dtype")
         if dtype is not None and dtype not in backend.dtypes:
-            return f"{backend.name} has no {dtype}"
+            return backend.missing_dtype(dtype)
         return None
 
     def measure_itself(self, backend: Backend, device: str, params: Mapping[str, Any], settings: Settings) -> Measured | None:

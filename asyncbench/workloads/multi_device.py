@@ -95,7 +95,8 @@ class MultiDevice(Workload):
     name = "multi_device"
     summary = "the same products on two devices (GPUs, GPU+CPU, two streams, two CPU thread groups) alone vs together"
     params = (
-        Param("size", INT, 4000, "matrix side", quick=384, minimum=1, maximum=65536),
+        # on a CPU the textbook's 50 products of 4000² take a minute or more per variant: timeout_s would cut the case
+        Param("size", INT, 4000, "matrix side", quick=384, minimum=1, maximum=65536, per_backend={"cpu": 1000}),
         Param(
             "n_iter",
             INT,
@@ -104,6 +105,7 @@ class MultiDevice(Workload):
             quick=4,
             minimum=1,
             maximum=100_000,
+            per_backend={"cpu": 10},
         ),
         Param("partner", STR, "auto", "auto, cpu, stream or cuda:N", pattern=r"auto|cpu|stream|cuda:\d+"),
         DTYPE,

@@ -7,10 +7,26 @@ frontend's issue time, t2 the backend's execution time and t3 the time to
 return a result. On a synchronous backend (torch or NumPy on a CPU) the op
 runs inside its issue, so t2 cannot be told apart from t1 and is not
 reported; the speedup is then only the cost of the wait call itself.
+
+Where t2 comes from matters, since the model predicts the async time from it:
+- On a GPU, events around the async loop are no answer: when the frontend is
+  the bottleneck the device waits for each launch, so the span between the
+  events is the issue period again (t2 ≥ t1 by construction, and the model
+  then fits itself). So a third variant, `queued`, issues QUEUED_OPS ops
+  behind a kernel that holds the stream (`Backend.hold`) for longer than
+  issuing them takes, with its start event after the hold: the events then
+  time the ops back to back on a saturated device, t2 = that time / ops.
+  A round whose hold ended before the ops were all issued gives no t2.
+- Without events (JAX and MXNet on a CPU), t2 is the backlog left after
+  issue / N: an execution time on a backend that runs ahead, but part of the
+  async time the model predicts, so model_error is not reported from it.
+- Where neither holds (JAX on a GPU: no events, and at most 32 executions in
+  flight, so the backlog is capped) the setup says t2 cannot be measured.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any, Mapping
 
 from asyncbench.backends.base import Backend
@@ -18,39 +34,74 @@ from asyncbench.results import stats
 from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import DTYPE, INT, SHAPE, Metric, Param, Prepared, Workload
 
-SYNC, ASYNC = "sync", "async"
+SYNC, ASYNC, QUEUED = "sync", "async", "queued"
 # A backlog per op under a tenth of the issue time: the backend kept up, nothing piled up to overlap
 # (JAX runs ops under ~1000 FLOPs inline; MXNet's engine runs x + 1 faster than Python issues it).
 KEPT_UP = 0.1
+# Ops the queued variant issues behind its hold: within every launch queue (CUDA's holds about a thousand
+# launches, the test device's 64), so issuing never blocks on a full queue, and enough device time (≥ 48 tiny
+# kernels, some 100 µs on a GPU) for events of 0.5 µs resolution.
+QUEUED_OPS = 48
+# The hold lasts this many times the time issuing QUEUED_OPS ops took in setup, and at least HOLD_MIN_S: the
+# ops must all be queued before the device reaches them, also when the host is slower in one round.
+HOLD_MARGIN = 4.0
+HOLD_MIN_S = 1e-3
 
 
-def fit_model(n_ops: int, sync: Clocks, asynchronous: Clocks) -> dict[str, float | None]:
+def queued_ops(n_ops: int) -> int:
+    return min(n_ops, QUEUED_OPS)
+
+
+def fit_model(n_ops: int, sync: Clocks, asynchronous: Clocks, queued: Clocks | None = None) -> dict[str, float | None]:
     """Per-op t1, t2, t3 from one round's clocks, and how well the textbook's model predicts async.
 
-    t1 = async issue time / N. t2 = async device time / N where events exist
-    (an upper bound when the frontend is the bottleneck, as the device then
-    waits for launches); without events, the backlog left after issue / N —
-    an execution time only on a backend that runs ahead (the runner drops t2
-    and model_error on a synchronous one, where the op ran inside t1).
-    t3 = the sync variant's per-op time minus t1 and t2.
+    t1 = async issue time / N. t2 = the queued variant's device time / its
+    ops, when its ops all were issued before the hold ended (issue_s under
+    done_s − device_s, the time until the device reached them); else, without
+    a queued variant and without device events, the backlog left after issue
+    / N (an execution time only on a backend that runs ahead: the runner
+    drops t2 on a synchronous one). t3 = the sync variant's per-op time minus
+    t1 and t2. model_error only where t2 was measured apart from the async
+    run it predicts (the queued variant).
     """
     t1 = asynchronous.issue_s / n_ops
-    if asynchronous.device_s is not None:
-        t2 = asynchronous.device_s / n_ops
-    else:
+    t2: float | None = None
+    independent = False
+    if queued is not None:
+        if queued.device_s is not None and queued.issue_s < queued.done_s - queued.device_s:
+            t2, independent = queued.device_s / queued_ops(n_ops), True
+    elif asynchronous.device_s is None:
         t2 = max(0.0, asynchronous.done_s - asynchronous.issue_s) / n_ops
+    if t2 is None:
+        return {"t1_s": t1, "t2_s": None, "t3_s": None, "model_error": None}
     t3 = sync.done_s / n_ops - t1 - t2
-    if n_ops * t2 > (n_ops - 1) * t1:
-        predicted = t1 + n_ops * t2 + t3
-    else:
-        predicted = n_ops * t1 + t2 + t3
-    measured = asynchronous.done_s
-    return {
-        "t1_s": t1,
-        "t2_s": t2,
-        "t3_s": t3,
-        "model_error": predicted / measured - 1 if measured > 0 else None,
-    }
+    model_error = None
+    if independent and asynchronous.done_s > 0:
+        if n_ops * t2 > (n_ops - 1) * t1:
+            predicted = t1 + n_ops * t2 + t3
+        else:
+            predicted = n_ops * t1 + t2 + t3
+        model_error = predicted / asynchronous.done_s - 1
+    return {"t1_s": t1, "t2_s": t2, "t3_s": t3, "model_error": model_error}
+
+
+_WHY = (
+    "the device cannot be held busy here (no events or no hold kernel: JAX on a GPU, which also lets at most "
+    "32 executions be in flight, so the backlog after issue is capped)"
+)
+#: what an asynchronous device without a held queue cannot give (t3 needs t2)
+_UNTIMED = {"t2_s": _WHY, "t3_s": "needs t2", "model_error": "needs t2"}
+
+
+def _issue_time(run: Any, barrier: Any) -> float:
+    """Host time to issue `run`'s ops once (after a barrier, and once more to warm up)."""
+    run()
+    barrier()
+    start = time.perf_counter()
+    run()
+    issued = time.perf_counter() - start
+    barrier()
+    return issued
 
 
 class SyncAsync(Workload):
@@ -61,13 +112,21 @@ class SyncAsync(Workload):
         Param("shape", SHAPE, [1, 2], "shape of x"),
         DTYPE,
     )
-    variants = (SYNC, ASYNC)
+    variants = (SYNC, ASYNC, QUEUED)
+    held_variants = (QUEUED,)
     metrics = (
         Metric("speedup", "x", "sync done time / async done time"),
         Metric("t1_s", "s", "frontend time to issue one op"),
-        Metric("t2_s", "s", "backend time to run one op (device events, or the backlog after issue / N)", needs_async=True),
+        Metric(
+            "t2_s",
+            "s",
+            "backend time to run one op (events around ops queued on a held device, or the backlog after issue / N)",
+            needs_async=True,
+        ),
         Metric("t3_s", "s", "time to wait for and return one result"),
-        Metric("model_error", "%", "textbook model's predicted async time vs measured, relative", needs_async=True),
+        Metric(
+            "model_error", "%", "textbook model's predicted async time vs measured, relative (t2 from the held queue)", needs_async=True
+        ),
     )
 
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
@@ -86,13 +145,36 @@ class SyncAsync(Workload):
                 y = x + 1
             return y
 
-        return Prepared(variants={SYNC: run_sync, ASYNC: run_async}, sync=lambda: backend.barrier(device))
+        variants = {SYNC: run_sync, ASYNC: run_async}
+        barrier = lambda: backend.barrier(device)  # noqa: E731 - the case's sync
+        timed = backend.timer(device) is not None
+        if not timed or not backend.is_asynchronous(device):
+            unmeasurable = {} if not backend.is_asynchronous(device) or not device.startswith("cuda") else _UNTIMED
+            return Prepared(variants=variants, sync=barrier, unmeasurable=unmeasurable)
+        queued = queued_ops(n_ops)
+
+        def run_queued() -> Any:
+            for _ in range(queued):
+                y = x + 1
+            return y
+
+        issue_s = _issue_time(run_queued, barrier)
+        hold_s = max(HOLD_MIN_S, HOLD_MARGIN * issue_s)
+        if not backend.hold(device, hold_s):
+            barrier()
+            return Prepared(variants=variants, sync=barrier, unmeasurable=_UNTIMED)
+        barrier()
+
+        def hold() -> None:  # the queued variant's ops wait behind this on the device
+            backend.hold(device, hold_s)
+
+        return Prepared(variants={**variants, QUEUED: run_queued}, sync=barrier, preludes={QUEUED: hold})
 
     def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
         sync, asynchronous = clocks[SYNC], clocks[ASYNC]
         return {
             "speedup": sync.done_s / asynchronous.done_s if asynchronous.done_s > 0 else None,
-            **fit_model(params["n_ops"], sync, asynchronous),
+            **fit_model(params["n_ops"], sync, asynchronous, clocks.get(QUEUED)),
         }
 
     def reading(self, result: Result) -> str:
@@ -114,18 +196,35 @@ class SyncAsync(Workload):
                 f"and there is no backlog to overlap; {shown}; a wait costs {t3}"
             )
         t1_bounds, t2_bounds = result.bounds.get("t1_s"), result.bounds.get("t2_s")
-        kept_up = t1_bounds is not None and t2_bounds is not None and t2_bounds[1] < t1_bounds[0] * KEPT_UP
-        if where == 1 and kept_up:
+        if result.metrics.get("t2_s") is None or t1_bounds is None or t2_bounds is None:
             return (
-                f"async is {speedup} faster, but not from overlap: the backend kept up with the frontend (a backlog of "
-                f"{self.figure(result, 't2_s')} per op against {t1} to issue one, so the ops ran about as they were issued); "
-                f"the saving is the waits themselves, {t3} each"
+                f"{self._speedup_clause(where, speedup)}; the frontend issues an op in {t1}; "
+                "the backend's time per op could not be measured here"
             )
+        t2 = self.figure(result, "t2_s")
+        if QUEUED not in result.variants:  # t2 is the backlog after issue
+            if where == 1 and t2_bounds[1] < t1_bounds[0] * KEPT_UP:
+                return (
+                    f"async is {speedup} faster, but not from overlap: the backend kept up with the frontend (a backlog of "
+                    f"{t2} per op against {t1} to issue one, so the ops ran about as they were issued); "
+                    f"the saving is the waits themselves, {t3} each"
+                )
+            return (
+                f"{self._speedup_clause(where, speedup)}; the frontend issues an op in {t1}, "
+                f"a backlog of {t2} per op is left to run, a wait costs {t3}"
+            )
+        if t2_bounds[1] < t1_bounds[0]:
+            who = f"the frontend is the bottleneck: issuing an op takes {t1}, the device runs it in {t2} and idles between launches"
+        elif t2_bounds[0] > t1_bounds[1]:
+            who = f"the backend is the bottleneck: it runs an op in {t2} while the frontend issues one in {t1}, so ops queue up"
+        else:
+            who = f"the frontend issues an op in {t1}, the backend runs it in {t2}"
+        return f"{self._speedup_clause(where, speedup)}; {who}; a wait costs {t3}"
+
+    @staticmethod
+    def _speedup_clause(where: int | None, speedup: str) -> str:
         if where == 1:
-            return (
-                f"async is {speedup} faster; the frontend issues an op in {t1}, the backend runs it in "
-                f"{self.figure(result, 't2_s')}, a wait costs {t3}"
-            )
+            return f"async is {speedup} faster"
         if where == -1:
             return f"async is slower than sync ({speedup}): waiting after every op cost nothing here, the loop did"
-        return f"no difference shown: the speedup {speedup} includes 1 — an op costs {t1}, a wait {t3}"
+        return f"no difference shown between async and sync ({speedup})"

@@ -56,7 +56,7 @@ def test_markdown_starts_with_a_headline_and_the_environment(tmp_path):
         },
     )
     lines = markdown.markdown(view.build(report)).splitlines()
-    assert lines[0] == "## asyncbench: 2 cases: 1 ok, 1 skipped"
+    assert lines[0] == "## asyncbench: 2 cases: 1 ok, 1 skipped; none ran ahead (every call returned with its work done)"
     assert "Test CPU" in lines[2]
     assert "torch 2.13.0 (2 threads)" in lines[2]
     assert "git 0123456789ab" in lines[2]

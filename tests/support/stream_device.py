@@ -6,8 +6,12 @@ GPU, with the semantics that code depends on:
 - each stream runs what was issued to it in order, on a worker thread of its
   own, behind a launch queue of bounded depth (issuing blocks when it is full);
 - kernels take simulated time (they sleep), so the host runs ahead of them and
-  streams run side by side; compute on different streams is fully concurrent
-  here (no shared SMs): the device models ordering, not throughput;
+  streams run side by side — small kernels only: a kernel big enough to fill
+  every SM (FILLS_DEVICE_FLOPS) runs alone, as two big GEMMs on two streams
+  take as long on a GPU as one after the other;
+- `wait(array)` waits for the *current* stream of the array's device, as
+  torch's and cupy's stream-level waits do, not for the stream that made it;
+- a hold kernel keeps a stream busy for a given time (torch.cuda._sleep);
 - events mark a point of a stream (with the time it was reached); the host can
   wait for one, another stream can wait for one (stream-waits-event); a device
   synchronize waits for every stream;
@@ -17,7 +21,11 @@ GPU, with the semantics that code depends on:
   kernel that makes it has run, and a host buffer keeps its old contents until
   its copy has run;
 - a caching allocator per device: allocated, peak and reserved bytes, with
-  reserved kept until the cache is emptied.
+  reserved kept until the cache is emptied; pinned host buffers are cached
+  for the process until `release_host_cache` (torch's host allocator).
+`StreamSimJaxBackend` models JAX on a GPU instead: one compute stream per
+device, transfers on a stream of JAX's choosing, at most 32 executions in
+flight, no events, and an array's host copy cached after the first transfer.
 The `cpu` device runs every op at once on the calling thread (a synchronous
 backend), CPU_SLOWDOWN times slower than a GPU kernel.
 """
@@ -55,6 +63,10 @@ SLEEP_QUANTUM_S = 5e-4
 CPU_SLOWDOWN = 8.0
 #: side streams per device before new_stream hands out old ones again (torch's pool holds 32)
 STREAM_POOL = 32
+#: a product this big fills every SM of the modelled GPU, so it runs alone (a 256² product and up)
+FILLS_DEVICE_FLOPS = 2 * 256**3
+#: executions JAX's GPU client lets be in flight before dispatch blocks (PjRt's limit)
+JAX_IN_FLIGHT = 32
 
 
 @dataclass(frozen=True)
@@ -177,6 +189,7 @@ class Device:
         self.side: list[Stream] = []
         self._handed_out = itertools.count()
         self.copy_engine = threading.Lock()
+        self.sms = threading.Lock()  # held by a kernel that fills the device
         self.errors: list[BaseException] = []
         self._lock = threading.Lock()
         self.allocated_bytes = self.peak_bytes = self.reserved_bytes = 0
@@ -237,6 +250,7 @@ class Array:
         self.dtype = np.dtype(dtype)
         self.data = np.full(self.shape, np.nan).astype(self.dtype)
         self.stream: Stream = device.current
+        self.host_copy: np.ndarray | None = None  # the host copy JAX keeps after a transfer (StreamSimJaxBackend)
         nbytes = max(self.data.nbytes, 1)
         device.allocate(nbytes)
         weakref.finalize(self, device.release, nbytes)
@@ -248,15 +262,26 @@ class Array:
     # --- launching ------------------------------------------------------------------------------------------
 
     @staticmethod
-    def launch(device: Device, shape: tuple[int, ...], dtype: Any, seconds: float, compute: Callable[..., Any], *inputs: Any) -> Array:
-        """A new array made by a kernel on the device's current stream."""
+    def launch(
+        device: Device, shape: tuple[int, ...], dtype: Any, seconds: float, compute: Callable[..., Any], *inputs: Any, fills: bool = False
+    ) -> Array:
+        """A new array made by a kernel on the device's current stream (`fills`: it takes every SM, so it runs alone)."""
         out = Array(device, shape, dtype)
 
-        def kernel(stream: Stream) -> None:
+        def run(stream: Stream) -> None:
             start_s = time.perf_counter()
             stream.spend(seconds * (CPU_SLOWDOWN if device.inline else 1.0))
             out.data = np.asarray(compute(*[_values(i) for i in inputs])).astype(out.dtype, copy=False)
             device.note("kernel", stream, start_s)
+
+        def kernel(stream: Stream) -> None:
+            if not fills or device.inline:
+                run(stream)
+                return
+            stream.flush()  # what this stream ran before does not hold the SMs
+            with device.sms:
+                run(stream)
+                stream.flush()
 
         out.stream.submit(kernel)
         return out
@@ -269,8 +294,9 @@ class Array:
 
     def __matmul__(self, other: Array) -> Array:
         shape = (self.shape[0], other.shape[1])
-        seconds = max(KERNEL_FLOOR_S, 2 * self.shape[0] * self.shape[1] * other.shape[1] / FLOPS_PER_S)
-        return Array.launch(self.device, shape, self.dtype, seconds, np.matmul, self, other)
+        flops = 2 * self.shape[0] * self.shape[1] * other.shape[1]
+        seconds = max(KERNEL_FLOOR_S, flops / FLOPS_PER_S)
+        return Array.launch(self.device, shape, self.dtype, seconds, np.matmul, self, other, fills=flops >= FILLS_DEVICE_FLOPS)
 
     def __add__(self, other: Any) -> Array:
         return self._elementwise(lambda a, b: a + b, other)
@@ -376,11 +402,15 @@ class StreamSimBackend(Backend):
     module = "numpy"
     dtypes = ("float16", "float32", "float64")
     threads_settable = False
+    launch_queue_depth = LAUNCH_QUEUE_DEPTH
 
-    def __init__(self, gpus: int = 1, depth: int = LAUNCH_QUEUE_DEPTH, pool: int = STREAM_POOL):
+    def __init__(self, gpus: int = 1, depth: int | None = None, pool: int = STREAM_POOL):
+        depth = depth or self.launch_queue_depth
         self.max_streams = pool
         self._devices = {name: Device(name, depth, pool) for name in ["cpu", *(f"cuda:{i}" for i in range(gpus))]}
         self._current = "cuda:0" if gpus else "cpu"
+        #: page-locked host bytes the process holds: never given back before release_host_cache
+        self.pinned_cached_bytes = 0
 
     def close(self) -> None:
         for device in self._devices.values():
@@ -426,7 +456,24 @@ class StreamSimBackend(Backend):
         self.device(device).synchronize()
 
     def wait(self, array: Any) -> None:
-        array.stream.synchronize()
+        array.device.current.synchronize()  # torch.cuda.current_stream().synchronize(), not the array's own stream
+
+    def hold(self, device: str, seconds: float) -> bool:
+        target = self.device(device)
+        if target.inline:
+            return False
+
+        def kernel(stream: Stream) -> None:
+            start_s = time.perf_counter()
+            stream.spend(seconds)
+            stream.flush()
+            target.note("hold", stream, start_s)
+
+        target.current.submit(kernel)
+        return True
+
+    def release_host_cache(self) -> None:
+        self.pinned_cached_bytes = 0
 
     def to_host(self, array: Any) -> Any:
         return array.host_values()
@@ -491,7 +538,9 @@ class StreamSimBackend(Backend):
                 current.wait_event(event)
 
     def pinned_empty(self, shape: tuple[int, ...], dtype: str) -> Any:
-        return np.zeros(shape, dtype=dtype).view(Pinned)
+        buffer = np.zeros(shape, dtype=dtype).view(Pinned)
+        self.pinned_cached_bytes += buffer.nbytes  # kept for the process when freed, as torch's host allocator does
+        return buffer
 
     def copy_to_host(self, source: Any, destination: Any, non_blocking: bool) -> None:
         device = source.device
@@ -517,3 +566,72 @@ class StreamSimBackend(Backend):
         host = self.pinned_empty(source.shape, source.dtype.name)  # torch pins the output of .to('cpu', non_blocking=True)
         self.copy_to_host(source, host, non_blocking=True)
         return host
+
+
+class StreamSimJaxBackend(StreamSimBackend):
+    """JAX on a GPU, modelled: XLA's one compute stream per device (no side streams for the workload), at most
+    JAX_IN_FLIGHT executions in flight before dispatch blocks, no events, transfers on a stream JAX picks, and
+    an array's host copy kept after the first transfer (`jax.Array` caches it: asked again, nothing moves)."""
+
+    name = "streamsim-jax"
+    serializes_device_work = True
+    copy_streams = False
+    launch_queue_depth = JAX_IN_FLIGHT
+    max_streams = None
+
+    def __init__(self, gpus: int = 1):
+        super().__init__(gpus=gpus)
+        self.max_streams = None
+        self._transfer = {
+            name: Stream(device, JAX_IN_FLIGHT, f"{name}/transfer") for name, device in self._devices.items() if not device.inline
+        }
+        #: host copies made by a transfer (a cached one moves nothing)
+        self.transfers = 0
+
+    def close(self) -> None:
+        for stream in self._transfer.values():
+            stream.close()
+        super().close()
+
+    def timer(self, device: str) -> SimTimer | None:
+        return None
+
+    def hold(self, device: str, seconds: float) -> bool:
+        return False
+
+    def new_stream(self, device: str) -> Any | None:
+        return None
+
+    def wait(self, array: Any) -> None:
+        array.stream.synchronize()  # block_until_ready waits for the array itself
+
+    def to_host(self, array: Any) -> Any:
+        cached = getattr(array, "host_copy", None)
+        if cached is not None:
+            return cached
+        if array.device.inline:
+            return array.host_values()
+        done = Event()
+        event = Event()
+        event.record(array.stream)
+        transfer = self._transfer[array.device.name]
+        transfer.wait_event(event)
+        copied: list[np.ndarray] = []
+
+        def copy(stream: Stream) -> None:
+            stream.spend(array.nbytes / COPY_BYTES_PER_S)
+            stream.flush()
+            copied.append(array.data.copy())
+
+        transfer.submit(copy)
+        done.record(transfer)
+        done.synchronize()
+        self.transfers += 1
+        array.host_copy = copied[0]
+        return array.host_copy
+
+    def copy_to_host(self, source: Any, destination: Any, non_blocking: bool) -> None:
+        destination[...] = self.to_host(source)
+
+    def to_host_nonblocking(self, source: Any) -> Any:
+        return self.to_host(source)

@@ -7,8 +7,10 @@ import dataclasses
 from click.testing import CliRunner
 
 from asyncbench import cli
-from asyncbench.results import schema
-from asyncbench.results.model import Status
+from asyncbench.report import view
+from asyncbench.results import schema, stats
+from asyncbench.results.model import Result, Samples, Status, VariantResult
+from asyncbench.verdicts import outcome
 from tests.support.helpers import ok_result, report_of
 
 UNDECIDABLE = """\
@@ -67,3 +69,24 @@ def test_compare_fails_for_a_case_lost_since_the_baseline_and_refuses_unrelated_
     same = invoke("compare", str(baseline), str(baseline))
     assert same.exit_code == 0
     assert "not the machine changing speed" in same.output
+
+
+def ahead_result(case_id: str) -> Result:
+    """An ok row whose call returned (1 ms) long before its work was done (100 ms), with intervals to say so."""
+    issue = tuple(0.001 + i * 1e-5 for i in range(12))
+    done = tuple(0.1 + i * 1e-3 for i in range(12))
+    variant = VariantResult(Samples(issue, done), stats.summarize(issue), stats.summarize(done), None)
+    return dataclasses.replace(ok_result(case_id), backend="jax", variants={"matmul": variant}, reading="the loop returns early")
+
+
+def test_the_headline_counts_the_rows_that_ran_ahead_by_their_intervals():
+    assert outcome.ran_ahead(ahead_result("a"))
+    assert not outcome.ran_ahead(ok_result("b"))  # issue and done are one clock
+    headline = outcome.headline(report_of([ahead_result("a"), ok_result("b")]))
+    assert "2 ok; 1 ran ahead" in headline
+    assert "none ran ahead" in outcome.headline(report_of([ok_result("b")]))
+
+
+def test_a_report_leads_with_the_rows_that_ran_ahead():
+    built = view.build(report_of([ok_result("b"), ahead_result("a")]))
+    assert built.highlights == ("m jax cpu: the loop returns early",)

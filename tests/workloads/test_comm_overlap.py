@@ -52,6 +52,21 @@ def sleeps_after_writing_pid(rank, world_size, init_method, directory):
     time.sleep(600)
 
 
+def port_taken_the_first_time(rank, world_size, init_method, marker):
+    """As a rank whose port another process took between free_port() and the bind: the first launch only."""
+    if not Path(marker).exists():
+        Path(marker).write_text(init_method)
+        raise RuntimeError("The server socket has failed to bind to 127.0.0.1: errno: 98 - Address already in use")
+    return init_method
+
+
+def test_a_port_lost_before_the_ranks_bound_it_is_replaced_by_a_new_one(tmp_path):
+    marker = tmp_path / "first"
+    [second] = distributed.launch(port_taken_the_first_time, 1, (str(marker),), timeout_s=60)
+    assert second.startswith("tcp://127.0.0.1:")
+    assert marker.read_text() != second  # a new port
+
+
 def test_launch_returns_every_rank_result_in_rank_order():
     assert distributed.launch(echo_rank, 3, ("x",), timeout_s=60) == [(0, 3, True, "x"), (1, 3, True, "x"), (2, 3, True, "x")]
     assert no_children_left()

@@ -10,7 +10,7 @@ import pytest
 from asyncbench.backends import get_backend
 from asyncbench.results.model import OK, Clocks
 from asyncbench.workloads import WORKLOADS
-from asyncbench.workloads.sync_async import fit_model
+from asyncbench.workloads.sync_async import QUEUED_OPS, fit_model
 from tests.support.helpers import run_workload
 
 
@@ -83,7 +83,9 @@ def test_fit_model_recovers_t1_t2_t3_of_a_backend_bound_device():
     n, t1, t2, t3 = 1000, 2e-6, 5e-6, 10e-6
     sync = Clocks(done_s=n * (t1 + t2 + t3), issue_s=n * (t1 + t2 + t3))
     asynchronous = Clocks(done_s=t1 + n * t2 + t3, issue_s=n * t1, device_s=n * t2)
-    fitted = fit_model(n, sync, asynchronous)
+    hold_s = 1e-3  # the queued variant's ops start on the device after the hold: all issued by then
+    queued = Clocks(done_s=hold_s + QUEUED_OPS * t2, issue_s=QUEUED_OPS * t1, device_s=QUEUED_OPS * t2)
+    fitted = fit_model(n, sync, asynchronous, queued)
     assert fitted["t1_s"] == pytest.approx(t1)
     assert fitted["t2_s"] == pytest.approx(t2)
     assert fitted["t3_s"] == pytest.approx(t3)

@@ -1,0 +1,126 @@
+"""JAX in the processes asyncbench starts: the parent never starts it, its worker is its own, the user's
+process keeps JAX's defaults, and its profiler leaves nothing behind.
+
+Each check runs in a fresh interpreter: whether jax is imported, and how it
+was configured, is process state (and JAX's threads stay out of this one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from asyncbench.backends.jax_backend import WORKER_ENVIRONMENT, JaxBackend
+from asyncbench.workloads import WORKLOADS
+
+pytestmark = pytest.mark.jax
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def python(code: str, **env: str) -> dict:
+    """Run `code` in a fresh interpreter; it prints one JSON object last."""
+    environment = {key: value for key, value in os.environ.items() if key != "JAX_ENABLE_X64"}
+    environment.update(PYTHONPATH=str(ROOT), **env)
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300, env=environment)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_listing_jax_devices_starts_no_jax_in_this_process():
+    """jax.devices() starts every platform: on a GPU machine, CUDA contexts in the parent."""
+    found = python("""
+        import json, sys
+        from asyncbench.backends import get_backend
+        statuses = get_backend("jax").probe()
+        print(json.dumps({"imported": "jax" in sys.modules, "devices": [s.device for s in statuses if s.available]}))
+    """)
+    assert found["imported"] is False
+    assert "cpu" in found["devices"]
+
+
+def test_no_gpu_is_explained_in_jaxs_own_words():
+    found = python("""
+        import json
+        from asyncbench.backends.jax_backend import JaxBackend, _devices_here
+        gpu = [s for s in JaxBackend().probe() if s.device.startswith("cuda")][0]
+        print(json.dumps({"detail": gpu.detail, "error": _devices_here().get("gpu_error")}))
+    """)
+    assert found["error"]
+    assert found["error"] in found["detail"]
+
+
+def test_jax_cases_get_a_worker_of_their_own_that_does_not_preallocate_gpu_memory():
+    assert JaxBackend().worker_environment() == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    assert WORKER_ENVIRONMENT["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+
+
+def test_a_case_device_is_jaxs_default_device_while_the_case_runs():
+    found = python("""
+        import json
+        from asyncbench.backends.jax_backend import JaxBackend, _jax
+        backend = JaxBackend()
+        with backend.activate("cpu:1"):
+            inside = [str(d) for d in _jax().numpy.ones(3).devices()]
+        print(json.dumps({"inside": inside, "second": str(backend._device("cpu:1"))}))
+    """)
+    assert found["inside"] == [found["second"]]
+
+
+def test_the_users_process_keeps_jaxs_float32_default():
+    found = python("""
+        import json
+        from asyncbench.backends.jax_backend import JaxBackend, _jax
+        JaxBackend().ones((2,), "float32", "cpu")
+        print(json.dumps({"dtype": str(_jax().numpy.zeros(3).dtype)}))
+    """)
+    assert found["dtype"] == "float32"
+
+
+def test_float64_on_jax_is_skipped_unless_the_user_enabled_it(monkeypatch):
+    monkeypatch.delenv("JAX_ENABLE_X64", raising=False)
+    if "jax" in sys.modules:
+        pytest.skip("jax is imported in this process: its own setting decides")
+    matmul = WORKLOADS["matmul"]
+    reason = matmul.skip_reason(JaxBackend(), "cpu", {**matmul.defaults(quick=True), "dtype": "float64"})
+    assert reason is not None
+    assert "JAX_ENABLE_X64=1" in reason
+    monkeypatch.setenv("JAX_ENABLE_X64", "1")
+    assert matmul.skip_reason(JaxBackend(), "cpu", {**matmul.defaults(quick=True), "dtype": "float64"}) is None
+
+
+def test_built_in_workloads_compute_float32_products_in_full_precision():
+    found = python("""
+        import json
+        from asyncbench.backends.jax_backend import JaxBackend, _jax
+        jax = _jax()
+        before = jax.config.jax_default_matmul_precision
+        with JaxBackend().full_precision():
+            inside = jax.config.jax_default_matmul_precision
+        print(json.dumps({"before": before, "inside": inside}))
+    """)
+    assert found["before"] is None
+    assert found["inside"] == "highest"
+
+
+def test_a_failed_jax_trace_leaves_no_temporary_folder(tmp_path):
+    found = python(
+        """
+        import json, os, tempfile
+        from asyncbench.backends.profilers import JaxProfiler
+        profiler = JaxProfiler()
+        try:
+            with profiler:
+                raise ValueError("the traced run failed")
+        except ValueError:
+            pass
+        print(json.dumps({"left": os.listdir(tempfile.gettempdir())}))
+        """,
+        TMPDIR=str(tmp_path),
+    )
+    assert not [name for name in found["left"] if name.startswith("asyncbench-jax-trace-")]

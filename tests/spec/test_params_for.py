@@ -1,0 +1,84 @@
+"""Sizes per backend or device kind: a workload's own defaults (Param.per_backend) and a config's `params_for:`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from asyncbench import cli
+from asyncbench.engine import runner
+from asyncbench.errors import InputError
+from asyncbench.spec import config, overrides
+
+SUITE_LIKE = """
+defaults: {backends: [numpy, torch, mxnet], devices: [cpu]}
+experiments:
+  - workload: sync_async
+    params: {n_ops: 2000}
+    params_for: {mxnet: {n_ops: 500}, cpu: {shape: [1, 4]}}
+  - workload: multi_device
+"""
+
+
+def cases(text: str, **options) -> dict[str, dict]:
+    """Case id -> params, as `run` would plan them (no framework started: backends are not probed here)."""
+    loaded = overrides.apply_overrides(config.loads(text), **options)
+    planned = {}
+    for experiment in loaded.experiments:
+        for backend in experiment.backends:
+            for point in experiment.points():
+                planned[f"{experiment.name}/{backend}"] = runner.params_on(experiment, backend, "cpu", point)
+    return planned
+
+
+def test_params_for_sets_a_param_for_one_backend_or_device_kind_only():
+    planned = cases(SUITE_LIKE)
+    assert planned["sync_async/mxnet"]["n_ops"] == 500
+    assert planned["sync_async/torch"]["n_ops"] == 2000
+    assert planned["sync_async/torch"]["shape"] == [1, 4]  # every backend on a cpu
+
+
+def test_a_workloads_default_for_a_cpu_replaces_the_textbooks_gpu_size_unless_the_config_sets_one():
+    planned = cases(SUITE_LIKE)
+    assert planned["multi_device/torch"]["size"] == 1000
+    assert planned["multi_device/torch"]["n_iter"] == 10
+    assert runner.params_on(config.loads(SUITE_LIKE).experiments[1], "torch", "cuda:0", {"size": 4000, "n_iter": 50})["size"] == 4000
+    explicit = cases(SUITE_LIKE.replace("  - workload: multi_device\n", "  - workload: multi_device\n    params: {size: 3000}\n"))
+    assert explicit["multi_device/torch"]["size"] == 3000
+
+
+def test_the_command_line_decides_for_every_backend_over_params_for():
+    assert cases(SUITE_LIKE, sets=["n_ops=100"])["sync_async/mxnet"]["n_ops"] == 100
+    assert cases(SUITE_LIKE, quick=True)["sync_async/mxnet"]["n_ops"] == 1000  # the quick size fits every backend
+
+
+@pytest.mark.parametrize(
+    "params_for, fragment",
+    [
+        ("{tensorflow: {n_ops: 5}}", "params_for key 'tensorflow'"),
+        ("{mxnet:tpu: {n_ops: 5}}", "unknown device kind 'tpu'"),
+        ("{mxnet: {n_opz: 5}}", "unknown key 'n_opz'"),
+        ("{mxnet: {n_ops: -1}}", "n_ops"),
+        ("[mxnet]", "params_for must be a mapping"),
+    ],
+)
+def test_a_bad_params_for_is_one_clear_error(params_for, fragment):
+    text = f"experiments:\n  - workload: sync_async\n    params_for: {params_for}\n"
+    with pytest.raises(InputError, match=fragment.replace("(", r"\(")):
+        config.loads(text)
+
+
+def test_list_states_the_sizes_per_backend():
+    table = CliRunner().invoke(cli.main, ["list", "--format", "json"])
+    assert table.exit_code == 0, table.output
+    multi = next(w for w in json.loads(table.output) if w["name"] == "multi_device")
+    size = next(p for p in multi["params"] if p["name"] == "size")
+    assert size["per_backend"] == {"cpu": 1000}
+
+
+def test_the_case_id_names_a_size_that_differs_from_the_default():
+    experiment = config.loads(SUITE_LIKE).experiments[0]
+    params = runner.params_on(experiment, "mxnet", "cpu", experiment.points()[0])
+    assert "n_ops=500" in runner.case_id(experiment, "mxnet", "cpu", params)
