@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterable, Protocol
 
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
+#: what built-in workloads compute float32 products in, on every backend (`Backend.full_precision`); recorded
+#: in every results file's environment
+MATMUL_PRECISION = "float32 products in float32 (TF32 off) for built-in workloads; your own workloads as you set them"
 
 
 @dataclass(frozen=True)
@@ -75,8 +78,6 @@ class Backend(ABC):
     #: whether a device-to-host copy goes on a stream the workload picks and moves the bytes every time it is
     #: asked: False for JAX, which picks its own transfer stream and keeps an array's host copy after the first
     copy_streams: bool = True
-    #: what built-in workloads compute float32 products in (`full_precision`), recorded in the results
-    matmul_precision: str = "float32"
 
     def missing_dtype(self, dtype: str) -> str:
         """Why a case in `dtype`, which is not in `dtypes`, is skipped."""

@@ -88,11 +88,7 @@ def _devices_here() -> dict[str, Any]:
         asynchronous = bool(jax.config.read("jax_cpu_enable_async_dispatch"))
     except (AttributeError, KeyError):
         asynchronous = True
-    found: dict[str, Any] = {
-        "cpus": len(jax.devices("cpu")),
-        "async_dispatch": asynchronous,
-        "x64": bool(jax.config.read("jax_enable_x64")),
-    }
+    found: dict[str, Any] = {"cpus": len(jax.devices("cpu")), "async_dispatch": asynchronous}
     try:
         found["gpus"] = [str(getattr(d, "device_kind", d)) for d in jax.devices("gpu")]
     except RuntimeError as exc:  # jaxlib without CUDA, or a CUDA plugin that failed to start: its own words

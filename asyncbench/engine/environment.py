@@ -16,6 +16,7 @@ from typing import Any, Iterable
 import psutil
 
 from asyncbench.backends import BACKENDS, get_backend
+from asyncbench.backends.base import MATMUL_PRECISION
 from asyncbench.host import facts
 from asyncbench.version import __version__
 
@@ -40,5 +41,6 @@ def capture(backends: Iterable[str] = tuple(BACKENDS)) -> dict[str, Any]:
         "thread_variables": {k: os.environ[k] for k in facts.THREAD_VARIABLES if k in os.environ},
         "synchronizing_variables": facts.synchronizing_variables(),
         "frameworks": frameworks,
+        "matmul_precision": MATMUL_PRECISION,
         "git_sha": facts.git_sha(),
     }

@@ -49,6 +49,13 @@ from asyncbench.workloads import WORKLOADS, plugins
 from asyncbench.workloads.base import Measured, Prepared, Workload
 
 
+#: said on a case traced in asyncbench's own process: there is no fresh worker for the cases after it
+IN_PROCESS_TRACE = (
+    "traced with --in-process: the profiler stays attached to this process (CUPTI after torch.profiler), so later "
+    "cases of this run may be slower; trace without --in-process, or in a run of its own"
+)
+
+
 def case_id(experiment: Experiment, backend: str, device: str, params: Mapping[str, Any]) -> str:
     """Stable id used to match runs: `name[backend,device,param=value...]`.
 
@@ -359,6 +366,8 @@ def run(
                 result = _row(case, SKIPPED, skip, unavailable=True)
             elif worker is None:
                 result = run_case(case, workload, backends[case.backend], on_progress)
+                if result.traces and case.device.startswith("cuda"):
+                    result = dataclasses.replace(result, warnings=(*result.warnings, IN_PROCESS_TRACE))
             else:
                 result = _run_isolated(worker, case, workload, on_progress)
             result = workload.describe(result)

@@ -16,8 +16,9 @@ from typing import Any, Mapping
 import numpy as np
 import pytest
 
-from asyncbench.engine import runner
+from asyncbench.engine import environment, runner
 from asyncbench.results.model import OK, SKIPPED, Case, Clocks
+from asyncbench.spec import config
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import Prepared, Workload
 from asyncbench.workloads.sync_async import QUEUED, QUEUED_OPS, fit_model
@@ -258,6 +259,10 @@ def test_the_runner_computes_built_in_workloads_at_full_precision_and_user_workl
         sim.close()
 
 
+def test_the_results_say_which_precision_built_in_products_ran_at():
+    assert "TF32 off" in environment.capture(["numpy"])["matmul_precision"]
+
+
 def test_a_traced_case_is_never_followed_by_another_in_the_same_worker(tmp_path, monkeypatch):
     """--trace leaves the profiler attached (CUPTI after Kineto): the next case gets a fresh worker."""
     (tmp_path / "mine.py").write_text(
@@ -271,8 +276,6 @@ def test_a_traced_case_is_never_followed_by_another_in_the_same_worker(tmp_path,
     )
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PIDS", str(tmp_path / "pids"))
-    from asyncbench.spec import config
-
     (tmp_path / "t").mkdir()
     registered = dict(WORKLOADS)
     try:
