@@ -48,7 +48,6 @@ from asyncbench.verdicts import checks
 from asyncbench.workloads import WORKLOADS, plugins
 from asyncbench.workloads.base import Measured, Prepared, Workload
 
-
 #: said on a case traced in asyncbench's own process: there is no fresh worker for the cases after it
 IN_PROCESS_TRACE = (
     "traced with --in-process: the profiler stays attached to this process (CUPTI after torch.profiler), so later "
