@@ -10,7 +10,7 @@ MXNET_SPEC ?= mxnet==1.9.1 "numpy<1.24"
 # what asyncbench itself needs there (its install_requires less torch, which mxnet cases do not use)
 MXNET_WORKER_DEPS ?= scipy psutil PyYAML click rich
 
-.PHONY: install install-run install-test install-lint lint golden run quick test gpu-test gpu-check bench clean mxnet
+.PHONY: history postgres install install-run install-test install-lint lint golden run quick test gpu-test gpu-check bench clean mxnet
 
 install:
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install --quiet "$(TORCH_SPEC)"
@@ -20,8 +20,21 @@ install:
 install-run: install
 	$(PIP) install --quiet -e ".[jax]"
 
-install-test: install
+install-test: install history
 	$(PIP) install --quiet -e ".[test,jax]"
+
+# The history store's libraries, and Apache Otava's change-point analysis without its command line's pins
+# (numpy==2.2.0, cloud clients): the analysis needs numpy and scipy only.
+OTAVA_SPEC ?= apache-otava==0.8.0
+history:
+	$(PIP) install --quiet -e ".[history]"
+	$(PIP) install --quiet --no-deps "$(OTAVA_SPEC)"
+
+# A PostgreSQL server on localhost for the store's tests (Debian's package: installed when missing, started, a role
+# and a database `asyncbench`); the tests find it through ASYNCBENCH_TEST_POSTGRES.
+POSTGRES_URL ?= postgresql://asyncbench:asyncbench@localhost:5432/asyncbench
+postgres:
+	bash tests/support/start_postgres.sh
 
 install-lint:
 	$(PIP) install --quiet -e ".[lint]"
@@ -55,8 +68,8 @@ quick: install-run
 	asyncbench run --quick
 
 # The jax- and mxnet-marked tests must run here, not skip: ASYNCBENCH_REQUIRE turns their skip into a failure.
-test: install-test mxnet
-	ASYNCBENCH_REQUIRE=jax,mxnet $(PYTHON) -m pytest
+test: install-test mxnet postgres
+	ASYNCBENCH_REQUIRE=jax,mxnet,postgres ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL) $(PYTHON) -m pytest
 
 gpu-test: install-test
 	$(PYTHON) -m pytest -m gpu
@@ -66,7 +79,7 @@ gpu-test: install-test
 gpu-check: install-test
 	$(PYTHON) benchmarks/gpu_check.py
 
-bench: install
+bench: install history
 	$(PYTHON) benchmarks/overhead.py
 	$(PYTHON) benchmarks/fidelity.py
 	$(PYTHON) benchmarks/startup.py
@@ -76,6 +89,8 @@ bench: install
 	$(PYTHON) benchmarks/sweep_scale.py
 	$(PYTHON) benchmarks/interval_validity.py
 	$(PYTHON) benchmarks/ab_gate.py
+	$(PYTHON) benchmarks/history_changes.py
+	$(PYTHON) benchmarks/defaults_fit.py
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache $(MXNET_VENV)

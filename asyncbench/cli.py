@@ -74,6 +74,15 @@ def _writer_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+def _history_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--history",
+        envvar="ASYNCBENCH_HISTORY",
+        metavar="TARGET",
+        help="The history store: a file (SQLite) or a postgresql:// URL [env ASYNCBENCH_HISTORY; default .asyncbench/history.sqlite].",
+    )(command)
+
+
 def _selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """What to run, shared by `run` and `ab`: configs, -w, -d, -b, --set, --quick."""
     for option in reversed(_SELECTION):
@@ -178,6 +187,9 @@ Examples:
     help="After each case is measured, run every variant once more under its backend's profiler and write a "
     "Chrome-trace timeline per variant into DIR (open in ui.perfetto.dev).",
 )
+@click.option("--record", is_flag=True, help="Record the run in the history store when it ends (see `asyncbench history`).")
+@click.option("--label", metavar="TEXT", help="A label for the recorded run (a version, a PR); shown where a change starts.")
+@_history_option
 @click.option("--no-progress", is_flag=True, help="No progress display on stderr.")
 @_guard
 def run(
@@ -194,6 +206,9 @@ def run(
     allow_inconclusive: bool,
     in_process: bool,
     trace_dir: str | None,
+    record: bool,
+    label: str | None,
+    history: str | None,
     no_progress: bool,
     **outputs: str | None,
 ) -> None:
@@ -229,6 +244,9 @@ def run(
         isolate=not in_process,
         trace_dir=trace_dir,
         progress=not no_progress,
+        record=record,
+        history=history,
+        label=label,
     )
     ended = session.run(request, _echo_err)
     if ended.reports:
@@ -307,6 +325,71 @@ def validate(configs: tuple[str, ...]) -> None:
             continue
         click.echo(f"{path}: ok ({len(loaded.experiments)} experiment(s))")
     sys.exit(EXIT_INPUT if failed else EXIT_OK)
+
+
+@main.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench record results/*.json                       CI artifacts, files from other machines
+  asyncbench record r.json --label v1.2 --history postgresql://ci@db/bench
+""",
+)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--label", metavar="TEXT", help="A label for the recorded runs.")
+@_history_option
+@_guard
+def record(paths: tuple[str, ...], label: str | None, history: str | None) -> None:
+    """Record results files in the history store: each file in one transaction, a run recorded once
+    (a file recorded again, or a run recorded with `run --record`, is said so and left as it is).
+
+    Exit 2 for a file that is not a results file or a store that cannot be opened (nothing recorded);
+    3 when a file could not be recorded while others were."""
+    from asyncbench import session
+
+    sys.exit(session.record_files(paths, history, label, _echo_err))
+
+
+@main.command(
+    "history",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench history                                   every series, with its change points
+  asyncbench history matmul --format json              the matmul cases, for scripts
+  asyncbench history --fail-on-regression --max-regression 5%     a CI gate over the history
+""",
+)
+@click.argument("pattern", required=False)
+@_history_option
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when the newest point of a series starts a regression.")
+@click.option(
+    "--max-regression", default="10%", show_default=True, metavar="PCT", help="A change this much slower or less is no regression."
+)
+@_guard
+def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: str) -> None:
+    """Each recorded series (a case's quantity on one machine) with where it changed: the run, before → after,
+    the ratio with its 95% interval, and the change's p-value (E-divisive means, Apache Otava)."""
+    from asyncbench.history import changes, store, target
+    from asyncbench.report import history as shown
+    from asyncbench.report import terminal
+    from asyncbench.verdicts import compare
+
+    margin = compare.parse_threshold(max_regression)
+    found = changes.series(store.open_store(target.resolve(history)), pattern)
+    if fmt == "json":
+        _stdout(changes.to_json(found))
+    else:
+        shown.print_series(found, terminal.stdout_console())
+    if not found:
+        _echo_err(f"no series{' matching ' + repr(pattern) if pattern else ''} in the history")
+        sys.exit(1)
+    hits = changes.regressions(found, margin)
+    if fail_on_regression and hits:
+        for one, change in hits:
+            _echo_err(f"regression: {one.case} {one.variant} {one.quantity} on {one.machine}: ×{change.ratio:.3g} at {change.at}")
+        sys.exit(1)
 
 
 @main.command(

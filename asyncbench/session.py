@@ -59,6 +59,10 @@ class RunRequest:
     isolate: bool = True
     trace_dir: str | None = None
     progress: bool = True
+    #: record the run in the history store when it ends (`--record`), there (`--history`; None: the default)
+    record: bool = False
+    history: str | None = None
+    label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -274,6 +278,7 @@ def run(request: RunRequest, say: Say) -> Session:
     from asyncbench.engine import trace
 
     the_plan = plan(request)
+    store = _open_history(request.history) if request.record else None  # a store that cannot be used: before running
     request, reports = _torchrun(the_plan, request)
     outputs = _check_outputs(request, the_plan.experiments)
     trace_dir = str(trace.check_directory(request.trace_dir)) if request.trace_dir else None
@@ -299,12 +304,52 @@ def run(request: RunRequest, say: Say) -> Session:
             verdict = verdict.with_unsaved(path)
     if written:
         say(f"written: {', '.join(written)}")
+    if store is not None and reports:
+        verdict = _record(store, report, request.label, request.json_path, say, verdict)
     view = dataclasses.replace(view, outcome=views.outcome_view(verdict))
     if stopped_by is not None:
         kept_in = f" in {request.json_path}" if request.json_path and not saver.failed else ""
         say(f"interrupted: {len(report.results)} finished case(s) kept{kept_in}")
         return Session(view, stopped_by, interrupted=True, reports=reports)
     return Session(view, verdict.code, interrupted=False, reports=reports)
+
+
+def _open_history(given: str | None) -> Any:
+    from asyncbench.history import store, target
+
+    return store.open_store(target.resolve(given))
+
+
+def _record(store: Any, report: Report, label: str | None, source: str | None, say: Say, verdict: outcome.Outcome) -> outcome.Outcome:
+    """Record a run that has measured: a store that fails now is an error of the run (exit 3), its results kept."""
+    from asyncbench.history.store import StoreError
+
+    try:
+        done = store.record(report, label=label, source=source)
+    except StoreError as exc:
+        say(f"asyncbench: error: {exc}")
+        return verdict.with_unsaved(f"the history ({store.target.shown})")
+    say(f"recorded in {store.target.shown}: run {done.run}, {done.points} points" if done.new else f"already in {store.target.shown}")
+    return verdict
+
+
+def record_files(paths: Sequence[str], history: str | None, label: str | None, say: Say) -> int:
+    """`asyncbench record FILE...`: each results file in one transaction; a file already recorded is said so.
+    Every file is read before anything is recorded (a bad one is InputError: exit 2, nothing recorded)."""
+    from asyncbench.history.store import StoreError
+
+    reports = [(path, load_results(path, say)) for path in paths]
+    store = _open_history(history)
+    failed = 0
+    for path, report in reports:
+        try:
+            done = store.record(report, label=label, source=str(Path(path).resolve()))
+        except StoreError as exc:
+            say(f"asyncbench: error: {path}: {exc}")
+            failed += 1
+            continue
+        say(f"{path}: recorded as run {done.run} ({done.points} points)" if done.new else f"{path}: already recorded (run {done.run})")
+    return 3 if failed else 0
 
 
 def load_results(path: str | Path, say: Say | None = None) -> Report:

@@ -1,4 +1,4 @@
-"""Pytest's hooks: the skip rules of the `gpu`, `jax` and `mxnet` markers, and the fake backend fixture."""
+"""Pytest's hooks: the skip rules of the `gpu`, `jax`, `mxnet` and `postgres` markers, and the fake backend fixture."""
 
 from __future__ import annotations
 
@@ -28,9 +28,19 @@ def _backend_missing(name: str) -> str | None:
     return get_backend(name).unavailable_reason()
 
 
+#: the PostgreSQL server the `postgres` tests use (`make postgres` starts one; `make test` names it)
+POSTGRES = os.environ.get("ASYNCBENCH_TEST_POSTGRES")
+
+
+def _missing(name: str) -> str | None:
+    if name == "postgres":
+        return None if POSTGRES else "no PostgreSQL server named (make postgres, then ASYNCBENCH_TEST_POSTGRES=postgresql://...)"
+    return _backend_missing(name)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for name in ("jax", "mxnet"):
-        reason = _backend_missing(name)
+    for name in ("jax", "mxnet", "postgres"):
+        reason = _missing(name)
         if reason is None:
             continue
         if name in REQUIRED:

@@ -1,0 +1,112 @@
+"""Series from the store, and where each one changed: E-divisive means with a significance test (Apache Otava).
+
+Otava (formerly Hunter, Fleming et al. 2023) splits a series where the
+energy distance between the two sides is largest, keeps a split only when a
+test says it is significant (MAX_P_VALUE), and repeats on each side: a
+single noisy point does not make a change, a step that lasts does. Each
+change is then told as the ratio of the medians after and before it, with
+the 95% interval of that ratio from the two segments (the interval `compare`
+gives two results), so "how much" carries its uncertainty as every figure
+here does. The false-alarm rate on flat noisy series is measured by
+`benchmarks/history_changes.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from itertools import groupby
+from typing import Any, Iterable, Sequence
+
+from asyncbench.history.model import ChangePoint, Point, Series
+from asyncbench.history.store import Store
+from asyncbench.verdicts import compare
+
+# The significance a change must reach: Otava's default. Per series: a report of many series sees more false
+# changes in all (benchmarks/history_changes.py measures how many on flat series).
+MAX_P_VALUE = 0.001
+# Otava's sliding window (points): changes are looked for within windows of this many points.
+WINDOW = 50
+# The smallest change called, relative: each point is one run's median, whose interval sees the noise within
+# that run but not the drift between runs (another process, another hour). Twelve runs of an unchanged workload
+# on the 2-core machine drifted by 11%, which the significance test alone called a change; so a change must also
+# be larger than this to be one (Otava's min_magnitude).
+MIN_MAGNITUDE = 0.15
+# A change's interval is the ratio's at this confidence, as every interval asyncbench reports.
+CONFIDENCE = 0.95
+
+
+def series(store: Store, pattern: str | None = None) -> list[Series]:
+    """Every series whose case id contains `pattern`, each with its change points."""
+    found = []
+    key = lambda row: (row.machine, row.case_id, row.variant, row.quantity)  # noqa: E731 - the series' key
+    for (machine, case, variant, quantity), group in groupby(store.rows(pattern), key=key):
+        rows = list(group)
+        points = tuple(Point(r.id, r.created, r.label, r.revision, r.value, r.low, r.high) for r in rows)
+        found.append(
+            Series(
+                case=case,
+                variant=variant,
+                quantity=quantity,
+                unit=rows[0].unit,
+                machine=machine,
+                machine_info=json.loads(rows[0].machine_info),
+                points=points,
+                change_points=change_points(points),
+            )
+        )
+    return found
+
+
+def change_points(points: Sequence[Point]) -> tuple[ChangePoint, ...]:
+    """Where the values of `points` shifted, in order."""
+    from otava.analysis import compute_change_points
+
+    values = [p.value for p in points]
+    if len(values) < 3:
+        return ()
+    found, _ = compute_change_points(values, window_len=WINDOW, max_pvalue=MAX_P_VALUE, min_magnitude=MIN_MAGNITUDE)
+    edges = [0, *(c.index for c in found), len(values)]
+    changes = []
+    for position, change in enumerate(found, start=1):
+        before, after = values[edges[position - 1] : change.index], values[change.index : edges[position + 1]]
+        middle_before, middle_after = statistics.median(before), statistics.median(after)
+        interval = compare.ratio_interval(before, after, CONFIDENCE)
+        first = points[change.index]
+        changes.append(
+            ChangePoint(
+                index=change.index,
+                at=first.label or first.revision or f"run {first.run}",
+                before=middle_before,
+                after=middle_after,
+                ratio=middle_after / middle_before if middle_before else float("inf"),
+                ratio_low=interval[0] if interval else None,
+                ratio_high=interval[1] if interval else None,
+                p_value=float(change.stats.pvalue),
+            )
+        )
+    return tuple(changes)
+
+
+def regressions(found: Iterable[Series], margin: float) -> list[tuple[Series, ChangePoint]]:
+    """The series whose newest point starts a change that makes it slower by more than `margin`: a time that
+    grew (or a rate, `/s`, that fell) past 1 + margin, by the ratio's whole interval where there is one."""
+    hits = []
+    for one in found:
+        rate = one.unit.endswith("/s")
+        if not (rate or one.unit == "s") or not one.change_points or one.change_points[-1].index != len(one.points) - 1:
+            continue  # only times and rates say which way is slower
+        change = one.change_points[-1]
+        low, high = change.ratio_low, change.ratio_high
+        slower = (1 / (high if high else change.ratio)) if rate else (low if low else change.ratio)
+        if slower > 1 + margin:
+            hits.append((one, change))
+    return hits
+
+
+def to_json(found: Sequence[Series]) -> str:
+    return json.dumps([s.to_dict() for s in found], indent=1, default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    return str(value)

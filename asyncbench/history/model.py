@@ -1,0 +1,54 @@
+"""What the history holds, as a reader sees it: series of points, per machine, with their change points."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run's value of a quantity: the median with its 95% interval (None: too few rounds for one)."""
+
+    run: int  # the run's number in the store
+    created: str
+    label: str | None
+    revision: str | None
+    value: float
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """Where a series shifted: `at` is the label (else the revision) of the first point after the change.
+
+    `ratio` is the median after over the median before (> 1: the quantity grew; for a time, slower), with the
+    95% interval of that ratio from the two segments (None: a segment has too few points for one); `p_value`
+    is the significance test's."""
+
+    index: int
+    at: str
+    before: float
+    after: float
+    ratio: float
+    ratio_low: float | None
+    ratio_high: float | None
+    p_value: float
+
+
+@dataclass(frozen=True)
+class Series:
+    """One quantity of one case's variant on one machine, in the order the runs were recorded."""
+
+    case: str
+    variant: str  # "" for a metric of the case
+    quantity: str  # done_s, issue_s, device_s, or a metric's name
+    unit: str
+    machine: str
+    machine_info: dict[str, Any]
+    points: tuple[Point, ...]
+    change_points: tuple[ChangePoint, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,60 @@
+"""`asyncbench history` in a terminal: a line per series with a sparkline of its medians, then its changes."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+
+from asyncbench.history.model import ChangePoint, Series
+from asyncbench.results import units
+
+SPARKS = "▁▂▃▄▅▆▇█"
+# A sparkline shows at most this many of the newest points (a terminal line is only so wide).
+SPARK_POINTS = 40
+
+
+def sparkline(values: Sequence[float]) -> str:
+    """'▁▁▂▁▇█▇': each value's height between the series' least and greatest."""
+    shown = list(values)[-SPARK_POINTS:]
+    low, high = min(shown), max(shown)
+    if high <= low:
+        return SPARKS[0] * len(shown)
+    return "".join(SPARKS[round((v - low) / (high - low) * (len(SPARKS) - 1))] for v in shown)
+
+
+def _figure(value: float, unit: str) -> str:
+    return units.with_bounds(value, None, unit)
+
+
+def change_line(change: ChangePoint, unit: str) -> str:
+    """'at v1.3: 12.1 ms → 15.8 ms, ×1.31 [1.22–1.40], p 2e-06'."""
+    interval = (
+        f" [{change.ratio_low:.3g}–{change.ratio_high:.3g}]" if change.ratio_low is not None and change.ratio_high is not None else " [?]"
+    )
+    return (
+        f"at {change.at}: {_figure(change.before, unit)} → {_figure(change.after, unit)}, "
+        f"×{change.ratio:.3g}{interval}, p {change.p_value:.2g}"
+    )
+
+
+def print_series(found: Sequence[Series], console: Console) -> None:
+    for one in found:
+        quantity = f"{one.variant} {one.quantity}" if one.variant else one.quantity
+        newest = one.points[-1]
+        changed = f", {len(one.change_points)} change(s)" if one.change_points else ", no change"
+        console.print(
+            f"[bold]{escape(one.case)}[/] {escape(quantity)} [dim]on {one.machine}[/]  {sparkline([p.value for p in one.points])}  "
+            f"{escape(_figure(newest.value, one.unit))} ({len(one.points)} runs{changed})",
+            highlight=False,
+            soft_wrap=True,
+        )
+        for change in one.change_points:
+            console.print(f"    {escape(change_line(change, one.unit))}", highlight=False, soft_wrap=True)
+    machines = {s.machine: s.machine_info for s in found}
+    for name, info in machines.items():
+        gpus = f", {', '.join(info.get('gpus') or [])}" if info.get("gpus") else ""
+        console.print(
+            f"[dim]{name}: {escape(str(info.get('cpu')))}, {info.get('cores')} cores{escape(gpus)}, {escape(str(info.get('framework')))}[/]"
+        )

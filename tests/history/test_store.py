@@ -1,0 +1,204 @@
+"""The history store, for real: a SQLite file and a PostgreSQL server (`make postgres`), through the same commands."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from asyncbench.history import changes, store, target
+from asyncbench.results import schema
+from tests.support.helpers import quick_numpy_results
+
+ROOT = Path(__file__).resolve().parents[2]
+POSTGRES = os.environ.get("ASYNCBENCH_TEST_POSTGRES", "")
+TABLES = ("asyncbench_points", "asyncbench_cases", "asyncbench_runs", "asyncbench_meta")
+
+
+def _empty_postgres() -> str:
+    """The test server's database with no asyncbench tables left from an earlier test."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(target.resolve(POSTGRES).url)
+    with engine.begin() as connection:
+        for table in TABLES:
+            connection.execute(sa.text(f"DROP TABLE IF EXISTS {table} CASCADE"))
+    engine.dispose()
+    return POSTGRES
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def history(request, tmp_path) -> str:
+    """A fresh, empty store: a SQLite file, or the test PostgreSQL database emptied."""
+    return str(tmp_path / "history.sqlite") if request.param == "sqlite" else _empty_postgres()
+
+
+def asyncbench(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    environment.pop("ASYNCBENCH_HISTORY", None)
+    return subprocess.run(
+        [sys.executable, "-m", "asyncbench", *args], capture_output=True, text=True, timeout=600, cwd=cwd, env=environment
+    )
+
+
+def test_a_results_file_is_recorded_once_and_its_run_is_the_same_as_the_one_recorded_as_it_ended(history, tmp_path):
+    ran = asyncbench(
+        "run", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", "r.json", "--record", "--history", history, cwd=tmp_path
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "recorded in" in ran.stderr
+    again = asyncbench("record", "r.json", "--history", history, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "already recorded (run 1)" in again.stderr
+    opened = store.open_store(target.resolve(history))
+    assert len({row.id for row in opened.rows()}) == 1
+
+
+def test_series_never_mix_machines_and_one_store_holds_many(history, tmp_path):
+    report = schema.load(quick_numpy_results(tmp_path / "a.json"))
+    other = dataclasses.replace(report, created=report.created + "b", environment={**report.environment, "cpu": "Another CPU"})
+    opened = store.open_store(target.resolve(history))
+    assert opened.record(report).new
+    assert opened.record(other).new
+    found = changes.series(opened, "matmul")
+    done = [s for s in found if s.quantity == "done_s" and s.variant == "matmul"]
+    assert len(done) == 2
+    assert len({s.machine for s in done}) == 2
+    assert all(len(s.points) == 1 for s in done)
+
+
+GROWING = """
+import os
+import asyncbench
+
+GROWN = 26 if int(os.environ["RUN"]) >= 7 else 20  # 30% more products from the 7th run on
+
+
+def _products(backend, device, repeats):
+    x = backend.random((96, 96), "float32", device)()
+
+    def run():
+        for _ in range(repeats):
+            y = x @ x
+        return y
+
+    return run
+
+
+@asyncbench.step(sync_every=(0,), steps=1)
+def flat(backend, device, params):
+    return _products(backend, device, 20)
+
+
+@asyncbench.step(sync_every=(0,), steps=1)
+def grows(backend, device, params):
+    return _products(backend, device, GROWN)
+"""
+
+RUNS = 12
+
+
+@pytest.mark.slow
+def test_a_planted_step_is_found_where_it_starts_and_a_flat_series_shows_none(history, tmp_path):
+    """Twelve recorded runs of a user workload whose work grows 30% from the 7th, beside one that stays flat."""
+    (tmp_path / "mine.py").write_text(GROWING)
+    (tmp_path / "c.yaml").write_text(
+        textwrap.dedent("""\
+        defaults: {backends: [numpy], devices: [cpu], max_time_s: 0.5, min_samples: 10}
+        experiments:
+          - workload: mine.py:flat
+          - workload: mine.py:grows
+        """)
+    )
+    for run in range(1, RUNS + 1):
+        done = asyncbench(
+            "run", "c.yaml", "--in-process", "--no-progress", "--record", "--label", f"run-{run}", "--history", history,
+            cwd=tmp_path, env={"RUN": str(run)},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    shown = asyncbench("history", "--history", history, "--format", "json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    series = json.loads(shown.stdout)
+    done_s = {s["case"].split("[")[0]: s for s in series if s["quantity"] == "done_s" and s["variant"]}
+    assert len(done_s) == 2
+    assert [p["label"] for p in done_s["grows"]["points"]] == [f"run-{i}" for i in range(1, RUNS + 1)]
+    assert [c["at"] for c in done_s["grows"]["change_points"]] == ["run-7"]
+    assert done_s["grows"]["change_points"][0]["ratio"] > 1.15
+    assert done_s["flat"]["change_points"] == []
+
+
+def test_fail_on_regression_exits_1_only_when_the_newest_point_starts_a_slowdown(tmp_path):
+    from asyncbench.history.model import ChangePoint, Point, Series
+
+    points = tuple(Point(i, str(i), None, None, 1.0 if i < 6 else 1.3, None, None) for i in range(8))
+    change = ChangePoint(6, "r6", 1.0, 1.3, 1.3, 1.2, 1.4, 1e-6)
+    older = Series("c", "v", "done_s", "s", "m", {}, points, (change,))
+    newest = dataclasses.replace(older, points=points[:7])
+    assert changes.regressions([older], 0.05) == []  # the change is behind us: not a new regression
+    assert changes.regressions([newest], 0.05) == [(newest, change)]
+    assert changes.regressions([newest], 0.5) == []  # within the margin
+
+
+def test_a_store_from_a_newer_asyncbench_is_refused_in_one_line(history, tmp_path):
+    import sqlalchemy as sa
+
+    store.open_store(target.resolve(history))
+    engine = sa.create_engine(target.resolve(history).url)
+    with engine.begin() as connection:
+        connection.execute(sa.text("UPDATE asyncbench_meta SET value = '99' WHERE key = 'schema_version'"))
+    engine.dispose()
+    shown = asyncbench("history", "--history", history, cwd=tmp_path)
+    assert shown.returncode == 2
+    assert "newer than this asyncbench reads" in shown.stderr
+    assert "Traceback" not in shown.stderr
+
+
+def test_a_file_that_is_not_results_is_refused_and_nothing_is_recorded(tmp_path):
+    (tmp_path / "notes.json").write_text('{"hello": 1}')
+    good = quick_numpy_results(tmp_path / "good.json")
+    done = asyncbench("record", str(good), "notes.json", "--history", "h.sqlite", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "notes.json" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not list(store.open_store(target.resolve(str(tmp_path / "h.sqlite"))).rows())
+
+
+def test_a_sqlite_store_that_is_not_a_database_is_one_line(tmp_path):
+    (tmp_path / "h.sqlite").write_text("not a database\n" * 100)
+    done = asyncbench("history", "--history", "h.sqlite", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "cannot open" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.postgres
+def test_a_postgres_password_never_shows_in_errors(tmp_path):
+    wrong = POSTGRES.replace("://asyncbench:asyncbench@", "://asyncbench:s3cret-word@")
+    done = asyncbench("history", "--history", wrong, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "s3cret-word" not in done.stderr + done.stdout
+    assert "***" in done.stderr
+
+
+def test_an_unreachable_postgres_is_one_line_without_the_password(tmp_path):
+    done = asyncbench("history", "--history", "postgresql://me:hunter2@127.0.0.1:9/none", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "cannot open" in done.stderr
+    assert "hunter2" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_target_masks_the_password_and_knows_its_kind():
+    found = target.resolve("postgres://me:pa55@db.example:5433/bench")
+    assert found.kind == "postgresql"
+    assert "pa55" not in found.shown
+    assert found.scrub("password pa55 failed") == "password *** failed"
+    assert target.resolve("h.sqlite").kind == "sqlite"
+    with pytest.raises(Exception, match="mysql:// is not a store"):
+        target.resolve("mysql://x@y/z")
