@@ -10,7 +10,7 @@ MXNET_SPEC ?= mxnet==1.9.1 "numpy<1.24"
 # what asyncbench itself needs there (its install_requires less torch, which mxnet cases do not use)
 MXNET_WORKER_DEPS ?= scipy psutil PyYAML click rich
 
-.PHONY: history postgres install install-run install-test install-lint lint golden run quick test gpu-test gpu-check bench clean mxnet
+.PHONY: chromium history postgres install install-run install-test install-lint lint golden run quick test gpu-test gpu-check bench clean mxnet
 
 install:
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install --quiet "$(TORCH_SPEC)"
@@ -35,6 +35,10 @@ history:
 POSTGRES_URL ?= postgresql://asyncbench:asyncbench@localhost:5432/asyncbench
 postgres:
 	bash tests/support/start_postgres.sh
+
+# Debian's Chromium for the HTML report's browser tests (driven by Playwright, which the test extra installs).
+chromium:
+	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
 install-lint:
 	$(PIP) install --quiet -e ".[lint]"
@@ -68,8 +72,8 @@ quick: install-run
 	asyncbench run --quick
 
 # The jax- and mxnet-marked tests must run here, not skip: ASYNCBENCH_REQUIRE turns their skip into a failure.
-test: install-test mxnet postgres
-	ASYNCBENCH_REQUIRE=jax,mxnet,postgres ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL) $(PYTHON) -m pytest
+test: install-test mxnet postgres chromium
+	ASYNCBENCH_REQUIRE=jax,mxnet,postgres,browser ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL) $(PYTHON) -m pytest
 
 gpu-test: install-test
 	$(PYTHON) -m pytest -m gpu

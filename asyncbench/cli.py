@@ -393,6 +393,40 @@ def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_
 
 
 @main.command(
+    "report",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench report -o report.html                      the whole history, one page that opens offline
+  asyncbench report matmul -o matmul.html --history postgresql://ci@db/bench
+""",
+)
+@click.argument("pattern", required=False)
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE.html", help="Where to write the page.")
+@_history_option
+@_guard
+def report_command(pattern: str | None, output: str, history: str | None) -> None:
+    """Write the history as one self-contained HTML page: a trend chart per case and quantity (machines side by
+    side, each point's interval and revision in its tooltip, change points marked), the machines, and the latest
+    run's table with its verdicts and timelines. No network needed to open it."""
+    from asyncbench.history import changes, store, target
+    from asyncbench.report import html
+    from asyncbench.results import schema
+
+    opened = store.open_store(target.resolve(history))
+    found = changes.series(opened, pattern)
+    if not found:
+        _echo_err(f"no series{' matching ' + repr(pattern) if pattern else ''} in the history {opened.target.shown}")
+        sys.exit(1)
+    try:
+        schema.atomic_write(output, html.render(found, opened.latest(), opened.recent(html.RECENT_RUNS), opened.target.shown))
+    except OSError as exc:
+        _echo_err(f"asyncbench: error: cannot write {output}: {exc.strerror or exc}")
+        sys.exit(2)
+    _echo_err(f"written: {output} ({len(found)} series)")
+
+
+@main.command(
     context_settings=CONTEXT,
     epilog="""\b
 Examples:

@@ -335,7 +335,8 @@ def _record(store: Any, report: Report, label: str | None, source: str | None, s
 
 def record_files(paths: Sequence[str], history: str | None, label: str | None, say: Say) -> int:
     """`asyncbench record FILE...`: each results file in one transaction; a file already recorded is said so.
-    Every file is read before anything is recorded (a bad one is InputError: exit 2, nothing recorded)."""
+    Every file is read before anything is recorded (a bad one is InputError: exit 2, nothing recorded); a file the
+    store refused (locked, gone) is one line and exit 2, the others still recorded."""
     from asyncbench.history.store import StoreError
 
     reports = [(path, load_results(path, say)) for path in paths]
@@ -349,7 +350,7 @@ def record_files(paths: Sequence[str], history: str | None, label: str | None, s
             failed += 1
             continue
         say(f"{path}: recorded as run {done.run} ({done.points} points)" if done.new else f"{path}: already recorded (run {done.run})")
-    return 3 if failed else 0
+    return 2 if failed else 0
 
 
 def load_results(path: str | Path, say: Say | None = None) -> Report:

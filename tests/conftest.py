@@ -1,4 +1,4 @@
-"""Pytest's hooks: the skip rules of the `gpu`, `jax`, `mxnet` and `postgres` markers, and the fake backend fixture."""
+"""Pytest's hooks: the skip rules of the `gpu`, `jax`, `mxnet`, `postgres` and `browser` markers, and the fake backend fixture."""
 
 from __future__ import annotations
 
@@ -32,14 +32,21 @@ def _backend_missing(name: str) -> str | None:
 POSTGRES = os.environ.get("ASYNCBENCH_TEST_POSTGRES")
 
 
+CHROMIUM = os.environ.get("ASYNCBENCH_CHROMIUM", "/usr/bin/chromium")
+
+
 def _missing(name: str) -> str | None:
+    if name == "browser":
+        if not os.path.exists(CHROMIUM):
+            return f"no Chromium at {CHROMIUM} (make chromium)"
+        return None if importlib.util.find_spec("playwright") else "playwright not installed (pip install -e '.[test]')"
     if name == "postgres":
         return None if POSTGRES else "no PostgreSQL server named (make postgres, then ASYNCBENCH_TEST_POSTGRES=postgresql://...)"
     return _backend_missing(name)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for name in ("jax", "mxnet", "postgres"):
+    for name in ("jax", "mxnet", "postgres", "browser"):
         reason = _missing(name)
         if reason is None:
             continue

@@ -44,6 +44,31 @@ class Recorded:
     points: int
 
 
+@dataclass(frozen=True)
+class LatestCase:
+    """A case of the latest run as the report shows it: status, checks, traces, and (variant, quantity, unit, value,
+    low, high) per recorded quantity."""
+
+    case: str
+    machine: str
+    status: str
+    reason: str | None
+    checks: tuple[dict[str, Any], ...]
+    traces: dict[str, str]
+    quantities: list[tuple[str, str, str, float, float | None, float | None]]
+
+
+@dataclass(frozen=True)
+class LatestRun:
+    run: int
+    created: str
+    label: str | None
+    revision: str | None
+    branch: str | None
+    host: str | None
+    cases: tuple[LatestCase, ...]
+
+
 def _tables() -> Any:
     import sqlalchemy as sa
 
@@ -80,6 +105,7 @@ def _tables() -> Any:
         sa.Column("status", sa.String(16), nullable=False),
         sa.Column("reason", sa.Text),
         sa.Column("checks", sa.Text),
+        sa.Column("traces", sa.Text),
         sa.Index("asyncbench_cases_series", "case_id", "machine"),
     )
     sa.Table(
@@ -159,6 +185,7 @@ class Store:
                         status=str(result.status),
                         reason=result.reason,
                         checks=json.dumps([_check(c) for c in result.checks]) if result.checks else None,
+                        traces=json.dumps(dict(result.traces)) if result.traces else None,
                     )
                 ).inserted_primary_key[0]
                 rows = [{"case_pk": case, **row} for row in quantities(result)]
@@ -195,6 +222,47 @@ class Store:
             query = query.where(cases.c.case_id.contains(pattern, autoescape=True))
         with self._failures("read"), self._engine.connect() as connection:
             yield from connection.execute(query)
+
+    def latest(self) -> LatestRun | None:
+        """The run recorded last (by creation time), with its cases and their points; None in an empty store."""
+        import sqlalchemy as sa
+
+        runs, cases, points = self.table("runs"), self.table("cases"), self.table("points")
+        with self._failures("read"), self._engine.connect() as connection:
+            run = connection.execute(sa.select(runs).order_by(runs.c.created.desc(), runs.c.id.desc()).limit(1)).first()
+            if run is None:
+                return None
+            rows = connection.execute(
+                sa.select(cases, points.c.variant, points.c.quantity, points.c.unit, points.c.value, points.c.low, points.c.high)
+                .select_from(cases.outerjoin(points, points.c.case_pk == cases.c.id))
+                .where(cases.c.run_id == run.id)
+                .order_by(cases.c.id, points.c.id)
+            ).all()
+        found: dict[int, LatestCase] = {}
+        for row in rows:
+            case = found.get(row.id)
+            if case is None:
+                case = found[row.id] = LatestCase(
+                    case=row.case_id,
+                    machine=row.machine,
+                    status=row.status,
+                    reason=row.reason,
+                    checks=tuple(json.loads(row.checks)) if row.checks else (),
+                    traces=dict(json.loads(row.traces)) if row.traces else {},
+                    quantities=[],
+                )
+            if row.quantity is not None:
+                case.quantities.append((row.variant, row.quantity, row.unit, row.value, row.low, row.high))
+        return LatestRun(run.id, run.created, run.label, run.revision, run.branch, run.host, tuple(found.values()))
+
+    def recent(self, limit: int) -> list[Any]:
+        """The newest `limit` runs, newest first: id, created, label, revision, branch, host, version."""
+        import sqlalchemy as sa
+
+        runs = self.table("runs")
+        columns = (runs.c.id, runs.c.created, runs.c.label, runs.c.revision, runs.c.branch, runs.c.host, runs.c.version)
+        with self._failures("read"), self._engine.connect() as connection:
+            return list(connection.execute(sa.select(*columns).order_by(runs.c.created.desc(), runs.c.id.desc()).limit(limit)))
 
     def _failures(self, doing: str) -> contextlib.AbstractContextManager[None]:
         return _translated(self.target, doing)
