@@ -343,8 +343,8 @@ def record(paths: tuple[str, ...], label: str | None, history: str | None) -> No
     """Record results files in the history store: each file in one transaction, a run recorded once
     (a file recorded again, or a run recorded with `run --record`, is said so and left as it is).
 
-    Exit 2 for a file that is not a results file or a store that cannot be opened (nothing recorded);
-    3 when a file could not be recorded while others were."""
+    Exit 2 for a file that is not a results file or a store that cannot be opened (nothing recorded),
+    and when the store refused a file (the others are still recorded)."""
     from asyncbench import session
 
     sys.exit(session.record_files(paths, history, label, _echo_err))
@@ -367,8 +367,9 @@ Examples:
 @click.option(
     "--max-regression", default="10%", show_default=True, metavar="PCT", help="A change this much slower or less is no regression."
 )
+@click.option("--last", default=100, show_default=True, type=click.IntRange(min=1), help="Points shown per series (changes: all).")
 @_guard
-def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: str) -> None:
+def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: str, last: int) -> None:
     """Each recorded series (a case's quantity on one machine) with where it changed: the run, before → after,
     the ratio with its 95% interval, and the change's p-value (E-divisive means, Apache Otava)."""
     from asyncbench.history import changes, store, target
@@ -377,7 +378,7 @@ def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_
     from asyncbench.verdicts import compare
 
     margin = compare.parse_threshold(max_regression)
-    found = changes.series(store.open_store(target.resolve(history)), pattern)
+    found = store.open_store(target.resolve(history)).series(pattern, last)
     if fmt == "json":
         _stdout(changes.to_json(found))
     else:
@@ -409,12 +410,12 @@ def report_command(pattern: str | None, output: str, history: str | None) -> Non
     """Write the history as one self-contained HTML page: a trend chart per case and quantity (machines side by
     side, each point's interval and revision in its tooltip, change points marked), the machines, and the latest
     run's table with its verdicts and timelines. No network needed to open it."""
-    from asyncbench.history import changes, store, target
+    from asyncbench.history import store, target
     from asyncbench.report import html
     from asyncbench.results import schema
 
     opened = store.open_store(target.resolve(history))
-    found = changes.series(opened, pattern)
+    found = opened.series(pattern, html.CHART_POINTS)
     if not found:
         _echo_err(f"no series{' matching ' + repr(pattern) if pattern else ''} in the history {opened.target.shown}")
         sys.exit(1)

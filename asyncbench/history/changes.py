@@ -1,4 +1,4 @@
-"""Series from the store, and where each one changed: E-divisive means with a significance test (Apache Otava).
+"""Where a series changed: E-divisive means with a significance test (Apache Otava), told with its uncertainty.
 
 Otava (formerly Hunter, Fleming et al. 2023) splits a series where the
 energy distance between the two sides is largest, keeps a split only when a
@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import json
 import statistics
-from itertools import groupby
 from typing import Any, Iterable, Sequence
 
 from asyncbench.history.model import ChangePoint, Point, Series
-from asyncbench.history.store import Store
 from asyncbench.verdicts import compare
 
 # The significance a change must reach: Otava's default. Per series: a report of many series sees more false
@@ -36,30 +34,8 @@ MIN_MAGNITUDE = 0.15
 CONFIDENCE = 0.95
 
 
-def series(store: Store, pattern: str | None = None) -> list[Series]:
-    """Every series whose case id contains `pattern`, each with its change points."""
-    found = []
-    key = lambda row: (row.machine, row.case_id, row.variant, row.quantity)  # noqa: E731 - the series' key
-    for (machine, case, variant, quantity), group in groupby(store.rows(pattern), key=key):
-        rows = list(group)
-        points = tuple(Point(r.id, r.created, r.label, r.revision, r.value, r.low, r.high) for r in rows)
-        found.append(
-            Series(
-                case=case,
-                variant=variant,
-                quantity=quantity,
-                unit=rows[0].unit,
-                machine=machine,
-                machine_info=json.loads(rows[0].machine_info),
-                points=points,
-                change_points=change_points(points),
-            )
-        )
-    return found
-
-
 def change_points(points: Sequence[Point]) -> tuple[ChangePoint, ...]:
-    """Where the values of `points` shifted, in order."""
+    """Where the values of `points` (in run order) shifted, in order."""
     from otava.analysis import compute_change_points
 
     values = [p.value for p in points]
@@ -75,7 +51,7 @@ def change_points(points: Sequence[Point]) -> tuple[ChangePoint, ...]:
         first = points[change.index]
         changes.append(
             ChangePoint(
-                index=change.index,
+                run=first.run,
                 at=first.label or first.revision or f"run {first.run}",
                 before=middle_before,
                 after=middle_after,
@@ -94,9 +70,11 @@ def regressions(found: Iterable[Series], margin: float) -> list[tuple[Series, Ch
     hits = []
     for one in found:
         rate = one.unit.endswith("/s")
-        if not (rate or one.unit == "s") or not one.change_points or one.change_points[-1].index != len(one.points) - 1:
+        if not (rate or one.unit == "s") or not one.change_points or not one.points:
             continue  # only times and rates say which way is slower
         change = one.change_points[-1]
+        if change.run != one.points[-1].run:
+            continue
         low, high = change.ratio_low, change.ratio_high
         slower = (1 / (high if high else change.ratio)) if rate else (low if low else change.ratio)
         if slower > 1 + margin:

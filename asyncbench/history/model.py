@@ -21,13 +21,13 @@ class Point:
 
 @dataclass(frozen=True)
 class ChangePoint:
-    """Where a series shifted: `at` is the label (else the revision) of the first point after the change.
+    """Where a series shifted: `run` and `at` (its label, else its revision) are those of the first point after it.
 
     `ratio` is the median after over the median before (> 1: the quantity grew; for a time, slower), with the
     95% interval of that ratio from the two segments (None: a segment has too few points for one); `p_value`
     is the significance test's."""
 
-    index: int
+    run: int
     at: str
     before: float
     after: float
@@ -39,7 +39,8 @@ class ChangePoint:
 
 @dataclass(frozen=True)
 class Series:
-    """One quantity of one case's variant on one machine, in the order the runs were recorded."""
+    """One quantity of one case's variant on one machine: its newest points in run order (`runs` in all), and every
+    change point found in it."""
 
     case: str
     variant: str  # "" for a metric of the case
@@ -49,6 +50,7 @@ class Series:
     machine_info: dict[str, Any]
     points: tuple[Point, ...]
     change_points: tuple[ChangePoint, ...] = ()
+    runs: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,12 +1,14 @@
-"""The store: runs, their cases and every measured quantity, in SQLite or PostgreSQL through SQLAlchemy Core.
+"""The store: runs, their cases, series of every measured quantity and their change points (SQLite or PostgreSQL).
 
-One schema for both databases, versioned like the results schema: the
-store's own `asyncbench_meta` table says its version, `open_store`
-upgrades an older store step by step (MIGRATIONS) and refuses a newer one.
 A results file is recorded in one transaction: a crash midway leaves the
-store as it was. A run is recorded once: its key is the run's creation time,
-host, revision and case ids, the same for a run recorded by `run --record`
-and for its results file recorded again later.
+store as it was. A run is recorded once: its key is the run's creation
+time, host, revision and case ids, the same for a run recorded by `run
+--record` and for its results file recorded again later. Recording a run
+finds the change points of the series it touched again, over their newest
+CHANGE_WINDOW points (changes found earlier, before that window, are kept),
+so reading the history never reruns the detection: `series` reads each
+series' newest points, its change points and its length, whatever the
+store holds.
 """
 
 from __future__ import annotations
@@ -15,20 +17,24 @@ import contextlib
 import datetime
 import hashlib
 import json
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator, Sequence
 
 from asyncbench.errors import InputError
-from asyncbench.history import machine
+from asyncbench.history import changes, machine, tables
+from asyncbench.history.model import ChangePoint, Point, Series
 from asyncbench.history.target import Target
 from asyncbench.results.model import OK, Check, Report, Result
 
-SCHEMA_VERSION = 1
 # A locked SQLite file (another process writing) is waited for this long before the record fails.
 SQLITE_BUSY_S = 10.0
 # A PostgreSQL server that does not answer within this is unreachable, not slow.
 CONNECT_TIMEOUT_S = 10
+# Change points are looked for again, when a run is recorded, over each touched series' newest this many points:
+# Otava takes 0.02 s on 1,000 points, so recording stays a second or two however long the history grows.
+CHANGE_WINDOW = 1000
 
 
 class StoreError(InputError):
@@ -69,70 +75,8 @@ class LatestRun:
     cases: tuple[LatestCase, ...]
 
 
-def _tables() -> Any:
-    import sqlalchemy as sa
-
-    meta = sa.MetaData()
-    sa.Table("asyncbench_meta", meta, sa.Column("key", sa.String(64), primary_key=True), sa.Column("value", sa.Text))
-    sa.Table(
-        "asyncbench_runs",
-        meta,
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("run_key", sa.String(64), nullable=False, unique=True),
-        sa.Column("created", sa.String(40), nullable=False),
-        sa.Column("recorded", sa.String(40), nullable=False),
-        sa.Column("label", sa.Text),
-        sa.Column("revision", sa.String(64)),
-        sa.Column("branch", sa.Text),
-        sa.Column("commit_time", sa.String(40)),
-        sa.Column("host", sa.Text),
-        sa.Column("environment", sa.Text, nullable=False),
-        sa.Column("version", sa.String(32)),
-        sa.Column("source", sa.Text),
-    )
-    sa.Table(
-        "asyncbench_cases",
-        meta,
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("run_id", sa.Integer, sa.ForeignKey("asyncbench_runs.id"), nullable=False, index=True),
-        sa.Column("case_id", sa.Text, nullable=False),
-        sa.Column("machine", sa.String(machine.FINGERPRINT_CHARS), nullable=False),
-        sa.Column("machine_info", sa.Text, nullable=False),
-        sa.Column("workload", sa.Text, nullable=False),
-        sa.Column("backend", sa.Text, nullable=False),
-        sa.Column("device", sa.Text, nullable=False),
-        sa.Column("params", sa.Text, nullable=False),
-        sa.Column("status", sa.String(16), nullable=False),
-        sa.Column("reason", sa.Text),
-        sa.Column("checks", sa.Text),
-        sa.Column("traces", sa.Text),
-        sa.Index("asyncbench_cases_series", "case_id", "machine"),
-    )
-    sa.Table(
-        "asyncbench_points",
-        meta,
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("case_pk", sa.Integer, sa.ForeignKey("asyncbench_cases.id"), nullable=False, index=True),
-        sa.Column("variant", sa.Text, nullable=False),
-        sa.Column("quantity", sa.Text, nullable=False),
-        sa.Column("unit", sa.String(16), nullable=False),
-        sa.Column("value", sa.Float, nullable=False),
-        sa.Column("low", sa.Float),
-        sa.Column("high", sa.Float),
-    )
-    return meta
-
-
-def _create(connection: Any, meta: Any) -> None:
-    meta.create_all(connection)
-
-
-#: version -> the step that brings a store of the version before it there (1: a new store)
-MIGRATIONS: dict[int, Callable[[Any, Any], None]] = {1: _create}
-
-
 class Store:
-    """An open store; `record` and `series` each run in a transaction of their own."""
+    """An open store; each method runs in a transaction of its own."""
 
     def __init__(self, target: Target, engine: Any, meta: Any):
         self.target = target
@@ -140,7 +84,7 @@ class Store:
         self._meta = meta
 
     def table(self, name: str) -> Any:
-        return self._meta.tables[f"asyncbench_{name}"]
+        return self._meta.tables[f"{tables.PREFIX}{name}"]
 
     def record(self, report: Report, label: str | None = None, source: str | None = None) -> Recorded:
         """Record a report (one transaction); a run already in the store is not recorded again."""
@@ -169,15 +113,15 @@ class Store:
                     source=source,
                 )
             ).inserted_primary_key[0]
-            count = 0
+            rows = []
             for result in report.results:
                 info = machine.describe(environment, result.backend, result.device)
+                fingerprint = machine.fingerprint(info)
                 case = connection.execute(
                     cases.insert().values(
                         run_id=run,
                         case_id=result.id,
-                        machine=machine.fingerprint(info),
-                        machine_info=json.dumps(info, sort_keys=True),
+                        machine=fingerprint,
                         workload=result.workload,
                         backend=result.backend,
                         device=result.device,
@@ -188,53 +132,137 @@ class Store:
                         traces=json.dumps(dict(result.traces)) if result.traces else None,
                     )
                 ).inserted_primary_key[0]
-                rows = [{"case_pk": case, **row} for row in quantities(result)]
-                if rows:
-                    connection.execute(points.insert(), rows)
-                count += len(rows)
-            return Recorded(run=run, new=True, points=count)
+                for quantity in quantities(result):
+                    key_of = (fingerprint, result.id, quantity["variant"], quantity["quantity"])
+                    rows.append((key_of, quantity["unit"], info, {"run_id": run, "case_pk": case, **_measured(quantity)}))
+            ids = self._series_ids(connection, [(key_of, unit, info) for key_of, unit, info, _ in rows])
+            if rows:
+                connection.execute(points.insert(), [{"series_id": ids[key_of], **values} for key_of, _, _, values in rows])
+            self.refresh_changes(connection, sorted(set(ids.values())))
+            return Recorded(run=run, new=True, points=len(rows))
 
-    def rows(self, pattern: str | None = None) -> Iterator[Any]:
-        """Every point of every series whose case id contains `pattern`, in series order, then run order."""
+    def _series_ids(self, connection: Any, wanted: Sequence[tuple[tuple[str, str, str, str], str, dict[str, Any]]]) -> dict[Any, int]:
+        """The id of each series (machine, case, variant, quantity), made where it is new."""
         import sqlalchemy as sa
 
-        runs, cases, points = self.table("runs"), self.table("cases"), self.table("points")
-        query = (
-            sa.select(
-                cases.c.machine,
-                cases.c.machine_info,
-                cases.c.case_id,
-                points.c.variant,
-                points.c.quantity,
-                points.c.unit,
-                runs.c.id,
-                runs.c.created,
-                runs.c.label,
-                runs.c.revision,
-                points.c.value,
-                points.c.low,
-                points.c.high,
+        series = self.table("series")
+        ids: dict[Any, int] = {}
+        cases = sorted({key[1] for key, _, _ in wanted})
+        for start in range(0, len(cases), 500):  # a bounded IN list
+            query = sa.select(series.c.id, series.c.machine, series.c.case_id, series.c.variant, series.c.quantity).where(
+                series.c.case_id.in_(cases[start : start + 500])
             )
-            .select_from(points.join(cases, points.c.case_pk == cases.c.id).join(runs, cases.c.run_id == runs.c.id))
-            .order_by(cases.c.machine, cases.c.case_id, points.c.variant, points.c.quantity, runs.c.created, runs.c.id)
-        )
+            for row in connection.execute(query):
+                ids[(row.machine, row.case_id, row.variant, row.quantity)] = row.id
+        for key, unit, info in wanted:
+            if key not in ids:
+                ids[key] = connection.execute(
+                    series.insert().values(
+                        machine=key[0],
+                        case_id=key[1],
+                        variant=key[2],
+                        quantity=key[3],
+                        unit=unit,
+                        machine_info=json.dumps(info, sort_keys=True),
+                    )
+                ).inserted_primary_key[0]
+        return ids
+
+    def refresh_changes(self, connection: Any, series_ids: Sequence[int]) -> None:
+        """Find the change points of these series again over their newest CHANGE_WINDOW points; the changes found
+        before that window stay as they were."""
+        found = self._newest(connection, series_ids, CHANGE_WINDOW)
+        table = self.table("changes")
+        for series_id in series_ids:
+            shown = found.get(series_id, [])
+            if not shown:
+                continue
+            connection.execute(table.delete().where(table.c.series_id == series_id, table.c.run_id >= shown[0].run))
+            rows = [{"series_id": series_id, **_change_row(c)} for c in changes.change_points(shown)]
+            if rows:
+                connection.execute(table.insert(), rows)
+
+    def _newest(self, connection: Any, series_ids: Sequence[int], last: int) -> dict[int, list[Point]]:
+        """Each series' newest `last` points, in run order."""
+        import sqlalchemy as sa
+
+        points, runs = self.table("points"), self.table("runs")
+        found: dict[int, list[Point]] = {}
+        for start in range(0, len(series_ids), 500):
+            chunk = list(series_ids[start : start + 500])
+            ranked = (
+                sa.select(
+                    points.c.series_id,
+                    points.c.run_id,
+                    points.c.value,
+                    points.c.low,
+                    points.c.high,
+                    sa.func.row_number().over(partition_by=points.c.series_id, order_by=points.c.run_id.desc()).label("rank"),
+                )
+                .where(points.c.series_id.in_(chunk))
+                .subquery()
+            )
+            query = (
+                sa.select(ranked, runs.c.created, runs.c.label, runs.c.revision)
+                .select_from(ranked.join(runs, runs.c.id == ranked.c.run_id))
+                .where(ranked.c.rank <= last)
+                .order_by(ranked.c.series_id, ranked.c.run_id)
+            )
+            for row in connection.execute(query):
+                found.setdefault(row.series_id, []).append(
+                    Point(row.run_id, row.created, row.label, row.revision, row.value, row.low, row.high)
+                )
+        return found
+
+    def series(self, pattern: str | None = None, last: int = 100) -> list[Series]:
+        """Every series whose case id contains `pattern`: its newest `last` points, all its change points, its length."""
+        import sqlalchemy as sa
+
+        series, points, table = self.table("series"), self.table("points"), self.table("changes")
+        query = sa.select(series).order_by(series.c.machine, series.c.case_id, series.c.variant, series.c.quantity)
         if pattern:
-            query = query.where(cases.c.case_id.contains(pattern, autoescape=True))
+            query = query.where(series.c.case_id.contains(pattern, autoescape=True))
         with self._failures("read"), self._engine.connect() as connection:
-            yield from connection.execute(query)
+            found = list(connection.execute(query))
+            ids = [row.id for row in found]
+            newest = self._newest(connection, ids, last)
+            counts: dict[int, int] = {}
+            changed: dict[int, list[ChangePoint]] = {}
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                counted = sa.select(points.c.series_id, sa.func.count()).where(points.c.series_id.in_(chunk)).group_by(points.c.series_id)
+                counts.update({row[0]: row[1] for row in connection.execute(counted)})
+                for row in connection.execute(sa.select(table).where(table.c.series_id.in_(chunk)).order_by(table.c.run_id)):
+                    changed.setdefault(row.series_id, []).append(
+                        ChangePoint(row.run_id, row.at, row.before, row.after, row.ratio, row.ratio_low, row.ratio_high, row.p_value)
+                    )
+        return [
+            Series(
+                case=row.case_id,
+                variant=row.variant,
+                quantity=row.quantity,
+                unit=row.unit,
+                machine=row.machine,
+                machine_info=json.loads(row.machine_info),
+                points=tuple(newest.get(row.id, ())),
+                change_points=tuple(changed.get(row.id, ())),
+                runs=counts.get(row.id, 0),
+            )
+            for row in found
+        ]
 
     def latest(self) -> LatestRun | None:
         """The run recorded last (by creation time), with its cases and their points; None in an empty store."""
         import sqlalchemy as sa
 
-        runs, cases, points = self.table("runs"), self.table("cases"), self.table("points")
+        runs, cases, points, series = self.table("runs"), self.table("cases"), self.table("points"), self.table("series")
         with self._failures("read"), self._engine.connect() as connection:
             run = connection.execute(sa.select(runs).order_by(runs.c.created.desc(), runs.c.id.desc()).limit(1)).first()
             if run is None:
                 return None
             rows = connection.execute(
-                sa.select(cases, points.c.variant, points.c.quantity, points.c.unit, points.c.value, points.c.low, points.c.high)
-                .select_from(cases.outerjoin(points, points.c.case_pk == cases.c.id))
+                sa.select(cases, series.c.variant, series.c.quantity, series.c.unit, points.c.value, points.c.low, points.c.high)
+                .select_from(cases.outerjoin(points, points.c.case_pk == cases.c.id).outerjoin(series, series.c.id == points.c.series_id))
                 .where(cases.c.run_id == run.id)
                 .order_by(cases.c.id, points.c.id)
             ).all()
@@ -264,8 +292,29 @@ class Store:
         with self._failures("read"), self._engine.connect() as connection:
             return list(connection.execute(sa.select(*columns).order_by(runs.c.created.desc(), runs.c.id.desc()).limit(limit)))
 
+    def transaction(self) -> Any:
+        """A transaction of this store's own (for bulk loads: benchmarks/history_scale.py)."""
+        return self._engine.begin()
+
     def _failures(self, doing: str) -> contextlib.AbstractContextManager[None]:
         return _translated(self.target, doing)
+
+
+def _change_row(change: ChangePoint) -> dict[str, Any]:
+    return {
+        "run_id": change.run,
+        "at": change.at,
+        "before": change.before,
+        "after": change.after,
+        "ratio": change.ratio,
+        "ratio_low": change.ratio_low,
+        "ratio_high": change.ratio_high,
+        "p_value": change.p_value,
+    }
+
+
+def _measured(quantity: dict[str, Any]) -> dict[str, Any]:
+    return {"value": quantity["value"], "low": quantity["low"], "high": quantity["high"]}
 
 
 def _check(check: Check) -> dict[str, Any]:
@@ -318,8 +367,6 @@ def run_key(report: Report) -> str:
 
 def _git_facts(sha: str | None) -> dict[str, str]:
     """The branch and commit time of `sha` where the current directory's repository has that commit."""
-    import subprocess
-
     if not sha:
         return {}
     commit = sha.removesuffix("-dirty")
@@ -365,21 +412,21 @@ def open_store(target: Target) -> Store:
         engine = sa.create_engine(target.url, connect_args={"timeout": SQLITE_BUSY_S})
     else:
         engine = sa.create_engine(target.url, connect_args={"connect_timeout": CONNECT_TIMEOUT_S}, pool_pre_ping=True)
-    meta = _tables()
+    meta = tables.metadata()
     with _translated(target, "open"), engine.begin() as connection:
-        kv = meta.tables["asyncbench_meta"]
+        kv = meta.tables[f"{tables.PREFIX}meta"]
         kv.create(connection, checkfirst=True)
         found = connection.execute(sa.select(kv.c.value).where(kv.c.key == "schema_version")).scalar()
         version = int(found) if found is not None else 0
-        if version > SCHEMA_VERSION:
+        if version > tables.SCHEMA_VERSION:
             raise StoreError(
-                f"history {target.shown}: the store is of schema {version}, newer than this asyncbench reads ({SCHEMA_VERSION}): "
-                "upgrade asyncbench"
+                f"history {target.shown}: the store is of schema {version}, newer than this asyncbench reads "
+                f"({tables.SCHEMA_VERSION}): upgrade asyncbench"
             )
-        for step in range(version + 1, SCHEMA_VERSION + 1):
-            MIGRATIONS[step](connection, meta)
+        for step in range(version + 1, tables.SCHEMA_VERSION + 1):
+            tables.MIGRATIONS[step](connection, meta)
         if version == 0:
-            connection.execute(kv.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
-        elif version < SCHEMA_VERSION:
-            connection.execute(kv.update().where(kv.c.key == "schema_version").values(value=str(SCHEMA_VERSION)))
+            connection.execute(kv.insert().values(key="schema_version", value=str(tables.SCHEMA_VERSION)))
+        elif version < tables.SCHEMA_VERSION:
+            connection.execute(kv.update().where(kv.c.key == "schema_version").values(value=str(tables.SCHEMA_VERSION)))
     return Store(target, engine, meta)

@@ -46,7 +46,7 @@ def print_series(found: Sequence[Series], console: Console) -> None:
         changed = f", {len(one.change_points)} change(s)" if one.change_points else ", no change"
         console.print(
             f"[bold]{escape(one.case)}[/] {escape(quantity)} [dim]on {one.machine}[/]  {sparkline([p.value for p in one.points])}  "
-            f"{escape(_figure(newest.value, one.unit))} ({len(one.points)} runs{changed})",
+            f"{escape(_figure(newest.value, one.unit))} ({one.runs} runs{changed})",
             highlight=False,
             soft_wrap=True,
         )

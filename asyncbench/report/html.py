@@ -23,7 +23,7 @@ import json
 from itertools import groupby
 from typing import Any, Sequence
 
-from asyncbench.history.model import Series
+from asyncbench.history.model import ChangePoint, Series
 from asyncbench.history.store import LatestRun
 from asyncbench.results import units
 
@@ -45,28 +45,46 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 """
 DRAW = """
 const data = JSON.parse(document.getElementById("asyncbench-data").textContent);
+const esc = (text) => String(text).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
+const num = (value) => (value === null ? "?" : Number(value).toPrecision(3));
 data.charts.forEach((chart, index) => {
   const traces = [];
   chart.machines.forEach((machine) => {
+    const text = machine.y.map((y, i) => [
+      esc(chart.title),
+      num(y) + " " + esc(chart.unit) + " [" + num(machine.low[i]) + "–" + num(machine.high[i]) + "]",
+      "run " + machine.run[i] + (machine.label[i] === null ? "" : " · " + esc(data.labels[machine.label[i]])),
+      "revision " + (machine.revision[i] === null ? "unknown" : esc(data.revisions[machine.revision[i]])),
+      "machine " + esc(machine.name),
+      esc(machine.x[i]),
+    ].join("<br>"));
     traces.push({
-      x: machine.x, y: machine.y, text: machine.text, name: machine.name, type: "scatter", mode: "lines+markers",
+      x: machine.x, y: machine.y, text: text, name: esc(machine.name), type: "scatter", mode: "lines+markers",
       hovertemplate: "%{text}<extra></extra>",
-      error_y: {type: "data", symmetric: false, array: machine.up, arrayminus: machine.down, visible: true, thickness: 1},
+      error_y: {
+        type: "data", symmetric: false, visible: true, thickness: 1,
+        array: machine.y.map((y, i) => (machine.high[i] === null ? 0 : Math.max(0, machine.high[i] - y))),
+        arrayminus: machine.y.map((y, i) => (machine.low[i] === null ? 0 : Math.max(0, y - machine.low[i]))),
+      },
     });
-    if (machine.changes.x.length) {
+    if (machine.changes.length) {
       traces.push({
-        x: machine.changes.x, y: machine.changes.y, text: machine.changes.text, name: machine.name + " change",
+        x: machine.changes.map((c) => machine.x[c.point]), y: machine.changes.map((c) => machine.y[c.point]),
+        text: machine.changes.map((c) => esc(c.text)), name: esc(machine.name) + " change",
         type: "scatter", mode: "markers", marker: {symbol: "x", size: 14, color: "#b00020"},
         hovertemplate: "%{text}<extra></extra>",
       });
     }
   });
   Plotly.newPlot("chart-" + index, traces, {
-    title: {text: chart.title, font: {size: 14}}, margin: {t: 40, r: 20, b: 40, l: 70},
-    yaxis: {title: {text: chart.unit}}, hovermode: "closest", showlegend: true,
+    title: {text: esc(chart.title), font: {size: 14}}, margin: {t: 40, r: 20, b: 40, l: 70},
+    yaxis: {title: {text: esc(chart.unit)}}, hovermode: "closest", showlegend: true,
   }, {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["toImage"]});
 });
 """
+# Significant digits of the values embedded in the page: past the precision of any interval here, and each
+# digit less is a megabyte less on a page of a thousand series.
+DIGITS = 6
 
 
 def _json_for_script(data: Any) -> str:
@@ -86,54 +104,60 @@ def _figure(value: float | None, low: float | None, high: float | None, unit: st
     return units.with_bounds(value, bounds, unit)
 
 
-def _point_text(series: Series, index: int) -> str:
-    point = series.points[index]
-    lines = [
-        f"{series.case} {series.variant} {series.quantity}".replace("  ", " "),
-        f"{_figure(point.value, point.low, point.high, series.unit)}",
-        f"run {point.run}" + (f" · {point.label}" if point.label else ""),
-        f"revision {point.revision or 'unknown'}",
-        f"machine {series.machine}",
-        point.created,
-    ]
-    return "<br>".join(_e(line) for line in lines)
+def _round(value: float | None) -> float | None:
+    return None if value is None else float(f"{value:.{DIGITS}g}")
 
 
-def _charts(found: Sequence[Series]) -> list[dict[str, Any]]:
+class _Index:
+    """Strings sent once: points refer to them by position (labels and revisions repeat across every series)."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self._positions: dict[str, int] = {}
+
+    def __call__(self, text: str | None) -> int | None:
+        if text is None:
+            return None
+        if text not in self._positions:
+            self._positions[text] = len(self.items)
+            self.items.append(text)
+        return self._positions[text]
+
+
+def _change_text(change: ChangePoint, unit: str) -> str:
+    before, after = units.with_bounds(change.before, None, unit), units.with_bounds(change.after, None, unit)
+    return f"change at {change.at}: ×{change.ratio:.3g} ({before} → {after}, p {change.p_value:.2g})"
+
+
+def _charts(found: Sequence[Series], labels: _Index, revisions: _Index) -> list[dict[str, Any]]:
+    """A chart per case and quantity, a trace per machine; user strings raw (the page escapes them as it draws)."""
     charts = []
     key = lambda s: (s.case, s.variant, s.quantity)  # noqa: E731 - a chart per case and quantity
     for (case, variant, quantity), grouped in groupby(sorted(found, key=key), key=key):
         group = list(grouped)
         machines = []
         for series in group:
-            first = max(0, len(series.points) - CHART_POINTS)
-            shown = range(first, len(series.points))
-            changes = [c for c in series.change_points if c.index >= first]
+            shown = series.points[-CHART_POINTS:]
+            where = {point.run: index for index, point in enumerate(shown)}
             machines.append(
                 {
-                    "name": _e(series.machine),
-                    "x": [series.points[i].created for i in shown],
-                    "y": [series.points[i].value for i in shown],
-                    "up": [max(0.0, (series.points[i].high or series.points[i].value) - series.points[i].value) for i in shown],
-                    "down": [max(0.0, series.points[i].value - (series.points[i].low or series.points[i].value)) for i in shown],
-                    "text": [_point_text(series, i) for i in shown],
-                    "changes": {
-                        "x": [series.points[c.index].created for c in changes],
-                        "y": [series.points[c.index].value for c in changes],
-                        "text": [
-                            _e(f"change at {c.at}: ×{c.ratio:.3g}")
-                            + "<br>"
-                            + _e(
-                                f"{units.with_bounds(c.before, None, series.unit)} → {units.with_bounds(c.after, None, series.unit)}, "
-                                f"p {c.p_value:.2g}"
-                            )
-                            for c in changes
-                        ],
-                    },
+                    "name": series.machine,
+                    "x": [point.created[:19].replace("T", " ") for point in shown],
+                    "y": [_round(point.value) for point in shown],
+                    "low": [_round(point.low) for point in shown],
+                    "high": [_round(point.high) for point in shown],
+                    "run": [point.run for point in shown],
+                    "label": [labels(point.label) for point in shown],
+                    "revision": [revisions(point.revision) for point in shown],
+                    "changes": [
+                        {"point": where[change.run], "text": _change_text(change, series.unit)}
+                        for change in series.change_points
+                        if change.run in where
+                    ],
                 }
             )
         title = f"{case} · {variant + ' · ' if variant else ''}{quantity}"
-        charts.append({"title": _e(title), "unit": _e(group[0].unit), "machines": machines})
+        charts.append({"title": title, "unit": group[0].unit, "machines": machines})
     return charts
 
 
@@ -189,7 +213,8 @@ def _latest_table(latest: LatestRun | None) -> str:
 def _runs_table(recent: Sequence[Any]) -> str:
     rows = "".join(
         f"<tr><td class=num>{_e(run.id)}</td><td>{_e(run.created)}</td><td>{_e(run.label or '')}</td>"
-        f"<td>{_e(run.revision or '')}</td><td>{_e(run.branch or '')}</td><td>{_e(run.host or '')}</td><td>{_e(run.version or '')}</td></tr>"
+        f"<td>{_e(run.revision or '')}</td><td>{_e(run.branch or '')}</td><td>{_e(run.host or '')}</td>"
+        f"<td>{_e(run.version or '')}</td></tr>"
         for run in recent
     )
     header = "<tr><th>run</th><th>created</th><th>label</th><th>revision</th><th>branch</th><th>host</th><th>asyncbench</th></tr>"
@@ -200,10 +225,12 @@ def render(found: Sequence[Series], latest: LatestRun | None, recent: Sequence[A
     """The whole page."""
     from plotly.offline import get_plotlyjs
 
-    charts = _charts(found)
+    labels, revisions = _Index(), _Index()
+    charts = _charts(found, labels, revisions)
+    data = {"charts": charts, "labels": labels.items, "revisions": revisions.items}
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     chart_divs = "".join(f'<div class="chart" id="chart-{index}"></div>' for index in range(len(charts)))
-    capped = any(len(s.points) > CHART_POINTS for s in found)
+    capped = any(s.runs > len(s.points) for s in found)
     note = f" Each chart shows a series' newest {CHART_POINTS} runs." if capped else ""
     return (
         "<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
@@ -217,6 +244,6 @@ def render(found: Sequence[Series], latest: LatestRun | None, recent: Sequence[A
         f"<h2>Machines</h2>{_machines_table(found)}"
         f"<h2>Recent runs</h2>{_runs_table(recent)}"
         f"<h2>Trends</h2>{chart_divs}"
-        f'<script type="application/json" id="asyncbench-data">{_json_for_script({"charts": charts})}</script>'
+        f'<script type="application/json" id="asyncbench-data">{_json_for_script(data)}</script>'
         f"<script>{DRAW}</script></body></html>\n"
     )

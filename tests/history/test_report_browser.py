@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncbench.history import changes, store, target
+from asyncbench.history import store, target
 from asyncbench.report import html
 from asyncbench.results import schema
 from tests.support.helpers import quick_numpy_results
@@ -51,7 +51,9 @@ def page_file(tmp_path_factory) -> Path:
         environment = {**report.environment, "git_sha": REVISION if index == 2 else report.environment.get("git_sha")}
         opened.record(dataclasses.replace(report, environment=environment), label=label)
     page = folder / "report.html"
-    page.write_text(html.render(changes.series(opened), opened.latest(), opened.recent(html.RECENT_RUNS), opened.target.shown))
+    page.write_text(
+        html.render(opened.series(None, html.CHART_POINTS), opened.latest(), opened.recent(html.RECENT_RUNS), opened.target.shown)
+    )
     return page
 
 
@@ -98,6 +100,7 @@ def test_the_page_draws_every_chart_without_an_error_or_a_request(browser, page_
 def test_a_points_tooltip_shows_its_revision(browser, page_file):
     page, _ = opened_page(browser, page_file)
     last_point = page.locator(".chart").first.locator(".scatterlayer .trace").first.locator(".points path").last
+    last_point.scroll_into_view_if_needed()
     box = last_point.bounding_box()
     assert box is not None
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)

@@ -18,7 +18,7 @@ from tests.support.helpers import quick_numpy_results
 
 ROOT = Path(__file__).resolve().parents[2]
 POSTGRES = os.environ.get("ASYNCBENCH_TEST_POSTGRES", "")
-TABLES = ("asyncbench_points", "asyncbench_cases", "asyncbench_runs", "asyncbench_meta")
+TABLES = ("asyncbench_changes", "asyncbench_points", "asyncbench_series", "asyncbench_cases", "asyncbench_runs", "asyncbench_meta")
 
 
 def _empty_postgres() -> str:
@@ -57,7 +57,7 @@ def test_a_results_file_is_recorded_once_and_its_run_is_the_same_as_the_one_reco
     assert again.returncode == 0, again.stderr
     assert "already recorded (run 1)" in again.stderr
     opened = store.open_store(target.resolve(history))
-    assert len({row.id for row in opened.rows()}) == 1
+    assert [run.id for run in opened.recent(10)] == [1]
 
 
 def test_series_never_mix_machines_and_one_store_holds_many(history, tmp_path):
@@ -66,7 +66,7 @@ def test_series_never_mix_machines_and_one_store_holds_many(history, tmp_path):
     opened = store.open_store(target.resolve(history))
     assert opened.record(report).new
     assert opened.record(other).new
-    found = changes.series(opened, "matmul")
+    found = opened.series("matmul")
     done = [s for s in found if s.quantity == "done_s" and s.variant == "matmul"]
     assert len(done) == 2
     assert len({s.machine for s in done}) == 2
@@ -138,9 +138,9 @@ def test_fail_on_regression_exits_1_only_when_the_newest_point_starts_a_slowdown
     from asyncbench.history.model import ChangePoint, Point, Series
 
     points = tuple(Point(i, str(i), None, None, 1.0 if i < 6 else 1.3, None, None) for i in range(8))
-    change = ChangePoint(6, "r6", 1.0, 1.3, 1.3, 1.2, 1.4, 1e-6)
-    older = Series("c", "v", "done_s", "s", "m", {}, points, (change,))
-    newest = dataclasses.replace(older, points=points[:7])
+    change = ChangePoint(6, "r6", 1.0, 1.3, 1.3, 1.2, 1.4, 1e-6)  # starting at run 6
+    older = Series("c", "v", "done_s", "s", "m", {}, points, (change,), runs=8)
+    newest = dataclasses.replace(older, points=points[:7], runs=7)
     assert changes.regressions([older], 0.05) == []  # the change is behind us: not a new regression
     assert changes.regressions([newest], 0.05) == [(newest, change)]
     assert changes.regressions([newest], 0.5) == []  # within the margin
@@ -167,7 +167,7 @@ def test_a_file_that_is_not_results_is_refused_and_nothing_is_recorded(tmp_path)
     assert done.returncode == 2
     assert "notes.json" in done.stderr
     assert "Traceback" not in done.stderr
-    assert not list(store.open_store(target.resolve(str(tmp_path / "h.sqlite"))).rows())
+    assert store.open_store(target.resolve(str(tmp_path / "h.sqlite"))).recent(10) == []
 
 
 def test_a_sqlite_store_that_is_not_a_database_is_one_line(tmp_path):
