@@ -367,7 +367,7 @@ Examples:
 @click.option(
     "--max-regression", default="10%", show_default=True, metavar="PCT", help="A change this much slower or less is no regression."
 )
-@click.option("--last", default=100, show_default=True, type=click.IntRange(min=1), help="Points shown per series (changes: all).")
+@click.option("--last", default=40, show_default=True, type=click.IntRange(min=1), help="Points shown per series (changes: all).")
 @_guard
 def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: str, last: int) -> None:
     """Each recorded series (a case's quantity on one machine) with where it changed: the run, before → after,

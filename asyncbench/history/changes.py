@@ -18,7 +18,6 @@ import statistics
 from typing import Any, Iterable, Sequence
 
 from asyncbench.history.model import ChangePoint, Point, Series
-from asyncbench.verdicts import compare
 
 # The significance a change must reach: Otava's default. Per series: a report of many series sees more false
 # changes in all (benchmarks/history_changes.py measures how many on flat series).
@@ -37,6 +36,8 @@ CONFIDENCE = 0.95
 def change_points(points: Sequence[Point]) -> tuple[ChangePoint, ...]:
     """Where the values of `points` (in run order) shifted, in order."""
     from otava.analysis import compute_change_points
+
+    from asyncbench.verdicts import compare  # scipy: only where changes are found, not where they are read
 
     values = [p.value for p in points]
     if len(values) < 3:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Point:
-    """One run's value of a quantity: the median with its 95% interval (None: too few rounds for one)."""
+class Point(NamedTuple):
+    """One run's value of a quantity: the median with its 95% interval (None: too few rounds for one).
+
+    A named tuple, not a frozen dataclass: a page of the history reads hundreds of thousands of them, and a
+    frozen dataclass takes several times as long to make."""
 
     run: int  # the run's number in the store
     created: str
@@ -53,4 +55,4 @@ class Series:
     runs: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "points": [point._asdict() for point in self.points]}

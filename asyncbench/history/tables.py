@@ -63,6 +63,7 @@ def metadata() -> Any:
         sa.Column("variant", sa.Text, nullable=False),
         sa.Column("quantity", sa.Text, nullable=False),
         sa.Column("unit", sa.String(16), nullable=False),
+        sa.Column("runs", sa.Integer, nullable=False, default=0),  # its points, kept so that no read counts them
         sa.UniqueConstraint("machine", "case_id", "variant", "quantity", name=f"{PREFIX}series_key"),
     )
     sa.Table(
@@ -71,7 +72,7 @@ def metadata() -> Any:
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("series_id", sa.Integer, sa.ForeignKey(f"{PREFIX}series.id"), nullable=False),
         sa.Column("run_id", sa.Integer, sa.ForeignKey(f"{PREFIX}runs.id"), nullable=False),
-        sa.Column("case_pk", sa.Integer, sa.ForeignKey(f"{PREFIX}cases.id"), nullable=False),
+        sa.Column("case_pk", sa.Integer, sa.ForeignKey(f"{PREFIX}cases.id"), nullable=False, index=True),
         sa.Column("value", sa.Float, nullable=False),
         sa.Column("low", sa.Float),
         sa.Column("high", sa.Float),

@@ -27,9 +27,9 @@ from asyncbench.history.model import ChangePoint, Series
 from asyncbench.history.store import LatestRun
 from asyncbench.results import units
 
-# A chart shows at most this many of a series' newest points: a page of ten thousand runs per series would be
-# tens of megabytes and slow to draw; the store keeps every point, `history --format json` gives them all.
-CHART_POINTS = 500
+# A chart shows at most this many of a series' newest points: a thousand series of 500 points made a 67 MB page
+# (benchmarks/history_scale.py); the store keeps every point, `history --last N --format json` gives more.
+CHART_POINTS = 100
 # The recorded runs listed on the page, newest first.
 RECENT_RUNS = 30
 # Everything from the page itself; nothing from anywhere else (no request at all).
@@ -82,9 +82,9 @@ data.charts.forEach((chart, index) => {
   }, {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["toImage"]});
 });
 """
-# Significant digits of the values embedded in the page: past the precision of any interval here, and each
-# digit less is a megabyte less on a page of a thousand series.
-DIGITS = 6
+# Significant digits of the values embedded in the page: past the precision of any interval here (3 are shown),
+# and each digit less is a megabyte less on a page of two thousand series.
+DIGITS = 5
 
 
 def _json_for_script(data: Any) -> str:

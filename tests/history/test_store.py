@@ -203,3 +203,91 @@ def test_the_target_masks_the_password_and_knows_its_kind():
     assert target.resolve("h.sqlite").kind == "sqlite"
     with pytest.raises(Exception, match="mysql:// is not a store"):
         target.resolve("mysql://x@y/z")
+
+
+def test_a_locked_sqlite_store_is_one_line_and_exit_2(tmp_path):
+    import sqlite3
+
+    good = quick_numpy_results(tmp_path / "good.json")
+    store.open_store(target.resolve(str(tmp_path / "h.sqlite")))
+    holder = sqlite3.connect(tmp_path / "h.sqlite")
+    holder.execute("BEGIN EXCLUSIVE")  # another process writing, for longer than the store waits
+    try:
+        done = asyncbench("record", str(good), "--history", "h.sqlite", cwd=tmp_path)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert done.returncode == 2
+    assert "locked by another process" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_without_history_the_store_is_a_sqlite_file_in_the_current_directory(tmp_path):
+    good = quick_numpy_results(tmp_path / "good.json")
+    done = asyncbench("record", str(good), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / ".asyncbench" / "history.sqlite").exists()
+    shown = asyncbench("report", "-o", "page.html", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert (tmp_path / "page.html").read_text().startswith("<!doctype html>")
+    empty = asyncbench("report", "-o", "none.html", "--history", "empty.sqlite", cwd=tmp_path)
+    assert empty.returncode == 1
+    assert "no series" in empty.stderr
+
+
+def test_data_in_the_page_cannot_close_its_script_element():
+    from asyncbench.report import html
+
+    embedded = html._json_for_script({"label": "</script><script>alert(1)</script> & <!--"})
+    assert "</" not in embedded
+    assert "<" not in embedded
+    assert json.loads(embedded)["label"].startswith("</script>")
+
+
+@pytest.mark.postgres
+def test_a_postgres_url_without_a_password_takes_libpqs_own(tmp_path):
+    """PGPASSWORD (and ~/.pgpass) apply as for psql: the URL need not carry the password."""
+    bare = POSTGRES.replace("://asyncbench:asyncbench@", "://asyncbench@")
+    _empty_postgres()
+    done = asyncbench(
+        "record", str(quick_numpy_results(tmp_path / "r.json")), "--history", bare, cwd=tmp_path, env={"PGPASSWORD": "asyncbench"}
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_failure_while_recording_leaves_the_store_as_it_was(tmp_path, monkeypatch):
+    report = schema.load(quick_numpy_results(tmp_path / "r.json"))
+    opened = store.open_store(target.resolve(str(tmp_path / "h.sqlite")))
+    calls = []
+
+    def breaks_on_the_second(result):
+        calls.append(result.id)
+        if len(calls) == 2:
+            raise OSError("the machine went away")
+        return store_quantities(result)
+
+    store_quantities = store.quantities
+    monkeypatch.setattr(store, "quantities", breaks_on_the_second)
+    twice = dataclasses.replace(report, results=report.results * 2)
+    with pytest.raises(OSError):
+        opened.record(twice)
+    assert opened.recent(10) == []
+    assert opened.series() == []
+
+
+def test_a_record_that_fails_after_the_run_measured_exits_3_with_the_results_kept(tmp_path):
+    from asyncbench import session
+    from asyncbench.history.store import StoreError
+    from asyncbench.verdicts import outcome
+
+    class Refusing:
+        target = target.resolve(str(tmp_path / "h.sqlite"))
+
+        def record(self, report, label=None, source=None):
+            raise StoreError("history h.sqlite: cannot record: database is locked")
+
+    said = []
+    report = schema.load(quick_numpy_results(tmp_path / "r.json"))
+    ended = session._record(Refusing(), report, None, str(tmp_path / "r.json"), said.append, outcome.judge(report))
+    assert ended.code == 3
+    assert any("cannot record" in line for line in said)
