@@ -34,9 +34,8 @@ class Target:
 
     def scrub(self, text: str) -> str:
         """`text` with the password masked wherever it appears (a driver's error may quote the URL)."""
-        if self.password:
-            text = text.replace(self.password, MASK)
-        return text.replace(self.url, self.shown)
+        text = text.replace(self.url, self.shown)
+        return text.replace(self.password, MASK) if self.password else text
 
 
 def resolve(given: str | None) -> Target:

@@ -29,7 +29,7 @@ from tests.support.stream_device import (
     StreamSimBackend,
     StreamSimJaxBackend,
 )
-from tests.workloads.test_gpu_streams import SETTINGS, high, low, run_on
+from tests.workloads.test_gpu_streams import SETTINGS, low, run_on
 
 pytestmark = pytest.mark.streams
 
