@@ -339,18 +339,42 @@ def record_files(paths: Sequence[str], history: str | None, label: str | None, s
     store refused (locked, gone) is one line and exit 2, the others still recorded."""
     from asyncbench.history.store import StoreError
 
-    reports = [(path, load_results(path, say)) for path in paths]
+    reports = [(path, _recordable(path, say)) for path in paths]
     store = _open_history(history)
     failed = 0
     for path, report in reports:
+        source = str(Path(path).resolve())
         try:
-            done = store.record(report, label=label, source=str(Path(path).resolve()))
+            if isinstance(report, Report):
+                done = store.record(report, label=label, source=source)
+            else:
+                done = store.record_ab(report, label=label, source=source)
         except StoreError as exc:
             say(f"asyncbench: error: {path}: {exc}")
             failed += 1
             continue
         say(f"{path}: recorded as run {done.run} ({done.points} points)" if done.new else f"{path}: already recorded (run {done.run})")
     return 2 if failed else 0
+
+
+#: the keys that make a JSON file an `asyncbench ab` results file (results.paired.ABReport)
+AB_KEYS = ("base", "head", "cases", "max_regression")
+
+
+def _recordable(path: str, say: Say) -> Report | dict[str, Any]:
+    """A results file as a Report, or an `ab` results file as its JSON; InputError (the results file's) otherwise."""
+    import json
+
+    try:
+        return load_results(path, say)
+    except InputError as refused:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            raise refused from None
+        if isinstance(data, dict) and all(key in data for key in AB_KEYS):
+            return data
+        raise
 
 
 def load_results(path: str | Path, say: Say | None = None) -> Report:

@@ -20,7 +20,7 @@ import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench.errors import InputError
 from asyncbench.history import changes, machine, tables
@@ -50,6 +50,22 @@ class Recorded:
     run: int
     new: bool
     points: int
+
+
+@dataclass(frozen=True)
+class CaseEntry:
+    """One case as the store records it, from a results file or from an `ab` file."""
+
+    case_id: str
+    workload: str
+    backend: str
+    device: str
+    params: dict[str, Any]
+    status: str
+    reason: str | None
+    checks: list[dict[str, Any]]
+    traces: dict[str, str]
+    quantities: list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -89,21 +105,91 @@ class Store:
         return self._meta.tables[f"{tables.PREFIX}{name}"]
 
     def record(self, report: Report, label: str | None = None, source: str | None = None) -> Recorded:
-        """Record a report (one transaction); a run already in the store is not recorded again."""
+        """Record a results report (one transaction); a run already in the store is not recorded again."""
+        environment = report.environment
+        entries = [
+            CaseEntry(
+                case_id=result.id,
+                workload=result.workload,
+                backend=result.backend,
+                device=result.device,
+                params=dict(result.params),
+                status=str(result.status),
+                reason=result.reason,
+                checks=[_check(c) for c in result.checks],
+                traces=dict(result.traces),
+                quantities=quantities(result),
+            )
+            for result in report.results
+        ]
+        return self._record(run_key(report), report.created, report.tool_version, environment, entries, label, source)
+
+    def record_ab(self, data: Mapping[str, Any], label: str | None = None, source: str | None = None) -> Recorded:
+        """Record an `asyncbench ab` results file: a run of the head side, on the head's machine, whose quantities
+        are each compared variant's and metric's paired ratio head/base (`ab:NAME`, unit x, > 1 slower) with its
+        interval, and whose checks are the verdicts. Kept apart from the series of plain runs: a paired ratio is
+        not a median of one side."""
+        head = data["head"]
+        environment = dict(head.get("facts") or {})
+        stated = str(head.get("revision") or "")  # "a1b2c3d (origin/main)", or "working tree"
+        revision = stated.split(" ")[0] if stated and stated != "working tree" else environment.get("git_sha")
+        environment["git_sha"] = revision
+        entries = []
+        for case in data["cases"]:
+            name, _, inside = case["id"].partition("[")
+            backend, device = (inside.rstrip("]").split(",") + ["", ""])[:2]
+            ratios = case.get("ratios") or []
+            entries.append(
+                CaseEntry(
+                    case_id=case["id"],
+                    workload=name,
+                    backend=backend,
+                    device=device,
+                    params={},
+                    status=str(case["status"]),
+                    reason=case.get("reason"),
+                    checks=[_ab_check(r) for r in ratios],
+                    traces={},
+                    quantities=[
+                        {
+                            "variant": r["name"] if r["kind"] == "variant" else "",
+                            "quantity": f"ab:{r['name']}",
+                            "unit": "x",
+                            "value": r["ratio"],
+                            "low": r["ratio_ci"][0] if r.get("ratio_ci") else None,
+                            "high": r["ratio_ci"][1] if r.get("ratio_ci") else None,
+                        }
+                        for r in ratios
+                        if r.get("ratio") is not None
+                    ],
+                )
+            )
+        identity = json.dumps(["ab", data["created"], revision, [(c["id"], c["status"]) for c in data["cases"]]])
+        key = hashlib.sha256(identity.encode()).hexdigest()
+        return self._record(key, data["created"], str(data.get("tool_version", "")), environment, entries, label, source)
+
+    def _record(
+        self,
+        key: str,
+        created: str,
+        version: str,
+        environment: Mapping[str, Any],
+        entries: Sequence[CaseEntry],
+        label: str | None,
+        source: str | None,
+    ) -> Recorded:
         import sqlalchemy as sa
 
         runs, cases, points = self.table("runs"), self.table("cases"), self.table("points")
-        key = run_key(report)
         with self._failures("record"), self._engine.begin() as connection:
             existing = connection.execute(sa.select(runs.c.id).where(runs.c.run_key == key)).scalar()
             if existing is not None:
                 return Recorded(run=existing, new=False, points=0)
-            environment = report.environment
             git = _git_facts(str(environment.get("git_sha") or "") or None)
             run = connection.execute(
                 runs.insert().values(
                     run_key=key,
-                    created=report.created,
+                    created=created,
                     recorded=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                     label=label,
                     revision=environment.get("git_sha"),
@@ -111,31 +197,31 @@ class Store:
                     commit_time=git.get("commit_time"),
                     host=environment.get("hostname"),
                     environment=json.dumps(environment, sort_keys=True, default=str),
-                    version=report.tool_version,
+                    version=version,
                     source=source,
                 )
             ).inserted_primary_key[0]
             rows = []
-            for result in report.results:
-                info = machine.describe(environment, result.backend, result.device)
+            for entry in entries:
+                info = machine.describe(environment, entry.backend, entry.device)
                 fingerprint = machine.fingerprint(info)
                 case = connection.execute(
                     cases.insert().values(
                         run_id=run,
-                        case_id=result.id,
+                        case_id=entry.case_id,
                         machine=fingerprint,
-                        workload=result.workload,
-                        backend=result.backend,
-                        device=result.device,
-                        params=json.dumps(result.params, sort_keys=True, default=str),
-                        status=str(result.status),
-                        reason=result.reason,
-                        checks=json.dumps([_check(c) for c in result.checks]) if result.checks else None,
-                        traces=json.dumps(dict(result.traces)) if result.traces else None,
+                        workload=entry.workload,
+                        backend=entry.backend,
+                        device=entry.device,
+                        params=json.dumps(entry.params, sort_keys=True, default=str),
+                        status=entry.status,
+                        reason=entry.reason,
+                        checks=json.dumps(entry.checks) if entry.checks else None,
+                        traces=json.dumps(entry.traces) if entry.traces else None,
                     )
                 ).inserted_primary_key[0]
-                for quantity in quantities(result):
-                    key_of = (fingerprint, result.id, quantity["variant"], quantity["quantity"])
+                for quantity in entry.quantities:
+                    key_of = (fingerprint, entry.case_id, quantity["variant"], quantity["quantity"])
                     rows.append((key_of, quantity["unit"], info, {"run_id": run, "case_pk": case, **_measured(quantity)}))
             ids = self._series_ids(connection, [(key_of, unit, info) for key_of, unit, info, _ in rows])
             if rows:
@@ -328,6 +414,15 @@ def _change_row(change: ChangePoint) -> dict[str, Any]:
 
 def _measured(quantity: dict[str, Any]) -> dict[str, Any]:
     return {"value": quantity["value"], "low": quantity["low"], "high": quantity["high"]}
+
+
+def _ab_check(ratio: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "expect": f"ab {ratio['name']} ({ratio['label']})",
+        "verdict": ratio["verdict"],
+        "value": ratio["ratio"],
+        "bounds": ratio["ratio_ci"],
+    }
 
 
 def _check(check: Check) -> dict[str, Any]:

@@ -291,3 +291,26 @@ def test_a_record_that_fails_after_the_run_measured_exits_3_with_the_results_kep
     ended = session._record(Refusing(), report, None, str(tmp_path / "r.json"), said.append, outcome.judge(report))
     assert ended.code == 3
     assert any("cannot record" in line for line in said)
+
+
+def test_an_ab_results_file_is_recorded_as_paired_ratios_of_the_head_side(history, tmp_path):
+    from asyncbench.results import paired
+    from asyncbench.results.model import Verdict
+
+    facts = schema.load(quick_numpy_results(tmp_path / "r.json")).environment
+    side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=facts)
+    ratio = paired.PairedRatio("matmul", paired.VARIANT, "s", 0.010, 0.013, 1.3, (1.22, 1.38), "SLOWER", Verdict.FAIL)
+    case = paired.PairedCase("matmul[numpy,cpu]", "ok", ratios=(ratio,), rounds=40)
+    report = paired.ABReport(
+        "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", (case,)
+    )
+    (tmp_path / "ab.json").write_text(paired.dumps(report))
+    done = asyncbench("record", "ab.json", "--history", history, "--label", "pr-12", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    again = asyncbench("record", "ab.json", "--history", history, cwd=tmp_path)
+    assert "already recorded" in again.stderr
+    [series] = store.open_store(target.resolve(history)).series("matmul")
+    assert (series.variant, series.quantity, series.unit) == ("matmul", "ab:matmul", "x")
+    assert series.points[0][4:] == (1.3, 1.22, 1.38)
+    assert series.points[0].label == "pr-12"
+    assert series.points[0].revision == "a1b2c3d"
