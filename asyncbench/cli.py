@@ -126,6 +126,8 @@ Examples:
   asyncbench compare old.json new.json        SAME / FASTER / SLOWER / INCONCLUSIVE per case
   asyncbench list                             workloads, params and metrics
   asyncbench devices                          what can run here, and why not
+  asyncbench run my.yaml --record && asyncbench history     keep every run; where did it get slower?
+  asyncbench report -o report.html            the history as one page that opens offline
 """,
 )
 @click.version_option(__version__, "-V", "--version", prog_name="asyncbench")
