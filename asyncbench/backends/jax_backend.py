@@ -84,11 +84,7 @@ def _jax() -> Any:
 def _devices_here() -> dict[str, Any]:
     """JAX's devices as this process sees them: CPU count, async dispatch, GPU kinds or why there are none."""
     jax = _jax()
-    try:
-        asynchronous = bool(jax.config.read("jax_cpu_enable_async_dispatch"))
-    except (AttributeError, KeyError):
-        asynchronous = True
-    found: dict[str, Any] = {"cpus": len(jax.devices("cpu")), "async_dispatch": asynchronous}
+    found: dict[str, Any] = {"cpus": len(jax.devices("cpu")), "async_dispatch": JaxBackend._async_dispatch()}
     try:
         found["gpus"] = [str(getattr(d, "device_kind", d)) for d in jax.devices("gpu")]
     except RuntimeError as exc:  # jaxlib without CUDA, or a CUDA plugin that failed to start: its own words

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from asyncbench.history.model import ChangePoint, Point, Series
 
@@ -84,8 +84,4 @@ def regressions(found: Iterable[Series], margin: float) -> list[tuple[Series, Ch
 
 
 def to_json(found: Sequence[Series]) -> str:
-    return json.dumps([s.to_dict() for s in found], indent=1, default=_plain)
-
-
-def _plain(value: Any) -> Any:
-    return str(value)
+    return json.dumps([s.to_dict() for s in found], indent=1, default=str)

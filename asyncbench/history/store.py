@@ -291,7 +291,7 @@ class Store:
             if connection.dialect.name == "postgresql":  # one round trip for them all: a lateral join
                 cursor.execute(
                     f"SELECT s.id, p.run_id, p.value, p.low, p.high FROM unnest(%s::int[]) AS s(id) CROSS JOIN LATERAL "
-                    f"(SELECT run_id, value, low, high FROM {points.name} WHERE series_id = s.id ORDER BY run_id DESC LIMIT {int(last)}) p",
+                    f"({statement.replace(mark, 's.id')}) p",
                     (list(series_ids),),
                 )
                 for series_id, *row in cursor.fetchall():

@@ -147,10 +147,10 @@ class SyncAsync(Workload):
 
         variants = {SYNC: run_sync, ASYNC: run_async}
         barrier = lambda: backend.barrier(device)  # noqa: E731 - the case's sync
-        timed = backend.timer(device) is not None
-        if not timed or not backend.is_asynchronous(device):
-            unmeasurable = {} if not backend.is_asynchronous(device) or not device.startswith("cuda") else _UNTIMED
-            return Prepared(variants=variants, sync=barrier, unmeasurable=unmeasurable)
+        if not backend.is_asynchronous(device):  # t2 is dropped by the runner: it ran inside t1
+            return Prepared(variants=variants, sync=barrier)
+        if backend.timer(device) is None:  # no events: t2 from the backlog on a CPU; on a GPU (JAX) none at all
+            return Prepared(variants=variants, sync=barrier, unmeasurable=_UNTIMED if device.startswith("cuda") else {})
         queued = queued_ops(n_ops)
 
         def run_queued() -> Any:
@@ -158,12 +158,11 @@ class SyncAsync(Workload):
                 y = x + 1
             return y
 
-        issue_s = _issue_time(run_queued, barrier)
-        hold_s = max(HOLD_MIN_S, HOLD_MARGIN * issue_s)
-        if not backend.hold(device, hold_s):
-            barrier()
-            return Prepared(variants=variants, sync=barrier, unmeasurable=_UNTIMED)
+        hold_s = max(HOLD_MIN_S, HOLD_MARGIN * _issue_time(run_queued, barrier))
+        held = backend.hold(device, hold_s)  # once here: whether the framework has a hold kernel at all
         barrier()
+        if not held:
+            return Prepared(variants=variants, sync=barrier, unmeasurable=_UNTIMED)
 
         def hold() -> None:  # the queued variant's ops wait behind this on the device
             backend.hold(device, hold_s)
