@@ -73,32 +73,34 @@ def test_series_never_mix_machines_and_one_store_holds_many(history, tmp_path):
     assert all(len(s.points) == 1 for s in done)
 
 
+# The planted step is in time slept, not in arithmetic: between processes on a shared machine the same arithmetic
+# drifts (twelve processes of 20 products of 96² floats: medians 356–410 µs, a 14% spread; a Python loop: 54%),
+# and 6 + 6 such points then miss p < 0.001 now and then. The pipeline under test — record, store, detect, report
+# where — is the same either way; how often steps are found under real noise is measured by
+# benchmarks/history_changes.py.
 GROWING = """
 import os
+import time
 import asyncbench
 
-GROWN = 26 if int(os.environ["RUN"]) >= 7 else 20  # 30% more products from the 7th run on
+GROWN = 26 if int(os.environ["RUN"]) >= 7 else 20  # 30% more work from the 7th run on
 
 
-def _products(backend, device, repeats):
-    x = backend.random((96, 96), "float32", device)()
-
+def _waits(units):
     def run():
-        for _ in range(repeats):
-            y = x @ x
-        return y
+        time.sleep(units * 2e-4)  # 4 ms, then 5.2 ms: a wait for work done elsewhere (a device, a server)
 
     return run
 
 
 @asyncbench.step(sync_every=(0,), steps=1)
 def flat(backend, device, params):
-    return _products(backend, device, 20)
+    return _waits(20)
 
 
 @asyncbench.step(sync_every=(0,), steps=1)
 def grows(backend, device, params):
-    return _products(backend, device, GROWN)
+    return _waits(GROWN)
 """
 
 RUNS = 12

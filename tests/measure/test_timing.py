@@ -1,4 +1,6 @@
 import itertools
+import subprocess
+import sys
 
 from asyncbench.measure.timing import measure, take_sample
 from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Settings
@@ -133,3 +135,30 @@ def test_undecided_checks_stop_at_max_time_s():
     )
     assert sampling.stopped_by == STOPPED_BY_TIME
     assert 6 <= sampling.rounds < 40
+
+
+
+def test_the_statistics_import_is_not_charged_to_the_sampling_budget():
+    """In a fresh interpreter scipy.stats is not imported yet: the noise check after the second round once imported
+    it inside the loop (1.35 s with torch loaded), so a 1 s max_time_s ran six rounds of a 1 ms workload."""
+    code = """
+import sys
+from asyncbench.measure.timing import measure
+from asyncbench.results.model import Settings
+
+assert "scipy.stats" not in sys.modules
+
+class Clock:  # 1 ms per read, and 100 s more if scipy.stats is imported while sampling
+    def __init__(self):
+        self.now, self.loaded = 0.0, "scipy.stats" in sys.modules
+    def __call__(self):
+        if not self.loaded and "scipy.stats" in sys.modules:
+            self.loaded, self.now = True, self.now + 100.0
+        self.now += 1e-3
+        return self.now
+
+_, sampling = measure({"a": lambda: None}, lambda: None, lambda: None, Settings(warmup=0), clock=Clock())
+print(sampling.elapsed_s)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert float(out) < 1.0

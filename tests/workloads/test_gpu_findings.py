@@ -134,13 +134,24 @@ def test_wait_waits_for_the_current_stream_not_the_stream_that_made_the_array(si
     assert not np.isnan(y.data).any()
 
 
+#: how long the hold in front of two_products' products lasts: far longer than the host needs to issue them
+RELEASE_AFTER_S = 0.2
+
+
 def two_products(sim: StreamSimBackend, side: int) -> list:
-    """The device's log of one product on each of two streams, issued together."""
+    """The device's log of one product on each of two streams, both released by one event.
+
+    Both streams wait for an event behind a hold on the default stream, so the products become ready at the
+    same instant however late the host issues the second one (on a loaded 2-core machine it once took the
+    host longer than a whole 128² product).
+    """
     x = sim.random((side, side), "float32", "cuda:0")()
     streams = [sim.new_stream("cuda:0"), sim.new_stream("cuda:0")]
     sim.barrier("cuda:0")
     device = sim.device("cuda:0")
     device.log = []
+    assert sim.hold("cuda:0", RELEASE_AFTER_S)
+    sim.fork("cuda:0", streams)
     for stream in streams:
         with sim.on_stream(stream):
             x @ x
