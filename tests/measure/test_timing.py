@@ -137,7 +137,6 @@ def test_undecided_checks_stop_at_max_time_s():
     assert 6 <= sampling.rounds < 40
 
 
-
 def test_the_statistics_import_is_not_charged_to_the_sampling_budget():
     """In a fresh interpreter scipy.stats is not imported yet: the noise check after the second round once imported
     it inside the loop (1.35 s with torch loaded), so a 1 s max_time_s ran six rounds of a 1 ms workload."""
