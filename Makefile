@@ -10,7 +10,7 @@ MXNET_SPEC ?= mxnet==1.9.1 "numpy<1.24"
 # what asyncbench itself needs there (its install_requires less torch, which mxnet cases do not use)
 MXNET_WORKER_DEPS ?= scipy psutil PyYAML click rich
 
-.PHONY: chromium history postgres install install-run install-test install-lint lint golden run quick test gpu-test gpu-check bench clean mxnet
+.PHONY: chromium history postgres slurm install install-run install-test install-lint lint golden run quick test gpu-test gpu-check bench clean mxnet
 
 install:
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install --quiet "$(TORCH_SPEC)"
@@ -39,6 +39,11 @@ postgres:
 # Debian's Chromium for the HTML report's browser tests (driven by Playwright, which the test extra installs).
 chromium:
 	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+# A single-node Slurm on localhost for the cluster tests (Debian's slurm-wlm, slurmdbd and munge, MariaDB behind
+# slurmdbd): installed when missing and configured here; the tests' fixture starts the daemons and stops them.
+slurm:
+	bash tests/support/slurm.sh install
 
 install-lint:
 	$(PIP) install --quiet -e ".[lint]"
@@ -71,9 +76,9 @@ run: install-run
 quick: install-run
 	asyncbench run --quick
 
-# The jax- and mxnet-marked tests must run here, not skip: ASYNCBENCH_REQUIRE turns their skip into a failure.
-test: install-test mxnet postgres chromium
-	ASYNCBENCH_REQUIRE=jax,mxnet,postgres,browser ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL) $(PYTHON) -m pytest
+# The jax-, mxnet-, postgres-, browser- and slurm-marked tests must run here, not skip: ASYNCBENCH_REQUIRE turns their skip into a failure.
+test: install-test mxnet postgres chromium slurm
+	ASYNCBENCH_REQUIRE=jax,mxnet,postgres,browser,slurm ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL) $(PYTHON) -m pytest
 
 gpu-test: install-test
 	$(PYTHON) -m pytest -m gpu

@@ -187,7 +187,7 @@ def run(request: ABRequest, say: Say) -> ABSession:
     if request.base is None and request.head is None and request.base_python is None and not base_env and not head_env:
         raise InputError("ab needs a base: --base REV, --base-python PATH or --base-env KEY=VALUE (there is no default base)")
     if request.json_path:
-        session._check_outputs(session.RunRequest(json_path=request.json_path), [])
+        session.check_outputs(session.RunRequest(json_path=request.json_path), [])
     base_python = request.base_python or sys.executable
     base_version = _probe_python(base_python) if request.base_python else platform.python_version()
     repo = _repository(request) if request.base or request.head else None

@@ -140,6 +140,84 @@ def main() -> None:
     """
 
 
+def _outcome_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """What a finished report is written to and judged by, shared by `run` and `gather`."""
+    for option in reversed(_OUTCOME):
+        command = option(command)
+    return command
+
+
+_OUTCOME = [
+    click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        help="Write results as JSON: each case kept in FILE.journal as it finishes, FILE written when the run ends.",
+    ),
+    _writer_options,
+    click.option(
+        "--baseline",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        help="Compare with an earlier results file; a slowdown shown beyond --max-regression exits 1.",
+    ),
+    click.option(
+        "--max-regression", default="10%", show_default=True, metavar="PCT", help="How much slower than the baseline still passes."
+    ),
+    click.option("--strict", is_flag=True, help="A skipped case counts as a failure (exit 1)."),
+    click.option(
+        "--allow-inconclusive",
+        is_flag=True,
+        help="An inconclusive check (its interval straddles the threshold) does not fail the gate; it is still reported.",
+    ),
+    click.option("--record", is_flag=True, help="Record the results in the history store (see `asyncbench history`)."),
+    click.option("--label", metavar="TEXT", help="A label for the recorded run (a version, a PR); shown where a change starts."),
+    _history_option,
+    click.option("--no-progress", is_flag=True, help="No progress display on stderr."),
+]
+
+_EXECUTOR = [
+    click.option(
+        "--executor",
+        type=click.Choice(["here", "local", "slurm"]),
+        help="Where the cases run: here (default), or as jobs through submitit: slurm (one node per job), local "
+        "(processes on this machine, the same path). Also the config's executor: kind.",
+    ),
+    click.option("--per", type=click.Choice(["experiment", "case"]), help="What one job runs [default: experiment]."),
+    click.option("--partition", metavar="NAME", help="Slurm partition [default: the cluster's default]."),
+    click.option("--gpus-per-node", type=int, metavar="N", help="GPUs each job asks for [default: 0]."),
+    click.option("--time-limit", "time_min", metavar="TIME", help="Each job's time limit: minutes or D-HH:MM:SS [default: 60]."),
+    click.option("--account", metavar="NAME", help="Slurm account to charge."),
+    click.option("--exclusive/--shared", default=None, help="Each job alone on its node (the default), or sharing it."),
+    click.option(
+        "--sbatch", "sbatch", multiple=True, metavar="KEY=VALUE", help="More sbatch options: --sbatch qos=high --sbatch constraint=h100."
+    ),
+    click.option(
+        "--job-dir", type=click.Path(file_okay=False), metavar="DIR", help="The sweep's folder [default: .asyncbench/jobs/STAMP-NAME]."
+    ),
+    click.option("--no-wait", is_flag=True, help="Submit, print the sweep's folder and return; `asyncbench gather DIR` later."),
+]
+
+
+def _executor_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(_EXECUTOR):
+        command = option(command)
+    return command
+
+
+def _executor_settings(executor: str | None, per: str | None, sbatch: tuple[str, ...], **given: Any) -> dict[str, Any]:
+    """The command line's executor settings, keyed as a config's `executor:` (only what was given)."""
+    settings = {key: value for key, value in {"kind": executor, "per": per, **given}.items() if value is not None}
+    if sbatch:
+        options = {}
+        for text in sbatch:
+            key, sep, value = text.partition("=")
+            options[key.strip()] = value if sep else True
+        settings["sbatch"] = options
+    return settings
+
+
 @main.command(
     context_settings=CONTEXT,
     epilog="""\b
@@ -151,30 +229,11 @@ Examples:
   asyncbench run -w sync_async --set n_ops=10,100,1000,10000 --plot knee.png     a sweep
   asyncbench run configs/ci-gate.yaml -o new.json --baseline old.json --markdown summary.md
   asyncbench run -w matmul -b jax -d cpu --trace traces/                timelines for ui.perfetto.dev
+  asyncbench run my.yaml --executor slurm --partition gpu --gpus-per-node 1 -o all.json   a job per experiment
 """,
 )
 @_selection_options
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Write results as JSON: each case kept in FILE.journal as it finishes, FILE written when the run ends.",
-)
-@_writer_options
-@click.option(
-    "--baseline",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Compare with an earlier results file; a slowdown shown beyond --max-regression exits 1.",
-)
-@click.option("--max-regression", default="10%", show_default=True, metavar="PCT", help="How much slower than the baseline still passes.")
-@click.option("--strict", is_flag=True, help="A skipped case counts as a failure (exit 1).")
-@click.option(
-    "--allow-inconclusive",
-    is_flag=True,
-    help="An inconclusive check (its interval straddles the threshold) does not fail the gate; it is still reported.",
-)
+@_outcome_options
 @click.option(
     "--in-process",
     is_flag=True,
@@ -189,10 +248,7 @@ Examples:
     help="After each case is measured, run every variant once more under its backend's profiler and write a "
     "Chrome-trace timeline per variant into DIR (open in ui.perfetto.dev).",
 )
-@click.option("--record", is_flag=True, help="Record the run in the history store when it ends (see `asyncbench history`).")
-@click.option("--label", metavar="TEXT", help="A label for the recorded run (a version, a PR); shown where a change starts.")
-@_history_option
-@click.option("--no-progress", is_flag=True, help="No progress display on stderr.")
+@_executor_options
 @_guard
 def run(
     configs: tuple[str, ...],
@@ -201,18 +257,19 @@ def run(
     backends: tuple[str, ...],
     sets: tuple[str, ...],
     quick: bool,
-    output: str | None,
-    baseline: str | None,
-    max_regression: str,
-    strict: bool,
-    allow_inconclusive: bool,
     in_process: bool,
     trace_dir: str | None,
-    record: bool,
-    label: str | None,
-    history: str | None,
-    no_progress: bool,
-    **outputs: str | None,
+    executor: str | None,
+    per: str | None,
+    sbatch: tuple[str, ...],
+    job_dir: str | None,
+    no_wait: bool,
+    partition: str | None,
+    gpus_per_node: int | None,
+    time_min: str | None,
+    account: str | None,
+    exclusive: bool | None,
+    **outcome: Any,
 ) -> None:
     """Run experiments from CONFIG files (default: the built-in suite) and print the results.
 
@@ -220,40 +277,85 @@ def run(
     case that hangs past its timeout_s setting (default 300 s), crashes or
     poisons the CUDA context is an error row and the others still run.
 
+    With --executor slurm (or local) each experiment, or each case with --per
+    case, is a job through submitit, alone on its node; the command follows the
+    jobs, gathers their results into one report naming each row's machine, and
+    exits as a run here would. Ctrl-C cancels the jobs it submitted.
+
     Exit 1 when an `expect:` check fails, is inconclusive (its interval
     straddles the threshold) or could not be evaluated, when nothing was
     measured, or when a case is slower than --baseline beyond --max-regression
     (its whole interval); 3 when a case errored. A run's checks share a 1%
     false-alarm rate, split over the checks and the looks each takes.
     """
+    from asyncbench import sweep
+
+    chosen = _executor_settings(
+        executor, per, sbatch, partition=partition, gpus_per_node=gpus_per_node, time_min=time_min, account=account, exclusive=exclusive
+    )
+    request = _request(outcome, configs=configs, workloads=workloads, devices=devices, backends=backends, sets=sets, quick=quick,
+                       isolate=not in_process, trace_dir=trace_dir, executor=chosen)  # fmt: skip
+    ended = sweep.run(request, sweep.SweepOptions(job_dir=job_dir, wait=not no_wait), _echo_err, lambda line: _stdout(line + "\n"))
+    _finish(ended)
+
+
+def _request(outcome: dict[str, Any], **selection: Any) -> Any:
+    """A RunRequest from the outcome options (`_OUTCOME`) and what to run."""
     from asyncbench import session
-    from asyncbench.report import terminal
     from asyncbench.report.writers import file_writers, option_dest
 
-    request = session.RunRequest(
-        configs=configs,
-        workloads=workloads,
-        devices=devices,
-        backends=backends,
-        sets=sets,
-        quick=quick,
-        json_path=output,
-        outputs={w.name: path for w in file_writers() if (path := outputs.get(option_dest(w)))},
-        baseline=baseline,
-        max_regression=max_regression,
-        strict=strict,
-        allow_inconclusive=allow_inconclusive,
-        isolate=not in_process,
-        trace_dir=trace_dir,
-        progress=not no_progress,
-        record=record,
-        history=history,
-        label=label,
+    return session.RunRequest(
+        json_path=outcome["output"],
+        outputs={w.name: path for w in file_writers() if (path := outcome.get(option_dest(w)))},
+        baseline=outcome["baseline"],
+        max_regression=outcome["max_regression"],
+        strict=outcome["strict"],
+        allow_inconclusive=outcome["allow_inconclusive"],
+        progress=not outcome["no_progress"],
+        record=outcome["record"],
+        history=outcome["history"],
+        label=outcome["label"],
+        **selection,
     )
-    ended = session.run(request, _echo_err)
+
+
+def _finish(ended: Any) -> None:
+    """Print what a session ended with (nothing when jobs were only submitted) and exit with its code."""
+    from asyncbench.report import terminal
+
+    if ended is None:
+        sys.exit(EXIT_OK)
     if ended.reports:
         terminal.print_report(ended.view, terminal.stdout_console(), with_outcome=not ended.interrupted)
     sys.exit(ended.code)
+
+
+@main.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench gather .asyncbench/jobs/20261123-101500-sweep -o all.json --markdown all.md
+  asyncbench gather DIR --no-wait             what has ended so far, without waiting
+  asyncbench gather DIR --record              each job's results into the history, with its machine
+""",
+)
+@click.argument("folder", type=click.Path(file_okay=False))
+@_outcome_options
+@click.option("--no-wait", is_flag=True, help="Take what has ended, without waiting for the jobs still queued or running.")
+@_guard
+def gather(folder: str, no_wait: bool, **outcome: Any) -> None:
+    """Gather a sweep's jobs (`run --executor ... --no-wait` printed FOLDER) into one report, as `run` would.
+
+    Waits for the jobs still queued or running unless --no-wait; a job that
+    failed, was cancelled, timed out or was preempted is an error row with
+    Slurm's state and reason. Gathering changes nothing in FOLDER: run it as
+    often as wanted (recording twice stores once). Ctrl-C stops waiting; the
+    jobs go on.
+    """
+    from asyncbench import sweep
+
+    ended = sweep.gather(folder, _request(outcome), _echo_err, wait=not no_wait)
+    _finish(ended)
 
 
 @main.command("list", context_settings=CONTEXT)

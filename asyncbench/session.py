@@ -25,7 +25,7 @@ from asyncbench.report.view import ReportView
 from asyncbench.report.writers import WRITERS, Writer
 from asyncbench.results import journal, records, schema
 from asyncbench.results.model import Report, Result
-from asyncbench.results.plan import Config, Experiment
+from asyncbench.results.plan import Config, ExecutorSettings, Experiment
 from asyncbench.verdicts import compare, outcome
 
 Say = Callable[[str], None]
@@ -63,6 +63,8 @@ class RunRequest:
     record: bool = False
     history: str | None = None
     label: str | None = None
+    #: the executor's settings the command line gave (--executor, --per, --partition...), as a config's `executor:` keys
+    executor: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -88,21 +90,31 @@ def plan(request: RunRequest) -> Config:
         duplicated = sorted({n for n in names if names.count(n) > 1})
         if duplicated:
             raise InputError(f"experiment name(s) {', '.join(duplicated)} appear in more than one config")
+        executors = [c.executor for c in loaded if c.executor != ExecutorSettings()]
+        if any(other != executors[0] for other in executors[1:]):
+            raise InputError("the configs name different executors: give the executor in one of them, or on the command line")
         merged = config.Config(
             name="+".join(c.name for c in loaded),
             source=", ".join(c.source for c in loaded),
             experiments=tuple(e for c in loaded for e in c.experiments),
+            executor=executors[0] if executors else ExecutorSettings(),
         )
     elif keys:
         merged = config.for_workloads(keys)
     else:
         merged = config.default_suite()
     return overrides.apply_overrides(
-        merged, workloads=keys, backends=request.backends, devices=request.devices, sets=request.sets, quick=request.quick
+        merged,
+        workloads=keys,
+        backends=request.backends,
+        devices=request.devices,
+        sets=request.sets,
+        quick=request.quick,
+        executor_options=request.executor,
     )
 
 
-def _check_outputs(request: RunRequest, experiments: Sequence[Experiment]) -> list[tuple[Writer, str]]:
+def check_outputs(request: RunRequest, experiments: Sequence[Experiment]) -> list[tuple[Writer, str]]:
     """Every output file, proven writable before anything runs (InputError: exit 2, not after a long run)."""
     named = [p for p in (request.json_path, *request.outputs.values()) if p]
     repeated = sorted({p for p in named if named.count(p) > 1})
@@ -273,26 +285,52 @@ def _torchrun(plan: Config, request: RunRequest) -> tuple[RunRequest, bool]:
     return request, rank_zero
 
 
-def run(request: RunRequest, say: Say) -> Session:
-    """Run a request (see the module's docstring); InputError for anything wrong with it, before anything runs."""
+def run(request: RunRequest, say: Say, the_plan: Config | None = None) -> Session:
+    """Run a request (see the module's docstring); InputError for anything wrong with it, before anything runs.
+    `the_plan`: the request's plan, where the caller made it already."""
     from asyncbench.engine import trace
 
-    the_plan = plan(request)
-    store = _open_history(request.history) if request.record else None  # a store that cannot be used: before running
+    the_plan = the_plan or plan(request)
+    store = open_history(request.history) if request.record else None  # a store that cannot be used: before running
     request, reports = _torchrun(the_plan, request)
-    outputs = _check_outputs(request, the_plan.experiments)
+    outputs = check_outputs(request, the_plan.experiments)
     trace_dir = str(trace.check_directory(request.trace_dir)) if request.trace_dir else None
-    threshold = compare.parse_threshold(request.max_regression)
+    compare.parse_threshold(request.max_regression)
     base_report = load_results(request.baseline, say) if request.baseline else None
     saver = _Saver(request.json_path, say)
     report, stopped_by = _execute(the_plan, request, saver, trace_dir)
-    comparison = compare.compare(base_report, report, threshold) if base_report is not None else None
+    written = [request.json_path] if request.json_path and not saver.failed else []
     unsaved = [request.json_path] if saver.failed and request.json_path else []
+
+    def record(verdict: outcome.Outcome) -> outcome.Outcome:
+        return _record(store, report, request.label, request.json_path, say, verdict) if store is not None and reports else verdict
+
+    view, verdict = conclude(report, request, outputs, base_report, written, unsaved, say, record)
+    if stopped_by is not None:
+        kept_in = f" in {request.json_path}" if request.json_path and not saver.failed else ""
+        say(f"interrupted: {len(report.results)} finished case(s) kept{kept_in}")
+        return Session(view, stopped_by, interrupted=True, reports=reports)
+    return Session(view, verdict.code, interrupted=False, reports=reports)
+
+
+def conclude(
+    report: Report,
+    request: RunRequest,
+    outputs: Sequence[tuple[Writer, str]],
+    base_report: Report | None,
+    written: list[str],
+    unsaved: list[str],
+    say: Say,
+    record: Callable[[outcome.Outcome], outcome.Outcome],
+) -> tuple[ReportView, outcome.Outcome]:
+    """What a finished report comes to: compared with the baseline, judged once, every output written (`written`
+    and `unsaved`: how the JSON fared), recorded (`record`), and the view to print."""
+    comparison = compare.compare(base_report, report, compare.parse_threshold(request.max_regression)) if base_report is not None else None
     verdict = outcome.judge(
         report, strict=request.strict, allow_inconclusive=request.allow_inconclusive, comparison=comparison, unsaved=unsaved
     )
     view = views.build(report, comparison, verdict)
-    written = [request.json_path] if request.json_path and not saver.failed else []
+    written = list(written)
     for writer, path in outputs:
         if writer.needs_sweep and not any(e.swept for e in view.experiments):
             continue  # nothing ran that was swept (every point skipped): no empty picture
@@ -304,17 +342,11 @@ def run(request: RunRequest, say: Say) -> Session:
             verdict = verdict.with_unsaved(path)
     if written:
         say(f"written: {', '.join(written)}")
-    if store is not None and reports:
-        verdict = _record(store, report, request.label, request.json_path, say, verdict)
-    view = dataclasses.replace(view, outcome=views.outcome_view(verdict))
-    if stopped_by is not None:
-        kept_in = f" in {request.json_path}" if request.json_path and not saver.failed else ""
-        say(f"interrupted: {len(report.results)} finished case(s) kept{kept_in}")
-        return Session(view, stopped_by, interrupted=True, reports=reports)
-    return Session(view, verdict.code, interrupted=False, reports=reports)
+    verdict = record(verdict)
+    return dataclasses.replace(view, outcome=views.outcome_view(verdict)), verdict
 
 
-def _open_history(given: str | None) -> Any:
+def open_history(given: str | None) -> Any:
     from asyncbench.history import store, target
 
     return store.open_store(target.resolve(given))
@@ -340,7 +372,7 @@ def record_files(paths: Sequence[str], history: str | None, label: str | None, s
     from asyncbench.history.store import StoreError
 
     reports = [(path, _recordable(path, say)) for path in paths]
-    store = _open_history(history)
+    store = open_history(history)
     failed = 0
     for path, report in reports:
         source = str(Path(path).resolve())

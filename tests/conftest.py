@@ -1,9 +1,11 @@
-"""Pytest's hooks: the skip rules of the `gpu`, `jax`, `mxnet`, `postgres` and `browser` markers, and the fake backend fixture."""
+"""Pytest's hooks: the skip rules of the `gpu`, `jax`, `mxnet`, `postgres`, `browser` and `slurm` markers, and the fake
+backend fixture."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 
 import pytest
 
@@ -42,11 +44,15 @@ def _missing(name: str) -> str | None:
         return None if importlib.util.find_spec("playwright") else "playwright not installed (pip install -e '.[test]')"
     if name == "postgres":
         return None if POSTGRES else "no PostgreSQL server named (make postgres, then ASYNCBENCH_TEST_POSTGRES=postgresql://...)"
+    if name == "slurm":
+        if importlib.util.find_spec("submitit") is None:
+            return "submitit not installed (pip install -e '.[test]')"
+        return None if shutil.which("slurmctld") and os.path.exists("/etc/slurm/slurm.conf") else "no local Slurm (make slurm)"
     return _backend_missing(name)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for name in ("jax", "mxnet", "postgres", "browser"):
+    for name in ("jax", "mxnet", "postgres", "browser", "slurm"):
         reason = _missing(name)
         if reason is None:
             continue

@@ -21,7 +21,8 @@ def csv_text(view: ReportView, path: str = "-") -> str:
     report = view.report
     metric_names = list(dict.fromkeys(name for r in report.results for name in r.metrics))
     param_names = list(dict.fromkeys(name for r in report.results for name in r.params))
-    columns = ["id", "experiment", "workload", "backend", "device", "status", "reason", "variant"]
+    machines = ["machine"] if any(r.machine for r in report.results) else []  # gathered from jobs on several hosts
+    columns = ["id", "experiment", "workload", "backend", "device", *machines, "status", "reason", "variant"]
     columns += [f"param_{p}" for p in param_names]
     for clock in CLOCKS:
         columns += [f"{clock}_median", f"{clock}_iqr", f"{clock}_ci_low", f"{clock}_ci_high"]
@@ -33,7 +34,7 @@ def csv_text(view: ReportView, path: str = "-") -> str:
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for result in report.results:
-        base = {k: getattr(result, k) for k in ("id", "experiment", "workload", "backend", "device", "status", "reason")}
+        base = {k: getattr(result, k) for k in ("id", "experiment", "workload", "backend", "device", *machines, "status", "reason")}
         base.update({f"param_{k}": json.dumps(v) if isinstance(v, list) else v for k, v in result.params.items()})
         base.update({f"metric_{k}": v for k, v in result.metrics.items()})
         for name, interval in result.bounds.items():

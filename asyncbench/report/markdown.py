@@ -27,10 +27,9 @@ def markdown(view: ReportView, path: str = "-") -> str:
             continue
         lines += [f"### {experiment.name}", ""]
         if experiment.groups:
-            figures = sum(1 for c in experiment.columns if c.figures) - len(experiment.swept)
             lines += [
                 "| " + " | ".join(c.header for c in experiment.columns) + " |",
-                "|" + "---|" * (len(experiment.swept) + 3) + "--:|" * figures,
+                "|" + "".join("--:|" if c.figures and c.header not in experiment.swept else "---|" for c in experiment.columns),
             ]
         for group in experiment.groups:
             lines += ["| " + " | ".join(row) + " |" for row in group.rows]

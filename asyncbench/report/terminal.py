@@ -90,7 +90,7 @@ def experiment_table(experiment: ExperimentView) -> Table:
         table.add_column(
             column.header, justify="right" if column.figures else "left", no_wrap=column.figures and column.header not in experiment.swept
         )
-    variant_at = len(experiment.swept) + 2
+    variant_at = [c.header for c in experiment.columns].index("variant")
     for group in experiment.groups:
         for row in group.rows:
             cells = list(row)

@@ -257,13 +257,14 @@ def _case(result: Result, swept: Sequence[str]) -> CaseView:
 
 
 def _groups(
-    rows: Sequence[Result], swept: Sequence[str], columns: Sequence[tuple[str, Callable[[VariantResult], str]]]
+    rows: Sequence[Result], swept: Sequence[str], columns: Sequence[tuple[str, Callable[[VariantResult], str]]], machines: bool = False
 ) -> tuple[RowGroup, ...]:
     groups = []
     for result in rows:
         point = [units.param(result.params.get(p)) for p in swept]
+        machine = (result.machine or "",) if machines else ()
         if not result.variants:
-            row = (*point, result.backend, result.device, str(result.status), *[""] * len(columns))
+            row = (*point, result.backend, result.device, *machine, str(result.status), *[""] * len(columns))
             groups.append(RowGroup(result.status, (row,), measured=False))
             continue
         lines = []
@@ -274,6 +275,7 @@ def _groups(
                     *(point if first else [""] * len(point)),
                     result.backend if first else "",
                     result.device if first else "",
+                    *(machine if first else ("",) * len(machine)),
                     variant_name,
                     *(cell(variant) for _, cell in columns),
                 )
@@ -310,6 +312,7 @@ def experiment(name: str, results: Sequence[Result], every_line: bool = True) ->
     rows = [r for r in cases if r.status != Status.SKIPPED]
     columns = clock_columns(rows)
     workload = results[0].workload
+    machines = any(r.machine for r in results)  # gathered from jobs: each row names the host it ran on
     lined = cases if every_line else [r for r in cases if needs_a_look(r)]
     return ExperimentView(
         name=name,
@@ -319,10 +322,11 @@ def experiment(name: str, results: Sequence[Result], every_line: bool = True) ->
             *(Column(p, figures=True) for p in swept),
             Column("backend"),
             Column("device"),
+            *((Column("machine"),) if machines else ()),
             Column("variant"),
             *(Column(header, figures=True) for header, _ in columns),
         ),
-        groups=_groups(rows, swept, columns) if rows else (),
+        groups=_groups(rows, swept, columns, machines) if rows else (),
         cases=tuple(_case(r, swept) for r in lined),
         results=tuple(results),
         left_out=left_out_line(cases, len(lined)) if len(lined) < len(cases) else None,
@@ -342,6 +346,14 @@ def environment_line(environment: Mapping[str, Any]) -> str:
         threads = f" ({facts['threads']} threads)" if facts.get("threads") else ""
         cuda = f", CUDA {facts['cuda']}" if facts.get("cuda") else ""
         parts.append(f"{name} {facts.get('version') or '?'}{cuda}{threads}")
+    machines = environment.get("machines")
+    if isinstance(machines, Mapping) and machines:
+        hosts = [
+            f"{host} ({facts.get('cpu', '?')}, {facts.get('cpu_affinity', '?')} cores)"
+            for host, facts in machines.items()
+            if isinstance(facts, Mapping)
+        ]
+        parts[0] = f"machines: {', '.join(hosts)}"
     sha = environment.get("git_sha")
     parts.append(f"git {sha[:12]}{'-dirty' if str(sha).endswith('-dirty') else ''}" if sha else "git: not a repository")
     return " · ".join(parts)

@@ -281,6 +281,8 @@ class Result:
     reading: str | None = None
     #: the whole case's wall time where it ran: set-up, sampling, memory runs, verification (None: it did not run)
     case_s: float | None = None
+    #: the host it ran on, in a report gathered from jobs on several machines (None: the report's own machine)
+    machine: str | None = None
 
     def unit_of(self, quantity: str) -> str:
         """A metric's stored unit ('' when not declared), or "s" for a clock."""

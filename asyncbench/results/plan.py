@@ -37,11 +37,39 @@ class Experiment:
         return [{**self.params, **dict(zip(names, values, strict=True))} for values in itertools.product(*self.sweep.values())]
 
 
+#: where a plan runs: `here` (this machine, the default), or as jobs through submitit: `local` (processes on this
+#: machine, the same path as a cluster's) or `slurm`
+EXECUTOR_KINDS = ("here", "local", "slurm")
+#: what one job runs: an `experiment` with all its cases, or one `case` (a backend, a device and a sweep point)
+JOB_UNITS = ("experiment", "case")
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """Where and how a plan's jobs run (the config's `executor:`, `--executor`, `--set executor.KEY=VALUE`)."""
+
+    kind: str = "here"
+    per: str = "experiment"
+    partition: str | None = None
+    gpus_per_node: int = 0
+    #: Slurm's time limit per job, in minutes
+    time_min: int = 60
+    account: str | None = None
+    #: each job alone on its node (a benchmark that shares its node measures the neighbour)
+    exclusive: bool = True
+    #: more sbatch options, by long name without dashes: {"qos": "high", "constraint": "h100"}; True: a flag
+    sbatch: Mapping[str, str | bool] = dataclasses.field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "sbatch": dict(self.sbatch)}
+
+
 @dataclass(frozen=True)
 class Config:
     name: str
     source: str
     experiments: tuple[Experiment, ...]
+    executor: ExecutorSettings = ExecutorSettings()
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved config, as stored in results JSON."""
@@ -62,4 +90,5 @@ class Config:
                 }
                 for e in self.experiments
             ],
+            **({"executor": self.executor.to_dict()} if self.executor.kind != "here" else {}),
         }

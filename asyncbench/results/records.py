@@ -104,6 +104,8 @@ def result_to_dict(result: Result, declared: Declared | None = None) -> dict[str
         "reading": result.reading,
         "case_s": _finite(result.case_s),
     }
+    if result.machine is not None:
+        stored["machine"] = result.machine
     if declared is not None and declared.get(result.workload) == result.metric_info:
         del stored["metric_info"]
     return stored
@@ -202,6 +204,7 @@ def result_from_dict(raw: Mapping[str, Any], declared: Declared | None = None) -
         ),
         reading=raw.get("reading"),
         case_s=raw.get("case_s"),
+        machine=raw.get("machine"),
     )
 
 

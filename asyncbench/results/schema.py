@@ -43,7 +43,10 @@ TOOL_NAME = "asyncbench"
 # result only where it differs from its workload's; `sampling.stopped_by` may be `timeout_s` (an error row
 # that keeps the rounds measured before its worker was lost). A run that did not end leaves its cases in a
 # journal beside the file (journal.py).
-SCHEMA_VERSION = 4
+# 5 — `machine` on a result (the host it ran on) in a report gathered from cluster jobs (`run --executor`,
+# `gather`), whose `environment` then holds `machines` {host: that job's environment} and `sweep` (the job folder,
+# the executor, each job's id and state); absent elsewhere.
+SCHEMA_VERSION = 5
 
 #: a line only a config has: what tells `show config.yaml` apart from a broken results file
 CONFIG_LINE = re.compile(r"^experiments\s*:", re.MULTILINE)

@@ -21,8 +21,8 @@ from asyncbench.backends import BACKENDS
 from asyncbench.errors import InputError, read_text, suggestion
 from asyncbench.results import schema
 from asyncbench.results.model import Expectation, Settings
-from asyncbench.results.plan import Config, Experiment
-from asyncbench.spec import expect
+from asyncbench.results.plan import Config, ExecutorSettings, Experiment
+from asyncbench.spec import executor, expect
 from asyncbench.spec.schema import (
     SETTING_FIELDS,
     YOUR_OWN,
@@ -40,7 +40,7 @@ from asyncbench.spec.schema import (
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import Param, Workload
 
-TOP_KEYS = ("name", "defaults", "experiments")
+TOP_KEYS = ("name", "defaults", "experiments", "executor")
 DEFAULTS_KEYS = ("backends", "devices", *SETTING_FIELDS)
 #: the kinds of device a `params_for:` key may name
 DEVICE_KINDS = ("cpu", "cuda")
@@ -293,7 +293,20 @@ def loads(text: str, source: str = "<config>", default_name: str = "config") -> 
                 ("experiments", index),
             )
         seen[experiment.name] = index
-    return Config(name=name, source=source, experiments=tuple(experiments))
+    return Config(name=name, source=source, experiments=tuple(experiments), executor=_executor(doc, top.get("executor", {})))
+
+
+def _executor(doc: _Document, raw: Any) -> ExecutorSettings:
+    """`executor: {kind: slurm, partition: gpu, gpus_per_node: 1, time: "0:30:00", sbatch: {qos: high}}`."""
+    if not isinstance(raw, dict):
+        raise doc.error(f"executor must be a mapping (kind: slurm, partition: ...), got {type_name(raw)}", ("executor",))
+    settings = ExecutorSettings()
+    for key, value in raw.items():
+        try:
+            settings = executor.apply(settings, key, value)
+        except ValueError as exc:
+            raise doc.error(str(exc), ("executor", key)) from None
+    return settings
 
 
 def load(path: str | Path) -> Config:

@@ -10,14 +10,15 @@ line (exit 2) naming the option.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import yaml
 
 from asyncbench.backends import BACKENDS
 from asyncbench.errors import InputError, suggestion
 from asyncbench.results.model import Settings
-from asyncbench.results.plan import Experiment
+from asyncbench.results.plan import ExecutorSettings, Experiment
+from asyncbench.spec import executor
 from asyncbench.spec.config import Config
 from asyncbench.spec.schema import (
     QUICK_SETTINGS,
@@ -32,6 +33,30 @@ from asyncbench.spec.schema import (
 )
 from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import SHAPE, Workload
+
+#: the scope of --set keys that are the executor's (executor.partition=gpu), not an experiment's
+EXECUTOR_SCOPE = "executor"
+
+
+def _executor(
+    config: Config, parsed_sets: Sequence[tuple[str, str | None, str, list[Any]]], options: Mapping[str, Any]
+) -> ExecutorSettings:
+    settings = config.executor
+    for text, scope, name, values in parsed_sets:
+        if scope != EXECUTOR_SCOPE:
+            continue
+        try:
+            if len(values) > 1:
+                raise ValueError("an executor setting takes one value")
+            settings = executor.apply(settings, name, values[0])
+        except ValueError as exc:
+            raise InputError(f"--set {text!r}: {exc}") from None
+    for key, value in options.items():
+        try:
+            settings = executor.apply(settings, key, value)
+        except ValueError as exc:
+            raise InputError(f"--{key.replace('_', '-')} {value!r}: {exc}") from None
+    return settings
 
 
 def _params_for(experiment: Experiment, workload: Workload, quick: bool, overridden: set[str]) -> dict[str, dict[str, Any]]:
@@ -83,10 +108,12 @@ def apply_overrides(
     devices: Sequence[str] = (),
     sets: Sequence[str] = (),
     quick: bool = False,
+    executor_options: Mapping[str, Any] | None = None,
 ) -> Config:
     """The command line's say over a config: keep the workloads with these registry keys (-w, resolved once by
     `config.workload_keys`), replace backends/devices, --set params or settings, and --quick (small sizes, few
-    samples; --set still wins)."""
+    samples; --set still wins); then the executor's settings: --set executor.KEY=VALUE, then `executor_options`
+    (--executor, --partition...: key -> value as in a config's `executor:`)."""
     for option, values, check in (("-b", backends, backend_name), ("-d", devices, device_spec)):
         for value in values:
             try:
@@ -94,7 +121,8 @@ def apply_overrides(
             except ValueError as exc:
                 raise InputError(f"{option} {value!r}: {exc}") from None
     parsed_sets = [(text, *parse_set(text)) for text in sets]
-    used = [False] * len(parsed_sets)
+    used = [scope == EXECUTOR_SCOPE for _, scope, _, _ in parsed_sets]
+    config = dataclasses.replace(config, executor=_executor(config, parsed_sets, executor_options or {}))
 
     experiments = []
     for experiment in config.experiments:
@@ -109,7 +137,7 @@ def apply_overrides(
         explicit = set(experiment.explicit)
         commanded: set[str] = set()  # params --set decided for every backend
         for index, (text, scope, name, values) in enumerate(parsed_sets):
-            if scope not in (None, experiment.name, experiment.workload):
+            if scope not in (None, experiment.name, experiment.workload) or scope == EXECUTOR_SCOPE:
                 continue
             try:
                 if name in SETTING_FIELDS:

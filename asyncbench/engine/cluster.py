@@ -1,0 +1,432 @@
+"""Jobs through submitit: a plan's experiments (or cases) as jobs on a Slurm cluster, or as processes here.
+
+asyncbench writes no scheduler. submitit submits (sbatch, or a local process
+with the same life cycle), pickles what a job runs, and on Slurm's preemption
+signal checkpoints and requeues it; Slurm schedules; `sacct` says what became
+of a job, in Slurm's own words. What a job runs is `asyncbench run JOB.yaml -o
+JOB.json` on its node (`NodeRun`), so a node measures exactly what a run there
+would, into a results file of its own that carries its own environment.
+
+submitit is an extra (`pip install 'asyncbench[cluster]'`), imported only here
+and only when jobs are submitted or read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+from asyncbench.backends import BACKENDS
+from asyncbench.engine import runner
+from asyncbench.errors import InputError
+from asyncbench.results.merge import PlannedCase
+from asyncbench.results.plan import Config, ExecutorSettings, Experiment
+
+#: a job preempted this often is not requeued again: once is a hiccup, twice a partition that will not let it finish
+MAX_REQUEUES = 1
+#: where submitit keeps each job's pickles and logs, under the sweep's folder (%j: the job's id)
+LOGS = "logs/%j"
+#: submitit's own name for its result: ("success", value) or ("error", traceback), once the job function ended
+SUCCESS = "success"
+
+#: what each phase is made of, in Slurm's states (sacct's State, first word)
+QUEUED_STATES = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING"})
+RUNNING_STATES = frozenset({"RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING", "SUSPENDED"})
+DONE_STATES = frozenset({"COMPLETED"})
+#: phases, in the order a progress display shows them
+PHASES = ("queued", "running", "done", "failed")
+#: sacct needs this long at most to answer for a few hundred jobs; a slower answer is a broken controller
+SACCT_TIMEOUT_S = 60
+#: Slurm's GRES entry for GPUs: gpu:4, gpu:h100:8, gpu:h100:8(S:0-1)
+_GPU_GRES = re.compile(r"gpu(?::[^:,()]+)?:(\d+)")
+
+
+@dataclass(frozen=True)
+class JobState:
+    """Where a job stands: a phase (queued, running, done, failed) and the scheduler's own word for it."""
+
+    phase: str
+    #: Slurm's state as sacct says it ("CANCELLED by 0", "TIMEOUT"); for local jobs RUNNING, FINISHED or ENDED
+    state: str
+    #: why, where the scheduler says: Slurm's Reason, the exit code, or the job's last line of stderr
+    reason: str | None = None
+    node: str | None = None
+
+
+def require_submitit() -> Any:
+    try:
+        import submitit
+    except ImportError:
+        raise InputError("running as jobs needs submitit: pip install 'asyncbench[cluster]'") from None
+    return submitit
+
+
+# --- on the node ------------------------------------------------------------------------------------------------
+
+
+class NodeRun:
+    """What a job runs on its node: `asyncbench run` on the job's config into the job's results file; returns its
+    exit code. submitit calls `checkpoint` when Slurm signals preemption: the job is requeued (MAX_REQUEUES times),
+    starting over, and the run after a requeue leaves `requeued_path` saying so."""
+
+    def __init__(self, config_path: str, results_path: str, cwd: str, requeued: int = 0):
+        self.config_path, self.results_path, self.cwd, self.requeued = config_path, results_path, cwd, requeued
+
+    @property
+    def requeued_path(self) -> Path:
+        return Path(self.results_path).with_suffix(".requeued")
+
+    def __call__(self) -> int:
+        if self.requeued:
+            self.requeued_path.write_text(f"{self.requeued}\n", encoding="utf-8")
+            left = Path(self.results_path + ".journal")  # the interrupted attempt's cases: this one measures them anew
+            if left.exists():
+                left.replace(Path(self.results_path).with_suffix(f".attempt{self.requeued}.journal"))
+        command = [sys.executable, "-m", "asyncbench", "run", self.config_path, "-o", self.results_path, "--no-progress"]
+        # an exception here (submitit's requeue exits from its signal handler) kills the run: subprocess.run does
+        return subprocess.run(command, cwd=self.cwd, check=False).returncode
+
+    def checkpoint(self, *args: Any, **kwargs: Any) -> Any:
+        """submitit's hook on preemption: what to run when requeued (None: not requeued)."""
+        if self.requeued >= MAX_REQUEUES:
+            return None
+        from submitit.helpers import DelayedSubmission
+
+        return DelayedSubmission(NodeRun(self.config_path, self.results_path, self.cwd, self.requeued + 1))
+
+
+# --- the jobs of a plan ------------------------------------------------------------------------------------------
+
+#: characters a job's name keeps from its experiment or case (the rest become '-'): it names files on every node
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.=+-]+")
+
+
+def _slug(text: str) -> str:
+    return _UNSAFE.sub("-", text).strip("-")[:80] or "job"
+
+
+def split(config: Config, per: str) -> list[tuple[str, Config]]:
+    """The plan's jobs, each (a name unique in the sweep, its own plan): one per experiment, or one per case (an
+    experiment on one backend, one device spec and one sweep point; a swept param keeps its one value swept, so the
+    case's id is the id it has in the whole plan)."""
+    jobs: list[tuple[str, Config]] = []
+
+    def add(label: str, experiment: Experiment) -> None:
+        jobs.append(
+            (f"{len(jobs) + 1:03d}-{_slug(label)}", dataclasses.replace(config, experiments=(experiment,), executor=ExecutorSettings()))
+        )
+
+    for experiment in config.experiments:
+        if per == "experiment":
+            add(experiment.name, experiment)
+            continue
+        for point in experiment.points():
+            swept = {name: (point[name],) for name in experiment.sweep}
+            params = {**experiment.params, **point}
+            for backend in experiment.backends:
+                for device in experiment.devices:
+                    if not BACKENDS[backend].runs_on(device):
+                        continue
+                    one = dataclasses.replace(experiment, backends=(backend,), devices=(device,), params=params, sweep=swept)
+                    label = "-".join([experiment.name, backend, device, *(f"{k}={v[0]}" for k, v in swept.items())])
+                    add(label, one)
+    return jobs
+
+
+def planned(config: Config) -> list[PlannedCase]:
+    """The cases a job's plan makes, known before it runs: device specs stay as given (a node resolves `cuda`)."""
+    cases = []
+    for experiment in config.experiments:
+        for point in experiment.points():
+            for backend in experiment.backends:
+                for device in experiment.devices:
+                    if not BACKENDS[backend].runs_on(device):
+                        continue
+                    params = runner.params_on(experiment, backend, device, point)
+                    cases.append(
+                        PlannedCase(
+                            runner.case_id(experiment, backend, device, params),
+                            experiment.name,
+                            experiment.workload,
+                            backend,
+                            device,
+                            params,
+                        )
+                    )
+    return cases
+
+
+# --- before submitting ------------------------------------------------------------------------------------------
+
+
+def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(command), capture_output=True, text=True, timeout=SACCT_TIMEOUT_S, check=False)
+
+
+def gpus_per_node(gres_lines: Sequence[str]) -> list[int]:
+    """Each node's GPU count from sinfo's %G lines ("(null)", "gpu:4", "gpu:h100:8(S:0-1),gpu:a100:2")."""
+    return [sum(int(n) for n in _GPU_GRES.findall(line)) for line in gres_lines if line.strip()]
+
+
+def check_slurm(settings: ExecutorSettings) -> str:
+    """What would make every job fail, said before any is submitted (InputError): no sbatch here, a partition
+    Slurm does not know, more GPUs per node than any node of the partition has. Returns the partition."""
+    missing = [tool for tool in ("sbatch", "sacct", "sinfo", "scancel") if shutil.which(tool) is None]
+    if missing:
+        raise InputError(f"--executor slurm: {', '.join(missing)} not found on the PATH (is this a Slurm login node?)")
+    partition = settings.partition
+    if partition is None:
+        listed = _run(["sinfo", "-h", "-o", "%P"])
+        defaults = [p.rstrip("*") for p in listed.stdout.split() if p.endswith("*")]
+        if not defaults:
+            raise InputError("--executor slurm: this cluster has no default partition; name one with --partition")
+        partition = defaults[0]
+    shown = _run(["scontrol", "show", "partition", partition]) if shutil.which("scontrol") else None
+    known = _run(["sinfo", "-h", "-p", partition, "-o", "%P"])
+    if (shown is not None and shown.returncode != 0) or not known.stdout.strip():
+        partitions = sorted({p.rstrip("*") for p in _run(["sinfo", "-h", "-o", "%P"]).stdout.split()})
+        raise InputError(f"--partition {partition!r}: Slurm knows no such partition; it has: {', '.join(partitions) or 'none'}")
+    if settings.gpus_per_node:
+        counts = gpus_per_node(_run(["sinfo", "-h", "-N", "-p", partition, "-o", "%G"]).stdout.splitlines())
+        most = max(counts, default=0)
+        if settings.gpus_per_node > most:
+            has = f"at most {most} per node" if most else "no GPUs"
+            raise InputError(f"--gpus-per-node {settings.gpus_per_node}: partition {partition!r} has {has}")
+    return partition
+
+
+# --- submitting and following -----------------------------------------------------------------------------------
+
+
+class Scheduler:
+    """Jobs of one sweep: submitted, their states read, cancelled, their ends read. Subclasses: Slurm, local."""
+
+    kind = ""
+    #: seconds between looks at the jobs' states
+    poll_s = 0.25
+
+    def __init__(self, folder: Path, settings: ExecutorSettings):
+        self.submitit = require_submitit()
+        self.folder = folder
+        self.logs = folder / LOGS
+        self.settings = settings
+
+    def executor(self) -> Any:
+        raise NotImplementedError
+
+    def submit(self, runs: Sequence[NodeRun], names: Sequence[str]) -> list[str]:
+        """Submit one job per run, in order; their ids."""
+        executor = self.executor()
+        ids = []
+        for run, name in zip(runs, names, strict=True):
+            executor.update_parameters(job_name=f"asyncbench-{name}")
+            ids.append(str(executor.submit(run).job_id))
+        return ids
+
+    def job(self, job_id: str) -> Any:
+        raise NotImplementedError
+
+    def states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
+        raise NotImplementedError
+
+    def cancel(self, job_ids: Sequence[str]) -> None:
+        for job_id in job_ids:
+            self.job(job_id).cancel(check=False)
+
+    def outcome(self, job_id: str) -> tuple[bool, Any] | None:
+        """How the job's function ended: (True, its exit code) or (False, the traceback); None: it has not."""
+        paths = self.job(job_id).paths
+        if not paths.result_pickle.exists():
+            return None
+        from submitit.core.utils import pickle_load
+
+        try:
+            said, value = pickle_load(paths.result_pickle)
+        except (OSError, EOFError, ValueError):
+            return None
+        return said == SUCCESS, value
+
+    def stderr_tail(self, job_id: str) -> str | None:
+        """The last line the job wrote to stderr that says something (submitit's own log lines left out)."""
+        path = self.job(job_id).paths.stderr
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return None
+        said = [line.strip() for line in lines if line.strip() and "submitit" not in line and not line.startswith("srun:")]
+        return said[-1] if said else None
+
+
+class SlurmScheduler(Scheduler):
+    kind = "slurm"
+    #: one sacct call for every job each time: light on a shared controller, prompt enough for jobs of minutes
+    poll_s = 2.0
+
+    def executor(self) -> Any:
+        settings = self.settings
+        # no requeue after a timeout: the run would start over and time out again; preemption requeues (NodeRun)
+        executor = self.submitit.SlurmExecutor(folder=self.logs, max_num_timeout=0)
+        parameters: dict[str, Any] = {"time": settings.time_min, "nodes": 1, "ntasks_per_node": 1}
+        if settings.partition:
+            parameters["partition"] = settings.partition
+        if settings.gpus_per_node:
+            parameters["gpus_per_node"] = settings.gpus_per_node
+        if settings.account:
+            parameters["account"] = settings.account
+        if settings.exclusive:
+            parameters["exclusive"] = True
+        if settings.sbatch:
+            parameters["additional_parameters"] = dict(settings.sbatch)
+        executor.update_parameters(**parameters)
+        return executor
+
+    def job(self, job_id: str) -> Any:
+        return self.submitit.SlurmJob(folder=self.logs, job_id=job_id)
+
+    def states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
+        """One sacct call for every job: its state, reason, node and exit code, as Slurm says them."""
+        if not job_ids:
+            return {}
+        listed = _run(["sacct", "-X", "-n", "-P", "-o", "JobID,State,Reason,NodeList,ExitCode", "-j", ",".join(job_ids)])
+        found: dict[str, JobState] = {}
+        for line in listed.stdout.splitlines():
+            fields = line.split("|")
+            if len(fields) < 5:
+                continue
+            job_id, state, reason, node, exit_code = fields[:5]
+            word = state.split()[0] if state.strip() else "UNKNOWN"
+            why = [
+                r
+                for r in (
+                    reason if reason not in ("None", "") else None,
+                    f"exit code {exit_code}" if exit_code not in ("0:0", "") else None,
+                )
+                if r
+            ]
+            found[job_id] = JobState(
+                _phase(word), state.strip(), "; ".join(why) or None, node if node not in ("None assigned", "") else None
+            )
+        # a job sacct does not list yet was only just submitted
+        return {job_id: found.get(job_id, JobState("queued", "SUBMITTED")) for job_id in job_ids}
+
+
+def _phase(word: str) -> str:
+    if word in QUEUED_STATES:
+        return "queued"
+    if word in RUNNING_STATES:
+        return "running"
+    return "done" if word in DONE_STATES else "failed"
+
+
+class LocalScheduler(Scheduler):
+    """submitit's local executor: each job a process on this machine, with Slurm's life cycle (pickles, logs,
+    preemption signal, requeue). A job's id is its controller's process id."""
+
+    kind = "local"
+
+    def __init__(self, folder: Path, settings: ExecutorSettings):
+        super().__init__(folder, settings)
+        self._jobs: dict[str, Any] = {}
+
+    def executor(self) -> Any:
+        executor = self.submitit.LocalExecutor(folder=self.logs, max_num_timeout=0)
+        executor.update_parameters(timeout_min=self.settings.time_min, gpus_per_node=self.settings.gpus_per_node)
+        return executor
+
+    def submit(self, runs: Sequence[NodeRun], names: Sequence[str]) -> list[str]:
+        executor = self.executor()
+        ids = []
+        with _detached_output():
+            for run in runs:
+                job = executor.submit(run)
+                self._jobs[str(job.job_id)] = job  # holds the process: its state is read from it
+                ids.append(str(job.job_id))
+        return ids
+
+    def job(self, job_id: str) -> Any:
+        if job_id not in self._jobs:
+            self._jobs[job_id] = self.submitit.LocalJob(folder=self.logs, job_id=job_id)
+        return self._jobs[job_id]
+
+    def states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
+        states = {}
+        for job_id in job_ids:
+            job = self.job(job_id)
+            process = getattr(job, "_process", None)
+            ended = self.outcome(job_id)
+            if ended is not None and (process is None or process.poll() is not None):
+                ok, value = ended
+                states[job_id] = JobState("done", "FINISHED") if ok else JobState("failed", "FAILED", _last_line(value))
+            elif process is not None:
+                code = process.poll()
+                if code is None:
+                    states[job_id] = JobState("running", "RUNNING", node=os.uname().nodename)
+                else:
+                    states[job_id] = JobState("failed", "ENDED", f"its process ended with code {code} and left no result")
+            elif _alive(int(job_id)):
+                states[job_id] = JobState("running", "RUNNING", node=os.uname().nodename)
+            else:
+                states[job_id] = JobState("failed", "ENDED", "its process ended and left no result")
+        return states
+
+    def cancel(self, job_ids: Sequence[str]) -> None:
+        """As `scancel` does on Slurm: SIGTERM to every process of the job (submitit's task lets it pass; the
+        `asyncbench run` under it saves the cases it finished and ends, and so does the job)."""
+        import psutil
+
+        for job_id in job_ids:
+            try:
+                for process in psutil.Process(int(job_id)).children(recursive=True):
+                    process.terminate()
+            except psutil.NoSuchProcess:
+                continue
+
+
+@contextlib.contextmanager
+def _detached_output() -> Iterator[None]:
+    """While local jobs start, this process's stdout and stderr are /dev/null, so their controllers do not inherit
+    them (each job writes to its own log files): `folder=$(asyncbench run ... --no-wait)` returns at once rather
+    than when the last job ends and closes the pipe it was handed."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    kept = [os.dup(1), os.dup(2)]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(kept[0], 1)
+        os.dup2(kept[1], 2)
+        for descriptor in (*kept, devnull):
+            os.close(descriptor)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a job's controller still runs (an exited child not yet reaped counts as ended)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _last_line(text: Any) -> str | None:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return lines[-1] if lines else None
+
+
+SCHEDULERS: Mapping[str, type[Scheduler]] = {"slurm": SlurmScheduler, "local": LocalScheduler}
+
+
+def scheduler(kind: str, folder: Path, settings: ExecutorSettings) -> Scheduler:
+    return SCHEDULERS[kind](folder, settings)

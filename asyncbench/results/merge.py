@@ -1,0 +1,133 @@
+"""Jobs' results gathered into one report: every case once, each row naming the machine it ran on.
+
+A job that finished gives its rows as they are. A job that failed, was
+cancelled, timed out or was preempted gives the rows it finished before it
+ended (its results file's journal) and an error row, with the scheduler's own
+state and reason, for every case it did not: a case is never lost. A job
+requeued after preemption says so on its rows. Jobs whose software differs
+from the others' (an asyncbench, Python or framework version, a precision
+setting) keep their rows, with the difference named on each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from asyncbench.results import schema
+from asyncbench.results.model import ERROR, Report, Result
+
+#: environment keys that make two jobs' software differ (hardware differs on purpose: that is what a sweep compares)
+SOFTWARE_KEYS = ("asyncbench", "python", "matmul_precision", "thread_variables", "synchronizing_variables", "git_sha")
+
+
+@dataclass(frozen=True)
+class PlannedCase:
+    """A case a job was to run, as known before it ran (a device spec such as `cuda` is resolved on the node)."""
+
+    id: str
+    experiment: str
+    workload: str
+    backend: str
+    device: str
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class JobEnd:
+    """What became of one job: its results (None: it left none), how it ended, and what it was to run."""
+
+    name: str
+    job_id: str
+    executor: str  # "slurm" or "local"
+    state: str  # the scheduler's word: COMPLETED, "CANCELLED by 0", TIMEOUT, FINISHED...
+    failed: bool
+    reason: str | None
+    planned: tuple[PlannedCase, ...]
+    report: Report | None = None
+    requeued: int = 0
+
+
+def _covers(row: Result, case: PlannedCase) -> bool:
+    if row.id == case.id:
+        return True
+    # a device spec resolved on the node (cuda -> cuda:0, cuda:1; auto -> what was there) covers the rows it became
+    same_case = (row.experiment, row.backend, dict(row.params)) == (case.experiment, case.backend, dict(case.params))
+    return same_case and case.device in ("auto", "cuda") and (case.device == "auto" or row.device.startswith("cuda"))
+
+
+def _why(end: JobEnd) -> str:
+    who = f"Slurm job {end.job_id}" if end.executor == "slurm" else f"local job {end.job_id}"
+    reason = f" ({end.reason})" if end.reason else ""
+    return f"{who} ended {end.state}{reason} before this case finished"
+
+
+def _software(environment: Mapping[str, Any]) -> dict[str, Any]:
+    facts = {key: environment.get(key) for key in SOFTWARE_KEYS}
+    for name, framework in (environment.get("frameworks") or {}).items():
+        if isinstance(framework, Mapping):
+            facts[name] = framework.get("version")
+    return facts
+
+
+def differences(environments: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """job name -> how its software differs from what most jobs ran ("torch 2.4.0 where the others had 2.13.0")."""
+    software = {name: _software(env) for name, env in environments.items()}
+    keys = {key for facts in software.values() for key in facts}
+    said: dict[str, list[str]] = {}
+    for key in sorted(keys):
+        counts = Counter(repr(facts.get(key)) for facts in software.values())
+        if len(counts) < 2:
+            continue
+        usual = counts.most_common(1)[0][0]
+        for name, facts in software.items():
+            if repr(facts.get(key)) != usual:
+                usual_value = next(f.get(key) for f in software.values() if repr(f.get(key)) == usual)
+                said.setdefault(name, []).append(f"{key} {facts.get(key)} where most jobs had {usual_value}")
+    return said
+
+
+def merge(name: str, config: Mapping[str, Any], ends: Sequence[JobEnd], sweep: Mapping[str, Any]) -> Report:
+    """One report of every job that ended (a job still queued or running has no rows yet)."""
+    environments = {end.name: end.report.environment for end in ends if end.report is not None}
+    differ = differences(environments)
+    rows: list[Result] = []
+    for end in ends:
+        kept = list(end.report.results) if end.report is not None else []
+        host = str(end.report.environment.get("hostname")) if end.report is not None else None
+        said = tuple(f"ran with {d}" for d in differ.get(end.name, ()))
+        if end.requeued:
+            times = "once" if end.requeued == 1 else f"{end.requeued} times"
+            said += (f"its job was preempted and requeued {times}: measured in full by the requeued run",)
+        rows.extend(dataclasses.replace(r, machine=host, warnings=(*r.warnings, *said)) for r in kept)
+        if end.failed:
+            missing = [case for case in end.planned if not any(_covers(row, case) for row in kept)]
+            rows.extend(
+                Result(
+                    c.id,
+                    c.experiment,
+                    c.workload,
+                    c.backend,
+                    c.device,
+                    dict(c.params),
+                    ERROR,
+                    reason=_why(end),
+                    machine=host,
+                    warnings=said,
+                )
+                for c in missing
+            )
+    machines = {str(env.get("hostname")): dict(env) for env in environments.values()}
+    common = _common(list(environments.values()))
+    environment = {**common, "machines": machines, "sweep": dict(sweep)}
+    return schema.new_report(config, environment, tuple(rows))
+
+
+def _common(environments: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The environment facts every job shares (a fact that differs is in each machine's own environment)."""
+    if not environments:
+        return {}
+    first = environments[0]
+    return {key: value for key, value in first.items() if all(env.get(key) == value for env in environments[1:])}

@@ -1,0 +1,120 @@
+"""The `executor:` settings: where a plan's jobs run, from a config, the command line and `--set executor.KEY=V`.
+
+One table of keys (`KEYS`) checks a value wherever it comes from, so a config's
+`executor: {partition: gpu}`, `--partition gpu` and `--set executor.partition=gpu`
+say the same and fail the same way: one line naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Callable, Mapping
+
+from asyncbench.errors import suggestion
+from asyncbench.results.plan import EXECUTOR_KINDS, JOB_UNITS, ExecutorSettings
+from asyncbench.spec.schema import type_name
+
+#: Slurm's time formats for a limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS
+_TIME = re.compile(r"^(?:(?P<days>\d+)-)?(?P<a>\d+)(?::(?P<b>\d+))?(?::(?P<c>\d+))?$")
+#: an sbatch option's long name (what follows `--`), as sbatch spells them
+_SBATCH_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+#: options asyncbench sets itself: given again through `sbatch`, the job would not be what the settings say
+OWN_SBATCH = ("partition", "gpus-per-node", "time", "account", "exclusive", "nodes", "output", "error", "job-name", "signal")
+
+
+def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}{suggestion(str(value), choices)}")
+        return str(value)
+
+    return check
+
+
+def _name(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
+        raise ValueError(f"expected a name without spaces, got {type_name(value)} {value!r}")
+    return value
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"expected a whole number of GPUs (0 or more), got {value!r}")
+    return value
+
+
+def time_minutes(value: Any) -> int:
+    """A Slurm time limit (60, "90", "1:30:00", "2-00:00:00") as whole minutes, rounded up; at least one."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"expected minutes or Slurm's D-HH:MM:SS, got {type_name(value)} {value!r}")
+    match = _TIME.match(str(value).strip())
+    if not match:
+        raise ValueError(f"expected minutes or Slurm's D-HH:MM:SS, got {value!r}")
+    days = int(match["days"] or 0)
+    parts = [int(p) for p in (match["a"], match["b"], match["c"]) if p is not None]
+    if match["days"]:  # D-HH[:MM[:SS]]
+        hours, minutes, seconds = (parts + [0, 0])[:3]
+    elif len(parts) == 3:
+        hours, minutes, seconds = parts
+    elif len(parts) == 2:  # MM:SS
+        hours, (minutes, seconds) = 0, parts
+    else:
+        hours, minutes, seconds = 0, parts[0], 0
+    total_s = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    if total_s <= 0:
+        raise ValueError(f"a time limit must be more than nothing, got {value!r}")
+    return -(-total_s // 60)
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+def sbatch_options(value: Any) -> dict[str, str | bool]:
+    """More sbatch options: a mapping {qos: high, constraint: h100} (a value of true: a flag such as `requeue`)."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"expected a mapping of sbatch option -> value (qos: high), got {type_name(value)}")
+    options = {}
+    for key, raw in value.items():
+        name = str(key).lstrip("-")
+        if not _SBATCH_NAME.match(name):
+            raise ValueError(f"{key!r} is not an sbatch option name (qos, constraint, mem, ...)")
+        if name in OWN_SBATCH:
+            raise ValueError(f"{name!r} is set by asyncbench itself: use the executor's own key for it")
+        if isinstance(raw, (dict, list)) or raw is None or raw is False:
+            raise ValueError(f"sbatch option {name!r} takes a plain value, got {raw!r}")
+        options[name] = True if raw is True else str(raw)
+    return options
+
+
+#: key -> (field of ExecutorSettings, check). The time limit is `time_min`: whole minutes, or a quoted Slurm time
+#: ("1:30:00"); unquoted, YAML 1.1 reads 1:30:00 as the sexagesimal number 5400
+KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "kind": ("kind", _choice(EXECUTOR_KINDS)),
+    "per": ("per", _choice(JOB_UNITS)),
+    "partition": ("partition", _name),
+    "gpus_per_node": ("gpus_per_node", _count),
+    "time_min": ("time_min", time_minutes),
+    "account": ("account", _name),
+    "exclusive": ("exclusive", _flag),
+    "sbatch": ("sbatch", sbatch_options),
+}
+
+
+def check_key(key: str) -> None:
+    if key not in KEYS:
+        raise ValueError(f"unknown executor key {key!r}{suggestion(key, list(KEYS))}; allowed: {', '.join(KEYS)}")
+
+
+def apply(settings: ExecutorSettings, key: str, value: Any) -> ExecutorSettings:
+    """`settings` with `key` set to `value`, checked (ValueError: what is wrong, for the caller to place)."""
+    check_key(key)
+    field, check = KEYS[key]
+    if key == "sbatch":  # more options add to the ones already given
+        return dataclasses.replace(settings, sbatch={**settings.sbatch, **check(value)})
+    return dataclasses.replace(settings, **{field: check(value)})

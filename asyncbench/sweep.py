@@ -1,0 +1,326 @@
+"""A plan run as jobs: split → submit through submitit → follow → gather → one report, judged as `run` judges.
+
+`run --executor slurm|local` comes here; with the default executor (`here`)
+the request goes on to `session.run` unchanged. Everything that would make
+the jobs fail is checked before the first is submitted (exit 2). A sweep
+lives in its folder (`--job-dir`, default `.asyncbench/jobs/STAMP-NAME`):
+each job's config and results file, submitit's pickles and logs, and
+`sweep.json`, which names every job, its id and the cases it was to run —
+all that `gather FOLDER` needs to pick the sweep up, from any process, as
+often as wanted (gathering reads; it changes nothing in the folder).
+
+Each job's results file is a plain `asyncbench run` results file, measured on
+its node with that node's environment; `--record` records each of them, so
+the history keeps every job under its own machine's fingerprint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from asyncbench import session
+from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
+from asyncbench.results import merge, schema
+from asyncbench.results.model import Report
+from asyncbench.results.plan import Config, ExecutorSettings
+
+Say = Callable[[str], None]
+
+#: the file in a sweep's folder that names its jobs
+MANIFEST = "sweep.json"
+#: 1 — first version: executor, jobs [{name, job_id, config, results, cases}], submit_s
+MANIFEST_VERSION = 1
+#: where sweeps' folders go when --job-dir is not given (beside the history store's default)
+JOBS_ROOT = Path(".asyncbench") / "jobs"
+#: the exit codes with which `asyncbench run` on a node says it was interrupted (what finished is in its file)
+INTERRUPTED_CODES = (EXIT_INTERRUPTED, EXIT_TERMINATED)
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """How the jobs are followed: where their folder goes, and whether the command waits for them."""
+
+    job_dir: str | None = None
+    wait: bool = True
+
+
+def run(request: session.RunRequest, options: SweepOptions, say: Say, show: Say) -> session.Session | None:
+    """The request with its plan's executor: here (session.run), or as jobs. None: submitted without waiting
+    (the folder's path went to `show`, on a line of its own)."""
+    the_plan = session.plan(request)
+    if the_plan.executor.kind == "here":
+        return session.run(request, say, the_plan)
+    folder, scheduler = submit(request, the_plan, options, say)
+    if not options.wait:
+        show(str(folder))
+        return None
+    return gather(folder, request, say, wait=True, scheduler=scheduler)
+
+
+# --- submitting -------------------------------------------------------------------------------------------------
+
+
+def _folder(job_dir: str | None, name: str) -> Path:
+    if job_dir is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        folder = JOBS_ROOT / f"{stamp}-{''.join(c if c.isalnum() or c in '-_' else '-' for c in name)[:40]}"
+    else:
+        folder = Path(job_dir)
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise InputError(f"--job-dir {folder}: already holds something (another sweep?); name a new or empty folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--job-dir {folder}: cannot create it: {exc.strerror or exc}") from None
+    return folder.resolve()
+
+
+def submit(request: session.RunRequest, the_plan: Config, options: SweepOptions, say: Say) -> tuple[Path, Any]:
+    """Check everything, write each job's config, submit them all; the sweep's folder and the scheduler that
+    holds the jobs. InputError (nothing submitted) for what would make the jobs fail; a submission refused midway
+    cancels those submitted."""
+    from asyncbench.engine import cluster
+    from asyncbench.spec import dump
+
+    settings = the_plan.executor
+    if request.trace_dir:
+        raise InputError("--trace does not go with --executor: trace a case in a run of its own on the machine")
+    session.check_outputs(request, the_plan.experiments)
+    if request.record:
+        session.open_history(request.history)
+    if request.baseline:
+        session.load_results(request.baseline, say)
+    cluster.require_submitit()
+    if settings.kind == "slurm":
+        cluster.check_slurm(settings)
+    jobs = cluster.split(the_plan, settings.per)
+    folder = _folder(options.job_dir, the_plan.name)
+    entries = []
+    runs = []
+    for name, job_plan in jobs:
+        config_path, results_path = folder / f"{name}.yaml", folder / f"{name}.json"
+        config_path.write_text(dump.dumps(job_plan), encoding="utf-8")
+        entries.append(
+            {"name": name, "config": str(config_path), "results": str(results_path), "cases": [_case(c) for c in cluster.planned(job_plan)]}
+        )
+        runs.append(cluster.NodeRun(str(config_path), str(results_path), str(Path.cwd())))
+    scheduler = cluster.scheduler(settings.kind, folder, settings)
+    started = time.perf_counter()
+    ids: list[str] = []
+    try:
+        for run_, entry in zip(runs, entries, strict=True):
+            ids.extend(scheduler.submit([run_], [entry["name"]]))
+    except Exception as exc:  # noqa: BLE001 - sbatch's refusal, in whatever form submitit raises it: one line
+        scheduler.cancel(ids)
+        said = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)[:300]
+        raise InputError(f"submitting job {len(ids) + 1} of {len(entries)} failed ({said}); cancelled the {len(ids)} submitted") from None
+    submit_s = time.perf_counter() - started
+    for entry, job_id in zip(entries, ids, strict=True):
+        entry["job_id"] = job_id
+    manifest = {
+        "asyncbench_sweep": MANIFEST_VERSION,
+        "created": schema.new_report({}, {}).created,
+        "name": the_plan.name,
+        "config": the_plan.to_dict(),
+        "executor": settings.to_dict(),
+        "submit_s": submit_s,
+        "jobs": entries,
+    }
+    schema.atomic_write(folder / MANIFEST, json.dumps(manifest, indent=1))
+    where = f" to partition {settings.partition}" if settings.partition else ""
+    say(f"submitted {len(ids)} job(s){where} through submitit ({settings.kind}) in {submit_s:.2f} s: {folder}")
+    return folder, scheduler
+
+
+def _case(case: merge.PlannedCase) -> dict[str, Any]:
+    return {
+        "id": case.id,
+        "experiment": case.experiment,
+        "workload": case.workload,
+        "backend": case.backend,
+        "device": case.device,
+        "params": dict(case.params),
+    }
+
+
+# --- following and gathering ------------------------------------------------------------------------------------
+
+
+def read_manifest(folder: str | Path) -> dict[str, Any]:
+    path = Path(folder) / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{folder}: not a sweep's folder (no {MANIFEST}; `run --executor ... --no-wait` prints one)") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{path}: cannot read it: {exc}") from None
+    if not isinstance(manifest, dict) or "asyncbench_sweep" not in manifest:
+        raise InputError(f"{path}: not an asyncbench sweep's manifest")
+    if manifest["asyncbench_sweep"] > MANIFEST_VERSION:
+        raise InputError(f"{path}: written by a newer asyncbench (sweep format {manifest['asyncbench_sweep']}); upgrade to gather it")
+    return manifest
+
+
+def _end(scheduler: Any, entry: dict[str, Any], state: Any, say: Say) -> merge.JobEnd:
+    """What became of a job that ended: its results (whole, or what it finished before it was stopped) and why."""
+    ended = scheduler.outcome(entry["job_id"])
+    results = Path(entry["results"])
+    report: Report | None = None
+    if results.exists() or Path(f"{results}.journal").exists():
+        try:
+            report = session.load_results(results)
+        except InputError as exc:
+            say(f"asyncbench: warning: job {entry['name']}: its results cannot be read ({exc}); its cases are error rows")
+    failed, reason = state.phase == "failed", state.reason
+    if ended is not None and not ended[0]:
+        failed, reason = True, reason or _last_line(ended[1])
+    elif ended is not None and ended[1] in INTERRUPTED_CODES:
+        failed, reason = True, reason or f"its run was interrupted (exit {ended[1]})"
+    if report is None and not failed:
+        failed = True
+        said = scheduler.stderr_tail(entry["job_id"])
+        code = f"asyncbench exited {ended[1]}" if ended is not None else "it left no results"
+        reason = f"{code}: {said}" if said else code
+    requeued_file = results.with_suffix(".requeued")
+    requeued = int(requeued_file.read_text().strip() or 0) if requeued_file.exists() else 0
+    planned = tuple(merge.PlannedCase(**case) for case in entry["cases"])
+    return merge.JobEnd(entry["name"], entry["job_id"], scheduler.kind, state.state, failed, reason, planned, report, requeued)
+
+
+def _last_line(text: Any) -> str | None:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return lines[-1] if lines else None
+
+
+def _plan_of(manifest: dict[str, Any]) -> Config:
+    """The sweep's plan again, from its jobs' configs (what output checks need: which experiments sweep)."""
+    from asyncbench.spec import config
+
+    experiments = []
+    for entry in manifest["jobs"]:
+        try:
+            experiments.extend(config.load(entry["config"]).experiments)
+        except InputError:
+            continue  # a job whose config is gone still has its results and its planned cases
+    return Config(name=manifest.get("name", "sweep"), source=MANIFEST, experiments=tuple(experiments), executor=ExecutorSettings())
+
+
+def gather(folder: str | Path, request: session.RunRequest, say: Say, *, wait: bool, scheduler: Any = None) -> session.Session:
+    """Follow a sweep's jobs until they end (`wait`; else take what ended), then one merged report, judged,
+    written and recorded as `run`'s. `scheduler`: the one that submitted them, in this process (Ctrl-C then
+    cancels them); else they are found from the folder and Ctrl-C leaves them running. Ctrl-C stops following
+    and still writes what ended: exit 130 (143 on SIGTERM)."""
+    from rich.console import Console
+
+    from asyncbench.engine import cluster
+    from asyncbench.report.jobs import JobsDisplay
+
+    manifest = read_manifest(folder)
+    settings = ExecutorSettings(**{**manifest["executor"], "sbatch": manifest["executor"].get("sbatch", {})})
+    entries = manifest["jobs"]
+    outputs = session.check_outputs(request, _plan_of(manifest).experiments)
+    store = session.open_history(request.history) if request.record else None
+    base_report = session.load_results(request.baseline, say) if request.baseline else None
+    submitted_here = scheduler is not None
+    scheduler = scheduler or cluster.scheduler(settings.kind, Path(folder), settings)
+    ends: dict[str, merge.JobEnd] = {}
+    stopped_by: int | None = None
+    stderr = Console(stderr=True)
+    display = JobsDisplay(len(entries), request.progress, stderr, say)
+    previous_handler = signal.signal(signal.SIGTERM, session.raise_terminated)
+    try:
+        with display:
+            while True:
+                pending = [e for e in entries if e["name"] not in ends]
+                states = scheduler.states([e["job_id"] for e in pending])
+                counts = {"done": sum(1 for e in ends.values() if not e.failed), "failed": sum(1 for e in ends.values() if e.failed)}
+                for entry in pending:
+                    state = states[entry["job_id"]]
+                    if state.phase in ("done", "failed"):
+                        end = _end(scheduler, entry, state, say)
+                        ends[entry["name"]] = end
+                        counts["failed" if end.failed else "done"] += 1
+                    else:
+                        counts[state.phase] = counts.get(state.phase, 0) + 1
+                display.update(counts)
+                if len(ends) == len(entries) or not wait:
+                    break
+                time.sleep(scheduler.poll_s)
+    except KeyboardInterrupt as stop:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the save short
+        stopped_by = EXIT_TERMINATED if isinstance(stop, session.Terminated) else EXIT_INTERRUPTED
+        if submitted_here:
+            left = [e["job_id"] for e in entries if e["name"] not in ends]
+            scheduler.cancel(left)
+            say(f"cancelled {len(left)} job(s) this command submitted")
+    finally:
+        signal.signal(signal.SIGTERM, previous_handler)
+    ordered = [ends[e["name"]] for e in entries if e["name"] in ends]
+    sweep_facts = {
+        "folder": str(Path(folder).resolve()),
+        "executor": manifest["executor"],
+        "jobs": [_job_fact(e, ends.get(e["name"])) for e in entries],
+    }
+    report = merge.merge(manifest.get("name", "sweep"), manifest.get("config", {}), ordered, sweep_facts)
+    if stopped_by is not None:
+        report = dataclasses.replace(report, interrupted=True)
+    pending_count = len(entries) - len(ordered)
+    if pending_count and stopped_by is None:
+        say(f"{pending_count} job(s) still queued or running, not in this report: `asyncbench gather {folder}` again later")
+    written, unsaved = _save(report, request.json_path, say)
+
+    def record(verdict: Any) -> Any:
+        kept = [
+            (end.report, entry["results"]) for entry in entries if (end := ends.get(entry["name"])) is not None and end.report is not None
+        ]
+        return _record(store, kept, request.label, say, verdict) if store is not None else verdict
+
+    view, verdict = session.conclude(report, request, outputs, base_report, written, unsaved, say, record)
+    if stopped_by is not None:
+        say(f"interrupted: {len(report.results)} case(s) gathered" + (f" in {request.json_path}" if written else ""))
+        return session.Session(view, stopped_by, interrupted=True)
+    return session.Session(view, verdict.code, interrupted=False)
+
+
+def _job_fact(entry: dict[str, Any], end: merge.JobEnd | None) -> dict[str, Any]:
+    fact = {"name": entry["name"], "job_id": entry["job_id"], "results": entry["results"]}
+    if end is None:
+        return {**fact, "state": "not ended"}
+    return {**fact, "state": end.state, "failed": end.failed, "reason": end.reason, "requeued": end.requeued}
+
+
+def _save(report: Report, path: str | None, say: Say) -> tuple[list[str], list[str]]:
+    if not path:
+        return [], []
+    try:
+        schema.save(report, path)
+    except OSError as exc:
+        say(f"asyncbench: error: cannot write {path}: {exc.strerror or exc}")
+        return [], [path]
+    return [path], []
+
+
+def _record(store: Any, reports: list[tuple[Report, str]], label: str | None, say: Say, verdict: Any) -> Any:
+    """Each job's own results file into the history (its machine's fingerprint comes with it); a job already
+    recorded (gathered before) is said so, not stored twice."""
+    from asyncbench.history.store import StoreError
+
+    recorded = again = 0
+    for report, path in reports:
+        if not report.results:
+            continue
+        try:
+            done = store.record(report, label=label, source=path)
+        except StoreError as exc:
+            say(f"asyncbench: error: {exc}")
+            return verdict.with_unsaved(f"the history ({store.target.shown})")
+        recorded, again = recorded + done.new, again + (not done.new)
+    say(f"recorded in {store.target.shown}: {recorded} job(s)" + (f", {again} already there" if again else ""))
+    return verdict
