@@ -147,7 +147,7 @@ def _outcome_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-_OUTCOME = [
+_OUTCOME: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option(
         "-o",
         "--output",
@@ -177,7 +177,7 @@ _OUTCOME = [
     click.option("--no-progress", is_flag=True, help="No progress display on stderr."),
 ]
 
-_EXECUTOR = [
+_EXECUTOR: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option(
         "--executor",
         type=click.Choice(["here", "local", "slurm"]),

@@ -29,7 +29,7 @@ from asyncbench import session
 from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
 from asyncbench.results import merge, schema
 from asyncbench.results.model import Report
-from asyncbench.results.plan import Config, ExecutorSettings
+from asyncbench.results.plan import Config, ExecutorSettings, Experiment
 
 Say = Callable[[str], None]
 
@@ -115,8 +115,7 @@ def submit(request: session.RunRequest, the_plan: Config, options: SweepOptions,
     started = time.perf_counter()
     ids: list[str] = []
     try:
-        for run_, entry in zip(runs, entries, strict=True):
-            ids.extend(scheduler.submit([run_], [entry["name"]]))
+        scheduler.submit(runs, [name for name, _ in jobs], ids)
     except Exception as exc:  # noqa: BLE001 - sbatch's refusal, in whatever form submitit raises it: one line
         scheduler.cancel(ids)
         said = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)[:300]
@@ -203,7 +202,7 @@ def _plan_of(manifest: dict[str, Any]) -> Config:
     """The sweep's plan again, from its jobs' configs (what output checks need: which experiments sweep)."""
     from asyncbench.spec import config
 
-    experiments = []
+    experiments: list[Experiment] = []
     for entry in manifest["jobs"]:
         try:
             experiments.extend(config.load(entry["config"]).experiments)

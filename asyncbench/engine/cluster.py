@@ -222,14 +222,13 @@ class Scheduler:
     def executor(self) -> Any:
         raise NotImplementedError
 
-    def submit(self, runs: Sequence[NodeRun], names: Sequence[str]) -> list[str]:
-        """Submit one job per run, in order; their ids."""
+    def submit(self, runs: Sequence[NodeRun], names: Sequence[str], submitted: list[str]) -> None:
+        """Submit one job per run, in order, appending each id to `submitted` as it goes (what a refusal midway
+        leaves there is what to cancel)."""
         executor = self.executor()
-        ids = []
         for run, name in zip(runs, names, strict=True):
             executor.update_parameters(job_name=f"asyncbench-{name}")
-            ids.append(str(executor.submit(run).job_id))
-        return ids
+            submitted.append(str(executor.submit(run).job_id))
 
     def job(self, job_id: str) -> Any:
         raise NotImplementedError
@@ -341,15 +340,13 @@ class LocalScheduler(Scheduler):
         executor.update_parameters(timeout_min=self.settings.time_min, gpus_per_node=self.settings.gpus_per_node)
         return executor
 
-    def submit(self, runs: Sequence[NodeRun], names: Sequence[str]) -> list[str]:
+    def submit(self, runs: Sequence[NodeRun], names: Sequence[str], submitted: list[str]) -> None:
         executor = self.executor()
-        ids = []
         with _detached_output():
             for run in runs:
                 job = executor.submit(run)
                 self._jobs[str(job.job_id)] = job  # holds the process: its state is read from it
-                ids.append(str(job.job_id))
-        return ids
+                submitted.append(str(job.job_id))
 
     def job(self, job_id: str) -> Any:
         if job_id not in self._jobs:

@@ -178,3 +178,9 @@ def test_a_preempted_job_is_requeued_once_and_says_so(sweep_dir):
     assert len(rows) == 8
     assert all(r["status"] == "ok" for r in rows)
     assert all("preempted and requeued once" in " ".join(r["warnings"]) for r in rows)
+
+
+def test_no_sbatch_on_the_path_is_one_line_and_exit_2(sweep_dir):
+    done = asyncbench("run", "two.yaml", "--executor", "slurm", cwd=sweep_dir, PATH="/nonexistent")
+    assert done.returncode == 2, done.stderr
+    assert "sbatch, sacct, sinfo, scancel not found on the PATH" in done.stderr
