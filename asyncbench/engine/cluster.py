@@ -223,12 +223,9 @@ class Scheduler:
         raise NotImplementedError
 
     def submit(self, runs: Sequence[NodeRun], names: Sequence[str], submitted: list[str]) -> None:
-        """Submit one job per run, in order, appending each id to `submitted` as it goes (what a refusal midway
-        leaves there is what to cancel)."""
-        executor = self.executor()
-        for run, name in zip(runs, names, strict=True):
-            executor.update_parameters(job_name=f"asyncbench-{name}")
-            submitted.append(str(executor.submit(run).job_id))
+        """Submit one job per run, in order, appending each id to `submitted` (what a refusal midway leaves there
+        is what to cancel)."""
+        raise NotImplementedError
 
     def job(self, job_id: str) -> Any:
         raise NotImplementedError
@@ -286,6 +283,15 @@ class SlurmScheduler(Scheduler):
             parameters["additional_parameters"] = dict(settings.sbatch)
         executor.update_parameters(**parameters)
         return executor
+
+    def submit(self, runs: Sequence[NodeRun], names: Sequence[str], submitted: list[str]) -> None:
+        """All jobs in one sbatch call, as a job array (one task per job, each its own allocation and node):
+        submitit leaves 0.2 s between separate submissions to spare the controller, 20 s for a hundred jobs."""
+        executor = self.executor()
+        executor.update_parameters(job_name=f"asyncbench-{self.folder.name}"[:100])
+        with executor.batch():
+            jobs = [executor.submit(run) for run in runs]
+        submitted.extend(str(job.job_id) for job in jobs)
 
     def job(self, job_id: str) -> Any:
         return self.submitit.SlurmJob(folder=self.logs, job_id=job_id)

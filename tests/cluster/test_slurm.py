@@ -41,7 +41,7 @@ def test_a_two_experiment_sweep_runs_on_slurm_and_is_gathered_with_each_jobs_mac
     assert [j["state"] for j in jobs] == ["COMPLETED", "COMPLETED"]
     for job in manifest(sweep_dir / "jobs")["jobs"]:  # Slurm ran each job, and accounted for it
         listed = subprocess.run(["sacct", "-X", "-n", "-P", "-o", "JobName,State", "-j", job["job_id"]], capture_output=True, text=True)
-        assert listed.stdout.strip() == f"asyncbench-{job['name']}|COMPLETED"
+        assert listed.stdout.strip() == "asyncbench-jobs|COMPLETED"
     assert "| machine |" in (sweep_dir / "all.md").read_text()
 
 
