@@ -56,6 +56,8 @@ def run(request: session.RunRequest, options: SweepOptions, say: Say, show: Say)
     (the folder's path went to `show`, on a line of its own)."""
     the_plan = session.plan(request)
     if the_plan.executor.kind == "here":
+        if not options.wait or options.job_dir:
+            raise InputError(f"{'--no-wait' if not options.wait else '--job-dir'} is for jobs: add --executor slurm (or local)")
         return session.run(request, say, the_plan)
     folder, scheduler = submit(request, the_plan, options, say)
     if not options.wait:
@@ -169,6 +171,8 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
 
 def _end(scheduler: Any, entry: dict[str, Any], state: Any, say: Say) -> merge.JobEnd:
     """What became of a job that ended: its results (whole, or what it finished before it was stopped) and why."""
+    from asyncbench.engine.cluster import last_line
+
     ended = scheduler.outcome(entry["job_id"])
     results = Path(entry["results"])
     report: Report | None = None
@@ -179,7 +183,7 @@ def _end(scheduler: Any, entry: dict[str, Any], state: Any, say: Say) -> merge.J
             say(f"asyncbench: warning: job {entry['name']}: its results cannot be read ({exc}); its cases are error rows")
     failed, reason = state.phase == "failed", state.reason
     if ended is not None and not ended[0]:
-        failed, reason = True, reason or _last_line(ended[1])
+        failed, reason = True, reason or last_line(ended[1])
     elif ended is not None and ended[1] in INTERRUPTED_CODES:
         failed, reason = True, reason or f"its run was interrupted (exit {ended[1]})"
     if report is None and not failed:
@@ -191,11 +195,6 @@ def _end(scheduler: Any, entry: dict[str, Any], state: Any, say: Say) -> merge.J
     requeued = int(requeued_file.read_text().strip() or 0) if requeued_file.exists() else 0
     planned = tuple(merge.PlannedCase(**case) for case in entry["cases"])
     return merge.JobEnd(entry["name"], entry["job_id"], scheduler.kind, state.state, failed, reason, planned, report, requeued)
-
-
-def _last_line(text: Any) -> str | None:
-    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    return lines[-1] if lines else None
 
 
 def _plan_of(manifest: dict[str, Any]) -> Config:

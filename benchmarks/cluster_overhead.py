@@ -45,7 +45,9 @@ def timed(args: list[str], cwd: Path) -> float:
 
 def measure(kind: str, jobs: int, folder: Path) -> dict[str, float]:
     here_s = timed(["run", f"n{jobs}.yaml", "-o", f"here-{kind}.json"], folder)
-    sweep_s = timed(["run", f"n{jobs}.yaml", "--executor", kind, "--per", "case", "--job-dir", f"{kind}-{jobs}", "-o", f"{kind}.json"], folder)
+    sweep_s = timed(
+        ["run", f"n{jobs}.yaml", "--executor", kind, "--per", "case", "--job-dir", f"{kind}-{jobs}", "-o", f"{kind}.json"], folder
+    )
     timed(["run", "n1.yaml", "--executor", kind, "--job-dir", f"{kind}-1", "-o", f"{kind}-1.json"], folder)
     gather_one = min(timed(["gather", f"{kind}-1", "--no-wait", "-o", "g1.json"], folder) for _ in range(3))
     gather_all = min(timed(["gather", f"{kind}-{jobs}", "--no-wait", "-o", "gn.json"], folder) for _ in range(3))
@@ -74,7 +76,8 @@ def main() -> None:
             figures = measure(kind, args.jobs, folder)
             print(
                 f"{kind:5}  {args.jobs} jobs: submit {figures['submit_per_job_s'] * 1e3:.1f} ms/job · "
-                f"overhead {figures['overhead_per_job_s']:.2f} s/job (sweep {figures['sweep_s']:.1f} s vs here {figures['here_s']:.1f} s) · "
+                f"overhead {figures['overhead_per_job_s']:.2f} s/job "
+                f"(sweep {figures['sweep_s']:.1f} s vs here {figures['here_s']:.1f} s) · "
                 f"gather {figures['gather_per_job_s'] * 1e3:.1f} ms/job (1 job {figures['gather_one_s']:.2f} s, "
                 f"{args.jobs} jobs {figures['gather_all_s']:.2f} s, each a fresh interpreter)"
             )

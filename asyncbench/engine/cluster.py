@@ -43,6 +43,8 @@ RUNNING_STATES = frozenset({"RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING", "
 DONE_STATES = frozenset({"COMPLETED"})
 #: phases, in the order a progress display shows them
 PHASES = ("queued", "running", "done", "failed")
+#: how long before a job's time limit Slurm warns it (submitit's default): time to save and requeue
+SIGNAL_DELAY_S = 90
 #: sacct needs this long at most to answer for a few hundred jobs; a slower answer is a broken controller
 SACCT_TIMEOUT_S = 60
 #: Slurm's GRES entry for GPUs: gpu:4, gpu:h100:8, gpu:h100:8(S:0-1)
@@ -168,7 +170,12 @@ def planned(config: Config) -> list[PlannedCase]:
 
 
 def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(command), capture_output=True, text=True, timeout=SACCT_TIMEOUT_S, check=False)
+    try:
+        return subprocess.run(list(command), capture_output=True, text=True, timeout=SACCT_TIMEOUT_S, check=False)
+    except FileNotFoundError:
+        raise InputError(f"{command[0]} not found on the PATH: run this where Slurm's commands are (a login node)") from None
+    except subprocess.TimeoutExpired:
+        raise InputError(f"{command[0]} gave no answer in {SACCT_TIMEOUT_S} s: is the Slurm controller up?") from None
 
 
 def gpus_per_node(gres_lines: Sequence[str]) -> list[int]:
@@ -270,7 +277,10 @@ class SlurmScheduler(Scheduler):
         settings = self.settings
         # no requeue after a timeout: the run would start over and time out again; preemption requeues (NodeRun)
         executor = self.submitit.SlurmExecutor(folder=self.logs, max_num_timeout=0)
-        parameters: dict[str, Any] = {"time": settings.time_min, "nodes": 1, "ntasks_per_node": 1}
+        # Slurm signals USR2 this long before the time limit (submitit's --signal): 90 s, or a tenth of a short limit,
+        # which would otherwise be signalled as timed out the moment it starts
+        signal_delay_s = min(SIGNAL_DELAY_S, max(1, settings.time_min * 6))
+        parameters: dict[str, Any] = {"time": settings.time_min, "nodes": 1, "ntasks_per_node": 1, "signal_delay_s": signal_delay_s}
         if settings.partition:
             parameters["partition"] = settings.partition
         if settings.gpus_per_node:
@@ -343,7 +353,11 @@ class LocalScheduler(Scheduler):
 
     def executor(self) -> Any:
         executor = self.submitit.LocalExecutor(folder=self.logs, max_num_timeout=0)
-        executor.update_parameters(timeout_min=self.settings.time_min, gpus_per_node=self.settings.gpus_per_node)
+        executor.update_parameters(
+            timeout_min=self.settings.time_min,
+            gpus_per_node=self.settings.gpus_per_node,
+            signal_delay_s=min(SIGNAL_DELAY_S, max(1, self.settings.time_min * 6)),
+        )
         return executor
 
     def submit(self, runs: Sequence[NodeRun], names: Sequence[str], submitted: list[str]) -> None:
@@ -367,7 +381,7 @@ class LocalScheduler(Scheduler):
             ended = self.outcome(job_id)
             if ended is not None and (process is None or process.poll() is not None):
                 ok, value = ended
-                states[job_id] = JobState("done", "FINISHED") if ok else JobState("failed", "FAILED", _last_line(value))
+                states[job_id] = JobState("done", "FINISHED") if ok else JobState("failed", "FAILED", last_line(value))
             elif process is not None:
                 code = process.poll()
                 if code is None:
@@ -423,7 +437,8 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _last_line(text: Any) -> str | None:
+def last_line(text: Any) -> str | None:
+    """The last line of a traceback or a log that says something."""
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
     return lines[-1] if lines else None
 

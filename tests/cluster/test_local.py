@@ -184,3 +184,25 @@ def test_no_sbatch_on_the_path_is_one_line_and_exit_2(sweep_dir):
     done = asyncbench("run", "two.yaml", "--executor", "slurm", cwd=sweep_dir, PATH="/nonexistent")
     assert done.returncode == 2, done.stderr
     assert "sbatch, sacct, sinfo, scancel not found on the PATH" in done.stderr
+
+
+def test_gather_of_a_folder_that_is_no_sweep_is_one_line_and_exit_2(sweep_dir):
+    (sweep_dir / "empty").mkdir()
+    done = asyncbench("gather", "empty", cwd=sweep_dir)
+    assert done.returncode == 2
+    assert done.stderr == "asyncbench: error: empty: not a sweep's folder (no sweep.json; `run --executor ... --no-wait` prints one)\n"
+
+
+def test_a_job_dir_that_holds_something_is_refused_before_submitting(sweep_dir):
+    (sweep_dir / "jobs").mkdir()
+    (sweep_dir / "jobs" / "kept.txt").write_text("another sweep's")
+    done = asyncbench("run", "two.yaml", "--executor", "local", "--job-dir", "jobs", cwd=sweep_dir)
+    assert done.returncode == 2
+    assert "already holds something" in done.stderr
+    assert sorted(p.name for p in (sweep_dir / "jobs").iterdir()) == ["kept.txt"]
+
+
+def test_job_options_without_an_executor_are_refused(sweep_dir):
+    done = asyncbench("run", "two.yaml", "--no-wait", cwd=sweep_dir)
+    assert done.returncode == 2
+    assert done.stderr == "asyncbench: error: --no-wait is for jobs: add --executor slurm (or local)\n"
