@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from asyncbench.report.progress import bar
 
 #: the phases a job goes through, in the order they are shown
 PHASES = ("queued", "running", "done", "failed")
@@ -29,20 +30,7 @@ class JobsDisplay:
         self._live = console.is_terminal and enabled
         self._plain = enabled and not console.is_terminal
         self._last: str | None = None
-        self._progress = (
-            Progress(
-                SpinnerColumn(),
-                TextColumn("jobs"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[detail]}"),
-                TimeElapsedColumn(),
-                console=console,
-                transient=True,
-            )
-            if self._live
-            else None
-        )
+        self._progress = bar(console, "jobs") if self._live else None
         self._task: Any = None
 
     def __enter__(self) -> JobsDisplay:

@@ -12,6 +12,20 @@ from asyncbench.results.model import Case, Result
 from asyncbench.results.model import Progress as MeasureProgress
 
 
+def bar(console: Console, label: str) -> Progress:
+    """A transient progress line on `console`: spinner, `label`, bar, done of total, the task's detail, time."""
+    return Progress(
+        SpinnerColumn(),
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+
+
 class ProgressDisplay:
     """Progress on stderr while cases run: which case, how many samples, elapsed time.
 
@@ -20,20 +34,7 @@ class ProgressDisplay:
     """
 
     def __init__(self, enabled: bool, console: Console):
-        self._progress = (
-            Progress(
-                SpinnerColumn(),
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[detail]}"),
-                TimeElapsedColumn(),
-                console=console,
-                transient=True,
-            )
-            if enabled
-            else None
-        )
+        self._progress = bar(console, "{task.description}") if enabled else None
         self._task: Any = None
 
     def __enter__(self) -> ProgressDisplay:

@@ -139,3 +139,25 @@ def test_a_failed_job_keeps_what_it_finished_and_every_other_case_is_an_error_ro
     assert rows[1].reason == "Slurm job 7 ended TIMEOUT (exit code 0:15) before this case finished"
     nothing = merge.JobEnd("002-e", "8", "slurm", "CANCELLED by 0", True, None, planned, None)
     assert [r.status.value for r in merge.merge("s", {}, [nothing], {}).results] == ["error"] * 3
+
+
+def test_job_progress_is_live_on_a_terminal_and_a_line_per_change_elsewhere():
+    import io
+
+    from rich.console import Console
+
+    from asyncbench.report.jobs import JobsDisplay
+
+    said: list[str] = []
+    with JobsDisplay(3, True, Console(file=io.StringIO(), force_terminal=False), said.append) as plain:
+        for counts in ({"queued": 3}, {"queued": 3}, {"running": 2, "done": 1}):
+            plain.update(counts)
+    assert said == ["jobs: 3 queued · 0 running · 0 done · 0 failed", "jobs: 0 queued · 2 running · 1 done · 0 failed"]
+    screen = io.StringIO()
+    with JobsDisplay(3, True, Console(file=screen, force_terminal=True, width=100), said.append) as live:
+        live.update({"running": 1, "done": 1, "failed": 1})
+    assert len(said) == 2  # on a terminal nothing goes to the log
+    assert "2/3" in screen.getvalue()
+    with JobsDisplay(3, False, Console(file=io.StringIO(), force_terminal=False), said.append) as quiet:
+        quiet.update({"done": 3})
+    assert len(said) == 2
