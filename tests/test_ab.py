@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from asyncbench.engine import isolation, paired
+from tests.support.helpers import INTERRUPTIBLE_ASYNCBENCH
 
 WORKLOAD = """
 import numpy as np
@@ -180,7 +181,7 @@ def test_ctrl_c_keeps_what_finished_removes_the_worktree_and_leaves_no_worker(re
     )
     git(repo, "commit", "-qam", "a long case")
     process = subprocess.Popen(
-        [sys.executable, "-m", "asyncbench", "ab", "gate.yaml", "--base", "HEAD", "--no-progress", "-o", "ab.json"],
+        [*INTERRUPTIBLE_ASYNCBENCH, "ab", "gate.yaml", "--base", "HEAD", "--no-progress", "-o", "ab.json"],
         cwd=repo,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

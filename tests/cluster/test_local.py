@@ -6,7 +6,6 @@ import json
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import psutil
 import pytest
 
 from tests.cluster.conftest import LONG, TWO, asyncbench, manifest
+from tests.support.helpers import INTERRUPTIBLE_ASYNCBENCH
 
 pytest.importorskip("submitit")
 
@@ -99,7 +99,7 @@ def _children_named(word: str) -> list[psutil.Process]:
 
 def test_ctrl_c_cancels_the_jobs_it_submitted_says_how_many_and_saves_what_was_gathered(sweep_dir):
     process = subprocess.Popen(
-        [sys.executable, "-m", "asyncbench", "run", "two.yaml", "long.yaml", "--executor", "local", "--job-dir", "jobs", "-o", "all.json"],
+        [*INTERRUPTIBLE_ASYNCBENCH, "run", "two.yaml", "long.yaml", "--executor", "local", "--job-dir", "jobs", "-o", "all.json"],
         cwd=sweep_dir,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
