@@ -88,7 +88,7 @@ def submit(request: session.RunRequest, the_plan: Config, options: SweepOptions,
     """Check everything, write each job's config, submit them all; the sweep's folder and the scheduler that
     holds the jobs. InputError (nothing submitted) for what would make the jobs fail; a submission refused midway
     cancels those submitted."""
-    from asyncbench.engine import cluster
+    from asyncbench.engine import cluster, jobs
     from asyncbench.spec import dump
 
     settings = the_plan.executor
@@ -102,22 +102,22 @@ def submit(request: session.RunRequest, the_plan: Config, options: SweepOptions,
     cluster.require_submitit()
     if settings.kind == "slurm":
         cluster.check_slurm(settings)
-    jobs = cluster.split(the_plan, settings.per)
+    planned_jobs = jobs.split(the_plan, settings.per)
     folder = _folder(options.job_dir, the_plan.name)
     entries = []
     runs = []
-    for name, job_plan in jobs:
+    for name, job_plan in planned_jobs:
         config_path, results_path = folder / f"{name}.yaml", folder / f"{name}.json"
         config_path.write_text(dump.dumps(job_plan), encoding="utf-8")
         entries.append(
-            {"name": name, "config": str(config_path), "results": str(results_path), "cases": [_case(c) for c in cluster.planned(job_plan)]}
+            {"name": name, "config": str(config_path), "results": str(results_path), "cases": [_case(c) for c in jobs.planned(job_plan)]}
         )
-        runs.append(cluster.NodeRun(str(config_path), str(results_path), str(Path.cwd())))
+        runs.append(jobs.NodeRun(str(config_path), str(results_path), str(Path.cwd())))
     scheduler = cluster.scheduler(settings.kind, folder, settings)
     started = time.perf_counter()
     ids: list[str] = []
     try:
-        scheduler.submit(runs, [name for name, _ in jobs], ids)
+        scheduler.submit(runs, [name for name, _ in planned_jobs], ids)
     except Exception as exc:  # noqa: BLE001 - sbatch's refusal, in whatever form submitit raises it: one line
         scheduler.cancel(ids)
         said = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)[:300]

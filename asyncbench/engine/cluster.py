@@ -4,8 +4,8 @@ asyncbench writes no scheduler. submitit submits (sbatch, or a local process
 with the same life cycle), pickles what a job runs, and on Slurm's preemption
 signal checkpoints and requeues it; Slurm schedules; `sacct` says what became
 of a job, in Slurm's own words. What a job runs is `asyncbench run JOB.yaml -o
-JOB.json` on its node (`NodeRun`), so a node measures exactly what a run there
-would, into a results file of its own that carries its own environment.
+JOB.json` on its node (`jobs.NodeRun`), so a node measures exactly what a run
+there would, into a results file of its own that carries its own environment.
 
 submitit is an extra (`pip install 'asyncbench[cluster]'`), imported only here
 and only when jobs are submitted or read.
@@ -14,7 +14,6 @@ and only when jobs are submitted or read.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import re
 import shutil
@@ -24,14 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from asyncbench.backends import BACKENDS
-from asyncbench.engine import runner
+from asyncbench.engine.jobs import NodeRun
 from asyncbench.errors import InputError
-from asyncbench.results.merge import PlannedCase
-from asyncbench.results.plan import Config, ExecutorSettings, Experiment
+from asyncbench.results.plan import ExecutorSettings
 
-#: a job preempted this often is not requeued again: once is a hiccup, twice a partition that will not let it finish
-MAX_REQUEUES = 1
 #: where submitit keeps each job's pickles and logs, under the sweep's folder (%j: the job's id)
 LOGS = "logs/%j"
 #: submitit's own name for its result: ("success", value) or ("error", traceback), once the job function ended
@@ -41,8 +36,6 @@ SUCCESS = "success"
 QUEUED_STATES = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING"})
 RUNNING_STATES = frozenset({"RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING", "SUSPENDED"})
 DONE_STATES = frozenset({"COMPLETED"})
-#: phases, in the order a progress display shows them
-PHASES = ("queued", "running", "done", "failed")
 #: how long before a job's time limit Slurm warns it (submitit's default): time to save and requeue
 SIGNAL_DELAY_S = 90
 #: sacct needs this long at most to answer for a few hundred jobs; a slower answer is a broken controller
@@ -69,101 +62,6 @@ def require_submitit() -> Any:
     except ImportError:
         raise InputError("running as jobs needs submitit: pip install 'asyncbench[cluster]'") from None
     return submitit
-
-
-# --- on the node ------------------------------------------------------------------------------------------------
-
-
-class NodeRun:
-    """What a job runs on its node: `asyncbench run` on the job's config into the job's results file; returns its
-    exit code. submitit calls `checkpoint` when Slurm signals preemption: the job is requeued (MAX_REQUEUES times),
-    starting over, and the run after a requeue leaves `requeued_path` saying so."""
-
-    def __init__(self, config_path: str, results_path: str, cwd: str, requeued: int = 0):
-        self.config_path, self.results_path, self.cwd, self.requeued = config_path, results_path, cwd, requeued
-
-    @property
-    def requeued_path(self) -> Path:
-        return Path(self.results_path).with_suffix(".requeued")
-
-    def __call__(self) -> int:
-        if self.requeued:
-            self.requeued_path.write_text(f"{self.requeued}\n", encoding="utf-8")
-            left = Path(self.results_path + ".journal")  # the interrupted attempt's cases: this one measures them anew
-            if left.exists():
-                left.replace(Path(self.results_path).with_suffix(f".attempt{self.requeued}.journal"))
-        command = [sys.executable, "-m", "asyncbench", "run", self.config_path, "-o", self.results_path, "--no-progress"]
-        # an exception here (submitit's requeue exits from its signal handler) kills the run: subprocess.run does
-        return subprocess.run(command, cwd=self.cwd, check=False).returncode
-
-    def checkpoint(self, *args: Any, **kwargs: Any) -> Any:
-        """submitit's hook on preemption: what to run when requeued (None: not requeued)."""
-        if self.requeued >= MAX_REQUEUES:
-            return None
-        from submitit.helpers import DelayedSubmission
-
-        return DelayedSubmission(NodeRun(self.config_path, self.results_path, self.cwd, self.requeued + 1))
-
-
-# --- the jobs of a plan ------------------------------------------------------------------------------------------
-
-#: characters a job's name keeps from its experiment or case (the rest become '-'): it names files on every node
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.=+-]+")
-
-
-def _slug(text: str) -> str:
-    return _UNSAFE.sub("-", text).strip("-")[:80] or "job"
-
-
-def split(config: Config, per: str) -> list[tuple[str, Config]]:
-    """The plan's jobs, each (a name unique in the sweep, its own plan): one per experiment, or one per case (an
-    experiment on one backend, one device spec and one sweep point; a swept param keeps its one value swept, so the
-    case's id is the id it has in the whole plan)."""
-    jobs: list[tuple[str, Config]] = []
-
-    def add(label: str, experiment: Experiment) -> None:
-        jobs.append(
-            (f"{len(jobs) + 1:03d}-{_slug(label)}", dataclasses.replace(config, experiments=(experiment,), executor=ExecutorSettings()))
-        )
-
-    for experiment in config.experiments:
-        if per == "experiment":
-            add(experiment.name, experiment)
-            continue
-        for point in experiment.points():
-            swept = {name: (point[name],) for name in experiment.sweep}
-            params = {**experiment.params, **point}
-            for backend in experiment.backends:
-                for device in experiment.devices:
-                    if not BACKENDS[backend].runs_on(device):
-                        continue
-                    one = dataclasses.replace(experiment, backends=(backend,), devices=(device,), params=params, sweep=swept)
-                    label = "-".join([experiment.name, backend, device, *(f"{k}={v[0]}" for k, v in swept.items())])
-                    add(label, one)
-    return jobs
-
-
-def planned(config: Config) -> list[PlannedCase]:
-    """The cases a job's plan makes, known before it runs: device specs stay as given (a node resolves `cuda`)."""
-    cases = []
-    for experiment in config.experiments:
-        for point in experiment.points():
-            for backend in experiment.backends:
-                for device in experiment.devices:
-                    if not BACKENDS[backend].runs_on(device):
-                        continue
-                    params = runner.params_on(experiment, backend, device, point)
-                    cases.append(
-                        PlannedCase(
-                            runner.case_id(experiment, backend, device, params),
-                            experiment.name,
-                            experiment.workload,
-                            backend,
-                            device,
-                            params,
-                        )
-                    )
-    return cases
 
 
 # --- before submitting ------------------------------------------------------------------------------------------

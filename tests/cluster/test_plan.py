@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from asyncbench.engine import cluster
+from asyncbench.engine import cluster, jobs
 from asyncbench.errors import InputError
 from asyncbench.results import merge
 from asyncbench.results.model import OK, Result
@@ -77,18 +77,18 @@ def test_a_jobs_config_is_the_same_plan_when_read_back():
 def test_a_quick_plans_job_runs_the_quick_sizes():
     plan = overrides.apply_overrides(config.loads(SWEPT), quick=True)
     back = config.loads(dump.dumps(plan))
-    assert cluster.planned(back) == cluster.planned(plan)  # every case, with its params, as the whole plan has it
+    assert jobs.planned(back) == jobs.planned(plan)  # every case, with its params, as the whole plan has it
     assert [e.settings for e in back.experiments] == [e.settings for e in plan.experiments]
 
 
 def test_per_case_jobs_keep_the_case_ids_of_the_whole_plan():
     plan = config.loads(SWEPT)
-    whole = [c.id for c in cluster.planned(plan)]
-    per_case = cluster.split(plan, "case")
-    assert [c.id for _, job in per_case for c in cluster.planned(job)] == whole
+    whole = [c.id for c in jobs.planned(plan)]
+    per_case = jobs.split(plan, "case")
+    assert [c.id for _, job in per_case for c in jobs.planned(job)] == whole
     assert len(per_case) == len(whole) == 2 * 3 + 3  # torch cpu+cuda and numpy cpu, per dtype; barrier the same
     assert len({name for name, _ in per_case}) == len(per_case)
-    assert [name for name, _ in cluster.split(plan, "experiment")] == ["001-sync_async", "002-barrier"]
+    assert [name for name, _ in jobs.split(plan, "experiment")] == ["001-sync_async", "002-barrier"]
 
 
 def test_gpu_counts_are_read_from_sinfo_gres():
@@ -96,7 +96,7 @@ def test_gpu_counts_are_read_from_sinfo_gres():
 
 
 def test_a_preempted_run_is_requeued_once_then_not_again():
-    first = cluster.NodeRun("job.yaml", "job.json", "/tmp")
+    first = jobs.NodeRun("job.yaml", "job.json", "/tmp")
     again = first.checkpoint()
     assert again.function.requeued == 1
     assert again.function.config_path == "job.yaml"
