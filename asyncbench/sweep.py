@@ -30,6 +30,7 @@ from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
 from asyncbench.results import merge, schema
 from asyncbench.results.model import Report
 from asyncbench.results.plan import Config, ExecutorSettings, Experiment
+from asyncbench.verdicts import compare
 
 Say = Callable[[str], None]
 
@@ -95,6 +96,7 @@ def submit(request: session.RunRequest, the_plan: Config, options: SweepOptions,
     if request.trace_dir:
         raise InputError("--trace does not go with --executor: trace a case in a run of its own on the machine")
     session.check_outputs(request, the_plan.experiments)
+    compare.parse_threshold(request.max_regression)
     if request.record:
         session.open_history(request.history)
     if request.baseline:
@@ -224,6 +226,7 @@ def gather(folder: str | Path, request: session.RunRequest, say: Say, *, wait: b
     settings = ExecutorSettings(**{**manifest["executor"], "sbatch": manifest["executor"].get("sbatch", {})})
     entries = manifest["jobs"]
     outputs = session.check_outputs(request, _plan_of(manifest).experiments)
+    compare.parse_threshold(request.max_regression)  # before waiting: a typo must not cost the wait
     store = session.open_history(request.history) if request.record else None
     base_report = session.load_results(request.baseline, say) if request.baseline else None
     submitted_here = scheduler is not None
