@@ -112,14 +112,19 @@ def submit(request: session.RunRequest, the_plan: Config, options: SweepOptions,
         config_path, results_path = folder / f"{name}.yaml", folder / f"{name}.json"
         config_path.write_text(dump.dumps(job_plan), encoding="utf-8")
         entries.append(
-            {"name": name, "config": str(config_path), "results": str(results_path), "cases": [_case(c) for c in jobs.planned(job_plan)]}
+            {
+                "name": name,
+                "config": str(config_path),
+                "results": str(results_path),
+                "cases": [dataclasses.asdict(c) for c in jobs.planned(job_plan)],
+            }
         )
         runs.append(jobs.NodeRun(str(config_path), str(results_path), str(Path.cwd())))
     scheduler = cluster.scheduler(settings.kind, folder, settings)
     started = time.perf_counter()
     ids: list[str] = []
     try:
-        scheduler.submit(runs, [name for name, _ in planned_jobs], ids)
+        scheduler.submit(runs, ids)
     except Exception as exc:  # noqa: BLE001 - sbatch's refusal, in whatever form submitit raises it: one line
         scheduler.cancel(ids)
         said = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)[:300]
@@ -129,7 +134,7 @@ def submit(request: session.RunRequest, the_plan: Config, options: SweepOptions,
         entry["job_id"] = job_id
     manifest = {
         "asyncbench_sweep": MANIFEST_VERSION,
-        "created": schema.new_report({}, {}).created,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "name": the_plan.name,
         "config": the_plan.to_dict(),
         "executor": settings.to_dict(),
@@ -140,17 +145,6 @@ def submit(request: session.RunRequest, the_plan: Config, options: SweepOptions,
     where = f" to partition {settings.partition}" if settings.partition else ""
     say(f"submitted {len(ids)} job(s){where} through submitit ({settings.kind}) in {submit_s:.2f} s: {folder}")
     return folder, scheduler
-
-
-def _case(case: merge.PlannedCase) -> dict[str, Any]:
-    return {
-        "id": case.id,
-        "experiment": case.experiment,
-        "workload": case.workload,
-        "backend": case.backend,
-        "device": case.device,
-        "params": dict(case.params),
-    }
 
 
 # --- following and gathering ------------------------------------------------------------------------------------
@@ -174,6 +168,7 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
 def _end(scheduler: Any, entry: dict[str, Any], state: Any, say: Say) -> merge.JobEnd:
     """What became of a job that ended: its results (whole, or what it finished before it was stopped) and why."""
     from asyncbench.engine.cluster import last_line
+    from asyncbench.engine.jobs import requeued
 
     ended = scheduler.outcome(entry["job_id"])
     results = Path(entry["results"])
@@ -193,10 +188,8 @@ def _end(scheduler: Any, entry: dict[str, Any], state: Any, say: Say) -> merge.J
         said = scheduler.stderr_tail(entry["job_id"])
         code = f"asyncbench exited {ended[1]}" if ended is not None else "it left no results"
         reason = f"{code}: {said}" if said else code
-    requeued_file = results.with_suffix(".requeued")
-    requeued = int(requeued_file.read_text().strip() or 0) if requeued_file.exists() else 0
     planned = tuple(merge.PlannedCase(**case) for case in entry["cases"])
-    return merge.JobEnd(entry["name"], entry["job_id"], scheduler.kind, state.state, failed, reason, planned, report, requeued)
+    return merge.JobEnd(entry["name"], entry["job_id"], scheduler.kind, state.state, failed, reason, planned, report, requeued(results))
 
 
 def _plan_of(manifest: dict[str, Any]) -> Config:
@@ -223,7 +216,7 @@ def gather(folder: str | Path, request: session.RunRequest, say: Say, *, wait: b
     from asyncbench.report.jobs import JobsDisplay
 
     manifest = read_manifest(folder)
-    settings = ExecutorSettings(**{**manifest["executor"], "sbatch": manifest["executor"].get("sbatch", {})})
+    settings = ExecutorSettings(**manifest["executor"])
     entries = manifest["jobs"]
     outputs = session.check_outputs(request, _plan_of(manifest).experiments)
     compare.parse_threshold(request.max_regression)  # before waiting: a typo must not cost the wait

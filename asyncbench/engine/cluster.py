@@ -13,6 +13,7 @@ and only when jobs are submitted or read.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import os
 import re
@@ -53,7 +54,6 @@ class JobState:
     state: str
     #: why, where the scheduler says: Slurm's Reason, the exit code, or the job's last line of stderr
     reason: str | None = None
-    node: str | None = None
 
 
 def require_submitit() -> Any:
@@ -111,7 +111,7 @@ def check_slurm(settings: ExecutorSettings) -> str:
 # --- submitting and following -----------------------------------------------------------------------------------
 
 
-class Scheduler:
+class Scheduler(abc.ABC):
     """Jobs of one sweep: submitted, their states read, cancelled, their ends read. Subclasses: Slurm, local."""
 
     kind = ""
@@ -124,19 +124,22 @@ class Scheduler:
         self.logs = folder / LOGS
         self.settings = settings
 
+    @abc.abstractmethod
     def executor(self) -> Any:
-        raise NotImplementedError
+        """submitit's executor, with the sweep's settings."""
 
-    def submit(self, runs: Sequence[NodeRun], names: Sequence[str], submitted: list[str]) -> None:
+    @abc.abstractmethod
+    def submit(self, runs: Sequence[NodeRun], submitted: list[str]) -> None:
         """Submit one job per run, in order, appending each id to `submitted` (what a refusal midway leaves there
         is what to cancel)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def job(self, job_id: str) -> Any:
-        raise NotImplementedError
+        """submitit's handle on a job, from its id (in any process)."""
 
+    @abc.abstractmethod
     def states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
-        raise NotImplementedError
+        """Where each job stands."""
 
     def cancel(self, job_ids: Sequence[str]) -> None:
         for job_id in job_ids:
@@ -175,10 +178,12 @@ class SlurmScheduler(Scheduler):
         settings = self.settings
         # no requeue after a timeout: the run would start over and time out again; preemption requeues (NodeRun)
         executor = self.submitit.SlurmExecutor(folder=self.logs, max_num_timeout=0)
-        # Slurm signals USR2 this long before the time limit (submitit's --signal): 90 s, or a tenth of a short limit,
-        # which would otherwise be signalled as timed out the moment it starts
-        signal_delay_s = min(SIGNAL_DELAY_S, max(1, settings.time_min * 6))
-        parameters: dict[str, Any] = {"time": settings.time_min, "nodes": 1, "ntasks_per_node": 1, "signal_delay_s": signal_delay_s}
+        parameters: dict[str, Any] = {
+            "time": settings.time_min,
+            "nodes": 1,
+            "ntasks_per_node": 1,
+            "signal_delay_s": _signal_delay_s(settings),
+        }
         if settings.partition:
             parameters["partition"] = settings.partition
         if settings.gpus_per_node:
@@ -192,7 +197,7 @@ class SlurmScheduler(Scheduler):
         executor.update_parameters(**parameters)
         return executor
 
-    def submit(self, runs: Sequence[NodeRun], names: Sequence[str], submitted: list[str]) -> None:
+    def submit(self, runs: Sequence[NodeRun], submitted: list[str]) -> None:
         """All jobs in one sbatch call, as a job array (one task per job, each its own allocation and node):
         submitit leaves 0.2 s between separate submissions to spare the controller, 20 s for a hundred jobs."""
         executor = self.executor()
@@ -205,30 +210,27 @@ class SlurmScheduler(Scheduler):
         return self.submitit.SlurmJob(folder=self.logs, job_id=job_id)
 
     def states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
-        """One sacct call for every job: its state, reason, node and exit code, as Slurm says them."""
+        """One sacct call for every job: its state, reason and exit code, as Slurm says them."""
         if not job_ids:
             return {}
-        listed = _run(["sacct", "-X", "-n", "-P", "-o", "JobID,State,Reason,NodeList,ExitCode", "-j", ",".join(job_ids)])
+        listed = _run(["sacct", "-X", "-n", "-P", "-o", "JobID,State,Reason,ExitCode", "-j", ",".join(job_ids)])
         found: dict[str, JobState] = {}
         for line in listed.stdout.splitlines():
             fields = line.split("|")
-            if len(fields) < 5:
+            if len(fields) < 4:
                 continue
-            job_id, state, reason, node, exit_code = fields[:5]
+            job_id, state, reason, exit_code = fields[:4]
             word = state.split()[0] if state.strip() else "UNKNOWN"
-            why = [
-                r
-                for r in (
-                    reason if reason not in ("None", "") else None,
-                    f"exit code {exit_code}" if exit_code not in ("0:0", "") else None,
-                )
-                if r
-            ]
-            found[job_id] = JobState(
-                _phase(word), state.strip(), "; ".join(why) or None, node if node not in ("None assigned", "") else None
-            )
+            said = (reason if reason not in ("None", "") else None, f"exit code {exit_code}" if exit_code not in ("0:0", "") else None)
+            found[job_id] = JobState(_phase(word), state.strip(), "; ".join(r for r in said if r) or None)
         # a job sacct does not list yet was only just submitted
         return {job_id: found.get(job_id, JobState("queued", "SUBMITTED")) for job_id in job_ids}
+
+
+def _signal_delay_s(settings: ExecutorSettings) -> int:
+    """How long before the time limit a job is warned (submitit's USR2): 90 s, or a tenth of a short limit, which
+    would otherwise be warned, and taken for timed out, the moment it starts."""
+    return min(SIGNAL_DELAY_S, max(1, settings.time_min * 6))
 
 
 def _phase(word: str) -> str:
@@ -254,11 +256,11 @@ class LocalScheduler(Scheduler):
         executor.update_parameters(
             timeout_min=self.settings.time_min,
             gpus_per_node=self.settings.gpus_per_node,
-            signal_delay_s=min(SIGNAL_DELAY_S, max(1, self.settings.time_min * 6)),
+            signal_delay_s=_signal_delay_s(self.settings),
         )
         return executor
 
-    def submit(self, runs: Sequence[NodeRun], names: Sequence[str], submitted: list[str]) -> None:
+    def submit(self, runs: Sequence[NodeRun], submitted: list[str]) -> None:
         executor = self.executor()
         with _detached_output():
             for run in runs:
@@ -283,11 +285,11 @@ class LocalScheduler(Scheduler):
             elif process is not None:
                 code = process.poll()
                 if code is None:
-                    states[job_id] = JobState("running", "RUNNING", node=os.uname().nodename)
+                    states[job_id] = JobState("running", "RUNNING")
                 else:
                     states[job_id] = JobState("failed", "ENDED", f"its process ended with code {code} and left no result")
             elif _alive(int(job_id)):
-                states[job_id] = JobState("running", "RUNNING", node=os.uname().nodename)
+                states[job_id] = JobState("running", "RUNNING")
             else:
                 states[job_id] = JobState("failed", "ENDED", "its process ended and left no result")
         return states

@@ -32,18 +32,14 @@ MAX_REQUEUES = 1
 class NodeRun:
     """What a job runs on its node: `asyncbench run` on the job's config into the job's results file; returns its
     exit code. submitit calls `checkpoint` when Slurm signals preemption: the job is requeued (MAX_REQUEUES times),
-    starting over, and the run after a requeue leaves `requeued_path` saying so."""
+    starting over, and the run after a requeue leaves a file saying so (`requeued`)."""
 
     def __init__(self, config_path: str, results_path: str, cwd: str, requeued: int = 0):
         self.config_path, self.results_path, self.cwd, self.requeued = config_path, results_path, cwd, requeued
 
-    @property
-    def requeued_path(self) -> Path:
-        return Path(self.results_path).with_suffix(".requeued")
-
     def __call__(self) -> int:
         if self.requeued:
-            self.requeued_path.write_text(f"{self.requeued}\n", encoding="utf-8")
+            requeued_path(self.results_path).write_text(f"{self.requeued}\n", encoding="utf-8")
             left = Path(self.results_path + ".journal")  # the interrupted attempt's cases: this one measures them anew
             if left.exists():
                 left.replace(Path(self.results_path).with_suffix(f".attempt{self.requeued}.journal"))
@@ -119,3 +115,13 @@ def planned(config: Config) -> list[PlannedCase]:
                         )
                     )
     return cases
+
+
+def requeued_path(results_path: str | Path) -> Path:
+    return Path(results_path).with_suffix(".requeued")
+
+
+def requeued(results_path: str | Path) -> int:
+    """How often a job's run was requeued after preemption (0: never), as the run after a requeue left it."""
+    path = requeued_path(results_path)
+    return int(path.read_text().strip() or 0) if path.exists() else 0

@@ -106,14 +106,10 @@ KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
 }
 
 
-def check_key(key: str) -> None:
-    if key not in KEYS:
-        raise ValueError(f"unknown executor key {key!r}{suggestion(key, list(KEYS))}; allowed: {', '.join(KEYS)}")
-
-
 def apply(settings: ExecutorSettings, key: str, value: Any) -> ExecutorSettings:
     """`settings` with `key` set to `value`, checked (ValueError: what is wrong, for the caller to place)."""
-    check_key(key)
+    if key not in KEYS:
+        raise ValueError(f"unknown executor key {key!r}{suggestion(key, list(KEYS))}; allowed: {', '.join(KEYS)}")
     field, check = KEYS[key]
     if key == "sbatch":  # more options add to the ones already given
         return dataclasses.replace(settings, sbatch={**settings.sbatch, **check(value)})
