@@ -10,7 +10,7 @@ MXNET_SPEC ?= mxnet==1.9.1 "numpy<1.24"
 # what asyncbench itself needs there (its install_requires less torch, which mxnet cases do not use)
 MXNET_WORKER_DEPS ?= scipy psutil PyYAML click rich
 
-.PHONY: chromium history postgres slurm install install-run install-test install-lint lint golden run quick test gpu-test gpu-check bench clean mxnet
+.PHONY: chromium history postgres slurm install install-run install-test install-lint lint mypy-newest-torch golden run quick test gpu-test gpu-check bench clean mxnet
 
 install:
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install --quiet "$(TORCH_SPEC)"
@@ -45,16 +45,34 @@ chromium:
 slurm:
 	bash tests/support/slurm.sh install
 
-install-lint:
+# After `install`, so that the lint extra finds the pinned torch in place and pulls no other (`.[lint]` needs the
+# package's own requirements, torch among them, to type-check against).
+install-lint: install
 	$(PIP) install --quiet -e ".[lint]"
 
-# ruff (lint and format check), mypy (strict on results/ and verdicts/), and the layer contracts (import-linter;
-# the order is written in pyproject.toml and docs/extending.md). The same hooks run from .pre-commit-config.yaml.
-lint: install-lint
+# ruff (lint and format check), mypy (strict on results/ and verdicts/) on the pinned torch and on the newest
+# release, and the layer contracts (import-linter; the order is written in pyproject.toml and docs/extending.md).
+# The same hooks run from .pre-commit-config.yaml.
+lint: install-lint mypy-newest-torch
 	ruff check .
 	ruff format --check .
 	mypy
 	lint-imports
+
+# torch's annotations change between releases (2.14 typed `new_group` as `ProcessGroup | Literal[-100] | None`),
+# and users bring their own: the code is type-checked on the newest torch the registry serves too. Its wheel alone
+# (no CUDA libraries: mypy reads annotations, it imports nothing) goes into an environment of its own, which sees
+# this environment's packages behind its own through a .pth file. PIP_CONSTRAINT is emptied for this one install:
+# a machine-wide cap on torch (as some CI images set) must not hide the newest release.
+TORCH_NEWEST_VENV ?= .venv-torch-newest
+TORCH_NEWEST_SPEC ?= torch
+mypy-newest-torch: install-lint
+	rm -rf $(TORCH_NEWEST_VENV)
+	$(PYTHON) -m venv --without-pip $(TORCH_NEWEST_VENV)
+	PIP_CONSTRAINT=/dev/null $(PIP) install --quiet --no-deps --no-compile --target "$$($(TORCH_NEWEST_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" "$(TORCH_NEWEST_SPEC)"
+	$(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > "$$($(TORCH_NEWEST_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/zz-asyncbench-lint.pth"
+	@$(TORCH_NEWEST_VENV)/bin/python -c 'import importlib.metadata as m; print("mypy on torch", m.version("torch"))'
+	mypy --python-executable $(TORCH_NEWEST_VENV)/bin/python
 
 # After an intended change of what the writers print: rewrite tests/report/golden/ and read the diff.
 golden: install-test
@@ -102,4 +120,4 @@ bench: install history
 	$(PYTHON) benchmarks/defaults_fit.py
 
 clean:
-	rm -rf build dist *.egg-info .pytest_cache $(MXNET_VENV)
+	rm -rf build dist *.egg-info .pytest_cache $(MXNET_VENV) $(TORCH_NEWEST_VENV) .ci-venv

@@ -87,6 +87,16 @@ def overlapped_step(
             work.wait()
 
 
+def _control_group(dist: Any) -> Any:
+    """A gloo group of every rank, for barriers and stop votes beside NCCL's data. Every rank is a member, so torch
+    hands back a process group; its other answers (None, or a non-member's marker in torch >= 2.14) would mean the
+    ranks disagree on who is in the world."""
+    group = dist.new_group(backend="gloo")
+    if not isinstance(group, dist.ProcessGroup):
+        raise RuntimeError(f"this rank is not in its own control group (torch gave {group!r})")
+    return group
+
+
 def run_rank(rank: int, world_size: int, init_method: str, params: Mapping[str, Any], settings: Settings, device: str) -> dict[str, Any]:
     """One rank's whole case: join the group, measure the four variants together, verify, leave.
 
@@ -116,7 +126,7 @@ def run_rank(rank: int, world_size: int, init_method: str, params: Mapping[str, 
         timeout=datetime.timedelta(seconds=params["collective_timeout_s"]),
     )
     try:
-        control = dist.new_group(backend="gloo") if on_gpu else None  # barriers and stop votes stay on the CPU
+        control = _control_group(dist) if on_gpu else None  # barriers and stop votes stay on the CPU
         rows, inner, n = _bucket_rows(params["bucket_mb"]), params["inner_dim"], params["n_buckets"]
         x = torch.full((rows, inner), float(rank + 1), device=device)
         w = torch.ones((inner, COLUMNS), device=device)
@@ -151,13 +161,16 @@ def run_rank(rank: int, world_size: int, init_method: str, params: Mapping[str, 
             dist.broadcast(vote, src=0, group=control)
             return bool(vote.item())
 
+        def line_up() -> None:  # every rank starts each sample together
+            dist.barrier(group=control)
+
         backend = get_backend("torch")
         samples, sampling = measure(
             {COMPUTE: compute_only, COMM: comm_only, BLOCKING: blocking, OVERLAPPED: overlapped},
             sync,
             lambda: backend.timer(device),
             settings,
-            before_sample=lambda: dist.barrier(group=control),
+            before_sample=line_up,
             agree=agree,
         )
         expected = inner * world_size * (world_size + 1) / 2
