@@ -1,4 +1,5 @@
-"""The history at scale: `history` and `report` on a store of 10,000 runs of 50 cases × 3 variants, plus 4 machines more.
+"""The history at scale: `history` and `report` on a store of 10,000 runs of 50 cases × 3 variants, plus 4 machines
+more; and with --record, `record` itself (seconds per recorded run) as the store grows.
 
 Generates the store directly (the tables `record` fills, in bulk): one
 machine with RUNS runs and OTHER_MACHINES machines with OTHER_RUNS runs each,
@@ -10,7 +11,12 @@ found as recording finds them. Then times, in a fresh interpreter each,
 `asyncbench history` (every series) and `asyncbench report -o` (and the
 page's size), against the goals: history ≤ 2 s, report ≤ 10 s and ≤ 20 MB.
 
-    python benchmarks/history_scale.py [--postgres postgresql://...] [--runs 10000]
+With --record: for a store of 10, 1,000 and 10,000 runs on the recording machine, alone or beside 4 more machines
+sharing its case ids (min(runs, 1,000) runs each), times real `Store.record` calls of new runs of that machine,
+in this interpreter after the store is open and a first run recorded (imports, connection): seconds per recorded
+run beyond start-up, against the goal of RECORD_GOAL_S.
+
+    python benchmarks/history_scale.py [--postgres postgresql://...] [--runs 10000] [--cases 50] [--record]
 
 SQLite always; PostgreSQL too with --postgres (its asyncbench tables are dropped first). Generation takes minutes.
 """
@@ -27,10 +33,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from asyncbench.history import store, tables, target
+from asyncbench.history import machine, store, tables, target
+from asyncbench.results import schema
+from asyncbench.results.model import OK, MetricInfo, Report, Result, Samples, Stats, VariantResult
 
 RUNS, OTHER_MACHINES, OTHER_RUNS, CASES, VARIANTS = 10_000, 4, 1_000, 50, 3
 GOALS = {"history": 2.0, "report": 10.0}
+#: `record`, per run beyond start-up, at the largest store (10,000 runs, 5 machines sharing case ids)
+RECORD_GOAL_S = 1.0
+#: the recording machine's runs in the stores `--record` times `record` on, and how many machines share case ids
+RECORD_SIZES, RECORD_MACHINES = (10, 1_000, 10_000), (1, 5)
+#: runs recorded and timed per store, after one untimed (imports, the first connection)
+RECORDED = 5
 PAGE_GOAL_BYTES = 20 * 1024 * 1024
 BATCH = 50_000
 #: the first generated run's creation time; one run an hour after it
@@ -54,11 +68,12 @@ def _rows(machine: str, runs: range, series_ids: dict, rng: random.Random) -> tu
     return cases, points
 
 
-def generate(found: store.Store, seed: int = 0) -> None:
+def generate(found: store.Store, seed: int = 0, machines: list[tuple[str, int]] | None = None) -> None:
+    """Fill `found` in bulk: (machine fingerprint, runs) each, by default RUNS on one and OTHER_RUNS on the others."""
     import sqlalchemy as sa
 
     rng = random.Random(seed)
-    machines = [("m" + str(i) * 11, RUNS if i == 0 else OTHER_RUNS) for i in range(1 + OTHER_MACHINES)]
+    machines = machines or [("m" + str(i) * 11, RUNS if i == 0 else OTHER_RUNS) for i in range(1 + OTHER_MACHINES)]
     runs_table, cases_table = found.table("runs"), found.table("cases")
     points_table, series_table = found.table("points"), found.table("series")
     with found.transaction() as connection:
@@ -124,7 +139,7 @@ def timed(argv: list[str]) -> tuple[float, int]:
 
 
 def measure(history: str, folder: Path) -> None:
-    opened = store.open_store(target.resolve(history))
+    opened = store.open_store(target.resolve(history), writing=True)
     started = time.perf_counter()
     generate(opened)
     print(f"  generated in {time.perf_counter() - started:.0f} s")
@@ -134,15 +149,118 @@ def measure(history: str, folder: Path) -> None:
     size = page.stat().st_size
     print(f"  history: {history_s:.2f} s [goal ≤ {GOALS['history']:g} s] {'OK' if history_s <= GOALS['history'] else 'OVER'}")
     print(f"  report:  {report_s:.2f} s [goal ≤ {GOALS['report']:g} s] {'OK' if report_s <= GOALS['report'] else 'OVER'}")
-    print(f"  page:    {size / 1024 / 1024:.1f} MB [goal ≤ 20 MB] {'OK' if size <= PAGE_GOAL_BYTES else 'OVER'}")
+    print(f"  page:    {size / 1024 / 1024:.1f} MiB, {size:,} bytes [goal ≤ 20 MiB] {'OK' if size <= PAGE_GOAL_BYTES else 'OVER'}")
+
+
+def _environment(index: int) -> dict:
+    """Machine `index`'s environment as a results file holds it: what its fingerprint is made of."""
+    return {
+        "cpu": f"Bench CPU {index}",
+        "cpu_cores_logical": 2,
+        "hostname": f"bench{index}",
+        "frameworks": {"torch": {"version": "2.13.0"}},
+    }
+
+
+def _fingerprint(index: int) -> str:
+    return machine.fingerprint(machine.describe(_environment(index), "torch", "cpu"))
+
+
+def _report(run: int, rng: random.Random) -> Report:
+    """Run number `run` of machine 0 as `run` makes it: CASES cases of VARIANTS variants (done_s, issue_s) and two
+    metrics, the quantities, case ids and values (with their steps) of the generated series, going on."""
+
+    def clock(value: float) -> Stats:
+        return Stats(value, value * 0.02, value * 0.97, value * 1.03, value * 0.98, value * 1.02, 40)
+
+    results = []
+    for case in range(CASES):
+        base = 1e-3 * (1 + case % 7) * (1.3 if (run // 2500 + case) % 4 == 0 else 1.0)
+        variants = {
+            f"v{v}": VariantResult(
+                Samples((), ()), clock(base * rng.lognormvariate(0, 0.03)), clock(base * rng.lognormvariate(0, 0.03)), None
+            )
+            for v in range(VARIANTS)
+        }
+        metrics = {"speedup": 2.0 * rng.lognormvariate(0, 0.03), "gflops": 2.0 * rng.lognormvariate(0, 0.03)}
+        results.append(
+            Result(
+                id=f"case{case}[torch,cpu]", experiment=f"case{case}", workload="matmul", backend="torch", device="cpu", params={},
+                status=OK, variants=variants, metrics=metrics, bounds={name: (v * 0.98, v * 1.02) for name, v in metrics.items()},
+                metric_info={"speedup": MetricInfo("x"), "gflops": MetricInfo("GFLOP/s")},
+            )
+        )  # fmt: skip
+    environment = {**_environment(0), "git_sha": f"{run:040x}"}
+    return schema.new_report({}, environment, tuple(results))
+
+
+def measure_record(history: str, runs: int, machines: int) -> tuple[float, float]:
+    """Median and longest seconds of RECORDED `Store.record` calls on a store of `runs` runs of machine 0 beside
+    `machines - 1` more machines with the same case ids (min(runs, OTHER_RUNS) runs each)."""
+    opened = store.open_store(target.resolve(history), writing=True)
+    layout = [(_fingerprint(i), runs if i == 0 else min(runs, OTHER_RUNS)) for i in range(machines)]
+    started = time.perf_counter()
+    generate(opened, machines=layout)
+    print(f"    generated in {time.perf_counter() - started:.0f} s", flush=True)
+    rng = random.Random(1)
+    opened.record(_report(runs, rng))  # start-up: Otava's and scipy's imports, the first connection
+    seconds = []
+    for index in range(1, RECORDED + 1):
+        report = _report(runs + index, rng)
+        started = time.perf_counter()
+        done = opened.record(report)
+        seconds.append(time.perf_counter() - started)
+        if not done.new or done.points != CASES * (VARIANTS * 2 + 2):
+            raise SystemExit(f"run {index} was not recorded as a new run of {CASES * (VARIANTS * 2 + 2)} points: {done}")
+    return sorted(seconds)[len(seconds) // 2], max(seconds)
+
+
+def _empty(history: str, folder: Path, name: str) -> str:
+    """A new store's address: a fresh SQLite file in `folder`, or the PostgreSQL database with its tables dropped."""
+    if not history.startswith("postgres"):
+        return str(folder / f"{name}.sqlite")
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(target.resolve(history).url)
+    with engine.begin() as connection:
+        for table in ("changes", "points", "series", "cases", "runs", "meta"):
+            connection.execute(sa.text(f"DROP TABLE IF EXISTS {tables.PREFIX}{table} CASCADE"))
+    engine.dispose()
+    return history
+
+
+def record_table(history: str, folder: Path) -> None:
+    print("  | runs | machines | record, s per run (median) | longest |")
+    print("  |--:|--:|--:|--:|")
+    for runs in RECORD_SIZES:
+        for machines in RECORD_MACHINES:
+            median, longest = measure_record(_empty(history, folder, f"r{runs}x{machines}"), runs, machines)
+            over = " OVER" if runs == max(RECORD_SIZES) and machines == max(RECORD_MACHINES) and median > RECORD_GOAL_S else ""
+            print(f"  | {runs:,} | {machines} | {median:.3f} | {longest:.3f} |{over}", flush=True)
 
 
 def main() -> None:
-    global RUNS, OTHER_RUNS
+    global RUNS, OTHER_RUNS, RECORD_SIZES, CASES
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--postgres", metavar="URL", help="also a PostgreSQL database (its asyncbench tables are dropped first)")
     parser.add_argument("--runs", type=int, default=RUNS, help=f"runs of the first machine (default {RUNS})")
+    parser.add_argument(
+        "--cases", type=int, default=CASES, help=f"cases a run (default {CASES}; 8 series a case and machine, so 75 makes 3,000 series)"
+    )
+    parser.add_argument("--record", action="store_true", help=f"time `record` itself (goal ≤ {RECORD_GOAL_S:g} s per run) instead")
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(RECORD_SIZES), help="with --record: the stores' runs")
     args = parser.parse_args()
+    CASES = args.cases
+    if args.record:
+        RECORD_SIZES = tuple(args.sizes)
+        with tempfile.TemporaryDirectory() as folder:
+            print(f"record: {CASES} cases × {VARIANTS} variants a run ({CASES * (VARIANTS * 2 + 2)} series a machine)")
+            print("SQLite")
+            record_table(str(Path(folder) / "h.sqlite"), Path(folder))
+            if args.postgres:
+                print("PostgreSQL")
+                record_table(args.postgres, Path(folder))
+        return
     RUNS = args.runs
     OTHER_RUNS = min(OTHER_RUNS, RUNS)
     series = (1 + OTHER_MACHINES) * CASES * (VARIANTS * 2 + 2)

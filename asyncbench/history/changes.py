@@ -42,6 +42,12 @@ def change_points(points: Sequence[Point]) -> tuple[ChangePoint, ...]:
     values = [p.value for p in points]
     if len(values) < 3:
         return ()
+    low, high = min(values), max(values)
+    if low > 0 and high < low * (1 + MIN_MAGNITUDE):
+        # the means on the two sides of any split lie between the smallest and the largest value, so no split here
+        # changes by more than MIN_MAGNITUDE, and Otava's merge would keep none: its answer, without its search (a
+        # quiet series, the common case, costs recording nothing here)
+        return ()
     found, _ = compute_change_points(values, window_len=WINDOW, max_pvalue=MAX_P_VALUE, min_magnitude=MIN_MAGNITUDE)
     edges = [0, *(c.index for c in found), len(values)]
     changes = []

@@ -1,46 +1,49 @@
 """The store: runs, their cases, series of every measured quantity and their change points (SQLite or PostgreSQL).
 
 A results file is recorded in one transaction: a crash midway leaves the
-store as it was. A run is recorded once: its key is the run's creation
-time, host, revision and case ids, the same for a run recorded by `run
---record` and for its results file recorded again later. Recording a run
-finds the change points of the series it touched again, over their newest
-CHANGE_WINDOW points (changes found earlier, before that window, are kept),
-so reading the history never reruns the detection: `series` reads each
-series' newest points, its change points and its length, whatever the
-store holds.
+store as it was. A run is recorded once: its key is the run's own id
+(keys.py), the same for a run recorded by `run --record` and for its results
+file recorded again later, and different for any two runs. Recording a run
+touches only its own series (its machine's) and finds their change points
+again, over their newest CHANGE_WINDOW points (changes found earlier, before
+that window, are kept), so reading the history never reruns the detection:
+`series` reads each series' newest points, its change points and its
+length, whatever the store holds.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime
-import hashlib
 import json
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from asyncbench.errors import InputError
-from asyncbench.history import changes, machine, tables
+from asyncbench.history import changes, database, keys, machine, tables
+from asyncbench.history.database import StoreError as StoreError  # what callers of the store catch
 from asyncbench.history.model import ChangePoint, Point, Series
 from asyncbench.history.target import Target
+from asyncbench.results import fields
+from asyncbench.results.ab_file import ABFile
+from asyncbench.results.ab_file import Ratio as ABRatio
 from asyncbench.results.model import OK, Check, Report, Result
+from asyncbench.results.paired import VARIANT
 
-# A locked SQLite file (another process writing) is waited for this long before the record fails.
-SQLITE_BUSY_S = 10.0
-# A PostgreSQL server that does not answer within this is unreachable, not slow.
-CONNECT_TIMEOUT_S = 10
-# Change points are looked for again, when a run is recorded, over each touched series' newest this many points:
-# Otava takes 0.02 s on 1,000 points, so recording stays a second or two however long the history grows.
-CHANGE_WINDOW = 1000
+# Change points are looked for again, when a run is recorded, in each series it added to, over the series' newest
+# this many points: twice Otava's window (changes.WINDOW), the most it compares a point with when it splits. A run
+# of 50 cases adds to 400 series, and Otava takes 1 to 3 ms on 100 points (about ten times that on 1,000), so
+# recording stays under a second however long the history grows (benchmarks/history_scale.py --record).
+CHANGE_WINDOW = 2 * changes.WINDOW
+# A change within a window's first this many points has less than Otava's window before it there: it was judged
+# while it was newer, with that much before it, and stays as found then.
+CHANGE_GUARD = changes.WINDOW
+# A change found within this many points after one kept from the guard is that one again, its split moved by the
+# points that came since (Otava's split of a gradual step shifts by a point or two): not a second change.
+CHANGE_NEAR = 5
 # Ids per IN list (SQLite allows 32,766 parameters; PostgreSQL more): bounded lists keep every statement small.
 CHUNK = 500
-
-
-class StoreError(InputError):
-    """The store cannot be used: unreachable, locked, from a newer asyncbench, or not a store."""
 
 
 @dataclass(frozen=True)
@@ -122,55 +125,46 @@ class Store:
             )
             for result in report.results
         ]
-        return self._record(run_key(report), report.created, report.tool_version, environment, entries, label, source)
+        return self._record(keys.of_report(report), report.created, report.tool_version, environment, entries, label, source)
 
-    def record_ab(self, data: Mapping[str, Any], label: str | None = None, source: str | None = None) -> Recorded:
-        """Record an `asyncbench ab` results file: a run of the head side, on the head's machine, whose quantities
-        are each compared variant's and metric's paired ratio head/base (`ab:NAME`, unit x, > 1 slower) with its
-        interval, and whose checks are the verdicts. Kept apart from the series of plain runs: a paired ratio is
-        not a median of one side."""
-        head = data["head"]
-        environment = dict(head.get("facts") or {})
-        stated = str(head.get("revision") or "")  # "a1b2c3d (origin/main)", or "working tree"
-        revision = stated.split(" ")[0] if stated and stated != "working tree" else environment.get("git_sha")
-        environment["git_sha"] = revision
-        entries = []
-        for case in data["cases"]:
-            name, _, inside = case["id"].partition("[")
-            backend, device = (inside.rstrip("]").split(",") + ["", ""])[:2]
-            ratios = case.get("ratios") or []
-            entries.append(
-                CaseEntry(
-                    case_id=case["id"],
-                    workload=name,
-                    backend=backend,
-                    device=device,
-                    params={},
-                    status=str(case["status"]),
-                    reason=case.get("reason"),
-                    checks=[_ab_check(r) for r in ratios],
-                    traces={},
-                    quantities=[
-                        {
-                            "variant": r["name"] if r["kind"] == "variant" else "",
-                            "quantity": f"ab:{r['name']}",
-                            "unit": "x",
-                            "value": r["ratio"],
-                            "low": r["ratio_ci"][0] if r.get("ratio_ci") else None,
-                            "high": r["ratio_ci"][1] if r.get("ratio_ci") else None,
-                        }
-                        for r in ratios
-                        if r.get("ratio") is not None
-                    ],
-                )
+    def record_ab(self, data: ABFile, label: str | None = None, source: str | None = None) -> Recorded:
+        """Record an `asyncbench ab` results file, read and checked by results.ab_file: a run of the head side, on
+        the head's machine, whose quantities are each compared variant's and metric's paired ratio head/base
+        (`ab:NAME`, unit x, > 1 slower) with its interval, and whose checks are the verdicts. Kept apart from the
+        series of plain runs: a paired ratio is not a median of one side."""
+        environment = dict(data.environment)
+        environment["git_sha"] = data.revision
+        entries = [
+            CaseEntry(
+                case_id=case.id,
+                workload=case.workload,
+                backend=case.backend,
+                device=case.device,
+                params={},
+                status=case.status,
+                reason=case.reason,
+                checks=[_ab_check(r) for r in case.ratios],
+                traces={},
+                quantities=[
+                    {
+                        "variant": r.name if r.kind == VARIANT else "",
+                        "quantity": f"ab:{r.name}",
+                        "unit": "x",
+                        "value": r.ratio,
+                        "low": r.ratio_ci[0] if r.ratio_ci else None,
+                        "high": r.ratio_ci[1] if r.ratio_ci else None,
+                    }
+                    for r in case.ratios
+                    if r.ratio is not None
+                ],
             )
-        identity = json.dumps(["ab", data["created"], revision, [(c["id"], c["status"]) for c in data["cases"]]])
-        key = hashlib.sha256(identity.encode()).hexdigest()
-        return self._record(key, data["created"], str(data.get("tool_version", "")), environment, entries, label, source)
+            for case in data.cases
+        ]
+        return self._record(keys.of_ab(data), data.created, data.tool_version, environment, entries, label, source)
 
     def _record(
         self,
-        key: str,
+        key: keys.RunKey,
         created: str,
         version: str,
         environment: Mapping[str, Any],
@@ -181,14 +175,14 @@ class Store:
         import sqlalchemy as sa
 
         runs, cases, points = self.table("runs"), self.table("cases"), self.table("points")
-        with self._failures("record"), self._engine.begin() as connection:
-            existing = connection.execute(sa.select(runs.c.id).where(runs.c.run_key == key)).scalar()
+        with self._failures("record"), database.writing(self._engine) as connection:
+            existing = connection.execute(sa.select(sa.func.min(runs.c.id)).where(runs.c.run_key.in_(key.all))).scalar()
             if existing is not None:
                 return Recorded(run=existing, new=False, points=0)
             git = _git_facts(str(environment.get("git_sha") or "") or None)
             run = connection.execute(
                 runs.insert().values(
-                    run_key=key,
+                    run_key=key.key,
                     created=created,
                     recorded=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                     label=label,
@@ -226,27 +220,41 @@ class Store:
             ids = self._series_ids(connection, [(key_of, unit, info) for key_of, unit, info, _ in rows])
             if rows:
                 connection.execute(points.insert(), [{"series_id": ids[key_of], **values} for key_of, _, _, values in rows])
-                series = self.table("series")
-                touched = sorted(set(ids.values()))
-                for start in range(0, len(touched), CHUNK):
-                    chunk = touched[start : start + CHUNK]
-                    connection.execute(series.update().where(series.c.id.in_(chunk)).values(runs=series.c.runs + 1))
-            self.refresh_changes(connection, sorted(set(ids.values())))
+            added = collections.Counter(ids[key_of] for key_of, _, _, _ in rows)  # series -> its new points (one, as a rule)
+            self._count(connection, added)
+            self.refresh_changes(connection, sorted(added))
             return Recorded(run=run, new=True, points=len(rows))
 
+    def _count(self, connection: Any, added: Mapping[int, int]) -> None:
+        """Each series' length grows by the points it got: `runs` is its point count, read by `series`."""
+        series = self.table("series")
+        grown: dict[int, list[int]] = {}
+        for series_id, count in added.items():
+            grown.setdefault(count, []).append(series_id)
+        for count, ids in grown.items():
+            ids.sort()
+            for start in range(0, len(ids), CHUNK):
+                chunk = ids[start : start + CHUNK]
+                connection.execute(series.update().where(series.c.id.in_(chunk)).values(runs=series.c.runs + count))
+
     def _series_ids(self, connection: Any, wanted: Sequence[tuple[tuple[str, str, str, str], str, dict[str, Any]]]) -> dict[Any, int]:
-        """The id of each series (machine, case, variant, quantity), made where it is new."""
+        """The id of each wanted series (machine, case, variant, quantity), made where it is new; other machines'
+        series of the same cases are not among them."""
         import sqlalchemy as sa
 
         series = self.table("series")
         ids: dict[Any, int] = {}
-        cases = sorted({key[1] for key, _, _ in wanted})
+        named = {key for key, _, _ in wanted}
+        machines = sorted({key[0] for key in named})
+        cases = sorted({key[1] for key in named})
         for start in range(0, len(cases), CHUNK):
             query = sa.select(series.c.id, series.c.machine, series.c.case_id, series.c.variant, series.c.quantity).where(
-                series.c.case_id.in_(cases[start : start + CHUNK])
+                series.c.machine.in_(machines), series.c.case_id.in_(cases[start : start + CHUNK])
             )
             for row in connection.execute(query):
-                ids[(row.machine, row.case_id, row.variant, row.quantity)] = row.id
+                key = (row.machine, row.case_id, row.variant, row.quantity)
+                if key in named:
+                    ids[key] = row.id
         for key, unit, info in wanted:
             if key not in ids:
                 ids[key] = connection.execute(
@@ -262,16 +270,34 @@ class Store:
         return ids
 
     def refresh_changes(self, connection: Any, series_ids: Sequence[int]) -> None:
-        """Find the change points of these series again over their newest CHANGE_WINDOW points; the changes found
-        before that window stay as they were."""
-        found = self._newest(connection, series_ids, CHANGE_WINDOW)
+        """Find the change points of these series again over their newest CHANGE_WINDOW points. A series longer than
+        that keeps the changes found before the window and in its first CHANGE_GUARD points, as found then."""
+        import sqlalchemy as sa
+
+        found = self._newest(connection, series_ids, CHANGE_WINDOW + 1)  # one more: whether the window is the whole series
         table = self.table("changes")
+        stored: dict[int, list[int]] = {}
+        for start in range(0, len(series_ids), CHUNK):
+            chunk = list(series_ids[start : start + CHUNK])
+            for row in connection.execute(sa.select(table.c.series_id, table.c.run_id).where(table.c.series_id.in_(chunk))):
+                stored.setdefault(row.series_id, []).append(row.run_id)
         for series_id in series_ids:
             shown = found.get(series_id, [])
             if not shown:
                 continue
-            connection.execute(table.delete().where(table.c.series_id == series_id, table.c.run_id >= shown[0].run))
-            rows = [{"series_id": series_id, **_change_row(c)} for c in changes.change_points(shown)]
+            whole = len(shown) <= CHANGE_WINDOW
+            shown = shown[-CHANGE_WINDOW:]
+            since = shown[0].run if whole else shown[CHANGE_GUARD].run
+            before = stored.get(series_id, [])
+            if any(run >= since for run in before):
+                connection.execute(table.delete().where(table.c.series_id == series_id, table.c.run_id >= since))
+            position = {point.run: index for index, point in enumerate(shown)}
+            kept = [position[run] for run in before if run < since and run in position]
+            rows = [
+                {"series_id": series_id, **_change_row(change)}
+                for change in changes.change_points(shown)
+                if change.run >= since and not any(position[change.run] - at <= CHANGE_NEAR for at in kept)
+            ]
             if rows:
                 connection.execute(table.insert(), rows)
 
@@ -392,11 +418,11 @@ class Store:
             return list(connection.execute(sa.select(*columns).order_by(runs.c.created.desc(), runs.c.id.desc()).limit(limit)))
 
     def transaction(self) -> Any:
-        """A transaction of this store's own (for bulk loads: benchmarks/history_scale.py)."""
-        return self._engine.begin()
+        """A writing transaction of this store's own (for bulk loads: benchmarks/history_scale.py)."""
+        return database.writing(self._engine)
 
     def _failures(self, doing: str) -> contextlib.AbstractContextManager[None]:
-        return _translated(self.target, doing)
+        return database.translated(self.target, doing)
 
 
 def _change_row(change: ChangePoint) -> dict[str, Any]:
@@ -416,12 +442,12 @@ def _measured(quantity: dict[str, Any]) -> dict[str, Any]:
     return {"value": quantity["value"], "low": quantity["low"], "high": quantity["high"]}
 
 
-def _ab_check(ratio: Mapping[str, Any]) -> dict[str, Any]:
+def _ab_check(ratio: ABRatio) -> dict[str, Any]:
     return {
-        "expect": f"ab {ratio['name']} ({ratio['label']})",
-        "verdict": ratio["verdict"],
-        "value": ratio["ratio"],
-        "bounds": ratio["ratio_ci"],
+        "expect": f"ab {ratio.name} ({ratio.label})",
+        "verdict": ratio.verdict,
+        "value": ratio.ratio,
+        "bounds": list(ratio.ratio_ci) if ratio.ratio_ci else None,
     }
 
 
@@ -465,21 +491,18 @@ def quantities(result: Result) -> list[dict[str, Any]]:
     return rows
 
 
-def run_key(report: Report) -> str:
-    """The same for a run recorded as it ends and for its results file recorded later (no float is part of it:
-    the file rounds samples to the nanosecond)."""
-    environment = report.environment
-    identity = [report.created, environment.get("hostname"), environment.get("git_sha"), [(r.id, str(r.status)) for r in report.results]]
-    return hashlib.sha256(json.dumps(identity, default=str).encode()).hexdigest()
-
-
 def _git_facts(sha: str | None) -> dict[str, str]:
-    """The branch and commit time of `sha` where the current directory's repository has that commit."""
-    if not sha:
+    """The branch and commit time of `sha` where the current directory's repository has that commit.
+
+    `sha` comes from a file, so it reaches git only as a commit id: hex digits (fields.is_sha; anything else is
+    no revision here, not an option such as `--output=FILE`), named as `SHA^{commit}` after `--end-of-options`."""
+    if not sha or not fields.is_sha(sha):
         return {}
-    commit = sha.removesuffix("-dirty")
+    commit = sha.removesuffix(fields.DIRTY)
     try:
-        time = subprocess.run(["git", "show", "-s", "--format=%cI", commit], capture_output=True, text=True, timeout=10)
+        time = subprocess.run(
+            ["git", "show", "-s", "--format=%cI", "--end-of-options", f"{commit}^{{commit}}"], capture_output=True, text=True, timeout=10
+        )
         branch = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True, timeout=10)
         head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
@@ -492,49 +515,11 @@ def _git_facts(sha: str | None) -> dict[str, str]:
     return facts
 
 
-@contextlib.contextmanager
-def _translated(target: Target, doing: str) -> Iterator[None]:
-    """Database failures as one line without the password: unreachable, locked, not a store."""
-    import sqlalchemy.exc
-
-    try:
-        yield
-    except sqlalchemy.exc.SQLAlchemyError as exc:
-        original = getattr(exc, "orig", None) or exc
-        text = " ".join(str(original).split())
-        if "locked" in text.lower():
-            text = f"the SQLite file is locked by another process (waited {SQLITE_BUSY_S:g} s): {text}"
-        raise StoreError(f"history {target.shown}: cannot {doing}: {target.scrub(text)}") from None
-
-
-def open_store(target: Target) -> Store:
-    """Connect, create or upgrade the schema, refuse a store of a newer asyncbench (StoreError, one line)."""
-    import sqlalchemy as sa
-
-    if target.kind == "sqlite":
-        path = Path(target.url.removeprefix("sqlite:///"))
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"history {target.shown}: cannot create its folder: {exc.strerror or exc}") from None
-        engine = sa.create_engine(target.url, connect_args={"timeout": SQLITE_BUSY_S})
-    else:
-        engine = sa.create_engine(target.url, connect_args={"connect_timeout": CONNECT_TIMEOUT_S}, pool_pre_ping=True)
+def open_store(target: Target, writing: bool = False) -> Store:
+    """The store at `target`: refused in one line (StoreError) when it is not there (reading never makes one), is
+    from a newer asyncbench, or cannot be reached; an older one is upgraded. `writing`: made where there is none,
+    and proven writable now, before a run (a read-only file, folder, role or server is refused here)."""
+    engine = database.connect(target, writing)
     meta = tables.metadata()
-    with _translated(target, "open"), engine.begin() as connection:
-        kv = meta.tables[f"{tables.PREFIX}meta"]
-        kv.create(connection, checkfirst=True)
-        found = connection.execute(sa.select(kv.c.value).where(kv.c.key == "schema_version")).scalar()
-        version = int(found) if found is not None else 0
-        if version > tables.SCHEMA_VERSION:
-            raise StoreError(
-                f"history {target.shown}: the store is of schema {version}, newer than this asyncbench reads "
-                f"({tables.SCHEMA_VERSION}): upgrade asyncbench"
-            )
-        for step in range(version + 1, tables.SCHEMA_VERSION + 1):
-            tables.MIGRATIONS[step](connection, meta)
-        if version == 0:
-            connection.execute(kv.insert().values(key="schema_version", value=str(tables.SCHEMA_VERSION)))
-        elif version < tables.SCHEMA_VERSION:
-            connection.execute(kv.update().where(kv.c.key == "schema_version").values(value=str(tables.SCHEMA_VERSION)))
+    database.prepare(target, engine, meta, writing)
     return Store(target, engine, meta)

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from asyncbench.history import machine
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PREFIX = "asyncbench_"
 
 
@@ -96,8 +96,19 @@ def metadata() -> Any:
 
 
 def _create(connection: Any, meta: Any) -> None:
-    meta.create_all(connection)
+    meta.create_all(connection)  # checkfirst: what a store already has stays
 
 
-#: version -> the step that brings a store of the version before it there (1: a new store)
-MIGRATIONS: dict[int, Callable[[Any, Any], None]] = {1: _create}
+def _recount(connection: Any, meta: Any) -> None:
+    """Each series' `runs` as its points: schema 1 added one to every series of a case on every machine whenever any
+    machine recorded that case (a series with one point said "3 runs")."""
+    import sqlalchemy as sa
+
+    series, points = meta.tables[f"{PREFIX}series"], meta.tables[f"{PREFIX}points"]
+    counted = sa.select(sa.func.count()).where(points.c.series_id == series.c.id).scalar_subquery()
+    connection.execute(series.update().values(runs=counted))
+
+
+#: version -> the step that brings a store of the version before it there (1: a new store; 2: runs keyed by the
+#: run's own id, see keys.py, and each series' run count recounted)
+MIGRATIONS: dict[int, Callable[[Any, Any], None]] = {1: _create, 2: _recount}

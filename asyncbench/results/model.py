@@ -304,3 +304,6 @@ class Report:
     config: Mapping[str, Any]
     results: tuple[Result, ...]
     interrupted: bool = False
+    #: this run's own id (uuid4 hex), made with the report and kept in its file and journal: what tells two runs
+    #: apart in the history, whenever they ended ('' in files older than schema 6)
+    run_id: str = ""

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 import math
+import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from asyncbench.results.model import Verdict
 
-AB_SCHEMA_VERSION = 1
+# 1 — first version. 2 — `run_id` (uuid4 hex, made with the report): the run's identity in the history, so two
+# `ab` runs that end in the same second are two runs (files of version 1 are keyed by their whole content).
+AB_SCHEMA_VERSION = 2
 VARIANT, METRIC = "variant", "metric"
 
 
@@ -86,6 +89,8 @@ class ABReport:
     cases: tuple[PairedCase, ...]
     interrupted: bool = False
     schema_version: int = AB_SCHEMA_VERSION
+    #: this run's own id, made with the report: what tells two runs apart in the history
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
 def _finite(value: Any) -> Any:

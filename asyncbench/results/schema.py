@@ -17,6 +17,7 @@ import json
 import os
 import re
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -46,7 +47,9 @@ TOOL_NAME = "asyncbench"
 # 5 — `machine` on a result (the host it ran on) in a report gathered from cluster jobs (`run --executor`,
 # `gather`), whose `environment` then holds `machines` {host: that job's environment} and `sweep` (the job folder,
 # the executor, each job's id and state); absent elsewhere.
-SCHEMA_VERSION = 5
+# 6 — `run_id` (uuid4 hex, made with the report): the run's identity in the history, so two runs that end in the
+# same second are two runs. Files before it have none; the history keys them by their whole content.
+SCHEMA_VERSION = 6
 
 #: a line only a config has: what tells `show config.yaml` apart from a broken results file
 CONFIG_LINE = re.compile(r"^experiments\s*:", re.MULTILINE)
@@ -70,6 +73,7 @@ def new_report(config: Mapping[str, Any], environment: Mapping[str, Any], result
         environment=dict(environment),
         config=dict(config),
         results=tuple(results),
+        run_id=uuid.uuid4().hex,
     )
 
 
@@ -79,6 +83,7 @@ def header_to_dict(report: Report) -> dict[str, Any]:
         "schema_version": report.schema_version,
         "tool": {"name": report.tool_name, "version": report.tool_version},
         "created": report.created,
+        "run_id": report.run_id,
         "interrupted": report.interrupted,
         "environment": dict(report.environment),
         "config": dict(report.config),
@@ -195,6 +200,7 @@ def header_from_dict(raw: Mapping[str, Any], results: tuple[Result, ...]) -> Rep
         config=raw.get("config", {}),
         results=results,
         interrupted=bool(raw.get("interrupted", False)),
+        run_id=str(raw.get("run_id") or ""),
     )
 
 

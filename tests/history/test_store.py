@@ -62,8 +62,8 @@ def test_a_results_file_is_recorded_once_and_its_run_is_the_same_as_the_one_reco
 
 def test_series_never_mix_machines_and_one_store_holds_many(history, tmp_path):
     report = schema.load(quick_numpy_results(tmp_path / "a.json"))
-    other = dataclasses.replace(report, created=report.created + "b", environment={**report.environment, "cpu": "Another CPU"})
-    opened = store.open_store(target.resolve(history))
+    other = dataclasses.replace(report, run_id="b" * 32, environment={**report.environment, "cpu": "Another CPU"})
+    opened = store.open_store(target.resolve(history), writing=True)
     assert opened.record(report).new
     assert opened.record(other).new
     found = opened.series("matmul")
@@ -151,7 +151,7 @@ def test_fail_on_regression_exits_1_only_when_the_newest_point_starts_a_slowdown
 def test_a_store_from_a_newer_asyncbench_is_refused_in_one_line(history, tmp_path):
     import sqlalchemy as sa
 
-    store.open_store(target.resolve(history))
+    store.open_store(target.resolve(history), writing=True)
     engine = sa.create_engine(target.resolve(history).url)
     with engine.begin() as connection:
         connection.execute(sa.text("UPDATE asyncbench_meta SET value = '99' WHERE key = 'schema_version'"))
@@ -169,7 +169,7 @@ def test_a_file_that_is_not_results_is_refused_and_nothing_is_recorded(tmp_path)
     assert done.returncode == 2
     assert "notes.json" in done.stderr
     assert "Traceback" not in done.stderr
-    assert store.open_store(target.resolve(str(tmp_path / "h.sqlite"))).recent(10) == []
+    assert not (tmp_path / "h.sqlite").exists()  # nothing recorded: the store was not even made
 
 
 def test_a_sqlite_store_that_is_not_a_database_is_one_line(tmp_path):
@@ -211,7 +211,7 @@ def test_a_locked_sqlite_store_is_one_line_and_exit_2(tmp_path):
     import sqlite3
 
     good = quick_numpy_results(tmp_path / "good.json")
-    store.open_store(target.resolve(str(tmp_path / "h.sqlite")))
+    store.open_store(target.resolve(str(tmp_path / "h.sqlite")), writing=True)
     holder = sqlite3.connect(tmp_path / "h.sqlite")
     holder.execute("BEGIN EXCLUSIVE")  # another process writing, for longer than the store waits
     try:
@@ -233,8 +233,8 @@ def test_without_history_the_store_is_a_sqlite_file_in_the_current_directory(tmp
     assert shown.returncode == 0, shown.stderr
     assert (tmp_path / "page.html").read_text().startswith("<!doctype html>")
     empty = asyncbench("report", "-o", "none.html", "--history", "empty.sqlite", cwd=tmp_path)
-    assert empty.returncode == 1
-    assert "no series" in empty.stderr
+    assert empty.returncode == 2
+    assert "no store there" in empty.stderr
 
 
 def test_data_in_the_page_cannot_close_its_script_element():
@@ -259,7 +259,7 @@ def test_a_postgres_url_without_a_password_takes_libpqs_own(tmp_path):
 
 def test_a_failure_while_recording_leaves_the_store_as_it_was(tmp_path, monkeypatch):
     report = schema.load(quick_numpy_results(tmp_path / "r.json"))
-    opened = store.open_store(target.resolve(str(tmp_path / "h.sqlite")))
+    opened = store.open_store(target.resolve(str(tmp_path / "h.sqlite")), writing=True)
     calls = []
 
     def breaks_on_the_second(result):

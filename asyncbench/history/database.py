@@ -1,0 +1,178 @@
+"""The store's database: reaching it, one writer at a time, its schema made or upgraded once, failures in one line.
+
+Reading never makes a store: a path with no store, or a database without
+asyncbench's tables, is one line (StoreError, exit 2) and nothing is
+created. Opening for writing makes the store where there is none, and
+proves it can be written (a read-only file or folder, a read-only role or
+server) before a run spends its time: a write rolled back.
+
+Writers take turns: on SQLite a writing transaction starts with `BEGIN
+IMMEDIATE` (the file's write lock, waited for SQLITE_BUSY_S; a deferred
+transaction that reads first and then writes can find another writer ahead
+of it and fail at once), on PostgreSQL with a transaction-scoped advisory
+lock. Two processes that make one new store, or record at once, so wait for
+each other instead of failing: the second finds the tables, the meta row
+and the series the first made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, Iterator
+
+from asyncbench.errors import InputError
+from asyncbench.history import tables
+from asyncbench.history.target import DEFAULT, Target
+
+# A locked SQLite file (another process writing) is waited for this long before the record fails.
+SQLITE_BUSY_S = 10.0
+# A PostgreSQL server that does not answer within this is unreachable, not slow.
+CONNECT_TIMEOUT_S = 10
+# Another writer of a PostgreSQL store is waited for this long (a record takes about a second; a team's CI jobs
+# may queue several).
+POSTGRES_LOCK_WAIT_S = 60
+# The advisory lock every writer of a PostgreSQL store takes: this number ("asyb" in ASCII) and its schema's hash,
+# so stores in two schemas of one database do not wait for each other.
+POSTGRES_LOCK = 0x61737962
+# The execution option that marks an engine's transactions as writing (BEGIN IMMEDIATE on SQLite).
+WRITING = "asyncbench_writing"
+# The meta row the write probe inserts and rolls back.
+PROBE_KEY = "write_probe"
+
+
+class StoreError(InputError):
+    """The store cannot be used: unreachable, locked, read-only, absent, from a newer asyncbench, or not a store."""
+
+
+def connect(target: Target, writing: bool) -> Any:
+    """An engine for the store at `target`; reading a SQLite file that is not there is StoreError (no file made)."""
+    import sqlalchemy as sa
+
+    if target.kind != "sqlite":
+        return sa.create_engine(target.url, connect_args={"connect_timeout": CONNECT_TIMEOUT_S}, pool_pre_ping=True)
+    path = Path(target.url.removeprefix("sqlite:///"))
+    if not writing and not path.exists():
+        raise StoreError(f"history {target.shown}: no store there (record a run first: `asyncbench record FILE` or `run --record`)")
+    if writing and path == DEFAULT:
+        try:  # the default store's folder is asyncbench's own: made on first use
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"history {target.shown}: cannot create its folder: {exc.strerror or exc}") from None
+    elif writing and not path.parent.is_dir():  # a store the user named: a missing folder is more likely a typo
+        raise StoreError(f"history {target.shown}: no such folder {str(path.parent)!r} (create it first)")
+    engine = sa.create_engine(target.url, connect_args={"timeout": SQLITE_BUSY_S})
+
+    @sa.event.listens_for(engine, "connect")
+    def _own_transactions(driver_connection: Any, _: Any) -> None:
+        driver_connection.isolation_level = None  # the driver begins nothing itself: `_begin` does
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get(WRITING) else "BEGIN")
+
+    return engine
+
+
+@contextlib.contextmanager
+def writing(engine: Any) -> Iterator[Any]:
+    """A writing transaction, the store's only one while it lasts (committed at the end, rolled back on an error)."""
+    import sqlalchemy as sa
+
+    with engine.execution_options(**{WRITING: True}).begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(sa.text(f"SET LOCAL lock_timeout = '{POSTGRES_LOCK_WAIT_S}s'"))
+            connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key, hashtext(current_schema()))"), {"key": POSTGRES_LOCK})
+        yield connection
+
+
+def prepare(target: Target, engine: Any, meta: Any, writing_too: bool) -> None:
+    """Refuse a store of a newer asyncbench; upgrade an older one; make a new one (only when writing); and when
+    writing, prove it can be written. StoreError, one line, for each failure."""
+
+    with translated(target, "open"):
+        with engine.connect() as connection:
+            version = _version(connection)
+        if version is None and not writing_too:
+            raise StoreError(f"history {target.shown}: no asyncbench store there (record a run first: `asyncbench record FILE`)")
+        _refuse_newer(target, version)
+        if version != tables.SCHEMA_VERSION:
+            with writing(engine) as connection:  # the lock first: a second process finds what the first made
+                version = _version(connection)
+                _refuse_newer(target, version)
+                kv = meta.tables[f"{tables.PREFIX}meta"]
+                kv.create(connection, checkfirst=True)
+                for step in range((version or 0) + 1, tables.SCHEMA_VERSION + 1):
+                    tables.MIGRATIONS[step](connection, meta)
+                if version is None:
+                    connection.execute(kv.insert().values(key="schema_version", value=str(tables.SCHEMA_VERSION)))
+                else:
+                    connection.execute(kv.update().where(kv.c.key == "schema_version").values(value=str(tables.SCHEMA_VERSION)))
+    if writing_too:
+        try:
+            with translated(target, "write"):
+                _probe(engine, meta)
+        except StoreError as exc:
+            if target.kind == "sqlite" and "unable to open" in str(exc):  # the journal SQLite writes beside the file
+                raise StoreError(f"{exc} (is its folder writable? SQLite writes a journal beside the file)") from None
+            raise
+
+
+def _version(connection: Any) -> int | None:
+    """The store's schema version; None where the database holds no asyncbench store."""
+    import sqlalchemy as sa
+
+    name = f"{tables.PREFIX}meta"
+    if not sa.inspect(connection).has_table(name):
+        return None
+    found = connection.execute(sa.text(f"SELECT value FROM {name} WHERE key = 'schema_version'")).scalar()
+    return int(found) if found is not None else None
+
+
+def _refuse_newer(target: Target, version: int | None) -> None:
+    if version is not None and version > tables.SCHEMA_VERSION:
+        raise StoreError(
+            f"history {target.shown}: the store is of schema {version}, newer than this asyncbench reads "
+            f"({tables.SCHEMA_VERSION}): upgrade asyncbench"
+        )
+
+
+def _probe(engine: Any, meta: Any) -> None:
+    """A write rolled back: a read-only file, folder (SQLite's journal goes beside the file), role or server fails
+    here, before a run, not when its results are recorded."""
+    import sqlalchemy as sa
+
+    kv = meta.tables[f"{tables.PREFIX}meta"]
+    with engine.execution_options(**{WRITING: True}).connect() as connection:
+        transaction = connection.begin()
+        try:
+            connection.execute(kv.insert().values(key=PROBE_KEY, value=""))
+            if connection.dialect.name == "postgresql":
+                names = [table.name for table in meta.sorted_tables]
+                allowed = connection.execute(
+                    sa.text("SELECT bool_and(has_table_privilege(name, 'INSERT')) FROM unnest(CAST(:names AS text[])) AS name"),
+                    {"names": names},
+                ).scalar()
+                if not allowed:
+                    raise StoreError("this role may not insert into every asyncbench table")
+        finally:
+            transaction.rollback()
+
+
+@contextlib.contextmanager
+def translated(target: Target, doing: str) -> Iterator[None]:
+    """Database failures as one line without the password: unreachable, locked, read-only, not a store."""
+    import sqlalchemy.exc
+
+    try:
+        yield
+    except StoreError as exc:
+        if str(exc).startswith("history "):
+            raise
+        raise StoreError(f"history {target.shown}: cannot {doing}: {exc}") from None
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        original = getattr(exc, "orig", None) or exc
+        text = " ".join(str(original).split())
+        if "locked" in text.lower():
+            text = f"the SQLite file is locked by another process (waited {SQLITE_BUSY_S:g} s): {text}"
+        raise StoreError(f"history {target.shown}: cannot {doing}: {target.scrub(text)}") from None
