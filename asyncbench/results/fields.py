@@ -1,0 +1,197 @@
+"""One value read from a file, held to its vocabulary: what `record` may store and `report` may show.
+
+A results or `ab` file is input like a config: it may come from another
+machine, a CI artifact or a pull request. Every field the store takes from
+one is checked here before anything is stored: words against their
+vocabulary (statuses, verdicts, check states), units and git revisions
+against their shape, numbers finite where a number is expected, strings
+bounded and free of control characters where they name things. A field that
+fails is an InputError naming the file and the key (one line, exit 2).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Collection, Mapping, NoReturn
+
+from asyncbench.errors import InputError
+
+# A name (case id, workload, backend, device, variant, metric, host, label...) longer than this is not one: the
+# longest case ids of a sweep's cross product stay well under a few hundred characters, and a page or a terminal
+# line must not carry megabytes of one.
+MAX_NAME = 1000
+# Free text (a reason, a check's wording): an error's reason quotes its exception, which may be a few lines long.
+MAX_TEXT = 20_000
+# A git revision as asyncbench records it: 7 (git's shortest abbreviation) to 64 (a SHA-256 repository's full
+# id) hex digits, optionally "-dirty" (a working tree with changes). Nothing else may reach `git` as a revision.
+SHA = re.compile(r"[0-9a-fA-F]{7,64}")
+DIRTY = "-dirty"
+# A run's own id (results.schema and results.paired make a uuid4's 32 hex digits); files before it have none ('').
+RUN_ID = re.compile(r"[0-9a-fA-F]{8,64}")
+# A unit is a short word ("s", "x", "%", "GFLOP/s", "MiB", "bool", "items/s"): letters, digits, a few signs; never
+# markup, quotes or separators.
+UNIT = re.compile(r"[A-Za-z0-9%µ/^._ ()-]{0,32}")
+# A backend's or a device's name: `numpy`, `torch`, `cpu`, `cuda:0`.
+IDENTIFIER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:+()-]{0,99}")
+# Characters no name holds: C0 controls and DEL (newlines, escapes that would rewrite a terminal line).
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Free text may hold line breaks and tabs, no other control character.
+TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class At:
+    """Where a value was read: the file and the key path inside it, for the one line that refuses it."""
+
+    source: str
+    path: str = ""
+
+    def __truediv__(self, key: str | int) -> At:
+        step = f"[{key}]" if isinstance(key, int) else (f".{key}" if self.path else key)
+        return At(self.source, self.path + step)
+
+    def fail(self, message: str) -> NoReturn:
+        raise InputError(message, location=self.source, path=self.path or None)
+
+
+def mapping(value: Any, at: At) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        at.fail(f"expected an object, got {_kind(value)}")
+    for key in value:
+        if not isinstance(key, str):
+            at.fail(f"expected string keys, got {_kind(key)}")
+    return value
+
+
+def optional_mapping(value: Any, at: At) -> Mapping[str, Any]:
+    return {} if value is None else mapping(value, at)
+
+
+def listed(value: Any, at: At) -> list[Any]:
+    if not isinstance(value, list):
+        at.fail(f"expected a list, got {_kind(value)}")
+    return value
+
+
+def optional_list(value: Any, at: At) -> list[Any]:
+    return [] if value is None else listed(value, at)
+
+
+def name(value: Any, at: At, empty: bool = True) -> str:
+    """A bounded one-line string that names something (`empty`: may it be '')."""
+    if not isinstance(value, str):
+        at.fail(f"expected a string, got {_kind(value)}")
+    if not value and not empty:
+        at.fail("is empty")
+    if len(value) > MAX_NAME:
+        at.fail(f"longer than {MAX_NAME} characters ({len(value)})")
+    if CONTROL.search(value):
+        at.fail(f"holds a control character: {value[:80]!r}")
+    return value
+
+
+def optional_name(value: Any, at: At) -> str | None:
+    return None if value is None else name(value, at)
+
+
+def identifier(value: Any, at: At) -> str:
+    """A backend's or a device's name: a word (`numpy`, `cuda:0`), never one that reads as an option."""
+    if not isinstance(value, str) or not IDENTIFIER.fullmatch(value):
+        at.fail(f"{_shown(value)} is not a name (letters, digits and _ . : + ( ) -, not starting with -)")
+    return value
+
+
+def text(value: Any, at: At) -> str:
+    """Bounded free text (line breaks allowed)."""
+    if not isinstance(value, str):
+        at.fail(f"expected a string, got {_kind(value)}")
+    if len(value) > MAX_TEXT:
+        at.fail(f"longer than {MAX_TEXT} characters ({len(value)})")
+    if TEXT_CONTROL.search(value):
+        at.fail("holds a control character")
+    return value
+
+
+def optional_text(value: Any, at: At) -> str | None:
+    return None if value is None else text(value, at)
+
+
+def number(value: Any, at: At) -> float:
+    """A finite number (a bool is not one)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        at.fail(f"expected a number, got {_kind(value)}")
+    if not math.isfinite(value):
+        at.fail(f"expected a finite number, got {value}")
+    return float(value)
+
+
+def optional_number(value: Any, at: At) -> float | None:
+    return None if value is None else number(value, at)
+
+
+def count(value: Any, at: At) -> int:
+    """A whole number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        at.fail(f"expected a whole number >= 0, got {_shown(value)}")
+    return value
+
+
+def interval(value: Any, at: At) -> tuple[float, float] | None:
+    """[low, high], two finite numbers with low <= high, or None."""
+    if value is None:
+        return None
+    pair = listed(value, at)
+    if len(pair) != 2:
+        at.fail(f"expected [low, high], got {len(pair)} value(s)")
+    low, high = number(pair[0], at / 0), number(pair[1], at / 1)
+    if low > high:
+        at.fail(f"low {low:g} is above high {high:g}")
+    return (low, high)
+
+
+def word(value: Any, at: At, vocabulary: Collection[str]) -> str:
+    """One of `vocabulary`'s words."""
+    if not isinstance(value, str) or value not in vocabulary:
+        at.fail(f"{_shown(value)} is not one of {', '.join(sorted(vocabulary))}")
+    return value
+
+
+def unit(value: Any, at: At) -> str:
+    if not isinstance(value, str) or not UNIT.fullmatch(value):
+        at.fail(f"{_shown(value)} is not a unit (a short word such as s, x, %, GFLOP/s)")
+    return value
+
+
+def is_sha(value: str) -> bool:
+    """Whether `value` is a git revision as asyncbench records it: hex digits, optionally with -dirty."""
+    return bool(SHA.fullmatch(value.removesuffix(DIRTY)))
+
+
+def sha(value: Any, at: At) -> str | None:
+    """A git revision (hex, optionally -dirty), or None."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not is_sha(value):
+        at.fail(f"{_shown(value)} is not a git revision (7 to 64 hex digits)")
+    return value
+
+
+def run_id(value: Any, at: At) -> str:
+    """A run's own id (hex), or '' where the file has none."""
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str) or not RUN_ID.fullmatch(value):
+        at.fail(f"{_shown(value)} is not a run id (hex digits)")
+    return value
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _shown(value: Any) -> str:
+    """A refused value as the error shows it: its repr, cut short."""
+    shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
