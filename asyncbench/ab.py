@@ -5,8 +5,10 @@ out (a temporary git worktree of --base / --head, removed afterwards; the
 head defaults to the working tree), each side reads the config and every
 file it names from its own tree, and its worker imports that tree first.
 --base-python runs the base side under another environment, --base-env /
---head-env set variables on one side. Everything wrong with the input is
-one line and exit 2 before anything runs.
+--head-env set variables on one side (shown with the values of secret-looking
+names masked). Everything wrong with the input, output paths included, is
+one line and exit 2 before anything runs; a worktree an earlier `ab` killed
+outright left behind is removed first.
 """
 
 from __future__ import annotations
@@ -15,18 +17,19 @@ import contextlib
 import dataclasses
 import datetime
 import platform
+import re
 import signal
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from asyncbench import session
 from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
+from asyncbench.host import worktrees
 from asyncbench.report import paired as views
-from asyncbench.results import budget, schema
+from asyncbench.results import budget, fields, outputs
 from asyncbench.results.model import Case
 from asyncbench.results.paired import ABReport, PairedCase, Side, dumps
 from asyncbench.verdicts import compare
@@ -35,8 +38,19 @@ from asyncbench.version import __version__
 
 Say = Callable[[str], None]
 IDLE_SIDE = "frozen with SIGSTOP between its samples (no spinning thread pool, GC or engine thread competes); user thread settings kept"
-# How long `git` and a side's interpreter check may take before they count as not answering.
+# How long a side's interpreter check may take before it counts as not answering.
 PROBE_TIMEOUT_S = 60.0
+# Parts of a variable's name that say its value is a credential. A gate's output travels further than its secrets
+# may (a CI log, an uploaded artifact, a pull-request comment anyone can read), so such values are shown as MASK
+# everywhere (terminal, JSON, markdown); the side's process still gets the real value. Matched anywhere in the
+# name, any case: API_TOKEN, AWS_SECRET_ACCESS_KEY, HF_AUTH, session_cookie. A harmless name caught (MONKEY_...)
+# costs only its shown value.
+SECRET_NAME_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL", "AUTH", "COOKIE", "SESSION")
+MASK = "***"
+# What a --base-env / --head-env name may be: a POSIX shell's variable name. Anything else (a space, '-', an escape
+# sequence, a newline that smuggles a second KEY=VALUE into a log) is a typo or an attack, and a name is shown in
+# every output.
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -73,38 +87,76 @@ class _Tree:
 
 
 def parse_env(items: tuple[str, ...], option: str) -> dict[str, str]:
-    """KEY=VALUE pairs; InputError for one without '=' or with an empty key."""
+    """KEY=VALUE pairs; InputError for one without '=' or with an empty key, a key that is not a variable's name
+    (ENV_NAME), or a value holding a control character (a newline would forge lines of the terminal, the JSON's
+    readers and the pull-request comment; an escape would rewrite the terminal). A value is never repeated in the
+    error: it may be a secret."""
     found = {}
     for item in items:
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InputError(f"{option} {item!r}: expected KEY=VALUE, e.g. {option} OMP_NUM_THREADS=1")
-        found[key.strip()] = value
+        key = key.strip()
+        if not sep or not key:
+            given = repr(item) if not sep else "with an empty name"
+            raise InputError(f"{option} {given}: expected KEY=VALUE, e.g. {option} OMP_NUM_THREADS=1")
+        if not ENV_NAME.fullmatch(key):
+            raise InputError(
+                f"{option} {key[:80]!r}: not a variable's name (letters, digits and _, not starting with a digit), "
+                f"e.g. {option} OMP_NUM_THREADS=1"
+            )
+        control = fields.CONTROL.search(value)
+        if control:
+            raise InputError(
+                f"{option} {key}: its value holds a control character ({control.group()!r} at position {control.start()}); "
+                "a variable's value here is one line of printable text"
+            )
+        found[key] = value
     return found
 
 
-def _git(repo: Path, *args: str) -> str:
-    try:
-        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False)
-    except FileNotFoundError:
-        raise InputError("git is not installed: --base and --head name git revisions") from None
-    if done.returncode != 0:
-        raise subprocess.CalledProcessError(done.returncode, args, done.stdout, done.stderr)
-    return done.stdout.strip()
+def is_secret(name: str) -> bool:
+    """Whether a variable's name says its value is a credential (SECRET_NAME_PARTS)."""
+    upper = name.upper()
+    return any(part in upper for part in SECRET_NAME_PARTS)
+
+
+def shown(variables: Mapping[str, str]) -> dict[str, str]:
+    """The variables as every output shows them: secret-looking names' values masked."""
+    return {name: MASK if is_secret(name) else value for name, value in variables.items()}
+
+
+def _check_given(request: ABRequest) -> None:
+    """InputError for an option given empty: `--base ""` (an unset CI variable, `--base "$BASE"`) is a mistake, not
+    "no base": taken as absent it would compare the working tree with itself and pass."""
+    revision = "a git revision (a branch, tag or commit)"
+    wanted = {"--base": revision, "--head": revision, "--base-python": "the path of a Python interpreter"}
+    for option, value in (("--base", request.base), ("--head", request.head), ("--base-python", request.base_python)):
+        if value is not None and not value.strip():
+            raise InputError(f"{option} is empty: give {wanted[option]}")
+
+
+def _check_configs(configs: tuple[str, ...]) -> None:
+    """Every config is a file here, said before anything else is asked of it (its repository, its revisions): a
+    typo in its name must be named, not reported as a folder outside git."""
+    for config in configs:
+        path = Path(config)
+        if not path.exists():
+            raise InputError("no such file", location=config)
+        if not path.is_file():
+            raise InputError("is a directory, not a config file" if path.is_dir() else "is not a regular file", location=config)
 
 
 def _repository(request: ABRequest) -> Path:
     """The repository that holds the first config (with -w alone: the current directory's)."""
     where = Path(request.selection.configs[0]).resolve().parent if request.selection.configs else Path.cwd()
     try:
-        return Path(_git(where, "rev-parse", "--show-toplevel"))
+        return Path(worktrees.git(where, "rev-parse", "--show-toplevel"))
     except subprocess.CalledProcessError:
         raise InputError(f"{where} is not in a git repository: --base and --head name revisions of the config's repository") from None
 
 
 def _commit(repo: Path, revision: str, option: str) -> str:
     try:
-        return _git(repo, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
+        return worktrees.git(repo, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
     except subprocess.CalledProcessError:
         raise InputError(f"{option} {revision!r}: no such revision in {repo}") from None
 
@@ -116,16 +168,18 @@ def _checkout(repo: Path, revision: str | None, option: str) -> Iterator[_Tree]:
         yield _Tree(repo, "working tree")
         return
     sha = _commit(repo, revision, option)
-    place = Path(tempfile.mkdtemp(prefix=f"asyncbench-{option.strip('-')}-"))
-    try:
-        _git(repo, "worktree", "add", "--detach", "--force", str(place), sha)
-    except subprocess.CalledProcessError as exc:
-        raise InputError(f"{option} {revision!r}: cannot check it out: {exc.stderr.strip()}") from None
-    try:
+    with contextlib.ExitStack() as stack:
+        try:
+            place = stack.enter_context(worktrees.checkout(repo, sha, option.strip("-")))
+        except subprocess.CalledProcessError as exc:
+            raise InputError(f"{option} {revision!r}: cannot check it out: {exc.stderr.strip()}") from None
         yield _Tree(place, f"{sha[:10]} ({revision})")
-    finally:
-        with contextlib.suppress(subprocess.CalledProcessError, InputError):
-            _git(repo, "worktree", "remove", "--force", str(place))
+
+
+def _prune(repo: Path, say: Say) -> None:
+    """Remove the worktrees an earlier `ab` killed outright left in this repository (their owner is gone)."""
+    for left in worktrees.prune_stale(repo):
+        say(f"removed {left.path}: a worktree left by asyncbench process {left.pid}, which ended without removing it")
 
 
 def _configs_in(tree: _Tree, repo: Path | None, configs: tuple[str, ...], option: str) -> tuple[str, ...]:
@@ -184,10 +238,12 @@ def run(request: ABRequest, say: Say) -> ABSession:
     """Check the input, check out both sides, pair every case, save, judge (see the module's docstring)."""
     margin = compare.parse_threshold(request.max_regression)
     base_env, head_env = parse_env(request.base_env, "--base-env"), parse_env(request.head_env, "--head-env")
+    _check_given(request)
     if request.base is None and request.head is None and request.base_python is None and not base_env and not head_env:
         raise InputError("ab needs a base: --base REV, --base-python PATH or --base-env KEY=VALUE (there is no default base)")
-    if request.json_path:
-        session.check_outputs(session.RunRequest(json_path=request.json_path), [])
+    _check_configs(request.selection.configs)
+    configs = [("CONFIG", config) for config in request.selection.configs]
+    outputs.check((("-o", request.json_path), ("--markdown", request.markdown_path)), inputs=configs)
     base_python = request.base_python or sys.executable
     base_version = _probe_python(base_python) if request.base_python else platform.python_version()
     repo = _repository(request) if request.base or request.head else None
@@ -195,24 +251,30 @@ def run(request: ABRequest, say: Say) -> ABSession:
         if repo is None:
             base_tree = head_tree = _Tree(None, "working tree")
         else:
+            _prune(repo, say)
             base_tree = stack.enter_context(_checkout(repo, request.base, "--base"))
             head_tree = stack.enter_context(_checkout(repo, request.head, "--head"))
         base_cases = _plan(request, _configs_in(base_tree, repo, request.selection.configs, "--base"))
         head_cases = _plan(request, _configs_in(head_tree, repo, request.selection.configs, "--head"))
-        sides = (
-            Side("base", base_tree.revision, base_python, base_version, base_env),
-            Side("head", head_tree.revision, sys.executable, platform.python_version(), head_env),
+        sides = (  # as the outputs show them; each side's process gets its real variables
+            Side("base", base_tree.revision, base_python, base_version, shown(base_env)),
+            Side("head", head_tree.revision, sys.executable, platform.python_version(), shown(head_env)),
         )
-        report, stopped = _execute(request, margin, sides, (base_tree, head_tree), base_cases, head_cases)
+        report, stopped = _execute(request, margin, sides, (base_env, head_env), (base_tree, head_tree), base_cases, head_cases)
     outcome = verdicts.judge(report)
-    view = views.build(report, outcome)
     written = []
     if request.json_path:
-        schema.atomic_write(request.json_path, dumps(report))
-        written.append(request.json_path)
+        if outputs.write(request.json_path, dumps(report), say):
+            written.append(request.json_path)
+        else:
+            outcome = outcome.with_unsaved(request.json_path)
+    view = views.build(report, outcome)
     if request.markdown_path:
-        schema.atomic_write(request.markdown_path, views.markdown(view))
-        written.append(request.markdown_path)
+        if outputs.write(request.markdown_path, views.markdown(view), say):
+            written.append(request.markdown_path)
+        else:
+            outcome = outcome.with_unsaved(request.markdown_path)
+            view = views.build(report, outcome)
     if written:
         say(f"written: {', '.join(written)}")
     return ABSession(view, stopped if stopped is not None else outcome.code)
@@ -222,11 +284,13 @@ def _execute(
     request: ABRequest,
     margin: float,
     sides: tuple[Side, Side],
+    variables: tuple[Mapping[str, str], Mapping[str, str]],
     trees: tuple[_Tree, _Tree],
     base_cases: list[tuple[Case, str | None]],
     head_cases: list[tuple[Case, str | None]],
 ) -> tuple[ABReport, int | None]:
-    """Pair every case present on both sides; on Ctrl-C or SIGTERM keep what finished, marked interrupted."""
+    """Pair every case present on both sides; on Ctrl-C or SIGTERM keep what finished, marked interrupted.
+    `variables`: each side's --base-env / --head-env as given (`sides` show them masked)."""
     from rich.console import Console
 
     from asyncbench.backends import get_backend
@@ -246,13 +310,15 @@ def _execute(
     finished += [PairedCase(c.id, "one-sided", "only on head") for c, _ in head_cases if c.id not in base_by_id]
     workers: dict[tuple[str, str, tuple[tuple[str, str], ...]], paired.SideWorker] = {}
 
+    given = {side.name: side_variables for side, side_variables in zip(sides, variables, strict=True)}
+
     def worker(side: Side, tree: _Tree, backend_name: str) -> paired.SideWorker:
         backend = get_backend(backend_name)
         python = side.python if side.python != sys.executable else (backend.interpreter() or side.python)
-        variables = {**backend.worker_environment(), **side.environment}
-        key = (side.name, python, tuple(sorted(variables.items())))
+        environment = {**backend.worker_environment(), **given[side.name]}
+        key = (side.name, python, tuple(sorted(environment.items())))
         if key not in workers:
-            workers[key] = paired.SideWorker(side.name, str(tree.root) if tree.root else None, python, variables)
+            workers[key] = paired.SideWorker(side.name, str(tree.root) if tree.root else None, python, environment)
         return workers[key]
 
     stderr = Console(stderr=True)

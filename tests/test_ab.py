@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -210,9 +211,13 @@ def test_ctrl_c_keeps_what_finished_removes_the_worktree_and_leaves_no_worker(re
 
 
 def test_the_base_side_runs_under_the_python_it_is_given(repo, tmp_path_factory):
-    """Another interpreter (here the same one under another name) runs the base side: probed, then used."""
+    """Another interpreter (here the same one behind another name) runs the base side: probed, then used.
+
+    A launcher script, not a symlink: a virtual environment's interpreter linked from outside its folder no longer
+    finds its pyvenv.cfg, and so none of the environment's packages (asyncbench among them)."""
     other = tmp_path_factory.mktemp("env") / "python-base"
-    other.symlink_to(sys.executable)
+    other.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    other.chmod(0o755)
     done = ab("gate.yaml", "--base-python", str(other), "-o", "ab.json", "--allow-inconclusive", cwd=repo)
     assert done.returncode in (0, 1), done.stderr
     data = json.loads((repo / "ab.json").read_text())

@@ -154,3 +154,46 @@ def test_a_signal_during_comm_overlap_leaves_no_worker_or_rank_behind(tmp_path, 
     gone, alive = psutil.wait_procs(descendants, timeout=10)
     assert not alive, f"left behind: {[command_line(p) for p in alive]}"
     assert "Traceback" not in stderr
+
+
+def _still_running(processes: list[psutil.Process], timeout_s: float) -> list[psutil.Process]:
+    """Those of `processes` still running after up to timeout_s (an exited one waiting to be reaped has ended)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = []
+        for process in processes:
+            try:
+                if process.status() != psutil.STATUS_ZOMBIE:
+                    left.append(process)
+            except psutil.NoSuchProcess:
+                pass
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(0.05)
+
+
+def test_a_run_killed_while_its_worker_is_stopped_leaves_no_worker(tmp_path):
+    """A stopped worker (as `ab` freezes its idle side between samples, or a debugger holds one) runs no thread that
+    watches its parent and holds a SIGTERM until continued: when the run is killed outright, only the kernel's
+    parent-death signal (SIGKILL, which a stopped process obeys) ends it, instead of leaving it stopped forever."""
+    config, out = tmp_path / "c.yaml", tmp_path / "r.json"
+    config.write_text(CONFIG)
+    run = subprocess.Popen(
+        [*INTERRUPTIBLE_ASYNCBENCH, "run", str(config), "--no-progress", "-o", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    wait_for_journaled_cases(out, 1)
+    time.sleep(0.3)  # into the long case
+    children = psutil.Process(run.pid).children(recursive=True)
+    workers = [p for p in children if "spawn_main" in command_line(p)]
+    assert workers
+    for worker in workers:
+        worker.suspend()  # SIGSTOP
+    run.kill()
+    run.wait(timeout=30)
+    alive = _still_running(children, 5)  # the workers, and multiprocessing's resource tracker (it sees its pipe close)
+    for left in alive:  # a failure here must not leave stopped processes on the machine
+        left.kill()
+    assert not alive, f"left behind: {[command_line(p) for p in alive]}"

@@ -2,5 +2,7 @@
 
 `facts` says what the host is (usable cores, CPU, git checkout, variables
 that change how frameworks behave); `processes` spawns, watches and tears
-down child processes. Nothing here knows about frameworks or workloads.
+down child processes; `worktrees` checks revisions out as temporary git
+worktrees named after their owner, and removes those whose owner is gone.
+Nothing here knows about frameworks or workloads.
 """

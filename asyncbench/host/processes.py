@@ -4,14 +4,24 @@ Shared by `distributed` (one process per rank) and `isolation` (a worker per
 run of cases). Children are started with the spawn method, never fork: a
 forked child would inherit the parent's framework state and threads (a CUDA
 context cannot cross a fork).
+
+A child dies with its parent even when the parent is killed outright
+(SIGKILL, which no cleanup sees) and even when the child itself is frozen:
+`ab` stops its idle side with SIGSTOP, and a stopped process neither runs
+a watching thread nor acts on SIGTERM, so it would stay stopped forever,
+holding the caller's pipes. The kernel's parent-death signal (Linux
+PR_SET_PDEATHSIG) with SIGKILL ends it whatever its state; elsewhere a
+thread that polls the parent is all there is.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from typing import Any
@@ -35,6 +45,12 @@ DEATH_HINTS = {
 in_worker = False
 
 
+# prctl's option (linux/prctl.h): the signal the kernel sends this process when the thread that started it exits.
+PR_SET_PDEATHSIG = 1
+# That signal: SIGKILL is the one signal a stopped (SIGSTOP) process acts on without being continued first.
+PARENT_DEATH_SIGNAL = signal.SIGKILL
+
+
 def _exit_with_parent(parent: int) -> None:
     while True:
         time.sleep(PARENT_POLL_S)
@@ -42,8 +58,25 @@ def _exit_with_parent(parent: int) -> None:
             os._exit(1)
 
 
+def _die_with_parent() -> bool:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux only); whether it was arranged.
+
+    The kernel ties the signal to the parent's thread that started this process: every child here is started
+    from its parent's main thread, which lives as long as the parent does."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_PDEATHSIG, int(PARENT_DEATH_SIGNAL), 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
 def watch_parent(parent: int) -> None:
-    """In a child: exit within PARENT_POLL_S of the parent's death (even a SIGKILL, which no cleanup sees)."""
+    """In a child: die with the parent, even a parent killed by SIGKILL and even while this child is stopped
+    (the parent-death signal); where there is none, exit within PARENT_POLL_S of the parent's death."""
+    if _die_with_parent() and os.getppid() != parent:
+        os._exit(1)  # the parent died before the signal was arranged: the kernel will not send it now
     threading.Thread(target=_exit_with_parent, args=(parent,), name="asyncbench-parent-watch", daemon=True).start()
 
 
