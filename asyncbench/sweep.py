@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import json
+import shutil
 import signal
 import time
 from dataclasses import dataclass
@@ -27,21 +27,27 @@ from typing import Any, Callable
 
 from asyncbench import session
 from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
-from asyncbench.results import merge, schema
+from asyncbench.results import merge, recordable, schema
 from asyncbench.results.model import Report
 from asyncbench.results.plan import Config, ExecutorSettings, Experiment
+from asyncbench.spec import manifest
+from asyncbench.spec.manifest import MANIFEST, Manifest, SweepJob
 from asyncbench.verdicts import compare
 
 Say = Callable[[str], None]
 
-#: the file in a sweep's folder that names its jobs
-MANIFEST = "sweep.json"
-#: 1 — first version: executor, jobs [{name, job_id, config, results, cases}], submit_s
-MANIFEST_VERSION = 1
 #: where sweeps' folders go when --job-dir is not given (beside the history store's default)
 JOBS_ROOT = Path(".asyncbench") / "jobs"
 #: the exit codes with which `asyncbench run` on a node says it was interrupted (what finished is in its file)
 INTERRUPTED_CODES = (EXIT_INTERRUPTED, EXIT_TERMINATED)
+#: how long after its submission a job the scheduler does not list counts as only just submitted: slurmctld hands
+#: job records to slurmdbd (what sacct reads) asynchronously, seconds behind, minutes on a loaded controller; a job
+#: still unlisted after this is not this cluster's (a folder from elsewhere, an id edited) or was purged from
+#: accounting, and waiting longer would wait forever
+UNLISTED_GRACE_S = 180.0
+#: how long a waiting gather keeps asking a scheduler that does not answer (sacct failing: slurmdbd restarting, the
+#: controller failing over) before it says so and stops: long enough for a restart, short of hiding an outage
+OUTAGE_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -70,27 +76,53 @@ def run(request: session.RunRequest, options: SweepOptions, say: Say, show: Say)
 # --- submitting -------------------------------------------------------------------------------------------------
 
 
-def _folder(job_dir: str | None, name: str) -> Path:
+def _folder(job_dir: str | None, name: str) -> tuple[Path, list[Path]]:
+    """The sweep's folder, new or empty, and the folders this call created for it (innermost first): what to remove
+    again if submitting fails, so that the folder is as it was and the same command can be given again."""
+    from asyncbench.spec import executor
+
     if job_dir is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-        folder = JOBS_ROOT / f"{stamp}-{''.join(c if c.isalnum() or c in '-_' else '-' for c in name)[:40]}"
+        folder = JOBS_ROOT / f"{stamp}-{''.join(c if c.isascii() and (c.isalnum() or c in '-_') else '-' for c in name)[:40]}"
     else:
         folder = Path(job_dir)
+    try:  # the folder is written into each job's batch script: a newline there would be a shell line of its own
+        executor.plain(str(folder.absolute()), "the folder's path")
+    except ValueError as exc:
+        raise InputError(f"--job-dir: {exc}") from None
+    if "%" in str(folder.absolute()):  # Slurm expands %j, %u... in a job's log paths: the logs would go elsewhere
+        raise InputError(f"--job-dir {folder}: a '%' in the folder's path is read by Slurm as a pattern (%j: the job's id)")
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise InputError(f"--job-dir {folder}: already holds something (another sweep?); name a new or empty folder")
+    created = [parent for parent in (folder, *folder.absolute().parents) if not parent.exists()]
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"--job-dir {folder}: cannot create it: {exc.strerror or exc}") from None
-    return folder.resolve()
+    return folder.resolve(), [c.absolute() for c in created]
+
+
+def _undo(folder: Path, created: list[Path]) -> None:
+    """The sweep's folder as it was before this run: emptied (it was empty), removed with its parents if this run
+    made them. Best effort: what cannot be removed stays, and the next run says it holds something."""
+    for child in folder.iterdir() if folder.is_dir() else ():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+    for made in created:
+        try:
+            made.rmdir()
+        except OSError:
+            break
 
 
 def submit(request: session.RunRequest, the_plan: Config, options: SweepOptions, say: Say) -> tuple[Path, Any]:
     """Check everything, write each job's config, submit them all; the sweep's folder and the scheduler that
     holds the jobs. InputError (nothing submitted) for what would make the jobs fail; a submission refused midway
     cancels those submitted."""
-    from asyncbench.engine import cluster, jobs
-    from asyncbench.spec import dump
+    from asyncbench.engine import cluster, jobs, slurm
+    from asyncbench.spec import dump, executor
 
     settings = the_plan.executor
     if request.trace_dir:
@@ -103,45 +135,38 @@ def submit(request: session.RunRequest, the_plan: Config, options: SweepOptions,
         session.load_results(request.baseline, say)
     cluster.require_submitit()
     if settings.kind == "slurm":
-        cluster.check_slurm(settings)
+        slurm.check_slurm(settings, {key: executor.given_as(key, request.executor, request.sets) for key in executor.KEYS})
     planned_jobs = jobs.split(the_plan, settings.per)
-    folder = _folder(options.job_dir, the_plan.name)
-    entries = []
-    runs = []
-    for name, job_plan in planned_jobs:
-        config_path, results_path = folder / f"{name}.yaml", folder / f"{name}.json"
-        config_path.write_text(dump.dumps(job_plan), encoding="utf-8")
-        entries.append(
-            {
-                "name": name,
-                "config": str(config_path),
-                "results": str(results_path),
-                "cases": [dataclasses.asdict(c) for c in jobs.planned(job_plan)],
-            }
-        )
-        runs.append(jobs.NodeRun(str(config_path), str(results_path), str(Path.cwd())))
-    scheduler = cluster.scheduler(settings.kind, folder, settings)
-    started = time.perf_counter()
+    folder, created = _folder(options.job_dir, the_plan.name)
     ids: list[str] = []
+    scheduler = None
     try:
-        scheduler.submit(runs, ids)
-    except Exception as exc:  # noqa: BLE001 - sbatch's refusal, in whatever form submitit raises it: one line
-        scheduler.cancel(ids)
-        said = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)[:300]
-        raise InputError(f"submitting job {len(ids) + 1} of {len(entries)} failed ({said}); cancelled the {len(ids)} submitted") from None
-    submit_s = time.perf_counter() - started
-    for entry, job_id in zip(entries, ids, strict=True):
-        entry["job_id"] = job_id
-    manifest = {
-        "asyncbench_sweep": MANIFEST_VERSION,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "name": the_plan.name,
-        "config": the_plan.to_dict(),
-        "executor": settings.to_dict(),
-        "submit_s": submit_s,
-        "jobs": entries,
-    }
-    schema.atomic_write(folder / MANIFEST, json.dumps(manifest, indent=1))
+        sweep_jobs, runs = [], []
+        for name, job_plan in planned_jobs:
+            config_path, results_path = folder / f"{name}.yaml", folder / f"{name}.json"
+            config_path.write_text(dump.dumps(job_plan), encoding="utf-8")
+            sweep_jobs.append(SweepJob(name, "", config_path, results_path, tuple(jobs.planned(job_plan))))
+            runs.append(jobs.NodeRun(str(config_path), str(results_path), str(Path.cwd())))
+        scheduler = cluster.scheduler(settings.kind, folder, settings)
+        submitted_at = datetime.datetime.now(datetime.timezone.utc)
+        started = time.perf_counter()
+        try:
+            scheduler.submit(runs, ids)
+        except Exception as exc:  # noqa: BLE001 - sbatch's refusal, in whatever form submitit raises it: one line
+            said = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)[:300]
+            raise InputError(f"submitting job {len(ids) + 1} of {len(runs)} failed ({said}); cancelled the {len(ids)} submitted") from None
+        submit_s = time.perf_counter() - started
+        named = tuple(dataclasses.replace(job, job_id=job_id) for job, job_id in zip(sweep_jobs, ids, strict=True))
+        written = Manifest(the_plan.name, submitted_at, the_plan.to_dict(), settings, submit_s, named)
+        schema.atomic_write(folder / MANIFEST, manifest.write_text(written))
+    except BaseException as exc:  # refused, interrupted, or the manifest not written: no jobs, and the folder as it was
+        if scheduler is not None and ids:
+            scheduler.cancel(ids)
+        _undo(folder, created)
+        if isinstance(exc, OSError):
+            why = exc.strerror or exc
+            raise InputError(f"--job-dir {folder}: cannot write the sweep's files ({why}); cancelled the {len(ids)} submitted") from None
+        raise
     where = f" to partition {settings.partition}" if settings.partition else ""
     say(f"submitted {len(ids)} job(s){where} through submitit ({settings.kind}) in {submit_s:.2f} s: {folder}")
     return folder, scheduler
@@ -150,34 +175,24 @@ def submit(request: session.RunRequest, the_plan: Config, options: SweepOptions,
 # --- following and gathering ------------------------------------------------------------------------------------
 
 
-def read_manifest(folder: str | Path) -> dict[str, Any]:
-    path = Path(folder) / MANIFEST
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{folder}: not a sweep's folder (no {MANIFEST}; `run --executor ... --no-wait` prints one)") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{path}: cannot read it: {exc}") from None
-    if not isinstance(manifest, dict) or "asyncbench_sweep" not in manifest:
-        raise InputError(f"{path}: not an asyncbench sweep's manifest")
-    if manifest["asyncbench_sweep"] > MANIFEST_VERSION:
-        raise InputError(f"{path}: written by a newer asyncbench (sweep format {manifest['asyncbench_sweep']}); upgrade to gather it")
-    return manifest
+def read_manifest(folder: str | Path) -> Manifest:
+    """The sweep's manifest, every value checked before any is used (spec.manifest: InputError naming the key)."""
+    return manifest.read(folder)
 
 
-def _end(scheduler: Any, entry: dict[str, Any], state: Any, say: Say) -> merge.JobEnd:
+def _end(scheduler: Any, entry: SweepJob, state: Any, say: Say) -> merge.JobEnd:
     """What became of a job that ended: its results (whole, or what it finished before it was stopped) and why."""
     from asyncbench.engine.cluster import last_line
     from asyncbench.engine.jobs import requeued
 
-    ended = scheduler.outcome(entry["job_id"])
-    results = Path(entry["results"])
+    ended = scheduler.outcome(entry.job_id)
+    results = entry.results
     report: Report | None = None
     if results.exists() or Path(f"{results}.journal").exists():
         try:
             report = session.load_results(results)
         except InputError as exc:
-            say(f"asyncbench: warning: job {entry['name']}: its results cannot be read ({exc}); its cases are error rows")
+            say(f"asyncbench: warning: job {entry.name}: its results cannot be read ({exc}); its cases are error rows")
     failed, reason = state.phase == "failed", state.reason
     if ended is not None and not ended[0]:
         failed, reason = True, reason or last_line(ended[1])
@@ -185,24 +200,50 @@ def _end(scheduler: Any, entry: dict[str, Any], state: Any, say: Say) -> merge.J
         failed, reason = True, reason or f"its run was interrupted (exit {ended[1]})"
     if report is None and not failed:
         failed = True
-        said = scheduler.stderr_tail(entry["job_id"])
+        said = scheduler.stderr_tail(entry.job_id)
         code = f"asyncbench exited {ended[1]}" if ended is not None else "it left no results"
         reason = f"{code}: {said}" if said else code
-    planned = tuple(merge.PlannedCase(**case) for case in entry["cases"])
-    return merge.JobEnd(entry["name"], entry["job_id"], scheduler.kind, state.state, failed, reason, planned, report, requeued(results))
+    return merge.JobEnd(entry.name, entry.job_id, scheduler.kind, state.state, failed, reason, entry.cases, report, requeued(results))
 
 
-def _plan_of(manifest: dict[str, Any]) -> Config:
+def _plan_of(sweep: Manifest) -> Config:
     """The sweep's plan again, from its jobs' configs (what output checks need: which experiments sweep)."""
     from asyncbench.spec import config
 
     experiments: list[Experiment] = []
-    for entry in manifest["jobs"]:
+    for entry in sweep.jobs:
         try:
-            experiments.extend(config.load(entry["config"]).experiments)
+            experiments.extend(config.load(entry.config).experiments)
         except InputError:
             continue  # a job whose config is gone still has its results and its planned cases
-    return Config(name=manifest.get("name", "sweep"), source=MANIFEST, experiments=tuple(experiments), executor=ExecutorSettings())
+    return Config(name=sweep.name, source=MANIFEST, experiments=tuple(experiments), executor=ExecutorSettings())
+
+
+def _leave_its_files(folder: str | Path, sweep: Manifest, request: session.RunRequest) -> None:
+    """Gathering changes none of the sweep's own files: an output that would overwrite one (its sweep.json, a job's
+    config, results or journal, submitit's logs) is refused (InputError) before anything is read."""
+    from asyncbench.report.writers import WRITERS
+
+    root = Path(folder).resolve()
+    owned = {root / MANIFEST, *(path for job in sweep.jobs for path in (job.config, job.results, Path(f"{job.results}.journal")))}
+    named = [("-o", request.json_path), *((WRITERS[name].option or name, path) for name, path in request.outputs.items())]
+    for option, path in named:
+        if not path:
+            continue
+        target = Path(path).resolve()
+        if target in owned or target.is_relative_to(root / "logs"):
+            raise InputError(f"{option} {path}: is one of the sweep's own files ({target.name}); gathering leaves them as they are")
+
+
+def _unlisted(sweep: Manifest, started: datetime.datetime, state: Any) -> Any:
+    """A job the scheduler does not list: only just submitted (still queued) within UNLISTED_GRACE_S of its
+    submission (or of this gathering's start, whichever came first), failed after it — the scheduler will not say
+    more, and waiting would wait forever."""
+    from asyncbench.engine.cluster import JobState
+
+    if datetime.datetime.now(datetime.timezone.utc) - min(sweep.created, started) < datetime.timedelta(seconds=UNLISTED_GRACE_S):
+        return JobState("queued", "SUBMITTED")
+    return JobState("failed", "UNKNOWN", f"{state.reason}, {UNLISTED_GRACE_S:.0f} s after its submission")
 
 
 def gather(folder: str | Path, request: session.RunRequest, say: Say, *, wait: bool, scheduler: Any = None) -> session.Session:
@@ -215,10 +256,11 @@ def gather(folder: str | Path, request: session.RunRequest, say: Say, *, wait: b
     from asyncbench.engine import cluster
     from asyncbench.report.jobs import JobsDisplay
 
-    manifest = read_manifest(folder)
-    settings = ExecutorSettings(**manifest["executor"])
-    entries = manifest["jobs"]
-    outputs = session.check_outputs(request, _plan_of(manifest).experiments)
+    sweep = read_manifest(folder)
+    settings = sweep.executor
+    entries = sweep.jobs
+    _leave_its_files(folder, sweep, request)
+    outputs = session.check_outputs(request, _plan_of(sweep).experiments)
     compare.parse_threshold(request.max_regression)  # before waiting: a typo must not cost the wait
     store = session.open_history(request.history) if request.record else None
     base_report = session.load_results(request.baseline, say) if request.baseline else None
@@ -226,23 +268,34 @@ def gather(folder: str | Path, request: session.RunRequest, say: Say, *, wait: b
     scheduler = scheduler or cluster.scheduler(settings.kind, Path(folder), settings)
     ends: dict[str, merge.JobEnd] = {}
     stopped_by: int | None = None
+    started = datetime.datetime.now(datetime.timezone.utc)
     stderr = Console(stderr=True)
     display = JobsDisplay(len(entries), request.progress, stderr, say)
     previous_handler = signal.signal(signal.SIGTERM, session.raise_terminated)
     try:
         with display:
             while True:
-                pending = [e for e in entries if e["name"] not in ends]
-                states = scheduler.states([e["job_id"] for e in pending])
+                pending = [e for e in entries if e.name not in ends]
+                states = _states(scheduler, [e.job_id for e in pending], folder, wait)
                 counts = {"done": sum(1 for e in ends.values() if not e.failed), "failed": sum(1 for e in ends.values() if e.failed)}
+                unknown = []
                 for entry in pending:
-                    state = states[entry["job_id"]]
+                    state = states[entry.job_id]
+                    if state.phase == cluster.UNLISTED:
+                        state = _unlisted(sweep, started, state)
+                        unknown += [entry.job_id] if state.phase == "failed" else []
                     if state.phase in ("done", "failed"):
                         end = _end(scheduler, entry, state, say)
-                        ends[entry["name"]] = end
+                        ends[entry.name] = end
                         counts["failed" if end.failed else "done"] += 1
                     else:
                         counts[state.phase] = counts.get(state.phase, 0) + 1
+                if unknown:
+                    say(
+                        f"asyncbench: warning: {scheduler.kind} does not know job(s) {', '.join(unknown)} "
+                        f"{UNLISTED_GRACE_S:.0f} s after their submission (not this cluster's, or purged from its accounting): "
+                        "their cases are error rows"
+                    )
                 display.update(counts)
                 if len(ends) == len(entries) or not wait:
                     break
@@ -251,18 +304,18 @@ def gather(folder: str | Path, request: session.RunRequest, say: Say, *, wait: b
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the save short
         stopped_by = EXIT_TERMINATED if isinstance(stop, session.Terminated) else EXIT_INTERRUPTED
         if submitted_here:
-            left = [e["job_id"] for e in entries if e["name"] not in ends]
+            left = [e.job_id for e in entries if e.name not in ends]
             scheduler.cancel(left)
             say(f"cancelled {len(left)} job(s) this command submitted")
     finally:
         signal.signal(signal.SIGTERM, previous_handler)
-    ordered = [ends[e["name"]] for e in entries if e["name"] in ends]
+    ordered = [ends[e.name] for e in entries if e.name in ends]
     sweep_facts = {
         "folder": str(Path(folder).resolve()),
-        "executor": manifest["executor"],
-        "jobs": [_job_fact(e, ends.get(e["name"])) for e in entries],
+        "executor": settings.to_dict(),
+        "jobs": [_job_fact(e, ends.get(e.name)) for e in entries],
     }
-    report = merge.merge(manifest.get("name", "sweep"), manifest.get("config", {}), ordered, sweep_facts)
+    report = merge.merge(sweep.name, sweep.config, ordered, sweep_facts)
     if stopped_by is not None:
         report = dataclasses.replace(report, interrupted=True)
     pending_count = len(entries) - len(ordered)
@@ -272,7 +325,7 @@ def gather(folder: str | Path, request: session.RunRequest, say: Say, *, wait: b
 
     def record(verdict: Any) -> Any:
         kept = [
-            (end.report, entry["results"]) for entry in entries if (end := ends.get(entry["name"])) is not None and end.report is not None
+            (end.report, str(entry.results)) for entry in entries if (end := ends.get(entry.name)) is not None and end.report is not None
         ]
         return _record(store, kept, request.label, say, verdict) if store is not None else verdict
 
@@ -283,8 +336,22 @@ def gather(folder: str | Path, request: session.RunRequest, say: Say, *, wait: b
     return session.Session(view, verdict.code, interrupted=False)
 
 
-def _job_fact(entry: dict[str, Any], end: merge.JobEnd | None) -> dict[str, Any]:
-    fact = {"name": entry["name"], "job_id": entry["job_id"], "results": entry["results"]}
+def _states(scheduler: Any, job_ids: list[str], folder: str | Path, wait: bool) -> dict[str, Any]:
+    """Where each job stands. A scheduler that cannot be asked (its controller or accounting down) is asked again
+    for OUTAGE_S while waiting (a restart of slurmdbd must not end hours of following), then it is one line, exit 2,
+    the jobs left as they are; at once without waiting."""
+    first_failure = time.monotonic()
+    while True:
+        try:
+            return dict(scheduler.states(job_ids))
+        except InputError as exc:
+            if not wait or time.monotonic() - first_failure >= OUTAGE_S:
+                raise InputError(f"{exc}; the jobs are left as they are: `asyncbench gather {folder}` when it answers") from None
+        time.sleep(scheduler.poll_s)
+
+
+def _job_fact(entry: SweepJob, end: merge.JobEnd | None) -> dict[str, Any]:
+    fact = {"name": entry.name, "job_id": entry.job_id, "results": str(entry.results)}
     if end is None:
         return {**fact, "state": "not ended"}
     return {**fact, "state": end.state, "failed": end.failed, "reason": end.reason, "requeued": end.requeued}
@@ -303,9 +370,16 @@ def _save(report: Report, path: str | None, say: Say) -> tuple[list[str], list[s
 
 def _record(store: Any, reports: list[tuple[Report, str]], label: str | None, say: Say, verdict: Any) -> Any:
     """Each job's own results file into the history (its machine's fingerprint comes with it); a job already
-    recorded (gathered before) is said so, not stored twice."""
+    recorded (gathered before) is said so, not stored twice. The job folder may have been edited by anyone who can
+    write to it: every file is checked as `record` checks it (results.recordable) before any is stored."""
     from asyncbench.history.store import StoreError
 
+    try:
+        for report, path in reports:
+            recordable.check_file(schema.to_dict(report), path)
+    except InputError as exc:
+        say(f"asyncbench: error: {exc}; no job recorded")
+        return verdict.with_unsaved(f"the history ({store.target.shown})")
     recorded = again = 0
     for report, path in reports:
         if not report.results:

@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import io
 import os
-import re
-import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from asyncbench import extras
+from asyncbench.engine import slurm
 from asyncbench.engine.jobs import NodeRun
-from asyncbench.errors import InputError
 from asyncbench.results.plan import ExecutorSettings
 
 #: where submitit keeps each job's pickles and logs, under the sweep's folder (%j: the job's id)
@@ -37,12 +36,10 @@ SUCCESS = "success"
 QUEUED_STATES = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING"})
 RUNNING_STATES = frozenset({"RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING", "SUSPENDED"})
 DONE_STATES = frozenset({"COMPLETED"})
+#: the phase of a job the scheduler does not list (yet): the gatherer decides how long "yet" may last
+UNLISTED = "unlisted"
 #: how long before a job's time limit Slurm warns it (submitit's default): time to save and requeue
 SIGNAL_DELAY_S = 90
-#: sacct needs this long at most to answer for a few hundred jobs; a slower answer is a broken controller
-SACCT_TIMEOUT_S = 60
-#: Slurm's GRES entry for GPUs: gpu:4, gpu:h100:8, gpu:h100:8(S:0-1)
-_GPU_GRES = re.compile(r"gpu(?::[^:,()]+)?:(\d+)")
 
 
 @dataclass(frozen=True)
@@ -57,55 +54,11 @@ class JobState:
 
 
 def require_submitit() -> Any:
-    try:
-        import submitit
-    except ImportError:
-        raise InputError("running as jobs needs submitit: pip install 'asyncbench[cluster]'") from None
+    """submitit, or the one line (extras.require, exit 2) saying how to install it: before anything is submitted."""
+    extras.require("running as jobs (executor local or slurm)", "submitit")
+    import submitit
+
     return submitit
-
-
-# --- before submitting ------------------------------------------------------------------------------------------
-
-
-def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(list(command), capture_output=True, text=True, timeout=SACCT_TIMEOUT_S, check=False)
-    except FileNotFoundError:
-        raise InputError(f"{command[0]} not found on the PATH: run this where Slurm's commands are (a login node)") from None
-    except subprocess.TimeoutExpired:
-        raise InputError(f"{command[0]} gave no answer in {SACCT_TIMEOUT_S} s: is the Slurm controller up?") from None
-
-
-def gpus_per_node(gres_lines: Sequence[str]) -> list[int]:
-    """Each node's GPU count from sinfo's %G lines ("(null)", "gpu:4", "gpu:h100:8(S:0-1),gpu:a100:2")."""
-    return [sum(int(n) for n in _GPU_GRES.findall(line)) for line in gres_lines if line.strip()]
-
-
-def check_slurm(settings: ExecutorSettings) -> str:
-    """What would make every job fail, said before any is submitted (InputError): no sbatch here, a partition
-    Slurm does not know, more GPUs per node than any node of the partition has. Returns the partition."""
-    missing = [tool for tool in ("sbatch", "sacct", "sinfo", "scancel") if shutil.which(tool) is None]
-    if missing:
-        raise InputError(f"--executor slurm: {', '.join(missing)} not found on the PATH (is this a Slurm login node?)")
-    partition = settings.partition
-    if partition is None:
-        listed = _run(["sinfo", "-h", "-o", "%P"])
-        defaults = [p.rstrip("*") for p in listed.stdout.split() if p.endswith("*")]
-        if not defaults:
-            raise InputError("--executor slurm: this cluster has no default partition; name one with --partition")
-        partition = defaults[0]
-    shown = _run(["scontrol", "show", "partition", partition]) if shutil.which("scontrol") else None
-    known = _run(["sinfo", "-h", "-p", partition, "-o", "%P"])
-    if (shown is not None and shown.returncode != 0) or not known.stdout.strip():
-        partitions = sorted({p.rstrip("*") for p in _run(["sinfo", "-h", "-o", "%P"]).stdout.split()})
-        raise InputError(f"--partition {partition!r}: Slurm knows no such partition; it has: {', '.join(partitions) or 'none'}")
-    if settings.gpus_per_node:
-        counts = gpus_per_node(_run(["sinfo", "-h", "-N", "-p", partition, "-o", "%G"]).stdout.splitlines())
-        most = max(counts, default=0)
-        if settings.gpus_per_node > most:
-            has = f"at most {most} per node" if most else "no GPUs"
-            raise InputError(f"--gpus-per-node {settings.gpus_per_node}: partition {partition!r} has {has}")
-    return partition
 
 
 # --- submitting and following -----------------------------------------------------------------------------------
@@ -202,7 +155,8 @@ class SlurmScheduler(Scheduler):
         submitit leaves 0.2 s between separate submissions to spare the controller, 20 s for a hundred jobs."""
         executor = self.executor()
         executor.update_parameters(job_name=f"asyncbench-{self.folder.name}"[:100])
-        with executor.batch():
+        # submitit prints sbatch's refusal to stderr and raises it too: said once, in the error's one line
+        with contextlib.redirect_stderr(io.StringIO()), executor.batch():
             jobs = [executor.submit(run) for run in runs]
         submitted.extend(str(job.job_id) for job in jobs)
 
@@ -213,7 +167,8 @@ class SlurmScheduler(Scheduler):
         """One sacct call for every job: its state, reason and exit code, as Slurm says them."""
         if not job_ids:
             return {}
-        listed = _run(["sacct", "-X", "-n", "-P", "-o", "JobID,State,Reason,ExitCode", "-j", ",".join(job_ids)])
+        # ids the manifest's reader checked (digits): joined into the option's own argument, never read as one
+        listed = slurm.run(["sacct", "-X", "-n", "-P", "-o", "JobID,State,Reason,ExitCode", f"--jobs={','.join(job_ids)}"])
         found: dict[str, JobState] = {}
         for line in listed.stdout.splitlines():
             fields = line.split("|")
@@ -223,8 +178,8 @@ class SlurmScheduler(Scheduler):
             word = state.split()[0] if state.strip() else "UNKNOWN"
             said = (reason if reason not in ("None", "") else None, f"exit code {exit_code}" if exit_code not in ("0:0", "") else None)
             found[job_id] = JobState(_phase(word), state.strip(), "; ".join(r for r in said if r) or None)
-        # a job sacct does not list yet was only just submitted
-        return {job_id: found.get(job_id, JobState("queued", "SUBMITTED")) for job_id in job_ids}
+        # a job sacct does not list was only just submitted, or is not this cluster's: the caller knows since when
+        return {job_id: found.get(job_id, JobState(UNLISTED, "UNKNOWN", "sacct lists no such job")) for job_id in job_ids}
 
 
 def _signal_delay_s(settings: ExecutorSettings) -> int:

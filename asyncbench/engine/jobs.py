@@ -122,6 +122,10 @@ def requeued_path(results_path: str | Path) -> Path:
 
 
 def requeued(results_path: str | Path) -> int:
-    """How often a job's run was requeued after preemption (0: never), as the run after a requeue left it."""
-    path = requeued_path(results_path)
-    return int(path.read_text().strip() or 0) if path.exists() else 0
+    """How often a job's run was requeued after preemption (0: never), as the run after a requeue left it; a file
+    that says no count (damaged, edited) is taken as none: it adds a note to rows, it must not stop the gathering."""
+    try:
+        said = requeued_path(results_path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return 0
+    return int(said) if said.isascii() and said.isdigit() and len(said) <= len(str(MAX_REQUEUES)) + 1 else 0

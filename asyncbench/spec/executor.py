@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from asyncbench.errors import suggestion
 from asyncbench.results.plan import EXECUTOR_KINDS, JOB_UNITS, ExecutorSettings
@@ -17,10 +17,28 @@ from asyncbench.spec.schema import type_name
 
 #: Slurm's time formats for a limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS
 _TIME = re.compile(r"^(?:(?P<days>\d+)-)?(?P<a>\d+)(?::(?P<b>\d+))?(?::(?P<c>\d+))?$")
-#: an sbatch option's long name (what follows `--`), as sbatch spells them
-_SBATCH_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+#: an sbatch option's long name (what follows `--`), as sbatch spells them (matched whole: `$` would let "qos\n" by)
+_SBATCH_NAME = re.compile(r"[a-z][a-z0-9-]*")
 #: options asyncbench sets itself: given again through `sbatch`, the job would not be what the settings say
 OWN_SBATCH = ("partition", "gpus-per-node", "time", "account", "exclusive", "nodes", "output", "error", "job-name", "signal")
+#: options that would change what the job is, or what sbatch answers, under the settings' feet: `wrap` replaces the
+#: batch script with a command line of its own, `array` and `open-mode` are submitit's own (one sbatch call is a job
+#: array of the sweep's jobs), `ntasks-per-node` asyncbench's (one `asyncbench run` per job), and `parsable`, `wait`
+#: and `test-only` change sbatch's answer, from which submitit reads the job ids (or submit nothing at all)
+SUBVERTING_SBATCH = ("wrap", "array", "open-mode", "ntasks-per-node", "parsable", "wait", "test-only")
+#: sbatch's options that take no value (`sbatch --help`, Slurm 22.05), the only ones a KEY without =VALUE may name:
+#: any other (`--sbatch qos`) would reach sbatch as a bare flag, which it refuses or, worse, reads as something else
+SBATCH_FLAGS = (
+    "contiguous", "get-user-env", "hold", "ignore-pbs", "no-kill", "no-requeue", "overcommit", "oversubscribe", "reboot",
+    "requeue", "spread-job", "use-min-nodes",
+)  # fmt: skip
+#: C0 and C1 control characters and DEL: in a value written into the batch script (submitit writes one `#SBATCH`
+#: line per option) a newline would start a shell line of its own; none has a place in a name, a path or an option
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+#: Slurm keeps a time limit as 32-bit minutes, the top values meaning "none" and "infinite": anything above is a typo
+MAX_TIME_MIN = 0xFFFFFFFD
+#: which command-line option sets each key, where it is not `--KEY` (errors name what the user typed)
+OPTIONS = {"kind": "--executor", "time_min": "--time-limit"}
 
 
 def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
@@ -32,9 +50,35 @@ def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
     return check
 
 
+def plain(value: str, what: str = "the value") -> str:
+    """`value` if it holds no control character (ValueError naming the first one, escaped, otherwise): what goes into
+    a batch script or names a file must not start a line of its own there."""
+    found = _CONTROL.search(value)
+    if found:
+        raise ValueError(f"{what} holds a control character ({found.group()!r}): {value!r}")
+    return value
+
+
+def option(key: str) -> str:
+    """The command-line option that sets an executor key (`time_min` -> `--time-limit`)."""
+    return OPTIONS.get(key, f"--{key.replace('_', '-')}")
+
+
+def given_as(key: str, options: Mapping[str, Any], sets: Sequence[str]) -> str:
+    """How the user gave an executor key, for errors found later (a partition Slurm does not know): the option
+    (`--partition`), `--set executor.KEY`, or the config's `executor.KEY`, the command line winning as it does."""
+    if key in options:
+        return option(key)
+    if any(text.strip().startswith(f"executor.{key}=") for text in sets):
+        return f"--set executor.{key}"
+    return f"executor.{key}"
+
+
 def _name(value: Any) -> str | None:
     if value is None:
         return None
+    if isinstance(value, str):
+        plain(value)
     if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
         raise ValueError(f"expected a name without spaces, got {type_name(value)} {value!r}")
     return value
@@ -66,6 +110,8 @@ def time_minutes(value: Any) -> int:
     total_s = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
     if total_s <= 0:
         raise ValueError(f"a time limit must be more than nothing, got {value!r}")
+    if -(-total_s // 60) > MAX_TIME_MIN:
+        raise ValueError(f"a time limit must be at most {MAX_TIME_MIN} minutes (Slurm's bound), got {value!r}")
     return -(-total_s // 60)
 
 
@@ -76,19 +122,26 @@ def _flag(value: Any) -> bool:
 
 
 def sbatch_options(value: Any) -> dict[str, str | bool]:
-    """More sbatch options: a mapping {qos: high, constraint: h100} (a value of true: a flag such as `requeue`)."""
+    """More sbatch options: a mapping {qos: high, constraint: h100} (a value of true: a flag such as `requeue`,
+    one of SBATCH_FLAGS). Each becomes a `#SBATCH` line of the batch script: no control character gets in."""
     if not isinstance(value, Mapping):
         raise ValueError(f"expected a mapping of sbatch option -> value (qos: high), got {type_name(value)}")
-    options = {}
+    options: dict[str, str | bool] = {}
     for key, raw in value.items():
-        name = str(key).lstrip("-")
-        if not _SBATCH_NAME.match(name):
+        name = plain(str(key), "the sbatch option's name").lstrip("-")
+        if not _SBATCH_NAME.fullmatch(name):
             raise ValueError(f"{key!r} is not an sbatch option name (qos, constraint, mem, ...)")
         if name in OWN_SBATCH:
             raise ValueError(f"{name!r} is set by asyncbench itself: use the executor's own key for it")
+        if name in SUBVERTING_SBATCH:
+            raise ValueError(f"{name!r} would change what each job runs or what sbatch answers: asyncbench and submitit set it")
         if isinstance(raw, (dict, list)) or raw is None or raw is False:
             raise ValueError(f"sbatch option {name!r} takes a plain value, got {raw!r}")
-        options[name] = True if raw is True else str(raw)
+        if raw is True and name not in SBATCH_FLAGS:
+            raise ValueError(
+                f"sbatch option {name!r} needs a value ({name}=VALUE); only sbatch's flags go without: {', '.join(SBATCH_FLAGS)}"
+            )
+        options[name] = True if raw is True else plain(str(raw), f"sbatch option {name!r}")
     return options
 
 

@@ -52,10 +52,13 @@ def _executor(
         except ValueError as exc:
             raise InputError(f"--set {text!r}: {exc}") from None
     for key, value in options.items():
-        try:
-            settings = executor.apply(settings, key, value)
-        except ValueError as exc:
-            raise InputError(f"--{key.replace('_', '-')} {value!r}: {exc}") from None
+        # each --sbatch on its own, so that the error names the one the user typed (--sbatch qos, not a mapping)
+        given = [({k: v}, f"{k}={v}" if v is not True else k) for k, v in value.items()] if key == "sbatch" else [(value, value)]
+        for one, typed in given:
+            try:
+                settings = executor.apply(settings, key, one)
+            except ValueError as exc:
+                raise InputError(f"{executor.option(key)} {typed!r}: {exc}") from None
     return settings
 
 

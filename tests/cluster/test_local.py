@@ -77,6 +77,25 @@ def test_no_wait_prints_the_folder_and_gather_waits_writes_and_can_be_run_again(
     assert len(rows[0]) == 2
 
 
+def test_gather_record_checks_every_jobs_file_as_record_does_and_stores_none_if_one_was_tampered_with(sweep_dir):
+    submitted = asyncbench("run", "two.yaml", "--executor", "local", "--no-wait", cwd=sweep_dir)
+    assert submitted.returncode == 0, submitted.stderr
+    folder = Path(submitted.stdout.strip())
+    assert asyncbench("gather", str(folder), cwd=sweep_dir).returncode == 0  # waits for both jobs
+    first = Path(manifest(folder)["jobs"][0]["results"])
+    data = json.loads(first.read_text())
+    data["environment"]["git_sha"] = "--output=pwned"  # would reach `git show` as an option
+    first.write_text(json.dumps(data))
+    done = asyncbench("gather", str(folder), "--record", "--history", "h.sqlite", "--no-wait", cwd=sweep_dir)
+    assert done.returncode == 3, done.stderr
+    assert "environment.git_sha" in done.stderr
+    assert "no job recorded" in done.stderr
+    assert "recorded in" not in done.stderr
+    assert not (sweep_dir / "pwned").exists()
+    shown = asyncbench("history", "--history", "h.sqlite", "--format", "json", cwd=sweep_dir)
+    assert json.loads(shown.stdout or "[]") == [], shown.stderr
+
+
 def test_each_gathered_job_is_recorded_under_its_own_machine(sweep_dir):
     done = asyncbench("run", "two.yaml", "--executor", "local", "--record", "--history", "h.sqlite", "--label", "sweep-1", cwd=sweep_dir)
     assert done.returncode == 0, done.stderr
@@ -183,7 +202,7 @@ def test_a_preempted_job_is_requeued_once_and_says_so(sweep_dir):
 def test_no_sbatch_on_the_path_is_one_line_and_exit_2(sweep_dir):
     done = asyncbench("run", "two.yaml", "--executor", "slurm", cwd=sweep_dir, PATH="/nonexistent")
     assert done.returncode == 2, done.stderr
-    assert "sbatch, sacct, sinfo, scancel not found on the PATH" in done.stderr
+    assert "sbatch, sacct, sinfo, scancel, scontrol not found on the PATH" in done.stderr
 
 
 def test_gather_of_a_folder_that_is_no_sweep_is_one_line_and_exit_2(sweep_dir):

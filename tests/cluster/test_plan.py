@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from asyncbench.engine import cluster, jobs
+from asyncbench.engine import jobs, slurm
 from asyncbench.errors import InputError
 from asyncbench.results import merge
 from asyncbench.results.model import OK, Result
@@ -92,7 +92,7 @@ def test_per_case_jobs_keep_the_case_ids_of_the_whole_plan():
 
 
 def test_gpu_counts_are_read_from_sinfo_gres():
-    assert cluster.gpus_per_node(["(null)", "gpu:4", "gpu:h100:8(S:0-1)", "gpu:a100:2,gpu:v100:1", ""]) == [0, 4, 8, 3]
+    assert slurm.gpus_per_node(["(null)", "gpu:4", "gpu:h100:8(S:0-1)", "gpu:a100:2,gpu:v100:1", ""]) == [0, 4, 8, 3]
 
 
 def test_a_preempted_run_is_requeued_once_then_not_again():

@@ -1,0 +1,247 @@
+"""A sweep's manifest (`sweep.json` in its folder): what `gather` needs to pick a sweep up, read as untrusted input.
+
+`run --executor ... --no-wait` writes it; `gather FOLDER` reads it, possibly
+days later and after anyone could have edited it. Every value is checked
+against the manifest's vocabulary before any is used — types, job ids that are
+Slurm's (or a local job's process id) and nothing else, paths inside the
+folder, bounded numbers — so that a damaged or hostile file is one line naming
+the key (InputError: exit 2), never a traceback, and no value reaches a
+subprocess (`sacct -j`) or a path where it could be read as something else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from asyncbench.errors import InputError
+from asyncbench.results.merge import PlannedCase
+from asyncbench.results.plan import ExecutorSettings
+from asyncbench.spec import executor
+
+#: the file in a sweep's folder that names its jobs
+MANIFEST = "sweep.json"
+#: 1 — first version: executor, jobs [{name, job_id, config, results, cases}], submit_s
+MANIFEST_VERSION = 1
+#: the keys of each version's top level and of each job, and where a job's case comes from (PlannedCase)
+TOP_KEYS = frozenset({"asyncbench_sweep", "created", "name", "config", "executor", "submit_s", "jobs"})
+JOB_KEYS = frozenset({"name", "job_id", "config", "results", "cases"})
+CASE_KEYS = frozenset(field.name for field in dataclasses.fields(PlannedCase))
+#: the executors that make jobs (`here` runs in the submitting process and writes no manifest)
+JOB_EXECUTORS = ("slurm", "local")
+#: a job's name as `jobs.split` makes it (NNN-slug): it names files on every node
+_JOB_NAME = re.compile(r"[A-Za-z0-9_.=+-]{1,100}")
+#: a Slurm job id (4711) or a job array's task (4711_3): digits only, so no id can be read as an option by sacct
+_SLURM_ID = re.compile(r"([0-9]{1,10})(?:_([0-9]{1,10}))?")
+#: Slurm keeps job and array task ids in 32 bits
+MAX_SLURM_ID = 0xFFFFFFFF
+#: a local job's id is its controller's process id: a positive pid_t
+_LOCAL_ID = re.compile(r"[0-9]{1,10}")
+MAX_PID = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class SweepJob:
+    """One job of a sweep: its name, the scheduler's id for it, its config and results file, the cases it was to run."""
+
+    name: str
+    job_id: str
+    config: Path
+    results: Path
+    cases: tuple[PlannedCase, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "config": str(self.config),
+            "results": str(self.results),
+            "cases": [dataclasses.asdict(case) for case in self.cases],
+            "job_id": self.job_id,
+        }
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A sweep as its folder names it."""
+
+    name: str
+    #: when it was submitted (UTC)
+    created: datetime.datetime
+    #: the whole plan, as results store it
+    config: Mapping[str, Any]
+    executor: ExecutorSettings
+    submit_s: float
+    jobs: tuple[SweepJob, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "asyncbench_sweep": MANIFEST_VERSION,
+            "created": self.created.isoformat(timespec="seconds"),
+            "name": self.name,
+            "config": dict(self.config),
+            "executor": self.executor.to_dict(),
+            "submit_s": self.submit_s,
+            "jobs": [job.to_dict() for job in self.jobs],
+        }
+
+
+def write_text(manifest: Manifest) -> str:
+    return json.dumps(manifest.to_dict(), indent=1)
+
+
+class _Reader:
+    """Checks one manifest's values, each error naming the file and the key."""
+
+    def __init__(self, path: Path, folder: Path):
+        self.path, self.folder = path, folder
+
+    def error(self, key: str, message: str) -> InputError:
+        return InputError(message, location=str(self.path), path=key or None)
+
+    def mapping(self, value: Any, key: str, keys: frozenset[str]) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.error(key, f"expected an object, got {_type(value)}")
+        unknown = sorted(str(k) for k in value if k not in keys)
+        if unknown:
+            raise self.error(key, f"unknown key(s) {', '.join(map(repr, unknown))}; a sweep's manifest has: {', '.join(sorted(keys))}")
+        missing = sorted(keys - set(value))
+        if missing:
+            raise self.error(key, f"missing key(s) {', '.join(missing)}: not a whole sweep's manifest")
+        return value
+
+    def text(self, value: Any, key: str) -> str:
+        if not isinstance(value, str):
+            raise self.error(key, f"expected a string, got {_type(value)}")
+        try:
+            return executor.plain(value)
+        except ValueError as exc:
+            raise self.error(key, str(exc)) from None
+
+    def inside(self, value: Any, key: str) -> Path:
+        """A path inside the sweep's folder (relative ones are taken from it); a path leading out is refused, and so
+        is any `..` (asyncbench writes resolved paths: one with `..` was edited, whatever it resolves to)."""
+        path = self.folder / self.text(value, key)
+        if ".." in Path(value).parts:
+            raise self.error(key, f"{value!r} climbs with '..': a sweep's manifest names its files inside its folder")
+        try:
+            resolved = path.resolve()
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise self.error(key, f"cannot resolve {value!r}: {exc}") from None
+        if not resolved.is_relative_to(self.folder.resolve()):
+            raise self.error(key, f"{value!r} is outside the sweep's folder {self.folder}")
+        return resolved
+
+    def job_id(self, value: Any, key: str, kind: str) -> str:
+        """A Slurm job id (or a local job's pid): digits, bounded — nothing sacct or a signal could read otherwise."""
+        text = self.text(value, key)
+        if kind == "slurm":
+            match = _SLURM_ID.fullmatch(text)
+            if not match or any(int(part) > MAX_SLURM_ID for part in match.groups() if part is not None) or int(match[1]) == 0:
+                raise self.error(key, f"{text!r} is not a Slurm job id (4711, or 4711_3 for an array's task)")
+        elif not _LOCAL_ID.fullmatch(text) or not 0 < int(text) <= MAX_PID:
+            raise self.error(key, f"{text!r} is not a local job's id (its process id)")
+        return text
+
+    def case(self, value: Any, key: str) -> PlannedCase:
+        raw = self.mapping(value, key, CASE_KEYS)
+        fields = {name: self.text(raw[name], f"{key}.{name}") for name in CASE_KEYS if name != "params"}
+        if not isinstance(raw["params"], dict):
+            raise self.error(f"{key}.params", f"expected an object, got {_type(raw['params'])}")
+        return PlannedCase(params=raw["params"], **fields)
+
+    def job(self, value: Any, key: str, kind: str) -> SweepJob:
+        raw = self.mapping(value, key, JOB_KEYS)
+        name = self.text(raw["name"], f"{key}.name")
+        if not _JOB_NAME.fullmatch(name):
+            raise self.error(f"{key}.name", f"{name!r} is not a job's name (letters, digits, _.=+-)")
+        if not isinstance(raw["cases"], list):
+            raise self.error(f"{key}.cases", f"expected a list, got {_type(raw['cases'])}")
+        cases = tuple(self.case(case, f"{key}.cases[{i}]") for i, case in enumerate(raw["cases"]))
+        return SweepJob(
+            name,
+            self.job_id(raw["job_id"], f"{key}.job_id", kind),
+            self.inside(raw["config"], f"{key}.config"),
+            self.inside(raw["results"], f"{key}.results"),
+            cases,
+        )
+
+    def settings(self, value: Any) -> ExecutorSettings:
+        """Through the executor's own table of keys: what a config's `executor:` may hold, a manifest may."""
+        if not isinstance(value, dict):
+            raise self.error("executor", f"expected an object, got {_type(value)}")
+        settings = ExecutorSettings()
+        for key, one in value.items():
+            try:
+                settings = executor.apply(settings, str(key), one)
+            except ValueError as exc:
+                raise self.error(f"executor.{key}", str(exc)) from None
+        if settings.kind not in JOB_EXECUTORS:
+            raise self.error("executor.kind", f"expected one of {', '.join(JOB_EXECUTORS)}, got {settings.kind!r}")
+        return settings
+
+    def created(self, value: Any) -> datetime.datetime:
+        text = self.text(value, "created")
+        try:
+            when = datetime.datetime.fromisoformat(text)
+        except ValueError:
+            raise self.error("created", f"expected a date and time (ISO 8601), got {text!r}") from None
+        return when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
+
+    def number(self, value: Any, key: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise self.error(key, f"expected a number of seconds (0 or more), got {value!r}"[:200])
+        return float(value)
+
+
+def _type(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "true or false", type(None): "null"}.get(type(value), "a number")
+
+
+def read(folder: str | Path) -> Manifest:
+    """The manifest of the sweep in `folder`, every value checked (InputError naming the file and the key)."""
+    folder = Path(folder)
+    try:
+        executor.plain(str(folder))
+    except ValueError as exc:
+        raise InputError(f"the sweep's folder: {exc}") from None
+    path = folder / MANIFEST
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{folder}: not a sweep's folder (no {MANIFEST}; `run --executor ... --no-wait` prints one)") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InputError(f"cannot read it: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", location=str(path)) from None
+    if not isinstance(document, dict) or "asyncbench_sweep" not in document:
+        raise InputError("not an asyncbench sweep's manifest", location=str(path))
+    reader = _Reader(path, folder)
+    version = document["asyncbench_sweep"]
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise reader.error("asyncbench_sweep", f"expected a format version (1, 2, ...), got {version!r}"[:200])
+    if version > MANIFEST_VERSION:
+        raise InputError(f"written by a newer asyncbench (sweep format {version}); upgrade to gather it", location=str(path))
+    reader.mapping(document, "", TOP_KEYS)
+    settings = reader.settings(document["executor"])
+    if not isinstance(document["config"], dict):
+        raise reader.error("config", f"expected an object, got {_type(document['config'])}")
+    if not isinstance(document["jobs"], list) or not document["jobs"]:
+        raise reader.error("jobs", "expected a list of at least one job")
+    jobs = tuple(reader.job(job, f"jobs[{i}]", settings.kind) for i, job in enumerate(document["jobs"]))
+    for what in ("name", "job_id"):
+        values = [getattr(job, what) for job in jobs]
+        repeated = sorted({v for v in values if values.count(v) > 1})
+        if repeated:
+            raise reader.error("jobs", f"more than one job has the {what.replace('_', ' ')} {', '.join(repeated)}")
+    return Manifest(
+        reader.text(document["name"], "name"),
+        reader.created(document["created"]),
+        document["config"],
+        settings,
+        reader.number(document["submit_s"], "submit_s"),
+        jobs,
+    )
