@@ -2,7 +2,8 @@
 (exit code 2), and the one line a failure during a run becomes.
 
 Everything the CLI reports as bad input derives from `InputError`, so the CLI
-can turn it into one clear line instead of a traceback.
+can turn it into one clear line instead of a traceback; several mistakes of
+one input (a config's) are one `InputErrors`, said a line each.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 # Exit codes, one meaning each (README "Exit codes").
 EXIT_OK = 0
@@ -43,10 +44,48 @@ class InputError(Exception):
         return prefix + self.message
 
 
+class InputErrors(InputError):
+    """Several mistakes of one input (or of the inputs of one command), said together: one run of `validate`
+    shows them all instead of one per run. `errors` are the single mistakes, in the order they are to be read
+    (a file's in line order); the CLI prints each as its own line. `of` gives the one error itself when there
+    is one, so a single mistake keeps its own type and reads as before."""
+
+    def __init__(self, errors: Sequence[InputError]):
+        self.errors = tuple(one for error in errors for one in each_error(error))
+        if not self.errors:
+            raise ValueError("InputErrors needs at least one error")
+        first = self.errors[0]
+        super().__init__(first.message, location=first.location, path=first.path)
+
+    def __str__(self) -> str:
+        return "\n".join(str(error) for error in self.errors)
+
+    @classmethod
+    def of(cls, errors: Sequence[InputError]) -> InputError:
+        """The one error, or several as one `cls` (flattened, each said once, in the order given)."""
+        said: dict[str, InputError] = {}
+        for error in errors:
+            for one in each_error(error):
+                said.setdefault(str(one), one)  # the same mistake reached twice (a default every experiment reads)
+        flat = list(said.values())
+        return flat[0] if len(flat) == 1 else cls(flat)
+
+
+def each_error(error: InputError) -> tuple[InputError, ...]:
+    """The single mistakes an error holds: its own list if it holds several, else itself."""
+    return error.errors if isinstance(error, InputErrors) else (error,)
+
+
+def closest(word: object, choices: Iterable[str]) -> str | None:
+    """The choice `word` is a close misspelling of, or None."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def suggestion(word: object, choices: Iterable[str]) -> str:
     """' (did you mean X?)' for a close match of a misspelling, else ''."""
-    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    close = closest(word, choices)
+    return f" (did you mean {close!r}?)" if close else ""
 
 
 def read_text(path: str | Path, error: type[InputError] = InputError, what: str = "file") -> str:

@@ -10,7 +10,6 @@ only here and only when a plot is asked for.
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import math
 import re
@@ -18,6 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
+from asyncbench import extras
 from asyncbench.errors import InputError
 from asyncbench.report.view import ReportView, point_label
 from asyncbench.results import schema, units
@@ -26,7 +26,6 @@ from asyncbench.results.model import OK, Result
 #: per-variant metrics share a panel: epoch_s_k1, epoch_s_k2 -> epoch_s_kK (the workloads' convention)
 PER_VARIANT_SUFFIX = re.compile(r"_k\d+$")
 
-INSTALL_HINT = "--plot needs matplotlib, an optional extra: pip install 'asyncbench[plot]' (or pip install matplotlib)"
 # Beyond this span a numeric axis is read on a log scale (n_ops from 10 to 100000).
 LOG_AXIS_SPAN = 100
 PANELS_PER_ROW = 4
@@ -35,8 +34,7 @@ PANEL_SIZE_IN = (4.2, 3.2)
 
 def check_available(path: str) -> None:
     """Fail before running (exit 2) if the plot could not be drawn or saved."""
-    if importlib.util.find_spec("matplotlib") is None:
-        raise InputError(INSTALL_HINT)
+    extras.require("--plot", "matplotlib")
     if Path(path).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise InputError("expected a .png, .svg or .pdf file name", location=path)
     schema.check_writable(path)

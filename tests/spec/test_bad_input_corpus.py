@@ -1,7 +1,8 @@
 """Every file of tests/corpus and every bad command line below, through the CLI: exit 2, one clear line, no traceback.
 
-tests/corpus/expected.json maps each file to a fragment its message must contain.
-Configs are run (`run FILE`), results files shown and compared.
+tests/corpus/expected.json maps each file to a fragment its message must contain, or, for a
+config with several mistakes, to a list of fragments: every mistake is said at once, one line
+each, in file order. Configs are run (`run FILE`) and validated, results files shown and compared.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from click.testing import CliRunner
 from asyncbench import cli
 
 CORPUS = Path(__file__).parent / "corpus"
-EXPECTED: dict[str, str] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
+EXPECTED: dict[str, str | list[str]] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
 
 
 def run_cli(*args: str):
@@ -24,18 +25,22 @@ def run_cli(*args: str):
     return result
 
 
-def assert_clear_error(result, fragment: str) -> None:
-    """Exit 2 and the reason on one line: ours ("asyncbench: error: ..."), or click's usage error ("Error: ...")."""
+def assert_clear_error(result, fragment: str | list[str]) -> None:
+    """Exit 2 and the reason on one line: ours ("asyncbench: error: ..."), or click's usage error ("Error: ...").
+    A list of fragments: one line per mistake, each containing its fragment, in that order."""
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     lines = result.output.strip().splitlines()
     if lines[0].startswith("Usage:"):
+        assert isinstance(fragment, str)
         assert lines[-1].startswith("Error: "), result.output
         assert fragment in lines[-1], result.output
-    else:
-        assert len(lines) == 1, result.output
-        assert lines[0].startswith("asyncbench: error: "), result.output
-        assert fragment in lines[0], result.output
+        return
+    fragments = [fragment] if isinstance(fragment, str) else fragment
+    assert len(lines) == len(fragments), result.output
+    for line, expected in zip(lines, fragments, strict=True):
+        assert line.startswith("asyncbench: error: "), result.output
+        assert expected in line, result.output
 
 
 def test_the_corpus_is_large_and_every_file_is_listed():
@@ -48,7 +53,16 @@ def test_the_corpus_is_large_and_every_file_is_listed():
 def test_bad_config_is_refused_before_running(name):
     path = str(CORPUS / name)
     assert_clear_error(run_cli("run", path, "--no-progress"), EXPECTED[name])
-    assert run_cli("validate", path).exit_code == 2
+    assert_clear_error(run_cli("validate", path), EXPECTED[name])
+
+
+def test_several_configs_each_say_every_mistake():
+    """`validate` and `run` with several configs: each file's mistakes, file after file, each in line order."""
+    names = ["configs/three-mistakes.yaml", "configs/unknown-param.yaml", "configs/yaml-mistakes.yaml"]
+    fragments = [f for name in names for f in ([EXPECTED[name]] if isinstance(EXPECTED[name], str) else EXPECTED[name])]
+    paths = [str(CORPUS / name) for name in names]
+    assert_clear_error(run_cli("validate", *paths), fragments)
+    assert_clear_error(run_cli("run", *paths, "--no-progress"), fragments)
 
 
 @pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.startswith("results/")))

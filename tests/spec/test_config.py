@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncbench.errors import InputError
+from asyncbench.errors import InputError, each_error
 from asyncbench.spec import config, overrides, schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,3 +158,103 @@ def test_a_misspelt_workload_name_is_refused_once_naming_the_option():
 def test_set_can_change_a_setting():
     c = overrides.apply_overrides(load_text(VALID), sets=["max_time_s=2"])
     assert all(e.settings.max_time_s == 2.0 for e in c.experiments)
+
+
+# --- every mistake of a file at once ------------------------------------------------------------------------------
+
+
+def mistakes(text: str) -> list[str]:
+    """What loading `text` says, one string per mistake (each without a newline), in the order said."""
+    with pytest.raises(config.ConfigError) as caught:
+        load_text(text)
+    said = [str(one) for one in each_error(caught.value)]
+    assert all("\n" not in one for one in said)
+    return said
+
+
+def test_every_mistake_of_a_file_is_said_at_once_in_line_order():
+    """Three mistakes, found by the checks in another order (the params of line 6 are checked before the unknown
+    workload of line 8, the executor last), are one error, said in line order."""
+    text = (
+        "experiments:\n"  # 1
+        "  - workload: sync_async\n"  # 2
+        "    executor_typo: 1\n"  # 3
+        "    params:\n"  # 4
+        "      n_ops: 10\n"  # 5
+        "      shape: [0, 2]\n"  # 6
+        "  - workload: matmull\n"  # 7
+        "executor: {kind: slrm}\n"  # 8
+    )
+    said = mistakes(text)
+    assert [line.split(":")[1] for line in said] == ["3", "6", "7", "8"]
+    assert "experiments[0].executor_typo: unknown key" in said[0]
+    assert "experiments[0].params.shape: expected a list of 1 to 8 positive integers" in said[1]
+    assert "experiments[1].workload: unknown workload 'matmull' (did you mean 'matmul'?)" in said[2]
+    assert "executor.kind: expected one of here, local, slurm" in said[3]
+
+
+def test_several_mistakes_are_one_config_error_and_a_single_one_is_itself():
+    with pytest.raises(config.ConfigErrors) as caught:
+        load_text("experiments:\n  - workload: matmul\n    params: {size: 0, dtype: float33}\n")
+    assert isinstance(caught.value, config.ConfigError)  # callers that catch ConfigError still do
+    assert [e.path for e in caught.value.errors] == ["experiments[0].params.size", "experiments[0].params.dtype"]
+    with pytest.raises(config.ConfigError) as single:
+        load_text("experiments:\n  - workload: matmul\n    params: {size: 0}\n")
+    assert not isinstance(single.value, config.ConfigErrors)
+    assert str(single.value) == "t.yaml:3: experiments[0].params.size: must be at least 1, got 0"
+
+
+def test_a_mistake_every_experiment_inherits_is_said_once():
+    """A bad default is said where it is written, not once more by each experiment that reads it."""
+    text = (
+        "defaults: {backends: [tensorflow], min_samples: 10, max_samples: 2}\n"
+        "experiments:\n  - workload: matmul\n  - workload: sync_async\n  - {workload: barrier, max_samples: 3}\n"
+    )
+    said = mistakes(text)
+    assert len(said) == 3, said
+    assert "t.yaml:1: defaults: max_samples (2) is below min_samples (10)" in said
+    assert "t.yaml:1: defaults.backends[0]: unknown backend 'tensorflow'; known: numpy, torch, cupy, jax, mxnet" in said
+    assert "t.yaml:5: experiments[2]: max_samples (3) is below min_samples (10)" in said  # its own combination
+
+
+def test_a_misspelt_key_is_not_said_again_as_missing():
+    """`experiment:` and `wrkload:` are misspellings: saying that `experiments` and `workload` are missing too
+    would be the same mistake twice."""
+    assert mistakes("experiment:\n  - workload: matmul\n") == [
+        "t.yaml:2: experiment: unknown key 'experiment' in the config (did you mean 'experiments'?); "
+        "allowed: name, defaults, experiments, executor"
+    ]
+    said = mistakes("experiments:\n  - wrkload: matmul\n  - workload: matmul\n    params: {sise: 3}\n")
+    assert len(said) == 2, said
+    assert "did you mean 'workload'?" in said[0]
+    assert "did you mean 'size'?" in said[1]
+    assert mistakes("experiments:\n  - name: x\n") == [
+        "t.yaml:2: experiments[0]: missing key 'workload' (one of: matmul, sync_async, barrier, conversion, copy_overlap, "
+        "multi_device, training_memory, small_ops, comm_overlap, or your own: path/to/file.py:Name, package.module:Name, "
+        "or an installed plugin's name)"
+    ]
+
+
+def test_mistakes_of_the_yaml_itself_are_said_together_and_stop_there():
+    """Duplicate keys and refused tags are all said; the values they dropped are not checked (a dropped workload
+    is no 'missing workload'); YAML that does not parse is one mistake, whatever else the file holds."""
+    said = mistakes("experiments:\n  - workload: matmul\n    workload: barrier\n  - workload: !!python/name:os.system\n    size: 3\n")
+    assert [line.split(":")[1] for line in said] == ["3", "4"]
+    assert "duplicate key 'workload'" in said[0]
+    assert "unsupported YAML value" in said[1]
+    assert mistakes("experiments:\n  - workload: matmull\n  - workload: [sync_async\n") == [
+        "t.yaml:4: not valid YAML: expected ',' or ']', but got '<stream end>'"
+    ]
+
+
+def test_loading_several_configs_says_each_files_mistakes(tmp_path):
+    from asyncbench import session
+
+    first, second, good = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "c.yaml"
+    first.write_text("experiments:\n  - workload: matmull\n  - workload: barrier\n    warmup: -1\n")
+    second.write_text("experiments:\n  - workload: sync_async\n    devices: [gpu0]\n")
+    good.write_text("experiments:\n  - workload: conversion\n")
+    with pytest.raises(InputError) as caught:
+        session.plan(session.RunRequest(configs=(str(first), str(good), str(second))))
+    said = [str(one) for one in each_error(caught.value)]
+    assert [one.split(": ")[0] for one in said] == [f"{first}:2", f"{first}:4", f"{second}:3"]

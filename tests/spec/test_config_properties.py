@@ -6,7 +6,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from asyncbench.errors import InputError
+from asyncbench.errors import InputError, each_error
 from asyncbench.spec import config, expect, overrides
 from asyncbench.workloads import WORKLOADS
 
@@ -68,8 +68,15 @@ def loads_or_config_error(text: str) -> None:
     try:
         config.loads(text, source="h.yaml")
     except config.ConfigError as error:
-        assert str(error).startswith("h.yaml")
-        assert "\n" not in str(error).strip()
+        # every mistake of the text is said at once: each one line naming the file, in line order
+        mistakes = each_error(error)
+        for mistake in mistakes:
+            assert isinstance(mistake, config.ConfigError)
+            assert str(mistake).startswith("h.yaml")
+            assert "\n" not in str(mistake).strip()
+        lines = [mistake.line or 0 for mistake in mistakes]
+        assert lines == sorted(lines)
+        assert len({str(m) for m in mistakes}) == len(mistakes)  # none said twice
 
 
 @RELAXED

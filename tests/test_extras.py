@@ -1,0 +1,124 @@
+"""A missing optional extra is one line naming the command that installs it, exit 2, before anything runs.
+
+Each command runs in a fresh interpreter whose PYTHONPATH starts with a folder holding a stub of the package,
+whose import raises ModuleNotFoundError as a missing package's does: the real package stays installed for the
+other tests, and the stub also stands for a package that is found but cannot be imported (a broken wheel).
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from asyncbench import extras
+
+ROOT = Path(__file__).resolve().parents[1]
+#: a PostgreSQL URL nothing listens at: the check must come before any connection is tried
+NOWHERE_POSTGRES = "postgresql://nobody@127.0.0.1:9/none"
+#: a case small enough that a run that wrongly goes ahead still ends soon
+TINY = ["run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", "--set", "size=16"]
+
+
+def run_without(module: str, argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`asyncbench ARGV` in a fresh interpreter in which `module` cannot be imported."""
+    stubs = cwd / "stubs"
+    package = stubs / module.split(".")[0]
+    package.mkdir(parents=True, exist_ok=True)
+    name = module.split(".")[0]
+    (package / "__init__.py").write_text(f"raise ModuleNotFoundError({f'No module named {name!r}'!r}, name={name!r})\n")
+    env = {key: value for key, value in os.environ.items() if key != "ASYNCBENCH_HISTORY"}
+    env["PYTHONPATH"] = os.pathsep.join([str(stubs), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return subprocess.run(
+        [sys.executable, "-m", "asyncbench", *argv], capture_output=True, text=True, cwd=cwd, env=env, timeout=300, check=False
+    )
+
+
+HISTORY = "pip install 'asyncbench[history]'"
+OTAVA = "pip install --no-deps apache-otava==0.8.0"
+CASES = [
+    # (argv, the module made unimportable, what the line says needs it, which package, the install command)
+    ([*TINY, "--record", "-o", "r.json"], "sqlalchemy", "run --record needs SQLAlchemy", HISTORY),
+    ([*TINY, "--record", "-o", "r.json"], "otava", "run --record needs Apache Otava", OTAVA),
+    ([*TINY, "--record", "-o", "r.json", "--history", NOWHERE_POSTGRES], "psycopg", "run --record needs psycopg", HISTORY),
+    (["record", "r.json"], "sqlalchemy", "record needs SQLAlchemy", HISTORY),
+    (["record", "r.json"], "otava", "record needs Apache Otava", OTAVA),
+    (["history"], "sqlalchemy", "history needs SQLAlchemy", HISTORY),
+    (["history", "--history", NOWHERE_POSTGRES], "psycopg", "history needs psycopg", HISTORY),
+    (["report", "-o", "page.html"], "sqlalchemy", "report needs SQLAlchemy", HISTORY),
+    (["report", "-o", "page.html"], "plotly", "report needs plotly", HISTORY),
+    (["gather", "sweep-folder"], "submitit", "gather needs submitit", "pip install 'asyncbench[cluster]'"),
+    (["gather", "sweep-folder", "--record"], "otava", "gather --record needs Apache Otava", OTAVA),
+    (
+        [*TINY, "--executor", "local"],
+        "submitit",
+        "running as jobs (executor local or slurm) needs submitit",
+        "pip install 'asyncbench[cluster]'",
+    ),
+    (
+        ["run", "-w", "sync_async", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", "--set", "n_ops=1,2", "--plot", "p.png"],
+        "matplotlib",
+        "--plot needs matplotlib",
+        "pip install 'asyncbench[plot]'",
+    ),
+    (["show", "r.json", "--plot", "p.png"], "matplotlib", "--plot needs matplotlib", "pip install 'asyncbench[plot]'"),
+]
+
+
+@pytest.mark.parametrize("argv, module, needs, install", CASES, ids=[f"{c[2].split(' needs ')[0]}-without-{c[1]}" for c in CASES])
+def test_a_missing_extra_is_one_line_naming_how_to_install_it(argv, module, needs, install, tmp_path):
+    done = run_without(module, argv, tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"asyncbench: error: {needs}"), lines[0]
+    assert install in lines[0], lines[0]
+    assert done.stdout == ""  # nothing measured, nothing shown
+    assert not (tmp_path / "r.json").exists()
+    assert not (tmp_path / "r.json.journal").exists()
+    assert not (tmp_path / ".asyncbench").exists()  # no store made, no sweep folder
+
+
+def test_the_history_extra_and_otava_missing_together_are_one_line(tmp_path):
+    """After `make run` (no history extra, no Otava) `run --record` names both installs, and the one command of
+    a checkout that does both."""
+    stubs = tmp_path / "stubs"
+    (stubs / "otava").mkdir(parents=True)
+    (stubs / "otava" / "__init__.py").write_text("raise ModuleNotFoundError('No module named otava', name='otava')\n")
+    done = run_without("sqlalchemy", [*TINY, "--record"], tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "asyncbench: error: run --record needs SQLAlchemy and Apache Otava (change points), which are not installed: "
+        f"{HISTORY} && {OTAVA} (in asyncbench's checkout: make history)"
+    )
+
+
+def test_importable_says_no_for_a_package_that_is_found_but_does_not_import(tmp_path, monkeypatch):
+    (tmp_path / "broken_extra").mkdir()
+    (tmp_path / "broken_extra" / "__init__.py").write_text("raise ImportError('libsomething.so: cannot open shared object file')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(extras.EXTRAS, "broken_extra", extras.Extra("broken_extra", "Broken", "pip install broken"))
+    assert not extras.importable("broken_extra")
+    assert not extras.importable("no_such_module_anywhere")
+    assert extras.importable("yaml")
+    with pytest.raises(extras.MissingExtra, match=r"^thing needs Broken, which is not installed: pip install broken$"):
+        extras.require("thing", "yaml", "broken_extra")
+
+
+def test_every_install_command_names_an_extra_that_setup_cfg_declares():
+    parser = configparser.ConfigParser()
+    parser.read(ROOT / "setup.cfg")
+    declared = set(parser["options.extras_require"])
+    named = {m for extra in extras.EXTRAS.values() for m in re.findall(r"asyncbench\[(\w+)\]", extra.install)}
+    assert named
+    assert named <= declared
+    for extra in extras.EXTRAS.values():  # each package is in the extra its line names
+        if "asyncbench[" in extra.install:
+            wanted = re.search(r"asyncbench\[(\w+)\]", extra.install)[1]
+            assert extra.module.split(".")[0].lower() in parser["options.extras_require"][wanted].lower()
