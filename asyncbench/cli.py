@@ -17,18 +17,20 @@ from typing import Any, Callable
 
 import click
 
-from asyncbench.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK, InputError
+from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_INPUT, EXIT_OK, InputError, each_error
 from asyncbench.version import __version__
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _report_input_error(error: InputError) -> None:
-    click.echo(f"asyncbench: error: {error}", err=True)
+    """Each mistake on a line of its own (a config's every mistake, in line order)."""
+    for one in each_error(error):
+        click.echo(f"asyncbench: error: {one}", err=True)
 
 
 def _guard(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn InputError into one line on stderr and exit 2."""
+    """Turn InputError into one line per mistake on stderr and exit 2."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -72,6 +74,59 @@ def _writer_options(command: Callable[..., Any]) -> Callable[..., Any]:
             command
         )
     return command
+
+
+def _label(context: click.Context, parameter: click.Parameter, value: str | None) -> str | None:
+    """A label is stored and shown in terminals and pages: one bounded line (results.fields.name)."""
+    from asyncbench.results import fields
+
+    if value is not None:
+        try:
+            fields.name(value, fields.At("--label"))
+        except InputError as exc:
+            raise click.BadParameter(exc.message) from None
+    return value
+
+
+def _check_pattern(pattern: str | None) -> None:
+    """A PATTERN is matched against names, which hold no control character (results.fields.name), and is repeated
+    in what the command says: one holding a newline or an escape is bad input (InputError), never searched."""
+    from asyncbench.results import fields
+
+    if pattern is not None:
+        fields.name(pattern, fields.At("PATTERN"))
+
+
+def _store_file(history: str | None) -> str | None:
+    """The SQLite store's file (None for a PostgreSQL store): an input that no output may name. Call it after
+    session.require_history, which says what is missing to read the target."""
+    from asyncbench.history import target
+
+    found = target.resolve(history)
+    return found.url.removeprefix("sqlite:///") if found.kind == "sqlite" else None
+
+
+def _check_reads(request: Any, inputs: list[tuple[str, str | None]]) -> None:
+    """No output of a `run` or `gather` (its -o, -o's journal, every writer's file) names one of its inputs (a
+    config, --baseline, the store it records in): InputError before anything runs (results.outputs)."""
+    from asyncbench.report.writers import WRITERS
+    from asyncbench.results import journal, outputs
+
+    written = [("-o", request.json_path), *((WRITERS[name].option or name, path) for name, path in request.outputs.items())]
+    if request.json_path:
+        written.append(("-o's journal", str(journal.path_for(request.json_path))))
+    outputs.check_not_inputs(written, [*inputs, ("--baseline", request.baseline)])
+
+
+def _recorded_in(outcome: dict[str, Any], needed_by: str) -> list[tuple[str, str | None]]:
+    """With --record, the SQLite store the results go to, as an input no output may name (its packages checked
+    first: session.require_history); nothing without --record."""
+    from asyncbench import session
+
+    if not outcome["record"]:
+        return []
+    session.require_history(outcome["history"], needed_by, *session.RECORDING)
+    return [("--history", _store_file(outcome["history"]))]
 
 
 def _history_option(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -172,7 +227,9 @@ _OUTCOME: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         help="An inconclusive check (its interval straddles the threshold) does not fail the gate; it is still reported.",
     ),
     click.option("--record", is_flag=True, help="Record the results in the history store (see `asyncbench history`)."),
-    click.option("--label", metavar="TEXT", help="A label for the recorded run (a version, a PR); shown where a change starts."),
+    click.option(
+        "--label", metavar="TEXT", callback=_label, help="A label for the recorded run (a version, a PR); shown where a change starts."
+    ),
     _history_option,
     click.option("--no-progress", is_flag=True, help="No progress display on stderr."),
 ]
@@ -213,7 +270,7 @@ def _executor_settings(executor: str | None, per: str | None, sbatch: tuple[str,
         options = {}
         for text in sbatch:
             key, sep, value = text.partition("=")
-            options[key.strip()] = value if sep else True
+            options[key.strip(" ")] = value if sep else True  # spaces only: a control character is left for the check to refuse
         settings["sbatch"] = options
     return settings
 
@@ -295,6 +352,7 @@ def run(
     )
     request = _request(outcome, configs=configs, workloads=workloads, devices=devices, backends=backends, sets=sets, quick=quick,
                        isolate=not in_process, trace_dir=trace_dir, executor=chosen)  # fmt: skip
+    _check_reads(request, [*(("CONFIG", config) for config in configs), *_recorded_in(outcome, "run --record")])
     ended = sweep.run(request, sweep.SweepOptions(job_dir=job_dir, wait=not no_wait), _echo_err, lambda line: _stdout(line + "\n"))
     _finish(ended)
 
@@ -352,9 +410,12 @@ def gather(folder: str, no_wait: bool, **outcome: Any) -> None:
     often as wanted (recording twice stores once). Ctrl-C stops waiting; the
     jobs go on.
     """
-    from asyncbench import sweep
+    from asyncbench import extras, sweep
 
-    ended = sweep.gather(folder, _request(outcome), _echo_err, wait=not no_wait)
+    extras.require("gather", "submitit")  # the jobs are read through it: said before the folder is
+    request = _request(outcome)
+    _check_reads(request, _recorded_in(outcome, "gather --record"))  # its sweep's own files: sweep.gather refuses them
+    ended = sweep.gather(folder, request, _echo_err, wait=not no_wait)
     _finish(ended)
 
 
@@ -440,15 +501,16 @@ Examples:
 """,
 )
 @click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--label", metavar="TEXT", help="A label for the recorded runs.")
+@click.option("--label", metavar="TEXT", callback=_label, help="A label for the recorded runs.")
 @_history_option
 @_guard
 def record(paths: tuple[str, ...], label: str | None, history: str | None) -> None:
     """Record results files in the history store: each file in one transaction, a run recorded once
     (a file recorded again, or a run recorded with `run --record`, is said so and left as it is).
 
-    Exit 2 for a file that is not a results file or a store that cannot be opened (nothing recorded),
-    and when the store refused a file (the others are still recorded)."""
+    Every file is read and checked first. Exit 2 for a file that is not a results or `ab` file, or holds a
+    field out of its vocabulary, or a store that cannot be opened (nothing recorded), and when the store
+    refused a file (the others are still recorded)."""
     from asyncbench import session
 
     sys.exit(session.record_files(paths, history, label, _echo_err))
@@ -476,11 +538,14 @@ Examples:
 def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: str, last: int) -> None:
     """Each recorded series (a case's quantity on one machine) with where it changed: the run, before → after,
     the ratio with its 95% interval, and the change's p-value (E-divisive means, Apache Otava)."""
+    from asyncbench import session
     from asyncbench.history import changes, store, target
     from asyncbench.report import history as shown
     from asyncbench.report import terminal
     from asyncbench.verdicts import compare
 
+    _check_pattern(pattern)
+    session.require_history(history, "history")
     margin = compare.parse_threshold(max_regression)
     found = store.open_store(target.resolve(history)).series(pattern, last)
     if fmt == "json":
@@ -514,20 +579,21 @@ def report_command(pattern: str | None, output: str, history: str | None) -> Non
     """Write the history as one self-contained HTML page: a trend chart per case and quantity (machines side by
     side, each point's interval and revision in its tooltip, change points marked), the machines, and the latest
     run's table with its verdicts and timelines. No network needed to open it."""
+    from asyncbench import session
     from asyncbench.history import store, target
     from asyncbench.report import html
-    from asyncbench.results import schema
+    from asyncbench.results import outputs
 
+    _check_pattern(pattern)
+    session.require_history(history, "report", "plotly")
+    outputs.check([("-o", output)], inputs=[("--history", _store_file(history))])
     opened = store.open_store(target.resolve(history))
     found = opened.series(pattern, html.CHART_POINTS)
     if not found:
         _echo_err(f"no series{' matching ' + repr(pattern) if pattern else ''} in the history {opened.target.shown}")
         sys.exit(1)
-    try:
-        schema.atomic_write(output, html.render(found, opened.latest(), opened.recent(html.RECENT_RUNS), opened.target.shown))
-    except OSError as exc:
-        _echo_err(f"asyncbench: error: cannot write {output}: {exc.strerror or exc}")
-        sys.exit(2)
+    if not outputs.write(output, html.render(found, opened.latest(), opened.recent(html.RECENT_RUNS), opened.target.shown), _echo_err):
+        sys.exit(EXIT_ERRORS)
     _echo_err(f"written: {output} ({len(found)} series)")
 
 
@@ -551,7 +617,7 @@ def show(path: str, fmt: str, plot_path: str | None) -> None:
     from asyncbench import session
     from asyncbench.report import terminal, view
     from asyncbench.report.writers import WRITERS
-    from asyncbench.results import schema
+    from asyncbench.results import outputs
 
     plot = WRITERS["plot"]
     if plot_path:
@@ -563,7 +629,8 @@ def show(path: str, fmt: str, plot_path: str | None) -> None:
         content = WRITERS[fmt].render(shown, "-")
         _stdout(content if isinstance(content, str) else content.decode())
     if plot_path:
-        schema.atomic_write(plot_path, plot.render(shown, plot_path))
+        if not outputs.write(plot_path, plot.render(shown, plot_path), _echo_err):
+            sys.exit(EXIT_ERRORS)
         _echo_err(f"written: {plot_path}")
 
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
+from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError, InputErrors
 from asyncbench.report import view as views
 from asyncbench.report.view import ReportView
 from asyncbench.report.writers import WRITERS, Writer
-from asyncbench.results import journal, records, schema
+from asyncbench.results import ab_file, journal, recordable, records, schema
 from asyncbench.results.model import Report, Result
 from asyncbench.results.plan import Config, ExecutorSettings, Experiment
 from asyncbench.verdicts import compare, outcome
@@ -85,7 +85,15 @@ def plan(request: RunRequest) -> Config:
 
     keys = config.workload_keys(request.workloads)
     if request.configs:
-        loaded = [config.load(p) for p in request.configs]
+        loaded: list[Config] = []
+        refused: list[InputError] = []
+        for path in request.configs:  # every file's mistakes, not only the first file's
+            try:
+                loaded.append(config.load(path))
+            except InputError as exc:
+                refused.append(exc)
+        if refused:
+            raise refused[0] if len(refused) == 1 else InputErrors.of(refused)  # one file: its own error, as load raised it
         names = [e.name for c in loaded for e in c.experiments]
         duplicated = sorted({n for n in names if names.count(n) > 1})
         if duplicated:
@@ -116,17 +124,17 @@ def plan(request: RunRequest) -> Config:
 
 def check_outputs(request: RunRequest, experiments: Sequence[Experiment]) -> list[tuple[Writer, str]]:
     """Every output file, proven writable before anything runs (InputError: exit 2, not after a long run)."""
-    named = [p for p in (request.json_path, *request.outputs.values()) if p]
-    repeated = sorted({p for p in named if named.count(p) > 1})
-    if repeated:
-        raise InputError(f"the same file is named for two outputs: {', '.join(repeated)}")
+    from asyncbench.results import outputs as files  # every command's outputs pass the same check
+
+    journal_of = ("-o's journal", str(journal.path_for(request.json_path))) if request.json_path else (None, None)  # written as it runs
+    files.check_distinct([("-o", request.json_path), journal_of, *((WRITERS[name].option, path) for name, path in request.outputs.items())])
     outputs = [(WRITERS[name], path) for name, path in request.outputs.items() if path]
     for writer, path in outputs:
         writer.check_destination(path)
         if writer.needs_sweep and not any(e.sweep for e in experiments):
             raise InputError(f"{writer.option} draws sweeps, and no selected experiment has one (sweep: in a config, or --set KEY=V1,V2)")
     if request.json_path:
-        schema.check_writable(request.json_path)
+        files.check([("-o", request.json_path)])
         _check_no_journal(request.json_path)
     return outputs
 
@@ -291,7 +299,7 @@ def run(request: RunRequest, say: Say, the_plan: Config | None = None) -> Sessio
     from asyncbench.engine import trace
 
     the_plan = the_plan or plan(request)
-    store = open_history(request.history) if request.record else None  # a store that cannot be used: before running
+    store = open_history(request.history, "run --record") if request.record else None  # a store that cannot be used: before running
     request, reports = _torchrun(the_plan, request)
     outputs = check_outputs(request, the_plan.experiments)
     trace_dir = str(trace.check_directory(request.trace_dir)) if request.trace_dir else None
@@ -346,10 +354,31 @@ def conclude(
     return dataclasses.replace(view, outcome=views.outcome_view(verdict)), verdict
 
 
-def open_history(given: str | None) -> Any:
+#: what recording needs besides the store's own packages: each series' change points are found as a run is recorded
+RECORDING = ("otava.analysis",)
+
+
+def require_history(given: str | None, needed_by: str, *also: str) -> None:
+    """The history's packages, checked before anything runs (extras.require: one line naming how to install
+    them, exit 2): SQLAlchemy, psycopg where the store is a PostgreSQL URL, and `also` (RECORDING, plotly)."""
+    import os
+
+    from asyncbench import extras
+    from asyncbench.history import target
+
+    named = given or os.environ.get(target.ENVIRONMENT) or ""
+    postgres = ("psycopg",) if named.startswith(target.POSTGRES_SCHEMES) else ()
+    extras.require(needed_by, "sqlalchemy", *postgres, *also)
+
+
+def open_history(given: str | None, needed_by: str = "--record") -> Any:
+    """The store a run or `record` writes to: made where there is none, and proven writable before anything runs
+    (a read-only file, folder, role or server is InputError now, not exit 3 after the run; so is a package the
+    store or recording needs that is not installed)."""
     from asyncbench.history import store, target
 
-    return store.open_store(target.resolve(given))
+    require_history(given, needed_by, *RECORDING)
+    return store.open_store(target.resolve(given), writing=True)
 
 
 def _record(store: Any, report: Report, label: str | None, source: str | None, say: Say, verdict: outcome.Outcome) -> outcome.Outcome:
@@ -367,12 +396,14 @@ def _record(store: Any, report: Report, label: str | None, source: str | None, s
 
 def record_files(paths: Sequence[str], history: str | None, label: str | None, say: Say) -> int:
     """`asyncbench record FILE...`: each results file in one transaction; a file already recorded is said so.
-    Every file is read before anything is recorded (a bad one is InputError: exit 2, nothing recorded); a file the
-    store refused (locked, gone) is one line and exit 2, the others still recorded."""
+    Every file is read and checked (results.recordable, results.ab_file) before anything is recorded: a bad one is
+    InputError (one line, exit 2, nothing recorded). A file the store refused (locked, gone) is one line and exit
+    2, the others still recorded."""
     from asyncbench.history.store import StoreError
 
+    require_history(history, "record", *RECORDING)
     reports = [(path, _recordable(path, say)) for path in paths]
-    store = open_history(history)
+    store = open_history(history, "record")
     failed = 0
     for path, report in reports:
         source = str(Path(path).resolve())
@@ -389,24 +420,26 @@ def record_files(paths: Sequence[str], history: str | None, label: str | None, s
     return 2 if failed else 0
 
 
-#: the keys that make a JSON file an `asyncbench ab` results file (results.paired.ABReport)
-AB_KEYS = ("base", "head", "cases", "max_regression")
-
-
-def _recordable(path: str, say: Say) -> Report | dict[str, Any]:
-    """A results file as a Report, or an `ab` results file as its JSON; InputError (the results file's) otherwise."""
+def _recordable(path: str, say: Say) -> Report | ab_file.ABFile:
+    """A results file as a Report, or an `ab` results file as results.ab_file reads it, every field the store
+    takes checked first (results.recordable, results.ab_file); InputError naming the file and the key otherwise
+    (or the results reader's own, for a file that is not JSON or not ours)."""
     import json
 
     try:
-        return load_results(path, say)
-    except InputError as refused:
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            raise refused from None
-        if isinstance(data, dict) and all(key in data for key in AB_KEYS):
-            return data
-        raise
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except RecursionError:
+        raise InputError("nested too deeply to be a results file", location=path) from None
+    except (OSError, UnicodeDecodeError, ValueError):
+        raw = None  # the results reader says why
+    if ab_file.is_ab(raw):
+        return ab_file.from_dict(raw, path)
+    if schema.is_results(raw):
+        schema.check_version(raw, path)
+        recordable.check_file(raw, path)
+    report = load_results(path, say)
+    recordable.check_file(schema.to_dict(report), path)  # what is stored: a journal beside the file is read instead
+    return report
 
 
 def load_results(path: str | Path, say: Say | None = None) -> Report:

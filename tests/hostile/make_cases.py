@@ -1,0 +1,315 @@
+"""Writes the hostile files of tests/hostile/cases/ from the two good files in cases/good/.
+
+    python -m tests.hostile.make_cases
+
+The files are kept in the repository (a reviewer reads them, the test only reads them); this script is how
+each was made: one small change to a real, valid file, so each file is bad in exactly one way.
+cases/good/results.json is a real `asyncbench run -w matmul -b numpy --quick` results file with one check
+added; cases/good/ab.json a real `ab` file (results.paired.dumps). What each must make the tool say is in
+tests/hostile/expected.yaml.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+CASES = Path(__file__).parent / "cases"
+GOOD = CASES / "good"
+
+#: a path outside the case's folder that no case may create (tests/hostile/test_corpus.py checks it)
+PWNED = "/tmp/asyncbench-hostile-pwned"
+LONG = "x" * 100_000
+DEEP = 50_000
+#: placeholders replaced in the JSON text after dumping (what json.dumps cannot write)
+HUGE_FLOAT, DEEP_LIST = "__HUGE_FLOAT__", "__DEEP_LIST__"
+
+
+def _results() -> dict[str, Any]:
+    raw = json.loads((GOOD / "results-raw.json").read_text(encoding="utf-8"))
+    raw["created"] = "2026-11-23T12:00:00+00:00"
+    raw["environment"]["hostname"] = "ci-runner-1"
+    raw["environment"]["git_sha"] = "0123456789abcdef0123456789abcdef01234567"
+    [result] = raw["results"]
+    result["checks"] = [
+        {
+            "expect": "done_s.median < 10ms",
+            "verdict": "pass",
+            "value": result["metrics"]["done_s"],
+            "detail": "2.13 ms [2.09-2.14] < 10 ms",
+            "bounds": list(result["bounds"]["done_s"]),
+            "confidence": 0.999,
+            "family_error": 0.01,
+        }
+    ]
+    return raw
+
+
+def _write(path: Path, data: Any, compact_results: bool = False) -> None:
+    text = json.dumps(data, indent=1, ensure_ascii=False)
+    text = text.replace(f'"{HUGE_FLOAT}"', "1e400").replace(f'"{DEEP_LIST}"', "[" * DEEP + "]" * DEEP)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    """A change: the value at a dotted path (list indexes as numbers) set; `...DELETE` removes the key."""
+
+    def change(data: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        node: Any = data
+        for part in parents:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        key: Any = int(last) if isinstance(node, list) else last
+        if value is DELETE:
+            del node[key]
+        else:
+            node[key] = value
+
+    return change
+
+
+DELETE = object()
+R0 = "results.0"
+C0 = f"{R0}.checks.0"
+MEDIAN = f"{R0}.variants.matmul.done_s"
+
+#: results files: name -> change to the good file
+RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "schema-version-99": _set("schema_version", 99),
+    "schema-version-0": _set("schema_version", 0),
+    "schema-version-negative": _set("schema_version", -1),
+    "schema-version-float": _set("schema_version", 4.5),
+    "schema-version-string": _set("schema_version", "5"),
+    "schema-version-bool": _set("schema_version", True),
+    "schema-version-huge": _set("schema_version", 10**40),
+    "no-schema-version": _set("schema_version", DELETE),
+    "no-results": _set("results", DELETE),
+    "results-object": _set("results", {"matmul": {}}),
+    "results-null": _set("results", None),
+    "result-number": _set("results", [1]),
+    "no-tool": _set("tool", DELETE),
+    "tool-foreign": _set("tool.name", "pytest-benchmark"),
+    "environment-list": _set("environment", ["AMD EPYC"]),
+    "result-no-id": _set(f"{R0}.id", DELETE),
+    "id-number": _set(f"{R0}.id", 12),
+    "id-empty": _set(f"{R0}.id", ""),
+    "id-control-chars": _set(f"{R0}.id", "matmul[numpy,cpu]\x1b[2J\x1b[31mFAKE ok\r"),
+    "id-newline": _set(f"{R0}.id", "matmul[numpy,cpu]\nasyncbench: all good"),
+    "id-very-long": _set(f"{R0}.id", LONG),
+    "status-unknown": _set(f"{R0}.status", "passed"),
+    "status-option": _set(f"{R0}.status", f"--output={PWNED}"),
+    "status-html": _set(f"{R0}.status", "pass onmouseover=alert(1)"),
+    "status-script": _set(f"{R0}.status", "</script><script>alert(1)</script>"),
+    "status-number": _set(f"{R0}.status", 0),
+    "status-null": _set(f"{R0}.status", None),
+    "verdict-unknown": _set(f"{C0}.verdict", "ok"),
+    "verdict-html": _set(f"{C0}.verdict", "pass onmouseover=alert(1)"),
+    "verdict-option": _set(f"{C0}.verdict", f"--output={PWNED}"),
+    "verdict-script": _set(f"{C0}.verdict", "</script><script>alert(1)</script>"),
+    "verdict-control": _set(f"{C0}.verdict", "pass\x1b[8m"),
+    "verdict-list": _set(f"{C0}.verdict", ["pass"]),
+    "checks-object": _set(f"{R0}.checks", {"expect": "x"}),
+    "check-value-nan": _set(f"{C0}.value", float("nan")),
+    "check-value-inf": _set(f"{C0}.value", float("inf")),
+    "check-value-string": _set(f"{C0}.value", "fast"),
+    "check-bounds-short": _set(f"{C0}.bounds", [0.002]),
+    "median-nan": _set(f"{MEDIAN}.median", float("nan")),
+    "median-inf": _set(f"{MEDIAN}.median", float("inf")),
+    "median-negative": _set(f"{MEDIAN}.median", -0.002),
+    "median-huge": _set(f"{MEDIAN}.median", HUGE_FLOAT),
+    "median-string": _set(f"{MEDIAN}.median", "2 ms"),
+    "median-bool": _set(f"{MEDIAN}.median", True),
+    "n-negative": _set(f"{MEDIAN}.n", -6),
+    "n-huge": _set(f"{MEDIAN}.n", 10**40),
+    "n-float": _set(f"{MEDIAN}.n", 6.5),
+    "ci-reversed": _set(f"{MEDIAN}.ci_low", 1.0),
+    "sample-negative": _set(f"{R0}.variants.matmul.samples.done_s", [-1.0] * 6),
+    "sample-nan": _set(f"{R0}.variants.matmul.samples.done_s", [float("nan")] * 6),
+    "metric-nan": _set(f"{R0}.metrics.gflops", float("nan")),
+    "metric-inf": _set(f"{R0}.metrics.gflops", float("-inf")),
+    "bound-huge": _set(f"{R0}.bounds.gflops", [47.0, HUGE_FLOAT]),
+    "variants-list": _set(f"{R0}.variants", [1, 2]),
+    "params-list": _set(f"{R0}.params", ["size", 256]),
+    "backend-control": _set(f"{R0}.backend", "numpy\x07\x1b]0;pwned\x07"),
+    "device-option": _set(f"{R0}.device", f"--output={PWNED}"),
+    "machine-control": _set(f"{R0}.machine", "node-1\x1b[2K\rnode-2"),
+    "machine-very-long": _set(f"{R0}.machine", LONG),
+    "machine-number": _set(f"{R0}.machine", 42),
+    "hostname-control": _set("environment.hostname", "vm\x1b[31m\nasyncbench: recorded"),
+    "hostname-very-long": _set("environment.hostname", LONG),
+    "cpu-control": _set("environment.cpu", "AMD EPYC\x00\x1b[2J"),
+    "git-sha-option": _set("environment.git_sha", f"--output={PWNED}"),
+    "git-sha-script": _set("environment.git_sha", "</script><script>alert(1)</script>"),
+    "git-sha-control": _set("environment.git_sha", "0123456\x1b[2J"),
+    "git-sha-number": _set("environment.git_sha", 123456789),
+    "created-garbage": _set("created", "yesterday"),
+    "created-number": _set("created", 1700000000),
+    "interrupted-string": _set("interrupted", "no"),
+    "deep-nesting": _set("environment.frameworks.numpy.extra", DEEP_LIST),
+    "deep-nesting-params": _set(f"{R0}.params.size", DEEP_LIST),
+}
+
+A0 = "cases.0"
+RATIO = f"{A0}.ratios.0"
+#: ab files: name -> change to the good ab file
+AB: dict[str, Callable[[dict[str, Any]], None]] = {
+    "ab-schema-version-99": _set("schema_version", 99),
+    "ab-schema-version-string": _set("schema_version", "1"),
+    "ab-no-cases": _set("cases", DELETE),
+    "ab-cases-object": _set("cases", {"matmul": 1}),
+    "ab-case-number": _set("cases", [7]),
+    "ab-no-head": _set("head", DELETE),
+    "ab-head-list": _set("head", ["head"]),
+    "ab-ratio-nan": _set(f"{RATIO}.ratio", float("nan")),
+    "ab-ratio-inf": _set(f"{RATIO}.ratio", float("inf")),
+    "ab-ratio-negative": _set(f"{RATIO}.ratio", -1.3),
+    "ab-ratio-zero": _set(f"{RATIO}.ratio", 0),
+    "ab-ratio-huge": _set(f"{RATIO}.ratio", HUGE_FLOAT),
+    "ab-ratio-string": _set(f"{RATIO}.ratio", "1.3x"),
+    "ab-ratio-ci-reversed": _set(f"{RATIO}.ratio_ci", [1.38, 1.22]),
+    "ab-ratio-ci-short": _set(f"{RATIO}.ratio_ci", [1.22]),
+    "ab-verdict-html": _set(f"{RATIO}.verdict", "pass onmouseover=alert(1)"),
+    "ab-verdict-option": _set(f"{RATIO}.verdict", f"--output={PWNED}"),
+    "ab-label-script": _set(f"{RATIO}.label", "</script><script>alert(1)</script>"),
+    "ab-label-unknown": _set(f"{RATIO}.label", "MUCH SLOWER"),
+    "ab-status-unknown": _set(f"{A0}.status", "fine"),
+    "ab-id-control": _set(f"{A0}.id", "matmul[numpy,cpu]\x1b[2J"),
+    "ab-id-very-long": _set(f"{A0}.id", LONG),
+    "ab-rounds-negative": _set(f"{A0}.rounds", -40),
+    "ab-max-regression-negative": _set("max_regression", -0.05),
+    "ab-max-regression-nan": _set("max_regression", float("nan")),
+    "ab-git-sha-option": _set("head.facts.git_sha", f"--output={PWNED}"),
+    "ab-hostname-control": _set("head.facts.hostname", "vm\x1b[31m\r"),
+    "ab-facts-string": _set("head.facts", "AMD EPYC"),
+    "ab-deep-nesting": _set("head.facts.frameworks.numpy.extra", DEEP_LIST),
+}
+
+
+def _sweep() -> dict[str, Any]:
+    """A sweep's folder as `run --executor local --no-wait --job-dir sweep` leaves it, with relative paths (the
+    test copies it to `sweep/` in the case's folder) and a job id no process has: the job ended with no results."""
+    case = {"id": "matmul[numpy,cpu,size=64]", "experiment": "matmul", "workload": "matmul", "backend": "numpy", "device": "cpu",
+            "params": {"size": 64}}  # fmt: skip
+    return {
+        "asyncbench_sweep": 1,
+        "created": "2026-11-23T12:00:00+00:00",
+        "name": "hostile",
+        "config": {"name": "hostile", "source": "hostile.yaml", "experiments": []},
+        "executor": {
+            "kind": "local",
+            "per": "experiment",
+            "partition": None,
+            "gpus_per_node": 0,
+            "time_min": 5,
+            "account": None,
+            "exclusive": True,
+            "sbatch": {},
+        },  # fmt: skip
+        "submit_s": 0.2,
+        "jobs": [{"name": "matmul", "config": "sweep/matmul.yaml", "results": "sweep/matmul.json", "cases": [case], "job_id": "4194000"}],
+    }
+
+
+J0 = "jobs.0"
+#: sweep.json files: name -> change to the good manifest (None: a whole text instead, in SWEEP_TEXTS)
+SWEEPS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "version-string": _set("asyncbench_sweep", "1"),
+    "version-99": _set("asyncbench_sweep", 99),
+    "version-huge": _set("asyncbench_sweep", HUGE_FLOAT),
+    "version-null": _set("asyncbench_sweep", None),
+    "no-jobs": _set("jobs", DELETE),
+    "jobs-object": _set("jobs", {"matmul": {}}),
+    "jobs-null": _set("jobs", None),
+    "job-string": _set("jobs", ["matmul"]),
+    "no-executor": _set("executor", DELETE),
+    "executor-list": _set("executor", ["local"]),
+    "executor-unknown-key": _set("executor.nodes", 4),
+    "executor-kind-bogus": _set("executor.kind", "bogus"),
+    "executor-sbatch-newline": _set("executor.sbatch", {"qos": "high\n#SBATCH --wrap=touch /tmp/asyncbench-hostile-pwned"}),
+    "job-no-job-id": _set(f"{J0}.job_id", DELETE),
+    "job-id-number": _set(f"{J0}.job_id", 4194000),
+    "job-id-option": _set(f"{J0}.job_id", "--format=x"),
+    "job-id-semicolon": _set(f"{J0}.job_id", "1;rm -rf ."),
+    "job-id-newline": _set(f"{J0}.job_id", "4194000\n--format=x"),
+    "job-id-empty": _set(f"{J0}.job_id", ""),
+    "job-id-huge": _set(f"{J0}.job_id", "9" * 40),
+    "job-no-results": _set(f"{J0}.results", DELETE),
+    "job-results-outside": _set(f"{J0}.results", "/etc/passwd"),
+    "job-results-parent": _set(f"{J0}.results", "sweep/../outside.json"),
+    "job-config-outside": _set(f"{J0}.config", "/etc/hostname"),
+    "job-name-traversal": _set(f"{J0}.name", "../../evil"),
+    "job-cases-string": _set(f"{J0}.cases", "matmul"),
+    "job-case-unknown-key": _set(f"{J0}.cases.0.extra", 1),
+    "job-case-missing-key": _set(f"{J0}.cases.0.backend", DELETE),
+    "duplicate-job-names": lambda data: data["jobs"].append(copy.deepcopy(data["jobs"][0])),
+    "submit-s-string": _set("submit_s", "fast"),
+    "deep-nesting": _set("config.extra", DEEP_LIST),
+}
+SWEEP_TEXTS: dict[str, bytes] = {
+    "not-json": b"asyncbench_sweep = 1\n",
+    "empty": b"",
+    "json-array": b"[1, 2, 3]\n",
+    "json-string": b'"sweep"\n',
+    "json-null": b"null\n",
+    "not-utf8": b'{"asyncbench_sweep": 1, "name": "\xff\xfe"}\n',
+}
+JOB_CONFIG = "experiments:\n  - {name: matmul, workload: matmul, backends: [numpy], devices: [cpu], params: {size: 64}}\n"
+
+#: whole files that are not results: name -> text
+TEXTS: dict[str, bytes] = {
+    "results/not-json.json": b"schema_version: 5\nresults: []\n",
+    "results/empty.json": b"",
+    "results/truncated.json": b'{"schema_version": 5, "tool": {"name": "asyncbench", "version": "0.1.0"}, "results": [',
+    "results/json-array.json": b"[]\n",
+    "results/json-string.json": b'"results"\n',
+    "results/json-null.json": b"null\n",
+    "results/binary.json": bytes(range(256)),
+    "results/not-utf8.json": b'{"schema_version": 5, "tool": {"name": "asyncbench\xff"}}',
+    "results/nan-top-level.json": b"NaN\n",
+    "stores/not-a-db.sqlite": b"not a database\n" * 100,
+}
+
+
+def main() -> None:
+    for folder in ("results", "ab", "sweeps", "stores"):
+        shutil.rmtree(CASES / folder, ignore_errors=True)
+    good = _results()
+    _write(GOOD / "results.json", good)
+    other = copy.deepcopy(good)  # another run of the same case: not in the store the test starts from
+    other["created"] = "2026-11-24T12:00:00+00:00"
+    other["results"][0]["variants"]["matmul"]["done_s"]["median"] *= 1.01
+    _write(GOOD / "results-other.json", other)
+    _write(CASES / "results" / "json-array-of-results.json", [good])
+    for name, change in RESULTS.items():
+        data = copy.deepcopy(good)
+        change(data)
+        _write(CASES / "results" / f"{name}.json", data)
+    ab = json.loads((GOOD / "ab.json").read_text(encoding="utf-8"))
+    for name, change in AB.items():
+        data = copy.deepcopy(ab)
+        change(data)
+        _write(CASES / "ab" / f"{name}.json", data)
+    sweep = _sweep()
+    _write(GOOD / "sweep" / "sweep.json", sweep)
+    (GOOD / "sweep" / "matmul.yaml").write_text(JOB_CONFIG, encoding="utf-8")
+    for name, change in SWEEPS.items():
+        data = copy.deepcopy(sweep)
+        change(data)
+        _write(CASES / "sweeps" / name / "sweep.json", data)
+        (CASES / "sweeps" / name / "matmul.yaml").write_text(JOB_CONFIG, encoding="utf-8")
+    for name, text in SWEEP_TEXTS.items():
+        (CASES / "sweeps" / name).mkdir(parents=True, exist_ok=True)
+        (CASES / "sweeps" / name / "sweep.json").write_bytes(text)
+    (CASES / "sweeps" / "no-manifest").mkdir(parents=True, exist_ok=True)
+    (CASES / "sweeps" / "no-manifest" / "matmul.yaml").write_text(JOB_CONFIG, encoding="utf-8")
+    for name, text in TEXTS.items():
+        (CASES / name).parent.mkdir(parents=True, exist_ok=True)
+        (CASES / name).write_bytes(text)
+
+
+if __name__ == "__main__":
+    main()
