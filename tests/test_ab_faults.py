@@ -270,14 +270,57 @@ def test_secret_looking_variables_are_masked_in_every_output_and_reach_their_sid
         ("GOOGLE_APPLICATION_CREDENTIALS", True),
         ("HF_AUTH", True),
         ("SESSION_COOKIE", True),
+        ("DB_PASS", True),
+        ("GITHUB_PAT", True),
+        ("SENTRY_DSN", True),
         ("OMP_NUM_THREADS", False),
         ("WORK_REPEAT", False),
+        ("PATH", False),
+        ("LD_LIBRARY_PATH", False),
     ],
 )
 def test_which_names_look_secret(name, secret):
     from asyncbench import ab as ab_module
 
     assert ab_module.is_secret(name) is secret
+
+
+@pytest.mark.parametrize(
+    "name, value, shown",
+    [
+        ("DATABASE_URL", "postgresql://u:pw@h/d", "postgresql://u:***@h/d"),
+        ("REPO", "https://me:tok3n@github.com/x.git", "https://me:***@github.com/x.git"),
+        ("DB", "host=db user=ci password=pw", "host=db user=ci password=***"),
+        ("X_CONFIG", "ghp_16C7e42F292c6912E7710c838347Ae178B4a", "***"),  # a token, whatever its name
+        ("OMP_NUM_THREADS", "1", "1"),
+        ("PYTHONPATH", "/opt/lib/python3.11/site-packages", "/opt/lib/python3.11/site-packages"),
+        ("TORCH_VERSION", "2.13.0", "2.13.0"),
+    ],
+)
+def test_a_value_that_holds_or_is_a_credential_is_masked_whatever_its_name(name, value, shown):
+    from asyncbench import ab as ab_module
+
+    assert ab_module.shown_value(name, value) == shown
+
+
+QUOTES_ITS_TOKEN = """\
+import os
+
+if "API_TOKEN" in os.environ:  # the head side's import fails, quoting the secret
+    raise ValueError("token is " + os.environ["API_TOKEN"])
+REPEAT = 20
+"""
+
+
+def test_a_sides_error_that_quotes_a_masked_value_is_scrubbed_in_every_output(repo):
+    (repo / "mypkg.py").write_text(QUOTES_ITS_TOKEN)
+    done = ab("gate.yaml", "--head-env", "API_TOKEN=abc123secret", "-o", "ab.json", "--markdown", "ab.md", cwd=repo)
+    data = json.loads((repo / "ab.json").read_text())
+    (case,) = data["cases"]
+    assert case["status"] == "error", case
+    assert "token is ***" in case["reason"]
+    for shown in (done.stdout + done.stderr, (repo / "ab.json").read_text(), (repo / "ab.md").read_text()):
+        assert "abc123secret" not in shown
 
 
 def test_an_empty_name_does_not_repeat_its_value(repo):

@@ -14,6 +14,9 @@ driver may quote the address):
 - a password already known (Target's), as it is and percent-encoded,
   wherever else it appears.
 
+`sslpassword` (the one that unlocks the client's SSL key) is masked in the
+query and key=value forms as `password` is.
+
 Keywords are matched case-insensitively, more than libpq accepts, so that
 a near miss is masked too. What is not covered: a password in PGPASSWORD or
 ~/.pgpass, which asyncbench never reads nor shows.
@@ -27,13 +30,15 @@ from urllib.parse import quote, quote_plus, unquote
 
 #: what stands for a password wherever an address is shown
 MASK = "***"
+#: libpq's parameters that hold a secret: the server's password, and the one that unlocks the client's SSL key
+PASSWORD_KEYS = ("password", "sslpassword")
 # scheme://user:PASSWORD@ — libpq ends the user information at the first '@' or '/', and the user at the first ':'.
 _USERINFO = re.compile(r"(?P<lead>postgres(?:ql)?(?:\+\w+)?://[^:@/\s]*:)(?P<secret>[^@/\s]*)(?=@)", re.IGNORECASE)
 # ?KEY=VALUE or &KEY=VALUE in a URI's query; the key may be percent-encoded.
 _QUERY = re.compile(r"(?P<lead>[?&](?P<key>[^=&\s#]+)=)(?P<secret>[^&\s#]*)")
 # password=VALUE in a key=value connection string (not a URI's query parameter, masked above): quoted with
 # backslash escapes, or up to the next white space.
-_KEYWORD = re.compile(r"(?P<lead>(?<![?&\w%])password\s*=\s*)(?P<secret>'(?:[^'\\]|\\.)*'?|\S+)", re.IGNORECASE)
+_KEYWORD = re.compile(r"(?P<lead>(?<![?&\w%])(?:ssl)?password\s*=\s*)(?P<secret>'(?:[^'\\]|\\.)*'?|\S+)", re.IGNORECASE)
 
 
 def mask(text: str, known: Iterable[str] = ()) -> str:
@@ -43,5 +48,5 @@ def mask(text: str, known: Iterable[str] = ()) -> str:
         for form in {secret, quote(secret, safe=""), quote(secret), quote_plus(secret, safe=""), quote(secret, safe=" +")}:
             text = text.replace(form, MASK)
     text = _USERINFO.sub(lambda m: m["lead"] + (MASK if m["secret"] else ""), text)
-    text = _QUERY.sub(lambda m: m["lead"] + MASK if unquote(m["key"]).strip().lower() == "password" else m[0], text)
+    text = _QUERY.sub(lambda m: m["lead"] + MASK if unquote(m["key"]).strip().lower() in PASSWORD_KEYS else m[0], text)
     return _KEYWORD.sub(lambda m: m["lead"] + MASK if m["secret"] != MASK else m[0], text)

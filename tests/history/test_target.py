@@ -59,6 +59,8 @@ def test_a_drivers_error_quoting_the_address_or_the_password_is_scrubbed(form):
         "postgresql://db/bench?PASSWORD=s3cret",
         "host=db password=s3cret dbname=bench",
         "host=db password = s3cret",
+        "postgresql://ci@db/bench?sslmode=require&sslpassword=s3cret",  # the SSL key's password
+        "host=db sslpassword=s3cret dbname=bench",
         "host=db password='s3 \\' cret' dbname=bench",
         "error: FATAL in 'host=db password=s3cret': no route",
     ],
