@@ -118,6 +118,8 @@ def parse_env(items: tuple[str, ...], option: str) -> dict[str, str]:
                 f"{option} {key}: its value holds a control character ({control.group()!r} at position {control.start()}); "
                 "a variable's value here is one line of printable text"
             )
+        if key in found:  # which one was meant? the last would win silently, and the gate compare something else
+            raise InputError(f"{option} {key}: given twice; give each variable once")
         found[key] = value
     return found
 

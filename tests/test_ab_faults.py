@@ -375,6 +375,15 @@ def test_a_variable_with_a_bad_name_or_a_control_character_is_refused_without_it
     assert "\x1b" not in refused.value.message  # no escape sequence reaches the terminal
 
 
+def test_a_variable_given_twice_is_refused_without_either_value():
+    from asyncbench import ab as ab_module
+    from asyncbench.errors import InputError
+
+    with pytest.raises(InputError, match="--base-env API_TOKEN: given twice") as refused:
+        ab_module.parse_env(("API_TOKEN=hunter2", "API_TOKEN=hunter3"), "--base-env")
+    assert "hunter" not in refused.value.message
+
+
 def test_good_variables_are_taken_as_given():
     from asyncbench import ab as ab_module
 

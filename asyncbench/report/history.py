@@ -50,7 +50,8 @@ def print_series(found: Sequence[Series], console: Console) -> None:
         text.append(one.case, style="bold")
         text.append(f" {quantity} ")
         text.append(f"on {one.machine}", style="dim")
-        text.append(f"  {sparkline([p.value for p in one.points]) if one.points else ''}  {newest} ({one.runs} runs{changed})\n")
+        runs = f"{one.runs} run" + ("" if one.runs == 1 else "s")
+        text.append(f"  {sparkline([p.value for p in one.points]) if one.points else ''}  {newest} ({runs}{changed})\n")
         for change in one.change_points:
             text.append(f"    {change_line(change, one.unit)}\n")
     machines = {s.machine: s.machine_info for s in found}

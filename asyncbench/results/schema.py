@@ -234,5 +234,7 @@ def _load(path: Path) -> Report:
                 "this is a config, not a results file: run it with `asyncbench run FILE` (or check it with `asyncbench validate FILE`)",
                 location=str(path),
             ) from None
-        raise ResultsFileError(f"not valid JSON (truncated?): {exc.msg} at line {exc.lineno}", location=str(path)) from None
+        raise ResultsFileError(
+            f"not valid JSON (truncated?): {exc.msg.removesuffix(' at')} at line {exc.lineno}", location=str(path)
+        ) from None
     return from_dict(raw, source=str(path))

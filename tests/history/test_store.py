@@ -148,6 +148,20 @@ def test_fail_on_regression_exits_1_only_when_the_newest_point_starts_a_slowdown
     assert changes.regressions([newest], 0.5) == []  # within the margin
 
 
+def test_a_series_says_how_many_runs_it_holds_in_words_that_fit_the_count():
+    from rich.console import Console
+
+    from asyncbench.history.model import Point, Series
+    from asyncbench.report import history as shown
+
+    one = Series("c", "v", "done_s", "s", "m", {}, (Point(1, "r1", None, None, 1.0, None, None),), runs=1)
+    console = Console(record=True, width=200)
+    shown.print_series([one, dataclasses.replace(one, runs=2)], console)
+    said = console.export_text()
+    assert "(1 run, no change)" in said
+    assert "(2 runs, no change)" in said
+
+
 def test_a_store_from_a_newer_asyncbench_is_refused_in_one_line(history, tmp_path):
     import sqlalchemy as sa
 

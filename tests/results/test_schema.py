@@ -74,6 +74,7 @@ def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path, monkeypat
         ('{"benchmarks": []}', "not an asyncbench results file"),
         ('{"schema_version": 99, "tool": {"name": "asyncbench"}, "results": []}', "newer"),
         ('{"schema_version": 1, "tool": {"name": "asyncbench"}, "results": [{"id": 1}]}', "malformed"),
+        ('{"schema_version": 1, "tool": {"name": "asyn', "Unterminated string starting at line 1$"),  # json's own "at" said once
     ],
 )
 def test_unusable_results_files_are_input_errors(tmp_path, content, fragment):
