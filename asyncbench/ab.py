@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from asyncbench import session
 from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
+from asyncbench.history import masking
 from asyncbench.host import worktrees
 from asyncbench.report import paired as views
 from asyncbench.results import budget, fields, outputs
@@ -55,7 +56,7 @@ SECRET_NAME_WORDS = frozenset({"PASS", "PAT", "PWD", "PW", "PIN", "DSN", "PRIVAT
 TOKEN_LIKE = re.compile(r"(?=[A-Za-z0-9_\-.+=]*\d)(?=[A-Za-z0-9_\-.+=]*[A-Za-z])[A-Za-z0-9_\-.+=]{20,}")
 # A secret shorter than this is not searched for in error texts: masking every "1" or "on" would garble them.
 SCRUB_MIN_CHARS = 4
-MASK = "***"
+MASK = masking.MASK
 # What a --base-env / --head-env name may be: a POSIX shell's variable name. Anything else (a space, '-', an escape
 # sequence, a newline that smuggles a second KEY=VALUE into a log) is a typo or an attack, and a name is shown in
 # every output.
@@ -134,11 +135,9 @@ def is_secret(name: str) -> bool:
 def shown_value(name: str, value: str) -> str:
     """A variable's value as every output shows it: masked where the name says it is a credential or the value
     looks like one (TOKEN_LIKE); a URL keeps its shape with its password masked (`postgresql://u:***@h/db`)."""
-    from asyncbench.history import masking
-
     if is_secret(name) or TOKEN_LIKE.fullmatch(value):
         return MASK
-    return masking.mask(re.sub(r"(://[^:@/\s]*:)[^@/\s]+(?=@)", r"\1" + MASK, value))
+    return masking.mask(value)
 
 
 def shown(variables: Mapping[str, str]) -> dict[str, str]:

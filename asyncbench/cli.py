@@ -97,38 +97,6 @@ def _check_pattern(pattern: str | None) -> None:
         fields.name(pattern, fields.At("PATTERN"))
 
 
-def _store_file(history: str | None) -> str | None:
-    """The SQLite store's file (None for a PostgreSQL store): an input that no output may name. Call it after
-    session.require_history, which says what is missing to read the target."""
-    from asyncbench.history import target
-
-    found = target.resolve(history)
-    return found.url.removeprefix("sqlite:///") if found.kind == "sqlite" else None
-
-
-def _check_reads(request: Any, inputs: list[tuple[str, str | None]]) -> None:
-    """No output of a `run` or `gather` (its -o, -o's journal, every writer's file) names one of its inputs (a
-    config, --baseline, the store it records in): InputError before anything runs (results.outputs)."""
-    from asyncbench.report.writers import WRITERS
-    from asyncbench.results import journal, outputs
-
-    written = [("-o", request.json_path), *((WRITERS[name].option or name, path) for name, path in request.outputs.items())]
-    if request.json_path:
-        written.append(("-o's journal", str(journal.path_for(request.json_path))))
-    outputs.check_not_inputs(written, [*inputs, ("--baseline", request.baseline)])
-
-
-def _recorded_in(outcome: dict[str, Any], needed_by: str) -> list[tuple[str, str | None]]:
-    """With --record, the SQLite store the results go to, as an input no output may name (its packages checked
-    first: session.require_history); nothing without --record."""
-    from asyncbench import session
-
-    if not outcome["record"]:
-        return []
-    session.require_history(outcome["history"], needed_by, *session.RECORDING)
-    return [("--history", _store_file(outcome["history"]))]
-
-
 def _history_option(command: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--history",
@@ -352,7 +320,6 @@ def run(
     )
     request = _request(outcome, configs=configs, workloads=workloads, devices=devices, backends=backends, sets=sets, quick=quick,
                        isolate=not in_process, trace_dir=trace_dir, executor=chosen)  # fmt: skip
-    _check_reads(request, [*(("CONFIG", config) for config in configs), *_recorded_in(outcome, "run --record")])
     ended = sweep.run(request, sweep.SweepOptions(job_dir=job_dir, wait=not no_wait), _echo_err, lambda line: _stdout(line + "\n"))
     _finish(ended)
 
@@ -414,7 +381,6 @@ def gather(folder: str, no_wait: bool, **outcome: Any) -> None:
 
     extras.require("gather", "submitit")  # the jobs are read through it: said before the folder is
     request = _request(outcome)
-    _check_reads(request, _recorded_in(outcome, "gather --record"))  # its sweep's own files: sweep.gather refuses them
     ended = sweep.gather(folder, request, _echo_err, wait=not no_wait)
     _finish(ended)
 
@@ -586,7 +552,7 @@ def report_command(pattern: str | None, output: str, history: str | None) -> Non
 
     _check_pattern(pattern)
     session.require_history(history, "report", "plotly")
-    outputs.check([("-o", output)], inputs=[("--history", _store_file(history))])
+    outputs.check([("-o", output)], inputs=[("--history", session.store_file(history))])
     opened = store.open_store(target.resolve(history))
     found = opened.series(pattern, html.CHART_POINTS)
     if not found:

@@ -122,12 +122,43 @@ def plan(request: RunRequest) -> Config:
     )
 
 
-def check_outputs(request: RunRequest, experiments: Sequence[Experiment]) -> list[tuple[Writer, str]]:
-    """Every output file, proven writable before anything runs (InputError: exit 2, not after a long run)."""
-    from asyncbench.results import outputs as files  # every command's outputs pass the same check
+def _inputs(request: RunRequest, command: str) -> list[tuple[str, str | None]]:
+    """The files a run or a gather reads, which no output may name (written at the end, it would replace what was
+    read: a store overwritten by a CSV is lost for good): its configs, --baseline, and with --record the SQLite store
+    (its packages checked first: resolving a PostgreSQL URL needs SQLAlchemy)."""
+    read = [*(("CONFIG", config) for config in request.configs), ("--baseline", request.baseline)]
+    if request.record:
+        require_history(request.history, f"{command} --record", *RECORDING)
+        read.append(("--history", store_file(request.history)))
+    return read
+
+
+def store_file(history: str | None) -> str | None:
+    """The SQLite store's file (None for a PostgreSQL store): an input of `--record` and `report`."""
+    from asyncbench.history import target
+
+    found = target.resolve(history)
+    return found.url.removeprefix("sqlite:///") if found.kind == "sqlite" else None
+
+
+def check_names(request: RunRequest, command: str = "run") -> None:
+    """What the output options name, before anything else is read: no two outputs name one file (-o's journal
+    included), and none names a file the command reads (_inputs). InputError otherwise."""
+    from asyncbench.results import outputs as files
 
     journal_of = ("-o's journal", str(journal.path_for(request.json_path))) if request.json_path else (None, None)  # written as it runs
-    files.check_distinct([("-o", request.json_path), journal_of, *((WRITERS[name].option, path) for name, path in request.outputs.items())])
+    written = [("-o", request.json_path), journal_of, *((WRITERS[name].option, path) for name, path in request.outputs.items())]
+    files.check_distinct(written)
+    files.check_not_inputs(written, _inputs(request, command))
+
+
+def check_outputs(request: RunRequest, experiments: Sequence[Experiment], command: str = "run") -> list[tuple[Writer, str]]:
+    """Every output file, proven writable before anything runs (InputError: exit 2, not after a long run); no two
+    name one file, and none names a file the run reads (_inputs). `command`: the one that asked (`run`, `gather`),
+    named where a package it needs is missing."""
+    from asyncbench.results import outputs as files  # every command's outputs pass the same check
+
+    check_names(request, command)
     outputs = [(WRITERS[name], path) for name, path in request.outputs.items() if path]
     for writer, path in outputs:
         writer.check_destination(path)
@@ -299,9 +330,9 @@ def run(request: RunRequest, say: Say, the_plan: Config | None = None) -> Sessio
     from asyncbench.engine import trace
 
     the_plan = the_plan or plan(request)
-    store = open_history(request.history, "run --record") if request.record else None  # a store that cannot be used: before running
     request, reports = _torchrun(the_plan, request)
-    outputs = check_outputs(request, the_plan.experiments)
+    outputs = check_outputs(request, the_plan.experiments)  # before the store is opened: an output may not name it
+    store = open_history(request.history, "run --record") if request.record else None  # a store that cannot be used: before running
     trace_dir = str(trace.check_directory(request.trace_dir)) if request.trace_dir else None
     compare.parse_threshold(request.max_regression)
     base_report = load_results(request.baseline, say) if request.baseline else None
@@ -367,7 +398,7 @@ def require_history(given: str | None, needed_by: str, *also: str) -> None:
     from asyncbench.history import target
 
     named = given or os.environ.get(target.ENVIRONMENT) or ""
-    postgres = ("psycopg",) if named.startswith(target.POSTGRES_SCHEMES) else ()
+    postgres = ("psycopg",) if named.startswith(target.POSTGRES_SCHEMES) or target.CONNINFO.match(named) else ()
     extras.require(needed_by, "sqlalchemy", *postgres, *also)
 
 

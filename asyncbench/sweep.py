@@ -256,11 +256,12 @@ def gather(folder: str | Path, request: session.RunRequest, say: Say, *, wait: b
     from asyncbench.engine import cluster
     from asyncbench.report.jobs import JobsDisplay
 
+    session.check_names(request, "gather")  # a mistyped option is said before the folder is read
     sweep = read_manifest(folder)
     settings = sweep.executor
     entries = sweep.jobs
     _leave_its_files(folder, sweep, request)
-    outputs = session.check_outputs(request, _plan_of(sweep).experiments)
+    outputs = session.check_outputs(request, _plan_of(sweep).experiments, "gather")
     compare.parse_threshold(request.max_regression)  # before waiting: a typo must not cost the wait
     store = session.open_history(request.history) if request.record else None
     base_report = session.load_results(request.baseline, say) if request.baseline else None

@@ -33,7 +33,9 @@ MASK = "***"
 #: libpq's parameters that hold a secret: the server's password, and the one that unlocks the client's SSL key
 PASSWORD_KEYS = ("password", "sslpassword")
 # scheme://user:PASSWORD@ — libpq ends the user information at the first '@' or '/', and the user at the first ':'.
-_USERINFO = re.compile(r"(?P<lead>postgres(?:ql)?(?:\+\w+)?://[^:@/\s]*:)(?P<secret>[^@/\s]*)(?=@)", re.IGNORECASE)
+# Any scheme, not only postgresql's: a password in a URL is one whatever the URL is for (`ab` shows its sides'
+# variables through this too: DATABASE_URL, https://user:token@host/repo.git).
+_USERINFO = re.compile(r"(?P<lead>[a-z][a-z0-9+.-]*://[^:@/\s]*:)(?P<secret>[^@/\s]*)(?=@)", re.IGNORECASE)
 # ?KEY=VALUE or &KEY=VALUE in a URI's query; the key may be percent-encoded.
 _QUERY = re.compile(r"(?P<lead>[?&](?P<key>[^=&\s#]+)=)(?P<secret>[^&\s#]*)")
 # password=VALUE in a key=value connection string (not a URI's query parameter, masked above): quoted with

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from asyncbench import extras
 from asyncbench.errors import InputError
 from asyncbench.history.masking import mask
 
@@ -76,12 +77,11 @@ def _conninfo(text: str) -> Target:
     """A libpq key=value connection string as the URL the database library takes."""
     from sqlalchemy.engine import URL
 
-    try:
-        from psycopg.conninfo import conninfo_to_dict
+    extras.require("a PostgreSQL --history", "psycopg")
+    from psycopg.conninfo import conninfo_to_dict
 
+    try:
         found = {key: str(value) for key, value in conninfo_to_dict(text).items()}
-    except ImportError:
-        raise InputError("--history: a PostgreSQL store needs psycopg: `make history` installs it") from None
     except Exception as exc:  # noqa: BLE001 - psycopg's ProgrammingError: a string libpq cannot parse
         raise InputError(f"--history: not a PostgreSQL connection string ({mask(str(exc))})") from None
     port, user = found.pop("port", None), found.pop("user", None)

@@ -35,8 +35,9 @@ RUN_ID = re.compile(r"[0-9a-fA-F]{8,64}")
 UNIT = re.compile(r"[A-Za-z0-9%µ/^._ ()-]{0,32}")
 # A backend's or a device's name: `numpy`, `torch`, `cpu`, `cuda:0`.
 IDENTIFIER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:+()-]{0,99}")
-# Characters no name holds: C0 controls and DEL (newlines, escapes that would rewrite a terminal line).
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Characters no name, path or option holds: C0 and C1 controls and DEL (a newline would start a line of its own in
+# a log, a comment or a batch script; an escape would rewrite a terminal line).
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # Free text may hold line breaks and tabs, no other control character.
 TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 

@@ -12,6 +12,7 @@ import re
 from typing import Any, Callable, Mapping, Sequence
 
 from asyncbench.errors import suggestion
+from asyncbench.results import fields
 from asyncbench.results.plan import EXECUTOR_KINDS, JOB_UNITS, ExecutorSettings
 from asyncbench.spec.schema import type_name
 
@@ -32,9 +33,6 @@ SBATCH_FLAGS = (
     "contiguous", "get-user-env", "hold", "ignore-pbs", "no-kill", "no-requeue", "overcommit", "oversubscribe", "reboot",
     "requeue", "spread-job", "use-min-nodes",
 )  # fmt: skip
-#: C0 and C1 control characters and DEL: in a value written into the batch script (submitit writes one `#SBATCH`
-#: line per option) a newline would start a shell line of its own; none has a place in a name, a path or an option
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 #: Slurm keeps a time limit as 32-bit minutes, the top values meaning "none" and "infinite": anything above is a typo
 MAX_TIME_MIN = 0xFFFFFFFD
 #: which command-line option sets each key, where it is not `--KEY` (errors name what the user typed)
@@ -53,7 +51,7 @@ def _choice(choices: tuple[str, ...]) -> Callable[[Any], str]:
 def plain(value: str, what: str = "the value") -> str:
     """`value` if it holds no control character (ValueError naming the first one, escaped, otherwise): what goes into
     a batch script or names a file must not start a line of its own there."""
-    found = _CONTROL.search(value)
+    found = fields.CONTROL.search(value)  # submitit writes one `#SBATCH` line per option: a newline starts another
     if found:
         raise ValueError(f"{what} holds a control character ({found.group()!r}): {value!r}")
     return value
