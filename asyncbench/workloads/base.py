@@ -138,6 +138,10 @@ class Workload(ABC):
     #: variants whose samples start behind a hold on purpose (`Prepared.preludes`): their device time is a part
     #: of their done time by design, not a sign of events that missed work (engine.sanity)
     held_variants: tuple[str, ...] = ()
+    #: variants that instrument the harness rather than time the user's work (sync_async's `queued`: mostly a
+    #: calibrated hold kernel): shown and used by the workload's own metrics, never gated (ab, compare, expect:,
+    #: the history's change detection), since a "regression" there is the hold, not the code
+    instrumentation: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
