@@ -27,6 +27,7 @@ from asyncbench.backends.base import DeviceTimer
 from asyncbench.engine import isolation, memory, rounds, sanity, trace
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.host import facts
+from asyncbench.measure import harness_cost
 from asyncbench.measure.timing import measure
 from asyncbench.results import budget, stats, units
 from asyncbench.results.model import (
@@ -181,9 +182,11 @@ def _measure_here(
 
     # no one listening (in-process, no display): measure() then builds no progress, nor its snapshot of the samples
     reporting = progressed if on_progress is not None else None
-    looks = budget.schedule(case.settings.min_samples, case.settings.max_samples) if decided is not None else ()
+    settings = checks.enough_rounds(case.settings, case.expect, case.budget, list(prepared.variants))  # no check left without rounds
+    # the budget's looks, and a first one where the checks' intervals begin (it replaces the looks before it: within budget)
+    looks = (*budget.schedule(case.settings.min_samples, case.settings.max_samples), settings.min_samples) if decided is not None else ()
     samples, sampling = measure(
-        prepared.variants, prepared.sync, make_timer, case.settings, reporting, decided=decided, looks=looks, preludes=prepared.preludes
+        prepared.variants, prepared.sync, make_timer, settings, reporting, decided=decided, looks=looks, preludes=prepared.preludes
     )
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
@@ -222,11 +225,13 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
         return _row(case, SKIPPED, reason)
     started = time.perf_counter()
     asynchronous = backend.is_asynchronous(case.device)
-    prepared, note = None, None
+    prepared, note, harness = None, None, None
     try:
         with scope(backend, case):
             measured = workload.measure_itself(backend, case.device, case.params, case.settings)
             if measured is None:
+                # what the harness's own sync adds to every row here, before the case queues anything (results.ahead)
+                harness = harness_cost.cached(backend.name, case.device, lambda: backend.barrier(case.device))
                 prepared = workload.setup(backend, case.device, case.params)
                 note = prepared.note
                 measured = _measure_here(case, workload, backend, prepared, asynchronous, on_progress)
@@ -256,6 +261,7 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
         sampling=measured.sampling,
         asynchronous=asynchronous,
         case_s=time.perf_counter() - started,
+        harness=harness,
     )
     if measured.traced is not None:
         fields.update(traces=measured.traced.files, trace_detail=measured.traced.detail, warnings=measured.traced.warnings)
@@ -333,6 +339,7 @@ def run(
 
     Every `expect:` check of the run shares one false-alarm rate, `family_error` (results.budget)."""
     backends = {name: get_backend(name) for e in config.experiments for name in e.backends}
+    harness_cost.forget()  # the harness's cost is measured once per backend and device in each run (workers start empty)
     planned = list(plan(config, backends))
     verdicts = sum(len(case.expect) for case, _ in planned)
 

@@ -9,7 +9,7 @@ comparison with a baseline. Every word comes from `view`.
 from __future__ import annotations
 
 from asyncbench.report.compared import ComparisonView
-from asyncbench.report.view import ReportView
+from asyncbench.report.view import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED, ReportView
 from asyncbench.results.model import Status, Verdict
 
 MARKDOWN_MARK = {Verdict.PASS: "✅", Verdict.FAIL: "❌", Verdict.INCONCLUSIVE: "❔", Verdict.NOT_MEASURED: "❌"}
@@ -20,8 +20,11 @@ def markdown(view: ReportView, path: str = "-") -> str:
     lines = [f"## asyncbench: {view.headline}", "", f"{view.environment} · {view.created}", ""]
     if view.outcome is not None and view.outcome.code:
         lines += [f"**exit {view.outcome.code}** because:", *(f"- {reason}" for reason in view.outcome.reasons), ""]
-    if view.highlights:
-        lines += ["**What ran ahead** (the call returned before the work was done):", *(f"- {line}" for line in view.highlights), ""]
+    if view.highlights or view.unjudged:
+        lines += [f"**What ran ahead** {AHEAD_NOTE if view.highlights else NONE_AHEAD}:", *(f"- {line}" for line in view.highlights)]
+        if view.unjudged:
+            lines += [f"- _{NOT_JUDGED}_:", *(f"  - {line}" for line in view.unjudged)]
+        lines.append("")
     for experiment in view.experiments:
         if not experiment.shown:
             continue

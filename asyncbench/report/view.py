@@ -24,13 +24,14 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from asyncbench.report import bars
 from asyncbench.report.compared import ComparisonView, comparison
-from asyncbench.results import stats, units
+from asyncbench.results import ahead, stats, units
 from asyncbench.results.model import Check, Report, Result, Sampling, Stats, Status, StopReason, VariantResult, Verdict
 from asyncbench.verdicts import compare, outcome
 
 SPREAD_NOTE = (
-    "± is half the 95% confidence interval of the median (±? : too few samples for one); [a–b] is a metric's 95% interval "
-    "([?]: too few rounds for one); "
+    "± is half the 95% confidence interval of the median (±? : too few samples for one; [a–b]: the interval itself, where "
+    "it is lopsided); [a–b] is a metric's 95% interval ([?]: too few rounds for one); "
+    f"{units.ZERO_NOTE}; "
     "memory is the device peak (torch) or pool in use (cupy) on GPUs, the RSS growth during one run on CPUs"
 )
 NO_VALUE = units.NO_VALUE
@@ -42,6 +43,10 @@ CASE_LINES_MAX = 200
 # The rows that ran ahead lead a report (what differs from a synchronous run is what the tool is for); past this
 # many, the rest are counted and found in their tables.
 HIGHLIGHTS_MAX = 12
+#: what the heading "What ran ahead" means, and what its lines for rows that could not be judged are (every writer)
+AHEAD_NOTE = "(the call returned before the work was done, beyond the harness's own sync; every row is below)"
+NONE_AHEAD = "(no row shown to: the call returning before the work was done, beyond the harness's own sync)"
+NOT_JUDGED = "not judged, for want of an interval (more rounds via max_time_s may give one)"
 # Lag-1 autocorrelation from which a case's note says its rounds drifted: at 0.3 plain intervals covered only 89-91%.
 DRIFTING = 0.3
 
@@ -111,6 +116,7 @@ class ReportView:
     report: Report  # the data, for writers of data (JSON, CSV, github-benchmark)
     headline: str
     highlights: tuple[str, ...]  # what leads the report: a line per row that ran ahead, with its reading
+    unjudged: tuple[str, ...]  # under it: a line per row whether it ran ahead could not be judged, with why
     environment: str
     created: str
     experiments: tuple[ExperimentView, ...]
@@ -121,14 +127,11 @@ class ReportView:
 
 
 def spread(stats: Stats | None) -> str:
-    """'8.31 ms ±1.2%': the median and half the CI of the median, relative ('±?' without a CI)."""
+    """'8.31 ms ±1.2%': the median and half the CI of the median, relative ('±?' without a CI); '8.31 ms [8.2–9.9]'
+    where the interval is lopsided, so that a ± would misstate it (units.spread)."""
     if stats is None:
         return NO_VALUE
-    if stats.ci_low is None or stats.ci_high is None:
-        return f"{units.seconds(stats.median)} ±?"
-    if stats.median <= 0:
-        return units.seconds(stats.median)
-    return f"{units.seconds(stats.median)} ±{units.percent((stats.ci_high - stats.ci_low) / 2 / stats.median)}"
+    return units.spread(stats.median, stats.ci_low, stats.ci_high)
 
 
 def memory_cell(variant: VariantResult) -> str:
@@ -138,7 +141,7 @@ def memory_cell(variant: VariantResult) -> str:
         if value is not None:
             return units.size_bytes(value)
     if memory.host_rss_peak_delta_bytes is not None:
-        return "+" + units.size_bytes(memory.host_rss_peak_delta_bytes)
+        return units.signed_bytes(memory.host_rss_peak_delta_bytes)
     return NO_VALUE
 
 
@@ -360,19 +363,37 @@ def environment_line(environment: Mapping[str, Any]) -> str:
 
 
 def highlights(results: Sequence[Result]) -> tuple[str, ...]:
-    """'matmul jax cpu: the loop returns after 319 µs but ...': each row that ran ahead (outcome.ran_ahead), with
-    its reading; at most HIGHLIGHTS_MAX, then how many more."""
-    ahead = [
+    """'matmul jax cpu: the loop returns after 319 µs but ...': each row that ran ahead beyond the harness's own
+    sync (outcome.ran_ahead), with its reading; at most HIGHLIGHTS_MAX, then how many more."""
+    lines = [
         f"{name} {case_label(r, swept)}: {r.reading or metric_line(r)}"
         for name, group in by_experiment(results)
         for swept in [swept_params(group)]
         for r in group
         if outcome.ran_ahead(r)
     ]
-    lines = ahead[:HIGHLIGHTS_MAX]
-    if len(ahead) > HIGHLIGHTS_MAX:
-        lines.append(f"... and {len(ahead) - HIGHLIGHTS_MAX} more rows that ran ahead, in the tables below")
-    return tuple(lines)
+    return _at_most(lines, "more rows that ran ahead, in the tables below")
+
+
+def unjudged(results: Sequence[Result]) -> tuple[str, ...]:
+    """'matmul jax cpu: no 95% interval at n = 20 (...); its illusion 39.0× beyond ...': each row that could not be
+    judged (results.ahead.not_judged), with why: said under "What ran ahead", never left out of it silently."""
+    lines = [
+        f"{name} {case_label(r, swept)} ({judged.variant}): {judged.why}; its illusion {judged.figure()}"
+        for name, group in by_experiment(results)
+        for swept in [swept_params(group)]
+        for r in group
+        if (judged := ahead.not_judged(r)) is not None
+    ]
+    return _at_most(lines, "more rows not judged, in the tables below")
+
+
+def _at_most(lines: list[str], more: str) -> tuple[str, ...]:
+    """The first HIGHLIGHTS_MAX lines, then how many more."""
+    shown = lines[:HIGHLIGHTS_MAX]
+    if len(lines) > HIGHLIGHTS_MAX:
+        shown.append(f"... and {len(lines) - HIGHLIGHTS_MAX} {more}")
+    return tuple(shown)
 
 
 def build(report: Report, result: compare.Comparison | None = None, verdict: outcome.Outcome | None = None) -> ReportView:
@@ -382,6 +403,7 @@ def build(report: Report, result: compare.Comparison | None = None, verdict: out
         report=report,
         headline=outcome.headline(report),
         highlights=highlights(report.results),
+        unjudged=unjudged(report.results),
         environment=environment_line(report.environment),
         created=report.created,
         experiments=tuple(experiment(name, group, every_line) for name, group in by_experiment(report.results)),

@@ -237,6 +237,26 @@ class Check:
 
 
 @dataclass(frozen=True)
+class HarnessCost:
+    """What the harness itself puts between a variant's issue and done clocks, measured with nothing queued: a no-op
+    timed as every variant is (its call, the backend's sync, the clock reads), on the case's backend and device.
+
+    A row's done − issue includes it; so a no-op "ran ahead" by it (numpy's no-op step: 1.35×). The judgment
+    of running ahead (results.ahead) counts only what lies beyond `sync_high_s`.
+    """
+
+    #: the no-op's median done − issue (the sync call with nothing queued and a clock read), in the costliest of the
+    #: conditions it was probed after (measure.harness_cost: back to back, after a busy spell, after an idle one)
+    sync_s: float
+    #: the upper end of that median's 95% interval (its upper quartile where the samples drifted): what is subtracted
+    sync_high_s: float
+    #: the no-op's median issue time: a call and a clock read
+    issue_s: float
+    #: how many no-op samples, over all the conditions
+    n: int
+
+
+@dataclass(frozen=True)
 class VariantResult:
     """Everything measured for one variant of one case."""
 
@@ -283,6 +303,8 @@ class Result:
     case_s: float | None = None
     #: the host it ran on, in a report gathered from jobs on several machines (None: the report's own machine)
     machine: str | None = None
+    #: the harness's own cost between issue and done on this backend and device (None: not measured, files before schema 7)
+    harness: HarnessCost | None = None
 
     def unit_of(self, quantity: str) -> str:
         """A metric's stored unit ('' when not declared), or "s" for a clock."""

@@ -16,6 +16,7 @@ from asyncbench.results.model import (
     CLOCKS,
     STATUSES,
     Check,
+    HarnessCost,
     Memory,
     MetricInfo,
     Result,
@@ -106,6 +107,8 @@ def result_to_dict(result: Result, declared: Declared | None = None) -> dict[str
     }
     if result.machine is not None:
         stored["machine"] = result.machine
+    if result.harness is not None:
+        stored["harness"] = {name: _finite(value) for name, value in _flat(result.harness).items()}
     if declared is not None and declared.get(result.workload) == result.metric_info:
         del stored["metric_info"]
     return stored
@@ -205,7 +208,15 @@ def result_from_dict(raw: Mapping[str, Any], declared: Declared | None = None) -
         reading=raw.get("reading"),
         case_s=raw.get("case_s"),
         machine=raw.get("machine"),
+        harness=_harness(raw.get("harness")),
     )
+
+
+def _harness(raw: Mapping[str, Any] | None) -> HarnessCost | None:
+    """The harness's own cost as stored (schema 7); None in older files and where it was not measured."""
+    if not raw:
+        return None
+    return HarnessCost(sync_s=float(raw["sync_s"]), sync_high_s=float(raw["sync_high_s"]), issue_s=float(raw["issue_s"]), n=int(raw["n"]))
 
 
 def _sampling(raw: Mapping[str, Any] | None) -> Sampling | None:

@@ -49,7 +49,10 @@ TOOL_NAME = "asyncbench"
 # the executor, each job's id and state); absent elsewhere.
 # 6 — `run_id` (uuid4 hex, made with the report): the run's identity in the history, so two runs that end in the
 # same second are two runs. Files before it have none; the history keys them by their whole content.
-SCHEMA_VERSION = 6
+# 7 — `harness` on a measured result ({sync_s, sync_high_s, issue_s, n}): a no-op's issue and done on its backend and
+# device, what the harness's own sync adds to every row (model.HarnessCost); "ran ahead" counts only what lies beyond
+# it. Older files have none: their rows are judged without it, and say so.
+SCHEMA_VERSION = 7
 
 #: a line only a config has: what tells `show config.yaml` apart from a broken results file
 CONFIG_LINE = re.compile(r"^experiments\s*:", re.MULTILINE)

@@ -1,4 +1,14 @@
-"""Human-readable quantities: seconds, bytes, ratios, rates (3 significant digits)."""
+"""Human-readable quantities: seconds, bytes, ratios, rates (3 significant digits), their intervals and levels.
+
+The one formatter of the tool: tables, metric lines, readings and checks all
+print through it, so the same quantity reads the same everywhere (a metric
+declared in MiB prints as the memory column's bytes do). What it prints
+follows from the uncertainty: an interval shown as `±` only where that is
+what it is (not lopsided, not reaching below zero), a time whose interval
+reaches zero as `~0` (not distinguishable from 0), never a negative time,
+and a confidence level rounded down to the digits a person reads, never up
+past what was achieved.
+"""
 
 from __future__ import annotations
 
@@ -30,13 +40,44 @@ def percent(fraction: float | None, digits: int = 2) -> str:
     return f"{number(fraction * 100, digits)}%"
 
 
+# The chances of missing a person reads at a glance (1, 2, 2.5 and 5 times a power of ten: 5%, 1%, 0.25%, 0.01%):
+# a Bonferroni share of a family's rate (0.05 / 557 = 0.0089%) is rounded up to the next of them, so a level is
+# read as 99.99%, not 99.9911%, and is never stated above what was achieved.
+_READABLE_MISSES = (1.0, 2.0, 2.5, 5.0, 10.0)
+# A miss within this relative distance of a readable one is that one (0.05 is 5.000000000000004% in floats).
+_ROUNDING_SLACK = 1e-9
+
+
+def readable_miss(miss: float) -> float:
+    """A chance of missing rounded up to the next readable one: 0.000089 -> 0.0001, 0.0025 -> 0.0025, 0.012 -> 0.02."""
+    if miss <= 0:
+        return 0.0
+    if miss >= 1:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(miss))
+    scaled = miss / power
+    step = next(s for s in _READABLE_MISSES if scaled <= s * (1 + _ROUNDING_SLACK))
+    return min(step * power, 1.0)
+
+
+def _percent_of(fraction: float) -> str:
+    """A fraction as a percentage with the decimals it has, no float noise: 0.9999 -> '99.99%'."""
+    text = f"{fraction * 100:.10f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
 def confidence(level: float) -> str:
-    """0.95 -> '95%', 0.99988 -> '99.988%': the digits it takes to tell the level from 100%."""
+    """0.95 -> '95%', 0.999911 -> '99.99%', 0.99988 -> '99.98%': the level rounded down to the digits a person
+    reads (its chance of missing rounded up: readable_miss), never up past what was achieved."""
     miss = 1 - level
     if miss <= 0:
         return "100%"
-    digits = max(0, math.ceil(-math.log10(miss)) - 1)
-    return f"{level * 100:.{digits}f}".rstrip("0").rstrip(".") + "%"
+    return _percent_of(round(1 - readable_miss(miss), 12))
+
+
+def chance(miss: float) -> str:
+    """A chance of missing, rounded up as `confidence` rounds its level down: 0.000089 -> '0.01%'."""
+    return _percent_of(round(readable_miss(miss), 12))
 
 
 def _scaled(value: float, table: tuple[tuple[float, str], ...], smallest: tuple[float, str]) -> str:
@@ -49,9 +90,11 @@ def _scaled(value: float, table: tuple[tuple[float, str], ...], smallest: tuple[
 
 
 def seconds(value: float | None) -> str:
-    """0.0000041 -> '4.1 µs'."""
+    """0.0000041 -> '4.1 µs'; a negative time (a difference of two) -> 'below 0 by 4.1 µs', never '-4.1 µs'."""
     if value is None or math.isnan(value):
         return NO_VALUE
+    if value < 0:
+        return f"below 0 by {_scaled(-value, _TIME_UNITS, _TIME_UNITS[-1])}"
     return _scaled(value, _TIME_UNITS, _TIME_UNITS[-1])
 
 
@@ -60,6 +103,17 @@ def size_bytes(value: float | None) -> str:
     if value is None:
         return NO_VALUE
     return _scaled(value, _BYTE_UNITS, (1, "B"))
+
+
+def signed_bytes(value: float | None) -> str:
+    """A change in memory: 4096 -> '+4 KiB', -4096 -> '−4 KiB'."""
+    if value is None:
+        return NO_VALUE
+    return ("+" if value >= 0 else "−") + size_bytes(abs(value))
+
+
+#: units a metric may be declared in that are bytes: printed as the memory column prints bytes (size_bytes)
+BYTE_SCALES = {"B": 1, "bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 
 
 def ratio(value: float | None) -> str:
@@ -84,8 +138,8 @@ def quantity(value: float | None, unit: str) -> str:
         return seconds(value)
     if unit == "x":
         return ratio(value)
-    if unit == "bytes":
-        return size_bytes(value)
+    if unit in BYTE_SCALES:
+        return size_bytes(value * BYTE_SCALES[unit])
     if unit == "bool":
         return "yes" if value else "NO"
     if unit == "%":
@@ -94,8 +148,27 @@ def quantity(value: float | None, unit: str) -> str:
     return f"{text} {unit}" if unit else text
 
 
+#: how a time whose interval reaches zero is shown, short, in tables and metric lines (explained once: ZERO_NOTE)
+NOT_DISTINGUISHABLE = "~0"
+ZERO_NOTE = "~0: a time or cost whose interval reaches 0, not distinguishable from 0 ([≤ x]: the interval's upper end)"
+
+
 def with_bounds(value: float | None, bounds: tuple[float, float] | None, unit: str) -> str:
-    """'1.21× [1.03–1.60]', '118 ms [117–119]': a value and its 95% interval, the unit said once where it can be."""
+    """'1.21× [1.03–1.60]', '118 ms [117–119]': a value and its 95% interval, the unit said once where it can be.
+
+    A time (unit "s", often a difference: a cost, t3) whose interval reaches zero is '~0 [≤ 578 ns]', not
+    distinguishable from 0; one wholly below zero is 'below 0 by 4.5 µs [1.2–7.7]'; no negative time is printed."""
+    if unit == "s" and value is not None and not math.isnan(value):
+        if bounds is not None and bounds[0] <= 0 <= bounds[1]:
+            return f"{NOT_DISTINGUISHABLE} [≤ {seconds(bounds[1])}]"
+        if value < 0:
+            magnitude = _pair(-value, None if bounds is None else (-bounds[1], -bounds[0]), unit)
+            return f"below 0 by {magnitude}"
+    return _pair(value, bounds, unit)
+
+
+def _pair(value: float | None, bounds: tuple[float, float] | None, unit: str) -> str:
+    """A value and its interval, the interval's unit left out where it is the value's."""
     text = quantity(value, unit)
     if value is None or bounds is None:
         return text
@@ -104,3 +177,26 @@ def with_bounds(value: float | None, bounds: tuple[float, float] | None, unit: s
     if suffix and low.endswith(suffix) and high.endswith(suffix):
         low, high = low.removesuffix(suffix), high.removesuffix(suffix)
     return f"{text} [{low}–{high}]"
+
+
+# A `±` reads as an interval as far below as above. Past this ratio of its longer side to its shorter, half the
+# interval misstates each side by more than a fifth (sides 1 and 1.5: ± 1.25), so the bounds are shown instead.
+LOPSIDED = 1.5
+# A `±` of half the value or more reads as "anywhere near zero" (and rounds to ±100% before it reaches it): past
+# this relative half-width the bounds themselves are shown.
+WIDE = 0.5
+
+
+def spread(median: float, low: float | None, high: float | None) -> str:
+    """A time and its interval as a table cell: '8.31 ms ±1.2%' where ± is what the interval is, '8.31 ms [8.2–9.9]'
+    where it is lopsided or would reach below zero (never '±501%'), '8.31 ms ±?' without one."""
+    if low is None or high is None:
+        return f"{seconds(median)} ±?"
+    if median <= 0 or low <= 0:
+        return with_bounds(median, (low, high), "s")
+    below, above = median - low, high - median
+    half = (high - low) / 2
+    lopsided = max(below, above) > LOPSIDED * min(below, above)
+    if half >= WIDE * median or lopsided:
+        return with_bounds(median, (low, high), "s")
+    return f"{seconds(median)} ±{percent(half / median)}"

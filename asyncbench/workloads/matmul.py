@@ -12,15 +12,15 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from asyncbench.backends.base import Backend
-from asyncbench.results import stats, units
+from asyncbench.results import ahead, units
 from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import BOOL, DTYPE, INT, Metric, Param, Prepared, Workload
 
 VARIANT = "matmul"
 
-# An illusion whose whole 95% interval is above this is running ahead; wholly below
-# it, the loop returns when the work is done (timer noise and a no-op sync stay far under 20%).
-ILLUSION_NOTICEABLE = 1.2
+# An illusion whose whole 95% interval is above this, beyond the harness's own sync, is running ahead; wholly below
+# it, the loop returns when the work is done (results.ahead: the one rule for readings and "What ran ahead").
+ILLUSION_NOTICEABLE = ahead.ILLUSION_NOTICEABLE
 
 
 class Matmul(Workload):
@@ -73,22 +73,22 @@ class Matmul(Workload):
         }
 
     def reading(self, result: Result) -> str:
-        illusion = result.bounds.get("illusion")
         if result.metrics.get("illusion") is None:
             return ""
         gflops = self.figure(result, "gflops")
-        where = stats.side(illusion, ILLUSION_NOTICEABLE)
+        illusion = self.figure(result, "illusion")
+        where, basis = ahead.for_reading(result, VARIANT)
+        beyond = f"; {basis}" if basis and not basis.startswith(illusion) else ""  # said when the harness's cost changes it
         if where is None:
-            return f"illusion {self.figure(result, 'illusion')}: too few rounds for an interval; {gflops}"
+            return f"illusion {illusion}: whether the loop runs ahead is not judged, {basis or 'no interval'}; {gflops}"
         if where > 0:
             return (
                 f"the loop returns after {units.seconds(result.metrics['issue_s'])} but the work ends after "
-                f"{units.seconds(result.metrics['done_s'])}: a timer without a sync is {self.figure(result, 'illusion')} "
-                f"too optimistic; {gflops}"
+                f"{units.seconds(result.metrics['done_s'])}: a timer without a sync is {illusion} too optimistic; {gflops}"
             )
         if where < 0:
-            return f"synchronous: issue ≈ done (illusion {self.figure(result, 'illusion')}), nothing runs ahead; {gflops}"
+            return f"issue ≈ done (illusion {illusion}{beyond}): nothing runs ahead; {gflops}"
         return (
-            f"running ahead not shown either way: the illusion {self.figure(result, 'illusion')} straddles "
+            f"running ahead not shown either way: the illusion {illusion}{f' ({basis})' if beyond else ''} straddles "
             f"{units.ratio(ILLUSION_NOTICEABLE)}; more rounds (max_time_s) narrow it; {gflops}"
         )

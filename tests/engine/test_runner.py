@@ -8,6 +8,7 @@ from typing import Any, Mapping
 import pytest
 
 from asyncbench.engine import runner
+from asyncbench.measure import harness_cost
 from asyncbench.results.model import ERROR, OK, SKIPPED, Settings
 from asyncbench.spec import config
 from asyncbench.workloads import WORKLOADS
@@ -84,7 +85,10 @@ def test_run_measures_every_variant_and_reports_each_result(counting, fake_backe
     assert all(v.done_s.n == 2 and v.device_s is None for v in result.variants.values())
     # 2 timed samples + 1 memory run per variant, n=3 calls each
     assert result.metrics["calls"] == 2 * 3 * 3
-    assert fake_backend.barriers == 2 * 3
+    # and the harness's own cost, probed once on this backend and device before the case (harness_cost)
+    assert fake_backend.barriers == 2 * 3 + harness_cost.SYNCS_PER_PROBE
+    assert result.harness is not None
+    assert result.harness.n == 3 * harness_cost.NOOP_SAMPLES
 
 
 def test_a_failing_case_is_an_error_row_and_the_next_case_runs(monkeypatch, fake_backend):
@@ -136,8 +140,9 @@ def test_a_case_with_checks_stops_once_they_are_decided(counting, fake_backend, 
     settings = Settings(warmup=0, min_samples=6, max_samples=1000, max_time_s=1e9, max_rel_noise=10.0)
     decided = dataclasses.replace(experiment(), settings=settings, expect=(expect.parse("done_s.median < 1000s", WORKLOADS["counting"]),))
     (result,) = runner.run(config.Config("c", "<t>", (decided,)))
-    # looks at rounds 6, 9, 14, ...; at the run's 1% split over 15 looks, 14 rounds are the first with an interval
-    assert result.sampling.rounds == 14
+    # at the run's 1% split over 15 looks and two variants (99.967%), 13 rounds are the first with an interval: the
+    # case takes them before anything stops it, and looks there first (before: at 14, the schedule's next look)
+    assert result.sampling.rounds == 13
     assert result.sampling.stopped_by == StopReason.NOISE
     assert [c.verdict for c in result.checks] == [Verdict.PASS]
     (check,) = result.checks

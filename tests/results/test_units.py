@@ -1,0 +1,81 @@
+"""The one formatter: numbers that read right (issue 33): levels rounded for people and never up, intervals as `±`
+only where that is what they are, no negative time, the same bytes in the same words everywhere."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from asyncbench.results import units
+
+MINUS = re.compile(r"[-−]\s*\d")  # a minus sign before a digit, ASCII or typographic
+
+
+@pytest.mark.parametrize("level, shown", [(0.999911, "99.99%"), (0.99988, "99.98%"), (1 - 0.01 / 12 / 15, "99.99%")])
+def test_a_level_reads_as_people_write_it(level, shown):
+    """The issue's 99.9911% is 99.99% (a Bonferroni share of 1% over 12 verdicts and 15 looks: 99.9944%)."""
+    assert units.confidence(level) == shown
+    for usual in ("95%", "99%", "99.5%", "99.75%", "99.9%", "99.99%"):  # the usual levels keep their own digits
+        assert units.confidence(float(usual.removesuffix("%")) / 100) == usual
+
+
+def test_a_level_is_never_rounded_up_past_what_was_achieved():
+    draw = random.Random(33)
+    for _ in range(2000):
+        level = 1 - 10 ** draw.uniform(-6, -0.5)
+        shown = float(units.confidence(level).removesuffix("%")) / 100
+        assert shown <= level + 1e-12, (level, units.confidence(level))
+        assert len(units.confidence(level)) <= len("99.99975%")  # digits a person reads, not the float's
+
+
+def test_a_chance_of_missing_is_rounded_up_as_its_level_is_rounded_down():
+    assert units.chance(0.000089) == "0.01%"
+    assert units.chance(0.05) == "5%"
+    assert units.chance(0.0025) == "0.25%"
+
+
+@pytest.mark.parametrize("low, high", [(0.5, 11.0), (0.9, 6.0), (0.999, 1.2)])
+def test_a_lopsided_interval_is_shown_as_its_bounds_not_as_a_plus_minus(low, high):
+    """The issue's `±501%`: half of a lopsided interval, read as reaching below zero."""
+    cell = units.spread(1.0, low, high)
+    assert "±" not in cell
+    assert cell.startswith("1 s [")
+
+
+def test_no_plus_minus_ever_reaches_below_zero_and_a_symmetric_interval_keeps_its_own():
+    draw = random.Random(8)
+    for _ in range(2000):
+        median = 10 ** draw.uniform(-7, 1)
+        low, high = median * draw.uniform(0.01, 1), median * draw.uniform(1, 20)
+        cell = units.spread(median, low, high)
+        if "±" in cell:
+            assert float(cell.split("±")[1].removesuffix("%")) < 100
+    assert units.spread(0.002, 0.0019, 0.0021) == "2 ms ±5%"
+    assert units.spread(0.002, None, None) == "2 ms ±?"
+
+
+def test_a_time_whose_interval_reaches_zero_is_not_distinguishable_from_zero():
+    """The issue's `t3 [-1.16 µs–578 ns]` and `numpy_cost -4.51 µs`."""
+    shown = units.with_bounds(-4.51e-6, (-1.16e-6 * 5, 5.78e-7), "s")
+    assert shown.startswith(units.NOT_DISTINGUISHABLE)
+    assert "578 ns" in shown
+    assert not MINUS.search(shown)
+    assert not MINUS.search(units.with_bounds(2e-7, (-1.16e-6, 5.78e-7), "s"))
+
+
+def test_no_negative_time_is_printed():
+    assert not MINUS.search(units.seconds(-4.51e-6))
+    wholly_below = units.with_bounds(-4.51e-6, (-7e-6, -1e-6), "s")
+    assert wholly_below.startswith("below 0 by 4.51 µs")
+    assert not MINUS.search(wholly_below)
+    assert not MINUS.search(units.with_bounds(-4.51e-6, None, "s"))
+
+
+def test_the_same_bytes_read_the_same_in_a_table_and_a_metric_line():
+    """The issue's `+4 KiB` in the table and `0.00391 MiB` in the metric line."""
+    assert units.quantity(4096 / 2**20, "MiB") == units.size_bytes(4096) == "4 KiB"
+    assert units.with_bounds(4096 / 2**20, (2048 / 2**20, 8192 / 2**20), "MiB") == "4 KiB [2–8]"
+    assert units.signed_bytes(4096) == "+4 KiB"
+    assert units.signed_bytes(-4096) == "−4 KiB"
