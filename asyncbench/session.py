@@ -336,6 +336,10 @@ def run(request: RunRequest, say: Say, the_plan: Config | None = None) -> Sessio
     trace_dir = str(trace.check_directory(request.trace_dir)) if request.trace_dir else None
     compare.parse_threshold(request.max_regression)
     base_report = load_results(request.baseline, say) if request.baseline else None
+    if base_report is not None:  # every row compared with the baseline gets the samples its interval needs
+        from asyncbench.spec import overrides
+
+        the_plan = overrides.with_rounds(the_plan, compare.samples_needed(base_report))
     saver = _Saver(request.json_path, say)
     report, stopped_by = _execute(the_plan, request, saver, trace_dir)
     written = [request.json_path] if request.json_path and not saver.failed else []
@@ -364,7 +368,11 @@ def conclude(
 ) -> tuple[ReportView, outcome.Outcome]:
     """What a finished report comes to: compared with the baseline, judged once, every output written (`written`
     and `unsaved`: how the JSON fared), recorded (`record`), and the view to print."""
-    comparison = compare.compare(base_report, report, compare.parse_threshold(request.max_regression)) if base_report is not None else None
+    comparison = (
+        compare.compare(base_report, report, compare.parse_threshold(request.max_regression), allow_inconclusive=request.allow_inconclusive)
+        if base_report is not None
+        else None
+    )
     verdict = outcome.judge(
         report, strict=request.strict, allow_inconclusive=request.allow_inconclusive, comparison=comparison, unsaved=unsaved
     )

@@ -71,13 +71,13 @@ def _scaled(source: str, target, factor: float) -> str:
 
 def test_a_run_compared_with_itself_is_all_same_and_exits_0(measured):
     result = invoke("compare", measured, measured)
-    assert result.exit_code == 0
     data = json.loads(invoke("compare", measured, measured, "--format", "json").output)
     assert len(data["rows"]) == 4
     for row in data["rows"]:  # SAME where the intervals are narrow enough to show it, else INCONCLUSIVE: never a change
         assert row["ratio"] == 1.0
         assert row["ratio_ci"] is None or row["ratio_ci"][0] <= 1.0 <= row["ratio_ci"][1]  # None: rounds drifted too much
         assert row["label"] in ("SAME", "INCONCLUSIVE")
+    assert result.exit_code == (1 if data["inconclusive"] else 0)  # INCONCLUSIVE fails the gate, as everywhere
 
 
 def test_against_a_baseline_four_times_as_fast_exits_1_and_names_the_slower_cases(measured, tmp_path):
@@ -95,7 +95,7 @@ def test_against_a_baseline_four_times_as_fast_exits_1_and_names_the_slower_case
     first = slower[0]
     assert f"slower: {first['id']} {first['variant']} (+300.0%)" in result.output.replace("\n", "")
     # a threshold above the change lets it through
-    assert invoke("compare", baseline, measured, "--max-regression", "500%").exit_code == 0
+    assert invoke("compare", baseline, measured, "--max-regression", "500%", "--allow-inconclusive").exit_code == 0
 
 
 def test_run_with_a_baseline_gates_the_new_run(measured, tmp_path):
@@ -192,3 +192,91 @@ def test_bad_gate_input_is_exit_2_before_running(args, fragment, tmp_path, monke
     result = invoke(*args)
     assert result.exit_code == 2
     assert fragment in result.output
+
+
+def _one_case(path, samples: list[float]) -> str:
+    """A results file of one numpy matmul case whose done times are `samples`."""
+    from asyncbench.results import stats
+    from asyncbench.results.model import VariantResult
+    from tests.support.helpers import ok_result, report_of
+
+    values = tuple(samples)
+    variant = VariantResult(Samples(values, values), stats.summarize(values), stats.summarize(values), None)
+    results.save(report_of([dataclasses.replace(ok_result("matmul[numpy,cpu]"), backend="numpy", variants={"matmul": variant})]), path)
+    return str(path)
+
+
+def test_compare_calls_a_3x_slowdown_from_6_samples_against_20_slower_and_exits_1(tmp_path):
+    """Before: `+211.5%`, no interval (each median's needed 9 samples a side at the row's level), INCONCLUSIVE, exit 0."""
+    base = _one_case(tmp_path / "base.json", [2.42e-3 * (1 + 0.01 * ((-1) ** i) * (i % 5)) for i in range(20)])
+    slow = _one_case(tmp_path / "slow.json", [7.53e-3 * (1 + 0.05 * ((-1) ** i) * (i % 3)) for i in range(6)])
+    result = invoke("compare", base, slow)
+    assert result.exit_code == 1
+    assert "SLOWER" in result.output
+    (row,) = json.loads(invoke("compare", base, slow, "--format", "json").output)["rows"]
+    assert row["label"] == "SLOWER"
+    assert row["ratio_ci"][0] > 2.5
+
+
+def test_compare_fails_on_inconclusive_unless_allowed(tmp_path):
+    """One rule for INCONCLUSIVE (before: compare passed it, exit 0)."""
+    base = _one_case(tmp_path / "base.json", [1.0, 1.1, 0.9])
+    now = _one_case(tmp_path / "now.json", [1.05, 0.95])
+    failing = invoke("compare", base, now)
+    assert failing.exit_code == 1
+    assert "INCONCLUSIVE" in failing.output
+    assert "it needs at least 7 current samples" in failing.output.replace("\n", " ")
+    assert invoke("compare", base, now, "--allow-inconclusive").exit_code == 0
+
+
+TINY_CHECKED = """\
+name: tiny
+defaults: {backends: [numpy], devices: [cpu], max_time_s: 0.001}
+experiments:
+  - workload: matmul
+    params: {size: 16, n_iter: 1, include_rng: false}
+    expect: ["done_s.median > 0"]
+"""
+
+
+def test_quick_takes_the_rounds_a_check_needs_so_a_plain_truth_passes(tmp_path):
+    """A ~1 ms case, its time cut to 1 ms (as a loaded machine cuts --quick's): before, sampling stopped after
+    min_samples (6) rounds, 4 short of the check's 99.8% interval, and `done_s.median > 0` was INCONCLUSIVE (exit 1).
+    Now the case takes the 10 rounds the check needs however slow the machine is."""
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY_CHECKED)
+    out = tmp_path / "r.json"
+    result = invoke("run", str(path), "--quick", "--in-process", "--no-progress", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(out.read_text())["results"]
+    assert [c["verdict"] for c in row["checks"]] == ["pass"]
+    assert row["sampling"]["rounds"] >= 10
+
+
+def test_a_run_with_a_baseline_takes_the_samples_its_rows_need(tmp_path):
+    """A baseline of 3 samples: a row needs 7 now for an interval at 98% (before: 6, min_samples, and INCONCLUSIVE)."""
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY_CHECKED.replace('    expect: ["done_s.median > 0"]\n', ""))
+    first = tmp_path / "first.json"
+    assert invoke("run", str(path), "--quick", "--in-process", "--no-progress", "-o", str(first)).exit_code == 0
+    report = results.load(first)
+    (row,) = report.results
+    kept = {name: dataclasses.replace(v, samples=Samples(v.samples.issue_s[:3], v.samples.done_s[:3])) for name, v in row.variants.items()}
+    results.save(dataclasses.replace(report, results=(dataclasses.replace(row, variants=kept),)), tmp_path / "base.json")
+    out = tmp_path / "now.json"
+    invoke("run", str(path), "--quick", "--in-process", "--no-progress", "--baseline", str(tmp_path / "base.json"), "-o", str(out))
+    (now,) = json.loads(out.read_text())["results"]
+    assert now["sampling"]["rounds"] >= 7
+
+
+def test_quick_sizes_are_no_bigger_than_the_suites():
+    """--quick ran training_memory with 10 minibatches where the suite runs 5: quick was no quicker than the suite."""
+    from asyncbench.spec import config
+    from asyncbench.workloads import WORKLOADS
+
+    for experiment in config.default_suite().experiments:
+        workload = WORKLOADS[experiment.workload]
+        for param in workload.params:
+            suite = experiment.params.get(param.name, param.default)
+            if param.quick is not None and isinstance(param.quick, (int, float)) and not isinstance(param.quick, bool):
+                assert param.quick <= suite, f"{experiment.workload}.{param.name}: quick {param.quick} > suite {suite}"

@@ -19,6 +19,12 @@ rounds of a fixed schedule of looks (`looks`, results.budget), each with
 its share of the error budget: asked after every round, a check on its
 threshold would fail far more often than its stated rate. Why it stopped is returned with
 the samples, so a result can say when it missed its noise target.
+
+Neither the noise target nor max_time_s stops sampling before min_samples. A
+case with checks, or run against a baseline, comes here with min_samples
+raised to the rounds their intervals need at the level they are judged at
+(verdicts.checks.enough_rounds, spec.overrides.with_rounds), --quick's
+included: fewer rounds could decide nothing, however clear the case.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ class ComparisonRow:
     current: str
     change: str
     interval: str  # the change's interval, '[+1.2% … +8.0%]'
-    label: str  # SAME, FASTER, SLOWER or INCONCLUSIVE
+    label: str  # SAME, FASTER, NOT SLOWER, SLOWER or INCONCLUSIVE
     fails: bool
 
 
@@ -68,6 +68,7 @@ def comparison(result: compare.Comparison) -> ComparisonView:
         notes.append(f"only in the current run ({len(result.only_in_current)}): {', '.join(result.only_in_current)}")
     notes += [f"not run now: {case_id}: {why}" for case_id, why in result.lost]
     notes += [f"not compared: {case_id}: {why}" for case_id, why in result.not_comparable]
+    notes += [f"INCONCLUSIVE {r.id} {r.variant}: {r.note}" for r in result.rows if r.note]
     notes += [f"environment differs: {key}: {old!r} → {new!r}" for key, old, new in result.environment_changes]
     counts = {label: sum(1 for r in result.rows if r.label == label) for label in compare.LABELS}
     listed = result.rows if len(result.rows) <= COMPARISON_ROWS_MAX else [r for r in result.rows if r.label != compare.SAME]
@@ -79,12 +80,14 @@ def comparison(result: compare.Comparison) -> ComparisonView:
         summary += "; slower: " + ", ".join(f"{r.id} {r.variant} ({change_text(r.ratio)})" for r in result.regressions)
     if result.lost:
         summary += f"; {len(result.lost)} case(s) ok in the baseline did not run ok now"
+    if result.inconclusive:
+        summary += "; INCONCLUSIVE " + ("passes (--allow-inconclusive)" if result.allow_inconclusive else "fails the gate")
     return ComparisonView(
         clock=result.clock,
         max_regression=f"{result.max_regression * 100:.3g}%",
         budget=(
             f"a {units.percent(result.family_error)} false-alarm rate over {len(result.rows)} row(s): "
-            f"{units.confidence(result.confidence)} intervals"
+            f"{units.confidence(result.confidence)} intervals, each label one-sided at {units.percent((1 - result.confidence) / 2)}"
         ),
         rows=tuple(
             ComparisonRow(

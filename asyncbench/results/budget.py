@@ -78,6 +78,16 @@ class Budget:
         verdicts = f"{self.verdicts} verdict{'' if self.verdicts == 1 else 's'}"
         return (
             f"a {units.percent(self.family_error)} family-wise false-alarm rate, split over {verdicts} and up to "
-            f"{self.looks} looks each (Bonferroni): each look judged from an interval with a {units.percent(self.per_look())} "
+            f"{self.looks} looks each (Bonferroni): each look judged from an interval with a {units.chance(self.per_look())} "
             "chance of missing"
         )
+
+
+def rounds_for_median(confidence: float) -> int:
+    """The fewest rounds whose median has an order-statistic interval at `confidence` (stats.order_rank): the
+    widest one, [min, max] of n values, misses the median with probability 2·½ⁿ. Fewer rounds can decide no
+    check judged at that level, however clear the case; sampling takes at least these (checks.enough_rounds)."""
+    rounds = 1
+    while 2 * 0.5**rounds > 1 - confidence:
+        rounds += 1
+    return rounds

@@ -195,3 +195,17 @@ def apply_overrides(
         if not was_used:
             raise InputError(f"--set {text!r}: no selected experiment has that parameter or setting{suggestion(name, known)}")
     return dataclasses.replace(config, experiments=tuple(experiments))
+
+
+def with_rounds(config: Config, rounds: int) -> Config:
+    """Every experiment taking at least `rounds` rounds (its min_samples raised, up to max_samples: a hard cap),
+    past max_time_s (--quick's too) if it must: what a comparison with a baseline needs for each row to have an
+    interval (verdicts.compare.samples_needed)."""
+    experiments = []
+    for experiment in config.experiments:
+        settings = experiment.settings
+        floor = min(rounds, settings.max_samples)
+        if settings.min_samples < floor:
+            settings = dataclasses.replace(settings, min_samples=floor)
+        experiments.append(dataclasses.replace(experiment, settings=settings))
+    return dataclasses.replace(config, experiments=tuple(experiments))

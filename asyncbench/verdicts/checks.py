@@ -13,17 +13,25 @@ looks each takes while sampling goes on, and a clock check without
 `[variant]`, which fails when any variant fails, splits its share again
 over the variants. Without a budget (a result judged on its own) the
 stored 95% intervals are used.
+
+A check's interval needs a number of rounds that grows with its level
+(results.budget.rounds_for_median: 10 at 99.8%, 14 at 99.99%); a case with
+checks takes at least that many (`enough_rounds`), past max_time_s (also
+--quick's) if it must, as it takes min_samples, so that a check that
+plainly holds is not left INCONCLUSIVE for want of rounds. max_samples stays
+a hard cap; a check left without an interval says how many rounds it needed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 from asyncbench.results import stats, units
-from asyncbench.results.budget import Budget
-from asyncbench.results.model import Check, Expectation, Result, Status, Verdict
+from asyncbench.results.budget import Budget, rounds_for_median
+from asyncbench.results.model import Check, Expectation, Result, Settings, Status, Verdict
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 PASS, FAIL, INCONCLUSIVE, NOT_MEASURED = Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE, Verdict.NOT_MEASURED
@@ -88,6 +96,11 @@ def _judge(
         verdict = INCONCLUSIVE
         few = f"{rounds} round{'' if rounds == 1 else 's'}" if rounds is not None else "too few rounds"
         shown = f"{label} = {units.quantity(value, unit)}, {wanted}: no {level.name} interval from {few}"
+        needed = rounds_for_median(level.confidence)
+        if rounds is not None and rounds < needed:
+            shown += f" (it needs {needed})"
+        elif rounds is not None:
+            shown += " (the rounds drifted together: fewer effective rounds)"
     else:
         verdict = verdict_of(expectation.op, interval, expectation.threshold)
         shown = f"{label} = {units.with_bounds(value, interval, unit)} ({level.name} interval), {wanted}"
@@ -186,6 +199,28 @@ def evaluate(
 def failed(check: Check, allow_inconclusive: bool = False) -> bool:
     """Whether a check fails the gate: failed or not measured; inconclusive too unless allowed."""
     return check.verdict != PASS and not (allow_inconclusive and check.verdict == INCONCLUSIVE)
+
+
+def rounds_needed(expectations: Sequence[Expectation], budget: Budget, variants: Sequence[str]) -> int:
+    """The fewest rounds from which every check of a case can have an interval at the level it is judged at:
+    a metric's and a named variant's at the check's share, a clock's over every variant at that share split over
+    `variants` (as _clock_check judges it). Statistics other than the median are facts of the samples: no need."""
+    shares = [
+        1 if expectation.stat is None or expectation.variant else max(len(variants), 1)
+        for expectation in expectations
+        if expectation.stat in (None, "median")
+    ]
+    return max((rounds_for_median(budget.confidence(share)) for share in shares), default=1)
+
+
+def enough_rounds(settings: Settings, expectations: Sequence[Expectation], budget: Budget | None, variants: Sequence[str]) -> Settings:
+    """`settings` with min_samples raised to `rounds_needed` (up to max_samples, a hard cap: then the check says
+    how many rounds it needed): sampling then stops neither at its noise target nor at max_time_s before every check
+    can be decided, as it never stops before min_samples (timeout_s still ends a case that cannot get there)."""
+    if not expectations or budget is None:
+        return settings
+    needed = min(rounds_needed(expectations, budget, variants), settings.max_samples)
+    return dataclasses.replace(settings, min_samples=needed) if needed > settings.min_samples else settings
 
 
 def decided(checks: Iterable[Check]) -> bool:

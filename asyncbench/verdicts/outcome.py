@@ -2,9 +2,12 @@
 
 The exit code and every reason for it (pytest's short summary is the model):
 errors, checks that failed, could not be evaluated or were inconclusive, a
-regression against a baseline, a case the baseline had that did not run
-now, a run that measured nothing. Also the headline counts and the one line
-per unavailable backend or device that replaces a skipped row per case.
+regression against a baseline or a variant that cannot tell, a case the
+baseline had that did not run now, a run that measured nothing. One rule
+for INCONCLUSIVE, as in `compare` and `ab`: it fails the gate unless
+--allow-inconclusive, whether a check or a baseline's row says it. Also the
+headline counts and the one line per unavailable backend or device that
+replaces a skipped row per case.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
-from asyncbench.results import units
+from asyncbench.results import ahead, units
 from asyncbench.results.model import ERROR, OK, SKIPPED, Check, Report, Result, Verdict
 from asyncbench.verdicts import checks
 
@@ -74,6 +77,13 @@ def judge(
     if comparison is not None:
         if comparison.regressions:
             gates.append(f"{_plural(len(comparison.regressions), 'variant')} significantly slower than the baseline")
+        if comparison.inconclusive and not allow_inconclusive:
+            unsure = ", ".join(f"{r.id} {r.variant}" for r in comparison.inconclusive)
+            gates.append(
+                f"{_plural(len(comparison.inconclusive), 'variant')} INCONCLUSIVE against the baseline (the interval reaches "
+                f"across the margin, or there is none): {unsure}; more rounds via max_time_s may decide it, "
+                "--allow-inconclusive lets it pass"
+            )
         if comparison.lost:
             gates.append(
                 f"{_plural(len(comparison.lost), 'case')} ok in the baseline did not run ok now: {', '.join(i for i, _ in comparison.lost)}"
@@ -104,15 +114,9 @@ def unavailable_lines(results: Iterable[Result]) -> list[str]:
 
 
 def ran_ahead(result: Result) -> bool:
-    """Whether a row showed asynchrony: some variant's call returned before its work was done, by intervals (the
-    issue time's 95% interval wholly below the done time's). Never on a synchronous backend, where they are one."""
-    if result.status != OK:
-        return False
-    for variant in result.variants.values():
-        issue_high, done_low = variant.issue_s.ci_high, variant.done_s.ci_low
-        if issue_high is not None and done_low is not None and issue_high < done_low:
-            return True
-    return False
+    """Whether a row showed asynchrony: some variant's call returned before its work was done, beyond the harness's
+    own sync, by its interval (results.ahead). Never on a synchronous backend, where they are one."""
+    return ahead.ran_ahead(result)
 
 
 def headline(report: Report) -> str:
@@ -122,12 +126,17 @@ def headline(report: Report) -> str:
         ", ".join(f"{counts[s]} {s}" for s in (OK, SKIPPED, ERROR) if counts[s]) or "none"
     )
     if counts[OK]:
-        ahead = sum(1 for r in report.results if ran_ahead(r))
+        states = [seen.state for r in report.results if (seen := ahead.judge(r)) is not None]
+        count, unjudged = states.count(ahead.RAN_AHEAD), states.count(None)
         text += (
-            f"; {ahead} ran ahead (a call returned before its work was done)"
-            if ahead
+            f"; {count} ran ahead (a call returned before its work was done)"
+            if count
             else "; none ran ahead (every call returned with its work done)"
+            if all(state == ahead.NOT_AHEAD for state in states)
+            else "; none shown to run ahead"
         )
+        if unjudged:
+            text += f", {unjudged} not judged (no interval)"
     judged = [c for r in report.results for c in r.checks]
     if judged:
         verdicts = Counter(c.verdict for c in judged)

@@ -101,8 +101,8 @@ class TrainingMemory(Workload):
     summary = "MLP training with a loss barrier every k minibatches: epoch time and host/device memory per k"
     params = (
         # on a CPU an epoch at the textbook's sizes takes ~20 s (2 cores): 6 rounds of 2 variants overran timeout_s
-        Param("n_batches", INT, 150, "minibatches per epoch (one sample)", quick=10, minimum=1, maximum=1_000_000, per_backend={"cpu": 30}),
-        Param("batch_size", INT, 1024, "rows per minibatch", quick=64, minimum=1, maximum=1_000_000, per_backend={"cpu": 512}),
+        Param("n_batches", INT, 150, "minibatches per epoch (one sample)", quick=2, minimum=1, maximum=1_000_000, per_backend={"cpu": 30}),
+        Param("batch_size", INT, 1024, "rows per minibatch", quick=32, minimum=1, maximum=1_000_000, per_backend={"cpu": 512}),
         Param("sync_every", INTS, [1, 0], "wait for the loss every k minibatches; 0 = never", minimum=0, maximum=1_000_000),
         DTYPE,
     )

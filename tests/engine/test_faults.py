@@ -257,7 +257,7 @@ def test_timeout_s_must_exceed_max_time_s(tmp_path):
     result = CliRunner().invoke(cli.main, ["validate", str(path)])
     assert result.exit_code == 2
     assert "timeout_s (10 s) must exceed max_time_s (20 s)" in result.output
-    result = CliRunner().invoke(cli.main, ["run", "-w", "matmul", "--set", "timeout_s=0.5", "--quick"])
+    result = CliRunner().invoke(cli.main, ["run", "-w", "matmul", "--set", "timeout_s=0.1", "--quick"])
     assert result.exit_code == 2
     assert "after --set/--quick" in result.output
 

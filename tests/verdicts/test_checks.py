@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from asyncbench.results import stats
-from asyncbench.results.model import OK, SKIPPED, Check, Result, Samples, VariantResult, Verdict
+from asyncbench.results import budget, stats
+from asyncbench.results.model import OK, SKIPPED, Check, Result, Samples, Settings, VariantResult, Verdict
 from asyncbench.spec import expect
 from asyncbench.verdicts import checks
 from asyncbench.workloads import WORKLOADS
@@ -117,3 +117,32 @@ def test_a_far_miss_is_said_as_a_multiple_not_in_e_notation():
     assert check.verdict == Verdict.FAIL
     assert "3760000× the threshold" in check.detail
     assert "e+" not in check.detail
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99, 0.998, 0.9995, 0.99999])
+def test_the_rounds_a_median_interval_needs_are_the_order_statistics_own(confidence):
+    needed = budget.rounds_for_median(confidence)
+    assert stats.order_rank(needed, confidence) is not None
+    assert stats.order_rank(needed - 1, confidence) is None
+
+
+def test_a_case_with_checks_takes_the_rounds_their_intervals_need_at_their_level():
+    """--quick's 1 s cap stopped a case after 6 rounds, 4 short of a 99.8% interval: `done_s.median > 0` was left
+    INCONCLUSIVE. Sampling now never stops (noise, max_time_s) before the checks can be decided."""
+    shared = budget.Budget(0.01, 1, 6, 20)  # one check, looks at 6, 9, 14, 20 and one more: 0.2% a look
+    clock = (expect.parse("done_s.median > 0", SYNC_ASYNC),)
+    named = (expect.parse("done_s.median[sync] > 0", SYNC_ASYNC),)
+    assert checks.rounds_needed(clock, shared, ["sync"]) == 10  # 99.8%
+    assert checks.rounds_needed(clock, shared, ["a", "b", "c"]) == 12  # over three variants: 99.93% each
+    assert checks.rounds_needed(named, shared, ["a", "b", "c"]) == 10
+    assert checks.rounds_needed((expect.parse("done_s.max > 0", SYNC_ASYNC),), shared, ["sync"]) == 1  # a fact, no interval
+    quick = Settings(warmup=1, min_samples=6, max_samples=20, max_time_s=0.2)
+    raised = checks.enough_rounds(quick, clock, shared, ["sync"])
+    assert (raised.min_samples, raised.max_samples, raised.max_time_s) == (10, 20, 0.2)
+    assert checks.enough_rounds(quick, (), shared, ["sync"]) == quick  # no checks: nothing to wait for
+    capped = checks.enough_rounds(dataclasses.replace(quick, max_samples=8), clock, shared, ["sync"])
+    assert capped.min_samples == 8  # max_samples stays a hard cap...
+    result = _result({}, sync_s=(1.0,) * 8, async_s=(1.0,) * 8)  # two variants: 99.9% each
+    (check,) = checks.evaluate(clock, result, shared)
+    assert check.verdict == Verdict.INCONCLUSIVE
+    assert "no 99.9% interval from 8 rounds (it needs 11)" in check.detail  # ...and the row says what it cost

@@ -90,3 +90,17 @@ def test_the_headline_counts_the_rows_that_ran_ahead_by_their_intervals():
 def test_a_report_leads_with_the_rows_that_ran_ahead():
     built = view.build(report_of([ok_result("b"), ahead_result("a")]))
     assert built.highlights == ("m jax cpu: the loop returns early",)
+
+
+def test_an_inconclusive_row_against_a_baseline_fails_the_run_unless_allowed():
+    """`run --baseline` follows the one rule for INCONCLUSIVE that checks and `ab` follow (before: it passed)."""
+    from asyncbench.verdicts import compare
+
+    few = dataclasses.replace(ok_result("m[torch,cpu]", n=3))  # three samples a side: no interval at the row's level
+    comparison = compare.compare(report_of([few]), report_of([few]))
+    assert [r.label for r in comparison.rows] == [compare.INCONCLUSIVE]
+    judged = outcome.judge(report_of([few]), comparison=comparison)
+    assert judged.code == 1
+    assert "1 variant INCONCLUSIVE against the baseline" in judged.reasons[0]
+    assert "--allow-inconclusive lets it pass" in judged.reasons[0]
+    assert outcome.judge(report_of([few]), comparison=comparison, allow_inconclusive=True).code == 0
