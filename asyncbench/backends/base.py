@@ -13,6 +13,7 @@ import contextlib
 import importlib.metadata
 import importlib.util
 import re
+import types
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterable, Protocol
@@ -59,6 +60,20 @@ class _Done:
 DONE = _Done()
 
 
+def module_roots(value: Any) -> frozenset[str]:
+    """The top-level modules `value` comes from: a module's own, a class's and its bases', a function's, else its
+    class's and that class's bases' ("torch" for a tensor or an nn.Module subclass, "jaxlib" for a JAX array)."""
+    if isinstance(value, types.ModuleType):
+        return frozenset({value.__name__.partition(".")[0]})
+    if isinstance(value, type):
+        classes: tuple[type, ...] = value.__mro__
+    elif isinstance(value, (types.FunctionType, types.BuiltinFunctionType)) and isinstance(getattr(value, "__module__", None), str):
+        return frozenset({value.__module__.partition(".")[0]})
+    else:
+        classes = type(value).__mro__
+    return frozenset(module.partition(".")[0] for c in classes if isinstance(module := getattr(c, "__module__", None), str))
+
+
 class Backend(ABC):
     """An array framework as asyncbench sees it."""
 
@@ -78,6 +93,21 @@ class Backend(ABC):
     #: whether a device-to-host copy goes on a stream the workload picks and moves the bytes every time it is
     #: asked: False for JAX, which picks its own transfer stream and keeps an array's host copy after the first
     copy_streams: bool = True
+    #: the top-level modules this framework's objects come from (its arrays, functions, models): `owns`. Empty:
+    #: `module` alone. JAX's arrays are jaxlib's, CuPy's helpers cupyx's.
+    object_modules: tuple[str, ...] = ()
+
+    @classmethod
+    def owned_modules(cls) -> frozenset[str]:
+        """The top-level modules whose objects are this framework's (object_modules, else module)."""
+        return frozenset(cls.object_modules or (cls.module,))
+
+    @classmethod
+    def owns(cls, value: Any) -> bool:
+        """Whether `value` is one of this framework's objects: an array, a module, a function, a model (an object
+        whose class derives from one of the framework's). Judged by the modules it comes from (module_roots),
+        without importing the framework: a user's step says so what it works on (workloads.step_form)."""
+        return not module_roots(value).isdisjoint(cls.owned_modules())
 
     def missing_dtype(self, dtype: str) -> str:
         """Why a case in `dtype`, which is not in `dtypes`, is skipped."""

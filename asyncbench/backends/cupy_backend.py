@@ -64,6 +64,7 @@ def _index(device: str) -> int:
 class CupyBackend(Backend):
     name = "cupy"
     module = "cupy"
+    object_modules = ("cupy", "cupyx", "cupy_backends")
     device_kinds = ("cuda",)
     distributions = ("cupy", "cupy-cuda13x", "cupy-cuda12x", "cupy-cuda11x")
 

@@ -120,6 +120,7 @@ def _x64_enabled() -> bool:
 class JaxBackend(Backend):
     name = "jax"
     module = "jax"
+    object_modules = ("jax", "jaxlib")
     distributions = ("jax",)
     serializes_device_work = True
     copy_streams = False

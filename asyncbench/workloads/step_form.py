@@ -13,28 +13,60 @@ barrier experiment on the user's code. Its metrics: the time per step for
 each k, each k's slowdown against never waiting, and the illusion of the
 unsynchronized variant (done / issue: how much a timer without a sync
 under-reports the step).
+
+Where it runs: `@asyncbench.step(backends=("torch",))` names the backends
+the step's code is written for, and a case on any other is skipped with the
+reason. Undeclared, the step runs on the backends whose framework its code
+names, and on each when it names none (it works through `backend`); a
+framework it holds but does not name is refused at set-up (step_reach). A
+row is never labelled with a backend the step's code does not touch.
+
+What a gate judges (`gated`): one question per case, the step's time — the
+unsynchronized variant — unless the user set `sync_every` themselves.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
+from asyncbench.backends import BACKENDS
 from asyncbench.backends.base import Backend
-from asyncbench.results import stats
+from asyncbench.results import ahead, stats
 from asyncbench.results.model import Clocks, Result
+from asyncbench.workloads import step_reach
 from asyncbench.workloads.base import INT, INTS, Metric, Param, Prepared, Workload
 
 #: the waits the short form compares by default: never (only at the end), every 4th step, every step
 DEFAULT_SYNC_EVERY = (0, 4, 1)
 DEFAULT_STEPS = 20
-# An illusion whose whole interval is above this: a timer without a sync misses most of the step.
-ILLUSION_NOTICEABLE = 1.2
+# An illusion whose whole interval is above this, beyond the harness's own sync: a timer without a sync misses most
+# of the step (results.ahead: the one rule for readings and "What ran ahead").
+ILLUSION_NOTICEABLE = ahead.ILLUSION_NOTICEABLE
 
 StepFunction = Callable[[Backend, str, Mapping[str, Any]], Callable[[], Any]]
 
 
 def variant_name(every: int) -> str:
     return f"sync_every={every}"
+
+
+def _declared(backends: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """The backends a step declares, checked against the registry; ValueError (said where the file is imported)
+    for an unknown name or none at all."""
+    if backends is None:
+        return None
+    names = (backends,) if isinstance(backends, str) else tuple(backends)
+    unknown = [name for name in names if name not in BACKENDS]
+    if unknown or not names:
+        given = f"unknown backend {unknown[0]!r}" if unknown else "no backend named"
+        raise ValueError(f"@asyncbench.step(backends=...): {given}; the backends are {', '.join(BACKENDS)}")
+    return tuple(dict.fromkeys(names))
+
+
+def _declaration(names: frozenset[str] | tuple[str, ...]) -> str:
+    """How the step would declare these backends: `@asyncbench.step(backends=("torch",))`."""
+    listed = ", ".join(f'"{name}"' for name in sorted(names))
+    return f"@asyncbench.step(backends=({listed},))" if len(names) == 1 else f"@asyncbench.step(backends=({listed}))"
 
 
 class StepWorkload(Workload):
@@ -49,8 +81,12 @@ class StepWorkload(Workload):
         sync_every: Sequence[int] = DEFAULT_SYNC_EVERY,
         steps: int = DEFAULT_STEPS,
         summary: str | None = None,
+        backends: str | Sequence[str] | None = None,
     ):
         self.function = function
+        #: the backends the step's code is written for (None: undeclared, found from its code: step_reach)
+        self.backends = _declared(backends)
+        self._named: frozenset[str] | None = None
         self.name = name or function.__name__
         doc = (function.__doc__ or "").strip().splitlines()
         self.summary = summary or (doc[0] if doc else f"your step {self.name}, with a wait every k steps")
@@ -73,10 +109,39 @@ class StepWorkload(Workload):
             Metric("illusion", "x", "done / issue time without waits: how much a timer without a sync under-reports"),
         )
 
+    def named_backends(self) -> frozenset[str]:
+        """The backends whose framework the step's code names (step_reach.named), read once."""
+        if self._named is None:
+            self._named = step_reach.named(self.function)
+        return self._named
+
+    def skip_reason(self, backend: Backend, device: str, params: Mapping[str, Any]) -> str | None:
+        """Besides the dtype: a backend the step does not declare, or (undeclared) one whose framework its code does
+        not name while it names another's — the row would time that other framework's code under this label."""
+        reason = super().skip_reason(backend, device, params)
+        if reason or backend.name in (self.backends or ()):
+            return reason
+        if self.backends is not None:
+            return f"{self.name} declares {_declaration(self.backends)}: not run on {backend.name}"
+        named = self.named_backends()
+        if named and backend.name not in named:
+            frameworks = " and ".join(sorted(named))
+            return (
+                f"{self.name}'s code names {frameworks}, not {backend.name}: not run on {backend.name}, whose row would "
+                f"time {frameworks} code (a step that does run there says so: {_declaration(named | {backend.name})})"
+            )
+        return None
+
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
         run_step = self.function(backend, device, params)
         if not callable(run_step):
             raise TypeError(f"{self.name} must return the callable that issues one step, not {type(run_step).__name__}")
+        held = step_reach.held(run_step) if self.backends is None else frozenset()
+        if held and backend.name not in held:
+            raise TypeError(
+                f"{self.name}'s step holds {' and '.join(sorted(held))} objects and none of {backend.name}'s, so its "
+                f"time is not {backend.name}'s: declare the backends it runs on, e.g. {_declaration(held)}"
+            )
         steps, barrier = params["steps"], backend.barrier
         backend.barrier(device)
 
@@ -92,6 +157,18 @@ class StepWorkload(Workload):
             return run
 
         return Prepared(variants={variant_name(k): variant(k) for k in params["sync_every"]}, sync=lambda: barrier(device))
+
+    def gated(self, params: Mapping[str, Any], names: Sequence[str]) -> tuple[str, ...]:
+        """One question per case: the step's time, its unsynchronized variant (`sync_every=0`), the one a user
+        means by "did my step get slower"; the waits every k steps are the barrier experiment, shown but not
+        gated. Every variant asked for is gated when the user chose `sync_every` themselves (a config's params,
+        --set): the params alone tell that only as a value other than the step's default (`@step(sync_every=...)`
+        or DEFAULT_SYNC_EVERY), so the default given explicitly still gates one variant. Without a 0 among the
+        values, all are gated: there is no unsynchronized one to stand for the step."""
+        names = super().gated(params, names)
+        unsynchronized = variant_name(0)
+        chosen = list(params.get("sync_every", ())) != list(self.param("sync_every").default)
+        return names if chosen or unsynchronized not in names else (unsynchronized,)
 
     def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
         metrics: dict[str, float | None] = {}
@@ -109,18 +186,21 @@ class StepWorkload(Workload):
         parts = []
         if "illusion" in result.metrics:
             illusion = self.figure(result, "illusion")
-            where = stats.side(result.bounds.get("illusion"), ILLUSION_NOTICEABLE)
+            where, basis = ahead.for_reading(result, variant_name(0))
+            beyond = f"; {basis}" if basis and not basis.startswith(illusion) else ""  # said when the harness's cost changes it
             if where == 1:
                 parts.append(
                     f"the loop returns long before the work is done (done is {illusion} the issue time a timer without a sync would report)"
                 )
             elif where == -1:
-                parts.append(f"the loop returns about when the work is done (illusion {illusion}): nothing much runs ahead")
-            else:  # no interval, or one across the line: the data cannot say which
+                parts.append(f"the loop returns about when the work is done (illusion {illusion}{beyond}): nothing much runs ahead")
+            elif where == 0:
                 parts.append(
-                    f"not shown whether the loop runs ahead of the work (illusion {illusion}: "
+                    f"not shown whether the loop runs ahead of the work (illusion {illusion}{beyond}: "
                     f"its interval does not settle it against {ILLUSION_NOTICEABLE}×)"
                 )
+            else:  # no interval: not judged, and why
+                parts.append(f"not shown whether the loop runs ahead of the work (illusion {illusion}: not judged, {basis})")
         for name in sorted((m for m in result.metrics if m.startswith("slowdown_k")), key=lambda m: int(m.removeprefix("slowdown_k"))):
             every = name.removeprefix("slowdown_k")
             where = stats.side(result.bounds.get(name), 1.0)
@@ -141,10 +221,13 @@ def step(
     sync_every: Sequence[int] = DEFAULT_SYNC_EVERY,
     steps: int = DEFAULT_STEPS,
     summary: str | None = None,
+    backends: str | Sequence[str] | None = None,
 ) -> Any:
-    """Turn a step function into a workload: `@step` or `@step(sync_every=(0, 1), params=(Param(...),))`."""
+    """Turn a step function into a workload: `@step` or `@step(sync_every=(0, 1), params=(Param(...),))`.
+    `backends=("torch",)`: the backends the step's code is written for; elsewhere its cases are skipped, with the
+    reason. Undeclared, they are found from its code (see the module's docstring)."""
 
     def wrap(f: StepFunction) -> StepWorkload:
-        return StepWorkload(f, name=name, params=params, sync_every=sync_every, steps=steps, summary=summary)
+        return StepWorkload(f, name=name, params=params, sync_every=sync_every, steps=steps, summary=summary, backends=backends)
 
     return wrap(function) if function is not None else wrap
