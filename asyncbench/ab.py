@@ -27,12 +27,13 @@ from typing import Any, Callable, Iterator, Mapping
 
 from asyncbench import session
 from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
-from asyncbench.history import masking
+from asyncbench.host import facts as host_facts
 from asyncbench.host import worktrees
 from asyncbench.report import paired as views
-from asyncbench.results import budget, fields, outputs
+from asyncbench.results import budget, outputs
 from asyncbench.results.model import Case
 from asyncbench.results.paired import ABReport, PairedCase, Side, dumps
+from asyncbench.side_variables import is_secret, parse_env, scrubber, shown, shown_value  # noqa: F401 - ab's own API
 from asyncbench.verdicts import compare
 from asyncbench.verdicts import paired as verdicts
 from asyncbench.version import __version__
@@ -41,26 +42,10 @@ Say = Callable[[str], None]
 IDLE_SIDE = "frozen with SIGSTOP between its samples (no spinning thread pool, GC or engine thread competes); user thread settings kept"
 # How long a side's interpreter check may take before it counts as not answering.
 PROBE_TIMEOUT_S = 60.0
-# Parts of a variable's name that say its value is a credential. A gate's output travels further than its secrets
-# may (a CI log, an uploaded artifact, a pull-request comment anyone can read), so such values are shown as MASK
-# everywhere (terminal, JSON, markdown); the side's process still gets the real value. Matched anywhere in the
-# name, any case: API_TOKEN, AWS_SECRET_ACCESS_KEY, HF_AUTH, session_cookie. A harmless name caught (MONKEY_...)
-# costs only its shown value.
-SECRET_NAME_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL", "AUTH", "COOKIE", "SESSION")
-# Words of a name (split at '_') that mean a credential but are too short to look for inside other words: PAT
-# would mask PATH, PASS would mask PASSTHROUGH, PWD is also the shell's working directory (masked all the same).
-SECRET_NAME_WORDS = frozenset({"PASS", "PAT", "PWD", "PW", "PIN", "DSN", "PRIVATE", "CERT", "SIGNATURE", "SALT", "OTP"})
-# A value that looks like a credential whatever its name: an opaque token (GitHub's ghp_..., a JWT's parts, an API
-# key) is a long run of letters and digits together; a path, a number or a word list is not. Below 20 characters
-# too many ordinary values (versions, hashes of a short form) would be hidden for nothing.
-TOKEN_LIKE = re.compile(r"(?=[A-Za-z0-9_\-.+=]*\d)(?=[A-Za-z0-9_\-.+=]*[A-Za-z])[A-Za-z0-9_\-.+=]{20,}")
-# A secret shorter than this is not searched for in error texts: masking every "1" or "on" would garble them.
-SCRUB_MIN_CHARS = 4
-MASK = masking.MASK
-# What a --base-env / --head-env name may be: a POSIX shell's variable name. Anything else (a space, '-', an escape
-# sequence, a newline that smuggles a second KEY=VALUE into a log) is a typo or an attack, and a name is shown in
-# every output.
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Two minutes: what a pull request's check can wait for. A millisecond numpy or torch case decides a 1% margin in
+# 5–30 s of it; the textbook's slow cases (conversion's print, training_memory) cannot resolve 2% in it and say what
+# they resolved instead.
+DEFAULT_GATE_TIME_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -77,6 +62,8 @@ class ABRequest:
     max_regression: str = "5%"
     allow_inconclusive: bool = False
     family_error: float = budget.FAMILY_ERROR
+    #: the gate's whole measuring time, given to its cases by how far each is from a decision (engine.gate_time)
+    gate_time: str = f"{DEFAULT_GATE_TIME_S:g}s"
     json_path: str | None = None
     markdown_path: str | None = None
     progress: bool = True
@@ -96,70 +83,21 @@ class _Tree:
     revision: str
 
 
-def parse_env(items: tuple[str, ...], option: str) -> dict[str, str]:
-    """KEY=VALUE pairs; InputError for one without '=' or with an empty key, a key that is not a variable's name
-    (ENV_NAME), or a value holding a control character (a newline would forge lines of the terminal, the JSON's
-    readers and the pull-request comment; an escape would rewrite the terminal). A value is never repeated in the
-    error: it may be a secret."""
-    found = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            given = repr(item) if not sep else "with an empty name"
-            raise InputError(f"{option} {given}: expected KEY=VALUE, e.g. {option} OMP_NUM_THREADS=1")
-        if not ENV_NAME.fullmatch(key):
-            raise InputError(
-                f"{option} {key[:80]!r}: not a variable's name (letters, digits and _, not starting with a digit), "
-                f"e.g. {option} OMP_NUM_THREADS=1"
-            )
-        control = fields.CONTROL.search(value)
-        if control:
-            raise InputError(
-                f"{option} {key}: its value holds a control character ({control.group()!r} at position {control.start()}); "
-                "a variable's value here is one line of printable text"
-            )
-        if key in found:  # which one was meant? the last would win silently, and the gate compare something else
-            raise InputError(f"{option} {key}: given twice; give each variable once")
-        found[key] = value
-    return found
+# The units a --gate-time may carry, in seconds.
+GATE_TIME_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "min": 60.0}
+# Below this a gate cannot reach the first look of even a fast case (five blocks of fresh processes).
+MIN_GATE_TIME_S = 5.0
 
 
-def is_secret(name: str) -> bool:
-    """Whether a variable's name says its value is a credential (SECRET_NAME_PARTS anywhere in it, or one of
-    SECRET_NAME_WORDS as a word of it)."""
-    upper = name.upper()
-    return any(part in upper for part in SECRET_NAME_PARTS) or not SECRET_NAME_WORDS.isdisjoint(upper.split("_"))
-
-
-def shown_value(name: str, value: str) -> str:
-    """A variable's value as every output shows it: masked where the name says it is a credential or the value
-    looks like one (TOKEN_LIKE); a URL keeps its shape with its password masked (`postgresql://u:***@h/db`)."""
-    if is_secret(name) or TOKEN_LIKE.fullmatch(value):
-        return MASK
-    return masking.mask(value)
-
-
-def shown(variables: Mapping[str, str]) -> dict[str, str]:
-    """The variables as every output shows them (shown_value)."""
-    return {name: shown_value(name, value) for name, value in variables.items()}
-
-
-def scrubber(*sides: Mapping[str, str]) -> Callable[[str | None], str | None]:
-    """A text with every value the outputs mask replaced by MASK: a side's error may quote its own variables (a
-    workload that raises `ValueError(f"bad token {token}")`), and the reason goes to the terminal, the JSON, the
-    pull-request comment and, recorded, the history."""
-    masked = [value for variables in sides for name, value in variables.items() if shown_value(name, value) != value]
-    hidden = sorted({value for value in masked if len(value) >= SCRUB_MIN_CHARS}, key=len, reverse=True)
-
-    def scrub(text: str | None) -> str | None:
-        if text is None:
-            return None
-        for value in hidden:
-            text = text.replace(value, MASK)
-        return text
-
-    return scrub
+def parse_gate_time(text: str) -> float:
+    """'120', '90s', '2m' → seconds; InputError for anything else, or under MIN_GATE_TIME_S."""
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(s|m|min)?\s*", str(text))
+    if match is None:
+        raise InputError(f"--gate-time {text!r}: expected a duration such as 120, 90s or 2m")
+    seconds = float(match.group(1)) * GATE_TIME_UNITS[match.group(2) or ""]
+    if not MIN_GATE_TIME_S <= seconds <= 86400:
+        raise InputError(f"--gate-time {text!r}: expected from {MIN_GATE_TIME_S:g} s to a day")
+    return seconds
 
 
 def _check_given(request: ABRequest) -> None:
@@ -184,12 +122,15 @@ def _check_configs(configs: tuple[str, ...]) -> None:
 
 
 def _repository(request: ABRequest) -> Path:
-    """The repository that holds the first config (with -w alone: the current directory's)."""
-    where = Path(request.selection.configs[0]).resolve().parent if request.selection.configs else Path.cwd()
+    """The repository that holds the first config (with -w alone: the first -w file's, else the current directory's)."""
+    files = [Path(where) for where in map(_workload_file, request.selection.workloads) if where is not None]
+    first = Path(request.selection.configs[0]) if request.selection.configs else (files[0] if files else None)
+    where = first.resolve().parent if first is not None and first.exists() else Path.cwd()
     try:
         return Path(worktrees.git(where, "rev-parse", "--show-toplevel"))
     except subprocess.CalledProcessError:
-        raise InputError(f"{where} is not in a git repository: --base and --head name revisions of the config's repository") from None
+        holder = "config's" if request.selection.configs else "-w file's" if files else "working directory's"
+        raise InputError(f"{where} is not in a git repository: --base and --head name revisions of the {holder} repository") from None
 
 
 def _commit(repo: Path, revision: str, option: str) -> str:
@@ -234,6 +175,49 @@ def _configs_in(tree: _Tree, repo: Path | None, configs: tuple[str, ...], option
     return tuple(mapped)
 
 
+def _workload_file(name: str) -> str | None:
+    """The file part of a -w name that names a file (`path/to/file.py:Name`, as plugins.canonical reads it), else
+    None: a built-in, module (`pkg.mod:Name`) or plugin name."""
+    from asyncbench.workloads import plugins
+
+    where, colon, _ = name.rpartition(":")
+    if not (colon and where and plugins.is_reference(name)):
+        return None
+    return where if where.endswith(".py") or "/" in where or "\\" in where else None
+
+
+def _workloads_in(tree: _Tree, repo: Path | None, workloads: tuple[str, ...], option: str) -> tuple[str, ...]:
+    """The -w names as this side's tree has them: a file (relative to the working directory) becomes the same path
+    relative to the repository in that tree, so each side imports its own revision of it, as it reads its own
+    configs (_configs_in). Built-in, module and plugin names are left as given: a module comes from the side's
+    tree, which its worker puts first on sys.path. InputError, one line, for a file outside the repository (no
+    revision has a copy of it: both sides would run the same code) or missing in this side's revision."""
+    if repo is None or tree.root is None:
+        return workloads
+    mapped = []
+    for name in workloads:
+        where = _workload_file(name)
+        path = (Path.cwd() / where).expanduser().resolve() if where is not None else None
+        if path is None or not path.is_file():  # not a file, or none here: session.plan says what is wrong with it
+            mapped.append(name)
+            continue
+        try:
+            relative = path.relative_to(repo)
+        except ValueError:
+            raise InputError(
+                f"-w {name}: {path} is outside the repository {repo}, so no revision has its own copy and both sides "
+                "would run the same code; put the file in the repository"
+            ) from None
+        there = tree.root / relative
+        if not there.is_file():
+            raise InputError(
+                f"-w {name}: {relative} does not exist in {option.strip('-')} ({tree.revision}); each side runs its own "
+                "revision of the file, so it must be committed there"
+            )
+        mapped.append(f"{there}:{name.rpartition(':')[2]}")
+    return tuple(mapped)
+
+
 def _probe_python(python: str) -> str:
     """The interpreter's version, once it has shown it can import asyncbench's pairing worker; InputError if not."""
     probe = "import platform, asyncbench.engine.paired; print(platform.python_version())"
@@ -252,12 +236,15 @@ def _probe_python(python: str) -> str:
     return done.stdout.strip()
 
 
-def _plan(request: ABRequest, configs: tuple[str, ...]) -> list[tuple[Case, str | None]]:
-    """A side's cases: the selection, with the configs as that side's tree has them."""
+def _plan(request: ABRequest, tree: _Tree, repo: Path | None, option: str) -> list[tuple[Case, str | None]]:
+    """A side's cases: the selection, with the configs and -w files as that side's tree has them."""
     from asyncbench.backends import get_backend
     from asyncbench.engine import runner
 
-    plan = session.plan(dataclasses.replace(request.selection, configs=configs))
+    selection = request.selection
+    configs = _configs_in(tree, repo, selection.configs, option)
+    workloads = _workloads_in(tree, repo, selection.workloads, option)
+    plan = session.plan(dataclasses.replace(selection, configs=configs, workloads=workloads))
     backends = {name: get_backend(name) for e in plan.experiments for name in e.backends}
     return list(runner.plan(plan, backends))
 
@@ -267,14 +254,19 @@ def _facts(side: Any, backends: list[str], timeout_s: float) -> dict[str, Any]:
     from asyncbench.engine import isolation
 
     try:
-        return dict(side.call("environment", backends, timeout_s))
+        found = dict(side.call("environment", backends, timeout_s))
     except isolation.WorkerLost as lost:
         return {"unavailable": f"could not capture: {lost}"}
+    tree = getattr(side, "tree", None)
+    if tree:  # the revision the side imports, not the one the worker was started in (ab's working directory)
+        found["git_sha"] = host_facts.git_sha(tree)
+    return found
 
 
 def run(request: ABRequest, say: Say) -> ABSession:
     """Check the input, check out both sides, pair every case, save, judge (see the module's docstring)."""
     margin = compare.parse_threshold(request.max_regression)
+    gate_time_s = parse_gate_time(request.gate_time)
     base_env, head_env = parse_env(request.base_env, "--base-env"), parse_env(request.head_env, "--head-env")
     _check_given(request)
     if request.base is None and request.head is None and request.base_python is None and not base_env and not head_env:
@@ -292,13 +284,17 @@ def run(request: ABRequest, say: Say) -> ABSession:
             _prune(repo, say)
             base_tree = stack.enter_context(_checkout(repo, request.base, "--base"))
             head_tree = stack.enter_context(_checkout(repo, request.head, "--head"))
-        base_cases = _plan(request, _configs_in(base_tree, repo, request.selection.configs, "--base"))
-        head_cases = _plan(request, _configs_in(head_tree, repo, request.selection.configs, "--head"))
+        # the head first: planning imports each side's -w file here too, and a neighbour it imports is cached by
+        # name, so the parent (which reads the head's workload for its metrics) keeps the head's
+        head_cases = _plan(request, head_tree, repo, "--head")
+        base_cases = _plan(request, base_tree, repo, "--base")
         sides = (  # as the outputs show them; each side's process gets its real variables
             Side("base", base_tree.revision, base_python, base_version, shown(base_env)),
             Side("head", head_tree.revision, sys.executable, platform.python_version(), shown(head_env)),
         )
-        report, stopped = _execute(request, margin, sides, (base_env, head_env), (base_tree, head_tree), base_cases, head_cases)
+        report, stopped = _execute(
+            request, margin, gate_time_s, sides, (base_env, head_env), (base_tree, head_tree), base_cases, head_cases
+        )
     outcome = verdicts.judge(report)
     written = []
     if request.json_path:
@@ -321,6 +317,7 @@ def run(request: ABRequest, say: Say) -> ABSession:
 def _execute(
     request: ABRequest,
     margin: float,
+    gate_time_s: float,
     sides: tuple[Side, Side],
     variables: tuple[Mapping[str, str], Mapping[str, str]],
     trees: tuple[_Tree, _Tree],
@@ -332,7 +329,7 @@ def _execute(
     from rich.console import Console
 
     from asyncbench.backends import get_backend
-    from asyncbench.engine import paired
+    from asyncbench.engine import gate_time, paired
     from asyncbench.report.progress import ProgressDisplay
     from asyncbench.workloads import plugins
 
@@ -343,7 +340,7 @@ def _execute(
     runnable = [
         case for case, skip in both if skip is None and base_by_id[case.id][1] is None and not workloads[case.workload].across_processes
     ]
-    case_budget_error = request.family_error / max(len(runnable), 1)
+    case_error = request.family_error / max(len(runnable), 1)
     finished: list[PairedCase] = [PairedCase(i, "one-sided", "only on base") for i in base_by_id if i not in head_ids]
     finished += [PairedCase(c.id, "one-sided", "only on head") for c, _ in head_cases if c.id not in base_by_id]
     workers: dict[tuple[str, str, tuple[tuple[str, str], ...]], paired.SideWorker] = {}
@@ -364,6 +361,7 @@ def _execute(
     previous = signal.signal(signal.SIGTERM, session.raise_terminated)
     stopped = None
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    pairings: list[paired.Pairing] = []
     try:
         if runnable:  # what each side runs on, as its own worker sees it (another Python has other versions)
             first = runnable[0]
@@ -372,26 +370,26 @@ def _execute(
                 _facts(worker(side, tree, first.backend), used, first.settings.timeout_s) for side, tree in zip(sides, trees, strict=True)
             )
             sides = (dataclasses.replace(sides[0], facts=base_facts), dataclasses.replace(sides[1], facts=head_facts))
-        with display:
-            for index, (case, skip) in enumerate(both):
-                display.start(index, len(both), case)
-                base_case, base_skip = base_by_id[case.id]
-                if skip or base_skip:
-                    finished.append(PairedCase(case.id, "skipped", skip or base_skip))
-                    continue
-                workload = workloads[case.workload]
-                if workload.across_processes:
-                    finished.append(PairedCase(case.id, "skipped", "measures itself across processes (torchrun ranks): not paired"))
-                    continue
-                case_budget = budget.Budget(case_budget_error, 1, case.settings.min_samples, case.settings.max_samples)
+        for case, skip in both:
+            base_case, base_skip = base_by_id[case.id]
+            if skip or base_skip:
+                finished.append(PairedCase(case.id, "skipped", skip or base_skip))
+            elif workloads[case.workload].across_processes:
+                finished.append(PairedCase(case.id, "skipped", "measures itself across processes (torchrun ranks): not paired"))
+            else:
                 pair = (worker(sides[0], trees[0], base_case.backend), worker(sides[1], trees[1], case.backend))
-                finished.append(paired.pair(base_case, case, pair, case_budget, margin, workload, display.update))
+                pairings.append(paired.Pairing(base_case, case, pair, workloads[case.workload], case_error, margin, display.update))
+        with display:
+            finished += gate_time.gate(pairings, gate_time_s, lambda i, p: display.start(i, len(pairings), p.head_case))
     except KeyboardInterrupt as stop:
         stopped = EXIT_TERMINATED if isinstance(stop, session.Terminated) else EXIT_INTERRUPTED
+        finished += [p.finish() for p in pairings if p.done is not None or p.judged]  # what was decided or looked at
     finally:
         signal.signal(signal.SIGTERM, previous)
         for side_worker in workers.values():
             side_worker.close()
+    order = {case.id: index for index, (case, _) in enumerate(head_cases)}
+    finished.sort(key=lambda case: order.get(case.id, len(order)))  # the plan's order, whenever each was decided
     scrub = scrubber(*variables)
     finished = [dataclasses.replace(case, reason=scrub(case.reason)) for case in finished]
     report = ABReport(

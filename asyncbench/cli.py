@@ -183,7 +183,7 @@ _OUTCOME: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         "--baseline",
         type=click.Path(dir_okay=False),
         metavar="FILE",
-        help="Compare with an earlier results file; a slowdown shown beyond --max-regression exits 1.",
+        help="Compare with an earlier results file; a slowdown shown beyond --max-regression, or a row that cannot tell, exits 1.",
     ),
     click.option(
         "--max-regression", default="10%", show_default=True, metavar="PCT", help="How much slower than the baseline still passes."
@@ -192,7 +192,8 @@ _OUTCOME: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option(
         "--allow-inconclusive",
         is_flag=True,
-        help="An inconclusive check (its interval straddles the threshold) does not fail the gate; it is still reported.",
+        help="An inconclusive check (its interval straddles the threshold), or an INCONCLUSIVE row against --baseline, "
+        "does not fail the gate; it is still reported.",
     ),
     click.option("--record", is_flag=True, help="Record the results in the history store (see `asyncbench history`)."),
     click.option(
@@ -310,8 +311,11 @@ def run(
     Exit 1 when an `expect:` check fails, is inconclusive (its interval
     straddles the threshold) or could not be evaluated, when nothing was
     measured, or when a case is slower than --baseline beyond --max-regression
-    (its whole interval); 3 when a case errored. A run's checks share a 1%
-    false-alarm rate, split over the checks and the looks each takes.
+    (its whole interval) or INCONCLUSIVE against it; an inconclusive verdict
+    passes only with --allow-inconclusive. 3 when a case errored. A run's
+    checks share a 1% false-alarm rate, split over the checks and the looks
+    each takes; a case with checks or a baseline takes at least the rounds
+    their intervals need.
     """
     from asyncbench import sweep
 
@@ -608,11 +612,14 @@ Examples:
   asyncbench compare main.json pr.json
   asyncbench compare main.json pr.json --max-regression 5% --format markdown >> "$GITHUB_STEP_SUMMARY"
 \b
-Verdicts, per case and variant, from the interval of the ratio of medians
-(current / baseline) against the margin --max-regression: SLOWER when the
-whole interval lies above 1 + margin, FASTER when below 1 / (1 + margin),
-SAME when inside, INCONCLUSIVE otherwise. The rows share a 1% false-alarm
-rate (Bonferroni). Exit 1 when some case is SLOWER, or ran ok in the
+Verdicts, per case and variant, from the interval of the ratio current /
+baseline (Hodges-Lehmann on log times, its exact rank interval: it decides
+from a few samples a side) against the margin --max-regression: SLOWER when
+the whole interval lies above 1 + margin; a pass when it lies below (FASTER
+below 1 / (1 + margin), SAME within the margin, NOT SLOWER when too wide to
+say which); INCONCLUSIVE when it reaches across 1 + margin or there is none.
+The rows share a 1% false-alarm rate (Bonferroni). Exit 1 when some case is
+SLOWER or INCONCLUSIVE (unless --allow-inconclusive), or ran ok in the
 baseline and not now; exit 2 when the two files have no case in common.
 The intervals see the noise within each run, not the machine changing speed
 between runs: on a shared machine gate with `asyncbench ab` instead.
@@ -629,15 +636,21 @@ between runs: on a shared machine gate with `asyncbench ab` instead.
     help="Which clock's samples to compare.",
 )
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
+@click.option(
+    "--allow-inconclusive",
+    is_flag=True,
+    help="An INCONCLUSIVE row (its interval reaches across the margin, or too few samples for one) does not fail the gate.",
+)
 @_guard
-def compare_command(baseline: str, current: str, max_regression: str, clock: str, fmt: str) -> None:
+def compare_command(baseline: str, current: str, max_regression: str, clock: str, fmt: str, allow_inconclusive: bool) -> None:
     """Compare CURRENT results with BASELINE, case by case (matched by id)."""
     from asyncbench import session
     from asyncbench.report import compared, markdown, terminal
     from asyncbench.verdicts import compare
 
     threshold = compare.parse_threshold(max_regression)
-    comparison = compare.compare(session.load_results(baseline, _echo_err), session.load_results(current, _echo_err), threshold, clock)
+    base, now = session.load_results(baseline, _echo_err), session.load_results(current, _echo_err)
+    comparison = compare.compare(base, now, threshold, clock, allow_inconclusive=allow_inconclusive)
     if fmt == "json":
         _stdout(compare.dumps(comparison))
     elif fmt == "markdown":
@@ -657,17 +670,21 @@ Examples:
   asyncbench ab -w matmul -b torch --base-python ~/venvs/torch212/bin/python      torch 2.12 against this one
   asyncbench ab -w matmul -b numpy --base-env OPENBLAS_NUM_THREADS=1 --head-env OPENBLAS_NUM_THREADS=2
 \b
-Both sides run in one run, in two worker processes started alike; in every
+Both sides run in one run, in worker processes started alike; in every
 round each variant is sampled once on each side, in a random order, and the
-side that is not measuring is frozen (SIGSTOP) so it cannot compete. Each
-round gives a paired ratio head/base per variant (and per timing or rate
-metric); its interval decides: SLOWER when the whole interval lies above
-1 + margin, FASTER below 1/(1 + margin), SAME inside, INCONCLUSIVE
-otherwise. A case samples until its verdicts are decided or max_time_s ends.
-All verdicts share one false-alarm rate (1%), split over cases, verdicts
-and looks. Exit 1 on SLOWER, INCONCLUSIVE (unless --allow-inconclusive), a
-case ok on base and not on head, or nothing compared; 3 when a case
-errored; 2 for bad input, before anything runs.
+side that is not measuring is frozen (SIGSTOP) so it cannot compete. Rounds
+come in blocks, each a fresh pair of processes (a process carries a bias of
+its own); each block gives one paired ratio head/base per variant (and per
+rate metric); a signed-rank interval over the blocks decides. The
+question is one-sided: SLOWER when the whole interval lies above
+1 + margin, a pass (SAME, FASTER or NOT SLOWER) when it lies below,
+INCONCLUSIVE otherwise. The gate's time (--gate-time) goes to the cases by
+how far each is from a decision; an undecided case says how much more it
+needs. All verdicts share one false-alarm rate (1%), split over cases,
+verdicts and looks. Exit 1 on SLOWER, INCONCLUSIVE (unless
+--allow-inconclusive), a result that fails its verification, a case ok on
+base and not on head, or nothing compared; 3 when a case errored; 2 for bad
+input, before anything runs.
 """,
 )
 @_selection_options
@@ -678,6 +695,13 @@ errored; 2 for bad input, before anything runs.
 @click.option("--head-env", multiple=True, metavar="KEY=VALUE", help="A variable set on the head side only (repeatable).")
 @click.option("--max-regression", default="5%", show_default=True, metavar="PCT", help="The margin: how much slower still passes.")
 @click.option("--allow-inconclusive", is_flag=True, help="An INCONCLUSIVE verdict does not fail the gate.")
+@click.option(
+    "--gate-time",
+    default="120s",
+    show_default=True,
+    metavar="DURATION",
+    help="The whole gate's measuring time (90s, 2m), shared by its cases.",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE", help="Write the comparison as JSON.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), metavar="FILE", help="Write a pull-request comment.")
 @click.option("--no-progress", is_flag=True, help="No progress display on stderr.")
@@ -696,6 +720,7 @@ def ab_command(
     head_env: tuple[str, ...],
     max_regression: str,
     allow_inconclusive: bool,
+    gate_time: str,
     output: str | None,
     markdown_path: str | None,
     no_progress: bool,
@@ -714,6 +739,7 @@ def ab_command(
         head_env=head_env,
         max_regression=max_regression,
         allow_inconclusive=allow_inconclusive,
+        gate_time=gate_time,
         json_path=output,
         markdown_path=markdown_path,
         progress=not no_progress,

@@ -226,3 +226,60 @@ def test_the_base_side_runs_under_the_python_it_is_given(repo, tmp_path_factory)
     assert data["base"]["facts"]["python"] == data["head"]["facts"]["python"]
     (ratio,) = data["cases"][0]["ratios"]
     assert ratio["label"] != "SLOWER"  # the same code on both sides
+
+
+SLEEPING_STEP = """
+import time
+
+import asyncbench
+
+PAUSE_S = {pause_s}
+
+
+@asyncbench.step(sync_every=(0,), steps=1)
+def nap(backend, device, params):
+    return lambda: time.sleep(PAUSE_S)
+"""
+
+
+def test_a_w_file_is_read_from_each_sides_own_revision(tmp_path):
+    """`ab -w file.py:Name --base REV`: each side imports the file as its own revision has it. The base sleeps 1 ms
+    a step, the head 6 ms: SLOWER by far more than any load could fake (a sleep's time is not shared CPU), and each
+    side records its own revision."""
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "nap.py").write_text(SLEEPING_STEP.format(pause_s=0.001))
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "base: 1 ms")
+    base_sha = git(tmp_path, "rev-parse", "HEAD")
+    (tmp_path / "bench" / "nap.py").write_text(SLEEPING_STEP.format(pause_s=0.006))
+    git(tmp_path, "commit", "-qam", "head: 6 ms")
+    head_sha = git(tmp_path, "rev-parse", "HEAD")
+    args = ("-w", "nap.py:nap", "-b", "numpy", "-d", "cpu", "--set", "max_time_s=3", "--set", "min_samples=6", "--set", "warmup=1")
+    done = ab(*args, "--base", "HEAD~1", "-o", "ab.json", cwd=tmp_path / "bench")  # the file relative to the working directory
+    assert done.returncode == 1, done.stdout + done.stderr
+    data = json.loads((tmp_path / "bench" / "ab.json").read_text())
+    (case,) = data["cases"]
+    (ratio,) = case["ratios"]
+    assert ratio["label"] == "SLOWER", done.stdout
+    assert ratio["ratio"] > 2.5  # 6×, less the harness's own time per sample
+    assert data["base"]["facts"]["git_sha"] == base_sha
+    assert data["head"]["facts"]["git_sha"] == head_sha
+
+
+def test_a_w_file_missing_in_the_base_or_outside_the_repository_is_refused(repo, tmp_path_factory):
+    (repo / "new_bench.py").write_text(SLEEPING_STEP.format(pause_s=0.001))
+    done = ab("-w", "new_bench.py:nap", "-b", "numpy", "--base", "HEAD", cwd=repo)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "new_bench.py does not exist in base" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    outside = tmp_path_factory.mktemp("outside") / "elsewhere.py"
+    outside.write_text(SLEEPING_STEP.format(pause_s=0.001))
+    done = ab("-w", f"{outside}:nap", "-b", "numpy", "--base", "HEAD", cwd=repo)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "is not in a git repository: --base and --head name revisions of the -w file's repository" in done.stderr
+    done = ab("gate.yaml", "-w", f"{outside}:nap", "--base", "HEAD", cwd=repo)  # the config's repository, not the file's
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "is outside the repository" in done.stderr
+    assert "both sides would run the same code" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -145,6 +145,15 @@ class Worker:
 
     def call(self, args: tuple[Any, ...], timeout_s: float, on_progress: Callable[[Any], None] | None = None) -> Any:
         """`target(*args)` in the worker; raises WorkerLost when it takes over timeout_s or the worker dies."""
+        self.send(args)
+        return self.receive(timeout_s, on_progress)
+
+    def ready(self) -> bool:
+        """Whether the call handed over with `send` has its answer waiting (a worker starting up in the background)."""
+        return self._channel is not None and self._channel.poll(0)
+
+    def send(self, args: tuple[Any, ...]) -> None:
+        """Hand `target(*args)` to the worker (started first if need be) without waiting: `receive` gets its answer."""
         if self._process is None or not self._process.is_alive():
             self.close()
             self._start()
@@ -155,6 +164,9 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - unpicklable args, or a pipe that broke under us
             self.close()
             raise WorkerLost(f"could not hand the call to the worker process: {describe_failure(exc)}") from None
+
+    def receive(self, timeout_s: float, on_progress: Callable[[Any], None] | None = None) -> Any:
+        """The answer to the call handed over with `send`; WorkerLost when it takes over timeout_s or the worker dies."""
         deadline = time.monotonic() + timeout_s
         last_progress = None
         while True:

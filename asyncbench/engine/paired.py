@@ -1,27 +1,31 @@
-"""Two sides, one case, paired round by round: the measuring half of `asyncbench ab`.
+"""Two sides, one case, paired round by round in blocks of fresh processes: the measuring half of `asyncbench ab`.
 
 Each side is a worker process (isolation.Worker) started alike: its own
 interpreter and environment, with its source tree first on sys.path once
 the harness is imported, so user workloads and the user's package come
-from that side's revision. A case is set up on both; then in every round
-each variant is sampled once on each side, the variants in a random order
-and the two sides in a random order within each pair (randomized multiple
-interleaved trials: Abedi & Brecht, ICPE 2017). Slow drift of a shared
-machine then hits both samples of a pair alike, and their ratio cancels it.
+from that side's revision. In every round each variant is sampled once on
+each side, the variants in a random order and the two sides in a random
+order within each pair (randomized multiple interleaved trials: Abedi &
+Brecht, ICPE 2017). Slow drift of a shared machine then hits both samples of
+a pair alike, and their ratio cancels it.
 
 That holds only if the side that is not measuring is really idle. A paused
 side is frozen (SIGSTOP, isolation.Worker.pause) between its samples: a
-stopped process cannot spin an OpenMP or OpenBLAS pool (whose idle threads
-spin after every parallel region and, on two cores, steal the measuring
-side's), run the GC, or run a JAX/XLA or MXNet engine thread. A sample ends
-with the backend's sync, so a GPU side has drained its queue before it is
-frozen. This needs no per-backend setting and leaves the user's thread
-settings as they are, so both sides measure what the user runs.
+stopped process cannot spin an OpenMP or OpenBLAS pool, run the GC, or run a
+JAX/XLA or MXNet engine thread. A sample ends with the backend's sync, so a
+GPU side has drained its queue before it is frozen.
 
-The stopping rule is `expect:`'s: verdicts are judged only at the budget's
-looks (results.budget), from intervals at the case's share of the run's
-false-alarm rate, and sampling stops once every verdict of the case is
-decided, or at max_time_s / max_samples.
+What interleaving cannot cancel is the bias each process carries for its
+life (memory layout, core placement): 0.1–3% measured. So a case is
+measured in *blocks* (results.blocks): each block is a fresh pair of
+processes, set up and warmed alike, sampled for at least BLOCK_MIN_S and
+BLOCK_MIN_ROUNDS, and it contributes one median log ratio per verdict; the
+verdict comes from a signed-rank interval over the blocks, at the looks of a fixed
+schedule. A fresh process costs a start (1–3 s with torch): both sides'
+start at once, while nothing is measured (a start that overlapped the
+sampling was tried: two torch imports beside a 2-thread torch sample made
+its times swing 100-fold on two cores), and a block samples at least as
+long as its start took.
 """
 
 from __future__ import annotations
@@ -40,8 +44,7 @@ from asyncbench.backends import get_backend
 from asyncbench.engine import isolation, runner
 from asyncbench.errors import describe_failure
 from asyncbench.measure.timing import ORDER_SEED, take_sample
-from asyncbench.results import stats
-from asyncbench.results.budget import Budget, schedule
+from asyncbench.results import blocks
 from asyncbench.results.model import Case, Clocks, Progress, Verdict
 from asyncbench.results.paired import METRIC, VARIANT, PairedCase, PairedRatio
 from asyncbench.verdicts import compare
@@ -54,17 +57,32 @@ _case: dict[str, Any] = {}
 
 
 def serve(command: str, payload: Any, on_progress: Any = None) -> Any:
-    """A side's worker: ("setup", (case, tree)) → variants or a skip reason; ("sample", variant) → its clocks;
-    ("teardown", None) → None; ("environment", backends) → what this side runs on (its interpreter's versions)."""
+    """A side's worker: ("prepare", (tree, backend)) → None once the backend's framework is imported;
+    ("setup", (case, tree)) → variants or a skip reason; ("sample", variant) → its clocks; ("verify", None) → what
+    is wrong with the variants' results, or None; ("teardown", None) → None; ("environment", backends) → what this
+    side runs on (its interpreter's versions)."""
     if command == "environment":
         from asyncbench.engine import environment
 
         return environment.capture(payload)
+    if command == "prepare":
+        return _prepare(*payload)
     if command == "setup":
         return _setup(*payload)
     if command == "sample":
         return _sample(payload)
+    if command == "verify":
+        verify = _case["prepared"].verify if _case else None
+        return verify() if verify is not None else None
     return _teardown()
+
+
+def _prepare(tree: str | None, backend: str) -> None:
+    """What a fresh process does while the block before it samples: put its tree first, import the framework."""
+    if tree and tree not in sys.path:
+        sys.path.insert(0, tree)
+    with contextlib.suppress(Exception):  # an unavailable backend says so at setup, as a skip
+        get_backend(backend).version()
 
 
 def _setup(case: Case, tree: str | None) -> dict[str, Any]:
@@ -109,19 +127,10 @@ def _teardown() -> None:
 
 # --- in the parent ----------------------------------------------------------------------------------------------
 
-# Both sides move to fresh processes after this many seconds of sampling. Two processes running identical code
-# differ by a bias of their own (memory layout, core placement): measured here up to ±2% with intervals of ±0.5%,
-# enough to call identical code SLOWER at a 1% margin. New processes draw new biases, so over the blocks a
-# process's bias turns into noise the interval sees (lag-1 autocorrelation within a block widens it).
-BLOCK_S = 2.0
-# A block also lasts at least this many times as long as the last move took (two fresh processes importing torch and
-# setting up again take seconds): moving then costs at most a third of the case's time.
-BLOCK_PER_MOVE = 2.0
-
 
 @dataclass
 class SideWorker:
-    """One side's worker process and what it runs from."""
+    """One side's worker process, renewed for every block."""
 
     name: str
     tree: str | None
@@ -138,6 +147,19 @@ class SideWorker:
         finally:
             self.worker.pause()
 
+    def renew(self, backend: str) -> None:
+        """End the process (and all the case held) and start a fresh one, importing `backend`'s framework; `ready`
+        waits for it. Both sides start at once: on a machine of two or more cores their starts overlap."""
+        self.worker.close()
+        self.worker = isolation.Worker(serve, self.python, self.environment)
+        self.worker.send(("prepare", (self.tree, backend)))
+
+    def ready(self, timeout_s: float) -> None:
+        try:
+            self.worker.receive(timeout_s)
+        finally:
+            self.worker.pause()
+
     def close(self) -> None:
         self.worker.close()
 
@@ -150,11 +172,14 @@ def directed_metrics(workload: Workload) -> dict[str, int]:
     return {metric.name: -1 for metric in workload.metrics if metric.unit.endswith("/s")}
 
 
+Series = dict[tuple[str, str], tuple[list[float], list[float], list[float]]]
+
+
 def _ratio_series(
     workload: Workload, params: Mapping[str, Any], base: Mapping[str, list[Clocks]], head: Mapping[str, list[Clocks]]
-) -> dict[tuple[str, str], tuple[list[float], list[float], list[float]]]:
+) -> Series:
     """(kind, name) → (base values, head values, paired ratios oriented so > 1 is slower), round by round."""
-    series: dict[tuple[str, str], tuple[list[float], list[float], list[float]]] = {}
+    series: Series = {}
     rounds = min(len(clocks) for clocks in (*base.values(), *head.values()))
     for name in head:
         old_s, new_s = [c.done_s for c in base[name][:rounds]], [c.done_s for c in head[name][:rounds]]
@@ -174,155 +199,218 @@ def _ratio_series(
     return series
 
 
-def _distinct(
-    series: dict[tuple[str, str], tuple[list[float], list[float], list[float]]],
-) -> dict[tuple[str, str], tuple[list[float], list[float], list[float]]]:
-    """Without the metrics whose paired ratios repeat an earlier series' (matmul's GFLOP/s is its done time turned
-    over): a verdict said twice from the same numbers would only spend the budget twice."""
-    kept: dict[tuple[str, str], tuple[list[float], list[float], list[float]]] = {}
-    for key, values in series.items():
-        ratios = values[2]
+def _distinct(series: Series) -> list[tuple[str, str]]:
+    """The series' keys without the metrics whose paired ratios repeat an earlier series' (matmul's GFLOP/s is its
+    done time turned over): a verdict said twice from the same numbers would only spend the budget twice."""
+    kept: dict[tuple[str, str], list[float]] = {}
+    for key, (_, _, ratios) in series.items():
         if any(
-            len(r[2]) == len(ratios) and all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(r[2], ratios, strict=True))
-            for r in kept.values()
+            len(r) == len(ratios) and all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(r, ratios, strict=True)) for r in kept.values()
         ):
             continue
-        kept[key] = values
-    return kept
+        kept[key] = ratios
+    return list(kept)
 
 
-def judge(
-    workload: Workload,
-    params: Mapping[str, Any],
-    base: Mapping[str, list[Clocks]],
-    head: Mapping[str, list[Clocks]],
-    case_budget: Budget,
-    margin: float,
-) -> tuple[PairedRatio, ...]:
-    """Every verdict of a case from its rounds so far: variants' done times, then directed metrics."""
-    series = _distinct(_ratio_series(workload, params, base, head))
-    budget = Budget(case_budget.family_error, len(series), case_budget.first, case_budget.last)
-    units = {m.name: m.unit for m in workload.metrics}
-    judged = []
-    for (kind, name), (old, new, ratios) in series.items():
-        if not ratios:
-            continue
-        interval = stats.median_ci(ratios, budget.confidence())
-        label = compare.label_of(interval, margin)
-        judged.append(
-            PairedRatio(
-                name,
-                kind,
-                "s" if kind == VARIANT else units.get(name, ""),
-                statistics.median(old),
-                statistics.median(new),
-                statistics.median(ratios),
-                interval,
-                label,
-                compare.VERDICTS[label],
-            )
+# A block samples at least as long as its processes took to start (torch: 1–3 s): starting then costs at most half
+# the case's time, and a slow-starting framework gets longer blocks instead of a gate spent starting processes.
+BLOCK_PER_START = 1.0
+
+
+@dataclass
+class Pairing:
+    """One case paired on two sides, block after block, until its verdicts are decided or its time is given out.
+
+    `advance(until)` runs blocks up to a moment; a case left undecided may be advanced again later (each block is
+    a fresh pair of processes, so the blocks need not follow each other), and `finish` takes its last look."""
+
+    base_case: Case
+    head_case: Case
+    sides: tuple[SideWorker, SideWorker]
+    workload: Workload
+    family_error: float  # this case's share of the gate's rate
+    margin: float
+    on_progress: Callable[[Progress], None] | None = None
+    rng: random.Random = field(default_factory=lambda: random.Random(ORDER_SEED))
+    names: list[str] = field(default_factory=list)  # the variants sampled
+    keys: list[tuple[str, str]] = field(default_factory=list)  # the verdicts: gated variants and directed metrics
+    values: dict[tuple[str, str], list[float]] = field(default_factory=dict)  # each verdict's block log ratios
+    sides_values: dict[tuple[str, str], tuple[list[float], list[float]]] = field(default_factory=dict)
+    rounds: int = 0
+    elapsed_s: float = 0.0
+    problems: list[str] = field(default_factory=list)  # a side's results failed their verification
+    judged: tuple[PairedRatio, ...] = ()
+    done: PairedCase | None = None  # an error or a skip: nothing more to measure
+    looked_at: int = 0  # the block count of the last look
+    start_s: float = 0.0  # how long the last pair of fresh processes took to start
+
+    @property
+    def n_blocks(self) -> int:
+        return len(next(iter(self.values.values()), []))
+
+    @property
+    def open(self) -> bool:
+        """Whether more blocks could still change the case's verdicts."""
+        return not self.decided and self.n_blocks < blocks.MAX_BLOCKS
+
+    @property
+    def decided(self) -> bool:
+        return self.done is not None or (bool(self.judged) and all(r.verdict != Verdict.INCONCLUSIVE for r in self.judged))
+
+    def budget(self) -> blocks.BlockBudget:
+        return blocks.BlockBudget(self.family_error, max(len(self.keys), 1))
+
+    def seconds_needed(self) -> float:
+        """About how much more time would decide every verdict, at the spread its blocks show (inf: cannot say)."""
+        if self.decided:
+            return 0.0
+        needed = [blocks.blocks_needed(self.values[k], self.margin, self.budget().tail_error()) for k in self.keys]
+        if not self.n_blocks or any(n is None for n in needed):
+            return math.inf
+        return (max(n for n in needed if n is not None) - self.n_blocks) * self.elapsed_s / self.n_blocks
+
+    def advance(self, until: float) -> None:
+        """Blocks until every verdict is decided at a look or the clock reaches `until` (perf_counter seconds)."""
+        try:
+            while not self.decided and self.n_blocks < blocks.MAX_BLOCKS and (self.n_blocks == 0 or time.perf_counter() < until):
+                started = time.perf_counter()
+                self._block(until)
+                self.elapsed_s += time.perf_counter() - started
+                if self.done is None and self.n_blocks in blocks.looks() and self.n_blocks > self.looked_at:
+                    self._judge()
+        except isolation.WorkerLost as lost:
+            self.done = PairedCase(self.head_case.id, "error", f"lost while measuring: {lost}")
+        except Exception as exc:  # noqa: BLE001 - a case's failure is a row; the others still run
+            self.done = PairedCase(self.head_case.id, "error", describe_failure(exc))
+
+    def finish(self) -> PairedCase:
+        """The case's row: its last look (taken now if the blocks stopped between looks)."""
+        if self.done is not None:
+            return self.done
+        if self.n_blocks > self.looked_at:
+            self._judge()
+        return PairedCase(
+            self.head_case.id,
+            "ok",
+            None,
+            self.judged,
+            self.rounds,
+            self.elapsed_s,
+            self.budget().confidence(),
+            None,
+            self.n_blocks,
+            problems=tuple(self.problems),
+            needed_s=None if self.decided else self.seconds_needed(),
         )
-    return tuple(judged)
 
-
-def pair(
-    base_case: Case,
-    head_case: Case,
-    sides: tuple[SideWorker, SideWorker],
-    case_budget: Budget,
-    margin: float,
-    workload: Workload,
-    on_progress: Callable[[Progress], None] | None = None,
-) -> PairedCase:
-    """Set the case up on both sides, sample them in interleaved rounds until its verdicts are decided, judge."""
-    base_side, head_side = sides
-    settings = head_case.settings
-    ready: dict[str, Any] = {}
-    interrupted = False
-    try:
-        for side, case in ((base_side, base_case), (head_side, head_case)):
+    def _setup(self, timeout_s: float) -> bool:
+        """Both sides in fresh processes, set up; False (and `done` set) when the case cannot run on both. The
+        measuring processes of the block before are gone by then: a start (torch's import: seconds of CPU) never
+        competes with a sample."""
+        started = time.perf_counter()
+        ready = {}
+        try:
+            for side in self.sides:
+                side.renew(self.head_case.backend)
+            for side in self.sides:
+                side.ready(timeout_s)
+        except isolation.WorkerLost as lost:
+            self.done = PairedCase(self.head_case.id, "error", f"a fresh worker process did not start: {lost}")
+            return False
+        self.start_s = time.perf_counter() - started
+        for side, case in zip(self.sides, (self.base_case, self.head_case), strict=True):
             try:
-                ready[side.name] = side.call("setup", (case, side.tree), settings.timeout_s)
+                ready[side.name] = side.call("setup", (case, side.tree), timeout_s)
             except isolation.WorkerLost as lost:
-                return PairedCase(head_case.id, "error", f"{side.name}: {lost}", lost=side.name == "head" and "base" in ready)
+                lost_head = side.name == "head" and "base" in ready
+                self.done = PairedCase(self.head_case.id, "error", f"{side.name}: {lost}", lost=lost_head)
+                return False
         skipped = {name: info["skipped"] for name, info in ready.items() if "skipped" in info}
         if skipped:
             why = "; ".join(f"{name}: {reason}" for name, reason in skipped.items())
-            return PairedCase(head_case.id, "skipped", why, lost="head" in skipped and "base" not in skipped)
-        names = [n for n in ready["head"]["variants"] if n in ready["base"]["variants"]]
-        if not names:
-            return PairedCase(head_case.id, "error", "no variant in common between the two sides")
+            self.done = PairedCase(self.head_case.id, "skipped", why, lost="head" in skipped and "base" not in skipped)
+            return False
+        if not self.names:
+            self.names = [n for n in ready["head"]["variants"] if n in ready["base"]["variants"]]
+            if not self.names:
+                self.done = PairedCase(self.head_case.id, "error", "no variant in common between the two sides")
+                return False
+        return True
 
-        def respawn() -> None:
-            """Both sides in fresh processes, set up again: a process's own bias becomes noise between blocks."""
-            for side, case in ((base_side, base_case), (head_side, head_case)):
-                side.close()  # the process ends, and with it all the case held
-                side.call("setup", (case, side.tree), settings.timeout_s)
-
-        return _rounds(head_case, names, sides, case_budget, margin, workload, on_progress, respawn)
-    except isolation.WorkerLost as lost:
-        return PairedCase(head_case.id, "error", f"lost while measuring: {lost}")
-    except Exception as exc:  # noqa: BLE001 - a case's failure is a row; the others still run
-        return PairedCase(head_case.id, "error", describe_failure(exc))
-    except BaseException:  # Ctrl-C, SIGTERM: a side may be mid-sample; the caller closes the workers, no teardown call
-        interrupted = True
-        raise
-    finally:
-        for side in sides if not interrupted else ():
-            with contextlib.suppress(isolation.WorkerLost):
-                side.call("teardown", None, settings.timeout_s)
-
-
-def _rounds(
-    case: Case,
-    names: list[str],
-    sides: tuple[SideWorker, SideWorker],
-    case_budget: Budget,
-    margin: float,
-    workload: Workload,
-    on_progress: Callable[[Progress], None] | None,
-    respawn: Callable[[], None],
-) -> PairedCase:
-    settings = case.settings
-    rng = random.Random(ORDER_SEED)
-    clocks: dict[str, dict[str, list[Clocks]]] = {side.name: {name: [] for name in names} for side in sides}
-    looks = schedule(settings.min_samples, settings.max_samples)
-    started = block_started = time.perf_counter()
-    rounds = blocks = 0
-    block_s = BLOCK_S
-    judged: tuple[PairedRatio, ...] = ()
-    order = list(names)
-    while True:
-        now = time.perf_counter()
-        if now - block_started >= block_s and now - started + block_s < settings.max_time_s:
-            respawn()
-            blocks += 1
-            block_started = time.perf_counter()
-            block_s = max(BLOCK_S, BLOCK_PER_MOVE * (block_started - now))
-        rng.shuffle(order)
-        for name in order:
-            pair_order = list(sides)
-            rng.shuffle(pair_order)
-            for side in pair_order:
-                issue_s, done_s, device_s = side.call("sample", name, settings.timeout_s)
-                clocks[side.name][name].append(Clocks(issue_s, done_s, device_s))
-        rounds += 1
-        elapsed = time.perf_counter() - started
-        out_of_time = rounds >= settings.max_samples or (rounds >= settings.min_samples and elapsed >= settings.max_time_s)
-        if rounds in looks or out_of_time:
-            judged = judge(workload, case.params, clocks["base"], clocks["head"], case_budget, margin)
-            decided = judged and all(r.verdict != Verdict.INCONCLUSIVE for r in judged)
-            if on_progress is not None:
-                on_progress(Progress(rounds, elapsed, _widest(judged)))
-            if decided or out_of_time:
+    def _block(self, until: float) -> None:
+        """One block: fresh processes, rounds for BLOCK_MIN_ROUNDS and at least BLOCK_MIN_S or as long as the
+        processes took to start (BLOCK_PER_START), then each verdict's block value."""
+        settings = self.head_case.settings
+        if not self._setup(settings.timeout_s):
+            return
+        block_s = max(blocks.BLOCK_MIN_S, BLOCK_PER_START * self.start_s)
+        clocks: dict[str, dict[str, list[Clocks]]] = {side.name: {name: [] for name in self.names} for side in self.sides}
+        started = time.perf_counter()
+        order, count = list(self.names), 0
+        while True:
+            self.rng.shuffle(order)
+            for name in order:
+                pair_order = list(self.sides)
+                self.rng.shuffle(pair_order)
+                for side in pair_order:
+                    issue_s, done_s, device_s = side.call("sample", name, settings.timeout_s)
+                    clocks[side.name][name].append(Clocks(issue_s, done_s, device_s))
+            count += 1
+            now = time.perf_counter()
+            if count >= blocks.BLOCK_MIN_ROUNDS and (now >= until or now - started >= block_s):
                 break
-    series = [[h.done_s / b.done_s for b, h in zip(clocks["base"][n], clocks["head"][n], strict=True) if b.done_s > 0] for n in names]
-    lag1 = [rho for s in series if (rho := stats.lag1_autocorrelation(s)) is not None]
-    confidence = Budget(case_budget.family_error, max(len(judged), 1), case_budget.first, case_budget.last).confidence()
-    return PairedCase(case.id, "ok", None, judged, rounds, elapsed, confidence, round(max(lag1), 3) if lag1 else None, blocks + 1)
+        if self.n_blocks == 0:  # the results are checked once per side, as `run` checks them
+            for side in self.sides:
+                problem = side.call("verify", None, settings.timeout_s)
+                if problem:
+                    self.problems.append(f"{side.name}: {problem}")
+        self.rounds += count
+        series = _ratio_series(self.workload, self.head_case.params, clocks["base"], clocks["head"])
+        if not self.keys:
+            gated = set(self.workload.gated(self.head_case.params, self.names))
+            self.keys = [k for k in _distinct(series) if k[0] == METRIC or k[1] in gated]
+        for key in self.keys:
+            old, new, ratios = series.get(key, ([], [], []))
+            value = blocks.block_value(ratios)
+            if value is None:
+                raise RuntimeError(f"{key[1]}: no positive paired ratio in a block")
+            self.values.setdefault(key, []).append(value)
+            olds, news = self.sides_values.setdefault(key, ([], []))
+            olds.extend(old)
+            news.extend(new)
+        if self.on_progress is not None:
+            self.on_progress(Progress(self.rounds, self.elapsed_s + now - started, self._widest()))
 
+    def _judge(self) -> None:
+        """A look: every verdict from its blocks' interval against the margin."""
+        self.looked_at = self.n_blocks
+        tail = self.budget().tail_error()
+        units = {m.name: m.unit for m in self.workload.metrics}
+        judged = []
+        for kind, name in self.keys:
+            interval = blocks.interval(self.values[(kind, name)], tail)
+            label = compare.label_of(interval, self.margin)
+            old, new = self.sides_values[(kind, name)]
+            judged.append(
+                PairedRatio(
+                    name,
+                    kind,
+                    "s" if kind == VARIANT else units.get(name, ""),
+                    statistics.median(old),
+                    statistics.median(new),
+                    blocks.estimate(self.values[(kind, name)]),
+                    interval,
+                    label,
+                    compare.VERDICTS[label],
+                )
+            )
+        self.judged = tuple(judged)
 
-def _widest(judged: tuple[PairedRatio, ...]) -> float:
-    """The widest relative half-width among the ratios' intervals (inf while one has none): the progress line's ±."""
-    widths = [(r.ratio_ci[1] - r.ratio_ci[0]) / 2 / r.ratio if r.ratio_ci and r.ratio > 0 else float("inf") for r in judged]
-    return max(widths, default=float("inf"))
+    def _widest(self) -> float:
+        """The widest relative half-width among the verdicts' intervals so far (inf while one has none)."""
+        tail = self.budget().tail_error()
+        widths = []
+        for values in self.values.values():
+            interval = blocks.interval(values, tail)
+            widths.append(math.inf if interval is None else (interval[1] - interval[0]) / 2 / blocks.estimate(values))
+        return max(widths, default=math.inf)

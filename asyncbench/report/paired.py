@@ -7,6 +7,7 @@ revision, interpreter and environment differences.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -14,13 +15,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from asyncbench.report.compared import change_text, interval_text
+from asyncbench.report.terminal import LABEL_STYLE
 from asyncbench.report.view import drift_note
 from asyncbench.results import units
 from asyncbench.results.paired import ABReport, PairedCase
 from asyncbench.verdicts import compare
 from asyncbench.verdicts.outcome import Outcome
 
-LABEL_STYLE = {compare.SAME: "", compare.FASTER: "green", compare.SLOWER: "bold red", compare.INCONCLUSIVE: "yellow"}
 # Facts that differ between the sides of every run: not worth a line.
 SAME_BY_DESIGN = ("hostname",)
 HEADERS = ("case", "what", "base", "head", "change", "interval", "verdict")
@@ -43,12 +44,28 @@ def _quantity(value: float, unit: str) -> str:
     return units.quantity(value, unit) if unit else units.number(value)
 
 
+def _resolution(case: PairedCase) -> str:
+    """'±3.1%': the widest relative half-width its intervals reached ('no interval' under two blocks)."""
+    widths = [(r.ratio_ci[1] - r.ratio_ci[0]) / 2 / r.ratio for r in case.ratios if r.ratio_ci is not None and r.ratio > 0]
+    return f"±{max(widths) * 100:.2g}%" if len(widths) == len(case.ratios) and widths else "no interval yet"
+
+
 def _case_notes(case: PairedCase) -> list[str]:
     notes = []
     if case.status != "ok":
         notes.append(f"{case.id}: {case.status}: {case.reason or 'no reason given'}")
     elif (drifted := drift_note(case.lag1_autocorrelation, case.rounds)) is not None:
         notes.append(f"{case.id}: {drifted}")
+    notes += [f"{case.id}: results failed verification on {problem}" for problem in case.problems]
+    if case.status == "ok" and case.needed_s is not None:
+        more = (
+            f"about {units.seconds(case.needed_s)} more would decide it at the spread its blocks show"
+            if math.isfinite(case.needed_s)
+            else "its estimate sits on the margin: more time may never decide it"
+        )
+        notes.append(
+            f"{case.id}: undecided after {case.blocks} blocks ({units.seconds(case.elapsed_s)}): {_resolution(case)} reached; {more}"
+        )
     return notes
 
 
@@ -82,13 +99,18 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     )
     counts = {label: labels.count(label) for label in compare.LABELS if labels.count(label)}
     summary = ", ".join(f"{n} {label}" for label, n in counts.items()) or "nothing compared"
+    blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
     budget = (
-        f"margin {report.max_regression * 100:.3g}%: SLOWER when the whole interval of the paired ratio head/base lies above "
-        f"1 + margin, FASTER below 1/(1 + margin), SAME inside. A {units.percent(report.family_error)} family-wise "
-        f"false-alarm rate, split over {len(report.cases)} case(s), each case's verdicts and its looks (Bonferroni). "
-        f"Idle side: {report.idle_side}."
+        f"margin {report.max_regression * 100:.3g}%: the gate asks whether head is slower than base by more than the margin: "
+        f"SLOWER when the whole interval of the ratio head/base lies above 1 + margin, a pass when it lies below (FASTER "
+        f"below 1/(1 + margin), SAME within it both ways, NOT SLOWER when too wide to say which). Each interval is "
+        f"the exact signed-rank interval over blocks, each a fresh pair of processes ({blocks_used or 'none'}). "
+        f"A {units.percent(report.family_error)} family-wise false-alarm rate, split over {len(report.cases)} case(s), "
+        f"each case's verdicts and its looks (Bonferroni). Idle side: {report.idle_side}."
     )
-    title = "asyncbench ab: head against base, paired round by round" + (" (interrupted)" if report.interrupted else "")
+    title = "asyncbench ab: head against base, paired round by round in blocks of fresh processes" + (
+        " (interrupted)" if report.interrupted else ""
+    )
     return ABView(title, sides, tuple(rows), tuple(labels), tuple(notes), budget, summary, outcome.reasons, outcome.code)
 
 

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from asyncbench.errors import EXIT_OK
 from asyncbench.report.compared import ComparisonView
-from asyncbench.report.view import CaseView, ExperimentView, OutcomeView, ReportView
+from asyncbench.report.view import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED, CaseView, ExperimentView, OutcomeView, ReportView
 from asyncbench.results.model import Check, Status, Verdict
 
 # Wide enough for a table with spreads when output goes to a file or CI log.
@@ -39,7 +39,8 @@ CHECK_MARK = {
     Verdict.INCONCLUSIVE: "[yellow]?[/]",
     Verdict.NOT_MEASURED: "[red]–[/]",
 }
-LABEL_STYLE = {"SAME": "", "FASTER": "green", "SLOWER": "bold red", "INCONCLUSIVE": "yellow"}
+#: how each label of a comparison (compare, ab) is styled: red fails, yellow cannot tell, green is faster
+LABEL_STYLE = {"SAME": "", "FASTER": "green", "NOT SLOWER": "", "SLOWER": "bold red", "INCONCLUSIVE": "yellow"}
 
 
 def reader_left() -> None:
@@ -153,10 +154,14 @@ def print_case(console: Console, case: CaseView) -> None:
 def print_report(view: ReportView, console: Console, with_outcome: bool = True) -> None:
     """The tables and lines of a whole report, then the headline and (given the run's outcome) why it exits as it does."""
     plain = sum(len(group.rows) for experiment in view.experiments for group in experiment.groups) > RICH_TABLE_MAX_ROWS
-    if view.highlights:
-        say(console, "[bold]What ran ahead[/] (the call returned before the work was done; every row is below):")
+    if view.highlights or view.unjudged:
+        say(console, f"[bold]What ran ahead[/] {AHEAD_NOTE if view.highlights else NONE_AHEAD}:")
         for line in view.highlights:
             say(console, f"  {escape(line)}")
+        if view.unjudged:
+            say(console, f"  [yellow]{NOT_JUDGED}:[/]")
+            for line in view.unjudged:
+                say(console, f"    {escape(line)}")
         console.print()
     for experiment in view.experiments:
         if not experiment.shown:

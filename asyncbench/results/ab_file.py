@@ -29,7 +29,7 @@ LOOKS_AB = 2
 #: how a compared case ended (paired.PairedCase.status)
 STATUSES = ("ok", "error", "skipped", "one-sided")
 #: what a paired ratio's interval says against the margin (verdicts.compare's words; results cannot import them)
-LABELS = ("SAME", "FASTER", "SLOWER", "INCONCLUSIVE")
+LABELS = ("SAME", "FASTER", "SLOWER", "NOT SLOWER", "INCONCLUSIVE")
 #: what a compared quantity is
 KINDS = (VARIANT, METRIC)
 #: what the head side's revision says where it is no commit
@@ -173,6 +173,9 @@ def _case(raw: Any, at: At) -> ABCase:
     for key in ("confidence", "lag1_autocorrelation"):
         fields.optional_number(case.get(key), at / key)
     recordable.flag(case.get("lost", False), at / "lost")
+    recordable.duration(case.get("needed_s"), at / "needed_s")
+    for index, problem in enumerate(fields.optional_list(case.get("problems"), at / "problems")):
+        fields.optional_text(problem, at / "problems" / index)
     return ABCase(
         id=case_id,
         workload=workload,

@@ -5,7 +5,8 @@ interpreter and environment. In every round both sides take one sample of
 each variant, so each round gives one paired ratio head/base per variant
 (and per timing or rate metric); the verdict comes from the interval of
 those paired ratios against the margin (verdicts.compare.label_of), never
-from two separate medians.
+from two separate medians; the interval's unit is the block of fresh
+processes, not the round (results.blocks).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from asyncbench.results.model import Verdict
 
 # 1 — first version. 2 — `run_id` (uuid4 hex, made with the report): the run's identity in the history, so two
 # `ab` runs that end in the same second are two runs (files of version 1 are keyed by their whole content).
-AB_SCHEMA_VERSION = 2
+# 3 — verdicts from blocks of fresh processes (results.blocks): `ratio` is the blocks' mean, `confidence` each
+# interval's two-sided level, a case's `problems` (verification) and `needed_s`; labels add NOT SLOWER.
+AB_SCHEMA_VERSION = 3
 VARIANT, METRIC = "variant", "metric"
 
 
@@ -69,9 +72,15 @@ class PairedCase:
     elapsed_s: float = 0.0
     confidence: float | None = None  # of each interval: the case's share of the family rate, over its verdicts and looks
     lag1_autocorrelation: float | None = None  # the highest among the case's ratio series
-    blocks: int = 1  # how many pairs of fresh worker processes the rounds were spread over
+    blocks: int = 1  # how many pairs of fresh worker processes the rounds were spread over: the verdicts' sample size
     #: the case ran ok on base and not on head: a gate must not pass because what it guards stopped running
     lost: bool = False
+    #: what a side's own verification found wrong with its results ("head: ..."): a head that computes the wrong
+    #: thing fails the gate however fast it is
+    problems: tuple[str, ...] = ()
+    #: undecided when the gate's time ran out: about how many more seconds its blocks' spread says would decide
+    #: it (inf: no telling, the estimate sits on the margin); None when decided
+    needed_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,8 @@ def _finite(value: Any) -> Any:
 def to_dict(report: ABReport) -> dict[str, Any]:
     raw = asdict(report)
     for case in raw["cases"]:
+        case["needed_s"] = _finite(case["needed_s"])
+        case["problems"] = list(case["problems"])
         for ratio in case["ratios"]:
             for key in ("base", "head", "ratio"):
                 ratio[key] = _finite(ratio[key])

@@ -2,33 +2,47 @@
 
 Verdicts are the one vocabulary of `expect:` checks (pass, fail,
 inconclusive); the label a person reads says why. Each variant's change is
-the ratio of the medians (current / baseline) with its interval, and the
-verdict is a test against the margin (`--max-regression`), never against
-"no difference": SLOWER when the whole interval lies above 1 + margin,
-FASTER when it lies below 1 / (1 + margin), SAME when it lies inside, and
-INCONCLUSIVE otherwise (the samples cannot tell). Testing "different from
-1, and the median beyond the margin" called a true +8% change SLOWER 11% of
-the time at a 10% margin; against the margin it is SLOWER at most at the
-stated rate.
+the ratio current / baseline of its times, estimated as Hodges–Lehmann on
+log times with its exact rank interval (verdicts.ratio), and the verdict is
+a test against the margin (`--max-regression`), never against "no
+difference" (label_of): SLOWER when the whole interval lies above
+1 + margin, a pass (SAME, FASTER or NOT SLOWER) when it lies below, and
+INCONCLUSIVE when it reaches across (or there is none: too few samples).
+Testing "different from 1, and the median beyond the margin" called a true
++8% change SLOWER 11% of the time at a 10% margin.
 
-The interval of the ratio comes from the two medians' distribution-free
-intervals (stats.median_ci), each at half the row's error rate: [low of
-current / high of baseline, high of current / low of baseline] holds when
-both hold. Every row of a comparison shares one family-wise false-alarm
-rate (results.budget, 1%), split evenly over the rows (Bonferroni).
+The ratio shown is exp(Hodges–Lehmann), not the ratio of the two medians:
+it is the centre of the interval it is judged by (the medians' ratio can
+lie outside that interval when one side has few samples), and it uses every
+pair of samples, so it moves less from run to run.
 
-Only SLOWER fails a gate, and so does a case that ran ok in the baseline but
+The error budget. Every row of a comparison shares one family-wise rate
+(results.budget, 1%), split evenly over the rows (Bonferroni): a row's
+share is α = family / rows. The gate's question is one-sided (is it slower
+than 1 + margin?), and so is every label: each says the ratio lies on one
+side of a bound (SLOWER: above 1 + margin; NOT SLOWER: below it; FASTER:
+below 1 / (1 + margin); SAME: between the two), and for any true ratio a
+label is wrong only when the interval misses it on one particular side. So
+each row's interval is two-sided at 1 − 2α, α in each tail, and the chance
+that any row of the comparison says something wrong is at most the family
+rate. (Before, the interval was two-sided at 1 − α: half of its budget
+guarded a side no label needed.)
+
+SLOWER fails a gate, and so does a case that ran ok in the baseline but
 errored or was skipped now (`lost`: a gate must not pass because the thing
-it guards stopped running). Two reports with no case in common are an input
-error. Cases on one side only, and environment differences, are listed.
+it guards stopped running), and INCONCLUSIVE unless the caller allows it
+(`allow_inconclusive`): a gate that cannot tell must not pass silently, in
+`compare`, `run --baseline`, `run`'s checks and `ab` alike. Two reports
+with no case in common are an input error. Cases on one side only, and
+environment differences, are listed.
 
 What the interval can and cannot see: it treats every sample of both runs
-as drawn from one fixed machine, so it sees the noise within each run. It
-cannot see the machine changing speed between the runs (another tenant, a
-clock change, a different host), which on a shared CI runner moved medians
-by up to 178% between identical runs while each run's CI was ±1–3%. There,
-gate with `asyncbench ab`, which pairs base and head round by round in one
-run.
+as drawn from one fixed machine (rounds that drift together widen it), so
+it sees the noise within each run. It cannot see the machine changing speed
+between the runs (another tenant, a clock change, a different host), which
+on a shared CI runner moved medians by up to 178% between identical runs
+while each run's CI was ±1–3%. There, gate with `asyncbench ab`, which
+pairs base and head round by round in one run.
 """
 
 from __future__ import annotations
@@ -41,14 +55,22 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench.errors import InputError
-from asyncbench.results import budget, stats
+from asyncbench.results import budget, units
 from asyncbench.results.model import CLOCKS, OK, Report, Result, Verdict
+from asyncbench.verdicts import ratio as ratios
 
-#: what a row's label says, beside its verdict
-SAME, FASTER, SLOWER, INCONCLUSIVE = "SAME", "FASTER", "SLOWER", "INCONCLUSIVE"
-LABELS = (SAME, FASTER, SLOWER, INCONCLUSIVE)
-#: each label's verdict: only a slowdown shown beyond the margin fails
-VERDICTS = {SAME: Verdict.PASS, FASTER: Verdict.PASS, SLOWER: Verdict.FAIL, INCONCLUSIVE: Verdict.INCONCLUSIVE}
+#: what a row's label says, beside its verdict. NOT_SLOWER: the interval excludes a slowdown beyond the margin but
+#: is too wide to call the change SAME or FASTER (a gate's pass: its question is one-sided)
+SAME, FASTER, SLOWER, NOT_SLOWER, INCONCLUSIVE = "SAME", "FASTER", "SLOWER", "NOT SLOWER", "INCONCLUSIVE"
+LABELS = (SAME, FASTER, SLOWER, NOT_SLOWER, INCONCLUSIVE)
+#: each label's verdict: a slowdown shown beyond the margin fails, one excluded passes, anything else is undecided
+VERDICTS = {
+    SAME: Verdict.PASS,
+    FASTER: Verdict.PASS,
+    NOT_SLOWER: Verdict.PASS,
+    SLOWER: Verdict.FAIL,
+    INCONCLUSIVE: Verdict.INCONCLUSIVE,
+}
 
 # 10%: above the run-to-run drift of a quiet, dedicated machine and below the
 # regressions worth stopping a merge for. Shared CI runners drift far more between
@@ -71,9 +93,10 @@ class VariantComparison:
     variant: str
     baseline_s: float  # medians
     current_s: float
-    ratio: float  # current / baseline; > 1 is slower
+    ratio: float  # current / baseline (exp of Hodges–Lehmann on log times); > 1 is slower
     ratio_ci: tuple[float, float] | None  # its interval at the row's share of the family rate; None: too few samples
-    label: str  # SAME, FASTER, SLOWER or INCONCLUSIVE: the verdict and why
+    label: str  # SAME, FASTER, NOT SLOWER, SLOWER or INCONCLUSIVE: the verdict and why
+    note: str | None = None  # why there is no interval (too few samples: how many it needs), where there is none
 
     @property
     def verdict(self) -> Verdict:
@@ -90,9 +113,12 @@ class Comparison:
     not_comparable: tuple[tuple[str, str], ...]  # (id, why)
     environment_changes: tuple[tuple[str, Any, Any], ...]  # (key, baseline, current)
     lost: tuple[tuple[str, str], ...] = ()  # (id, why): ok in the baseline, not ok now — fails the gate
-    #: the family-wise false-alarm rate the rows share, and the confidence of each row's interval
+    #: the family-wise false-alarm rate the rows share, and the confidence of each row's (two-sided) interval:
+    #: 1 − 2 × the row's share, each one-sided label wrong at most at the share (the module's docstring)
     family_error: float = budget.FAMILY_ERROR
-    confidence: float = 1 - budget.FAMILY_ERROR
+    confidence: float = 1 - 2 * budget.FAMILY_ERROR
+    #: whether an INCONCLUSIVE row lets the gate pass (--allow-inconclusive)
+    allow_inconclusive: bool = False
 
     @property
     def regressions(self) -> tuple[VariantComparison, ...]:
@@ -100,9 +126,15 @@ class Comparison:
         return tuple(row for row in self.rows if row.verdict == Verdict.FAIL)
 
     @property
+    def inconclusive(self) -> tuple[VariantComparison, ...]:
+        """The rows whose interval reaches across 1 + margin, or that have none."""
+        return tuple(row for row in self.rows if row.verdict == Verdict.INCONCLUSIVE)
+
+    @property
     def failed(self) -> bool:
-        """Whether the comparison fails a gate: a significant slowdown, or a case lost since the baseline."""
-        return bool(self.regressions or self.lost)
+        """Whether the comparison fails a gate: a significant slowdown, a case lost since the baseline, or a row
+        that cannot tell (unless allowed)."""
+        return bool(self.regressions or self.lost or (self.inconclusive and not self.allow_inconclusive))
 
 
 def parse_threshold(text: str) -> float:
@@ -118,28 +150,33 @@ def parse_threshold(text: str) -> float:
 
 
 def label_of(interval: tuple[float, float] | None, margin: float) -> str:
-    """A ratio's label from its interval against the margin: SLOWER / FASTER only when the whole interval lies
-    beyond it, SAME when the whole of it lies within, INCONCLUSIVE otherwise (and without an interval)."""
+    """A ratio's label from its interval against the margin. The gate's question is one-sided (is it slower than
+    1 + margin?): SLOWER when the whole interval lies above 1 + margin, and when the whole of it lies below, FASTER
+    (below 1 / (1 + margin)), SAME (within the margin both ways) or NOT SLOWER (too wide to say which);
+    INCONCLUSIVE when it reaches across 1 + margin, or there is no interval. A head 1% faster at a 1% margin, whose
+    interval straddles 1/1.01, passes: a three-way rule failed such gates 91% of the time."""
     if interval is None:
         return INCONCLUSIVE
     low, high = interval
     if low > 1 + margin:
         return SLOWER
+    if high >= 1 + margin:
+        return INCONCLUSIVE
     if high < 1 / (1 + margin):
         return FASTER
-    if low >= 1 / (1 + margin) and high <= 1 + margin:
+    if low >= 1 / (1 + margin):
         return SAME
-    return INCONCLUSIVE
+    return NOT_SLOWER
 
 
 def ratio_interval(old: Sequence[float], new: Sequence[float], confidence: float) -> tuple[float, float] | None:
-    """The interval of median(new) / median(old) from two independent samples: each median's interval at half
-    the error; None when either has too few samples for it or the baseline's reaches 0."""
-    each = 1 - (1 - confidence) / 2
-    old_ci, new_ci = stats.median_ci(old, each), stats.median_ci(new, each)
-    if old_ci is None or new_ci is None or old_ci[0] <= 0:
+    """The interval of the ratio new / old of two independent samples of times (verdicts.ratio: Hodges–Lehmann on
+    log times, its exact rank interval, widened for rounds that drift together); None when there are too few
+    samples for one at `confidence`, or a time is not positive."""
+    try:
+        return ratios.hodges_lehmann(old, new, confidence)[1]
+    except ValueError:
         return None
-    return new_ci[0] / old_ci[1], new_ci[1] / old_ci[0]
 
 
 def _flatten(mapping: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -174,13 +211,42 @@ def _rows(
     """Each (case id, variant, baseline samples, current samples) judged against the margin."""
     for case_id, name, old, new in pairs:
         old_median, new_median = statistics.median(old), statistics.median(new)
-        if old_median <= 0:
-            yield VariantComparison(case_id, name, old_median, new_median, math.nan, None, INCONCLUSIVE)
+        if min(old) <= 0 or min(new) <= 0:
+            why = "a time of 0 or less (below the clock's resolution) has no ratio"
+            yield VariantComparison(case_id, name, old_median, new_median, math.nan, None, INCONCLUSIVE, why)
             continue
-        interval = ratio_interval(old, new, confidence)
+        estimate, interval = ratios.hodges_lehmann(old, new, confidence)
         yield VariantComparison(
-            case_id, name, old_median, new_median, new_median / old_median, interval, label_of(interval, max_regression)
+            case_id,
+            name,
+            old_median,
+            new_median,
+            estimate,
+            interval,
+            label_of(interval, max_regression),
+            _why_none(old, new, confidence, interval),
         )
+
+
+def _why_none(old: Sequence[float], new: Sequence[float], confidence: float, interval: tuple[float, float] | None) -> str | None:
+    """Said of a row without an interval: from how many samples, and how many it needs."""
+    if interval is not None:
+        return None
+    level = units.confidence(confidence)
+    needed = ratios.samples_needed(len(old), confidence)
+    if needed is None or needed <= len(new):  # enough samples, but their rounds drifted together too much
+        return f"no {level} interval from {len(new)} vs {len(old)} samples: their rounds drifted together (fewer effective samples)"
+    return f"no {level} interval from {len(new)} vs {len(old)} samples: it needs at least {needed} current samples"
+
+
+def samples_needed(baseline: Report, family_error: float = budget.FAMILY_ERROR) -> int:
+    """The fewest samples a run compared with `baseline` must take for every row to have an interval (at the
+    confidence of a comparison with as many rows as the baseline has variants; at least 1)."""
+    counts = [len(v.samples.done_s) for r in baseline.results if r.status == OK for v in r.variants.values() if v.samples.done_s]
+    if not counts:
+        return 1
+    confidence = 1 - 2 * family_error / len(counts)
+    return ratios.samples_needed(min(counts), confidence) or 1
 
 
 def dumps(comparison: Comparison) -> str:
@@ -190,6 +256,8 @@ def dumps(comparison: Comparison) -> str:
         row["ratio"] = row["ratio"] if math.isfinite(row["ratio"]) else None
         row["verdict"] = compared.verdict.value
     raw["regressions"] = [f"{r.id} {r.variant}" for r in comparison.regressions]
+    raw["inconclusive"] = [f"{r.id} {r.variant}" for r in comparison.inconclusive]
+    raw["failed"] = comparison.failed
     raw["interval_sees"] = INTERVAL_SEES
     return json.dumps(raw, indent=1, allow_nan=False) + "\n"
 
@@ -200,9 +268,11 @@ def compare(
     max_regression: float = DEFAULT_MAX_REGRESSION,
     clock: str = "done_s",
     family_error: float = budget.FAMILY_ERROR,
+    allow_inconclusive: bool = False,
 ) -> Comparison:
     """Every case present on both sides, variant by variant, plus what could not be compared; the rows share
-    `family_error`."""
+    `family_error`, each row's interval at 1 − 2 × its share (the module's docstring). An INCONCLUSIVE row fails
+    the comparison unless `allow_inconclusive`."""
     if clock not in CLOCKS:
         raise InputError(f"unknown clock {clock!r}; one of {', '.join(CLOCKS)}")
     old = {r.id: r for r in baseline.results}
@@ -232,7 +302,7 @@ def compare(
         if missing:
             not_comparable.append((case_id, f"variants on one side only: {', '.join(missing)}"))
         pairs += compared
-    confidence = 1 - family_error / max(len(pairs), 1)
+    confidence = 1 - 2 * family_error / max(len(pairs), 1)
     return Comparison(
         clock=clock,
         max_regression=max_regression,
@@ -244,4 +314,5 @@ def compare(
         not_comparable=tuple(not_comparable),
         environment_changes=environment_changes(baseline.environment, current.environment),
         lost=tuple(lost),
+        allow_inconclusive=allow_inconclusive,
     )

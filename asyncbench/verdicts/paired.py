@@ -2,7 +2,10 @@
 
 SLOWER fails the gate (exit 1); so does INCONCLUSIVE unless the user allows
 it (a gate that cannot tell must not pass silently), a case that ran ok on
-base and not on head, and a run that compared nothing. A case that errored
+base and not on head, a side whose results failed the workload's own
+verification (a head that computes the wrong thing fast must not pass), and
+a run that compared nothing. SAME, FASTER and NOT SLOWER all pass: the
+gate's question is one-sided. A case that errored
 is exit 3, as in `run`.
 """
 
@@ -34,9 +37,12 @@ def judge(report: ABReport) -> Outcome:
         gates.append(f"{_plural(len(slower), 'verdict')} SLOWER beyond {margin}: {', '.join(slower)}")
     if unsure and not report.allow_inconclusive:
         gates.append(
-            f"{_plural(len(unsure), 'verdict')} INCONCLUSIVE (the interval reaches across the margin): {', '.join(unsure)}; "
-            "a longer max_time_s may decide them, --allow-inconclusive lets them pass"
+            f"{_plural(len(unsure), 'verdict')} INCONCLUSIVE (the interval reaches across 1 + margin): {', '.join(unsure)}; "
+            "a longer --gate-time may decide them (each case says how much), --allow-inconclusive lets them pass"
         )
+    wrong = [f"{c.id} ({problem})" for c in report.cases for problem in c.problems]
+    if wrong:
+        gates.append(f"{_plural(len(wrong), 'result')} failed verification: {', '.join(wrong)}")
     lost = [c.id for c in report.cases if c.lost]
     if lost:
         gates.append(f"{_plural(len(lost), 'case')} ok on base did not run ok on head: {', '.join(lost)}")

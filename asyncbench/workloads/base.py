@@ -16,7 +16,7 @@ import dataclasses
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from asyncbench.backends.base import Backend
 from asyncbench.results import units
@@ -155,6 +155,10 @@ class Workload(ABC):
         """A metric of `result` with its 95% interval, in the metric's unit: '1.21× [1.03–1.60]'."""
         declared = self.metric(name)
         return units.with_bounds(result.metrics.get(name), result.bounds.get(name), declared.unit if declared else "")
+
+    def gated(self, params: Mapping[str, Any], names: Sequence[str]) -> tuple[str, ...]:
+        """The variants among `names` a gate judges (ab): all but the instrumentation ones."""
+        return tuple(name for name in names if name not in self.instrumentation)
 
     def defaults(self, quick: bool = False) -> dict[str, Any]:
         """Default parameter values (the textbook's sizes, or the quick ones)."""

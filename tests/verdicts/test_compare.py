@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 import random
+import statistics
 
 import pytest
 
@@ -43,6 +46,8 @@ def _report(cases: dict[str, dict[str, list[float]]], environment=None, status=O
         ((1.05, 1.3), compare.INCONCLUSIVE),  # straddles the margin
         ((0.95, 1.5), compare.INCONCLUSIVE),
         (None, compare.INCONCLUSIVE),
+        ((0.85, 1.05), compare.NOT_SLOWER),  # a slowdown beyond the margin excluded, too wide to say more: a pass
+        ((0.87, 0.95), compare.NOT_SLOWER),  # a head about 9% faster at a 10% margin passes (a three-way rule: INCONCLUSIVE)
     ],
 )
 def test_a_label_is_the_place_of_the_whole_interval_against_the_margin(interval, label):
@@ -77,7 +82,8 @@ def test_a_two_times_slower_case_is_slower_and_the_unchanged_one_same():
     assert slower.id == "a"
     assert slower.ratio == pytest.approx(2.0, rel=0.05)
     assert slower.ratio_ci[0] > 1.10
-    assert comparison.confidence == pytest.approx(1 - 0.01 / 2)  # the 1% false-alarm rate over two rows
+    # the 1% false-alarm rate over two rows: 0.5% each, one-sided, so each interval is two-sided at 99%
+    assert comparison.confidence == pytest.approx(1 - 2 * 0.01 / 2)
 
 
 def test_three_samples_cannot_prove_a_regression():
@@ -125,3 +131,40 @@ def test_a_large_comparison_lists_the_rows_that_changed_and_counts_the_rest():
     assert shown.notes[0].startswith("149 SAME row(s) not listed")
     small = compared.comparison(compare.compare(_report(dict(list(cases.items())[:5])), _report(dict(list(cases.items())[:5]))))
     assert len(small.rows) == 5  # a short comparison lists every row
+
+
+def test_an_inconclusive_row_fails_the_comparison_unless_allowed():
+    """One rule for INCONCLUSIVE: before, only SLOWER and lost cases failed `compare` and `run --baseline`."""
+    baseline = _report({"a": {"v": _noisy(1.0, noise=0.05)}})
+    current = _report({"a": {"v": _noisy(1.115, noise=0.05, seed=1)}})
+    strict = compare.compare(baseline, current)
+    assert [r.label for r in strict.rows] == [compare.INCONCLUSIVE]
+    assert not strict.regressions
+    assert strict.inconclusive == strict.rows
+    assert strict.failed
+    allowed = compare.compare(baseline, current, allow_inconclusive=True)
+    assert not allowed.failed
+    assert json.loads(compare.dumps(strict))["failed"] is True
+
+
+def test_a_row_without_an_interval_says_how_many_samples_it_needs():
+    comparison = compare.compare(_report({"a": {"v": [1.0, 1.1, 0.9]}}), _report({"a": {"v": [2.0, 2.2]}}))
+    (row,) = comparison.rows
+    assert row.ratio_ci is None
+    assert row.label == compare.INCONCLUSIVE
+    assert row.note == "no 98% interval from 2 vs 3 samples: it needs at least 7 current samples"
+    assert compare.samples_needed(_report({"a": {"v": [1.0, 1.1, 0.9]}})) == 7  # P(U = 0): 1/C(10, 3) ≤ 1% < 1/C(9, 3)
+
+
+def test_the_ratio_is_hodges_lehmann_on_log_times_with_few_samples_a_side():
+    """A 3× slowdown measured in 6 rounds against 20: the medians' intervals needed 9 a side at the row's level."""
+    base = [2.42e-3 * (1 + 0.01 * ((-1) ** i) * (i % 5)) for i in range(20)]
+    slow = [7.53e-3 * (1 + 0.05 * ((-1) ** i) * (i % 3)) for i in range(6)]
+    comparison = compare.compare(_report({"a": {"v": base}, "b": {"v": base}}), _report({"a": {"v": slow}, "b": {"v": base}}))
+    slower, same = comparison.rows
+    assert comparison.confidence == pytest.approx(0.99)  # two rows of a 1% rate: 0.5% a row, one-sided
+    assert slower.label == compare.SLOWER
+    differences = sorted(math.log(b) - math.log(a) for a in base for b in slow)
+    assert slower.ratio == pytest.approx(math.exp(statistics.median(differences)))
+    assert slower.ratio_ci[0] > 2.5
+    assert same.label == compare.SAME

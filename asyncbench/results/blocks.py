@@ -1,0 +1,176 @@
+"""The statistics of a paired gate (`asyncbench ab`): the process block as the unit of independence.
+
+Two worker processes running identical code differ by a bias of their own
+(memory layout, core placement, which core their threads landed on):
+0.1–3% measured on a 2-core machine, persistent for the life of the
+processes. Rounds inside one pair of processes all share that pair's bias,
+so an interval from rounds shrinks around a biased ratio: with one block the
+99.9% interval of the median round ratio covered the true ratio in 14–44%
+of simulated gates, and identical code got FASTER −7.5% on a real one.
+
+So a gate's unit is the *block*: a fresh pair of processes (one per side),
+set up alike and sampled in interleaved rounds for a short while. Each block
+gives one number per verdict, the median log paired ratio of its rounds; the
+blocks are independent, each with a fresh bias, and the verdict comes from
+them alone. The biases are heavy-tailed: on a loaded 2-core machine six of
+eight torch blocks agreed within ±0.3% while two gave −60% and −170% (one
+side's process stuck for its whole life), which wrecks Student's t. So the
+interval is the exact signed-rank (Wilcoxon) interval of the blocks' centre,
+around their Hodges–Lehmann estimate: it assumes only that a block's value
+is as likely to be off either way (either side's process may draw the bad
+placement), and a wild block moves it by one rank. Its price: no interval
+under min_blocks blocks (10–14 at the error a gate spends per look).
+
+The question is one-sided (verdicts.compare.label_of: is head slower than
+base by more than the margin?), so each tail of the interval carries the
+error of one wrong verdict: a false SLOWER needs the lower end above the
+truth, a false pass the upper end below it. The gate's family-wise rate is
+split evenly over its cases, each case's verdicts, and the looks of the
+fixed block schedule (Bonferroni), so stopping early at a look cannot
+inflate it; the interval shown is two-sided at 1 − 2·(that share).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+from asyncbench.results import units
+
+# The first look: at a per-look error near 1e-4 (a 1% rate over a dozen verdicts and their looks), the signed-rank
+# interval needs 14 blocks (all on one side: 2^−14); a gate of one or two verdicts gets one from 10. Looking
+# earlier spends budget on looks that cannot decide.
+FIRST_LOOK_BLOCKS = 10
+# Each look has half again as many blocks as the one before: the number of looks, and with it the share of the
+# budget each one gets, grows only with the logarithm of the blocks.
+LOOK_GROWTH = 1.5
+# The most blocks a case is looked at over. 100 blocks of 0.5 s is a fast case's whole 2-minute gate; slower
+# cases reach fewer, and the looks they never reach still hold their share of the budget (the cost of a fixed schedule).
+MAX_BLOCKS = 100
+# A block samples at least this long and this many rounds. Shorter blocks give more of them per second, but each
+# needs a fresh pair of processes set up and warmed, and a median of fewer rounds is far from normal.
+BLOCK_MIN_S = 0.5
+BLOCK_MIN_ROUNDS = 5
+
+
+@functools.lru_cache(maxsize=8)
+def looks(max_blocks: int = MAX_BLOCKS) -> tuple[int, ...]:
+    """The block counts at which verdicts are looked at: 5, 8, 12, 18, 27, 41, 62, 93, 100."""
+    at = [FIRST_LOOK_BLOCKS]
+    while at[-1] < max_blocks:
+        at.append(min(max(math.ceil(at[-1] * LOOK_GROWTH), at[-1] + 1), max_blocks))
+    return tuple(at)
+
+
+@dataclass(frozen=True)
+class BlockBudget:
+    """One case's share of a gate's family-wise false-alarm rate, over its verdicts and the looks of `looks()`."""
+
+    family_error: float  # the case's share of the gate's rate
+    verdicts: int
+
+    @property
+    def looks(self) -> int:
+        """The schedule's looks, and one more when time runs out between two."""
+        return len(looks()) + 1
+
+    def tail_error(self) -> float:
+        """The chance one look at one verdict is wrong: each tail of its interval."""
+        return self.family_error / max(self.verdicts, 1) / self.looks
+
+    def confidence(self) -> float:
+        """The confidence of the two-sided interval shown, whose each tail is `tail_error`."""
+        return 1 - 2 * self.tail_error()
+
+    def describe(self) -> str:
+        verdicts = f"{self.verdicts} verdict{'' if self.verdicts == 1 else 's'}"
+        return (
+            f"{units.percent(self.family_error)} for this case, split over {verdicts} and up to {self.looks} looks each: "
+            f"intervals at {units.confidence(self.confidence())}"
+        )
+
+
+def block_value(ratios: Sequence[float]) -> float | None:
+    """A block's number for one verdict: the median log paired ratio of its rounds (None without a positive one)."""
+    logs = [math.log(r) for r in ratios if r > 0 and math.isfinite(r)]
+    return statistics.median(logs) if logs else None
+
+
+def _walsh(values: Sequence[float]) -> list[float]:
+    """Every pairwise mean (x_i + x_j) / 2, i ≤ j, sorted: the Walsh averages the signed-rank statistic counts."""
+    return sorted((a + values[j]) / 2 for i, a in enumerate(values) for j in range(i, len(values)))
+
+
+def estimate(values: Sequence[float]) -> float:
+    """The ratio the blocks estimate: exp of the Hodges–Lehmann estimate of their log ratios (the median of the
+    Walsh averages): a block whose process drew a wild bias moves it by one rank, not by its size."""
+    return _exp(statistics.median(_walsh(values)))
+
+
+@functools.lru_cache(maxsize=512)
+def _signed_rank_k(n: int, tail_error: float) -> int:
+    """The k whose k-th smallest and k-th largest Walsh averages bound the centre with each tail at most
+    `tail_error`: the largest k with P(T ≤ k − 1) ≤ tail_error for the signed-rank statistic T of n values,
+    from its exact null distribution (the count of subsets of the ranks 1..n by their sum). 0: none (too few)."""
+    top = n * (n + 1) // 2
+    counts = [1] + [0] * top
+    for rank in range(1, n + 1):
+        for total in range(top, rank - 1, -1):
+            counts[total] += counts[total - rank]
+    below, k = 0, 0
+    for total in range(top + 1):
+        below += counts[total]
+        if below / 2**n > tail_error:
+            break
+        k = total + 1
+    return k
+
+
+def min_blocks(tail_error: float) -> int:
+    """The fewest blocks that give an interval at all: all n blocks on one side has probability 2^−n."""
+    return max(2, math.ceil(math.log2(1 / tail_error)))
+
+
+def interval(values: Sequence[float], tail_error: float) -> tuple[float, float] | None:
+    """The ratio's interval from the blocks' log ratios: the exact signed-rank (Wilcoxon) interval of their centre,
+    each tail `tail_error`, turned back into a ratio; None when there are too few blocks for it (min_blocks)."""
+    k = _signed_rank_k(len(values), tail_error)
+    if k == 0:
+        return None
+    walsh = _walsh(values)
+    return _exp(walsh[k - 1]), _exp(walsh[len(walsh) - k])
+
+
+# exp() of more than this overflows a float: such an interval end is "more than 10^300 times", as good as unbounded.
+_LARGEST_LOG = 700.0
+
+
+def _exp(value: float) -> float:
+    return math.exp(max(min(value, _LARGEST_LOG), -_LARGEST_LOG))
+
+
+# Spread of the blocks, robust to the few whose process drew a wild bias: the MAD scaled to a normal's SD.
+_MAD_TO_SD = 1.4826
+# The Hodges–Lehmann estimate's efficiency against the mean under normal data (3/π): its interval is √(π/3) wider.
+_HL_WIDENING = math.sqrt(math.pi / 3)
+
+
+def blocks_needed(values: Sequence[float], margin: float, tail_error: float) -> int | None:
+    """How many blocks in all would likely decide the verdict if the blocks went on as they have (their centre
+    and robust spread, normal approximation): the first look whose interval no longer reaches across 1 + margin.
+    None when none within MAX_BLOCKS would (the centre sits on the margin) or there are too few blocks to say."""
+    if len(values) < 3:
+        return None
+    from scipy.stats import norm
+
+    centre = statistics.median(_walsh(values))
+    spread = _MAD_TO_SD * statistics.median(abs(v - statistics.median(values)) for v in values)
+    distance = abs(math.log1p(margin) - centre)
+    z = float(norm.ppf(1 - tail_error))
+    for n in looks():
+        if n >= max(len(values), min_blocks(tail_error)) and z * _HL_WIDENING * spread / math.sqrt(n) < distance:
+            return n
+    return None

@@ -1,0 +1,204 @@
+"""`ab`'s verdicts from blocks of fresh processes: valid when every process draws a bias of its own.
+
+The sides here are fakes whose every fresh process draws a bias (a log
+ratio from a normal or a heavy-tailed law) and whose samples add round
+noise: the engine's own Pairing, block schedule, interval and labels decide.
+Each test also computes what today's design before blocks did with the same
+data (one interval over all rounds, treating them as independent): that one
+calls identical code FASTER or SLOWER again and again, which is the defect
+the blocks fix.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from typing import Any
+
+import pytest
+
+from asyncbench.engine import gate_time, paired
+from asyncbench.results import blocks, stats
+from asyncbench.results.model import Case, Settings
+from asyncbench.results.paired import PairedCase
+from asyncbench.verdicts import compare
+from asyncbench.verdicts import paired as verdicts
+from asyncbench.workloads.base import Prepared, Workload
+
+SAMPLE_S = 1e-3
+
+
+class _Work(Workload):
+    name = "fake-work"
+    variants = ("step",)
+
+    def setup(self, backend: Any, device: str, params: Any) -> Prepared:  # pragma: no cover - never set up here
+        raise NotImplementedError
+
+
+class _Side:
+    """A side whose every fresh process draws its own bias; `change` slows the head's work."""
+
+    def __init__(self, name: str, rng: random.Random, bias_sd: float, noise_sd: float, change: float = 0.0, heavy: bool = False):
+        self.name, self.tree = name, None
+        self.rng, self.bias_sd, self.noise_sd, self.change, self.heavy = rng, bias_sd, noise_sd, change, heavy
+        self.bias = 0.0
+        self.processes = 0
+        self.problem: str | None = None
+        self.sleep_s = 0.0
+
+    def renew(self, backend: str) -> None:
+        self.processes += 1
+        self.bias = self.rng.gauss(0, self.bias_sd)
+        if self.heavy and self.rng.random() < 0.2:  # a process stuck for its whole life, as seen with torch on 2 busy cores
+            self.bias += self.rng.expovariate(1.0)
+
+    def ready(self, timeout_s: float) -> None:
+        pass
+
+    def call(self, command: str, payload: Any, timeout_s: float) -> Any:
+        if command == "setup":
+            return {"variants": ["step"], "asynchronous": False}
+        if command == "verify":
+            return self.problem
+        if command == "sample":
+            time.sleep(self.sleep_s)
+            done = SAMPLE_S * (1 + self.change) * math.exp(self.bias + self.rng.gauss(0, self.noise_sd))
+            return done, done, None
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+def _case() -> Case:
+    return Case("fake-work[numpy,cpu]", "e", "fake-work", "numpy", "cpu", {}, Settings(warmup=0, timeout_s=10))
+
+
+def _gate(seed: int, change: float, margin: float, bias_sd: float, heavy: bool = False) -> paired.Pairing:
+    rng = random.Random(seed)
+    base = _Side("base", rng, bias_sd, 0.005, heavy=heavy)
+    head = _Side("head", rng, bias_sd, 0.005, change, heavy=heavy)
+    pairing = paired.Pairing(_case(), _case(), (base, head), _Work(), 0.01, margin)  # type: ignore[arg-type]
+    pairing.advance(float("inf"))
+    return pairing
+
+
+def _one_block_label(seed: int, margin: float, bias_sd: float, confidence: float, rounds: int = 60) -> str:
+    """What the design before blocks said of identical sides: one pair of processes, one interval over its rounds."""
+    rng = random.Random(seed)
+    bias = rng.gauss(0, bias_sd) - rng.gauss(0, bias_sd)
+    ratios = [math.exp(bias + rng.gauss(0, 0.005) - rng.gauss(0, 0.005)) for _ in range(rounds)]
+    return compare.label_of(stats.median_ci(ratios, confidence), margin)
+
+
+@pytest.fixture(autouse=True)
+def _short_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(blocks, "BLOCK_MIN_S", 0.0)  # fake samples take no time: a block is its minimum of rounds
+
+
+@pytest.mark.parametrize("heavy", [False, True], ids=["normal-biases", "heavy-tailed-biases"])
+def test_identical_sides_whose_processes_each_carry_a_bias_get_no_wrong_verdict(heavy):
+    labels, old_labels = [], []
+    for seed in range(60):
+        pairing = _gate(seed, 0.0, 0.01, 0.01, heavy)
+        (ratio,) = pairing.finish().ratios
+        labels.append(ratio.label)
+        assert ratio.ratio_ci is not None
+        assert ratio.ratio_ci[0] <= 1 <= ratio.ratio_ci[1]  # covers the truth
+        old_labels.append(_one_block_label(seed, 0.01, 0.01, pairing.budget().confidence()))
+    assert labels.count(compare.FASTER) + labels.count(compare.SLOWER) == 0
+    if not heavy:  # wild processes in a third of the blocks may leave a 1% margin undecided: never wrong
+        assert labels.count(compare.INCONCLUSIVE) <= 1
+    wrong_before = old_labels.count(compare.FASTER) + old_labels.count(compare.SLOWER)
+    assert wrong_before >= 10, "the data must be the kind that fooled the round-level interval"
+
+
+def test_a_two_percent_slowdown_is_slower_at_a_one_percent_margin():
+    found = [_gate(seed, 0.02, 0.01, 0.003).finish().ratios[0].label for seed in range(40)]
+    assert found.count(compare.SLOWER) >= 38, found
+
+
+def test_a_head_one_percent_faster_passes_a_one_percent_margin():
+    verdicts_ = [_gate(seed, -0.01, 0.01, 0.002).finish().ratios[0].verdict for seed in range(40)]
+    assert all(v.value == "pass" for v in verdicts_), verdicts_
+
+
+def test_no_verdict_before_the_blocks_can_give_an_interval():
+    pairing = _gate(0, 0.5, 0.01, 0.001)
+    first = blocks.looks()[0]
+    assert pairing.n_blocks >= max(first, blocks.min_blocks(pairing.budget().tail_error()))
+    assert pairing.base_case.id == pairing.finish().id
+    assert pairing.sides[0].processes == pairing.n_blocks  # type: ignore[attr-defined]  # a fresh process every block
+
+
+def test_a_case_out_of_time_says_how_far_it_got_and_how_much_more_it_needs():
+    rng = random.Random(3)
+    sides = (_Side("base", rng, 0.01, 0.005), _Side("head", rng, 0.01, 0.005, 0.01))  # on the margin
+    pairing = paired.Pairing(_case(), _case(), sides, _Work(), 0.01, 0.01)  # type: ignore[arg-type]
+    for side in sides:
+        side.sleep_s = 0.001  # a block of fake samples now takes about 10 ms: the gate's time runs out
+    (row,) = gate_time.gate([pairing], 0.3)
+    assert row.ratios[0].label == compare.INCONCLUSIVE
+    assert row.needed_s is not None
+    assert row.needed_s > 0
+    assert blocks.looks()[0] <= row.blocks < blocks.MAX_BLOCKS
+
+
+def test_the_gates_time_goes_first_to_each_case_then_to_the_undecided_one():
+    rng = random.Random(4)
+
+    def pairing(bias_sd: float) -> paired.Pairing:
+        sides = (_Side("base", rng, bias_sd, 0.001), _Side("head", rng, bias_sd, 0.001))
+        return paired.Pairing(_case(), _case(), sides, _Work(), 0.005, 0.01)  # type: ignore[arg-type]
+
+    quick, slow = pairing(0.0005), pairing(0.03)
+    started: list[int] = []
+    rows = gate_time.gate([quick, slow], 30.0, lambda index, _: started.append(index))
+    assert rows[0].ratios[0].label == compare.SAME
+    assert rows[0].blocks <= blocks.looks()[1]  # decided at its first looks
+    assert started[:2] == [0, 1]  # each case once, in order, before any gets more
+    assert slow.n_blocks > quick.n_blocks
+
+
+def test_a_head_whose_results_fail_verification_fails_the_gate_however_fast():
+    rng = random.Random(5)
+    base, head = _Side("base", rng, 0.001, 0.001), _Side("head", rng, 0.001, 0.001, -0.5)
+    head.problem = "copies differ from the source"
+    pairing = paired.Pairing(_case(), _case(), (base, head), _Work(), 0.01, 0.05)  # type: ignore[arg-type]
+    pairing.advance(float("inf"))
+    row = pairing.finish()
+    assert row.ratios[0].label == compare.FASTER
+    assert row.problems == ("head: copies differ from the source",)
+    from asyncbench.results.paired import ABReport, Side
+
+    side = Side("base", "x", "python", "3.11")
+    report = ABReport("2026-01-01T00:00:00+00:00", "0", side, side, 0.05, 0.01, False, "frozen", (row,))
+    outcome = verdicts.judge(report)
+    assert outcome.code == 1
+    assert any("failed verification" in reason and "copies differ" in reason for reason in outcome.reasons)
+
+
+def test_the_signed_rank_interval_covers_its_centre_at_its_level_with_wild_blocks():
+    rng = random.Random(6)
+    tail, missed, trials = 0.01, 0, 3000
+    for _ in range(trials):
+        values = [rng.gauss(0, 0.01) + (rng.random() < 0.2) * rng.choice((-1, 1)) * rng.expovariate(1) for _ in range(15)]
+        low, high = blocks.interval(values, tail) or (0.0, math.inf)
+        missed += not low <= 1 <= high
+    assert missed / trials <= 2 * tail * 1.5  # both tails, with room for the simulation's own noise
+    assert blocks.interval([0.01] * (blocks.min_blocks(tail) - 1), tail) is None
+
+
+def test_the_estimate_is_not_dragged_by_one_wild_block():
+    values = [0.001, -0.002, 0.0, 0.002, -0.001, 0.001, 0.0, -0.5]
+    assert abs(math.log(blocks.estimate(values))) < 0.002
+    assert abs(statistics.fmean(values)) > 0.05  # the mean would say 6% faster
+
+
+def test_a_paired_case_without_problems_or_need_reads_as_before():
+    row = PairedCase("x", "ok")
+    assert row.problems == ()
+    assert row.needed_s is None
