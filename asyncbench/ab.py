@@ -288,6 +288,9 @@ def run(request: ABRequest, say: Say) -> ABSession:
         # name, so the parent (which reads the head's workload for its metrics) keeps the head's
         head_cases = _plan(request, head_tree, repo, "--head")
         base_cases = _plan(request, base_tree, repo, "--base")
+        checks = sum(len(case.expect) for case, _ in head_cases)
+        if checks:
+            say(f"{checks} expect: check{'' if checks == 1 else 's'} not evaluated: checks are `run`'s; `ab` compares timings")
         sides = (  # as the outputs show them; each side's process gets its real variables
             Side("base", base_tree.revision, base_python, base_version, shown(base_env)),
             Side("head", head_tree.revision, sys.executable, platform.python_version(), shown(head_env)),

@@ -665,8 +665,8 @@ def compare_command(baseline: str, current: str, max_regression: str, clock: str
     context_settings=CONTEXT,
     epilog="""\b
 Examples:
-  asyncbench ab configs/ci-gate.yaml --base origin/main            this branch's working tree against main
-  asyncbench ab configs/ci-gate.yaml --base v1.2 --head v1.3 -o ab.json --markdown comment.md
+  asyncbench ab configs/ab-gate.yaml --base origin/main             this branch's working tree against main
+  asyncbench ab configs/ab-gate.yaml --base v1.2 --head v1.3 -o ab.json --markdown comment.md
   asyncbench ab -w matmul -b torch --base-python ~/venvs/torch212/bin/python      torch 2.12 against this one
   asyncbench ab -w matmul -b numpy --base-env OPENBLAS_NUM_THREADS=1 --head-env OPENBLAS_NUM_THREADS=2
 \b

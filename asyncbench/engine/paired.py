@@ -264,10 +264,16 @@ class Pairing:
         """About how much more time would decide every verdict, at the spread its blocks show (inf: cannot say)."""
         if self.decided:
             return 0.0
-        needed = [blocks.blocks_needed(self.values[k], self.margin, self.budget().tail_error()) for k in self.keys]
-        if not self.n_blocks or any(n is None for n in needed):
+        if not self.n_blocks:
             return math.inf
-        return (max(n for n in needed if n is not None) - self.n_blocks) * self.elapsed_s / self.n_blocks
+        per_block_s = self.elapsed_s / self.n_blocks
+        first = max(blocks.min_blocks(self.budget().tail_error()), blocks.looks()[0])
+        if self.n_blocks < first:  # no interval yet: at least until the first look that can give one
+            return (first - self.n_blocks) * per_block_s
+        needed = [blocks.blocks_needed(self.values[k], self.margin, self.budget().tail_error()) for k in self.keys]
+        if any(n is None for n in needed):
+            return math.inf
+        return (max(n for n in needed if n is not None) - self.n_blocks) * per_block_s
 
     def advance(self, until: float) -> None:
         """Blocks until every verdict is decided at a look or the clock reaches `until` (perf_counter seconds)."""
@@ -327,14 +333,18 @@ class Pairing:
                 return False
         skipped = {name: info["skipped"] for name, info in ready.items() if "skipped" in info}
         if skipped:
-            why = "; ".join(f"{name}: {reason}" for name, reason in skipped.items())
+            alike = len(skipped) == 2 and len(set(skipped.values())) == 1  # both sides skip for one reason: said once
+            why = skipped["head"] if alike else "; ".join(f"{name}: {reason}" for name, reason in skipped.items())
             self.done = PairedCase(self.head_case.id, "skipped", why, lost="head" in skipped and "base" not in skipped)
             return False
         if not self.names:
-            self.names = [n for n in ready["head"]["variants"] if n in ready["base"]["variants"]]
-            if not self.names:
+            common = [n for n in ready["head"]["variants"] if n in ready["base"]["variants"]]
+            if not common:
                 self.done = PairedCase(self.head_case.id, "error", "no variant in common between the two sides")
                 return False
+            gated = self.workload.gated(self.head_case.params, common)
+            # only what is judged is sampled, unless a rate metric needs every variant's clocks
+            self.names = common if directed_metrics(self.workload) or not gated else list(gated)
         return True
 
     def _block(self, until: float) -> None:

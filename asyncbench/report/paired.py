@@ -63,10 +63,30 @@ def _case_notes(case: PairedCase) -> list[str]:
             if math.isfinite(case.needed_s)
             else "its estimate sits on the margin: more time may never decide it"
         )
-        notes.append(
-            f"{case.id}: undecided after {case.blocks} blocks ({units.seconds(case.elapsed_s)}): {_resolution(case)} reached; {more}"
-        )
+        blocks = f"{case.blocks} block{'' if case.blocks == 1 else 's'}"
+        notes.append(f"{case.id}: undecided after {blocks} ({units.seconds(case.elapsed_s)}): {_resolution(case)} reached; {more}")
     return notes
+
+
+# The variables that size the BLAS and OpenMP thread pools: unset on a runner of a few cores, the pools' spinning
+# threads compete with the sample being measured (identical numpy code 57× slower and undecided, seen here).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+# At or below this many usable cores a spinning pool takes a measuring side's core.
+FEW_CORES = 4
+
+
+def _settings_notes(report: ABReport) -> list[str]:
+    """What the gate's own settings cost: thread pools left to spin on a small machine."""
+    facts = report.head.facts
+    cores = facts.get("cpu_affinity") or facts.get("cpu_cores_logical")  # the cores the side may use
+    set_here = facts.get("thread_variables") or {}
+    cpu_cases = any("cpu" in case.id for case in report.cases if case.status == "ok")
+    if cpu_cases and isinstance(cores, int) and cores <= FEW_CORES and not any(set_here.get(v) for v in THREAD_VARIABLES):
+        return [
+            f"no BLAS/OpenMP thread count set on {cores} cores: their pools' spinning threads compete with the sample "
+            f'measured; a CI gate sets {"=1, ".join(THREAD_VARIABLES)}=1 (README, "Use in CI")'
+        ]
+    return []
 
 
 def build(report: ABReport, outcome: Outcome) -> ABView:
@@ -99,6 +119,7 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     )
     counts = {label: labels.count(label) for label in compare.LABELS if labels.count(label)}
     summary = ", ".join(f"{n} {label}" for label, n in counts.items()) or "nothing compared"
+    notes += _settings_notes(report)
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
     budget = (
         f"margin {report.max_regression * 100:.3g}%: the gate asks whether head is slower than base by more than the margin: "

@@ -366,11 +366,11 @@ def highlights(results: Sequence[Result]) -> tuple[str, ...]:
     """'matmul jax cpu: the loop returns after 319 µs but ...': each row that ran ahead beyond the harness's own
     sync (outcome.ran_ahead), with its reading; at most HIGHLIGHTS_MAX, then how many more."""
     lines = [
-        f"{name} {case_label(r, swept)}: {r.reading or metric_line(r)}"
+        f"{name} {case_label(r, swept)} (ran ahead {units.with_bounds(judged.illusion, judged.bounds, 'x')}): {r.reading or metric_line(r)}"
         for name, group in by_experiment(results)
         for swept in [swept_params(group)]
         for r in group
-        if outcome.ran_ahead(r)
+        if outcome.ran_ahead(r) and (judged := ahead.judge(r)) is not None
     ]
     return _at_most(lines, "more rows that ran ahead, in the tables below")
 

@@ -160,7 +160,8 @@ _HL_WIDENING = math.sqrt(math.pi / 3)
 
 def blocks_needed(values: Sequence[float], margin: float, tail_error: float) -> int | None:
     """How many blocks in all would likely decide the verdict if the blocks went on as they have (their centre
-    and robust spread, normal approximation): the first look whose interval no longer reaches across 1 + margin.
+    and robust spread, normal approximation): the first look after these blocks whose interval no longer reaches
+    across 1 + margin (the blocks so far have been looked at: they did not decide it).
     None when none within MAX_BLOCKS would (the centre sits on the margin) or there are too few blocks to say."""
     if len(values) < 3:
         return None
@@ -171,6 +172,6 @@ def blocks_needed(values: Sequence[float], margin: float, tail_error: float) -> 
     distance = abs(math.log1p(margin) - centre)
     z = float(norm.ppf(1 - tail_error))
     for n in looks():
-        if n >= max(len(values), min_blocks(tail_error)) and z * _HL_WIDENING * spread / math.sqrt(n) < distance:
+        if n > len(values) and n >= min_blocks(tail_error) and z * _HL_WIDENING * spread / math.sqrt(n) < distance:
             return n
     return None

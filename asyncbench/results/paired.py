@@ -72,7 +72,7 @@ class PairedCase:
     elapsed_s: float = 0.0
     confidence: float | None = None  # of each interval: the case's share of the family rate, over its verdicts and looks
     lag1_autocorrelation: float | None = None  # the highest among the case's ratio series
-    blocks: int = 1  # how many pairs of fresh worker processes the rounds were spread over: the verdicts' sample size
+    blocks: int = 0  # how many pairs of fresh worker processes the rounds were spread over: the verdicts' sample size
     #: the case ran ok on base and not on head: a gate must not pass because what it guards stopped running
     lost: bool = False
     #: what a side's own verification found wrong with its results ("head: ..."): a head that computes the wrong

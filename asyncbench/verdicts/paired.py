@@ -37,7 +37,8 @@ def judge(report: ABReport) -> Outcome:
         gates.append(f"{_plural(len(slower), 'verdict')} SLOWER beyond {margin}: {', '.join(slower)}")
     if unsure and not report.allow_inconclusive:
         gates.append(
-            f"{_plural(len(unsure), 'verdict')} INCONCLUSIVE (the interval reaches across 1 + margin): {', '.join(unsure)}; "
+            f"{_plural(len(unsure), 'verdict')} INCONCLUSIVE (the interval reaches across 1 + margin, or there is none yet): "
+            f"{', '.join(unsure)}; "
             "a longer --gate-time may decide them (each case says how much), --allow-inconclusive lets them pass"
         )
     wrong = [f"{c.id} ({problem})" for c in report.cases for problem in c.problems]

@@ -202,3 +202,14 @@ def test_a_paired_case_without_problems_or_need_reads_as_before():
     row = PairedCase("x", "ok")
     assert row.problems == ()
     assert row.needed_s is None
+
+
+def test_a_case_stopped_before_its_first_interval_says_what_it_needs_not_that_it_sits_on_the_margin():
+    rng = random.Random(7)
+    sides = (_Side("base", rng, 0.001, 0.001), _Side("head", rng, 0.001, 0.001))
+    pairing = paired.Pairing(_case(), _case(), sides, _Work(), 0.01, 0.05)  # type: ignore[arg-type]
+    pairing.advance(0.0)  # the gate's time was gone after one block
+    row = pairing.finish()
+    assert row.blocks == 1
+    assert row.needed_s is not None
+    assert 0 < row.needed_s < math.inf

@@ -89,7 +89,7 @@ def test_the_headline_counts_the_rows_that_ran_ahead_by_their_intervals():
 
 def test_a_report_leads_with_the_rows_that_ran_ahead():
     built = view.build(report_of([ok_result("b"), ahead_result("a")]))
-    assert built.highlights == ("m jax cpu: the loop returns early",)
+    assert built.highlights == ("m jax cpu (ran ahead 100× [100–100]): the loop returns early",)
 
 
 def test_an_inconclusive_row_against_a_baseline_fails_the_run_unless_allowed():
