@@ -267,7 +267,7 @@ class Pairing:
         if not self.n_blocks:
             return math.inf
         per_block_s = self.elapsed_s / self.n_blocks
-        first = max(blocks.min_blocks(self.budget().tail_error()), blocks.looks()[0])
+        first = self.budget().schedule()[0]
         if self.n_blocks < first:  # no interval yet: at least until the first look that can give one
             return (first - self.n_blocks) * per_block_s
         needed = [blocks.blocks_needed(self.values[k], self.margin, self.budget().tail_error()) for k in self.keys]
@@ -282,7 +282,7 @@ class Pairing:
                 started = time.perf_counter()
                 self._block(until)
                 self.elapsed_s += time.perf_counter() - started
-                if self.done is None and self.n_blocks in blocks.looks() and self.n_blocks > self.looked_at:
+                if self.done is None and self.n_blocks in self.budget().schedule() and self.n_blocks > self.looked_at:
                     self._judge()
         except isolation.WorkerLost as lost:
             self.done = PairedCase(self.head_case.id, "error", f"lost while measuring: {lost}")
@@ -298,13 +298,11 @@ class Pairing:
         return PairedCase(
             self.head_case.id,
             "ok",
-            None,
-            self.judged,
-            self.rounds,
-            self.elapsed_s,
-            self.budget().confidence(),
-            None,
-            self.n_blocks,
+            ratios=self.judged,
+            rounds=self.rounds,
+            elapsed_s=self.elapsed_s,
+            confidence=self.budget().confidence(),
+            blocks=self.n_blocks,
             problems=tuple(self.problems),
             needed_s=None if self.decided else self.seconds_needed(),
         )

@@ -56,10 +56,10 @@ BLOCK_MIN_S = 0.5
 BLOCK_MIN_ROUNDS = 5
 
 
-@functools.lru_cache(maxsize=8)
-def looks(max_blocks: int = MAX_BLOCKS) -> tuple[int, ...]:
-    """The block counts at which verdicts are looked at: 5, 8, 12, 18, 27, 41, 62, 93, 100."""
-    at = [FIRST_LOOK_BLOCKS]
+@functools.lru_cache(maxsize=32)
+def looks(first: int = FIRST_LOOK_BLOCKS, max_blocks: int = MAX_BLOCKS) -> tuple[int, ...]:
+    """The block counts at which verdicts are looked at: 10, 15, 23, 35, 53, 80, 100 (from `first` on)."""
+    at = [min(first, max_blocks)]
     while at[-1] < max_blocks:
         at.append(min(max(math.ceil(at[-1] * LOOK_GROWTH), at[-1] + 1), max_blocks))
     return tuple(at)
@@ -74,12 +74,19 @@ class BlockBudget:
 
     @property
     def looks(self) -> int:
-        """The schedule's looks, and one more when time runs out between two."""
+        """The looks the budget is split over: the full schedule's, and one more when time runs out between two. A
+        case whose first interval needs more blocks starts its schedule later (`schedule`) and so looks fewer
+        times: splitting over the full count keeps it within its share."""
         return len(looks()) + 1
 
     def tail_error(self) -> float:
         """The chance one look at one verdict is wrong: each tail of its interval."""
         return self.family_error / max(self.verdicts, 1) / self.looks
+
+    def schedule(self) -> tuple[int, ...]:
+        """This case's looks: the schedule from the first block count that can give an interval at its error (a
+        look before that could decide nothing)."""
+        return looks(max(FIRST_LOOK_BLOCKS, min_blocks(self.tail_error())))
 
     def confidence(self) -> float:
         """The confidence of the two-sided interval shown, whose each tail is `tail_error`."""
@@ -171,7 +178,7 @@ def blocks_needed(values: Sequence[float], margin: float, tail_error: float) -> 
     spread = _MAD_TO_SD * statistics.median(abs(v - statistics.median(values)) for v in values)
     distance = abs(math.log1p(margin) - centre)
     z = float(norm.ppf(1 - tail_error))
-    for n in looks():
+    for n in looks(max(FIRST_LOOK_BLOCKS, min_blocks(tail_error))):
         if n > len(values) and n >= min_blocks(tail_error) and z * _HL_WIDENING * spread / math.sqrt(n) < distance:
             return n
     return None

@@ -71,7 +71,7 @@ class PairedCase:
     rounds: int = 0
     elapsed_s: float = 0.0
     confidence: float | None = None  # of each interval: the case's share of the family rate, over its verdicts and looks
-    lag1_autocorrelation: float | None = None  # the highest among the case's ratio series
+    lag1_autocorrelation: float | None = None  # files before blocks (schema < 3): the highest among the ratio series
     blocks: int = 0  # how many pairs of fresh worker processes the rounds were spread over: the verdicts' sample size
     #: the case ran ok on base and not on head: a gate must not pass because what it guards stopped running
     lost: bool = False

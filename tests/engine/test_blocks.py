@@ -128,7 +128,7 @@ def test_a_head_one_percent_faster_passes_a_one_percent_margin():
 
 def test_no_verdict_before_the_blocks_can_give_an_interval():
     pairing = _gate(0, 0.5, 0.01, 0.001)
-    first = blocks.looks()[0]
+    first = pairing.budget().schedule()[0]
     assert pairing.n_blocks >= max(first, blocks.min_blocks(pairing.budget().tail_error()))
     assert pairing.base_case.id == pairing.finish().id
     assert pairing.sides[0].processes == pairing.n_blocks  # type: ignore[attr-defined]  # a fresh process every block
@@ -158,7 +158,7 @@ def test_the_gates_time_goes_first_to_each_case_then_to_the_undecided_one():
     started: list[int] = []
     rows = gate_time.gate([quick, slow], 30.0, lambda index, _: started.append(index))
     assert rows[0].ratios[0].label == compare.SAME
-    assert rows[0].blocks <= blocks.looks()[1]  # decided at its first looks
+    assert rows[0].blocks == quick.budget().schedule()[0]  # decided at its first look
     assert started[:2] == [0, 1]  # each case once, in order, before any gets more
     assert slow.n_blocks > quick.n_blocks
 
@@ -213,3 +213,12 @@ def test_a_case_stopped_before_its_first_interval_says_what_it_needs_not_that_it
     assert row.blocks == 1
     assert row.needed_s is not None
     assert 0 < row.needed_s < math.inf
+
+
+def test_a_case_whose_first_interval_needs_more_blocks_looks_first_when_it_can_and_stays_in_its_share():
+    budget = blocks.BlockBudget(0.002, 3)  # a 1% rate over five cases, three verdicts each
+    first = budget.schedule()[0]
+    assert first == blocks.min_blocks(budget.tail_error()) > blocks.FIRST_LOOK_BLOCKS
+    assert blocks.interval([0.001 * i for i in range(first)], budget.tail_error()) is not None
+    assert blocks.interval([0.001 * i for i in range(first - 1)], budget.tail_error()) is None
+    assert len(budget.schedule()) + 1 <= budget.looks  # fewer looks than the budget was split over
