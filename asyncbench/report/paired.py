@@ -70,7 +70,8 @@ def _case_notes(case: PairedCase) -> list[str]:
 
 # The variables that size the BLAS and OpenMP thread pools: unset on a runner of a few cores, the pools' spinning
 # threads compete with the sample being measured (identical numpy code 57× slower and undecided, seen here).
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+# (A subset of the thread variables an environment records, host.facts.THREAD_VARIABLES: the ones that size a pool.)
+POOL_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 # At or below this many usable cores a spinning pool takes a measuring side's core.
 FEW_CORES = 4
 
@@ -80,11 +81,12 @@ def _settings_notes(report: ABReport) -> list[str]:
     facts = report.head.facts
     cores = facts.get("cpu_affinity") or facts.get("cpu_cores_logical")  # the cores the side may use
     set_here = facts.get("thread_variables") or {}
-    cpu_cases = any("cpu" in case.id for case in report.cases if case.status == "ok")
-    if cpu_cases and isinstance(cores, int) and cores <= FEW_CORES and not any(set_here.get(v) for v in THREAD_VARIABLES):
+    # a case id is workload[backend,device,params...]: the device is its second field
+    cpu_cases = any(case.id.partition("[")[2].split("]")[0].split(",")[1:2] == ["cpu"] for case in report.cases if case.status == "ok")
+    if cpu_cases and isinstance(cores, int) and cores <= FEW_CORES and not any(set_here.get(v) for v in POOL_VARIABLES):
         return [
             f"no BLAS/OpenMP thread count set on {cores} cores: their pools' spinning threads compete with the sample "
-            f'measured; a CI gate sets {"=1, ".join(THREAD_VARIABLES)}=1 (README, "Use in CI")'
+            f'measured; a CI gate sets {"=1, ".join(POOL_VARIABLES)}=1 (README, "Use in CI")'
         ]
     return []
 
