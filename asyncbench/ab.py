@@ -332,7 +332,7 @@ def _execute(
     from rich.console import Console
 
     from asyncbench.backends import get_backend
-    from asyncbench.engine import gate_time, paired
+    from asyncbench.engine import gate_time, paired, side_process
     from asyncbench.report.progress import ProgressDisplay
     from asyncbench.workloads import plugins
 
@@ -346,17 +346,17 @@ def _execute(
     case_error = request.family_error / max(len(runnable), 1)
     finished: list[PairedCase] = [PairedCase(i, "one-sided", "only on base") for i in base_by_id if i not in head_ids]
     finished += [PairedCase(c.id, "one-sided", "only on head") for c, _ in head_cases if c.id not in base_by_id]
-    workers: dict[tuple[str, str, tuple[tuple[str, str], ...]], paired.SideWorker] = {}
+    workers: dict[tuple[str, str, tuple[tuple[str, str], ...]], side_process.SideWorker] = {}
 
     given = {side.name: side_variables for side, side_variables in zip(sides, variables, strict=True)}
 
-    def worker(side: Side, tree: _Tree, backend_name: str) -> paired.SideWorker:
+    def worker(side: Side, tree: _Tree, backend_name: str) -> side_process.SideWorker:
         backend = get_backend(backend_name)
         python = side.python if side.python != sys.executable else (backend.interpreter() or side.python)
         environment = {**backend.worker_environment(), **given[side.name]}
         key = (side.name, python, tuple(sorted(environment.items())))
         if key not in workers:
-            workers[key] = paired.SideWorker(side.name, str(tree.root) if tree.root else None, python, environment)
+            workers[key] = side_process.SideWorker(side.name, str(tree.root) if tree.root else None, python, environment)
         return workers[key]
 
     stderr = Console(stderr=True)

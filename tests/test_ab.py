@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncbench.engine import isolation, paired
+from asyncbench.engine import isolation, side_process
 from tests.support.helpers import INTERRUPTIBLE_ASYNCBENCH
 
 WORKLOAD = """
@@ -149,7 +149,7 @@ def _state(pid: int) -> str:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_the_idle_side_is_frozen_between_its_samples_and_continued_for_a_call():
-    side = paired.SideWorker("base", None, sys.executable, {})
+    side = side_process.SideWorker("base", None, sys.executable, {})
     try:
         assert side.call("teardown", None, 60.0) is None  # starts the worker; a call leaves it paused
         pid = side.worker._process.pid
@@ -165,7 +165,7 @@ def test_the_idle_side_is_frozen_between_its_samples_and_continued_for_a_call():
 
 
 def test_a_worker_call_resumes_a_paused_worker():
-    worker = isolation.Worker(paired.serve, sys.executable, {})
+    worker = isolation.Worker(side_process.serve, sys.executable, {})
     try:
         worker.call(("teardown", None), 60.0)
         worker.pause()

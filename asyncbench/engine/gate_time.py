@@ -1,12 +1,15 @@
-"""A gate's time, given to its cases by how far each is from a decision (`asyncbench ab`'s one time budget).
+"""A gate's time, given to its cases block by block, where it can decide (`asyncbench ab`'s one time budget).
 
 A fixed time per case wastes a gate's minutes twice over: a fast case that
 decides in 4 s leaves its share unused, and a noisy one stops undecided
 although the gate has time. Cases here are measured in independent blocks
-(engine.paired), so a case can stop and go on later without harm: each
-first gets an even share of what is left, and then the time left goes to
-the undecided case nearest to a decision, by the time its blocks' spread
-says it needs.
+(engine.paired), and one pair of fresh processes serves a block of every
+open case that runs in the same interpreters (paired.shared_block), so all
+undecided cases move on together and a case that decides stops taking
+time. When the time left cannot decide every case, it goes to the ones it
+can: a case whose blocks' spread says it needs more than is left sits out
+while another could still decide, and reports the resolution it reached
+and the time it would need.
 """
 
 from __future__ import annotations
@@ -14,33 +17,35 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from asyncbench.engine.paired import Pairing
+from asyncbench.engine.paired import Pairing, shared_block
 from asyncbench.results.paired import PairedCase
-
-# A case undecided after its first share gets more time only if at least this much is left: a slice shorter than
-# a block or two decides nothing.
-MIN_SLICE_S = 2.0
 
 
 def gate(pairings: list[Pairing], budget_s: float, on_case: Callable[[int, Pairing], None] | None = None) -> list[PairedCase]:
-    """Give a gate's time to its cases by how far each is from a decision, and return their rows in order.
+    """Measure the cases block by block until each is decided or the gate's time is spent; their rows, in order.
 
-    First each case in turn gets an even share of what is left (a case that decides early leaves its rest to the
-    ones after it); then, while time is left, the undecided case nearest to a decision (by the time its blocks'
-    spread says it needs) gets the rest, and so on. Each case's last look is taken at the end."""
-    started = time.perf_counter()
-    for index, pairing in enumerate(pairings):
-        if on_case is not None:
-            on_case(index, pairing)
-        remaining = budget_s - (time.perf_counter() - started)
-        pairing.advance(time.perf_counter() + remaining / (len(pairings) - index))
+    Every case gets its first block whatever the time (a row needs something measured). After that, each round of
+    blocks takes the undecided cases that can still decide in the time left, or, when none can, all of them (so
+    each reports the resolution it got to). Cases on the same two interpreters share each block's processes."""
+    deadline = time.perf_counter() + budget_s
     while True:
-        remaining = budget_s - (time.perf_counter() - started)
         undecided = [p for p in pairings if p.open]
-        if not undecided or remaining < MIN_SLICE_S:
+        remaining = deadline - time.perf_counter()
+        taking = [p for p in undecided if p.n_blocks == 0] if remaining <= 0 else _worth_it(undecided, remaining)
+        if not taking:
             break
-        nearest = min(undecided, key=Pairing.seconds_needed)
-        if on_case is not None:
-            on_case(pairings.index(nearest), nearest)
-        nearest.advance(time.perf_counter() + remaining)
+        groups: dict[tuple[int, int], list[Pairing]] = {}
+        for pairing in taking:
+            groups.setdefault((id(pairing.sides[0]), id(pairing.sides[1])), []).append(pairing)
+        for group in groups.values():
+            if on_case is not None:
+                on_case(pairings.index(group[0]), group[0])
+            shared_block(group, deadline)
     return [pairing.finish() for pairing in pairings]
+
+
+def _worth_it(undecided: list[Pairing], remaining_s: float) -> list[Pairing]:
+    """The undecided cases the time left could decide (by their blocks' spread; a case without an interval yet
+    counts as able to), or all of them when none could."""
+    able = [p for p in undecided if p.seconds_needed() <= remaining_s or p.n_blocks < p.budget().schedule()[0]]
+    return able or undecided

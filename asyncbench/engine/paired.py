@@ -26,142 +26,34 @@ start at once, while nothing is measured (a start that overlapped the
 sampling was tried: two torch imports beside a 2-thread torch sample made
 its times swing 100-fold on two cores), and a block samples at least as
 long as its start took.
+
+One pair of fresh processes serves a block of *every* open case that runs
+in the same interpreters (`shared_block`): each case is set up, warmed,
+sampled and torn down in turn, so a gate of five torch cases pays one
+start per block, not five. Each case's block value still comes from
+processes no earlier block of it used, which is all its interval needs;
+that a case ran after another in the same processes is the same on both
+sides and in every block.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import math
 import random
 import statistics
-import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
-from asyncbench.backends import get_backend
-from asyncbench.engine import isolation, runner
+from asyncbench.engine import isolation
+from asyncbench.engine.side_process import SideWorker
 from asyncbench.errors import describe_failure
-from asyncbench.measure.timing import ORDER_SEED, take_sample
+from asyncbench.measure.timing import ORDER_SEED
 from asyncbench.results import blocks
 from asyncbench.results.model import Case, Clocks, Progress, Verdict
 from asyncbench.results.paired import METRIC, VARIANT, PairedCase, PairedRatio
 from asyncbench.verdicts import compare
-from asyncbench.workloads import plugins
 from asyncbench.workloads.base import Workload
-
-# --- in the worker process ------------------------------------------------------------------------------------
-
-_case: dict[str, Any] = {}
-
-
-def serve(command: str, payload: Any, on_progress: Any = None) -> Any:
-    """A side's worker: ("prepare", (tree, backend)) → None once the backend's framework is imported;
-    ("setup", (case, tree)) → variants or a skip reason; ("sample", variant) → its clocks; ("verify", None) → what
-    is wrong with the variants' results, or None; ("teardown", None) → None; ("environment", backends) → what this
-    side runs on (its interpreter's versions)."""
-    if command == "environment":
-        from asyncbench.engine import environment
-
-        return environment.capture(payload)
-    if command == "prepare":
-        return _prepare(*payload)
-    if command == "setup":
-        return _setup(*payload)
-    if command == "sample":
-        return _sample(payload)
-    if command == "verify":
-        verify = _case["prepared"].verify if _case else None
-        return verify() if verify is not None else None
-    return _teardown()
-
-
-def _prepare(tree: str | None, backend: str) -> None:
-    """What a fresh process does while the block before it samples: put its tree first, import the framework."""
-    if tree and tree not in sys.path:
-        sys.path.insert(0, tree)
-    with contextlib.suppress(Exception):  # an unavailable backend says so at setup, as a skip
-        get_backend(backend).version()
-
-
-def _setup(case: Case, tree: str | None) -> dict[str, Any]:
-    if tree and tree not in sys.path:
-        sys.path.insert(0, tree)  # after the harness is imported: the user's code comes from this side's tree
-    _teardown()
-    workload = plugins.find(case.workload)
-    backend = get_backend(case.backend)
-    reason = workload.skip_reason(backend, case.device, case.params)
-    if reason:
-        return {"skipped": reason}
-    stack = runner.scope(backend, case)
-    prepared = workload.setup(backend, case.device, case.params)
-    if prepared.close is not None:
-        stack.callback(prepared.close)
-    timed = prepared.device_timed
-    timers = {name: backend.timer(case.device) if timed else None for name in prepared.variants}
-    _case.update(stack=stack, prepared=prepared, timers=timers)
-    for _ in range(case.settings.warmup):
-        for name in prepared.variants:
-            _sample(name)
-    gc.collect()
-    gc.disable()  # as in `run`: no collection inside a sample; one pass of the youngest generation after each
-    return {"variants": list(prepared.variants), "asynchronous": backend.is_asynchronous(case.device)}
-
-
-def _sample(name: str) -> tuple[float, float, float | None]:
-    prepared = _case["prepared"]
-    clocks = take_sample(prepared.variants[name], prepared.sync, _case["timers"][name], prelude=prepared.preludes.get(name))
-    gc.collect(0)
-    return clocks
-
-
-def _teardown() -> None:
-    stack = _case.pop("stack", None)
-    _case.clear()
-    gc.enable()
-    if stack is not None:
-        stack.close()
-    gc.collect()
-
-
-# --- in the parent ----------------------------------------------------------------------------------------------
-
-
-@dataclass
-class SideWorker:
-    """One side's worker process, renewed for every block."""
-
-    name: str
-    tree: str | None
-    python: str
-    environment: Mapping[str, str]
-    worker: isolation.Worker = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.worker = isolation.Worker(serve, self.python, self.environment)
-
-    def call(self, command: str, payload: Any, timeout_s: float) -> Any:
-        try:
-            return self.worker.call((command, payload), timeout_s)
-        finally:
-            self.worker.pause()
-
-    def renew(self, backend: str) -> None:
-        """End the process (and all the case held) and start a fresh one, importing `backend`'s framework; `ready`
-        waits for it. Both sides start at once: on a machine of two or more cores their starts overlap."""
-        self.worker.close()
-        self.worker = isolation.Worker(serve, self.python, self.environment)
-        self.worker.send(("prepare", (self.tree, backend)))
-
-    def ready(self, timeout_s: float) -> None:
-        try:
-            self.worker.receive(timeout_s)
-        finally:
-            self.worker.pause()
-
-    def close(self) -> None:
-        self.worker.close()
 
 
 def directed_metrics(workload: Workload) -> dict[str, int]:
@@ -242,7 +134,6 @@ class Pairing:
     judged: tuple[PairedRatio, ...] = ()
     done: PairedCase | None = None  # an error or a skip: nothing more to measure
     looked_at: int = 0  # the block count of the last look
-    start_s: float = 0.0  # how long the last pair of fresh processes took to start
 
     @property
     def n_blocks(self) -> int:
@@ -276,18 +167,25 @@ class Pairing:
         return (max(n for n in needed if n is not None) - self.n_blocks) * per_block_s
 
     def advance(self, until: float) -> None:
-        """Blocks until every verdict is decided at a look or the clock reaches `until` (perf_counter seconds)."""
+        """Blocks of this case alone until every verdict is decided at a look or the clock reaches `until`
+        (perf_counter seconds)."""
+        while self.open and (self.n_blocks == 0 or time.perf_counter() < until):
+            shared_block([self], until)
+
+    def block(self, until: float, start_share_s: float) -> None:
+        """One block of this case in the processes just started for it (and maybe for other cases: this case's
+        share of their start is `start_share_s`), then a look if the schedule has one here."""
+        started = time.perf_counter()
         try:
-            while not self.decided and self.n_blocks < blocks.MAX_BLOCKS and (self.n_blocks == 0 or time.perf_counter() < until):
-                started = time.perf_counter()
-                self._block(until)
-                self.elapsed_s += time.perf_counter() - started
-                if self.done is None and self.n_blocks in self.budget().schedule() and self.n_blocks > self.looked_at:
-                    self._judge()
+            self._block(until, start_share_s)
+            if self.done is None and self.n_blocks in self.budget().schedule() and self.n_blocks > self.looked_at:
+                self._judge()
         except isolation.WorkerLost as lost:
             self.done = PairedCase(self.head_case.id, "error", f"lost while measuring: {lost}")
         except Exception as exc:  # noqa: BLE001 - a case's failure is a row; the others still run
             self.done = PairedCase(self.head_case.id, "error", describe_failure(exc))
+        finally:
+            self.elapsed_s += time.perf_counter() - started + start_share_s
 
     def finish(self) -> PairedCase:
         """The case's row: its last look (taken now if the blocks stopped between looks)."""
@@ -308,23 +206,19 @@ class Pairing:
         )
 
     def _setup(self, timeout_s: float) -> bool:
-        """Both sides in fresh processes, set up; False (and `done` set) when the case cannot run on both. The
-        measuring processes of the block before are gone by then: a start (torch's import: seconds of CPU) never
-        competes with a sample."""
-        started = time.perf_counter()
+        """The case set up on both sides' fresh processes; False (and `done` set) when it cannot run on both."""
         ready = {}
+        # both sides set up and warm at once: nothing is measured yet, and a set-up (a model built, a warm-up
+        # round of a 0.15 s training step) taken one side after the other was half of a torch block's time
         try:
-            for side in self.sides:
-                side.renew(self.head_case.backend)
-            for side in self.sides:
-                side.ready(timeout_s)
+            for side, case in zip(self.sides, (self.base_case, self.head_case), strict=True):
+                side.send("setup", (case, side.tree))
         except isolation.WorkerLost as lost:
-            self.done = PairedCase(self.head_case.id, "error", f"a fresh worker process did not start: {lost}")
+            self.done = PairedCase(self.head_case.id, "error", f"could not set up: {lost}")
             return False
-        self.start_s = time.perf_counter() - started
-        for side, case in zip(self.sides, (self.base_case, self.head_case), strict=True):
+        for side in self.sides:
             try:
-                ready[side.name] = side.call("setup", (case, side.tree), timeout_s)
+                ready[side.name] = side.receive(timeout_s)
             except isolation.WorkerLost as lost:
                 lost_head = side.name == "head" and "base" in ready
                 self.done = PairedCase(self.head_case.id, "error", f"{side.name}: {lost}", lost=lost_head)
@@ -345,13 +239,13 @@ class Pairing:
             self.names = common if directed_metrics(self.workload) or not gated else list(gated)
         return True
 
-    def _block(self, until: float) -> None:
-        """One block: fresh processes, rounds for BLOCK_MIN_ROUNDS and at least BLOCK_MIN_S or as long as the
-        processes took to start (BLOCK_PER_START), then each verdict's block value."""
+    def _block(self, until: float, start_share_s: float) -> None:
+        """One block: the case set up, rounds for BLOCK_MIN_ROUNDS and at least BLOCK_MIN_S or as long as its share
+        of the processes' start (BLOCK_PER_START), then each verdict's block value."""
         settings = self.head_case.settings
         if not self._setup(settings.timeout_s):
             return
-        block_s = max(blocks.BLOCK_MIN_S, BLOCK_PER_START * self.start_s)
+        block_s = max(blocks.BLOCK_MIN_S, BLOCK_PER_START * start_share_s)
         clocks: dict[str, dict[str, list[Clocks]]] = {side.name: {name: [] for name in self.names} for side in self.sides}
         started = time.perf_counter()
         order, count = list(self.names), 0
@@ -422,3 +316,31 @@ class Pairing:
             interval = blocks.interval(values, tail)
             widths.append(math.inf if interval is None else (interval[1] - interval[0]) / 2 / blocks.estimate(values))
         return max(widths, default=math.inf)
+
+
+def shared_block(pairings: Sequence[Pairing], until: float) -> None:
+    """One block of each of `pairings`, which run on the same two sides, in one pair of fresh processes: started
+    once (both sides at once, while nothing is measured), then each case in turn set up, sampled and torn down,
+    sharing the start's cost. A case whose part ended in an error may have lost a process: the next case starts
+    a fresh pair. `until` (perf_counter seconds) cuts the cases' sampling short, never below BLOCK_MIN_ROUNDS."""
+    sides = pairings[0].sides
+    backends = list(dict.fromkeys(backend for p in pairings for backend in (p.base_case.backend, p.head_case.backend)))
+    timeout_s = max(p.head_case.settings.timeout_s for p in pairings)
+    start_s: float | None = None  # the unshared rest of the running processes' start; None: none running
+    for index, pairing in enumerate(pairings):
+        if start_s is None:
+            started = time.perf_counter()
+            try:
+                for side in sides:
+                    side.renew(backends)
+                for side in sides:
+                    side.ready(timeout_s)
+            except isolation.WorkerLost as lost:
+                for left in pairings[index:]:
+                    left.done = PairedCase(left.head_case.id, "error", f"a fresh worker process did not start: {lost}")
+                return
+            start_s = time.perf_counter() - started
+        share_s = start_s / (len(pairings) - index)
+        pairing.block(until, share_s)
+        failed = pairing.done is not None and pairing.done.status == "error"  # a skip leaves the processes as they were
+        start_s = None if failed else start_s - share_s

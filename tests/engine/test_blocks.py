@@ -11,6 +11,7 @@ the blocks fix.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import statistics
@@ -57,6 +58,12 @@ class _Side:
 
     def ready(self, timeout_s: float) -> None:
         pass
+
+    def send(self, command: str, payload: Any) -> None:
+        self.pending = (command, payload)
+
+    def receive(self, timeout_s: float) -> Any:
+        return self.call(*self.pending, timeout_s)
 
     def call(self, command: str, payload: Any, timeout_s: float) -> Any:
         if command == "setup":
@@ -222,3 +229,60 @@ def test_a_case_whose_first_interval_needs_more_blocks_looks_first_when_it_can_a
     assert blocks.interval([0.001 * i for i in range(first)], budget.tail_error()) is not None
     assert blocks.interval([0.001 * i for i in range(first - 1)], budget.tail_error()) is None
     assert len(budget.schedule()) + 1 <= budget.looks  # fewer looks than the budget was split over
+
+
+def test_cases_on_the_same_two_interpreters_share_each_blocks_fresh_processes():
+    rng = random.Random(8)
+    base, head = _Side("base", rng, 0.001, 0.001), _Side("head", rng, 0.001, 0.001)
+    cases = [paired.Pairing(_case(), _case(), (base, head), _Work(), 0.005, 0.05) for _ in range(3)]  # type: ignore[arg-type]
+    rows = gate_time.gate(cases, 60.0)
+    assert [row.ratios[0].label for row in rows] == [compare.SAME] * 3
+    most = max(p.n_blocks for p in cases)
+    assert base.processes == head.processes == most  # one start a block for all three cases, not one per case
+    assert sum(p.n_blocks for p in cases) == 3 * most
+
+
+class _Crashing(_Side):
+    """A side whose process dies while the first case of a block sets up (once)."""
+
+    crashed = False
+
+    def call(self, command: str, payload: Any, timeout_s: float) -> Any:
+        if command == "setup" and payload[0].id == "crash[numpy,cpu]" and not self.crashed:
+            self.crashed = True
+            raise paired.isolation.WorkerLost("the worker process died (killed by SIGSEGV)")
+        return super().call(command, payload, timeout_s)
+
+
+def test_a_case_that_kills_the_shared_processes_leaves_the_next_case_a_fresh_pair():
+    rng = random.Random(9)
+    base, head = _Crashing("base", rng, 0.001, 0.001), _Side("head", rng, 0.001, 0.001)
+    crash = dataclasses.replace(_case(), id="crash[numpy,cpu]")
+    first = paired.Pairing(crash, crash, (base, head), _Work(), 0.005, 0.05)  # type: ignore[arg-type]
+    second = paired.Pairing(_case(), _case(), (base, head), _Work(), 0.005, 0.05)  # type: ignore[arg-type]
+    paired.shared_block([first, second], float("inf"))
+    assert first.done is not None
+    assert first.done.status == "error"
+    assert "SIGSEGV" in (first.done.reason or "")
+    assert second.done is None
+    assert second.n_blocks == 1
+    assert base.processes == 2  # the second case did not run in what the first one left
+
+
+class _Needing:
+    """A stand-in for a case that says how long it needs (Pairing.seconds_needed) after `n_blocks` blocks."""
+
+    def __init__(self, n_blocks: int, needed_s: float):
+        self.n_blocks, self.needed_s = n_blocks, needed_s
+
+    def seconds_needed(self) -> float:
+        return self.needed_s
+
+    def budget(self) -> blocks.BlockBudget:
+        return blocks.BlockBudget(0.005, 1)
+
+
+def test_the_time_left_goes_to_the_cases_it_can_decide_and_to_all_when_it_decides_none():
+    near, far, early = _Needing(15, 5.0), _Needing(15, 90.0), _Needing(2, 40.0)
+    assert gate_time._worth_it([near, far, early], 10.0) == [near, early]  # type: ignore[arg-type]
+    assert gate_time._worth_it([far], 10.0) == [far]  # type: ignore[arg-type]

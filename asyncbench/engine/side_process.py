@@ -1,0 +1,149 @@
+"""One side of a paired gate: the worker process that sets a case up and samples it, and its handle.
+
+Each side is a worker process (isolation.Worker) started alike: its own
+interpreter and environment, with its source tree first on sys.path once
+the harness is imported, so user workloads and the user's package come from
+that side's revision. A fresh one is started for every block
+(engine.paired), importing its cases' frameworks before anything is
+measured; between its calls it is frozen (SIGSTOP), so an idle side cannot
+spin a thread pool, collect garbage or run an engine thread while the other
+side measures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from asyncbench.backends import get_backend
+from asyncbench.engine import isolation, runner
+from asyncbench.measure.timing import take_sample
+from asyncbench.results.model import Case
+from asyncbench.workloads import plugins
+
+# --- in the worker process ------------------------------------------------------------------------------------
+
+_case: dict[str, Any] = {}
+
+
+def serve(command: str, payload: Any, on_progress: Any = None) -> Any:
+    """A side's worker: ("prepare", (tree, backends)) → None once the backends' frameworks are imported;
+    ("setup", (case, tree)) → variants or a skip reason; ("sample", variant) → its clocks; ("verify", None) → what
+    is wrong with the variants' results, or None; ("teardown", None) → None; ("environment", backends) → what this
+    side runs on (its interpreter's versions)."""
+    if command == "environment":
+        from asyncbench.engine import environment
+
+        return environment.capture(payload)
+    if command == "prepare":
+        return _prepare(*payload)
+    if command == "setup":
+        return _setup(*payload)
+    if command == "sample":
+        return _sample(payload)
+    if command == "verify":
+        verify = _case["prepared"].verify if _case else None
+        return verify() if verify is not None else None
+    return _teardown()
+
+
+def _prepare(tree: str | None, backends: Sequence[str]) -> None:
+    """What a fresh process does before its block: put its tree first, import the frameworks its cases use."""
+    if tree and tree not in sys.path:
+        sys.path.insert(0, tree)
+    for backend in backends:
+        with contextlib.suppress(Exception):  # an unavailable backend says so at setup, as a skip
+            importlib.import_module(get_backend(backend).module)  # both sides at once, before anything is measured
+
+
+def _setup(case: Case, tree: str | None) -> dict[str, Any]:
+    if tree and tree not in sys.path:
+        sys.path.insert(0, tree)  # after the harness is imported: the user's code comes from this side's tree
+    _teardown()
+    workload = plugins.find(case.workload)
+    backend = get_backend(case.backend)
+    reason = workload.skip_reason(backend, case.device, case.params)
+    if reason:
+        return {"skipped": reason}
+    stack = runner.scope(backend, case)
+    prepared = workload.setup(backend, case.device, case.params)
+    if prepared.close is not None:
+        stack.callback(prepared.close)
+    timed = prepared.device_timed
+    timers = {name: backend.timer(case.device) if timed else None for name in prepared.variants}
+    _case.update(stack=stack, prepared=prepared, timers=timers)
+    for _ in range(case.settings.warmup):
+        for name in prepared.variants:
+            _sample(name)
+    gc.collect()
+    gc.disable()  # as in `run`: no collection inside a sample; one pass of the youngest generation after each
+    return {"variants": list(prepared.variants), "asynchronous": backend.is_asynchronous(case.device)}
+
+
+def _sample(name: str) -> tuple[float, float, float | None]:
+    prepared = _case["prepared"]
+    clocks = take_sample(prepared.variants[name], prepared.sync, _case["timers"][name], prelude=prepared.preludes.get(name))
+    gc.collect(0)
+    return clocks
+
+
+def _teardown() -> None:
+    stack = _case.pop("stack", None)
+    _case.clear()
+    gc.enable()
+    if stack is not None:
+        stack.close()
+    gc.collect()
+
+
+# --- in the parent ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SideWorker:
+    """One side's worker process, renewed for every block."""
+
+    name: str
+    tree: str | None
+    python: str
+    environment: Mapping[str, str]
+    worker: isolation.Worker = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.worker = isolation.Worker(serve, self.python, self.environment)
+
+    def call(self, command: str, payload: Any, timeout_s: float) -> Any:
+        try:
+            return self.worker.call((command, payload), timeout_s)
+        finally:
+            self.worker.pause()
+
+    def send(self, command: str, payload: Any) -> None:
+        """Hand a call to the process without waiting: `receive` gets its answer."""
+        self.worker.send((command, payload))
+
+    def receive(self, timeout_s: float) -> Any:
+        try:
+            return self.worker.receive(timeout_s)
+        finally:
+            self.worker.pause()
+
+    def renew(self, backends: Sequence[str]) -> None:
+        """End the process (and all the case held) and start a fresh one, importing the `backends`' frameworks;
+        `ready` waits for it. Both sides start at once: on a machine of two or more cores their starts overlap."""
+        self.worker.close()
+        self.worker = isolation.Worker(serve, self.python, self.environment)
+        self.worker.send(("prepare", (self.tree, tuple(backends))))
+
+    def ready(self, timeout_s: float) -> None:
+        try:
+            self.worker.receive(timeout_s)
+        finally:
+            self.worker.pause()
+
+    def close(self) -> None:
+        self.worker.close()
