@@ -8,7 +8,10 @@ change is then told as the ratio of the medians after and before it, with
 the 95% interval of that ratio from the two segments (the interval `compare`
 gives two results), so "how much" carries its uncertainty as every figure
 here does. The false-alarm rate on flat noisy series is measured by
-`benchmarks/history_changes.py`.
+`benchmarks/history_changes.py`. A change must also be large enough to be
+more than the drift between runs: the paired ratios of recorded `ab` files,
+where that drift cancels, are held to a floor of their own, measured by
+`benchmarks/history_drift.py`.
 """
 
 from __future__ import annotations
@@ -29,12 +32,35 @@ WINDOW = 50
 # on the 2-core machine drifted by 11%, which the significance test alone called a change; so a change must also
 # be larger than this to be one (Otava's min_magnitude).
 MIN_MAGNITUDE = 0.15
+# The smallest change called in a paired-ratio series (`ab` files recorded: quantity `ab:NAME`, unit x): each
+# point is one `ab` gate's ratio head/base, both sides measured round by round in the same blocks of processes, so
+# the machine's drift between runs cancels in it. Beside a CPU hog on the 2-core machine, 53 `ab` gates of identical
+# sides (benchmarks/history_drift.py, three sessions) gave ratios 0.995-1.010: 1.5% apart at most, SD 0.37%, while
+# the run medians of the same work beside them spread by 74-188% (max/min, per series). Twice the widest of those
+# spreads, as MIN_MAGNITUDE stands above the 11% drift of medians: a planted +5% step is then found at the run it
+# starts, and flat series show none.
+PAIRED_MIN_MAGNITUDE = 0.03
+# What marks a paired-ratio series: store.record_ab's quantities are `ab:` + the compared name, in unit x.
+PAIRED_PREFIX = "ab:"
+PAIRED_UNIT = "x"
 # A change's interval is the ratio's at this confidence, as every interval asyncbench reports.
 CONFIDENCE = 0.95
 
 
-def change_points(points: Sequence[Point]) -> tuple[ChangePoint, ...]:
-    """Where the values of `points` (in run order) shifted, in order."""
+def is_paired(quantity: str, unit: str) -> bool:
+    """Whether a series of this quantity holds the paired ratios head/base of recorded `ab` files."""
+    return quantity.startswith(PAIRED_PREFIX) and unit == PAIRED_UNIT
+
+
+def min_magnitude(quantity: str, unit: str) -> float:
+    """The smallest change called in a series of this quantity: PAIRED_MIN_MAGNITUDE for a paired ratio of an `ab`
+    file, whose points carry no drift between runs; MIN_MAGNITUDE for a run's median, which does."""
+    return PAIRED_MIN_MAGNITUDE if is_paired(quantity, unit) else MIN_MAGNITUDE
+
+
+def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> tuple[ChangePoint, ...]:
+    """Where the values of `points` (in run order) shifted, in order; a change must exceed `smallest` (relative:
+    min_magnitude of the series' kind)."""
     from otava.analysis import compute_change_points
 
     from asyncbench.verdicts import compare  # scipy: only where changes are found, not where they are read
@@ -43,12 +69,12 @@ def change_points(points: Sequence[Point]) -> tuple[ChangePoint, ...]:
     if len(values) < 3:
         return ()
     low, high = min(values), max(values)
-    if low > 0 and high < low * (1 + MIN_MAGNITUDE):
+    if low > 0 and high < low * (1 + smallest):
         # the means on the two sides of any split lie between the smallest and the largest value, so no split here
-        # changes by more than MIN_MAGNITUDE, and Otava's merge would keep none: its answer, without its search (a
+        # changes by more than `smallest`, and Otava's merge would keep none: its answer, without its search (a
         # quiet series, the common case, costs recording nothing here)
         return ()
-    found, _ = compute_change_points(values, window_len=WINDOW, max_pvalue=MAX_P_VALUE, min_magnitude=MIN_MAGNITUDE)
+    found, _ = compute_change_points(values, window_len=WINDOW, max_pvalue=MAX_P_VALUE, min_magnitude=smallest)
     edges = [0, *(c.index for c in found), len(values)]
     changes = []
     for position, change in enumerate(found, start=1):
@@ -72,13 +98,15 @@ def change_points(points: Sequence[Point]) -> tuple[ChangePoint, ...]:
 
 
 def regressions(found: Iterable[Series], margin: float) -> list[tuple[Series, ChangePoint]]:
-    """The series whose newest point starts a change that makes it slower by more than `margin`: a time that
-    grew (or a rate, `/s`, that fell) past 1 + margin, by the ratio's whole interval where there is one."""
+    """The series whose newest point starts a change that makes it slower by more than `margin`: a time (or a
+    paired ratio head/base, > 1 slower) that grew, or a rate, `/s`, that fell, past 1 + margin, by the ratio's whole
+    interval where there is one."""
     hits = []
     for one in found:
         rate = one.unit.endswith("/s")
-        if not (rate or one.unit == "s") or not one.change_points or not one.points:
-            continue  # only times and rates say which way is slower
+        slower_up = one.unit == "s" or is_paired(one.quantity, one.unit)
+        if not (rate or slower_up) or not one.change_points or not one.points:
+            continue  # only times, paired ratios and rates say which way is slower
         change = one.change_points[-1]
         if change.run != one.points[-1].run:
             continue

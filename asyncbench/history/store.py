@@ -222,7 +222,8 @@ class Store:
                 connection.execute(points.insert(), [{"series_id": ids[key_of], **values} for key_of, _, _, values in rows])
             added = collections.Counter(ids[key_of] for key_of, _, _, _ in rows)  # series -> its new points (one, as a rule)
             self._count(connection, added)
-            self.refresh_changes(connection, sorted(added))
+            kinds = {ids[key_of]: (key_of[3], unit) for key_of, unit, _, _ in rows}  # what sets each one's floor
+            self.refresh_changes(connection, sorted(added), kinds)
             return Recorded(run=run, new=True, points=len(rows))
 
     def _count(self, connection: Any, added: Mapping[int, int]) -> None:
@@ -269,12 +270,17 @@ class Store:
                 ).inserted_primary_key[0]
         return ids
 
-    def refresh_changes(self, connection: Any, series_ids: Sequence[int]) -> None:
+    def refresh_changes(self, connection: Any, series_ids: Sequence[int], kinds: Mapping[int, tuple[str, str]] | None = None) -> None:
         """Find the change points of these series again over their newest CHANGE_WINDOW points. A series longer than
-        that keeps the changes found before the window and in its first CHANGE_GUARD points, as found then."""
+        that keeps the changes found before the window and in its first CHANGE_GUARD points, as found then.
+
+        `kinds` is each series' (quantity, unit), which sets the smallest change called in it (changes.min_magnitude:
+        a paired ratio of an `ab` file is not a run's median); read from the store where not given."""
         import sqlalchemy as sa
 
         found = self._newest(connection, series_ids, CHANGE_WINDOW + 1)  # one more: whether the window is the whole series
+        if kinds is None:
+            kinds = self._kinds(connection, series_ids)
         table = self.table("changes")
         stored: dict[int, list[int]] = {}
         for start in range(0, len(series_ids), CHUNK):
@@ -295,11 +301,22 @@ class Store:
             kept = [position[run] for run in before if run < since and run in position]
             rows = [
                 {"series_id": series_id, **_change_row(change)}
-                for change in changes.change_points(shown)
+                for change in changes.change_points(shown, changes.min_magnitude(*kinds[series_id]))
                 if change.run >= since and not any(position[change.run] - at <= CHANGE_NEAR for at in kept)
             ]
             if rows:
                 connection.execute(table.insert(), rows)
+
+    def _kinds(self, connection: Any, series_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """Each series' (quantity, unit), CHUNK series a query."""
+        import sqlalchemy as sa
+
+        series = self.table("series")
+        kinds: dict[int, tuple[str, str]] = {}
+        for start in range(0, len(series_ids), CHUNK):
+            query = sa.select(series.c.id, series.c.quantity, series.c.unit).where(series.c.id.in_(list(series_ids[start : start + CHUNK])))
+            kinds.update({row.id: (row.quantity, row.unit) for row in connection.execute(query)})
+        return kinds
 
     def _newest(self, connection: Any, series_ids: Sequence[int], last: int) -> dict[int, list[Point]]:
         """Each series' newest `last` points, in run order: one indexed `ORDER BY run_id DESC LIMIT` per series, so
