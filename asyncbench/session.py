@@ -269,6 +269,7 @@ def _execute(plan: Config, request: RunRequest, saver: _Saver, trace_dir: str | 
     from asyncbench.report.progress import ProgressDisplay
 
     backends_used = [name for e in plan.experiments for name in e.backends]
+    workers = runner.start_workers(plan, request.isolate)  # importing their frameworks while this process captures
     report = schema.new_report(plan.to_dict(), environment.capture(backends_used))
     saver.begin(report)
     finished: list[Result] = []
@@ -284,7 +285,13 @@ def _execute(plan: Config, request: RunRequest, saver: _Saver, trace_dir: str | 
     try:
         with display:
             runner.run(
-                plan, isolate=request.isolate, trace_dir=trace_dir, on_start=display.start, on_progress=display.update, on_result=on_result
+                plan,
+                isolate=request.isolate,
+                trace_dir=trace_dir,
+                on_start=display.start,
+                on_progress=display.update,
+                on_result=on_result,
+                workers=workers,
             )
     except KeyboardInterrupt as stop:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the save short

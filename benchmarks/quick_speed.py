@@ -7,7 +7,9 @@ suite's). For each backend (`-b`), the suite and `--quick` run one after
 the other in fresh processes, `--repeat` times, alternating which goes first
 so that a machine growing busier does not favour one; printed: each wall
 time, the median ratio quick / suite, and where the time went (the sum of
-the cases' own times, and each case's, with --cases).
+the cases' own times, the rest outside them: the interpreter's start, the
+environment's capture, planning and the worker's start where they do not
+overlap; and each case's, with --cases).
 
     python benchmarks/quick_speed.py                        # numpy, torch and jax: about 2 minutes on 2 cores
     python benchmarks/quick_speed.py -b numpy --repeat 3    # one backend, three pairs
@@ -58,9 +60,10 @@ def main() -> None:
                 for quick in order:
                     walls[quick], cases[quick] = timed_run(backend, quick, Path(tmp))
                 ratios.append(walls[True] / walls[False])
+                own = {quick: sum(cases[quick].values()) for quick in walls}
                 print(
-                    f"{backend}: suite {walls[False]:.1f} s (cases {sum(cases[False].values()):.1f} s), "
-                    f"--quick {walls[True]:.1f} s (cases {sum(cases[True].values()):.1f} s): {ratios[-1]:.2f}"
+                    f"{backend}: suite {walls[False]:.1f} s (cases {own[False]:.1f} s, outside them {walls[False] - own[False]:.1f} s), "
+                    f"--quick {walls[True]:.1f} s (cases {own[True]:.1f} s, outside them {walls[True] - own[True]:.1f} s): {ratios[-1]:.2f}"
                 )
                 if args.cases:
                     for quick in (False, True):

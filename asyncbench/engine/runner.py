@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator, Mapping
 from asyncbench.backends import Backend, get_backend
 from asyncbench.backends.base import DeviceTimer
 from asyncbench.engine import isolation, memory, rounds, sanity, trace
+from asyncbench.engine.case_workers import CaseWorkers, ImportFrameworks
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.host import facts
 from asyncbench.measure import harness_cost
@@ -272,9 +273,14 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
     return _row(case, OK, **fields)
 
 
-def run_case_in_worker(case: Case, workload: Workload | None = None, on_progress: Callable[[Progress], None] | None = None) -> Result:
+def run_case_in_worker(
+    case: Case | ImportFrameworks, workload: Workload | None = None, on_progress: Callable[[Progress], None] | None = None
+) -> Result | None:
     """run_case as a worker process calls it: the backend is looked up there (backends hold modules, not
-    picklable), and so is a user's workload (None here): it is imported again from its file or module."""
+    picklable), and so is a user's workload (None here): it is imported again from its file or module.
+    An ImportFrameworks call (a worker's first, while the parent plans: case_workers) answers None."""
+    if isinstance(case, ImportFrameworks):
+        return case()
     if workload is None:
         try:
             workload = plugins.find(case.workload)
@@ -324,6 +330,14 @@ def _kept_rounds(case: Case, workload: Workload, reason: str, progress: Progress
     )
 
 
+def start_workers(config: Config, isolate: bool) -> CaseWorkers:
+    """The workers of `config`'s cases, started now, importing their frameworks (case_workers), for `run`: what the
+    caller does before it (capturing the environment imports torch in this process too: 1.5 s) overlaps their start."""
+    workers = CaseWorkers(run_case_in_worker, isolate)
+    workers.start({name: get_backend(name) for e in config.experiments for name in e.backends})
+    return workers
+
+
 def run(
     config: Config,
     *,
@@ -333,41 +347,33 @@ def run(
     on_progress: Callable[[Progress], None] | None = None,
     on_result: Callable[[Result], None] | None = None,
     family_error: float = budget.FAMILY_ERROR,
+    workers: CaseWorkers | None = None,
 ) -> list[Result]:
     """Run every case of `config` in order (each in a worker process with `isolate`; each variant traced
     into `trace_dir` after it is measured); return (and stream through on_result) the results.
 
-    Every `expect:` check of the run shares one false-alarm rate, `family_error` (results.budget)."""
+    Every `expect:` check of the run shares one false-alarm rate, `family_error` (results.budget). `workers`: from
+    `start_workers(config, isolate)`, when the caller started them earlier; `run` closes them."""
     backends = {name: get_backend(name) for e in config.experiments for name in e.backends}
     harness_cost.forget()  # the harness's cost is measured once per backend and device in each run (workers start empty)
-    planned = list(plan(config, backends))
-    verdicts = sum(len(case.expect) for case, _ in planned)
-
-    def budgeted(case: Case) -> Case:
-        shared = budget.Budget(family_error, verdicts, case.settings.min_samples, case.settings.max_samples) if case.expect else None
-        return dataclasses.replace(case, trace_dir=trace_dir, budget=shared)
-
-    cases = [(budgeted(case), skip) for case, skip in planned]
-    synchronizing = facts.synchronizing_variables()
     results = []
-    workers: dict[tuple[Any, ...], isolation.Worker] = {}
-
-    def worker_for(backend: Backend) -> isolation.Worker | None:
-        """One worker per interpreter and start-up environment; None: run here (--in-process, when the backend can)."""
-        python, variables = backend.interpreter(), backend.worker_environment()
-        if not isolate and python is None and not variables:
-            return None
-        key = (python, tuple(sorted(variables.items())))
-        if key not in workers:
-            workers[key] = isolation.Worker(run_case_in_worker, python, variables)
-        return workers[key]
-
     try:
+        if workers is None:
+            workers = start_workers(config, isolate)  # importing their frameworks while this process plans
+        planned = list(plan(config, backends))
+        verdicts = sum(len(case.expect) for case, _ in planned)
+
+        def budgeted(case: Case) -> Case:
+            shared = budget.Budget(family_error, verdicts, case.settings.min_samples, case.settings.max_samples) if case.expect else None
+            return dataclasses.replace(case, trace_dir=trace_dir, budget=shared)
+
+        cases = [(budgeted(case), skip) for case, skip in planned]
+        synchronizing = facts.synchronizing_variables()
         for index, (case, skip) in enumerate(cases):
             if on_start is not None:
                 on_start(index, len(cases), case)
             workload = WORKLOADS[case.workload]
-            worker = None if skip else worker_for(backends[case.backend])
+            worker = None if skip else workers.for_backend(backends[case.backend], case.settings.timeout_s)
             if skip:
                 result = _row(case, SKIPPED, skip, unavailable=True)
             elif worker is None:
@@ -385,6 +391,6 @@ def run(
             if on_result is not None:
                 on_result(result)
     finally:
-        for worker in workers.values():
-            worker.close()
+        if workers is not None:
+            workers.close()
     return results

@@ -101,7 +101,6 @@ def measure(
 
     `preludes`: per variant, untimed work issued before each of its samples (take_sample).
     """
-    stats.prepare()  # before any clock starts: the noise check after each round needs scipy
     timers = {name: make_timer() for name in variants}
     prelude = dict(preludes or {})
     for _ in range(settings.warmup):

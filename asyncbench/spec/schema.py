@@ -31,11 +31,13 @@ MAX_SHAPE_DIMS = 8
 MAX_SWEEP_POINTS = 10_000
 # --quick is for smoke tests: cap the measurement to a few short samples. Six is the
 # fewest with a 95% interval of the median: fewer would leave every figure without one.
-# 0.2 s a case beyond those six rounds: at 1 s (the built-in suite's own max_time_s) --quick
-# took as long as the suite (23.4 s vs 22.6 s); sampling was most of it, the rest is worker
-# start, imports and set-up, which --quick cannot cut (benchmarks/quick_speed.py measures it).
-# A case with checks still takes the rounds they need (verdicts.checks.enough_rounds).
-QUICK_SETTINGS = Settings(warmup=1, min_samples=6, max_samples=20, max_time_s=0.2, max_rel_noise=0.05)
+# 0.1 s a case beyond those six rounds: at 1 s (the built-in suite's own max_time_s) --quick
+# took as long as the suite (23.4 s vs 22.6 s); at 0.2 s sampling was still 0.9-1.3 s of a torch
+# or jax --quick run of 10 s, at 0.1 s it is 0.65 s (torch); the rest is process starts, imports,
+# JAX compilation and set-up, which --quick cannot cut (benchmarks/quick_speed.py measures it).
+# A case with checks still takes the rounds they need (verdicts.checks.enough_rounds), up to
+# max_samples.
+QUICK_SETTINGS = Settings(warmup=1, min_samples=6, max_samples=20, max_time_s=0.1, max_rel_noise=0.05)
 #: the units a float setting may carry, as `expect` thresholds do: max_time_s=2s, max_rel_noise=3%
 SETTING_UNITS = {"max_time_s": "s", "timeout_s": "s", "max_rel_noise": "%"}
 _NUMBER_WITH_UNIT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ%]+)\s*")

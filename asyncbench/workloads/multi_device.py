@@ -96,7 +96,8 @@ class MultiDevice(Workload):
     summary = "the same products on two devices (GPUs, GPU+CPU, two streams, two CPU thread groups) alone vs together"
     params = (
         # on a CPU the textbook's 50 products of 4000² take a minute or more per variant: timeout_s would cut the case
-        Param("size", INT, 4000, "matrix side", quick=384, minimum=1, maximum=65536, per_backend={"cpu": 1000}),
+        # --quick's 256 is matmul's, barrier's and conversion's: on JAX their cases share one compiled generator
+        Param("size", INT, 4000, "matrix side", quick=256, minimum=1, maximum=65536, per_backend={"cpu": 1000}),
         Param(
             "n_iter",
             INT,

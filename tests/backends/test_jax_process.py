@@ -124,3 +124,28 @@ def test_a_failed_jax_trace_leaves_no_temporary_folder(tmp_path):
         TMPDIR=str(tmp_path),
     )
     assert not [name for name in found["left"] if name.startswith("asyncbench-jax-trace-")]
+
+
+def test_random_arrays_of_one_shape_share_one_compiled_generator():
+    """Compiling jax.random.normal costs 0.3-0.9 s on a CPU: a case set up with the shape of an earlier one (--quick's
+    matmul, barrier and conversion) reuses its generator, and still gets its own stream from its own key."""
+    found = python("""
+        import json, logging
+        from asyncbench.backends.jax_backend import JaxBackend
+        compiled = []
+        class Count(logging.Handler):
+            def emit(self, record):
+                if "Finished XLA compilation of jit(generate)" in record.getMessage():
+                    compiled.append(record.getMessage())
+        for name in ("jax._src.dispatch", "jax._src.interpreters.pxla", "jax._src.compiler"):
+            logging.getLogger(name).addHandler(Count())
+        import jax
+        jax.config.update("jax_log_compiles", True)
+        backend = JaxBackend()
+        first, second, other = (backend.random(shape, "float32", "cpu") for shape in ((64, 64), (64, 64), (32, 64)))
+        a, b, c = first(), second(), other()
+        print(json.dumps({"compiled": len(compiled), "same_start": bool((a == b).all()), "next_differs": bool((first() != a).any())}))
+    """)
+    assert found["compiled"] == 2  # (64, 64) once for both, (32, 64) once
+    assert found["same_start"]
+    assert found["next_differs"]

@@ -159,3 +159,62 @@ def test_a_cpu_only_selection_never_plans_a_cupy_case():
     cases = list(runner.plan(plan, {name: get_backend(name) for name in plan.experiments[0].backends}))
     assert "cupy" not in {case.backend for case, _ in cases}
     assert {"numpy", "torch"} <= {case.backend for case, _ in cases}
+
+
+def test_each_worker_imports_its_frameworks_while_the_run_is_planned_and_only_then_gets_a_case(monkeypatch):
+    """Planning lists devices (JAX in a child process: 0.8 s); a worker started only for the first case would begin
+    its own start and imports after that. The case is handed over once the imports are answered."""
+    from asyncbench.engine import case_workers, isolation
+    from asyncbench.spec import overrides
+
+    events: list[str] = []
+    real_send, real_receive, real_plan = isolation.Worker.send, isolation.Worker.receive, runner.plan
+
+    def send(self, args):
+        events.append(f"send {type(args[0]).__name__}")
+        return real_send(self, args)
+
+    def receive(self, timeout_s, on_progress=None):
+        answer = real_receive(self, timeout_s, on_progress)
+        events.append(f"answer {type(answer).__name__}")
+        return answer
+
+    def plan(*args):
+        events.append("plan")
+        yield from real_plan(*args)
+
+    monkeypatch.setattr(isolation.Worker, "send", send)
+    monkeypatch.setattr(isolation.Worker, "receive", receive)
+    monkeypatch.setattr(runner, "plan", plan)
+    quick = overrides.apply_overrides(config.default_suite(), workloads=["matmul"], backends=["numpy"], devices=["cpu"], quick=True)
+    (result,) = runner.run(quick, isolate=True)
+    assert result.status == OK
+    assert events == ["send ImportFrameworks", "plan", "answer NoneType", "send Case", "answer Result"]
+    assert runner.run_case_in_worker(case_workers.ImportFrameworks(("numpy", "no-such-backend"))) is None
+
+
+def test_a_run_starts_its_workers_before_it_captures_the_environment(monkeypatch, tmp_path):
+    """Capturing the environment imports torch in the run's own process (1.5 s): the workers' start and imports
+    overlap it instead of following it."""
+    from click.testing import CliRunner
+
+    from asyncbench import cli
+    from asyncbench.engine import environment, isolation
+
+    events: list[str] = []
+    real_send, real_capture = isolation.Worker.send, environment.capture
+
+    def send(self, args):
+        events.append(f"send {type(args[0]).__name__}")
+        return real_send(self, args)
+
+    def capture(*args):
+        events.append("capture")
+        return real_capture(*args)
+
+    monkeypatch.setattr(isolation.Worker, "send", send)
+    monkeypatch.setattr(environment, "capture", capture)
+    argv = ["run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", "-o", str(tmp_path / "r.json")]
+    done = CliRunner().invoke(cli.main, argv)
+    assert done.exit_code == 0, done.output
+    assert events == ["send ImportFrameworks", "capture", "send Case"]

@@ -57,6 +57,37 @@ def test_interval_ranks_have_at_least_95_percent_coverage_and_are_the_tightest(n
     assert stats.coverage(n, k) >= 0.95 > stats.coverage(n, k + 1)
 
 
+def test_interval_ranks_are_scipys_binomial_ranks_for_every_n_and_level():
+    """order_rank and coverage compute Bin(n, ½) without scipy; they agree with scipy.stats.binom everywhere."""
+    import numpy
+    from scipy.stats import binom
+
+    for confidence in (0.5, 0.9, 0.95, 0.975, 0.99):
+        for n in [*range(1, 401), 1000, 4999, 5000, 100_000]:
+            tails = binom.cdf(numpy.arange(n // 2), n, 0.5)
+            expected = int(numpy.count_nonzero(tails <= (1 - confidence) / 2)) or None
+            assert stats.order_rank(n, confidence) == expected, (n, confidence)
+    for n, k in [(6, 1), (30, 10), (1000, 469)]:
+        assert stats.coverage(n, k) == pytest.approx(1 - 2 * binom.cdf(k - 1, n, 0.5), abs=1e-12)
+
+
+def test_intervals_import_no_scipy():
+    """scipy.stats takes 1.35 s to import with torch loaded, paid by a run's process, its workers and comm_overlap's
+    ranks: a run that measures and reports intervals must not import it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from asyncbench.results import stats; from asyncbench.measure.timing import measure; "
+        "from asyncbench.results.model import Settings; "
+        "measure({'a': lambda: None}, lambda: None, lambda: None, Settings(warmup=1, min_samples=6, max_samples=6)); "
+        "assert stats.median_ci([float(i * 7 % 50) for i in range(50)]) is not None; stats.coverage(50, 18); "
+        "print('scipy' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
 @pytest.mark.parametrize("bounds, reference, where", [((1.1, 1.3), 1.0, 1), ((0.7, 0.9), 1.0, -1), ((0.9, 1.2), 1.0, 0), (None, 1.0, None)])
 def test_a_difference_is_stated_only_when_the_interval_excludes_the_reference(bounds, reference, where):
     assert stats.side(bounds, reference) == where

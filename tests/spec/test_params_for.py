@@ -82,3 +82,16 @@ def test_the_case_id_names_a_size_that_differs_from_the_default():
     experiment = config.loads(SUITE_LIKE).experiments[0]
     params = runner.params_on(experiment, "mxnet", "cpu", experiment.points()[0])
     assert "n_ops=500" in runner.case_id(experiment, "mxnet", "cpu", params)
+
+
+def test_quick_suite_samples_a_tenth_of_the_suites_time_and_its_square_products_share_one_size():
+    """--quick must stay well under the suite (benchmarks/quick_speed.py): each case samples at most a tenth of the
+    suite's max_time_s, and on a CPU the workloads of square random matrices take one size, so that on JAX their
+    cases share one compiled generator (0.3-0.9 s to compile each) instead of compiling their own."""
+    suite = config.default_suite()
+    quick = overrides.apply_overrides(suite, quick=True)
+    for full, short in zip(suite.experiments, quick.experiments, strict=True):
+        assert short.settings.max_time_s <= full.settings.max_time_s / 10, full.name
+    square = {"matmul", "barrier", "conversion", "multi_device"}
+    sizes = {runner.params_on(e, "jax", "cpu", point)["size"] for e in quick.experiments if e.workload in square for point in e.points()}
+    assert len(sizes) == 1
