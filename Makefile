@@ -96,7 +96,7 @@ quick: install-run
 
 # The jax-, mxnet-, postgres-, browser- and slurm-marked tests must run here, not skip: ASYNCBENCH_REQUIRE turns their skip into a failure.
 test: install-test mxnet postgres chromium slurm
-	ASYNCBENCH_REQUIRE=jax,mxnet,postgres,browser,slurm ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL) $(PYTHON) -m pytest
+	ASYNCBENCH_REQUIRE=jax,mxnet,postgres,browser,slurm ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL) $(PYTHON) -m pytest --durations=25
 
 gpu-test: install-test
 	$(PYTHON) -m pytest -m gpu
