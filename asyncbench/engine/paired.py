@@ -77,7 +77,7 @@ def _ratio_series(
         old_s, new_s = [c.done_s for c in base[name][:rounds]], [c.done_s for c in head[name][:rounds]]
         series[(VARIANT, name)] = (old_s, new_s, [n / o for o, n in zip(old_s, new_s, strict=True) if o > 0])
     directions = directed_metrics(workload)
-    for index in range(rounds):
+    for index in range(rounds if directions else 0):  # without a directed metric only the gated variants were sampled
         old_metrics = workload.round_metrics(params, {n: base[n][index] for n in base})
         new_metrics = workload.round_metrics(params, {n: head[n][index] for n in head})
         for name, direction in directions.items():

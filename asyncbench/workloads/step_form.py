@@ -174,6 +174,8 @@ class StepWorkload(Workload):
         metrics: dict[str, float | None] = {}
         never = clocks.get(variant_name(0))
         for every in params["sync_every"]:
+            if variant_name(every) not in clocks:
+                continue  # not measured (`ab` samples only the variants it gates)
             done = clocks[variant_name(every)].done_s
             metrics[f"step_s_k{every}"] = done / params["steps"]
             if never is not None and every != 0:

@@ -286,3 +286,25 @@ def test_the_time_left_goes_to_the_cases_it_can_decide_and_to_all_when_it_decide
     near, far, early = _Needing(15, 5.0), _Needing(15, 90.0), _Needing(2, 40.0)
     assert gate_time._worth_it([near, far, early], 10.0) == [near, early]  # type: ignore[arg-type]
     assert gate_time._worth_it([far], 10.0) == [far]  # type: ignore[arg-type]
+
+
+def test_a_step_with_its_default_waits_pairs_on_the_one_variant_ab_gates():
+    import asyncbench
+    from asyncbench.results.model import Clocks
+
+    @asyncbench.step(steps=2)  # sync_every (0, 4, 1) by default: `ab` gates and samples sync_every=0 only
+    def default_waits(backend: Any, device: str, params: Any) -> Any:  # pragma: no cover - never set up here
+        return lambda: None
+
+    params = {"sync_every": [0, 4, 1], "steps": 2}
+    gated = default_waits.gated(params, ["sync_every=0", "sync_every=4", "sync_every=1"])
+    assert tuple(gated) == ("sync_every=0",)
+    base = {"sync_every=0": [Clocks(1e-3, 2e-3, None)] * 5}
+    head = {"sync_every=0": [Clocks(1e-3, 2.2e-3, None)] * 5}
+    series = paired._ratio_series(default_waits, params, base, head)
+    assert list(series) == [("variant", "sync_every=0")]
+    assert series[("variant", "sync_every=0")][2] == pytest.approx([1.1] * 5)
+    assert default_waits.round_metrics(params, {"sync_every=0": base["sync_every=0"][0]}) == {
+        "step_s_k0": pytest.approx(1e-3),
+        "illusion": pytest.approx(2.0),
+    }
