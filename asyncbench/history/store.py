@@ -42,6 +42,8 @@ CHANGE_GUARD = changes.WINDOW
 # A change found within this many points after one kept from the guard is that one again, its split moved by the
 # points that came since (Otava's split of a gradual step shifts by a point or two): not a second change.
 CHANGE_NEAR = 5
+# The base's commit in an `ab` series' name (ab:NAME@BASE): as many hex digits as `git log --oneline` shows at most.
+BASE_SHOWN = 12
 # Ids per IN list (SQLite allows 32,766 parameters; PostgreSQL more): bounded lists keep every statement small.
 CHUNK = 500
 
@@ -134,6 +136,8 @@ class Store:
         series of plain runs: a paired ratio is not a median of one side."""
         environment = dict(data.environment)
         environment["git_sha"] = data.revision
+        # a ratio is head against its base: against another base it is another quantity, not a change in this one
+        against = f"@{data.base_revision[:BASE_SHOWN]}" if data.base_revision else ""
         entries = [
             CaseEntry(
                 case_id=case.id,
@@ -148,7 +152,7 @@ class Store:
                 quantities=[
                     {
                         "variant": r.name if r.kind == VARIANT else "",
-                        "quantity": f"ab:{r.name}",
+                        "quantity": f"ab:{r.name}{against}",
                         "unit": "x",
                         "value": r.ratio,
                         "low": r.ratio_ci[0] if r.ratio_ci else None,

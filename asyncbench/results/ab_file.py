@@ -76,6 +76,8 @@ class ABFile:
     #: the head side's facts (engine.environment, captured in its worker): the machine the run is recorded on
     environment: Mapping[str, Any]
     cases: tuple[ABCase, ...]
+    #: the base side's commit (hex), None when the file does not say: a ratio is head against this base
+    base_revision: str | None = None
 
 
 def is_ab(raw: Any) -> bool:
@@ -106,7 +108,7 @@ def from_dict(raw: Any, source: str) -> ABFile:
         (at / "schema_version").fail(f"{version!r} is not an `ab` schema this asyncbench reads (at most {AB_SCHEMA_VERSION})")
     recordable.created(top.get("created"), at / "created")
     _settings(top, at)
-    _side(top["base"], at / "base")
+    base = _side(top["base"], at / "base")
     head = _side(top["head"], at / "head")
     environment = dict(
         recordable.check_environment(fields.optional_mapping(head.get("facts"), at / "head" / "facts"), at / "head" / "facts")
@@ -124,6 +126,7 @@ def from_dict(raw: Any, source: str) -> ABFile:
         revision=revision,
         environment=environment,
         cases=tuple(_case(case, at / "cases" / index) for index, case in enumerate(cases)),
+        base_revision=_revision(base.get("revision"), at / "base" / "revision"),
     )
 
 

@@ -52,7 +52,7 @@ def test_a_flat_paired_series_shows_no_change(seed):
     assert changes.change_points(_points(_values(200 + seed, 50, 0, 1.0)), changes.PAIRED_MIN_MAGNITUDE) == ()
 
 
-def _ab_file(ratio: float, day: int) -> ab_file.ABFile:
+def _ab_file(ratio: float, day: int, base: str = "a1b2c3d (HEAD)") -> ab_file.ABFile:
     """A real `ab` file, read back as `record` reads one: one case whose paired ratio head/base is `ratio`."""
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=FACTS)
     compared = paired.PairedRatio(
@@ -60,7 +60,15 @@ def _ab_file(ratio: float, day: int) -> ab_file.ABFile:
     )
     case = paired.PairedCase("changed[numpy,cpu]", "ok", ratios=(compared,), rounds=40, blocks=10)
     report = paired.ABReport(
-        f"2026-01-{day:02d}T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", (case,)
+        f"2026-01-{day:02d}T12:00:00+00:00",
+        "0.1.0",
+        dataclasses.replace(side, name="base", revision=base),
+        side,
+        0.05,
+        0.01,
+        False,
+        "SIGSTOP",
+        (case,),
     )
     return ab_file.from_dict(json.loads(paired.dumps(report)), f"ab-{day}.json")
 
@@ -70,7 +78,7 @@ def test_recorded_ab_files_find_a_5_percent_step_at_the_run_it_starts_and_keep_i
     for day, ratio in enumerate(_values(7, 6, 6, STEP), start=1):
         assert opened.record_ab(_ab_file(ratio, day), label=f"ab-{day}").new
     [series] = opened.series("changed")
-    assert (series.quantity, series.unit, len(series.points)) == ("ab:changed", "x", 12)
+    assert (series.quantity, series.unit, len(series.points)) == ("ab:changed@a1b2c3d", "x", 12)
     assert [(c.run, c.at) for c in series.change_points] == [(7, "ab-7")]
     assert 1.03 < series.change_points[0].ratio < 1.07
     with opened.transaction() as connection:  # as benchmarks/history_scale.py calls it: the series' kind read from the store
@@ -99,3 +107,14 @@ def test_fail_on_regression_sees_a_paired_ratio_that_grew_and_not_one_that_fell(
     assert changes.regressions([slower], 0.02) == [(slower, grew)]
     assert changes.regressions([slower], 0.1) == []  # within the margin
     assert changes.regressions([faster], 0.02) == []
+
+
+def test_ratios_against_a_new_base_start_a_series_of_their_own_not_a_change(tmp_path):
+    opened = store.open_store(target.resolve(str(tmp_path / "h.sqlite")), writing=True)
+    for day in range(1, 8):  # six runs against v1.0, where head had grown 25%; then the pin moves to the new code
+        base = "a1b2c3d (v1.0)" if day <= 6 else "e4f5a6b (v2.0)"
+        assert opened.record_ab(_ab_file(1.25 if day <= 6 else 1.0, day, base), label=f"ab-{day}").new
+    found = {s.quantity: s for s in opened.series("changed")}
+    assert sorted(found) == ["ab:changed@a1b2c3d", "ab:changed@e4f5a6b"]
+    assert len(found["ab:changed@a1b2c3d"].points) == 6
+    assert not any(s.change_points for s in found.values())  # no "improvement" at the run that moved the pin
