@@ -20,12 +20,19 @@ import contextlib
 import gc
 import importlib
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from asyncbench.backends import Backend, get_backend
 from asyncbench.engine import isolation
 
 Key = tuple[str | None, tuple[tuple[str, str], ...]]
+
+
+def import_frameworks(backends: Sequence[str]) -> None:
+    """Import these backends' frameworks; one that fails is left to its cases, which say why as a skip or an error."""
+    for name in backends:
+        with contextlib.suppress(Exception):
+            importlib.import_module(get_backend(name).module)
 
 
 @dataclass(frozen=True)
@@ -37,9 +44,7 @@ class ImportFrameworks:
     backends: tuple[str, ...]
 
     def __call__(self) -> None:
-        for name in self.backends:
-            with contextlib.suppress(Exception):
-                importlib.import_module(get_backend(name).module)
+        import_frameworks(self.backends)
         gc.collect()
         gc.freeze()
 

@@ -12,15 +12,13 @@ side measures.
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import importlib
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from asyncbench.backends import get_backend
-from asyncbench.engine import isolation, runner
+from asyncbench.engine import case_workers, isolation, runner
 from asyncbench.measure.timing import take_sample
 from asyncbench.results.model import Case
 from asyncbench.workloads import plugins
@@ -55,9 +53,7 @@ def _prepare(tree: str | None, backends: Sequence[str]) -> None:
     """What a fresh process does before its block: put its tree first, import the frameworks its cases use."""
     if tree and tree not in sys.path:
         sys.path.insert(0, tree)
-    for backend in backends:
-        with contextlib.suppress(Exception):  # an unavailable backend says so at setup, as a skip
-            importlib.import_module(get_backend(backend).module)  # both sides at once, before anything is measured
+    case_workers.import_frameworks(backends)  # both sides at once, before anything is measured
 
 
 def _setup(case: Case, tree: str | None) -> dict[str, Any]:

@@ -152,8 +152,8 @@ class Store:
                 quantities=[
                     {
                         "variant": r.name if r.kind == VARIANT else "",
-                        "quantity": f"ab:{r.name}{against}",
-                        "unit": "x",
+                        "quantity": f"{changes.PAIRED_PREFIX}{r.name}{against}",
+                        "unit": changes.PAIRED_UNIT,
                         "value": r.ratio,
                         "low": r.ratio_ci[0] if r.ratio_ci else None,
                         "high": r.ratio_ci[1] if r.ratio_ci else None,
