@@ -1,21 +1,26 @@
 """One-command validation on a CUDA machine: `make gpu-check` (or `python benchmarks/gpu_check.py`).
 
-Runs, and writes to results/<gpu-name>/:
+Runs, and writes to results/<gpu-name>/ (results/<gpu-name>/quick/ with --quick):
 1. the `gpu`- and `streams`-marked tests (pytest-gpu.txt);
-2. the built-in suite and every config in configs/ on torch and cupy, on
-   cuda (<name>.json and <name>.md, as `asyncbench run -o --markdown` writes
-   them; the exit code of each is recorded, a failed gate is information);
-3. the fidelity cross-checks, in this process: asyncbench's matmul median
+2. the fidelity cross-checks, in a process of their own: asyncbench's matmul median
    against torch.utils.benchmark, triton.testing.do_bench and
    cupyx.profiler.benchmark (those installed), and copy_overlap's copy GB/s
    against a plain CUDA-event measurement of the same copies
    (fidelity.json);
+3. the built-in suite and every config in configs/ on torch and cupy, on
+   cuda (<name>.json and <name>.md, as `asyncbench run -o --markdown` writes
+   them; the exit code of each is recorded, a failed gate is information);
 4. README.md: the device, the reference figures (theoretical FP32 peak from
    SMs × FP32 lanes × max clock, the host link's nominal and measured
    GB/s), the cross-checks and every step's exit code.
+Every step runs in a process of its own (so the check itself never holds the
+GPU while a step measures). README.md and fidelity.json are rewritten after
+every step, so a check cut short (a lent GPU's time runs out) still leaves
+what it measured, and --resume runs only what is missing; a step that runs
+past --step-timeout is stopped and recorded as exit 124.
 On a machine without CUDA it says so in one line and exits 0 having run nothing.
 
-    python benchmarks/gpu_check.py [--out results] [--quick]
+    python benchmarks/gpu_check.py [--out results] [--quick] [--step-timeout 300] [--resume]
 """
 
 from __future__ import annotations
@@ -56,12 +61,41 @@ def nvidia_smi(query: str) -> list[str] | None:
     return [v.strip() for v in done.stdout.strip().split(",")] if done.returncode == 0 else None
 
 
-def run_step(label: str, command: list[str], log: Path | None = None) -> int:
+#: the exit code recorded for a step stopped at --step-timeout (coreutils' `timeout` uses the same)
+TIMED_OUT = 124
+#: seconds a stopped step gets after SIGTERM to save what it finished (asyncbench saves and exits 143) before SIGKILL
+STOP_GRACE_S = 30.0
+
+
+def run_step(label: str, command: list[str], log: Path, timeout_s: float) -> int:
+    """One step's exit code, its output in `log`. A step past `timeout_s` gets SIGTERM, as `asyncbench run` expects
+    from a scheduler (it saves the cases it finished, marked interrupted), then SIGKILL; it is recorded as TIMED_OUT."""
     print(f"gpu-check: {label}: {' '.join(command)}", flush=True)
-    if log is None:
-        return subprocess.run(command, cwd=ROOT).returncode
-    with log.open("w") as out:
-        return subprocess.run(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
+    started = time.perf_counter()
+    with log.open("w") as out, subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT) as step:
+        try:
+            code = step.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            step.terminate()
+            try:
+                step.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                step.kill()
+                step.wait()
+            out.write(f"\ngpu-check: stopped after {timeout_s:.0f} s (--step-timeout)\n")
+            code = TIMED_OUT
+    print(f"gpu-check: {label}: exit {code} after {time.perf_counter() - started:.1f} s", flush=True)
+    return code
+
+
+def set_aside_journal(results: Path) -> None:
+    """A step killed outright (the lent machine's time ran out) leaves `<results>.journal`, and `asyncbench run` will not
+    overwrite a journal it did not finish: keep it beside, renamed, and say so, rather than delete what it holds."""
+    journal = results.with_name(results.name + ".journal")
+    if journal.exists():
+        kept = journal.with_name(f"{results.stem}.stopped-{time.strftime('%Y%m%dT%H%M%S')}.journal")
+        journal.rename(kept)
+        print(f"gpu-check: an earlier, stopped run left {journal.name}: kept as {kept.name}", flush=True)
 
 
 def asyncbench_median_s(workload: str, params: dict[str, Any], metric: str | None = None) -> float:
@@ -174,7 +208,7 @@ def ratio_line(name: str, ours: float, theirs: float | None) -> str:
 
 def summary(gpu: str, steps: dict[str, int], checks: dict[str, Any] | str, reference: dict[str, Any]) -> str:
     lines = [f"# asyncbench gpu-check: {gpu}", "", f"{time.strftime('%Y-%m-%d %H:%M %Z')}, `make gpu-check`.", "", "## Steps", ""]
-    lines += [f"- `{name}`: exit {code}" for name, code in steps.items()]
+    lines += [f"- `{name}`: " + ("stopped at --step-timeout" if code == TIMED_OUT else f"exit {code}") for name, code in steps.items()]
     lines += ["", "## Reference figures", ""]
     peak = reference.get("fp32_peak_flops")
     lines.append(f"- theoretical FP32 (non-tensor) peak: {peak / 1e12:.1f} TFLOP/s" if peak else "- theoretical FP32 peak: unknown")
@@ -216,6 +250,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results", help="folder under which results/<gpu-name>/ is written")
     parser.add_argument("--quick", action="store_true", help="the suite and configs with --quick sizes")
+    parser.add_argument("--step-timeout", type=float, default=300.0, help="seconds after which one step is stopped (exit 124)")
+    parser.add_argument("--resume", action="store_true", help="keep the steps an earlier check recorded; run the rest, stopped ones last")
+    parser.add_argument("--cross-checks-to", type=Path, help=argparse.SUPPRESS)  # the cross-checks step, in a process of its own
     args = parser.parse_args()
     import torch
 
@@ -223,50 +260,53 @@ def main() -> int:
         why = "torch is built without CUDA" if torch.version.cuda is None else "no CUDA device visible"
         print(f"gpu-check: no CUDA here ({why}, torch {torch.__version__}): nothing run")
         return 0
+    if args.cross_checks_to is not None:
+        args.cross_checks_to.write_text(json.dumps(cross_checks(), indent=2) + "\n")
+        return 0
     from asyncbench.backends.cuda_devices import cuda_devices
 
     device = cuda_devices()[0]
-    out = ROOT / args.out / slug(device.name)
+    # a quick check's sizes are not the suite's: its files never share a folder with a full check's
+    out = ROOT / args.out / slug(device.name) / ("quick" if args.quick else "")
     out.mkdir(parents=True, exist_ok=True)
     quick = ["--quick"] if args.quick else []
-    steps: dict[str, int] = {}
-    steps["pytest -m 'gpu or streams'"] = run_step(
-        "tests", [sys.executable, "-m", "pytest", "-m", "gpu or streams", "-q"], out / "pytest-gpu.txt"
-    )
-    runs: list[tuple[str, list[str]]] = [("default", [])] + [(p.stem, [str(p)]) for p in sorted((ROOT / "configs").glob("*.yaml"))]
-    for name, config in runs:
-        command = [
-            sys.executable,
-            "-m",
-            "asyncbench",
-            "run",
-            *config,
-            "-b",
-            "torch",
-            "-b",
-            "cupy",
-            "-d",
-            "cuda",
-            *quick,
-            "--no-progress",
-            "-o",
-            str(out / f"{name}.json"),
-            "--markdown",
-            str(out / f"{name}.md"),
-        ]
-        steps[f"asyncbench run {name}"] = run_step(name, command, out / f"{name}.txt")
     reference = reference_figures(device.capability)
-    checks: dict[str, Any] | str
-    try:
-        checks = cross_checks()
-    except Exception as exc:  # noqa: BLE001 - a failing cross-check is reported in the summary; the runs above stand
-        checks = f"{type(exc).__name__}: {exc}"
-    (out / "fidelity.json").write_text(json.dumps({"device": device.__dict__, "reference": reference, "checks": checks}, indent=2) + "\n")
-    (out / "README.md").write_text(summary(device.name, steps, checks, reference))
+    earlier = json.loads((out / "fidelity.json").read_text()) if args.resume and (out / "fidelity.json").exists() else {}
+    steps: dict[str, int] = dict(earlier.get("steps", {}))
+    checks: dict[str, Any] | str = earlier.get("checks", "not run")
+
+    def write() -> None:
+        record = {"device": device.__dict__, "reference": reference, "checks": checks, "steps": steps}
+        (out / "fidelity.json").write_text(json.dumps(record, indent=2) + "\n")
+        (out / "README.md").write_text(summary(device.name, steps, checks, reference))
+
+    # Every step runs in a process of its own, so this one never holds the GPU while a step measures on it.
+    plan: list[tuple[str, list[str], Path]] = [
+        ("pytest -m 'gpu or streams'", ["-m", "pytest", "-m", "gpu or streams", "-q", "-p", "no:cacheprovider"], out / "pytest-gpu.txt"),
+        ("cross-checks", [str(Path(__file__).resolve()), "--cross-checks-to", str(out / "cross-checks.json")], out / "cross-checks.txt"),
+    ]
+    for name, config in [("default", [])] + [(p.stem, [str(p)]) for p in sorted((ROOT / "configs").glob("*.yaml"))]:
+        command = ["-m", "asyncbench", "run", *config, "-b", "torch", "-b", "cupy", "-d", "cuda", *quick, "--no-progress"]
+        plan.append(
+            (
+                f"asyncbench run {name}",
+                [*command, "-o", str(out / f"{name}.json"), "--markdown", str(out / f"{name}.md")],
+                out / f"{name}.txt",
+            )
+        )
+    pending = [step for step in plan if step[0] not in steps] + [step for step in plan if steps.get(step[0]) == TIMED_OUT]
+    for label, command, log in pending:
+        set_aside_journal(log.with_suffix(".json"))
+        steps[label] = run_step(label, [sys.executable, *command], log, args.step_timeout)
+        if label == "cross-checks":
+            checks = (
+                json.loads((out / "cross-checks.json").read_text()) if steps[label] == 0 else f"exit {steps[label]}: see cross-checks.txt"
+            )
+        write()
     print(f"gpu-check: wrote {out.relative_to(ROOT)}/ (README.md first)")
-    tests_failed = steps["pytest -m 'gpu or streams'"] != 0
     # a run exits 1 for a failed or inconclusive check, which is a finding to read in README.md, not a broken check
-    return 1 if tests_failed or any(code not in (0, 1) for code in steps.values()) else 0
+    broken = [label for label, code in steps.items() if code != 0 and not (label.startswith("asyncbench run") and code == 1)]
+    return 1 if broken else 0
 
 
 if __name__ == "__main__":
