@@ -132,5 +132,10 @@ class SmallOps(Workload):
         if where == 1:
             return f"independent small ops ran side by side: {speedup} faster than one after another"
         if where == -1:
-            return f"side by side was slower ({speedup}): the workers fight for the same cores (or the frontend is the bottleneck)"
+            where_from = (
+                "the streams share one device and one Python frontend"
+                if result.device.startswith("cuda")
+                else "the workers fight for the same cores (or the frontend is the bottleneck)"
+            )
+            return f"side by side was slower ({speedup}): {where_from}"
         return f"no gain shown from running them side by side ({speedup} includes 1)"

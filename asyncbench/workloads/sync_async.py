@@ -196,12 +196,18 @@ class SyncAsync(Workload):
                 f"and there is no backlog to overlap; {shown}; a wait costs {t3}"
             )
         t1_bounds, t2_bounds = result.bounds.get("t1_s"), result.bounds.get("t2_s")
-        if result.metrics.get("t2_s") is None or t1_bounds is None or t2_bounds is None:
+        if result.metrics.get("t2_s") is None:
             return (
                 f"{self._speedup_clause(where, speedup)}; the frontend issues an op in {t1}; "
                 "the backend's time per op could not be measured here"
             )
         t2 = self.figure(result, "t2_s")
+        if t1_bounds is None or t2_bounds is None:  # measured, but too few rounds to compare the two
+            per_op = "runs it in" if QUEUED in result.variants else "is left a backlog of"
+            return (
+                f"{self._speedup_clause(where, speedup)}; the frontend issues an op in {t1}, the backend {per_op} {t2} "
+                f"per op (too few rounds for intervals to say which one limits); a wait costs {t3}"
+            )
         if QUEUED not in result.variants:  # t2 is the backlog after issue
             if where == 1 and t2_bounds[1] < t1_bounds[0] * KEPT_UP:
                 return (

@@ -5,8 +5,8 @@ from __future__ import annotations
 from asyncbench.results.model import OK, Result
 
 
-def _metrics_result(workload: str, metrics, bounds, asynchronous=False) -> Result:
-    return Result("c", "c", workload, "torch", "cpu", {}, OK, metrics=metrics, bounds=bounds, asynchronous=asynchronous)
+def _metrics_result(workload: str, metrics, bounds, asynchronous=False, device="cpu") -> Result:
+    return Result("c", "c", workload, "torch", device, {}, OK, metrics=metrics, bounds=bounds, asynchronous=asynchronous)
 
 
 def test_a_wide_interval_is_no_saving_however_large_the_median():
@@ -58,3 +58,29 @@ def test_the_step_form_says_nothing_runs_ahead_only_when_the_illusions_interval_
     for unsettled in ((1.0, 1.6), None):  # across the line, or no interval at all: neither is shown
         assert "nothing much runs ahead" not in reading(unsettled)
         assert "not shown whether the loop runs ahead" in reading(unsettled)
+
+
+def test_sync_async_names_a_measured_backend_time_even_without_an_interval_for_the_issue_time():
+    """Found on a real H100 (results/…/quick/sweep-launch-queue.txt): t2 came with an interval, t1 with none (20 rounds
+    that drifted together), and the reading said the backend's time per op 'could not be measured here'."""
+    from asyncbench.workloads import WORKLOADS
+
+    metrics = {"speedup": 1.38, "t1_s": 14.3e-6, "t2_s": 2.12e-6, "t3_s": 4.1e-6, "model_error": -0.017}
+    bounds = {"speedup": (1.26, 1.45), "t1_s": None, "t2_s": (2.11e-6, 2.14e-6), "t3_s": (2.5e-6, 5.75e-6)}
+    result = _metrics_result("sync_async", metrics, bounds, asynchronous=True)
+    reading = WORKLOADS["sync_async"].reading(result)
+    assert "could not be measured" not in reading
+    assert "2.12 µs" in reading
+    assert "too few rounds" in reading
+    assert "bottleneck" not in reading  # neither side is named the limit without both intervals
+
+
+def test_small_ops_slower_on_a_gpu_blames_the_shared_device_not_cores():
+    """Found on a real H100: two streams on one GPU were 0.98× [0.97–0.99], read as 'workers fight for the same cores'."""
+    from asyncbench.workloads import WORKLOADS
+
+    metrics, bounds = {"speedup": 0.98, "overlap_efficiency": -0.04}, {"speedup": (0.97, 0.99)}
+    on_gpu = WORKLOADS["small_ops"].reading(_metrics_result("small_ops", metrics, bounds, True, device="cuda:0"))
+    assert "cores" not in on_gpu
+    assert "one device" in on_gpu
+    assert "cores" in WORKLOADS["small_ops"].reading(_metrics_result("small_ops", metrics, bounds))
