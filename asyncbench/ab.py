@@ -30,7 +30,7 @@ from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
 from asyncbench.host import facts as host_facts
 from asyncbench.host import worktrees
 from asyncbench.report import paired as views
-from asyncbench.results import budget, outputs
+from asyncbench.results import blocks, budget, outputs
 from asyncbench.results.model import Case
 from asyncbench.results.paired import ABReport, PairedCase, Side, dumps
 from asyncbench.side_variables import is_secret, parse_env, scrubber, shown, shown_value  # noqa: F401 - ab's own API
@@ -85,8 +85,10 @@ class _Tree:
 
 # The units a --gate-time may carry, in seconds.
 GATE_TIME_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "min": 60.0}
-# Below this a gate cannot reach the first look of even a fast case (five blocks of fresh processes).
-MIN_GATE_TIME_S = 5.0
+# Below this a gate cannot reach the first look of even the fastest case: FIRST_LOOK_BLOCKS (10) blocks, each a fresh
+# pair of processes sampled at least BLOCK_MIN_S (0.5 s), is 5 s of sampling alone; with the pairs' starts a 1 ms
+# numpy case took 9.1 s to its first look (11 blocks) beside a CPU hog on the 2-core runner.
+MIN_GATE_TIME_S = 10.0
 
 
 def parse_gate_time(text: str) -> float:
@@ -96,7 +98,10 @@ def parse_gate_time(text: str) -> float:
         raise InputError(f"--gate-time {text!r}: expected a duration such as 120, 90s or 2m")
     seconds = float(match.group(1)) * GATE_TIME_UNITS[match.group(2) or ""]
     if not MIN_GATE_TIME_S <= seconds <= 86400:
-        raise InputError(f"--gate-time {text!r}: expected from {MIN_GATE_TIME_S:g} s to a day")
+        raise InputError(
+            f"--gate-time {text!r}: expected from {MIN_GATE_TIME_S:g} s (the least in which a gate can reach its first "
+            f"interval: {blocks.FIRST_LOOK_BLOCKS} blocks of fresh processes) to a day"
+        )
     return seconds
 
 

@@ -283,3 +283,15 @@ def test_a_w_file_missing_in_the_base_or_outside_the_repository_is_refused(repo,
     assert "is outside the repository" in done.stderr
     assert "both sides would run the same code" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_gate_time_too_short_for_a_first_interval_is_refused_with_why():
+    """A new user's --gate-time 5s was taken, and every case ended INCONCLUSIVE without an interval: the first look
+    needs 10 blocks of fresh processes, each sampled at least 0.5 s."""
+    from asyncbench import ab
+    from asyncbench.errors import InputError
+
+    with pytest.raises(InputError, match=r"first interval: 10 blocks"):
+        ab.parse_gate_time("5s")
+    assert ab.parse_gate_time("10") == 10.0
+    assert ab.parse_gate_time("2m") == 120.0

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench.errors import InputError, read_text
-from asyncbench.results import records
+from asyncbench.results import ab_file, records
 from asyncbench.results.model import (
     Report,
     Result,
@@ -180,6 +180,12 @@ def from_dict(raw: Any, source: str = "<results>") -> Report:
 def check_version(raw: Any, source: str) -> None:
     """ResultsFileError unless `raw` is ours, with a schema version this asyncbench reads."""
     if not is_results(raw):
+        if ab_file.is_ab(raw):
+            raise ResultsFileError(
+                "an `asyncbench ab` file, not a results file: `ab` printed its verdicts when it ran (`--markdown` keeps "
+                "them as a page); `asyncbench record` keeps it in the history, where `asyncbench history` shows it",
+                location=source,
+            )
         raise ResultsFileError("not an asyncbench results file", location=source)
     version = raw.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool):

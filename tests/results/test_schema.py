@@ -84,6 +84,18 @@ def test_unusable_results_files_are_input_errors(tmp_path, content, fragment):
         schema.load(path)
 
 
+def test_an_ab_file_given_where_a_results_file_goes_is_named_for_what_it_is(tmp_path):
+    """A new user ran `asyncbench show ab.json` and was told it was no asyncbench file at all."""
+    import json
+
+    from asyncbench.results import ab_file
+
+    path = tmp_path / "ab.json"
+    path.write_text(json.dumps(dict.fromkeys(ab_file.KEYS, {})))
+    with pytest.raises(schema.ResultsFileError, match="an `asyncbench ab` file, not a results file.*asyncbench record"):
+        schema.load(path)
+
+
 def test_check_writable_catches_missing_directory_and_directory_target(tmp_path):
     with pytest.raises(schema.InputError, match="does not exist"):
         schema.check_writable(tmp_path / "nope" / "r.json")
