@@ -51,7 +51,7 @@ install-lint: install
 	$(PIP) install --quiet -e ".[lint]"
 
 # ruff (lint and format check), mypy (strict on results/ and verdicts/) on the pinned torch and on the newest
-# release, and the layer contracts (import-linter; the order is written in pyproject.toml and docs/extending.md).
+# release, and the layer contracts (import-linter; the order is written in pyproject.toml and docs/architecture.md).
 # The same hooks run from .pre-commit-config.yaml.
 lint: install-lint mypy-newest-torch
 	ruff check .
@@ -73,6 +73,13 @@ mypy-newest-torch: install-lint
 	$(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > "$$($(TORCH_NEWEST_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/zz-asyncbench-lint.pth"
 	@$(TORCH_NEWEST_VENV)/bin/python -c 'import importlib.metadata as m; print("mypy on torch", m.version("torch"))'
 	mypy --python-executable $(TORCH_NEWEST_VENV)/bin/python
+
+# The documentation site into site/ (git-ignored). --strict: a link to a page or an anchor that does not exist fails.
+# After `install`: the command-line reference (docs/reference/cli.md) imports asyncbench's click commands.
+.PHONY: docs
+docs: install
+	$(PIP) install --quiet -e ".[docs]"
+	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs build --strict --quiet
 
 # After an intended change of what the writers print: rewrite tests/report/golden/ and read the diff.
 golden: install-test
