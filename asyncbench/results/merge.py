@@ -18,21 +18,10 @@ from typing import Any, Mapping, Sequence
 
 from asyncbench.results import schema
 from asyncbench.results.model import ERROR, Report, Result
+from asyncbench.results.model import PlannedCase as PlannedCase  # where engine.jobs and spec.manifest name it
 
 #: environment keys that make two jobs' software differ (hardware differs on purpose: that is what a sweep compares)
 SOFTWARE_KEYS = ("asyncbench", "python", "matmul_precision", "thread_variables", "synchronizing_variables", "git_sha")
-
-
-@dataclass(frozen=True)
-class PlannedCase:
-    """A case a job was to run, as known before it ran (a device spec such as `cuda` is resolved on the node)."""
-
-    id: str
-    experiment: str
-    workload: str
-    backend: str
-    device: str
-    params: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -59,7 +48,7 @@ def _covers(row: Result, case: PlannedCase) -> bool:
 
 
 def _why(end: JobEnd) -> str:
-    who = f"Slurm job {end.job_id}" if end.executor == "slurm" else f"local job {end.job_id}"
+    who = {"slurm": f"Slurm job {end.job_id}", "local": f"local job {end.job_id}"}.get(end.executor, f"{end.executor} {end.job_id}")
     reason = f" ({end.reason})" if end.reason else ""
     return f"{who} ended {end.state}{reason} before this case finished"
 

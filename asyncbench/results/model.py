@@ -315,6 +315,42 @@ class Result:
 
 
 @dataclass(frozen=True)
+class PlannedCase:
+    """A case a run or job was to run, as known before it ran (a device spec such as `cuda` is resolved where it runs)."""
+
+    id: str
+    experiment: str
+    workload: str
+    backend: str
+    device: str
+    params: Mapping[str, Any]
+
+
+#: the most shards a plan is cut into (`run --shard I/N`): GitHub Actions runs at most 256 jobs per matrix; more is a typo
+MAX_SHARDS = 256
+
+
+@dataclass(frozen=True)
+class ShardOf:
+    """Which part of which plan a run measured (`run --shard I/N`, one job of a CI matrix): what `merge` checks
+    before it puts the N shards' files together into one report."""
+
+    #: this shard, 1 to `count`
+    index: int
+    count: int
+    #: sha256 (hex) of the whole plan's cases in plan order, each with its params, settings and checks: the same plan
+    #: gives the same digest on every machine, so shards of different plans (another --set, --quick) are told apart
+    plan: str
+    #: how many cases the whole plan has (device specs unresolved, as planned before anything ran)
+    plan_cases: int
+    #: the cases this shard was to run (a shard cut short gets an error row for each it did not finish when merged)
+    cases: tuple[PlannedCase, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True)
 class Report:
     """One run of asyncbench: environment, resolved config and every case's result."""
 
@@ -329,3 +365,5 @@ class Report:
     #: this run's own id (uuid4 hex), made with the report and kept in its file and journal: what tells two runs
     #: apart in the history, whenever they ended ('' in files older than schema 6)
     run_id: str = ""
+    #: the part of a plan this run measured (`run --shard I/N`); None: the whole plan (files before schema 8 have none)
+    shard: ShardOf | None = None

@@ -15,11 +15,12 @@ and nothing is stored.
 from __future__ import annotations
 
 import datetime
+import re
 from typing import Any, Mapping
 
 from asyncbench.results import fields
 from asyncbench.results.fields import At
-from asyncbench.results.model import CLOCKS, STATUSES, StopReason, Verdict
+from asyncbench.results.model import CLOCKS, MAX_SHARDS, STATUSES, StopReason, Verdict
 
 # The first results schema (schema.py's history starts at 1); a newer one than asyncbench reads is refused by
 # schema.check_version, which runs first.
@@ -29,6 +30,8 @@ FIRST_SCHEMA = 1
 MAX_DEPTH = 32
 # A count (samples, rounds) above this is no measurement's: a billion samples of the fastest op take minutes.
 MAX_COUNT = 10**9
+# A plan's digest: sha256 in hex (results.shards.digest).
+PLAN_DIGEST = re.compile(r"[0-9a-f]{64}")
 STOP_REASONS = [str(reason) for reason in StopReason]
 VERDICTS = [str(verdict) for verdict in Verdict]
 
@@ -48,6 +51,7 @@ def check_file(raw: Any, source: str) -> None:
     check_environment(top.get("environment", {}), at / "environment")
     nested(fields.optional_mapping(top.get("config"), at / "config"), at / "config")
     _metric_info(top.get("metric_info"), at / "metric_info")
+    shard(top.get("shard"), at / "shard")
     results = fields.listed(top.get("results"), at / "results")
     for index, result in enumerate(results):
         _result(result, at / "results" / index)
@@ -107,6 +111,37 @@ def check_environment(raw: Any, at: At) -> Mapping[str, Any]:
             shown = detail.get("name", detail) if isinstance(detail, Mapping) else detail
             fields.name(str(shown), where)  # as machine.describe names it
     return environment
+
+
+def shard(raw: Any, at: At) -> None:
+    """Which shard of which plan a run measured (`run --shard I/N`; absent: the whole plan): 1 <= index <= count,
+    the plan's digest in hex, and the cases the shard was to run, each named as a result's are."""
+    if raw is None:
+        return
+    facts = fields.mapping(raw, at)
+    index, count = fields.count(facts.get("index"), at / "index"), fields.count(facts.get("count"), at / "count")
+    if not 1 <= count <= MAX_SHARDS:
+        (at / "count").fail(f"{count} shards: a plan is cut into 1 to {MAX_SHARDS}")
+    if not 1 <= index <= count:
+        (at / "index").fail(f"shard {index} of {count}: shards count from 1 to {count}")
+    plan = facts.get("plan")
+    if not isinstance(plan, str) or not PLAN_DIGEST.fullmatch(plan):
+        (at / "plan").fail(f"{str(plan)[:80]!r} is not a plan's digest (64 hex digits)")
+    planned = fields.count(facts.get("plan_cases"), at / "plan_cases")
+    cases = fields.listed(facts.get("cases", []), at / "cases")
+    if len(cases) > planned:
+        (at / "cases").fail(f"{len(cases)} cases in a shard of a plan of {planned}")
+    for number, case in enumerate(cases):
+        where = at / "cases" / number
+        case = fields.mapping(case, where)
+        for key in ("id", "experiment", "workload"):
+            fields.name(case.get(key), where / key, empty=False)
+        for key in ("backend", "device"):
+            fields.identifier(case.get(key), where / key)
+        params = fields.optional_mapping(case.get("params"), where / "params")
+        nested(params, where / "params")
+        for name in params:
+            fields.name(name, where / "params" / name)
 
 
 def _metric_info(raw: Any, at: At) -> None:

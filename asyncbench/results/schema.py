@@ -11,6 +11,7 @@ message, and reads older schema versions.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import gc
 import json
@@ -23,10 +24,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench.errors import InputError, read_text
 from asyncbench.results import ab_file, records
-from asyncbench.results.model import (
-    Report,
-    Result,
-)
+from asyncbench.results.model import PlannedCase, Report, Result, ShardOf
 from asyncbench.version import __version__
 
 TOOL_NAME = "asyncbench"
@@ -52,7 +50,10 @@ TOOL_NAME = "asyncbench"
 # 7 — `harness` on a measured result ({sync_s, sync_high_s, issue_s, n}): a no-op's issue and done on its backend and
 # device, what the harness's own sync adds to every row (model.HarnessCost); "ran ahead" counts only what lies beyond
 # it. Older files have none: their rows are judged without it, and say so.
-SCHEMA_VERSION = 7
+# 8 — `shard` at the top level of a file written by `run --shard I/N` ({index, count, plan, plan_cases, cases}: which
+# part of which plan it measured, model.ShardOf), what `merge` checks before it puts a CI matrix's shards together.
+# Absent elsewhere, and in older files.
+SCHEMA_VERSION = 8
 
 #: a line only a config has: what tells `show config.yaml` apart from a broken results file
 CONFIG_LINE = re.compile(r"^experiments\s*:", re.MULTILINE)
@@ -90,7 +91,28 @@ def header_to_dict(report: Report) -> dict[str, Any]:
         "interrupted": report.interrupted,
         "environment": dict(report.environment),
         "config": dict(report.config),
+        **({"shard": shard_to_dict(report.shard)} if report.shard is not None else {}),
     }
+
+
+def shard_to_dict(shard: ShardOf) -> dict[str, Any]:
+    return {
+        "index": shard.index,
+        "count": shard.count,
+        "plan": shard.plan,
+        "plan_cases": shard.plan_cases,
+        "cases": [{**dataclasses.asdict(case), "params": dict(case.params)} for case in shard.cases],
+    }
+
+
+def shard_from_dict(raw: Any) -> ShardOf | None:
+    """A file's `shard` (None: not a shard's); TypeError for one of another shape (the loader says it is malformed)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not all(isinstance(raw.get(key), int) for key in ("index", "count", "plan_cases")):
+        raise TypeError("shard: expected {index, count, plan, plan_cases, cases}")
+    cases = tuple(PlannedCase(**{**case, "params": dict(case["params"])}) for case in raw.get("cases", []))
+    return ShardOf(raw["index"], raw["count"], str(raw["plan"]), raw["plan_cases"], cases)
 
 
 def to_dict(report: Report) -> dict[str, Any]:
@@ -210,6 +232,7 @@ def header_from_dict(raw: Mapping[str, Any], results: tuple[Result, ...]) -> Rep
         results=results,
         interrupted=bool(raw.get("interrupted", False)),
         run_id=str(raw.get("run_id") or ""),
+        shard=shard_from_dict(raw.get("shard")),
     )
 
 

@@ -1,0 +1,179 @@
+"""A plan cut into N shards for a CI matrix, and the N shards' results files put back together into one report.
+
+`run --shard I/N` measures the I-th of N parts of a plan; each of a matrix's
+jobs runs one. The cut (`assign`) is deterministic: it reads only the plan's
+cases in plan order and what each is expected to cost, so every machine of
+the matrix makes the same cut without talking to the others (no hashing, no
+randomness, no clock). Each shard's file says which shard of which plan it
+is (model.ShardOf: index, count, a digest of the whole plan). `merged`
+checks the N files belong together (one plan, one asyncbench, each shard
+once, none missing) before it puts them into one report, each row naming the
+machine it ran on, as a Slurm sweep's gathering does (results.merge).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import heapq
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from asyncbench.errors import InputError, read_text
+from asyncbench.results import merge, recordable, schema
+from asyncbench.results.model import MAX_SHARDS, Report, ShardOf
+
+#: what --shard reads: this job's shard and how many there are, e.g. 2/4
+SHARD = re.compile(r"(\d{1,6})/(\d{1,6})")
+#: the word merged error rows and the report's facts name a shard by (results.merge says "shard 2/4 ended ...")
+EXECUTOR = "shard"
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Which of a matrix's shards this job runs: `index` of `count`, counted from 1 (as a matrix lists them)."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def parse(text: str) -> Shard:
+    """`--shard I/N` read; InputError (one line naming the shard) for anything but 1 <= I <= N <= MAX_SHARDS."""
+    found = SHARD.fullmatch(text.strip())
+    if found is None:
+        raise InputError(f"--shard {text[:40]!r}: expected I/N, this job's shard of N counted from 1, e.g. --shard 2/4")
+    index, count = int(found[1]), int(found[2])
+    if count < 1:
+        raise InputError(f"--shard {text}: N is how many shards the plan is cut into, at least 1")
+    if count > MAX_SHARDS:
+        raise InputError(f"--shard {text}: at most {MAX_SHARDS} shards (a CI matrix runs at most {MAX_SHARDS} jobs)")
+    if index < 1:
+        raise InputError(f"--shard {text}: shards count from 1: the first of {count} is 1/{count}")
+    if index > count:
+        raise InputError(f"--shard {text}: there are only {count} shards: I is 1 to {count}")
+    return Shard(index, count)
+
+
+def assign(costs: Sequence[int], count: int) -> tuple[int, ...]:
+    """The shard (1 to `count`) of each case, given each case's expected cost, in plan order.
+
+    Longest expected cost first (ties: plan order), each case to the shard with the least cost so far (ties: the
+    fewest cases, then the lowest index): Graham's LPT rule, within 4/3 of the best cut. With equal costs it deals
+    the cases out in turn, so shard sizes differ by at most one. Costs are whole numbers (milliseconds), so the
+    sums, and with them the cut, are exact on every machine."""
+    loads = [(0, 0, shard) for shard in range(1, count + 1)]  # (cost so far, cases so far, shard): a heap
+    chosen = [0] * len(costs)
+    for case in sorted(range(len(costs)), key=lambda i: (-costs[i], i)):
+        load, cases, shard = heapq.heappop(loads)
+        chosen[case] = shard
+        heapq.heappush(loads, (load + costs[case], cases + 1, shard))
+    return tuple(chosen)
+
+
+def digest(cases: Sequence[Mapping[str, Any]]) -> str:
+    """sha256 (hex) of a plan's cases, in plan order, each a JSON-able mapping: keys sorted, so the digest depends
+    on what the cases are, never on how a dict happened to be built."""
+    text = json.dumps(list(cases), sort_keys=True, separators=(",", ":"), default=str, allow_nan=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# --- the shards' files put together ------------------------------------------------------------------------------
+
+
+def load(path: str) -> Report:
+    """A shard's results file, every field checked as `record` checks it (results.recordable: a file edited on its way
+    from a CI runner is one line naming the key, exit 2), then read."""
+    text = read_text(Path(path), schema.ResultsFileError, "results file")
+    try:
+        raw = json.loads(text)
+    except RecursionError:
+        raise InputError("nested too deeply to be a results file", location=path) from None
+    except ValueError:
+        return schema.load(path)  # the results reader says why
+    schema.check_version(raw, path)
+    recordable.check_file(raw, path)
+    return schema.from_dict(raw, path)
+
+
+def _shard_of(path: str, report: Report) -> ShardOf:
+    if report.shard is None:
+        raise InputError("not a shard's results (its run had no --shard I/N): merge takes the files of `run --shard`", location=path)
+    shard = report.shard
+    if not 1 <= shard.index <= shard.count <= MAX_SHARDS:
+        raise InputError(f"shard {shard} is no shard (I is 1 to N, N at most {MAX_SHARDS})", location=path)
+    return shard
+
+
+def ordered(loaded: Sequence[tuple[str, Report]]) -> list[tuple[str, Report]]:
+    """The shards' files in shard order, once every one is proven to belong: the shards of one plan, run by one
+    asyncbench, each shard once and none missing. InputError naming the file (or the missing shard) otherwise."""
+    if not loaded:
+        raise InputError("merge: no shard's results given")
+    first_path, first = loaded[0]
+    head = _shard_of(first_path, first)
+    seen: dict[int, str] = {}
+    for path, report in loaded:
+        shard = _shard_of(path, report)
+        if shard.count != head.count:
+            raise InputError(
+                f"shard {shard} of {shard.count} shards, where {first_path} is shard {head}: one matrix's shards share N", location=path
+            )
+        if shard.plan != head.plan:
+            raise InputError(
+                f"shard {shard} of another plan than {first_path}'s (plan {shard.plan[:12]}, {shard.plan_cases} cases; "
+                f"{first_path}: plan {head.plan[:12]}, {head.plan_cases} cases): every shard must run the same configs and options",
+                location=path,
+            )
+        if (report.tool_version, report.schema_version) != (first.tool_version, first.schema_version):
+            raise InputError(
+                f"shard {shard} was run by asyncbench {report.tool_version} (results schema {report.schema_version}), {first_path} by "
+                f"{first.tool_version} (schema {first.schema_version}): every shard must run the same asyncbench",
+                location=path,
+            )
+        if shard.index in seen:
+            raise InputError(f"shard {shard} given twice: {seen[shard.index]} is shard {shard} too", location=path)
+        seen[shard.index] = path
+    missing = [index for index in range(1, head.count + 1) if index not in seen]
+    if missing:
+        given = ", ".join(f"{index}/{head.count} ({seen[index]})" for index in sorted(seen))
+        names = ", ".join(f"{index}/{head.count}" for index in missing)
+        shards = "shards" if len(missing) > 1 else "shard"
+        raise InputError(f"{shards} {names} missing: {len(missing)} of {head.count} not given (given: {given})")
+    return sorted(loaded, key=lambda one: _shard_of(*one).index)
+
+
+def merged(loaded: Sequence[tuple[str, Report]]) -> Report:
+    """One report of a plan's N shards (`ordered` first): every shard's rows, each naming its machine; a shard cut
+    short (interrupted) gives an error row for each case it did not finish; a case two shards both measured (two
+    device specs that resolved to one device) is kept once, from the first shard, as the whole plan's run keeps it."""
+    shards = ordered(loaded)
+    ends = []
+    for path, report in shards:
+        shard = _shard_of(path, report)
+        state = "interrupted" if report.interrupted else "finished"
+        ends.append(merge.JobEnd(path, str(shard), EXECUTOR, state, report.interrupted, path, shard.cases, report))
+    first = shards[0][1]
+    head = _shard_of(shards[0][0], first)
+    facts = {
+        "executor": EXECUTOR,
+        "plan": head.plan,
+        "plan_cases": head.plan_cases,
+        "jobs": [
+            {"name": path, "shard": str(report.shard), "run_id": report.run_id, "state": end.state}
+            for (path, report), end in zip(shards, ends, strict=True)
+        ],
+    }
+    report = merge.merge(str(first.config.get("name", "")), first.config, ends, facts)
+    seen: set[str] = set()
+    once = []
+    for row in report.results:
+        if row.id not in seen:
+            seen.add(row.id)
+            once.append(row)
+    return dataclasses.replace(report, results=tuple(once), interrupted=any(r.interrupted for _, r in shards))
