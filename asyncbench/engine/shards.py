@@ -58,6 +58,7 @@ def select(config: Config, shard: shards.Shard, family_error: float = budget.FAM
     costs = [round(one.experiments[0].settings.max_time_s * MS_PER_S) for _, one in units]
     chosen = shards.assign(costs, shard.count)
     mine = [(case, one) for (case, one), where in zip(units, chosen, strict=True) if where == shard.index]
+    positions = tuple(place for place, where in enumerate(chosen) if where == shard.index)
     checks = [len(one.experiments[0].expect) for _, one in units]
     my_checks = sum(len(one.experiments[0].expect) for _, one in mine)
     stamp = ShardOf(
@@ -66,6 +67,7 @@ def select(config: Config, shard: shards.Shard, family_error: float = budget.FAM
         plan=shards.digest([_identity(case, one) for case, one in units]),
         plan_cases=len(units),
         cases=tuple(case for case, _ in mine),
+        positions=positions,
     )
     part = dataclasses.replace(config, experiments=tuple(one.experiments[0] for _, one in mine))
     share = family_error * my_checks / sum(checks) if sum(checks) else family_error

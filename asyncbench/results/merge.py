@@ -39,7 +39,8 @@ class JobEnd:
     requeued: int = 0
 
 
-def _covers(row: Result, case: PlannedCase) -> bool:
+def covers(row: Result, case: PlannedCase) -> bool:
+    """Whether `row` is what planned `case` became (its id, or a device spec resolved where it ran)."""
     if row.id == case.id:
         return True
     # a device spec resolved on the node (cuda -> cuda:0, cuda:1; auto -> what was there) covers the rows it became
@@ -92,7 +93,7 @@ def merge(name: str, config: Mapping[str, Any], ends: Sequence[JobEnd], sweep: M
             said += (f"its job was preempted and requeued {times}: measured in full by the requeued run",)
         rows.extend(dataclasses.replace(r, machine=host, warnings=(*r.warnings, *said)) for r in kept)
         if end.failed:
-            missing = [case for case in end.planned if not any(_covers(row, case) for row in kept)]
+            missing = [case for case in end.planned if not any(covers(row, case) for row in kept)]
             rows.extend(
                 Result(
                     c.id,

@@ -345,6 +345,8 @@ class ShardOf:
     plan_cases: int
     #: the cases this shard was to run (a shard cut short gets an error row for each it did not finish when merged)
     cases: tuple[PlannedCase, ...] = ()
+    #: each of `cases`' place in the whole plan (from 0): the merged report's rows are in plan order, as unsharded
+    positions: tuple[int, ...] = ()
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"

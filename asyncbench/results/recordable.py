@@ -142,6 +142,12 @@ def shard(raw: Any, at: At) -> None:
         nested(params, where / "params")
         for name in params:
             fields.name(name, where / "params" / name)
+    positions = fields.listed(facts.get("positions", []), at / "positions")
+    if len(positions) != len(cases):
+        (at / "positions").fail(f"{len(positions)} positions for {len(cases)} cases")
+    for number, position in enumerate(positions):
+        if fields.count(position, at / "positions" / number) >= planned:
+            (at / "positions" / number).fail(f"{position} is beyond the plan's {planned} cases")
 
 
 def _metric_info(raw: Any, at: At) -> None:

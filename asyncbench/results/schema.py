@@ -50,7 +50,7 @@ TOOL_NAME = "asyncbench"
 # 7 — `harness` on a measured result ({sync_s, sync_high_s, issue_s, n}): a no-op's issue and done on its backend and
 # device, what the harness's own sync adds to every row (model.HarnessCost); "ran ahead" counts only what lies beyond
 # it. Older files have none: their rows are judged without it, and say so.
-# 8 — `shard` at the top level of a file written by `run --shard I/N` ({index, count, plan, plan_cases, cases}: which
+# 8 — `shard` at the top level of a file written by `run --shard I/N` ({index, count, plan, plan_cases, cases, positions}:
 # part of which plan it measured, model.ShardOf), what `merge` checks before it puts a CI matrix's shards together.
 # Absent elsewhere, and in older files.
 SCHEMA_VERSION = 8
@@ -102,6 +102,7 @@ def shard_to_dict(shard: ShardOf) -> dict[str, Any]:
         "plan": shard.plan,
         "plan_cases": shard.plan_cases,
         "cases": [{**dataclasses.asdict(case), "params": dict(case.params)} for case in shard.cases],
+        "positions": list(shard.positions),
     }
 
 
@@ -112,7 +113,8 @@ def shard_from_dict(raw: Any) -> ShardOf | None:
     if not isinstance(raw, dict) or not all(isinstance(raw.get(key), int) for key in ("index", "count", "plan_cases")):
         raise TypeError("shard: expected {index, count, plan, plan_cases, cases}")
     cases = tuple(PlannedCase(**{**case, "params": dict(case["params"])}) for case in raw.get("cases", []))
-    return ShardOf(raw["index"], raw["count"], str(raw["plan"]), raw["plan_cases"], cases)
+    positions = tuple(int(position) for position in raw.get("positions", []))
+    return ShardOf(raw["index"], raw["count"], str(raw["plan"]), raw["plan_cases"], cases, positions)
 
 
 def to_dict(report: Report) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 from asyncbench.errors import InputError, read_text
 from asyncbench.results import merge, recordable, schema
-from asyncbench.results.model import MAX_SHARDS, Report, ShardOf
+from asyncbench.results.model import MAX_SHARDS, Report, Result, ShardOf
 
 #: what --shard reads: this job's shard and how many there are, e.g. 2/4
 SHARD = re.compile(r"(\d{1,6})/(\d{1,6})")
@@ -148,6 +148,16 @@ def ordered(loaded: Sequence[tuple[str, Report]]) -> list[tuple[str, Report]]:
     return sorted(loaded, key=lambda one: _shard_of(*one).index)
 
 
+def _position(row: Result, shards: Sequence[tuple[str, Report]]) -> int:
+    """Where a merged row stands in the whole plan: the place of the planned case it became (-1: none, first)."""
+    for _, report in shards:
+        stamp = report.shard
+        for case, position in zip(stamp.cases if stamp else (), stamp.positions if stamp else (), strict=False):
+            if merge.covers(row, case):
+                return position
+    return -1
+
+
 def merged(loaded: Sequence[tuple[str, Report]]) -> Report:
     """One report of a plan's N shards (`ordered` first): every shard's rows, each naming its machine; a shard cut
     short (interrupted) gives an error row for each case it did not finish; a case two shards both measured (two
@@ -172,7 +182,7 @@ def merged(loaded: Sequence[tuple[str, Report]]) -> Report:
     report = merge.merge(str(first.config.get("name", "")), first.config, ends, facts)
     seen: set[str] = set()
     once = []
-    for row in report.results:
+    for row in sorted(report.results, key=lambda row: _position(row, shards)):  # plan order: as the whole plan's run
         if row.id not in seen:
             seen.add(row.id)
             once.append(row)

@@ -128,6 +128,7 @@ def test_a_plan_cut_into_n_shards_runs_each_case_once_in_plan_order(tmp_path, co
         assert mine == [i for i in whole if i in mine]  # plan order kept inside a shard
         assert [case.id for case in jobs.planned(one.config)] == mine  # the shard's plan makes exactly its cases
         assert (one.shard.plan, one.shard.plan_cases, one.shard.count) == (picked[0].shard.plan, len(whole), count)
+        assert [whole[place] for place in one.shard.positions] == mine
     # every check is judged at the confidence it has unsharded: the shards' rates add up to the run's
     assert sum(one.family_error for one in picked) == pytest.approx(budget.FAMILY_ERROR)
 
@@ -177,7 +178,7 @@ def _case(case_id: str) -> PlannedCase:
 
 
 def _shard_report(index: int, count: int, ids: list[str], finished: list[str] | None = None, host: str = "", plan: str = PLAN):
-    stamp = ShardOf(index, count, plan, 8, tuple(_case(i) for i in ids))
+    stamp = ShardOf(index, count, plan, 8, tuple(_case(i) for i in ids), tuple(range(index - 1, 8, count))[: len(ids)])
     rows = tuple(ok_result(i) for i in (ids if finished is None else finished))
     report = schema.new_report({"name": "plan", "experiments": []}, {"hostname": host or f"runner-{index}", "python": "3.12"}, rows)
     return dataclasses.replace(report, shard=stamp, interrupted=finished is not None)
@@ -221,6 +222,8 @@ def test_a_journal_keeps_the_shard_of_a_run_that_did_not_end(tmp_path):
         ({"index": "1"}, "shard.index", "whole number"),
         ({"plan": "ab\x1b[2J"}, "shard.plan", "not a plan's digest"),
         ({"plan_cases": -1}, "shard.plan_cases", "whole number"),
+        ({"positions": [99]}, "shard.positions[0]", "beyond the plan's 8 cases"),
+        ({"positions": []}, "shard.positions", "0 positions for 1 cases"),
         ({"cases": [{**CASE, "id": "m\nasyncbench: ok"}]}, "shard.cases[0].id", "control"),
         ({"cases": [{**CASE, "backend": "--output=x"}]}, "shard.cases[0].backend", "not a name"),
     ],
@@ -252,8 +255,9 @@ def _four():
 
 def test_four_shards_merge_into_one_report_in_shard_order_each_row_naming_its_machine():
     report = shards.merged(_four())
-    assert [r.id for r in report.results] == [f"m[torch,cpu,{i}{x}]" for i in (1, 2, 3, 4) for x in "ab"]
-    assert [r.machine for r in report.results] == [f"runner-{i}" for i in (1, 2, 3, 4) for _ in "ab"]
+    # in plan order, as the whole plan's run has them: shard i holds the plan's cases i-1, i-1+4 (dealt out in turn)
+    assert [r.id for r in report.results] == [f"m[torch,cpu,{i}{x}]" for x in "ab" for i in (1, 2, 3, 4)]
+    assert [r.machine for r in report.results] == [f"runner-{i}" for _ in "ab" for i in (1, 2, 3, 4)]
     assert set(report.environment["machines"]) == {f"runner-{i}" for i in (1, 2, 3, 4)}
     assert report.environment["sweep"]["plan"] == PLAN
     assert report.shard is None
