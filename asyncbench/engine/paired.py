@@ -52,7 +52,7 @@ from asyncbench.measure.timing import ORDER_SEED
 from asyncbench.results import blocks
 from asyncbench.results.model import Case, Clocks, Progress, Verdict
 from asyncbench.results.paired import METRIC, VARIANT, PairedCase, PairedRatio
-from asyncbench.verdicts import compare
+from asyncbench.verdicts import margin
 from asyncbench.workloads.base import Workload
 
 
@@ -181,9 +181,9 @@ class Pairing:
             if self.done is None and self.n_blocks in self.budget().schedule() and self.n_blocks > self.looked_at:
                 self._judge()
         except isolation.WorkerLost as lost:
-            self.done = PairedCase(self.head_case.id, "error", f"lost while measuring: {lost}")
+            self.done = PairedCase.of(self.head_case, "error", f"lost while measuring: {lost}")
         except Exception as exc:  # noqa: BLE001 - a case's failure is a row; the others still run
-            self.done = PairedCase(self.head_case.id, "error", describe_failure(exc))
+            self.done = PairedCase.of(self.head_case, "error", describe_failure(exc))
         finally:
             self.elapsed_s += time.perf_counter() - started + start_share_s
 
@@ -193,8 +193,8 @@ class Pairing:
             return self.done
         if self.n_blocks > self.looked_at:
             self._judge()
-        return PairedCase(
-            self.head_case.id,
+        return PairedCase.of(
+            self.head_case,
             "ok",
             ratios=self.judged,
             rounds=self.rounds,
@@ -214,25 +214,25 @@ class Pairing:
             for side, case in zip(self.sides, (self.base_case, self.head_case), strict=True):
                 side.send("setup", (case, side.tree))
         except isolation.WorkerLost as lost:
-            self.done = PairedCase(self.head_case.id, "error", f"could not set up: {lost}")
+            self.done = PairedCase.of(self.head_case, "error", f"could not set up: {lost}")
             return False
         for side in self.sides:
             try:
                 ready[side.name] = side.receive(timeout_s)
             except isolation.WorkerLost as lost:
                 lost_head = side.name == "head" and "base" in ready
-                self.done = PairedCase(self.head_case.id, "error", f"{side.name}: {lost}", lost=lost_head)
+                self.done = PairedCase.of(self.head_case, "error", f"{side.name}: {lost}", lost=lost_head)
                 return False
         skipped = {name: info["skipped"] for name, info in ready.items() if "skipped" in info}
         if skipped:
             alike = len(skipped) == 2 and len(set(skipped.values())) == 1  # both sides skip for one reason: said once
             why = skipped["head"] if alike else "; ".join(f"{name}: {reason}" for name, reason in skipped.items())
-            self.done = PairedCase(self.head_case.id, "skipped", why, lost="head" in skipped and "base" not in skipped)
+            self.done = PairedCase.of(self.head_case, "skipped", why, lost="head" in skipped and "base" not in skipped)
             return False
         if not self.names:
             common = [n for n in ready["head"]["variants"] if n in ready["base"]["variants"]]
             if not common:
-                self.done = PairedCase(self.head_case.id, "error", "no variant in common between the two sides")
+                self.done = PairedCase.of(self.head_case, "error", "no variant in common between the two sides")
                 return False
             gated = self.workload.gated(self.head_case.params, common)
             # only what is judged is sampled, unless a rate metric needs every variant's clocks
@@ -291,7 +291,6 @@ class Pairing:
         judged = []
         for kind, name in self.keys:
             interval = blocks.interval(self.values[(kind, name)], tail)
-            label = compare.label_of(interval, self.margin)
             old, new = self.sides_values[(kind, name)]
             judged.append(
                 PairedRatio(
@@ -302,8 +301,7 @@ class Pairing:
                     statistics.median(new),
                     blocks.estimate(self.values[(kind, name)]),
                     interval,
-                    label,
-                    compare.VERDICTS[label],
+                    margin.label_of(interval, self.margin),
                 )
             )
         self.judged = tuple(judged)
@@ -337,7 +335,7 @@ def shared_block(pairings: Sequence[Pairing], until: float) -> None:
                     side.ready(timeout_s)
             except isolation.WorkerLost as lost:
                 for left in pairings[index:]:
-                    left.done = PairedCase(left.head_case.id, "error", f"a fresh worker process did not start: {lost}")
+                    left.done = PairedCase.of(left.head_case, "error", f"a fresh worker process did not start: {lost}")
                 return
             start_s = time.perf_counter() - started
         share_s = start_s / (len(pairings) - index)

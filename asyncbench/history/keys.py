@@ -25,6 +25,7 @@ from typing import Any
 
 from asyncbench.results import schema
 from asyncbench.results.ab_file import ABFile
+from asyncbench.results.labels import Label
 from asyncbench.results.model import Report
 
 
@@ -51,9 +52,23 @@ def of_ab(data: ABFile) -> RunKey:
     """An `ab` file's key: its run id, else the hash of its whole content as read (and the legacy key)."""
     if data.run_id:
         return RunKey(data.run_id)
-    content = {name: value for name, value in dataclasses.asdict(data).items() if name != "source"}  # not where it lies
     identity = json.dumps(["ab", data.created, data.revision, [(c.id, c.status) for c in data.cases]])
-    return RunKey(_hash(content), (hashlib.sha256(identity.encode()).hexdigest(),))
+    return RunKey(_hash(_ab_content(data)), (hashlib.sha256(identity.encode()).hexdigest(),))
+
+
+def _ab_content(data: ABFile) -> dict[str, Any]:
+    """An id-less `ab` file's content as read, in the shape its key was first hashed in: every field but where it
+    lies (`source`), each ratio with its verdict, each case without params (files without an id state none). The
+    reader's types may grow; the keys of files already recorded must not change, or they would be recorded twice."""
+    content = {name: value for name, value in dataclasses.asdict(data).items() if name != "source"}
+    content["cases"] = [
+        {
+            **{name: value for name, value in case.items() if name != "params"},
+            "ratios": [{**ratio, "label": str(ratio["label"]), "verdict": str(Label(ratio["label"]).verdict)} for ratio in case["ratios"]],
+        }
+        for case in content["cases"]
+    ]
+    return content
 
 
 def _hash(content: Any) -> str:

@@ -144,7 +144,7 @@ class Store:
                 workload=case.workload,
                 backend=case.backend,
                 device=case.device,
-                params={},
+                params=dict(case.params),
                 status=case.status,
                 reason=case.reason,
                 checks=[_ab_check(r) for r in case.ratios],
@@ -466,7 +466,7 @@ def _measured(quantity: dict[str, Any]) -> dict[str, Any]:
 def _ab_check(ratio: ABRatio) -> dict[str, Any]:
     return {
         "expect": f"ab {ratio.name} ({ratio.label})",
-        "verdict": ratio.verdict,
+        "verdict": str(ratio.verdict),
         "value": ratio.ratio,
         "bounds": list(ratio.ratio_ci) if ratio.ratio_ci else None,
     }

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from asyncbench.results import units
+from asyncbench.results.labels import Label
 from asyncbench.results.model import Verdict
 from asyncbench.verdicts import compare
 
@@ -25,7 +26,7 @@ class ComparisonRow:
     current: str
     change: str
     interval: str  # the change's interval, '[+1.2% … +8.0%]'
-    label: str  # SAME, FASTER, NOT SLOWER, SLOWER or INCONCLUSIVE
+    label: Label
     fails: bool
 
 
@@ -70,8 +71,8 @@ def comparison(result: compare.Comparison) -> ComparisonView:
     notes += [f"not compared: {case_id}: {why}" for case_id, why in result.not_comparable]
     notes += [f"INCONCLUSIVE {r.id} {r.variant}: {r.note}" for r in result.rows if r.note]
     notes += [f"environment differs: {key}: {old!r} → {new!r}" for key, old, new in result.environment_changes]
-    counts = {label: sum(1 for r in result.rows if r.label == label) for label in compare.LABELS}
-    listed = result.rows if len(result.rows) <= COMPARISON_ROWS_MAX else [r for r in result.rows if r.label != compare.SAME]
+    counts = {label: sum(1 for r in result.rows if r.label == label) for label in Label}
+    listed = result.rows if len(result.rows) <= COMPARISON_ROWS_MAX else [r for r in result.rows if r.label != Label.SAME]
     if len(listed) < len(result.rows):
         unlisted = len(result.rows) - len(listed)
         notes.insert(0, f"{unlisted} SAME row(s) not listed (more than {COMPARISON_ROWS_MAX}): `--format json` lists all")

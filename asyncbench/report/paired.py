@@ -18,6 +18,7 @@ from asyncbench.report.compared import change_text, interval_text
 from asyncbench.report.terminal import LABEL_STYLE
 from asyncbench.report.view import drift_note
 from asyncbench.results import units
+from asyncbench.results.labels import Label
 from asyncbench.results.paired import ABReport, PairedCase
 from asyncbench.verdicts import compare
 from asyncbench.verdicts.outcome import Outcome
@@ -32,7 +33,7 @@ class ABView:
     title: str
     sides: tuple[str, ...]  # one line per side: revision, interpreter, environment set
     rows: tuple[tuple[str, ...], ...]  # HEADERS
-    labels: tuple[str, ...]  # each row's label, for styling
+    labels: tuple[Label, ...]  # each row's label, for styling
     notes: tuple[str, ...]  # cases not compared, and why
     budget: str
     summary: str
@@ -119,7 +120,7 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
         + (f" · {' '.join(f'{k}={v}' for k, v in side.environment.items())}" if side.environment else "")
         for side in (report.base, report.head)
     )
-    counts = {label: labels.count(label) for label in compare.LABELS if labels.count(label)}
+    counts = {label: labels.count(label) for label in Label if labels.count(label)}
     summary = ", ".join(f"{n} {label}" for label, n in counts.items()) or "nothing compared"
     notes += _settings_notes(report)
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
@@ -164,7 +165,7 @@ def markdown(view: ABView) -> str:
     lines += [f"- {reason}" for reason in view.reasons]
     lines += ["", "| " + " | ".join(HEADERS) + " |", "|---|---|--:|--:|--:|--:|--:|"]
     for row, label in zip(view.rows, view.labels, strict=True):
-        shown = f"**{label}**" if label in (compare.SLOWER, compare.INCONCLUSIVE) else label
+        shown = f"**{label}**" if label in (Label.SLOWER, Label.INCONCLUSIVE) else label
         lines.append("| " + " | ".join([*(cell.replace("|", "\\|") for cell in row[:-1]), shown]) + " |")
     lines += ["", *[f"- {line}" for line in view.sides], *[f"- {note}" for note in view.notes], "", f"_{view.budget}_", ""]
     return "\n".join(lines)

@@ -23,6 +23,7 @@ from rich.text import Text
 from asyncbench.errors import EXIT_OK
 from asyncbench.report.compared import ComparisonView
 from asyncbench.report.view import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED, CaseView, ExperimentView, OutcomeView, ReportView
+from asyncbench.results.labels import Label
 from asyncbench.results.model import Check, Status, Verdict
 
 # Wide enough for a table with spreads when output goes to a file or CI log.
@@ -40,7 +41,7 @@ CHECK_MARK = {
     Verdict.NOT_MEASURED: "[red]–[/]",
 }
 #: how each label of a comparison (compare, ab) is styled: red fails, yellow cannot tell, green is faster
-LABEL_STYLE = {"SAME": "", "FASTER": "green", "NOT SLOWER": "", "SLOWER": "bold red", "INCONCLUSIVE": "yellow"}
+LABEL_STYLE = {Label.SAME: "", Label.FASTER: "green", Label.NOT_SLOWER: "", Label.SLOWER: "bold red", Label.INCONCLUSIVE: "yellow"}
 
 
 def reader_left() -> None:

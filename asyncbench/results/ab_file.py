@@ -2,23 +2,29 @@
 
 `ab -o FILE` writes results.paired.ABReport as JSON (paired.dumps). Reading
 one back for the history takes only what the store records (the head side's
-revision and facts, the cases, their paired ratios and verdicts), each field
-held to its vocabulary (results.fields): a file from elsewhere may say
-anything, and what it says ends up in the store, the terminal and a web
-page. Anything off is an InputError naming the file and the key, raised
-before anything is stored.
+revision and facts, the cases with what they ran, their paired ratios and
+labels), each field held to its vocabulary (results.fields,
+results.labels): a file from elsewhere may say anything, and what it says
+ends up in the store, the terminal and a web page. Anything off is an
+InputError naming the file and the key, raised before anything is stored.
+
+A case's workload, backend, device and params are the file's own (schema 4
+on); older files state only the case id, whose backend and device are read
+from it and whose name stands for the workload (it is the experiment's
+name: the best such a file says), with no params.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from asyncbench.errors import InputError, read_text
 from asyncbench.results import fields, recordable
 from asyncbench.results.fields import At
+from asyncbench.results.labels import Label
 from asyncbench.results.model import Verdict
 from asyncbench.results.paired import AB_SCHEMA_VERSION, METRIC, VARIANT
 
@@ -28,8 +34,6 @@ KEYS = ("base", "head", "cases", "max_regression")
 LOOKS_AB = 2
 #: how a compared case ended (paired.PairedCase.status)
 STATUSES = ("ok", "error", "skipped", "one-sided")
-#: what a paired ratio's interval says against the margin (verdicts.compare's words; results cannot import them)
-LABELS = ("SAME", "FASTER", "SLOWER", "NOT SLOWER", "INCONCLUSIVE")
 #: what a compared quantity is
 KINDS = (VARIANT, METRIC)
 #: what the head side's revision says where it is no commit
@@ -38,19 +42,23 @@ WORKING_TREE = "working tree"
 
 @dataclass(frozen=True)
 class Ratio:
-    """One compared variant or metric: its paired ratio head/base (None: not finite), interval and verdict."""
+    """One compared variant or metric: its paired ratio head/base (None: not finite), interval and label."""
 
     name: str
     kind: str
-    label: str
-    verdict: str
+    label: Label
     ratio: float | None
     ratio_ci: tuple[float, float] | None
+
+    @property
+    def verdict(self) -> Verdict:
+        """The label's verdict (a file's `verdict` is held to it)."""
+        return self.label.verdict
 
 
 @dataclass(frozen=True)
 class ABCase:
-    """A case of the comparison: its id (`workload[backend,device]...`), how it ended, its ratios."""
+    """A case of the comparison: its id (`name[backend,device,...]`), what it ran, how it ended, its ratios."""
 
     id: str
     workload: str
@@ -59,6 +67,8 @@ class ABCase:
     status: str
     reason: str | None
     ratios: tuple[Ratio, ...]
+    #: the case's params (empty in files before schema 4, which do not state them)
+    params: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -166,8 +176,11 @@ def _revision(value: Any, at: At) -> str | None:
 def _case(raw: Any, at: At) -> ABCase:
     case = fields.mapping(raw, at)
     case_id = fields.name(case.get("id"), at / "id")
-    workload, _, inside = case_id.partition("[")
-    backend, device = (inside.split("]")[0].split(",") + ["", ""])[:2]
+    workload, backend, device = _ran(case, case_id, at)
+    params = fields.optional_mapping(case.get("params"), at / "params")
+    recordable.nested(params, at / "params")
+    for name in params:
+        fields.name(name, at / "params" / name)
     ratios = fields.optional_list(case.get("ratios"), at / "ratios")
     for key in ("rounds", "blocks"):
         if case.get(key) is not None:
@@ -182,12 +195,26 @@ def _case(raw: Any, at: At) -> ABCase:
     return ABCase(
         id=case_id,
         workload=workload,
-        backend=backend.strip(),
-        device=device.strip(),
+        backend=backend,
+        device=device,
         status=fields.word(case.get("status"), at / "status", STATUSES),
         reason=fields.optional_text(case.get("reason"), at / "reason"),
         ratios=tuple(_ratio(ratio, at / "ratios" / index) for index, ratio in enumerate(ratios)),
+        params=dict(params),
     )
+
+
+def _ran(case: Mapping[str, Any], case_id: str, at: At) -> tuple[str, str, str]:
+    """(workload, backend, device): the case's own (schema 4 on), else read from its id as older files allow."""
+    if case.get("workload") is not None:
+        return (
+            fields.name(case["workload"], at / "workload", empty=False),
+            fields.identifier(case.get("backend"), at / "backend"),
+            fields.identifier(case.get("device"), at / "device"),
+        )
+    name, _, inside = case_id.partition("[")
+    backend, device = (inside.split("]")[0].split(",") + ["", ""])[:2]
+    return name, backend.strip(), device.strip()
 
 
 def _ratio(raw: Any, at: At) -> Ratio:
@@ -198,11 +225,14 @@ def _ratio(raw: Any, at: At) -> Ratio:
     fields.unit(ratio.get("unit", ""), at / "unit")
     for side in ("base", "head"):
         recordable.duration(ratio.get(side), at / side)
+    label = Label(fields.word(ratio.get("label"), at / "label", [str(label) for label in Label]))
+    verdict = fields.word(ratio.get("verdict"), at / "verdict", [str(v) for v in Verdict])
+    if verdict != label.verdict:
+        (at / "verdict").fail(f"{verdict!r} is not the verdict of {str(label)!r} ({label.verdict})")
     return Ratio(
         name=fields.name(ratio.get("name"), at / "name"),
         kind=fields.word(ratio.get("kind"), at / "kind", KINDS),
-        label=fields.word(ratio.get("label"), at / "label", LABELS),
-        verdict=fields.word(ratio.get("verdict"), at / "verdict", [str(v) for v in Verdict]),
+        label=label,
         ratio=value,
         ratio_ci=interval,
     )

@@ -21,7 +21,7 @@ is as likely to be off either way (either side's process may draw the bad
 placement), and a wild block moves it by one rank. Its price: no interval
 under min_blocks blocks (10–14 at the error a gate spends per look).
 
-The question is one-sided (verdicts.compare.label_of: is head slower than
+The question is one-sided (verdicts.margin.label_of: is head slower than
 base by more than the margin?), so each tail of the interval carries the
 error of one wrong verdict: a false SLOWER needs the lower end above the
 truth, a false pass the upper end below it. The gate's family-wise rate is

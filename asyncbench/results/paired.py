@@ -4,7 +4,7 @@ A side is one worker process with its own source tree (a git revision),
 interpreter and environment. In every round both sides take one sample of
 each variant, so each round gives one paired ratio head/base per variant
 (and per timing or rate metric); the verdict comes from the interval of
-those paired ratios against the margin (verdicts.compare.label_of), never
+those paired ratios against the margin (verdicts.margin.label_of), never
 from two separate medians; the interval's unit is the block of fresh
 processes, not the round (results.blocks).
 """
@@ -17,13 +17,16 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
-from asyncbench.results.model import Verdict
+from asyncbench.results.labels import Label
+from asyncbench.results.model import Case, Verdict
 
 # 1 — first version. 2 — `run_id` (uuid4 hex, made with the report): the run's identity in the history, so two
 # `ab` runs that end in the same second are two runs (files of version 1 are keyed by their whole content).
 # 3 — verdicts from blocks of fresh processes (results.blocks): `ratio` is the blocks' mean, `confidence` each
 # interval's two-sided level, a case's `problems` (verification) and `needed_s`; labels add NOT SLOWER.
-AB_SCHEMA_VERSION = 3
+# 4 — each case's `workload`, `backend`, `device` and `params`, as results files state them: before, a reader
+# parsed them out of the case id (whose name is the experiment's, not the workload's) and the params were lost.
+AB_SCHEMA_VERSION = 4
 VARIANT, METRIC = "variant", "metric"
 
 
@@ -56,8 +59,12 @@ class PairedRatio:
     head: float
     ratio: float
     ratio_ci: tuple[float, float] | None
-    label: str  # SAME, FASTER, SLOWER or INCONCLUSIVE
-    verdict: Verdict
+    label: Label  # decided by verdicts.margin.label_of from `ratio_ci` and the margin
+
+    @property
+    def verdict(self) -> Verdict:
+        """The label's verdict (written to the file beside it: `verdict`)."""
+        return self.label.verdict
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,19 @@ class PairedCase:
     #: undecided when the gate's time ran out: about how many more seconds its blocks' spread says would decide
     #: it (inf: no telling, the estimate sits on the margin); None when decided
     needed_s: float | None = None
+    #: what the case ran (the head side's case): its workload's key, backend, device and params; None where the
+    #: row was made from its id alone (a case on one side only), whose reader falls back to the id
+    workload: str | None = None
+    backend: str | None = None
+    device: str | None = None
+    params: Mapping[str, Any] | None = None
+
+    @classmethod
+    def of(cls, case: Case, status: str, reason: str | None = None, **measured: Any) -> PairedCase:
+        """The row of `case` (the head side's), with what it ran: its id, workload, backend, device and params."""
+        return cls(
+            case.id, status, reason, workload=case.workload, backend=case.backend, device=case.device, params=dict(case.params), **measured
+        )
 
 
 @dataclass(frozen=True)
@@ -111,11 +131,13 @@ def to_dict(report: ABReport) -> dict[str, Any]:
     for case in raw["cases"]:
         case["needed_s"] = _finite(case["needed_s"])
         case["problems"] = list(case["problems"])
+        case["params"] = dict(case["params"]) if case["params"] is not None else None
         for ratio in case["ratios"]:
             for key in ("base", "head", "ratio"):
                 ratio[key] = _finite(ratio[key])
             ratio["ratio_ci"] = list(ratio["ratio_ci"]) if ratio["ratio_ci"] is not None else None
-            ratio["verdict"] = str(ratio["verdict"].value if isinstance(ratio["verdict"], Verdict) else ratio["verdict"])
+            ratio["label"] = str(ratio["label"])
+            ratio["verdict"] = str(Label(ratio["label"]).verdict)
     return raw
 
 

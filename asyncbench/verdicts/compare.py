@@ -5,11 +5,11 @@ inconclusive); the label a person reads says why. Each variant's change is
 the ratio current / baseline of its times, estimated as Hodges–Lehmann on
 log times with its exact rank interval (verdicts.ratio), and the verdict is
 a test against the margin (`--max-regression`), never against "no
-difference" (label_of): SLOWER when the whole interval lies above
-1 + margin, a pass (SAME, FASTER or NOT SLOWER) when it lies below, and
-INCONCLUSIVE when it reaches across (or there is none: too few samples).
-Testing "different from 1, and the median beyond the margin" called a true
-+8% change SLOWER 11% of the time at a 10% margin.
+difference", decided where `ab`'s verdicts are (verdicts.margin.label_of,
+in the words of results.labels.Label): SLOWER when the whole interval lies
+above 1 + margin, a pass (SAME, FASTER or NOT SLOWER) when it lies below,
+and INCONCLUSIVE when it reaches across (or there is none: too few
+samples).
 
 The ratio shown is exp(Hodges–Lehmann), not the ratio of the two medians:
 it is the centre of the interval it is judged by (the medians' ratio can
@@ -56,21 +56,10 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench.errors import InputError
 from asyncbench.results import budget, units
+from asyncbench.results.labels import Label
 from asyncbench.results.model import CLOCKS, OK, Report, Result, Verdict
 from asyncbench.verdicts import ratio as ratios
-
-#: what a row's label says, beside its verdict. NOT_SLOWER: the interval excludes a slowdown beyond the margin but
-#: is too wide to call the change SAME or FASTER (a gate's pass: its question is one-sided)
-SAME, FASTER, SLOWER, NOT_SLOWER, INCONCLUSIVE = "SAME", "FASTER", "SLOWER", "NOT SLOWER", "INCONCLUSIVE"
-LABELS = (SAME, FASTER, SLOWER, NOT_SLOWER, INCONCLUSIVE)
-#: each label's verdict: a slowdown shown beyond the margin fails, one excluded passes, anything else is undecided
-VERDICTS = {
-    SAME: Verdict.PASS,
-    FASTER: Verdict.PASS,
-    NOT_SLOWER: Verdict.PASS,
-    SLOWER: Verdict.FAIL,
-    INCONCLUSIVE: Verdict.INCONCLUSIVE,
-}
+from asyncbench.verdicts.margin import label_of
 
 # 10%: above the run-to-run drift of a quiet, dedicated machine and below the
 # regressions worth stopping a merge for. Shared CI runners drift far more between
@@ -95,12 +84,12 @@ class VariantComparison:
     current_s: float
     ratio: float  # current / baseline (exp of Hodges–Lehmann on log times); > 1 is slower
     ratio_ci: tuple[float, float] | None  # its interval at the row's share of the family rate; None: too few samples
-    label: str  # SAME, FASTER, NOT SLOWER, SLOWER or INCONCLUSIVE: the verdict and why
+    label: Label  # the verdict and why
     note: str | None = None  # why there is no interval (too few samples: how many it needs), where there is none
 
     @property
     def verdict(self) -> Verdict:
-        return VERDICTS[self.label]
+        return self.label.verdict
 
 
 @dataclass(frozen=True)
@@ -149,26 +138,6 @@ def parse_threshold(text: str) -> float:
     return value
 
 
-def label_of(interval: tuple[float, float] | None, margin: float) -> str:
-    """A ratio's label from its interval against the margin. The gate's question is one-sided (is it slower than
-    1 + margin?): SLOWER when the whole interval lies above 1 + margin, and when the whole of it lies below, FASTER
-    (below 1 / (1 + margin)), SAME (within the margin both ways) or NOT SLOWER (too wide to say which);
-    INCONCLUSIVE when it reaches across 1 + margin, or there is no interval. A head 1% faster at a 1% margin, whose
-    interval straddles 1/1.01, passes: a three-way rule failed such gates 91% of the time."""
-    if interval is None:
-        return INCONCLUSIVE
-    low, high = interval
-    if low > 1 + margin:
-        return SLOWER
-    if high >= 1 + margin:
-        return INCONCLUSIVE
-    if high < 1 / (1 + margin):
-        return FASTER
-    if low >= 1 / (1 + margin):
-        return SAME
-    return NOT_SLOWER
-
-
 def ratio_interval(old: Sequence[float], new: Sequence[float], confidence: float) -> tuple[float, float] | None:
     """The interval of the ratio new / old of two independent samples of times (verdicts.ratio: Hodges–Lehmann on
     log times, its exact rank interval, widened for rounds that drift together); None when there are too few
@@ -213,7 +182,7 @@ def _rows(
         old_median, new_median = statistics.median(old), statistics.median(new)
         if min(old) <= 0 or min(new) <= 0:
             why = "a time of 0 or less (below the clock's resolution) has no ratio"
-            yield VariantComparison(case_id, name, old_median, new_median, math.nan, None, INCONCLUSIVE, why)
+            yield VariantComparison(case_id, name, old_median, new_median, math.nan, None, Label.INCONCLUSIVE, why)
             continue
         estimate, interval = ratios.hodges_lehmann(old, new, confidence)
         yield VariantComparison(

@@ -12,9 +12,9 @@ is exit 3, as in `run`.
 from __future__ import annotations
 
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
+from asyncbench.results.labels import Label
 from asyncbench.results.model import Verdict
 from asyncbench.results.paired import ABReport
-from asyncbench.verdicts import compare
 from asyncbench.verdicts.outcome import Outcome
 
 
@@ -30,7 +30,7 @@ def judge(report: ABReport) -> Outcome:
     if errored:
         errors.append(f"{_plural(len(errored), 'case')} errored: {', '.join(c.id for c in errored)}")
     rows = [(case.id, ratio) for case in report.cases for ratio in case.ratios]
-    slower = [f"{case_id} {r.name}" for case_id, r in rows if r.label == compare.SLOWER]
+    slower = [f"{case_id} {r.name}" for case_id, r in rows if r.label == Label.SLOWER]
     unsure = [f"{case_id} {r.name}" for case_id, r in rows if r.verdict == Verdict.INCONCLUSIVE]
     margin = f"{report.max_regression * 100:.3g}%"
     if slower:

@@ -22,9 +22,10 @@ import pytest
 
 from asyncbench.engine import gate_time, paired
 from asyncbench.results import blocks, stats
+from asyncbench.results.labels import Label
 from asyncbench.results.model import Case, Settings
 from asyncbench.results.paired import PairedCase
-from asyncbench.verdicts import compare
+from asyncbench.verdicts import margin as margins
 from asyncbench.verdicts import paired as verdicts
 from asyncbench.workloads.base import Prepared, Workload
 
@@ -98,7 +99,7 @@ def _one_block_label(seed: int, margin: float, bias_sd: float, confidence: float
     rng = random.Random(seed)
     bias = rng.gauss(0, bias_sd) - rng.gauss(0, bias_sd)
     ratios = [math.exp(bias + rng.gauss(0, 0.005) - rng.gauss(0, 0.005)) for _ in range(rounds)]
-    return compare.label_of(stats.median_ci(ratios, confidence), margin)
+    return margins.label_of(stats.median_ci(ratios, confidence), margin)
 
 
 @pytest.fixture(autouse=True)
@@ -116,16 +117,16 @@ def test_identical_sides_whose_processes_each_carry_a_bias_get_no_wrong_verdict(
         assert ratio.ratio_ci is not None
         assert ratio.ratio_ci[0] <= 1 <= ratio.ratio_ci[1]  # covers the truth
         old_labels.append(_one_block_label(seed, 0.01, 0.01, pairing.budget().confidence()))
-    assert labels.count(compare.FASTER) + labels.count(compare.SLOWER) == 0
+    assert labels.count(Label.FASTER) + labels.count(Label.SLOWER) == 0
     if not heavy:  # wild processes in a third of the blocks may leave a 1% margin undecided: never wrong
-        assert labels.count(compare.INCONCLUSIVE) <= 1
-    wrong_before = old_labels.count(compare.FASTER) + old_labels.count(compare.SLOWER)
+        assert labels.count(Label.INCONCLUSIVE) <= 1
+    wrong_before = old_labels.count(Label.FASTER) + old_labels.count(Label.SLOWER)
     assert wrong_before >= 10, "the data must be the kind that fooled the round-level interval"
 
 
 def test_a_two_percent_slowdown_is_slower_at_a_one_percent_margin():
     found = [_gate(seed, 0.02, 0.01, 0.003).finish().ratios[0].label for seed in range(40)]
-    assert found.count(compare.SLOWER) >= 38, found
+    assert found.count(Label.SLOWER) >= 38, found
 
 
 def test_a_head_one_percent_faster_passes_a_one_percent_margin():
@@ -148,7 +149,7 @@ def test_a_case_out_of_time_says_how_far_it_got_and_how_much_more_it_needs():
     for side in sides:
         side.sleep_s = 0.001  # a block of fake samples now takes about 10 ms: the gate's time runs out
     (row,) = gate_time.gate([pairing], 0.3)
-    assert row.ratios[0].label == compare.INCONCLUSIVE
+    assert row.ratios[0].label == Label.INCONCLUSIVE
     assert row.needed_s is not None
     assert row.needed_s > 0
     assert blocks.looks()[0] <= row.blocks < blocks.MAX_BLOCKS
@@ -164,7 +165,7 @@ def test_the_gates_time_goes_first_to_each_case_then_to_the_undecided_one():
     quick, slow = pairing(0.0005), pairing(0.03)
     started: list[int] = []
     rows = gate_time.gate([quick, slow], 30.0, lambda index, _: started.append(index))
-    assert rows[0].ratios[0].label == compare.SAME
+    assert rows[0].ratios[0].label == Label.SAME
     assert rows[0].blocks == quick.budget().schedule()[0]  # decided at its first look
     assert started[:2] == [0, 1]  # each case once, in order, before any gets more
     assert slow.n_blocks > quick.n_blocks
@@ -177,7 +178,7 @@ def test_a_head_whose_results_fail_verification_fails_the_gate_however_fast():
     pairing = paired.Pairing(_case(), _case(), (base, head), _Work(), 0.01, 0.05)  # type: ignore[arg-type]
     pairing.advance(float("inf"))
     row = pairing.finish()
-    assert row.ratios[0].label == compare.FASTER
+    assert row.ratios[0].label == Label.FASTER
     assert row.problems == ("head: copies differ from the source",)
     from asyncbench.results.paired import ABReport, Side
 
@@ -236,7 +237,7 @@ def test_cases_on_the_same_two_interpreters_share_each_blocks_fresh_processes():
     base, head = _Side("base", rng, 0.001, 0.001), _Side("head", rng, 0.001, 0.001)
     cases = [paired.Pairing(_case(), _case(), (base, head), _Work(), 0.005, 0.05) for _ in range(3)]  # type: ignore[arg-type]
     rows = gate_time.gate(cases, 60.0)
-    assert [row.ratios[0].label for row in rows] == [compare.SAME] * 3
+    assert [row.ratios[0].label for row in rows] == [Label.SAME] * 3
     most = max(p.n_blocks for p in cases)
     assert base.processes == head.processes == most  # one start a block for all three cases, not one per case
     assert sum(p.n_blocks for p in cases) == 3 * most

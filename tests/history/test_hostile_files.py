@@ -21,7 +21,7 @@ from asyncbench.history import store, target
 from asyncbench.history.store import LatestCase, LatestRun
 from asyncbench.report import html as page
 from asyncbench.results import ab_file, paired, schema
-from asyncbench.results.model import Verdict
+from asyncbench.results.labels import Label
 from tests.support.helpers import quick_numpy_results
 
 
@@ -33,7 +33,7 @@ def results_file(tmp_path_factory) -> Path:
 def _ab(facts: dict) -> dict:
     """A real `ab` file's JSON (paired.dumps), one case with one paired ratio."""
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=facts)
-    ratio = paired.PairedRatio("matmul", paired.VARIANT, "s", 0.010, 0.013, 1.3, (1.22, 1.38), "SLOWER", Verdict.FAIL)
+    ratio = paired.PairedRatio("matmul", paired.VARIANT, "s", 0.010, 0.013, 1.3, (1.22, 1.38), Label.SLOWER)
     case = paired.PairedCase("matmul[numpy,cpu]", "ok", ratios=(ratio,), rounds=40)
     report = paired.ABReport(
         "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", (case,)
@@ -126,7 +126,7 @@ def test_a_good_ab_file_reads_as_typed_frozen_records(ab_data):
     assert read.revision == "a1b2c3d"
     [case] = read.cases
     assert (case.workload, case.backend, case.device, case.status) == ("matmul", "numpy", "cpu", "ok")
-    assert case.ratios[0] == ab_file.Ratio("matmul", "variant", "SLOWER", "fail", 1.3, (1.22, 1.38))
+    assert case.ratios[0] == ab_file.Ratio("matmul", "variant", Label.SLOWER, 1.3, (1.22, 1.38))
     with pytest.raises(dataclasses.FrozenInstanceError):
         case.status = "error"  # type: ignore[misc]
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 import math
 
 from asyncbench.report import paired as views
-from asyncbench.results.model import Verdict
+from asyncbench.results.labels import Label
 from asyncbench.results.paired import ABReport, PairedCase, PairedRatio, Side
-from asyncbench.verdicts import compare
 from asyncbench.verdicts.outcome import Outcome
 
 
 def _report(thread_variables: dict, case: PairedCase | None = None) -> ABReport:
     facts = {"cpu_affinity": 2, "thread_variables": thread_variables}
     side = Side("head", "working tree", "python", "3.11", facts=facts)
-    row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.99, 1.01), compare.SAME, Verdict.PASS)
+    row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.99, 1.01), Label.SAME)
     case = case or PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=10)
     return ABReport("2026-01-01T00:00:00+00:00", "0", side, side, 0.05, 0.01, False, "frozen", (case,))
 
@@ -27,7 +26,7 @@ def test_unpinned_thread_pools_on_two_cores_are_named_and_pinned_ones_are_not():
 
 
 def test_an_undecided_case_says_how_far_it_got_and_what_it_needs():
-    row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.9, 1.2), compare.INCONCLUSIVE, Verdict.INCONCLUSIVE)
+    row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.9, 1.2), Label.INCONCLUSIVE)
     case = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=1, elapsed_s=2.0, needed_s=30.0)
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ())).notes
     assert any("undecided after 1 block (2 s)" in note and "about 30 s more" in note for note in notes), notes

@@ -13,8 +13,9 @@ import pytest
 from asyncbench.errors import InputError
 from asyncbench.results import schema as results
 from asyncbench.results import stats
+from asyncbench.results.labels import Label
 from asyncbench.results.model import ERROR, OK, Report, Result, Samples, VariantResult
-from asyncbench.verdicts import compare
+from asyncbench.verdicts import compare, margin
 
 
 def _variant(samples) -> VariantResult:
@@ -38,20 +39,20 @@ def _report(cases: dict[str, dict[str, list[float]]], environment=None, status=O
 @pytest.mark.parametrize(
     "interval, label",
     [
-        ((0.98, 1.02), compare.SAME),
-        ((1.01, 1.09), compare.SAME),  # surely slower, but within the margin
-        ((0.92, 0.99), compare.SAME),
-        ((1.2, 1.6), compare.SLOWER),
-        ((0.4, 0.6), compare.FASTER),
-        ((1.05, 1.3), compare.INCONCLUSIVE),  # straddles the margin
-        ((0.95, 1.5), compare.INCONCLUSIVE),
-        (None, compare.INCONCLUSIVE),
-        ((0.85, 1.05), compare.NOT_SLOWER),  # a slowdown beyond the margin excluded, too wide to say more: a pass
-        ((0.87, 0.95), compare.NOT_SLOWER),  # a head about 9% faster at a 10% margin passes (a three-way rule: INCONCLUSIVE)
+        ((0.98, 1.02), Label.SAME),
+        ((1.01, 1.09), Label.SAME),  # surely slower, but within the margin
+        ((0.92, 0.99), Label.SAME),
+        ((1.2, 1.6), Label.SLOWER),
+        ((0.4, 0.6), Label.FASTER),
+        ((1.05, 1.3), Label.INCONCLUSIVE),  # straddles the margin
+        ((0.95, 1.5), Label.INCONCLUSIVE),
+        (None, Label.INCONCLUSIVE),
+        ((0.85, 1.05), Label.NOT_SLOWER),  # a slowdown beyond the margin excluded, too wide to say more: a pass
+        ((0.87, 0.95), Label.NOT_SLOWER),  # a head about 9% faster at a 10% margin passes (a three-way rule: INCONCLUSIVE)
     ],
 )
 def test_a_label_is_the_place_of_the_whole_interval_against_the_margin(interval, label):
-    assert compare.label_of(interval, 0.10) == label
+    assert margin.label_of(interval, 0.10) == label
 
 
 def test_a_change_whose_median_is_beyond_the_margin_but_whose_interval_is_not_is_not_slower():
@@ -62,13 +63,13 @@ def test_a_change_whose_median_is_beyond_the_margin_but_whose_interval_is_not_is
     (row,) = compare.compare(baseline, current).rows
     assert row.ratio > 1.10
     assert row.ratio_ci[0] < 1.10 < row.ratio_ci[1]
-    assert row.label == compare.INCONCLUSIVE
+    assert row.label == Label.INCONCLUSIVE
 
 
 def test_a_report_compared_with_itself_is_all_same():
     report = _report({"a": {"v": _noisy(1.0)}, "b": {"x": _noisy(2.0, seed=1), "y": _noisy(3.0, seed=2)}})
     comparison = compare.compare(report, report)
-    assert [r.label for r in comparison.rows] == [compare.SAME] * 3
+    assert [r.label for r in comparison.rows] == [Label.SAME] * 3
     assert not comparison.regressions
 
 
@@ -77,7 +78,7 @@ def test_a_two_times_slower_case_is_slower_and_the_unchanged_one_same():
     current = _report({"a": {"v": _noisy(2.0, seed=3)}, "b": {"v": _noisy(1.0, seed=4)}})
     comparison = compare.compare(baseline, current)
     verdicts = {r.id: r.label for r in comparison.rows}
-    assert verdicts == {"a": compare.SLOWER, "b": compare.SAME}
+    assert verdicts == {"a": Label.SLOWER, "b": Label.SAME}
     (slower,) = comparison.regressions
     assert slower.id == "a"
     assert slower.ratio == pytest.approx(2.0, rel=0.05)
@@ -88,7 +89,7 @@ def test_a_two_times_slower_case_is_slower_and_the_unchanged_one_same():
 
 def test_three_samples_cannot_prove_a_regression():
     comparison = compare.compare(_report({"a": {"v": [1.0, 1.1, 0.9]}}), _report({"a": {"v": [2.0, 2.2, 1.8]}}))
-    assert comparison.rows[0].label == compare.INCONCLUSIVE
+    assert comparison.rows[0].label == Label.INCONCLUSIVE
     assert not comparison.regressions
 
 
@@ -138,7 +139,7 @@ def test_an_inconclusive_row_fails_the_comparison_unless_allowed():
     baseline = _report({"a": {"v": _noisy(1.0, noise=0.05)}})
     current = _report({"a": {"v": _noisy(1.115, noise=0.05, seed=1)}})
     strict = compare.compare(baseline, current)
-    assert [r.label for r in strict.rows] == [compare.INCONCLUSIVE]
+    assert [r.label for r in strict.rows] == [Label.INCONCLUSIVE]
     assert not strict.regressions
     assert strict.inconclusive == strict.rows
     assert strict.failed
@@ -151,7 +152,7 @@ def test_a_row_without_an_interval_says_how_many_samples_it_needs():
     comparison = compare.compare(_report({"a": {"v": [1.0, 1.1, 0.9]}}), _report({"a": {"v": [2.0, 2.2]}}))
     (row,) = comparison.rows
     assert row.ratio_ci is None
-    assert row.label == compare.INCONCLUSIVE
+    assert row.label == Label.INCONCLUSIVE
     assert row.note == "no 98% interval from 2 vs 3 samples: it needs at least 7 current samples"
     assert compare.samples_needed(_report({"a": {"v": [1.0, 1.1, 0.9]}})) == 7  # P(U = 0): 1/C(10, 3) ≤ 1% < 1/C(9, 3)
 
@@ -163,8 +164,8 @@ def test_the_ratio_is_hodges_lehmann_on_log_times_with_few_samples_a_side():
     comparison = compare.compare(_report({"a": {"v": base}, "b": {"v": base}}), _report({"a": {"v": slow}, "b": {"v": base}}))
     slower, same = comparison.rows
     assert comparison.confidence == pytest.approx(0.99)  # two rows of a 1% rate: 0.5% a row, one-sided
-    assert slower.label == compare.SLOWER
+    assert slower.label == Label.SLOWER
     differences = sorted(math.log(b) - math.log(a) for a in base for b in slow)
     assert slower.ratio == pytest.approx(math.exp(statistics.median(differences)))
     assert slower.ratio_ci[0] > 2.5
-    assert same.label == compare.SAME
+    assert same.label == Label.SAME

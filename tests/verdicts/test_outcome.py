@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from asyncbench import cli
 from asyncbench.report import view
 from asyncbench.results import schema, stats
+from asyncbench.results.labels import Label
 from asyncbench.results.model import Result, Samples, Status, VariantResult
 from asyncbench.verdicts import outcome
 from tests.support.helpers import ok_result, report_of
@@ -98,7 +99,7 @@ def test_an_inconclusive_row_against_a_baseline_fails_the_run_unless_allowed():
 
     few = dataclasses.replace(ok_result("m[torch,cpu]", n=3))  # three samples a side: no interval at the row's level
     comparison = compare.compare(report_of([few]), report_of([few]))
-    assert [r.label for r in comparison.rows] == [compare.INCONCLUSIVE]
+    assert [r.label for r in comparison.rows] == [Label.INCONCLUSIVE]
     judged = outcome.judge(report_of([few]), comparison=comparison)
     assert judged.code == 1
     assert "1 variant INCONCLUSIVE against the baseline" in judged.reasons[0]

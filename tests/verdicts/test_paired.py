@@ -6,14 +6,14 @@ import dataclasses
 
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
 from asyncbench.report import paired as views
+from asyncbench.results.labels import Label
 from asyncbench.results.model import Verdict
 from asyncbench.results.paired import ABReport, PairedCase, PairedRatio, Side, dumps
-from asyncbench.verdicts import compare
 from asyncbench.verdicts import paired as verdicts
 
 
 def _ratio(label: str, ratio: float = 1.0, interval=(0.98, 1.02)) -> PairedRatio:
-    return PairedRatio("v", "variant", "s", 0.001, 0.001 * ratio, ratio, interval, label, compare.VERDICTS[label])
+    return PairedRatio("v", "variant", "s", 0.001, 0.001 * ratio, ratio, interval, Label(label))
 
 
 def _report(*cases: PairedCase, allow_inconclusive: bool = False) -> ABReport:
