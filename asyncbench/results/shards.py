@@ -148,13 +148,25 @@ def ordered(loaded: Sequence[tuple[str, Report]]) -> list[tuple[str, Report]]:
     return sorted(loaded, key=lambda one: _shard_of(*one).index)
 
 
-def _position(row: Result, shards: Sequence[tuple[str, Report]]) -> int:
-    """Where a merged row stands in the whole plan: the place of the planned case it became (-1: none, first)."""
+def _places(shards: Sequence[tuple[str, Report]]) -> dict[str, int]:
+    """Each planned case's id -> its place in the whole plan (model.ShardOf.positions)."""
+    return {
+        case.id: place
+        for _, report in shards
+        if report.shard
+        for case, place in zip(report.shard.cases, report.shard.positions, strict=False)
+    }
+
+
+def _position(row: Result, places: Mapping[str, int], shards: Sequence[tuple[str, Report]]) -> int:
+    """Where a merged row stands in the whole plan: the place of the planned case it became (its id; or a device spec
+    resolved where it ran, cuda -> cuda:0), -1 for none."""
+    if row.id in places:
+        return places[row.id]
     for _, report in shards:
-        stamp = report.shard
-        for case, position in zip(stamp.cases if stamp else (), stamp.positions if stamp else (), strict=False):
+        for case in report.shard.cases if report.shard else ():
             if merge.covers(row, case):
-                return position
+                return places.get(case.id, -1)
     return -1
 
 
@@ -182,7 +194,8 @@ def merged(loaded: Sequence[tuple[str, Report]]) -> Report:
     report = merge.merge(str(first.config.get("name", "")), first.config, ends, facts)
     seen: set[str] = set()
     once = []
-    for row in sorted(report.results, key=lambda row: _position(row, shards)):  # plan order: as the whole plan's run
+    places = _places(shards)
+    for row in sorted(report.results, key=lambda row: _position(row, places, shards)):  # plan order: as the whole plan's run
         if row.id not in seen:
             seen.add(row.id)
             once.append(row)
