@@ -43,6 +43,51 @@ def _guard(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+class _Commands(click.Group):
+    """The command group: an InputError raised while a command's options are read (a callback below parsing a
+    margin, a KEY=VALUE, a duration) is one line per mistake and exit 2, as one raised by the command is (_guard)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InputError as error:
+            _report_input_error(error)
+            sys.exit(EXIT_INPUT)
+
+
+def _margin(context: click.Context, parameter: click.Parameter, value: str) -> float:
+    """--max-regression read once, where the command line is read: '10%' -> 0.1 (verdicts.compare.parse_threshold)."""
+    from asyncbench.verdicts import compare
+
+    return compare.parse_threshold(value)
+
+
+def _sbatch(context: click.Context, parameter: click.Parameter, value: tuple[str, ...]) -> dict[str, str | bool]:
+    """--sbatch KEY=VALUE (or an sbatch flag alone: --sbatch requeue) as a config's `sbatch:` mapping; which keys
+    may go without a value is the executor's to say (spec.executor.sbatch_options)."""
+    from asyncbench.spec import key_value
+
+    options: dict[str, str | bool] = {}
+    for text in value:
+        key, given = key_value.split(text, "--sbatch", "qos=high", bare=True)
+        options[key] = True if given is None else given
+    return options
+
+
+def _variables(context: click.Context, parameter: click.Parameter, value: tuple[str, ...]) -> dict[str, str]:
+    """--base-env / --head-env KEY=VALUE, each side's variables (session.side_variables.parse_env)."""
+    from asyncbench.session import side_variables
+
+    return side_variables.parse_env(value, f"--{str(parameter.name).replace('_', '-')}")
+
+
+def _gate_time(context: click.Context, parameter: click.Parameter, value: str) -> float:
+    """--gate-time read once: '2m' -> 120.0 seconds (session.paired.parse_gate_time)."""
+    from asyncbench.session import paired
+
+    return paired.parse_gate_time(value)
+
+
 def _echo_err(text: str) -> None:
     click.echo(text, err=True)
 
@@ -139,6 +184,7 @@ _SELECTION = [
 
 
 @click.group(
+    cls=_Commands,
     context_settings=CONTEXT,
     epilog="""\b
 Examples:
@@ -186,7 +232,12 @@ _OUTCOME: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         help="Compare with an earlier results file; a slowdown shown beyond --max-regression, or a row that cannot tell, exits 1.",
     ),
     click.option(
-        "--max-regression", default="10%", show_default=True, metavar="PCT", help="How much slower than the baseline still passes."
+        "--max-regression",
+        default="10%",
+        show_default=True,
+        metavar="PCT",
+        callback=_margin,
+        help="How much slower than the baseline still passes.",
     ),
     click.option("--strict", is_flag=True, help="A skipped case counts as a failure (exit 1)."),
     click.option(
@@ -217,7 +268,12 @@ _EXECUTOR: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option("--account", metavar="NAME", help="Slurm account to charge."),
     click.option("--exclusive/--shared", default=None, help="Each job alone on its node (the default), or sharing it."),
     click.option(
-        "--sbatch", "sbatch", multiple=True, metavar="KEY=VALUE", help="More sbatch options: --sbatch qos=high --sbatch constraint=h100."
+        "--sbatch",
+        "sbatch",
+        multiple=True,
+        metavar="KEY=VALUE",
+        callback=_sbatch,
+        help="More sbatch options: --sbatch qos=high --sbatch constraint=h100.",
     ),
     click.option(
         "--job-dir", type=click.Path(file_okay=False), metavar="DIR", help="The sweep's folder [default: .asyncbench/jobs/STAMP-NAME]."
@@ -232,15 +288,11 @@ def _executor_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-def _executor_settings(executor: str | None, per: str | None, sbatch: tuple[str, ...], **given: Any) -> dict[str, Any]:
+def _executor_settings(executor: str | None, per: str | None, sbatch: dict[str, str | bool], **given: Any) -> dict[str, Any]:
     """The command line's executor settings, keyed as a config's `executor:` (only what was given)."""
     settings = {key: value for key, value in {"kind": executor, "per": per, **given}.items() if value is not None}
     if sbatch:
-        options = {}
-        for text in sbatch:
-            key, sep, value = text.partition("=")
-            options[key.strip(" ")] = value if sep else True  # spaces only: a control character is left for the check to refuse
-        settings["sbatch"] = options
+        settings["sbatch"] = sbatch
     return settings
 
 
@@ -256,6 +308,7 @@ Examples:
   asyncbench run configs/ci-gate.yaml -o new.json --baseline old.json --markdown summary.md
   asyncbench run -w matmul -b jax -d cpu --trace traces/                timelines for ui.perfetto.dev
   asyncbench run my.yaml --executor slurm --partition gpu --gpus-per-node 1 -o all.json   a job per experiment
+  asyncbench run my.yaml --shard 2/4 -o shard-2.json     one job of a CI matrix of 4 (then: asyncbench merge)
 """,
 )
 @_selection_options
@@ -274,6 +327,12 @@ Examples:
     help="After each case is measured, run every variant once more under its backend's profiler and write a "
     "Chrome-trace timeline per variant into DIR (open in ui.perfetto.dev).",
 )
+@click.option(
+    "--shard",
+    metavar="I/N",
+    help="Run only the I-th of N parts of the plan, e.g. --shard 2/4: one job of a CI matrix. Every machine cuts the plan "
+    "the same way (balanced by each case's max_time_s); `asyncbench merge` puts the N results files together.",
+)
 @_executor_options
 @_guard
 def run(
@@ -287,7 +346,7 @@ def run(
     trace_dir: str | None,
     executor: str | None,
     per: str | None,
-    sbatch: tuple[str, ...],
+    sbatch: dict[str, str | bool],
     job_dir: str | None,
     no_wait: bool,
     partition: str | None,
@@ -295,6 +354,7 @@ def run(
     time_min: str | None,
     account: str | None,
     exclusive: bool | None,
+    shard: str | None,
     **outcome: Any,
 ) -> None:
     """Run experiments from CONFIG files (default: the built-in suite) and print the results.
@@ -317,34 +377,30 @@ def run(
     each takes; a case with checks or a baseline takes at least the rounds
     their intervals need.
     """
-    from asyncbench import sweep
+    from asyncbench.results import shards
+    from asyncbench.session import commands, jobs, requests
 
+    cut = shards.parse(shard) if shard is not None else None  # a shard that is none: one line, before the plan is read
     chosen = _executor_settings(
         executor, per, sbatch, partition=partition, gpus_per_node=gpus_per_node, time_min=time_min, account=account, exclusive=exclusive
     )
-    request = _request(outcome, configs=configs, workloads=workloads, devices=devices, backends=backends, sets=sets, quick=quick,
-                       isolate=not in_process, trace_dir=trace_dir, executor=chosen)  # fmt: skip
-    ended = sweep.run(request, sweep.SweepOptions(job_dir=job_dir, wait=not no_wait), _echo_err, lambda line: _stdout(line + "\n"))
+    selection = requests.Selection(configs, workloads, devices, backends, sets, quick)
+    request = _request(outcome, selection=selection, isolate=not in_process, trace_dir=trace_dir, executor=chosen, shard=cut)
+    ended = commands.run(request, jobs.JobOptions(job_dir=job_dir, wait=not no_wait), _echo_err, lambda line: _stdout(line + "\n"))
     _finish(ended)
 
 
-def _request(outcome: dict[str, Any], **selection: Any) -> Any:
-    """A RunRequest from the outcome options (`_OUTCOME`) and what to run."""
-    from asyncbench import session
+def _request(outcome: dict[str, Any], **what: Any) -> Any:
+    """A RunRequest from the outcome options (`_OUTCOME`) and what to run (its selection, executor...)."""
     from asyncbench.report.writers import file_writers, option_dest
+    from asyncbench.session import requests
 
-    return session.RunRequest(
-        json_path=outcome["output"],
-        outputs={w.name: path for w in file_writers() if (path := outcome.get(option_dest(w)))},
-        baseline=outcome["baseline"],
-        max_regression=outcome["max_regression"],
-        strict=outcome["strict"],
-        allow_inconclusive=outcome["allow_inconclusive"],
+    return requests.RunRequest(
+        outputs=requests.Outputs(outcome["output"], {w.name: path for w in file_writers() if (path := outcome.get(option_dest(w)))}),
+        gate=requests.Gate(outcome["baseline"], outcome["max_regression"], outcome["strict"], outcome["allow_inconclusive"]),
+        recording=requests.Recording(outcome["record"], outcome["history"], outcome["label"]),
         progress=not outcome["no_progress"],
-        record=outcome["record"],
-        history=outcome["history"],
-        label=outcome["label"],
-        **selection,
+        **what,
     )
 
 
@@ -381,11 +437,38 @@ def gather(folder: str, no_wait: bool, **outcome: Any) -> None:
     often as wanted (recording twice stores once). Ctrl-C stops waiting; the
     jobs go on.
     """
-    from asyncbench import extras, sweep
+    from asyncbench import extras
+    from asyncbench.session import following
 
     extras.require("gather", "submitit")  # the jobs are read through it: said before the folder is
     request = _request(outcome)
-    ended = sweep.gather(folder, request, _echo_err, wait=not no_wait)
+    ended = following.gather(folder, request, _echo_err, wait=not no_wait)
+    _finish(ended)
+
+
+@main.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench merge shard-1.json shard-2.json shard-3.json shard-4.json -o all.json --markdown all.md
+  asyncbench merge shards/*.json -o all.json --baseline main.json      the merged report gated against a baseline
+""",
+)
+@click.argument("shard_files", metavar="SHARD.json...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@_outcome_options
+@_guard
+def merge(shard_files: tuple[str, ...], **outcome: Any) -> None:
+    """Merge the results files of a plan's N shards (`run --shard I/N`, one per job of a CI matrix) into one report.
+
+    Every row names the machine it ran on; the report renders, compares and
+    records like any results file, and is judged as `run` judges (exit 1, 3).
+    Exit 2, naming the shard, when the files are shards of different plans or
+    asyncbench versions, one is missing or one is given twice. A shard cut
+    short gives an error row for each case it did not finish.
+    """
+    from asyncbench.session import shards
+
+    ended = shards.merge(shard_files, _request(outcome), _echo_err)
     _finish(ended)
 
 
@@ -400,9 +483,9 @@ def list_workloads(fmt: str) -> None:
     from pathlib import Path
 
     from asyncbench.report import catalog, terminal
-    from asyncbench.workloads import WORKLOADS, plugins
+    from asyncbench.workloads import BUILT_IN, plugins
 
-    shown = [w for key, w in WORKLOADS.items() if not plugins.is_reference(key)]
+    shown = list(BUILT_IN.values())
     origins, broken = {}, []
     for plugin in plugins.plugins().values():
         try:
@@ -481,9 +564,9 @@ def record(paths: tuple[str, ...], label: str | None, history: str | None) -> No
     Every file is read and checked first. Exit 2 for a file that is not a results or `ab` file, or holds a
     field out of its vocabulary, or a store that cannot be opened (nothing recorded), and when the store
     refused a file (the others are still recorded)."""
-    from asyncbench import session
+    from asyncbench.session import recorder
 
-    sys.exit(session.record_files(paths, history, label, _echo_err))
+    sys.exit(recorder.record_files(paths, history, label, _echo_err))
 
 
 @main.command(
@@ -501,22 +584,25 @@ Examples:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when the newest point of a series starts a regression.")
 @click.option(
-    "--max-regression", default="10%", show_default=True, metavar="PCT", help="A change this much slower or less is no regression."
+    "--max-regression",
+    default="10%",
+    show_default=True,
+    metavar="PCT",
+    callback=_margin,
+    help="A change this much slower or less is no regression.",
 )
 @click.option("--last", default=40, show_default=True, type=click.IntRange(min=1), help="Points shown per series (changes: all).")
 @_guard
-def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: str, last: int) -> None:
+def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: float, last: int) -> None:
     """Each recorded series (a case's quantity on one machine) with where it changed: the run, before → after,
     the ratio with its 95% interval, and the change's p-value (E-divisive means, Apache Otava)."""
-    from asyncbench import session
     from asyncbench.history import changes, store, target
     from asyncbench.report import history as shown
     from asyncbench.report import terminal
-    from asyncbench.verdicts import compare
+    from asyncbench.session import recorder
 
     _check_pattern(pattern)
-    session.require_history(history, "history")
-    margin = compare.parse_threshold(max_regression)
+    recorder.require_history(history, "history")
     found = store.open_store(target.resolve(history)).series(pattern, last)
     if fmt == "json":
         _stdout(changes.to_json(found))
@@ -524,12 +610,12 @@ def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_
         shown.print_series(found, terminal.stdout_console())
     if not found:
         _echo_err(f"no series{' matching ' + repr(pattern) if pattern else ''} in the history")
-        sys.exit(1)
-    hits = changes.regressions(found, margin)
+        sys.exit(EXIT_GATE)
+    hits = changes.regressions(found, max_regression)
     if fail_on_regression and hits:
         for one, change in hits:
             _echo_err(f"regression: {one.case} {one.variant} {one.quantity} on {one.machine}: ×{change.ratio:.3g} at {change.at}")
-        sys.exit(1)
+        sys.exit(EXIT_GATE)
 
 
 @main.command(
@@ -549,19 +635,19 @@ def report_command(pattern: str | None, output: str, history: str | None) -> Non
     """Write the history as one self-contained HTML page: a trend chart per case and quantity (machines side by
     side, each point's interval and revision in its tooltip, change points marked), the machines, and the latest
     run's table with its verdicts and timelines. No network needed to open it."""
-    from asyncbench import session
     from asyncbench.history import store, target
     from asyncbench.report import html
     from asyncbench.results import outputs
+    from asyncbench.session import recorder
 
     _check_pattern(pattern)
-    session.require_history(history, "report", "plotly")
-    outputs.check([("-o", output)], inputs=[("--history", session.store_file(history))])
+    recorder.require_history(history, "report", "plotly")
+    outputs.check([("-o", output)], inputs=[("--history", recorder.store_file(history))])
     opened = store.open_store(target.resolve(history))
     found = opened.series(pattern, html.CHART_POINTS)
     if not found:
         _echo_err(f"no series{' matching ' + repr(pattern) if pattern else ''} in the history {opened.target.shown}")
-        sys.exit(1)
+        sys.exit(EXIT_GATE)
     if not outputs.write(output, html.render(found, opened.latest(), opened.recent(html.RECENT_RUNS), opened.target.shown), _echo_err):
         sys.exit(EXIT_ERRORS)
     _echo_err(f"written: {output} ({len(found)} series)")
@@ -584,15 +670,15 @@ Examples:
 @_guard
 def show(path: str, fmt: str, plot_path: str | None) -> None:
     """Re-render a results file written by `asyncbench run -o`."""
-    from asyncbench import session
     from asyncbench.report import terminal, view
     from asyncbench.report.writers import WRITERS
     from asyncbench.results import outputs
+    from asyncbench.session import reading
 
     plot = WRITERS["plot"]
     if plot_path:
         plot.check_destination(plot_path)
-    shown = view.build(session.load_results(path, _echo_err))
+    shown = view.build(reading.load_results(path, _echo_err))
     if fmt == "table":
         terminal.print_report(shown, terminal.stdout_console())
     else:
@@ -627,7 +713,7 @@ between runs: on a shared machine gate with `asyncbench ab` instead.
 )
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("current", type=click.Path(dir_okay=False))
-@click.option("--max-regression", default="10%", show_default=True, metavar="PCT", help="How much slower still passes.")
+@click.option("--max-regression", default="10%", show_default=True, metavar="PCT", callback=_margin, help="How much slower still passes.")
 @click.option(
     "--clock",
     type=click.Choice(["done_s", "issue_s", "device_s"]),
@@ -642,15 +728,14 @@ between runs: on a shared machine gate with `asyncbench ab` instead.
     help="An INCONCLUSIVE row (its interval reaches across the margin, or too few samples for one) does not fail the gate.",
 )
 @_guard
-def compare_command(baseline: str, current: str, max_regression: str, clock: str, fmt: str, allow_inconclusive: bool) -> None:
+def compare_command(baseline: str, current: str, max_regression: float, clock: str, fmt: str, allow_inconclusive: bool) -> None:
     """Compare CURRENT results with BASELINE, case by case (matched by id)."""
-    from asyncbench import session
     from asyncbench.report import compared, markdown, terminal
+    from asyncbench.session import reading
     from asyncbench.verdicts import compare
 
-    threshold = compare.parse_threshold(max_regression)
-    base, now = session.load_results(baseline, _echo_err), session.load_results(current, _echo_err)
-    comparison = compare.compare(base, now, threshold, clock, allow_inconclusive=allow_inconclusive)
+    base, now = reading.load_results(baseline, _echo_err), reading.load_results(current, _echo_err)
+    comparison = compare.compare(base, now, max_regression, clock, allow_inconclusive=allow_inconclusive)
     if fmt == "json":
         _stdout(compare.dumps(comparison))
     elif fmt == "markdown":
@@ -691,15 +776,22 @@ input, before anything runs.
 @click.option("--base", "base_rev", metavar="REV", help="The base side's git revision of the config's repository.")
 @click.option("--head", "head_rev", metavar="REV", help="The head side's revision [default: the working tree].")
 @click.option("--base-python", type=click.Path(dir_okay=False), metavar="PATH", help="Run the base side under this Python.")
-@click.option("--base-env", multiple=True, metavar="KEY=VALUE", help="A variable set on the base side only (repeatable).")
-@click.option("--head-env", multiple=True, metavar="KEY=VALUE", help="A variable set on the head side only (repeatable).")
-@click.option("--max-regression", default="5%", show_default=True, metavar="PCT", help="The margin: how much slower still passes.")
+@click.option(
+    "--base-env", multiple=True, metavar="KEY=VALUE", callback=_variables, help="A variable set on the base side only (repeatable)."
+)
+@click.option(
+    "--head-env", multiple=True, metavar="KEY=VALUE", callback=_variables, help="A variable set on the head side only (repeatable)."
+)
+@click.option(
+    "--max-regression", default="5%", show_default=True, metavar="PCT", callback=_margin, help="The margin: how much slower still passes."
+)
 @click.option("--allow-inconclusive", is_flag=True, help="An INCONCLUSIVE verdict does not fail the gate.")
 @click.option(
     "--gate-time",
     default="120s",
     show_default=True,
     metavar="DURATION",
+    callback=_gate_time,
     help="The whole gate's measuring time (90s, 2m), shared by its cases.",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE", help="Write the comparison as JSON.")
@@ -716,22 +808,22 @@ def ab_command(
     base_rev: str | None,
     head_rev: str | None,
     base_python: str | None,
-    base_env: tuple[str, ...],
-    head_env: tuple[str, ...],
-    max_regression: str,
+    base_env: dict[str, str],
+    head_env: dict[str, str],
+    max_regression: float,
     allow_inconclusive: bool,
-    gate_time: str,
+    gate_time: float,
     output: str | None,
     markdown_path: str | None,
     no_progress: bool,
 ) -> None:
     """Is head slower than base? Both measured in one run, paired round by round."""
-    from asyncbench import ab, session
     from asyncbench.report import paired, terminal
+    from asyncbench.session import paired as ab
+    from asyncbench.session.requests import Selection
 
-    selection = session.RunRequest(configs=configs, workloads=workloads, devices=devices, backends=backends, sets=sets, quick=quick)
     request = ab.ABRequest(
-        selection=selection,
+        selection=Selection(configs, workloads, devices, backends, sets, quick),
         base=base_rev,
         head=head_rev,
         base_python=base_python,
@@ -739,7 +831,7 @@ def ab_command(
         head_env=head_env,
         max_regression=max_regression,
         allow_inconclusive=allow_inconclusive,
-        gate_time=gate_time,
+        gate_time_s=gate_time,
         json_path=output,
         markdown_path=markdown_path,
         progress=not no_progress,

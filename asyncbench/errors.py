@@ -76,6 +76,12 @@ def each_error(error: InputError) -> tuple[InputError, ...]:
     return error.errors if isinstance(error, InputErrors) else (error,)
 
 
+def repeated(values: Iterable[str]) -> list[str]:
+    """The values given more than once, sorted: what an error about names that must be distinct names."""
+    given = list(values)
+    return sorted({value for value in given if given.count(value) > 1})
+
+
 def closest(word: object, choices: Iterable[str]) -> str | None:
     """The choice `word` is a close misspelling of, or None."""
     close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)

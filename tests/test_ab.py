@@ -288,8 +288,8 @@ def test_a_w_file_missing_in_the_base_or_outside_the_repository_is_refused(repo,
 def test_a_gate_time_too_short_for_a_first_interval_is_refused_with_why():
     """A new user's --gate-time 5s was taken, and every case ended INCONCLUSIVE without an interval: the first look
     needs 10 blocks of fresh processes, each sampled at least 0.5 s."""
-    from asyncbench import ab
     from asyncbench.errors import InputError
+    from asyncbench.session import paired as ab
 
     with pytest.raises(InputError, match=r"first interval: 10 blocks"):
         ab.parse_gate_time("5s")

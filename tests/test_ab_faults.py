@@ -280,7 +280,7 @@ def test_secret_looking_variables_are_masked_in_every_output_and_reach_their_sid
     ],
 )
 def test_which_names_look_secret(name, secret):
-    from asyncbench import ab as ab_module
+    from asyncbench.session import side_variables as ab_module
 
     assert ab_module.is_secret(name) is secret
 
@@ -298,7 +298,7 @@ def test_which_names_look_secret(name, secret):
     ],
 )
 def test_a_value_that_holds_or_is_a_credential_is_masked_whatever_its_name(name, value, shown):
-    from asyncbench import ab as ab_module
+    from asyncbench.session import side_variables as ab_module
 
     assert ab_module.shown_value(name, value) == shown
 
@@ -364,8 +364,8 @@ def test_an_output_over_the_config_or_an_empty_option_is_refused_before_anything
     ],
 )
 def test_a_variable_with_a_bad_name_or_a_control_character_is_refused_without_its_value(item, said):
-    from asyncbench import ab as ab_module
     from asyncbench.errors import InputError
+    from asyncbench.session import side_variables as ab_module
 
     with pytest.raises(InputError) as refused:
         ab_module.parse_env((item,), "--base-env")
@@ -376,8 +376,8 @@ def test_a_variable_with_a_bad_name_or_a_control_character_is_refused_without_it
 
 
 def test_a_variable_given_twice_is_refused_without_either_value():
-    from asyncbench import ab as ab_module
     from asyncbench.errors import InputError
+    from asyncbench.session import side_variables as ab_module
 
     with pytest.raises(InputError, match="--base-env API_TOKEN: given twice") as refused:
         ab_module.parse_env(("API_TOKEN=hunter2", "API_TOKEN=hunter3"), "--base-env")
@@ -385,7 +385,7 @@ def test_a_variable_given_twice_is_refused_without_either_value():
 
 
 def test_good_variables_are_taken_as_given():
-    from asyncbench import ab as ab_module
+    from asyncbench.session import side_variables as ab_module
 
     given = ("OMP_NUM_THREADS=1", "_private=a b=c", " SPACED =x", "EMPTY=", "path=/a:/b")
     assert ab_module.parse_env(given, "--head-env") == {

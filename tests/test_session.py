@@ -7,16 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from asyncbench import session
 from asyncbench.errors import EXIT_ERRORS, EXIT_OK, InputError
+from asyncbench.session import local, reading
+from asyncbench.session.requests import Outputs, RunRequest, Selection
 
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory) -> Path:
     """A real run of sync_async on numpy, saved."""
     path = tmp_path_factory.mktemp("session") / "r.json"
-    request = session.RunRequest(workloads=("sync_async",), backends=("numpy",), quick=True, json_path=str(path), progress=False)
-    ended = session.run(request, say=lambda line: None)
+    request = RunRequest(Selection(workloads=("sync_async",), backends=("numpy",), quick=True), Outputs(str(path)), progress=False)
+    ended = local.run(request, say=lambda line: None)
     assert ended.code == EXIT_OK
     return path
 
@@ -29,7 +30,7 @@ def test_a_run_stores_each_metrics_unit_once_per_workload_and_each_cases_reading
     assert declared["t1_s"]["unit"] == "s"
     assert "metric_info" not in result  # its workload's, stored once
     assert result["reading"].startswith("synchronous backend")
-    (loaded,) = session.load_results(measured).results
+    (loaded,) = reading.load_results(measured).results
     assert loaded.metric_info["speedup"].unit == "x"
 
 
@@ -48,7 +49,7 @@ def test_a_schema_2_file_gets_units_and_reading_from_the_built_in_workload(measu
         del result["reading"]
     old = tmp_path / "v2.json"
     old.write_text(json.dumps(raw))
-    (result,) = session.load_results(old).results
+    (result,) = reading.load_results(old).results
     assert result.metric_info["speedup"].unit == "x"
     assert result.reading is not None
     assert result.reading.startswith("synchronous backend")
@@ -67,14 +68,12 @@ def test_an_output_that_cannot_be_written_after_the_run_is_an_error_of_the_run(t
 
     monkeypatch.setattr(schema, "atomic_write", full_for_markdown)
     said: list[str] = []
-    request = session.RunRequest(
-        workloads=("matmul",),
-        backends=("numpy",),
-        quick=True,
-        outputs={"markdown": str(tmp_path / "s.md")},
+    request = RunRequest(
+        Selection(workloads=("matmul",), backends=("numpy",), quick=True),
+        Outputs(files={"markdown": str(tmp_path / "s.md")}),
         progress=False,
     )
-    ended = session.run(request, say=said.append)
+    ended = local.run(request, say=said.append)
     assert ended.code == EXIT_ERRORS
     assert ended.view.outcome is not None
     assert ended.view.outcome.reasons[0] == f"could not write {tmp_path / 's.md'}"
@@ -83,7 +82,7 @@ def test_an_output_that_cannot_be_written_after_the_run_is_an_error_of_the_run(t
 
 def test_a_bad_request_is_refused_before_anything_runs(tmp_path):
     with pytest.raises(InputError, match="the same file is named for two outputs"):
-        session.run(
-            session.RunRequest(workloads=("matmul",), json_path=str(tmp_path / "a"), outputs={"csv": str(tmp_path / "a")}),
+        local.run(
+            RunRequest(Selection(workloads=("matmul",)), Outputs(str(tmp_path / "a"), {"csv": str(tmp_path / "a")})),
             say=lambda line: None,
         )

@@ -200,3 +200,49 @@ def test_a_run_killed_while_its_worker_is_stopped_leaves_no_worker(tmp_path):
     for left in alive:  # a failure here must not leave stopped processes on the machine
         left.kill()
     assert not alive, f"left behind: {[command_line(p) for p in alive]}"
+
+
+def test_a_second_sigterm_while_ab_saves_what_it_decided_is_ignored_as_runs_is(tmp_path, monkeypatch):
+    """`ab` had a SIGTERM policy of its own, drifted from `run`'s: it put SIGTERM's previous handler back before it
+    saved, so a supervisor's second SIGTERM (systemd, a CI runner's cancel, `timeout`) cut the save short. Both go
+    through one policy now: the first SIGTERM ends the pairing (exit 143), a second one while the decided cases are
+    saved is ignored. The first SIGTERM arrives as the gate starts, the second as its file is written."""
+    from click.testing import CliRunner
+
+    from asyncbench import cli
+    from asyncbench.engine import gate_time
+    from asyncbench.results import outputs
+    from tests.test_ab import CONFIG, WORKLOAD
+
+    (tmp_path / "mypkg.py").write_text("REPEAT = 20\n")
+    (tmp_path / "work.py").write_text(WORKLOAD)
+    (tmp_path / "gate.yaml").write_text(CONFIG)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    write = outputs.write
+    reached: list[str] = []
+
+    def first_sigterm(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("the first SIGTERM did not stop the gate")
+
+    def saved_under_a_second_sigterm(path, content, say):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return write(path, content, say)
+
+    monkeypatch.setattr(gate_time, "gate", first_sigterm)
+    monkeypatch.setattr(outputs, "write", saved_under_a_second_sigterm)
+
+    def callers_handler(signum, frame):
+        reached.append("SIGTERM reached ab's caller")
+
+    before = signal.signal(signal.SIGTERM, callers_handler)
+    try:
+        done = CliRunner().invoke(cli.main, ["ab", "gate.yaml", "--base-env", "X_SIDE=base", "--no-progress", "-o", "ab.json"])
+        assert reached == []  # ignored while the file was saved, not handed to the handler from before
+        assert signal.getsignal(signal.SIGTERM) is callers_handler  # which is back after it
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert done.exit_code == 143, done.output
+    assert "Traceback" not in done.output
+    assert json.loads((tmp_path / "ab.json").read_text())["interrupted"] is True

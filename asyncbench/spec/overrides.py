@@ -18,7 +18,7 @@ from asyncbench.backends import BACKENDS
 from asyncbench.errors import InputError, suggestion
 from asyncbench.results.model import Settings
 from asyncbench.results.plan import ExecutorSettings, Experiment
-from asyncbench.spec import executor
+from asyncbench.spec import executor, key_value
 from asyncbench.spec.config import Config
 from asyncbench.spec.schema import (
     QUICK_SETTINGS,
@@ -76,10 +76,8 @@ def parse_set(text: str) -> tuple[str | None, str, list[Any]]:
     separate sweep values while brackets keep a list value whole:
     shape=[64,64],[128,128] is two values.
     """
-    key, sep, raw_value = text.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise InputError(f"--set {text!r}: expected KEY=VALUE or KEY=V1,V2,..., e.g. n_ops=100 or sync_async.n_ops=10,100")
+    key, value = key_value.split(text, "--set", "n_ops=100 or sync_async.n_ops=10,100", expected="KEY=VALUE or KEY=V1,V2,...")
+    raw_value = value or ""  # never None: without `bare`, a KEY without =VALUE is refused
     scope, _, name = key.rpartition(".")
     if not raw_value.strip():
         raise InputError(f"--set {text!r}: no value after '='")

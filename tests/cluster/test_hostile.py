@@ -17,11 +17,12 @@ from typing import Callable
 
 import pytest
 
-from asyncbench import session, sweep
 from asyncbench.engine import cluster, slurm
 from asyncbench.errors import InputError
 from asyncbench.results.merge import PlannedCase
 from asyncbench.results.plan import ExecutorSettings
+from asyncbench.session import following, jobs, planning
+from asyncbench.session.requests import Outputs, RunRequest, Selection
 from asyncbench.spec import config, executor, manifest, overrides
 from tests.cluster.conftest import SLURM_SCRIPT, TWO, asyncbench
 
@@ -148,12 +149,16 @@ def test_a_bad_time_limit_names_the_option_or_the_config_key_the_user_gave(sweep
 # --- tampered sweep.json: one line, exit 2, nothing written -------------------------------------------------------
 
 
-def _sweep(folder: Path, kind: str = "local", job_id: str = "4711", created: datetime.datetime | None = None) -> dict:
-    """A whole sweep's manifest in `folder` (the jobs need not exist), as submitting writes it; its JSON."""
+def _sweep(
+    folder: Path, kind: str = "local", job_id: str = "4711", created: datetime.datetime | None = None, plan: dict | None = None
+) -> dict:
+    """A whole sweep's manifest in `folder` (the jobs need not exist), as submitting writes it; its JSON. `plan`: the
+    sweep's plan as the manifest stores it (Config.to_dict)."""
     folder.mkdir(parents=True, exist_ok=True)
     job = manifest.SweepJob("001-barrier", job_id, folder / "001-barrier.yaml", folder / "001-barrier.json", (CASE,))
     when = created or datetime.datetime.now(datetime.timezone.utc)
-    written = manifest.Manifest("two", when, {"name": "two", "experiments": []}, ExecutorSettings(kind=kind), 0.01, (job,))
+    stored = plan or {"name": "two", "experiments": []}
+    written = manifest.Manifest("two", when, stored, ExecutorSettings(kind=kind), 0.01, (job,))
     (folder / manifest.MANIFEST).write_text(manifest.write_text(written))
     return json.loads(manifest.write_text(written))
 
@@ -221,14 +226,14 @@ def test_every_tampered_manifest_is_one_input_error_before_any_value_is_used(tmp
     document = _sweep(tmp_path / "sweep", kind)
     (tmp_path / "sweep" / "sweep.json").write_text(json.dumps(_tamper(document, change)))
     with pytest.raises(InputError) as refused:
-        sweep.read_manifest(tmp_path / "sweep")
+        following.read_manifest(tmp_path / "sweep")
     assert "\n" not in str(refused.value)
     assert "sweep.json" in str(refused.value)
 
 
 def test_a_whole_manifest_reads_back_as_it_was_written(tmp_path):
     _sweep(tmp_path / "sweep", "slurm", "4711_3")
-    read = sweep.read_manifest(tmp_path / "sweep")
+    read = following.read_manifest(tmp_path / "sweep")
     assert [(j.name, j.job_id, j.cases) for j in read.jobs] == [("001-barrier", "4711_3", (CASE,))]
     assert read.executor == ExecutorSettings(kind="slurm")
 
@@ -273,6 +278,45 @@ def test_a_damaged_requeued_count_is_taken_as_none(tmp_path):
     assert jobs.requeued(tmp_path / "r.json") == 0
 
 
+#: a user's workload module that says when it is imported (a gather must not import it: it only reads results)
+IMPORT_SAYS = """\
+import pathlib
+
+pathlib.Path(__file__).with_name("imported").write_text("gather imported the user's module")
+"""
+
+
+@pytest.mark.parametrize("swept", [True, False], ids=["a-swept-plan", "a-plan-without-sweeps"])
+def test_gather_learns_which_experiments_sweep_from_its_manifest_without_importing_a_jobs_user_module(tmp_path, swept):
+    """It re-loaded every job's config only to learn whether a --plot has sweeps to draw: importing the user's
+    workload module (its code run again, in the process that gathers) for what sweep.json already holds."""
+    folder = tmp_path / "sweep"
+    experiment = {"name": "mine", "workload": "mine.py:Mine", **({"sweep": {"n": [1, 2]}} if swept else {})}
+    _sweep(folder, "slurm", plan={"name": "two", "experiments": [experiment]})
+    (folder / "mine.py").write_text(IMPORT_SAYS)
+    (folder / "001-barrier.yaml").write_text("experiments:\n  - name: mine\n    workload: mine.py:Mine\n")
+    request = RunRequest(outputs=Outputs(files={"plot": str(tmp_path / "sweep.png")}), progress=False)
+    if swept:
+        ended = following.gather(folder, request, lambda line: None, wait=False, scheduler=_Unlisting())
+        assert ended.code != 2
+    else:
+        with pytest.raises(InputError, match="--plot draws sweeps, and no selected experiment has one"):
+            following.gather(folder, request, lambda line: None, wait=False, scheduler=_Unlisting())
+    assert not (folder / "imported").exists()
+
+
+@pytest.mark.parametrize(
+    "given, said", [("qos", "sbatch option 'qos' needs a value (qos=VALUE)"), ("=high", "--sbatch with an empty name")]
+)
+@pytest.mark.parametrize("executor_kind", ["local", "here"])
+def test_an_sbatch_key_without_its_value_is_one_line_and_exit_2_on_the_command_line(sweep_dir, given, said, executor_kind):
+    """`--sbatch qos` must not reach sbatch as a bare flag (only sbatch's own flags go without a value), whatever
+    the executor: nothing runs, nothing is created."""
+    done = asyncbench("run", "two.yaml", "--executor", executor_kind, "--sbatch", given, "--no-progress", cwd=sweep_dir, timeout=60)
+    assert said in _one_line_exit_2(done)
+    assert sorted(p.name for p in sweep_dir.iterdir()) == ["two.yaml"]
+
+
 # --- job ids the scheduler does not know ---------------------------------------------------------------------------
 
 
@@ -296,12 +340,12 @@ class _Unlisting:
 
 
 def test_gather_waits_a_bounded_grace_for_jobs_sacct_does_not_list_then_makes_them_error_rows(tmp_path, monkeypatch):
-    monkeypatch.setattr(sweep, "UNLISTED_GRACE_S", 0.5)
+    monkeypatch.setattr(following, "UNLISTED_GRACE_S", 0.5)
     in_an_hour = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)  # a clock ahead: the grace runs from now
     _sweep(tmp_path / "sweep", "slurm", "4711", created=in_an_hour)
     said: list[str] = []
     started = time.monotonic()
-    ended = sweep.gather(tmp_path / "sweep", session.RunRequest(json_path=str(tmp_path / "all.json"), progress=False), said.append,
+    ended = following.gather(tmp_path / "sweep", RunRequest(outputs=Outputs(str(tmp_path / "all.json")), progress=False), said.append,
                          wait=True, scheduler=_Unlisting())  # fmt: skip
     assert 0.5 <= time.monotonic() - started < 10
     assert ended.code == 3  # error rows, as any job that ended without its cases
@@ -313,7 +357,7 @@ def test_gather_waits_a_bounded_grace_for_jobs_sacct_does_not_list_then_makes_th
 def test_gather_without_waiting_keeps_an_unlisted_job_pending_within_the_grace(tmp_path):
     _sweep(tmp_path / "sweep", "slurm", "4711")
     said: list[str] = []
-    ended = sweep.gather(tmp_path / "sweep", session.RunRequest(progress=False), said.append, wait=False, scheduler=_Unlisting())
+    ended = following.gather(tmp_path / "sweep", RunRequest(progress=False), said.append, wait=False, scheduler=_Unlisting())
     assert ended.code != 2
     assert any("1 job(s) still queued or running" in line for line in said)
 
@@ -376,14 +420,14 @@ class _Recovering(_Unlisting):
 
 def test_a_waiting_gather_rides_out_a_short_outage_of_the_accounting_and_gives_up_after_a_bounded_one(tmp_path, monkeypatch):
     _sweep(tmp_path / "sweep", "slurm", "4711")
-    request = session.RunRequest(progress=False)
-    ended = sweep.gather(tmp_path / "sweep", request, lambda line: None, wait=True, scheduler=_Recovering())
+    request = RunRequest(progress=False)
+    ended = following.gather(tmp_path / "sweep", request, lambda line: None, wait=True, scheduler=_Recovering())
     assert ended.code == 3  # the job's state, read once the accounting answered again
-    monkeypatch.setattr(sweep, "OUTAGE_S", 0.2)
+    monkeypatch.setattr(following, "OUTAGE_S", 0.2)
     lasting = _Recovering()
     lasting.failures = 10**6
     with pytest.raises(InputError, match=r"accounting daemon \(slurmdbd\) cannot be reached .*; the jobs are left as they are"):
-        sweep.gather(tmp_path / "sweep", request, lambda line: None, wait=True, scheduler=lasting)
+        following.gather(tmp_path / "sweep", request, lambda line: None, wait=True, scheduler=lasting)
 
 
 # --- a refused submission leaves the job folder as it was ----------------------------------------------------------
@@ -400,9 +444,9 @@ def test_a_refused_submission_leaves_the_job_dir_as_it_was(sweep_dir, monkeypatc
     monkeypatch.setattr(cluster, "scheduler", lambda kind, folder, settings: _Refusing(folder, settings))
     if existed:
         (sweep_dir / "deep").mkdir()
-    request = session.RunRequest(configs=("two.yaml",), executor={"kind": "local"}, progress=False)
+    request = RunRequest(Selection(configs=("two.yaml",)), executor={"kind": "local"}, progress=False)
     with pytest.raises(InputError, match=r"submitting job 1 of 2 failed \(sbatch: error: .*Invalid qos specification\)"):
-        sweep.submit(request, session.plan(request), sweep.SweepOptions(job_dir="deep/er/jobs"), lambda line: None)
+        jobs.submit(request, planning.plan(request.selection, request.executor), jobs.JobOptions(job_dir="deep/er/jobs"), lambda line: None)
     if existed:
         assert list((sweep_dir / "deep").iterdir()) == []
     else:

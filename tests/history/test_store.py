@@ -292,8 +292,8 @@ def test_a_failure_while_recording_leaves_the_store_as_it_was(tmp_path, monkeypa
 
 
 def test_a_record_that_fails_after_the_run_measured_exits_3_with_the_results_kept(tmp_path):
-    from asyncbench import session
     from asyncbench.history.store import StoreError
+    from asyncbench.session import recorder
     from asyncbench.verdicts import outcome
 
     class Refusing:
@@ -304,18 +304,18 @@ def test_a_record_that_fails_after_the_run_measured_exits_3_with_the_results_kep
 
     said = []
     report = schema.load(quick_numpy_results(tmp_path / "r.json"))
-    ended = session._record(Refusing(), report, None, str(tmp_path / "r.json"), said.append, outcome.judge(report))
+    ended = recorder.record(Refusing(), [(report, str(tmp_path / "r.json"))], None, said.append, outcome.judge(report))
     assert ended.code == 3
     assert any("cannot record" in line for line in said)
 
 
 def test_an_ab_results_file_is_recorded_as_paired_ratios_of_the_head_side(history, tmp_path):
     from asyncbench.results import paired
-    from asyncbench.results.labels import Label
+    from asyncbench.results.model import Verdict
 
     facts = schema.load(quick_numpy_results(tmp_path / "r.json")).environment
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=facts)
-    ratio = paired.PairedRatio("matmul", paired.VARIANT, "s", 0.010, 0.013, 1.3, (1.22, 1.38), Label.SLOWER)
+    ratio = paired.PairedRatio("matmul", paired.VARIANT, "s", 0.010, 0.013, 1.3, (1.22, 1.38), "SLOWER", Verdict.FAIL)
     case = paired.PairedCase("matmul[numpy,cpu]", "ok", ratios=(ratio,), rounds=40)
     report = paired.ABReport(
         "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", (case,)

@@ -248,13 +248,14 @@ def test_mistakes_of_the_yaml_itself_are_said_together_and_stop_there():
 
 
 def test_loading_several_configs_says_each_files_mistakes(tmp_path):
-    from asyncbench import session
+    from asyncbench.session import planning
+    from asyncbench.session.requests import Selection
 
     first, second, good = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "c.yaml"
     first.write_text("experiments:\n  - workload: matmull\n  - workload: barrier\n    warmup: -1\n")
     second.write_text("experiments:\n  - workload: sync_async\n    devices: [gpu0]\n")
     good.write_text("experiments:\n  - workload: conversion\n")
     with pytest.raises(InputError) as caught:
-        session.plan(session.RunRequest(configs=(str(first), str(good), str(second))))
+        planning.plan(Selection(configs=(str(first), str(good), str(second))))
     said = [str(one) for one in each_error(caught.value)]
     assert [one.split(": ")[0] for one in said] == [f"{first}:2", f"{first}:4", f"{second}:3"]

@@ -1,4 +1,4 @@
-"""A side's environment variables (`ab --base-env/--head-env`): parsed strictly, shown with credentials masked.
+"""A side's environment variables (`ab --base-env/--head-env`): parsed strictly (read once, by the CLI), shown with credentials masked.
 
 A gate's output travels further than its secrets may (a CI log, an uploaded
 artifact, a pull-request comment anyone can read), so every output shows a
@@ -13,6 +13,7 @@ from typing import Callable, Mapping
 from asyncbench.errors import InputError
 from asyncbench.history import masking
 from asyncbench.results import fields
+from asyncbench.spec import key_value
 
 # Parts of a variable's name that say its value is a credential. A gate's output travels further than its secrets
 # may (a CI log, an uploaded artifact, a pull-request comment anyone can read), so such values are shown as MASK
@@ -41,13 +42,10 @@ def parse_env(items: tuple[str, ...], option: str) -> dict[str, str]:
     (ENV_NAME), or a value holding a control character (a newline would forge lines of the terminal, the JSON's
     readers and the pull-request comment; an escape would rewrite the terminal). A value is never repeated in the
     error: it may be a secret."""
-    found = {}
+    found: dict[str, str] = {}
     for item in items:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            given = repr(item) if not sep else "with an empty name"
-            raise InputError(f"{option} {given}: expected KEY=VALUE, e.g. {option} OMP_NUM_THREADS=1")
+        key, given = key_value.split(item, option, "OMP_NUM_THREADS=1")
+        value = given or ""  # never None: without `bare`, a KEY without =VALUE is refused
         if not ENV_NAME.fullmatch(key):
             raise InputError(
                 f"{option} {key[:80]!r}: not a variable's name (letters, digits and _, not starting with a digit), "

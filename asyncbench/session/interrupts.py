@@ -1,0 +1,72 @@
+"""How every command ends when it is told to stop: one policy for Ctrl-C and SIGTERM, used by run, gather and ab.
+
+While the cases run, SIGTERM raises `Terminated` wherever the command is (so
+it unwinds as Ctrl-C's KeyboardInterrupt does: workers torn down, jobs it
+submitted cancelled); the work ends there, and the command saves what
+finished and exits 130 (Ctrl-C) or 143 (SIGTERM). A second SIGTERM while
+that is saved is ignored: a supervisor that repeats its SIGTERM (systemd,
+a CI runner's cancel, `timeout`) must not cut the only copy of the finished
+cases short. After the save, SIGTERM's handler is the one from before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from typing import Any, Iterator
+
+from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised wherever the run is, so that it ends as Ctrl-C does: finished cases saved, workers torn down."""
+
+
+def raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+class Interrupts:
+    """One command's stop: `running()` around the work, then `saving()` around the save of what finished.
+
+    `code` is None when the work ended by itself, else the exit code to end with (EXIT_INTERRUPTED or
+    EXIT_TERMINATED).
+    """
+
+    def __init__(self) -> None:
+        self.code: int | None = None
+        self._previous: Any = None
+        self._installed = False
+
+    @property
+    def interrupted(self) -> bool:
+        return self.code is not None
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """The work: SIGTERM raises Terminated in it; Ctrl-C or SIGTERM ends it (`code` says which), SIGTERM ignored
+        from then until `saving()` ends. Any other exception goes on, SIGTERM's handler restored."""
+        self._previous, self._installed = signal.signal(signal.SIGTERM, raise_terminated), True
+        try:
+            yield
+        except KeyboardInterrupt as stop:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the save short
+            self.code = EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+        except BaseException:
+            self._restore()
+            raise
+        else:
+            self._restore()
+
+    @contextlib.contextmanager
+    def saving(self) -> Iterator[None]:
+        """The save of what finished; SIGTERM's handler from before the work is back after it."""
+        try:
+            yield
+        finally:
+            self._restore()
+
+    def _restore(self) -> None:
+        if self._installed:  # None: a handler not set from Python, which Python cannot put back; the default then
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if self._previous is None else self._previous)
+            self._installed = False

@@ -1,0 +1,140 @@
+"""A plan run as jobs: split → submit through submitit → follow → gather → one report, judged as `run` judges.
+
+`run --executor slurm|local` comes here (session.commands); everything
+that would make the jobs fail is checked before the first is submitted
+(exit 2). A sweep lives in its folder (`--job-dir`, default
+`.asyncbench/jobs/STAMP-NAME`): each job's config and results file,
+submitit's pickles and logs, and `sweep.json`, which names every job, its
+id and the cases it was to run — all that `gather FOLDER` needs to pick the
+sweep up (session.following), from any process, as often as wanted.
+
+Each job's results file is a plain `asyncbench run` results file, measured on
+its node with that node's environment; `--record` records each of them, so
+the history keeps every job under its own machine's fingerprint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from asyncbench.errors import InputError
+from asyncbench.results import schema
+from asyncbench.results.plan import Config
+from asyncbench.session import preflight, reading, recorder
+from asyncbench.session.requests import RunRequest
+from asyncbench.spec import manifest
+from asyncbench.spec.manifest import MANIFEST, Manifest, SweepJob
+
+Say = Callable[[str], None]
+
+#: where sweeps' folders go when --job-dir is not given (beside the history store's default)
+JOBS_ROOT = Path(".asyncbench") / "jobs"
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """How the jobs are followed: where their folder goes, and whether the command waits for them."""
+
+    job_dir: str | None = None
+    wait: bool = True
+
+
+def _folder(job_dir: str | None, name: str) -> tuple[Path, list[Path]]:
+    """The sweep's folder, new or empty, and the folders this call created for it (innermost first): what to remove
+    again if submitting fails, so that the folder is as it was and the same command can be given again."""
+    from asyncbench.spec import executor
+
+    if job_dir is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        folder = JOBS_ROOT / f"{stamp}-{''.join(c if c.isascii() and (c.isalnum() or c in '-_') else '-' for c in name)[:40]}"
+    else:
+        folder = Path(job_dir)
+    try:  # the folder is written into each job's batch script: a newline there would be a shell line of its own
+        executor.plain(str(folder.absolute()), "the folder's path")
+    except ValueError as exc:
+        raise InputError(f"--job-dir: {exc}") from None
+    if "%" in str(folder.absolute()):  # Slurm expands %j, %u... in a job's log paths: the logs would go elsewhere
+        raise InputError(f"--job-dir {folder}: a '%' in the folder's path is read by Slurm as a pattern (%j: the job's id)")
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise InputError(f"--job-dir {folder}: already holds something (another sweep?); name a new or empty folder")
+    created = [parent for parent in (folder, *folder.absolute().parents) if not parent.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--job-dir {folder}: cannot create it: {exc.strerror or exc}") from None
+    return folder.resolve(), [c.absolute() for c in created]
+
+
+def _undo(folder: Path, created: list[Path]) -> None:
+    """The sweep's folder as it was before this run: emptied (it was empty), removed with its parents if this run
+    made them. Best effort: what cannot be removed stays, and the next run says it holds something."""
+    for child in folder.iterdir() if folder.is_dir() else ():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+    for made in created:
+        try:
+            made.rmdir()
+        except OSError:
+            break
+
+
+def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say) -> tuple[Path, Any]:
+    """Check everything, write each job's config, submit them all; the sweep's folder and the scheduler that
+    holds the jobs. InputError (nothing submitted) for what would make the jobs fail; a submission refused midway
+    cancels those submitted."""
+    from asyncbench.engine import cluster, jobs, slurm
+    from asyncbench.spec import dump, executor
+
+    settings = the_plan.executor
+    if request.trace_dir:
+        raise InputError("--trace does not go with --executor: trace a case in a run of its own on the machine")
+    preflight.check_outputs(request, any(e.sweep for e in the_plan.experiments))
+    if request.recording.record:
+        recorder.open_history(request.recording.history)
+    if request.gate.baseline:
+        reading.load_results(request.gate.baseline, say)
+    cluster.require_submitit()
+    if settings.kind == "slurm":
+        slurm.check_slurm(settings, {key: executor.given_as(key, request.executor, request.selection.sets) for key in executor.KEYS})
+    planned_jobs = jobs.split(the_plan, settings.per)
+    folder, created = _folder(options.job_dir, the_plan.name)
+    ids: list[str] = []
+    scheduler = None
+    try:
+        sweep_jobs, runs = [], []
+        for name, job_plan in planned_jobs:
+            config_path, results_path = folder / f"{name}.yaml", folder / f"{name}.json"
+            config_path.write_text(dump.dumps(job_plan), encoding="utf-8")
+            sweep_jobs.append(SweepJob(name, "", config_path, results_path, tuple(jobs.planned(job_plan))))
+            runs.append(jobs.NodeRun(str(config_path), str(results_path), str(Path.cwd())))
+        scheduler = cluster.scheduler(settings.kind, folder, settings)
+        submitted_at = datetime.datetime.now(datetime.timezone.utc)
+        started = time.perf_counter()
+        try:
+            scheduler.submit(runs, ids)
+        except Exception as exc:  # noqa: BLE001 - sbatch's refusal, in whatever form submitit raises it: one line
+            said = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)[:300]
+            raise InputError(f"submitting job {len(ids) + 1} of {len(runs)} failed ({said}); cancelled the {len(ids)} submitted") from None
+        submit_s = time.perf_counter() - started
+        named = tuple(dataclasses.replace(job, job_id=job_id) for job, job_id in zip(sweep_jobs, ids, strict=True))
+        written = Manifest(the_plan.name, submitted_at, the_plan.to_dict(), settings, submit_s, named)
+        schema.atomic_write(folder / MANIFEST, manifest.write_text(written))
+    except BaseException as exc:  # refused, interrupted, or the manifest not written: no jobs, and the folder as it was
+        if scheduler is not None and ids:
+            scheduler.cancel(ids)
+        _undo(folder, created)
+        if isinstance(exc, OSError):
+            why = exc.strerror or exc
+            raise InputError(f"--job-dir {folder}: cannot write the sweep's files ({why}); cancelled the {len(ids)} submitted") from None
+        raise
+    where = f" to partition {settings.partition}" if settings.partition else ""
+    say(f"submitted {len(ids)} job(s){where} through submitit ({settings.kind}) in {submit_s:.2f} s: {folder}")
+    return folder, scheduler

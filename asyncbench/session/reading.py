@@ -1,0 +1,47 @@
+"""Results files read back: for show, compare, --baseline and gather, a journal read where a run has not ended.
+
+`load_results` reads a results file; where the run writing it has not
+ended (still running, or killed), its journal is read instead and `say`
+tells so. Files older than schema 3 get their units and readings from the
+built-in workloads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Callable
+
+from asyncbench.results import journal, schema
+from asyncbench.results.model import Report
+
+Say = Callable[[str], None]
+
+
+def load_results(path: str | Path, say: Say | None = None) -> Report:
+    """A results file, ready to render. Where a run writing it has not ended (still running, or killed), its
+    journal is read instead, and `say` tells so. Files older than schema 3 store no units or readings, so those
+    are taken from the built-in workloads (a user's workload is not imported to render a file: its old results
+    stay bare)."""
+    report = _read(Path(path), say or (lambda _: None))
+    if report.schema_version >= 3:
+        return report
+    from asyncbench.workloads import BUILT_IN  # built-ins only: rendering never imports a user's module
+
+    described = [BUILT_IN[r.workload].describe(r) if r.workload in BUILT_IN else r for r in report.results]
+    return dataclasses.replace(report, results=tuple(described))
+
+
+def _read(path: Path, say: Say) -> Report:
+    """The report at `path`: the results file, or the journal of a run writing it that has not ended (or the
+    journal itself, named directly)."""
+    left = path if path.name.endswith(journal.SUFFIX) else journal.path_for(path)
+    if not left.exists():
+        return schema.load(path)
+    recovered = journal.read(left)
+    torn = f"; {recovered.torn} record(s) cut short by the interruption left out" if recovered.torn else ""
+    say(
+        f"{path}: the run writing it has not ended (still running, or killed): "
+        f"{len(recovered.report.results)} finished case(s) read from its journal {left}{torn}"
+    )
+    return recovered.report

@@ -1,0 +1,142 @@
+"""The one recorder: what a command measured, into the history store (`run --record`, `gather --record`, `record`).
+
+The store's packages are checked and the store opened, proven writable,
+before anything runs (`open_history`); the reports go in when the command
+ends (`record`); `record FILE...` reads and checks every file before it
+records any (`record_files`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from asyncbench.errors import EXIT_INPUT, EXIT_OK, InputError
+from asyncbench.results import ab_file, recordable, schema
+from asyncbench.results.model import Report
+from asyncbench.session import reading
+from asyncbench.verdicts import outcome
+
+Say = Callable[[str], None]
+
+
+#: what recording needs besides the store's own packages: each series' change points are found as a run is recorded
+RECORDING = ("otava.analysis",)
+
+
+def require_history(given: str | None, needed_by: str, *also: str) -> None:
+    """The history's packages, checked before anything runs (extras.require: one line naming how to install
+    them, exit 2): SQLAlchemy, psycopg where the store is a PostgreSQL URL, and `also` (RECORDING, plotly)."""
+    import os
+
+    from asyncbench import extras
+    from asyncbench.history import target
+
+    named = given or os.environ.get(target.ENVIRONMENT) or ""
+    postgres = ("psycopg",) if named.startswith(target.POSTGRES_SCHEMES) or target.CONNINFO.match(named) else ()
+    extras.require(needed_by, "sqlalchemy", *postgres, *also)
+
+
+def store_file(history: str | None) -> str | None:
+    """The SQLite store's file (None for a PostgreSQL store): an input of `--record` and `report`."""
+    from asyncbench.history import target
+
+    found = target.resolve(history)
+    return found.url.removeprefix("sqlite:///") if found.kind == "sqlite" else None
+
+
+def open_history(given: str | None, needed_by: str = "--record") -> Any:
+    """The store a run or `record` writes to: made where there is none, and proven writable before anything runs
+    (a read-only file, folder, role or server is InputError now, not exit 3 after the run; so is a package the
+    store or recording needs that is not installed)."""
+    from asyncbench.history import store, target
+
+    require_history(given, needed_by, *RECORDING)
+    return store.open_store(target.resolve(given), writing=True)
+
+
+def record(
+    store: Any,
+    reports: Sequence[tuple[Report, str | None]],
+    label: str | None,
+    say: Say,
+    verdict: outcome.Outcome,
+    *,
+    jobs: bool = False,
+) -> outcome.Outcome:
+    """Record what a command measured, each report with its source file (a job's own, with its machine's
+    fingerprint): a store that fails now is an error of the command (exit 3), its results kept. A report recorded
+    before (gathered again) is said so, not stored twice. `jobs`: the reports are a sweep's, read from a folder
+    anyone who can write to it may have edited: every one is checked as `record` checks a file
+    (results.recordable) before any is stored, and an empty one is left out."""
+    from asyncbench.history.store import StoreError
+
+    if jobs:
+        try:
+            for report, path in reports:
+                recordable.check_file(schema.to_dict(report), path or "a job")
+        except InputError as exc:
+            say(f"asyncbench: error: {exc}; no job recorded")
+            return verdict.with_unsaved(f"the history ({store.target.shown})")
+        reports = [(report, path) for report, path in reports if report.results]
+    done = []
+    for report, path in reports:
+        try:
+            done.append(store.record(report, label=label, source=path))
+        except StoreError as exc:
+            say(f"asyncbench: error: {exc}")
+            return verdict.with_unsaved(f"the history ({store.target.shown})")
+    if jobs:
+        again = sum(not one.new for one in done)
+        say(f"recorded in {store.target.shown}: {len(done) - again} job(s)" + (f", {again} already there" if again else ""))
+    for one in done if not jobs else ():
+        say(f"recorded in {store.target.shown}: run {one.run}, {one.points} points" if one.new else f"already in {store.target.shown}")
+    return verdict
+
+
+def record_files(paths: Sequence[str], history: str | None, label: str | None, say: Say) -> int:
+    """`asyncbench record FILE...`: each results file in one transaction; a file already recorded is said so.
+    Every file is read and checked (results.recordable, results.ab_file) before anything is recorded: a bad one is
+    InputError (one line, exit 2, nothing recorded). A file the store refused (locked, gone) is one line and exit
+    2, the others still recorded."""
+    from asyncbench.history.store import StoreError
+
+    require_history(history, "record", *RECORDING)
+    reports = [(path, _recordable(path, say)) for path in paths]
+    store = open_history(history, "record")
+    failed = 0
+    for path, report in reports:
+        source = str(Path(path).resolve())
+        try:
+            if isinstance(report, Report):
+                done = store.record(report, label=label, source=source)
+            else:
+                done = store.record_ab(report, label=label, source=source)
+        except StoreError as exc:
+            say(f"asyncbench: error: {path}: {exc}")
+            failed += 1
+            continue
+        say(f"{path}: recorded as run {done.run} ({done.points} points)" if done.new else f"{path}: already recorded (run {done.run})")
+    return EXIT_INPUT if failed else EXIT_OK
+
+
+def _recordable(path: str, say: Say) -> Report | ab_file.ABFile:
+    """A results file as a Report, or an `ab` results file as results.ab_file reads it, every field the store
+    takes checked first (results.recordable, results.ab_file); InputError naming the file and the key otherwise
+    (or the results reader's own, for a file that is not JSON or not ours)."""
+    import json
+
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except RecursionError:
+        raise InputError("nested too deeply to be a results file", location=path) from None
+    except (OSError, UnicodeDecodeError, ValueError):
+        raw = None  # the results reader says why
+    if ab_file.is_ab(raw):
+        return ab_file.from_dict(raw, path)
+    if schema.is_results(raw):
+        schema.check_version(raw, path)
+        recordable.check_file(raw, path)
+    report = reading.load_results(path, say)
+    recordable.check_file(schema.to_dict(report), path)  # what is stored: a journal beside the file is read instead
+    return report
