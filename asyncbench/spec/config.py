@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from asyncbench.backends import BACKENDS
-from asyncbench.errors import InputError, closest, read_text, suggestion
+from asyncbench.errors import InputError, closest, read_text, repeated, suggestion
 from asyncbench.results import schema
 from asyncbench.results.model import Expectation, Settings
 from asyncbench.results.plan import Config, ExecutorSettings, Experiment
@@ -302,10 +302,9 @@ def for_workloads(keys: Sequence[str]) -> Config:
                 settings=Settings(),
             )
         )
-    names = [e.name for e in experiments]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise InputError(f"-w names two workloads called {', '.join(map(repr, repeated))}: run them from a config with distinct names")
+    duplicated = repeated(e.name for e in experiments)
+    if duplicated:
+        raise InputError(f"-w names two workloads called {', '.join(map(repr, duplicated))}: run them from a config with distinct names")
     return Config(name="workloads", source="<command line>", experiments=tuple(experiments))
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from asyncbench.errors import InputError
+from asyncbench.errors import InputError, repeated
 from asyncbench.results.merge import PlannedCase
 from asyncbench.results.plan import ExecutorSettings
 from asyncbench.spec import executor
@@ -233,10 +233,9 @@ def read(folder: str | Path) -> Manifest:
         raise reader.error("jobs", "expected a list of at least one job")
     jobs = tuple(reader.job(job, f"jobs[{i}]", settings.kind) for i, job in enumerate(document["jobs"]))
     for what in ("name", "job_id"):
-        values = [getattr(job, what) for job in jobs]
-        repeated = sorted({v for v in values if values.count(v) > 1})
-        if repeated:
-            raise reader.error("jobs", f"more than one job has the {what.replace('_', ' ')} {', '.join(repeated)}")
+        duplicated = repeated(getattr(job, what) for job in jobs)
+        if duplicated:
+            raise reader.error("jobs", f"more than one job has the {what.replace('_', ' ')} {', '.join(duplicated)}")
     return Manifest(
         reader.text(document["name"], "name"),
         reader.created(document["created"]),
