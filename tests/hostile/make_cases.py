@@ -77,6 +77,10 @@ R0 = "results.0"
 C0 = f"{R0}.checks.0"
 MEDIAN = f"{R0}.variants.matmul.done_s"
 
+#: a well-formed `shard` (schema 8: results.model.ShardOf) for the shard cases to change: shard 2 of 4 of a plan of 4
+SHARD_CASE = {"id": "matmul[numpy,cpu]", "experiment": "matmul", "workload": "matmul", "backend": "numpy", "device": "cpu", "params": {}}
+SHARD = {"index": 2, "count": 4, "plan": "ab" * 32, "plan_cases": 4, "cases": [SHARD_CASE], "positions": [1]}
+
 #: results files: name -> change to the good file
 RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "schema-version-99": _set("schema_version", 99),
@@ -151,6 +155,15 @@ RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "interrupted-string": _set("interrupted", "no"),
     "deep-nesting": _set("environment.frameworks.numpy.extra", DEEP_LIST),
     "deep-nesting-params": _set(f"{R0}.params.size", DEEP_LIST),
+    "shard-index-zero": _set("shard", {**SHARD, "index": 0}),
+    "shard-index-above-count": _set("shard", {**SHARD, "index": 5, "count": 4}),
+    "shard-count-huge": _set("shard", {**SHARD, "index": 1, "count": 10**6}),
+    "shard-plan-control": _set("shard", {**SHARD, "plan": "ab\x1b[2J"}),
+    "shard-plan-option": _set("shard", {**SHARD, "plan": f"--output={PWNED}"}),
+    "shard-string": _set("shard", "2/4"),
+    "shard-case-id-newline": _set("shard", {**SHARD, "cases": [{**SHARD_CASE, "id": "matmul[numpy,cpu]\nasyncbench: all good"}]}),
+    "shard-position-beyond-plan": _set("shard", {**SHARD, "positions": [4]}),
+    "shard-good": _set("shard", SHARD),  # a well-formed shard: `merge` refuses it alone (3 of 4 shards missing)
 }
 
 A0 = "cases.0"
