@@ -1,4 +1,8 @@
-"""What the history holds, as a reader sees it: series of points, per machine, with their change points."""
+"""What the history holds, as a reader sees it: series of points, per machine, with their change points; the latest run.
+
+The read models history.reading returns and the report shows: the report
+layer reads these, never the store.
+"""
 
 from __future__ import annotations
 
@@ -56,3 +60,28 @@ class Series:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "points": [point._asdict() for point in self.points]}
+
+
+@dataclass(frozen=True)
+class LatestCase:
+    """A case of the latest run as the report shows it: status, checks, traces, and (variant, quantity, unit, value,
+    low, high) per recorded quantity."""
+
+    case: str
+    machine: str
+    status: str
+    reason: str | None
+    checks: tuple[dict[str, Any], ...]
+    traces: dict[str, str]
+    quantities: list[tuple[str, str, str, float, float | None, float | None]]
+
+
+@dataclass(frozen=True)
+class LatestRun:
+    run: int
+    created: str
+    label: str | None
+    revision: str | None
+    branch: str | None
+    host: str | None
+    cases: tuple[LatestCase, ...]

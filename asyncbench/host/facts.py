@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 from pathlib import Path
+
+from asyncbench.host import git
 
 THREAD_VARIABLES = (
     "OMP_NUM_THREADS",
@@ -25,8 +26,6 @@ THREAD_VARIABLES = (
 #: variables that make GPU work synchronous: every launch (CUDA_LAUNCH_BLOCKING) or every NCCL wait
 #: (TORCH_NCCL_BLOCKING_WAIT, its older name NCCL_BLOCKING_WAIT) returns only when the work is done
 SYNCHRONIZING_VARIABLES = ("CUDA_LAUNCH_BLOCKING", "TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT")
-# A git query is a courtesy; never let a slow filesystem hold up a run.
-GIT_TIMEOUT_S = 2.0
 
 
 def synchronizing_variables() -> dict[str, str]:
@@ -45,22 +44,8 @@ def cpu_model() -> str:
 
 
 def git_sha(directory: str | Path = ".") -> str | None:
-    """HEAD's SHA when run inside a git work tree (with '-dirty' if modified), else None."""
-    try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=directory,
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_S,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return f"{sha}-dirty" if dirty else sha
+    """HEAD's SHA when run inside a git work tree (with '-dirty' if modified), else None (host.git)."""
+    return git.checkout_sha(directory)
 
 
 def usable_cores() -> int:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Iterator
 
 from asyncbench.errors import InputError
+from asyncbench.host import git as git_commands
 
 # How long a `git` command may take before it counts as not answering.
 GIT_TIMEOUT_S = 60.0
@@ -46,14 +47,12 @@ class Pruned:
 
 
 def git(repo: Path, *args: str) -> str:
-    """`git -C repo ARGS`'s output; CalledProcessError when it fails, InputError when there is no git at all."""
+    """`git -C repo ARGS`'s output (host.git); CalledProcessError when it fails, InputError when there is no git at
+    all."""
     try:
-        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False)
+        return git_commands.run(repo, *args, timeout_s=GIT_TIMEOUT_S)
     except FileNotFoundError:
         raise InputError("git is not installed: --base and --head name git revisions") from None
-    if done.returncode != 0:
-        raise subprocess.CalledProcessError(done.returncode, args, done.stdout, done.stderr)
-    return done.stdout.strip()
 
 
 def _started(pid: int) -> int | None:

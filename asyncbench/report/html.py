@@ -42,8 +42,7 @@ import math
 from itertools import groupby
 from typing import Any, Sequence
 
-from asyncbench.history.model import ChangePoint, Series
-from asyncbench.history.store import LatestRun
+from asyncbench.history.model import ChangePoint, LatestRun, Series
 from asyncbench.results import units
 
 # A chart shows at most this many of a series' newest points: a thousand series of 500 points made a 67 MB page in

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from asyncbench import cli
-from asyncbench.history import store, target
-from asyncbench.history.store import LatestCase, LatestRun
+from asyncbench.history import recording, store, target
+from asyncbench.history.model import LatestCase, LatestRun
 from asyncbench.report import html as page
 from asyncbench.results import ab_file, paired, schema
 from asyncbench.results.labels import Label
@@ -241,15 +241,15 @@ def test_a_revision_from_a_file_never_reaches_git_as_an_option(repository, tmp_p
     victim = tmp_path / "victim.txt"
     victim.write_text("kept")
     for hostile in (f"--output={victim}", f"--output={tmp_path / 'new.txt'}", "-o/tmp/x", f"{repository} --output={victim}"):
-        assert store._git_facts(hostile) == {}
+        assert recording.git_facts(hostile) == {}
     assert victim.read_text() == "kept"
     assert not (tmp_path / "new.txt").exists()
 
 
 def test_a_hex_revision_still_finds_its_commit(repository):
-    assert "commit_time" in store._git_facts(repository)
-    assert "commit_time" in store._git_facts(repository[:7] + "-dirty")
-    assert store._git_facts("0" * 40) == {}
+    assert "commit_time" in recording.git_facts(repository)
+    assert "commit_time" in recording.git_facts(repository[:7] + "-dirty")
+    assert recording.git_facts("0" * 40) == {}
 
 
 # --- the page -----------------------------------------------------------------------------------------------------

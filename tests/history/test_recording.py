@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from asyncbench.history import store, target
+from asyncbench.history import recording, store, target
 from asyncbench.results import schema
 
 # `history` is test_store's fixture (a fresh SQLite file, or the test PostgreSQL database emptied), taken as it is
@@ -266,7 +266,7 @@ def test_a_change_older_than_the_window_stays_found_once(tmp_path, results):
     opened = store.open_store(target.resolve(str(tmp_path / "h.sqlite")), writing=True)
     report = schema.load(_run(results, tmp_path / "r.json"))
     rng = random.Random(0)
-    step_at, runs = 20, store.CHANGE_WINDOW + 50
+    step_at, runs = 20, recording.CHANGE_WINDOW + 50
 
     def scaled(factor: float) -> dict:
         return {

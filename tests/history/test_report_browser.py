@@ -23,8 +23,7 @@ from pathlib import Path
 import pytest
 
 from asyncbench.history import store, target
-from asyncbench.history.model import ChangePoint, Point, Series
-from asyncbench.history.store import LatestCase, LatestRun
+from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, Series
 from asyncbench.report import html
 from asyncbench.results import schema
 from tests.support.helpers import quick_numpy_results

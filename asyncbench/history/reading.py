@@ -1,0 +1,137 @@
+"""Reading the store: series with their newest points and change points, the latest run, the recent runs.
+
+What `history` and `report` show, as the read models of history.model;
+every function reads in the connection its caller opened (history.store
+opens one per read, its failures in one line). Reading never finds change
+points: they were found when each run was recorded (history.recording).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Sequence
+
+from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, Series
+
+# Ids per IN list (SQLite allows 32,766 parameters; PostgreSQL more): bounded lists keep every statement small.
+CHUNK = 500
+
+#: a store's table by its short name (history.store.Store.table)
+Table = Callable[[str], Any]
+
+
+def newest(table_of: Table, connection: Any, series_ids: Sequence[int], last: int) -> dict[int, list[Point]]:
+    """Each series' newest `last` points, in run order: one indexed `ORDER BY run_id DESC LIMIT` per series, so
+    a read costs the points it returns, not the points the store holds; the runs' facts are read once."""
+    import sqlalchemy as sa
+
+    points, runs = table_of("points"), table_of("runs")
+    # the driver's own cursor: through the database library each of thousands of small queries costs a
+    # millisecond of its own; the statement is the same, only its placeholder is the driver's
+    mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+    statement = f"SELECT run_id, value, low, high FROM {points.name} WHERE series_id = {mark} ORDER BY run_id DESC LIMIT {int(last)}"
+    cursor = connection.connection.driver_connection.cursor()
+    raw: dict[int, list[Any]] = {series_id: [] for series_id in series_ids}
+    try:
+        if connection.dialect.name == "postgresql":  # one round trip for them all: a lateral join
+            cursor.execute(
+                f"SELECT s.id, p.run_id, p.value, p.low, p.high FROM unnest(%s::int[]) AS s(id) CROSS JOIN LATERAL "
+                f"({statement.replace(mark, 's.id')}) p",
+                (list(series_ids),),
+            )
+            for series_id, *row in cursor.fetchall():
+                raw[series_id].append(tuple(row))
+            raw = {series_id: rows[::-1] for series_id, rows in raw.items()}
+        else:
+            for series_id in series_ids:
+                cursor.execute(statement, (series_id,))
+                raw[series_id] = cursor.fetchall()[::-1]
+    finally:
+        cursor.close()
+    run_ids = sorted({row[0] for rows in raw.values() for row in rows})
+    facts: dict[int, tuple[str, str | None, str | None]] = {}
+    for start in range(0, len(run_ids), CHUNK):
+        query = sa.select(runs.c.id, runs.c.created, runs.c.label, runs.c.revision).where(runs.c.id.in_(run_ids[start : start + CHUNK]))
+        facts.update({row.id: (row.created, row.label, row.revision) for row in connection.execute(query)})
+    made: dict[int, list[Point]] = {}
+    for series_id, rows in raw.items():
+        points_of = made[series_id] = []
+        for run, value, low, high in rows:
+            created, label, revision = facts[run]
+            points_of.append(Point(run, created, label, revision, value, low, high))
+    return made
+
+
+def series(table_of: Table, connection: Any, pattern: str | None = None, last: int = 100) -> list[Series]:
+    """Every series whose case id contains `pattern`: its newest `last` points, all its change points, its length."""
+    import sqlalchemy as sa
+
+    series, table = table_of("series"), table_of("changes")
+    query = sa.select(series).order_by(series.c.machine, series.c.case_id, series.c.variant, series.c.quantity)
+    if pattern:
+        query = query.where(series.c.case_id.contains(pattern, autoescape=True))
+    found = list(connection.execute(query))
+    ids = [row.id for row in found]
+    found_points = newest(table_of, connection, ids, last)
+    changed: dict[int, list[ChangePoint]] = {}
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start : start + CHUNK]
+        for row in connection.execute(sa.select(table).where(table.c.series_id.in_(chunk)).order_by(table.c.run_id)):
+            changed.setdefault(row.series_id, []).append(
+                ChangePoint(row.run_id, row.at, row.before, row.after, row.ratio, row.ratio_low, row.ratio_high, row.p_value)
+            )
+    return [
+        Series(
+            case=row.case_id,
+            variant=row.variant,
+            quantity=row.quantity,
+            unit=row.unit,
+            machine=row.machine,
+            machine_info=json.loads(row.machine_info),
+            points=tuple(found_points.get(row.id, ())),
+            change_points=tuple(changed.get(row.id, ())),
+            runs=row.runs,
+        )
+        for row in found
+    ]
+
+
+def latest(table_of: Table, connection: Any) -> LatestRun | None:
+    """The run recorded last (by creation time), with its cases and their points; None in an empty store."""
+    import sqlalchemy as sa
+
+    runs, cases, points, series = table_of("runs"), table_of("cases"), table_of("points"), table_of("series")
+    run = connection.execute(sa.select(runs).order_by(runs.c.created.desc(), runs.c.id.desc()).limit(1)).first()
+    if run is None:
+        return None
+    rows = connection.execute(
+        sa.select(cases, series.c.variant, series.c.quantity, series.c.unit, points.c.value, points.c.low, points.c.high)
+        .select_from(cases.outerjoin(points, points.c.case_pk == cases.c.id).outerjoin(series, series.c.id == points.c.series_id))
+        .where(cases.c.run_id == run.id)
+        .order_by(cases.c.id, points.c.id)
+    ).all()
+    found: dict[int, LatestCase] = {}
+    for row in rows:
+        case = found.get(row.id)
+        if case is None:
+            case = found[row.id] = LatestCase(
+                case=row.case_id,
+                machine=row.machine,
+                status=row.status,
+                reason=row.reason,
+                checks=tuple(json.loads(row.checks)) if row.checks else (),
+                traces=dict(json.loads(row.traces)) if row.traces else {},
+                quantities=[],
+            )
+        if row.quantity is not None:
+            case.quantities.append((row.variant, row.quantity, row.unit, row.value, row.low, row.high))
+    return LatestRun(run.id, run.created, run.label, run.revision, run.branch, run.host, tuple(found.values()))
+
+
+def recent(table_of: Table, connection: Any, limit: int) -> list[Any]:
+    """The newest `limit` runs, newest first: id, created, label, revision, branch, host, version."""
+    import sqlalchemy as sa
+
+    runs = table_of("runs")
+    columns = (runs.c.id, runs.c.created, runs.c.label, runs.c.revision, runs.c.branch, runs.c.host, runs.c.version)
+    return list(connection.execute(sa.select(*columns).order_by(runs.c.created.desc(), runs.c.id.desc()).limit(limit)))

@@ -1,0 +1,379 @@
+"""Recording a run: its row, its cases, a point per quantity in its machine's series, their change points found again.
+
+A results report and an `ab` file become one Recording (what is stored:
+the run's key, facts and case entries); `record` stores it in the writing
+transaction its caller opened (history.store: one per run, so a crash
+midway leaves the store as it was). Recording a run touches only its own
+series (its machine's) and finds their change points again over their newest
+CHANGE_WINDOW points (changes found earlier, before that window, are kept),
+so reading the history never reruns the detection.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from asyncbench.history import changes, keys, machine, reading
+from asyncbench.history.model import ChangePoint
+from asyncbench.history.reading import CHUNK, Table
+from asyncbench.host import git
+from asyncbench.results import fields
+from asyncbench.results.ab_file import ABFile
+from asyncbench.results.ab_file import Ratio as ABRatio
+from asyncbench.results.model import OK, Check, Report, Result
+from asyncbench.results.paired import VARIANT
+
+# Change points are looked for again, when a run is recorded, in each series it added to, over the series' newest
+# this many points: twice Otava's window (changes.WINDOW), the most it compares a point with when it splits. A run
+# of 50 cases adds to 400 series, and Otava takes 1 to 3 ms on 100 points (about ten times that on 1,000), so
+# recording stays under a second however long the history grows (benchmarks/history_scale.py --record).
+CHANGE_WINDOW = 2 * changes.WINDOW
+# A change within a window's first this many points has less than Otava's window before it there: it was judged
+# while it was newer, with that much before it, and stays as found then.
+CHANGE_GUARD = changes.WINDOW
+# A change found within this many points after one kept from the guard is that one again, its split moved by the
+# points that came since (Otava's split of a gradual step shifts by a point or two): not a second change.
+CHANGE_NEAR = 5
+# The base's commit in an `ab` series' name (ab:NAME@BASE): as many hex digits as `git log --oneline` shows at most.
+BASE_SHOWN = 12
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What recording one report did: `new` is False when the run was already in the store."""
+
+    run: int
+    new: bool
+    points: int
+
+
+@dataclass(frozen=True)
+class CaseEntry:
+    """One case as the store records it, from a results file or from an `ab` file."""
+
+    case_id: str
+    workload: str
+    backend: str
+    device: str
+    params: dict[str, Any]
+    status: str
+    reason: str | None
+    checks: list[dict[str, Any]]
+    traces: dict[str, str]
+    quantities: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Recording:
+    """One run as the store records it: its key, when it was made and by which asyncbench, its machine's facts
+    (`git_sha` the revision it ran), and its cases."""
+
+    key: keys.RunKey
+    created: str
+    version: str
+    environment: Mapping[str, Any]
+    entries: Sequence[CaseEntry]
+
+
+def of_report(report: Report) -> Recording:
+    """What recording a results report stores."""
+    environment = report.environment
+    entries = [
+        CaseEntry(
+            case_id=result.id,
+            workload=result.workload,
+            backend=result.backend,
+            device=result.device,
+            params=dict(result.params),
+            status=str(result.status),
+            reason=result.reason,
+            checks=[_check(c) for c in result.checks],
+            traces=dict(result.traces),
+            quantities=quantities(result),
+        )
+        for result in report.results
+    ]
+    return Recording(keys.of_report(report), report.created, report.tool_version, environment, entries)
+
+
+def of_ab(data: ABFile) -> Recording:
+    """What recording an `asyncbench ab` results file stores (read and checked by results.ab_file, each case with
+    what it ran): a run of the head side, on the head's machine, whose quantities are each compared variant's and
+    metric's paired ratio head/base (`ab:NAME`, unit x, > 1 slower) with its interval, and whose checks are the
+    verdicts. Kept apart from the series of plain runs: a paired ratio is not a median of one side."""
+    environment = dict(data.environment)
+    environment["git_sha"] = data.revision
+    # a ratio is head against its base: against another base it is another quantity, not a change in this one
+    against = f"@{data.base_revision[:BASE_SHOWN]}" if data.base_revision else ""
+    entries = [
+        CaseEntry(
+            case_id=case.id,
+            workload=case.workload,
+            backend=case.backend,
+            device=case.device,
+            params=dict(case.params),
+            status=case.status,
+            reason=case.reason,
+            checks=[_ab_check(r) for r in case.ratios],
+            traces={},
+            quantities=[
+                {
+                    "variant": r.name if r.kind == VARIANT else "",
+                    "quantity": f"{changes.PAIRED_PREFIX}{r.name}{against}",
+                    "unit": changes.PAIRED_UNIT,
+                    "value": r.ratio,
+                    "low": r.ratio_ci[0] if r.ratio_ci else None,
+                    "high": r.ratio_ci[1] if r.ratio_ci else None,
+                }
+                for r in case.ratios
+                if r.ratio is not None
+            ],
+        )
+        for case in data.cases
+    ]
+    return Recording(keys.of_ab(data), data.created, data.tool_version, environment, entries)
+
+
+def record(table_of: Table, connection: Any, recording: Recording, label: str | None, source: str | None) -> Recorded:
+    """Store one run in the writing transaction `connection` (history.database.writing): its row, its cases, a
+    point per recorded quantity in its machine's series (made where new), and those series' change points found
+    again. A run whose key is already there is not stored twice."""
+    import sqlalchemy as sa
+
+    runs, cases, points = table_of("runs"), table_of("cases"), table_of("points")
+    key, environment = recording.key, recording.environment
+    existing = connection.execute(sa.select(sa.func.min(runs.c.id)).where(runs.c.run_key.in_(key.all))).scalar()
+    if existing is not None:
+        return Recorded(run=existing, new=False, points=0)
+    dated = git_facts(str(environment.get("git_sha") or "") or None)
+    run = connection.execute(
+        runs.insert().values(
+            run_key=key.key,
+            created=recording.created,
+            recorded=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            label=label,
+            revision=environment.get("git_sha"),
+            branch=dated.get("branch"),
+            commit_time=dated.get("commit_time"),
+            host=environment.get("hostname"),
+            environment=json.dumps(environment, sort_keys=True, default=str),
+            version=recording.version,
+            source=source,
+        )
+    ).inserted_primary_key[0]
+    rows = []
+    for entry in recording.entries:
+        info = machine.describe(environment, entry.backend, entry.device)
+        fingerprint = machine.fingerprint(info)
+        case = connection.execute(
+            cases.insert().values(
+                run_id=run,
+                case_id=entry.case_id,
+                machine=fingerprint,
+                workload=entry.workload,
+                backend=entry.backend,
+                device=entry.device,
+                params=json.dumps(entry.params, sort_keys=True, default=str),
+                status=entry.status,
+                reason=entry.reason,
+                checks=json.dumps(entry.checks) if entry.checks else None,
+                traces=json.dumps(entry.traces) if entry.traces else None,
+            )
+        ).inserted_primary_key[0]
+        for quantity in entry.quantities:
+            key_of = (fingerprint, entry.case_id, quantity["variant"], quantity["quantity"])
+            rows.append((key_of, quantity["unit"], info, {"run_id": run, "case_pk": case, **_measured(quantity)}))
+    ids = _series_ids(table_of, connection, [(key_of, unit, info) for key_of, unit, info, _ in rows])
+    if rows:
+        connection.execute(points.insert(), [{"series_id": ids[key_of], **values} for key_of, _, _, values in rows])
+    added = collections.Counter(ids[key_of] for key_of, _, _, _ in rows)  # series -> its new points (one, as a rule)
+    _count(table_of, connection, added)
+    kinds = {ids[key_of]: (key_of[3], unit) for key_of, unit, _, _ in rows}  # what sets each one's floor
+    refresh_changes(table_of, connection, sorted(added), kinds)
+    return Recorded(run=run, new=True, points=len(rows))
+
+
+def _count(table_of: Table, connection: Any, added: Mapping[int, int]) -> None:
+    """Each series' length grows by the points it got: `runs` is its point count, read by `series`."""
+    series = table_of("series")
+    grown: dict[int, list[int]] = {}
+    for series_id, count in added.items():
+        grown.setdefault(count, []).append(series_id)
+    for count, ids in grown.items():
+        ids.sort()
+        for start in range(0, len(ids), CHUNK):
+            chunk = ids[start : start + CHUNK]
+            connection.execute(series.update().where(series.c.id.in_(chunk)).values(runs=series.c.runs + count))
+
+
+def _series_ids(
+    table_of: Table, connection: Any, wanted: Sequence[tuple[tuple[str, str, str, str], str, dict[str, Any]]]
+) -> dict[Any, int]:
+    """The id of each wanted series (machine, case, variant, quantity), made where it is new; other machines'
+    series of the same cases are not among them."""
+    import sqlalchemy as sa
+
+    series = table_of("series")
+    ids: dict[Any, int] = {}
+    named = {key for key, _, _ in wanted}
+    machines = sorted({key[0] for key in named})
+    cases = sorted({key[1] for key in named})
+    for start in range(0, len(cases), CHUNK):
+        query = sa.select(series.c.id, series.c.machine, series.c.case_id, series.c.variant, series.c.quantity).where(
+            series.c.machine.in_(machines), series.c.case_id.in_(cases[start : start + CHUNK])
+        )
+        for row in connection.execute(query):
+            key = (row.machine, row.case_id, row.variant, row.quantity)
+            if key in named:
+                ids[key] = row.id
+    for key, unit, info in wanted:
+        if key not in ids:
+            ids[key] = connection.execute(
+                series.insert().values(
+                    machine=key[0],
+                    case_id=key[1],
+                    variant=key[2],
+                    quantity=key[3],
+                    unit=unit,
+                    machine_info=json.dumps(info, sort_keys=True),
+                )
+            ).inserted_primary_key[0]
+    return ids
+
+
+def refresh_changes(
+    table_of: Table, connection: Any, series_ids: Sequence[int], kinds: Mapping[int, tuple[str, str]] | None = None
+) -> None:
+    """Find the change points of these series again over their newest CHANGE_WINDOW points. A series longer than
+    that keeps the changes found before the window and in its first CHANGE_GUARD points, as found then.
+
+    `kinds` is each series' (quantity, unit), which sets the smallest change called in it (changes.min_magnitude:
+    a paired ratio of an `ab` file is not a run's median); read from the store where not given."""
+    import sqlalchemy as sa
+
+    found = reading.newest(table_of, connection, series_ids, CHANGE_WINDOW + 1)  # one more: whether the window is the whole series
+    if kinds is None:
+        kinds = _kinds(table_of, connection, series_ids)
+    table = table_of("changes")
+    stored: dict[int, list[int]] = {}
+    for start in range(0, len(series_ids), CHUNK):
+        chunk = list(series_ids[start : start + CHUNK])
+        for row in connection.execute(sa.select(table.c.series_id, table.c.run_id).where(table.c.series_id.in_(chunk))):
+            stored.setdefault(row.series_id, []).append(row.run_id)
+    for series_id in series_ids:
+        shown = found.get(series_id, [])
+        if not shown:
+            continue
+        whole = len(shown) <= CHANGE_WINDOW
+        shown = shown[-CHANGE_WINDOW:]
+        since = shown[0].run if whole else shown[CHANGE_GUARD].run
+        before = stored.get(series_id, [])
+        if any(run >= since for run in before):
+            connection.execute(table.delete().where(table.c.series_id == series_id, table.c.run_id >= since))
+        position = {point.run: index for index, point in enumerate(shown)}
+        kept = [position[run] for run in before if run < since and run in position]
+        rows = [
+            {"series_id": series_id, **_change_row(change)}
+            for change in changes.change_points(shown, changes.min_magnitude(*kinds[series_id]))
+            if change.run >= since and not any(position[change.run] - at <= CHANGE_NEAR for at in kept)
+        ]
+        if rows:
+            connection.execute(table.insert(), rows)
+
+
+def _kinds(table_of: Table, connection: Any, series_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+    """Each series' (quantity, unit), CHUNK series a query."""
+    import sqlalchemy as sa
+
+    series = table_of("series")
+    kinds: dict[int, tuple[str, str]] = {}
+    for start in range(0, len(series_ids), CHUNK):
+        query = sa.select(series.c.id, series.c.quantity, series.c.unit).where(series.c.id.in_(list(series_ids[start : start + CHUNK])))
+        kinds.update({row.id: (row.quantity, row.unit) for row in connection.execute(query)})
+    return kinds
+
+
+def _change_row(change: ChangePoint) -> dict[str, Any]:
+    return {
+        "run_id": change.run,
+        "at": change.at,
+        "before": change.before,
+        "after": change.after,
+        "ratio": change.ratio,
+        "ratio_low": change.ratio_low,
+        "ratio_high": change.ratio_high,
+        "p_value": change.p_value,
+    }
+
+
+def _measured(quantity: dict[str, Any]) -> dict[str, Any]:
+    return {"value": quantity["value"], "low": quantity["low"], "high": quantity["high"]}
+
+
+def _ab_check(ratio: ABRatio) -> dict[str, Any]:
+    return {
+        "expect": f"ab {ratio.name} ({ratio.label})",
+        "verdict": str(ratio.verdict),
+        "value": ratio.ratio,
+        "bounds": list(ratio.ratio_ci) if ratio.ratio_ci else None,
+    }
+
+
+def _check(check: Check) -> dict[str, Any]:
+    return {"expect": check.expect, "verdict": str(check.verdict), "value": check.value, "bounds": check.bounds}
+
+
+def quantities(result: Result) -> list[dict[str, Any]]:
+    """A result's recorded quantities: each variant's clocks (median and interval), each metric with its interval."""
+    if result.status != OK:
+        return []
+    rows = []
+    for name, variant in result.variants.items():
+        for clock in ("done_s", "issue_s", "device_s"):
+            summary = getattr(variant, clock)
+            if summary is not None:
+                rows.append(
+                    {
+                        "variant": name,
+                        "quantity": clock,
+                        "unit": "s",
+                        "value": summary.median,
+                        "low": summary.ci_low,
+                        "high": summary.ci_high,
+                    }
+                )
+    for metric, value in result.metrics.items():
+        if value is None or value != value:  # NaN: undefined this run
+            continue
+        bounds = result.bounds.get(metric)
+        rows.append(
+            {
+                "variant": "",
+                "quantity": metric,
+                "unit": result.unit_of(metric) or "",
+                "value": float(value),
+                "low": bounds[0] if bounds else None,
+                "high": bounds[1] if bounds else None,
+            }
+        )
+    return rows
+
+
+def git_facts(sha: str | None) -> dict[str, str]:
+    """The branch and commit time of `sha` where the current directory's repository has that commit.
+
+    `sha` comes from a file, so it reaches git (host.git) only as a commit id: hex digits (fields.is_sha; anything
+    else is no revision here, not an option such as `--output=FILE`), named as `SHA^{commit}` after
+    `--end-of-options`."""
+    if not sha or not fields.is_sha(sha):
+        return {}
+    commit = sha.removesuffix(fields.DIRTY)
+    time = git.commit_time(commit)
+    if time is None:
+        return {}
+    branch = git.branch_at(commit)
+    return {"commit_time": time, **({"branch": branch} if branch is not None else {})}
