@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncbench.history import changes, store, target
+from asyncbench.history import changes, recording, store, target
 from asyncbench.results import schema
 from tests.support.helpers import quick_numpy_results
 
@@ -282,8 +282,8 @@ def test_a_failure_while_recording_leaves_the_store_as_it_was(tmp_path, monkeypa
             raise OSError("the machine went away")
         return store_quantities(result)
 
-    store_quantities = store.quantities
-    monkeypatch.setattr(store, "quantities", breaks_on_the_second)
+    store_quantities = recording.quantities
+    monkeypatch.setattr(recording, "quantities", breaks_on_the_second)
     twice = dataclasses.replace(report, results=report.results * 2)
     with pytest.raises(OSError):
         opened.record(twice)
