@@ -27,6 +27,7 @@ from asyncbench.results.fields import At
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Verdict
 from asyncbench.results.paired import AB_SCHEMA_VERSION, METRIC, VARIANT
+from asyncbench.results.plan import case_parts
 
 #: the keys that make a JSON file an `asyncbench ab` results file (paired.ABReport's)
 KEYS = ("base", "head", "cases", "max_regression")
@@ -205,16 +206,15 @@ def _case(raw: Any, at: At) -> ABCase:
 
 
 def _ran(case: Mapping[str, Any], case_id: str, at: At) -> tuple[str, str, str]:
-    """(workload, backend, device): the case's own (schema 4 on), else read from its id as older files allow."""
-    if case.get("workload") is not None:
+    """(workload, backend, device): the case's own (schema 4 on: all three, each held to its vocabulary, where the
+    file states any), else read from its id as older files allow."""
+    if any(case.get(key) is not None for key in ("workload", "backend", "device")):
         return (
-            fields.name(case["workload"], at / "workload", empty=False),
+            fields.name(case.get("workload"), at / "workload", empty=False),
             fields.identifier(case.get("backend"), at / "backend"),
             fields.identifier(case.get("device"), at / "device"),
         )
-    name, _, inside = case_id.partition("[")
-    backend, device = (inside.split("]")[0].split(",") + ["", ""])[:2]
-    return name, backend.strip(), device.strip()
+    return case_parts(case_id)
 
 
 def _ratio(raw: Any, at: At) -> Ratio:

@@ -168,6 +168,19 @@ RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
 
 A0 = "cases.0"
 RATIO = f"{A0}.ratios.0"
+#: the good ab file's case as schema 4 writes it (what it ran stated beside its id), for the cases that change that
+AB_CASE = {
+    "id": "matmul[numpy,cpu]",
+    "status": "ok",
+    "workload": "matmul",
+    "backend": "numpy",
+    "device": "cpu",
+    "params": {"size": 64},
+    "ratios": [
+        {"name": "matmul", "kind": "variant", "unit": "s", "base": 0.01, "head": 0.013, "ratio": 1.3, "ratio_ci": [1.22, 1.38]}
+        | {"label": "SLOWER", "verdict": "fail"}
+    ],
+}
 #: ab files: name -> change to the good ab file
 AB: dict[str, Callable[[dict[str, Any]], None]] = {
     "ab-schema-version-99": _set("schema_version", 99),
@@ -199,6 +212,10 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     "ab-hostname-control": _set("head.facts.hostname", "vm\x1b[31m\r"),
     "ab-facts-string": _set("head.facts", "AMD EPYC"),
     "ab-deep-nesting": _set("head.facts.frameworks.numpy.extra", DEEP_LIST),
+    "ab-verdict-not-its-label": _set(f"{RATIO}.verdict", "pass"),
+    "ab-params-list": _set(f"{A0}.params", ["size", 64]),
+    "ab-param-name-control": _set(f"{A0}.params", {"size\x1b[2J": 64}),
+    "ab-backend-option": _set(A0, {**AB_CASE, "backend": f"--output={PWNED}"}),
 }
 
 
