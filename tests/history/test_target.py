@@ -9,10 +9,11 @@ from urllib.parse import quote
 import pytest
 from click.testing import CliRunner
 
-from asyncbench import cli, session
+from asyncbench import cli
 from asyncbench.errors import InputError
 from asyncbench.history import masking, target
 from asyncbench.report import html
+from asyncbench.session import recorder
 
 SECRET = "s3cr@t w/rd"
 WRONG = "n0t-the-passw0rd"
@@ -93,7 +94,7 @@ def test_the_recorded_in_line_shows_the_store_masked():
             return Done()
 
     said: list[str] = []
-    session._record(Store(), None, None, None, said.append, None)
+    recorder.record(Store(), [(None, None)], None, said.append, None)
     assert len(said) == 1
     assert "recorded in postgresql://ci@db.example/bench?password=***" in said[0]
 
