@@ -19,20 +19,20 @@ import tempfile
 from pathlib import Path
 
 from asyncbench.results.model import Settings
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 
 BACKENDS = ("numpy", "torch", "jax", "mxnet")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-w", "--workload", action="append", choices=sorted(WORKLOADS), help="default: every built-in workload")
+    parser.add_argument("-w", "--workload", action="append", choices=sorted(BUILT_IN), help="default: every built-in workload")
     parser.add_argument("-b", "--backend", action="append", choices=BACKENDS, help="default: numpy, torch, jax and mxnet")
     args = parser.parse_args()
     timeout_s = Settings().timeout_s
     worst, cut = 0.0, []
     with tempfile.TemporaryDirectory() as folder:
-        for workload in args.workload or list(WORKLOADS):
+        for workload in args.workload or list(BUILT_IN):
             out = Path(folder) / f"{workload}.json"
             argv = ["run", "-w", workload, "-d", "cpu", "--no-progress", "-o", str(out)]
             for backend in args.backend or BACKENDS:

@@ -18,7 +18,7 @@ import torch.utils.benchmark as torch_benchmark
 from asyncbench.backends import get_backend
 from asyncbench.engine import runner
 from asyncbench.results.model import Case, Settings
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 
 GOAL = (0.95, 1.05)
 
@@ -33,7 +33,7 @@ def asyncbench_median_s(device: str, size: int, n_iter: int, max_time_s: float) 
         params={"size": size, "n_iter": n_iter, "dtype": "float32", "include_rng": True},
         settings=Settings(warmup=1, min_samples=10, max_time_s=max_time_s, max_rel_noise=0.01),
     )
-    result = runner.run_case(case, WORKLOADS[case.workload], get_backend("torch"))
+    result = runner.run_case(case, BUILT_IN[case.workload], get_backend("torch"))
     if result.status != "ok":
         raise SystemExit(f"asyncbench case failed: {result.reason}")
     return result.variants["matmul"].done_s.median

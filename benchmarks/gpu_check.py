@@ -103,7 +103,7 @@ def asyncbench_median_s(workload: str, params: dict[str, Any], metric: str | Non
     from asyncbench.backends import get_backend
     from asyncbench.engine import runner
     from asyncbench.results.model import Case, Settings
-    from asyncbench.workloads import WORKLOADS
+    from asyncbench.workloads import BUILT_IN
 
     case = Case(
         id="gpu-check",
@@ -114,7 +114,7 @@ def asyncbench_median_s(workload: str, params: dict[str, Any], metric: str | Non
         params=params,
         settings=Settings(warmup=2, min_samples=20, max_time_s=5.0, max_rel_noise=0.01),
     )
-    result = runner.run_case(case, WORKLOADS[workload], get_backend("torch"))
+    result = runner.run_case(case, BUILT_IN[workload], get_backend("torch"))
     if result.status != "ok":
         raise RuntimeError(f"asyncbench {workload} failed: {result.reason}")
     if metric is not None:

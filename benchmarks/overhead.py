@@ -18,7 +18,7 @@ import torch
 from asyncbench.backends import get_backend
 from asyncbench.engine import runner
 from asyncbench.results.model import Case, Settings
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 
 GOAL = 1.05
 
@@ -45,7 +45,7 @@ def asyncbench_per_op_s(n_ops: int, samples: int) -> float:
         params={"n_ops": n_ops, "shape": [1, 2], "dtype": "float32"},
         settings=Settings(warmup=1, min_samples=samples, max_samples=samples),
     )
-    result = runner.run_case(case, WORKLOADS[case.workload], get_backend("torch"))
+    result = runner.run_case(case, BUILT_IN[case.workload], get_backend("torch"))
     return result.variants["async"].done_s.median / n_ops
 
 

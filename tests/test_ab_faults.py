@@ -26,7 +26,6 @@ from click.testing import CliRunner
 from asyncbench import cli
 from asyncbench.host import worktrees
 from asyncbench.results import schema
-from asyncbench.workloads import WORKLOADS
 from tests import test_ab
 from tests.test_ab import CONFIG, ab, git
 
@@ -185,26 +184,21 @@ def test_a_full_disk_at_the_end_is_one_line_and_exit_3_and_the_comparison_is_sti
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(schema.os, "fsync", disk_full)
-    registered = dict(WORKLOADS)
-    try:
-        done = CliRunner().invoke(
-            cli.main,
-            [
-                "ab",
-                "gate.yaml",
-                "--base-env",
-                "X_SIDE=base",
-                "--no-progress",
-                "--allow-inconclusive",
-                "-o",
-                "ab.json",
-                "--markdown",
-                "ab.md",
-            ],
-        )
-    finally:  # loading the config registered the user's workload here: other tests read the registry
-        WORKLOADS.clear()
-        WORKLOADS.update(registered)
+    done = CliRunner().invoke(
+        cli.main,
+        [
+            "ab",
+            "gate.yaml",
+            "--base-env",
+            "X_SIDE=base",
+            "--no-progress",
+            "--allow-inconclusive",
+            "-o",
+            "ab.json",
+            "--markdown",
+            "ab.md",
+        ],
+    )
     assert done.exit_code == 3, done.output
     assert "Traceback" not in done.output
     assert done.output.count("asyncbench: error: cannot write") == 2

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from asyncbench import cli
 from asyncbench.engine import runner
 from asyncbench.results import schema
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 from tests.support.helpers import ok_result, report_of
 
 
@@ -100,7 +100,7 @@ def test_erroring_case_gives_exit_3_and_keeps_the_others(invoke, tmp_path, monke
     def broken_setup(backend, device, params):
         raise RuntimeError("CUDA error: an illegal memory access (simulated)")
 
-    monkeypatch.setattr(WORKLOADS["matmul"], "setup", broken_setup)
+    monkeypatch.setattr(BUILT_IN["matmul"], "setup", broken_setup)
     out = tmp_path / "r.json"
     result = invoke("run", "-w", "matmul", "-w", "sync_async", "-b", "numpy", "--quick", "--no-progress", "--in-process", "-o", str(out))
     assert result.exit_code == 3

@@ -272,10 +272,10 @@ def test_a_run_with_a_baseline_takes_the_samples_its_rows_need(tmp_path):
 def test_quick_sizes_are_no_bigger_than_the_suites():
     """--quick ran training_memory with 10 minibatches where the suite runs 5: quick was no quicker than the suite."""
     from asyncbench.spec import config
-    from asyncbench.workloads import WORKLOADS
+    from asyncbench.workloads import BUILT_IN
 
     for experiment in config.default_suite().experiments:
-        workload = WORKLOADS[experiment.workload]
+        workload = BUILT_IN[experiment.workload]
         for param in workload.params:
             suite = experiment.params.get(param.name, param.default)
             if param.quick is not None and isinstance(param.quick, (int, float)) and not isinstance(param.quick, bool):

@@ -13,7 +13,7 @@ import pytest
 from asyncbench import backends
 from asyncbench.engine import runner
 from asyncbench.results.model import Case, Settings, Status
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 from tests.support.helpers import quick_numpy_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +43,7 @@ def _case(workload: str, backend: str, params: dict) -> Case:
 def test_the_minimal_backend_runs_a_built_in_workload_once_registered(monkeypatch):
     minimal = _example("minimal_backend")
     monkeypatch.setitem(backends.BACKENDS, "minimal", minimal.MinimalBackend)  # the one registry line
-    matmul = WORKLOADS["matmul"]
+    matmul = BUILT_IN["matmul"]
     result = runner.run_case(_case("matmul", "minimal", matmul.defaults(quick=True)), matmul, backends.get_backend("minimal"))
     assert result.status == Status.OK, result.reason
     assert result.asynchronous is False  # no `is_asynchronous` override: ops finish before they return

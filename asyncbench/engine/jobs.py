@@ -66,6 +66,11 @@ def _slug(text: str) -> str:
     return _UNSAFE.sub("-", text).strip("-")[:80] or "job"
 
 
+def _runs_on(backend: str, spec: str) -> bool:
+    """Whether a backend runs on a device spec's kind at all, asked of its class: no framework is imported."""
+    return BACKENDS[backend].runs_on(spec)
+
+
 def split(config: Config, per: str) -> list[tuple[str, Config]]:
     """The plan's jobs, each (a name unique in the sweep, its own plan): one per experiment, or one per case (an
     experiment on one backend, one device spec and one sweep point; a swept param keeps its one value swept, so the
@@ -81,39 +86,21 @@ def split(config: Config, per: str) -> list[tuple[str, Config]]:
         if per == "experiment":
             add(experiment.name, experiment)
             continue
-        for point in experiment.points():
-            swept = {name: (point[name],) for name in experiment.sweep}
-            params = {**experiment.params, **point}
-            for backend in experiment.backends:
-                for device in experiment.devices:
-                    if not BACKENDS[backend].runs_on(device):
-                        continue
-                    one = dataclasses.replace(experiment, backends=(backend,), devices=(device,), params=params, sweep=swept)
-                    label = "-".join([experiment.name, backend, device, *(f"{k}={v[0]}" for k, v in swept.items())])
-                    add(label, one)
+        for slot in experiment.cases(_runs_on):
+            swept = {name: (slot.point[name],) for name in experiment.sweep}
+            one = dataclasses.replace(experiment, backends=(slot.backend,), devices=(slot.device,), params=dict(slot.point), sweep=swept)
+            add("-".join([experiment.name, slot.backend, slot.device, *(f"{k}={v[0]}" for k, v in swept.items())]), one)
     return jobs
 
 
 def planned(config: Config) -> list[PlannedCase]:
     """The cases a job's plan makes, known before it runs: device specs stay as given (a node resolves `cuda`)."""
+    workloads = runner.workloads_of(config)
     cases = []
     for experiment in config.experiments:
-        for point in experiment.points():
-            for backend in experiment.backends:
-                for device in experiment.devices:
-                    if not BACKENDS[backend].runs_on(device):
-                        continue
-                    params = runner.params_on(experiment, backend, device, point)
-                    cases.append(
-                        PlannedCase(
-                            runner.case_id(experiment, backend, device, params),
-                            experiment.name,
-                            experiment.workload,
-                            backend,
-                            device,
-                            params,
-                        )
-                    )
+        for slot in experiment.cases(_runs_on):
+            case = runner.case_of(experiment, workloads[experiment.workload], slot.backend, slot.device, slot.point)
+            cases.append(PlannedCase(case.id, case.experiment, case.workload, case.backend, case.device, case.params))
     return cases
 
 

@@ -30,7 +30,7 @@ from asyncbench.errors import InputError, describe_failure
 from asyncbench.host import facts
 from asyncbench.measure import harness_cost
 from asyncbench.measure.timing import measure
-from asyncbench.results import budget, stats, units
+from asyncbench.results import budget, stats
 from asyncbench.results.model import (
     ERROR,
     OK,
@@ -47,7 +47,7 @@ from asyncbench.results.model import (
 )
 from asyncbench.results.plan import Config, Experiment
 from asyncbench.verdicts import checks
-from asyncbench.workloads import WORKLOADS, plugins
+from asyncbench.workloads import plugins
 from asyncbench.workloads.base import Measured, Prepared, Workload
 
 #: said on a case traced in asyncbench's own process: there is no fresh worker for the cases after it
@@ -57,22 +57,16 @@ IN_PROCESS_TRACE = (
 )
 
 
-def case_id(experiment: Experiment, backend: str, device: str, params: Mapping[str, Any]) -> str:
-    """Stable id used to match runs: `name[backend,device,param=value...]`.
-
-    Only swept parameters and those that differ from the workload's defaults
-    appear, so an id stays short and stable while naming everything that
-    changes the work, and every sweep point has its own.
-    """
-    defaults = WORKLOADS[experiment.workload].defaults()
-    changed = [f"{k}={units.param(v)}" for k, v in params.items() if k in experiment.sweep or v != defaults.get(k)]
-    return f"{experiment.name}[{','.join([backend, device, *changed])}]"
+def workloads_of(config: Config, given: Mapping[str, Workload] | None = None) -> dict[str, Workload]:
+    """Every experiment's workload by its key: the objects the caller holds (`given`), the others built in or
+    loaded by reference (plugins.find: a user's workload is imported once per process)."""
+    given = given or {}
+    return {e.workload: given[e.workload] if e.workload in given else plugins.find(e.workload) for e in config.experiments}
 
 
-def params_on(experiment: Experiment, backend: str, device: str, point: Mapping[str, Any]) -> dict[str, Any]:
+def params_on(experiment: Experiment, workload: Workload, backend: str, device: str, point: Mapping[str, Any]) -> dict[str, Any]:
     """A sweep point's params for a case on `backend` and `device`: a param the config left at its default takes
     the workload's default for that backend or device kind (Param.per_backend), then `params_for:` applies."""
-    workload = WORKLOADS[experiment.workload]
     params = dict(point)
     for param in workload.params:
         chosen_by_config = param.name in experiment.explicit or param.name in experiment.sweep
@@ -84,39 +78,38 @@ def params_on(experiment: Experiment, backend: str, device: str, point: Mapping[
     return params
 
 
-def plan(config: Config, backends: Mapping[str, Backend]) -> Iterator[tuple[Case, str | None]]:
-    """Every case of the config with its skip reason (None: runnable), devices resolved.
+def case_of(experiment: Experiment, workload: Workload, backend: str, device: str, point: Mapping[str, Any]) -> Case:
+    """The case of a sweep point on `backend` and `device` (resolved here, or a spec where a node resolves it):
+    its params there (params_on) and its identity (Experiment.case_id)."""
+    params = params_on(experiment, workload, backend, device, point)
+    return Case(
+        id=experiment.case_id(backend, device, params, workload.defaults()),
+        experiment=experiment.name,
+        workload=experiment.workload,
+        backend=backend,
+        device=device,
+        params=params,
+        settings=experiment.settings,
+        expect=experiment.expect,
+    )
 
-    A swept experiment yields its points in sweep order, each on every
-    backend and device, so its rows read as a trend. A backend is never
-    paired with a kind of device it does not run on at all (cupy with cpu,
-    numpy with cuda): that is no case, not a skipped one.
-    """
+
+def plan(
+    config: Config, backends: Mapping[str, Backend], workloads: Mapping[str, Workload] | None = None
+) -> Iterator[tuple[Case, str | None]]:
+    """Every case of the config (Experiment.cases) with its skip reason (None: runnable), devices resolved; a
+    case two device specs both resolve to (cuda and cuda:0) once. `workloads`: as workloads_of takes them."""
+    found = workloads_of(config, workloads)
     seen: set[str] = set()
     for experiment in config.experiments:
-        for params in experiment.points():
-            for backend_name in experiment.backends:
-                backend = backends[backend_name]
-                for spec in experiment.devices:
-                    if not backend.runs_on(spec):
-                        continue
-                    devices, reason = backend.resolve(spec)
-                    targets = [(spec, reason)] if reason else [(device, None) for device in devices]
-                    for device, skip in targets:
-                        chosen = params_on(experiment, backend_name, device, params)
-                        case = Case(
-                            id=case_id(experiment, backend_name, device, chosen),
-                            experiment=experiment.name,
-                            workload=experiment.workload,
-                            backend=backend_name,
-                            device=device,
-                            params=chosen,
-                            settings=experiment.settings,
-                            expect=experiment.expect,
-                        )
-                        if case.id not in seen:
-                            seen.add(case.id)
-                            yield case, skip
+        for slot in experiment.cases(lambda name, spec: backends[name].runs_on(spec)):
+            devices, reason = backends[slot.backend].resolve(slot.device)
+            targets = [(slot.device, reason)] if reason else [(device, None) for device in devices]
+            for device, skip in targets:
+                case = case_of(experiment, found[experiment.workload], slot.backend, device, slot.point)
+                if case.id not in seen:
+                    seen.add(case.id)
+                    yield case, skip
 
 
 def _row(case: Case, status: Status, reason: str | None = None, **fields: Any) -> Result:
@@ -208,13 +201,13 @@ def _release_case_objects() -> None:
     gc.freeze()
 
 
-def scope(backend: Backend, case: Case) -> contextlib.ExitStack:
-    """What a case runs inside: its device made current and, for built-in workloads only, float32 products in
-    full precision (`Backend.full_precision`), so their GFLOP/s compare across backends; a user's workload
-    runs at the precision the user's own process would."""
+def scope(backend: Backend, case: Case, workload: Workload) -> contextlib.ExitStack:
+    """What a case runs inside: its device made current and, for built-in workloads only (plugins.is_built_in:
+    by where the workload came from), float32 products in full precision (`Backend.full_precision`), so their
+    GFLOP/s compare across backends; a user's workload runs at the precision the user's own process would."""
     stack = contextlib.ExitStack()
     stack.enter_context(backend.activate(case.device))
-    if WORKLOADS.get(case.workload) is not None:
+    if plugins.is_built_in(case.workload, workload):
         stack.enter_context(backend.full_precision())
     return stack
 
@@ -228,7 +221,7 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
     asynchronous = backend.is_asynchronous(case.device)
     prepared, note, harness = None, None, None
     try:
-        with scope(backend, case):
+        with scope(backend, case, workload):
             measured = workload.measure_itself(backend, case.device, case.params, case.settings)
             if measured is None:
                 # what the harness's own sync adds to every row here, before the case queues anything (results.ahead)
@@ -348,19 +341,22 @@ def run(
     on_result: Callable[[Result], None] | None = None,
     family_error: float = budget.FAMILY_ERROR,
     workers: CaseWorkers | None = None,
+    workloads: Mapping[str, Workload] | None = None,
 ) -> list[Result]:
     """Run every case of `config` in order (each in a worker process with `isolate`; each variant traced
     into `trace_dir` after it is measured); return (and stream through on_result) the results.
 
     Every `expect:` check of the run shares one false-alarm rate, `family_error` (results.budget). `workers`: from
-    `start_workers(config, isolate)`, when the caller started them earlier; `run` closes them."""
+    `start_workers(config, isolate)`, when the caller started them earlier; `run` closes them. `workloads`: the
+    workload objects the caller holds, by key (workloads_of: the others are built in or loaded by reference)."""
     backends = {name: get_backend(name) for e in config.experiments for name in e.backends}
     harness_cost.forget()  # the harness's cost is measured once per backend and device in each run (workers start empty)
     results = []
     try:
+        found = workloads_of(config, workloads)
         if workers is None:
             workers = start_workers(config, isolate)  # importing their frameworks while this process plans
-        planned = list(plan(config, backends))
+        planned = list(plan(config, backends, found))
         verdicts = sum(len(case.expect) for case, _ in planned)
 
         def budgeted(case: Case) -> Case:
@@ -372,7 +368,7 @@ def run(
         for index, (case, skip) in enumerate(cases):
             if on_start is not None:
                 on_start(index, len(cases), case)
-            workload = WORKLOADS[case.workload]
+            workload = found[case.workload]
             worker = None if skip else workers.for_backend(backends[case.backend], case.settings.timeout_s)
             if skip:
                 result = _row(case, SKIPPED, skip, unavailable=True)

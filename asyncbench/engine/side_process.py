@@ -65,7 +65,7 @@ def _setup(case: Case, tree: str | None) -> dict[str, Any]:
     reason = workload.skip_reason(backend, case.device, case.params)
     if reason:
         return {"skipped": reason}
-    stack = runner.scope(backend, case)
+    stack = runner.scope(backend, case, workload)
     prepared = workload.setup(backend, case.device, case.params)
     if prepared.close is not None:
         stack.callback(prepared.close)

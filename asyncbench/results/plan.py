@@ -2,7 +2,10 @@
 
 Here, below the engine and the spec alike, because both speak it: the spec
 builds a plan from YAML and the command line, the engine expands it into
-cases, and results store it (`to_dict`) beside what it yielded.
+cases, and results store it (`to_dict`) beside what it yielded. The expansion
+(`Experiment.cases`) and a case's identity (`Experiment.case_id`) are written
+here once: running a plan, cutting it into jobs and listing a job's cases all
+use them, so the ids that results files and history stores key on agree.
 """
 
 from __future__ import annotations
@@ -10,9 +13,20 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
+from asyncbench.results import units
 from asyncbench.results.model import Expectation, Settings
+
+
+@dataclass(frozen=True)
+class CaseSlot:
+    """Where one case of an experiment goes, before anything is resolved: a sweep point on one backend and one
+    device spec as written (`cuda` and `auto` are resolved where the case runs)."""
+
+    point: Mapping[str, Any]
+    backend: str
+    device: str
 
 
 @dataclass(frozen=True)
@@ -35,6 +49,37 @@ class Experiment:
         """The params of every sweep point, in order (one point when nothing is swept)."""
         names = list(self.sweep)
         return [{**self.params, **dict(zip(names, values, strict=True))} for values in itertools.product(*self.sweep.values())]
+
+    def cases(self, runs_on: Callable[[str, str], bool]) -> list[CaseSlot]:
+        """The experiment's point x backend x device expansion, in plan order: each sweep point on every backend
+        and device spec, so a swept experiment's rows read as a trend. A backend is never paired with a kind of
+        device it does not run on at all (`runs_on(backend, spec)` false: cupy with cpu, numpy with cuda): that
+        is no case, not a skipped one."""
+        return [
+            CaseSlot(point, backend, device)
+            for point in self.points()
+            for backend in self.backends
+            for device in self.devices
+            if runs_on(backend, device)
+        ]
+
+    def case_id(self, backend: str, device: str, params: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
+        """A case's identity, which results files, comparisons and history stores match runs by:
+        `name[backend,device,param=value...]`.
+
+        Only swept parameters and those that differ from the workload's `defaults` appear, so an id stays short
+        and stable while naming everything that changes the work, and every sweep point has its own.
+        """
+        changed = [f"{k}={units.param(v)}" for k, v in params.items() if k in self.sweep or v != defaults.get(k)]
+        return f"{self.name}[{','.join([backend, device, *changed])}]"
+
+
+def case_parts(case_id: str) -> tuple[str, str, str]:
+    """What an id that Experiment.case_id wrote names before its params: (experiment, backend, device), an empty
+    string for a part it lacks. For readers that hold only the id (an `ab` file's cases, a report's rows)."""
+    name, _, inside = case_id.partition("[")
+    backend, device = (inside.removesuffix("]").split(",") + ["", ""])[:2]
+    return name, backend.strip(), device.strip()
 
 
 #: where a plan runs: `here` (this machine, the default), or as jobs through submitit: `local` (processes on this

@@ -36,9 +36,9 @@ from asyncbench.spec.schema import (
     settings_problem,
     sweep_values,
     type_name,
-    workload_key,
+    workload_of,
 )
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import plugins
 from asyncbench.workloads.base import Param, Workload
 
 TOP_KEYS = ("name", "defaults", "experiments", "executor")
@@ -121,11 +121,10 @@ def _experiment(doc: Document, raw: Any, index: int, defaults: Mapping[str, Any]
             doc.add(f"missing key 'workload' (one of: {', '.join(builtin_names())}, or {YOUR_OWN})", path)
         return None
     try:
-        workload_name = workload_key(raw["workload"], doc.base_dir)
+        workload_name, workload = workload_of(raw["workload"], doc.base_dir)
     except ValueError as exc:
         doc.add(str(exc), path + ("workload",))
         return None
-    workload = WORKLOADS[workload_name]
     params = _params(doc, workload, raw.get("params", {}), path + ("params",))
     sweep = _sweep(doc, workload, raw.get("sweep", {}), path + ("sweep",))
     params_for = _params_for(doc, workload, raw.get("params_for", {}), path + ("params_for",))
@@ -291,7 +290,7 @@ def for_workloads(keys: Sequence[str]) -> Config:
     defaults on every backend (`run -w NAME` without CONFIG)."""
     experiments = []
     for key in keys:
-        workload = WORKLOADS[key]
+        workload = plugins.find(key)
         experiments.append(
             Experiment(
                 name=workload.name,
@@ -314,7 +313,7 @@ def workload_keys(names: Iterable[str]) -> list[str]:
     keys = []
     for name in dict.fromkeys(names):
         try:
-            keys.append(workload_key(name, Path.cwd()))
+            keys.append(workload_of(name, Path.cwd())[0])
         except ValueError as exc:
             raise InputError(f"-w {name!r}: {exc}") from None
     return list(dict.fromkeys(keys))

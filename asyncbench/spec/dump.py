@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from asyncbench.results.plan import Config, Experiment
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import plugins
 
 
 def _experiment(experiment: Experiment) -> dict[str, Any]:
@@ -27,7 +27,7 @@ def _experiment(experiment: Experiment) -> dict[str, Any]:
         "backends": list(experiment.backends),
         "devices": list(experiment.devices),
     }
-    defaults = WORKLOADS[experiment.workload].defaults()
+    defaults = plugins.find(experiment.workload).defaults()
     params = {
         name: value
         for name, value in experiment.params.items()

@@ -31,7 +31,7 @@ from asyncbench.spec.schema import (
     settings_problem,
     sweep_values,
 )
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import plugins
 from asyncbench.workloads.base import SHAPE, Workload
 
 #: the scope of --set keys that are the executor's (executor.partition=gpu), not an experiment's
@@ -129,7 +129,7 @@ def apply_overrides(
     for experiment in config.experiments:
         if workloads and experiment.workload not in workloads:
             continue
-        workload = WORKLOADS[experiment.workload]
+        workload = plugins.find(experiment.workload)
         params = dict(experiment.params)
         sweep = dict(experiment.sweep)
         if quick:

@@ -18,8 +18,8 @@ from typing import Any, Mapping, Sequence
 from asyncbench.errors import InputError, suggestion
 from asyncbench.results.model import Settings
 from asyncbench.spec.expect import UNIT_FACTORS
-from asyncbench.workloads import WORKLOADS, plugins
-from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Param
+from asyncbench.workloads import BUILT_IN, plugins
+from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Param, Workload
 
 SETTING_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 # Shapes beyond 8 dimensions are never what a user meant for these workloads.
@@ -175,20 +175,20 @@ def device_spec(value: Any) -> str:
 
 
 def builtin_names() -> list[str]:
-    return [name for name in WORKLOADS if not plugins.is_reference(name)]
+    return list(BUILT_IN)
 
 
-def workload_key(value: Any, base_dir: Path) -> str:
-    """The registry key of a workload name: a built-in's name, or a user workload's canonical reference
-    (a file relative to `base_dir`, a module, or a plugin), loaded and validated here; ValueError if none."""
-    if isinstance(value, str) and value in WORKLOADS:
-        return value
+def workload_of(value: Any, base_dir: Path) -> tuple[str, Workload]:
+    """A workload name's key and the workload it names: a built-in's name, or a user workload's canonical
+    reference (a file relative to `base_dir`, a module, or a plugin), loaded and validated here; ValueError if
+    none. The key is what experiments and cases carry (a worker loads a user's workload again by it)."""
+    if isinstance(value, str) and value in BUILT_IN:
+        return value, BUILT_IN[value]
     if isinstance(value, str) and (plugins.is_reference(value) or value in plugins.plugins()):
         try:
             key = plugins.canonical(value, base_dir)
-            plugins.load(key)
+            return key, plugins.load(key)
         except InputError as exc:
             raise ValueError(exc.message) from None
-        return key
     names = builtin_names()
     raise ValueError(f"unknown workload {value!r}{suggestion(str(value), names)}; known: {', '.join(names)}; or {YOUR_OWN}")

@@ -1,6 +1,14 @@
-"""Workload registry: one line per workload. Importing these modules imports no framework."""
+"""Workload registry: one line per built-in workload. Importing these modules imports no framework.
+
+`BUILT_IN` is read-only: a user's workload (a file, a module, a plugin) never
+joins it; `plugins.load` keeps those apart, and `plugins.is_built_in` says
+which is which by where a workload came from.
+"""
 
 from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Mapping
 
 from asyncbench.workloads.barrier import Barrier
 from asyncbench.workloads.base import Metric, Param, Prepared, Workload
@@ -13,9 +21,12 @@ from asyncbench.workloads.small_ops import SmallOps
 from asyncbench.workloads.sync_async import SyncAsync
 from asyncbench.workloads.training_memory import TrainingMemory
 
-WORKLOADS: dict[str, Workload] = {
-    w.name: w
-    for w in (Matmul(), SyncAsync(), Barrier(), Conversion(), CopyOverlap(), MultiDevice(), TrainingMemory(), SmallOps(), CommOverlap())
-}
+#: the workloads that ship with asyncbench, by name, frozen: loading a config cannot add to it or change it
+BUILT_IN: Mapping[str, Workload] = MappingProxyType(
+    {
+        w.name: w
+        for w in (Matmul(), SyncAsync(), Barrier(), Conversion(), CopyOverlap(), MultiDevice(), TrainingMemory(), SmallOps(), CommOverlap())
+    }
+)
 
-__all__ = ["WORKLOADS", "Metric", "Param", "Prepared", "Workload"]
+__all__ = ["BUILT_IN", "Metric", "Param", "Prepared", "Workload"]

@@ -13,9 +13,11 @@ makes), or a plain step function (taken as `step(function)`).
 A reference resolves to a canonical one — an absolute file path or a module
 path, plus the attribute — which is what experiments, cases and worker
 processes carry: a worker imports the same file or module again (user
-workloads are not pickled). Loaded workloads join the process's registry
-(`WORKLOADS`) under their canonical reference, so the runner, the gates and
-the renderer treat them like the built-in ones.
+workloads are not pickled). Loaded workloads are kept here, apart from the
+built-in ones (`load`'s own cache, by canonical reference): the built-in
+registry stays read-only, so a workload counts as built in only by where it
+came from (`is_built_in`), and the runner never gives a user's workload the
+settings asyncbench's own run with (full float32 precision).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from asyncbench.errors import InputError
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.base import Workload
 
 ENTRY_POINT_GROUP = "asyncbench.workloads"
@@ -170,7 +172,8 @@ def as_workload(value: Any, reference: str) -> Workload:
 
 @functools.cache
 def load(reference: str) -> Workload:
-    """The workload a canonical reference names, imported once per process and added to WORKLOADS."""
+    """The workload a canonical reference names, imported once per process (this cache is where loaded user
+    workloads live: never in the built-in registry)."""
     where, _, attribute = reference.rpartition(":")
     try:
         module = _import(where)
@@ -193,10 +196,23 @@ def load(reference: str) -> Workload:
     workload = as_workload(getattr(module, attribute), reference)
     if not workload.name or not isinstance(workload.name, str):
         raise InputError("the workload has no `name`")
-    WORKLOADS[reference] = workload
     return workload
 
 
 def find(key: str) -> Workload:
-    """A built-in workload by name or a user workload by canonical reference (loading it if need be)."""
-    return WORKLOADS.get(key) or load(key)
+    """A built-in workload by name or a user workload by canonical reference (loading it if need be); InputError
+    for a name that is neither."""
+    if is_reference(key):
+        return load(key)
+    built_in = BUILT_IN.get(key)
+    if built_in is None:
+        raise InputError(f"unknown workload {key!r}")
+    return built_in
+
+
+def is_built_in(key: str, workload: Workload) -> bool:
+    """Whether the workload a case runs (under registry key `key`) is one of asyncbench's own: its key is a
+    built-in's name, not a file, module or plugin reference, and it is that built-in (or its copy unpickled in a
+    worker process: the same class). Decided by where it came from, never by a name a user could also choose."""
+    own = None if is_reference(key) else BUILT_IN.get(key)
+    return own is not None and type(workload) is type(own)

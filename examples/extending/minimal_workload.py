@@ -1,6 +1,6 @@
 """A minimal workload: `y = a * x + y`, n times, with a wait after each op or one at the end.
 
-Register it with one line in `asyncbench/workloads/__init__.py` (`WORKLOADS = {..., "axpy": Axpy()}`), add an
+Register it with one line in `asyncbench/workloads/__init__.py` (`Axpy()` in the tuple `BUILT_IN` is built from), add an
 entry to `asyncbench/suites/default.yaml` if it belongs in the default suite, or name it without registering:
 `asyncbench run -w examples/extending/minimal_workload.py:Axpy`.
 """

@@ -16,6 +16,7 @@ from asyncbench.backends import get_backend
 from asyncbench.engine import isolation, runner
 from asyncbench.results.model import OK, SKIPPED, Settings
 from asyncbench.spec import config
+from asyncbench.workloads import BUILT_IN
 from tests.support.helpers import run_workload as run_here
 
 ASYNC_CPU = [pytest.param("jax", marks=pytest.mark.jax), pytest.param("mxnet", marks=pytest.mark.mxnet)]
@@ -38,7 +39,7 @@ def test_the_matmul_loop_returns_long_before_the_products_are_done(backend):
     result = ok(run_workload("matmul", backend, "cpu", size=512, n_iter=10))
     low, _ = result.bounds["illusion"]
     assert low >= 3, result.metrics  # the whole interval: a timer without a sync is 3× too optimistic at least
-    assert "too optimistic" in runner.WORKLOADS["matmul"].reading(result)
+    assert "too optimistic" in BUILT_IN["matmul"].reading(result)
     assert result.asynchronous is True
 
 
@@ -48,7 +49,7 @@ def test_waiting_for_one_result_returns_before_waiting_for_everything(backend):
     result = ok(run_workload("barrier", backend, "cpu", size=512, background_ops=20))
     low, _ = result.bounds["saved_fraction"]
     assert low >= 0.3, result.metrics
-    assert "of the wait saved" in runner.WORKLOADS["barrier"].reading(result)
+    assert "of the wait saved" in BUILT_IN["barrier"].reading(result)
 
 
 @pytest.mark.parametrize("backend", ASYNC_CPU)
@@ -66,7 +67,7 @@ def test_the_mxnet_training_loop_without_a_barrier_returns_long_before_it_is_don
     assert loop[1] < 0.2 * epoch[0], result.metrics  # the frontend ran far ahead of the engine
     synced_loop = result.metrics["loop_s_k1"]
     assert synced_loop > 0.5 * result.metrics["epoch_s_k1"]  # with a barrier every batch it cannot
-    assert "the loop returned after" in runner.WORKLOADS["training_memory"].reading(result)
+    assert "the loop returned after" in BUILT_IN["training_memory"].reading(result)
 
 
 @pytest.mark.parametrize("backend", ASYNC_CPU)
@@ -105,7 +106,7 @@ def test_mxnet_runs_in_its_own_interpreter_and_never_in_this_process():
     assert backend.interpreter() is not None
     assert backend.interpreter() != sys.executable
     assert backend.worker_environment()["MXNET_CPU_WORKER_NTHREADS"] == "2"
-    experiment = config.Experiment("m", "matmul", ("mxnet",), ("cpu",), {**runner.WORKLOADS["matmul"].defaults(quick=True)}, SETTINGS)
+    experiment = config.Experiment("m", "matmul", ("mxnet",), ("cpu",), {**BUILT_IN["matmul"].defaults(quick=True)}, SETTINGS)
     (result,) = runner.run(config.Config("t", "<t>", (experiment,)))  # not isolated: mxnet still gets its worker
     assert result.status == OK
     assert "2 workers" in result.note
@@ -116,9 +117,7 @@ def test_mxnet_runs_in_its_own_interpreter_and_never_in_this_process():
 def test_a_worker_under_a_named_python_with_extra_variables_runs_cases():
     """The mechanism MXNet's worker uses, on this interpreter: `python -m asyncbench.engine.isolation` over a socket pair."""
     worker = isolation.Worker(runner.run_case_in_worker, sys.executable, {"ASYNCBENCH_TEST_VARIABLE": "1"})
-    experiment = config.Experiment(
-        "s", "sync_async", ("numpy",), ("cpu",), {**runner.WORKLOADS["sync_async"].defaults(quick=True)}, SETTINGS
-    )
+    experiment = config.Experiment("s", "sync_async", ("numpy",), ("cpu",), {**BUILT_IN["sync_async"].defaults(quick=True)}, SETTINGS)
     ((case, _),) = runner.plan(config.Config("t", "<t>", (experiment,)), {"numpy": get_backend("numpy")})
     try:
         result = worker.call((case,), timeout_s=120)

@@ -17,7 +17,7 @@ from asyncbench.engine.runner import summarize
 from asyncbench.host import facts
 from asyncbench.results import schema as results
 from asyncbench.results.model import OK, Result, Samples
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.comm_overlap import overlapped_step
 from asyncbench.workloads.copy_overlap import CopyOverlap
 
@@ -122,7 +122,7 @@ def _result(device: str = "cuda:0", workload: str = "matmul", metrics: dict | No
 
 
 def _warnings(result: Result, synchronizing: dict | None = None) -> tuple[str, ...]:
-    return sanity.warnings_of(result, WORKLOADS[result.workload], synchronizing or {})
+    return sanity.warnings_of(result, BUILT_IN[result.workload], synchronizing or {})
 
 
 def test_a_sound_result_has_no_warnings():

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from asyncbench.backends.jax_backend import WORKER_ENVIRONMENT, JaxBackend
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 
 pytestmark = pytest.mark.jax
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,7 +86,7 @@ def test_float64_on_jax_is_skipped_unless_the_user_enabled_it(monkeypatch):
     monkeypatch.delenv("JAX_ENABLE_X64", raising=False)
     if "jax" in sys.modules:
         pytest.skip("jax is imported in this process: its own setting decides")
-    matmul = WORKLOADS["matmul"]
+    matmul = BUILT_IN["matmul"]
     reason = matmul.skip_reason(JaxBackend(), "cpu", {**matmul.defaults(quick=True), "dtype": "float64"})
     assert reason is not None
     assert "JAX_ENABLE_X64=1" in reason

@@ -25,7 +25,6 @@ from asyncbench import cli
 from asyncbench.engine import isolation, runner
 from asyncbench.results.model import ERROR, OK, Settings, StopReason
 from asyncbench.spec import config
-from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import STR, Metric, Param, Prepared, Workload
 from tests.support.helpers import no_children_left, report_of
 
@@ -118,9 +117,8 @@ class Faulty(Workload):
         return "measured in a worker" if result.metrics["pid"] != os.getpid() else "measured here"
 
 
-@pytest.fixture
-def faulty(monkeypatch):
-    monkeypatch.setitem(WORKLOADS, "faulty", Faulty())
+#: the test workloads, handed to the runner as objects (the built-in registry is read-only)
+FAULTY = {"faulty": Faulty()}
 
 
 def _experiment(name: str, fault: str = "none", where: str = "setup", settings: Settings = FAST) -> config.Experiment:
@@ -130,7 +128,7 @@ def _experiment(name: str, fault: str = "none", where: str = "setup", settings: 
 
 
 def _run(*experiments: config.Experiment, isolate: bool = True) -> list:
-    return runner.run(config.Config("faults", "<test>", experiments), isolate=isolate)
+    return runner.run(config.Config("faults", "<test>", experiments), isolate=isolate, workloads={**FAULTY, "faulty_cuda": FaultyCuda()})
 
 
 @pytest.mark.parametrize(
@@ -146,7 +144,7 @@ def _run(*experiments: config.Experiment, isolate: bool = True) -> list:
         ("segfault", "setup", "the worker process died (killed by SIGSEGV; a crash in native code)"),
     ],
 )
-def test_a_fault_is_an_error_row_and_the_next_case_runs_in_a_fresh_worker(faulty, fault, where, fragment):
+def test_a_fault_is_an_error_row_and_the_next_case_runs_in_a_fresh_worker(fault, where, fragment):
     started = time.monotonic()
     healthy = dataclasses.replace(FAST, timeout_s=SLACK_S)  # a fresh worker's start counts: 2 s was once too few under load
     before, bad, after = _run(
@@ -161,17 +159,19 @@ def test_a_fault_is_an_error_row_and_the_next_case_runs_in_a_fresh_worker(faulty
     assert no_children_left()
 
 
-def test_cases_share_one_worker_while_nothing_goes_wrong(faulty):
+def test_cases_share_one_worker_while_nothing_goes_wrong():
     results = _run(_experiment("a"), _experiment("b"), _experiment("c"))
     assert [r.status for r in results] == [OK, OK, OK]
     assert len({r.metrics["pid"] for r in results}) == 1
     assert no_children_left()
 
 
-def test_progress_reaches_the_parent_from_the_worker(faulty):
+def test_progress_reaches_the_parent_from_the_worker():
     seen = []
     settings = dataclasses.replace(FAST, min_samples=50, max_samples=50)
-    (result,) = runner.run(config.Config("c", "<t>", (_experiment("a", settings=settings),)), isolate=True, on_progress=seen.append)
+    (result,) = runner.run(
+        config.Config("c", "<t>", (_experiment("a", settings=settings),)), isolate=True, on_progress=seen.append, workloads=FAULTY
+    )
     assert result.status == OK
     assert result.metrics["pid"] != os.getpid()
     assert seen
@@ -193,7 +193,7 @@ def test_a_call_that_cannot_reach_the_worker_is_lost_and_the_next_call_works():
     assert no_children_left()
 
 
-def test_in_process_runs_here_and_an_exception_is_still_an_error_row(faulty):
+def test_in_process_runs_here_and_an_exception_is_still_an_error_row():
     bad, good = _run(_experiment("bad", "raise"), _experiment("good"), isolate=False)
     assert bad.status == ERROR
     assert "injected failure" in bad.reason
@@ -201,13 +201,13 @@ def test_in_process_runs_here_and_an_exception_is_still_an_error_row(faulty):
     assert good.metrics["pid"] == os.getpid()
 
 
-def test_faults_through_the_cli_give_complete_json_and_exit_3(faulty, tmp_path):
+def test_faults_through_the_cli_give_complete_json_and_exit_3(tmp_path):
     path, out = tmp_path / "faults.yaml", tmp_path / "r.json"
     path.write_text(
         "defaults: {backends: [numpy], devices: [cpu], warmup: 0, min_samples: 2, max_time_s: 0.5, timeout_s: 2}\n"
         "experiments:\n"
         + "".join(
-            f"  - {{name: {name}, workload: faulty, params: {{fault: {fault}, where: measure}}}}\n"
+            f"  - {{name: {name}, workload: 'tests.engine.test_faults:Faulty', params: {{fault: {fault}, where: measure}}}}\n"
             for name, fault in [("hangs", "hang"), ("dies", "sigkill"), ("raises", "raise"), ("fine", "none")]
         )
     )
@@ -301,8 +301,7 @@ class FaultyCuda(Workload):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("fault, fragment", [("poison", "CUDA error"), ("oom", "out of memory: OutOfMemoryError")])
-def test_a_cuda_fault_is_an_error_row_and_the_next_gpu_case_runs(monkeypatch, fault, fragment):
-    monkeypatch.setitem(WORKLOADS, "faulty_cuda", FaultyCuda())
+def test_a_cuda_fault_is_an_error_row_and_the_next_gpu_case_runs(fault, fragment):
 
     def gpu_case(name: str, fault: str) -> config.Experiment:
         return config.Experiment(
@@ -330,7 +329,7 @@ def test_a_workers_first_sigterm_ends_it_and_a_second_cannot_interrupt_its_exit(
         signal.signal(signal.SIGTERM, previous)
 
 
-def test_a_case_cut_short_by_its_timeout_keeps_the_rounds_it_measured(faulty):
+def test_a_case_cut_short_by_its_timeout_keeps_the_rounds_it_measured():
     """Nothing measured is lost: two rounds, then a hang past timeout_s; the error row keeps both rounds, the clocks
     and figures with their intervals, marked cut short, and the run still says an error happened."""
     (cut,) = _run(_experiment("cut", "hang_after_slow_rounds", "measure"))

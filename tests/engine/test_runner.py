@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import pytest
 
@@ -11,8 +12,9 @@ from asyncbench.engine import runner
 from asyncbench.measure import harness_cost
 from asyncbench.results.model import ERROR, OK, SKIPPED, Settings
 from asyncbench.spec import config
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.base import INT, Metric, Param, Prepared, Workload
+from tests.support.helpers import FakeBackend
 
 FAST = Settings(warmup=0, min_samples=2, max_samples=2, max_time_s=1.0)
 
@@ -45,10 +47,8 @@ class Counting(Workload):
 
 
 @pytest.fixture
-def counting(monkeypatch):
-    workload = Counting()
-    monkeypatch.setitem(WORKLOADS, workload.name, workload)
-    return workload
+def counting():
+    return Counting()
 
 
 def experiment(name="exp", workload="counting", devices=("cpu",), params=None) -> config.Experiment:
@@ -57,27 +57,28 @@ def experiment(name="exp", workload="counting", devices=("cpu",), params=None) -
         workload=workload,
         backends=("fake",),
         devices=devices,
-        params={**WORKLOADS[workload].defaults(), **(params or {})},
+        params={**Counting().defaults(), **(params or {})},
         settings=FAST,
     )
 
 
 def test_case_id_names_only_changed_params(counting):
     plain, changed = experiment(), experiment(params={"n": 7})
-    assert runner.case_id(plain, "torch", "cuda:0", plain.params) == "exp[torch,cuda:0]"
-    assert runner.case_id(changed, "torch", "cpu", changed.params) == "exp[torch,cpu,n=7]"
+    assert plain.case_id("torch", "cuda:0", plain.params, counting.defaults()) == "exp[torch,cuda:0]"
+    assert changed.case_id("torch", "cpu", changed.params, counting.defaults()) == "exp[torch,cpu,n=7]"
+    assert runner.case_of(changed, counting, "torch", "cpu", changed.points()[0]).id == "exp[torch,cpu,n=7]"
 
 
 def test_plan_resolves_auto_skips_absent_and_dedupes(counting, fake_backend):
     cfg = config.Config("c", "<t>", (experiment(devices=("auto", "cpu", "cuda:2")),))
-    planned = list(runner.plan(cfg, {"fake": fake_backend}))
+    planned = list(runner.plan(cfg, {"fake": fake_backend}, {"counting": counting}))
     assert [(c.device, reason) for c, reason in planned] == [("cpu", None), ("cuda:2", "no fake GPU")]
 
 
 def test_run_measures_every_variant_and_reports_each_result(counting, fake_backend, monkeypatch):
     monkeypatch.setattr(runner, "get_backend", lambda name: fake_backend)
     seen = []
-    results = runner.run(config.Config("c", "<t>", (experiment(),)), on_result=seen.append)
+    results = runner.run(config.Config("c", "<t>", (experiment(),)), on_result=seen.append, workloads={"counting": counting})
     assert seen == results
     (result,) = results
     assert result.status == OK
@@ -94,27 +95,23 @@ def test_run_measures_every_variant_and_reports_each_result(counting, fake_backe
 def test_a_failing_case_is_an_error_row_and_the_next_case_runs(monkeypatch, fake_backend):
     failing, fine = Counting(fail_in_setup=True), Counting()
     failing.name = "failing"
-    monkeypatch.setitem(WORKLOADS, "failing", failing)
-    monkeypatch.setitem(WORKLOADS, "counting", fine)
     monkeypatch.setattr(runner, "get_backend", lambda name: fake_backend)
     cfg = config.Config("c", "<t>", (experiment("bad", "failing"), experiment("good")))
-    bad, good = runner.run(cfg)
+    bad, good = runner.run(cfg, workloads={"failing": failing, "counting": fine})
     assert bad.status == ERROR
     assert "MemoryError: out of memory (simulated)" in bad.reason
     assert good.status == OK
 
 
 def test_missing_backend_and_unsupported_dtype_are_skipped(monkeypatch, counting):
-    from tests.support.helpers import FakeBackend
-
     monkeypatch.setattr(runner, "get_backend", lambda name: FakeBackend(missing="fake not installed"))
-    (result,) = runner.run(config.Config("c", "<t>", (experiment(),)))
+    (result,) = runner.run(config.Config("c", "<t>", (experiment(),)), workloads={"counting": counting})
     assert result.status == SKIPPED
     assert result.reason == "fake not installed"
 
     from asyncbench.backends import get_backend
 
-    matmul = WORKLOADS["matmul"]
+    matmul = BUILT_IN["matmul"]
     assert matmul.skip_reason(get_backend("numpy"), "cpu", {"dtype": "bfloat16"}) == "numpy has no bfloat16"
 
 
@@ -128,7 +125,7 @@ def test_interrupt_propagates_after_finished_cases_were_delivered(monkeypatch, f
 
     cfg = config.Config("c", "<t>", (experiment("a"), experiment("b")))
     with pytest.raises(KeyboardInterrupt):
-        runner.run(cfg, on_start=interrupt_second, on_result=delivered.append)
+        runner.run(cfg, on_start=interrupt_second, on_result=delivered.append, workloads={"counting": counting})
     assert [r.experiment for r in delivered] == ["a"]
 
 
@@ -138,8 +135,8 @@ def test_a_case_with_checks_stops_once_they_are_decided(counting, fake_backend, 
 
     monkeypatch.setattr(runner, "get_backend", lambda name: fake_backend)
     settings = Settings(warmup=0, min_samples=6, max_samples=1000, max_time_s=1e9, max_rel_noise=10.0)
-    decided = dataclasses.replace(experiment(), settings=settings, expect=(expect.parse("done_s.median < 1000s", WORKLOADS["counting"]),))
-    (result,) = runner.run(config.Config("c", "<t>", (decided,)))
+    decided = dataclasses.replace(experiment(), settings=settings, expect=(expect.parse("done_s.median < 1000s", counting),))
+    (result,) = runner.run(config.Config("c", "<t>", (decided,)), workloads={"counting": counting})
     # at the run's 1% split over 15 looks and two variants (99.967%), 13 rounds are the first with an interval: the
     # case takes them before anything stops it, and looks there first (before: at 14, the schedule's next look)
     assert result.sampling.rounds == 13
@@ -218,3 +215,85 @@ def test_a_run_starts_its_workers_before_it_captures_the_environment(monkeypatch
     done = CliRunner().invoke(cli.main, argv)
     assert done.exit_code == 0, done.output
     assert events == ["send ImportFrameworks", "capture", "send Case"]
+
+
+# --- built-in settings (TF32 off) for built-in workloads only, decided by where a workload came from ------------
+
+USER_WORKLOAD = """
+from asyncbench.workloads.base import Prepared, Workload
+
+
+class Mine(Workload):
+    name = "mine"
+    summary = "the user's own float32 products"
+    variants = ("product",)
+
+    def setup(self, backend, device, params):
+        x = backend.random((8, 8), "float32", device)()
+        return Prepared(variants={"product": lambda: x * x}, sync=lambda: backend.barrier(device))
+"""
+
+
+class PrecisionRecording(FakeBackend):
+    """A fake backend that records, at every array it makes, whether the runner had entered full_precision
+    (Backend.full_precision: float32 products without TF32, which the runner enters around built-in workloads)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside = False
+        self.precise: list[bool] = []
+
+    @contextlib.contextmanager
+    def full_precision(self) -> Iterator[None]:
+        self.inside = True
+        try:
+            yield
+        finally:
+            self.inside = False
+
+    def random(self, shape, dtype, device):
+        self.precise.append(self.inside)
+        return super().random(shape, dtype, device)
+
+
+def test_a_user_workload_loaded_from_a_config_runs_at_its_own_precision_not_the_built_ins(tmp_path, monkeypatch):
+    """The TF32 rule through the real registry: `asyncbench run config.yaml` loads the user's workload from its file
+    (plugins.load), and the runner must still not switch TF32 off for it. Loading used to add the workload to the
+    registry the runner took for "built in", so a user's products ran with TF32 off while the results file said
+    they ran as the user set them."""
+    (tmp_path / "mine.py").write_text(USER_WORKLOAD)
+    (tmp_path / "c.yaml").write_text(
+        "defaults: {backends: [numpy], devices: [cpu], warmup: 0, min_samples: 2, max_samples: 2, max_time_s: 1}\n"
+        "experiments:\n  - workload: mine.py:Mine\n"
+    )
+    plan = config.load(tmp_path / "c.yaml")  # as `run` loads it: the user's file is imported here
+    backend = PrecisionRecording()
+    monkeypatch.setattr(runner, "get_backend", lambda name: backend)
+    (result,) = runner.run(plan)
+    assert result.status == OK, result.reason
+    assert backend.precise  # the workload made its arrays on the recording backend
+    assert not any(backend.precise)
+
+
+def test_only_the_built_in_registrys_own_workloads_run_at_full_precision(tmp_path):
+    from asyncbench.results.model import Case
+    from asyncbench.workloads import plugins
+
+    (tmp_path / "mine.py").write_text(USER_WORKLOAD)
+    key = plugins.canonical("mine.py:Mine", tmp_path)
+    mine = plugins.find(key)
+    assert key not in BUILT_IN  # loading never adds to the built-in registry
+    assert mine not in BUILT_IN.values()
+    with pytest.raises(TypeError):
+        BUILT_IN["matmul"] = mine  # type: ignore[index]
+
+    def precise(workload_key: str, workload: Workload) -> bool:
+        backend = PrecisionRecording()
+        case = Case(id="c", experiment="c", workload=workload_key, backend="fake", device="cpu", params={}, settings=FAST)
+        with runner.scope(backend, case, workload):
+            return backend.inside
+
+    assert precise("matmul", BUILT_IN["matmul"])
+    assert not precise(key, mine)
+    assert not precise("matmul", mine)  # a user's workload under a built-in's name is still the user's
+    assert not precise(key, BUILT_IN["matmul"])  # a file that hands back a built-in is still the user's file

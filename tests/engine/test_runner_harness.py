@@ -11,7 +11,6 @@ from asyncbench.engine import runner
 from asyncbench.measure import harness_cost
 from asyncbench.results.model import OK, Settings
 from asyncbench.spec import config
-from asyncbench.workloads import WORKLOADS
 from asyncbench.workloads.base import Prepared, Workload
 
 
@@ -52,19 +51,18 @@ class Noop(Workload):
 
 
 def test_every_row_carries_its_backends_harness_cost_probed_once_per_run(monkeypatch, fake_backend):
-    monkeypatch.setitem(WORKLOADS, "noop_probe", Noop())
     monkeypatch.setattr(runner, "get_backend", lambda name: fake_backend)
     settings = Settings(warmup=0, min_samples=2, max_samples=2, max_time_s=1.0)
     experiments = tuple(
         config.Experiment(name=name, workload="noop_probe", backends=("fake",), devices=("cpu",), params={}, settings=settings)
         for name in ("a", "b")
     )
-    first, second = runner.run(config.Config("c", "<t>", experiments))
+    first, second = runner.run(config.Config("c", "<t>", experiments), workloads={"noop_probe": Noop()})
     assert first.status == second.status == OK
     assert first.harness is not None
     assert first.harness == second.harness
     probe = harness_cost.SYNCS_PER_PROBE
     per_case = 2 + 1  # two timed samples and the memory run of its one variant
     assert fake_backend.barriers == probe + 2 * per_case
-    runner.run(config.Config("c", "<t>", experiments[:1]))
+    runner.run(config.Config("c", "<t>", experiments[:1]), workloads={"noop_probe": Noop()})
     assert fake_backend.barriers == 2 * probe + 3 * per_case  # a new run probes afresh

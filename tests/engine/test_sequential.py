@@ -17,9 +17,9 @@ from asyncbench.measure.timing import measure
 from asyncbench.results import budget
 from asyncbench.results.model import Case, Expectation, Settings, Verdict
 from asyncbench.verdicts import checks
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 
-WORKLOAD = WORKLOADS["sync_async"]
+WORKLOAD = BUILT_IN["sync_async"]
 THRESHOLD_S = 1.0  # the true median of every sample: the check sits exactly on it
 FAMILY_ERROR = 0.05
 

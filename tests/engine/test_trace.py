@@ -16,6 +16,7 @@ from asyncbench.engine.runner import summarize
 from asyncbench.report import bars
 from asyncbench.results.model import OK, Result, Samples
 from asyncbench.spec import config
+from asyncbench.workloads import BUILT_IN
 from tests.support.helpers import QUICK
 
 ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
@@ -133,7 +134,7 @@ class _FailingProfiler:
 
 def test_a_failing_profiler_is_a_warning_and_the_measurement_stands(tmp_path, monkeypatch):
     monkeypatch.setattr(TorchBackend, "profiler", lambda self, device: _FailingProfiler())
-    experiment = config.Experiment("m", "matmul", ("torch",), ("cpu",), {**runner.WORKLOADS["matmul"].defaults(quick=True)}, QUICK)
+    experiment = config.Experiment("m", "matmul", ("torch",), ("cpu",), {**BUILT_IN["matmul"].defaults(quick=True)}, QUICK)
     (result,) = runner.run(config.Config("t", "<t>", (experiment,)), trace_dir=str(tmp_path))
     assert result.status == OK
     assert result.metrics["done_s"] > 0
@@ -172,7 +173,7 @@ def test_a_trace_that_cannot_be_written_is_a_warning_and_the_measurement_stands(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(results, "atomic_write", full)
-    experiment = config.Experiment("m", "matmul", ("numpy",), ("cpu",), {**runner.WORKLOADS["matmul"].defaults(quick=True)}, QUICK)
+    experiment = config.Experiment("m", "matmul", ("numpy",), ("cpu",), {**BUILT_IN["matmul"].defaults(quick=True)}, QUICK)
     (result,) = runner.run(config.Config("t", "<t>", (experiment,)), trace_dir=str(tmp_path))
     assert result.status == OK
     assert result.traces == {}

@@ -14,7 +14,7 @@ from asyncbench.report import markdown, terminal, view
 from asyncbench.results import stats, units
 from asyncbench.results.model import OK, HarnessCost, Memory, MetricInfo, Result, Samples, VariantResult
 from asyncbench.verdicts import outcome
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 from tests.support.helpers import report_of
 
 HARNESS = HarnessCost(sync_s=0.68e-6, sync_high_s=0.7e-6, issue_s=0.1e-6, n=40)
@@ -92,7 +92,7 @@ def test_a_row_that_could_not_be_judged_is_said_so_with_why_never_left_out():
 
 
 def test_the_matmul_reading_judges_beyond_the_harness_and_says_when_it_cannot():
-    reading = WORKLOADS["matmul"].reading
+    reading = BUILT_IN["matmul"].reading
     noop, _, _, quick = rows()
 
     def with_illusion(result: Result) -> Result:

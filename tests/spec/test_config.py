@@ -4,6 +4,7 @@ import pytest
 
 from asyncbench.errors import InputError, each_error
 from asyncbench.spec import config, overrides, schema
+from asyncbench.workloads import BUILT_IN
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,7 +93,7 @@ def test_quick_shrinks_params_and_settings_but_set_wins():
     c = overrides.apply_overrides(load_text(VALID), quick=True, sets=["sync_async.n_ops=50"])
     sync_async, mm = c.experiments
     assert sync_async.params["n_ops"] == 50
-    assert mm.params["size"] == config.WORKLOADS["matmul"].param("size").quick
+    assert mm.params["size"] == BUILT_IN["matmul"].param("size").quick
     assert mm.settings.max_time_s <= schema.QUICK_SETTINGS.max_time_s
 
 

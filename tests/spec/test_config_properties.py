@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from asyncbench.errors import InputError, each_error
 from asyncbench.spec import config, expect, overrides
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 
 KEYS = st.sampled_from(
     [
@@ -38,7 +38,7 @@ SCALARS = st.one_of(
     st.integers(),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=20),
-    st.sampled_from(list(WORKLOADS) + ["torch", "numpy", "cupy", "cpu", "cuda:0", "auto", "float32", "speedup >= 1"]),
+    st.sampled_from(list(BUILT_IN) + ["torch", "numpy", "cupy", "cpu", "cuda:0", "auto", "float32", "speedup >= 1"]),
 )
 DOCUMENTS = st.recursive(
     SCALARS,
@@ -47,7 +47,7 @@ DOCUMENTS = st.recursive(
 )
 # Mostly well-shaped configs, so the checks deep inside (params, sweeps, expectations) are reached too.
 EXPERIMENT = st.fixed_dictionaries(
-    {"workload": st.one_of(st.sampled_from(list(WORKLOADS)), SCALARS)},
+    {"workload": st.one_of(st.sampled_from(list(BUILT_IN)), SCALARS)},
     optional={
         "params": DOCUMENTS,
         "sweep": DOCUMENTS,
@@ -108,7 +108,7 @@ def test_any_set_option_is_applied_or_an_input_error(text):
 
 
 @RELAXED
-@given(st.text(max_size=60), st.sampled_from(list(WORKLOADS.values())))
+@given(st.text(max_size=60), st.sampled_from(list(BUILT_IN.values())))
 def test_any_check_text_parses_or_is_a_value_error(text, workload):
     try:
         expect.parse(text, workload)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from asyncbench.spec import config, expect
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 
-SYNC_ASYNC = WORKLOADS["sync_async"]
+SYNC_ASYNC = BUILT_IN["sync_async"]
 
 
 @pytest.mark.parametrize(
@@ -29,7 +29,7 @@ def test_checks_parse_into_quantity_operator_and_threshold_in_base_units(text, q
 
 
 def test_per_variant_metrics_and_variants_of_a_pattern_are_known():
-    training = WORKLOADS["training_memory"]
+    training = BUILT_IN["training_memory"]
     assert expect.parse("host_rss_delta_mb_k0 < 64", training).quantity == "host_rss_delta_mb_k0"
     assert expect.parse("done_s.max[sync_every=4] < 1s", training).variant == "sync_every=4"
 

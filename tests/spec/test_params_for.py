@@ -11,6 +11,7 @@ from asyncbench import cli
 from asyncbench.engine import runner
 from asyncbench.errors import InputError
 from asyncbench.spec import config, overrides
+from asyncbench.workloads import BUILT_IN
 
 SUITE_LIKE = """
 defaults: {backends: [numpy, torch, mxnet], devices: [cpu]}
@@ -29,7 +30,7 @@ def cases(text: str, **options) -> dict[str, dict]:
     for experiment in loaded.experiments:
         for backend in experiment.backends:
             for point in experiment.points():
-                planned[f"{experiment.name}/{backend}"] = runner.params_on(experiment, backend, "cpu", point)
+                planned[f"{experiment.name}/{backend}"] = runner.params_on(experiment, BUILT_IN[experiment.workload], backend, "cpu", point)
     return planned
 
 
@@ -44,7 +45,8 @@ def test_a_workloads_default_for_a_cpu_replaces_the_textbooks_gpu_size_unless_th
     planned = cases(SUITE_LIKE)
     assert planned["multi_device/torch"]["size"] == 1000
     assert planned["multi_device/torch"]["n_iter"] == 10
-    assert runner.params_on(config.loads(SUITE_LIKE).experiments[1], "torch", "cuda:0", {"size": 4000, "n_iter": 50})["size"] == 4000
+    multi = config.loads(SUITE_LIKE).experiments[1]
+    assert runner.params_on(multi, BUILT_IN["multi_device"], "torch", "cuda:0", {"size": 4000, "n_iter": 50})["size"] == 4000
     explicit = cases(SUITE_LIKE.replace("  - workload: multi_device\n", "  - workload: multi_device\n    params: {size: 3000}\n"))
     assert explicit["multi_device/torch"]["size"] == 3000
 
@@ -80,8 +82,7 @@ def test_list_states_the_sizes_per_backend():
 
 def test_the_case_id_names_a_size_that_differs_from_the_default():
     experiment = config.loads(SUITE_LIKE).experiments[0]
-    params = runner.params_on(experiment, "mxnet", "cpu", experiment.points()[0])
-    assert "n_ops=500" in runner.case_id(experiment, "mxnet", "cpu", params)
+    assert "n_ops=500" in runner.case_of(experiment, BUILT_IN["sync_async"], "mxnet", "cpu", experiment.points()[0]).id
 
 
 def test_quick_suite_samples_a_tenth_of_the_suites_time_and_its_square_products_share_one_size():
@@ -93,5 +94,6 @@ def test_quick_suite_samples_a_tenth_of_the_suites_time_and_its_square_products_
     for full, short in zip(suite.experiments, quick.experiments, strict=True):
         assert short.settings.max_time_s <= full.settings.max_time_s / 10, full.name
     square = {"matmul", "barrier", "conversion", "multi_device"}
-    sizes = {runner.params_on(e, "jax", "cpu", point)["size"] for e in quick.experiments if e.workload in square for point in e.points()}
+    squares = [e for e in quick.experiments if e.workload in square]
+    sizes = {runner.params_on(e, BUILT_IN[e.workload], "jax", "cpu", point)["size"] for e in squares for point in e.points()}
     assert len(sizes) == 1

@@ -14,7 +14,7 @@ from asyncbench.engine import runner
 from asyncbench.results import schema, stats
 from asyncbench.results.model import OK, Report, Result, Samples, Settings, VariantResult
 from asyncbench.spec import config
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 
 #: few short samples: these tests check behaviour, not speed (six: the fewest with a 95% interval of the median)
 QUICK = Settings(warmup=1, min_samples=6, max_samples=8, max_time_s=1.0, max_rel_noise=0.05)
@@ -29,7 +29,7 @@ def run_workload(workload: str, backend: str, device: str, isolate: bool = False
         workload=workload,
         backends=(backend,),
         devices=(device,),
-        params={**WORKLOADS[workload].defaults(quick=True), **params},
+        params={**BUILT_IN[workload].defaults(quick=True), **params},
         settings=QUICK,
     )
     (result,) = runner.run(config.Config("t", "<t>", (experiment,)), isolate=isolate)

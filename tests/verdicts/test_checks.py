@@ -10,9 +10,9 @@ from asyncbench.results import budget, stats
 from asyncbench.results.model import OK, SKIPPED, Check, Result, Samples, Settings, VariantResult, Verdict
 from asyncbench.spec import expect
 from asyncbench.verdicts import checks
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 
-SYNC_ASYNC = WORKLOADS["sync_async"]
+SYNC_ASYNC = BUILT_IN["sync_async"]
 
 
 def _result(metrics, bounds=None, sync_s=(1.0, 1.1, 0.9, 1.05, 0.95, 1.0), async_s=(0.5, 0.6, 0.4, 0.55, 0.45, 0.5), status=OK) -> Result:
@@ -49,7 +49,7 @@ def test_a_check_passes_only_when_its_whole_interval_satisfies_it():
 
 def test_the_worked_example_of_the_issue_is_inconclusive_not_a_pass():
     """slowdown_item 1.2× with an interval reaching 11×: `<= 1.5` is neither shown to hold nor to fail."""
-    conversion = WORKLOADS["conversion"]
+    conversion = BUILT_IN["conversion"]
     result = conversion.describe(
         dataclasses.replace(_result({"slowdown_item": 1.2}, {"slowdown_item": (0.4, 11.0)}), workload="conversion")
     )
@@ -64,7 +64,7 @@ def test_no_interval_is_inconclusive_and_a_single_measurement_is_compared_as_it_
     (check,) = _verdicts(["speedup >= 1.5"], few)
     assert check.verdict == Verdict.INCONCLUSIVE
     assert "no 95% interval" in check.detail
-    training = WORKLOADS["training_memory"]
+    training = BUILT_IN["training_memory"]
     memory = training.describe(dataclasses.replace(_result({"host_rss_delta_mb_k0": 3.0}), workload="training_memory"), reading=False)
     (check,) = checks.evaluate((expect.parse("host_rss_delta_mb_k0 < 64", training),), memory)
     assert check.verdict == Verdict.PASS

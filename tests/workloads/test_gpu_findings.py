@@ -19,7 +19,7 @@ import pytest
 from asyncbench.engine import environment, runner
 from asyncbench.results.model import OK, SKIPPED, Case, Clocks
 from asyncbench.spec import config
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.base import Prepared, Workload
 from asyncbench.workloads.sync_async import QUEUED, QUEUED_OPS, fit_model
 from tests.support.stream_device import (
@@ -49,7 +49,7 @@ def sim_jax():
 
 
 def described(result, workload: str):
-    return WORKLOADS[workload].describe(result)
+    return BUILT_IN[workload].describe(result)
 
 
 # --- 1. sync_async: t2 from ops queued on a held device, not from the span it predicts -------------------------
@@ -109,7 +109,7 @@ def test_jax_is_skipped_by_copy_overlap_and_small_ops_on_a_gpu_too():
 
     jax = JaxBackend()
     for name in ("copy_overlap", "small_ops"):
-        workload = WORKLOADS[name]
+        workload = BUILT_IN[name]
         assert workload.skip_reason(jax, "cuda:0", workload.defaults(quick=True)) is not None, name
 
 
@@ -289,12 +289,7 @@ def test_a_traced_case_is_never_followed_by_another_in_the_same_worker(tmp_path,
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PIDS", str(tmp_path / "pids"))
     (tmp_path / "t").mkdir()
-    registered = dict(WORKLOADS)
-    try:
-        results = runner.run(config.load(tmp_path / "c.yaml"), isolate=True, trace_dir=str(tmp_path / "t"))
-    finally:  # loading mine.py registered it: other tests read the registry
-        WORKLOADS.clear()
-        WORKLOADS.update(registered)
+    results = runner.run(config.load(tmp_path / "c.yaml"), isolate=True, trace_dir=str(tmp_path / "t"))
     assert [r.status for r in results] == [OK, OK]
     assert all(r.traces for r in results)
     pids = (tmp_path / "pids").read_text().split()

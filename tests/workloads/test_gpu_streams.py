@@ -20,7 +20,7 @@ import pytest
 
 from asyncbench.engine import runner, sanity
 from asyncbench.results.model import ERROR, OK, SKIPPED, Case, Clocks, Result, Settings
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.base import INT, Param, Prepared, Workload
 from tests.support.stream_device import FLOPS_PER_S, LAUNCH_QUEUE_DEPTH, Span, StreamSimBackend
 
@@ -40,7 +40,7 @@ def sim():
 
 def run_on(backend: StreamSimBackend, workload: str | Workload, device: str = "cuda:0", **params: Any) -> Result:
     """One case through the runner on the test device, with its sanity warnings."""
-    chosen = WORKLOADS[workload] if isinstance(workload, str) else workload
+    chosen = BUILT_IN[workload] if isinstance(workload, str) else workload
     case = Case(
         id=f"{chosen.name}[streamsim,{device}]",
         experiment=chosen.name,
@@ -144,7 +144,7 @@ def at_once(a: list[Span], b: list[Span]) -> bool:
 def traced(sim: StreamSimBackend, workload: str, variant: str, device: str = "cuda:0", **params: Any) -> Trace:
     """Set a workload up on the test device and run one variant (after a warm-up) with the device's log on,
     bracketed by an event timer as the harness brackets a sample."""
-    chosen = WORKLOADS[workload]
+    chosen = BUILT_IN[workload]
     prepared = chosen.setup(sim, device, {**chosen.defaults(quick=True), **params})
     run = prepared.variants[variant]
     run()

@@ -11,18 +11,18 @@ def _metrics_result(workload: str, metrics, bounds, asynchronous=False, device="
 
 def test_a_wide_interval_is_no_saving_however_large_the_median():
     """The issue's example: 15% of the wait saved, from data at ±93%."""
-    from asyncbench.workloads import WORKLOADS
+    from asyncbench.workloads import BUILT_IN
 
     wide = _metrics_result("barrier", {"waitall_s": 0.139, "wait_one_s": 0.118, "saved_fraction": 0.15}, {"saved_fraction": (-0.6, 0.8)})
-    reading = WORKLOADS["barrier"].reading(wide)
+    reading = BUILT_IN["barrier"].reading(wide)
     assert reading.startswith("no difference shown")
     assert "of the wait saved" not in reading
     clear = _metrics_result("barrier", {"waitall_s": 0.3, "wait_one_s": 0.1, "saved_fraction": 0.66}, {"saved_fraction": (0.6, 0.7)}, True)
-    assert "of the wait saved" in WORKLOADS["barrier"].reading(clear)
+    assert "of the wait saved" in BUILT_IN["barrier"].reading(clear)
 
 
 def test_a_negative_conversion_cost_is_never_stated_as_a_cost():
-    from asyncbench.workloads import WORKLOADS
+    from asyncbench.workloads import BUILT_IN
 
     metrics = {
         "slowdown_item": 0.8,
@@ -40,7 +40,7 @@ def test_a_negative_conversion_cost_is_never_stated_as_a_cost():
         "numpy_cost_s": (-0.05, 0.02),
         "print_cost_s": (-0.01, 0.01),
     }
-    reading = WORKLOADS["conversion"].reading(_metrics_result("conversion", metrics, bounds))
+    reading = BUILT_IN["conversion"].reading(_metrics_result("conversion", metrics, bounds))
     assert reading.startswith("no conversion cost shown")
     assert "-16" not in reading
 
@@ -63,12 +63,12 @@ def test_the_step_form_says_nothing_runs_ahead_only_when_the_illusions_interval_
 def test_sync_async_names_a_measured_backend_time_even_without_an_interval_for_the_issue_time():
     """Found on a real H100 (results/…/quick/sweep-launch-queue.txt): t2 came with an interval, t1 with none (20 rounds
     that drifted together), and the reading said the backend's time per op 'could not be measured here'."""
-    from asyncbench.workloads import WORKLOADS
+    from asyncbench.workloads import BUILT_IN
 
     metrics = {"speedup": 1.38, "t1_s": 14.3e-6, "t2_s": 2.12e-6, "t3_s": 4.1e-6, "model_error": -0.017}
     bounds = {"speedup": (1.26, 1.45), "t1_s": None, "t2_s": (2.11e-6, 2.14e-6), "t3_s": (2.5e-6, 5.75e-6)}
     result = _metrics_result("sync_async", metrics, bounds, asynchronous=True)
-    reading = WORKLOADS["sync_async"].reading(result)
+    reading = BUILT_IN["sync_async"].reading(result)
     assert "could not be measured" not in reading
     assert "2.12 µs" in reading
     assert "too few rounds" in reading
@@ -77,10 +77,10 @@ def test_sync_async_names_a_measured_backend_time_even_without_an_interval_for_t
 
 def test_small_ops_slower_on_a_gpu_blames_the_shared_device_not_cores():
     """Found on a real H100: two streams on one GPU were 0.98× [0.97–0.99], read as 'workers fight for the same cores'."""
-    from asyncbench.workloads import WORKLOADS
+    from asyncbench.workloads import BUILT_IN
 
     metrics, bounds = {"speedup": 0.98, "overlap_efficiency": -0.04}, {"speedup": (0.97, 0.99)}
-    on_gpu = WORKLOADS["small_ops"].reading(_metrics_result("small_ops", metrics, bounds, True, device="cuda:0"))
+    on_gpu = BUILT_IN["small_ops"].reading(_metrics_result("small_ops", metrics, bounds, True, device="cuda:0"))
     assert "cores" not in on_gpu
     assert "one device" in on_gpu
-    assert "cores" in WORKLOADS["small_ops"].reading(_metrics_result("small_ops", metrics, bounds))
+    assert "cores" in BUILT_IN["small_ops"].reading(_metrics_result("small_ops", metrics, bounds))

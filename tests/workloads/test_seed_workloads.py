@@ -12,7 +12,7 @@ from asyncbench.engine import runner
 from asyncbench.results import stats
 from asyncbench.results.model import ERROR, OK, SKIPPED
 from asyncbench.spec import config
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.multi_device import partner_for
 from tests.support.helpers import run_workload
 
@@ -37,7 +37,7 @@ def test_barrier_on_cpu_both_waits_cost_the_same(backend):
     low, high = result.bounds["saved_fraction"]
     assert low <= m["saved_fraction"] <= high  # the median of the per-round savings, inside its interval
     assert abs(m["saved_fraction"]) < 0.5  # nothing in flight on a CPU: no large saving
-    reading = WORKLOADS["barrier"].reading(result)
+    reading = BUILT_IN["barrier"].reading(result)
     assert "synchronous backend" in reading
     assert "of the wait saved" not in reading
 
@@ -64,7 +64,7 @@ def test_copy_overlap_verification_failure_is_an_error_row(monkeypatch, fake_bac
     """The runner's verify contract, driven by a fake backend: a mismatch is an error, with verified 0."""
     from asyncbench.workloads.base import Prepared
 
-    workload = WORKLOADS["small_ops"]
+    workload = BUILT_IN["small_ops"]
     real_setup = workload.setup
 
     def setup_with_bad_verify(backend, device, params):
@@ -96,7 +96,7 @@ def test_multi_device_on_cpu_uses_two_threads_and_restores_threads():
 
 def test_multi_device_skip_rules():
     numpy, torch = get_backend("numpy"), get_backend("torch")
-    multi = WORKLOADS["multi_device"]
+    multi = BUILT_IN["multi_device"]
     params = multi.defaults()
     assert "cannot give each thread" in multi.skip_reason(numpy, "cpu", params)
     assert partner_for(torch, "cpu", "auto") == "threads"
@@ -126,7 +126,7 @@ def test_training_memory_learns():
     for backend_name in ("numpy", "torch"):
         backend = get_backend(backend_name)
         params = {"n_batches": 1, "batch_size": 64, "sync_every": [1], "dtype": "float32"}
-        step = WORKLOADS["training_memory"].setup(backend, "cpu", params).variants["sync_every=1"]
+        step = BUILT_IN["training_memory"].setup(backend, "cpu", params).variants["sync_every=1"]
 
         def loss() -> float:
             value = step()
@@ -156,8 +156,8 @@ def test_small_ops_serial_vs_threads(backend):
 
 
 def test_every_workload_is_in_the_default_suite_and_listed():
-    assert {e.workload for e in config.default_suite().experiments} == set(WORKLOADS)
-    for workload in WORKLOADS.values():
+    assert {e.workload for e in config.default_suite().experiments} == set(BUILT_IN)
+    for workload in BUILT_IN.values():
         assert workload.summary
         assert workload.params
         assert workload.variants
@@ -213,7 +213,7 @@ def test_multi_device_cpu_workers_each_get_half_the_cores(monkeypatch):
         return real_set_threads(count)
 
     monkeypatch.setattr(backend, "set_threads", recording_set_threads)
-    prepared = WORKLOADS["multi_device"].setup(backend, "cpu", {"size": 16, "n_iter": 1, "partner": "auto", "dtype": "float32"})
+    prepared = BUILT_IN["multi_device"].setup(backend, "cpu", {"size": 16, "n_iter": 1, "partner": "auto", "dtype": "float32"})
     try:
         prepared.variants["together"]()
     finally:

@@ -91,14 +91,10 @@ ALL = ("numpy", "torch", "jax")
 
 
 @pytest.fixture(autouse=True)
-def _registry():
-    """The user workloads, modules and folders a test loads are gone after it (registry, sys.modules, sys.path)."""
-    from asyncbench.workloads import WORKLOADS
-
-    registered, modules, path = dict(WORKLOADS), set(sys.modules), list(sys.path)
+def _user_modules():
+    """The user modules and folders a test loads are gone after it (sys.modules, sys.path)."""
+    modules, path = set(sys.modules), list(sys.path)
     yield
-    WORKLOADS.clear()
-    WORKLOADS.update(registered)
     sys.path[:] = path  # a user file's folder joins sys.path when it is loaded
     for name in set(sys.modules) - modules:
         if name.startswith(("asyncbench_user_", "mysteps_helpers", "vendorlib")):

@@ -9,7 +9,7 @@ import pytest
 
 from asyncbench.backends import get_backend
 from asyncbench.results.model import OK, Clocks
-from asyncbench.workloads import WORKLOADS
+from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.sync_async import QUEUED_OPS, fit_model
 from tests.support.helpers import run_workload
 
@@ -47,7 +47,7 @@ def test_matmul_result_is_the_product_of_its_input(include_rng):
         return lambda: drawn.append(draw()) or drawn[-1]
 
     backend.random = recording
-    prepared = WORKLOADS["matmul"].setup(backend, "cpu", {"size": 8, "n_iter": 2, "dtype": "float64", "include_rng": include_rng})
+    prepared = BUILT_IN["matmul"].setup(backend, "cpu", {"size": 8, "n_iter": 2, "dtype": "float64", "include_rng": include_rng})
     product = prepared.variants["matmul"]()
     assert len(drawn) == (2 if include_rng else 1)  # with include_rng each of the 2 products draws; else setup drew once
     numpy.testing.assert_array_equal(product, drawn[-1] @ drawn[-1])
@@ -68,13 +68,13 @@ def test_sync_async_on_cpu_has_all_metrics(backend):
     assert m["model_error"] is None
     assert "t2_s" not in result.bounds
     assert result.bounds["speedup"] is not None
-    reading = WORKLOADS["sync_async"].reading(result)
+    reading = BUILT_IN["sync_async"].reading(result)
     assert reading.startswith("synchronous backend")
     assert "backend runs it in" not in reading
 
 
 def test_sync_async_computes_x_plus_one():
-    prepared = WORKLOADS["sync_async"].setup(get_backend("torch"), "cpu", {"n_ops": 3, "shape": [2, 3], "dtype": "float32"})
+    prepared = BUILT_IN["sync_async"].setup(get_backend("torch"), "cpu", {"n_ops": 3, "shape": [2, 3], "dtype": "float32"})
     for run in prepared.variants.values():
         assert run().tolist() == [[2.0] * 3] * 2
 
