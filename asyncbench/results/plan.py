@@ -78,7 +78,7 @@ def case_parts(case_id: str) -> tuple[str, str, str]:
     """What an id that Experiment.case_id wrote names before its params: (experiment, backend, device), an empty
     string for a part it lacks. For readers that hold only the id (an `ab` file's cases, a report's rows)."""
     name, _, inside = case_id.partition("[")
-    backend, device = (inside.removesuffix("]").split(",") + ["", ""])[:2]
+    backend, device = (inside.split("]")[0].split(",") + ["", ""])[:2]
     return name, backend.strip(), device.strip()
 
 
