@@ -9,15 +9,17 @@ the asserted effects are an order of magnitude above that machine's noise.
 from __future__ import annotations
 
 import sys
+from typing import Callable
 
 import pytest
 
 from asyncbench.backends import get_backend
 from asyncbench.engine import isolation, runner
-from asyncbench.results.model import OK, SKIPPED, Settings
+from asyncbench.results.model import OK, SKIPPED, Result, Settings
 from asyncbench.spec import config
 from asyncbench.workloads import BUILT_IN
 from tests.support.helpers import run_workload as run_here
+from tests.support.helpers import run_workloads
 
 ASYNC_CPU = [pytest.param("jax", marks=pytest.mark.jax), pytest.param("mxnet", marks=pytest.mark.mxnet)]
 # enough rounds for 95% intervals, in about a second per case
@@ -34,9 +36,31 @@ def ok(result):
     return result
 
 
+#: the cases of the three tests below, each backend's run once in one worker: a worker's start imports its framework
+#: (MXNet's import alone takes 2 s), and a run of several experiments shares one worker as these do
+SHOWN = {
+    "matmul": {"size": 512, "n_iter": 10},
+    "barrier": {"size": 512, "background_ops": 20},
+    "conversion": {"size": 256, "n_iter": 10},
+}
+
+
+@pytest.fixture(scope="module")
+def shown() -> Callable[[str], dict[str, Result]]:
+    """A backend's SHOWN cases' results, run when the first test of that backend asks for them."""
+    ran: dict[str, dict[str, Result]] = {}
+
+    def of(backend: str) -> dict[str, Result]:
+        if backend not in ran:
+            ran[backend] = run_workloads(SHOWN, backend, "cpu", isolate=True)
+        return ran[backend]
+
+    return of
+
+
 @pytest.mark.parametrize("backend", ASYNC_CPU)
-def test_the_matmul_loop_returns_long_before_the_products_are_done(backend):
-    result = ok(run_workload("matmul", backend, "cpu", size=512, n_iter=10))
+def test_the_matmul_loop_returns_long_before_the_products_are_done(backend, shown):
+    result = ok(shown(backend)["matmul"])
     low, _ = result.bounds["illusion"]
     assert low >= 3, result.metrics  # the whole interval: a timer without a sync is 3× too optimistic at least
     assert "too optimistic" in BUILT_IN["matmul"].reading(result)
@@ -44,19 +68,19 @@ def test_the_matmul_loop_returns_long_before_the_products_are_done(backend):
 
 
 @pytest.mark.parametrize("backend", ASYNC_CPU)
-def test_waiting_for_one_result_returns_before_waiting_for_everything(backend):
+def test_waiting_for_one_result_returns_before_waiting_for_everything(backend, shown):
     """MXNet's wait_to_read vs waitall (two engine workers); JAX's block_until_ready vs its device barrier."""
-    result = ok(run_workload("barrier", backend, "cpu", size=512, background_ops=20))
+    result = ok(shown(backend)["barrier"])
     low, _ = result.bounds["saved_fraction"]
     assert low >= 0.3, result.metrics
     assert "of the wait saved" in BUILT_IN["barrier"].reading(result)
 
 
 @pytest.mark.parametrize("backend", ASYNC_CPU)
-def test_converting_every_iteration_stalls_the_pipeline(backend):
+def test_converting_every_iteration_stalls_the_pipeline(backend, shown):
     """On a synchronous backend a conversion costs only itself (slowdown ≈ 1.00, see test_seed_workloads); here every
     .item() makes the frontend wait for the product it just issued, so it can no longer run ahead."""
-    result = ok(run_workload("conversion", backend, "cpu", size=256, n_iter=10))
+    result = ok(shown(backend)["conversion"])
     assert result.metrics["slowdown_item"] > 1.1, result.metrics
 
 
@@ -80,7 +104,7 @@ def test_every_workload_runs_or_says_why_not(backend):
         "copy_overlap": {},
         "comm_overlap": {},
     }
-    results = {name: run_workload(name, backend, "cpu", **params) for name, params in small.items()}
+    results = run_workloads(small, backend, "cpu", isolate=True)  # one worker for the five: each start imports the framework
     assert results["sync_async"].status == OK
     assert results["multi_device"].status == OK
     assert "+ cpu:1 ×" in results["multi_device"].note  # the framework's second CPU device, not two threads

@@ -106,11 +106,14 @@ def grows(backend, device, params):
 RUNS = 12
 
 
-@pytest.mark.slow
-def test_a_planted_step_is_found_where_it_starts_and_a_flat_series_shows_none(history, tmp_path):
-    """Twelve recorded runs of a user workload whose work grows 30% from the 7th, beside one that stays flat."""
-    (tmp_path / "mine.py").write_text(GROWING)
-    (tmp_path / "c.yaml").write_text(
+@pytest.fixture(scope="module")
+def planted_runs(tmp_path_factory) -> list[Path]:
+    """The twelve runs' results files, run once for both stores (twelve fresh processes: most of the test's time).
+    Each store records them as `run --record` would, through store.record (the first test here checks that a run
+    recorded as it ended is the run its file holds)."""
+    folder = tmp_path_factory.mktemp("planted")
+    (folder / "mine.py").write_text(GROWING)
+    (folder / "c.yaml").write_text(
         textwrap.dedent("""\
         defaults: {backends: [numpy], devices: [cpu], max_time_s: 0.5, min_samples: 10}
         experiments:
@@ -118,12 +121,20 @@ def test_a_planted_step_is_found_where_it_starts_and_a_flat_series_shows_none(hi
           - workload: mine.py:grows
         """)
     )
+    files = []
     for run in range(1, RUNS + 1):
-        done = asyncbench(
-            "run", "c.yaml", "--in-process", "--no-progress", "--record", "--label", f"run-{run}", "--history", history,
-            cwd=tmp_path, env={"RUN": str(run)},
-        )  # fmt: skip
+        done = asyncbench("run", "c.yaml", "--in-process", "--no-progress", "-o", f"run-{run}.json", cwd=folder, env={"RUN": str(run)})
         assert done.returncode == 0, done.stderr
+        files.append(folder / f"run-{run}.json")
+    return files
+
+
+@pytest.mark.slow
+def test_a_planted_step_is_found_where_it_starts_and_a_flat_series_shows_none(history, tmp_path, planted_runs):
+    """Twelve recorded runs of a user workload whose work grows 30% from the 7th, beside one that stays flat."""
+    opened = store.open_store(target.resolve(history), writing=True)
+    for run, path in enumerate(planted_runs, start=1):
+        assert opened.record(schema.load(path), label=f"run-{run}", source=str(path)).new
     shown = asyncbench("history", "--history", history, "--format", "json", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     series = json.loads(shown.stdout)
@@ -228,13 +239,22 @@ def test_a_locked_sqlite_store_is_one_line_and_exit_2(tmp_path):
     store.open_store(target.resolve(str(tmp_path / "h.sqlite")), writing=True)
     holder = sqlite3.connect(tmp_path / "h.sqlite")
     holder.execute("BEGIN EXCLUSIVE")  # another process writing, for longer than the store waits
+    # the store's wait for the lock (database.SQLITE_BUSY_S, 10 s) cut to 1 s in the recording process: the lock is
+    # held throughout, so the record fails the same way, 9 s sooner
+    impatient = (
+        "from asyncbench.history import database; database.SQLITE_BUSY_S = 1.0; "
+        "import runpy; runpy.run_module('asyncbench', run_name='__main__', alter_sys=True)"
+    )
     try:
-        done = asyncbench("record", str(good), "--history", "h.sqlite", cwd=tmp_path)
+        done = subprocess.run(
+            [sys.executable, "-c", impatient, "record", str(good), "--history", "h.sqlite"],
+            capture_output=True, text=True, timeout=600, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
     finally:
         holder.rollback()
         holder.close()
-    assert done.returncode == 2
-    assert "locked by another process" in done.stderr
+    assert done.returncode == 2, done.stderr
+    assert "locked by another process (waited 1 s)" in done.stderr
     assert "Traceback" not in done.stderr
 
 
