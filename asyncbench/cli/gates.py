@@ -1,0 +1,169 @@
+"""`compare` and `ab`: is one side slower than the other, beyond a margin, by an interval."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
+from asyncbench.cli.options import read_gate_time, read_margin, read_variables, selection_options
+from asyncbench.errors import EXIT_GATE, EXIT_OK
+
+
+@main.command(
+    "compare",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench compare main.json pr.json
+  asyncbench compare main.json pr.json --max-regression 5% --format markdown >> "$GITHUB_STEP_SUMMARY"
+\b
+Verdicts, per case and variant, from the interval of the ratio current /
+baseline (Hodges-Lehmann on log times, its exact rank interval: it decides
+from a few samples a side) against the margin --max-regression: SLOWER when
+the whole interval lies above 1 + margin; a pass when it lies below (FASTER
+below 1 / (1 + margin), SAME within the margin, NOT SLOWER when too wide to
+say which); INCONCLUSIVE when it reaches across 1 + margin or there is none.
+The rows share a 1% false-alarm rate (Bonferroni). Exit 1 when some case is
+SLOWER or INCONCLUSIVE (unless --allow-inconclusive), or ran ok in the
+baseline and not now; exit 2 when the two files have no case in common.
+The intervals see the noise within each run, not the machine changing speed
+between runs: on a shared machine gate with `asyncbench ab` instead.
+""",
+)
+@click.argument("baseline", type=click.Path(dir_okay=False))
+@click.argument("current", type=click.Path(dir_okay=False))
+@click.option(
+    "--max-regression", default="10%", show_default=True, metavar="PCT", callback=read_margin, help="How much slower still passes."
+)
+@click.option(
+    "--clock",
+    type=click.Choice(["done_s", "issue_s", "device_s"]),
+    default="done_s",
+    show_default=True,
+    help="Which clock's samples to compare.",
+)
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table", show_default=True)
+@click.option(
+    "--allow-inconclusive",
+    is_flag=True,
+    help="An INCONCLUSIVE row (its interval reaches across the margin, or too few samples for one) does not fail the gate.",
+)
+@guard
+def compare_command(baseline: str, current: str, max_regression: float, clock: str, fmt: str, allow_inconclusive: bool) -> None:
+    """Compare CURRENT results with BASELINE, case by case (matched by id)."""
+    from asyncbench.report import compared, markdown, terminal
+    from asyncbench.session import reading
+    from asyncbench.verdicts import compare
+
+    base, now = reading.load_results(baseline, echo_err), reading.load_results(current, echo_err)
+    comparison = compare.compare(base, now, max_regression, clock, allow_inconclusive=allow_inconclusive)
+    if fmt == "json":
+        stdout(compare.dumps(comparison))
+    elif fmt == "markdown":
+        stdout("\n".join(markdown.comparison_lines(compared.comparison(comparison))) + "\n")
+    else:
+        terminal.print_comparison(compared.comparison(comparison), terminal.stdout_console())
+    sys.exit(EXIT_GATE if comparison.failed else EXIT_OK)
+
+
+@main.command(
+    "ab",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench ab configs/ab-gate.yaml --base origin/main             this branch's working tree against main
+  asyncbench ab configs/ab-gate.yaml --base v1.2 --head v1.3 -o ab.json --markdown comment.md
+  asyncbench ab -w matmul -b torch --base-python ~/venvs/torch212/bin/python      torch 2.12 against this one
+  asyncbench ab -w matmul -b numpy --base-env OPENBLAS_NUM_THREADS=1 --head-env OPENBLAS_NUM_THREADS=2
+\b
+Both sides run in one run, in worker processes started alike; in every
+round each variant is sampled once on each side, in a random order, and the
+side that is not measuring is frozen (SIGSTOP) so it cannot compete. Rounds
+come in blocks, each a fresh pair of processes (a process carries a bias of
+its own); each block gives one paired ratio head/base per variant (and per
+rate metric); a signed-rank interval over the blocks decides. The
+question is one-sided: SLOWER when the whole interval lies above
+1 + margin, a pass (SAME, FASTER or NOT SLOWER) when it lies below,
+INCONCLUSIVE otherwise. The gate's time (--gate-time) goes to the cases by
+how far each is from a decision; an undecided case says how much more it
+needs. All verdicts share one false-alarm rate (1%), split over cases,
+verdicts and looks. Exit 1 on SLOWER, INCONCLUSIVE (unless
+--allow-inconclusive), a result that fails its verification, a case ok on
+base and not on head, or nothing compared; 3 when a case errored; 2 for bad
+input, before anything runs.
+""",
+)
+@selection_options
+@click.option("--base", "base_rev", metavar="REV", help="The base side's git revision of the config's repository.")
+@click.option("--head", "head_rev", metavar="REV", help="The head side's revision [default: the working tree].")
+@click.option("--base-python", type=click.Path(dir_okay=False), metavar="PATH", help="Run the base side under this Python.")
+@click.option(
+    "--base-env", multiple=True, metavar="KEY=VALUE", callback=read_variables, help="A variable set on the base side only (repeatable)."
+)
+@click.option(
+    "--head-env", multiple=True, metavar="KEY=VALUE", callback=read_variables, help="A variable set on the head side only (repeatable)."
+)
+@click.option(
+    "--max-regression",
+    default="5%",
+    show_default=True,
+    metavar="PCT",
+    callback=read_margin,
+    help="The margin: how much slower still passes.",
+)
+@click.option("--allow-inconclusive", is_flag=True, help="An INCONCLUSIVE verdict does not fail the gate.")
+@click.option(
+    "--gate-time",
+    default="120s",
+    show_default=True,
+    metavar="DURATION",
+    callback=read_gate_time,
+    help="The whole gate's measuring time (90s, 2m), shared by its cases.",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE", help="Write the comparison as JSON.")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), metavar="FILE", help="Write a pull-request comment.")
+@click.option("--no-progress", is_flag=True, help="No progress display on stderr.")
+@guard
+def ab_command(
+    configs: tuple[str, ...],
+    workloads: tuple[str, ...],
+    devices: tuple[str, ...],
+    backends: tuple[str, ...],
+    sets: tuple[str, ...],
+    quick: bool,
+    base_rev: str | None,
+    head_rev: str | None,
+    base_python: str | None,
+    base_env: dict[str, str],
+    head_env: dict[str, str],
+    max_regression: float,
+    allow_inconclusive: bool,
+    gate_time: float,
+    output: str | None,
+    markdown_path: str | None,
+    no_progress: bool,
+) -> None:
+    """Is head slower than base? Both measured in one run, paired round by round."""
+    from asyncbench.report import paired, terminal
+    from asyncbench.session import paired as ab
+    from asyncbench.session.requests import Selection
+
+    request = ab.ABRequest(
+        selection=Selection(configs, workloads, devices, backends, sets, quick),
+        base=base_rev,
+        head=head_rev,
+        base_python=base_python,
+        base_env=base_env,
+        head_env=head_env,
+        max_regression=max_regression,
+        allow_inconclusive=allow_inconclusive,
+        gate_time_s=gate_time,
+        json_path=output,
+        markdown_path=markdown_path,
+        progress=not no_progress,
+    )
+    ended = ab.run(request, echo_err)
+    paired.print_view(ended.view, terminal.stdout_console())
+    sys.exit(ended.code)

@@ -1,0 +1,84 @@
+"""The command group `main`, and how the CLI speaks: bad input as one line per mistake and exit 2, text for
+people on stderr, text for programs on stdout."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any, Callable
+
+import click
+
+from asyncbench.errors import EXIT_INPUT, InputError, each_error
+from asyncbench.version import __version__
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def report_input_error(error: InputError) -> None:
+    """Each mistake on a line of its own (a config's every mistake, in line order)."""
+    for one in each_error(error):
+        click.echo(f"asyncbench: error: {one}", err=True)
+
+
+def guard(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn InputError into one line per mistake on stderr and exit 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except InputError as error:
+            report_input_error(error)
+            sys.exit(EXIT_INPUT)
+
+    return wrapper
+
+
+class Commands(click.Group):
+    """The command group: an InputError raised while a command's options are read (a callback below parsing a
+    margin, a KEY=VALUE, a duration) is one line per mistake and exit 2, as one raised by the command is (guard)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InputError as error:
+            report_input_error(error)
+            sys.exit(EXIT_INPUT)
+
+
+def echo_err(text: str) -> None:
+    click.echo(text, err=True)
+
+
+def stdout(text: str) -> None:
+    """Text for another program (JSON, CSV, markdown) on stdout as it is; a reader that stops early is no failure."""
+    from asyncbench.report.terminal import write_stdout
+
+    write_stdout(text)
+
+
+@click.group(
+    cls=Commands,
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench run --quick                      the built-in suite, small sizes (a smoke test)
+  asyncbench run -w sync_async -d cpu -o r.json
+  asyncbench run configs/async-computation.yaml -b torch -d cuda:0
+  asyncbench show r.json                      re-render saved results
+  asyncbench compare old.json new.json        SAME / FASTER / SLOWER / INCONCLUSIVE per case
+  asyncbench list                             workloads, params and metrics
+  asyncbench devices                          what can run here, and why not
+  asyncbench run my.yaml --record && asyncbench history     keep every run; where did it get slower?
+  asyncbench report -o report.html            the history as one page that opens offline
+""",
+)
+@click.version_option(__version__, "-V", "--version", prog_name="asyncbench")
+def main() -> None:
+    """Measure asynchronous execution in array frameworks (PyTorch, CuPy, NumPy, JAX, MXNet).
+
+    Every sample has three clocks: issue (until Python gets control back),
+    done (until the device finished) and device (CUDA events). Their gap is
+    what a timer without a sync gets wrong. JAX and MXNet show it on a CPU.
+    """

@@ -1,0 +1,120 @@
+"""`record`, `history` and `report`: results files into the history store, its series with their change
+points, and the store as one HTML page."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
+from asyncbench.cli.options import check_pattern, history_option, read_label, read_margin
+from asyncbench.errors import EXIT_ERRORS, EXIT_GATE
+
+
+@main.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench record results/*.json                       CI artifacts, files from other machines
+  asyncbench record r.json --label v1.2 --history postgresql://ci@db/bench
+""",
+)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--label", metavar="TEXT", callback=read_label, help="A label for the recorded runs.")
+@history_option
+@guard
+def record(paths: tuple[str, ...], label: str | None, history: str | None) -> None:
+    """Record results files in the history store: each file in one transaction, a run recorded once
+    (a file recorded again, or a run recorded with `run --record`, is said so and left as it is).
+
+    Every file is read and checked first. Exit 2 for a file that is not a results or `ab` file, or holds a
+    field out of its vocabulary, or a store that cannot be opened (nothing recorded), and when the store
+    refused a file (the others are still recorded)."""
+    from asyncbench.session import recorder
+
+    sys.exit(recorder.record_files(paths, history, label, echo_err))
+
+
+@main.command(
+    "history",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench history                                   every series, with its change points
+  asyncbench history matmul --format json              the matmul cases, for scripts
+  asyncbench history --fail-on-regression --max-regression 5%     a CI gate over the history
+""",
+)
+@click.argument("pattern", required=False)
+@history_option
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when the newest point of a series starts a regression.")
+@click.option(
+    "--max-regression",
+    default="10%",
+    show_default=True,
+    metavar="PCT",
+    callback=read_margin,
+    help="A change this much slower or less is no regression.",
+)
+@click.option("--last", default=40, show_default=True, type=click.IntRange(min=1), help="Points shown per series (changes: all).")
+@guard
+def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: float, last: int) -> None:
+    """Each recorded series (a case's quantity on one machine) with where it changed: the run, before → after,
+    the ratio with its 95% interval, and the change's p-value (E-divisive means, Apache Otava)."""
+    from asyncbench.history import changes, store, target
+    from asyncbench.report import history as shown
+    from asyncbench.report import terminal
+    from asyncbench.session import recorder
+
+    check_pattern(pattern)
+    recorder.require_history(history, "history")
+    found = store.open_store(target.resolve(history)).series(pattern, last)
+    if fmt == "json":
+        stdout(changes.to_json(found))
+    else:
+        shown.print_series(found, terminal.stdout_console())
+    if not found:
+        echo_err(f"no series{' matching ' + repr(pattern) if pattern else ''} in the history")
+        sys.exit(EXIT_GATE)
+    hits = changes.regressions(found, max_regression)
+    if fail_on_regression and hits:
+        for one, change in hits:
+            echo_err(f"regression: {one.case} {one.variant} {one.quantity} on {one.machine}: ×{change.ratio:.3g} at {change.at}")
+        sys.exit(EXIT_GATE)
+
+
+@main.command(
+    "report",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench report -o report.html                      the whole history, one page that opens offline
+  asyncbench report matmul -o matmul.html --history postgresql://ci@db/bench
+""",
+)
+@click.argument("pattern", required=False)
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE.html", help="Where to write the page.")
+@history_option
+@guard
+def report_command(pattern: str | None, output: str, history: str | None) -> None:
+    """Write the history as one self-contained HTML page: a trend chart per case and quantity (machines side by
+    side, each point's interval and revision in its tooltip, change points marked), the machines, and the latest
+    run's table with its verdicts and timelines. No network needed to open it."""
+    from asyncbench.history import store, target
+    from asyncbench.report import html
+    from asyncbench.results import outputs
+    from asyncbench.session import recorder
+
+    check_pattern(pattern)
+    recorder.require_history(history, "report", "plotly")
+    outputs.check([("-o", output)], inputs=[("--history", recorder.store_file(history))])
+    opened = store.open_store(target.resolve(history))
+    found = opened.series(pattern, html.CHART_POINTS)
+    if not found:
+        echo_err(f"no series{' matching ' + repr(pattern) if pattern else ''} in the history {opened.target.shown}")
+        sys.exit(EXIT_GATE)
+    if not outputs.write(output, html.render(found, opened.latest(), opened.recent(html.RECENT_RUNS), opened.target.shown), echo_err):
+        sys.exit(EXIT_ERRORS)
+    echo_err(f"written: {output} ({len(found)} series)")

@@ -1,0 +1,122 @@
+"""`list`, `devices`, `validate` and `show`: what is there to run, what can run here, whether a config is
+valid, and a saved results file rendered again. None of them runs a case."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from asyncbench.cli.group import CONTEXT, echo_err, guard, main, report_input_error, stdout
+from asyncbench.cli.options import SHOWN
+from asyncbench.errors import EXIT_ERRORS, EXIT_INPUT, EXIT_OK, InputError
+
+
+@main.command("list", context_settings=CONTEXT)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def list_workloads(fmt: str) -> None:
+    """Describe every workload: what it measures, its params (default / quick), variants and metrics.
+
+    Installed plugins (entry point group asyncbench.workloads) are listed after the built-in ones, with
+    where they come from; one that cannot be loaded is a line saying why.
+    """
+    from pathlib import Path
+
+    from asyncbench.report import catalog, terminal
+    from asyncbench.workloads import BUILT_IN, plugins
+
+    shown = list(BUILT_IN.values())
+    origins, broken = {}, []
+    for plugin in plugins.plugins().values():
+        try:
+            workload = plugins.load(plugins.canonical(plugin.name, Path.cwd()))
+        except InputError as exc:
+            broken.append(f"plugin {plugin.name!r} ({plugin.distribution}, {plugin.target}) cannot be loaded: {exc.message}")
+            continue
+        shown.append(workload)
+        origins[workload.name] = f"plugin {plugin.name!r}: {plugin.target}, installed by {plugin.distribution}"
+    if fmt == "json":
+        stdout(catalog.workloads_json(shown, origins) + "\n")
+    else:
+        terminal.stdout_console().print(catalog.workloads_table(shown, origins))
+    for line in broken:
+        echo_err(f"asyncbench: warning: {line}")
+
+
+@main.command(context_settings=CONTEXT)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def devices(fmt: str) -> None:
+    """Show every backend × device, usable or not, with the reason when not.
+
+    This imports the installed frameworks to ask them what they see.
+    """
+    import dataclasses
+    import json
+
+    from asyncbench.backends import BACKENDS, DeviceStatus, get_backend
+    from asyncbench.report import catalog, terminal
+
+    statuses: list[DeviceStatus] = []
+    for name in BACKENDS:
+        backend = get_backend(name)
+        reason = backend.unavailable_reason()
+        statuses += [DeviceStatus(name, "*", False, reason)] if reason else list(backend.probe())
+    if fmt == "json":
+        stdout(json.dumps([dataclasses.asdict(s) for s in statuses], indent=1) + "\n")
+    else:
+        terminal.stdout_console().print(catalog.devices_table(statuses))
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def validate(configs: tuple[str, ...]) -> None:
+    """Check CONFIG files without running anything; exit 2 if any is invalid."""
+    from asyncbench.spec import config
+
+    failed = False
+    for path in configs:
+        try:
+            loaded = config.load(path)
+        except InputError as error:
+            report_input_error(error)
+            failed = True
+            continue
+        click.echo(f"{path}: ok ({len(loaded.experiments)} experiment(s))")
+    sys.exit(EXIT_INPUT if failed else EXIT_OK)
+
+
+@main.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench show r.json
+  asyncbench show r.json --format markdown >> "$GITHUB_STEP_SUMMARY"
+  asyncbench show sweep.json --plot sweep.png
+""",
+)
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["table", *SHOWN]), default="table", show_default=True)
+@click.option(
+    "--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png", help="Also draw the swept experiments (needs matplotlib)."
+)
+@guard
+def show(path: str, fmt: str, plot_path: str | None) -> None:
+    """Re-render a results file written by `asyncbench run -o`."""
+    from asyncbench.report import terminal, view
+    from asyncbench.report.writers import WRITERS
+    from asyncbench.results import outputs
+    from asyncbench.session import reading
+
+    plot = WRITERS["plot"]
+    if plot_path:
+        plot.check_destination(plot_path)
+    shown = view.build(reading.load_results(path, echo_err))
+    if fmt == "table":
+        terminal.print_report(shown, terminal.stdout_console())
+    else:
+        content = WRITERS[fmt].render(shown, "-")
+        stdout(content if isinstance(content, str) else content.decode())
+    if plot_path:
+        if not outputs.write(plot_path, plot.render(shown, plot_path), echo_err):
+            sys.exit(EXIT_ERRORS)
+        echo_err(f"written: {plot_path}")

@@ -1,0 +1,214 @@
+"""The options several commands share, and the callbacks that read an option once into the typed value the
+session takes (a margin as a float, KEY=VALUE pairs as a mapping, a duration in seconds)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import click
+
+from asyncbench.errors import InputError
+
+
+def read_margin(context: click.Context, parameter: click.Parameter, value: str) -> float:
+    """--max-regression read once, where the command line is read: '10%' -> 0.1 (verdicts.compare.parse_threshold)."""
+    from asyncbench.verdicts import compare
+
+    return compare.parse_threshold(value)
+
+
+def read_sbatch(context: click.Context, parameter: click.Parameter, value: tuple[str, ...]) -> dict[str, str | bool]:
+    """--sbatch KEY=VALUE (or an sbatch flag alone: --sbatch requeue) as a config's `sbatch:` mapping; which keys
+    may go without a value is the executor's to say (spec.executor.sbatch_options)."""
+    from asyncbench.spec import key_value
+
+    options: dict[str, str | bool] = {}
+    for text in value:
+        key, given = key_value.split(text, "--sbatch", "qos=high", bare=True)
+        options[key] = True if given is None else given
+    return options
+
+
+def read_variables(context: click.Context, parameter: click.Parameter, value: tuple[str, ...]) -> dict[str, str]:
+    """--base-env / --head-env KEY=VALUE, each side's variables (session.side_variables.parse_env)."""
+    from asyncbench.session import side_variables
+
+    return side_variables.parse_env(value, f"--{str(parameter.name).replace('_', '-')}")
+
+
+def read_gate_time(context: click.Context, parameter: click.Parameter, value: str) -> float:
+    """--gate-time read once: '2m' -> 120.0 seconds (session.paired.parse_gate_time)."""
+    from asyncbench.session import paired
+
+    return paired.parse_gate_time(value)
+
+
+def shown_formats() -> list[str]:
+    """The formats `show --format` prints besides the table, from the writer registry."""
+    from asyncbench.report.writers import WRITERS
+
+    return [name for name, writer in WRITERS.items() if writer.to_stdout]
+
+
+SHOWN = shown_formats()
+
+
+def writer_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """`run`'s output options, one per registered writer (report.writers): a new format needs no edit here."""
+    from asyncbench.report.writers import file_writers, option_dest
+
+    for writer in reversed(file_writers()):
+        metavar = "FILE.png" if writer.needs_sweep else "FILE"
+        command = click.option(str(writer.option), option_dest(writer), type=click.Path(dir_okay=False), metavar=metavar, help=writer.help)(
+            command
+        )
+    return command
+
+
+def read_label(context: click.Context, parameter: click.Parameter, value: str | None) -> str | None:
+    """A label is stored and shown in terminals and pages: one bounded line (results.fields.name)."""
+    from asyncbench.results import fields
+
+    if value is not None:
+        try:
+            fields.name(value, fields.At("--label"))
+        except InputError as exc:
+            raise click.BadParameter(exc.message) from None
+    return value
+
+
+def check_pattern(pattern: str | None) -> None:
+    """A PATTERN is matched against names, which hold no control character (results.fields.name), and is repeated
+    in what the command says: one holding a newline or an escape is bad input (InputError), never searched."""
+    from asyncbench.results import fields
+
+    if pattern is not None:
+        fields.name(pattern, fields.At("PATTERN"))
+
+
+def history_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--history",
+        envvar="ASYNCBENCH_HISTORY",
+        metavar="TARGET",
+        help="The history store: a file (SQLite) or a postgresql:// URL [env ASYNCBENCH_HISTORY; default .asyncbench/history.sqlite].",
+    )(command)
+
+
+def selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """What to run, shared by `run` and `ab`: configs, -w, -d, -b, --set, --quick."""
+    for option in reversed(SELECTION):
+        command = option(command)
+    return command
+
+
+SELECTION = [
+    click.argument("configs", nargs=-1, type=click.Path(dir_okay=False)),
+    click.option(
+        "-w",
+        "--workload",
+        "workloads",
+        multiple=True,
+        metavar="NAME",
+        help="Only these workloads (with no CONFIG: run them with defaults).",
+    ),
+    click.option("-d", "--device", "devices", multiple=True, metavar="DEV", help="cpu | cuda | cuda:N | auto (overrides the config)."),
+    click.option(
+        "-b", "--backend", "backends", multiple=True, metavar="NAME", help="numpy | torch | cupy | jax | mxnet (overrides the config)."
+    ),
+    click.option(
+        "--set",
+        "sets",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Override a param or setting (n_ops=100, sync_async.n_ops=100, max_time_s=2), or sweep a param: n_ops=10,100,1000.",
+    ),
+    click.option("--quick", is_flag=True, help="Small sizes and few samples (smoke tests, CI on CPU)."),
+]
+
+
+def outcome_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """What a finished report is written to and judged by, shared by `run` and `gather`."""
+    for option in reversed(OUTCOME):
+        command = option(command)
+    return command
+
+
+OUTCOME: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
+    click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        help="Write results as JSON: each case kept in FILE.journal as it finishes, FILE written when the run ends.",
+    ),
+    writer_options,
+    click.option(
+        "--baseline",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        help="Compare with an earlier results file; a slowdown shown beyond --max-regression, or a row that cannot tell, exits 1.",
+    ),
+    click.option(
+        "--max-regression",
+        default="10%",
+        show_default=True,
+        metavar="PCT",
+        callback=read_margin,
+        help="How much slower than the baseline still passes.",
+    ),
+    click.option("--strict", is_flag=True, help="A skipped case counts as a failure (exit 1)."),
+    click.option(
+        "--allow-inconclusive",
+        is_flag=True,
+        help="An inconclusive check (its interval straddles the threshold), or an INCONCLUSIVE row against --baseline, "
+        "does not fail the gate; it is still reported.",
+    ),
+    click.option("--record", is_flag=True, help="Record the results in the history store (see `asyncbench history`)."),
+    click.option(
+        "--label", metavar="TEXT", callback=read_label, help="A label for the recorded run (a version, a PR); shown where a change starts."
+    ),
+    history_option,
+    click.option("--no-progress", is_flag=True, help="No progress display on stderr."),
+]
+
+EXECUTOR: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
+    click.option(
+        "--executor",
+        type=click.Choice(["here", "local", "slurm"]),
+        help="Where the cases run: here (default), or as jobs through submitit: slurm (one node per job), local "
+        "(processes on this machine, the same path). Also the config's executor: kind.",
+    ),
+    click.option("--per", type=click.Choice(["experiment", "case"]), help="What one job runs [default: experiment]."),
+    click.option("--partition", metavar="NAME", help="Slurm partition [default: the cluster's default]."),
+    click.option("--gpus-per-node", type=int, metavar="N", help="GPUs each job asks for [default: 0]."),
+    click.option("--time-limit", "time_min", metavar="TIME", help="Each job's time limit: minutes or D-HH:MM:SS [default: 60]."),
+    click.option("--account", metavar="NAME", help="Slurm account to charge."),
+    click.option("--exclusive/--shared", default=None, help="Each job alone on its node (the default), or sharing it."),
+    click.option(
+        "--sbatch",
+        "sbatch",
+        multiple=True,
+        metavar="KEY=VALUE",
+        callback=read_sbatch,
+        help="More sbatch options: --sbatch qos=high --sbatch constraint=h100.",
+    ),
+    click.option(
+        "--job-dir", type=click.Path(file_okay=False), metavar="DIR", help="The sweep's folder [default: .asyncbench/jobs/STAMP-NAME]."
+    ),
+    click.option("--no-wait", is_flag=True, help="Submit, print the sweep's folder and return; `asyncbench gather DIR` later."),
+]
+
+
+def executor_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(EXECUTOR):
+        command = option(command)
+    return command
+
+
+def executor_settings(executor: str | None, per: str | None, sbatch: dict[str, str | bool], **given: Any) -> dict[str, Any]:
+    """The command line's executor settings, keyed as a config's `executor:` (only what was given)."""
+    settings = {key: value for key, value in {"kind": executor, "per": per, **given}.items() if value is not None}
+    if sbatch:
+        settings["sbatch"] = sbatch
+    return settings
