@@ -14,9 +14,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from asyncbench.report.cells import drift_note
 from asyncbench.report.compared import change_text, interval_text
 from asyncbench.report.terminal import LABEL_STYLE
-from asyncbench.report.view import drift_note
 from asyncbench.results import units
 from asyncbench.results.labels import Label
 from asyncbench.results.paired import ABReport, PairedCase

@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from itertools import groupby
-from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Sequence
 
 from asyncbench.report import bars
+from asyncbench.report.cells import NO_VALUE, environment_line, memory_cell, metric_line, sampling_note, spread, stopping_note, trace_files
 from asyncbench.report.compared import ComparisonView, comparison
-from asyncbench.results import ahead, stats, units
-from asyncbench.results.model import Check, Report, Result, Sampling, Stats, Status, StopReason, VariantResult, Verdict
+from asyncbench.results import ahead, units
+from asyncbench.results.model import Check, Report, Result, Status, VariantResult, Verdict
 from asyncbench.verdicts import compare, outcome
 
 SPREAD_NOTE = (
@@ -34,7 +34,6 @@ SPREAD_NOTE = (
     f"{units.ZERO_NOTE}; "
     "memory is the device peak (torch) or pool in use (cupy) on GPUs, the RSS growth during one run on CPUs"
 )
-NO_VALUE = units.NO_VALUE
 # A report of more cases than this is read as tables (scrolled, grepped, plotted), not case by case: a line
 # or five per case would bury the tables, and printing them took most of `show`'s 27 s on 10,000 cases.
 # Past it, lines are kept for the cases that need a look (not ok, a warning, a check that did not pass), and
@@ -47,8 +46,6 @@ HIGHLIGHTS_MAX = 12
 AHEAD_NOTE = "(the call returned before the work was done, beyond the harness's own sync; every row is below)"
 NONE_AHEAD = "(no row shown to: the call returning before the work was done, beyond the harness's own sync)"
 NOT_JUDGED = "not judged, for want of an interval (more rounds via max_time_s may give one)"
-# Lag-1 autocorrelation from which a case's note says its rounds drifted: at 0.3 plain intervals covered only 89-91%.
-DRIFTING = 0.3
 
 
 @dataclass(frozen=True)
@@ -126,77 +123,6 @@ class ReportView:
     outcome: OutcomeView | None
 
 
-def spread(stats: Stats | None) -> str:
-    """'8.31 ms ±1.2%': the median and half the CI of the median, relative ('±?' without a CI); '8.31 ms [8.2–9.9]'
-    where the interval is lopsided, so that a ± would misstate it (units.spread)."""
-    if stats is None:
-        return NO_VALUE
-    return units.spread(stats.median, stats.ci_low, stats.ci_high)
-
-
-def memory_cell(variant: VariantResult) -> str:
-    """The case's own memory: the device's figure on a GPU, the RSS growth during one run on a CPU."""
-    memory = variant.memory
-    for value in (memory.device_peak_bytes, memory.device_pool_used_bytes):
-        if value is not None:
-            return units.size_bytes(value)
-    if memory.host_rss_peak_delta_bytes is not None:
-        return units.signed_bytes(memory.host_rss_peak_delta_bytes)
-    return NO_VALUE
-
-
-def metric_line(result: Result) -> str:
-    """'speedup 1.05× [1.03–1.07] · t1 4.73 µs [4.70–4.81] · ...' in the stored order and units ('[?]': too few
-    rounds for an interval; none: a single measurement, which has none)."""
-    parts = []
-    for name, value in result.metrics.items():
-        unit = result.unit_of(name)
-        label = name.removesuffix("_s") if unit == "s" else name
-        unknown = value is not None and name in result.bounds and result.bounds[name] is None  # too few rounds
-        parts.append(f"{label} {units.with_bounds(value, result.bounds.get(name), unit)}{' [?]' if unknown else ''}")
-    return " · ".join(parts)
-
-
-def sampling_note(result: Result) -> str | None:
-    """Said when measuring stopped before every variant's median was known within max_rel_noise, or was cut short,
-    and when consecutive rounds drifted together (their intervals are then wider than independent rounds')."""
-    sampling = result.sampling
-    if sampling is None:
-        return None
-    notes = [note for note in (_stopping_note(sampling), _dependence_note(sampling)) if note]
-    return "; ".join(notes) or None
-
-
-def _dependence_note(sampling: Sampling) -> str | None:
-    return drift_note(sampling.lag1_autocorrelation, sampling.rounds)
-
-
-def drift_note(rho: float | None, rounds: int) -> str | None:
-    """Said of a case whose consecutive rounds drifted together (`run`'s clocks, `ab`'s paired ratios)."""
-    if rho is None or rho < DRIFTING or rounds < stats.MIN_ROUNDS_FOR_DEPENDENCE:
-        return None
-    return (
-        f"consecutive rounds drifted together (lag-1 autocorrelation {rho:.2f}): the intervals are widened for it; "
-        "a quieter machine narrows them"
-    )
-
-
-def _stopping_note(sampling: Sampling) -> str | None:
-    rounds = f"{sampling.rounds} round{'' if sampling.rounds == 1 else 's'}"
-    reached = f"at ±{units.percent(sampling.rel_noise)}" if sampling.rel_noise is not None else "with no interval yet"
-    if sampling.stopped_by == StopReason.TIMEOUT:
-        return f"cut short by {sampling.stopped_by} after {rounds} ({reached} on the done time): its figures are from those rounds"
-    if sampling.stopped_by == StopReason.NOISE or not sampling.missed_noise_target:
-        return None
-    target = f"±{units.percent(sampling.max_rel_noise)}"
-    if sampling.stopped_by == StopReason.TIME:
-        return (
-            f"stopped by {sampling.stopped_by} ({units.number(sampling.max_time_s)} s) after {rounds} {reached} on the done time, "
-            f"short of the {target} target: a longer max_time_s narrows the intervals"
-        )
-    return f"stopped by {sampling.stopped_by} after {rounds} {reached}, short of the {target} target"
-
-
 def swept_params(results: Sequence[Result]) -> list[str]:
     """The params whose value differs between an experiment's cases: its sweep axes."""
     names = list(dict.fromkeys(name for r in results for name in r.params))
@@ -231,13 +157,6 @@ def clock_columns(results: Sequence[Result]) -> list[tuple[str, Callable[[Varian
         columns.append(("memory", memory_cell))
     columns.append(("n", lambda v: str(v.done_s.n)))
     return columns
-
-
-def trace_files(result: Result) -> str:
-    """The trace files of a case: the folder once, then each file's name."""
-    paths = [Path(p) for p in result.traces.values()]
-    folder = paths[0].parent
-    return f"{folder}/" + (paths[0].name if len(paths) == 1 else "{" + ", ".join(p.name for p in paths) + "}")
 
 
 def _case(result: Result, swept: Sequence[str]) -> CaseView:
@@ -294,7 +213,7 @@ def needs_a_look(result: Result) -> bool:
 
 def left_out_line(results: Sequence[Result], lined: int) -> str:
     """What a long experiment's lines leave out: how many cases, how many stopped short of their noise target."""
-    short = sum(1 for r in results if r.sampling is not None and _stopping_note(r.sampling) is not None)
+    short = sum(1 for r in results if r.sampling is not None and stopping_note(r.sampling) is not None)
     stopped = f"; {short} of them stopped short of their noise target" if short else ""
     return (
         f"{len(results) - lined} of {len(results)} cases have no lines here (a report of more than {CASE_LINES_MAX} cases: "
@@ -334,32 +253,6 @@ def experiment(name: str, results: Sequence[Result], every_line: bool = True) ->
         results=tuple(results),
         left_out=left_out_line(cases, len(lined)) if len(lined) < len(cases) else None,
     )
-
-
-def environment_line(environment: Mapping[str, Any]) -> str:
-    """'CPU: ... · Python 3.11.7 · torch 2.13.0+cpu (2 threads) · numpy 2.4.6 · git 1a2b3c4': what the numbers were measured on."""
-    parts = [f"CPU: {environment.get('cpu', '?')} ({environment.get('cpu_affinity', '?')} usable cores)"]
-    parts.append(f"Python {environment.get('python', '?')}")
-    for name, facts in (environment.get("frameworks") or {}).items():
-        if not isinstance(facts, Mapping):
-            continue
-        if facts.get("unavailable"):
-            parts.append(f"{name}: not available")
-            continue
-        threads = f" ({facts['threads']} threads)" if facts.get("threads") else ""
-        cuda = f", CUDA {facts['cuda']}" if facts.get("cuda") else ""
-        parts.append(f"{name} {facts.get('version') or '?'}{cuda}{threads}")
-    machines = environment.get("machines")
-    if isinstance(machines, Mapping) and machines:
-        hosts = [
-            f"{host} ({facts.get('cpu', '?')}, {facts.get('cpu_affinity', '?')} cores)"
-            for host, facts in machines.items()
-            if isinstance(facts, Mapping)
-        ]
-        parts[0] = f"machines: {', '.join(hosts)}"
-    sha = environment.get("git_sha")
-    parts.append(f"git {sha[:12]}{'-dirty' if str(sha).endswith('-dirty') else ''}" if sha else "git: not a repository")
-    return " · ".join(parts)
 
 
 def highlights(results: Sequence[Result]) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ import sys
 
 from rich.console import Console
 
-from asyncbench.report import markdown, terminal, view
+from asyncbench.report import cells, markdown, terminal, view
 from asyncbench.results import schema, stats, units
 from asyncbench.results.model import ERROR, SKIPPED, Result
 from tests.support.helpers import ok_result, report_of
@@ -41,7 +41,7 @@ def test_a_cpu_table_fits_80_columns_without_columns_that_carry_nothing():
 def test_printed_numbers_never_use_e_notation():
     assert units.percent(49.0) == "4900%"
     assert units.number(3.76e5) == "376000"
-    assert "e" not in view.spread(stats.summarize([1e-9 * (1 + i) for i in range(10)])).split()[-1]
+    assert "e" not in cells.spread(stats.summarize([1e-9 * (1 + i) for i in range(10)])).split()[-1]
 
 
 def test_markdown_starts_with_a_headline_and_the_environment(tmp_path):
@@ -79,10 +79,10 @@ def test_a_case_stopped_by_time_says_how_far_it_got():
     from asyncbench.results.model import Sampling
 
     result = dataclasses.replace(ok_result("m[torch,cpu]"), sampling=Sampling(5, 3.1, "max_time_s", 0.52, 0.03, 3.0))
-    note = view.sampling_note(result)
+    note = cells.sampling_note(result)
     assert "stopped by max_time_s (3 s) after 5 rounds at ±52%" in note
     assert "±3% target" in note
-    assert view.sampling_note(dataclasses.replace(result, sampling=Sampling(40, 1.0, "max_rel_noise", 0.02, 0.03, 3.0))) is None
+    assert cells.sampling_note(dataclasses.replace(result, sampling=Sampling(40, 1.0, "max_rel_noise", 0.02, 0.03, 3.0))) is None
 
 
 def _sweep(cases: int) -> list[Result]:
@@ -129,7 +129,7 @@ def test_a_table_too_long_for_rich_is_printed_as_plain_aligned_columns():
 
 def test_a_metric_without_an_interval_says_whether_rounds_were_too_few_or_it_was_measured_once():
     result = dataclasses.replace(ok_result("m[torch,cpu]"), metrics={"speedup": 1.2, "pid": 7.0}, bounds={"speedup": None})
-    assert view.metric_line(result) == "speedup 1.2 [?] · pid 7"
+    assert cells.metric_line(result) == "speedup 1.2 [?] · pid 7"
 
 
 def test_a_case_whose_rounds_drifted_together_says_so_and_a_short_run_does_not():
@@ -137,7 +137,7 @@ def test_a_case_whose_rounds_drifted_together_says_so_and_a_short_run_does_not()
 
     def note(rho, rounds):
         sampling = Sampling(rounds, 1.0, StopReason.NOISE, 0.01, 0.03, 10.0, lag1_autocorrelation=rho)
-        return view.sampling_note(dataclasses.replace(ok_result("c"), sampling=sampling))
+        return cells.sampling_note(dataclasses.replace(ok_result("c"), sampling=sampling))
 
     assert "drifted together (lag-1 autocorrelation 0.45)" in note(0.45, 60)
     assert note(0.1, 60) is None
