@@ -193,6 +193,8 @@ def test_a_full_disk_at_the_end_is_one_line_and_exit_3_and_the_comparison_is_sti
             "X_SIDE=base",
             "--no-progress",
             "--allow-inconclusive",
+            "--gate-time",  # the shortest gate: what is asserted is the failed write, not a verdict
+            "10",
             "-o",
             "ab.json",
             "--markdown",
