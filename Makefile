@@ -10,7 +10,7 @@ MXNET_SPEC ?= mxnet==1.9.1 "numpy<1.24"
 # what asyncbench itself needs there (its install_requires less torch, which mxnet cases do not use)
 MXNET_WORKER_DEPS ?= scipy psutil PyYAML click rich
 
-.PHONY: chromium history postgres slurm install install-run install-test install-lint lint mypy-newest-torch golden run quick test gpu-test gpu-check bench clean mxnet
+.PHONY: chromium history postgres slurm install install-run install-test install-lint lint mypy-newest-torch golden run quick test test-fast gpu-test gpu-check bench clean mxnet
 
 install:
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install --quiet "$(TORCH_SPEC)"
@@ -104,6 +104,12 @@ quick: install-run
 # The jax-, mxnet-, postgres-, browser- and slurm-marked tests must run here, not skip: ASYNCBENCH_REQUIRE turns their skip into a failure.
 test: install-test mxnet postgres chromium slurm
 	ASYNCBENCH_REQUIRE=jax,mxnet,postgres,browser,slurm ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL) $(PYTHON) -m pytest --durations=25
+
+# The suite without a server or a second environment: no PostgreSQL, Chromium, Slurm or MXNet set up first (their
+# tests skip), the end-to-end CLI tests (tests/e2e/) left out. A minute or two for an edit's first check; `make test`
+# is what CI runs.
+test-fast: install-test
+	$(PYTHON) -m pytest -q -m "not postgres and not browser and not slurm and not mxnet and not slow" --ignore=tests/e2e
 
 gpu-test: install-test
 	$(PYTHON) -m pytest -m gpu
