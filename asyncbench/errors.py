@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
-# Exit codes, one meaning each (README "Exit codes").
+# Exit codes, one meaning each (docs/concepts/failures.md).
 EXIT_OK = 0
 EXIT_GATE = 1  # a check failed, was inconclusive or not measured; a regression; nothing measured; --strict and a skip
 EXIT_INPUT = 2  # bad input: one line naming file, line and key

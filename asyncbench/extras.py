@@ -24,7 +24,7 @@ HISTORY = "pip install 'asyncbench[history]'"
 PLOT = "pip install 'asyncbench[plot]'"
 CLUSTER = "pip install 'asyncbench[cluster]'"
 #: Otava is no extra: its package pins numpy==2.2.0 and pulls its command line's cloud clients, none of which
-#: its analysis needs, so it is installed without its dependencies (README "History"; `make history` does it)
+#: its analysis needs, so it is installed without its dependencies (docs/guides/history.md; `make history` does it)
 OTAVA = "pip install --no-deps apache-otava==0.8.0"
 #: in a checkout, one command installs the history extra and Otava both
 MAKE_HISTORY = "make history"

@@ -20,6 +20,7 @@ from asyncbench.report.terminal import LABEL_STYLE
 from asyncbench.results import units
 from asyncbench.results.labels import Label
 from asyncbench.results.paired import ABReport, PairedCase
+from asyncbench.results.plan import case_parts
 from asyncbench.verdicts import compare
 from asyncbench.verdicts.outcome import Outcome
 
@@ -77,17 +78,21 @@ POOL_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 FEW_CORES = 4
 
 
+def _device(case: PairedCase) -> str:
+    """The device a case ran on: stated in files since ab schema 4, read from the case's id in older ones."""
+    return case.device or case_parts(case.id)[2]
+
+
 def _settings_notes(report: ABReport) -> list[str]:
     """What the gate's own settings cost: thread pools left to spin on a small machine."""
     facts = report.head.facts
     cores = facts.get("cpu_affinity") or facts.get("cpu_cores_logical")  # the cores the side may use
     set_here = facts.get("thread_variables") or {}
-    # a case id is workload[backend,device,params...]: the device is its second field
-    cpu_cases = any(case.id.partition("[")[2].split("]")[0].split(",")[1:2] == ["cpu"] for case in report.cases if case.status == "ok")
+    cpu_cases = any(_device(case) == "cpu" for case in report.cases if case.status == "ok")
     if cpu_cases and isinstance(cores, int) and cores <= FEW_CORES and not any(set_here.get(v) for v in POOL_VARIABLES):
         return [
             f"no BLAS/OpenMP thread count set on {cores} cores: their pools' spinning threads compete with the sample "
-            f'measured; a CI gate sets {"=1, ".join(POOL_VARIABLES)}=1 (README, "Use in CI")'
+            f"measured; a CI gate sets {'=1, '.join(POOL_VARIABLES)}=1 (the CI gates guide, docs/guides/ci.md)"
         ]
     return []
 

@@ -63,7 +63,7 @@ from asyncbench.verdicts.margin import label_of
 
 # 10%: above the run-to-run drift of a quiet, dedicated machine and below the
 # regressions worth stopping a merge for. Shared CI runners drift far more between
-# runs (up to 178% measured on a 2-core one, README "Use in CI"): gate with `ab` there.
+# runs (up to 178% measured on a 2-core one, docs/guides/ci.md): gate with `ab` there.
 DEFAULT_MAX_REGRESSION = 0.10
 #: said under every comparison of two runs
 INTERVAL_SEES = (
