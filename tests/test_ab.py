@@ -296,3 +296,20 @@ def test_a_gate_time_too_short_for_a_first_interval_is_refused_with_why():
         ab.parse_gate_time("5s")
     assert ab.parse_gate_time("10") == 10.0
     assert ab.parse_gate_time("2m") == 120.0
+
+
+def test_a_case_on_one_side_only_says_what_it_ran_and_nothing_compared_fails(repo):
+    """A case whose params differ between the sides is on one side only: each row still states its workload and
+    params (so that `record` keeps them), and a gate that compared nothing exits 1."""
+    one = "defaults: {{backends: [numpy], devices: [cpu]}}\nexperiments:\n  - {{name: mm, workload: matmul, params: {{size: {size}}}}}\n"
+    (repo / "sizes.yaml").write_text(one.format(size=64))
+    git(repo, "add", "sizes.yaml")
+    git(repo, "commit", "-qm", "a gate of 64² products")
+    (repo / "sizes.yaml").write_text(one.format(size=96))  # the head's working tree asks for another size
+    done = ab("sizes.yaml", "--base", "HEAD", "-o", "ab.json", cwd=repo)
+    assert done.returncode == 1, done.stderr
+    cases = {case["reason"]: case for case in json.loads((repo / "ab.json").read_text())["cases"]}
+    assert set(cases) == {"only on base", "only on head"}
+    assert cases["only on base"]["status"] == "one-sided"
+    assert (cases["only on base"]["workload"], cases["only on base"]["params"]["size"]) == ("matmul", 64)
+    assert (cases["only on head"]["workload"], cases["only on head"]["params"]["size"]) == ("matmul", 96)

@@ -210,8 +210,9 @@ class Pairs:
             for case, skip in self.both
             if skip is None and self.base_by_id[case.id][1] is None and not self.workloads[case.workload].across_processes
         ]
-        self.finished = [PairedCase(i, "one-sided", "only on base") for i in self.base_by_id if i not in head_ids]
-        self.finished += [PairedCase(c.id, "one-sided", "only on head") for c, _ in head_cases if c.id not in self.base_by_id]
+        # a case on one side only still says what it ran (its own side's case): recorded, it keeps its params
+        self.finished = [PairedCase.of(c, "one-sided", "only on base") for i, (c, _) in self.base_by_id.items() if i not in head_ids]
+        self.finished += [PairedCase.of(c, "one-sided", "only on head") for c, _ in head_cases if c.id not in self.base_by_id]
         self.pairings: list[Any] = []
         self.started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         self._workers: dict[tuple[str, str, tuple[tuple[str, str], ...]], Any] = {}
