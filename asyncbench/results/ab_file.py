@@ -178,10 +178,7 @@ def _case(raw: Any, at: At) -> ABCase:
     case = fields.mapping(raw, at)
     case_id = fields.name(case.get("id"), at / "id")
     workload, backend, device = _ran(case, case_id, at)
-    params = fields.optional_mapping(case.get("params"), at / "params")
-    recordable.nested(params, at / "params")
-    for name in params:
-        fields.name(name, at / "params" / name)
+    params = recordable.params(case.get("params"), at / "params")
     ratios = fields.optional_list(case.get("ratios"), at / "ratios")
     for key in ("rounds", "blocks"):
         if case.get(key) is not None:

@@ -73,6 +73,25 @@ def flag(value: Any, at: At) -> bool:
     return value
 
 
+def identity(case: Mapping[str, Any], at: At) -> None:
+    """What a row or a shard's planned case says it is: its id, experiment and workload (names), its backend and
+    device (identifiers), its params (params())."""
+    for key in ("id", "experiment", "workload"):
+        fields.name(case.get(key), at / key, empty=False)
+    for key in ("backend", "device"):
+        fields.identifier(case.get(key), at / key)
+    params(case.get("params"), at / "params")
+
+
+def params(raw: Any, at: At) -> Mapping[str, Any]:
+    """A case's params as the store takes them: a mapping (or none), named by names, nested no deeper than MAX_DEPTH."""
+    found = fields.optional_mapping(raw, at)
+    nested(found, at)
+    for name in found:
+        fields.name(name, at / name)
+    return found
+
+
 def nested(value: Any, at: At) -> None:
     """Refuse containers nested deeper than MAX_DEPTH (walked without recursion)."""
     stack = [(value, 0)]
@@ -133,15 +152,7 @@ def shard(raw: Any, at: At) -> None:
         (at / "cases").fail(f"{len(cases)} cases in a shard of a plan of {planned}")
     for number, case in enumerate(cases):
         where = at / "cases" / number
-        case = fields.mapping(case, where)
-        for key in ("id", "experiment", "workload"):
-            fields.name(case.get(key), where / key, empty=False)
-        for key in ("backend", "device"):
-            fields.identifier(case.get(key), where / key)
-        params = fields.optional_mapping(case.get("params"), where / "params")
-        nested(params, where / "params")
-        for name in params:
-            fields.name(name, where / "params" / name)
+        identity(fields.mapping(case, where), where)
     positions = fields.listed(facts.get("positions", []), at / "positions")
     if len(positions) != len(cases):
         (at / "positions").fail(f"{len(positions)} positions for {len(cases)} cases")
@@ -166,16 +177,9 @@ def _metric_info(raw: Any, at: At) -> None:
 
 def _result(raw: Any, at: At) -> None:
     result = fields.mapping(raw, at)
-    for key in ("id", "experiment", "workload"):
-        fields.name(result.get(key), at / key, empty=False)
-    for key in ("backend", "device"):
-        fields.identifier(result.get(key), at / key)
+    identity(result, at)
     fields.word(result.get("status"), at / "status", STATUSES)
     fields.optional_text(result.get("reason"), at / "reason")
-    params = fields.optional_mapping(result.get("params"), at / "params")
-    nested(params, at / "params")
-    for name in params:
-        fields.name(name, at / "params" / name)
     for name, variant in fields.optional_mapping(result.get("variants"), at / "variants").items():
         fields.name(name, at / "variants" / name)
         _variant(variant, at / "variants" / name)
