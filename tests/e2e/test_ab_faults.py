@@ -26,12 +26,12 @@ from click.testing import CliRunner
 from asyncbench import cli
 from asyncbench.host import worktrees
 from asyncbench.results import schema
-from tests import test_ab
-from tests.test_ab import CONFIG, ab, git
+from tests.e2e import test_ab
+from tests.e2e.test_ab import CONFIG, ab, git
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds processes by their environment in /proc")
 
-#: the same committed repository as tests/test_ab.py's: a user's package (REPEAT = 20), workload and gate config
+#: the same committed repository as tests/e2e/test_ab.py's: a user's package (REPEAT = 20), workload and gate config
 repo = test_ab.repo
 
 #: the environment variable that marks every process one test started (the workers inherit it)
