@@ -140,10 +140,25 @@ def dumps(report: Report, lines: Sequence[str] | None = None, declared: records.
     return f'{header},\n "results": [\n{results}\n ]\n}}\n' if results else f'{header},\n "results": []\n}}\n'
 
 
+def is_special(path: str | Path) -> bool:
+    """Whether `path` names something that is there and is no regular file (following links): a device such as
+    /dev/null, a FIFO, a socket, /dev/stdout. Such an output is written as it is, never replaced: renaming a new
+    file over /dev/null, as root, would have turned the machine's /dev/null into a plain file."""
+    path = Path(path)
+    return path.exists() and not path.is_file() and not path.is_dir()
+
+
 def atomic_write(path: str | Path, content: str | bytes) -> None:
-    """Write `content` to `path` so that readers see the old file or the new one, never a mix."""
+    """Write `content` to `path` so that readers see the old file or the new one, never a mix. A link is written
+    through (the file it names is replaced, never the link); a device or a FIFO (is_special) is written to as it is."""
     path = Path(path)
     data = content.encode("utf-8") if isinstance(content, str) else content
+    if is_special(path):
+        with open(path, "wb") as handle:
+            handle.write(data)
+        return
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(descriptor, NEW_FILE_MODE & ~_umask())  # mkstemp's 0600 would hide results from the rest of a team
@@ -163,6 +178,12 @@ def check_writable(path: str | Path) -> None:
     path = Path(path)
     if path.is_dir():
         raise InputError("is a directory; expected a file path for the results", location=str(path))
+    if is_special(path):  # /dev/null, /dev/stdout, a FIFO: written as they are (atomic_write), so they need only be writable
+        if not os.access(path, os.W_OK):
+            raise InputError("cannot be written", location=str(path))
+        return
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     parent = path.parent
     if not parent.is_dir():
         raise InputError(f"directory {str(parent)!r} does not exist", location=str(path))

@@ -38,7 +38,8 @@ class Saver:
         self._warned = False
 
     def begin(self, report: Report) -> None:
-        if self.path:
+        # a device or a FIFO (-o /dev/stdout) takes the results once, at the end: no journal beside it (in /dev)
+        if self.path and not schema.is_special(self.path):
             try:
                 self.journal = journal.Journal.start(self.path, report)
             except OSError as exc:

@@ -186,3 +186,33 @@ def test_report_refuses_to_write_its_page_over_the_store(tmp_path):
     assert done.returncode == 2, done.stderr
     assert "./h.sqlite: -o names the same file as --history" in done.stderr
     assert (tmp_path / "h.sqlite").read_bytes() == before
+
+
+def test_an_output_that_is_a_device_a_fifo_or_a_link_is_written_through_never_replaced(tmp_path):
+    """`-o /dev/null`, `--markdown /dev/stdout`: a device, a FIFO or a link is written as it is. Renaming a new file
+    over the name, as root, once turned the machine's /dev/null into a plain file that every later `> /dev/null`
+    filled (and pip then read as a constraints file)."""
+    import threading
+
+    device = tmp_path / "null"
+    os.mknod(device, 0o666 | __import__("stat").S_IFCHR, os.makedev(1, 3))  # a second /dev/null, here
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    taken: list[bytes] = []
+    reader = threading.Thread(target=lambda: taken.append(fifo.read_bytes()))
+    reader.start()
+    (tmp_path / "kept.md").write_text("old")
+    (tmp_path / "link.md").symlink_to(tmp_path / "kept.md")
+    done = asyncbench(
+        "run", "-w", "sync_async", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", "--set", "n_ops=10",
+        "-o", str(device), "--csv", str(fifo), "--markdown", "link.md", cwd=tmp_path,
+    )  # fmt: skip
+    reader.join(timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert device.is_char_device()  # all three still what they were
+    assert fifo.is_fifo()
+    assert (tmp_path / "link.md").is_symlink()
+    assert not (tmp_path / "null.journal").exists()  # no journal beside a device
+    assert taken == [taken[0]]
+    assert taken[0].startswith(b"id,experiment,")  # the FIFO's reader got the CSV
+    assert "sync_async" in (tmp_path / "kept.md").read_text()  # the link's file got the markdown
