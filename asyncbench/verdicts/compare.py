@@ -156,8 +156,28 @@ def _flatten(mapping: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str
             yield f"{prefix}{key}", value
 
 
+# Keys of a merged report's environment (gather, merge) that say how it was put together, not what it ran on.
+GATHERED = ("sweep",)
+
+
+def _machine_facts(environment: Mapping[str, Any]) -> dict[str, Any]:
+    """The facts to compare of one report's environment. A merged report keeps each machine's facts under
+    `machines`: where that is one machine (a matrix's shards on one runner), its facts are compared as a single
+    run's are, so that a baseline merged from shards shows no 'differs' line for a machine that is the same."""
+    machines = environment.get("machines")
+    facts = {key: value for key, value in environment.items() if key not in ("machines", *GATHERED)}
+    if isinstance(machines, Mapping) and len(machines) == 1:
+        (only,) = machines.values()
+        if isinstance(only, Mapping):
+            return {**facts, **only}  # the machine's own facts first: the common ones are drawn from them
+    if machines is not None:
+        facts["machines"] = machines
+    return facts
+
+
 def environment_changes(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[tuple[str, Any, Any], ...]:
-    old, new = dict(_flatten(baseline)), dict(_flatten(current))
+    """(key, baseline, current) of every machine or software fact that differs between two runs' environments."""
+    old, new = dict(_flatten(_machine_facts(baseline))), dict(_flatten(_machine_facts(current)))
     return tuple(
         (key, old.get(key), new.get(key))
         for key in sorted(old.keys() | new.keys())

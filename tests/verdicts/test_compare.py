@@ -169,3 +169,14 @@ def test_the_ratio_is_hodges_lehmann_on_log_times_with_few_samples_a_side():
     assert slower.ratio == pytest.approx(math.exp(statistics.median(differences)))
     assert slower.ratio_ci[0] > 2.5
     assert same.label == Label.SAME
+
+
+def test_a_baseline_merged_from_one_machines_shards_differs_in_nothing_from_a_run_there():
+    here = {"hostname": "vm", "cpu": "Xeon", "python": "3.11.7", "git_sha": "a1"}
+    merged = {"cpu": "Xeon", "python": "3.11.7", "machines": {"vm": dict(here)}, "sweep": {"kind": "shards"}}
+    assert compare.environment_changes(merged, here) == ()
+    assert compare.environment_changes(here, merged) == ()
+    moved = {**merged, "machines": {"vm2": {**here, "hostname": "vm2", "cpu": "EPYC"}}}
+    assert set(compare.environment_changes(moved, here)) == {("cpu", "EPYC", "Xeon"), ("hostname", "vm2", "vm")}
+    two = {**merged, "machines": {"vm": dict(here), "vm2": {**here, "hostname": "vm2"}}}
+    assert ("machines.vm2.hostname", "vm2", None) in compare.environment_changes(two, here)  # two machines are not one
