@@ -62,7 +62,10 @@ Examples:
 @guard
 def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: float, last: int) -> None:
     """Each recorded series (a case's quantity on one machine) with where it changed: the run, before → after,
-    the ratio with its 95% interval, and the change's p-value (E-divisive means, Apache Otava)."""
+    the ratio with its 95% interval, and the change's p-value (E-divisive means, Apache Otava).
+
+    PATTERN keeps the series whose case id contains it, as it is written (no
+    wildcards): `matmul`, `train_step`, `torch,cpu`."""
     from asyncbench.history import changes, store, target
     from asyncbench.report import history as shown
     from asyncbench.report import terminal
@@ -101,7 +104,9 @@ Examples:
 def report_command(pattern: str | None, output: str, history: str | None) -> None:
     """Write the history as one self-contained HTML page: a trend chart per case and quantity (machines side by
     side, each point's interval and revision in its tooltip, change points marked), the machines, and the latest
-    run's table with its verdicts and timelines. No network needed to open it."""
+    run's table with its verdicts and timelines. No network needed to open it.
+
+    PATTERN keeps the series whose case id contains it, as it is written (no wildcards)."""
     from asyncbench.history import store, target
     from asyncbench.report import html
     from asyncbench.results import outputs
