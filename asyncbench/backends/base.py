@@ -46,6 +46,21 @@ class DeviceTimer(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class SyncHook:
+    """A framework entry point where the host may wait for the device (`run --syncs`): during census rounds it is
+    wrapped so that each call is counted, timed and attributed to the user's line that made it."""
+
+    #: the class or module that holds the entry point (torch.Tensor, jax.Array's class, mxnet.nd.NDArray, a module)
+    owner: Any
+    #: its attribute name there ("item", "__float__", "asnumpy", "synchronize")
+    attribute: str
+    #: the SyncKind's word ("conversion", "print", "explicit wait", "transfer", "control flow")
+    kind: str
+    #: how it is named to the user ("jax.Array.item")
+    call: str
+
+
 class Event(Protocol):
     def synchronize(self) -> None: ...
 
@@ -318,6 +333,11 @@ class Backend(ABC):
     def profiler(self, device: str) -> Any | None:
         """The framework's profiler for one traced run (profilers.py), or None: harness ranges only."""
         return None
+
+    def sync_hooks(self, device: str) -> tuple[SyncHook, ...]:
+        """The entry points where the host may wait for `device`'s work (`run --syncs`): empty where nothing waits
+        (a synchronous backend) or no hook is known; the census's frame fallback covers the rest."""
+        return ()
 
     def is_asynchronous(self, device: str) -> bool:
         """Whether ops return before they finish on this device."""

@@ -1,0 +1,78 @@
+"""Where a step waits: the census of the points where the host blocked on the device (`run --syncs`).
+
+A census is taken in rounds of its own, interleaved with the timed rounds, so wrapping the framework's blocking
+calls never touches a timed sample. Each point where the host waited is named by the user's own source line (the
+first frame outside the framework and asyncbench), what was called there, and its kind; per step it says how many
+times the host waited there and how long, with a 95% interval over the census rounds.
+
+Plain frozen dataclasses, no framework: a census is read, compared and rendered without torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from asyncbench.results.model import Word
+
+
+class SyncKind(Word):
+    """What sort of wait a sync point is: the textbook's conversion chapter names the first three."""
+
+    CONVERSION = "conversion"  # a device value read as a host value: .item(), .numpy(), .asnumpy(), float(x), .tolist()
+    PRINT = "print"  # printing or formatting a device value
+    EXPLICIT = "explicit wait"  # a barrier the code asks for: block_until_ready, wait_to_read, waitall, synchronize
+    TRANSFER = "transfer"  # a copy between host and device that waits (pageable memory, device_get)
+    CONTROL_FLOW = "control flow"  # a device value decides a branch: bool(x), `if x:`, nonzero, masked indexing
+    UNKNOWN = "unattributed"  # a blocking wait no backend hook covers, found by the frame fallback
+
+
+SYNC_KINDS = tuple(SyncKind)
+
+
+@dataclass(frozen=True)
+class SyncPoint:
+    """One place in the user's code where the host waited, summed over a step."""
+
+    #: the user's source file and line (the first frame outside the framework and asyncbench)
+    file: str
+    line: int
+    kind: SyncKind
+    #: what was called there, e.g. "jax.Array.item", "mxnet.nd.NDArray.asnumpy", "torch.Tensor.item"
+    call: str
+    #: how many times per step the host waited here (the median over the census rounds)
+    calls_per_step: float
+    #: time blocked here per step: median over the census rounds, with its 95% interval (None: too few rounds)
+    wait_s_per_step: float
+    wait_ci_s: tuple[float, float] | None = None
+    #: queued operations the wait drained per step, where the backend exposes its queue (None: not known)
+    drained_per_step: float | None = None
+
+    @property
+    def where(self) -> str:
+        """file:line, as an editor or a traceback writes it."""
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Census:
+    """The sync points of one variant of one case, sorted by time blocked per step (largest first)."""
+
+    variant: str
+    #: census rounds taken (each a step run with the hooks in place, untimed)
+    rounds: int
+    points: tuple[SyncPoint, ...] = ()
+    #: what could see the waits here: the backend's hooks and the frame fallback, or why some could not
+    #: ("jax hooks and the frame fallback"; "numpy runs synchronously: nothing waits for a device")
+    coverage: str = ""
+    #: why the census is partial or absent, when it is (None: complete)
+    note: str | None = None
+
+    @property
+    def syncs_per_step(self) -> float:
+        """Waits per step over every point (0: the step never waited)."""
+        return sum(point.calls_per_step for point in self.points)
+
+    @property
+    def wait_s(self) -> float:
+        """Time blocked per step over every point (the sum of the points' medians)."""
+        return sum(point.wait_s_per_step for point in self.points)
