@@ -46,6 +46,10 @@ class SyncPoint:
     wait_ci_s: tuple[float, float] | None = None
     #: queued operations the wait drained per step, where the backend exposes its queue (None: not known)
     drained_per_step: float | None = None
+    #: per census round (aligned with the census's rounds; 0 where this point did not wait in a round): the waits
+    #: and the seconds blocked, from which any interval (a check on one line or one kind) is computed
+    calls_rounds: tuple[int, ...] = ()
+    wait_s_rounds: tuple[float, ...] = ()
 
     @property
     def where(self) -> str:
@@ -76,3 +80,14 @@ class Census:
     def wait_s(self) -> float:
         """Time blocked per step over every point (the sum of the points' medians)."""
         return sum(point.wait_s_per_step for point in self.points)
+
+    def round_totals(self) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """Per census round, the waits and the seconds blocked over every point: what a check on the whole step
+        computes its interval from."""
+        calls = [0] * self.rounds
+        waits = [0.0] * self.rounds
+        for point in self.points:
+            for index, (count, seconds) in enumerate(zip(point.calls_rounds, point.wait_s_rounds, strict=True)):
+                calls[index] += count
+                waits[index] += seconds
+        return tuple(calls), tuple(waits)
