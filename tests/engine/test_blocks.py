@@ -312,8 +312,8 @@ def test_a_step_with_its_default_waits_pairs_on_the_one_variant_ab_gates():
 
 
 def test_the_time_said_to_decide_an_undecided_case_decides_it_more_often_than_not():
-    """"About N s more would decide it" is read as a promise: the blocks it names, drawn on from the same law, must
-    decide the verdict at least half the time. From a normal approximation of the signed-rank interval it named
+    """The "about N s more would decide it" that ab prints is read as a promise: the blocks it names, drawn on
+    from the same law, must decide the verdict at least half the time. From a normal approximation of the signed-rank interval it named
     15 blocks where the exact interval needed about 23, and those 15 decided a third of the gates."""
     rng = random.Random(1)
     tail_error = 1e-4 / 3  # a one-verdict case's share of a 1% gate, per look
