@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from asyncbench.errors import InputError
+from asyncbench.errors import InputError, suggestion
 from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.base import Workload
 
@@ -170,6 +170,14 @@ def as_workload(value: Any, reference: str) -> Workload:
     )
 
 
+def _names_a_workload(value: Any, module: Any) -> bool:
+    """Whether a module's attribute could be what a `FILE:NAME` reference means: a Workload, a subclass of one, or
+    a function the module itself defines (a step; an imported helper such as numpy's functions is not one)."""
+    if isinstance(value, Workload) or (inspect.isclass(value) and issubclass(value, Workload) and value is not Workload):
+        return True
+    return inspect.isfunction(value) and value.__module__ == module.__name__
+
+
 @functools.cache
 def load(reference: str) -> Workload:
     """The workload a canonical reference names, imported once per process (this cache is where loaded user
@@ -186,12 +194,8 @@ def load(reference: str) -> Workload:
     except Exception as exc:  # noqa: BLE001 - the user's module failed at import: say where, never a traceback
         raise InputError(import_failure(exc, where)) from None
     if not hasattr(module, attribute):
-        names = [
-            n
-            for n, v in vars(module).items()
-            if isinstance(v, Workload) or (inspect.isclass(v) and issubclass(v, Workload) and v is not Workload)
-        ]
-        hint = f"; it has {', '.join(names)}" if names else ""
+        names = [n for n, v in vars(module).items() if not n.startswith("_") and _names_a_workload(v, module)]
+        hint = suggestion(attribute, names) or (f"; it has {', '.join(names)}" if names else "")
         raise InputError(f"{_shown(where)} has no {attribute!r}{hint}")
     workload = as_workload(getattr(module, attribute), reference)
     if not workload.name or not isinstance(workload.name, str):

@@ -1,0 +1,37 @@
+"""Loading a user's workload from a `FILE:NAME` reference: what a wrong NAME is told."""
+
+from __future__ import annotations
+
+import pytest
+
+from asyncbench.errors import InputError
+from asyncbench.workloads import plugins
+
+STEPS = """\
+import numpy as np
+from numpy import ones
+
+
+def train(batch=None):
+    return ones(3)
+
+
+def evaluate():
+    return np.zeros(3)
+"""
+
+
+def _error(tmp_path, name: str) -> str:
+    (tmp_path / "steps.py").write_text(STEPS)
+    with pytest.raises(InputError) as raised:
+        plugins.load(plugins.canonical(f"steps.py:{name}", tmp_path))
+    return str(raised.value)
+
+
+def test_a_misspelled_step_function_is_told_the_step_it_is_close_to(tmp_path):
+    assert _error(tmp_path, "trian").endswith("has no 'trian' (did you mean 'train'?)")
+
+
+def test_a_name_close_to_nothing_is_told_the_steps_the_file_defines_not_what_it_imports(tmp_path):
+    said = _error(tmp_path, "zzz")
+    assert said.endswith("has no 'zzz'; it has train, evaluate")
