@@ -24,6 +24,7 @@ from typing import Any, Iterator
 from asyncbench.errors import InputError
 from asyncbench.history import tables
 from asyncbench.history.target import DEFAULT, Target
+from asyncbench.host import own_folder
 
 # A locked SQLite file (another process writing) is waited for this long before the record fails.
 SQLITE_BUSY_S = 10.0
@@ -55,8 +56,8 @@ def connect(target: Target, writing: bool) -> Any:
     if not writing and not path.exists():
         raise StoreError(f"history {target.shown}: no store there (record a run first: `asyncbench record FILE` or `run --record`)")
     if writing and path == DEFAULT:
-        try:  # the default store's folder is asyncbench's own: made on first use
-            path.parent.mkdir(parents=True, exist_ok=True)
+        try:  # the default store's folder is asyncbench's own: made on first use, ignoring itself in git
+            own_folder.make(path.parent)
         except OSError as exc:
             raise StoreError(f"history {target.shown}: cannot create its folder: {exc.strerror or exc}") from None
     elif writing and not path.parent.is_dir():  # a store the user named: a missing folder is more likely a typo

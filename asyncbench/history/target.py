@@ -22,9 +22,10 @@ from typing import Any
 from asyncbench import extras
 from asyncbench.errors import InputError
 from asyncbench.history.masking import mask
+from asyncbench.host import own_folder
 
 ENVIRONMENT = "ASYNCBENCH_HISTORY"
-DEFAULT = Path(".asyncbench") / "history.sqlite"
+DEFAULT = own_folder.OWN_FOLDER / "history.sqlite"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 # libpq's key=value connection string starts with one of its keywords and '=' (a file path of the SQLite store
 # that looks like one is rare; `./host=x` still names a file).

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from asyncbench.errors import InputError
+from asyncbench.host import own_folder
 from asyncbench.results import schema
 from asyncbench.results.plan import Config
 from asyncbench.session import preflight, reading, recorder
@@ -34,7 +35,7 @@ from asyncbench.spec.manifest import MANIFEST, Manifest, SweepJob
 Say = Callable[[str], None]
 
 #: where sweeps' folders go when --job-dir is not given (beside the history store's default)
-JOBS_ROOT = Path(".asyncbench") / "jobs"
+JOBS_ROOT = own_folder.OWN_FOLDER / "jobs"
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ def _folder(job_dir: str | None, name: str) -> tuple[Path, list[Path]]:
         raise InputError(f"--job-dir {folder}: already holds something (another sweep?); name a new or empty folder")
     created = [parent for parent in (folder, *folder.absolute().parents) if not parent.exists()]
     try:
+        if job_dir is None:  # asyncbench's own folder, made on first use, ignoring itself in git
+            own_folder.make()
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"--job-dir {folder}: cannot create it: {exc.strerror or exc}") from None
@@ -81,6 +84,8 @@ def _undo(folder: Path, created: list[Path]) -> None:
             child.unlink(missing_ok=True)
     for made in created:
         try:
+            if made == own_folder.OWN_FOLDER.absolute():  # made by this run: its .gitignore too
+                (made / ".gitignore").unlink(missing_ok=True)
             made.rmdir()
         except OSError:
             break
