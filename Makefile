@@ -109,8 +109,12 @@ quick: install-run
 	asyncbench run --quick
 
 # The jax-, mxnet-, postgres-, browser- and slurm-marked tests must run here, not skip: ASYNCBENCH_REQUIRE turns their skip into a failure.
+# On TEST_WORKERS processes (pytest-xdist), a file's tests together and each shared server's tests together
+# (tests/conftest.py): two, CI's core count; the tests assert behaviour, never a time, so a loaded core slows them
+# but does not fail them.
+TEST_WORKERS ?= 2
 test: install-test mxnet postgres chromium slurm
-	ASYNCBENCH_REQUIRE=jax,mxnet,postgres,browser,slurm ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL) $(PYTHON) -m pytest --durations=25
+	ASYNCBENCH_REQUIRE=jax,mxnet,postgres,browser,slurm ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL) $(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
 
 # The suite without a server or a second environment: no PostgreSQL, Chromium, Slurm or MXNet set up first (their
 # tests skip), the end-to-end CLI tests (tests/e2e/) left out. A minute or two for an edit's first check; `make test`

@@ -51,7 +51,22 @@ def _missing(name: str) -> str | None:
     return _backend_missing(name)
 
 
+#: markers whose tests share one server or cluster between them (the PostgreSQL database each test empties first;
+#: the one Slurm controller the session fixture starts): under `pytest -n` (xdist's loadgroup), each such set runs
+#: on one process, one test after another
+SHARED_SERVERS = ("postgres", "slurm")
+
+
+def _group(item: pytest.Item) -> str:
+    """The xdist group `item` runs in: its shared server's, else its file's (a module-scoped fixture, such as an
+    ab run several tests read, is then made once, not once per process)."""
+    uses = set(item.keywords) | set(getattr(item, "fixturenames", ()))
+    return next((name for name in SHARED_SERVERS if name in uses), item.nodeid.partition("::")[0])
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
     for name in ("jax", "mxnet", "postgres", "browser", "slurm"):
         reason = _missing(name)
         if reason is None:
