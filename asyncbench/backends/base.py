@@ -59,6 +59,9 @@ class SyncHook:
     kind: str
     #: how it is named to the user ("jax.Array.item")
     call: str
+    #: given the call's arguments, whether this call waits (None: every call does): numpy.asarray is JAX's
+    #: conversion only when it is given a jax.Array; a call it rejects passes through uncounted
+    when: Callable[..., bool] | None = None
 
 
 class Event(Protocol):

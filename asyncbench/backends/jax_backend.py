@@ -42,6 +42,13 @@ What this backend uses, and why:
   JAX computes float32 products in TF32 on a GPU by default).
 - no events, no streams, no settable thread count (XLA's CPU threads are
   fixed at start), memory from the host only.
+- `run --syncs`: jax.Array's concrete class is jaxlib's ArrayImpl, whose
+  conversions, printing and `block_until_ready` are hooked, with
+  `jax.device_get`, `jax.block_until_ready` and `jnp.nonzero`; the `_value`
+  property every conversion reads catches a wait reached inside jax
+  (masked indexing), named by the jax function the user's line called.
+  `transfer_guard("log")` is not used: it logs from C++ to the process's
+  stderr, with no Python frame to attribute.
 """
 
 from __future__ import annotations
@@ -54,7 +61,7 @@ import subprocess
 import sys
 from typing import Any, Callable, ContextManager
 
-from asyncbench.backends.base import Backend, DeviceStatus
+from asyncbench.backends.base import Backend, DeviceStatus, SyncHook
 from asyncbench.host import processes
 
 #: CPU devices configured at start: the case's device and a partner for multi_device
@@ -231,6 +238,34 @@ class JaxBackend(Backend):
 
     def is_asynchronous(self, device: str) -> bool:
         return self._async_dispatch() if device.startswith("cpu") else True
+
+    def sync_hooks(self, device: str) -> tuple[SyncHook, ...]:
+        jax = _jax()
+        import numpy
+        from jax._src.array import ArrayImpl
+
+        conversions = ("item", "tolist", "__array__", "__float__", "__int__", "__complex__")
+
+        def of_jax(value: Any = None, *args: Any, **kwargs: Any) -> bool:
+            return isinstance(value, ArrayImpl)
+
+        def masked(array: Any, index: Any = None, *args: Any) -> bool:
+            return isinstance(index, ArrayImpl) and index.dtype == bool
+
+        return (
+            # NumPy reads a jax.Array through the buffer protocol, in C: no __array__ call to hook
+            *(SyncHook(numpy, name, "conversion", f"numpy.{name}(jax.Array)", of_jax) for name in ("asarray", "array")),
+            SyncHook(ArrayImpl, "block_until_ready", "explicit wait", "jax.Array.block_until_ready"),
+            SyncHook(jax, "block_until_ready", "explicit wait", "jax.block_until_ready"),
+            *(SyncHook(ArrayImpl, name, "conversion", f"jax.Array.{name}") for name in conversions),
+            SyncHook(ArrayImpl, "__bool__", "control flow", "jax.Array.__bool__"),
+            SyncHook(ArrayImpl, "__index__", "control flow", "jax.Array.__index__"),
+            SyncHook(jax.numpy, "nonzero", "control flow", "jax.numpy.nonzero"),
+            SyncHook(ArrayImpl, "__getitem__", "control flow", "jax.Array[mask]", masked),
+            *(SyncHook(ArrayImpl, name, "print", f"jax.Array.{name}") for name in ("__repr__", "__str__", "__format__")),
+            SyncHook(jax, "device_get", "transfer", "jax.device_get"),
+            SyncHook(ArrayImpl, "_value", "conversion", "jax.Array._value"),
+        )
 
     no_profiler = None
 

@@ -23,6 +23,7 @@ Examples:
   asyncbench run -w sync_async --set n_ops=10,100,1000,10000 --plot knee.png     a sweep
   asyncbench run configs/ci-gate.yaml -o new.json --baseline old.json --markdown summary.md
   asyncbench run -w matmul -b jax -d cpu --trace traces/                timelines for ui.perfetto.dev
+  asyncbench run -w conversion -b jax -d cpu --syncs                   where each step waited, line by line
   asyncbench run my.yaml --executor slurm --partition gpu --gpus-per-node 1 -o all.json   a job per experiment
   asyncbench run my.yaml --shard 2/4 -o shard-2.json     one job of a CI matrix of 4 (then: asyncbench merge)
 """,
@@ -44,6 +45,13 @@ Examples:
     "Chrome-trace timeline per variant into DIR (open in ui.perfetto.dev).",
 )
 @click.option(
+    "--syncs",
+    is_flag=True,
+    help="Also find where each step waited for the device: every blocking call (.item(), printing, a conversion, an "
+    "explicit wait...) with its file:line, kind, calls per step and time blocked, in census rounds of their own "
+    "between the timed rounds (the timings are not touched).",
+)
+@click.option(
     "--shard",
     metavar="I/N",
     help="Run only the I-th of N parts of the plan, e.g. --shard 2/4: one job of a CI matrix. Every machine cuts the plan "
@@ -60,6 +68,7 @@ def run(
     quick: bool,
     in_process: bool,
     trace_dir: str | None,
+    syncs: bool,
     executor: str | None,
     per: str | None,
     sbatch: dict[str, str | bool],
@@ -101,7 +110,7 @@ def run(
         executor, per, sbatch, partition=partition, gpus_per_node=gpus_per_node, time_min=time_min, account=account, exclusive=exclusive
     )
     selection = requests.Selection(configs, workloads, devices, backends, sets, quick)
-    request = _request(outcome, selection=selection, isolate=not in_process, trace_dir=trace_dir, executor=chosen, shard=cut)
+    request = _request(outcome, selection=selection, isolate=not in_process, trace_dir=trace_dir, syncs=syncs, executor=chosen, shard=cut)
     ended = commands.run(request, jobs.JobOptions(job_dir=job_dir, wait=not no_wait), echo_err, lambda line: stdout(line + "\n"))
     _finish(ended)
 

@@ -28,7 +28,7 @@ from asyncbench.engine import isolation, memory, rounds, sanity, trace
 from asyncbench.engine.case_workers import CaseWorkers, ImportFrameworks
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.host import facts
-from asyncbench.measure import harness_cost
+from asyncbench.measure import census, harness_cost
 from asyncbench.measure.timing import measure
 from asyncbench.results import budget, stats
 from asyncbench.results.model import (
@@ -55,6 +55,10 @@ IN_PROCESS_TRACE = (
     "traced with --in-process: the profiler stays attached to this process (CUPTI after torch.profiler), so later "
     "cases of this run may be slower; trace without --in-process, or in a run of its own"
 )
+
+
+#: said on the census of a case that measured itself in other processes (comm_overlap's ranks), where no census round runs
+NO_CENSUS_ACROSS_PROCESSES = "no census: the case measured itself in other processes (its ranks)"
 
 
 def workloads_of(config: Config, given: Mapping[str, Workload] | None = None) -> dict[str, Workload]:
@@ -179,13 +183,25 @@ def _measure_here(
     settings = checks.enough_rounds(case.settings, case.expect, case.budget, list(prepared.variants))  # no check left without rounds
     # the budget's looks, and a first one where the checks' intervals begin (it replaces the looks before it: within budget)
     looks = (*budget.schedule(case.settings.min_samples, case.settings.max_samples), settings.min_samples) if decided is not None else ()
+    taker = census.taker_for(backend, case.device, asynchronous) if case.syncs else None  # --syncs: census rounds too
     samples, sampling = measure(
-        prepared.variants, prepared.sync, make_timer, settings, reporting, decided=decided, looks=looks, preludes=prepared.preludes
+        prepared.variants,
+        prepared.sync,
+        make_timer,
+        settings,
+        reporting,
+        decided=decided,
+        looks=looks,
+        preludes=prepared.preludes,
+        census=taker,
     )
+    syncs = census.of_case(taker, list(prepared.variants), backend.name, case.device) if case.syncs else {}
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
     traced = trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir) if case.trace_dir else None
-    return Measured(samples, memories, sampling, verifies=prepared.verify is not None, problem=problem, note=prepared.note, traced=traced)
+    return Measured(
+        samples, memories, sampling, verifies=prepared.verify is not None, problem=problem, note=prepared.note, traced=traced, syncs=syncs
+    )
 
 
 def _release_case_objects() -> None:
@@ -261,6 +277,8 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
         fields.update(traces=measured.traced.files, trace_detail=measured.traced.detail, warnings=measured.traced.warnings)
     elif case.trace_dir:
         fields.update(trace_detail="not traced: the case measured itself in other processes (its ranks)")
+    if case.syncs:
+        fields.update(syncs=measured.syncs or census.unmeasured(list(measured.samples), NO_CENSUS_ACROSS_PROCESSES))
     if measured.problem:
         return _row(case, ERROR, f"verification failed: {measured.problem}", **fields)
     return _row(case, OK, **fields)
@@ -342,13 +360,15 @@ def run(
     family_error: float = budget.FAMILY_ERROR,
     workers: CaseWorkers | None = None,
     workloads: Mapping[str, Workload] | None = None,
+    syncs: bool = False,
 ) -> list[Result]:
     """Run every case of `config` in order (each in a worker process with `isolate`; each variant traced
     into `trace_dir` after it is measured); return (and stream through on_result) the results.
 
     Every `expect:` check of the run shares one false-alarm rate, `family_error` (results.budget). `workers`: from
     `start_workers(config, isolate)`, when the caller started them earlier; `run` closes them. `workloads`: the
-    workload objects the caller holds, by key (workloads_of: the others are built in or loaded by reference)."""
+    workload objects the caller holds, by key (workloads_of: the others are built in or loaded by reference). `syncs`:
+    each case also takes the census of where its steps waited (`run --syncs`: Result.syncs, measure.census)."""
     backends = {name: get_backend(name) for e in config.experiments for name in e.backends}
     harness_cost.forget()  # the harness's cost is measured once per backend and device in each run (workers start empty)
     results = []
@@ -361,7 +381,7 @@ def run(
 
         def budgeted(case: Case) -> Case:
             shared = budget.Budget(family_error, verdicts, case.settings.min_samples, case.settings.max_samples) if case.expect else None
-            return dataclasses.replace(case, trace_dir=trace_dir, budget=shared)
+            return dataclasses.replace(case, trace_dir=trace_dir, budget=shared, syncs=syncs)
 
         cases = [(budgeted(case), skip) for case, skip in planned]
         synchronizing = facts.synchronizing_variables()

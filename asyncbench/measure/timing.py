@@ -17,7 +17,12 @@ checks are decided (`decided`: pass or fail, not inconclusive), or when
 `max_time_s` or `max_samples` is reached. The checks are only asked at the
 rounds of a fixed schedule of looks (`looks`, results.budget), each with
 its share of the error budget: asked after every round, a check on its
-threshold would fail far more often than its stated rate. Why it stopped is returned with
+threshold would fail far more often than its stated rate.
+
+With a `census` (`run --syncs`, census.Taker) census rounds are taken
+between timed rounds, on census.due's schedule: each variant once more with
+the framework's blocking calls wrapped, never inside a timed sample, and
+their time is left out of the elapsed time the stopping rule reads. Why it stopped is returned with
 the samples, so a result can say when it missed its noise target.
 
 Neither the noise target nor max_time_s stops sampling before min_samples. A
@@ -35,6 +40,7 @@ import time
 from typing import Any, Callable, Collection, Mapping
 
 from asyncbench.backends.base import DeviceTimer
+from asyncbench.measure import census as syncs
 from asyncbench.results import stats
 from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Progress, Samples, Sampling, Settings
 
@@ -87,6 +93,7 @@ def measure(
     decided: Callable[[Mapping[str, Samples]], bool] | None = None,
     looks: Collection[int] = (),
     preludes: Mapping[str, Callable[[], None]] | None = None,
+    census: syncs.Taker | None = None,
 ) -> tuple[dict[str, Samples], Sampling]:
     """Measure every variant with the three clocks until the stopping rule holds.
 
@@ -100,6 +107,9 @@ def measure(
     common one, so every rank takes the same number of samples.
 
     `preludes`: per variant, untimed work issued before each of its samples (take_sample).
+
+    `census`: where the census rounds go (`run --syncs`), taken after the timed rounds census.due names, and
+    after the last one until it has census.CENSUS_ROUNDS.
     """
     timers = {name: make_timer() for name in variants}
     prelude = dict(preludes or {})
@@ -114,6 +124,7 @@ def measure(
     device: dict[str, list[float]] = {name: [] for name in variants}
     started = clock()
     rounds = 0
+    census_s = 0.0  # time in census rounds: not sampling time
     order = list(variants)
     shuffle = random.Random(ORDER_SEED).shuffle
     gc_was_enabled = gc.isenabled()
@@ -132,7 +143,11 @@ def measure(
             rounds += 1
             if gc_was_enabled:
                 gc.collect(0)  # between rounds, outside every sample
-            elapsed = clock() - started
+            if census is not None and syncs.due(rounds, census.taken):
+                census_started = clock()
+                census.round(variants, sync, order, prelude)
+                census_s += clock() - census_started
+            elapsed = clock() - started - census_s
             noise = max(_noise(done[name]) for name in variants)
             if on_progress is not None:
                 on_progress(Progress(rounds, elapsed, noise, _samples(issue, done, device)))
@@ -153,6 +168,8 @@ def measure(
                     stopped_by = None
             if stopped_by is not None:
                 break
+        while census is not None and census.taken < syncs.CENSUS_ROUNDS:
+            census.round(variants, sync, order, prelude)
     finally:
         if gc_was_enabled:
             gc.enable()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:
     from asyncbench.results.budget import Budget
+    from asyncbench.results.syncs import Census
 
 
 class Word(str, Enum):
@@ -113,6 +114,8 @@ class Case:
     trace_dir: str | None = None
     #: the share of the run's false-alarm rate its checks are judged at (results.budget; None: no checks)
     budget: Budget | None = None
+    #: take the census of the step's hidden synchronizations in rounds of its own (`run --syncs`: Result.syncs)
+    syncs: bool = False
 
 
 @dataclass(frozen=True)
@@ -305,6 +308,8 @@ class Result:
     machine: str | None = None
     #: the harness's own cost between issue and done on this backend and device (None: not measured, files before schema 7)
     harness: HarnessCost | None = None
+    #: variant -> where its step waited (`run --syncs`, results.syncs.Census); empty when no census was asked for
+    syncs: Mapping[str, Census] = field(default_factory=dict)
 
     def unit_of(self, quantity: str) -> str:
         """A metric's stored unit ('' when not declared), or "s" for a clock."""

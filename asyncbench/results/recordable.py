@@ -21,6 +21,7 @@ from typing import Any, Mapping
 from asyncbench.results import fields
 from asyncbench.results.fields import At
 from asyncbench.results.model import CLOCKS, MAX_SHARDS, STATUSES, StopReason, Verdict
+from asyncbench.results.syncs import SYNC_KINDS
 
 # The first results schema (schema.py's history starts at 1); a newer one than asyncbench reads is refused by
 # schema.check_version, which runs first.
@@ -205,6 +206,31 @@ def _result(raw: Any, at: At) -> None:
     duration(result.get("case_s"), at / "case_s")
     fields.optional_name(result.get("machine"), at / "machine")
     _metric_info(result.get("metric_info"), at / "metric_info")
+    for variant, census in fields.optional_mapping(result.get("syncs"), at / "syncs").items():
+        fields.name(variant, at / "syncs" / variant)
+        _census(census, at / "syncs" / variant)
+
+
+def _census(raw: Any, at: At) -> None:
+    """A variant's census (schema 9, results.syncs): its rounds, and each point's line, kind, counts and waits."""
+    census = fields.mapping(raw, at)
+    fields.count(census.get("rounds"), at / "rounds")
+    for key in ("coverage", "note"):
+        fields.optional_text(census.get(key), at / key)
+    for index, point in enumerate(fields.optional_list(census.get("points"), at / "points")):
+        where = at / "points" / index
+        point = fields.mapping(point, where)
+        fields.name(point.get("file"), where / "file")
+        fields.count(point.get("line"), where / "line")
+        fields.word(point.get("kind"), where / "kind", SYNC_KINDS)
+        fields.name(point.get("call"), where / "call")
+        fields.number(point.get("calls_per_step"), where / "calls_per_step")
+        duration(point.get("wait_s_per_step"), where / "wait_s_per_step")
+        fields.interval(point.get("wait_ci_s"), where / "wait_ci_s")
+        fields.optional_number(point.get("drained_per_step"), where / "drained_per_step")
+        for rounds, check in (("calls_rounds", fields.count), ("wait_s_rounds", duration)):
+            for number, value in enumerate(fields.optional_list(point.get(rounds), where / rounds)):
+                check(value, where / rounds / number)
 
 
 def duration(value: Any, at: At) -> float | None:

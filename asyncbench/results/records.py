@@ -28,6 +28,7 @@ from asyncbench.results.model import (
     VariantResult,
     Verdict,
 )
+from asyncbench.results.syncs import census_from_dict, census_to_dict
 
 # Raw samples are stored to the nanosecond: the resolution of perf_counter (and finer than CUDA events'
 # 0.5 µs), so nothing measured is lost, while the 17 digits of a float's repr would double the file.
@@ -109,6 +110,8 @@ def result_to_dict(result: Result, declared: Declared | None = None) -> dict[str
         stored["machine"] = result.machine
     if result.harness is not None:
         stored["harness"] = {name: _finite(value) for name, value in _flat(result.harness).items()}
+    if result.syncs:
+        stored["syncs"] = {variant: census_to_dict(census) for variant, census in result.syncs.items()}
     if declared is not None and declared.get(result.workload) == result.metric_info:
         del stored["metric_info"]
     return stored
@@ -209,6 +212,7 @@ def result_from_dict(raw: Mapping[str, Any], declared: Declared | None = None) -
         case_s=raw.get("case_s"),
         machine=raw.get("machine"),
         harness=_harness(raw.get("harness")),
+        syncs={str(variant): census_from_dict(str(variant), census) for variant, census in (raw.get("syncs") or {}).items()},
     )
 
 

@@ -53,7 +53,10 @@ TOOL_NAME = "asyncbench"
 # 8 — `shard` at the top level of a file written by `run --shard I/N` ({index, count, plan, plan_cases, cases, positions}:
 # part of which plan it measured, model.ShardOf), what `merge` checks before it puts a CI matrix's shards together.
 # Absent elsewhere, and in older files.
-SCHEMA_VERSION = 8
+# 9 — `syncs` on a result measured with `run --syncs`: {variant: {rounds, coverage, note, points: [{file, line, kind,
+# call, calls_per_step, wait_s_per_step, wait_ci_s, drained_per_step, calls_rounds, wait_s_rounds}]}}, where the step
+# waited (results.syncs). Absent without --syncs, and in older files (read as no census).
+SCHEMA_VERSION = 9
 
 #: a line only a config has: what tells `show config.yaml` apart from a broken results file
 CONFIG_LINE = re.compile(r"^experiments\s*:", re.MULTILINE)

@@ -6,11 +6,22 @@ first frame outside the framework and asyncbench), what was called there, and it
 times the host waited there and how long, with a 95% interval over the census rounds.
 
 Plain frozen dataclasses, no framework: a census is read, compared and rendered without torch.
+
+Stored in a results file (schema 9) as a result's `syncs`: {variant: census_to_dict(census)}, absent when no census
+was asked for (`census_to_dict`, `census_from_dict`; results.records calls them, results.recordable checks them).
+
+For the output (issue 35b): `SyncPoint.file` is the code object's own file name, as Python has it (absolute for
+an imported module, a workload's file included); `call` may read "jax.numpy.nonzero → jax.Array._value" when the
+user's line called a framework function that waited inside (the function the line called, then the hooked entry
+point); points of kind `unattributed` come from the frame fallback (a call from the user's line that slept), their
+seconds the time it was off the CPU. A census of a synchronous backend has `rounds == 0`, no points and a
+`coverage` that says why.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 from asyncbench.results.model import Word
 
@@ -91,3 +102,55 @@ class Census:
                 calls[index] += count
                 waits[index] += seconds
         return tuple(calls), tuple(waits)
+
+
+# Seconds are stored to the nanosecond, as raw samples are (results.records.SAMPLE_DECIMALS).
+_DECIMALS = 9
+
+
+def _seconds(value: float) -> float:
+    return round(value, _DECIMALS)
+
+
+def census_to_dict(census: Census) -> dict[str, Any]:
+    """A census as a results file stores it (under its variant's name in the result's `syncs`)."""
+    return {
+        "rounds": census.rounds,
+        "coverage": census.coverage,
+        "note": census.note,
+        "points": [
+            {
+                "file": point.file,
+                "line": point.line,
+                "kind": point.kind.value,
+                "call": point.call,
+                "calls_per_step": point.calls_per_step,
+                "wait_s_per_step": _seconds(point.wait_s_per_step),
+                "wait_ci_s": None if point.wait_ci_s is None else [_seconds(point.wait_ci_s[0]), _seconds(point.wait_ci_s[1])],
+                "drained_per_step": point.drained_per_step,
+                "calls_rounds": list(point.calls_rounds),
+                "wait_s_rounds": [_seconds(value) for value in point.wait_s_rounds],
+            }
+            for point in census.points
+        ],
+    }
+
+
+def census_from_dict(variant: str, raw: Mapping[str, Any]) -> Census:
+    """A stored census (`census_to_dict`'s shape)."""
+    points = tuple(
+        SyncPoint(
+            file=str(point["file"]),
+            line=int(point["line"]),
+            kind=SyncKind(point["kind"]),
+            call=str(point["call"]),
+            calls_per_step=float(point["calls_per_step"]),
+            wait_s_per_step=float(point["wait_s_per_step"]),
+            wait_ci_s=None if point.get("wait_ci_s") is None else (float(point["wait_ci_s"][0]), float(point["wait_ci_s"][1])),
+            drained_per_step=None if point.get("drained_per_step") is None else float(point["drained_per_step"]),
+            calls_rounds=tuple(int(value) for value in point.get("calls_rounds") or ()),
+            wait_s_rounds=tuple(float(value) for value in point.get("wait_s_rounds") or ()),
+        )
+        for point in raw.get("points") or ()
+    )
+    return Census(variant=variant, rounds=int(raw["rounds"]), points=points, coverage=str(raw.get("coverage") or ""), note=raw.get("note"))

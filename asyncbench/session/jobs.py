@@ -101,6 +101,8 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
     settings = the_plan.executor
     if request.trace_dir:
         raise InputError("--trace does not go with --executor: trace a case in a run of its own on the machine")
+    if request.syncs:
+        raise InputError("--syncs does not go with --executor: take the census of a case in a run of its own on the machine")
     preflight.check_outputs(request, any(e.sweep for e in the_plan.experiments))
     if request.recording.record:
         recorder.open_history(request.recording.history)

@@ -64,6 +64,7 @@ class Here:
                 self.plan,
                 isolate=self.request.isolate,
                 trace_dir=self.trace_dir,
+                syncs=self.request.syncs,
                 on_start=display.start,
                 on_progress=display.update,
                 on_result=on_result,

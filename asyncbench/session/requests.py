@@ -69,6 +69,8 @@ class RunRequest:
     #: each case in a worker process (False: --in-process)
     isolate: bool = True
     trace_dir: str | None = None
+    #: take each case's census of where its steps waited (`--syncs`: Result.syncs)
+    syncs: bool = False
     progress: bool = True
     #: the executor's settings the command line gave (--executor, --per, --partition...), as a config's `executor:` keys
     executor: Mapping[str, Any] = field(default_factory=dict)

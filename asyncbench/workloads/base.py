@@ -120,6 +120,7 @@ class Measured:
     problem: str | None = None  # what verification found wrong, if anything
     note: str | None = None
     traced: Any = None  # trace.Traced, when --trace asked for timelines
+    syncs: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # variant -> results.syncs.Census (--syncs)
 
 
 #: per-variant metrics are declared once with a K placeholder: epoch_s_k1, epoch_s_k2 -> epoch_s_kK

@@ -1,0 +1,288 @@
+"""The census of a step's hidden synchronizations (`run --syncs`): where the host waited, how often, how long.
+
+Census rounds are rounds of their own, interleaved with the timed rounds (timing.measure asks `due` after each
+timed round), so nothing here ever runs inside a timed sample. In a census round each variant runs once as a
+timed sample would (its prelude, the step, the case's sync), but with the backend's blocking entry points
+(`Backend.sync_hooks`) wrapped: each call the step makes is timed with the host clock and attributed to the
+user's line (frames.Frames), under the hook's kind and name. A hooked call made inside another (`item` calling
+`__array__` inside the framework) counts once, at the outermost. The frame fallback (frames.SleepWatch) adds
+the calls from the user's lines that slept where no hook was. The case's own sync after the step is not the
+step's: nothing is recorded there.
+
+The wrappers exist only while a census round runs: `installed` puts them in place and restores every entry
+point after, also on an exception. A backend with nothing asynchronous on the device (NumPy; torch on a CPU)
+gets no census rounds: `synchronous` says why its census is empty.
+
+Entry points, for a backend's hooks or a test:
+- `Taker(hooks, framework_roots)`: the census of a case; `round(...)` once per census round, `censuses()` at
+  the end (one `Census` per variant, points sorted by time blocked, per-round vectors, medians, 95% intervals).
+- `take(step, hooks, framework_roots, rounds=...)`: the census of one callable, run `rounds` times.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from asyncbench.backends.base import Backend, SyncHook
+from asyncbench.measure.frames import CAN_WATCH, Frames, SleepWatch, Where
+from asyncbench.results import stats
+from asyncbench.results.syncs import Census, SyncKind, SyncPoint
+
+# Six census rounds are the fewest whose median has a 95% interval (results.stats.order_rank: [min, max] of 6 covers
+# 96.9%; of 5, 93.8%). They are taken after each of the first timed rounds, so a case stopped at its min_samples (6 by
+# default) still has them; after that one census round per CENSUS_EVERY timed rounds narrows the intervals of a long
+# case at a fifth of its time. A case that stops sooner (min_samples under 6) is topped up after its last timed round.
+CENSUS_ROUNDS = 6
+CENSUS_EVERY = 5
+#: what a census of a backend without hooks can still see
+FALLBACK_ONLY = "the frame fallback only (no hooks for this backend)"
+
+#: a point's key within a step: where, what was called, its kind
+Key = tuple[str, int, str, SyncKind]
+
+
+def due(timed_rounds: int, census_rounds: int) -> bool:
+    """Whether a census round is due after `timed_rounds` timed rounds, `census_rounds` taken so far."""
+    return census_rounds < CENSUS_ROUNDS or timed_rounds % CENSUS_EVERY == 0
+
+
+class _Recorder:
+    """What one census step saw: per point, the waits and the seconds blocked."""
+
+    def __init__(self, frames: Frames):
+        self.frames = frames
+        self.points: dict[Key, list[float]] = {}
+        self.hooked = 0
+        self.local = threading.local()
+
+    def add(self, where: Where | None, call: str, kind: SyncKind, seconds: float) -> None:
+        if where is None:  # no user frame at all (a framework thread): not the step's line
+            return
+        key = (where.file, where.line, call, kind)
+        counted = self.points.setdefault(key, [0, 0.0])
+        counted[0] += 1
+        counted[1] += seconds
+
+    def unhooked(self, where: Where, call: str, seconds: float) -> None:
+        """A wait the frame fallback found."""
+        self.add(where, call, SyncKind.UNKNOWN, seconds)
+
+    def count(self) -> int:
+        return self.hooked
+
+    def inside(self) -> bool:
+        return bool(getattr(self.local, "depth", False))
+
+
+#: the recorder of the census step running now (None: no step is being recorded; the wrappers pass calls through)
+_recording: _Recorder | None = None
+
+
+def _wrap(hook: SyncHook, original: Callable[..., Any]) -> Callable[..., Any]:
+    """`original` timed and attributed while a census step records; a call inside another hooked call passes through."""
+    kind = SyncKind(hook.kind)
+
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        recorder = _recording
+        if recorder is None or getattr(recorder.local, "depth", False) or (hook.when is not None and not hook.when(*args, **kwargs)):
+            return original(*args, **kwargs)
+        recorder.local.depth = True
+        started = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            blocked = time.perf_counter() - started
+            recorder.local.depth = False
+            where = recorder.frames.user_frame(sys._getframe(1))
+            call = hook.call if where is None or where.entered is None else f"{where.entered} → {hook.call}"
+            recorder.hooked += 1
+            recorder.add(where, call, kind, blocked)
+
+    hooked.__name__ = hooked.__qualname__ = hook.attribute
+    hooked.__doc__ = getattr(original, "__doc__", None)
+    return hooked
+
+
+_MISSING = object()
+
+
+@contextlib.contextmanager
+def installed(hooks: Sequence[SyncHook]) -> Iterator[tuple[SyncHook, ...]]:
+    """Every hook's entry point wrapped inside the block, each restored after (an inherited one removed again),
+    also on an exception. A property's getter is wrapped in a property of its own. Yields the hooks that could not
+    be wrapped (their owner lacks the attribute)."""
+    done: list[tuple[Any, str, Any]] = []
+    missing = []
+    try:
+        for hook in hooks:
+            current = getattr(hook.owner, hook.attribute, _MISSING)
+            if current is _MISSING:
+                missing.append(hook)
+                continue
+            own = vars(hook.owner).get(hook.attribute, _MISSING) if hasattr(hook.owner, "__dict__") else _MISSING
+            if own is not _MISSING and isinstance(own, (staticmethod, classmethod)):
+                missing.append(hook)
+                continue
+            original: Any = own if own is not _MISSING else current
+            if isinstance(original, property) and original.fget is not None:  # jax.Array._value: its getter is wrapped
+                wrapped: Any = property(_wrap(hook, original.fget), original.fset, original.fdel, original.__doc__)
+            else:
+                wrapped = _wrap(hook, original)
+            setattr(hook.owner, hook.attribute, wrapped)
+            done.append((hook.owner, hook.attribute, own))
+        yield tuple(missing)
+    finally:
+        for owner, attribute, own in reversed(done):
+            if own is _MISSING:
+                delattr(owner, attribute)
+            else:
+                setattr(owner, attribute, own)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One variant's step as a census round runs it."""
+
+    run: Callable[[], Any]
+    prelude: Callable[[], None] | None = None
+
+
+class Taker:
+    """The census of one case: `round` per census round, `censuses` at the end.
+
+    `hooks`: the backend's (Backend.sync_hooks); `framework_roots`: the top-level modules that are the framework's
+    (Backend.owned_modules), whose frames are never the user's line; `fallback`: the frame fallback on."""
+
+    def __init__(self, hooks: Sequence[SyncHook], framework_roots: frozenset[str], fallback: bool = True, backend: str = ""):
+        self.hooks = tuple(hooks)
+        self.frames = Frames(framework_roots)
+        self.fallback = fallback and CAN_WATCH
+        self.backend = backend
+        self.rounds: dict[str, list[dict[Key, list[float]]]] = {}
+        self.missing: tuple[SyncHook, ...] = ()
+
+    def round(
+        self,
+        variants: Mapping[str, Callable[[], Any]],
+        sync: Callable[[], None],
+        order: Sequence[str] | None = None,
+        preludes: Mapping[str, Callable[[], None]] | None = None,
+    ) -> None:
+        """One census round: each variant once (in `order`), hooks in place, recorded from its call to its return;
+        then the case's `sync`, unrecorded."""
+        global _recording
+        with installed(self.hooks) as missing:
+            self.missing = missing
+            for name in order or list(variants):
+                prelude = (preludes or {}).get(name)
+                if prelude is not None:
+                    prelude()
+                recorder = _Recorder(self.frames)
+                watch = SleepWatch(self.frames, recorder.unhooked, recorder.count, recorder.inside)
+                _recording = recorder
+                if self.fallback:
+                    watch.start()
+                try:
+                    result = variants[name]()
+                finally:
+                    if self.fallback:
+                        watch.stop()
+                    _recording = None
+                sync()
+                del result
+                self.rounds.setdefault(name, []).append(recorder.points)
+
+    @property
+    def taken(self) -> int:
+        """Census rounds taken so far (those of the variant with fewest)."""
+        return min((len(r) for r in self.rounds.values()), default=0)
+
+    def coverage(self) -> str:
+        seen = f"{self.backend or 'the backend'}'s hooks" if self.hooks else ""
+        if self.hooks and self.fallback:
+            said = f"{seen} and the frame fallback"
+        elif self.hooks:
+            said = f"{seen} (no frame fallback on this platform)"
+        else:
+            said = FALLBACK_ONLY if self.fallback else "nothing: no hooks, and no frame fallback on this platform"
+        if self.missing:
+            said += f"; not hooked (absent in this version): {', '.join(hook.call for hook in self.missing)}"
+        return said
+
+    def censuses(self, note: str | None = None) -> dict[str, Census]:
+        """One Census per variant, from every round taken."""
+        return {name: summarize(name, rounds, self.coverage(), note) for name, rounds in self.rounds.items()}
+
+
+def summarize(variant: str, rounds: Sequence[Mapping[Key, Sequence[float]]], coverage: str, note: str | None = None) -> Census:
+    """A variant's Census from its census rounds: each point's waits and seconds per round (0 where it did not wait
+    in a round), their medians, the 95% interval of the seconds' median (stats.median_ci over the rounds, as
+    independent: the rounds are spread over the case), sorted by time blocked, largest first."""
+    keys = sorted({key for points in rounds for key in points}, key=lambda k: (k[0], k[1], k[2]))
+    found = []
+    for file, line, call, kind in keys:
+        calls = tuple(int(points.get((file, line, call, kind), (0, 0.0))[0]) for points in rounds)
+        waits = tuple(float(points.get((file, line, call, kind), (0, 0.0))[1]) for points in rounds)
+        found.append(
+            SyncPoint(
+                file=file,
+                line=line,
+                kind=kind,
+                call=call,
+                calls_per_step=statistics.median(calls),
+                wait_s_per_step=statistics.median(waits),
+                wait_ci_s=stats.median_ci(waits, independent=True),
+                calls_rounds=calls,
+                wait_s_rounds=waits,
+            )
+        )
+    found.sort(key=lambda p: (-p.wait_s_per_step, p.file, p.line))
+    return Census(variant=variant, rounds=len(rounds), points=tuple(found), coverage=coverage, note=note)
+
+
+def taker_for(backend: Backend, device: str, asynchronous: bool) -> Taker | None:
+    """The census of a case on `backend` and `device`: its hooks, its modules as the framework's; None where the
+    backend runs synchronously there (`synchronous` says why its census is empty)."""
+    return Taker(backend.sync_hooks(device), backend.owned_modules(), backend=backend.name) if asynchronous else None
+
+
+def of_case(taker: Taker | None, variants: Sequence[str], backend: str, device: str) -> dict[str, Census]:
+    """A case's censuses: the taker's, or those of a synchronous backend (no taker)."""
+    return taker.censuses() if taker is not None else synchronous(variants, backend, device)
+
+
+def synchronous(variants: Sequence[str], backend: str, device: str) -> dict[str, Census]:
+    """The census of a backend that runs synchronously on `device`: no rounds, no points, and why."""
+    why = f"{backend} runs synchronously on {device}: nothing waits for a device"
+    if backend == "numpy":
+        why = "numpy runs synchronously: nothing waits for a device"
+    return {name: Census(variant=name, rounds=0, coverage=why) for name in variants}
+
+
+def unmeasured(variants: Sequence[str], why: str) -> dict[str, Census]:
+    """The census of a case where no census round could run, saying why."""
+    return {name: Census(variant=name, rounds=0, note=why) for name in variants}
+
+
+def take(
+    step: Callable[[], Any],
+    hooks: Sequence[SyncHook],
+    framework_roots: frozenset[str] = frozenset(),
+    rounds: int = CENSUS_ROUNDS,
+    sync: Callable[[], None] = lambda: None,
+    fallback: bool = True,
+) -> Census:
+    """The census of one callable run `rounds` times (after one unrecorded run: compiling is not a wait), for a
+    test or a backend's own check of its hooks."""
+    step()
+    sync()
+    taker = Taker(hooks, framework_roots, fallback)
+    for _ in range(rounds):
+        taker.round({"step": step}, sync)
+    return taker.censuses()["step"]

@@ -1,0 +1,171 @@
+"""Whose line waited: the user's frame of a blocking call, and the frame fallback for waits no hook covers.
+
+The census (census.py) names each wait by the user's own source line: the first frame, walking out from the
+blocking call, whose code is neither the framework's (its top-level modules, NumPy, the standard library) nor
+asyncbench's harness (measure/, engine/, backends/). A built-in workload's module (asyncbench/workloads/) is
+the user's code here: conversion's `.item()` is attributed to its line in workloads/conversion.py.
+
+The fallback (`SleepWatch`) sees the waits no backend hook covers, on any backend: while a census step runs, a
+profile function times every call the user's frames make into code that is not the user's (a framework's
+Python function or any C function) and reports one whose thread slept in it — it made a voluntary context
+switch (it waited on a lock, a condition, a queue being drained) and spent at least FALLBACK_MIN_WAIT_S off
+the CPU — with that time off the CPU as its time blocked (not the call's wall time: a call that also works,
+such as masked indexing's Python, is blocked only while it waits). A call that contains a hooked wait is the
+hook's, not counted again. What it cannot see: a wait that spins (a CUDA synchronize in spin mode burns the
+CPU; hooks cover those), one shorter than its threshold, and any wait where the platform has no per-thread
+context-switch count (not Linux: the fallback is off, and the census's coverage says so).
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import sysconfig
+import time
+import types
+from dataclasses import dataclass
+from typing import Any, Callable
+
+#: asyncbench's own harness, never the user's line: the census's wrappers, the timing loop, the runner, the backends
+HARNESS_PACKAGES = ("asyncbench.measure", "asyncbench.engine", "asyncbench.backends")
+#: the standard library's folders: a wait reached through logging, functools or a context manager is the line that
+#: called into them
+_STDLIB = tuple({sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib")})
+#: the modules that are never the user's code whatever the backend: NumPy's (numpy.asarray, array2string call into
+#: a device array's conversions)
+ALWAYS_FRAMEWORK = frozenset({"numpy"})
+
+# The fallback's threshold. Measured (benchmarks/syncs.py, the "fallback" part): on sync-free JAX and MXNet steps on a
+# 2-core CPU shared with other work, every call from the step's lines that slept (a voluntary context switch, under
+# half the time on the CPU) took under 60 µs — the framework's dispatch meeting its worker threads' locks — while the
+# smallest real wait the corpus plants (one 64×64 product drained) blocks 100 µs or more. 200 µs leaves both margins.
+FALLBACK_MIN_WAIT_S = 2e-4
+
+
+@dataclass(frozen=True)
+class Where:
+    """A user's line and, when the user's line called into the framework first, what it called there."""
+
+    file: str
+    line: int
+    #: the function the user's line called, where that is not the hooked entry point itself ("jax.numpy.nonzero")
+    entered: str | None = None
+
+
+def _function_name(code: types.CodeType, module: str) -> str:
+    return f"{module}.{getattr(code, 'co_qualname', code.co_name)}" if module else getattr(code, "co_qualname", code.co_name)
+
+
+class Frames:
+    """Which frames are the user's, cached by code object (the census asks for every hooked call)."""
+
+    def __init__(self, framework_roots: frozenset[str]):
+        """`framework_roots`: the framework's modules, each a top-level package ("jax") or a module with its
+        submodules ("tests.support.stream_device")."""
+        self.framework_roots = frozenset(framework_roots) | ALWAYS_FRAMEWORK
+        self._user: dict[types.CodeType, bool] = {}
+
+    def is_user(self, frame: types.FrameType) -> bool:
+        code = frame.f_code
+        known = self._user.get(code)
+        if known is None:
+            known = self._user[code] = self._judge(code, frame.f_globals.get("__name__") or "")
+        return known
+
+    def _judge(self, code: types.CodeType, module: str) -> bool:
+        if module.startswith(HARNESS_PACKAGES) or any(module == root or module.startswith(root + ".") for root in self.framework_roots):
+            return False
+        filename = code.co_filename
+        return not (filename.startswith("<frozen ") or (filename.startswith(_STDLIB) and "site-packages" not in filename))
+
+    def user_frame(self, frame: types.FrameType | None) -> Where | None:
+        """The first user frame from `frame` outwards, with the framework function its line called (None: none)."""
+        inner: types.FrameType | None = None
+        while frame is not None:
+            if self.is_user(frame):
+                entered = None
+                if inner is not None and not (inner.f_globals.get("__name__") or "").startswith("asyncbench.measure"):
+                    entered = _function_name(inner.f_code, inner.f_globals.get("__name__") or "")
+                return Where(frame.f_code.co_filename, frame.f_lineno, entered)
+            inner, frame = frame, frame.f_back
+        return None
+
+
+def _c_name(function: Any) -> str:
+    """A C function's name as a user knows it: `time.sleep`, `jaxlib._jax.ArrayImpl.block_until_ready`."""
+    owner = getattr(function, "__self__", None)
+    module = getattr(function, "__module__", None)
+    if module is None and owner is not None and not isinstance(owner, types.ModuleType):
+        module = type(owner).__module__
+    elif module is None and isinstance(owner, types.ModuleType):
+        module = owner.__name__
+    name = getattr(function, "__qualname__", None) or getattr(function, "__name__", repr(function))
+    return f"{module}.{name}" if module and module != "builtins" else str(name)
+
+
+def _switches() -> int:
+    """This thread's voluntary context switches so far (Linux: RUSAGE_THREAD): each is a sleep on a lock, a
+    condition or I/O; a preemption is an involuntary one."""
+    return resource.getrusage(RUSAGE_THREAD or resource.RUSAGE_SELF).ru_nvcsw
+
+
+RUSAGE_THREAD: int | None = getattr(resource, "RUSAGE_THREAD", None)
+#: whether this platform can tell a call that slept from one that was preempted (per-thread voluntary switches)
+CAN_WATCH = RUSAGE_THREAD is not None
+
+#: what the fallback reports: where, what was called, seconds blocked
+Report = Callable[[Where, str, float], None]
+
+
+class SleepWatch:
+    """The frame fallback, for one census step at a time: `start` sets the profile function on this thread, `stop`
+    removes it. Each call a user frame makes into non-user code is timed; one that slept is passed to `report`.
+    `hooked` is read before and after each call: a count of hooked waits recorded so far, so a call that contains
+    one is left to the hook; `inside` says whether a hooked call is running now (what it calls is the hook's)."""
+
+    def __init__(
+        self,
+        frames: Frames,
+        report: Report,
+        hooked: Callable[[], int],
+        inside: Callable[[], bool],
+        min_wait_s: float = FALLBACK_MIN_WAIT_S,
+    ):
+        self.frames, self.report, self.hooked, self.inside, self.min_wait_s = frames, report, hooked, inside, min_wait_s
+        # open calls: (the callee's frame, or the C function, the user frame, start, cpu, voluntary switches, hooked)
+        self._open: list[tuple[Any, types.FrameType, float, float, int, int]] = []
+
+    def start(self) -> None:
+        if CAN_WATCH:
+            self._open.clear()
+            sys.setprofile(self._event)
+
+    def stop(self) -> None:
+        if CAN_WATCH:
+            sys.setprofile(None)
+            self._open.clear()
+
+    def _event(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        if event == "call":
+            caller = frame.f_back
+            if caller is not None and not self.frames.is_user(frame) and self.frames.is_user(caller):
+                self._begin(frame, caller)
+        elif event == "c_call":
+            if self.frames.is_user(frame):
+                self._begin(arg, frame)
+        elif event in ("return", "c_return", "c_exception") and self._open and self._open[-1][0] is (frame if event == "return" else arg):
+            self._end(event == "return")
+
+    def _begin(self, callee: Any, caller: types.FrameType) -> None:
+        if self.inside():
+            return
+        self._open.append((callee, caller, time.perf_counter(), time.thread_time(), _switches(), self.hooked()))
+
+    def _end(self, python: bool) -> None:
+        now = time.perf_counter()
+        callee, caller, started, cpu_before, switches_before, hooked_before = self._open.pop()
+        off_cpu = (now - started) - (time.thread_time() - cpu_before)
+        if off_cpu < self.min_wait_s or self.hooked() != hooked_before or _switches() == switches_before:
+            return
+        name = _function_name(callee.f_code, callee.f_globals.get("__name__") or "") if python else _c_name(callee)
+        self.report(Where(caller.f_code.co_filename, caller.f_lineno), name, off_cpu)
