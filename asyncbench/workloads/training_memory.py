@@ -168,8 +168,8 @@ class TrainingMemory(Workload):
             if ahead is not None and done is not None and ahead[1] < done[0] * RAN_AHEAD:
                 text += f" (the loop returned after {self.figure(result, f'loop_s_k{k}')})"
             memory_mb = metrics.get(f"{memory_key}_k{k}") if memory_key else None
-            if memory_key and memory_mb is not None:
-                text += f", {units.number(memory_mb)} MiB {memory_key.removesuffix('_mb').replace('_', ' ')}"
+            if memory_key and memory_mb is not None:  # in the unit the table's memory column and metric line use
+                text += f", {units.quantity(memory_mb, 'MiB')} {memory_key.removesuffix('_mb').replace('_', ' ')}"
             parts.append(text)
         return "per epoch — " + "; ".join(parts)
 

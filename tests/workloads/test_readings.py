@@ -84,3 +84,14 @@ def test_small_ops_slower_on_a_gpu_blames_the_shared_device_not_cores():
     assert "cores" not in on_gpu
     assert "one device" in on_gpu
     assert "cores" in BUILT_IN["small_ops"].reading(_metrics_result("small_ops", metrics, bounds))
+
+
+def test_training_memorys_reading_says_memory_in_the_unit_the_table_uses():
+    """The same 4 KiB read '+4 KiB' in the table and '0.00391 MiB' in the reading."""
+    from asyncbench.workloads import BUILT_IN
+
+    metrics = {"epoch_s_k0": 0.145, "epoch_s_k1": 0.172, "host_rss_delta_mb_k0": 4 / 1024, "host_rss_delta_mb_k1": 3.58}
+    reading = BUILT_IN["training_memory"].reading(_metrics_result("training_memory", metrics, {}))
+    assert "4 KiB host rss delta" in reading
+    assert "3.58 MiB host rss delta" in reading
+    assert "0.00391" not in reading
