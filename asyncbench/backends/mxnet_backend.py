@@ -24,6 +24,12 @@ Devices: `cpu` is `mx.cpu(0)`; `cpu:1` (multi_device's partner) is
 barrier is `npx.waitall()`, waiting for one result `wait_to_read()`, host
 conversion `asnumpy()` (a copy). No streams, events or memory API on a CPU:
 memory is the host's.
+
+`run --syncs` hooks the legacy NDArray's `wait_to_read`, `asnumpy`,
+`asscalar`, `bool()` and printing, the numpy interface's ndarray's own
+conversions and printing (`item`, `tolist`, `float()`, `int()`, `str`,
+`format`), and `waitall` under both its names (mx.nd, mx.npx). The engine
+says nothing of its queue: how much a wait drained is not known.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from asyncbench.backends.base import Backend, DeviceStatus
+from asyncbench.backends.base import Backend, DeviceStatus, SyncHook
 
 #: engine threads per CPU device: two, so a wait for one result need not queue behind other work
 ENGINE_THREADS = 2
@@ -147,5 +153,21 @@ class MxnetBackend(Backend):
 
     def is_asynchronous(self, device: str) -> bool:
         return os.environ.get("MXNET_ENGINE_TYPE") != "NaiveEngine"
+
+    def sync_hooks(self, device: str) -> tuple[SyncHook, ...]:
+        mx = _mxnet()
+        legacy, array = mx.nd.NDArray, mx.np.ndarray  # mx.np.ndarray derives from NDArray and overrides some methods
+        both = ((legacy, "mxnet.NDArray"), (array, "mxnet.np.ndarray"))
+        return (
+            SyncHook(legacy, "wait_to_read", "explicit wait", "mxnet.NDArray.wait_to_read"),
+            SyncHook(mx.nd, "waitall", "explicit wait", "mxnet.nd.waitall"),
+            SyncHook(mx.npx, "waitall", "explicit wait", "mxnet.npx.waitall"),
+            SyncHook(legacy, "asnumpy", "conversion", "mxnet.NDArray.asnumpy"),
+            *(SyncHook(owner, "asscalar", "conversion", f"{name}.asscalar") for owner, name in both),
+            *(SyncHook(array, name, "conversion", f"mxnet.np.ndarray.{name}") for name in ("item", "tolist", "__float__", "__int__")),
+            *(SyncHook(owner, "__bool__", "control flow", f"{name}.__bool__") for owner, name in both),
+            *(SyncHook(owner, "__repr__", "print", f"{name}.__repr__") for owner, name in both),
+            *(SyncHook(array, name, "print", f"mxnet.np.ndarray.{name}") for name in ("__str__", "__format__")),
+        )
 
     no_profiler = "the mxnet 1.9.1 wheel is built without its profiler (feature PROFILER off)"

@@ -11,7 +11,9 @@ Python function or any C function) and reports one whose thread slept in it — 
 switch (it waited on a lock, a condition, a queue being drained) and spent at least FALLBACK_MIN_WAIT_S off
 the CPU — with that time off the CPU as its time blocked (not the call's wall time: a call that also works,
 such as masked indexing's Python, is blocked only while it waits). A call that contains a hooked wait is the
-hook's, not counted again. What it cannot see: a wait that spins (a CUDA synchronize in spin mode burns the
+hook's, not counted again, and so is a call around one the fallback reported. What it cannot see: a call the
+profiler is not told of (a C method of an extension type other than CPython's own, such as jaxlib's nanobind
+methods: hooks cover those), a wait that spins (a CUDA synchronize in spin mode burns the
 CPU; hooks cover those), one shorter than its threshold, and any wait where the platform has no per-thread
 context-switch count (not Linux: the fallback is off, and the census's coverage says so).
 """
@@ -132,8 +134,9 @@ class SleepWatch:
         min_wait_s: float = FALLBACK_MIN_WAIT_S,
     ):
         self.frames, self.report, self.hooked, self.inside, self.min_wait_s = frames, report, hooked, inside, min_wait_s
-        # open calls: (the callee's frame, or the C function, the user frame, start, cpu, voluntary switches, hooked)
+        # open calls: (the callee's frame, or the C function, the user frame, start, cpu, voluntary switches, waits seen)
         self._open: list[tuple[Any, types.FrameType, float, float, int, int]] = []
+        self._reported = 0  # waits this watch reported: a call around one (np.from_dlpack around __dlpack__) is not again
 
     def start(self) -> None:
         if CAN_WATCH:
@@ -159,13 +162,14 @@ class SleepWatch:
     def _begin(self, callee: Any, caller: types.FrameType) -> None:
         if self.inside():
             return
-        self._open.append((callee, caller, time.perf_counter(), time.thread_time(), _switches(), self.hooked()))
+        self._open.append((callee, caller, time.perf_counter(), time.thread_time(), _switches(), self.hooked() + self._reported))
 
     def _end(self, python: bool) -> None:
         now = time.perf_counter()
         callee, caller, started, cpu_before, switches_before, hooked_before = self._open.pop()
         off_cpu = (now - started) - (time.thread_time() - cpu_before)
-        if off_cpu < self.min_wait_s or self.hooked() != hooked_before or _switches() == switches_before:
+        if off_cpu < self.min_wait_s or self.hooked() + self._reported != hooked_before or _switches() == switches_before:
             return
+        self._reported += 1
         name = _function_name(callee.f_code, callee.f_globals.get("__name__") or "") if python else _c_name(callee)
         self.report(Where(caller.f_code.co_filename, caller.f_lineno), name, off_cpu)

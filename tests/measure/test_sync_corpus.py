@@ -1,0 +1,149 @@
+"""The planted corpus (sync_corpus.py) through `runner.run(syncs=True)` on JAX and MXNet on a CPU, in the backend's
+own worker as a run does: every planted wait found at its line, with its kind, its call and its waits per step, and
+the sync-free steps with none. And the seeds' workloads read through the census: conversion's variants name their
+lines in workloads/conversion.py, barrier's two waits theirs in workloads/barrier.py.
+
+Marked `jax` / `mxnet` (skipped where the framework is missing, required under `make test`). A planted line removed
+from a step fails its test: the census would find nothing there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from asyncbench.engine import runner
+from asyncbench.results.model import OK, Result, Settings
+from asyncbench.results.syncs import Census, SyncKind
+from asyncbench.spec import config
+from asyncbench.workloads import conversion, plugins
+from tests.measure import sync_corpus
+from tests.measure.sync_corpus import JAX_PLANTED, MX_PLANTED
+
+CORPUS = Path(sync_corpus.__file__)
+#: six timed rounds (the census takes one after each: six, the fewest with a 95% interval), short products
+SETTINGS = Settings(warmup=1, min_samples=6, max_samples=6, max_time_s=30.0, max_rel_noise=1.0)
+CASES = {
+    "jax": ("JaxCorpus", JAX_PLANTED, "jax_free"),
+    "mxnet": ("MxnetCorpus", MX_PLANTED, "mx_free"),
+}
+BACKENDS = [pytest.param("jax", marks=pytest.mark.jax), pytest.param("mxnet", marks=pytest.mark.mxnet)]
+
+
+def planted_line(path: Path, name: str) -> int:
+    """The line of `path` marked `# planted: NAME`."""
+    lines = path.read_text().splitlines()
+    return next(number for number, text in enumerate(lines, 1) if text.rstrip().endswith(f"# planted: {name}"))
+
+
+def run_syncs(workload: str, backend: str, params: dict | None = None, settings: Settings = SETTINGS) -> Result:
+    experiment = config.Experiment(
+        name=workload.rpartition(":")[2] or workload,
+        workload=workload,
+        backends=(backend,),
+        devices=("cpu",),
+        params={**plugins.find(workload).defaults(quick=True), **(params or {})},
+        settings=settings,
+    )
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), isolate=True, syncs=True)
+    assert result.status == OK, result.reason
+    return result
+
+
+@pytest.fixture(scope="module")
+def corpus() -> Callable[[str], Result]:
+    ran: dict[str, Result] = {}
+
+    def of(backend: str) -> Result:
+        if backend not in ran:
+            ran[backend] = run_syncs(f"{CORPUS}:{CASES[backend][0]}", backend, {"size": 128, "chain": 3})
+        return ran[backend]
+
+    return of
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_planted_wait_is_found_at_its_line_with_its_kind_call_and_count(backend, corpus):
+    result = corpus(backend)
+    _, planted, _ = CASES[backend]
+    found = {}
+    for name, expected in planted.items():
+        census = result.syncs[name]
+        assert census.rounds >= 6
+        points = [(p.file, p.line, str(p.kind), p.call, p.calls_per_step) for p in census.points]
+        found[name] = points
+        want = (str(CORPUS), planted_line(CORPUS, name), expected.kind, expected.call, expected.calls_per_step)
+        assert points == [want], f"{name}: {points}"
+    kinds = {planted[name].kind for name in found}
+    assert len(kinds) >= 5 if backend == "jax" else len(kinds) >= 4
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_planted_wait_costs_time_with_an_interval(backend, corpus):
+    result = corpus(backend)
+    for name in CASES[backend][1]:
+        (point,) = result.syncs[name].points
+        assert point.wait_s_per_step > 0
+        assert point.wait_ci_s is not None
+        assert point.wait_ci_s[0] <= point.wait_s_per_step <= point.wait_ci_s[1]
+        assert len(point.wait_s_rounds) == result.syncs[name].rounds
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_sync_free_step_shows_no_wait(backend, corpus):
+    result = corpus(backend)
+    free: Census = result.syncs[CASES[backend][2]]
+    assert free.points == (), [p.where for p in free.points]
+    assert free.rounds >= 6
+    assert "hooks" in free.coverage
+
+
+def test_the_corpus_plants_at_least_twelve_kinds_of_wait_between_jax_and_mxnet():
+    calls = {(p.kind, p.call) for p in (*JAX_PLANTED.values(), *MX_PLANTED.values())}
+    assert len(calls) >= 12
+    assert {str(kind) for kind in SyncKind} <= {p.kind for p in JAX_PLANTED.values()}  # every kind, on JAX alone
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_conversion_names_each_variants_own_line(backend):
+    result = run_syncs("conversion", backend, {"size": 128, "n_iter": 4})
+    source = Path(conversion.__file__)
+    lines = source.read_text().splitlines()
+
+    def line(text: str, after: str) -> int:
+        start = next(i for i, t in enumerate(lines) if after in t)
+        return next(i for i, t in enumerate(lines[start:], start + 1) if text in t)
+
+    final = {name: line("return y[0, 0].item()", f"def run_{name}()") for name in ("none", "item", "numpy", "print")}
+    per_iteration = {
+        "item": (line("y[0, 0].item()", "def run_item()"), SyncKind.CONVERSION),
+        "numpy": (line("to_host(y)", "def run_numpy()"), SyncKind.CONVERSION),
+        "print": (line("print(y[0, :PRINTED_ELEMENTS], file=sink)", "def run_print()"), SyncKind.PRINT),
+    }
+    for variant, census in result.syncs.items():
+        where = {(p.file, p.line): p for p in census.points}
+        assert set(where) <= {(str(source), final[variant]), *((str(source), n) for n, _ in per_iteration.values())}
+        assert where[(str(source), final[variant])].calls_per_step == 1  # every variant's one final .item()
+        if variant in per_iteration:
+            at, kind = per_iteration[variant]
+            point = where[(str(source), at)]
+            assert (point.calls_per_step, point.kind) == (4, kind)  # one per iteration
+            assert point.wait_s_per_step > 0
+        assert len(census.points) == (2 if variant in per_iteration else 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_barrier_names_its_device_wait_and_its_one_result_wait(backend):
+    from asyncbench.workloads import barrier
+
+    result = run_syncs("barrier", backend, {"size": 128, "background_ops": 4})
+    source = str(Path(barrier.__file__))
+    lines = Path(source).read_text().splitlines()
+    waitall_at = next(i for i, t in enumerate(lines) if "def run_waitall" in t)
+    waitall_line = next(i for i, t in enumerate(lines[waitall_at:], waitall_at + 1) if t.strip() == "backend.barrier(device)")
+    wait_one_line = next(i for i, t in enumerate(lines, 1) if t.strip().startswith("backend.wait(y)"))
+    (waitall,) = result.syncs["waitall"].points
+    (wait_one,) = result.syncs["wait_one"].points
+    assert (waitall.file, waitall.line, waitall.kind, waitall.calls_per_step) == (source, waitall_line, SyncKind.EXPLICIT, 1)
+    assert (wait_one.file, wait_one.line, wait_one.kind, wait_one.calls_per_step) == (source, wait_one_line, SyncKind.EXPLICIT, 1)
