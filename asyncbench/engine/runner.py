@@ -49,6 +49,7 @@ from asyncbench.results.plan import Config, Experiment
 from asyncbench.verdicts import checks
 from asyncbench.workloads import plugins
 from asyncbench.workloads.base import Measured, Prepared, Workload
+from asyncbench.workloads.step_form import StepWorkload
 
 #: said on a case traced in asyncbench's own process: there is no fresh worker for the cases after it
 IN_PROCESS_TRACE = (
@@ -396,6 +397,10 @@ def run(
                 result = run_case(case, workload, backends[case.backend], on_progress)
                 if result.traces and case.device.startswith("cuda"):
                     result = dataclasses.replace(result, warnings=(*result.warnings, IN_PROCESS_TRACE))
+            elif isinstance(workload, StepWorkload) and (reason := workload.skip_reason(backends[case.backend], case.device, case.params)):
+                # a step's skip is read from its code, so it is decided here: a worker in another environment
+                # (MXNet's) may not even import a torch step's file, and an import error there is no reason to skip
+                result = _row(case, SKIPPED, reason)
             else:
                 result = _run_isolated(worker, case, workload, on_progress)
             result = workload.describe(result)

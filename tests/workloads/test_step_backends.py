@@ -197,13 +197,14 @@ def test_a_torch_step_run_without_b_gives_no_row_of_another_backend_that_claims_
         timeout=300,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
-    # exit 3 where a backend runs under another interpreter without torch (this machine's mxnet): an error row there
-    assert done.returncode in (0, 1, 3), done.stdout + done.stderr
+    # no error row either, even where a backend's worker runs under an interpreter without torch (MXNet's
+    # environment: it cannot import the step's file, so the skip is decided where the step was read)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
     results = {r["backend"]: r for r in json.loads((tmp_path / "r.json").read_text())["results"]}
     assert {name for name, r in results.items() if r["status"] == "ok"} == {"torch"}, done.stdout
-    for name in ("numpy", "jax"):
+    for name in ("numpy", "jax", "mxnet"):
         assert results[name]["status"] == "skipped"
-        assert f"names torch, not {name}" in results[name]["reason"]
+        assert results[name].get("unavailable") or f"names torch, not {name}" in results[name]["reason"]
 
 
 STEP_FORM_VARIANTS = [variant_name(k) for k in (0, 4, 1)]
