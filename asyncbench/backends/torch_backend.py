@@ -142,18 +142,10 @@ class TorchBackend(Backend):
         if empty is not None and torch.cuda.is_initialized():
             empty()
 
-    @contextlib.contextmanager
-    def full_precision(self) -> Iterator[None]:
+    def full_precision(self) -> ContextManager[None]:
         import torch
 
-        matmul, cudnn = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
-        torch.set_float32_matmul_precision("highest")
-        torch.backends.cudnn.allow_tf32 = False
-        try:
-            yield
-        finally:
-            torch.set_float32_matmul_precision(matmul)
-            torch.backends.cudnn.allow_tf32 = cudnn
+        return _full_precision(torch)
 
     def timer(self, device: str) -> CudaEventTimer | None:
         if not device.startswith("cuda"):
@@ -249,3 +241,61 @@ class TorchBackend(Backend):
         from asyncbench.backends.profilers import TorchProfiler
 
         return TorchProfiler(device)
+
+
+#: the new precision API's settings (torch ≥ 2.9) that float32 products and convolutions read on a GPU and on the CPU
+#: (mkldnn's matmul may compute float32 in bf16 on CPUs with AMX): (object path under torch.backends, attribute)
+_NEW_PRECISION_SETTINGS = ("cuda.matmul", "mkldnn.matmul", "cudnn.conv", "cudnn.rnn")
+
+
+def _setting(torch: Any, path: str) -> Any:
+    found = torch.backends
+    for part in path.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def _has_new_api(torch: Any, path: str) -> bool:
+    """Whether this torch has the setting's `fp32_precision` (2.9 and later; older torch has only the legacy API).
+    Reading it never raises, while the legacy getters do once a user mixed the two APIs."""
+    try:
+        return isinstance(_setting(torch, path).fp32_precision, str)
+    except (AttributeError, RuntimeError):
+        return False
+
+
+@contextlib.contextmanager
+def _full_precision(torch: Any) -> Iterator[None]:
+    """float32 products and cuDNN convolutions in float32 inside, whichever precision API the user's code used.
+
+    The legacy setters (`set_float32_matmul_precision`, `cudnn.allow_tf32`) never raise and keep legacy and new state
+    consistent for matmuls; on torch ≥ 2.9 cuDNN's conv and RNN are also set through the new API, since the legacy
+    `allow_tf32 = False` leaves them to inherit a user's `torch.backends.fp32_precision = "tf32"`. On the way out the
+    legacy values are restored where they could be read (a mix makes their getters raise, and then "highest" stays,
+    which is what the new API alone leaves), then the new settings as they read before (resolved: a setting that
+    inherited comes back as the value it inherited)."""
+    saved_new = {path: _setting(torch, path).fp32_precision for path in _NEW_PRECISION_SETTINGS if _has_new_api(torch, path)}
+    # each legacy getter raises once the user's code mixed the APIs ("you have used mix of the legacy and new APIs")
+    matmul, cudnn = _legacy(torch.get_float32_matmul_precision), _legacy(lambda: bool(torch.backends.cudnn.allow_tf32))
+    torch.set_float32_matmul_precision("highest")
+    torch.backends.cudnn.allow_tf32 = False
+    for path in saved_new:
+        if path.startswith("cudnn"):
+            _setting(torch, path).fp32_precision = "ieee"
+    try:
+        yield
+    finally:
+        if matmul is not None:
+            torch.set_float32_matmul_precision(matmul)
+        if cudnn is not None:
+            torch.backends.cudnn.allow_tf32 = cudnn
+        for path, value in saved_new.items():
+            _setting(torch, path).fp32_precision = value
+
+
+def _legacy(read: Callable[[], Any]) -> Any:
+    """A legacy precision getter's value, or None where torch refuses to give it (the user's code set the new API)."""
+    try:
+        return read()
+    except RuntimeError:
+        return None
