@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
+import os
 from typing import Any, Callable, ContextManager, Iterable, Iterator
 
 from asyncbench.backends.base import Backend, DeviceStatus
@@ -57,6 +58,31 @@ def _peak_hook(cupy: Any, pool: Any) -> Any:
     return PeakHook()
 
 
+#: what built-in workloads' float32 products compute in on CuPy where its compute type can be set
+FULL_PRECISION = "float32 (TF32 off) in built-in workloads (cupy._core.set_compute_type); your own workloads as CUPY_TF32 says"
+
+
+def tf32_state() -> str:
+    """CUPY_TF32 as CuPy reads it: an integer above 0 turns TF32 on for float32 products."""
+    value = os.environ.get("CUPY_TF32", "0").strip() or "0"
+    try:
+        on = int(value) > 0
+    except ValueError:
+        return f"CUPY_TF32={value!r}, which CuPy cannot read as an integer"
+    return "TF32 on: CUPY_TF32=" + value if on else "TF32 off: CUPY_TF32 unset or 0"
+
+
+def _compute_types(cupy: Any) -> tuple[Any, int] | None:
+    """CuPy's per-dtype compute-type setter and its COMPUTE_TYPE_DEFAULT (float32 products in CUBLAS_COMPUTE_32F:
+    cupy/_core/_routines_linalg.pyx), or None where this CuPy has neither."""
+    core = getattr(cupy, "_core", None)
+    linalg = getattr(core, "_routines_linalg", None)
+    default = getattr(linalg, "COMPUTE_TYPE_DEFAULT", None)
+    if default is None or not hasattr(core, "get_compute_type") or not hasattr(core, "set_compute_type"):
+        return None
+    return core, int(default)
+
+
 def _index(device: str) -> int:
     return int(device.split(":")[1]) if ":" in device else 0
 
@@ -89,11 +115,17 @@ class CupyBackend(Backend):
         return None
 
     def facts(self) -> dict[str, Any]:
-        """Version, CUDA runtime and the devices cupy can use."""
+        """Version, CUDA runtime, the devices cupy can use, and what its float32 products compute in: CUPY_TF32, read
+        once by CuPy, sets TF32 for the whole process; built-in workloads run in float32 all the same (full_precision)
+        where this CuPy lets its compute type be set."""
+        cupy = self._cupy()
+        scoped = _compute_types(cupy) is not None
         return {
             "version": self.version(),
-            "cuda_runtime": self._cupy().cuda.runtime.runtimeGetVersion(),
+            "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
             "devices": {s.device: s.detail for s in self.probe() if s.available},
+            "CUPY_TF32": os.environ.get("CUPY_TF32"),
+            "float32_products": (FULL_PRECISION if scoped else f"as CUPY_TF32 says, for every workload ({tf32_state()})"),
         }
 
     def probe(self) -> tuple[DeviceStatus, ...]:
@@ -137,6 +169,24 @@ class CupyBackend(Backend):
 
     def to_host(self, array: Any) -> Any:
         return array.get()
+
+    @contextlib.contextmanager
+    def full_precision(self) -> Iterator[None]:
+        """float32 (and complex64) products through cuBLAS's CUBLAS_COMPUTE_32F inside, whatever CUPY_TF32 says:
+        CuPy has no scope of its own, but keeps one compute type per dtype (`cupy._core.set_compute_type`), read at
+        every product and linear-algebra call; it is set and put back. A CuPy without it computes as CUPY_TF32 says
+        (recorded in `facts`)."""
+        found = _compute_types(self._cupy())
+        if found is None:
+            yield
+            return
+        core, default = found
+        before = core.get_compute_type("float32")
+        core.set_compute_type("float32", default)
+        try:
+            yield
+        finally:
+            core.set_compute_type("float32", before)
 
     def hold(self, device: str, seconds: float) -> bool:
         import numpy

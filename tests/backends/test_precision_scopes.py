@@ -98,3 +98,46 @@ def test_torch_full_precision_on_a_torch_with_the_legacy_api_only():
         assert legacy.backends.cudnn.allow_tf32 is False
     assert legacy.precision == "high"
     assert legacy.backends.cudnn.allow_tf32 is True
+
+
+#: CuPy's compute types (cupy/_core/_routines_linalg.pxd): DEFAULT computes float32 products in CUBLAS_COMPUTE_32F
+COMPUTE_TYPE_DEFAULT, COMPUTE_TYPE_TF32 = 1, 7
+
+
+def _fake_cupy(compute_types: bool = True) -> Any:
+    """CuPy as the backend sees it: one compute type per dtype (float32 and complex64 share one), as CUPY_TF32=1 leaves
+    it, and the runtime's version; `compute_types=False`: a CuPy without the setter."""
+    types_by_dtype = {"float32": COMPUTE_TYPE_TF32}
+    core = types.SimpleNamespace(_routines_linalg=types.SimpleNamespace(COMPUTE_TYPE_DEFAULT=COMPUTE_TYPE_DEFAULT))
+    if compute_types:
+        core.get_compute_type = types_by_dtype.__getitem__
+        core.set_compute_type = types_by_dtype.__setitem__
+    runtime = types.SimpleNamespace(runtimeGetVersion=lambda: 12040)
+    return types.SimpleNamespace(_core=core, cuda=types.SimpleNamespace(runtime=runtime), compute_types=types_by_dtype)
+
+
+def test_cupy_full_precision_sets_float32_products_to_full_precision_whatever_cupy_tf32_says(monkeypatch):
+    from asyncbench.backends.cupy_backend import CupyBackend
+
+    cupy = _fake_cupy()
+    monkeypatch.setattr(CupyBackend, "_cupy", lambda self: cupy)
+    with CupyBackend().full_precision():
+        assert cupy.compute_types["float32"] == COMPUTE_TYPE_DEFAULT
+    assert cupy.compute_types["float32"] == COMPUTE_TYPE_TF32  # the process's own setting, back
+
+
+@pytest.mark.parametrize("has_setter", [True, False])
+def test_cupy_facts_record_cupy_tf32_and_what_float32_products_compute_in(monkeypatch, has_setter):
+    from asyncbench.backends.cupy_backend import CupyBackend
+
+    monkeypatch.setenv("CUPY_TF32", "1")
+    monkeypatch.setattr(CupyBackend, "_cupy", lambda self: _fake_cupy(has_setter))
+    facts = CupyBackend().facts()
+    assert facts["CUPY_TF32"] == "1"
+    if has_setter:
+        assert "TF32 off" in facts["float32_products"]
+        assert "built-in workloads" in facts["float32_products"]
+    else:  # no scope: the results say plainly that every product computes as CUPY_TF32 says
+        assert facts["float32_products"] == "as CUPY_TF32 says, for every workload (TF32 on: CUPY_TF32=1)"
+        with CupyBackend().full_precision():
+            pass  # and the scope is empty rather than an error
