@@ -6,7 +6,7 @@ import contextlib
 import functools
 from typing import Any, Callable, ContextManager, Iterable, Iterator
 
-from asyncbench.backends.base import DONE, Backend, DeviceStatus
+from asyncbench.backends.base import DONE, Backend, DeviceStatus, SyncHook
 
 # torch.cuda._sleep spins for a number of GPU clock cycles: this many, timed once per device with events,
 # give the cycles per second (about 5 ms at 2 GHz: long against launch latency, short against a case).
@@ -234,6 +234,17 @@ class TorchBackend(Backend):
         previous = torch.get_num_threads()
         torch.set_num_threads(count)
         return previous
+
+    def sync_hooks(self, device: str) -> tuple[SyncHook, ...]:
+        """On CUDA, where torch's host waits (torch_syncs.cuda_hooks); none on a CPU, where torch runs each op
+        before it returns: a CPU `.item()` waits for nothing, and the census says torch is synchronous there."""
+        if not device.startswith("cuda"):
+            return ()
+        import torch
+
+        from asyncbench.backends.torch_syncs import cuda_hooks
+
+        return cuda_hooks(torch)
 
     no_profiler = None
 
