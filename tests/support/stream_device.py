@@ -43,7 +43,7 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator
 
 import numpy as np
 
-from asyncbench.backends.base import Backend, DeviceStatus
+from asyncbench.backends.base import Backend, DeviceStatus, SyncHook
 
 #: launches a stream accepts before issuing blocks (CUDA's queue is about a thousand; small keeps tests fast)
 LAUNCH_QUEUE_DEPTH = 64
@@ -321,8 +321,15 @@ class Array:
         return self
 
     def __getitem__(self, index: Any) -> Array:
+        if isinstance(index, Array):  # a mask: the output's shape is its count, read on the host (torch's t[mask])
+            index = index.host_values()
         shape = np.empty(self.shape, dtype=np.bool_)[index].shape
         return Array.launch(self.device, shape, self.dtype, KERNEL_FLOOR_S, lambda a: a[index], self)
+
+    def nonzero(self) -> Array:
+        """The indices of the nonzero elements: how many is read on the host first (torch's nonzero waits)."""
+        found = np.argwhere(self.host_values())
+        return Array.launch(self.device, found.shape, np.float64, KERNEL_FLOOR_S, lambda: found)  # floats: arrays start as NaN
 
     @property
     def T(self) -> Array:  # noqa: N802 - the array API's name
@@ -347,6 +354,12 @@ class Array:
     def host_values(self) -> np.ndarray:
         self.stream.synchronize()
         return self.data.copy()
+
+    def tolist(self) -> Any:
+        return self.host_values().tolist()
+
+    def __bool__(self) -> bool:
+        return bool(self.item())  # `if x:` on a device value waits for it
 
     def __repr__(self) -> str:
         return f"streamsim.Array({self.host_values()!r}, device={self.device.name})"
@@ -400,6 +413,8 @@ class StreamSimBackend(Backend):
 
     name = "streamsim"
     module = "numpy"
+    #: the census's framework (never the user's line): this module's frames, as torch's are on CUDA
+    object_modules = ("numpy", "tests.support.stream_device")
     dtypes = ("float16", "float32", "float64")
     threads_settable = False
     launch_queue_depth = LAUNCH_QUEUE_DEPTH
@@ -429,6 +444,11 @@ class StreamSimBackend(Backend):
 
     def is_asynchronous(self, device: str) -> bool:
         return not self.device(device).inline
+
+    def sync_hooks(self, device: str) -> tuple[SyncHook, ...]:
+        from tests.support.stream_syncs import sync_hooks
+
+        return () if self.device(device).inline else sync_hooks(self)
 
     @contextlib.contextmanager
     def _activated(self, device: str) -> Iterator[None]:

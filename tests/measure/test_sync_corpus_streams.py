@@ -1,0 +1,112 @@
+"""The planted corpus for torch on CUDA (stream_sync_corpus.py) on the stream test device, through the runner with the
+census on (Case.syncs, as `run --syncs` sets it): every planted wait found at its line with its kind, its call and
+its waits per step, its time blocked about the simulated work it drained, and the sync-free step with none.
+
+The device's waits are real (the host sleeps until the hold kernel ahead has run), so a wait's time is known. A
+planted line removed from its step fails its test (test_a_step_without_its_planted_wait_shows_none checks that the
+census finds nothing once the wait is gone)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from asyncbench.engine import runner
+from asyncbench.results.model import OK, Case, Result, Settings
+from asyncbench.results.syncs import SyncKind
+from tests.measure import stream_sync_corpus
+from tests.measure.stream_sync_corpus import DEBUG_MODE_MISSES, FREE, HOLD_S, PLANTED, StreamCorpus
+from tests.measure.test_sync_corpus import planted_line
+from tests.support.stream_device import StreamSimBackend
+
+pytestmark = pytest.mark.streams
+
+CORPUS = Path(stream_sync_corpus.__file__)
+#: six timed rounds: the census takes one after each (six, the fewest with a 95% interval)
+SETTINGS = Settings(warmup=1, min_samples=6, max_samples=6, max_time_s=30.0, max_rel_noise=1.0)
+#: a wait blocks for the hold ahead of it less the little the host spent issuing it, plus the scheduler's delays in
+#: waking the stream's thread and then the host: generous on a loaded 2-core machine, still far from a wait that
+#: drained nothing (0) or two holds (2 × HOLD_S)
+LOW, HIGH = 0.6 * HOLD_S, 1.8 * HOLD_S
+
+
+def run_corpus(workload: StreamCorpus, device: str = "cuda:0") -> Result:
+    backend = StreamSimBackend(gpus=1)
+    try:
+        case = Case(
+            id=f"{workload.name}[streamsim,{device}]",
+            experiment=workload.name,
+            workload=workload.name,
+            backend="streamsim",
+            device=device,
+            params={},
+            settings=SETTINGS,
+            syncs=True,
+        )
+        result = runner.run_case(case, workload, backend)
+    finally:
+        backend.close()
+    assert result.status == OK, result.reason
+    return result
+
+
+@pytest.fixture(scope="module")
+def corpus() -> Result:
+    return run_corpus(StreamCorpus())
+
+
+def test_every_planted_wait_is_found_at_its_line_with_its_kind_call_and_count(corpus):
+    for name, expected in PLANTED.items():
+        census = corpus.syncs[name]
+        assert census.rounds >= 6
+        points = [(p.file, p.line, str(p.kind), p.call, p.calls_per_step) for p in census.points]
+        want = (str(CORPUS), planted_line(CORPUS, name), expected.kind, expected.call, expected.calls_per_step)
+        assert points == [want], f"{name}: {points}"
+
+
+def test_each_wait_blocks_about_the_simulated_work_it_drained(corpus):
+    for name, expected in PLANTED.items():
+        (point,) = corpus.syncs[name].points
+        per_wait = point.wait_s_per_step / expected.calls_per_step
+        assert LOW <= per_wait <= HIGH, f"{name}: {per_wait * 1e3:.1f} ms per wait, {HOLD_S * 1e3:.0f} ms drained"
+        assert point.wait_ci_s is not None
+        assert point.wait_ci_s[0] <= point.wait_s_per_step <= point.wait_ci_s[1]
+
+
+def test_the_sync_free_step_shows_no_wait(corpus):
+    for name in FREE:
+        census = corpus.syncs[name]
+        assert census.rounds >= 6
+        assert census.points == (), [(p.where, p.call) for p in census.points]
+        assert "hooks" in census.coverage
+
+
+def test_the_corpus_plants_every_kind_and_the_waits_torchs_debug_mode_misses():
+    calls = {(p.kind, p.call) for p in PLANTED.values()}
+    assert len(calls) >= 8
+    assert {p.kind for p in PLANTED.values()} == {str(kind) for kind in SyncKind} - {str(SyncKind.UNKNOWN)}
+    assert set(DEBUG_MODE_MISSES) <= set(PLANTED)
+
+
+class _Unplanted(StreamCorpus):
+    """The corpus with its waits taken out of two steps: each queues its work and returns."""
+
+    def setup(self, backend, device, params):
+        prepared = super().setup(backend, device, params)
+        queued = stream_sync_corpus._queued
+        return dataclasses.replace(prepared, variants={"item": queued, "event_wait": queued})
+
+
+def test_a_step_without_its_planted_wait_shows_none():
+    result = run_corpus(_Unplanted())
+    assert {name: census.points for name, census in result.syncs.items()} == {"item": (), "event_wait": ()}
+
+
+def test_the_synchronous_cpu_of_the_device_takes_no_census():
+    result = run_corpus(StreamCorpus(), device="cpu")
+    for census in result.syncs.values():
+        assert census.rounds == 0
+        assert census.points == ()
+        assert "runs synchronously on cpu" in census.coverage
