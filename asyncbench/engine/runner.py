@@ -27,7 +27,7 @@ from asyncbench.backends.base import DeviceTimer
 from asyncbench.engine import isolation, memory, rounds, sanity, trace
 from asyncbench.engine.case_workers import CaseWorkers, ImportFrameworks
 from asyncbench.errors import InputError, describe_failure
-from asyncbench.host import facts
+from asyncbench.host import facts, nvml
 from asyncbench.measure import census, harness_cost
 from asyncbench.measure.timing import measure
 from asyncbench.results import budget, stats
@@ -185,6 +185,8 @@ def _measure_here(
     # the budget's looks, and a first one where the checks' intervals begin (it replaces the looks before it: within budget)
     looks = (*budget.schedule(case.settings.min_samples, case.settings.max_samples), settings.min_samples) if decided is not None else ()
     taker = census.taker_for(backend, case.device, asynchronous) if case.syncs else None  # --syncs: census rounds too
+    # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
+    guard = nvml.guard(case.device, settings.warmup * len(prepared.variants), len(prepared.variants))
     samples, sampling = measure(
         prepared.variants,
         prepared.sync,
@@ -195,13 +197,23 @@ def _measure_here(
         looks=looks,
         preludes=prepared.preludes,
         census=taker,
+        before_sample=guard.before_sample if guard is not None else None,
     )
+    guarded = guard.finish() if guard is not None else None
     syncs = census.of_case(taker, list(prepared.variants), backend.name, case.device) if case.syncs else {}
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
     traced = trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir) if case.trace_dir else None
     return Measured(
-        samples, memories, sampling, verifies=prepared.verify is not None, problem=problem, note=prepared.note, traced=traced, syncs=syncs
+        samples,
+        memories,
+        sampling,
+        verifies=prepared.verify is not None,
+        problem=problem,
+        note="; ".join(filter(None, (prepared.note, guarded.note() if guarded else None))) or None,
+        traced=traced,
+        syncs=syncs,
+        warnings=tuple(filter(None, (guarded.warning() if guarded else None,))),
     )
 
 
@@ -278,6 +290,8 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
         fields.update(traces=measured.traced.files, trace_detail=measured.traced.detail, warnings=measured.traced.warnings)
     elif case.trace_dir:
         fields.update(trace_detail="not traced: the case measured itself in other processes (its ranks)")
+    if measured.warnings:  # the NVML guard's throttled rounds
+        fields.update(warnings=(*fields.get("warnings", ()), *measured.warnings))
     if case.syncs:
         fields.update(syncs=measured.syncs or census.unmeasured(list(measured.samples), NO_CENSUS_ACROSS_PROCESSES))
     if measured.problem:

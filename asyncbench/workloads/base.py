@@ -121,6 +121,7 @@ class Measured:
     note: str | None = None
     traced: Any = None  # trace.Traced, when --trace asked for timelines
     syncs: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # variant -> results.syncs.Census (--syncs)
+    warnings: tuple[str, ...] = ()  # what the harness saw go wrong while sampling (the NVML guard's throttled rounds)
 
 
 #: per-variant metrics are declared once with a K placeholder: epoch_s_k1, epoch_s_k2 -> epoch_s_kK
