@@ -2,13 +2,15 @@
 
 A headline first (with why the run exits as it does), the environment,
 then per experiment its table and a bullet per case (metrics, reading,
-clock bars in a text block, notes, traces, warnings, checks), and the
+clock bars in a text block, notes, traces, warnings, checks, and where its step
+waited: a table, `--syncs`), and the
 comparison with a baseline. Every word comes from `view`.
 """
 
 from __future__ import annotations
 
 from asyncbench.report.compared import ComparisonView
+from asyncbench.report.syncs import CensusView
 from asyncbench.report.view import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED, ReportView
 from asyncbench.results.model import Status, Verdict
 
@@ -51,6 +53,8 @@ def markdown(view: ReportView, path: str = "-") -> str:
                 lines.append(f"  - traced ({case.trace_detail}): `{case.traces}` — open in ui.perfetto.dev")
             lines += [f"  - ⚠️ {warning}" for warning in case.warnings]
             lines += [f"  - {MARKDOWN_MARK[check.verdict]} `{check.expect}`: {check.detail}" for check in case.checks]
+            if case.syncs is not None:
+                lines += census_lines(case.syncs)
         if experiment.left_out:
             lines.append(f"- _{experiment.left_out}_")
         lines.append("")
@@ -59,6 +63,30 @@ def markdown(view: ReportView, path: str = "-") -> str:
     if view.comparison is not None:
         lines += ["", *comparison_lines(view.comparison)]
     return "\n".join(lines) + "\n"
+
+
+def census_lines(census: CensusView) -> list[str]:
+    """Where a case's step waited: a bullet for a case that never waited; else its table (file:line and call as code,
+    to copy) and a bullet per variant."""
+    if not census.rows:
+        return [f"  - {census.title}: {census.summary[0]}", *(f"  - ⚠️ {note}" for note in census.notes)]
+    code = {census.headers.index("file:line"), census.headers.index("call")}
+
+    def cell(index: int, text: str) -> str:
+        text = text.replace("|", "\\|")
+        return f"`{text}`" if index in code and text else text
+
+    return [
+        "",
+        f"  **{census.title}**",
+        "",
+        "  | " + " | ".join(census.headers) + " |",
+        "  |" + "".join("--:|" if figures else "---|" for figures in census.figures),
+        *("  | " + " | ".join(cell(index, text) for index, text in enumerate(row)) + " |" for row in census.rows),
+        "",
+        *(f"  - {line}" for line in census.summary),
+        *(f"  - ⚠️ {note}" for note in census.notes),
+    ]
 
 
 def comparison_lines(comparison: ComparisonView) -> list[str]:

@@ -17,11 +17,13 @@ from typing import Sequence
 from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from asyncbench.errors import EXIT_OK
 from asyncbench.report.compared import ComparisonView
+from asyncbench.report.syncs import CensusView
 from asyncbench.report.view import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED, CaseView, ExperimentView, OutcomeView, ReportView
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Check, Status, Verdict
@@ -33,6 +35,9 @@ MIN_FILE_WIDTH = 120
 # takes a second, not ten.
 RICH_TABLE_MAX_ROWS = 400
 
+# A case's census table is indented as its lines are: it belongs to that case, not to the experiment (top, right,
+# bottom, left).
+CASE_INDENT = (0, 0, 0, 4)
 STATUS_STYLE = {Status.OK: "green", Status.SKIPPED: "yellow", Status.ERROR: "red"}
 CHECK_MARK = {
     Verdict.PASS: "[green]✓[/]",
@@ -129,8 +134,9 @@ def print_experiment_table(console: Console, experiment: ExperimentView, plain: 
     console.print(plain_table(experiment.title, headers, rows, [column.figures for column in experiment.columns]), soft_wrap=True)
 
 
-def print_case(console: Console, case: CaseView) -> None:
-    """The lines under a table for one case: metrics, reading, bars, notes, checks (or why it did not run)."""
+def print_case(console: Console, case: CaseView, plain: bool = False) -> None:
+    """The lines under a table for one case: metrics, reading, bars, notes, checks (or why it did not run), then
+    where its step waited (`--syncs`)."""
     if case.status != Status.OK:
         say(console, f"  [bold]{escape(case.who)}[/]: [{STATUS_STYLE[case.status]}]{case.status}[/]: {escape(case.reason)}")
     if case.metrics:
@@ -150,6 +156,34 @@ def print_case(console: Console, case: CaseView) -> None:
         say(console, f"    [bold yellow]⚠ {escape(warning)}[/]")
     for check in case.checks:
         say(console, f"    {check_text(check)}")
+    if case.syncs is not None:
+        print_census(console, case.syncs, plain)
+
+
+def census_table(census: CensusView) -> Table:
+    table = Table(title=census.title, title_justify="left")
+    for header, figures, no_wrap in zip(census.headers, census.figures, census.no_wrap, strict=True):
+        table.add_column(header, justify="right" if figures else "left", no_wrap=no_wrap, overflow="ellipsis" if no_wrap else "fold")
+    for row in census.rows:
+        table.add_row(*(escape(cell) for cell in row))
+    return table
+
+
+def print_census(console: Console, census: CensusView, plain: bool = False) -> None:
+    """Where a case's step waited: its table and a line per variant, or the one line of a case that never waited."""
+    if not census.rows:
+        say(console, f"    [bold]{escape(census.title)}[/]: {escape(census.summary[0])}")
+    elif plain:
+        console.print(
+            Padding(plain_table(census.title, census.headers, census.rows, census.figures), CASE_INDENT, expand=False), soft_wrap=True
+        )
+    else:
+        console.print(Padding(census_table(census), CASE_INDENT, expand=False))  # under its case's lines, indented as they are
+    if census.rows:
+        for line in census.summary:
+            say(console, f"    {escape(line)}")
+    for note in census.notes:
+        say(console, f"    [yellow]{escape(note)}[/]")
 
 
 def print_report(view: ReportView, console: Console, with_outcome: bool = True) -> None:
@@ -172,7 +206,7 @@ def print_report(view: ReportView, console: Console, with_outcome: bool = True) 
         else:
             console.print(f"[italic]{escape(experiment.name)}[/]")
         for case in experiment.cases:
-            print_case(console, case)
+            print_case(console, case, plain)
         if experiment.left_out:
             say(console, f"  [dim]{escape(experiment.left_out)}[/]")
         console.print()

@@ -24,6 +24,7 @@ from typing import Callable, Iterable, Sequence
 from asyncbench.report import bars
 from asyncbench.report.cells import NO_VALUE, environment_line, memory_cell, metric_line, sampling_note, spread, stopping_note, trace_files
 from asyncbench.report.compared import ComparisonView, comparison
+from asyncbench.report.syncs import CensusView, census_view
 from asyncbench.results import ahead, units
 from asyncbench.results.model import Check, Report, Result, Status, VariantResult, Verdict
 from asyncbench.verdicts import compare, outcome
@@ -82,6 +83,7 @@ class CaseView:
     trace_detail: str | None
     warnings: tuple[str, ...]
     checks: tuple[Check, ...]
+    syncs: CensusView | None = None  # where the step waited (`run --syncs`; None: no census taken)
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,7 @@ def _case(result: Result, swept: Sequence[str]) -> CaseView:
         trace_detail=result.trace_detail,
         warnings=tuple(result.warnings),
         checks=tuple(result.checks),
+        syncs=census_view(case_label(result, swept), result.syncs, list(result.variants)),
     )
 
 

@@ -96,6 +96,7 @@ class Expectation:
     threshold: float
     stat: str | None = None
     variant: str | None = None
+    at: str | None = None  # a check on the census (syncs_per_step, sync_wait_s): the kind or FILE:LINE it is on
 
 
 @dataclass(frozen=True)

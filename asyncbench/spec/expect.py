@@ -1,15 +1,22 @@
 """`expect:` checks: a tiny grammar for "speedup >= 3", checked against a workload's declarations.
 
     check    := quantity [ "." stat ] [ "[" variant "]" ] op number [ unit ]
+              | census [ "[" part { "," part } "]" ] op number [ unit ]
     quantity := a metric of the workload (speedup, epoch_s_k2...) | issue_s | done_s | device_s
     stat     := median | min | max | iqr | ci_low | ci_high          (clocks only; default median)
     op       := <  <=  >  >=
     unit     := ns us µs ms s (seconds) · x (ratios) · % (fractions)
+    census   := syncs_per_step (waits per step, a count; op may also be ==) | sync_wait_s (seconds blocked per step)
+    part     := a kind (print, conversion, explicit wait...; `kind=` before it optional) | FILE:LINE | [variant=]variant
 
-A regular expression splits the text; nothing is ever evaluated. A clock
-without `[variant]` must hold for every variant of the case. Errors are
-ValueErrors whose message says what was expected; the config loader adds the
-file, line and key.
+A regular expression splits the text; nothing is ever evaluated. A clock,
+or a census check, without a variant must hold for every variant of the
+case; a census check without a kind or a line is on the whole step
+(`run --syncs` takes the census: `syncs_per_step == 0`,
+`sync_wait_s[print] < 1ms`, `syncs_per_step[train.py:42, variant=item] <= 1`).
+A word that is both a kind and a variant (conversion's `print`) is the kind;
+`variant=print` names the variant. Errors are ValueErrors whose message
+says what was expected; the config loader adds the file, line and key.
 Their verdicts are `verdicts.checks`'s.
 """
 
@@ -20,6 +27,8 @@ from typing import Any
 
 from asyncbench.errors import suggestion
 from asyncbench.results.model import CLOCKS, Expectation
+from asyncbench.results.syncs import SYNC_KINDS
+from asyncbench.verdicts.syncs import SYNC_QUANTITIES, SYNC_UNITS, SYNCS_PER_STEP, kind_named, line_named
 from asyncbench.workloads.base import Workload
 
 CLOCK_STATS = ("median", "min", "max", "iqr", "ci_low", "ci_high")
@@ -34,12 +43,12 @@ _CHECK = re.compile(
     r"""\s*(?P<quantity>[A-Za-z_]\w*)
         (?:\.(?P<stat>\w+))?
         (?:\[(?P<variant>[^\[\]]+)\])?
-        \s*(?P<op><=|>=|<|>)\s*
+        \s*(?P<op><=|>=|==|<|>)\s*
         (?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
         \s*(?P<unit>[A-Za-zµ×%]+)?\s*""",
     re.VERBOSE,
 )
-EXAMPLES = "e.g. 'speedup >= 1.5', 'overlap_efficiency > 0.5' or 'done_s.median < 10ms'"
+EXAMPLES = "e.g. 'speedup >= 1.5', 'overlap_efficiency > 0.5', 'done_s.median < 10ms' or 'syncs_per_step == 0'"
 
 
 def _variant_known(workload: Workload, name: str) -> bool:
@@ -63,9 +72,13 @@ def parse(text: Any, workload: Workload) -> Expectation:
         raise ValueError(f"expected a check as a string, {EXAMPLES}; got {text!r}")
     match = _CHECK.fullmatch(text)
     if match is None:
-        hint = " (comparisons are <, <=, > and >=)" if re.search(r"==|!=|=>|=<|(?<![<>])=", text) else ""
+        hint = " (comparisons are <, <=, > and >=; == only for syncs_per_step)" if re.search(r"!=|=>|=<|(?<![<>=])=(?!=)", text) else ""
         raise ValueError(f"malformed check {text!r}{hint}: expected QUANTITY OP NUMBER, {EXAMPLES}")
     quantity, stat, variant = match["quantity"], match["stat"], match["variant"]
+    if quantity in SYNC_QUANTITIES and workload.metric(quantity) is None:
+        return _census_check(text, match, workload)
+    if match["op"] == "==":
+        raise ValueError(f"malformed check {text!r} (comparisons are <, <=, > and >=; == is for a count of waits: syncs_per_step)")
     is_metric = workload.metric(quantity) is not None and stat is None and variant is None
     if not is_metric:
         if quantity not in CLOCKS:
@@ -98,4 +111,62 @@ def parse(text: Any, workload: Workload) -> Expectation:
         threshold=threshold,
         stat=None if is_metric else stat,
         variant=None if is_metric or variant is None else variant.strip(),
+    )
+
+
+def _census_part(part: str, workload: Workload) -> tuple[str, str]:
+    """('kind', 'print'), ('line', 'train.py:42') or ('variant', 'item') for one part of a census check's brackets."""
+    label, _, named = part.partition("=") if "=" in part else ("", "", part)
+    label, named = label.strip(), named.strip()
+    if label not in ("", "kind", "variant"):
+        raise ValueError(f"unknown {label!r}= in a census check: parts are a kind (kind=print), FILE:LINE or a variant (variant=item)")
+    kind = kind_named(named)
+    if label == "kind" or (not label and kind is not None):
+        if kind is None:
+            kinds = [str(k) for k in SYNC_KINDS]
+            raise ValueError(f"unknown kind {named!r}{suggestion(named, kinds)}; kinds: {', '.join(kinds)}")
+        return "kind", kind.value
+    if not label and line_named(named) is not None:
+        return "line", named
+    if not _variant_known(workload, named):
+        kinds = [str(k) for k in SYNC_KINDS]
+        raise ValueError(
+            f"{named!r} is no kind, FILE:LINE or variant of {workload.name}{suggestion(named, kinds + list(workload.variants))}; "
+            f"kinds: {', '.join(kinds)}; variants: {', '.join(workload.variants)}"
+        )
+    return "variant", named
+
+
+def _census_check(text: str, match: re.Match[str], workload: Workload) -> Expectation:
+    """A check on the census (`run --syncs`): waits or seconds blocked per step, of the whole step, a kind or a line,
+    in every variant or one."""
+    quantity = match["quantity"]
+    if match["stat"] is not None:
+        raise ValueError(f"{quantity} has no statistics (.{match['stat']}): it is the median per step over the census rounds")
+    if match["op"] == "==" and quantity != SYNCS_PER_STEP:
+        raise ValueError(f"malformed check {text!r} (comparisons are <, <=, > and >=; == is for a count of waits: syncs_per_step)")
+    chosen: dict[str, str] = {}
+    for part in (match["variant"] or "").split(",") if match["variant"] is not None else ():
+        if not part.strip():
+            raise ValueError(f"an empty part in {quantity}[{match['variant']}]: write a kind, FILE:LINE or a variant")
+        what, named = _census_part(part, workload)
+        if what in chosen or (what in ("kind", "line") and {"kind", "line"} & set(chosen)):
+            raise ValueError(f"{quantity}[{match['variant']}] names more than one {'variant' if what == 'variant' else 'kind or line'}")
+        chosen[what] = named
+    threshold = float(match["number"])
+    unit = match["unit"]
+    declared = SYNC_UNITS[quantity]
+    if unit is not None:
+        factors = UNIT_FACTORS.get(declared, {})
+        if unit not in factors:
+            allowed = f"one of {', '.join(factors)} or none" if factors else "a plain number (waits per step)"
+            raise ValueError(f"unit {unit!r} does not fit {quantity}: use {allowed}")
+        threshold *= factors[unit]
+    return Expectation(
+        text=text.strip(),
+        quantity=quantity,
+        op=match["op"],
+        threshold=threshold,
+        variant=chosen.get("variant"),
+        at=chosen.get("kind") or chosen.get("line"),
     )

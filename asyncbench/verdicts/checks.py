@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import os
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 from asyncbench.results import stats, units
 from asyncbench.results.budget import Budget, rounds_for_median
 from asyncbench.results.model import Check, Expectation, Result, Settings, Status, Verdict
+from asyncbench.verdicts import syncs
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 PASS, FAIL, INCONCLUSIVE, NOT_MEASURED = Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE, Verdict.NOT_MEASURED
@@ -42,9 +44,14 @@ FAR_MISS = 10.0
 
 
 def verdict_of(op: str, interval: tuple[float, float], threshold: float) -> Verdict:
-    """PASS when the whole interval satisfies the comparison, FAIL when the whole of it violates it, else INCONCLUSIVE."""
-    holds = OPERATORS[op]
+    """PASS when the whole interval satisfies the comparison, FAIL when the whole of it violates it, else INCONCLUSIVE
+    (for ==, a count's: PASS when the interval is the threshold alone, FAIL when it leaves the threshold out)."""
     low, high = interval
+    if op == "==":
+        if low == high == threshold:
+            return PASS
+        return FAIL if threshold < low or threshold > high else INCONCLUSIVE
+    holds = OPERATORS[op]
     if holds(low, threshold) and holds(high, threshold):
         return PASS
     if not holds(low, threshold) and not holds(high, threshold):
@@ -148,6 +155,58 @@ def _clock_check(expectation: Expectation, result: Result, budget: Budget | None
     return min(judged, key=lambda check: SEVERITY.index(check.verdict))
 
 
+# A census check that does not pass names this many of the points it sums, most time blocked first: where to look.
+POINTS_NAMED = 3
+NO_CENSUS = "not measured: this run took no census of where the step waits (run it with --syncs)"
+
+
+def census_check(expectation: Expectation, result: Result, budget: Budget | None) -> Check:
+    """A check on the census (`run --syncs`): waits or seconds blocked per step, of the whole step or the kind or line
+    it names (`at`), for every variant or the one named: the worst verdict among them. Its interval comes from the
+    census rounds (verdicts.syncs) at the level the other checks take. A run without a census, or a variant whose
+    census could not be taken, is NOT_MEASURED (never a pass); a backend that runs synchronously waits for no device,
+    a fact (0) judged as it is. A verdict short of a pass names the points that weigh most."""
+    if not result.syncs:
+        return Check(expectation.text, NOT_MEASURED, NO_CENSUS)
+    names = [expectation.variant] if expectation.variant else list(result.syncs)
+    level = _level(budget, share=len(names))
+    unit = syncs.SYNC_UNITS[expectation.quantity]
+    judged = []
+    for name in names:
+        variant = f"variant={name}" if len(result.syncs) > 1 or expectation.variant else None
+        label = expectation.quantity + (f"[{', '.join(filter(None, (expectation.at, variant)))}]" if expectation.at or variant else "")
+        census = result.syncs.get(name)
+        if census is None or (census.rounds == 0 and census.note):
+            why = census.note if census is not None and census.note else f"no census of variant {name!r}"
+            judged.append(Check(expectation.text, NOT_MEASURED, f"{label} was not measured: {why}"))
+            continue
+        figure = syncs.figure(census, expectation.quantity, expectation.at, level.confidence)
+        if figure is None:  # a synchronous backend: no rounds, nothing waits for a device
+            verdict = verdict_of(expectation.op, (0.0, 0.0), expectation.threshold)
+            wanted = f"expected {expectation.op} {units.quantity(expectation.threshold, unit)}"
+            judged.append(Check(expectation.text, verdict, f"{label} = 0 ({census.coverage}), {wanted}", 0.0))
+            continue
+        check = _judge(expectation, figure.value, figure.interval, False, label, unit, figure.rounds, level)
+        if check.verdict != PASS and figure.points:
+            named = ", ".join(
+                f"{os.path.basename(point.file)}:{point.line} ({point.call}, {units.number(point.calls_per_step)} per step)"
+                for point in figure.points[:POINTS_NAMED]
+            )
+            more = f" and {len(figure.points) - POINTS_NAMED} more" if len(figure.points) > POINTS_NAMED else ""
+            check = dataclasses.replace(check, detail=f"{check.detail}; waits at {named}{more}")
+        judged.append(check)
+    return min(judged, key=lambda check: SEVERITY.index(check.verdict))
+
+
+def census_rounds_needed(expectations: Sequence[Expectation], budget: Budget | None, variants: Sequence[str]) -> int:
+    """The fewest census rounds from which every census check of a case can have an interval at its level (0: the
+    case has none): as `rounds_needed` counts timed rounds for the other checks."""
+    shares = [1 if e.variant else max(len(variants), 1) for e in expectations if e.quantity in syncs.SYNC_QUANTITIES]
+    if not shares:
+        return 0
+    return max(rounds_for_median(_level(budget, share).confidence) for share in shares)
+
+
 def _level(budget: Budget | None, share: int = 1) -> Level:
     return Level() if budget is None else Level(budget.confidence(share), budget.family_error)
 
@@ -174,6 +233,8 @@ def evaluate(
         if result.status != Status.OK:
             what = "errored" if result.status == Status.ERROR else "was skipped"
             check = Check(expectation.text, NOT_MEASURED, f"the case {what}: {result.reason or 'no reason given'}")
+        elif expectation.quantity in syncs.SYNC_QUANTITIES and expectation.quantity not in result.metrics:
+            check = census_check(expectation, result, budget)
         elif expectation.stat is None:
             rounds = result.sampling.rounds if result.sampling is not None else None
             level = _level(budget)
@@ -208,7 +269,7 @@ def rounds_needed(expectations: Sequence[Expectation], budget: Budget, variants:
     shares = [
         1 if expectation.stat is None or expectation.variant else max(len(variants), 1)
         for expectation in expectations
-        if expectation.stat in (None, "median")
+        if expectation.stat in (None, "median") and expectation.quantity not in syncs.SYNC_QUANTITIES
     ]
     return max((rounds_for_median(budget.confidence(share)) for share in shares), default=1)
 

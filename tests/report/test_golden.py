@@ -35,6 +35,7 @@ from asyncbench.results.model import (
     VariantResult,
     Verdict,
 )
+from asyncbench.results.syncs import Census, SyncKind, SyncPoint
 from asyncbench.verdicts import outcome
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -95,8 +96,17 @@ def golden_report() -> Report:
         1.0,
         (0.9, 1.1),
     )
+    census = Census(
+        "matmul",
+        6,
+        (
+            SyncPoint("train.py", 42, SyncKind.PRINT, "jax.Array.__str__", 10.0, 0.0098, (0.0085, 0.018), None, (10,) * 6, (0.0098,) * 6),
+            SyncPoint("train.py", 57, SyncKind.CONVERSION, "jax.Array.item", 1.0, 5e-6, (0.0, 9e-6), None, (1,) * 6, (5e-6,) * 6),
+        ),
+        "jax's hooks and the frame fallback",
+    )
     results = (
-        _ok(128, 0.002, (passing,)),
+        _ok(128, 0.002, (passing,), syncs={"matmul": census}),
         _ok(
             256,
             0.010,

@@ -1,0 +1,159 @@
+"""Where a case's step waited (`run --syncs`): the census as the view model shows it, under the case's timings.
+
+A table per case, one row per sync point: its variant, file:line, kind, the call there, waits per step, time
+blocked per step with its 95% interval (as the timings table writes a time: units.spread, never a negative time;
+'~0 [≤ x]' where the interval reaches 0), and the queued work the wait drained where the backend exposes it (the
+column only when some point has it). Within a variant the points come as the census sorted them, most time blocked
+first. Above the rows, a line per variant with its whole step (waits and time blocked per step over every point,
+from the census rounds' sums: verdicts.syncs, the figures a check on the step reads); a variant without points
+says so in that line, with what could see (its coverage). A case where nothing waited is one line, no table.
+
+Paths are shown relative to the current folder where they are under it (the stored file is absolute), else to the
+folder a package's module is imported from (a built-in workload: asyncbench/workloads/conversion.py), else as
+stored. Every writer (terminal, markdown, HTML) lays out the same CensusView.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from asyncbench.results import units
+from asyncbench.results.syncs import Census, SyncPoint
+from asyncbench.verdicts import syncs
+
+TITLE = "where the step waited"
+HEADERS = ("variant", "file:line", "kind", "call", "waits/step", "blocked/step")
+DRAINED = "drained/step"
+#: which columns hold figures (right-aligned), in HEADERS order, then DRAINED's
+FIGURES = (False, False, False, False, True, True)
+#: the columns never wrapped: the variant, file:line (a path cut in two is not found by an editor), the kind, the
+#: figures; the call wraps (at its arrow: "jax.numpy.nonzero → jax.Array._value")
+NO_WRAP = (True, True, True, False, True, True)
+
+
+@dataclass(frozen=True)
+class CensusView:
+    """One case's census: the line per variant, the table's rows (empty: nothing waited), notes."""
+
+    title: str  # 'where the step waited (n=100 jax cpu)'
+    headers: tuple[str, ...]
+    figures: tuple[bool, ...]
+    no_wrap: tuple[bool, ...]
+    rows: tuple[tuple[str, ...], ...]
+    summary: tuple[str, ...]  # a line per variant: its whole step, or that nothing waited and what could see
+    notes: tuple[str, ...]  # why a census is partial or absent
+
+
+def _under(file: str, folder: str) -> str | None:
+    """`file` relative to `folder` when it is inside it, else None."""
+    if not folder or os.path.splitdrive(file)[0] != os.path.splitdrive(folder)[0]:
+        return None
+    relative = os.path.relpath(file, folder)
+    return None if relative.startswith(os.pardir) else relative
+
+
+def _import_root(file: str) -> str | None:
+    """The folder a module's file is imported from: above the topmost package (a folder with __init__.py) that holds
+    it; None for a file outside any package (a script, a step file)."""
+    folder = os.path.dirname(file)
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return None
+    while os.path.isfile(os.path.join(os.path.dirname(folder), "__init__.py")):
+        folder = os.path.dirname(folder)
+    return os.path.dirname(folder)
+
+
+def where(point: SyncPoint, here: str | None = None) -> str:
+    """'train.py:42': the point's file relative to `here` (the current folder) when it is under it, else to its
+    import root when it is a package's module ('asyncbench/workloads/conversion.py'), else as stored."""
+    file = point.file
+    if os.path.isabs(file):
+        here = os.getcwd() if here is None else here
+        shorter = _under(file, here)
+        if shorter is None and (root := _import_root(file)) is not None:
+            shorter = _under(file, root)
+        file = shorter or file
+    return f"{file}:{point.line}"
+
+
+def waits(value: float) -> str:
+    """Waits per step: a whole number as one ('10'), a fraction as 3 digits ('0.5': a point that waited every other
+    round)."""
+    return str(int(value)) if float(value).is_integer() else units.number(value)
+
+
+def blocked(point: SyncPoint) -> str:
+    """Time blocked per step with its interval, as the timings table writes a time ('±?': too few rounds)."""
+    low, high = point.wait_ci_s if point.wait_ci_s is not None else (None, None)
+    return units.spread(point.wait_s_per_step, low, high)
+
+
+def variant_line(census: Census) -> str:
+    """'item: 11 waits, 108 ms [90.0–181] blocked per step (8 census rounds; jax's hooks and the frame fallback)'; or
+    'numpy: no waits (numpy runs synchronously: nothing waits for a device)'."""
+    seen = f"; {census.coverage}" if census.coverage else ""
+    if census.rounds == 0:
+        return f"{census.variant}: {'not taken' if census.note else 'no waits'}" + (f" ({census.coverage})" if census.coverage else "")
+    rounds = f"{census.rounds} census round{'' if census.rounds == 1 else 's'}"
+    if not census.points:
+        return f"{census.variant}: no waits in {rounds}{seen}"
+    count = syncs.figure(census, syncs.SYNCS_PER_STEP)
+    wait = syncs.figure(census, syncs.SYNC_WAIT_S)
+    assert count is not None  # rounds were taken
+    assert wait is not None
+    low, high = wait.interval if wait.interval is not None else (None, None)
+    per_step = f"{waits(count.value)} wait{'' if count.value == 1 else 's'}, {units.spread(wait.value, low, high)} blocked per step"
+    points = f"{len(census.points)} point{'' if len(census.points) == 1 else 's'}"
+    return f"{census.variant}: {per_step} at {points} ({rounds}{seen})"
+
+
+def census_view(
+    who: str, censuses: Mapping[str, Census], order: Sequence[str] = (), here: str | None = None
+) -> CensusView | None:
+    """The census of one case (`who`: its label), its variants in `order` (the timings table's; any others after),
+    or None where none was taken (no --syncs). A case where no variant waited is one line (`summary`), no rows: what
+    could see, or why nothing could."""
+    if not censuses:
+        return None
+    censuses = {name: censuses[name] for name in (*order, *censuses) if name in censuses}
+    drained = any(point.drained_per_step is not None for census in censuses.values() for point in census.points)
+    rows = []
+    for census in censuses.values():
+        for index, point in enumerate(census.points):
+            row: tuple[str, ...] = (
+                census.variant if index == 0 else "",
+                where(point, here),
+                str(point.kind),
+                point.call,
+                waits(point.calls_per_step),
+                blocked(point),
+            )
+            if drained:
+                row += (units.NO_VALUE if point.drained_per_step is None else units.number(point.drained_per_step),)
+            rows.append(row)
+    notes = tuple(dict.fromkeys(census.note for census in censuses.values() if census.note))
+    summary = tuple(variant_line(census) for census in censuses.values())
+    if not rows:
+        summary = (nowhere(list(censuses.values())),)
+    return CensusView(
+        title=f"{TITLE} ({who})",
+        headers=HEADERS + ((DRAINED,) if drained else ()),
+        figures=FIGURES + ((True,) if drained else ()),
+        no_wrap=NO_WRAP + ((True,) if drained else ()),
+        rows=tuple(rows),
+        summary=summary,
+        notes=notes,
+    )
+
+
+def nowhere(censuses: list[Census]) -> str:
+    """The one line of a case where no variant waited: 'no waits (numpy runs synchronously: nothing waits for a
+    device)', 'no waits in 6 census rounds (jax's hooks and the frame fallback)', or 'no census taken' with why."""
+    if all(census.rounds == 0 and census.note for census in censuses):
+        return "no census taken"
+    rounds = min(census.rounds for census in censuses)
+    counted = f" in {rounds} census round{'' if rounds == 1 else 's'}" if rounds else ""
+    seen = "; ".join(dict.fromkeys(census.coverage for census in censuses if census.coverage))
+    return f"no waits{counted}" + (f" ({seen})" if seen else "")

@@ -1,0 +1,126 @@
+"""Where a case's step waited (`--syncs`): the census's view under the timings, and how the terminal and markdown
+writers lay it out."""
+
+from __future__ import annotations
+
+import io
+import os
+
+from rich.console import Console
+
+from asyncbench.report import markdown, syncs, terminal, view
+from asyncbench.results.model import OK, Report, Result
+from asyncbench.results.syncs import Census, SyncKind, SyncPoint
+
+ROUNDS = 6
+PRINTED = SyncPoint(
+    "/src/proj/train.py", 42, SyncKind.PRINT, "jax.Array.__str__", 10.0, 0.0098, (0.0085, 0.018), None, (10,) * 6, (0.0098,) * 6
+)
+ITEM = SyncPoint("/src/proj/train.py", 57, SyncKind.CONVERSION, "jax.Array.item", 1.0, 5e-6, (-2e-6, 9e-6), 3.0, (1,) * 6, (5e-6,) * 6)
+HALF = SyncPoint("/elsewhere/lib.py", 7, SyncKind.UNKNOWN, "time.sleep", 0.5, 2e-4, None, None, (0, 1) * 3, (0.0, 4e-4) * 3)
+
+
+def _census(variant: str, *points: SyncPoint, rounds: int = ROUNDS, coverage: str = "jax's hooks and the frame fallback", note=None):
+    return Census(variant, rounds, points, coverage, note)
+
+
+def test_rows_follow_the_timings_variants_each_sorted_by_time_blocked():
+    census = syncs.census_view(
+        "jax cpu", {"print": _census("print", PRINTED, ITEM), "none": _census("none", HALF)}, order=["none", "print"], here="/src/proj"
+    )
+    assert census is not None
+    assert census.title == "where the step waited (jax cpu)"
+    assert [row[:3] for row in census.rows] == [
+        ("none", "/elsewhere/lib.py:7", "unattributed"),  # outside the folder and any package: as stored
+        ("print", "train.py:42", "print"),  # under the current folder: relative to it
+        ("", "train.py:57", "conversion"),
+    ]
+    assert census.rows[1][4:] == ("10", "9.8 ms [8.5–18]", "–")
+    assert census.rows[0][4] == "0.5"  # a point that waited every other round
+    assert census.headers[-1] == "drained/step"  # one point knows what it drained
+    assert census.rows[2][-1] == "3"
+
+
+def test_an_interval_that_reaches_zero_is_never_shown_negative():
+    census = syncs.census_view("jax cpu", {"print": _census("print", ITEM)}, here="/")
+    assert census is not None
+    blocked = census.rows[0][5]
+    assert blocked == "~0 [≤ 9 µs]"
+    assert "-" not in blocked
+    assert "below" not in blocked
+
+
+def test_without_drained_work_there_is_no_drained_column():
+    census = syncs.census_view("jax cpu", {"print": _census("print", PRINTED)}, here="/")
+    assert census is not None
+    assert census.headers == syncs.HEADERS
+
+
+def test_a_case_that_never_waited_is_one_line_with_what_could_see():
+    numpy = "numpy runs synchronously: nothing waits for a device"
+    census = syncs.census_view("numpy cpu", {"a": _census("a", rounds=0, coverage=numpy), "b": _census("b", rounds=0, coverage=numpy)})
+    assert census is not None
+    assert census.rows == ()
+    assert census.summary == (f"no waits ({numpy})",)
+    jax = syncs.census_view("jax cpu", {"a": _census("a")})
+    assert jax is not None
+    assert jax.summary == ("no waits in 6 census rounds (jax's hooks and the frame fallback)",)
+
+
+def test_a_census_not_taken_says_why():
+    why = "no census: the case measured itself in other processes (its ranks)"
+    census = syncs.census_view("torch cpu", {"a": _census("a", rounds=0, coverage="", note=why)})
+    assert census is not None
+    assert census.summary == ("no census taken",)
+    assert census.notes == (why,)
+
+
+def test_each_variant_line_gives_the_whole_step_from_the_rounds_sums():
+    census = syncs.census_view("jax cpu", {"print": _census("print", PRINTED, ITEM), "none": _census("none")}, here="/")
+    assert census is not None
+    assert census.summary == (
+        "print: 11 waits, 9.8 ms ±0% blocked per step at 2 points (6 census rounds; jax's hooks and the frame fallback)",
+        "none: no waits in 6 census rounds; jax's hooks and the frame fallback",
+    )
+
+
+def test_a_module_of_a_package_is_named_from_its_import_root(tmp_path):
+    package = tmp_path / "pkg" / "sub"
+    package.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    point = SyncPoint(str(package / "mod.py"), 3, SyncKind.PRINT, "print", 1.0, 1e-3)
+    assert syncs.where(point, here="/nowhere/else") == os.path.join("pkg", "sub", "mod.py") + ":3"
+
+
+def _report() -> Report:
+    result = Result(
+        "conversion[jax,cpu]", "conversion", "conversion", "jax", "cpu", {}, OK, syncs={"print": _census("print", PRINTED, ITEM)}
+    )
+    return _wrapped(result)
+
+
+def _wrapped(result: Result) -> Report:
+    return Report(9, "asyncbench", "0", "2026-11-26T00:00:00+00:00", {}, {}, (result,))
+
+
+def test_the_terminal_and_markdown_show_the_table_under_the_case():
+    built = view.build(_report())
+    (case,) = built.experiments[0].cases
+    assert case.syncs is not None
+    out = io.StringIO()
+    terminal.print_report(built, Console(file=out, width=200))
+    text = out.getvalue()
+    assert "where the step waited (jax cpu)" in text
+    assert "jax.Array.__str__" in text
+    assert "/src/proj/train.py:42" in text
+    assert "print: 11 waits" in text
+    written = markdown.markdown(built)
+    assert "| print | `/src/proj/train.py:42` | print | `jax.Array.__str__` | 10 | 9.8 ms [8.5–18] | – |" in written
+
+
+def test_a_run_without_a_census_shows_none():
+    plain = _wrapped(Result("c", "conversion", "conversion", "jax", "cpu", {}, OK))
+    built = view.build(plain)
+    assert built.experiments[0].cases[0].syncs is None
+    assert "where the step waited" not in markdown.markdown(built)
