@@ -1,4 +1,4 @@
-"""The CUDA devices torch sees, asked so that the parent process creates no CUDA context.
+"""The CUDA devices torch sees, and each one's compute mode, asked so that the parent process creates no CUDA context.
 
 Planning (`devices`, resolving `-d cuda:N`) and the environment capture need
 device names, memory and capability. Asked through torch in the parent, they
@@ -7,11 +7,22 @@ the whole run and conflict with EXCLUSIVE_PROCESS mode, while the cases run
 in workers anyway. So a child process answers, once per run, and only on a
 machine where torch sees a CUDA device at all (`torch.cuda.is_available()`
 counts devices without a context). A worker, or a process that has already
-initialized CUDA, asks torch directly.
+initialized CUDA, asks torch directly. A child that fails is not replaced by
+asking here: the GPUs are then listed as unusable, with the child's reason
+(`problem`), and the parent still holds no context.
+
+The compute mode (`compute_modes`) is the driver's own attribute of each
+device, read through libcuda in a child too (cuInit and an attribute query
+create no context, but they leave the driver loaded in the parent, which a
+forked child then could not use): EXCLUSIVE_PROCESS admits one process per
+GPU at a time, which is what the run's case workers keep to
+(engine.case_workers) and what `ab`, two processes measuring at once,
+cannot.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import json
 import subprocess
@@ -22,9 +33,16 @@ from asyncbench.host import processes
 
 # A child that imports torch and reads device properties takes a few seconds at most; a hung driver must not hang the run.
 QUERY_TIMEOUT_S = 60.0
-
 #: what the child runs: the same query, printed as JSON
 _QUERY = "import json; from asyncbench.backends.cuda_devices import _ask_here; print(json.dumps(_ask_here()))"
+#: what the compute modes' child runs
+_MODES = "import json; from asyncbench.backends.cuda_devices import _modes_here; print(json.dumps(_modes_here()))"
+# cuda.h: CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, and CUcomputemode's values (1, EXCLUSIVE_THREAD, is gone since CUDA 8)
+COMPUTE_MODE_ATTRIBUTE = 20
+DEFAULT, PROHIBITED, EXCLUSIVE_PROCESS = "default", "prohibited", "exclusive_process"
+COMPUTE_MODES = {0: DEFAULT, 2: PROHIBITED, 3: EXCLUSIVE_PROCESS}
+#: the modes in which a GPU admits one process at a time
+ONE_PROCESS = frozenset({EXCLUSIVE_PROCESS})
 
 
 @dataclass(frozen=True)
@@ -32,6 +50,14 @@ class CudaDevice:
     name: str
     memory_bytes: int
     capability: str
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The devices, or why they could not be listed (`problem`, one line; then `devices` is empty)."""
+
+    devices: tuple[CudaDevice, ...] = ()
+    problem: str | None = None
 
 
 def _ask_here() -> list[dict]:
@@ -47,21 +73,67 @@ def _ask_here() -> list[dict]:
     ]
 
 
-def _ask_a_child() -> list[dict]:
-    done = subprocess.run([sys.executable, "-c", _QUERY], capture_output=True, text=True, timeout=QUERY_TIMEOUT_S, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def _ask_a_child(code: str) -> list:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=QUERY_TIMEOUT_S, check=True)
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _why_not(exc: Exception) -> str:
+    """One line on why a child's answer is missing."""
+    if isinstance(exc, subprocess.CalledProcessError):
+        last = (exc.stderr or "").strip().splitlines()
+        return f"the probe process failed ({last[-1] if last else f'exit status {exc.returncode}'})"
+    if isinstance(exc, subprocess.TimeoutExpired):
+        return f"the probe process did not answer within {QUERY_TIMEOUT_S:g} s (a hung driver?)"
+    if isinstance(exc, OSError):
+        return f"the probe process could not start ({exc.strerror or exc})"
+    return "the probe process printed no device list"
 
 
 @functools.cache
-def cuda_devices() -> tuple[CudaDevice, ...]:
-    """Every CUDA device torch sees, in index order (empty without CUDA)."""
+def listing() -> Listing:
+    """Every CUDA device torch sees, in index order (none without CUDA), or why they could not be listed."""
     import torch
 
     if torch.version.cuda is None or not torch.cuda.is_available():
-        return ()
-    here = processes.in_worker or torch.cuda.is_initialized()
+        return Listing()
+    if processes.in_worker or torch.cuda.is_initialized():
+        return Listing(tuple(CudaDevice(**device) for device in _ask_here()))
     try:
-        found = _ask_here() if here else _ask_a_child()
+        found = _ask_a_child(_QUERY)
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
+        return Listing(problem=_why_not(exc))  # asking here would leave a context in this process for the whole run
+    return Listing(tuple(CudaDevice(**device) for device in found))
+
+
+def cuda_devices() -> tuple[CudaDevice, ...]:
+    """Every CUDA device torch sees, in index order (empty without CUDA, or when `listing` says why not)."""
+    return listing().devices
+
+
+def _modes_here() -> list[str]:
+    """Each visible device's compute mode, from the driver (libcuda): no context is created."""
+    cuda = ctypes.CDLL("libcuda.so.1")
+    if cuda.cuInit(0) != 0:
+        return []
+    count = ctypes.c_int(0)
+    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return []
+    modes = []
+    for index in range(count.value):
+        device, value = ctypes.c_int(0), ctypes.c_int(0)
+        found = cuda.cuDeviceGet(ctypes.byref(device), index) == 0
+        found = found and cuda.cuDeviceGetAttribute(ctypes.byref(value), COMPUTE_MODE_ATTRIBUTE, device) == 0
+        modes.append(COMPUTE_MODES.get(value.value, f"mode {value.value}") if found else "unknown")
+    return modes
+
+
+@functools.cache
+def compute_modes() -> dict[int, str]:
+    """Each visible CUDA device's compute mode by index (`default`, `exclusive_process`, `prohibited`); empty where
+    there is no CUDA driver or it could not be asked (then nothing is known, and nothing is refused for it)."""
+    try:
+        modes = _modes_here() if processes.in_worker else _ask_a_child(_MODES)
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
-        found = _ask_here()  # the child failed: a context here is better than no devices
-    return tuple(CudaDevice(**device) for device in found)
+        return {}
+    return dict(enumerate(str(mode) for mode in modes))

@@ -68,9 +68,12 @@ class TorchBackend(Backend):
         elif not torch.cuda.is_available():
             statuses.append(DeviceStatus(self.name, "cuda", False, "no CUDA device visible (driver missing or none present)"))
         else:
-            from asyncbench.backends.cuda_devices import cuda_devices
+            from asyncbench.backends.cuda_devices import listing
 
-            for index, device in enumerate(cuda_devices()):
+            found = listing()
+            if found.problem is not None:  # the parent opens no context to find out: the GPUs are unusable, and why
+                statuses.append(DeviceStatus(self.name, "cuda", False, f"the CUDA devices could not be probed: {found.problem}"))
+            for index, device in enumerate(found.devices):
                 statuses.append(DeviceStatus(self.name, f"cuda:{index}", True, device.name))
         return tuple(statuses)
 

@@ -83,7 +83,7 @@ def test_the_parent_asks_a_child_process_for_cuda_devices(monkeypatch):
 
     monkeypatch.setattr(cuda_devices, "_ask_here", here)
     monkeypatch.setattr(cuda_devices.subprocess, "run", run)
-    cuda_devices.cuda_devices.cache_clear()
+    cuda_devices.listing.cache_clear()
     try:
         assert cuda_devices.cuda_devices() == (cuda_devices.CudaDevice("Test GPU", 80 * 2**30, "9.0"),)
         assert len(asked) == 1
@@ -91,7 +91,7 @@ def test_the_parent_asks_a_child_process_for_cuda_devices(monkeypatch):
         assert [(s.device, s.detail) for s in statuses if s.available and s.device != "cpu"] == [("cuda:0", "Test GPU")]
         assert len(asked) == 1  # asked once per process
     finally:
-        cuda_devices.cuda_devices.cache_clear()
+        cuda_devices.listing.cache_clear()
 
 
 def test_variables_that_make_gpu_work_synchronous_are_recorded(monkeypatch):
