@@ -8,7 +8,7 @@ import importlib.util
 import os
 from typing import Any, Callable, ContextManager, Iterable, Iterator
 
-from asyncbench.backends.base import Backend, DeviceStatus
+from asyncbench.backends.base import Backend, DeviceStatus, SyncHook
 
 # A kernel that spins on the SM clock for a number of cycles, as torch.cuda._sleep does; timed once per device
 # with events over CALIBRATION_CYCLES to turn seconds into cycles.
@@ -232,6 +232,12 @@ class CupyBackend(Backend):
         if self._peak is not None:
             figures["device_peak_bytes"] = self._peak.peak_bytes
         return figures
+
+    def sync_hooks(self, device: str) -> tuple[SyncHook, ...]:
+        """Where CuPy's host waits (cupy_syncs.cuda_hooks; `Device.synchronize` cannot be hooked: a Cython class)."""
+        from asyncbench.backends.cupy_syncs import cuda_hooks
+
+        return cuda_hooks(self._cupy())
 
     def new_stream(self, device: str) -> Any:
         return self._cupy().cuda.Stream(non_blocking=True)
