@@ -165,6 +165,16 @@ class JaxBackend(Backend):
     def worker_environment(self) -> dict[str, str]:
         return dict(WORKER_ENVIRONMENT)
 
+    def facts(self) -> dict[str, Any]:
+        """The base facts and JAX's GPUs by model (`device_kind`, listed in the probe's child: no context here), so that a
+        JAX-only history of a GPU case keeps an A100's runs apart from an H100's (history.machine reads `devices`)."""
+        found = super().facts()
+        listed = _devices()
+        found["devices"] = {f"cuda:{i}": kind for i, kind in enumerate(listed.get("gpus") or ())}
+        if listed.get("gpu_error"):
+            found["gpu_error"] = listed["gpu_error"]
+        return found
+
     def probe(self) -> tuple[DeviceStatus, ...]:
         found = _devices()
         if "error" in found:

@@ -3,7 +3,10 @@
 Captured once per run and stored in the results, so two result files can be
 compared knowing what differed. Each backend says what matters about its
 framework (`Backend.facts`: torch's CUDA version, threads and devices, cupy's
-runtime); a backend that is not installed is recorded as unavailable.
+runtime and CUPY_TF32, JAX's GPU models); a backend that is not installed is
+recorded as unavailable. The variables that change GPU results are recorded
+whenever set (`gpu_variables`), and on a GPU machine with nvidia-ml-py each
+GPU's model, compute mode and power limit (`gpus`, host.nvml: no CUDA context).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import psutil
 
 from asyncbench.backends import BACKENDS, get_backend
 from asyncbench.backends.base import MATMUL_PRECISION
-from asyncbench.host import facts
+from asyncbench.host import facts, nvml
 from asyncbench.version import __version__
 
 
@@ -40,7 +43,9 @@ def capture(backends: Iterable[str] = tuple(BACKENDS)) -> dict[str, Any]:
         "memory_bytes": psutil.virtual_memory().total,
         "thread_variables": {k: os.environ[k] for k in facts.THREAD_VARIABLES if k in os.environ},
         "synchronizing_variables": facts.synchronizing_variables(),
+        "gpu_variables": facts.gpu_variables(),
         "frameworks": frameworks,
         "matmul_precision": MATMUL_PRECISION,
         "git_sha": facts.git_sha(),
+        **({"gpus": gpus} if (gpus := nvml.snapshot()) else {}),  # NVML's view of each GPU, where it can be read
     }

@@ -21,7 +21,7 @@ from asyncbench.results.model import ERROR, Report, Result
 from asyncbench.results.model import PlannedCase as PlannedCase  # where engine.jobs and spec.manifest name it
 
 #: environment keys that make two jobs' software differ (hardware differs on purpose: that is what a sweep compares)
-SOFTWARE_KEYS = ("asyncbench", "python", "matmul_precision", "thread_variables", "synchronizing_variables", "git_sha")
+SOFTWARE_KEYS = ("asyncbench", "python", "matmul_precision", "thread_variables", "synchronizing_variables", "gpu_variables", "git_sha")
 
 
 @dataclass(frozen=True)
