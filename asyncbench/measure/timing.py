@@ -22,7 +22,11 @@ threshold would fail far more often than its stated rate.
 With a `census` (`run --syncs`, census.Taker) census rounds are taken
 between timed rounds, on census.due's schedule: each variant once more with
 the framework's blocking calls wrapped, never inside a timed sample, and
-their time is left out of the elapsed time the stopping rule reads. Why it stopped is returned with
+their time is left out of the elapsed time the stopping rule reads. After a
+census round each variant runs once more, untimed, as in the warm-up: the
+census's slower runs leave the framework's threads as a timed round does not
+(MXNet's timed item and print variants ran 3% slower after census rounds
+without it; benchmarks/syncs.py overhead). Why it stopped is returned with
 the samples, so a result can say when it missed its noise target.
 
 Neither the noise target nor max_time_s stops sampling before min_samples. A
@@ -146,6 +150,8 @@ def measure(
             if census is not None and syncs.due(rounds, census.taken):
                 census_started = clock()
                 census.round(variants, sync, order, prelude)
+                for name in order:  # untimed, as a warm-up: the timed round after a census starts where a timed one left off
+                    take_sample(variants[name], sync, None, clock, prelude.get(name))
                 census_s += clock() - census_started
             elapsed = clock() - started - census_s
             noise = max(_noise(done[name]) for name in variants)

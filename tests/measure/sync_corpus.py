@@ -2,7 +2,8 @@
 
 Each planted step issues a chain of products (`_chain`), then waits once in one way, on a line marked
 `# planted: NAME`; PLANTED says what the census must find there (kind, the call's name, waits per step). The
-`free` steps never wait: the census must find nothing in them. Run as a user's workload (`-w
+`free` steps never wait: the census must find nothing in them; `*_chain` is every planted step's twin without its
+wait, whose done − issue is what the wait should cost (benchmarks/syncs.py). Run as a user's workload (`-w
 tests/measure/sync_corpus.py:JaxCorpus`), in the backend's own worker, so MXNet's steps run in its environment.
 
 Only this file's own lines are user lines here: the steps reach their arrays through `A`, set by `setup`.
@@ -24,9 +25,9 @@ SINK = io.StringIO()
 A = types.SimpleNamespace()
 #: waits a loop plants per step
 LOOP = 3
-#: the frame fallback's plant multiplies matrices this many times wider (8× the work: a wait well above its threshold,
+#: the frame fallback's plant multiplies matrices this many times wider (64× the work: a wait well above its threshold,
 #: frames.FALLBACK_MIN_WAIT_S), not a longer chain: a queue of some 50 JAX ops makes the next dispatch itself wait
-FALLBACK_WIDER = 2
+FALLBACK_WIDER = 4
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,10 @@ def jax_loop() -> Any:
 def jax_dlpack() -> Any:
     y = _chain(A.big)
     return A.numpy.from_dlpack(y)  # planted: jax_dlpack
+
+
+def jax_chain() -> Any:
+    return _chain()
 
 
 def jax_free() -> Any:
@@ -241,6 +246,10 @@ def mx_loop() -> Any:
     return y
 
 
+def mx_chain() -> Any:
+    return _chain()
+
+
 def mx_free() -> Any:
     y = _chain()
     z = y[0, :4] + 1
@@ -273,7 +282,8 @@ class _Corpus(Workload):
     """The planted steps of one backend, each a variant, and its sync-free step."""
 
     planted: Mapping[str, Planted] = {}
-    free = ""
+    #: the sync-free steps: the chain alone (every planted step's twin without its wait), and a few more ops
+    free: tuple[str, ...] = ()
     params = (
         Param("size", INT, 256, "matrix side", minimum=8, maximum=4096),
         Param("chain", INT, 4, "products chained before the wait", minimum=1, maximum=1000),
@@ -294,20 +304,20 @@ class _Corpus(Workload):
 
             A.mx = mxnet
         backend.barrier(device)
-        return Prepared(variants={name: STEPS[name] for name in (*self.planted, self.free)}, sync=lambda: backend.barrier(device))
+        return Prepared(variants={name: STEPS[name] for name in (*self.planted, *self.free)}, sync=lambda: backend.barrier(device))
 
 
 class JaxCorpus(_Corpus):
     name = "jax_corpus"
     summary = "planted synchronizations on JAX"
     planted = JAX_PLANTED
-    free = "jax_free"
-    variants = (*JAX_PLANTED, "jax_free")
+    free = ("jax_chain", "jax_free")
+    variants = (*JAX_PLANTED, *free)
 
 
 class MxnetCorpus(_Corpus):
     name = "mxnet_corpus"
     summary = "planted synchronizations on MXNet"
     planted = MX_PLANTED
-    free = "mx_free"
-    variants = (*MX_PLANTED, "mx_free")
+    free = ("mx_chain", "mx_free")
+    variants = (*MX_PLANTED, *free)
