@@ -6,7 +6,8 @@ real arithmetic competing for the cores), then a small kernel behind it, then wa
 PLANTED says what the census must find there (kind, the test device's call, waits per step) and which torch call the
 wait stands for; DEBUG_MODE_MISSES names the ones torch's set_sync_debug_mode("warn") does not warn about
 (backends/torch_syncs.py). The `free` steps queue the same work and never wait: the census must find nothing in them
-(a non-blocking copy into pinned memory, a slice, arithmetic). Driven through runner.run_case with Case.syncs on
+(a non-blocking copy into pinned memory, a slice, arithmetic; a side stream that waits for the main one's event
+on the device, as torch's `Stream.wait_event` and `Event.wait` do, with no host wait). Driven through runner.run_case with Case.syncs on
 (tests/measure/test_sync_corpus_streams.py).
 
 Only this file's own lines are user lines here: the steps reach the device through `A`, set by `setup`.
@@ -127,6 +128,17 @@ def free() -> Any:
     return z.sum()
 
 
+def free_streams() -> Any:
+    y = _queued()
+    side = A.sim.new_stream(A.device)
+    A.sim.fork(A.device, [side])  # the side stream waits on the device for y: the host does not
+    with A.sim.on_stream(side):
+        z = y * 2
+    A.sim.join(A.device, [side])
+    A.sim.stream_wait(side, A.sim.record_event(A.device))
+    return z
+
+
 PLANTED = {
     "item": Planted("conversion", "streamsim.Array.item", "torch.Tensor.item"),
     "tolist": Planted("conversion", "streamsim.Array.tolist", "torch.Tensor.tolist"),
@@ -144,7 +156,7 @@ PLANTED = {
 #: planted waits torch's sync debug mode does not warn about (c10 warns in memcpy_and_sync and stream_synchronize
 #: only): a non-blocking copy into pageable memory, cudaEventSynchronize, cudaDeviceSynchronize
 DEBUG_MODE_MISSES = ("pageable", "event_wait", "device_wait")
-FREE = ("free",)
+FREE = ("free", "free_streams")
 
 STEPS: Mapping[str, Callable[[], Any]] = {name: globals()[name] for name in (*PLANTED, *FREE)}
 

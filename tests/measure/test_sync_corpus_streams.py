@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from asyncbench.engine import runner
 from asyncbench.results.model import OK, Case, Result, Settings
 from asyncbench.results.syncs import SyncKind
+from asyncbench.workloads import BUILT_IN
+from asyncbench.workloads.base import Workload
 from tests.measure import stream_sync_corpus
 from tests.measure.stream_sync_corpus import DEBUG_MODE_MISSES, FREE, HOLD_S, PLANTED, StreamCorpus
 from tests.measure.test_sync_corpus import planted_line
@@ -32,7 +35,7 @@ SETTINGS = Settings(warmup=1, min_samples=6, max_samples=6, max_time_s=30.0, max
 LOW, HIGH = 0.6 * HOLD_S, 1.8 * HOLD_S
 
 
-def run_corpus(workload: StreamCorpus, device: str = "cuda:0") -> Result:
+def run_corpus(workload: Workload, device: str = "cuda:0", params: dict[str, Any] | None = None) -> Result:
     backend = StreamSimBackend(gpus=1)
     try:
         case = Case(
@@ -41,7 +44,7 @@ def run_corpus(workload: StreamCorpus, device: str = "cuda:0") -> Result:
             workload=workload.name,
             backend="streamsim",
             device=device,
-            params={},
+            params={**workload.defaults(quick=True), **(params or {})},
             settings=SETTINGS,
             syncs=True,
         )
@@ -110,3 +113,50 @@ def test_the_synchronous_cpu_of_the_device_takes_no_census():
         assert census.rounds == 0
         assert census.points == ()
         assert "runs synchronously on cpu" in census.coverage
+
+
+def test_conversion_on_the_device_names_each_variants_own_line_once_per_iteration():
+    """The seeds' conversion workload, as torch on CUDA runs it: `.item()`, `.numpy()` (to_host, a wait reached inside
+    the backend) and `print` each wait once per iteration at their lines in workloads/conversion.py, and every
+    variant once more at its final `.item()`."""
+    from asyncbench.workloads import conversion
+
+    result = run_corpus(BUILT_IN["conversion"], params={"size": 64, "n_iter": 4})
+    source = str(Path(conversion.__file__))
+    lines = Path(source).read_text().splitlines()
+
+    def line(text: str, after: str) -> int:
+        start = next(i for i, t in enumerate(lines) if after in t)
+        return next(i for i, t in enumerate(lines[start:], start + 1) if text in t)
+
+    loops = {
+        "item": (line("y[0, 0].item()", "def run_item()"), SyncKind.CONVERSION, "streamsim.Array.item"),
+        "numpy": (line("to_host(y)", "def run_numpy()"), SyncKind.CONVERSION, "to_host → streamsim.Array.host_values"),
+        "print": (line("print(y[0, :PRINTED_ELEMENTS], file=sink)", "def run_print()"), SyncKind.PRINT, "streamsim.Array.__str__"),
+    }
+    for variant, census in result.syncs.items():
+        final = line("return y[0, 0].item()", f"def run_{variant}()")
+        found = {(p.line, p.kind, p.call.rpartition(".StreamSimBackend.")[2], p.calls_per_step) for p in census.points}
+        expected = {(final, SyncKind.CONVERSION, "streamsim.Array.item", 1)}
+        if variant in loops:
+            at, kind, call = loops[variant]
+            expected.add((at, kind, call, 4))
+        assert found == expected, variant
+        assert {p.file for p in census.points} == {source}
+
+
+def test_barrier_on_the_device_names_its_device_wait_and_its_stream_wait():
+    from asyncbench.workloads import barrier
+
+    result = run_corpus(BUILT_IN["barrier"], params={"size": 64, "background_ops": 4})
+    source = str(Path(barrier.__file__))
+    lines = Path(source).read_text().splitlines()
+    start = next(i for i, t in enumerate(lines) if "def run_waitall" in t)
+    waitall_line = next(i for i, t in enumerate(lines[start:], start + 1) if t.strip() == "backend.barrier(device)")
+    wait_one_line = next(i for i, t in enumerate(lines, 1) if t.strip().startswith("backend.wait(y)"))
+    (waitall,) = result.syncs["waitall"].points
+    (wait_one,) = result.syncs["wait_one"].points
+    assert (waitall.file, waitall.line, waitall.kind, waitall.calls_per_step) == (source, waitall_line, SyncKind.EXPLICIT, 1)
+    assert waitall.call.endswith("streamsim.Device.synchronize")
+    assert (wait_one.file, wait_one.line, wait_one.kind, wait_one.calls_per_step) == (source, wait_one_line, SyncKind.EXPLICIT, 1)
+    assert wait_one.call.endswith("streamsim.Stream.synchronize")
