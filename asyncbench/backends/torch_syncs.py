@@ -32,6 +32,12 @@ user's line. It does not warn for `torch.cuda.synchronize` (c10's `device_synchr
 (`cudaEventSynchronize`), a `non_blocking=True` copy into pageable memory (the driver makes it synchronous;
 torch does not know), waits inside torch.distributed or sparse ops (pytorch/pytorch#70490, #84291, #120996), and it
 says nothing of time: the hooks time every wait; a wait only the debug mode saw is named, not timed.
+
+Not wired into the census yet (measure/census.py is issue 35a's): `debug_warnings` is ready for it. What the census
+needs, in a few lines: a backend's witness entered around the fallback's watched run of a census round, whose
+report marks the innermost call the frame fallback has open from the user's line (frames.SleepWatch) as one that
+synchronized, reported at its end with its wall time (a CUDA wait spins by default: the fallback alone, which looks
+for sleeps, misses it), unless a hook recorded a wait inside it (then it is the hook's).
 """
 
 from __future__ import annotations
