@@ -48,7 +48,8 @@ What this backend uses, and why:
   property every conversion reads catches a wait reached inside jax
   (masked indexing), named by the jax function the user's line called.
   `transfer_guard("log")` is not used: it logs from C++ to the process's
-  stderr, with no Python frame to attribute.
+  stderr, with no Python frame to attribute. JAX says nothing of its queue's
+  length: how much a wait drained is not known.
 """
 
 from __future__ import annotations
