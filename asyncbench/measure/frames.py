@@ -89,8 +89,10 @@ class Frames:
         while frame is not None:
             if self.is_user(frame):
                 entered = None
-                if inner is not None and not (inner.f_globals.get("__name__") or "").startswith("asyncbench.measure"):
-                    entered = _function_name(inner.f_code, inner.f_globals.get("__name__") or "")
+                module = (inner.f_globals.get("__name__") or "") if inner is not None else ""
+                if inner is not None and not module.startswith("asyncbench.measure"):
+                    # asyncbench's own helper by its class and name ("JaxBackend.to_host"), a framework's in full
+                    entered = _function_name(inner.f_code, "" if module.startswith(HARNESS_PACKAGES) else module)
                 return Where(frame.f_code.co_filename, frame.f_lineno, entered)
             inner, frame = frame, frame.f_back
         return None
