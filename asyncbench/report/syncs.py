@@ -109,9 +109,7 @@ def variant_line(census: Census) -> str:
     return f"{census.variant}: {per_step} at {points} ({rounds}{seen})"
 
 
-def census_view(
-    who: str, censuses: Mapping[str, Census], order: Sequence[str] = (), here: str | None = None
-) -> CensusView | None:
+def census_view(who: str, censuses: Mapping[str, Census], order: Sequence[str] = (), here: str | None = None) -> CensusView | None:
     """The census of one case (`who`: its label), its variants in `order` (the timings table's; any others after),
     or None where none was taken (no --syncs). A case where no variant waited is one line (`summary`), no rows: what
     could see, or why nothing could."""
