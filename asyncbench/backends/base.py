@@ -199,6 +199,11 @@ class Backend(ABC):
         """Environment variables its worker must start with (settings a framework reads at import)."""
         return {}
 
+    def cpu_only_environment(self) -> dict[str, str]:
+        """Variables, on top of worker_environment, for a worker that runs only this backend's CPU cases: what keeps
+        the framework from opening GPUs it will not use ({}: it opens none unasked). engine.case_workers."""
+        return {}
+
     def describe(self, device: str) -> str | None:
         """What a row should say about how the framework runs on `device` (its engine, its inline rule), or None."""
         return None

@@ -166,6 +166,11 @@ class JaxBackend(Backend):
     def worker_environment(self) -> dict[str, str]:
         return dict(WORKER_ENVIRONMENT)
 
+    def cpu_only_environment(self) -> dict[str, str]:
+        """XLA starts every platform it has at its first device query, `jax.devices("cpu")` too: a CUDA context on
+        every GPU for a CPU case, unless the worker is told it has the CPU alone."""
+        return {"JAX_PLATFORMS": "cpu"}
+
     def facts(self) -> dict[str, Any]:
         """The base facts and JAX's GPUs by model (`device_kind`, listed in the probe's child: no context here), so that a
         JAX-only history of a GPU case keeps an A100's runs apart from an H100's (history.machine reads `devices`)."""

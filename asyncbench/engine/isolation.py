@@ -152,11 +152,21 @@ class Worker:
         """Whether the call handed over with `send` has its answer waiting (a worker starting up in the background)."""
         return self._channel is not None and self._channel.poll(0)
 
-    def send(self, args: tuple[Any, ...]) -> None:
-        """Hand `target(*args)` to the worker (started first if need be) without waiting: `receive` gets its answer."""
+    @property
+    def pid(self) -> int | None:
+        """The worker's process while it runs (None: none yet, or closed)."""
+        return self._process.pid if self._process is not None and self._process.is_alive() else None
+
+    def start(self) -> int:
+        """Start the worker's process if none runs (a dead one is cleaned up first); its pid. WorkerLost if it cannot."""
         if self._process is None or not self._process.is_alive():
             self.close()
             self._start()
+        return int(self._process.pid)
+
+    def send(self, args: tuple[Any, ...]) -> None:
+        """Hand `target(*args)` to the worker (started first if need be) without waiting: `receive` gets its answer."""
+        self.start()
         self.resume()
         self._busy = True  # from here on, closing terminates: an interrupt may come while the worker already runs the call
         try:

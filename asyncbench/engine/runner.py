@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Mapping
 from asyncbench.backends import Backend, get_backend
 from asyncbench.backends.base import DeviceTimer
 from asyncbench.engine import isolation, memory, rounds, sanity, trace
-from asyncbench.engine.case_workers import CaseWorkers, ImportFrameworks
+from asyncbench.engine.case_workers import CaseWorkers, GpuTaken, ImportFrameworks, uses_gpu
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.host import facts, nvml
 from asyncbench.measure import census, harness_cost
@@ -56,6 +56,10 @@ IN_PROCESS_TRACE = (
     "traced with --in-process: the profiler stays attached to this process (CUPTI after torch.profiler), so later "
     "cases of this run may be slower; trace without --in-process, or in a run of its own"
 )
+
+
+#: said on a traced case that measured itself in other processes (comm_overlap's ranks): nothing was traced here
+NOT_TRACED_ACROSS_PROCESSES = "not traced: the case measured itself in other processes (its ranks)"
 
 
 #: said on the census of a case that measured itself in other processes (comm_overlap's ranks), where no census round runs
@@ -252,7 +256,9 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
     asynchronous = backend.is_asynchronous(case.device)
     prepared, note, harness = None, None, None
     try:
-        with scope(backend, case, workload):
+        # a case measured in processes of its own (NCCL ranks, one per GPU) makes no device current here: a CUDA
+        # context in this process would share rank 0's GPU (under EXCLUSIVE_PROCESS, rank 0 could not open it)
+        with scope(backend, case, workload) if not workload.across_processes else contextlib.ExitStack():
             measured = workload.measure_itself(backend, case.device, case.params, case.settings)
             if measured is None:
                 # what the harness's own sync adds to every row here, before the case queues anything (results.ahead)
@@ -291,7 +297,7 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
     if measured.traced is not None:
         fields.update(traces=measured.traced.files, trace_detail=measured.traced.detail, warnings=measured.traced.warnings)
     elif case.trace_dir:
-        fields.update(trace_detail="not traced: the case measured itself in other processes (its ranks)")
+        fields.update(trace_detail=NOT_TRACED_ACROSS_PROCESSES)
     if measured.warnings:  # the NVML guard's throttled rounds
         fields.update(warnings=(*fields.get("warnings", ()), *measured.warnings))
     if case.syncs:
@@ -328,11 +334,17 @@ def _run_isolated(worker: isolation.Worker, case: Case, workload: Workload, on_p
         return _kept_rounds(case, workload, f"{lost} (measuring, at least {progress.rounds} round(s) done)", progress)
     if result.status == ERROR:
         worker.close()  # the error may have left the process unusable (a poisoned CUDA context): the next case gets a fresh one
-    elif result.traces:
+    elif _traced_here(result):
         # a profiler stays attached after its block (Kineto leaves CUPTI on: pytorch#144455, 10-20% slower later
         # kernels; jax.profiler keeps its tracer), so the next case is measured in a fresh process
         worker.close()
     return result
+
+
+def _traced_here(result: Result) -> bool:
+    """Whether the case was traced in the process that ran it, whatever became of its files: a profiler attached
+    there stays attached when every file failed to write (a full disk), as when they were written."""
+    return result.trace_detail is not None and result.trace_detail != NOT_TRACED_ACROSS_PROCESSES
 
 
 def _kept_rounds(case: Case, workload: Workload, reason: str, progress: Progress) -> Result:
@@ -362,7 +374,9 @@ def start_workers(config: Config, isolate: bool) -> CaseWorkers:
     """The workers of `config`'s cases, started now, importing their frameworks (case_workers), for `run`: what the
     caller does before it (capturing the environment imports torch in this process too: 1.5 s) overlaps their start."""
     workers = CaseWorkers(run_case_in_worker, isolate)
-    workers.start({name: get_backend(name) for e in config.experiments for name in e.backends})
+    workers.start(
+        (name, get_backend(name), spec.startswith("cuda")) for e in config.experiments for name in e.backends for spec in e.devices
+    )
     return workers
 
 
@@ -406,12 +420,17 @@ def run(
             if on_start is not None:
                 on_start(index, len(cases), case)
             workload = found[case.workload]
-            worker = None if skip else workers.for_backend(backends[case.backend], case.settings.timeout_s)
+            try:  # a case on a GPU gets it from the process of the run that held it (case_workers)
+                worker = (
+                    None if skip else workers.for_case(backends[case.backend], case, workload.across_processes, case.settings.timeout_s)
+                )
+            except GpuTaken as taken:
+                skip, worker = str(taken), None
             if skip:
                 result = _row(case, SKIPPED, skip, unavailable=True)
             elif worker is None:
                 result = run_case(case, workload, backends[case.backend], on_progress)
-                if result.traces and case.device.startswith("cuda"):
+                if _traced_here(result) and uses_gpu(case):
                     result = dataclasses.replace(result, warnings=(*result.warnings, IN_PROCESS_TRACE))
             elif isinstance(workload, StepWorkload) and (reason := workload.skip_reason(backends[case.backend], case.device, case.params)):
                 # a step's skip is read from its code, so it is decided here: a worker in another environment
