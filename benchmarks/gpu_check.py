@@ -10,15 +10,23 @@ Runs, and writes to results/<gpu-name>/ (results/<gpu-name>/quick/ with --quick)
 3. the built-in suite and every config in configs/ on torch and cupy, on
    cuda (<name>.json and <name>.md, as `asyncbench run -o --markdown` writes
    them; the exit code of each is recorded, a failed gate is information);
-4. README.md: the device, the reference figures (theoretical FP32 peak from
+4. the checks only a GPU can answer (gpu_checks.py: the hold calibrated cold
+   and hot, CUDA contexts per GPU during a torch + JAX run, pinned memory
+   after copy_overlap, TF32 on/off GFLOP/s, CUDA_DEVICE_MAX_CONNECTIONS=1,
+   `ab` on identical sides, a kernel finishing while its process is frozen),
+   each in a process of its own (checks/<name>.json; one that cannot run
+   here says why);
+5. README.md: the device, the reference figures (theoretical FP32 peak from
    SMs × FP32 lanes × max clock, the host link's nominal and measured
-   GB/s), the cross-checks and every step's exit code.
+   GB/s), the cross-checks, the GPU-only checks and every step's exit code.
 Every step runs in a process of its own (so the check itself never holds the
 GPU while a step measures). README.md and fidelity.json are rewritten after
 every step, so a check cut short (a lent GPU's time runs out) still leaves
 what it measured, and --resume runs only what is missing; a step that runs
 past --step-timeout is stopped and recorded as exit 124.
 On a machine without CUDA it says so in one line and exits 0 having run nothing.
+
+The cross-checks run inside the full-precision scope the cases run in (TF32 off on torch and CuPy).
 
     python benchmarks/gpu_check.py [--out results] [--quick] [--step-timeout 300] [--resume]
 """
@@ -127,6 +135,8 @@ def cross_checks() -> dict[str, Any]:
     import torch
     import torch.utils.benchmark as torch_benchmark
 
+    from asyncbench.backends.torch_backend import TorchBackend
+
     size, n_iter = MATMUL["size"], MATMUL["n_iter"]
     a = torch.randn(size, size, device="cuda:0")
 
@@ -135,20 +145,24 @@ def cross_checks() -> dict[str, Any]:
             a @ a
 
     checks: dict[str, Any] = {"matmul": {"asyncbench_s": asyncbench_median_s("matmul", MATMUL)}}
-    timer = torch_benchmark.Timer(stmt="products()", globals={"products": products})
-    checks["matmul"]["torch.utils.benchmark_s"] = timer.blocked_autorange(min_run_time=2.0).median
-    try:
-        import triton.testing
+    with TorchBackend().full_precision():  # the precision asyncbench's built-in matmul ran in (TF32 off)
+        timer = torch_benchmark.Timer(stmt="products()", globals={"products": products})
+        checks["matmul"]["torch.utils.benchmark_s"] = timer.blocked_autorange(min_run_time=2.0).median
+        try:
+            import triton.testing
 
-        checks["matmul"]["triton.do_bench_s"] = triton.testing.do_bench(products, return_mode="median") / 1e3
-    except ImportError:
-        checks["matmul"]["triton.do_bench_s"] = None
+            checks["matmul"]["triton.do_bench_s"] = triton.testing.do_bench(products, return_mode="median") / 1e3
+        except ImportError:
+            checks["matmul"]["triton.do_bench_s"] = None
     try:
         import cupy
         import cupyx.profiler
 
+        from asyncbench.backends.cupy_backend import CupyBackend
+
         x = cupy.random.standard_normal((size, size), dtype="float32")
-        timing = cupyx.profiler.benchmark(lambda: [x @ x for _ in range(n_iter)], n_repeat=50, n_warmup=5)
+        with CupyBackend().full_precision():  # as a cupy case computes: CUBLAS_COMPUTE_32F whatever CUPY_TF32 says
+            timing = cupyx.profiler.benchmark(lambda: [x @ x for _ in range(n_iter)], n_repeat=50, n_warmup=5)
         checks["matmul"]["cupyx.profiler.benchmark_s"] = float(statistics.median(timing.gpu_times[0]))
     except ImportError:
         checks["matmul"]["cupyx.profiler.benchmark_s"] = None
@@ -246,6 +260,69 @@ def summary(gpu: str, steps: dict[str, int], checks: dict[str, Any] | str, refer
     return "\n".join(lines) + "\n"
 
 
+def gpu_checks() -> Any:
+    """benchmarks/gpu_checks.py, the GPU-only checks (loaded by path: benchmarks/ is no package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_checks", Path(__file__).resolve().with_name("gpu_checks.py"))
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: the label of a GPU-only check's step (gpu_checks.CHECKS names the checks)
+CHECK_STEP = "check {}"
+
+
+def plan_steps(out: Path, quick: bool) -> list[tuple[str, list[str], Path]]:
+    """Every step, in order: (label, arguments after the Python executable, its log). Each runs in a process of its
+    own, so the check itself never holds the GPU while a step measures on it. The GPU-only checks come before the
+    suite and the configs: they are short, and what only a lent GPU can answer."""
+    script = str(Path(__file__).resolve())
+    plan: list[tuple[str, list[str], Path]] = [
+        ("pytest -m 'gpu or streams'", ["-m", "pytest", "-m", "gpu or streams", "-q", "-p", "no:cacheprovider"], out / "pytest-gpu.txt"),
+        ("cross-checks", [script, "--cross-checks-to", str(out / "cross-checks.json")], out / "cross-checks.txt"),
+    ]
+    for name in gpu_checks().CHECKS:
+        answer = out / "checks" / f"{name}.json"
+        plan.append((CHECK_STEP.format(name), [script, "--check", name, "--check-to", str(answer)], answer.with_suffix(".txt")))
+    quick_flag = ["--quick"] if quick else []
+    for name, config in [("default", [])] + [(p.stem, [str(p)]) for p in sorted((ROOT / "configs").glob("*.yaml"))]:
+        command = ["-m", "asyncbench", "run", *config, "-b", "torch", "-b", "cupy", "-d", "cuda", *quick_flag, "--no-progress"]
+        plan.append(
+            (
+                f"asyncbench run {name}",
+                [*command, "-o", str(out / f"{name}.json"), "--markdown", str(out / f"{name}.md")],
+                out / f"{name}.txt",
+            )
+        )
+    return plan
+
+
+def pending_steps(plan: list[tuple[str, list[str], Path]], steps: dict[str, int]) -> list[tuple[str, list[str], Path]]:
+    """What --resume runs: the steps not recorded yet, then those stopped at --step-timeout."""
+    return [step for step in plan if step[0] not in steps] + [step for step in plan if steps.get(step[0]) == TIMED_OUT]
+
+
+def check_lines(out: Path) -> list[str]:
+    """README.md's lines for the GPU-only checks, from checks/<name>.json."""
+    lines = ["", "## GPU-only checks", ""]
+    for name in gpu_checks().CHECKS:
+        answer = out / "checks" / f"{name}.json"
+        if not answer.exists():
+            lines.append(f"- `{name}`: not run (see checks/{name}.txt)")
+            continue
+        found = json.loads(answer.read_text())
+        if "skipped" in found:
+            lines.append(f"- `{name}`: skipped, {found['skipped']}")
+            continue
+        verdict = {True: "verified", False: "NOT verified", None: "measured"}[found.pop("verified", None)]
+        lines.append(f"- `{name}`: {verdict}: `{json.dumps(found, default=str)[:600]}`")
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results", help="folder under which results/<gpu-name>/ is written")
@@ -253,7 +330,16 @@ def main() -> int:
     parser.add_argument("--step-timeout", type=float, default=300.0, help="seconds after which one step is stopped (exit 124)")
     parser.add_argument("--resume", action="store_true", help="keep the steps an earlier check recorded; run the rest, stopped ones last")
     parser.add_argument("--cross-checks-to", type=Path, help=argparse.SUPPRESS)  # the cross-checks step, in a process of its own
+    parser.add_argument("--check", help=argparse.SUPPRESS)  # one GPU-only check (gpu_checks.CHECKS), in a process of its own
+    parser.add_argument("--check-to", type=Path, help=argparse.SUPPRESS)  # ... and where its answer goes
     args = parser.parse_args()
+    if args.check is not None:  # without CUDA the answer says why it was skipped
+        answer = gpu_checks().run(args.check)
+        if args.check_to is not None:
+            args.check_to.parent.mkdir(parents=True, exist_ok=True)
+            args.check_to.write_text(json.dumps(answer, indent=2, default=str) + "\n")
+        print(f"gpu-check: {args.check}: {answer}")
+        return 0
     import torch
 
     if torch.version.cuda is None or not torch.cuda.is_available():
@@ -268,8 +354,7 @@ def main() -> int:
     device = cuda_devices()[0]
     # a quick check's sizes are not the suite's: its files never share a folder with a full check's
     out = ROOT / args.out / slug(device.name) / ("quick" if args.quick else "")
-    out.mkdir(parents=True, exist_ok=True)
-    quick = ["--quick"] if args.quick else []
+    (out / "checks").mkdir(parents=True, exist_ok=True)
     reference = reference_figures(device.capability)
     earlier = json.loads((out / "fidelity.json").read_text()) if args.resume and (out / "fidelity.json").exists() else {}
     steps: dict[str, int] = dict(earlier.get("steps", {}))
@@ -278,24 +363,9 @@ def main() -> int:
     def write() -> None:
         record = {"device": device.__dict__, "reference": reference, "checks": checks, "steps": steps}
         (out / "fidelity.json").write_text(json.dumps(record, indent=2) + "\n")
-        (out / "README.md").write_text(summary(device.name, steps, checks, reference))
+        (out / "README.md").write_text(summary(device.name, steps, checks, reference) + "\n".join(check_lines(out)) + "\n")
 
-    # Every step runs in a process of its own, so this one never holds the GPU while a step measures on it.
-    plan: list[tuple[str, list[str], Path]] = [
-        ("pytest -m 'gpu or streams'", ["-m", "pytest", "-m", "gpu or streams", "-q", "-p", "no:cacheprovider"], out / "pytest-gpu.txt"),
-        ("cross-checks", [str(Path(__file__).resolve()), "--cross-checks-to", str(out / "cross-checks.json")], out / "cross-checks.txt"),
-    ]
-    for name, config in [("default", [])] + [(p.stem, [str(p)]) for p in sorted((ROOT / "configs").glob("*.yaml"))]:
-        command = ["-m", "asyncbench", "run", *config, "-b", "torch", "-b", "cupy", "-d", "cuda", *quick, "--no-progress"]
-        plan.append(
-            (
-                f"asyncbench run {name}",
-                [*command, "-o", str(out / f"{name}.json"), "--markdown", str(out / f"{name}.md")],
-                out / f"{name}.txt",
-            )
-        )
-    pending = [step for step in plan if step[0] not in steps] + [step for step in plan if steps.get(step[0]) == TIMED_OUT]
-    for label, command, log in pending:
+    for label, command, log in pending_steps(plan_steps(out, args.quick), steps):
         set_aside_journal(log.with_suffix(".json"))
         steps[label] = run_step(label, [sys.executable, *command], log, args.step_timeout)
         if label == "cross-checks":

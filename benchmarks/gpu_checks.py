@@ -1,0 +1,293 @@
+"""The checks only a real GPU can answer (issue 36's last bullet), one per `gpu_check.py --check NAME` process.
+
+Each returns a JSON-able dict: what it measured and `verified` (True, False, or None where the figure is
+information, not a pass or fail), or {"skipped": why} where this machine cannot answer it (no CUDA torch, no JAX
+GPU, no nvidia-smi). gpu_check.py runs each in a process of its own, under --step-timeout, and writes the answers to
+checks/<name>.json and README.md.
+
+- hold: the hold kernel's length against what it was asked for, calibrated on a cold GPU and used on a hot one
+  (the SM clock rises with load: a hold that counts cycles then ends early), and calibrated hot.
+- contexts: the CUDA contexts (compute processes, nvidia-smi) on each GPU while a torch + JAX run measures: one
+  process measures on a GPU at a time.
+- pinned: the pinned host memory torch's caching host allocator still holds after a copy_overlap case.
+- tf32: float32 product GFLOP/s inside the full-precision scope and with TF32 on (torch; CuPy where installed):
+  the scope is real where TF32 on is faster.
+- max-connections: a multi-stream workload with CUDA_DEVICE_MAX_CONNECTIONS=1 against the default, and the
+  variable recorded in the results' environment.
+- ab-identical: `asyncbench ab` with both sides the same code on one GPU: no change found.
+- frozen-kernel: a kernel issued by a process that is then frozen (SIGSTOP, as ab freezes the side not measuring)
+  runs to its end while the process is stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+#: the hold asked for, and how long the GPU is kept busy before the hot measurements (clocks settle in seconds)
+HOLD_S, HEAT_S = 0.05, 10.0
+#: a hold within this ratio of what was asked is what sync_async's queued variant needs
+HOLD_AGREES = (0.9, 1.1)
+#: the product timed with TF32 off and on: large enough that tensor cores, not launches, set the time
+TF32_SIZE, TF32_REPEATS = 8192, 10
+#: TF32 on must be at least this much faster for the scope to count as computing in float32 (an H100: about 7×)
+TF32_FASTER = 1.2
+#: how often nvidia-smi is asked for the compute processes during the torch + JAX run
+POLL_S = 0.5
+#: the frozen-kernel check: the kernel's length and how long its process stays stopped (longer than the kernel)
+KERNEL_S, FROZEN_S = 1.0, 3.0
+
+
+def _no_cuda() -> str | None:
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    if torch.version.cuda is None or not torch.cuda.is_available():
+        return f"no CUDA device for torch {torch.__version__}"
+    return None
+
+
+def _events_s(work: Callable[[], Any]) -> float:
+    """Device seconds `work` kept the current stream busy, by two CUDA events."""
+    import torch
+
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    work()
+    stop.record()
+    stop.synchronize()
+    return start.elapsed_time(stop) / 1e3
+
+
+def _heat(seconds: float) -> None:
+    import torch
+
+    a = torch.randn(4096, 4096, device="cuda:0")
+    ends = time.perf_counter() + seconds
+    while time.perf_counter() < ends:
+        for _ in range(20):
+            a @ a
+        torch.cuda.synchronize()
+
+
+def hold() -> dict[str, Any]:
+    from asyncbench.backends.torch_backend import TorchBackend
+
+    cold = TorchBackend()
+    cold_s = _events_s(lambda: cold.hold("cuda:0", HOLD_S))  # calibrated now, on a GPU at rest
+    _heat(HEAT_S)
+    hot_with_cold_calibration_s = _events_s(lambda: cold.hold("cuda:0", HOLD_S))
+    hot = TorchBackend()  # a new backend calibrates again, on the hot GPU
+    hot_s = _events_s(lambda: hot.hold("cuda:0", HOLD_S))
+    ratios = {
+        "cold": cold_s / HOLD_S,
+        "hot, calibrated cold": hot_with_cold_calibration_s / HOLD_S,
+        "hot, calibrated hot": hot_s / HOLD_S,
+    }
+    return {
+        "asked_s": HOLD_S,
+        "held_s_over_asked": ratios,
+        "verified": all(HOLD_AGREES[0] <= r <= HOLD_AGREES[1] for r in ratios.values()),
+    }
+
+
+def _compute_processes() -> dict[str, list[str]]:
+    """GPU bus id -> the pids with a context on it (nvidia-smi --query-compute-apps)."""
+    done = subprocess.run(
+        ["nvidia-smi", "--query-compute-apps=gpu_bus_id,pid", "--format=csv,noheader"], capture_output=True, text=True, timeout=30
+    )
+    found: dict[str, list[str]] = {}
+    for line in done.stdout.strip().splitlines():
+        if "," in line:
+            bus, pid = (v.strip() for v in line.split(",", 1))
+            found.setdefault(bus, []).append(pid)
+    return found
+
+
+def contexts() -> dict[str, Any]:
+    if shutil.which("nvidia-smi") is None:
+        return {"skipped": "nvidia-smi is not installed"}
+    probe = subprocess.run([sys.executable, "-c", "import jax; print(len(jax.devices('gpu')))"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return {"skipped": f"JAX has no GPU here: {(probe.stderr.strip().splitlines() or ['?'])[-1]}"}
+    most: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        command = [sys.executable, "-m", "asyncbench", "run", "-b", "torch", "-b", "jax", "-d", "cuda", "--quick", "--no-progress"]
+        with subprocess.Popen([*command, "-o", str(Path(folder) / "r.json")], cwd=ROOT, stdout=subprocess.DEVNULL) as run:
+            while run.poll() is None:
+                for bus, pids in _compute_processes().items():
+                    most[bus] = max(most.get(bus, 0), len(pids))
+                time.sleep(POLL_S)
+    return {"run_exit": run.returncode, "most_contexts_per_gpu": most, "verified": bool(most) and max(most.values()) == 1}
+
+
+def pinned() -> dict[str, Any]:
+    import gc
+
+    import torch
+
+    from asyncbench.backends import get_backend
+    from asyncbench.engine import runner
+    from asyncbench.results.model import Case, Settings
+    from asyncbench.workloads import BUILT_IN
+
+    if not hasattr(torch.cuda, "host_memory_stats"):
+        return {"skipped": f"torch {torch.__version__} has no torch.cuda.host_memory_stats"}
+    settings = Settings(warmup=1, min_samples=5, max_samples=5, max_time_s=5.0)
+    params = {"size": 4096, "n_matrices": 16, "dtype": "float32"}
+    case = Case(
+        id="pinned", experiment="pinned", workload="copy_overlap", backend="torch", device="cuda:0", params=params, settings=settings
+    )
+    result = runner.run_case(case, BUILT_IN["copy_overlap"], get_backend("torch"))
+    gc.collect()
+    stats = torch.cuda.host_memory_stats()
+    held = stats.get("allocated_bytes.current", stats.get("allocated_bytes", {}).get("current"))
+    peak = stats.get("allocated_bytes.peak", stats.get("allocated_bytes", {}).get("peak"))
+    return {"case": result.status, "pinned_bytes_held_after": held, "pinned_bytes_peak": peak, "verified": held == 0}
+
+
+def _gflops(product: Callable[[], Any], size: int) -> float:
+    product()  # the first call picks the kernel
+    seconds = _events_s(lambda: [product() for _ in range(TF32_REPEATS)])
+    return 2 * size**3 * TF32_REPEATS / seconds / 1e9
+
+
+def tf32() -> dict[str, Any]:
+    import torch
+
+    from asyncbench.backends.torch_backend import TorchBackend
+
+    a = torch.randn(TF32_SIZE, TF32_SIZE, device="cuda:0")
+    with TorchBackend().full_precision():
+        off = _gflops(lambda: a @ a, TF32_SIZE)
+    before = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("high")
+    try:
+        on = _gflops(lambda: a @ a, TF32_SIZE)
+    finally:
+        torch.set_float32_matmul_precision(before)
+    found: dict[str, Any] = {"torch_gflops": {"full precision": off, "TF32": on}}
+    try:
+        import cupy
+
+        from asyncbench.backends.cupy_backend import CupyBackend
+
+        x = cupy.random.standard_normal((TF32_SIZE, TF32_SIZE), dtype="float32")
+        with CupyBackend().full_precision():
+            cupy_off = _gflops(lambda: x @ x, TF32_SIZE)
+        previous = cupy._core.get_compute_type("float32")
+        cupy._core.set_compute_type("float32", cupy._core._routines_linalg.COMPUTE_TYPE_TF32)
+        try:
+            cupy_on = _gflops(lambda: x @ x, TF32_SIZE)
+        finally:
+            cupy._core.set_compute_type("float32", previous)
+        found["cupy_gflops"] = {"full precision": cupy_off, "TF32": cupy_on}
+    except ImportError:
+        found["cupy_gflops"] = "cupy not installed"
+    # where TF32 is faster the scope really computed in float32 (a GPU before Ampere has no TF32: both alike)
+    measured = [g for g in (found["torch_gflops"], found["cupy_gflops"]) if isinstance(g, dict)]
+    found["verified"] = all(g["TF32"] > TF32_FASTER * g["full precision"] for g in measured)
+    return found
+
+
+def _run_json(arguments: list[str], out: Path, extra_environment: dict[str, str]) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "asyncbench", *arguments, "--no-progress", "-o", str(out)],
+        cwd=ROOT,
+        env={**os.environ, **extra_environment},
+        capture_output=True,
+        text=True,
+    )
+    return {"exit": done.returncode, **(json.loads(out.read_text()) if out.exists() else {"stderr": done.stderr[-2000:]})}
+
+
+def _medians(report: dict[str, Any]) -> dict[str, float]:
+    return {
+        f"{row['id']} {name}": variant["done_s"]["median"]
+        for row in report.get("results", ())
+        for name, variant in (row.get("variants") or {}).items()
+        if isinstance(variant, dict) and isinstance(variant.get("done_s"), dict)
+    }
+
+
+def max_connections() -> dict[str, Any]:
+    arguments = ["run", "-w", "multi_device", "-w", "small_ops", "-b", "torch", "-d", "cuda", "--quick"]
+    with tempfile.TemporaryDirectory() as folder:
+        default = _run_json(arguments, Path(folder) / "default.json", {})
+        one = _run_json(arguments, Path(folder) / "one.json", {"CUDA_DEVICE_MAX_CONNECTIONS": "1"})
+    recorded = (one.get("environment") or {}).get("gpu_variables", {}).get("CUDA_DEVICE_MAX_CONNECTIONS")
+    return {
+        "exits": [default["exit"], one["exit"]],
+        "done_median_s": {"default": _medians(default), "CUDA_DEVICE_MAX_CONNECTIONS=1": _medians(one)},
+        "recorded": recorded,
+        "verified": recorded == "1",
+    }
+
+
+def ab_identical() -> dict[str, Any]:
+    """Identical sides: every ratio SAME or NOT SLOWER (a gate that passes), none SLOWER or FASTER."""
+    with tempfile.TemporaryDirectory() as folder:
+        arguments = ["ab", "-w", "matmul", "-w", "sync_async", "-b", "torch", "-d", "cuda", "--gate-time", "60s", "--allow-inconclusive"]
+        sides = ["--base-env", "GPU_CHECK_SIDE=base", "--head-env", "GPU_CHECK_SIDE=head"]
+        found = _run_json([*arguments, *sides], Path(folder) / "ab.json", {})
+    labels = {f"{case.get('id')} {r.get('name')}": r.get("label") for case in found.get("cases", ()) for r in case.get("ratios") or ()}
+    return {"exit": found["exit"], "labels": labels, "verified": bool(labels) and not set(labels.values()) & {"SLOWER", "FASTER"}}
+
+
+#: what the frozen process runs: a kernel of KERNEL_S, an event after it, then (once continued) whether it finished
+_FROZEN_CHILD = f"""
+import json, time, torch
+from asyncbench.backends.torch_backend import TorchBackend
+backend = TorchBackend()
+backend.hold("cuda:0", 0.01)  # calibrate
+torch.cuda.synchronize()
+end = torch.cuda.Event()
+backend.hold("cuda:0", {KERNEL_S})
+end.record()
+print("issued", flush=True)
+started = time.perf_counter()
+time.sleep(0.2)  # stopped in here
+print(json.dumps({{"finished_when_continued": end.query(), "host_s": time.perf_counter() - started}}), flush=True)
+"""
+
+
+def frozen_kernel() -> dict[str, Any]:
+    with subprocess.Popen([sys.executable, "-c", _FROZEN_CHILD], cwd=ROOT, stdout=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None
+        if child.stdout.readline().strip() != "issued":
+            return {"verified": False, "error": f"the child exited {child.wait()} before issuing"}
+        os.kill(child.pid, signal.SIGSTOP)
+        time.sleep(FROZEN_S)
+        os.kill(child.pid, signal.SIGCONT)
+        answer = json.loads(child.stdout.readline())
+    stopped = answer["host_s"] >= FROZEN_S * 0.9
+    return {**answer, "kernel_s": KERNEL_S, "frozen_s": FROZEN_S, "verified": stopped and answer["finished_when_continued"]}
+
+
+#: the checks by name, in the order gpu_check.py runs them
+CHECKS: dict[str, Callable[[], dict[str, Any]]] = {
+    "hold": hold,
+    "contexts": contexts,
+    "pinned": pinned,
+    "tf32": tf32,
+    "max-connections": max_connections,
+    "ab-identical": ab_identical,
+    "frozen-kernel": frozen_kernel,
+}
+
+
+def run(name: str) -> dict[str, Any]:
+    """One check's answer, or {"skipped": why} where there is no CUDA device for torch here."""
+    why = _no_cuda()
+    return {"skipped": why} if why else CHECKS[name]()

@@ -1,0 +1,95 @@
+"""benchmarks/gpu_check.py's steps on a machine without a GPU: the step list with the GPU-only checks, --quick and
+--resume, and each GPU-only check skipping with its reason (the checks themselves need a lent GPU)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
+#: the GPU-only checks issue 36 asks for, in the order they run
+CHECKS = ("hold", "contexts", "pinned", "tf32", "max-connections", "ab-identical", "frozen-kernel")
+
+
+def _script() -> Any:
+    spec = importlib.util.spec_from_file_location("gpu_check_under_test", SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_plan_runs_the_gpu_only_checks_after_the_cross_checks_and_before_the_suite(tmp_path):
+    gpu_check = _script()
+    labels = [label for label, _, _ in gpu_check.plan_steps(tmp_path, quick=False)]
+    assert labels[:2] == ["pytest -m 'gpu or streams'", "cross-checks"]
+    assert labels[2 : 2 + len(CHECKS)] == [f"check {name}" for name in CHECKS]
+    assert labels[2 + len(CHECKS)] == "asyncbench run default"
+    plan = {label: (command, log) for label, command, log in gpu_check.plan_steps(tmp_path, quick=True)}
+    command, log = plan["check tf32"]
+    assert command[1:] == ["--check", "tf32", "--check-to", str(tmp_path / "checks" / "tf32.json")]
+    assert log == tmp_path / "checks" / "tf32.txt"
+    assert "--quick" not in command  # a check's sizes are its own
+    assert "--quick" in plan["asyncbench run default"][0]
+    assert "--quick" not in dict((label, c) for label, c, _ in gpu_check.plan_steps(tmp_path, quick=False))["asyncbench run default"]
+
+
+def test_resume_runs_what_is_missing_then_what_was_stopped(tmp_path):
+    gpu_check = _script()
+    plan = gpu_check.plan_steps(tmp_path, quick=False)
+    recorded = {"pytest -m 'gpu or streams'": 0, "cross-checks": 0, "check hold": gpu_check.TIMED_OUT, "check contexts": 1}
+    pending = [label for label, _, _ in gpu_check.pending_steps(plan, recorded)]
+    assert pending[0] == "check pinned"
+    assert pending[-1] == "check hold"  # stopped: again, last
+    assert "check contexts" not in pending  # it ran (a failed check is a finding, not a step to repeat)
+    assert len(pending) == len(plan) - 3
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_each_gpu_only_check_skips_with_its_reason_without_a_gpu(name):
+    torch = pytest.importorskip("torch")
+    if torch.version.cuda is not None and torch.cuda.is_available():
+        pytest.skip("a GPU is here: the check would run")
+    answer = _script().gpu_checks().run(name)
+    assert answer == {"skipped": f"no CUDA device for torch {torch.__version__}"}
+
+
+def test_a_check_step_writes_its_answer_and_exits_0_without_a_gpu(tmp_path):
+    torch = pytest.importorskip("torch")
+    if torch.version.cuda is not None and torch.cuda.is_available():
+        pytest.skip("a GPU is here: the check would run")
+    answer = tmp_path / "checks" / "frozen-kernel.json"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--check", "frozen-kernel", "--check-to", str(answer)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(answer.read_text())["skipped"].startswith("no CUDA device for torch")
+
+
+def test_the_readme_says_which_checks_were_verified_skipped_or_not_run(tmp_path):
+    gpu_check = _script()
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks" / "hold.json").write_text(json.dumps({"asked_s": 0.05, "verified": False}))
+    (tmp_path / "checks" / "contexts.json").write_text(json.dumps({"skipped": "JAX has no GPU here: cuda plugin missing"}))
+    (tmp_path / "checks" / "tf32.json").write_text(json.dumps({"torch_gflops": {"TF32": 400000.0}, "verified": True}))
+    lines = gpu_check.check_lines(tmp_path)
+    assert lines[1] == "## GPU-only checks"
+    assert '- `hold`: NOT verified: `{"asked_s": 0.05}`' in lines
+    assert "- `contexts`: skipped, JAX has no GPU here: cuda plugin missing" in lines
+    assert '- `tf32`: verified: `{"torch_gflops": {"TF32": 400000.0}}`' in lines
+    assert "- `pinned`: not run (see checks/pinned.txt)" in lines
+
+
+def test_the_connections_check_reads_done_medians_from_a_real_gpus_results_file():
+    """The one piece of a GPU-only check that reads asyncbench's own files, against the last real GPU run's file."""
+    real = json.loads((SCRIPT.parents[1] / "results" / "nvidia-h100-80gb-hbm3" / "default.json").read_text())
+    medians = _script().gpu_checks()._medians(real)
+    assert medians
+    assert all(isinstance(v, float) and v > 0 for v in medians.values())
