@@ -144,8 +144,9 @@ def test_barrier_names_its_device_wait_and_its_one_result_wait(backend):
     waitall_at = next(i for i, t in enumerate(lines) if "def run_waitall" in t)
     waitall_line = next(i for i, t in enumerate(lines[waitall_at:], waitall_at + 1) if t.strip() == "backend.barrier(device)")
     wait_one_line = next(i for i, t in enumerate(lines, 1) if t.strip().startswith("backend.wait(y)"))
-    (waitall,) = result.syncs["waitall"].points
-    (wait_one,) = result.syncs["wait_one"].points
+    # the hooked waits: the frame fallback may add a dispatch that waited behind the background products (a full queue)
+    (waitall,) = [p for p in result.syncs["waitall"].points if p.kind != SyncKind.UNKNOWN]
+    (wait_one,) = [p for p in result.syncs["wait_one"].points if p.kind != SyncKind.UNKNOWN]
     assert (waitall.file, waitall.line, waitall.kind, waitall.calls_per_step) == (source, waitall_line, SyncKind.EXPLICIT, 1)
     assert (wait_one.file, wait_one.line, wait_one.kind, wait_one.calls_per_step) == (source, wait_one_line, SyncKind.EXPLICIT, 1)
 
