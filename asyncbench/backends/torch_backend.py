@@ -249,6 +249,17 @@ class TorchBackend(Backend):
 
         return cuda_hooks(torch)
 
+    def sync_witness(self, device: str) -> Callable[[Callable[[], None]], ContextManager[Any]] | None:
+        """torch's own sync debug mode during the census's fallback runs, on CUDA where torch has it: each of its
+        warnings marks the call that synchronized (torch_syncs.debug_warnings). None on a CPU or without CUDA."""
+        import torch
+
+        from asyncbench.backends.torch_syncs import debug_mode_available, debug_warnings
+
+        if not device.startswith("cuda") or not debug_mode_available(torch):
+            return None
+        return lambda synchronized: debug_warnings(torch, lambda frame, where: synchronized())
+
     no_profiler = None
 
     def profiler(self, device: str) -> Any:

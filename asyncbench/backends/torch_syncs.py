@@ -33,11 +33,11 @@ user's line. It does not warn for `torch.cuda.synchronize` (c10's `device_synchr
 torch does not know), waits inside torch.distributed or sparse ops (pytorch/pytorch#70490, #84291, #120996), and it
 says nothing of time: the hooks time every wait; a wait only the debug mode saw is named, not timed.
 
-Not wired into the census yet (measure/census.py is issue 35a's): `debug_warnings` is ready for it. What the census
-needs, in a few lines: a backend's witness entered around the fallback's watched run of a census round, whose
-report marks the innermost call the frame fallback has open from the user's line (frames.SleepWatch) as one that
-synchronized, reported at its end with its wall time (a CUDA wait spins by default: the fallback alone, which looks
-for sleeps, misses it), unless a hook recorded a wait inside it (then it is the hook's).
+In the census (TorchBackend.sync_witness, on CUDA where torch has the mode): `debug_warnings` runs during the frame
+fallback's run of each census round and each warning marks the call the fallback has open from the user's line
+(frames.SleepWatch.synchronized); that call is reported at its end with its wall time (a CUDA wait spins by default:
+the fallback alone, which looks for sleeps, misses it), unless a hook recorded a wait inside it (then it is the
+hook's, counted once). Its point is `unattributed`, named by the function the user's line called.
 """
 
 from __future__ import annotations

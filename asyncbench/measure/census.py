@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, ContextManager, Iterator, Mapping, Sequence
 
 from asyncbench.backends.base import Backend, SyncHook
 from asyncbench.measure.frames import CAN_WATCH, Frames, SleepWatch, Where
@@ -50,6 +50,9 @@ FALLBACK_ONLY = "the frame fallback only (no hooks for this backend)"
 
 #: a point's key within a step: where, what was called, its kind
 Key = tuple[str, int, str, SyncKind]
+#: a backend's own witness of synchronizing calls: given a callback, a context inside which it calls it as each
+#: synchronizing call ends (torch's sync debug mode: backends/torch_syncs.debug_warnings)
+Witness = Callable[[Callable[[], None]], ContextManager[Any]]
 
 
 def due(timed_rounds: int, census_rounds: int) -> bool:
@@ -164,8 +167,18 @@ class Taker:
     `hooks`: the backend's (Backend.sync_hooks); `framework_roots`: the top-level modules that are the framework's
     (Backend.owned_modules), whose frames are never the user's line; `fallback`: the frame fallback on."""
 
-    def __init__(self, hooks: Sequence[SyncHook], framework_roots: frozenset[str], fallback: bool = True, backend: str = ""):
+    def __init__(
+        self,
+        hooks: Sequence[SyncHook],
+        framework_roots: frozenset[str],
+        fallback: bool = True,
+        backend: str = "",
+        witness: Witness | None = None,
+    ):
+        """`witness`: the backend's own report of synchronizing calls (TorchBackend.sync_witness), given the frame
+        fallback's `synchronized` in its watched runs."""
         self.hooks = tuple(hooks)
+        self.witness = witness if fallback and CAN_WATCH else None
         self.frames = Frames(framework_roots)
         self.fallback = fallback and CAN_WATCH
         self.backend = backend
@@ -203,14 +216,16 @@ class Taker:
         recorder = _Recorder(self.frames)
         watch = SleepWatch(self.frames, recorder.unhooked, recorder.count, recorder.inside)
         _recording = recorder
-        if watched:
-            watch.start()
-        try:
-            result = step()
-        finally:
+        # the backend's own witness (torch's sync debug mode) tells the fallback which call synchronized
+        with self.witness(watch.synchronized) if watched and self.witness is not None else contextlib.nullcontext():
             if watched:
-                watch.stop()
-            _recording = None
+                watch.start()
+            try:
+                result = step()
+            finally:
+                if watched:
+                    watch.stop()
+                _recording = None
         sync()
         del result
         return recorder.points
@@ -228,6 +243,8 @@ class Taker:
             said = f"{seen} (no frame fallback on this platform)"
         else:
             said = FALLBACK_ONLY if self.fallback else "nothing: no hooks, and no frame fallback on this platform"
+        if self.witness is not None:
+            said += f", with {self.backend or 'the backend'}'s own sync warnings"
         if self.missing:
             said += f"; not hooked (absent in this version): {', '.join(hook.call for hook in self.missing)}"
         return said
@@ -278,7 +295,10 @@ def summarize(variant: str, rounds: Sequence[Mapping[Key, Sequence[float]]], cov
 def taker_for(backend: Backend, device: str, asynchronous: bool) -> Taker | None:
     """The census of a case on `backend` and `device`: its hooks, its modules as the framework's; None where the
     backend runs synchronously there (`synchronous` says why its census is empty)."""
-    return Taker(backend.sync_hooks(device), backend.owned_modules(), backend=backend.name) if asynchronous else None
+    if not asynchronous:
+        return None
+    witness = getattr(backend, "sync_witness", None)  # torch's; a Backend method once base.py has one
+    return Taker(backend.sync_hooks(device), backend.owned_modules(), backend=backend.name, witness=witness(device) if witness else None)
 
 
 def of_case(taker: Taker | None, variants: Sequence[str], backend: str, device: str) -> dict[str, Census]:
@@ -306,12 +326,13 @@ def take(
     rounds: int = CENSUS_ROUNDS,
     sync: Callable[[], None] = lambda: None,
     fallback: bool = True,
+    witness: Witness | None = None,
 ) -> Census:
     """The census of one callable run `rounds` times (after one unrecorded run: compiling is not a wait), for a
     test or a backend's own check of its hooks."""
     step()
     sync()
-    taker = Taker(hooks, framework_roots, fallback)
+    taker = Taker(hooks, framework_roots, fallback, witness=witness)
     for _ in range(rounds):
         taker.round({"step": step}, sync)
     return taker.censuses()["step"]

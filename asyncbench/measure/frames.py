@@ -142,10 +142,12 @@ class SleepWatch:
         # open calls: (the callee's frame, or the C function, the user frame, start, cpu, voluntary switches, waits seen)
         self._open: list[tuple[Any, types.FrameType, float, float, int, int]] = []
         self._reported = 0  # waits this watch reported: a call around one (np.from_dlpack around __dlpack__) is not again
+        self._synced: set[int] = set()  # depths of the open calls a witness said synchronized (`synchronized`)
 
     def start(self) -> None:
         if CAN_WATCH:
             self._open.clear()
+            self._synced.clear()
             sys.setprofile(self._event)
 
     def stop(self) -> None:
@@ -169,12 +171,24 @@ class SleepWatch:
             return
         self._open.append((callee, caller, time.perf_counter(), time.thread_time(), _switches(), self.hooked() + self._reported))
 
+    def synchronized(self) -> None:
+        """The framework's own witness (torch's sync debug mode, backends/torch_syncs.py) says the call running now
+        synchronized: the innermost open call, past the warnings machinery it speaks through, is reported at its end
+        with its wall time, slept or not (a CUDA wait spins: no sleep to see)."""
+        for depth in range(len(self._open), 0, -1):
+            if getattr(self._open[depth - 1][0], "f_globals", {}).get("__name__") not in ("warnings", __name__):
+                self._synced.add(depth)
+                return
+
     def _end(self, python: bool) -> None:
         now = time.perf_counter()
+        synced = len(self._open) in self._synced
+        self._synced.discard(len(self._open))
         callee, caller, started, cpu_before, switches_before, hooked_before = self._open.pop()
         off_cpu = (now - started) - (time.thread_time() - cpu_before)
-        if off_cpu < self.min_wait_s or self.hooked() + self._reported != hooked_before or _switches() == switches_before:
+        slept = off_cpu >= self.min_wait_s and _switches() != switches_before
+        if not (synced or slept) or self.hooked() + self._reported != hooked_before:
             return
         self._reported += 1
         name = _function_name(callee.f_code, callee.f_globals.get("__name__") or "") if python else _c_name(callee)
-        self.report(Where(caller.f_code.co_filename, caller.f_lineno), name, off_cpu)
+        self.report(Where(caller.f_code.co_filename, caller.f_lineno), name, now - started if synced else off_cpu)

@@ -18,11 +18,14 @@ import pytest
 import torch
 
 from asyncbench.backends import torch_syncs
+from asyncbench.backends.base import SyncHook
 from asyncbench.backends.torch_backend import TorchBackend
 from asyncbench.engine import runner
 from asyncbench.measure import census
+from asyncbench.measure.frames import CAN_WATCH
 from asyncbench.results.model import OK, Case, Settings
 from asyncbench.workloads import BUILT_IN
+from tests.backends import torch_model
 
 SINK = io.StringIO()
 #: the one host tensor of every_wait: every other tensor there is taken for a device tensor
@@ -229,3 +232,34 @@ def test_debug_mode_is_restored_after_an_exception_and_available_only_with_cuda(
         raise ValueError("boom")
     assert cuda.set == ["warn", 2]
     assert torch_syncs.debug_mode_available(torch) is torch.cuda.is_available()
+
+
+def debug_step() -> None:
+    torch_model.quiet_op()
+    torch_model.spin_op()  # synchronizes: a spin no hook covers
+
+
+@pytest.mark.skipif(not CAN_WATCH, reason="the frame fallback needs per-thread context switches (Linux)")
+def test_the_debug_modes_warning_makes_the_fallback_report_a_spinning_wait_at_its_line_with_its_time():
+    """A wait that spins is invisible to the fallback alone (it looks for sleeps); torch's warning names it."""
+    spin_line = inspect.getsourcelines(debug_step)[1] + 2
+    alone = census.take(debug_step, (), torch_model.FRAMEWORK, rounds=6)
+    assert alone.points == ()
+    seen = census.take(debug_step, (), torch_model.FRAMEWORK, rounds=6, witness=torch_model.witness)
+    (point,) = seen.points
+    assert (point.line, point.kind, point.calls_per_step) == (spin_line, "unattributed", 1)
+    assert point.call == "tests.backends.torch_model.spin_op"
+    assert torch_model.SPIN_S * 0.9 <= point.wait_s_per_step <= torch_model.SPIN_S * 4
+    assert torch_model.CUDA.mode == 0  # turned off after each run
+    assert "own sync warnings" in seen.coverage
+
+
+def test_a_wait_a_hook_covers_and_the_debug_mode_warns_about_is_counted_once_as_the_hooks():
+    hooks = (SyncHook(torch_model, "spin_op", "conversion", "torch_model.spin_op"),)
+    (point,) = census.take(debug_step, hooks, torch_model.FRAMEWORK, rounds=6, witness=torch_model.witness).points
+    assert (point.kind, point.call, point.calls_per_step) == ("conversion", "torch_model.spin_op", 1)
+
+
+def test_the_backend_has_no_witness_without_cuda():
+    assert TorchBackend().sync_witness("cpu") is None
+    assert TorchBackend().sync_witness("cuda:0") is None  # a CPU-only torch: no debug mode to turn on

@@ -130,7 +130,7 @@ def free() -> Any:
 
 def free_streams() -> Any:
     y = _queued()
-    side = A.sim.new_stream(A.device)
+    side = A.side
     A.sim.fork(A.device, [side])  # the side stream waits on the device for y: the host does not
     with A.sim.on_stream(side):
         z = y * 2
@@ -173,5 +173,6 @@ class StreamCorpus(Workload):
         A.x = backend.random((SIDE, SIDE), "float32", device)()
         A.pinned = backend.pinned_empty((SIDE, SIDE), "float32")
         A.pageable = np.zeros((SIDE, SIDE), "float32")
+        A.side = backend.new_stream(device)  # made once: the test device starts a thread per new stream, which sleeps
         backend.barrier(device)
         return Prepared(variants=dict(STEPS), sync=lambda: backend.barrier(device))
