@@ -38,7 +38,10 @@ sides and in every block.
 
 from __future__ import annotations
 
+import dataclasses
+import linecache
 import math
+import os
 import random
 import statistics
 import time
@@ -48,11 +51,13 @@ from typing import Any, Callable, Mapping, Sequence
 from asyncbench.engine import isolation
 from asyncbench.engine.side_process import SideWorker
 from asyncbench.errors import describe_failure
+from asyncbench.measure import census
 from asyncbench.measure.timing import ORDER_SEED
 from asyncbench.results import blocks
 from asyncbench.results.model import Case, Clocks, Progress, Verdict
-from asyncbench.results.paired import METRIC, VARIANT, PairedCase, PairedRatio
-from asyncbench.verdicts import margin
+from asyncbench.results.paired import METRIC, VARIANT, NewSync, PairedCase, PairedRatio
+from asyncbench.results.syncs import Census, SyncPoint, census_from_dict
+from asyncbench.verdicts import margin, syncs
 from asyncbench.workloads.base import Workload
 
 
@@ -134,6 +139,9 @@ class Pairing:
     judged: tuple[PairedRatio, ...] = ()
     done: PairedCase | None = None  # an error or a skip: nothing more to measure
     looked_at: int = 0  # the block count of the last look
+    #: `ab --syncs`: each side's census (taken once, in the first block), for the points new on head
+    syncs: bool = False
+    censuses: dict[str, dict[str, Census]] = field(default_factory=dict)
 
     @property
     def n_blocks(self) -> int:
@@ -203,7 +211,17 @@ class Pairing:
             blocks=self.n_blocks,
             problems=tuple(self.problems),
             needed_s=None if self.decided else self.seconds_needed(),
+            new_syncs=self._new_syncs() if self.syncs and len(self.censuses) == len(self.sides) else None,
         )
+
+    def _new_syncs(self) -> tuple[NewSync, ...]:
+        """The points where head's step waits and base's does not: compared by file (relative to each side's tree),
+        kind, call and the line's source, so that a line moved by an edit above it is not new."""
+        trees = {side.name: side.tree for side in self.sides}
+        base_key, head_key = (_sync_key(trees[name]) for name in ("base", "head"))
+        found = syncs.new_on_head(self.censuses["base"], self.censuses["head"], base_key, head_key)
+        relative = _relative(trees["head"])
+        return tuple(NewSync(variant, dataclasses.replace(point, file=relative(point.file))) for variant, point in found)
 
     def _setup(self, timeout_s: float) -> bool:
         """The case set up on both sides' fresh processes; False (and `done` set) when it cannot run on both."""
@@ -266,6 +284,10 @@ class Pairing:
                 problem = side.call("verify", None, settings.timeout_s)
                 if problem:
                     self.problems.append(f"{side.name}: {problem}")
+        if self.syncs and not self.censuses:  # `ab --syncs`: each side's census once, after its first block's rounds
+            for side in self.sides:
+                taken = side.call("census", census.CENSUS_ROUNDS, settings.timeout_s)
+                self.censuses[side.name] = {name: census_from_dict(name, raw) for name, raw in taken.items()}
         self.rounds += count
         series = _ratio_series(self.workload, self.head_case.params, clocks["base"], clocks["head"])
         if not self.keys:
@@ -314,6 +336,29 @@ class Pairing:
             interval = blocks.interval(values, tail)
             widths.append(math.inf if interval is None else (interval[1] - interval[0]) / 2 / blocks.estimate(values))
         return max(widths, default=math.inf)
+
+
+def _relative(tree: str | None) -> Callable[[str], str]:
+    """A side's file relative to its tree (or to the current folder, the working tree's), where it is inside it."""
+    root = tree or os.getcwd()
+
+    def relative(file: str) -> str:
+        inside = os.path.relpath(file, root) if os.path.isabs(file) else file
+        return file if inside.startswith(os.pardir) else inside
+
+    return relative
+
+
+def _sync_key(tree: str | None) -> Callable[[SyncPoint], tuple[str, str, str, str]]:
+    """What a sync point is across revisions: its file within the side's tree, kind, call and the line's source
+    (its number where the source cannot be read)."""
+    relative = _relative(tree)
+    return lambda point: (
+        relative(point.file),
+        str(point.kind),
+        point.call,
+        linecache.getline(point.file, point.line).strip() or str(point.line),
+    )
 
 
 def shared_block(pairings: Sequence[Pairing], until: float) -> None:

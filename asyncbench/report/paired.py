@@ -2,7 +2,9 @@
 
 One view (`build`), two writers (`print_view`, `markdown`). The markdown is
 meant as a pull-request comment: the table, the verdicts, both sides'
-revision, interpreter and environment differences.
+revision, interpreter and environment differences. With `ab --syncs`, a
+second table lists the sync points where head's step waits and base's does
+not (report.syncs's cells), or a line that there are none.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from asyncbench.report import syncs
 from asyncbench.report.cells import drift_note
 from asyncbench.report.compared import change_text, interval_text
 from asyncbench.report.terminal import LABEL_STYLE
@@ -27,6 +30,10 @@ from asyncbench.verdicts.outcome import Outcome
 # Facts that differ between the sides of every run: not worth a line.
 SAME_BY_DESIGN = ("hostname",)
 HEADERS = ("case", "what", "base", "head", "change", "interval", "verdict")
+#: the table of sync points new on head (`ab --syncs`)
+SYNC_TITLE = "sync points new on head (its step waits there, base's does not)"
+SYNC_HEADERS = ("case", *syncs.HEADERS)
+NO_NEW_SYNCS = "no sync point new on head: every point where head's step waits, base's waits at too"
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,8 @@ class ABView:
     summary: str
     reasons: tuple[str, ...]
     code: int
+    #: `ab --syncs`: a row per sync point new on head (SYNC_HEADERS); None when no census was asked for or taken
+    new_syncs: tuple[tuple[str, ...], ...] | None = None
 
 
 def _quantity(value: float, unit: str) -> str:
@@ -140,7 +149,28 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     title = "asyncbench ab: head against base, paired round by round in blocks of fresh processes" + (
         " (interrupted)" if report.interrupted else ""
     )
-    return ABView(title, sides, tuple(rows), tuple(labels), tuple(notes), budget, summary, outcome.reasons, outcome.code)
+    return ABView(
+        title, sides, tuple(rows), tuple(labels), tuple(notes), budget, summary, outcome.reasons, outcome.code, _new_syncs(report)
+    )
+
+
+def _new_syncs(report: ABReport) -> tuple[tuple[str, ...], ...] | None:
+    """A row per sync point new on head, case by case; None when no case has a census of both sides."""
+    if all(case.new_syncs is None for case in report.cases):
+        return None
+    return tuple(
+        (
+            case.id,
+            new.variant,
+            syncs.where(new.point),
+            str(new.point.kind),
+            new.point.call,
+            syncs.waits(new.point.calls_per_step),
+            syncs.blocked(new.point),
+        )
+        for case in report.cases
+        for new in case.new_syncs or ()
+    )
 
 
 def print_view(view: ABView, console: Console) -> None:
@@ -153,6 +183,15 @@ def print_view(view: ABView, console: Console) -> None:
         style = LABEL_STYLE[label]
         table.add_row(*map(escape, row[:-1]), f"[{style}]{label}[/]" if style else label)
     console.print(table)
+    if view.new_syncs:
+        new = Table(title=SYNC_TITLE, title_justify="left")
+        for header in SYNC_HEADERS:
+            new.add_column(header, justify="right" if header in ("waits/step", "blocked/step") else "left")
+        for row in view.new_syncs:
+            new.add_row(*map(escape, row))
+        console.print(new)
+    elif view.new_syncs is not None:
+        console.print(escape(NO_NEW_SYNCS), soft_wrap=True)
     for note in view.notes:
         console.print(f"  [yellow]{escape(note)}[/]", soft_wrap=True)
     console.print(f"  [dim]{escape(view.budget)}[/]", soft_wrap=True)
@@ -172,5 +211,13 @@ def markdown(view: ABView) -> str:
     for row, label in zip(view.rows, view.labels, strict=True):
         shown = f"**{label}**" if label in (Label.SLOWER, Label.INCONCLUSIVE) else label
         lines.append("| " + " | ".join([*(cell.replace("|", "\\|") for cell in row[:-1]), shown]) + " |")
+    if view.new_syncs:
+        lines += ["", f"**{SYNC_TITLE}**", "", "| " + " | ".join(SYNC_HEADERS) + " |", "|---|---|---|---|---|--:|--:|"]
+        code = (SYNC_HEADERS.index("file:line"), SYNC_HEADERS.index("call"))
+        for row in view.new_syncs:
+            cells = [cell.replace("|", "\\|") for cell in row]
+            lines.append("| " + " | ".join(f"`{cell}`" if index in code else cell for index, cell in enumerate(cells)) + " |")
+    elif view.new_syncs is not None:
+        lines += ["", f"_{NO_NEW_SYNCS}_"]
     lines += ["", *[f"- {line}" for line in view.sides], *[f"- {note}" for note in view.notes], "", f"_{view.budget}_", ""]
     return "\n".join(lines)

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Case, Verdict
+from asyncbench.results.syncs import SyncPoint
 
 # 1 — first version. 2 — `run_id` (uuid4 hex, made with the report): the run's identity in the history, so two
 # `ab` runs that end in the same second are two runs (files of version 1 are keyed by their whole content).
@@ -26,7 +27,10 @@ from asyncbench.results.model import Case, Verdict
 # interval's two-sided level, a case's `problems` (verification) and `needed_s`; labels add NOT SLOWER.
 # 4 — each case's `workload`, `backend`, `device` and `params`, as results files state them: before, a reader
 # parsed them out of the case id (whose name is the experiment's, not the workload's) and the params were lost.
-AB_SCHEMA_VERSION = 4
+# 5 — a case's `new_syncs` (`ab --syncs`): the sync points where head's step waits and base's does not, each
+# {variant, point} with the point as results.syncs stores one (its file relative to head's tree); null where no
+# census was asked for, as in older files.
+AB_SCHEMA_VERSION = 5
 VARIANT, METRIC = "variant", "metric"
 
 
@@ -68,6 +72,15 @@ class PairedRatio:
 
 
 @dataclass(frozen=True)
+class NewSync:
+    """A point where head's step waits and base's does not (`ab --syncs`): its variant, and the point as head's
+    census has it (its file relative to head's tree)."""
+
+    variant: str
+    point: SyncPoint
+
+
+@dataclass(frozen=True)
 class PairedCase:
     """A case measured on both sides (status ok), or why it was not (error, skipped, or on one side only)."""
 
@@ -94,6 +107,9 @@ class PairedCase:
     backend: str | None = None
     device: str | None = None
     params: Mapping[str, Any] | None = None
+    #: `ab --syncs`: the sync points where head's step waits and base's does not (empty: none new); None: no census
+    #: was asked for, or it could not be taken on both sides
+    new_syncs: tuple[NewSync, ...] | None = None
 
     @classmethod
     def of(cls, case: Case, status: str, reason: str | None = None, **measured: Any) -> PairedCase:

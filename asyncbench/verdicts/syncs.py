@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Hashable, Mapping, Sequence
 
 from asyncbench.results import stats
 from asyncbench.results.syncs import SYNC_KINDS, Census, SyncKind, SyncPoint
@@ -85,3 +85,20 @@ def figure(census: Census, quantity: str, part: str | None = None, confidence: f
     values = per_round(census, quantity, part)
     chosen = tuple(point for point in census.points if selects(part, point))
     return Figure(statistics.median(values), stats.median_ci(values, confidence, independent=True), census.rounds, chosen)
+
+
+def new_on_head(
+    base: Mapping[str, Census],
+    head: Mapping[str, Census],
+    base_key: Callable[[SyncPoint], Hashable],
+    head_key: Callable[[SyncPoint], Hashable],
+) -> tuple[tuple[str, SyncPoint], ...]:
+    """(variant, point) for each of head's points that base's census of that variant lacks (of any variant, where base
+    has no census of it), the points compared by their keys (`ab --syncs`: each side's file relative to its own tree,
+    the kind, the call and the line's source, so that a line moved by an edit above it is not new)."""
+    anywhere = {base_key(point) for census in base.values() for point in census.points}
+    found: list[tuple[str, SyncPoint]] = []
+    for variant, census in head.items():
+        known = {base_key(point) for point in base[variant].points} if variant in base else anywhere
+        found.extend((variant, point) for point in census.points if head_key(point) not in known)
+    return tuple(found)
