@@ -10,8 +10,8 @@
   (timing.measure, as the worker runs it): each pair's ratio of each variant's median done time, the median of
   those ratios and its 95% interval (goal: within 2%).
 - fallback: on the sync-free steps, every call from the step's lines that slept, whatever its length (the
-  threshold's false alarms), and on the planted steps with no hooks at all, what the fallback alone finds at the
-  planted lines (its recall, and the smallest wait it must see).
+  threshold's false alarms), and on the planted steps at the cost's sizes (waits of milliseconds) with no hooks at
+  all, what the fallback alone finds at the planted lines.
 
     python benchmarks/syncs.py recall [--repeats 3]
     python benchmarks/syncs.py cost
@@ -224,6 +224,7 @@ def fallback_here(backend_name: str, rounds: int) -> dict[str, Any]:
     sleeps = {site: {"rounds": len({i for i, _ in hits}), "off_cpu_s": sorted(s for _, s in hits)} for site, hits in seen.items()}
     alone: dict[str, Any] = {}
     lines = corpus_lines()
+    prepared = workload.setup(backend, "cpu", {"size": COST_SIZE, "chain": COST_CHAIN})  # waits of milliseconds, as the cost's
     for name in workload.planted:
         found = census.take(prepared.variants[name], (), roots, rounds=6, sync=prepared.sync)
         alone[name] = [(p.line == lines[name], p.call, p.wait_s_per_step) for p in found.points if p.kind == SyncKind.UNKNOWN]

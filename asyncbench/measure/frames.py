@@ -39,11 +39,12 @@ _STDLIB = tuple({sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib")}
 ALWAYS_FRAMEWORK = frozenset({"numpy"})
 
 # The fallback's threshold, measured (benchmarks/syncs.py fallback: every call from a sync-free step's lines that
-# slept, whatever its length, 200 and 300 rounds of the corpus's sync-free steps, on a 2-core machine shared with other
-# test runs): JAX's slept in 2-10 of 300 rounds for at most 12 µs off the CPU; MXNet's in 1 of 200-300 rounds, for at
-# most 144 µs. 200 µs is above all of them. Longer sleeps that do not recur (MXNet's dot slept 2-7 ms in 4% of its calls
-# in a loop that dropped results still being written) are left out by the census's summary, not by this threshold.
-# The real waits the fallback alone found at the corpus's planted lines blocked 140 µs to 5.5 ms per step.
+# slept, whatever its length, in 200-300 rounds of each of the corpus's sync-free steps, four runs on a 2-core machine
+# shared with other test runs): JAX's slept in 0-10 of 300 rounds for at most 12 µs off the CPU; MXNet's in 1-4 of 300
+# rounds per line, mostly under 150 µs, now and then for milliseconds (up to 8 ms, as the machine's other load came and
+# went). 200 µs keeps out the short sleeps, even were they to recur at every step; the long ones never recurred in 2% of
+# rounds, and the census's summary keeps a fallback point only where it waited in 3/4 of them (census.FALLBACK_RECURRENCE).
+# The planted waits the fallback alone found at the cost's sizes blocked 0.6 ms (JAX) and 21 ms (MXNet) per step and more.
 FALLBACK_MIN_WAIT_S = 2e-4
 
 
