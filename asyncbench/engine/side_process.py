@@ -8,6 +8,14 @@ that side's revision. A fresh one is started for every block
 measured; between its calls it is frozen (SIGSTOP), so an idle side cannot
 spin a thread pool, collect garbage or run an engine thread while the other
 side measures.
+
+A frozen process keeps what it holds, a CUDA context too, and a gate keeps
+one side worker per side, interpreter and variables: torch's and JAX's
+cases had four processes on one GPU. So each side runs one process at a
+time (`seats`): a side worker that starts or renews its process closes the
+side's other one. A GPU case then has two contexts on its GPU, one per side,
+which pairing round by round in two processes needs (a GPU that admits one
+process is refused before anything runs: session.sides.check_gpus).
 """
 
 from __future__ import annotations
@@ -107,12 +115,23 @@ class SideWorker:
     tree: str | None
     python: str
     environment: Mapping[str, str]
+    #: each side's worker whose process runs, shared by the gate's side workers: one process per side at a time
+    seats: dict[str, SideWorker] = field(default_factory=dict)
     worker: isolation.Worker = field(init=False)
 
     def __post_init__(self) -> None:
         self.worker = isolation.Worker(serve, self.python, self.environment)
 
+    def _seat(self) -> None:
+        """Close the side's other process (another interpreter's or framework's cases), frozen but holding its
+        memory and any CUDA context, before this one runs."""
+        seated = self.seats.get(self.name)
+        if seated is not None and seated is not self:
+            seated.close()
+        self.seats[self.name] = self
+
     def call(self, command: str, payload: Any, timeout_s: float) -> Any:
+        self._seat()
         try:
             return self.worker.call((command, payload), timeout_s)
         finally:
@@ -120,6 +139,7 @@ class SideWorker:
 
     def send(self, command: str, payload: Any) -> None:
         """Hand a call to the process without waiting: `receive` gets its answer."""
+        self._seat()
         self.worker.send((command, payload))
 
     def receive(self, timeout_s: float) -> Any:
@@ -132,6 +152,7 @@ class SideWorker:
         """End the process (and all the case held) and start a fresh one, importing the `backends`' frameworks;
         `ready` waits for it. Both sides start at once: on a machine of two or more cores their starts overlap."""
         self.worker.close()
+        self._seat()
         self.worker = isolation.Worker(serve, self.python, self.environment)
         self.worker.send(("prepare", (self.tree, tuple(backends))))
 

@@ -148,6 +148,7 @@ def run(request: ABRequest, say: Say) -> ABSession:
         # name, so the parent (which reads the head's workload for its metrics) keeps the head's
         head_cases = _plan(request, head_tree, repo, "--head")
         base_cases = _plan(request, base_tree, repo, "--base")
+        sides.check_gpus([case for case, skip in (*head_cases, *base_cases) if skip is None])  # both sides at once on one GPU
         checks = sum(len(case.expect) for case, _ in head_cases)
         if checks:
             say(f"{checks} expect: check{'' if checks == 1 else 's'} not evaluated: checks are `run`'s; `ab` compares timings")
@@ -216,18 +217,21 @@ class Pairs:
         self.pairings: list[Any] = []
         self.started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         self._workers: dict[tuple[str, str, tuple[tuple[str, str], ...]], Any] = {}
+        self._seats: dict[str, Any] = {}  # each side's one running process (side_process.SideWorker.seats)
         self._given = {side.name: side_variables for side, side_variables in zip(both, variables, strict=True)}
 
-    def _worker(self, side: Side, tree: Tree, backend_name: str) -> Any:
+    def _worker(self, side: Side, tree: Tree, case: Case) -> Any:
         from asyncbench.backends import get_backend
-        from asyncbench.engine import side_process
+        from asyncbench.engine import case_workers, side_process
 
-        backend = get_backend(backend_name)
+        backend = get_backend(case.backend)
         python = side.python if side.python != sys.executable else (backend.interpreter() or side.python)
-        environment = {**backend.worker_environment(), **self._given[side.name]}
+        # as `run`'s workers: a CPU case's worker keeps its framework off the GPUs (JAX_PLATFORMS=cpu for JAX)
+        environment = {**case_workers.environment_for(backend, case_workers.uses_gpu(case)), **self._given[side.name]}
         key = (side.name, python, tuple(sorted(environment.items())))
         if key not in self._workers:
-            self._workers[key] = side_process.SideWorker(side.name, str(tree.root) if tree.root else None, python, environment)
+            root = str(tree.root) if tree.root else None
+            self._workers[key] = side_process.SideWorker(side.name, root, python, environment, seats=self._seats)
         return self._workers[key]
 
     def execute(self) -> None:
@@ -254,7 +258,7 @@ class Pairs:
             first = self.runnable[0]
             used = list(dict.fromkeys(c.backend for c in self.runnable))
             base_facts, head_facts = (
-                _facts(self._worker(side, tree, first.backend), used, first.settings.timeout_s)
+                _facts(self._worker(side, tree, first), used, first.settings.timeout_s)
                 for side, tree in zip(both_sides, trees, strict=True)
             )
             self.sides = (dataclasses.replace(both_sides[0], facts=base_facts), dataclasses.replace(both_sides[1], facts=head_facts))
@@ -265,7 +269,7 @@ class Pairs:
             elif self.workloads[case.workload].across_processes:
                 self.finished.append(PairedCase(case.id, "skipped", "measures itself across processes (torchrun ranks): not paired"))
             else:
-                pair = (self._worker(self.sides[0], trees[0], base_case.backend), self._worker(self.sides[1], trees[1], case.backend))
+                pair = (self._worker(self.sides[0], trees[0], base_case), self._worker(self.sides[1], trees[1], case))
                 workload = self.workloads[case.workload]
                 self.pairings.append(paired.Pairing(base_case, case, pair, workload, case_error, request.max_regression, display.update))
         with display:

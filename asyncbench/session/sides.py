@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 
 from asyncbench.errors import InputError
 from asyncbench.host import worktrees
+from asyncbench.results.model import Case
 
 Say = Callable[[str], None]
 # How long a side's interpreter check may take before it counts as not answering.
@@ -145,6 +146,23 @@ def workloads_in(tree: Tree, repo: Path | None, workloads: tuple[str, ...], opti
             )
         mapped.append(f"{there}:{name.rpartition(':')[2]}")
     return tuple(mapped)
+
+
+def check_gpus(cases: list[Case]) -> None:
+    """InputError, one line, when a case measures on a GPU and a GPU admits one process at a time (EXCLUSIVE_PROCESS
+    compute mode): ab measures its two sides in two processes at once, each keeping its CUDA context while it is
+    frozen between samples, which that mode refuses. Any such GPU counts: a JAX side opens every GPU it sees."""
+    from asyncbench.backends import cuda_devices
+    from asyncbench.engine.case_workers import uses_gpu
+
+    on_gpu = [case for case in cases if uses_gpu(case)]
+    exclusive = sorted(i for i, mode in cuda_devices.compute_modes().items() if mode in cuda_devices.ONE_PROCESS) if on_gpu else []
+    if exclusive:
+        raise InputError(
+            f"cuda:{exclusive[0]} admits one process at a time (compute mode EXCLUSIVE_PROCESS), and ab measures {on_gpu[0].id} "
+            "on both sides at once, in two processes: gate it on a GPU in default mode, or run each side with `run` and "
+            "compare the results with `asyncbench compare`"
+        )
 
 
 def probe_python(python: str) -> str:
