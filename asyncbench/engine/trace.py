@@ -11,6 +11,11 @@ alone. One Chrome-trace JSON file per case and variant, written atomically;
 it opens in the Perfetto UI (ui.perfetto.dev) and in chrome://tracing.
 Tracing never runs during the timed samples, and a profiler that fails is
 a warning on the row: the measurement stands.
+
+On an asynchronous backend each point where the host waited in the traced
+run is marked too (the census's hooks, measure.census.timed_waits): a range
+`sync FILE:LINE (KIND)` on the Python thread, as long as the wait, its call
+and path in its args, placed against the harness's issue range.
 """
 
 from __future__ import annotations
@@ -25,9 +30,12 @@ from typing import Any, Callable, ContextManager, Mapping
 
 from asyncbench.backends.base import Backend
 from asyncbench.errors import InputError, describe_failure
+from asyncbench.measure.census import TimedWait, timed_waits
 from asyncbench.results import schema
 
 ISSUE, SYNC, DONE = "asyncbench: issue", "asyncbench: sync", "asyncbench: done"
+#: the category of the ranges that mark where the host waited (`sync train.py:42 (print)`)
+SYNC_CATEGORY = "asyncbench sync"
 HARNESS_RANGES = (ISSUE, SYNC, DONE)
 SUFFIX = ".trace.json"
 
@@ -72,6 +80,25 @@ def _harness_trace(marks: list[tuple[str, float, float]]) -> dict[str, Any]:
     return {"traceEvents": events, "displayTimeUnit": "ms"}
 
 
+def _mark_waits(trace: dict[str, Any], marks: list[tuple[str, float, float]], waits: list[TimedWait]) -> None:
+    """Each wait the step made (in the issue range: the case's own sync after it is not the step's) as a range on
+    the thread of the trace's issue range, placed by the offset between that range's timestamp and the harness's
+    clock (nothing marked where the trace has no issue range)."""
+    events = trace.get("traceEvents")
+    issue = next((e for e in events or () if isinstance(e, dict) and e.get("name") == ISSUE and "ts" in e), None)
+    if issue is None or not waits or not isinstance(events, list):
+        return
+    _, issued_at, returned_at = marks[0]
+    offset_us = float(issue["ts"]) - issued_at * 1e6
+    for wait in (w for w in waits if issued_at <= w.start <= returned_at):  # the step's, not the case's sync after it
+        where = f"{Path(wait.file).name}:{wait.line}"
+        args = {"file": wait.file, "line": wait.line, "kind": str(wait.kind), "call": wait.call}
+        event = {"name": f"sync {where} ({wait.kind})", "cat": SYNC_CATEGORY, "ph": "X", "args": args}
+        events.append(
+            {**event, "pid": issue.get("pid"), "tid": issue.get("tid"), "ts": offset_us + wait.start * 1e6, "dur": wait.seconds * 1e6}
+        )
+
+
 def _run_once(
     run: Callable[[], Any], sync: Callable[[], None], annotate: Callable[[str], ContextManager[Any]]
 ) -> list[tuple[str, float, float]]:
@@ -98,18 +125,23 @@ def record(
 ) -> Traced:
     """Trace every variant once (after timing), each into its own file in `directory`."""
     files, warnings = {}, []
+    hooks = backend.sync_hooks(device) if backend.is_asynchronous(device) else ()
     for name, run in variants.items():
         trace: dict[str, Any] | None = None
         profiler = backend.profiler(device)
         if profiler is not None:
             try:
-                with profiler:
-                    _run_once(run, sync, profiler.annotate)
+                with profiler, timed_waits(hooks, backend.owned_modules()) as waits:
+                    marks = _run_once(run, sync, profiler.annotate)
                 trace = profiler.trace()
+                _mark_waits(trace, marks, waits)
             except Exception as exc:  # noqa: BLE001 - the measurement stands; the row says the trace failed
                 warnings.append(f"{name}: the {backend.name} profiler failed ({describe_failure(exc)}); harness ranges only")
         if trace is None:
-            trace = _harness_trace(_run_once(run, sync, lambda _: contextlib.nullcontext()))
+            with timed_waits(hooks, backend.owned_modules()) as waits:
+                marks = _run_once(run, sync, lambda _: contextlib.nullcontext())
+            trace = _harness_trace(marks)
+            _mark_waits(trace, marks, waits)
         path = Path(directory) / file_name(case_id, name)
         try:
             schema.atomic_write(path, json.dumps(trace))

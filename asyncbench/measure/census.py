@@ -63,15 +63,18 @@ def due(timed_rounds: int, census_rounds: int) -> bool:
 class _Recorder:
     """What one census step saw: per point, the waits and the seconds blocked."""
 
-    def __init__(self, frames: Frames):
+    def __init__(self, frames: Frames, timeline: list[TimedWait] | None = None):
         self.frames = frames
         self.points: dict[Key, list[float]] = {}
         self.hooked = 0
         self.local = threading.local()
+        self.timeline = timeline  # each wait with when it ended (`timed_waits`, for --trace), where one is kept
 
     def add(self, where: Where | None, call: str, kind: SyncKind, seconds: float) -> None:
         if where is None:  # no user frame at all (a framework thread): not the step's line
             return
+        if self.timeline is not None:
+            self.timeline.append(TimedWait(where.file, where.line, kind, call, time.perf_counter() - seconds, seconds))
         key = (where.file, where.line, call, kind)
         counted = self.points.setdefault(key, [0, 0.0])
         counted[0] += 1
@@ -86,6 +89,33 @@ class _Recorder:
 
     def inside(self) -> bool:
         return bool(getattr(self.local, "depth", False))
+
+
+@dataclass(frozen=True)
+class TimedWait:
+    """One wait as `timed_waits` saw it: where, what, and when (perf_counter seconds; its start is read as its end
+    less its seconds, the few microseconds the user's frame took to find included)."""
+
+    file: str
+    line: int
+    kind: SyncKind
+    call: str
+    start: float
+    seconds: float
+
+
+@contextlib.contextmanager
+def timed_waits(hooks: Sequence[SyncHook], framework_roots: frozenset[str]) -> Iterator[list[TimedWait]]:
+    """Inside the block, every hooked wait the code makes, with when it happened (`--trace` marks each on its
+    timeline: engine.trace); no frame fallback. The list fills as the block runs."""
+    global _recording
+    waits: list[TimedWait] = []
+    with installed(hooks):
+        _recording = _Recorder(Frames(framework_roots), waits)
+        try:
+            yield waits
+        finally:
+            _recording = None
 
 
 #: the recorder of the census step running now (None: no step is being recorded; the wrappers pass calls through)
