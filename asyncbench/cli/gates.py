@@ -125,6 +125,7 @@ input, before anything runs.
 @click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE", help="Write the comparison as JSON.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), metavar="FILE", help="Write a pull-request comment.")
 @click.option("--no-progress", is_flag=True, help="No progress display on stderr.")
+@click.option("--syncs", is_flag=True, help="Also take each side's census of where its step waits: list the sync points new on head.")
 @guard
 def ab_command(
     configs: tuple[str, ...],
@@ -144,6 +145,7 @@ def ab_command(
     output: str | None,
     markdown_path: str | None,
     no_progress: bool,
+    syncs: bool,
 ) -> None:
     """Is head slower than base? Both measured in one run, paired round by round."""
     from asyncbench.report import paired, terminal
@@ -163,6 +165,7 @@ def ab_command(
         json_path=output,
         markdown_path=markdown_path,
         progress=not no_progress,
+        syncs=syncs,
     )
     ended = ab.run(request, echo_err)
     paired.print_view(ended.view, terminal.stdout_console())

@@ -27,8 +27,10 @@ from typing import Any, Mapping, Sequence
 
 from asyncbench.backends import get_backend
 from asyncbench.engine import case_workers, isolation, runner
+from asyncbench.measure import census
 from asyncbench.measure.timing import take_sample
 from asyncbench.results.model import Case
+from asyncbench.results.syncs import census_to_dict
 from asyncbench.workloads import plugins
 
 # --- in the worker process ------------------------------------------------------------------------------------
@@ -39,8 +41,9 @@ _case: dict[str, Any] = {}
 def serve(command: str, payload: Any, on_progress: Any = None) -> Any:
     """A side's worker: ("prepare", (tree, backends)) → None once the backends' frameworks are imported;
     ("setup", (case, tree)) → variants or a skip reason; ("sample", variant) → its clocks; ("verify", None) → what
-    is wrong with the variants' results, or None; ("teardown", None) → None; ("environment", backends) → what this
-    side runs on (its interpreter's versions)."""
+    is wrong with the variants' results, or None; ("census", rounds) → where each variant's step waited, over that
+    many census rounds (`ab --syncs`: {variant: results.syncs.census_to_dict}); ("teardown", None) → None;
+    ("environment", backends) → what this side runs on (its interpreter's versions)."""
     if command == "environment":
         from asyncbench.engine import environment
 
@@ -51,6 +54,8 @@ def serve(command: str, payload: Any, on_progress: Any = None) -> Any:
         return _setup(*payload)
     if command == "sample":
         return _sample(payload)
+    if command == "census":
+        return _census(payload)
     if command == "verify":
         verify = _case["prepared"].verify if _case else None
         return verify() if verify is not None else None
@@ -79,7 +84,7 @@ def _setup(case: Case, tree: str | None) -> dict[str, Any]:
         stack.callback(prepared.close)
     timed = prepared.device_timed
     timers = {name: backend.timer(case.device) if timed else None for name in prepared.variants}
-    _case.update(stack=stack, prepared=prepared, timers=timers)
+    _case.update(stack=stack, prepared=prepared, timers=timers, backend=backend, device=case.device)
     for _ in range(case.settings.warmup):
         for name in prepared.variants:
             _sample(name)
@@ -93,6 +98,16 @@ def _sample(name: str) -> tuple[float, float, float | None]:
     clocks = take_sample(prepared.variants[name], prepared.sync, _case["timers"][name], prelude=prepared.preludes.get(name))
     gc.collect(0)
     return clocks
+
+
+def _census(rounds: int) -> dict[str, Any]:
+    """The census of the case set up here (`ab --syncs`), in rounds of its own, as `run --syncs` takes it."""
+    prepared, backend, device = _case["prepared"], _case["backend"], _case["device"]
+    taker = census.taker_for(backend, device, backend.is_asynchronous(device))
+    if taker is not None:
+        for _ in range(rounds):
+            taker.round(prepared.variants, prepared.sync, preludes=prepared.preludes)
+    return {name: census_to_dict(found) for name, found in census.of_case(taker, list(prepared.variants), backend.name, device).items()}
 
 
 def _teardown() -> None:

@@ -68,6 +68,8 @@ class ABRequest:
     json_path: str | None = None
     markdown_path: str | None = None
     progress: bool = True
+    #: also take each side's census of where its step waits, once per case (`--syncs`): the points new on head
+    syncs: bool = False
 
 
 @dataclass(frozen=True)
@@ -271,7 +273,9 @@ class Pairs:
             else:
                 pair = (self._worker(self.sides[0], trees[0], base_case), self._worker(self.sides[1], trees[1], case))
                 workload = self.workloads[case.workload]
-                self.pairings.append(paired.Pairing(base_case, case, pair, workload, case_error, request.max_regression, display.update))
+                self.pairings.append(
+                    paired.Pairing(base_case, case, pair, workload, case_error, request.max_regression, display.update, syncs=request.syncs)
+                )
         with display:
             self.finished += gate_time.gate(
                 self.pairings, request.gate_time_s, lambda i, p: display.start(i, len(self.pairings), p.head_case)
