@@ -189,3 +189,28 @@ def test_a_synchronous_backend_says_why_its_census_is_empty():
     assert found.points == ()
     assert found.rounds == 0
     assert found.coverage == "numpy runs synchronously: nothing waits for a device"
+
+
+def test_a_case_that_measures_itself_in_other_processes_says_why_it_has_no_census():
+    """comm_overlap's ranks measure in their own processes, where no census round runs: each variant says so."""
+    from asyncbench.backends import get_backend
+    from asyncbench.engine import runner
+    from asyncbench.results.model import OK, Case, Samples, Sampling, StopReason
+    from asyncbench.workloads.base import Measured, Workload
+
+    class Elsewhere(Workload):
+        name = "elsewhere"
+        variants = ("a",)
+
+        def measure_itself(self, backend, device, params, settings):
+            sampling = Sampling(rounds=6, elapsed_s=0.1, stopped_by=StopReason.COUNT, rel_noise=None, max_rel_noise=0.1, max_time_s=1)
+            return Measured(samples={"a": Samples(issue_s=(0.001,) * 6, done_s=(0.002,) * 6)}, memory={}, sampling=sampling)
+
+        def setup(self, backend, device, params):
+            raise AssertionError("never set up here")  # pragma: no cover - measure_itself answers
+
+    case = Case(id="e", experiment="e", workload="elsewhere", backend="numpy", device="cpu", params={}, settings=Settings(), syncs=True)
+    result = runner.run_case(case, Elsewhere(), get_backend("numpy"))
+    assert result.status == OK, result.reason
+    assert result.syncs["a"].note == runner.NO_CENSUS_ACROSS_PROCESSES
+    assert result.syncs["a"].points == ()
