@@ -26,6 +26,7 @@ from asyncbench.results.ab_file import ABFile
 from asyncbench.results.ab_file import Ratio as ABRatio
 from asyncbench.results.model import OK, Check, Report, Result
 from asyncbench.results.paired import VARIANT
+from asyncbench.verdicts import syncs
 
 # Change points are looked for again, when a run is recorded, in each series it added to, over the series' newest
 # this many points: twice Otava's window (changes.WINDOW), the most it compares a point with when it splits. A run
@@ -328,7 +329,8 @@ def _check(check: Check) -> dict[str, Any]:
 
 
 def quantities(result: Result) -> list[dict[str, Any]]:
-    """A result's recorded quantities: each variant's clocks (median and interval), each metric with its interval."""
+    """A result's recorded quantities: each variant's clocks (median and interval), its census's waits and time
+    blocked per step (`run --syncs`: verdicts.syncs, the figures its checks read), each metric with its interval."""
     if result.status != OK:
         return []
     rows = []
@@ -344,6 +346,21 @@ def quantities(result: Result) -> list[dict[str, Any]]:
                         "value": summary.median,
                         "low": summary.ci_low,
                         "high": summary.ci_high,
+                    }
+                )
+    for name, census in result.syncs.items():  # `run --syncs`: where the step waited, whole step, per variant
+        for quantity in syncs.SYNC_QUANTITIES:
+            found = syncs.figure(census, quantity)
+            if found is not None:  # no rounds: a synchronous backend, or no census could be taken
+                low, high = found.interval or (None, None)
+                rows.append(
+                    {
+                        "variant": name,
+                        "quantity": quantity,
+                        "unit": syncs.SYNC_UNITS[quantity],
+                        "value": found.value,
+                        "low": low,
+                        "high": high,
                     }
                 )
     for metric, value in result.metrics.items():
