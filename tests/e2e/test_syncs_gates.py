@@ -1,0 +1,95 @@
+"""`run --syncs` with census checks, end to end through the CLI: a step that waits fails `syncs_per_step == 0` and the
+check names its line; the same config without --syncs is not measured (exit 1, never a pass); on numpy nothing waits
+for a device, and the check passes on that fact."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jax")
+
+STEP = """\
+import jax.numpy as jnp
+
+import asyncbench
+
+
+@asyncbench.step(sync_every=(0,), steps=3)
+def train(backend, device, params):
+    x = jnp.ones((32, 32)) / 32
+    w = jnp.ones((32, 32))
+
+    def step():
+        nonlocal w
+        w = jnp.tanh(x @ w)
+        w.sum().item()  # line 14: waits every step
+        return w
+
+    return step
+"""
+NUMPY_STEP = """\
+import asyncbench
+
+
+@asyncbench.step(sync_every=(0,), steps=2)
+def train(backend, device, params):
+    x = backend.random((16, 16), "float32", device)()
+    return lambda: float((x @ x).sum())
+"""
+CONFIG = """\
+defaults: {devices: [cpu], min_samples: 6, max_time_s: 2, warmup: 1}
+experiments:
+  - workload: step.py:train
+    backends: [jax]
+    expect:
+      - syncs_per_step == 0
+      - syncs_per_step[step.py:14] <= 3
+      - sync_wait_s[print] < 1ms
+"""
+
+
+def run(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "asyncbench", "run", "gate.yaml", "--no-progress", "-o", "r.json", "--markdown", "r.md", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+    )
+
+
+def test_census_checks_fail_pass_and_are_not_measured_without_a_census(tmp_path):
+    (tmp_path / "step.py").write_text(STEP)
+    (tmp_path / "gate.yaml").write_text(CONFIG)
+
+    done = run(tmp_path, "--syncs")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (result,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    verdicts = {check["expect"]: check["verdict"] for check in result["checks"]}
+    assert verdicts == {"syncs_per_step == 0": "fail", "syncs_per_step[step.py:14] <= 3": "pass", "sync_wait_s[print] < 1ms": "pass"}
+    failing = next(check for check in result["checks"] if check["verdict"] == "fail")
+    assert "waits at step.py:14 (jax.Array.item, 3 per step)" in failing["detail"]
+    (census,) = result["syncs"].values()
+    assert census["rounds"] >= 10  # topped up to what the checks' level needs, past the census's own six
+    assert "where the step waited" in (tmp_path / "r.md").read_text()
+
+    unmeasured = run(tmp_path)
+    assert unmeasured.returncode == 1
+    (result,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert {check["verdict"] for check in result["checks"]} == {"not measured"}
+    assert "--syncs" in result["checks"][0]["detail"]
+
+
+def test_on_numpy_nothing_waits_for_a_device_and_the_check_passes_on_that_fact(tmp_path):
+    (tmp_path / "step.py").write_text(NUMPY_STEP)
+    (tmp_path / "gate.yaml").write_text(CONFIG.replace("[jax]", "[numpy]").replace("      - syncs_per_step[step.py:14] <= 3\n", ""))
+    done = run(tmp_path, "--syncs")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no waits (numpy runs synchronously: nothing waits for a device)" in done.stdout
