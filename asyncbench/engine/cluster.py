@@ -7,6 +7,14 @@ of a job, in Slurm's own words. What a job runs is `asyncbench run JOB.yaml -o
 JOB.json` on its node (`jobs.NodeRun`), so a node measures exactly what a run
 there would, into a results file of its own that carries its own environment.
 
+GPUs: Slurm gives each job the GPUs it asks for (`gpus_per_node`, a GPU
+`gres`), its own, numbered from cuda:0 in the job. submitit's local executor
+would give every job CUDA_VISIBLE_DEVICES="" (none) or, all at once, the same
+GPUs 0..N-1; so here a local job whose cases may use a GPU is given the first
+`gpus_per_node` GPUs this process sees (`local_gpus`), and such jobs run one
+at a time (a lock in the sweep's folder), as Slurm's exclusive jobs would on
+one node: two jobs on one GPU, or on its host's cores, measure each other.
+
 submitit is an extra (`pip install 'asyncbench[cluster]'`), imported only here
 and only when jobs are submitted or read.
 """
@@ -25,6 +33,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from asyncbench import extras
 from asyncbench.engine import slurm
 from asyncbench.engine.jobs import NodeRun
+from asyncbench.errors import InputError
 from asyncbench.results.plan import ExecutorSettings
 
 #: where submitit keeps each job's pickles and logs, under the sweep's folder (%j: the job's id)
@@ -40,6 +49,8 @@ DONE_STATES = frozenset({"COMPLETED"})
 UNLISTED = "unlisted"
 #: how long before a job's time limit Slurm warns it (submitit's default): time to save and requeue
 SIGNAL_DELAY_S = 90
+#: the file a local GPU job holds (flock) while it runs, in the sweep's folder: one GPU job at a time
+GPU_LOCK = "gpus.lock"
 
 
 @dataclass(frozen=True)
@@ -208,17 +219,29 @@ class LocalScheduler(Scheduler):
 
     def executor(self) -> Any:
         executor = self.submitit.LocalExecutor(folder=self.logs, max_num_timeout=0)
-        executor.update_parameters(
-            timeout_min=self.settings.time_min,
-            gpus_per_node=self.settings.gpus_per_node,
-            signal_delay_s=_signal_delay_s(self.settings),
-        )
+        # no GPUs through submitit (it would give every job the same ones): each run sets its own (NodeRun.gpus)
+        executor.update_parameters(timeout_min=self.settings.time_min, gpus_per_node=0, signal_delay_s=_signal_delay_s(self.settings))
         return executor
+
+    def placed(self, runs: Sequence[NodeRun]) -> list[tuple[NodeRun, int]]:
+        """Each run with the GPUs it sees and its controller's time limit in minutes: a run whose cases may use a
+        GPU sees `local_gpus` and holds the sweep's GPU lock, its own limit counted from when it holds it (its
+        controller's covers waiting for every other GPU run); any other run sees no GPU."""
+        gpus = local_gpus(self.settings.gpus_per_node, os.environ)
+        waiting = sum(1 for run in runs if run.uses_gpu) if gpus else 0
+        limit_min = self.settings.time_min
+        return [
+            (run.placed(gpus, str(self.folder / GPU_LOCK), limit_min * 60.0), limit_min * waiting)
+            if run.uses_gpu and gpus
+            else (run.placed("", None, None), limit_min)
+            for run in runs
+        ]
 
     def submit(self, runs: Sequence[NodeRun], submitted: list[str]) -> None:
         executor = self.executor()
         with _detached_output():
-            for run in runs:
+            for run, timeout_min in self.placed(runs):
+                executor.update_parameters(timeout_min=timeout_min)
                 job = executor.submit(run)
                 self._jobs[str(job.job_id)] = job  # holds the process: its state is read from it
                 submitted.append(str(job.job_id))
@@ -290,6 +313,23 @@ def _alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def local_gpus(count: int, environ: Mapping[str, str], option: str = "--gpus-per-node") -> str:
+    """The CUDA_VISIBLE_DEVICES of a local job given `count` GPUs: the first `count` this process sees (its own
+    CUDA_VISIBLE_DEVICES, indices or UUIDs; without one, the driver's 0..count-1), so that the job's cuda:N is this
+    process's cuda:N; "" for none. InputError where this process sees fewer."""
+    if count == 0:
+        return ""
+    said = environ.get("CUDA_VISIBLE_DEVICES")
+    if said is None:
+        return ",".join(str(index) for index in range(count))
+    seen = [entry.strip() for entry in said.split(",") if entry.strip()]
+    if len(seen) < count:
+        raise InputError(
+            f"{option} {count}: this process sees {len(seen)} GPU(s) (CUDA_VISIBLE_DEVICES={said!r}), and a local job is given GPUs it sees"
+        )
+    return ",".join(seen[:count])
 
 
 def last_line(text: Any) -> str | None:

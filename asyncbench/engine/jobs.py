@@ -6,24 +6,39 @@ without a framework: a device spec such as `cuda` stays as given, resolved
 on the node. `NodeRun` is the job itself: `asyncbench run` on the job's own
 config, so a node measures what a run there would; submitit pickles it, and
 calls its `checkpoint` on preemption.
+
+GPUs (`gpus_named`): a job sees the GPUs its scheduler gives it, numbered
+from cuda:0 in the job — Slurm's allocation (`gpus_per_node` or a GPU
+`gres`), or, on the local executor, the first `gpus_per_node` GPUs this
+process sees (`NodeRun.gpus`), one GPU job at a time (`NodeRun.lock`). So a
+plan whose cases run on a GPU and asks for none, or names a GPU past those
+a job is given, is refused before anything is submitted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 from asyncbench.backends import BACKENDS
 from asyncbench.engine import runner
+from asyncbench.errors import InputError
 from asyncbench.results.merge import PlannedCase
 from asyncbench.results.plan import Config, ExecutorSettings, Experiment
 
 #: a job preempted this often is not requeued again: once is a hiccup, twice a partition that will not let it finish
 MAX_REQUEUES = 1
+#: how long a run past its time limit has, after SIGTERM, to save the cases it finished before it is killed
+STOP_GRACE_S = 30.0
+#: what a job stopped at its time limit by NodeRun returns (as `timeout` exits; no `asyncbench run` exits so)
+LIMIT_CODE = 124
 
 
 # --- on the node ------------------------------------------------------------------------------------------------
@@ -32,10 +47,40 @@ MAX_REQUEUES = 1
 class NodeRun:
     """What a job runs on its node: `asyncbench run` on the job's config into the job's results file; returns its
     exit code. submitit calls `checkpoint` when Slurm signals preemption: the job is requeued (MAX_REQUEUES times),
-    starting over, and the run after a requeue leaves a file saying so (`requeued`)."""
+    starting over, and the run after a requeue leaves a file saying so (`requeued`).
 
-    def __init__(self, config_path: str, results_path: str, cwd: str, requeued: int = 0):
+    On the local executor (cluster.LocalScheduler) a job says itself which GPUs its run sees: `gpus` is the run's
+    CUDA_VISIBLE_DEVICES (None: as the scheduler set it, Slurm from the job's allocation); a GPU job holds `lock`
+    (a file's flock, released when its process ends however it ends) while it runs, so that GPU jobs run one at a
+    time, and `limit_s` bounds its run from when it holds the lock, its time limit not spent waiting for it."""
+
+    def __init__(
+        self,
+        config_path: str,
+        results_path: str,
+        cwd: str,
+        requeued: int = 0,
+        *,
+        uses_gpu: bool = False,
+        gpus: str | None = None,
+        lock: str | None = None,
+        limit_s: float | None = None,
+    ):
         self.config_path, self.results_path, self.cwd, self.requeued = config_path, results_path, cwd, requeued
+        self.uses_gpu, self.gpus, self.lock, self.limit_s = uses_gpu, gpus, lock, limit_s
+
+    def placed(self, gpus: str, lock: str | None, limit_s: float | None) -> NodeRun:
+        """This run as the local executor gives it: `gpus` visible, holding `lock` (None: none), bounded."""
+        return NodeRun(
+            self.config_path, self.results_path, self.cwd, self.requeued, uses_gpu=self.uses_gpu, gpus=gpus, lock=lock, limit_s=limit_s
+        )
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "asyncbench", "run", self.config_path, "-o", self.results_path, "--no-progress"]
+
+    def environment(self, inherited: Mapping[str, str]) -> dict[str, str] | None:
+        """The run's environment: the job's own (None), or it with CUDA_VISIBLE_DEVICES set to `gpus`."""
+        return None if self.gpus is None else {**inherited, "CUDA_VISIBLE_DEVICES": self.gpus}
 
     def __call__(self) -> int:
         if self.requeued:
@@ -43,9 +88,8 @@ class NodeRun:
             left = Path(self.results_path + ".journal")  # the interrupted attempt's cases: this one measures them anew
             if left.exists():
                 left.replace(Path(self.results_path).with_suffix(f".attempt{self.requeued}.journal"))
-        command = [sys.executable, "-m", "asyncbench", "run", self.config_path, "-o", self.results_path, "--no-progress"]
-        # an exception here (submitit's requeue exits from its signal handler) kills the run: subprocess.run does
-        return subprocess.run(command, cwd=self.cwd, check=False).returncode
+        with _holding(self.lock):
+            return _run(self.command(), self.cwd, self.environment(os.environ), self.limit_s)
 
     def checkpoint(self, *args: Any, **kwargs: Any) -> Any:
         """submitit's hook on preemption: what to run when requeued (None: not requeued)."""
@@ -53,7 +97,44 @@ class NodeRun:
             return None
         from submitit.helpers import DelayedSubmission
 
-        return DelayedSubmission(NodeRun(self.config_path, self.results_path, self.cwd, self.requeued + 1))
+        again = NodeRun(self.config_path, self.results_path, self.cwd, self.requeued + 1, uses_gpu=self.uses_gpu)
+        return DelayedSubmission(again if self.gpus is None else again.placed(self.gpus, self.lock, self.limit_s))
+
+
+@contextlib.contextmanager
+def _holding(lock: str | None) -> Iterator[None]:
+    """`lock`'s flock held (waiting for it) while the body runs; nothing without one."""
+    if lock is None:
+        yield
+        return
+    import fcntl
+
+    with open(lock, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed, or when this process dies
+        yield
+
+
+def _run(command: list[str], cwd: str, env: Mapping[str, str] | None, limit_s: float | None) -> int:
+    """The run's exit code; LIMIT_CODE where it ran past `limit_s`, and was stopped as Slurm stops a job at its
+    limit: SIGTERM (it saves the cases it finished), then SIGKILL after STOP_GRACE_S. An exception here (submitit's
+    requeue exits from its signal handler) kills the run, as subprocess.run does."""
+    process = subprocess.Popen(command, cwd=cwd, env=None if env is None else dict(env))
+    try:
+        try:
+            return process.wait(timeout=limit_s)
+        except subprocess.TimeoutExpired:
+            print(f"asyncbench: the job reached its time limit ({limit_s:g} s with its GPUs): stopped", file=sys.stderr, flush=True)
+            process.terminate()
+            try:
+                process.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            return LIMIT_CODE
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
 
 
 # --- the jobs of a plan ------------------------------------------------------------------------------------------
@@ -102,6 +183,67 @@ def planned(config: Config) -> list[PlannedCase]:
             case = runner.case_of(experiment, workloads[experiment.workload], slot.backend, slot.device, slot.point)
             cases.append(PlannedCase(case.id, case.experiment, case.workload, case.backend, case.device, case.params))
     return cases
+
+
+#: a param's value that names a GPU beside the case's device (multi_device's partner: cuda:1); `cuda` is cuda:0
+_GPU_NAME = re.compile(r"cuda(?::(\d+))?")
+
+
+@dataclass(frozen=True)
+class GpuUse:
+    """The GPUs a plan's cases name, known before anything runs."""
+
+    #: the cases that run on a GPU: their device, or a param (a partner), names one
+    named: tuple[str, ...] = ()
+    #: the cases on `auto` with a framework that runs on a GPU: they use the GPUs a job is given, if any
+    auto: tuple[str, ...] = ()
+    #: the highest GPU index a case names (cuda:N; `cuda` is cuda:0), and the first case naming it; -1: none
+    highest: int = -1
+    highest_case: str | None = None
+
+    @property
+    def any(self) -> bool:
+        return bool(self.named or self.auto)
+
+
+def gpus_named(config: Config) -> GpuUse:
+    """Which of the plan's cases run on a GPU, and the highest GPU index they name (no framework is imported)."""
+    named, auto, highest, highest_case = [], [], -1, None
+    for case in planned(config):
+        names = [case.device, *(value for value in case.params.values() if isinstance(value, str))]
+        indices = [int(found[1] or 0) for name in names if (found := _GPU_NAME.fullmatch(name))]
+        if indices:
+            named.append(case.id)
+            if max(indices) > highest:
+                highest, highest_case = max(indices), case.id
+        elif case.device == "auto" and _runs_on(case.backend, "cuda"):
+            auto.append(case.id)
+    return GpuUse(tuple(named), tuple(auto), highest, highest_case)
+
+
+def check_gpus(use: GpuUse, settings: ExecutorSettings, given_as: Mapping[str, str]) -> str | None:
+    """What the executor settings give a plan's GPU cases, checked before anything is submitted: InputError where a
+    case runs on a GPU and the jobs are given none (Slurm would run it without one, the local executor hide them),
+    or a case names a GPU past those a job is given (a job numbers its GPUs from cuda:0); a warning (returned) where
+    Slurm is asked for GPUs no case uses, which each job would hold idle. `given_as`: how the user gave each key."""
+    from asyncbench.engine import slurm
+
+    option = given_as.get("gpus_per_node", "--gpus-per-node")
+    count = slurm.asked_gpus(settings) if settings.kind == "slurm" else settings.gpus_per_node
+    where = f"--executor {settings.kind}"
+    if use.named and count == 0:
+        how = "--gpus-per-node N, or --sbatch gres=gpu:N" if settings.kind == "slurm" else "--gpus-per-node N"
+        cases = f"{len(use.named)} case(s) run on a GPU ({use.named[0]}{', ...' if len(use.named) > 1 else ''})"
+        raise InputError(f"{cases}, but {where} gives its jobs no GPU: ask for them with {how}")
+    if count is not None and use.highest >= count:
+        asked = f"{option} {count}" if settings.gpus_per_node else f"as {given_as.get('sbatch', '--sbatch')} asks"
+        raise InputError(
+            f"{use.highest_case} names cuda:{use.highest}, but {where} gives each job {count} GPU(s) ({asked}), "
+            f"which the job numbers cuda:0 to cuda:{count - 1}"
+        )
+    if settings.kind == "slurm" and count != 0 and not use.any:
+        return f"asyncbench: warning: {where} asks Slurm for GPUs that no case runs on (every case is on the CPU): each job holds them idle"
+    return None
 
 
 def requeued_path(results_path: str | Path) -> Path:

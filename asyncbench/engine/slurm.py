@@ -34,6 +34,12 @@ _UNREACHABLE = (
 _BANNER = re.compile(r"^[*\s]*(restore slurmctld daemon to service)?[*\s]*$", re.IGNORECASE)
 #: Slurm's GRES entry for GPUs: gpu:4, gpu:h100:8, gpu:h100:8(S:0-1)
 _GPU_GRES = re.compile(r"gpu(?::[^:,()]+)?:(\d+)")
+#: a GPU count as sbatch's --gpus and --gpus-per-task take it: N or TYPE:N
+_GPU_COUNT = re.compile(r"(?:[^:,]+:)?(\d+)")
+#: sbatch options that ask for GPUs per node or per task, whose count is each job's (one node, one task)
+_GPU_OPTIONS = ("gpus", "gpus-per-task")
+#: sbatch options that ask for GPUs in a way asyncbench does not count (per socket, as TRES)
+_GPU_UNCOUNTED = ("gpus-per-socket", "tres-per-task")
 
 
 def run(command: Sequence[str], timeout_s: float = SACCT_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
@@ -84,6 +90,25 @@ def check_controller() -> None:
 def gpus_per_node(gres_lines: Sequence[str]) -> list[int]:
     """Each node's GPU count from sinfo's %G lines ("(null)", "gpu:4", "gpu:h100:8(S:0-1),gpu:a100:2")."""
     return [sum(int(n) for n in _GPU_GRES.findall(line)) for line in gres_lines if line.strip()]
+
+
+def asked_gpus(settings: ExecutorSettings) -> int | None:
+    """How many GPUs each job asks Slurm for: `gpus_per_node`, or a GPU `gres` (gpu:2, gpu:h100:2; a bare `gpu` is
+    one), `gpus` or `gpus-per-task` among the sbatch options (a job is one task on one node); 0: none; None: some, in
+    a form not counted here (`gpus-per-socket`, `tres-per-task`)."""
+    if settings.gpus_per_node:
+        return settings.gpus_per_node
+    options = {name: str(value) for name, value in settings.sbatch.items()}
+    gres = options.get("gres", "")
+    if "gpu" in gres:
+        counts = _GPU_GRES.findall(gres)
+        return sum(int(n) for n in counts) if counts else 1
+    for name in _GPU_OPTIONS:
+        if name in options:
+            found = _GPU_COUNT.fullmatch(options[name].strip())
+            return int(found[1]) if found else None
+    uncounted = any(name in options and (name != "tres-per-task" or "gpu" in options[name]) for name in _GPU_UNCOUNTED)
+    return None if uncounted else 0
 
 
 def check_slurm(settings: ExecutorSettings, given_as: Mapping[str, str] | None = None) -> str:

@@ -49,7 +49,7 @@ def read_manifest(folder: str | Path) -> Manifest:
 def _end(scheduler: Any, entry: SweepJob, state: Any, say: Say) -> merge.JobEnd:
     """What became of a job that ended: its results (whole, or what it finished before it was stopped) and why."""
     from asyncbench.engine.cluster import last_line
-    from asyncbench.engine.jobs import requeued
+    from asyncbench.engine.jobs import LIMIT_CODE, requeued
 
     ended = scheduler.outcome(entry.job_id)
     results = entry.results
@@ -64,6 +64,8 @@ def _end(scheduler: Any, entry: SweepJob, state: Any, say: Say) -> merge.JobEnd:
         failed, reason = True, reason or last_line(ended[1])
     elif ended is not None and ended[1] in INTERRUPTED_CODES:
         failed, reason = True, reason or f"its run was interrupted (exit {ended[1]})"
+    elif ended is not None and ended[1] == LIMIT_CODE:  # a local GPU job, its limit counted from when it had its GPUs
+        failed, reason = True, reason or "its run reached the job's time limit and was stopped"
     if report is None and not failed:
         failed = True
         said = scheduler.stderr_tail(entry.job_id)

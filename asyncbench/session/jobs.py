@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -109,8 +110,14 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
     if request.gate.baseline:
         reading.load_results(request.gate.baseline, say)
     cluster.require_submitit()
+    given_as = {key: executor.given_as(key, request.executor, request.selection.sets) for key in executor.KEYS}
+    warning = jobs.check_gpus(jobs.gpus_named(the_plan), settings, given_as)  # the plan alone: before Slurm is asked
     if settings.kind == "slurm":
-        slurm.check_slurm(settings, {key: executor.given_as(key, request.executor, request.selection.sets) for key in executor.KEYS})
+        slurm.check_slurm(settings, given_as)
+    else:
+        cluster.local_gpus(settings.gpus_per_node, os.environ, given_as["gpus_per_node"])
+    if warning:
+        say(warning)
     planned_jobs = jobs.split(the_plan, settings.per)
     folder, created = _folder(options.job_dir, the_plan.name)
     ids: list[str] = []
@@ -121,7 +128,8 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
             config_path, results_path = folder / f"{name}.yaml", folder / f"{name}.json"
             config_path.write_text(dump.dumps(job_plan), encoding="utf-8")
             sweep_jobs.append(SweepJob(name, "", config_path, results_path, tuple(jobs.planned(job_plan))))
-            runs.append(jobs.NodeRun(str(config_path), str(results_path), str(Path.cwd())))
+            uses_gpu = jobs.gpus_named(job_plan).any  # on the local executor, such a job is given GPUs
+            runs.append(jobs.NodeRun(str(config_path), str(results_path), str(Path.cwd()), uses_gpu=uses_gpu))
         scheduler = cluster.scheduler(settings.kind, folder, settings)
         submitted_at = datetime.datetime.now(datetime.timezone.utc)
         started = time.perf_counter()

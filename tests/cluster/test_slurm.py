@@ -72,6 +72,8 @@ def test_a_job_cancelled_with_scancel_mid_run_is_an_error_row_with_slurms_state(
     [
         (["--partition", "nosuch"], "--partition 'nosuch': Slurm knows no such partition; it has: debug"),
         (["--gpus-per-node", "1"], "--gpus-per-node 1: partition 'debug' has no GPUs"),
+        # a -d cuda plan that asks Slurm for no GPU: its jobs would run without one
+        (["-b", "torch", "-d", "cuda"], "2 case(s) run on a GPU (sync_async[torch,cuda,n_ops=50], ...), but --executor slurm gives"),
         (["--sbatch", "account=x"], "--sbatch"),
     ],
 )
