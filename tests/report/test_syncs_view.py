@@ -124,3 +124,15 @@ def test_a_run_without_a_census_shows_none():
     built = view.build(plain)
     assert built.experiments[0].cases[0].syncs is None
     assert "where the step waited" not in markdown.markdown(built)
+
+
+def test_a_long_report_prints_the_census_as_plain_columns():
+    census = syncs.census_view("jax cpu", {"print": _census("print", PRINTED, ITEM)}, here="/src/proj")
+    assert census is not None
+    out = io.StringIO()
+    terminal.print_census(Console(file=out, width=200), census, plain=True)
+    lines = [line.rstrip() for line in out.getvalue().splitlines()]
+    assert lines[0] == "    where the step waited (jax cpu)"
+    assert "┃" not in out.getvalue()  # no rich table
+    rows = [line.split() for line in lines]
+    assert ["print", "train.py:42", "print", "jax.Array.__str__", "10", "9.8", "ms", "[8.5–18]", "–"] in rows
