@@ -8,14 +8,15 @@
   within 10%).
 - overhead: conversion's timed rounds with and without the census rounds, measured alternately in one process
   (timing.measure, as the worker runs it): each pair's ratio of each variant's median done time, the median of
-  those ratios and its 95% interval (goal: within 2%).
+  those ratios and its 95% interval (goal: within 2%); then, closer in time, neighbouring timed rounds, one right
+  after a census round and one not.
 - fallback: on the sync-free steps, every call from the step's lines that slept, whatever its length (the
   threshold's false alarms), and on the planted steps at the cost's sizes (waits of milliseconds) with no hooks at
   all, what the fallback alone finds at the planted lines.
 
     python benchmarks/syncs.py recall [--repeats 3]
     python benchmarks/syncs.py cost
-    python benchmarks/syncs.py overhead [--pairs 40]
+    python benchmarks/syncs.py overhead [--pairs 20]
     python benchmarks/syncs.py fallback [--rounds 200]
 """
 
@@ -44,10 +45,13 @@ BACKENDS = ("jax", "mxnet")
 CORPUS = {"jax": "JaxCorpus", "mxnet": "MxnetCorpus"}
 COST_GOAL, OVERHEAD_GOAL = 0.10, 0.02
 # The overhead's case: conversion at a size whose variants take milliseconds, in short blocks of 6 timed rounds (each
-# followed by a census round: the census's densest schedule) alternated 40 times, so that the drift of a shared
+# followed by a census round: the census's densest schedule) alternated 20 times, so that the drift of a shared
 # 2-core machine cancels between neighbouring blocks (blocks of 20 rounds, 10 pairs, gave intervals of ±20-40%).
 OVERHEAD_PARAMS = {"size": 256, "n_iter": 10}
 OVERHEAD_ROUNDS = 6
+# Then timed rounds in neighbouring pairs, one right after a census round, one not: what a census round does to the
+# round after it, with the machine's drift cancelled between neighbours.
+AFTER_PAIRS = 150
 # The cost's steps: a chain of six 320² products (about 0.4 GFLOP: milliseconds of queue, well above the machine's
 # jitter) in 30 timed rounds, so 12 census rounds.
 COST_SIZE, COST_CHAIN, COST_ROUNDS = 320, 6, 30
@@ -157,25 +161,62 @@ def overhead_here(backend_name: str, pairs: int) -> dict[str, list[float]]:
     return ratios
 
 
-def overhead(pairs: int) -> None:
-    from asyncbench.results import stats
+def after_here(backend_name: str, pairs: int) -> dict[str, list[float]]:
+    """In the backend's own interpreter: timed rounds of conversion, each right after a census round (as
+    timing.measure takes one: the round, then an untimed sample of each variant) or right after none, in pairs of
+    neighbours (their order alternating): per variant, each pair's ratio of done times, after one / after none."""
+    from asyncbench.measure import census
+    from asyncbench.measure.timing import take_sample
+    from asyncbench.workloads import BUILT_IN
 
+    backend = get_backend(backend_name)
+    prepared = BUILT_IN["conversion"].setup(backend, "cpu", {**BUILT_IN["conversion"].defaults(), **OVERHEAD_PARAMS})
+    taker = census.taker_for(backend, "cpu", True)
+    assert taker is not None
+    order = list(prepared.variants)
+    ratios: dict[str, list[float]] = {}
+    with backend.activate("cpu"):
+        for name in order:  # warm-up
+            take_sample(prepared.variants[name], prepared.sync, None)
+        for index in range(pairs):
+            done: dict[bool, dict[str, float]] = {}
+            for after_census in (False, True) if index % 2 == 0 else (True, False):
+                if after_census:
+                    taker.round(prepared.variants, prepared.sync, order)
+                    for name in order:
+                        take_sample(prepared.variants[name], prepared.sync, None)
+                done[after_census] = {name: take_sample(prepared.variants[name], prepared.sync, None)[1] for name in order}
+            for name in order:
+                ratios.setdefault(name, []).append(done[True][name] / done[False][name])
+    if prepared.close is not None:
+        prepared.close()
+    return ratios
+
+
+def overhead(pairs: int) -> None:
     for backend_name in BACKENDS:
         ratios = _in_backend("overhead-here", backend_name, pairs)
         print(
             f"{backend_name}: conversion size {OVERHEAD_PARAMS['size']}, n_iter {OVERHEAD_PARAMS['n_iter']}: {pairs} pairs of "
             f"measurements in one process, {OVERHEAD_ROUNDS} timed rounds each, with and without the census rounds"
         )
-        for name, values in ratios.items():
-            median = statistics.median(values)
-            interval = stats.median_ci(values, independent=True)
-            within = interval is not None and abs(interval[0] - 1) <= OVERHEAD_GOAL and abs(interval[1] - 1) <= OVERHEAD_GOAL
-            said = f"[{interval[0]:.3f}, {interval[1]:.3f}]" if interval is not None else "[no interval]"
-            flag = "" if abs(median - 1) <= OVERHEAD_GOAL else "   <- beyond 2%"
-            print(
-                f"   {name:6} timed done with/without --syncs: median {median:.3f}, "
-                f"95% interval {said}{' within 2%' if within else ''}{flag}"
-            )
+        _ratios(ratios)
+        after = _in_backend("after-here", backend_name, AFTER_PAIRS)
+        print(f"   and {AFTER_PAIRS} pairs of neighbouring timed rounds, one right after a census round, one right after none:")
+        _ratios(after)
+
+
+def _ratios(ratios: dict[str, list[float]]) -> None:
+    """Each variant's median ratio with its 95% interval, against the goal."""
+    from asyncbench.results import stats
+
+    for name, values in ratios.items():
+        median = statistics.median(values)
+        interval = stats.median_ci(values, independent=True)
+        within = interval is not None and abs(interval[0] - 1) <= OVERHEAD_GOAL and abs(interval[1] - 1) <= OVERHEAD_GOAL
+        said = f"[{interval[0]:.3f}, {interval[1]:.3f}]" if interval is not None else "[no interval]"
+        flag = "" if abs(median - 1) <= OVERHEAD_GOAL else "   <- beyond 2%"
+        print(f"   {name:6} with/without the census: median {median:.3f}, 95% interval {said}{' within 2%' if within else ''}{flag}")
 
 
 def _in_backend(part: str, backend_name: str, count: int) -> Any:
@@ -263,15 +304,19 @@ def _environment() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
+#: the parts that run in the backend's own interpreter (_in_backend)
+HERE: dict[str, Any] = {"fallback-here": fallback_here, "overhead-here": overhead_here, "after-here": after_here}
+
+
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] in ("fallback-here", "overhead-here"):
-        here = fallback_here if sys.argv[1] == "fallback-here" else overhead_here
+    if len(sys.argv) > 1 and sys.argv[1] in HERE:
+        here = HERE[sys.argv[1]]
         print(json.dumps(here(sys.argv[2], int(sys.argv[3]))))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("part", choices=("recall", "cost", "overhead", "fallback"))
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--pairs", type=int, default=40)
+    parser.add_argument("--pairs", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args()
     if args.part == "recall":
