@@ -253,6 +253,7 @@ class LocalScheduler(Scheduler):
 
     def states(self, job_ids: Sequence[str]) -> dict[str, JobState]:
         states = {}
+        gpu_jobs = (self.folder / GPU_LOCK).exists()  # some job waits, or waited, for the GPUs
         for job_id in job_ids:
             job = self.job(job_id)
             process = getattr(job, "_process", None)
@@ -263,11 +264,11 @@ class LocalScheduler(Scheduler):
             elif process is not None:
                 code = process.poll()
                 if code is None:
-                    states[job_id] = JobState("running", "RUNNING")
+                    states[job_id] = _live(int(job_id), gpu_jobs)
                 else:
                     states[job_id] = JobState("failed", "ENDED", f"its process ended with code {code} and left no result")
             elif _alive(int(job_id)):
-                states[job_id] = JobState("running", "RUNNING")
+                states[job_id] = _live(int(job_id), gpu_jobs)
             else:
                 states[job_id] = JobState("failed", "ENDED", "its process ended and left no result")
         return states
@@ -303,6 +304,20 @@ def _detached_output() -> Iterator[None]:
         os.dup2(kept[1], 2)
         for descriptor in (*kept, devnull):
             os.close(descriptor)
+
+
+def _live(pid: int, gpu_jobs: bool) -> JobState:
+    """A live job's state: queued while its run has not started (a GPU job waiting for the one that runs), else
+    running. Asked of its processes only where the sweep has GPU jobs."""
+    if not gpu_jobs:
+        return JobState("running", "RUNNING")
+    import psutil
+
+    try:
+        started = any(p.cmdline()[1:4] == ["-m", "asyncbench", "run"] for p in psutil.Process(pid).children(recursive=True))
+    except psutil.Error:
+        started = True  # it ended meanwhile: the next look says how
+    return JobState("running", "RUNNING") if started else JobState("queued", "WAITING", "for the GPUs, held by another job")
 
 
 def _alive(pid: int) -> bool:

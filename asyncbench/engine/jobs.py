@@ -21,15 +21,17 @@ import contextlib
 import dataclasses
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from asyncbench.backends import BACKENDS
 from asyncbench.engine import runner
-from asyncbench.errors import InputError
+from asyncbench.errors import EXIT_TERMINATED, InputError
 from asyncbench.results.merge import PlannedCase
 from asyncbench.results.plan import Config, ExecutorSettings, Experiment
 
@@ -88,8 +90,11 @@ class NodeRun:
             left = Path(self.results_path + ".journal")  # the interrupted attempt's cases: this one measures them anew
             if left.exists():
                 left.replace(Path(self.results_path).with_suffix(f".attempt{self.requeued}.journal"))
-        with _holding(self.lock):
-            return _run(self.command(), self.cwd, self.environment(os.environ), self.limit_s)
+        try:
+            with _holding(self.lock):
+                return _run(self.command(), self.cwd, self.environment(os.environ), self.limit_s)
+        except _Cancelled:
+            return EXIT_TERMINATED  # as a run cancelled while it ran says it
 
     def checkpoint(self, *args: Any, **kwargs: Any) -> Any:
         """submitit's hook on preemption: what to run when requeued (None: not requeued)."""
@@ -101,16 +106,32 @@ class NodeRun:
         return DelayedSubmission(again if self.gpus is None else again.placed(self.gpus, self.lock, self.limit_s))
 
 
+class _Cancelled(Exception):
+    """SIGTERM (a cancel: scancel, or the local scheduler's) came while the job waited for its lock."""
+
+
+def _cancelled(signum: int, frame: Any) -> None:
+    raise _Cancelled
+
+
 @contextlib.contextmanager
 def _holding(lock: str | None) -> Iterator[None]:
-    """`lock`'s flock held (waiting for it) while the body runs; nothing without one."""
+    """`lock`'s flock held (waiting for it) while the body runs; nothing without one. While it waits, SIGTERM
+    ends the wait (_Cancelled): submitit's task lets SIGTERM pass, so a job cancelled before its run started
+    would otherwise wait on and run later."""
     if lock is None:
         yield
         return
     import fcntl
 
     with open(lock, "a+b") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed, or when this process dies
+        main = threading.current_thread() is threading.main_thread()  # only the main thread may set a handler
+        kept = signal.signal(signal.SIGTERM, _cancelled) if main else None
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed, or when this process dies
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL if kept is None else kept)
         yield
 
 

@@ -56,6 +56,8 @@ def _why(end: JobEnd) -> str:
 
 def _software(environment: Mapping[str, Any]) -> dict[str, Any]:
     facts = {key: environment.get(key) for key in SOFTWARE_KEYS}
+    if isinstance(facts["thread_variables"], Mapping):  # the GPUs a job was given are hardware, as its machine is
+        facts["thread_variables"] = {k: v for k, v in facts["thread_variables"].items() if k != "CUDA_VISIBLE_DEVICES"}
     for name, framework in (environment.get("frameworks") or {}).items():
         if isinstance(framework, Mapping):
             facts[name] = framework.get("version")

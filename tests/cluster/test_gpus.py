@@ -146,6 +146,37 @@ def test_a_local_gpu_jobs_run_past_its_limit_is_stopped(tmp_path, monkeypatch):
     assert time.monotonic() - started < 20
 
 
+def test_a_gpu_job_cancelled_while_it_waits_for_the_gpus_ends_without_running(tmp_path):
+    """submitit's task lets SIGTERM pass (JobEnvironment: `bypass`), as this model of it does: a cancel that came
+    while the job waited for the lock must still end it, not leave it to run once the GPUs are free."""
+    import fcntl
+    import signal
+
+    lock, ran = tmp_path / cluster.GPU_LOCK, tmp_path / "ran"
+    script = tmp_path / "task.py"
+    script.write_text(
+        "import signal, sys\n"
+        "from asyncbench.engine import jobs\n"
+        "signal.signal(signal.SIGTERM, lambda *_: None)  # submitit's bypass\n"
+        f"run = jobs.NodeRun('a.yaml', {str(tmp_path / 'a.json')!r}, {str(tmp_path)!r}).placed('0', {str(lock)!r}, 60.0)\n"
+        f"run.command = lambda: [sys.executable, '-c', 'open(sys.argv[1], \"w\")', {str(ran)!r}]\n"
+        "print('waiting', flush=True)\n"
+        "sys.exit(run())\n"
+    )
+    with open(lock, "a+b") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another GPU job runs
+        process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+        try:
+            assert process.stdout.readline().strip() == "waiting"
+            time.sleep(0.5)  # in flock by now
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=20) == 143
+        finally:
+            process.kill()
+            process.wait()
+    assert not ran.exists()
+
+
 def test_a_job_stopped_at_its_limit_is_failed_with_that_reason(tmp_path):
     """What gather says of it: the cases it finished kept, the rest error rows saying it reached its limit."""
     from asyncbench.engine.cluster import JobState
@@ -272,8 +303,23 @@ def test_each_local_job_records_the_gpus_it_was_given(tmp_path):
         CUDA_VISIBLE_DEVICES="7,3",
     )  # fmt: skip
     assert done.returncode in (0, 1, 3), done.stderr  # no GPU here: the torch cases are skipped (not present)
+    # one GPU job at a time: the other is shown queued while it waits for the GPUs
+    assert any(line.startswith("jobs: 1 queued · ") for line in done.stderr.splitlines()), done.stderr
     seen = []
     for job in json.loads((tmp_path / "jobs" / "sweep.json").read_text())["jobs"]:
         environment = json.loads(Path(job["results"]).read_text())["environment"]
         seen.append(environment["thread_variables"].get("CUDA_VISIBLE_DEVICES"))
     assert seen == ["7", "", "7"]
+    rows = json.loads((tmp_path / "all.json").read_text())["results"]
+    assert not any("CUDA_VISIBLE_DEVICES" in warning for row in rows for warning in row["warnings"])  # hardware, not software
+
+
+def test_the_gpus_jobs_were_given_are_no_software_difference():
+    from asyncbench.results import merge
+
+    environments = {
+        name: {"python": "3.11", "thread_variables": {"CUDA_VISIBLE_DEVICES": gpus}} for name, gpus in (("a", "0"), ("b", "1"), ("c", ""))
+    }
+    assert merge.differences(environments) == {}
+    environments["c"]["thread_variables"]["OMP_NUM_THREADS"] = "1"
+    assert merge.differences(environments) == {"c": ["thread_variables {'OMP_NUM_THREADS': '1'} where most jobs had {}"]}
