@@ -4,8 +4,8 @@
   backend: the share of planted waits found at their line with their kind, call and waits per step (goal 100%),
   and the points found in the sync-free steps (goal 0).
 - cost: per planted step, the time the census attributes to it per step against what its wait should cost: the
-  done − issue of its twin without the wait (the corpus's `*_chain` step), less the harness's own sync (goal:
-  within 10%).
+  done − issue of its twin without the wait (the corpus's `*_chain` step) in the timed round just before each census
+  round, less the harness's own sync; the median of the rounds' ratios (goal: within 10%).
 - overhead: conversion's timed rounds with and without the census rounds, measured alternately in one process
   (timing.measure, as the worker runs it): each pair's ratio of each variant's median done time, the median of
   those ratios and its 95% interval (goal: within 2%); then, closer in time, neighbouring timed rounds, one right
@@ -113,25 +113,43 @@ def recall(repeats: int) -> None:
             print(f"   missed {line}")
 
 
+def census_after(rounds: int) -> list[int]:
+    """The timed rounds (from 1) that a census round followed, as timing.measure schedules them (census.due)."""
+    from asyncbench.measure import census
+
+    after, taken = [], 0
+    for timed in range(1, rounds + 1):
+        if census.due(timed, taken):
+            after.append(timed)
+            taken += 1
+    return after
+
+
 def cost() -> None:
     settings = Settings(warmup=1, min_samples=COST_ROUNDS, max_samples=COST_ROUNDS, max_time_s=120.0, max_rel_noise=1.0)
+    after = census_after(COST_ROUNDS)
     for backend in BACKENDS:
         workload = getattr(sync_corpus, CORPUS[backend])
         result = corpus_run(backend, COST_SIZE, COST_CHAIN, settings)
-        chain = result.variants[workload.free[0]]
+        chain = result.variants[workload.free[0]].samples
         harness = result.harness.sync_s if result.harness is not None else 0.0
-        expected = chain.done_s.median - chain.issue_s.median - harness
+        # per census round, the chain's done - issue in the timed round just before it: neighbours in time, so that a
+        # loaded machine's drift does not set an early census against a late median
+        expected = [chain.done_s[timed - 1] - chain.issue_s[timed - 1] - harness for timed in after]
+        print(
+            f"{backend}: the chain's done - issue - harness sync, median {statistics.median(expected) * 1e3:.2f} ms (its wait, were "
+            f"it planted); each census round's attributed wait over it in the timed round before, median over {len(after)} rounds:"
+        )
         ratios = []
-        print(f"{backend}: the chain's done - issue - harness sync = {expected * 1e3:.2f} ms (its wait, were it planted)")
         for name in workload.planted:
             if workload.planted[name].calls_per_step != 1 or name in NOT_THE_CHAINS_WAIT:
                 continue  # a loop waits for several chains; the others wait for more than the chain (NOT_THE_CHAINS_WAIT)
             census = result.syncs[name]
-            attributed = census.wait_s
-            ratio = attributed / expected
+            _, waits = census.round_totals()
+            ratio = statistics.median(wait / gap for wait, gap in zip(waits, expected, strict=True))
             ratios.append(ratio)
             flag = "" if abs(ratio - 1) <= COST_GOAL else "   <- beyond 10%"
-            print(f"   {name:18} {attributed * 1e3:7.2f} ms  ratio {ratio:5.2f}{flag}")
+            print(f"   {name:18} {census.wait_s * 1e3:7.2f} ms  ratio {ratio:5.2f}{flag}")
         within = sum(abs(r - 1) <= COST_GOAL for r in ratios)
         print(f"   {within}/{len(ratios)} within 10%; median ratio {statistics.median(ratios):.3f}")
 
