@@ -206,7 +206,8 @@ def _measure_here(
     guarded = guard.finish() if guard is not None else None
     while taker is not None and taker.taken < checks.census_rounds_needed(case.expect, case.budget, list(prepared.variants)):
         taker.round(prepared.variants, prepared.sync, preludes=prepared.preludes)  # rounds enough for its census checks
-    syncs = census.of_case(taker, list(prepared.variants), backend.name, case.device) if case.syncs else {}
+    per_call = workload.steps_per_call(case.params)
+    syncs = census.of_case(taker, list(prepared.variants), backend.name, case.device, per_call) if case.syncs else {}
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
     traced = trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir) if case.trace_dir else None

@@ -84,7 +84,8 @@ def _setup(case: Case, tree: str | None) -> dict[str, Any]:
         stack.callback(prepared.close)
     timed = prepared.device_timed
     timers = {name: backend.timer(case.device) if timed else None for name in prepared.variants}
-    _case.update(stack=stack, prepared=prepared, timers=timers, backend=backend, device=case.device)
+    per_call = workload.steps_per_call(case.params)
+    _case.update(stack=stack, prepared=prepared, timers=timers, backend=backend, device=case.device, steps_per_call=per_call)
     for _ in range(case.settings.warmup):
         for name in prepared.variants:
             _sample(name)
@@ -107,7 +108,8 @@ def _census(rounds: int) -> dict[str, Any]:
     if taker is not None:
         for _ in range(rounds):
             taker.round(prepared.variants, prepared.sync, preludes=prepared.preludes)
-    return {name: census_to_dict(found) for name, found in census.of_case(taker, list(prepared.variants), backend.name, device).items()}
+    taken = census.of_case(taker, list(prepared.variants), backend.name, device, _case["steps_per_call"])
+    return {name: census_to_dict(found) for name, found in taken.items()}
 
 
 def _teardown() -> None:

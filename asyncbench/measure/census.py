@@ -279,15 +279,19 @@ class Taker:
             said += f"; not hooked (absent in this version): {', '.join(hook.call for hook in self.missing)}"
         return said
 
-    def censuses(self, note: str | None = None) -> dict[str, Census]:
-        """One Census per variant, from every round taken."""
-        return {name: summarize(name, rounds, self.coverage(), note) for name, rounds in self.rounds.items()}
+    def censuses(self, note: str | None = None, steps_per_call: int = 1) -> dict[str, Census]:
+        """One Census per variant, from every round taken; `steps_per_call`: the user's steps one call of a variant
+        runs (Workload.steps_per_call), what every figure is divided by."""
+        return {name: summarize(name, rounds, self.coverage(), note, steps_per_call) for name, rounds in self.rounds.items()}
 
 
-def summarize(variant: str, rounds: Sequence[Mapping[Key, Sequence[float]]], coverage: str, note: str | None = None) -> Census:
-    """A variant's Census from its census rounds: each point's waits and seconds per round (0 where it did not wait
-    in a round), their medians, the 95% interval of the seconds' median (stats.median_ci over the rounds, as
-    independent: the rounds are spread over the case), sorted by time blocked, largest first.
+def summarize(
+    variant: str, rounds: Sequence[Mapping[Key, Sequence[float]]], coverage: str, note: str | None = None, steps_per_call: int = 1
+) -> Census:
+    """A variant's Census from its census rounds: each point's waits and seconds per step in each round (0 where it
+    did not wait in a round; a round's call of the variant ran `steps_per_call` of the user's steps), their medians,
+    the 95% interval of the seconds' median (stats.median_ci over the rounds, as independent: the rounds are spread
+    over the case), sorted by time blocked, largest first.
 
     A point of the frame fallback that waited in under FALLBACK_RECURRENCE of the rounds is left out (and counted in
     the note): a step that syncs at a line does so step after step, while a framework's call that now and then sleeps
@@ -297,8 +301,8 @@ def summarize(variant: str, rounds: Sequence[Mapping[Key, Sequence[float]]], cov
     found = []
     occasional = 0
     for file, line, call, kind in keys:
-        calls = tuple(int(points.get((file, line, call, kind), (0, 0.0))[0]) for points in rounds)
-        waits = tuple(float(points.get((file, line, call, kind), (0, 0.0))[1]) for points in rounds)
+        calls = tuple(points.get((file, line, call, kind), (0, 0.0))[0] / steps_per_call for points in rounds)
+        waits = tuple(points.get((file, line, call, kind), (0, 0.0))[1] / steps_per_call for points in rounds)
         if kind == SyncKind.UNKNOWN and sum(1 for count in calls if count) < FALLBACK_RECURRENCE * len(rounds):
             occasional += 1  # the frame fallback's, in too few rounds: the machine's (a lock, a preemption), not the step's
             continue
@@ -319,7 +323,7 @@ def summarize(variant: str, rounds: Sequence[Mapping[Key, Sequence[float]]], cov
     if occasional:
         left_out = f"{occasional} occasional wait(s) the frame fallback saw in under 3/4 of the census rounds left out"
         note = f"{note}; {left_out}" if note else left_out
-    return Census(variant=variant, rounds=len(rounds), points=tuple(found), coverage=coverage, note=note)
+    return Census(variant=variant, rounds=len(rounds), points=tuple(found), coverage=coverage, note=note, steps_per_call=steps_per_call)
 
 
 def taker_for(backend: Backend, device: str, asynchronous: bool) -> Taker | None:
@@ -331,9 +335,9 @@ def taker_for(backend: Backend, device: str, asynchronous: bool) -> Taker | None
     return Taker(backend.sync_hooks(device), backend.owned_modules(), backend=backend.name, witness=witness(device) if witness else None)
 
 
-def of_case(taker: Taker | None, variants: Sequence[str], backend: str, device: str) -> dict[str, Census]:
+def of_case(taker: Taker | None, variants: Sequence[str], backend: str, device: str, steps_per_call: int = 1) -> dict[str, Census]:
     """A case's censuses: the taker's, or those of a synchronous backend (no taker)."""
-    return taker.censuses() if taker is not None else synchronous(variants, backend, device)
+    return taker.censuses(steps_per_call=steps_per_call) if taker is not None else synchronous(variants, backend, device)
 
 
 def synchronous(variants: Sequence[str], backend: str, device: str) -> dict[str, Census]:

@@ -2,8 +2,10 @@
 
 The census (census.py) names each wait by the user's own source line: the first frame, walking out from the
 blocking call, whose code is neither the framework's (its top-level modules, NumPy, the standard library) nor
-asyncbench's harness (measure/, engine/, backends/). A built-in workload's module (asyncbench/workloads/) is
-the user's code here: conversion's `.item()` is attributed to its line in workloads/conversion.py.
+asyncbench's harness (every asyncbench module but the built-in workloads: the runner, the timing loop, the session
+of a run in the same process, and the step form's own loop around the user's step, whose `sync_every` waits are
+the variant's design, not a line of the user's). A built-in workload's module (asyncbench/workloads/) is the
+user's code here: conversion's `.item()` is attributed to its line in workloads/conversion.py.
 
 The fallback (`SleepWatch`) sees the waits no backend hook covers, on any backend: while a census step runs, a
 profile function times every call the user's frames make into code that is not the user's (a framework's
@@ -21,6 +23,7 @@ context-switch count (not Linux: the fallback is off, and the census's coverage 
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 import sysconfig
@@ -29,8 +32,41 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable
 
-#: asyncbench's own harness, never the user's line: the census's wrappers, the timing loop, the runner, the backends
-HARNESS_PACKAGES = ("asyncbench.measure", "asyncbench.engine", "asyncbench.backends")
+#: the only asyncbench modules whose lines are the user's: the built-in workloads (asyncbench.workloads.*), but for
+#: the workload machinery among them, which is harness like the rest of asyncbench (the step form's loop calls the
+#: user's step and, between steps, waits every `sync_every`: a wait there is the variant's, not the user's line)
+WORKLOADS = "asyncbench.workloads."
+WORKLOAD_MACHINERY = frozenset(
+    {"asyncbench.workloads.base", "asyncbench.workloads.plugins", "asyncbench.workloads.step_form", "asyncbench.workloads.step_reach"}
+)
+#: asyncbench's own folder: a module of it run as a process's main (a worker runs engine/isolation.py as
+#: `__mp_main__`) is named by its file
+_PACKAGE_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+#: asyncbench's modules the user's code calls (a built-in workload calls backend.to_host): a wait inside one is the
+#: line that called it; every other asyncbench module drives the user's code (Frames.is_driver)
+HELPERS = ("asyncbench.backends",)
+
+
+def module_of(code: types.CodeType, name: str) -> str:
+    """The module a frame runs in: its `__name__`, or for a main module (`__main__`, `__mp_main__`) in asyncbench's
+    folder the name its file has there."""
+    if name not in ("__main__", "__mp_main__") or not code.co_filename.startswith(_PACKAGE_FOLDER + os.sep):
+        return name
+    inside = os.path.relpath(code.co_filename, os.path.dirname(_PACKAGE_FOLDER))
+    return os.path.splitext(inside)[0].replace(os.sep, ".")
+
+
+def is_harness(module: str) -> bool:
+    """Whether a module is asyncbench's own harness, never the user's line: everything of asyncbench's (the census's
+    wrappers, the timing loop, the runner, the backends, a same-process run's session and CLI) but the built-in
+    workloads' own modules."""
+    if module != "asyncbench" and not module.startswith("asyncbench."):
+        return False
+    return not module.startswith(WORKLOADS) or module in WORKLOAD_MACHINERY
+
+
 #: the standard library's folders: a wait reached through logging, functools or a context manager is the line that
 #: called into them
 _STDLIB = tuple({sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib")})
@@ -70,16 +106,29 @@ class Frames:
         submodules ("tests.support.stream_device")."""
         self.framework_roots = frozenset(framework_roots) | ALWAYS_FRAMEWORK
         self._user: dict[types.CodeType, bool] = {}
+        self._driver: dict[types.CodeType, bool] = {}
+
+    def is_driver(self, frame: types.FrameType) -> bool:
+        """Whether the frame is asyncbench driving the user's code (the timing loop, the census's rounds, the step
+        form's loop, the runner, a same-process run's session and CLI), not a helper the user's code called (the
+        backends): a wait reached from it without a user's line between was asyncbench's own call, no line of the
+        user's (the step form's sync_every barrier; above the driver, a same-process run's click would be next)."""
+        code = frame.f_code
+        known = self._driver.get(code)
+        if known is None:
+            module = module_of(code, frame.f_globals.get("__name__") or "")
+            known = self._driver[code] = is_harness(module) and not module.startswith(HELPERS)
+        return known
 
     def is_user(self, frame: types.FrameType) -> bool:
         code = frame.f_code
         known = self._user.get(code)
         if known is None:
-            known = self._user[code] = self._judge(code, frame.f_globals.get("__name__") or "")
+            known = self._user[code] = self._judge(code, module_of(code, frame.f_globals.get("__name__") or ""))
         return known
 
     def _judge(self, code: types.CodeType, module: str) -> bool:
-        if module.startswith(HARNESS_PACKAGES) or any(module == root or module.startswith(root + ".") for root in self.framework_roots):
+        if is_harness(module) or any(module == root or module.startswith(root + ".") for root in self.framework_roots):
             return False
         filename = code.co_filename
         return not (filename.startswith("<frozen ") or (filename.startswith(_STDLIB) and "site-packages" not in filename))
@@ -93,8 +142,10 @@ class Frames:
                 module = (inner.f_globals.get("__name__") or "") if inner is not None else ""
                 if inner is not None and not module.startswith("asyncbench.measure"):
                     # asyncbench's own helper by its class and name ("JaxBackend.to_host"), a framework's in full
-                    entered = _function_name(inner.f_code, "" if module.startswith(HARNESS_PACKAGES) else module)
+                    entered = _function_name(inner.f_code, "" if is_harness(module) else module)
                 return Where(frame.f_code.co_filename, frame.f_lineno, entered)
+            if self.is_driver(frame):
+                return None
             inner, frame = frame, frame.f_back
         return None
 

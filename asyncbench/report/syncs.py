@@ -131,7 +131,12 @@ def census_view(who: str, censuses: Mapping[str, Census], order: Sequence[str] =
             if drained:
                 row += (units.NO_VALUE if point.drained_per_step is None else units.number(point.drained_per_step),)
             rows.append(row)
-    notes = tuple(dict.fromkeys(census.note for census in censuses.values() if census.note))
+    noted: dict[str, list[str]] = {}  # a note, and the variants it is said of
+    for census in censuses.values():
+        if census.note:
+            noted.setdefault(census.note, []).append(census.variant)
+    # said once; with the variants it is of when it is not every variant's ("sync_every=0: 2 occasional waits ...")
+    notes = tuple(note if len(names) == len(censuses) else f"{', '.join(names)}: {note}" for note, names in noted.items())
     summary = tuple(variant_line(census) for census in censuses.values())
     if not rows:
         summary = (nowhere(list(censuses.values())),)

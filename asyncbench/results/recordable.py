@@ -215,6 +215,8 @@ def _census(raw: Any, at: At) -> None:
     """A variant's census (schema 9, results.syncs): its rounds, and each point's line, kind, counts and waits."""
     census = fields.mapping(raw, at)
     fields.count(census.get("rounds"), at / "rounds")
+    if census.get("steps_per_call") is not None and fields.count(census["steps_per_call"], at / "steps_per_call") < 1:
+        (at / "steps_per_call").fail("a call of a variant runs at least one step")
     for key in ("coverage", "note"):
         fields.optional_text(census.get(key), at / key)
     for index, point in enumerate(fields.optional_list(census.get("points"), at / "points")):
@@ -228,9 +230,15 @@ def _census(raw: Any, at: At) -> None:
         duration(point.get("wait_s_per_step"), where / "wait_s_per_step")
         fields.interval(point.get("wait_ci_s"), where / "wait_ci_s")
         fields.optional_number(point.get("drained_per_step"), where / "drained_per_step")
-        for rounds, check in (("calls_rounds", fields.count), ("wait_s_rounds", duration)):
+        for rounds, check in (("calls_rounds", _waits), ("wait_s_rounds", duration)):
             for number, value in enumerate(fields.optional_list(point.get(rounds), where / rounds)):
                 check(value, where / rounds / number)
+
+
+def _waits(value: Any, at: At) -> None:
+    """Waits per step in one census round: a number, not negative (a fraction where a wait comes every few steps)."""
+    if fields.number(value, at) < 0:
+        at.fail(f"a count of waits cannot be negative ({value:g})")
 
 
 def duration(value: Any, at: At) -> float | None:

@@ -16,6 +16,10 @@ user's line called a framework function that waited inside (the function the lin
 point); points of kind `unattributed` come from the frame fallback (a call from the user's line that slept), their
 seconds the time it was off the CPU. A census of a synchronous backend has `rounds == 0`, no points and a
 `coverage` that says why.
+
+"Per step" is per step of the user's: one call of a variant may run several (the step form runs `steps` of them a
+sample; Census.steps_per_call), and every figure, the per-round ones included, is divided by them, so a `.item()`
+in the user's step reads 1 wait per step whatever the sample's length.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ class SyncPoint:
     drained_per_step: float | None = None
     #: per census round (aligned with the census's rounds; 0 where this point did not wait in a round): the waits
     #: and the seconds blocked, from which any interval (a check on one line or one kind) is computed
-    calls_rounds: tuple[int, ...] = ()
+    calls_rounds: tuple[float, ...] = ()
     wait_s_rounds: tuple[float, ...] = ()
 
     @property
@@ -81,6 +85,9 @@ class Census:
     coverage: str = ""
     #: why the census is partial or absent, when it is (None: complete)
     note: str | None = None
+    #: the user's steps one call of the variant runs (the step form's `steps`; 1 for a workload whose call is its
+    #: step): what every per-step figure was divided by
+    steps_per_call: int = 1
 
     @property
     def syncs_per_step(self) -> float:
@@ -92,10 +99,10 @@ class Census:
         """Time blocked per step over every point (the sum of the points' medians)."""
         return sum(point.wait_s_per_step for point in self.points)
 
-    def round_totals(self) -> tuple[tuple[int, ...], tuple[float, ...]]:
-        """Per census round, the waits and the seconds blocked over every point: what a check on the whole step
-        computes its interval from."""
-        calls = [0] * self.rounds
+    def round_totals(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """Per census round, the waits and the seconds blocked per step over every point: what a check on the whole
+        step computes its interval from."""
+        calls = [0.0] * self.rounds
         waits = [0.0] * self.rounds
         for point in self.points:
             for index, (count, seconds) in enumerate(zip(point.calls_rounds, point.wait_s_rounds, strict=True)):
@@ -116,6 +123,7 @@ def census_to_dict(census: Census) -> dict[str, Any]:
     """A census as a results file stores it (under its variant's name in the result's `syncs`)."""
     return {
         "rounds": census.rounds,
+        "steps_per_call": census.steps_per_call,
         "coverage": census.coverage,
         "note": census.note,
         "points": [
@@ -128,7 +136,7 @@ def census_to_dict(census: Census) -> dict[str, Any]:
                 "wait_s_per_step": _seconds(point.wait_s_per_step),
                 "wait_ci_s": None if point.wait_ci_s is None else [_seconds(point.wait_ci_s[0]), _seconds(point.wait_ci_s[1])],
                 "drained_per_step": point.drained_per_step,
-                "calls_rounds": list(point.calls_rounds),
+                "calls_rounds": [_seconds(value) for value in point.calls_rounds],
                 "wait_s_rounds": [_seconds(value) for value in point.wait_s_rounds],
             }
             for point in census.points
@@ -148,9 +156,16 @@ def census_from_dict(variant: str, raw: Mapping[str, Any]) -> Census:
             wait_s_per_step=float(point["wait_s_per_step"]),
             wait_ci_s=None if point.get("wait_ci_s") is None else (float(point["wait_ci_s"][0]), float(point["wait_ci_s"][1])),
             drained_per_step=None if point.get("drained_per_step") is None else float(point["drained_per_step"]),
-            calls_rounds=tuple(int(value) for value in point.get("calls_rounds") or ()),
+            calls_rounds=tuple(float(value) for value in point.get("calls_rounds") or ()),
             wait_s_rounds=tuple(float(value) for value in point.get("wait_s_rounds") or ()),
         )
         for point in raw.get("points") or ()
     )
-    return Census(variant=variant, rounds=int(raw["rounds"]), points=points, coverage=str(raw.get("coverage") or ""), note=raw.get("note"))
+    return Census(
+        variant=variant,
+        rounds=int(raw["rounds"]),
+        points=points,
+        coverage=str(raw.get("coverage") or ""),
+        note=raw.get("note"),
+        steps_per_call=int(raw.get("steps_per_call") or 1),
+    )

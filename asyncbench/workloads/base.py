@@ -178,6 +178,11 @@ class Workload(ABC):
         `setup` here, then the runner times the variants."""
         return None
 
+    def steps_per_call(self, params: Mapping[str, Any]) -> int:
+        """How many of the user's steps one call of a variant runs: the census's "per step" (`run --syncs`) divides
+        by it. 1: the call is the step (a built-in workload's loop, a Workload of the user's)."""
+        return 1
+
     @abstractmethod
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
         """Allocate inputs on `device` (outside the timed region) and build the variants."""

@@ -115,6 +115,10 @@ class StepWorkload(Workload):
             self._named = step_reach.named(self.function)
         return self._named
 
+    def steps_per_call(self, params: Mapping[str, Any]) -> int:
+        """A sample runs `steps` of the user's steps: the census counts per step of theirs, not per sample."""
+        return int(params["steps"])
+
     def skip_reason(self, backend: Backend, device: str, params: Mapping[str, Any]) -> str | None:
         """Besides the dtype: a backend the step does not declare, or (undeclared) one whose framework its code does
         not name while it names another's — the row would time that other framework's code under this label."""

@@ -160,3 +160,27 @@ def test_barrier_on_the_device_names_its_device_wait_and_its_stream_wait():
     assert waitall.call.endswith("streamsim.Device.synchronize")
     assert (wait_one.file, wait_one.line, wait_one.kind, wait_one.calls_per_step) == (source, wait_one_line, SyncKind.EXPLICIT, 1)
     assert wait_one.call.endswith("streamsim.Stream.synchronize")
+
+
+def _one_item_a_step(backend: Any, device: str, params: Any) -> Any:
+    x = backend.ones((8, 8), "float32", device)
+
+    def step() -> Any:
+        backend.hold(device, HOLD_S / 4)
+        return (x + 1).sum().item()  # planted: one item a step
+
+    return step
+
+
+def test_a_step_forms_census_counts_per_step_of_the_users_not_per_sample_nor_its_own_waits():
+    """A step-form sample runs `steps` of the user's steps: the census read 20 waits "per step" for one `.item()` in
+    the step, and listed the step form's own `sync_every` barrier as a line of the user's (step_form.py)."""
+    from asyncbench.workloads.step_form import step
+
+    workload = step(name="one_item", steps=4, sync_every=(0, 1))(_one_item_a_step)
+    result = run_corpus(workload, params={"steps": 4, "sync_every": [0, 1]})
+    line = planted_line(Path(__file__), "one item a step")
+    for variant, found in result.syncs.items():
+        assert found.steps_per_call == 4
+        assert [(point.file, point.line, point.calls_per_step) for point in found.points] == [(__file__, line, 1)], variant
+        assert found.syncs_per_step == 1
