@@ -95,15 +95,8 @@ def parse(text: Any, workload: Workload) -> Expectation:
                 f"{workload.name} has no variant {variant.strip()!r}{suggestion(variant.strip(), list(workload.variants))}; "
                 f"variants: {', '.join(workload.variants)}"
             )
-    threshold = float(match["number"])
-    unit = match["unit"]
-    if unit is not None:
-        declared_unit = unit_of(workload, quantity) if is_metric else "s"
-        factors = UNIT_FACTORS.get(declared_unit, {})
-        if unit not in factors:
-            allowed = f"one of {', '.join(factors)} or none" if factors else "a plain number"
-            raise ValueError(f"unit {unit!r} does not fit {quantity} (unit {declared_unit or 'none'}): use {allowed}")
-        threshold *= factors[unit]
+    declared_unit = unit_of(workload, quantity) if is_metric else "s"
+    threshold = _threshold(match, declared_unit, f"{quantity} (unit {declared_unit or 'none'})", "a plain number")
     return Expectation(
         text=text.strip(),
         quantity=quantity,
@@ -153,15 +146,7 @@ def _census_check(text: str, match: re.Match[str], workload: Workload) -> Expect
         if what in chosen or (what in ("kind", "line") and {"kind", "line"} & set(chosen)):
             raise ValueError(f"{quantity}[{match['variant']}] names more than one {'variant' if what == 'variant' else 'kind or line'}")
         chosen[what] = named
-    threshold = float(match["number"])
-    unit = match["unit"]
-    declared = SYNC_UNITS[quantity]
-    if unit is not None:
-        factors = UNIT_FACTORS.get(declared, {})
-        if unit not in factors:
-            allowed = f"one of {', '.join(factors)} or none" if factors else "a plain number (waits per step)"
-            raise ValueError(f"unit {unit!r} does not fit {quantity}: use {allowed}")
-        threshold *= factors[unit]
+    threshold = _threshold(match, SYNC_UNITS[quantity], quantity, "a plain number (waits per step)")
     return Expectation(
         text=text.strip(),
         quantity=quantity,
@@ -170,3 +155,18 @@ def _census_check(text: str, match: re.Match[str], workload: Workload) -> Expect
         variant=chosen.get("variant"),
         at=chosen.get("kind") or chosen.get("line"),
     )
+
+
+def _threshold(match: re.Match[str], declared_unit: str, shown: str, unitless: str) -> float:
+    """A check's threshold in its quantity's stored unit: the number scaled by the unit written after it (`10ms`),
+    which must fit `declared_unit` ("s": s, ms, us, ns); ValueError naming `shown` and what fits (`unitless` where
+    no unit does)."""
+    threshold = float(match["number"])
+    unit = match["unit"]
+    if unit is not None:
+        factors = UNIT_FACTORS.get(declared_unit, {})
+        if unit not in factors:
+            allowed = f"one of {', '.join(factors)} or none" if factors else unitless
+            raise ValueError(f"unit {unit!r} does not fit {shown}: use {allowed}")
+        threshold *= factors[unit]
+    return threshold

@@ -186,21 +186,6 @@ def test_a_step_with_item_on_a_cpu_shows_no_wait_and_says_torch_is_synchronous_t
 # ---- torch's sync debug mode, modelled: torch's own warning, as its PyWarningHandler raises it -------------------
 
 
-class _Cuda:
-    """torch.cuda's debug mode, recorded."""
-
-    def __init__(self) -> None:
-        self.mode = 0
-        self.set: list[object] = []
-
-    def get_sync_debug_mode(self) -> int:
-        return self.mode
-
-    def set_sync_debug_mode(self, mode: object) -> None:
-        self.set.append(mode)
-        self.mode = {"warn": 1, "default": 0}.get(mode, mode) if isinstance(mode, str) else mode  # type: ignore[assignment]
-
-
 def _torch_op() -> None:
     """What a synchronizing C function does in warn mode: a UserWarning at stacklevel 1, i.e. at its caller's line
     (a Python function stands in for it, so stacklevel 2 here)."""
@@ -208,7 +193,7 @@ def _torch_op() -> None:
 
 
 def test_debug_mode_warnings_reach_the_witness_with_the_calling_frame_each_time():
-    cuda = _Cuda()
+    cuda = torch_model.Cuda()
     fake = types.SimpleNamespace(cuda=cuda)
     seen: list[tuple[str, int, str]] = []
     with warnings.catch_warnings(record=True) as shown:
@@ -226,7 +211,7 @@ def test_debug_mode_warnings_reach_the_witness_with_the_calling_frame_each_time(
 
 
 def test_debug_mode_is_restored_after_an_exception_and_available_only_with_cuda():
-    cuda = _Cuda()
+    cuda = torch_model.Cuda()
     cuda.mode = 2
     with pytest.raises(ValueError, match="boom"), torch_syncs.debug_warnings(types.SimpleNamespace(cuda=cuda), lambda f, w: None):
         raise ValueError("boom")
