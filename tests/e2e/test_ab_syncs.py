@@ -57,6 +57,6 @@ def test_a_wait_new_on_head_is_listed_and_a_moved_one_is_not(tmp_path: Path):
     assert [(new["variant"], new["point"]["file"], new["point"]["line"], new["point"]["call"]) for new in case["new_syncs"]] == [
         ("sync_every=0", "work.py", new_line, "jax.Array.item")
     ]
-    assert case["new_syncs"][0]["point"]["calls_per_step"] == 4  # once in each of a sample's 4 steps
+    assert case["new_syncs"][0]["point"]["calls_per_step"] == 1  # once in each of the 4 steps of a sample: once per step
     assert f"work.py:{new_line}" in done.stdout
     assert f"`work.py:{new_line}`" in (tmp_path / "ab.md").read_text()
