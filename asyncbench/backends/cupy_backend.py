@@ -266,6 +266,11 @@ class CupyBackend(Backend):
             if stream is not None:
                 current.wait_event(stream.record(cupy.cuda.Event(disable_timing=True)))
 
+    def release_host_cache(self) -> None:
+        """CuPy's pinned pool keeps every freed page-locked block for the process (cupyx.empty_pinned draws on
+        it): free_all_blocks gives back those no array holds."""
+        self._cupy().get_default_pinned_memory_pool().free_all_blocks()
+
     def pinned_empty(self, shape: tuple[int, ...], dtype: str) -> Any:
         import cupyx
 

@@ -16,7 +16,11 @@ Where t2 comes from matters, since the model predicts the async time from it:
   behind a kernel that holds the stream (`Backend.hold`) for longer than
   issuing them takes, with its start event after the hold: the events then
   time the ops back to back on a saturated device, t2 = that time / ops.
-  A round whose hold ended before the ops were all issued gives no t2.
+  A round whose hold ended before the ops were all issued gives no t2; the
+  row counts such rounds (t2_missed) and its reading says why. The hold is
+  a count of SM clock cycles the backend calibrated once: events around it
+  check its length every round, and a hold that ran short (the clock rose
+  after calibration) or long asks for re-scaled cycles from the next round.
 - Without events (JAX and MXNet on a CPU), t2 is the backlog left after
   issue / N: an execution time on a backend that runs ahead, but part of the
   async time the model predicts, so model_error is not reported from it.
@@ -31,7 +35,7 @@ from typing import Any, Mapping
 
 from asyncbench.backends.base import Backend
 from asyncbench.results import stats
-from asyncbench.results.model import Clocks, Result
+from asyncbench.results.model import Clocks, Result, VariantResult
 from asyncbench.workloads.base import DTYPE, INT, SHAPE, Metric, Param, Prepared, Workload
 
 SYNC, ASYNC, QUEUED = "sync", "async", "queued"
@@ -46,10 +50,55 @@ QUEUED_OPS = 48
 # ops must all be queued before the device reaches them, also when the host is slower in one round.
 HOLD_MARGIN = 4.0
 HOLD_MIN_S = 1e-3
+# A hold the events show under this share of what was asked ran at a faster clock than it was calibrated at
+# (a cold GPU boosting after the backend counted its cycles): the next one asks for more cycles. Over HOLD_LONG
+# times it ran slow (a throttled clock): fewer. Each correction is at most HOLD_STEP-fold, and a hold never asks
+# for more than HOLD_MAX_S, so one odd reading (a preempted GPU) costs a round, not the case.
+HOLD_SHORT, HOLD_LONG = 0.9, 2.0
+HOLD_STEP = 100.0
+HOLD_MAX_S = 1.0
+#: why a queued round gives no t2 (the reading names it with the count of such rounds)
+HELD_SHORT_WHY = (
+    "the hold kernel ended before the ops were all issued (the GPU's clock ran faster than when the hold was "
+    "calibrated, or the host was slower than in setup)"
+)
 
 
 def queued_ops(n_ops: int) -> int:
     return min(n_ops, QUEUED_OPS)
+
+
+def held_long_enough(queued: Clocks) -> bool:
+    """Whether a queued round's ops were all issued before the device reached them: issue_s under done_s −
+    device_s (the time until the hold ended). Else the events time ops as the host issued them: no t2."""
+    return queued.device_s is not None and queued.issue_s < queued.done_s - queued.device_s
+
+
+class Hold:
+    """The queued variant's prelude: a hold of `seconds`, verified each round by events around it, and its
+    cycle count re-scaled when a hold ran short or long (the backend calibrated its clock once per process)."""
+
+    def __init__(self, backend: Backend, device: str, seconds: float):
+        self._backend, self._device, self.seconds = backend, device, seconds
+        self.scale = 1.0  # cycles asked of the backend / cycles its calibration gives for `seconds`
+        self._last: Any = None  # the events around the previous hold (read once its round synced)
+
+    def __call__(self) -> None:
+        if self._last is not None:
+            self._correct(self._last.elapsed_s())
+        timer = self._backend.timer(self._device)
+        if timer is not None:
+            timer.start()
+        self._backend.hold(self._device, min(max(HOLD_MAX_S, self.seconds), self.seconds * self.scale))
+        if timer is not None:
+            timer.stop()
+        self._last = timer
+
+    def _correct(self, held_s: float) -> None:
+        ratio = held_s / self.seconds
+        if HOLD_SHORT <= ratio <= HOLD_LONG:
+            return
+        self.scale *= min(HOLD_STEP, max(1 / HOLD_STEP, 1 / max(ratio, 1e-9)))
 
 
 def fit_model(n_ops: int, sync: Clocks, asynchronous: Clocks, queued: Clocks | None = None) -> dict[str, float | None]:
@@ -68,7 +117,8 @@ def fit_model(n_ops: int, sync: Clocks, asynchronous: Clocks, queued: Clocks | N
     t2: float | None = None
     independent = False
     if queued is not None:
-        if queued.device_s is not None and queued.issue_s < queued.done_s - queued.device_s:
+        if held_long_enough(queued):
+            assert queued.device_s is not None
             t2, independent = queued.device_s / queued_ops(n_ops), True
     elif asynchronous.device_s is None:
         t2 = max(0.0, asynchronous.done_s - asynchronous.issue_s) / n_ops
@@ -128,6 +178,7 @@ class SyncAsync(Workload):
         Metric(
             "model_error", "%", "textbook model's predicted async time vs measured, relative (t2 from the held queue)", needs_async=True
         ),
+        Metric("t2_missed", "", "queued rounds whose hold ended before their ops were all issued (no t2 from them)"),
     )
 
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
@@ -165,9 +216,7 @@ class SyncAsync(Workload):
         if not held:
             return Prepared(variants=variants, sync=barrier, unmeasurable=_UNTIMED)
 
-        def hold() -> None:  # the queued variant's ops wait behind this on the device
-            backend.hold(device, hold_s)
-
+        hold = Hold(backend, device, hold_s)  # the queued variant's ops wait behind this on the device
         return Prepared(variants={**variants, QUEUED: run_queued}, sync=barrier, preludes={QUEUED: hold})
 
     def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
@@ -177,9 +226,39 @@ class SyncAsync(Workload):
             **fit_model(params["n_ops"], sync, asynchronous, clocks.get(QUEUED)),
         }
 
+    def run_metrics(self, params: Mapping[str, Any], variants: Mapping[str, VariantResult]) -> dict[str, float | None]:
+        """The queued rounds that gave no t2 (HELD_SHORT_WHY), counted: a row must say it lost them."""
+        queued = variants.get(QUEUED)
+        if queued is None:
+            return {}
+        samples = queued.samples
+        rounds = [
+            Clocks(issue_s=samples.issue_s[i], done_s=samples.done_s[i], device_s=samples.device_s[i] if samples.device_s else None)
+            for i in range(len(samples.done_s))
+        ]
+        return {"t2_missed": float(sum(not held_long_enough(c) for c in rounds))}
+
+    def _missed(self, result: Result) -> str:
+        """What the row lost to holds that ended early: '' when none did."""
+        missed = result.metrics.get("t2_missed")
+        queued = result.variants.get(QUEUED)
+        if not missed or queued is None:
+            return ""
+        rounds = len(queued.samples.done_s)
+        return f"{int(missed)} of {rounds} queued rounds gave no t2: {HELD_SHORT_WHY}"
+
     def reading(self, result: Result) -> str:
         if result.metrics.get("speedup") is None:
             return ""
+        missed = self._missed(result)
+        said = self._reading(result)
+        if not missed or not said:
+            return said
+        if result.metrics.get("t2_s") is None:
+            return f"{said}: {missed}"
+        return f"{said} ({missed})"
+
+    def _reading(self, result: Result) -> str:
         speedup, t1 = self.figure(result, "speedup"), self.figure(result, "t1_s")
         t3 = self.figure(result, "t3_s")
         if stats.side(result.bounds.get("t3_s"), 0.0) != 1:

@@ -424,8 +424,22 @@ class StreamSimBackend(Backend):
         self.max_streams = pool
         self._devices = {name: Device(name, depth, pool) for name in ["cpu", *(f"cuda:{i}" for i in range(gpus))]}
         self._current = "cuda:0" if gpus else "cpu"
-        #: page-locked host bytes the process holds: never given back before release_host_cache
-        self.pinned_cached_bytes = 0
+        #: page-locked host bytes of live buffers (id -> bytes), and of dropped ones the cache still keeps
+        self._pinned_live: dict[int, int] = {}
+        self._pinned_dropped_bytes = 0
+        self._pinned_keys = itertools.count()
+        #: (holds at the calibrated clock, then how many times faster the SM clock runs): a GPU whose clock
+        #: rises after the hold was calibrated (a cold GPU boosting), so a hold of N cycles ends early
+        self.clock_boost: tuple[int, float] | None = None
+        self._holds = 0
+
+    @property
+    def pinned_cached_bytes(self) -> int:
+        """Page-locked host bytes the process holds: a buffer's until it is both dropped and released."""
+        return sum(self._pinned_live.values()) + self._pinned_dropped_bytes
+
+    def _pinned_dropped(self, key: int) -> None:
+        self._pinned_dropped_bytes += self._pinned_live.pop(key)
 
     def close(self) -> None:
         for device in self._devices.values():
@@ -482,6 +496,9 @@ class StreamSimBackend(Backend):
         target = self.device(device)
         if target.inline:
             return False
+        self._holds += 1
+        if self.clock_boost is not None and self._holds > self.clock_boost[0]:
+            seconds /= self.clock_boost[1]  # the cycles counted at the calibrated clock pass sooner
 
         def kernel(stream: Stream) -> None:
             start_s = time.perf_counter()
@@ -493,7 +510,7 @@ class StreamSimBackend(Backend):
         return True
 
     def release_host_cache(self) -> None:
-        self.pinned_cached_bytes = 0
+        self._pinned_dropped_bytes = 0  # a live buffer stays pinned: torch's emptyCache frees only unused blocks
 
     def to_host(self, array: Any) -> Any:
         return array.host_values()
@@ -559,7 +576,10 @@ class StreamSimBackend(Backend):
 
     def pinned_empty(self, shape: tuple[int, ...], dtype: str) -> Any:
         buffer = np.zeros(shape, dtype=dtype).view(Pinned)
-        self.pinned_cached_bytes += buffer.nbytes  # kept for the process when freed, as torch's host allocator does
+        # pinned while alive, then kept for the process until release_host_cache, as torch's host allocator does
+        key = next(self._pinned_keys)
+        self._pinned_live[key] = buffer.nbytes
+        weakref.finalize(buffer, self._pinned_dropped, key)
         return buffer
 
     def copy_to_host(self, source: Any, destination: Any, non_blocking: bool) -> None:
