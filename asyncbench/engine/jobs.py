@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from asyncbench.backends import BACKENDS
-from asyncbench.engine import runner
+from asyncbench.engine import expansion
 from asyncbench.errors import EXIT_TERMINATED, InputError
 from asyncbench.results.merge import PlannedCase
 from asyncbench.results.plan import Config, ExecutorSettings, Experiment
@@ -197,11 +197,11 @@ def split(config: Config, per: str) -> list[tuple[str, Config]]:
 
 def planned(config: Config) -> list[PlannedCase]:
     """The cases a job's plan makes, known before it runs: device specs stay as given (a node resolves `cuda`)."""
-    workloads = runner.workloads_of(config)
+    workloads = expansion.workloads_of(config)
     cases = []
     for experiment in config.experiments:
         for slot in experiment.cases(_runs_on):
-            case = runner.case_of(experiment, workloads[experiment.workload], slot.backend, slot.device, slot.point)
+            case = expansion.case_of(experiment, workloads[experiment.workload], slot.backend, slot.device, slot.point)
             cases.append(PlannedCase(case.id, case.experiment, case.workload, case.backend, case.device, case.params))
     return cases
 

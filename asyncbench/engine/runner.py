@@ -1,4 +1,4 @@
-"""Config → results: expand experiments into cases, run each, record what happened.
+"""Config → results: run each case the config makes (engine.expansion), record what happened.
 
 Skips and errors are data, not exceptions: a case whose backend is missing,
 whose device is absent, or that raises while running becomes a row with its
@@ -20,11 +20,11 @@ import contextlib
 import dataclasses
 import gc
 import time
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Mapping
 
 from asyncbench.backends import Backend, get_backend
 from asyncbench.backends.base import DeviceTimer
-from asyncbench.engine import isolation, memory, rounds, sanity, trace
+from asyncbench.engine import expansion, isolation, memory, rounds, sanity, trace
 from asyncbench.engine.case_workers import CaseWorkers, GpuTaken, ImportFrameworks, uses_gpu
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.host import facts, nvml
@@ -45,7 +45,7 @@ from asyncbench.results.model import (
     StopReason,
     VariantResult,
 )
-from asyncbench.results.plan import Config, Experiment
+from asyncbench.results.plan import Config
 from asyncbench.verdicts import checks
 from asyncbench.workloads import plugins
 from asyncbench.workloads.base import Measured, Prepared, Workload
@@ -64,61 +64,6 @@ NOT_TRACED_ACROSS_PROCESSES = "not traced: the case measured itself in other pro
 
 #: said on the census of a case that measured itself in other processes (comm_overlap's ranks), where no census round runs
 NO_CENSUS_ACROSS_PROCESSES = "no census: the case measured itself in other processes (its ranks)"
-
-
-def workloads_of(config: Config, given: Mapping[str, Workload] | None = None) -> dict[str, Workload]:
-    """Every experiment's workload by its key: the objects the caller holds (`given`), the others built in or
-    loaded by reference (plugins.find: a user's workload is imported once per process)."""
-    given = given or {}
-    return {e.workload: given[e.workload] if e.workload in given else plugins.find(e.workload) for e in config.experiments}
-
-
-def params_on(experiment: Experiment, workload: Workload, backend: str, device: str, point: Mapping[str, Any]) -> dict[str, Any]:
-    """A sweep point's params for a case on `backend` and `device`: a param the config left at its default takes
-    the workload's default for that backend or device kind (Param.per_backend), then `params_for:` applies."""
-    params = dict(point)
-    for param in workload.params:
-        chosen_by_config = param.name in experiment.explicit or param.name in experiment.sweep
-        if param.per_backend and not chosen_by_config and params.get(param.name) == param.default:
-            params[param.name] = param.default_on(backend, device)
-    kind = device.split(":")[0]
-    for key in (kind, backend, f"{backend}:{kind}"):
-        params.update({name: value for name, value in experiment.params_for.get(key, {}).items() if name not in experiment.sweep})
-    return params
-
-
-def case_of(experiment: Experiment, workload: Workload, backend: str, device: str, point: Mapping[str, Any]) -> Case:
-    """The case of a sweep point on `backend` and `device` (resolved here, or a spec where a node resolves it):
-    its params there (params_on) and its identity (Experiment.case_id)."""
-    params = params_on(experiment, workload, backend, device, point)
-    return Case(
-        id=experiment.case_id(backend, device, params, workload.defaults()),
-        experiment=experiment.name,
-        workload=experiment.workload,
-        backend=backend,
-        device=device,
-        params=params,
-        settings=experiment.settings,
-        expect=experiment.expect,
-    )
-
-
-def plan(
-    config: Config, backends: Mapping[str, Backend], workloads: Mapping[str, Workload] | None = None
-) -> Iterator[tuple[Case, str | None]]:
-    """Every case of the config (Experiment.cases) with its skip reason (None: runnable), devices resolved; a
-    case two device specs both resolve to (cuda and cuda:0) once. `workloads`: as workloads_of takes them."""
-    found = workloads_of(config, workloads)
-    seen: set[str] = set()
-    for experiment in config.experiments:
-        for slot in experiment.cases(lambda name, spec: backends[name].runs_on(spec)):
-            devices, reason = backends[slot.backend].resolve(slot.device)
-            targets = [(slot.device, reason)] if reason else [(device, None) for device in devices]
-            for device, skip in targets:
-                case = case_of(experiment, found[experiment.workload], slot.backend, device, slot.point)
-                if case.id not in seen:
-                    seen.add(case.id)
-                    yield case, skip
 
 
 def _row(case: Case, status: Status, reason: str | None = None, **fields: Any) -> Result:
@@ -210,7 +155,11 @@ def _measure_here(
     syncs = census.of_case(taker, list(prepared.variants), backend.name, case.device, per_call) if case.syncs else {}
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
-    traced = trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir) if case.trace_dir else None
+    traced = (
+        trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir, prepared.preludes)
+        if case.trace_dir
+        else None
+    )
     return Measured(
         samples,
         memories,
@@ -399,16 +348,16 @@ def run(
 
     Every `expect:` check of the run shares one false-alarm rate, `family_error` (results.budget). `workers`: from
     `start_workers(config, isolate)`, when the caller started them earlier; `run` closes them. `workloads`: the
-    workload objects the caller holds, by key (workloads_of: the others are built in or loaded by reference). `syncs`:
+    workload objects the caller holds, by key (expansion.workloads_of: the others are built in or loaded by reference). `syncs`:
     each case also takes the census of where its steps waited (`run --syncs`: Result.syncs, measure.census)."""
     backends = {name: get_backend(name) for e in config.experiments for name in e.backends}
     harness_cost.forget()  # the harness's cost is measured once per backend and device in each run (workers start empty)
     results = []
     try:
-        found = workloads_of(config, workloads)
+        found = expansion.workloads_of(config, workloads)
         if workers is None:
             workers = start_workers(config, isolate)  # importing their frameworks while this process plans
-        planned = list(plan(config, backends, found))
+        planned = list(expansion.plan(config, backends, found))
         verdicts = sum(len(case.expect) for case, _ in planned)
 
         def budgeted(case: Case) -> Case:

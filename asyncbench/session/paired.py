@@ -103,14 +103,14 @@ def parse_gate_time(text: str) -> float:
 def _plan(request: ABRequest, tree: Tree, repo: Any, option: str) -> list[tuple[Case, str | None]]:
     """A side's cases: the selection, with the configs and -w files as that side's tree has them."""
     from asyncbench.backends import get_backend
-    from asyncbench.engine import runner
+    from asyncbench.engine import expansion
 
     selection = request.selection
     configs = sides.configs_in(tree, repo, selection.configs, option)
     workloads = sides.workloads_in(tree, repo, selection.workloads, option)
     plan = planning.plan(dataclasses.replace(selection, configs=configs, workloads=workloads))
     backends = {name: get_backend(name) for e in plan.experiments for name in e.backends}
-    return list(runner.plan(plan, backends))
+    return list(expansion.plan(plan, backends))
 
 
 def _facts(side: Any, backends: list[str], timeout_s: float) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Callable
 import pytest
 
 from asyncbench.backends import get_backend
-from asyncbench.engine import isolation, runner
+from asyncbench.engine import expansion, isolation, runner
 from asyncbench.results.model import OK, SKIPPED, Result, Settings
 from asyncbench.spec import config
 from asyncbench.workloads import BUILT_IN
@@ -145,7 +145,7 @@ def test_a_worker_under_a_named_python_with_extra_variables_runs_cases():
     """The mechanism MXNet's worker uses, on this interpreter: `python -m asyncbench.engine.isolation` over a socket pair."""
     worker = isolation.Worker(runner.run_case_in_worker, sys.executable, {"ASYNCBENCH_TEST_VARIABLE": "1"})
     experiment = config.Experiment("s", "sync_async", ("numpy",), ("cpu",), {**BUILT_IN["sync_async"].defaults(quick=True)}, SETTINGS)
-    ((case, _),) = runner.plan(config.Config("t", "<t>", (experiment,)), {"numpy": get_backend("numpy")})
+    ((case, _),) = expansion.plan(config.Config("t", "<t>", (experiment,)), {"numpy": get_backend("numpy")})
     try:
         result = worker.call((case,), timeout_s=120)
     finally:

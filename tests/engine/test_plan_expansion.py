@@ -1,11 +1,11 @@
 """One expansion (Experiment.cases) and one identity (Experiment.case_id) for every reader of a plan: running it
-(runner.plan), cutting it into jobs (jobs.split) and listing a job's cases (jobs.planned) agree case for case, and
+(expansion.plan), cutting it into jobs (jobs.split) and listing a job's cases (jobs.planned) agree case for case, and
 the ids are the ones results files and history stores already key on."""
 
 from __future__ import annotations
 
 from asyncbench.backends import BACKENDS
-from asyncbench.engine import jobs, runner
+from asyncbench.engine import expansion, jobs
 from asyncbench.results.plan import case_parts
 from asyncbench.spec import config
 from tests.support.helpers import FakeBackend
@@ -20,7 +20,7 @@ experiments:
   - workload: multi_device
 """
 
-#: the ids this plan had before the expansion was written once (asyncbench at 36d3163, runner.plan and jobs.planned)
+#: the ids this plan had before the expansion was written once (asyncbench at 36d3163, expansion.plan and jobs.planned)
 IDS = [
     "sync_async[numpy,cpu,n_ops=2000,dtype=float32]",
     "sync_async[torch,cpu,n_ops=500,dtype=float32]",
@@ -61,7 +61,7 @@ def test_the_expansion_is_point_then_backend_then_device_without_the_kinds_a_bac
 
 def test_running_a_plan_cutting_it_into_jobs_and_listing_the_jobs_cases_give_the_same_cases_and_ids():
     plan = config.loads(PLAN, source="t.yaml")
-    run = [(case.id, dict(case.params)) for case, _ in runner.plan(plan, _backends())]
+    run = [(case.id, dict(case.params)) for case, _ in expansion.plan(plan, _backends())]
     listed = [(case.id, dict(case.params)) for case in jobs.planned(plan)]
     per_case = [(case.id, dict(case.params)) for _, job in jobs.split(plan, "case") for case in jobs.planned(job)]
     assert [case_id for case_id, _ in run] == IDS

@@ -8,7 +8,7 @@ from typing import Any, Iterator, Mapping
 
 import pytest
 
-from asyncbench.engine import runner
+from asyncbench.engine import expansion, runner
 from asyncbench.measure import harness_cost
 from asyncbench.results.model import ERROR, OK, SKIPPED, Settings
 from asyncbench.spec import config
@@ -66,12 +66,12 @@ def test_case_id_names_only_changed_params(counting):
     plain, changed = experiment(), experiment(params={"n": 7})
     assert plain.case_id("torch", "cuda:0", plain.params, counting.defaults()) == "exp[torch,cuda:0]"
     assert changed.case_id("torch", "cpu", changed.params, counting.defaults()) == "exp[torch,cpu,n=7]"
-    assert runner.case_of(changed, counting, "torch", "cpu", changed.points()[0]).id == "exp[torch,cpu,n=7]"
+    assert expansion.case_of(changed, counting, "torch", "cpu", changed.points()[0]).id == "exp[torch,cpu,n=7]"
 
 
 def test_plan_resolves_auto_skips_absent_and_dedupes(counting, fake_backend):
     cfg = config.Config("c", "<t>", (experiment(devices=("auto", "cpu", "cuda:2")),))
-    planned = list(runner.plan(cfg, {"fake": fake_backend}, {"counting": counting}))
+    planned = list(expansion.plan(cfg, {"fake": fake_backend}, {"counting": counting}))
     assert [(c.device, reason) for c, reason in planned] == [("cpu", None), ("cuda:2", "no fake GPU")]
 
 
@@ -149,11 +149,10 @@ def test_a_case_with_checks_stops_once_they_are_decided(counting, fake_backend, 
 
 def test_a_cpu_only_selection_never_plans_a_cupy_case():
     from asyncbench.backends import get_backend
-    from asyncbench.engine import runner
     from asyncbench.spec import config, overrides
 
     plan = overrides.apply_overrides(config.default_suite(), devices=["cpu"], workloads=["matmul"])
-    cases = list(runner.plan(plan, {name: get_backend(name) for name in plan.experiments[0].backends}))
+    cases = list(expansion.plan(plan, {name: get_backend(name) for name in plan.experiments[0].backends}))
     assert "cupy" not in {case.backend for case, _ in cases}
     assert {"numpy", "torch"} <= {case.backend for case, _ in cases}
 
@@ -165,7 +164,7 @@ def test_each_worker_imports_its_frameworks_while_the_run_is_planned_and_only_th
     from asyncbench.spec import overrides
 
     events: list[str] = []
-    real_send, real_receive, real_plan = isolation.Worker.send, isolation.Worker.receive, runner.plan
+    real_send, real_receive, real_plan = isolation.Worker.send, isolation.Worker.receive, expansion.plan
 
     def send(self, args):
         events.append(f"send {type(args[0]).__name__}")
@@ -182,7 +181,7 @@ def test_each_worker_imports_its_frameworks_while_the_run_is_planned_and_only_th
 
     monkeypatch.setattr(isolation.Worker, "send", send)
     monkeypatch.setattr(isolation.Worker, "receive", receive)
-    monkeypatch.setattr(runner, "plan", plan)
+    monkeypatch.setattr(expansion, "plan", plan)
     quick = overrides.apply_overrides(config.default_suite(), workloads=["matmul"], backends=["numpy"], devices=["cpu"], quick=True)
     (result,) = runner.run(quick, isolate=True)
     assert result.status == OK

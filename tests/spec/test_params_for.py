@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from asyncbench import cli
-from asyncbench.engine import runner
+from asyncbench.engine import expansion
 from asyncbench.errors import InputError
 from asyncbench.spec import config, overrides
 from asyncbench.workloads import BUILT_IN
@@ -30,7 +30,9 @@ def cases(text: str, **options) -> dict[str, dict]:
     for experiment in loaded.experiments:
         for backend in experiment.backends:
             for point in experiment.points():
-                planned[f"{experiment.name}/{backend}"] = runner.params_on(experiment, BUILT_IN[experiment.workload], backend, "cpu", point)
+                planned[f"{experiment.name}/{backend}"] = expansion.params_on(
+                    experiment, BUILT_IN[experiment.workload], backend, "cpu", point
+                )
     return planned
 
 
@@ -46,7 +48,7 @@ def test_a_workloads_default_for_a_cpu_replaces_the_textbooks_gpu_size_unless_th
     assert planned["multi_device/torch"]["size"] == 1000
     assert planned["multi_device/torch"]["n_iter"] == 10
     multi = config.loads(SUITE_LIKE).experiments[1]
-    assert runner.params_on(multi, BUILT_IN["multi_device"], "torch", "cuda:0", {"size": 4000, "n_iter": 50})["size"] == 4000
+    assert expansion.params_on(multi, BUILT_IN["multi_device"], "torch", "cuda:0", {"size": 4000, "n_iter": 50})["size"] == 4000
     explicit = cases(SUITE_LIKE.replace("  - workload: multi_device\n", "  - workload: multi_device\n    params: {size: 3000}\n"))
     assert explicit["multi_device/torch"]["size"] == 3000
 
@@ -82,7 +84,7 @@ def test_list_states_the_sizes_per_backend():
 
 def test_the_case_id_names_a_size_that_differs_from_the_default():
     experiment = config.loads(SUITE_LIKE).experiments[0]
-    assert "n_ops=500" in runner.case_of(experiment, BUILT_IN["sync_async"], "mxnet", "cpu", experiment.points()[0]).id
+    assert "n_ops=500" in expansion.case_of(experiment, BUILT_IN["sync_async"], "mxnet", "cpu", experiment.points()[0]).id
 
 
 def test_quick_suite_samples_a_tenth_of_the_suites_time_and_its_square_products_share_one_size():
@@ -95,5 +97,5 @@ def test_quick_suite_samples_a_tenth_of_the_suites_time_and_its_square_products_
         assert short.settings.max_time_s <= full.settings.max_time_s / 10, full.name
     square = {"matmul", "barrier", "conversion", "multi_device"}
     squares = [e for e in quick.experiments if e.workload in square]
-    sizes = {runner.params_on(e, BUILT_IN[e.workload], "jax", "cpu", point)["size"] for e in squares for point in e.points()}
+    sizes = {expansion.params_on(e, BUILT_IN[e.workload], "jax", "cpu", point)["size"] for e in squares for point in e.points()}
     assert len(sizes) == 1
