@@ -59,7 +59,8 @@ def markdown(view: ReportView, path: str = "-") -> str:
             lines.append(f"- _{experiment.left_out}_")
         lines.append("")
     lines += [f"- {line}" for line in view.unavailable]
-    lines.append(f"\n_{view.spread_note}._")
+    if view.spread_note:
+        lines.append(f"\n_{view.spread_note}._")
     if view.comparison is not None:
         lines += ["", *comparison_lines(view.comparison)]
     return "\n".join(lines) + "\n"

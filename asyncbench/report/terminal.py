@@ -212,7 +212,8 @@ def print_report(view: ReportView, console: Console, with_outcome: bool = True) 
         console.print()
     for line in view.unavailable:
         say(console, f"[yellow]{escape(line)}[/]")
-    say(console, f"[dim]{escape(view.spread_note)}[/]")
+    if view.spread_note:
+        say(console, f"[dim]{escape(view.spread_note)}[/]")
     say(console, view.headline)
     if view.comparison is not None:
         console.print()

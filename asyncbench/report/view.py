@@ -304,7 +304,8 @@ def build(report: Report, result: compare.Comparison | None = None, verdict: out
         created=report.created,
         experiments=tuple(experiment(name, group, every_line) for name, group in by_experiment(report.results)),
         unavailable=tuple(outcome.unavailable_lines(report.results)),
-        spread_note=SPREAD_NOTE,
+        # the key to the tables' notation, where there is a table with a figure (not under an empty shard's one line)
+        spread_note=SPREAD_NOTE if any(r.status == Status.OK for r in report.results) else "",
         comparison=comparison(result) if result is not None else None,
         outcome=outcome_view(verdict) if verdict is not None else None,
     )

@@ -142,3 +142,13 @@ def test_a_case_whose_rounds_drifted_together_says_so_and_a_short_run_does_not()
     assert "drifted together (lag-1 autocorrelation 0.45)" in note(0.45, 60)
     assert note(0.1, 60) is None
     assert note(0.45, 10) is None  # too few rounds to tell: not widened, not said
+
+
+def test_the_key_to_the_tables_is_printed_only_under_a_table_with_a_figure():
+    """An empty shard (or a run whose every case was skipped) printed the whole ± / [a–b] / ~0 key under its one line."""
+    for results, keyed in (([_skipped("cupy", "cupy not installed", True)], False), ([], False), ([ok_result("m[torch,cpu]")], True)):
+        built = view.build(report_of(results))
+        console = Console(width=120, record=True)
+        terminal.print_report(built, console)
+        assert ("± is half the 95%" in console.export_text()) is keyed
+        assert ("± is half the 95%" in markdown.markdown(built)) is keyed
