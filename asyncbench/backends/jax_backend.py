@@ -60,7 +60,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any, Callable, ContextManager
+from typing import Any, Callable, ContextManager, Iterator
 
 from asyncbench.backends.base import Backend, DeviceStatus, SyncHook
 from asyncbench.host import processes
@@ -138,6 +138,14 @@ def _x64_enabled() -> bool:
     if "jax" in sys.modules:
         return bool(sys.modules["jax"].config.read("jax_enable_x64"))
     return os.environ.get("JAX_ENABLE_X64", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _memory_stat(device: Any, name: str) -> int | None:
+    """One of `jax.Device.memory_stats()`'s figures: None where the platform keeps none (the CPU client returns
+    None) or marks it unavailable (-1)."""
+    stats = device.memory_stats()
+    value = stats.get(name) if stats else None
+    return int(value) if isinstance(value, int) and value >= 0 else None
 
 
 class JaxBackend(Backend):
@@ -282,6 +290,33 @@ class JaxBackend(Backend):
             SyncHook(jax, "device_get", "transfer", "jax.device_get"),
             SyncHook(ArrayImpl, "_value", "conversion", "jax.Array._value"),
         )
+
+    #: the device's peak bytes in use when the memory window opened (None: no window open, or no peak kept)
+    _peak_before: int | None = None
+
+    @contextlib.contextmanager
+    def memory_window(self, device: str) -> Iterator[None]:
+        """XLA keeps a peak per device that nothing resets: its value at the window's start is kept, so that
+        device_memory reports a peak only where this run raised it (a lower one is not known)."""
+        self._peak_before = _memory_stat(self._device(device), "peak_bytes_in_use")
+        try:
+            yield
+        finally:
+            self._peak_before = None
+
+    def device_memory(self, device: str) -> dict[str, int]:
+        """Bytes in use and held by the device's allocator (XLA's memory_stats on a GPU; None on a CPU: {}),
+        and the peak where this window raised it."""
+        found = self._device(device)
+        figures = {
+            name: value
+            for name, stat in (("device_pool_used_bytes", "bytes_in_use"), ("device_pool_total_bytes", "pool_bytes"))
+            if (value := _memory_stat(found, stat)) is not None
+        }
+        before, peak = self._peak_before, _memory_stat(found, "peak_bytes_in_use")
+        if before is not None and peak is not None and peak > before:
+            figures["device_peak_bytes"] = peak
+        return figures
 
     no_profiler = None
 

@@ -100,8 +100,15 @@ def _mark_waits(trace: dict[str, Any], marks: list[tuple[str, float, float]], wa
 
 
 def _run_once(
-    run: Callable[[], Any], sync: Callable[[], None], annotate: Callable[[str], ContextManager[Any]]
+    run: Callable[[], Any],
+    sync: Callable[[], None],
+    annotate: Callable[[str], ContextManager[Any]],
+    prelude: Callable[[], None] | None = None,
 ) -> list[tuple[str, float, float]]:
+    """One traced run; `prelude` first, before the issue range, as a timed sample has it (sync_async's hold:
+    without it the queued variant's trace shows ops that never waited behind anything)."""
+    if prelude is not None:
+        prelude()
     start = time.perf_counter()
     with annotate(ISSUE):
         result = run()
@@ -122,24 +129,27 @@ def record(
     variants: Mapping[str, Callable[[], Any]],
     sync: Callable[[], None],
     directory: str,
+    preludes: Mapping[str, Callable[[], None]] | None = None,
 ) -> Traced:
-    """Trace every variant once (after timing), each into its own file in `directory`."""
+    """Trace every variant once (after timing), each into its own file in `directory`; `preludes`: per
+    variant, the untimed work issued before each of its samples (Prepared.preludes), issued before its run."""
     files, warnings = {}, []
     hooks = backend.sync_hooks(device) if backend.is_asynchronous(device) else ()
     for name, run in variants.items():
+        prelude = (preludes or {}).get(name)
         trace: dict[str, Any] | None = None
         profiler = backend.profiler(device)
         if profiler is not None:
             try:
                 with profiler, timed_waits(hooks, backend.owned_modules()) as waits:
-                    marks = _run_once(run, sync, profiler.annotate)
+                    marks = _run_once(run, sync, profiler.annotate, prelude)
                 trace = profiler.trace()
                 _mark_waits(trace, marks, waits)
             except Exception as exc:  # noqa: BLE001 - the measurement stands; the row says the trace failed
                 warnings.append(f"{name}: the {backend.name} profiler failed ({describe_failure(exc)}); harness ranges only")
         if trace is None:
             with timed_waits(hooks, backend.owned_modules()) as waits:
-                marks = _run_once(run, sync, lambda _: contextlib.nullcontext())
+                marks = _run_once(run, sync, lambda _: contextlib.nullcontext(), prelude)
             trace = _harness_trace(marks)
             _mark_waits(trace, marks, waits)
         path = Path(directory) / file_name(case_id, name)

@@ -11,7 +11,8 @@ pair is the case's device plus a `partner`:
   leave the GPU's part a sliver of the CPU's. Work on two devices gets no
   device time (events on one device time that device alone);
 - two streams on one GPU (`stream`; cupy's default partner on one GPU): the
-  side stream does not wait for the main one;
+  side stream does not wait for the main one (JAX gives the workload no side
+  stream: both parts run on XLA's one, and the note says so);
 - on the CPU alone: the framework's second CPU device where it has one (JAX's
   `cpu:1`, MXNet's `mx.cpu(1)`: the work is issued on both before one
   sync), else two threads with half the cores each (torch).
@@ -191,7 +192,7 @@ class MultiDevice(Workload):
         return Prepared(
             variants={FIRST: first, SECOND: second, TOGETHER: together},
             sync=lambda: backend.barrier(device),
-            note=f"two streams on {device}",
+            note=_streams_note(backend, device, side),
         )
 
     def _threads(self, backend: Backend, size: int, n_iter: int, dtype: str) -> Prepared:
@@ -244,3 +245,11 @@ class MultiDevice(Workload):
         if where == -1:
             return f"the two did not run at once (overlap efficiency {efficiency}, {speedup}): they compete for the same resource"
         return f"running at once not shown either way: overlap efficiency {efficiency} straddles {OVERLAP_NOTICEABLE} ({speedup})"
+
+
+def _streams_note(backend: Backend, device: str, side: Any | None) -> str:
+    """What `partner: stream` ran on: two streams, or one where the framework gives the workload no side stream
+    (JAX: XLA's one compute stream per device), so both parts queued on it one after the other."""
+    if side is not None:
+        return f"two streams on {device}"
+    return f"one stream on {device}: {backend.name} has no side stream to give, so both parts ran on it, one after the other"
