@@ -245,7 +245,7 @@ class SyncAsync(Workload):
         if not missed or queued is None:
             return ""
         rounds = len(queued.samples.done_s)
-        return f"{int(missed)} of {rounds} queued rounds gave no t2: {HELD_SHORT_WHY}"
+        return f"{int(missed)} of {rounds} queued rounds gave no t2 because {HELD_SHORT_WHY}"
 
     def reading(self, result: Result) -> str:
         if result.metrics.get("speedup") is None:

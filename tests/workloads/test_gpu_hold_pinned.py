@@ -66,7 +66,7 @@ def test_rounds_without_t2_are_counted_on_the_row_with_why(sim, monkeypatch):
     rounds = len(result.variants[QUEUED].samples.done_s)
     assert result.metrics["t2_s"] is None
     assert result.metrics["t2_missed"] == rounds
-    assert f"{rounds} of {rounds} queued rounds gave no t2: {HELD_SHORT_WHY}" in result.reading
+    assert f"{rounds} of {rounds} queued rounds gave no t2 because {HELD_SHORT_WHY}" in result.reading
 
 
 def test_a_hold_at_the_calibrated_clock_loses_no_round(sim):
