@@ -24,9 +24,11 @@ def spread(stats: Stats | None) -> str:
 
 
 def memory_cell(variant: VariantResult) -> str:
-    """The case's own memory: the device's figure on a GPU, the RSS growth during one run on a CPU."""
+    """The case's own memory: the device's figure on a GPU, the RSS growth during one run on a CPU. The pool in use
+    first where there is one (CuPy, JAX): JAX reports a peak only for the variants whose run raised XLA's unresettable
+    peak, so a column of peaks there would mix two figures."""
     memory = variant.memory
-    for value in (memory.device_peak_bytes, memory.device_pool_used_bytes):
+    for value in (memory.device_pool_used_bytes, memory.device_peak_bytes):
         if value is not None:
             return units.size_bytes(value)
     if memory.host_rss_peak_delta_bytes is not None:

@@ -33,7 +33,7 @@ SPREAD_NOTE = (
     "± is half the 95% confidence interval of the median (±? : too few samples for one; [a–b]: the interval itself, where "
     "it is lopsided); [a–b] is a metric's 95% interval ([?]: too few rounds for one); "
     f"{units.ZERO_NOTE}; "
-    "memory is the device peak (torch) or pool in use (cupy) on GPUs, the RSS growth during one run on CPUs"
+    "memory is the device peak (torch) or pool in use (cupy, jax) on GPUs, the RSS growth during one run on CPUs"
 )
 # A report of more cases than this is read as tables (scrolled, grepped, plotted), not case by case: a line
 # or five per case would bury the tables, and printing them took most of `show`'s 27 s on 10,000 cases.

@@ -152,3 +152,15 @@ def test_the_key_to_the_tables_is_printed_only_under_a_table_with_a_figure():
         terminal.print_report(built, console)
         assert ("± is half the 95%" in console.export_text()) is keyed
         assert ("± is half the 95%" in markdown.markdown(built)) is keyed
+
+
+def test_the_memory_column_shows_a_pool_in_use_before_a_peak_that_only_some_variants_have():
+    """JAX on a GPU reports the pool in use for every variant and a peak only where the variant's run raised XLA's
+    unresettable peak: a column preferring peaks mixed the two figures."""
+    from asyncbench.results.model import Memory
+
+    variant = ok_result("m[jax,cuda:0]").variants["matmul"]
+    both = dataclasses.replace(variant, memory=Memory(device_peak_bytes=3 * 2**20, device_pool_used_bytes=2**20))
+    peak_only = dataclasses.replace(variant, memory=Memory(device_peak_bytes=3 * 2**20))
+    assert cells.memory_cell(both) == "1 MiB"
+    assert cells.memory_cell(peak_only) == "3 MiB"
