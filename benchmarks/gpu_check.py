@@ -13,7 +13,9 @@ Runs, and writes to results/<gpu-name>/ (results/<gpu-name>/quick/ with --quick)
 4. the checks only a GPU can answer (gpu_checks.py: the hold calibrated cold
    and hot, CUDA contexts per GPU during a torch + JAX run, pinned memory
    after copy_overlap, TF32 on/off GFLOP/s, CUDA_DEVICE_MAX_CONNECTIONS=1,
-   `ab` on identical sides, a kernel finishing while its process is frozen),
+   `ab` on identical sides, a kernel finishing while its process is frozen,
+   sync_async's re-scaled hold and queued variant on a hot GPU and in a trace,
+   JAX's device pool, a local sweep's GPUs),
    each in a process of its own (checks/<name>.json; one that cannot run
    here says why);
 5. README.md: the device, the reference figures (theoretical FP32 peak from

@@ -17,6 +17,14 @@ checks/<name>.json and README.md.
 - ab-identical: `asyncbench ab` with both sides the same code on one GPU: no change found.
 - frozen-kernel: a kernel issued by a process that is then frozen (SIGSTOP, as ab freezes the side not measuring)
   runs to its end while the process is stopped.
+- hold-rescaled: sync_async's Hold, calibrated cold and used hot, brings each hold after its first back into the band.
+- queued-hot: a sync_async case on a hot GPU with a cold calibration still gives t2 (at most one round lost).
+- jax-device-memory: JAX on cuda:0 reports its device pool for every matmul variant; multi_device's partner: stream
+  says "one stream".
+- queued-trace: in the queued variant's trace the hold kernel ends before the first add starts.
+- sweep-gpus: a local sweep's CPU job never has a context on a GPU, and one job at a time has one (2+ GPUs).
+
+Each check's comment gives its expected time on an H100 (with CUDA's and the frameworks' start-up).
 """
 
 from __future__ import annotations
@@ -45,6 +53,12 @@ TF32_FASTER = 1.2
 POLL_S = 0.5
 #: the frozen-kernel check: the kernel's length and how long its process stays stopped (longer than the kernel)
 KERNEL_S, FROZEN_S = 1.0, 3.0
+#: hold-rescaled: holds taken through sync_async's Hold (the first may miss: the scale is corrected after it)
+RESCALED_HOLDS = 6
+#: queued-hot: enough ops that the sync variant's per-op waits dominate; and how many queued rounds may lose t2
+QUEUED_HOT_OPS, QUEUED_HOT_MISSED = 10_000, 1
+#: sweep-gpus: how often nvidia-smi is asked for the compute processes while the local sweep runs
+SWEEP_POLL_S = 0.2
 
 
 def _no_cuda() -> str | None:
@@ -81,7 +95,13 @@ def _heat(seconds: float) -> None:
         torch.cuda.synchronize()
 
 
-def hold() -> dict[str, Any]:
+def _no_jax_gpu() -> str | None:
+    """Why JAX has no GPU here (asked in a process of its own: JAX keeps the GPU it opens), or None."""
+    probe = subprocess.run([sys.executable, "-c", "import jax; print(len(jax.devices('gpu')))"], capture_output=True, text=True)
+    return f"JAX has no GPU here: {(probe.stderr.strip().splitlines() or ['?'])[-1]}" if probe.returncode != 0 else None
+
+
+def hold() -> dict[str, Any]:  # about 15 s: CUDA start-up, HEAT_S of products, three holds
     from asyncbench.backends.torch_backend import TorchBackend
 
     cold = TorchBackend()
@@ -115,12 +135,12 @@ def _compute_processes() -> dict[str, list[str]]:
     return found
 
 
-def contexts() -> dict[str, Any]:
+def contexts() -> dict[str, Any]:  # about 3 min: the quick suite on torch and JAX
     if shutil.which("nvidia-smi") is None:
         return {"skipped": "nvidia-smi is not installed"}
-    probe = subprocess.run([sys.executable, "-c", "import jax; print(len(jax.devices('gpu')))"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        return {"skipped": f"JAX has no GPU here: {(probe.stderr.strip().splitlines() or ['?'])[-1]}"}
+    no_jax = _no_jax_gpu()
+    if no_jax:
+        return {"skipped": no_jax}
     most: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as folder:
         command = [sys.executable, "-m", "asyncbench", "run", "-b", "torch", "-b", "jax", "-d", "cuda", "--quick", "--no-progress"]
@@ -151,27 +171,29 @@ def _copy_overlap(backend: str) -> str:
     return f"{result.status}{': ' + result.reason if result.reason else ''}"
 
 
-def pinned() -> dict[str, Any]:
-    """Pinned host memory still held once a copy_overlap case is over: torch's caching host allocator's bytes, and
-    the free blocks CuPy's pinned pool keeps (each a pinned buffer) where CuPy is installed."""
+def pinned() -> dict[str, Any]:  # about 30 s: two copy_overlap cases of 5 samples
+    """Pinned host memory a copy_overlap case still holds once it is over: torch's caching host allocator's bytes
+    against what it held before the case (bytes pinned elsewhere are not the case's), and the free blocks CuPy's
+    pinned pool keeps (each a pinned buffer) where CuPy is installed."""
     import torch
 
     if not hasattr(torch.cuda, "host_memory_stats"):
         return {"skipped": f"torch {torch.__version__} has no torch.cuda.host_memory_stats"}
-    found: dict[str, Any] = {"torch_case": _copy_overlap("torch")}
+    found: dict[str, Any] = {"torch_pinned_bytes_before": torch.cuda.host_memory_stats().get("allocated_bytes.current")}
+    found["torch_case"] = _copy_overlap("torch")
     stats = torch.cuda.host_memory_stats()
     found["torch_pinned_bytes_held"] = stats.get("allocated_bytes.current")
     found["torch_pinned_bytes_peak"] = stats.get("allocated_bytes.peak")
-    held = [found["torch_pinned_bytes_held"]]
+    released = [found["torch_pinned_bytes_held"] == found["torch_pinned_bytes_before"]]
     try:
         import cupy
 
         found["cupy_case"] = _copy_overlap("cupy")
         found["cupy_pinned_free_blocks"] = cupy.get_default_pinned_memory_pool().n_free_blocks()
-        held.append(found["cupy_pinned_free_blocks"])
+        released.append(found["cupy_pinned_free_blocks"] == 0)
     except ImportError:
         found["cupy_case"] = "cupy not installed"
-    found["verified"] = all(h == 0 for h in held)
+    found["verified"] = all(released)
     return found
 
 
@@ -181,7 +203,7 @@ def _gflops(product: Callable[[], Any], size: int) -> float:
     return 2 * size**3 * TF32_REPEATS / seconds / 1e9
 
 
-def tf32() -> dict[str, Any]:
+def tf32() -> dict[str, Any]:  # about 30 s: four timed products of 8192², torch and CuPy
     import torch
 
     from asyncbench.backends.torch_backend import TorchBackend
@@ -239,7 +261,7 @@ def _medians(report: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def max_connections() -> dict[str, Any]:
+def max_connections() -> dict[str, Any]:  # about 2 min: two quick runs of two workloads
     arguments = ["run", "-w", "multi_device", "-w", "small_ops", "-b", "torch", "-d", "cuda", "--quick"]
     with tempfile.TemporaryDirectory() as folder:
         default = _run_json(arguments, Path(folder) / "default.json", {})
@@ -253,7 +275,7 @@ def max_connections() -> dict[str, Any]:
     }
 
 
-def ab_identical() -> dict[str, Any]:
+def ab_identical() -> dict[str, Any]:  # about 3 min: ab's two sides, gated at 60 s
     """Identical sides: every ratio SAME or NOT SLOWER (a gate that passes), none SLOWER or FASTER."""
     with tempfile.TemporaryDirectory() as folder:
         arguments = ["ab", "-w", "matmul", "-w", "sync_async", "-b", "torch", "-d", "cuda", "--gate-time", "60s", "--allow-inconclusive"]
@@ -280,7 +302,7 @@ print(json.dumps({{"finished_when_continued": end.query(), "host_s": time.perf_c
 """
 
 
-def frozen_kernel() -> dict[str, Any]:
+def frozen_kernel() -> dict[str, Any]:  # about 15 s: start-up, FROZEN_S stopped
     with subprocess.Popen([sys.executable, "-c", _FROZEN_CHILD], cwd=ROOT, stdout=subprocess.PIPE, text=True) as child:
         assert child.stdout is not None
         if child.stdout.readline().strip() != "issued":
@@ -293,6 +315,202 @@ def frozen_kernel() -> dict[str, Any]:
     return {**answer, "kernel_s": KERNEL_S, "frozen_s": FROZEN_S, "verified": stopped and answer["finished_when_continued"]}
 
 
+def _cold_then_hot(backend: Any) -> None:
+    """Calibrate `backend`'s hold on cuda:0 at rest (once per process and backend), then heat the GPU."""
+    backend.hold("cuda:0", HOLD_S)
+    backend.barrier("cuda:0")
+    _heat(HEAT_S)
+
+
+def hold_rescaled() -> dict[str, Any]:  # about 15 s: start-up, HEAT_S of products, six holds
+    """sync_async's Hold on a hot GPU with a cold calibration: the hold that ran short re-scales the next one."""
+    why = _no_cuda()
+    if why:
+        return {"skipped": why}
+    import torch
+
+    from asyncbench.backends.torch_backend import TorchBackend
+    from asyncbench.workloads.sync_async import Hold
+
+    backend = TorchBackend()
+    _cold_then_hot(backend)
+    hold = Hold(backend, "cuda:0", HOLD_S)
+    ratios = []
+    for _ in range(RESCALED_HOLDS):
+        ratios.append(_events_s(hold) / HOLD_S)
+        torch.cuda.synchronize()
+    return {
+        "asked_s": HOLD_S,
+        "held_s_over_asked": ratios,
+        "final_scale": hold.scale,
+        "verified": all(HOLD_AGREES[0] <= r <= HOLD_AGREES[1] for r in ratios[1:]),
+    }
+
+
+def _queued_case(backend: Any) -> dict[str, Any]:
+    """One sync_async case of QUEUED_HOT_OPS on `backend`, cuda:0, in this process: what the queued rounds gave."""
+    from asyncbench.engine import runner
+    from asyncbench.results.model import Case, Settings
+    from asyncbench.workloads import BUILT_IN
+
+    case = Case(
+        id="queued-hot",
+        experiment="queued-hot",
+        workload="sync_async",
+        backend=backend.name,
+        device="cuda:0",
+        params={**BUILT_IN["sync_async"].defaults(), "n_ops": QUEUED_HOT_OPS},
+        settings=Settings(warmup=1, min_samples=20, max_samples=20),
+    )
+    result = runner.run_case(case, BUILT_IN["sync_async"], backend)
+    queued = result.variants.get("queued")
+    missed = result.metrics.get("t2_missed")
+    return {
+        "status": f"{result.status}{': ' + result.reason if result.reason else ''}",
+        "t2_missed": missed,
+        "rounds": len(queued.samples.done_s) if queued is not None else 0,
+        "t2_s": result.metrics.get("t2_s"),
+        "reading": result.reading,
+        "verified": result.metrics.get("t2_s") is not None and missed is not None and missed <= QUEUED_HOT_MISSED,
+    }
+
+
+def queued_hot() -> dict[str, Any]:  # about 2 min: HEAT_S and a 20-round case of 10 000 ops, twice (torch, CuPy)
+    """The queued variant on a hot GPU whose hold was calibrated cold: the rounds that lose t2 stay at one or none."""
+    why = _no_cuda()
+    if why:
+        return {"skipped": why}
+    from asyncbench.backends.torch_backend import TorchBackend
+
+    torch_backend = TorchBackend()
+    _cold_then_hot(torch_backend)
+    found: dict[str, Any] = {"torch": _queued_case(torch_backend)}
+    try:
+        import cupy  # noqa: F401 - only whether it is installed
+
+        from asyncbench.backends.cupy_backend import CupyBackend
+
+        cupy_backend = CupyBackend()
+        _cold_then_hot(cupy_backend)
+        found["cupy"] = _queued_case(cupy_backend)
+    except ImportError:
+        found["cupy"] = "cupy not installed"
+    found["verified"] = all(v["verified"] for v in found.values() if isinstance(v, dict))
+    return found
+
+
+def jax_device_memory() -> dict[str, Any]:  # about 2 min: two quick JAX runs (XLA's start-up and compiles)
+    """JAX on cuda:0 reports its device pool for every matmul variant, and multi_device's partner: stream says that
+    both parts ran on one stream."""
+    why = _no_cuda() or _no_jax_gpu()
+    if why:
+        return {"skipped": why}
+    with tempfile.TemporaryDirectory() as folder:
+        matmul = _run_json(["run", "-w", "matmul", "-b", "jax", "-d", "cuda:0", "--quick"], Path(folder) / "m.json", {})
+        arguments = ["run", "-w", "multi_device", "-b", "jax", "-d", "cuda:0", "--quick", "--set", "partner=stream"]
+        stream = _run_json(arguments, Path(folder) / "s.json", {})
+    pools = {
+        f"{row['id']} {name}": {k: (variant.get("memory") or {}).get(k) for k in ("device_pool_used_bytes", "device_pool_total_bytes")}
+        for row in matmul.get("results", ())
+        for name, variant in (row.get("variants") or {}).items()
+    }
+    notes = [row.get("note") or "" for row in stream.get("results", ())]
+    pooled = bool(pools) and all(None not in pool.values() for pool in pools.values())
+    one_stream = bool(notes) and all(note.startswith("one stream on cuda:0") for note in notes)
+    return {"exits": [matmul["exit"], stream["exit"]], "pools": pools, "notes": notes, "verified": pooled and one_stream}
+
+
+#: the torch kernels the queued trace is read for, matched loosely (names differ by torch version): torch.cuda._sleep's
+#: spin_kernel, and the elementwise kernels of `x + 1` (their functor names `add`)
+HOLD_KERNEL, ADD_KERNEL = ("spin", "sleep"), ("add",)
+
+
+def _kernels(trace: dict[str, Any], words: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The trace's kernel events whose name holds one of `words` (case-insensitive), by start."""
+    events = trace.get("traceEvents", trace) if isinstance(trace, dict) else trace
+    kernels = [e for e in events if isinstance(e, dict) and str(e.get("cat", "")).lower() == "kernel" and "ts" in e]
+    return sorted((e for e in kernels if any(w in str(e.get("name", "")).lower() for w in words)), key=lambda e: float(e["ts"]))
+
+
+def queued_trace() -> dict[str, Any]:  # about 1 min: a quick sync_async run on torch, traced
+    """In the queued variant's trace the hold kernel ends at or before the first add starts: the ops were queued
+    behind the hold, as the variant needs."""
+    why = _no_cuda()
+    if why:
+        return {"skipped": why}
+    with tempfile.TemporaryDirectory() as folder:
+        arguments = ["run", "-w", "sync_async", "-b", "torch", "-d", "cuda:0", "--quick", "--trace", str(Path(folder) / "traces")]
+        done = _run_json(arguments, Path(folder) / "r.json", {})
+        files = sorted((Path(folder) / "traces").glob("*.queued.trace.json"))
+        if not files:
+            return {"exit": done["exit"], "error": "no queued trace was written", "verified": False}
+        trace = json.loads(files[0].read_text())
+    holds, adds = _kernels(trace, HOLD_KERNEL), _kernels(trace, ADD_KERNEL)
+    found: dict[str, Any] = {
+        "exit": done["exit"],
+        "file": files[0].name,
+        "hold_kernels_matched": sorted({e["name"] for e in holds}),
+        "add_kernels_matched": sorted({e["name"] for e in adds})[:3],
+        "add_kernels": len(adds),
+    }
+    if not holds or not adds:
+        return {**found, "error": f"no kernel named like {HOLD_KERNEL if not holds else ADD_KERNEL}", "verified": False}
+    hold_end_us = float(holds[0]["ts"]) + float(holds[0].get("dur", 0))
+    found["first_add_after_hold_end_us"] = float(adds[0]["ts"]) - hold_end_us
+    found["verified"] = hold_end_us <= float(adds[0]["ts"])
+    return found
+
+
+def _job_of(pid: str) -> tuple[str, str | None]:
+    """A compute process's local-executor job (SUBMITIT_LOCAL_JOB_ID, else 'not a job: PID') and its
+    CUDA_VISIBLE_DEVICES (None where unset or unreadable)."""
+    try:
+        pairs = (entry.split("=", 1) for entry in Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace").split("\0"))
+        environment = dict(pair for pair in pairs if len(pair) == 2)
+    except OSError:
+        return f"unreadable: {pid}", None
+    return environment.get("SUBMITIT_LOCAL_JOB_ID", f"not a job: {pid}"), environment.get("CUDA_VISIBLE_DEVICES")
+
+
+def sweep_gpus() -> dict[str, Any]:  # about 2 min: a local sweep of two quick jobs, one after the other on the GPU
+    """A local sweep of a cuda:0 torch job and a CPU job: the CPU job's processes never open a GPU, and at most one
+    job has processes on a GPU at a time (nvidia-smi polled every SWEEP_POLL_S)."""
+    why = _no_cuda()
+    if why:
+        return {"skipped": why}
+    import torch
+
+    if torch.cuda.device_count() < 2:
+        return {"skipped": f"one GPU here ({torch.cuda.device_count()}): the sweep's GPU isolation needs 2 or more"}
+    if shutil.which("nvidia-smi") is None:
+        return {"skipped": "nvidia-smi is not installed"}
+    query = ["nvidia-smi", "--query-compute-apps=pid,gpu_uuid", "--format=csv,noheader"]
+    cpu_job_on_gpu: set[str] = set()
+    most_jobs, seen_jobs = 0, set[str]()
+    with tempfile.TemporaryDirectory() as folder:
+        command = [sys.executable, "-m", "asyncbench", "run", "-w", "sync_async", "-b", "torch", "-d", "cuda:0", "-d", "cpu"]
+        command += ["--quick", "--per", "case", "--executor", "local", "--gpus-per-node", "1", "--no-progress"]
+        command += ["--job-dir", str(Path(folder) / "sweep"), "-o", str(Path(folder) / "r.json")]
+        with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as run:
+            while run.poll() is None:
+                rows = subprocess.run(query, capture_output=True, text=True, timeout=30).stdout.strip().splitlines()
+                jobs: set[str] = set()
+                for pid in {row.split(",", 1)[0].strip() for row in rows if "," in row} - {str(os.getpid())}:
+                    job, visible = _job_of(pid)
+                    jobs.add(job)
+                    if visible == "":  # the local executor hides every GPU from a CPU job
+                        cpu_job_on_gpu.add(job)
+                most_jobs, seen_jobs = max(most_jobs, len(jobs)), seen_jobs | jobs
+                time.sleep(SWEEP_POLL_S)
+    return {
+        "run_exit": run.returncode,
+        "jobs_seen_on_a_gpu": sorted(seen_jobs),
+        "cpu_jobs_on_a_gpu": sorted(cpu_job_on_gpu),
+        "most_jobs_on_gpus_at_once": most_jobs,
+        "verified": bool(seen_jobs) and not cpu_job_on_gpu and most_jobs <= 1,
+    }
+
+
 #: the checks by name, in the order gpu_check.py runs them
 CHECKS: dict[str, Callable[[], dict[str, Any]]] = {
     "hold": hold,
@@ -302,6 +520,11 @@ CHECKS: dict[str, Callable[[], dict[str, Any]]] = {
     "max-connections": max_connections,
     "ab-identical": ab_identical,
     "frozen-kernel": frozen_kernel,
+    "hold-rescaled": hold_rescaled,
+    "queued-hot": queued_hot,
+    "jax-device-memory": jax_device_memory,
+    "queued-trace": queued_trace,
+    "sweep-gpus": sweep_gpus,
 }
 
 

@@ -14,7 +14,23 @@ import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
 #: the GPU-only checks issue 36 asks for, in the order they run
-CHECKS = ("hold", "contexts", "pinned", "tf32", "max-connections", "ab-identical", "frozen-kernel")
+CHECKS = (
+    "hold",
+    "contexts",
+    "pinned",
+    "tf32",
+    "max-connections",
+    "ab-identical",
+    "frozen-kernel",
+    "hold-rescaled",
+    "queued-hot",
+    "jax-device-memory",
+    "queued-trace",
+    "sweep-gpus",
+)
+#: the checks added after issue 36's fixes (the rescaled hold, the queued variant hot and traced, JAX's pool, a sweep's
+#: GPUs): each guards itself, so calling its function without a GPU answers a skip, not an exception
+SELF_GUARDED = ("hold-rescaled", "queued-hot", "jax-device-memory", "queued-trace", "sweep-gpus")
 
 
 def _script() -> Any:
@@ -59,6 +75,43 @@ def test_each_gpu_only_check_skips_with_its_reason_without_a_gpu(name):
         pytest.skip("a GPU is here: the check would run")
     answer = _script().gpu_checks().run(name)
     assert answer == {"skipped": f"no CUDA device for torch {torch.__version__}"}
+
+
+@pytest.mark.parametrize("name", SELF_GUARDED)
+def test_each_new_check_function_skips_with_a_reason_when_called_without_a_gpu(name):
+    torch = pytest.importorskip("torch")
+    if torch.version.cuda is not None and torch.cuda.is_available():
+        pytest.skip("a GPU is here: the check would run")
+    answer = _script().gpu_checks().CHECKS[name]()  # the function itself, not run()'s guard in front of it
+    assert answer == {"skipped": f"no CUDA device for torch {torch.__version__}"}
+
+
+def test_resume_picks_up_the_new_checks_where_a_check_stopped_before_them(tmp_path):
+    gpu_check = _script()
+    plan = gpu_check.plan_steps(tmp_path, quick=False)
+    old = ("hold", "contexts", "pinned", "tf32", "max-connections", "ab-identical", "frozen-kernel")
+    recorded = {"pytest -m 'gpu or streams'": 0, "cross-checks": 0, **{f"check {name}": 0 for name in old}}
+    recorded["check queued-hot"] = gpu_check.TIMED_OUT
+    pending = [label for label, _, _ in gpu_check.pending_steps(plan, recorded)]
+    assert pending[:4] == ["check hold-rescaled", "check jax-device-memory", "check queued-trace", "check sweep-gpus"]
+    assert pending[4] == "asyncbench run default"
+    assert pending[-1] == "check queued-hot"
+
+
+def test_the_trace_reading_matches_kernels_loosely_and_in_order_of_start():
+    gpu_checks = _script().gpu_checks()
+    trace = {
+        "traceEvents": [
+            {"cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4, CUDAFunctorOnSelf_add<float>>", "ts": 900},
+            {"cat": "kernel", "name": "spin_kernel(long)", "ts": 100, "dur": 700},
+            {"cat": "cpu_op", "name": "aten::add", "ts": 50},
+            {"cat": "Kernel", "name": "void at::native::vectorized_elementwise_kernel<4, CUDAFunctorOnSelf_add<float>>", "ts": 850},
+        ]
+    }
+    holds = gpu_checks._kernels(trace, gpu_checks.HOLD_KERNEL)
+    adds = gpu_checks._kernels(trace, gpu_checks.ADD_KERNEL)
+    assert [e["name"] for e in holds] == ["spin_kernel(long)"]
+    assert [e["ts"] for e in adds] == [850, 900]  # the profiler's op on the host is no kernel
 
 
 def test_a_check_step_writes_its_answer_and_exits_0_without_a_gpu(tmp_path):
