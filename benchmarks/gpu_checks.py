@@ -461,15 +461,15 @@ def queued_trace() -> dict[str, Any]:  # about 1 min: a quick sync_async run on 
     return found
 
 
-def _job_of(pid: str) -> tuple[str, str | None]:
-    """A compute process's local-executor job (SUBMITIT_LOCAL_JOB_ID, else 'not a job: PID') and its
-    CUDA_VISIBLE_DEVICES (None where unset or unreadable)."""
+def _job_of(pid: str) -> tuple[str | None, str | None]:
+    """A compute process's local-executor job (its SUBMITIT_LOCAL_JOB_ID, which a job's workers inherit; None for a
+    process of no job) and its CUDA_VISIBLE_DEVICES (None where unset or unreadable)."""
     try:
         pairs = (entry.split("=", 1) for entry in Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace").split("\0"))
         environment = dict(pair for pair in pairs if len(pair) == 2)
     except OSError:
-        return f"unreadable: {pid}", None
-    return environment.get("SUBMITIT_LOCAL_JOB_ID", f"not a job: {pid}"), environment.get("CUDA_VISIBLE_DEVICES")
+        return None, None
+    return environment.get("SUBMITIT_LOCAL_JOB_ID"), environment.get("CUDA_VISIBLE_DEVICES")
 
 
 def sweep_gpus() -> dict[str, Any]:  # about 2 min: a local sweep of two quick jobs, one after the other on the GPU
@@ -486,7 +486,7 @@ def sweep_gpus() -> dict[str, Any]:  # about 2 min: a local sweep of two quick j
         return {"skipped": "nvidia-smi is not installed"}
     query = ["nvidia-smi", "--query-compute-apps=pid,gpu_uuid", "--format=csv,noheader"]
     cpu_job_on_gpu: set[str] = set()
-    most_jobs, seen_jobs = 0, set[str]()
+    most_jobs, seen_jobs, others = 0, set[str](), set[str]()
     with tempfile.TemporaryDirectory() as folder:
         command = [sys.executable, "-m", "asyncbench", "run", "-w", "sync_async", "-b", "torch", "-d", "cuda:0", "-d", "cpu"]
         command += ["--quick", "--per", "case", "--executor", "local", "--gpus-per-node", "1", "--no-progress"]
@@ -497,6 +497,9 @@ def sweep_gpus() -> dict[str, Any]:  # about 2 min: a local sweep of two quick j
                 jobs: set[str] = set()
                 for pid in {row.split(",", 1)[0].strip() for row in rows if "," in row} - {str(os.getpid())}:
                     job, visible = _job_of(pid)
+                    if job is None:  # the sweep's own process, or another user's: not a job's
+                        others.add(pid)
+                        continue
                     jobs.add(job)
                     if visible == "":  # the local executor hides every GPU from a CPU job
                         cpu_job_on_gpu.add(job)
@@ -507,6 +510,7 @@ def sweep_gpus() -> dict[str, Any]:  # about 2 min: a local sweep of two quick j
         "jobs_seen_on_a_gpu": sorted(seen_jobs),
         "cpu_jobs_on_a_gpu": sorted(cpu_job_on_gpu),
         "most_jobs_on_gpus_at_once": most_jobs,
+        "other_pids_on_a_gpu": sorted(others),
         "verified": bool(seen_jobs) and not cpu_job_on_gpu and most_jobs <= 1,
     }
 

@@ -146,3 +146,15 @@ def test_the_connections_check_reads_done_medians_from_a_real_gpus_results_file(
     medians = _script().gpu_checks()._medians(real)
     assert medians
     assert all(isinstance(v, float) and v > 0 for v in medians.values())
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="no /proc here")
+def test_the_sweep_check_tells_a_cpu_job_by_its_environment():
+    gpu_checks = _script().gpu_checks()
+    environment = {"PATH": "/usr/bin:/bin", "SUBMITIT_LOCAL_JOB_ID": "4242", "CUDA_VISIBLE_DEVICES": ""}
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=environment) as job:
+        try:
+            assert gpu_checks._job_of(str(job.pid)) == ("4242", "")
+        finally:
+            job.kill()
+    assert gpu_checks._job_of("0") == (None, None)  # no such process: no job
