@@ -268,7 +268,7 @@ def fallback_here(backend_name: str, rounds: int) -> dict[str, Any]:
         for index in range(rounds):
             watch = frames.SleepWatch(
                 frames.Frames(roots),
-                lambda where, call, s, i=index, n=name: seen.setdefault(f"{n} line {where.line} {call}", []).append((i, s)),
+                lambda where, call, s, dispatched, i=index, n=name: seen.setdefault(f"{n} line {where.line} {call}", []).append((i, s)),
                 lambda: 0,
                 lambda: False,
                 min_wait_s=0.0,

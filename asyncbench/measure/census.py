@@ -45,6 +45,8 @@ CENSUS_EVERY = 5
 # wait recurs every round, while a sleep on a lock that comes in 18% of rounds (MXNet's dot, 4% of 5 calls a step)
 # would pass a rule of half the rounds (3 of 6) in 8% of censuses, and this one in 0.1%.
 FALLBACK_RECURRENCE = 0.75
+#: the kinds only the frame fallback finds
+FALLBACK_KINDS = (SyncKind.UNKNOWN, SyncKind.QUEUE_FULL)
 #: what a census of a backend without hooks can still see
 FALLBACK_ONLY = "the frame fallback only (no hooks for this backend)"
 
@@ -63,8 +65,13 @@ def due(timed_rounds: int, census_rounds: int) -> bool:
 class _Recorder:
     """What one census step saw: per point, the waits and the seconds blocked."""
 
-    def __init__(self, frames: Frames, timeline: list[TimedWait] | None = None):
+    def __init__(self, frames: Frames, timeline: list[TimedWait] | None = None, off_cpu: bool = False):
         self.frames = frames
+        #: a hooked call's time blocked is the calling thread's time off the CPU in it, not its wall time (a CPU
+        #: device, whose work runs on the framework's own threads while the caller sleeps): the call's own host
+        #: work (jnp.nonzero's dispatch, a repr's formatting) is then not counted as waiting. A GPU wait may spin
+        #: on the CPU (CUDA's default): wall time there.
+        self.off_cpu = off_cpu
         self.points: dict[Key, list[float]] = {}
         self.hooked = 0
         self.local = threading.local()
@@ -80,9 +87,10 @@ class _Recorder:
         counted[0] += 1
         counted[1] += seconds
 
-    def unhooked(self, where: Where, call: str, seconds: float) -> None:
-        """A wait the frame fallback found."""
-        self.add(where, call, SyncKind.UNKNOWN, seconds)
+    def unhooked(self, where: Where, call: str, seconds: float, dispatched: bool = False) -> None:
+        """A wait the frame fallback found: backpressure where the call handed back a device value (it dispatched
+        an op, and waited for room in the framework's queue), else a wait no hook names."""
+        self.add(where, call, SyncKind.QUEUE_FULL if dispatched else SyncKind.UNKNOWN, seconds)
 
     def count(self) -> int:
         return self.hooked
@@ -131,11 +139,13 @@ def _wrap(hook: SyncHook, original: Callable[..., Any]) -> Callable[..., Any]:
         if recorder is None or getattr(recorder.local, "depth", False) or (hook.when is not None and not hook.when(*args, **kwargs)):
             return original(*args, **kwargs)
         recorder.local.depth = True
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         try:
             return original(*args, **kwargs)
         finally:
             blocked = time.perf_counter() - started
+            if recorder.off_cpu:
+                blocked = max(0.0, blocked - (time.thread_time() - cpu))
             recorder.local.depth = False
             where = recorder.frames.user_frame(sys._getframe(1))
             call = hook.call if where is None or where.entered is None else f"{where.entered} → {hook.call}"
@@ -204,9 +214,12 @@ class Taker:
         fallback: bool = True,
         backend: str = "",
         witness: Witness | None = None,
+        off_cpu: bool = False,
     ):
         """`witness`: the backend's own report of synchronizing calls (TorchBackend.sync_witness), given the frame
-        fallback's `synchronized` in its watched runs."""
+        fallback's `synchronized` in its watched runs. `off_cpu`: a hooked wait's time is the caller's time off the
+        CPU (a CPU device: _Recorder.off_cpu)."""
+        self.off_cpu = off_cpu
         self.hooks = tuple(hooks)
         self.witness = witness if fallback and CAN_WATCH else None
         self.frames = Frames(framework_roots)
@@ -233,7 +246,7 @@ class Taker:
                 points = self._run(variants[name], sync, (preludes or {}).get(name), watched=False)
                 if self.fallback:
                     watched = self._run(variants[name], sync, (preludes or {}).get(name), watched=True)
-                    points.update({key: counted for key, counted in watched.items() if key[3] == SyncKind.UNKNOWN})
+                    points.update({key: counted for key, counted in watched.items() if key[3] in FALLBACK_KINDS})
                 self.rounds.setdefault(name, []).append(points)
 
     def _run(
@@ -243,7 +256,7 @@ class Taker:
         global _recording
         if prelude is not None:
             prelude()
-        recorder = _Recorder(self.frames)
+        recorder = _Recorder(self.frames, off_cpu=self.off_cpu)
         watch = SleepWatch(self.frames, recorder.unhooked, recorder.count, recorder.inside)
         _recording = recorder
         # the backend's own witness (torch's sync debug mode) tells the fallback which call synchronized
@@ -303,7 +316,7 @@ def summarize(
     for file, line, call, kind in keys:
         calls = tuple(points.get((file, line, call, kind), (0, 0.0))[0] / steps_per_call for points in rounds)
         waits = tuple(points.get((file, line, call, kind), (0, 0.0))[1] / steps_per_call for points in rounds)
-        if kind == SyncKind.UNKNOWN and sum(1 for count in calls if count) < FALLBACK_RECURRENCE * len(rounds):
+        if kind in FALLBACK_KINDS and sum(1 for count in calls if count) < FALLBACK_RECURRENCE * len(rounds):
             occasional += 1  # the frame fallback's, in too few rounds: the machine's (a lock, a preemption), not the step's
             continue
         found.append(
@@ -332,7 +345,13 @@ def taker_for(backend: Backend, device: str, asynchronous: bool) -> Taker | None
     if not asynchronous:
         return None
     witness = getattr(backend, "sync_witness", None)  # torch's; a Backend method once base.py has one
-    return Taker(backend.sync_hooks(device), backend.owned_modules(), backend=backend.name, witness=witness(device) if witness else None)
+    return Taker(
+        backend.sync_hooks(device),
+        backend.owned_modules(),
+        backend=backend.name,
+        witness=witness(device) if witness else None,
+        off_cpu=device == "cpu",
+    )
 
 
 def of_case(taker: Taker | None, variants: Sequence[str], backend: str, device: str, steps_per_call: int = 1) -> dict[str, Census]:

@@ -32,6 +32,8 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from asyncbench.backends.base import module_roots
+
 #: the only asyncbench modules whose lines are the user's: the built-in workloads (asyncbench.workloads.*), but for
 #: the workload machinery among them, which is harness like the rest of asyncbench (the step form's loop calls the
 #: user's step and, between steps, waits every `sync_every`: a wait there is the variant's, not the user's line)
@@ -108,6 +110,11 @@ class Frames:
         self._user: dict[types.CodeType, bool] = {}
         self._driver: dict[types.CodeType, bool] = {}
 
+    def is_device_value(self, value: Any) -> bool:
+        """Whether `value` is one of the framework's own objects (a device array, not NumPy's): a call that hands one
+        back dispatched work rather than read a result."""
+        return not module_roots(value).isdisjoint(self.framework_roots - ALWAYS_FRAMEWORK)
+
     def is_driver(self, frame: types.FrameType) -> bool:
         """Whether the frame is asyncbench driving the user's code (the timing loop, the census's rounds, the step
         form's loop, the runner, a same-process run's session and CLI), not a helper the user's code called (the
@@ -173,7 +180,9 @@ RUSAGE_THREAD: int | None = getattr(resource, "RUSAGE_THREAD", None)
 CAN_WATCH = RUSAGE_THREAD is not None
 
 #: what the fallback reports: where, what was called, seconds blocked
-Report = Callable[[Where, str, float], None]
+#: a wait the fallback found: where, the call, the seconds, and whether the call handed back the framework's own
+#: value (an op's dispatch that waited for room in the framework's queue: backpressure, not a sync)
+Report = Callable[[Where, str, float, bool], None]
 
 
 class SleepWatch:
@@ -216,7 +225,7 @@ class SleepWatch:
             if self.frames.is_user(frame):
                 self._begin(arg, frame)
         elif event in ("return", "c_return", "c_exception") and self._open and self._open[-1][0] is (frame if event == "return" else arg):
-            self._end(event == "return")
+            self._end(event == "return", arg if event == "return" else None)
 
     def _begin(self, callee: Any, caller: types.FrameType) -> None:
         if self.inside():
@@ -232,7 +241,7 @@ class SleepWatch:
                 self._synced.add(depth)
                 return
 
-    def _end(self, python: bool) -> None:
+    def _end(self, python: bool, returned: Any = None) -> None:
         now = time.perf_counter()
         synced = len(self._open) in self._synced
         self._synced.discard(len(self._open))
@@ -243,4 +252,5 @@ class SleepWatch:
             return
         self._reported += 1
         name = _function_name(callee.f_code, callee.f_globals.get("__name__") or "") if python else _c_name(callee)
-        self.report(Where(caller.f_code.co_filename, caller.f_lineno), name, now - started if synced else off_cpu)
+        dispatched = returned is not None and self.frames.is_device_value(returned)
+        self.report(Where(caller.f_code.co_filename, caller.f_lineno), name, now - started if synced else off_cpu, dispatched)

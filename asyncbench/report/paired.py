@@ -33,7 +33,7 @@ HEADERS = ("case", "what", "base", "head", "change", "interval", "verdict")
 #: the table of sync points new on head (`ab --syncs`)
 SYNC_TITLE = "sync points new on head (its step waits there, base's does not)"
 SYNC_HEADERS = ("case", *syncs.HEADERS)
-NO_NEW_SYNCS = "no sync point new on head: every point where head's step waits, base's waits at too"
+NO_NEW_SYNCS = "no sync point new on head: every point where head's step waits, base's waits there too"
 
 
 @dataclass(frozen=True)

@@ -160,10 +160,21 @@ def print_case(console: Console, case: CaseView, plain: bool = False) -> None:
         print_census(console, case.syncs, plain)
 
 
+#: the narrowest the census's call column gets: "jax.Array.item" whole, a longer call folded over lines
+CALL_MIN_WIDTH = 14
+
+
 def census_table(census: CensusView) -> Table:
     table = Table(title=census.title, title_justify="left")
     for header, figures, no_wrap in zip(census.headers, census.figures, census.no_wrap, strict=True):
-        table.add_column(header, justify="right" if figures else "left", no_wrap=no_wrap, overflow="ellipsis" if no_wrap else "fold")
+        # the call folds where it must, never to nothing (rich shrinks the one wrapping column first)
+        table.add_column(
+            header,
+            justify="right" if figures else "left",
+            no_wrap=no_wrap,
+            overflow="ellipsis" if no_wrap else "fold",
+            min_width=None if no_wrap else CALL_MIN_WIDTH,
+        )
     for row in census.rows:
         table.add_row(*(escape(cell) for cell in row))
     return table

@@ -39,9 +39,15 @@ class SyncKind(Word):
     TRANSFER = "transfer"  # a copy between host and device that waits (pageable memory, device_get)
     CONTROL_FLOW = "control flow"  # a device value decides a branch: bool(x), `if x:`, nonzero, masked indexing
     UNKNOWN = "unattributed"  # a blocking wait no backend hook covers, found by the frame fallback
+    #: the dispatch of an op that hands back a device value waited for room in the framework's queue (backpressure:
+    #: the host ran as far ahead as the framework lets it, JAX's CPU client holds some 30 computations): shown, but
+    #: no sync of the step's, so the whole step's figures leave it out (a check names it as `[queue full]`)
+    QUEUE_FULL = "queue full"
 
 
 SYNC_KINDS = tuple(SyncKind)
+#: the kinds that are the step's own syncs: every kind but backpressure (what the whole step's figures sum)
+STEP_SYNC_KINDS = tuple(kind for kind in SyncKind if kind is not SyncKind.QUEUE_FULL)
 
 
 @dataclass(frozen=True)
@@ -90,21 +96,26 @@ class Census:
     steps_per_call: int = 1
 
     @property
+    def syncs(self) -> tuple[SyncPoint, ...]:
+        """The points that are the step's own syncs: all but backpressure (SyncKind.QUEUE_FULL)."""
+        return tuple(point for point in self.points if point.kind in STEP_SYNC_KINDS)
+
+    @property
     def syncs_per_step(self) -> float:
-        """Waits per step over every point (0: the step never waited)."""
-        return sum(point.calls_per_step for point in self.points)
+        """Waits per step over the step's syncs (0: the step never waited for a result)."""
+        return sum(point.calls_per_step for point in self.syncs)
 
     @property
     def wait_s(self) -> float:
-        """Time blocked per step over every point (the sum of the points' medians)."""
-        return sum(point.wait_s_per_step for point in self.points)
+        """Time blocked per step over the step's syncs (the sum of the points' medians)."""
+        return sum(point.wait_s_per_step for point in self.syncs)
 
     def round_totals(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
-        """Per census round, the waits and the seconds blocked per step over every point: what a check on the whole
-        step computes its interval from."""
+        """Per census round, the waits and the seconds blocked per step over the step's syncs: what a check on the
+        whole step computes its interval from."""
         calls = [0.0] * self.rounds
         waits = [0.0] * self.rounds
-        for point in self.points:
+        for point in self.syncs:
             for index, (count, seconds) in enumerate(zip(point.calls_rounds, point.wait_s_rounds, strict=True)):
                 calls[index] += count
                 waits[index] += seconds

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Callable, Hashable, Mapping, Sequence
 
 from asyncbench.results import stats
-from asyncbench.results.syncs import SYNC_KINDS, Census, SyncKind, SyncPoint
+from asyncbench.results.syncs import STEP_SYNC_KINDS, SYNC_KINDS, Census, SyncKind, SyncPoint
 
 #: the census's quantities a check may name: waits per step (a count) and seconds blocked per step
 SYNCS_PER_STEP = "syncs_per_step"
@@ -44,9 +44,10 @@ def line_named(text: str) -> tuple[str, int] | None:
 
 
 def selects(part: str | None, point: SyncPoint) -> bool:
-    """Whether the part of a step named `part` (None: the whole step; a kind; FILE:LINE) holds `point`."""
+    """Whether the part of a step named `part` (None: the whole step, its own syncs, not backpressure; a kind;
+    FILE:LINE) holds `point`."""
     if part is None:
-        return True
+        return point.kind in STEP_SYNC_KINDS
     line = line_named(part)
     if line is not None:
         file, number = line

@@ -14,6 +14,7 @@ from typing import Callable
 import pytest
 
 from asyncbench.engine import runner
+from asyncbench.measure.census import FALLBACK_KINDS
 from asyncbench.results.model import OK, Result, Settings
 from asyncbench.results.syncs import Census, SyncKind
 from asyncbench.spec import config
@@ -103,7 +104,8 @@ def test_a_sync_free_step_shows_no_wait(backend, corpus):
 def test_the_corpus_plants_at_least_twelve_kinds_of_wait_between_jax_and_mxnet():
     calls = {(p.kind, p.call) for p in (*JAX_PLANTED.values(), *MX_PLANTED.values())}
     assert len(calls) >= 12
-    assert {str(kind) for kind in SyncKind} <= {p.kind for p in JAX_PLANTED.values()}  # every kind, on JAX alone
+    # every kind, on JAX alone, but backpressure, which no line plants once (test_a_full_queue_is_backpressure_...)
+    assert {str(kind) for kind in SyncKind} - {str(SyncKind.QUEUE_FULL)} <= {p.kind for p in JAX_PLANTED.values()}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -164,7 +166,7 @@ def test_training_memory_waits_for_its_loss_as_often_as_sync_every_says(backend)
     def hooked(every: int) -> list:
         """The census's hooked points: the frame fallback may add JAX's queue, whose 31st computation in flight makes
         the next dispatch wait (an op's line in the step, `unattributed`), wherever the queue fills in a round."""
-        return [point for point in result.syncs[f"sync_every={every}"].points if point.kind != SyncKind.UNKNOWN]
+        return [point for point in result.syncs[f"sync_every={every}"].points if point.kind not in FALLBACK_KINDS]
 
     for every, waits in ((1, 4), (2, 2)):
         (point,) = hooked(every)
@@ -215,3 +217,36 @@ def test_run_syncs_on_the_command_line_stores_the_census(tmp_path):
     (result,) = schema.load(out).results
     assert set(result.syncs) == {"none", "item", "numpy", "print"}
     assert all(c.coverage == "numpy runs synchronously: nothing waits for a device" for c in result.syncs.values())
+
+
+FLOOD = """\
+import jax.numpy as jnp
+
+import asyncbench
+
+
+@asyncbench.step(sync_every=(0,), steps=1)
+def flood(backend, device, params):
+    x = jnp.ones((256, 256)) / 256
+
+    def step():
+        y = x
+        for _ in range(96):
+            y = jnp.tanh(y @ x)  # dispatch: the 31st computation in flight waits for room in XLA's queue
+        return y
+
+    return step
+"""
+
+
+@pytest.mark.jax
+def test_a_full_queue_is_backpressure_shown_at_its_line_and_no_sync_of_the_step(tmp_path):
+    """A step that only dispatches, faster than the device computes, waits at its dispatch once JAX's queue is full:
+    a new user's clean step failed `syncs_per_step == 0` in 5 of 9 runs on those waits, read as syncs of the step."""
+    (tmp_path / "flood.py").write_text(FLOOD)
+    result = run_syncs(f"{tmp_path / 'flood.py'}:flood", "jax")
+    (census,) = result.syncs.values()
+    line = FLOOD.splitlines().index(next(t for t in FLOOD.splitlines() if "31st computation" in t)) + 1
+    assert [(p.line, p.kind) for p in census.points] == [(line, SyncKind.QUEUE_FULL)]
+    assert census.syncs_per_step == 0
+    assert census.round_totals()[0] == (0.0,) * census.rounds
