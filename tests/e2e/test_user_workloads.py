@@ -180,6 +180,7 @@ def test_a_plain_function_is_taken_as_a_step(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # the examples' checks must be decided in their max_time_s: beside another test one was inconclusive
 @pytest.mark.parametrize("config", ["torch-training-step.yaml", "data-pipeline.yaml"])
 def test_the_examples_run_on_the_cpu_and_pass_their_gates(config, tmp_path):
     # --quick's 1 s and 20 rounds per case can leave a gate inconclusive (its interval is at 99.9%, and widened when
