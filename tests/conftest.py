@@ -51,10 +51,13 @@ def _missing(name: str) -> str | None:
     return _backend_missing(name)
 
 
-#: markers whose tests share one server or cluster between them (the PostgreSQL database each test empties first;
-#: the one Slurm controller the session fixture starts): under `pytest -n` (xdist's loadgroup), each such set runs
-#: on one process, one test after another
-SHARED_SERVERS = ("postgres", "slurm")
+#: markers whose tests share one server or cluster between them (the one Slurm controller the session fixture
+#: starts): under `pytest -n` (xdist's loadgroup), each such set runs on one process, one test after another
+SHARED_SERVERS = ("slurm",)
+#: markers whose tests run `alone`, after the parallel part (make test): the PostgreSQL tests share one database
+#: that each empties first, and grouped on one process they still failed in 3 of 3 parallel runs of the suite
+#: (tables dropped in the middle of a test; cause not found: no other test opens that database), never alone
+ALONE = ("postgres",)
 
 
 def _group(item: pytest.Item) -> str:
@@ -64,9 +67,12 @@ def _group(item: pytest.Item) -> str:
     return next((name for name in SHARED_SERVERS if name in uses), item.nodeid.partition("::")[0])
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m alone` / `-m "not alone"` selects by the markers added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         item.add_marker(pytest.mark.xdist_group(_group(item)))
+        if any(name in item.keywords for name in ALONE):
+            item.add_marker(pytest.mark.alone)
     for name in ("jax", "mxnet", "postgres", "browser", "slurm"):
         reason = _missing(name)
         if reason is None:
