@@ -152,8 +152,11 @@ def test_the_connections_check_reads_done_medians_from_a_real_gpus_results_file(
 def test_the_sweep_check_tells_a_cpu_job_by_its_environment():
     gpu_checks = _script().gpu_checks()
     environment = {"PATH": "/usr/bin:/bin", "SUBMITIT_LOCAL_JOB_ID": "4242", "CUDA_VISIBLE_DEVICES": ""}
-    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=environment) as job:
+    ready = "import sys, time; print('ready', flush=True); time.sleep(30)"
+    with subprocess.Popen([sys.executable, "-c", ready], env=environment, stdout=subprocess.PIPE, text=True) as job:
         try:
+            assert job.stdout is not None
+            assert job.stdout.readline() == "ready\n"  # exec'd: /proc shows its own environment, not its parent's
             assert gpu_checks._job_of(str(job.pid)) == ("4242", "")
         finally:
             job.kill()
