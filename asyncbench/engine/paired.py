@@ -111,7 +111,7 @@ def _distinct(series: Series) -> list[tuple[str, str]]:
 
 # A block samples at least as long as its processes took to start (torch: 1–3 s): starting then costs at most half
 # the case's time, and a slow-starting framework gets longer blocks instead of a gate spent starting processes.
-BLOCK_PER_START = 1.0
+BLOCK_PER_START = 0.5
 
 
 @dataclass
@@ -212,6 +212,7 @@ class Pairing:
             problems=tuple(self.problems),
             needed_s=None if self.decided else self.seconds_needed(),
             new_syncs=self._new_syncs() if self.syncs and len(self.censuses) == len(self.sides) else None,
+            margin=self.margin,
         )
 
     def _new_syncs(self) -> tuple[NewSync, ...]:

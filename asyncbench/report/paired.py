@@ -137,6 +137,11 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     counts = {label: labels.count(label) for label in Label if labels.count(label)}
     summary = ", ".join(f"{n} {label}" for label, n in counts.items()) or "nothing compared"
     notes += _settings_notes(report)
+    notes += [
+        f"{c.id}: judged at its own margin, {units.percent(c.margin)} (ab_margin in the base side's config)"
+        for c in report.cases
+        if c.margin is not None and not math.isclose(c.margin, report.max_regression)
+    ]
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
     budget = (
         f"margin {report.max_regression * 100:.3g}%: the gate asks whether head is slower than base by more than the margin: "

@@ -188,6 +188,9 @@ def _case(raw: Any, at: At) -> ABCase:
         fields.optional_number(case.get(key), at / key)
     recordable.flag(case.get("lost", False), at / "lost")
     recordable.duration(case.get("needed_s"), at / "needed_s")
+    margin = fields.optional_number(case.get("margin"), at / "margin")
+    if margin is not None and margin < 0:
+        (at / "margin").fail(f"a margin cannot be negative ({margin:g})")
     for index, problem in enumerate(fields.optional_list(case.get("problems"), at / "problems")):
         fields.optional_text(problem, at / "problems" / index)
     return ABCase(

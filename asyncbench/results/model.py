@@ -79,6 +79,12 @@ class Settings:
     # set-up (a framework's import, cuBLAS autotuning, big allocations) while a
     # hung case frees a CI pipeline long before the job's own limit.
     timeout_s: float = 300.0
+    # This case's margin under `asyncbench ab` (how much slower head may be and still pass), where the gate's
+    # --max-regression is finer than the case can resolve in a gate's time: a case whose fresh processes differ by
+    # more than that (two threads' placement: ±18% between pairs of processes on a 2-core runner) states the change
+    # it can catch instead of failing every gate INCONCLUSIVE. Read from the base side's config, so that a pull
+    # request cannot loosen its own gate. None: the gate's --max-regression.
+    ab_margin: float | None = None
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,9 @@ class PairedCase:
     #: `ab --syncs`: the sync points where head's step waits and base's does not (empty: none new); None: no census
     #: was asked for, or it could not be taken on both sides
     new_syncs: tuple[NewSync, ...] | None = None
+    #: the margin its verdicts were judged at: the gate's max_regression, or the case's own `ab_margin` as the base
+    #: side's config states it; None where nothing was judged (and in files before it was kept: the gate's)
+    margin: float | None = None
 
     @classmethod
     def of(cls, case: Case, status: str, reason: str | None = None, **measured: Any) -> PairedCase:

@@ -127,6 +127,13 @@ def _facts(side: Any, backends: list[str], timeout_s: float) -> dict[str, Any]:
     return found
 
 
+def _margin(base_case: Case, gate_margin: float) -> float:
+    """A case's margin: its `ab_margin` setting as the base side's config states it (a pull request cannot loosen
+    its own gate), else the gate's --max-regression."""
+    own = base_case.settings.ab_margin
+    return gate_margin if own is None else own
+
+
 def run(request: ABRequest, say: Say) -> ABSession:
     """Check the input, check out both sides, pair every case, save, judge (see the module's docstring)."""
     base_env, head_env = request.base_env, request.head_env
@@ -273,9 +280,8 @@ class Pairs:
             else:
                 pair = (self._worker(self.sides[0], trees[0], base_case), self._worker(self.sides[1], trees[1], case))
                 workload = self.workloads[case.workload]
-                self.pairings.append(
-                    paired.Pairing(base_case, case, pair, workload, case_error, request.max_regression, display.update, syncs=request.syncs)
-                )
+                margin = _margin(base_case, request.max_regression)
+                self.pairings.append(paired.Pairing(base_case, case, pair, workload, case_error, margin, display.update, syncs=request.syncs))
         with display:
             self.finished += gate_time.gate(
                 self.pairings, request.gate_time_s, lambda i, p: display.start(i, len(self.pairings), p.head_case)

@@ -41,7 +41,7 @@ def _experiment(experiment: Experiment) -> dict[str, Any]:
         written["params_for"] = {key: dict(params) for key, params in experiment.params_for.items()}
     if experiment.expect:
         written["expect"] = [check.text for check in experiment.expect]
-    written.update(dataclasses.asdict(experiment.settings))
+    written.update({name: value for name, value in dataclasses.asdict(experiment.settings).items() if value is not None})
     return written
 
 

@@ -39,7 +39,7 @@ MAX_SWEEP_POINTS = 10_000
 # max_samples.
 QUICK_SETTINGS = Settings(warmup=1, min_samples=6, max_samples=20, max_time_s=0.1, max_rel_noise=0.05)
 #: the units a float setting may carry, as `expect` thresholds do: max_time_s=2s, max_rel_noise=3%
-SETTING_UNITS = {"max_time_s": "s", "timeout_s": "s", "max_rel_noise": "%"}
+SETTING_UNITS = {"max_time_s": "s", "timeout_s": "s", "max_rel_noise": "%", "ab_margin": "%"}
 _NUMBER_WITH_UNIT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ%]+)\s*")
 #: how an error about a workload's name says that users' own workloads are named
 YOUR_OWN = "your own: path/to/file.py:Name, package.module:Name, or an installed plugin's name"

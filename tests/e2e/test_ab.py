@@ -95,6 +95,25 @@ def test_a_planted_slowdown_in_the_users_package_is_slower_and_fails_the_gate(re
     assert git(repo, "worktree", "list").count("\n") == 0  # the base's temporary worktree is gone
 
 
+def test_a_case_s_ab_margin_is_the_base_side_s_so_a_pull_request_cannot_loosen_its_own_gate(repo):
+    """The head doubles the work and its config allows 300%: still SLOWER at the base's 5%. Once the base's
+    config allows 300%, the same doubling passes, and the row says which margin judged it."""
+    (repo / "mypkg.py").write_text("REPEAT = 40\n")
+    (repo / "gate.yaml").write_text(CONFIG + "    ab_margin: 300%\n")
+    loosened = ab("gate.yaml", "--base", "HEAD", "-o", "ab.json", cwd=repo)
+    assert loosened.returncode == 1, loosened.stdout + loosened.stderr
+    (case,) = json.loads((repo / "ab.json").read_text())["cases"]
+    assert case["margin"] == pytest.approx(0.05)
+    assert case["ratios"][0]["label"] == "SLOWER"
+    git(repo, "commit", "-qm", "the case resolves 300%", "--", "gate.yaml")  # the base now allows it; REPEAT stays 20
+    allowed = ab("gate.yaml", "--base", "HEAD", "-o", "ab.json", cwd=repo)
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    (case,) = json.loads((repo / "ab.json").read_text())["cases"]
+    assert case["margin"] == pytest.approx(3.0)
+    assert case["ratios"][0]["label"] in ("SAME", "NOT SLOWER")
+    assert "judged at its own margin, 300%" in allowed.stdout
+
+
 def test_environment_differences_reach_only_their_side(repo):
     """--base-env sets a variable the user's package reads: the base then does half the work of the head."""
     (repo / "mypkg.py").write_text("import os\nREPEAT = int(os.environ.get('WORK_REPEAT', '20'))\n")

@@ -117,6 +117,7 @@ def test_a_backend_never_meets_a_device_kind_it_does_not_run_on():
         ("max_time_s=500ms", "max_time_s", 0.5),
         ("max_rel_noise=3%", "max_rel_noise", 0.03),
         ("timeout_s=90s", "timeout_s", 90.0),
+        ("ab_margin=20%", "ab_margin", 0.2),
     ],
 )
 def test_settings_take_the_units_checks_take(text, name, value):
@@ -260,3 +261,16 @@ def test_loading_several_configs_says_each_files_mistakes(tmp_path):
         planning.plan(Selection(configs=(str(first), str(good), str(second))))
     said = [str(one) for one in each_error(caught.value)]
     assert [one.split(": ")[0] for one in said] == [f"{first}:2", f"{first}:4", f"{second}:3"]
+
+
+def test_a_case_s_ab_margin_is_a_positive_fraction_and_a_dumped_plan_leaves_it_out_when_unset(tmp_path):
+    from asyncbench.spec import dump
+
+    with pytest.raises(InputError, match="ab_margin"):
+        overrides.apply_overrides(load_text(VALID), sets=["ab_margin=0%"])
+    plain = overrides.apply_overrides(load_text(VALID))
+    assert plain.experiments[0].settings.ab_margin is None
+    assert "ab_margin" not in dump.dumps(plain)  # null would not read back as a setting
+    path = tmp_path / "plan.yaml"
+    path.write_text(dump.dumps(overrides.apply_overrides(load_text(VALID), sets=["ab_margin=25%"])))
+    assert config.load(path).experiments[0].settings.ab_margin == pytest.approx(0.25)
