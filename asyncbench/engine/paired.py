@@ -325,6 +325,7 @@ class Pairing:
                     blocks.estimate(self.values[(kind, name)]),
                     interval,
                     margin.label_of(interval, self.margin),
+                    tuple(self.values[(kind, name)]),
                 )
             )
         self.judged = tuple(judged)

@@ -225,6 +225,8 @@ def _ratio(raw: Any, at: At) -> Ratio:
     fields.unit(ratio.get("unit", ""), at / "unit")
     for side in ("base", "head"):
         recordable.duration(ratio.get(side), at / side)
+    for index, value in enumerate(fields.optional_list(ratio.get("block_log_ratios"), at / "block_log_ratios")):
+        fields.number(value, at / "block_log_ratios" / index)
     label = Label(fields.word(ratio.get("label"), at / "label", [str(label) for label in Label]))
     verdict = fields.word(ratio.get("verdict"), at / "verdict", [str(v) for v in Verdict])
     if verdict != label.verdict:

@@ -64,6 +64,9 @@ class PairedRatio:
     ratio: float
     ratio_ci: tuple[float, float] | None
     label: Label  # decided by verdicts.margin.label_of from `ratio_ci` and the margin
+    #: each block's number, in block order: the median log paired ratio of its rounds (engine.paired), the sample
+    #: `ratio` and `ratio_ci` come from; its spread is what a case's margin must allow (configs' ab_margin)
+    block_log_ratios: tuple[float, ...] = ()
 
     @property
     def verdict(self) -> Verdict:

@@ -330,3 +330,12 @@ def test_the_time_said_to_decide_an_undecided_case_decides_it_more_often_than_no
         decided += math.log(high) < line or math.log(low) > line
     assert estimated > 200
     assert decided / estimated > 0.5
+
+
+def test_each_verdict_keeps_its_blocks_values_and_the_margin_it_was_judged_at():
+    pairing = _gate(3, 0.0, 0.25, 0.01)
+    row = pairing.finish()
+    (ratio,) = row.ratios
+    assert len(ratio.block_log_ratios) == row.blocks >= blocks.FIRST_LOOK_BLOCKS
+    assert ratio.ratio == pytest.approx(blocks.estimate(ratio.block_log_ratios))
+    assert row.margin == 0.25

@@ -94,6 +94,7 @@ MALFORMED_AB = {
     "a negative margin": (lambda d: d.update(max_regression=-0.05), "max_regression"),
     "negative rounds": (lambda d: d["cases"][0].update(rounds=-1), "cases[0].rounds"),
     "a case's negative margin": (lambda d: d["cases"][0].update(margin=-0.2), "cases[0].margin"),
+    "a block's value that is text": (lambda d: d["cases"][0]["ratios"][0].update(block_log_ratios=[0.01, "x"]), "block_log_ratios[1]"),
     "facts a string": (lambda d: d["head"].update(facts="numpy"), "head.facts"),
     "a creation time that is no time": (lambda d: d.update(created="yesterday"), "created"),
     "schema version 0": (lambda d: d.update(schema_version=0), "schema_version"),
