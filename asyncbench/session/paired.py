@@ -281,7 +281,8 @@ class Pairs:
                 pair = (self._worker(self.sides[0], trees[0], base_case), self._worker(self.sides[1], trees[1], case))
                 workload = self.workloads[case.workload]
                 margin = _margin(base_case, request.max_regression)
-                self.pairings.append(paired.Pairing(base_case, case, pair, workload, case_error, margin, display.update, syncs=request.syncs))
+                pairing = paired.Pairing(base_case, case, pair, workload, case_error, margin, display.update, syncs=request.syncs)
+                self.pairings.append(pairing)
         with display:
             self.finished += gate_time.gate(
                 self.pairings, request.gate_time_s, lambda i, p: display.start(i, len(self.pairings), p.head_case)
