@@ -111,7 +111,7 @@ input, before anything runs.
     show_default=True,
     metavar="PCT",
     callback=read_margin,
-    help="The margin: how much slower still passes.",
+    help="The margin: how much slower still passes (a case whose config, on the base side, states `ab_margin: 25%` is judged at that).",
 )
 @click.option("--allow-inconclusive", is_flag=True, help="An INCONCLUSIVE verdict does not fail the gate.")
 @click.option(

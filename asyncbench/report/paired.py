@@ -138,13 +138,14 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     summary = ", ".join(f"{n} {label}" for label, n in counts.items()) or "nothing compared"
     notes += _settings_notes(report)
     notes += [
-        f"{c.id}: judged at its own margin, {units.percent(c.margin)} (ab_margin in the base side's config)"
+        f"{c.id}: judged at its own margin, {units.percent(c.margin)} (its ab_margin, as the base side states it)"
         for c in report.cases
         if c.margin is not None and not math.isclose(c.margin, report.max_regression)
     ]
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
     budget = (
-        f"margin {report.max_regression * 100:.3g}%: the gate asks whether head is slower than base by more than the margin: "
+        f"margin {report.max_regression * 100:.3g}%{_own_margins(report)}: "
+        "the gate asks whether head is slower than base by more than the margin: "
         f"SLOWER when the whole interval of the ratio head/base lies above 1 + margin, a pass when it lies below (FASTER "
         f"below 1/(1 + margin), SAME within it both ways, NOT SLOWER when too wide to say which). Each interval is "
         f"the exact signed-rank interval over blocks, each a fresh pair of processes ({blocks_used or 'none'}). "
@@ -157,6 +158,12 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     return ABView(
         title, sides, tuple(rows), tuple(labels), tuple(notes), budget, summary, outcome.reasons, outcome.code, _new_syncs(report)
     )
+
+
+def _own_margins(report: ABReport) -> str:
+    """' (2 cases at their own, noted above)' where cases were judged at their own ab_margin; '' where none was."""
+    own = sum(c.margin is not None and not math.isclose(c.margin, report.max_regression) for c in report.cases)
+    return f" ({own} case{'' if own == 1 else 's'} at {'its' if own == 1 else 'their'} own, noted above)" if own else ""
 
 
 def _new_syncs(report: ABReport) -> tuple[tuple[str, ...], ...] | None:

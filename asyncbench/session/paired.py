@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
+import math
 import platform
 import re
 import sys
@@ -27,7 +28,7 @@ from typing import Any, Callable, Mapping
 from asyncbench.errors import InputError
 from asyncbench.host import facts as host_facts
 from asyncbench.report import paired as views
-from asyncbench.results import blocks, budget, outputs
+from asyncbench.results import blocks, budget, outputs, units
 from asyncbench.results.model import Case
 from asyncbench.results.paired import ABReport, PairedCase, Side, dumps
 from asyncbench.session import planning, preflight, sides, spine
@@ -134,6 +135,23 @@ def _margin(base_case: Case, gate_margin: float) -> float:
     return gate_margin if own is None else own
 
 
+Planned = list[tuple[Case, str | None]]
+
+
+def _unheeded_margins(base_cases: Planned, head_cases: Planned, gate_margin: float) -> list[str]:
+    """A line per case whose head states another ab_margin than the base: the head's is not the one that judges it."""
+    base = {case.id: case for case, _ in base_cases}
+    lines = []
+    for case, _ in head_cases:
+        own, judging = case.settings.ab_margin, _margin(base[case.id], gate_margin) if case.id in base else None
+        if own is not None and judging is not None and not math.isclose(own, judging):
+            lines.append(
+                f"{case.id}: head's config states ab_margin {units.percent(own)}; it is judged at {units.percent(judging)}, "
+                "the base side's, until that change is merged (a pull request cannot loosen its own gate)"
+            )
+    return lines
+
+
 def run(request: ABRequest, say: Say) -> ABSession:
     """Check the input, check out both sides, pair every case, save, judge (see the module's docstring)."""
     base_env, head_env = request.base_env, request.head_env
@@ -161,6 +179,8 @@ def run(request: ABRequest, say: Say) -> ABSession:
         checks = sum(len(case.expect) for case, _ in head_cases)
         if checks:
             say(f"{checks} expect: check{'' if checks == 1 else 's'} not evaluated: checks are `run`'s; `ab` compares timings")
+        for line in _unheeded_margins(base_cases, head_cases, request.max_regression):
+            say(line)
         both_sides = (  # as the outputs show them; each side's process gets its real variables
             Side("base", base_tree.revision, base_python, base_version, shown(base_env)),
             Side("head", head_tree.revision, sys.executable, platform.python_version(), shown(head_env)),

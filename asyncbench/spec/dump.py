@@ -41,7 +41,10 @@ def _experiment(experiment: Experiment) -> dict[str, Any]:
         written["params_for"] = {key: dict(params) for key, params in experiment.params_for.items()}
     if experiment.expect:
         written["expect"] = [check.text for check in experiment.expect]
-    written.update({name: value for name, value in dataclasses.asdict(experiment.settings).items() if value is not None})
+    settings = {name: value for name, value in dataclasses.asdict(experiment.settings).items() if value is not None}
+    if "ab_margin" in settings:  # read back only as a percentage (spec.schema.coerce_setting)
+        settings["ab_margin"] = f"{settings['ab_margin'] * 100:.15g}%"
+    written.update(settings)
     return written
 
 

@@ -106,8 +106,20 @@ def _with_unit(name: str, value: Any) -> Any:
     return float(match[1]) * factors[match[2]]
 
 
+# ab_margin is written as a percentage, always: a plain 5 would be 500% as a fraction (as max_rel_noise reads) and 5%
+# as `ab --max-regression 5` reads; and at most what --max-regression takes (verdicts.compare.parse_threshold).
+AB_MARGIN_MAX = 10.0
+
+
 def coerce_setting(name: str, value: Any) -> Any:
     """Check a measurement setting (warmup, min_samples...); raise ValueError if wrong."""
+    if name == "ab_margin":
+        if not (isinstance(value, str) and value.strip().endswith("%")):
+            raise ValueError(f"expected a percentage such as 25% (with its %), got {value!r}")
+        margin = _with_unit(name, value)
+        if not 0 < margin < AB_MARGIN_MAX:
+            raise ValueError(f"expected a percentage above 0% and under {AB_MARGIN_MAX:.0%}, got {value!r}")
+        return margin
     value = _with_unit(name, value)
     kind = SETTING_FIELDS[name].type
     if kind == "int":

@@ -30,11 +30,11 @@ def judge(report: ABReport) -> Outcome:
     if errored:
         errors.append(f"{_plural(len(errored), 'case')} errored: {', '.join(c.id for c in errored)}")
     rows = [(case.id, ratio) for case in report.cases for ratio in case.ratios]
-    slower = [f"{case_id} {r.name}" for case_id, r in rows if r.label == Label.SLOWER]
+    margins = {case.id: report.max_regression if case.margin is None else case.margin for case in report.cases}
+    slower = [f"{case_id} {r.name} (beyond {margins[case_id] * 100:.3g}%)" for case_id, r in rows if r.label == Label.SLOWER]
     unsure = [f"{case_id} {r.name}" for case_id, r in rows if r.verdict == Verdict.INCONCLUSIVE]
-    margin = f"{report.max_regression * 100:.3g}%"
     if slower:
-        gates.append(f"{_plural(len(slower), 'verdict')} SLOWER beyond {margin}: {', '.join(slower)}")
+        gates.append(f"{_plural(len(slower), 'verdict')} SLOWER beyond its margin: {', '.join(slower)}")
     if unsure and not report.allow_inconclusive:
         gates.append(
             f"{_plural(len(unsure), 'verdict')} INCONCLUSIVE (the interval reaches across 1 + margin, or there is none yet): "

@@ -105,6 +105,7 @@ def test_a_case_s_ab_margin_is_the_base_side_s_so_a_pull_request_cannot_loosen_i
     (case,) = json.loads((repo / "ab.json").read_text())["cases"]
     assert case["margin"] == pytest.approx(0.05)
     assert case["ratios"][0]["label"] == "SLOWER"
+    assert "head's config states ab_margin 300%; it is judged at 5%, the base side's" in loosened.stderr + loosened.stdout
     git(repo, "commit", "-qm", "the case resolves 300%", "--", "gate.yaml")  # the base now allows it; REPEAT stays 20
     allowed = ab("gate.yaml", "--base", "HEAD", "-o", "ab.json", cwd=repo)
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr

@@ -39,6 +39,7 @@ def test_a_case_judged_at_its_own_margin_says_so_and_one_at_the_gate_s_does_not(
     row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.9, 1.1), Label.NOT_SLOWER)
     own = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=14, margin=0.25)
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, own), Outcome(0, ())).notes
-    assert "work[numpy,cpu]: judged at its own margin, 25% (ab_margin in the base side's config)" in notes
+    assert "work[numpy,cpu]: judged at its own margin, 25% (its ab_margin, as the base side states it)" in notes
+    assert "margin 5% (1 case at its own, noted above)" in views.build(_report({}, own), Outcome(0, ())).budget
     gate_s = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=14, margin=0.05)
     assert not any("own margin" in note for note in views.build(_report({"OMP_NUM_THREADS": "1"}, gate_s), Outcome(0, ())).notes)

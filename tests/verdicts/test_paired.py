@@ -28,7 +28,9 @@ def test_same_passes_slower_fails_and_inconclusive_fails_unless_allowed():
     assert verdicts.judge(_report(PairedCase("a", "ok", ratios=(_ratio("SAME"), _ratio("FASTER", 0.5))))).code == EXIT_OK
     slower = verdicts.judge(_report(PairedCase("a", "ok", ratios=(_ratio("SLOWER", 1.2, (1.1, 1.3)),))))
     assert slower.code == EXIT_GATE
-    assert "1 verdict SLOWER beyond 5%: a v" in slower.reasons
+    assert "1 verdict SLOWER beyond its margin: a v (beyond 5%)" in slower.reasons
+    own = verdicts.judge(_report(PairedCase("a", "ok", ratios=(_ratio("SLOWER", 1.4, (1.3, 1.5)),), margin=0.25)))
+    assert "1 verdict SLOWER beyond its margin: a v (beyond 25%)" in own.reasons  # the case's own, not the gate's 5%
     unsure = PairedCase("a", "ok", ratios=(_ratio("INCONCLUSIVE", 1.04, (0.99, 1.09)),))
     assert verdicts.judge(_report(unsure)).code == EXIT_GATE
     assert verdicts.judge(_report(unsure, allow_inconclusive=True)).code == EXIT_OK
