@@ -18,6 +18,7 @@ import time
 from typing import Callable
 
 from asyncbench.engine.paired import Pairing, shared_block
+from asyncbench.results.blocks import planned_blocks
 from asyncbench.results.paired import PairedCase
 
 
@@ -27,7 +28,9 @@ def gate(pairings: list[Pairing], budget_s: float, on_case: Callable[[int, Pairi
     Every case gets its first block whatever the time (a row needs something measured). After that, each round of
     blocks takes the undecided cases that can still decide in the time left, or, when none can, all of them (so
     each reports the resolution it got to). Cases on the same two interpreters share each block's processes."""
-    deadline = time.perf_counter() + budget_s
+    started = time.perf_counter()
+    deadline = started + budget_s
+    planned = False
     while True:
         undecided = [p for p in pairings if p.open]
         remaining = deadline - time.perf_counter()
@@ -41,6 +44,12 @@ def gate(pairings: list[Pairing], budget_s: float, on_case: Callable[[int, Pairi
             if on_case is not None:
                 on_case(pairings.index(group[0]), group[0])
             shared_block(group, deadline)
+        if not planned:  # every case has had its first block: plan the looks at that pace (results.blocks.BlockBudget)
+            max_blocks = planned_blocks(budget_s, time.perf_counter() - started)
+            for pairing in pairings:
+                if pairing.done is None:
+                    pairing.plan(max_blocks)
+            planned = True
     return [pairing.finish() for pairing in pairings]
 
 

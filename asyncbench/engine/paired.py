@@ -139,6 +139,8 @@ class Pairing:
     judged: tuple[PairedRatio, ...] = ()
     done: PairedCase | None = None  # an error or a skip: nothing more to measure
     looked_at: int = 0  # the block count of the last look
+    #: the blocks its looks are planned over (results.blocks.BlockBudget), set once before its second block
+    max_blocks: int = blocks.MAX_BLOCKS
     #: `ab --syncs`: each side's census (taken once, in the first block), for the points new on head
     syncs: bool = False
     censuses: dict[str, dict[str, Census]] = field(default_factory=dict)
@@ -157,7 +159,14 @@ class Pairing:
         return self.done is not None or (bool(self.judged) and all(r.verdict != Verdict.INCONCLUSIVE for r in self.judged))
 
     def budget(self) -> blocks.BlockBudget:
-        return blocks.BlockBudget(self.family_error, max(len(self.keys), 1))
+        return blocks.BlockBudget(self.family_error, max(len(self.keys), 1), self.max_blocks)
+
+    def plan(self, max_blocks: int) -> None:
+        """Plan the looks over `max_blocks` blocks: once, before the second block (later, the plan could follow
+        what the blocks said)."""
+        if self.n_blocks > 1 or self.looked_at:
+            raise RuntimeError(f"the looks are planned before the second block, not after {self.n_blocks}")
+        self.max_blocks = max_blocks
 
     def seconds_needed(self) -> float:
         """About how much more time would decide every verdict, at the spread its blocks show (inf: cannot say)."""

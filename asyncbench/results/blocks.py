@@ -27,7 +27,8 @@ error of one wrong verdict: a false SLOWER needs the lower end above the
 truth, a false pass the upper end below it. The gate's family-wise rate is
 split evenly over its cases, each case's verdicts, and the looks of the
 fixed block schedule (Bonferroni), so stopping early at a look cannot
-inflate it; the interval shown is two-sided at 1 − 2·(that share).
+inflate it; the interval shown is two-sided at 1 − 2·(that share). The
+schedule is planned over the blocks the gate's time holds (BlockBudget).
 """
 
 from __future__ import annotations
@@ -65,28 +66,57 @@ def looks(first: int = FIRST_LOOK_BLOCKS, max_blocks: int = MAX_BLOCKS) -> tuple
     return tuple(at)
 
 
+def planned_blocks(gate_s: float, first_round_s: float) -> int:
+    """The blocks a case's looks are planned over: as many as the gate's time holds at its first round's pace (a
+    block of every case, the slowest: it also verifies results and warms the imports), at most MAX_BLOCKS."""
+    if first_round_s <= 0:
+        return MAX_BLOCKS
+    return max(1, min(MAX_BLOCKS, math.floor(gate_s / first_round_s)))
+
+
+@functools.lru_cache(maxsize=256)
+def _split(family_error: float, verdicts: int, max_blocks: int) -> tuple[int, tuple[int, ...]]:
+    """(the looks the rate is split over, the block counts looked at): the fewest looks L such that the schedule
+    from the first block count giving an interval at family_error / verdicts / (L + 1) holds at most L looks
+    (the + 1: a last look when the time runs out between two). More looks planned mean a smaller error each, so
+    a later first interval and fewer looks after it: the first L that fits is found by counting up."""
+    for planned in range(1, 64):
+        tail = family_error / max(verdicts, 1) / (planned + 1)
+        first = max(FIRST_LOOK_BLOCKS, min_blocks(tail))
+        schedule = looks(first, max(max_blocks, first))
+        if len(schedule) <= planned:
+            return planned + 1, schedule
+    raise AssertionError("a schedule of looks grows with the logarithm of the blocks: 64 looks are never needed")
+
+
 @dataclass(frozen=True)
 class BlockBudget:
-    """One case's share of a gate's family-wise false-alarm rate, over its verdicts and the looks of `looks()`."""
+    """One case's share of a gate's family-wise false-alarm rate, over its verdicts and its looks.
+
+    The looks are planned once, before the second block (engine.gate_time), from how many blocks the gate's time
+    holds at the first round's pace (`max_blocks`): a 2-minute gate of five torch cases reaches 14-16 blocks, and
+    an error split over the looks of 100 blocks it never reaches put its first interval at 14 blocks where 12
+    suffice. The plan rests on durations, never on the blocks' ratios: a block samples for a set time, and under
+    identical sides a slow base process and a slow head one take as long and point opposite ways, so the signed
+    ranks stay exact whatever the plan. Blocks past the plan are kept for the last look when time runs out."""
 
     family_error: float  # the case's share of the gate's rate
     verdicts: int
+    max_blocks: int = MAX_BLOCKS
 
     @property
     def looks(self) -> int:
-        """The looks the budget is split over: the full schedule's, and one more when time runs out between two. A
-        case whose first interval needs more blocks starts its schedule later (`schedule`) and so looks fewer
-        times: splitting over the full count keeps it within its share."""
-        return len(looks()) + 1
+        """The looks the budget is split over: the schedule's, and one more when time runs out between two."""
+        return _split(self.family_error, self.verdicts, self.max_blocks)[0]
 
     def tail_error(self) -> float:
         """The chance one look at one verdict is wrong: each tail of its interval."""
         return self.family_error / max(self.verdicts, 1) / self.looks
 
     def schedule(self) -> tuple[int, ...]:
-        """This case's looks: the schedule from the first block count that can give an interval at its error (a
-        look before that could decide nothing)."""
-        return looks(max(FIRST_LOOK_BLOCKS, min_blocks(self.tail_error())))
+        """This case's looks: from the first block count that can give an interval at its error (a look before
+        that could decide nothing) to the planned blocks."""
+        return _split(self.family_error, self.verdicts, self.max_blocks)[1]
 
     def confidence(self) -> float:
         """The confidence of the two-sided interval shown, whose each tail is `tail_error`."""

@@ -339,3 +339,53 @@ def test_each_verdict_keeps_its_blocks_values_and_the_margin_it_was_judged_at():
     assert len(ratio.block_log_ratios) == row.blocks >= blocks.FIRST_LOOK_BLOCKS
     assert ratio.ratio == pytest.approx(blocks.estimate(ratio.block_log_ratios))
     assert row.margin == 0.25
+
+
+@pytest.mark.parametrize("heavy", [False, True], ids=["normal-biases", "heavy-tailed-biases"])
+def test_looks_planned_over_the_blocks_a_short_gate_holds_stay_valid(heavy):
+    """A plan of 16 blocks (a 2-minute gate of five torch cases) gives the first interval sooner, and identical
+    sides still get no wrong verdict and intervals that cover the truth; +2% is still caught at 1%."""
+    assert blocks.BlockBudget(0.002, 4, 16).schedule()[0] < blocks.BlockBudget(0.002, 4).schedule()[0]
+    missed = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        sides = (_Side("base", rng, 0.01, 0.005, heavy=heavy), _Side("head", rng, 0.01, 0.005, heavy=heavy))
+        pairing = paired.Pairing(_case(), _case(), sides, _Work(), 0.01, 0.01)  # type: ignore[arg-type]
+        pairing.plan(16)
+        pairing.advance(float("inf"))
+        (ratio,) = pairing.finish().ratios
+        assert ratio.label not in (Label.FASTER, Label.SLOWER)
+        assert ratio.ratio_ci is not None
+        missed += not ratio.ratio_ci[0] <= 1 <= ratio.ratio_ci[1]
+    # each look's two-sided interval errs with 2 x its tail: over the looks, at most 2 x the case's 1% (1.2 gates in
+    # 60); the issue's goal is coverage in 95%
+    assert missed <= 3
+    caught = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        sides = (_Side("base", rng, 0.003, 0.005), _Side("head", rng, 0.003, 0.005, 0.02))
+        pairing = paired.Pairing(_case(), _case(), sides, _Work(), 0.01, 0.01)  # type: ignore[arg-type]
+        pairing.plan(16)
+        pairing.advance(float("inf"))
+        caught += pairing.finish().ratios[0].label == Label.SLOWER
+    assert caught >= 38
+
+
+@pytest.mark.parametrize("verdicts_", [1, 2, 4, 12])
+@pytest.mark.parametrize("planned", [1, 12, 16, 30, 100])
+def test_a_planned_budget_never_spends_more_than_its_share(verdicts_, planned):
+    budget = blocks.BlockBudget(0.002, verdicts_, planned)
+    assert (len(budget.schedule()) + 1) * budget.tail_error() * verdicts_ <= 0.002 * (1 + 1e-12)
+    assert blocks.interval([0.001 * i for i in range(budget.schedule()[0])], budget.tail_error()) is not None
+
+
+def test_the_gate_plans_each_case_s_looks_from_its_first_round_and_only_then():
+    rng = random.Random(6)
+    sides = (_Side("base", rng, 0.01, 0.005), _Side("head", rng, 0.01, 0.005))
+    for side in sides:
+        side.sleep_s = 0.002  # a block of fake samples takes about 20 ms: a 0.4 s gate holds some 20 of them
+    pairing = paired.Pairing(_case(), _case(), sides, _Work(), 0.01, 0.01)  # type: ignore[arg-type]
+    gate_time.gate([pairing], 0.4)
+    assert blocks.FIRST_LOOK_BLOCKS // 2 < pairing.max_blocks < blocks.MAX_BLOCKS // 2
+    with pytest.raises(RuntimeError, match="before the second block"):
+        pairing.plan(50)
