@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import statistics
 import subprocess
@@ -33,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ab_gate import _hog, _rate  # noqa: E402 - the same tenant and rates as ab_gate.py's
+from ab_gate import _rate, tenant  # noqa: E402 - the same tenant and rates as ab_gate.py's
 
 CONFIGS = ("configs/ci-gate.yaml", "configs/ab-gate.yaml")
 GOAL_S = 180.0  # a gate's wall time, at most
@@ -99,17 +98,8 @@ def main() -> None:
     if dirty.stdout.strip():
         print("note: the working tree differs from HEAD: the sides are not identical", file=sys.stderr)
     kept: dict[str, list[dict]] = {}
-    stop = multiprocessing.Event()
-    tenant = multiprocessing.Process(target=_hog, args=(stop, 1), daemon=True) if args.hog else None
-    if tenant is not None:
-        tenant.start()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            _configs(args, Path(tmp), kept)
-    finally:
-        stop.set()
-        if tenant is not None:
-            tenant.join(5)
+    with tenant(args.hog), tempfile.TemporaryDirectory() as tmp:
+        _configs(args, Path(tmp), kept)
     if args.json:
         Path(args.json).write_text(json.dumps(kept, indent=1))
 

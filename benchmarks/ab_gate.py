@@ -23,6 +23,7 @@ keeps every gate's ratios and intervals.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Iterator
 
 WORKLOAD = """
 import numpy as np
@@ -77,6 +79,21 @@ def _hog(stop: multiprocessing.synchronize.Event, seed: int) -> None:
         while time.monotonic() < busy_until and not stop.is_set():
             sum(i * i for i in range(10_000))
         stop.wait(rng.uniform(0.5, 4))
+
+
+@contextlib.contextmanager
+def tenant(on: bool) -> Iterator[None]:
+    """`_hog` in a process of its own for the block's duration (nothing when not `on`)."""
+    stop = multiprocessing.Event()
+    hog = multiprocessing.Process(target=_hog, args=(stop, 1), daemon=True) if on else None
+    if hog is not None:
+        hog.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        if hog is not None:
+            hog.join(5)
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -157,22 +174,15 @@ def main() -> None:
     parser.add_argument("--no-hog", action="store_true", help="no CPU hog beside the runs")
     parser.add_argument("--json", help="keep every gate's cases, ratios and intervals here")
     args = parser.parse_args()
-    stop = multiprocessing.Event()
-    hog = None if args.no_hog else multiprocessing.Process(target=_hog, args=(stop, 1), daemon=True)
-    if hog is not None:
-        hog.start()
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # both sides alike (set it to try others); said in the output
     try:
-        with tempfile.TemporaryDirectory() as root:
+        with tenant(not args.no_hog), tempfile.TemporaryDirectory() as root:
             repo = _repository(Path(root))
             print(f"hog {'off' if args.no_hog else 'on'}, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
             for item in filter(None, args.conditions.split(",")):
                 change, _, margin = item.partition("@")
                 _condition(repo, args.runs, float(change), f"{margin or 5}%", args.gate_time)
     finally:
-        stop.set()
-        if hog is not None:
-            hog.join(5)
         if args.json:
             Path(args.json).write_text(json.dumps(KEPT, indent=1))
 
