@@ -81,7 +81,7 @@ class Settings:
     timeout_s: float = 300.0
     # This case's margin under `asyncbench ab` (how much slower head may be and still pass), where the gate's
     # --max-regression is finer than the case can resolve in a gate's time: a case whose fresh processes differ by
-    # more than that (two threads' placement: ±18% between pairs of processes on a 2-core runner) states the change
+    # more than that (two threads' placement: blocks ±5-7%, up to ±30%, on a 2-core runner) states the change
     # it can catch instead of failing every gate INCONCLUSIVE. Read from the base side's config, so that a pull
     # request cannot loosen its own gate. None: the gate's --max-regression.
     ab_margin: float | None = None

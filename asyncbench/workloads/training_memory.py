@@ -45,7 +45,7 @@ def _torch_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batche
     # plain SGD written out rather than torch.optim.SGD: constructing any torch.optim optimizer imports
     # torch._dynamo (1.5 s on a 2-core machine), paid by every fresh process: most of an `ab` block of this case,
     # and a sixth of `run -b torch --quick`. The update is the same in-place one, so memory and syncs are too.
-    parameters = list(net.parameters())
+    parameters: list[torch.Tensor] = list(net.parameters())
     loss_fn = nn.MSELoss()
     make_batch = backend.random((batch, FEATURES), dtype, device)
     target = torch.ones(batch, 1, device=device, dtype=torch_dtype)
@@ -56,9 +56,9 @@ def _torch_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batche
             for parameter in parameters:
                 parameter.grad = None
             loss.backward()
-            with torch.no_grad():
-                for parameter in parameters:
-                    parameter.add_(parameter.grad, alpha=-LEARNING_RATE)
+            with torch.no_grad():  # one multi-tensor update, as torch.optim.SGD's foreach path launches on a GPU
+                grads = [parameter.grad for parameter in parameters if parameter.grad is not None]
+                torch._foreach_add_(parameters, grads, alpha=-LEARNING_RATE)
             if every and step % every == 0:
                 loss.item()
         return loss
