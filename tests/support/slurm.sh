@@ -112,9 +112,11 @@ start() {
     if ! running mariadbd; then
         mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
         (setsid mysqld_safe >/dev/null 2>&1 &)
-        wait_for 30 MariaDB mariadb -e 'SELECT 1'
     fi
-    mariadb -e "CREATE DATABASE IF NOT EXISTS slurm_acct_db;
+    # waited for even when it was already running (it may still be starting), and the statements retried: a fresh
+    # clone's CI once saw "Can't connect ... (111)" here, a server that mysqld_safe restarted just after it answered
+    wait_for 30 MariaDB mariadb -e 'SELECT 1'
+    wait_for 30 "the accounting database" mariadb -e "CREATE DATABASE IF NOT EXISTS slurm_acct_db;
         CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '$DB_PASSWORD';
         GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost'; FLUSH PRIVILEGES;"
     running slurmdbd || slurmdbd
