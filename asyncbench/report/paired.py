@@ -137,11 +137,8 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     counts = {label: labels.count(label) for label in Label if labels.count(label)}
     summary = ", ".join(f"{n} {label}" for label, n in counts.items()) or "nothing compared"
     notes += _settings_notes(report)
-    notes += [
-        f"{c.id}: judged at its own margin, {units.percent(c.margin)} (its ab_margin, as the base side states it)"
-        for c in report.cases
-        if c.margin is not None and not math.isclose(c.margin, report.max_regression)
-    ]
+    own = _own(report)
+    notes += [f"{c.id}: judged at its own margin, {units.percent(c.margin)} (its ab_margin, as the base side states it)" for c in own]
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
     budget = (
         f"margin {report.max_regression * 100:.3g}%{_own_margins(report)}: "
@@ -160,9 +157,14 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     )
 
 
+def _own(report: ABReport) -> list[PairedCase]:
+    """The cases judged at a margin of their own (their ab_margin), not the gate's."""
+    return [c for c in report.cases if c.margin is not None and not math.isclose(c.margin, report.max_regression)]
+
+
 def _own_margins(report: ABReport) -> str:
     """' (2 cases at their own, noted above)' where cases were judged at their own ab_margin; '' where none was."""
-    own = sum(c.margin is not None and not math.isclose(c.margin, report.max_regression) for c in report.cases)
+    own = len(_own(report))
     return f" ({own} case{'' if own == 1 else 's'} at {'its' if own == 1 else 'their'} own, noted above)" if own else ""
 
 
