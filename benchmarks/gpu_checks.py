@@ -24,7 +24,8 @@ checks/<name>.json and README.md.
 - queued-trace: in the queued variant's trace the hold kernel ends before the first add starts.
 - sweep-gpus: a local sweep's CPU job never has a context on a GPU, and one job at a time has one (2+ GPUs).
 
-Each check's comment gives its expected time on an H100 (with CUDA's and the frameworks' start-up).
+Each check's comment gives its time on an H100 (CUDA's and the frameworks' start-up included), measured by the first
+check of them all on a lent H100, 2026-11-27.
 """
 
 from __future__ import annotations
@@ -101,14 +102,26 @@ def _no_jax_gpu() -> str | None:
     return f"JAX has no GPU here: {(probe.stderr.strip().splitlines() or ['?'])[-1]}" if probe.returncode != 0 else None
 
 
-def hold() -> dict[str, Any]:  # about 15 s: CUDA start-up, HEAT_S of products, three holds
+def _calibrate(backend: Any) -> None:
+    """Have `backend` count its cycles per second before a hold is timed: its first hold calibrates (two spins of
+    CALIBRATION_CYCLES on the same stream), and events around that hold would time the calibration too (the first
+    H100 check read 1.20× for a calibrated-hot hold, (50 + 2 × 5) ms / 50 ms, for that reason)."""
+    import torch
+
+    backend.hold("cuda:0", 1e-5)
+    torch.cuda.synchronize()
+
+
+def hold() -> dict[str, Any]:  # 14 s on an H100 (2026-11-27): CUDA start-up, HEAT_S of products, three holds
     from asyncbench.backends.torch_backend import TorchBackend
 
     cold = TorchBackend()
-    cold_s = _events_s(lambda: cold.hold("cuda:0", HOLD_S))  # calibrated now, on a GPU at rest
+    _calibrate(cold)  # on a GPU at rest
+    cold_s = _events_s(lambda: cold.hold("cuda:0", HOLD_S))
     _heat(HEAT_S)
     hot_with_cold_calibration_s = _events_s(lambda: cold.hold("cuda:0", HOLD_S))
-    hot = TorchBackend()  # a new backend calibrates again, on the hot GPU
+    hot = TorchBackend()
+    _calibrate(hot)  # a new backend calibrates again, on the hot GPU
     hot_s = _events_s(lambda: hot.hold("cuda:0", HOLD_S))
     ratios = {
         "cold": cold_s / HOLD_S,
@@ -135,7 +148,7 @@ def _compute_processes() -> dict[str, list[str]]:
     return found
 
 
-def contexts() -> dict[str, Any]:  # about 3 min: the quick suite on torch and JAX
+def contexts() -> dict[str, Any]:  # 95 s on an H100: the quick suite on torch and JAX
     if shutil.which("nvidia-smi") is None:
         return {"skipped": "nvidia-smi is not installed"}
     no_jax = _no_jax_gpu()
@@ -171,7 +184,7 @@ def _copy_overlap(backend: str) -> str:
     return f"{result.status}{': ' + result.reason if result.reason else ''}"
 
 
-def pinned() -> dict[str, Any]:  # about 30 s: two copy_overlap cases of 5 samples
+def pinned() -> dict[str, Any]:  # 12 s on an H100: two copy_overlap cases of 5 samples
     """Pinned host memory a copy_overlap case still holds once it is over: torch's caching host allocator's bytes
     against what it held before the case (bytes pinned elsewhere are not the case's), and the free blocks CuPy's
     pinned pool keeps (each a pinned buffer) where CuPy is installed."""
@@ -179,11 +192,12 @@ def pinned() -> dict[str, Any]:  # about 30 s: two copy_overlap cases of 5 sampl
 
     if not hasattr(torch.cuda, "host_memory_stats"):
         return {"skipped": f"torch {torch.__version__} has no torch.cuda.host_memory_stats"}
-    found: dict[str, Any] = {"torch_pinned_bytes_before": torch.cuda.host_memory_stats().get("allocated_bytes.current")}
+    # the allocator's statistics are absent until it first pins memory (an empty dict on torch 2.11): none pinned
+    found: dict[str, Any] = {"torch_pinned_bytes_before": torch.cuda.host_memory_stats().get("allocated_bytes.current", 0)}
     found["torch_case"] = _copy_overlap("torch")
     stats = torch.cuda.host_memory_stats()
-    found["torch_pinned_bytes_held"] = stats.get("allocated_bytes.current")
-    found["torch_pinned_bytes_peak"] = stats.get("allocated_bytes.peak")
+    found["torch_pinned_bytes_held"] = stats.get("allocated_bytes.current", 0)
+    found["torch_pinned_bytes_peak"] = stats.get("allocated_bytes.peak", 0)
     released = [found["torch_pinned_bytes_held"] == found["torch_pinned_bytes_before"]]
     try:
         import cupy
@@ -203,7 +217,7 @@ def _gflops(product: Callable[[], Any], size: int) -> float:
     return 2 * size**3 * TF32_REPEATS / seconds / 1e9
 
 
-def tf32() -> dict[str, Any]:  # about 30 s: four timed products of 8192², torch and CuPy
+def tf32() -> dict[str, Any]:  # 6 s on an H100: four timed products of 8192², torch and CuPy
     import torch
 
     from asyncbench.backends.torch_backend import TorchBackend
@@ -261,7 +275,7 @@ def _medians(report: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def max_connections() -> dict[str, Any]:  # about 2 min: two quick runs of two workloads
+def max_connections() -> dict[str, Any]:  # 15 s on an H100: two quick runs of two workloads
     arguments = ["run", "-w", "multi_device", "-w", "small_ops", "-b", "torch", "-d", "cuda", "--quick"]
     with tempfile.TemporaryDirectory() as folder:
         default = _run_json(arguments, Path(folder) / "default.json", {})
@@ -275,14 +289,22 @@ def max_connections() -> dict[str, Any]:  # about 2 min: two quick runs of two w
     }
 
 
-def ab_identical() -> dict[str, Any]:  # about 3 min: ab's two sides, gated at 60 s
+def ab_identical() -> dict[str, Any]:  # 91 s on an H100: ab's two sides, gated at 60 s
     """Identical sides: every ratio SAME or NOT SLOWER (a gate that passes), none SLOWER or FASTER."""
     with tempfile.TemporaryDirectory() as folder:
         arguments = ["ab", "-w", "matmul", "-w", "sync_async", "-b", "torch", "-d", "cuda", "--gate-time", "60s", "--allow-inconclusive"]
         sides = ["--base-env", "GPU_CHECK_SIDE=base", "--head-env", "GPU_CHECK_SIDE=head"]
         found = _run_json([*arguments, *sides], Path(folder) / "ab.json", {})
-    labels = {f"{case.get('id')} {r.get('name')}": r.get("label") for case in found.get("cases", ()) for r in case.get("ratios") or ()}
-    return {"exit": found["exit"], "labels": labels, "verified": bool(labels) and not set(labels.values()) & {"SLOWER", "FASTER"}}
+    ratios = {f"{case.get('id')} {r.get('name')}": r for case in found.get("cases", ()) for r in case.get("ratios") or ()}
+    labels = {name: r.get("label") for name, r in ratios.items()}
+    return {
+        "exit": found["exit"],
+        "labels": labels,
+        # why a label is what it is: the interval against the margin, and the blocks it came from
+        "ratio_ci": {name: r.get("ratio_ci") for name, r in ratios.items()},
+        "blocks": {name: len(r.get("block_log_ratios") or ()) for name, r in ratios.items()},
+        "verified": bool(labels) and not set(labels.values()) & {"SLOWER", "FASTER"},
+    }
 
 
 #: what the frozen process runs: a kernel of KERNEL_S, an event after it, then (once continued) whether it finished
@@ -302,7 +324,7 @@ print(json.dumps({{"finished_when_continued": end.query(), "host_s": time.perf_c
 """
 
 
-def frozen_kernel() -> dict[str, Any]:  # about 15 s: start-up, FROZEN_S stopped
+def frozen_kernel() -> dict[str, Any]:  # 11 s on an H100: start-up, FROZEN_S stopped
     with subprocess.Popen([sys.executable, "-c", _FROZEN_CHILD], cwd=ROOT, stdout=subprocess.PIPE, text=True) as child:
         assert child.stdout is not None
         if child.stdout.readline().strip() != "issued":
@@ -322,7 +344,7 @@ def _cold_then_hot(backend: Any) -> None:
     _heat(HEAT_S)
 
 
-def hold_rescaled() -> dict[str, Any]:  # about 15 s: start-up, HEAT_S of products, six holds
+def hold_rescaled() -> dict[str, Any]:  # 15 s on an H100: start-up, HEAT_S of products, six holds
     """sync_async's Hold on a hot GPU with a cold calibration: the hold that ran short re-scales the next one."""
     why = _no_cuda()
     if why:
@@ -375,7 +397,7 @@ def _queued_case(backend: Any) -> dict[str, Any]:
     }
 
 
-def queued_hot() -> dict[str, Any]:  # about 2 min: HEAT_S and a 20-round case of 10 000 ops, twice (torch, CuPy)
+def queued_hot() -> dict[str, Any]:  # 41 s on an H100: HEAT_S and a 20-round case of 10 000 ops, twice (torch, CuPy)
     """The queued variant on a hot GPU whose hold was calibrated cold: the rounds that lose t2 stay at one or none."""
     why = _no_cuda()
     if why:
@@ -399,7 +421,7 @@ def queued_hot() -> dict[str, Any]:  # about 2 min: HEAT_S and a 20-round case o
     return found
 
 
-def jax_device_memory() -> dict[str, Any]:  # about 2 min: two quick JAX runs (XLA's start-up and compiles)
+def jax_device_memory() -> dict[str, Any]:  # 20 s on an H100: two quick JAX runs (XLA's start-up and compiles)
     """JAX on cuda:0 reports its device pool for every matmul variant, and multi_device's partner: stream says that
     both parts ran on one stream."""
     why = _no_cuda() or _no_jax_gpu()
@@ -432,7 +454,7 @@ def _kernels(trace: dict[str, Any], words: tuple[str, ...]) -> list[dict[str, An
     return sorted((e for e in kernels if any(w in str(e.get("name", "")).lower() for w in words)), key=lambda e: float(e["ts"]))
 
 
-def queued_trace() -> dict[str, Any]:  # about 1 min: a quick sync_async run on torch, traced
+def queued_trace() -> dict[str, Any]:  # 17 s on an H100: a quick sync_async run on torch, traced
     """In the queued variant's trace the hold kernel ends at or before the first add starts: the ops were queued
     behind the hold, as the variant needs."""
     why = _no_cuda()
@@ -472,7 +494,7 @@ def _job_of(pid: str) -> tuple[str | None, str | None]:
     return environment.get("SUBMITIT_LOCAL_JOB_ID"), environment.get("CUDA_VISIBLE_DEVICES")
 
 
-def sweep_gpus() -> dict[str, Any]:  # about 2 min: a local sweep of two quick jobs, one after the other on the GPU
+def sweep_gpus() -> dict[str, Any]:  # 3 s to skip on one GPU: a local sweep of two quick jobs, one after the other on the GPU
     """A local sweep of a cuda:0 torch job and a CPU job: the CPU job's processes never open a GPU, and at most one
     job has processes on a GPU at a time (nvidia-smi polled every SWEEP_POLL_S)."""
     why = _no_cuda()
@@ -515,20 +537,21 @@ def sweep_gpus() -> dict[str, Any]:  # about 2 min: a local sweep of two quick j
     }
 
 
-#: the checks by name, in the order gpu_check.py runs them
+#: the checks by name, in the order gpu_check.py runs them: shortest first (each function's comment gives its time on
+#: an H100), so a lent GPU whose minutes run out has answered as many checks as its time allowed
 CHECKS: dict[str, Callable[[], dict[str, Any]]] = {
-    "hold": hold,
-    "contexts": contexts,
-    "pinned": pinned,
+    "sweep-gpus": sweep_gpus,  # skips at once on one GPU
     "tf32": tf32,
-    "max-connections": max_connections,
-    "ab-identical": ab_identical,
     "frozen-kernel": frozen_kernel,
+    "pinned": pinned,
+    "hold": hold,
     "hold-rescaled": hold_rescaled,
-    "queued-hot": queued_hot,
-    "jax-device-memory": jax_device_memory,
+    "max-connections": max_connections,
     "queued-trace": queued_trace,
-    "sweep-gpus": sweep_gpus,
+    "jax-device-memory": jax_device_memory,
+    "queued-hot": queued_hot,
+    "ab-identical": ab_identical,
+    "contexts": contexts,
 }
 
 
