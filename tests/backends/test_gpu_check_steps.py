@@ -162,3 +162,18 @@ def test_the_sweep_check_tells_a_cpu_job_by_its_environment():
         finally:
             job.kill()
     assert gpu_checks._job_of("0") == (None, None)  # no such process: no job
+
+
+@pytest.mark.parametrize(
+    ("labels", "verified"),
+    [
+        ({"SAME", "NOT SLOWER"}, True),
+        ({"SAME", "INCONCLUSIVE"}, True),
+        ({"INCONCLUSIVE"}, None),  # the first H100 check at 60 s: nothing decided, nothing verified
+        ({"SAME", "FASTER"}, False),
+        ({"SLOWER"}, False),
+        (set(), False),  # ab gave no ratio at all
+    ],
+)
+def test_ab_identical_verifies_only_decided_verdicts_and_fails_a_wrong_one(labels, verified):
+    assert _script().gpu_checks()._identical_verdict(labels) is verified
