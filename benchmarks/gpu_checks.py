@@ -105,11 +105,10 @@ def _no_jax_gpu() -> str | None:
 def _calibrate(backend: Any) -> None:
     """Have `backend` count its cycles per second before a hold is timed: its first hold calibrates (two spins of
     CALIBRATION_CYCLES on the same stream), and events around that hold would time the calibration too (the first
-    H100 check read 1.20× for a calibrated-hot hold, (50 + 2 × 5) ms / 50 ms, for that reason)."""
-    import torch
-
+    H100 check read 1.20× for a calibrated-hot hold, (50 + 2 × 5) ms / 50 ms, for that reason). Once per process and
+    backend: its cycles per second are kept."""
     backend.hold("cuda:0", 1e-5)
-    torch.cuda.synchronize()
+    backend.barrier("cuda:0")
 
 
 def hold() -> dict[str, Any]:  # 14 s on an H100 (2026-11-27): CUDA start-up, HEAT_S of products, three holds
@@ -347,9 +346,8 @@ def frozen_kernel() -> dict[str, Any]:  # 11 s on an H100: start-up, FROZEN_S st
 
 
 def _cold_then_hot(backend: Any) -> None:
-    """Calibrate `backend`'s hold on cuda:0 at rest (once per process and backend), then heat the GPU."""
-    backend.hold("cuda:0", HOLD_S)
-    backend.barrier("cuda:0")
+    """Calibrate `backend`'s hold on cuda:0 at rest, then heat the GPU."""
+    _calibrate(backend)
     _heat(HEAT_S)
 
 
