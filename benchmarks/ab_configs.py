@@ -92,27 +92,28 @@ def main() -> None:
     parser.add_argument("--config", action="append", help=f"a config to gate (repeatable) [{', '.join(CONFIGS)}]")
     parser.add_argument("--runs", type=int, default=3, help="gates per config [3]")
     parser.add_argument("--hog", action="store_true", help="an intermittent CPU hog beside the gates")
-    parser.add_argument("--json", help="keep every gate's ab file here (a JSON list per config)")
+    parser.add_argument("--json", help="keep every gate's ab file, exit and wall time here (JSON, per config), after each gate")
     args = parser.parse_args()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "configs", "asyncbench"], cwd=ROOT, capture_output=True, text=True)
     if dirty.stdout.strip():
         print("note: the working tree differs from HEAD: the sides are not identical", file=sys.stderr)
-    kept: dict[str, list[dict]] = {}
     with tenant(args.hog), tempfile.TemporaryDirectory() as tmp:
-        _configs(args, Path(tmp), kept)
-    if args.json:
-        Path(args.json).write_text(json.dumps(kept, indent=1))
+        _configs(args, Path(tmp))
 
 
-def _configs(args: argparse.Namespace, tmp: Path, kept: dict[str, list[dict]]) -> None:
+def _configs(args: argparse.Namespace, tmp: Path) -> None:
+    kept: dict[str, list[dict]] = {}
     for config in args.config or CONFIGS:
-        gates = []
+        gates: list[tuple[int, float, dict]] = []
+        kept[config] = []
         for run in range(args.runs):
             gates.append(one_gate(config, tmp / f"ab{run}.json"))
-            code, seconds, _ = gates[-1]
+            code, seconds, data = gates[-1]
             print(f"{config} gate {run + 1}/{args.runs}: exit {code} in {seconds:.0f} s", file=sys.stderr, flush=True)
+            kept[config].append({**data, "gate_exit": code, "gate_wall_s": seconds})
+            if args.json:  # after every gate: a run of hours stopped early keeps each gate it finished
+                Path(args.json).write_text(json.dumps(kept, indent=1))
         report(config, gates)
-        kept[config] = [data for _, _, data in gates]
 
 
 if __name__ == "__main__":
