@@ -10,7 +10,7 @@ Runs, and writes to results/<gpu-name>/ (results/<gpu-name>/quick/ with --quick)
 3. the built-in suite and every config in configs/ on torch and cupy, on
    cuda (<name>.json and <name>.md, as `asyncbench run -o --markdown` writes
    them; the exit code of each is recorded, a failed gate is information);
-4. the checks only a GPU can answer (gpu_checks.py: the hold calibrated cold
+4. the checks only a GPU can answer (gpu_checks/: the hold calibrated cold
    and hot, CUDA contexts per GPU during a torch + JAX run, pinned memory
    after copy_overlap, TF32 on/off GFLOP/s, CUDA_DEVICE_MAX_CONNECTIONS=1,
    `ab` on identical sides, a kernel finishing while its process is frozen,
@@ -263,14 +263,23 @@ def summary(gpu: str, steps: dict[str, int], checks: dict[str, Any] | str, refer
 
 
 def gpu_checks() -> Any:
-    """benchmarks/gpu_checks.py, the GPU-only checks (loaded by path: benchmarks/ is no package)."""
+    """benchmarks/gpu_checks/, the GPU-only checks: a package loaded by path (benchmarks/ is no package), registered
+    under its name first so that its modules' relative imports find it; loaded once per process."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("gpu_checks", Path(__file__).resolve().with_name("gpu_checks.py"))
+    if "gpu_checks" in sys.modules:
+        return sys.modules["gpu_checks"]
+    folder = Path(__file__).resolve().with_name("gpu_checks")
+    spec = importlib.util.spec_from_file_location("gpu_checks", folder / "__init__.py", submodule_search_locations=[str(folder)])
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules["gpu_checks"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules["gpu_checks"]
+        raise
     return module
 
 

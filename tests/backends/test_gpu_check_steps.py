@@ -109,8 +109,8 @@ def test_the_trace_reading_matches_kernels_loosely_and_in_order_of_start():
             {"cat": "Kernel", "name": "void at::native::vectorized_elementwise_kernel<4, CUDAFunctorOnSelf_add<float>>", "ts": 850},
         ]
     }
-    holds = gpu_checks._kernels(trace, gpu_checks.HOLD_KERNEL)
-    adds = gpu_checks._kernels(trace, gpu_checks.ADD_KERNEL)
+    holds = gpu_checks.holds.kernels(trace, gpu_checks.holds.HOLD_KERNEL)
+    adds = gpu_checks.holds.kernels(trace, gpu_checks.holds.ADD_KERNEL)
     assert [e["name"] for e in holds] == ["spin_kernel(long)"]
     assert [e["ts"] for e in adds] == [850, 900]  # the profiler's op on the host is no kernel
 
@@ -144,7 +144,7 @@ def test_the_readme_says_which_checks_were_verified_skipped_or_not_run(tmp_path)
 def test_the_connections_check_reads_done_medians_from_a_real_gpus_results_file():
     """The one piece of a GPU-only check that reads asyncbench's own files, against the last real GPU run's file."""
     real = json.loads((SCRIPT.parents[1] / "results" / "nvidia-h100-80gb-hbm3" / "default.json").read_text())
-    medians = _script().gpu_checks()._medians(real)
+    medians = _script().gpu_checks().probes.medians(real)
     assert medians
     assert all(isinstance(v, float) and v > 0 for v in medians.values())
 
@@ -158,10 +158,10 @@ def test_the_sweep_check_tells_a_cpu_job_by_its_environment():
         try:
             assert job.stdout is not None
             assert job.stdout.readline() == "ready\n"  # exec'd: /proc shows its own environment, not its parent's
-            assert gpu_checks._job_of(str(job.pid)) == ("4242", "")
+            assert gpu_checks.runs.job_of(str(job.pid)) == ("4242", "")
         finally:
             job.kill()
-    assert gpu_checks._job_of("0") == (None, None)  # no such process: no job
+    assert gpu_checks.runs.job_of("0") == (None, None)  # no such process: no job
 
 
 @pytest.mark.parametrize(
@@ -176,4 +176,4 @@ def test_the_sweep_check_tells_a_cpu_job_by_its_environment():
     ],
 )
 def test_ab_identical_verifies_only_decided_verdicts_and_fails_a_wrong_one(labels, verified):
-    assert _script().gpu_checks()._identical_verdict(labels) is verified
+    assert _script().gpu_checks().runs.identical_verdict(labels) is verified
