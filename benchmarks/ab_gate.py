@@ -1,8 +1,9 @@
 """How often `asyncbench ab` cries wolf, catches a real slowdown, and covers the truth, on this machine.
 
 Builds a throwaway git repository with a user's package (`mypkg.REPEAT`) and
-two step workloads: a fast one (REPEAT products of 64² matrices, about 1 ms a
-sample) and a slow one (8 × REPEAT products of 256², about 100 ms). Then,
+two step workloads: a fast one (REPEAT products of 64² matrices, about 0.6 ms a
+sample) and a slow one (4 × REPEAT products of 256², about 100 ms; both on one
+core of the 2-core machine, 2026-11-27). Then,
 with an intermittent CPU hog beside the runs (busy 0.5-4 s, idle 0.5-4 s,
 started and stopped here), for each condition CHANGE@MARGIN, --runs gates of
 `ab --base HEAD` with the head's REPEAT grown by CHANGE percent, at that margin:
@@ -56,9 +57,10 @@ def _step(size, repeat):
     return make
 
 
-# fast: REPEAT products of 64² matrices (about 1 ms); slow: 8 × REPEAT products of 256² (about 100 ms)
+# fast: REPEAT products of 64² matrices (about 0.6 ms); slow: 4 × REPEAT products of 256² (about 100 ms, one core;
+# until 2026-11-27 it was 8 × REPEAT, which took 0.22-0.38 s there, not the 100 ms a slow case was meant to be)
 fast = asyncbench.step(sync_every=(0,), steps=1, name="fast")(_step(64, lambda p: mypkg.REPEAT))
-slow = asyncbench.step(sync_every=(0,), steps=1, name="slow")(_step(256, lambda p: 8 * mypkg.REPEAT))
+slow = asyncbench.step(sync_every=(0,), steps=1, name="slow")(_step(256, lambda p: 4 * mypkg.REPEAT))
 """
 CONFIG = """\
 defaults: {devices: [cpu], warmup: 2, backends: [numpy]}
@@ -111,6 +113,8 @@ def _repository(root: Path) -> Path:
 
 
 KEPT: list[dict] = []
+#: --json: rewritten after every gate, so that a run of hours stopped early keeps each gate it finished
+KEEP_AT: list[Path] = []
 
 
 def _gate(repo: Path, repeat: int, margin: str, gate_time: str) -> tuple[int, list[dict], float]:
@@ -126,6 +130,9 @@ def _gate(repo: Path, repeat: int, margin: str, gate_time: str) -> tuple[int, li
         print(done.stdout[-2000:], done.stderr[-2000:], file=sys.stderr)
     data = json.loads((repo / "ab.json").read_text())
     KEPT.append({"repeat": repeat, "margin": margin, "code": done.returncode, "wall_s": wall, "cases": data["cases"]})
+    for path in KEEP_AT:
+        path.write_text(json.dumps(KEPT, indent=1))
+    print(f"REPEAT {repeat}, margin {margin}: exit {done.returncode} in {wall:.0f} s", file=sys.stderr, flush=True)
     return done.returncode, data["cases"], wall
 
 
@@ -172,19 +179,16 @@ def main() -> None:
     parser.add_argument("--conditions", default="0@5,0@1,2@1", help="CHANGE@MARGIN in percent, comma-separated")
     parser.add_argument("--gate-time", default="120s", help="each gate's --gate-time")
     parser.add_argument("--no-hog", action="store_true", help="no CPU hog beside the runs")
-    parser.add_argument("--json", help="keep every gate's cases, ratios and intervals here")
+    parser.add_argument("--json", help="keep every gate's cases, ratios and intervals here (rewritten after each gate)")
     args = parser.parse_args()
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # both sides alike (set it to try others); said in the output
-    try:
-        with tenant(not args.no_hog), tempfile.TemporaryDirectory() as root:
-            repo = _repository(Path(root))
-            print(f"hog {'off' if args.no_hog else 'on'}, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
-            for item in filter(None, args.conditions.split(",")):
-                change, _, margin = item.partition("@")
-                _condition(repo, args.runs, float(change), f"{margin or 5}%", args.gate_time)
-    finally:
-        if args.json:
-            Path(args.json).write_text(json.dumps(KEPT, indent=1))
+    KEEP_AT.extend([Path(args.json)] if args.json else [])
+    with tenant(not args.no_hog), tempfile.TemporaryDirectory() as root:
+        repo = _repository(Path(root))
+        print(f"hog {'off' if args.no_hog else 'on'}, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
+        for item in filter(None, args.conditions.split(",")):
+            change, _, margin = item.partition("@")
+            _condition(repo, args.runs, float(change), f"{margin or 5}%", args.gate_time)
 
 
 if __name__ == "__main__":
