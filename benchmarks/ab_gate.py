@@ -18,7 +18,8 @@ started and stopped here), for each condition CHANGE@MARGIN, --runs gates of
     python benchmarks/ab_gate.py --runs 100 --conditions 0@5   # the issue's 100 identical gates
 
 Prints rates with their Clopper-Pearson 95% intervals (scipy); --json FILE
-keeps every gate's ratios and intervals.
+keeps every gate's ratios and intervals, rewritten after each gate, and
+--summarize FILE prints the report of such a file (of a run stopped early too).
 """
 
 from __future__ import annotations
@@ -117,8 +118,9 @@ KEPT: list[dict] = []
 KEEP_AT: list[Path] = []
 
 
-def _gate(repo: Path, repeat: int, margin: str, gate_time: str) -> tuple[int, list[dict], float]:
-    """One `ab --base HEAD` with the head's REPEAT set: (exit code, the cases' rows, wall time)."""
+def _gate(repo: Path, repeat: int, margin: str, gate_time: str) -> dict:
+    """One `ab --base HEAD` with the head's REPEAT set: its record in KEPT (REPEAT, margin, exit code, wall time, the
+    cases' rows)."""
     (repo / "mypkg.py").write_text(f"REPEAT = {repeat}\n")
     started = time.perf_counter()
     command = [sys.executable, "-m", "asyncbench", "ab", "gate.yaml", "--base", "HEAD", "--no-progress", "-o", "ab.json"]
@@ -129,11 +131,12 @@ def _gate(repo: Path, repeat: int, margin: str, gate_time: str) -> tuple[int, li
     if done.returncode not in (0, 1):
         print(done.stdout[-2000:], done.stderr[-2000:], file=sys.stderr)
     data = json.loads((repo / "ab.json").read_text())
-    KEPT.append({"repeat": repeat, "margin": margin, "code": done.returncode, "wall_s": wall, "cases": data["cases"]})
+    record = {"repeat": repeat, "margin": margin, "code": done.returncode, "wall_s": wall, "cases": data["cases"]}
+    KEPT.append(record)
     for path in KEEP_AT:
         path.write_text(json.dumps(KEPT, indent=1))
     print(f"REPEAT {repeat}, margin {margin}: exit {done.returncode} in {wall:.0f} s", file=sys.stderr, flush=True)
-    return done.returncode, data["cases"], wall
+    return record
 
 
 def _rate(hits: int, runs: int) -> str:
@@ -146,20 +149,24 @@ def _rate(hits: int, runs: int) -> str:
 
 
 def _condition(repo: Path, runs: int, change: float, margin: str, gate_time: str) -> None:
-    """`runs` gates with the head's work grown by `change` percent: exits, verdicts, coverage of the planted truth."""
+    """`runs` gates with the head's work grown by `change` percent, then what they show (`_report`)."""
     repeat = round(BASE_REPEAT * (1 + change / 100))
+    _report([_gate(repo, repeat, margin, gate_time) for _ in range(runs)])
+
+
+def _report(gates: list[dict]) -> None:
+    """Exits, verdicts and coverage of the planted truth over gates of one condition (as KEPT holds them)."""
+    repeat, margin = gates[0]["repeat"], gates[0]["margin"]
     truth = repeat / BASE_REPEAT  # the products dominate a sample: the loop and the harness add well under 0.5%
-    codes, walls = [], []
+    codes, walls = [g["code"] for g in gates], [g["wall_s"] for g in gates]
     per_case: dict[str, list[dict]] = {}
-    for _ in range(runs):
-        code, cases, wall = _gate(repo, repeat, margin, gate_time)
-        codes.append(code)
-        walls.append(wall)
-        for case in cases:
-            per_case.setdefault(case["id"].split("[")[0], []).extend(case["ratios"])
+    for gate in gates:
+        for case in gate["cases"]:
+            per_case.setdefault(case["id"].split("[")[0], []).extend(case["ratios"] or ())
     what = "identical sides" if repeat == BASE_REPEAT else f"planted {truth - 1:+.1%} (REPEAT {BASE_REPEAT} → {repeat})"
     print(
-        f"{what}, margin {margin}: gates that exit 1: {_rate(sum(c == 1 for c in codes), runs)}; other exits {sorted(set(codes) - {0, 1})}"
+        f"{what}, margin {margin}: gates that exit 1: {_rate(sum(c == 1 for c in codes), len(gates))}; "
+        f"other exits {sorted(set(codes) - {0, 1})}"
     )
     for name, rows in per_case.items():
         labels = [r["label"] for r in rows]
@@ -173,6 +180,13 @@ def _condition(repo: Path, runs: int, change: float, margin: str, gate_time: str
     print(f"  wall time of one gate: median {statistics.median(walls):.0f} s, max {max(walls):.0f} s")
 
 
+def summarize(path: Path) -> None:
+    """--summarize: the report of every condition in a --json file, a finished run's or one stopped early."""
+    kept = json.loads(path.read_text())
+    for condition in dict.fromkeys((g["repeat"], g["margin"]) for g in kept):
+        _report([g for g in kept if (g["repeat"], g["margin"]) == condition])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20, help="gates per condition")
@@ -180,7 +194,11 @@ def main() -> None:
     parser.add_argument("--gate-time", default="120s", help="each gate's --gate-time")
     parser.add_argument("--no-hog", action="store_true", help="no CPU hog beside the runs")
     parser.add_argument("--json", help="keep every gate's cases, ratios and intervals here (rewritten after each gate)")
+    parser.add_argument("--summarize", metavar="FILE", help="print the report of a --json file (a run stopped early too), run nothing")
     args = parser.parse_args()
+    if args.summarize:
+        summarize(Path(args.summarize))
+        return
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # both sides alike (set it to try others); said in the output
     KEEP_AT.extend([Path(args.json)] if args.json else [])
     with tenant(not args.no_hog), tempfile.TemporaryDirectory() as root:
