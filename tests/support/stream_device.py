@@ -386,6 +386,11 @@ class Namespace:
     def maximum(self, a: Array, b: Any) -> Array:
         return a._elementwise(np.maximum, b)
 
+    def array(self, values: Any) -> Array:
+        """Host values onto the current device (set-up only, never timed: one kernel's floor, not the link's time)."""
+        host = np.asarray(values)
+        return Array.launch(self._backend.current_device(), host.shape, host.dtype, KERNEL_FLOOR_S, lambda: host)
+
 
 class SimTimer:
     """Device time between two events recorded on the current stream (a CudaEventTimer's model)."""
