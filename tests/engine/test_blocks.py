@@ -389,3 +389,51 @@ def test_the_gate_plans_each_case_s_looks_from_its_first_round_and_only_then():
     assert blocks.FIRST_LOOK_BLOCKS // 2 < pairing.max_blocks < blocks.MAX_BLOCKS // 2
     with pytest.raises(RuntimeError, match="before the second block"):
         pairing.plan(50)
+
+
+class _Clock:
+    """A perf_counter that moves only when a fake side samples: a gate's timing to the block, whatever the machine."""
+
+    def __init__(self) -> None:
+        self.now_s = 0.0
+
+    def __call__(self) -> float:
+        return self.now_s
+
+
+class _ClockedSide(_Side):
+    """A side whose samples take `first_s` of the clock in its first process and `later_s` after: a machine that
+    slowed down once the gate had planned its looks."""
+
+    def __init__(self, name: str, rng: random.Random, clock: _Clock, first_s: float, later_s: float):
+        super().__init__(name, rng, 0.001, 0.001)
+        self.clock, self.first_s, self.later_s = clock, first_s, later_s
+
+    def call(self, command: str, payload: Any, timeout_s: float) -> Any:
+        if command == "sample":
+            self.clock.now_s += self.first_s if self.processes == 1 else self.later_s
+        return super().call(command, payload, timeout_s)
+
+
+@pytest.mark.parametrize("grace", [1, 0])
+def test_a_case_one_block_short_of_its_first_look_when_time_runs_out_gets_that_block(monkeypatch, grace):
+    clock = _Clock()
+    monkeypatch.setattr(time, "perf_counter", clock)
+    monkeypatch.setattr(gate_time, "GRACE_BLOCKS", grace)
+    budget_s, first_s = 100.0, 0.1  # a first block of 10 samples takes 1 s: the plan expects 100 blocks
+    first_look = blocks.BlockBudget(0.01, 1, blocks.planned_blocks(budget_s, 10 * first_s)).schedule()[0]
+    later_s = (budget_s - 10 * first_s) / ((first_look - 2.5) * 10)  # the time ends inside block first_look - 1
+    rng = random.Random(9)
+    sides = (_ClockedSide("base", rng, clock, first_s, later_s), _ClockedSide("head", rng, clock, first_s, later_s))
+    pairing = paired.Pairing(_case(), _case(), sides, _Work(), 0.01, 0.05)  # type: ignore[arg-type]
+    (row,) = gate_time.gate([pairing], budget_s)
+    taken_s = 10 * first_s + (row.blocks - 1) * 10 * later_s
+    assert math.isclose(clock.now_s, taken_s)  # each block its minimum of rounds once the time was spent
+    if grace:  # past the gate's time by the block it was in and the one it was granted
+        assert row.blocks == first_look
+        assert row.ratios[0].ratio_ci is not None
+        assert row.ratios[0].label == Label.SAME
+    else:  # without it: the whole gate spent, no interval at all
+        assert row.blocks == first_look - 1
+        assert row.ratios[0].ratio_ci is None
+        assert row.ratios[0].label == Label.INCONCLUSIVE
