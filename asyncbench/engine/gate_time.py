@@ -27,7 +27,7 @@ from asyncbench.results.paired import PairedCase
 # all: without that block the gate's two minutes decided nothing for it (measured on 2 cores beside a test run: a
 # gate of configs/ci-gate.yaml stopped at 11 blocks of a first look at 12, every verdict INCONCLUSIVE, each case
 # "about 2-3 s more"). Whether the block is taken rests on counts and the clock only, never on the blocks' values,
-# so the looks' error is untouched; the gate overruns by at most this many blocks.
+# so the looks' error is untouched; the gate overruns by the block in progress (as ever) and at most this many more.
 GRACE_BLOCKS = 1
 
 

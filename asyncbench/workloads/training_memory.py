@@ -73,8 +73,8 @@ def _array_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batche
     import numpy
 
     sizes = [(FEATURES, HIDDEN_1), (HIDDEN_1, HIDDEN_2), (HIDDEN_2, 1)]
-    # He-initialised on the host, then moved: a device generator per weight shape is a compile each on JAX (0.5 s on
-    # 2 cores, three of them a third of its `--quick` case), for numbers set up once and never timed
+    # He-initialised on the host, then moved: a device generator per weight shape is a compile each on JAX, for
+    # numbers set up once and never timed (2 cores: JAX's set-up 2.3 s -> 0.5 s, its --quick case 7.0-7.9 s -> 6.8-7.1 s)
     host = numpy.random.default_rng(0)
     weights = [xp.array(host.standard_normal(s, dtype=numpy.float32) * numpy.float32(math.sqrt(2 / s[0]))).astype(dtype) for s in sizes]
     biases = [xp.zeros(s[1], dtype=dtype) for s in sizes]
