@@ -114,13 +114,12 @@ def _repository(root: Path) -> Path:
 
 
 KEPT: list[dict] = []
-#: --json: rewritten after every gate, so that a run of hours stopped early keeps each gate it finished
-KEEP_AT: list[Path] = []
 
 
-def _gate(repo: Path, repeat: int, margin: str, gate_time: str) -> dict:
+def _gate(repo: Path, repeat: int, margin: str, gate_time: str, keep: Path | None) -> dict:
     """One `ab --base HEAD` with the head's REPEAT set: its record in KEPT (REPEAT, margin, exit code, wall time, the
-    cases' rows)."""
+    cases' rows), and KEPT rewritten to `keep` (--json) so that a run of hours stopped early keeps every gate it
+    finished."""
     (repo / "mypkg.py").write_text(f"REPEAT = {repeat}\n")
     started = time.perf_counter()
     command = [sys.executable, "-m", "asyncbench", "ab", "gate.yaml", "--base", "HEAD", "--no-progress", "-o", "ab.json"]
@@ -133,8 +132,8 @@ def _gate(repo: Path, repeat: int, margin: str, gate_time: str) -> dict:
     data = json.loads((repo / "ab.json").read_text())
     record = {"repeat": repeat, "margin": margin, "code": done.returncode, "wall_s": wall, "cases": data["cases"]}
     KEPT.append(record)
-    for path in KEEP_AT:
-        path.write_text(json.dumps(KEPT, indent=1))
+    if keep is not None:
+        keep.write_text(json.dumps(KEPT, indent=1))
     print(f"REPEAT {repeat}, margin {margin}: exit {done.returncode} in {wall:.0f} s", file=sys.stderr, flush=True)
     return record
 
@@ -148,10 +147,10 @@ def _rate(hits: int, runs: int) -> str:
     return f"{hits}/{runs} = {hits / runs:.1%} [95% CI {interval.low:.1%}–{interval.high:.1%}]"
 
 
-def _condition(repo: Path, runs: int, change: float, margin: str, gate_time: str) -> None:
+def _condition(repo: Path, runs: int, change: float, margin: str, gate_time: str, keep: Path | None) -> None:
     """`runs` gates with the head's work grown by `change` percent, then what they show (`_report`)."""
     repeat = round(BASE_REPEAT * (1 + change / 100))
-    _report([_gate(repo, repeat, margin, gate_time) for _ in range(runs)])
+    _report([_gate(repo, repeat, margin, gate_time, keep) for _ in range(runs)])
 
 
 def _report(gates: list[dict]) -> None:
@@ -200,13 +199,12 @@ def main() -> None:
         summarize(Path(args.summarize))
         return
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # both sides alike (set it to try others); said in the output
-    KEEP_AT.extend([Path(args.json)] if args.json else [])
     with tenant(not args.no_hog), tempfile.TemporaryDirectory() as root:
         repo = _repository(Path(root))
         print(f"hog {'off' if args.no_hog else 'on'}, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
         for item in filter(None, args.conditions.split(",")):
             change, _, margin = item.partition("@")
-            _condition(repo, args.runs, float(change), f"{margin or 5}%", args.gate_time)
+            _condition(repo, args.runs, float(change), f"{margin or 5}%", args.gate_time, Path(args.json) if args.json else None)
 
 
 if __name__ == "__main__":
