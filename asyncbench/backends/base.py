@@ -326,6 +326,11 @@ class Backend(ABC):
         """The NumPy-compatible array module (numpy, cupy), or None (torch has its own API)."""
         return None
 
+    def compiled(self, function: Callable[..., Any]) -> Callable[..., Any] | None:
+        """`function` (pure: arrays in, arrays out) compiled into one dispatch, where that is how the framework's
+        users run a step (JAX: `jax.jit`; its eager ops compile one by one per shape), else None: run it op by op."""
+        return None
+
     def set_threads(self, count: int) -> int | None:
         """Set the framework's CPU intra-op threads; returns the previous count (None: not settable)."""
         return None

@@ -241,6 +241,9 @@ class JaxBackend(Backend):
     def namespace(self) -> Any:
         return _jax().numpy
 
+    def compiled(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        return _jax().jit(function)
+
     def barrier(self, device: str) -> None:
         self._sentinel(device)().block_until_ready()
 

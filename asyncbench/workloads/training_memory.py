@@ -9,8 +9,10 @@ after warm-up, and device memory in a window of its own (caches emptied and
 peaks reset before the variant's memory run): peak allocated and peak
 reserved (torch), peak in use and the pool's used/held bytes (cupy). PyTorch is expected to stay near-flat either way
 (refcounting frees intermediates; the launch queue bounds run-ahead) — the
-point is to measure it, not assume it. torch trains with autograd; numpy and
-cupy run the same network with hand-written gradients.
+point is to measure it, not assume it. torch trains with autograd; numpy,
+cupy and MXNet run the same network with hand-written gradients, op by op; JAX
+runs those gradients jit-compiled into one step per minibatch, as its users
+train (the row's note says so).
 """
 
 from __future__ import annotations
@@ -28,13 +30,15 @@ FEATURES, HIDDEN_1, HIDDEN_2 = 512, 2048, 512
 RAN_AHEAD = 0.5
 LEARNING_RATE = 0.005  # the chapter's SGD rate
 MIB = 2**20
+#: the row's note where the backend compiled the step (JAX): what ran differs from the op-by-op loop of the others
+COMPILED_NOTE = "one compiled step per minibatch (jit: forward, backward and update in one dispatch)"
 
 
 def variant_name(every: int) -> str:
     return f"sync_every={every}"
 
 
-def _torch_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batches: int) -> Callable[[int], Any]:
+def _torch_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batches: int) -> tuple[Callable[[int], Any], str | None]:
     import torch
     from torch import nn
 
@@ -63,11 +67,26 @@ def _torch_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batche
                 loss.item()
         return loss
 
-    return epoch
+    return epoch, None
 
 
-def _array_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batches: int) -> Callable[[int], Any]:
-    """The same MLP with explicit backpropagation, for NumPy-compatible array modules."""
+def _gradients(xp: Any, weights: list[Any], biases: list[Any], x: Any, target: Any) -> tuple[Any, tuple[tuple[Any, Any], ...]]:
+    """The MLP's forward and backward pass by hand: the loss, and each layer's (inputs, gradient of its output)."""
+    h1 = x @ weights[0] + biases[0]
+    a1 = xp.maximum(h1, 0)
+    h2 = a1 @ weights[1] + biases[1]
+    a2 = xp.maximum(h2, 0)
+    error = a2 @ weights[2] + biases[2] - target
+    loss = (error * error).mean()
+    d_out = error * (2 / x.shape[0])
+    d_h2 = (d_out @ weights[2].T) * (h2 > 0)
+    d_h1 = (d_h2 @ weights[1].T) * (h1 > 0)
+    return loss, ((x, d_h1), (a1, d_h2), (a2, d_out))
+
+
+def _array_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batches: int) -> tuple[Callable[[int], Any], str | None]:
+    """The same MLP with explicit backpropagation, for NumPy-compatible array modules, and the row's note: op by op
+    and updated in place, or, where the backend compiles a step (JAX), one compiled step per minibatch."""
     xp = backend.namespace()
     assert xp is not None, f"{backend.name} has no NumPy-compatible namespace"  # skip_reason keeps such backends out
     import numpy
@@ -81,30 +100,34 @@ def _array_epoch(backend: Backend, device: str, dtype: str, batch: int, n_batche
     make_batch = backend.random((batch, FEATURES), dtype, device)
     target = xp.ones((batch, 1), dtype=dtype)
 
+    def updated(weights: list[Any], biases: list[Any], x: Any, target: Any) -> tuple[Any, list[Any], list[Any]]:
+        loss, layers = _gradients(xp, weights, biases, x, target)
+        new_weights = [w - LEARNING_RATE * (inputs.T @ grad) for w, (inputs, grad) in zip(weights, layers, strict=True)]
+        new_biases = [b - LEARNING_RATE * grad.sum(axis=0) for b, (_, grad) in zip(biases, layers, strict=True)]
+        return loss, new_weights, new_biases
+
+    # JAX's users jit their training step; op by op, XLA compiles each of the step's ~30 ops once per shape, which was
+    # most of `run -b jax --quick` (its quick case 6.8-7.1 s on 2 cores) and measured a loop JAX users do not write
+    step = backend.compiled(updated)
+
     def step_once() -> Any:
-        x = make_batch()
-        h1 = x @ weights[0] + biases[0]
-        a1 = xp.maximum(h1, 0)
-        h2 = a1 @ weights[1] + biases[1]
-        a2 = xp.maximum(h2, 0)
-        error = a2 @ weights[2] + biases[2] - target
-        loss = (error * error).mean()
-        d_out = error * (2 / batch)
-        d_h2 = (d_out @ weights[2].T) * (h2 > 0)
-        d_h1 = (d_h2 @ weights[1].T) * (h1 > 0)
-        for layer, (inputs, grad) in enumerate(((x, d_h1), (a1, d_h2), (a2, d_out))):
+        if step is not None:
+            loss, weights[:], biases[:] = step(weights, biases, make_batch(), target)
+            return loss
+        loss, layers = _gradients(xp, weights, biases, make_batch(), target)
+        for layer, (inputs, grad) in enumerate(layers):  # in place, as a NumPy user updates
             weights[layer] -= LEARNING_RATE * (inputs.T @ grad)
             biases[layer] -= LEARNING_RATE * grad.sum(axis=0)
         return loss
 
     def epoch(every: int) -> Any:
-        for step in range(1, n_batches + 1):
+        for step_number in range(1, n_batches + 1):
             loss = step_once()
-            if every and step % every == 0:
+            if every and step_number % every == 0:
                 loss.item()
         return loss
 
-    return epoch
+    return epoch, (None if step is None else COMPILED_NOTE)
 
 
 class TrainingMemory(Workload):
@@ -131,7 +154,7 @@ class TrainingMemory(Workload):
 
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
         build = _torch_epoch if backend.namespace() is None else _array_epoch
-        epoch = build(backend, device, params["dtype"], params["batch_size"], params["n_batches"])
+        epoch, note = build(backend, device, params["dtype"], params["batch_size"], params["n_batches"])
         backend.barrier(device)
 
         def variant(every: int) -> Callable[[], Any]:
@@ -140,6 +163,7 @@ class TrainingMemory(Workload):
         return Prepared(
             variants={variant_name(k): variant(k) for k in params["sync_every"]},
             sync=lambda: backend.barrier(device),
+            note=note,
         )
 
     def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
