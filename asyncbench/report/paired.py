@@ -56,9 +56,10 @@ def _quantity(value: float, unit: str) -> str:
 
 
 def _resolution(case: PairedCase) -> str:
-    """'±3.1%': the widest relative half-width its intervals reached ('no interval' under two blocks)."""
+    """'±3.1% reached': the widest relative half-width its intervals reached, or that some have none yet (too few
+    blocks for an interval at the case's share of the false-alarm rate)."""
     widths = [(r.ratio_ci[1] - r.ratio_ci[0]) / 2 / r.ratio for r in case.ratios if r.ratio_ci is not None and r.ratio > 0]
-    return f"±{max(widths) * 100:.2g}%" if len(widths) == len(case.ratios) and widths else "no interval yet"
+    return f"±{max(widths) * 100:.2g}% reached" if len(widths) == len(case.ratios) and widths else "no interval yet"
 
 
 def _case_notes(case: PairedCase) -> list[str]:
@@ -75,7 +76,7 @@ def _case_notes(case: PairedCase) -> list[str]:
             else "its estimate sits on the margin: more time may never decide it"
         )
         blocks = f"{case.blocks} block{'' if case.blocks == 1 else 's'}"
-        notes.append(f"{case.id}: undecided after {blocks} ({units.seconds(case.elapsed_s)}): {_resolution(case)} reached; {more}")
+        notes.append(f"{case.id}: undecided after {blocks} ({units.seconds(case.elapsed_s)}): {_resolution(case)}; {more}")
     return notes
 
 
@@ -87,13 +88,20 @@ POOL_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 FEW_CORES = 4
 
 
+# Over this many usable cores, a GPU case's fresh process per block lands on cores of its own and carries their speed
+# into its block: sync_async on an H200 host of 16 cores, identical sides, blocks spread 9.3% and 11.5% (SD of the
+# block log-ratios) free, 1.6% and 0.7% with the gate pinned to one core (`taskset -c 3`), results/nvidia-h200/.
+MANY_CORES = FEW_CORES
+
+
 def _device(case: PairedCase) -> str:
     """The device a case ran on: stated in files since ab schema 4, read from the case's id in older ones."""
     return case.device or case_parts(case.id)[2]
 
 
 def _settings_notes(report: ABReport) -> list[str]:
-    """What the gate's own settings cost: thread pools left to spin on a small machine."""
+    """What the gate's own settings cost: thread pools left to spin on a small machine; GPU cases left undecided by
+    processes free to land on any of many cores."""
     facts = report.head.facts
     cores = facts.get("cpu_affinity") or facts.get("cpu_cores_logical")  # the cores the side may use
     set_here = facts.get("thread_variables") or {}
@@ -102,6 +110,14 @@ def _settings_notes(report: ABReport) -> list[str]:
         return [
             f"no BLAS/OpenMP thread count set on {cores} cores: their pools' spinning threads compete with the sample "
             f"measured; a CI gate sets {'=1, '.join(POOL_VARIABLES)}=1 (the CI gates guide, docs/guides/ci.md)"
+        ]
+    undecided_gpu = [c for c in report.cases if c.status == "ok" and c.needed_s is not None and _device(c).startswith("cuda")]
+    if undecided_gpu and isinstance(cores, int) and cores > MANY_CORES:
+        return [
+            f"{len(undecided_gpu)} GPU case{'' if len(undecided_gpu) == 1 else 's'} undecided with the sides free to run on "
+            f"{cores} cores: each block's fresh processes land on cores of their own and carry their speed (identical "
+            "sync_async on an H200 host: blocks spread 9–12% free, 0.7–1.6% pinned); pin the gate to one core, "
+            "`taskset -c 3 asyncbench ab …` (docs/guides/ci.md)"
         ]
     return []
 

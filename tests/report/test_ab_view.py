@@ -10,8 +10,8 @@ from asyncbench.results.paired import ABReport, PairedCase, PairedRatio, Side
 from asyncbench.verdicts.outcome import Outcome
 
 
-def _report(thread_variables: dict, case: PairedCase | None = None) -> ABReport:
-    facts = {"cpu_affinity": 2, "thread_variables": thread_variables}
+def _report(thread_variables: dict, case: PairedCase | None = None, cores: int = 2) -> ABReport:
+    facts = {"cpu_affinity": cores, "thread_variables": thread_variables}
     side = Side("head", "working tree", "python", "3.11", facts=facts)
     row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.99, 1.01), Label.SAME)
     case = case or PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=10)
@@ -33,6 +33,10 @@ def test_an_undecided_case_says_how_far_it_got_and_what_it_needs():
     case = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=40, elapsed_s=90.0, needed_s=math.inf)
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ())).notes
     assert any("sits on the margin" in note for note in notes), notes
+    no_interval = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, None, Label.INCONCLUSIVE)
+    case = PairedCase("work[numpy,cpu]", "ok", ratios=(no_interval,), blocks=7, elapsed_s=107.0, needed_s=46.0)
+    notes = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ())).notes
+    assert any("undecided after 7 blocks (107 s): no interval yet; about 46 s more" in note for note in notes), notes
 
 
 def test_a_case_judged_at_its_own_margin_says_so_and_one_at_the_gate_s_does_not():
@@ -43,3 +47,17 @@ def test_a_case_judged_at_its_own_margin_says_so_and_one_at_the_gate_s_does_not(
     assert "margin 5% (1 case at its own, noted above)" in views.build(_report({}, own), Outcome(0, ())).budget
     gate_s = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=14, margin=0.05)
     assert not any("own margin" in note for note in views.build(_report({"OMP_NUM_THREADS": "1"}, gate_s), Outcome(0, ())).notes)
+
+
+def test_an_undecided_gpu_case_on_many_cores_is_told_to_pin_the_gate():
+    """On a 16-core GPU host each block's processes land on cores of their own (blocks spread 9-12% on an H200,
+    0.7-1.6% pinned): an undecided GPU case says so; a pinned gate, a decided case or a CPU case does not."""
+    row = PairedRatio("sync", "variant", "s", 1e-3, 1e-3, 1.0, (0.9, 1.15), Label.INCONCLUSIVE)
+
+    def notes(case_id: str, cores: int, needed_s: float | None) -> tuple[str, ...]:
+        case = PairedCase(case_id, "ok", ratios=(row,), blocks=10, elapsed_s=120.0, needed_s=needed_s, device=case_id.split(",")[1][:-1])
+        return views.build(_report({"OMP_NUM_THREADS": "1"}, case, cores=cores), Outcome(1, ())).notes
+
+    assert any("taskset -c 3 asyncbench ab" in note and "on 16 cores" in note for note in notes("s[torch,cuda:0]", 16, math.inf))
+    for case_id, cores, needed_s in (("s[torch,cuda:0]", 1, math.inf), ("s[torch,cuda:0]", 16, None), ("s[torch,cpu]", 16, 30.0)):
+        assert not any("taskset" in note for note in notes(case_id, cores, needed_s)), (case_id, cores, needed_s)
