@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -80,8 +81,17 @@ def ab_identical() -> dict[str, Any]:  # 91 s on an H100 gated at 60 s; about 15
         # why a label is what it is: the interval against the margin, and the blocks it came from
         "ratio_ci": {name: r.get("ratio_ci") for name, r in ratios.items()},
         "blocks": {name: len(r.get("block_log_ratios") or ()) for name, r in ratios.items()},
+        # the blocks' spread (SD of their log-ratios): an H200 host's unpinned sync_async blocks spread 9-12%, pinned
+        # to one core 0.7-1.6% (results/nvidia-h200/README.md); None under two blocks
+        "block_sd": {name: _spread(r.get("block_log_ratios") or ()) for name, r in ratios.items()},
         "verified": identical_verdict(set(labels.values())),
     }
+
+
+def _spread(log_ratios: Any) -> float | None:
+    """The sample SD of a verdict's block log-ratios (about the relative spread), None under two blocks."""
+    values = [float(x) for x in log_ratios]
+    return statistics.stdev(values) if len(values) >= 2 else None
 
 
 def identical_verdict(labels: set[str]) -> bool | None:

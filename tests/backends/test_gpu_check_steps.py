@@ -177,3 +177,9 @@ def test_the_sweep_check_tells_a_cpu_job_by_its_environment():
 )
 def test_ab_identical_verifies_only_decided_verdicts_and_fails_a_wrong_one(labels, verified):
     assert _script().gpu_checks().runs.identical_verdict(labels) is verified
+
+
+def test_ab_identical_reports_its_blocks_spread_and_none_under_two_blocks():
+    spread = _script().gpu_checks().runs._spread
+    assert spread([0.01, -0.02, 0.03]) == pytest.approx(0.0251661, rel=1e-5)
+    assert spread([0.1]) is None
