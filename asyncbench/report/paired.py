@@ -91,7 +91,7 @@ FEW_CORES = 4
 # Over this many usable cores, a GPU case's fresh process per block lands on cores of its own and carries their speed
 # into its block: sync_async on an H200 host of 16 cores, identical sides, blocks spread 9.3% and 11.5% (SD of the
 # block log-ratios) free, 1.6% and 0.7% with the gate pinned to one core (`taskset -c 3`), results/nvidia-h200/.
-MANY_CORES = FEW_CORES
+MANY_CORES = 4
 
 
 def _device(case: PairedCase) -> str:
