@@ -83,7 +83,8 @@ round each variant is sampled once on each side, in a random order, and the
 side that is not measuring is frozen (SIGSTOP) so it cannot compete. Rounds
 come in blocks, each a fresh pair of processes (a process carries a bias of
 its own); each block gives one paired ratio head/base per variant (and per
-rate metric); a signed-rank interval over the blocks decides. The
+rate metric); a signed-rank interval over the blocks (narrowed by a
+sign-test one that passes over a wild block) decides. The
 question is one-sided: SLOWER when the whole interval lies above
 1 + margin, a pass (SAME, FASTER or NOT SLOWER) when it lies below,
 INCONCLUSIVE otherwise. The gate's time (--gate-time) goes to the cases by

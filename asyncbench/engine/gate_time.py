@@ -66,10 +66,10 @@ def gate(pairings: list[Pairing], budget_s: float, on_case: Callable[[int, Pairi
 def _worth_it(undecided: list[Pairing], remaining_s: float) -> list[Pairing]:
     """The undecided cases the time left could decide (by their blocks' spread; a case without an interval yet
     counts as able to), or all of them when none could."""
-    able = [p for p in undecided if p.seconds_needed() <= remaining_s or p.n_blocks < p.budget().schedule()[0]]
+    able = [p for p in undecided if p.seconds_needed() <= remaining_s or p.n_blocks < p.budget().first_look()]
     return able or undecided
 
 
 def _out_of_time(undecided: list[Pairing]) -> list[Pairing]:
     """Once the gate's time is spent: the cases without a block, and those within GRACE_BLOCKS of their first look."""
-    return [p for p in undecided if p.n_blocks == 0 or 0 < p.budget().schedule()[0] - p.n_blocks <= GRACE_BLOCKS]
+    return [p for p in undecided if p.n_blocks == 0 or 0 < p.budget().first_look() - p.n_blocks <= GRACE_BLOCKS]

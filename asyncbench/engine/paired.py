@@ -20,8 +20,8 @@ life (memory layout, core placement): 0.1–3% measured. So a case is
 measured in *blocks* (results.blocks): each block is a fresh pair of
 processes, set up and warmed alike, sampled for at least BLOCK_MIN_S and
 BLOCK_MIN_ROUNDS, and it contributes one median log ratio per verdict; the
-verdict comes from a signed-rank interval over the blocks, at the looks of a fixed
-schedule. A fresh process costs a start (1–3 s with torch): both sides'
+verdict comes from an interval over the blocks (signed-rank, narrowed by a
+sign-test one robust to a wild block), at the looks of a fixed schedule. A fresh process costs a start (1–3 s with torch): both sides'
 start at once, while nothing is measured (a start that overlapped the
 sampling was tried: two torch imports beside a 2-thread torch sample made
 its times swing 100-fold on two cores), and a block samples at least as
@@ -175,7 +175,7 @@ class Pairing:
         if not self.n_blocks:
             return math.inf
         per_block_s = self.elapsed_s / self.n_blocks
-        first = self.budget().schedule()[0]
+        first = self.budget().first_look()
         if self.n_blocks < first:  # no interval yet: at least until the first look that can give one
             return (first - self.n_blocks) * per_block_s
         needed = [blocks.blocks_needed(self.values[k], self.margin, self.budget().tail_error()) for k in self.keys]

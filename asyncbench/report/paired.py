@@ -161,7 +161,8 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
         "the gate asks whether head is slower than base by more than the margin: "
         f"SLOWER when the whole interval of the ratio head/base lies above 1 + margin, a pass when it lies below (FASTER "
         f"below 1/(1 + margin), SAME within it both ways, NOT SLOWER when too wide to say which). Each interval is "
-        f"the exact signed-rank interval over blocks, each a fresh pair of processes ({blocks_used or 'none'}). "
+        f"the exact signed-rank interval over blocks, each a fresh pair of processes ({blocks_used or 'none'}), "
+        "narrowed by the sign-test interval that passes over one wild block where the error allows. "
         f"A {units.percent(report.family_error)} family-wise false-alarm rate, split over {len(report.cases)} case(s), "
         f"each case's verdicts and its looks (Bonferroni). Idle side: {report.idle_side}."
     )

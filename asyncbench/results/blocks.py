@@ -18,8 +18,29 @@ side's process stuck for its whole life), which wrecks Student's t. So the
 interval is the exact signed-rank (Wilcoxon) interval of the blocks' centre,
 around their Hodges–Lehmann estimate: it assumes only that a block's value
 is as likely to be off either way (either side's process may draw the bad
-placement), and a wild block moves it by one rank. Its price: no interval
-under min_blocks blocks (10–14 at the error a gate spends per look).
+placement), and a wild block moves its estimate by one rank. Its price: no
+interval under min_blocks blocks (10–14 at the error a gate spends per look).
+
+A signed-rank interval's ends are its k-th smallest and largest Walsh
+averages, and with a dozen blocks k is smaller than the count of blocks: the
+n averages of one wild block with each of the others set the end, so one
+block of +23% among blocks of ±2% made a 10% gate INCONCLUSIVE (5 of 62
+gates of configs/ci-gate.yaml on a noisy VM). So a look's interval is the
+intersection of two exact intervals whose tails add up to the look's: the
+sign-test interval of the blocks' median (they share the centre: the blocks
+are symmetric about it) with just the error that lets it pass over one wild
+block each way (its 2nd smallest and 2nd largest block: (n + 1)/2^n), and the
+signed-rank interval with the rest, which is the narrower one for blocks
+near normal. The truth lies outside the intersection only when it lies
+outside one of them (Bonferroni again). Where the look's error cannot buy
+that sign interval, the signed-rank one takes all of it; from about 20
+blocks on the sign part costs nearly nothing and the signed-rank interval
+is robust by itself (its k exceeds n).
+
+A gate whose time holds too few blocks for a look before its last (the
+first look would come past EARLY_LOOK_SHARE of the plan) looks once, when
+its time runs out, with the whole error: a look at 11 of a planned 16
+blocks would cost two thirds of it, and every verdict's robustness with it.
 
 The question is one-sided (verdicts.margin.label_of: is head slower than
 base by more than the margin?), so each tail of the interval carries the
@@ -48,6 +69,11 @@ FIRST_LOOK_BLOCKS = 10
 # Each look has half again as many blocks as the one before: the number of looks, and with it the share of the
 # budget each one gets, grows only with the logarithm of the blocks.
 LOOK_GROWTH = 1.5
+# A look before the last is planned only when it can come this far into the plan, or sooner: one later saves less
+# than half the gate's blocks when it decides, and costs the last look two thirds of its error (a third to itself,
+# a third to the spare look when the time runs out), which at 15-16 blocks is the error that buys an interval robust
+# to one wild block (results.blocks._log_interval). A 2-minute gate of five torch cases plans 12-16 blocks: one look.
+EARLY_LOOK_SHARE = 0.5
 # The most blocks a case is looked at over. 100 blocks of 0.5 s is a fast case's whole 2-minute gate; slower
 # cases reach fewer, and the looks they never reach still hold their share of the budget (the cost of a fixed schedule).
 MAX_BLOCKS = 100
@@ -76,10 +102,15 @@ def planned_blocks(gate_s: float, first_round_s: float) -> int:
 
 @functools.lru_cache(maxsize=256)
 def _split(family_error: float, verdicts: int, max_blocks: int) -> tuple[int, tuple[int, ...]]:
-    """(the looks the rate is split over, the block counts looked at): the fewest looks L such that the schedule
+    """(the looks the rate is split over, the block counts looked at while blocks go on): one look and none while
+    they go on when the plan has no room for a look before its last (the look is taken when the time runs out), else
+    the fewest looks L such that the schedule
     from the first block count giving an interval at family_error / verdicts / (L + 1) holds at most L looks
     (the + 1: a last look when the time runs out between two). More looks planned mean a smaller error each, so
     a later first interval and fewer looks after it: the first L that fits is found by counting up."""
+    whole = family_error / max(verdicts, 1)
+    if max(FIRST_LOOK_BLOCKS, min_blocks(whole)) > EARLY_LOOK_SHARE * max_blocks:  # no room for a look before the last
+        return 1, ()
     for planned in range(1, 64):
         tail = family_error / max(verdicts, 1) / (planned + 1)
         first = max(FIRST_LOOK_BLOCKS, min_blocks(tail))
@@ -114,9 +145,15 @@ class BlockBudget:
         return self.family_error / max(self.verdicts, 1) / self.looks
 
     def schedule(self) -> tuple[int, ...]:
-        """This case's looks: from the first block count that can give an interval at its error (a look before
-        that could decide nothing) to the planned blocks."""
+        """This case's looks while its blocks go on: from the first block count that can give an interval at its
+        error (a look before that could decide nothing) to the planned blocks; none for a one-look plan."""
         return _split(self.family_error, self.verdicts, self.max_blocks)[1]
+
+    def first_look(self) -> int:
+        """The fewest blocks a look can decide from: the schedule's first, or for a one-look plan the count that
+        gives an interval at all."""
+        schedule = self.schedule()
+        return schedule[0] if schedule else max(FIRST_LOOK_BLOCKS, min_blocks(self.tail_error()))
 
     def confidence(self) -> float:
         """The confidence of the two-sided interval shown, whose each tail is `tail_error`."""
@@ -124,8 +161,9 @@ class BlockBudget:
 
     def describe(self) -> str:
         verdicts = f"{self.verdicts} verdict{'' if self.verdicts == 1 else 's'}"
+        looks = "one look each, when the time runs out" if self.looks == 1 else f"up to {self.looks} looks each"
         return (
-            f"{units.percent(self.family_error)} for this case, split over {verdicts} and up to {self.looks} looks each: "
+            f"{units.percent(self.family_error)} for this case, split over {verdicts} and {looks}: "
             f"intervals at {units.confidence(self.confidence())}"
         )
 
@@ -172,14 +210,39 @@ def min_blocks(tail_error: float) -> int:
 
 
 def interval(values: Sequence[float], tail_error: float) -> tuple[float, float] | None:
-    """The ratio's interval from the blocks' log ratios: the exact signed-rank (Wilcoxon) interval of their centre,
-    each tail `tail_error`, turned back into a ratio; None when there are too few blocks for it (min_blocks)."""
+    """The ratio's interval from the blocks' log ratios, each tail `tail_error`: the exact signed-rank (Wilcoxon)
+    interval of their centre, narrowed by the sign-test interval that passes over one wild block where the error
+    can buy it (see the module's docstring), turned back into a ratio; None when there are too few blocks for any
+    (min_blocks)."""
     bounds = _log_interval(values, tail_error)
     return None if bounds is None else (_exp(bounds[0]), _exp(bounds[1]))
 
 
+# The sign-test interval is bought to pass over this many wild blocks each way: its ends are the blocks one further in.
+WILD_BLOCKS = 1
+
+
+def _sign_error(n: int, wild: int = WILD_BLOCKS) -> float:
+    """The error of each tail of the sign-test interval [x(wild+1), x(n−wild)] of n blocks: P(Bin(n, ½) ≤ wild)."""
+    return sum(math.comb(n, i) for i in range(wild + 1)) / 2**n
+
+
 def _log_interval(values: Sequence[float], tail_error: float) -> tuple[float, float] | None:
     """`interval` on the log scale."""
+    n = len(values)
+    sign_error = _sign_error(n)
+    if sign_error > tail_error:  # the error cannot buy robustness to a wild block: all of it to the signed-rank
+        return _signed_rank_interval(values, tail_error)
+    ordered = sorted(values)
+    sign = ordered[WILD_BLOCKS], ordered[n - 1 - WILD_BLOCKS]
+    rank = _signed_rank_interval(values, tail_error - sign_error)
+    if rank is None:
+        return sign
+    return max(sign[0], rank[0]), min(sign[1], rank[1])
+
+
+def _signed_rank_interval(values: Sequence[float], tail_error: float) -> tuple[float, float] | None:
+    """The exact signed-rank interval of the blocks' centre on the log scale, each tail `tail_error` (None: too few)."""
     k = _signed_rank_k(len(values), tail_error)
     if k == 0:
         return None
