@@ -153,7 +153,7 @@ class BlockBudget:
         """The fewest blocks a look can decide from: the schedule's first, or for a one-look plan the count that
         gives an interval at all."""
         schedule = self.schedule()
-        return schedule[0] if schedule else max(FIRST_LOOK_BLOCKS, min_blocks(self.tail_error()))
+        return schedule[0] if schedule else min_blocks(self.tail_error())
 
     def confidence(self) -> float:
         """The confidence of the two-sided interval shown, whose each tail is `tail_error`."""

@@ -456,12 +456,16 @@ class _ClockedSide(_Side):
 
 
 @pytest.mark.parametrize("grace", [1, 0])
-def test_a_case_one_block_short_of_its_first_look_when_time_runs_out_gets_that_block(monkeypatch, grace):
+@pytest.mark.parametrize("first_s", [0.1, 0.6], ids=["looks-planned", "one-look"])
+def test_a_case_one_block_short_of_its_first_look_when_time_runs_out_gets_that_block(monkeypatch, grace, first_s):
     clock = _Clock()
     monkeypatch.setattr(time, "perf_counter", clock)
     monkeypatch.setattr(gate_time, "GRACE_BLOCKS", grace)
-    budget_s, first_s = 100.0, 0.1  # a first block of 10 samples takes 1 s: the plan expects 100 blocks
-    first_look = blocks.BlockBudget(0.01, 1, blocks.planned_blocks(budget_s, 10 * first_s)).first_look()
+    # a first block of 10 samples takes 1 s (the plan expects 100 blocks and looks on the way) or 6 s (16: one look)
+    budget_s = 100.0
+    budget = blocks.BlockBudget(0.01, 1, blocks.planned_blocks(budget_s, 10 * first_s))
+    assert bool(budget.schedule()) == (first_s < 0.5)
+    first_look = budget.first_look()
     later_s = (budget_s - 10 * first_s) / ((first_look - 2.5) * 10)  # the time ends inside block first_look - 1
     rng = random.Random(9)
     sides = (_ClockedSide("base", rng, clock, first_s, later_s), _ClockedSide("head", rng, clock, first_s, later_s))
