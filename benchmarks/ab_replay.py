@@ -60,8 +60,13 @@ def old_labels(values: list[list[float]], family_error: float, margin: float) ->
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("gates", type=Path, help="ab_configs.py --json output")
-    parser.add_argument("--margin", action="append", default=[], metavar="CASE=FRACTION",
-                        help="judge the case (its id up to '[') at this margin instead of its own, e.g. gate-two-threads=0.4")
+    parser.add_argument(
+        "--margin",
+        action="append",
+        default=[],
+        metavar="CASE=FRACTION",
+        help="judge the case (its id up to '[') at this margin instead of its own, e.g. gate-two-threads=0.4",
+    )
     args = parser.parse_args()
     margins = {name: float(value) for name, value in (m.split("=", 1) for m in args.margin)}
     for config, gates in json.loads(args.gates.read_text()).items():

@@ -224,7 +224,7 @@ WILD_BLOCKS = 1
 
 def _sign_error(n: int, wild: int = WILD_BLOCKS) -> float:
     """The error of each tail of the sign-test interval [x(wild+1), x(n−wild)] of n blocks: P(Bin(n, ½) ≤ wild)."""
-    return sum(math.comb(n, i) for i in range(wild + 1)) / 2**n
+    return float(sum(math.comb(n, i) for i in range(wild + 1))) / float(2**n)
 
 
 def _log_interval(values: Sequence[float], tail_error: float) -> tuple[float, float] | None:
