@@ -24,22 +24,18 @@ from asyncbench.results import blocks  # noqa: E402
 from asyncbench.results.labels import Label  # noqa: E402
 from asyncbench.verdicts.margin import label_of  # noqa: E402
 
-# The old look schedule: the first look at FIRST_LOOK_BLOCKS or the first count with an interval at the error split
-# over the looks, then half again as many each time, up to the blocks the gate held, plus one look at the end.
-OLD_FIRST, OLD_GROWTH = 10, 1.5
-
 
 def old_schedule(family_error: float, verdicts: int, max_blocks: int) -> tuple[float, tuple[int, ...]]:
-    """(each look's tail error, the block counts looked at) as `ab` planned them before."""
+    """(each look's tail error, the block counts looked at) as `ab` planned them before: the error split evenly over
+    the looks of the shared schedule (results.blocks.looks) from the first count with an interval, plus one look
+    when the time runs out, whatever the room before the plan's end."""
     for planned in range(1, 64):
         tail = family_error / max(verdicts, 1) / (planned + 1)
-        first = max(OLD_FIRST, blocks.min_blocks(tail))
-        at = [min(first, max(max_blocks, first))]
-        while at[-1] < max(max_blocks, first):
-            at.append(min(max(math.ceil(at[-1] * OLD_GROWTH), at[-1] + 1), max(max_blocks, first)))
+        first = max(blocks.FIRST_LOOK_BLOCKS, blocks.min_blocks(tail))
+        at = blocks.looks(first, max(max_blocks, first))
         if len(at) <= planned:
-            return tail, tuple(at)
-    raise AssertionError("unreachable")
+            return tail, at
+    raise AssertionError("a schedule of looks grows with the logarithm of the blocks: 64 looks are never needed")
 
 
 def old_labels(values: list[list[float]], family_error: float, margin: float) -> list[Label]:

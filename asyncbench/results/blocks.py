@@ -112,7 +112,7 @@ def _split(family_error: float, verdicts: int, max_blocks: int) -> tuple[int, tu
     if max(FIRST_LOOK_BLOCKS, min_blocks(whole)) > EARLY_LOOK_SHARE * max_blocks:  # no room for a look before the last
         return 1, ()
     for planned in range(1, 64):
-        tail = family_error / max(verdicts, 1) / (planned + 1)
+        tail = whole / (planned + 1)
         first = max(FIRST_LOOK_BLOCKS, min_blocks(tail))
         schedule = looks(first, max(max_blocks, first))
         if len(schedule) <= planned:
