@@ -231,13 +231,27 @@ def traced_with_partner(sim: StreamSimBackend, partner: str, **params: Any) -> t
     return trace, [s for s in spans if s.start_s >= min(t.start_s for t in trace.spans)]
 
 
+# Traces a test takes before it says the two parts never ran at once. One trace can miss the overlap on a loaded
+# runner: a host thread descheduled for the length of the case device's whole part (a CI failure on 2 cores beside
+# a second test worker) issues the partner's work only after it. Code that serializes the parts misses it every time.
+TRACE_TRIES = 3
+
+
+def ran_at_once_with_partner(sim: StreamSimBackend, partner: str, **params: Any) -> bool:
+    """Whether multi_device's `together` ran work on cuda:0 and on the partner at once in one of TRACE_TRIES traces."""
+    for _ in range(TRACE_TRIES):
+        trace, on_partner = traced_with_partner(sim, partner, **params)
+        if at_once(trace.on("default"), on_partner):
+            return True
+    return False
+
+
 def test_multi_device_on_two_gpus_runs_both_at_once_and_gives_no_device_time(sim):
     result = run_on(sim, "multi_device", size=128, n_iter=8, partner="cuda:1")
     assert result.status == OK, result.reason
     assert all(v.device_s is None for v in result.variants.values())  # events on cuda:0 would time cuda:0 alone
     assert "no device time" in result.note
-    trace, on_partner = traced_with_partner(sim, "cuda:1", size=128, n_iter=8)
-    assert at_once(trace.on("default"), on_partner)
+    assert ran_at_once_with_partner(sim, "cuda:1", size=128, n_iter=8)
 
 
 @pytest.mark.alone  # the CPU part's time against the simulated GPU part's: a busy second core stretches the first
@@ -247,8 +261,7 @@ def test_multi_device_gpu_plus_cpu_balances_the_parts_to_similar_times(sim):
     first, second = (result.variants[v].done_s.median for v in ("first", "second"))
     assert max(first, second) < 2 * min(first, second), (first, second)  # equal counts: the CPU's part 8× the GPU's
     assert "balanced" in result.note
-    trace, on_cpu = traced_with_partner(sim, "cpu", size=128, n_iter=16)
-    assert at_once(trace.on("default"), on_cpu)  # the GPU work was issued first, then the CPU ran beside it
+    assert ran_at_once_with_partner(sim, "cpu", size=128, n_iter=16)  # the GPU work was issued first, then the CPU beside it
 
 
 def test_small_ops_refuses_more_workers_than_distinct_streams(sim):
