@@ -88,9 +88,10 @@ sign-test one that passes over a wild block) decides. The
 question is one-sided: SLOWER when the whole interval lies above
 1 + margin, a pass (SAME, FASTER or NOT SLOWER) when it lies below,
 INCONCLUSIVE otherwise. The gate's time (--gate-time) goes to the cases by
-how far each is from a decision (a case one block short of its first
-interval when the time runs out still gets that block); an undecided case
-says how much more it needs. All verdicts share one false-alarm rate (1%), split over cases,
+how far each is from a decision (when the time runs out, a case one block
+short of its first interval, or up to three short of one robust to a wild
+block, still gets them: a gate overruns by at most about a quarter of its
+time); an undecided case says how much more it needs. All verdicts share one false-alarm rate (1%), split over cases,
 verdicts and looks. Exit 1 on SLOWER, INCONCLUSIVE (unless
 --allow-inconclusive), a result that fails its verification, a case ok on
 base and not on head, or nothing compared; 3 when a case errored; 2 for bad

@@ -482,3 +482,33 @@ def test_a_case_one_block_short_of_its_first_look_when_time_runs_out_gets_that_b
         assert row.blocks == first_look - 1
         assert row.ratios[0].ratio_ci is None
         assert row.ratios[0].label == Label.INCONCLUSIVE
+
+
+@pytest.mark.parametrize(
+    ("robust_grace", "share", "short"),
+    [(3, 0.25, 0), (0, 0.25, 3), (3, 0.1, 2)],
+    ids=["granted", "no-grace", "grace-cut-by-the-clock"],
+)
+def test_a_case_a_few_blocks_short_of_a_robust_interval_when_time_runs_out_gets_them_while_the_overrun_is_small(
+    monkeypatch, robust_grace, share, short
+):
+    clock = _Clock()
+    monkeypatch.setattr(time, "perf_counter", clock)
+    monkeypatch.setattr(gate_time, "ROBUST_GRACE_BLOCKS", robust_grace)
+    monkeypatch.setattr(gate_time, "ROBUST_GRACE_SHARE", share)
+    # one verdict at 0.05%: an interval from 11 blocks, one that passes over a wild block from 15
+    budget_s, first_s, error = 100.0, 0.5, 0.0005
+    budget = blocks.BlockBudget(error, 1, blocks.planned_blocks(budget_s, 10 * first_s))
+    assert not budget.schedule()  # a one-look plan (20 blocks)
+    robust = budget.robust_look()
+    assert budget.first_look() < robust - 3
+    # the machine slows after the first block: the time ends halfway through block robust - 3, 9 s a block
+    later_s = (budget_s - 10 * first_s) / ((robust - 4.5) * 10)
+    rng = random.Random(11)
+    sides = (_ClockedSide("base", rng, clock, first_s, later_s), _ClockedSide("head", rng, clock, first_s, later_s))
+    pairing = paired.Pairing(_case(), _case(), sides, _Work(), error, 0.05)  # type: ignore[arg-type]
+    (row,) = gate_time.gate([pairing], budget_s)
+    assert row.blocks == robust - short
+    # each grace block was started no later than `share` of the gate's time past its end
+    assert clock.now_s - 10 * later_s <= budget_s * (1 + share)
+    assert (blocks._sign_error(row.blocks) <= budget.tail_error()) == (short == 0)
