@@ -18,6 +18,7 @@ from asyncbench.engine import expansion, isolation, runner
 from asyncbench.results.model import OK, SKIPPED, Result, Settings
 from asyncbench.spec import config
 from asyncbench.workloads import BUILT_IN
+from asyncbench.workloads.barrier import SAVED_NOTICEABLE
 from tests.support.helpers import run_workload as run_here
 from tests.support.helpers import run_workloads
 
@@ -75,7 +76,9 @@ def test_waiting_for_one_result_returns_before_waiting_for_everything(backend, s
     """MXNet's wait_to_read vs waitall (two engine workers); JAX's block_until_ready vs its device barrier."""
     result = ok(shown(backend)["barrier"])
     low, _ = result.bounds["saved_fraction"]
-    assert low >= 0.3, result.metrics
+    # the reading's own test of a barrier effect: the whole interval above SAVED_NOTICEABLE (a fixed 0.3 failed CI
+    # once with JAX saving 93% [27%-…]: a few slow rounds of 6-12 on a loaded runner widen the interval's low end)
+    assert low >= SAVED_NOTICEABLE, result.metrics
     assert "of the wait saved" in BUILT_IN["barrier"].reading(result)
 
 
