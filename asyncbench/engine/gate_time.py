@@ -33,10 +33,11 @@ GRACE_BLOCKS = 1
 # wild block (results.blocks.robust_blocks: 13-15 in a 2-minute gate of five torch cases), those blocks are still
 # taken, while the gate is no more than ROBUST_GRACE_SHARE of its time past its end. Under that count one block
 # whose processes drew a wild bias sets an end of the interval: in 49 gates of configs/ci-gate.yaml on identical
-# sides, all three that exited 1 had a case at 12-13 blocks with a block of +21-40% at a 10-25% margin, where the
-# other cases' 15-19 blocks passed over theirs. Counts and the clock decide, never the blocks' values, so the one
-# look's error is untouched; three blocks of a slowed machine (about 10 s each for five torch cases, less for the
-# few that need them) keep a 2-minute gate within its 3 minutes.
+# sides before this grace (commit 944044e), all three that exited 1 had a case at 12-13 blocks with a block of +21-40%
+# at a 10-25% margin, where the other cases' 15-19 blocks passed over theirs (with it, 2 of 41 and 3 of 49 exited 1:
+# a slow stretch left cases four short, or a verdict had two wild blocks; docs/measured.md). Counts and the clock
+# decide, never the blocks' values, so the one look's error is untouched; three blocks of a slowed machine (about
+# 10 s each for five torch cases, less for the few that need them) keep a 2-minute gate within its 3 minutes.
 ROBUST_GRACE_BLOCKS = 3
 ROBUST_GRACE_SHARE = 0.25
 
