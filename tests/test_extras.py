@@ -10,6 +10,7 @@ from __future__ import annotations
 import configparser
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,8 @@ import pytest
 from asyncbench import extras
 
 ROOT = Path(__file__).resolve().parents[1]
+#: a results file `record` takes: the store's packages are what is missing, not a good file
+GOOD_RESULTS = ROOT / "tests" / "hostile" / "cases" / "good" / "results.json"
 #: a PostgreSQL URL nothing listens at: the check must come before any connection is tried
 NOWHERE_POSTGRES = "postgresql://nobody@127.0.0.1:9/none"
 #: a case small enough that a run that wrongly goes ahead still ends soon
@@ -46,8 +49,8 @@ CASES = [
     ([*TINY, "--record", "-o", "r.json"], "sqlalchemy", "run --record needs SQLAlchemy", HISTORY),
     ([*TINY, "--record", "-o", "r.json"], "otava", "run --record needs Apache Otava", OTAVA),
     ([*TINY, "--record", "-o", "r.json", "--history", NOWHERE_POSTGRES], "psycopg", "run --record needs psycopg", HISTORY),
-    (["record", "r.json"], "sqlalchemy", "record needs SQLAlchemy", HISTORY),
-    (["record", "r.json"], "otava", "record needs Apache Otava", OTAVA),
+    (["record", "good.json"], "sqlalchemy", "record needs SQLAlchemy", HISTORY),
+    (["record", "good.json"], "otava", "record needs Apache Otava", OTAVA),
     (["history"], "sqlalchemy", "history needs SQLAlchemy", HISTORY),
     (["history", "--history", NOWHERE_POSTGRES], "psycopg", "history needs psycopg", HISTORY),
     (["report", "-o", "page.html"], "sqlalchemy", "report needs SQLAlchemy", HISTORY),
@@ -72,6 +75,7 @@ CASES = [
 
 @pytest.mark.parametrize("argv, module, needs, install", CASES, ids=[f"{c[2].split(' needs ')[0]}-without-{c[1]}" for c in CASES])
 def test_a_missing_extra_is_one_line_naming_how_to_install_it(argv, module, needs, install, tmp_path):
+    shutil.copyfile(GOOD_RESULTS, tmp_path / "good.json")  # `record` reads its files before it checks its packages
     done = run_without(module, argv, tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr

@@ -96,12 +96,12 @@ def record(
 
 def record_files(paths: Sequence[str], history: str | None, label: str | None, say: Say) -> int:
     """`asyncbench record FILE...`: each results file in one transaction; a file already recorded is said so.
-    Every file is read and checked (results.recordable, results.ab_file) before anything is recorded: a bad one is
+    Every file is read and checked (results.recordable, results.ab_file) before anything is recorded, and before
+    the store's packages are (importing Otava's analysis imports SciPy's statistics, a second or two): a bad one is
     InputError (one line, exit 2, nothing recorded). A file the store refused (locked, gone) is one line and exit
     2, the others still recorded."""
     from asyncbench.history.store import StoreError
 
-    require_history(history, "record", *RECORDING)
     reports = [(path, _recordable(path, say)) for path in paths]
     store = open_history(history, "record")
     failed = 0
