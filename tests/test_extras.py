@@ -126,3 +126,15 @@ def test_every_install_command_names_an_extra_that_setup_cfg_declares():
         if "asyncbench[" in extra.install:
             wanted = re.search(r"asyncbench\[(\w+)\]", extra.install)[1]
             assert extra.module.split(".")[0].lower() in parser["options.extras_require"][wanted].lower()
+
+
+def test_record_says_what_is_wrong_with_a_file_before_what_is_not_installed(tmp_path):
+    """A file `record` cannot take is said at once, before the store's packages are imported (Otava's import takes
+    SciPy's statistics, seconds on a slow runner), even where one of them is missing."""
+    (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
+    done = run_without("otava", ["record", "bad.json"], tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("asyncbench: error: bad.json"), line
+    assert "Otava" not in line
+    assert not (tmp_path / ".asyncbench").exists()
