@@ -71,7 +71,7 @@ def main() -> None:
     parser.add_argument("--config", default="configs/ci-gate.yaml")
     parser.add_argument("--gate-time", default="60s", help="the gate's --gate-time")
     args = parser.parse_args()
-    os.environ.setdefault("OMP_NUM_THREADS", "1")  # as the CI recipes set, and ab_configs.py measures
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # the three the CI recipes set (docs/guides/ci.md)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
     _instrument()
