@@ -89,7 +89,7 @@ question is one-sided: SLOWER when the whole interval lies above
 1 + margin, a pass (SAME, FASTER or NOT SLOWER) when it lies below,
 INCONCLUSIVE otherwise. The gate's time (--gate-time) goes to the cases by
 how far each is from a decision (when the time runs out, a case one block
-short of its first interval, or up to three short of one robust to a wild
+short of its first interval, or up to four short of one robust to a wild
 block, still gets them: a gate overruns by at most about a quarter of its
 time); an undecided case says how much more it needs. All verdicts share one false-alarm rate (1%), split over cases,
 verdicts and looks. Exit 1 on SLOWER, INCONCLUSIVE (unless

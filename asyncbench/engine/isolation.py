@@ -24,6 +24,7 @@ with it the parent's numpy. Calls and results are plain data either way.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import multiprocessing.connection
@@ -79,6 +80,18 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
+def _exit_when_told() -> None:
+    """End the worker the parent told to stop: its exit handlers run (a temporary folder's removal, a pool's
+    children joined) and its streams are flushed, and the interpreter's teardown of every module is skipped. That
+    teardown is what ends a process slowly: 0.4-0.6 s of a core for one that imported torch, 0.02-0.04 s this
+    way (measured on 2 cores), and `ab` ends a pair of them every block, beside the next pair's imports."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
+
+
 def _serve(target: Callable[..., Any], channel: Any, parent: int) -> None:
     """The worker's life: for each args tuple received, send ("result", target(*args)) or ("error", message)."""
     processes.in_worker = True
@@ -91,7 +104,7 @@ def _serve(target: Callable[..., Any], channel: Any, parent: int) -> None:
         except EOFError:  # the parent closed its end
             return
         if args is None:
-            return
+            _exit_when_told()
         try:
             processes.send_or_exit(channel, ("result", target(*args, on_progress=_ProgressSender(channel))))
         except Exception as exc:  # noqa: BLE001 - target's own failures are its business; this is e.g. a result that cannot be pickled
@@ -142,6 +155,7 @@ class Worker:
         self._channel: Any = None
         self._busy = False
         self._paused = False
+        self._asked_to_exit = False
 
     def call(self, args: tuple[Any, ...], timeout_s: float, on_progress: Callable[[Any], None] | None = None) -> Any:
         """`target(*args)` in the worker; raises WorkerLost when it takes over timeout_s or the worker dies."""
@@ -215,19 +229,28 @@ class Worker:
                 os.kill(self._process.pid, signal.SIGCONT)
         self._paused = False
 
+    def ask_to_exit(self) -> None:
+        """The first half of `close`, which does not wait: an idle worker is asked to exit (a busy one is left for
+        `close` to terminate), so its exit runs while the caller goes on; `close` then waits for it."""
+        if self._process is None or self._asked_to_exit:
+            return
+        self.resume()  # a stopped process would hold a SIGTERM, or the request, until continued
+        if not self._busy and self._process.is_alive():
+            with contextlib.suppress(OSError):
+                self._channel.send(None)
+            self._asked_to_exit = True
+
     def close(self) -> None:
         """Stop the worker: an idle one is asked to exit, a busy one terminated, then killed; always joined."""
         if self._process is None:
             return
-        self.resume()  # a stopped process would hold a SIGTERM until continued
-        if not self._busy and self._process.is_alive():
-            with contextlib.suppress(OSError):
-                self._channel.send(None)
+        self.ask_to_exit()
+        if self._asked_to_exit:
             self._process.join(EXIT_GRACE_S)
         processes.teardown([self._process])
         self._channel.close()
         self._process = self._channel = None
-        self._busy = False
+        self._busy = self._asked_to_exit = False
 
     def _start(self) -> None:
         if self._python is not None or self._environment:

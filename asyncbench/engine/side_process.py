@@ -135,6 +135,7 @@ class SideWorker:
     #: each side's worker whose process runs, shared by the gate's side workers: one process per side at a time
     seats: dict[str, SideWorker] = field(default_factory=dict)
     worker: isolation.Worker = field(init=False)
+    _leaving: list[isolation.Worker] = field(init=False, default_factory=list)  # renewed away, not yet joined
 
     def __post_init__(self) -> None:
         self.worker = isolation.Worker(serve, self.python, self.environment)
@@ -167,8 +168,12 @@ class SideWorker:
 
     def renew(self, backends: Sequence[str]) -> None:
         """End the process (and all the case held) and start a fresh one, importing the `backends`' frameworks;
-        `ready` waits for it. Both sides start at once: on a machine of two or more cores their starts overlap."""
-        self.worker.close()
+        `ready` waits for it. Both sides start at once: on a machine of two or more cores their starts overlap.
+        The old process is asked to exit and left to do so while the new one imports (a torch process took about
+        half a second to end, joined before the next started: a twentieth of a block of configs/ci-gate.yaml);
+        `ready` waits for it too, so the side holds one process, and any GPU memory, before a case is set up."""
+        self.worker.ask_to_exit()
+        self._leaving.append(self.worker)
         self._seat()
         self.worker = isolation.Worker(serve, self.python, self.environment)
         self.worker.send(("prepare", (self.tree, tuple(backends))))
@@ -178,6 +183,13 @@ class SideWorker:
             self.worker.receive(timeout_s)
         finally:
             self.worker.pause()
+            self._let_go()
 
     def close(self) -> None:
+        self._let_go()
         self.worker.close()
+
+    def _let_go(self) -> None:
+        """Wait for the processes `renew` asked to exit (terminated, then killed, if they do not)."""
+        while self._leaving:
+            self._leaving.pop().close()
