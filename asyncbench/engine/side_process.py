@@ -13,9 +13,11 @@ A frozen process keeps what it holds, a CUDA context too, and a gate keeps
 one side worker per side, interpreter and variables: torch's and JAX's
 cases had four processes on one GPU. So each side runs one process at a
 time (`seats`): a side worker that starts or renews its process closes the
-side's other one. A GPU case then has two contexts on its GPU, one per side,
-which pairing round by round in two processes needs (a GPU that admits one
-process is refused before anything runs: session.sides.check_gpus).
+side's other one (a renewed process's predecessor ends while it imports its
+frameworks, and is gone before it sets a case up). A GPU case then has two
+contexts on its GPU, one per side, which pairing round by round in two
+processes needs (a GPU that admits one process is refused before anything
+runs: session.sides.check_gpus).
 """
 
 from __future__ import annotations
