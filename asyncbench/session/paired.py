@@ -36,6 +36,7 @@ from asyncbench.session.requests import Selection
 from asyncbench.session.side_variables import scrubber, shown
 from asyncbench.session.sides import Tree
 from asyncbench.verdicts import paired as verdicts
+from asyncbench.verdicts.outcome import Outcome
 from asyncbench.version import __version__
 
 Say = Callable[[str], None]
@@ -198,6 +199,8 @@ def run(request: ABRequest, say: Say) -> ABSession:
 def _conclude(report: ABReport, request: ABRequest, saved: bool, stopped: int | None, say: Say) -> ABSession:
     """Judged once (verdicts.paired), the pull-request comment written, and the view to print."""
     outcome = verdicts.judge(report)
+    if stopped is not None:  # not a gate's answer: the exit code is the signal's, and the reason says so
+        outcome = Outcome(stopped, (f"interrupted (exit {stopped}): the gate did not finish; each row is what its blocks had measured",))
     written = [request.json_path] if request.json_path and saved else []
     if not saved and request.json_path:
         outcome = outcome.with_unsaved(request.json_path)
@@ -266,8 +269,8 @@ class Pairs:
     def execute(self) -> None:
         try:
             self._pair()
-        except KeyboardInterrupt:
-            self.finished += [p.finish() for p in self.pairings if p.done is not None or p.judged]  # decided or looked at
+        except KeyboardInterrupt:  # every case that measured a block keeps it: a look at what it has (marked interrupted)
+            self.finished += [p.finish() for p in self.pairings if p.done is not None or p.n_blocks]
             raise
         finally:
             for side_worker in self._workers.values():

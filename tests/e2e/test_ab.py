@@ -225,6 +225,10 @@ def test_ctrl_c_keeps_what_finished_removes_the_worktree_and_leaves_no_worker(re
     assert process.returncode == 130, out + err
     data = json.loads((repo / "ab.json").read_text())
     assert data["interrupted"] is True
+    # the reason is the interrupt, with the code it exits with, not what a finished gate would conclude from it
+    assert "exit 130 because:" in out + err
+    assert "interrupted (exit 130)" in out + err
+    assert "nothing was compared" not in out + err
     assert git(repo, "worktree", "list").count("\n") == 0
     gone, alive = psutil.wait_procs(workers, timeout=10)
     assert not alive
