@@ -14,7 +14,7 @@ from asyncbench.results.model import Samples
 
 GATED = """\
 name: gated
-defaults: {backends: [torch], devices: [cpu], min_samples: 6, max_time_s: 1}
+defaults: {backends: [torch], devices: [cpu], min_samples: 6, max_time_s: 5}  # stops once its checks are decided
 experiments:
   - workload: sync_async
     params: {n_ops: 200}
