@@ -15,6 +15,8 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
+
 from asyncbench.engine import isolation, side_process
 from asyncbench.results.model import Case, Settings
 
@@ -50,10 +52,9 @@ def leave_a_thread_and_an_exit_handler(marker: str, on_progress=None) -> int:
 
 def _alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
 
 
 def test_a_worker_told_to_stop_runs_its_exit_handlers_and_exits_0_though_a_thread_of_its_still_runs(tmp_path):
