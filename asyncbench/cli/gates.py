@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -28,8 +29,13 @@ say which); INCONCLUSIVE when it reaches across 1 + margin or there is none.
 The rows share a 1% false-alarm rate (Bonferroni). Exit 1 when some case is
 SLOWER or INCONCLUSIVE (unless --allow-inconclusive), or ran ok in the
 baseline and not now; exit 2 when the two files have no case in common.
-The intervals see the noise within each run, not the machine changing speed
-between runs: on a shared machine gate with `asyncbench ab` instead.
+Each case also times a fixed reference work between its rounds and reads the
+CPU pressure: the machine's own change between the two runs widens the row's
+interval (a case may feel it from not at all to twice as much), and a
+neighbour in either run, or a machine that moved beyond 2x, makes the row
+INCONCLUSIVE; a line says what the machine did and by how much. Margins
+under 10% on a shared machine: gate with `asyncbench ab`, which pairs the
+two sides in one run.
 """,
 )
 @click.argument("baseline", type=click.Path(dir_okay=False))
@@ -58,7 +64,8 @@ def compare_command(baseline: str, current: str, max_regression: float, clock: s
     from asyncbench.verdicts import compare
 
     base, now = reading.load_results(baseline, echo_err), reading.load_results(current, echo_err)
-    comparison = compare.compare(base, now, max_regression, clock, allow_inconclusive=allow_inconclusive)
+    names = (os.path.basename(baseline), os.path.basename(current))
+    comparison = compare.compare(base, now, max_regression, clock, allow_inconclusive=allow_inconclusive, names=names)
     if fmt == "json":
         stdout(compare.dumps(comparison))
     elif fmt == "markdown":

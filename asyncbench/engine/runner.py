@@ -28,7 +28,7 @@ from asyncbench.engine import expansion, isolation, memory, rounds, sanity, trac
 from asyncbench.engine.case_workers import CaseWorkers, GpuTaken, ImportFrameworks, uses_gpu
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.host import facts, nvml
-from asyncbench.measure import census, harness_cost
+from asyncbench.measure import census, harness_cost, reference
 from asyncbench.measure.timing import measure
 from asyncbench.results import budget, stats
 from asyncbench.results.model import (
@@ -136,6 +136,9 @@ def _measure_here(
     taker = census.taker_for(backend, case.device, asynchronous) if case.syncs else None  # --syncs: census rounds too
     # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
     guard = nvml.guard(case.device, settings.warmup * len(prepared.variants), len(prepared.variants))
+    machine = reference.taker_for(backend, case.device, settings.min_samples)  # the machine's speed, between the rounds
+    if machine is not None:  # a calm CPU first: not beside a neighbour's busy spell, nor a pool still spinning
+        machine.settle(reference.wait_limit_s(settings.max_time_s, settings.timeout_s))
     samples, sampling = measure(
         prepared.variants,
         prepared.sync,
@@ -147,8 +150,11 @@ def _measure_here(
         preludes=prepared.preludes,
         census=taker,
         before_sample=guard.before_sample if guard is not None else None,
+        between_rounds=machine.between_rounds if machine is not None else None,
     )
     guarded = guard.finish() if guard is not None else None
+    taken = machine.finish() if machine is not None else None
+    del machine  # its matrix is not held through the memory runs
     while taker is not None and taker.taken < checks.census_rounds_needed(case.expect, case.budget, list(prepared.variants)):
         taker.round(prepared.variants, prepared.sync, preludes=prepared.preludes)  # rounds enough for its census checks
     per_call = workload.steps_per_call(case.params)
@@ -170,6 +176,7 @@ def _measure_here(
         traced=traced,
         syncs=syncs,
         warnings=tuple(filter(None, (guarded.warning() if guarded else None,))),
+        reference=taken,
     )
 
 
@@ -243,6 +250,7 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
         asynchronous=asynchronous,
         case_s=time.perf_counter() - started,
         harness=harness,
+        reference=measured.reference,
     )
     if measured.traced is not None:
         fields.update(traces=measured.traced.files, trace_detail=measured.traced.detail, warnings=measured.traced.warnings)

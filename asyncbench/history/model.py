@@ -57,6 +57,11 @@ class Series:
     points: tuple[Point, ...]
     change_points: tuple[ChangePoint, ...] = ()
     runs: int = 0
+    #: runs of the shown points left out of the change-point search, each with why (history.discount): a neighbour
+    #: in that run only, or a machine that moved
+    discounted: tuple[tuple[int, str], ...] = ()
+    #: whether its change points were looked for with the machine seen (every point has a reference)
+    machine_seen: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "points": [point._asdict() for point in self.points]}

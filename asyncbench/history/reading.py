@@ -9,8 +9,9 @@ points: they were found when each run was recorded (history.recording).
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+from asyncbench.history import discount
 from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, Series
 
 # Ids per IN list (SQLite allows 32,766 parameters; PostgreSQL more): bounded lists keep every statement small.
@@ -62,6 +63,44 @@ def newest(table_of: Table, connection: Any, series_ids: Sequence[int], last: in
     return made
 
 
+def machine_of(
+    table_of: Table, connection: Any, series_ids: Sequence[int], last: int, known: Mapping[int, list[Point]] | None = None
+) -> dict[int, tuple[dict[int, float], dict[int, float]]]:
+    """For each time series among `series_ids` (history.discount.is_time) of a case that records its machine: the
+    newest `last` runs' machine reference and CPU pressure of that case, by run (what discount.discounted reads).
+    `known`: points already read, by series id (a sibling among them is not read again)."""
+    import sqlalchemy as sa
+
+    series = table_of("series")
+    rows = []
+    for start in range(0, len(series_ids), CHUNK):
+        query = sa.select(series.c.id, series.c.machine, series.c.case_id, series.c.quantity, series.c.unit)
+        rows += list(connection.execute(query.where(series.c.id.in_(list(series_ids[start : start + CHUNK])))))
+    timed = [row for row in rows if discount.is_time(row.quantity, row.unit)]
+    cases = sorted({row.case_id for row in timed})
+    siblings: dict[tuple[str, str, str], int] = {}
+    for start in range(0, len(cases), CHUNK):
+        query = sa.select(series.c.id, series.c.machine, series.c.case_id, series.c.quantity).where(
+            series.c.case_id.in_(cases[start : start + CHUNK]),
+            series.c.variant == "",
+            series.c.quantity.in_([discount.MACHINE_QUANTITY, discount.PRESSURE_QUANTITY]),
+        )
+        siblings.update({(row.machine, row.case_id, row.quantity): row.id for row in connection.execute(query)})
+    known = known or {}
+    values = {**known, **newest(table_of, connection, sorted(set(siblings.values()) - set(known)), last)}
+    found = {}
+    for row in timed:
+        machine_id = siblings.get((row.machine, row.case_id, discount.MACHINE_QUANTITY))
+        if machine_id is None:
+            continue
+        pressure_id = siblings.get((row.machine, row.case_id, discount.PRESSURE_QUANTITY))
+        found[row.id] = (
+            {p.run: p.value for p in values.get(machine_id, [])},
+            {p.run: p.value for p in values.get(pressure_id, [])} if pressure_id is not None else {},
+        )
+    return found
+
+
 def series(table_of: Table, connection: Any, pattern: str | None = None, last: int = 100) -> list[Series]:
     """Every series whose case id contains `pattern`: its newest `last` points, all its change points, its length."""
     import sqlalchemy as sa
@@ -80,20 +119,27 @@ def series(table_of: Table, connection: Any, pattern: str | None = None, last: i
             changed.setdefault(row.series_id, []).append(
                 ChangePoint(row.run_id, row.at, row.before, row.after, row.ratio, row.ratio_low, row.ratio_high, row.p_value)
             )
-    return [
-        Series(
-            case=row.case_id,
-            variant=row.variant,
-            quantity=row.quantity,
-            unit=row.unit,
-            machine=row.machine,
-            machine_info=json.loads(row.machine_info),
-            points=tuple(found_points.get(row.id, ())),
-            change_points=tuple(changed.get(row.id, ())),
-            runs=row.runs,
+    machines = machine_of(table_of, connection, ids, last, found_points)
+    made = []
+    for row in found:
+        shown = tuple(found_points.get(row.id, ()))
+        judged = discount.discounted(shown, *machines[row.id]) if row.id in machines else None
+        made.append(
+            Series(
+                case=row.case_id,
+                variant=row.variant,
+                quantity=row.quantity,
+                unit=row.unit,
+                machine=row.machine,
+                machine_info=json.loads(row.machine_info),
+                points=shown,
+                change_points=tuple(changed.get(row.id, ())),
+                runs=row.runs,
+                discounted=tuple(judged[1]) if judged is not None else (),
+                machine_seen=judged is not None,
+            )
         )
-        for row in found
-    ]
+    return made
 
 
 def latest(table_of: Table, connection: Any) -> LatestRun | None:

@@ -17,16 +17,15 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from asyncbench.history import changes, keys, machine, reading
+from asyncbench.history import changes, discount, keys, machine, reading, recorded
 from asyncbench.history.model import ChangePoint
 from asyncbench.history.reading import CHUNK, Table
 from asyncbench.host import git
 from asyncbench.results import fields
 from asyncbench.results.ab_file import ABFile
 from asyncbench.results.ab_file import Ratio as ABRatio
-from asyncbench.results.model import OK, Check, Report, Result
+from asyncbench.results.model import Check, Report
 from asyncbench.results.paired import VARIANT
-from asyncbench.verdicts import syncs
 
 # Change points are looked for again, when a run is recorded, in each series it added to, over the series' newest
 # this many points: twice Otava's window (changes.WINDOW), the most it compares a point with when it splits. A run
@@ -94,7 +93,7 @@ def of_report(report: Report) -> Recording:
             reason=result.reason,
             checks=[_check(c) for c in result.checks],
             traces=dict(result.traces),
-            quantities=quantities(result),
+            quantities=recorded.quantities(result),
         )
         for result in report.results
     ]
@@ -265,21 +264,24 @@ def refresh_changes(
         chunk = list(series_ids[start : start + CHUNK])
         for row in connection.execute(sa.select(table.c.series_id, table.c.run_id).where(table.c.series_id.in_(chunk))):
             stored.setdefault(row.series_id, []).append(row.run_id)
+    machines = reading.machine_of(table_of, connection, series_ids, CHANGE_WINDOW + 1)
     for series_id in series_ids:
         shown = found.get(series_id, [])
         if not shown:
             continue
         whole = len(shown) <= CHANGE_WINDOW
         shown = shown[-CHANGE_WINDOW:]
+        judged = discount.discounted(shown, *machines[series_id]) if series_id in machines else None
+        searched = judged[0] if judged is not None else shown  # the runs on a moved machine left out
         since = shown[0].run if whole else shown[CHANGE_GUARD].run
         before = stored.get(series_id, [])
         if any(run >= since for run in before):
             connection.execute(table.delete().where(table.c.series_id == series_id, table.c.run_id >= since))
-        position = {point.run: index for index, point in enumerate(shown)}
+        position = {point.run: index for index, point in enumerate(searched)}
         kept = [position[run] for run in before if run < since and run in position]
         rows = [
             {"series_id": series_id, **_change_row(change)}
-            for change in changes.change_points(shown, changes.min_magnitude(*kinds[series_id]))
+            for change in changes.change_points(searched, changes.min_magnitude(*kinds[series_id]))
             if change.run >= since and not any(position[change.run] - at <= CHANGE_NEAR for at in kept)
         ]
         if rows:
@@ -326,58 +328,6 @@ def _ab_check(ratio: ABRatio) -> dict[str, Any]:
 
 def _check(check: Check) -> dict[str, Any]:
     return {"expect": check.expect, "verdict": str(check.verdict), "value": check.value, "bounds": check.bounds}
-
-
-def quantities(result: Result) -> list[dict[str, Any]]:
-    """A result's recorded quantities: each variant's clocks (median and interval), its census's waits and time
-    blocked per step (`run --syncs`: verdicts.syncs, the figures its checks read), each metric with its interval."""
-    if result.status != OK:
-        return []
-    rows = []
-    for name, variant in result.variants.items():
-        for clock in ("done_s", "issue_s", "device_s"):
-            summary = getattr(variant, clock)
-            if summary is not None:
-                rows.append(
-                    {
-                        "variant": name,
-                        "quantity": clock,
-                        "unit": "s",
-                        "value": summary.median,
-                        "low": summary.ci_low,
-                        "high": summary.ci_high,
-                    }
-                )
-    for name, census in result.syncs.items():  # `run --syncs`: where the step waited, whole step, per variant
-        for quantity in syncs.SYNC_QUANTITIES:
-            found = syncs.figure(census, quantity)
-            if found is not None:  # no rounds: a synchronous backend, or no census could be taken
-                low, high = found.interval or (None, None)
-                rows.append(
-                    {
-                        "variant": name,
-                        "quantity": quantity,
-                        "unit": syncs.SYNC_UNITS[quantity],
-                        "value": found.value,
-                        "low": low,
-                        "high": high,
-                    }
-                )
-    for metric, value in result.metrics.items():
-        if value is None or value != value:  # NaN: undefined this run
-            continue
-        bounds = result.bounds.get(metric)
-        rows.append(
-            {
-                "variant": "",
-                "quantity": metric,
-                "unit": result.unit_of(metric) or "",
-                "value": float(value),
-                "low": bounds[0] if bounds else None,
-                "high": bounds[1] if bounds else None,
-            }
-        )
-    return rows
 
 
 def git_facts(sha: str | None) -> dict[str, str]:

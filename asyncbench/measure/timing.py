@@ -98,6 +98,7 @@ def measure(
     looks: Collection[int] = (),
     preludes: Mapping[str, Callable[[], None]] | None = None,
     census: syncs.Taker | None = None,
+    between_rounds: Callable[[], None] | None = None,
 ) -> tuple[dict[str, Samples], Sampling]:
     """Measure every variant with the three clocks until the stopping rule holds.
 
@@ -114,6 +115,9 @@ def measure(
 
     `census`: where the census rounds go (`run --syncs`), taken after the timed rounds census.due names, and
     after the last one until it has census.CENSUS_ROUNDS.
+
+    `between_rounds`: untimed work after each round (the machine's reference, measure.reference), its time left out
+    of the elapsed time the stopping rule reads, as the census's is.
     """
     timers = {name: make_timer() for name in variants}
     prelude = dict(preludes or {})
@@ -128,7 +132,7 @@ def measure(
     device: dict[str, list[float]] = {name: [] for name in variants}
     started = clock()
     rounds = 0
-    census_s = 0.0  # time in census rounds: not sampling time
+    census_s = 0.0  # time in census rounds and between_rounds: not sampling time
     order = list(variants)
     shuffle = random.Random(ORDER_SEED).shuffle
     gc_was_enabled = gc.isenabled()
@@ -147,6 +151,10 @@ def measure(
             rounds += 1
             if gc_was_enabled:
                 gc.collect(0)  # between rounds, outside every sample
+            if between_rounds is not None:
+                aside_started = clock()
+                between_rounds()
+                census_s += clock() - aside_started
             if census is not None and syncs.due(rounds, census.taken):
                 census_started = clock()
                 census.round(variants, sync, order, prelude)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from asyncbench.results import units
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Verdict
-from asyncbench.verdicts import compare
+from asyncbench.verdicts import compare, machine
 
 # A comparison of more rows than this lists the rows that are not SAME; a line counts the others.
 COMPARISON_ROWS_MAX = 100
@@ -60,6 +60,34 @@ def interval_text(interval: tuple[float, float] | None) -> str:
     return f"[{change_text(interval[0])} … {change_text(interval[1])}]"
 
 
+def _machine_notes(result: compare.Comparison) -> list[str]:
+    """The machine: a line for each case during which it changed speed and the change was carried by the rows'
+    intervals, a count of those during which it held its speed, and of those where it was not seen (files without a
+    reference). A case where it moved beyond a verdict says so in its rows' own INCONCLUSIVE lines."""
+    cases = {r.id: r for r in result.rows}.values()  # the machine is the case's, not the variant's
+    judged = [r for r in cases if r.machine_moved is False]
+    held = [r for r in judged if (r.machine or "").startswith(machine.HELD)]
+    said = [f"machine during {r.id}: {r.machine}" for r in judged if r not in held]
+    if held:
+        worst = max(held, key=lambda r: abs(math.log(r.machine_ratio or 1.0)))
+        said.append(
+            f"the machine held its speed during {len(held)} case(s) (reference within ±{machine.STEADY * 100:.0f}%, "
+            f"farthest {units.ratio(worst.machine_ratio)} {interval_ratio(worst.machine_ci)}): their intervals carry its change"
+        )
+    unseen = [r for r in cases if r.machine_moved is None and not math.isnan(r.case_ratio)]
+    if unseen:
+        said.append(
+            f"the machine's change between the runs is not seen for {len(unseen)} case(s): a file without a reference "
+            "(before schema 10), or a case that took none"
+        )
+    return said
+
+
+def interval_ratio(interval: tuple[float, float] | None) -> str:
+    """'[0.98–1.03]': a ratio's interval; '[?]' without one."""
+    return "[?]" if interval is None else f"[{interval[0]:.3g}–{interval[1]:.3g}]"
+
+
 def comparison(result: compare.Comparison) -> ComparisonView:
     """A baseline comparison as a person reads it: a row per variant, what could not be compared, a summary."""
     notes = []
@@ -70,6 +98,7 @@ def comparison(result: compare.Comparison) -> ComparisonView:
     notes += [f"not run now: {case_id}: {why}" for case_id, why in result.lost]
     notes += [f"not compared: {case_id}: {why}" for case_id, why in result.not_comparable]
     notes += [f"INCONCLUSIVE {r.id} {r.variant}: {r.note}" for r in result.rows if r.note]
+    notes += _machine_notes(result)
     notes += [f"environment differs: {key}: {old!r} → {new!r}" for key, old, new in result.environment_changes]
     counts = {label: sum(1 for r in result.rows if r.label == label) for label in Label}
     listed = result.rows if len(result.rows) <= COMPARISON_ROWS_MAX else [r for r in result.rows if r.label != Label.SAME]

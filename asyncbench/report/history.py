@@ -54,6 +54,12 @@ def print_series(found: Sequence[Series], console: Console) -> None:
         text.append(f"  {sparkline([p.value for p in one.points]) if one.points else ''}  {newest} ({runs}{changed})\n")
         for change in one.change_points:
             text.append(f"    {change_line(change, one.unit)}\n")
+        if one.machine_seen:
+            text.append("    changes looked for in the runs whose machine held still", style="dim")
+            text.append(f"; {len(one.discounted)} run(s) discounted\n" if one.discounted else "\n", style="dim")
+        named = {point.run: point.label or point.revision or f"run {point.run}" for point in one.points}
+        for run, why in one.discounted:  # named as a change is: its label, else its revision
+            text.append(f"    discounted {named.get(run, f'run {run}')}: {why}\n", style="dim")
     machines = {s.machine: s.machine_info for s in found}
     for name, info in machines.items():
         gpus = f", {', '.join(info.get('gpus') or [])}" if info.get("gpus") else ""

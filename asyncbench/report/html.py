@@ -111,6 +111,15 @@ data.charts.forEach((chart, index) => {
         hovertemplate: "%{text}<extra></extra>",
       });
     }
+    const discounted = series.d || [];
+    if (discounted.length) {
+      traces.push({
+        x: discounted.map((d) => x[d[0]]), y: discounted.map((d) => y[d[0]]),
+        text: discounted.map((d) => "discounted: " + esc(d[1])), name: esc(name) + " discounted",
+        type: "scatter", mode: "markers", marker: {symbol: "circle-open", size: 14, color: "#888888"},
+        hovertemplate: "%{text}<extra></extra>",
+      });
+    }
   });
   Plotly.newPlot("chart-" + index, traces, {
     title: {text: esc(chart.title), font: {size: 14}}, margin: {t: 40, r: 20, b: 40, l: 70},
@@ -197,7 +206,7 @@ def _series(series: Series, run_positions: dict[int, int], machines: _Index) -> 
     """One machine's trace, compact: `r` the runs' positions as steps from the one before (mostly 1), `y` each
     median as a whole number of 10^`e`, `lo` and `hi` its interval's distance below and above it in the same units
     (null where a run has none; left out where no run has one), `c` its change points ([point, text], left out if
-    none)."""
+    none), `d` the runs its change search discounted ([point, why], left out if none)."""
     shown = series.points[-CHART_POINTS:]
     exponent = _exponent([point.value for point in shown])
     wholes = [_whole(point.value, exponent) for point in shown]
@@ -216,6 +225,9 @@ def _series(series: Series, run_positions: dict[int, int], machines: _Index) -> 
     changes = [[where[change.run], _change_text(change, series.unit)] for change in series.change_points if change.run in where]
     if changes:
         trace["c"] = changes
+    discounted = [[where[run], why] for run, why in series.discounted if run in where]
+    if discounted:  # runs the change search left out (history.discount): a moved machine, a neighbour
+        trace["d"] = discounted
     return trace
 
 

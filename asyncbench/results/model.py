@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Mapping
 
+from asyncbench.results.reference import Reference
+
 if TYPE_CHECKING:
     from asyncbench.results.budget import Budget
     from asyncbench.results.syncs import Census
@@ -317,6 +319,9 @@ class Result:
     harness: HarnessCost | None = None
     #: variant -> where its step waited (`run --syncs`, results.syncs.Census); empty when no census was asked for
     syncs: Mapping[str, Census] = field(default_factory=dict)
+    #: the machine's own speed while the case sampled: a fixed work timed between its rounds (results.reference);
+    #: None where none was taken (a case measured across processes, files before schema 10)
+    reference: Reference | None = None
 
     def unit_of(self, quantity: str) -> str:
         """A metric's stored unit ('' when not declared), or "s" for a clock."""

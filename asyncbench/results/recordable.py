@@ -21,6 +21,7 @@ from typing import Any, Mapping
 from asyncbench.results import fields
 from asyncbench.results.fields import At
 from asyncbench.results.model import CLOCKS, MAX_SHARDS, STATUSES, StopReason, Verdict
+from asyncbench.results.reference import Reference
 from asyncbench.results.syncs import SYNC_KINDS
 
 # The first results schema (schema.py's history starts at 1); a newer one than asyncbench reads is refused by
@@ -206,6 +207,7 @@ def _result(raw: Any, at: At) -> None:
     duration(result.get("case_s"), at / "case_s")
     fields.optional_name(result.get("machine"), at / "machine")
     _metric_info(result.get("metric_info"), at / "metric_info")
+    Reference.check(result.get("reference"), at / "reference")
     for variant, census in fields.optional_mapping(result.get("syncs"), at / "syncs").items():
         fields.name(variant, at / "syncs" / variant)
         _census(census, at / "syncs" / variant)

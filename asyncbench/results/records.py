@@ -28,6 +28,7 @@ from asyncbench.results.model import (
     VariantResult,
     Verdict,
 )
+from asyncbench.results.reference import Reference
 from asyncbench.results.syncs import census_from_dict, census_to_dict
 
 # Raw samples are stored to the nanosecond: the resolution of perf_counter (and finer than CUDA events'
@@ -110,6 +111,8 @@ def result_to_dict(result: Result, declared: Declared | None = None) -> dict[str
         stored["machine"] = result.machine
     if result.harness is not None:
         stored["harness"] = {name: _finite(value) for name, value in _flat(result.harness).items()}
+    if result.reference is not None:
+        stored["reference"] = result.reference.to_dict()
     if result.syncs:
         stored["syncs"] = {variant: census_to_dict(census) for variant, census in result.syncs.items()}
     if declared is not None and declared.get(result.workload) == result.metric_info:
@@ -213,6 +216,7 @@ def result_from_dict(raw: Mapping[str, Any], declared: Declared | None = None) -
         machine=raw.get("machine"),
         harness=_harness(raw.get("harness")),
         syncs={str(variant): census_from_dict(str(variant), census) for variant, census in (raw.get("syncs") or {}).items()},
+        reference=Reference.from_dict(raw.get("reference")),
     )
 
 

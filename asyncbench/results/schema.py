@@ -56,7 +56,11 @@ TOOL_NAME = "asyncbench"
 # 9 — `syncs` on a result measured with `run --syncs`: {variant: {rounds, coverage, note, points: [{file, line, kind,
 # call, calls_per_step, wait_s_per_step, wait_ci_s, drained_per_step, calls_rounds, wait_s_rounds}]}}, where the step
 # waited (results.syncs). Absent without --syncs, and in older files (read as no census).
-SCHEMA_VERSION = 9
+# 10 — `reference` on a measured result ({work, samples_s, load_per_core, others_cpu, steal}): a fixed work timed between
+# the case's rounds, the machine's own speed while it ran, and what the OS said (results.reference); `compare`, `run
+# --baseline` and the history take the machine's change between runs out of the code's with it. Older files have
+# none: compared as before, with the caveat that the machine's change is not seen.
+SCHEMA_VERSION = 10
 
 #: a line only a config has: what tells `show config.yaml` apart from a broken results file
 CONFIG_LINE = re.compile(r"^experiments\s*:", re.MULTILINE)

@@ -89,7 +89,9 @@ def conclude(
     """What a finished report comes to: compared with the baseline, judged once, every output written (`written`
     and `unsaved`: how the results file fared), recorded (`record`), and the view to print."""
     comparison = (
-        compare.compare(base_report, report, gate.max_regression, allow_inconclusive=gate.allow_inconclusive)
+        compare.compare(
+            base_report, report, gate.max_regression, allow_inconclusive=gate.allow_inconclusive, names=("the baseline", "this run")
+        )
         if base_report is not None
         else None
     )

@@ -36,13 +36,21 @@ it guards stopped running), and INCONCLUSIVE unless the caller allows it
 with no case in common are an input error. Cases on one side only, and
 environment differences, are listed.
 
-What the interval can and cannot see: it treats every sample of both runs
-as drawn from one fixed machine (rounds that drift together widen it), so
-it sees the noise within each run. It cannot see the machine changing speed
-between the runs (another tenant, a clock change, a different host), which
-on a shared CI runner moved medians by up to 178% between identical runs
-while each run's CI was ±1–3%. There, gate with `asyncbench ab`, which
-pairs base and head round by round in one run.
+What the interval can and cannot see: a case's own interval treats every
+sample of both runs as drawn from one fixed machine (rounds that drift
+together widen it), so it sees the noise within each run. It cannot see the
+machine changing speed between the runs (another tenant, a clock change, a
+neighbour that came and went), which on a shared CI runner moved medians by
+up to 178% between identical runs while each run's CI was ±1–3%. So each
+case also times a fixed reference work between its rounds (schema 10), and
+verdicts.machine judges the machine's change between the runs from it (and
+from the CPU pressure each run saw): the machine's change is carried by the
+row's interval (each interval at half the row's error), and a neighbour in
+one run only, or a machine beyond what was measured, makes the row
+INCONCLUSIVE with a line that says what the machine did.
+Files without references are compared as before, with that caveat. `asyncbench
+ab`, which pairs base and head round by round in one run, still gates
+finer margins than separate runs can.
 """
 
 from __future__ import annotations
@@ -58,6 +66,7 @@ from asyncbench.errors import InputError
 from asyncbench.results import budget, units
 from asyncbench.results.labels import Label
 from asyncbench.results.model import CLOCKS, OK, Report, Result, Verdict
+from asyncbench.verdicts import machine as machines
 from asyncbench.verdicts import ratio as ratios
 from asyncbench.verdicts.margin import label_of
 
@@ -67,8 +76,10 @@ from asyncbench.verdicts.margin import label_of
 DEFAULT_MAX_REGRESSION = 0.10
 #: said under every comparison of two runs
 INTERVAL_SEES = (
-    "the intervals see the noise within each run, not the machine changing speed between the runs: on a shared machine "
-    "gate with `asyncbench ab`, which pairs base and head round by round in one run"
+    "each case's interval sees the noise within each run; the machine's change between the runs is judged from a "
+    "fixed reference work timed beside each case and the CPU pressure it saw, and carried by each row's interval; "
+    "files without it do not see the machine change: for margins under 10% gate with `asyncbench ab`, which pairs "
+    "base and head round by round in one run"
 )
 # Environment facts that differ between any two commits and say nothing about the machine.
 IGNORED_ENVIRONMENT = ("git_sha",)
@@ -86,6 +97,15 @@ class VariantComparison:
     ratio_ci: tuple[float, float] | None  # its interval at the row's share of the family rate; None: too few samples
     label: Label  # the verdict and why
     note: str | None = None  # why there is no interval (too few samples: how many it needs), where there is none
+    #: the case's own ratio and interval, before the machine's change is carried (= ratio, ratio_ci without a reference)
+    case_ratio: float = math.nan
+    case_ci: tuple[float, float] | None = None
+    #: the machine's change between the runs while the case ran (verdicts.machine): its reference ratio, interval,
+    #: whether it moved, and the line that says so; None without references on both sides
+    machine_ratio: float | None = None
+    machine_ci: tuple[float, float] | None = None
+    machine_moved: bool | None = None
+    machine: str | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -194,27 +214,49 @@ def _sample_pairs(base: Result, current: Result, clock: str) -> Iterator[tuple[s
             yield name, old_samples, new_samples
 
 
-def _rows(
-    pairs: Sequence[tuple[str, str, Sequence[float], Sequence[float]]], max_regression: float, confidence: float
-) -> Iterator[VariantComparison]:
-    """Each (case id, variant, baseline samples, current samples) judged against the margin."""
-    for case_id, name, old, new in pairs:
+Pair = tuple[str, str, Sequence[float], Sequence[float], "machines.MachineChange | str"]
+
+
+def _rows(pairs: Sequence[Pair], max_regression: float, confidence: float) -> Iterator[VariantComparison]:
+    """Each (case id, variant, baseline samples, current samples, the machine's change or why it is not seen) judged
+    against the margin: on the case's own interval where the machine is not seen; where it is, INCONCLUSIVE if it
+    moved beyond a verdict, else on the code's interval, which carries its change (verdicts.machine), each of the
+    two intervals at half the row's error."""
+    for case_id, name, old, new, machine in pairs:
         old_median, new_median = statistics.median(old), statistics.median(new)
         if min(old) <= 0 or min(new) <= 0:
             why = "a time of 0 or less (below the clock's resolution) has no ratio"
             yield VariantComparison(case_id, name, old_median, new_median, math.nan, None, Label.INCONCLUSIVE, why)
             continue
-        estimate, interval = ratios.hodges_lehmann(old, new, confidence)
+        seen = None if isinstance(machine, str) else machine
+        level = confidence if seen is None else _half_error(confidence)
+        estimate, interval = ratios.hodges_lehmann(old, new, level)
+        judged, note = interval, _why_none(old, new, level, interval)
+        if seen is not None and seen.moved:
+            judged, note = None, seen.why
+        elif seen is not None:
+            judged = seen.code_interval(interval)
         yield VariantComparison(
             case_id,
             name,
             old_median,
             new_median,
             estimate,
-            interval,
-            label_of(interval, max_regression),
-            _why_none(old, new, confidence, interval),
+            judged if judged is not None else interval,
+            label_of(judged, max_regression),
+            note,
+            case_ratio=estimate,
+            case_ci=interval,
+            machine_ratio=seen.ratio if seen is not None else None,
+            machine_ci=seen.interval if seen is not None else None,
+            machine_moved=seen.moved if seen is not None else None,
+            machine=seen.why if seen is not None else str(machine),
         )
+
+
+def _half_error(confidence: float) -> float:
+    """The confidence of an interval that spends half the error of one at `confidence`."""
+    return 1 - (1 - confidence) / 2
 
 
 def _why_none(old: Sequence[float], new: Sequence[float], confidence: float, interval: tuple[float, float] | None) -> str | None:
@@ -242,7 +284,8 @@ def dumps(comparison: Comparison) -> str:
     """The comparison as JSON (NaN ratios as null)."""
     raw = dataclasses.asdict(comparison)
     for row, compared in zip(raw["rows"], comparison.rows, strict=True):
-        row["ratio"] = row["ratio"] if math.isfinite(row["ratio"]) else None
+        for key in ("ratio", "case_ratio", "machine_ratio"):
+            row[key] = row[key] if row[key] is not None and math.isfinite(row[key]) else None
         row["verdict"] = compared.verdict.value
     raw["regressions"] = [f"{r.id} {r.variant}" for r in comparison.regressions]
     raw["inconclusive"] = [f"{r.id} {r.variant}" for r in comparison.inconclusive]
@@ -258,10 +301,11 @@ def compare(
     clock: str = "done_s",
     family_error: float = budget.FAMILY_ERROR,
     allow_inconclusive: bool = False,
+    names: tuple[str, str] = ("the baseline", "the current run"),
 ) -> Comparison:
     """Every case present on both sides, variant by variant, plus what could not be compared; the rows share
     `family_error`, each row's interval at 1 − 2 × its share (the module's docstring). An INCONCLUSIVE row fails
-    the comparison unless `allow_inconclusive`."""
+    the comparison unless `allow_inconclusive`. `names`: the two runs as the machine's line names them (files)."""
     if clock not in CLOCKS:
         raise InputError(f"unknown clock {clock!r}; one of {', '.join(CLOCKS)}")
     old = {r.id: r for r in baseline.results}
@@ -271,7 +315,7 @@ def compare(
             f"the two results files have no case in common (baseline: {', '.join(list(old)[:3])}...; current: "
             f"{', '.join(list(new)[:3])}...): compare runs of the same config, both with or both without --quick"
         )
-    pairs: list[tuple[str, str, Sequence[float], Sequence[float]]] = []
+    compared_cases: list[tuple[Result, Result, list[tuple[str, Sequence[float], Sequence[float]]]]] = []
     not_comparable: list[tuple[str, str]] = []
     lost: list[tuple[str, str]] = []
     for case_id, result in new.items():
@@ -284,14 +328,19 @@ def compare(
         if base.status != OK or result.status != OK:
             not_comparable.append((case_id, f"baseline {base.status}, current {result.status}"))
             continue
-        compared = [(case_id, name, old_samples, new_samples) for name, old_samples, new_samples in _sample_pairs(base, result, clock)]
+        compared = list(_sample_pairs(base, result, clock))
         if not compared:
             not_comparable.append((case_id, f"no {clock} samples on both sides"))
         missing = sorted(set(base.variants) ^ set(result.variants))
         if missing:
             not_comparable.append((case_id, f"variants on one side only: {', '.join(missing)}"))
-        pairs += compared
-    confidence = 1 - 2 * family_error / max(len(pairs), 1)
+        compared_cases.append((base, result, compared))
+    rows = sum(len(compared) for _, _, compared in compared_cases)
+    confidence = 1 - 2 * family_error / max(rows, 1)
+    pairs: list[Pair] = []
+    for base, result, compared in compared_cases:
+        machine = machines.change(base.reference, result.reference, _half_error(confidence), names)
+        pairs += [(result.id, name, old_samples, new_samples, machine) for name, old_samples, new_samples in compared]
     return Comparison(
         clock=clock,
         max_regression=max_regression,

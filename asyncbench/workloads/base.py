@@ -122,6 +122,7 @@ class Measured:
     traced: Any = None  # trace.Traced, when --trace asked for timelines
     syncs: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # variant -> results.syncs.Census (--syncs)
     warnings: tuple[str, ...] = ()  # what the harness saw go wrong while sampling (the NVML guard's throttled rounds)
+    reference: Any = None  # results.reference.Reference: the machine's speed while the case sampled (None: not taken)
 
 
 #: per-variant metrics are declared once with a K placeholder: epoch_s_k1, epoch_s_k2 -> epoch_s_kK

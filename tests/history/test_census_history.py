@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from asyncbench.history import recording, store, target
+from asyncbench.history import recorded, store, target
 from asyncbench.report import html
 from asyncbench.results import schema
 from asyncbench.results.syncs import Census, SyncKind, SyncPoint
@@ -24,12 +24,12 @@ def test_the_census_whole_step_is_recorded_per_variant_with_its_interval(tmp_pat
     report = schema.load(quick_numpy_results(tmp_path / "r.json"))
     result = _with_census(report.results[0])
     (variant,) = result.variants
-    rows = {row["quantity"]: row for row in recording.quantities(result) if row["variant"] == variant}
+    rows = {row["quantity"]: row for row in recorded.quantities(result) if row["variant"] == variant}
     assert rows["syncs_per_step"] == {"variant": variant, "quantity": "syncs_per_step", "unit": "", "value": 10, "low": 10, "high": 10}
     assert rows["sync_wait_s"]["unit"] == "s"
     assert rows["sync_wait_s"]["value"] == 0.0098
     synchronous = _with_census(report.results[0], rounds=0)
-    assert not [row for row in recording.quantities(synchronous) if row["quantity"].startswith("sync")]
+    assert not [row for row in recorded.quantities(synchronous) if row["quantity"].startswith("sync")]
 
 
 def test_the_html_report_shows_the_census_of_the_latest_run(tmp_path):

@@ -63,6 +63,7 @@ def _decoded(data: dict[str, Any]) -> list[dict[str, Any]]:
                     "low": bound(series.get("lo"), -1),
                     "high": bound(series.get("hi"), 1),
                     "changes": series.get("c", []),
+                    "discounted": series.get("d", []),
                 }
             )
     return traces
@@ -108,6 +109,16 @@ def test_the_page_says_every_charted_points_run_value_and_interval_to_5_digits()
         for name in ("value", "low", "high"):
             for said, point in zip(trace[name], shown, strict=True):
                 assert math.isclose(said, getattr(point, name), rel_tol=6e-5), (name, said, point)
+
+
+def test_runs_the_change_search_discounted_are_marked_with_why_and_others_carry_no_mark():
+    plain = _series(0, 0, 20)
+    marked = dataclasses.replace(_series(1, 0, 20), discounted=((10_004, "a task waited for a CPU 50% of the time"),))
+    traces = _decoded(_embedded(_render([plain, marked])))
+    assert traces[0]["discounted"] == []
+    assert traces[1]["discounted"] == [[4, "a task waited for a CPU 50% of the time"]]
+    page = _render([marked])
+    assert '"discounted: " + esc(d[1])' in page  # drawn as a marker whose text is escaped as it is drawn
 
 
 def test_values_of_every_size_keep_their_digits_and_missing_intervals_are_left_out():

@@ -1,0 +1,132 @@
+"""The machine's own speed while a case ran: a fixed piece of work timed between the case's rounds, and what the OS said.
+
+Two separate runs of the same code differ by the code's change *and* by the
+machine's: another tenant on a shared runner, a clock that moved, a
+neighbour that came and went. A case's own interval sees only the noise
+inside its run. So each case also times a *reference*: the same fixed work
+in every run of every version (`work` names it: a float32 product of a
+fixed size, repeated, on the case's backend and device, with its threads),
+sampled between the case's rounds all through its sampling, in the case's
+own process. It feels what the case feels at the times the case feels it,
+and since its work never changes, a change of its time between two runs is
+the machine's (verdicts.machine turns two runs' references into the
+machine's ratio with its interval).
+
+Beside it, what the OS said over the same time: the load average, the share
+of the time some task waited for a CPU (`cpu_pressure`, Linux's pressure
+stall information: a neighbour on the same cores), the share of the
+machine's CPU time that other processes used (`others_cpu`), and the share
+the hypervisor stole (`steal`). verdicts.machine reads the pressure (or,
+where the kernel does not report it, other processes' share) to see a
+neighbour that was in one run only.
+
+The type reads and writes its own part of a results file (`to_dict`,
+`from_dict`) and checks a stored one before the history keeps it (`check`).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from asyncbench.results import fields
+from asyncbench.results.fields import At
+
+# More reference samples than a case takes (measure.reference stops here): a case of fast rounds runs for minutes
+# at most, and a few hundred samples already know the machine's ratio to a fraction of a percent.
+MAX_SAMPLES = 2000
+# Stored to the nanosecond, as every sample is (records.SAMPLE_DECIMALS).
+SAMPLE_DECIMALS = 9
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The reference's samples while one case ran, and the OS's account of the same time."""
+
+    #: the fixed work, in words: what two runs must share for their references to compare
+    work: str
+    #: each sample's time (s), in the order taken
+    samples_s: tuple[float, ...]
+    #: the 1-minute load average at the end of the case, per core (None: not readable here)
+    load_per_core: float | None = None
+    #: the share of the time in which some task waited for a CPU while the case sampled, 0–1 (Linux's pressure stall
+    #: information; None: not reported): a neighbour on the same cores, exactly, over any window
+    cpu_pressure: float | None = None
+    #: the share of all cores' time that other processes used while the case sampled, 0–1 (None: not readable)
+    others_cpu: float | None = None
+    #: the share of all cores' time the hypervisor stole while the case sampled, 0–1 (None: not readable)
+    steal: float | None = None
+    #: how long the case waited for a calm CPU before it sampled (measure.reference.Taker.settle; None: not waited)
+    waited_s: float | None = None
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.samples_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "work": self.work,
+            "samples_s": [round(value, SAMPLE_DECIMALS) for value in self.samples_s],
+            "load_per_core": self.load_per_core,
+            "cpu_pressure": self.cpu_pressure,
+            "others_cpu": self.others_cpu,
+            "steal": self.steal,
+            "waited_s": self.waited_s,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any] | None) -> Reference | None:
+        """A stored reference; None in files before schema 10 and for cases that took none."""
+        if not raw:
+            return None
+        return cls(
+            work=str(raw["work"]),
+            samples_s=tuple(float(value) for value in raw["samples_s"]),
+            load_per_core=_optional(raw.get("load_per_core")),
+            cpu_pressure=_optional(raw.get("cpu_pressure")),
+            others_cpu=_optional(raw.get("others_cpu")),
+            steal=_optional(raw.get("steal")),
+            waited_s=_optional(raw.get("waited_s")),
+        )
+
+    @staticmethod
+    def check(raw: Any, at: At) -> None:
+        """A stored reference held to its shape (results.recordable): a name, bounded positive times, shares in 0–1."""
+        if raw is None:
+            return
+        stored = fields.mapping(raw, at)
+        fields.name(stored.get("work"), at / "work", empty=False)
+        samples = fields.listed(stored.get("samples_s"), at / "samples_s")
+        if not samples or len(samples) > MAX_SAMPLES:
+            (at / "samples_s").fail(f"expected 1 to {MAX_SAMPLES} reference samples, got {len(samples)}")
+        for index, value in enumerate(samples):
+            if fields.number(value, at / "samples_s" / index) <= 0:
+                (at / "samples_s" / index).fail(f"a reference sample takes time ({value:g})")
+        for key in ("load_per_core", "cpu_pressure", "others_cpu", "steal", "waited_s"):
+            value = fields.optional_number(stored.get(key), at / key)
+            if value is not None and value < 0:
+                (at / key).fail(f"cannot be negative ({value:g})")
+        for key in ("cpu_pressure", "others_cpu", "steal"):
+            value = fields.optional_number(stored.get(key), at / key)
+            if value is not None and value > 1:
+                (at / key).fail(f"a share of the machine's time is at most 1 ({value:g})")
+
+    def describe_os(self) -> str:
+        """'load 1.9 a core, others used 48% of the CPU, 0% stolen': what the OS said, in words ('' where nothing)."""
+        said = []
+        if self.load_per_core is not None:
+            said.append(f"load {self.load_per_core:.2g} a core")
+        if self.cpu_pressure is not None:
+            said.append(f"a task waited for a CPU {self.cpu_pressure * 100:.0f}% of the time")
+        if self.others_cpu is not None:
+            said.append(f"other processes used {self.others_cpu * 100:.0f}% of the CPU")
+        if self.steal is not None and self.steal > 0:
+            said.append(f"{self.steal * 100:.0f}% stolen by the hypervisor")
+        if self.waited_s is not None and self.waited_s >= 0.1:
+            said.append(f"waited {self.waited_s:.1f} s for a calm CPU")
+        return ", ".join(said)
+
+
+def _optional(value: Any) -> float | None:
+    return None if value is None else float(value)

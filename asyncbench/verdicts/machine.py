@@ -1,0 +1,156 @@
+"""Whether the machine itself changed speed between two runs, and the code's change with the machine's taken out.
+
+Each case of a run times a reference (results.reference): fixed work, the
+same in every run, sampled between the case's rounds in the case's own
+process. Between a baseline and a current run, the ratio of the two
+references (Hodges–Lehmann with its rank interval, as every ratio of two
+runs here: verdicts.ratio) is the machine's change of speed while that case
+ran; the OS's account (other processes' share of the CPU, steal) says why.
+
+The rules, decided by measurement (benchmarks/separate_runs.py, figures in
+docs/measured.md). How much a case feels the machine's change is no fixed
+multiple of what the reference feels, and beside a neighbour not even
+bounded: beside one CPU hog on 2 cores a case ran 2.5× slower while the
+reference did not move (they took the hog's time slices in turn), and the
+log of the case's change over the reference's ranged from −15 to +18. With
+no neighbour in sight it stayed within bounds: where the quiet machine moved
+×1.5-1.8 between runs (a virtual machine's host), cases followed with
+0.77-1.22 of the reference's log change, and in runs where a reference
+moved 1.6× a case beside it did not move at all (0). So:
+
+- **A neighbour gives no verdict.** Where some task waited for a CPU more
+  than BUSY of the time while the case sampled, in either run (Linux's
+  pressure stall information), the row is INCONCLUSIVE with the line that
+  says so: a neighbour's effect on a case is unknown, and two runs beside
+  two neighbours are no better (a steady CPU hog in one run and a lighter
+  job in the other read 71% and 65%, and slowed the case 2.6× and not at
+  all). Where the kernel reports no pressure, other processes' share of the
+  CPU, and the hypervisor's steal, may not differ by more than OS_MOVED.
+- **A machine whose change is unknown, or beyond ×(1 + MAX_MOVE), gives no
+  verdict** either, with the line "the machine ran 2.3× [2.2–2.4] slower
+  during current.json".
+- **Otherwise the machine's change is carried, never divided out**: the
+  code's ratio is the case's over machine^s, for every machine ratio in its
+  interval and every s from 0 to MAX_SENSITIVITY (a case that does not feel
+  the machine at all, up to one that feels it twice as much), and the
+  verdict is judged on the widest interval those allow. Identical code on a
+  machine 1.38× slower is then INCONCLUSIVE (its interval reaches from
+  0.67 to 1.38), while a change far beyond the machine's (a step 4× slower)
+  is still SLOWER. Each of the two intervals is taken at half the row's
+  error, so the label is still wrong at most at the row's share of the
+  family rate.
+
+What it cannot see: a change of speed that only the case feels, with the
+machine steady (a worker process that drew a worse thread placement), which
+a 10% margin mostly absorbs; a smaller margin on a shared machine needs
+`ab`. Files without references (before schema 10), or with different
+reference work, are compared as before, and say that the machine's change
+is not seen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from asyncbench.results import units
+from asyncbench.results.reference import Reference
+from asyncbench.verdicts import ratio as ratios
+
+# Said "held its speed" within ±5%: two quiet runs a minute apart put the references' ratio within ±2-3% when
+# neither moved.
+STEADY = 0.05
+# The most a case may feel the machine's change, as a power of the machine's ratio (0: not at all): twice what the
+# reference feels. With no neighbour in sight, cases followed the machine's moves of ×1.5-1.8 with 0.77-1.22; at moves
+# of 5-8% the case's own run-to-run difference spread the measured power from -0.7 to 2.4 (docs/measured.md).
+MAX_SENSITIVITY = 2.0
+# A machine that moved by more than this between the runs (×2 either way) is beyond what was measured: no verdict.
+# The quiet machine here moved up to ×1.83.
+MAX_MOVE = 1.0
+# A case that sampled while some task waited for a CPU more than this share of the time had a neighbour on its
+# cores (Linux's pressure stall information, exact over a 30 ms window): on 2 cores, quiet runs read 0.00-0.14
+# (0.00-0.10 since each case waits for a calm CPU first), runs beside one CPU hog 0.50-0.82.
+BUSY = 0.15
+# Where the kernel reports no pressure: other processes' share of all cores' time (or the hypervisor's steal) may
+# differ by no more than this between the runs (one CPU hog on 2 cores is 0.5; a quiet machine's background under
+# 0.02).
+OS_MOVED = 0.10
+#: how the line of a machine that held its speed begins
+HELD = "the machine held its speed"
+
+
+@dataclass(frozen=True)
+class MachineChange:
+    """The machine's change of speed between two runs while one case ran, and whether a verdict can be given."""
+
+    ratio: float  # current reference / baseline reference (Hodges–Lehmann); > 1: the machine ran slower now
+    interval: tuple[float, float] | None  # its interval (None: too few reference samples for one)
+    moved: bool  # a neighbour in either run, a move beyond MAX_MOVE, or none known: no verdict
+    why: str  # the line that says what the machine did and what that means for the verdict
+
+    def code_interval(self, case: tuple[float, float] | None) -> tuple[float, float] | None:
+        """The code's ratio interval: the case's over machine^s for every machine ratio in its interval and every s
+        from 0 to MAX_SENSITIVITY (None where either has none, or the machine moved beyond a verdict)."""
+        if case is None or self.interval is None or self.moved:
+            return None
+        felt = [1.0, *(m**MAX_SENSITIVITY for m in self.interval)]
+        return case[0] / max(felt), case[1] / min(felt)
+
+
+def change(baseline: Reference | None, current: Reference | None, confidence: float, names: tuple[str, str]) -> MachineChange | str:
+    """The machine's change between two runs' references of one case at `confidence`, or why there is none (a
+    file without references, different work). `names`: the two runs as the line names them (baseline, current)."""
+    if baseline is None or current is None:
+        which = "either run" if baseline is None and current is None else names[0] if baseline is None else names[1]
+        return f"no machine reference in {which} (a file before schema 10): the machine's change between the runs is not seen"
+    if baseline.work != current.work:
+        return f"the runs timed different reference work ({baseline.work!r}, {current.work!r}): the machine's change is not seen"
+    estimate, interval = ratios.hodges_lehmann(baseline.samples_s, current.samples_s, confidence)
+    neighbour = _neighbour(baseline, current, names)
+    speed = _speed(estimate, interval, names)
+    if neighbour is not None:
+        return MachineChange(estimate, interval, True, f"{neighbour} ({speed}); no verdict on this evidence")
+    if interval is None:
+        return MachineChange(estimate, interval, True, f"the machine's speed could not be pinned ({speed}: too few reference samples)")
+    if interval[0] < 1 / (1 + MAX_MOVE) or interval[1] > 1 + MAX_MOVE:
+        return MachineChange(estimate, interval, True, f"{speed}: beyond ×{1 + MAX_MOVE:.3g}, no verdict on this evidence")
+    if interval[0] >= 1 / (1 + STEADY) and interval[1] <= 1 + STEADY:
+        return MachineChange(estimate, interval, False, f"{HELD} ({speed})")
+    return MachineChange(estimate, interval, False, f"{speed}: carried by the code's interval")
+
+
+def _speed(estimate: float, interval: tuple[float, float] | None, names: tuple[str, str]) -> str:
+    """'the machine ran 1.38× [1.33–1.43] slower during current.json': the references' ratio in words."""
+    if interval is not None and interval[1] < 1:
+        return f"the machine ran {units.ratio(1 / estimate)} {_bracket((1 / interval[1], 1 / interval[0]))} slower during {names[0]}"
+    if interval is not None and interval[0] > 1:
+        return f"the machine ran {units.ratio(estimate)} {_bracket(interval)} slower during {names[1]}"
+    return f"reference {names[1]}/{names[0]} {units.ratio(estimate)} {_bracket(interval)}"
+
+
+def _neighbour(baseline: Reference, current: Reference, names: tuple[str, str]) -> str | None:
+    """What the OS saw of a neighbour while the case sampled, in either run, in words; None where it saw none. CPU
+    pressure where both runs report it; else other processes' share of the CPU, and the hypervisor's steal, that
+    differ between the runs."""
+    if baseline.cpu_pressure is not None and current.cpu_pressure is not None:
+        shares = zip(names, (baseline.cpu_pressure, current.cpu_pressure), strict=True)
+        busy = [(name, share) for name, share in shares if share > BUSY]
+        if busy:
+            said = " and ".join(f"{share * 100:.0f}% of the time in {name}" for name, share in busy)
+            return f"a task waited for a CPU {said}: a neighbour shared the cores"
+    elif _differ(baseline.others_cpu, current.others_cpu):
+        return f"other processes used {_shares(baseline.others_cpu, current.others_cpu, names)} of the CPU"
+    if _differ(baseline.steal, current.steal):
+        return f"the hypervisor stole {_shares(baseline.steal, current.steal, names)} of the CPU"
+    return None
+
+
+def _differ(old: float | None, new: float | None) -> bool:
+    return old is not None and new is not None and abs(new - old) > OS_MOVED
+
+
+def _shares(old: float | None, new: float | None, names: tuple[str, str]) -> str:
+    return f"{(new or 0) * 100:.0f}% in {names[1]} and {(old or 0) * 100:.0f}% in {names[0]}"
+
+
+def _bracket(interval: tuple[float, float] | None) -> str:
+    return "[?]" if interval is None else f"[{interval[0]:.3g}–{interval[1]:.3g}]"

@@ -1,0 +1,130 @@
+"""The history finds a code's change with the machine's moves taken out, and says which runs it discounted and why."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from asyncbench.history import changes, discount, recorded, store, target
+from asyncbench.history.model import Point
+from asyncbench.results import stats
+from asyncbench.results.model import OK, Result, Samples, VariantResult
+from asyncbench.results.reference import Reference
+from tests.support.helpers import report_of
+
+WORK = "float32 256×256 product ×4 on numpy cpu"
+
+
+def _case(case_id: str, time_s: float, machine_s: float, pressure: float, seed: int) -> Result:
+    draw = random.Random(seed)
+    done = tuple(time_s * (1 + draw.gauss(0, 0.01)) for _ in range(20))
+    variant = VariantResult(Samples(done, done), stats.summarize(done), stats.summarize(done), None)
+    samples = tuple(machine_s * (1 + draw.gauss(0, 0.01)) for _ in range(40))
+    reference = Reference(WORK, samples, cpu_pressure=pressure, others_cpu=0.0)
+    return Result(case_id, "e", "chain", "numpy", "cpu", {}, OK, variants={"chain": variant}, reference=reference)
+
+
+def _history(tmp_path, seed: int, referenced: bool = True) -> list:
+    """12 runs of two cases on a machine that runs 1.7× slower now and then (runs 2 and 10: the cases and the
+    reference alike, as measured on the quiet 2-core machine), with a neighbour in run 4 only (the cases 2.5×
+    slower, the reference not); `changed` grows 30% from run 7 on, `flat` never changes."""
+    draw = random.Random(seed)
+    opened = store.open_store(target.resolve(str(tmp_path / f"h{seed}.sqlite")), writing=True)
+    for run in range(1, 13):
+        speed = (1.7 if run in (2, 10) else 1.0) * draw.uniform(0.97, 1.03)
+        neighbour = 2.5 if run == 4 else 1.0
+        code = 1.3 if run >= 7 else 1.0
+        pressure = 0.5 if run == 4 else draw.uniform(0.0, 0.04)
+        rows = [
+            _case("changed", 0.002 * code * speed * neighbour, 0.001 * speed, pressure, seed * 100 + run),
+            _case("flat", 0.003 * speed * neighbour, 0.001 * speed, pressure, seed * 100 + run + 50),
+        ]
+        if not referenced:
+            import dataclasses
+
+            rows = [dataclasses.replace(row, reference=None) for row in rows]
+        opened.record(report_of(rows), label=f"run-{run}")
+    return [s for s in opened.series() if s.quantity == "done_s"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_step_is_found_where_it_starts_and_an_unchanged_case_shows_none_on_a_moving_machine(tmp_path, seed):
+    found = {one.case: one for one in _history(tmp_path, seed)}
+    changed, flat = found["changed"], found["flat"]
+    assert changed.machine_seen
+    assert flat.machine_seen
+    first_run = changed.points[0].run
+    assert [c.run - first_run + 1 for c in changed.change_points] == [7]
+    (step,) = changed.change_points
+    assert step.ratio == pytest.approx(1.3, rel=0.05)
+    assert flat.change_points == ()
+    assert [run - first_run + 1 for run, _ in changed.discounted] == [2, 4, 10]
+    assert "a task waited for a CPU 50% of the time" in changed.discounted[1][1]
+    assert "the machine's reference took 1." in changed.discounted[0][1]
+    assert "beyond ×1.25" in changed.discounted[0][1]
+
+
+def test_runs_without_a_reference_are_searched_as_recorded(tmp_path):
+    found = {one.case: one for one in _history(tmp_path, 4, referenced=False)}
+    assert not found["changed"].machine_seen
+    assert found["changed"].discounted == ()
+
+
+def test_runs_on_a_moved_machine_or_beside_a_neighbour_are_left_out_and_the_rest_scaled_to_its_usual_speed():
+    points = [Point(run, "t", None, None, value, None, None) for run, value in ((1, 2.0), (2, 2.2), (3, 2.0), (4, 6.0), (5, 2.0))]
+    machine_s = {1: 1.0, 2: 1.1, 3: 1.0, 4: 1.0, 5: 1.6}
+    pressure = {1: 0.0, 2: 0.01, 3: 0.0, 4: 0.6, 5: 0.0}
+    judged = discount.discounted(points, machine_s, pressure)
+    assert judged is not None
+    kept, discounted = judged
+    assert [p.run for p in kept] == [1, 2, 3]
+    assert [p.value for p in kept] == pytest.approx([2.0, 2.0, 2.0])  # run 2's machine was 10% slower: scaled
+    assert [run for run, _ in discounted] == [4, 5]
+    assert "neighbour" in discounted[0][1]
+    assert "beyond ×1.25" in discounted[1][1]  # the reference 1.6× slower while the case was not: never scaled
+    assert discount.discounted(points, {1: 1.0}, {}) is None  # a point without a reference: searched as recorded
+
+
+def test_a_case_that_drifted_with_its_machine_shows_no_false_change():
+    """A real history (benchmarks/history_machine.py, `flat`, unchanged work beside an intermittent CPU hog): its
+    first two runs 14% slower with their reference, four runs discounted. Searched as recorded, the kept runs show a
+    false change at run 4; scaled to the machine's usual speed, none."""
+    measured = [  # (median ms, reference ms, CPU pressure) of runs 1-12
+        (3.76, 1.10, 0.01), (3.85, 1.11, 0.02), (4.58, 1.58, 0.04), (3.22, 0.95, 0.00), (3.27, 0.97, 0.02), (3.18, 1.04, 0.01),
+        (3.21, 0.96, 0.00), (3.21, 0.97, 0.02), (7.22, 0.99, 0.47), (3.19, 0.97, 0.00), (7.07, 0.98, 0.46), (4.56, 1.59, 0.01),
+    ]  # fmt: skip
+    points = [Point(run, "t", f"run-{run}", None, ms / 1e3, None, None) for run, (ms, _, _) in enumerate(measured, start=1)]
+    machine_s = {run: ref / 1e3 for run, (_, ref, _) in enumerate(measured, start=1)}
+    pressure = {run: share for run, (_, _, share) in enumerate(measured, start=1)}
+    judged = discount.discounted(points, machine_s, pressure)
+    assert judged is not None
+    kept, left_out = judged
+    assert [run for run, _ in left_out] == [3, 9, 11, 12]
+    unscaled = [p for p in points if p.run not in dict(left_out)]
+    assert [c.at for c in changes.change_points(unscaled)] == ["run-4"]  # as recorded: a false change
+    assert changes.change_points(kept) == ()
+
+
+def test_a_case_records_its_machine_beside_its_times():
+    rows = recorded.quantities(_case("c", 0.002, 0.001, 0.25, 1))
+    machine = {row["quantity"]: row for row in rows if row["variant"] == ""}
+    assert machine["machine_s"]["unit"] == "s"
+    assert machine["machine_s"]["value"] == pytest.approx(0.001, rel=0.02)
+    assert machine["machine_s"]["low"] <= machine["machine_s"]["value"] <= machine["machine_s"]["high"]
+    assert machine["cpu_pressure"]["value"] == 0.25
+
+
+def test_history_says_which_runs_it_discounted_and_why(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from asyncbench.report import history as shown
+
+    found = {one.case: one for one in _history(tmp_path, 5)}
+    out = io.StringIO()
+    shown.print_series([found["changed"]], Console(file=out, width=200, color_system=None))
+    text = out.getvalue()
+    assert "changes looked for in the runs whose machine held still; 3 run(s) discounted" in text
+    assert "discounted run-4: a task waited for a CPU 50% of the time" in text  # named by its label, as changes are

@@ -1,0 +1,157 @@
+"""compare of two separate runs with the machine's own speed in each: a moved machine is never the code's change."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+
+import pytest
+
+from asyncbench.report import compared
+from asyncbench.results import stats
+from asyncbench.results.labels import Label
+from asyncbench.results.model import OK, Result, Samples, VariantResult
+from asyncbench.results.reference import Reference
+from asyncbench.verdicts import compare, machine
+from tests.support.helpers import report_of
+
+WORK = "float32 256×256 product ×4 on numpy cpu"
+
+
+def _times(scale: float, n: int, seed: int, spread: float = 0.01) -> tuple[float, ...]:
+    draw = random.Random(seed)
+    return tuple(scale * (1 + draw.gauss(0, spread)) for _ in range(n))
+
+
+def _case(case_scale: float, machine_scale: float | None, seed: int, pressure: float | None = 0.0) -> Result:
+    """One case of 30 rounds around `case_scale` ms, with a reference of 60 samples around `machine_scale` ms."""
+    done = _times(case_scale * 1e-3, 30, seed)
+    variant = VariantResult(Samples(done, done), stats.summarize(done), stats.summarize(done), None)
+    reference = (
+        None
+        if machine_scale is None
+        else Reference(WORK, _times(machine_scale * 1e-3, 60, seed + 1000), cpu_pressure=pressure, others_cpu=0.0)
+    )
+    return Result("chain[numpy,cpu]", "chain", "chain", "numpy", "cpu", {}, OK, variants={"chain": variant}, reference=reference)
+
+
+def _compared(baseline: Result, current: Result) -> compare.VariantComparison:
+    (row,) = compare.compare(report_of([baseline]), report_of([current]), names=("a.json", "b.json")).rows
+    return row
+
+
+def test_a_machine_that_ran_slower_with_the_case_is_not_the_codes_change():
+    """Identical code on a machine 1.38× slower in the second run (the case and the reference alike): compare
+    called it SLOWER; with the machine carried (a case may feel it from not at all to twice as much) the code's
+    interval reaches from 0.67 to 1.38: INCONCLUSIVE, in either order, with the line that says what the machine did."""
+    row = _compared(_case(2.0, 1.0, 1), _case(2.0 * 1.38, 1.38, 2))
+    assert row.case_ratio == pytest.approx(1.38, rel=0.02)
+    assert row.label == Label.INCONCLUSIVE
+    assert row.machine_moved is False
+    assert row.ratio_ci is not None
+    assert row.ratio_ci[0] < 0.75
+    assert row.ratio_ci[1] > 1.3
+    assert "the machine ran 1.38× [" in row.machine
+    assert "slower during b.json" in row.machine
+    faster = _compared(_case(2.0 * 1.38, 1.38, 2), _case(2.0, 1.0, 1))  # the other order: FASTER before
+    assert faster.label == Label.INCONCLUSIVE
+    assert "slower during a.json" in faster.machine
+
+
+def test_a_change_far_beyond_the_machines_is_still_called():
+    """A step 4× slower on a machine that ran 1.3× slower: slower even if the case felt the machine twice over."""
+    row = _compared(_case(2.0, 1.0, 3), _case(8.0 * 1.3, 1.3, 4))
+    assert row.label == Label.SLOWER
+    view = compared.comparison(compare.compare(report_of([_case(2.0, 1.0, 3)]), report_of([_case(8.0 * 1.3, 1.3, 4)])))
+    assert any(note.startswith("machine during chain[numpy,cpu]: the machine ran 1.3") for note in view.notes)
+
+
+def test_a_neighbour_the_os_saw_in_one_run_only_gives_no_verdict_whatever_the_reference_says():
+    """A case 2.5× slower beside a CPU hog while the reference did not move (measured: they took the hog's time
+    slices in turn): never SLOWER, INCONCLUSIVE with the line that says what the OS saw."""
+    row = _compared(_case(2.0, 1.0, 5, pressure=0.02), _case(5.0, 1.0, 6, pressure=0.5))
+    assert row.label == Label.INCONCLUSIVE
+    assert row.machine_moved is True
+    assert "a task waited for a CPU 50% of the time in b.json: a neighbour shared the cores" in row.note
+    assert "no verdict" in row.note
+
+
+def test_neighbours_in_both_runs_give_no_verdict_either():
+    """Measured: a steady CPU hog in one run and a lighter job in the other read 71% and 65% pressure and slowed the
+    case 2.6× and not at all: the pressure says a neighbour was there, not what it did."""
+    row = _compared(_case(7.3, 0.87, 5, pressure=0.71), _case(2.8, 0.79, 6, pressure=0.65))
+    assert row.label == Label.INCONCLUSIVE
+    assert "71% of the time in a.json and 65% of the time in b.json" in row.note
+    quiet = _compared(_case(2.0, 1.0, 5, pressure=0.1), _case(2.5, 1.0, 6, pressure=0.14))  # quiet runs read up to 0.14
+    assert quiet.label == Label.SLOWER
+
+
+def test_a_reference_that_moved_while_the_case_did_not_is_no_verdict_on_the_code_either_way():
+    """Measured: a reference 1.6× slower in runs where the case beside it did not move. Dividing would call the
+    unchanged code 1.6× faster; carried, it is a pass (its interval reaches 1) and never FASTER."""
+    row = _compared(_case(2.0, 1.0, 7), _case(2.0, 1.6, 8))
+    assert row.label not in (Label.FASTER, Label.SLOWER)
+    assert row.ratio_ci is not None
+    assert row.ratio_ci[1] >= 0.99
+
+
+def test_a_machine_beyond_what_was_measured_gives_no_verdict():
+    row = _compared(_case(2.0, 1.0, 9), _case(5.0, 2.5, 10))
+    assert row.label == Label.INCONCLUSIVE
+    assert "beyond ×2" in row.note
+
+
+def test_a_real_slowdown_on_a_steady_machine_is_slower():
+    row = _compared(_case(2.0, 1.0, 11), _case(2.5, 1.0, 12))
+    assert row.label == Label.SLOWER
+    assert row.machine_moved is False
+    assert row.machine.startswith(machine.HELD)
+    slightly = _compared(_case(2.0, 1.0, 13), _case(2.5 * 1.02, 1.02, 14))  # a steady machine's 2% is carried
+    assert slightly.label == Label.SLOWER
+    assert slightly.ratio_ci is not None
+    assert slightly.case_ci is not None
+    assert slightly.ratio_ci[0] < slightly.case_ci[0]
+    assert slightly.ratio_ci[1] >= slightly.case_ci[1]
+
+
+def test_the_codes_interval_carries_the_machines_change_felt_from_not_at_all_to_twice():
+    change = machine.MachineChange(1.02, (1.01, 1.03), False, "")
+    low, high = change.code_interval((1.2, 1.3))
+    assert low == pytest.approx(1.2 / 1.03**machine.MAX_SENSITIVITY)
+    assert high == pytest.approx(1.3)  # not felt at all
+    faster = machine.MachineChange(0.98, (0.97, 0.99), False, "")
+    assert faster.code_interval((1.2, 1.3)) == pytest.approx((1.2, 1.3 / 0.97**machine.MAX_SENSITIVITY))
+    assert machine.MachineChange(1.3, (1.2, 1.4), True, "").code_interval((1.2, 1.3)) is None
+
+
+def test_files_without_references_compare_as_before_and_say_the_machine_is_not_seen():
+    row = _compared(_case(2.0, None, 11), _case(2.0 * 1.38, None, 12))
+    assert row.label == Label.SLOWER  # what separate runs said before: the caveat is the note, not the verdict
+    assert row.machine_moved is None
+    view = compared.comparison(compare.compare(report_of([_case(2.0, None, 11)]), report_of([_case(2.0, None, 12)])))
+    assert any("not seen for 1 case(s)" in note for note in view.notes)
+
+
+def test_different_reference_work_is_not_compared():
+    other = _case(2.0, 1.0, 14)
+    assert other.reference is not None
+    other = dataclasses.replace(other, reference=dataclasses.replace(other.reference, work="float32 64×64 product ×1 on numpy cpu"))
+    row = _compared(_case(2.0, 1.0, 13), other)
+    assert row.machine_moved is None
+
+
+def test_the_json_comparison_carries_the_machine_and_the_cases_own_ratio():
+    comparison = compare.compare(report_of([_case(2.0, 1.0, 15)]), report_of([_case(2.0 * 1.2, 1.2, 16)]))
+    (row,) = json.loads(compare.dumps(comparison))["rows"]
+    assert row["case_ratio"] == pytest.approx(1.2, rel=0.02)
+    assert row["machine_ratio"] == pytest.approx(1.2, rel=0.02)
+    assert row["machine_moved"] is False
+    assert row["verdict"] == "inconclusive"  # 1.2 carried: the code's interval reaches from 0.83 to 1.2
+    assert len(row["machine_ci"]) == 2
+    assert row["machine"]
+
+
+def test_the_view_counts_the_cases_during_which_the_machine_held_still():
+    view = compared.comparison(compare.compare(report_of([_case(2.0, 1.0, 17)]), report_of([_case(2.0, 1.01, 18)])))
+    assert any(note.startswith("the machine held its speed during 1 case(s) (reference within ±5%, farthest 1.01×") for note in view.notes)
