@@ -204,10 +204,13 @@ def test_in_process_runs_here_and_an_exception_is_still_an_error_row():
 def test_faults_through_the_cli_give_complete_json_and_exit_3(tmp_path):
     path, out = tmp_path / "faults.yaml", tmp_path / "r.json"
     path.write_text(
-        "defaults: {backends: [numpy], devices: [cpu], warmup: 0, min_samples: 2, max_time_s: 0.5, timeout_s: 2}\n"
+        # the hang gets 2 s; the others the slack a fresh worker's start needs under load (each follows a fault)
+        f"defaults: {{backends: [numpy], devices: [cpu], warmup: 0, min_samples: 2, max_time_s: 0.5, timeout_s: {SLACK_S:g}}}\n"
         "experiments:\n"
         + "".join(
-            f"  - {{name: {name}, workload: 'tests.engine.test_faults:Faulty', params: {{fault: {fault}, where: measure}}}}\n"
+            f"  - {{name: {name}, workload: 'tests.engine.test_faults:Faulty', params: {{fault: {fault}, where: measure}}"
+            + (", timeout_s: 2" if fault == "hang" else "")
+            + "}\n"
             for name, fault in [("hangs", "hang"), ("dies", "sigkill"), ("raises", "raise"), ("fine", "none")]
         )
     )
