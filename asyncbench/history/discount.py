@@ -19,18 +19,24 @@ search, and listed with why) where
   median fails where the machine was slow in most runs, as it was in one
   history of ten here).
 
-Every other run's time is scaled to the machine's usual speed (time × usual
-reference / its reference): with no neighbour in sight and the machine
-within ×1.25, cases followed its moves about one for one (docs/measured.md),
-and a history whose unchanged case drifted 14% with its machine showed a
-false change without the scaling and none with it. The change points'
-before and after are those scaled times. A series with a point that has no
+The other runs are searched scaled to the machine's usual speed (time ×
+usual reference / its reference) where the case follows the machine: where
+the scaled series moves less from run to run than the recorded one. With no
+neighbour in sight and the machine within ×1.25, cases of compute followed
+its moves about one for one (docs/measured.md), and a history whose
+unchanged case drifted 14% with its machine showed a false change without
+the scaling and none with it; a case that waits (a sleep, a device, a
+server) does not follow a CPU's reference at all, and scaling it would add
+the reference's moves to a clean series (the store's test of a planted
+step in time slept lost its change that way), so it is searched as
+recorded. The change points' before and after are the times searched. A series with a point that has no
 reference (runs recorded before schema 10, a case that took none) is
 searched as recorded, as before.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Mapping, Sequence
 
 from asyncbench.history.model import Point
@@ -58,8 +64,8 @@ def is_time(quantity: str, unit: str) -> bool:
 def discounted(
     points: Sequence[Point], machine_s: Mapping[int, float], pressure: Mapping[int, float]
 ) -> tuple[list[Point], list[tuple[int, str]]] | None:
-    """(the points kept, scaled to the machine's usual speed; the runs discounted, each with why), or None where a
-    point has no reference (the series is searched as recorded)."""
+    """(the points kept, scaled to the machine's usual speed where that makes them agree better; the runs discounted,
+    each with why), or None where a point has no reference (the series is searched as recorded)."""
     if not points or any(p.run not in machine_s for p in points):
         return None
     speed = _usual([machine_s[p.run] for p in points])
@@ -76,8 +82,9 @@ def discounted(
         elif not 1 / (1 + MOVED) <= moved <= 1 + MOVED:
             left_out.append((point.run, f"the machine's reference took {units.ratio(moved)} its usual time, beyond ×{1 + MOVED:.3g}"))
         else:
-            kept.append(point._replace(value=point.value / moved, low=_over(point.low, moved), high=_over(point.high, moved)))
-    return kept, left_out
+            kept.append(point)
+    scaled = [_scaled(point, machine_s[point.run] / speed) for point in kept]
+    return (scaled if _jumps(scaled) < _jumps(kept) else kept), left_out
 
 
 def _usual(values: Sequence[float]) -> float:
@@ -86,5 +93,17 @@ def _usual(values: Sequence[float]) -> float:
     return ordered[int(USUAL * (len(ordered) - 1))]
 
 
-def _over(value: float | None, moved: float) -> float | None:
-    return None if value is None else value / moved
+def _scaled(point: Point, moved: float) -> Point:
+    """The point as if measured at the machine's usual speed: its time and interval over the machine's move."""
+    return point._replace(
+        value=point.value / moved,
+        low=None if point.low is None else point.low / moved,
+        high=None if point.high is None else point.high / moved,
+    )
+
+
+def _jumps(points: Sequence[Point]) -> float:
+    """How far the series moves from run to run: the sum of |log| of each run's ratio to the one before (a step in the
+    code is one jump; a machine's moves that the case follows are many)."""
+    pairs = zip(points, points[1:], strict=False)
+    return sum(abs(math.log(after.value / before.value)) for before, after in pairs if before.value > 0 < after.value)

@@ -128,3 +128,17 @@ def test_history_says_which_runs_it_discounted_and_why(tmp_path):
     text = out.getvalue()
     assert "changes looked for in the runs whose machine held still; 3 run(s) discounted" in text
     assert "discounted run-4: a task waited for a CPU 50% of the time" in text  # named by its label, as changes are
+
+
+def test_a_case_that_does_not_follow_the_machine_is_searched_as_recorded():
+    """A step in time slept (the store's planted test): the case does not feel the CPU reference's moves of up to 15%,
+    so scaling would add them to a clean series; the scaled series moves more from run to run, so it is not used."""
+    values = [4.1e-3] * 6 + [5.3e-3] * 6
+    machine_ms = [1.0, 1.08, 0.95, 1.1, 0.97, 1.1, 0.96, 1.09, 0.95, 1.1, 0.97, 1.08]
+    points = [Point(run, "t", f"run-{run}", None, value, None, None) for run, value in enumerate(values, start=1)]
+    judged = discount.discounted(points, {run: ms / 1e3 for run, ms in enumerate(machine_ms, start=1)}, {})
+    assert judged is not None
+    kept, left_out = judged
+    assert left_out == []
+    assert kept == points
+    assert [c.at for c in changes.change_points(kept)] == ["run-7"]
