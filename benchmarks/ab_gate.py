@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 WORKLOAD = """
 import numpy as np
@@ -85,10 +85,10 @@ def _hog(stop: multiprocessing.synchronize.Event, seed: int) -> None:
 
 
 @contextlib.contextmanager
-def tenant(on: bool) -> Iterator[None]:
-    """`_hog` in a process of its own for the block's duration (nothing when not `on`)."""
+def tenant(on: bool, target: Callable[[multiprocessing.synchronize.Event, int], None] | None = None, seed: int = 1) -> Iterator[None]:
+    """`target` (`_hog` by default) in a process of its own for the block's duration (nothing when not `on`)."""
     stop = multiprocessing.Event()
-    hog = multiprocessing.Process(target=_hog, args=(stop, 1), daemon=True) if on else None
+    hog = multiprocessing.Process(target=target or _hog, args=(stop, seed), daemon=True) if on else None
     if hog is not None:
         hog.start()
     try:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -28,7 +27,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ab_gate import _hog  # benchmarks/ is sys.path[0] when this runs as a script
+from ab_gate import tenant  # benchmarks/ is sys.path[0] when this runs as a script
+from history_drift import CONFIG  # the same two cases, `changed` and `flat`
 
 from asyncbench.history import changes
 from asyncbench.history.model import Point
@@ -56,14 +56,6 @@ def _step(repeat):
 
 changed = asyncbench.step(sync_every=(0,), steps=1, name="changed")(_step(int(os.environ["REPEAT"])))
 flat = asyncbench.step(sync_every=(0,), steps=1, name="flat")(_step(100))
-"""
-CONFIG = """\
-defaults: {devices: [cpu], warmup: 2, backends: [numpy]}
-experiments:
-  - name: changed
-    workload: work.py:changed
-  - name: flat
-    workload: work.py:flat
 """
 RUNS = 12
 STEP_AT = 7
@@ -114,33 +106,26 @@ def main() -> None:
     grown = round(100 * (1 + args.change / 100))
     tallies = {"seen": {"found": 0, "flat_quiet": 0}, "as recorded": {"found": 0, "flat_quiet": 0}}
     kept = []
-    stop = multiprocessing.Event()
-    hog = multiprocessing.Process(target=_hog, args=(stop, 1), daemon=True)
-    hog.start()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            folder = Path(tmp)
-            (folder / "work.py").write_text(WORKLOAD)
-            (folder / "gate.yaml").write_text(CONFIG)
-            for number in range(1, args.histories + 1):
-                every = _history(folder, number, grown, args.keep)
-                kept.append(every)
-                found = {s["case"].split("[")[0]: s for s in every if s["quantity"] == "done_s" and s["variant"]}
-                changed, flat = found["changed"], found["flat"]
-                for how, of in (("seen", _found), ("as recorded", _as_recorded)):
-                    at, flat_at = of(changed), of(flat)
-                    hit = len(at) == 1 and abs(at[0] - STEP_AT) <= 1
-                    tallies[how]["found"] += hit
-                    tallies[how]["flat_quiet"] += not flat_at
-                    said = "found" if hit else "MISSED"
-                    print(f"history {number:>2} {how:>11}: changed at {at or 'none'} ({said}), flat at {flat_at or 'none'}")
-                for name, one in found.items():
-                    for run, why in one["discounted"]:
-                        label = next(p["label"] for p in one["points"] if p["run"] == run)
-                        print(f"    {name}: discounted {label}: {why}")
-    finally:
-        stop.set()
-        hog.join(5)
+    with tenant(True), tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "work.py").write_text(WORKLOAD)
+        (folder / "gate.yaml").write_text(CONFIG)
+        for number in range(1, args.histories + 1):
+            every = _history(folder, number, grown, args.keep)
+            kept.append(every)
+            found = {s["case"].split("[")[0]: s for s in every if s["quantity"] == "done_s" and s["variant"]}
+            changed, flat = found["changed"], found["flat"]
+            for how, of in (("seen", _found), ("as recorded", _as_recorded)):
+                at, flat_at = of(changed), of(flat)
+                hit = len(at) == 1 and abs(at[0] - STEP_AT) <= 1
+                tallies[how]["found"] += hit
+                tallies[how]["flat_quiet"] += not flat_at
+                said = "found" if hit else "MISSED"
+                print(f"history {number:>2} {how:>11}: changed at {at or 'none'} ({said}), flat at {flat_at or 'none'}")
+            for name, one in found.items():
+                for run, why in one["discounted"]:
+                    label = next(p["label"] for p in one["points"] if p["run"] == run)
+                    print(f"    {name}: discounted {label}: {why}")
     for how, counts in tallies.items():
         print(
             f"{how}: step found within one run of run {STEP_AT} in {counts['found']} of {args.histories}; "

@@ -30,7 +30,6 @@ import argparse
 import contextlib
 import json
 import math
-import multiprocessing
 import os
 import shutil
 import subprocess
@@ -41,7 +40,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator
 
-from ab_gate import _hog  # benchmarks/ is sys.path[0] when this runs as a script
+from ab_gate import tenant  # benchmarks/ is sys.path[0] when this runs as a script
 
 WORKLOAD = """
 import os
@@ -64,7 +63,7 @@ def chain(backend, device, params):
 """
 
 
-def _steady(stop: Any) -> None:
+def _steady(stop: Any, seed: int) -> None:
     """Busy until told to stop: a neighbour that stays for the whole run."""
     while not stop.is_set():
         sum(i * i for i in range(10_000))
@@ -72,22 +71,12 @@ def _steady(stop: Any) -> None:
 
 @contextlib.contextmanager
 def neighbour(kind: str | None, seed: int) -> Iterator[None]:
-    """A CPU hog in a process of its own (steady or intermittent) while the block runs; nothing for None."""
-    stop = multiprocessing.Event()
-    hog = None
-    if kind == "steady":
-        hog = multiprocessing.Process(target=_steady, args=(stop,), daemon=True)
-    elif kind == "intermittent":
-        hog = multiprocessing.Process(target=_hog, args=(stop, seed), daemon=True)
-    if hog is not None:
-        hog.start()
-        time.sleep(0.3)  # under way before the run starts
-    try:
+    """A CPU hog in a process of its own, steady or intermittent (ab_gate's), under way before the block runs;
+    nothing for None."""
+    with tenant(kind is not None, _steady if kind == "steady" else None, seed):
+        if kind is not None:
+            time.sleep(0.3)
         yield
-    finally:
-        stop.set()
-        if hog is not None:
-            hog.join(5)
 
 
 def run(folder: Path, name: str, ops: int, beside: str | None, seed: int) -> Path:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import time
 from typing import Any, Callable, Mapping
 
@@ -136,9 +135,7 @@ def _measure_here(
     taker = census.taker_for(backend, case.device, asynchronous) if case.syncs else None  # --syncs: census rounds too
     # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
     guard = nvml.guard(case.device, settings.warmup * len(prepared.variants), len(prepared.variants))
-    machine = reference.taker_for(backend, case.device, settings.min_samples)  # the machine's speed, between the rounds
-    if machine is not None:  # a calm CPU first: not beside a neighbour's busy spell, nor a pool still spinning
-        machine.settle(reference.wait_limit_s(settings.max_time_s, settings.timeout_s))
+    machine = reference.settled(backend, case.device, settings)  # a calm CPU first, then the machine between the rounds
     samples, sampling = measure(
         prepared.variants,
         prepared.sync,
@@ -178,19 +175,6 @@ def _measure_here(
         warnings=tuple(filter(None, (guarded.warning() if guarded else None,))),
         reference=taken,
     )
-
-
-def _release_case_objects() -> None:
-    """Free what the case left in reference cycles (its arrays may sit in one) before the next case is measured,
-    then freeze what survives: the next case's collection scans only the objects that case makes.
-
-    Without the freeze each collection walks every object the process holds — 170,000 with torch imported,
-    about 0.1 s, and in --in-process every finished result too, so the cost per case grew with the sweep.
-    What survives a case is module state and finished results: long-lived, so the cycle collector has
-    nothing to find there.
-    """
-    gc.collect()
-    gc.freeze()
 
 
 def scope(backend: Backend, case: Case, workload: Workload) -> contextlib.ExitStack:
@@ -240,7 +224,7 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
         if prepared is not None and prepared.close is not None:
             prepared.close()
         del prepared
-        _release_case_objects()
+        memory.release_case_objects()
     fields: dict[str, Any] = dict(
         variants=variants,
         metrics=metrics,

@@ -31,6 +31,7 @@ from typing import Any, Callable, ClassVar
 
 from asyncbench.backends import Backend
 from asyncbench.host import pressure
+from asyncbench.results.model import Settings
 from asyncbench.results.reference import MAX_SAMPLES, Reference
 
 # The fixed work: REPEATS products of a SIZE×SIZE float32 matrix, waited for: compute of the kind most cases do,
@@ -162,6 +163,15 @@ class Taker:
             steal=steal,
             waited_s=self.waited_s,
         )
+
+
+def settled(backend: Backend, device: str, settings: Settings) -> Taker | None:
+    """The taker of a case with these settings, after it waited for a calm CPU (`settle`, bounded by wait_limit_s);
+    None where the fixed work cannot run there."""
+    taker = taker_for(backend, device, settings.min_samples)
+    if taker is not None:
+        taker.settle(wait_limit_s(settings.max_time_s, settings.timeout_s))
+    return taker
 
 
 def taker_for(backend: Backend, device: str, early_rounds: int = 6) -> Taker | None:

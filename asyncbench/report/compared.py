@@ -66,7 +66,7 @@ def _machine_notes(result: compare.Comparison) -> list[str]:
     reference). A case where it moved beyond a verdict says so in its rows' own INCONCLUSIVE lines."""
     cases = {r.id: r for r in result.rows}.values()  # the machine is the case's, not the variant's
     judged = [r for r in cases if r.machine_moved is False]
-    held = [r for r in judged if (r.machine or "").startswith(machine.HELD)]
+    held = [r for r in judged if machine.held(r.machine_ci)]
     said = [f"machine during {r.id}: {r.machine}" for r in judged if r not in held]
     if held:
         worst = max(held, key=lambda r: abs(math.log(r.machine_ratio or 1.0)))

@@ -36,6 +36,8 @@ from asyncbench.results.fields import At
 # More reference samples than a case takes (measure.reference stops here): a case of fast rounds runs for minutes
 # at most, and a few hundred samples already know the machine's ratio to a fraction of a percent.
 MAX_SAMPLES = 2000
+# The fields that are shares of the machine's time, 0-1.
+SHARES = ("cpu_pressure", "others_cpu", "steal")
 # Stored to the nanosecond, as every sample is (records.SAMPLE_DECIMALS).
 SAMPLE_DECIMALS = 9
 
@@ -107,9 +109,7 @@ class Reference:
             value = fields.optional_number(stored.get(key), at / key)
             if value is not None and value < 0:
                 (at / key).fail(f"cannot be negative ({value:g})")
-        for key in ("cpu_pressure", "others_cpu", "steal"):
-            value = fields.optional_number(stored.get(key), at / key)
-            if value is not None and value > 1:
+            if value is not None and value > 1 and key in SHARES:
                 (at / key).fail(f"a share of the machine's time is at most 1 ({value:g})")
 
     def describe_os(self) -> str:

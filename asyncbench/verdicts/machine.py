@@ -74,8 +74,6 @@ BUSY = 0.15
 # differ by no more than this between the runs (one CPU hog on 2 cores is 0.5; a quiet machine's background under
 # 0.02).
 OS_MOVED = 0.10
-#: how the line of a machine that held its speed begins
-HELD = "the machine held its speed"
 
 
 @dataclass(frozen=True)
@@ -113,9 +111,14 @@ def change(baseline: Reference | None, current: Reference | None, confidence: fl
         return MachineChange(estimate, interval, True, f"the machine's speed could not be pinned ({speed}: too few reference samples)")
     if interval[0] < 1 / (1 + MAX_MOVE) or interval[1] > 1 + MAX_MOVE:
         return MachineChange(estimate, interval, True, f"{speed}: beyond ×{1 + MAX_MOVE:.3g}, no verdict on this evidence")
-    if interval[0] >= 1 / (1 + STEADY) and interval[1] <= 1 + STEADY:
-        return MachineChange(estimate, interval, False, f"{HELD} ({speed})")
+    if held(interval):
+        return MachineChange(estimate, interval, False, f"the machine held its speed ({speed})")
     return MachineChange(estimate, interval, False, f"{speed}: carried by the code's interval")
+
+
+def held(interval: tuple[float, float] | None) -> bool:
+    """Whether a machine's ratio interval lies within ±STEADY: it held its speed."""
+    return interval is not None and interval[0] >= 1 / (1 + STEADY) and interval[1] <= 1 + STEADY
 
 
 def _speed(estimate: float, interval: tuple[float, float] | None, names: tuple[str, str]) -> str:

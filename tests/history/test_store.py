@@ -134,7 +134,12 @@ def test_a_planted_step_is_found_where_it_starts_and_a_flat_series_shows_none(hi
     """Twelve recorded runs of a user workload whose work grows 30% from the 7th, beside one that stays flat."""
     opened = store.open_store(target.resolve(history), writing=True)
     for run, path in enumerate(planted_runs, start=1):
-        assert opened.record(schema.load(path), label=f"run-{run}", source=str(path)).new
+        # recorded without the machine's reference: the step is in time slept, which no machine moves, and the runs are
+        # measured beside the suite's other tests, whose load would discount some of them (history.discount, tested
+        # with real series in test_machine_history.py); the pipeline under test is the same
+        report = schema.load(path)
+        report = dataclasses.replace(report, results=tuple(dataclasses.replace(r, reference=None) for r in report.results))
+        assert opened.record(report, label=f"run-{run}", source=str(path)).new
     shown = asyncbench("history", "--history", history, "--format", "json", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     series = json.loads(shown.stdout)
@@ -142,12 +147,7 @@ def test_a_planted_step_is_found_where_it_starts_and_a_flat_series_shows_none(hi
     assert len(done_s) == 2
     assert [p["label"] for p in done_s["grows"]["points"]] == [f"run-{i}" for i in range(1, RUNS + 1)]
     values = str({name: [round(p["value"] * 1e6) for p in one["points"]] for name, one in done_s.items()})  # a str: shown whole
-    # the step is found where it starts: at run 7, or at the first run after it that the machine did not discount
-    # (history.discount: a run whose reference moved beyond ×1.25 of its usual is left out, as run 7 was in one real series)
-    left_out = {run for run, _ in done_s["grows"]["discounted"]}
-    first_kept = next(p["label"] for p in done_s["grows"]["points"][6:] if p["run"] not in left_out)
-    assert [c["at"] for c in done_s["grows"]["change_points"]] == [first_kept], (values, done_s["grows"]["discounted"])
-    assert all(why for _, why in done_s["grows"]["discounted"])  # each with why
+    assert [c["at"] for c in done_s["grows"]["change_points"]] == ["run-7"], values
     assert done_s["grows"]["change_points"][0]["ratio"] > 1.15
     assert done_s["flat"]["change_points"] == [], values
 
