@@ -38,7 +38,9 @@ def sim():
     backend.close()
 
 
-def run_on(backend: StreamSimBackend, workload: str | Workload, device: str = "cuda:0", **params: Any) -> Result:
+def run_on(
+    backend: StreamSimBackend, workload: str | Workload, device: str = "cuda:0", settings: Settings = SETTINGS, **params: Any
+) -> Result:
     """One case through the runner on the test device, with its sanity warnings."""
     chosen = BUILT_IN[workload] if isinstance(workload, str) else workload
     case = Case(
@@ -48,7 +50,7 @@ def run_on(backend: StreamSimBackend, workload: str | Workload, device: str = "c
         backend="streamsim",
         device=device,
         params={**chosen.defaults(quick=True), **params},
-        settings=SETTINGS,
+        settings=settings,
     )
     result = runner.run_case(case, chosen, backend)
     return dataclasses.replace(result, warnings=sanity.warnings_of(result, chosen, {}))
