@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import re
-from pathlib import Path
 from typing import Iterable, Sequence
 
 # Exit codes, one meaning each (docs/concepts/failures.md).
@@ -92,21 +91,6 @@ def suggestion(word: object, choices: Iterable[str]) -> str:
     """' (did you mean X?)' for a close match of a misspelling, else ''."""
     close = closest(word, choices)
     return f" (did you mean {close!r}?)" if close else ""
-
-
-def read_text(path: str | Path, error: type[InputError] = InputError, what: str = "file") -> str:
-    """A user-named file's text, or `error` saying plainly why it cannot be read."""
-    path = Path(path)
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise error("no such file", location=str(path)) from None
-    except IsADirectoryError:
-        raise error(f"is a directory, not a {what}", location=str(path)) from None
-    except UnicodeDecodeError:
-        raise error("not a text file (not UTF-8)", location=str(path)) from None
-    except OSError as exc:
-        raise error(f"cannot read: {exc.strerror}", location=str(path)) from None
 
 
 # How frameworks word a failed allocation besides MemoryError (numpy, Python): torch's CPU

@@ -18,7 +18,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 def report_input_error(error: InputError) -> None:
     """Each mistake on a line of its own (a config's every mistake, in line order)."""
     for one in each_error(error):
-        click.echo(f"asyncbench: error: {one}", err=True)
+        echo_err(f"asyncbench: error: {one}")
 
 
 def guard(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -37,18 +37,26 @@ def guard(command: Callable[..., Any]) -> Callable[..., Any]:
 
 class Commands(click.Group):
     """The command group: an InputError raised while a command's options are read (a callback below parsing a
-    margin, a KEY=VALUE, a duration) is one line per mistake and exit 2, as one raised by the command is (guard)."""
+    margin, a KEY=VALUE, a duration) is one line per mistake and exit 2, as one raised by the command is (guard).
+    Every command runs under the one interrupt policy (session.interrupts.ending): Ctrl-C → 130, SIGTERM → 143, one
+    line, its outputs whole."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except InputError as error:
-            report_input_error(error)
-            sys.exit(EXIT_INPUT)
+        from asyncbench.session import interrupts
+
+        with interrupts.ending(echo_err):
+            try:
+                return super().invoke(ctx)
+            except InputError as error:
+                report_input_error(error)
+                sys.exit(EXIT_INPUT)
 
 
 def echo_err(text: str) -> None:
-    click.echo(text, err=True)
+    """A line for people on stderr; a name in it is data, its control characters shown (report.escaping), never obeyed."""
+    from asyncbench.report.escaping import visible
+
+    click.echo(visible(text), err=True)
 
 
 def stdout(text: str) -> None:

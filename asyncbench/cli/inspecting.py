@@ -71,6 +71,7 @@ def devices(fmt: str) -> None:
 @click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def validate(configs: tuple[str, ...]) -> None:
     """Check CONFIG files without running anything; exit 2 if any is invalid."""
+    from asyncbench.report.escaping import visible
     from asyncbench.spec import config
 
     failed = False
@@ -81,7 +82,7 @@ def validate(configs: tuple[str, ...]) -> None:
             report_input_error(error)
             failed = True
             continue
-        click.echo(f"{path}: ok ({len(loaded.experiments)} experiment(s))")
+        click.echo(visible(f"{path}: ok ({len(loaded.experiments)} experiment(s))"))  # a file's name is data (report.escaping)
     sys.exit(EXIT_INPUT if failed else EXIT_OK)
 
 

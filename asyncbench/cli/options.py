@@ -86,12 +86,27 @@ def check_pattern(pattern: str | None) -> None:
         fields.name(pattern, fields.At("PATTERN"))
 
 
+def check_recording(record: bool, label: str | None) -> None:
+    """`--history` and `--label` say where and how a run is recorded: given without `--record` they would be
+    ignored in silence (a label lost, a store never checked), so they are bad input (InputError), said before
+    anything runs. ASYNCBENCH_HISTORY is not: it names every command's store, and a run need not record."""
+    if record:
+        return
+    context = click.get_current_context(silent=True)
+    history = context is not None and context.get_parameter_source("history") is click.core.ParameterSource.COMMANDLINE
+    named = [option for option, given in (("--history", history), ("--label", label is not None)) if given]
+    if named:
+        them = "them" if len(named) > 1 else "it"
+        raise InputError(f"{' and '.join(named)} without --record: nothing would be recorded; add --record, or leave {them} out")
+
+
 def history_option(command: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--history",
         envvar="ASYNCBENCH_HISTORY",
         metavar="TARGET",
-        help="The history store: a file (SQLite) or a postgresql:// URL [env ASYNCBENCH_HISTORY; default .asyncbench/history.sqlite].",
+        help="The history store: a file path (SQLite, taken as written) or a postgresql:// URL [env ASYNCBENCH_HISTORY; "
+        "default .asyncbench/history.sqlite].",
     )(command)
 
 
@@ -164,9 +179,16 @@ OUTCOME: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         help="An inconclusive check (its interval straddles the threshold), or an INCONCLUSIVE row against --baseline, "
         "does not fail the gate; it is still reported.",
     ),
-    click.option("--record", is_flag=True, help="Record the results in the history store (see `asyncbench history`)."),
     click.option(
-        "--label", metavar="TEXT", callback=read_label, help="A label for the recorded run (a version, a PR); shown where a change starts."
+        "--record",
+        is_flag=True,
+        help="Record the results in the history store (see `asyncbench history`); --history and --label need it.",
+    ),
+    click.option(
+        "--label",
+        metavar="TEXT",
+        callback=read_label,
+        help="A label for the recorded run (a version, a PR; with --record); shown where a change starts.",
     ),
     history_option,
     click.option("--no-progress", is_flag=True, help="No progress display on stderr."),

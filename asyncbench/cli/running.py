@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
-from asyncbench.cli.options import executor_options, executor_settings, outcome_options, selection_options
+from asyncbench.cli.options import check_recording, executor_options, executor_settings, outcome_options, selection_options
 from asyncbench.errors import EXIT_OK
 
 
@@ -120,6 +120,7 @@ def _request(outcome: dict[str, Any], **what: Any) -> Any:
     from asyncbench.report.writers import file_writers, option_dest
     from asyncbench.session import requests
 
+    check_recording(outcome["record"], outcome["label"])
     return requests.RunRequest(
         outputs=requests.Outputs(outcome["output"], {w.name: path for w in file_writers() if (path := outcome.get(option_dest(w)))}),
         gate=requests.Gate(outcome["baseline"], outcome["max_regression"], outcome["strict"], outcome["allow_inconclusive"]),

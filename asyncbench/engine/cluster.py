@@ -6,6 +6,9 @@ signal checkpoints and requeues it; Slurm schedules; `sacct` says what became
 of a job, in Slurm's own words. What a job runs is `asyncbench run JOB.yaml -o
 JOB.json` on its node (`jobs.NodeRun`), so a node measures exactly what a run
 there would, into a results file of its own that carries its own environment.
+How the job's run ended is read from the outcome file it leaves beside that
+(`jobs.read_outcome`), never from submitit's pickles: unpickling runs code, and
+a sweep's folder is untrusted. Its logs are read as bounded text.
 
 GPUs: Slurm gives each job the GPUs it asks for (`gpus_per_node`, a GPU
 `gres`), its own, numbered from cuda:0 in the job. submitit's local executor
@@ -25,6 +28,7 @@ import abc
 import contextlib
 import io
 import os
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,14 +36,17 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench import extras
 from asyncbench.engine import slurm
-from asyncbench.engine.jobs import NodeRun
+from asyncbench.engine.jobs import NodeRun, read_outcome
 from asyncbench.errors import InputError
 from asyncbench.results.plan import ExecutorSettings
 
 #: where submitit keeps each job's pickles and logs, under the sweep's folder (%j: the job's id)
 LOGS = "logs/%j"
-#: submitit's own name for its result: ("success", value) or ("error", traceback), once the job function ended
-SUCCESS = "success"
+#: how much of a job's stderr log is read for its last line: a traceback's end fits many times over, and a log grown
+#: to gigabytes (or a link to a device) is never read whole
+STDERR_TAIL_BYTES = 64 * 1024
+#: a line from a job's log or failure as a reason keeps it: what an error row shows
+LINE_MAX_CHARS = 400
 
 #: what each phase is made of, in Slurm's states (sacct's State, first word)
 QUEUED_STATES = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING"})
@@ -82,11 +89,14 @@ class Scheduler(abc.ABC):
     #: seconds between looks at the jobs' states
     poll_s = 0.25
 
-    def __init__(self, folder: Path, settings: ExecutorSettings):
+    def __init__(self, folder: Path, settings: ExecutorSettings, results: Mapping[str, Path] | None = None):
+        """`results`: each job's results file, by its id (the manifest's), beside which the job leaves its outcome;
+        `submit` adds those of the jobs it submits."""
         self.submitit = require_submitit()
         self.folder = folder
         self.logs = folder / LOGS
         self.settings = settings
+        self.results: dict[str, Path] = dict(results or {})
 
     @abc.abstractmethod
     def executor(self) -> Any:
@@ -110,27 +120,25 @@ class Scheduler(abc.ABC):
             self.job(job_id).cancel(check=False)
 
     def outcome(self, job_id: str) -> tuple[bool, Any] | None:
-        """How the job's function ended: (True, its exit code) or (False, the traceback); None: it has not."""
-        paths = self.job(job_id).paths
-        if not paths.result_pickle.exists():
-            return None
-        from submitit.core.utils import pickle_load
-
-        try:
-            said, value = pickle_load(paths.result_pickle)
-        except (OSError, EOFError, ValueError):
-            return None
-        return said == SUCCESS, value
+        """How the job's run ended, as its outcome file says: (True, its exit code) or (False, its failure's reason);
+        None: it has not said (not ended, or it died first). Never submitit's result pickle: see the module's doc."""
+        results = self.results.get(job_id)
+        return None if results is None else read_outcome(results)
 
     def stderr_tail(self, job_id: str) -> str | None:
-        """The last line the job wrote to stderr that says something (submitit's own log lines left out)."""
+        """The last line the job wrote to stderr that says something (submitit's own log lines left out), from the
+        log's last STDERR_TAIL_BYTES; None where it has none, or it is no regular file."""
         path = self.job(job_id).paths.stderr
         try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, a device never end
+                return None
+            with path.open("rb") as handle:
+                handle.seek(max(0, handle.seek(0, os.SEEK_END) - STDERR_TAIL_BYTES))
+                lines = handle.read(STDERR_TAIL_BYTES).decode("utf-8", errors="replace").splitlines()
         except OSError:
             return None
-        said = [line.strip() for line in lines if line.strip() and "submitit" not in line and not line.startswith("srun:")]
-        return said[-1] if said else None
+        said = [line for line in lines if line.strip() and "submitit" not in line and not line.startswith("srun:")]
+        return last_line(said[-1]) if said else None
 
 
 class SlurmScheduler(Scheduler):
@@ -170,6 +178,7 @@ class SlurmScheduler(Scheduler):
         with contextlib.redirect_stderr(io.StringIO()), executor.batch():
             jobs = [executor.submit(run) for run in runs]
         submitted.extend(str(job.job_id) for job in jobs)
+        self.results.update((str(job.job_id), Path(run.results_path)) for job, run in zip(jobs, runs, strict=True))
 
     def job(self, job_id: str) -> Any:
         return self.submitit.SlurmJob(folder=self.logs, job_id=job_id)
@@ -213,8 +222,8 @@ class LocalScheduler(Scheduler):
 
     kind = "local"
 
-    def __init__(self, folder: Path, settings: ExecutorSettings):
-        super().__init__(folder, settings)
+    def __init__(self, folder: Path, settings: ExecutorSettings, results: Mapping[str, Path] | None = None):
+        super().__init__(folder, settings, results)
         self._jobs: dict[str, Any] = {}
 
     def executor(self) -> Any:
@@ -244,6 +253,7 @@ class LocalScheduler(Scheduler):
                 executor.update_parameters(timeout_min=timeout_min)
                 job = executor.submit(run)
                 self._jobs[str(job.job_id)] = job  # holds the process: its state is read from it
+                self.results[str(job.job_id)] = Path(run.results_path)
                 submitted.append(str(job.job_id))
 
     def job(self, job_id: str) -> Any:
@@ -266,11 +276,11 @@ class LocalScheduler(Scheduler):
                 if code is None:
                     states[job_id] = _live(int(job_id), gpu_jobs)
                 else:
-                    states[job_id] = JobState("failed", "ENDED", f"its process ended with code {code} and left no result")
+                    states[job_id] = JobState("failed", "ENDED", f"its process ended with code {code} and left no outcome")
             elif _alive(int(job_id)):
                 states[job_id] = _live(int(job_id), gpu_jobs)
             else:
-                states[job_id] = JobState("failed", "ENDED", "its process ended and left no result")
+                states[job_id] = JobState("failed", "ENDED", "its process ended and left no outcome")
         return states
 
     def cancel(self, job_ids: Sequence[str]) -> None:
@@ -348,13 +358,16 @@ def local_gpus(count: int, environ: Mapping[str, str], option: str = "--gpus-per
 
 
 def last_line(text: Any) -> str | None:
-    """The last line of a traceback or a log that says something."""
+    """The last line of a traceback or a log that says something, as data: control characters shown as escapes
+    (never passed on to a terminal), cut to LINE_MAX_CHARS."""
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    return lines[-1] if lines else None
+    if not lines:
+        return None
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in lines[-1])[:LINE_MAX_CHARS]
 
 
 SCHEDULERS: Mapping[str, type[Scheduler]] = {"slurm": SlurmScheduler, "local": LocalScheduler}
 
 
-def scheduler(kind: str, folder: Path, settings: ExecutorSettings) -> Scheduler:
-    return SCHEDULERS[kind](folder, settings)
+def scheduler(kind: str, folder: Path, settings: ExecutorSettings, results: Mapping[str, Path] | None = None) -> Scheduler:
+    return SCHEDULERS[kind](folder, settings, results)

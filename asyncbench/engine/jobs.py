@@ -7,6 +7,12 @@ on the node. `NodeRun` is the job itself: `asyncbench run` on the job's own
 config, so a node measures what a run there would; submitit pickles it, and
 calls its `checkpoint` on preemption.
 
+How a job ended is the small JSON file it leaves beside its results
+(`write_outcome`, `read_outcome`): its run's exit code, or its failure's one
+line. `gather` reads that, checked as data, and never submitit's result
+pickles: unpickling runs whatever code a pickle names, and a sweep's folder is
+read as untrusted input.
+
 GPUs (`gpus_named`): a job sees the GPUs its scheduler gives it, numbered
 from cuda:0 in the job — Slurm's allocation (`gpus_per_node` or a GPU
 `gres`), or, on the local executor, the first `gpus_per_node` GPUs this
@@ -19,9 +25,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -29,9 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from asyncbench import inputs
 from asyncbench.backends import BACKENDS
 from asyncbench.engine import expansion
-from asyncbench.errors import EXIT_TERMINATED, InputError
+from asyncbench.errors import EXIT_TERMINATED, InputError, describe_failure
+from asyncbench.results import schema
 from asyncbench.results.merge import PlannedCase
 from asyncbench.results.plan import Config, ExecutorSettings, Experiment
 
@@ -41,6 +51,17 @@ MAX_REQUEUES = 1
 STOP_GRACE_S = 30.0
 #: what a job stopped at its time limit by NodeRun returns (as `timeout` exits; no `asyncbench run` exits so)
 LIMIT_CODE = 124
+#: a requeued count's file at most: the count, a newline, and room for a CRLF
+REQUEUED_MAX_BYTES = 16
+#: what a job's outcome file is named by, beside its results file (NAME.json -> NAME.outcome.json)
+OUTCOME_SUFFIX = ".outcome.json"
+#: a failure's reason as a job keeps it: one line, as an error row shows it (a traceback's last line fits)
+REASON_MAX_CHARS = 400
+#: an outcome file's size at most: a reason of REASON_MAX_CHARS, each character JSON-escaped at worst (\uXXXX, 6 bytes),
+#: and its key; a larger file is none a job wrote, and is not read
+OUTCOME_MAX_BYTES = 6 * REASON_MAX_CHARS + 64
+#: the exit codes a job's run can end with: a process's 0..255, or -N where signal N killed it (as Popen says)
+EXIT_CODES = range(-64, 256)
 
 
 # --- on the node ------------------------------------------------------------------------------------------------
@@ -85,6 +106,19 @@ class NodeRun:
         return None if self.gpus is None else {**inherited, "CUDA_VISIBLE_DEVICES": self.gpus}
 
     def __call__(self) -> int:
+        """The run's exit code, also left in the job's outcome file (`write_outcome`); a failure (submitit's "not
+        requeued" from its signal handler, a run that cannot start) leaves its one line there and is raised on. A
+        requeue (SystemExit from submitit's handler) leaves none: the requeued attempt writes its own."""
+        outcome_path(self.results_path).unlink(missing_ok=True)  # an earlier attempt's, if any: this one says its own
+        try:
+            code = self._attempt()
+        except Exception as exc:
+            write_outcome(self.results_path, describe_failure(exc))
+            raise
+        write_outcome(self.results_path, code)
+        return code
+
+    def _attempt(self) -> int:
         if self.requeued:
             requeued_path(self.results_path).write_text(f"{self.requeued}\n", encoding="utf-8")
             left = Path(self.results_path + ".journal")  # the interrupted attempt's cases: this one measures them anew
@@ -273,9 +307,57 @@ def requeued_path(results_path: str | Path) -> Path:
 
 def requeued(results_path: str | Path) -> int:
     """How often a job's run was requeued after preemption (0: never), as the run after a requeue left it; a file
-    that says no count (damaged, edited) is taken as none: it adds a note to rows, it must not stop the gathering."""
+    that says no count (damaged, edited, not a small regular file) is taken as none: it adds a note to rows, it must
+    not stop the gathering."""
+    path = requeued_path(results_path)
     try:
-        said = requeued_path(results_path).read_text(encoding="utf-8").strip()
+        if not path.is_file() or path.stat().st_size > REQUEUED_MAX_BYTES:  # a FIFO, /dev/zero: never read
+            return 0
+        said = path.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return 0
     return int(said) if said.isascii() and said.isdigit() and len(said) <= len(str(MAX_REQUEUES)) + 1 else 0
+
+
+def outcome_path(results_path: str | Path) -> Path:
+    return Path(results_path).with_suffix(OUTCOME_SUFFIX)
+
+
+def write_outcome(results_path: str | Path, ended: int | str) -> None:
+    """A job's outcome, beside its results file, written whole or not at all: its run's exit code (an int), or its
+    failure's reason (a str: on one line, control characters shown as escapes, cut to REASON_MAX_CHARS)."""
+    if isinstance(ended, int):
+        document: dict[str, int | str] = {"exit_code": ended}
+    else:
+        line = " ".join(ended.split()) or "failed without a word"
+        document = {"error": "".join(c if c.isprintable() else ascii(c)[1:-1] for c in line)[:REASON_MAX_CHARS]}
+    schema.atomic_write(outcome_path(results_path), json.dumps(document) + "\n")
+
+
+def read_outcome(results_path: str | Path) -> tuple[bool, int | str] | None:
+    """How a job ended, as its outcome file says: (True, its run's exit code) or (False, its failure's reason); None:
+    it has left none (not ended, or it died before it could). A file a job would not have written (not a regular
+    file, too large, not JSON, other keys, types or bounds) is (False, a line saying so): read as data, never run."""
+    path = outcome_path(results_path)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return False, f"{path.name}: cannot be read ({exc.strerror})"
+    refused = f"{path.name}: not a job's outcome file"
+    if not stat.S_ISREG(info.st_mode) or info.st_size > OUTCOME_MAX_BYTES:
+        return False, f"{refused} (a regular file of at most {OUTCOME_MAX_BYTES} bytes)"
+    try:
+        document = inputs.read_json(inputs.read_text(path, what="job's outcome file", limit_bytes=OUTCOME_MAX_BYTES))
+    except (InputError, ValueError):
+        return False, f"{refused} (not JSON)"
+    if isinstance(document, dict) and document.keys() == {"exit_code"}:
+        code = document["exit_code"]
+        if type(code) is int and code in EXIT_CODES:
+            return True, code
+    elif isinstance(document, dict) and document.keys() == {"error"}:
+        reason = document["error"]
+        if isinstance(reason, str) and 0 < len(reason) <= REASON_MAX_CHARS and reason.isprintable():
+            return False, reason
+    return False, f'{refused} ({{"exit_code": {EXIT_CODES.start}..{EXIT_CODES.stop - 1}}} or {{"error": one printable line}})'

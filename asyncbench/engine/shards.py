@@ -19,9 +19,6 @@ from asyncbench.results import budget, shards
 from asyncbench.results.model import PlannedCase, ShardOf
 from asyncbench.results.plan import Config
 
-#: a case's expected cost is counted in whole milliseconds, so that the cut is exact arithmetic on every machine
-MS_PER_S = 1000
-
 
 @dataclass(frozen=True)
 class Selected:
@@ -41,12 +38,7 @@ class Selected:
 def _identity(case: PlannedCase, config: Config) -> dict[str, object]:
     """What makes a case the case it is, for the plan's digest: its id, work, params, settings and checks."""
     [experiment] = config.experiments
-    return {
-        **dataclasses.asdict(case),
-        "params": dict(case.params),
-        "settings": dataclasses.asdict(experiment.settings),
-        "expect": [check.text for check in experiment.expect],
-    }
+    return shards.identity(case, dataclasses.asdict(experiment.settings), [check.text for check in experiment.expect])
 
 
 def select(config: Config, shard: shards.Shard, family_error: float = budget.FAMILY_ERROR) -> Selected:
@@ -55,7 +47,7 @@ def select(config: Config, shard: shards.Shard, family_error: float = budget.FAM
     for _, one in jobs.split(config, "case"):
         [case] = jobs.planned(one)
         units.append((case, one))
-    costs = [round(one.experiments[0].settings.max_time_s * MS_PER_S) for _, one in units]
+    costs = [shards.cost(one.experiments[0].settings.max_time_s) for _, one in units]
     chosen = shards.assign(costs, shard.count)
     mine = [(case, one) for (case, one), where in zip(units, chosen, strict=True) if where == shard.index]
     positions = tuple(place for place, where in enumerate(chosen) if where == shard.index)

@@ -4,7 +4,11 @@ Reading never makes a store: a path with no store, or a database without
 asyncbench's tables, is one line (StoreError, exit 2) and nothing is
 created. Opening for writing makes the store where there is none, and
 proves it can be written (a read-only file or folder, a read-only role or
-server) before a run spends its time: a write rolled back.
+server) before a run spends its time: a write rolled back. A store is made
+only in an empty database (a SQLite file holding anything else is another
+application's, named by mistake); a schema version asyncbench never wrote
+and a table or column missing are refused whenever a store is opened,
+before anything reads or writes it.
 
 Writers take turns: on SQLite a writing transaction starts with `BEGIN
 IMMEDIATE` (the file's write lock, waited for SQLITE_BUSY_S; a deferred
@@ -18,7 +22,9 @@ and the series the first made.
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
+import re
+import sqlite3
+import sys
 from typing import Any, Iterator
 
 from asyncbench.errors import InputError
@@ -40,6 +46,13 @@ POSTGRES_LOCK = 0x61737962
 WRITING = "asyncbench_writing"
 # The meta row the write probe inserts and rolls back.
 PROBE_KEY = "write_probe"
+# A schema version as asyncbench writes it: a whole number (nine digits: far past any schema, and no 5000-digit text
+# reaches int()).
+VERSION = re.compile(r"-?[0-9]{1,9}")
+# How much of a schema version that is not one an error repeats (the store's text, not ours).
+SHOWN_CHARS = 40
+# What a store that fails a schema check is.
+DAMAGED = "the store is damaged, or not asyncbench's"
 
 
 class StoreError(InputError):
@@ -50,9 +63,9 @@ def connect(target: Target, writing: bool) -> Any:
     """An engine for the store at `target`; reading a SQLite file that is not there is StoreError (no file made)."""
     import sqlalchemy as sa
 
-    if target.kind != "sqlite":
+    path = target.path
+    if path is None:  # PostgreSQL
         return sa.create_engine(target.url, connect_args={"connect_timeout": CONNECT_TIMEOUT_S}, pool_pre_ping=True)
-    path = Path(target.url.removeprefix("sqlite:///"))
     if not writing and not path.exists():
         raise StoreError(f"history {target.shown}: no store there (record a run first: `asyncbench record FILE` or `run --record`)")
     if writing and path == DEFAULT:
@@ -88,18 +101,24 @@ def writing(engine: Any) -> Iterator[Any]:
 
 
 def prepare(target: Target, engine: Any, meta: Any, writing_too: bool) -> None:
-    """Refuse a store of a newer asyncbench; upgrade an older one; make a new one (only when writing); and when
-    writing, prove it can be written. StoreError, one line, for each failure."""
+    """Refuse what is not an asyncbench store (another application's database, a schema version asyncbench never
+    wrote, a table or column missing) and a store of a newer asyncbench; upgrade an older one; make a new one (only
+    when writing, and only in an empty database); and when writing, prove it can be written. StoreError, one line,
+    for each failure, and nothing written then."""
 
     with translated(target, "open"):
         with engine.connect() as connection:
-            version = _version(connection)
+            version = _version(target, connection)
+            if version is None:
+                _refuse_foreign(target, connection)
         if version is None and not writing_too:
             raise StoreError(f"history {target.shown}: no asyncbench store there (record a run first: `asyncbench record FILE`)")
         _refuse_newer(target, version)
         if version != tables.SCHEMA_VERSION:
             with writing(engine) as connection:  # the lock first: a second process finds what the first made
-                version = _version(connection)
+                version = _version(target, connection)
+                if version is None:
+                    _refuse_foreign(target, connection)
                 _refuse_newer(target, version)
                 kv = meta.tables[f"{tables.PREFIX}meta"]
                 kv.create(connection, checkfirst=True)
@@ -109,6 +128,8 @@ def prepare(target: Target, engine: Any, meta: Any, writing_too: bool) -> None:
                     connection.execute(kv.insert().values(key="schema_version", value=str(tables.SCHEMA_VERSION)))
                 else:
                     connection.execute(kv.update().where(kv.c.key == "schema_version").values(value=str(tables.SCHEMA_VERSION)))
+        with engine.connect() as connection:
+            _check_whole(target, connection, meta)
     if writing_too:
         try:
             with translated(target, "write"):
@@ -119,15 +140,61 @@ def prepare(target: Target, engine: Any, meta: Any, writing_too: bool) -> None:
             raise
 
 
-def _version(connection: Any) -> int | None:
-    """The store's schema version; None where the database holds no asyncbench store."""
+def _version(target: Target, connection: Any) -> int | None:
+    """The store's schema version; None where the database holds no asyncbench store. StoreError for a version
+    asyncbench never wrote: missing beside its table, not a whole number, or below 1."""
     import sqlalchemy as sa
 
     name = f"{tables.PREFIX}meta"
     if not sa.inspect(connection).has_table(name):
         return None
     found = connection.execute(sa.text(f"SELECT value FROM {name} WHERE key = 'schema_version'")).scalar()
-    return int(found) if found is not None else None
+    if found is None:
+        raise StoreError(f"history {target.shown}: the store's schema version is missing (no schema_version in {name}): {DAMAGED}")
+    text = str(found)
+    if not VERSION.fullmatch(text):
+        raise StoreError(f"history {target.shown}: the store's schema version {text[:SHOWN_CHARS]!r} is not a whole number: {DAMAGED}")
+    version = int(text)
+    if version < 1:
+        wrote = f"1 to {tables.SCHEMA_VERSION}"
+        raise StoreError(f"history {target.shown}: the store's schema version {version} is none asyncbench wrote ({wrote}): {DAMAGED}")
+    return version
+
+
+def _refuse_foreign(target: Target, connection: Any) -> None:
+    """A database with no asyncbench schema version is made a store only where it is empty: a SQLite file that holds
+    anything (another application's tables, named by mistake) is refused, and so is a PostgreSQL database holding
+    asyncbench tables without one (other applications' tables may live beside a store there: its own are
+    prefixed)."""
+    import sqlalchemy as sa
+
+    if target.kind == "sqlite":
+        held = connection.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar()
+        what = "other tables"
+    else:
+        held = sum(name.startswith(tables.PREFIX) for name in sa.inspect(connection).get_table_names())
+        what = f"{tables.PREFIX} tables"
+    if held:
+        raise StoreError(
+            f"history {target.shown}: not an asyncbench store: the database holds {what} and no asyncbench schema version; "
+            "name a new or empty file for the store"
+        )
+
+
+def _check_whole(target: Target, connection: Any, meta: Any) -> None:
+    """Every table and column of the schema is there (one query of the catalogue): a store missing one is refused
+    now, in one line, not when a read or a record reaches it."""
+    import sqlalchemy as sa
+
+    wanted = [table.name for table in meta.sorted_tables]
+    found = sa.inspect(connection).get_multi_columns(filter_names=wanted)
+    columns = {name: {column["name"] for column in held} for (_, name), held in found.items()}
+    for table in meta.sorted_tables:
+        if table.name not in columns:
+            raise StoreError(f"history {target.shown}: the store has no table {table.name}: {DAMAGED}")
+        missing = [column.name for column in table.columns if column.name not in columns[table.name]]
+        if missing:
+            raise StoreError(f"history {target.shown}: the store's table {table.name} has no column {', '.join(missing)}: {DAMAGED}")
 
 
 def _refuse_newer(target: Target, version: int | None) -> None:
@@ -171,9 +238,17 @@ def translated(target: Target, doing: str) -> Iterator[None]:
         if str(exc).startswith("history "):
             raise
         raise StoreError(f"history {target.shown}: cannot {doing}: {exc}") from None
-    except sqlalchemy.exc.SQLAlchemyError as exc:
+    except Exception as exc:
+        if not isinstance(exc, (sqlalchemy.exc.SQLAlchemyError, *_driver_errors())):
+            raise
         original = getattr(exc, "orig", None) or exc
         text = " ".join(str(original).split())
         if "locked" in text.lower():
             text = f"the SQLite file is locked by another process (waited {SQLITE_BUSY_S:g} s): {text}"
         raise StoreError(f"history {target.shown}: cannot {doing}: {target.scrub(text)}") from None
+
+
+def _driver_errors() -> tuple[type[Exception], ...]:
+    """The drivers' own errors: history.reading queries through the driver's cursor, past the database library."""
+    psycopg = sys.modules.get("psycopg")
+    return (sqlite3.Error, *((psycopg.Error,) if psycopg is not None else ()))

@@ -13,7 +13,8 @@ is recorded once: its key is the run's own id (history.keys).
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Sequence
+import json
+from typing import Any, Iterator, Sequence
 
 from asyncbench.history import database, reading, recording, tables
 from asyncbench.history.database import StoreError as StoreError  # what callers of the store catch
@@ -54,17 +55,17 @@ class Store:
 
     def series(self, pattern: str | None = None, last: int = 100) -> list[Series]:
         """Every series whose case id contains `pattern`: its newest `last` points, all its change points, its length."""
-        with self._failures("read"), self._engine.connect() as connection:
+        with self._reading(), self._engine.connect() as connection:
             return reading.series(self.table, connection, pattern, last)
 
     def latest(self) -> LatestRun | None:
         """The run recorded last (by creation time), with its cases and their points; None in an empty store."""
-        with self._failures("read"), self._engine.connect() as connection:
+        with self._reading(), self._engine.connect() as connection:
             return reading.latest(self.table, connection)
 
     def recent(self, limit: int) -> list[Any]:
         """The newest `limit` runs, newest first: id, created, label, revision, branch, host, version."""
-        with self._failures("read"), self._engine.connect() as connection:
+        with self._reading(), self._engine.connect() as connection:
             return reading.recent(self.table, connection, limit)
 
     def transaction(self) -> Any:
@@ -73,6 +74,19 @@ class Store:
 
     def _failures(self, doing: str) -> contextlib.AbstractContextManager[None]:
         return database.translated(self.target, doing)
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A read's failures in one line, a row that is not what asyncbench writes among them: a column it writes
+        as JSON (a machine's facts, a case's checks and timelines) that does not parse is a damaged store."""
+        with self._failures("read"):
+            try:
+                yield
+            except json.JSONDecodeError as exc:
+                raise StoreError(
+                    f"history {self.target.shown}: cannot read: a row holds text that is not JSON where asyncbench writes JSON "
+                    f"({exc.msg}): {database.DAMAGED}"
+                ) from None
 
 
 def open_store(target: Target, writing: bool = False) -> Store:

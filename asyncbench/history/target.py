@@ -9,6 +9,15 @@ errors, results and the store itself may hold. A libpq key=value connection
 string (`host=db dbname=bench user=ci password=...`) names a PostgreSQL
 store too. Every form of a password libpq reads is masked (masking.py says
 which).
+
+Paths are paths, not URLs: a value that is neither of those is the SQLite
+file of that name, taken literally (`%`, `#`, `@`, spaces and `:memory:` are
+part of the name; nothing is decoded). Two kinds of value are refused in one
+line instead, because they read as something else: one holding `?` (URL
+options such as `?mode=ro`, which a file path does not take: the store would
+be another file) or a control character, and one that starts with a URL
+scheme other than PostgreSQL's (`sqlite:`, `file:`, `mysql://`): a file
+whose name starts that way is written `./file:x.db`.
 """
 
 from __future__ import annotations
@@ -30,6 +39,15 @@ POSTGRES_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 # libpq's key=value connection string starts with one of its keywords and '=' (a file path of the SQLite store
 # that looks like one is rare; `./host=x` still names a file).
 CONNINFO = re.compile(r"\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|options|application_name|connect_timeout)\s*=")
+# A value that starts with a URL scheme (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`) and a colon: a URL,
+# not a file (two characters at least: `C:` is a drive).
+SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):")
+# What a file path of the store may not hold: `?` reads as URL options; a control character is no file name anyone
+# types, and would reach every message that names the store.
+MISREAD = re.compile(r"[?\x00-\x1f\x7f]")
+# The longest value taken: Linux's PATH_MAX (no longer path can be opened), and far past any URL a team writes. A
+# longer one is refused without being repeated.
+MAX_CHARS = 4096
 
 
 @dataclass(frozen=True)
@@ -41,6 +59,8 @@ class Target:
     kind: str  # "sqlite" or "postgresql"
     #: every password the address holds (user information, query parameter, key=value), decoded
     passwords: tuple[str, ...] = ()
+    #: the SQLite store's file, as given (None for PostgreSQL)
+    path: Path | None = None
 
     def scrub(self, text: str) -> str:
         """`text` with the password masked wherever it appears (a driver's error may quote the URL)."""
@@ -48,19 +68,43 @@ class Target:
 
 
 def resolve(given: str | None) -> Target:
-    """The store named by `--history`, ASYNCBENCH_HISTORY, or the default SQLite file."""
+    """The store named by `--history`, ASYNCBENCH_HISTORY, or the default SQLite file; InputError (one line) for a
+    value that is no store asyncbench knows, or a file path that would be misread (the module's docstring)."""
     text = given or os.environ.get(ENVIRONMENT) or str(DEFAULT)
+    if len(text) > MAX_CHARS:
+        raise InputError(f"--history: {len(text)} characters, longer than any store's path or URL ({MAX_CHARS} at most)")
     if text.startswith(POSTGRES_SCHEMES):
         return _postgres(text)
     if CONNINFO.match(text):
         return _conninfo(text)
-    if "://" in text:
-        scheme = text.split("://", 1)[0]
-        raise InputError(f"--history: {scheme}:// is not a store asyncbench knows; give a file path (SQLite) or a postgresql:// URL")
-    path = Path(text).expanduser()
-    if path.is_dir():
-        raise InputError(f"--history {text}: is a directory; give a file path for the SQLite store")
-    return Target(url=f"sqlite:///{path}", shown=str(path), kind="sqlite")
+    scheme = SCHEME.match(text)
+    if scheme:
+        url = text[scheme.end() :].startswith("//")
+        named = scheme.group() + ("//" if url else "")
+        colon = "" if url or MISREAD.search(text) else f" (a file whose name has a colon: {'./' + text!r})"
+        raise InputError(
+            f"--history {text!r}: {named} is not a store asyncbench knows; give a file path (SQLite) or a postgresql:// URL{colon}"
+        )
+    misread = MISREAD.search(text)
+    if misread:
+        what = "'?' (URL options, which a store's file path does not take)" if misread.group() == "?" else "a control character"
+        raise InputError(f"--history {text!r}: a SQLite store is a file path, and this one holds {what}; name the file alone")
+    return sqlite(Path(text).expanduser())
+
+
+def sqlite(path: Path) -> Target:
+    """The SQLite store at `path`, taken literally: its URL names the absolute path, quoted (`#`, `%` and `@` are
+    part of the name, and `:memory:` is a file too, not a database in memory)."""
+    from sqlalchemy.engine import URL
+
+    try:
+        folder = path.is_dir()
+    except OSError as exc:  # a name longer than the file system takes (ENAMETOOLONG), a loop of links
+        raise InputError(f"--history {str(path)!r}: cannot be a file here: {exc.strerror or exc}") from None
+    if folder:
+        raise InputError(f"--history {path}: is a directory; give a file path for the SQLite store")
+    url = URL.create("sqlite", database=str(path.absolute())).render_as_string()
+    return Target(url=url, shown=str(path), kind="sqlite", path=path)
 
 
 def _postgres(text: str) -> Target:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from rich.markup import escape
 from rich.table import Table
+
+from asyncbench.report import escaping
 
 if TYPE_CHECKING:  # the CLI hands these in: the report layer imports no backend and no workload registry
     from asyncbench.backends.base import DeviceStatus
@@ -14,7 +15,9 @@ if TYPE_CHECKING:  # the CLI hands these in: the report layer imports no backend
 
 
 def workloads_table(workloads: Iterable[Workload], origins: Mapping[str, str] | None = None) -> Table:
-    """Every workload; `origins` says where a non-built-in one comes from (by workload name)."""
+    """Every workload; `origins` says where a non-built-in one comes from (by workload name). A plugin's words are
+    data: each is escaped for rich (report.escaping) before the lines of a cell are joined."""
+    shown = escaping.rich
     origins = origins or {}
     table = Table(title="workloads", title_justify="left", show_lines=True)
     table.add_column("workload", style="bold")
@@ -23,9 +26,9 @@ def workloads_table(workloads: Iterable[Workload], origins: Mapping[str, str] | 
     table.add_column("variants")
     table.add_column("metrics")
     for w in workloads:
-        params = "\n".join(param_line(p) for p in w.params)
-        summary = w.summary + (f"\n[dim]from {escape(origins[w.name])}[/]" if w.name in origins else "")
-        table.add_row(w.name, summary, params, "\n".join(w.variants), "\n".join(m.name for m in w.metrics))
+        params = "\n".join(shown(param_line(p)) for p in w.params)
+        summary = shown(w.summary) + (f"\n[dim]from {shown(origins[w.name])}[/]" if w.name in origins else "")
+        table.add_row(shown(w.name), summary, params, "\n".join(map(shown, w.variants)), "\n".join(shown(m.name) for m in w.metrics))
     return table
 
 
@@ -71,5 +74,6 @@ def devices_table(statuses: Sequence[DeviceStatus]) -> Table:
     for column in ("backend", "device", "usable", "detail"):
         table.add_column(column)
     for s in statuses:
-        table.add_row(s.backend, s.device, "[green]yes[/]" if s.available else "[yellow]no[/]", escape(s.detail))
+        shown = escaping.rich
+        table.add_row(shown(s.backend), shown(s.device), "[green]yes[/]" if s.available else "[yellow]no[/]", shown(s.detail))
     return table

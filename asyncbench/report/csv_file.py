@@ -2,7 +2,9 @@
 
 Clocks as median, IQR and 95% CI columns, memory figures, params as
 `param_*`, metrics as `metric_*` with their interval as `metric_*_low/high`,
-and the checks in one column.
+and the checks in one column. Every cell and header goes through
+escaping.csv_cell: text from data has its controls shown and is never a
+formula; numbers are written as they are.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import dataclasses
 import io
 import json
 
+from asyncbench.report import escaping
 from asyncbench.report.view import ReportView
 from asyncbench.results.model import CLOCKS, Memory
 
@@ -31,8 +34,12 @@ def csv_text(view: ReportView, path: str = "-") -> str:
     columns += [f"metric_{m}_{side}" for m in bounded for side in ("low", "high")]
     columns += ["checks"]
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([escaping.csv_cell(column) for column in columns])
+
+    def writerow(row: dict[str, object]) -> None:
+        writer.writerow([escaping.csv_cell(row.get(column, "")) for column in columns])
+
     for result in report.results:
         base = {k: getattr(result, k) for k in ("id", "experiment", "workload", "backend", "device", *machines, "status", "reason")}
         base.update({f"param_{k}": json.dumps(v) if isinstance(v, list) else v for k, v in result.params.items()})
@@ -42,7 +49,7 @@ def csv_text(view: ReportView, path: str = "-") -> str:
                 base.update({f"metric_{name}_low": interval[0], f"metric_{name}_high": interval[1]})
         base["checks"] = "; ".join(f"{c.verdict}: {c.expect}" for c in result.checks)
         if not result.variants:
-            writer.writerow(base)
+            writerow(base)
         for variant_name, v in result.variants.items():
             row = dict(base, variant=variant_name, n=v.done_s.n)
             for clock in CLOCKS:
@@ -50,5 +57,5 @@ def csv_text(view: ReportView, path: str = "-") -> str:
                 if stats is not None:
                     row.update({f"{clock}_{k}": getattr(stats, k) for k in ("median", "iqr", "ci_low", "ci_high")})
             row.update(dataclasses.asdict(v.memory))
-            writer.writerow(row)
+            writerow(row)
     return buffer.getvalue()

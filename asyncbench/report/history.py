@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from asyncbench.history.model import ChangePoint, Series
+from asyncbench.report.escaping import visible
 from asyncbench.results import units
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -41,27 +42,29 @@ def change_line(change: ChangePoint, unit: str) -> str:
 
 def print_series(found: Sequence[Series], console: Console) -> None:
     """Every series, then its machines: one Text built with styles (no markup to parse), printed once, so two
-    thousand series print in a fraction of a second."""
+    thousand series print in a fraction of a second. Every word from the store is data: `visible` (report.escaping),
+    so an escape stored in a name is shown to whoever reads the history, never obeyed."""
     text = Text()
     for one in found:
-        quantity = f"{one.variant} {one.quantity}" if one.variant else one.quantity
+        quantity = visible(f"{one.variant} {one.quantity}" if one.variant else one.quantity)
         changed = f", {len(one.change_points)} change(s)" if one.change_points else ", no change"
         newest = _figure(one.points[-1].value, one.unit) if one.points else "–"
-        text.append(one.case, style="bold")
+        text.append(visible(one.case), style="bold")
         text.append(f" {quantity} ")
-        text.append(f"on {one.machine}", style="dim")
+        text.append(f"on {visible(one.machine)}", style="dim")
         runs = f"{one.runs} run" + ("" if one.runs == 1 else "s")
         text.append(f"  {sparkline([p.value for p in one.points]) if one.points else ''}  {newest} ({runs}{changed})\n")
         for change in one.change_points:
-            text.append(f"    {change_line(change, one.unit)}\n")
+            text.append(f"    {visible(change_line(change, one.unit))}\n")
         if one.machine_seen:
             text.append("    changes looked for in the runs whose machine held still", style="dim")
             text.append(f"; {len(one.discounted)} run(s) discounted\n" if one.discounted else "\n", style="dim")
         named = {point.run: point.label or point.revision or f"run {point.run}" for point in one.points}
         for run, why in one.discounted:  # named as a change is: its label, else its revision
-            text.append(f"    discounted {named.get(run, f'run {run}')}: {why}\n", style="dim")
+            text.append(f"    discounted {visible(named.get(run, f'run {run}'))}: {visible(why)}\n", style="dim")
     machines = {s.machine: s.machine_info for s in found}
     for name, info in machines.items():
         gpus = f", {', '.join(info.get('gpus') or [])}" if info.get("gpus") else ""
-        text.append(f"{name}: {info.get('cpu')}, {info.get('cores')} cores{gpus}, {info.get('framework')}\n", style="dim")
+        said = f"{name}: {info.get('cpu')}, {info.get('cores')} cores{gpus}, {info.get('framework')}"
+        text.append(f"{visible(said)}\n", style="dim")
     console.print(text, end="", soft_wrap=True, highlight=False)

@@ -22,8 +22,9 @@ it was 24 MB).
 
 Everything that comes from users or their repositories (labels, case ids,
 workload names, branches, revisions, reasons) is escaped: in HTML with
-html.escape, in the embedded JSON with `<`, `>` and `&` as \\u escapes, so
-no string can close the script element that holds it; tooltips and titles
+report.escaping.html (control characters shown, then html.escape); in the
+embedded JSON with control characters shown and `<`, `>` and `&` as \\u
+escapes, so no string can close the script element that holds it; tooltips and titles
 are escaped again, since Plotly renders a subset of HTML in its texts.
 Every attribute is quoted, and a word that becomes a class (a verdict) is
 taken from the vocabulary, never from the store. The policy lets run only
@@ -36,13 +37,13 @@ from __future__ import annotations
 import base64
 import datetime
 import hashlib
-import html
 import json
 import math
 from itertools import groupby
 from typing import Any, Sequence
 
 from asyncbench.history.model import ChangePoint, LatestRun, Series
+from asyncbench.report import escaping
 from asyncbench.results import units
 
 # A chart shows at most this many of a series' newest points: a thousand series of 500 points made a 67 MB page in
@@ -143,8 +144,9 @@ def _json_for_script(data: Any) -> str:
 
 
 def _e(value: Any) -> str:
-    """Text or an attribute's value (always quoted) as HTML: `&`, `<`, `>`, `"` and `'` escaped."""
-    return html.escape(str(value), quote=True)
+    """Text or an attribute's value (always quoted) as HTML: control characters shown, `&`, `<`, `>`, `"` and `'`
+    escaped (report.escaping, the rule of every writer)."""
+    return escaping.html(value)
 
 
 def csp(*scripts: str) -> str:
@@ -182,6 +184,7 @@ class _Index:
     def __call__(self, text: str | None) -> int | None:
         if text is None:
             return None
+        text = escaping.visible(text)  # shown in tooltips as every writer shows a name
         if text not in self._positions:
             self._positions[text] = len(self.items)
             self.items.append(text)
@@ -195,7 +198,7 @@ def _runs(found: Sequence[Series], labels: _Index, revisions: _Index) -> tuple[d
     ordered = sorted(shown.values(), key=lambda point: (point.created, point.run))
     columns: dict[str, list[Any]] = {
         "id": [point.run for point in ordered],
-        "time": [point.created[:19].replace("T", " ") for point in ordered],
+        "time": [escaping.visible(point.created[:19].replace("T", " ")) for point in ordered],
         "label": [labels(point.label) for point in ordered],
         "revision": [revisions(point.revision) for point in ordered],
     }
@@ -225,7 +228,7 @@ def _series(series: Series, run_positions: dict[int, int], machines: _Index) -> 
     changes = [[where[change.run], _change_text(change, series.unit)] for change in series.change_points if change.run in where]
     if changes:
         trace["c"] = changes
-    discounted = [[where[run], why] for run, why in series.discounted if run in where]
+    discounted = [[where[run], escaping.visible(why)] for run, why in series.discounted if run in where]
     if discounted:  # runs the change search left out (history.discount): a moved machine, a neighbour
         trace["d"] = discounted
     return trace
@@ -233,7 +236,7 @@ def _series(series: Series, run_positions: dict[int, int], machines: _Index) -> 
 
 def _change_text(change: ChangePoint, unit: str) -> str:
     before, after = units.with_bounds(change.before, None, unit), units.with_bounds(change.after, None, unit)
-    return f"change at {change.at}: ×{change.ratio:.3g} ({before} → {after}, p {change.p_value:.2g})"
+    return f"change at {escaping.visible(change.at)}: ×{change.ratio:.3g} ({before} → {after}, p {change.p_value:.2g})"
 
 
 def _charts(found: Sequence[Series], run_positions: dict[int, int], machines: _Index) -> list[dict[str, Any]]:
@@ -242,8 +245,10 @@ def _charts(found: Sequence[Series], run_positions: dict[int, int], machines: _I
     key = lambda s: (s.case, s.variant, s.quantity)  # noqa: E731 - a chart per case and quantity
     for (case, variant, quantity), grouped in groupby(sorted(found, key=key), key=key):
         group = list(grouped)
-        title = f"{case} · {variant + ' · ' if variant else ''}{quantity}"
-        charts.append({"title": title, "unit": group[0].unit, "series": [_series(s, run_positions, machines) for s in group]})
+        title = escaping.visible(f"{case} · {variant + ' · ' if variant else ''}{quantity}")
+        charts.append(
+            {"title": title, "unit": escaping.visible(group[0].unit), "series": [_series(s, run_positions, machines) for s in group]}
+        )
     return charts
 
 

@@ -13,10 +13,9 @@ import math
 from dataclasses import dataclass
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-from asyncbench.report import syncs
+from asyncbench.report import escaping, syncs
 from asyncbench.report.cells import drift_note
 from asyncbench.report.compared import change_text, interval_text
 from asyncbench.report.terminal import LABEL_STYLE
@@ -205,50 +204,56 @@ def _new_syncs(report: ABReport) -> tuple[tuple[str, ...], ...] | None:
 
 
 def print_view(view: ABView, console: Console) -> None:
+    """The sides, the table of verdicts (and of sync points new on head), the notes, the budget, the summary; every
+    string from the view escaped for rich (report.escaping)."""
+    shown = escaping.rich
     for line in view.sides:
-        console.print(escape(line), soft_wrap=True)
-    table = Table(title=view.title, title_justify="left")
+        console.print(shown(line), soft_wrap=True)
+    table = Table(title=shown(view.title), title_justify="left")
     for header in HEADERS:
         table.add_column(header, justify="left" if header in ("case", "what") else "right", no_wrap=header != "case")
     for row, label in zip(view.rows, view.labels, strict=True):
         style = LABEL_STYLE[label]
-        table.add_row(*map(escape, row[:-1]), f"[{style}]{label}[/]" if style else label)
+        table.add_row(*map(shown, row[:-1]), f"[{style}]{label}[/]" if style else label)
     console.print(table)
     if view.new_syncs:
         new = Table(title=SYNC_TITLE, title_justify="left")
         for header in SYNC_HEADERS:
             new.add_column(header, justify="right" if header in ("waits/step", "blocked/step") else "left")
         for row in view.new_syncs:
-            new.add_row(*map(escape, row))
+            new.add_row(*map(shown, row))
         console.print(new)
     elif view.new_syncs is not None:
-        console.print(escape(NO_NEW_SYNCS), soft_wrap=True)
+        console.print(shown(NO_NEW_SYNCS), soft_wrap=True)
     for note in view.notes:
-        console.print(f"  [yellow]{escape(note)}[/]", soft_wrap=True)
-    console.print(f"  [dim]{escape(view.budget)}[/]", soft_wrap=True)
-    console.print(escape(view.summary))
+        console.print(f"  [yellow]{shown(note)}[/]", soft_wrap=True)
+    console.print(f"  [dim]{shown(view.budget)}[/]", soft_wrap=True)
+    console.print(shown(view.summary))
     if view.code:
         console.print(f"[red]exit {view.code}[/] because:")
         for reason in view.reasons:
-            console.print(f"  - {escape(reason)}", soft_wrap=True)
+            console.print(f"  - {shown(reason)}", soft_wrap=True)
 
 
 def markdown(view: ABView) -> str:
-    """A pull-request comment: verdict first, then the table, the sides and what could not be compared."""
+    """A pull-request comment: verdict first, then the table, the sides and what could not be compared; every string
+    from the view through report.escaping (no cell or line breaks out, nothing renders)."""
+    md = escaping.markdown
     head = "✅ no slowdown beyond the margin" if view.code == 0 else f"❌ the gate fails (exit {view.code})"
-    lines = [f"### {view.title}", "", f"**{head}**: {view.summary}", ""]
-    lines += [f"- {reason}" for reason in view.reasons]
+    lines = [f"### {md(view.title)}", "", f"**{head}**: {md(view.summary)}", ""]
+    lines += [f"- {md(reason, starts_line=True)}" for reason in view.reasons]
     lines += ["", "| " + " | ".join(HEADERS) + " |", "|---|---|--:|--:|--:|--:|--:|"]
     for row, label in zip(view.rows, view.labels, strict=True):
         shown = f"**{label}**" if label in (Label.SLOWER, Label.INCONCLUSIVE) else label
-        lines.append("| " + " | ".join([*(cell.replace("|", "\\|") for cell in row[:-1]), shown]) + " |")
+        lines.append("| " + " | ".join([*(md(cell) for cell in row[:-1]), shown]) + " |")
     if view.new_syncs:
         lines += ["", f"**{SYNC_TITLE}**", "", "| " + " | ".join(SYNC_HEADERS) + " |", "|---|---|---|---|---|--:|--:|"]
         code = (SYNC_HEADERS.index("file:line"), SYNC_HEADERS.index("call"))
         for row in view.new_syncs:
-            cells = [cell.replace("|", "\\|") for cell in row]
-            lines.append("| " + " | ".join(f"`{cell}`" if index in code else cell for index, cell in enumerate(cells)) + " |")
+            cells = (escaping.markdown_code(cell, in_table=True) if index in code else md(cell) for index, cell in enumerate(row))
+            lines.append("| " + " | ".join(cells) + " |")
     elif view.new_syncs is not None:
         lines += ["", f"_{NO_NEW_SYNCS}_"]
-    lines += ["", *[f"- {line}" for line in view.sides], *[f"- {note}" for note in view.notes], "", f"_{view.budget}_", ""]
+    lines += ["", *[f"- {md(line, starts_line=True)}" for line in view.sides], *[f"- {md(note, starts_line=True)}" for note in view.notes]]
+    lines += ["", f"_{md(view.budget)}_", ""]
     return "\n".join(lines)

@@ -122,17 +122,19 @@ def draw(view: ReportView, path: str) -> bytes:
             if numeric and max(order) / min(order) >= LOG_AXIS_SPAN:
                 ax.set_xscale("log")
             if not numeric:
-                ax.set_xticks(range(len(order)), [str(v) for v in order])
+                ax.set_xticks(range(len(order)), [str(v) for v in order], parse_math=False)
             values = [p[1] for points in series.values() for p in points]
             is_time = panel.startswith("done") or declared == "s"
             # only times spanning decades get a log axis: a log axis turns near-zero noise (memory deltas) into drama
             if is_time and values and min(values) > 0 and max(values) / min(values) >= LOG_AXIS_SPAN:
                 ax.set_yscale("log")
-            ax.set_title(f"{name}: {panel_title(panel)}{unit}", fontsize=9)
-            ax.set_xlabel(axis)
+            # a name is data (report.escaping): `$...$` in it is text, not mathtext (whose parse error was a crash)
+            ax.set_title(f"{name}: {panel_title(panel)}{unit}", fontsize=9, parse_math=False)
+            ax.set_xlabel(axis, parse_math=False)
             ax.grid(True, alpha=0.3)
             if series:
-                ax.legend(fontsize=7)
+                for text in ax.legend(fontsize=7).get_texts():
+                    text.set_parse_math(False)
         for index in range(len(panels), panel_rows * PANELS_PER_ROW):
             axes[row + index // PANELS_PER_ROW][index % PANELS_PER_ROW].set_visible(False)
         row += panel_rows

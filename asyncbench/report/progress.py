@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from asyncbench.report import escaping
 from asyncbench.results import units
 from asyncbench.results.model import Case, Result
 from asyncbench.results.model import Progress as MeasureProgress
@@ -50,8 +51,9 @@ class ProgressDisplay:
         if self._progress is None:
             return
         if self._task is None:
-            self._task = self._progress.add_task(case.id, total=total, detail="")
-        self._progress.update(self._task, completed=index, description=case.id, detail="")
+            self._task = self._progress.add_task(escaping.rich(case.id), total=total, detail="")
+        # the description is read as markup by its column: a case id is data (report.escaping)
+        self._progress.update(self._task, completed=index, description=escaping.rich(case.id), detail="")
 
     def update(self, progress: MeasureProgress) -> None:
         if self._progress is not None and self._task is not None:

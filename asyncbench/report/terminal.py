@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Sequence
+from typing import Any, Iterable, Sequence
 
 from rich.cells import cell_len
 from rich.console import Console
-from rich.markup import escape
 from rich.padding import Padding
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 from asyncbench.errors import EXIT_OK
+from asyncbench.report import escaping
 from asyncbench.report.compared import ComparisonView
 from asyncbench.report.syncs import CensusView
 from asyncbench.report.view import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED, CaseView, ExperimentView, OutcomeView, ReportView
@@ -58,7 +59,23 @@ def reader_left() -> None:
 
 
 class StdoutConsole(Console):
-    """A console on stdout whose reader may stop reading: see `reader_left`."""
+    """A console on stdout whose reader may stop reading (see `reader_left`), and on which text from data never acts:
+    no emoji codes (`:warning:` in a name is text), and no control character passes through (`render`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("emoji", False)
+        super().__init__(*args, **kwargs)
+
+    def render(self, renderable: Any, options: Any = None) -> Iterable[Segment]:
+        """rich's segments, with any control character in their text shown (escaping.visible_lines): the writers
+        escape every name they print (escaping.rich), and this is the last guard, so that text no writer escaped
+        still reaches the terminal as text, never as an escape sequence. rich's own controls (cursor moves) are
+        control segments, and its styles are added after this, so neither is touched."""
+        for segment in super().render(renderable, options):
+            if segment.control is None and escaping.CONTROL_IN_LINES.search(segment.text):
+                yield Segment(escaping.visible_lines(segment.text), segment.style)
+            else:
+                yield segment
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
@@ -88,21 +105,23 @@ def say(console: Console, text: str) -> None:
 
 
 def check_text(check: Check) -> str:
-    return f"{CHECK_MARK[check.verdict]} {escape(check.expect)}: {escape(check.detail)}"
+    return f"{CHECK_MARK[check.verdict]} {escaping.rich(check.expect)}: {escaping.rich(check.detail)}"
 
 
 def experiment_table(experiment: ExperimentView) -> Table:
-    table = Table(title=experiment.title, title_justify="left", caption_justify="left")
+    table = Table(title=escaping.rich(experiment.title), title_justify="left", caption_justify="left")
     for column in experiment.columns:
         table.add_column(
-            column.header, justify="right" if column.figures else "left", no_wrap=column.figures and column.header not in experiment.swept
+            escaping.rich(column.header),
+            justify="right" if column.figures else "left",
+            no_wrap=column.figures and column.header not in experiment.swept,
         )
     variant_at = [c.header for c in experiment.columns].index("variant")
     for group in experiment.groups:
         for row in group.rows:
-            cells = list(row)
+            cells = [escaping.rich(cell) for cell in row]
             if not group.measured:
-                cells[variant_at] = f"[{STATUS_STYLE[group.status]}]{escape(cells[variant_at])}[/]"
+                cells[variant_at] = f"[{STATUS_STYLE[group.status]}]{cells[variant_at]}[/]"
                 cells = cells[: variant_at + 1]
             table.add_row(*cells)
         table.add_section()
@@ -110,7 +129,10 @@ def experiment_table(experiment: ExperimentView) -> Table:
 
 
 def plain_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> Text:
-    """A long table as plain aligned columns (figures right-aligned), a header line and a rule: no markup, no styles."""
+    """A long table as plain aligned columns (figures right-aligned), a header line and a rule: no markup, no styles;
+    every cell `visible` before its width is taken."""
+    title, headers = escaping.visible(title), [escaping.visible(header) for header in headers]
+    rows = [[escaping.visible(cell) for cell in row] for row in rows]
     widths = [max([cell_len(header), *(cell_len(row[i]) for row in rows)]) for i, header in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
@@ -138,22 +160,25 @@ def print_case(console: Console, case: CaseView, plain: bool = False) -> None:
     """The lines under a table for one case: metrics, reading, bars, notes, checks (or why it did not run), then
     where its step waited (`--syncs`)."""
     if case.status != Status.OK:
-        say(console, f"  [bold]{escape(case.who)}[/]: [{STATUS_STYLE[case.status]}]{case.status}[/]: {escape(case.reason)}")
+        say(console, f"  [bold]{escaping.rich(case.who)}[/]: [{STATUS_STYLE[case.status]}]{case.status}[/]: {escaping.rich(case.reason)}")
     if case.metrics:
-        on = f" ({escape(case.note)})" if case.note else ""
-        say(console, f"  [bold]{escape(case.who)}[/]{on}: {escape(case.metrics)}")
+        on = f" ({escaping.rich(case.note)})" if case.note else ""
+        say(console, f"  [bold]{escaping.rich(case.who)}[/]{on}: {escaping.rich(case.metrics)}")
         if case.reading:
-            say(console, f"    [italic]{escape(case.reading)}[/]")
+            say(console, f"    [italic]{escaping.rich(case.reading)}[/]")
     for line in case.bars:
-        console.print(f"      [dim]{escape(line)}[/]", soft_wrap=True, highlight=False)
+        console.print(f"      [dim]{escaping.rich(line)}[/]", soft_wrap=True, highlight=False)
     if case.sampling_note:
-        say(console, f"    [yellow]{escape(case.sampling_note)}[/]")
+        say(console, f"    [yellow]{escaping.rich(case.sampling_note)}[/]")
     if case.traces:
-        say(console, f"    [cyan]traced ({escape(case.trace_detail or '')}): {escape(case.traces)} — open in ui.perfetto.dev[/]")
+        say(
+            console,
+            f"    [cyan]traced ({escaping.rich(case.trace_detail or '')}): {escaping.rich(case.traces)} — open in ui.perfetto.dev[/]",
+        )
     elif case.trace_detail:
-        say(console, f"    [cyan]{escape(case.trace_detail)}[/]")
+        say(console, f"    [cyan]{escaping.rich(case.trace_detail)}[/]")
     for warning in case.warnings:
-        say(console, f"    [bold yellow]⚠ {escape(warning)}[/]")
+        say(console, f"    [bold yellow]⚠ {escaping.rich(warning)}[/]")
     for check in case.checks:
         say(console, f"    {check_text(check)}")
     if case.syncs is not None:
@@ -165,7 +190,7 @@ CALL_MIN_WIDTH = 14
 
 
 def census_table(census: CensusView) -> Table:
-    table = Table(title=census.title, title_justify="left")
+    table = Table(title=escaping.rich(census.title), title_justify="left")
     for header, figures, no_wrap in zip(census.headers, census.figures, census.no_wrap, strict=True):
         # the call folds where it must, never to nothing (rich shrinks the one wrapping column first)
         table.add_column(
@@ -176,14 +201,14 @@ def census_table(census: CensusView) -> Table:
             min_width=None if no_wrap else CALL_MIN_WIDTH,
         )
     for row in census.rows:
-        table.add_row(*(escape(cell) for cell in row))
+        table.add_row(*(escaping.rich(cell) for cell in row))
     return table
 
 
 def print_census(console: Console, census: CensusView, plain: bool = False) -> None:
     """Where a case's step waited: its table and a line per variant, or the one line of a case that never waited."""
     if not census.rows:
-        say(console, f"    [bold]{escape(census.title)}[/]: {escape(census.summary[0])}")
+        say(console, f"    [bold]{escaping.rich(census.title)}[/]: {escaping.rich(census.summary[0])}")
     elif plain:
         console.print(
             Padding(plain_table(census.title, census.headers, census.rows, census.figures), CASE_INDENT, expand=False), soft_wrap=True
@@ -192,9 +217,9 @@ def print_census(console: Console, census: CensusView, plain: bool = False) -> N
         console.print(Padding(census_table(census), CASE_INDENT, expand=False))  # under its case's lines, indented as they are
     if census.rows:
         for line in census.summary:
-            say(console, f"    {escape(line)}")
+            say(console, f"    {escaping.rich(line)}")
     for note in census.notes:
-        say(console, f"    [yellow]{escape(note)}[/]")
+        say(console, f"    [yellow]{escaping.rich(note)}[/]")
 
 
 def print_report(view: ReportView, console: Console, with_outcome: bool = True) -> None:
@@ -203,11 +228,11 @@ def print_report(view: ReportView, console: Console, with_outcome: bool = True) 
     if view.highlights or view.unjudged:
         say(console, f"[bold]What ran ahead[/] {AHEAD_NOTE if view.highlights else NONE_AHEAD}:")
         for line in view.highlights:
-            say(console, f"  {escape(line)}")
+            say(console, f"  {escaping.rich(line)}")
         if view.unjudged:
             say(console, f"  [yellow]{NOT_JUDGED}:[/]")
             for line in view.unjudged:
-                say(console, f"    {escape(line)}")
+                say(console, f"    {escaping.rich(line)}")
         console.print()
     for experiment in view.experiments:
         if not experiment.shown:
@@ -215,17 +240,17 @@ def print_report(view: ReportView, console: Console, with_outcome: bool = True) 
         if experiment.groups:
             print_experiment_table(console, experiment, plain)
         else:
-            console.print(f"[italic]{escape(experiment.name)}[/]")
+            console.print(f"[italic]{escaping.rich(experiment.name)}[/]")
         for case in experiment.cases:
             print_case(console, case, plain)
         if experiment.left_out:
-            say(console, f"  [dim]{escape(experiment.left_out)}[/]")
+            say(console, f"  [dim]{escaping.rich(experiment.left_out)}[/]")
         console.print()
     for line in view.unavailable:
-        say(console, f"[yellow]{escape(line)}[/]")
+        say(console, f"[yellow]{escaping.rich(line)}[/]")
     if view.spread_note:
-        say(console, f"[dim]{escape(view.spread_note)}[/]")
-    say(console, view.headline)
+        say(console, f"[dim]{escaping.rich(view.spread_note)}[/]")
+    say(console, escaping.rich(view.headline))
     if view.comparison is not None:
         console.print()
         print_comparison(view.comparison, console)
@@ -238,14 +263,17 @@ def print_outcome(console: Console, outcome: OutcomeView) -> None:
     if outcome.code == EXIT_OK:
         return
     for case_id, check in outcome.failing:
-        say(console, f"  {CHECK_MARK[check.verdict]} {escape(case_id)}: {escape(check.expect)} — {escape(check.detail)}")
+        say(
+            console,
+            f"  {CHECK_MARK[check.verdict]} {escaping.rich(case_id)}: {escaping.rich(check.expect)} — {escaping.rich(check.detail)}",
+        )
     say(console, f"[red]exit {outcome.code}[/] because:")
     for reason in outcome.reasons:
-        say(console, f"  - {escape(reason)}")
+        say(console, f"  - {escaping.rich(reason)}")
 
 
 def comparison_table(comparison: ComparisonView) -> Table:
-    table = Table(title=comparison.title, title_justify="left")
+    table = Table(title=escaping.rich(comparison.title), title_justify="left")
     for column in ("case", "variant"):
         table.add_column(column)
     for column in ("baseline", "current", "change", "interval", "verdict"):
@@ -253,12 +281,7 @@ def comparison_table(comparison: ComparisonView) -> Table:
     for row in comparison.rows:
         style = LABEL_STYLE[row.label]
         table.add_row(
-            escape(row.id),
-            row.variant,
-            row.baseline,
-            row.current,
-            row.change,
-            row.interval,
+            *(escaping.rich(cell) for cell in (row.id, row.variant, row.baseline, row.current, row.change, row.interval)),
             f"[{style}]{row.label}[/]" if style else row.label,
         )
     return table
@@ -272,7 +295,7 @@ def print_comparison(comparison: ComparisonView, console: Console) -> None:
         rows = [(r.id, r.variant, r.baseline, r.current, r.change, r.interval, r.label) for r in comparison.rows]
         console.print(plain_table(comparison.title, headers, rows, [False, False, *[True] * 5]), soft_wrap=True)
     for line in comparison.notes:
-        console.print(f"  [yellow]{escape(line)}[/]")
-    console.print(f"  [dim]{escape(comparison.interval_sees)}[/]", soft_wrap=not console.is_terminal)
+        console.print(f"  [yellow]{escaping.rich(line)}[/]")
+    console.print(f"  [dim]{escaping.rich(comparison.interval_sees)}[/]", soft_wrap=not console.is_terminal)
     style = "red" if comparison.failed else "green"
-    console.print(f"[{style}]{escape(comparison.summary)}[/]", soft_wrap=not console.is_terminal)
+    console.print(f"[{style}]{escaping.rich(comparison.summary)}[/]", soft_wrap=not console.is_terminal)

@@ -11,7 +11,10 @@ are not here, the headline and the outcome (the comparison with a baseline
 is `compared`). Writers (terminal, markdown, CSV,
 github-benchmark, plot) only lay this out; none decides what to say. It
 reads the results alone: units and readings are stored in them, so a file
-from another machine or a workload that is gone renders as `run` did.
+from another machine or a workload that is gone renders as `run` did. Its
+strings hold names and words from data as they are (any character a file
+can hold): every writer writes them through report.escaping, never as
+markup, an escape, markdown that renders or a formula.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from asyncbench.errors import InputError, read_text
+from asyncbench import inputs
+from asyncbench.errors import InputError
 from asyncbench.results import fields, recordable
 from asyncbench.results.fields import At
 from asyncbench.results.labels import Label
@@ -99,11 +100,13 @@ def is_ab(raw: Any) -> bool:
 
 def read(path: str | Path) -> ABFile:
     """The `ab` file at `path`; InputError naming the file (and the key) for anything unusable."""
-    text = read_text(path, InputError, "results file")
+    text = inputs.read_text(path, InputError, "results file")
     try:
-        raw = json.loads(text)
+        raw = inputs.read_json(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON (truncated?): {exc.msg} at line {exc.lineno}", location=str(path)) from None
+    except ValueError as exc:
+        raise InputError(f"not a results file: {exc}", location=str(path)) from None
     return from_dict(raw, str(path))
 
 

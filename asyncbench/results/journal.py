@@ -28,8 +28,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Mapping, Sequence
 
-from asyncbench.errors import read_text
-from asyncbench.results import records, schema
+from asyncbench import inputs
+from asyncbench.errors import InputError
+from asyncbench.results import recordable, records, schema
 from asyncbench.results.model import MetricInfo, Report
 
 SUFFIX = ".journal"
@@ -126,11 +127,11 @@ def read(path: str | Path) -> Recovered:
 
 
 def _read(path: Path) -> Recovered:
-    lines = read_text(path, schema.ResultsFileError, "journal").splitlines()
+    lines = inputs.read_text(path, schema.ResultsFileError, "journal").splitlines()
     source = str(path)
     try:
-        header = json.loads(lines[0])["journal"] if lines else None
-    except (json.JSONDecodeError, TypeError, KeyError):
+        header = inputs.read_json(lines[0])["journal"] if lines else None
+    except (ValueError, TypeError, KeyError):
         header = None
     if not isinstance(header, dict):
         raise schema.ResultsFileError("not an asyncbench journal (its first line is not a journal header)", location=source)
@@ -139,7 +140,7 @@ def _read(path: Path) -> Recovered:
     known: records.Declared = {}
     for line in lines[1:]:
         try:
-            record = json.loads(line)
+            record = inputs.read_json(line)
             if record.keys() == {"metric_info"}:
                 known.update(records.declared_from_dict(record["metric_info"]))
             else:
@@ -150,4 +151,9 @@ def _read(path: Path) -> Recovered:
         report = schema.header_from_dict(header, tuple(results))
     except (KeyError, TypeError, AttributeError) as exc:
         raise schema.ResultsFileError(f"malformed journal header ({type(exc).__name__}: {exc})", location=source) from None
-    return Recovered(replace(report, interrupted=True), torn)
+    report = replace(report, interrupted=True)
+    try:  # held to the vocabulary a results file is held to (schema.load): a journal is read in its place
+        recordable.check_file(schema.to_dict(report), source)
+    except InputError as exc:
+        raise schema.ResultsFileError(exc.message, location=exc.location, path=exc.path) from None
+    return Recovered(report, torn)

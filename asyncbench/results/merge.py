@@ -48,6 +48,12 @@ def covers(row: Result, case: PlannedCase) -> bool:
     return same_case and case.device in ("auto", "cuda") and (case.device == "auto" or row.device.startswith("cuda"))
 
 
+def missing(end: JobEnd) -> list[PlannedCase]:
+    """The cases a job that failed did not finish (its error rows); none for a job that did not fail."""
+    kept = end.report.results if end.report is not None else ()
+    return [case for case in end.planned if not any(covers(row, case) for row in kept)] if end.failed else []
+
+
 def _why(end: JobEnd) -> str:
     who = {"slurm": f"Slurm job {end.job_id}", "local": f"local job {end.job_id}"}.get(end.executor, f"{end.executor} {end.job_id}")
     reason = f" ({end.reason})" if end.reason else ""
@@ -94,23 +100,12 @@ def merge(name: str, config: Mapping[str, Any], ends: Sequence[JobEnd], sweep: M
             times = "once" if end.requeued == 1 else f"{end.requeued} times"
             said += (f"its job was preempted and requeued {times}: measured in full by the requeued run",)
         rows.extend(dataclasses.replace(r, machine=host, warnings=(*r.warnings, *said)) for r in kept)
-        if end.failed:
-            missing = [case for case in end.planned if not any(covers(row, case) for row in kept)]
-            rows.extend(
-                Result(
-                    c.id,
-                    c.experiment,
-                    c.workload,
-                    c.backend,
-                    c.device,
-                    dict(c.params),
-                    ERROR,
-                    reason=_why(end),
-                    machine=host,
-                    warnings=said,
-                )
-                for c in missing
+        rows.extend(
+            Result(
+                c.id, c.experiment, c.workload, c.backend, c.device, dict(c.params), ERROR, reason=_why(end), machine=host, warnings=said
             )
+            for c in missing(end)
+        )
     machines = {str(env.get("hostname")): dict(env) for env in environments.values()}
     common = _common(list(environments.values()))
     environment = {**common, "machines": machines, "sweep": dict(sweep)}

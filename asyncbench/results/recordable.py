@@ -33,6 +33,10 @@ MAX_DEPTH = 32
 # A count (samples, rounds) above this is no measurement's: a billion samples of the fastest op take minutes.
 MAX_COUNT = 10**9
 # A plan's digest: sha256 in hex (results.shards.digest).
+# A census round follows a timed round, and a case stopped before six timed rounds is topped up to six
+# (measure.census.CENSUS_ROUNDS): a census holds no more rounds than the larger of the two. A file that claims
+# more (10**15 rounds: a check on its step would allocate a list per round) is no asyncbench file.
+CENSUS_TOP_UP = 6
 PLAN_DIGEST = re.compile(r"[0-9a-f]{64}")
 STOP_REASONS = [str(reason) for reason in StopReason]
 VERDICTS = [str(verdict) for verdict in Verdict]
@@ -208,15 +212,24 @@ def _result(raw: Any, at: At) -> None:
     fields.optional_name(result.get("machine"), at / "machine")
     _metric_info(result.get("metric_info"), at / "metric_info")
     Reference.check(result.get("reference"), at / "reference")
+    timed = max((_timed_rounds(variant) for variant in fields.optional_mapping(result.get("variants"), at).values()), default=0)
     for variant, census in fields.optional_mapping(result.get("syncs"), at / "syncs").items():
         fields.name(variant, at / "syncs" / variant)
-        _census(census, at / "syncs" / variant)
+        _census(census, at / "syncs" / variant, max(timed, CENSUS_TOP_UP))
 
 
-def _census(raw: Any, at: At) -> None:
-    """A variant's census (schema 9, results.syncs): its rounds, and each point's line, kind, counts and waits."""
+def _timed_rounds(variant: Mapping[str, Any]) -> int:
+    """The timed rounds a variant's samples hold (checked by _variant before)."""
+    return len((variant.get("samples") or {}).get("done_s") or ())
+
+
+def _census(raw: Any, at: At, most_rounds: int) -> None:
+    """A variant's census (schema 9, results.syncs): its rounds (no more than the case's timed rounds allow), and
+    each point's line, kind, counts and waits, one per round."""
     census = fields.mapping(raw, at)
-    fields.count(census.get("rounds"), at / "rounds")
+    rounds = fields.count(census.get("rounds"), at / "rounds")
+    if rounds > most_rounds:
+        (at / "rounds").fail(f"{rounds} census rounds in a case of at most {most_rounds} timed rounds")
     if census.get("steps_per_call") is not None and fields.count(census["steps_per_call"], at / "steps_per_call") < 1:
         (at / "steps_per_call").fail("a call of a variant runs at least one step")
     for key in ("coverage", "note"):
@@ -232,9 +245,14 @@ def _census(raw: Any, at: At) -> None:
         duration(point.get("wait_s_per_step"), where / "wait_s_per_step")
         fields.interval(point.get("wait_ci_s"), where / "wait_ci_s")
         fields.optional_number(point.get("drained_per_step"), where / "drained_per_step")
-        for rounds, check in (("calls_rounds", _waits), ("wait_s_rounds", duration)):
-            for number, value in enumerate(fields.optional_list(point.get(rounds), where / rounds)):
-                check(value, where / rounds / number)
+        for per_round, check in (("calls_rounds", _waits), ("wait_s_rounds", duration)):
+            values = fields.optional_list(point.get(per_round), where / per_round)
+            if values and len(values) != rounds:
+                (where / per_round).fail(f"{len(values)} values for a census of {rounds} rounds")
+            if fields.all_numbers(values, least=0):  # the whole list at once; else each value, to name the one
+                continue
+            for number, value in enumerate(values):
+                check(value, where / per_round / number)
 
 
 def _waits(value: Any, at: At) -> None:
@@ -258,7 +276,10 @@ def _variant(raw: Any, at: At) -> None:
         values = samples.get(clock)
         if values is None:
             continue
-        for index, value in enumerate(fields.listed(values, at / "samples" / clock)):
+        values = fields.listed(values, at / "samples" / clock)
+        if fields.all_numbers(values, least=0):  # the whole list at once; else each value, to name the one
+            continue
+        for index, value in enumerate(values):
             if duration(value, at / "samples" / clock / index) is None:
                 (at / "samples" / clock / index).fail("expected a time, got null")
     for clock in CLOCKS:

@@ -102,9 +102,10 @@ class Reference:
         samples = fields.listed(stored.get("samples_s"), at / "samples_s")
         if not samples or len(samples) > MAX_SAMPLES:
             (at / "samples_s").fail(f"expected 1 to {MAX_SAMPLES} reference samples, got {len(samples)}")
-        for index, value in enumerate(samples):
-            if fields.number(value, at / "samples_s" / index) <= 0:
-                (at / "samples_s" / index).fail(f"a reference sample takes time ({value:g})")
+        if not fields.all_numbers(samples) or min(samples) <= 0:  # the whole list at once; else each value, to name the one
+            for index, value in enumerate(samples):
+                if fields.number(value, at / "samples_s" / index) <= 0:
+                    (at / "samples_s" / index).fail(f"a reference sample takes time ({value:g})")
         for key in ("load_per_core", "cpu_pressure", "others_cpu", "steal", "waited_s"):
             value = fields.optional_number(stored.get(key), at / key)
             if value is not None and value < 0:

@@ -17,13 +17,14 @@ import gc
 import json
 import os
 import re
-import tempfile
+import secrets
 import uuid
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from asyncbench.errors import InputError, read_text
-from asyncbench.results import ab_file, records
+from asyncbench import inputs
+from asyncbench.errors import InputError
+from asyncbench.results import ab_file, recordable, records
 from asyncbench.results.model import PlannedCase, Report, Result, ShardOf
 from asyncbench.version import __version__
 
@@ -157,7 +158,8 @@ def is_special(path: str | Path) -> bool:
 
 def atomic_write(path: str | Path, content: str | bytes) -> None:
     """Write `content` to `path` so that readers see the old file or the new one, never a mix. A link is written
-    through (the file it names is replaced, never the link); a device or a FIFO (is_special) is written to as it is."""
+    through (the file it names is replaced, never the link); a device or a FIFO (is_special) is written to as it is.
+    However the write ends (a full disk, Ctrl-C, SIGTERM raised by session.interrupts) the temporary file goes with it."""
     path = Path(path)
     data = content.encode("utf-8") if isinstance(content, str) else content
     if is_special(path):
@@ -166,18 +168,31 @@ def atomic_write(path: str | Path, content: str | bytes) -> None:
         return
     if path.is_symlink():
         path = Path(os.path.realpath(path))
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(descriptor, NEW_FILE_MODE & ~_umask())  # mkstemp's 0600 would hide results from the rest of a team
-        with os.fdopen(descriptor, "wb") as handle:
+    with beside(path, "tmp") as temporary:
+        # mode "x": a file of its own, made with open()'s 0666 less the umask (mkstemp's 0600 hid results from a team)
+        with open(temporary, "xb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+
+
+#: random bytes in a temporary file's name: 64 bits, so that two writers beside one target never pick one name
+NAME_RANDOM_BYTES = 8
+
+
+@contextlib.contextmanager
+def beside(path: Path, kind: str) -> Iterator[Path]:
+    """The name of a hidden file of this process's own beside `path` (`.NAME.RANDOM.KIND`), removed when the block
+    ends however it ends, where the block has not renamed it away. Named before it is made, so that an interrupt the
+    moment after it is made (Ctrl-C's KeyboardInterrupt, or SIGTERM raised by session.interrupts, in the middle of
+    making it) still knows what to remove: nothing is left beside the target."""
+    name = path.parent / f".{path.name}.{secrets.token_hex(NAME_RANDOM_BYTES)}.{kind}"
+    try:
+        yield name
+    finally:
+        with contextlib.suppress(OSError):  # renamed over the target, or never made
+            os.unlink(name)
 
 
 def check_writable(path: str | Path) -> None:
@@ -194,25 +209,13 @@ def check_writable(path: str | Path) -> None:
     parent = path.parent
     if not parent.is_dir():
         raise InputError(f"directory {str(parent)!r} does not exist", location=str(path))
-    try:
-        descriptor, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=parent)
-    except OSError as exc:
-        raise InputError(f"cannot write here: {exc.strerror}", location=str(path)) from None
-    os.close(descriptor)
-    os.unlink(probe)
+    with beside(path, "probe") as probe:
+        try:
+            open(probe, "xb").close()
+        except OSError as exc:
+            raise InputError(f"cannot write here: {exc.strerror}", location=str(path)) from None
     if path.exists() and not os.access(path, os.W_OK):
         raise InputError("the existing file is not writable", location=str(path))
-
-
-#: what open() gives a new file before the umask: results are ordinary files, readable as the umask allows
-NEW_FILE_MODE = 0o666
-
-
-def _umask() -> int:
-    """The process's umask (there is no way to read it without setting it)."""
-    current = os.umask(0)
-    os.umask(current)
-    return current
 
 
 def save(report: Report, path: str | Path, lines: Sequence[str] | None = None, declared: records.Declared | None = None) -> None:
@@ -287,9 +290,9 @@ def load(path: str | Path) -> Report:
 
 
 def _load(path: Path) -> Report:
-    text = read_text(path, ResultsFileError, "results file")
+    text = inputs.read_text(path, ResultsFileError, "results file")
     try:
-        raw = json.loads(text)
+        raw = inputs.read_json(text)
     except json.JSONDecodeError as exc:
         if CONFIG_LINE.search(text):
             raise ResultsFileError(
@@ -299,4 +302,18 @@ def _load(path: Path) -> Report:
         raise ResultsFileError(
             f"not valid JSON (truncated?): {exc.msg.removesuffix(' at')} at line {exc.lineno}", location=str(path)
         ) from None
-    return from_dict(raw, source=str(path))
+    except ValueError as exc:
+        raise ResultsFileError(f"not a results file: {exc}", location=str(path)) from None
+    return checked(raw, str(path))
+
+
+def checked(raw: Any, source: str) -> Report:
+    """A results file's parsed JSON as a Report, held first to the vocabulary the store holds it to
+    (results.recordable): every reader (show, compare, --baseline, merge, record) refuses the same file the same
+    way; ResultsFileError naming the file and the key."""
+    check_version(raw, source)
+    try:
+        recordable.check_file(raw, source)
+    except InputError as exc:
+        raise ResultsFileError(exc.message, location=exc.location, path=exc.path) from None
+    return from_dict(raw, source=source)

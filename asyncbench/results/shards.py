@@ -9,6 +9,11 @@ is (model.ShardOf: index, count, a digest of the whole plan). `merged`
 checks the N files belong together (one plan, one asyncbench, each shard
 once, none missing) before it puts them into one report, each row naming the
 machine it ran on, as a Slurm sweep's gathering does (results.merge).
+
+A shard's file may have been edited on its way from a CI runner: `merge`
+proves first that each file gives only the cases its shard planned
+(results.shard_plan), and `merged` takes a case two shards measured from the
+shard that planned it as it ran.
 """
 
 from __future__ import annotations
@@ -19,12 +24,11 @@ import heapq
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from asyncbench.errors import InputError, read_text
-from asyncbench.results import merge, recordable, schema
-from asyncbench.results.model import MAX_SHARDS, Report, Result, ShardOf
+from asyncbench.errors import InputError
+from asyncbench.results import merge
+from asyncbench.results.model import MAX_SHARDS, PlannedCase, Report, Result, ShardOf
 
 #: what --shard reads: this job's shard and how many there are, e.g. 2/4
 SHARD = re.compile(r"(\d{1,6})/(\d{1,6})")
@@ -76,6 +80,26 @@ def assign(costs: Sequence[int], count: int) -> tuple[int, ...]:
     return tuple(chosen)
 
 
+#: a case's expected cost is counted in whole milliseconds, so that the cut is exact arithmetic on every machine
+MS_PER_S = 1000
+
+
+def cost(max_time_s: float) -> int:
+    """What a case is expected to cost in the cut: its sampling's time limit (the only cost a plan states), in ms."""
+    return round(max_time_s * MS_PER_S)
+
+
+def identity(case: PlannedCase, settings: Mapping[str, Any], expect: Sequence[str]) -> dict[str, Any]:
+    """What makes a case the case it is, for the plan's digest: its id, work, params, settings and checks. The run
+    makes the plan's digest with it (engine.shards), `merge` remakes it from a shard's file (`proven`)."""
+    return {
+        **{field.name: getattr(case, field.name) for field in dataclasses.fields(PlannedCase)},
+        "params": dict(case.params),
+        "settings": dict(settings),
+        "expect": list(expect),
+    }
+
+
 def digest(cases: Sequence[Mapping[str, Any]]) -> str:
     """sha256 (hex) of a plan's cases, in plan order, each a JSON-able mapping: keys sorted, so the digest depends
     on what the cases are, never on how a dict happened to be built."""
@@ -84,21 +108,6 @@ def digest(cases: Sequence[Mapping[str, Any]]) -> str:
 
 
 # --- the shards' files put together ------------------------------------------------------------------------------
-
-
-def load(path: str) -> Report:
-    """A shard's results file, every field checked as `record` checks it (results.recordable: a file edited on its way
-    from a CI runner is one line naming the key, exit 2), then read."""
-    text = read_text(Path(path), schema.ResultsFileError, "results file")
-    try:
-        raw = json.loads(text)
-    except RecursionError:
-        raise InputError("nested too deeply to be a results file", location=path) from None
-    except ValueError:
-        return schema.load(path)  # the results reader says why
-    schema.check_version(raw, path)
-    recordable.check_file(raw, path)
-    return schema.from_dict(raw, path)
 
 
 def _shard_of(path: str, report: Report) -> ShardOf:
@@ -170,16 +179,37 @@ def _position(row: Result, places: Mapping[str, int], shards: Sequence[tuple[str
     return -1
 
 
+def _own(shards: Sequence[tuple[str, Report]]) -> list[tuple[str, Report, tuple[PlannedCase, ...]]]:
+    """Each shard's report and planned cases, less a row whose case another shard planned as it ran and measured
+    too (this shard's `cuda` became the other's `cuda:0`): the case is taken from the shard that planned it. The
+    cases such a row covered are no longer this shard's to finish (a shard cut short gets no error row for them)."""
+    exact = {case.id: path for path, report in shards for case in (report.shard.cases if report.shard else ())}
+    measured = {(path, row.id) for path, report in shards for row in report.results}
+    own = []
+    for path, report in shards:
+        shard = _shard_of(path, report)
+        theirs = [exact.get(row.id, path) != path and (exact[row.id], row.id) in measured for row in report.results]
+        if not any(theirs):
+            own.append((path, report, shard.cases))
+            continue
+        given = tuple(row for row, other in zip(report.results, theirs, strict=True) if not other)
+        dropped = [row for row, other in zip(report.results, theirs, strict=True) if other]
+        planned = tuple(case for case in shard.cases if not any(merge.covers(row, case) for row in dropped))
+        own.append((path, dataclasses.replace(report, results=given), planned))
+    return own
+
+
 def merged(loaded: Sequence[tuple[str, Report]]) -> Report:
     """One report of a plan's N shards (`ordered` first): every shard's rows, each naming its machine; a shard cut
     short (interrupted) gives an error row for each case it did not finish; a case two shards both measured (two
-    device specs that resolved to one device) is kept once, from the first shard, as the whole plan's run keeps it."""
+    device specs that resolved to one device) is kept once: from the shard that planned it as it ran (`cuda:0`,
+    where another's `cuda` became `cuda:0`), else from the first shard, as the whole plan's run keeps it. The files
+    are read as they are: `merge` proves first that each gives only what its shard planned (shard_plan.proven)."""
     shards = ordered(loaded)
     ends = []
-    for path, report in shards:
-        shard = _shard_of(path, report)
+    for path, report, planned in _own(shards):
         state = "interrupted" if report.interrupted else "finished"
-        ends.append(merge.JobEnd(path, str(shard), EXECUTOR, state, report.interrupted, path, shard.cases, report))
+        ends.append(merge.JobEnd(path, str(report.shard), EXECUTOR, state, report.interrupted, path, planned, report))
     first = shards[0][1]
     head = _shard_of(shards[0][0], first)
     facts = {

@@ -2,8 +2,9 @@
 
 `run --executor slurm|local` follows the jobs it submitted (session.jobs);
 `gather FOLDER` follows them from the sweep's folder, from any process, as
-often as wanted: gathering reads (sweep.json, each job's results file and
-submitit's records) and changes nothing in the folder. Following is a
+often as wanted: gathering reads (sweep.json, each job's results and outcome
+files, the scheduler's word and the tail of each job's log; never a pickle)
+and changes nothing in the folder. Following is a
 place on the spine (session.spine): its work is waiting for the jobs,
 Ctrl-C stops waiting (cancelling the jobs this command submitted) and still
 writes what ended.
@@ -74,14 +75,18 @@ def _end(scheduler: Any, entry: SweepJob, state: Any, say: Say) -> merge.JobEnd:
     return merge.JobEnd(entry.name, entry.job_id, scheduler.kind, state.state, failed, reason, entry.cases, report, requeued(results))
 
 
-def _unlisted(sweep: Manifest, started: datetime.datetime, state: Any) -> Any:
-    """A job the scheduler does not list: only just submitted (still queued) within UNLISTED_GRACE_S of its
-    submission (or of this gathering's start, whichever came first), failed after it — the scheduler will not say
+def _unlisted(sweep: Manifest, started: datetime.datetime, state: Any, ended: Any) -> Any:
+    """A job the scheduler does not list: only just submitted (still queued, or ended before the scheduler's
+    accounting caught up: its state is worth the wait) within UNLISTED_GRACE_S of its submission (or of this
+    gathering's start, whichever came first); after it, ended where its outcome file says so (`ended`: a job purged
+    from the scheduler's accounting, or a folder from another cluster), else failed — the scheduler will not say
     more, and waiting would wait forever."""
     from asyncbench.engine.cluster import JobState
 
     if datetime.datetime.now(datetime.timezone.utc) - min(sweep.created, started) < datetime.timedelta(seconds=UNLISTED_GRACE_S):
         return JobState("queued", "SUBMITTED")
+    if ended is not None:
+        return JobState("done", state.state, f"{state.reason}; its outcome file says it ended")
     return JobState("failed", "UNKNOWN", f"{state.reason}, {UNLISTED_GRACE_S:.0f} s after its submission")
 
 
@@ -130,8 +135,8 @@ class Following:
                 for entry in pending:
                     state = states[entry.job_id]
                     if state.phase == cluster.UNLISTED:
-                        state = _unlisted(self.sweep, started, state)
-                        unknown += [entry.job_id] if state.phase == "failed" else []
+                        state = _unlisted(self.sweep, started, state, scheduler.outcome(entry.job_id))
+                        unknown += [entry] if state.phase == "failed" else []
                     if state.phase in ("done", "failed"):
                         end = _end(scheduler, entry, state, self.say)
                         ends[entry.name] = end
@@ -139,10 +144,11 @@ class Following:
                     else:
                         counts[state.phase] = counts.get(state.phase, 0) + 1
                 if unknown:
+                    lost = sum(len(merge.missing(ends[entry.name])) for entry in unknown)
                     self.say(
-                        f"asyncbench: warning: {scheduler.kind} does not know job(s) {', '.join(unknown)} "
+                        f"asyncbench: warning: {scheduler.kind} does not know job(s) {', '.join(e.job_id for e in unknown)} "
                         f"{UNLISTED_GRACE_S:.0f} s after their submission (not this cluster's, or purged from its accounting): "
-                        "their cases are error rows"
+                        + (f"the {lost} case(s) they left no results for are error rows" if lost else "the results they left are kept")
                     )
                 display.update(counts)
                 if len(ends) == len(entries) or not self.wait:
@@ -171,17 +177,21 @@ def gather(folder: str | Path, request: RunRequest, say: Say, *, wait: bool, sch
     cancels them); else they are found from the folder and Ctrl-C leaves them running. Ctrl-C stops following
     and still writes what ended: exit 130 (143 on SIGTERM)."""
     from asyncbench.engine import cluster
+    from asyncbench.engine.jobs import outcome_path
 
     preflight.check_names(request, "gather")  # a mistyped option is said before the folder is read
     sweep = read_manifest(folder)
     root = Path(folder).resolve()
-    owned = [root / MANIFEST, *(path for job in sweep.jobs for path in (job.config, job.results, Path(f"{job.results}.journal")))]
+    owned = [root / MANIFEST]
+    for job in sweep.jobs:
+        owned += [job.config, job.results, Path(f"{job.results}.journal"), outcome_path(job.results)]
     outputs = preflight.check_outputs(request, _sweeps(sweep), "gather", owned, root)
     recording = request.recording
     store = recorder.open_history(recording.history) if recording.record else None
     base_report = reading.load_results(request.gate.baseline, say) if request.gate.baseline else None
     submitted_here = scheduler is not None
-    scheduler = scheduler or cluster.scheduler(sweep.executor.kind, Path(folder), sweep.executor)
+    results = {job.job_id: job.results for job in sweep.jobs}  # beside each, the outcome file its job leaves
+    scheduler = scheduler or cluster.scheduler(sweep.executor.kind, Path(folder), sweep.executor, results)
     following = Following(Path(folder), sweep, scheduler, submitted_here, request.progress, wait, say)
     saver = Saver(request.outputs.json_path, say)
     report, stopped_by = spine.drive(following, saver.finish)

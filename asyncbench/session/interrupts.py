@@ -1,19 +1,28 @@
-"""How every command ends when it is told to stop: one policy for Ctrl-C and SIGTERM, used by run, gather and ab.
+"""How every command ends when it is told to stop: one policy for Ctrl-C and SIGTERM, for every command.
 
-While the cases run, SIGTERM raises `Terminated` wherever the command is (so
-it unwinds as Ctrl-C's KeyboardInterrupt does: workers torn down, jobs it
-submitted cancelled); the work ends there, and the command saves what
-finished and exits 130 (Ctrl-C) or 143 (SIGTERM). A second SIGTERM while
-that is saved is ignored: a supervisor that repeats its SIGTERM (systemd,
-a CI runner's cancel, `timeout`) must not cut the only copy of the finished
+SIGTERM raises `Terminated` wherever the command is, so that it unwinds as
+Ctrl-C's KeyboardInterrupt does. While the cases of run, gather and ab run
+(`Interrupts.running`), that tears down their workers and cancels the jobs
+they submitted; the work ends there, and the command saves what finished
+and exits 130 (Ctrl-C) or 143 (SIGTERM). A second SIGTERM while that is
+saved is ignored: a supervisor that repeats its SIGTERM (systemd, a CI
+runner's cancel, `timeout`) must not cut the only copy of the finished
 cases short. After the save, SIGTERM's handler is the one from before.
+
+Everywhere else in a command (`ending`, around each command: merge, report
+and record write, as run does at its end) the interrupt ends the command
+where it is, with one line and the same exit codes. What it was writing is
+left whole as it unwinds: a file is written to a temporary one renamed over
+it (results.schema.atomic_write removes the temporary one), a store records
+in a transaction, rolled back.
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
-from typing import Any, Iterator
+import threading
+from typing import Any, Callable, Iterator
 
 from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 
@@ -70,3 +79,24 @@ class Interrupts:
         if self._installed:  # None: a handler not set from Python, which Python cannot put back; the default then
             signal.signal(signal.SIGTERM, signal.SIG_DFL if self._previous is None else self._previous)
             self._installed = False
+
+
+@contextlib.contextmanager
+def ending(say: Callable[[str], None]) -> Iterator[None]:
+    """A whole command under the policy: Ctrl-C or SIGTERM that reaches it outside a place's `running()` (which saves
+    what finished and says so itself) ends it with one line through `say` and SystemExit 130 or 143, never click's
+    "Aborted!" and exit 1, which would read as a failed check. Its files and its store are whole as it unwinds (see
+    the module's docstring). Called off the main thread (the CLI driven from a thread), where Python sets no signal
+    handler, it leaves signals as they are."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    interrupts = Interrupts()
+    with interrupts.running():
+        yield
+    if interrupts.code is None:
+        return
+    with interrupts.saving():  # SIGTERM ignored until the line is said, then its handler from before
+        name = "SIGTERM" if interrupts.code == EXIT_TERMINATED else "Ctrl-C"
+        say(f"interrupted ({name}): stopped; each output is as it was or written whole, nothing recorded in part")
+    raise SystemExit(interrupts.code)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from asyncbench.results import journal, schema
 from asyncbench.results.model import Report
@@ -18,12 +18,12 @@ from asyncbench.results.model import Report
 Say = Callable[[str], None]
 
 
-def load_results(path: str | Path, say: Say | None = None) -> Report:
+def load_results(path: str | Path, say: Say | None = None, raw: Any = None) -> Report:
     """A results file, ready to render. Where a run writing it has not ended (still running, or killed), its
     journal is read instead, and `say` tells so. Files older than schema 3 store no units or readings, so those
     are taken from the built-in workloads (a user's workload is not imported to render a file: its old results
     stay bare)."""
-    report = _read(Path(path), say or (lambda _: None))
+    report = _read(Path(path), say or (lambda _: None), raw)
     if report.schema_version >= 3:
         return report
     from asyncbench.workloads import BUILT_IN  # built-ins only: rendering never imports a user's module
@@ -32,12 +32,12 @@ def load_results(path: str | Path, say: Say | None = None) -> Report:
     return dataclasses.replace(report, results=tuple(described))
 
 
-def _read(path: Path, say: Say) -> Report:
-    """The report at `path`: the results file, or the journal of a run writing it that has not ended (or the
-    journal itself, named directly)."""
+def _read(path: Path, say: Say, raw: Any) -> Report:
+    """The report at `path`: the results file (`raw`: its JSON, parsed already), or the journal of a run writing it
+    that has not ended (or the journal itself, named directly)."""
     left = path if path.name.endswith(journal.SUFFIX) else journal.path_for(path)
     if not left.exists():
-        return schema.load(path)
+        return schema.checked(raw, str(path)) if schema.is_results(raw) else schema.load(path)
     recovered = journal.read(left)
     torn = f"; {recovered.torn} record(s) cut short by the interruption left out" if recovered.torn else ""
     say(

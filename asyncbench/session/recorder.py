@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from asyncbench import inputs
 from asyncbench.errors import EXIT_INPUT, EXIT_OK, InputError
 from asyncbench.results import ab_file, recordable, schema
 from asyncbench.results.model import Report
@@ -42,7 +43,7 @@ def store_file(history: str | None) -> str | None:
     from asyncbench.history import target
 
     found = target.resolve(history)
-    return found.url.removeprefix("sqlite:///") if found.kind == "sqlite" else None
+    return str(found.path) if found.path is not None else None
 
 
 def open_history(given: str | None, needed_by: str = "--record") -> Any:
@@ -124,19 +125,12 @@ def _recordable(path: str, say: Say) -> Report | ab_file.ABFile:
     """A results file as a Report, or an `ab` results file as results.ab_file reads it, every field the store
     takes checked first (results.recordable, results.ab_file); InputError naming the file and the key otherwise
     (or the results reader's own, for a file that is not JSON or not ours)."""
-    import json
-
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    except RecursionError:
-        raise InputError("nested too deeply to be a results file", location=path) from None
-    except (OSError, UnicodeDecodeError, ValueError):
+        raw = inputs.read_json(inputs.read_text(path, schema.ResultsFileError, "results file"))
+    except ValueError:
         raw = None  # the results reader says why
     if ab_file.is_ab(raw):
         return ab_file.from_dict(raw, path)
-    if schema.is_results(raw):
-        schema.check_version(raw, path)
-        recordable.check_file(raw, path)
-    report = reading.load_results(path, say)
-    recordable.check_file(schema.to_dict(report), path)  # what is stored: a journal beside the file is read instead
-    return report
+    # held to the store's vocabulary as it is read (schema.checked; a journal beside it is read instead, and held
+    # to it as well: results.journal), parsed once
+    return reading.load_results(path, say, raw=raw)

@@ -5,7 +5,8 @@ plan (engine.shards cuts it the same way on every machine), its results
 file saying which shard of which plan it is, its checks each judged at the
 confidence they have in the whole plan's run. `merge SHARD.json...` reads
 the N files (each checked as `record` checks a file), proves they belong
-together (results.shards), and concludes the merged report as `run` does:
+together (results.shards) and that each gives only the cases its shard
+planned (results.shard_plan), and concludes the merged report as `run` does:
 written, judged (--baseline, --strict), recorded (each shard's own file,
 under its own machine), exit code and all.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from asyncbench.errors import InputError
-from asyncbench.results import shards
+from asyncbench.results import schema, shard_plan, shards
 from asyncbench.results.model import Report
 from asyncbench.results.plan import Config
 from asyncbench.session import preflight, reading, recorder, spine
@@ -56,13 +57,14 @@ def _loaded(paths: Sequence[str], request: RunRequest) -> list[tuple[str, Report
     for option, path in [("-o", request.outputs.json_path), *request.outputs.files.items()]:
         if path and Path(path).resolve() in given:
             raise InputError(f"{option} {path}: is a shard's results file that merge reads; name another output")
-    return [(path, shards.load(path)) for path in paths]
+    return [(path, schema.load(path)) for path in paths]
 
 
 def merge(paths: Sequence[str], request: RunRequest, say: Say) -> spine.Session:
     """`asyncbench merge SHARD.json...` (see the module's docstring)."""
     preflight.check_names(request, "merge")  # a mistyped option is said before a file is read
     loaded = _loaded(paths, request)
+    shard_plan.proven(shards.ordered(loaded))  # each file gives only what its shard planned, before anything is merged
     report = shards.merged(loaded)
     sweeps = any(e.get("sweep") for e in report.config.get("experiments", ()) if isinstance(e, dict))
     outputs = preflight.check_outputs(request, sweeps, "merge")

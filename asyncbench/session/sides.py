@@ -52,15 +52,25 @@ def check_configs(configs: tuple[str, ...]) -> None:
 
 
 def repository(configs: tuple[str, ...], workloads: tuple[str, ...]) -> Path:
-    """The repository that holds the first config (with -w alone: the first -w file's, else the current directory's)."""
+    """The repository that holds the first config (with -w alone: the first -w file's, else the current directory's).
+    InputError, one line, for another config outside it: each side reads a config as its own revision has it, and
+    no revision of this repository has that one."""
     files = [Path(where) for where in map(_workload_file, workloads) if where is not None]
     first = Path(configs[0]) if configs else (files[0] if files else None)
     where = first.resolve().parent if first is not None and first.exists() else Path.cwd()
     try:
-        return Path(worktrees.git(where, "rev-parse", "--show-toplevel"))
+        repo = Path(worktrees.git(where, "rev-parse", "--show-toplevel"))
     except subprocess.CalledProcessError:
         holder = "config's" if configs else "-w file's" if files else "working directory's"
         raise InputError(f"{where} is not in a git repository: --base and --head name revisions of the {holder} repository") from None
+    for config in configs[1:]:
+        if not Path(config).resolve().is_relative_to(repo.resolve()):
+            raise InputError(
+                f"outside the repository {repo} of the first config, {configs[0]}: --base and --head read each config as "
+                "their revision has it, and no revision has this one; put it in the repository (or gate it with an ab of its own)",
+                location=config,
+            )
+    return repo
 
 
 def _commit(repo: Path, revision: str, option: str) -> str:

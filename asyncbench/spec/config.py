@@ -17,9 +17,10 @@ import importlib.resources
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from asyncbench import inputs
 from asyncbench.backends import BACKENDS
-from asyncbench.errors import InputError, closest, read_text, repeated, suggestion
-from asyncbench.results import schema
+from asyncbench.errors import InputError, closest, repeated, suggestion
+from asyncbench.results import fields, schema
 from asyncbench.results.model import Expectation, Settings
 from asyncbench.results.plan import Config, ExecutorSettings, Experiment
 from asyncbench.spec import executor, expect
@@ -115,6 +116,9 @@ def _experiment(doc: Document, raw: Any, index: int, defaults: Mapping[str, Any]
     name = raw.get("name")
     if "name" in raw and (not isinstance(name, str) or not name.strip()):
         doc.add("an experiment name must be a non-empty string", path + ("name",))
+        name = None
+    elif isinstance(name, str) and fields.name_problem(name):
+        doc.add(f"an experiment name {fields.name_problem(name)}", path + ("name",))
         name = None
     if "workload" not in raw:
         if path + ("workload",) not in doc.misspelt:
@@ -229,6 +233,9 @@ def loads(text: str, source: str = "<config>", default_name: str = "config") -> 
     if not isinstance(name, str):
         doc.add("name must be a string", ("name",))
         name = default_name
+    elif fields.name_problem(name):  # a config's name becomes its results' name, held to the same vocabulary
+        doc.add(f"the config's name {fields.name_problem(name)}", ("name",))
+        name = default_name
     no_defaults: dict[str, Any] = {}
     defaults = doc.attempt(no_defaults, _check_keys, doc, top.get("defaults", {}), DEFAULTS_KEYS, ("defaults",), "defaults")
     base = _settings(doc, defaults, Settings(), ("defaults",))
@@ -272,7 +279,7 @@ def _executor(doc: Document, raw: Any) -> ExecutorSettings:
 def load(path: str | Path) -> Config:
     """Read and validate a config file."""
     path = Path(path)
-    text = read_text(path, ConfigError, "config file")
+    text = inputs.read_text(path, ConfigError, "config file", limit_bytes=inputs.MAX_CONFIG_BYTES)
     return loads(text, source=str(path), default_name=path.stem)
 
 

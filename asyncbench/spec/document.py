@@ -23,10 +23,15 @@ from typing import Any, Callable, Sequence, TypeVar
 import yaml
 
 from asyncbench.errors import InputError, InputErrors
+from asyncbench.inputs import MAX_INT_DIGITS
 
 # A real config has a few hundred values; YAML aliases can make a short file
 # expand to billions ("billion laughs"): stop converting well before that.
 MAX_CONFIG_VALUES = 100_000
+# A config nests a few levels (experiments, an experiment, params, a shape); deeper is no config, and PyYAML's
+# composing and our converting recurse once per level.
+MAX_DEPTH = 32
+INT_TAG = "tag:yaml.org,2002:int"
 # Collections may carry only the standard tags; anything else (!!python/...) is refused.
 PLAIN_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
@@ -71,6 +76,8 @@ class Document:
         self.misspelt: set[tuple] = set()
         try:
             node = yaml.compose(text, Loader=yaml.SafeLoader)
+        except RecursionError:  # PyYAML composes nested collections by recursion
+            raise ConfigError("nested too deeply to be a config", location=source) from None
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = f":{mark.line + 1}" if mark else ""
@@ -92,6 +99,8 @@ class Document:
         if not isinstance(node, yaml.ScalarNode) and node.tag not in PLAIN_TAGS:
             self.add(f"unsupported YAML value: tag {node.tag!r} is not allowed in a config", path)
             return None
+        if len(path) > MAX_DEPTH:
+            raise self.error(f"nested deeper than {MAX_DEPTH} levels: no config value is", path)
         if isinstance(node, yaml.MappingNode):
             result: dict[str, Any] = {}
             for key_node, value_node in node.value:
@@ -113,6 +122,8 @@ class Document:
     def _scalar(self, node: yaml.Node, path: tuple) -> Any:
         if not isinstance(node, yaml.ScalarNode):
             raise self.error("keys must be plain strings", path, line=node.start_mark.line + 1)
+        if node.tag == INT_TAG and len(node.value.lstrip("+-")) > MAX_INT_DIGITS:  # Python refuses over 4300
+            raise self.error(f"an integer of {len(node.value.lstrip('+-'))} digits (at most {MAX_INT_DIGITS})", path)
         try:
             return self._constructor.construct_object(node, deep=True)
         except yaml.YAMLError as exc:

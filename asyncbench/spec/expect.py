@@ -22,6 +22,7 @@ Their verdicts are `verdicts.checks`'s.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -162,6 +163,8 @@ def _threshold(match: re.Match[str], declared_unit: str, shown: str, unitless: s
     which must fit `declared_unit` ("s": s, ms, us, ns); ValueError naming `shown` and what fits (`unitless` where
     no unit does)."""
     threshold = float(match["number"])
+    if not math.isfinite(threshold):  # 1e999 reads as inf: a check that can never fail (or never pass)
+        raise ValueError(f"the threshold {match['number']!r} is not a finite number")
     unit = match["unit"]
     if unit is not None:
         factors = UNIT_FACTORS.get(declared_unit, {})

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from asyncbench import inputs
 from asyncbench.errors import InputError, repeated
 from asyncbench.results.merge import PlannedCase
 from asyncbench.results.plan import ExecutorSettings
@@ -211,11 +212,12 @@ def read(folder: str | Path) -> Manifest:
     except ValueError as exc:
         raise InputError(f"the sweep's folder: {exc}") from None
     path = folder / MANIFEST
+    if not path.exists() and not path.is_symlink():
+        raise InputError(f"{folder}: not a sweep's folder (no {MANIFEST}; `run --executor ... --no-wait` prints one)")
+    text = inputs.read_text(path, InputError, "sweep's manifest", limit_bytes=inputs.MAX_MANIFEST_BYTES)
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{folder}: not a sweep's folder (no {MANIFEST}; `run --executor ... --no-wait` prints one)") from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        document = inputs.read_json(text)
+    except ValueError as exc:
         raise InputError(f"cannot read it: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", location=str(path)) from None
     if not isinstance(document, dict) or "asyncbench_sweep" not in document:
         raise InputError("not an asyncbench sweep's manifest", location=str(path))

@@ -85,6 +85,9 @@ def parse_set(text: str) -> tuple[str | None, str, list[Any]]:
         values = yaml.safe_load(f"[{raw_value}]")
     except yaml.YAMLError:
         values = [raw_value]
+    except (ValueError, RecursionError) as exc:  # an integer over Python's 4300 digits; brackets nested past its stack
+        said = "nested too deeply" if isinstance(exc, RecursionError) else "an integer too long to read"
+        raise InputError(f"--set {key}: {said}") from None
     if not isinstance(values, list) or not values:
         values = [raw_value]
     return scope or None, name, values

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from asyncbench.errors import InputError, suggestion
+from asyncbench.results import fields
 from asyncbench.results.model import Settings
 from asyncbench.spec.expect import UNIT_FACTORS
 from asyncbench.workloads import BUILT_IN, plugins
@@ -51,6 +52,16 @@ def type_name(value: Any) -> str:
     )
 
 
+# An integer a run can use (a count, a size, a seed) fits in 64 bits: a framework's sizes are int64, and a longer
+# one would reach it as an overflow deep inside a case instead of as one line here.
+MAX_INT = 2**63 - 1
+
+
+def _within_64_bits(value: int) -> None:
+    if abs(value) > MAX_INT:
+        raise ValueError(f"an integer of {value.bit_length()} bits is beyond 64 (at most {MAX_INT})")
+
+
 def coerce_param(param: Param, value: Any) -> Any:
     """Check `value` against `param`'s kind and bounds; raise ValueError with what was expected."""
     if param.kind == BOOL:
@@ -60,6 +71,7 @@ def coerce_param(param: Param, value: Any) -> Any:
     if param.kind == INT:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"expected an integer, got {type_name(value)} {value!r}")
+        _within_64_bits(value)
     elif param.kind == FLOAT:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ValueError(f"expected a number, got {type_name(value)} {value!r}")
@@ -67,6 +79,8 @@ def coerce_param(param: Param, value: Any) -> Any:
     elif param.kind == STR:
         if not isinstance(value, str):
             raise ValueError(f"expected a string, got {type_name(value)} {value!r}")
+        if fields.name_problem(value):  # a param's value names its case (its id): held to the names' vocabulary
+            raise ValueError(f"a value that {fields.name_problem(value)}")
     elif param.kind == SHAPE:
         if (
             not isinstance(value, list)
@@ -74,6 +88,8 @@ def coerce_param(param: Param, value: Any) -> Any:
             or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in value)
         ):
             raise ValueError(f"expected a list of 1 to {MAX_SHAPE_DIMS} positive integers, got {value!r}")
+        for dimension in value:
+            _within_64_bits(dimension)
         return list(value)
     elif param.kind == INTS:
         if not isinstance(value, list) or not value or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
@@ -81,6 +97,7 @@ def coerce_param(param: Param, value: Any) -> Any:
         if len(set(value)) != len(value):
             raise ValueError(f"values must be distinct, got {value!r}")
         for item in value:
+            _within_64_bits(item)
             if (param.minimum is not None and item < param.minimum) or (param.maximum is not None and item > param.maximum):
                 raise ValueError(f"each value must be within {param.minimum:g}..{param.maximum:g}, got {item!r}")
         return list(value)
@@ -127,6 +144,7 @@ def coerce_setting(name: str, value: Any) -> Any:
             raise ValueError(f"expected an integer, got {type_name(value)} {value!r}")
         if value < (0 if name == "warmup" else 1):
             raise ValueError(f"must be at least {0 if name == 'warmup' else 1}, got {value}")
+        _within_64_bits(value)
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"expected a positive number, got {value!r}")

@@ -289,6 +289,27 @@ SWEEP_TEXTS: dict[str, bytes] = {
 }
 JOB_CONFIG = "experiments:\n  - {name: matmul, workload: matmul, backends: [numpy], devices: [cpu], params: {size: 64}}\n"
 
+#: changes to a real census (cases/good/census-raw.json: `run -w conversion -b jax -d cpu --syncs --quick`): its
+#: first result's `item` variant's census, each point of which waited in each of its 6 rounds
+S0 = "results.0.syncs.item"
+CENSUS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "census-rounds-2e8": _set(f"{S0}.rounds", 200_000_000),
+    "census-rounds-1e15": _set(f"{S0}.rounds", 10**15),
+    "census-rounds-unaligned": _set(f"{S0}.rounds", 7),
+    "census-round-lists-long": _set(f"{S0}.points.0.calls_rounds", [5.0] * 7),
+    "census-no-points-rounds-1e15": lambda data: data["results"][0]["syncs"]["none"].update(rounds=10**15, points=[]),
+    "census-file-nul": _set(f"{S0}.points.0.file", "asyncbench/workloads/conversion.py\x00.txt"),
+    "census-file-escape": _set(f"{S0}.points.0.file", "\x1b]8;;file:///etc/passwd\x07conversion.py\x1b]8;;\x07"),
+    "census-coverage-escape": _set(f"{S0}.coverage", "hooks\x1b[2J\x1b]52;c;cm0gLXJmIH4=\x07"),
+}
+
+#: census files that are valid data with names that read as rich markup: shown as written, never as markup
+#: (tests/hostile/test_shown.py), in cases/shown/
+SHOWN: dict[str, Callable[[dict[str, Any]], None]] = {
+    "census-call-markup": _set(f"{S0}.points.0.call", "[link=file:///etc/passwd]jax.Array.item[/link]"),
+    "census-call-closing-tag": _set(f"{S0}.points.0.call", "jax.Array.item[/x]"),
+}
+
 #: whole files that are not results: name -> text
 TEXTS: dict[str, bytes] = {
     "results/not-json.json": b"schema_version: 5\nresults: []\n",
@@ -300,12 +321,17 @@ TEXTS: dict[str, bytes] = {
     "results/binary.json": bytes(range(256)),
     "results/not-utf8.json": b'{"schema_version": 5, "tool": {"name": "asyncbench\xff"}}',
     "results/nan-top-level.json": b"NaN\n",
+    "results/integer-5000-digits.json": b'{"schema_version": 10, "results": [], "tool": {"name": "asyncbench", "version": "'
+    + b"1" * 5000
+    + b'"}, "size": '
+    + b"9" * 5000
+    + b"}\n",
     "stores/not-a-db.sqlite": b"not a database\n" * 100,
 }
 
 
 def main() -> None:
-    for folder in ("results", "ab", "sweeps", "stores"):
+    for folder in ("results", "ab", "sweeps", "stores", "shown"):
         shutil.rmtree(CASES / folder, ignore_errors=True)
     good = _results()
     _write(GOOD / "results.json", good)
@@ -323,6 +349,15 @@ def main() -> None:
         data = copy.deepcopy(ab)
         change(data)
         _write(CASES / "ab" / f"{name}.json", data)
+    census = json.loads((GOOD / "census-raw.json").read_text(encoding="utf-8"))
+    for name, change in CENSUS.items():
+        data = copy.deepcopy(census)
+        change(data)
+        _write(CASES / "results" / f"{name}.json", data)
+    for name, change in SHOWN.items():
+        data = copy.deepcopy(census)
+        change(data)
+        _write(CASES / "shown" / f"{name}.json", data)
     sweep = _sweep()
     _write(GOOD / "sweep" / "sweep.json", sweep)
     (GOOD / "sweep" / "matmul.yaml").write_text(JOB_CONFIG, encoding="utf-8")

@@ -29,6 +29,17 @@ EXPECTED: dict[str, Any] = yaml.safe_load((HERE / "expected.yaml").read_text(enc
 #: a path outside every case's folder that no case may create (files in cases/ name it as their target)
 PWNED = Path("/tmp/asyncbench-hostile-pwned")
 LONG = "a" * 10_000
+#: a file larger than this is compared by size and time of change, not by its bytes (a case's sparse bomb)
+BIG = 50_000_000
+#: what the words of a case's argv and files may name (besides "{file}"): a long word, a name of a megabyte, an
+#: integer of 5000 digits (over Python's own 4300-digit limit on reading one), YAML nested 100,000 deep
+FILLS = {
+    "{long}": LONG,
+    "{mega}": "m" * 1_000_000,
+    "{digits}": "9" * 5000,
+    "{deep_yaml}": "[" * 100_000 + "]" * 100_000,
+    "{deep_block_yaml}": "".join(" " * depth + "- \n" for depth in range(0, 4_000, 2)),
+}
 TIMEOUT_S = 120
 #: the most lines a file with several mistakes may take on stderr
 SEVERAL = 10
@@ -113,6 +124,8 @@ def _snapshot(folder: Path, skip: set[str]) -> dict[str, str]:
             seen[relative + "/"] = "folder"
         elif relative in skip:
             seen[relative] = "store"
+        elif path.stat().st_size > BIG:  # a sparse bomb: its size and time of change, not gigabytes of zeros
+            seen[relative] = f"{path.stat().st_size} bytes, changed {path.stat().st_mtime_ns}"
         else:
             seen[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
     return seen
@@ -135,7 +148,7 @@ def _argv(case: dict[str, Any], cwd: Path) -> list[str]:
     """The case's words, with "@SRC[=DST]" copied into the folder, "{file}" and "{long}" filled in."""
     words = []
     for word in case["argv"]:
-        word = str(word).replace("{file}", str(case.get("file", ""))).replace("{long}", LONG)
+        word = _filled(str(word).replace("{file}", str(case.get("file", ""))))
         if word.startswith("@"):
             source, _, target = word[1:].partition("=")
             target = target or source
@@ -148,6 +161,12 @@ def _argv(case: dict[str, Any], cwd: Path) -> list[str]:
             word = target
         words.append(word)
     return words
+
+
+def _filled(text: str) -> str:
+    for word, fill in FILLS.items():
+        text = text.replace(word, fill)
+    return text
 
 
 @pytest.fixture(scope="session")
@@ -219,7 +238,10 @@ def test_hostile_input_is_refused_in_one_line_and_nothing_is_written(case, tmp_p
         shutil.copyfile(template_store, cwd / case["store"])
     for name, text in (case.get("files") or {}).items():
         (cwd / name).parent.mkdir(parents=True, exist_ok=True)
-        (cwd / name).write_text(text, encoding="utf-8")
+        (cwd / name).write_text(_filled(text), encoding="utf-8")
+    for name, size in (case.get("sparse") or {}).items():
+        with open(cwd / name, "wb") as handle:  # a hole of `size` bytes: no disk taken, but every byte reads as 0
+            handle.truncate(size)
     for name in case.get("dirs") or ():
         (cwd / name).mkdir(parents=True)
     args = _argv(case, cwd)

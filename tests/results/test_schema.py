@@ -73,7 +73,7 @@ def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path, monkeypat
         ('{"schema_version": 1, "tool": {"name": "asyncbench"}, "results": [', "truncated"),
         ('{"benchmarks": []}', "not an asyncbench results file"),
         ('{"schema_version": 99, "tool": {"name": "asyncbench"}, "results": []}', "newer"),
-        ('{"schema_version": 1, "tool": {"name": "asyncbench"}, "results": [{"id": 1}]}', "malformed"),
+        ('{"schema_version": 1, "tool": {"name": "asyncbench"}, "results": [{"id": 1}]}', "created: expected a string"),
         ('{"schema_version": 1, "tool": {"name": "asyn', "Unterminated string starting at line 1$"),  # json's own "at" said once
     ],
 )
