@@ -5,7 +5,6 @@ to belong together is one line, exit 2, naming the shard."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -13,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT_S = 300
+from tests.support.helpers import CLI_TIMEOUT_S as TIMEOUT_S
+from tests.support.helpers import asyncbench, cli_env
+
 # Five quick cases on numpy (CPU; no framework to import, so the matrix's four processes start in a second): shard
 # sizes 2, 1, 1, 1 of 4 (dealt out in turn: every case has the same max_time_s), and a ninth shard of nine has none.
 PLAN = """\
@@ -35,16 +35,6 @@ experiments:
 QUICK = ["--quick", "--no-progress", "--allow-inconclusive"]
 
 
-def _env() -> dict[str, str]:
-    return {**{k: v for k, v in os.environ.items() if k != "ASYNCBENCH_HISTORY"}, "PYTHONPATH": str(ROOT)}
-
-
-def _asyncbench(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "asyncbench", *args], cwd=cwd, capture_output=True, text=True, env=_env(), timeout=TIMEOUT_S
-    )
-
-
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory) -> Path:
     """The 4 shards' files, each from its own process, all 4 running at once as a matrix's jobs would."""
@@ -55,7 +45,7 @@ def matrix(tmp_path_factory) -> Path:
         subprocess.Popen(
             [sys.executable, "-m", "asyncbench", "run", "plan.yaml", *QUICK, "--shard", f"{i}/4", "-o", f"shard-{i}.json"],
             cwd=folder,
-            env=_env(),
+            env=cli_env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -79,7 +69,7 @@ def _plan_ids(folder: Path) -> list[str]:
         "print(json.dumps([case.id for case in jobs.planned(plan)]))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, env=_env(), timeout=TIMEOUT_S, check=True
+        [sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, env=cli_env(), timeout=TIMEOUT_S, check=True
     )
     return json.loads(done.stdout)
 
@@ -94,7 +84,7 @@ def test_four_shards_merged_are_the_unsharded_plan_each_row_naming_its_machine(m
     assert len(checks) == 4
     assert [check["family_error"] for check in checks] == pytest.approx([0.0025] * 4)
 
-    done = _asyncbench(
+    done = asyncbench(
         ["merge", *(f"shard-{i}.json" for i in (1, 2, 3, 4)), "-o", "all.json", "--csv", "all.csv", "--allow-inconclusive"], matrix
     )
     assert done.returncode == 0, done.stderr
@@ -105,8 +95,8 @@ def test_four_shards_merged_are_the_unsharded_plan_each_row_naming_its_machine(m
     assert "shard" not in merged
     assert "machine" in (matrix / "all.csv").read_text().splitlines()[0]
     # the merged report is a results file like any other: shown and compared
-    assert _asyncbench(["show", "all.json"], matrix).returncode == 0
-    compared = _asyncbench(["compare", "all.json", "all.json", "--format", "json"], matrix)
+    assert asyncbench(["show", "all.json"], matrix).returncode == 0
+    compared = asyncbench(["compare", "all.json", "all.json", "--format", "json"], matrix)
     # 1: a --quick row from four shards sharing two cores can be too noisy to call SAME even against itself
     assert compared.returncode in (0, 1), compared.stderr
     rows = json.loads(compared.stdout)["rows"]
@@ -126,12 +116,12 @@ def _one_line_exit_2(done: subprocess.CompletedProcess[str], *said: str) -> None
 
 
 def test_a_missing_shard_is_named(matrix):
-    _one_line_exit_2(_asyncbench(["merge", "shard-1.json", "shard-2.json", "shard-4.json", "-o", "x.json"], matrix), "shard 3/4 missing")
+    _one_line_exit_2(asyncbench(["merge", "shard-1.json", "shard-2.json", "shard-4.json", "-o", "x.json"], matrix), "shard 3/4 missing")
     assert not (matrix / "x.json").exists()
 
 
 def test_the_same_shard_twice_is_named(matrix):
-    done = _asyncbench(["merge", "shard-1.json", "shard-2.json", "shard-3.json", "shard-4.json", "shard-2.json"], matrix)
+    done = asyncbench(["merge", "shard-1.json", "shard-2.json", "shard-3.json", "shard-4.json", "shard-2.json"], matrix)
     _one_line_exit_2(done, "shard-2.json: shard 2/4 given twice")
 
 
@@ -140,25 +130,25 @@ def test_shards_of_another_plan_or_another_asyncbench_are_named(matrix):
     (matrix / "other-plan.json").write_text(json.dumps({**raw, "shard": {**raw["shard"], "plan": "cd" * 32}}))
     (matrix / "other-version.json").write_text(json.dumps({**raw, "tool": {**raw["tool"], "version": "0.0.1"}}))
     _one_line_exit_2(
-        _asyncbench(["merge", "shard-1.json", "shard-2.json", "other-plan.json", "shard-4.json"], matrix),
+        asyncbench(["merge", "shard-1.json", "shard-2.json", "other-plan.json", "shard-4.json"], matrix),
         "other-plan.json: shard 3/4 of another plan",
     )
     _one_line_exit_2(
-        _asyncbench(["merge", "shard-1.json", "shard-2.json", "other-version.json", "shard-4.json"], matrix), "asyncbench 0.0.1"
+        asyncbench(["merge", "shard-1.json", "shard-2.json", "other-version.json", "shard-4.json"], matrix), "asyncbench 0.0.1"
     )
 
 
 def test_a_shard_run_with_other_options_is_another_plan(matrix):
-    done = _asyncbench(["run", "plan.yaml", *QUICK, "--set", "max_time_s=0.05", "--shard", "4/4", "-o", "other.json"], matrix)
+    done = asyncbench(["run", "plan.yaml", *QUICK, "--set", "max_time_s=0.05", "--shard", "4/4", "-o", "other.json"], matrix)
     assert done.returncode == 0, done.stderr
     _one_line_exit_2(
-        _asyncbench(["merge", "shard-1.json", "shard-2.json", "shard-3.json", "other.json"], matrix),
+        asyncbench(["merge", "shard-1.json", "shard-2.json", "shard-3.json", "other.json"], matrix),
         "other.json: shard 4/4 of another plan",
     )
 
 
 def test_a_shard_with_no_case_says_so_and_passes_so_the_matrix_goes_on_to_merge(matrix):
-    done = _asyncbench(["run", "plan.yaml", *QUICK, "--shard", "9/9", "-o", "empty.json"], matrix)
+    done = asyncbench(["run", "plan.yaml", *QUICK, "--shard", "9/9", "-o", "empty.json"], matrix)
     assert done.returncode == 0, done.stderr
     assert "shard 9/9 has no case: the plan has 5, fewer than 9 shards" in done.stderr
     empty = json.loads((matrix / "empty.json").read_text())
@@ -169,6 +159,6 @@ def test_a_shard_with_no_case_says_so_and_passes_so_the_matrix_goes_on_to_merge(
 @pytest.mark.parametrize(("shard", "said"), [("5/4", "--shard 5/4"), ("0/4", "--shard 0/4"), ("a/b", "--shard 'a/b'")])
 def test_a_shard_that_is_none_is_one_line_before_anything_runs(tmp_path, shard, said):
     (tmp_path / "plan.yaml").write_text(PLAN, encoding="utf-8")
-    done = _asyncbench(["run", "plan.yaml", *QUICK, "--shard", shard, "-o", "s.json"], tmp_path)
+    done = asyncbench(["run", "plan.yaml", *QUICK, "--shard", shard, "-o", "s.json"], tmp_path)
     _one_line_exit_2(done, said)
     assert not (tmp_path / "s.json").exists()

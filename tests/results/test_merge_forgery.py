@@ -14,9 +14,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +22,8 @@ import pytest
 
 from asyncbench.results import schema, shard_plan, shards
 from asyncbench.results.model import OK, PlannedCase, Report, Settings, ShardOf
-from tests.support.helpers import ok_result
+from tests.support.helpers import asyncbench, ok_result
 
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT_S = 300
 # Four quick numpy cases of equal cost: the cut deals them out in turn, shard 1 gets the plan's places 0 and 2,
 # shard 2 places 1 and 3.
 PLAN = """\
@@ -46,23 +42,13 @@ QUICK = ["--quick", "--no-progress", "--allow-inconclusive"]
 SLOWER = 1000.0
 
 
-def _env() -> dict[str, str]:
-    return {**{k: v for k, v in os.environ.items() if k != "ASYNCBENCH_HISTORY"}, "PYTHONPATH": str(ROOT)}
-
-
-def _asyncbench(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "asyncbench", *args], cwd=cwd, capture_output=True, text=True, env=_env(), timeout=TIMEOUT_S
-    )
-
-
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]]:
     """The two shards' files as `run --shard I/2` wrote them, parsed."""
     folder = tmp_path_factory.mktemp("forgery")
     (folder / "plan.yaml").write_text(PLAN, encoding="utf-8")
     for index in (1, 2):
-        done = _asyncbench(["run", "plan.yaml", *QUICK, "--shard", f"{index}/2", "-o", f"shard-{index}.json"], folder)
+        done = asyncbench(["run", "plan.yaml", *QUICK, "--shard", f"{index}/2", "-o", f"shard-{index}.json"], folder)
         assert done.returncode == 0, done.stderr
     files = {index: json.loads((folder / f"shard-{index}.json").read_text(encoding="utf-8")) for index in (1, 2)}
     assert [len(files[i]["results"]) for i in (1, 2)] == [2, 2]
@@ -84,7 +70,7 @@ def _slower(row: dict[str, Any]) -> dict[str, Any]:
 def _merge(tmp_path: Path, files: dict[int, dict[str, Any]]) -> subprocess.CompletedProcess[str]:
     for index, raw in files.items():
         (tmp_path / f"shard-{index}.json").write_text(json.dumps(raw), encoding="utf-8")
-    done = _asyncbench(["merge", "shard-1.json", "shard-2.json", "-o", "all.json", "--markdown", "all.md"], tmp_path)
+    done = asyncbench(["merge", "shard-1.json", "shard-2.json", "-o", "all.json", "--markdown", "all.md"], tmp_path)
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "all.json").exists(), "a refused merge wrote its report"
     assert not (tmp_path / "all.md").exists()
@@ -119,7 +105,7 @@ def _unplanned(files: dict[int, dict[str, Any]]) -> None:
 
 def test_the_real_shards_merge(matrix, tmp_path):
     """What the forgeries are made from merges: every refusal below is the forgery's."""
-    done = _asyncbench(["merge", *(f"shard-{i}.json" for i in (1, 2)), "-o", "all.json"], _written(tmp_path, matrix))
+    done = asyncbench(["merge", *(f"shard-{i}.json" for i in (1, 2)), "-o", "all.json"], _written(tmp_path, matrix))
     assert done.returncode == 0, done.stderr
     assert len(json.loads((tmp_path / "all.json").read_text())["results"]) == 4
 

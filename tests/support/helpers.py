@@ -4,6 +4,7 @@ and a fake backend that drives the runner's logic (it measures nothing real)."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,11 @@ from asyncbench.results import schema, stats
 from asyncbench.results.model import OK, Report, Result, Samples, Settings, VariantResult
 from asyncbench.spec import config
 from asyncbench.workloads import BUILT_IN
+
+#: this checkout, which a test's `python -m asyncbench` imports
+ROOT = Path(__file__).resolve().parents[2]
+#: how long a test's command line may take before it is taken for a hang
+CLI_TIMEOUT_S = 300
 
 #: few short samples: these tests check behaviour, not speed (six: the fewest with a 95% interval of the median)
 QUICK = Settings(warmup=1, min_samples=6, max_samples=8, max_time_s=1.0, max_rel_noise=0.05)
@@ -57,6 +63,19 @@ INTERRUPTIBLE_ASYNCBENCH = [
 ]
 #: the same first line, for a test's own `python -c` script
 INTERRUPTIBLE_PREAMBLE = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+
+def cli_env() -> dict[str, str]:
+    """The environment of a test's `python -m asyncbench`: this checkout first, and no history store the caller's
+    environment names (ASYNCBENCH_HISTORY)."""
+    return {**{k: v for k, v in os.environ.items() if k != "ASYNCBENCH_HISTORY"}, "PYTHONPATH": str(ROOT)}
+
+
+def asyncbench(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m asyncbench ARGS` in `cwd`, in cli_env, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "asyncbench", *args], cwd=cwd, capture_output=True, text=True, env=cli_env(), timeout=CLI_TIMEOUT_S
+    )
 
 
 def command_line(process: Any) -> str:
