@@ -68,6 +68,8 @@ def connect(target: Target, writing: bool) -> Any:
         return sa.create_engine(target.url, connect_args={"connect_timeout": CONNECT_TIMEOUT_S}, pool_pre_ping=True)
     if not writing and not path.exists():
         raise StoreError(f"history {target.shown}: no store there (record a run first: `asyncbench record FILE` or `run --record`)")
+    if path.exists() and not path.is_file() and not path.is_dir():  # /dev/null: SQLite would write a journal beside it
+        raise StoreError(f"history {target.shown}: not a regular file, so not a store")
     if writing and path == DEFAULT:
         try:  # the default store's folder is asyncbench's own: made on first use, ignoring itself in git
             own_folder.make(path.parent)

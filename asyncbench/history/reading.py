@@ -9,6 +9,7 @@ points: they were found when each run was recorded (history.recording).
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Callable, Mapping, Sequence
 
 from asyncbench.history import discount
@@ -59,8 +60,24 @@ def newest(table_of: Table, connection: Any, series_ids: Sequence[int], last: in
         points_of = made[series_id] = []
         for run, value, low, high in rows:
             created, label, revision = facts[run]
-            points_of.append(Point(run, created, label, revision, value, low, high))
+            points_of.append(Point(run, created, label, revision, _figure(value), _bound(low), _bound(high)))
     return made
+
+
+class DamagedRow(ValueError):
+    """A row that is not what asyncbench writes (history.store says so in one line: a damaged store)."""
+
+
+def _figure(value: Any) -> float:
+    """A point's stored figure: a finite number; else the row is damaged."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise DamagedRow(f"a point holds {str(value)[:40]!r} where asyncbench writes a finite number")
+    return float(value)
+
+
+def _bound(value: Any) -> float | None:
+    """An end of a point's interval: a finite number, or none (too few rounds for one)."""
+    return None if value is None else _figure(value)
 
 
 def machine_of(
@@ -170,7 +187,8 @@ def latest(table_of: Table, connection: Any) -> LatestRun | None:
                 quantities=[],
             )
         if row.quantity is not None:
-            case.quantities.append((row.variant, row.quantity, row.unit, row.value, row.low, row.high))
+            figures = (_figure(row.value), _bound(row.low), _bound(row.high))
+            case.quantities.append((row.variant, row.quantity, row.unit, *figures))
     return LatestRun(run.id, run.created, run.label, run.revision, run.branch, run.host, tuple(found.values()))
 
 

@@ -87,6 +87,8 @@ class Store:
                     f"history {self.target.shown}: cannot read: a row holds text that is not JSON where asyncbench writes JSON "
                     f"({exc.msg}): {database.DAMAGED}"
                 ) from None
+            except reading.DamagedRow as exc:
+                raise StoreError(f"history {self.target.shown}: cannot read: {exc}: {database.DAMAGED}") from None
 
 
 def open_store(target: Target, writing: bool = False) -> Store:

@@ -55,12 +55,18 @@ def check_file(raw: Any, source: str) -> None:
     fields.run_id(top.get("run_id"), at / "run_id")
     flag(top.get("interrupted", False), at / "interrupted")
     check_environment(top.get("environment", {}), at / "environment")
-    nested(fields.optional_mapping(top.get("config"), at / "config"), at / "config")
+    config = fields.optional_mapping(top.get("config"), at / "config")
+    nested(config, at / "config")
+    names_in(config, at / "config")  # the config's names, as `validate` holds them (spec.config)
     _metric_info(top.get("metric_info"), at / "metric_info")
     shard(top.get("shard"), at / "shard")
     results = fields.listed(top.get("results"), at / "results")
+    seen: dict[Any, int] = {}
     for index, result in enumerate(results):
         _result(result, at / "results" / index)
+        first = seen.setdefault(result.get("id"), index)
+        if first != index:  # compare, the history and merge match rows by id: a second row would be read as the first's
+            (at / "results" / index / "id").fail(f"{result.get('id')!r} is also results[{first}]'s: a case is one row")
 
 
 def created(value: Any, at: At) -> str:
@@ -95,6 +101,7 @@ def params(raw: Any, at: At) -> Mapping[str, Any]:
     nested(found, at)
     for name in found:
         fields.name(name, at / name)
+    names_in(found, at)  # a param's value names its case: held to the names' rule, as `validate` holds it
     return found
 
 
@@ -109,6 +116,19 @@ def nested(value: Any, at: At) -> None:
             stack.extend((child, depth + 1) for child in item.values())
         elif isinstance(item, list):
             stack.extend((child, depth + 1) for child in item)
+
+
+def names_in(value: Any, at: At) -> None:
+    """Every string in `value` (nested no deeper than MAX_DEPTH: `nested` first) held to the names' rule."""
+    stack = [(value, at)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            fields.name(item, where)
+        elif isinstance(item, Mapping):
+            stack.extend((child, where / str(key)) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, where / index) for index, child in enumerate(item))
 
 
 def check_environment(raw: Any, at: At) -> Mapping[str, Any]:

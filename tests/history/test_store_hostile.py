@@ -217,21 +217,26 @@ def test_an_unknown_scheme_with_record_is_refused_before_anything_runs(tmp_path)
 
 # a column asyncbench writes as JSON, spoilt, and the commands that read it (`history` reads no case's checks)
 ROWS = {
-    "history: a machine's facts": ("history", "UPDATE asyncbench_series SET machine_info = '{'"),
-    "report: a machine's facts": ("report", "UPDATE asyncbench_series SET machine_info = '{'"),
-    "report: a case's checks": ("report", "UPDATE asyncbench_cases SET checks = '['"),
-    "report: a case's timelines": ("report", "UPDATE asyncbench_cases SET traces = 'x'"),
+    "history: a machine's facts": ("history", "UPDATE asyncbench_series SET machine_info = '{'", "not JSON"),
+    "report: a machine's facts": ("report", "UPDATE asyncbench_series SET machine_info = '{'", "not JSON"),
+    "report: a case's checks": ("report", "UPDATE asyncbench_cases SET checks = '['", "not JSON"),
+    "report: a case's timelines": ("report", "UPDATE asyncbench_cases SET traces = 'x'", "not JSON"),
+    # a new user's edit: a figure as text made `history` and `report` a TypeError in the discount's arithmetic
+    "history: a point's value as text": ("history", "UPDATE asyncbench_points SET value = 'abc'", "'abc' where"),
+    "report: a point's value as text": ("report", "UPDATE asyncbench_points SET value = 'abc'", "'abc' where"),
+    "history: a point's interval as text": ("history", "UPDATE asyncbench_points SET low = 'x'", "'x' where"),
+    "history: a point's value beyond a float": ("history", "UPDATE asyncbench_points SET value = 1e999", "'inf' where"),
 }
 
 
 @pytest.mark.parametrize("row", ROWS, ids=list(ROWS))
 def test_a_row_that_is_not_what_asyncbench_writes_is_one_line(row, recorded_store, results_file, tmp_path):
-    command, statement = ROWS[row]
+    command, statement, said = ROWS[row]
     (tmp_path / "h.sqlite").write_bytes(recorded_store.read_bytes())
     sql(tmp_path / "h.sqlite", statement)
     before = snapshot(tmp_path)
     done = asyncbench(*READERS[command](results_file), "--history", "h.sqlite", cwd=tmp_path)
-    refused(done, "h.sqlite", "not JSON")
+    refused(done, "h.sqlite", said)
     assert snapshot(tmp_path) == before
 
 
@@ -272,3 +277,12 @@ def test_a_postgres_store_beside_other_tables_is_made_and_a_damaged_one_refused(
         refused(asyncbench("record", str(results_file), "--history", POSTGRES, cwd=tmp_path), "not an asyncbench store")
     finally:
         _emptied()
+
+
+def test_a_device_named_as_the_store_is_refused_and_nothing_is_written_beside_it(results_file, tmp_path):
+    """A new user's `record --history /dev/null` said "disk I/O error" and left /dev/null-journal behind."""
+    journal = Path("/dev/null-journal")
+    journal.unlink(missing_ok=True)
+    done = asyncbench("record", str(results_file), "--history", "/dev/null", cwd=tmp_path)
+    refused(done, "/dev/null", "not a regular file")
+    assert not journal.exists()
