@@ -244,13 +244,18 @@ def _sameness(one: Result | PlannedCase) -> tuple[str, str, str]:
     return (one.experiment, one.backend, json.dumps(dict(one.params), sort_keys=True, default=str))
 
 
+def _identity(one: Result | PlannedCase) -> tuple[str, str, str, str, str]:
+    """What a row shares with the planned case of its id: the work it ran, where, with which params."""
+    return (one.experiment, one.workload, one.backend, one.device, json.dumps(dict(one.params), sort_keys=True, default=str))
+
+
 def _rows(shards: Sequence[tuple[str, Report]], mistakes: list[InputError]) -> None:
     """Each file's rows are its own shard's planned cases (merge.covers), each row once; a shard that finished has
     a row for every case it planned."""
     planner = {case.id: (path, shard) for path, report in shards if (shard := report.shard) for case in shard.cases}
     for path, report in shards:
         shard = _stamp(path, report)
-        mine = {case.id for case in shard.cases}
+        mine = {case.id: case for case in shard.cases}
         resolved: dict[tuple[str, str, str], list[PlannedCase]] = {}  # device specs resolved where the case ran
         for case in shard.cases:
             if case.device in RESOLVED:
@@ -264,6 +269,10 @@ def _rows(shards: Sequence[tuple[str, Report]], mistakes: list[InputError]) -> N
             seen.add(row.id)
             if row.id in mine:
                 covered.add(row.id)
+                if _identity(row) != _identity(mine[row.id]):  # the id is a name: what ran is its experiment and params
+                    mistakes.append(
+                        ForgedShard(f"row {row.id!r} is not the case planned under that id (its work or params differ)", location=path)
+                    )
                 continue
             planned = [case for case in resolved.get(_sameness(row), ()) if merge.covers(row, case)]
             if planned:

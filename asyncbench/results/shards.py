@@ -229,4 +229,22 @@ def merged(loaded: Sequence[tuple[str, Report]]) -> Report:
         if row.id not in seen:
             seen.add(row.id)
             once.append(row)
-    return dataclasses.replace(report, results=tuple(once), interrupted=any(r.interrupted for _, r in shards))
+    return dataclasses.replace(report, results=_plan_error(once, shards), interrupted=any(r.interrupted for _, r in shards))
+
+
+def _plan_error(rows: Sequence[Result], shards: Sequence[tuple[str, Report]]) -> tuple[Result, ...]:
+    """The rows with each check's family-wise false-alarm rate the whole plan's: a shard's checks share its part of
+    it (engine.shards: theirs of the plan's checks, each check at its unsharded confidence), so the merged report
+    says the rate the unsharded run says (the sum of the shards' parts), not one shard's part of it."""
+    parts = [next((c.family_error for r in report.results for c in r.checks if c.family_error is not None), 0.0) for _, report in shards]
+    whole = sum(parts)
+    if not whole:
+        return tuple(rows)
+    return tuple(
+        dataclasses.replace(
+            row, checks=tuple(dataclasses.replace(c, family_error=whole) if c.family_error is not None else c for c in row.checks)
+        )
+        if row.checks
+        else row
+        for row in rows
+    )

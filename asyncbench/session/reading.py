@@ -39,7 +39,7 @@ def _read(path: Path, say: Say, raw: Any) -> Report:
     if not left.exists():
         return schema.checked(raw, str(path)) if schema.is_results(raw) else schema.load(path)
     recovered = journal.read(left)
-    torn = f"; {recovered.torn} record(s) cut short by the interruption left out" if recovered.torn else ""
+    torn = f"; {recovered.torn} unreadable record(s) (cut short by the interruption, or damaged) left out" if recovered.torn else ""
     say(
         f"{path}: the run writing it has not ended (still running, or killed): "
         f"{len(recovered.report.results)} finished case(s) read from its journal {left}{torn}"

@@ -90,6 +90,9 @@ def test_four_shards_merged_are_the_unsharded_plan_each_row_naming_its_machine(m
     assert done.returncode == 0, done.stderr
     merged = json.loads((matrix / "all.json").read_text())
     assert [r["id"] for r in merged["results"]] == _plan_ids(matrix)  # the plan's cases, once each, in plan order
+    # merged, the checks share the plan's 1%, as the unsharded run says (a new user read one shard's 0.25% there)
+    assert [c["family_error"] for r in merged["results"] for c in r.get("checks", [])] == pytest.approx([0.01] * 4)
+    assert "sharing a 1% false-alarm rate" in done.stdout
     hosts = {s["environment"]["hostname"] for s in shards}
     assert all(r["machine"] in hosts for r in merged["results"])
     assert "shard" not in merged

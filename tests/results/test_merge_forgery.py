@@ -203,6 +203,18 @@ def test_a_finished_shards_row_taken_out_is_refused(matrix, tmp_path):
     assert case in line
 
 
+def test_a_row_whose_params_are_not_its_planned_cases_is_refused(matrix, tmp_path):
+    """A new user's forgery: the id of a planned case kept, the params edited (the merged table showed one size
+    twice). The id is a name; what ran is its work and params, and those must be the planned case's."""
+    files = copy.deepcopy(matrix)
+    row = files[2]["results"][0]
+    row["params"] = {**row["params"], "n_ops": 12345}
+    [line] = _lines(_merge(tmp_path, files))
+    assert line.startswith("asyncbench: error: shard-2.json: ")
+    assert row["id"] in line
+    assert "params differ" in line
+
+
 def test_a_row_given_twice_is_refused(matrix, tmp_path):
     files = copy.deepcopy(matrix)
     files[2]["results"].append(_slower(files[2]["results"][0]))
