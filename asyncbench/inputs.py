@@ -37,9 +37,7 @@ def read_text(path: str | Path, error: type[InputError] = InputError, what: str 
     path = Path(path)
     try:
         with open(path, "rb") as handle:
-            kind = os.fstat(handle.fileno())
-            if stat.S_ISDIR(kind.st_mode):
-                raise error(f"is a directory, not a {what}", location=str(path))
+            kind = os.fstat(handle.fileno())  # a folder is IsADirectoryError from open(), below
             if not (stat.S_ISREG(kind.st_mode) or stat.S_ISFIFO(kind.st_mode)):
                 raise error(f"not a regular file ({_kind(kind.st_mode)}), so not a {what}", location=str(path))
             if kind.st_size > limit_bytes:

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from asyncbench import inputs
-from asyncbench.errors import EXIT_INPUT, EXIT_OK, InputError
-from asyncbench.results import ab_file, recordable, schema
+from asyncbench.errors import EXIT_INPUT, EXIT_OK
+from asyncbench.results import ab_file, schema
 from asyncbench.results.model import Report
 from asyncbench.session import reading
 from asyncbench.verdicts import outcome
@@ -67,18 +67,12 @@ def record(
 ) -> outcome.Outcome:
     """Record what a command measured, each report with its source file (a job's own, with its machine's
     fingerprint): a store that fails now is an error of the command (exit 3), its results kept. A report recorded
-    before (gathered again) is said so, not stored twice. `jobs`: the reports are a sweep's, read from a folder
-    anyone who can write to it may have edited: every one is checked as `record` checks a file
-    (results.recordable) before any is stored, and an empty one is left out."""
+    before (gathered again) is said so, not stored twice. `jobs`: the reports are a sweep's jobs' or a matrix's
+    shards', each read from its file as `record` reads one (schema.load, journal.read: held to results.recordable
+    as it was read; a file that was not is its job's error rows); an empty one is left out."""
     from asyncbench.history.store import StoreError
 
     if jobs:
-        try:
-            for report, path in reports:
-                recordable.check_file(schema.to_dict(report), path or "a job")
-        except InputError as exc:
-            say(f"asyncbench: error: {exc}; no job recorded")
-            return verdict.with_unsaved(f"the history ({store.target.shown})")
         reports = [(report, path) for report, path in reports if report.results]
     done = []
     for report, path in reports:

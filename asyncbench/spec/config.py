@@ -117,8 +117,8 @@ def _experiment(doc: Document, raw: Any, index: int, defaults: Mapping[str, Any]
     if "name" in raw and (not isinstance(name, str) or not name.strip()):
         doc.add("an experiment name must be a non-empty string", path + ("name",))
         name = None
-    elif isinstance(name, str) and fields.name_problem(name):
-        doc.add(f"an experiment name {fields.name_problem(name)}", path + ("name",))
+    elif isinstance(name, str) and (wrong := fields.name_problem(name)):
+        doc.add(f"an experiment name {wrong}", path + ("name",))
         name = None
     if "workload" not in raw:
         if path + ("workload",) not in doc.misspelt:
@@ -233,8 +233,8 @@ def loads(text: str, source: str = "<config>", default_name: str = "config") -> 
     if not isinstance(name, str):
         doc.add("name must be a string", ("name",))
         name = default_name
-    elif fields.name_problem(name):  # a config's name becomes its results' name, held to the same vocabulary
-        doc.add(f"the config's name {fields.name_problem(name)}", ("name",))
+    elif wrong := fields.name_problem(name):  # a config's name becomes its results' name, held to the same vocabulary
+        doc.add(f"the config's name {wrong}", ("name",))
         name = default_name
     no_defaults: dict[str, Any] = {}
     defaults = doc.attempt(no_defaults, _check_keys, doc, top.get("defaults", {}), DEFAULTS_KEYS, ("defaults",), "defaults")

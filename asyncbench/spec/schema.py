@@ -79,8 +79,8 @@ def coerce_param(param: Param, value: Any) -> Any:
     elif param.kind == STR:
         if not isinstance(value, str):
             raise ValueError(f"expected a string, got {type_name(value)} {value!r}")
-        if fields.name_problem(value):  # a param's value names its case (its id): held to the names' vocabulary
-            raise ValueError(f"a value that {fields.name_problem(value)}")
+        if wrong := fields.name_problem(value):  # a param's value names its case (its id): held to the names' vocabulary
+            raise ValueError(f"a value that {wrong}")
     elif param.kind == SHAPE:
         if (
             not isinstance(value, list)
