@@ -116,16 +116,15 @@ def _repository(root: Path) -> Path:
 KEPT: list[dict] = []
 
 
-def _gate(repo: Path, repeat: int, margin: str, gate_time: str, keep: Path | None) -> dict:
+def _gate(repo: Path, repeat: int, margin: str, gate_time: str, keep: Path | None, gate_time_max: str | None = None) -> dict:
     """One `ab --base HEAD` with the head's REPEAT set: its record in KEPT (REPEAT, margin, exit code, wall time, the
     cases' rows), and KEPT rewritten to `keep` (--json) so that a run of hours stopped early keeps every gate it
     finished."""
     (repo / "mypkg.py").write_text(f"REPEAT = {repeat}\n")
     started = time.perf_counter()
     command = [sys.executable, "-m", "asyncbench", "ab", "gate.yaml", "--base", "HEAD", "--no-progress", "-o", "ab.json"]
-    done = subprocess.run(
-        [*command, "--max-regression", margin, "--gate-time", gate_time], cwd=repo, capture_output=True, text=True, check=False
-    )
+    command += ["--max-regression", margin, "--gate-time", gate_time, *(["--gate-time-max", gate_time_max] if gate_time_max else [])]
+    done = subprocess.run(command, cwd=repo, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
     if done.returncode not in (0, 1):
         print(done.stdout[-2000:], done.stderr[-2000:], file=sys.stderr)
@@ -147,10 +146,12 @@ def _rate(hits: int, runs: int) -> str:
     return f"{hits}/{runs} = {hits / runs:.1%} [95% CI {interval.low:.1%}–{interval.high:.1%}]"
 
 
-def _condition(repo: Path, runs: int, change: float, margin: str, gate_time: str, keep: Path | None) -> None:
+def _condition(
+    repo: Path, runs: int, change: float, margin: str, gate_time: str, keep: Path | None, gate_time_max: str | None = None
+) -> None:
     """`runs` gates with the head's work grown by `change` percent, then what they show (`_report`)."""
     repeat = round(BASE_REPEAT * (1 + change / 100))
-    _report([_gate(repo, repeat, margin, gate_time, keep) for _ in range(runs)])
+    _report([_gate(repo, repeat, margin, gate_time, keep, gate_time_max) for _ in range(runs)])
 
 
 def _report(gates: list[dict]) -> None:
@@ -191,6 +192,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="gates per condition")
     parser.add_argument("--conditions", default="0@5,0@1,2@1", help="CHANGE@MARGIN in percent, comma-separated")
     parser.add_argument("--gate-time", default="120s", help="each gate's --gate-time")
+    parser.add_argument("--gate-time-max", default=None, help="each gate's --gate-time-max [ab's default: 3 x --gate-time]")
     parser.add_argument("--no-hog", action="store_true", help="no CPU hog beside the runs")
     parser.add_argument("--json", help="keep every gate's cases, ratios and intervals here (rewritten after each gate)")
     parser.add_argument("--summarize", metavar="FILE", help="print the report of a --json file (a run stopped early too), run nothing")
@@ -204,7 +206,8 @@ def main() -> None:
         print(f"hog {'off' if args.no_hog else 'on'}, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
         for item in filter(None, args.conditions.split(",")):
             change, _, margin = item.partition("@")
-            _condition(repo, args.runs, float(change), f"{margin or 5}%", args.gate_time, Path(args.json) if args.json else None)
+            keep = Path(args.json) if args.json else None
+            _condition(repo, args.runs, float(change), f"{margin or 5}%", args.gate_time, keep, args.gate_time_max)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from asyncbench.history import machine, store, tables, target
+from asyncbench.history import clock, machine, store, tables, target
 from asyncbench.results import schema
 from asyncbench.results.model import OK, MetricInfo, Report, Result, Samples, Stats, VariantResult
 
@@ -82,7 +82,8 @@ def generate(found: store.Store, seed: int = 0, machines: list[tuple[str, int]] 
             created = (START + datetime.timedelta(hours=index)).isoformat(timespec="seconds")
             run_rows.append({"run_key": f"k{index}", "created": created,
                              "recorded": "2026-11-23T00:00:00+00:00", "label": f"v{index}" if index % 50 == 0 else None,
-                             "revision": f"{index:040x}", "host": "bench", "environment": "{}", "version": "bench"})  # fmt: skip
+                             "revision": f"{index:040x}", "host": "bench", "environment": "{}", "version": "bench",
+                             "kind": "run", "ordered_at": clock.ordered_at(created, "2026-11-23T00:00:00+00:00")})  # fmt: skip
         for start in range(0, len(run_rows), BATCH):
             connection.execute(runs_table.insert(), run_rows[start : start + BATCH])
         run_ids = [row.id for row in connection.execute(sa.select(runs_table.c.id).order_by(runs_table.c.id))]

@@ -33,6 +33,11 @@ user's line. It does not warn for `torch.cuda.synchronize` (c10's `device_synchr
 torch does not know), waits inside torch.distributed or sparse ops (pytorch/pytorch#70490, #84291, #120996), and it
 says nothing of time: the hooks time every wait; a wait only the debug mode saw is named, not timed.
 
+The mode is process-wide, and so is Python's warning hook: a synchronizing call on another thread (a data loader's, a
+partner's worker) warns too. Only the warnings raised on the thread that entered `debug_warnings` (the one being
+measured) reach the witness; another thread's are dropped, neither credited to the call the measured thread has open
+nor shown (the mode is the census's, not the user's).
+
 In the census (TorchBackend.sync_witness, on CUDA where torch has the mode): `debug_warnings` runs during the frame
 fallback's run of each census round and each warning marks the call the fallback has open from the user's line
 (frames.SleepWatch.synchronized); that call is reported at its end with its wall time (a CUDA wait spins by default:
@@ -44,6 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import types
 import warnings
 from typing import Any, Callable, Iterator
@@ -147,11 +153,13 @@ def _triggered(message: str) -> str:
 @contextlib.contextmanager
 def debug_warnings(torch: Any, witness: Witness, turn_on: bool = True) -> Iterator[None]:
     """Inside: torch's sync debug mode at "warn" (`turn_on`, where debug_mode_available), every one of its
-    warnings passed to `witness` with the Python frame that made the synchronizing call, and not shown; other
-    warnings shown as before. Restores the previous mode, filters and showwarning after, also on an exception.
+    warnings raised on this thread passed to `witness` with the Python frame that made the synchronizing call, and
+    not shown; those of other threads dropped (their waits are not the measured thread's); other warnings shown as
+    before. Restores the previous mode, filters and showwarning after, also on an exception.
 
     Python's default filter shows a warning once per line: "always" for this message, so each call is seen."""
     previous = torch.cuda.get_sync_debug_mode() if turn_on else None
+    measured = threading.get_ident()
     with warnings.catch_warnings():
         warnings.filterwarnings("always", message=DEBUG_MESSAGE)
         shown = warnings.showwarning
@@ -161,6 +169,8 @@ def debug_warnings(torch: Any, witness: Witness, turn_on: bool = True) -> Iterat
             if not text.startswith(DEBUG_MESSAGE):
                 shown(message, category, filename, lineno, file, line)
                 return
+            if threading.get_ident() != measured:
+                return  # another thread's wait: crediting it would mark the call the measured thread has open
             frame: types.FrameType | None = sys._getframe(1)
             while frame is not None and not (frame.f_code.co_filename == filename and frame.f_lineno == lineno):
                 frame = frame.f_back  # out of the warnings machinery, to the frame the warning names

@@ -94,11 +94,14 @@ rate metric); a signed-rank interval over the blocks (narrowed by a
 sign-test one that passes over a wild block) decides. The
 question is one-sided: SLOWER when the whole interval lies above
 1 + margin, a pass (SAME, FASTER or NOT SLOWER) when it lies below,
-INCONCLUSIVE otherwise. The gate's time (--gate-time) goes to the cases by
-how far each is from a decision (when the time runs out, a case one block
-short of its first interval, or up to four short of one robust to a wild
-block, still gets them: a gate overruns by at most about a quarter of its
-time); an undecided case says how much more it needs. All verdicts share one false-alarm rate (1%), split over cases,
+INCONCLUSIVE otherwise. The gate's time goes to the cases by how far each
+is from a decision, and a case stops at the first look that decides it;
+past --gate-time (the target) only undecided cases go on, up to
+--gate-time-max (the cap, 3x the target unless given), but for one whose
+estimate sits on its margin (when the cap runs out, a case one block short
+of its first interval, or up to four short of one robust to a wild block,
+still gets them, for at most a quarter of the target past the cap); an
+undecided case says how much more it needs. All verdicts share one false-alarm rate (1%), split over cases,
 verdicts and looks. Exit 1 on SLOWER, INCONCLUSIVE (unless
 --allow-inconclusive), a result that fails its verification, a case ok on
 base and not on head, or nothing compared; 3 when a case errored; 2 for bad
@@ -130,7 +133,15 @@ input, before anything runs.
     show_default=True,
     metavar="DURATION",
     callback=read_gate_time,
-    help="The whole gate's measuring time (90s, 2m), shared by its cases.",
+    help="The gate's target time (90s, 2m), shared by its cases; undecided ones may go on to --gate-time-max.",
+)
+@click.option(
+    "--gate-time-max",
+    default=None,
+    metavar="DURATION",
+    callback=read_gate_time,
+    help="The most a gate measures: only cases still undecided at --gate-time go on, up to this "
+    "[default: 3 x --gate-time]. The looks are planned over it, so a decided case stops sooner.",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE", help="Write the comparison as JSON.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), metavar="FILE", help="Write a pull-request comment.")
@@ -152,6 +163,7 @@ def ab_command(
     max_regression: float,
     allow_inconclusive: bool,
     gate_time: float,
+    gate_time_max: float | None,
     output: str | None,
     markdown_path: str | None,
     no_progress: bool,
@@ -172,6 +184,7 @@ def ab_command(
         max_regression=max_regression,
         allow_inconclusive=allow_inconclusive,
         gate_time_s=gate_time,
+        gate_time_max_s=gate_time_max,
         json_path=output,
         markdown_path=markdown_path,
         progress=not no_progress,

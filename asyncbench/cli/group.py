@@ -35,11 +35,35 @@ def guard(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+# Each command's line in `asyncbench --help` and in the generated reference, whole: click would cut a docstring's
+# first sentence at the terminal's width ("paired..."), and the reference takes its first line, which can stop
+# mid-sentence. A command without a line here fails the tests (tests/e2e/test_cli.py).
+SUMMARIES = {
+    "run": "Run experiments from CONFIG files (default: the built-in suite).",
+    "show": "Re-render a results file (run -o) or an ab file (ab -o).",
+    "compare": "Compare CURRENT results with BASELINE, case by case.",
+    "ab": "Is head slower than base? Both measured in one run.",
+    "list": "Describe every workload: params, variants and metrics.",
+    "devices": "Every backend × device, usable or not, and why not.",
+    "validate": "Check CONFIG files without running anything.",
+    "gather": "Gather a sweep's jobs into one report, as run would.",
+    "merge": "Merge a plan's shards (run --shard I/N) into one report.",
+    "record": "Record results files in the history store.",
+    "history": "Each recorded series and where it changed.",
+    "report": "Write the history as one self-contained HTML page.",
+}
+
+
 class Commands(click.Group):
     """The command group: an InputError raised while a command's options are read (a callback below parsing a
     margin, a KEY=VALUE, a duration) is one line per mistake and exit 2, as one raised by the command is (guard).
     Every command runs under the one interrupt policy (session.interrupts.ending): Ctrl-C → 130, SIGTERM → 143, one
     line, its outputs whole."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """Each command with its whole line from SUMMARIES (its --help keeps the docstring)."""
+        cmd.short_help = SUMMARIES.get(name or cmd.name or "", cmd.short_help)
+        super().add_command(cmd, name)
 
     def invoke(self, ctx: click.Context) -> Any:
         from asyncbench.session import interrupts

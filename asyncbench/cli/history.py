@@ -65,7 +65,14 @@ def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_
     the ratio with its 95% interval, and the change's p-value (E-divisive means, Apache Otava).
 
     PATTERN keeps the series whose case id contains it, as it is written (no
-    wildcards): `matmul`, `train_step`, `torch,cpu`."""
+    wildcards): `matmul`, `train_step`, `torch,cpu`.
+
+    Exit 0: the series are shown (and, with --fail-on-regression, none
+    starts a regression at its newest run). Exit 1: no series matches
+    PATTERN (or the store holds none), or --fail-on-regression found a
+    regression (each named on stderr). Exit 2: bad input: no store there, a
+    store that cannot be opened or is damaged, a PATTERN or option that
+    cannot be read."""
     from asyncbench.history import changes, store, target
     from asyncbench.report import history as shown
     from asyncbench.report import terminal
@@ -73,7 +80,7 @@ def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_
 
     check_pattern(pattern)
     recorder.require_history(history, "history")
-    found = store.open_store(target.resolve(history)).series(pattern, last)
+    found = store.open_store(target.resolve(history), say=echo_err).series(pattern, last)
     if fmt == "json":
         stdout(changes.to_json(found))
     else:
@@ -106,7 +113,12 @@ def report_command(pattern: str | None, output: str, history: str | None) -> Non
     side, each point's interval and revision in its tooltip, change points marked), the machines, and the latest
     run's table with its verdicts and timelines. No network needed to open it.
 
-    PATTERN keeps the series whose case id contains it, as it is written (no wildcards)."""
+    PATTERN keeps the series whose case id contains it, as it is written (no wildcards).
+
+    Exit 0: the page is written. Exit 1: no series matches PATTERN (or the
+    store holds none): no page. Exit 2: bad input (no store there, one that
+    cannot be opened or is damaged, a PATTERN or -o that cannot be used).
+    Exit 3: the page could not be written."""
     from asyncbench.history import store, target
     from asyncbench.report import html
     from asyncbench.results import outputs
@@ -115,7 +127,7 @@ def report_command(pattern: str | None, output: str, history: str | None) -> Non
     check_pattern(pattern)
     recorder.require_history(history, "report", "plotly")
     outputs.check([("-o", output)], inputs=[("--history", recorder.store_file(history))])
-    opened = store.open_store(target.resolve(history))
+    opened = store.open_store(target.resolve(history), say=echo_err)
     found = opened.series(pattern, html.CHART_POINTS)
     if not found:
         echo_err(f"no series{' matching ' + repr(pattern) if pattern else ''} in the history {opened.target.shown}")

@@ -4,6 +4,7 @@ valid, and a saved results file rendered again. None of them runs a case."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -93,6 +94,7 @@ Examples:
   asyncbench show r.json
   asyncbench show r.json --format markdown >> "$GITHUB_STEP_SUMMARY"
   asyncbench show sweep.json --plot sweep.png
+  asyncbench show ab.json                       an `ab -o` file: its verdicts as `ab` printed them
 """,
 )
 @click.argument("path", type=click.Path(dir_okay=False))
@@ -102,16 +104,25 @@ Examples:
 )
 @guard
 def show(path: str, fmt: str, plot_path: str | None) -> None:
-    """Re-render a results file written by `asyncbench run -o`."""
+    """Re-render a results file written by `asyncbench run -o` (or `asyncbench ab -o`)."""
     from asyncbench.report import terminal, view
     from asyncbench.report.writers import WRITERS
-    from asyncbench.results import outputs
+    from asyncbench.results import ab_file, ab_report, outputs, schema
     from asyncbench.session import reading
 
-    plot = WRITERS["plot"]
-    if plot_path:
-        plot.check_destination(plot_path)
-    shown = view.build(reading.load_results(path, echo_err))
+    with schema.bulk_loading():  # parsed once, whichever kind of file it is
+        try:
+            raw = ab_report.read_raw(path)
+        except InputError:
+            raw = None  # missing (a journal may stand for it), unreadable or not JSON: the results reader says which
+        if ab_file.is_ab(raw):
+            _show_ab(ab_report.from_dict(raw, path), fmt, plot_path)
+            return
+        plot = WRITERS["plot"]
+        if plot_path:
+            plot.check_destination(plot_path)
+        loaded = reading.load_results(path, echo_err, raw=raw)
+    shown = view.build(loaded)
     if fmt == "table":
         terminal.print_report(shown, terminal.stdout_console())
     else:
@@ -121,3 +132,26 @@ def show(path: str, fmt: str, plot_path: str | None) -> None:
         if not outputs.write(plot_path, plot.render(shown, plot_path), echo_err):
             sys.exit(EXIT_ERRORS)
         echo_err(f"written: {plot_path}")
+
+
+#: the formats an `ab` file is shown in: its table, its pull-request comment, its JSON (as `ab -o` writes it)
+AB_SHOWN = ("table", "markdown", "json")
+
+
+def _show_ab(report: Any, fmt: str, plot_path: str | None) -> None:
+    """An `ab` file's comparison, as `ab` printed it (report.paired), its pull-request comment, or its JSON."""
+    from asyncbench.report import paired, terminal
+    from asyncbench.results.paired import dumps
+
+    if plot_path:
+        raise InputError("--plot draws a run's swept experiments; an `ab` file has none (show it as a table or markdown)")
+    if fmt not in AB_SHOWN:
+        raise InputError(f"--format {fmt}: an `ab` file is shown as {', '.join(AB_SHOWN)}")
+    if fmt == "json":
+        stdout(dumps(report))
+        return
+    view = paired.shown_again(report)
+    if fmt == "markdown":
+        stdout(paired.markdown(view))
+    else:
+        paired.print_view(view, terminal.stdout_console(), again=True)

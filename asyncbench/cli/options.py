@@ -36,11 +36,11 @@ def read_variables(context: click.Context, parameter: click.Parameter, value: tu
     return side_variables.parse_env(value, f"--{str(parameter.name).replace('_', '-')}")
 
 
-def read_gate_time(context: click.Context, parameter: click.Parameter, value: str) -> float:
-    """--gate-time read once: '2m' -> 120.0 seconds (session.paired.parse_gate_time)."""
+def read_gate_time(context: click.Context, parameter: click.Parameter, value: str | None) -> float | None:
+    """--gate-time / --gate-time-max read once: '2m' -> 120.0 seconds (session.paired.parse_gate_time); None stays."""
     from asyncbench.session import paired
 
-    return paired.parse_gate_time(value)
+    return None if value is None else paired.parse_gate_time(value, f"--{str(parameter.name).replace('_', '-')}")
 
 
 def shown_formats() -> list[str]:
@@ -125,7 +125,8 @@ SELECTION = [
         "workloads",
         multiple=True,
         metavar="NAME",
-        help="Only these workloads (with no CONFIG: run them with defaults).",
+        help="Only these workloads (with no CONFIG: run them with defaults): a built-in's name, FILE.py:NAME (your "
+        "step or Workload in a file) or package.module:NAME.",
     ),
     click.option("-d", "--device", "devices", multiple=True, metavar="DEV", help="cpu | cuda | cuda:N | auto (overrides the config)."),
     click.option(
@@ -176,7 +177,7 @@ OUTCOME: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option(
         "--allow-inconclusive",
         is_flag=True,
-        help="An inconclusive check (its interval straddles the threshold), or an INCONCLUSIVE row against --baseline, "
+        help="An inconclusive check (its interval straddles the threshold, or it has none), or an INCONCLUSIVE row against --baseline, "
         "does not fail the gate; it is still reported.",
     ),
     click.option(

@@ -19,6 +19,7 @@ Examples:
   asyncbench run                               the built-in default suite
   asyncbench run --quick --no-progress         small sizes, few samples (CI smoke test)
   asyncbench run -w sync_async -d cpu -o r.json
+  asyncbench run -w bench/steps.py:my_step -d cpu       your own step (FILE.py:NAME: an @asyncbench.step function)
   asyncbench run my.yaml --set n_ops=100 --set matmul.size=2048
   asyncbench run -w sync_async --set n_ops=10,100,1000,10000 --plot knee.png     a sweep
   asyncbench run configs/ci-gate.yaml -o new.json --baseline old.json --markdown summary.md
@@ -57,6 +58,14 @@ Examples:
     help="Run only the I-th of N parts of the plan, e.g. --shard 2/4: one job of a CI matrix. Every machine cuts the plan "
     "the same way (balanced by each case's max_time_s); `asyncbench merge` puts the N results files together.",
 )
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Pin every CPU thread pool to N threads (torch, NumPy's BLAS, JAX's XLA, MXNet's OpenMP; recorded in the "
+    "results): on shared cores a free pool's time follows the other processes' load. Default: free, as your code "
+    "runs; a CPU row measured free on shared cores is warned about.",
+)
 @executor_options
 @guard
 def run(
@@ -80,6 +89,7 @@ def run(
     account: str | None,
     exclusive: bool | None,
     shard: str | None,
+    threads: int | None,
     **outcome: Any,
 ) -> None:
     """Run experiments from CONFIG files (default: the built-in suite) and print the results.
@@ -94,7 +104,7 @@ def run(
     exits as a run here would. Ctrl-C cancels the jobs it submitted.
 
     Exit 1 when an `expect:` check fails, is inconclusive (its interval
-    straddles the threshold) or could not be evaluated, when nothing was
+    straddles the threshold, or it has none) or could not be evaluated, when nothing was
     measured, or when a case is slower than --baseline beyond --max-regression
     (its whole interval) or INCONCLUSIVE against it; an inconclusive verdict
     passes only with --allow-inconclusive. 3 when a case errored. A run's
@@ -106,6 +116,10 @@ def run(
     from asyncbench.session import commands, jobs, requests
 
     cut = shards.parse(shard) if shard is not None else None  # a shard that is none: one line, before the plan is read
+    if threads is not None:  # before any worker starts: each inherits the variables before it imports its framework
+        from asyncbench.engine import thread_pools
+
+        thread_pools.pin(threads)
     chosen = executor_settings(
         executor, per, sbatch, partition=partition, gpus_per_node=gpus_per_node, time_min=time_min, account=account, exclusive=exclusive
     )

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from asyncbench.backends import Backend, cuda_devices, get_backend
-from asyncbench.engine import isolation
+from asyncbench.engine import isolation, thread_pools
 from asyncbench.results.model import Case
 
 Key = tuple[str | None, tuple[tuple[str, str], ...]]
@@ -81,6 +81,7 @@ class ImportFrameworks:
 
     def __call__(self) -> None:
         import_frameworks(self.backends)
+        thread_pools.apply(self.backends)  # `run --threads N`: torch.set_num_threads too (the variables sized the rest)
         gc.collect()
         gc.freeze()
 

@@ -7,6 +7,7 @@ runtime and CUPY_TF32, JAX's GPU models); a backend that is not installed is
 recorded as unavailable. The variables that change GPU results are recorded
 whenever set (`gpu_variables`), and on a GPU machine with nvidia-ml-py each
 GPU's model, compute mode and power limit (`gpus`, host.nvml: no CUDA context).
+The CPU thread pools' sizes are in `thread_variables` (engine.thread_pools).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import psutil
 
 from asyncbench.backends import BACKENDS, get_backend
 from asyncbench.backends.base import MATMUL_PRECISION
+from asyncbench.engine import thread_pools
 from asyncbench.host import facts, nvml
 from asyncbench.version import __version__
 
@@ -41,7 +43,8 @@ def capture(backends: Iterable[str] = tuple(BACKENDS)) -> dict[str, Any]:
         "cpu_cores_logical": psutil.cpu_count(logical=True),
         "cpu_affinity": facts.usable_cores(),
         "memory_bytes": psutil.virtual_memory().total,
-        "thread_variables": {k: os.environ[k] for k in facts.THREAD_VARIABLES if k in os.environ},
+        # with JAX's pool size (PJRT_NPROC) and ASYNCBENCH_THREADS (`run --threads N` pinned every pool) where set
+        "thread_variables": {**{k: os.environ[k] for k in facts.THREAD_VARIABLES if k in os.environ}, **thread_pools.recorded()},
         "synchronizing_variables": facts.synchronizing_variables(),
         "gpu_variables": facts.gpu_variables(),
         "frameworks": frameworks,

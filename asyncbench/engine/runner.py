@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping
 
 from asyncbench.backends import Backend, get_backend
 from asyncbench.backends.base import DeviceTimer
-from asyncbench.engine import expansion, isolation, memory, rounds, sanity, trace
+from asyncbench.engine import expansion, isolation, memory, rounds, sanity, thread_pools, trace
 from asyncbench.engine.case_workers import CaseWorkers, GpuTaken, ImportFrameworks, uses_gpu
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.host import facts, nvml
@@ -358,6 +358,7 @@ def run(
 
         cases = [(budgeted(case), skip) for case, skip in planned]
         synchronizing = facts.synchronizing_variables()
+        pools = thread_pools.Pools.of_run((case.experiment, case.backend, case.device) for case, skip in cases if not skip)
         for index, (case, skip) in enumerate(cases):
             if on_start is not None:
                 on_start(index, len(cases), case)
@@ -380,8 +381,8 @@ def run(
                 result = _row(case, SKIPPED, reason)
             else:
                 result = _run_isolated(worker, case, workload, on_progress)
-            result = workload.describe(result)
-            result = dataclasses.replace(result, warnings=(*result.warnings, *sanity.warnings_of(result, workload, synchronizing)))
+            result = thread_pools.noted(workload.describe(result), pools)  # a CPU row beside other backends': their pools
+            result = dataclasses.replace(result, warnings=(*result.warnings, *sanity.warnings_of(result, workload, synchronizing, pools)))
             if case.expect:
                 per_round = rounds.per_round(workload, case.params, result.variants) if result.status == OK else {}
                 result = dataclasses.replace(result, checks=checks.evaluate(case.expect, result, case.budget, per_round))

@@ -4,13 +4,18 @@ A measurement that breaks one of these is wrong somewhere — events recorded
 on the wrong stream, a sync that did not wait, a verification that never ran,
 a variable that made the GPU synchronous — and must not be averaged in
 silently. Each violation is one line in `Result.warnings`, shown under its
-row and kept in the JSON; an empty list means every check held.
+row and kept in the JSON; an empty list means every check held. A CPU
+row's thread pool is checked here too (engine.thread_pools): free while
+other processes shared the cores, its time is theirs as much as the code's.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
+from asyncbench.engine import thread_pools
+from asyncbench.results import units
 from asyncbench.results.model import OK, Result
 from asyncbench.workloads.base import Workload
 
@@ -25,16 +30,25 @@ DEVICE_OVER_DONE_S = 50e-6
 # samples (one preempted sync is no pattern), is that symptom.
 DEVICE_UNDER_DONE_FRACTION = 0.5
 DEVICE_UNDER_DONE_S = 1e-3
+# A user's step is read per step (step_s_kK = a sample's done time / its steps), and every sample ends with the
+# harness's own sync, which a hand loop timing the same steps would not pay (JAX's queues a small product and
+# wakes its worker: 0.1-0.4 ms a sample after inline work). Past this share of a sample's done time that sync
+# moves the per-step figure beyond the 2% within which the harness matches each backend's own reference
+# (benchmarks/fidelity_backends.py, docs/measured.md): the row says so and how many steps a sample needs.
+HARNESS_SHARE = 0.02
 
 
 def _count(condition: list[bool]) -> str:
     return f"{sum(condition)} of {len(condition)} samples"
 
 
-def warnings_of(result: Result, workload: Workload, synchronizing: Mapping[str, str]) -> tuple[str, ...]:
+def warnings_of(
+    result: Result, workload: Workload, synchronizing: Mapping[str, str], pools: thread_pools.Pools | None = None
+) -> tuple[str, ...]:
     """Every sanity check `result` fails, as lines (empty when all hold, and for rows that measured nothing).
 
     `synchronizing`: the variables set in this run that make GPU work synchronous (facts.synchronizing_variables).
+    `pools`: the run's CPU thread pools (thread_pools.Pools.of_run; None: not checked).
     """
     if result.status != OK:
         return ()
@@ -67,4 +81,40 @@ def warnings_of(result: Result, workload: Workload, synchronizing: Mapping[str, 
     if synchronizing and result.device.startswith("cuda"):
         names = ", ".join(f"{k}={v}" for k, v in synchronizing.items())
         found.append(f"{names} is set: GPU work was made synchronous, so issue and done times are not those of asynchronous execution")
+    if pools is not None:
+        found += _pool_warnings(result, pools)
+    found += _harness_share(result, workload)
     return tuple(found)
+
+
+def _harness_share(result: Result, workload: Workload) -> list[str]:
+    """A step-form row whose samples are so short that the harness's own sync (measured with nothing queued:
+    results.model.HarnessCost) is more than HARNESS_SHARE of a sample: its per-step times carry that sync."""
+    steps = result.params.get("steps")
+    if result.harness is None or not isinstance(steps, int) or steps < 1 or workload.metric("step_s_k0") is None:
+        return []
+    done = [variant.done_s.median for variant in result.variants.values() if variant.done_s.median > 0]
+    if not done or result.harness.sync_s <= HARNESS_SHARE * min(done):
+        return []
+    share = result.harness.sync_s / min(done)
+    needed = math.ceil(steps * share / HARNESS_SHARE)
+    return [
+        f"the harness's own sync ({units.seconds(result.harness.sync_s)} with nothing queued) is {share:.0%} of a "
+        f"sample's done time: each per-step time carries {units.seconds(result.harness.sync_s / steps)} of it; "
+        f"steps={needed} or more brings it under {HARNESS_SHARE:.0%}"
+    ]
+
+
+def _pool_warnings(result: Result, pools: thread_pools.Pools) -> list[str]:
+    """A CPU row's thread pool: free while other processes shared the cores (its time then follows their load), or of
+    another size than those of the backends it is compared with in its experiment."""
+    if not result.device.startswith("cpu") or result.backend not in thread_pools.POOL_VARIABLES:
+        return []
+    found = []
+    reference = result.reference
+    if pools.free(result.backend) and reference is not None:
+        how = thread_pools.shared(reference.cpu_pressure, reference.others_cpu)
+        if how is not None:
+            found.append(thread_pools.shared_warning(result.backend, how, pools))
+    _, different = thread_pools.compared_line(result.backend, result.experiment, pools)
+    return found + ([different] if different else [])

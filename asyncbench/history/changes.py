@@ -20,6 +20,7 @@ import json
 import statistics
 from typing import Iterable, Sequence
 
+from asyncbench.history import model
 from asyncbench.history.model import ChangePoint, Point, Series
 
 # The significance a change must reach: Otava's default. Per series: a report of many series sees more false
@@ -40,16 +41,12 @@ MIN_MAGNITUDE = 0.15
 # spreads, as MIN_MAGNITUDE stands above the 11% drift of medians: a planted +5% step is then found at the run it
 # starts, and flat series show none.
 PAIRED_MIN_MAGNITUDE = 0.03
-# What marks a paired-ratio series: store.record_ab's quantities are `ab:` + the compared name, in unit x.
-PAIRED_PREFIX = "ab:"
-PAIRED_UNIT = "x"
+# What marks a paired-ratio series: store.record_ab's quantities are `ab:` + the compared name, in unit x (the read
+# models' own: history.model).
+PAIRED_PREFIX, PAIRED_UNIT = model.PAIRED_PREFIX, model.PAIRED_UNIT
+is_paired = model.is_paired
 # A change's interval is the ratio's at this confidence, as every interval asyncbench reports.
 CONFIDENCE = 0.95
-
-
-def is_paired(quantity: str, unit: str) -> bool:
-    """Whether a series of this quantity holds the paired ratios head/base of recorded `ab` files."""
-    return quantity.startswith(PAIRED_PREFIX) and unit == PAIRED_UNIT
 
 
 def min_magnitude(quantity: str, unit: str) -> float:
@@ -98,21 +95,17 @@ def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> t
 
 
 def regressions(found: Iterable[Series], margin: float) -> list[tuple[Series, ChangePoint]]:
-    """The series whose newest point starts a change that makes it slower by more than `margin`: a time (or a
-    paired ratio head/base, > 1 slower) that grew, or a rate, `/s`, that fell, past 1 + margin, by the ratio's whole
-    interval where there is one."""
+    """The series whose newest point starts a change that makes it slower by more than `margin` (Series.slower_by:
+    by the ratio's whole interval where there is one)."""
     hits = []
     for one in found:
-        rate = one.unit.endswith("/s")
-        slower_up = one.unit == "s" or is_paired(one.quantity, one.unit)
-        if not (rate or slower_up) or not one.change_points or not one.points:
-            continue  # only times, paired ratios and rates say which way is slower
+        if not one.change_points or not one.points:
+            continue
         change = one.change_points[-1]
         if change.run != one.points[-1].run:
             continue
-        low, high = change.ratio_low, change.ratio_high
-        slower = (1 / (high if high else change.ratio)) if rate else (low if low else change.ratio)
-        if slower > 1 + margin:
+        slower = one.slower_by(change)
+        if slower is not None and slower > 1 + margin:
             hits.append((one, change))
     return hits
 

@@ -28,7 +28,7 @@ import sys
 from typing import Any, Iterator
 
 from asyncbench.errors import InputError
-from asyncbench.history import tables
+from asyncbench.history import tables, upgrade
 from asyncbench.history.target import DEFAULT, Target
 from asyncbench.host import own_folder
 
@@ -102,11 +102,12 @@ def writing(engine: Any) -> Iterator[Any]:
         yield connection
 
 
-def prepare(target: Target, engine: Any, meta: Any, writing_too: bool) -> None:
+def prepare(target: Target, engine: Any, meta: Any, writing_too: bool) -> list[str]:
     """Refuse what is not an asyncbench store (another application's database, a schema version asyncbench never
     wrote, a table or column missing) and a store of a newer asyncbench; upgrade an older one; make a new one (only
     when writing, and only in an empty database); and when writing, prove it can be written. StoreError, one line,
-    for each failure, and nothing written then."""
+    for each failure, and nothing written then. What an upgrade's steps said a user must hear (upgrade.MIGRATIONS)."""
+    notes: list[str] = []
 
     with translated(target, "open"):
         with engine.connect() as connection:
@@ -125,7 +126,9 @@ def prepare(target: Target, engine: Any, meta: Any, writing_too: bool) -> None:
                 kv = meta.tables[f"{tables.PREFIX}meta"]
                 kv.create(connection, checkfirst=True)
                 for step in range((version or 0) + 1, tables.SCHEMA_VERSION + 1):
-                    tables.MIGRATIONS[step](connection, meta)
+                    said = upgrade.MIGRATIONS[step](connection, meta)
+                    if said and version is not None:  # a store made new has nothing to be told of
+                        notes.append(said)
                 if version is None:
                     connection.execute(kv.insert().values(key="schema_version", value=str(tables.SCHEMA_VERSION)))
                 else:
@@ -140,6 +143,7 @@ def prepare(target: Target, engine: Any, meta: Any, writing_too: bool) -> None:
             if target.kind == "sqlite" and "unable to open" in str(exc):  # the journal SQLite writes beside the file
                 raise StoreError(f"{exc} (is its folder writable? SQLite writes a journal beside the file)") from None
             raise
+    return notes
 
 
 def _version(target: Target, connection: Any) -> int | None:

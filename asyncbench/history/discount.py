@@ -39,13 +39,13 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
+from asyncbench.history import model
 from asyncbench.history.model import Point
 from asyncbench.results import units
 from asyncbench.verdicts import machine
 
-#: the quantities a case records for its machine (history.recorded.quantities), variant ""
-MACHINE_QUANTITY = "machine_s"
-PRESSURE_QUANTITY = "cpu_pressure"
+#: the quantities a case records for its machine (history.recorded.quantities), variant "" (history.model's)
+MACHINE_QUANTITY, PRESSURE_QUANTITY = model.MACHINE_QUANTITY, model.PRESSURE_QUANTITY
 # A run whose reference took beyond ×1.25 of the series' usual time is discounted. The 2-core machine here has slow
 # spells that the OS does not see: its reference took 1.35-1.7 ms instead of about 1 ms in 30-40% of runs beside an
 # intermittent neighbour, the cases 1.3-2.2× slower with it, by no fixed multiple. Within ×1.25 the kept runs are

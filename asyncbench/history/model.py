@@ -9,6 +9,19 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
+# What marks a paired-ratio series (an `ab` file recorded): its quantities are `ab:` + the compared name, in unit x
+# (history.changes holds such series to a change floor of their own).
+PAIRED_PREFIX = "ab:"
+PAIRED_UNIT = "x"
+#: the quantities a case records for its machine (history.recorded.quantities, read by history.discount), variant ""
+MACHINE_QUANTITY = "machine_s"
+PRESSURE_QUANTITY = "cpu_pressure"
+
+
+def is_paired(quantity: str, unit: str) -> bool:
+    """Whether a series of this quantity holds the paired ratios head/base of recorded `ab` files."""
+    return quantity.startswith(PAIRED_PREFIX) and unit == PAIRED_UNIT
+
 
 class Point(NamedTuple):
     """One run's value of a quantity: the median with its 95% interval (None: too few rounds for one).
@@ -66,6 +79,26 @@ class Series:
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "points": [point._asdict() for point in self.points]}
 
+    @property
+    def paired(self) -> bool:
+        """Whether it holds the paired ratios head/base of recorded `ab` files (> 1: slower)."""
+        return is_paired(self.quantity, self.unit)
+
+    @property
+    def of_machine(self) -> bool:
+        """Whether it is the machine beside its case (its reference time or CPU pressure), not the case's own."""
+        return self.quantity in (MACHINE_QUANTITY, PRESSURE_QUANTITY) and not self.variant
+
+    def slower_by(self, change: ChangePoint) -> float | None:
+        """How many times slower `change` made this series, by the ratio's whole interval where there is one (the end
+        nearest 1; > 1: slower beyond doubt): a time, or a paired ratio head/base (> 1 slower), that grew, or a rate,
+        `/s`, that fell. None for a quantity that does not say which way is slower."""
+        rate = self.unit.endswith("/s")
+        if not (rate or self.unit == "s" or self.paired):
+            return None  # only times, paired ratios and rates say which way is slower
+        low, high = change.ratio_low, change.ratio_high
+        return (1 / (high if high else change.ratio)) if rate else (low if low else change.ratio)
+
 
 @dataclass(frozen=True)
 class LatestCase:
@@ -83,6 +116,10 @@ class LatestCase:
 
 @dataclass(frozen=True)
 class LatestRun:
+    """The run the history counts as made last (history.clock: no run whose clock was ahead is made later than it
+    was recorded), with its cases; `kind` "run" or "ab" (history.tables), `clock_ahead` where its file says it
+    was made after it was recorded."""
+
     run: int
     created: str
     label: str | None
@@ -90,3 +127,20 @@ class LatestRun:
     branch: str | None
     host: str | None
     cases: tuple[LatestCase, ...]
+    kind: str = "run"
+    clock_ahead: bool = False
+
+
+class RecentRun(NamedTuple):
+    """One of the newest runs, as the page lists them: `kind` "run" or "ab" (history.tables: an `ab` run's points
+    are paired ratios head/base), `clock_ahead` where its file says it was made after it was recorded."""
+
+    id: int
+    created: str
+    label: str | None
+    revision: str | None
+    branch: str | None
+    host: str | None
+    version: str | None
+    kind: str = "run"
+    clock_ahead: bool = False

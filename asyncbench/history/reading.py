@@ -12,8 +12,8 @@ import json
 import math
 from typing import Any, Callable, Mapping, Sequence
 
-from asyncbench.history import discount
-from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, Series
+from asyncbench.history import clock, discount, tables
+from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, RecentRun, Series
 
 # Ids per IN list (SQLite allows 32,766 parameters; PostgreSQL more): bounded lists keep every statement small.
 CHUNK = 500
@@ -60,7 +60,7 @@ def newest(table_of: Table, connection: Any, series_ids: Sequence[int], last: in
         points_of = made[series_id] = []
         for run, value, low, high in rows:
             created, label, revision = facts[run]
-            points_of.append(Point(run, created, label, revision, _figure(value), _bound(low), _bound(high)))
+            points_of.append(Point(run, created, label, revision, *figures(value, low, high)))
     return made
 
 
@@ -78,6 +78,17 @@ def _figure(value: Any) -> float:
 def _bound(value: Any) -> float | None:
     """An end of a point's interval: a finite number, or none (too few rounds for one)."""
     return None if value is None else _figure(value)
+
+
+def figures(value: Any, low: Any, high: Any) -> tuple[float, float | None, float | None]:
+    """A point's figure and its interval's ends as asyncbench writes them: finite numbers, the figure within its
+    interval (a median within the interval of that median, a paired ratio within its own); else the row is damaged.
+    The rule the recorder holds every point to as well (history.recording), so none is drawn outside its error bar."""
+    figure, below, above = _figure(value), _bound(low), _bound(high)
+    if (below is not None and figure < below) or (above is not None and figure > above):
+        shown = f"[{'?' if below is None else f'{below:.6g}'}, {'?' if above is None else f'{above:.6g}'}]"
+        raise DamagedRow(f"a point {figure:.6g} lies outside its own interval {shown}")
+    return figure, below, above
 
 
 def machine_of(
@@ -160,11 +171,12 @@ def series(table_of: Table, connection: Any, pattern: str | None = None, last: i
 
 
 def latest(table_of: Table, connection: Any) -> LatestRun | None:
-    """The run recorded last (by creation time), with its cases and their points; None in an empty store."""
+    """The run made last (by the time it is ordered by: history.clock, its creation but never after it was
+    recorded), with its cases and their points; None in an empty store."""
     import sqlalchemy as sa
 
     runs, cases, points, series = table_of("runs"), table_of("cases"), table_of("points"), table_of("series")
-    run = connection.execute(sa.select(runs).order_by(runs.c.created.desc(), runs.c.id.desc()).limit(1)).first()
+    run = connection.execute(sa.select(runs).order_by(runs.c.ordered_at.desc(), runs.c.id.desc()).limit(1)).first()
     if run is None:
         return None
     rows = connection.execute(
@@ -187,15 +199,52 @@ def latest(table_of: Table, connection: Any) -> LatestRun | None:
                 quantities=[],
             )
         if row.quantity is not None:
-            figures = (_figure(row.value), _bound(row.low), _bound(row.high))
-            case.quantities.append((row.variant, row.quantity, row.unit, *figures))
-    return LatestRun(run.id, run.created, run.label, run.revision, run.branch, run.host, tuple(found.values()))
+            case.quantities.append((row.variant, row.quantity, row.unit, *figures(row.value, row.low, row.high)))
+    return LatestRun(
+        run.id,
+        run.created,
+        run.label,
+        run.revision,
+        run.branch,
+        run.host,
+        tuple(found.values()),
+        kind=_kind(run.kind),
+        clock_ahead=_ahead(run.created, run.recorded),
+    )
 
 
-def recent(table_of: Table, connection: Any, limit: int) -> list[Any]:
-    """The newest `limit` runs, newest first: id, created, label, revision, branch, host, version."""
+def recent(table_of: Table, connection: Any, limit: int) -> list[RecentRun]:
+    """The newest `limit` runs (by the time each is ordered by: history.clock), newest first."""
     import sqlalchemy as sa
 
     runs = table_of("runs")
     columns = (runs.c.id, runs.c.created, runs.c.label, runs.c.revision, runs.c.branch, runs.c.host, runs.c.version)
-    return list(connection.execute(sa.select(*columns).order_by(runs.c.created.desc(), runs.c.id.desc()).limit(limit)))
+    query = sa.select(*columns, runs.c.kind, runs.c.recorded).order_by(runs.c.ordered_at.desc(), runs.c.id.desc()).limit(limit)
+    return [
+        RecentRun(
+            row.id,
+            row.created,
+            row.label,
+            row.revision,
+            row.branch,
+            row.host,
+            row.version,
+            _kind(row.kind),
+            _ahead(row.created, row.recorded),
+        )
+        for row in connection.execute(query)
+    ]
+
+
+def _kind(stored: Any) -> str:
+    """A run's kind as the store says it: an `ab` run, else a results run."""
+    return tables.AB if stored == tables.AB else tables.RUN
+
+
+def _ahead(created: Any, recorded: Any) -> bool:
+    """Whether a run's file says it was made after it was recorded (history.clock); a time no asyncbench wrote
+    (an edited row) says nothing of it."""
+    try:
+        return clock.ahead(str(created), str(recorded))
+    except ValueError:
+        return False

@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from asyncbench.history import changes, discount, keys, machine, reading, recorded
+from asyncbench.history import changes, clock, discount, keys, machine, reading, recorded, tables
 from asyncbench.history.model import ChangePoint
 from asyncbench.history.reading import CHUNK, Table
 from asyncbench.host import git
@@ -77,6 +77,8 @@ class Recording:
     version: str
     environment: Mapping[str, Any]
     entries: Sequence[CaseEntry]
+    #: tables.RUN, or tables.AB for an `ab` file's run (its points paired ratios head/base)
+    kind: str = tables.RUN
 
 
 def of_report(report: Report) -> Recording:
@@ -135,7 +137,7 @@ def of_ab(data: ABFile) -> Recording:
         )
         for case in data.cases
     ]
-    return Recording(keys.of_ab(data), data.created, data.tool_version, environment, entries)
+    return Recording(keys.of_ab(data), data.created, data.tool_version, environment, entries, kind=tables.AB)
 
 
 def record(table_of: Table, connection: Any, recording: Recording, label: str | None, source: str | None) -> Recorded:
@@ -146,15 +148,19 @@ def record(table_of: Table, connection: Any, recording: Recording, label: str | 
 
     runs, cases, points = table_of("runs"), table_of("cases"), table_of("points")
     key, environment = recording.key, recording.environment
+    _check_points(recording)
     existing = connection.execute(sa.select(sa.func.min(runs.c.id)).where(runs.c.run_key.in_(key.all))).scalar()
     if existing is not None:
         return Recorded(run=existing, new=False, points=0)
     dated = git_facts(str(environment.get("git_sha") or "") or None)
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     run = connection.execute(
         runs.insert().values(
             run_key=key.key,
             created=recording.created,
-            recorded=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            recorded=now,
+            kind=recording.kind,
+            ordered_at=clock.ordered_at(recording.created, now),  # a clock that was ahead makes no run the latest
             label=label,
             revision=environment.get("git_sha"),
             branch=dated.get("branch"),
@@ -311,6 +317,20 @@ def _change_row(change: ChangePoint) -> dict[str, Any]:
         "ratio_high": change.ratio_high,
         "p_value": change.p_value,
     }
+
+
+def _check_points(recording: Recording) -> None:
+    """Every point held to the rule its reader holds it to (reading.figures: finite, within its own interval), before
+    anything is written: reading.DamagedRow naming the case and the quantity otherwise. asyncbench never writes such
+    a point, so it is a file made by hand or damaged, or a bug here (the one that stored an `ab` gate's last block's
+    log ratio beside its true interval), refused rather than drawn outside its own error bar."""
+    for entry in recording.entries:
+        for quantity in entry.quantities:
+            try:
+                reading.figures(quantity["value"], quantity["low"], quantity["high"])
+            except reading.DamagedRow as exc:
+                name = " ".join(part for part in (entry.case_id, quantity["variant"], quantity["quantity"]) if part)
+                raise reading.DamagedRow(f"{name}: {exc}") from None
 
 
 def _measured(quantity: dict[str, Any]) -> dict[str, Any]:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, Iterator, Sequence
+import sys
+from typing import Any, Callable, Iterator, Sequence
 
 from asyncbench.history import database, reading, recording, tables
 from asyncbench.history.database import StoreError as StoreError  # what callers of the store catch
-from asyncbench.history.model import LatestRun, Series
+from asyncbench.history.model import LatestRun, RecentRun, Series
 from asyncbench.history.recording import Recorded
 from asyncbench.history.target import Target
 from asyncbench.results.ab_file import ABFile
@@ -46,8 +47,11 @@ class Store:
         return self._record(recording.of_ab(data), label, source)
 
     def _record(self, run: recording.Recording, label: str | None, source: str | None) -> Recorded:
-        with self._failures("record"), database.writing(self._engine) as connection:
-            return recording.record(self.table, connection, run, label, source)
+        try:
+            with self._failures("record"), database.writing(self._engine) as connection:
+                return recording.record(self.table, connection, run, label, source)
+        except reading.DamagedRow as exc:  # a point asyncbench never writes (recording._check_points): nothing stored
+            raise StoreError(f"history {self.target.shown}: cannot record: {exc}: not what asyncbench writes") from None
 
     def refresh_changes(self, connection: Any, series_ids: Sequence[int]) -> None:
         """Find the change points of these series again, in a transaction of the caller's (`transaction`)."""
@@ -63,8 +67,8 @@ class Store:
         with self._reading(), self._engine.connect() as connection:
             return reading.latest(self.table, connection)
 
-    def recent(self, limit: int) -> list[Any]:
-        """The newest `limit` runs, newest first: id, created, label, revision, branch, host, version."""
+    def recent(self, limit: int) -> list[RecentRun]:
+        """The newest `limit` runs, newest first (reading.recent)."""
         with self._reading(), self._engine.connect() as connection:
             return reading.recent(self.table, connection, limit)
 
@@ -91,11 +95,18 @@ class Store:
                 raise StoreError(f"history {self.target.shown}: cannot read: {exc}: {database.DAMAGED}") from None
 
 
-def open_store(target: Target, writing: bool = False) -> Store:
+def open_store(target: Target, writing: bool = False, say: Callable[[str], None] | None = None) -> Store:
     """The store at `target`: refused in one line (StoreError) when it is not there (reading never makes one), is
-    from a newer asyncbench, or cannot be reached; an older one is upgraded. `writing`: made where there is none,
-    and proven writable now, before a run (a read-only file, folder, role or server is refused here)."""
+    from a newer asyncbench, or cannot be reached; an older one is upgraded, and what the upgrade changed that a
+    user must know is said (`say`, else a line on stderr: whichever command opens the store first upgrades it).
+    `writing`: made where there is none, and proven writable now, before a run (a read-only file, folder, role or
+    server is refused here)."""
     engine = database.connect(target, writing)
     meta = tables.metadata()
-    database.prepare(target, engine, meta, writing)
+    for note in database.prepare(target, engine, meta, writing):
+        (say or _stderr)(f"asyncbench: history {target.shown}: {note}")
     return Store(target, engine, meta)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)  # names in it are quoted as repr quotes them (history.upgrade): none acts

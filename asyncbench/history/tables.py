@@ -8,12 +8,14 @@ the history never reruns the detection over every point.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from asyncbench.history import machine
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 PREFIX = "asyncbench_"
+#: what a run is (`kind`): a results report's, or an `ab` file's (its points are paired ratios head/base)
+RUN, AB = "run", "ab"
 
 
 def metadata() -> Any:
@@ -36,6 +38,10 @@ def metadata() -> Any:
         sa.Column("environment", sa.Text, nullable=False),
         sa.Column("version", sa.String(32)),
         sa.Column("source", sa.Text),
+        # schema 3: RUN or AB; and the time the run is ordered by (history.clock: its creation, no later than its
+        # recording), written with every run (nullable only because a column added to a table cannot be otherwise)
+        sa.Column("kind", sa.String(8)),
+        sa.Column("ordered_at", sa.String(40), index=True),
     )
     sa.Table(
         f"{PREFIX}cases",
@@ -95,20 +101,16 @@ def metadata() -> Any:
     return meta
 
 
-def _create(connection: Any, meta: Any) -> None:
+def create(connection: Any, meta: Any) -> None:
+    """Schema 1: a new store's tables (what a store already has stays)."""
     meta.create_all(connection)  # checkfirst: what a store already has stays
 
 
-def _recount(connection: Any, meta: Any) -> None:
-    """Each series' `runs` as its points: schema 1 added one to every series of a case on every machine whenever any
-    machine recorded that case (a series with one point said "3 runs")."""
+def recount(connection: Any, meta: Any) -> None:
+    """Schema 2: each series' `runs` as its points: schema 1 added one to every series of a case on every machine
+    whenever any machine recorded that case (a series with one point said "3 runs")."""
     import sqlalchemy as sa
 
     series, points = meta.tables[f"{PREFIX}series"], meta.tables[f"{PREFIX}points"]
     counted = sa.select(sa.func.count()).where(points.c.series_id == series.c.id).scalar_subquery()
     connection.execute(series.update().values(runs=counted))
-
-
-#: version -> the step that brings a store of the version before it there (1: a new store; 2: runs keyed by the
-#: run's own id, see keys.py, and each series' run count recounted)
-MIGRATIONS: dict[int, Callable[[Any, Any], None]] = {1: _create, 2: _recount}

@@ -8,17 +8,24 @@ does not start (no driver), everything here answers None and nothing is recorded
 What a case gets (runner): its GPU's state before and after sampling (a note), and which rounds were taken while the
 GPU throttled (a warning naming the rounds and the reasons). The throttle reasons are read before a sample, outside
 it, at most once every READ_EVERY_S: a round is judged by the latest reading, and so is the round that follows the
-last sample (the reading after sampling). NVML's indices are the driver's (PCI order); `cuda:N` is mapped through
-CUDA_VISIBLE_DEVICES (indices or GPU UUIDs), which is exact where CUDA_DEVICE_ORDER=PCI_BUS_ID or there is one GPU.
+last sample (the reading after sampling). A GPU or driver that does not report throttle reasons (NVMLError_NotSupported)
+leaves them unknown, said as such: never "not throttled".
+
+Which GPU `cuda:N` is (host.cuda_ids): the one whose UUID CUDA's driver gives device N, never a position in NVML's
+PCI order (CUDA numbers GPUs fastest first by default, and CUDA_VISIBLE_DEVICES reorders them). Where that cannot be
+told (a MIG instance, an index in CUDA's default order without the driver's answer, an ambiguous UUID prefix), the
+case's note says so (`Unidentified`), the environment records why, and no GPU's figures stand for it.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from asyncbench.host import cuda_ids
+from asyncbench.host.cuda_ids import Gpu
 
 #: NVML's compute modes (nvmlComputeMode_t)
 COMPUTE_MODES = {0: "DEFAULT", 1: "EXCLUSIVE_THREAD", 2: "PROHIBITED", 3: "EXCLUSIVE_PROCESS"}
@@ -57,23 +64,10 @@ def unavailable_reason() -> str | None:
     return _library()[1]
 
 
-def _handle(nvml: Any, index: int) -> Any | None:
-    """NVML's handle of `cuda:index` as CUDA numbers it in this process (CUDA_VISIBLE_DEVICES), or None."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    try:
-        if visible is None:
-            return nvml.nvmlDeviceGetHandleByIndex(index)
-        entries = [entry.strip() for entry in visible.split(",") if entry.strip()]
-        if index >= len(entries):
-            return None
-        entry = entries[index]
-        if entry.isdigit():
-            return nvml.nvmlDeviceGetHandleByIndex(int(entry))
-        if entry.startswith("GPU-"):
-            return nvml.nvmlDeviceGetHandleByUUID(entry)
-        return None  # a MIG instance (MIG-...): its clocks and limits are its parent GPU's, not asked here
-    except Exception:  # noqa: BLE001 - NVMLError_InvalidArgument, _NotFound: no such GPU
-        return None
+def _gpu(nvml: Any, index: int) -> Gpu | None:
+    """`cuda:index` to NVML, or None where this process has no such CUDA device."""
+    gpus = cuda_ids.nvml_gpus(nvml)
+    return gpus[index] if 0 <= index < len(gpus) else None
 
 
 def _read(read: Callable[[], Any]) -> Any:
@@ -85,15 +79,23 @@ def _read(read: Callable[[], Any]) -> Any:
 
 
 def _throttle_bits(nvml: Any, handle: Any) -> int | None:
+    """The clock event reasons set now, or None where the GPU or driver does not report them."""
     # renamed "clocks event reasons" in NVML 12.2; the old name stays in older nvidia-ml-py
     read = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
     bits = _read(lambda: read(handle))
     return int(bits) if bits is not None else None
 
 
-def throttle_names(bits: int | None) -> tuple[str, ...]:
-    """The throttle reasons set in `bits` (THROTTLE_REASONS), in bit order."""
-    return tuple(name for bit, name in THROTTLE_REASONS.items() if bits and bits & bit)
+def throttle_names(bits: int | None) -> tuple[str, ...] | None:
+    """The throttle reasons set in `bits` (THROTTLE_REASONS), in bit order; None where `bits` is unknown (not reported:
+    an empty tuple would say "not throttled")."""
+    if bits is None:
+        return None
+    return tuple(name for bit, name in THROTTLE_REASONS.items() if bits & bit)
+
+
+#: how a reading without throttle reasons is said
+REASONS_UNKNOWN = "throttle reasons unknown (the GPU or driver did not report them)"
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,8 @@ class GpuState:
     power_limit_w: float | None
     temperature_c: int | None
     compute_mode: str | None
-    throttle_reasons: tuple[str, ...]
+    #: None: not reported (unknown, not "not throttled")
+    throttle_reasons: tuple[str, ...] | None
 
     def text(self) -> str:
         figures = [
@@ -114,9 +117,15 @@ class GpuState:
             f"power limit {self.power_limit_w:.0f} W" if self.power_limit_w is not None else None,
             f"{self.temperature_c} °C" if self.temperature_c is not None else None,
             f"compute mode {self.compute_mode}" if self.compute_mode else None,
-            ("throttled: " + ", ".join(self.throttle_reasons)) if self.throttle_reasons else "not throttled",
+            _reasons_text(self.throttle_reasons),
         ]
         return ", ".join(f for f in figures if f)
+
+
+def _reasons_text(reasons: tuple[str, ...] | None) -> str:
+    if reasons is None:
+        return REASONS_UNKNOWN
+    return ("throttled: " + ", ".join(reasons)) if reasons else "not throttled"
 
 
 def _state(nvml: Any, handle: Any) -> GpuState:
@@ -137,44 +146,55 @@ def _index(device: str) -> int | None:
     return int(index or 0) if kind == "cuda" and (index or "0").isdigit() else None
 
 
-def state(device: str) -> GpuState | None:
-    """The GPU of `device` (`cuda:N`) now, or None (not a GPU, no NVML, no such GPU)."""
+def _handle(index: int | None) -> tuple[Any, Gpu | None]:
+    """(pynvml, `cuda:index` to NVML); the Gpu is None without NVML or without such a CUDA device."""
     nvml, _ = _library()
-    index = _index(device)
-    handle = _handle(nvml, index) if nvml is not None and index is not None else None
-    return _state(nvml, handle) if handle is not None else None
+    return nvml, (_gpu(nvml, index) if nvml is not None and index is not None else None)
+
+
+def state(device: str) -> GpuState | None:
+    """The GPU of `device` (`cuda:N`) now, or None (not a GPU, no NVML, no such GPU, or which GPU it is unknown)."""
+    nvml, gpu = _handle(_index(device))
+    return _state(nvml, gpu.handle) if gpu is not None and gpu.handle is not None else None
+
+
+def _compute_mode(nvml: Any, handle: Any) -> str | None:
+    mode = _read(lambda: nvml.nvmlDeviceGetComputeMode(handle))
+    return COMPUTE_MODES.get(mode, str(mode)) if mode is not None else None
 
 
 def compute_mode(index: int) -> str | None:
-    """The compute mode of `cuda:index` (DEFAULT, EXCLUSIVE_PROCESS, PROHIBITED...), or None where NVML cannot say.
-    Under EXCLUSIVE_PROCESS a second process's CUDA context on that GPU fails."""
-    nvml, _ = _library()
-    handle = _handle(nvml, index) if nvml is not None else None
-    mode = _read(lambda: nvml.nvmlDeviceGetComputeMode(handle)) if handle is not None else None
-    return COMPUTE_MODES.get(mode, str(mode)) if mode is not None else None
+    """The compute mode of `cuda:index` (DEFAULT, EXCLUSIVE_PROCESS, PROHIBITED...), or None where NVML cannot say
+    (or which GPU it is is unknown). Under EXCLUSIVE_PROCESS a second process's CUDA context on that GPU fails."""
+    nvml, gpu = _handle(index)
+    return _compute_mode(nvml, gpu.handle) if gpu is not None and gpu.handle is not None else None
 
 
 def snapshot() -> dict[str, dict[str, Any]]:
     """Every GPU this process may use, for a results file's environment: model, compute mode, power limit and its
-    default (an administrator's cap slows every case), max SM clock. Empty where NVML cannot be read."""
+    default (an administrator's cap slows every case), max SM clock; `unknown` (why) for a `cuda:N` whose GPU could
+    not be told. Empty where NVML cannot be read."""
     nvml, _ = _library()
     if nvml is None:
         return {}
-    found: dict[str, dict[str, Any]] = {}
-    index = 0
-    while (handle := _handle(nvml, index)) is not None:
-        name = _read(lambda: nvml.nvmlDeviceGetName(handle))
-        limit = _read(lambda: nvml.nvmlDeviceGetEnforcedPowerLimit(handle))
-        default = _read(lambda: nvml.nvmlDeviceGetPowerManagementDefaultLimit(handle))
-        found[f"cuda:{index}"] = {
-            "name": name.decode() if isinstance(name, bytes) else name,
-            "compute_mode": compute_mode(index),
-            "power_limit_w": limit / 1e3 if limit is not None else None,
-            "default_power_limit_w": default / 1e3 if default is not None else None,
-            "max_sm_clock_mhz": _read(lambda: int(nvml.nvmlDeviceGetMaxClockInfo(handle, _CLOCK_SM))),
-        }
-        index += 1
-    return found
+    return {f"cuda:{index}": _described(nvml, gpu) for index, gpu in enumerate(cuda_ids.nvml_gpus(nvml))}
+
+
+def _described(nvml: Any, gpu: Gpu) -> dict[str, Any]:
+    """One GPU for the environment, or why which GPU it is could not be told."""
+    handle = gpu.handle
+    if handle is None:
+        return {"unknown": gpu.unknown or "which GPU this is could not be told"}
+    name = _read(lambda: nvml.nvmlDeviceGetName(handle))
+    limit = _read(lambda: nvml.nvmlDeviceGetEnforcedPowerLimit(handle))
+    default = _read(lambda: nvml.nvmlDeviceGetPowerManagementDefaultLimit(handle))
+    return {
+        "name": name.decode() if isinstance(name, bytes) else name,
+        "compute_mode": _compute_mode(nvml, handle),
+        "power_limit_w": limit / 1e3 if limit is not None else None,
+        "default_power_limit_w": default / 1e3 if default is not None else None,
+        "max_sm_clock_mhz": _read(lambda: int(nvml.nvmlDeviceGetMaxClockInfo(handle, _CLOCK_SM))),
+    }
 
 
 @dataclass(frozen=True)
@@ -189,10 +209,16 @@ class Guarded:
     throttled_rounds: tuple[int, ...]
     #: every throttle reason seen during sampling
     reasons: tuple[str, ...]
+    #: the rounds judged by a reading without throttle reasons (not reported): neither throttled nor not
+    unknown_rounds: tuple[int, ...] = ()
 
     def note(self) -> str:
-        """The GPU before and after sampling, for the row's note."""
-        return f"NVML {self.device}: before sampling {self.before.text()}; after {self.after.text()}"
+        """The GPU before and after sampling, for the row's note, and the rounds whose throttle reasons are unknown."""
+        said = f"NVML {self.device}: before sampling {self.before.text()}; after {self.after.text()}"
+        if self.unknown_rounds:
+            unknown = len(self.unknown_rounds)
+            said += f"; throttle reasons unknown in {unknown} of {self.rounds} rounds (the GPU or driver did not report them)"
+        return said
 
     def warning(self) -> str | None:
         """The throttled rounds and why (None: none throttled)."""
@@ -218,16 +244,21 @@ class RoundGuard:
         self._device, self._nvml, self._handle, self._clock = device, nvml, handle, clock
         self._warmup, self._per_round = warmup_samples, max(1, per_round)
         self._calls, self._read_at = 0, float("-inf")
-        self._current: tuple[str, ...] = ()
+        self._current: tuple[str, ...] | None = ()
         self._marked: dict[int, None] = {}
+        self._unknown: dict[int, None] = {}
         self._seen: dict[str, None] = {}
         self.before = _state(nvml, handle)
 
     def _round(self) -> int:
         return (self._calls - self._warmup) // self._per_round
 
-    def _mark(self, reasons: tuple[str, ...], round_index: int) -> None:
-        if reasons and round_index >= 0:
+    def _mark(self, reasons: tuple[str, ...] | None, round_index: int) -> None:
+        if round_index < 0:
+            return
+        if reasons is None:
+            self._unknown[round_index] = None
+        elif reasons:
             self._marked[round_index] = None
             self._seen.update(dict.fromkeys(reasons))
 
@@ -243,14 +274,43 @@ class RoundGuard:
         after = _state(self._nvml, self._handle)
         rounds = max(0, -(-(self._calls - self._warmup) // self._per_round))  # rounds begun
         self._mark(after.throttle_reasons, rounds - 1)  # the last round ended as the reading after it found
-        return Guarded(self._device, self.before, after, rounds, tuple(sorted(self._marked)), tuple(self._seen))
+        # a round some reading found throttled is throttled; one only unanswered readings judged is unknown
+        unknown = tuple(sorted(r for r in self._unknown if r not in self._marked))
+        return Guarded(self._device, self.before, after, rounds, tuple(sorted(self._marked)), tuple(self._seen), unknown)
 
 
-def guard(device: str, warmup_samples: int, per_round: int, clock: Callable[[], float] = time.perf_counter) -> RoundGuard | None:
-    """A guard for a case about to sample on `device`, or None (not a GPU, or NVML cannot see it)."""
+@dataclass(frozen=True)
+class Unidentified:
+    """The guard of a case on a `cuda:N` whose GPU could not be told (a MIG instance, an index in CUDA's default order
+    without the driver's answer): it reads nothing, and its note says why, so no other GPU's figures stand for it."""
+
+    device: str
+    why: str
+
+    def before_sample(self) -> None:
+        """Nothing is read: which GPU to read is unknown."""
+
+    def finish(self) -> Unidentified:
+        return self
+
+    def note(self) -> str:
+        return f"NVML {self.device}: not read: which GPU this is could not be told ({self.why})"
+
+    def warning(self) -> str | None:
+        return None
+
+
+def guard(
+    device: str, warmup_samples: int, per_round: int, clock: Callable[[], float] = time.perf_counter
+) -> RoundGuard | Unidentified | None:
+    """A guard for a case about to sample on `device`; Unidentified where which GPU it is is unknown (its note says
+    why); None where there is nothing to say (not a GPU, no NVML, no such CUDA device)."""
     index = _index(device)
     if index is None:
         return None
-    nvml, _ = _library()
-    handle = _handle(nvml, index) if nvml is not None else None
-    return RoundGuard(device, nvml, handle, warmup_samples, per_round, clock) if handle is not None else None
+    nvml, gpu = _handle(index)
+    if gpu is None:
+        return None
+    if gpu.handle is None:
+        return Unidentified(device, gpu.unknown or "no reason given")
+    return RoundGuard(device, nvml, gpu.handle, warmup_samples, per_round, clock)

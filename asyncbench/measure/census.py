@@ -10,6 +10,11 @@ the calls from the user's lines that slept where no hook was, from a second run 
 profile function slows the step: the hooked waits are timed in a run without it). The case's own sync after the step is not the
 step's: nothing is recorded there.
 
+What a wait's seconds are: the time the host thread spent blocked at that line for device work queued before it
+(off the CPU on a CPU device, the call's wall time on a GPU). They are not what removing the wait would save: the
+queued work still runs, and only host work that can then overlap it is saved (the step timed without the wait
+says how much: the step form's slowdown_k1, or `ab`); every report that shows a census says so in its key.
+
 The wrappers exist only while a census round runs: `installed` puts them in place and restores every entry
 point after, also on an exception. A backend with nothing asynchronous on the device (NumPy; torch on a CPU)
 gets no census rounds: `synchronous` says why its census is empty.

@@ -7,17 +7,26 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
+from asyncbench.report import bars
 from asyncbench.results import stats, units
 from asyncbench.results.model import Result, Sampling, Stats, StopReason, VariantResult
 
 NO_VALUE = units.NO_VALUE
 # Lag-1 autocorrelation from which a case's note says its rounds drifted: at 0.3 plain intervals covered only 89-91%.
 DRIFTING = 0.3
+#: the fewest samples whose median has a 95% interval (stats.order_rank: [min, max] of 6 covers 96.9%, of 5 93.8%)
+MIN_SAMPLES = next(n for n in range(1, 100) if stats.order_rank(n) is not None)
+#: the clocks as the timings table names them (view.clock_columns)
+CLOCK_NAMES = (("issue_s", "issue"), ("done_s", "done"), ("device_s", "device time"))
+#: the step form's metrics (workloads.step_form: step_s_k0, ...), per step of the user's: what marks its samples as
+#: `steps` steps each, in a results file read without the workload
+STEP_METRIC = "step_s_k"
 
 
 def spread(stats: Stats | None) -> str:
-    """'8.31 ms ±1.2%': the median and half the CI of the median, relative ('±?' without a CI); '8.31 ms [8.2–9.9]'
-    where the interval is lopsided, so that a ± would misstate it (units.spread)."""
+    """'8.31 ms ±1.2%': the median and half the CI of the median, relative ('±?' without a CI: the case's
+    `interval_note` says why); '8.31 ms [8.2–9.9]' where the interval is lopsided, so that a ± would misstate it
+    (units.spread)."""
     if stats is None:
         return NO_VALUE
     return units.spread(stats.median, stats.ci_low, stats.ci_high)
@@ -37,25 +46,75 @@ def memory_cell(variant: VariantResult) -> str:
 
 
 def metric_line(result: Result) -> str:
-    """'speedup 1.05× [1.03–1.07] · t1 4.73 µs [4.70–4.81] · ...' in the stored order and units ('[?]': too few
-    rounds for an interval; none: a single measurement, which has none)."""
+    """'speedup 1.05× [1.03–1.07] · t1 4.73 µs [4.70–4.81] · ...' in the stored order and units ('[?]': no interval,
+    the case's `interval_note` says why; none: a single measurement, which has none)."""
     parts = []
     for name, value in result.metrics.items():
         unit = result.unit_of(name)
         label = name.removesuffix("_s") if unit == "s" else name
-        unknown = value is not None and name in result.bounds and result.bounds[name] is None  # too few rounds
+        unknown = value is not None and name in result.bounds and result.bounds[name] is None  # interval_note says why
         parts.append(f"{label} {units.with_bounds(value, result.bounds.get(name), unit)}{' [?]' if unknown else ''}")
     return " · ".join(parts)
 
 
 def sampling_note(result: Result) -> str | None:
     """Said when measuring stopped before every variant's median was known within max_rel_noise, or was cut short,
-    and when consecutive rounds drifted together (their intervals are then wider than independent rounds')."""
+    when consecutive rounds drifted together (their intervals are then wider than independent rounds'), and which
+    figures have no interval, with why (`interval_note`)."""
     sampling = result.sampling
-    if sampling is None:
-        return None
-    notes = [note for note in (stopping_note(sampling), _dependence_note(sampling)) if note]
+    timing = [stopping_note(sampling), _dependence_note(sampling)] if sampling is not None else []
+    notes = [note for note in (*timing, interval_note(result)) if note]
     return "; ".join(notes) or None
+
+
+def no_interval_why(n: int) -> str:
+    """Why the median of `n` samples has no 95% interval: too few of them, or (from stats.MIN_ROUNDS_FOR_DEPENDENCE
+    on, where intervals are widened for dependent rounds) rounds that drifted together so far that too few were
+    independent. Below that and from MIN_SAMPLES on a median always has one: a metric without one there had fewer
+    rounds that gave it a value."""
+    if stats.order_rank(n) is None:
+        return f"only {n} sample{'' if n == 1 else 's'} (a median's 95% interval takes {MIN_SAMPLES})"
+    if n >= stats.MIN_ROUNDS_FOR_DEPENDENCE:
+        return f"its {n} rounds drifted together, leaving too few independent ones (a quieter machine may give one)"
+    return f"too few of its {n} rounds gave it a value"
+
+
+def interval_note(result: Result) -> str | None:
+    """'no 95% interval (±?, [?]) for issue, illusion: its 47 rounds drifted together ...': each figure of a case's
+    table and metric line that has no interval, grouped by why (`no_interval_why`); None when every one has one."""
+    why: dict[str, list[str]] = {}
+    lacking: dict[tuple[str, str], list[str]] = {}  # (clock's name, why) -> the variants without an interval
+    # the issue clock is a column of its own only where it differs from done (view.clock_columns)
+    shown = [clock for clock, _ in CLOCK_NAMES if clock != "issue_s" or any(map(bars.issue_differs, result.variants.values()))]
+    for variant_name, variant in result.variants.items():
+        for clock, name in CLOCK_NAMES:
+            summary = getattr(variant, clock) if clock in shown else None
+            if summary is not None and (summary.ci_low is None or summary.ci_high is None):
+                lacking.setdefault((name, no_interval_why(summary.n)), []).append(variant_name)
+    for (name, cause), variants in lacking.items():
+        of = "" if len(variants) == len(result.variants) else f" of {', '.join(variants)}"
+        why.setdefault(cause, []).append(name + of)
+    rounds = result.sampling.rounds if result.sampling is not None else min((v.done_s.n for v in result.variants.values()), default=0)
+    for name, value in result.metrics.items():
+        if value is not None and name in result.bounds and result.bounds[name] is None:
+            label = name.removesuffix("_s") if result.unit_of(name) == "s" else name
+            names = why.setdefault(no_interval_why(rounds), [])
+            if label not in names:
+                names.append(label)
+    return "; ".join(f"no 95% interval (±?, [?]) for {', '.join(names)}: {cause}" for cause, names in why.items()) or None
+
+
+def steps_per_sample(result: Result) -> int:
+    """The user's steps one sample of a variant runs: the step form's `steps` (its census says so where one was
+    taken), 1 for a workload whose sample is one call of its step. Read from the result alone (a file renders
+    without its workload): a census's steps_per_call, else the `steps` param of a result with the step form's
+    per-step metrics."""
+    counts = {census.steps_per_call for census in result.syncs.values()}
+    if counts and max(counts) > 1:
+        return max(counts)
+    steps = result.params.get("steps")
+    stepped = any(name.startswith(STEP_METRIC) for name in result.metrics)
+    return steps if stepped and isinstance(steps, int) and not isinstance(steps, bool) and steps > 1 else 1
 
 
 def _dependence_note(sampling: Sampling) -> str | None:

@@ -1,7 +1,11 @@
 """A comparison with a baseline as a person reads it: a row per variant, what could not be compared, a summary.
 
 Built once from `verdicts.compare`'s comparison, laid out by the terminal
-and markdown writers (and printed by `asyncbench compare`).
+and markdown writers (and printed by `asyncbench compare`). A row shows
+each run's median, the change those imply, and the shift the verdict is
+judged by (Hodges–Lehmann, with its interval): two figures that can differ
+by points, each under its own name, with a key under the table that says
+why (ESTIMATE_NOTE).
 """
 
 from __future__ import annotations
@@ -16,18 +20,36 @@ from asyncbench.verdicts import compare, machine
 
 # A comparison of more rows than this lists the rows that are not SAME; a line counts the others.
 COMPARISON_ROWS_MAX = 100
+#: the table's columns: each run's median, the change those medians imply, and the change the verdict is judged by
+HEADERS = ("case", "variant", "baseline", "current", "medians", "shift (HL)", "interval", "verdict")
+#: the columns that hold figures (right-aligned, never wrapped)
+FIGURES = (False, False, True, True, True, True, True, True)
+#: the key to the table, said under it: the shift is not the medians' change, and the two can differ by points
+#: (+4.6% was printed as "change" between medians 61.9 and 68.6 ms)
+ESTIMATE_NOTE = (
+    "baseline, current: each run's median; medians: the change those two imply; shift (HL): the change the verdict "
+    "is judged by, the Hodges–Lehmann estimate (the median over every pair of a baseline and a current sample of "
+    "their ratio), the centre of its interval: it weighs every sample, so it differs from the medians' change where "
+    "a run's times are spread or split into modes"
+)
 
 
 @dataclass(frozen=True)
 class ComparisonRow:
     id: str
     variant: str
-    baseline: str
+    baseline: str  # each run's median
     current: str
-    change: str
-    interval: str  # the change's interval, '[+1.2% … +8.0%]'
+    medians: str  # the change the two medians imply, '+10.8%'
+    change: str  # the shift the verdict is judged by (Hodges–Lehmann), '+4.6%'
+    interval: str  # the shift's interval, '[+1.2% … +8.0%]'
     label: Label
     fails: bool
+
+    @property
+    def cells(self) -> tuple[str, ...]:
+        """The row's cells in HEADERS order, its label last."""
+        return (self.id, self.variant, self.baseline, self.current, self.medians, self.change, self.interval, str(self.label))
 
 
 @dataclass(frozen=True)
@@ -40,6 +62,9 @@ class ComparisonView:
     interval_sees: str
     summary: str
     failed: bool
+    headers: tuple[str, ...] = HEADERS
+    figures: tuple[bool, ...] = FIGURES
+    estimate: str = ESTIMATE_NOTE  # the key to the medians and shift columns
 
     @property
     def title(self) -> str:
@@ -47,7 +72,7 @@ class ComparisonView:
 
 
 def change_text(ratio: float) -> str:
-    """+12.3% (slower) / −40.0% (faster) as the change of the median."""
+    """+12.3% (slower) / −40.0% (faster): a ratio as a change."""
     if math.isnan(ratio):  # no ratio (a zero baseline)
         return units.NO_VALUE
     return f"{(ratio - 1) * 100:+.1f}%".replace("-", "−")
@@ -107,7 +132,7 @@ def comparison(result: compare.Comparison) -> ComparisonView:
         notes.insert(0, f"{unlisted} SAME row(s) not listed (more than {COMPARISON_ROWS_MAX}): `--format json` lists all")
     summary = ", ".join(f"{n} {label}" for label, n in counts.items() if n) or "nothing compared"
     if result.regressions:
-        summary += "; slower: " + ", ".join(f"{r.id} {r.variant} ({change_text(r.ratio)})" for r in result.regressions)
+        summary += "; slower: " + ", ".join(f"{r.id} {r.variant} (shift {change_text(r.ratio)})" for r in result.regressions)
     if result.lost:
         summary += f"; {len(result.lost)} case(s) ok in the baseline did not run ok now"
     if result.inconclusive:
@@ -125,6 +150,7 @@ def comparison(result: compare.Comparison) -> ComparisonView:
                 r.variant,
                 units.seconds(r.baseline_s),
                 units.seconds(r.current_s),
+                change_text(r.current_s / r.baseline_s if r.baseline_s > 0 else math.nan),
                 change_text(r.ratio),
                 interval_text(r.ratio_ci),
                 r.label,

@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import json
 
+from asyncbench.report.cells import no_interval_why, steps_per_sample
 from asyncbench.report.view import ReportView
 from asyncbench.results import units
-from asyncbench.results.model import Status
+from asyncbench.results.model import Result, Status
 
 #: one unit for every entry: a tracked series must not change unit when a time crosses 1 s or 1 ms
 BENCHMARK_UNIT, BENCHMARK_SCALE = "ms", 1e3
+
+
+def _of_steps(result: Result) -> str:
+    """' (each of 20 steps)' where a sample is several of the user's steps (the step form), '' where it is one."""
+    steps = steps_per_sample(result)
+    return f" (each of {steps} steps)" if steps > 1 else ""
 
 
 def github_benchmark(view: ReportView, path: str = "-") -> str:
@@ -31,8 +38,11 @@ def github_benchmark(view: ReportView, path: str = "-") -> str:
                     "name": f"{result.id} {variant_name}",
                     "unit": BENCHMARK_UNIT,
                     "value": v.done_s.median * BENCHMARK_SCALE,
-                    "range": f"± {units.number(half_ci * BENCHMARK_SCALE, 4)}" if half_ci is not None else "no 95% CI (too few samples)",
-                    "extra": f"median of {v.done_s.n} samples; ± is half the 95% CI of the median; issue {units.seconds(v.issue_s.median)}",
+                    "range": f"± {units.number(half_ci * BENCHMARK_SCALE, 4)}"
+                    if half_ci is not None
+                    else f"no 95% CI: {no_interval_why(v.done_s.n)}",
+                    "extra": f"median of {v.done_s.n} samples{_of_steps(result)}; ± is half the 95% CI of the median; "
+                    f"issue {units.seconds(v.issue_s.median)}",
                 }
             )
     return json.dumps(entries, indent=1) + "\n"

@@ -5,8 +5,13 @@ Plotly.js is inlined (no fetch, no CDN), the data is embedded as JSON in a
 Policy forbids every request, so the file makes none. A chart per case and
 quantity, one trace per machine (machines side by side), each point with
 its 95% interval as error bars and a tooltip that names its run, revision,
-interval and machine; change points marked. Then the machines, and the
-latest run's table with its verdicts and links to its timelines.
+interval and machine; change points marked. The charts are laid out by
+report.trends: by case, what got slower first, twin quantities drawn once,
+times in ms, µs or ns. The x axis is the runs in the order they were
+recorded (the order change points are looked for in), one step each,
+labelled with their dates and labels or commits. Before the charts, the
+latest run's table with its verdicts and links to its timelines, the
+machines, and the recent runs (`ab` runs marked as such): report.history_tables.
 
 The embedded data is columns, not an object per point, and says each thing
 once: a table of the runs the charts show (id, time, and label, revision
@@ -39,11 +44,10 @@ import datetime
 import hashlib
 import json
 import math
-from itertools import groupby
 from typing import Any, Sequence
 
-from asyncbench.history.model import ChangePoint, LatestRun, Series
-from asyncbench.report import escaping
+from asyncbench.history.model import ChangePoint, LatestRun, RecentRun, Series
+from asyncbench.report import escaping, history_tables, trends
 from asyncbench.results import units
 
 # A chart shows at most this many of a series' newest points: a thousand series of 500 points made a 67 MB page in
@@ -57,42 +61,61 @@ RECENT_RUNS = 30
 # (Plotly and DRAW), named by their sha256 (`csp`), so a string that became markup could run nothing even if it
 # escaped its escaping. Styles stay inline: Plotly sets style attributes as it draws, and a style runs no code.
 CSP = "default-src 'none'; script-src {scripts}; style-src 'unsafe-inline'; img-src data:; font-src data:"
-#: the class a verdict's word gets on the page (anything else gets none)
-VERDICT_CLASSES = {"pass": "pass", "fail": "fail", "inconclusive": "inconclusive"}
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.5em; }
 table { border-collapse: collapse; font-size: 0.9em; } td, th { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.chart { width: 100%; max-width: 1000px; height: 320px; margin-bottom: 1em; }
+.chart { width: 100%; max-width: 1000px; height: 360px; margin-bottom: 1em; }
+h3.case { font-size: 1em; margin: 1.5em 0 0.2em; }
+tr.ab td { background: #f3f0ff; }
 .pass { color: #176f2c; } .fail { color: #b00020; } .inconclusive { color: #8a5a00; }
 .note { color: #666; font-size: 0.9em; }
 """
-DRAW = """
+# Runs labelled under a chart's x axis, at most (evenly spaced back from the newest): six dates with a label each
+# fit side by side under a chart 1000 px wide with its legend (eight overlapped).
+X_TICKS = 6
+# A run's label under the axis is cut to this many characters (the tooltip has it whole); a commit shows this many.
+LABEL_CHARS = 14
+REVISION_CHARS = 8
+DRAW = (
+    f"const TICKS = {X_TICKS}, LABEL_CHARS = {LABEL_CHARS}, REVISION_CHARS = {REVISION_CHARS};"
+    + """
 const data = JSON.parse(document.getElementById("asyncbench-data").textContent);
 const esc = (text) => String(text).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
 const num = (value) => (value === null ? "?" : Number(value).toPrecision(3));
+const cut = (text, most) => (text.length > most ? text.slice(0, most - 1) + "…" : text);
 const runs = data.runs;
 // A value is a whole number of 10^e (e < 0: divided by an exact power of ten, the closest double to the decimal).
 const scaled = (whole, e) => (e < 0 ? whole / 10 ** -e : whole * 10 ** e);
+// What a run is called under the x axis: its date, and its label, else its commit, else its number.
+const named = (r) => (runs.label[r] !== null ? data.labels[runs.label[r]]
+  : runs.revision[r] !== null ? data.revisions[runs.revision[r]].slice(0, REVISION_CHARS) : "run " + runs.id[r]);
 data.charts.forEach((chart, index) => {
   const traces = [];
-  chart.series.forEach((series) => {
+  // the runs this chart shows, in the order recorded: one step each along the x axis
+  const ran = chart.series.map((series) => { let at = 0; return series.r.map((step) => (at += step)); });
+  const order = [...new Set(ran.flat())].sort((a, b) => a - b);
+  const place = new Map(order.map((r, i) => [r, i]));
+  // at most TICKS of them labelled, evenly spaced back from the newest (the run a reader looks at first)
+  const every = Math.ceil(order.length / TICKS);
+  const ticks = order.map((_, i) => i).filter((i) => (order.length - 1 - i) % every === 0);
+  chart.series.forEach((series, at) => {
     const name = data.machines[series.m];
-    let at = 0;
-    const run = series.r.map((step) => (at += step));
-    const y = series.y.map((whole) => scaled(whole, series.e));
+    const run = ran[at];
+    // shown in the chart's unit: 10^p of the stored one (ms: p = -3)
+    const y = series.y.map((whole) => scaled(whole, series.e - chart.p));
     const bound = (away, sign) => series.y.map((whole, i) => (
-      away === undefined || away[i] === null ? null : scaled(whole + sign * away[i], series.e)));
+      away === undefined || away[i] === null ? null : scaled(whole + sign * away[i], series.e - chart.p)));
     const low = bound(series.lo, -1), high = bound(series.hi, 1);
-    const x = run.map((r) => runs.time[r]);
+    const x = run.map((r) => place.get(r));
     const text = y.map((value, i) => [
       esc(chart.title),
       num(value) + " " + esc(chart.unit) + " [" + num(low[i]) + "–" + num(high[i]) + "]",
       "run " + runs.id[run[i]] + (runs.label[run[i]] === null ? "" : " · " + esc(data.labels[runs.label[run[i]]])),
       "revision " + (runs.revision[run[i]] === null ? "unknown" : esc(data.revisions[runs.revision[run[i]]])),
       "machine " + esc(name),
-      esc(x[i]),
+      esc(runs.time[run[i]]),
     ].join("<br>"));
     traces.push({
       x: x, y: y, text: text, name: esc(name), type: "scatter", mode: "lines+markers",
@@ -122,12 +145,19 @@ data.charts.forEach((chart, index) => {
       });
     }
   });
+  const also = chart.also.length ? "<br><sup>also " + chart.also.map(esc).join("; ") + "</sup>" : "";
   Plotly.newPlot("chart-" + index, traces, {
-    title: {text: esc(chart.title), font: {size: 14}}, margin: {t: 40, r: 20, b: 40, l: 70},
-    yaxis: {title: {text: esc(chart.unit)}}, hovermode: "closest", showlegend: true,
+    title: {text: esc(chart.title) + also, font: {size: 14}}, margin: {t: chart.also.length ? 60 : 40, r: 20, b: 80, l: 70},
+    xaxis: {
+      tickmode: "array", tickvals: ticks, range: [-0.5, order.length - 0.5], zeroline: false, tickangle: 0,
+      ticktext: ticks.map((i) => esc(runs.time[order[i]].slice(0, 10)) + "<br>" + esc(cut(named(order[i]), LABEL_CHARS))),
+      title: {text: "runs in the order recorded", font: {size: 11}},
+    },
+    yaxis: {title: {text: esc(chart.axis)}}, hovermode: "closest", showlegend: true,
   }, {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["toImage"]});
 });
 """
+)
 # Significant digits of the values embedded in the page, at least, for each point's median: past the precision of any
 # interval here (3 are shown), and each digit less is a megabyte less on a page of two thousand series.
 DIGITS = 5
@@ -153,11 +183,6 @@ def csp(*scripts: str) -> str:
     """The page's Content Security Policy, which lets run these inline scripts and no other."""
     hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'" for s in scripts)
     return CSP.format(scripts=hashes)
-
-
-def _figure(value: float | None, low: float | None, high: float | None, unit: str) -> str:
-    bounds = (low, high) if low is not None and high is not None else None
-    return units.with_bounds(value, bounds, unit)
 
 
 def _exponent(values: Sequence[float]) -> int:
@@ -192,10 +217,11 @@ class _Index:
 
 
 def _runs(found: Sequence[Series], labels: _Index, revisions: _Index) -> tuple[dict[str, list[Any]], dict[int, int]]:
-    """Every run a chart shows, once, in time order, as columns (id, time, label and revision as positions in their
-    tables); and each run's position there, by which the points name it."""
+    """Every run a chart shows, once, in the order recorded (the order of the series change points are looked for
+    in: a run recorded late from an old file stands where the search saw it), as columns (id, time, label and
+    revision as positions in their tables); and each run's position there, by which the points name it."""
     shown = {point.run: point for series in found for point in series.points[-CHART_POINTS:]}
-    ordered = sorted(shown.values(), key=lambda point: (point.created, point.run))
+    ordered = sorted(shown.values(), key=lambda point: point.run)
     columns: dict[str, list[Any]] = {
         "id": [point.run for point in ordered],
         "time": [escaping.visible(point.created[:19].replace("T", " ")) for point in ordered],
@@ -239,92 +265,73 @@ def _change_text(change: ChangePoint, unit: str) -> str:
     return f"change at {escaping.visible(change.at)}: ×{change.ratio:.3g} ({before} → {after}, p {change.p_value:.2g})"
 
 
-def _charts(found: Sequence[Series], run_positions: dict[int, int], machines: _Index) -> list[dict[str, Any]]:
-    """A chart per case and quantity, a trace per machine; user strings raw (the page escapes them as it draws)."""
-    charts = []
-    key = lambda s: (s.case, s.variant, s.quantity)  # noqa: E731 - a chart per case and quantity
-    for (case, variant, quantity), grouped in groupby(sorted(found, key=key), key=key):
-        group = list(grouped)
-        title = escaping.visible(f"{case} · {variant + ' · ' if variant else ''}{quantity}")
-        charts.append(
-            {"title": title, "unit": escaping.visible(group[0].unit), "series": [_series(s, run_positions, machines) for s in group]}
-        )
-    return charts
+def _chart(chart: trends.Chart, run_positions: dict[int, int], machines: _Index) -> dict[str, Any]:
+    """A chart's data: its title, what else it stands for (its twins), its unit and that unit's power of ten of the
+    stored one (`p`), its y axis's title, a trace per machine; user strings raw (the page escapes them as it
+    draws)."""
+    return {
+        "title": escaping.visible(f"{chart.case} · {chart.name.replace(' ', ' · ', 1)}"),
+        "also": [escaping.visible(said) for said in chart.also],
+        "unit": escaping.visible("×" if chart.unit == "x" else chart.unit),
+        "axis": escaping.visible(_axis(chart)),
+        "p": chart.power,
+        "series": [_series(one, run_positions, machines) for one in chart.series],
+    }
 
 
-def _machines_table(found: Sequence[Series]) -> str:
-    machines = {s.machine: s.machine_info for s in found}
-    rows = "".join(
-        f'<tr><td>{_e(name)}</td><td>{_e(info.get("cpu"))}</td><td class="num">{_e(info.get("cores"))}</td>'
-        f"<td>{_e(', '.join(info.get('gpus') or []) or '–')}</td><td>{_e(info.get('framework'))}</td></tr>"
-        for name, info in machines.items()
+def _axis(chart: trends.Chart) -> str:
+    """A chart's y axis title: its unit (× for a ratio), and what a paired ratio of `ab` files is."""
+    if chart.series[0].paired:
+        return "head/base × (> 1: slower)"
+    return "×" if chart.unit == "x" else chart.unit
+
+
+def _case_heading(case: trends.Case, first: int) -> str:
+    """A case's heading: its id, and what changed in it (the charts with a change, slower ones first)."""
+    said = []
+    for chart in case.charts:
+        for one in chart.series:
+            for change in one.change_points:
+                way = " slower" if (one.slower_by(change) or 0.0) > 1 else ""
+                said.append(f"{chart.name} ×{change.ratio:.3g}{way} at {change.at}")
+    note = f'<p class="note">changed: {_e("; ".join(said))}</p>' if said else ""
+    return f'<h3 class="case" id="case-{first}">{_e(case.case)}</h3>{note}'
+
+
+def _trends_note(cases: Sequence[trends.Case]) -> str:
+    """How the charts are laid out (report.trends), with the counts a reader looks for first."""
+    slower = sum(case.slower for case in cases)
+    changed = sum(case.changed and not case.slower for case in cases)
+    folded = sum(len(chart.also) for case in cases for chart in case.charts)
+    twins = (
+        f" {folded} quantity(ies) whose figures are another's (the same, or a multiple) drawn on its chart, which says so."
+        if folded
+        else ""
     )
-    return f"<table><tr><th>machine</th><th>CPU</th><th>cores</th><th>GPUs</th><th>framework</th></tr>{rows}</table>"
-
-
-def _latest_table(latest: LatestRun | None) -> str:
-    if latest is None:
-        return '<p class="note">no run recorded</p>'
-    said = " · ".join(
-        _e(part)
-        for part in (
-            f"run {latest.run}",
-            latest.label or "",
-            f"revision {latest.revision}" if latest.revision else "",
-            f"branch {latest.branch}" if latest.branch else "",
-            f"host {latest.host}" if latest.host else "",
-            latest.created,
-        )
-        if part
+    return (
+        f'<p class="note">By case: {slower} case(s) where something got slower first, then {changed} with a change, '
+        f"then the rest ({len(cases) - slower - changed}). Each chart's x axis is the runs in the order recorded, the "
+        f"order change points are looked for in.{_e(twins)}</p>"
     )
-    rows = []
-    for case in latest.cases:
-        checks = "<br>".join(
-            f'<span class="{_e(VERDICT_CLASSES.get(str(check.get("verdict", "")), ""))}">{_e(check.get("verdict", ""))}</span> '
-            f"{_e(check.get('expect', ''))}"
-            for check in case.checks
-        )
-        traces = " ".join(f'<a href="file://{_e(path)}">{_e(variant)}</a>' for variant, path in case.traces.items())
-        if not case.quantities:
-            rows.append(
-                f'<tr><td>{_e(case.case)}</td><td>{_e(case.status)}</td><td colspan="3">{_e(case.reason or "")}</td>'
-                f"<td>{checks}</td><td>{traces}</td></tr>"
-            )
-            continue
-        for index, (variant, quantity, unit, value, low, high) in enumerate(case.quantities):
-            first = index == 0
-            rows.append(
-                f"<tr><td>{_e(case.case) if first else ''}</td><td>{_e(case.status) if first else ''}</td>"
-                f'<td>{_e(variant)}</td><td>{_e(quantity)}</td><td class="num">{_e(_figure(value, low, high, unit))}</td>'
-                f"<td>{checks if first else ''}</td><td>{traces if first else ''}</td></tr>"
-            )
-    header = "<tr><th>case</th><th>status</th><th>variant</th><th>quantity</th><th>median [95%]</th><th>checks</th><th>timelines</th></tr>"
-    return f"<p>{said}</p><table>{header}{''.join(rows)}</table>"
 
 
-def _runs_table(recent: Sequence[Any]) -> str:
-    rows = "".join(
-        f'<tr><td class="num">{_e(run.id)}</td>'
-        f"<td>{_e(run.created)}</td><td>{_e(run.label or '')}</td>"
-        f"<td>{_e(run.revision or '')}</td><td>{_e(run.branch or '')}</td><td>{_e(run.host or '')}</td>"
-        f"<td>{_e(run.version or '')}</td></tr>"
-        for run in recent
-    )
-    header = "<tr><th>run</th><th>created</th><th>label</th><th>revision</th><th>branch</th><th>host</th><th>asyncbench</th></tr>"
-    return f"<table>{header}{rows}</table>"
-
-
-def render(found: Sequence[Series], latest: LatestRun | None, recent: Sequence[Any], store_shown: str) -> str:
+def render(found: Sequence[Series], latest: LatestRun | None, recent: Sequence[RecentRun], store_shown: str) -> str:
     """The whole page."""
     from plotly.offline import get_plotlyjs
 
     plotly = get_plotlyjs()
     labels, revisions, machines = _Index(), _Index(), _Index()
     runs, run_positions = _runs(found, labels, revisions)
-    charts = _charts(found, run_positions, machines)
+    laid_out = trends.layout(found, CHART_POINTS)
+    charts: list[dict[str, Any]] = []
+    chart_divs: list[str] = []
+    for case in laid_out:
+        chart_divs.append(_case_heading(case, len(charts)))
+        for chart in case.charts:
+            chart_divs.append(f'<div class="chart" id="chart-{len(charts)}"></div>')
+            charts.append(_chart(chart, run_positions, machines))
     data = {"charts": charts, "runs": runs, "labels": labels.items, "revisions": revisions.items, "machines": machines.items}
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    chart_divs = "".join(f'<div class="chart" id="chart-{index}"></div>' for index in range(len(charts)))
     capped = any(s.runs > len(s.points) for s in found)
     note = f" Each chart shows a series' newest {CHART_POINTS} runs." if capped else ""
     return (
@@ -336,10 +343,10 @@ def render(found: Sequence[Series], latest: LatestRun | None, recent: Sequence[A
         f'<p class="note">{_e(store_shown)}'
         f" · {len(found)} series on {len({s.machine for s in found})} machine(s) · "
         f"written {created}. Error bars are each run's 95% interval; ✕ marks where a change starts.{_e(note)}</p>"
-        f"<h2>Latest run</h2>{_latest_table(latest)}"
-        f"<h2>Machines</h2>{_machines_table(found)}"
-        f"<h2>Recent runs</h2>{_runs_table(recent)}"
-        f"<h2>Trends</h2>{chart_divs}"
+        f"<h2>Latest run</h2>{history_tables.latest(latest)}"
+        f"<h2>Machines</h2>{history_tables.machines(found)}"
+        f"<h2>Recent runs</h2>{history_tables.recent(recent)}"
+        f"<h2>Trends</h2>{_trends_note(laid_out)}{''.join(chart_divs)}"
         f'<script type="application/json" id="asyncbench-data">{_json_for_script(data)}</script>'
         f"<script>{DRAW}</script></body></html>\n"
     )

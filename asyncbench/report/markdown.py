@@ -106,15 +106,16 @@ def comparison_lines(comparison: ComparisonView) -> list[str]:
     lines = [
         f"### Compared with the baseline ({md(comparison.clock)}, margin {md(comparison.max_regression)}; {md(comparison.budget)})",
         "",
-        "| case | variant | baseline | current | change | interval | verdict |",
-        "|---|---|--:|--:|--:|--:|--:|",
+        "| " + " | ".join(md(header) for header in comparison.headers) + " |",
+        "|" + "".join("--:|" if figures else "---|" for figures in comparison.figures),
     ]
     for row in comparison.rows:
-        label = f"**{row.label}**" if row.fails else row.label
-        cells = (row.id, row.variant, row.baseline, row.current, row.change, row.interval)
+        *cells, label = row.cells
+        label = f"**{label}**" if row.fails else label
         lines.append("| " + " | ".join(md(cell) for cell in cells) + f" | {label} |")
     lines.append("")
     lines += [f"- {md(text, starts_line=True)}" for text in comparison.notes]
+    lines.append(f"\n_{md(comparison.estimate)}._")
     lines.append(f"\n_{md(comparison.interval_sees)}._")
     lines.append(f"\n{md(comparison.summary, starts_line=True)}")
     return lines

@@ -2,9 +2,14 @@
 
 One view (`build`), two writers (`print_view`, `markdown`). The markdown is
 meant as a pull-request comment: the table, the verdicts, both sides'
-revision, interpreter and environment differences. With `ab --syncs`, a
-second table lists the sync points where head's step waits and base's does
-not (report.syncs's cells), or a line that there are none.
+revision, interpreter and environment differences. With `ab --syncs`, the
+sync points where head's step waits and base's does not (report.syncs's
+cells) follow, or a line that there are none: in the comment a table; in the
+terminal each point's FILE:LINE on a line of its own, its figures under it
+(a table cell of a path is cut to the console's width, and the path is what
+`--syncs` exists to name). Without a census, a case that turned SLOWER on a
+backend that can wait for a device gets a line saying `--syncs` may name the
+cause.
 """
 
 from __future__ import annotations
@@ -15,24 +20,41 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.table import Table
 
+from asyncbench.errors import EXIT_GATE
 from asyncbench.report import escaping, syncs
 from asyncbench.report.cells import drift_note
 from asyncbench.report.compared import change_text, interval_text
 from asyncbench.report.terminal import LABEL_STYLE
-from asyncbench.results import units
+from asyncbench.results import fields, units
+from asyncbench.results.ab_file import WORKING_TREE
 from asyncbench.results.labels import Label
-from asyncbench.results.paired import ABReport, PairedCase
+from asyncbench.results.paired import ABReport, PairedCase, Side
 from asyncbench.results.plan import case_parts
 from asyncbench.verdicts import compare
 from asyncbench.verdicts.outcome import Outcome
+from asyncbench.verdicts.paired import judge
 
 # Facts that differ between the sides of every run: not worth a line.
 SAME_BY_DESIGN = ("hostname",)
-HEADERS = ("case", "what", "base", "head", "change", "interval", "verdict")
+HEADERS = ("case", "what", "base", "head", "paired change", "interval", "verdict")
+#: the key to the table, said under it: the paired change is not the change the two medians imply, and the two can
+#: differ (a machine that sped up between blocks moves the medians, not the pairs)
+PAIRED_KEY = (
+    "base, head: each side's median; paired change: the change the verdict is judged by, head/base estimated from "
+    "the blocks (each a fresh pair of processes, measured side by side), the centre of its interval: it differs from "
+    "the medians' change where the machine's speed moved between blocks"
+)
 #: the table of sync points new on head (`ab --syncs`)
 SYNC_TITLE = "sync points new on head (its step waits there, base's does not)"
 SYNC_HEADERS = ("case", *syncs.HEADERS)
 NO_NEW_SYNCS = "no sync point new on head: every point where head's step waits, base's waits there too"
+# The backends whose steps run synchronously on the CPU: a census there finds no wait (measure.census.synchronous:
+# nothing waits for a device), so a SLOWER case of theirs on the CPU is not sent to `--syncs` for its cause.
+SYNCHRONOUS_ON_CPU = ("numpy", "torch")
+# How many SLOWER cases the hint names before it counts the rest.
+HINT_NAMES = 3
+# A commit named by its first 10 hex digits, as `ab` names a side's revision (session.sides.checkout).
+SHORT_SHA = 10
 
 
 @dataclass(frozen=True)
@@ -83,6 +105,8 @@ def _case_notes(case: PairedCase) -> list[str]:
 # threads compete with the sample being measured (identical numpy code 57× slower and undecided, seen here).
 # (A subset of the thread variables an environment records, host.facts.THREAD_VARIABLES: the ones that size a pool.)
 POOL_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+# JAX's CPU pool follows none of those: only this variable sizes it (engine.thread_pools; docs/guides/cpu-threads.md).
+JAX_POOL_VARIABLE = "PJRT_NPROC"
 # At or below this many usable cores a spinning pool takes a measuring side's core.
 FEW_CORES = 4
 
@@ -104,11 +128,14 @@ def _settings_notes(report: ABReport) -> list[str]:
     facts = report.head.facts
     cores = facts.get("cpu_affinity") or facts.get("cpu_cores_logical")  # the cores the side may use
     set_here = facts.get("thread_variables") or {}
-    cpu_cases = any(_device(case) == "cpu" for case in report.cases if case.status == "ok")
-    if cpu_cases and isinstance(cores, int) and cores <= FEW_CORES and not any(set_here.get(v) for v in POOL_VARIABLES):
+    cpu_cases = [case for case in report.cases if case.status == "ok" and _device(case) == "cpu"]
+    jax_cases = any((case.backend or case_parts(case.id)[1]) == "jax" for case in cpu_cases)
+    free = not any(set_here.get(v) for v in POOL_VARIABLES) or (jax_cases and not set_here.get(JAX_POOL_VARIABLE))
+    if cpu_cases and isinstance(cores, int) and cores <= FEW_CORES and free:
+        wanted = (*POOL_VARIABLES, JAX_POOL_VARIABLE) if jax_cases else POOL_VARIABLES
         return [
             f"no BLAS/OpenMP thread count set on {cores} cores: their pools' spinning threads compete with the sample "
-            f"measured; a CI gate sets {'=1, '.join(POOL_VARIABLES)}=1 (the CI gates guide, docs/guides/ci.md)"
+            f"measured; a CI gate sets {'=1, '.join(wanted)}=1 (the CI gates guide, docs/guides/ci.md)"
         ]
     undecided_gpu = [c for c in report.cases if c.status == "ok" and c.needed_s is not None and _device(c).startswith("cuda")]
     if undecided_gpu and isinstance(cores, int) and cores > MANY_CORES:
@@ -145,13 +172,14 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
             )
             labels.append(r.label)
     sides = tuple(
-        f"{side.name}: {side.revision} · Python {side.python_version} ({side.python})"
+        f"{side.name}: {_revision(side)} · Python {side.python_version} ({side.python})"
         + (f" · {' '.join(f'{k}={v}' for k, v in side.environment.items())}" if side.environment else "")
         for side in (report.base, report.head)
     )
     counts = {label: labels.count(label) for label in Label if labels.count(label)}
     summary = ", ".join(f"{n} {label}" for label, n in counts.items()) or "nothing compared"
     notes += _settings_notes(report)
+    notes += _syncs_hint(report)
     own = _own(report)
     notes += [f"{c.id}: judged at its own margin, {units.percent(c.margin)} (its ab_margin, as the base side states it)" for c in own]
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
@@ -161,7 +189,8 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
         f"SLOWER when the whole interval of the ratio head/base lies above 1 + margin, a pass when it lies below (FASTER "
         f"below 1/(1 + margin), SAME within it both ways, NOT SLOWER when too wide to say which). Each interval is "
         f"the exact signed-rank interval over blocks, each a fresh pair of processes ({blocks_used or 'none'}), "
-        "narrowed by the sign-test interval that passes over one wild block where the error allows. "
+        "narrowed by the sign-test interval that passes over a wild block (from about 25 blocks, several) where the "
+        "error allows. "
         f"A {units.percent(report.family_error)} family-wise false-alarm rate, split over {len(report.cases)} case(s), "
         f"each case's verdicts and its looks (Bonferroni). Idle side: {report.idle_side}."
     )
@@ -171,6 +200,37 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     return ABView(
         title, sides, tuple(rows), tuple(labels), tuple(notes), budget, summary, outcome.reasons, outcome.code, _new_syncs(report)
     )
+
+
+def _revision(side: Side) -> str:
+    """What a side ran, as `ab` wrote it ("a1b2c3d4e5 (origin/main)"); a working tree with the commit it is based on
+    and whether a tracked file was modified (its worker's facts' git_sha, host.git.checkout_sha), where known."""
+    sha = side.facts.get("git_sha")
+    if side.revision != WORKING_TREE or not isinstance(sha, str) or not sha:
+        return side.revision
+    commit = sha.removesuffix(fields.DIRTY)[:SHORT_SHA]
+    if sha.endswith(fields.DIRTY):
+        return f"{WORKING_TREE} at {commit} with uncommitted changes"
+    return f"{WORKING_TREE} at {commit} (no uncommitted change to a tracked file)"
+
+
+def _syncs_hint(report: ABReport) -> list[str]:
+    """One line when a case turned SLOWER with no census taken (no `--syncs`) on a backend and device where a step
+    can wait for the device: a wait new on head is a common cause, and `--syncs` names its FILE:LINE."""
+    slower = [
+        case.id
+        for case in report.cases
+        if case.new_syncs is None
+        and any(r.label == Label.SLOWER for r in case.ratios)
+        and not (_device(case) == "cpu" and (case.backend or case_parts(case.id)[1]) in SYNCHRONOUS_ON_CPU)
+    ]
+    if not slower:
+        return []
+    named = ", ".join(slower[:HINT_NAMES]) + (f" and {len(slower) - HINT_NAMES} more" if len(slower) > HINT_NAMES else "")
+    return [
+        f"SLOWER: {named}: `ab --syncs` lists the sync points new on head (where head's step waits and base's does not), "
+        "a common cause of a slowdown"
+    ]
 
 
 def _own(report: ABReport) -> list[PairedCase]:
@@ -203,9 +263,20 @@ def _new_syncs(report: ABReport) -> tuple[tuple[str, ...], ...] | None:
     )
 
 
-def print_view(view: ABView, console: Console) -> None:
+def shown_again(report: ABReport) -> ABView:
+    """The view of an `ab` file read back (`show`): judged as `ab` judged it (verdicts.paired); an interrupted run,
+    whose exit was its signal's, fails as a gate and says it did not finish."""
+    outcome = judge(report)
+    if report.interrupted:
+        reason = "interrupted: the gate did not finish; each row is what its blocks had measured"
+        outcome = Outcome(outcome.code or EXIT_GATE, (reason, *outcome.reasons))
+    return build(report, outcome)
+
+
+def print_view(view: ABView, console: Console, again: bool = False) -> None:
     """The sides, the table of verdicts (and of sync points new on head), the notes, the budget, the summary; every
-    string from the view escaped for rich (report.escaping)."""
+    string from the view escaped for rich (report.escaping). `again`: a file shown later (`show`), whose own exit
+    is not the gate's."""
     shown = escaping.rich
     for line in view.sides:
         console.print(shown(line), soft_wrap=True)
@@ -216,13 +287,14 @@ def print_view(view: ABView, console: Console) -> None:
         style = LABEL_STYLE[label]
         table.add_row(*map(shown, row[:-1]), f"[{style}]{label}[/]" if style else label)
     console.print(table)
+    console.print(f"  [dim]{shown(PAIRED_KEY)}[/]", soft_wrap=True)
     if view.new_syncs:
-        new = Table(title=SYNC_TITLE, title_justify="left")
-        for header in SYNC_HEADERS:
-            new.add_column(header, justify="right" if header in ("waits/step", "blocked/step") else "left")
-        for row in view.new_syncs:
-            new.add_row(*map(shown, row))
-        console.print(new)
+        # not a table: a cell is cut to the console's width, and a FILE:LINE cut is no place an editor finds
+        console.print(f"[italic]{shown(SYNC_TITLE)}[/]:", soft_wrap=True)
+        for case_id, variant, place, kind, call, waits, blocked in view.new_syncs:
+            console.print(f"  [bold]{shown(place)}[/]", soft_wrap=True)
+            figures = f"{shown(waits)} waits/step, {shown(blocked)} blocked/step"
+            console.print(f"    {shown(case_id)} {shown(variant)}: {shown(kind)} at {shown(call)}, {figures}", soft_wrap=True)
     elif view.new_syncs is not None:
         console.print(shown(NO_NEW_SYNCS), soft_wrap=True)
     for note in view.notes:
@@ -230,7 +302,7 @@ def print_view(view: ABView, console: Console) -> None:
     console.print(f"  [dim]{shown(view.budget)}[/]", soft_wrap=True)
     console.print(shown(view.summary))
     if view.code:
-        console.print(f"[red]exit {view.code}[/] because:")
+        console.print(f"[red]the gate failed (exit {view.code})[/] because:" if again else f"[red]exit {view.code}[/] because:")
         for reason in view.reasons:
             console.print(f"  - {shown(reason)}", soft_wrap=True)
 
@@ -246,6 +318,7 @@ def markdown(view: ABView) -> str:
     for row, label in zip(view.rows, view.labels, strict=True):
         shown = f"**{label}**" if label in (Label.SLOWER, Label.INCONCLUSIVE) else label
         lines.append("| " + " | ".join([*(md(cell) for cell in row[:-1]), shown]) + " |")
+    lines += ["", f"_{md(PAIRED_KEY)}_"]
     if view.new_syncs:
         lines += ["", f"**{SYNC_TITLE}**", "", "| " + " | ".join(SYNC_HEADERS) + " |", "|---|---|---|---|---|--:|--:|"]
         code = (SYNC_HEADERS.index("file:line"), SYNC_HEADERS.index("call"))

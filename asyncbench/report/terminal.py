@@ -274,16 +274,12 @@ def print_outcome(console: Console, outcome: OutcomeView) -> None:
 
 def comparison_table(comparison: ComparisonView) -> Table:
     table = Table(title=escaping.rich(comparison.title), title_justify="left")
-    for column in ("case", "variant"):
-        table.add_column(column)
-    for column in ("baseline", "current", "change", "interval", "verdict"):
-        table.add_column(column, justify="right", no_wrap=True)
+    for header, figures in zip(comparison.headers, comparison.figures, strict=True):
+        table.add_column(header, justify="right" if figures else "left", no_wrap=figures)
     for row in comparison.rows:
         style = LABEL_STYLE[row.label]
-        table.add_row(
-            *(escaping.rich(cell) for cell in (row.id, row.variant, row.baseline, row.current, row.change, row.interval)),
-            f"[{style}]{row.label}[/]" if style else row.label,
-        )
+        *cells, label = row.cells
+        table.add_row(*(escaping.rich(cell) for cell in cells), f"[{style}]{label}[/]" if style else label)
     return table
 
 
@@ -291,11 +287,11 @@ def print_comparison(comparison: ComparisonView, console: Console) -> None:
     if len(comparison.rows) <= RICH_TABLE_MAX_ROWS:
         console.print(comparison_table(comparison))
     else:
-        headers = ["case", "variant", "baseline", "current", "change", "interval", "verdict"]
-        rows = [(r.id, r.variant, r.baseline, r.current, r.change, r.interval, r.label) for r in comparison.rows]
-        console.print(plain_table(comparison.title, headers, rows, [False, False, *[True] * 5]), soft_wrap=True)
+        rows = [r.cells for r in comparison.rows]
+        console.print(plain_table(comparison.title, comparison.headers, rows, comparison.figures), soft_wrap=True)
     for line in comparison.notes:
         console.print(f"  [yellow]{escaping.rich(line)}[/]")
+    console.print(f"  [dim]{escaping.rich(comparison.estimate)}[/]", soft_wrap=not console.is_terminal)
     console.print(f"  [dim]{escaping.rich(comparison.interval_sees)}[/]", soft_wrap=not console.is_terminal)
     style = "red" if comparison.failed else "green"
     console.print(f"[{style}]{escaping.rich(comparison.summary)}[/]", soft_wrap=not console.is_terminal)

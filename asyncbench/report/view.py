@@ -25,16 +25,29 @@ from itertools import groupby
 from typing import Callable, Iterable, Sequence
 
 from asyncbench.report import bars
-from asyncbench.report.cells import NO_VALUE, environment_line, memory_cell, metric_line, sampling_note, spread, stopping_note, trace_files
+from asyncbench.report.cells import (
+    MIN_SAMPLES,
+    NO_VALUE,
+    environment_line,
+    memory_cell,
+    metric_line,
+    sampling_note,
+    spread,
+    steps_per_sample,
+    stopping_note,
+    trace_files,
+)
 from asyncbench.report.compared import ComparisonView, comparison
-from asyncbench.report.syncs import CensusView, census_view
-from asyncbench.results import ahead, units
+from asyncbench.report.syncs import BLOCKED_NOTE, CensusView, census_view
+from asyncbench.results import ahead, stats, units
 from asyncbench.results.model import Check, Report, Result, Status, VariantResult, Verdict
 from asyncbench.verdicts import compare, outcome
 
 SPREAD_NOTE = (
-    "± is half the 95% confidence interval of the median (±? : too few samples for one; [a–b]: the interval itself, where "
-    "it is lopsided); [a–b] is a metric's 95% interval ([?]: too few rounds for one); "
+    "± is half the 95% confidence interval of the median ([a–b]: the interval itself, where it is lopsided); [a–b] is a "
+    f"metric's 95% interval; ±? and [?]: no interval, for too few samples (under {MIN_SAMPLES}) or, from "
+    f"{stats.MIN_ROUNDS_FOR_DEPENDENCE} on, rounds that drifted together so far that too few were independent (the "
+    "case's lines say which); "
     f"{units.ZERO_NOTE}; "
     "memory is the device peak (torch) or pool in use (cupy, jax) on GPUs, the RSS growth during one run on CPUs"
 )
@@ -152,16 +165,27 @@ def by_experiment(results: Iterable[Result]) -> list[tuple[str, list[Result]]]:
 def clock_columns(results: Sequence[Result]) -> list[tuple[str, Callable[[VariantResult], str]]]:
     """The value columns worth showing for these results: each (header, cell of a variant)."""
     variants = [v for r in results for v in r.variants.values()]
+    per = per_sample(results)
     columns: list[tuple[str, Callable[[VariantResult], str]]] = []
     if any(bars.issue_differs(v) for v in variants):
-        columns.append(("issue", lambda v: spread(v.issue_s)))
-    columns.append(("done", lambda v: spread(v.done_s)))
+        columns.append((f"issue{per}", lambda v: spread(v.issue_s)))
+    columns.append((f"done{per}", lambda v: spread(v.done_s)))
     if any(v.device_s is not None for v in variants):
-        columns.append(("device time", lambda v: spread(v.device_s)))
+        columns.append((f"device time{per}", lambda v: spread(v.device_s)))
     if any(memory_cell(v) != NO_VALUE for v in variants):
         columns.append(("memory", memory_cell))
     columns.append(("n", lambda v: str(v.done_s.n)))
     return columns
+
+
+def per_sample(results: Sequence[Result]) -> str:
+    """What a clock column's header adds where a sample is several of the user's steps (the step form, whose
+    step_s_kK and census are per step): ' per 20 steps', or ' per sample' where the rows' `steps` differ (a sweep
+    of it, shown in its own column); '' where each sample is one step."""
+    counts = {steps_per_sample(r) for r in results}
+    if counts <= {1}:
+        return ""
+    return f" per {counts.pop()} steps" if len(counts) == 1 else " per sample"
 
 
 def _case(result: Result, swept: Sequence[str]) -> CaseView:
@@ -174,7 +198,7 @@ def _case(result: Result, swept: Sequence[str]) -> CaseView:
         note=result.note,
         metrics=metric_line(result) if measured else "",
         reading=(result.reading or "") if measured else "",
-        bars=tuple(bars.clock_bars(result)),
+        bars=_bars(result),
         sampling_note=sampling_note(result),
         traces=trace_files(result) if result.traces else None,
         trace_detail=result.trace_detail,
@@ -182,6 +206,13 @@ def _case(result: Result, swept: Sequence[str]) -> CaseView:
         checks=tuple(result.checks),
         syncs=census_view(case_label(result, swept), result.syncs, list(result.variants)),
     )
+
+
+def _bars(result: Result) -> tuple[str, ...]:
+    """The case's clock bars, under a line that says they are per sample of its steps where a sample is several."""
+    drawn = bars.clock_bars(result)
+    steps = steps_per_sample(result)
+    return tuple([f"per sample of {steps} steps:", *drawn] if drawn and steps > 1 else drawn)
 
 
 def _groups(
@@ -262,16 +293,26 @@ def experiment(name: str, results: Sequence[Result], every_line: bool = True) ->
 
 
 def highlights(results: Sequence[Result]) -> tuple[str, ...]:
-    """'matmul jax cpu: the loop returns after 319 µs but ...': each row that ran ahead beyond the harness's own
-    sync (outcome.ran_ahead), with its reading; at most HIGHLIGHTS_MAX, then how many more."""
+    """'matmul jax cpu (ran ahead: done / issue 29.4× [21.1–51.2] beyond the harness's own 66.4 µs sync): the loop
+    returns after 319 µs but ...': each row that ran ahead beyond the harness's own sync (outcome.ran_ahead), with
+    the figure that judged it, named as what it is (a reading's own illusion is another figure, with its own
+    interval), and its reading; at most HIGHLIGHTS_MAX, then how many more."""
     lines = [
-        f"{name} {case_label(r, swept)} (ran ahead {units.with_bounds(judged.illusion, judged.bounds, 'x')}): {r.reading or metric_line(r)}"
+        f"{name} {case_label(r, swept)} (ran ahead: {ahead_figure(judged)}): {r.reading or metric_line(r)}"
         for name, group in by_experiment(results)
         for swept in [swept_params(group)]
         for r in group
         if outcome.ran_ahead(r) and (judged := ahead.judge(r)) is not None
     ]
     return _at_most(lines, "more rows that ran ahead, in the tables below")
+
+
+def ahead_figure(judged: ahead.Judged) -> str:
+    """'done / issue 29.4× [21.1–51.2] beyond the harness's own 66.4 µs sync': the figure a row was judged by, named."""
+    shown = f"done / issue {units.with_bounds(judged.illusion, judged.bounds, 'x')}"
+    if judged.harness_s is None:
+        return f"{shown}, the harness's own sync not measured"
+    return f"{shown} beyond the harness's own {units.seconds(judged.harness_s)} sync"
 
 
 def unjudged(results: Sequence[Result]) -> tuple[str, ...]:
@@ -307,11 +348,21 @@ def build(report: Report, result: compare.Comparison | None = None, verdict: out
         created=report.created,
         experiments=tuple(experiment(name, group, every_line) for name, group in by_experiment(report.results)),
         unavailable=tuple(outcome.unavailable_lines(report.results)),
-        # the key to the tables' notation, where there is a table with a figure (not under an empty shard's one line)
-        spread_note=SPREAD_NOTE if any(r.status == Status.OK for r in report.results) else "",
+        # the key to the tables' notation, where there is a table with a figure (not under an empty shard's one line),
+        # and to a census's time blocked where one is shown
+        spread_note=legend(report.results),
         comparison=comparison(result) if result is not None else None,
         outcome=outcome_view(verdict) if verdict is not None else None,
     )
+
+
+def legend(results: Sequence[Result]) -> str:
+    """The key to the tables (SPREAD_NOTE) where a case has a figure, and what a census's time blocked is and is not
+    (syncs.BLOCKED_NOTE) where a case's census has a row ('' for a report with nothing measured)."""
+    if not any(r.status == Status.OK for r in results):
+        return ""
+    waited = any(census.points for r in results for census in r.syncs.values())
+    return f"{SPREAD_NOTE}; {BLOCKED_NOTE}" if waited else SPREAD_NOTE
 
 
 def outcome_view(verdict: outcome.Outcome) -> OutcomeView:

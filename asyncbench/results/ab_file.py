@@ -228,8 +228,12 @@ def _ratio(raw: Any, at: At) -> Ratio:
     fields.unit(ratio.get("unit", ""), at / "unit")
     for side in ("base", "head"):
         recordable.duration(ratio.get(side), at / side)
-    for index, value in enumerate(fields.optional_list(ratio.get("block_log_ratios"), at / "block_log_ratios")):
-        fields.number(value, at / "block_log_ratios" / index)
+    for index, block in enumerate(fields.optional_list(ratio.get("block_log_ratios"), at / "block_log_ratios")):
+        fields.number(block, at / "block_log_ratios" / index)  # not `value`: that is the ratio (it was the last block's)
+    if value is not None and interval is not None and not interval[0] <= value <= interval[1]:
+        # `ab` never writes one (its estimate lies within the intervals it is bounded by): the history would draw the
+        # point outside its own error bar
+        (at / "ratio").fail(f"{value:g} lies outside its interval [{interval[0]:g}, {interval[1]:g}] (ratio_ci)")
     label = Label(fields.word(ratio.get("label"), at / "label", [str(label) for label in Label]))
     verdict = fields.word(ratio.get("verdict"), at / "verdict", [str(v) for v in Verdict])
     if verdict != label.verdict:

@@ -62,7 +62,8 @@ class SyncPoint:
     call: str
     #: how many times per step the host waited here (the median over the census rounds)
     calls_per_step: float
-    #: time blocked here per step: median over the census rounds, with its 95% interval (None: too few rounds)
+    #: time blocked here per step: median over the census rounds, with its 95% interval (None: too few rounds). The
+    #: time the host waited here for work already queued, not what removing the wait saves (that work still runs)
     wait_s_per_step: float
     wait_ci_s: tuple[float, float] | None = None
     #: queued operations the wait drained per step, where the backend exposes its queue (None: not known)

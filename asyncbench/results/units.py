@@ -98,6 +98,15 @@ def seconds(value: float | None) -> str:
     return _scaled(value, _TIME_UNITS, _TIME_UNITS[-1])
 
 
+def time_unit(value: float) -> tuple[float, str]:
+    """The unit `seconds` prints `value` in, and its size in seconds: 0.0042 -> (0.001, 'ms'). An axis of times
+    near `value` reads in it (the history page's charts)."""
+    for scale, unit in _TIME_UNITS:
+        if abs(value) >= scale:
+            return scale, unit
+    return _TIME_UNITS[-1]
+
+
 def size_bytes(value: float | None) -> str:
     """12_900_000 -> '12.3 MiB'."""
     if value is None:

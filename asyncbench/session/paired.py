@@ -22,6 +22,7 @@ import math
 import platform
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -33,6 +34,7 @@ from asyncbench.results.model import Case
 from asyncbench.results.paired import ABReport, PairedCase, Side, dumps
 from asyncbench.session import planning, preflight, sides, spine
 from asyncbench.session.requests import Selection
+from asyncbench.session.side_imports import SideImports
 from asyncbench.session.side_variables import scrubber, shown
 from asyncbench.session.sides import Tree
 from asyncbench.verdicts import paired as verdicts
@@ -45,6 +47,14 @@ IDLE_SIDE = "frozen with SIGSTOP between its samples (no spinning thread pool, G
 # 5–30 s of it; the textbook's slow cases (conversion's print, training_memory) cannot resolve 2% in it and say what
 # they resolved instead.
 DEFAULT_GATE_TIME_S = 120.0
+# The cap when --gate-time-max is not given: three times the target (6 minutes for the default 2). The looks are
+# planned over the blocks the cap holds, so a gate of torch cases on 2 cores (8-13 s a block) plans 27-45 of them and
+# has looks a decided case stops at (from 12-14 blocks); the 12-16 blocks of 2 minutes alone allowed none before
+# the last, and every case, however clear, ran the whole time. Three, not two: simulated gates of ci-gate.yaml's
+# shape on unchanged code on a noisy day (blocks ±5-13%) failed INCONCLUSIVE in 100 of 100 with 2 minutes alone, 84
+# with a 4-minute cap, 23 with 6 and 18 with 8 (benchmarks/ab_stopping.py, 100 gates each); on a quiet day the cap
+# took the 3 of 100 failures to none, at 131 s median (121 s without) and 171 s at most.
+GATE_TIME_MAX_FACTOR = 3.0
 # The margin when --max-regression is not given: a gate measured in one run, paired, can hold a tighter margin than
 # `run --baseline` across runs (10%).
 DEFAULT_MARGIN = 0.05
@@ -65,13 +75,28 @@ class ABRequest:
     max_regression: float = DEFAULT_MARGIN
     allow_inconclusive: bool = False
     family_error: float = budget.FAMILY_ERROR
-    #: the gate's whole measuring time, given to its cases by how far each is from a decision (engine.gate_time)
+    #: the gate's target time, given to its cases by how far each is from a decision (engine.gate_time)
     gate_time_s: float = DEFAULT_GATE_TIME_S
+    #: its cap: undecided cases go on past the target up to it, and the looks are planned over it (None: the
+    #: target times GATE_TIME_MAX_FACTOR)
+    gate_time_max_s: float | None = None
     json_path: str | None = None
     markdown_path: str | None = None
     progress: bool = True
     #: also take each side's census of where its step waits, once per case (`--syncs`): the points new on head
     syncs: bool = False
+
+    def __post_init__(self) -> None:
+        if self.gate_time_max_s is not None and self.gate_time_max_s < self.gate_time_s:
+            raise InputError(
+                f"--gate-time-max {units.seconds(self.gate_time_max_s)} is shorter than --gate-time "
+                f"{units.seconds(self.gate_time_s)}: the cap is the most a gate takes, at least its target"
+            )
+
+    @property
+    def gate_cap_s(self) -> float:
+        """The most the gate measures for (past it only the grace blocks of engine.gate_time)."""
+        return self.gate_time_s * GATE_TIME_MAX_FACTOR if self.gate_time_max_s is None else self.gate_time_max_s
 
 
 @dataclass(frozen=True)
@@ -88,31 +113,33 @@ GATE_TIME_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "min": 60.0}
 MIN_GATE_TIME_S = 10.0
 
 
-def parse_gate_time(text: str) -> float:
-    """'120', '90s', '2m' → seconds; InputError for anything else, or under MIN_GATE_TIME_S."""
+def parse_gate_time(text: str, option: str = "--gate-time") -> float:
+    """'120', '90s', '2m' → seconds; InputError (naming `option`) for anything else, or under MIN_GATE_TIME_S."""
     match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(s|m|min)?\s*", str(text))
     if match is None:
-        raise InputError(f"--gate-time {text!r}: expected a duration such as 120, 90s or 2m")
+        raise InputError(f"{option} {text!r}: expected a duration such as 120, 90s or 2m")
     seconds = float(match.group(1)) * GATE_TIME_UNITS[match.group(2) or ""]
     if not MIN_GATE_TIME_S <= seconds <= 86400:
         raise InputError(
-            f"--gate-time {text!r}: expected from {MIN_GATE_TIME_S:g} s (the least in which a gate can reach its first "
+            f"{option} {text!r}: expected from {MIN_GATE_TIME_S:g} s (the least in which a gate can reach its first "
             f"interval: {blocks.FIRST_LOOK_BLOCKS} blocks of fresh processes) to a day"
         )
     return seconds
 
 
-def _plan(request: ABRequest, tree: Tree, repo: Any, option: str) -> list[tuple[Case, str | None]]:
-    """A side's cases: the selection, with the configs and -w files as that side's tree has them."""
+def _plan(request: ABRequest, tree: Tree, repo: Any, option: str, imports: SideImports) -> list[tuple[Case, str | None]]:
+    """A side's cases: the selection, with the configs and -w files as that side's tree has them, their user code
+    imported as the side's worker imports it (session.side_imports: its tree first)."""
     from asyncbench.backends import get_backend
     from asyncbench.engine import expansion
 
     selection = request.selection
     configs = sides.configs_in(tree, repo, selection.configs, option)
     workloads = sides.workloads_in(tree, repo, selection.workloads, option)
-    plan = planning.plan(dataclasses.replace(selection, configs=configs, workloads=workloads))
-    backends = {name: get_backend(name) for e in plan.experiments for name in e.backends}
-    return list(expansion.plan(plan, backends))
+    with imports.of(tree.root):
+        plan = planning.plan(dataclasses.replace(selection, configs=configs, workloads=workloads))
+        backends = {name: get_backend(name) for e in plan.experiments for name in e.backends}
+        return list(expansion.plan(plan, backends))
 
 
 def _facts(side: Any, backends: list[str], timeout_s: float) -> dict[str, Any]:
@@ -172,10 +199,11 @@ def run(request: ABRequest, say: Say) -> ABSession:
             sides.prune(repo, say)
             base_tree = stack.enter_context(sides.checkout(repo, request.base, "--base"))
             head_tree = stack.enter_context(sides.checkout(repo, request.head, "--head"))
-        # the head first: planning imports each side's -w file here too, and a neighbour it imports is cached by
-        # name, so the parent (which reads the head's workload for its metrics) keeps the head's
-        head_cases = _plan(request, head_tree, repo, "--head")
-        base_cases = _plan(request, base_tree, repo, "--base")
+        # the head first: planning imports each side's step files here too, each from its own tree; what the head
+        # imported stays this process's (it reads the head's workloads for their metrics)
+        imports = SideImports()
+        head_cases = _plan(request, head_tree, repo, "--head", imports)
+        base_cases = _plan(request, base_tree, repo, "--base", imports)
         sides.check_gpus([case for case, skip in (*head_cases, *base_cases) if skip is None])  # both sides at once on one GPU
         checks = sum(len(case.expect) for case, _ in head_cases)
         if checks:
@@ -186,7 +214,7 @@ def run(request: ABRequest, say: Say) -> ABSession:
             Side("base", base_tree.revision, base_python, base_version, shown(base_env)),
             Side("head", head_tree.revision, sys.executable, platform.python_version(), shown(head_env)),
         )
-        pairs = Pairs(request, both_sides, (base_env, head_env), (base_tree, head_tree), base_cases, head_cases)
+        pairs = Pairs(request, both_sides, (base_env, head_env), (base_tree, head_tree), base_cases, head_cases, say)
         saved: list[bool] = []
 
         def save(report: ABReport) -> None:
@@ -229,10 +257,12 @@ class Pairs:
         trees: tuple[Tree, Tree],
         base_cases: list[tuple[Case, str | None]],
         head_cases: list[tuple[Case, str | None]],
+        say: Say | None = None,
     ):
         from asyncbench.workloads import plugins
 
         self.request, self.sides, self.variables, self.trees = request, both, variables, trees
+        self.say = say
         self.base_by_id = {case.id: (case, skip) for case, skip in base_cases}
         self.head_cases = head_cases
         head_ids = {case.id for case, _ in head_cases}
@@ -306,10 +336,18 @@ class Pairs:
                 margin = _margin(base_case, request.max_regression)
                 pairing = paired.Pairing(base_case, case, pair, workload, case_error, margin, display.update, syncs=request.syncs)
                 self.pairings.append(pairing)
+        started = time.perf_counter()
         with display:
             self.finished += gate_time.gate(
-                self.pairings, request.gate_time_s, lambda i, p: display.start(i, len(self.pairings), p.head_case)
+                self.pairings,
+                request.gate_time_s,
+                lambda i, p: display.start(i, len(self.pairings), p.head_case),
+                cap_s=request.gate_cap_s,
             )
+        if self.say is not None:
+            taken_s = time.perf_counter() - started
+            for line in gate_time.time_notes(self.pairings, taken_s, request.gate_time_s, request.gate_cap_s):
+                self.say(line)
 
     def collect(self, interrupted: bool) -> ABReport:
         order = {case.id: index for index, (case, _) in enumerate(self.head_cases)}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.resources
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -40,13 +41,17 @@ from asyncbench.spec.schema import (
     workload_of,
 )
 from asyncbench.workloads import plugins
-from asyncbench.workloads.base import Param, Workload
+from asyncbench.workloads.base import INTS, Param, Workload
+from asyncbench.workloads.step_form import StepWorkload
 
 TOP_KEYS = ("name", "defaults", "experiments", "executor")
 DEFAULTS_KEYS = ("backends", "devices", *SETTING_FIELDS)
 #: the kinds of device a `params_for:` key may name
 DEVICE_KINDS = ("cpu", "cuda")
 EXPERIMENT_KEYS = ("name", "workload", "params", "params_for", "sweep", "expect", *DEFAULTS_KEYS)
+
+#: a declared variant family whose K is a list param's values: "sync_every=K (one per sync_every value)"
+VARIANT_FAMILY = re.compile(r"(?P<param>[A-Za-z_]\w*)=K")
 
 DEFAULT_BACKENDS = ("torch",)
 DEFAULT_DEVICES = ("auto",)
@@ -132,7 +137,8 @@ def _experiment(doc: Document, raw: Any, index: int, defaults: Mapping[str, Any]
     params = _params(doc, workload, raw.get("params", {}), path + ("params",))
     sweep = _sweep(doc, workload, raw.get("sweep", {}), path + ("sweep",))
     params_for = _params_for(doc, workload, raw.get("params_for", {}), path + ("params_for",))
-    expect = _expectations(doc, workload, raw.get("expect", []), path + ("expect",))
+    variants = _variants_of(workload, [{**workload.defaults(), **params}, *params_for.values()], sweep)
+    expect = _expectations(doc, workload, raw.get("expect", []), path + ("expect",), variants)
     return Experiment(
         name=name or workload.name,
         workload=workload_name,
@@ -205,7 +211,28 @@ def _sweep(doc: Document, workload: Workload, raw: Any, path: tuple) -> dict[str
     return sweep
 
 
-def _expectations(doc: Document, workload: Workload, raw: Any, path: tuple) -> tuple[Expectation, ...]:
+def _variants_of(workload: Workload, params: Sequence[Mapping[str, Any]], sweep: Mapping[str, Sequence[Any]]) -> list[str] | None:
+    """The variant names an experiment's cases have, where its workload declares a family whose K is a list param
+    ("sync_every=K (one per sync_every value)": K from sync_every in its params, params_for and sweep); None where
+    the names are known only as the declared pattern (expect.parse checks that)."""
+    names: list[str] = []
+    for declared in workload.variants:
+        head = declared.split()[0]
+        family = VARIANT_FAMILY.fullmatch(head)
+        if family is None:
+            names.append(head)
+            continue
+        param = next((p for p in workload.params if p.name == family["param"]), None)
+        if param is None or param.kind != INTS:
+            return None
+        values = [*(given[param.name] for given in params if param.name in given), *sweep.get(param.name, ())]
+        names += [f"{param.name}={k}" for k in dict.fromkeys(k for value in values if isinstance(value, list) for k in value)]
+    return names
+
+
+def _expectations(doc: Document, workload: Workload, raw: Any, path: tuple, variants: list[str] | None) -> tuple[Expectation, ...]:
+    """The checks; one naming a variant the experiment's cases do not have (`variants`: None, not known before a
+    run) is a mistake that lists those it has."""
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list):
         doc.add(f"expected a list of checks like 'speedup >= 1.5', got {type_name(raw)}", path)
@@ -213,9 +240,17 @@ def _expectations(doc: Document, workload: Workload, raw: Any, path: tuple) -> t
     expectations = []
     for index, item in enumerate(items):
         try:
-            expectations.append(expect.parse(item, workload))
+            parsed = expect.parse(item, workload)
         except ValueError as exc:
             doc.add(str(exc), path + (index,))
+            continue
+        if variants is not None and parsed.variant is not None and parsed.variant not in variants:
+            doc.add(
+                f"{workload.name} has no variant {parsed.variant!r} in this experiment; its variants: {', '.join(variants)}",
+                path + (index,),
+            )
+            continue
+        expectations.append(parsed)
     return tuple(expectations)
 
 
@@ -294,7 +329,8 @@ def default_suite() -> Config:
 
 def for_workloads(keys: Sequence[str]) -> Config:
     """A config that runs the workloads with these registry keys (already resolved: `workload_keys`) with their
-    defaults on every backend (`run -w NAME` without CONFIG)."""
+    defaults on every backend (`run -w NAME` without CONFIG) — a step on those its code is for (backends_for: no
+    skipped row on a backend nobody asked for; -b replaces these)."""
     experiments = []
     for key in keys:
         workload = plugins.find(key)
@@ -302,7 +338,7 @@ def for_workloads(keys: Sequence[str]) -> Config:
             Experiment(
                 name=workload.name,
                 workload=key,
-                backends=tuple(BACKENDS),
+                backends=workload.backends_for(tuple(BACKENDS)) if isinstance(workload, StepWorkload) else tuple(BACKENDS),
                 devices=DEFAULT_DEVICES,
                 params=workload.defaults(),
                 settings=Settings(),

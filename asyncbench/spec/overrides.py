@@ -32,7 +32,7 @@ from asyncbench.spec.schema import (
     sweep_values,
 )
 from asyncbench.workloads import plugins
-from asyncbench.workloads.base import SHAPE, Workload
+from asyncbench.workloads.base import INTS, SHAPE, Param, Workload
 
 #: the scope of --set keys that are the executor's (executor.partition=gpu), not an experiment's
 EXECUTOR_SCOPE = "executor"
@@ -104,6 +104,15 @@ def _quick_settings(settings: Settings) -> Settings:
     )
 
 
+def _say_list_form(param: Param, value: Any) -> None:
+    """A list param (sync_every) given one plain number: ValueError saying the list form, and what commas do."""
+    if param.kind == INTS and isinstance(value, int) and not isinstance(value, bool):
+        raise ValueError(
+            f"{param.name} is a list: write {param.name}=[{value}] for one case ({param.name}=[0,1] for several values "
+            f"in it; {param.name}=0,1 sweeps [0] and [1])"
+        )
+
+
 def apply_overrides(
     config: Config,
     *,
@@ -159,6 +168,7 @@ def apply_overrides(
                     check_sweep_size(sweep)
                     commanded.add(name)
                 elif name in params:
+                    _say_list_form(workload.param(name), values[0])
                     params[name] = coerce_param(workload.param(name), values[0])
                     sweep.pop(name, None)
                     explicit.add(name)

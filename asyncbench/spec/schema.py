@@ -93,7 +93,8 @@ def coerce_param(param: Param, value: Any) -> Any:
         return list(value)
     elif param.kind == INTS:
         if not isinstance(value, list) or not value or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            raise ValueError(f"expected a non-empty list of integers, got {value!r}")
+            one = f": write [{value}]" if isinstance(value, int) and not isinstance(value, bool) else ""  # a list of one
+            raise ValueError(f"expected a non-empty list of integers, got {value!r}{one}")
         if len(set(value)) != len(value):
             raise ValueError(f"values must be distinct, got {value!r}")
         for item in value:
@@ -124,7 +125,8 @@ def _with_unit(name: str, value: Any) -> Any:
 
 
 # ab_margin is written as a percentage, always: a plain 5 would be 500% as a fraction (as max_rel_noise reads) and 5%
-# as `ab --max-regression 5` reads; and at most what --max-regression takes (verdicts.compare.parse_threshold).
+# to a reader of percentages; `--max-regression` refuses a plain number alike, and takes at most this
+# (verdicts.compare.parse_threshold).
 AB_MARGIN_MAX = 10.0
 
 

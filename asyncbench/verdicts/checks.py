@@ -2,10 +2,19 @@
 
 PASS when the whole interval (of a metric's per-round values, of a clock's
 samples) satisfies the check, FAIL when the whole of it violates it,
-INCONCLUSIVE when it straddles the threshold (or there were too few rounds
-for an interval), NOT_MEASURED when the case did not run or the quantity
+INCONCLUSIVE when it straddles the threshold, or when there is no interval
+(too few rounds, or rounds that drifted together so much that too few were
+independent), NOT_MEASURED when the case did not run or the quantity
 does not exist. Single measurements (memory) and sample statistics (min,
 max, ...) are compared as they are. Units come from the result itself.
+An INCONCLUSIVE check's detail says which of these it is, in the words of
+the module's constants, and `inconclusive_why` reads them back from a stored
+check, so the run's exit reasons say the same (never "straddles" of a check
+that had no interval).
+
+A census check on a FILE:LINE where no variant's census saw a wait is
+INCONCLUSIVE: a line that never waits, a misspelled file and a line an edit
+moved all read 0 there, so 0 cannot pass (or fail) a gate silently.
 
 In a run the intervals are not 95% ones: the run's checks share one
 false-alarm budget (results.budget), split over the checks and over the
@@ -41,6 +50,19 @@ PASS, FAIL, INCONCLUSIVE, NOT_MEASURED = Verdict.PASS, Verdict.FAIL, Verdict.INC
 SEVERITY = (FAIL, NOT_MEASURED, INCONCLUSIVE, PASS)
 # A value this many times the threshold away is said as a multiple, not a percentage.
 FAR_MISS = 10.0
+# The words an INCONCLUSIVE check's detail says why with (`_judge`, `census_check`), and `inconclusive_why` reads
+# back from a stored check: one phrase per cause, each in no other cause's detail.
+STRADDLES = "the interval straddles the threshold"
+DRIFTED = "the rounds drifted together"
+NEEDS = "(it needs "
+TOO_FEW = "from too few rounds"
+UNSEEN = "was seen in"
+#: what the run's exit reasons say of each cause (outcome.judge: "2 checks inconclusive: 1 with an interval that ...")
+WHY_STRADDLES = "an interval that straddles the threshold"
+WHY_DRIFTED = "no interval (the rounds drifted together: too few independent ones for one)"
+WHY_TOO_FEW = "no interval (too few rounds for one at its level)"
+WHY_UNSEEN = "no wait seen at its FILE:LINE (a line that never waits, a misspelled file and a line an edit moved read the same)"
+WHY_NONE = "no interval"
 
 
 def verdict_of(op: str, interval: tuple[float, float], threshold: float) -> Verdict:
@@ -101,18 +123,18 @@ def _judge(
         shown = f"{label} = {units.quantity(value, unit)} (one measurement, no interval), {wanted}"
     elif interval is None:
         verdict = INCONCLUSIVE
-        few = f"{rounds} round{'' if rounds == 1 else 's'}" if rounds is not None else "too few rounds"
+        few = f"{rounds} round{'' if rounds == 1 else 's'}" if rounds is not None else TOO_FEW.removeprefix("from ")
         shown = f"{label} = {units.quantity(value, unit)}, {wanted}: no {level.name} interval from {few}"
         needed = rounds_for_median(level.confidence)
         if rounds is not None and rounds < needed:
-            shown += f" (it needs {needed})"
+            shown += f" {NEEDS}{needed})"
         elif rounds is not None:
-            shown += " (the rounds drifted together: fewer effective rounds)"
+            shown += f" ({DRIFTED}: too few independent ones for one)"
     else:
         verdict = verdict_of(expectation.op, interval, expectation.threshold)
         shown = f"{label} = {units.with_bounds(value, interval, unit)} ({level.name} interval), {wanted}"
         if verdict == INCONCLUSIVE:
-            shown += ": the interval straddles the threshold; more rounds (max_time_s) may decide it"
+            shown += f": {STRADDLES}; more rounds (max_time_s) may decide it"
     if verdict == FAIL:
         shown += _by_how_much(value, expectation.threshold)
     judged = not point and interval is not None
@@ -165,12 +187,18 @@ def census_check(expectation: Expectation, result: Result, budget: Budget | None
     it names (`at`), for every variant or the one named: the worst verdict among them. Its interval comes from the
     census rounds (verdicts.syncs) at the level the other checks take. A run without a census, or a variant whose
     census could not be taken, is NOT_MEASURED (never a pass); a backend that runs synchronously waits for no device,
-    a fact (0) judged as it is. A verdict short of a pass names the points that weigh most."""
+    a fact (0) judged as it is. A FILE:LINE where no variant's census saw a wait is INCONCLUSIVE (the module's
+    docstring): a variant that never waited at a line another waited at reads 0, a measurement. A verdict short of a
+    pass names the points that weigh most."""
     if not result.syncs:
         return Check(expectation.text, NOT_MEASURED, NO_CENSUS)
     names = [expectation.variant] if expectation.variant else list(result.syncs)
     level = _level(budget, share=len(names))
     unit = syncs.SYNC_UNITS[expectation.quantity]
+    # a FILE:LINE no variant's census saw a wait at (a kind or the whole step is a name the tool knows: 0 is a fact)
+    unseen = syncs.line_named(expectation.at or "") is not None and not any(
+        syncs.selects(expectation.at, point) for census in result.syncs.values() for point in census.points
+    )
     judged = []
     for name in names:
         variant = f"variant={name}" if len(result.syncs) > 1 or expectation.variant else None
@@ -181,6 +209,15 @@ def census_check(expectation: Expectation, result: Result, budget: Budget | None
             judged.append(Check(expectation.text, NOT_MEASURED, f"{label} was not measured: {why}"))
             continue
         figure = syncs.figure(census, expectation.quantity, expectation.at, level.confidence)
+        if figure is not None and expectation.at and unseen:
+            wanted = f"expected {expectation.op} {units.quantity(expectation.threshold, unit)}"
+            detail = (
+                f"{label}: {wanted}, but no wait at {expectation.at} {UNSEEN} {figure.rounds} census rounds of any variant: a line "
+                "that never waits, a misspelled file and a line an edit moved all read 0 there, so 0 decides nothing; "
+                "name a line as the census table shows it, or check a kind or the whole step (syncs_per_step[conversion] == 0)"
+            )
+            judged.append(Check(expectation.text, INCONCLUSIVE, detail, family_error=level.family_error))
+            continue
         if figure is None:  # a synchronous backend: no rounds, nothing waits for a device
             verdict = verdict_of(expectation.op, (0.0, 0.0), expectation.threshold)
             wanted = f"expected {expectation.op} {units.quantity(expectation.threshold, unit)}"
@@ -196,6 +233,18 @@ def census_check(expectation: Expectation, result: Result, budget: Budget | None
             check = dataclasses.replace(check, detail=f"{check.detail}; waits at {named}{more}")
         judged.append(check)
     return min(judged, key=lambda check: SEVERITY.index(check.verdict))
+
+
+def inconclusive_why(check: Check) -> str:
+    """Why an INCONCLUSIVE check is one, in the words of the run's exit reasons (WHY_*): read from the check as
+    stored, so a results file shown later says the same. An interval: it straddles the threshold; none: the cause
+    its detail names (too few rounds, rounds that drifted together, a line where no wait was seen)."""
+    if check.bounds is not None:
+        return WHY_STRADDLES
+    for phrase, why in ((UNSEEN, WHY_UNSEEN), (DRIFTED, WHY_DRIFTED), (NEEDS, WHY_TOO_FEW), (TOO_FEW, WHY_TOO_FEW)):
+        if phrase in check.detail:
+            return why
+    return WHY_NONE
 
 
 def census_rounds_needed(expectations: Sequence[Expectation], budget: Budget | None, variants: Sequence[str]) -> int:

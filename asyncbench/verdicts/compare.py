@@ -147,12 +147,19 @@ class Comparison:
 
 
 def parse_threshold(text: str) -> float:
-    """'10%', '10' or '7.5%' -> 0.10, 0.10, 0.075 (InputError otherwise)."""
-    raw = str(text).strip().removesuffix("%").strip()
+    """'10%' or '7.5 %' -> 0.10, 0.075; a plain number is an InputError: 0.05 means 5% to one reader and 0.05% to
+    another (a config's `ab_margin` refuses it for the same reason, spec.schema.coerce_setting), so the margin is
+    written with its %, here as there."""
+    stripped = str(text).strip()
+    if not stripped.endswith("%"):
+        raise InputError(
+            f"--max-regression {text!r}: write the margin with its %, such as 5% or 0.5% "
+            "(a plain number is ambiguous: 0.05 may mean 5% or 0.05%)"
+        )
     try:
-        value = float(raw) / 100
+        value = float(stripped.removesuffix("%").strip()) / 100
     except ValueError:
-        raise InputError(f"--max-regression {text!r}: expected a percentage such as 10% or 5") from None
+        raise InputError(f"--max-regression {text!r}: expected a percentage such as 10% or 2.5%") from None
     if not math.isfinite(value) or not 0 <= value < 10:
         raise InputError(f"--max-regression {text!r}: expected a percentage from 0% to 1000%")
     return value

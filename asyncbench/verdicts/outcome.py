@@ -70,10 +70,7 @@ def judge(
     if verdicts[Verdict.NOT_MEASURED]:
         gates.append(f"{_plural(verdicts[Verdict.NOT_MEASURED], 'check')} could not be evaluated (not measured)")
     if verdicts[Verdict.INCONCLUSIVE]:
-        gates.append(
-            f"{_plural(verdicts[Verdict.INCONCLUSIVE], 'check')} inconclusive: its interval straddles the threshold "
-            "(inconclusive fails the gate; more rounds via max_time_s may decide it, --allow-inconclusive lets it pass)"
-        )
+        gates.append(inconclusive_line([check for _, check in failing if check.verdict == Verdict.INCONCLUSIVE]))
     if comparison is not None:
         if comparison.regressions:
             gates.append(f"{_plural(len(comparison.regressions), 'variant')} significantly slower than the baseline")
@@ -93,6 +90,17 @@ def judge(
         gates.append(f"--strict: {_plural(len(skipped), 'case')} skipped")
     code = EXIT_ERRORS if errors else EXIT_GATE if gates else EXIT_OK
     return Outcome(code, tuple(errors + gates), tuple(failing))
+
+
+def inconclusive_line(inconclusive: Sequence[Check]) -> str:
+    """'2 checks inconclusive: 1 with an interval that straddles the threshold, 1 with no interval (the rounds drifted
+    together ...); ...': each check's own cause (checks.inconclusive_why), never one cause said of all of them."""
+    causes = Counter(checks.inconclusive_why(check) for check in inconclusive)
+    said = next(iter(causes)) if len(causes) == 1 else ", ".join(f"{n} with {cause}" for cause, n in causes.items())
+    more = "more rounds via max_time_s may decide it, " if set(causes) != {checks.WHY_UNSEEN} else ""
+    return (
+        f"{_plural(len(inconclusive), 'check')} inconclusive: {said}; inconclusive fails the gate ({more}--allow-inconclusive lets it pass)"
+    )
 
 
 def skip_causes(results: Sequence[Result]) -> str:

@@ -39,7 +39,8 @@ def judge(report: ABReport) -> Outcome:
         gates.append(
             f"{_plural(len(unsure), 'verdict')} INCONCLUSIVE (the interval reaches across 1 + margin, or there is none yet): "
             f"{', '.join(unsure)}; "
-            "a longer --gate-time may decide them (each case says how much), --allow-inconclusive lets them pass"
+            "a longer --gate-time-max (the cap undecided cases may go on to) may decide them (each case says how much), "
+            "--allow-inconclusive lets them pass"
         )
     wrong = [f"{c.id} ({problem})" for c in report.cases for problem in c.problems]
     if wrong:

@@ -77,6 +77,8 @@ def canonical(text: str, base_dir: Path) -> str:
             raise InputError(f"unknown workload {text!r}")
         return plugin.target
     where, colon, attribute = text.rpartition(":")
+    if not colon and text.endswith(".py") or colon and not attribute and where.endswith(".py"):
+        raise InputError(_name_one(where or text, base_dir))
     if not colon or not attribute.isidentifier() or not where:
         raise InputError("a workload reference is path/to/file.py:Name or package.module:Name")
     if where.endswith(".py") or "/" in where or "\\" in where:
@@ -87,6 +89,18 @@ def canonical(text: str, base_dir: Path) -> str:
     if not MODULE_PATH.match(where):
         raise InputError(f"{where!r} is neither a .py file nor a module path")
     return f"{where}:{attribute}"
+
+
+def _name_one(written: str, base_dir: Path) -> str:
+    """What to say for a file named without `:Name`: the names it has, in the form to write (it is imported to read
+    them, as naming one would). A file holds helpers beside its steps, so none is run unasked."""
+    path = (base_dir / written).expanduser().resolve()
+    if not path.is_file():
+        return f"no such file {path}"
+    names = workload_names(load_module(str(path)))
+    if not names:
+        return f"{written} defines no workload: a step is a function decorated with @asyncbench.step, named as {written}:NAME"
+    return f"name the workload in {written}: {written}:{names[0]} (it has {', '.join(names)})"
 
 
 def _module_name(path: Path) -> str:
@@ -178,13 +192,16 @@ def _names_a_workload(value: Any, module: Any) -> bool:
     return inspect.isfunction(value) and value.__module__ == module.__name__
 
 
-@functools.cache
-def load(reference: str) -> Workload:
-    """The workload a canonical reference names, imported once per process (this cache is where loaded user
-    workloads live: never in the built-in registry)."""
-    where, _, attribute = reference.rpartition(":")
+def workload_names(module: Any) -> list[str]:
+    """The names in a module a reference could mean (_names_a_workload), in the order the module defines them."""
+    return [n for n, v in vars(module).items() if not n.startswith("_") and _names_a_workload(v, module)]
+
+
+def load_module(where: str) -> Any:
+    """The module of a canonical reference's file or module path, imported once; InputError (one line, with its
+    place in the user's file) for one that fails to import."""
     try:
-        module = _import(where)
+        return _import(where)
     except InputError:
         raise
     except ModuleNotFoundError as exc:
@@ -193,8 +210,16 @@ def load(reference: str) -> Workload:
         raise InputError(f"no module named {where!r} (is it installed, or on PYTHONPATH?)") from None
     except Exception as exc:  # noqa: BLE001 - the user's module failed at import: say where, never a traceback
         raise InputError(import_failure(exc, where)) from None
+
+
+@functools.cache
+def load(reference: str) -> Workload:
+    """The workload a canonical reference names, imported once per process (this cache is where loaded user
+    workloads live: never in the built-in registry)."""
+    where, _, attribute = reference.rpartition(":")
+    module = load_module(where)
     if not hasattr(module, attribute):
-        names = [n for n, v in vars(module).items() if not n.startswith("_") and _names_a_workload(v, module)]
+        names = workload_names(module)
         hint = suggestion(attribute, names) or (f"; it has {', '.join(names)}" if names else "")
         raise InputError(f"{_shown(where)} has no {attribute!r}{hint}")
     workload = as_workload(getattr(module, attribute), reference)

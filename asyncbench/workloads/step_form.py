@@ -17,9 +17,16 @@ under-reports the step).
 Where it runs: `@asyncbench.step(backends=("torch",))` names the backends
 the step's code is written for, and a case on any other is skipped with the
 reason. Undeclared, the step runs on the backends whose framework its code
-names, and on each when it names none (it works through `backend`); a
-framework it holds but does not name is refused at set-up (step_reach). A
-row is never labelled with a backend the step's code does not touch.
+names, and on each when it names none (it works through `backend`, numpy
+at most converting the backend's arrays); a framework it holds but does not
+name is refused at set-up (step_reach). A row is never labelled with a
+backend the step's code does not touch, and `run -w` without -b plans it
+only where its code runs (backends_for): a skipped row is for a backend
+someone asked for.
+
+What it prints while measured (warm-up, timed and census rounds): the first
+lines shown, the rest written to a sink, so that each print still runs and
+is timed (step_output).
 
 What a gate judges (`gated`): one question per case, the step's time — the
 unsynchronized variant — unless the user set `sync_every` themselves.
@@ -33,7 +40,7 @@ from asyncbench.backends import BACKENDS
 from asyncbench.backends.base import Backend
 from asyncbench.results import ahead, stats
 from asyncbench.results.model import Clocks, Result
-from asyncbench.workloads import step_reach
+from asyncbench.workloads import step_output, step_reach
 from asyncbench.workloads.base import INT, INTS, Metric, Param, Prepared, Workload
 
 #: the waits the short form compares by default: never (only at the end), every 4th step, every step
@@ -86,7 +93,7 @@ class StepWorkload(Workload):
         self.function = function
         #: the backends the step's code is written for (None: undeclared, found from its code: step_reach)
         self.backends = _declared(backends)
-        self._named: frozenset[str] | None = None
+        self._reach: step_reach.Reach | None = None
         self.name = name or function.__name__
         doc = (function.__doc__ or "").strip().splitlines()
         self.summary = summary or (doc[0] if doc else f"your step {self.name}, with a wait every k steps")
@@ -109,32 +116,51 @@ class StepWorkload(Workload):
             Metric("illusion", "x", "done / issue time without waits: how much a timer without a sync under-reports"),
         )
 
+    def reach(self) -> step_reach.Reach:
+        """What the step's code reaches (step_reach.reach), read once."""
+        if self._reach is None:
+            self._reach = step_reach.reach(self.function)
+        return self._reach
+
     def named_backends(self) -> frozenset[str]:
-        """The backends whose framework the step's code names (step_reach.named), read once."""
-        if self._named is None:
-            self._named = step_reach.named(self.function)
-        return self._named
+        """The backends the step's code is for (step_reach.Reach.backends); empty: each."""
+        return self.reach().backends
+
+    def not_for(self, backend: str) -> str | None:
+        """Why the step's code is not for this backend (its declaration, the frameworks it names, numpy misreading
+        the backend's arrays), or None: the part of skip_reason that needs neither a device nor params."""
+        if backend in (self.backends or ()):
+            return None
+        if self.backends is not None:
+            return f"{self.name} declares {_declaration(self.backends)}: not run on {backend}"
+        named = self.named_backends()
+        if named and backend not in named:
+            frameworks = " and ".join(sorted(named))
+            return (
+                f"{self.name}'s code names {frameworks}, not {backend}: not run on {backend}, whose row would "
+                f"time {frameworks} code (a step that does run there says so: {_declaration(named | {backend})})"
+            )
+        if backend in step_reach.NUMPY_MISREADS and self.reach().converts_with_numpy:
+            return (
+                f"{self.name} converts with numpy, which misreads {backend}'s arrays (no __array__: element by element "
+                f"into an object array): not run on {backend}; backend.to_host(x) converts on every backend, and a step "
+                f"that does run there says so: {_declaration(frozenset(BACKENDS))}"
+            )
+        return None
+
+    def backends_for(self, names: Sequence[str]) -> tuple[str, ...]:
+        """Those of `names` the step's code is for (not_for): where `run -w` without -b plans it, so that a step
+        has no skipped row on a backend nobody asked for; a backend named with -b keeps its row and its reason."""
+        return tuple(name for name in names if self.not_for(name) is None)
 
     def steps_per_call(self, params: Mapping[str, Any]) -> int:
         """A sample runs `steps` of the user's steps: the census counts per step of theirs, not per sample."""
         return int(params["steps"])
 
     def skip_reason(self, backend: Backend, device: str, params: Mapping[str, Any]) -> str | None:
-        """Besides the dtype: a backend the step does not declare, or (undeclared) one whose framework its code does
-        not name while it names another's — the row would time that other framework's code under this label."""
-        reason = super().skip_reason(backend, device, params)
-        if reason or backend.name in (self.backends or ()):
-            return reason
-        if self.backends is not None:
-            return f"{self.name} declares {_declaration(self.backends)}: not run on {backend.name}"
-        named = self.named_backends()
-        if named and backend.name not in named:
-            frameworks = " and ".join(sorted(named))
-            return (
-                f"{self.name}'s code names {frameworks}, not {backend.name}: not run on {backend.name}, whose row would "
-                f"time {frameworks} code (a step that does run there says so: {_declaration(named | {backend.name})})"
-            )
-        return None
+        """Besides the dtype: a backend the step's code is not for (not_for) — its row would time other code under
+        this label."""
+        return super().skip_reason(backend, device, params) or self.not_for(backend.name)
 
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
         run_step = self.function(backend, device, params)
@@ -150,17 +176,27 @@ class StepWorkload(Workload):
         backend.barrier(device)
 
         def variant(every: int) -> Callable[[], Any]:
+            # a wait after each k steps, none after the remainder (the harness's sync ends the sample), in loops that
+            # run nothing per step but the user's call: a check of the step's index there cost 17 ns a step, 2-3%
+            # of a 0.65 µs numpy op (benchmarks/fidelity_backends.py)
+            waits, rest = divmod(steps, every) if every else (0, steps)
+
             def run() -> Any:
                 result = None
-                for index in range(1, steps + 1):
+                for _ in range(waits):
+                    for _ in range(every):
+                        result = run_step()
+                    barrier(device)
+                for _ in range(rest):
                     result = run_step()
-                    if every and index % every == 0:
-                        barrier(device)
                 return result
 
             return run
 
-        return Prepared(variants={variant_name(k): variant(k) for k in params["sync_every"]}, sync=lambda: barrier(device))
+        output = step_output.install(self.name)  # its prints while measured: a few shown, the rest to a sink
+        return Prepared(
+            variants={variant_name(k): variant(k) for k in params["sync_every"]}, sync=lambda: barrier(device), close=output.close
+        )
 
     def gated(self, params: Mapping[str, Any], names: Sequence[str]) -> tuple[str, ...]:
         """One question per case: the step's time, its unsynchronized variant (`sync_every=0`), the one a user

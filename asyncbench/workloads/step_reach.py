@@ -14,7 +14,14 @@ run on numpy and jax would give three rows timing the same torch code, the
   as that one's helper (data preparation, a shape), not as a framework the
   step runs on. A step that names none (it reaches arrays only through
   `backend`: `backend.random`, `backend.namespace()`) is backend-neutral and
-  runs on each.
+  runs on each. So is one that names only numpy while it takes its arrays
+  from `backend` (BACKEND_ARRAYS): numpy is then the host's array library
+  every backend converts to (`numpy.asarray(x @ x)`, a host copy that is the
+  commonest hidden wait there is), not the framework the step's work runs
+  in; a step that builds its arrays with numpy and asks `backend` for none
+  times numpy code, and runs on numpy only. A converting step is not run
+  where numpy misreads the backend's arrays (NUMPY_MISREADS: MXNet's);
+  `backend.to_host(x)` converts on every backend.
 - `held` (once the step function has set up, on a case that was not
   skipped): the frameworks of the objects the returned callable holds — its
   closure, defaults, bound instance. A step whose code names no framework
@@ -30,6 +37,7 @@ import dis
 import functools
 import sys
 import types
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -42,6 +50,16 @@ MAX_CODE_OBJECTS = 500
 # The framework everyone's code uses beside its own (data preparation, shapes, host copies): named together with
 # another framework, that one is the step's.
 HELPER_FRAMEWORK = "numpy"
+# The Backend methods that give a step the backend's own arrays or functions (Backend.random, ones, namespace,
+# compiled, pinned_empty): a step that calls one on its `backend` works on each backend's arrays, and numpy in its code
+# converts them (to the host, from data prepared there). `backend.barrier`, `backend.name` make no array: a step that
+# uses only those beside numpy's arrays times numpy code.
+BACKEND_ARRAYS = frozenset({"random", "ones", "namespace", "compiled", "pinned_empty"})
+# The backends whose arrays numpy misreads rather than converts or refuses: an MXNet NDArray has no __array__, so
+# numpy.asarray reads it as nested sequences, element by element, into an object array (0.29 s for a 16×16 one; a
+# 256² step's census timed out at 300 s). A row of a step that converts with numpy there would time that. CuPy's
+# arrays and torch's on a GPU refuse the conversion at once, a TypeError naming the line: that error row says it.
+NUMPY_MISREADS = frozenset({"mxnet"})
 # Folders that hold installed packages, never a user's helpers (a virtual environment inside the project).
 INSTALLED = ("site-packages", "dist-packages")
 
@@ -58,6 +76,19 @@ def _loads(code: types.CodeType) -> Iterator[tuple[str, str]]:
             yield "global", instruction.argval
         elif instruction.opname == "IMPORT_NAME" and isinstance(instruction.argval, str):
             yield "import", instruction.argval
+
+
+def _asks_backend_for_arrays(code: types.CodeType, parameter: str) -> bool:
+    """Whether a code object calls one of BACKEND_ARRAYS on the variable `parameter` (the step's `backend`, read
+    by its own name: in the step, a function nested in it, or a helper of the step's folder whose parameter is
+    named alike)."""
+    previous: Any = None
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and instruction.argval in BACKEND_ARRAYS and previous == parameter:
+            return True
+        loaded = instruction.argval if instruction.opname.startswith(("LOAD_FAST", "LOAD_DEREF")) else None
+        previous = loaded[-1] if isinstance(loaded, tuple) else loaded  # LOAD_FAST_LOAD_FAST (3.13) loads two
+    return False
 
 
 def _in_folder(file: str | None, folder: Path) -> bool:
@@ -83,13 +114,36 @@ def _own_code(value: Any, folder: Path) -> list[tuple[types.CodeType, dict[str, 
     return found
 
 
-def named(function: Callable[..., Any]) -> frozenset[str]:
-    """The backends whose framework the step function's code names (see the module's docstring); empty: none,
-    the step is backend-neutral."""
+@dataclass(frozen=True)
+class Reach:
+    """What a step function's code reaches: the frameworks it names, and whether it asks its `backend` for arrays."""
+
+    #: the backends whose framework the code names, numpy included
+    frameworks: frozenset[str] = frozenset()
+    #: whether it calls one of BACKEND_ARRAYS on its `backend`
+    asks_backend: bool = False
+
+    @property
+    def backends(self) -> frozenset[str]:
+        """The backends the step runs on by its code (see the module's docstring); empty: each (backend-neutral)."""
+        if len(self.frameworks) > 1 or self.converts_with_numpy:
+            return self.frameworks - {HELPER_FRAMEWORK}  # numpy beside another framework, or beside the backend's arrays
+        return self.frameworks
+
+    @property
+    def converts_with_numpy(self) -> bool:
+        """A backend-neutral step that names numpy: its arrays are the backend's, and numpy converts them."""
+        return self.asks_backend and self.frameworks == {HELPER_FRAMEWORK}
+
+
+def reach(function: Callable[..., Any]) -> Reach:
+    """What the step function's code reaches (see the module's docstring)."""
     code = getattr(function, "__code__", None)
     if code is None:  # a callable object, a builtin: nothing to read
-        return frozenset()
+        return Reach()
     folder = Path(code.co_filename).resolve().parent
+    parameter = code.co_varnames[0] if code.co_argcount else None  # the step's `backend`, whatever its name
+    asks_backend = False
     roots: set[str] = set()
     seen: set[int] = set()
     todo: list[tuple[types.CodeType, dict[str, Any]]] = [(code, getattr(function, "__globals__", {}))]
@@ -100,6 +154,7 @@ def named(function: Callable[..., Any]) -> frozenset[str]:
         if id(current) in seen:
             continue
         seen.add(id(current))
+        asks_backend = asks_backend or (parameter is not None and _asks_backend_for_arrays(current, parameter))
         todo.extend((nested, namespace) for nested in current.co_consts if isinstance(nested, types.CodeType))
         for kind, name in _loads(current):
             if kind == "import":
@@ -108,8 +163,13 @@ def named(function: Callable[..., Any]) -> frozenset[str]:
                 value = namespace[name]
                 roots |= module_roots(value)
                 todo.extend(_own_code(value, folder))
-    found = backends_of(roots)
-    return found - {HELPER_FRAMEWORK} if len(found) > 1 else found
+    return Reach(backends_of(roots), asks_backend)
+
+
+def named(function: Callable[..., Any]) -> frozenset[str]:
+    """The backends whose framework the step function's code names (see the module's docstring); empty: none,
+    the step is backend-neutral."""
+    return reach(function).backends
 
 
 def _contents(value: Any) -> list[Any]:

@@ -23,9 +23,14 @@ checks/<name>.json and README.md.
   says "one stream".
 - queued-trace: in the queued variant's trace the hold kernel ends before the first add starts.
 - sweep-gpus: a local sweep's CPU job never has a context on a GPU, and one job at a time has one (2+ GPUs).
+- sync-debug-threads: torch's sync debug warnings from a second thread reach no census witness; the measured
+  thread's do (issue 53, item 10).
+- nvml-identity: the GPU NVML reads for cuda:0 is torch's cuda:0 (by UUID) with CUDA_VISIBLE_DEVICES unset, a UUID,
+  a UUID prefix, and (2+ GPUs) reordered; throttle reasons said unknown exactly where pynvml's own read fails.
 
 The checks live by concept: holds.py (the hold kernel and the queued variant), frameworks.py (TF32, pinned
-memory, JAX's pool), runs.py (whole runs watched from outside); probes.py holds what they share. Each check's comment
+memory, JAX's pool), runs.py (whole runs watched from outside), witnesses.py (what is read beside a case: NVML's GPU,
+torch's sync warnings); probes.py holds what they share. Each check's comment
 gives its time on an H100 (CUDA's and the frameworks' start-up included), measured by the first
 check of them all on a lent H100, 2026-11-27.
 """
@@ -38,12 +43,15 @@ from .frameworks import jax_device_memory, pinned, tf32
 from .holds import frozen_kernel, hold, hold_rescaled, queued_hot, queued_trace
 from .probes import no_cuda
 from .runs import ab_identical, contexts, max_connections, sweep_gpus
+from .witnesses import nvml_identity, sync_debug_threads
 
 #: the checks by name, in the order gpu_check.py runs them: shortest first (each function's comment gives its time on
 #: an H100), so a lent GPU whose minutes run out has answered as many checks as its time allowed
 CHECKS: dict[str, Callable[[], dict[str, Any]]] = {
     "sweep-gpus": sweep_gpus,  # skips at once on one GPU
+    "sync-debug-threads": sync_debug_threads,
     "tf32": tf32,
+    "nvml-identity": nvml_identity,
     "frozen-kernel": frozen_kernel,
     "pinned": pinned,
     "hold": hold,

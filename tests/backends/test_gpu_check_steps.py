@@ -16,7 +16,9 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
 #: the GPU-only checks issue 36 asks for, in the order they run (shortest first)
 CHECKS = (
     "sweep-gpus",
+    "sync-debug-threads",
     "tf32",
+    "nvml-identity",
     "frozen-kernel",
     "pinned",
     "hold",
@@ -30,7 +32,7 @@ CHECKS = (
 )
 #: the checks added after issue 36's fixes (the rescaled hold, the queued variant hot and traced, JAX's pool, a sweep's
 #: GPUs): each guards itself, so calling its function without a GPU answers a skip, not an exception
-SELF_GUARDED = ("hold-rescaled", "queued-hot", "jax-device-memory", "queued-trace", "sweep-gpus")
+SELF_GUARDED = ("hold-rescaled", "queued-hot", "jax-device-memory", "queued-trace", "sweep-gpus", "sync-debug-threads", "nvml-identity")
 
 
 def _script() -> Any:
@@ -63,7 +65,7 @@ def test_resume_runs_what_is_missing_then_what_was_stopped(tmp_path):
     recorded = {"pytest -m 'gpu or streams'": 0, "cross-checks": 0, "check sweep-gpus": 0}
     recorded |= {"check hold": gpu_check.TIMED_OUT, "check contexts": 1}
     pending = [label for label, _, _ in gpu_check.pending_steps(plan, recorded)]
-    assert pending[0] == "check tf32"
+    assert pending[0] == "check sync-debug-threads"  # the first after sweep-gpus
     assert pending[-1] == "check hold"  # stopped: again, last
     assert "check contexts" not in pending  # it ran (a failed check is a finding, not a step to repeat)
     assert len(pending) == len(plan) - 4
@@ -90,7 +92,7 @@ def test_each_new_check_function_skips_with_a_reason_when_called_without_a_gpu(n
 def test_resume_picks_up_the_new_checks_where_a_check_stopped_before_them(tmp_path):
     gpu_check = _script()
     plan = gpu_check.plan_steps(tmp_path, quick=False)
-    old = ("hold", "contexts", "pinned", "tf32", "max-connections", "ab-identical", "frozen-kernel")
+    old = ("hold", "contexts", "pinned", "tf32", "max-connections", "ab-identical", "frozen-kernel", "sync-debug-threads", "nvml-identity")
     recorded = {"pytest -m 'gpu or streams'": 0, "cross-checks": 0, **{f"check {name}": 0 for name in old}}
     recorded["check queued-hot"] = gpu_check.TIMED_OUT
     pending = [label for label, _, _ in gpu_check.pending_steps(plan, recorded)]

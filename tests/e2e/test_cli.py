@@ -31,6 +31,18 @@ def test_version_and_help_with_examples(invoke):
     assert "--quick" in help_text
 
 
+def test_each_command_is_listed_with_its_whole_line(invoke):
+    """The commands list (and the generated reference, which reads the same short help) never cuts a summary."""
+    from asyncbench.cli.group import SUMMARIES
+
+    assert set(SUMMARIES) == set(cli.main.commands)
+    listed = invoke("--help").output
+    for name, summary in SUMMARIES.items():
+        assert f"{name} " in listed, name
+        assert summary in " ".join(listed.split()), name
+    assert "..." not in listed.split("Commands:")[1].split("Examples:")[0]
+
+
 def test_run_writes_json_with_the_metrics_and_show_renders_it(invoke, tmp_path):
     out = tmp_path / "r.json"
     result = invoke("run", "-w", "sync_async", "-d", "cpu", "-b", "torch", "--quick", "--no-progress", "-o", str(out))

@@ -95,7 +95,7 @@ def test_against_a_baseline_four_times_as_fast_exits_1_and_names_the_slower_case
     assert {r["verdict"] for r in slower} == {"fail"}  # one vocabulary: a SLOWER is a fail
     assert len(data["regressions"]) == len(slower)
     first = slower[0]
-    assert f"slower: {first['id']} {first['variant']} (+300.0%)" in result.output.replace("\n", "")
+    assert f"slower: {first['id']} {first['variant']} (shift +300.0%)" in result.output.replace("\n", "")
     # a threshold above the change lets it through
     assert invoke("compare", baseline, measured, "--max-regression", "500%", "--allow-inconclusive").exit_code == 0
 

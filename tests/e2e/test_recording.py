@@ -82,7 +82,9 @@ def test_files_without_a_run_id_are_keyed_by_their_whole_content(history, tmp_pa
     other = copy.deepcopy(results)
     other["results"][0]["variants"] = copy.deepcopy(other["results"][0]["variants"])
     for variant in other["results"][0]["variants"].values():
-        variant["done_s"]["median"] *= 1.5  # another run's numbers
+        for key in ("median", "ci_low", "ci_high"):  # another run's numbers (a median within its interval, as ever)
+            if variant["done_s"][key] is not None:
+                variant["done_s"][key] *= 1.5
     _run(other, tmp_path / "b.json", run_id=None)
     done = asyncbench("record", "a.json", "b.json", "a.json", "--history", history, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -269,8 +271,11 @@ def test_a_change_older_than_the_window_stays_found_once(tmp_path, results):
     step_at, runs = 20, recording.CHANGE_WINDOW + 50
 
     def scaled(factor: float) -> dict:
-        return {
-            name: dataclasses.replace(v, done_s=dataclasses.replace(v.done_s, median=factor * rng.lognormvariate(0, 0.01)))
+        return {  # each median within its interval, as every recorded point is
+            name: dataclasses.replace(
+                v,
+                done_s=dataclasses.replace(v.done_s, median=(m := factor * rng.lognormvariate(0, 0.01)), ci_low=m * 0.99, ci_high=m * 1.01),
+            )
             for name, v in report.results[0].variants.items()
         }
 

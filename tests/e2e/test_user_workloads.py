@@ -128,7 +128,7 @@ def test_a_file_named_on_the_command_line_runs_without_a_config(project):
         ("nope.py:product", "no such file"),
         ("mine.py:missing", "mine.py has no 'missing'; it has product, raises"),
         ("mine.py:NotAWorkload", "'NotAWorkload' is a type value, not a workload"),
-        ("mine.py", "a workload reference is path/to/file.py:Name or package.module:Name"),
+        ("mine.py", "name the workload in mine.py: mine.py:product (it has product, raises)"),  # its names, not a syntax
         ("no_such_package.module:Thing", "no module named 'no_such_package.module'"),
         ("broken.py:x", "cannot import broken.py: ZeroDivisionError: division by zero (at broken.py:2 in <module>)"),
     ],

@@ -9,7 +9,7 @@ import pytest
 
 from asyncbench.engine import environment
 from asyncbench.history import machine
-from asyncbench.host import nvml
+from asyncbench.host import cuda_ids, nvml
 from asyncbench.verdicts import compare
 from tests.host.test_nvml import FakeNvml
 
@@ -46,6 +46,8 @@ def test_variables_that_change_gpu_results_are_recorded_and_compared(monkeypatch
 
 def test_a_gpu_machine_records_each_gpus_compute_mode_and_power_limit(monkeypatch):
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID")  # cuda:N is NVML's GPU N (the driver is not asked here)
+    monkeypatch.setattr(cuda_ids, "driver_identities", lambda: None)
     monkeypatch.setitem(sys.modules, "pynvml", FakeNvml(compute_modes=(3, 0)))
     nvml._library.cache_clear()
     gpus = environment.capture(["numpy"])["gpus"]

@@ -10,7 +10,6 @@ import html.parser
 import json
 import re
 import subprocess
-from collections import namedtuple
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from click.testing import CliRunner
 
 from asyncbench import cli
 from asyncbench.history import recording, store, target
-from asyncbench.history.model import LatestCase, LatestRun
+from asyncbench.history.model import LatestCase, LatestRun, RecentRun
 from asyncbench.report import html as page
 from asyncbench.results import ab_file, paired, schema
 from asyncbench.results.labels import Label
@@ -257,7 +256,7 @@ def test_a_hex_revision_still_finds_its_commit(repository):
 # --- the page -----------------------------------------------------------------------------------------------------
 
 HOSTILE_VERDICT = "pass onmouseover=window.pwned=1"
-Run = namedtuple("Run", "id created label revision branch host version")
+Run = RecentRun
 
 
 class _Attributes(html.parser.HTMLParser):

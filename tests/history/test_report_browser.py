@@ -17,13 +17,12 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
-from collections import namedtuple
 from pathlib import Path
 
 import pytest
 
 from asyncbench.history import store, target
-from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, Series
+from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, RecentRun, Series
 from asyncbench.report import html
 from asyncbench.results import schema
 from tests.support.helpers import quick_numpy_results
@@ -148,7 +147,7 @@ PAYLOAD = (
     "<script>window.pwned=3;document.title='pwned'</script><img src=x onerror=window.pwned=4><svg onload=window.pwned=5>"
 )
 HOSTILE_VERDICT = "pass onmouseover=window.pwned=6 style=position:fixed;top:0;left:0;width:100%;height:100%;z-index:9"
-Run = namedtuple("Run", "id created label revision branch host version")
+Run = RecentRun
 
 
 def _hostile(name: str) -> str:
@@ -183,7 +182,9 @@ def hostile_page(tmp_path_factory) -> Path:
         quantities=[(_hostile("variant"), _hostile("quantity"), "s", 1.0, 0.9, 1.1)],
     )
     latest = LatestRun(3, created[-1], _hostile("label"), _hostile("revision"), _hostile("branch"), _hostile("host"), (case,))
-    recent = [Run(3, created[-1], _hostile("label"), _hostile("revision"), _hostile("branch"), _hostile("host"), _hostile("version"))]
+    recent = [
+        Run(3, created[-1], _hostile("label"), _hostile("revision"), _hostile("branch"), _hostile("host"), _hostile("version"), "ab", True)
+    ]
     page = tmp_path_factory.mktemp("hostile") / "report.html"
     page.write_text(html.render([series], latest, recent, _hostile("postgresql://store")))
     return page

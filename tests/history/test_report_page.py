@@ -32,7 +32,8 @@ def _embedded(page: str) -> dict[str, Any]:
 
 def _decoded(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Every trace as the page's script reads it: its machine, and per point run id, time, label, revision, median,
-    low and high; and its change points (the point's index and text)."""
+    low and high (in the stored unit; `shown`: the median in the chart's unit, 10^p of it, as drawn); and its change
+    points (the point's index and text)."""
     runs, traces = data["runs"], []
     for chart in data["charts"]:
         for series in chart["series"]:
@@ -60,6 +61,8 @@ def _decoded(data: dict[str, Any]) -> list[dict[str, Any]]:
                     "label": [None if i is None else data["labels"][i] for i in label],
                     "revision": [None if i is None else data["revisions"][i] for i in revision],
                     "value": [scaled(w) for w in series["y"]],
+                    "shown": [scaled(w, exponent - chart["p"]) for w in series["y"]],
+                    "also": chart["also"],
                     "low": bound(series.get("lo"), -1),
                     "high": bound(series.get("hi"), 1),
                     "changes": series.get("c", []),
@@ -101,7 +104,8 @@ def test_the_page_says_every_charted_points_run_value_and_interval_to_5_digits()
     for series, trace in zip(found, traces, strict=True):
         shown = series.points[-html.CHART_POINTS :]
         assert trace["machine"] == series.machine
-        assert trace["unit"] == "s"
+        assert trace["unit"] == "ms"  # medians about a millisecond, drawn in ms (not 0.001 s)
+        assert all(math.isclose(said, point.value * 1e3, rel_tol=6e-5) for said, point in zip(trace["shown"], shown, strict=True))
         assert trace["run"] == [p.run for p in shown]
         assert trace["time"] == [p.created[:19].replace("T", " ") for p in shown]
         assert trace["label"] == [p.label for p in shown]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from asyncbench.engine import runner
-from asyncbench.host import nvml
+from asyncbench.host import cuda_ids, nvml
 from asyncbench.results.model import Case, Settings
 from asyncbench.workloads.base import Prepared, Workload
 from tests.support.helpers import FakeBackend
@@ -39,6 +39,12 @@ class FakeNvml(types.ModuleType):
 
     def nvmlDeviceGetHandleByUUID(self, uuid: str) -> int:
         return {"GPU-aaaa": 0, "GPU-bbbb": 1}[uuid]
+
+    def nvmlDeviceGetCount(self) -> int:
+        return len(self.compute_modes)
+
+    def nvmlDeviceGetUUID(self, handle: int) -> str:
+        return ("GPU-aaaa", "GPU-bbbb")[handle]
 
     def nvmlDeviceGetName(self, handle: int) -> bytes:
         return b"NVIDIA H100 80GB HBM3"
@@ -75,6 +81,10 @@ def fake_nvml(monkeypatch):
         return fake
 
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    # cuda:N is NVML's GPU N only where CUDA counts in PCI order too, and the driver is not asked here (no CUDA):
+    # which GPU is which without either is tests/host/test_nvml_gpu_identity.py's
+    monkeypatch.setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+    monkeypatch.setattr(cuda_ids, "driver_identities", lambda: None)
     yield install
     nvml._library.cache_clear()
 

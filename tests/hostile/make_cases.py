@@ -340,7 +340,8 @@ def main() -> None:
     _write(GOOD / "results.json", good)
     other = copy.deepcopy(good)  # another run of the same case: not in the store the test starts from
     other["created"] = "2026-11-24T12:00:00+00:00"
-    other["results"][0]["variants"]["matmul"]["done_s"]["median"] *= 1.01
+    for key in ("median", "ci_low", "ci_high", "min", "max"):  # a median within its interval, as every point is
+        other["results"][0]["variants"]["matmul"]["done_s"][key] *= 1.01
     _write(GOOD / "results-other.json", other)
     _write(CASES / "results" / "json-array-of-results.json", [good])
     for name, change in RESULTS.items():

@@ -58,7 +58,7 @@ def corpus() -> Callable[[str], Result]:
 
     def of(backend: str) -> Result:
         if backend not in ran:
-            ran[backend] = run_syncs(f"{CORPUS}:{CASES[backend][0]}", backend, {"size": 128, "chain": 3})
+            ran[backend] = run_syncs(f"{CORPUS}:{CASES[backend][0]}", backend, {"size": 256, "chain": 3})
         return ran[backend]
 
     return of

@@ -61,3 +61,26 @@ def test_an_undecided_gpu_case_on_many_cores_is_told_to_pin_the_gate():
     assert any("taskset -c 3 asyncbench ab" in note and "on 16 cores" in note for note in notes("s[torch,cuda:0]", 16, math.inf))
     for case_id, cores, needed_s in (("s[torch,cuda:0]", 1, math.inf), ("s[torch,cuda:0]", 16, None), ("s[torch,cpu]", 16, 30.0)):
         assert not any("taskset" in note for note in notes(case_id, cores, needed_s)), (case_id, cores, needed_s)
+
+
+def test_a_jax_case_asks_for_jax_s_own_pool_variable():
+    """JAX's CPU pool follows PJRT_NPROC only: the BLAS variables set leave it free."""
+    row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.99, 1.01), Label.SAME)
+    case = PairedCase("work[jax,cpu]", "ok", ratios=(row,), blocks=10)
+    blas_only = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    notes = views.build(_report(blas_only, case), Outcome(0, ())).notes
+    assert any("PJRT_NPROC=1" in note for note in notes), notes
+    notes = views.build(_report({**blas_only, "PJRT_NPROC": "1"}, case), Outcome(0, ())).notes
+    assert not any("thread count" in note for note in notes), notes
+
+
+def test_the_paired_change_is_named_and_keyed_apart_from_the_medians():
+    """The verdict's change is estimated from the blocks, not from the two medians beside it: its column says so and
+    a key under the table says why the two can differ (a bare "change" read as the medians' change)."""
+    row = PairedRatio("step", "variant", "s", 61.9e-3, 68.6e-3, 1.046, (1.01, 1.08), Label.SAME)
+    view = views.build(_report({}, PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=10)), Outcome(0, ()))
+    text = views.markdown(view)
+    assert "| paired change |" in text
+    assert "| change |" not in text
+    assert views.PAIRED_KEY in text
+    assert "medians' change" in views.PAIRED_KEY

@@ -372,7 +372,9 @@ def test_the_history_page_escapes_every_name(name):
         name,
         (LatestCase(name, name, name, name, ({"verdict": name, "expect": name},), {name: name}, [(name, name, "s", 0.1, 0.09, 0.11)]),),
     )
-    recent = [SimpleNamespace(id=1, created=name, label=name, revision=name, branch=name, host=name, version=name)]
+    recent = [
+        SimpleNamespace(id=1, created=name, label=name, revision=name, branch=name, host=name, version=name, kind="ab", clock_ahead=True)
+    ]
     page = html.render([series], latest, recent, name).replace(get_plotlyjs(), "")
     assert_no_control(page.replace("\n", ""), "html")
     assert "<img" not in page

@@ -111,12 +111,12 @@ def test_two_reports_with_no_case_in_common_are_an_input_error():
         compare.compare(_report({"a": {"v": _noisy(1.0)}}), _report({"b": {"v": _noisy(1.0)}}))
 
 
-@pytest.mark.parametrize("text, value", [("10%", 0.10), ("5", 0.05), ("7.5 %", 0.075), ("0%", 0.0)])
+@pytest.mark.parametrize("text, value", [("10%", 0.10), ("5%", 0.05), ("7.5 %", 0.075), ("0%", 0.0)])
 def test_thresholds_are_percentages(text, value):
     assert compare.parse_threshold(text) == pytest.approx(value)
 
 
-@pytest.mark.parametrize("text", ["ten", "-5%", "nan", "100000%", ""])
+@pytest.mark.parametrize("text", ["ten", "-5%", "nan", "nan%", "100000%", "", "%", "5", "0.05"])
 def test_bad_thresholds_are_input_errors(text):
     with pytest.raises(InputError, match="--max-regression"):
         compare.parse_threshold(text)

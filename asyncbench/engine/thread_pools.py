@@ -1,0 +1,208 @@
+"""CPU thread pools: the variables that size them, `run --threads N` pinning them, and what a CPU row says of them.
+
+torch, NumPy and JAX split a CPU product over a pool of threads, one per
+core unless a variable sizes it: torch's intra-op pool reads
+OMP_NUM_THREADS, then MKL_NUM_THREADS; NumPy's OpenBLAS reads
+OPENBLAS_NUM_THREADS, then OMP_NUM_THREADS (MKL builds MKL_NUM_THREADS);
+XLA's CPU client, JAX's, reads PJRT_NPROC and none of the others
+(OMP_NUM_THREADS=1 left a jitted 1024² product running on both of 2 cores;
+PJRT_NPROC=1 on one). Alone on its cores a free pool is the fastest, and
+it is what the user's code does in production; beside another busy process
+each product's threads wait for the one that lost its core, and the same
+step swings several-fold from run to run under intervals that stay tight
+(benchmarks/thread_pools.py; docs/guides/cpu-threads.md has the figures).
+
+So asyncbench does not pin by default (a default that changed how the
+user's code runs would measure something it never does) and instead says,
+on each CPU row whose pool was free, when the cores were shared while it
+sampled (its reference's CPU pressure, measure.reference). `run --threads
+N` pins every pool to N threads: the variables set in this process before
+a worker starts (each worker, MXNet's own Python too, inherits them
+before it imports its framework) and, once the frameworks are imported in a
+worker, torch.set_num_threads (`apply`). The results' environment records
+the variables, ASYNCBENCH_THREADS among them. A row of an experiment that
+puts two backends side by side on the CPU says each one's pool, so that a
+"5× faster" that is two pools, not two programs, shows where it is read.
+
+MXNet's engine is sized by asyncbench already (its backend: engine workers
+× OpenMP threads = the usable cores): its rows are left out of these notes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from asyncbench.results.model import Result
+
+#: `run --threads N` as the workers see it: the count every pool was pinned to
+PINNED_VARIABLE = "ASYNCBENCH_THREADS"
+#: what sizes each pooled backend's CPU pool, first found wins (see the module's docstring)
+POOL_VARIABLES: Mapping[str, tuple[str, ...]] = {
+    "torch": ("OMP_NUM_THREADS", "MKL_NUM_THREADS"),
+    "numpy": ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"),
+    "jax": ("PJRT_NPROC",),
+}
+#: the variables `--threads N` sets: every one that sizes a pool above
+PINNING = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PJRT_NPROC")
+
+# A CPU row sampled on shared cores: what the OS said over its sampling (results.reference) all agrees, where it says
+# anything. Linux's pressure stall information: some task waited for a CPU at least this share of the time; on 2
+# cores it read 0.00-0.05 with the case alone and 0.50 beside one spinning process (host.pressure): a fifth is well
+# clear of the first and well short of the second.
+SHARED_PRESSURE = 0.2
+# And other processes (not the case's own, whose pool may make its own threads wait) used at least this share of all
+# cores' time: one process busy half the time on 4 cores is an eighth, the system's own daemons a few hundredths.
+SHARED_OTHERS = 0.1
+
+
+def pinning_variables(count: int) -> dict[str, str]:
+    """The variables that pin every pool to `count` threads (and say so to the workers: PINNED_VARIABLE)."""
+    return {**{name: str(count) for name in PINNING}, PINNED_VARIABLE: str(count)}
+
+
+def pin(count: int) -> None:
+    """`run --threads N`: set the pinning variables in this process, before any worker starts (they inherit them and
+    read them when they import their frameworks), overriding any the user set; a framework already imported here
+    is set too (`apply`)."""
+    os.environ.update(pinning_variables(count))
+    apply(name for name in POOL_VARIABLES if name in sys.modules)
+
+
+def pinned(environ: Mapping[str, str] | None = None) -> int | None:
+    """The count `--threads` pinned every pool to in this run (None: not pinned by asyncbench)."""
+    value = (os.environ if environ is None else environ).get(PINNED_VARIABLE, "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def apply(backends: Iterable[str]) -> None:
+    """In a worker whose frameworks are imported: each backend's own thread setting (torch.set_num_threads) to the
+    pinned count, where the run is pinned; nothing otherwise. The variables already sized the pools at import."""
+    count = pinned()
+    if count is None:
+        return
+    from asyncbench.backends import get_backend
+
+    for name in backends:
+        try:
+            get_backend(name).set_threads(count)
+        except Exception:  # noqa: BLE001,S112 - a framework that failed to import: its cases say why
+            continue
+
+
+def recorded(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The pool variables the results' `thread_variables` records beyond host.facts.THREAD_VARIABLES: JAX's
+    (PJRT_NPROC) and PINNED_VARIABLE (`run --threads N`), where set."""
+    environ = os.environ if environ is None else environ
+    return {name: environ[name] for name in ("PJRT_NPROC", PINNED_VARIABLE) if name in environ}
+
+
+@dataclass(frozen=True)
+class Pools:
+    """What one run's CPU pools were: the sizing variables in its environment, its usable cores, and, per
+    experiment, the pooled backends it runs on the CPU (those compared side by side)."""
+
+    variables: Mapping[str, str]
+    cores: int
+    compared: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of_run(cls, cases: Iterable[tuple[str, str, str]], environ: Mapping[str, str] | None = None) -> Pools:
+        """This run's pools, from its cases that will run: (experiment, backend, device) each."""
+        from asyncbench.host.facts import usable_cores
+
+        environ = os.environ if environ is None else environ
+        wanted = {*PINNING, PINNED_VARIABLE}
+        compared: dict[str, set[str]] = {}
+        for experiment, backend, device in cases:
+            if device.startswith("cpu") and backend in POOL_VARIABLES:
+                compared.setdefault(experiment, set()).add(backend)
+        return cls({k: v for k, v in environ.items() if k in wanted}, usable_cores(), {name: frozenset(b) for name, b in compared.items()})
+
+    def sized_by(self, backend: str) -> tuple[str, str] | None:
+        """(variable, value) that sized `backend`'s pool; None: free (one thread per core), or not a pooled backend."""
+        for name in POOL_VARIABLES.get(backend, ()):
+            if self.variables.get(name, "").strip():
+                return name, self.variables[name].strip()
+        return None
+
+    def free(self, backend: str) -> bool:
+        return backend in POOL_VARIABLES and self.sized_by(backend) is None
+
+    def describe(self, backend: str) -> str:
+        """'torch free (OMP_NUM_THREADS, MKL_NUM_THREADS unset; 2 usable cores)' or 'jax PJRT_NPROC=1'."""
+        sized = self.sized_by(backend)
+        if sized is not None:
+            return f"{backend} {sized[0]}={sized[1]}"
+        return f"{backend} free ({', '.join(POOL_VARIABLES[backend])} unset; {self.cores} usable cores)"
+
+    def size(self, backend: str) -> str:
+        """`backend`'s pool size as compared across backends: the count a variable set, or 'free' (the framework's own
+        choice: torch counts physical cores, OpenBLAS and XLA logical ones); on one usable core every pool is '1'."""
+        sized = self.sized_by(backend)
+        if sized is None:
+            return "1" if self.cores == 1 else "free"
+        return sized[1]
+
+
+def shared(cpu_pressure: float | None, others_cpu: float | None) -> str | None:
+    """How a row's sampling shared its cores, in words, where every reading there is says it did (None: one says it
+    did not, or none was read): tasks waiting for a CPU (not only the case's own pool's), other processes busy."""
+    if cpu_pressure is None and others_cpu is None:
+        return None
+    if (cpu_pressure is not None and cpu_pressure < SHARED_PRESSURE) or (others_cpu is not None and others_cpu < SHARED_OTHERS):
+        return None
+    said = []
+    if cpu_pressure is not None:
+        said.append(f"some task waited for a CPU {cpu_pressure:.0%} of the time it sampled")
+    if others_cpu is not None:
+        said.append(f"other processes used {others_cpu:.0%} of the CPU")
+    return " and ".join(said)
+
+
+def fix() -> str:
+    """The fix, named: `run --threads 1`, or the variables for a command without it."""
+    return f"`run --threads 1` pins every pool (or {'=1 '.join(PINNING)}=1)"
+
+
+def shared_warning(backend: str, how: str, pools: Pools) -> str:
+    """The warning of a free pool on shared cores."""
+    return (
+        f"thread pool free on shared cores: {pools.describe(backend)} while {how}: its time follows the other processes' "
+        f"load, several-fold from one run to the next, and its interval, however tight, holds for this run only; {fix()}"
+    )
+
+
+def compared_line(backend: str, experiment: str, pools: Pools) -> tuple[str | None, str | None]:
+    """(note, warning) of a CPU row in an experiment that runs other pooled backends on the CPU too: the note says
+    how their pools ran where all ran the same thread count; the warning, instead, where their counts differ (one
+    pinned, one free: a difference of pools, not of code). (None, None) where the experiment compares no backends."""
+    others = sorted(pools.compared.get(experiment, frozenset()) - {backend})
+    if backend not in POOL_VARIABLES or not others:
+        return None, None
+    every = [backend, *others]
+    names = ", ".join(every)
+    if len({pools.size(name) for name in every}) > 1:
+        each = ", ".join(pools.describe(name) for name in every)
+        return None, (
+            f"compared with {', '.join(others)} on the CPU with thread pools of different sizes ({each}): a difference "
+            f"between these rows may be their pools', not their code's; {fix()}"
+        )
+    count = pinned(pools.variables)
+    if count is not None:
+        return f"threads: {names} each pinned to {count} (--threads {count})", None
+    if all(pools.free(name) for name in every):
+        each = f"each free (each framework sizes its pool to the cores, {pools.cores} usable)"
+        return f"threads: {names} {each}: a gap between them may be their pools'", None
+    return "threads: " + ", ".join(pools.describe(name) for name in every), None
+
+
+def noted(result: Result, pools: Pools) -> Result:
+    """`result` with the note of its experiment's CPU comparison (compared_line), where it has one and measured."""
+    if not result.variants or not result.device.startswith("cpu"):
+        return result
+    note, _ = compared_line(result.backend, result.experiment, pools)
+    return result if note is None else dataclasses.replace(result, note="; ".join(filter(None, (result.note, note))))

@@ -1,0 +1,104 @@
+"""The history page's tables (report/html.py): the latest run with its verdicts and timelines, the machines, and the
+recent runs, an `ab` run and a run from a clock that was ahead marked as such.
+
+Everything from the store is data: each value is escaped as every writer escapes HTML (report.escaping), and a word
+that becomes a class (a verdict) is taken from the vocabulary, never from the store.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from asyncbench.history.model import LatestRun, RecentRun, Series
+from asyncbench.report import escaping
+from asyncbench.results import units
+
+#: what an `ab` run is called where runs are listed: its points are paired ratios head/base, not one side's medians
+AB_RUN = "ab (head/base)"
+#: an `ab` run's row in the recent runs, shaded
+AB_ROW = ' class="ab"'
+#: said beside a run's creation time where its file says it was made after it was recorded (history.clock): its
+#: machine's clock was ahead, and the run is ordered by when it was recorded
+CLOCK_AHEAD = "(after it was recorded: its machine's clock was ahead)"
+#: the class a verdict's word gets on the page (anything else gets none)
+VERDICT_CLASSES = {"pass": "pass", "fail": "fail", "inconclusive": "inconclusive"}
+
+
+def _e(value: Any) -> str:
+    """Text or an attribute's value (always quoted) as HTML (report.escaping, the rule of every writer)."""
+    return escaping.html(value)
+
+
+def _figure(value: float | None, low: float | None, high: float | None, unit: str) -> str:
+    bounds = (low, high) if low is not None and high is not None else None
+    return units.with_bounds(value, bounds, unit)
+
+
+def machines(found: Sequence[Series]) -> str:
+    """Each machine the series ran on: its CPU, cores, GPUs and framework."""
+    machines = {s.machine: s.machine_info for s in found}
+    rows = "".join(
+        f'<tr><td>{_e(name)}</td><td>{_e(info.get("cpu"))}</td><td class="num">{_e(info.get("cores"))}</td>'
+        f"<td>{_e(', '.join(info.get('gpus') or []) or '–')}</td><td>{_e(info.get('framework'))}</td></tr>"
+        for name, info in machines.items()
+    )
+    return f"<table><tr><th>machine</th><th>CPU</th><th>cores</th><th>GPUs</th><th>framework</th></tr>{rows}</table>"
+
+
+def latest(latest: LatestRun | None) -> str:
+    """The latest run's line (an `ab` run said so) and its cases' figures with their checks and timelines."""
+    if latest is None:
+        return '<p class="note">no run recorded</p>'
+    said = " · ".join(
+        _e(part)
+        for part in (
+            f"run {latest.run}",
+            AB_RUN if latest.kind == "ab" else "",
+            latest.label or "",
+            f"revision {latest.revision}" if latest.revision else "",
+            f"branch {latest.branch}" if latest.branch else "",
+            f"host {latest.host}" if latest.host else "",
+            f"{latest.created} {CLOCK_AHEAD}" if latest.clock_ahead else latest.created,
+        )
+        if part
+    )
+    rows = []
+    for case in latest.cases:
+        checks = "<br>".join(
+            f'<span class="{_e(VERDICT_CLASSES.get(str(check.get("verdict", "")), ""))}">{_e(check.get("verdict", ""))}</span> '
+            f"{_e(check.get('expect', ''))}"
+            for check in case.checks
+        )
+        traces = " ".join(f'<a href="file://{_e(path)}">{_e(variant)}</a>' for variant, path in case.traces.items())
+        if not case.quantities:
+            rows.append(
+                f'<tr><td>{_e(case.case)}</td><td>{_e(case.status)}</td><td colspan="3">{_e(case.reason or "")}</td>'
+                f"<td>{checks}</td><td>{traces}</td></tr>"
+            )
+            continue
+        for index, (variant, quantity, unit, value, low, high) in enumerate(case.quantities):
+            first = index == 0
+            rows.append(
+                f"<tr><td>{_e(case.case) if first else ''}</td><td>{_e(case.status) if first else ''}</td>"
+                f'<td>{_e(variant)}</td><td>{_e(quantity)}</td><td class="num">{_e(_figure(value, low, high, unit))}</td>'
+                f"<td>{checks if first else ''}</td><td>{traces if first else ''}</td></tr>"
+            )
+    header = "<tr><th>case</th><th>status</th><th>variant</th><th>quantity</th><th>median [95%]</th><th>checks</th><th>timelines</th></tr>"
+    return f"<p>{said}</p><table>{header}{''.join(rows)}</table>"
+
+
+def recent(recent: Sequence[RecentRun]) -> str:
+    """The newest runs, newest first: an `ab` run marked as one (its points are paired ratios head/base, not
+    medians), a run whose file says it was made after it was recorded marked too."""
+    rows = "".join(
+        f'<tr{AB_ROW if run.kind == "ab" else ""}><td class="num">{_e(run.id)}</td>'
+        f"<td>{_e(AB_RUN if run.kind == 'ab' else 'run')}</td>"
+        f"<td>{_e(f'{run.created} {CLOCK_AHEAD}' if run.clock_ahead else run.created)}</td><td>{_e(run.label or '')}</td>"
+        f"<td>{_e(run.revision or '')}</td><td>{_e(run.branch or '')}</td><td>{_e(run.host or '')}</td>"
+        f"<td>{_e(run.version or '')}</td></tr>"
+        for run in recent
+    )
+    header = (
+        "<tr><th>run</th><th>kind</th><th>created</th><th>label</th><th>revision</th><th>branch</th><th>host</th><th>asyncbench</th></tr>"
+    )
+    return f"<table>{header}{rows}</table>"

@@ -1,0 +1,29 @@
+"""--max-regression is written as a percentage, with its %, wherever the option exists: a plain 0.05 reads as
+5% to one user and 0.05% to another (a config's `ab_margin` refuses a plain number for the same reason)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.helpers import asyncbench
+
+COMMANDS = {
+    "compare": ["compare", "a.json", "b.json"],
+    "run --baseline": ["run", "-w", "matmul", "--baseline", "a.json"],
+    "ab": ["ab", "-w", "matmul", "--base", "HEAD", "--no-progress"],
+    "history": ["history", "--history", "h.sqlite", "--fail-on-regression"],
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("plain", ["0.05", "5", "10"])
+def test_a_plain_number_is_refused_in_one_line_naming_the_working_form(tmp_path: Path, command: str, plain: str) -> None:
+    done = asyncbench([*COMMANDS[command], "--max-regression", plain], tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert f"--max-regression {plain!r}" in done.stderr
+    assert "with its %, such as 5%" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written

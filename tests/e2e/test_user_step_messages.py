@@ -1,0 +1,123 @@
+"""What a user of the step form meets when a name or a value is wrong (issue 53, items 11 and 12): each says the
+working form, in one line, exit 2, before anything runs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from asyncbench import cli
+from asyncbench.errors import EXIT_INPUT
+
+STEPS = """\
+import asyncbench
+
+
+@asyncbench.step
+def product(backend, device, params):
+    x = backend.random((8, 8), "float32", device)()
+    return lambda: x @ x
+
+
+@asyncbench.step(sync_every=(0, 2))
+def twice(backend, device, params):
+    return lambda: None
+
+
+def helper_step(backend, device, params):
+    return lambda: None
+"""
+
+
+@pytest.fixture(autouse=True)
+def _user_modules():
+    modules, path = set(sys.modules), list(sys.path)
+    yield
+    sys.path[:] = path
+    for name in set(sys.modules) - modules:
+        if name.startswith("asyncbench_user_"):
+            del sys.modules[name]
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch) -> Path:
+    (tmp_path / "steps.py").write_text(STEPS)
+    (tmp_path / "empty.py").write_text("X = 1\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli.main, list(args))
+
+
+def one_line_error(result) -> str:
+    assert result.exit_code == EXIT_INPUT, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def test_a_list_param_given_one_number_says_the_list_form(folder):
+    line = one_line_error(invoke("run", "-w", "steps.py:product", "-b", "numpy", "-d", "cpu", "--set", "sync_every=0"))
+    assert "sync_every=[0]" in line
+    assert "sync_every=0,1" in line  # and what the plain numbers with commas do: a sweep
+
+
+@pytest.mark.parametrize("written", ["steps.py", "steps.py:"])
+def test_a_file_without_a_name_lists_its_steps(folder, written):
+    line = one_line_error(invoke("run", "-w", written, "-b", "numpy", "-d", "cpu"))
+    assert "steps.py:product" in line  # the form to write, with a name it has
+    assert "product, twice, helper_step" in line
+
+
+def test_a_file_with_no_workload_says_what_one_is(folder):
+    line = one_line_error(invoke("run", "-w", "empty.py", "-b", "numpy", "-d", "cpu"))
+    assert "empty.py defines no workload" in line
+    assert "@asyncbench.step" in line
+
+
+def test_run_help_shows_the_file_form_with_an_example():
+    output = invoke("run", "--help").output
+    assert "FILE.py:NAME" in output
+    assert "run -w bench/steps.py:my_step" in output
+
+
+CONFIG = """\
+defaults: {backends: [numpy], devices: [cpu]}
+experiments:
+  - workload: steps.py:product
+    expect:
+      - done_s[sync_every=4] < 1s
+      - done_s[sync_every=8] < 1s
+      - syncs_per_step[variant=sync_every=2] == 0
+  - workload: steps.py:twice
+    sweep: {sync_every: [[0, 2], [0, 16]]}
+    params_for: {numpy: {sync_every: [0, 32]}}
+    expect:
+      - done_s[sync_every=16] < 1s
+      - done_s[sync_every=32] < 1s
+      - done_s[sync_every=4] < 1s
+"""
+
+
+def test_validate_refuses_a_variant_the_step_does_not_have_with_its_variants(folder):
+    (folder / "gate.yaml").write_text(CONFIG)
+    result = invoke("validate", "gate.yaml")
+    assert result.exit_code == EXIT_INPUT, result.output
+    refused = [line for line in result.output.splitlines() if "has no variant" in line]
+    # every mistake at once; the variants the experiment's params, sweep and params_for give are fine
+    assert [line.split("has no variant ")[1].split("'")[1] for line in refused] == ["sync_every=8", "sync_every=2", "sync_every=4"]
+    assert "its variants: sync_every=0, sync_every=4, sync_every=1" in refused[0]
+    assert "expect[1]" in refused[0]
+    assert "gate.yaml:6" in refused[0]
+
+
+def test_a_configs_list_param_given_one_number_says_the_list_form(folder):
+    (folder / "one.yaml").write_text("experiments:\n  - workload: steps.py:product\n    params: {sync_every: 0}\n")
+    line = one_line_error(invoke("validate", "one.yaml"))
+    assert "one.yaml:3" in line
+    assert "got 0: write [0]" in line

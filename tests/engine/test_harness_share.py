@@ -1,0 +1,37 @@
+"""A step-form row whose samples are so short that the harness's own sync is more than 2% of each says so."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from asyncbench.engine import sanity
+from asyncbench.results.model import HarnessCost
+from asyncbench.workloads import BUILT_IN
+from asyncbench.workloads.step_form import StepWorkload
+from tests.support.helpers import ok_result
+
+
+def _step(x):
+    return x
+
+
+def _row(done_s: float, sync_s: float, steps: int = 20):
+    result = ok_result("s[jax,cpu]")
+    variant = result.variants["matmul"]
+    scaled = dataclasses.replace(variant.done_s, median=done_s)
+    result = dataclasses.replace(result, variants={"sync_every=0": dataclasses.replace(variant, done_s=scaled)})
+    return dataclasses.replace(result, params={"steps": steps}, harness=HarnessCost(sync_s, sync_s * 1.2, 1e-7, 20))
+
+
+def test_a_short_sample_says_the_harness_s_sync_is_in_each_step_and_how_many_steps_take_it_out():
+    """JAX's sync wakes its worker (about 0.1 ms) after 20 inline steps of 8 µs: 39% of a sample."""
+    workload = StepWorkload(_step, name="s")
+    (line,) = sanity.warnings_of(_row(done_s=260e-6, sync_s=103e-6), workload, {})
+    assert "40% of a sample's done time" in line
+    assert "steps=397 or more" in line  # 20 × 0.396 / 0.02, rounded up
+
+
+def test_long_samples_and_built_in_workloads_say_nothing_of_it():
+    workload = StepWorkload(_step, name="s")
+    assert sanity.warnings_of(_row(done_s=26e-3, sync_s=103e-6), workload, {}) == ()
+    assert sanity.warnings_of(_row(done_s=260e-6, sync_s=103e-6), BUILT_IN["matmul"], {}) == ()

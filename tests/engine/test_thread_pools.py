@@ -1,0 +1,158 @@
+"""CPU thread pools (engine.thread_pools): a free pool on shared cores is warned about with its fix, `run --threads N`
+pins every pool in the worker and records it, and backends compared on the CPU say their pools."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from asyncbench.engine import environment, isolation, sanity, thread_pools
+from asyncbench.engine.case_workers import ImportFrameworks
+from asyncbench.results.model import Result
+from asyncbench.results.reference import Reference
+from asyncbench.workloads import BUILT_IN
+from tests.support.helpers import asyncbench, ok_result, run_workload
+
+MATMUL = BUILT_IN["matmul"]
+#: what the OS said over a row's sampling beside a neighbour on 2 cores (host.pressure's comment)
+BESIDE_ONE = {"cpu_pressure": 0.5, "others_cpu": 0.45}
+ALONE = {"cpu_pressure": 0.03, "others_cpu": 0.02}
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def _row(backend: str = "torch", device: str = "cpu", reading: dict[str, float] | None = BESIDE_ONE, experiment: str = "m") -> Result:
+    reference = Reference("float32 256×256 product ×4", (1e-3,) * 40, **reading) if reading is not None else None
+    return dataclasses.replace(ok_result("x"), backend=backend, device=device, experiment=experiment, reference=reference)
+
+
+def _pools(variables: dict[str, str], *backends: str, cores: int = 2) -> thread_pools.Pools:
+    return thread_pools.Pools(variables, cores, {"m": frozenset(backends)})
+
+
+def _pool_warnings(result: Result, pools: thread_pools.Pools) -> list[str]:
+    return [w for w in sanity.warnings_of(result, MATMUL, {}, pools) if "thread pool" in w]
+
+
+def test_a_free_pool_on_shared_cores_is_warned_with_its_fix() -> None:
+    pools = thread_pools.Pools.of_run([("m", "torch", "cpu")], environ={})
+    (warning,) = _pool_warnings(_row(), pools)
+    assert "thread pool free on shared cores" in warning
+    assert "OMP_NUM_THREADS, MKL_NUM_THREADS unset" in warning
+    assert "waited for a CPU 50%" in warning
+    assert "`run --threads 1`" in warning
+    assert "OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PJRT_NPROC=1" in warning
+
+
+@pytest.mark.parametrize(
+    ("backend", "variables", "reading", "device"),
+    [
+        ("torch", {"OMP_NUM_THREADS": "1"}, BESIDE_ONE, "cpu"),  # pinned by the user
+        ("torch", thread_pools.pinning_variables(2), BESIDE_ONE, "cpu"),  # pinned by --threads, to any count
+        ("numpy", {"OMP_NUM_THREADS": "1"}, BESIDE_ONE, "cpu"),  # OpenBLAS reads OMP_NUM_THREADS too
+        ("torch", {}, ALONE, "cpu"),  # a free pool alone on its cores: what the user's code does
+        ("torch", {}, {"cpu_pressure": 0.6, "others_cpu": 0.02}, "cpu"),  # only the case's own threads waited
+        ("torch", {}, None, "cpu"),  # no reading at all: nothing to say
+        ("torch", {}, BESIDE_ONE, "cuda:0"),  # a GPU row's pool is not what it measures
+        ("mxnet", {}, BESIDE_ONE, "cpu"),  # MXNet's engine is sized by asyncbench already
+    ],
+)
+def test_no_pool_warning_where_pinned_quiet_or_not_a_pooled_cpu_row(
+    backend: str, variables: dict[str, str], reading: dict[str, float] | None, device: str
+) -> None:
+    assert _pool_warnings(_row(backend, device, reading), _pools(variables, backend)) == []
+
+
+def test_jax_is_not_pinned_by_the_openmp_variables() -> None:
+    """XLA reads PJRT_NPROC only: the CI recipe's OMP_NUM_THREADS=1 leaves JAX's pool free."""
+    (warning,) = _pool_warnings(_row("jax"), _pools({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}, "jax"))
+    assert "jax free (PJRT_NPROC unset" in warning
+
+
+def test_backends_compared_on_the_cpu_say_their_pools() -> None:
+    free = _pools({}, "torch", "jax")
+    assert "threads: torch, jax each free" in str(thread_pools.noted(_row(reading=ALONE), free).note)
+    assert _pool_warnings(_row(reading=ALONE), free) == []
+
+    pinned = _pools(thread_pools.pinning_variables(1), "torch", "jax")
+    assert "threads: torch, jax each pinned to 1 (--threads 1)" in str(thread_pools.noted(_row(reading=ALONE), pinned).note)
+    assert _pool_warnings(_row(reading=ALONE), pinned) == []
+
+    # the CI recipe's variables pin torch and leave JAX free: their rows compare two pools
+    recipe = _pools({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}, "torch", "jax")
+    (warning,) = _pool_warnings(_row(reading=ALONE), recipe)
+    assert "compared with jax on the CPU with thread pools of different sizes" in warning
+    assert "torch OMP_NUM_THREADS=1" in warning
+    assert "jax free" in warning
+    assert "`run --threads 1`" in warning
+    assert thread_pools.noted(_row(reading=ALONE), recipe).note is None  # the warning says it, once
+
+    alone = _pools({}, "torch")  # one backend on the CPU: nothing compared
+    assert thread_pools.noted(_row(reading=ALONE), alone).note is None
+
+
+def test_a_run_warns_of_a_free_pool_on_shared_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner checks each CPU row's pool against what the OS said over its sampling (here: a neighbour, always)."""
+    for name in thread_pools.pinning_variables(1):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(thread_pools, "shared", lambda pressure, others: "a neighbour took a core")
+    result = run_workload("matmul", "numpy", "cpu")
+    assert [w for w in result.warnings if "thread pool free on shared cores: numpy free" in w] != []
+
+
+def test_the_environment_records_every_pool_variable_and_the_pin(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in thread_pools.pinning_variables(3).items():
+        monkeypatch.setenv(name, value)
+    recorded = environment.capture(("numpy",))["thread_variables"]
+    assert recorded == thread_pools.pinning_variables(3)
+
+
+def report_threads(call: ImportFrameworks, on_progress: Any = None) -> tuple[int, dict[str, str | None]]:
+    """A worker's target: its first call (the frameworks' imports), then torch's pool size and the pool variables."""
+    call()
+    import torch
+
+    return torch.get_num_threads(), {name: os.environ.get(name) for name in thread_pools.pinning_variables(1)}
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch not installed")
+def test_a_pinned_worker_runs_torch_on_the_pinned_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The count --threads set wins over a pool variable the user left (torch.set_num_threads after the imports)."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    monkeypatch.setenv(thread_pools.PINNED_VARIABLE, "1")
+    worker = isolation.Worker(report_threads)
+    try:
+        threads, seen = worker.call((ImportFrameworks(("torch",)),), timeout_s=120)
+    finally:
+        worker.close()
+    assert threads == 1
+    assert seen[thread_pools.PINNED_VARIABLE] == "1"
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch not installed")
+def test_run_threads_pins_every_pool_and_records_it(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    ran = asyncbench(
+        ["run", "-w", "matmul", "-b", "torch", "-b", "numpy", "-d", "cpu", "--quick", "--threads", "1", "--no-progress", "-o", str(out)],
+        tmp_path,
+    )
+    assert ran.returncode == 0, ran.stderr
+    report = json.loads(out.read_text())
+    assert {k: v for k, v in report["environment"]["thread_variables"].items() if k in thread_pools.pinning_variables(1)} == (
+        thread_pools.pinning_variables(1)
+    )
+    assert report["environment"]["frameworks"]["torch"]["threads"] == 1
+    notes = [row["note"] for row in report["results"]]
+    assert all("each pinned to 1 (--threads 1)" in str(note) for note in notes), notes
+    assert not any("thread pool" in warning for row in report["results"] for warning in row.get("warnings", []))
+
+
+def test_threads_must_be_a_positive_count(tmp_path: Path) -> None:
+    ran = asyncbench(["run", "-w", "matmul", "-b", "numpy", "--threads", "0"], tmp_path)
+    assert ran.returncode == 2
+    assert "Invalid value for '--threads'" in ran.stderr

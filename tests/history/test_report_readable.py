@@ -1,0 +1,161 @@
+"""The history page laid out for people who read it (issue 53, item 8): charts by case with what got slower first,
+a case's quantities together in reading order, twin quantities drawn once (saying which names the chart stands for),
+times in ms/µs/ns, paired ratios labelled as such, the x axis the runs in the order recorded, and `ab` runs and runs
+from a clock that was ahead marked among the recent runs. Before: 25 charts in alphabetical order, y in raw seconds,
+`step_s_k0` beside the `done_s` it is a fifth of and torch-on-CPU `issue_s` beside its equal `done_s`, `ab` runs
+unmarked."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from asyncbench.history.model import ChangePoint, LatestRun, Point, RecentRun, Series
+from asyncbench.report import history_tables, html, trends
+from tests.history.test_report_page import _embedded
+
+MACHINE = "m00000000001"
+
+
+def _series(case: str, variant: str, quantity: str, values: list[float], unit: str = "s", **changed) -> Series:
+    points = tuple(
+        Point(run, f"2026-11-{run:02d}T10:00:00+00:00", f"v{run}" if run % 3 == 0 else None, f"{run:040x}", v, v * 0.97, v * 1.04)
+        for run, v in enumerate(values, start=1)
+    )
+    return Series(
+        case, variant, quantity, unit, MACHINE, {"cpu": "CPU", "cores": 2, "framework": "torch"}, points, runs=len(points), **changed
+    )
+
+
+def _step(values: list[float], at: int, ratio: float) -> ChangePoint:
+    return ChangePoint(at, f"v{at}", values[0], values[-1], ratio, ratio * 0.95, ratio * 1.05, 1e-6)
+
+
+FLAT = [2.1e-3, 2.0e-3, 2.05e-3, 2.1e-3, 2.0e-3, 2.02e-3]
+GROWN = [2.1e-3, 2.0e-3, 2.05e-3, 2.8e-3, 2.9e-3, 2.85e-3]
+SHRUNK = [2.8e-3, 2.9e-3, 2.85e-3, 2.1e-3, 2.0e-3, 2.05e-3]
+
+
+def _titles(page: str) -> list[str]:
+    return [chart["title"] for chart in _embedded(page)["charts"]]
+
+
+def test_cases_that_got_slower_come_first_then_changed_ones_each_case_s_charts_together_in_reading_order():
+    found = [
+        _series("a_flat[torch,cpu]", "k0", "done_s", FLAT),
+        _series("a_flat[torch,cpu]", "", "gflops", [5.0, 5.1, 5.2, 5.0, 5.1, 5.0], unit="GFLOP/s"),
+        _series("b_faster[torch,cpu]", "k0", "done_s", SHRUNK, change_points=(_step(SHRUNK, 4, 0.72),)),
+        _series("c_slower[torch,cpu]", "", "machine_s", [1e-3] * 6),
+        _series("c_slower[torch,cpu]", "", "gflops", [5.0, 5.1, 5.2, 5.0, 5.1, 5.0], unit="GFLOP/s"),
+        _series("c_slower[torch,cpu]", "k0", "issue_s", [v / (3 + n) for n, v in enumerate(FLAT)]),
+        _series("c_slower[torch,cpu]", "k0", "done_s", FLAT),
+        _series("c_slower[torch,cpu]", "k1", "done_s", GROWN, change_points=(_step(GROWN, 4, 1.38),)),
+    ]
+    page = html.render(found, None, [], "h.sqlite")
+    assert _titles(page) == [
+        "c_slower[torch,cpu] · k1 · done_s",  # its slower chart first, then the case in reading order
+        "c_slower[torch,cpu] · k0 · done_s",
+        "c_slower[torch,cpu] · k0 · issue_s",
+        "c_slower[torch,cpu] · gflops",
+        "c_slower[torch,cpu] · machine_s",
+        "b_faster[torch,cpu] · k0 · done_s",  # a change, not slower
+        "a_flat[torch,cpu] · k0 · done_s",
+        "a_flat[torch,cpu] · gflops",
+    ]
+    headings = re.findall(r'<h3 class="case" id="case-(\d+)">([^<]*)</h3>', page)
+    assert headings == [("0", "c_slower[torch,cpu]"), ("5", "b_faster[torch,cpu]"), ("6", "a_flat[torch,cpu]")]
+    assert "changed: k1 done_s ×1.38 slower at v4" in page
+    assert "changed: k0 done_s ×0.72 at v4" in page  # faster: said without "slower"
+    assert "1 case(s) where something got slower first, then 1 with a change, then the rest (1)" in page
+
+
+def test_twin_quantities_are_drawn_once_and_the_chart_says_what_else_it_stands_for():
+    """torch on a CPU: a variant's issue time is its done time within 0.01%; a step form's step_s_k0 is its done time
+    over its 5 steps. Three charts become one, which names the other two and how they relate."""
+    done = _series("train[torch,cpu]", "sync_every=0", "done_s", GROWN, change_points=(_step(GROWN, 4, 1.38),))
+    issue = dataclasses.replace(
+        done, quantity="issue_s", points=tuple(p._replace(value=p.value * 0.99995, low=p.low * 0.9999, high=p.high) for p in done.points)
+    )
+    per_step = dataclasses.replace(
+        done,
+        variant="",
+        quantity="step_s_k0",
+        points=tuple(p._replace(value=p.value / 5, low=p.low / 5, high=p.high / 5) for p in done.points),
+    )
+    near = dataclasses.replace(
+        done, variant="", quantity="epoch_s", points=(*done.points[:-1], done.points[-1]._replace(value=done.points[-1].value * 1.01))
+    )
+    elsewhere = dataclasses.replace(done, quantity="device_s", change_points=())  # the same figures, but no change marked
+    data = _embedded(html.render([done, issue, per_step, near, elsewhere], None, [], "h.sqlite"))
+    charts = {chart["title"]: chart for chart in data["charts"]}
+    assert sorted(charts) == [
+        "train[torch,cpu] · epoch_s",
+        "train[torch,cpu] · sync_every=0 · device_s",
+        "train[torch,cpu] · sync_every=0 · done_s",
+    ]
+    assert charts["train[torch,cpu] · sync_every=0 · done_s"]["also"] == [
+        "sync_every=0 issue_s: the same within 0.1% at every run",
+        "step_s_k0: this ÷ 5",
+    ]
+    assert charts["train[torch,cpu] · epoch_s"]["also"] == []  # 1% off at one run: its own chart
+    assert charts["train[torch,cpu] · sync_every=0 · device_s"]["also"] == []
+
+
+def test_times_are_drawn_in_the_unit_they_read_in_and_ratios_say_what_they_are():
+    found = [
+        _series("fast[numpy,cpu]", "v", "done_s", [4.1e-6, 4.0e-6, 4.2e-6]),
+        _series("ms[numpy,cpu]", "v", "done_s", [0.0031, 0.0032, 0.0030]),
+        _series("slow[numpy,cpu]", "v", "done_s", [2.5, 2.6, 2.4]),
+        _series("gated[numpy,cpu]", "v", "ab:v@a1b2c3d", [1.0, 1.01, 0.99], unit="x"),
+        _series("gated[numpy,cpu]", "", "slowdown_k1", [1.2, 1.21, 1.19], unit="x"),
+        _series("mem[numpy,cpu]", "", "host_rss_delta_mb", [3.0, 3.1, 3.0], unit="MiB"),
+    ]
+    charts = {chart["title"]: chart for chart in _embedded(html.render(found, None, [], "h.sqlite"))["charts"]}
+    said = {title: (chart["unit"], chart["p"], chart["axis"]) for title, chart in charts.items()}
+    assert said == {
+        "fast[numpy,cpu] · v · done_s": ("µs", -6, "µs"),
+        "ms[numpy,cpu] · v · done_s": ("ms", -3, "ms"),
+        "slow[numpy,cpu] · v · done_s": ("s", 0, "s"),
+        "gated[numpy,cpu] · v · ab:v@a1b2c3d": ("×", 0, "head/base × (> 1: slower)"),
+        "gated[numpy,cpu] · slowdown_k1": ("×", 0, "×"),  # a metric's ratio is no head/base
+        "mem[numpy,cpu] · host_rss_delta_mb": ("MiB", 0, "MiB"),
+    }
+
+
+def test_the_x_axis_is_the_runs_in_the_order_recorded_whatever_their_files_say():
+    """A run recorded late from an old file stands where the change search saw it: after the runs recorded before."""
+    one = _series("late[numpy,cpu]", "v", "done_s", FLAT)
+    points = list(one.points)
+    points[-1] = points[-1]._replace(created="2025-01-01T00:00:00+00:00")  # run 6: an old file recorded last
+    data = _embedded(html.render([dataclasses.replace(one, points=tuple(points))], None, [], "h.sqlite"))
+    assert data["runs"]["id"] == [1, 2, 3, 4, 5, 6]
+    assert data["runs"]["time"][-1] == "2025-01-01 00:00:00"
+
+
+def test_ab_runs_and_runs_from_a_clock_ahead_are_marked_among_the_recent_runs_and_in_the_latest():
+    recent = [
+        RecentRun(3, "2099-01-01T00:00:00+00:00", None, "a1b2c3d", None, "h", "0.1.0", "run", True),
+        RecentRun(2, "2026-11-02T00:00:00+00:00", "pr-7", "a1b2c3d", None, "h", "0.1.0", "ab", False),
+        RecentRun(1, "2026-11-01T00:00:00+00:00", None, "a1b2c3d", None, "h", "0.1.0", "run", False),
+    ]
+    latest = LatestRun(2, "2026-11-02T00:00:00+00:00", "pr-7", "a1b2c3d", None, "h", (), kind="ab")
+    page = html.render([_series("x[numpy,cpu]", "v", "done_s", FLAT)], latest, recent, "h.sqlite")
+    rows = re.findall(r"<tr( class=\"ab\")?><td class=\"num\">(\d)</td><td>([^<]*)</td><td>([^<]*)</td>", page)
+    assert rows == [
+        ("", "3", "run", history_tables._e(f"2099-01-01T00:00:00+00:00 {history_tables.CLOCK_AHEAD}")),
+        (' class="ab"', "2", history_tables.AB_RUN, "2026-11-02T00:00:00+00:00"),
+        ("", "1", "run", "2026-11-01T00:00:00+00:00"),
+    ]
+    assert history_tables._e(f"run 2 · {history_tables.AB_RUN} · pr-7") in page
+
+
+def test_the_layout_keeps_every_series_once_and_folds_only_twins():
+    found = [
+        _series(f"c{case}[numpy,cpu]", "v", quantity, [float(case + 1 + n) for n in range(4)])
+        for case in range(3)
+        for quantity in ("done_s", "issue_s")
+    ]
+    laid_out = trends.layout(found, html.CHART_POINTS)
+    drawn = [(chart.case, chart.name) for case in laid_out for chart in case.charts]
+    assert sorted(drawn) == [(f"c{case}[numpy,cpu]", "v done_s") for case in range(3)]  # identical issue_s: folded
+    assert all(chart.also == ("v issue_s: the same within 0.1% at every run",) for case in laid_out for chart in case.charts)
