@@ -145,6 +145,8 @@ bench: install history
 	$(PYTHON) benchmarks/ab_gate.py
 	$(PYTHON) benchmarks/history_changes.py
 	$(PYTHON) benchmarks/defaults_fit.py
+	$(PYTHON) benchmarks/fidelity_backends.py
+	$(PYTHON) benchmarks/thread_pools.py
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache $(MXNET_VENV) $(TORCH_NEWEST_VENV) .ci-venv
