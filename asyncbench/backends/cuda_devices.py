@@ -29,7 +29,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from asyncbench.host import processes
+from asyncbench.host import cuda_ids, processes
 
 # A child that imports torch and reads device properties takes a few seconds at most; a hung driver must not hang the run.
 QUERY_TIMEOUT_S = 60.0
@@ -113,17 +113,11 @@ def cuda_devices() -> tuple[CudaDevice, ...]:
 
 def _modes_here() -> list[str]:
     """Each visible device's compute mode, from the driver (libcuda): no context is created."""
-    cuda = ctypes.CDLL("libcuda.so.1")
-    if cuda.cuInit(0) != 0:
-        return []
-    count = ctypes.c_int(0)
-    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
-        return []
+    cuda, devices = cuda_ids.driver_devices()
     modes = []
-    for index in range(count.value):
-        device, value = ctypes.c_int(0), ctypes.c_int(0)
-        found = cuda.cuDeviceGet(ctypes.byref(device), index) == 0
-        found = found and cuda.cuDeviceGetAttribute(ctypes.byref(value), COMPUTE_MODE_ATTRIBUTE, device) == 0
+    for device in devices:
+        value = ctypes.c_int(0)
+        found = device is not None and cuda.cuDeviceGetAttribute(ctypes.byref(value), COMPUTE_MODE_ATTRIBUTE, device) == 0
         modes.append(COMPUTE_MODES.get(value.value, f"mode {value.value}") if found else "unknown")
     return modes
 

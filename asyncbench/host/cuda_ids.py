@@ -55,20 +55,28 @@ def _uuid_text(raw: bytes) -> str:
     return f"GPU-{hexed[:8]}-{hexed[8:12]}-{hexed[12:16]}-{hexed[16:20]}-{hexed[20:32]}"
 
 
+def driver_devices() -> tuple[Any, list[ctypes.c_int | None]]:
+    """The CUDA driver (libcuda) and a handle of each device it lists, in CUDA's order (None where the driver would
+    not give one; no devices where it would not start): what asks the driver about devices without a context."""
+    cuda = ctypes.CDLL("libcuda.so.1")
+    count = ctypes.c_int(0)
+    if cuda.cuInit(0) != 0 or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return cuda, []
+    devices: list[ctypes.c_int | None] = []
+    for index in range(count.value):
+        device = ctypes.c_int(0)
+        devices.append(device if cuda.cuDeviceGet(ctypes.byref(device), index) == 0 else None)
+    return cuda, devices
+
+
 def _here() -> list[dict[str, str | None]]:
     """Each CUDA device's UUID and PCI bus id, in CUDA's order, from the driver (libcuda): no context is created."""
-    cuda = ctypes.CDLL("libcuda.so.1")
-    if cuda.cuInit(0) != 0:
-        return []
-    count = ctypes.c_int(0)
-    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
-        return []
+    cuda, devices = driver_devices()
     # _v2 (CUDA 11.4+) gives a MIG instance its own UUID; the first version gave its parent GPU's
     get_uuid = getattr(cuda, "cuDeviceGetUuid_v2", None) or getattr(cuda, "cuDeviceGetUuid", None)
     found: list[dict[str, str | None]] = []
-    for index in range(count.value):
-        device = ctypes.c_int(0)
-        if cuda.cuDeviceGet(ctypes.byref(device), index) != 0:
+    for device in devices:
+        if device is None:
             found.append({"uuid": None, "pci_bus_id": None})
             continue
         raw = (ctypes.c_ubyte * 16)()
