@@ -162,9 +162,10 @@ def _waited_lines(pairings: list[Pairing], cap_s: float) -> list[str]:
             blocks.MAX_BLOCKS,
         )
         lines.append(
-            f"{pairing.head_case.id}: decided at its only look, when the time ran out: at this gate's pace "
-            f"{units.seconds(cap_s)} held {plan.max_blocks} blocks, too few for a look before the last; about "
-            f"--gate-time-max {math.ceil(cap_s * roomy / plan.max_blocks)}s ({roomy} blocks) gives it looks to stop at"
+            f"{pairing.head_case.id}: decided, but only at its one look, when the time ran out: {units.seconds(cap_s)} "
+            f"was planned as {plan.max_blocks} blocks at its first block's pace, too few for an earlier look; a "
+            f"--gate-time-max of about {math.ceil(cap_s * roomy / plan.max_blocks)}s ({roomy} blocks) plans earlier "
+            "looks, at which a verdict this clear stops sooner"
         )
     return lines
 

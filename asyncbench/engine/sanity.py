@@ -15,7 +15,7 @@ import math
 from typing import Mapping
 
 from asyncbench.engine import thread_pools
-from asyncbench.results import units
+from asyncbench.results import ahead, units
 from asyncbench.results.model import OK, Result
 from asyncbench.workloads.base import Workload
 
@@ -91,16 +91,17 @@ def _harness_share(result: Result, workload: Workload) -> list[str]:
     """A step-form row whose samples are so short that the harness's own sync (measured with nothing queued:
     results.model.HarnessCost) is more than HARNESS_SHARE of a sample: its per-step times carry that sync."""
     steps = result.params.get("steps")
-    if result.harness is None or not isinstance(steps, int) or steps < 1 or workload.metric("step_s_k0") is None:
+    sync_s = ahead.harness_s(result.harness)  # the figure the row's ran-ahead reading subtracts and names
+    if sync_s is None or not isinstance(steps, int) or steps < 1 or workload.metric("step_s_k0") is None:
         return []
     done = [variant.done_s.median for variant in result.variants.values() if variant.done_s.median > 0]
-    if not done or result.harness.sync_s <= HARNESS_SHARE * min(done):
+    if not done or sync_s <= HARNESS_SHARE * min(done):
         return []
-    share = result.harness.sync_s / min(done)
+    share = sync_s / min(done)
     needed = math.ceil(steps * share / HARNESS_SHARE)
     return [
-        f"the harness's own sync ({units.seconds(result.harness.sync_s)} with nothing queued) is {share:.0%} of a "
-        f"sample's done time: each per-step time carries {units.seconds(result.harness.sync_s / steps)} of it; "
+        f"the harness's own sync ({units.seconds(sync_s)} with nothing queued) is {share:.0%} of a "
+        f"sample's done time: each per-step time carries {units.seconds(sync_s / steps)} of it; "
         f"steps={needed} or more brings it under {HARNESS_SHARE:.0%}"
     ]
 

@@ -48,7 +48,7 @@ from typing import Any, Sequence
 
 from asyncbench.history.model import ChangePoint, LatestRun, RecentRun, Series
 from asyncbench.report import escaping, history_tables, trends
-from asyncbench.results import units
+from asyncbench.results import fields, units
 
 # A chart shows at most this many of a series' newest points: a thousand series of 500 points made a 67 MB page in
 # the old format, one object per point (benchmarks/history_scale.py), and a chart of 100 runs shows a step and its
@@ -79,7 +79,7 @@ X_TICKS = 6
 LABEL_CHARS = 14
 REVISION_CHARS = 8
 DRAW = (
-    f"const TICKS = {X_TICKS}, LABEL_CHARS = {LABEL_CHARS}, REVISION_CHARS = {REVISION_CHARS};"
+    f"const TICKS = {X_TICKS}, LABEL_CHARS = {LABEL_CHARS}, REVISION_CHARS = {REVISION_CHARS}, DIRTY = {json.dumps(fields.DIRTY)};"
     + """
 const data = JSON.parse(document.getElementById("asyncbench-data").textContent);
 const esc = (text) => String(text).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
@@ -88,9 +88,11 @@ const cut = (text, most) => (text.length > most ? text.slice(0, most - 1) + "…
 const runs = data.runs;
 // A value is a whole number of 10^e (e < 0: divided by an exact power of ten, the closest double to the decimal).
 const scaled = (whole, e) => (e < 0 ? whole / 10 ** -e : whole * 10 ** e);
-// What a run is called under the x axis: its date, and its label, else its commit, else its number.
+// What a run is called under the x axis: its date, and its label, else its commit (a working tree with changes
+// "-dirty", as git describe says: an ab of an edited tree against its commit is not that commit against itself), else its number.
+const commit = (revision) => revision.slice(0, REVISION_CHARS) + (revision.endsWith(DIRTY) ? DIRTY : "");
 const named = (r) => (runs.label[r] !== null ? data.labels[runs.label[r]]
-  : runs.revision[r] !== null ? data.revisions[runs.revision[r]].slice(0, REVISION_CHARS) : "run " + runs.id[r]);
+  : runs.revision[r] !== null ? commit(data.revisions[runs.revision[r]]) : "run " + runs.id[r]);
 data.charts.forEach((chart, index) => {
   const traces = [];
   // the runs this chart shows, in the order recorded: one step each along the x axis

@@ -41,8 +41,9 @@ HEADERS = ("case", "what", "base", "head", "paired change", "interval", "verdict
 #: differ (a machine that sped up between blocks moves the medians, not the pairs)
 PAIRED_KEY = (
     "base, head: each side's median; paired change: the change the verdict is judged by, head/base estimated from "
-    "the blocks (each a fresh pair of processes, measured side by side), the centre of its interval: it differs from "
-    "the medians' change where the machine's speed moved between blocks"
+    "the blocks (each a fresh pair of processes, measured side by side) as the Hodges–Lehmann estimate of their log "
+    "ratios (the median of their pairwise means), which its interval holds but need not centre: it differs from the "
+    "medians' change where the machine's speed moved between blocks"
 )
 #: the table of sync points new on head (`ab --syncs`)
 SYNC_TITLE = "sync points new on head (its step waits there, base's does not)"
@@ -180,6 +181,7 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     summary = ", ".join(f"{n} {label}" for label, n in counts.items()) or "nothing compared"
     notes += _settings_notes(report)
     notes += _syncs_hint(report)
+    notes += _synchronous_notes(report)
     own = _own(report)
     notes += [f"{c.id}: judged at its own margin, {units.percent(c.margin)} (its ab_margin, as the base side states it)" for c in own]
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
@@ -220,9 +222,7 @@ def _syncs_hint(report: ABReport) -> list[str]:
     slower = [
         case.id
         for case in report.cases
-        if case.new_syncs is None
-        and any(r.label == Label.SLOWER for r in case.ratios)
-        and not (_device(case) == "cpu" and (case.backend or case_parts(case.id)[1]) in SYNCHRONOUS_ON_CPU)
+        if case.new_syncs is None and any(r.label == Label.SLOWER for r in case.ratios) and not _synchronous(case)
     ]
     if not slower:
         return []
@@ -244,9 +244,26 @@ def _own_margins(report: ABReport) -> str:
     return f" ({own} case{'' if own == 1 else 's'} at {'its' if own == 1 else 'their'} own, noted above)" if own else ""
 
 
+def _synchronous(case: PairedCase) -> bool:
+    """Whether the case's backend runs each call before it returns on its device (numpy; torch on the CPU): its census
+    finds no wait on either side, whatever the code does (measure.census.synchronous)."""
+    return _device(case) == "cpu" and (case.backend or case_parts(case.id)[1]) in SYNCHRONOUS_ON_CPU
+
+
+def _synchronous_notes(report: ABReport) -> list[str]:
+    """A line per case whose census could find no wait: "no sync point new on head" would claim what it never saw."""
+    return [
+        f"{case.id}: no sync point compared: {case.backend or case_parts(case.id)[1]} on the CPU runs each call before "
+        "it returns, so neither side's step waits for a device (a host wait such as float(loss) costs nothing extra there)"
+        for case in report.cases
+        if case.new_syncs is not None and _synchronous(case)
+    ]
+
+
 def _new_syncs(report: ABReport) -> tuple[tuple[str, ...], ...] | None:
-    """A row per sync point new on head, case by case; None when no case has a census of both sides."""
-    if all(case.new_syncs is None for case in report.cases):
+    """A row per sync point new on head, case by case; None when no case has a census of both sides that could see
+    a wait (a synchronous backend's census sees none: _synchronous_notes says so instead)."""
+    if all(case.new_syncs is None or _synchronous(case) for case in report.cases):
         return None
     return tuple(
         (

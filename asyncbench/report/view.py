@@ -61,7 +61,7 @@ CASE_LINES_MAX = 200
 HIGHLIGHTS_MAX = 12
 #: what the heading "What ran ahead" means, and what its lines for rows that could not be judged are (every writer)
 AHEAD_NOTE = "(the call returned before the work was done, beyond the harness's own sync; every row is below)"
-NONE_AHEAD = "(no row shown to: the call returning before the work was done, beyond the harness's own sync)"
+NONE_AHEAD = "(none shown: no row's call was shown to return before its work was done, beyond the harness's own sync)"
 NOT_JUDGED = "not judged, for want of an interval (more rounds via max_time_s may give one)"
 
 

@@ -181,11 +181,29 @@ def _pair(value: float | None, bounds: tuple[float, float] | None, unit: str) ->
     text = quantity(value, unit)
     if value is None or bounds is None:
         return text
-    low, high = (quantity(b, unit) for b in bounds)
+    low, high = (_bound(b, unit) for b in bounds)
     suffix = next((s for s in (" " + text.split(" ", 1)[1] if " " in text else "", "×", "%") if s and text.endswith(s)), "")
     if suffix and low.endswith(suffix) and high.endswith(suffix):
         low, high = low.removesuffix(suffix), high.removesuffix(suffix)
     return f"{text} [{low}–{high}]"
+
+
+# The most decimals a ratio's bound takes to show on which side of 1 it lies (1.0004× is as near as any reading goes).
+RATIO_SIDE_DECIMALS = 4
+
+
+def _bound(value: float, unit: str) -> str:
+    """An interval's end; a ratio's end that lies off 1 but rounds to it ('1.00×' for 1.004) gets the decimals that
+    show its side, since whether an interval excludes 1 is what a reading beside it says (1.03× [1.004–1.06] is
+    "costs", 1.07× [1.00–1.16] is "not shown": both printed 1.00 before)."""
+    text = quantity(value, unit)
+    if unit != "x" or not math.isfinite(value) or value == 1.0 or abs(value) >= 100 or text != "1.00×":
+        return text
+    for decimals in range(3, RATIO_SIDE_DECIMALS + 1):
+        text = f"{value:.{decimals}f}×"
+        if float(text[:-1]) != 1.0:
+            break
+    return text
 
 
 # A `±` reads as an interval as far below as above. Past this ratio of its longer side to its shorter, half the

@@ -111,7 +111,11 @@ def record_files(paths: Sequence[str], history: str | None, label: str | None, s
             say(f"asyncbench: error: {path}: {exc}")
             failed += 1
             continue
-        say(f"{path}: recorded as run {done.run} ({done.points} points)" if done.new else f"{path}: already recorded (run {done.run})")
+        say(
+            f"{path}: recorded as run {done.run} ({done.points} point{'' if done.points == 1 else 's'})"
+            if done.new
+            else f"{path}: already recorded (run {done.run})"
+        )
     return EXIT_INPUT if failed else EXIT_OK
 
 

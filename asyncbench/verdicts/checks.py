@@ -211,13 +211,14 @@ def census_check(expectation: Expectation, result: Result, budget: Budget | None
         figure = syncs.figure(census, expectation.quantity, expectation.at, level.confidence)
         if figure is not None and expectation.at and unseen:
             wanted = f"expected {expectation.op} {units.quantity(expectation.threshold, unit)}"
+            asked = expectation.quantity + f"[{', '.join(filter(None, (expectation.at, expectation.variant and variant)))}]"
             detail = (
-                f"{label}: {wanted}, but no wait at {expectation.at} {UNSEEN} {figure.rounds} census rounds of any variant: a line "
+                f"{asked}: {wanted}, but no wait at {expectation.at} {UNSEEN} {figure.rounds} census rounds of any variant: a line "
                 "that never waits, a misspelled file and a line an edit moved all read 0 there, so 0 decides nothing; "
                 "name a line as the census table shows it, or check a kind or the whole step (syncs_per_step[conversion] == 0)"
             )
             judged.append(Check(expectation.text, INCONCLUSIVE, detail, family_error=level.family_error))
-            continue
+            break  # one line for the check as written: no variant saw the line, so none is named that it did not ask for
         if figure is None:  # a synchronous backend: no rounds, nothing waits for a device
             verdict = verdict_of(expectation.op, (0.0, 0.0), expectation.threshold)
             wanted = f"expected {expectation.op} {units.quantity(expectation.threshold, unit)}"

@@ -80,7 +80,8 @@ class Matmul(Workload):
         where, basis = ahead.for_reading(result, VARIANT)
         beyond = f"; {basis}" if basis and not basis.startswith(illusion) else ""  # said when the harness's cost changes it
         if where is None:
-            return f"illusion {illusion}: whether the loop runs ahead is not judged, {basis or 'no interval'}; {gflops}"
+            judged = "whether its rounds run ahead beyond the harness's own sync is not judged"
+            return f"illusion {illusion}: {judged}, {basis or 'no interval'}; {gflops}"
         if where > 0:
             return (
                 f"the loop returns after {units.seconds(result.metrics['issue_s'])} but the work ends after "

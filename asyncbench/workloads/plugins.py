@@ -177,6 +177,11 @@ def as_workload(value: Any, reference: str) -> Workload:
     if inspect.isfunction(value):
         from asyncbench.workloads.step_form import StepWorkload
 
+        if not _takes_a_step_s_arguments(value):
+            raise InputError(
+                f"{value.__name__}{inspect.signature(value)} is not a step function: one takes (backend, device, params) "
+                "and returns the step to time (docs: your own code)"
+            )
         return StepWorkload(value)
     raise InputError(
         f"{reference.rpartition(':')[2]!r} is a {type(value).__name__} value, not a workload: name a Workload subclass, "
@@ -184,12 +189,22 @@ def as_workload(value: Any, reference: str) -> Workload:
     )
 
 
+def _takes_a_step_s_arguments(function: Any) -> bool:
+    """Whether a function can be called as a step function is: with (backend, device, params)."""
+    try:
+        inspect.signature(function).bind(None, None, None)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _names_a_workload(value: Any, module: Any) -> bool:
     """Whether a module's attribute could be what a `FILE:NAME` reference means: a Workload, a subclass of one, or
-    a function the module itself defines (a step; an imported helper such as numpy's functions is not one)."""
+    a function the module itself defines that takes a step function's (backend, device, params) (a step; a helper
+    of its own, or an imported one such as numpy's functions, is not one)."""
     if isinstance(value, Workload) or (inspect.isclass(value) and issubclass(value, Workload) and value is not Workload):
         return True
-    return inspect.isfunction(value) and value.__module__ == module.__name__
+    return inspect.isfunction(value) and value.__module__ == module.__name__ and _takes_a_step_s_arguments(value)
 
 
 def workload_names(module: Any) -> list[str]:

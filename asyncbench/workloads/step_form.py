@@ -242,7 +242,10 @@ class StepWorkload(Workload):
                     f"its interval does not settle it against {ILLUSION_NOTICEABLE}×)"
                 )
             else:  # no interval: not judged, and why
-                parts.append(f"not shown whether the loop runs ahead of the work (illusion {illusion}: not judged, {basis})")
+                parts.append(
+                    f"not shown whether the loop runs ahead of the work (illusion {illusion}; its rounds beyond the harness's "
+                    f"own sync: not judged, {basis})"
+                )
         for name in sorted((m for m in result.metrics if m.startswith("slowdown_k")), key=lambda m: int(m.removeprefix("slowdown_k"))):
             every = name.removeprefix("slowdown_k")
             where = stats.side(result.bounds.get(name), 1.0)

@@ -29,6 +29,10 @@ def twice(backend, device, params):
 
 def helper_step(backend, device, params):
     return lambda: None
+
+
+def no_arguments():
+    return 1
 """
 
 
@@ -121,3 +125,12 @@ def test_a_configs_list_param_given_one_number_says_the_list_form(folder):
     line = one_line_error(invoke("validate", "one.yaml"))
     assert "one.yaml:3" in line
     assert "got 0: write [0]" in line
+
+
+def test_a_function_that_cannot_take_a_step_s_arguments_is_neither_listed_nor_run(folder):
+    """A trial's file listed its 0-argument helper among its steps, and naming it gave three error rows and exit 3."""
+    listed = one_line_error(invoke("run", "-w", "steps.py", "-b", "numpy", "-d", "cpu"))
+    assert "no_arguments" not in listed
+    line = one_line_error(invoke("run", "-w", "steps.py:no_arguments", "-b", "numpy", "-d", "cpu"))
+    assert "no_arguments() is not a step function" in line
+    assert "(backend, device, params)" in line

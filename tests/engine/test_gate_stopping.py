@@ -134,9 +134,9 @@ def test_a_case_decided_at_its_only_look_says_it_waited_for_the_time_to_run_out(
     gate_time.gate([waited], TARGET_S, cap_s=TARGET_S)
     assert clock.now_s >= TARGET_S
     (line,) = gate_time._waited_lines([waited], TARGET_S)
-    assert line.startswith("fake-work[numpy,cpu]: decided at its only look, when the time ran out")
-    assert f"held {waited.max_blocks} blocks, too few for a look before the last" in line
-    suggested = int(line.split("about --gate-time-max ")[1].split("s ")[0])
+    assert line.startswith("fake-work[numpy,cpu]: decided, but only at its one look, when the time ran out")
+    assert f"was planned as {waited.max_blocks} blocks at its first block's pace, too few for an earlier look" in line
+    suggested = int(line.split("--gate-time-max of about ")[1].split("s ")[0])
     roomy = int(line.split("s (")[1].split(" blocks")[0])
     assert blocks.BlockBudget(0.01, 1, roomy).schedule()  # the cap it names plans a look before the last
     assert not blocks.BlockBudget(0.01, 1, roomy - 1).schedule()

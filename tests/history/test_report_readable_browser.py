@@ -95,3 +95,19 @@ def test_the_slower_case_comes_first_its_twins_named_not_drawn_and_its_axes_read
     assert history_tables.AB_RUN in ab_row.text_content()
     assert seen["errors"] == []
     page.close()
+
+
+def test_a_working_tree_with_changes_is_not_named_as_its_commit_under_the_axis(browser, tmp_path):  # noqa: F811
+    """An ab of an edited tree against its own commit was drawn under that commit: "fc754beb at 1.86×" read as the
+    commit slower than itself. Its tick says the tree had changes."""
+    one = _series("train[torch,cpu]", "sync_every=0", "ab:sync_every=0@a1b2c3d", 1.0, 1.0, unit="x")
+    newest = one.points[-1]._replace(revision=f"{RUNS:040x}-dirty")
+    one = dataclasses.replace(one, points=(*one.points[:-1], newest))
+    latest = LatestRun(RUNS, newest.created, None, newest.revision, None, "runner", (), kind="ab")
+    page_file = tmp_path / "report.html"
+    page_file.write_text(html.render([one], latest, [], "h.sqlite"))
+    page, seen = opened_page(browser, page_file)
+    said = page.locator(".chart").nth(0).locator(".xtick text").all_text_contents()
+    assert said[-1] == f"2026-11-{RUNS}" + f"{RUNS:040x}"[: html.REVISION_CHARS] + "-dirty", said
+    assert seen["errors"] == []
+    page.close()

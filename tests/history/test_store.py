@@ -174,8 +174,11 @@ def test_a_series_says_how_many_runs_it_holds_in_words_that_fit_the_count():
     console = Console(record=True, width=200)
     shown.print_series([one, dataclasses.replace(one, runs=2)], console)
     said = console.export_text()
-    assert "(1 run, no change)" in said
-    assert "(2 runs, no change)" in said
+    assert "(1 run, no change found: too few runs to tell" in said
+    assert "(2 runs, no change found: too few runs to tell" in said
+    console = Console(record=True, width=200)
+    shown.print_series([dataclasses.replace(one, runs=12)], console)
+    assert "(12 runs, no change found)" in console.export_text()  # long enough: none found, said as such
 
 
 def test_a_store_from_a_newer_asyncbench_is_refused_in_one_line(history, tmp_path):

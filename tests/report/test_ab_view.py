@@ -84,3 +84,15 @@ def test_the_paired_change_is_named_and_keyed_apart_from_the_medians():
     assert "| change |" not in text
     assert views.PAIRED_KEY in text
     assert "medians' change" in views.PAIRED_KEY
+
+
+def test_a_synchronous_backend_s_census_never_claims_no_new_sync_point():
+    """torch on the CPU runs each call before it returns: a float(loss) new on head is no wait there, and `ab --syncs`
+    said "no sync point new on head: every point where head's step waits, base's waits there too" of it."""
+    row = PairedRatio("step", "variant", "s", 29e-3, 54e-3, 1.86, (1.76, 1.94), Label.SLOWER)
+    for backend, claimed in (("torch", False), ("jax", True)):
+        case = PairedCase(f"work[{backend},cpu]", "ok", ratios=(row,), blocks=10, backend=backend, new_syncs=())
+        view = views.build(_report({"OMP_NUM_THREADS": "1", "PJRT_NPROC": "1"}, case), Outcome(1, ()))
+        text = views.markdown(view)
+        assert (views.NO_NEW_SYNCS in text) is claimed, backend
+        assert any("no sync point compared" in note for note in view.notes) is not claimed, backend

@@ -189,3 +189,14 @@ def test_the_github_benchmark_range_says_why_there_is_no_interval():
     assert "too few samples" not in drifted["range"]
     (stepped,) = json.loads(github_benchmark(view.build(report_of([_step_form(20)]))))
     assert "each of 20 steps" in stepped["extra"]
+
+
+def test_a_ratio_interval_that_excludes_1_never_prints_an_end_of_1_00():
+    """A trial read "costs 1.03× [1.00–1.06]" beside "no cost shown (1.07× [1.00–1.16])": the first interval's end
+    was 1.004. An end off 1 shows the side it lies on; one at 1 stays 1.00."""
+    from asyncbench.results import units
+
+    assert units.with_bounds(1.03, (1.004, 1.06), "x") == "1.03× [1.004–1.06]"
+    assert units.with_bounds(0.98, (0.95, 0.9996), "x") == "0.98× [0.95–0.9996]"
+    assert units.with_bounds(1.07, (1.0, 1.16), "x") == "1.07× [1.00–1.16]"
+    assert units.with_bounds(1.21, (1.03, 1.6), "x") == "1.21× [1.03–1.60]"

@@ -87,7 +87,7 @@ def test_a_row_that_could_not_be_judged_is_said_so_with_why_never_left_out():
         assert "not judged" in heading
         assert "quick jax cpu (matmul): no 95% interval at n = 20" in heading
     alone = _printed(report_of([rows()[3]]))  # nothing ran ahead: the heading still says what was not judged
-    assert "What ran ahead (no row shown to" in alone
+    assert "What ran ahead (none shown: no row" in alone
     assert "none shown to run ahead, 1 not judged (no interval)" in outcome.headline(report_of([rows()[3]]))
     assert "1 ran ahead" in outcome.headline(report_of(rows()))
 

@@ -86,6 +86,7 @@ def test_a_census_check_on_a_line_no_wait_was_seen_at_is_inconclusive_and_says_s
         assert check.verdict == Verdict.INCONCLUSIVE, text
         assert "no wait at" in check.detail
         assert "was seen" in check.detail
+        assert "variant=" not in check.detail  # the check named no variant: its line names none it did not ask for
         judged = outcome.judge(report_of([result]))
         assert judged.code == EXIT_GATE
         (reason,) = [r for r in judged.reasons if "inconclusive" in r]
