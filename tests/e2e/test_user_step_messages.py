@@ -3,7 +3,6 @@ working form, in one line, exit 2, before anything runs."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from click.testing import CliRunner
 
 from asyncbench import cli
 from asyncbench.errors import EXIT_INPUT
+from tests.support.helpers import forgetting_user_modules
 
 STEPS = """\
 import asyncbench
@@ -38,12 +38,7 @@ def no_arguments():
 
 @pytest.fixture(autouse=True)
 def _user_modules():
-    modules, path = set(sys.modules), list(sys.path)
-    yield
-    sys.path[:] = path
-    for name in set(sys.modules) - modules:
-        if name.startswith("asyncbench_user_"):
-            del sys.modules[name]
+    yield from forgetting_user_modules()
 
 
 @pytest.fixture

@@ -175,3 +175,31 @@ def quick_numpy_results(path: Path) -> Path:
             _QUICK_RUN.append(path.read_bytes())
     _QUICK_FOLDERS.add(path.parent)
     return path
+
+
+def forgetting_user_modules(*prefixes: str) -> Any:
+    """A fixture body: the user modules a test loads (`asyncbench_user_*`, and modules named by `prefixes`: a step
+    file's neighbours) and the folders loading put on sys.path are gone after it."""
+    modules, path = set(sys.modules), list(sys.path)
+    yield
+    sys.path[:] = path  # a user file's folder joins sys.path when it is loaded
+    for name in set(sys.modules) - modules:
+        if name.startswith(("asyncbench_user_", *prefixes)):
+            del sys.modules[name]
+
+
+def load_step(folder: Path, name: str) -> Any:
+    """The step function `name` of `folder`/steps.py, loaded as `-w steps.py:NAME` loads it."""
+    from asyncbench.workloads import plugins
+    from asyncbench.workloads.step_form import StepWorkload
+
+    workload = plugins.load(plugins.canonical(f"steps.py:{name}", folder))
+    assert isinstance(workload, StepWorkload)
+    return workload
+
+
+def runs_on(workload: Any, backends: tuple[str, ...]) -> set[str]:
+    """Those of `backends` a step's case on the CPU is not skipped on."""
+    from asyncbench.backends import get_backend
+
+    return {name for name in backends if workload.skip_reason(get_backend(name), "cpu", workload.defaults()) is None}

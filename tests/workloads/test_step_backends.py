@@ -19,6 +19,7 @@ import pytest
 from asyncbench.backends import BACKENDS, get_backend
 from asyncbench.workloads import plugins
 from asyncbench.workloads.step_form import StepWorkload, step, variant_name
+from tests.support.helpers import forgetting_user_modules, load_step, runs_on
 
 STEPS = """
 import numpy as np
@@ -92,13 +93,7 @@ ALL = ("numpy", "torch", "jax")
 
 @pytest.fixture(autouse=True)
 def _user_modules():
-    """The user modules and folders a test loads are gone after it (sys.modules, sys.path)."""
-    modules, path = set(sys.modules), list(sys.path)
-    yield
-    sys.path[:] = path  # a user file's folder joins sys.path when it is loaded
-    for name in set(sys.modules) - modules:
-        if name.startswith(("asyncbench_user_", "mysteps_helpers", "vendorlib")):
-            del sys.modules[name]
+    yield from forgetting_user_modules("mysteps_helpers", "vendorlib")
 
 
 @pytest.fixture
@@ -109,13 +104,11 @@ def steps(tmp_path: Path) -> Path:
 
 
 def _load(folder: Path, name: str) -> StepWorkload:
-    workload = plugins.load(plugins.canonical(f"steps.py:{name}", folder))
-    assert isinstance(workload, StepWorkload)
-    return workload
+    return load_step(folder, name)
 
 
 def _runs_on(workload: StepWorkload) -> set[str]:
-    return {name for name in ALL if workload.skip_reason(get_backend(name), "cpu", workload.defaults()) is None}
+    return runs_on(workload, ALL)
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,9 @@ import numpy
 import pytest
 
 from asyncbench.backends import get_backend
-from asyncbench.workloads import plugins, step_reach
+from asyncbench.workloads import step_reach
 from asyncbench.workloads.step_form import StepWorkload, variant_name
+from tests.support.helpers import forgetting_user_modules, load_step, runs_on
 
 STEPS = """\
 import numpy
@@ -69,13 +70,7 @@ ALL = ("numpy", "torch", "jax")
 
 @pytest.fixture(autouse=True)
 def _user_modules():
-    """The user modules and folders a test loads are gone after it (sys.modules, sys.path)."""
-    modules, path = set(sys.modules), list(sys.path)
-    yield
-    sys.path[:] = path
-    for name in set(sys.modules) - modules:
-        if name.startswith(("asyncbench_user_", "reach_helpers")):
-            del sys.modules[name]
+    yield from forgetting_user_modules("reach_helpers")
 
 
 @pytest.fixture
@@ -86,13 +81,11 @@ def folder(tmp_path: Path) -> Path:
 
 
 def _load(folder: Path, name: str) -> StepWorkload:
-    workload = plugins.load(plugins.canonical(f"steps.py:{name}", folder))
-    assert isinstance(workload, StepWorkload)
-    return workload
+    return load_step(folder, name)
 
 
 def _runs_on(workload: StepWorkload) -> set[str]:
-    return {name for name in ALL if workload.skip_reason(get_backend(name), "cpu", workload.defaults()) is None}
+    return runs_on(workload, ALL)
 
 
 @pytest.mark.parametrize(
