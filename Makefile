@@ -7,11 +7,13 @@ TORCH_SPEC ?= torch==2.13.0
 # JAX and the rest cannot share: it gets an environment of its own, whose Python runs its cases.
 MXNET_VENV ?= .venv-mxnet
 MXNET_SPEC ?= mxnet==1.9.1 "numpy<1.24"
-# what asyncbench itself needs there (its install_requires less torch, which mxnet cases do not use)
+# what asyncbench itself needs there (pyproject.toml's dependencies, less numpy: MXNet's own pin above)
 MXNET_WORKER_DEPS ?= scipy psutil PyYAML click rich
 
-.PHONY: chromium history postgres slurm install install-run install-test install-lint lint torch-newest mypy-newest-torch golden run quick test test-fast gpu-test gpu-check bench clean mxnet
+.PHONY: chromium history postgres slurm install install-run install-test install-lint lint torch-newest mypy-newest-torch golden run quick test test-fast gpu-test gpu-check bench clean mxnet wheel-check
 
+# torch is an extra of the package (the core runs numpy without it); here it is installed, as TORCH_SPEC, only when
+# no torch is importable: a build you brought is kept.
 install:
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install --quiet "$(TORCH_SPEC)"
 	$(PIP) install --quiet -e .
@@ -23,12 +25,10 @@ install-run: install
 install-test: install history
 	$(PIP) install --quiet -e ".[test,jax]"
 
-# The history store's libraries, and Apache Otava's change-point analysis without its command line's pins
-# (numpy==2.2.0, cloud clients): the analysis needs numpy and scipy only.
-OTAVA_SPEC ?= apache-otava==0.8.0
+# What --record, history and report need: the history extra (the store's libraries and plotly). The change points
+# need nothing more: Apache Otava's analysis ships inside asyncbench (asyncbench/history/edivisive says why).
 history:
 	$(PIP) install --quiet -e ".[history]"
-	$(PIP) install --quiet --no-deps "$(OTAVA_SPEC)"
 
 # A PostgreSQL server on localhost for the store's tests (Debian's package: installed when missing, started, a role
 # and a database `asyncbench`); the tests find it through ASYNCBENCH_TEST_POSTGRES.
@@ -45,8 +45,7 @@ chromium:
 slurm:
 	bash tests/support/slurm.sh install
 
-# After `install`, so that the lint extra finds the pinned torch in place and pulls no other (`.[lint]` needs the
-# package's own requirements, torch among them, to type-check against).
+# After `install`, so that mypy type-checks against the pinned torch (an extra: `install` puts TORCH_SPEC in place).
 install-lint: install
 	$(PIP) install --quiet -e ".[lint]"
 
@@ -92,10 +91,11 @@ docs: install
 golden: install-test
 	ASYNCBENCH_UPDATE_GOLDEN=1 $(PYTHON) -m pytest -q tests/report/test_golden.py
 
-# `make mxnet`: the environment MXNet's cases run in; kept between runs, rebuilt when setup.cfg changes.
+# `make mxnet`: the environment MXNet's cases run in; kept between runs, rebuilt when pyproject.toml (which holds
+# the package's dependencies) changes.
 mxnet: $(MXNET_VENV)/.installed
 
-$(MXNET_VENV)/.installed: setup.cfg
+$(MXNET_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(MXNET_VENV)
 	$(MXNET_VENV)/bin/pip install --quiet $(MXNET_SPEC) $(MXNET_WORKER_DEPS)
 	$(MXNET_VENV)/bin/pip install --quiet --no-deps -e .
@@ -147,6 +147,21 @@ bench: install history
 	$(PYTHON) benchmarks/defaults_fit.py
 	$(PYTHON) benchmarks/fidelity_backends.py
 	$(PYTHON) benchmarks/thread_pools.py
+
+# The wheel on its own, as a user gets it (not run by CI: it downloads the dependencies, a minute or so): built
+# from this tree, installed with the history extra and no torch into a brand-new environment outside the checkout,
+# which then runs a packaged suite by name on numpy, records it, and lists the suites.
+WHEEL_CHECK_DIR ?= /tmp/asyncbench-wheel-check
+wheel-check:
+	rm -rf $(WHEEL_CHECK_DIR)
+	$(PIP) wheel --quiet --no-deps -w $(WHEEL_CHECK_DIR)/dist .
+	$(PYTHON) -m venv $(WHEEL_CHECK_DIR)/venv
+	$(WHEEL_CHECK_DIR)/venv/bin/pip install --quiet "$$(ls $(WHEEL_CHECK_DIR)/dist/asyncbench-*.whl)[history]"
+	@! $(WHEEL_CHECK_DIR)/venv/bin/python -c "import torch" 2>/dev/null || (echo "wheel-check: torch was installed" && false)
+	cd $(WHEEL_CHECK_DIR) && venv/bin/asyncbench run async-computation -b numpy --quick --no-progress -o r.json \
+		--record --history history.sqlite
+	cd $(WHEEL_CHECK_DIR) && venv/bin/asyncbench list | grep -A3 '^suites'
+	cd $(WHEEL_CHECK_DIR) && venv/bin/pip check
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache $(MXNET_VENV) $(TORCH_NEWEST_VENV) .ci-venv

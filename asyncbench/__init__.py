@@ -5,7 +5,12 @@ The public API for your own workloads (stable; the built-in workloads use it too
     from asyncbench import Workload, Param, Metric, Prepared, step
 
 `step` turns a function that issues one step of your work into a workload;
-`Workload` is the full form. Importing these imports no framework.
+`Workload` is the full form. From Python (a notebook, a script):
+
+    report = asyncbench.load("results.json")     # a results or `ab` file, typed; a table in Jupyter
+    report = asyncbench.run(my_step, backend="numpy", max_time_s=2)
+
+Importing these imports no framework.
 """
 
 from __future__ import annotations
@@ -14,11 +19,27 @@ from typing import TYPE_CHECKING, Any
 
 from asyncbench.version import __version__
 
-__all__ = ["BOOL", "FLOAT", "INT", "INTS", "SHAPE", "STR", "Metric", "Param", "Prepared", "Workload", "step", "__version__"]
+__all__ = [
+    "BOOL",
+    "FLOAT",
+    "INT",
+    "INTS",
+    "SHAPE",
+    "STR",
+    "Metric",
+    "Param",
+    "Prepared",
+    "Workload",
+    "__version__",
+    "load",
+    "run",
+    "step",
+]
 
 _FROM_BASE = {"BOOL", "FLOAT", "INT", "INTS", "SHAPE", "STR", "Metric", "Param", "Prepared", "Workload"}
 
 if TYPE_CHECKING:
+    from asyncbench.session.python_face import load, run
     from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Metric, Param, Prepared, Workload
     from asyncbench.workloads.step_form import step
 
@@ -33,4 +54,8 @@ def __getattr__(name: str) -> Any:
         from asyncbench.workloads.step_form import step
 
         return step
+    if name in ("load", "run"):
+        from asyncbench.session import python_face
+
+        return getattr(python_face, name)
     raise AttributeError(f"module 'asyncbench' has no attribute {name!r}")

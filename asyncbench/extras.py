@@ -19,14 +19,13 @@ from dataclasses import dataclass
 
 from asyncbench.errors import InputError
 
-#: setup.cfg's extras, as pip installs them (from PyPI, or the extra of a checkout installed with `pip install -e`)
+#: pyproject.toml's extras, as pip installs them (from PyPI, or the extra of a checkout installed with `pip install -e`).
+#: The history's change points need no package of their own: Otava's analysis ships inside asyncbench
+#: (history.edivisive says why), so the history extra is the whole install of --record, history and report.
 HISTORY = "pip install 'asyncbench[history]'"
 PLOT = "pip install 'asyncbench[plot]'"
 CLUSTER = "pip install 'asyncbench[cluster]'"
-#: Otava is no extra: its package pins numpy==2.2.0 and pulls its command line's cloud clients, none of which
-#: its analysis needs, so it is installed without its dependencies (docs/guides/history.md; `make history` does it)
-OTAVA = "pip install --no-deps apache-otava==0.8.0"
-#: in a checkout, one command installs the history extra and Otava both
+#: in a checkout, the history extra's install
 MAKE_HISTORY = "make history"
 
 
@@ -45,13 +44,12 @@ EXTRAS = {
         Extra("sqlalchemy", "SQLAlchemy", HISTORY),
         Extra("psycopg", "psycopg (a PostgreSQL history)", HISTORY),
         Extra("plotly", "plotly", HISTORY),
-        Extra("otava.analysis", "Apache Otava (change points)", OTAVA),
         Extra("matplotlib", "matplotlib", PLOT),
         Extra("submitit", "submitit", CLUSTER),
     )
 }
 #: the installs `make history` does
-_BY_MAKE_HISTORY = (HISTORY, OTAVA)
+_BY_MAKE_HISTORY = (HISTORY,)
 
 
 class MissingExtra(InputError):

@@ -7,7 +7,6 @@ other tests, and the stub also stands for a package that is found but cannot be 
 
 from __future__ import annotations
 
-import configparser
 import os
 import re
 import shutil
@@ -43,20 +42,17 @@ def run_without(module: str, argv: list[str], cwd: Path) -> subprocess.Completed
 
 
 HISTORY = "pip install 'asyncbench[history]'"
-OTAVA = "pip install --no-deps apache-otava==0.8.0"
 CASES = [
     # (argv, the module made unimportable, what the line says needs it, which package, the install command)
     ([*TINY, "--record", "-o", "r.json"], "sqlalchemy", "run --record needs SQLAlchemy", HISTORY),
-    ([*TINY, "--record", "-o", "r.json"], "otava", "run --record needs Apache Otava", OTAVA),
     ([*TINY, "--record", "-o", "r.json", "--history", NOWHERE_POSTGRES], "psycopg", "run --record needs psycopg", HISTORY),
     (["record", "good.json"], "sqlalchemy", "record needs SQLAlchemy", HISTORY),
-    (["record", "good.json"], "otava", "record needs Apache Otava", OTAVA),
     (["history"], "sqlalchemy", "history needs SQLAlchemy", HISTORY),
     (["history", "--history", NOWHERE_POSTGRES], "psycopg", "history needs psycopg", HISTORY),
     (["report", "-o", "page.html"], "sqlalchemy", "report needs SQLAlchemy", HISTORY),
     (["report", "-o", "page.html"], "plotly", "report needs plotly", HISTORY),
     (["gather", "sweep-folder"], "submitit", "gather needs submitit", "pip install 'asyncbench[cluster]'"),
-    (["gather", "sweep-folder", "--record"], "otava", "gather --record needs Apache Otava", OTAVA),
+    (["gather", "sweep-folder", "--record"], "sqlalchemy", "gather --record needs SQLAlchemy", HISTORY),
     (
         [*TINY, "--executor", "local"],
         "submitit",
@@ -89,17 +85,13 @@ def test_a_missing_extra_is_one_line_naming_how_to_install_it(argv, module, need
     assert not (tmp_path / ".asyncbench").exists()  # no store made, no sweep folder
 
 
-def test_the_history_extra_and_otava_missing_together_are_one_line(tmp_path):
-    """After `make run` (no history extra, no Otava) `run --record` names both installs, and the one command of
-    a checkout that does both."""
-    stubs = tmp_path / "stubs"
-    (stubs / "otava").mkdir(parents=True)
-    (stubs / "otava" / "__init__.py").write_text("raise ModuleNotFoundError('No module named otava', name='otava')\n")
+def test_the_history_extra_missing_is_one_line_with_the_checkouts_command(tmp_path):
+    """After `make run` (no history extra) `run --record` names the one install it needs, and a checkout's command
+    for it: change points need nothing more (Otava's analysis ships inside asyncbench)."""
     done = run_without("sqlalchemy", [*TINY, "--record"], tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        "asyncbench: error: run --record needs SQLAlchemy and Apache Otava (change points), which are not installed: "
-        f"{HISTORY} && {OTAVA} (in asyncbench's checkout: make history)"
+        f"asyncbench: error: run --record needs SQLAlchemy, which is not installed: {HISTORY} (in asyncbench's checkout: make history)"
     )
 
 
@@ -115,26 +107,25 @@ def test_importable_says_no_for_a_package_that_is_found_but_does_not_import(tmp_
         extras.require("thing", "yaml", "broken_extra")
 
 
-def test_every_install_command_names_an_extra_that_setup_cfg_declares():
-    parser = configparser.ConfigParser()
-    parser.read(ROOT / "setup.cfg")
-    declared = set(parser["options.extras_require"])
+def test_every_install_command_names_an_extra_that_pyproject_declares():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11 on
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     named = {m for extra in extras.EXTRAS.values() for m in re.findall(r"asyncbench\[(\w+)\]", extra.install)}
     assert named
-    assert named <= declared
+    assert named <= set(declared)
     for extra in extras.EXTRAS.values():  # each package is in the extra its line names
         if "asyncbench[" in extra.install:
             wanted = re.search(r"asyncbench\[(\w+)\]", extra.install)[1]
-            assert extra.module.split(".")[0].lower() in parser["options.extras_require"][wanted].lower()
+            assert extra.module.split(".")[0].lower() in " ".join(declared[wanted]).lower()
 
 
 def test_record_says_what_is_wrong_with_a_file_before_what_is_not_installed(tmp_path):
-    """A file `record` cannot take is said at once, before the store's packages are imported (Otava's import takes
-    SciPy's statistics, seconds on a slow runner), even where one of them is missing."""
+    """A file `record` cannot take is said at once, before the store's packages are imported (the change points'
+    analysis imports SciPy's statistics, seconds on a slow runner), even where one of them is missing."""
     (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
-    done = run_without("otava", ["record", "bad.json"], tmp_path)
+    done = run_without("sqlalchemy", ["record", "bad.json"], tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("asyncbench: error: bad.json"), line
-    assert "Otava" not in line
+    assert "SQLAlchemy" not in line
     assert not (tmp_path / ".asyncbench").exists()

@@ -49,7 +49,7 @@ def results_file(tmp_path_factory) -> Path:
     return quick_numpy_results(tmp_path_factory.mktemp("layers") / "r.json")
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["ab", "--help"], ["list"], ["list", "--format", "json"]])
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["ab", "--help"], ["list"], ["list", "--format", "json"], ["schema"]])
 def test_help_and_list_import_no_framework(argv):
     assert _loaded_by(*argv) == []
 

@@ -12,6 +12,10 @@ from asyncbench.backends.base import DONE, Backend, DeviceStatus, SyncHook
 # give the cycles per second (about 5 ms at 2 GHz: long against launch latency, short against a case).
 CALIBRATION_CYCLES = 10_000_000
 
+#: how to get torch, said the same way everywhere (skip lines, `devices`): it is an extra, not a requirement (the
+#: core runs numpy; a plain `pip install torch` on Linux pulls GBs of CUDA libraries a CPU machine does not need)
+INSTALL_HINT = "pip install 'asyncbench[torch]', or the torch build for your CUDA"
+
 
 class CudaEventTimer:
     """Device time between two CUDA events recorded on the current stream."""
@@ -39,6 +43,11 @@ class TorchBackend(Backend):
     threads_settable = True
     #: torch.cuda.Stream() takes streams from a pool of 32 per device and priority (c10's kStreamsPerPool)
     max_streams = 32
+
+    def unavailable_reason(self) -> str | None:
+        """torch not installed: the one line its skipped cases and `devices` say (the framework is not imported)."""
+        reason = super().unavailable_reason()
+        return f"{reason} ({INSTALL_HINT})" if reason else None
 
     def facts(self) -> dict[str, Any]:
         """Version, CUDA build, thread counts and, on a CUDA machine, cuDNN and every device (asked in a child)."""

@@ -8,7 +8,7 @@ import sys
 import click
 
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
-from asyncbench.cli.options import read_gate_time, read_margin, read_variables, selection_options
+from asyncbench.cli.options import progress_options, read_gate_time, read_margin, read_progress, read_variables, selection_options
 from asyncbench.errors import EXIT_GATE, EXIT_OK
 
 
@@ -82,6 +82,7 @@ def compare_command(baseline: str, current: str, max_regression: float, clock: s
 Examples:
   asyncbench ab configs/ab-gate.yaml --base origin/main             this branch's working tree against main
   asyncbench ab configs/ab-gate.yaml --base v1.2 --head v1.3 -o ab.json --markdown comment.md
+  asyncbench ab configs/ab-gate.yaml --base origin/main --junit ab-junit.xml --bmf ab-bmf.json    CI test report, Bencher
   asyncbench ab -w matmul -b torch --base-python ~/venvs/torch212/bin/python      torch 2.12 against this one
   asyncbench ab -w matmul -b numpy --base-env OPENBLAS_NUM_THREADS=1 --head-env OPENBLAS_NUM_THREADS=2
 \b
@@ -145,7 +146,23 @@ input, before anything runs.
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE", help="Write the comparison as JSON.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), metavar="FILE", help="Write a pull-request comment.")
-@click.option("--no-progress", is_flag=True, help="No progress display on stderr.")
+@click.option(
+    "--bmf",
+    "bmf_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Also write each paired ratio head/base with its interval as Bencher Metric Format JSON (measure paired_ratio). "
+    "E.g. --bmf ab-bmf.json, then: bencher run --adapter json --file ab-bmf.json",
+)
+@click.option(
+    "--junit",
+    "junit_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Also write each verdict as a JUnit XML test (SLOWER fails, INCONCLUSIVE as the gate treats it), for CI test "
+    "reports. E.g. --junit ab-junit.xml",
+)
+@progress_options
 @click.option("--syncs", is_flag=True, help="Also take each side's census of where its step waits: list the sync points new on head.")
 @guard
 def ab_command(
@@ -166,6 +183,10 @@ def ab_command(
     gate_time_max: float | None,
     output: str | None,
     markdown_path: str | None,
+    bmf_path: str | None,
+    junit_path: str | None,
+    quiet: bool,
+    verbose: bool,
     no_progress: bool,
     syncs: bool,
 ) -> None:
@@ -187,7 +208,9 @@ def ab_command(
         gate_time_max_s=gate_time_max,
         json_path=output,
         markdown_path=markdown_path,
-        progress=not no_progress,
+        bmf_path=bmf_path,
+        junit_path=junit_path,
+        **read_progress(quiet, verbose, no_progress),
         syncs=syncs,
     )
     ended = ab.run(request, echo_err)

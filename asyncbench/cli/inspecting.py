@@ -3,6 +3,7 @@ valid, and a saved results file rendered again. None of them runs a case."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Any
 
@@ -16,7 +17,8 @@ from asyncbench.errors import EXIT_ERRORS, EXIT_INPUT, EXIT_OK, InputError
 @main.command("list", context_settings=CONTEXT)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def list_workloads(fmt: str) -> None:
-    """Describe every workload: what it measures, its params (default / quick), variants and metrics.
+    """Describe every workload: what it measures, its params (default / quick), variants and metrics; then the
+    suites shipped in the package, which `asyncbench run NAME` runs without a clone.
 
     Installed plugins (entry point group asyncbench.workloads) are listed after the built-in ones, with
     where they come from; one that cannot be loaded is a line saying why.
@@ -40,8 +42,19 @@ def list_workloads(fmt: str) -> None:
         stdout(catalog.workloads_json(shown, origins) + "\n")
     else:
         terminal.stdout_console().print(catalog.workloads_table(shown, origins))
+        stdout(_suites_listed())
     for line in broken:
         echo_err(f"asyncbench: warning: {line}")
+
+
+def _suites_listed() -> str:
+    """The packaged suites, a line each: its name and what it runs (spec.suites)."""
+    from asyncbench.spec import suites
+
+    names = suites.names()
+    width = max(map(len, names))
+    lines = ["suites (asyncbench run NAME, e.g. asyncbench run async-computation; a file of that name wins):"]
+    return "\n".join([*lines, *(f"  {name:<{width}}  {suites.summary(name)}" for name in names)]) + "\n"
 
 
 @main.command(context_settings=CONTEXT)
@@ -88,6 +101,42 @@ def validate(configs: tuple[str, ...]) -> None:
 
 
 @main.command(
+    "schema",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench schema -o asyncbench.schema.json
+      then as a config's first line:  # yaml-language-server: $schema=asyncbench.schema.json
+  asyncbench schema | python -m json.tool --sort-keys      the schema on stdout
+""",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE", help="Write the schema to FILE, not stdout.")
+@guard
+def config_schema(output: str | None) -> None:
+    """Print the JSON Schema (draft 2020-12) of a config, for editors that complete and check YAML.
+
+    yaml-language-server (VS Code's YAML extension and others) reads it from a
+    modeline or its settings (docs: configs). It is built from the tables
+    `validate` checks with: every key, its type, choices and bounds, and each
+    built-in workload's params; `validate` also checks what a schema cannot
+    (rules across keys, a file's workload, a check's metric).
+    """
+    import json
+
+    from asyncbench.results import outputs
+    from asyncbench.spec import json_schema
+
+    text = json.dumps(json_schema.build(), indent=2) + "\n"
+    if output is None:
+        stdout(text)
+        return
+    outputs.check([("-o", output)])
+    if not outputs.write(output, text, echo_err):
+        sys.exit(EXIT_ERRORS)
+    echo_err(f"written: {output}")
+
+
+@main.command(
     context_settings=CONTEXT,
     epilog="""\b
 Examples:
@@ -95,6 +144,8 @@ Examples:
   asyncbench show r.json --format markdown >> "$GITHUB_STEP_SUMMARY"
   asyncbench show sweep.json --plot sweep.png
   asyncbench show ab.json                       an `ab -o` file: its verdicts as `ab` printed them
+  asyncbench show r.json --format junit > junit.xml      its expect: checks as JUnit XML tests (ab.json: its verdicts)
+  asyncbench show r.json --format bmf > bmf.json         every measure as Bencher Metric Format
 """,
 )
 @click.argument("path", type=click.Path(dir_okay=False))
@@ -102,13 +153,20 @@ Examples:
 @click.option(
     "--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png", help="Also draw the swept experiments (needs matplotlib)."
 )
+@click.option(
+    "--allow-inconclusive",
+    is_flag=True,
+    help="With --format junit: an inconclusive check is a skipped test, not a failure, as under the gate's "
+    "--allow-inconclusive (an `ab` file keeps its own setting unless this is given). E.g. show r.json --format junit --allow-inconclusive",
+)
 @guard
-def show(path: str, fmt: str, plot_path: str | None) -> None:
+def show(path: str, fmt: str, plot_path: str | None, allow_inconclusive: bool) -> None:
     """Re-render a results file written by `asyncbench run -o` (or `asyncbench ab -o`)."""
     from asyncbench.report import terminal, view
     from asyncbench.report.writers import WRITERS
     from asyncbench.results import ab_file, ab_report, outputs, schema
     from asyncbench.session import reading
+    from asyncbench.verdicts import outcome
 
     with schema.bulk_loading():  # parsed once, whichever kind of file it is
         try:
@@ -116,13 +174,18 @@ def show(path: str, fmt: str, plot_path: str | None) -> None:
         except InputError:
             raw = None  # missing (a journal may stand for it), unreadable or not JSON: the results reader says which
         if ab_file.is_ab(raw):
-            _show_ab(ab_report.from_dict(raw, path), fmt, plot_path)
+            report = ab_report.from_dict(raw, path)
+            if allow_inconclusive:
+                report = dataclasses.replace(report, allow_inconclusive=True)
+            _show_ab(report, fmt, plot_path)
             return
         plot = WRITERS["plot"]
         if plot_path:
             plot.check_destination(plot_path)
         loaded = reading.load_results(path, echo_err, raw=raw)
-    shown = view.build(loaded)
+    # judged only where a format says what the gate would: a JUnit test per check, INCONCLUSIVE as allowed or not
+    judged = outcome.judge(loaded, allow_inconclusive=True) if allow_inconclusive and fmt == "junit" else None
+    shown = view.build(loaded, None, judged)
     if fmt == "table":
         terminal.print_report(shown, terminal.stdout_console())
     else:
@@ -134,8 +197,9 @@ def show(path: str, fmt: str, plot_path: str | None) -> None:
         echo_err(f"written: {plot_path}")
 
 
-#: the formats an `ab` file is shown in: its table, its pull-request comment, its JSON (as `ab -o` writes it)
-AB_SHOWN = ("table", "markdown", "json")
+#: the formats an `ab` file is shown in: its table, its pull-request comment, its JSON (as `ab -o` writes it), its
+#: paired ratios as Bencher Metric Format and its verdicts as JUnit XML (as `ab --bmf`, `--junit` write them)
+AB_SHOWN = ("table", "markdown", "json", "bmf", "junit")
 
 
 def _show_ab(report: Any, fmt: str, plot_path: str | None) -> None:
@@ -149,6 +213,11 @@ def _show_ab(report: Any, fmt: str, plot_path: str | None) -> None:
         raise InputError(f"--format {fmt}: an `ab` file is shown as {', '.join(AB_SHOWN)}")
     if fmt == "json":
         stdout(dumps(report))
+        return
+    if fmt in ("bmf", "junit"):
+        from asyncbench.report import bmf, junit
+
+        stdout(bmf.ab_bmf(report) if fmt == "bmf" else junit.ab_junit(report))
         return
     view = paired.shown_again(report)
     if fmt == "markdown":

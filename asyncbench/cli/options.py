@@ -3,10 +3,11 @@ session takes (a margin as a float, KEY=VALUE pairs as a mapping, a duration in 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, TypedDict
 
 import click
 
+from asyncbench.cli import completion
 from asyncbench.errors import InputError
 
 
@@ -125,12 +126,19 @@ SELECTION = [
         "workloads",
         multiple=True,
         metavar="NAME",
+        shell_complete=completion.workloads,
         help="Only these workloads (with no CONFIG: run them with defaults): a built-in's name, FILE.py:NAME (your "
         "step or Workload in a file) or package.module:NAME.",
     ),
     click.option("-d", "--device", "devices", multiple=True, metavar="DEV", help="cpu | cuda | cuda:N | auto (overrides the config)."),
     click.option(
-        "-b", "--backend", "backends", multiple=True, metavar="NAME", help="numpy | torch | cupy | jax | mxnet (overrides the config)."
+        "-b",
+        "--backend",
+        "backends",
+        multiple=True,
+        metavar="NAME",
+        shell_complete=completion.backends,
+        help="numpy | torch | cupy | jax | mxnet (overrides the config).",
     ),
     click.option(
         "--set",
@@ -148,6 +156,47 @@ def outcome_options(command: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(OUTCOME):
         command = option(command)
     return command
+
+
+#: how much progress goes to stderr while cases run (report.progress): on a terminal a live bar, elsewhere a line
+#: per finished case (per block under `ab`); never on stdout, so a command's results read the same with any of them
+PROGRESS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
+    click.option(
+        "-q",
+        "--quiet",
+        is_flag=True,
+        help="No progress on stderr; results, warnings and errors still print. E.g. `asyncbench run -q > results.txt`.",
+    ),
+    click.option(
+        "-v",
+        "--verbose",
+        is_flag=True,
+        help="More progress: a line as each case starts and every few seconds while it samples, each case's rounds "
+        "and why it stopped (ab: each block's own change). E.g. `asyncbench run -v 2> progress.log`.",
+    ),
+    click.option("--no-progress", is_flag=True, help="The same as -q/--quiet (kept for the scripts that pass it)."),
+]
+
+
+def progress_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """-q/--quiet, -v/--verbose and --no-progress."""
+    for option in reversed(PROGRESS):
+        command = option(command)
+    return command
+
+
+class ProgressSettings(TypedDict):
+    """A request's progress settings (session.requests.RunRequest, session.paired.ABRequest)."""
+
+    progress: bool
+    verbose: bool
+
+
+def read_progress(quiet: bool, verbose: bool, no_progress: bool) -> ProgressSettings:
+    """A request's `progress` and `verbose` from the PROGRESS options; -q (or --no-progress) with -v is bad input."""
+    if verbose and (quiet or no_progress):
+        raise InputError("-q/--quiet (or --no-progress) and -v/--verbose: choose one")
+    return {"progress": not (quiet or no_progress), "verbose": verbose}
 
 
 OUTCOME: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
@@ -192,7 +241,7 @@ OUTCOME: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         help="A label for the recorded run (a version, a PR; with --record); shown where a change starts.",
     ),
     history_option,
-    click.option("--no-progress", is_flag=True, help="No progress display on stderr."),
+    *PROGRESS,
 ]
 
 EXECUTOR: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [

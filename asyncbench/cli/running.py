@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
-from asyncbench.cli.options import check_recording, executor_options, executor_settings, outcome_options, selection_options
+from asyncbench.cli.options import check_recording, executor_options, executor_settings, outcome_options, read_progress, selection_options
 from asyncbench.errors import EXIT_OK
 
 
@@ -17,7 +17,9 @@ from asyncbench.errors import EXIT_OK
     epilog="""\b
 Examples:
   asyncbench run                               the built-in default suite
-  asyncbench run --quick --no-progress         small sizes, few samples (CI smoke test)
+  asyncbench run async-computation             a suite shipped in the package, by name (asyncbench list names them)
+  asyncbench run --quick -q                    small sizes, few samples, no progress on stderr (CI smoke test)
+  asyncbench run -w matmul -v 2> progress.log  a line as each case starts, ends, and every few seconds between
   asyncbench run -w sync_async -d cpu -o r.json
   asyncbench run -w bench/steps.py:my_step -d cpu       your own step (FILE.py:NAME: an @asyncbench.step function)
   asyncbench run my.yaml --set n_ops=100 --set matmul.size=2048
@@ -92,7 +94,8 @@ def run(
     threads: int | None,
     **outcome: Any,
 ) -> None:
-    """Run experiments from CONFIG files (default: the built-in suite) and print the results.
+    """Run experiments from CONFIG files (default: the built-in suite) and print the results. A CONFIG that is no
+    file but a packaged suite's name (asyncbench list names them) runs that suite.
 
     Each case runs in a worker process, replaced after a case that errored: a
     case that hangs past its timeout_s setting (default 300 s), crashes or
@@ -139,7 +142,7 @@ def _request(outcome: dict[str, Any], **what: Any) -> Any:
         outputs=requests.Outputs(outcome["output"], {w.name: path for w in file_writers() if (path := outcome.get(option_dest(w)))}),
         gate=requests.Gate(outcome["baseline"], outcome["max_regression"], outcome["strict"], outcome["allow_inconclusive"]),
         recording=requests.Recording(outcome["record"], outcome["history"], outcome["label"]),
-        progress=not outcome["no_progress"],
+        **read_progress(outcome["quiet"], outcome["verbose"], outcome["no_progress"]),
         **what,
     )
 

@@ -128,6 +128,8 @@ class Pairing:
     family_error: float  # this case's share of the gate's rate
     margin: float
     on_progress: Callable[[Progress], None] | None = None
+    #: told after each block of the case ends, its look taken (a line per block in a CI log: report.progress)
+    on_block: Callable[[Pairing], None] | None = None
     rng: random.Random = field(default_factory=lambda: random.Random(ORDER_SEED))
     names: list[str] = field(default_factory=list)  # the variants sampled
     keys: list[tuple[str, str]] = field(default_factory=list)  # the verdicts: gated variants and directed metrics
@@ -141,6 +143,8 @@ class Pairing:
     looked_at: int = 0  # the block count of the last look
     #: the blocks its looks are planned over (results.blocks.BlockBudget), set once before its second block
     max_blocks: int = blocks.MAX_BLOCKS
+    planned: bool = False  # whether `max_blocks` was planned (`plan`), not the default
+    stopped: bool = False  # its last look taken undecided at its last block (`finish`)
     #: `ab --syncs`: each side's census (taken once, in the first block), for the points new on head
     syncs: bool = False
     censuses: dict[str, dict[str, Census]] = field(default_factory=dict)
@@ -167,6 +171,7 @@ class Pairing:
         if self.n_blocks > 1 or self.looked_at:
             raise RuntimeError(f"the looks are planned before the second block, not after {self.n_blocks}")
         self.max_blocks = max_blocks
+        self.planned = True
 
     def seconds_needed(self) -> float:
         """About how much more time would decide every verdict, at the spread its blocks show (inf: cannot say)."""
@@ -203,13 +208,21 @@ class Pairing:
             self.done = PairedCase.of(self.head_case, "error", describe_failure(exc))
         finally:
             self.elapsed_s += time.perf_counter() - started + start_share_s
+        if self.on_block is not None:
+            self.on_block(self)
 
     def finish(self) -> PairedCase:
-        """The case's row: its last look (taken now if the blocks stopped between looks)."""
+        """The case's row: its last look (taken now if the blocks stopped between looks). A case that stops
+        undecided at its last block is told to `on_block` once more, with that look (`stopped`)."""
         if self.done is not None:
             return self.done
+        told_decided = self.decided  # its last block's look decided it, and said so
         if self.n_blocks > self.looked_at:
             self._judge()
+        if not told_decided and not self.stopped:
+            self.stopped = True
+            if self.on_block is not None:
+                self.on_block(self)
         return PairedCase.of(
             self.head_case,
             "ok",
@@ -392,6 +405,8 @@ def shared_block(pairings: Sequence[Pairing], until: float) -> None:
             except isolation.WorkerLost as lost:
                 for left in pairings[index:]:
                     left.done = PairedCase.of(left.head_case, "error", f"a fresh worker process did not start: {lost}")
+                    if left.on_block is not None:
+                        left.on_block(left)
                 return
             start_s = time.perf_counter() - started
         share_s = start_s / (len(pairings) - index)

@@ -1,6 +1,7 @@
 """Where a series changed: E-divisive means with a significance test (Apache Otava), told with its uncertainty.
 
-Otava (formerly Hunter, Fleming et al. 2023) splits a series where the
+Otava (formerly Hunter, Fleming et al. 2023; its analysis ships inside
+asyncbench, history.edivisive says why) splits a series where the
 energy distance between the two sides is largest, keeps a split only when a
 test says it is significant (MAX_P_VALUE), and repeats on each side: a
 single noisy point does not make a change, a step that lasts does. Each
@@ -58,8 +59,7 @@ def min_magnitude(quantity: str, unit: str) -> float:
 def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> tuple[ChangePoint, ...]:
     """Where the values of `points` (in run order) shifted, in order; a change must exceed `smallest` (relative:
     min_magnitude of the series' kind)."""
-    from otava.analysis import compute_change_points
-
+    from asyncbench.history.edivisive.analysis import compute_change_points
     from asyncbench.verdicts import compare  # scipy: only where changes are found, not where they are read
 
     values = [p.value for p in points]

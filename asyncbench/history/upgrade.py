@@ -77,8 +77,7 @@ def _paired(series: Any) -> Any:
 
 def _remove_wrong_ab_runs(connection: Any, meta: Any) -> list[str | None]:
     """Remove every `ab` run with a point outside its own interval or without one (the module's docstring says
-    why); the change points of the series they were in are found again where Otava is installed (else at the
-    next run recorded in them). The removed runs' sources, in run order."""
+    why); the change points of the series they were in are found again. The removed runs' sources, in run order."""
     import sqlalchemy as sa
 
     table = _tables(meta)
@@ -113,12 +112,8 @@ def _remove_wrong_ab_runs(connection: Any, meta: Any) -> list[str | None]:
 
 
 def _find_changes_again(connection: Any, meta: Any, series_ids: Sequence[int]) -> None:
-    """The change points of series that lost runs, found again over what they keep (Otava: installed where a store is
-    recorded to; a store only read where it is not gets them at the next run recorded in those series)."""
-    try:
-        import otava.analysis  # noqa: F401 - what finding them needs
-    except ImportError:
-        return
+    """The change points of series that lost runs, found again over what they keep (history.edivisive: Otava's
+    analysis, shipped with asyncbench)."""
     from asyncbench.history import recording
 
     recording.refresh_changes(lambda name: meta.tables[f"{tables.PREFIX}{name}"], connection, series_ids)

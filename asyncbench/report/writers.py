@@ -76,6 +76,20 @@ WRITERS: dict[str, Writer] = {
             "asyncbench.report.github:github_benchmark",
         ),
         Writer(
+            "bmf",
+            "--bmf",
+            "Also write every measure as Bencher Metric Format JSON: median as value, its 95% interval as lower/upper "
+            "(seconds for times). E.g. --bmf bmf.json, then: bencher run --adapter json --file bmf.json",
+            "asyncbench.report.bmf:bmf",
+        ),
+        Writer(
+            "junit",
+            "--junit",
+            "Also write each expect: check (and errored case) as a JUnit XML test, failing as the gate fails it, for CI "
+            "test reports. E.g. --junit junit.xml (GitLab: artifacts:reports:junit: junit.xml)",
+            "asyncbench.report.junit:junit",
+        ),
+        Writer(
             "plot",
             "--plot",
             "Draw each swept experiment's metrics against the sweep (.png, .svg or .pdf; needs matplotlib).",

@@ -52,7 +52,8 @@ class Here:
         from asyncbench.report.progress import ProgressDisplay
 
         stderr = Console(stderr=True)
-        display = ProgressDisplay(enabled=self.request.progress and stderr.is_terminal, console=stderr)
+        # a live bar on a terminal, a line per case elsewhere (a CI log); nothing with -q
+        display = ProgressDisplay(enabled=self.request.progress, console=stderr, verbose=self.request.verbose)
 
         def on_result(result: Result) -> None:
             self.finished.append(result)

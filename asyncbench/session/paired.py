@@ -18,13 +18,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
+import functools
 import math
 import platform
 import re
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from asyncbench.errors import InputError
 from asyncbench.host import facts as host_facts
@@ -40,6 +41,10 @@ from asyncbench.session.sides import Tree
 from asyncbench.verdicts import paired as verdicts
 from asyncbench.verdicts.outcome import Outcome
 from asyncbench.version import __version__
+
+if TYPE_CHECKING:
+    from asyncbench.engine.paired import Pairing
+    from asyncbench.report.progress import Block, ProgressDisplay
 
 Say = Callable[[str], None]
 IDLE_SIDE = "frozen with SIGSTOP between its samples (no spinning thread pool, GC or engine thread competes); user thread settings kept"
@@ -82,7 +87,12 @@ class ABRequest:
     gate_time_max_s: float | None = None
     json_path: str | None = None
     markdown_path: str | None = None
+    #: `--bmf`, `--junit`: the paired ratios as Bencher Metric Format, the verdicts as JUnit XML (report.bmf, report.junit)
+    bmf_path: str | None = None
+    junit_path: str | None = None
+    #: progress on stderr (-q, --no-progress: none; -v: more): a line per block off a terminal (report.progress)
     progress: bool = True
+    verbose: bool = False
     #: also take each side's census of where its step waits, once per case (`--syncs`): the points new on head
     syncs: bool = False
 
@@ -180,6 +190,54 @@ def _unheeded_margins(base_cases: Planned, head_cases: Planned, gate_margin: flo
     return lines
 
 
+Scrub = Callable[[str | None], str | None]
+
+
+def _as_it_is(text: str | None) -> str | None:
+    return text
+
+
+def report_blocks(pairings: list[Pairing], display: ProgressDisplay, scrub: Scrub = _as_it_is) -> None:
+    """Each case's blocks told to `display` as they end, with the case's place among `pairings`: off a terminal, a
+    line per block in the log while the gate goes on. `scrub`: what masks the sides' secret values in an error's
+    reason (side_variables.scrubber), as in every other output."""
+    for index, pairing in enumerate(pairings):
+        pairing.on_block = functools.partial(_tell_block, display, index, len(pairings), scrub)
+
+
+def _tell_block(display: ProgressDisplay, index: int, total: int, scrub: Scrub, pairing: Pairing) -> None:
+    display.block(block_of(pairing, index, total, scrub))
+
+
+def block_of(pairing: Pairing, index: int, total: int, scrub: Scrub = _as_it_is) -> Block:
+    """Where a case stands after its latest block: each verdict's paired change so far (the look's interval and label
+    where one was taken at this block), the planned blocks and the next look, whether it is decided (an error's
+    reason through `scrub`)."""
+    from asyncbench.report.progress import Block
+
+    count = pairing.n_blocks
+    measured = [(name, values) for (_, name), values in pairing.values.items() if values]
+    schedule = pairing.budget().schedule() if pairing.planned else ()
+    ended = pairing.done
+    return Block(
+        case_id=pairing.head_case.id,
+        index=index,
+        total=total,
+        blocks=count,
+        planned=pairing.max_blocks if pairing.planned else None,
+        changes=tuple((name, blocks.estimate(values)) for name, values in measured),
+        judged=pairing.judged if count and (pairing.looked_at == count or pairing.stopped) else (),
+        next_look=next((look for look in schedule if look > count), None),
+        decided=pairing.decided,
+        elapsed_s=pairing.elapsed_s,
+        rounds=pairing.rounds,
+        last=tuple((name, math.exp(values[-1])) for name, values in measured),
+        status=ended.status if ended is not None else "ok",
+        reason=scrub(ended.reason) if ended is not None else None,
+        stopped=pairing.stopped,
+    )
+
+
 def run(request: ABRequest, say: Say) -> ABSession:
     """Check the input, check out both sides, pair every case, save, judge (see the module's docstring)."""
     base_env, head_env = request.base_env, request.head_env
@@ -188,7 +246,10 @@ def run(request: ABRequest, say: Say) -> ABSession:
         raise InputError("ab needs a base: --base REV, --base-python PATH or --base-env KEY=VALUE (there is no default base)")
     selection = request.selection
     sides.check_configs(selection.configs)
-    preflight.check_files((("-o", request.json_path), ("--markdown", request.markdown_path)), [("CONFIG", c) for c in selection.configs])
+    preflight.check_files(
+        (("-o", request.json_path), ("--markdown", request.markdown_path), ("--bmf", request.bmf_path), ("--junit", request.junit_path)),
+        [("CONFIG", c) for c in selection.configs],
+    )
     base_python = request.base_python or sys.executable
     base_version = sides.probe_python(base_python) if request.base_python else platform.python_version()
     repo = sides.repository(selection.configs, selection.workloads) if request.base or request.head else None
@@ -225,7 +286,7 @@ def run(request: ABRequest, say: Say) -> ABSession:
 
 
 def _conclude(report: ABReport, request: ABRequest, saved: bool, stopped: int | None, say: Say) -> ABSession:
-    """Judged once (verdicts.paired), the pull-request comment written, and the view to print."""
+    """Judged once (verdicts.paired), the pull-request comment, BMF and JUnit files written, and the view to print."""
     outcome = verdicts.judge(report)
     if stopped is not None:  # not a gate's answer: the exit code is the signal's, and the reason says so
         outcome = Outcome(stopped, (f"interrupted (exit {stopped}): the gate did not finish; each row is what its blocks had measured",))
@@ -233,15 +294,28 @@ def _conclude(report: ABReport, request: ABRequest, saved: bool, stopped: int | 
     if not saved and request.json_path:
         outcome = outcome.with_unsaved(request.json_path)
     view = views.build(report, outcome)
-    if request.markdown_path:
-        if outputs.write(request.markdown_path, views.markdown(view), say):
-            written.append(request.markdown_path)
+    for path, content in _files(request, report, view):
+        if outputs.write(path, content(), say):
+            written.append(path)
         else:
-            outcome = outcome.with_unsaved(request.markdown_path)
+            outcome = outcome.with_unsaved(path)
             view = views.build(report, outcome)
     if written:
         say(f"written: {', '.join(written)}")
     return ABSession(view, stopped if stopped is not None else outcome.code)
+
+
+def _files(request: ABRequest, report: ABReport, view: views.ABView) -> list[tuple[str, Callable[[], str]]]:
+    """The files written after judging, each with its content made only when asked: the pull-request comment, the
+    paired ratios as BMF and the verdicts as JUnit XML."""
+    from asyncbench.report import bmf, junit
+
+    given = (
+        (request.markdown_path, lambda: views.markdown(view)),
+        (request.bmf_path, lambda: bmf.ab_bmf(report)),
+        (request.junit_path, lambda: junit.ab_junit(report)),
+    )
+    return [(path, content) for path, content in given if path]
 
 
 class Pairs:
@@ -314,7 +388,7 @@ class Pairs:
 
         request, both_sides, trees = self.request, self.sides, self.trees
         stderr = Console(stderr=True)
-        display = ProgressDisplay(enabled=request.progress and stderr.is_terminal, console=stderr)
+        display = ProgressDisplay(enabled=request.progress, console=stderr, verbose=request.verbose)
         case_error = request.family_error / max(len(self.runnable), 1)
         if self.runnable:  # what each side runs on, as its own worker sees it (another Python has other versions)
             first = self.runnable[0]
@@ -336,12 +410,13 @@ class Pairs:
                 margin = _margin(base_case, request.max_regression)
                 pairing = paired.Pairing(base_case, case, pair, workload, case_error, margin, display.update, syncs=request.syncs)
                 self.pairings.append(pairing)
+        report_blocks(self.pairings, display, scrubber(*self.variables))
         started = time.perf_counter()
         with display:
             self.finished += gate_time.gate(
                 self.pairings,
                 request.gate_time_s,
-                lambda i, p: display.start(i, len(self.pairings), p.head_case),
+                lambda i, p: display.start_block(i, len(self.pairings), p.head_case),
                 cap_s=request.gate_cap_s,
             )
         if self.say is not None:

@@ -21,8 +21,9 @@ from asyncbench.verdicts import outcome
 Say = Callable[[str], None]
 
 
-#: what recording needs besides the store's own packages: each series' change points are found as a run is recorded
-RECORDING = ("otava.analysis",)
+#: what recording needs besides the store's own packages: nothing (each series' change points are found as a run is
+#: recorded, by Otava's analysis, which ships inside asyncbench: history.edivisive)
+RECORDING: tuple[str, ...] = ()
 
 
 def require_history(given: str | None, needed_by: str, *also: str) -> None:

@@ -71,7 +71,9 @@ class RunRequest:
     trace_dir: str | None = None
     #: take each case's census of where its steps waited (`--syncs`: Result.syncs)
     syncs: bool = False
+    #: progress on stderr (-q, --no-progress: none), and more of it (-v): report.progress
     progress: bool = True
+    verbose: bool = False
     #: the executor's settings the command line gave (--executor, --per, --partition...), as a config's `executor:` keys
     executor: Mapping[str, Any] = field(default_factory=dict)
     #: the one part of the plan to run here (`--shard I/N`, one job of a CI matrix; None: the whole plan)

@@ -107,7 +107,10 @@ def configs_in(tree: Tree, repo: Path | None, configs: tuple[str, ...], option: 
         return configs
     mapped = []
     for config in configs:
-        relative = Path(config).resolve().relative_to(repo)
+        named = Path(config)
+        # the path as named, its folder resolved: a link (configs/ci-gate.yaml, into the package's suites after 0.1.0)
+        # is read as the side's revision has that path, where it may still be the file itself
+        relative = (named.parent.resolve() / named.name).relative_to(repo)
         there = tree.root / relative
         if not there.is_file():
             raise InputError(f"{relative} does not exist in {option.strip('-')} ({tree.revision})")

@@ -13,7 +13,7 @@ not a mapping, a results file.
 from __future__ import annotations
 
 import dataclasses
-import importlib.resources
+import os
 import re
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -24,7 +24,7 @@ from asyncbench.errors import InputError, closest, repeated, suggestion
 from asyncbench.results import fields, schema
 from asyncbench.results.model import Expectation, Settings
 from asyncbench.results.plan import Config, ExecutorSettings, Experiment
-from asyncbench.spec import executor, expect
+from asyncbench.spec import executor, expect, suites
 from asyncbench.spec.document import ConfigError, ConfigErrors, Document  # noqa: F401 - ConfigErrors: callers catch config.ConfigError(s)
 from asyncbench.spec.schema import (
     SETTING_FIELDS,
@@ -312,19 +312,32 @@ def _executor(doc: Document, raw: Any) -> ExecutorSettings:
 
 
 def load(path: str | Path) -> Config:
-    """Read and validate a config file."""
+    """Read and validate a config file, or the packaged suite a name that is no file names (`async-computation`:
+    spec.suites); a file of that name wins."""
+    named = os.fspath(path)  # as given: `./ci-gate` is a path, which Path would shorten to the name `ci-gate`
+    suite = None if os.path.lexists(named) else suites.name_of(named)
+    if suite is not None:
+        return _suite(suite)
     path = Path(path)
-    text = inputs.read_text(path, ConfigError, "config file", limit_bytes=inputs.MAX_CONFIG_BYTES)
+    try:
+        text = inputs.read_text(path, ConfigError, "config file", limit_bytes=inputs.MAX_CONFIG_BYTES)
+    except ConfigError as exc:
+        if exc.message == "no such file" and suites.NAME.fullmatch(named.removesuffix(suites.SUFFIX)):
+            raise ConfigError("no such file, nor a suite of that name (asyncbench list names them)", location=named) from None
+        raise
     return loads(text, source=str(path), default_name=path.stem)
 
 
 DEFAULT_SUITE = "default.yaml"
 
 
+def _suite(name: str) -> Config:
+    return loads(suites.text(name), source=f"<built-in {name}{suites.SUFFIX}>", default_name=name)
+
+
 def default_suite() -> Config:
     """The built-in suite `asyncbench run` uses without a CONFIG (shipped in the package)."""
-    resource = importlib.resources.files("asyncbench") / "suites" / DEFAULT_SUITE
-    return loads(resource.read_text(encoding="utf-8"), source=f"<built-in {DEFAULT_SUITE}>", default_name="default")
+    return _suite(DEFAULT_SUITE.removesuffix(suites.SUFFIX))
 
 
 def for_workloads(keys: Sequence[str]) -> Config:

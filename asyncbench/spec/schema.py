@@ -41,7 +41,9 @@ MAX_SWEEP_POINTS = 10_000
 QUICK_SETTINGS = Settings(warmup=1, min_samples=6, max_samples=20, max_time_s=0.1, max_rel_noise=0.05)
 #: the units a float setting may carry, as `expect` thresholds do: max_time_s=2s, max_rel_noise=3%
 SETTING_UNITS = {"max_time_s": "s", "timeout_s": "s", "max_rel_noise": "%", "ab_margin": "%"}
-_NUMBER_WITH_UNIT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ%]+)\s*")
+#: a number as a setting with a unit writes it (and the config's JSON Schema, spec.json_schema, says it)
+NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_NUMBER_WITH_UNIT = re.compile(rf"\s*({NUMBER})\s*([A-Za-zµ%]+)\s*")
 #: how an error about a workload's name says that users' own workloads are named
 YOUR_OWN = "your own: path/to/file.py:Name, package.module:Name, or an installed plugin's name"
 
@@ -130,6 +132,11 @@ def _with_unit(name: str, value: Any) -> Any:
 AB_MARGIN_MAX = 10.0
 
 
+def least(name: str) -> int:
+    """The least an integer setting may be: a warm-up may be left out, a count of samples is at least one."""
+    return 0 if name == "warmup" else 1
+
+
 def coerce_setting(name: str, value: Any) -> Any:
     """Check a measurement setting (warmup, min_samples...); raise ValueError if wrong."""
     if name == "ab_margin":
@@ -144,8 +151,8 @@ def coerce_setting(name: str, value: Any) -> Any:
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"expected an integer, got {type_name(value)} {value!r}")
-        if value < (0 if name == "warmup" else 1):
-            raise ValueError(f"must be at least {0 if name == 'warmup' else 1}, got {value}")
+        if value < least(name):
+            raise ValueError(f"must be at least {least(name)}, got {value}")
         _within_64_bits(value)
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:

@@ -243,7 +243,19 @@ def test_the_base_side_runs_under_the_python_it_is_given(repo, tmp_path_factory)
     other.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
     other.chmod(0o755)
     # the shortest gate: what is asserted is which python ran each side, not a verdict on identical sides
-    done = ab("gate.yaml", "--base-python", str(other), "-o", "ab.json", "--allow-inconclusive", "--gate-time", "10", cwd=repo)
+    done = ab(
+        "gate.yaml",
+        "--base-python",
+        str(other),
+        "-o",
+        "ab.json",
+        "--allow-inconclusive",
+        "--gate-time",
+        "10",
+        "--gate-time-max",
+        "10",
+        cwd=repo,
+    )
     assert done.returncode in (0, 1), done.stderr
     data = json.loads((repo / "ab.json").read_text())
     assert data["base"]["python"] == str(other)

@@ -108,7 +108,9 @@ def test_a_sigkilled_ab_leaves_no_worker_even_a_frozen_one_and_the_next_ab_remov
     assert left.pid == process.pid
     (repo / "gate.yaml").write_text(CONFIG)
     git(repo, "commit", "-qam", "short again")
-    done = ab("gate.yaml", "--base", "HEAD", "--allow-inconclusive", "--gate-time", "10", cwd=repo)  # a verdict is not asked
+    done = ab(
+        "gate.yaml", "--base", "HEAD", "--allow-inconclusive", "--gate-time", "10", "--gate-time-max", "10", cwd=repo
+    )  # a verdict is not asked
     assert done.returncode in (0, 1), done.stderr
     assert f"removed {left.path}: a worktree left by asyncbench process {process.pid}" in done.stderr
     assert not left.path.exists()
@@ -195,6 +197,8 @@ def test_a_full_disk_at_the_end_is_one_line_and_exit_3_and_the_comparison_is_sti
             "--allow-inconclusive",
             "--gate-time",  # the shortest gate: what is asserted is the failed write, not a verdict
             "10",
+            "--gate-time-max",  # and no time past it for an undecided case
+            "10",
             "-o",
             "ab.json",
             "--markdown",
@@ -235,6 +239,8 @@ def test_secret_looking_variables_are_masked_in_every_output_and_reach_their_sid
         "DB_PASSWORD=pw-head",
         "--allow-inconclusive",
         "--gate-time",  # the shortest gate: what is asserted is where the values went, not a verdict
+        "10",
+        "--gate-time-max",  # and no time past it for an undecided case
         "10",
         "-o",
         "ab.json",

@@ -67,7 +67,7 @@ def test_the_ci_guides_layout_gates_with_ab_without_installing_the_package(tmp_p
     _side(repo, "SIZE", "HEAD_ROWS")
     done = subprocess.run(  # -P: as the console script `asyncbench`, which puts no working directory on sys.path
         [sys.executable, "-P", "-m", "asyncbench", "ab", "bench/gate.yaml", "--base", "HEAD", "--no-progress"]
-        + ["--gate-time", "10s", "--allow-inconclusive", "-o", "ab.json", "--markdown", "ab.md"],
+        + ["--gate-time", "10s", "--gate-time-max", "10s", "--allow-inconclusive", "-o", "ab.json", "--markdown", "ab.md"],
         cwd=repo,
         capture_output=True,
         text=True,

@@ -50,7 +50,21 @@ def test_a_wait_new_on_head_is_listed_and_a_moved_one_is_not(tmp_path: Path):
     (tmp_path / "work.py").write_text(head)
     new_line = head.splitlines().index("        w.sum().item()  # new on head") + 1
 
-    done = ab("gate.yaml", "--base", "HEAD", "--syncs", "--gate-time", "10s", "-o", "ab.json", "--markdown", "ab.md", cwd=tmp_path)
+    done = ab(
+        "gate.yaml",
+        "--base",
+        "HEAD",
+        "--syncs",
+        "--gate-time",
+        "10s",
+        "--gate-time-max",
+        "10s",
+        "-o",
+        "ab.json",
+        "--markdown",
+        "ab.md",
+        cwd=tmp_path,
+    )
 
     assert done.returncode in (0, 1), done.stderr + done.stdout  # the timing verdict is not what this test is about
     (case,) = json.loads((tmp_path / "ab.json").read_text())["cases"]

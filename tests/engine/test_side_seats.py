@@ -63,7 +63,12 @@ def test_a_gate_of_two_frameworks_keeps_two_processes_not_four(tmp_path, monkeyp
     selection = Selection(workloads=(f"{tmp_path / 'ledgered.py'}:Ledgered",), backends=("numpy", "jax"), devices=("cpu",), quick=True)
     saved = tmp_path / "ab.json"
     request = paired.ABRequest(
-        selection=selection, base_env={"ASYNCBENCH_TEST_SIDE": "base"}, gate_time_s=10.0, progress=False, json_path=str(saved)
+        selection=selection,
+        base_env={"ASYNCBENCH_TEST_SIDE": "base"},
+        gate_time_s=10.0,
+        gate_time_max_s=10.0,
+        progress=False,
+        json_path=str(saved),
     )
     paired.run(request, lambda line: None)
     rows = {case["id"]: (case["status"], case.get("reason")) for case in json.loads(saved.read_text())["cases"]}

@@ -1,0 +1,156 @@
+"""`--junit`: each `expect:` check and each `ab` verdict a test, failing as the gate fails it (INCONCLUSIVE included,
+unless allowed: then skipped with why), an errored case an <error>; a hostile name still gives a well-formed file."""
+
+from __future__ import annotations
+
+import dataclasses
+import xml.etree.ElementTree as ET
+
+from asyncbench.report import junit, view
+from asyncbench.report.writers import WRITERS
+from asyncbench.results.labels import Label
+from asyncbench.results.model import Check, Status, Verdict
+from asyncbench.results.paired import ABReport, PairedCase, PairedRatio, Side
+from asyncbench.verdicts import outcome
+from tests.report.test_golden import golden_report
+from tests.support.helpers import ok_result, report_of
+
+
+def _parsed(text: str) -> ET.Element:
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    return ET.fromstring(text.encode("utf-8"))
+
+
+def _counts(element: ET.Element) -> tuple[int, int, int, int]:
+    return tuple(int(element.get(key)) for key in ("tests", "failures", "errors", "skipped"))  # type: ignore[return-value]
+
+
+def _run_junit(report, allow_inconclusive: bool | None) -> ET.Element:
+    """The writer on a view as `run` builds it (judged with the gate's setting), or as `show` does (None: not judged)."""
+    verdict = None if allow_inconclusive is None else outcome.judge(report, allow_inconclusive=allow_inconclusive)
+    return _parsed(WRITERS["junit"].render(view.build(report, None, verdict), "junit.xml"))
+
+
+def test_each_check_is_a_test_and_inconclusive_fails_as_the_gate_fails_it():
+    for allow in (False, None):  # the gate's default, and `show` of a file (judged as the gate judges by default)
+        root = _run_junit(golden_report(), allow)
+        assert _counts(root) == (4, 2, 1, 0)  # three checks (pass, fail, inconclusive) and the errored case
+        tests = {(t.get("classname"), t.get("name")): t for t in root.iter("testcase")}
+        passed = tests[("matmul[jax,cpu,size=128]", "illusion >= 3")]
+        assert list(passed) == []
+        assert passed.get("time") is None
+        failed = tests[("matmul[jax,cpu,size=256]", "illusion >= 20")].find("failure")
+        assert failed.get("message") == "illusion = 16.0× [15.2–16.4], expected >= 20.0× (short by 20%)"
+        assert failed.get("type") == "fail"
+        assert tests[("matmul[jax,cpu,size=256]", "gflops >= 1")].find("failure").get("type") == "inconclusive"
+        errored = tests[("matmul[jax,cpu,size=512]", junit.RAN)]
+        assert errored.find("error").get("message") == "out of memory: MemoryError"
+
+
+def test_allow_inconclusive_makes_an_inconclusive_check_skipped_with_its_reading():
+    root = _run_junit(golden_report(), True)
+    assert _counts(root) == (4, 1, 1, 1)
+    skipped = next(t for t in root.iter("testcase") if t.get("name") == "gflops >= 1").find("skipped")
+    assert "--allow-inconclusive" in skipped.get("message")
+    assert "straddles the threshold" in skipped.get("message")
+    suite = root.find("testsuite")
+    assert suite.get("name") == "matmul"
+    assert _counts(suite) == (4, 1, 1, 1)
+
+
+def test_an_errored_case_has_its_own_time_and_a_passing_run_counts_no_failure():
+    errored = dataclasses.replace(ok_result("e[torch,cpu]"), status=Status.ERROR, reason="boom", variants={}, case_s=2.5)
+    fine = dataclasses.replace(ok_result("m[torch,cpu]"), checks=(Check("done_s < 1s", Verdict.PASS, "done_s = 1.05 s"),))
+    root = _run_junit(report_of([fine, errored]), False)
+    assert _counts(root) == (2, 0, 1, 0)
+    assert next(t for t in root.iter("testcase") if t.get("classname") == "e[torch,cpu]").get("time") == "2.500000"
+
+
+def test_a_hostile_name_gives_a_well_formed_file():
+    hostile = 'bad\x00\x1b[31m<tag> & "q" \ud800\ufffe\u202e'
+    check = Check(f"done_s < 1s {hostile}", Verdict.FAIL, f"reading\n{hostile}\x07]]>")
+    result = dataclasses.replace(ok_result(f"m[{hostile}]"), experiment=hostile, checks=(check,))
+    errored = dataclasses.replace(ok_result("e"), experiment=hostile, status=Status.ERROR, reason=hostile, variants={})
+    text = WRITERS["junit"].render(view.build(report_of([result, errored])), "junit.xml")
+    root = _parsed(text)  # parses: every character XML 1.0 forbids is gone, every markup character escaped
+    assert _counts(root) == (2, 1, 1, 0)
+    test = root.find("testsuite/testcase")
+    assert test.get("classname") == 'm[bad\\x00\\x1b[31m<tag> & "q" \\u202e]'  # controls shown, never passed through
+    assert "\x1b" not in text
+    assert "\x00" not in text
+    assert test.find("failure").text.startswith("reading\nbad\\x00")
+
+
+def _ab(*cases: PairedCase, allow_inconclusive: bool = False) -> ABReport:
+    base, head = Side("base", "a1b2c3d4e5 (main)", "/usr/bin/python3", "3.11.7"), Side("head", "working tree", "/usr/bin/python3", "3.11.7")
+    return ABReport("2026-11-23T00:00:00+00:00", "0", base, head, 0.05, 0.01, allow_inconclusive, "frozen", cases)
+
+
+def _ratio(name: str, label: Label, ratio: float, interval=(0.98, 1.02)) -> PairedRatio:
+    return PairedRatio(name, "variant", "s", 1e-3, 1e-3 * ratio, ratio, interval, label)
+
+
+def test_each_ab_verdict_is_a_test_slower_fails_and_inconclusive_as_the_file_gate_treated_it():
+    ratios = (
+        _ratio("same", Label.SAME, 1.0),
+        _ratio("faster", Label.FASTER, 0.5, (0.45, 0.55)),
+        _ratio("slower", Label.SLOWER, 1.2, (1.1, 1.3)),
+        _ratio("unsure", Label.INCONCLUSIVE, 1.04, (0.99, 1.09)),
+    )
+    cases = (
+        PairedCase("a[numpy,cpu]", "ok", ratios=ratios, elapsed_s=30.0),
+        PairedCase("b[numpy,cpu]", "error", "base: died", elapsed_s=1.0),
+    )
+    root = _parsed(junit.ab_junit(_ab(*cases)))
+    assert _counts(root) == (5, 2, 1, 0)
+    tests = {t.get("name"): t for t in root.iter("testcase")}
+    slower = tests["slower"].find("failure")
+    assert slower.get("type") == "SLOWER"
+    assert "+20.0% [+10.0% … +30.0%]" in slower.get("message")
+    assert "margin 5%" in slower.get("message")
+    assert tests["unsure"].find("failure").get("type") == "INCONCLUSIVE"
+    assert list(tests["same"]) == []
+    assert list(tests["faster"]) == []
+    assert tests[junit.RAN].find("error").get("message") == "base: died"
+    allowed = _parsed(junit.ab_junit(_ab(*cases, allow_inconclusive=True)))
+    assert _counts(allowed) == (5, 1, 1, 1)
+
+
+def test_an_ab_case_lost_on_head_or_failing_verification_fails():
+    lost = PairedCase("a", "error", "head: died", lost=True)
+    wrong = PairedCase("b", "ok", ratios=(_ratio("v", Label.SAME, 1.0),), problems=("head: results differ from NumPy's",))
+    root = _parsed(junit.ab_junit(_ab(lost, wrong)))
+    assert _counts(root) == (3, 2, 0, 0)
+    assert [t.get("name") for t in root.iter("testcase") if t.find("failure") is not None] == [junit.RAN, junit.VERIFIED]
+
+
+def test_ab_and_show_write_them_and_an_unwritable_path_is_refused_before_anything_runs(tmp_path):
+    """The wiring: `ab` writes both after judging, `show AB.json --format` prints the same, `--allow-inconclusive`
+    skips on show, and `ab --junit` / `run --bmf` into a missing folder is one line, exit 2, nothing run."""
+    from click.testing import CliRunner
+
+    from asyncbench import cli
+    from asyncbench.errors import EXIT_INPUT
+    from asyncbench.report import bmf
+    from asyncbench.results.paired import dumps
+    from asyncbench.session import paired
+
+    report = _ab(PairedCase("a[numpy,cpu]", "ok", ratios=(_ratio("unsure", Label.INCONCLUSIVE, 1.04, (0.99, 1.09)),)))
+    files = {name: tmp_path / name for name in ("ab.json", "junit.xml", "bmf.json")}
+    files["ab.json"].write_text(dumps(report), encoding="utf-8")
+    request = paired.ABRequest(base_env={"X": "1"}, junit_path=str(files["junit.xml"]), bmf_path=str(files["bmf.json"]))
+    said: list[str] = []
+    assert paired._conclude(report, request, True, None, said.append).code == 1
+    assert said == [f"written: {files['bmf.json']}, {files['junit.xml']}"]
+    for fmt, written in (("junit", "junit.xml"), ("bmf", "bmf.json")):
+        shown = CliRunner().invoke(cli.main, ["show", str(files["ab.json"]), "--format", fmt], catch_exceptions=False)
+        assert shown.exit_code == 0
+        assert shown.output == files[written].read_text(encoding="utf-8")
+    assert shown.output == bmf.ab_bmf(report)
+    allowed = CliRunner().invoke(cli.main, ["show", str(files["ab.json"]), "--format", "junit", "--allow-inconclusive"])
+    assert _counts(_parsed(allowed.output)) == (1, 0, 0, 1)
+    for args in (["ab", "-w", "matmul", "-b", "numpy", "--base-env", "X=1", "--junit"], ["run", "-w", "matmul", "-b", "numpy", "--bmf"]):
+        refused = CliRunner().invoke(cli.main, [*args, str(tmp_path / "missing" / "out")])
+        assert refused.exit_code == EXIT_INPUT, refused.output
+        assert "does not exist" in refused.output
+        assert len(refused.output.strip().splitlines()) == 1
