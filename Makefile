@@ -162,6 +162,10 @@ wheel-check:
 		--record --history history.sqlite
 	cd $(WHEEL_CHECK_DIR) && venv/bin/asyncbench list | grep -A3 '^suites'
 	cd $(WHEEL_CHECK_DIR) && venv/bin/pip check
+	@# a user's typed steps: py.typed and @step's overloads let `mypy --strict` read them without a complaint
+	$(WHEEL_CHECK_DIR)/venv/bin/pip install --quiet mypy
+	printf 'from typing import Any, Callable\n\nimport asyncbench\n\n\n@asyncbench.step(sync_every=(0, 1))\ndef work(backend: Any, device: str, params: dict[str, Any]) -> Callable[[], None]:\n    return lambda: None\n' > $(WHEEL_CHECK_DIR)/steps.py
+	cd $(WHEEL_CHECK_DIR) && venv/bin/mypy --strict steps.py
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache $(MXNET_VENV) $(TORCH_NEWEST_VENV) .ci-venv

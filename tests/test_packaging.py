@@ -150,3 +150,19 @@ def test_torch_alone_without_torch_is_one_line_saying_how_to_install_it(tmp_path
     skipped = [line for line in done.stdout.splitlines() if line.startswith("torch:")]
     assert skipped == ["torch: 4 cases skipped — torch not installed (pip install 'asyncbench[torch]', or the torch build for your CUDA)"]
     assert "nothing was measured: all 4 cases were skipped (torch not installed" in done.stdout  # why exit 1
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="typing.get_overloads is new in Python 3.11")
+def test_step_is_typed_for_a_users_type_checker():
+    """py.typed makes mypy read asyncbench's annotations; `@step` then must say what it returns in both its forms
+    (a bare decorator and a call), or `mypy --strict` on a user's steps says "untyped decorator" (a run of mypy itself
+    takes ~15 s: its overloads are asserted here, `make wheel-check` runs mypy --strict on a typed step)."""
+    import typing
+
+    from asyncbench.workloads import step_form
+
+    overloads = typing.get_overloads(step_form.step)
+    assert len(overloads) == 2
+    returns = {str(typing.get_type_hints(o)["return"]) for o in overloads}
+    assert any("StepWorkload" in r and "Callable" not in r for r in returns), returns
+    assert any("Callable" in r and "StepWorkload" in r for r in returns), returns

@@ -202,7 +202,7 @@ class Worker:
                 continue
             try:
                 kind, payload = self._channel.recv()
-            except EOFError:
+            except (EOFError, ConnectionResetError):  # an exit with our call unread resets the connection
                 raise self._died(last_progress) from None
             if kind == "progress":
                 last_progress = payload

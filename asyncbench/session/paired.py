@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
-import functools
 import math
 import platform
 import re
@@ -33,7 +32,7 @@ from asyncbench.report import paired as views
 from asyncbench.results import blocks, budget, outputs, units
 from asyncbench.results.model import Case
 from asyncbench.results.paired import ABReport, PairedCase, Side, dumps
-from asyncbench.session import planning, preflight, sides, spine
+from asyncbench.session import block_progress, planning, preflight, sides, spine
 from asyncbench.session.requests import Selection
 from asyncbench.session.side_imports import SideImports
 from asyncbench.session.side_variables import scrubber, shown
@@ -43,8 +42,7 @@ from asyncbench.verdicts.outcome import Outcome
 from asyncbench.version import __version__
 
 if TYPE_CHECKING:
-    from asyncbench.engine.paired import Pairing
-    from asyncbench.report.progress import Block, ProgressDisplay
+    pass
 
 Say = Callable[[str], None]
 IDLE_SIDE = "frozen with SIGSTOP between its samples (no spinning thread pool, GC or engine thread competes); user thread settings kept"
@@ -188,54 +186,6 @@ def _unheeded_margins(base_cases: Planned, head_cases: Planned, gate_margin: flo
                 "the base side's, until that change is merged (a pull request cannot loosen its own gate)"
             )
     return lines
-
-
-Scrub = Callable[[str | None], str | None]
-
-
-def _as_it_is(text: str | None) -> str | None:
-    return text
-
-
-def report_blocks(pairings: list[Pairing], display: ProgressDisplay, scrub: Scrub = _as_it_is) -> None:
-    """Each case's blocks told to `display` as they end, with the case's place among `pairings`: off a terminal, a
-    line per block in the log while the gate goes on. `scrub`: what masks the sides' secret values in an error's
-    reason (side_variables.scrubber), as in every other output."""
-    for index, pairing in enumerate(pairings):
-        pairing.on_block = functools.partial(_tell_block, display, index, len(pairings), scrub)
-
-
-def _tell_block(display: ProgressDisplay, index: int, total: int, scrub: Scrub, pairing: Pairing) -> None:
-    display.block(block_of(pairing, index, total, scrub))
-
-
-def block_of(pairing: Pairing, index: int, total: int, scrub: Scrub = _as_it_is) -> Block:
-    """Where a case stands after its latest block: each verdict's paired change so far (the look's interval and label
-    where one was taken at this block), the planned blocks and the next look, whether it is decided (an error's
-    reason through `scrub`)."""
-    from asyncbench.report.progress import Block
-
-    count = pairing.n_blocks
-    measured = [(name, values) for (_, name), values in pairing.values.items() if values]
-    schedule = pairing.budget().schedule() if pairing.planned else ()
-    ended = pairing.done
-    return Block(
-        case_id=pairing.head_case.id,
-        index=index,
-        total=total,
-        blocks=count,
-        planned=pairing.max_blocks if pairing.planned else None,
-        changes=tuple((name, blocks.estimate(values)) for name, values in measured),
-        judged=pairing.judged if count and (pairing.looked_at == count or pairing.stopped) else (),
-        next_look=next((look for look in schedule if look > count), None),
-        decided=pairing.decided,
-        elapsed_s=pairing.elapsed_s,
-        rounds=pairing.rounds,
-        last=tuple((name, math.exp(values[-1])) for name, values in measured),
-        status=ended.status if ended is not None else "ok",
-        reason=scrub(ended.reason) if ended is not None else None,
-        stopped=pairing.stopped,
-    )
 
 
 def run(request: ABRequest, say: Say) -> ABSession:
@@ -410,7 +360,7 @@ class Pairs:
                 margin = _margin(base_case, request.max_regression)
                 pairing = paired.Pairing(base_case, case, pair, workload, case_error, margin, display.update, syncs=request.syncs)
                 self.pairings.append(pairing)
-        report_blocks(self.pairings, display, scrubber(*self.variables))
+        block_progress.report_blocks(self.pairings, display, scrubber(*self.variables))
         started = time.perf_counter()
         with display:
             self.finished += gate_time.gate(

@@ -34,7 +34,7 @@ unsynchronized variant — unless the user set `sync_every` themselves.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, overload
 
 from asyncbench.backends import BACKENDS
 from asyncbench.backends.base import Backend
@@ -258,8 +258,14 @@ class StepWorkload(Workload):
         return "; ".join(parts)
 
 
+#: what `@step` accepts, as a user's type checker sees it: any function (its parameters may be annotated as the user
+#: likes, e.g. `params: dict[str, int]`, which a Mapping-typed signature would refuse under mypy --strict)
+UserStepFunction = Callable[..., Any]
+
+
+@overload
 def step(
-    function: StepFunction | None = None,
+    function: UserStepFunction,
     *,
     name: str | None = None,
     params: Sequence[Param] = (),
@@ -267,12 +273,38 @@ def step(
     steps: int = DEFAULT_STEPS,
     summary: str | None = None,
     backends: str | Sequence[str] | None = None,
-) -> Any:
+) -> StepWorkload: ...
+
+
+@overload
+def step(
+    function: None = None,
+    *,
+    name: str | None = None,
+    params: Sequence[Param] = (),
+    sync_every: Sequence[int] = DEFAULT_SYNC_EVERY,
+    steps: int = DEFAULT_STEPS,
+    summary: str | None = None,
+    backends: str | Sequence[str] | None = None,
+) -> Callable[[UserStepFunction], StepWorkload]: ...
+
+
+def step(
+    function: UserStepFunction | None = None,
+    *,
+    name: str | None = None,
+    params: Sequence[Param] = (),
+    sync_every: Sequence[int] = DEFAULT_SYNC_EVERY,
+    steps: int = DEFAULT_STEPS,
+    summary: str | None = None,
+    backends: str | Sequence[str] | None = None,
+) -> StepWorkload | Callable[[UserStepFunction], StepWorkload]:
     """Turn a step function into a workload: `@step` or `@step(sync_every=(0, 1), params=(Param(...),))`.
     `backends=("torch",)`: the backends the step's code is written for; elsewhere its cases are skipped, with the
-    reason. Undeclared, they are found from its code (see the module's docstring)."""
+    reason. Undeclared, they are found from its code (see the module's docstring). Typed (two overloads), so that a
+    user's `mypy --strict` sees a StepWorkload, not an untyped decorator."""
 
-    def wrap(f: StepFunction) -> StepWorkload:
+    def wrap(f: UserStepFunction) -> StepWorkload:
         return StepWorkload(f, name=name, params=params, sync_every=sync_every, steps=steps, summary=summary, backends=backends)
 
     return wrap(function) if function is not None else wrap

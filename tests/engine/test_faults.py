@@ -350,3 +350,21 @@ def test_a_case_cut_short_by_its_timeout_keeps_the_rounds_it_measured():
     assert shown.metrics.startswith("pid")  # its figures are shown under its error
     assert shown.sampling_note.startswith("cut short by timeout_s after 2 rounds")
     assert no_children_left()
+
+
+def test_a_worker_that_dies_before_reading_its_call_is_lost_not_a_traceback(tmp_path, monkeypatch):
+    """A worker under another Python that cannot import its target exits before it reads the call handed to it: the
+    kernel then resets the connection (unread data), where a clean exit reads as end-of-file. Both are a lost worker
+    (before: `ab` ended in a ConnectionResetError traceback when a side's worker died starting)."""
+    (tmp_path / "only_here.py").write_text("def answer(value, on_progress=None):\n    return value\n")
+    monkeypatch.syspath_prepend(str(tmp_path))  # this process imports it; the worker's Python does not see it
+    import only_here
+
+    worker = isolation.Worker(only_here.answer, python=sys.executable)
+    try:
+        for _ in range(3):  # the reset comes when the call was sent before the worker died: not every time
+            with pytest.raises(isolation.WorkerLost, match="the worker process died|could not hand the call"):
+                worker.call((b"x" * 65536,), timeout_s=60)
+    finally:
+        worker.close()
+    assert no_children_left()

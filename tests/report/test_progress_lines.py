@@ -42,7 +42,7 @@ from asyncbench.results.model import (
 )
 from asyncbench.results.model import Progress as Measured
 from asyncbench.results.paired import PairedRatio
-from asyncbench.session import paired as ab
+from asyncbench.session import block_progress
 from asyncbench.workloads.base import Prepared, Workload
 from tests.support.helpers import cli_env
 
@@ -383,7 +383,7 @@ def test_ab_writes_a_line_per_block_as_it_ends_and_says_when_a_case_is_decided(m
     pairings = [paired.Pairing(case, case, sides, _Work(), 0.005, 0.05) for case in cases]  # type: ignore[arg-type]
     display = ProgressDisplay(True, console)
     with display:
-        ab.report_blocks(pairings, display)
+        block_progress.report_blocks(pairings, display)
         started = time.perf_counter()
         gate_time.gate(pairings, 30.0)
     assert time.perf_counter() - started < 20
@@ -437,7 +437,7 @@ def test_an_ab_case_out_of_time_says_once_that_it_stopped_with_its_last_look(mon
     case = Case("m[numpy,cpu]", "e", "fake-work", "numpy", "cpu", {}, Settings(warmup=0, timeout_s=10))
     pairing = paired.Pairing(case, case, sides, _Work(), 0.005, 0.05)  # type: ignore[arg-type]
     with ProgressDisplay(True, Console(file=stream, force_terminal=False)) as display:
-        ab.report_blocks([pairing], display)
+        block_progress.report_blocks([pairing], display)
         (row,) = gate_time.gate([pairing], 0.2)
     lines = stream.getvalue().splitlines()
     assert [line for line in lines if "stopped" in line] == [lines[-1]]
@@ -453,7 +453,7 @@ def test_an_ab_block_line_masks_a_sides_secret_quoted_in_its_error():
     case = Case("m[numpy,cpu]", "e", "fake-work", "numpy", "cpu", {}, Settings())
     pairing = paired.Pairing(case, case, (None, None), _Work(), 0.005, 0.05)  # type: ignore[arg-type]
     pairing.done = PairedCase.of(case, "error", "head: ValueError: token is abc123secret")
-    block = ab.block_of(pairing, 0, 1, scrubber({}, {"API_TOKEN": "abc123secret"}))
+    block = block_progress.block_of(pairing, 0, 1, scrubber({}, {"API_TOKEN": "abc123secret"}))
     line = progress.block_line(block)
     assert "abc123secret" not in line
     assert line.startswith("[1/1] m[numpy,cpu]  error: head: ValueError: token is ***")

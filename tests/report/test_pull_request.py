@@ -13,8 +13,9 @@ from typing import Any, Iterator
 
 import pytest
 
+from asyncbench.host import forges
+from asyncbench.host.forges import Comment, ForgeError
 from asyncbench.report import pull_request
-from asyncbench.report.pull_request import Comment, ForgeError
 from asyncbench.results import ab_file, paired
 from asyncbench.results.labels import Label
 
@@ -245,7 +246,7 @@ def test_gitlab_edits_the_token_s_own_marked_note_found_on_a_later_page(tmp_path
 
 def test_gitlab_posts_a_note_when_none_is_its_own_and_says_why_not_without_a_token(tmp_path, gitlab, monkeypatch, capsys):
     GitLabStandIn.pages = {"1": [], "2": []}
-    forge = pull_request.GitLab(gitlab, 9, 3, "glpat-secret")
+    forge = forges.GitLab(gitlab, 9, 3, "glpat-secret")
     assert pull_request.keep_one(forge, "asyncbench-ab", f"{MARK}\nSLOWER", True, forge.author()).action == "posted"
     assert GitLabStandIn.calls[-1][:2] == ("POST", "/api/v4/projects/9/merge_requests/3/notes")
     (tmp_path / "ab.json").write_text(json.dumps(ab_data(Label.SLOWER)))
@@ -257,5 +258,5 @@ def test_gitlab_posts_a_note_when_none_is_its_own_and_says_why_not_without_a_tok
 
 def test_a_forge_answer_that_is_not_its_documented_shape_is_a_forge_error():
     with pytest.raises(ForgeError, match="id"):
-        pull_request._comment({"id": "7; rm -rf /", "user": {"login": BOT}, "body": MARK}, "user", "login", "body")
-    assert pull_request._json_values('[{"id": 1}]\n[{"id": 2}]') == [[{"id": 1}], [{"id": 2}]]  # gh --paginate's pages
+        forges._comment({"id": "7; rm -rf /", "user": {"login": BOT}, "body": MARK}, "user", "login", "body")
+    assert forges._json_values('[{"id": 1}]\n[{"id": 2}]') == [[{"id": 1}], [{"id": 2}]]  # gh --paginate's pages
