@@ -44,18 +44,22 @@ if TYPE_CHECKING:
     from asyncbench.workloads.step_form import step
 
 
-def __getattr__(name: str) -> Any:
-    """The public names, imported on first use: `asyncbench --help` stays as fast as the package's top."""
-    if name in _FROM_BASE:
-        from asyncbench.workloads import base
+# Hidden from type checkers: they read the names above; a module `__getattr__` would make every misspelt
+# `asyncbench.<name>` an Any to a user's mypy --strict.
+if not TYPE_CHECKING:
 
-        return getattr(base, name)
-    if name == "step":
-        from asyncbench.workloads.step_form import step
+    def __getattr__(name: str) -> Any:
+        """The public names, imported on first use: `asyncbench --help` stays as fast as the package's top."""
+        if name in _FROM_BASE:
+            from asyncbench.workloads import base
 
-        return step
-    if name in ("load", "run"):
-        from asyncbench.session import python_face
+            return getattr(base, name)
+        if name == "step":
+            from asyncbench.workloads.step_form import step
 
-        return getattr(python_face, name)
-    raise AttributeError(f"module 'asyncbench' has no attribute {name!r}")
+            return step
+        if name in ("load", "run"):
+            from asyncbench.session import python_face
+
+            return getattr(python_face, name)
+        raise AttributeError(f"module 'asyncbench' has no attribute {name!r}")

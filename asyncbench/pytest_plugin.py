@@ -36,6 +36,8 @@ from typing import Any, Mapping, Sequence
 
 import pytest
 
+from asyncbench.errors import InputError
+
 # A test's measurement samples 1 s by default, not `run`'s 10: a suite may measure dozens of steps, and a second of
 # rounds gives a microsecond step's median an interval within a few percent on a 2-core CI machine.
 DEFAULT_MAX_TIME_S = 1.0
@@ -144,6 +146,8 @@ class Bench:
             if not_measured.skipped:
                 pytest.skip(f"asyncbench: {not_measured}")
             pytest.fail(f"asyncbench: {not_measured}")
+        except InputError as wrong:  # a typo'd check or option: its one line, not a traceback through the plugin
+            pytest.fail(f"asyncbench: {wrong}", pytrace=False)
         self.measurements.append(measured)
         why, allowed = judge(measured.checks, bool(chosen("allow_inconclusive", allow_inconclusive, False)))
         for line in allowed:

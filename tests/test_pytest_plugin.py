@@ -57,14 +57,23 @@ def test_the_marker_s_check_fails_a_callable_s_test(asyncbench):
 
 def test_a_step_for_another_backend_is_skipped(asyncbench):
     asyncbench(as_step(backends=("torch",))(step), backend="numpy")
+
+
+def test_a_misspelt_check_is_its_one_line(asyncbench):
+    asyncbench(step, backend="numpy", expect=["dne_s < 1ms"])
 """
 
 
 def test_the_fixture_measures_and_gates_in_a_pytest_run(pytester):
     pytester.makepyfile(test_steps=TESTS)
     outcome = pytester.runpytest(*LOAD, "--asyncbench-max-time", "0.25", "-rs")
-    outcome.assert_outcomes(passed=1, failed=2, skipped=1)
+    outcome.assert_outcomes(passed=1, failed=3, skipped=1)
     said = outcome.stdout.str()
+    # bad input is the check's one line (did you mean...), no traceback through the plugin's modules
+    misspelt = said[said.index("test_a_misspelt_check_is_its_one_line _") :]
+    assert "asyncbench: " in misspelt
+    assert "done_s" in misspelt
+    assert "python_face.py" not in misspelt
     # the check's own reading: the per-step figure, its interval, and by how much it missed
     assert "FAIL done_s < 1ns: per step (20 steps a sample): done_s.median[sync_every=0] = " in said
     assert "× the threshold" in said
@@ -137,3 +146,19 @@ def test_importing_the_plugin_imports_no_framework_nor_the_measuring_modules():
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_callable_of_no_arguments_is_measured_on_the_backend_whose_arrays_it_holds():
+    """A test's `lambda: f(a)` over JAX arrays was timed as numpy (issue = done: its asynchrony hidden)."""
+    jnp = pytest.importorskip("jax.numpy")
+    import numpy
+
+    from asyncbench.errors import InputError
+    from asyncbench.session.step_measurement import step_workload
+
+    a, b = jnp.ones((4, 4)), numpy.ones((4, 4))
+    assert step_workload(lambda: a @ a, None)[1].backends == ("jax",)
+    assert step_workload(lambda: b @ b, None)[1].backends == ("numpy",)
+    assert step_workload(lambda: a @ a, "numpy")[1].backends == ("numpy",)  # named: as named
+    with pytest.raises(InputError, match="say which backend"):
+        step_workload(lambda: (a @ a, b @ b), None)

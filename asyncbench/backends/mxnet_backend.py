@@ -48,7 +48,8 @@ PYTHON_VARIABLE = "ASYNCBENCH_MXNET_PYTHON"
 #: where `make mxnet` puts the environment: beside the asyncbench package, in the source checkout
 VENV = Path(__file__).resolve().parents[2] / ".venv-mxnet"
 SETUP_HINT = (
-    "mxnet runs in its own environment: run `make mxnet` (creates .venv-mxnet), or set ASYNCBENCH_MXNET_PYTHON to a Python with mxnet 1.9.1"
+    "mxnet runs in its own environment (it needs numpy < 2): set ASYNCBENCH_MXNET_PYTHON to the Python of an "
+    "environment with mxnet 1.9.1 and asyncbench installed (in a clone of asyncbench, `make mxnet` makes one)"
 )
 
 

@@ -171,8 +171,8 @@ PROGRESS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         "-v",
         "--verbose",
         is_flag=True,
-        help="More progress: a line as each case starts and every few seconds while it samples, each case's rounds "
-        "and why it stopped (ab: each block's own change). E.g. `asyncbench run -v 2> progress.log`.",
+        help="More progress: run: a line as each case starts and every few seconds while it samples, each case's "
+        "rounds and why it stopped; ab: each block's own change and its rounds. E.g. `asyncbench run -v 2> progress.log`.",
     ),
     click.option("--no-progress", is_flag=True, help="The same as -q/--quiet (kept for the scripts that pass it)."),
 ]

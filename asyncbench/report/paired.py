@@ -58,6 +58,10 @@ HINT_NAMES = 3
 SHORT_SHA = 10
 
 
+#: the cases without a verdict, as the summary counts them (a status: its words)
+UNCOMPARED = {"error": "errored", "one-sided": "on one side only"}
+
+
 @dataclass(frozen=True)
 class ABView:
     title: str
@@ -178,7 +182,11 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
         for side in (report.base, report.head)
     )
     counts = {label: labels.count(label) for label in Label if labels.count(label)}
-    summary = ", ".join(f"{n} {label}" for label, n in counts.items()) or "nothing compared"
+    # a case that errored or ran on one side has no verdict, and fails the gate: counted beside the verdicts, so that
+    # a failing gate's headline never reads as "1 SAME" alone
+    uncompared = {what: sum(case.status == status for case in report.cases) for status, what in UNCOMPARED.items()}
+    summary = ", ".join([*(f"{n} {label}" for label, n in counts.items()), *(f"{n} {what}" for what, n in uncompared.items() if n)])
+    summary = summary or "nothing compared"
     notes += _settings_notes(report)
     notes += _syncs_hint(report)
     notes += _synchronous_notes(report)

@@ -205,7 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _warn(options.forge, f"the comment could not be kept: {exc} (the job summary has the comparison)")
             else:
                 said = {"posted": "posted", "updated": "updated", "none": "not posted: no verdict but SAME, no case errored"}
-                print(f"asyncbench: comment {said[kept.action]} {kept.url}".rstrip(), file=sys.stderr)
+                what = "note" if options.forge == "gitlab" else "comment"  # each forge's own word
+                print(f"asyncbench: {what} {said[kept.action]} {kept.url}".rstrip(), file=sys.stderr)
     except InputError as exc:
         print(f"asyncbench: error: {exc}", file=sys.stderr)
         return EXIT_INPUT

@@ -162,6 +162,16 @@ def text(value: Any, at: At) -> str:
     return value
 
 
+def storable(value: str | None) -> str | None:
+    """Free text as a writer stores it, so that its own reader (`text`) takes it back: each control character other
+    than a line break or a tab written as its escape (`\\x1b`: an error's message may hold a terminal's colours),
+    cut to MAX_TEXT. What a user's code said is kept, readable; a file that holds it is never refused."""
+    if value is None:
+        return None
+    shown = TEXT_CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", value)
+    return shown if len(shown) <= MAX_TEXT else shown[: MAX_TEXT - 1] + "…"
+
+
 def optional_text(value: Any, at: At) -> str | None:
     return None if value is None else text(value, at)
 

@@ -17,6 +17,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
+from asyncbench.results import fields
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Case, Verdict
 from asyncbench.results.syncs import SyncPoint
@@ -152,6 +153,7 @@ def to_dict(report: ABReport) -> dict[str, Any]:
     raw = asdict(report)
     for case in raw["cases"]:
         case["needed_s"] = _finite(case["needed_s"])
+        case["reason"] = fields.storable(case["reason"])
         case["problems"] = list(case["problems"])
         case["params"] = dict(case["params"]) if case["params"] is not None else None
         for ratio in case["ratios"]:

@@ -12,6 +12,7 @@ import json
 import math
 from typing import Any, Mapping, Sequence
 
+from asyncbench.results import fields
 from asyncbench.results.model import (
     CLOCKS,
     STATUSES,
@@ -116,12 +117,12 @@ def result_to_dict(result: Result, declared: Declared | None = None) -> dict[str
         "device": result.device,
         "params": dict(result.params),
         "status": result.status,
-        "reason": result.reason,
+        "reason": fields.storable(result.reason),
         "variants": {name: _variant_to_dict(v) for name, v in result.variants.items()},
         "metrics": {name: _finite(value) for name, value in result.metrics.items()},
         "bounds": {name: None if b is None else [_finite(b[0]), _finite(b[1])] for name, b in result.bounds.items()},
         "checks": [check_to_dict(c) for c in result.checks],
-        "note": result.note,
+        "note": fields.storable(result.note),
         "sampling": _flat(result.sampling) if result.sampling is not None else None,
         "unavailable": result.unavailable,
         "asynchronous": result.asynchronous,

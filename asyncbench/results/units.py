@@ -182,10 +182,21 @@ def _pair(value: float | None, bounds: tuple[float, float] | None, unit: str) ->
     if value is None or bounds is None:
         return text
     low, high = (_bound(b, unit) for b in bounds)
+    if unit == "x" and math.isfinite(value) and abs(value) < 100 and not _within(text, low, high):
+        # bounds given the decimals that show their side of 1 give the value as many: '1.0007× [1.0004–1.001]',
+        # never a '1.00×' that lies outside the interval printed beside it
+        decimals = max(len(end.removesuffix("×").partition(".")[2]) for end in (low, high))
+        text = f"{value:.{max(decimals, 2)}f}×"
     suffix = next((s for s in (" " + text.split(" ", 1)[1] if " " in text else "", "×", "%") if s and text.endswith(s)), "")
     if suffix and low.endswith(suffix) and high.endswith(suffix):
         low, high = low.removesuffix(suffix), high.removesuffix(suffix)
     return f"{text} [{low}–{high}]"
+
+
+def _within(text: str, low: str, high: str) -> bool:
+    """Whether a printed ratio lies inside its printed interval (each as `units.ratio` or `_bound` wrote it)."""
+    value, first, last = (float(t.removesuffix("×")) for t in (text, low, high))
+    return first <= value <= last
 
 
 # The most decimals a ratio's bound takes to show on which side of 1 it lies (1.0004× is as near as any reading goes).

@@ -147,7 +147,7 @@ def step_workload(fn: Any, backend: str | None) -> tuple[str, Workload]:
         workload = StepWorkload(
             lambda backend, device, params: fn,
             name="step" if name == "<lambda>" else name,
-            backends=(backend or "numpy",),
+            backends=(backend or _held_backend(fn),),
             sync_every=(0,),
         )
         return python_face.reference_of(fn, workload.name), workload
@@ -155,6 +155,18 @@ def step_workload(fn: Any, backend: str | None) -> tuple[str, Workload]:
         f"{fn!r} is not a step: give a step function (backend, device, params) -> the callable that issues one step, "
         "or a callable of no arguments that is the step itself"
     )
+
+
+def _held_backend(fn: Any) -> str:
+    """The backend of the arrays a step of no arguments holds (its closure, defaults, bound instance: a test's
+    `lambda: f(a)`), numpy where it holds none. Arrays of two frameworks: the test must say which it measures (before,
+    JAX arrays were timed as numpy, whose clocks hid their asynchrony: issue = done)."""
+    from asyncbench.workloads import step_reach
+
+    held = sorted(step_reach.held(fn))
+    if len(held) > 1:
+        raise InputError(f"the step holds {' and '.join(held)} arrays: say which backend it measures, e.g. backend={held[0]!r}")
+    return held[0] if held else "numpy"
 
 
 def _backend_for(workload: Workload, backend: str | None) -> str:

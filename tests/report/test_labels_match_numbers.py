@@ -200,3 +200,13 @@ def test_a_ratio_interval_that_excludes_1_never_prints_an_end_of_1_00():
     assert units.with_bounds(0.98, (0.95, 0.9996), "x") == "0.98× [0.95–0.9996]"
     assert units.with_bounds(1.07, (1.0, 1.16), "x") == "1.07× [1.00–1.16]"
     assert units.with_bounds(1.21, (1.03, 1.6), "x") == "1.21× [1.03–1.60]"
+
+
+def test_a_ratio_is_never_printed_outside_the_interval_printed_beside_it():
+    """A trial read `illusion 1.00× [1.0004–1.001]`: the bounds had the decimals that show their side of 1, the value
+    kept two. A value whose two decimals fall outside its printed interval takes the bounds' decimals."""
+    from asyncbench.results import units
+
+    assert units.with_bounds(1.0007, (1.0004, 1.001), "x") == "1.0007× [1.0004–1.001]"
+    assert units.with_bounds(0.9996, (0.9991, 0.9998), "x") == "0.9996× [0.999–0.9998]"
+    assert units.with_bounds(1.03, (1.004, 1.06), "x") == "1.03× [1.004–1.06]"  # inside already: as it was

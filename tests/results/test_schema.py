@@ -135,3 +135,35 @@ def test_the_results_file_holds_one_result_per_line_and_samples_to_the_nanosecon
     stored = json.loads(text)["results"][0]["variants"]["matmul"]["samples"]["done_s"]
     assert stored == [round(v, 9) for v in result.variants["matmul"].samples.done_s]
     assert json.loads(schema.dumps(report_of([])))["results"] == []
+
+
+#: an error's message as a user's code may raise it: a terminal's colours, a bell, a form feed
+COLOURED = "ValueError: \x1b[31mRED\x1b[0m\x07 and\x0c more\nsecond line\tTab"
+
+
+def test_a_reason_with_control_characters_is_stored_so_that_the_strict_readers_take_the_file_back(tmp_path):
+    """The writer escapes what its readers refuse (before: `show`, `compare` and `--baseline` refused a results file
+    asyncbench wrote itself, `results[1].reason: holds a control character`, and an ab file likewise)."""
+    import dataclasses
+
+    from asyncbench.results import ab_file, ab_report, paired
+    from asyncbench.results.labels import Label
+
+    rows = report().results
+    errored = dataclasses.replace(rows[1], status="error", reason=COLOURED, note="x" * 30_000)
+    path = tmp_path / "r.json"
+    schema.save(schema.new_report({"name": "c"}, {"python": "3"}, (rows[0], errored)), path)
+    loaded = schema.load(path)
+    assert loaded.results[1].reason == "ValueError: \\x1b[31mRED\\x1b[0m\\x07 and\\x0c more\nsecond line\tTab"
+    assert len(loaded.results[1].note) <= 20_000
+
+    side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11")
+    ratio = paired.PairedRatio("matmul", paired.VARIANT, "s", 0.010, 0.013, 1.3, (1.22, 1.38), Label.SLOWER)
+    cases = (paired.PairedCase("matmul[numpy,cpu]", "ok", ratios=(ratio,), rounds=40), paired.PairedCase("b[numpy,cpu]", "error", COLOURED))
+    ab = paired.ABReport(
+        "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", cases
+    )
+    ab_path = tmp_path / "ab.json"
+    ab_path.write_text(paired.dumps(ab))
+    raw = ab_report.read_raw(ab_path)
+    assert ab_file.from_dict(raw, str(ab_path)).cases[1].reason.startswith("ValueError: \\x1b[31mRED")

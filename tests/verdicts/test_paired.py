@@ -66,3 +66,15 @@ def test_the_json_carries_ratio_interval_and_verdict_per_variant():
     (row,) = json.loads(dumps(report))["cases"][0]["ratios"]
     assert (row["ratio"], row["ratio_ci"], row["verdict"]) == (1.0, [0.98, 1.02], Verdict.PASS.value)
     assert json.loads(dumps(dataclasses.replace(report, interrupted=True)))["interrupted"] is True
+
+
+def test_a_failing_gate_s_headline_counts_the_cases_without_a_verdict():
+    """A trial read `❌ the gate fails (exit 1): 1 SAME` where the other case errored on head: the headline now counts
+    the errored and one-sided cases beside the verdicts."""
+    report = _report(
+        PairedCase("a", "error", "head: died", lost=True),
+        PairedCase("b", "ok", ratios=(_ratio("SAME"),)),
+        PairedCase("c", "one-sided", "x"),
+    )
+    text = views.markdown(views.build(report, verdicts.judge(report)))
+    assert "the gate fails (exit 1)**: 1 SAME, 1 errored, 1 on one side only" in text
