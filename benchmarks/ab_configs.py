@@ -32,14 +32,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ab_gate import _rate, tenant  # noqa: E402 - the same tenant and rates as ab_gate.py's
+from ab_gate import _rate  # noqa: E402 - the same rates as ab_gate.py's
+from common import tenant, timed_asyncbench  # noqa: E402
 
 CONFIGS = ("configs/ci-gate.yaml", "configs/ab-gate.yaml")
 GOAL_S = 180.0  # a gate's wall time, at most
@@ -49,13 +49,9 @@ MAD_TO_SD = 1.4826  # a normal's SD from its median absolute deviation
 def one_gate(config: str, out: Path, times: Sequence[str] = (), head_at_head: bool = False) -> tuple[int, float, dict]:
     """(exit code, wall seconds, the ab file) of one `ab CONFIG --base HEAD` (`times`: its gate-time options)."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    argv = [sys.executable, "-m", "asyncbench", "ab", config, "--base", "HEAD", "--no-progress", "-o", str(out), *times]
+    argv = ["ab", config, "--base", "HEAD", "--no-progress", "-o", str(out), *times]
     argv += ["--head", "HEAD"] if head_at_head else []
-    start = time.perf_counter()
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"ab {config} exited {done.returncode}: {done.stderr.strip()[-400:]}")
+    seconds, done = timed_asyncbench(argv, cwd=ROOT, env=env)
     return done.returncode, seconds, json.loads(out.read_text())
 
 

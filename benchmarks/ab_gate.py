@@ -25,18 +25,14 @@ keeps every gate's ratios and intervals, rewritten after each gate, and
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import multiprocessing
 import os
-import random
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Callable, Iterator
+
+from common import git, tenant, timed_asyncbench  # benchmarks/ is sys.path[0] when this runs as a script
 
 WORKLOAD = """
 import numpy as np
@@ -74,42 +70,13 @@ experiments:
 BASE_REPEAT = 100
 
 
-def _hog(stop: multiprocessing.synchronize.Event, seed: int) -> None:
-    """Busy 0.5-4 s, idle 0.5-4 s, until told to stop: another tenant of a shared runner."""
-    rng = random.Random(seed)
-    while not stop.is_set():
-        busy_until = time.monotonic() + rng.uniform(0.5, 4)
-        while time.monotonic() < busy_until and not stop.is_set():
-            sum(i * i for i in range(10_000))
-        stop.wait(rng.uniform(0.5, 4))
-
-
-@contextlib.contextmanager
-def tenant(on: bool, target: Callable[[multiprocessing.synchronize.Event, int], None] | None = None, seed: int = 1) -> Iterator[None]:
-    """`target` (`_hog` by default) in a process of its own for the block's duration (nothing when not `on`)."""
-    stop = multiprocessing.Event()
-    hog = multiprocessing.Process(target=target or _hog, args=(stop, seed), daemon=True) if on else None
-    if hog is not None:
-        hog.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        if hog is not None:
-            hog.join(5)
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.email=b@b", "-c", "user.name=b", *args], check=True, capture_output=True)
-
-
 def _repository(root: Path) -> Path:
     (root / "mypkg.py").write_text(f"REPEAT = {BASE_REPEAT}\n")
     (root / "work.py").write_text(WORKLOAD)
     (root / "gate.yaml").write_text(CONFIG)
-    _git(root, "init", "-q")
-    _git(root, "add", ".")
-    _git(root, "commit", "-qm", "base")
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "base")
     return root
 
 
@@ -121,11 +88,9 @@ def _gate(repo: Path, repeat: int, margin: str, gate_time: str, keep: Path | Non
     cases' rows), and KEPT rewritten to `keep` (--json) so that a run of hours stopped early keeps every gate it
     finished."""
     (repo / "mypkg.py").write_text(f"REPEAT = {repeat}\n")
-    started = time.perf_counter()
-    command = [sys.executable, "-m", "asyncbench", "ab", "gate.yaml", "--base", "HEAD", "--no-progress", "-o", "ab.json"]
+    command = ["ab", "gate.yaml", "--base", "HEAD", "--no-progress", "-o", "ab.json"]
     command += ["--max-regression", margin, "--gate-time", gate_time, *(["--gate-time-max", gate_time_max] if gate_time_max else [])]
-    done = subprocess.run(command, cwd=repo, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - started
+    wall, done = timed_asyncbench(command, cwd=repo, ok=None)
     if done.returncode not in (0, 1):
         print(done.stdout[-2000:], done.stderr[-2000:], file=sys.stderr)
     data = json.loads((repo / "ab.json").read_text())

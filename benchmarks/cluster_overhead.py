@@ -20,11 +20,10 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
+
+from common import timed_asyncbench  # benchmarks/ is sys.path[0] when this runs as a script
 
 CONFIG = """\
 name: overhead
@@ -36,11 +35,7 @@ experiments:
 
 
 def timed(args: list[str], cwd: Path) -> float:
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "asyncbench", *args, "--no-progress"], cwd=cwd, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}")
-    return time.perf_counter() - started
+    return timed_asyncbench([*args, "--no-progress"], cwd=cwd, ok=(0,))[0]
 
 
 def measure(kind: str, jobs: int, folder: Path) -> dict[str, float]:

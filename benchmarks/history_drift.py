@@ -31,17 +31,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from ab_gate import _git, _hog  # benchmarks/ is sys.path[0] when this runs as a script
+from common import git, tenant, timed_asyncbench  # benchmarks/ is sys.path[0] when this runs as a script
 
 from asyncbench.history import changes, store, target
 from asyncbench.history.model import Point, Series
@@ -85,10 +83,9 @@ def _asyncbench(repo: Path, *args: str, ok: Sequence[int] = (0,), says: str = ""
     """One asyncbench command in the repository; its wall time. An exit outside `ok`, or no `says` in its stderr
     (an `ab` that wrote no file), is said and tried again, `tries` times in all, then stops the benchmark."""
     for attempt in range(1, tries + 1):
-        started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "asyncbench", *args], cwd=repo, capture_output=True, text=True, check=False)
+        seconds, done = timed_asyncbench(args, cwd=repo, ok=None)
         if done.returncode in ok and says in done.stderr:
-            return time.perf_counter() - started
+            return seconds
         failed = (
             f"asyncbench {' '.join(args)}: exit {done.returncode} (try {attempt} of {tries})\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
         )
@@ -102,9 +99,9 @@ def _repository(root: Path) -> str:
     (root / "work.py").write_text(WORKLOAD)
     (root / "gate.yaml").write_text(CONFIG)
     (root / ".gitignore").write_text("*.json\n*.journal\n*.sqlite\n__pycache__/\n.asyncbench/\n")
-    _git(root, "init", "-q")
-    _git(root, "add", ".")
-    _git(root, "commit", "-qm", "base")
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "base")
     return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
 
 
@@ -113,7 +110,7 @@ def _record_runs(repo: Path, base: str, history: str, repeats: Sequence[int], ga
     walls = []
     for number, repeat in enumerate(repeats, start=1):
         (repo / "mypkg.py").write_text(f"REPEAT = {repeat}\n")
-        _git(repo, "commit", "-qam", f"run {number}", "--allow-empty")
+        git(repo, "commit", "-qam", f"run {number}", "--allow-empty")
         run_s = _asyncbench(
             repo, "run", "gate.yaml", "--no-progress", "-o", "run.json", "--record", "--history", history, "--label", f"run-{number}"
         )
@@ -265,31 +262,22 @@ def main() -> None:
     repeat = round(BASE_REPEAT * (1 + args.change / 100))
     truth = repeat / BASE_REPEAT  # the products dominate a sample: the loop and the harness add well under 0.5%
     repeats = [BASE_REPEAT] * args.runs_before + [repeat] * args.runs_after
-    stop = multiprocessing.Event()
-    hog = None if args.no_hog else multiprocessing.Process(target=_hog, args=(stop, 1), daemon=True)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # both sides alike; said in the output
     os.environ.pop("ASYNCBENCH_HISTORY", None)
-    if hog is not None:
-        hog.start()
     started = time.perf_counter()
-    try:
-        with tempfile.TemporaryDirectory() as root:
-            repo = Path(root) / "repo"
-            repo.mkdir()
-            base = _repository(repo)
-            history = str(Path(root) / "history.sqlite")
-            print(
-                f"hog {'off' if args.no_hog else 'on'}, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; "
-                f"{args.runs_before} runs at REPEAT {BASE_REPEAT}, then {args.runs_after} at {repeat} (×{truth:.2f}); "
-                f"ab against the pinned base {base[:10]}, --gate-time {args.gate_time}",
-                flush=True,
-            )
-            walls = _record_runs(repo, base, history, repeats, args.gate_time)
-            found = store.open_store(target.resolve(history)).series()
-    finally:
-        stop.set()
-        if hog is not None:
-            hog.join(5)
+    with tenant(not args.no_hog), tempfile.TemporaryDirectory() as root:
+        repo = Path(root) / "repo"
+        repo.mkdir()
+        base = _repository(repo)
+        history = str(Path(root) / "history.sqlite")
+        print(
+            f"hog {'off' if args.no_hog else 'on'}, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; "
+            f"{args.runs_before} runs at REPEAT {BASE_REPEAT}, then {args.runs_after} at {repeat} (×{truth:.2f}); "
+            f"ab against the pinned base {base[:10]}, --gate-time {args.gate_time}",
+            flush=True,
+        )
+        walls = _record_runs(repo, base, history, repeats, args.gate_time)
+        found = store.open_store(target.resolve(history)).series()
     kinds = _analyse(found, args.runs_before, truth)
     print(
         f"\nchange points at p < {changes.MAX_P_VALUE:g}; floors: raw medians {changes.MIN_MAGNITUDE:.0%}, "

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ab_gate import tenant  # benchmarks/ is sys.path[0] when this runs as a script
+from common import tenant  # benchmarks/ is sys.path[0] when this runs as a script
 from history_drift import CONFIG  # the same two cases, `changed` and `flat`
 
 from asyncbench.history import changes

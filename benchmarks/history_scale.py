@@ -27,11 +27,11 @@ import argparse
 import datetime
 import json
 import random
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import timed_asyncbench  # benchmarks/ is sys.path[0] when this runs as a script
 
 from asyncbench.history import clock, machine, store, tables, target
 from asyncbench.results import schema
@@ -130,23 +130,14 @@ def generate(found: store.Store, seed: int = 0, machines: list[tuple[str, int]] 
             found.refresh_changes(connection, ids[start : start + 100])
 
 
-def timed(argv: list[str]) -> tuple[float, int]:
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "asyncbench", *argv], capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"asyncbench {' '.join(argv)} failed: {done.stderr.strip()[-400:]}")
-    return seconds, done.returncode
-
-
 def measure(history: str, folder: Path) -> None:
     opened = store.open_store(target.resolve(history), writing=True)
     started = time.perf_counter()
     generate(opened)
     print(f"  generated in {time.perf_counter() - started:.0f} s")
-    history_s, _ = timed(["history", "--history", history])
+    history_s, _ = timed_asyncbench(["history", "--history", history])
     page = folder / "report.html"
-    report_s, _ = timed(["report", "-o", str(page), "--history", history])
+    report_s, _ = timed_asyncbench(["report", "-o", str(page), "--history", history])
     size = page.stat().st_size
     print(f"  history: {history_s:.2f} s [goal ≤ {GOALS['history']:g} s] {'OK' if history_s <= GOALS['history'] else 'OVER'}")
     print(f"  report:  {report_s:.2f} s [goal ≤ {GOALS['report']:g} s] {'OK' if report_s <= GOALS['report'] else 'OVER'}")

@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import timed_asyncbench  # benchmarks/ is sys.path[0] when this runs as a script
 
 from asyncbench.engine import isolation
 
@@ -52,10 +52,8 @@ def worker_start_s(framework: str) -> tuple[float, float]:
 
 
 def run_once(config: str, out: Path, in_process: bool) -> float:
-    argv = [sys.executable, "-m", "asyncbench", "run", config, "--no-progress", "-o", str(out)]
-    start = time.perf_counter()
-    subprocess.run(argv + (["--in-process"] if in_process else []), capture_output=True, check=False)
-    return time.perf_counter() - start
+    argv = ["run", config, "--no-progress", "-o", str(out), *(["--in-process"] if in_process else [])]
+    return timed_asyncbench(argv, ok=None)[0]
 
 
 def medians(path: Path) -> dict[tuple[str, str], float]:

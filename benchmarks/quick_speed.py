@@ -20,11 +20,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
+
+from common import timed_asyncbench  # benchmarks/ is sys.path[0] when this runs as a script
 
 GOAL = 0.5  # quick / suite, at most
 
@@ -32,12 +31,8 @@ GOAL = 0.5  # quick / suite, at most
 def timed_run(backend: str, quick: bool, folder: Path) -> tuple[float, dict[str, float]]:
     """Wall seconds of `asyncbench run -b BACKEND [--quick]`, and each case's own time (case_s)."""
     out = folder / f"{backend}{'-quick' if quick else ''}.json"
-    argv = [sys.executable, "-m", "asyncbench", "run", "-b", backend, "--no-progress", "-o", str(out), *(["--quick"] if quick else [])]
-    start = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - start
-    if done.returncode not in (0, 1):  # 1: a check or nothing measured is still a timing
-        raise SystemExit(f"{' '.join(argv[2:])} exited {done.returncode}: {done.stderr.strip()[-300:]}")
+    argv = ["run", "-b", backend, "--no-progress", "-o", str(out), *(["--quick"] if quick else [])]
+    seconds, _ = timed_asyncbench(argv)  # exit 1 (a check failed, or nothing measured) is still a timing
     cases = {r["id"]: r.get("case_s") or 0.0 for r in json.loads(out.read_text())["results"]}
     return seconds, cases
 

@@ -40,7 +40,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator
 
-from ab_gate import tenant  # benchmarks/ is sys.path[0] when this runs as a script
+from common import tenant  # benchmarks/ is sys.path[0] when this runs as a script
 
 WORKLOAD = """
 import os

@@ -18,7 +18,8 @@ import argparse
 import statistics
 import subprocess
 import sys
-import time
+
+from common import timed_asyncbench  # benchmarks/ is sys.path[0] when this runs as a script
 
 FRAMEWORKS = ("torch", "cupy", "jax", "mxnet")
 HELP_GOAL_S = 0.15
@@ -38,9 +39,7 @@ def wall_s(argv: list[str]) -> float:
 
 def timed(argv: list[str]) -> tuple[float, str]:
     """Seconds the command took, and the last line it printed (a run's headline)."""
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "asyncbench", *argv], capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - start
+    seconds, done = timed_asyncbench(argv, ok=None)
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     return seconds, lines[-1] if lines else done.stderr.strip()[-200:]
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from common import timed_asyncbench  # benchmarks/ is sys.path[0] when this runs as a script
 
 RATIO_GOAL = 1.2
 HARNESS_SHARE_GOAL = 0.10
@@ -57,21 +57,12 @@ def config(cases: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def timed(argv: list[str]) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "asyncbench", *argv], capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - start
-    if proc.returncode not in (0, 1):
-        sys.exit(f"asyncbench {' '.join(argv)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
-    return seconds
-
-
 def sweep(cases: int, folder: Path, *options: str) -> dict[str, float]:
     """Run a sweep of `cases` cases; its wall time, the cases' own time, and the results file."""
     path = folder / f"tiny-{cases}.yaml"
     path.write_text(config(cases))
     out = folder / f"tiny-{cases}{''.join(options).replace('--', '-')}.json"
-    wall = timed(["run", str(path), "-o", str(out), "--no-progress", *options])
+    wall, _ = timed_asyncbench(["run", str(path), "-o", str(out), "--no-progress", *options])
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # KiB on Linux; the largest process so far
     results = json.loads(out.read_text())["results"]
     if len(results) != cases or any(r["status"] != "ok" for r in results):
@@ -128,7 +119,7 @@ def main() -> None:
         f"results file, {last['cases']} cases", f"{megabytes:.1f} MB", f"<= {FILE_GOAL_BYTES / 1e6:g} MB", last["bytes"] <= FILE_GOAL_BYTES
     )
     for label, argv in (("show", ["show", str(largest)]), ("compare", ["compare", str(largest), str(largest)])):
-        seconds = timed(argv)
+        seconds, _ = timed_asyncbench(argv)
         goal(f"{label} of the {last['cases']}-case file", f"{seconds:.2f} s", f"<= {READ_GOAL_S:g} s", seconds <= READ_GOAL_S)
     if args.keep is None:
         print(f"(files in {folder}; --keep DIR to choose where)")

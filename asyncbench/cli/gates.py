@@ -193,23 +193,20 @@ def ab_command(
     """Is head slower than base? Both measured in one run, paired round by round."""
     from asyncbench.report import paired, terminal
     from asyncbench.session import paired as ab
-    from asyncbench.session.requests import Selection
+    from asyncbench.session.requests import ABRequest, Gate, Outputs, Selection
 
-    request = ab.ABRequest(
+    files = {"markdown": markdown_path, "bmf": bmf_path, "junit": junit_path}
+    request = ABRequest(
         selection=Selection(configs, workloads, devices, backends, sets, quick),
+        outputs=Outputs(output, {name: path for name, path in files.items() if path is not None}),
+        gate=Gate(max_regression=max_regression, allow_inconclusive=allow_inconclusive),
         base=base_rev,
         head=head_rev,
         base_python=base_python,
         base_env=base_env,
         head_env=head_env,
-        max_regression=max_regression,
-        allow_inconclusive=allow_inconclusive,
         gate_time_s=gate_time,
         gate_time_max_s=gate_time_max,
-        json_path=output,
-        markdown_path=markdown_path,
-        bmf_path=bmf_path,
-        junit_path=junit_path,
         **read_progress(quiet, verbose, no_progress),
         syncs=syncs,
     )

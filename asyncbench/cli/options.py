@@ -38,10 +38,10 @@ def read_variables(context: click.Context, parameter: click.Parameter, value: tu
 
 
 def read_gate_time(context: click.Context, parameter: click.Parameter, value: str | None) -> float | None:
-    """--gate-time / --gate-time-max read once: '2m' -> 120.0 seconds (session.paired.parse_gate_time); None stays."""
-    from asyncbench.session import paired
+    """--gate-time / --gate-time-max read once: '2m' -> 120.0 seconds (session.requests.parse_gate_time); None stays."""
+    from asyncbench.session import requests
 
-    return None if value is None else paired.parse_gate_time(value, f"--{str(parameter.name).replace('_', '-')}")
+    return None if value is None else requests.parse_gate_time(value, f"--{str(parameter.name).replace('_', '-')}")
 
 
 def shown_formats() -> list[str]:
@@ -186,7 +186,7 @@ def progress_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class ProgressSettings(TypedDict):
-    """A request's progress settings (session.requests.RunRequest, session.paired.ABRequest)."""
+    """A request's progress settings (session.requests.Request: `run`'s and `ab`'s)."""
 
     progress: bool
     verbose: bool

@@ -1,39 +1,31 @@
 """Two sides, one case, paired round by round in blocks of fresh processes: the measuring half of `asyncbench ab`.
 
-Each side is a worker process (isolation.Worker) started alike: its own
-interpreter and environment, with its source tree first on sys.path once
-the harness is imported, so user workloads and the user's package come
-from that side's revision. In every round each variant is sampled once on
-each side, the variants in a random order and the two sides in a random
-order within each pair (randomized multiple interleaved trials: Abedi &
-Brecht, ICPE 2017). Slow drift of a shared machine then hits both samples of
-a pair alike, and their ratio cancels it.
+Each side is a worker process (isolation.Worker) started alike: its own interpreter and environment, with its
+source tree first on sys.path once the harness is imported, so user workloads and the user's package come from
+that side's revision. In every round each variant is sampled once on each side, the variants in a random order
+and the two sides in a random order within each pair (randomized multiple interleaved trials: Abedi & Brecht, ICPE
+2017). Slow drift of a shared machine then hits both samples of a pair alike, and their ratio cancels it.
 
-That holds only if the side that is not measuring is really idle. A paused
-side is frozen (SIGSTOP, isolation.Worker.pause) between its samples: a
-stopped process cannot spin an OpenMP or OpenBLAS pool, run the GC, or run a
-JAX/XLA or MXNet engine thread. A sample ends with the backend's sync, so a
-GPU side has drained its queue before it is frozen.
+That holds only if the side that is not measuring is really idle. A paused side is frozen (SIGSTOP,
+isolation.Worker.pause) between its samples: a stopped process cannot spin an OpenMP or OpenBLAS pool, run the GC,
+or run a JAX/XLA or MXNet engine thread. A sample ends with the backend's sync, so a GPU side has drained its queue
+before it is frozen.
 
-What interleaving cannot cancel is the bias each process carries for its
-life (memory layout, core placement): 0.1–3% measured. So a case is
-measured in *blocks* (results.blocks): each block is a fresh pair of
-processes, set up and warmed alike, sampled for at least BLOCK_MIN_S and
-BLOCK_MIN_ROUNDS, and it contributes one median log ratio per verdict; the
-verdict comes from an interval over the blocks (signed-rank, narrowed by a
-sign-test one robust to a wild block), at the looks of a fixed schedule. A fresh process costs a start (1–3 s with torch): both sides'
-start at once, while nothing is measured (a start that overlapped the
-sampling was tried: two torch imports beside a 2-thread torch sample made
-its times swing 100-fold on two cores), and a block samples at least as
-long as its start took.
+What interleaving cannot cancel is the bias each process carries for its life (memory layout, core placement). So
+a case is measured in *blocks* (results.blocks): each block is a fresh pair of processes, set up and warmed alike,
+sampled for at least BLOCK_MIN_S and BLOCK_MIN_ROUNDS, and it contributes one median log ratio per verdict; the
+verdict comes from an interval over the blocks (signed-rank, narrowed by a sign-test one robust to a wild block),
+at the looks of a fixed schedule. A fresh process costs a start (seconds with torch): both sides start at once,
+while nothing is measured (a start beside a sample wrecks the sample), and a block samples at least as long as
+its start took.
 
-One pair of fresh processes serves a block of *every* open case that runs
-in the same interpreters (`shared_block`): each case is set up, warmed,
-sampled and torn down in turn, so a gate of five torch cases pays one
-start per block, not five. Each case's block value still comes from
-processes no earlier block of it used, which is all its interval needs;
-that a case ran after another in the same processes is the same on both
-sides and in every block.
+One pair of fresh processes serves a block of *every* open case that runs in the same interpreters
+(`shared_block`): each case is set up, warmed, sampled and torn down in turn, so a gate of five torch cases pays
+one start per block, not five. Each case's block value still comes from processes no earlier block of it used,
+which is all its interval needs; that a case ran after another in the same processes is the same on both sides and
+in every block.
+
+Figures (the processes' bias, a block's start and where its time goes): docs/measured.md, section "`asyncbench ab`".
 """
 
 from __future__ import annotations

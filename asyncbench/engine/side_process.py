@@ -10,10 +10,10 @@ spin a thread pool, collect garbage or run an engine thread while the other
 side measures.
 
 A frozen process keeps what it holds, a CUDA context too, and a gate keeps
-one side worker per side, interpreter and variables: torch's and JAX's
-cases had four processes on one GPU. So each side runs one process at a
-time (`seats`): a side worker that starts or renews its process closes the
-side's other one (a renewed process's predecessor ends while it imports its
+one side worker per side, interpreter and variables (`SideWorkers`, the
+gate's pool): torch's and JAX's cases had four processes on one GPU. So
+each side runs one process at a time (`seats`): a side worker that starts
+or renews its process closes the side's other one (a renewed process's predecessor ends while it imports its
 frameworks, and is gone before it sets a case up). A GPU case then has two
 contexts on its GPU, one per side, which pairing round by round in two
 processes needs (a GPU that admits one process is refused before anything
@@ -195,3 +195,32 @@ class SideWorker:
         """Wait for the processes `renew` asked to exit (terminated, then killed, if they do not)."""
         while self._leaving:
             self._leaving.pop().close()
+
+
+class SideWorkers:
+    """A gate's side workers: one per side, interpreter and start-up variables, as `run`'s case workers are one per
+    interpreter and variables (engine.case_workers), each side running one process at a time (`seats`)."""
+
+    def __init__(self, sides: Mapping[str, tuple[str | None, str, Mapping[str, str]]]):
+        """`sides`: each side's name -> its tree (None: none of its own), its interpreter, and its variables as given
+        (--base-env / --head-env)."""
+        self._sides = sides
+        self._workers: dict[tuple[str, str, tuple[tuple[str, str], ...]], SideWorker] = {}
+        self._seats: dict[str, SideWorker] = {}
+
+    def for_case(self, side: str, case: Case) -> SideWorker:
+        """The side's worker for the case: its backend's interpreter where the side runs this one (another Python,
+        --base-python, is kept); its backend's variables, a CPU case's keeping its framework off the GPUs as `run`'s
+        workers do (JAX_PLATFORMS=cpu for JAX), then the side's own."""
+        tree, python, variables = self._sides[side]
+        backend = get_backend(case.backend)
+        python = python if python != sys.executable else (backend.interpreter() or python)
+        environment = {**case_workers.environment_for(backend, case_workers.uses_gpu(case)), **variables}
+        key = (side, python, tuple(sorted(environment.items())))
+        if key not in self._workers:
+            self._workers[key] = SideWorker(side, tree, python, environment, seats=self._seats)
+        return self._workers[key]
+
+    def close(self) -> None:
+        for side_worker in self._workers.values():
+            side_worker.close()

@@ -1,37 +1,28 @@
 """A case's time series on a machine that held still: runs on a moved machine discounted, the rest scaled to its usual speed.
 
-A run's median carries the machine's state at the time (another tenant, a
-virtual machine's busier host), which moved unchanged work by 11-40%
-between runs on the 2-core machine and hid a planted +30% step from the
-change-point search. Each case of a run since schema 10 also records the
-machine's reference (`machine_s`: fixed work timed between its rounds,
-results.reference) and the CPU pressure while it sampled (`cpu_pressure`:
-the share of the time some task waited for a CPU). Before change points are
-looked for in a case's times, a run is *discounted* (left out of the
-search, and listed with why) where
+A run's median carries the machine's state at the time (another tenant, a virtual machine's busier host), which
+moves unchanged work between runs by more than the changes a history looks for, and can hide a real step from the
+change-point search. Each case of a run since schema 10 also records the machine's reference (`machine_s`: fixed
+work timed between its rounds, results.reference) and the CPU pressure while it sampled (`cpu_pressure`: the share
+of the time some task waited for a CPU). Before change points are looked for in a case's times, a run is
+*discounted* (left out of the search, and listed with why) where
 
-- its CPU pressure stood more than verdicts.machine.OS_MOVED above the
-  series' usual (its lower quartile): a neighbour on the same cores, which
-  moves a case by no fixed multiple of anything the tool can time beside
-  it; or
-- its machine's reference took beyond ×(1 + MOVED) of the series' usual
-  (its lower quartile: the machine's own speed when nothing slows it; a
-  median fails where the machine was slow in most runs, as it was in one
-  history of ten here).
+- its CPU pressure stood more than verdicts.machine.OS_MOVED above the series' usual (its lower quartile): a
+  neighbour on the same cores, which moves a case by no fixed multiple of anything the tool can time beside it; or
+- its machine's reference took beyond ×(1 + MOVED) of the series' usual (its lower quartile: the machine's own
+  speed when nothing slows it; a median fails where the machine was slow in most runs).
 
-The other runs are searched scaled to the machine's usual speed (time ×
-usual reference / its reference) where the case follows the machine: where
-the scaled series moves less from run to run than the recorded one. With no
-neighbour in sight and the machine within ×1.25, cases of compute followed
-its moves about one for one (docs/measured.md), and a history whose
-unchanged case drifted 14% with its machine showed a false change without
-the scaling and none with it; a case that waits (a sleep, a device, a
-server) does not follow a CPU's reference at all, and scaling it would add
-the reference's moves to a clean series (the store's test of a planted
-step in time slept lost its change that way), so it is searched as
-recorded. The change points' before and after are the times searched. A series with a point that has no
-reference (runs recorded before schema 10, a case that took none) is
-searched as recorded, as before.
+The other runs are searched scaled to the machine's usual speed (time × usual reference / its reference) where the
+case follows the machine: where the scaled series moves less from run to run than the recorded one. With no
+neighbour in sight and a machine within ×(1 + MOVED), cases of compute follow its moves about one for one, and
+scaling takes a machine's drift out of their series; a case that waits (a sleep, a device, a server) does not
+follow a CPU's reference at all, and scaling it would add the reference's moves to a clean series, so it is
+searched as recorded. The change points' before and after are the times searched. A series with a point that has
+no reference (runs recorded before schema 10, a case that took none) is searched as recorded, as before.
+
+Figures (histories with a planted step beside a neighbour, searched with and without the machine;
+benchmarks/history_machine.py): docs/measured.md, section "Separate runs: the machine beside the code", "The
+history".
 """
 
 from __future__ import annotations

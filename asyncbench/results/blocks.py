@@ -1,57 +1,35 @@
 """The statistics of a paired gate (`asyncbench ab`): the process block as the unit of independence.
 
-Two worker processes running identical code differ by a bias of their own
-(memory layout, core placement, which core their threads landed on):
-0.1–3% measured on a 2-core machine, persistent for the life of the
-processes. Rounds inside one pair of processes all share that pair's bias,
-so an interval from rounds shrinks around a biased ratio: with one block the
-99.9% interval of the median round ratio covered the true ratio in 14–44%
-of simulated gates, and identical code got FASTER −7.5% on a real one.
+Two worker processes running identical code differ by a bias of their own (memory layout, core placement), kept
+for their whole life. Rounds inside one pair of processes share that bias, so an interval over rounds shrinks
+around a biased ratio and calls identical code faster or slower. So a gate's unit is the *block*: a fresh pair of
+processes (one per side), set up alike and sampled in interleaved rounds for a short while, which gives one number
+per verdict, the median log paired ratio of its rounds. Blocks are independent, each with a fresh bias, and the
+verdict comes from them alone.
 
-So a gate's unit is the *block*: a fresh pair of processes (one per side),
-set up alike and sampled in interleaved rounds for a short while. Each block
-gives one number per verdict, the median log paired ratio of its rounds; the
-blocks are independent, each with a fresh bias, and the verdict comes from
-them alone. The biases are heavy-tailed: on a loaded 2-core machine six of
-eight torch blocks agreed within ±0.3% while two gave −60% and −170% (one
-side's process stuck for its whole life), which wrecks Student's t. So the
-interval is the exact signed-rank (Wilcoxon) interval of the blocks' centre,
-around their Hodges–Lehmann estimate: it assumes only that a block's value
-is as likely to be off either way (either side's process may draw the bad
-placement), and a wild block moves its estimate by one rank. Its price: no
-interval under min_blocks blocks (10–14 at the error a gate spends per look).
+The biases are heavy-tailed (now and then one side's process is slow for its whole life), which wrecks Student's
+t. So the interval is the exact signed-rank (Wilcoxon) interval of the blocks' centre, around their Hodges–Lehmann
+estimate: it assumes only that a block is as likely to be off either way, and a wild block moves the estimate by
+one rank. Its ends resist a wild block less (with a dozen blocks the averages of the wildest block with each other
+one set them), so a look's interval is the intersection of two exact intervals whose tails add up to the look's:
+the sign-test interval of the blocks' median with just the error that passes over one wild block each way (its
+2nd smallest and largest block: (n + 1)/2^n), and the signed-rank interval with the rest. The truth lies outside
+the intersection only when it lies outside one of them. Where the look's error cannot buy that sign interval, the
+signed-rank one takes all of it (under min_blocks blocks there is no interval); with many blocks a share of the
+error (WILD_SHARE) buys a sign interval that passes over several wild blocks.
 
-A signed-rank interval's ends are its k-th smallest and largest Walsh
-averages, and with a dozen blocks k is smaller than the count of blocks: the
-n averages of one wild block with each of the others set the end, so one
-block of +23% among blocks of ±2% made a 10% gate INCONCLUSIVE (5 of 62
-gates of configs/ci-gate.yaml on a noisy VM). So a look's interval is the
-intersection of two exact intervals whose tails add up to the look's: the
-sign-test interval of the blocks' median (they share the centre: the blocks
-are symmetric about it) with just the error that lets it pass over one wild
-block each way (its 2nd smallest and 2nd largest block: (n + 1)/2^n), and the
-signed-rank interval with the rest, which is the narrower one for blocks
-near normal. The truth lies outside the intersection only when it lies
-outside one of them (Bonferroni again). Where the look's error cannot buy
-that sign interval, the signed-rank one takes all of it; from about 20
-blocks on the sign part costs nearly nothing and the signed-rank interval
-is robust by itself (its k exceeds n). From about 25 blocks a tenth of the
-error buys a sign interval that passes over several wild blocks, and the
-sign part takes that (WILD_SHARE): a noisy day's wild blocks come in threes.
+A gate whose time holds too few blocks for a look before its last (the first look would come past
+EARLY_LOOK_SHARE of the plan) looks once, when its time runs out, with the whole error: so late an early look
+would cost most of the error, and every verdict's robustness with it.
 
-A gate whose time holds too few blocks for a look before its last (the
-first look would come past EARLY_LOOK_SHARE of the plan) looks once, when
-its time runs out, with the whole error: a look at 11 of a planned 16
-blocks would cost two thirds of it, and every verdict's robustness with it.
+The question is one-sided (verdicts.margin.label_of: is head slower than base by more than the margin?), so each
+tail of the interval carries the error of one wrong verdict. The gate's family-wise rate is split evenly over its
+cases, each case's verdicts and the looks of the fixed block schedule, planned over the blocks the gate's time
+holds (BlockBudget), so stopping early at a look cannot inflate it; the interval shown is two-sided at
+1 − 2·(that share).
 
-The question is one-sided (verdicts.margin.label_of: is head slower than
-base by more than the margin?), so each tail of the interval carries the
-error of one wrong verdict: a false SLOWER needs the lower end above the
-truth, a false pass the upper end below it. The gate's family-wise rate is
-split evenly over its cases, each case's verdicts, and the looks of the
-fixed block schedule (Bonferroni), so stopping early at a look cannot
-inflate it; the interval shown is two-sided at 1 − 2·(that share). The
-schedule is planned over the blocks the gate's time holds (BlockBudget).
+Figures (the processes' bias, wild blocks, the design before blocks against this one): docs/measured.md, section
+"`asyncbench ab`"; the idea for users: docs/concepts/pairing.md.
 """
 
 from __future__ import annotations

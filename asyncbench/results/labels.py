@@ -13,7 +13,8 @@ each means for a gate; it decides nothing.
 
 from __future__ import annotations
 
-from asyncbench.results.model import Verdict, Word
+from asyncbench.results.model import Verdict
+from asyncbench.results.word import Word
 
 
 class Label(Word):

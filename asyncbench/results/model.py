@@ -7,24 +7,14 @@ framework, so results can be loaded, compared and rendered without torch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import TYPE_CHECKING, Any, Mapping
 
 from asyncbench.results.reference import Reference
+from asyncbench.results.word import Word
 
 if TYPE_CHECKING:
     from asyncbench.results.budget import Budget
     from asyncbench.results.syncs import Census
-
-
-class Word(str, Enum):
-    """An enum whose members are their own words: stored in JSON, printed and compared as those plain strings."""
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self.value), spec)
 
 
 class Status(Word):

@@ -1,31 +1,26 @@
 """Pure functions over float sequences: median, IQR, and the CI of the median.
 
-The CI of the median is distribution-free: it is a pair of order statistics
-X(k) ≤ median ≤ X(n+1−k) whose coverage follows exactly from the binomial
-distribution Bin(n, ½), so it holds for the skewed,
-outlier-prone distributions timings have. With fewer than 6 values no pair
-of order statistics covers the median with 95% probability ([min, max] of 5
-values covers 94%, of 3 values 75%): then there is no interval, and nothing
-pretends otherwise.
+The CI of the median is distribution-free: it is a pair of order statistics X(k) ≤ median ≤ X(n+1−k) whose
+coverage follows exactly from the binomial distribution Bin(n, ½), so it holds for the skewed, outlier-prone
+distributions timings have. With fewer than 6 values no pair of order statistics covers the median with 95%
+probability ([min, max] of 5 values covers 94%, of 3 values 75%): then there is no interval, and nothing pretends
+otherwise.
 
-The same interval serves every derived metric: variants are measured in
-interleaved rounds, so a metric computed from each round's clocks (a
-speedup, an overlap efficiency) is a sample of paired values, and the
-interval of its median needs no assumption about their distribution either.
+The same interval serves every derived metric: variants are measured in interleaved rounds, so a metric computed
+from each round's clocks (a speedup, an overlap efficiency) is a sample of paired values, and the interval of its
+median needs no assumption about their distribution either.
 
-It does assume independent rounds, and timings drift: a slow spell covers
-several rounds in a row. With lag-1 autocorrelation 0.3 the plain interval
-covered 89–91% of the time, at 0.6 only 74–77% (benchmarks/interval_validity.py).
-So every interval is widened by the dependence the rounds show: the count of
-values below the median, which the order-statistic interval rests on, has
-its variance inflated by 1 + 2·Σ_k ρ_I(k), where ρ_I is the autocorrelation
-of the rounds' sides of the median (above/below). ρ_I(1) is measured
-(`lag1_autocorrelation`, rank-based, so one outlier does not move it); the
-later lags follow a Gaussian AR(1) with that lag-1 value, for which
-ρ_I(k) = (2/π)·arcsin(ρ^k) and ρ = sin(π/2·ρ_I(1)). The interval is then
-the order-statistic pair of the effective sample size n/inflation, scaled
-back to n. Independent rounds keep (nearly) the exact interval, and so do
-runs too short to tell (MIN_ROUNDS_FOR_DEPENDENCE).
+It does assume independent rounds, and timings drift: a slow spell covers several rounds in a row, and the plain
+interval then covers the median less often than it says. So every interval is widened by the dependence the rounds
+show: the count of values below the median, which the order-statistic interval rests on, has its variance inflated
+by 1 + 2·Σ_k ρ_I(k), where ρ_I is the autocorrelation of the rounds' sides of the median (above/below). ρ_I(1) is
+measured (`lag1_autocorrelation`, rank-based, so one outlier does not move it); the later lags follow a Gaussian
+AR(1) with that lag-1 value, for which ρ_I(k) = (2/π)·arcsin(ρ^k) and ρ = sin(π/2·ρ_I(1)). The interval is then
+the order-statistic pair of the effective sample size n/inflation, scaled back to n. Independent rounds keep
+(nearly) the exact interval, and so do runs too short to tell (MIN_ROUNDS_FOR_DEPENDENCE).
+
+Figures (coverage of the exact and the widened interval under drift; benchmarks/ci_coverage.py,
+benchmarks/interval_validity.py): docs/measured.md, section "Statistics".
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from asyncbench.results.model import Word
+from asyncbench.results.word import Word
 
 
 class SyncKind(Word):

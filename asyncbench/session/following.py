@@ -12,23 +12,24 @@ writes what ended.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
+from asyncbench.report.view import ReportView
 from asyncbench.results import merge
 from asyncbench.results.model import Report
-from asyncbench.session import preflight, reading, recorder, spine
+from asyncbench.say import Say
+from asyncbench.session import preflight, reading, spine
 from asyncbench.session.requests import RunRequest
+from asyncbench.session.run_conclusion import RunConclusion
 from asyncbench.session.saver import Saver
 from asyncbench.spec import manifest
-from asyncbench.spec.manifest import MANIFEST, Manifest, SweepJob
-from asyncbench.verdicts import outcome
-
-Say = Callable[[str], None]
+from asyncbench.spec.manifest import Manifest, SweepJob
 
 #: the exit codes with which `asyncbench run` on a node says it was interrupted (what finished is in its file)
 INTERRUPTED_CODES = (EXIT_INTERRUPTED, EXIT_TERMINATED)
@@ -99,13 +100,40 @@ def _sweeps(sweep: Manifest) -> bool:
 
 class Following:
     """The place whose work is following a sweep's jobs until they end (`wait`; else taking what ended); what
-    ended merged is its report. `submitted_here`: Ctrl-C cancels the jobs still running."""
+    ended merged is its report. `scheduler`: the one that submitted them, in this process (Ctrl-C then cancels the
+    jobs still running), else found from the folder. `conclusion`: the preflight `run --executor` made before it
+    submitted them (None: `gather`'s own)."""
 
-    def __init__(self, folder: Path, sweep: Manifest, scheduler: Any, submitted_here: bool, progress: bool, wait: bool, say: Say):
+    def __init__(
+        self,
+        folder: str | Path,
+        request: RunRequest,
+        say: Say,
+        wait: bool,
+        scheduler: Any = None,
+        conclusion: RunConclusion | None = None,
+    ):
         """`folder`: as the user named it (what a message tells them to gather again)."""
-        self.folder, self.sweep, self.scheduler, self.say, self.wait = folder, sweep, scheduler, say, wait
-        self.submitted_here, self.progress = submitted_here, progress
+        self.given, self.folder, self.request, self.say, self.wait = folder, Path(folder), request, say, wait
+        self.scheduler, self.submitted_here, self.conclusion = scheduler, scheduler is not None, conclusion
         self.ends: dict[str, merge.JobEnd] = {}
+
+    def preflight(self) -> RunConclusion:
+        if self.conclusion is not None:  # checked once, before the jobs were submitted
+            self.sweep = read_manifest(self.given)
+            return self.conclusion
+        preflight.check_names(self.request, "gather")  # a mistyped option is said before the folder is read
+        self.sweep = read_manifest(self.given)
+        root = self.folder.resolve()
+        owned = preflight.sweep_files(root, self.sweep.jobs)
+        return RunConclusion.checked(self.request, _sweeps(self.sweep), self.say, "gather", owned, root, by_job=True)
+
+    def start(self, saver: Saver, stack: contextlib.ExitStack[Any]) -> None:
+        from asyncbench.engine import cluster
+
+        if self.scheduler is None:
+            results = {job.job_id: job.results for job in self.sweep.jobs}  # beside each, the outcome file its job leaves
+            self.scheduler = cluster.scheduler(self.sweep.executor.kind, self.folder, self.sweep.executor, results)
 
     def execute(self) -> None:
         try:
@@ -116,6 +144,9 @@ class Following:
                 self.scheduler.cancel(left)
                 self.say(f"cancelled {len(left)} job(s) this command submitted")
             raise
+        pending_count = len(self.sweep.jobs) - len(self.ends)
+        if pending_count:
+            self.say(f"{pending_count} job(s) still queued or running, not in this report: `asyncbench gather {self.given}` again later")
 
     def _follow(self) -> None:
         from rich.console import Console
@@ -125,7 +156,7 @@ class Following:
 
         entries, ends, scheduler = self.sweep.jobs, self.ends, self.scheduler
         started = datetime.datetime.now(datetime.timezone.utc)
-        display = JobsDisplay(len(entries), self.progress, Console(stderr=True), self.say)
+        display = JobsDisplay(len(entries), self.request.progress, Console(stderr=True), self.say)
         with display:
             while True:
                 pending = [e for e in entries if e.name not in ends]
@@ -166,48 +197,23 @@ class Following:
         report = merge.merge(self.sweep.name, self.sweep.config, ordered, sweep_facts)
         return dataclasses.replace(report, interrupted=True) if interrupted else report
 
-    def recorded(self) -> list[tuple[Report, str | None]]:
+    def recorded(self, report: Report) -> list[tuple[Report, str | None]]:
         """Each ended job's own results, with its file: what `--record` stores (each under its own machine)."""
         return [(end.report, str(e.results)) for e in self.sweep.jobs if (end := self.ends.get(e.name)) is not None and end.report]
 
+    def stopped_line(self, report: Report, kept_in: str) -> str:
+        return f"interrupted: {len(report.results)} case(s) gathered{kept_in}"
 
-def gather(folder: str | Path, request: RunRequest, say: Say, *, wait: bool, scheduler: Any = None) -> spine.Session:
+
+def gather(
+    folder: str | Path, request: RunRequest, say: Say, *, wait: bool, scheduler: Any = None, conclusion: RunConclusion | None = None
+) -> spine.Ended[ReportView]:
     """Follow a sweep's jobs until they end (`wait`; else take what ended), then one merged report, judged,
     written and recorded as `run`'s. `scheduler`: the one that submitted them, in this process (Ctrl-C then
     cancels them); else they are found from the folder and Ctrl-C leaves them running. Ctrl-C stops following
-    and still writes what ended: exit 130 (143 on SIGTERM)."""
-    from asyncbench.engine import cluster
-    from asyncbench.engine.jobs import outcome_path
-
-    preflight.check_names(request, "gather")  # a mistyped option is said before the folder is read
-    sweep = read_manifest(folder)
-    root = Path(folder).resolve()
-    owned = [root / MANIFEST]
-    for job in sweep.jobs:
-        owned += [job.config, job.results, Path(f"{job.results}.journal"), outcome_path(job.results)]
-    outputs = preflight.check_outputs(request, _sweeps(sweep), "gather", owned, root)
-    recording = request.recording
-    store = recorder.open_history(recording.history) if recording.record else None
-    base_report = reading.load_results(request.gate.baseline, say) if request.gate.baseline else None
-    submitted_here = scheduler is not None
-    results = {job.job_id: job.results for job in sweep.jobs}  # beside each, the outcome file its job leaves
-    scheduler = scheduler or cluster.scheduler(sweep.executor.kind, Path(folder), sweep.executor, results)
-    following = Following(Path(folder), sweep, scheduler, submitted_here, request.progress, wait, say)
-    saver = Saver(request.outputs.json_path, say)
-    report, stopped_by = spine.drive(following, saver.finish)
-    pending_count = len(sweep.jobs) - len(following.ends)
-    if pending_count and stopped_by is None:
-        say(f"{pending_count} job(s) still queued or running, not in this report: `asyncbench gather {folder}` again later")
-
-    def record(verdict: outcome.Outcome) -> outcome.Outcome:
-        return recorder.record(store, following.recorded(), recording.label, say, verdict, jobs=True) if store is not None else verdict
-
-    view, verdict = spine.conclude(report, request.gate, outputs, base_report, saver.written, saver.unsaved, say, record)
-    if stopped_by is not None:
-        json_path = request.outputs.json_path
-        say(f"interrupted: {len(report.results)} case(s) gathered" + (f" in {json_path}" if saver.written else ""))
-        return spine.Session(view, stopped_by, interrupted=True)
-    return spine.Session(view, verdict.code, interrupted=False)
+    and still writes what ended: exit 130 (143 on SIGTERM). `conclusion`: `run --executor`'s preflight, made
+    before it submitted the jobs (None: gather checks its request itself)."""
+    return spine.run(Following(folder, request, say, wait, scheduler, conclusion), say)
 
 
 def _states(scheduler: Any, job_ids: list[str], folder: str | Path, wait: bool) -> dict[str, Any]:

@@ -22,18 +22,18 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from asyncbench.errors import InputError
 from asyncbench.host import own_folder
 from asyncbench.results import schema
 from asyncbench.results.plan import Config
-from asyncbench.session import preflight, reading, recorder
+from asyncbench.say import Say
+from asyncbench.session import preflight
 from asyncbench.session.requests import RunRequest
+from asyncbench.session.run_conclusion import RunConclusion
 from asyncbench.spec import manifest
 from asyncbench.spec.manifest import MANIFEST, Manifest, SweepJob
-
-Say = Callable[[str], None]
 
 #: where sweeps' folders go when --job-dir is not given (beside the history store's default)
 JOBS_ROOT = own_folder.OWN_FOLDER / "jobs"
@@ -92,10 +92,11 @@ def _undo(folder: Path, created: list[Path]) -> None:
             break
 
 
-def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say) -> tuple[Path, Any]:
-    """Check everything, write each job's config, submit them all; the sweep's folder and the scheduler that
-    holds the jobs. InputError (nothing submitted) for what would make the jobs fail; a submission refused midway
-    cancels those submitted."""
+def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say) -> tuple[Path, Any, RunConclusion]:
+    """Check everything, write each job's config, submit them all; the sweep's folder, the scheduler that holds the
+    jobs, and how their gathered report concludes (the command's one preflight, handed to following.gather).
+    InputError (nothing submitted) for what would make the jobs fail; a submission refused midway cancels those
+    submitted."""
     from asyncbench.engine import cluster, jobs, slurm
     from asyncbench.spec import dump, executor
 
@@ -104,11 +105,7 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
         raise InputError("--trace does not go with --executor: trace a case in a run of its own on the machine")
     if request.syncs:
         raise InputError("--syncs does not go with --executor: take the census of a case in a run of its own on the machine")
-    preflight.check_outputs(request, any(e.sweep for e in the_plan.experiments))
-    if request.recording.record:
-        recorder.open_history(request.recording.history)
-    if request.gate.baseline:
-        reading.load_results(request.gate.baseline, say)
+    conclusion = RunConclusion.checked(request, any(e.sweep for e in the_plan.experiments), say, by_job=True)
     cluster.require_submitit()
     given_as = {key: executor.given_as(key, request.executor, request.selection.sets) for key in executor.KEYS}
     warning = jobs.check_gpus(jobs.gpus_named(the_plan), settings, given_as)  # the plan alone: before Slurm is asked
@@ -126,10 +123,13 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
         sweep_jobs, runs = [], []
         for name, job_plan in planned_jobs:
             config_path, results_path = folder / f"{name}.yaml", folder / f"{name}.json"
-            config_path.write_text(dump.dumps(job_plan), encoding="utf-8")
             sweep_jobs.append(SweepJob(name, "", config_path, results_path, tuple(jobs.planned(job_plan))))
+        # an output that is one of the sweep's own files: said now, not when the submitted jobs are gathered
+        preflight.check_not_owned(request, preflight.sweep_files(folder, sweep_jobs), folder)
+        for (_, job_plan), job in zip(planned_jobs, sweep_jobs, strict=True):
+            job.config.write_text(dump.dumps(job_plan), encoding="utf-8")
             uses_gpu = jobs.gpus_named(job_plan).any  # on the local executor, such a job is given GPUs
-            runs.append(jobs.NodeRun(str(config_path), str(results_path), str(Path.cwd()), uses_gpu=uses_gpu))
+            runs.append(jobs.NodeRun(str(job.config), str(job.results), str(Path.cwd()), uses_gpu=uses_gpu))
         scheduler = cluster.scheduler(settings.kind, folder, settings)
         submitted_at = datetime.datetime.now(datetime.timezone.utc)
         started = time.perf_counter()
@@ -152,4 +152,4 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
         raise
     where = f" to partition {settings.partition}" if settings.partition else ""
     say(f"submitted {len(ids)} job(s){where} through submitit ({settings.kind}) in {submit_s:.2f} s: {folder}")
-    return folder, scheduler
+    return folder, scheduler, conclusion

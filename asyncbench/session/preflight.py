@@ -19,6 +19,7 @@ from asyncbench.results import journal
 from asyncbench.results import outputs as files
 from asyncbench.session import recorder
 from asyncbench.session.requests import RunRequest
+from asyncbench.spec.manifest import MANIFEST, SweepJob
 
 #: (the option that names a file, the file or None where the option was not given)
 Named = list[tuple[str | None, str | None]]
@@ -49,8 +50,24 @@ def check_names(request: RunRequest, command: str = "run", owned: Iterable[Path]
     written = _written(request)
     files.check_distinct(written)
     files.check_not_inputs(written, _inputs(request, command))
+    check_not_owned(request, owned, owner)
+
+
+def sweep_files(root: Path, jobs: Iterable[SweepJob]) -> list[Path]:
+    """A sweep's own files in its folder `root`: sweep.json, and each job's config, results file, journal and
+    outcome file (its logs are under root/logs)."""
+    from asyncbench.engine.jobs import outcome_path
+
+    owned = [root / MANIFEST]
+    for job in jobs:
+        owned += [job.config, job.results, Path(f"{job.results}.journal"), outcome_path(job.results)]
+    return owned
+
+
+def check_not_owned(request: RunRequest, owned: Iterable[Path], owner: Path | None) -> None:
+    """InputError for an output that names one of `owned` or a file under `owner`'s logs (sweep_files)."""
     mine = {path.resolve() for path in owned}
-    for option, path in written:
+    for option, path in _written(request):
         if not path or owner is None:
             continue
         target = Path(path).resolve()

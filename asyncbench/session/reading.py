@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from asyncbench.results import journal, schema
 from asyncbench.results.model import Report
-
-Say = Callable[[str], None]
+from asyncbench.say import Say
 
 
 def load_results(path: str | Path, say: Say | None = None, raw: Any = None) -> Report:

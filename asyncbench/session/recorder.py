@@ -9,17 +9,15 @@ records any (`record_files`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from asyncbench import inputs
 from asyncbench.errors import EXIT_INPUT, EXIT_OK
 from asyncbench.results import ab_file, schema
 from asyncbench.results.model import Report
+from asyncbench.say import Say
 from asyncbench.session import reading
 from asyncbench.verdicts import outcome
-
-Say = Callable[[str], None]
-
 
 #: what recording needs besides the store's own packages: nothing (each series' change points are found as a run is
 #: recorded, by Otava's analysis, which ships inside asyncbench: history.edivisive)

@@ -1,20 +1,20 @@
 """The one saver: every finished case kept safe as the work goes, the results file written once when it ends.
 
 `run` keeps each case in the results file's journal as it finishes
-(results.journal); `gather` and a run's end write the whole report. Either
-way a write that fails is said once, and the caller learns which files were
-written (`written`) and which not (`unsaved`: a reason of exit 3).
+(results.journal); `gather`, `merge`, `ab` and a run's end write the whole
+report (`ab`'s in its own format: `dumps`). Either way a write that fails is
+said once, and the caller learns which files were written (`written`) and
+which not (`unsaved`: a reason of exit 3).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from asyncbench.results import journal, records, schema
 from asyncbench.results.model import Report, Result
-
-Say = Callable[[str], None]
+from asyncbench.say import Say
 
 
 class Saver:
@@ -27,8 +27,10 @@ class Saver:
     for its next append, and for the results file at the end.
     """
 
-    def __init__(self, path: str | None, say: Say):
-        self.path, self.say = path, say
+    def __init__(self, path: str | None, say: Say, dumps: Callable[[Any], str] | None = None):
+        """`dumps`: the whole file's text from the report, for a file that is not a run's results file (`ab`'s:
+        results.paired.dumps); None: results.schema's, with the lines the journal kept."""
+        self.path, self.say, self.dumps = path, say, dumps
         self.journal: journal.Journal | None = None
         self.declared: records.Declared = {}  # each workload's metric declarations, stored once
         self.lines: list[str] = []  # each finished case serialized once: for the journal, then the results file
@@ -63,13 +65,16 @@ class Saver:
         self.journaled = len(self.records)
         self._warned = False
 
-    def finish(self, report: Report) -> None:
+    def finish(self, report: Any) -> None:
         """Write the results file (atomically, once); then the journal has done its work and goes."""
         if not self.path:
             return
         try:
-            kept_all = len(self.lines) == len(report.results)
-            schema.save(report, self.path, *((self.lines, self.declared) if kept_all else ()))
+            if self.dumps is not None:
+                schema.atomic_write(self.path, self.dumps(report))
+            else:
+                kept_all = len(self.lines) == len(report.results)
+                schema.save(report, self.path, *((self.lines, self.declared) if kept_all else ()))
         except OSError as exc:
             self.failed = True
             where = ""

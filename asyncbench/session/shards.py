@@ -1,54 +1,30 @@
-"""A CI matrix's shards: `run --shard I/N` runs one part of the plan here, `merge` puts the N files together.
+"""A CI matrix's shards put together: `merge SHARD.json...`, the N files of `run --shard I/N` (session.local) as one.
 
-`run --shard I/N` is `run` (session.local) on the I-th of N parts of the
-plan (engine.shards cuts it the same way on every machine), its results
-file saying which shard of which plan it is, its checks each judged at the
-confidence they have in the whole plan's run. `merge SHARD.json...` reads
-the N files (each checked as `record` checks a file), proves they belong
-together (results.shards) and that each gives only the cases its shard
-planned (results.shard_plan), and concludes the merged report as `run` does:
-written, judged (--baseline, --strict), recorded (each shard's own file,
-under its own machine), exit code and all.
+`merge` reads the N files (each checked as `record` checks a file), proves
+they belong together (results.shards) and that each gives only the cases
+its shard planned (results.shard_plan), and concludes the merged report as
+`run` does (session.run_conclusion): written, judged (--baseline,
+--strict), recorded (each shard's own file, under its own machine), exit
+code and all. The place (`Merged`) runs nothing: its work was done where
+the shards ran.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Any, Sequence
 
 from asyncbench.errors import InputError
+from asyncbench.report.view import ReportView
 from asyncbench.results import schema, shard_plan, shards
 from asyncbench.results.model import Report
-from asyncbench.results.plan import Config
-from asyncbench.session import preflight, reading, recorder, spine
+from asyncbench.say import Say
+from asyncbench.session import preflight, spine
 from asyncbench.session.requests import RunRequest
+from asyncbench.session.run_conclusion import RunConclusion
 from asyncbench.session.saver import Saver
-from asyncbench.verdicts import outcome
-
-if TYPE_CHECKING:
-    from asyncbench.engine.shards import Selected
-
-Say = Callable[[str], None]
-
-
-def select(the_plan: Config, request: RunRequest, say: Say) -> Selected | None:
-    """The part of `the_plan` that `--shard` asks for (None: no --shard, the whole plan). A shard with no case (more
-    shards than the plan has cases) is said, and runs nothing: its file, empty, still tells `merge` it was there."""
-    if request.shard is None:
-        return None
-    if request.gate.baseline:
-        raise InputError(
-            f"--shard {request.shard} with --baseline: compare the merged report (`asyncbench merge SHARD.json... --baseline FILE`)"
-        )
-    from asyncbench.engine import shards as cut  # the cut asks each backend which devices it runs on: no framework import
-
-    selected = cut.select(the_plan, request.shard)
-    if selected.empty:
-        say(
-            f"shard {request.shard} has no case: the plan has {selected.shard.plan_cases}, fewer than {request.shard.count} "
-            "shards; nothing to measure here (the results file says so, for `asyncbench merge`)"
-        )
-    return selected
 
 
 def _loaded(paths: Sequence[str], request: RunRequest) -> list[tuple[str, Report]]:
@@ -60,23 +36,38 @@ def _loaded(paths: Sequence[str], request: RunRequest) -> list[tuple[str, Report
     return [(path, schema.load(path)) for path in paths]
 
 
-def merge(paths: Sequence[str], request: RunRequest, say: Say) -> spine.Session:
+class Merged:
+    """The place whose work is done: the shards' files, read and proven whole by its preflight, merged."""
+
+    def __init__(self, paths: Sequence[str], request: RunRequest, say: Say):
+        self.paths, self.request, self.say = paths, request, say
+        self.loaded: list[tuple[str, Report]] = []
+
+    def preflight(self) -> RunConclusion:
+        preflight.check_names(self.request, "merge")  # a mistyped option is said before a file is read
+        self.loaded = _loaded(self.paths, self.request)
+        shard_plan.proven(shards.ordered(self.loaded))  # each file gives only what its shard planned, before anything is merged
+        self.report = shards.merged(self.loaded)
+        sweeps = any(e.get("sweep") for e in self.report.config.get("experiments", ()) if isinstance(e, dict))
+        return RunConclusion.checked(self.request, sweeps, self.say, "merge", needed_by="merge --record", by_job=True)
+
+    def start(self, saver: Saver, stack: contextlib.ExitStack[Any]) -> None:
+        pass  # nothing to start: the shards ran elsewhere
+
+    def execute(self) -> None:
+        pass
+
+    def collect(self, interrupted: bool) -> Report:
+        # a shard cut short: its lost cases are error rows already (exit 3)
+        return dataclasses.replace(self.report, interrupted=True) if interrupted else self.report
+
+    def recorded(self, report: Report) -> list[tuple[Report, str | None]]:
+        return [(shard, path) for path, shard in self.loaded]  # each under its own machine
+
+    def stopped_line(self, report: Report, kept_in: str) -> None:
+        return None  # nothing was running to be cut short
+
+
+def merge(paths: Sequence[str], request: RunRequest, say: Say) -> spine.Ended[ReportView]:
     """`asyncbench merge SHARD.json...` (see the module's docstring)."""
-    preflight.check_names(request, "merge")  # a mistyped option is said before a file is read
-    loaded = _loaded(paths, request)
-    shard_plan.proven(shards.ordered(loaded))  # each file gives only what its shard planned, before anything is merged
-    report = shards.merged(loaded)
-    sweeps = any(e.get("sweep") for e in report.config.get("experiments", ()) if isinstance(e, dict))
-    outputs = preflight.check_outputs(request, sweeps, "merge")
-    recording = request.recording
-    store = recorder.open_history(recording.history, "merge --record") if recording.record else None
-    base_report = reading.load_results(request.gate.baseline, say) if request.gate.baseline else None
-    saver = Saver(request.outputs.json_path, say)
-    saver.finish(report)
-    by_shard: list[tuple[Report, str | None]] = [(shard, path) for path, shard in loaded]  # each under its own machine
-
-    def record(verdict: outcome.Outcome) -> outcome.Outcome:
-        return recorder.record(store, by_shard, recording.label, say, verdict, jobs=True) if store is not None else verdict
-
-    view, verdict = spine.conclude(report, request.gate, outputs, base_report, saver.written, saver.unsaved, say, record)
-    return spine.Session(view, verdict.code, interrupted=False)  # a shard cut short: its lost cases are error rows (exit 3)
+    return spine.run(Merged(paths, request, say), say)

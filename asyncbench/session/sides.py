@@ -11,13 +11,13 @@ import contextlib
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 from asyncbench.errors import InputError
 from asyncbench.host import worktrees
 from asyncbench.results.model import Case
+from asyncbench.say import Say
 
-Say = Callable[[str], None]
 # How long a side's interpreter check may take before it counts as not answering.
 PROBE_TIMEOUT_S = 60.0
 
@@ -77,7 +77,20 @@ def _commit(repo: Path, revision: str, option: str) -> str:
     try:
         return worktrees.git(repo, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
     except subprocess.CalledProcessError:
-        raise InputError(f"{option} {revision!r}: no such revision in {repo}") from None
+        raise InputError(f"{option} {revision!r}: no such revision in {repo}{_shallow_hint(repo)}") from None
+
+
+def _shallow_hint(repo: Path) -> str:
+    """Why a revision may be missing where CI checked out one commit alone (actions/checkout's default depth 1)."""
+    try:
+        shallow = worktrees.git(repo, "rev-parse", "--is-shallow-repository") == "true"
+    except subprocess.CalledProcessError:
+        return ""
+    return (
+        " (the clone is shallow: fetch the history, e.g. `git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout)"
+        if shallow
+        else ""
+    )
 
 
 @contextlib.contextmanager

@@ -40,8 +40,8 @@ What the interval can and cannot see: a case's own interval treats every
 sample of both runs as drawn from one fixed machine (rounds that drift
 together widen it), so it sees the noise within each run. It cannot see the
 machine changing speed between the runs (another tenant, a clock change, a
-neighbour that came and went), which on a shared CI runner moved medians by
-up to 178% between identical runs while each run's CI was ±1–3%. So each
+neighbour that came and went), which on a shared CI runner moves medians
+between identical runs far more than each run's own interval is wide. So each
 case also times a fixed reference work between its rounds (schema 10), and
 verdicts.machine judges the machine's change between the runs from it (and
 from the CPU pressure each run saw): the machine's change is carried by the
@@ -51,6 +51,9 @@ INCONCLUSIVE with a line that says what the machine did.
 Files without references are compared as before, with that caveat. `asyncbench
 ab`, which pairs base and head round by round in one run, still gates
 finer margins than separate runs can.
+
+Figures (how far identical runs moved, and each gate's false failures):
+docs/measured.md, section "How flaky is each gate".
 """
 
 from __future__ import annotations

@@ -1,51 +1,37 @@
 """Whether the machine itself changed speed between two runs, and the code's change with the machine's taken out.
 
-Each case of a run times a reference (results.reference): fixed work, the
-same in every run, sampled between the case's rounds in the case's own
-process. Between a baseline and a current run, the ratio of the two
-references (Hodges–Lehmann with its rank interval, as every ratio of two
-runs here: verdicts.ratio) is the machine's change of speed while that case
-ran; the OS's account (other processes' share of the CPU, steal) says why.
+Each case of a run times a reference (results.reference): fixed work, the same in every run, sampled between the
+case's rounds in the case's own process. Between a baseline and a current run, the ratio of the two references
+(Hodges–Lehmann with its rank interval, as every ratio of two runs here: verdicts.ratio) is the machine's change of
+speed while that case ran; the OS's account (other processes' share of the CPU, steal) says why.
 
-The rules, decided by measurement (benchmarks/separate_runs.py, figures in
-docs/measured.md). How much a case feels the machine's change is no fixed
-multiple of what the reference feels, and beside a neighbour not even
-bounded: beside one CPU hog on 2 cores a case ran 2.5× slower while the
-reference did not move (they took the hog's time slices in turn), and the
-log of the case's change over the reference's ranged from −15 to +18. With
-no neighbour in sight it stayed within bounds: where the quiet machine moved
-×1.5-1.8 between runs (a virtual machine's host), cases followed with
-0.77-1.22 of the reference's log change, and in runs where a reference
-moved 1.6× a case beside it did not move at all (0). So:
+The rules were decided by measurement (benchmarks/separate_runs.py). How much a case feels the machine's change is
+no fixed multiple of what the reference feels, and beside a neighbour not even bounded: a case and the reference
+take a CPU hog's time slices in turn, so either may be slowed while the other is not. With no neighbour in sight it
+stayed within bounds. So:
 
-- **A neighbour gives no verdict.** Where some task waited for a CPU more
-  than BUSY of the time while the case sampled, in either run (Linux's
-  pressure stall information), the row is INCONCLUSIVE with the line that
-  says so: a neighbour's effect on a case is unknown, and two runs beside
-  two neighbours are no better (a steady CPU hog in one run and a lighter
-  job in the other read 71% and 65%, and slowed the case 2.6× and not at
-  all). Where the kernel reports no pressure, other processes' share of the
-  CPU, and the hypervisor's steal, may not differ by more than OS_MOVED.
-- **A machine whose change is unknown, or beyond ×(1 + MAX_MOVE), gives no
-  verdict** either, with the line "the machine ran 2.3× [2.2–2.4] slower
-  during current.json".
-- **Otherwise the machine's change is carried, never divided out**: the
-  code's ratio is the case's over machine^s, for every machine ratio in its
-  interval and every s from 0 to MAX_SENSITIVITY (a case that does not feel
-  the machine at all, up to one that feels it twice as much), and the
-  verdict is judged on the widest interval those allow. Identical code on a
-  machine 1.38× slower is then INCONCLUSIVE (its interval reaches from
-  0.67 to 1.38), while a change far beyond the machine's (a step 4× slower)
-  is still SLOWER. Each of the two intervals is taken at half the row's
-  error, so the label is still wrong at most at the row's share of the
-  family rate.
+- **A neighbour gives no verdict.** Where some task waited for a CPU more than BUSY of the time while the case
+  sampled, in either run (Linux's pressure stall information), the row is INCONCLUSIVE with the line that says so:
+  a neighbour's effect on a case is unknown, and two runs beside two neighbours are no better (the pressure says a
+  neighbour is there, not what it does). Where the kernel reports no pressure, other processes' share of the CPU,
+  and the hypervisor's steal, may not differ by more than OS_MOVED.
+- **A machine whose change is unknown, or beyond ×(1 + MAX_MOVE), gives no verdict** either, with the line "the
+  machine ran 2.3× [2.2–2.4] slower during current.json".
+- **Otherwise the machine's change is carried, never divided out**: the code's ratio is the case's over machine^s,
+  for every machine ratio in its interval and every s from 0 to MAX_SENSITIVITY (a case that does not feel the
+  machine at all, up to one that feels it twice as much), and the verdict is judged on the widest interval those
+  allow. Identical code on a machine that ran much slower is then INCONCLUSIVE, while a change far beyond the
+  machine's is still SLOWER. Each of the two intervals is taken at half the row's error, so the label is still
+  wrong at most at the row's share of the family rate.
 
-What it cannot see: a change of speed that only the case feels, with the
-machine steady (a worker process that drew a worse thread placement), which
-a 10% margin mostly absorbs; a smaller margin on a shared machine needs
-`ab`. Files without references (before schema 10), or with different
-reference work, are compared as before, and say that the machine's change
-is not seen.
+What it cannot see: a change of speed that only the case feels, with the machine steady (a worker process that drew
+a worse thread placement), which a 10% margin mostly absorbs; a smaller margin on a shared machine needs `ab`. Files
+without references (before schema 10), or with different reference work, are compared as before, and say that the
+machine's change is not seen.
+
+Figures (how cases followed the machine, beside a neighbour and without; what the rules decided):
+docs/measured.md, section "Separate runs: the machine beside the code"; worked examples:
+docs/concepts/intervals.md.
 """
 
 from __future__ import annotations

@@ -1,41 +1,29 @@
 """The ratio of two runs' timings: the Hodges–Lehmann estimate on log times and its exact rank interval.
 
-For samples old (m values) and new (n values), the m·n differences
-log(new_j) − log(old_i), sorted, are d_(1) ≤ … ≤ d_(mn). Their median is the
-Hodges–Lehmann estimate of the shift of log time, and [d_(k), d_(mn+1−k)]
-is its distribution-free interval (Bauer 1972; Hollander & Wolfe, ch. 4):
-the interval misses the shift when the Mann–Whitney count U of pairs with
-old above new is below k, or above mn − k, so k is the largest with
-P(U ≤ k − 1) ≤ α/2 under the null of no shift. exp() turns both into a ratio
-of times, current / baseline.
+For samples old (m values) and new (n values), the m·n differences log(new_j) − log(old_i), sorted, are
+d_(1) ≤ … ≤ d_(mn). Their median is the Hodges–Lehmann estimate of the shift of log time, and [d_(k), d_(mn+1−k)]
+is its distribution-free interval (Bauer 1972; Hollander & Wolfe, ch. 4): the interval misses the shift when the
+Mann–Whitney count U of pairs with old above new is below k, or above mn − k, so k is the largest with
+P(U ≤ k − 1) ≤ α/2 under the null of no shift. exp() turns both into a ratio of times, current / baseline.
 
-Why this and not the ratio of the two medians' intervals: that needed each
-median's own order-statistic interval at half the error, so nothing under 9
-samples a side at 99.5%; a 3× slowdown measured in 6 rounds against 20
-passed a gate as INCONCLUSIVE. A rank interval uses every pair: 6 against 20
-samples reach 99.99% (P(U = 0) = 1/C(26, 6) = 4·10⁻⁶), and it is narrower
-than the medians' at any size (Hodges–Lehmann keeps 95% of the mean's
-efficiency for normal data, the median 64%).
+Why this and not the ratio of the two medians' intervals: that needed each median's own order-statistic interval
+at half the error, so nothing under 9 samples a side at 99.5%, and a clear slowdown measured in a few rounds
+passed a gate as INCONCLUSIVE. A rank interval uses every pair, so a few samples against many already reach a
+gate's confidence (6 against 20: P(U = 0) = 1/C(26, 6) = 4·10⁻⁶), and it is narrower than the medians' at any size
+(Hodges–Lehmann keeps 95% of the mean's efficiency for normal data, the median 64%).
 
-U's null distribution is exact for small samples (the counting recursion,
-cached per pair of sizes) and its normal approximation, continuity
-corrected, beyond EXACT_PAIRS. What the interval assumes, and what it does
-about it:
-- that a change scales the time distribution (a shift of log time), which
-  is how a slowdown looks. Then it holds at any size: simulated coverage of a
-  planted ratio, lognormal and heavy-tailed times, m, n in {6, 10, 20, 50},
-  was at or above nominal within the simulation's noise
-  (benchmarks/compare_validity.py). Where the spread changes too, it bends:
-  a current run twice as noisy and shorter than the baseline (20 against 6,
-  50 against 10 samples) covered the ratio of medians 88–92% of the time at
-  a nominal 95% (the rank count varies more than its null says: Behrens–
-  Fisher); twice as noisy and longer, or as long, 97–99%;
-- independent rounds: rounds that drift together make U vary more, so, as
-  `stats.median_ci` does, the interval comes from effective sample sizes
-  n / inflation, where the inflation of U's variance follows from the
-  measured lag-1 dependence of each side's rounds (Gaussian AR(1): the
-  autocorrelation of ranks at lag k is 6/π·asin(ρ^k/2)), and the rank is
-  scaled back to n.
+U's null distribution is exact for small samples (the counting recursion, cached per pair of sizes) and its normal
+approximation, continuity corrected, beyond EXACT_PAIRS. What the interval assumes, and what it does about it:
+- that a change scales the time distribution (a shift of log time), which is how a slowdown looks. Then it holds
+  at any size; where the spread changes too it bends (the rank count varies more than its null says:
+  Behrens–Fisher), most where the current run is both noisier and shorter than the baseline;
+- independent rounds: rounds that drift together make U vary more, so, as `stats.median_ci` does, the interval
+  comes from effective sample sizes n / inflation, where the inflation of U's variance follows from the measured
+  lag-1 dependence of each side's rounds (Gaussian AR(1): the autocorrelation of ranks at lag k is
+  6/π·asin(ρ^k/2)), and the rank is scaled back to n.
+
+Figures (coverage of a planted ratio, lognormal and heavy-tailed, equal and unequal spreads, drifting rounds;
+benchmarks/compare_validity.py): docs/measured.md, section "The baseline comparison's interval".
 """
 
 from __future__ import annotations

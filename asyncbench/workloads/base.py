@@ -20,7 +20,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from asyncbench.backends.base import Backend
 from asyncbench.results import units
-from asyncbench.results.model import Clocks, Memory, MetricInfo, Result, Samples, Sampling, Settings, Status, VariantResult, Word
+from asyncbench.results.model import Clocks, Memory, MetricInfo, Result, Samples, Sampling, Settings, Status, VariantResult
+from asyncbench.results.word import Word
 
 
 class ParamKind(Word):

@@ -326,7 +326,7 @@ def test_a_gate_time_too_short_for_a_first_interval_is_refused_with_why():
     """A new user's --gate-time 5s was taken, and every case ended INCONCLUSIVE without an interval: the first look
     needs 10 blocks of fresh processes, each sampled at least 0.5 s."""
     from asyncbench.errors import InputError
-    from asyncbench.session import paired as ab
+    from asyncbench.session import requests as ab
 
     with pytest.raises(InputError, match=r"first interval: 10 blocks"):
         ab.parse_gate_time("5s")
@@ -349,3 +349,16 @@ def test_a_case_on_one_side_only_says_what_it_ran_and_nothing_compared_fails(rep
     assert cases["only on base"]["status"] == "one-sided"
     assert (cases["only on base"]["workload"], cases["only on base"]["params"]["size"]) == ("matmul", 64)
     assert (cases["only on head"]["workload"], cases["only on head"]["params"]["size"]) == ("matmul", 96)
+
+
+def test_a_base_missing_from_a_shallow_clone_says_the_clone_is_shallow(repo, tmp_path_factory):
+    """CI's checkout holds one commit unless told otherwise: `--base HEAD~` is then "no such revision", and the line
+    says why and what fetches it."""
+    git(repo, "commit", "-qm", "second", "--allow-empty")
+    clone = tmp_path_factory.mktemp("shallow") / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(clone)], check=True, capture_output=True)
+    done = ab("gate.yaml", "--base", "HEAD~", cwd=clone)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no such revision" in done.stderr
+    assert "the clone is shallow" in done.stderr
+    assert "fetch-depth: 0" in done.stderr

@@ -10,7 +10,7 @@ from subprocess import CompletedProcess
 import pytest
 
 from asyncbench.errors import InputError
-from asyncbench.session import paired as ab
+from asyncbench.session import requests as ab
 from tests.support.helpers import asyncbench
 
 

@@ -54,7 +54,7 @@ def test_a_gate_of_two_frameworks_keeps_two_processes_not_four(tmp_path, monkeyp
     """numpy's and JAX's cases run in side workers of different variables; before, the numpy pair stayed (frozen)
     while the JAX pair measured: four processes set up on one device."""
     from asyncbench.session import paired
-    from asyncbench.session.requests import Selection
+    from asyncbench.session.requests import ABRequest, Outputs, Selection
 
     ledger = tmp_path / "ledger"
     ledger.mkdir()
@@ -62,13 +62,13 @@ def test_a_gate_of_two_frameworks_keeps_two_processes_not_four(tmp_path, monkeyp
     (tmp_path / "ledgered.py").write_text(LEDGERED)
     selection = Selection(workloads=(f"{tmp_path / 'ledgered.py'}:Ledgered",), backends=("numpy", "jax"), devices=("cpu",), quick=True)
     saved = tmp_path / "ab.json"
-    request = paired.ABRequest(
+    request = ABRequest(
         selection=selection,
         base_env={"ASYNCBENCH_TEST_SIDE": "base"},
         gate_time_s=10.0,
         gate_time_max_s=10.0,
         progress=False,
-        json_path=str(saved),
+        outputs=Outputs(str(saved)),
     )
     paired.run(request, lambda line: None)
     rows = {case["id"]: (case["status"], case.get("reason")) for case in json.loads(saved.read_text())["cases"]}

@@ -133,14 +133,16 @@ def test_ab_and_show_write_them_and_an_unwritable_path_is_refused_before_anythin
     from asyncbench.errors import EXIT_INPUT
     from asyncbench.report import bmf
     from asyncbench.results.paired import dumps
-    from asyncbench.session import paired
+    from asyncbench.session import paired, spine
+    from asyncbench.session.requests import ABRequest, Outputs
+    from asyncbench.session.saver import Saver
 
     report = _ab(PairedCase("a[numpy,cpu]", "ok", ratios=(_ratio("unsure", Label.INCONCLUSIVE, 1.04, (0.99, 1.09)),)))
     files = {name: tmp_path / name for name in ("ab.json", "junit.xml", "bmf.json")}
     files["ab.json"].write_text(dumps(report), encoding="utf-8")
-    request = paired.ABRequest(base_env={"X": "1"}, junit_path=str(files["junit.xml"]), bmf_path=str(files["bmf.json"]))
+    request = ABRequest(base_env={"X": "1"}, outputs=Outputs(files={"junit": str(files["junit.xml"]), "bmf": str(files["bmf.json"])}))
     said: list[str] = []
-    assert paired._conclude(report, request, True, None, said.append).code == 1
+    assert spine.conclude(paired.PairedConclusion(request), report, Saver(None, said.append), None, (), said.append).code == 1
     assert said == [f"written: {files['bmf.json']}, {files['junit.xml']}"]
     for fmt, written in (("junit", "junit.xml"), ("bmf", "bmf.json")):
         shown = CliRunner().invoke(cli.main, ["show", str(files["ab.json"]), "--format", fmt], catch_exceptions=False)

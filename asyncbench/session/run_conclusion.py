@@ -1,0 +1,99 @@
+"""How `run`'s report concludes (`run`, `run --executor`, `gather`, `merge`), and what it needs checked first.
+
+`RunConclusion.checked` is the family's preflight: every output proven
+writable (session.preflight), the history store opened and proven writable
+where the command records, the baseline read, all before anything runs.
+The conclusion then compares the finished report with the baseline, judges
+it once against the gate, writes each writer's file from the view
+(report.writers) and records the report, or each job's or shard's, into
+the history (session.recorder). The spine (session.spine) calls it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from asyncbench.report import view as views
+from asyncbench.report.view import ReportView
+from asyncbench.report.writers import Writer
+from asyncbench.results.model import Report
+from asyncbench.say import Say
+from asyncbench.session import preflight, reading, recorder
+from asyncbench.session.requests import Gate, RunRequest
+from asyncbench.verdicts import compare, outcome
+
+
+@dataclass(frozen=True)
+class RunConclusion:
+    """A run's report concluded: compared with `base_report`, judged against `gate`, each writer's file written, and
+    recorded into `store` (None: not recorded) under `label`; `by_job`: what is recorded is a sweep's jobs' or a
+    matrix's shards' own reports, each from its file, said as a count of jobs."""
+
+    gate: Gate
+    writers: Sequence[tuple[Writer, str]]
+    base_report: Report | None = None
+    store: Any = None
+    label: str | None = None
+    by_job: bool = False
+
+    @classmethod
+    def checked(
+        cls,
+        request: RunRequest,
+        sweeps: bool,
+        say: Say,
+        command: str = "run",
+        owned: Iterable[Path] = (),
+        owner: Path | None = None,
+        needed_by: str = "--record",
+        by_job: bool = False,
+    ) -> RunConclusion:
+        """Everything the conclusion needs, checked before anything runs (InputError: exit 2): the outputs
+        (preflight.check_outputs, with `sweeps`, `command`, `owned` and `owner` as it takes them), the history store
+        where the command records (`needed_by`: the option named where its packages are missing), the baseline."""
+        writers = preflight.check_outputs(request, sweeps, command, owned, owner)  # before the store is opened
+        recording = request.recording
+        store = recorder.open_history(recording.history, needed_by) if recording.record else None
+        base_report = reading.load_results(request.gate.baseline, say) if request.gate.baseline else None
+        return cls(request.gate, writers, base_report, store, recording.label, by_job)
+
+    @property
+    def dumps(self) -> Callable[[Report], str] | None:
+        return None  # a results file, journaled as its cases finish (session.saver)
+
+    def judge(self, report: Report, unsaved: Sequence[str], stopped: int | None) -> tuple[ReportView, outcome.Outcome]:
+        """Compared with the baseline and judged once; a run cut short is judged as what finished (its exit code is
+        the signal's, and the outcome is not printed)."""
+        gate, base_report = self.gate, self.base_report
+        comparison = (
+            compare.compare(
+                base_report, report, gate.max_regression, allow_inconclusive=gate.allow_inconclusive, names=("the baseline", "this run")
+            )
+            if base_report is not None
+            else None
+        )
+        verdict = outcome.judge(
+            report, strict=gate.strict, allow_inconclusive=gate.allow_inconclusive, comparison=comparison, unsaved=unsaved
+        )
+        return views.build(report, comparison, verdict), verdict
+
+    def files(self, report: Report, view: ReportView) -> list[tuple[str, Callable[[], str | bytes]]]:
+        """Each writer's file, rendered from the view; a picture of sweeps only where something swept ran."""
+        swept = any(e.swept for e in view.experiments)
+        # nothing ran that was swept (every point skipped): no empty picture
+        return [(path, functools.partial(writer.render, view, path)) for writer, path in self.writers if swept or not writer.needs_sweep]
+
+    def unwritten(self, path: str, exc: OSError) -> str:
+        return f"asyncbench: error: cannot write an output: {exc.strerror or exc} ({exc.filename or path})"
+
+    def record(self, recorded: Sequence[tuple[Report, str | None]], verdict: outcome.Outcome, say: Say) -> outcome.Outcome:
+        if self.store is None:
+            return verdict
+        return recorder.record(self.store, recorded, self.label, say, verdict, jobs=self.by_job)
+
+    def with_outcome(self, report: Report, view: ReportView, verdict: outcome.Outcome) -> ReportView:
+        return dataclasses.replace(view, outcome=views.outcome_view(verdict))
