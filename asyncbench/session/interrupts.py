@@ -31,10 +31,6 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised wherever the run is, so that it ends as Ctrl-C does: finished cases saved, workers torn down."""
 
 
-def raise_terminated(signum: int, frame: Any) -> None:
-    raise Terminated()
-
-
 class Interrupts:
     """One command's stop: `running()` around the work, then `saving()` around the save of what finished.
 
@@ -45,7 +41,20 @@ class Interrupts:
     def __init__(self) -> None:
         self.code: int | None = None
         self._previous: Any = None
+        self._previous_int: Any = None
         self._installed = False
+        #: the exit code of a signal that arrived in the work, whatever it became on its way up: one raised while a C
+        #: extension initialised itself (scipy.stats, imported when a change point is first sought) reaches the
+        #: command as "ImportError: initialization failed", and must still end it as the signal does
+        self._received: int | None = None
+
+    def _on_term(self, signum: int, frame: Any) -> None:
+        self._received = EXIT_TERMINATED
+        raise Terminated()
+
+    def _on_int(self, signum: int, frame: Any) -> None:
+        self._received = EXIT_INTERRUPTED
+        raise KeyboardInterrupt()
 
     @property
     def interrupted(self) -> bool:
@@ -55,15 +64,22 @@ class Interrupts:
     def running(self) -> Iterator[None]:
         """The work: SIGTERM raises Terminated in it; Ctrl-C or SIGTERM ends it (`code` says which), SIGTERM ignored
         from then until `saving()` ends. Any other exception goes on, SIGTERM's handler restored."""
-        self._previous, self._installed = signal.signal(signal.SIGTERM, raise_terminated), True
+        self._previous, self._installed = signal.signal(signal.SIGTERM, self._on_term), True
+        # Ctrl-C as Python's own handler raises it, noted on the way (left alone where it is ignored or someone's own)
+        self._previous_int = signal.getsignal(signal.SIGINT)
+        if self._previous_int is signal.default_int_handler:
+            signal.signal(signal.SIGINT, self._on_int)
         try:
             yield
         except KeyboardInterrupt as stop:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the save short
             self.code = EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
         except BaseException:
-            self._restore()
-            raise
+            if self._received is None:
+                self._restore()
+                raise
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the signal, turned into another exception on its way up
+            self.code = self._received
         else:
             self._restore()
 
@@ -78,6 +94,8 @@ class Interrupts:
     def _restore(self) -> None:
         if self._installed:  # None: a handler not set from Python, which Python cannot put back; the default then
             signal.signal(signal.SIGTERM, signal.SIG_DFL if self._previous is None else self._previous)
+            if self._previous_int is signal.default_int_handler:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
             self._installed = False
 
 

@@ -1,0 +1,41 @@
+"""session.interrupts: Ctrl-C and SIGTERM end the work with 130 and 143, also where the signal's exception became
+another one on its way up (a C extension initialising itself turns it into "ImportError: initialization failed")."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
+from asyncbench.session.interrupts import Interrupts
+
+
+def _signalled_and_turned_into_an_import_error(signum: int) -> None:
+    try:
+        os.kill(os.getpid(), signum)
+        time.sleep(5)  # the handler runs here
+    except KeyboardInterrupt:  # Terminated is one too
+        raise ImportError("initialization failed") from None  # as CPython reports an extension's failed PyInit
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, EXIT_TERMINATED), (signal.SIGINT, EXIT_INTERRUPTED)])
+def test_a_signal_turned_into_another_exception_still_ends_the_work_as_the_signal(signum, code):
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    interrupts = Interrupts()
+    with interrupts.running():
+        _signalled_and_turned_into_an_import_error(signum)
+    assert interrupts.code == code
+    with interrupts.saving():
+        pass
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+
+
+def test_an_exception_with_no_signal_behind_it_goes_on():
+    interrupts = Interrupts()
+    with pytest.raises(ImportError), interrupts.running():
+        raise ImportError("a real one")
+    assert interrupts.code is None
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
