@@ -52,6 +52,8 @@ RAN = "runs without error"
 VERIFIED = "results pass verification"
 #: the suite of an `ab` file's verdicts
 AB_SUITE = "asyncbench ab"
+#: the suite and test of a run's gate where it failed on something no other test is (a --baseline comparison)
+GATE_SUITE, GATE_TEST = "asyncbench gate", "the gate passes"
 #: what XML 1.0 cannot hold after report.escaping.visible has shown the control characters (its Char production)
 NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -101,8 +103,21 @@ def _time(times: Sequence[float | None]) -> float | None:
     return sum(known) if known else None
 
 
+def _gate_suite(view: ReportView, suites: Sequence[Suite]) -> list[Suite]:
+    """Where the run's gate failed and no test above fails (a comparison with --baseline, a skipped case under
+    --strict: neither is a test of its own), one test that fails with the gate's reasons, so that a file with no
+    failing test always means a passing gate. None where the view has no outcome (`show` of a file)."""
+    if view.outcome is None or view.outcome.code == 0:
+        return []
+    if any(test.outcome in (FAILURE, ERROR) for suite in suites for test in suite.tests):
+        return []
+    reasons = "; ".join(view.outcome.reasons) or f"exit {view.outcome.code}"
+    return [Suite(GATE_SUITE, (Test(GATE_SUITE, GATE_TEST, FAILURE, reasons, f"exit {view.outcome.code}"),))]
+
+
 def run_suites(view: ReportView) -> list[Suite]:
-    """A suite per experiment: a test per check of each case, and one per errored case."""
+    """A suite per experiment: a test per check of each case, and one per errored case; the gate's own test where it
+    failed on nothing listed (`_gate_suite`)."""
     allowed = _allows_inconclusive(view)
     suites = []
     for name, results in by_experiment(view.report.results):
@@ -113,7 +128,7 @@ def run_suites(view: ReportView) -> list[Suite]:
             tests += [check_test(result.id, check, allowed) for check in result.checks]
         if tests:
             suites.append(Suite(name, tuple(tests), _time([r.case_s for r in results])))
-    return suites
+    return suites + _gate_suite(view, suites)
 
 
 def _ratio_test(report: ABReport, case: PairedCase, ratio: PairedRatio) -> Test:

@@ -156,3 +156,18 @@ def test_ab_and_show_write_them_and_an_unwritable_path_is_refused_before_anythin
         assert refused.exit_code == EXIT_INPUT, refused.output
         assert "does not exist" in refused.output
         assert len(refused.output.strip().splitlines()) == 1
+
+
+def test_a_gate_that_failed_on_nothing_listed_is_one_failing_test_and_a_passing_one_adds_none():
+    """A run that fails only on its --baseline comparison had no failing test: the file read as a pass beside exit 1.
+    The gate's own test fails then, with its reasons; a passing run, and `show` of a file (no outcome), add none."""
+    fine = dataclasses.replace(ok_result("m[torch,cpu]"), checks=(Check("done_s < 1s", Verdict.PASS, "done_s = 1.05 s"),))
+    report = report_of([fine])
+    slower = outcome.Outcome(1, ("1 case slower than the baseline beyond 10%: m[torch,cpu] sync",))
+    root = _parsed(WRITERS["junit"].render(view.build(report, None, slower), "junit.xml"))
+    assert _counts(root) == (2, 1, 0, 0)
+    failed = next(t for t in root.iter("testcase") if t.get("name") == junit.GATE_TEST).find("failure")
+    assert failed.get("message") == "1 case slower than the baseline beyond 10%: m[torch,cpu] sync"
+    assert failed.get("type") == "exit 1"
+    assert _counts(_run_junit(report, False)) == (1, 0, 0, 0)  # passing: the check alone
+    assert _counts(_run_junit(report, None)) == (1, 0, 0, 0)  # show: no outcome, nothing added
