@@ -164,25 +164,18 @@ def show(path: str, fmt: str, plot_path: str | None, allow_inconclusive: bool) -
     """Re-render a results file written by `asyncbench run -o` (or `asyncbench ab -o`)."""
     from asyncbench.report import terminal, view
     from asyncbench.report.writers import WRITERS
-    from asyncbench.results import ab_file, ab_report, outputs, schema
+    from asyncbench.results import outputs
+    from asyncbench.results.paired import ABReport
     from asyncbench.session import reading
     from asyncbench.verdicts import outcome
 
-    with schema.bulk_loading():  # parsed once, whichever kind of file it is
-        try:
-            raw = ab_report.read_raw(path)
-        except InputError:
-            raw = None  # missing (a journal may stand for it), unreadable or not JSON: the results reader says which
-        if ab_file.is_ab(raw):
-            report = ab_report.from_dict(raw, path)
-            if allow_inconclusive:
-                report = dataclasses.replace(report, allow_inconclusive=True)
-            _show_ab(report, fmt, plot_path)
-            return
-        plot = WRITERS["plot"]
-        if plot_path:
-            plot.check_destination(plot_path)
-        loaded = reading.load_results(path, echo_err, raw=raw)
+    loaded = reading.load_any(path, echo_err)
+    if isinstance(loaded, ABReport):
+        _show_ab(dataclasses.replace(loaded, allow_inconclusive=True) if allow_inconclusive else loaded, fmt, plot_path)
+        return
+    plot = WRITERS["plot"]
+    if plot_path:
+        plot.check_destination(plot_path)
     # judged only where a format says what the gate would: a JUnit test per check, INCONCLUSIVE as allowed or not
     judged = outcome.judge(loaded, allow_inconclusive=True) if allow_inconclusive and fmt == "junit" else None
     shown = view.build(loaded, None, judged)

@@ -51,17 +51,11 @@ def load(path: str | Path) -> NotebookReport | NotebookABReport:
     naming the file) for anything unusable. A results file whose run has not ended is read from its journal, and a
     warning says so."""
     from asyncbench.report import notebook
-    from asyncbench.results import ab_file, ab_report, schema
+    from asyncbench.results.paired import ABReport
     from asyncbench.session import reading
 
-    with schema.bulk_loading():  # parsed once, whichever kind of file it is
-        try:
-            raw = ab_report.read_raw(path)
-        except InputError:
-            raw = None  # missing (a journal may stand for it), unreadable or not JSON: the results reader says which
-        if ab_file.is_ab(raw):
-            return notebook.ab_report(ab_report.from_dict(raw, str(path)))
-        return notebook.report(reading.load_results(path, lambda line: warnings.warn(line, stacklevel=3), raw=raw))
+    loaded = reading.load_any(path, lambda line: warnings.warn(line, stacklevel=3))
+    return notebook.ab_report(loaded) if isinstance(loaded, ABReport) else notebook.report(loaded)
 
 
 def run(

@@ -1,5 +1,7 @@
 """Results files read back: for show, compare, --baseline and gather, a journal read where a run has not ended.
 
+`load_any` reads a file that may be either kind, a results file or an `ab` file (show, asyncbench.load).
+
 `load_results` reads a results file; where the run writing it has not
 ended (still running, or killed), its journal is read instead and `say`
 tells so. Files older than schema 3 get their units and readings from the
@@ -12,9 +14,24 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from asyncbench.results import journal, schema
+from asyncbench.errors import InputError
+from asyncbench.results import ab_file, ab_report, journal, schema
 from asyncbench.results.model import Report
+from asyncbench.results.paired import ABReport
 from asyncbench.say import Say
+
+
+def load_any(path: str | Path, say: Say | None = None) -> Report | ABReport:
+    """The file at `path`, whichever it is: an `ab` file (`ab -o`) or a results file (`run -o`; its journal where
+    the run has not ended, told through `say`), parsed once and held to every field its reader checks."""
+    with schema.bulk_loading():  # parsed once, whichever kind of file it is
+        try:
+            raw = ab_report.read_raw(path)
+        except InputError:
+            raw = None  # missing (a journal may stand for it), unreadable or not JSON: the results reader says which
+        if ab_file.is_ab(raw):
+            return ab_report.from_dict(raw, str(path))
+        return load_results(path, say, raw=raw)
 
 
 def load_results(path: str | Path, say: Say | None = None, raw: Any = None) -> Report:
