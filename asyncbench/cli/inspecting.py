@@ -169,13 +169,13 @@ def show(path: str, fmt: str, plot_path: str | None, allow_inconclusive: bool) -
     from asyncbench.session import reading
     from asyncbench.verdicts import outcome
 
+    plot = WRITERS["plot"]
+    if plot_path:
+        plot.check_destination(plot_path)  # what --plot needs (matplotlib, a writable file) said before any reading
     loaded = reading.load_any(path, echo_err)
     if isinstance(loaded, ABReport):
         _show_ab(dataclasses.replace(loaded, allow_inconclusive=True) if allow_inconclusive else loaded, fmt, plot_path)
         return
-    plot = WRITERS["plot"]
-    if plot_path:
-        plot.check_destination(plot_path)
     # judged only where a format says what the gate would: a JUnit test per check, INCONCLUSIVE as allowed or not
     judged = outcome.judge(loaded, allow_inconclusive=True) if allow_inconclusive and fmt == "junit" else None
     shown = view.build(loaded, None, judged)
