@@ -110,7 +110,7 @@ def prepare(target: Target, engine: Any, meta: Any, writing_too: bool) -> list[s
     notes: list[str] = []
 
     with translated(target, "open"):
-        with engine.connect() as connection:
+        with _snapshot(engine) as connection:
             version = _version(target, connection)
             if version is None:
                 _refuse_foreign(target, connection)
@@ -144,6 +144,19 @@ def prepare(target: Target, engine: Any, meta: Any, writing_too: bool) -> list[s
                 raise StoreError(f"{exc} (is its folder writable? SQLite writes a journal beside the file)") from None
             raise
     return notes
+
+
+@contextlib.contextmanager
+def _snapshot(engine: Any) -> Iterator[Any]:
+    """A connection whose reads all see one moment of the store: the first, unlocked look at it asks whether the meta
+    table is there and then what tables the database holds, and another process's new store committed between the
+    two questions (PostgreSQL reads each statement afresh by default) made a store in the making read as another
+    application's (found by CI: one process of two that made one new store at once was refused). SQLite's
+    transaction (`BEGIN`, connect) already reads one snapshot."""
+    with engine.connect() as connection:
+        if connection.dialect.name == "postgresql":
+            connection = connection.execution_options(isolation_level="REPEATABLE READ")
+        yield connection
 
 
 def _version(target: Target, connection: Any) -> int | None:

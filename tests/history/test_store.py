@@ -181,6 +181,22 @@ def test_a_series_says_how_many_runs_it_holds_in_words_that_fit_the_count():
     assert "(12 runs, no change found)" in console.export_text()  # long enough: none found, said as such
 
 
+@pytest.mark.postgres
+def test_a_store_another_process_makes_between_the_first_looks_is_not_read_as_another_applications():
+    """The first, unlocked look asks whether the meta table is there and then which tables the database holds; a
+    store committed between the two (a second `record` making it at once) is not 'not an asyncbench store'. (On
+    SQLite the look's read lock makes the other writer wait: in one process, that would wait for itself.)"""
+    from asyncbench.history import database
+
+    where = target.resolve(_empty_postgres())
+    engine = database.connect(where, writing=True)
+    with database._snapshot(engine) as connection:
+        assert database._version(where, connection) is None
+        store.open_store(where, writing=True)  # the other process: makes the store and commits
+        database._refuse_foreign(where, connection)  # the same moment as the first question: still empty
+    engine.dispose()
+
+
 def test_a_store_from_a_newer_asyncbench_is_refused_in_one_line(history, tmp_path):
     import sqlalchemy as sa
 
