@@ -112,7 +112,7 @@ quick: install-run
 # On TEST_WORKERS processes (pytest-xdist), a file's tests together and each shared server's tests together
 # (tests/conftest.py): two, CI's core count. Then the `alone` tests, one at a time: each asserts an overlap or a
 # speed-up that a second core running another test takes away (MXNet's pipelining gain fell from 1.3x to 1.10x
-# beside another test), and the PostgreSQL tests, which share one database (tests/conftest.py says why).
+# beside another test), and the Slurm tests, which share one controller (tests/conftest.py says why).
 TEST_WORKERS ?= 2
 TEST_ENV = ASYNCBENCH_REQUIRE=jax,mxnet,postgres,browser,slurm ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL)
 test: install-test mxnet postgres chromium slurm

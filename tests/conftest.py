@@ -34,6 +34,27 @@ def _backend_missing(name: str) -> str | None:
 POSTGRES = os.environ.get("ASYNCBENCH_TEST_POSTGRES")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under `pytest -n`, each worker process's PostgreSQL tests get a schema of their own in the test database
+    (named in the URL's search_path, before any test module reads it): each test empties its store first, and
+    two workers sharing one schema dropped each other's tables mid-test."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not (POSTGRES and worker):
+        return
+    import sqlalchemy as sa
+
+    schema = f"asyncbench_test_{worker}"
+    try:
+        engine = sa.create_engine(POSTGRES, connect_args={"connect_timeout": 10})
+        with engine.begin() as connection:
+            connection.execute(sa.text(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
+        engine.dispose()
+    except sa.exc.OperationalError:
+        return  # an unreachable server: its tests fail as they would without a worker
+    joined = "&" if "?" in POSTGRES else "?"
+    os.environ["ASYNCBENCH_TEST_POSTGRES"] = f"{POSTGRES}{joined}options=-csearch_path%3D{schema}"
+
+
 CHROMIUM = os.environ.get("ASYNCBENCH_CHROMIUM", "/usr/bin/chromium")
 
 
@@ -54,13 +75,12 @@ def _missing(name: str) -> str | None:
 #: markers whose tests share one server or cluster between them (the one Slurm controller the session fixture
 #: starts): under `pytest -n` (xdist's loadgroup), each such set runs on one process, one test after another
 SHARED_SERVERS = ("slurm",)
-#: markers whose tests run `alone`, after the parallel part (make test): the PostgreSQL tests share one database
-#: that each empties first, and grouped on one process they still failed in 3 of 3 parallel runs of the suite
-#: (tables dropped in the middle of a test; cause not found: no other test opens that database), never alone
-#: The Slurm tests too: under `-n 2 --dist loadgroup` (pytest 9.2, pytest-xdist 3.8) their xdist_group did not keep
-#: them on one process, and one process's test stopping slurmctld failed the other's jobs ("controller is DOWN");
-#: all 11 passed one at a time, 5 failed in 3 of 3 parallel runs.
-ALONE = ("postgres", "slurm")
+#: markers whose tests run `alone`, after the parallel part (make test). The Slurm tests: under `-n 2 --dist
+#: loadgroup` (pytest 9.2, pytest-xdist 3.8) their xdist_group did not keep them on one process, and one process's
+#: test stopping slurmctld failed the other's jobs ("controller is DOWN"); all 11 passed one at a time, 5 failed in
+#: 3 of 3 parallel runs. (The PostgreSQL tests, which once shared one schema and ran here, each have their worker's
+#: own now: pytest_configure.)
+ALONE = ("slurm",)
 
 
 def _group(item: pytest.Item) -> str:

@@ -24,8 +24,9 @@ from asyncbench.results import schema
 from tests.history.test_store import POSTGRES, ROOT, _empty_postgres, asyncbench, history  # noqa: F401
 from tests.support.helpers import quick_numpy_results
 
-#: pairs of processes started at once: a race lost one pair in four or more before (9 of 12 pairs failed)
-PAIRS = 4
+#: pairs of processes started at once: a race lost one pair in four or more before (9 of 12 pairs failed); the rarer
+#: one, a new PostgreSQL store read between two looks (1 pair in 32), has a test of its own in tests/history/test_store.py
+PAIRS = 2
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +218,11 @@ def test_a_read_only_sqlite_store_is_refused_before_the_run(tmp_path, unwritable
 def test_a_read_only_postgres_store_is_refused_before_the_run(tmp_path, results):
     _empty_postgres()
     assert asyncbench("record", str(_run(results, tmp_path / "first.json")), "--history", POSTGRES, cwd=tmp_path).returncode == 0
-    read_only = POSTGRES + ("&" if "?" in POSTGRES else "?") + "options=-c%20default_transaction_read_only%3Don"  # a standby's
+    setting = "-c%20default_transaction_read_only%3Don"  # a standby's
+    if "options=" in POSTGRES:  # a worker's schema (tests/conftest.py): its options come last in the URL
+        read_only = f"{POSTGRES}%20{setting}"
+    else:
+        read_only = POSTGRES + ("&" if "?" in POSTGRES else "?") + f"options={setting}"
     ran = asyncbench(
         "run", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", "r.json", "--record", "--history", read_only, cwd=tmp_path
     )
