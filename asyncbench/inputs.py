@@ -1,7 +1,7 @@
 """Reading what a user names: a regular file (or a stated pipe) of bounded size, and JSON of bounded depth and integers.
 
 Every file asyncbench opens on a user's word goes through `read_text` (configs, results, shards, journals, `ab`
-files, a sweep's manifest), so each is refused the same way, in one line, before it costs memory: a device
+files, a submission's manifest), so each is refused the same way, in one line, before it costs memory: a device
 (`/dev/zero` would be read until memory runs out), a folder, a file larger than any real one of its kind, bytes
 that are not UTF-8. `read_json` parses such a text with the two bounds JSON itself does not have: how deep it nests
 (CPython's parser recurses, and stops at the interpreter's recursion limit with a RecursionError no caller
@@ -21,7 +21,7 @@ from asyncbench.errors import InputError
 
 # The most a file of each kind may weigh. A config is a few kB; 16 MiB leaves room for generated sweeps.
 MAX_CONFIG_BYTES = 16 * 2**20
-# A sweep's manifest (sweep.json): its config and each job's cases, some 200 bytes a case; 64 MiB is 300,000 cases.
+# A submission's manifest (sweep.json): its config and each job's cases, some 200 bytes a case; 64 MiB is 300,000 cases.
 MAX_MANIFEST_BYTES = 64 * 2**20
 # A results file (or a shard's, a journal, an `ab` file): 10,000 cases of 1000 samples in three clocks, about 12
 # bytes a sample, are some 360 MB a variant each; 2 GiB holds the largest sweep we know of with room, and is what a

@@ -1,6 +1,6 @@
 """`run --syncs`, its evidence on JAX and MXNet on a CPU: recall, cost, overhead, and the frame fallback's threshold.
 
-- recall: the planted corpus (tests/measure/sync_corpus.py) through runner.run(syncs=True), `--repeats` times per
+- recall: the planted corpus (tests/measure/sync_corpus.py) through runner.run with RunOptions(syncs=True), `--repeats` times per
   backend: the share of planted waits found at their line with their kind, call and waits per step (goal 100%),
   and the points found in the sync-free steps (goal 0).
 - cost: per planted step, the time the census attributes to it per step against what its wait should cost: the
@@ -75,7 +75,7 @@ def run_one(workload: str, backend: str, params: dict[str, Any], settings: Setti
         params={**plugins.find(workload).defaults(), **params},
         settings=settings,
     )
-    (result,) = runner.run(config.Config("b", "<b>", (experiment,)), isolate=True, syncs=syncs)
+    (result,) = runner.run(config.Config("b", "<b>", (experiment,)), runner.RunOptions(isolate=True, syncs=syncs))
     if result.status != OK:
         raise SystemExit(f"{backend}: {result.reason}")
     return result
@@ -114,12 +114,12 @@ def recall(repeats: int) -> None:
 
 
 def census_after(rounds: int) -> list[int]:
-    """The timed rounds (from 1) that a census round followed, as timing.measure schedules them (census.due)."""
+    """The timed rounds (from 1) that a census round followed, as timing.measure schedules them (census.SCHEDULE)."""
     from asyncbench.measure import census
 
     after, taken = [], 0
     for timed in range(1, rounds + 1):
-        if census.due(timed, taken):
+        if census.SCHEDULE.due(timed, taken):
             after.append(timed)
             taken += 1
     return after
@@ -158,6 +158,8 @@ def overhead_here(backend_name: str, pairs: int) -> dict[str, list[float]]:
     """In the backend's own interpreter: conversion measured by timing.measure with and without a census, in
     alternating order, `pairs` times in one process: per variant, each pair's ratio of median done times."""
     from asyncbench.measure import census
+    from asyncbench.measure.extra_rounds import ExtraRounds
+    from asyncbench.measure.procedure import Procedure
     from asyncbench.measure.timing import measure
     from asyncbench.workloads import BUILT_IN
 
@@ -170,7 +172,8 @@ def overhead_here(backend_name: str, pairs: int) -> dict[str, list[float]]:
             done: dict[bool, dict[str, float]] = {}
             for syncs in (False, True) if index % 2 == 0 else (True, False):  # alternating: drift hits both
                 taker = census.taker_for(backend, "cpu", True) if syncs else None
-                samples, _ = measure(prepared.variants, prepared.sync, lambda: None, settings, census=taker)
+                sides = ExtraRounds(((taker, census.SCHEDULE),) if taker is not None else ())
+                samples, _ = measure(prepared.variants, prepared.sync, lambda: None, Procedure(settings, extra_rounds=sides))
                 done[syncs] = {name: statistics.median(s.done_s) for name, s in samples.items()}
             for name in done[True]:
                 ratios.setdefault(name, []).append(done[True][name] / done[False][name])

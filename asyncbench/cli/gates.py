@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
-from asyncbench.cli.options import progress_options, read_gate_time, read_margin, read_progress, read_variables, selection_options
+from asyncbench.cli.options import margin_option, progress_options, read_gate_time, read_progress, read_variables, selection_options
 from asyncbench.errors import EXIT_GATE, EXIT_OK
+
+if TYPE_CHECKING:
+    from asyncbench.session.requests import Selection
 
 
 @main.command(
@@ -40,9 +44,7 @@ two sides in one run.
 )
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("current", type=click.Path(dir_okay=False))
-@click.option(
-    "--max-regression", default="10%", show_default=True, metavar="PCT", callback=read_margin, help="How much slower still passes."
-)
+@margin_option("10%", "How much slower still passes.")
 @click.option(
     "--clock",
     type=click.Choice(["done_s", "issue_s", "device_s"]),
@@ -73,6 +75,30 @@ def compare_command(baseline: str, current: str, max_regression: float, clock: s
     else:
         terminal.print_comparison(compared.comparison(comparison), terminal.stdout_console())
     sys.exit(EXIT_GATE if comparison.failed else EXIT_OK)
+
+
+#: `ab`'s output files, each a FILE to write: (its option's names, with the keyword it arrives under; its help)
+AB_FILES = (
+    (("-o", "--output"), "Write the comparison as JSON."),
+    (("--markdown", "markdown_path"), "Write a pull-request comment."),
+    (
+        ("--bmf", "bmf_path"),
+        "Also write each paired ratio head/base with its interval as Bencher Metric Format JSON (measure paired_ratio). "
+        "E.g. --bmf ab-bmf.json, then: bencher run --adapter json --file ab-bmf.json",
+    ),
+    (
+        ("--junit", "junit_path"),
+        "Also write each verdict as a JUnit XML test (SLOWER fails, INCONCLUSIVE as the gate treats it), for CI test "
+        "reports. E.g. --junit ab-junit.xml",
+    ),
+)
+
+
+def ab_file_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """-o/--output, --markdown, --bmf and --junit (AB_FILES), in that order in `ab --help`."""
+    for names, text in reversed(AB_FILES):
+        command = click.option(*names, type=click.Path(dir_okay=False), metavar="FILE", help=text)(command)
+    return command
 
 
 @main.command(
@@ -119,13 +145,8 @@ input, before anything runs.
 @click.option(
     "--head-env", multiple=True, metavar="KEY=VALUE", callback=read_variables, help="A variable set on the head side only (repeatable)."
 )
-@click.option(
-    "--max-regression",
-    default="5%",
-    show_default=True,
-    metavar="PCT",
-    callback=read_margin,
-    help="The margin: how much slower still passes (a case whose config, on the base side, states `ab_margin: 25%` is judged at that).",
+@margin_option(
+    "5%", "The margin: how much slower still passes (a case whose config, on the base side, states `ab_margin: 25%` is judged at that)."
 )
 @click.option("--allow-inconclusive", is_flag=True, help="An INCONCLUSIVE verdict does not fail the gate.")
 @click.option(
@@ -144,34 +165,12 @@ input, before anything runs.
     help="The most a gate measures: only cases still undecided at --gate-time go on, up to this "
     "[default: 3 x --gate-time]. The looks are planned over it, so a decided case stops sooner.",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE", help="Write the comparison as JSON.")
-@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), metavar="FILE", help="Write a pull-request comment.")
-@click.option(
-    "--bmf",
-    "bmf_path",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Also write each paired ratio head/base with its interval as Bencher Metric Format JSON (measure paired_ratio). "
-    "E.g. --bmf ab-bmf.json, then: bencher run --adapter json --file ab-bmf.json",
-)
-@click.option(
-    "--junit",
-    "junit_path",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Also write each verdict as a JUnit XML test (SLOWER fails, INCONCLUSIVE as the gate treats it), for CI test "
-    "reports. E.g. --junit ab-junit.xml",
-)
+@ab_file_options
 @progress_options
 @click.option("--syncs", is_flag=True, help="Also take each side's census of where its step waits: list the sync points new on head.")
 @guard
 def ab_command(
-    configs: tuple[str, ...],
-    workloads: tuple[str, ...],
-    devices: tuple[str, ...],
-    backends: tuple[str, ...],
-    sets: tuple[str, ...],
-    quick: bool,
+    selection: Selection,
     base_rev: str | None,
     head_rev: str | None,
     base_python: str | None,
@@ -193,11 +192,11 @@ def ab_command(
     """Is head slower than base? Both measured in one run, paired round by round."""
     from asyncbench.report import paired, terminal
     from asyncbench.session import paired as ab
-    from asyncbench.session.requests import ABRequest, Gate, Outputs, Selection
+    from asyncbench.session.requests import ABRequest, Gate, Outputs
 
     files = {"markdown": markdown_path, "bmf": bmf_path, "junit": junit_path}
     request = ABRequest(
-        selection=Selection(configs, workloads, devices, backends, sets, quick),
+        selection=selection,
         outputs=Outputs(output, {name: path for name, path in files.items() if path is not None}),
         gate=Gate(max_regression=max_regression, allow_inconclusive=allow_inconclusive),
         base=base_rev,

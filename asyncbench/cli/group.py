@@ -47,7 +47,7 @@ SUMMARIES = {
     "devices": "Every backend × device, usable or not, and why not.",
     "validate": "Check CONFIG files without running anything.",
     "schema": "Print a config's JSON Schema, for editors' completion.",
-    "gather": "Gather a sweep's jobs into one report, as run would.",
+    "gather": "Gather a submission's jobs into one report, as run would.",
     "merge": "Merge a plan's shards (run --shard I/N) into one report.",
     "record": "Record results files in the history store.",
     "history": "Each recorded series and where it changed.",

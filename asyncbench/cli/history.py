@@ -8,7 +8,7 @@ import sys
 import click
 
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
-from asyncbench.cli.options import check_pattern, history_option, read_label, read_margin
+from asyncbench.cli.options import check_pattern, history_option, margin_option, read_label
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE
 
 
@@ -50,14 +50,7 @@ Examples:
 @history_option
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when the newest point of a series starts a regression.")
-@click.option(
-    "--max-regression",
-    default="10%",
-    show_default=True,
-    metavar="PCT",
-    callback=read_margin,
-    help="A change this much slower or less is no regression.",
-)
+@margin_option("10%", "A change this much slower or less is no regression.")
 @click.option("--last", default=40, show_default=True, type=click.IntRange(min=1), help="Points shown per series (changes: all).")
 @guard
 def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: float, last: int) -> None:

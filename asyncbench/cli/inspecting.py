@@ -142,7 +142,7 @@ def config_schema(output: str | None) -> None:
 Examples:
   asyncbench show r.json
   asyncbench show r.json --format markdown >> "$GITHUB_STEP_SUMMARY"
-  asyncbench show sweep.json --plot sweep.png
+  asyncbench show knee.json --plot knee.png
   asyncbench show ab.json                       an `ab -o` file: its verdicts as `ab` printed them
   asyncbench show r.json --format junit > junit.xml      its expect: checks as JUnit XML tests (ab.json: its verdicts)
   asyncbench show r.json --format bmf > bmf.json         every measure as Bencher Metric Format

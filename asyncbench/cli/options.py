@@ -3,6 +3,7 @@ session takes (a margin as a float, KEY=VALUE pairs as a mapping, a duration in 
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, TypedDict
 
 import click
@@ -16,6 +17,12 @@ def read_margin(context: click.Context, parameter: click.Parameter, value: str) 
     from asyncbench.verdicts import compare
 
     return compare.parse_threshold(value)
+
+
+def margin_option(default: str, text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--max-regression PCT, read once (read_margin): how much slower still passes. Each gate that takes it says its
+    own default and, in `text`, against what the margin is judged."""
+    return click.option("--max-regression", default=default, show_default=True, metavar="PCT", callback=read_margin, help=text)
 
 
 def read_sbatch(context: click.Context, parameter: click.Parameter, value: tuple[str, ...]) -> dict[str, str | bool]:
@@ -112,10 +119,27 @@ def history_option(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """What to run, shared by `run` and `ab`: configs, -w, -d, -b, --set, --quick."""
+    """What to run, shared by `run` and `ab`: configs, -w, -d, -b, --set, --quick, read once into the one value the
+    command takes, `selection` (session.requests.Selection)."""
+
+    @functools.wraps(command)
+    def selected(
+        *args: Any,
+        configs: tuple[str, ...],
+        workloads: tuple[str, ...],
+        devices: tuple[str, ...],
+        backends: tuple[str, ...],
+        sets: tuple[str, ...],
+        quick: bool,
+        **given: Any,
+    ) -> Any:
+        from asyncbench.session.requests import Selection
+
+        return command(*args, selection=Selection(configs, workloads, devices, backends, sets, quick), **given)
+
     for option in reversed(SELECTION):
-        command = option(command)
-    return command
+        selected = option(selected)
+    return selected
 
 
 SELECTION = [
@@ -214,14 +238,7 @@ OUTCOME: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         metavar="FILE",
         help="Compare with an earlier results file; a slowdown shown beyond --max-regression, or a row that cannot tell, exits 1.",
     ),
-    click.option(
-        "--max-regression",
-        default="10%",
-        show_default=True,
-        metavar="PCT",
-        callback=read_margin,
-        help="How much slower than the baseline still passes.",
-    ),
+    margin_option("10%", "How much slower than the baseline still passes."),
     click.option("--strict", is_flag=True, help="A skipped case counts as a failure (exit 1)."),
     click.option(
         "--allow-inconclusive",
@@ -266,9 +283,9 @@ EXECUTOR: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         help="More sbatch options: --sbatch qos=high --sbatch constraint=h100.",
     ),
     click.option(
-        "--job-dir", type=click.Path(file_okay=False), metavar="DIR", help="The sweep's folder [default: .asyncbench/jobs/STAMP-NAME]."
+        "--job-dir", type=click.Path(file_okay=False), metavar="DIR", help="The jobs folder [default: .asyncbench/jobs/STAMP-NAME]."
     ),
-    click.option("--no-wait", is_flag=True, help="Submit, print the sweep's folder and return; `asyncbench gather DIR` later."),
+    click.option("--no-wait", is_flag=True, help="Submit, print the jobs folder and return; `asyncbench gather DIR` later."),
 ]
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
 from asyncbench.cli.options import check_recording, executor_options, executor_settings, outcome_options, read_progress, selection_options
 from asyncbench.errors import EXIT_OK
+
+if TYPE_CHECKING:
+    from asyncbench.session.requests import Selection
 
 
 @main.command(
@@ -71,12 +74,7 @@ Examples:
 @executor_options
 @guard
 def run(
-    configs: tuple[str, ...],
-    workloads: tuple[str, ...],
-    devices: tuple[str, ...],
-    backends: tuple[str, ...],
-    sets: tuple[str, ...],
-    quick: bool,
+    selection: Selection,
     in_process: bool,
     trace_dir: str | None,
     syncs: bool,
@@ -116,7 +114,7 @@ def run(
     their intervals need.
     """
     from asyncbench.results import shards
-    from asyncbench.session import commands, jobs, requests
+    from asyncbench.session import commands, jobs
 
     cut = shards.parse(shard) if shard is not None else None  # a shard that is none: one line, before the plan is read
     if threads is not None:  # before any worker starts: each inherits the variables before it imports its framework
@@ -126,7 +124,6 @@ def run(
     chosen = executor_settings(
         executor, per, sbatch, partition=partition, gpus_per_node=gpus_per_node, time_min=time_min, account=account, exclusive=exclusive
     )
-    selection = requests.Selection(configs, workloads, devices, backends, sets, quick)
     request = _request(outcome, selection=selection, isolate=not in_process, trace_dir=trace_dir, syncs=syncs, executor=chosen, shard=cut)
     ended = commands.run(request, jobs.JobOptions(job_dir=job_dir, wait=not no_wait), echo_err, lambda line: stdout(line + "\n"))
     _finish(ended)
@@ -162,7 +159,7 @@ def _finish(ended: Any) -> None:
     context_settings=CONTEXT,
     epilog="""\b
 Examples:
-  asyncbench gather .asyncbench/jobs/20261123-101500-sweep -o all.json --markdown all.md
+  asyncbench gather .asyncbench/jobs/20261123-101500-knee -o all.json --markdown all.md
   asyncbench gather DIR --no-wait             what has ended so far, without waiting
   asyncbench gather DIR --record              each job's results into the history, with its machine
 """,
@@ -172,7 +169,7 @@ Examples:
 @click.option("--no-wait", is_flag=True, help="Take what has ended, without waiting for the jobs still queued or running.")
 @guard
 def gather(folder: str, no_wait: bool, **outcome: Any) -> None:
-    """Gather a sweep's jobs (`run --executor ... --no-wait` printed FOLDER) into one report, as `run` would.
+    """Gather a submission's jobs from their jobs FOLDER (`run --executor ... --no-wait` printed it) into one report, as `run` would.
 
     Waits for the jobs still queued or running unless --no-wait; a job that
     failed, was cancelled, timed out or was preempted is an error row with

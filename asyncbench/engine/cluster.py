@@ -8,14 +8,14 @@ JOB.json` on its node (`jobs.NodeRun`), so a node measures exactly what a run
 there would, into a results file of its own that carries its own environment.
 How the job's run ended is read from the outcome file it leaves beside that
 (`jobs.read_outcome`), never from submitit's pickles: unpickling runs code, and
-a sweep's folder is untrusted. Its logs are read as bounded text.
+a jobs folder is untrusted. Its logs are read as bounded text.
 
 GPUs: Slurm gives each job the GPUs it asks for (`gpus_per_node`, a GPU
 `gres`), its own, numbered from cuda:0 in the job. submitit's local executor
 would give every job CUDA_VISIBLE_DEVICES="" (none) or, all at once, the same
 GPUs 0..N-1; so here a local job whose cases may use a GPU is given the first
 `gpus_per_node` GPUs this process sees (`local_gpus`), and such jobs run one
-at a time (a lock in the sweep's folder), as Slurm's exclusive jobs would on
+at a time (a lock in the jobs folder), as Slurm's exclusive jobs would on
 one node: two jobs on one GPU, or on its host's cores, measure each other.
 
 submitit is an extra (`pip install 'asyncbench[cluster]'`), imported only here
@@ -40,7 +40,7 @@ from asyncbench.engine.jobs import NodeRun, read_outcome
 from asyncbench.errors import InputError
 from asyncbench.results.plan import ExecutorSettings
 
-#: where submitit keeps each job's pickles and logs, under the sweep's folder (%j: the job's id)
+#: where submitit keeps each job's pickles and logs, under the jobs folder (%j: the job's id)
 LOGS = "logs/%j"
 #: how much of a job's stderr log is read for its last line: a traceback's end fits many times over, and a log grown
 #: to gigabytes (or a link to a device) is never read whole
@@ -56,7 +56,7 @@ DONE_STATES = frozenset({"COMPLETED"})
 UNLISTED = "unlisted"
 #: how long before a job's time limit Slurm warns it (submitit's default): time to save and requeue
 SIGNAL_DELAY_S = 90
-#: the file a local GPU job holds (flock) while it runs, in the sweep's folder: one GPU job at a time
+#: the file a local GPU job holds (flock) while it runs, in the jobs folder: one GPU job at a time
 GPU_LOCK = "gpus.lock"
 
 
@@ -83,7 +83,8 @@ def require_submitit() -> Any:
 
 
 class Scheduler(abc.ABC):
-    """Jobs of one sweep: submitted, their states read, cancelled, their ends read. Subclasses: Slurm, local."""
+    """The jobs of one submission (one jobs folder): submitted, their states read, cancelled, their ends read.
+    Subclasses: Slurm, local."""
 
     kind = ""
     #: seconds between looks at the jobs' states
@@ -100,7 +101,7 @@ class Scheduler(abc.ABC):
 
     @abc.abstractmethod
     def executor(self) -> Any:
-        """submitit's executor, with the sweep's settings."""
+        """submitit's executor, with the submission's settings."""
 
     @abc.abstractmethod
     def submit(self, runs: Sequence[NodeRun], submitted: list[str]) -> None:
@@ -234,7 +235,7 @@ class LocalScheduler(Scheduler):
 
     def placed(self, runs: Sequence[NodeRun]) -> list[tuple[NodeRun, int]]:
         """Each run with the GPUs it sees and its controller's time limit in minutes: a run whose cases may use a
-        GPU sees `local_gpus` and holds the sweep's GPU lock, its own limit counted from when it holds it (its
+        GPU sees `local_gpus` and holds the jobs folder's GPU lock, its own limit counted from when it holds it (its
         controller's covers waiting for every other GPU run); any other run sees no GPU."""
         gpus = local_gpus(self.settings.gpus_per_node, os.environ)
         waiting = sum(1 for run in runs if run.uses_gpu) if gpus else 0
@@ -318,7 +319,7 @@ def _detached_output() -> Iterator[None]:
 
 def _live(pid: int, gpu_jobs: bool) -> JobState:
     """A live job's state: queued while its run has not started (a GPU job waiting for the one that runs), else
-    running. Asked of its processes only where the sweep has GPU jobs."""
+    running. Asked of its processes only where the submission has GPU jobs."""
     if not gpu_jobs:
         return JobState("running", "RUNNING")
     import psutil

@@ -1,7 +1,8 @@
-"""What cases a config makes: each experiment's sweep points on each backend and device, with the params a case
-takes there, its identity, and the reason it is skipped where its backend cannot run (the run's plan, `plan`).
+"""The expansion: what cases a plan (results.plan.Config) makes: each experiment's sweep points on each backend and
+device, with the params a case takes there, its identity, and the reason it is skipped where its backend cannot run
+(`expand`).
 
-One expansion, read by every place cases run: a run here (engine.runner), a sweep's jobs (engine.jobs), `ab`'s
+One expansion, read by every place cases run: a run here (engine.runner), a submission's jobs (engine.jobs), `ab`'s
 sides (session.paired).
 """
 
@@ -53,10 +54,10 @@ def case_of(experiment: Experiment, workload: Workload, backend: str, device: st
     )
 
 
-def plan(
+def expand(
     config: Config, backends: Mapping[str, Backend], workloads: Mapping[str, Workload] | None = None
 ) -> Iterator[tuple[Case, str | None]]:
-    """Every case of the config (Experiment.cases) with its skip reason (None: runnable), devices resolved; a
+    """Every case of the plan `config` (Experiment.cases) with its skip reason (None: runnable), devices resolved; a
     case two device specs both resolve to (cuda and cuda:0) once. `workloads`: as workloads_of takes them."""
     found = workloads_of(config, workloads)
     seen: set[str] = set()

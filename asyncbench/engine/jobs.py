@@ -10,7 +10,7 @@ calls its `checkpoint` on preemption.
 How a job ended is the small JSON file it leaves beside its results
 (`write_outcome`, `read_outcome`): its run's exit code, or its failure's one
 line. `gather` reads that, checked as data, and never submitit's result
-pickles: unpickling runs whatever code a pickle names, and a sweep's folder is
+pickles: unpickling runs whatever code a pickle names, and a jobs folder is
 read as untrusted input.
 
 GPUs (`gpus_named`): a job sees the GPUs its scheduler gives it, numbered
@@ -208,7 +208,7 @@ def _runs_on(backend: str, spec: str) -> bool:
 
 
 def split(config: Config, per: str) -> list[tuple[str, Config]]:
-    """The plan's jobs, each (a name unique in the sweep, its own plan): one per experiment, or one per case (an
+    """The plan's jobs, each (a name unique in the submission, its own plan): one per experiment, or one per case (an
     experiment on one backend, one device spec and one sweep point; a swept param keeps its one value swept, so the
     case's id is the id it has in the whole plan)."""
     jobs: list[tuple[str, Config]] = []

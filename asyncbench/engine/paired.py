@@ -38,9 +38,9 @@ import random
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
-from asyncbench.engine import isolation
+from asyncbench.engine import isolation, paired_ratios
 from asyncbench.engine.side_process import SideWorker
 from asyncbench.errors import describe_failure
 from asyncbench.measure import census
@@ -51,55 +51,6 @@ from asyncbench.results.paired import METRIC, VARIANT, NewSync, PairedCase, Pair
 from asyncbench.results.syncs import Census, SyncPoint, census_from_dict
 from asyncbench.verdicts import margin, syncs
 from asyncbench.workloads.base import Workload
-
-
-def directed_metrics(workload: Workload) -> dict[str, int]:
-    """The metrics a gate calls slower or faster besides the variants' times: rates (a unit ending in /s, such as
-    GFLOP/s), whose lower value is slower. Times derived from several variants (a cost as a difference of two
-    times, a per-op estimate) are left out: a ratio of differences of noisy times is mostly noise, and the
-    variants' own times are judged; nor are ratios between variants (speedups, shares) a speed of the code."""
-    return {metric.name: -1 for metric in workload.metrics if metric.unit.endswith("/s")}
-
-
-Series = dict[tuple[str, str], tuple[list[float], list[float], list[float]]]
-
-
-def _ratio_series(
-    workload: Workload, params: Mapping[str, Any], base: Mapping[str, list[Clocks]], head: Mapping[str, list[Clocks]]
-) -> Series:
-    """(kind, name) → (base values, head values, paired ratios oriented so > 1 is slower), round by round."""
-    series: Series = {}
-    rounds = min(len(clocks) for clocks in (*base.values(), *head.values()))
-    for name in head:
-        old_s, new_s = [c.done_s for c in base[name][:rounds]], [c.done_s for c in head[name][:rounds]]
-        series[(VARIANT, name)] = (old_s, new_s, [n / o for o, n in zip(old_s, new_s, strict=True) if o > 0])
-    directions = directed_metrics(workload)
-    for index in range(rounds if directions else 0):  # without a directed metric only the gated variants were sampled
-        old_metrics = workload.round_metrics(params, {n: base[n][index] for n in base})
-        new_metrics = workload.round_metrics(params, {n: head[n][index] for n in head})
-        for name, direction in directions.items():
-            old, new = old_metrics.get(name), new_metrics.get(name)
-            if old is None or new is None or old <= 0 or new <= 0:
-                continue
-            olds, news, ratios = series.setdefault((METRIC, name), ([], [], []))
-            olds.append(old)
-            news.append(new)
-            ratios.append((new / old) ** direction)
-    return series
-
-
-def _distinct(series: Series) -> list[tuple[str, str]]:
-    """The series' keys without the metrics whose paired ratios repeat an earlier series' (matmul's GFLOP/s is its
-    done time turned over): a verdict said twice from the same numbers would only spend the budget twice."""
-    kept: dict[tuple[str, str], list[float]] = {}
-    for key, (_, _, ratios) in series.items():
-        if any(
-            len(r) == len(ratios) and all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(r, ratios, strict=True)) for r in kept.values()
-        ):
-            continue
-        kept[key] = ratios
-    return list(kept)
-
 
 # A block samples at least as long as its processes took to start (torch: 1–3 s): starting then costs at most half
 # the case's time, and a slow-starting framework gets longer blocks instead of a gate spent starting processes.
@@ -269,7 +220,7 @@ class Pairing:
                 return False
             gated = self.workload.gated(self.head_case.params, common)
             # only what is judged is sampled, unless a rate metric needs every variant's clocks
-            self.names = common if directed_metrics(self.workload) or not gated else list(gated)
+            self.names = common if paired_ratios.directed_metrics(self.workload) or not gated else list(gated)
         return True
 
     def _block(self, until: float, start_share_s: float) -> None:
@@ -299,15 +250,15 @@ class Pairing:
                 problem = side.call("verify", None, settings.timeout_s)
                 if problem:
                     self.problems.append(f"{side.name}: {problem}")
-        if self.syncs and not self.censuses:  # `ab --syncs`: each side's census once, after its first block's rounds
+        if self.syncs and not self.censuses:  # `ab --syncs`: each side's census once, after its first block's rounds, all it is owed
             for side in self.sides:
-                taken = side.call("census", census.CENSUS_ROUNDS, settings.timeout_s)
+                taken = side.call("census", census.SCHEDULE.owed(taken=0), settings.timeout_s)
                 self.censuses[side.name] = {name: census_from_dict(name, raw) for name, raw in taken.items()}
         self.rounds += count
-        series = _ratio_series(self.workload, self.head_case.params, clocks["base"], clocks["head"])
+        series = paired_ratios.ratio_series(self.workload, self.head_case.params, clocks["base"], clocks["head"])
         if not self.keys:
             gated = set(self.workload.gated(self.head_case.params, self.names))
-            self.keys = [k for k in _distinct(series) if k[0] == METRIC or k[1] in gated]
+            self.keys = [k for k in paired_ratios.distinct(series) if k[0] == METRIC or k[1] in gated]
         for key in self.keys:
             old, new, ratios = series.get(key, ([], [], []))
             value = blocks.block_value(ratios)

@@ -19,16 +19,15 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from asyncbench.backends import Backend, get_backend
-from asyncbench.backends.base import DeviceTimer
-from asyncbench.engine import expansion, isolation, memory, rounds, sanity, thread_pools, trace
+from asyncbench.engine import expansion, isolation, measuring, memory, rounds, sanity, thread_pools
 from asyncbench.engine.case_workers import CaseWorkers, GpuTaken, ImportFrameworks, uses_gpu
 from asyncbench.errors import InputError, describe_failure
-from asyncbench.host import facts, nvml
-from asyncbench.measure import census, harness_cost, reference
-from asyncbench.measure.timing import measure
+from asyncbench.host import facts
+from asyncbench.measure import census, harness_cost
 from asyncbench.results import budget, stats
 from asyncbench.results.model import (
     ERROR,
@@ -47,7 +46,7 @@ from asyncbench.results.model import (
 from asyncbench.results.plan import Config
 from asyncbench.verdicts import checks
 from asyncbench.workloads import plugins
-from asyncbench.workloads.base import Measured, Prepared, Workload
+from asyncbench.workloads.base import Workload
 from asyncbench.workloads.step_form import StepWorkload
 
 #: said on a case traced in asyncbench's own process: there is no fresh worker for the cases after it
@@ -109,74 +108,6 @@ def _checks_decided(case: Case, workload: Workload, asynchronous: bool) -> Calla
     return decided
 
 
-def _measure_here(
-    case: Case,
-    workload: Workload,
-    backend: Backend,
-    prepared: Prepared,
-    asynchronous: bool,
-    on_progress: Callable[[Progress], None] | None,
-) -> Measured:
-    """Time a prepared case in this process, then one memory run per variant, verify, and trace (--trace)."""
-    decided = _checks_decided(case, workload, asynchronous)
-
-    def make_timer() -> DeviceTimer | None:
-        return backend.timer(case.device) if prepared.device_timed else None
-
-    def progressed(progress: Progress) -> None:  # with what the parent needs to keep the rounds of a case cut short
-        assert on_progress is not None
-        on_progress(dataclasses.replace(progress, asynchronous=asynchronous))
-
-    # no one listening (in-process, no display): measure() then builds no progress, nor its snapshot of the samples
-    reporting = progressed if on_progress is not None else None
-    settings = checks.enough_rounds(case.settings, case.expect, case.budget, list(prepared.variants))  # no check left without rounds
-    # the budget's looks, and a first one where the checks' intervals begin (it replaces the looks before it: within budget)
-    looks = (*budget.schedule(case.settings.min_samples, case.settings.max_samples), settings.min_samples) if decided is not None else ()
-    taker = census.taker_for(backend, case.device, asynchronous) if case.syncs else None  # --syncs: census rounds too
-    # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
-    guard = nvml.guard(case.device, settings.warmup * len(prepared.variants), len(prepared.variants))
-    machine = reference.settled(backend, case.device, settings)  # a calm CPU first, then the machine between the rounds
-    samples, sampling = measure(
-        prepared.variants,
-        prepared.sync,
-        make_timer,
-        settings,
-        reporting,
-        decided=decided,
-        looks=looks,
-        preludes=prepared.preludes,
-        census=taker,
-        before_sample=guard.before_sample if guard is not None else None,
-        between_rounds=machine.between_rounds if machine is not None else None,
-    )
-    guarded = guard.finish() if guard is not None else None
-    taken = machine.finish() if machine is not None else None
-    del machine  # its matrix is not held through the memory runs
-    while taker is not None and taker.taken < checks.census_rounds_needed(case.expect, case.budget, list(prepared.variants)):
-        taker.round(prepared.variants, prepared.sync, preludes=prepared.preludes)  # rounds enough for its census checks
-    per_call = workload.steps_per_call(case.params)
-    syncs = census.of_case(taker, list(prepared.variants), backend.name, case.device, per_call) if case.syncs else {}
-    memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
-    problem = prepared.verify() if prepared.verify is not None else None
-    traced = (
-        trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir, prepared.preludes)
-        if case.trace_dir
-        else None
-    )
-    return Measured(
-        samples,
-        memories,
-        sampling,
-        verifies=prepared.verify is not None,
-        problem=problem,
-        note="; ".join(filter(None, (prepared.note, guarded.note() if guarded else None))) or None,
-        traced=traced,
-        syncs=syncs,
-        warnings=tuple(filter(None, (guarded.warning() if guarded else None,))),
-        reference=taken,
-    )
-
-
 def scope(backend: Backend, case: Case, workload: Workload) -> contextlib.ExitStack:
     """What a case runs inside: its device made current and, for built-in workloads only (plugins.is_built_in:
     by where the workload came from), float32 products in full precision (`Backend.full_precision`), so their
@@ -206,7 +137,8 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
                 harness = harness_cost.cached(backend.name, case.device, lambda: backend.barrier(case.device))
                 prepared = workload.setup(backend, case.device, case.params)
                 note = prepared.note
-                measured = _measure_here(case, workload, backend, prepared, asynchronous, on_progress)
+                decided = _checks_decided(case, workload, asynchronous)
+                measured = measuring.measure_here(case, workload, backend, prepared, asynchronous, on_progress, decided)
         unmeasurable = prepared.unmeasurable if prepared is not None else {}
         said = [f"{name}: not measured, {why}" for name, why in unmeasurable.items()]
         note = "; ".join(filter(None, (measured.note, backend.describe(case.device), *said))) or None
@@ -322,39 +254,49 @@ def start_workers(config: Config, isolate: bool) -> CaseWorkers:
     return workers
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """What a run asks of all its cases, beside the config: each in a worker process (`isolate`); each variant traced
+    into `trace_dir` after it is measured (--trace); the census of where its steps waited (`syncs`, --syncs:
+    Result.syncs, measure.census); one false-alarm rate shared by every `expect:` check of the run (`family_error`,
+    results.budget)."""
+
+    isolate: bool = False
+    trace_dir: str | None = None
+    syncs: bool = False
+    family_error: float = budget.FAMILY_ERROR
+
+
 def run(
     config: Config,
+    options: RunOptions = RunOptions(),
     *,
-    isolate: bool = False,
-    trace_dir: str | None = None,
     on_start: Callable[[int, int, Case], None] | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     on_result: Callable[[Result], None] | None = None,
-    family_error: float = budget.FAMILY_ERROR,
     workers: CaseWorkers | None = None,
     workloads: Mapping[str, Workload] | None = None,
-    syncs: bool = False,
 ) -> list[Result]:
-    """Run every case of `config` in order (each in a worker process with `isolate`; each variant traced
-    into `trace_dir` after it is measured); return (and stream through on_result) the results.
+    """Run every case of `config` in order, as `options` say; return (and stream through on_result) the results.
 
-    Every `expect:` check of the run shares one false-alarm rate, `family_error` (results.budget). `workers`: from
-    `start_workers(config, isolate)`, when the caller started them earlier; `run` closes them. `workloads`: the
-    workload objects the caller holds, by key (expansion.workloads_of: the others are built in or loaded by reference). `syncs`:
-    each case also takes the census of where its steps waited (`run --syncs`: Result.syncs, measure.census)."""
+    `workers`: from `start_workers(config, options.isolate)`, when the caller started them earlier; `run` closes
+    them. `workloads`: the workload objects the caller holds, by key (expansion.workloads_of: the others are built in
+    or loaded by reference)."""
     backends = {name: get_backend(name) for e in config.experiments for name in e.backends}
     harness_cost.forget()  # the harness's cost is measured once per backend and device in each run (workers start empty)
     results = []
     try:
         found = expansion.workloads_of(config, workloads)
         if workers is None:
-            workers = start_workers(config, isolate)  # importing their frameworks while this process plans
-        planned = list(expansion.plan(config, backends, found))
+            workers = start_workers(config, options.isolate)  # importing their frameworks while this process plans
+        planned = list(expansion.expand(config, backends, found))
         verdicts = sum(len(case.expect) for case, _ in planned)
 
         def budgeted(case: Case) -> Case:
-            shared = budget.Budget(family_error, verdicts, case.settings.min_samples, case.settings.max_samples) if case.expect else None
-            return dataclasses.replace(case, trace_dir=trace_dir, budget=shared, syncs=syncs)
+            shared = (
+                budget.Budget(options.family_error, verdicts, case.settings.min_samples, case.settings.max_samples) if case.expect else None
+            )
+            return dataclasses.replace(case, trace_dir=options.trace_dir, budget=shared, syncs=options.syncs)
 
         cases = [(budgeted(case), skip) for case, skip in planned]
         synchronizing = facts.synchronizing_variables()

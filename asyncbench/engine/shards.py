@@ -1,6 +1,6 @@
 """The part of a plan one job of a CI matrix runs (`run --shard I/N`), cut the same way on every machine.
 
-The plan is cut where a Slurm sweep cuts it per case (jobs.split): an
+The plan is cut where a Slurm submission cuts it per case (jobs.split): an
 experiment on one backend, one device spec and one sweep point, before
 anything is resolved on the machine (`cuda` stays `cuda`), so the cut and
 the plan's digest are the same on a runner with two GPUs and on one with

@@ -1,5 +1,5 @@
-"""Slurm's own commands, as a sweep asks them: run with a bound on their time, their failures read, and what is
-checked before a sweep is submitted.
+"""Slurm's own commands, as a submission asks them: run with a bound on their time, their failures read, and what is
+checked before a submission's jobs are submitted.
 
 A Slurm command that fails says why on stderr, in words that depend on the
 daemon it could not reach: `unreachable` and `refused` turn that into one line
@@ -25,7 +25,7 @@ SACCT_TIMEOUT_S = 60
 #: the case of a controller host that drops packets, where sinfo would retry for tens of seconds before saying so
 CONTROLLER_TIMEOUT_S = 5
 #: what Slurm's commands say when the controller (slurmctld) or the accounting daemon (slurmdbd, behind sacct)
-#: cannot be reached — captured from Slurm 22.05 (tests/cluster/test_hostile.py); matched in lower case
+#: cannot be reached — captured from Slurm 22.05 (tests/e2e/cluster/test_hostile.py); matched in lower case
 _UNREACHABLE = (
     ("the Slurm controller", ("unable to contact slurm controller", "slurmctld(", "zero bytes were transmitted", "socket timed out")),
     ("Slurm's accounting daemon (slurmdbd)", ("slurm_persist_conn_open", "problem talking to the database", "slurmdbd")),

@@ -22,9 +22,9 @@ from asyncbench.history.model import ChangePoint
 from asyncbench.history.reading import CHUNK, Table
 from asyncbench.host import git
 from asyncbench.results import fields
-from asyncbench.results.ab_file import ABFile
+from asyncbench.results.ab_file import ABCase, ABFile
 from asyncbench.results.ab_file import Ratio as ABRatio
-from asyncbench.results.model import Check, Report
+from asyncbench.results.model import Check, Report, Result
 from asyncbench.results.paired import VARIANT
 
 # Change points are looked for again, when a run is recorded, in each series it added to, over the series' newest
@@ -66,6 +66,23 @@ class CaseEntry:
     traces: dict[str, str]
     quantities: list[dict[str, Any]]
 
+    @classmethod
+    def of(cls, case: Result | ABCase, checks: list[dict[str, Any]], traces: dict[str, str], quantities: list[dict[str, Any]]) -> CaseEntry:
+        """A case's entry: what it ran and how it ended, read alike from a results file's case and an `ab` file's;
+        what each records of its own (checks, traces, quantities) is given."""
+        return cls(
+            case_id=case.id,
+            workload=case.workload,
+            backend=case.backend,
+            device=case.device,
+            params=dict(case.params),
+            status=str(case.status),
+            reason=case.reason,
+            checks=checks,
+            traces=traces,
+            quantities=quantities,
+        )
+
 
 @dataclass(frozen=True)
 class Recording:
@@ -85,18 +102,7 @@ def of_report(report: Report) -> Recording:
     """What recording a results report stores."""
     environment = report.environment
     entries = [
-        CaseEntry(
-            case_id=result.id,
-            workload=result.workload,
-            backend=result.backend,
-            device=result.device,
-            params=dict(result.params),
-            status=str(result.status),
-            reason=result.reason,
-            checks=[_check(c) for c in result.checks],
-            traces=dict(result.traces),
-            quantities=recorded.quantities(result),
-        )
+        CaseEntry.of(result, [_check(c) for c in result.checks], dict(result.traces), recorded.quantities(result))
         for result in report.results
     ]
     return Recording(keys.of_report(report), report.created, report.tool_version, environment, entries)
@@ -111,33 +117,24 @@ def of_ab(data: ABFile) -> Recording:
     environment["git_sha"] = data.revision
     # a ratio is head against its base: against another base it is another quantity, not a change in this one
     against = f"@{data.base_revision[:BASE_SHOWN]}" if data.base_revision else ""
-    entries = [
-        CaseEntry(
-            case_id=case.id,
-            workload=case.workload,
-            backend=case.backend,
-            device=case.device,
-            params=dict(case.params),
-            status=case.status,
-            reason=case.reason,
-            checks=[_ab_check(r) for r in case.ratios],
-            traces={},
-            quantities=[
-                {
-                    "variant": r.name if r.kind == VARIANT else "",
-                    "quantity": f"{changes.PAIRED_PREFIX}{r.name}{against}",
-                    "unit": changes.PAIRED_UNIT,
-                    "value": r.ratio,
-                    "low": r.ratio_ci[0] if r.ratio_ci else None,
-                    "high": r.ratio_ci[1] if r.ratio_ci else None,
-                }
-                for r in case.ratios
-                if r.ratio is not None
-            ],
-        )
-        for case in data.cases
-    ]
+    entries = [CaseEntry.of(case, [_ab_check(r) for r in case.ratios], {}, _paired_quantities(case, against)) for case in data.cases]
     return Recording(keys.of_ab(data), data.created, data.tool_version, environment, entries, kind=tables.AB)
+
+
+def _paired_quantities(case: ABCase, against: str) -> list[dict[str, Any]]:
+    """An `ab` case's quantities: each ratio that was measured, `ab:NAME` (against its base: `@BASE`)."""
+    return [
+        {
+            "variant": r.name if r.kind == VARIANT else "",
+            "quantity": f"{changes.PAIRED_PREFIX}{r.name}{against}",
+            "unit": changes.PAIRED_UNIT,
+            "value": r.ratio,
+            "low": r.ratio_ci[0] if r.ratio_ci else None,
+            "high": r.ratio_ci[1] if r.ratio_ci else None,
+        }
+        for r in case.ratios
+        if r.ratio is not None
+    ]
 
 
 def record(table_of: Table, connection: Any, recording: Recording, label: str | None, source: str | None) -> Recorded:

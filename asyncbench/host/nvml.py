@@ -237,7 +237,7 @@ MAX_ROUNDS_NAMED = 20
 
 
 class RoundGuard:
-    """Called before each sample (timing.measure's `before_sample`): warm-up samples first, then `per_round` samples a
+    """Called before each sample (measure.procedure's `before_sample`): warm-up samples first, then `per_round` samples a
     round. Reads the throttle reasons at most every READ_EVERY_S and marks the round being taken when one is set."""
 
     def __init__(self, device: str, nvml: Any, handle: Any, warmup_samples: int, per_round: int, clock: Callable[[], float]):

@@ -1,8 +1,8 @@
-"""asyncbench's own folder in a project, `.asyncbench/`: the default history store and the sweeps' job folders.
+"""asyncbench's own folder in a project, `.asyncbench/`: the default history store and the jobs folders.
 
-What goes there belongs to the machine that made it (a store of this runner's runs, a sweep's logs and results),
+What goes there belongs to the machine that made it (a store of this runner's runs, a submission's logs and results),
 not to the project's sources, so the folder ignores itself in git as pytest's and ruff's caches do: a `git add .`
-after a first run must not commit a SQLite file and a sweep's logs. Deleting the folder's .gitignore commits it.
+after a first run must not commit a SQLite file and a submission's logs. Deleting the folder's .gitignore commits it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 OWN_FOLDER = Path(".asyncbench")
 GITIGNORE = (
-    "# Made by asyncbench: its history store and sweep folders are this machine's, not the project's.\n"
+    "# Made by asyncbench: its history store and jobs folders are this machine's, not the project's.\n"
     "# Delete this file to commit them.\n"
     "*\n"
 )

@@ -1,7 +1,7 @@
 """The census of a step's hidden synchronizations (`run --syncs`): where the host waited, how often, how long.
 
-Census rounds are rounds of their own, interleaved with the timed rounds (timing.measure asks `due` after each
-timed round), so nothing here ever runs inside a timed sample. In a census round each variant runs once as a
+Census rounds are rounds of their own, interleaved with the timed rounds (on SCHEDULE: measure.extra_rounds says
+when), so nothing here ever runs inside a timed sample. In a census round each variant runs once as a
 timed sample would (its prelude, the step, the case's sync), but with the backend's blocking entry points
 (`Backend.sync_hooks`) wrapped: each call the step makes is timed with the host clock and attributed to the
 user's line (frames.Frames), under the hook's kind and name. A hooked call made inside another (`item` calling
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterator, Mapping, Sequence
 
 from asyncbench.backends.base import Backend, SyncHook
+from asyncbench.measure.extra_rounds import Schedule
 from asyncbench.measure.frames import CAN_WATCH, Frames, SleepWatch, Where
 from asyncbench.results import stats
 from asyncbench.results.syncs import Census, SyncKind, SyncPoint
@@ -62,9 +63,8 @@ Key = tuple[str, int, str, SyncKind]
 Witness = Callable[[Callable[[], None]], ContextManager[Any]]
 
 
-def due(timed_rounds: int, census_rounds: int) -> bool:
-    """Whether a census round is due after `timed_rounds` timed rounds, `census_rounds` taken so far."""
-    return census_rounds < CENSUS_ROUNDS or timed_rounds % CENSUS_EVERY == 0
+#: when a case's census rounds come among its timed rounds (measure.extra_rounds, which says it for every kind of extra round)
+SCHEDULE = Schedule(first=CENSUS_ROUNDS, every=CENSUS_EVERY)
 
 
 class _Recorder:

@@ -4,7 +4,7 @@ A `Taker` is made in the process that measures the case, on its backend
 and device, so the reference runs with the case's threads and thread pools
 and feels what they feel (a neighbour that takes one of two cores slows a
 two-thread pool far more than it slows a single thread). `between_rounds`
-is measure()'s hook: it takes a sample when one is due, never inside a
+is the procedure's hook (measure.procedure): it takes a sample when one is due, never inside a
 timed sample, and its time is left out of the elapsed time the stopping
 rule reads, so the case's own sampling is unchanged. Samples are spread
 over the whole of the case's sampling: MIN_SAMPLES over the rounds every
@@ -144,7 +144,7 @@ class Taker:
         return int(self._draw() < REFERENCE_SHARE * rounds_s / reference_s) if reference_s > 0 else 1
 
     def between_rounds(self) -> None:
-        """measure()'s hook: the samples due after this round."""
+        """The procedure's hook (Procedure.between_rounds): the samples due after this round."""
         for _ in range(self.due()):
             self.sample()
 

@@ -13,21 +13,21 @@ position effect (caches or clocks left by the variant before) would shift
 one variant every round, narrowing its paired intervals around a biased
 value instead of widening them. After `min_samples` rounds, measuring stops when every
 variant's done_s median has a 95% CI within ±`max_rel_noise` and the case's
-checks are decided (`decided`: pass or fail, not inconclusive), or when
-`max_time_s` or `max_samples` is reached. The checks are only asked at the
-rounds of a fixed schedule of looks (`looks`, results.budget), each with
-its share of the error budget: asked after every round, a check on its
-threshold would fail far more often than its stated rate.
+checks are decided (`Procedure.decided`: pass or fail, not inconclusive),
+or when `max_time_s` or `max_samples` is reached. The checks are only asked
+at the rounds of a fixed schedule of looks (`Procedure.looks`,
+results.budget), each with its share of the error budget: asked after every
+round, a check on its threshold would fail far more often than its stated rate.
 
-With a `census` (`run --syncs`, census.Taker) census rounds are taken
-between timed rounds, on census.due's schedule: each variant once more with
-the framework's blocking calls wrapped, never inside a timed sample, and
-their time is left out of the elapsed time the stopping rule reads. After a
-census round each variant runs once more, untimed, as in the warm-up: the
-census's slower runs leave the framework's threads as a timed round does not
-(MXNet's timed item and print variants ran 3% slower after census rounds
-without it; benchmarks/syncs.py overhead). Why it stopped is returned with
-the samples, so a result can say when it missed its noise target.
+Extra rounds (`run --syncs`'s census rounds: measure.extra_rounds says which
+follow each timed round, and how many are owed after the last) run each
+variant once more, never inside a timed sample, and their time is left out
+of the elapsed time the stopping rule reads. After extra rounds each variant
+runs once more, untimed, as in the warm-up: the census's slower runs leave
+the framework's threads as a timed round does not (MXNet's timed item and
+print variants ran 3% slower after census rounds without it;
+benchmarks/syncs.py overhead). Why it stopped is returned with the samples,
+so a result can say when it missed its noise target.
 
 Neither the noise target nor max_time_s stops sampling before min_samples. A
 case with checks, or run against a baseline, comes here with min_samples
@@ -41,14 +41,13 @@ from __future__ import annotations
 import gc
 import random
 import time
-from typing import Any, Callable, Collection, Mapping
+from typing import Any, Callable, Mapping
 
 from asyncbench.backends.base import DeviceTimer
-from asyncbench.measure import census as syncs
+from asyncbench.measure.procedure import Clock, Procedure
 from asyncbench.results import stats
-from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Progress, Samples, Sampling, Settings
+from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Progress, Samples, Sampling, StopReason
 
-Clock = Callable[[], float]
 # The order of variants within rounds is random but the same in every process that measures together (comm_overlap's
 # ranks take each sample at once, behind a barrier) and from run to run: a fixed seed.
 ORDER_SEED = 0
@@ -99,114 +98,139 @@ def measure(
     variants: Mapping[str, Callable[[], Any]],
     sync: Callable[[], None],
     make_timer: Callable[[], DeviceTimer | None],
-    settings: Settings,
+    procedure: Procedure,
     on_progress: Callable[[Progress], None] | None = None,
-    clock: Clock = time.perf_counter,
-    before_sample: Callable[[], None] | None = None,
-    agree: Callable[[bool], bool] | None = None,
-    decided: Callable[[Mapping[str, Samples]], bool] | None = None,
-    looks: Collection[int] = (),
-    preludes: Mapping[str, Callable[[], None]] | None = None,
-    census: syncs.Taker | None = None,
-    between_rounds: Callable[[], None] | None = None,
 ) -> tuple[dict[str, Samples], Sampling]:
-    """Measure every variant with the three clocks until the stopping rule holds.
-
-    `decided` is asked, at the rounds in `looks` and only once the noise
-    target is met, whether the samples so far decide every check of the
-    case; while it says no, sampling goes on until max_time_s or max_samples.
-
-    For several processes measuring together (comm_overlap's ranks):
-    `before_sample` runs untimed before each sample (a barrier, so every rank
-    starts it at once) and `agree` turns this process's stop decision into the
-    common one, so every rank takes the same number of samples.
-
-    `preludes`: per variant, untimed work issued before each of its samples (take_sample).
-
-    `census`: where the census rounds go (`run --syncs`), taken after the timed rounds census.due names, and
-    after the last one until it has census.CENSUS_ROUNDS.
-
-    `between_rounds`: untimed work after each round (the machine's reference, measure.reference), its time left out
-    of the elapsed time the stopping rule reads, as the census's is.
-    """
-    timers = {name: make_timer() for name in variants}
-    prelude = dict(preludes or {})
-    for _ in range(settings.warmup):
-        for name, run in variants.items():
-            if before_sample is not None:
-                before_sample()
-            take_sample(run, sync, timers[name], clock, prelude.get(name))
-
-    issue: dict[str, list[float]] = {name: [] for name in variants}
-    done: dict[str, list[float]] = {name: [] for name in variants}
-    device: dict[str, list[float]] = {name: [] for name in variants}
-    started = clock()
-    rounds = 0
-    census_s = 0.0  # time in census rounds and between_rounds: not sampling time
-    order = list(variants)
-    shuffle = random.Random(ORDER_SEED).shuffle
+    """Measure every variant with the three clocks, as `procedure` says, until the stopping rule holds; each round
+    is told to `on_progress`."""
+    sampler = _Sampler(variants, sync, {name: make_timer() for name in variants}, procedure)
+    sampler.warm_up()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # as timeit does: a collection inside a sample is not the workload's cost
     try:
-        while True:
-            shuffle(order)
-            for name in order:
-                if before_sample is not None:
-                    before_sample()
-                issue_s, done_s, device_s = take_sample(variants[name], sync, timers[name], clock, prelude.get(name))
-                issue[name].append(issue_s)
-                done[name].append(done_s)
-                if device_s is not None:
-                    device[name].append(device_s)
-            rounds += 1
-            if gc_was_enabled and _collection_due():
-                gc.collect(0)  # between rounds, outside every sample
-            if between_rounds is not None:
-                aside_started = clock()
-                between_rounds()
-                census_s += clock() - aside_started
-            if census is not None and syncs.due(rounds, census.taken):
-                census_started = clock()
-                census.round(variants, sync, order, prelude)
-                for name in order:  # untimed, as a warm-up: the timed round after a census starts where a timed one left off
-                    take_sample(variants[name], sync, None, clock, prelude.get(name))
-                census_s += clock() - census_started
-            elapsed = clock() - started - census_s
-            noise = max(_noise(done[name]) for name in variants)
+        stopped_by: StopReason | None = None
+        while stopped_by is None:
+            sampler.timed_round()
+            sampler.between_rounds(collect=gc_was_enabled)
             if on_progress is not None:
-                on_progress(Progress(rounds, elapsed, noise, _samples(issue, done, device)))
-            stopped_by = None
-            if rounds >= settings.max_samples:
-                stopped_by = STOPPED_BY_COUNT
-            elif rounds >= settings.min_samples:
-                quiet = noise <= settings.max_rel_noise
-                if quiet and (decided is None or (rounds in looks and decided(_samples(issue, done, device)))):
-                    stopped_by = STOPPED_BY_NOISE
-                elif elapsed >= settings.max_time_s:
-                    stopped_by = STOPPED_BY_TIME
-            if agree is not None:
-                stop = agree(stopped_by is not None)
-                if stop and stopped_by is None:  # another rank (rank 0) decided
-                    stopped_by = STOPPED_BY_TIME if elapsed >= settings.max_time_s else STOPPED_BY_NOISE
-                elif not stop:
-                    stopped_by = None
-            if stopped_by is not None:
-                break
-        while census is not None and census.taken < syncs.CENSUS_ROUNDS:
-            census.round(variants, sync, order, prelude)
+                on_progress(Progress(sampler.rounds, sampler.elapsed_s, sampler.noise, sampler.samples()))
+            stopped_by = sampler.agreed(sampler.stop_reason())
+        sampler.owed_extra_rounds()
     finally:
         if gc_was_enabled:
             gc.enable()
-    sampling = Sampling(
-        rounds=rounds,
-        elapsed_s=elapsed,
-        stopped_by=stopped_by,
-        rel_noise=noise if noise != float("inf") else None,
-        max_rel_noise=settings.max_rel_noise,
-        max_time_s=settings.max_time_s,
-        lag1_autocorrelation=_dependence(done),
-    )
-    return _samples(issue, done, device), sampling
+    return sampler.samples(), sampler.sampling(stopped_by)
+
+
+class _Sampler:
+    """One case's sampling as measure() runs it: the clocks so far, the rounds, the time spent outside sampling."""
+
+    def __init__(
+        self,
+        variants: Mapping[str, Callable[[], Any]],
+        sync: Callable[[], None],
+        timers: Mapping[str, DeviceTimer | None],
+        procedure: Procedure,
+    ):
+        self.variants, self.sync, self.timers, self.how = variants, sync, timers, procedure
+        self.issue: dict[str, list[float]] = {name: [] for name in variants}
+        self.done: dict[str, list[float]] = {name: [] for name in variants}
+        self.device: dict[str, list[float]] = {name: [] for name in variants}
+        self.rounds = 0
+        self.aside_s = 0.0  # time in extra rounds and between_rounds: not sampling time
+        self.elapsed_s = 0.0
+        self.noise = float("inf")
+        self.order = list(variants)
+        self._shuffle = random.Random(ORDER_SEED).shuffle
+        self._started = 0.0
+
+    def _sample(self, name: str) -> tuple[float, float, float | None]:
+        """A warm-up or timed sample of one variant, after `before_sample`."""
+        if self.how.before_sample is not None:
+            self.how.before_sample()
+        return take_sample(self.variants[name], self.sync, self.timers[name], self.how.clock, self.how.preludes.get(name))
+
+    def warm_up(self) -> None:
+        """The warm-up rounds, in the variants' declared order; the sampling's clock starts after them."""
+        for _ in range(self.how.settings.warmup):
+            for name in self.variants:
+                self._sample(name)
+        self._started = self.how.clock()
+
+    def timed_round(self) -> None:
+        """One sample of each variant, in a random order."""
+        self._shuffle(self.order)
+        for name in self.order:
+            issue_s, done_s, device_s = self._sample(name)
+            self.issue[name].append(issue_s)
+            self.done[name].append(done_s)
+            if device_s is not None:
+                self.device[name].append(device_s)
+        self.rounds += 1
+
+    def between_rounds(self, collect: bool) -> None:
+        """The untimed work after a round (a due collection, the machine's reference, the extra rounds that follow
+        it), then the elapsed time without it and the noise so far."""
+        clock = self.how.clock
+        if collect and _collection_due():
+            gc.collect(0)  # between rounds, outside every sample
+        if self.how.between_rounds is not None:
+            aextra_started = clock()
+            self.how.between_rounds()
+            self.aside_s += clock() - aextra_started
+        due = self.how.extra_rounds.after(self.rounds)
+        if due:
+            extra_started = clock()
+            for kind in due:
+                kind.round(self.variants, self.sync, self.order, self.how.preludes)
+            for name in self.order:  # untimed, as a warm-up: the timed round after an extra round starts where a timed one left off
+                take_sample(self.variants[name], self.sync, None, clock, self.how.preludes.get(name))
+            self.aside_s += clock() - extra_started
+        self.elapsed_s = clock() - self._started - self.aside_s
+        self.noise = max(_noise(self.done[name]) for name in self.variants)
+
+    def stop_reason(self) -> StopReason | None:
+        """Why this process would stop now (None: it would go on)."""
+        settings, decided = self.how.settings, self.how.decided
+        if self.rounds >= settings.max_samples:
+            return STOPPED_BY_COUNT
+        if self.rounds < settings.min_samples:
+            return None
+        quiet = self.noise <= settings.max_rel_noise
+        if quiet and (decided is None or (self.rounds in self.how.looks and decided(self.samples()))):
+            return STOPPED_BY_NOISE
+        return STOPPED_BY_TIME if self.elapsed_s >= settings.max_time_s else None
+
+    def agreed(self, stopped_by: StopReason | None) -> StopReason | None:
+        """This process's stop decision turned into the common one (`agree`: every rank takes the same rounds)."""
+        if self.how.agree is None:
+            return stopped_by
+        stop = self.how.agree(stopped_by is not None)
+        if not stop:
+            return None
+        if stopped_by is None:  # another rank (rank 0) decided
+            return STOPPED_BY_TIME if self.elapsed_s >= self.how.settings.max_time_s else STOPPED_BY_NOISE
+        return stopped_by
+
+    def owed_extra_rounds(self) -> None:
+        """After the last timed round, the extra rounds still owed (a case that stopped before its census had them)."""
+        for kind, owed in self.how.extra_rounds.owed():
+            for _ in range(owed):
+                kind.round(self.variants, self.sync, self.order, self.how.preludes)
+
+    def samples(self) -> dict[str, Samples]:
+        return _samples(self.issue, self.done, self.device)
+
+    def sampling(self, stopped_by: StopReason) -> Sampling:
+        return Sampling(
+            rounds=self.rounds,
+            elapsed_s=self.elapsed_s,
+            stopped_by=stopped_by,
+            rel_noise=self.noise if self.noise != float("inf") else None,
+            max_rel_noise=self.how.settings.max_rel_noise,
+            max_time_s=self.how.settings.max_time_s,
+            lag1_autocorrelation=_dependence(self.done),
+        )
 
 
 def _dependence(done: Mapping[str, list[float]]) -> float | None:

@@ -1,7 +1,7 @@
-"""Progress of a sweep's jobs on stderr: how many are queued, running, done and failed.
+"""Progress of a submission's jobs on stderr: how many are queued, running, done and failed.
 
 On a terminal, a live line with a bar; elsewhere (a CI log, a file), one
-plain line each time the counts change, so a log shows the sweep's course
+plain line each time the counts change, so a log shows the submission's course
 without a line per poll. Nothing at all with --no-progress.
 """
 
@@ -23,7 +23,7 @@ def counts_line(counts: Mapping[str, int]) -> str:
 
 
 class JobsDisplay:
-    """The counts of a sweep's jobs by phase, live on a terminal or as a line per change elsewhere."""
+    """The counts of a submission's jobs by phase, live on a terminal or as a line per change elsewhere."""
 
     def __init__(self, total: int, enabled: bool, console: Console, say: Callable[[str], None]):
         self._total, self._say = total, say

@@ -10,14 +10,28 @@ comparison with a baseline. Every word comes from `view`.
 from __future__ import annotations
 
 import functools
+from typing import Callable
 
 from asyncbench.report import escaping
 from asyncbench.report.compared import ComparisonView
 from asyncbench.report.syncs import CensusView
-from asyncbench.report.view import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED, ReportView
+from asyncbench.report.view import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED, CaseView, ReportView
 from asyncbench.results.model import Status, Verdict
 
 MARKDOWN_MARK = {Verdict.PASS: "✅", Verdict.FAIL: "❌", Verdict.INCONCLUSIVE: "❔", Verdict.NOT_MEASURED: "❌"}
+
+
+def outcome_items(case: CaseView, escape: Callable[[object], str], who: str) -> list[str]:
+    """A case's first items wherever cases are listed (here, report.notebook): how it ended when not ok, then its
+    metrics, on what it ran, with its reading. `escape` writes each string from the view in the format, `who` is the
+    case's name as the format marks it up; one wording for both."""
+    items = []
+    if case.status != Status.OK:
+        items.append(f"{who}: {escape(case.status)}: {escape(case.reason)}")
+    if case.metrics:
+        on = f" ({escape(case.note)})" if case.note else ""
+        items.append(f"{who}{on}: {escape(case.metrics)}" + (f" — {escape(case.reading)}" if case.reading else ""))
+    return items
 
 
 def markdown(view: ReportView, path: str = "-") -> str:
@@ -46,11 +60,7 @@ def markdown(view: ReportView, path: str = "-") -> str:
         lines.append("")
         for case in experiment.cases:
             who = md(case.who)
-            if case.status != Status.OK:
-                lines.append(f"- **{who}**: {case.status}: {md(case.reason)}")
-            if case.metrics:
-                on = f" ({md(case.note)})" if case.note else ""
-                lines.append(f"- **{who}**{on}: {md(case.metrics)}" + (f" — {md(case.reading)}" if case.reading else ""))
+            lines += [f"- {item}" for item in outcome_items(case, md, f"**{who}**")]
             if case.bars:
                 bars = [escaping.visible(bar) for bar in case.bars]
                 fence = escaping.markdown_fence(bars)

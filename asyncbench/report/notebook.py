@@ -24,9 +24,9 @@ import dataclasses
 from typing import Iterable, Sequence
 
 from asyncbench.report import escaping, paired, view
-from asyncbench.report.markdown import MARKDOWN_MARK
+from asyncbench.report.markdown import MARKDOWN_MARK, outcome_items
 from asyncbench.results.labels import Label
-from asyncbench.results.model import Report, Status
+from asyncbench.results.model import Report
 from asyncbench.results.paired import ABReport
 
 #: the labels an `ab` row is shown in bold for: those a reader must act on (as the pull-request comment marks them)
@@ -74,12 +74,7 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], figures: Seque
 def _case_lines(case: view.CaseView) -> list[str]:
     """The list items of one case: how it ended when not ok, its metrics and reading, notes, warnings, checks."""
     who = f"<b>{_e(case.who)}</b>"
-    items = []
-    if case.status != Status.OK:
-        items.append(f"{who}: {_e(case.status)}: {_e(case.reason)}")
-    if case.metrics:
-        on = f" ({_e(case.note)})" if case.note else ""
-        items.append(f"{who}{on}: {_e(case.metrics)}" + (f" — {_e(case.reading)}" if case.reading else ""))
+    items = outcome_items(case, _e, who)
     if case.sampling_note:
         items.append(f"{who}: ⚠️ {_e(case.sampling_note)}")
     items += [f"{who}: ⚠️ {_e(warning)}" for warning in case.warnings]

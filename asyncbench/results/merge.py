@@ -20,7 +20,7 @@ from asyncbench.results import schema
 from asyncbench.results.model import ERROR, Report, Result
 from asyncbench.results.model import PlannedCase as PlannedCase  # where engine.jobs and spec.manifest name it
 
-#: environment keys that make two jobs' software differ (hardware differs on purpose: that is what a sweep compares)
+#: environment keys that make two jobs' software differ (hardware differs on purpose: jobs on several nodes compare it)
 SOFTWARE_KEYS = ("asyncbench", "python", "matmul_precision", "thread_variables", "synchronizing_variables", "gpu_variables", "git_sha")
 
 
@@ -87,8 +87,10 @@ def differences(environments: Mapping[str, Mapping[str, Any]]) -> dict[str, list
     return said
 
 
-def merge(name: str, config: Mapping[str, Any], ends: Sequence[JobEnd], sweep: Mapping[str, Any]) -> Report:
-    """One report of every job that ended (a job still queued or running has no rows yet)."""
+def merge(name: str, config: Mapping[str, Any], ends: Sequence[JobEnd], gathered: Mapping[str, Any]) -> Report:
+    """One report of every job that ended (a job still queued or running has no rows yet). `gathered`: where the
+    jobs were gathered from (a submission's jobs folder, executor and jobs; a matrix's shards), stored as the
+    environment's `sweep` (the key keeps its old name: files written before read as they did)."""
     environments = {end.name: end.report.environment for end in ends if end.report is not None}
     differ = differences(environments)
     rows: list[Result] = []
@@ -108,7 +110,7 @@ def merge(name: str, config: Mapping[str, Any], ends: Sequence[JobEnd], sweep: M
         )
     machines = {str(env.get("hostname")): dict(env) for env in environments.values()}
     common = _common(list(environments.values()))
-    environment = {**common, "machines": machines, "sweep": dict(sweep)}
+    environment = {**common, "machines": machines, "sweep": dict(gathered)}
     return schema.new_report(config, environment, tuple(rows))
 
 

@@ -98,8 +98,10 @@ class Expectation:
 
 
 @dataclass(frozen=True)
-class Case:
-    """One measurement to make: a workload on one backend and one device."""
+class CaseIdentity:
+    """Which case: its id, its experiment, the workload it runs on which backend and device, with which params.
+    Declared once here: a case to measure (Case), its outcome (Result) and a case as planned (PlannedCase) each
+    begin with these fields, in this order."""
 
     id: str
     experiment: str
@@ -107,6 +109,12 @@ class Case:
     backend: str
     device: str
     params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Case(CaseIdentity):
+    """One measurement to make: a workload on one backend and one device."""
+
     settings: Settings
     expect: tuple[Expectation, ...] = ()
     #: where `--trace` writes each variant's timeline after the case is measured (None: no tracing)
@@ -270,15 +278,9 @@ class VariantResult:
 
 
 @dataclass(frozen=True)
-class Result:
+class Result(CaseIdentity):
     """The outcome of one case: ok with variants and metrics, or skipped/error with a reason."""
 
-    id: str
-    experiment: str
-    workload: str
-    backend: str
-    device: str
-    params: Mapping[str, Any]
     status: Status
     reason: str | None = None
     variants: Mapping[str, VariantResult] = field(default_factory=dict)
@@ -322,15 +324,8 @@ class Result:
 
 
 @dataclass(frozen=True)
-class PlannedCase:
+class PlannedCase(CaseIdentity):
     """A case a run or job was to run, as known before it ran (a device spec such as `cuda` is resolved where it runs)."""
-
-    id: str
-    experiment: str
-    workload: str
-    backend: str
-    device: str
-    params: Mapping[str, Any]
 
 
 #: the most shards a plan is cut into (`run --shard I/N`): GitHub Actions runs at most 256 jobs per matrix; more is a typo

@@ -1,8 +1,10 @@
-"""What to run, as the spec layer hands it to the engine: experiments and the plan they make, frozen.
+"""The plan: what to run, frozen, as the spec layer hands it to the engine (`Config`: its experiments and where
+they run).
 
-Here, below the engine and the spec alike, because both speak it: the spec
-builds a plan from YAML and the command line, the engine expands it into
-cases, and results store it (`to_dict`) beside what it yielded. The expansion
+"Plan" names this value only: the spec builds it from YAML and the command
+line, the engine expands it into cases (engine.expansion), and results store
+it (`to_dict`, a results file's `config`) beside what it yielded. Here, below
+the engine and the spec alike, because both speak it. An experiment's slots
 (`Experiment.cases`) and a case's identity (`Experiment.case_id`) are written
 here once: running a plan, cutting it into jobs and listing a job's cases all
 use them, so the ids that results files and history stores key on agree.
@@ -111,6 +113,8 @@ class ExecutorSettings:
 
 @dataclass(frozen=True)
 class Config:
+    """The plan: the experiments to run, in order, and the executor that runs them (`here`, or as jobs)."""
+
     name: str
     source: str
     experiments: tuple[Experiment, ...]

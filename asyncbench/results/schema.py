@@ -44,7 +44,7 @@ TOOL_NAME = "asyncbench"
 # that keeps the rounds measured before its worker was lost). A run that did not end leaves its cases in a
 # journal beside the file (journal.py).
 # 5 — `machine` on a result (the host it ran on) in a report gathered from cluster jobs (`run --executor`,
-# `gather`), whose `environment` then holds `machines` {host: that job's environment} and `sweep` (the job folder,
+# `gather`), whose `environment` then holds `machines` {host: that job's environment} and `sweep` (the jobs folder,
 # the executor, each job's id and state); absent elsewhere.
 # 6 — `run_id` (uuid4 hex, made with the report): the run's identity in the history, so two runs that end in the
 # same second are two runs. Files before it have none; the history keys them by their whole content.

@@ -6,8 +6,8 @@ a thousand times slower, a row of a case no shard planned, a case moved
 into the shard's list of planned cases. `merge` takes nothing it cannot
 prove from the files alone (`proven`), before anything is merged:
 
-- the plan is the shards' planned cases at their places (model.ShardOf:
-  cases, positions), every place of the plan's `plan_cases` planned once;
+- the plan is the shards' planned cases at their positions (model.ShardOf:
+  cases, positions), every position of the plan's `plan_cases` planned once;
 - the cut redone (shards.assign, on the cost each case's experiment gives it
   in the file's config) gives every case to the shard whose file lists it:
   a case moved from one shard's list to another's is the mover's mistake;
@@ -51,12 +51,12 @@ class ForgedShard(InputError):
 
 @dataclass(frozen=True)
 class _Claim:
-    """A file's word that its shard planned `case` at `place` in the whole plan."""
+    """A file's word that its shard planned `case` at `position` in the whole plan."""
 
     path: str
     shard: ShardOf
     case: PlannedCase
-    place: int
+    position: int
 
 
 #: an experiment's settings and its checks' texts, as a file's config states them (the plan's digest holds both)
@@ -77,7 +77,7 @@ def _experiments(config: Mapping[str, Any]) -> Experiments:
 
 
 def _plan_cases(shards: Sequence[tuple[str, Report]]) -> int:
-    """How many cases the plan has: what every file says, or, where they differ, the count whose places the files
+    """How many cases the plan has: what every file says, or, where they differ, the count whose positions the files
     fill and whose digest is the plan every shard names (else what most files say, the first file's on a tie)."""
     stated = [_stamp(path, report).plan_cases for path, report in shards]
     counted = sorted(set(stated), key=lambda count: (-stated.count(count), stated.index(count)))
@@ -85,13 +85,13 @@ def _plan_cases(shards: Sequence[tuple[str, Report]]) -> int:
         return counted[0]
     head = _stamp(*shards[0])
     for count in counted:
-        places = {
-            place: case
+        filled = {
+            position: case
             for path, report in shards
-            for case, place in zip(_stamp(path, report).cases, _stamp(path, report).positions, strict=False)
+            for case, position in zip(_stamp(path, report).cases, _stamp(path, report).positions, strict=False)
         }
-        if all(place in places for place in range(count)):
-            cases = [places[place] for place in range(count)]
+        if all(position in filled for position in range(count)):
+            cases = [filled[position] for position in range(count)]
             for _, report in shards:
                 experiments = _experiments(report.config)
                 if digest([identity(case, *experiments.get(case.experiment, ({}, []))) for case in cases]) == head.plan:
@@ -100,17 +100,19 @@ def _plan_cases(shards: Sequence[tuple[str, Report]]) -> int:
 
 
 def _claims(shards: Sequence[tuple[str, Report]], mistakes: list[InputError]) -> tuple[int, dict[int, list[_Claim]]]:
-    """How many cases the plan has, and every place of it -> the files that say their shard planned it (one, where
+    """How many cases the plan has, and every position of it -> the files that say their shard planned it (one, where
     nothing was forged)."""
     count = _plan_cases(shards)
     claims: dict[int, list[_Claim]] = {}
     for path, report in shards:
         shard = _stamp(path, report)
         if len(shard.cases) != len(shard.positions):
-            mistakes.append(ForgedShard(f"{len(shard.positions)} places for {len(shard.cases)} planned cases", location=path))
+            mistakes.append(ForgedShard(f"{len(shard.positions)} positions for {len(shard.cases)} planned cases", location=path))
             continue
         beyond = [
-            f"{case.id!r} at place {place}" for case, place in zip(shard.cases, shard.positions, strict=True) if not 0 <= place < count
+            f"{case.id!r} at position {position}"
+            for case, position in zip(shard.cases, shard.positions, strict=True)
+            if not 0 <= position < count
         ]
         if shard.plan_cases != count or beyond:
             added = f": its list adds {', '.join(beyond[:3])}" + (", ..." if len(beyond) > 3 else "") if beyond else ""
@@ -118,26 +120,26 @@ def _claims(shards: Sequence[tuple[str, Report]], mistakes: list[InputError]) ->
                 ForgedShard(f"says plan {shard.plan[:12]} has {shard.plan_cases} cases, where it has {count}{added}", location=path)
             )
             continue
-        for case, place in zip(shard.cases, shard.positions, strict=True):
-            claims.setdefault(place, []).append(_Claim(path, shard, case, place))
+        for case, position in zip(shard.cases, shard.positions, strict=True):
+            claims.setdefault(position, []).append(_Claim(path, shard, case, position))
     return count, claims
 
 
 def _digests(
     shards: Sequence[tuple[str, Report]], count: int, claims: Mapping[int, list[_Claim]], mistakes: list[InputError]
 ) -> Experiments | None:
-    """The plan's digest remade from its cases (every place planned) and each file's config: a file whose config
+    """The plan's digest remade from its cases (every position planned) and each file's config: a file whose config
     does not make the plan every shard states had a setting or a check changed; where none does, a planned case
     was. Made once per distinct config (a matrix's are one). The experiments of a config that makes it, or None."""
     head = _stamp(*shards[0])
-    if len(claims) < count:  # the first few places no shard plans (found in at most len(claims) + 5 steps)
-        unplanned = list(itertools.islice((place for place in range(count) if place not in claims), 6))
-        places = ", ".join(map(str, unplanned[:5])) + (", ..." if len(unplanned) > 5 else "")
+    if len(claims) < count:  # the first few positions no shard plans (found in at most len(claims) + 5 steps)
+        unplanned = list(itertools.islice((position for position in range(count) if position not in claims), 6))
+        said = ", ".join(map(str, unplanned[:5])) + (", ..." if len(unplanned) > 5 else "")
         mistakes.append(
-            ForgedShard(f"no shard plans place {places} of plan {head.plan[:12]}'s {count} cases: a shard's planned cases were cut")
+            ForgedShard(f"no shard plans position {said} of plan {head.plan[:12]}'s {count} cases: a shard's planned cases were cut")
         )
         return None
-    cases = [claims[place][0].case for place in range(count)]
+    cases = [claims[position][0].case for position in range(count)]
     made: dict[str, str] = {}
     found: list[InputError] = []
     proven: Experiments | None = None
@@ -178,8 +180,8 @@ def _strays(shards: Sequence[tuple[str, Report]], claims: Mapping[int, list[_Cla
     workload's default per backend, `params_for:`.)"""
     configs = {path: report.config.get("experiments") for path, report in shards}
     found: list[InputError] = []
-    for place in sorted(claims):
-        for claim in claims[place]:
+    for position in sorted(claims):
+        for claim in claims[position]:
             case, listed = claim.case, configs[claim.path]
             experiment = (
                 next((e for e in listed if isinstance(e, Mapping) and e.get("name") == case.experiment), None)
@@ -188,7 +190,7 @@ def _strays(shards: Sequence[tuple[str, Report]], claims: Mapping[int, list[_Cla
             )
             why = _stray(case, experiment)
             if why:
-                found.append(ForgedShard(f"plans case {case.id!r} (place {place} of the plan), {why}", location=claim.path))
+                found.append(ForgedShard(f"plans case {case.id!r} (position {position} of the plan), {why}", location=claim.path))
     return found
 
 
@@ -217,25 +219,28 @@ def _cut(
     experiments: Experiments,
     mistakes: list[InputError],
 ) -> None:
-    """The plan's cut redone: each case's cost from the config that makes the plan (`_digests`), and each place
+    """The plan's cut redone: each case's cost from the config that makes the plan (`_digests`), and each position
     planned by the shard `assign` gives it to, once."""
     head = _stamp(*shards[0])
-    costs = [cost(experiments[claims[place][0].case.experiment][0]["max_time_s"]) for place in range(count)]
+    costs = [cost(experiments[claims[position][0].case.experiment][0]["max_time_s"]) for position in range(count)]
     chosen = assign(costs, head.count)
     planner = {report.shard.index: path for path, report in shards if report.shard}
-    for place in range(count):
-        for claim in claims[place]:
-            if claim.shard.index != chosen[place]:
+    for position in range(count):
+        for claim in claims[position]:
+            if claim.shard.index != chosen[position]:
                 mistakes.append(
                     ForgedShard(
-                        f"plans case {claim.case.id!r} (place {place} of the plan), which the plan's cut gives shard "
-                        f"{chosen[place]}/{head.count} ({planner.get(chosen[place], 'not given')}), not {claim.shard}",
+                        f"plans case {claim.case.id!r} (position {position} of the plan), which the plan's cut gives shard "
+                        f"{chosen[position]}/{head.count} ({planner.get(chosen[position], 'not given')}), not {claim.shard}",
                         location=claim.path,
                     )
                 )
-        if len(claims[place]) > 1 and all(claim.shard.index == chosen[place] for claim in claims[place]):
+        if len(claims[position]) > 1 and all(claim.shard.index == chosen[position] for claim in claims[position]):
             mistakes.append(
-                ForgedShard(f"plans case {claims[place][-1].case.id!r} (place {place} of the plan) twice", location=claims[place][-1].path)
+                ForgedShard(
+                    f"plans case {claims[position][-1].case.id!r} (position {position} of the plan) twice",
+                    location=claims[position][-1].path,
+                )
             )
 
 

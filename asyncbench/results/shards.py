@@ -8,7 +8,7 @@ randomness, no clock). Each shard's file says which shard of which plan it
 is (model.ShardOf: index, count, a digest of the whole plan). `merged`
 checks the N files belong together (one plan, one asyncbench, each shard
 once, none missing) before it puts them into one report, each row naming the
-machine it ran on, as a Slurm sweep's gathering does (results.merge).
+machine it ran on, as a Slurm submission's gathering does (results.merge).
 
 A shard's file may have been edited on its way from a CI runner: `merge`
 proves first that each file gives only the cases its shard planned

@@ -1,7 +1,7 @@
-"""A sweep's jobs followed until they end, then gathered: one report, judged, written and recorded as `run`'s.
+"""A submission's jobs followed until they end, then gathered: one report, judged, written and recorded as `run`'s.
 
 `run --executor slurm|local` follows the jobs it submitted (session.jobs);
-`gather FOLDER` follows them from the sweep's folder, from any process, as
+`gather FOLDER` follows them from their jobs folder, from any process, as
 often as wanted: gathering reads (sweep.json, each job's results and outcome
 files, the scheduler's word and the tail of each job's log; never a pickle)
 and changes nothing in the folder. Following is a
@@ -29,7 +29,7 @@ from asyncbench.session.requests import RunRequest
 from asyncbench.session.run_conclusion import RunConclusion
 from asyncbench.session.saver import Saver
 from asyncbench.spec import manifest
-from asyncbench.spec.manifest import Manifest, SweepJob
+from asyncbench.spec.manifest import Manifest, SubmittedJob
 
 #: the exit codes with which `asyncbench run` on a node says it was interrupted (what finished is in its file)
 INTERRUPTED_CODES = (EXIT_INTERRUPTED, EXIT_TERMINATED)
@@ -44,11 +44,11 @@ OUTAGE_S = 120.0
 
 
 def read_manifest(folder: str | Path) -> Manifest:
-    """The sweep's manifest, every value checked before any is used (spec.manifest: InputError naming the key)."""
+    """The submission's manifest, every value checked before any is used (spec.manifest: InputError naming the key)."""
     return manifest.read(folder)
 
 
-def _end(scheduler: Any, entry: SweepJob, state: Any, say: Say) -> merge.JobEnd:
+def _end(scheduler: Any, entry: SubmittedJob, state: Any, say: Say) -> merge.JobEnd:
     """What became of a job that ended: its results (whole, or what it finished before it was stopped) and why."""
     from asyncbench.engine.cluster import last_line
     from asyncbench.engine.jobs import LIMIT_CODE, requeued
@@ -76,7 +76,7 @@ def _end(scheduler: Any, entry: SweepJob, state: Any, say: Say) -> merge.JobEnd:
     return merge.JobEnd(entry.name, entry.job_id, scheduler.kind, state.state, failed, reason, entry.cases, report, requeued(results))
 
 
-def _unlisted(sweep: Manifest, started: datetime.datetime, state: Any, ended: Any) -> Any:
+def _unlisted(submission: Manifest, started: datetime.datetime, state: Any, ended: Any) -> Any:
     """A job the scheduler does not list: only just submitted (still queued, or ended before the scheduler's
     accounting caught up: its state is worth the wait) within UNLISTED_GRACE_S of its submission (or of this
     gathering's start, whichever came first); after it, ended where its outcome file says so (`ended`: a job purged
@@ -84,22 +84,22 @@ def _unlisted(sweep: Manifest, started: datetime.datetime, state: Any, ended: An
     more, and waiting would wait forever."""
     from asyncbench.engine.cluster import JobState
 
-    if datetime.datetime.now(datetime.timezone.utc) - min(sweep.created, started) < datetime.timedelta(seconds=UNLISTED_GRACE_S):
+    if datetime.datetime.now(datetime.timezone.utc) - min(submission.created, started) < datetime.timedelta(seconds=UNLISTED_GRACE_S):
         return JobState("queued", "SUBMITTED")
     if ended is not None:
         return JobState("done", state.state, f"{state.reason}; its outcome file says it ended")
     return JobState("failed", "UNKNOWN", f"{state.reason}, {UNLISTED_GRACE_S:.0f} s after its submission")
 
 
-def _sweeps(sweep: Manifest) -> bool:
-    """Whether an experiment of the sweep's plan sweeps a param (a plot draws sweeps), as its manifest stores the
+def _sweeps(submission: Manifest) -> bool:
+    """Whether an experiment of the submission's plan sweeps a param (a plot draws sweeps), as its manifest stores the
     plan: no job's config is loaded again, which would import the user's workload modules in this process."""
-    experiments = sweep.config.get("experiments")
+    experiments = submission.config.get("experiments")
     return isinstance(experiments, list) and any(isinstance(e, dict) and e.get("sweep") for e in experiments)
 
 
 class Following:
-    """The place whose work is following a sweep's jobs until they end (`wait`; else taking what ended); what
+    """The place whose work is following a submission's jobs until they end (`wait`; else taking what ended); what
     ended merged is its report. `scheduler`: the one that submitted them, in this process (Ctrl-C then cancels the
     jobs still running), else found from the folder. `conclusion`: the preflight `run --executor` made before it
     submitted them (None: `gather`'s own)."""
@@ -120,31 +120,31 @@ class Following:
 
     def preflight(self) -> RunConclusion:
         if self.conclusion is not None:  # checked once, before the jobs were submitted
-            self.sweep = read_manifest(self.given)
+            self.submission = read_manifest(self.given)
             return self.conclusion
         preflight.check_names(self.request, "gather")  # a mistyped option is said before the folder is read
-        self.sweep = read_manifest(self.given)
+        self.submission = read_manifest(self.given)
         root = self.folder.resolve()
-        owned = preflight.sweep_files(root, self.sweep.jobs)
-        return RunConclusion.checked(self.request, _sweeps(self.sweep), self.say, "gather", owned, root, by_job=True)
+        owned = preflight.submission_files(root, self.submission.jobs)
+        return RunConclusion.checked(self.request, _sweeps(self.submission), self.say, "gather", owned, root, by_job=True)
 
     def start(self, saver: Saver, stack: contextlib.ExitStack[Any]) -> None:
         from asyncbench.engine import cluster
 
         if self.scheduler is None:
-            results = {job.job_id: job.results for job in self.sweep.jobs}  # beside each, the outcome file its job leaves
-            self.scheduler = cluster.scheduler(self.sweep.executor.kind, self.folder, self.sweep.executor, results)
+            results = {job.job_id: job.results for job in self.submission.jobs}  # beside each, the outcome file its job leaves
+            self.scheduler = cluster.scheduler(self.submission.executor.kind, self.folder, self.submission.executor, results)
 
     def execute(self) -> None:
         try:
             self._follow()
         except KeyboardInterrupt:
             if self.submitted_here:
-                left = [e.job_id for e in self.sweep.jobs if e.name not in self.ends]
+                left = [e.job_id for e in self.submission.jobs if e.name not in self.ends]
                 self.scheduler.cancel(left)
                 self.say(f"cancelled {len(left)} job(s) this command submitted")
             raise
-        pending_count = len(self.sweep.jobs) - len(self.ends)
+        pending_count = len(self.submission.jobs) - len(self.ends)
         if pending_count:
             self.say(f"{pending_count} job(s) still queued or running, not in this report: `asyncbench gather {self.given}` again later")
 
@@ -154,7 +154,7 @@ class Following:
         from asyncbench.engine import cluster
         from asyncbench.report.jobs import JobsDisplay
 
-        entries, ends, scheduler = self.sweep.jobs, self.ends, self.scheduler
+        entries, ends, scheduler = self.submission.jobs, self.ends, self.scheduler
         started = datetime.datetime.now(datetime.timezone.utc)
         display = JobsDisplay(len(entries), self.request.progress, Console(stderr=True), self.say)
         with display:
@@ -166,7 +166,7 @@ class Following:
                 for entry in pending:
                     state = states[entry.job_id]
                     if state.phase == cluster.UNLISTED:
-                        state = _unlisted(self.sweep, started, state, scheduler.outcome(entry.job_id))
+                        state = _unlisted(self.submission, started, state, scheduler.outcome(entry.job_id))
                         unknown += [entry] if state.phase == "failed" else []
                     if state.phase in ("done", "failed"):
                         end = _end(scheduler, entry, state, self.say)
@@ -187,19 +187,19 @@ class Following:
                 time.sleep(scheduler.poll_s)
 
     def collect(self, interrupted: bool) -> Report:
-        entries = self.sweep.jobs
+        entries = self.submission.jobs
         ordered = [self.ends[e.name] for e in entries if e.name in self.ends]
-        sweep_facts = {
+        submission_facts = {
             "folder": str(self.folder.resolve()),
-            "executor": self.sweep.executor.to_dict(),
+            "executor": self.submission.executor.to_dict(),
             "jobs": [_job_fact(e, self.ends.get(e.name)) for e in entries],
         }
-        report = merge.merge(self.sweep.name, self.sweep.config, ordered, sweep_facts)
+        report = merge.merge(self.submission.name, self.submission.config, ordered, submission_facts)
         return dataclasses.replace(report, interrupted=True) if interrupted else report
 
     def recorded(self, report: Report) -> list[tuple[Report, str | None]]:
         """Each ended job's own results, with its file: what `--record` stores (each under its own machine)."""
-        return [(end.report, str(e.results)) for e in self.sweep.jobs if (end := self.ends.get(e.name)) is not None and end.report]
+        return [(end.report, str(e.results)) for e in self.submission.jobs if (end := self.ends.get(e.name)) is not None and end.report]
 
     def stopped_line(self, report: Report, kept_in: str) -> str:
         return f"interrupted: {len(report.results)} case(s) gathered{kept_in}"
@@ -208,7 +208,7 @@ class Following:
 def gather(
     folder: str | Path, request: RunRequest, say: Say, *, wait: bool, scheduler: Any = None, conclusion: RunConclusion | None = None
 ) -> spine.Ended[ReportView]:
-    """Follow a sweep's jobs until they end (`wait`; else take what ended), then one merged report, judged,
+    """Follow a submission's jobs until they end (`wait`; else take what ended), then one merged report, judged,
     written and recorded as `run`'s. `scheduler`: the one that submitted them, in this process (Ctrl-C then
     cancels them); else they are found from the folder and Ctrl-C leaves them running. Ctrl-C stops following
     and still writes what ended: exit 130 (143 on SIGTERM). `conclusion`: `run --executor`'s preflight, made
@@ -230,7 +230,7 @@ def _states(scheduler: Any, job_ids: list[str], folder: str | Path, wait: bool) 
         time.sleep(scheduler.poll_s)
 
 
-def _job_fact(entry: SweepJob, end: merge.JobEnd | None) -> dict[str, Any]:
+def _job_fact(entry: SubmittedJob, end: merge.JobEnd | None) -> dict[str, Any]:
     fact = {"name": entry.name, "job_id": entry.job_id, "results": str(entry.results)}
     if end is None:
         return {**fact, "state": "not ended"}

@@ -2,11 +2,12 @@
 
 `run --executor slurm|local` comes here (session.commands); everything
 that would make the jobs fail is checked before the first is submitted
-(exit 2). A sweep lives in its folder (`--job-dir`, default
-`.asyncbench/jobs/STAMP-NAME`): each job's config and results file,
-submitit's pickles and logs, and `sweep.json`, which names every job, its
-id and the cases it was to run — all that `gather FOLDER` needs to pick the
-sweep up (session.following), from any process, as often as wanted.
+(exit 2). The jobs one command submits (a submission) live in their jobs
+folder (`--job-dir`, default `.asyncbench/jobs/STAMP-NAME`): each job's
+config and results file, submitit's pickles and logs, and `sweep.json` (the
+manifest, under its old name), which names every job, its id and the cases
+it was to run — all that `gather FOLDER` needs to pick the submission up
+(session.following), from any process, as often as wanted.
 
 Each job's results file is a plain `asyncbench run` results file, measured on
 its node with that node's environment; `--record` records each of them, so
@@ -33,9 +34,9 @@ from asyncbench.session import preflight
 from asyncbench.session.requests import RunRequest
 from asyncbench.session.run_conclusion import RunConclusion
 from asyncbench.spec import manifest
-from asyncbench.spec.manifest import MANIFEST, Manifest, SweepJob
+from asyncbench.spec.manifest import MANIFEST, Manifest, SubmittedJob
 
-#: where sweeps' folders go when --job-dir is not given (beside the history store's default)
+#: where jobs folders go when --job-dir is not given (beside the history store's default)
 JOBS_ROOT = own_folder.OWN_FOLDER / "jobs"
 
 
@@ -48,7 +49,7 @@ class JobOptions:
 
 
 def _folder(job_dir: str | None, name: str) -> tuple[Path, list[Path]]:
-    """The sweep's folder, new or empty, and the folders this call created for it (innermost first): what to remove
+    """The jobs folder, new or empty, and the folders this call created for it (innermost first): what to remove
     again if submitting fails, so that the folder is as it was and the same command can be given again."""
     from asyncbench.spec import executor
 
@@ -64,7 +65,7 @@ def _folder(job_dir: str | None, name: str) -> tuple[Path, list[Path]]:
     if "%" in str(folder.absolute()):  # Slurm expands %j, %u... in a job's log paths: the logs would go elsewhere
         raise InputError(f"--job-dir {folder}: a '%' in the folder's path is read by Slurm as a pattern (%j: the job's id)")
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise InputError(f"--job-dir {folder}: already holds something (another sweep?); name a new or empty folder")
+        raise InputError(f"--job-dir {folder}: already holds something (another submission?); name a new or empty folder")
     created = [parent for parent in (folder, *folder.absolute().parents) if not parent.exists()]
     try:
         if job_dir is None:  # asyncbench's own folder, made on first use, ignoring itself in git
@@ -76,7 +77,7 @@ def _folder(job_dir: str | None, name: str) -> tuple[Path, list[Path]]:
 
 
 def _undo(folder: Path, created: list[Path]) -> None:
-    """The sweep's folder as it was before this run: emptied (it was empty), removed with its parents if this run
+    """The jobs folder as it was before this run: emptied (it was empty), removed with its parents if this run
     made them. Best effort: what cannot be removed stays, and the next run says it holds something."""
     for child in folder.iterdir() if folder.is_dir() else ():
         if child.is_dir() and not child.is_symlink():
@@ -93,7 +94,7 @@ def _undo(folder: Path, created: list[Path]) -> None:
 
 
 def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say) -> tuple[Path, Any, RunConclusion]:
-    """Check everything, write each job's config, submit them all; the sweep's folder, the scheduler that holds the
+    """Check everything, write each job's config, submit them all; the jobs folder, the scheduler that holds the
     jobs, and how their gathered report concludes (the command's one preflight, handed to following.gather).
     InputError (nothing submitted) for what would make the jobs fail; a submission refused midway cancels those
     submitted."""
@@ -120,13 +121,13 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
     ids: list[str] = []
     scheduler = None
     try:
-        sweep_jobs, runs = [], []
+        entries, runs = [], []
         for name, job_plan in planned_jobs:
             config_path, results_path = folder / f"{name}.yaml", folder / f"{name}.json"
-            sweep_jobs.append(SweepJob(name, "", config_path, results_path, tuple(jobs.planned(job_plan))))
-        # an output that is one of the sweep's own files: said now, not when the submitted jobs are gathered
-        preflight.check_not_owned(request, preflight.sweep_files(folder, sweep_jobs), folder)
-        for (_, job_plan), job in zip(planned_jobs, sweep_jobs, strict=True):
+            entries.append(SubmittedJob(name, "", config_path, results_path, tuple(jobs.planned(job_plan))))
+        # an output that is one of the submission's own files: said now, not when the submitted jobs are gathered
+        preflight.check_not_owned(request, preflight.submission_files(folder, entries), folder)
+        for (_, job_plan), job in zip(planned_jobs, entries, strict=True):
             job.config.write_text(dump.dumps(job_plan), encoding="utf-8")
             uses_gpu = jobs.gpus_named(job_plan).any  # on the local executor, such a job is given GPUs
             runs.append(jobs.NodeRun(str(job.config), str(job.results), str(Path.cwd()), uses_gpu=uses_gpu))
@@ -139,7 +140,7 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
             said = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)[:300]
             raise InputError(f"submitting job {len(ids) + 1} of {len(runs)} failed ({said}); cancelled the {len(ids)} submitted") from None
         submit_s = time.perf_counter() - started
-        named = tuple(dataclasses.replace(job, job_id=job_id) for job, job_id in zip(sweep_jobs, ids, strict=True))
+        named = tuple(dataclasses.replace(job, job_id=job_id) for job, job_id in zip(entries, ids, strict=True))
         written = Manifest(the_plan.name, submitted_at, the_plan.to_dict(), settings, submit_s, named)
         schema.atomic_write(folder / MANIFEST, manifest.write_text(written))
     except BaseException as exc:  # refused, interrupted, or the manifest not written: no jobs, and the folder as it was
@@ -148,7 +149,9 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
         _undo(folder, created)
         if isinstance(exc, OSError):
             why = exc.strerror or exc
-            raise InputError(f"--job-dir {folder}: cannot write the sweep's files ({why}); cancelled the {len(ids)} submitted") from None
+            raise InputError(
+                f"--job-dir {folder}: cannot write the submission's files ({why}); cancelled the {len(ids)} submitted"
+            ) from None
         raise
     where = f" to partition {settings.partition}" if settings.partition else ""
     say(f"submitted {len(ids)} job(s){where} through submitit ({settings.kind}) in {submit_s:.2f} s: {folder}")

@@ -116,14 +116,13 @@ class Here:
         with display:
             runner.run(
                 self.plan,
-                isolate=self.request.isolate,
-                trace_dir=self.trace_dir,
-                syncs=self.request.syncs,
+                options=runner.RunOptions(
+                    isolate=self.request.isolate, trace_dir=self.trace_dir, syncs=self.request.syncs, family_error=self.family_error
+                ),
                 on_start=display.start,
                 on_progress=display.update,
                 on_result=on_result,
                 workers=self.workers,
-                family_error=self.family_error,
             )
 
     def collect(self, interrupted: bool) -> Report:

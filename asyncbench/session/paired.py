@@ -64,7 +64,7 @@ def _plan(request: ABRequest, tree: Tree, repo: Any, option: str, imports: SideI
     with imports.of(tree.root):
         plan = planning.plan(dataclasses.replace(selection, configs=configs, workloads=workloads))
         backends = {name: get_backend(name) for e in plan.experiments for name in e.backends}
-        return list(expansion.plan(plan, backends))
+        return list(expansion.expand(plan, backends))
 
 
 def _facts(side: Any, backends: list[str], timeout_s: float) -> dict[str, Any]:

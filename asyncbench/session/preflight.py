@@ -3,9 +3,9 @@
 A command that measures for minutes must not learn at its end that an
 output cannot be written, that two outputs name one file, or that one names
 a file the command reads (a store overwritten by a CSV is lost for good), a
-file a sweep owns (gathering changes none of them), or a journal that holds
-the only copy of a run that did not end. `run`, `run --executor`, `gather`
-and `ab` all ask here.
+file a submission owns in its jobs folder (gathering changes none of them),
+or a journal that holds the only copy of a run that did not end. `run`,
+`run --executor`, `gather` and `ab` all ask here.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from asyncbench.results import journal
 from asyncbench.results import outputs as files
 from asyncbench.session import recorder
 from asyncbench.session.requests import RunRequest
-from asyncbench.spec.manifest import MANIFEST, SweepJob
+from asyncbench.spec.manifest import MANIFEST, SubmittedJob
 
 #: (the option that names a file, the file or None where the option was not given)
 Named = list[tuple[str | None, str | None]]
@@ -46,16 +46,16 @@ def _written(request: RunRequest) -> Named:
 def check_names(request: RunRequest, command: str = "run", owned: Iterable[Path] = (), owner: Path | None = None) -> None:
     """What the output options name, before anything else is read: no two outputs name one file (-o's journal
     included), none names a file the command reads, and none one of `owned` or a file under `owner`'s logs (a
-    sweep's own files, which gathering leaves as they are). InputError otherwise."""
+    submission's own files, which gathering leaves as they are). InputError otherwise."""
     written = _written(request)
     files.check_distinct(written)
     files.check_not_inputs(written, _inputs(request, command))
     check_not_owned(request, owned, owner)
 
 
-def sweep_files(root: Path, jobs: Iterable[SweepJob]) -> list[Path]:
-    """A sweep's own files in its folder `root`: sweep.json, and each job's config, results file, journal and
-    outcome file (its logs are under root/logs)."""
+def submission_files(root: Path, jobs: Iterable[SubmittedJob]) -> list[Path]:
+    """A submission's own files in its jobs folder `root`: sweep.json (the manifest), and each job's config,
+    results file, journal and outcome file (its logs are under root/logs)."""
     from asyncbench.engine.jobs import outcome_path
 
     owned = [root / MANIFEST]
@@ -65,14 +65,14 @@ def sweep_files(root: Path, jobs: Iterable[SweepJob]) -> list[Path]:
 
 
 def check_not_owned(request: RunRequest, owned: Iterable[Path], owner: Path | None) -> None:
-    """InputError for an output that names one of `owned` or a file under `owner`'s logs (sweep_files)."""
+    """InputError for an output that names one of `owned` or a file under `owner`'s logs (submission_files)."""
     mine = {path.resolve() for path in owned}
     for option, path in _written(request):
         if not path or owner is None:
             continue
         target = Path(path).resolve()
         if target in mine or target.is_relative_to(owner / "logs"):
-            raise InputError(f"{option} {path}: is one of the sweep's own files ({target.name}); gathering leaves them as they are")
+            raise InputError(f"{option} {path}: is one of the submission's own files ({target.name}); gathering leaves them as they are")
 
 
 def check_outputs(

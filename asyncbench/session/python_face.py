@@ -89,7 +89,7 @@ def run(
         )
     backends = (backend,) if isinstance(backend, str) else tuple(backend or backends_of(found))
     devices = (device,) if isinstance(device, str) else tuple(device)
-    the_plan = plan(key, found, backends, devices, params or {}, settings(max_time_s), expect)
+    the_plan = plan(found, experiment(key, found, backends, devices, params or {}, settings(max_time_s), expect))
     results = run_plan(the_plan, {key: found}, here)
     return notebook.report(schema.new_report(the_plan.to_dict(), environment.capture(backends), tuple(results)))
 
@@ -150,19 +150,11 @@ def settings(max_time_s: float | None) -> Settings:
     return chosen
 
 
-def plan(
-    key: str,
-    workload: Workload,
-    backends: Sequence[str],
-    devices: Sequence[str],
-    params: Mapping[str, Any],
-    chosen: Settings,
-    expect: Sequence[str | Expectation] = (),
-) -> Config:
-    """A plan of one experiment, every value checked as a config's is; InputError (one line) naming what is wrong."""
+def plan(workload: Workload, one: Experiment) -> Config:
+    """The plan of one experiment (`experiment`) of `workload`, named after it."""
     from asyncbench.results.plan import Config
 
-    return Config(name=workload.name, source=SOURCE, experiments=(experiment(key, workload, backends, devices, params, chosen, expect),))
+    return Config(name=workload.name, source=SOURCE, experiments=(one,))
 
 
 def experiment(
@@ -174,6 +166,8 @@ def experiment(
     chosen: Settings,
     expect: Sequence[str | Expectation] = (),
 ) -> Experiment:
+    """One experiment of `workload` (registered as `key`), every value checked as a config's is; InputError (one
+    line) naming what is wrong."""
     from asyncbench.backends import BACKENDS
     from asyncbench.results.model import Expectation
     from asyncbench.results.plan import Experiment
@@ -226,14 +220,14 @@ def run_plan(the_plan: Config, workloads: Mapping[str, Workload], in_process: bo
     from asyncbench.engine import runner
 
     if not in_process:
-        return runner.run(the_plan, isolate=True, workloads=workloads)
+        return runner.run(the_plan, runner.RunOptions(isolate=True), workloads=workloads)
     for name in {name for e in the_plan.experiments for name in e.backends}:
         python = get_backend(name).interpreter()
         if python is not None:
             raise InputError(f"{name} runs in its own Python here ({python}), not in this process: run it with `asyncbench run -b {name}`")
     frozen = gc.get_freeze_count()
     try:
-        return runner.run(the_plan, isolate=False, workloads=workloads, workers=_this_process())
+        return runner.run(the_plan, workloads=workloads, workers=_this_process())
     finally:
         if not frozen:
             gc.unfreeze()

@@ -66,7 +66,7 @@ def record(
 ) -> outcome.Outcome:
     """Record what a command measured, each report with its source file (a job's own, with its machine's
     fingerprint): a store that fails now is an error of the command (exit 3), its results kept. A report recorded
-    before (gathered again) is said so, not stored twice. `jobs`: the reports are a sweep's jobs' or a matrix's
+    before (gathered again) is said so, not stored twice. `jobs`: the reports are a submission's jobs' or a matrix's
     shards', each read from its file as `record` reads one (schema.load, journal.read: held to results.recordable
     as it was read; a file that was not is its job's error rows); an empty one is left out."""
     from asyncbench.history.store import StoreError

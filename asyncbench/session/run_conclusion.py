@@ -30,7 +30,7 @@ from asyncbench.verdicts import compare, outcome
 @dataclass(frozen=True)
 class RunConclusion:
     """A run's report concluded: compared with `base_report`, judged against `gate`, each writer's file written, and
-    recorded into `store` (None: not recorded) under `label`; `by_job`: what is recorded is a sweep's jobs' or a
+    recorded into `store` (None: not recorded) under `label`; `by_job`: what is recorded is a submission's jobs' or a
     matrix's shards' own reports, each from its file, said as a count of jobs."""
 
     gate: Gate

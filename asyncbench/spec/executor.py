@@ -24,7 +24,7 @@ _SBATCH_NAME = re.compile(r"[a-z][a-z0-9-]*")
 OWN_SBATCH = ("partition", "gpus-per-node", "time", "account", "exclusive", "nodes", "output", "error", "job-name", "signal")
 #: options that would change what the job is, or what sbatch answers, under the settings' feet: `wrap` replaces the
 #: batch script with a command line of its own, `array` and `open-mode` are submitit's own (one sbatch call is a job
-#: array of the sweep's jobs), `ntasks-per-node` asyncbench's (one `asyncbench run` per job), and `parsable`, `wait`
+#: array of the submission's jobs), `ntasks-per-node` asyncbench's (one `asyncbench run` per job), and `parsable`, `wait`
 #: and `test-only` change sbatch's answer, from which submitit reads the job ids (or submit nothing at all)
 SUBVERTING_SBATCH = ("wrap", "array", "open-mode", "ntasks-per-node", "parsable", "wait", "test-only")
 #: sbatch's options that take no value (`sbatch --help`, Slurm 22.05), the only ones a KEY without =VALUE may name:

@@ -1,4 +1,5 @@
-"""A sweep's manifest (`sweep.json` in its folder): what `gather` needs to pick a sweep up, read as untrusted input.
+"""A submission's manifest (`sweep.json` in its jobs folder): what `gather` needs to pick a submission up, read as
+untrusted input.
 
 `run --executor ... --no-wait` writes it; `gather FOLDER` reads it, possibly
 days later and after anyone could have edited it. Every value is checked
@@ -7,6 +8,9 @@ Slurm's (or a local job's process id) and nothing else, paths inside the
 folder, bounded numbers — so that a damaged or hostile file is one line naming
 the key (InputError: exit 2), never a traceback, and no value reaches a
 subprocess (`sacct -j`) or a path where it could be read as something else.
+
+The file and its keys (`sweep.json`, `asyncbench_sweep`) keep the names they had when a submission was called a
+sweep: folders and scripts written before read as they did.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from asyncbench.results.merge import PlannedCase
 from asyncbench.results.plan import ExecutorSettings
 from asyncbench.spec import executor
 
-#: the file in a sweep's folder that names its jobs
+#: the file in a jobs folder that names its submission's jobs (its old name, kept: folders written before still read)
 MANIFEST = "sweep.json"
 #: 1 — first version: executor, jobs [{name, job_id, config, results, cases}], submit_s
 MANIFEST_VERSION = 1
@@ -48,8 +52,9 @@ MAX_PID = 2**31 - 1
 
 
 @dataclass(frozen=True)
-class SweepJob:
-    """One job of a sweep: its name, the scheduler's id for it, its config and results file, the cases it was to run."""
+class SubmittedJob:
+    """One job of a submission: its name, the scheduler's id for it (empty until it is submitted), its config and
+    results file, the cases it was to run."""
 
     name: str
     job_id: str
@@ -69,7 +74,7 @@ class SweepJob:
 
 @dataclass(frozen=True)
 class Manifest:
-    """A sweep as its folder names it."""
+    """A submission as its jobs folder names it."""
 
     name: str
     #: when it was submitted (UTC)
@@ -78,7 +83,7 @@ class Manifest:
     config: Mapping[str, Any]
     executor: ExecutorSettings
     submit_s: float
-    jobs: tuple[SweepJob, ...]
+    jobs: tuple[SubmittedJob, ...]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,10 +115,10 @@ class _Reader:
             raise self.error(key, f"expected an object, got {_type(value)}")
         unknown = sorted(str(k) for k in value if k not in keys)
         if unknown:
-            raise self.error(key, f"unknown key(s) {', '.join(map(repr, unknown))}; a sweep's manifest has: {', '.join(sorted(keys))}")
+            raise self.error(key, f"unknown key(s) {', '.join(map(repr, unknown))}; a submission's manifest has: {', '.join(sorted(keys))}")
         missing = sorted(keys - set(value))
         if missing:
-            raise self.error(key, f"missing key(s) {', '.join(missing)}: not a whole sweep's manifest")
+            raise self.error(key, f"missing key(s) {', '.join(missing)}: not a whole submission's manifest")
         return value
 
     def text(self, value: Any, key: str) -> str:
@@ -125,17 +130,17 @@ class _Reader:
             raise self.error(key, str(exc)) from None
 
     def inside(self, value: Any, key: str) -> Path:
-        """A path inside the sweep's folder (relative ones are taken from it); a path leading out is refused, and so
+        """A path inside the jobs folder (relative ones are taken from it); a path leading out is refused, and so
         is any `..` (asyncbench writes resolved paths: one with `..` was edited, whatever it resolves to)."""
         path = self.folder / self.text(value, key)
         if ".." in Path(value).parts:
-            raise self.error(key, f"{value!r} climbs with '..': a sweep's manifest names its files inside its folder")
+            raise self.error(key, f"{value!r} climbs with '..': a submission's manifest names its files inside its jobs folder")
         try:
             resolved = path.resolve()
         except (OSError, RuntimeError, ValueError) as exc:
             raise self.error(key, f"cannot resolve {value!r}: {exc}") from None
         if not resolved.is_relative_to(self.folder.resolve()):
-            raise self.error(key, f"{value!r} is outside the sweep's folder {self.folder}")
+            raise self.error(key, f"{value!r} is outside the jobs folder {self.folder}")
         return resolved
 
     def job_id(self, value: Any, key: str, kind: str) -> str:
@@ -156,7 +161,7 @@ class _Reader:
             raise self.error(f"{key}.params", f"expected an object, got {_type(raw['params'])}")
         return PlannedCase(params=raw["params"], **fields)
 
-    def job(self, value: Any, key: str, kind: str) -> SweepJob:
+    def job(self, value: Any, key: str, kind: str) -> SubmittedJob:
         raw = self.mapping(value, key, JOB_KEYS)
         name = self.text(raw["name"], f"{key}.name")
         if not _JOB_NAME.fullmatch(name):
@@ -164,7 +169,7 @@ class _Reader:
         if not isinstance(raw["cases"], list):
             raise self.error(f"{key}.cases", f"expected a list, got {_type(raw['cases'])}")
         cases = tuple(self.case(case, f"{key}.cases[{i}]") for i, case in enumerate(raw["cases"]))
-        return SweepJob(
+        return SubmittedJob(
             name,
             self.job_id(raw["job_id"], f"{key}.job_id", kind),
             self.inside(raw["config"], f"{key}.config"),
@@ -205,28 +210,28 @@ def _type(value: Any) -> str:
 
 
 def read(folder: str | Path) -> Manifest:
-    """The manifest of the sweep in `folder`, every value checked (InputError naming the file and the key)."""
+    """The manifest of the submission in jobs folder `folder`, every value checked (InputError naming the file and the key)."""
     folder = Path(folder)
     try:
         executor.plain(str(folder))
     except ValueError as exc:
-        raise InputError(f"the sweep's folder: {exc}") from None
+        raise InputError(f"the jobs folder: {exc}") from None
     path = folder / MANIFEST
     if not path.exists() and not path.is_symlink():
-        raise InputError(f"{folder}: not a sweep's folder (no {MANIFEST}; `run --executor ... --no-wait` prints one)")
-    text = inputs.read_text(path, InputError, "sweep's manifest", limit_bytes=inputs.MAX_MANIFEST_BYTES)
+        raise InputError(f"{folder}: not a jobs folder (no {MANIFEST}; `run --executor ... --no-wait` prints one)")
+    text = inputs.read_text(path, InputError, "submission's manifest", limit_bytes=inputs.MAX_MANIFEST_BYTES)
     try:
         document = inputs.read_json(text)
     except ValueError as exc:
         raise InputError(f"cannot read it: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", location=str(path)) from None
     if not isinstance(document, dict) or "asyncbench_sweep" not in document:
-        raise InputError("not an asyncbench sweep's manifest", location=str(path))
+        raise InputError("not an asyncbench submission's manifest", location=str(path))
     reader = _Reader(path, folder)
     version = document["asyncbench_sweep"]
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise reader.error("asyncbench_sweep", f"expected a format version (1, 2, ...), got {version!r}"[:200])
     if version > MANIFEST_VERSION:
-        raise InputError(f"written by a newer asyncbench (sweep format {version}); upgrade to gather it", location=str(path))
+        raise InputError(f"written by a newer asyncbench (manifest format {version}); upgrade to gather it", location=str(path))
     reader.mapping(document, "", TOP_KEYS)
     settings = reader.settings(document["executor"])
     if not isinstance(document["config"], dict):

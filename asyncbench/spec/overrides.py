@@ -18,19 +18,8 @@ from asyncbench.backends import BACKENDS
 from asyncbench.errors import InputError, suggestion
 from asyncbench.results.model import Settings
 from asyncbench.results.plan import ExecutorSettings, Experiment
-from asyncbench.spec import executor, key_value
+from asyncbench.spec import executor, key_value, schema
 from asyncbench.spec.config import Config
-from asyncbench.spec.schema import (
-    QUICK_SETTINGS,
-    SETTING_FIELDS,
-    backend_name,
-    check_sweep_size,
-    coerce_param,
-    coerce_setting,
-    device_spec,
-    settings_problem,
-    sweep_values,
-)
 from asyncbench.workloads import plugins
 from asyncbench.workloads.base import INTS, SHAPE, Param, Workload
 
@@ -96,11 +85,11 @@ def parse_set(text: str) -> tuple[str | None, str, list[Any]]:
 def _quick_settings(settings: Settings) -> Settings:
     return dataclasses.replace(
         settings,
-        warmup=min(settings.warmup, QUICK_SETTINGS.warmup),
-        min_samples=min(settings.min_samples, QUICK_SETTINGS.min_samples),
-        max_samples=min(settings.max_samples, QUICK_SETTINGS.max_samples),
-        max_time_s=min(settings.max_time_s, QUICK_SETTINGS.max_time_s),
-        max_rel_noise=max(settings.max_rel_noise, QUICK_SETTINGS.max_rel_noise),
+        warmup=min(settings.warmup, schema.QUICK_SETTINGS.warmup),
+        min_samples=min(settings.min_samples, schema.QUICK_SETTINGS.min_samples),
+        max_samples=min(settings.max_samples, schema.QUICK_SETTINGS.max_samples),
+        max_time_s=min(settings.max_time_s, schema.QUICK_SETTINGS.max_time_s),
+        max_rel_noise=max(settings.max_rel_noise, schema.QUICK_SETTINGS.max_rel_noise),
     )
 
 
@@ -127,7 +116,7 @@ def apply_overrides(
     `config.workload_keys`), replace backends/devices, --set params or settings, and --quick (small sizes, few
     samples; --set still wins); then the executor's settings: --set executor.KEY=VALUE, then `executor_options`
     (--executor, --partition...: key -> value as in a config's `executor:`)."""
-    for option, values, check in (("-b", backends, backend_name), ("-d", devices, device_spec)):
+    for option, values, check in (("-b", backends, schema.backend_name), ("-d", devices, schema.device_spec)):
         for value in values:
             try:
                 check(value)
@@ -153,10 +142,10 @@ def apply_overrides(
             if scope not in (None, experiment.name, experiment.workload) or scope == EXECUTOR_SCOPE:
                 continue
             try:
-                if name in SETTING_FIELDS:
+                if name in schema.SETTING_FIELDS:
                     if len(values) > 1:
                         raise ValueError("a measurement setting takes one value; only params can be swept")
-                    settings = dataclasses.replace(settings, **{name: coerce_setting(name, values[0])})
+                    settings = dataclasses.replace(settings, **{name: schema.coerce_setting(name, values[0])})
                 elif name in params and len(values) > 1:
                     if workload.param(name).kind == SHAPE and not any(isinstance(v, list) for v in values):
                         joined = ",".join(map(str, values))
@@ -164,12 +153,12 @@ def apply_overrides(
                             f"commas separate sweep values; for one shape write {name}=[{joined}] "
                             f"(and {name}=[64,64],[128,128] to sweep shapes)"
                         )
-                    sweep[name] = sweep_values(workload.param(name), values)
-                    check_sweep_size(sweep)
+                    sweep[name] = schema.sweep_values(workload.param(name), values)
+                    schema.check_sweep_size(sweep)
                     commanded.add(name)
                 elif name in params:
                     _say_list_form(workload.param(name), values[0])
-                    params[name] = coerce_param(workload.param(name), values[0])
+                    params[name] = schema.coerce_param(workload.param(name), values[0])
                     sweep.pop(name, None)
                     explicit.add(name)
                     commanded.add(name)
@@ -178,7 +167,7 @@ def apply_overrides(
             except ValueError as exc:
                 raise InputError(f"--set {text!r}: {exc}") from None
             used[index] = True
-        problem = settings_problem(settings)
+        problem = schema.settings_problem(settings)
         if problem:
             raise InputError(f"{problem}, after --set/--quick")
         experiments.append(
@@ -201,7 +190,7 @@ def apply_overrides(
             raise InputError(
                 f"nothing to run in experiment {experiment.name!r}: {kinds}, and the devices are {', '.join(experiment.devices)}"
             )
-    known = sorted({*SETTING_FIELDS, *(k for e in experiments for k in e.params)})
+    known = sorted({*schema.SETTING_FIELDS, *(k for e in experiments for k in e.params)})
     for (text, _, name, _), was_used in zip(parsed_sets, used, strict=True):
         if not was_used:
             raise InputError(f"--set {text!r}: no selected experiment has that parameter or setting{suggestion(name, known)}")

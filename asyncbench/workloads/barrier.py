@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from asyncbench.backends.base import Backend
 from asyncbench.results import stats, units
 from asyncbench.results.model import Clocks, Result
-from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload
+from asyncbench.workloads.base import DTYPE, INT, SIDE, Metric, Param, Prepared, Workload
 
 WAITALL, WAIT_ONE = "waitall", "wait_one"
 
@@ -31,7 +31,7 @@ class Barrier(Workload):
     name = "barrier"
     summary = "wait for everything vs for one result, with background work in flight on another stream"
     params = (
-        Param("size", INT, 1000, "matrix side", quick=256, minimum=1, maximum=65536),
+        SIDE,
         Param("background_ops", INT, 20, "unrelated products issued after the result", quick=5, minimum=0, maximum=100_000),
         DTYPE,
     )

@@ -70,6 +70,20 @@ DTYPES = ("float16", "bfloat16", "float32", "float64")
 #: the element-type parameter most workloads share
 DTYPE = Param("dtype", STR, "float32", "element type", choices=DTYPES)
 
+# The largest matrix side a config may ask for (2^16; one float32 matrix that size is 16 GiB): a larger side, most
+# likely a typo, is refused when the config is read rather than when the workload allocates it.
+MAX_MATRIX_SIDE = 65536
+
+
+def matrix_side(default: int, quick: int | None = None, **more: Any) -> Param:
+    """The `size` parameter of a workload on square matrices: their side, `default` (`quick` under --quick; `more`:
+    Param's other fields, e.g. per_backend), the same bounds everywhere."""
+    return Param("size", INT, default, "matrix side", quick=quick, minimum=1, maximum=MAX_MATRIX_SIDE, **more)
+
+
+#: the chapter's matrix side (1000, 256 under --quick), which matmul, barrier and conversion share
+SIDE = matrix_side(1000, quick=256)
+
 
 @dataclass(frozen=True)
 class Metric:

@@ -108,6 +108,7 @@ def run_rank(rank: int, world_size: int, init_method: str, params: Mapping[str, 
     import torch.distributed as dist
 
     from asyncbench.backends import get_backend
+    from asyncbench.measure.procedure import Procedure
     from asyncbench.measure.timing import measure
 
     local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", world_size))
@@ -169,9 +170,7 @@ def run_rank(rank: int, world_size: int, init_method: str, params: Mapping[str, 
             {COMPUTE: compute_only, COMM: comm_only, BLOCKING: blocking, OVERLAPPED: overlapped},
             sync,
             lambda: backend.timer(device),
-            settings,
-            before_sample=line_up,
-            agree=agree,
+            Procedure(settings, before_sample=line_up, agree=agree),
         )
         expected = inner * world_size * (world_size + 1) / 2
         problems = []

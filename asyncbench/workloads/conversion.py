@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from asyncbench.backends.base import Backend
 from asyncbench.results import stats
 from asyncbench.results.model import Clocks, Result
-from asyncbench.workloads.base import INT, STR, Metric, Param, Prepared, Workload
+from asyncbench.workloads.base import INT, SIDE, STR, Metric, Param, Prepared, Workload
 
 NONE, ITEM, NUMPY, PRINT = "none", "item", "numpy", "print"
 CONVERSIONS = (ITEM, NUMPY, PRINT)
@@ -28,7 +28,7 @@ class Conversion(Workload):
     name = "conversion"
     summary = "matrix products with a host conversion (.item, .numpy, print) every iteration vs once at the end"
     params = (
-        Param("size", INT, 1000, "matrix side", quick=256, minimum=1, maximum=65536),
+        SIDE,
         Param("n_iter", INT, 10, "products per sample", quick=5, minimum=1, maximum=1_000_000),
         # no bfloat16: NumPy has no such type, so .numpy() could not convert it
         Param("dtype", STR, "float32", "element type", choices=("float16", "float32", "float64")),

@@ -32,7 +32,7 @@ from typing import Any, Mapping
 from asyncbench.backends.base import Backend
 from asyncbench.results import stats, units
 from asyncbench.results.model import Clocks, Result
-from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload
+from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload, matrix_side
 
 COMPUTE, COPY, SEQUENTIAL, OVERLAPPED, NAIVE = "compute", "copy", "sequential", "overlapped", "naive_nonblocking"
 
@@ -55,7 +55,7 @@ class CopyOverlap(Workload):
     name = "copy_overlap"
     summary = "GPU products with each result copied to pinned host memory: sequential vs overlapped on a copy stream"
     params = (
-        Param("size", INT, 4000, "matrix side", quick=512, minimum=1, maximum=65536),
+        matrix_side(4000, quick=512),
         Param("n_matrices", INT, 50, "products (and copies) per sample", quick=8, minimum=1, maximum=100_000),
         DTYPE,
     )

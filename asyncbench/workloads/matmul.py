@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from asyncbench.backends.base import Backend
 from asyncbench.results import ahead, units
 from asyncbench.results.model import Clocks, Result
-from asyncbench.workloads.base import BOOL, DTYPE, INT, Metric, Param, Prepared, Workload
+from asyncbench.workloads.base import BOOL, DTYPE, INT, SIDE, Metric, Param, Prepared, Workload
 
 VARIANT = "matmul"
 
@@ -27,7 +27,7 @@ class Matmul(Workload):
     name = "matmul"
     summary = "n_iter products of a random size×size matrix with itself: issue vs done time"
     params = (
-        Param("size", INT, 1000, "matrix side", quick=256, minimum=1, maximum=65536),
+        SIDE,
         Param("n_iter", INT, 10, "products per sample", quick=3, minimum=1, maximum=1_000_000),
         DTYPE,
         Param("include_rng", BOOL, True, "make a new random matrix before each product, as the chapter does"),

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from asyncbench.backends.base import Backend
 from asyncbench.results import stats
 from asyncbench.results.model import Clocks, Result
-from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload
+from asyncbench.workloads.base import DTYPE, INT, Metric, Param, Prepared, Workload, matrix_side
 from asyncbench.workloads.threads import started_pool
 
 SERIAL, PARALLEL = "serial", "parallel"
@@ -29,7 +29,7 @@ class SmallOps(Workload):
     name = "small_ops"
     summary = "independent small matrix products: serial vs spread over streams (GPU) or threads (CPU)"
     params = (
-        Param("size", INT, 64, "matrix side", minimum=1, maximum=65536),
+        matrix_side(64),
         Param("n_tasks", INT, 8, "independent tasks", minimum=1, maximum=10_000),
         Param("ops_per_task", INT, 100, "products per task", quick=20, minimum=1, maximum=1_000_000),
         Param("workers", INT, 2, "streams (GPU) or threads (CPU)", minimum=1, maximum=256),

@@ -148,7 +148,7 @@ def test_a_worker_under_a_named_python_with_extra_variables_runs_cases():
     """The mechanism MXNet's worker uses, on this interpreter: `python -m asyncbench.engine.isolation` over a socket pair."""
     worker = isolation.Worker(runner.run_case_in_worker, sys.executable, {"ASYNCBENCH_TEST_VARIABLE": "1"})
     experiment = config.Experiment("s", "sync_async", ("numpy",), ("cpu",), {**BUILT_IN["sync_async"].defaults(quick=True)}, SETTINGS)
-    ((case, _),) = expansion.plan(config.Config("t", "<t>", (experiment,)), {"numpy": get_backend("numpy")})
+    ((case, _),) = expansion.expand(config.Config("t", "<t>", (experiment,)), {"numpy": get_backend("numpy")})
     try:
         result = worker.call((case,), timeout_s=120)
     finally:
@@ -167,7 +167,8 @@ def test_ctrl_c_during_an_mxnet_case_ends_its_worker_under_the_other_python(tmp_
 
     import psutil
 
-    from tests.support.helpers import INTERRUPTIBLE_ASYNCBENCH, command_line, no_children_left
+    from tests.support.cli import INTERRUPTIBLE_ASYNCBENCH
+    from tests.support.helpers import command_line, no_children_left
 
     run = subprocess.Popen(
         [

@@ -22,7 +22,7 @@ from asyncbench.engine import cluster, jobs, slurm
 from asyncbench.errors import InputError
 from asyncbench.results.plan import ExecutorSettings
 from asyncbench.spec import config
-from tests.cluster.conftest import asyncbench
+from tests.support.cli import asyncbench
 
 pytest.importorskip("submitit")
 
@@ -181,7 +181,7 @@ def test_a_job_stopped_at_its_limit_is_failed_with_that_reason(tmp_path):
     """What gather says of it: the cases it finished kept, the rest error rows saying it reached its limit."""
     from asyncbench.engine.cluster import JobState
     from asyncbench.session import following
-    from asyncbench.spec.manifest import SweepJob
+    from asyncbench.spec.manifest import SubmittedJob
 
     class Stopped:  # a scheduler whose job ended with NodeRun's code for a run stopped at its limit
         kind = "local"
@@ -192,7 +192,7 @@ def test_a_job_stopped_at_its_limit_is_failed_with_that_reason(tmp_path):
         def stderr_tail(self, job_id):
             return None
 
-    entry = SweepJob("001-a", "1", tmp_path / "a.yaml", tmp_path / "a.json", ())
+    entry = SubmittedJob("001-a", "1", tmp_path / "a.yaml", tmp_path / "a.json", ())
     end = following._end(Stopped(), entry, JobState("done", "FINISHED"), lambda line: None)
     assert end.failed
     assert end.reason == "its run reached the job's time limit and was stopped"
@@ -300,7 +300,7 @@ def test_each_local_job_records_the_gpus_it_was_given(tmp_path):
     (tmp_path / "gpus.yaml").write_text(PLAN.replace("cuda:1", "cuda:0"))
     done = asyncbench(
         "run", "gpus.yaml", "--executor", "local", "--gpus-per-node", "1", "--job-dir", "jobs", "-o", "all.json", cwd=tmp_path,
-        CUDA_VISIBLE_DEVICES="7,3",
+        env={"CUDA_VISIBLE_DEVICES": "7,3"},
     )  # fmt: skip
     assert done.returncode in (0, 1, 3), done.stderr  # no GPU here: the torch cases are skipped (not present)
     # one GPU job at a time: the other is shown queued while it waits for the GPUs

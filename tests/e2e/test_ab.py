@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from asyncbench.engine import isolation, side_process
-from tests.support.helpers import INTERRUPTIBLE_ASYNCBENCH
+from tests.support.cli import INTERRUPTIBLE_ASYNCBENCH
 
 WORKLOAD = """
 import numpy as np

@@ -11,12 +11,25 @@ import pytest
 
 from asyncbench.errors import InputError
 from asyncbench.session import requests as ab
-from tests.support.helpers import asyncbench
+from tests.support.cli import asyncbench
 
 
 def test_a_cap_shorter_than_the_target_is_refused_in_one_line_before_anything_runs(tmp_path: Path):
     done = asyncbench(
-        ["ab", "-w", "matmul", "-b", "numpy", "--base-env", "X=1", "--gate-time", "2m", "--gate-time-max", "90s", "-o", "ab.json"], tmp_path
+        "ab",
+        "-w",
+        "matmul",
+        "-b",
+        "numpy",
+        "--base-env",
+        "X=1",
+        "--gate-time",
+        "2m",
+        "--gate-time-max",
+        "90s",
+        "-o",
+        "ab.json",
+        cwd=tmp_path,
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "--gate-time-max 90 s is shorter than --gate-time 120 s" in done.stderr
@@ -26,7 +39,7 @@ def test_a_cap_shorter_than_the_target_is_refused_in_one_line_before_anything_ru
 
 
 def test_a_cap_that_is_no_duration_is_named_as_the_cap(tmp_path: Path):
-    done = asyncbench(["ab", "-w", "matmul", "-b", "numpy", "--base-env", "X=1", "--gate-time-max", "soon"], tmp_path)
+    done = asyncbench("ab", "-w", "matmul", "-b", "numpy", "--base-env", "X=1", "--gate-time-max", "soon", cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "--gate-time-max 'soon': expected a duration such as 120, 90s or 2m" in done.stderr
 
@@ -54,7 +67,7 @@ def test_a_planted_slowdown_stops_at_its_look_with_a_cap_and_a_gate_without_one_
     (tmp_path / "mypkg.py").write_text("REPEAT = 40\n")
 
     def gate(*times: str) -> tuple[CompletedProcess[str], list[str]]:
-        done = asyncbench(["ab", "gate.yaml", "--base", "HEAD", "--no-progress", "-o", "ab.json", *times], tmp_path)
+        done = asyncbench("ab", "gate.yaml", "--base", "HEAD", "--no-progress", "-o", "ab.json", *times, cwd=tmp_path)
         assert done.returncode == 1, done.stdout + done.stderr
         (case,) = json.loads((tmp_path / "ab.json").read_text())["cases"]
         return done, [r["label"] for r in case["ratios"]]

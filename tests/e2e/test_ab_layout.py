@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.helpers import CLI_TIMEOUT_S, cli_env
+from tests.support.cli import CLI_TIMEOUT_S, cli_env
 
 STEPS = """
 import numpy as np

@@ -16,7 +16,7 @@ from asyncbench.results.labels import Label
 from asyncbench.results.paired import ABReport, NewSync, PairedCase, PairedRatio, Side, dumps
 from asyncbench.results.syncs import SyncKind, SyncPoint
 from asyncbench.verdicts.paired import judge
-from tests.support.helpers import ROOT, asyncbench, cli_env
+from tests.support.cli import ROOT, asyncbench, cli_env
 
 HOSTILE = ROOT / "tests" / "hostile" / "cases"
 FACTS = {"cpu_affinity": 2, "thread_variables": {"OMP_NUM_THREADS": "1"}, "git_sha": "0123456789abcdef0123" + "0" * 20 + "-dirty"}
@@ -63,15 +63,15 @@ def ab_json(tmp_path: Path) -> Path:
 
 def test_show_renders_an_ab_file_as_ab_printed_it(ab_json: Path) -> None:
     report = _report()
-    done = asyncbench(["show", str(ab_json)], ab_json.parent)
+    done = asyncbench("show", str(ab_json), cwd=ab_json.parent)
     assert done.returncode == 0, done.stderr
     for shown in ("work[jax,cpu]", "SLOWER", "own[numpy,cpu]", "bench/steps.py:42", "the gate failed (exit 1) because:"):
         assert shown in done.stdout, done.stdout
     assert "working tree at 0123456789 with uncommitted changes" in done.stdout
-    markdown = asyncbench(["show", str(ab_json), "--format", "markdown"], ab_json.parent)
+    markdown = asyncbench("show", str(ab_json), "--format", "markdown", cwd=ab_json.parent)
     assert markdown.returncode == 0, markdown.stderr
     assert markdown.stdout == views.markdown(views.build(report, judge(report)))  # what `ab --markdown` wrote
-    again = asyncbench(["show", str(ab_json), "--format", "json"], ab_json.parent)
+    again = asyncbench("show", str(ab_json), "--format", "json", cwd=ab_json.parent)
     assert again.returncode == 0, again.stderr
     assert again.stdout == dumps(report)  # read back whole: nothing lost, nothing added
 
@@ -79,7 +79,7 @@ def test_show_renders_an_ab_file_as_ab_printed_it(ab_json: Path) -> None:
 def test_an_interrupted_ab_file_says_so_and_fails_as_a_gate(tmp_path: Path) -> None:
     report = dataclasses.replace(_report(), interrupted=True, cases=_report().cases[1:2])
     (tmp_path / "ab.json").write_text(dumps(report))
-    done = asyncbench(["show", "ab.json", "--format", "markdown"], tmp_path)
+    done = asyncbench("show", "ab.json", "--format", "markdown", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "(interrupted)" in done.stdout
     assert "❌ the gate fails" in done.stdout
@@ -114,7 +114,7 @@ def test_showing_an_ab_file_imports_no_framework_and_no_user_module(ab_json: Pat
 
 @pytest.mark.parametrize("args, message", [(["--format", "csv"], "--format csv"), (["--plot", "p.png"], "--plot")])
 def test_what_an_ab_file_cannot_be_shown_as_is_one_line_and_exit_2(ab_json: Path, args: list[str], message: str) -> None:
-    done = asyncbench(["show", str(ab_json), *args], ab_json.parent)
+    done = asyncbench("show", str(ab_json), *args, cwd=ab_json.parent)
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
@@ -143,7 +143,7 @@ HOSTILE_NEW_SYNCS = {
 def test_a_hostile_sync_point_new_on_head_is_refused_in_one_line(tmp_path: Path, name: str) -> None:
     edit, key = HOSTILE_NEW_SYNCS[name]
     (tmp_path / "ab.json").write_text(json.dumps(_new_syncs_edited(edit)))
-    done = asyncbench(["show", "ab.json"], tmp_path)
+    done = asyncbench("show", "ab.json", cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert key in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
@@ -153,7 +153,7 @@ def test_a_hostile_sync_point_new_on_head_is_refused_in_one_line(tmp_path: Path,
 
 @pytest.mark.parametrize("path", sorted((HOSTILE / "ab").glob("*.json")), ids=lambda p: p.stem)
 def test_every_hostile_ab_file_is_refused_by_show_in_one_line(path: Path, tmp_path: Path) -> None:
-    done = asyncbench(["show", str(path)], tmp_path)
+    done = asyncbench("show", str(path), cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "Traceback" not in done.stderr

@@ -26,7 +26,7 @@ import yaml
 
 from asyncbench.results.labels import Label
 from tests.e2e.test_ab import CONFIG, WORKLOAD, git
-from tests.report.test_pull_request import ab_data
+from tests.support.ab_files import ab_data
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())

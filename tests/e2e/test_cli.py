@@ -13,15 +13,13 @@ from asyncbench import cli
 from asyncbench.engine import runner
 from asyncbench.results import schema
 from asyncbench.workloads import BUILT_IN
+from tests.support.cli import invoke as cli_invoke
 from tests.support.helpers import ok_result, report_of
 
 
 @pytest.fixture
 def invoke():
-    def _invoke(*args: str):
-        return CliRunner().invoke(cli.main, list(args), catch_exceptions=False)
-
-    return _invoke
+    return cli_invoke
 
 
 def test_version_and_help_with_examples(invoke):

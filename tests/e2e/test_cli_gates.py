@@ -6,11 +6,10 @@ import dataclasses
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from asyncbench import cli
 from asyncbench.results import schema as results
 from asyncbench.results.model import Samples
+from tests.support.cli import invoke
 
 GATED = """\
 name: gated
@@ -20,10 +19,6 @@ experiments:
     params: {n_ops: 200}
     expect: ["speedup >= 0.5", "t1_s < 1s", "speedup >= 1000"]
 """
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(cli.main, list(args), catch_exceptions=False)
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.helpers import asyncbench
+from tests.support.cli import asyncbench
 
 COMMANDS = {
     "compare": ["compare", "a.json", "b.json"],
@@ -20,7 +20,7 @@ COMMANDS = {
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("plain", ["0.05", "5", "10"])
 def test_a_plain_number_is_refused_in_one_line_naming_the_working_form(tmp_path: Path, command: str, plain: str) -> None:
-    done = asyncbench([*COMMANDS[command], "--max-regression", plain], tmp_path)
+    done = asyncbench(*COMMANDS[command], "--max-regression", plain, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert f"--max-regression {plain!r}" in done.stderr

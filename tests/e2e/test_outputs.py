@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -14,11 +11,8 @@ from click.testing import CliRunner
 from asyncbench import cli
 from asyncbench.errors import InputError
 from asyncbench.results import outputs, schema
+from tests.support.cli import asyncbench
 from tests.support.helpers import quick_numpy_results
-
-
-def asyncbench(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "asyncbench", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 def test_two_names_of_one_file_are_one_file(tmp_path, monkeypatch):

@@ -19,10 +19,11 @@ import pytest
 
 from asyncbench.history import recording, store, target
 from asyncbench.results import schema
-
-# `history` is test_store's fixture (a fresh SQLite file, or the test PostgreSQL database emptied), taken as it is
-from tests.history.test_store import POSTGRES, ROOT, _empty_postgres, asyncbench, history  # noqa: F401
+from tests.support.cli import asyncbench, cli_env
 from tests.support.helpers import quick_numpy_results
+
+# `history`: a fresh SQLite file, or the test PostgreSQL database emptied
+from tests.support.stores import POSTGRES, empty_postgres, history  # noqa: F401
 
 #: pairs of processes started at once: a race lost one pair in four or more before (9 of 12 pairs failed); the rarer
 #: one, a new PostgreSQL store read between two looks (1 pair in 32), has a test of its own in tests/history/test_store.py
@@ -51,10 +52,9 @@ def _run(raw: dict[str, Any], path: Path, run_id: str | None = "", created: str 
 
 
 def _started(*args: str, cwd: Path) -> subprocess.Popen:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    environment.pop("ASYNCBENCH_HISTORY", None)
+    """`python -m asyncbench ARGS` started, not waited for (several run at once), in cli.asyncbench's environment."""
     return subprocess.Popen(
-        [sys.executable, "-m", "asyncbench", *args], cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "asyncbench", *args], cwd=cwd, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
 
 
@@ -122,7 +122,7 @@ def test_an_older_store_is_upgraded_its_counts_mended_and_its_runs_still_known(h
 
 def test_two_processes_that_make_one_new_store_at_once_both_record(history, tmp_path, results):
     for pair in range(PAIRS):
-        where = str(tmp_path / f"new{pair}.sqlite") if history.endswith(".sqlite") else _empty_postgres()
+        where = str(tmp_path / f"new{pair}.sqlite") if history.endswith(".sqlite") else empty_postgres()
         files = [str(_run(results, tmp_path / f"p{pair}{side}.json")) for side in "ab"]
         ended = _at_once([("record", file, "--history", where) for file in files], tmp_path)
         assert [code for code, _ in ended] == [0, 0], ended
@@ -165,7 +165,7 @@ def test_reading_where_there_is_no_store_says_so_and_makes_nothing(tmp_path):
 def test_reading_a_database_with_no_store_says_so_and_makes_nothing(tmp_path):
     import sqlalchemy as sa
 
-    empty = _empty_postgres()
+    empty = empty_postgres()
     done = asyncbench("history", "--history", empty, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "no asyncbench store there" in done.stderr
@@ -216,7 +216,7 @@ def test_a_read_only_sqlite_store_is_refused_before_the_run(tmp_path, unwritable
 
 @pytest.mark.postgres
 def test_a_read_only_postgres_store_is_refused_before_the_run(tmp_path, results):
-    _empty_postgres()
+    empty_postgres()
     assert asyncbench("record", str(_run(results, tmp_path / "first.json")), "--history", POSTGRES, cwd=tmp_path).returncode == 0
     setting = "-c%20default_transaction_read_only%3Don"  # a standby's
     if "options=" in POSTGRES:  # a worker's schema (tests/conftest.py): its options come last in the URL

@@ -11,7 +11,8 @@ import time
 import psutil
 import pytest
 
-from tests.support.helpers import INTERRUPTIBLE_ASYNCBENCH, command_line
+from tests.support.cli import INTERRUPTIBLE_ASYNCBENCH
+from tests.support.helpers import command_line
 
 pytestmark = pytest.mark.slow
 

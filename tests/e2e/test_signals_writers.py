@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.helpers import INTERRUPTIBLE_ASYNCBENCH
+from tests.support.cli import INTERRUPTIBLE_ASYNCBENCH
 
 pytestmark = pytest.mark.slow
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from asyncbench import cli
 from asyncbench.errors import EXIT_INPUT
+from tests.support.cli import invoke as cli_invoke
 from tests.support.helpers import forgetting_user_modules
 
 STEPS = """\
@@ -50,7 +49,8 @@ def folder(tmp_path: Path, monkeypatch) -> Path:
 
 
 def invoke(*args: str):
-    return CliRunner().invoke(cli.main, list(args))
+    """`asyncbench ARGS` in this process, what it raises caught: a test reads the exit and the line said."""
+    return cli_invoke(*args, catch_exceptions=True)
 
 
 def one_line_error(result) -> str:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -13,6 +10,7 @@ import pytest
 
 import asyncbench
 from asyncbench.workloads import plugins
+from tests.support.cli import asyncbench as asyncbench_cli
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -35,17 +33,6 @@ def raises(backend, device, params):
 class NotAWorkload:
     pass
 '''
-
-
-def asyncbench_cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "asyncbench", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
 
 
 @pytest.fixture

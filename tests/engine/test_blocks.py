@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from asyncbench.engine import gate_time, paired
+from asyncbench.engine import gate_time, paired, paired_ratios
 from asyncbench.results import blocks, stats
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Case, Settings
@@ -333,7 +333,7 @@ def test_a_step_with_its_default_waits_pairs_on_the_one_variant_ab_gates():
     assert tuple(gated) == ("sync_every=0",)
     base = {"sync_every=0": [Clocks(1e-3, 2e-3, None)] * 5}
     head = {"sync_every=0": [Clocks(1e-3, 2.2e-3, None)] * 5}
-    series = paired._ratio_series(default_waits, params, base, head)
+    series = paired_ratios.ratio_series(default_waits, params, base, head)
     assert list(series) == [("variant", "sync_every=0")]
     assert series[("variant", "sync_every=0")][2] == pytest.approx([1.1] * 5)
     assert default_waits.round_metrics(params, {"sync_every=0": base["sync_every=0"][0]}) == {

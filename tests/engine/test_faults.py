@@ -128,7 +128,11 @@ def _experiment(name: str, fault: str = "none", where: str = "setup", settings: 
 
 
 def _run(*experiments: config.Experiment, isolate: bool = True) -> list:
-    return runner.run(config.Config("faults", "<test>", experiments), isolate=isolate, workloads={**FAULTY, "faulty_cuda": FaultyCuda()})
+    return runner.run(
+        config.Config("faults", "<test>", experiments),
+        runner.RunOptions(isolate=isolate),
+        workloads={**FAULTY, "faulty_cuda": FaultyCuda()},
+    )
 
 
 @pytest.mark.parametrize(
@@ -170,7 +174,10 @@ def test_progress_reaches_the_parent_from_the_worker():
     seen = []
     settings = dataclasses.replace(FAST, min_samples=50, max_samples=50)
     (result,) = runner.run(
-        config.Config("c", "<t>", (_experiment("a", settings=settings),)), isolate=True, on_progress=seen.append, workloads=FAULTY
+        config.Config("c", "<t>", (_experiment("a", settings=settings),)),
+        runner.RunOptions(isolate=True),
+        on_progress=seen.append,
+        workloads=FAULTY,
     )
     assert result.status == OK
     assert result.metrics["pid"] != os.getpid()

@@ -44,7 +44,7 @@ def _experiment(name: str, backend: str, device: str, workload: str = "on_gpu") 
 def _run(*experiments: config.Experiment, isolate: bool = True, modes: dict[int, str] | None = None) -> list:
     workers = CaseWorkers(gpu_ledger.serve, isolate, compute_modes=lambda: modes or {})
     workloads = {"on_gpu": gpu_ledger.OnGpu(), "ranks": gpu_ledger.Ranks()}
-    return runner.run(config.Config("c", "<t>", experiments), isolate=isolate, workers=workers, workloads=workloads)
+    return runner.run(config.Config("c", "<t>", experiments), runner.RunOptions(isolate=isolate), workers=workers, workloads=workloads)
 
 
 def test_torch_then_jax_then_torch_on_one_gpu_never_share_it(ledger):

@@ -1,5 +1,5 @@
 """One expansion (Experiment.cases) and one identity (Experiment.case_id) for every reader of a plan: running it
-(expansion.plan), cutting it into jobs (jobs.split) and listing a job's cases (jobs.planned) agree case for case, and
+(expansion.expand), cutting it into jobs (jobs.split) and listing a job's cases (jobs.planned) agree case for case, and
 the ids are the ones results files and history stores already key on."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_the_expansion_is_point_then_backend_then_device_without_the_kinds_a_bac
 
 def test_running_a_plan_cutting_it_into_jobs_and_listing_the_jobs_cases_give_the_same_cases_and_ids():
     plan = config.loads(PLAN, source="t.yaml")
-    run = [(case.id, dict(case.params)) for case, _ in expansion.plan(plan, _backends())]
+    run = [(case.id, dict(case.params)) for case, _ in expansion.expand(plan, _backends())]
     listed = [(case.id, dict(case.params)) for case in jobs.planned(plan)]
     per_case = [(case.id, dict(case.params)) for _, job in jobs.split(plan, "case") for case in jobs.planned(job)]
     assert [case_id for case_id, _ in run] == IDS

@@ -71,7 +71,7 @@ def test_case_id_names_only_changed_params(counting):
 
 def test_plan_resolves_auto_skips_absent_and_dedupes(counting, fake_backend):
     cfg = config.Config("c", "<t>", (experiment(devices=("auto", "cpu", "cuda:2")),))
-    planned = list(expansion.plan(cfg, {"fake": fake_backend}, {"counting": counting}))
+    planned = list(expansion.expand(cfg, {"fake": fake_backend}, {"counting": counting}))
     assert [(c.device, reason) for c, reason in planned] == [("cpu", None), ("cuda:2", "no fake GPU")]
 
 
@@ -152,7 +152,7 @@ def test_a_cpu_only_selection_never_plans_a_cupy_case():
     from asyncbench.spec import config, overrides
 
     plan = overrides.apply_overrides(config.default_suite(), devices=["cpu"], workloads=["matmul"])
-    cases = list(expansion.plan(plan, {name: get_backend(name) for name in plan.experiments[0].backends}))
+    cases = list(expansion.expand(plan, {name: get_backend(name) for name in plan.experiments[0].backends}))
     assert "cupy" not in {case.backend for case, _ in cases}
     assert {"numpy", "torch"} <= {case.backend for case, _ in cases}
 
@@ -164,7 +164,7 @@ def test_each_worker_imports_its_frameworks_while_the_run_is_planned_and_only_th
     from asyncbench.spec import overrides
 
     events: list[str] = []
-    real_send, real_receive, real_plan = isolation.Worker.send, isolation.Worker.receive, expansion.plan
+    real_send, real_receive, real_plan = isolation.Worker.send, isolation.Worker.receive, expansion.expand
 
     def send(self, args):
         events.append(f"send {type(args[0]).__name__}")
@@ -181,9 +181,9 @@ def test_each_worker_imports_its_frameworks_while_the_run_is_planned_and_only_th
 
     monkeypatch.setattr(isolation.Worker, "send", send)
     monkeypatch.setattr(isolation.Worker, "receive", receive)
-    monkeypatch.setattr(expansion, "plan", plan)
+    monkeypatch.setattr(expansion, "expand", plan)
     quick = overrides.apply_overrides(config.default_suite(), workloads=["matmul"], backends=["numpy"], devices=["cpu"], quick=True)
-    (result,) = runner.run(quick, isolate=True)
+    (result,) = runner.run(quick, runner.RunOptions(isolate=True))
     assert result.status == OK
     assert events == ["send ImportFrameworks", "plan", "answer NoneType", "send Case", "answer Result"]
     assert runner.run_case_in_worker(case_workers.ImportFrameworks(("numpy", "no-such-backend"))) is None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 
 from asyncbench.engine import runner
+from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure
 from asyncbench.results import budget
 from asyncbench.results.model import Case, Expectation, Settings, Verdict
@@ -47,7 +48,7 @@ def _one_gate(seed: int, settings: Settings) -> Verdict:
     assert decided is not None
     looks = budget.schedule(settings.min_samples, settings.max_samples)
     samples, _ = measure(
-        {"sync": clock.run, "async": clock.run}, lambda: None, lambda: None, settings, clock=clock, decided=decided, looks=looks
+        {"sync": clock.run, "async": clock.run}, lambda: None, lambda: None, Procedure(settings, decided=decided, looks=looks, clock=clock)
     )
     result = WORKLOAD.describe(runner._row(case, runner.OK, variants=runner.summarize(samples)), reading=False)
     (check,) = checks.evaluate(case.expect, result, shared)

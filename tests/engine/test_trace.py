@@ -135,7 +135,7 @@ class _FailingProfiler:
 def test_a_failing_profiler_is_a_warning_and_the_measurement_stands(tmp_path, monkeypatch):
     monkeypatch.setattr(TorchBackend, "profiler", lambda self, device: _FailingProfiler())
     experiment = config.Experiment("m", "matmul", ("torch",), ("cpu",), {**BUILT_IN["matmul"].defaults(quick=True)}, QUICK)
-    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), trace_dir=str(tmp_path))
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), runner.RunOptions(trace_dir=str(tmp_path)))
     assert result.status == OK
     assert result.metrics["done_s"] > 0
     assert any("the torch profiler failed (RuntimeError: profiler busy); harness ranges only" in w for w in result.warnings)
@@ -174,7 +174,7 @@ def test_a_trace_that_cannot_be_written_is_a_warning_and_the_measurement_stands(
 
     monkeypatch.setattr(results, "atomic_write", full)
     experiment = config.Experiment("m", "matmul", ("numpy",), ("cpu",), {**BUILT_IN["matmul"].defaults(quick=True)}, QUICK)
-    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), trace_dir=str(tmp_path))
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), runner.RunOptions(trace_dir=str(tmp_path)))
     assert result.status == OK
     assert result.traces == {}
     assert "matmul: the trace could not be written (No space left on device)" in result.warnings

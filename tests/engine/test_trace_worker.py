@@ -37,7 +37,9 @@ def test_a_traced_case_whose_trace_files_all_failed_to_write_still_hands_the_nex
     )
     unwritable = os.devnull + "/traces"  # below a file: every write fails (NotADirectoryError)
     first, second = runner.run(
-        config.Config("c", "<t>", experiments), isolate=True, trace_dir=unwritable, workloads={"which_process": WhichProcess()}
+        config.Config("c", "<t>", experiments),
+        runner.RunOptions(isolate=True, trace_dir=unwritable),
+        workloads={"which_process": WhichProcess()},
     )
     assert (first.status, second.status) == (OK, OK)
     assert first.traces == {}

@@ -9,7 +9,6 @@ block log ratios), written as `ab -o` writes them, read back as `record` reads t
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import random
@@ -19,47 +18,7 @@ import pytest
 from asyncbench.errors import InputError
 from asyncbench.history import changes, store, target
 from asyncbench.results import ab_file, blocks, paired
-from asyncbench.verdicts import margin
-
-FACTS = {"cpu": "Test CPU", "cpu_cores_logical": 2, "hostname": "runner", "frameworks": {"numpy": {"version": "2.0"}}}
-# Each tail of a gate's interval: a case's share of a 1% family rate over a few looks, as `ab` spends it.
-TAIL = 0.0025
-BLOCKS = 16
-MARGIN = 0.02
-
-
-def _blocks(seed: int, ratio: float, spread: float = 0.004) -> list[float]:
-    """A gate's block log ratios about log(ratio), as a noisy machine gives them."""
-    rng = random.Random(seed)
-    return [math.log(ratio) + rng.gauss(0, spread) for _ in range(BLOCKS)]
-
-
-def _gate(seed: int, ratio: float) -> paired.PairedRatio:
-    """One verdict as engine.paired makes it: estimate and interval from the blocks, labelled against the margin."""
-    values = _blocks(seed, ratio)
-    interval = blocks.interval(values, TAIL)
-    estimate = blocks.estimate(values)
-    return paired.PairedRatio(
-        "changed", paired.VARIANT, "s", 0.004, 0.004 * estimate, estimate, interval, margin.label_of(interval, MARGIN), tuple(values)
-    )
-
-
-def _ab(gate: paired.PairedRatio, day: int) -> ab_file.ABFile:
-    side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=FACTS)
-    case = paired.PairedCase("changed[numpy,cpu]", "ok", ratios=(gate,), rounds=BLOCKS * 4, blocks=BLOCKS)
-    report = paired.ABReport(
-        f"2026-01-{day:02d}T12:00:00+00:00",
-        "0.1.0",
-        dataclasses.replace(side, name="base", revision="a1b2c3d (v1.0)"),
-        side,
-        MARGIN,
-        0.01,
-        False,
-        "SIGSTOP",
-        (case,),
-        run_id=f"{day:032x}",
-    )
-    return ab_file.from_dict(json.loads(paired.dumps(report)), f"ab-{day}.json")
+from tests.support.ab_files import BLOCKS, FACTS, MARGIN, TAIL, recorded_ab, recorded_gate
 
 
 @pytest.fixture
@@ -69,9 +28,9 @@ def opened(tmp_path):
 
 @pytest.mark.parametrize(("wanted", "label"), [(1.096, "SLOWER"), (1.0, "SAME")])
 def test_a_recorded_gate_is_its_ratio_inside_its_own_interval(opened, wanted, label):
-    gate = _gate(1, wanted)
+    gate = recorded_gate(1, wanted)
     assert str(gate.label) == label
-    read = _ab(gate, 1)
+    read = recorded_ab(gate, 1)
     assert read.cases[0].ratios[0].ratio == gate.ratio  # the file's ratio, not its last block's log ratio
     opened.record_ab(read)
     [series] = opened.series("changed")
@@ -91,7 +50,7 @@ def test_change_detection_and_fail_on_regression_read_the_ratios(opened):
     """Six gates at 1.00, then six at +10%: one change at the seventh, about ×1.10, and a regression only once the
     newest point starts it."""
     for day in range(1, 13):
-        opened.record_ab(_ab(_gate(day, 1.0 if day <= 6 else 1.10), day), label=f"ab-{day}")
+        opened.record_ab(recorded_ab(recorded_gate(day, 1.0 if day <= 6 else 1.10), day), label=f"ab-{day}")
         if day == 6:
             assert changes.regressions(opened.series("changed"), 0.05) == []
         if day == 7:
@@ -112,7 +71,7 @@ def _file_dict(gate: paired.PairedRatio) -> dict:
 
 
 def test_an_ab_file_whose_ratio_lies_outside_its_own_interval_is_refused_naming_the_key():
-    raw = _file_dict(_gate(3, 1.05))
+    raw = _file_dict(recorded_gate(3, 1.05))
     raw["cases"][0]["ratios"][0]["ratio"] = 0.07
     with pytest.raises(InputError, match=r"cases\[0\].*ratios\[0\].*ratio.*0\.07.*outside its interval"):
         ab_file.from_dict(raw, "forged.json")

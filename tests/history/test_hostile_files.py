@@ -13,14 +13,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from asyncbench import cli
 from asyncbench.history import recording, store, target
 from asyncbench.history.model import LatestCase, LatestRun, RecentRun
 from asyncbench.report import html as page
 from asyncbench.results import ab_file, paired, schema
 from asyncbench.results.labels import Label
+from tests.support.cli import invoke
 from tests.support.helpers import quick_numpy_results
 
 
@@ -47,7 +46,7 @@ def ab_data(results_file) -> dict:
 
 def record(*args: str):
     """`asyncbench record` in this process: a traceback fails the test (catch_exceptions=False)."""
-    return CliRunner().invoke(cli.main, ["record", *args], catch_exceptions=False)
+    return invoke("record", *args)
 
 
 def runs_in(history: Path) -> int:

@@ -1,3 +1,4 @@
+# ruff: noqa: F811 (the `history` fixture, imported, is every parametrized test's argument)
 """The history store, for real: a SQLite file and a PostgreSQL server (`make postgres`), through the same commands."""
 
 from __future__ import annotations
@@ -14,37 +15,9 @@ import pytest
 
 from asyncbench.history import changes, recorded, store, target
 from asyncbench.results import schema
+from tests.support.cli import ROOT, asyncbench
 from tests.support.helpers import quick_numpy_results
-
-ROOT = Path(__file__).resolve().parents[2]
-POSTGRES = os.environ.get("ASYNCBENCH_TEST_POSTGRES", "")
-TABLES = ("asyncbench_changes", "asyncbench_points", "asyncbench_series", "asyncbench_cases", "asyncbench_runs", "asyncbench_meta")
-
-
-def _empty_postgres() -> str:
-    """The test server's database with no asyncbench tables left from an earlier test."""
-    import sqlalchemy as sa
-
-    engine = sa.create_engine(target.resolve(POSTGRES).url)
-    with engine.begin() as connection:
-        for table in TABLES:
-            connection.execute(sa.text(f"DROP TABLE IF EXISTS {table} CASCADE"))
-    engine.dispose()
-    return POSTGRES
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def history(request, tmp_path) -> str:
-    """A fresh, empty store: a SQLite file, or the test PostgreSQL database emptied."""
-    return str(tmp_path / "history.sqlite") if request.param == "sqlite" else _empty_postgres()
-
-
-def asyncbench(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    environment.pop("ASYNCBENCH_HISTORY", None)
-    return subprocess.run(
-        [sys.executable, "-m", "asyncbench", *args], capture_output=True, text=True, timeout=600, cwd=cwd, env=environment
-    )
+from tests.support.stores import POSTGRES, empty_postgres, history  # noqa: F401 - the fixture, imported
 
 
 def test_a_results_file_is_recorded_once_and_its_run_is_the_same_as_the_one_recorded_as_it_ended(history, tmp_path):
@@ -188,7 +161,7 @@ def test_a_store_another_process_makes_between_the_first_looks_is_not_read_as_an
     SQLite the look's read lock makes the other writer wait: in one process, that would wait for itself.)"""
     from asyncbench.history import database
 
-    where = target.resolve(_empty_postgres())
+    where = target.resolve(empty_postgres())
     engine = database.connect(where, writing=True)
     with database._snapshot(engine) as connection:
         assert database._version(where, connection) is None
@@ -308,7 +281,7 @@ def test_data_in_the_page_cannot_close_its_script_element():
 def test_a_postgres_url_without_a_password_takes_libpqs_own(tmp_path):
     """PGPASSWORD (and ~/.pgpass) apply as for psql: the URL need not carry the password."""
     bare = POSTGRES.replace("://asyncbench:asyncbench@", "://asyncbench@")
-    _empty_postgres()
+    empty_postgres()
     done = asyncbench(
         "record", str(quick_numpy_results(tmp_path / "r.json")), "--history", bare, cwd=tmp_path, env={"PGPASSWORD": "asyncbench"}
     )

@@ -13,10 +13,10 @@ import pytest
 
 from asyncbench.history import clock, store, tables, target
 from asyncbench.results import schema
-from tests.history.test_ab_recorded_ratio import _ab, _gate
-from tests.history.test_store import history  # noqa: F401 - a store: a SQLite file, or the test PostgreSQL database
-from tests.history.test_store_hostile import asyncbench
+from tests.support.ab_files import recorded_ab, recorded_gate
+from tests.support.cli import asyncbench
 from tests.support.helpers import quick_numpy_results
+from tests.support.stores import history  # noqa: F401 - a store: a SQLite file, or the test PostgreSQL database
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +45,9 @@ def test_an_upgrade_removes_the_wrong_ab_runs_names_their_files_and_they_record_
     path = history
     opened = store.open_store(target.resolve(path), writing=True)
     assert opened.record(results, source="/ci/r.json").run == 1
-    old = _ab(dataclasses.replace(_gate(1, 1.0), block_log_ratios=()), 1)  # a file before blocks: right
+    old = recorded_ab(dataclasses.replace(recorded_gate(1, 1.0), block_log_ratios=()), 1)  # a file before blocks: right
     assert opened.record_ab(old, source="/ci/ab-old.json").run == 2
-    wrong = [_ab(_gate(day, 1.096), day) for day in (2, 3)]
+    wrong = [recorded_ab(recorded_gate(day, 1.096), day) for day in (2, 3)]
     for day, data in zip((2, 3), wrong, strict=True):
         assert opened.record_ab(data, label=f"pr-{day}", source=f"/ci/ab-{day}.json").run == 1 + day
     _as_schema_2(path, [3, 4])
@@ -78,7 +78,7 @@ def test_an_upgraded_store_reads_in_history_and_says_so_once(tmp_path, results):
     path = tmp_path / "h.sqlite"
     opened = store.open_store(target.resolve(str(path)), writing=True)
     opened.record(results)
-    opened.record_ab(_ab(_gate(5, 1.05), 5), source=str(tmp_path / "ab.json"))
+    opened.record_ab(recorded_ab(recorded_gate(5, 1.05), 5), source=str(tmp_path / "ab.json"))
     _as_schema_2(str(path), [2])
     first = asyncbench("history", "--history", "h.sqlite", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
@@ -93,7 +93,7 @@ def test_an_upgrade_with_nothing_wrong_says_nothing_and_keeps_every_run(tmp_path
     path = tmp_path / "h.sqlite"
     opened = store.open_store(target.resolve(str(path)), writing=True)
     opened.record(results)
-    opened.record_ab(_ab(dataclasses.replace(_gate(1, 1.0), block_log_ratios=()), 1))
+    opened.record_ab(recorded_ab(dataclasses.replace(recorded_gate(1, 1.0), block_log_ratios=()), 1))
     _as_schema_2(str(path), [])
     said: list[str] = []
     upgraded = store.open_store(target.resolve(str(path)), say=said.append)
@@ -140,7 +140,7 @@ def test_the_order_of_a_run_is_its_creation_never_after_its_recording():
 
 def test_a_new_store_is_of_schema_3_and_an_ab_file_is_an_ab_run(tmp_path):
     opened = store.open_store(target.resolve(str(tmp_path / "h.sqlite")), writing=True)
-    opened.record_ab(_ab(_gate(1, 1.0), 1))
+    opened.record_ab(recorded_ab(recorded_gate(1, 1.0), 1))
     connection = sqlite3.connect(tmp_path / "h.sqlite")
     assert connection.execute("SELECT value FROM asyncbench_meta WHERE key = 'schema_version'").fetchone() == (str(tables.SCHEMA_VERSION),)
     assert tables.SCHEMA_VERSION == 3

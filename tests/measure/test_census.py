@@ -10,7 +10,9 @@ import pytest
 
 from asyncbench.backends.base import SyncHook
 from asyncbench.measure import census
+from asyncbench.measure.extra_rounds import ExtraRounds
 from asyncbench.measure.frames import CAN_WATCH
+from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure
 from asyncbench.results.model import Settings
 from asyncbench.results.syncs import Census, SyncKind, census_from_dict, census_to_dict
@@ -135,6 +137,11 @@ def test_the_census_sync_after_the_step_is_not_the_steps():
     assert taker.censuses()["step"].points == ()
 
 
+def census_of(taker: census.Taker) -> ExtraRounds:
+    """A case's extra rounds when it takes a census (`run --syncs`)."""
+    return ExtraRounds(((taker, census.SCHEDULE),))
+
+
 def test_census_rounds_run_between_timed_samples_never_inside_one():
     log: list[str] = []
     variants = {"a": lambda: log.append("a"), "b": lambda: log.append("b")}
@@ -150,7 +157,7 @@ def test_census_rounds_run_between_timed_samples_never_inside_one():
 
     spy = Spy(HOOKS, FRAMEWORK, fallback=False)  # one run of each variant per census round
     settings = Settings(warmup=0, min_samples=12, max_samples=12, max_time_s=1e9, max_rel_noise=1.0)
-    samples, sampling = measure(variants, lambda: log.append("sync"), lambda: None, settings, census=spy)
+    samples, sampling = measure(variants, lambda: log.append("sync"), lambda: None, Procedure(settings, extra_rounds=census_of(spy)))
     assert sampling.rounds == 12
     assert len(samples["a"].done_s) == 12
     # after each of the first CENSUS_ROUNDS timed rounds, then every CENSUS_EVERY-th
@@ -161,7 +168,7 @@ def test_census_rounds_run_between_timed_samples_never_inside_one():
 def test_a_case_stopped_early_is_topped_up_to_enough_census_rounds():
     spy = census.Taker(HOOKS, FRAMEWORK)
     settings = Settings(warmup=0, min_samples=2, max_samples=2, max_time_s=1e9, max_rel_noise=1.0)
-    measure({"a": lambda: None}, lambda: None, lambda: None, settings, census=spy)
+    measure({"a": lambda: None}, lambda: None, lambda: None, Procedure(settings, extra_rounds=census_of(spy)))
     assert spy.taken == census.CENSUS_ROUNDS
 
 

@@ -1,4 +1,4 @@
-"""The planted corpus (sync_corpus.py) through `runner.run(syncs=True)` on JAX and MXNet on a CPU, in the backend's
+"""The planted corpus (sync_corpus.py) through `runner.run` with RunOptions(syncs=True) on JAX and MXNet on a CPU, in the backend's
 own worker as a run does: every planted wait found at its line, with its kind, its call and its waits per step, and
 the sync-free steps with none. And the seeds' workloads read through the census: conversion's variants name their
 lines in workloads/conversion.py, barrier's two waits theirs in workloads/barrier.py.
@@ -47,7 +47,7 @@ def run_syncs(workload: str, backend: str, params: dict | None = None, settings:
         params={**plugins.find(workload).defaults(quick=True), **(params or {})},
         settings=settings,
     )
-    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), isolate=True, syncs=True)
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), runner.RunOptions(isolate=True, syncs=True))
     assert result.status == OK, result.reason
     return result
 
@@ -183,7 +183,7 @@ def test_numpy_has_nothing_to_find_and_says_so():
         params={**plugins.find("conversion").defaults(quick=True), "size": 64, "n_iter": 2},
         settings=SETTINGS,
     )
-    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), isolate=False, syncs=True)
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), runner.RunOptions(syncs=True))
     assert set(result.syncs) == {"none", "item", "numpy", "print"}
     for census in result.syncs.values():
         assert (census.points, census.rounds) == ((), 0)
@@ -199,7 +199,7 @@ def test_without_syncs_a_result_has_no_census():
         params={**plugins.find("conversion").defaults(quick=True), "size": 64, "n_iter": 2},
         settings=SETTINGS,
     )
-    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), isolate=False)
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)))
     assert result.syncs == {}
 
 

@@ -2,6 +2,7 @@ import itertools
 import subprocess
 import sys
 
+from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure, take_sample
 from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Settings
 
@@ -51,7 +52,7 @@ def test_constant_samples_stop_at_min_samples_and_variants_interleave():
     order: list[str] = []
     variants = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
     settings = Settings(warmup=2, min_samples=6, max_samples=100, max_time_s=1e9, max_rel_noise=0.01)
-    samples, sampling = measure(variants, lambda: None, lambda: None, settings, clock=TickClock())
+    samples, sampling = measure(variants, lambda: None, lambda: None, Procedure(settings, clock=TickClock()))
     assert len(samples["a"].done_s) == 6
     assert len(samples["b"].done_s) == 6
     assert sampling.rounds == 6
@@ -69,7 +70,7 @@ def test_variants_run_in_a_random_order_within_rounds():
     names = "abcd"
     variants = {name: (lambda name=name: order.append(name)) for name in names}
     settings = Settings(warmup=0, min_samples=40, max_samples=40, max_time_s=1e9, max_rel_noise=0.0)
-    measure(variants, lambda: None, lambda: None, settings, clock=TickClock())
+    measure(variants, lambda: None, lambda: None, Procedure(settings, clock=TickClock()))
     rounds = [tuple(order[i : i + 4]) for i in range(0, len(order), 4)]
     assert all(sorted(r) == list(names) for r in rounds)
     firsts = {r[0] for r in rounds}
@@ -91,7 +92,9 @@ def noisy_clock(steps=(1.0, 2.0, 5.0)):
 
 def test_noisy_samples_run_until_time_budget():
     settings = Settings(warmup=0, min_samples=3, max_samples=10_000, max_time_s=500.0, max_rel_noise=0.0001)
-    samples, sampling = measure({"v": lambda: None}, lambda: None, lambda: None, settings, clock=noisy_clock((1.0, 3.0, 1.0, 7.0, 2.0)))
+    samples, sampling = measure(
+        {"v": lambda: None}, lambda: None, lambda: None, Procedure(settings, clock=noisy_clock((1.0, 3.0, 1.0, 7.0, 2.0)))
+    )
     n = len(samples["v"].done_s)
     assert 3 < n < 10_000  # went past min_samples, stopped by time, not by max_samples
     assert sum(samples["v"].done_s) <= 500.0
@@ -102,14 +105,14 @@ def test_noisy_samples_run_until_time_budget():
 
 def test_max_samples_caps_the_rounds():
     settings = Settings(warmup=0, min_samples=1, max_samples=7, max_time_s=1e9, max_rel_noise=0.0)
-    samples, sampling = measure({"v": lambda: None}, lambda: None, lambda: None, settings, clock=noisy_clock())
+    samples, sampling = measure({"v": lambda: None}, lambda: None, lambda: None, Procedure(settings, clock=noisy_clock()))
     assert len(samples["v"].done_s) == 7
     assert sampling.stopped_by == STOPPED_BY_COUNT
 
 
 def test_device_times_recorded_with_a_timer():
     settings = Settings(warmup=0, min_samples=3, max_samples=3)
-    samples, _ = measure({"v": lambda: None}, lambda: None, lambda: RecordingTimer([]), settings, clock=TickClock())
+    samples, _ = measure({"v": lambda: None}, lambda: None, lambda: RecordingTimer([]), Procedure(settings, clock=TickClock()))
     assert samples["v"].device_s == (0.5, 0.5, 0.5)
 
 
@@ -122,7 +125,9 @@ def test_sampling_goes_on_while_the_checks_are_undecided_and_stops_once_decided(
         return len(asked) >= 4  # undecided three times, then decided
 
     looks = (6, 9, 14, 21, 32)
-    samples, sampling = measure({"v": lambda: None}, lambda: None, lambda: None, settings, clock=TickClock(), decided=decided, looks=looks)
+    samples, sampling = measure(
+        {"v": lambda: None}, lambda: None, lambda: None, Procedure(settings, decided=decided, looks=looks, clock=TickClock())
+    )
     assert asked == [6, 9, 14, 21]  # only at the looks: asked after every round, a verdict on its threshold fails too often
     assert len(samples["v"].done_s) == 21
     assert sampling.stopped_by == STOPPED_BY_NOISE
@@ -131,7 +136,7 @@ def test_sampling_goes_on_while_the_checks_are_undecided_and_stops_once_decided(
 def test_undecided_checks_stop_at_max_time_s():
     settings = Settings(warmup=0, min_samples=6, max_samples=1000, max_time_s=40.0, max_rel_noise=0.5)
     samples, sampling = measure(
-        {"v": lambda: None}, lambda: None, lambda: None, settings, clock=TickClock(), decided=lambda s: False, looks=(6, 9)
+        {"v": lambda: None}, lambda: None, lambda: None, Procedure(settings, decided=lambda s: False, looks=(6, 9), clock=TickClock())
     )
     assert sampling.stopped_by == STOPPED_BY_TIME
     assert 6 <= sampling.rounds < 40
@@ -142,6 +147,7 @@ def test_the_statistics_import_is_not_charged_to_the_sampling_budget():
     it inside the loop (1.35 s with torch loaded), so a 1 s max_time_s ran six rounds of a 1 ms workload."""
     code = """
 import sys
+from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure
 from asyncbench.results.model import Settings
 
@@ -156,7 +162,7 @@ class Clock:  # 1 ms per read, and 100 s more if scipy.stats is imported while s
         self.now += 1e-3
         return self.now
 
-_, sampling = measure({"a": lambda: None}, lambda: None, lambda: None, Settings(warmup=0), clock=Clock())
+_, sampling = measure({"a": lambda: None}, lambda: None, lambda: None, Procedure(Settings(warmup=0), clock=Clock()))
 print(sampling.elapsed_s)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -11,6 +11,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure
 from asyncbench.results.model import Settings
 
@@ -67,7 +68,7 @@ def collections() -> Iterator[Collections]:
 
 
 def _measure(run: Any) -> None:
-    measure({"v": run}, lambda: None, lambda: None, Settings(warmup=0, min_samples=ROUNDS, max_samples=ROUNDS))
+    measure({"v": run}, lambda: None, lambda: None, Procedure(Settings(warmup=0, min_samples=ROUNDS, max_samples=ROUNDS)))
 
 
 def test_a_little_garbage_is_not_collected_after_every_round(collections: Collections) -> None:

@@ -11,7 +11,7 @@ from asyncbench.report import bmf, view
 from asyncbench.report.writers import WRITERS
 from asyncbench.results.labels import Label
 from asyncbench.results.paired import ABReport, PairedCase, PairedRatio, Side
-from tests.report.test_golden import golden_report
+from tests.support.golden import golden_report
 from tests.support.helpers import ok_result, report_of
 
 

@@ -12,7 +12,7 @@ from asyncbench.results.labels import Label
 from asyncbench.results.model import Check, Status, Verdict
 from asyncbench.results.paired import ABReport, PairedCase, PairedRatio, Side
 from asyncbench.verdicts import outcome
-from tests.report.test_golden import golden_report
+from tests.support.golden import golden_report
 from tests.support.helpers import ok_result, report_of
 
 

@@ -37,7 +37,7 @@ from asyncbench.report.progress import ProgressDisplay
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Report, Result
 from asyncbench.verdicts import compare, outcome
-from tests.report.test_golden import golden_report
+from tests.support.golden import golden_report
 
 #: one attack per entry: terminal escapes (C0 ESC, BEL, C1 CSI), rich markup, markdown and HTML that would render, a
 #: spreadsheet formula, a bidirectional override

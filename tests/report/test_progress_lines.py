@@ -44,7 +44,7 @@ from asyncbench.results.model import Progress as Measured
 from asyncbench.results.paired import PairedRatio
 from asyncbench.session import block_progress
 from asyncbench.workloads.base import Prepared, Workload
-from tests.support.helpers import cli_env
+from tests.support.cli import cli_env
 
 HOSTILE = "evil\x1b[31m[/x]\nforged line"
 

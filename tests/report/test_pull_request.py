@@ -4,7 +4,6 @@ stub `gh` and a local HTTP server standing in for GitLab; the action's whole pat
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,24 +15,12 @@ import pytest
 from asyncbench.host import forges
 from asyncbench.host.forges import Comment, ForgeError
 from asyncbench.report import pull_request
-from asyncbench.results import ab_file, paired
+from asyncbench.results import ab_file
 from asyncbench.results.labels import Label
+from tests.support.ab_files import ab_data
 
 MARK = "<!-- asyncbench-ab -->"
 BOT = pull_request.GITHUB_ACTIONS_LOGIN
-
-
-def ab_data(*labels: Label, status: str = "ok") -> dict[str, Any]:
-    """A real `ab` file's JSON (paired.dumps): one case with a ratio per label."""
-    side = paired.Side("head", "a1b2c3d4e5 (HEAD)", "python3", "3.11")
-    ratios = tuple(
-        paired.PairedRatio(f"v{index}", paired.VARIANT, "s", 0.010, 0.0101, 1.01, (0.99, 1.02), label) for index, label in enumerate(labels)
-    )
-    case = paired.PairedCase("matmul[numpy,cpu]", status, "it raised" if status == "error" else None, ratios=ratios, rounds=40, blocks=12)
-    report = paired.ABReport(
-        "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", (case,)
-    )
-    return json.loads(paired.dumps(report))
 
 
 @pytest.mark.parametrize(

@@ -80,7 +80,8 @@ def test_intervals_import_no_scipy():
     code = (
         "import sys; from asyncbench.results import stats; from asyncbench.measure.timing import measure; "
         "from asyncbench.results.model import Settings; "
-        "measure({'a': lambda: None}, lambda: None, lambda: None, Settings(warmup=1, min_samples=6, max_samples=6)); "
+        "from asyncbench.measure.procedure import Procedure; "
+        "measure({'a': lambda: None}, lambda: None, lambda: None, Procedure(Settings(warmup=1, min_samples=6, max_samples=6))); "
         "assert stats.median_ci([float(i * 7 % 50) for i in range(50)]) is not None; stats.coverage(50, 18); "
         "print('scipy' in sys.modules)"
     )

@@ -35,7 +35,7 @@ def _planned_id() -> str:
     from asyncbench.engine import expansion
     from asyncbench.session import planning
 
-    ((case, _),) = expansion.plan(planning.plan(NUMPY_MATMUL), {"numpy": get_backend("numpy")})
+    ((case, _),) = expansion.expand(planning.plan(NUMPY_MATMUL), {"numpy": get_backend("numpy")})
     return case.id
 
 
@@ -110,7 +110,7 @@ def _sweep(folder: Path) -> None:
     """A sweep of one job in `folder`, as submitting writes its manifest."""
     folder.mkdir()
     case = PlannedCase("matmul[numpy,cpu]", "matmul", "matmul", "numpy", "cpu", {})
-    job = manifest.SweepJob("001-matmul", "4711", folder / "001-matmul.yaml", folder / "001-matmul.json", (case,))
+    job = manifest.SubmittedJob("001-matmul", "4711", folder / "001-matmul.yaml", folder / "001-matmul.json", (case,))
     now = datetime.datetime.now(datetime.timezone.utc)
     written = manifest.Manifest("one", now, {"name": "one", "experiments": []}, ExecutorSettings(kind="local"), 0.01, (job,))
     (folder / manifest.MANIFEST).write_text(manifest.write_text(written))
@@ -164,7 +164,7 @@ def test_run_with_an_executor_checks_its_request_once_before_it_submits(tmp_path
 def test_an_output_that_is_one_of_the_sweeps_own_files_is_refused_before_anything_is_submitted(tmp_path, made_up_cluster):
     (tmp_path / "jobs").mkdir()
     request = RunRequest(NUMPY_MATMUL, Outputs(str(tmp_path / "jobs" / "001-matmul.json")), progress=False, executor={"kind": "local"})
-    with pytest.raises(InputError, match="is one of the sweep's own files"):
+    with pytest.raises(InputError, match="is one of the submission's own files"):
         commands.run(request, jobs.JobOptions(job_dir=str(tmp_path / "jobs")), lambda line: None, lambda line: None)
     assert made_up_cluster.submitted == []
     assert list((tmp_path / "jobs").iterdir()) == []  # the folder as it was
@@ -187,7 +187,7 @@ def test_merged_reads_and_proves_the_shards_first_runs_nothing_and_records_each_
     from asyncbench.results import shard_plan
 
     proven: list[Any] = []
-    monkeypatch.setattr(shard_plan, "proven", proven.append)  # the forgery checks: tests/results/test_merge_forgery.py
+    monkeypatch.setattr(shard_plan, "proven", proven.append)  # the forgery checks: tests/e2e/test_merge_forgery.py
     paths = [_shard(tmp_path, 2, 2, ["m[torch,cpu,b]"]), _shard(tmp_path, 1, 2, ["m[torch,cpu,a]"])]
     place = shards.Merged(paths, RunRequest(outputs=Outputs(str(tmp_path / "all.json")), progress=False), lambda line: None)
     conclusion = place.preflight()

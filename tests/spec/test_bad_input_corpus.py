@@ -11,16 +11,15 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from asyncbench import cli
+from tests.support.cli import invoke
 
 CORPUS = Path(__file__).parent / "corpus"
 EXPECTED: dict[str, str | list[str]] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
 
 
 def run_cli(*args: str):
-    result = CliRunner().invoke(cli.main, list(args))
+    result = invoke(*args, catch_exceptions=True)
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     return result
 

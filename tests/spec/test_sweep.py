@@ -31,7 +31,7 @@ def test_sweep_is_a_cartesian_product_in_order_and_wins_over_params():
 
 def test_every_point_has_a_stable_id_naming_the_swept_params_even_at_their_default(fake_backend):
     cfg = load_text(SWEPT.replace("[10, 1000, 100]", "[1000, 100]"))
-    ids = [case.id for case, _ in expansion.plan(cfg, {"torch": fake_backend})]
+    ids = [case.id for case, _ in expansion.expand(cfg, {"torch": fake_backend})]
     # 1000 is the default n_ops and float32 the default dtype: swept, so named anyway
     assert ids == [
         "sync_async[torch,cpu,n_ops=1000,dtype=float32]",

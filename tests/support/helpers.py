@@ -1,10 +1,9 @@
-"""What many tests share: a real workload run through the runner, interruptible command lines, process checks,
+"""What many tests share: a real workload run through the runner, a small real results file, process checks,
 and a fake backend that drives the runner's logic (it measures nothing real)."""
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,11 +15,7 @@ from asyncbench.results import schema, stats
 from asyncbench.results.model import OK, Report, Result, Samples, Settings, VariantResult
 from asyncbench.spec import config
 from asyncbench.workloads import BUILT_IN
-
-#: this checkout, which a test's `python -m asyncbench` imports
-ROOT = Path(__file__).resolve().parents[2]
-#: how long a test's command line may take before it is taken for a hang
-CLI_TIMEOUT_S = 300
+from tests.support import cli
 
 #: few short samples: these tests check behaviour, not speed (six: the fewest with a 95% interval of the median)
 QUICK = Settings(warmup=1, min_samples=6, max_samples=8, max_time_s=1.0, max_rel_noise=0.05)
@@ -48,34 +43,12 @@ def run_workloads(params_of: Mapping[str, Mapping[str, Any]], backend: str, devi
         )
         for workload, params in params_of.items()
     )
-    return {result.experiment: result for result in runner.run(config.Config("t", "<t>", experiments), isolate=isolate)}
-
-
-#: `python -m asyncbench` with SIGINT's default handler installed first. A shell that starts the tests in the
-#: background (`cmd &` without job control) makes its children ignore SIGINT, and a Python that starts with SIGINT
-#: ignored never raises KeyboardInterrupt; these tests model a terminal's Ctrl-C, which the run must not ignore.
-#: (Set in the child, not by a preexec_fn: forking a test process that has threads, JAX's for one, is unsafe.)
-INTERRUPTIBLE_ASYNCBENCH = [
-    sys.executable,
-    "-c",
-    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "runpy.run_module('asyncbench', run_name='__main__', alter_sys=True)",
-]
-#: the same first line, for a test's own `python -c` script
-INTERRUPTIBLE_PREAMBLE = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-
-
-def cli_env() -> dict[str, str]:
-    """The environment of a test's `python -m asyncbench`: this checkout first, and no history store the caller's
-    environment names (ASYNCBENCH_HISTORY)."""
-    return {**{k: v for k, v in os.environ.items() if k != "ASYNCBENCH_HISTORY"}, "PYTHONPATH": str(ROOT)}
+    return {result.experiment: result for result in runner.run(config.Config("t", "<t>", experiments), runner.RunOptions(isolate=isolate))}
 
 
 def asyncbench(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`python -m asyncbench ARGS` in `cwd`, in cli_env, its output captured as text."""
-    return subprocess.run(
-        [sys.executable, "-m", "asyncbench", *args], cwd=cwd, capture_output=True, text=True, env=cli_env(), timeout=CLI_TIMEOUT_S
-    )
+    """cli.asyncbench in the form tests/engine/test_thread_pools.py calls it (ARGS as one list)."""
+    return cli.asyncbench(*args, cwd=cwd)
 
 
 def command_line(process: Any) -> str:
@@ -165,12 +138,8 @@ def quick_numpy_results(path: Path) -> Path:
     if _QUICK_RUN and path.parent not in _QUICK_FOLDERS:
         path.write_bytes(_QUICK_RUN[0])
     else:
-        subprocess.run(
-            [sys.executable, "-m", "asyncbench", "run", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", str(path)],
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
+        done = cli.asyncbench("run", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", str(path))
+        assert done.returncode == 0, done.stderr
         if not _QUICK_RUN:
             _QUICK_RUN.append(path.read_bytes())
     _QUICK_FOLDERS.add(path.parent)

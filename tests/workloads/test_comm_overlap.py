@@ -19,7 +19,8 @@ from asyncbench import cli
 from asyncbench.measure import distributed
 from asyncbench.results.model import ERROR, OK, Result
 from asyncbench.workloads import comm_overlap
-from tests.support.helpers import INTERRUPTIBLE_PREAMBLE, no_children_left, run_workload
+from tests.support.cli import INTERRUPTIBLE_PREAMBLE
+from tests.support.helpers import no_children_left, run_workload
 
 pytestmark = pytest.mark.slow
 

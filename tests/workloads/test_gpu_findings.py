@@ -305,7 +305,7 @@ def test_a_traced_case_is_never_followed_by_another_in_the_same_worker(tmp_path,
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PIDS", str(tmp_path / "pids"))
     (tmp_path / "t").mkdir()
-    results = runner.run(config.load(tmp_path / "c.yaml"), isolate=True, trace_dir=str(tmp_path / "t"))
+    results = runner.run(config.load(tmp_path / "c.yaml"), runner.RunOptions(isolate=True, trace_dir=str(tmp_path / "t")))
     assert [r.status for r in results] == [OK, OK]
     assert all(r.traces for r in results)
     pids = (tmp_path / "pids").read_text().split()

@@ -12,8 +12,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.cluster.conftest import LONG, TWO, asyncbench, manifest
-from tests.support.helpers import INTERRUPTIBLE_ASYNCBENCH
+from tests.support.cli import INTERRUPTIBLE_ASYNCBENCH, asyncbench
+from tests.support.cluster_plans import LONG, TWO, manifest
 
 pytest.importorskip("submitit")
 
@@ -204,7 +204,7 @@ def test_a_preempted_job_is_requeued_once_and_says_so(sweep_dir):
 
 
 def test_no_sbatch_on_the_path_is_one_line_and_exit_2(sweep_dir):
-    done = asyncbench("run", "two.yaml", "--executor", "slurm", cwd=sweep_dir, PATH="/nonexistent")
+    done = asyncbench("run", "two.yaml", "--executor", "slurm", cwd=sweep_dir, env={"PATH": "/nonexistent"})
     assert done.returncode == 2, done.stderr
     assert "sbatch, sacct, sinfo, scancel, scontrol not found on the PATH" in done.stderr
 
@@ -213,7 +213,7 @@ def test_gather_of_a_folder_that_is_no_sweep_is_one_line_and_exit_2(sweep_dir):
     (sweep_dir / "empty").mkdir()
     done = asyncbench("gather", "empty", cwd=sweep_dir)
     assert done.returncode == 2
-    assert done.stderr == "asyncbench: error: empty: not a sweep's folder (no sweep.json; `run --executor ... --no-wait` prints one)\n"
+    assert done.stderr == "asyncbench: error: empty: not a jobs folder (no sweep.json; `run --executor ... --no-wait` prints one)\n"
 
 
 def test_a_job_dir_that_holds_something_is_refused_before_submitting(sweep_dir):

@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from asyncbench import cli
-from tests.history.test_store_hostile import a_store, asyncbench
+from tests.support.cli import asyncbench
 from tests.support.helpers import quick_numpy_results
+from tests.support.stores import a_store
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "history.md"
 

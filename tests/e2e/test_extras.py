@@ -11,14 +11,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from asyncbench import extras
+from tests.support.cli import ROOT, asyncbench
 
-ROOT = Path(__file__).resolve().parents[1]
 #: a results file `record` takes: the store's packages are what is missing, not a good file
 GOOD_RESULTS = ROOT / "tests" / "hostile" / "cases" / "good" / "results.json"
 #: a PostgreSQL URL nothing listens at: the check must come before any connection is tried
@@ -34,11 +33,8 @@ def run_without(module: str, argv: list[str], cwd: Path) -> subprocess.Completed
     package.mkdir(parents=True, exist_ok=True)
     name = module.split(".")[0]
     (package / "__init__.py").write_text(f"raise ModuleNotFoundError({f'No module named {name!r}'!r}, name={name!r})\n")
-    env = {key: value for key, value in os.environ.items() if key != "ASYNCBENCH_HISTORY"}
-    env["PYTHONPATH"] = os.pathsep.join([str(stubs), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
-    return subprocess.run(
-        [sys.executable, "-m", "asyncbench", *argv], capture_output=True, text=True, cwd=cwd, env=env, timeout=300, check=False
-    )
+    path = os.pathsep.join([str(stubs), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return asyncbench(*argv, cwd=cwd, env={"PYTHONPATH": path})
 
 
 HISTORY = "pip install 'asyncbench[history]'"

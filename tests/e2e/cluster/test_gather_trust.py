@@ -17,7 +17,8 @@ import pytest
 from asyncbench.results.merge import PlannedCase
 from asyncbench.results.plan import ExecutorSettings
 from asyncbench.spec import manifest
-from tests.cluster.conftest import TWO, asyncbench
+from tests.support.cli import asyncbench
+from tests.support.cluster_plans import TWO
 
 pytest.importorskip("submitit")
 
@@ -67,7 +68,7 @@ def _sweep(folder: Path, kind: str, job_ids: list[str]) -> list[Path]:
     """A sweep's manifest of one job per id (each to run CASE), submitted an hour ago; each job's results path."""
     folder.mkdir(parents=True, exist_ok=True)
     jobs = tuple(
-        manifest.SweepJob(f"{n:03d}-barrier", job_id, folder / f"{n:03d}-barrier.yaml", folder / f"{n:03d}-barrier.json", (CASE,))
+        manifest.SubmittedJob(f"{n:03d}-barrier", job_id, folder / f"{n:03d}-barrier.yaml", folder / f"{n:03d}-barrier.json", (CASE,))
         for n, job_id in enumerate(job_ids, 1)
     )
     written = manifest.Manifest("one", AN_HOUR_AGO, {"name": "one", "experiments": []}, ExecutorSettings(kind=kind), 0.01, jobs)
@@ -215,7 +216,7 @@ def test_jobs_slurm_no_longer_knows_are_error_rows_only_for_what_they_left_no_re
     first, _ = _sweep(tmp_path / "sweep", "slurm", ["4711", "4712"])
     first.write_bytes(measured.read_bytes())
     _outcome(first).write_text('{"exit_code": 0}')
-    done = asyncbench("gather", "sweep", "-o", "all.json", "--no-progress", cwd=tmp_path, timeout=60, **_fake_sacct(tmp_path / "bin"))
+    done = asyncbench("gather", "sweep", "-o", "all.json", "--no-progress", cwd=tmp_path, timeout=60, env=_fake_sacct(tmp_path / "bin"))
     assert done.returncode == 3, done.stderr
     _no_traceback(done)
     rows = json.loads((tmp_path / "all.json").read_text())["results"]
@@ -235,7 +236,7 @@ def test_a_job_slurm_forgot_whose_results_are_whole_is_no_error_row_and_gather_d
     naming the id Slurm does not know must not say its cases are error rows (it did, and gather exited 0)."""
     (results,) = _sweep(tmp_path / "sweep", "slurm", ["4711"])
     results.write_bytes(measured.read_bytes())
-    done = asyncbench("gather", "sweep", "-o", "all.json", "--no-progress", cwd=tmp_path, timeout=60, **_fake_sacct(tmp_path / "bin"))
+    done = asyncbench("gather", "sweep", "-o", "all.json", "--no-progress", cwd=tmp_path, timeout=60, env=_fake_sacct(tmp_path / "bin"))
     rows = json.loads((tmp_path / "all.json").read_text())["results"]
     assert [r["status"] for r in rows] == ["ok"]
     assert done.returncode == 0, done.stderr

@@ -24,7 +24,8 @@ from asyncbench.results.plan import ExecutorSettings
 from asyncbench.session import following, jobs, planning
 from asyncbench.session.requests import Outputs, RunRequest, Selection
 from asyncbench.spec import config, executor, manifest, overrides
-from tests.cluster.conftest import SLURM_SCRIPT, TWO, asyncbench
+from tests.support.cli import asyncbench
+from tests.support.cluster_plans import SLURM_SCRIPT, TWO
 
 pytest.importorskip("submitit")
 
@@ -155,7 +156,7 @@ def _sweep(
     """A whole sweep's manifest in `folder` (the jobs need not exist), as submitting writes it; its JSON. `plan`: the
     sweep's plan as the manifest stores it (Config.to_dict)."""
     folder.mkdir(parents=True, exist_ok=True)
-    job = manifest.SweepJob("001-barrier", job_id, folder / "001-barrier.yaml", folder / "001-barrier.json", (CASE,))
+    job = manifest.SubmittedJob("001-barrier", job_id, folder / "001-barrier.yaml", folder / "001-barrier.json", (CASE,))
     when = created or datetime.datetime.now(datetime.timezone.utc)
     stored = plan or {"name": "two", "experiments": []}
     written = manifest.Manifest("two", when, stored, ExecutorSettings(kind=kind), 0.01, (job,))
@@ -258,7 +259,7 @@ def test_gather_refuses_to_write_over_the_sweeps_own_files(tmp_path, output):
     _sweep(tmp_path / "sweep")
     before = (tmp_path / "sweep" / "sweep.json").read_bytes()
     done = asyncbench("gather", "sweep", "--no-wait", *output, cwd=tmp_path, timeout=60)
-    assert f"{output[0]} {output[1]}: is one of the sweep's own files" in _one_line_exit_2(done)
+    assert f"{output[0]} {output[1]}: is one of the submission's own files" in _one_line_exit_2(done)
     assert (tmp_path / "sweep" / "sweep.json").read_bytes() == before
 
 
@@ -387,7 +388,7 @@ def test_captured_outputs_of_an_unreachable_slurm_are_said_as_such_in_one_line(t
 def test_a_controller_that_is_down_is_said_at_once_not_as_a_missing_partition(tmp_path, sweep_dir):
     env = _fake_slurm(tmp_path / "bin", sinfo=(SINFO_DOWN, 1), scontrol=(PING_DOWN, 1))
     started = time.monotonic()
-    done = asyncbench("run", "two.yaml", "--executor", "slurm", "--job-dir", "jobs", cwd=sweep_dir, timeout=60, **env)
+    done = asyncbench("run", "two.yaml", "--executor", "slurm", "--job-dir", "jobs", cwd=sweep_dir, timeout=60, env=env)
     said = _one_line_exit_2(done)
     assert time.monotonic() - started < 15
     assert "the Slurm controller cannot be reached (scontrol: Slurmctld(primary) at vm is DOWN)" in said
@@ -398,7 +399,7 @@ def test_a_controller_that_is_down_is_said_at_once_not_as_a_missing_partition(tm
 def test_gather_with_slurms_accounting_down_is_one_line_and_leaves_the_jobs(tmp_path):
     _sweep(tmp_path / "sweep", "slurm", "4711")
     env = _fake_slurm(tmp_path / "bin", sacct=(SACCT_DBD_DOWN, 1))
-    done = asyncbench("gather", "sweep", "--no-wait", "-o", "all.json", cwd=tmp_path, timeout=60, **env)
+    done = asyncbench("gather", "sweep", "--no-wait", "-o", "all.json", cwd=tmp_path, timeout=60, env=env)
     said = _one_line_exit_2(done)
     assert "Slurm's accounting daemon (slurmdbd) cannot be reached" in said
     assert "asyncbench gather sweep" in said

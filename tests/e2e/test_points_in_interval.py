@@ -13,8 +13,9 @@ import pytest
 from asyncbench.history import recorded, store, target
 from asyncbench.history.database import StoreError
 from asyncbench.results import schema
-from tests.history.test_store_hostile import a_store, asyncbench, refused, snapshot, sql
+from tests.support.cli import asyncbench, refused
 from tests.support.helpers import quick_numpy_results
+from tests.support.stores import a_store, snapshot, sql
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,8 @@ import pytest
 
 from asyncbench.results import schema, shard_plan, shards
 from asyncbench.results.model import OK, PlannedCase, Report, Settings, ShardOf
-from tests.support.helpers import asyncbench, ok_result
+from tests.support.cli import asyncbench
+from tests.support.helpers import ok_result
 
 # Four quick numpy cases of equal cost: the cut deals them out in turn, shard 1 gets the plan's places 0 and 2,
 # shard 2 places 1 and 3.
@@ -48,7 +49,7 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]
     folder = tmp_path_factory.mktemp("forgery")
     (folder / "plan.yaml").write_text(PLAN, encoding="utf-8")
     for index in (1, 2):
-        done = asyncbench(["run", "plan.yaml", *QUICK, "--shard", f"{index}/2", "-o", f"shard-{index}.json"], folder)
+        done = asyncbench("run", "plan.yaml", *QUICK, "--shard", f"{index}/2", "-o", f"shard-{index}.json", cwd=folder)
         assert done.returncode == 0, done.stderr
     files = {index: json.loads((folder / f"shard-{index}.json").read_text(encoding="utf-8")) for index in (1, 2)}
     assert [len(files[i]["results"]) for i in (1, 2)] == [2, 2]
@@ -70,7 +71,7 @@ def _slower(row: dict[str, Any]) -> dict[str, Any]:
 def _merge(tmp_path: Path, files: dict[int, dict[str, Any]]) -> subprocess.CompletedProcess[str]:
     for index, raw in files.items():
         (tmp_path / f"shard-{index}.json").write_text(json.dumps(raw), encoding="utf-8")
-    done = asyncbench(["merge", "shard-1.json", "shard-2.json", "-o", "all.json", "--markdown", "all.md"], tmp_path)
+    done = asyncbench("merge", "shard-1.json", "shard-2.json", "-o", "all.json", "--markdown", "all.md", cwd=tmp_path)
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "all.json").exists(), "a refused merge wrote its report"
     assert not (tmp_path / "all.md").exists()
@@ -105,7 +106,7 @@ def _unplanned(files: dict[int, dict[str, Any]]) -> None:
 
 def test_the_real_shards_merge(matrix, tmp_path):
     """What the forgeries are made from merges: every refusal below is the forgery's."""
-    done = asyncbench(["merge", *(f"shard-{i}.json" for i in (1, 2)), "-o", "all.json"], _written(tmp_path, matrix))
+    done = asyncbench("merge", *(f"shard-{i}.json" for i in (1, 2)), "-o", "all.json", cwd=_written(tmp_path, matrix))
     assert done.returncode == 0, done.stderr
     assert len(json.loads((tmp_path / "all.json").read_text())["results"]) == 4
 

@@ -6,63 +6,19 @@ and nothing written (the files' bytes compared before and after)."""
 from __future__ import annotations
 
 import os
-import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from asyncbench.history import store, target
+from tests.support.cli import asyncbench, refused
 from tests.support.helpers import quick_numpy_results
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.stores import a_store, snapshot, sql
 
 
 @pytest.fixture(scope="module")
 def results_file(tmp_path_factory) -> Path:
     return quick_numpy_results(tmp_path_factory.mktemp("results") / "r.json")
-
-
-def asyncbench(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    if "ASYNCBENCH_HISTORY" not in (env or {}):
-        environment.pop("ASYNCBENCH_HISTORY", None)
-    return subprocess.run(
-        [sys.executable, "-m", "asyncbench", *args], capture_output=True, text=True, timeout=600, cwd=cwd, env=environment
-    )
-
-
-def snapshot(folder: Path) -> dict[str, bytes]:
-    """Every file under `folder` with its bytes: what a refusal must leave as it was."""
-    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
-
-
-def refused(done: subprocess.CompletedProcess, *words: str) -> str:
-    """One line `asyncbench: error: ...` holding every one of `words`, exit 2, no traceback."""
-    assert done.returncode == 2, (done.returncode, done.stderr)
-    assert "Traceback" not in done.stderr + done.stdout, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("asyncbench: error: "), lines[0]
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
-
-
-def a_store(folder: Path, results: Path, name: str = "h.sqlite") -> Path:
-    """A real store with one run recorded."""
-    done = asyncbench("record", str(results), "--history", name, cwd=folder)
-    assert done.returncode == 0, done.stderr
-    return folder / name
-
-
-def sql(path: Path, *statements: str) -> None:
-    connection = sqlite3.connect(path)
-    for statement in statements:
-        connection.execute(statement)
-    connection.commit()
-    connection.close()
 
 
 # --- 1. another application's SQLite database -------------------------------------------------------------------

@@ -14,8 +14,7 @@ from click.testing import CliRunner
 
 from asyncbench import cli
 from asyncbench.workloads import plugins, source_names
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.cli import ROOT
 
 STEPS = """\
 import torch  # never imported by completion: the file is read, not run

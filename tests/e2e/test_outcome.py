@@ -12,6 +12,7 @@ from asyncbench.results import schema, stats
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Result, Samples, Status, VariantResult
 from asyncbench.verdicts import outcome
+from tests.support.cli import invoke
 from tests.support.helpers import ok_result, report_of
 
 UNDECIDABLE = """\
@@ -22,10 +23,6 @@ experiments:
     params: {n_ops: 100}
     expect: ["speedup >= 0.5"]
 """
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(cli.main, list(args), catch_exceptions=False)
 
 
 def test_a_run_that_measured_nothing_exits_1_and_says_why():

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.conftest import LONG, TWO, asyncbench, manifest
+from tests.support.cli import asyncbench
+from tests.support.cluster_plans import LONG, TWO, manifest
 
 pytestmark = [pytest.mark.slurm, pytest.mark.usefixtures("slurm")]
 

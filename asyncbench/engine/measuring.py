@@ -1,0 +1,95 @@
+"""A prepared case measured in this process: the procedure it is sampled by, then its memory runs, check and trace.
+
+The procedure (measure.procedure) is made here once per case, from what the case and its process hold: the settings
+with rounds enough for its checks, the budget's looks, the census rounds of `run --syncs` with as many as its census
+checks need (measure.extra_rounds), the NVML guard's reading before each sample, and the machine's reference between
+the rounds. After sampling, one memory run per variant (engine.memory), the workload's verification, and with
+--trace each variant's timeline (engine.trace).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Mapping
+
+from asyncbench.backends import Backend
+from asyncbench.backends.base import DeviceTimer
+from asyncbench.engine import memory, trace
+from asyncbench.host import nvml
+from asyncbench.measure import census, reference
+from asyncbench.measure.extra_rounds import ExtraRounds
+from asyncbench.measure.procedure import Procedure
+from asyncbench.measure.timing import measure
+from asyncbench.results import budget
+from asyncbench.results.model import Case, Progress, Samples
+from asyncbench.verdicts import checks
+from asyncbench.workloads.base import Measured, Prepared, Workload
+
+#: measure()'s `decided`: whether the samples so far decide every check of the case (engine.runner makes it)
+Decided = Callable[[Mapping[str, Samples]], bool]
+
+
+def measure_here(
+    case: Case,
+    workload: Workload,
+    backend: Backend,
+    prepared: Prepared,
+    asynchronous: bool,
+    on_progress: Callable[[Progress], None] | None,
+    decided: Decided | None,
+) -> Measured:
+    """Time a prepared case in this process, then one memory run per variant, verify, and trace (--trace)."""
+
+    def make_timer() -> DeviceTimer | None:
+        return backend.timer(case.device) if prepared.device_timed else None
+
+    def progressed(progress: Progress) -> None:  # with what the parent needs to keep the rounds of a case cut short
+        assert on_progress is not None
+        on_progress(dataclasses.replace(progress, asynchronous=asynchronous))
+
+    variants = list(prepared.variants)
+    settings = checks.enough_rounds(case.settings, case.expect, case.budget, variants)  # no check left without rounds
+    # the budget's looks, and a first one where the checks' intervals begin (it replaces the looks before it: within budget)
+    looks = (*budget.schedule(case.settings.min_samples, case.settings.max_samples), settings.min_samples) if decided is not None else ()
+    taker = census.taker_for(backend, case.device, asynchronous) if case.syncs else None  # --syncs: census rounds too
+    # as many census rounds by the end as its census checks need for their intervals
+    owed = census.SCHEDULE.at_least(checks.census_rounds_needed(case.expect, case.budget, variants))
+    extra_rounds = ExtraRounds(((taker, owed),) if taker is not None else ())
+    # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
+    guard = nvml.guard(case.device, settings.warmup * len(variants), len(variants))
+    machine = reference.settled(backend, case.device, settings)  # a calm CPU first, then the machine between the rounds
+    procedure = Procedure(
+        settings,
+        decided=decided,
+        looks=looks,
+        preludes=prepared.preludes,
+        extra_rounds=extra_rounds,
+        between_rounds=machine.between_rounds if machine is not None else None,
+        before_sample=guard.before_sample if guard is not None else None,
+    )
+    # no one listening (in-process, no display): measure() then builds no progress, nor its snapshot of the samples
+    samples, sampling = measure(prepared.variants, prepared.sync, make_timer, procedure, progressed if on_progress is not None else None)
+    guarded = guard.finish() if guard is not None else None
+    taken = machine.finish() if machine is not None else None
+    del machine, procedure  # the reference's matrix is not held through the memory runs
+    per_call = workload.steps_per_call(case.params)
+    syncs = census.of_case(taker, variants, backend.name, case.device, per_call) if case.syncs else {}
+    memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
+    problem = prepared.verify() if prepared.verify is not None else None
+    traced = (
+        trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir, prepared.preludes)
+        if case.trace_dir
+        else None
+    )
+    return Measured(
+        samples,
+        memories,
+        sampling,
+        verifies=prepared.verify is not None,
+        problem=problem,
+        note="; ".join(filter(None, (prepared.note, guarded.note() if guarded else None))) or None,
+        traced=traced,
+        syncs=syncs,
+        warnings=tuple(filter(None, (guarded.warning() if guarded else None,))),
+        reference=taken,
+    )
