@@ -19,61 +19,8 @@ from pathlib import Path
 import pytest
 
 from asyncbench.engine import isolation, side_process
+from tests.support.ab_repo import CONFIG, ONE_BLAS_THREAD, ab, git
 from tests.support.cli import INTERRUPTIBLE_ASYNCBENCH
-
-WORKLOAD = """
-import numpy as np
-
-import asyncbench
-import mypkg  # the user's package: each side imports its own revision of it
-
-
-@asyncbench.step(sync_every=(0,), steps=1)
-def work(backend, device, params):
-    x = np.ones((96, 96), np.float32)
-
-    def step():
-        for _ in range(mypkg.REPEAT):
-            x @ x
-
-    return step
-"""
-CONFIG = """\
-defaults: {backends: [numpy], devices: [cpu], min_samples: 6, max_time_s: 3, warmup: 1}
-experiments:
-  - name: work
-    workload: work.py:work
-"""
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t", *args], capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
-def ab(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "asyncbench", "ab", "--no-progress", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "OPENBLAS_NUM_THREADS": "1", **(env or {})},
-    )
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A repository whose base commit has REPEAT = 20; the working tree is left as committed."""
-    (tmp_path / "mypkg.py").write_text("REPEAT = 20\n")
-    (tmp_path / "work.py").write_text(WORKLOAD)
-    (tmp_path / "gate.yaml").write_text(CONFIG)
-    git(tmp_path, "init", "-q")
-    git(tmp_path, "add", ".")
-    git(tmp_path, "commit", "-qm", "base")
-    return tmp_path
 
 
 def test_a_planted_slowdown_in_the_users_package_is_slower_and_fails_the_gate(repo):
@@ -207,7 +154,7 @@ def test_ctrl_c_keeps_what_finished_removes_the_worktree_and_leaves_no_worker(re
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+        env={**os.environ, **ONE_BLAS_THREAD},
     )
     parent = psutil.Process(process.pid)
     deadline = time.monotonic() + 60

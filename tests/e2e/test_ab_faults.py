@@ -26,13 +26,9 @@ from click.testing import CliRunner
 from asyncbench import cli
 from asyncbench.host import worktrees
 from asyncbench.results import schema
-from tests.e2e import test_ab
-from tests.e2e.test_ab import CONFIG, ab, git
+from tests.support.ab_repo import CONFIG, ONE_BLAS_THREAD, ab, git
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds processes by their environment in /proc")
-
-#: the same committed repository as tests/e2e/test_ab.py's: a user's package (REPEAT = 20), workload and gate config
-repo = test_ab.repo
 
 #: the environment variable that marks every process one test started (the workers inherit it)
 MARK = "ASYNCBENCH_TEST_MARK"
@@ -79,7 +75,7 @@ def test_a_sigkilled_ab_leaves_no_worker_even_a_frozen_one_and_the_next_ab_remov
         cwd=repo,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "OPENBLAS_NUM_THREADS": "1", MARK: mark},
+        env={**os.environ, **ONE_BLAS_THREAD, MARK: mark},
     )
     try:
         parent = psutil.Process(process.pid)

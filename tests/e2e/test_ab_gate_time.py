@@ -56,14 +56,9 @@ def test_a_planted_slowdown_stops_at_its_look_with_a_cap_and_a_gate_without_one_
     """Real numpy sides, the head doing twice the work. With a cap the looks have room and the case stops at its
     first; with --gate-time-max equal to a short --gate-time there is room for one look, when the time runs out,
     and `ab` says the decided case waited for it."""
-    from tests.e2e.test_ab import CONFIG, WORKLOAD, git
+    from tests.support.ab_repo import committed_repo
 
-    (tmp_path / "mypkg.py").write_text("REPEAT = 20\n")
-    (tmp_path / "work.py").write_text(WORKLOAD)
-    (tmp_path / "gate.yaml").write_text(CONFIG)
-    git(tmp_path, "init", "-q")
-    git(tmp_path, "add", ".")
-    git(tmp_path, "commit", "-qm", "base")
+    committed_repo(tmp_path)
     (tmp_path / "mypkg.py").write_text("REPEAT = 40\n")
 
     def gate(*times: str) -> tuple[CompletedProcess[str], list[str]]:

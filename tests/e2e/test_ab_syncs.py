@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_ab import ab, git
+from tests.support.ab_repo import ab, git
 
 pytest.importorskip("jax")
 

@@ -25,8 +25,8 @@ import pytest
 import yaml
 
 from asyncbench.results.labels import Label
-from tests.e2e.test_ab import CONFIG, WORKLOAD, git
 from tests.support.ab_files import ab_data
+from tests.support.ab_repo import committed_repo, git
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
@@ -153,12 +153,7 @@ def test_the_action_gates_a_planted_slowdown_writes_the_summary_and_posts_one_co
     """A pull request whose head does twice the base's work: ab runs for real against origin/main (the default base
     of a pull request), the summary is written, one comment is posted, and the action exits with ab's code."""
     repo = runner.workspace
-    (repo / "mypkg.py").write_text("REPEAT = 20\n")
-    (repo / "work.py").write_text(WORKLOAD)
-    (repo / "gate.yaml").write_text(CONFIG)
-    git(repo, "init", "-q")
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "base")
+    committed_repo(repo)
     git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")  # the pull request's target, as a clone has it
     (repo / "mypkg.py").write_text("REPEAT = 40\n")
     git(repo, "commit", "-qam", "twice the work")

@@ -222,7 +222,7 @@ def test_a_second_sigterm_while_ab_saves_what_it_decided_is_ignored_as_runs_is(t
     from asyncbench import cli
     from asyncbench.engine import gate_time
     from asyncbench.results import outputs
-    from tests.e2e.test_ab import CONFIG, WORKLOAD
+    from tests.support.ab_repo import CONFIG, WORKLOAD
 
     (tmp_path / "mypkg.py").write_text("REPEAT = 20\n")
     (tmp_path / "work.py").write_text(WORKLOAD)

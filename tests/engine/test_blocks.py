@@ -23,73 +23,17 @@ import pytest
 from asyncbench.engine import gate_time, paired, paired_ratios
 from asyncbench.results import blocks, stats
 from asyncbench.results.labels import Label
-from asyncbench.results.model import Case, Settings
 from asyncbench.results.paired import PairedCase
 from asyncbench.verdicts import margin as margins
 from asyncbench.verdicts import paired as verdicts
-from asyncbench.workloads.base import Prepared, Workload
-
-SAMPLE_S = 1e-3
-
-
-class _Work(Workload):
-    name = "fake-work"
-    variants = ("step",)
-
-    def setup(self, backend: Any, device: str, params: Any) -> Prepared:  # pragma: no cover - never set up here
-        raise NotImplementedError
-
-
-class _Side:
-    """A side whose every fresh process draws its own bias; `change` slows the head's work."""
-
-    def __init__(self, name: str, rng: random.Random, bias_sd: float, noise_sd: float, change: float = 0.0, heavy: bool = False):
-        self.name, self.tree = name, None
-        self.rng, self.bias_sd, self.noise_sd, self.change, self.heavy = rng, bias_sd, noise_sd, change, heavy
-        self.bias = 0.0
-        self.processes = 0
-        self.problem: str | None = None
-        self.sleep_s = 0.0
-
-    def renew(self, backend: str) -> None:
-        self.processes += 1
-        self.bias = self.rng.gauss(0, self.bias_sd)
-        if self.heavy and self.rng.random() < 0.2:  # a process stuck for its whole life, as seen with torch on 2 busy cores
-            self.bias += self.rng.expovariate(1.0)
-
-    def ready(self, timeout_s: float) -> None:
-        pass
-
-    def send(self, command: str, payload: Any) -> None:
-        self.pending = (command, payload)
-
-    def receive(self, timeout_s: float) -> Any:
-        return self.call(*self.pending, timeout_s)
-
-    def call(self, command: str, payload: Any, timeout_s: float) -> Any:
-        if command == "setup":
-            return {"variants": ["step"], "asynchronous": False}
-        if command == "verify":
-            return self.problem
-        if command == "sample":
-            time.sleep(self.sleep_s)
-            done = SAMPLE_S * (1 + self.change) * math.exp(self.bias + self.rng.gauss(0, self.noise_sd))
-            return done, done, None
-        return None
-
-    def close(self) -> None:
-        pass
-
-
-def _case() -> Case:
-    return Case("fake-work[numpy,cpu]", "e", "fake-work", "numpy", "cpu", {}, Settings(warmup=0, timeout_s=10))
+from tests.support.fake_sides import BiasedSide, Clock, FakeWork, Needing, fake_case
 
 
 def _gate(seed: int, change: float, margin: float, bias_sd: float, heavy: bool = False) -> paired.Pairing:
     rng = random.Random(seed)
-    base = _Side("base", rng, bias_sd, 0.005, heavy=heavy)
-    head = _Side("head", rng, bias_sd, 0.005, change, heavy=heavy)
-    pairing = paired.Pairing(_case(), _case(), (base, head), _Work(), 0.01, margin)  # type: ignore[arg-type]
+    base = BiasedSide("base", rng, bias_sd, 0.005, heavy=heavy)
+    head = BiasedSide("head", rng, bias_sd, 0.005, change, heavy=heavy)
+    pairing = paired.Pairing(fake_case(), fake_case(), (base, head), FakeWork(), 0.01, margin)  # type: ignore[arg-type]
     pairing.advance(float("inf"))
     return pairing
 
@@ -144,8 +88,8 @@ def test_no_verdict_before_the_blocks_can_give_an_interval():
 
 def test_a_case_out_of_time_says_how_far_it_got_and_how_much_more_it_needs():
     rng = random.Random(3)
-    sides = (_Side("base", rng, 0.01, 0.005), _Side("head", rng, 0.01, 0.005, 0.01))  # on the margin
-    pairing = paired.Pairing(_case(), _case(), sides, _Work(), 0.01, 0.01)  # type: ignore[arg-type]
+    sides = (BiasedSide("base", rng, 0.01, 0.005), BiasedSide("head", rng, 0.01, 0.005, 0.01))  # on the margin
+    pairing = paired.Pairing(fake_case(), fake_case(), sides, FakeWork(), 0.01, 0.01)  # type: ignore[arg-type]
     for side in sides:
         side.sleep_s = 0.001  # a block of fake samples now takes about 10 ms: the gate's time runs out
     (row,) = gate_time.gate([pairing], 0.3)
@@ -159,8 +103,8 @@ def test_the_gates_time_goes_first_to_each_case_then_to_the_undecided_one():
     rng = random.Random(4)
 
     def pairing(bias_sd: float) -> paired.Pairing:
-        sides = (_Side("base", rng, bias_sd, 0.001), _Side("head", rng, bias_sd, 0.001))
-        return paired.Pairing(_case(), _case(), sides, _Work(), 0.005, 0.01)  # type: ignore[arg-type]
+        sides = (BiasedSide("base", rng, bias_sd, 0.001), BiasedSide("head", rng, bias_sd, 0.001))
+        return paired.Pairing(fake_case(), fake_case(), sides, FakeWork(), 0.005, 0.01)  # type: ignore[arg-type]
 
     quick, slow = pairing(0.0005), pairing(0.03)
     started: list[int] = []
@@ -173,9 +117,9 @@ def test_the_gates_time_goes_first_to_each_case_then_to_the_undecided_one():
 
 def test_a_head_whose_results_fail_verification_fails_the_gate_however_fast():
     rng = random.Random(5)
-    base, head = _Side("base", rng, 0.001, 0.001), _Side("head", rng, 0.001, 0.001, -0.5)
+    base, head = BiasedSide("base", rng, 0.001, 0.001), BiasedSide("head", rng, 0.001, 0.001, -0.5)
     head.problem = "copies differ from the source"
-    pairing = paired.Pairing(_case(), _case(), (base, head), _Work(), 0.01, 0.05)  # type: ignore[arg-type]
+    pairing = paired.Pairing(fake_case(), fake_case(), (base, head), FakeWork(), 0.01, 0.05)  # type: ignore[arg-type]
     pairing.advance(float("inf"))
     row = pairing.finish()
     assert row.ratios[0].label == Label.FASTER
@@ -245,8 +189,8 @@ def test_a_paired_case_without_problems_or_need_reads_as_before():
 
 def test_a_case_stopped_before_its_first_interval_says_what_it_needs_not_that_it_sits_on_the_margin():
     rng = random.Random(7)
-    sides = (_Side("base", rng, 0.001, 0.001), _Side("head", rng, 0.001, 0.001))
-    pairing = paired.Pairing(_case(), _case(), sides, _Work(), 0.01, 0.05)  # type: ignore[arg-type]
+    sides = (BiasedSide("base", rng, 0.001, 0.001), BiasedSide("head", rng, 0.001, 0.001))
+    pairing = paired.Pairing(fake_case(), fake_case(), sides, FakeWork(), 0.01, 0.05)  # type: ignore[arg-type]
     pairing.advance(0.0)  # the gate's time was gone after one block
     row = pairing.finish()
     assert row.blocks == 1
@@ -265,8 +209,8 @@ def test_a_case_whose_first_interval_needs_more_blocks_looks_first_when_it_can_a
 
 def test_cases_on_the_same_two_interpreters_share_each_blocks_fresh_processes():
     rng = random.Random(8)
-    base, head = _Side("base", rng, 0.001, 0.001), _Side("head", rng, 0.001, 0.001)
-    cases = [paired.Pairing(_case(), _case(), (base, head), _Work(), 0.005, 0.05) for _ in range(3)]  # type: ignore[arg-type]
+    base, head = BiasedSide("base", rng, 0.001, 0.001), BiasedSide("head", rng, 0.001, 0.001)
+    cases = [paired.Pairing(fake_case(), fake_case(), (base, head), FakeWork(), 0.005, 0.05) for _ in range(3)]  # type: ignore[arg-type]
     rows = gate_time.gate(cases, 60.0)
     assert [row.ratios[0].label for row in rows] == [Label.SAME] * 3
     most = max(p.n_blocks for p in cases)
@@ -274,7 +218,7 @@ def test_cases_on_the_same_two_interpreters_share_each_blocks_fresh_processes():
     assert sum(p.n_blocks for p in cases) == 3 * most
 
 
-class _Crashing(_Side):
+class _Crashing(BiasedSide):
     """A side whose process dies while the first case of a block sets up (once)."""
 
     crashed = False
@@ -288,10 +232,10 @@ class _Crashing(_Side):
 
 def test_a_case_that_kills_the_shared_processes_leaves_the_next_case_a_fresh_pair():
     rng = random.Random(9)
-    base, head = _Crashing("base", rng, 0.001, 0.001), _Side("head", rng, 0.001, 0.001)
-    crash = dataclasses.replace(_case(), id="crash[numpy,cpu]")
-    first = paired.Pairing(crash, crash, (base, head), _Work(), 0.005, 0.05)  # type: ignore[arg-type]
-    second = paired.Pairing(_case(), _case(), (base, head), _Work(), 0.005, 0.05)  # type: ignore[arg-type]
+    base, head = _Crashing("base", rng, 0.001, 0.001), BiasedSide("head", rng, 0.001, 0.001)
+    crash = dataclasses.replace(fake_case(), id="crash[numpy,cpu]")
+    first = paired.Pairing(crash, crash, (base, head), FakeWork(), 0.005, 0.05)  # type: ignore[arg-type]
+    second = paired.Pairing(fake_case(), fake_case(), (base, head), FakeWork(), 0.005, 0.05)  # type: ignore[arg-type]
     paired.shared_block([first, second], float("inf"))
     assert first.done is not None
     assert first.done.status == "error"
@@ -301,21 +245,8 @@ def test_a_case_that_kills_the_shared_processes_leaves_the_next_case_a_fresh_pai
     assert base.processes == 2  # the second case did not run in what the first one left
 
 
-class _Needing:
-    """A stand-in for a case that says how long it needs (Pairing.seconds_needed) after `n_blocks` blocks."""
-
-    def __init__(self, n_blocks: int, needed_s: float):
-        self.n_blocks, self.needed_s = n_blocks, needed_s
-
-    def seconds_needed(self) -> float:
-        return self.needed_s
-
-    def budget(self) -> blocks.BlockBudget:
-        return blocks.BlockBudget(0.005, 1)
-
-
 def test_the_time_left_goes_to_the_cases_it_can_decide_and_to_all_when_it_decides_none():
-    near, far, early = _Needing(15, 5.0), _Needing(15, 90.0), _Needing(2, 40.0)
+    near, far, early = Needing(15, 5.0), Needing(15, 90.0), Needing(2, 40.0)
     assert gate_time._worth_it([near, far, early], 10.0) == [near, early]  # type: ignore[arg-type]
     assert gate_time._worth_it([far], 10.0) == [far]  # type: ignore[arg-type]
 
@@ -390,8 +321,8 @@ def test_looks_planned_over_the_blocks_a_short_gate_holds_stay_valid(heavy):
     missed = 0
     for seed in range(60):
         rng = random.Random(seed)
-        sides = (_Side("base", rng, 0.01, 0.005, heavy=heavy), _Side("head", rng, 0.01, 0.005, heavy=heavy))
-        pairing = paired.Pairing(_case(), _case(), sides, _Work(), 0.01, 0.01)  # type: ignore[arg-type]
+        sides = (BiasedSide("base", rng, 0.01, 0.005, heavy=heavy), BiasedSide("head", rng, 0.01, 0.005, heavy=heavy))
+        pairing = paired.Pairing(fake_case(), fake_case(), sides, FakeWork(), 0.01, 0.01)  # type: ignore[arg-type]
         pairing.plan(16)
         until_time_runs_out(pairing)
         (ratio,) = pairing.finish().ratios
@@ -404,8 +335,8 @@ def test_looks_planned_over_the_blocks_a_short_gate_holds_stay_valid(heavy):
     caught = 0
     for seed in range(40):
         rng = random.Random(seed)
-        sides = (_Side("base", rng, 0.003, 0.005), _Side("head", rng, 0.003, 0.005, 0.02))
-        pairing = paired.Pairing(_case(), _case(), sides, _Work(), 0.01, 0.01)  # type: ignore[arg-type]
+        sides = (BiasedSide("base", rng, 0.003, 0.005), BiasedSide("head", rng, 0.003, 0.005, 0.02))
+        pairing = paired.Pairing(fake_case(), fake_case(), sides, FakeWork(), 0.01, 0.01)  # type: ignore[arg-type]
         pairing.plan(16)
         until_time_runs_out(pairing)
         caught += pairing.finish().ratios[0].label == Label.SLOWER
@@ -422,31 +353,21 @@ def test_a_planned_budget_never_spends_more_than_its_share(verdicts_, planned):
 
 def test_the_gate_plans_each_case_s_looks_from_its_first_round_and_only_then():
     rng = random.Random(6)
-    sides = (_Side("base", rng, 0.01, 0.005), _Side("head", rng, 0.01, 0.005))
+    sides = (BiasedSide("base", rng, 0.01, 0.005), BiasedSide("head", rng, 0.01, 0.005))
     for side in sides:
         side.sleep_s = 0.002  # a block of fake samples takes about 20 ms: a 0.4 s gate holds some 20 of them
-    pairing = paired.Pairing(_case(), _case(), sides, _Work(), 0.01, 0.01)  # type: ignore[arg-type]
+    pairing = paired.Pairing(fake_case(), fake_case(), sides, FakeWork(), 0.01, 0.01)  # type: ignore[arg-type]
     gate_time.gate([pairing], 0.4)
     assert blocks.FIRST_LOOK_BLOCKS // 2 < pairing.max_blocks < blocks.MAX_BLOCKS // 2
     with pytest.raises(RuntimeError, match="before the second block"):
         pairing.plan(50)
 
 
-class _Clock:
-    """A perf_counter that moves only when a fake side samples: a gate's timing to the block, whatever the machine."""
-
-    def __init__(self) -> None:
-        self.now_s = 0.0
-
-    def __call__(self) -> float:
-        return self.now_s
-
-
-class _ClockedSide(_Side):
+class _ClockedSide(BiasedSide):
     """A side whose samples take `first_s` of the clock in its first process and `later_s` after: a machine that
     slowed down once the gate had planned its looks."""
 
-    def __init__(self, name: str, rng: random.Random, clock: _Clock, first_s: float, later_s: float):
+    def __init__(self, name: str, rng: random.Random, clock: Clock, first_s: float, later_s: float):
         super().__init__(name, rng, 0.001, 0.001)
         self.clock, self.first_s, self.later_s = clock, first_s, later_s
 
@@ -459,7 +380,7 @@ class _ClockedSide(_Side):
 @pytest.mark.parametrize("grace", [1, 0])
 @pytest.mark.parametrize("first_s", [0.1, 0.6], ids=["looks-planned", "one-look"])
 def test_a_case_one_block_short_of_its_first_look_when_time_runs_out_gets_that_block(monkeypatch, grace, first_s):
-    clock = _Clock()
+    clock = Clock()
     monkeypatch.setattr(time, "perf_counter", clock)
     monkeypatch.setattr(gate_time, "GRACE_BLOCKS", grace)
     # a first block of 10 samples takes 1 s (the plan expects 100 blocks and looks on the way) or 6 s (16: one look)
@@ -470,7 +391,7 @@ def test_a_case_one_block_short_of_its_first_look_when_time_runs_out_gets_that_b
     later_s = (budget_s - 10 * first_s) / ((first_look - 2.5) * 10)  # the time ends inside block first_look - 1
     rng = random.Random(9)
     sides = (_ClockedSide("base", rng, clock, first_s, later_s), _ClockedSide("head", rng, clock, first_s, later_s))
-    pairing = paired.Pairing(_case(), _case(), sides, _Work(), 0.01, 0.05)  # type: ignore[arg-type]
+    pairing = paired.Pairing(fake_case(), fake_case(), sides, FakeWork(), 0.01, 0.05)  # type: ignore[arg-type]
     (row,) = gate_time.gate([pairing], budget_s)
     taken_s = 10 * first_s + (row.blocks - 1) * 10 * later_s
     assert math.isclose(clock.now_s, taken_s)  # each block its minimum of rounds once the time was spent
@@ -492,7 +413,7 @@ def test_a_case_one_block_short_of_its_first_look_when_time_runs_out_gets_that_b
 def test_a_case_a_few_blocks_short_of_a_robust_interval_when_time_runs_out_gets_them_while_the_overrun_is_small(
     monkeypatch, robust_grace, share, short
 ):
-    clock = _Clock()
+    clock = Clock()
     monkeypatch.setattr(time, "perf_counter", clock)
     monkeypatch.setattr(gate_time, "ROBUST_GRACE_BLOCKS", robust_grace)
     monkeypatch.setattr(gate_time, "ROBUST_GRACE_SHARE", share)
@@ -506,7 +427,7 @@ def test_a_case_a_few_blocks_short_of_a_robust_interval_when_time_runs_out_gets_
     later_s = (budget_s - 10 * first_s) / ((robust - 4.5) * 10)
     rng = random.Random(11)
     sides = (_ClockedSide("base", rng, clock, first_s, later_s), _ClockedSide("head", rng, clock, first_s, later_s))
-    pairing = paired.Pairing(_case(), _case(), sides, _Work(), error, 0.05)  # type: ignore[arg-type]
+    pairing = paired.Pairing(fake_case(), fake_case(), sides, FakeWork(), error, 0.05)  # type: ignore[arg-type]
     (row,) = gate_time.gate([pairing], budget_s)
     assert row.blocks == robust - short
     # each grace block was started no later than `share` of the gate's time past its end

@@ -19,13 +19,12 @@ import time
 from typing import Any, Mapping
 
 import pytest
-from click.testing import CliRunner
 
-from asyncbench import cli
 from asyncbench.engine import isolation, runner
 from asyncbench.results.model import ERROR, OK, Settings, StopReason
 from asyncbench.spec import config
 from asyncbench.workloads.base import STR, Metric, Param, Prepared, Workload
+from tests.support.cli import invoke
 from tests.support.helpers import no_children_left, report_of
 
 pytestmark = pytest.mark.slow
@@ -221,7 +220,7 @@ def test_faults_through_the_cli_give_complete_json_and_exit_3(tmp_path):
             for name, fault in [("hangs", "hang"), ("dies", "sigkill"), ("raises", "raise"), ("fine", "none")]
         )
     )
-    result = CliRunner().invoke(cli.main, ["run", str(path), "--no-progress", "-o", str(out)])
+    result = invoke("run", str(path), "--no-progress", "-o", str(out))
     assert result.exit_code == 3, result.output
     rows = json.loads(out.read_text())["results"]
     assert [(r["experiment"], r["status"]) for r in rows] == [("hangs", ERROR), ("dies", ERROR), ("raises", ERROR), ("fine", OK)]
@@ -264,10 +263,10 @@ def test_a_real_allocation_failure_in_a_real_workload_is_an_error_row(tmp_path):
 def test_timeout_s_must_exceed_max_time_s(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("defaults: {max_time_s: 20, timeout_s: 10}\nexperiments:\n  - workload: matmul\n")
-    result = CliRunner().invoke(cli.main, ["validate", str(path)])
+    result = invoke("validate", str(path))
     assert result.exit_code == 2
     assert "timeout_s (10 s) must exceed max_time_s (20 s)" in result.output
-    result = CliRunner().invoke(cli.main, ["run", "-w", "matmul", "--set", "timeout_s=0.1", "--quick"])
+    result = invoke("run", "-w", "matmul", "--set", "timeout_s=0.1", "--quick")
     assert result.exit_code == 2
     assert "after --set/--quick" in result.output
 

@@ -24,18 +24,18 @@ from asyncbench.engine import gate_time, paired
 from asyncbench.results import blocks
 from asyncbench.results.labels import Label
 from asyncbench.verdicts import margin as margins
-from tests.engine.test_blocks import _case, _Clock, _Needing, _Side, _Work
+from tests.support.fake_sides import BiasedSide, Clock, FakeWork, Needing, fake_case
 
 START_S = 6.0  # a fresh pair of processes: both sides' imports at once
 SAMPLE_S = 0.2  # a block samples max(0.5 s, half its start): 8 rounds of two samples, a block of ~9 s
 TARGET_S, CAP_S = 120.0, 360.0
 
 
-class _SlowSide(_Side):
+class _SlowSide(BiasedSide):
     """A side on the simulated clock: its fresh process takes half of START_S (the two start at once), a sample
     SAMPLE_S."""
 
-    def __init__(self, name: str, rng: random.Random, clock: _Clock, bias_sd: float, change: float = 0.0):
+    def __init__(self, name: str, rng: random.Random, clock: Clock, bias_sd: float, change: float = 0.0):
         super().__init__(name, rng, bias_sd, 0.002, change)
         self.clock = clock
 
@@ -50,16 +50,16 @@ class _SlowSide(_Side):
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> _Clock:
-    ticking = _Clock()
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    ticking = Clock()
     monkeypatch.setattr(time, "perf_counter", ticking)
     return ticking
 
 
-def _pairing(seed: int, clock: _Clock, change: float, bias_sd: float, margin: float = 0.05) -> paired.Pairing:
+def _pairing(seed: int, clock: Clock, change: float, bias_sd: float, margin: float = 0.05) -> paired.Pairing:
     rng = random.Random(seed)
     sides = (_SlowSide("base", rng, clock, bias_sd), _SlowSide("head", rng, clock, bias_sd, change))
-    return paired.Pairing(_case(), _case(), sides, _Work(), 0.01, margin)  # type: ignore[arg-type]
+    return paired.Pairing(fake_case(), fake_case(), sides, FakeWork(), 0.01, margin)  # type: ignore[arg-type]
 
 
 def test_a_clear_slowdown_stops_at_its_first_look_well_before_the_gate_time(clock):
@@ -107,7 +107,7 @@ def test_on_a_noisy_day_the_cap_decides_what_the_gate_time_left_undecided_and_ca
 def test_past_the_gate_time_every_undecided_case_goes_on_but_one_on_its_margin():
     """Not only those the time left decides at their blocks' spread: that projection holds the blocks' centre where
     it is, and stopped most noisy gates of unchanged code that going on decided."""
-    near, far, early, stuck = _Needing(15, 5.0), _Needing(15, 90.0), _Needing(2, math.inf), _Needing(15, math.inf)
+    near, far, early, stuck = Needing(15, 5.0), Needing(15, 90.0), Needing(2, math.inf), Needing(15, math.inf)
     assert gate_time._hopeful([near, far, early, stuck]) == [near, far, early]  # type: ignore[arg-type]
     assert gate_time._worth_it([stuck], 10.0) == [stuck]  # type: ignore[arg-type]  # before the target it goes on
 

@@ -11,7 +11,7 @@ from asyncbench.engine import environment
 from asyncbench.history import machine
 from asyncbench.host import cuda_ids, nvml
 from asyncbench.verdicts import compare
-from tests.host.test_nvml import FakeNvml
+from tests.support.fake_nvml import FakeNvml
 
 
 @pytest.fixture(autouse=True)

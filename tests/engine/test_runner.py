@@ -14,6 +14,7 @@ from asyncbench.results.model import ERROR, OK, SKIPPED, Settings
 from asyncbench.spec import config
 from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.base import INT, Metric, Param, Prepared, Workload
+from tests.support.cli import invoke
 from tests.support.helpers import FakeBackend
 
 FAST = Settings(warmup=0, min_samples=2, max_samples=2, max_time_s=1.0)
@@ -192,9 +193,6 @@ def test_each_worker_imports_its_frameworks_while_the_run_is_planned_and_only_th
 def test_a_run_starts_its_workers_before_it_captures_the_environment(monkeypatch, tmp_path):
     """Capturing the environment imports torch in the run's own process (1.5 s): the workers' start and imports
     overlap it instead of following it."""
-    from click.testing import CliRunner
-
-    from asyncbench import cli
     from asyncbench.engine import environment, isolation
 
     events: list[str] = []
@@ -211,7 +209,7 @@ def test_a_run_starts_its_workers_before_it_captures_the_environment(monkeypatch
     monkeypatch.setattr(isolation.Worker, "send", send)
     monkeypatch.setattr(environment, "capture", capture)
     argv = ["run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", "-o", str(tmp_path / "r.json")]
-    done = CliRunner().invoke(cli.main, argv)
+    done = invoke(*argv)
     assert done.exit_code == 0, done.output
     assert events == ["send ImportFrameworks", "capture", "send Case"]
 

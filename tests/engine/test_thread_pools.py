@@ -17,7 +17,8 @@ from asyncbench.engine.case_workers import ImportFrameworks
 from asyncbench.results.model import Result
 from asyncbench.results.reference import Reference
 from asyncbench.workloads import BUILT_IN
-from tests.support.helpers import asyncbench, ok_result, run_workload
+from tests.support.cli import asyncbench
+from tests.support.helpers import ok_result, run_workload
 
 MATMUL = BUILT_IN["matmul"]
 #: what the OS said over a row's sampling beside a neighbour on 2 cores (host.pressure's comment)
@@ -137,10 +138,8 @@ def test_a_pinned_worker_runs_torch_on_the_pinned_count(monkeypatch: pytest.Monk
 @pytest.mark.skipif(not HAS_TORCH, reason="torch not installed")
 def test_run_threads_pins_every_pool_and_records_it(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
-    ran = asyncbench(
-        ["run", "-w", "matmul", "-b", "torch", "-b", "numpy", "-d", "cpu", "--quick", "--threads", "1", "--no-progress", "-o", str(out)],
-        tmp_path,
-    )
+    pinned = ["run", "-w", "matmul", "-b", "torch", "-b", "numpy", "-d", "cpu", "--quick", "--threads", "1", "--no-progress"]
+    ran = asyncbench(*pinned, "-o", str(out), cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
     report = json.loads(out.read_text())
     assert {k: v for k, v in report["environment"]["thread_variables"].items() if k in thread_pools.pinning_variables(1)} == (
@@ -153,6 +152,6 @@ def test_run_threads_pins_every_pool_and_records_it(tmp_path: Path) -> None:
 
 
 def test_threads_must_be_a_positive_count(tmp_path: Path) -> None:
-    ran = asyncbench(["run", "-w", "matmul", "-b", "numpy", "--threads", "0"], tmp_path)
+    ran = asyncbench("run", "-w", "matmul", "-b", "numpy", "--threads", "0", cwd=tmp_path)
     assert ran.returncode == 2
     assert "Invalid value for '--threads'" in ran.stderr

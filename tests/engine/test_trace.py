@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,38 +15,14 @@ from asyncbench.report import bars
 from asyncbench.results.model import OK, Result, Samples
 from asyncbench.spec import config
 from asyncbench.workloads import BUILT_IN
+from tests.support.cli import asyncbench
 from tests.support.helpers import QUICK
-
-ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
 
 
 def traced_run(backend: str, tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
     out = tmp_path / "r.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "asyncbench",
-            "run",
-            "-w",
-            "matmul",
-            "-b",
-            backend,
-            "-d",
-            "cpu",
-            "--quick",
-            "--no-progress",
-            "--trace",
-            str(tmp_path / "t"),
-            "-o",
-            str(out),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=ENV,
-    )
+    traced = ["--trace", str(tmp_path / "t"), "-o", str(out), *extra]
+    done = asyncbench("run", "-w", "matmul", "-b", backend, "-d", "cpu", "--quick", "--no-progress", *traced)
     assert done.returncode == 0, done.stdout + done.stderr
     return done, json.loads(out.read_text())
 
@@ -92,7 +66,7 @@ def test_a_traced_run_writes_a_chrome_trace_per_variant_with_the_harness_ranges(
     assert issue["ts"] + issue["dur"] <= sync["ts"] + 1  # the sync starts when the variant returned
     assert "traced (" in done.stdout
     assert "ui.perfetto.dev" in done.stdout
-    shown = subprocess.run([sys.executable, "-m", "asyncbench", "show", str(tmp_path / "r.json")], capture_output=True, text=True, env=ENV)
+    shown = asyncbench("show", str(tmp_path / "r.json"))
     assert Path(path).name in shown.stdout
 
 
@@ -110,13 +84,7 @@ def test_the_jax_trace_shows_the_device_working_after_the_frontend_returned(tmp_
 def test_a_directory_that_cannot_be_written_is_refused_before_running(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    done = subprocess.run(
-        [sys.executable, "-m", "asyncbench", "run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--trace", str(blocker / "t")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=ENV,
-    )
+    done = asyncbench("run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--trace", str(blocker / "t"), timeout=120)
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.count("\n") == 1

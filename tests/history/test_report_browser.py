@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import os
 from pathlib import Path
 
 import pytest
@@ -25,23 +24,11 @@ from asyncbench.history import store, target
 from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, RecentRun, Series
 from asyncbench.report import html
 from asyncbench.results import schema
+from tests.support.browser import opened_page
 from tests.support.helpers import quick_numpy_results
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = os.environ.get("ASYNCBENCH_CHROMIUM", "/usr/bin/chromium")
-# As the machine's notes say: without the background-networking flags Chromium's own connections are refused
-# here, many at a time, and it looks up Google's hosts at every start.
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TAG_LABEL = "<img src=x onerror=alert(1)>"
 SCRIPT_LABEL = "</script><script>alert(2)</script>"
 REVISION = "0123456789abcdef0123456789abcdef01234567"
@@ -61,35 +48,6 @@ def page_file(tmp_path_factory) -> Path:
         html.render(opened.series(None, html.CHART_POINTS), opened.latest(), opened.recent(html.RECENT_RUNS), opened.target.shown)
     )
     return page
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield launched
-        launched.close()
-
-
-# Every Content Security Policy violation, as the page reports it to itself (the console says it too).
-VIOLATIONS = """window.__violations = [];
-document.addEventListener("securitypolicyviolation", (e) => window.__violations.push(e.violatedDirective + " " + e.blockedURI));"""
-
-
-def opened_page(browser, page_file: Path):
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
-    page.add_init_script(VIOLATIONS)
-    seen = {"errors": [], "requests": [], "dialogs": []}
-    page.on("console", lambda message: seen["errors"].append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: seen["errors"].append(str(error)))
-    page.on("request", lambda request: seen["requests"].append(request.url))
-    page.on("dialog", lambda dialog: (seen["dialogs"].append(dialog.message), dialog.dismiss()))
-    page.goto(page_file.as_uri())
-    charts = page.locator(".chart").count()
-    page.wait_for_function(f"document.querySelectorAll('.chart .main-svg').length >= {charts}", timeout=30_000)
-    return page, seen
 
 
 def test_the_page_draws_every_chart_without_an_error_or_a_request(browser, page_file):

@@ -9,25 +9,18 @@ and the browser test checks that the script draws tooltips from it."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import re
 from typing import Any
 
 from asyncbench.history.model import ChangePoint, Point, Series
 from asyncbench.report import html
+from tests.support.report_page import embedded
 
 #: bytes of embedded data per charted point, at most (medians with 5 digits, intervals, run ids in the ten thousands,
 #: a label every 50 runs, 40-hex revisions): 18.6 measured; the old format, an object of strings and floats per
 #: point, was 64
 BYTES_PER_POINT = 22
 SERIES_GOAL, PAGE_GOAL_BYTES = 3_000, 20 * 1024 * 1024
-
-
-def _embedded(page: str) -> dict[str, Any]:
-    found = re.search(r'<script type="application/json" id="asyncbench-data">(.*?)</script>', page, re.S)
-    assert found is not None
-    return json.loads(found.group(1))
 
 
 def _decoded(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -99,7 +92,7 @@ def _render(found: list[Series]) -> str:
 
 def test_the_page_says_every_charted_points_run_value_and_interval_to_5_digits():
     found = [_series(case, machine, 130) for case in range(3) for machine in range(2)]
-    traces = _decoded(_embedded(_render(found)))
+    traces = _decoded(embedded(_render(found)))
     assert len(traces) == len(found)
     for series, trace in zip(found, traces, strict=True):
         shown = series.points[-html.CHART_POINTS :]
@@ -118,7 +111,7 @@ def test_the_page_says_every_charted_points_run_value_and_interval_to_5_digits()
 def test_runs_the_change_search_discounted_are_marked_with_why_and_others_carry_no_mark():
     plain = _series(0, 0, 20)
     marked = dataclasses.replace(_series(1, 0, 20), discounted=((10_004, "a task waited for a CPU 50% of the time"),))
-    traces = _decoded(_embedded(_render([plain, marked])))
+    traces = _decoded(embedded(_render([plain, marked])))
     assert traces[0]["discounted"] == []
     assert traces[1]["discounted"] == [[4, "a task waited for a CPU 50% of the time"]]
     page = _render([marked])
@@ -137,7 +130,7 @@ def test_values_of_every_size_keep_their_digits_and_missing_intervals_are_left_o
     found.append(_with(found[0], points, 1))
     bare = [p._replace(low=None, high=None) for p in _series(2, 0, 5).points]
     found.append(_with(found[0], bare, 2))
-    data = _embedded(_render(found))
+    data = embedded(_render(found))
     traces = {t["title"]: t for t in _decoded(data)}
     for series in found:
         trace = traces[f"{series.case} · v0 · done_s"]
@@ -156,7 +149,7 @@ def test_values_of_every_size_keep_their_digits_and_missing_intervals_are_left_o
 
 def test_medians_far_apart_in_one_series_stay_whole_numbers_a_double_holds():
     points = [p._replace(value=v, low=v, high=v) for p, v in zip(_series(0, 0, 3).points, (1e-9, 1.0, 1e9), strict=True)]
-    data = _embedded(_render([_with(_series(0, 0, 3), points, 0)]))
+    data = embedded(_render([_with(_series(0, 0, 3), points, 0)]))
     series = data["charts"][0]["series"][0]
     assert max(abs(w) for w in series["y"]) <= html.LARGEST_WHOLE
     trace = _decoded(data)[0]
@@ -168,7 +161,7 @@ def test_change_points_name_their_point():
     series = _series(0, 0, 130)
     change_run = series.points[-10].run
     series = dataclasses.replace(series, change_points=(ChangePoint(change_run, "v1", 1e-3, 2e-3, 2.0, 1.8, 2.2, 1e-5),))
-    trace = _decoded(_embedded(_render([series])))[0]
+    trace = _decoded(embedded(_render([series])))[0]
     (index, text), *_ = trace["changes"]
     assert trace["run"][index] == change_run
     assert text.startswith("change at v1: ×2")

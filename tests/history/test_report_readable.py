@@ -12,7 +12,7 @@ import re
 
 from asyncbench.history.model import ChangePoint, LatestRun, Point, RecentRun, Series
 from asyncbench.report import history_tables, html, trends
-from tests.history.test_report_page import _embedded
+from tests.support.report_page import embedded
 
 MACHINE = "m00000000001"
 
@@ -37,7 +37,7 @@ SHRUNK = [2.8e-3, 2.9e-3, 2.85e-3, 2.1e-3, 2.0e-3, 2.05e-3]
 
 
 def _titles(page: str) -> list[str]:
-    return [chart["title"] for chart in _embedded(page)["charts"]]
+    return [chart["title"] for chart in embedded(page)["charts"]]
 
 
 def test_cases_that_got_slower_come_first_then_changed_ones_each_case_s_charts_together_in_reading_order():
@@ -86,7 +86,7 @@ def test_twin_quantities_are_drawn_once_and_the_chart_says_what_else_it_stands_f
         done, variant="", quantity="epoch_s", points=(*done.points[:-1], done.points[-1]._replace(value=done.points[-1].value * 1.01))
     )
     elsewhere = dataclasses.replace(done, quantity="device_s", change_points=())  # the same figures, but no change marked
-    data = _embedded(html.render([done, issue, per_step, near, elsewhere], None, [], "h.sqlite"))
+    data = embedded(html.render([done, issue, per_step, near, elsewhere], None, [], "h.sqlite"))
     charts = {chart["title"]: chart for chart in data["charts"]}
     assert sorted(charts) == [
         "train[torch,cpu] · epoch_s",
@@ -110,7 +110,7 @@ def test_times_are_drawn_in_the_unit_they_read_in_and_ratios_say_what_they_are()
         _series("gated[numpy,cpu]", "", "slowdown_k1", [1.2, 1.21, 1.19], unit="x"),
         _series("mem[numpy,cpu]", "", "host_rss_delta_mb", [3.0, 3.1, 3.0], unit="MiB"),
     ]
-    charts = {chart["title"]: chart for chart in _embedded(html.render(found, None, [], "h.sqlite"))["charts"]}
+    charts = {chart["title"]: chart for chart in embedded(html.render(found, None, [], "h.sqlite"))["charts"]}
     said = {title: (chart["unit"], chart["p"], chart["axis"]) for title, chart in charts.items()}
     assert said == {
         "fast[numpy,cpu] · v · done_s": ("µs", -6, "µs"),
@@ -127,7 +127,7 @@ def test_the_x_axis_is_the_runs_in_the_order_recorded_whatever_their_files_say()
     one = _series("late[numpy,cpu]", "v", "done_s", FLAT)
     points = list(one.points)
     points[-1] = points[-1]._replace(created="2025-01-01T00:00:00+00:00")  # run 6: an old file recorded last
-    data = _embedded(html.render([dataclasses.replace(one, points=tuple(points))], None, [], "h.sqlite"))
+    data = embedded(html.render([dataclasses.replace(one, points=tuple(points))], None, [], "h.sqlite"))
     assert data["runs"]["id"] == [1, 2, 3, 4, 5, 6]
     assert data["runs"]["time"][-1] == "2025-01-01 00:00:00"
 

@@ -12,7 +12,7 @@ import pytest
 
 from asyncbench.history.model import ChangePoint, LatestRun, Point, RecentRun, Series
 from asyncbench.report import history_tables, html
-from tests.history.test_report_browser import browser, opened_page  # noqa: F401 - the browser fixture, the page opener
+from tests.support.browser import opened_page
 
 pytestmark = pytest.mark.browser
 
@@ -63,7 +63,7 @@ def readable_page(tmp_path_factory) -> Path:
     return page
 
 
-def test_the_slower_case_comes_first_its_twins_named_not_drawn_and_its_axes_read(browser, readable_page):  # noqa: F811
+def test_the_slower_case_comes_first_its_twins_named_not_drawn_and_its_axes_read(browser, readable_page):
     page, seen = opened_page(browser, readable_page)
     charts = page.locator(".chart")
     assert charts.count() == 3  # train's done_s (standing for issue_s and step_s_k0), train's ab ratio, alpha's done_s
@@ -97,7 +97,7 @@ def test_the_slower_case_comes_first_its_twins_named_not_drawn_and_its_axes_read
     page.close()
 
 
-def test_a_working_tree_with_changes_is_not_named_as_its_commit_under_the_axis(browser, tmp_path):  # noqa: F811
+def test_a_working_tree_with_changes_is_not_named_as_its_commit_under_the_axis(browser, tmp_path):
     """An ab of an edited tree against its own commit was drawn under that commit: "fc754beb at 1.86×" read as the
     commit slower than itself. Its tick says the tree had changes."""
     one = _series("train[torch,cpu]", "sync_every=0", "ab:sync_every=0@a1b2c3d", 1.0, 1.0, unit="x")

@@ -6,7 +6,7 @@
     entry. Now the driver's own UUID (or PCI bus id) of each CUDA device names it (host.cuda_ids, asked in a child),
     and where the driver cannot be asked CUDA_VISIBLE_DEVICES is read as CUDA reads it, "unknown" where it cannot say.
 
-Against a model of NVML (tests/host/test_nvml.py's FakeNvml, with UUIDs, PCI bus ids and a count) and of libcuda.
+Against a model of NVML (tests/support/fake_nvml.py's FakeNvml, with UUIDs, PCI bus ids and a count) and of libcuda.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from asyncbench.host import cuda_ids, nvml
-from tests.host.test_nvml import FakeNvml
+from tests.support.fake_nvml import FakeNvml
 
 UUIDS = ("GPU-aaaa1111-2222-3333-4444-555555555555", "GPU-bbbb1111-2222-3333-4444-555555555555")
 BUSES = ("00000000:1B:00.0", "00000000:3B:00.0")
@@ -294,7 +294,7 @@ def test_the_driver_is_asked_in_a_child_and_a_failed_child_means_unknown(monkeyp
 def test_a_case_on_a_gpu_that_cannot_be_told_says_so_in_its_note_and_gives_no_other_gpus_figures(gpus):
     from asyncbench.engine import runner
     from asyncbench.results.model import Case, Settings
-    from tests.host.test_nvml import OneVariant
+    from tests.support.fake_nvml import OneVariant
     from tests.support.helpers import FakeBackend
 
     gpus()  # two GPUs, CUDA's default order, the driver not answering

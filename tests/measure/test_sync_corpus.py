@@ -21,6 +21,7 @@ from asyncbench.spec import config
 from asyncbench.workloads import conversion, plugins
 from tests.measure import sync_corpus
 from tests.measure.sync_corpus import JAX_PLANTED, MX_PLANTED
+from tests.support.planted import planted_line
 
 CORPUS = Path(sync_corpus.__file__)
 #: six timed rounds (the census takes one after each: six, the fewest with a 95% interval), short products
@@ -30,12 +31,6 @@ CASES = {
     "mxnet": ("MxnetCorpus", MX_PLANTED, sync_corpus.MxnetCorpus.free),
 }
 BACKENDS = [pytest.param("jax", marks=pytest.mark.jax), pytest.param("mxnet", marks=pytest.mark.mxnet)]
-
-
-def planted_line(path: Path, name: str) -> int:
-    """The line of `path` marked `# planted: NAME`."""
-    lines = path.read_text().splitlines()
-    return next(number for number, text in enumerate(lines, 1) if text.rstrip().endswith(f"# planted: {name}"))
 
 
 def run_syncs(workload: str, backend: str, params: dict | None = None, settings: Settings = SETTINGS) -> Result:
@@ -205,14 +200,11 @@ def test_without_syncs_a_result_has_no_census():
 
 def test_run_syncs_on_the_command_line_stores_the_census(tmp_path):
     """`asyncbench run --syncs -o FILE`: the results file carries each variant's census, and reads back."""
-    import subprocess
-    import sys
-
     from asyncbench.results import schema
+    from tests.support.cli import asyncbench
 
     out = tmp_path / "r.json"
-    command = [sys.executable, "-m", "asyncbench", "run", "-w", "conversion", "-b", "numpy", "--quick", "--syncs", "--no-progress"]
-    done = subprocess.run([*command, "-o", str(out)], capture_output=True, text=True, timeout=300, check=False)
+    done = asyncbench("run", "-w", "conversion", "-b", "numpy", "--quick", "--syncs", "--no-progress", "-o", str(out))
     assert done.returncode == 0, done.stderr
     (result,) = schema.load(out).results
     assert set(result.syncs) == {"none", "item", "numpy", "print"}

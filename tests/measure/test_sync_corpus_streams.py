@@ -21,7 +21,7 @@ from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.base import Workload
 from tests.measure import stream_sync_corpus
 from tests.measure.stream_sync_corpus import DEBUG_MODE_MISSES, FREE, HOLD_S, PLANTED, StreamCorpus
-from tests.measure.test_sync_corpus import planted_line
+from tests.support.planted import planted_line
 from tests.support.stream_device import StreamSimBackend
 
 pytestmark = pytest.mark.streams

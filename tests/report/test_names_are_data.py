@@ -16,11 +16,9 @@ import csv
 import dataclasses
 import io
 import json
-import os
 import re
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -37,6 +35,7 @@ from asyncbench.report.progress import ProgressDisplay
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Report, Result
 from asyncbench.verdicts import compare, outcome
+from tests.support import cli
 from tests.support.golden import golden_report
 
 #: one attack per entry: terminal escapes (C0 ESC, BEL, C1 CSI), rich markup, markdown and HTML that would render, a
@@ -409,12 +408,14 @@ experiments:
 TIMEOUT_S = 120
 
 
+#: the variables that decide how a terminal is drawn: the caller's are dropped, so that only `asyncbench` below sets them
+TERMINAL_VARIABLES = ("FORCE_COLOR", "NO_COLOR", "TERM", "COLUMNS")
+
+
 def asyncbench(folder: Path, *args: str, colour: bool = False) -> subprocess.CompletedProcess[bytes]:
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR", "TERM", "COLUMNS")}
-    env.update({"COLUMNS": "300", "TERM": "xterm-256color", **({"FORCE_COLOR": "1"} if colour else {"NO_COLOR": "1"})})
-    return subprocess.run(
-        [sys.executable, "-m", "asyncbench", *args], cwd=folder, capture_output=True, timeout=TIMEOUT_S, env=env, check=False
-    )
+    """`asyncbench ARGS` in `folder`, the bytes a 300-column xterm gets: in colour (FORCE_COLOR) or without (NO_COLOR)."""
+    terminal = {"COLUMNS": "300", "TERM": "xterm-256color", **({"FORCE_COLOR": "1"} if colour else {"NO_COLOR": "1"})}
+    return cli.asyncbench(*args, cwd=folder, env=terminal, unset=TERMINAL_VARIABLES, timeout=TIMEOUT_S, text=False)
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ and a fake backend that drives the runner's logic (it measures nothing real)."""
 from __future__ import annotations
 
 import dataclasses
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -44,11 +43,6 @@ def run_workloads(params_of: Mapping[str, Mapping[str, Any]], backend: str, devi
         for workload, params in params_of.items()
     )
     return {result.experiment: result for result in runner.run(config.Config("t", "<t>", experiments), runner.RunOptions(isolate=isolate))}
-
-
-def asyncbench(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """cli.asyncbench in the form tests/engine/test_thread_pools.py calls it (ARGS as one list)."""
-    return cli.asyncbench(*args, cwd=cwd)
 
 
 def command_line(process: Any) -> str:

@@ -24,6 +24,7 @@ from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.base import Prepared, Workload
 from asyncbench.workloads.sync_async import QUEUED, QUEUED_OPS, fit_model
 from tests.support import stream_device
+from tests.support.stream_cases import SETTINGS, low, run_on
 from tests.support.stream_device import (
     BYTES_PER_S,
     FLOPS_PER_S,
@@ -31,7 +32,6 @@ from tests.support.stream_device import (
     StreamSimBackend,
     StreamSimJaxBackend,
 )
-from tests.workloads.test_gpu_streams import SETTINGS, low, run_on
 
 pytestmark = pytest.mark.streams
 

@@ -18,8 +18,8 @@ from asyncbench.backends.cupy_backend import CupyBackend
 from asyncbench.results.model import OK
 from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.sync_async import HELD_SHORT_WHY, QUEUED, Hold
+from tests.support.stream_cases import SETTINGS, run_on
 from tests.support.stream_device import StreamSimBackend
-from tests.workloads.test_gpu_streams import SETTINGS, run_on
 
 # alone: whether a hold outlasts the host's issuing is read from the simulated kernel's time beside the host's, which
 # a second core busy with another test stretches (a hold boosted to end early still held in some rounds)

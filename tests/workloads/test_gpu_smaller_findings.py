@@ -18,8 +18,8 @@ from asyncbench.engine import trace
 from asyncbench.results.model import OK
 from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.sync_async import QUEUED
+from tests.support.stream_cases import run_on
 from tests.support.stream_device import StreamSimBackend, StreamSimJaxBackend
-from tests.workloads.test_gpu_streams import run_on
 
 #: the held device in the traced queued run: its ops wait this long behind the hold before the sync returns
 HOLD_SHARE = 0.8

@@ -9,7 +9,6 @@ These tests are how GPU logic is tested without a GPU.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -18,16 +17,14 @@ from typing import Any, Mapping
 import numpy as np
 import pytest
 
-from asyncbench.engine import runner, sanity
-from asyncbench.results.model import ERROR, OK, SKIPPED, Case, Clocks, Result, Settings
+from asyncbench.results.model import ERROR, OK, SKIPPED, Clocks
 from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.base import INT, Param, Prepared, Workload
+from tests.support.stream_cases import run_on
 from tests.support.stream_device import FLOPS_PER_S, LAUNCH_QUEUE_DEPTH, Span, StreamSimBackend
 
 pytestmark = pytest.mark.streams
 
-#: enough rounds for a 95% interval (six), few enough to keep each test near a second
-SETTINGS = Settings(warmup=1, min_samples=6, max_samples=8, max_time_s=1.0, max_rel_noise=0.05)
 PRODUCT_S = 2 * 128**3 / FLOPS_PER_S  # one 128² product
 
 
@@ -36,36 +33,6 @@ def sim():
     backend = StreamSimBackend(gpus=2, pool=4)
     yield backend
     backend.close()
-
-
-def run_on(
-    backend: StreamSimBackend, workload: str | Workload, device: str = "cuda:0", settings: Settings = SETTINGS, **params: Any
-) -> Result:
-    """One case through the runner on the test device, with its sanity warnings."""
-    chosen = BUILT_IN[workload] if isinstance(workload, str) else workload
-    case = Case(
-        id=f"{chosen.name}[streamsim,{device}]",
-        experiment=chosen.name,
-        workload=chosen.name,
-        backend="streamsim",
-        device=device,
-        params={**chosen.defaults(quick=True), **params},
-        settings=settings,
-    )
-    result = runner.run_case(case, chosen, backend)
-    return dataclasses.replace(result, warnings=sanity.warnings_of(result, chosen, {}))
-
-
-def low(result: Result, metric: str) -> float:
-    bounds = result.bounds[metric]
-    assert bounds is not None, f"{metric} has no interval"
-    return bounds[0]
-
-
-def high(result: Result, metric: str) -> float:
-    bounds = result.bounds[metric]
-    assert bounds is not None, f"{metric} has no interval"
-    return bounds[1]
 
 
 # --- the device itself: what the workload tests below rely on ---------------------------------------------------
