@@ -30,7 +30,7 @@ from typing import IO, Mapping, Sequence
 
 from asyncbench import inputs
 from asyncbench.errors import InputError
-from asyncbench.results import recordable, records, schema
+from asyncbench.results import records, schema
 from asyncbench.results.model import MetricInfo, Report
 
 SUFFIX = ".journal"
@@ -121,7 +121,12 @@ class Recovered:
 
 
 def read(path: str | Path) -> Recovered:
-    """The cases of a run that did not end, from its journal (ResultsFileError when it is not one)."""
+    """The cases of a run that did not end, from its journal (ResultsFileError when it is not one).
+
+    The one lenient reader of results: a kill may cut the last record short, so each record is built as it stands
+    (records.result_from_dict) and one that cannot be is counted as torn, not refused; what was kept is then held
+    to the checks a results file is held to (schema.check_file), as written back, so a journal is refused where
+    its results file would be."""
     with schema.bulk_loading():
         return _read(Path(path))
 
@@ -153,7 +158,7 @@ def _read(path: Path) -> Recovered:
         raise schema.ResultsFileError(f"malformed journal header ({type(exc).__name__}: {exc})", location=source) from None
     report = replace(report, interrupted=True)
     try:  # held to the vocabulary a results file is held to (schema.load): a journal is read in its place
-        recordable.check_file(schema.to_dict(report), source)
+        schema.check_file(schema.to_dict(report), source)
     except InputError as exc:
         raise schema.ResultsFileError(exc.message, location=exc.location, path=exc.path) from None
     return Recovered(report, torn)

@@ -2,6 +2,9 @@
 
 Raw samples are kept to the nanosecond; each workload's metric declarations
 (unit and meaning) are stored once per file, not on each of its results.
+A stored result is checked here too, key by key (`check`), before it is read
+back (`result_from_dict`): the writer, the checks and the reader of one
+result's JSON side by side, so a new field of a result is added in one place.
 Nothing here knows about files: `schema` writes and reads whole reports,
 `journal` appends records one by one.
 """
@@ -12,7 +15,8 @@ import json
 import math
 from typing import Any, Mapping, Sequence
 
-from asyncbench.results import fields
+from asyncbench.results import fields, recordable
+from asyncbench.results.fields import At
 from asyncbench.results.model import (
     CLOCKS,
     STATUSES,
@@ -29,40 +33,18 @@ from asyncbench.results.model import (
     VariantResult,
     Verdict,
 )
+from asyncbench.results.nanoseconds import nanoseconds
 from asyncbench.results.reference import Reference
-from asyncbench.results.syncs import census_from_dict, census_to_dict
+from asyncbench.results.syncs import SYNC_KINDS, census_from_dict, census_to_dict
 
-# Raw samples are stored to the nanosecond: the resolution of perf_counter (and finer than CUDA events'
-# 0.5 µs), so nothing measured is lost, while the 17 digits of a float's repr would double the file.
-SAMPLE_DECIMALS = 9
-
-
-# From this many samples on, a list is rounded in one numpy operation rather than value by value: round() took more
-# time than anything else in writing a merged report of long cases (1000 samples a clock); below it, numpy's
-# call costs more than it saves.
-VECTOR_FROM = 64
-# rint(v * 1e9) / 1e9 is round(v, 9) (the double nearest the same whole number of nanoseconds) unless v * 1e9 lies
-# within the product's rounding error of a half: below 1000 s that error is under 6e-5 ns, so a value within 1e-3 ns
-# of a half, or of 1000 s or more (or not finite), is rounded one by one, and the file is the very same either way.
-NEAR_HALF = 1e-3
-VECTOR_BELOW_S = 1e3
-
-
-def _nanoseconds(values: Sequence[float]) -> list[float]:
-    """Raw samples as stored: each exactly round(v, SAMPLE_DECIMALS), a long list at C speed."""
-    if len(values) < VECTOR_FROM or not {float}.issuperset(map(type, values)):
-        return [round(v, SAMPLE_DECIMALS) for v in values]
-    import numpy  # a dependency of asyncbench; imported where a long list is first written, never at start-up
-
-    given = numpy.asarray(values, dtype=float)
-    doubtful = ~(numpy.abs(given) < VECTOR_BELOW_S)  # NaN and infinities too: rounded one by one below
-    scaled = numpy.where(doubtful, 0.0, given) * 10**SAMPLE_DECIMALS
-    whole = numpy.rint(scaled)
-    stored: list[float] = (whole / 10**SAMPLE_DECIMALS).tolist()
-    doubtful |= numpy.abs(scaled - whole) > 0.5 - NEAR_HALF
-    for index in numpy.flatnonzero(doubtful).tolist():
-        stored[index] = round(values[index], SAMPLE_DECIMALS)
-    return stored
+# A count (samples, rounds) above this is no measurement's: a billion samples of the fastest op take minutes.
+MAX_COUNT = 10**9
+# A census round follows a timed round, and a case stopped before six timed rounds is topped up to six
+# (measure.census.CENSUS_ROUNDS): a census holds no more rounds than the larger of the two. A file that claims
+# more (10**15 rounds: a check on its step would allocate a list per round) is no asyncbench file.
+CENSUS_TOP_UP = 6
+STOP_REASONS = [str(reason) for reason in StopReason]
+VERDICTS = [str(verdict) for verdict in Verdict]
 
 
 def _finite(value: Any) -> Any:
@@ -80,7 +62,7 @@ def _flat(record: Any) -> dict[str, Any]:
 
 def _variant_to_dict(variant: VariantResult) -> dict[str, Any]:
     return {
-        "samples": {clock: None if (values := getattr(variant.samples, clock)) is None else _nanoseconds(values) for clock in CLOCKS},
+        "samples": {clock: None if (values := getattr(variant.samples, clock)) is None else nanoseconds(values) for clock in CLOCKS},
         **{clock: _flat(s) if (s := getattr(variant, clock)) is not None else None for clock in CLOCKS},
         "memory": _flat(variant.memory),
     }
@@ -257,3 +239,161 @@ def _sampling(raw: Mapping[str, Any] | None) -> Sampling | None:
     if not raw:
         return None
     return Sampling(**{**raw, "stopped_by": StopReason(raw["stopped_by"])})
+
+
+# --- a stored result held to its vocabulary before it is read (what `show`, `compare` and `record` take) ---
+
+
+def check_metric_info(raw: Any, at: At) -> None:
+    """{workload: {metric: {unit, help}}} (schema 4 on) or a result's own {metric: {unit, help}}."""
+    for workload, infos in fields.optional_mapping(raw, at).items():
+        infos = fields.mapping(infos, at / workload)
+        if "unit" in infos and not isinstance(infos["unit"], Mapping):  # a result's own: one level
+            fields.unit(infos["unit"], at / workload / "unit")
+            fields.text(infos.get("help", ""), at / workload / "help")
+            continue
+        for metric, info in infos.items():
+            info = fields.mapping(info, at / workload / metric)
+            fields.unit(info.get("unit"), at / workload / metric / "unit")
+            fields.text(info.get("help", ""), at / workload / metric / "help")
+
+
+def check(raw: Any, at: At) -> None:
+    """InputError (file and key) for the first field of a stored result that the store must not take: its names,
+    status, reason, params, clocks and samples, metrics with their intervals and units, checks, sampling, traces,
+    notes, reference and census."""
+    result = fields.mapping(raw, at)
+    recordable.identity(result, at)
+    fields.word(result.get("status"), at / "status", STATUSES)
+    fields.optional_text(result.get("reason"), at / "reason")
+    for name, variant in fields.optional_mapping(result.get("variants"), at / "variants").items():
+        fields.name(name, at / "variants" / name)
+        _check_variant(variant, at / "variants" / name)
+    for name, value in fields.optional_mapping(result.get("metrics"), at / "metrics").items():
+        fields.name(name, at / "metrics" / name)
+        if value is not None and not isinstance(value, bool):  # null: undefined this run; bool: a yes/no metric
+            fields.number(value, at / "metrics" / name)
+    for name, bounds in fields.optional_mapping(result.get("bounds"), at / "bounds").items():
+        fields.interval(bounds, at / "bounds" / name)
+    for index, stored in enumerate(fields.optional_list(result.get("checks"), at / "checks")):
+        _check_verdict(stored, at / "checks" / index)
+    _check_sampling(result.get("sampling"), at / "sampling")
+    for variant, path in fields.optional_mapping(result.get("traces"), at / "traces").items():
+        fields.name(variant, at / "traces" / variant)
+        fields.name(path, at / "traces" / variant)
+    for index, warning in enumerate(fields.optional_list(result.get("warnings"), at / "warnings")):
+        fields.text(warning, at / "warnings" / index)
+    for key in ("note", "reading", "trace_detail"):
+        fields.optional_text(result.get(key), at / key)
+    recordable.flag(result.get("unavailable", False), at / "unavailable")
+    if result.get("asynchronous") is not None:
+        recordable.flag(result["asynchronous"], at / "asynchronous")
+    recordable.duration(result.get("case_s"), at / "case_s")
+    fields.optional_name(result.get("machine"), at / "machine")
+    check_metric_info(result.get("metric_info"), at / "metric_info")
+    Reference.check(result.get("reference"), at / "reference")
+    timed = max((_timed_rounds(variant) for variant in fields.optional_mapping(result.get("variants"), at).values()), default=0)
+    for variant, census in fields.optional_mapping(result.get("syncs"), at / "syncs").items():
+        fields.name(variant, at / "syncs" / variant)
+        _check_census(census, at / "syncs" / variant, max(timed, CENSUS_TOP_UP))
+
+
+def _timed_rounds(variant: Mapping[str, Any]) -> int:
+    """The timed rounds a variant's samples hold (checked by _variant before)."""
+    return len((variant.get("samples") or {}).get("done_s") or ())
+
+
+def _check_census(raw: Any, at: At, most_rounds: int) -> None:
+    """A variant's census (schema 9, results.syncs): its rounds (no more than the case's timed rounds allow), and
+    each point's line, kind, counts and waits, one per round."""
+    census = fields.mapping(raw, at)
+    rounds = fields.count(census.get("rounds"), at / "rounds")
+    if rounds > most_rounds:
+        (at / "rounds").fail(f"{rounds} census rounds in a case of at most {most_rounds} timed rounds")
+    if census.get("steps_per_call") is not None and fields.count(census["steps_per_call"], at / "steps_per_call") < 1:
+        (at / "steps_per_call").fail("a call of a variant runs at least one step")
+    for key in ("coverage", "note"):
+        fields.optional_text(census.get(key), at / key)
+    for index, point in enumerate(fields.optional_list(census.get("points"), at / "points")):
+        where = at / "points" / index
+        point = fields.mapping(point, where)
+        fields.name(point.get("file"), where / "file")
+        fields.count(point.get("line"), where / "line")
+        fields.word(point.get("kind"), where / "kind", SYNC_KINDS)
+        fields.name(point.get("call"), where / "call")
+        fields.number(point.get("calls_per_step"), where / "calls_per_step")
+        recordable.duration(point.get("wait_s_per_step"), where / "wait_s_per_step")
+        fields.interval(point.get("wait_ci_s"), where / "wait_ci_s")
+        fields.optional_number(point.get("drained_per_step"), where / "drained_per_step")
+        for per_round, held in (("calls_rounds", _check_waits), ("wait_s_rounds", recordable.duration)):
+            values = fields.optional_list(point.get(per_round), where / per_round)
+            if values and len(values) != rounds:
+                (where / per_round).fail(f"{len(values)} values for a census of {rounds} rounds")
+            if fields.all_numbers(values, least=0):  # the whole list at once; else each value, to name the one
+                continue
+            for number, value in enumerate(values):
+                held(value, where / per_round / number)
+
+
+def _check_waits(value: Any, at: At) -> None:
+    """Waits per step in one census round: a number, not negative (a fraction where a wait comes every few steps)."""
+    if fields.number(value, at) < 0:
+        at.fail(f"a count of waits cannot be negative ({value:g})")
+
+
+def _check_variant(raw: Any, at: At) -> None:
+    variant = fields.mapping(raw, at)
+    samples = fields.mapping(variant.get("samples"), at / "samples")
+    for clock in CLOCKS:
+        values = samples.get(clock)
+        if values is None:
+            continue
+        values = fields.listed(values, at / "samples" / clock)
+        if fields.all_numbers(values, least=0):  # the whole list at once; else each value, to name the one
+            continue
+        for index, value in enumerate(values):
+            if recordable.duration(value, at / "samples" / clock / index) is None:
+                (at / "samples" / clock / index).fail("expected a time, got null")
+    for clock in CLOCKS:
+        stats = variant.get(clock)
+        if stats is None and clock == "device_s":
+            continue
+        where = at / clock
+        stats = fields.mapping(stats, where)
+        for key in ("median", "iqr", "min", "max"):
+            if recordable.duration(stats.get(key), where / key) is None:
+                (where / key).fail("expected a time, got null")
+        low, high = recordable.duration(stats.get("ci_low"), where / "ci_low"), recordable.duration(stats.get("ci_high"), where / "ci_high")
+        if low is not None and high is not None and low > high:
+            (where / "ci_low").fail(f"{low:g} is above ci_high {high:g}")
+        n = fields.count(stats.get("n"), where / "n")
+        if n > MAX_COUNT:
+            (where / "n").fail(f"{n} samples is more than any run takes ({MAX_COUNT:g})")
+    for key, value in fields.optional_mapping(variant.get("memory"), at / "memory").items():
+        fields.optional_number(value, at / "memory" / key)
+
+
+def _check_verdict(raw: Any, at: At) -> None:
+    check = fields.mapping(raw, at)
+    fields.text(check.get("expect"), at / "expect")
+    fields.word(check.get("verdict"), at / "verdict", VERDICTS)
+    fields.text(check.get("detail", ""), at / "detail")
+    if not isinstance(check.get("value"), bool):  # a yes/no metric's check holds its yes or no
+        fields.optional_number(check.get("value"), at / "value")
+    fields.interval(check.get("bounds"), at / "bounds")
+    for key in ("confidence", "family_error"):
+        fields.optional_number(check.get(key), at / key)
+
+
+def _check_sampling(raw: Any, at: At) -> None:
+    if not raw:
+        return
+    sampling = fields.mapping(raw, at)
+    rounds = fields.count(sampling.get("rounds"), at / "rounds")
+    if rounds > MAX_COUNT:
+        (at / "rounds").fail(f"{rounds} rounds is more than any run takes ({MAX_COUNT:g})")
+    fields.word(sampling.get("stopped_by"), at / "stopped_by", STOP_REASONS)
+    for key in ("elapsed_s", "max_time_s"):
+        recordable.duration(sampling.get(key), at / key)
+    for key in ("rel_noise", "max_rel_noise", "lag1_autocorrelation"):
+        fields.optional_number(sampling.get(key), at / key)

@@ -38,7 +38,7 @@ from asyncbench.results.fields import At
 MAX_SAMPLES = 2000
 # The fields that are shares of the machine's time, 0-1.
 SHARES = ("cpu_pressure", "others_cpu", "steal")
-# Stored to the nanosecond, as every sample is (records.SAMPLE_DECIMALS).
+# Stored to the nanosecond, as every sample is (results.nanoseconds.SAMPLE_DECIMALS).
 SAMPLE_DECIMALS = 9
 
 
@@ -94,7 +94,7 @@ class Reference:
 
     @staticmethod
     def check(raw: Any, at: At) -> None:
-        """A stored reference held to its shape (results.recordable): a name, bounded positive times, shares in 0–1."""
+        """A stored reference held to its shape (results.records.check): a name, bounded positive times, shares in 0–1."""
         if raw is None:
             return
         stored = fields.mapping(raw, at)

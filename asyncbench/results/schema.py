@@ -1,7 +1,11 @@
 """Whole results files: the versioned schema, atomic saving and loading.
 
-A result's own record is `records`; a run's journal of records is
-`journal`. Files are written to a temporary file in the target's directory, flushed to
+A Report is written (`to_dict`, `dumps`) and read (`from_dict`, `load`)
+here, its header checked key by key (`check_file`) before anything is built,
+so `show`, `compare`, `merge` and `record` read a file one way. A result's
+own record (written, checked, read) is `records`; a run's journal of records
+is `journal`, the one lenient reader: it drops records a kill cut short,
+then holds what it kept to the same checks. Files are written to a temporary file in the target's directory, flushed to
 disk and renamed over the target, so a results file is always either the old
 complete one or the new complete one — never half-written, also on Ctrl-C or
 a full disk. Loading refuses newer schemas and foreign files with a clear
@@ -24,8 +28,9 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench import inputs
 from asyncbench.errors import InputError
-from asyncbench.results import ab_file, recordable, records
-from asyncbench.results.model import PlannedCase, Report, Result, ShardOf
+from asyncbench.results import ab_file, fields, recordable, records
+from asyncbench.results.fields import At
+from asyncbench.results.model import MAX_SHARDS, PlannedCase, Report, Result, ShardOf
 from asyncbench.version import __version__
 
 TOOL_NAME = "asyncbench"
@@ -62,6 +67,12 @@ TOOL_NAME = "asyncbench"
 # --baseline` and the history take the machine's change between runs out of the code's with it. Older files have
 # none: compared as before, with the caveat that the machine's change is not seen.
 SCHEMA_VERSION = 10
+
+# The first results schema (the history above starts at 1); a newer one than asyncbench reads is refused by
+# check_version, which runs first.
+FIRST_SCHEMA = 1
+# A plan's digest: sha256 in hex (results.shards.digest).
+PLAN_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 #: a line only a config has: what tells `show config.yaml` apart from a broken results file
 CONFIG_LINE = re.compile(r"^experiments\s*:", re.MULTILINE)
@@ -223,13 +234,77 @@ def save(report: Report, path: str | Path, lines: Sequence[str] | None = None, d
 
 
 def from_dict(raw: Any, source: str = "<results>") -> Report:
-    """Build a Report from parsed JSON; ResultsFileError if it is not ours or too new."""
+    """A results file's parsed JSON as a Report, held first to the vocabulary the store holds it to (check_file):
+    every reader (show, compare, --baseline, merge, record) refuses the same file the same way; ResultsFileError
+    naming the file and the key, or saying it is not ours or too new."""
     check_version(raw, source)
+    try:
+        check_file(raw, source)
+    except InputError as exc:
+        raise ResultsFileError(exc.message, location=exc.location, path=exc.path) from None
     try:
         declared = records.declared_from_dict(raw.get("metric_info"))
         return header_from_dict(raw, results=tuple(records.result_from_dict(r, declared) for r in raw["results"]))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ResultsFileError(f"malformed results ({type(exc).__name__}: {exc})", location=source) from None
+
+
+def check_file(raw: Any, source: str) -> None:
+    """InputError (file and key) for the first field of a results file's JSON that the store must not take: its
+    header (schema version, creation time, tool, run id, environment, config, metric declarations, shard), then
+    each result (results.records.check), each case one row."""
+    at = At(source)
+    top = fields.mapping(raw, at)
+    version = top.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version < FIRST_SCHEMA:
+        (at / "schema_version").fail(f"{version} is not a results schema (they start at {FIRST_SCHEMA})")
+    recordable.created(top.get("created"), at / "created")
+    tool = fields.mapping(top.get("tool"), at / "tool")
+    fields.name(tool.get("version", "?"), at / "tool" / "version")
+    fields.run_id(top.get("run_id"), at / "run_id")
+    recordable.flag(top.get("interrupted", False), at / "interrupted")
+    recordable.check_environment(top.get("environment", {}), at / "environment")
+    config = fields.optional_mapping(top.get("config"), at / "config")
+    recordable.nested(config, at / "config")
+    recordable.names_in(config, at / "config")  # the config's names, as `validate` holds them (spec.config)
+    records.check_metric_info(top.get("metric_info"), at / "metric_info")
+    check_shard(top.get("shard"), at / "shard")
+    results = fields.listed(top.get("results"), at / "results")
+    seen: dict[Any, int] = {}
+    for index, result in enumerate(results):
+        records.check(result, at / "results" / index)
+        first = seen.setdefault(result.get("id"), index)
+        if first != index:  # compare, the history and merge match rows by id: a second row would be read as the first's
+            (at / "results" / index / "id").fail(f"{result.get('id')!r} is also results[{first}]'s: a case is one row")
+
+
+def check_shard(raw: Any, at: At) -> None:
+    """Which shard of which plan a run measured (`run --shard I/N`; absent: the whole plan): 1 <= index <= count,
+    the plan's digest in hex, and the cases the shard was to run, each named as a result's are."""
+    if raw is None:
+        return
+    facts = fields.mapping(raw, at)
+    index, count = fields.count(facts.get("index"), at / "index"), fields.count(facts.get("count"), at / "count")
+    if not 1 <= count <= MAX_SHARDS:
+        (at / "count").fail(f"{count} shards: a plan is cut into 1 to {MAX_SHARDS}")
+    if not 1 <= index <= count:
+        (at / "index").fail(f"shard {index} of {count}: shards count from 1 to {count}")
+    plan = facts.get("plan")
+    if not isinstance(plan, str) or not PLAN_DIGEST.fullmatch(plan):
+        (at / "plan").fail(f"{str(plan)[:80]!r} is not a plan's digest (64 hex digits)")
+    planned = fields.count(facts.get("plan_cases"), at / "plan_cases")
+    cases = fields.listed(facts.get("cases", []), at / "cases")
+    if len(cases) > planned:
+        (at / "cases").fail(f"{len(cases)} cases in a shard of a plan of {planned}")
+    for number, case in enumerate(cases):
+        where = at / "cases" / number
+        recordable.identity(fields.mapping(case, where), where)
+    positions = fields.listed(facts.get("positions", []), at / "positions")
+    if len(positions) != len(cases):
+        (at / "positions").fail(f"{len(positions)} positions for {len(cases)} cases")
+    for number, position in enumerate(positions):
+        if fields.count(position, at / "positions" / number) >= planned:
+            (at / "positions" / number).fail(f"{position} is beyond the plan's {planned} cases")
 
 
 def check_version(raw: Any, source: str) -> None:
@@ -304,16 +379,4 @@ def _load(path: Path) -> Report:
         ) from None
     except ValueError as exc:
         raise ResultsFileError(f"not a results file: {exc}", location=str(path)) from None
-    return checked(raw, str(path))
-
-
-def checked(raw: Any, source: str) -> Report:
-    """A results file's parsed JSON as a Report, held first to the vocabulary the store holds it to
-    (results.recordable): every reader (show, compare, --baseline, merge, record) refuses the same file the same
-    way; ResultsFileError naming the file and the key."""
-    check_version(raw, source)
-    try:
-        recordable.check_file(raw, source)
-    except InputError as exc:
-        raise ResultsFileError(exc.message, location=exc.location, path=exc.path) from None
-    return from_dict(raw, source=source)
+    return from_dict(raw, str(path))

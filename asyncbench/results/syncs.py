@@ -8,7 +8,7 @@ times the host waited there and how long, with a 95% interval over the census ro
 Plain frozen dataclasses, no framework: a census is read, compared and rendered without torch.
 
 Stored in a results file (schema 9) as a result's `syncs`: {variant: census_to_dict(census)}, absent when no census
-was asked for (`census_to_dict`, `census_from_dict`; results.records calls them, results.recordable checks them).
+was asked for (`census_to_dict`, `census_from_dict`; results.records calls them and checks what they read).
 
 For the output (issue 35b): `SyncPoint.file` is the code object's own file name, as Python has it (absolute for
 an imported module, a workload's file included); `call` may read "jax.numpy.nonzero → jax.Array._value" when the
@@ -123,7 +123,7 @@ class Census:
         return tuple(calls), tuple(waits)
 
 
-# Seconds are stored to the nanosecond, as raw samples are (results.records.SAMPLE_DECIMALS).
+# Seconds are stored to the nanosecond, as raw samples are (results.nanoseconds.SAMPLE_DECIMALS).
 _DECIMALS = 9
 
 

@@ -53,7 +53,7 @@ def _read(path: Path, say: Say, raw: Any) -> Report:
     that has not ended (or the journal itself, named directly)."""
     left = path if path.name.endswith(journal.SUFFIX) else journal.path_for(path)
     if not left.exists():
-        return schema.checked(raw, str(path)) if schema.is_results(raw) else schema.load(path)
+        return schema.from_dict(raw, str(path)) if schema.is_results(raw) else schema.load(path)
     recovered = journal.read(left)
     torn = f"; {recovered.torn} unreadable record(s) (cut short by the interruption, or damaged) left out" if recovered.torn else ""
     say(

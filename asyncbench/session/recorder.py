@@ -67,7 +67,7 @@ def record(
     """Record what a command measured, each report with its source file (a job's own, with its machine's
     fingerprint): a store that fails now is an error of the command (exit 3), its results kept. A report recorded
     before (gathered again) is said so, not stored twice. `jobs`: the reports are a submission's jobs' or a matrix's
-    shards', each read from its file as `record` reads one (schema.load, journal.read: held to results.recordable
+    shards', each read from its file as `record` reads one (schema.load, journal.read: held to results.schema.check_file
     as it was read; a file that was not is its job's error rows); an empty one is left out."""
     from asyncbench.history.store import StoreError
 
@@ -90,7 +90,7 @@ def record(
 
 def record_files(paths: Sequence[str], history: str | None, label: str | None, say: Say) -> int:
     """`asyncbench record FILE...`: each results file in one transaction; a file already recorded is said so.
-    Every file is read and checked (results.recordable, results.ab_file) before anything is recorded, and before
+    Every file is read and checked (results.schema, results.ab_file) before anything is recorded, and before
     the store's packages are (importing Otava's analysis imports SciPy's statistics, a second or two): a bad one is
     InputError (one line, exit 2, nothing recorded). A file the store refused (locked, gone) is one line and exit
     2, the others still recorded."""
@@ -120,7 +120,7 @@ def record_files(paths: Sequence[str], history: str | None, label: str | None, s
 
 def _recordable(path: str, say: Say) -> Report | ab_file.ABFile:
     """A results file as a Report, or an `ab` results file as results.ab_file reads it, every field the store
-    takes checked first (results.recordable, results.ab_file); InputError naming the file and the key otherwise
+    takes checked first (results.schema, results.ab_file); InputError naming the file and the key otherwise
     (or the results reader's own, for a file that is not JSON or not ours)."""
     try:
         raw = inputs.read_json(inputs.read_text(path, schema.ResultsFileError, "results file"))
@@ -128,6 +128,6 @@ def _recordable(path: str, say: Say) -> Report | ab_file.ABFile:
         raw = None  # the results reader says why
     if ab_file.is_ab(raw):
         return ab_file.from_dict(raw, path)
-    # held to the store's vocabulary as it is read (schema.checked; a journal beside it is read instead, and held
+    # held to the store's vocabulary as it is read (schema.from_dict; a journal beside it is read instead, and held
     # to it as well: results.journal), parsed once
     return reading.load_results(path, say, raw=raw)

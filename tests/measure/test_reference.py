@@ -9,7 +9,7 @@ import pytest
 from asyncbench.backends import get_backend
 from asyncbench.errors import InputError
 from asyncbench.measure import reference
-from asyncbench.results import recordable, records
+from asyncbench.results import records, schema
 from asyncbench.results.fields import At
 from asyncbench.results.reference import Reference
 from tests.support.helpers import run_workload
@@ -140,7 +140,7 @@ def test_record_refuses_a_results_file_with_a_forged_reference(tmp_path):
         "results": [line],
     }
     with pytest.raises(InputError, match="reference"):
-        recordable.check_file(raw, "r.json")
+        schema.check_file(raw, "r.json")
 
 
 class FakePressure:

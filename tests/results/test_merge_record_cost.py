@@ -12,7 +12,7 @@ import random
 import pytest
 
 from asyncbench.errors import InputError
-from asyncbench.results import fields, recordable, records, schema
+from asyncbench.results import fields, nanoseconds, schema
 from asyncbench.results.fields import At
 from tests.support.helpers import ok_result
 
@@ -41,12 +41,12 @@ def _raw_with(value: object) -> dict:
 )
 def test_a_bad_sample_in_a_long_list_is_named_by_its_index(value, said):
     with pytest.raises(InputError) as refused:
-        recordable.check_file(_raw_with(value), "r.json")
+        schema.check_file(_raw_with(value), "r.json")
     assert f"r.json: results[0].variants.matmul.samples.done_s[{BAD_AT}]: {said}" in str(refused.value)
 
 
 def test_a_long_list_of_good_samples_passes_whole():
-    recordable.check_file(_raw_with(0), "r.json")  # an int, and zero: a time
+    schema.check_file(_raw_with(0), "r.json")  # an int, and zero: a time
 
 
 def test_all_numbers_is_the_per_value_check_at_once():
@@ -75,7 +75,7 @@ def test_long_sample_lists_are_stored_exactly_as_round_gives_them():
     values = [generator.random() * 10 ** generator.uniform(-8, 2) for _ in range(20_000)]
     values += [(k + 0.5) / 1e9 for k in range(0, 10_000, 7)]  # halves of a nanosecond: the product's error decides
     values += [1e3, 12345.678901234567, 1e12 + 0.1, -0.0, 0.0, math.nan, math.inf]
-    stored = records._nanoseconds(values)
-    assert [repr(v) for v in stored] == [repr(round(v, records.SAMPLE_DECIMALS)) for v in values]
-    assert records._nanoseconds([1, 2.5] * 40) == [round(v, 9) for v in [1, 2.5] * 40]  # ints stay ints, as round keeps them
-    assert type(records._nanoseconds([1, 2.5] * 40)[0]) is int
+    stored = nanoseconds.nanoseconds(values)
+    assert [repr(v) for v in stored] == [repr(round(v, nanoseconds.SAMPLE_DECIMALS)) for v in values]
+    assert nanoseconds.nanoseconds([1, 2.5] * 40) == [round(v, 9) for v in [1, 2.5] * 40]  # ints stay ints, as round keeps them
+    assert type(nanoseconds.nanoseconds([1, 2.5] * 40)[0]) is int

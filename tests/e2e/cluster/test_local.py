@@ -78,7 +78,7 @@ def test_no_wait_prints_the_folder_and_gather_waits_writes_and_can_be_run_again(
 
 
 def test_gather_record_reads_every_jobs_file_as_record_does_and_stores_none_of_a_tampered_one(sweep_dir):
-    """A job's results file is read as `record` reads a file (results.recordable, as every reader does): one with a
+    """A job's results file is read as `record` reads a file (results.schema.check_file, as every reader does): one with a
     tampered field is never read, its cases are error rows naming the key (exit 3), and only the other job's are
     stored, as when a job fails."""
     submitted = asyncbench("run", "two.yaml", "--executor", "local", "--no-wait", cwd=sweep_dir)
