@@ -1,15 +1,16 @@
 """A prepared case measured in this process: the procedure it is sampled by, then its memory runs, check and trace.
 
-The procedure (measure.procedure) is made here once per case, from what the case and its process hold: the settings
-with rounds enough for its checks, the budget's looks, the census rounds of `run --syncs` with as many as its census
-checks need (measure.extra_rounds), the NVML guard's reading before each sample, and the machine's reference between
-the rounds. After sampling, one memory run per variant (engine.memory), the workload's verification, and with
---trace each variant's timeline (engine.trace).
+The procedure (measure.procedure) is made here once per case, from what the case, the run's options for it
+(CaseOptions) and its process hold: the settings with rounds enough for its checks, the budget's looks, the census
+rounds of `run --syncs` with as many as its census checks need (measure.extra_rounds), the NVML guard's reading
+before each sample, and the machine's reference between the rounds. After sampling, one memory run per variant
+(engine.memory), the workload's verification, and with --trace each variant's timeline (engine.trace).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from asyncbench.backends import Backend
@@ -21,6 +22,7 @@ from asyncbench.measure.extra_rounds import ExtraRounds
 from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure
 from asyncbench.results import budget
+from asyncbench.results.budget import Budget
 from asyncbench.results.model import Case, Progress, Samples
 from asyncbench.verdicts import checks
 from asyncbench.workloads.base import Measured, Prepared, Workload
@@ -29,8 +31,27 @@ from asyncbench.workloads.base import Measured, Prepared, Workload
 Decided = Callable[[Mapping[str, Samples]], bool]
 
 
+@dataclass(frozen=True)
+class CaseOptions:
+    """What the run asks of one case as it is measured (engine.runner.RunOptions, made for the case): each variant
+    traced into `trace_dir` after sampling (--trace; None: no tracing); the census of where its steps waited taken
+    in rounds of its own (`syncs`, --syncs: Result.syncs); the share of the run's false-alarm rate its checks are
+    judged at (`budget`, results.budget; None: no checks). Sent beside the case to the worker that measures it:
+    plain data, as the case is."""
+
+    trace_dir: str | None = None
+    syncs: bool = False
+    budget: Budget | None = None
+
+
+#: a case measured with nothing asked of it beside its settings: no trace, no census, no budget (sampling neither
+#: lengthened nor stopped for its checks): what runner.run_case does for a caller outside a run (tests, benchmarks)
+NOTHING_ASKED = CaseOptions()
+
+
 def measure_here(
     case: Case,
+    options: CaseOptions,
     workload: Workload,
     backend: Backend,
     prepared: Prepared,
@@ -48,12 +69,12 @@ def measure_here(
         on_progress(dataclasses.replace(progress, asynchronous=asynchronous))
 
     variants = list(prepared.variants)
-    settings = checks.enough_rounds(case.settings, case.expect, case.budget, variants)  # no check left without rounds
+    settings = checks.enough_rounds(case.settings, case.expect, options.budget, variants)  # no check left without rounds
     # the budget's looks, and a first one where the checks' intervals begin (it replaces the looks before it: within budget)
     looks = (*budget.schedule(case.settings.min_samples, case.settings.max_samples), settings.min_samples) if decided is not None else ()
-    taker = census.taker_for(backend, case.device, asynchronous) if case.syncs else None  # --syncs: census rounds too
+    taker = census.taker_for(backend, case.device, asynchronous) if options.syncs else None  # --syncs: census rounds too
     # as many census rounds by the end as its census checks need for their intervals
-    owed = census.SCHEDULE.at_least(checks.census_rounds_needed(case.expect, case.budget, variants))
+    owed = census.SCHEDULE.at_least(checks.census_rounds_needed(case.expect, options.budget, variants))
     extra_rounds = ExtraRounds(((taker, owed),) if taker is not None else ())
     # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
     guard = nvml.guard(case.device, settings.warmup * len(variants), len(variants))
@@ -73,12 +94,12 @@ def measure_here(
     taken = machine.finish() if machine is not None else None
     del machine, procedure  # the reference's matrix is not held through the memory runs
     per_call = workload.steps_per_call(case.params)
-    syncs = census.of_case(taker, variants, backend.name, case.device, per_call) if case.syncs else {}
+    syncs = census.of_case(taker, variants, backend.name, case.device, per_call) if options.syncs else {}
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
     traced = (
-        trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, case.trace_dir, prepared.preludes)
-        if case.trace_dir
+        trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, options.trace_dir, prepared.preludes)
+        if options.trace_dir
         else None
     )
     return Measured(

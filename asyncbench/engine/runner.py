@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping
 from asyncbench.backends import Backend, get_backend
 from asyncbench.engine import expansion, isolation, measuring, memory, rounds, sanity, thread_pools
 from asyncbench.engine.case_workers import CaseWorkers, GpuTaken, ImportFrameworks, uses_gpu
+from asyncbench.engine.measuring import NOTHING_ASKED, CaseOptions
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.host import facts
 from asyncbench.measure import census, harness_cost
@@ -92,12 +93,14 @@ def summarize(samples: Mapping[str, Samples], memories: Mapping[str, Memory] | N
     }
 
 
-def _checks_decided(case: Case, workload: Workload, asynchronous: bool) -> Callable[[Mapping[str, Samples]], bool] | None:
+def _checks_decided(
+    case: Case, options: CaseOptions, workload: Workload, asynchronous: bool
+) -> Callable[[Mapping[str, Samples]], bool] | None:
     """measure()'s `decided`: whether the samples so far give every check of the case a pass or a fail, judged at
     the case's share of the run's error budget (asked only at the budget's looks)."""
-    if not case.expect or case.budget is None:
+    if not case.expect or options.budget is None:
         return None
-    budget = case.budget
+    budget = options.budget
 
     def decided(samples: Mapping[str, Samples]) -> bool:
         variants = summarize(samples)
@@ -119,8 +122,15 @@ def scope(backend: Backend, case: Case, workload: Workload) -> contextlib.ExitSt
     return stack
 
 
-def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Callable[[Progress], None] | None = None) -> Result:
-    """Set up, measure and summarize one case; any exception becomes an error row."""
+def run_case(
+    case: Case,
+    workload: Workload,
+    backend: Backend,
+    options: CaseOptions = NOTHING_ASKED,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> Result:
+    """Set up, measure and summarize one case, as the run asks (`options`: trace, census, budget); any exception
+    becomes an error row."""
     reason = workload.skip_reason(backend, case.device, case.params)
     if reason:
         return _row(case, SKIPPED, reason)
@@ -137,8 +147,8 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
                 harness = harness_cost.cached(backend.name, case.device, lambda: backend.barrier(case.device))
                 prepared = workload.setup(backend, case.device, case.params)
                 note = prepared.note
-                decided = _checks_decided(case, workload, asynchronous)
-                measured = measuring.measure_here(case, workload, backend, prepared, asynchronous, on_progress, decided)
+                decided = _checks_decided(case, options, workload, asynchronous)
+                measured = measuring.measure_here(case, options, workload, backend, prepared, asynchronous, on_progress, decided)
         unmeasurable = prepared.unmeasurable if prepared is not None else {}
         said = [f"{name}: not measured, {why}" for name, why in unmeasurable.items()]
         note = "; ".join(filter(None, (measured.note, backend.describe(case.device), *said))) or None
@@ -170,11 +180,11 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
     )
     if measured.traced is not None:
         fields.update(traces=measured.traced.files, trace_detail=measured.traced.detail, warnings=measured.traced.warnings)
-    elif case.trace_dir:
+    elif options.trace_dir:
         fields.update(trace_detail=NOT_TRACED_ACROSS_PROCESSES)
     if measured.warnings:  # the NVML guard's throttled rounds
         fields.update(warnings=(*fields.get("warnings", ()), *measured.warnings))
-    if case.syncs:
+    if options.syncs:
         fields.update(syncs=measured.syncs or census.unmeasured(list(measured.samples), NO_CENSUS_ACROSS_PROCESSES))
     if measured.problem:
         return _row(case, ERROR, f"verification failed: {measured.problem}", **fields)
@@ -182,10 +192,14 @@ def run_case(case: Case, workload: Workload, backend: Backend, on_progress: Call
 
 
 def run_case_in_worker(
-    case: Case | ImportFrameworks, workload: Workload | None = None, on_progress: Callable[[Progress], None] | None = None
+    case: Case | ImportFrameworks,
+    workload: Workload | None = None,
+    options: CaseOptions = NOTHING_ASKED,
+    on_progress: Callable[[Progress], None] | None = None,
 ) -> Result | None:
-    """run_case as a worker process calls it: the backend is looked up there (backends hold modules, not
-    picklable), and so is a user's workload (None here): it is imported again from its file or module.
+    """run_case as a worker process calls it, with the case and what the run asks of it (`options`): the backend is
+    looked up there (backends hold modules, not picklable), and so is a user's workload (None here): it is imported
+    again from its file or module.
     An ImportFrameworks call (a worker's first, while the parent plans: case_workers) answers None."""
     if isinstance(case, ImportFrameworks):
         return case()
@@ -194,13 +208,15 @@ def run_case_in_worker(
             workload = plugins.find(case.workload)
         except InputError as exc:  # the user's file changed or vanished since the run started
             return _row(case, ERROR, f"cannot load the workload in the worker: {exc}")
-    return run_case(case, workload, get_backend(case.backend), on_progress)
+    return run_case(case, workload, get_backend(case.backend), options, on_progress)
 
 
-def _run_isolated(worker: isolation.Worker, case: Case, workload: Workload, on_progress: Callable[[Progress], None] | None) -> Result:
+def _run_isolated(
+    worker: isolation.Worker, case: Case, options: CaseOptions, workload: Workload, on_progress: Callable[[Progress], None] | None
+) -> Result:
     sent = None if plugins.is_reference(case.workload) else workload  # a user's class may not be importable by name there
     try:
-        result = worker.call((case, sent), case.settings.timeout_s, on_progress)
+        result = worker.call((case, sent, options), case.settings.timeout_s, on_progress)
     except isolation.WorkerLost as lost:
         progress = lost.last_progress
         if progress is None:
@@ -266,6 +282,12 @@ class RunOptions:
     syncs: bool = False
     family_error: float = budget.FAMILY_ERROR
 
+    def for_case(self, case: Case, verdicts: int) -> CaseOptions:
+        """What the run asks of `case`, one of cases with `verdicts` checks in all: its checks' share of the run's
+        false-alarm rate, over the looks its settings allow (none for a case without checks)."""
+        shared = budget.Budget(self.family_error, verdicts, case.settings.min_samples, case.settings.max_samples) if case.expect else None
+        return CaseOptions(trace_dir=self.trace_dir, syncs=self.syncs, budget=shared)
+
 
 def run(
     config: Config,
@@ -291,17 +313,10 @@ def run(
             workers = start_workers(config, options.isolate)  # importing their frameworks while this process plans
         planned = list(expansion.expand(config, backends, found))
         verdicts = sum(len(case.expect) for case, _ in planned)
-
-        def budgeted(case: Case) -> Case:
-            shared = (
-                budget.Budget(options.family_error, verdicts, case.settings.min_samples, case.settings.max_samples) if case.expect else None
-            )
-            return dataclasses.replace(case, trace_dir=options.trace_dir, budget=shared, syncs=options.syncs)
-
-        cases = [(budgeted(case), skip) for case, skip in planned]
+        cases = [(case, options.for_case(case, verdicts), skip) for case, skip in planned]
         synchronizing = facts.synchronizing_variables()
-        pools = thread_pools.Pools.of_run((case.experiment, case.backend, case.device) for case, skip in cases if not skip)
-        for index, (case, skip) in enumerate(cases):
+        pools = thread_pools.Pools.of_run((case.experiment, case.backend, case.device) for case, _, skip in cases if not skip)
+        for index, (case, asked, skip) in enumerate(cases):
             if on_start is not None:
                 on_start(index, len(cases), case)
             workload = found[case.workload]
@@ -314,7 +329,7 @@ def run(
             if skip:
                 result = _row(case, SKIPPED, skip, unavailable=True)
             elif worker is None:
-                result = run_case(case, workload, backends[case.backend], on_progress)
+                result = run_case(case, workload, backends[case.backend], asked, on_progress)
                 if _traced_here(result) and uses_gpu(case):
                     result = dataclasses.replace(result, warnings=(*result.warnings, IN_PROCESS_TRACE))
             elif isinstance(workload, StepWorkload) and (reason := workload.skip_reason(backends[case.backend], case.device, case.params)):
@@ -322,12 +337,12 @@ def run(
                 # (MXNet's) may not even import a torch step's file, and an import error there is no reason to skip
                 result = _row(case, SKIPPED, reason)
             else:
-                result = _run_isolated(worker, case, workload, on_progress)
+                result = _run_isolated(worker, case, asked, workload, on_progress)
             result = thread_pools.noted(workload.describe(result), pools)  # a CPU row beside other backends': their pools
             result = dataclasses.replace(result, warnings=(*result.warnings, *sanity.warnings_of(result, workload, synchronizing, pools)))
             if case.expect:
                 per_round = rounds.per_round(workload, case.params, result.variants) if result.status == OK else {}
-                result = dataclasses.replace(result, checks=checks.evaluate(case.expect, result, case.budget, per_round))
+                result = dataclasses.replace(result, checks=checks.evaluate(case.expect, result, asked.budget, per_round))
             results.append(result)
             if on_result is not None:
                 on_result(result)

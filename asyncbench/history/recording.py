@@ -53,35 +53,14 @@ class Recorded:
 
 @dataclass(frozen=True)
 class CaseEntry:
-    """One case as the store records it, from a results file or from an `ab` file."""
+    """One case as the store records it, from a results file or from an `ab` file: the case as its file holds it
+    (which case, read alike from both: its id, workload, backend, device and params; how it ended), and what each
+    records of its own (checks, traces, quantities)."""
 
-    case_id: str
-    workload: str
-    backend: str
-    device: str
-    params: dict[str, Any]
-    status: str
-    reason: str | None
+    case: Result | ABCase
     checks: list[dict[str, Any]]
     traces: dict[str, str]
     quantities: list[dict[str, Any]]
-
-    @classmethod
-    def of(cls, case: Result | ABCase, checks: list[dict[str, Any]], traces: dict[str, str], quantities: list[dict[str, Any]]) -> CaseEntry:
-        """A case's entry: what it ran and how it ended, read alike from a results file's case and an `ab` file's;
-        what each records of its own (checks, traces, quantities) is given."""
-        return cls(
-            case_id=case.id,
-            workload=case.workload,
-            backend=case.backend,
-            device=case.device,
-            params=dict(case.params),
-            status=str(case.status),
-            reason=case.reason,
-            checks=checks,
-            traces=traces,
-            quantities=quantities,
-        )
 
 
 @dataclass(frozen=True)
@@ -102,8 +81,7 @@ def of_report(report: Report) -> Recording:
     """What recording a results report stores."""
     environment = report.environment
     entries = [
-        CaseEntry.of(result, [_check(c) for c in result.checks], dict(result.traces), recorded.quantities(result))
-        for result in report.results
+        CaseEntry(result, [_check(c) for c in result.checks], dict(result.traces), recorded.quantities(result)) for result in report.results
     ]
     return Recording(keys.of_report(report), report.created, report.tool_version, environment, entries)
 
@@ -117,7 +95,7 @@ def of_ab(data: ABFile) -> Recording:
     environment["git_sha"] = data.revision
     # a ratio is head against its base: against another base it is another quantity, not a change in this one
     against = f"@{data.base_revision[:BASE_SHOWN]}" if data.base_revision else ""
-    entries = [CaseEntry.of(case, [_ab_check(r) for r in case.ratios], {}, _paired_quantities(case, against)) for case in data.cases]
+    entries = [CaseEntry(case, [_ab_check(r) for r in case.ratios], {}, _paired_quantities(case, against)) for case in data.cases]
     return Recording(keys.of_ab(data), data.created, data.tool_version, environment, entries, kind=tables.AB)
 
 
@@ -170,25 +148,26 @@ def record(table_of: Table, connection: Any, recording: Recording, label: str | 
     ).inserted_primary_key[0]
     rows = []
     for entry in recording.entries:
-        info = machine.describe(environment, entry.backend, entry.device)
+        which = entry.case
+        info = machine.describe(environment, which.backend, which.device)
         fingerprint = machine.fingerprint(info)
         case = connection.execute(
             cases.insert().values(
                 run_id=run,
-                case_id=entry.case_id,
+                case_id=which.id,
                 machine=fingerprint,
-                workload=entry.workload,
-                backend=entry.backend,
-                device=entry.device,
-                params=json.dumps(entry.params, sort_keys=True, default=str),
-                status=entry.status,
-                reason=entry.reason,
+                workload=which.workload,
+                backend=which.backend,
+                device=which.device,
+                params=json.dumps(dict(which.params), sort_keys=True, default=str),
+                status=str(which.status),
+                reason=which.reason,
                 checks=json.dumps(entry.checks) if entry.checks else None,
                 traces=json.dumps(entry.traces) if entry.traces else None,
             )
         ).inserted_primary_key[0]
         for quantity in entry.quantities:
-            key_of = (fingerprint, entry.case_id, quantity["variant"], quantity["quantity"])
+            key_of = (fingerprint, which.id, quantity["variant"], quantity["quantity"])
             rows.append((key_of, quantity["unit"], info, {"run_id": run, "case_pk": case, **_measured(quantity)}))
     ids = _series_ids(table_of, connection, [(key_of, unit, info) for key_of, unit, info, _ in rows])
     if rows:
@@ -326,7 +305,7 @@ def _check_points(recording: Recording) -> None:
             try:
                 reading.figures(quantity["value"], quantity["low"], quantity["high"])
             except reading.DamagedRow as exc:
-                name = " ".join(part for part in (entry.case_id, quantity["variant"], quantity["quantity"]) if part)
+                name = " ".join(part for part in (entry.case.id, quantity["variant"], quantity["quantity"]) if part)
                 raise reading.DamagedRow(f"{name}: {exc}") from None
 
 

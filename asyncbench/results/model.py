@@ -13,7 +13,6 @@ from asyncbench.results.reference import Reference
 from asyncbench.results.word import Word
 
 if TYPE_CHECKING:
-    from asyncbench.results.budget import Budget
     from asyncbench.results.syncs import Census
 
 
@@ -113,16 +112,12 @@ class CaseIdentity:
 
 @dataclass(frozen=True)
 class Case(CaseIdentity):
-    """One measurement to make: a workload on one backend and one device."""
+    """One measurement to make: a workload on one backend and one device, with its settings and checks. What a run
+    asks of all its cases (tracing, a census, the share of its false-alarm rate) is the run's, not the case's: it
+    goes beside the case (engine.runner.RunOptions; engine.measuring.CaseOptions to the process that measures it)."""
 
     settings: Settings
     expect: tuple[Expectation, ...] = ()
-    #: where `--trace` writes each variant's timeline after the case is measured (None: no tracing)
-    trace_dir: str | None = None
-    #: the share of the run's false-alarm rate its checks are judged at (results.budget; None: no checks)
-    budget: Budget | None = None
-    #: take the census of the step's hidden synchronizations in rounds of its own (`run --syncs`: Result.syncs)
-    syncs: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from asyncbench.backends import torch_syncs
 from asyncbench.backends.base import SyncHook
 from asyncbench.backends.torch_backend import TorchBackend
 from asyncbench.engine import runner
+from asyncbench.engine.measuring import CaseOptions
 from asyncbench.measure import census
 from asyncbench.measure.frames import CAN_WATCH
 from asyncbench.results.model import OK, Case, Settings
@@ -173,9 +174,8 @@ def test_a_step_with_item_on_a_cpu_shows_no_wait_and_says_torch_is_synchronous_t
         device="cpu",
         params={**workload.defaults(quick=True), "size": 64, "n_iter": 2},
         settings=Settings(warmup=1, min_samples=3, max_samples=3, max_time_s=10.0, max_rel_noise=1.0),
-        syncs=True,
     )
-    result = runner.run_case(case, workload, TorchBackend())
+    result = runner.run_case(case, workload, TorchBackend(), CaseOptions(syncs=True))
     assert result.status == OK, result.reason
     assert "item" in result.syncs
     for name, found in result.syncs.items():

@@ -121,10 +121,10 @@ def test_erroring_case_gives_exit_3_and_keeps_the_others(invoke, tmp_path, monke
 def test_interrupt_saves_finished_cases_and_exits_130(invoke, tmp_path, monkeypatch):
     real_run_case = runner.run_case
 
-    def interrupt_on_sync_async(case, workload, backend, on_progress=None):
+    def interrupt_on_sync_async(case, workload, backend, *asked):
         if case.workload == "sync_async":
             raise KeyboardInterrupt
-        return real_run_case(case, workload, backend, on_progress)
+        return real_run_case(case, workload, backend, *asked)
 
     monkeypatch.setattr(runner, "run_case", interrupt_on_sync_async)
     out = tmp_path / "r.json"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 
 from asyncbench.engine import runner
+from asyncbench.engine.measuring import CaseOptions
 from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure
 from asyncbench.results import budget
@@ -43,8 +44,8 @@ def _one_gate(seed: int, settings: Settings) -> Verdict:
     clock = SimulatedClock(random.Random(seed))
     expectation = Expectation("done_s.median[sync] < 1s", "done_s", "<", THRESHOLD_S, stat="median", variant="sync")
     shared = budget.Budget(FAMILY_ERROR, 1, settings.min_samples, settings.max_samples)
-    case = Case("c", "e", WORKLOAD.name, "numpy", "cpu", WORKLOAD.defaults(), settings, expect=(expectation,), budget=shared)
-    decided = runner._checks_decided(case, WORKLOAD, asynchronous=False)
+    case = Case("c", "e", WORKLOAD.name, "numpy", "cpu", WORKLOAD.defaults(), settings, expect=(expectation,))
+    decided = runner._checks_decided(case, CaseOptions(budget=shared), WORKLOAD, asynchronous=False)
     assert decided is not None
     looks = budget.schedule(settings.min_samples, settings.max_samples)
     samples, _ = measure(

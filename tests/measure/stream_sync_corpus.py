@@ -7,8 +7,8 @@ PLANTED says what the census must find there (kind, the test device's call, wait
 wait stands for; DEBUG_MODE_MISSES names the ones torch's set_sync_debug_mode("warn") does not warn about
 (backends/torch_syncs.py). The `free` steps queue the same work and never wait: the census must find nothing in them
 (a non-blocking copy into pinned memory, a slice, arithmetic; a side stream that waits for the main one's event
-on the device, as torch's `Stream.wait_event` and `Event.wait` do, with no host wait). Driven through runner.run_case with Case.syncs on
-(tests/measure/test_sync_corpus_streams.py).
+on the device, as torch's `Stream.wait_event` and `Event.wait` do, with no host wait). Driven through runner.run_case
+with CaseOptions.syncs on (tests/measure/test_sync_corpus_streams.py).
 
 Only this file's own lines are user lines here: the steps reach the device through `A`, set by `setup`.
 """

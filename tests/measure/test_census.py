@@ -202,6 +202,7 @@ def test_a_case_that_measures_itself_in_other_processes_says_why_it_has_no_censu
     """comm_overlap's ranks measure in their own processes, where no census round runs: each variant says so."""
     from asyncbench.backends import get_backend
     from asyncbench.engine import runner
+    from asyncbench.engine.measuring import CaseOptions
     from asyncbench.results.model import OK, Case, Samples, Sampling, StopReason
     from asyncbench.workloads.base import Measured, Workload
 
@@ -216,8 +217,8 @@ def test_a_case_that_measures_itself_in_other_processes_says_why_it_has_no_censu
         def setup(self, backend, device, params):
             raise AssertionError("never set up here")  # pragma: no cover - measure_itself answers
 
-    case = Case(id="e", experiment="e", workload="elsewhere", backend="numpy", device="cpu", params={}, settings=Settings(), syncs=True)
-    result = runner.run_case(case, Elsewhere(), get_backend("numpy"))
+    case = Case(id="e", experiment="e", workload="elsewhere", backend="numpy", device="cpu", params={}, settings=Settings())
+    result = runner.run_case(case, Elsewhere(), get_backend("numpy"), CaseOptions(syncs=True))
     assert result.status == OK, result.reason
     assert result.syncs["a"].note == runner.NO_CENSUS_ACROSS_PROCESSES
     assert result.syncs["a"].points == ()

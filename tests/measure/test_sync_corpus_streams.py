@@ -1,5 +1,5 @@
 """The planted corpus for torch on CUDA (stream_sync_corpus.py) on the stream test device, through the runner with the
-census on (Case.syncs, as `run --syncs` sets it): every planted wait found at its line with its kind, its call and
+census on (CaseOptions.syncs, as `run --syncs` sets it): every planted wait found at its line with its kind, its call and
 its waits per step, its time blocked about the simulated work it drained, and the sync-free step with none.
 
 The device's waits are real (the host sleeps until the hold kernel ahead has run), so a wait's time is known. A
@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from asyncbench.engine import runner
+from asyncbench.engine.measuring import CaseOptions
 from asyncbench.results.model import OK, Case, Result, Settings
 from asyncbench.results.syncs import SyncKind
 from asyncbench.workloads import BUILT_IN
@@ -46,9 +47,8 @@ def run_corpus(workload: Workload, device: str = "cuda:0", params: dict[str, Any
             device=device,
             params={**workload.defaults(quick=True), **(params or {})},
             settings=settings,
-            syncs=True,
         )
-        result = runner.run_case(case, workload, backend)
+        result = runner.run_case(case, workload, backend, CaseOptions(syncs=True))
     finally:
         backend.close()
     assert result.status == OK, result.reason

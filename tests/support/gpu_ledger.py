@@ -50,7 +50,7 @@ def _opened(case: Case) -> tuple[set[int], set[int]]:
     return ({first} if first is not None else set()), set()
 
 
-def serve(case: Case | ImportFrameworks, workload: Workload | None = None, on_progress: Any = None) -> Result | None:
+def serve(case: Case | ImportFrameworks, workload: Workload | None = None, options: Any = None, on_progress: Any = None) -> Result | None:
     """The workers' target: open the case's GPUs in the ledger; an error row when one is held by another process."""
     if isinstance(case, ImportFrameworks):
         return None
