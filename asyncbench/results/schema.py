@@ -24,7 +24,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench import inputs
 from asyncbench.errors import InputError
-from asyncbench.results import ab_file, recordable, records
+from asyncbench.results import ab_report, recordable, records
 from asyncbench.results.model import PlannedCase, Report, Result, ShardOf
 from asyncbench.version import __version__
 
@@ -235,7 +235,7 @@ def from_dict(raw: Any, source: str = "<results>") -> Report:
 def check_version(raw: Any, source: str) -> None:
     """ResultsFileError unless `raw` is ours, with a schema version this asyncbench reads."""
     if not is_results(raw):
-        if ab_file.is_ab(raw):
+        if ab_report.is_ab(raw):
             raise ResultsFileError(
                 "an `asyncbench ab` file, not a results file: `ab` printed its verdicts when it ran (`--markdown` keeps "
                 "them as a page); `asyncbench record` keeps it in the history, where `asyncbench history` shows it",
