@@ -12,8 +12,8 @@ import pytest
 
 import asyncbench
 from asyncbench.errors import InputError
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.model import Report, Status, Verdict
-from asyncbench.results.paired import ABReport
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "hostile" / "cases"

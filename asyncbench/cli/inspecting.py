@@ -165,7 +165,7 @@ def show(path: str, fmt: str, plot_path: str | None, allow_inconclusive: bool) -
     from asyncbench.report import terminal, view
     from asyncbench.report.writers import WRITERS
     from asyncbench.results import outputs
-    from asyncbench.results.paired import ABReport
+    from asyncbench.results.ab_report import ABReport
     from asyncbench.session import reading
     from asyncbench.verdicts import outcome
 
@@ -198,14 +198,13 @@ AB_SHOWN = ("table", "markdown", "json", "bmf", "junit")
 def _show_ab(report: Any, fmt: str, plot_path: str | None) -> None:
     """An `ab` file's comparison, as `ab` printed it (report.paired), its pull-request comment, or its JSON."""
     from asyncbench.report import paired, terminal
-    from asyncbench.results.paired import dumps
 
     if plot_path:
         raise InputError("--plot draws a run's swept experiments; an `ab` file has none (show it as a table or markdown)")
     if fmt not in AB_SHOWN:
         raise InputError(f"--format {fmt}: an `ab` file is shown as {', '.join(AB_SHOWN)}")
     if fmt == "json":
-        stdout(dumps(report))
+        stdout(report.to_json())
         return
     if fmt in ("bmf", "junit"):
         from asyncbench.report import bmf, junit

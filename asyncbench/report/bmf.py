@@ -34,8 +34,9 @@ import math
 from typing import Mapping
 
 from asyncbench.report.view import ReportView
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.model import CLOCKS, Report, Stats, Status
-from asyncbench.results.paired import METRIC, ABReport
+from asyncbench.results.paired import METRIC
 
 #: the measure an `ab` file's rows are written under: head / base, a ratio without a unit
 PAIRED_RATIO = "paired_ratio"

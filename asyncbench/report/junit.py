@@ -39,9 +39,10 @@ from asyncbench.report import escaping
 from asyncbench.report.compared import change_text, interval_text
 from asyncbench.report.view import ReportView, by_experiment
 from asyncbench.results import units
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Check, Status, Verdict
-from asyncbench.results.paired import METRIC, ABReport, PairedCase, PairedRatio
+from asyncbench.results.paired import METRIC, PairedCase, PairedRatio
 from asyncbench.verdicts import checks
 
 #: what a test's outcome element is (None: passed)

@@ -1,7 +1,7 @@
 """The results types as a notebook shows them: `_repr_html_` tables of a run's report and of an `ab` comparison.
 
 `asyncbench.load` and `asyncbench.run` return the results types themselves
-(results.model.Report, results.paired.ABReport) as these subclasses, which
+(results.model.Report, results.ab_report.ABReport) as these subclasses, which
 add only `_repr_html_`: Jupyter then shows a table where it would print a
 dataclass's repr. They are the types `show` renders and every reader takes
 (a Report here is a Report: `compare`, `schema.save` and the writers take
@@ -25,9 +25,9 @@ from typing import Iterable, Sequence
 
 from asyncbench.report import escaping, paired, view
 from asyncbench.report.markdown import MARKDOWN_MARK, outcome_items
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Report
-from asyncbench.results.paired import ABReport
 
 #: the labels an `ab` row is shown in bold for: those a reader must act on (as the pull-request comment marks them)
 LOUD_LABELS = (Label.SLOWER, Label.INCONCLUSIVE)
@@ -43,7 +43,7 @@ class NotebookReport(Report):
 
 
 class NotebookABReport(ABReport):
-    """An `ab` comparison (results.paired.ABReport), shown in a notebook as its table of verdicts."""
+    """An `ab` comparison (results.ab_report.ABReport), shown in a notebook as its table of verdicts."""
 
     def _repr_html_(self) -> str:
         return ab_html(self)

@@ -26,9 +26,9 @@ from asyncbench.report.cells import drift_note
 from asyncbench.report.compared import change_text, interval_text
 from asyncbench.report.terminal import LABEL_STYLE
 from asyncbench.results import fields, units
-from asyncbench.results.ab_file import WORKING_TREE
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
-from asyncbench.results.paired import ABReport, PairedCase, Side
+from asyncbench.results.paired import WORKING_TREE, PairedCase, Side
 from asyncbench.results.plan import case_parts
 from asyncbench.verdicts import compare
 from asyncbench.verdicts.outcome import Outcome

@@ -86,9 +86,8 @@ def due(read: ab_file.ABFile) -> bool:
 
 def rendered(path: str | Path) -> tuple[ab_file.ABFile, str]:
     """The `ab` file at `path`, every field checked (InputError otherwise), and its comparison as markdown."""
-    raw = ab_report.read_raw(path)
-    read = ab_file.from_dict(raw, str(path))
-    return read, paired.markdown(paired.shown_again(ab_report.from_dict(raw, str(path))))
+    report = ab_report.ABReport.load(path)
+    return ab_file.ABFile.of(report, str(path)), paired.markdown(paired.shown_again(report))
 
 
 def body(name: str, markdown: str, limit: int = BODY_CHARS_MAX) -> str:

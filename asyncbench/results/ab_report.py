@@ -1,29 +1,135 @@
-"""An `asyncbench ab` results file read back whole, as `ab` wrote it (results.paired.ABReport): what `show` renders.
+"""An `asyncbench ab` results file: one run, both sides, the gate's settings and every case; it writes and reads itself.
 
-`record` reads an `ab` file for the store and keeps only what the store
-takes (results.ab_file); `show` renders the whole comparison again, with the
-writers `ab` printed it with (report.paired): both sides' lines, every row's
-medians, ratio and interval, the notes and the sync points new on head. So
-the file is first held to everything results.ab_file checks, then to what
-only `show` reads (the sync points new on head: a file from elsewhere may
-say anything, and what it says reaches the terminal and a pull-request
-comment); anything off is an InputError naming the file and the key.
+`ab -o FILE` writes an ABReport as JSON (ABReport.to_json); `show`,
+`record`, the forges' comment and the report writers read it back with
+ABReport.load / ABReport.from_dict, every field held to its vocabulary
+(results.fields, results.labels, results.paired's types) before it is
+taken: a file from elsewhere may say anything, and what it says ends up in
+the store, the terminal and a web page. Anything off is an InputError
+naming the file and the key. What the store records of one is a read model
+of this type (results.ab_file).
+
+Older files read as they were written: before schema 4 a case states only
+its id (PairedCase.ran reads its backend and device from it); before
+schema 3 no family rate (`ab` has always split budget.FAMILY_ERROR);
+schema 1 no run id.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import uuid
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from asyncbench import inputs
 from asyncbench.errors import InputError
-from asyncbench.results import ab_file, budget, fields, recordable
+from asyncbench.results import budget, fields, recordable
 from asyncbench.results.fields import At
 from asyncbench.results.labels import Label
-from asyncbench.results.paired import AB_SCHEMA_VERSION, ABReport, NewSync, PairedCase, PairedRatio, Side
-from asyncbench.results.syncs import SYNC_KINDS, SyncKind, SyncPoint
+from asyncbench.results.paired import PairedCase, Side
+
+# 1 — first version. 2 — `run_id` (uuid4 hex, made with the report): the run's identity in the history, so two
+# `ab` runs that end in the same second are two runs (files of version 1 are keyed by their whole content).
+# 3 — verdicts from blocks of fresh processes (results.blocks): `ratio` is the blocks' mean, `confidence` each
+# interval's two-sided level, a case's `problems` (verification) and `needed_s`; labels add NOT SLOWER.
+# 4 — each case's `workload`, `backend`, `device` and `params`, as results files state them: before, a reader
+# parsed them out of the case id (whose name is the experiment's, not the workload's) and the params were lost.
+# 5 — a case's `new_syncs` (`ab --syncs`): the sync points where head's step waits and base's does not, each
+# {variant, point} with the point as results.syncs stores one (its file relative to head's tree); null where no
+# census was asked for, as in older files.
+AB_SCHEMA_VERSION = 5
+#: the keys that make a JSON file an `asyncbench ab` results file
+KEYS = ("base", "head", "cases", "max_regression")
+#: how many of KEYS make a JSON object an `ab` file that is missing the others
+LOOKS_AB = 2
+
+
+@dataclass(frozen=True)
+class ABReport:
+    """One `asyncbench ab` run: both sides, the gate's settings, and every case."""
+
+    created: str
+    tool_version: str
+    base: Side
+    head: Side
+    max_regression: float
+    family_error: float
+    allow_inconclusive: bool
+    idle_side: str  # what keeps the side that is not measuring from competing
+    cases: tuple[PairedCase, ...]
+    interrupted: bool = False
+    schema_version: int = AB_SCHEMA_VERSION
+    #: this run's own id, made with the report: what tells two runs apart in the history
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as the file states it: each compared variant or metric with `ratio` (head/base), `ratio_ci`,
+        `label` and its `verdict`; numbers that are not finite as null."""
+        raw = asdict(self)
+        for case in raw["cases"]:
+            case["needed_s"] = _finite(case["needed_s"])
+            case["reason"] = fields.storable(case["reason"])
+            case["problems"] = list(case["problems"])
+            case["params"] = dict(case["params"]) if case["params"] is not None else None
+            for ratio in case["ratios"]:
+                for key in ("base", "head", "ratio"):
+                    ratio[key] = _finite(ratio[key])
+                ratio["ratio_ci"] = list(ratio["ratio_ci"]) if ratio["ratio_ci"] is not None else None
+                ratio["label"] = str(ratio["label"])
+                ratio["verdict"] = str(Label(ratio["label"]).verdict)
+        return raw
+
+    def to_json(self) -> str:
+        """The file's text (what `ab -o` writes)."""
+        return json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
+
+    @classmethod
+    def load(cls, path: str | Path) -> ABReport:
+        """The `ab` file at `path`; InputError naming the file (and the key) for anything unusable."""
+        return cls.from_dict(read_raw(path), str(path))
+
+    @classmethod
+    def from_dict(cls, raw: Any, source: str) -> ABReport:
+        """The `ab` report in parsed JSON (is_ab), every field checked before it is taken."""
+        at = At(source)
+        top = fields.mapping(raw, at)
+        missing = [key for key in KEYS if key not in top]
+        if missing:
+            at.fail(f"not an asyncbench `ab` results file: it has no {', '.join(missing)}")
+        version = top.get("schema_version", AB_SCHEMA_VERSION)
+        if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= AB_SCHEMA_VERSION:
+            (at / "schema_version").fail(f"{version!r} is not an `ab` schema this asyncbench reads (at most {AB_SCHEMA_VERSION})")
+        recordable.created(top.get("created"), at / "created")
+        _settings(top, at)
+        base = Side.from_dict(top["base"], "base", at / "base")
+        head = Side.from_dict(top["head"], "head", at / "head")
+        run_id = fields.run_id(top.get("run_id"), at / "run_id")
+        tool_version = fields.name(top.get("tool_version", ""), at / "tool_version")
+        cases = fields.listed(top["cases"], at / "cases")
+        return cls(
+            created=top["created"],
+            tool_version=str(tool_version or ""),
+            base=base,
+            head=head,
+            max_regression=float(top["max_regression"]),
+            # files before schema 3 do not state it: `ab` has always split the one rate, budget.FAMILY_ERROR
+            family_error=float(top.get("family_error") or budget.FAMILY_ERROR),
+            allow_inconclusive=bool(top.get("allow_inconclusive", False)),
+            idle_side=str(top.get("idle_side") or "not stated"),
+            cases=tuple(PairedCase.from_dict(case, at / "cases" / index) for index, case in enumerate(cases)),
+            interrupted=bool(top.get("interrupted", False)),
+            schema_version=version,
+            run_id=run_id,
+        )
+
+
+def is_ab(raw: Any) -> bool:
+    """Whether parsed JSON looks like an `ab` results file, then read as one, strictly: it is no results file and
+    has most of an `ab` file's keys (one without its cases or its head is a broken `ab` file, and said so)."""
+    return isinstance(raw, dict) and "tool" not in raw and sum(key in raw for key in KEYS) >= LOOKS_AB
 
 
 def read_raw(path: str | Path) -> Any:
@@ -37,125 +143,18 @@ def read_raw(path: str | Path) -> Any:
         raise InputError(f"not a results file: {exc}", location=str(path)) from None
 
 
-def from_dict(raw: Any, source: str) -> ABReport:
-    """The `ab` report in parsed JSON (results.ab_file.is_ab), every field checked before it is taken."""
-    ab_file.from_dict(raw, source)  # everything the store takes, held to its vocabulary
-    at = At(source)
-    top: Mapping[str, Any] = raw
-    cases = [_case(case, at / "cases" / index) for index, case in enumerate(top["cases"])]
-    return ABReport(
-        created=top["created"],
-        tool_version=str(top.get("tool_version") or ""),
-        base=_side(top["base"], "base"),
-        head=_side(top["head"], "head"),
-        max_regression=float(top["max_regression"]),
-        # files before schema 3 do not state it: `ab` has always split the one rate, budget.FAMILY_ERROR
-        family_error=float(top.get("family_error") or budget.FAMILY_ERROR),
-        allow_inconclusive=bool(top.get("allow_inconclusive", False)),
-        idle_side=str(top.get("idle_side") or "not stated"),
-        cases=tuple(cases),
-        interrupted=bool(top.get("interrupted", False)),
-        schema_version=int(top.get("schema_version", AB_SCHEMA_VERSION)),
-        run_id=str(top.get("run_id") or ""),
-    )
+def _settings(top: Mapping[str, Any], at: At) -> None:
+    """The gate's settings, each held to its meaning (a file that says otherwise is not one)."""
+    margin = fields.number(top["max_regression"], at / "max_regression")
+    if margin < 0:
+        (at / "max_regression").fail(f"a margin cannot be negative ({margin:g})")
+    family = fields.optional_number(top.get("family_error"), at / "family_error")
+    if family is not None and not 0 < family < 1:
+        (at / "family_error").fail(f"a false-alarm rate is between 0 and 1, not {family:g}")
+    for key in ("allow_inconclusive", "interrupted"):
+        recordable.flag(top.get(key, False), at / key)
+    fields.optional_name(top.get("idle_side"), at / "idle_side")
 
 
-def _side(raw: Mapping[str, Any], name: str) -> Side:
-    """A side as results.ab_file checked it (its names, variables and facts)."""
-    return Side(
-        name=str(raw.get("name") or name),
-        revision=str(raw.get("revision") or ab_file.WORKING_TREE),
-        python=str(raw.get("python") or ""),
-        python_version=str(raw.get("python_version") or ""),
-        environment=dict(raw.get("environment") or {}),
-        facts=dict(raw.get("facts") or {}),
-    )
-
-
-def _number(value: Any) -> float:
-    """A figure results.ab_file checked, null (not finite when written) as NaN: shown as no value."""
-    return math.nan if value is None else float(value)
-
-
-def _case(raw: Mapping[str, Any], at: At) -> PairedCase:
-    workload, backend, device = (raw.get(key) for key in ("workload", "backend", "device"))
-    problems = tuple(str(problem) for problem in raw.get("problems") or () if problem is not None)
-    return PairedCase(
-        id=raw["id"],
-        status=raw["status"],
-        reason=raw.get("reason"),
-        ratios=tuple(_ratio(ratio) for ratio in raw.get("ratios") or ()),
-        rounds=int(raw.get("rounds") or 0),
-        elapsed_s=float(raw.get("elapsed_s") or 0.0),
-        confidence=None if raw.get("confidence") is None else float(raw["confidence"]),
-        lag1_autocorrelation=None if raw.get("lag1_autocorrelation") is None else float(raw["lag1_autocorrelation"]),
-        blocks=int(raw.get("blocks") or 0),
-        lost=bool(raw.get("lost", False)),
-        problems=problems,
-        needed_s=None if raw.get("needed_s") is None else float(raw["needed_s"]),
-        workload=None if workload is None else str(workload),
-        backend=None if backend is None else str(backend),
-        device=None if device is None else str(device),
-        params=None if raw.get("params") is None else dict(raw["params"]),
-        new_syncs=_new_syncs(raw.get("new_syncs"), at / "new_syncs"),
-        margin=None if raw.get("margin") is None else float(raw["margin"]),
-    )
-
-
-def _ratio(raw: Mapping[str, Any]) -> PairedRatio:
-    interval = raw.get("ratio_ci")
-    return PairedRatio(
-        name=raw["name"],
-        kind=raw["kind"],
-        unit=str(raw.get("unit", "")),
-        base=_number(raw.get("base")),
-        head=_number(raw.get("head")),
-        ratio=_number(raw.get("ratio")),
-        ratio_ci=None if interval is None else (float(interval[0]), float(interval[1])),
-        label=Label(raw["label"]),
-        block_log_ratios=tuple(float(value) for value in raw.get("block_log_ratios") or ()),
-    )
-
-
-def _new_syncs(raw: Any, at: At) -> tuple[NewSync, ...] | None:
-    """A case's sync points new on head (schema 5: {variant, point}, the point as results.syncs stores one); None
-    where no census was taken."""
-    if raw is None:
-        return None
-    found = []
-    for index, entry in enumerate(fields.listed(raw, at)):
-        where = at / index
-        entry = fields.mapping(entry, where)
-        found.append(NewSync(fields.name(entry.get("variant"), where / "variant"), _point(entry.get("point"), where / "point")))
-    return tuple(found)
-
-
-def _point(raw: Any, at: At) -> SyncPoint:
-    """A sync point, each field held to what results.recordable holds a census's points to."""
-    point = fields.mapping(raw, at)
-    interval = fields.interval(point.get("wait_ci_s"), at / "wait_ci_s")
-    calls, waits = fields.number(point.get("calls_per_step"), at / "calls_per_step"), point.get("wait_s_per_step")
-    if calls < 0:
-        (at / "calls_per_step").fail(f"a count of waits cannot be negative ({calls:g})")
-    blocked = recordable.duration(waits, at / "wait_s_per_step")
-    if blocked is None:
-        (at / "wait_s_per_step").fail("expected a time in seconds, got null")
-    rounds = {}
-    for key in ("calls_rounds", "wait_s_rounds"):
-        values = fields.optional_list(point.get(key), at / key)
-        for number, value in enumerate(values):
-            recordable.duration(value, at / key / number)  # a count or a time: a finite number, not negative
-        rounds[key] = tuple(float(value) for value in values)
-    drained = fields.optional_number(point.get("drained_per_step"), at / "drained_per_step")
-    return SyncPoint(
-        file=fields.name(point.get("file"), at / "file", empty=False),
-        line=fields.count(point.get("line"), at / "line"),
-        kind=SyncKind(fields.word(point.get("kind"), at / "kind", SYNC_KINDS)),
-        call=fields.name(point.get("call"), at / "call"),
-        calls_per_step=calls,
-        wait_s_per_step=blocked,
-        wait_ci_s=interval,
-        drained_per_step=drained,
-        calls_rounds=rounds["calls_rounds"],
-        wait_s_rounds=rounds["wait_s_rounds"],
-    )
+def _finite(value: Any) -> Any:
+    return value if not isinstance(value, float) or math.isfinite(value) else None

@@ -7,32 +7,34 @@ each variant, so each round gives one paired ratio head/base per variant
 those paired ratios against the margin (verdicts.margin.label_of), never
 from two separate medians; the interval's unit is the block of fresh
 processes, not the round (results.blocks).
+
+Each type here reads itself back from an `ab` file (`from_dict`), every
+field held to its vocabulary (results.fields, results.labels) before it is
+taken: a file from elsewhere may say anything, and what it says reaches the
+store, the terminal and a pull-request comment. The file itself (the run,
+both sides, the cases) is results.ab_report.ABReport.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from asyncbench.results import fields
+from asyncbench.results import fields, recordable
+from asyncbench.results.fields import At
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Case, Verdict
-from asyncbench.results.syncs import SyncPoint
+from asyncbench.results.plan import case_parts
+from asyncbench.results.syncs import SYNC_KINDS, SyncKind, SyncPoint
 
-# 1 — first version. 2 — `run_id` (uuid4 hex, made with the report): the run's identity in the history, so two
-# `ab` runs that end in the same second are two runs (files of version 1 are keyed by their whole content).
-# 3 — verdicts from blocks of fresh processes (results.blocks): `ratio` is the blocks' mean, `confidence` each
-# interval's two-sided level, a case's `problems` (verification) and `needed_s`; labels add NOT SLOWER.
-# 4 — each case's `workload`, `backend`, `device` and `params`, as results files state them: before, a reader
-# parsed them out of the case id (whose name is the experiment's, not the workload's) and the params were lost.
-# 5 — a case's `new_syncs` (`ab --syncs`): the sync points where head's step waits and base's does not, each
-# {variant, point} with the point as results.syncs stores one (its file relative to head's tree); null where no
-# census was asked for, as in older files.
-AB_SCHEMA_VERSION = 5
 VARIANT, METRIC = "variant", "metric"
+#: how a compared case ended (PairedCase.status)
+STATUSES = ("ok", "error", "skipped", "one-sided")
+#: what a compared quantity is (PairedRatio.kind)
+KINDS = (VARIANT, METRIC)
+#: what a side's revision says where it is no commit
+WORKING_TREE = "working tree"
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,35 @@ class Side:
     environment: Mapping[str, str] = field(default_factory=dict)  # the variables set for this side (--base-env)
     #: what the side's worker runs on: versions, threads, CPU (engine.environment, captured in the worker)
     facts: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, raw: Any, name: str, at: At) -> Side:
+        """The side `name` of an `ab` file: its names, revision, variables and facts checked."""
+        side = fields.mapping(raw, at)
+        for key in ("name", "python", "python_version", "revision"):
+            fields.optional_name(side.get(key), at / key)
+        revision_sha(side.get("revision"), at / "revision")
+        for key, value in fields.optional_mapping(side.get("environment"), at / "environment").items():
+            fields.name(key, at / "environment" / key)
+            fields.text(value, at / "environment" / key)
+        if side.get("facts") is not None:
+            recordable.check_environment(side["facts"], at / "facts")
+        return cls(
+            name=str(side.get("name") or name),
+            revision=str(side.get("revision") or WORKING_TREE),
+            python=str(side.get("python") or ""),
+            python_version=str(side.get("python_version") or ""),
+            environment=dict(side.get("environment") or {}),
+            facts=dict(side.get("facts") or {}),
+        )
+
+
+def revision_sha(value: Any, at: At) -> str | None:
+    """The commit of "a1b2c3d4e5 (origin/main)" (what `ab` writes), None for "working tree" or none."""
+    if value is None or value == "" or value == WORKING_TREE:
+        return None
+    stated = fields.name(value, at)
+    return fields.sha(stated.split(" ")[0], at)
 
 
 @dataclass(frozen=True)
@@ -74,6 +105,52 @@ class PairedRatio:
         """The label's verdict (written to the file beside it: `verdict`)."""
         return self.label.verdict
 
+    @classmethod
+    def from_dict(cls, raw: Any, at: At) -> PairedRatio:
+        """A compared variant or metric, checked: a ratio above 0 within its interval, the label's verdict."""
+        ratio = fields.mapping(raw, at)
+        value, interval = _positive(ratio.get("ratio"), at / "ratio"), fields.interval(ratio.get("ratio_ci"), at / "ratio_ci")
+        if interval is not None and interval[0] <= 0:
+            (at / "ratio_ci").fail(f"a ratio of times is above 0, not {interval[0]:g}")
+        unit = fields.unit(ratio.get("unit", ""), at / "unit")
+        for side in ("base", "head"):
+            recordable.duration(ratio.get(side), at / side)
+        blocks = fields.optional_list(ratio.get("block_log_ratios"), at / "block_log_ratios")
+        for index, block in enumerate(blocks):
+            fields.number(block, at / "block_log_ratios" / index)  # not `value`: that is the ratio (it was the last block's)
+        if value is not None and interval is not None and not interval[0] <= value <= interval[1]:
+            # `ab` never writes one (its estimate lies within the intervals it is bounded by): the history would draw
+            # the point outside its own error bar
+            (at / "ratio").fail(f"{value:g} lies outside its interval [{interval[0]:g}, {interval[1]:g}] (ratio_ci)")
+        label = Label(fields.word(ratio.get("label"), at / "label", [str(label) for label in Label]))
+        verdict = fields.word(ratio.get("verdict"), at / "verdict", [str(v) for v in Verdict])
+        if verdict != label.verdict:
+            (at / "verdict").fail(f"{verdict!r} is not the verdict of {str(label)!r} ({label.verdict})")
+        return cls(
+            name=fields.name(ratio.get("name"), at / "name"),
+            kind=fields.word(ratio.get("kind"), at / "kind", KINDS),
+            unit=str(unit),
+            base=_number(ratio.get("base")),
+            head=_number(ratio.get("head")),
+            ratio=_number(value),
+            ratio_ci=interval,
+            label=label,
+            block_log_ratios=tuple(float(block) for block in blocks),
+        )
+
+
+def _positive(value: Any, at: At) -> float | None:
+    """A paired ratio: above 0 (a time or a rate over another), or null where it was not finite."""
+    ratio = fields.optional_number(value, at)
+    if ratio is not None and ratio <= 0:
+        at.fail(f"a ratio of times is above 0, not {ratio:g}")
+    return ratio
+
+
+def _number(value: Any) -> float:
+    """A checked figure, null (not finite when written) as NaN: shown as no value."""
+    return math.nan if value is None else float(value)
+
 
 @dataclass(frozen=True)
 class NewSync:
@@ -82,6 +159,43 @@ class NewSync:
 
     variant: str
     point: SyncPoint
+
+    @classmethod
+    def from_dict(cls, raw: Any, at: At) -> NewSync:
+        """{variant, point} (schema 5), the point held to what results.recordable holds a census's points to."""
+        entry = fields.mapping(raw, at)
+        return cls(fields.name(entry.get("variant"), at / "variant"), _point(entry.get("point"), at / "point"))
+
+
+def _point(raw: Any, at: At) -> SyncPoint:
+    """A sync point, each field checked."""
+    point = fields.mapping(raw, at)
+    interval = fields.interval(point.get("wait_ci_s"), at / "wait_ci_s")
+    calls, waits = fields.number(point.get("calls_per_step"), at / "calls_per_step"), point.get("wait_s_per_step")
+    if calls < 0:
+        (at / "calls_per_step").fail(f"a count of waits cannot be negative ({calls:g})")
+    blocked = recordable.duration(waits, at / "wait_s_per_step")
+    if blocked is None:
+        (at / "wait_s_per_step").fail("expected a time in seconds, got null")
+    rounds = {}
+    for key in ("calls_rounds", "wait_s_rounds"):
+        values = fields.optional_list(point.get(key), at / key)
+        for number, value in enumerate(values):
+            recordable.duration(value, at / key / number)  # a count or a time: a finite number, not negative
+        rounds[key] = tuple(float(value) for value in values)
+    drained = fields.optional_number(point.get("drained_per_step"), at / "drained_per_step")
+    return SyncPoint(
+        file=fields.name(point.get("file"), at / "file", empty=False),
+        line=fields.count(point.get("line"), at / "line"),
+        kind=SyncKind(fields.word(point.get("kind"), at / "kind", SYNC_KINDS)),
+        call=fields.name(point.get("call"), at / "call"),
+        calls_per_step=calls,
+        wait_s_per_step=blocked,
+        wait_ci_s=interval,
+        drained_per_step=drained,
+        calls_rounds=rounds["calls_rounds"],
+        wait_s_rounds=rounds["wait_s_rounds"],
+    )
 
 
 @dataclass(frozen=True)
@@ -125,46 +239,73 @@ class PairedCase:
             case.id, status, reason, workload=case.workload, backend=case.backend, device=case.device, params=dict(case.params), **measured
         )
 
+    @classmethod
+    def from_dict(cls, raw: Any, at: At) -> PairedCase:
+        """A case of an `ab` file, every field checked; its workload, backend and device as the file states them
+        (schema 4 on), else None (results.ab_file reads them from the id, as older files allow)."""
+        case = fields.mapping(raw, at)
+        case_id = fields.name(case.get("id"), at / "id")
+        _ran(case, at)
+        params = recordable.params(case.get("params"), at / "params")
+        ratios = fields.optional_list(case.get("ratios"), at / "ratios")
+        for key in ("rounds", "blocks"):
+            if case.get(key) is not None:
+                fields.count(case[key], at / key)
+        recordable.duration(case.get("elapsed_s"), at / "elapsed_s")
+        for key in ("confidence", "lag1_autocorrelation"):
+            fields.optional_number(case.get(key), at / key)
+        recordable.flag(case.get("lost", False), at / "lost")
+        recordable.duration(case.get("needed_s"), at / "needed_s")
+        margin = fields.optional_number(case.get("margin"), at / "margin")
+        if margin is not None and margin < 0:
+            (at / "margin").fail(f"a margin cannot be negative ({margin:g})")
+        problems = fields.optional_list(case.get("problems"), at / "problems")
+        for index, problem in enumerate(problems):
+            fields.optional_text(problem, at / "problems" / index)
+        status = fields.word(case.get("status"), at / "status", STATUSES)
+        reason = fields.optional_text(case.get("reason"), at / "reason")
+        read = tuple(PairedRatio.from_dict(ratio, at / "ratios" / index) for index, ratio in enumerate(ratios))
+        workload, backend, device = (case.get(key) for key in ("workload", "backend", "device"))
+        return cls(
+            id=case_id,
+            status=status,
+            reason=reason,
+            ratios=read,
+            rounds=int(case.get("rounds") or 0),
+            elapsed_s=float(case.get("elapsed_s") or 0.0),
+            confidence=None if case.get("confidence") is None else float(case["confidence"]),
+            lag1_autocorrelation=None if case.get("lag1_autocorrelation") is None else float(case["lag1_autocorrelation"]),
+            blocks=int(case.get("blocks") or 0),
+            lost=bool(case.get("lost", False)),
+            problems=tuple(str(problem) for problem in problems if problem is not None),
+            needed_s=None if case.get("needed_s") is None else float(case["needed_s"]),
+            workload=None if workload is None else str(workload),
+            backend=None if backend is None else str(backend),
+            device=None if device is None else str(device),
+            params=None if case.get("params") is None else dict(params),
+            new_syncs=_new_syncs(case.get("new_syncs"), at / "new_syncs"),
+            margin=margin,
+        )
 
-@dataclass(frozen=True)
-class ABReport:
-    """One `asyncbench ab` run: both sides, the gate's settings, and every case."""
-
-    created: str
-    tool_version: str
-    base: Side
-    head: Side
-    max_regression: float
-    family_error: float
-    allow_inconclusive: bool
-    idle_side: str  # what keeps the side that is not measuring from competing
-    cases: tuple[PairedCase, ...]
-    interrupted: bool = False
-    schema_version: int = AB_SCHEMA_VERSION
-    #: this run's own id, made with the report: what tells two runs apart in the history
-    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    def ran(self) -> tuple[str, str, str]:
+        """(workload, backend, device): the case's own (schema 4 on), else read from its id as older files allow
+        (its name stands for the workload: it is the experiment's, the best such a file says)."""
+        if self.workload is None and self.backend is None and self.device is None:
+            return case_parts(self.id)
+        return str(self.workload), str(self.backend), str(self.device)
 
 
-def _finite(value: Any) -> Any:
-    return value if not isinstance(value, float) or math.isfinite(value) else None
+def _ran(case: Mapping[str, Any], at: At) -> None:
+    """Where the file states any of workload, backend and device (schema 4 on), all three, each held to its
+    vocabulary (older files state none: PairedCase.ran reads them from the id)."""
+    if any(case.get(key) is not None for key in ("workload", "backend", "device")):
+        fields.name(case.get("workload"), at / "workload", empty=False)
+        fields.identifier(case.get("backend"), at / "backend")
+        fields.identifier(case.get("device"), at / "device")
 
 
-def to_dict(report: ABReport) -> dict[str, Any]:
-    raw = asdict(report)
-    for case in raw["cases"]:
-        case["needed_s"] = _finite(case["needed_s"])
-        case["reason"] = fields.storable(case["reason"])
-        case["problems"] = list(case["problems"])
-        case["params"] = dict(case["params"]) if case["params"] is not None else None
-        for ratio in case["ratios"]:
-            for key in ("base", "head", "ratio"):
-                ratio[key] = _finite(ratio[key])
-            ratio["ratio_ci"] = list(ratio["ratio_ci"]) if ratio["ratio_ci"] is not None else None
-            ratio["label"] = str(ratio["label"])
-            ratio["verdict"] = str(Label(ratio["label"]).verdict)
-    return raw
-
-
-def dumps(report: ABReport) -> str:
-    """The report as JSON: each compared variant or metric with `ratio` (head/base), `ratio_ci` and `verdict`."""
-    return json.dumps(to_dict(report), indent=1, allow_nan=False) + "\n"
+def _new_syncs(raw: Any, at: At) -> tuple[NewSync, ...] | None:
+    """A case's sync points new on head; None where no census was taken."""
+    if raw is None:
+        return None
+    return tuple(NewSync.from_dict(entry, at / index) for index, entry in enumerate(fields.listed(raw, at)))

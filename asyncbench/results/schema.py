@@ -28,7 +28,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench import inputs
 from asyncbench.errors import InputError
-from asyncbench.results import ab_file, fields, recordable, records
+from asyncbench.results import ab_report, fields, recordable, records
 from asyncbench.results.fields import At
 from asyncbench.results.model import MAX_SHARDS, PlannedCase, Report, Result, ShardOf
 from asyncbench.version import __version__
@@ -310,7 +310,7 @@ def check_shard(raw: Any, at: At) -> None:
 def check_version(raw: Any, source: str) -> None:
     """ResultsFileError unless `raw` is ours, with a schema version this asyncbench reads."""
     if not is_results(raw):
-        if ab_file.is_ab(raw):
+        if ab_report.is_ab(raw):
             raise ResultsFileError(
                 "an `asyncbench ab` file, not a results file: `ab` printed its verdicts when it ran (`--markdown` keeps "
                 "them as a page); `asyncbench record` keeps it in the history, where `asyncbench history` shows it",

@@ -31,8 +31,9 @@ from asyncbench.errors import InputError
 from asyncbench.host import facts as host_facts
 from asyncbench.report import paired as views
 from asyncbench.results import units
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.model import Case, Report
-from asyncbench.results.paired import ABReport, PairedCase, Side, dumps
+from asyncbench.results.paired import PairedCase, Side
 from asyncbench.say import Say
 from asyncbench.session import block_progress, planning, preflight, sides, spine
 from asyncbench.session.requests import ABRequest
@@ -117,7 +118,7 @@ class PairedConclusion:
 
     @property
     def dumps(self) -> Callable[[ABReport], str]:
-        return dumps
+        return ABReport.to_json
 
     def judge(self, report: ABReport, unsaved: Sequence[str], stopped: int | None) -> tuple[views.ABView, Outcome]:
         outcome = verdicts.judge(report)

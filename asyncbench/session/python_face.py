@@ -7,7 +7,7 @@
 `load` reads with the readers `show` uses, as strictly (every file is possibly
 hostile): a bad file is one InputError line naming the file and the key. The
 objects are the results types themselves (results.model.Report,
-results.paired.ABReport), as report.notebook's subclasses that render a
+results.ab_report.ABReport), as report.notebook's subclasses that render a
 table in a notebook (`_repr_html_`).
 
 Where `run`'s cases run. A workload named by a string (a built-in such as
@@ -51,7 +51,7 @@ def load(path: str | Path) -> NotebookReport | NotebookABReport:
     naming the file) for anything unusable. A results file whose run has not ended is read from its journal, and a
     warning says so."""
     from asyncbench.report import notebook
-    from asyncbench.results.paired import ABReport
+    from asyncbench.results.ab_report import ABReport
     from asyncbench.session import reading
 
     loaded = reading.load_any(path, lambda line: warnings.warn(line, stacklevel=3))

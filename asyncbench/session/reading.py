@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from asyncbench.errors import InputError
-from asyncbench.results import ab_file, ab_report, journal, schema
+from asyncbench.results import ab_report, journal, schema
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.model import Report
-from asyncbench.results.paired import ABReport
 from asyncbench.say import Say
 
 
@@ -29,8 +29,8 @@ def load_any(path: str | Path, say: Say | None = None) -> Report | ABReport:
             raw = ab_report.read_raw(path)
         except InputError:
             raw = None  # missing (a journal may stand for it), unreadable or not JSON: the results reader says which
-        if ab_file.is_ab(raw):
-            return ab_report.from_dict(raw, str(path))
+        if ab_report.is_ab(raw):
+            return ABReport.from_dict(raw, str(path))
         return load_results(path, say, raw=raw)
 
 

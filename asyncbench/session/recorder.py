@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from asyncbench import inputs
 from asyncbench.errors import EXIT_INPUT, EXIT_OK
-from asyncbench.results import ab_file, schema
+from asyncbench.results import ab_file, ab_report, schema
 from asyncbench.results.model import Report
 from asyncbench.say import Say
 from asyncbench.session import reading
@@ -126,7 +126,7 @@ def _recordable(path: str, say: Say) -> Report | ab_file.ABFile:
         raw = inputs.read_json(inputs.read_text(path, schema.ResultsFileError, "results file"))
     except ValueError:
         raw = None  # the results reader says why
-    if ab_file.is_ab(raw):
+    if ab_report.is_ab(raw):
         return ab_file.from_dict(raw, path)
     # held to the store's vocabulary as it is read (schema.from_dict; a journal beside it is read instead, and held
     # to it as well: results.journal), parsed once

@@ -29,7 +29,7 @@ class Saver:
 
     def __init__(self, path: str | None, say: Say, dumps: Callable[[Any], str] | None = None):
         """`dumps`: the whole file's text from the report, for a file that is not a run's results file (`ab`'s:
-        results.paired.dumps); None: results.schema's, with the lines the journal kept."""
+        ABReport.to_json); None: results.schema's, with the lines the journal kept."""
         self.path, self.say, self.dumps = path, say, dumps
         self.journal: journal.Journal | None = None
         self.declared: records.Declared = {}  # each workload's metric declarations, stored once

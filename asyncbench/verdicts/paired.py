@@ -12,9 +12,9 @@ is exit 3, as in `run`.
 from __future__ import annotations
 
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Verdict
-from asyncbench.results.paired import ABReport
 from asyncbench.verdicts.outcome import Outcome
 
 

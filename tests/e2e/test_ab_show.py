@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from asyncbench.report import paired as views
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
-from asyncbench.results.paired import ABReport, NewSync, PairedCase, PairedRatio, Side, dumps
+from asyncbench.results.paired import NewSync, PairedCase, PairedRatio, Side
 from asyncbench.results.syncs import SyncKind, SyncPoint
 from asyncbench.verdicts.paired import judge
 from tests.support.cli import ROOT, asyncbench, cli_env
@@ -57,7 +58,7 @@ def _report() -> ABReport:
 @pytest.fixture
 def ab_json(tmp_path: Path) -> Path:
     path = tmp_path / "ab.json"
-    path.write_text(dumps(_report()))
+    path.write_text(_report().to_json())
     return path
 
 
@@ -73,12 +74,12 @@ def test_show_renders_an_ab_file_as_ab_printed_it(ab_json: Path) -> None:
     assert markdown.stdout == views.markdown(views.build(report, judge(report)))  # what `ab --markdown` wrote
     again = asyncbench("show", str(ab_json), "--format", "json", cwd=ab_json.parent)
     assert again.returncode == 0, again.stderr
-    assert again.stdout == dumps(report)  # read back whole: nothing lost, nothing added
+    assert again.stdout == report.to_json()  # read back whole: nothing lost, nothing added
 
 
 def test_an_interrupted_ab_file_says_so_and_fails_as_a_gate(tmp_path: Path) -> None:
     report = dataclasses.replace(_report(), interrupted=True, cases=_report().cases[1:2])
-    (tmp_path / "ab.json").write_text(dumps(report))
+    (tmp_path / "ab.json").write_text(report.to_json())
     done = asyncbench("show", "ab.json", "--format", "markdown", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "(interrupted)" in done.stdout
@@ -123,7 +124,7 @@ def test_what_an_ab_file_cannot_be_shown_as_is_one_line_and_exit_2(ab_json: Path
 
 
 def _new_syncs_edited(edit) -> dict:
-    raw = json.loads(dumps(_report()))
+    raw = json.loads(_report().to_json())
     edit(raw["cases"][0]["new_syncs"])
     return raw
 

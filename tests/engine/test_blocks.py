@@ -124,7 +124,8 @@ def test_a_head_whose_results_fail_verification_fails_the_gate_however_fast():
     row = pairing.finish()
     assert row.ratios[0].label == Label.FASTER
     assert row.problems == ("head: copies differ from the source",)
-    from asyncbench.results.paired import ABReport, Side
+    from asyncbench.results.ab_report import ABReport
+    from asyncbench.results.paired import Side
 
     side = Side("base", "x", "python", "3.11")
     report = ABReport("2026-01-01T00:00:00+00:00", "0", side, side, 0.05, 0.01, False, "frozen", (row,))

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from asyncbench import cli
 from asyncbench.errors import InputError
 from asyncbench.history import keys, tables
-from asyncbench.results import ab_file, paired
+from asyncbench.results import ab_file, ab_report, paired
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Case, Settings
 
@@ -56,11 +56,11 @@ def _ab_file(tmp_path: Path) -> Path:
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=FACTS)
     ratio = paired.PairedRatio("matmul", paired.VARIANT, "s", 0.010, 0.013, 1.3, (1.22, 1.38), Label.SLOWER)
     row = paired.PairedCase.of(CASE, "ok", ratios=(ratio,), rounds=40, blocks=10)
-    report = paired.ABReport(
+    report = ab_report.ABReport(
         "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", (row,)
     )
     path = tmp_path / "ab.json"
-    path.write_text(paired.dumps(report))
+    path.write_text(report.to_json())
     return path
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from asyncbench.errors import InputError
 from asyncbench.history import changes, store, target
-from asyncbench.results import ab_file, blocks, paired
+from asyncbench.results import ab_file, ab_report, blocks, paired
 from tests.support.ab_files import BLOCKS, FACTS, MARGIN, TAIL, recorded_ab, recorded_gate
 
 
@@ -66,8 +66,8 @@ def test_change_detection_and_fail_on_regression_read_the_ratios(opened):
 def _file_dict(gate: paired.PairedRatio) -> dict:
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=FACTS)
     case = paired.PairedCase("changed[numpy,cpu]", "ok", ratios=(gate,), rounds=BLOCKS * 4, blocks=BLOCKS)
-    report = paired.ABReport("2026-01-01T12:00:00+00:00", "0.1.0", side, side, MARGIN, 0.01, False, "SIGSTOP", (case,))
-    return json.loads(paired.dumps(report))
+    report = ab_report.ABReport("2026-01-01T12:00:00+00:00", "0.1.0", side, side, MARGIN, 0.01, False, "SIGSTOP", (case,))
+    return json.loads(report.to_json())
 
 
 def test_an_ab_file_whose_ratio_lies_outside_its_own_interval_is_refused_naming_the_key():

@@ -17,7 +17,7 @@ import pytest
 from asyncbench.history import recording, store, target
 from asyncbench.history.model import LatestCase, LatestRun, RecentRun
 from asyncbench.report import html as page
-from asyncbench.results import ab_file, paired, schema
+from asyncbench.results import ab_file, ab_report, paired, schema
 from asyncbench.results.labels import Label
 from tests.support.cli import invoke
 from tests.support.helpers import quick_numpy_results
@@ -33,10 +33,10 @@ def _ab(facts: dict) -> dict:
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=facts)
     ratio = paired.PairedRatio("matmul", paired.VARIANT, "s", 0.010, 0.013, 1.3, (1.22, 1.38), Label.SLOWER)
     case = paired.PairedCase("matmul[numpy,cpu]", "ok", ratios=(ratio,), rounds=40)
-    report = paired.ABReport(
+    report = ab_report.ABReport(
         "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", (case,)
     )
-    return json.loads(paired.dumps(report))
+    return json.loads(report.to_json())
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 
 from asyncbench.history import changes, store, target
 from asyncbench.history.model import Point
-from asyncbench.results import ab_file, paired
+from asyncbench.results import ab_file, ab_report, paired
 from asyncbench.results.labels import Label
 
 # A paired ratio's spread across `ab` gates on a busy machine: about half a percent (benchmarks/history_drift.py).
@@ -57,7 +57,7 @@ def _ab_file(ratio: float, day: int, base: str = "a1b2c3d (HEAD)") -> ab_file.AB
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=FACTS)
     compared = paired.PairedRatio("changed", paired.VARIANT, "s", 0.004, 0.004 * ratio, ratio, (ratio * 0.997, ratio * 1.003), Label.SAME)
     case = paired.PairedCase("changed[numpy,cpu]", "ok", ratios=(compared,), rounds=40, blocks=10)
-    report = paired.ABReport(
+    report = ab_report.ABReport(
         f"2026-01-{day:02d}T12:00:00+00:00",
         "0.1.0",
         dataclasses.replace(side, name="base", revision=base),
@@ -68,7 +68,7 @@ def _ab_file(ratio: float, day: int, base: str = "a1b2c3d (HEAD)") -> ab_file.AB
         "SIGSTOP",
         (case,),
     )
-    return ab_file.from_dict(json.loads(paired.dumps(report)), f"ab-{day}.json")
+    return ab_file.from_dict(json.loads(report.to_json()), f"ab-{day}.json")
 
 
 def test_recorded_ab_files_find_a_5_percent_step_at_the_run_it_starts_and_keep_it_when_looked_at_again(tmp_path):

@@ -327,17 +327,17 @@ def test_a_record_that_fails_after_the_run_measured_exits_3_with_the_results_kep
 
 
 def test_an_ab_results_file_is_recorded_as_paired_ratios_of_the_head_side(history, tmp_path):
-    from asyncbench.results import paired
+    from asyncbench.results import ab_report, paired
     from asyncbench.results.labels import Label
 
     facts = schema.load(quick_numpy_results(tmp_path / "r.json")).environment
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=facts)
     ratio = paired.PairedRatio("matmul", paired.VARIANT, "s", 0.010, 0.013, 1.3, (1.22, 1.38), Label.SLOWER)
     case = paired.PairedCase("matmul[numpy,cpu]", "ok", ratios=(ratio,), rounds=40)
-    report = paired.ABReport(
+    report = ab_report.ABReport(
         "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", (case,)
     )
-    (tmp_path / "ab.json").write_text(paired.dumps(report))
+    (tmp_path / "ab.json").write_text(report.to_json())
     done = asyncbench("record", "ab.json", "--history", history, "--label", "pr-12", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     again = asyncbench("record", "ab.json", "--history", history, cwd=tmp_path)

@@ -5,7 +5,7 @@
 The files are kept in the repository (a reviewer reads them, the test only reads them); this script is how
 each was made: one small change to a real, valid file, so each file is bad in exactly one way.
 cases/good/results.json is a real `asyncbench run -w matmul -b numpy --quick` results file with one check
-added; cases/good/ab.json a real `ab` file (results.paired.dumps). What each must make the tool say is in
+added; cases/good/ab.json a real `ab` file (results.ab_report.ABReport.to_json). What each must make the tool say is in
 tests/hostile/expected.yaml.
 """
 

@@ -9,8 +9,9 @@ import pytest
 from rich.console import Console
 
 from asyncbench.report import paired as views
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
-from asyncbench.results.paired import ABReport, PairedCase, PairedRatio, Side
+from asyncbench.results.paired import PairedCase, PairedRatio, Side
 from asyncbench.verdicts.outcome import Outcome
 
 SHA = "0123456789abcdef0123456789abcdef01234567"

@@ -10,8 +10,9 @@ import io
 from rich.console import Console
 
 from asyncbench.report import paired as views
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
-from asyncbench.results.paired import ABReport, NewSync, PairedCase, PairedRatio, Side
+from asyncbench.results.paired import NewSync, PairedCase, PairedRatio, Side
 from asyncbench.results.syncs import SyncKind, SyncPoint
 from asyncbench.verdicts.outcome import Outcome
 

@@ -7,8 +7,9 @@ import io
 from rich.console import Console
 
 from asyncbench.report import paired as views
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
-from asyncbench.results.paired import ABReport, NewSync, PairedCase, PairedRatio, Side, dumps
+from asyncbench.results.paired import NewSync, PairedCase, PairedRatio, Side
 from asyncbench.results.syncs import Census, SyncKind, SyncPoint
 from asyncbench.verdicts import syncs
 from asyncbench.verdicts.outcome import Outcome
@@ -32,7 +33,7 @@ def test_a_point_new_on_head_is_a_row_of_the_table_and_of_the_comment():
     out = io.StringIO()
     views.print_view(view, Console(file=out, width=200))
     assert "train.py:16" in out.getvalue()
-    assert '"new_syncs": [' in dumps(_report((NewSync("sync_every=0", ITEM),)))
+    assert '"new_syncs": [' in _report((NewSync("sync_every=0", ITEM),)).to_json()
 
 
 def test_none_new_is_said_and_no_census_says_nothing():

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 from asyncbench.report import paired as views
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
-from asyncbench.results.paired import ABReport, PairedCase, PairedRatio, Side
+from asyncbench.results.paired import PairedCase, PairedRatio, Side
 from asyncbench.verdicts.outcome import Outcome
 
 

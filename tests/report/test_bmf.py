@@ -9,8 +9,9 @@ import math
 
 from asyncbench.report import bmf, view
 from asyncbench.report.writers import WRITERS
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
-from asyncbench.results.paired import ABReport, PairedCase, PairedRatio, Side
+from asyncbench.results.paired import PairedCase, PairedRatio, Side
 from tests.support.golden import golden_report
 from tests.support.helpers import ok_result, report_of
 

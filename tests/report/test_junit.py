@@ -8,9 +8,10 @@ import xml.etree.ElementTree as ET
 
 from asyncbench.report import junit, view
 from asyncbench.report.writers import WRITERS
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Check, Status, Verdict
-from asyncbench.results.paired import ABReport, PairedCase, PairedRatio, Side
+from asyncbench.results.paired import PairedCase, PairedRatio, Side
 from asyncbench.verdicts import outcome
 from tests.support.golden import golden_report
 from tests.support.helpers import ok_result, report_of
@@ -132,14 +133,13 @@ def test_ab_and_show_write_them_and_an_unwritable_path_is_refused_before_anythin
     from asyncbench import cli
     from asyncbench.errors import EXIT_INPUT
     from asyncbench.report import bmf
-    from asyncbench.results.paired import dumps
     from asyncbench.session import paired, spine
     from asyncbench.session.requests import ABRequest, Outputs
     from asyncbench.session.saver import Saver
 
     report = _ab(PairedCase("a[numpy,cpu]", "ok", ratios=(_ratio("unsure", Label.INCONCLUSIVE, 1.04, (0.99, 1.09)),)))
     files = {name: tmp_path / name for name in ("ab.json", "junit.xml", "bmf.json")}
-    files["ab.json"].write_text(dumps(report), encoding="utf-8")
+    files["ab.json"].write_text(report.to_json(), encoding="utf-8")
     request = ABRequest(base_env={"X": "1"}, outputs=Outputs(files={"junit": str(files["junit.xml"]), "bmf": str(files["bmf.json"])}))
     said: list[str] = []
     assert spine.conclude(paired.PairedConclusion(request), report, Saver(None, said.append), None, (), said.append).code == 1

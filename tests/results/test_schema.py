@@ -88,10 +88,10 @@ def test_an_ab_file_given_where_a_results_file_goes_is_named_for_what_it_is(tmp_
     """A new user ran `asyncbench show ab.json` and was told it was no asyncbench file at all."""
     import json
 
-    from asyncbench.results import ab_file
+    from asyncbench.results import ab_report
 
     path = tmp_path / "ab.json"
-    path.write_text(json.dumps(dict.fromkeys(ab_file.KEYS, {})))
+    path.write_text(json.dumps(dict.fromkeys(ab_report.KEYS, {})))
     with pytest.raises(schema.ResultsFileError, match="an `asyncbench ab` file, not a results file.*asyncbench record"):
         schema.load(path)
 
@@ -160,10 +160,10 @@ def test_a_reason_with_control_characters_is_stored_so_that_the_strict_readers_t
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11")
     ratio = paired.PairedRatio("matmul", paired.VARIANT, "s", 0.010, 0.013, 1.3, (1.22, 1.38), Label.SLOWER)
     cases = (paired.PairedCase("matmul[numpy,cpu]", "ok", ratios=(ratio,), rounds=40), paired.PairedCase("b[numpy,cpu]", "error", COLOURED))
-    ab = paired.ABReport(
+    ab = ab_report.ABReport(
         "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", cases
     )
     ab_path = tmp_path / "ab.json"
-    ab_path.write_text(paired.dumps(ab))
+    ab_path.write_text(ab.to_json())
     raw = ab_report.read_raw(ab_path)
     assert ab_file.from_dict(raw, str(ab_path)).cases[1].reason.startswith("ValueError: \\x1b[31mRED")

@@ -16,8 +16,9 @@ import pytest
 
 from asyncbench.errors import EXIT_ERRORS, InputError
 from asyncbench.results import schema
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.model import PlannedCase, ShardOf
-from asyncbench.results.paired import ABReport, PairedCase, Side
+from asyncbench.results.paired import PairedCase, Side
 from asyncbench.results.plan import ExecutorSettings
 from asyncbench.session import commands, following, jobs, local, paired, preflight, reading, shards, spine
 from asyncbench.session.requests import ABRequest, Outputs, RunRequest, Selection

@@ -10,7 +10,7 @@ import math
 import random
 from typing import Any
 
-from asyncbench.results import ab_file, blocks, paired
+from asyncbench.results import ab_file, ab_report, blocks, paired
 from asyncbench.results.labels import Label
 from asyncbench.verdicts import margin
 
@@ -44,7 +44,7 @@ def recorded_ab(gate: paired.PairedRatio, day: int) -> ab_file.ABFile:
     """A one-case `ab` file of `gate`, made on the `day`th of January 2026, read back as `record` reads it."""
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=FACTS)
     case = paired.PairedCase("changed[numpy,cpu]", "ok", ratios=(gate,), rounds=BLOCKS * 4, blocks=BLOCKS)
-    report = paired.ABReport(
+    report = ab_report.ABReport(
         f"2026-01-{day:02d}T12:00:00+00:00",
         "0.1.0",
         dataclasses.replace(side, name="base", revision="a1b2c3d (v1.0)"),
@@ -56,7 +56,7 @@ def recorded_ab(gate: paired.PairedRatio, day: int) -> ab_file.ABFile:
         (case,),
         run_id=f"{day:032x}",
     )
-    return ab_file.from_dict(json.loads(paired.dumps(report)), f"ab-{day}.json")
+    return ab_file.from_dict(json.loads(report.to_json()), f"ab-{day}.json")
 
 
 def ab_data(*labels: Label, status: str = "ok") -> dict[str, Any]:
@@ -66,7 +66,7 @@ def ab_data(*labels: Label, status: str = "ok") -> dict[str, Any]:
         paired.PairedRatio(f"v{index}", paired.VARIANT, "s", 0.010, 0.0101, 1.01, (0.99, 1.02), label) for index, label in enumerate(labels)
     )
     case = paired.PairedCase("matmul[numpy,cpu]", status, "it raised" if status == "error" else None, ratios=ratios, rounds=40, blocks=12)
-    report = paired.ABReport(
+    report = ab_report.ABReport(
         "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", (case,)
     )
-    return json.loads(paired.dumps(report))
+    return json.loads(report.to_json())

@@ -6,9 +6,10 @@ import dataclasses
 
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
 from asyncbench.report import paired as views
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Verdict
-from asyncbench.results.paired import ABReport, PairedCase, PairedRatio, Side, dumps
+from asyncbench.results.paired import PairedCase, PairedRatio, Side
 from asyncbench.verdicts import paired as verdicts
 
 
@@ -63,9 +64,9 @@ def test_the_json_carries_ratio_interval_and_verdict_per_variant():
     import json
 
     report = _report(PairedCase("a", "ok", ratios=(_ratio("SAME"),)))
-    (row,) = json.loads(dumps(report))["cases"][0]["ratios"]
+    (row,) = json.loads(report.to_json())["cases"][0]["ratios"]
     assert (row["ratio"], row["ratio_ci"], row["verdict"]) == (1.0, [0.98, 1.02], Verdict.PASS.value)
-    assert json.loads(dumps(dataclasses.replace(report, interrupted=True)))["interrupted"] is True
+    assert json.loads(dataclasses.replace(report, interrupted=True).to_json())["interrupted"] is True
 
 
 def test_a_failing_gate_s_headline_counts_the_cases_without_a_verdict():
