@@ -74,8 +74,8 @@ def measure_here(
     looks = (*budget.schedule(case.settings.min_samples, case.settings.max_samples), settings.min_samples) if decided is not None else ()
     taker = census.taker_for(backend, case.device, asynchronous) if options.syncs else None  # --syncs: census rounds too
     # as many census rounds by the end as its census checks need for their intervals
-    owed = census.SCHEDULE.at_least(checks.census_rounds_needed(case.expect, options.budget, variants))
-    extra_rounds = ExtraRounds(((taker, owed),) if taker is not None else ())
+    census_schedule = census.SCHEDULE.at_least(checks.census_rounds_needed(case.expect, options.budget, variants))
+    extra_rounds = ExtraRounds(((taker, census_schedule),) if taker is not None else ())
     # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
     guard = nvml.guard(case.device, settings.warmup * len(variants), len(variants))
     machine = reference.settled(backend, case.device, settings)  # a calm CPU first, then the machine between the rounds
