@@ -13,6 +13,7 @@ from asyncbench.results.reference import Reference
 from asyncbench.results.word import Word
 
 if TYPE_CHECKING:
+    from asyncbench.results.bound import Bound
     from asyncbench.results.syncs import Census
 
 
@@ -306,6 +307,9 @@ class Result(CaseIdentity):
     harness: HarnessCost | None = None
     #: variant -> where its step waited (`run --syncs`, results.syncs.Census); empty when no census was asked for
     syncs: Mapping[str, Census] = field(default_factory=dict)
+    #: variant -> what bounds its step, measured by perturbation (`run --bound`, results.bound.Bound); empty when
+    #: not asked for
+    bound: Mapping[str, Bound] = field(default_factory=dict)
     #: the machine's own speed while the case sampled: a fixed work timed between its rounds (results.reference);
     #: None where none was taken (a case measured across processes, files before schema 10)
     reference: Reference | None = None

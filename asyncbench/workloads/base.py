@@ -122,6 +122,9 @@ class Prepared:
     #: metrics this setup cannot measure on this backend and device, with why: dropped from the result, the
     #: why added to its note (a figure that would be wrong is no figure)
     unmeasurable: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: the variants again, with `before_step` called before each of the user's step calls (`run --bound`'s delays,
+    #: measure.perturbation); None where the workload has no step to perturb (a built-in experiment)
+    perturbable: Callable[[Callable[[], None]], dict[str, Callable[[], Any]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,7 @@ class Measured:
     syncs: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # variant -> results.syncs.Census (--syncs)
     warnings: tuple[str, ...] = ()  # what the harness saw go wrong while sampling (the NVML guard's throttled rounds)
     reference: Any = None  # results.reference.Reference: the machine's speed while the case sampled (None: not taken)
+    bound: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # variant -> results.bound.Bound (--bound)
 
 
 #: per-variant metrics are declared once with a K placeholder: epoch_s_k1, epoch_s_k2 -> epoch_s_kK

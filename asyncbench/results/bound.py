@@ -1,0 +1,171 @@
+"""What bounds a step, measured by perturbation (`run --bound`): the observations and what they say.
+
+A step that runs ahead has two sides that can set its pace: the host issuing work (Python, the framework's
+dispatch) and the device doing it (a GPU, or a CPU backend's engine threads). Accounting from one trace says how
+the time was spent; it does not say what would happen if one side got slower or faster. `--bound` measures that:
+in rounds of their own (measure.perturbation, never mixed into the timed samples), a calibrated delay is injected
+before each of the user's step calls, on one side at a time and at several levels, and the step's time is read at
+each level. A side's *slack* is how much it can grow before the step slows; past it the step slows by the *cost
+past* it per second of delay (≈ 1: that side alone sets the pace; < 1: partial overlap; > 1: the delay hurts
+something else too). The fit, T(d) = a + b·max(0, d − s), and its intervals are verdicts.bound's.
+
+Plain frozen dataclasses, no framework: a bound is read, compared and rendered without torch. Stored in a results
+file (schema 11) as a result's `bound`: {variant: bound_to_dict(bound)}, absent when `--bound` was not asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from asyncbench.results.word import Word
+
+
+class Side(Word):
+    """Where a delay is injected: before each step call on the host (a busy spin), or queued on the device."""
+
+    HOST = "host"
+    DEVICE = "device"
+
+
+SIDES = tuple(Side)
+
+
+class BoundKind(Word):
+    """What bounds a step, read from the sides' slack intervals (verdicts.bound)."""
+
+    HOST = "host"  # the host sets the pace: its slack is zero, the device's is not
+    DEVICE = "device"  # the device sets the pace: its slack is zero, the host's is not
+    BALANCED = "balanced"  # the two sides take about as long: neither has slack worth naming
+    INCONCLUSIVE = "inconclusive"  # the intervals do not decide between the readings above
+    #: a synchronous backend (NumPy, torch on a CPU): the host is the device, and there is nothing to tell apart
+    SYNCHRONOUS = "synchronous"
+
+
+@dataclass(frozen=True)
+class Perturbed:
+    """One sample of a perturbation round: the step run with a delay before each of its calls (or none)."""
+
+    #: the perturbation round it was taken in (counted from 0): the unit of pairing, so drift between rounds cancels
+    round: int
+    #: where the delay was injected; None for the round's unperturbed sample (level 0)
+    side: Side | None
+    #: the delay asked for before each step call (s)
+    level_s: float
+    #: the delay's measured length per step call (s): a host spin's real length, a device delay measured in place
+    #: that round. What the fit reads: preemption stretches a spin, and a queued op costs more beside the step
+    injected_s: float
+    #: the sample's time per step (s): its done time over the steps it ran
+    step_s: float
+
+
+@dataclass(frozen=True)
+class SideBound:
+    """One side's fit: how much it can grow before the step slows, and what each second past that costs."""
+
+    side: Side
+    #: the slack (s per step) with its interval (None: too few rounds for one)
+    slack_s: float
+    slack_ci_s: tuple[float, float] | None
+    #: the step's slowdown per second of delay past the slack (b), with its interval
+    cost_past: float
+    cost_past_ci: tuple[float, float] | None
+    #: the injected lengths the fit saw, per step (the levels' medians over rounds), smallest first
+    levels_s: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What bounds one variant of one case: the reading, each side's fit, the ceiling, and the raw observations."""
+
+    variant: str
+    bound: BoundKind
+    #: the unperturbed step's time per step over the perturbation rounds (median of their level-0 samples)
+    step_s: float
+    #: perturbation rounds taken
+    rounds: int
+    sides: tuple[SideBound, ...] = ()
+    #: the fastest the step could run if only host work were cut: step_s / (step_s − the device's slack), with its
+    #: interval; None where it cannot be said (a synchronous backend, no device side)
+    ceiling: float | None = None
+    ceiling_ci: tuple[float, float] | None = None
+    #: why the reading is partial or absent, in one line ("synchronous: the host is the device")
+    note: str | None = None
+    #: every perturbed sample, so any figure can be recomputed from the file
+    observations: tuple[Perturbed, ...] = ()
+
+    def side(self, side: Side | str) -> SideBound | None:
+        """The fit of one side (None: not measured)."""
+        return next((fit for fit in self.sides if fit.side == side), None)
+
+
+# Seconds are stored to the nanosecond, as raw samples are (results.nanoseconds.SAMPLE_DECIMALS).
+_DECIMALS = 9
+
+
+def _seconds(value: float) -> float:
+    return round(value, _DECIMALS)
+
+
+def _pair(pair: tuple[float, float] | None, digits: int | None = _DECIMALS) -> list[float] | None:
+    if pair is None:
+        return None
+    return [round(pair[0], digits), round(pair[1], digits)] if digits is not None else [pair[0], pair[1]]
+
+
+def bound_to_dict(bound: Bound) -> dict[str, Any]:
+    """A bound as a results file stores it (under its variant's name in the result's `bound`)."""
+    return {
+        "bound": str(bound.bound),
+        "step_s": _seconds(bound.step_s),
+        "rounds": bound.rounds,
+        "sides": {
+            str(fit.side): {
+                "slack_s": _seconds(fit.slack_s),
+                "slack_ci_s": _pair(fit.slack_ci_s),
+                "cost_past": fit.cost_past,
+                "cost_past_ci": _pair(fit.cost_past_ci, None),
+                "levels_s": [_seconds(level) for level in fit.levels_s],
+            }
+            for fit in bound.sides
+        },
+        "ceiling": bound.ceiling,
+        "ceiling_ci": _pair(bound.ceiling_ci, None),
+        "note": bound.note,
+        "observations": [
+            [o.round, None if o.side is None else str(o.side), _seconds(o.level_s), _seconds(o.injected_s), _seconds(o.step_s)]
+            for o in bound.observations
+        ],
+    }
+
+
+def _interval(raw: Any) -> tuple[float, float] | None:
+    return None if raw is None else (float(raw[0]), float(raw[1]))
+
+
+def bound_from_dict(variant: str, raw: Mapping[str, Any]) -> Bound:
+    """A bound read back from a results file (results.records checks the shapes before it calls this)."""
+    return Bound(
+        variant=variant,
+        bound=BoundKind(raw["bound"]),
+        step_s=float(raw["step_s"]),
+        rounds=int(raw["rounds"]),
+        sides=tuple(
+            SideBound(
+                side=Side(name),
+                slack_s=float(fit["slack_s"]),
+                slack_ci_s=_interval(fit.get("slack_ci_s")),
+                cost_past=float(fit["cost_past"]),
+                cost_past_ci=_interval(fit.get("cost_past_ci")),
+                levels_s=tuple(float(level) for level in fit.get("levels_s", ())),
+            )
+            for name, fit in raw.get("sides", {}).items()
+        ),
+        ceiling=None if raw.get("ceiling") is None else float(raw["ceiling"]),
+        ceiling_ci=_interval(raw.get("ceiling_ci")),
+        note=raw.get("note"),
+        observations=tuple(
+            Perturbed(int(r), None if side is None else Side(side), float(level), float(injected), float(step))
+            for r, side, level, injected, step in raw.get("observations", ())
+        ),
+    )
