@@ -12,9 +12,9 @@ while another could still decide, and reports the resolution it reached
 and the time it would need.
 
 A gate has a target and a cap (`--gate-time`, `--gate-time-max`). The
-looks are planned over the blocks the cap holds, so a case with a clear
+looks are scheduled over the blocks the cap holds, so a case with a clear
 verdict decides at the first look its blocks allow (10-14 blocks) and
-stops: planned over a 2-minute target alone, a gate of torch cases held
+stops: scheduled over a 2-minute target alone, a gate of torch cases held
 12-16 blocks, too few for a look before its last, and a clear +10% was
 decided only when the whole time had run out. Past the target, the
 undecided cases go on to the cap, but for one whose estimate sits on its
@@ -22,7 +22,7 @@ margin (more blocks would not decide it): on a noisy day the cap decides
 what the target left undecided, and on a quiet one a gate ends at its
 looks, often before the target. Which cases go on rests on the clock and,
 past the target, on where the estimate sits; the verdicts are still judged
-only at the planned looks and at the one look when a case stops, each
+only at the scheduled looks and at the one look when a case stops, each
 within its share of the error (results.blocks.BlockBudget).
 """
 
@@ -34,11 +34,11 @@ from typing import Callable
 
 from asyncbench.engine.paired import Pairing, shared_block
 from asyncbench.results import blocks, units
-from asyncbench.results.blocks import planned_blocks
+from asyncbench.results.blocks import scheduled_blocks
 from asyncbench.results.paired import PairedCase
 
 # When the time runs out with a case this many blocks (or fewer) short of its first look, those blocks are still
-# taken. The looks are planned at the first round's pace; a machine that slows after it (another tenant starting
+# taken. The looks are scheduled at the first round's pace; a machine that slows after it (another tenant starting
 # work) can leave a case one block short of the first look, which is the first count that can give an interval at
 # all: without that block the gate's two minutes decided nothing for it (measured on 2 cores beside a test run: a
 # gate of configs/ci-gate.yaml stopped at 11 blocks of a first look at 12, every verdict INCONCLUSIVE, each case
@@ -66,7 +66,7 @@ def gate(
     """Measure the cases block by block until each is decided or the gate's time is spent; their rows, in order.
 
     `budget_s` is the gate's target and `cap_s` (at least the target; None: the target) its cap: the looks are
-    planned over the blocks the cap holds. Every case gets its first block whatever the time (a row needs something
+    scheduled over the blocks the cap holds. Every case gets its first block whatever the time (a row needs something
     measured), one GRACE_BLOCKS short of its first look gets those blocks too (the look is the first that can give an
     interval), and one ROBUST_GRACE_BLOCKS short of an interval robust to a wild block gets those while the overrun
     stays small. Until the target, each round of blocks takes the undecided cases that can still decide in the time
@@ -76,7 +76,7 @@ def gate(
     cap_s = budget_s if cap_s is None else max(cap_s, budget_s)
     started = time.perf_counter()
     target, deadline = started + budget_s, started + cap_s
-    planned = False
+    scheduled = False
     while True:
         undecided = [p for p in pairings if p.open]
         now = time.perf_counter()
@@ -96,12 +96,12 @@ def gate(
             if on_case is not None:
                 on_case(pairings.index(group[0]), group[0])
             shared_block(group, deadline)
-        if not planned:  # every case has had its first block: plan the looks at that pace (results.blocks.BlockBudget)
-            max_blocks = planned_blocks(cap_s, time.perf_counter() - started)
+        if not scheduled:  # every case has had its first block: schedule the looks at that pace (results.blocks.BlockBudget)
+            max_blocks = scheduled_blocks(cap_s, time.perf_counter() - started)
             for pairing in pairings:
                 if pairing.done is None:
-                    pairing.plan(max_blocks)
-            planned = True
+                    pairing.schedule(max_blocks)
+            scheduled = True
     return [pairing.finish() for pairing in pairings]
 
 
@@ -147,24 +147,24 @@ def time_notes(pairings: list[Pairing], taken_s: float, target_s: float, cap_s: 
 def _waited_lines(pairings: list[Pairing], cap_s: float) -> list[str]:
     """A line per decided case whose looks had no room before the last (issue 53: a clear +9.6% ran its whole 2
     minutes): it was looked at only when the gate's time ran out, so it took all of it although it was decided. The
-    line names the cap whose blocks, at this gate's pace, would plan a look before the last."""
+    line names the cap whose blocks, at this gate's pace, would schedule a look before the last."""
     lines = []
     for pairing in pairings:
-        plan = pairing.budget()
-        if pairing.done is not None or not pairing.decided or plan.schedule() or plan.max_blocks >= blocks.MAX_BLOCKS:
+        budget = pairing.budget()
+        if pairing.done is not None or not pairing.decided or budget.schedule() or budget.max_blocks >= blocks.MAX_BLOCKS:
             continue
         roomy = next(
             (
                 n
-                for n in range(plan.max_blocks + 1, blocks.MAX_BLOCKS + 1)
-                if blocks.BlockBudget(plan.family_error, plan.verdicts, n).schedule()
+                for n in range(budget.max_blocks + 1, blocks.MAX_BLOCKS + 1)
+                if blocks.BlockBudget(budget.family_error, budget.verdicts, n).schedule()
             ),
             blocks.MAX_BLOCKS,
         )
         lines.append(
             f"{pairing.head_case.id}: decided, but only at its one look, when the time ran out: {units.seconds(cap_s)} "
-            f"was planned as {plan.max_blocks} blocks at its first block's pace, too few for an earlier look; a "
-            f"--gate-time-max of about {math.ceil(cap_s * roomy / plan.max_blocks)}s ({roomy} blocks) plans earlier "
+            f"was planned as {budget.max_blocks} blocks at its first block's pace, too few for an earlier look; a "
+            f"--gate-time-max of about {math.ceil(cap_s * roomy / budget.max_blocks)}s ({roomy} blocks) plans earlier "
             "looks, at which a verdict this clear stops sooner"
         )
     return lines

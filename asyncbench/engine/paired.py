@@ -84,9 +84,9 @@ class Pairing:
     judged: tuple[PairedRatio, ...] = ()
     done: PairedCase | None = None  # an error or a skip: nothing more to measure
     looked_at: int = 0  # the block count of the last look
-    #: the blocks its looks are planned over (results.blocks.BlockBudget), set once before its second block
+    #: the blocks its looks are scheduled over (results.blocks.BlockBudget), set once before its second block
     max_blocks: int = blocks.MAX_BLOCKS
-    planned: bool = False  # whether `max_blocks` was planned (`plan`), not the default
+    scheduled: bool = False  # whether `max_blocks` was scheduled (`schedule`), not the default
     stopped: bool = False  # its last look taken undecided at its last block (`finish`)
     #: `ab --syncs`: each side's census (taken once, in the first block), for the points new on head
     syncs: bool = False
@@ -108,13 +108,13 @@ class Pairing:
     def budget(self) -> blocks.BlockBudget:
         return blocks.BlockBudget(self.family_error, max(len(self.keys), 1), self.max_blocks)
 
-    def plan(self, max_blocks: int) -> None:
-        """Plan the looks over `max_blocks` blocks: once, before the second block (later, the plan could follow
-        what the blocks said)."""
+    def schedule(self, max_blocks: int) -> None:
+        """Schedule the looks over `max_blocks` blocks: once, before the second block (later, the schedule could
+        follow what the blocks said)."""
         if self.n_blocks > 1 or self.looked_at:
             raise RuntimeError(f"the looks are planned before the second block, not after {self.n_blocks}")
         self.max_blocks = max_blocks
-        self.planned = True
+        self.scheduled = True
 
     def seconds_needed(self) -> float:
         """About how much more time would decide every verdict, at the spread its blocks show (inf: cannot say)."""

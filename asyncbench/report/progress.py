@@ -62,15 +62,15 @@ class Block:
     """Where one `ab` case stands after a block of it ended (what its line says).
 
     `changes`: each verdict's paired change so far (head/base, > 1 slower), by name; `judged`: the look taken at
-    this block (empty: none here), whose interval and label the line gives; `planned`: the blocks the looks are
-    planned over (None: not planned yet, before every case's first block); `next_look`: the block of the next
-    planned look (None: none left, the case's last look is taken when it stops)."""
+    this block (empty: none here), whose interval and label the line gives; `scheduled`: the blocks the looks are
+    scheduled over (None: not scheduled yet, before every case's first block; the line says "planned"); `next_look`:
+    the block of the next scheduled look (None: none left, the case's last look is taken when it stops)."""
 
     case_id: str
     index: int
     total: int
     blocks: int
-    planned: int | None
+    scheduled: int | None
     changes: tuple[tuple[str, float], ...]
     judged: tuple[PairedRatio, ...]
     next_look: int | None
@@ -172,18 +172,18 @@ def _interval(ratio: PairedRatio) -> str:
 
 
 def _block_count(block: Block) -> str:
-    """'block 4 of 14 planned'; past the planned blocks (a gate's grace blocks) 'block 16, 14 planned'."""
-    if block.planned is None:
+    """'block 4 of 14 planned'; past the scheduled blocks (a gate's grace blocks) 'block 16, 14 planned'."""
+    if block.scheduled is None:
         return f"block {block.blocks}"
     return (
-        f"block {block.blocks} of {block.planned} planned"
-        if block.blocks <= block.planned
-        else f"block {block.blocks}, {block.planned} planned"
+        f"block {block.blocks} of {block.scheduled} planned"
+        if block.blocks <= block.scheduled
+        else f"block {block.blocks}, {block.scheduled} planned"
     )
 
 
 def block_line(block: Block, verbose: bool = False) -> str:
-    """An `ab` case's line after one of its blocks: its position, the block (of the blocks the looks are planned
+    """An `ab` case's line after one of its blocks: its position, the block (of the blocks the looks are scheduled
     over), the paired change so far, or at a look each verdict's interval and label, and whether it stops there."""
     parts = [_head(block.index, block.total, block.case_id)]
     if block.status != OK.value:
@@ -203,7 +203,7 @@ def block_line(block: Block, verbose: bool = False) -> str:
             parts.append("decided: stops")
         elif block.next_look is not None:
             parts.append(f"next look at block {block.next_look}")
-        elif block.planned is not None:
+        elif block.scheduled is not None:
             parts.append("look when it stops")
     parts.append(units.seconds(block.elapsed_s))
     return GAP.join(parts)

@@ -19,12 +19,12 @@ signed-rank one takes all of it (under min_blocks blocks there is no interval); 
 error (WILD_SHARE) buys a sign interval that passes over several wild blocks.
 
 A gate whose time holds too few blocks for a look before its last (the first look would come past
-EARLY_LOOK_SHARE of the plan) looks once, when its time runs out, with the whole error: so late an early look
+EARLY_LOOK_SHARE of the schedule) looks once, when its time runs out, with the whole error: so late an early look
 would cost most of the error, and every verdict's robustness with it.
 
 The question is one-sided (verdicts.margin.label_of: is head slower than base by more than the margin?), so each
 tail of the interval carries the error of one wrong verdict. The gate's family-wise rate is split evenly over its
-cases, each case's verdicts and the looks of the fixed block schedule, planned over the blocks the gate's time
+cases, each case's verdicts and the looks of the fixed block schedule, over the blocks the gate's time
 holds (BlockBudget), so stopping early at a look cannot inflate it; the interval shown is two-sided at
 1 − 2·(that share).
 
@@ -49,10 +49,10 @@ FIRST_LOOK_BLOCKS = 10
 # Each look has half again as many blocks as the one before: the number of looks, and with it the share of the
 # budget each one gets, grows only with the logarithm of the blocks.
 LOOK_GROWTH = 1.5
-# A look before the last is planned only when it can come this far into the plan, or sooner: one later saves less
+# A look before the last is scheduled only when it can come this far into the schedule, or sooner: one later saves less
 # than half the gate's blocks when it decides, and costs the last look two thirds of its error (a third to itself,
 # a third to the spare look when the time runs out), which at 15-16 blocks is the error that buys an interval robust
-# to one wild block (results.blocks._log_interval). A 2-minute gate of five torch cases plans 12-16 blocks: one look.
+# to one wild block (results.blocks._log_interval). A 2-minute gate of five torch cases schedules 12-16 blocks: one look.
 EARLY_LOOK_SHARE = 0.5
 # The most blocks a case is looked at over. 100 blocks of 0.5 s is a fast case's whole 2-minute gate; slower
 # cases reach fewer, and the looks they never reach still hold their share of the budget (the cost of a fixed schedule).
@@ -72,8 +72,8 @@ def looks(first: int = FIRST_LOOK_BLOCKS, max_blocks: int = MAX_BLOCKS) -> tuple
     return tuple(at)
 
 
-def planned_blocks(gate_s: float, first_round_s: float) -> int:
-    """The blocks a case's looks are planned over: as many as the gate's time holds at its first round's pace (a
+def scheduled_blocks(gate_s: float, first_round_s: float) -> int:
+    """The blocks a case's looks are scheduled over: as many as the gate's time holds at its first round's pace (a
     block of every case, the slowest: it also verifies results and warms the imports), at most MAX_BLOCKS."""
     if first_round_s <= 0:
         return MAX_BLOCKS
@@ -83,20 +83,20 @@ def planned_blocks(gate_s: float, first_round_s: float) -> int:
 @functools.lru_cache(maxsize=256)
 def _split(family_error: float, verdicts: int, max_blocks: int) -> tuple[int, tuple[int, ...]]:
     """(the looks the rate is split over, the block counts looked at while blocks go on): one look and none while
-    they go on when the plan has no room for a look before its last (the look is taken when the time runs out), else
+    they go on when the schedule has no room for a look before its last (the look is taken when the time runs out), else
     the fewest looks L such that the schedule
     from the first block count giving an interval at family_error / verdicts / (L + 1) holds at most L looks
-    (the + 1: a last look when the time runs out between two). More looks planned mean a smaller error each, so
+    (the + 1: a last look when the time runs out between two). More looks scheduled mean a smaller error each, so
     a later first interval and fewer looks after it: the first L that fits is found by counting up."""
     whole = family_error / max(verdicts, 1)
     if max(FIRST_LOOK_BLOCKS, min_blocks(whole)) > EARLY_LOOK_SHARE * max_blocks:  # no room for a look before the last
         return 1, ()
-    for planned in range(1, 64):
-        tail = whole / (planned + 1)
+    for counted in range(1, 64):
+        tail = whole / (counted + 1)
         first = max(FIRST_LOOK_BLOCKS, min_blocks(tail))
         schedule = looks(first, max(max_blocks, first))
-        if len(schedule) <= planned:
-            return planned + 1, schedule
+        if len(schedule) <= counted:
+            return counted + 1, schedule
     raise AssertionError("a schedule of looks grows with the logarithm of the blocks: 64 looks are never needed")
 
 
@@ -104,12 +104,12 @@ def _split(family_error: float, verdicts: int, max_blocks: int) -> tuple[int, tu
 class BlockBudget:
     """One case's share of a gate's family-wise false-alarm rate, over its verdicts and its looks.
 
-    The looks are planned once, before the second block (engine.gate_time), from how many blocks the gate's time
+    The looks are scheduled once, before the second block (engine.gate_time), from how many blocks the gate's time
     holds at the first round's pace (`max_blocks`): a 2-minute gate of five torch cases reaches 14-16 blocks, and
     an error split over the looks of 100 blocks it never reaches put its first interval at 14 blocks where 12
-    suffice. The plan rests on durations, never on the blocks' ratios: a block samples for a set time, and under
+    suffice. The schedule rests on durations, never on the blocks' ratios: a block samples for a set time, and under
     identical sides a slow base process and a slow head one take as long and point opposite ways, so the signed
-    ranks stay exact whatever the plan. Blocks past the plan are kept for the last look when time runs out."""
+    ranks stay exact whatever the schedule. Blocks past the schedule are kept for the last look when time runs out."""
 
     family_error: float  # the case's share of the gate's rate
     verdicts: int
@@ -126,11 +126,11 @@ class BlockBudget:
 
     def schedule(self) -> tuple[int, ...]:
         """This case's looks while its blocks go on: from the first block count that can give an interval at its
-        error (a look before that could decide nothing) to the planned blocks; none for a one-look plan."""
+        error (a look before that could decide nothing) to the scheduled blocks; none for a one-look schedule."""
         return _split(self.family_error, self.verdicts, self.max_blocks)[1]
 
     def first_look(self) -> int:
-        """The fewest blocks a look can decide from: the schedule's first, or for a one-look plan the count that
+        """The fewest blocks a look can decide from: the schedule's first, or for a one-look schedule the count that
         gives an interval at all."""
         schedule = self.schedule()
         return schedule[0] if schedule else min_blocks(self.tail_error())

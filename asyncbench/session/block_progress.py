@@ -35,20 +35,20 @@ def _tell_block(display: ProgressDisplay, index: int, total: int, scrub: Scrub, 
 
 def block_of(pairing: Pairing, index: int, total: int, scrub: Scrub = _as_it_is) -> Block:
     """Where a case stands after its latest block: each verdict's paired change so far (the look's interval and label
-    where one was taken at this block), the planned blocks and the next look, whether it is decided (an error's
+    where one was taken at this block), the scheduled blocks and the next look, whether it is decided (an error's
     reason through `scrub`)."""
     from asyncbench.report.progress import Block
 
     count = pairing.n_blocks
     measured = [(name, values) for (_, name), values in pairing.values.items() if values]
-    schedule = pairing.budget().schedule() if pairing.planned else ()
+    schedule = pairing.budget().schedule() if pairing.scheduled else ()
     ended = pairing.done
     return Block(
         case_id=pairing.head_case.id,
         index=index,
         total=total,
         blocks=count,
-        planned=pairing.max_blocks if pairing.planned else None,
+        scheduled=pairing.max_blocks if pairing.scheduled else None,
         changes=tuple((name, blocks.estimate(values)) for name, values in measured),
         judged=pairing.judged if count and (pairing.looked_at == count or pairing.stopped) else (),
         next_look=next((look for look in schedule if look > count), None),

@@ -324,7 +324,7 @@ def test_looks_planned_over_the_blocks_a_short_gate_holds_stay_valid(heavy):
         rng = random.Random(seed)
         sides = (BiasedSide("base", rng, 0.01, 0.005, heavy=heavy), BiasedSide("head", rng, 0.01, 0.005, heavy=heavy))
         pairing = paired.Pairing(fake_case(), fake_case(), sides, FakeWork(), 0.01, 0.01)  # type: ignore[arg-type]
-        pairing.plan(16)
+        pairing.schedule(16)
         until_time_runs_out(pairing)
         (ratio,) = pairing.finish().ratios
         assert ratio.label not in (Label.FASTER, Label.SLOWER)
@@ -338,7 +338,7 @@ def test_looks_planned_over_the_blocks_a_short_gate_holds_stay_valid(heavy):
         rng = random.Random(seed)
         sides = (BiasedSide("base", rng, 0.003, 0.005), BiasedSide("head", rng, 0.003, 0.005, 0.02))
         pairing = paired.Pairing(fake_case(), fake_case(), sides, FakeWork(), 0.01, 0.01)  # type: ignore[arg-type]
-        pairing.plan(16)
+        pairing.schedule(16)
         until_time_runs_out(pairing)
         caught += pairing.finish().ratios[0].label == Label.SLOWER
     assert caught >= 38
@@ -361,7 +361,7 @@ def test_the_gate_plans_each_case_s_looks_from_its_first_round_and_only_then():
     gate_time.gate([pairing], 0.4)
     assert blocks.FIRST_LOOK_BLOCKS // 2 < pairing.max_blocks < blocks.MAX_BLOCKS // 2
     with pytest.raises(RuntimeError, match="before the second block"):
-        pairing.plan(50)
+        pairing.schedule(50)
 
 
 class _ClockedSide(BiasedSide):
@@ -386,7 +386,7 @@ def test_a_case_one_block_short_of_its_first_look_when_time_runs_out_gets_that_b
     monkeypatch.setattr(gate_time, "GRACE_BLOCKS", grace)
     # a first block of 10 samples takes 1 s (the plan expects 100 blocks and looks on the way) or 6 s (16: one look)
     budget_s = 100.0
-    budget = blocks.BlockBudget(0.01, 1, blocks.planned_blocks(budget_s, 10 * first_s))
+    budget = blocks.BlockBudget(0.01, 1, blocks.scheduled_blocks(budget_s, 10 * first_s))
     assert bool(budget.schedule()) == (first_s < 0.5)
     first_look = budget.first_look()
     later_s = (budget_s - 10 * first_s) / ((first_look - 2.5) * 10)  # the time ends inside block first_look - 1
@@ -420,7 +420,7 @@ def test_a_case_a_few_blocks_short_of_a_robust_interval_when_time_runs_out_gets_
     monkeypatch.setattr(gate_time, "ROBUST_GRACE_SHARE", share)
     # one verdict at 0.05%: an interval from 11 blocks, one that passes over a wild block from 15
     budget_s, first_s, error = 100.0, 0.5, 0.0005
-    budget = blocks.BlockBudget(error, 1, blocks.planned_blocks(budget_s, 10 * first_s))
+    budget = blocks.BlockBudget(error, 1, blocks.scheduled_blocks(budget_s, 10 * first_s))
     assert not budget.schedule()  # a one-look plan (20 blocks)
     robust = budget.robust_look()
     assert budget.first_look() < robust - 3

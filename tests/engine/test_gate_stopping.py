@@ -65,7 +65,7 @@ def _pairing(seed: int, clock: Clock, change: float, bias_sd: float, margin: flo
 def test_a_clear_slowdown_stops_at_its_first_look_well_before_the_gate_time(clock):
     """The issue's +9.6% decided ±2% and still ran its whole 2 minutes (125 s): 2 minutes held 13 blocks of ~9 s,
     too few for a look before the last, so the only look came when the time ran out."""
-    assert not blocks.BlockBudget(0.01, 1, blocks.planned_blocks(TARGET_S, 9.2)).schedule()  # the gate without a cap
+    assert not blocks.BlockBudget(0.01, 1, blocks.scheduled_blocks(TARGET_S, 9.2)).schedule()  # the gate without a cap
     pairing = _pairing(1, clock, 0.10, 0.01)
     (row,) = gate_time.gate([pairing], TARGET_S, cap_s=CAP_S)
     assert row.ratios[0].label == Label.SLOWER

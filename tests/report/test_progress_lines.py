@@ -135,7 +135,7 @@ def test_a_long_reason_is_cut_on_the_line_the_report_has_it_whole():
 def test_an_ab_block_between_looks_says_the_change_so_far_and_where_the_next_look_is():
     block = Block("m[numpy,cpu]", 1, 5, 4, 14, (("step", 1.021),), (), 10, False, 8.2)
     assert progress.block_line(block) == "[2/5] m[numpy,cpu]  block 4 of 14 planned  change: step +2.1%  next look at block 10  8.2 s"
-    first = dataclasses.replace(block, blocks=1, planned=None, next_look=None)
+    first = dataclasses.replace(block, blocks=1, scheduled=None, next_look=None)
     assert progress.block_line(first) == "[2/5] m[numpy,cpu]  block 1  change: step +2.1%  8.2 s"
 
 
