@@ -47,6 +47,8 @@ ONE_PROCESS = frozenset({EXCLUSIVE_PROCESS})
 
 @dataclass(frozen=True)
 class CudaDevice:
+    """One CUDA device as torch lists it: its name, its total memory and its compute capability ('9.0')."""
+
     name: str
     memory_bytes: int
     capability: str

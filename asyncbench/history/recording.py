@@ -14,7 +14,7 @@ from __future__ import annotations
 import collections
 import datetime
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
 from asyncbench.history import changes, clock, discount, keys, machine, reading, recorded, tables
@@ -283,16 +283,11 @@ def _kinds(table_of: Table, connection: Any, series_ids: Sequence[int]) -> dict[
 
 
 def _change_row(change: ChangePoint) -> dict[str, Any]:
-    return {
-        "run_id": change.run,
-        "at": change.at,
-        "before": change.before,
-        "after": change.after,
-        "ratio": change.ratio,
-        "ratio_low": change.ratio_low,
-        "ratio_high": change.ratio_high,
-        "p_value": change.p_value,
-    }
+    """A change point as the store's changes table holds it: its fields, by name, `run` as the runs row it points at
+    (`run_id`); history.reading makes the ChangePoint back from the row."""
+    row = asdict(change)
+    row["run_id"] = row.pop("run")
+    return row
 
 
 def _check_points(recording: Recording) -> None:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterator, Mapping, Sequence
 
 from asyncbench.backends.base import Backend, SyncHook
-from asyncbench.measure.extra_rounds import Schedule
+from asyncbench.measure.extra_rounds import Preludes, Schedule, Variants
 from asyncbench.measure.frames import CAN_WATCH, Frames, SleepWatch, Where
 from asyncbench.results import stats
 from asyncbench.results.syncs import Census, SyncKind, SyncPoint
@@ -234,11 +234,7 @@ class Taker:
         self.missing: tuple[SyncHook, ...] = ()
 
     def round(
-        self,
-        variants: Mapping[str, Callable[[], Any]],
-        sync: Callable[[], None],
-        order: Sequence[str] | None = None,
-        preludes: Mapping[str, Callable[[], None]] | None = None,
+        self, variants: Variants, sync: Callable[[], None], order: Sequence[str] | None = None, preludes: Preludes | None = None
     ) -> None:
         """One census round: each variant (in `order`) run with the hooks in place, recorded from its call to its
         return, then the case's `sync`, unrecorded; and with the frame fallback, run once more under it, of which

@@ -15,6 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
+#: a case's variants as a round runs them, by name (workloads.base.Prepared.variants); the kinds of extra round share it
+Variants = Mapping[str, Callable[[], Any]]
+#: per variant, the untimed work issued before each of its runs (workloads.base.Prepared.preludes)
+Preludes = Mapping[str, Callable[[], None]]
+
 
 @dataclass(frozen=True)
 class Schedule:
@@ -49,11 +54,7 @@ class ExtraKind(Protocol):
         ...
 
     def round(
-        self,
-        variants: Mapping[str, Callable[[], Any]],
-        sync: Callable[[], None],
-        order: Sequence[str] | None = None,
-        preludes: Mapping[str, Callable[[], None]] | None = None,
+        self, variants: Variants, sync: Callable[[], None], order: Sequence[str] | None = None, preludes: Preludes | None = None
     ) -> None:
         """One extra round: each variant (in `order`) once, with its prelude, then the case's `sync`."""
         ...
