@@ -56,14 +56,19 @@ def of_ab(data: ABFile) -> RunKey:
     return RunKey(_hash(_ab_content(data)), (hashlib.sha256(identity.encode()).hexdigest(),))
 
 
+#: an `ab` case's fields the key of an id-less file was first hashed without (ABCase grew them since)
+_NOT_HASHED = frozenset({"params", "experiment"})
+
+
 def _ab_content(data: ABFile) -> dict[str, Any]:
     """An id-less `ab` file's content as read, in the shape its key was first hashed in: every field but where it
-    lies (`source`), each ratio with its verdict, each case without params (files without an id state none). The
-    reader's types may grow; the keys of files already recorded must not change, or they would be recorded twice."""
+    lies (`source`), each ratio with its verdict, each case without params (files without an id state none) and
+    without its experiment (read from its id since ABCase shares the case identity: no new fact). The reader's types
+    may grow; the keys of files already recorded must not change, or they would be recorded twice."""
     content = {name: value for name, value in dataclasses.asdict(data).items() if name != "source"}
     content["cases"] = [
         {
-            **{name: value for name, value in case.items() if name != "params"},
+            **{name: value for name, value in case.items() if name not in _NOT_HASHED},
             "ratios": [{**ratio, "label": str(ratio["label"]), "verdict": str(Label(ratio["label"]).verdict)} for ratio in case["ratios"]],
         }
         for case in content["cases"]

@@ -54,7 +54,7 @@ class Recorded:
 @dataclass(frozen=True)
 class CaseEntry:
     """One case as the store records it, from a results file or from an `ab` file: the case as its file holds it
-    (which case, read alike from both: its id, workload, backend, device and params; how it ended), and what each
+    (which case, the results.model.CaseIdentity both share; how it ended), and what each
     records of its own (checks, traces, quantities)."""
 
     case: Result | ABCase

@@ -6,8 +6,9 @@ off, raised before anything is stored). The store keys and compares what
 it records by values the file states only in passing, so they are derived
 here, once, from the checked report: the head side's commit (its revision
 "a1b2c3d (origin/main)", else its facts' git_sha), the base side's, the
-head's facts as the machine the run is recorded on, each case's workload,
-backend and device (read from its id in files before schema 4) and its
+head's facts as the machine the run is recorded on, each case's experiment
+(the name its id begins with), workload, backend and device (read from its id
+in files before schema 4) and its
 ratios with a ratio that was not finite as None. Kept apart from ABReport
 because these are the store's questions of a run, not what the file says:
 `show` renders the revision and the figures as written.
@@ -16,7 +17,7 @@ because these are the store's questions of a run, not what the file says:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -24,8 +25,9 @@ from asyncbench.results import fields
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.fields import At
 from asyncbench.results.labels import Label
-from asyncbench.results.model import Verdict
+from asyncbench.results.model import CaseIdentity, Verdict
 from asyncbench.results.paired import PairedCase, PairedRatio, revision_sha
+from asyncbench.results.plan import case_parts
 
 
 @dataclass(frozen=True)
@@ -49,24 +51,25 @@ class Ratio:
 
 
 @dataclass(frozen=True)
-class ABCase:
-    """A case of the comparison: its id (`name[backend,device,...]`), what it ran, how it ended, its ratios."""
+class ABCase(CaseIdentity):
+    """A case of the comparison: which case (the identity a results file's Result has: `experiment` is the name its
+    id (`name[backend,device,...]`) begins with, which Experiment.case_id put there; params empty in files before
+    schema 4, which do not state them), how it ended, its ratios.
 
-    id: str
-    workload: str
-    backend: str
-    device: str
+    A read model: nothing writes it, so its fields' order is free. The file's own case (results.paired.PairedCase)
+    does not share the identity: its file is asdict of its fields in their order, the identity's would come first,
+    and it states neither `experiment` nor, in a row made from its id alone or a file before schema 4, the rest."""
+
     status: str
     reason: str | None
     ratios: tuple[Ratio, ...]
-    #: the case's params (empty in files before schema 4, which do not state them)
-    params: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, case: PairedCase) -> ABCase:
         workload, backend, device = case.ran()
         ratios = tuple(Ratio.of(ratio) for ratio in case.ratios)
-        return cls(case.id, workload, backend, device, case.status, case.reason, ratios, dict(case.params or {}))
+        experiment = case_parts(case.id)[0]
+        return cls(case.id, experiment, workload, backend, device, dict(case.params or {}), case.status, case.reason, ratios)
 
 
 @dataclass(frozen=True)

@@ -100,8 +100,8 @@ class Expectation:
 @dataclass(frozen=True)
 class CaseIdentity:
     """Which case: its id, its experiment, the workload it runs on which backend and device, with which params.
-    Declared once here: a case to measure (Case), its outcome (Result) and a case as planned (PlannedCase) each
-    begin with these fields, in this order."""
+    Declared once here: a case to measure (Case), its outcome (Result), a case as planned (PlannedCase) and an `ab`
+    file's case as the store reads it (results.ab_file.ABCase) each begin with these fields, in this order."""
 
     id: str
     experiment: str

@@ -200,7 +200,12 @@ def _point(raw: Any, at: At) -> SyncPoint:
 
 @dataclass(frozen=True)
 class PairedCase:
-    """A case measured on both sides (status ok), or why it was not (error, skipped, or on one side only)."""
+    """A case measured on both sides (status ok), or why it was not (error, skipped, or on one side only).
+
+    Not a results.model.CaseIdentity, though it names a case too: the file is `asdict` of these fields in this order
+    (ABReport.to_dict), where the identity's fields would come first; the file states no `experiment`; and its
+    workload, backend, device and params are None in a row made from the id alone (a case on one side only) and in
+    files before schema 4. Its read model, results.ab_file.ABCase, is one (`ran` and the id supply the rest)."""
 
     id: str
     status: str  # ok, error, skipped, one-sided
