@@ -1,6 +1,6 @@
-"""Every file of tests/corpus and every bad command line below, through the CLI: exit 2, one clear line, no traceback.
+"""Every file of tests/spec/corpus and every bad command line below, through the CLI: exit 2, one clear line, no traceback.
 
-tests/corpus/expected.json maps each file to a fragment its message must contain, or, for a
+tests/spec/corpus/expected.json maps each file to a fragment its message must contain, or, for a
 config with several mistakes, to a list of fragments: every mistake is said at once, one line
 each, in file order. Configs are run (`run FILE`) and validated, results files shown and compared.
 """
@@ -14,7 +14,8 @@ import pytest
 
 from tests.support.cli import invoke
 
-CORPUS = Path(__file__).parent / "corpus"
+#: the files, beside the spec's own tests (tests/spec), whose readers they test
+CORPUS = Path(__file__).parents[1] / "spec" / "corpus"
 EXPECTED: dict[str, str | list[str]] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
 
 
