@@ -135,3 +135,20 @@ def test_a_result_without_a_bound_shows_none_and_its_legend_is_as_before():
     assert built.experiments[0].cases[0].bound is None
     assert built.spread_note == SPREAD_NOTE
     assert "what bounds the step" not in markdown.markdown(built)
+
+
+def test_show_prints_a_files_bound_and_its_json_is_the_results_file(tmp_path):
+    from click.testing import CliRunner
+
+    from asyncbench import cli
+    from asyncbench.results import schema
+
+    path = tmp_path / "r.json"
+    schema.save(report_of([result_with(device_bound(), synchronous("numpy_step"))]), path)
+    shown = CliRunner().invoke(cli.main, ["show", str(path)], catch_exceptions=False)
+    assert shown.exit_code == 0
+    assert "what bounds the step (torch cpu)" in shown.output
+    assert "numpy_step: synchronous: the host is the device" in shown.output
+    as_json = CliRunner().invoke(cli.main, ["show", str(path), "--format", "json"], catch_exceptions=False)
+    assert as_json.exit_code == 0
+    assert '"bound":{"matmul":{"bound":"device"' in as_json.output.replace(" ", "")
