@@ -121,7 +121,7 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
         numpy.add.at(counts, (numpy.arange(RESAMPLES)[:, None], draws), 1.0)
         weights = numpy.vstack([weights, counts])  # row 0: every round once (the estimate); then the resamples
     steps = _steps(base.observations, index, weights) / scale
-    tail = expanded_tail(confidence, len(rounds))
+    tail = expanded_tail(confidence, len(rounds)) if with_interval else 0.0
 
     def interval(values: numpy.ndarray) -> tuple[float, float] | None:
         if not with_interval:

@@ -126,6 +126,10 @@ def test_too_few_rounds_give_no_interval_and_no_reading():
     assert fitted.ceiling_ci is None
     assert device.slack_s == pytest.approx(slack[Side.DEVICE], abs=0.05 * STEP_S)  # the estimate is still made
     assert _fit(planted(1.0, 0.6, rounds=bound.MIN_ROUNDS)[0]).bound == BoundKind.HOST
+    for few in (1, 2):
+        single = _fit(planted(1.0, 0.6, rounds=few)[0])
+        assert single.bound == BoundKind.INCONCLUSIVE
+        assert single.rounds == few
 
 
 def test_the_ceiling_of_cutting_host_work_is_the_step_over_the_step_less_the_devices_slack():
