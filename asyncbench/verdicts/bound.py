@@ -11,7 +11,7 @@ confidence asked for, with a fixed seed so that a file's figures recompute the s
 
 The arithmetic is done once per round: for each round and each grid point the within-round sums Σ(x−x̄)²,
 Σ(x−x̄)(y−ȳ), Σ(y−ȳ)² are additive over rounds, so a resample (a count per round) is one matrix product, and every
-resample's whole profile is found at once (fit of 30 rounds × 11 samples: ~15 ms on a busy 2-core machine).
+resample's whole profile is found at once (fit of 30 rounds × 11 samples: 40–50 ms on a busy 2-core machine).
 
 The reading, from the paired difference (s_device − s_host) / step on each resample (H − D over the step in the
 model of an overlapped step, where at least one slack is 0): HOST where its interval lies wholly above
