@@ -2,8 +2,8 @@
 
 A headline first (with why the run exits as it does), the environment,
 then per experiment its table and a bullet per case (metrics, reading,
-clock bars in a text block, notes, traces, warnings, checks, and where its step
-waited: a table, `--syncs`), and the
+clock bars in a text block, notes, traces, warnings, checks, where its step
+waited: a table, `--syncs`, and what bounds it: a table, `--bound`), and the
 comparison with a baseline. Every word comes from `view`.
 """
 
@@ -13,6 +13,7 @@ import functools
 from typing import Callable
 
 from asyncbench.report import escaping
+from asyncbench.report.bound import BoundView
 from asyncbench.report.compared import ComparisonView
 from asyncbench.report.syncs import CensusView
 from asyncbench.report.view import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED, CaseView, ReportView
@@ -75,6 +76,8 @@ def markdown(view: ReportView, path: str = "-") -> str:
             ]
             if case.syncs is not None:
                 lines += census_lines(case.syncs)
+            if case.bound is not None:
+                lines += bound_lines(case.bound)
         if experiment.left_out:
             lines.append(f"- _{md(experiment.left_out)}_")
         lines.append("")
@@ -107,6 +110,25 @@ def census_lines(census: CensusView) -> list[str]:
         "",
         *(f"  - {line(text)}" for text in census.summary),
         *(f"  - ⚠️ {md(note)}" for note in census.notes),
+    ]
+
+
+def bound_lines(bound: BoundView) -> list[str]:
+    """What bounds a case's step: a bullet for a case whose variants are all synchronous; else its table and a bullet
+    per line of reading."""
+    md, line = escaping.markdown, functools.partial(escaping.markdown, starts_line=True)
+    if not bound.rows:
+        return [f"  - {md(bound.title)}: {md('; '.join(bound.summary))}", *(f"  - ⚠️ {md(note)}" for note in bound.notes)]
+    return [
+        "",
+        f"  **{md(bound.title)}**",
+        "",
+        "  | " + " | ".join(md(header) for header in bound.headers) + " |",
+        "  |" + "".join("--:|" if figures else "---|" for figures in bound.figures),
+        *("  | " + " | ".join(md(cell) for cell in row) + " |" for row in bound.rows),
+        "",
+        *(f"  - {line(text)}" for text in bound.summary),
+        *(f"  - ⚠️ {md(note)}" for note in bound.notes),
     ]
 
 

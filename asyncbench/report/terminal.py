@@ -23,6 +23,7 @@ from rich.text import Text
 
 from asyncbench.errors import EXIT_OK
 from asyncbench.report import escaping
+from asyncbench.report.bound import BoundView
 from asyncbench.report.compared import ComparisonView
 from asyncbench.report.syncs import CensusView
 from asyncbench.report.view import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED, CaseView, ExperimentView, OutcomeView, ReportView
@@ -158,7 +159,7 @@ def print_experiment_table(console: Console, experiment: ExperimentView, plain: 
 
 def print_case(console: Console, case: CaseView, plain: bool = False) -> None:
     """The lines under a table for one case: metrics, reading, bars, notes, checks (or why it did not run), then
-    where its step waited (`--syncs`)."""
+    where its step waited (`--syncs`) and what bounds it (`--bound`)."""
     if case.status != Status.OK:
         say(console, f"  [bold]{escaping.rich(case.who)}[/]: [{STATUS_STYLE[case.status]}]{case.status}[/]: {escaping.rich(case.reason)}")
     if case.metrics:
@@ -183,6 +184,8 @@ def print_case(console: Console, case: CaseView, plain: bool = False) -> None:
         say(console, f"    {check_text(check)}")
     if case.syncs is not None:
         print_census(console, case.syncs, plain)
+    if case.bound is not None:
+        print_bound(console, case.bound, plain)
 
 
 #: the narrowest the census's call column gets: "jax.Array.item" whole, a longer call folded over lines
@@ -219,6 +222,35 @@ def print_census(console: Console, census: CensusView, plain: bool = False) -> N
         for line in census.summary:
             say(console, f"    {escaping.rich(line)}")
     for note in census.notes:
+        say(console, f"    [yellow]{escaping.rich(note)}[/]")
+
+
+def bound_table(bound: BoundView) -> Table:
+    table = Table(title=escaping.rich(bound.title), title_justify="left", pad_edge=False)  # two columns more room
+    for index, (header, figures, no_wrap) in enumerate(zip(bound.headers, bound.figures, bound.no_wrap, strict=True)):
+        # the figures wrap at their spaces, never inside a word ('420 µs' above '[400–440]'): the table fits an
+        # 80-column terminal and cuts no figure short
+        words = max((len(word) for cell in (header, *(row[index] for row in bound.rows)) for word in cell.split()), default=1)
+        table.add_column(header, justify="right" if figures else "left", no_wrap=no_wrap, min_width=None if no_wrap else words)
+    for row in bound.rows:
+        table.add_row(*(escaping.rich(cell) for cell in row))
+    return table
+
+
+def print_bound(console: Console, bound: BoundView, plain: bool = False) -> None:
+    """What bounds a case's step: its table and the reading of each variant in words, or the one line of a case whose
+    variants are all synchronous."""
+    if not bound.rows:
+        say(console, f"    [bold]{escaping.rich(bound.title)}[/]: {escaping.rich('; '.join(bound.summary))}")
+    else:
+        if plain:
+            table = plain_table(bound.title, bound.headers, bound.rows, bound.figures)
+            console.print(Padding(table, CASE_INDENT, expand=False), soft_wrap=True)
+        else:
+            console.print(Padding(bound_table(bound), CASE_INDENT, expand=False))  # under its case's lines, indented as they are
+        for line in bound.summary:
+            say(console, f"    {escaping.rich(line)}")
+    for note in bound.notes:
         say(console, f"    [yellow]{escaping.rich(note)}[/]")
 
 

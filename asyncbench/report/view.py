@@ -25,6 +25,7 @@ from itertools import groupby
 from typing import Callable, Iterable, Sequence
 
 from asyncbench.report import bars
+from asyncbench.report.bound import BOUND_NOTE, BoundView, bound_view
 from asyncbench.report.cells import (
     MIN_SAMPLES,
     NO_VALUE,
@@ -100,6 +101,7 @@ class CaseView:
     warnings: tuple[str, ...]
     checks: tuple[Check, ...]
     syncs: CensusView | None = None  # where the step waited (`run --syncs`; None: no census taken)
+    bound: BoundView | None = None  # what bounds the step (`run --bound`; None: not measured)
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,7 @@ def _case(result: Result, swept: Sequence[str]) -> CaseView:
         warnings=tuple(result.warnings),
         checks=tuple(result.checks),
         syncs=census_view(case_label(result, swept), result.syncs, list(result.variants)),
+        bound=bound_view(case_label(result, swept), result.bound, list(result.variants), result.syncs),
     )
 
 
@@ -358,11 +361,13 @@ def build(report: Report, result: compare.Comparison | None = None, verdict: out
 
 def legend(results: Sequence[Result]) -> str:
     """The key to the tables (SPREAD_NOTE) where a case has a figure, and what a census's time blocked is and is not
-    (syncs.BLOCKED_NOTE) where a case's census has a row ('' for a report with nothing measured)."""
+    (syncs.BLOCKED_NOTE) where a case's census has a row, and what a bound's slack and cost past are (bound.BOUND_NOTE)
+    where a case has one measured ('' for a report with nothing measured)."""
     if not any(r.status == Status.OK for r in results):
         return ""
     waited = any(census.points for r in results for census in r.syncs.values())
-    return f"{SPREAD_NOTE}; {BLOCKED_NOTE}" if waited else SPREAD_NOTE
+    bounded = any(bound.sides for r in results for bound in r.bound.values())
+    return "; ".join([SPREAD_NOTE, *([BLOCKED_NOTE] if waited else []), *([BOUND_NOTE] if bounded else [])])
 
 
 def outcome_view(verdict: outcome.Outcome) -> OutcomeView:

@@ -10,7 +10,8 @@ past* it per second of delay (≈ 1: that side alone sets the pace; < 1: partial
 something else too). The fit, T(d) = a + b·max(0, d − s), and its intervals are verdicts.bound's.
 
 Plain frozen dataclasses, no framework: a bound is read, compared and rendered without torch. Stored in a results
-file (schema 11) as a result's `bound`: {variant: bound_to_dict(bound)}, absent when `--bound` was not asked for.
+file (schema 11) as a result's `bound`: {variant: bound_to_dict(bound)}, absent when `--bound` was not asked for;
+held to its shape (`check_bound`, which results.records calls) before `bound_from_dict` reads it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from asyncbench.results import fields, recordable
+from asyncbench.results.fields import At
 from asyncbench.results.word import Word
 
 
@@ -169,3 +172,78 @@ def bound_from_dict(variant: str, raw: Mapping[str, Any]) -> Bound:
             for r, side, level, injected, step in raw.get("observations", ())
         ),
     )
+
+
+# --- a stored bound held to its shape before it is read (results.records.check calls it for each variant) ---
+
+#: the most perturbation rounds a stored bound may claim: a round runs the step once per level and side, so ten
+#: thousand are hours of a case's time; a file that claims more is no asyncbench file
+MAX_ROUNDS = 10_000
+#: the most levels a side may have been injected at (a sweep and the levels that adapt to the knee: a few dozen)
+MAX_LEVELS = 64
+#: every sample of every round: the unperturbed one, then each side's levels
+MAX_OBSERVATIONS = MAX_ROUNDS * (1 + len(SIDES) * MAX_LEVELS)
+#: the fields of one stored observation, in order
+OBSERVATION = ("round", "side", "level_s", "injected_s", "step_s")
+_KINDS = tuple(str(kind) for kind in BoundKind)
+_SIDE_WORDS = tuple(str(side) for side in SIDES)
+
+
+def check_bound(raw: Any, at: At) -> None:
+    """InputError (file and key) for the first field of a stored bound (a result's `bound[variant]`, schema 11) that
+    is not what bound_to_dict writes: its reading, step, rounds, each side's slack, cost and levels with their
+    intervals, the ceiling, the note and each observation (a list no longer than its rounds allow)."""
+    bound = fields.mapping(raw, at)
+    fields.word(bound.get("bound"), at / "bound", _KINDS)
+    recordable.duration(fields.number(bound.get("step_s"), at / "step_s"), at / "step_s")
+    rounds = fields.count(bound.get("rounds"), at / "rounds")
+    if rounds > MAX_ROUNDS:
+        (at / "rounds").fail(f"{rounds} perturbation rounds is more than any case takes ({MAX_ROUNDS})")
+    for name, fit in fields.optional_mapping(bound.get("sides"), at / "sides").items():
+        where = at / "sides" / name
+        fields.word(name, where, _SIDE_WORDS)
+        fit = fields.mapping(fit, where)
+        recordable.duration(fields.number(fit.get("slack_s"), where / "slack_s"), where / "slack_s")
+        fields.interval(fit.get("slack_ci_s"), where / "slack_ci_s")
+        if fields.number(fit.get("cost_past"), where / "cost_past") < 0:
+            (where / "cost_past").fail("a delay cannot make a step faster: the cost past the slack is at least 0")
+        fields.interval(fit.get("cost_past_ci"), where / "cost_past_ci")
+        levels = fields.optional_list(fit.get("levels_s"), where / "levels_s")
+        if len(levels) > MAX_LEVELS:
+            (where / "levels_s").fail(f"{len(levels)} levels, more than a side is injected at ({MAX_LEVELS})")
+        for index, level in enumerate(levels):
+            recordable.duration(fields.number(level, where / "levels_s" / index), where / "levels_s" / index)
+    ceiling = fields.optional_number(bound.get("ceiling"), at / "ceiling")
+    if ceiling is not None and ceiling <= 0:
+        (at / "ceiling").fail(f"a speed-up of {ceiling:g}: the ceiling is a ratio of two times, above 0")
+    fields.interval(bound.get("ceiling_ci"), at / "ceiling_ci")
+    fields.optional_text(bound.get("note"), at / "note")
+    observations = fields.optional_list(bound.get("observations"), at / "observations")
+    if len(observations) > rounds * (1 + len(SIDES) * MAX_LEVELS):
+        (at / "observations").fail(f"{len(observations)} samples for {rounds} rounds of at most {MAX_LEVELS} levels a side")
+    if _all_well_formed(observations):  # the whole list at once; else each observation, to name the first wrong one
+        return
+    for index, observation in enumerate(observations):
+        where = at / "observations" / index
+        values = fields.listed(observation, where)
+        if len(values) != len(OBSERVATION):
+            where.fail(f"expected [{', '.join(OBSERVATION)}], got {len(values)} value(s)")
+        if fields.count(values[0], where / 0) >= MAX_ROUNDS:
+            (where / 0).fail(f"round {values[0]}: beyond any case's {MAX_ROUNDS} rounds")
+        if values[1] is not None:
+            fields.word(values[1], where / 1, _SIDE_WORDS)
+        for number in (2, 3, 4):
+            recordable.duration(fields.number(values[number], where / number), where / number)
+
+
+def _all_well_formed(observations: list[Any]) -> bool:
+    """Whether every observation is [round, side or null, level_s, injected_s, step_s] as written, at C speed where
+    it can be (a bound of many rounds holds tens of thousands)."""
+    if not all(type(o) is list and len(o) == len(OBSERVATION) for o in observations):
+        return False
+    rounds = [o[0] for o in observations]
+    if observations and not ({type(r) for r in rounds} == {int} and min(rounds) >= 0 and max(rounds) < MAX_ROUNDS):
+        return False
+    if not {o[1] for o in observations} <= {None, *_SIDE_WORDS}:
+        return False
+    return fields.all_numbers([value for o in observations for value in o[2:]], least=0)

@@ -16,6 +16,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from asyncbench.results import fields, recordable
+from asyncbench.results.bound import bound_from_dict, bound_to_dict, check_bound
 from asyncbench.results.fields import At
 from asyncbench.results.model import (
     CLOCKS,
@@ -123,6 +124,8 @@ def result_to_dict(result: Result, declared: Declared | None = None) -> dict[str
         stored["reference"] = result.reference.to_dict()
     if result.syncs:
         stored["syncs"] = {variant: census_to_dict(census) for variant, census in result.syncs.items()}
+    if result.bound:
+        stored["bound"] = {variant: bound_to_dict(bound) for variant, bound in result.bound.items()}
     if declared is not None and declared.get(result.workload) == result.metric_info:
         del stored["metric_info"]
     return stored
@@ -225,6 +228,7 @@ def result_from_dict(raw: Mapping[str, Any], declared: Declared | None = None) -
         harness=_harness(raw.get("harness")),
         syncs={str(variant): census_from_dict(str(variant), census) for variant, census in (raw.get("syncs") or {}).items()},
         reference=Reference.from_dict(raw.get("reference")),
+        bound={str(variant): bound_from_dict(str(variant), bound) for variant, bound in (raw.get("bound") or {}).items()},
     )
 
 
@@ -261,7 +265,7 @@ def check_metric_info(raw: Any, at: At) -> None:
 def check(raw: Any, at: At) -> None:
     """InputError (file and key) for the first field of a stored result that the store must not take: its names,
     status, reason, params, clocks and samples, metrics with their intervals and units, checks, sampling, traces,
-    notes, reference and census."""
+    notes, reference, census and bound."""
     result = fields.mapping(raw, at)
     recordable.identity(result, at)
     fields.word(result.get("status"), at / "status", STATUSES)
@@ -296,6 +300,9 @@ def check(raw: Any, at: At) -> None:
     for variant, census in fields.optional_mapping(result.get("syncs"), at / "syncs").items():
         fields.name(variant, at / "syncs" / variant)
         _check_census(census, at / "syncs" / variant, max(timed, CENSUS_TOP_UP))
+    for variant, bound in fields.optional_mapping(result.get("bound"), at / "bound").items():
+        fields.name(variant, at / "bound" / variant)
+        check_bound(bound, at / "bound" / variant)
 
 
 def _timed_rounds(variant: Mapping[str, Any]) -> int:

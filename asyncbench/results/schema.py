@@ -66,7 +66,11 @@ TOOL_NAME = "asyncbench"
 # the case's rounds, the machine's own speed while it ran, and what the OS said (results.reference); `compare`, `run
 # --baseline` and the history take the machine's change between runs out of the code's with it. Older files have
 # none: compared as before, with the caveat that the machine's change is not seen.
-SCHEMA_VERSION = 10
+# 11 — `bound` on a result measured with `run --bound`: {variant: {bound, step_s, rounds, sides: {host|device: {slack_s,
+# slack_ci_s, cost_past, cost_past_ci, levels_s}}, ceiling, ceiling_ci, note, observations: [[round, side, level_s,
+# injected_s, step_s]]}}, what bounds the step, measured by perturbation (results.bound, verdicts.bound). Absent without
+# --bound, and in older files (read as none).
+SCHEMA_VERSION = 11
 
 # The first results schema (the history above starts at 1); a newer one than asyncbench reads is refused by
 # check_version, which runs first.

@@ -1,0 +1,204 @@
+"""What bounds a case's step (`run --bound`): the perturbation fit as the view model shows it, under the case's lines.
+
+A table per case, a row per side a variant was perturbed on: the variant, its reading (HOST-BOUND, DEVICE-BOUND,
+BALANCED, INCONCLUSIVE), the side, the side's slack with its 95% interval (as a time: '~0 [≤ x]'
+where the interval reaches 0; '≥ x' where it reaches the largest delay injected, which it is then at least) and its
+share of the step in brackets, the cost past it, and on the variant's first row the ceiling of cutting host work ('≤ 1.43×
+[1.39–1.47]': at most that much faster). Under it a line per variant, with its unperturbed step, the reading in words
+("device-bound: the host could take 420 µs
+[400–440] more per step (38% of it) before the step slows; cutting host work cannot make it faster"), what the cost
+past a slack says where it differs from 1 (verdicts.bound.cost_reading), and, where the same result has a census
+(`--syncs`), what removing its waits could save at most: the device's slack, never the time blocked. A variant of a
+synchronous backend is one line ("synchronous: the host is the device"), never a row; a case of such variants only is
+one line, no table. Every writer (terminal, markdown) lays out the same BoundView.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from asyncbench.results import units
+from asyncbench.results.bound import Bound, BoundKind, Side, SideBound
+from asyncbench.results.syncs import Census
+from asyncbench.verdicts import bound as fitting
+
+TITLE = "what bounds the step"
+HEADERS: tuple[str, ...] = ("variant", "reading", "side", "slack (of step)", "cost past", "ceiling")
+#: which columns hold figures (right-aligned), in HEADERS order
+FIGURES: tuple[bool, ...] = (False, False, False, True, True, True)
+#: the columns never wrapped: the words (the figures wrap at their spaces, a value above its interval: six columns
+#: whose longest words fit an 80-column terminal)
+NO_WRAP: tuple[bool, ...] = (True, True, True, False, False, False)
+#: how each reading is named in the table (a synchronous variant has no row: its line says it)
+READING = {
+    BoundKind.HOST: "HOST-BOUND",
+    BoundKind.DEVICE: "DEVICE-BOUND",
+    BoundKind.BALANCED: "BALANCED",
+    BoundKind.INCONCLUSIVE: "INCONCLUSIVE",
+    BoundKind.SYNCHRONOUS: "synchronous",
+}
+#: a ceiling whose interval stays under this is "cannot make it faster": what remains is the interval's noise
+NO_GAIN = 1 + fitting.DECISION_MARGIN
+#: what slack and cost past are, said under every report that shows a bound (view.legend)
+BOUND_NOTE = (
+    "slack: how much a side's work per step can grow before the step slows, measured by injecting delays (its 95% "
+    "interval over the perturbation rounds); cost past: the step's slowdown per second of delay past the slack (1: that "
+    "side alone sets the pace); ceiling: the most cutting host work could speed the step up, step / (step − "
+    "the device's slack)"
+)
+
+
+@dataclass(frozen=True)
+class BoundView:
+    """One case's bounds: the table's rows (empty: only synchronous variants), a reading per variant, notes."""
+
+    title: str  # 'what bounds the step (n=100 jax cpu)'
+    headers: tuple[str, ...]
+    figures: tuple[bool, ...]
+    no_wrap: tuple[bool, ...]
+    rows: tuple[tuple[str, ...], ...]
+    summary: tuple[str, ...]  # a line per variant: its reading in words, and what its cost past and its waits say
+    notes: tuple[str, ...]  # why a reading is partial or absent
+
+
+def slack(fit: SideBound) -> str:
+    """A side's slack with its interval: '420 µs [400–440]', '~0 [≤ 12 µs]', '≥ 800 µs' where it reaches the largest
+    delay injected (nothing past it was seen), '420 µs ±?' without an interval."""
+    if fitting.reaches_top(fit):
+        return f"≥ {units.seconds(max(fit.levels_s))}"
+    if fit.slack_ci_s is None:
+        return f"{units.seconds(fit.slack_s)} ±?"
+    return units.with_bounds(fit.slack_s, fit.slack_ci_s, "s")
+
+
+def share(fit: SideBound, step_s: float) -> str:
+    """The slack as a share of the step: '38%' ('≥ 73%' where it reaches the largest delay injected)."""
+    if step_s <= 0:
+        return units.NO_VALUE
+    if fitting.reaches_top(fit):
+        return f"≥ {units.percent(max(fit.levels_s) / step_s)}"
+    return units.percent(fit.slack_s / step_s)
+
+
+def cost(fit: SideBound) -> str:
+    """The cost past the slack with its interval ('0.98 [0.93–1.04]', two decimals: 1.00 is one bottleneck); '–'
+    where nothing was seen past the slack."""
+    if fitting.reaches_top(fit):
+        return units.NO_VALUE
+    if fit.cost_past_ci is None:
+        return f"{fit.cost_past:.2f} ±?"
+    return f"{fit.cost_past:.2f} [{fit.cost_past_ci[0]:.2f}–{fit.cost_past_ci[1]:.2f}]"
+
+
+def ceiling(bound: Bound) -> str:
+    """The ceiling of cutting host work: '1.43× [1.39–1.47]'; '–' where it cannot be said (no device side)."""
+    if bound.ceiling is None:
+        return units.NO_VALUE
+    return units.with_bounds(bound.ceiling, bound.ceiling_ci, "x")
+
+
+def _rows(bound: Bound) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for index, fit in enumerate(bound.sides):
+        first = index == 0
+        rows.append(
+            (
+                bound.variant if first else "",
+                READING[bound.bound] if first else "",
+                str(fit.side),
+                f"{slack(fit)} ({share(fit, bound.step_s)})",
+                cost(fit),
+                (f"≤ {ceiling(bound)}" if bound.ceiling is not None else units.NO_VALUE) if first else "",
+            )
+        )
+    return rows
+
+
+def _cutting(bound: Bound) -> str:
+    """What cutting host work could buy, in words."""
+    if bound.ceiling is None:
+        return "what cutting host work could buy was not measured (no device delay here)"
+    if bound.ceiling_ci is not None and bound.ceiling_ci[1] < NO_GAIN:
+        return "cutting host work cannot make it faster"
+    return f"cutting host work makes it at most {ceiling(bound)} faster"
+
+
+def _more(fit: SideBound, step_s: float) -> str:
+    """'could take 420 µs [400–440] more per step (38% of it)'."""
+    return f"could take {slack(fit)} more per step ({share(fit, step_s)} of it) before the step slows"
+
+
+def reading(bound: Bound) -> str:
+    """The reading in words: 'device-bound: the host could take 420 µs [400–440] more per step (38% of it) before
+    the step slows; cutting host work cannot make it faster'."""
+    host, device = bound.side(Side.HOST), bound.side(Side.DEVICE)
+    if bound.bound == BoundKind.SYNCHRONOUS:
+        return bound.note or fitting.SYNCHRONOUS_NOTE
+    if bound.bound == BoundKind.DEVICE:
+        said = f"device-bound: the host {_more(host, bound.step_s)}" if host is not None else "device-bound"
+        return f"{said}; {_cutting(bound)}"
+    if bound.bound == BoundKind.HOST:
+        said = f"host-bound: the device {_more(device, bound.step_s)}" if device is not None else "host-bound"
+        return f"{said}; {_cutting(bound)}"
+    if bound.bound == BoundKind.BALANCED:
+        return f"balanced: host and device take about as long (within {units.percent(fitting.BALANCE_BAND)} of the step); {_cutting(bound)}"
+    return "inconclusive: the intervals do not tell host from device" + (f" ({bound.note})" if bound.note else "")
+
+
+def _waits(bound: Bound, census: Census | None) -> str | None:
+    """With a census of the same variant: what removing its waits could save at most (the device's slack, not the
+    time blocked)."""
+    if census is None or not census.syncs or bound.bound == BoundKind.SYNCHRONOUS:
+        return None
+    blocked = units.seconds(census.wait_s)
+    device = bound.side(Side.DEVICE)
+    if device is None:
+        return f"removing the waits saves at most the device's slack, not measured here; the {blocked} blocked per step is not a saving"
+    return (
+        f"removing the waits would save at most the device's slack, {slack(device)} per step; the {blocked} blocked per step "
+        "is not a saving (the work waited for still runs)"
+    )
+
+
+def _summary(bound: Bound, census: Census | None) -> list[str]:
+    step = "" if bound.bound == BoundKind.SYNCHRONOUS else f" (step {units.seconds(bound.step_s)})"
+    lines = [f"{bound.variant}{step}: {reading(bound)}"]
+    for fit in bound.sides:
+        said = fitting.cost_reading(fit)
+        if said is not None:
+            lines.append(f"{bound.variant}: past the {fit.side}'s slack each second of delay costs the step {cost(fit)}: {said}")
+    waits = _waits(bound, census)
+    if waits is not None:
+        lines.append(f"{bound.variant}: {waits}")
+    return lines
+
+
+def bound_view(
+    who: str, bounds: Mapping[str, Bound], order: Sequence[str] = (), censuses: Mapping[str, Census] | None = None
+) -> BoundView | None:
+    """What bounds one case's step (`who`: its label), its variants in `order` (the timings table's; any others after),
+    or None where nothing was measured (no --bound). `censuses`: the same result's census (`--syncs`), for what
+    removing its waits could save."""
+    if not bounds:
+        return None
+    bounds = {name: bounds[name] for name in (*order, *bounds) if name in bounds}
+    censuses = censuses or {}
+    rows = [row for bound in bounds.values() if bound.bound != BoundKind.SYNCHRONOUS for row in _rows(bound)]
+    summary = [line for bound in bounds.values() for line in _summary(bound, censuses.get(bound.variant))]
+    noted: dict[str, list[str]] = {}  # a note, and the variants it is said of (an inconclusive one's is in its reading)
+    for bound in bounds.values():
+        if bound.note and bound.bound not in (BoundKind.SYNCHRONOUS, BoundKind.INCONCLUSIVE):
+            noted.setdefault(bound.note, []).append(bound.variant)
+    notes = tuple(note if len(names) == len(bounds) else f"{', '.join(names)}: {note}" for note, names in noted.items())
+    # one variant: its name is in the lines under the table, and an 80-column terminal needs the room
+    kept = slice(1, None) if len(bounds) == 1 else slice(None)
+    return BoundView(
+        title=f"{TITLE} ({who})",
+        headers=HEADERS[kept],
+        figures=FIGURES[kept],
+        no_wrap=NO_WRAP[kept],
+        rows=tuple(row[kept] for row in rows),
+        summary=tuple(summary),
+        notes=notes,
+    )

@@ -1,0 +1,154 @@
+"""What bounds a case's step (`--bound`): the bound's view under the case's lines, its reading in words, and how the
+terminal and markdown writers lay it out, from bounds built by hand."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+from rich.console import Console
+
+from asyncbench.report import bound, markdown, terminal, view
+from asyncbench.report.view import SPREAD_NOTE
+from asyncbench.results.bound import Bound, BoundKind, Side, SideBound
+from asyncbench.results.syncs import Census, SyncKind, SyncPoint
+from tests.support.bounds import device_bound, host_bound, result_with, synchronous
+from tests.support.helpers import ok_result, report_of
+
+DEVICE_READING = (
+    "matmul (step 1.1 ms): device-bound: the host could take 420 µs [400–440] more per step (38% of it) before the step "
+    "slows; cutting host work cannot make it faster"
+)
+
+
+def _view(*bounds: Bound, censuses: dict[str, Census] | None = None) -> bound.BoundView:
+    shown = bound.bound_view("torch cpu", {b.variant: b for b in bounds}, censuses=censuses)
+    assert shown is not None
+    return shown
+
+
+def test_a_row_per_side_with_the_slack_its_share_the_cost_past_it_and_the_ceiling():
+    shown = _view(device_bound("a"), host_bound("b"))
+    assert shown.title == "what bounds the step (torch cpu)"
+    assert shown.headers == bound.HEADERS
+    assert shown.rows == (
+        ("a", "DEVICE-BOUND", "host", "420 µs [400–440] (38%)", "0.98 [0.93–1.04]", "≤ 1.00× [1.00–1.01]"),
+        ("", "", "device", "~0 [≤ 12 µs] (0%)", "1.01 [0.97–1.05]", ""),
+        ("b", "HOST-BOUND", "host", "~0 [≤ 10 µs] (0%)", "1.00 [0.96–1.03]", "≤ 1.43× [1.39–1.47]"),
+        ("", "", "device", "300 µs [280–320] (30%)", "0.60 [0.50–0.70]", ""),
+    )
+
+
+def test_the_reading_in_words_says_what_each_side_could_take_and_what_cutting_host_work_buys():
+    shown = _view(device_bound(), host_bound("graphed"))
+    assert shown.summary == (
+        DEVICE_READING,
+        "graphed (step 1 ms): host-bound: the device could take 300 µs [280–320] more per step (30% of it) before the "
+        "step slows; cutting host work makes it at most 1.43× [1.39–1.47] faster",
+        "graphed: past the device's slack each second of delay costs the step 0.60 [0.50–0.70]: partial overlap",
+    )
+    assert shown.headers == bound.HEADERS  # two variants: the variant column
+    assert _view(device_bound()).headers == bound.HEADERS[1:]  # one: its name is in the line under the table
+
+
+def test_balanced_and_inconclusive_readings_say_why():
+    balanced = dataclasses.replace(host_bound(), bound=BoundKind.BALANCED, ceiling=1.02, ceiling_ci=(1.0, 1.04))
+    assert _view(balanced).summary[0] == (
+        "matmul (step 1 ms): balanced: host and device take about as long (within 7.5% of the step); cutting host work "
+        "cannot make it faster"
+    )
+    why = "5 perturbation rounds: too few for an interval (at least 5)"
+    inconclusive = dataclasses.replace(host_bound(), bound=BoundKind.INCONCLUSIVE, note=why)
+    shown = _view(inconclusive)
+    assert shown.summary[0] == f"matmul (step 1 ms): inconclusive: the intervals do not tell host from device ({why})"
+    assert shown.notes == ()  # said once, in the reading
+
+
+def test_a_synchronous_variant_is_one_line_never_a_row():
+    shown = _view(synchronous("numpy_step"))
+    assert shown.rows == ()
+    assert shown.summary == ("numpy_step: synchronous: the host is the device",)
+    mixed = _view(synchronous("numpy_step"), device_bound())
+    assert [row[0] for row in mixed.rows] == ["matmul", ""]
+
+
+def test_a_slack_beyond_every_level_is_at_least_the_largest_and_has_no_cost_past_it():
+    side = SideBound(Side.HOST, 0.00079, (0.0006, 0.00081), 0.0, (0.0, 0.4), (0.0002, 0.0008))
+    shown = _view(dataclasses.replace(device_bound(), sides=(side,), ceiling=None, ceiling_ci=None, note="no device delay"))
+    assert shown.rows == (("DEVICE-BOUND", "host", "≥ 800 µs (≥ 73%)", "–", "–"),)
+    assert shown.summary[0].startswith("matmul (step 1.1 ms): device-bound: the host could take ≥ 800 µs more per step")
+    assert shown.summary[0].endswith("what cutting host work could buy was not measured (no device delay here)")
+    assert shown.notes == ("no device delay",)
+
+
+def test_with_a_census_it_says_removing_the_waits_saves_at_most_the_devices_slack():
+    point = SyncPoint("/src/train.py", 42, SyncKind.CONVERSION, "jax.Array.item", 1.0, 0.00242, (0.0024, 0.0025))
+    census = Census("matmul", 6, (point,), "jax's hooks")
+    shown = _view(host_bound(), censuses={"matmul": census})
+    assert shown.summary[-1] == (
+        "matmul: removing the waits would save at most the device's slack, 300 µs [280–320] per step; the 2.42 ms "
+        "blocked per step is not a saving (the work waited for still runs)"
+    )
+    assert not any("removing the waits" in line for line in _view(host_bound(), censuses={"matmul": Census("matmul", 6)}).summary)
+
+
+def test_the_terminal_prints_the_table_and_the_reading_under_the_case():
+    built = view.build(report_of([result_with(device_bound(), host_bound("graphed"))]))
+    (case,) = built.experiments[0].cases
+    assert case.bound is not None
+    out = io.StringIO()
+    terminal.print_report(built, Console(file=out, width=200))
+    text = out.getvalue()
+    assert "what bounds the step (torch cpu)" in text
+    assert "DEVICE-BOUND" in text
+    assert "420 µs [400–440] (38%)" in text
+    assert DEVICE_READING in text
+    assert bound.BOUND_NOTE in text  # the legend says what slack and cost past are
+    narrow = io.StringIO()
+    terminal.print_report(built, Console(file=narrow, width=80))
+    table = [line for line in narrow.getvalue().splitlines() if line.startswith("    ┃") or line.startswith("    │")]
+    assert table
+    assert all(len(line) <= 80 for line in table)  # the table fits an 80-column terminal, no figure cut short
+    assert "…" not in narrow.getvalue()
+
+
+def test_a_case_of_synchronous_variants_only_is_one_line_in_the_terminal_and_in_markdown():
+    built = view.build(report_of([result_with(synchronous())]))
+    out = io.StringIO()
+    terminal.print_report(built, Console(file=out, width=200))
+    assert "what bounds the step (torch cpu): matmul: synchronous: the host is the device" in out.getvalue()
+    assert "┃ reading" not in out.getvalue()
+    assert "- what bounds the step (torch cpu): matmul: synchronous: the host is the device" in markdown.markdown(built)
+    assert bound.BOUND_NOTE not in out.getvalue()
+
+
+def test_markdown_writes_the_table_and_a_bullet_per_line_of_reading():
+    written = markdown.markdown(view.build(report_of([result_with(device_bound(), host_bound("graphed"))])))
+    assert "  **what bounds the step (torch cpu)**" in written
+    assert "  | variant | reading | side | slack (of step) | cost past | ceiling |" in written
+    assert "  | matmul | DEVICE-BOUND | host | 420 µs [400–440] (38%) | 0.98 [0.93–1.04] | ≤ 1.00× [1.00–1.01] |" in written
+    assert f"  - {DEVICE_READING}" in written
+
+
+def test_a_result_without_a_bound_shows_none_and_its_legend_is_as_before():
+    built = view.build(report_of([ok_result("m[torch,cpu]")]))
+    assert built.experiments[0].cases[0].bound is None
+    assert built.spread_note == SPREAD_NOTE
+    assert "what bounds the step" not in markdown.markdown(built)
+
+
+def test_show_prints_a_files_bound_and_its_json_is_the_results_file(tmp_path):
+    from click.testing import CliRunner
+
+    from asyncbench import cli
+    from asyncbench.results import schema
+
+    path = tmp_path / "r.json"
+    schema.save(report_of([result_with(device_bound(), synchronous("numpy_step"))]), path)
+    shown = CliRunner().invoke(cli.main, ["show", str(path)], catch_exceptions=False)
+    assert shown.exit_code == 0
+    assert "what bounds the step (torch cpu)" in shown.output
+    assert "numpy_step: synchronous: the host is the device" in shown.output
+    as_json = CliRunner().invoke(cli.main, ["show", str(path), "--format", "json"], catch_exceptions=False)
+    assert as_json.exit_code == 0
+    assert '"bound":{"matmul":{"bound":"device"' in as_json.output.replace(" ", "")

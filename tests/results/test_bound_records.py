@@ -1,0 +1,136 @@
+"""A result's `bound` in a results file (schema 11): written per variant, absent when none, read back as written,
+files of schema 10 and older still read, and a hostile bound refused with the file and the key, never a traceback."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from typing import Any, Callable
+
+import pytest
+
+from asyncbench.results import records, schema
+from asyncbench.results.bound import MAX_LEVELS, MAX_ROUNDS
+from tests.support.bounds import device_bound, host_bound, result_with, synchronous
+from tests.support.helpers import ok_result, report_of
+
+
+def _file(*results: Any) -> dict[str, Any]:
+    return json.loads(schema.dumps(report_of(list(results))))
+
+
+def test_a_results_bound_is_written_per_variant_and_read_back_as_it_was(tmp_path):
+    result = result_with(device_bound("a"), host_bound("b"), synchronous("c"))
+    path = tmp_path / "r.json"
+    schema.save(report_of([result]), path)
+    raw = json.loads(path.read_text())
+    assert raw["schema_version"] == schema.SCHEMA_VERSION == 11
+    stored = raw["results"][0]["bound"]
+    assert sorted(stored) == ["a", "b", "c"]
+    assert stored["a"]["bound"] == "device"
+    assert stored["a"]["sides"]["host"]["slack_s"] == 0.00042
+    assert stored["a"]["sides"]["host"]["slack_ci_s"] == [0.0004, 0.00044]
+    assert stored["a"]["observations"][0] == [0, None, 0.0, 0.0, 0.0011]
+    [loaded] = schema.load(path).results
+    assert loaded.bound == result.bound
+
+
+def test_a_result_without_a_bound_stores_none_and_reads_none():
+    stored = records.result_to_dict(ok_result("m[torch,cpu]"))
+    assert "bound" not in stored
+    assert records.result_from_dict(stored).bound == {}
+
+
+def test_a_file_of_schema_10_without_bounds_still_reads():
+    raw = _file(ok_result("m[torch,cpu]"))
+    raw["schema_version"] = 10
+    [result] = schema.from_dict(raw).results
+    assert result.bound == {}
+
+
+def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    """A change to the first result's bound of variant `a` at a dotted path (list indexes as numbers)."""
+
+    def change(bound: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        where: Any = bound
+        for key in parents:
+            where = where[int(key)] if isinstance(where, list) else where[key]
+        if isinstance(where, list):
+            where[int(last)] = value
+        else:
+            where[last] = value
+
+    return change
+
+
+HOSTILE = {
+    "keys-missing": (lambda b: b.clear() or b.update({"x": 1}), "bound"),
+    "kind-unknown": (_set("bound", "sideways"), "sideways"),
+    "kind-a-number": (_set("bound", 3), "3"),
+    "step-a-string": (_set("step_s", "1ms"), "step_s"),
+    "step-null": (_set("step_s", None), "step_s"),
+    "step-negative": (_set("step_s", -0.001), "negative"),
+    "step-nan": (_set("step_s", math.nan), "step_s"),
+    "rounds-negative": (_set("rounds", -1), "rounds"),
+    "rounds-huge": (_set("rounds", 10**15), "rounds"),
+    "rounds-a-float": (_set("rounds", 6.5), "rounds"),
+    "side-unknown": (lambda b: b["sides"].update({"gpu": b["sides"]["host"]}), "gpu"),
+    "sides-a-list": (_set("sides", [1, 2]), "sides"),
+    "slack-nan": (_set("sides.host.slack_s", math.nan), "slack_s"),
+    "slack-inf": (_set("sides.host.slack_s", math.inf), "slack_s"),
+    "slack-bool": (_set("sides.host.slack_s", True), "slack_s"),
+    "slack-interval-reversed": (_set("sides.host.slack_ci_s", [0.0005, 0.0004]), "slack_ci_s"),
+    "slack-interval-three": (_set("sides.host.slack_ci_s", [0.0, 0.1, 0.2]), "slack_ci_s"),
+    "cost-negative": (_set("sides.device.cost_past", -1.0), "cost_past"),
+    "levels-huge": (_set("sides.host.levels_s", [0.001] * (MAX_LEVELS + 1)), "levels_s"),
+    "level-a-string": (_set("sides.host.levels_s", ["1ms"]), "levels_s"),
+    "ceiling-zero": (_set("ceiling", 0.0), "ceiling"),
+    "ceiling-interval-a-string": (_set("ceiling_ci", "1-2"), "ceiling_ci"),
+    "note-control": (_set("note", "ok\x1b[2J"), "note"),
+    "note-a-list": (_set("note", ["x"]), "note"),
+    "observations-huge": (lambda b: b.update(observations=[[0, None, 0.0, 0.0, 0.001]] * (6 * (1 + 2 * MAX_LEVELS) + 1)), "observations"),
+    "observations-an-object": (_set("observations", {"0": 1}), "observations"),
+    "observation-short": (_set("observations.3", [0, "host", 0.1]), "observations"),
+    "observation-side-unknown": (_set("observations.3.1", "gpu"), "gpu"),
+    "observation-round-negative": (_set("observations.3.0", -2), "observations"),
+    "observation-round-huge": (_set("observations.3.0", MAX_ROUNDS), "observations"),
+    "observation-time-nan": (_set("observations.3.4", math.nan), "observations"),
+    "observation-time-negative": (_set("observations.3.3", -0.1), "negative"),
+    "observation-time-a-string": (_set("observations.3.2", "0.1"), "observations"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_a_hostile_bound_is_refused_with_the_file_and_the_key(name):
+    change, said = HOSTILE[name]
+    raw = _file(result_with(device_bound("a")))
+    bound = raw["results"][0]["bound"]["a"]
+    change(bound)
+    with pytest.raises(schema.ResultsFileError) as refused:
+        schema.from_dict(copy.deepcopy(raw), "hostile.json")
+    message = str(refused.value)
+    assert "hostile.json" in message
+    assert "bound" in message
+    assert said in message
+
+
+def test_a_bound_that_is_not_an_object_or_of_a_bad_variant_name_is_refused():
+    raw = _file(result_with(device_bound("a")))
+    raw["results"][0]["bound"] = [1, 2]
+    with pytest.raises(schema.ResultsFileError, match="bound"):
+        schema.from_dict(raw, "hostile.json")
+    raw["results"][0]["bound"] = {"a\x00b": raw["results"][0].get("bound", {})}
+    with pytest.raises(schema.ResultsFileError, match="bound"):
+        schema.from_dict(raw, "hostile.json")
+
+
+def test_a_long_valid_bound_is_checked_quickly():
+    bound = device_bound("a")
+    raw = _file(result_with(bound))
+    stored = raw["results"][0]["bound"]["a"]
+    stored["rounds"] = 2000
+    stored["observations"] = [[r, side, 0.0002, 0.0002, 0.0011] for r in range(2000) for side in (None, "host", "device") * 4]
+    [result] = schema.from_dict(raw).results
+    assert len(result.bound["a"].observations) == 24_000
