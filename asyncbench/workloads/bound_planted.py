@@ -135,6 +135,12 @@ def calibrate(backend: Backend, device: str, seconds: float) -> tuple[int, float
     return side, cost
 
 
+#: (backend, device, asked cost) -> the calibrated side and its measured cost, for the life of the process: every set-up
+#: of the same topology in one process (a case's variants, the truth's parts in benchmarks/bound_truth.py, `--bound`'s
+#: reruns) plants the same op, not one whose size moved with the machine's load at its calibration
+_CALIBRATED: dict[tuple[str, str, float], tuple[int, float]] = {}
+
+
 def device_op(backend: Backend, device: str, seconds: float) -> tuple[DeviceOp, Callable[[bool], Any]]:
     """The op of the planted step: its description and a callable that issues one (`waited`: the step waits for it or
     returns it, so it returns an array; else it may return None)."""
@@ -152,7 +158,10 @@ def device_op(backend: Backend, device: str, seconds: float) -> tuple[DeviceOp, 
     if seconds <= 0:
         chosen, described = marker, DeviceOp("product", 0.0, TRIVIAL_SIDE, op_cost_s(backend, device, marker))
     else:
-        side, cost = calibrate(backend, device, seconds)
+        key = (backend.name, device, seconds)
+        if key not in _CALIBRATED:
+            _CALIBRATED[key] = calibrate(backend, device, seconds)
+        side, cost = _CALIBRATED[key]
         chosen, described = _product(backend, device, side), DeviceOp("product", seconds, side, cost)
 
     def product(waited: bool) -> Any:
