@@ -139,3 +139,14 @@ def test_a_rerun_without_a_bound_is_counted_missing_not_covered(validity, truth)
     assert tally.missing == 1
     assert tally.covered == {"host": 0, "device": 0}
     assert tally.cost == [3.0]
+
+
+def test_the_hand_sweep_finds_the_knee_of_a_hinge():
+    sweep = _load("bound_sweep")
+    points = [(d, 0.002 + 1.0 * max(0.0, d - 0.0008)) for d in (i * 0.0002 for i in range(13))]
+    slack, step, cost = sweep.hinge(points)
+    assert slack == pytest.approx(0.0008, abs=2e-5)
+    assert step == pytest.approx(0.002)
+    assert cost == pytest.approx(1.0)
+    flat = [(d, 0.002) for d, _ in points]
+    assert sweep.hinge(flat)[2] == pytest.approx(0.0)  # never slows: no cost past any knee
