@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import statistics
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -48,8 +47,8 @@ LARGEST_SIDE = 4096
 #: ops issued back to back per calibration sample, then one wait: the wait's own cost (0.26 ms on JAX's CPU client)
 #: spread thin, as it is in the step
 CALIBRATION_OPS = 8
-#: samples per calibrated size (their median), and refinements of the size once the cost is bracketed
-CALIBRATION_SAMPLES = 5
+#: samples per calibrated size (their least: op_cost_s), and refinements of the size
+CALIBRATION_SAMPLES = 7
 CALIBRATION_REFINEMENTS = 4
 #: the first size tried (a 128² product: about 0.1 ms on a 2-core CPU), and how close to the asked cost is close
 #: enough (a side³ step of one is 1-2% at the sizes of 0.5 ms ops)
@@ -106,7 +105,8 @@ def _product(backend: Backend, device: str, side: int) -> Callable[[], Any]:
 
 def op_cost_s(backend: Backend, device: str, issue: Callable[[], Any], samples: int = CALIBRATION_SAMPLES) -> float:
     """What one op issued by `issue` costs on the device, measured alone: CALIBRATION_OPS back to back, then a wait
-    for the last, per op; the median of `samples`."""
+    for the last, per op; the least of `samples`: on a shared machine a neighbour only ever adds time, and the size
+    chosen should not move with whoever was running at set-up (the step's truth is measured, not assumed)."""
     backend.wait(issue())
     costs = []
     for _ in range(samples):
@@ -116,7 +116,7 @@ def op_cost_s(backend: Backend, device: str, issue: Callable[[], Any], samples: 
             out = issue()
         backend.wait(out)
         costs.append((time.perf_counter() - start) / CALIBRATION_OPS)
-    return statistics.median(costs)
+    return min(costs)
 
 
 def calibrate(backend: Backend, device: str, seconds: float) -> tuple[int, float]:
