@@ -121,18 +121,20 @@ def op_cost_s(backend: Backend, device: str, issue: Callable[[], Any], samples: 
 
 def calibrate(backend: Backend, device: str, seconds: float) -> tuple[int, float]:
     """The side of a square product that costs about `seconds` on this device, and its measured cost: measured at
-    FIRST_SIDE, then solved for on a cost that grows as side³, a few times (each new size compiles once on JAX)."""
+    FIRST_SIDE, then solved for on a cost that grows as side³, a few times (each new size compiles once on JAX); of
+    the sizes tried, the one closest to `seconds` (a noisy measurement can send the last guess astray)."""
     side = FIRST_SIDE
-    cost = op_cost_s(backend, device, _product(backend, device, side))
+    tried = {side: op_cost_s(backend, device, _product(backend, device, side))}
     for _ in range(CALIBRATION_REFINEMENTS):
+        cost = tried[side]
         if abs(cost - seconds) <= CALIBRATION_TOLERANCE * seconds:
             break
-        guess = max(SMALLEST_SIDE, min(LARGEST_SIDE, round(side * (seconds / max(cost, 1e-9)) ** (1 / 3))))
-        if guess == side:
+        side = max(SMALLEST_SIDE, min(LARGEST_SIDE, round(side * (seconds / max(cost, 1e-9)) ** (1 / 3))))
+        if side in tried:
             break
-        side = guess
-        cost = op_cost_s(backend, device, _product(backend, device, side))
-    return side, cost
+        tried[side] = op_cost_s(backend, device, _product(backend, device, side))
+    best = min(tried, key=lambda size: abs(tried[size] - seconds))
+    return best, tried[best]
 
 
 #: (backend, device, asked cost) -> the calibrated side and its measured cost, for the life of the process: every set-up

@@ -129,3 +129,18 @@ def test_run_names_it_by_module_as_a_user_workload():
     assert found is planted
     assert "bound_planted" not in BUILT_IN  # shipped, but not one of the experiments `asyncbench list` shows
     assert found.defaults()["sync_every"] == [0]
+
+
+def test_calibration_keeps_the_size_closest_to_the_asked_cost_when_a_measurement_strays(monkeypatch):
+    costs = iter([0.0001, 0.00052, 0.0009, 0.0002, 0.0011])  # the third one measured beside a neighbour's burst
+    measured: dict[int, float] = {}
+
+    def cost_of(backend, device, side):  # type: ignore[no-untyped-def]
+        measured[side] = next(costs)
+        return measured[side]
+
+    monkeypatch.setattr(bound_planted, "_product", lambda backend, device, side: side)
+    monkeypatch.setattr(bound_planted, "op_cost_s", cost_of)
+    side, cost = bound_planted.calibrate(None, "cpu", 0.0005)  # type: ignore[arg-type]
+    assert cost == 0.00052
+    assert measured[side] == 0.00052
