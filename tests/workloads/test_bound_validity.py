@@ -150,3 +150,25 @@ def test_the_hand_sweep_finds_the_knee_of_a_hinge():
     assert cost == pytest.approx(1.0)
     flat = [(d, 0.002) for d, _ in points]
     assert sweep.hinge(flat)[2] == pytest.approx(0.0)  # never slows: no cost past any knee
+
+
+def test_on_a_cpu_the_truth_is_the_hand_sweeps_and_validate_counts_each_topology(validity, truth, monkeypatch):
+    accounting = truth.Truth(host_s=0.001, device_s=0.003, step_s=0.004, slack_host_s=0.003, slack_device_s=0.001)
+    monkeypatch.setattr(validity, "measure", lambda backend, device, topology: accounting)
+    monkeypatch.setattr(validity, "backend_named", lambda name: None)
+    swept = {"host": 0.002, "device": 0.0}
+    sweep_module = _load("bound_sweep")
+    monkeypatch.setattr(sweep_module, "sweep", lambda backend, device, topology, side, step_s: {"slack_s": swept[side]})
+    found = validity.truth_of(None, "cpu", truth.TOPOLOGIES[1], by_sweep=True)
+    assert (found.slack("host"), found.slack("device")) == (0.002, 0.0)
+    assert validity.truth_of(None, "cpu", truth.TOPOLOGIES[1], by_sweep=False).slack("host") == 0.003
+
+    good = _bound(BoundKind.DEVICE, (0.0021, 0.0019, 0.0023), (0.0, 0.0, 0.0001))
+    rows = validity.validate(
+        "jax", 2, validity.QUICK_SETTINGS, truth.TOPOLOGIES[1:2], run=lambda case, bound: _result(good if bound else None, 0.001)
+    )
+    ((topology, held_to, verdict),) = rows
+    assert held_to.slack("host") == 0.002
+    assert verdict["covered"]["host"]["reruns"] == 2
+    assert verdict["verdict"] == {"expected": "device", "right": 2, "of": 2, "met": True, "got": {"device": 2}}
+    assert verdict["slack_error"]["host"]["within_goal"] == 2  # 0.1 ms of a 4 ms step: 2.5%, within JAX's 5%
