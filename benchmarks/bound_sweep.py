@@ -1,0 +1,145 @@
+"""The slack by perturbation, measured by hand: a dense sweep of delays before each call of a planted step, in a
+plain loop that shares no code with `run --bound` (measure.perturbation, verdicts.bound).
+
+On a CPU the accounting's truth (bound_truth: s_host = T0 − H) assumes the two sides overlap without slowing each
+other, T0 = max(H, D); where the host's spin and the backend's compute threads share the cores it does not hold
+(bound_truth prints T0 / max(H, D)), and what `--bound` measures — how long a side can grow before the step slows —
+is then known only by perturbing. This script perturbs: per side, levels of 0 … LEVEL_SPAN × T0 in LEVELS steps,
+each level a sample of `steps` step calls with the delay before each (a host spin of its asked length, its real length
+recorded; or a queued device op: a hold kernel, or a product calibrated to the level, its cost measured alone), the
+levels in a shuffled order every round; then the hinge T(d) = a + b·max(0, d − s) fitted by least squares over a
+fine grid of knees s to the levels' medians.
+
+    python benchmarks/bound_sweep.py -b jax [--rounds 10] [--topology host-bound]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bound_truth import STEPS, TOPOLOGIES, Topology, backend_named, device_for  # noqa: E402
+
+from asyncbench.backends.base import Backend  # noqa: E402
+from asyncbench.workloads import bound_planted  # noqa: E402
+
+#: levels from 0 to LEVEL_SPAN × T0 (the slack is at most T0: a side cannot wait longer than the step takes)
+LEVELS, LEVEL_SPAN = 13, 1.2
+ROUNDS = 10
+#: knees tried per level interval by the hinge fit
+KNEES_PER_LEVEL = 20
+
+
+def hinge(points: Sequence[tuple[float, float]]) -> tuple[float, float, float]:
+    """The least-squares fit of T(d) = a + b·max(0, d − s) to (d, T) points: (s, a, b), s on a grid of
+    KNEES_PER_LEVEL knees per level interval from 0 to the largest d (for each knee, a and b by ordinary least
+    squares)."""
+    largest = max(d for d, _ in points)
+    knees = [largest * i / (KNEES_PER_LEVEL * (len(points) - 1) or 1) for i in range(KNEES_PER_LEVEL * max(len(points) - 1, 1) + 1)]
+    best: tuple[float, float, float, float] | None = None
+    for knee in knees:
+        xs = [max(0.0, d - knee) for d, _ in points]
+        ys = [t for _, t in points]
+        mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+        spread = sum((x - mean_x) ** 2 for x in xs)
+        slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread if spread > 0 else 0.0
+        intercept = mean_y - slope * mean_x
+        error = sum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys, strict=True))
+        if best is None or error < best[0] - 1e-18:
+            best = (error, knee, intercept, slope)
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
+def _delays(backend: Backend, device: str, side: str, levels: Sequence[float]) -> list[tuple[float, Callable[[], Any]]]:
+    """Per level, the measured length of one delay (a spin's asked length, re-measured as it runs; a device op's cost
+    alone) and a callable that injects it."""
+    made: list[tuple[float, Callable[[], Any]]] = []
+    for level in levels:
+        if level <= 0:
+            made.append((0.0, lambda: None))
+        elif side == "host":
+            made.append((level, functools.partial(bound_planted.spin, level)))
+        else:
+            op, issue = bound_planted.device_op(backend, device, level)
+            made.append((op.measured_s, functools.partial(issue, False)))
+    return made
+
+
+def sweep(
+    backend: Backend, device: str, topology: Topology, side: str, step_s: float, rounds: int = ROUNDS, steps: int = STEPS
+) -> dict[str, Any]:
+    """The step's time per step at each level of delay before each step call on `side`, and the hinge's knee."""
+    levels = [step_s * LEVEL_SPAN * i / (LEVELS - 1) for i in range(LEVELS)]
+    params = {**bound_planted.planted.defaults(), **topology.params()}
+    step = bound_planted.planted_step(backend, device, params)
+    delays = _delays(backend, device, side, levels)
+    spun: dict[int, list[float]] = {i: [] for i in range(LEVELS)}
+    times: dict[int, list[float]] = {i: [] for i in range(LEVELS)}
+    order = list(range(LEVELS))
+    rng = random.Random(0)
+    with backend.activate(device):
+        step()
+        backend.barrier(device)
+        for _ in range(rounds):
+            rng.shuffle(order)
+            for index in order:
+                _, inject = delays[index]
+                lengths = []
+                start = time.perf_counter()
+                for _ in range(steps):
+                    if side == "host" and index > 0:
+                        lengths.append(bound_planted.spin(levels[index]))
+                    else:
+                        inject()
+                    result = step()
+                backend.barrier(device)
+                times[index].append((time.perf_counter() - start) / steps)
+                spun[index].append(statistics.fmean(lengths) if lengths else delays[index][0])
+                del result
+    points = [(statistics.median(spun[i]), statistics.median(times[i])) for i in range(LEVELS)]
+    knee, intercept, slope = hinge(points)
+    return {"side": side, "points": points, "slack_s": knee, "step_s": intercept, "cost_past": slope}
+
+
+def main() -> None:
+    from bound_truth import measure
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-b", "--backend", default="jax")
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--topology", action="append", help="a topology's name (default: each)")
+    args = parser.parse_args()
+    backend = backend_named(args.backend)
+    device = device_for(args.backend)
+    for topology in TOPOLOGIES:
+        if args.topology and topology.name not in args.topology:
+            continue
+        truth = measure(backend, device, topology, rounds=args.rounds)
+        print(
+            f"{topology.said()}: H {truth.host_s * 1e3:.3f} D {truth.device_s * 1e3:.3f} T0 {truth.step_s * 1e3:.3f} ms; by accounting "
+            f"slack host {truth.slack_host_s * 1e3:.3f}, device {truth.slack_device_s * 1e3:.3f} ms",
+            flush=True,
+        )
+        for side in ("host", "device"):
+            found = sweep(backend, device, topology, side, truth.step_s, args.rounds)
+            curve = " ".join(f"{d * 1e3:.2f}:{t * 1e3:.2f}" for d, t in found["points"])
+            print(
+                f"   {side:6} by perturbation: slack {found['slack_s'] * 1e3:.3f} ms ({found['slack_s'] / found['step_s']:.0%} of the "
+                f"fitted step {found['step_s'] * 1e3:.3f}), cost past it {found['cost_past']:.2f}; delay:step ms {curve}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
