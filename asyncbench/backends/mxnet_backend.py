@@ -44,6 +44,8 @@ from asyncbench.backends.base import Backend, DeviceStatus, SyncHook
 
 #: engine threads per CPU device: two, so a wait for one result need not queue behind other work
 ENGINE_THREADS = 2
+#: elements of a device delay's `sin` its calibration times: about 3 ms on this project's 2-core machine
+DELAY_CALIBRATION_UNITS = 1_000_000
 PYTHON_VARIABLE = "ASYNCBENCH_MXNET_PYTHON"
 #: where `make mxnet` puts the environment: beside the asyncbench package, in the source checkout
 VENV = Path(__file__).resolve().parents[2] / ".venv-mxnet"
@@ -154,6 +156,37 @@ class MxnetBackend(Backend):
 
     def is_asynchronous(self, device: str) -> bool:
         return os.environ.get("MXNET_ENGINE_TYPE") != "NaiveEngine"
+
+    def device_delay(self, device: str) -> tuple[Any, str | None]:
+        """One `sin` per engine worker thread (MXNET_CPU_WORKER_NTHREADS), each on buffers of its own, their length
+        the delay's size (QueuedOpDelay). Ops are pushed to the device's workers through one FIFO queue, so the
+        step's first op waits until a worker is free: with one delay per worker, every worker is busy for the delay
+        before the step's work starts (a single delay would leave the other worker to run the step beside it, which
+        would read as slack). On this 2-core machine two workers ran the two sins one after the other (OpenMP and
+        other jobs): the calibration and the rounds' measurement alone say what a delay costs, whichever it is."""
+        if not self.is_asynchronous(device):
+            return None, "mxnet runs synchronously here (NaiveEngine)"
+        from asyncbench.backends.device_delays import QueuedOpDelay
+
+        mx = _mxnet()
+        context = self._context(device)
+        workers = max(1, int(os.environ.get("MXNET_CPU_WORKER_NTHREADS", "1") or 1))
+        buffers: list[tuple[Any, Any]] = []
+
+        def reserve(units: int) -> None:
+            if buffers and buffers[0][0].shape[0] >= units:
+                return
+            size = max(units, DELAY_CALIBRATION_UNITS)
+            buffers[:] = [(mx.nd.ones((size,), ctx=context), mx.nd.zeros((size,), ctx=context)) for _ in range(workers)]
+            mx.nd.waitall()
+
+        def issue(units: int) -> Any:
+            reserve(units)
+            for source, out in buffers:
+                mx.nd.sin(source[:units], out=out[:units])
+            return buffers
+
+        return QueuedOpDelay(issue, lambda _: mx.nd.waitall(), DELAY_CALIBRATION_UNITS), None
 
     def sync_hooks(self, device: str) -> tuple[SyncHook, ...]:
         mx = _mxnet()
