@@ -81,6 +81,7 @@ def cost_per_second(observations: list[Perturbed], side: Side, first: bool) -> f
     return statistics.median(ratios)
 
 
+@pytest.mark.alone
 def test_a_host_bound_step_slows_with_a_host_delay_from_the_first_level_not_with_a_small_device_delay(backend: StreamSimBackend) -> None:
     seen = rounds_of(backend, host_s=LARGE_S, device_s=SMALL_S)
     base = statistics.median(o.step_s for o in seen if o.side is None)
@@ -92,6 +93,7 @@ def test_a_host_bound_step_slows_with_a_host_delay_from_the_first_level_not_with
     assert cost_per_second(seen, Side.DEVICE, first=True) < 0.5
 
 
+@pytest.mark.alone
 def test_a_device_bound_step_slows_with_a_device_delay_not_with_a_small_host_delay(backend: StreamSimBackend) -> None:
     seen = rounds_of(backend, host_s=SMALL_S, device_s=LARGE_S)
     base = statistics.median(o.step_s for o in seen if o.side is None)
