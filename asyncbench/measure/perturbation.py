@@ -8,8 +8,11 @@ waiting (Backend.device_delay; its length measured in place each sample where th
 each round). The round's samples run in a seeded random order, so that a position in the round (caches, clocks left
 by the sample before) shifts no level every round.
 
-Levels are fractions of the variant's own step time so far (LEVELS × the median of its unperturbed samples, or an
-untimed sample before the first round): a side's slack lies in [0, step], so the levels span it and one goes past.
+Levels are fractions of the variant's own step time (LEVELS × the median of PROBE_SAMPLES untimed, unperturbed samples
+taken before its first round, after the timed rounds' warm-up): a side's slack lies in [0, step], so the levels span
+it and one goes past. They are fixed for the case: every round has the same levels, so a level's samples pair across
+rounds (its median over rounds is one figure), and a slow probe shifts the levels, never the fit, which reads the
+delays' measured lengths.
 
 Each sample is timed as a timed sample is (timing.take_sample: its prelude, the host clock, the step, the case's
 sync) and becomes a results.bound.Perturbed: its step time is the done time over the steps one call runs. What the
@@ -45,6 +48,8 @@ BOUND_EVERY = 10
 SCHEDULE = Schedule(first=BOUND_ROUNDS, every=BOUND_EVERY, least=BOUND_ROUNDS)
 #: the order of each round's samples is random, the same from run to run
 ORDER_SEED = 52
+#: the untimed samples whose median sets a variant's levels: three, so that one preempted sample does not
+PROBE_SAMPLES = 3
 
 #: a variant rebuilt with a callable run before each of the user's step calls (Prepared.perturbable)
 Perturbable = Callable[[Callable[[], None]], Mapping[str, Callable[[], Any]]]
@@ -113,17 +118,12 @@ class Taker:
         self.samples: dict[str, list[Perturbed]] = {}
         self._rounds: dict[str, int] = {}
         self.sides = (Side.HOST, Side.DEVICE) if delay is not None else (Side.HOST,)
-        self._probed: dict[str, float] = {}  # each variant's untimed sample before its first round
+        self.scale_s: dict[str, float] = {}  # each variant's step time the levels are fractions of (PROBE_SAMPLES)
 
     @property
     def taken(self) -> int:
         """Perturbation rounds taken so far (those of the variant with fewest)."""
         return min(self._rounds.values(), default=0)
-
-    def step_s(self, variant: str) -> float | None:
-        """The variant's unperturbed step time so far: the median of its unperturbed samples (None: none yet)."""
-        unperturbed = [o.step_s for o in self.samples.get(variant, ()) if o.side is None]
-        return statistics.median(unperturbed) if unperturbed else None
 
     def round(
         self,
@@ -137,9 +137,9 @@ class Taker:
         names = list(order or variants)
         preludes = preludes or {}
         for name in names:
-            if self.step_s(name) is None and name not in self._probed:
-                # the levels' scale before the first round: an untimed, unperturbed sample
-                self._probed[name] = self._sample(name, _nothing, sync, preludes.get(name))
+            if name not in self.scale_s:  # the levels' scale, before the variant's first round
+                probes = [self._sample(name, _nothing, sync, preludes.get(name)) for _ in range(PROBE_SAMPLES)]
+                self.scale_s[name] = statistics.median(probes)
         planned = [_Planned(name, None, 0.0) for name in names]
         planned += [_Planned(name, side, fraction) for name in names for side in self.sides for fraction in self.levels]
         self._shuffle(planned)
@@ -150,8 +150,7 @@ class Taker:
 
     def _take(self, plan: _Planned, sync: Callable[[], None], prelude: Callable[[], None] | None) -> None:
         """One sample of a round, kept as a Perturbed."""
-        scale = self.step_s(plan.variant)
-        level_s = plan.fraction * (scale if scale is not None else self._probed[plan.variant])
+        level_s = plan.fraction * self.scale_s[plan.variant]
         if plan.side is None:
             step_s, injected_s = self._sample(plan.variant, _nothing, sync, prelude), 0.0
         elif plan.side == Side.HOST:
