@@ -32,7 +32,8 @@ class FakeStream:
 
 class FakeEvent:
     def __init__(self, stream: FakeStream) -> None:
-        self.stream, self.at_s = stream, None
+        self.stream = stream
+        self.at_s: float | None = None
 
     def record(self) -> None:
         self.at_s = self.stream.now_s

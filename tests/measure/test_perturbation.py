@@ -6,6 +6,7 @@ perturbable variants (the timed ones untouched)."""
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from typing import Any, Callable, Iterator, Mapping
@@ -144,7 +145,7 @@ class _Counting:
         return self.now
 
     def perturbable(self, before_step: Callable[[], None]) -> dict[str, Callable[[], Any]]:
-        return {name: (lambda name=name: self.calls.append(name)) for name in ("a", "b")}
+        return {name: functools.partial(self.calls.append, name) for name in ("a", "b")}
 
 
 def test_the_order_within_a_round_is_random_and_the_same_from_run_to_run() -> None:
