@@ -86,7 +86,7 @@ def measure_here(
     # as many census rounds by the end as its census checks need for their intervals
     census_schedule = census.SCHEDULE.at_least(checks.census_rounds_needed(case.expect, options.budget, variants))
     per_call = workload.steps_per_call(case.params)
-    perturbing, no_delay = _perturbation(options, backend, case.device, prepared, asynchronous, per_call)
+    perturbing, no_delay = _perturbation(options, backend, case, prepared, asynchronous, per_call)
     extra_rounds = ExtraRounds(
         (((taker, census_schedule),) if taker is not None else ())
         + (((perturbing, perturbation.SCHEDULE),) if perturbing is not None else ())
@@ -133,15 +133,16 @@ def measure_here(
 
 
 def _perturbation(
-    options: CaseOptions, backend: Backend, device: str, prepared: Prepared, asynchronous: bool, per_call: int
+    options: CaseOptions, backend: Backend, case: Case, prepared: Prepared, asynchronous: bool, per_call: int
 ) -> tuple[perturbation.Taker | None, str | None]:
     """The perturbation rounds of a case run with --bound, and why it has no device side (None: it has one). None:
     no rounds — not asked, no step to perturb, or a synchronous backend (the host is the device: rounds would cost
     time and tell nothing)."""
     if not options.bound or prepared.perturbable is None or not asynchronous:
         return None, None
-    delay, why = backend.device_delay(device)
-    return perturbation.Taker(prepared.perturbable, delay, per_call), why
+    delay, why = backend.device_delay(case.device)
+    budget_s = perturbation.BOUND_TIME_FACTOR * case.settings.max_time_s
+    return perturbation.Taker(prepared.perturbable, delay, per_call, budget_s=budget_s), why
 
 
 def _bounds(
@@ -159,4 +160,5 @@ def _bounds(
     if prepared.perturbable is None:
         return {}, NOT_PERTURBABLE
     observed = taker.observations() if taker is not None else {}
-    return {name: bounds.fit(name, observed.get(name, ()), asynchronous, note=no_delay) for name in variants}, None
+    note = "; ".join(filter(None, (no_delay, taker.cut_short() if taker is not None else None))) or None
+    return {name: bounds.fit(name, observed.get(name, ()), asynchronous, note=note) for name in variants}, None

@@ -46,6 +46,11 @@ LEVELS = (0.25, 0.5, 0.75, 1.0, 1.5)
 BOUND_ROUNDS = 10
 BOUND_EVERY = 10
 SCHEDULE = Schedule(first=BOUND_ROUNDS, every=BOUND_EVERY, least=BOUND_ROUNDS)
+# A case's perturbation rounds stop once they took this many times its max_time_s (50 s by default): a round costs some
+# 15-19 samples per variant, so a step of seconds would take minutes a round and pass the case's timeout_s (300 s)
+# before its ten rounds. Capped, `--bound` adds at most some 5× the sampling time of a case that samples for its
+# max_time_s, within the issue's 10× a plain run; the rounds it cut are said in the bound's note.
+BOUND_TIME_FACTOR = 5.0
 #: the order of each round's samples is random, the same from run to run
 ORDER_SEED = 52
 #: the untimed samples whose median sets a variant's levels: three, so that one preempted sample does not
@@ -111,8 +116,12 @@ class Taker:
         levels: Sequence[float] = LEVELS,
         clock: Callable[[], float] = time.perf_counter,
         seed: int = ORDER_SEED,
+        budget_s: float | None = None,
     ):
+        """`budget_s`: the time after which no more round is taken (None: no limit; the engine gives
+        BOUND_TIME_FACTOR × the case's max_time_s)."""
         self.perturbable, self.delay, self.steps_per_call = perturbable, delay, steps_per_call
+        self.budget_s, self.spent_s, self.skipped = budget_s, 0.0, 0
         self.levels, self.clock = tuple(levels), clock
         self._shuffle = random.Random(seed).shuffle
         self.samples: dict[str, list[Perturbed]] = {}
@@ -134,6 +143,10 @@ class Taker:
     ) -> None:
         """One perturbation round: each variant's unperturbed sample and one per (side, level), in a random order.
         `variants` are the timed ones, by name: the samples run the perturbable ones of the same names."""
+        if self.budget_s is not None and self.spent_s >= self.budget_s:
+            self.skipped += 1  # out of time: the rounds taken are what the fit gets
+            return
+        started = self.clock()
         names = list(order or variants)
         preludes = preludes or {}
         for name in names:
@@ -147,6 +160,16 @@ class Taker:
             self._take(plan, sync, preludes.get(plan.variant))
         for name in names:
             self._rounds[name] = self._rounds.get(name, 0) + 1
+        self.spent_s += self.clock() - started
+
+    def cut_short(self) -> str | None:
+        """What the bound's note says when rounds were skipped for time (None: none were)."""
+        if not self.skipped:
+            return None
+        return (
+            f"{self.taken} perturbation round(s) only, the rest skipped: they had taken {self.spent_s:.3g} s, past their "
+            f"budget of {self.budget_s:.3g} s ({BOUND_TIME_FACTOR:g}× max_time_s; fewer steps a sample make rounds shorter)"
+        )
 
     def _take(self, plan: _Planned, sync: Callable[[], None], prelude: Callable[[], None] | None) -> None:
         """One sample of a round, kept as a Perturbed."""

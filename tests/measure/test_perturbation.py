@@ -210,3 +210,21 @@ def test_the_step_forms_timed_variants_run_nothing_but_the_step_and_its_perturba
     finally:
         assert prepared.close is not None
         prepared.close()
+
+
+def test_rounds_stop_at_their_time_budget_and_say_so() -> None:
+    case = _Counting()  # its clock moves 1 ms a reading: a round of one variant reads it some 30 times
+    taker = Taker(case.perturbable, None, clock=case.clock, budget_s=0.05)
+    extra = ExtraRounds(((taker, perturbation.SCHEDULE),))
+    for timed in range(1, 7):
+        for kind in extra.after(timed):
+            kind.round({"a": lambda: None}, lambda: None, ["a"])
+    for kind, owed in extra.owed():
+        for _ in range(owed):
+            kind.round({"a": lambda: None}, lambda: None, ["a"])
+    assert 1 <= taker.taken < perturbation.BOUND_ROUNDS
+    assert taker.spent_s >= 0.05
+    said = taker.cut_short()
+    assert said is not None
+    assert said.startswith(f"{taker.taken} perturbation round(s) only, the rest skipped")
+    assert Taker(case.perturbable, None, clock=case.clock).cut_short() is None
