@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -111,7 +110,7 @@ def test_synchronous_backends_have_no_device_delay_and_say_why() -> None:
     assert "synchronous" in why
     delay, why = NumpyBackend().device_delay("cpu")
     assert delay is None
-    assert why
+    assert why == "numpy runs synchronously: the host is the device"
 
 
 class FakeOp:
@@ -219,4 +218,17 @@ def test_the_device_delay_hook_has_a_safe_default() -> None:
         name = "bare"
 
     assert Backend.device_delay(Bare(), "cpu") == (None, "bare has no device delay")
-    assert sys.modules.get("asyncbench.backends.device_delays") is not None
+
+
+def test_jax_says_why_it_has_no_device_delay_on_a_gpu_or_without_async_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
+    from asyncbench.backends.jax_backend import JaxBackend
+
+    delay, why = JaxBackend().device_delay("cuda:0")  # decided before JAX is asked anything
+    assert delay is None
+    assert why is not None
+    assert "GPU" in why
+    monkeypatch.setattr(JaxBackend, "_async_dispatch", staticmethod(lambda: False))
+    delay, why = JaxBackend().device_delay("cpu")
+    assert delay is None
+    assert why is not None
+    assert "synchronously" in why
