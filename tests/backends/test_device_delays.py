@@ -140,14 +140,32 @@ def test_a_queued_op_delay_is_calibrated_to_its_fixed_cost_and_cost_per_unit_and
     assert delay.per_unit_s == pytest.approx(1e-6)
     assert delay.fixed_s == pytest.approx(1e-4)
     assert delay.units(0.0021) == 2000
+    before = delay.before_step(0.0021)  # its size timed alone once, then kept
     waited, issued = op.waited, len(op.issued)
-    before = delay.before_step(0.0021)
     before()
     before()
     assert op.issued[issued:] == [2000, 2000]
     assert op.waited == waited
     assert delay.measured_s() is None  # not measured in place: alone, each round
     assert delay.alone_s(0.0021) == pytest.approx(0.0021)
+
+
+def test_a_queued_op_delays_size_is_corrected_once_by_its_own_timing_where_the_calibration_does_not_hold() -> None:
+    op = FakeOp()
+    delay = QueuedOpDelay(op.issue, op.wait, 1000, clock=op.clock)
+    linear_wait = op.wait
+
+    def faster_when_large(units: int) -> None:  # past 1500 units the op runs twice as fast (two workers side by side)
+        linear_wait(units if units <= 1500 else units // 2)
+
+    delay._wait = faster_when_large
+    size = delay.size(0.0041)
+    assert delay.units(0.0041) == 4000  # the calibration's
+    assert size == pytest.approx(8000, rel=0.02)  # corrected: it takes what was asked
+    assert delay.alone_s(0.0041) == pytest.approx(0.0041, rel=0.02)
+    timed = op.waited
+    delay.before_step(0.0041)
+    assert op.waited == timed  # kept: a level's size is timed once
 
 
 @pytest.mark.jax
