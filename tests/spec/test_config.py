@@ -284,7 +284,8 @@ def test_bound_true_asks_for_what_bounds_each_step_and_is_kept_in_the_resolved_c
     assert loaded.bound is True
     assert loaded.to_dict()["bound"] is True
     plain = config.loads("experiments:\n  - workload: matmul\n", "t.yaml")
-    assert plain.bound is False and "bound" not in plain.to_dict()
+    assert plain.bound is False
+    assert "bound" not in plain.to_dict()
 
 
 def test_bound_must_be_true_or_false() -> None:
