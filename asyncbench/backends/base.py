@@ -64,6 +64,29 @@ class SyncHook:
     when: Callable[..., bool] | None = None
 
 
+class DeviceDelay(Protocol):
+    """Device work of a chosen length, queued where the step's work runs (`run --bound`'s device delays,
+    measure.perturbation): made by `Backend.device_delay`."""
+
+    #: whether `measured_s` reads each delay's length in place (events); False: `alone_s` each round instead
+    in_place: bool
+
+    def before_step(self, seconds: float) -> Callable[[], None]:
+        """A callable that queues about `seconds` of device work on the queue or stream the step's work goes to
+        next (the current stream; a CPU backend's one queue), the host not waiting: called before each step call."""
+        ...
+
+    def measured_s(self) -> float | None:
+        """After the sample's sync: the mean length of the delays queued since the last call, measured in place
+        (CUDA events around each), and forgotten; None where delays are not measured in place (`alone_s`)."""
+        ...
+
+    def alone_s(self, seconds: float) -> float:
+        """The length of one delay of `seconds`, queued alone on an idle device and waited for (host clock):
+        what a backend that cannot measure its delays in place reads, once per round and level."""
+        ...
+
+
 class Event(Protocol):
     def synchronize(self) -> None: ...
 
@@ -355,3 +378,8 @@ class Backend(ABC):
     def is_asynchronous(self, device: str) -> bool:
         """Whether ops return before they finish on this device."""
         return device.startswith("cuda")
+
+    def device_delay(self, device: str) -> tuple[DeviceDelay | None, str | None]:
+        """A device delay on `device` (`run --bound`), or None with why there is none: a synchronous backend has
+        no device to delay apart from the host; a backend that cannot queue a delay ahead of the step says why."""
+        return None, f"{self.name} has no device delay"

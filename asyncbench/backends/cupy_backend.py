@@ -194,6 +194,26 @@ class CupyBackend(Backend):
         self._spin()((1,), (1,), (numpy.int64(max(1, int(seconds * self._cycles_per_s(device)))),))
         return True
 
+    def device_delay(self, device: str) -> tuple[Any, str | None]:
+        """The clock-spin kernel on cupy's current stream (the step's), bracketed by timing events each call
+        (EventDelay): its cycles from the calibration, its length from the events."""
+        import numpy
+
+        from asyncbench.backends.device_delays import EventDelay
+
+        cupy = self._cupy()
+        spin, cycles_per_s = self._spin(), self._cycles_per_s(device)
+
+        def kernel(seconds: float) -> Callable[[], None]:
+            cycles = (numpy.int64(max(1, int(seconds * cycles_per_s))),)
+            return lambda: spin((1,), (1,), cycles)
+
+        def elapsed_s(start: Any, stop: Any) -> float:
+            stop.synchronize()
+            return float(cupy.cuda.get_elapsed_time(start, stop)) / 1e3
+
+        return EventDelay(kernel, cupy.cuda.Event, elapsed_s), None
+
     @functools.lru_cache(maxsize=1)  # noqa: B019 - compiled once, for the life of the process
     def _spin(self) -> Any:
         return self._cupy().RawKernel(_SPIN, "asyncbench_spin")

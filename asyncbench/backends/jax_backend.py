@@ -148,6 +148,13 @@ def _memory_stat(device: Any, name: str) -> int | None:
     return int(value) if isinstance(value, int) and value >= 0 else None
 
 
+#: the side of the array a device delay's loop updates: a trip costs 2·64² = 8192 FLOPs by XLA's estimate, past the
+#: 1000 under which its CPU client runs a computation inline (JaxBackend.device_delay)
+DELAY_SIDE = 64
+#: trips of the delay's loop its calibration times: about 3 ms on this project's 2-core machine (0.28 µs a trip)
+DELAY_CALIBRATION_TRIPS = 10_000
+
+
 class JaxBackend(Backend):
     name = "jax"
     module = "jax"
@@ -265,6 +272,34 @@ class JaxBackend(Backend):
 
     def is_asynchronous(self, device: str) -> bool:
         return self._async_dispatch() if device.startswith("cpu") else True
+
+    def device_delay(self, device: str) -> tuple[Any, str | None]:
+        """On a CPU: a jit'd loop of DELAY_SIDE² multiply-adds, its trip count the delay's size (QueuedOpDelay). It
+        is queued, not run inline: XLA's CPU client runs a computation on the calling thread only when its cost
+        estimate is under 1000 FLOPs, and one trip is 2·DELAY_SIDE² (8192). It runs before the step's work: XLA's
+        CPU client runs one device's computations one after another, in the order issued (a 256² op issued behind
+        a 2.8 ms delay was ready 2.76 ms later, 0.14 ms without it). On a GPU: none yet (no sleep kernel in JAX)."""
+        if not device.startswith("cpu"):
+            return None, "jax on a GPU has no device delay yet (no sleep kernel): host side only"
+        if not self._async_dispatch():
+            return None, "jax runs synchronously here (jax_cpu_enable_async_dispatch is off)"
+        import numpy
+
+        from asyncbench.backends.device_delays import QueuedOpDelay
+
+        jax = _jax()
+        target = self._device(device)
+        start = jax.device_put(jax.numpy.ones((DELAY_SIDE, DELAY_SIDE), dtype="float32"), target)
+        spin = jax.jit(lambda x, n: jax.lax.fori_loop(0, n, lambda i, v: v * 0.999 + 0.001, x))
+        trips: dict[int, Any] = {}  # each size's trip count on the device once: a Python int would be a transfer per call
+
+        def issue(units: int) -> Any:
+            count = trips.get(units)
+            if count is None:
+                count = trips[units] = jax.device_put(numpy.int32(units), target)
+            return spin(start, count)
+
+        return QueuedOpDelay(issue, lambda array: array.block_until_ready(), DELAY_CALIBRATION_TRIPS), None
 
     def sync_hooks(self, device: str) -> tuple[SyncHook, ...]:
         jax = _jax()

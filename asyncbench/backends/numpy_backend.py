@@ -50,3 +50,6 @@ class NumpyBackend(Backend):
 
     def is_asynchronous(self, device: str) -> bool:
         return False
+
+    def device_delay(self, device: str) -> tuple[None, str]:
+        return None, "numpy runs synchronously: the host is the device"

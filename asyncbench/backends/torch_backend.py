@@ -135,6 +135,28 @@ class TorchBackend(Backend):
         torch.cuda._sleep(max(1, int(seconds * self._cycles_per_s(device))))
         return True
 
+    def device_delay(self, device: str) -> tuple[Any, str | None]:
+        """On a GPU: `torch.cuda._sleep` on the current stream (the step's), bracketed by timing events each call
+        (EventDelay): its cycles come from the calibration, its length from the events. On a CPU torch is
+        synchronous: the host is the device."""
+        if not device.startswith("cuda"):
+            return None, "torch runs synchronously on a CPU: the host is the device"
+        import torch
+
+        from asyncbench.backends.device_delays import EventDelay
+
+        cycles_per_s = self._cycles_per_s(device)
+
+        def kernel(seconds: float) -> Callable[[], None]:
+            cycles = max(1, int(seconds * cycles_per_s))
+            return lambda: torch.cuda._sleep(cycles)
+
+        def elapsed_s(start: Any, stop: Any) -> float:
+            stop.synchronize()
+            return float(start.elapsed_time(stop)) / 1e3
+
+        return EventDelay(kernel, lambda: torch.cuda.Event(enable_timing=True), elapsed_s), None
+
     @functools.lru_cache(maxsize=8)  # noqa: B019 - one per device, for the life of the process
     def _cycles_per_s(self, device: str) -> float:
         import torch

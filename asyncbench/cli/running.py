@@ -30,6 +30,7 @@ Examples:
   asyncbench run configs/ci-gate.yaml -o new.json --baseline old.json --markdown summary.md
   asyncbench run -w matmul -b jax -d cpu --trace traces/                timelines for ui.perfetto.dev
   asyncbench run -w conversion -b jax -d cpu --syncs                   where each step waited, line by line
+  asyncbench run -w train.py:train_step -b jax -d cpu --bound          what bounds your step: host or device, and the slack of each
   asyncbench run my.yaml --executor slurm --partition gpu --gpus-per-node 1 -o all.json   a job per experiment
   asyncbench run my.yaml --shard 2/4 -o shard-2.json     one job of a CI matrix of 4 (then: asyncbench merge)
 """,
@@ -58,6 +59,14 @@ Examples:
     "between the timed rounds (the timings are not touched).",
 )
 @click.option(
+    "--bound",
+    is_flag=True,
+    help="Also measure what bounds each step-form workload's step (@asyncbench.step, -w file.py:Name): the host issuing "
+    "work or the device doing it, and how much each can grow before the step slows, by delays injected before each "
+    "step call in perturbation rounds of their own between the timed rounds (the timings are not touched). Config: "
+    "`bound: true`.",
+)
+@click.option(
     "--shard",
     metavar="I/N",
     help="Run only the I-th of N parts of the plan, e.g. --shard 2/4: one job of a CI matrix. Every machine cuts the plan "
@@ -78,6 +87,7 @@ def run(
     in_process: bool,
     trace_dir: str | None,
     syncs: bool,
+    bound: bool,
     executor: str | None,
     per: str | None,
     sbatch: dict[str, str | bool],
@@ -124,7 +134,9 @@ def run(
     chosen = executor_settings(
         executor, per, sbatch, partition=partition, gpus_per_node=gpus_per_node, time_min=time_min, account=account, exclusive=exclusive
     )
-    request = _request(outcome, selection=selection, isolate=not in_process, trace_dir=trace_dir, syncs=syncs, executor=chosen, shard=cut)
+    request = _request(
+        outcome, selection=selection, isolate=not in_process, trace_dir=trace_dir, syncs=syncs, bound=bound, executor=chosen, shard=cut
+    )
     ended = commands.run(request, jobs.JobOptions(job_dir=job_dir, wait=not no_wait), echo_err, lambda line: stdout(line + "\n"))
     _finish(ended)
 

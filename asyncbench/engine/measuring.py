@@ -2,9 +2,11 @@
 
 The procedure (measure.procedure) is made here once per case, from what the case, the run's options for it
 (CaseOptions) and its process hold: the settings with rounds enough for its checks, the budget's looks, the census
-rounds of `run --syncs` with as many as its census checks need (measure.extra_rounds), the NVML guard's reading
-before each sample, and the machine's reference between the rounds. After sampling, one memory run per variant
-(engine.memory), the workload's verification, and with --trace each variant's timeline (engine.trace).
+rounds of `run --syncs` with as many as its census checks need and the perturbation rounds of `run --bound`
+(measure.extra_rounds), the NVML guard's reading before each sample, and the machine's reference between the rounds.
+After sampling, one memory run per variant (engine.memory), the workload's verification, with --bound each variant's
+perturbation samples fitted (verdicts.bound.fit) into Measured.bound, and with --trace each variant's timeline
+(engine.trace).
 """
 
 from __future__ import annotations
@@ -17,13 +19,15 @@ from asyncbench.backends import Backend
 from asyncbench.backends.base import DeviceTimer
 from asyncbench.engine import memory, trace
 from asyncbench.host import nvml
-from asyncbench.measure import census, reference
+from asyncbench.measure import census, perturbation, reference
 from asyncbench.measure.extra_rounds import ExtraRounds
 from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure
 from asyncbench.results import budget
+from asyncbench.results.bound import Bound
 from asyncbench.results.budget import Budget
 from asyncbench.results.model import Case, Progress, Samples
+from asyncbench.verdicts import bound as bounds
 from asyncbench.verdicts import checks
 from asyncbench.workloads.base import Measured, Prepared, Workload
 
@@ -35,13 +39,19 @@ Decided = Callable[[Mapping[str, Samples]], bool]
 class CaseOptions:
     """What the run asks of one case as it is measured (engine.runner.RunOptions, made for the case): each variant
     traced into `trace_dir` after sampling (--trace; None: no tracing); the census of where its steps waited taken
-    in rounds of its own (`syncs`, --syncs: Result.syncs); the share of the run's false-alarm rate its checks are
+    in rounds of its own (`syncs`, --syncs: Result.syncs); what bounds its step, by perturbation rounds of its own
+    (`bound`, --bound: Result.bound); the share of the run's false-alarm rate its checks are
     judged at (`budget`, results.budget; None: no checks). Sent beside the case to the worker that measures it:
     plain data, as the case is."""
 
     trace_dir: str | None = None
     syncs: bool = False
+    bound: bool = False
     budget: Budget | None = None
+
+
+#: said in the note of a case run with --bound whose workload has no step to perturb (a built-in experiment)
+NOT_PERTURBABLE = "--bound measures step-form workloads (@asyncbench.step, -w file.py:Name): no bound for this one"
 
 
 #: a case measured with nothing asked of it beside its settings: no trace, no census, no budget (sampling neither
@@ -75,7 +85,12 @@ def measure_here(
     taker = census.taker_for(backend, case.device, asynchronous) if options.syncs else None  # --syncs: census rounds too
     # as many census rounds by the end as its census checks need for their intervals
     census_schedule = census.SCHEDULE.at_least(checks.census_rounds_needed(case.expect, options.budget, variants))
-    extra_rounds = ExtraRounds(((taker, census_schedule),) if taker is not None else ())
+    per_call = workload.steps_per_call(case.params)
+    perturbing, no_delay = _perturbation(options, backend, case, prepared, asynchronous, per_call)
+    extra_rounds = ExtraRounds(
+        (((taker, census_schedule),) if taker is not None else ())
+        + (((perturbing, perturbation.SCHEDULE),) if perturbing is not None else ())
+    )
     # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
     guard = nvml.guard(case.device, settings.warmup * len(variants), len(variants))
     machine = reference.settled(backend, case.device, settings)  # a calm CPU first, then the machine between the rounds
@@ -93,10 +108,10 @@ def measure_here(
     guarded = guard.finish() if guard is not None else None
     taken = machine.finish() if machine is not None else None
     del machine, procedure  # the reference's matrix is not held through the memory runs
-    per_call = workload.steps_per_call(case.params)
     syncs = census.of_case(taker, variants, backend.name, case.device, per_call) if options.syncs else {}
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
+    found, unbound = _bounds(options, prepared, variants, perturbing, asynchronous, no_delay)
     traced = (
         trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, options.trace_dir, prepared.preludes)
         if options.trace_dir
@@ -108,9 +123,42 @@ def measure_here(
         sampling,
         verifies=prepared.verify is not None,
         problem=problem,
-        note="; ".join(filter(None, (prepared.note, guarded.note() if guarded else None))) or None,
+        note="; ".join(filter(None, (prepared.note, guarded.note() if guarded else None, unbound))) or None,
         traced=traced,
         syncs=syncs,
+        bound=found,
         warnings=tuple(filter(None, (guarded.warning() if guarded else None,))),
         reference=taken,
     )
+
+
+def _perturbation(
+    options: CaseOptions, backend: Backend, case: Case, prepared: Prepared, asynchronous: bool, per_call: int
+) -> tuple[perturbation.Taker | None, str | None]:
+    """The perturbation rounds of a case run with --bound, and why it has no device side (None: it has one). None:
+    no rounds — not asked, no step to perturb, or a synchronous backend (the host is the device: rounds would cost
+    time and tell nothing)."""
+    if not options.bound or prepared.perturbable is None or not asynchronous:
+        return None, None
+    delay, why = backend.device_delay(case.device)
+    budget_s = perturbation.BOUND_TIME_FACTOR * case.settings.max_time_s
+    return perturbation.Taker(prepared.perturbable, delay, per_call, budget_s=budget_s), why
+
+
+def _bounds(
+    options: CaseOptions,
+    prepared: Prepared,
+    variants: list[str],
+    taker: perturbation.Taker | None,
+    asynchronous: bool,
+    no_delay: str | None,
+) -> tuple[dict[str, Bound], str | None]:
+    """Each variant's bound (verdicts.bound.fit of its perturbation samples), and what the case's note says of
+    --bound (a workload without a step to perturb)."""
+    if not options.bound:
+        return {}, None
+    if prepared.perturbable is None:
+        return {}, NOT_PERTURBABLE
+    observed = taker.observations() if taker is not None else {}
+    note = "; ".join(filter(None, (no_delay, taker.cut_short() if taker is not None else None))) or None
+    return {name: bounds.fit(name, observed.get(name, ()), asynchronous, note=note) for name in variants}, None

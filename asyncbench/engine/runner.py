@@ -142,6 +142,8 @@ def run_case(
         # context in this process would share rank 0's GPU (under EXCLUSIVE_PROCESS, rank 0 could not open it)
         with scope(backend, case, workload) if not workload.across_processes else contextlib.ExitStack():
             measured = workload.measure_itself(backend, case.device, case.params, case.settings)
+            if measured is not None and options.bound:  # measured in other processes: no step here to perturb
+                measured = dataclasses.replace(measured, note="; ".join(filter(None, (measured.note, measuring.NOT_PERTURBABLE))))
             if measured is None:
                 # what the harness's own sync adds to every row here, before the case queues anything (results.ahead)
                 harness = harness_cost.cached(backend.name, case.device, lambda: backend.barrier(case.device))
@@ -184,6 +186,8 @@ def run_case(
         fields.update(trace_detail=NOT_TRACED_ACROSS_PROCESSES)
     if measured.warnings:  # the NVML guard's throttled rounds
         fields.update(warnings=(*fields.get("warnings", ()), *measured.warnings))
+    if options.bound:
+        fields.update(bound=measured.bound)
     if options.syncs:
         fields.update(syncs=measured.syncs or census.unmeasured(list(measured.samples), NO_CENSUS_ACROSS_PROCESSES))
     if measured.problem:
@@ -274,19 +278,21 @@ def start_workers(config: Config, isolate: bool) -> CaseWorkers:
 class RunOptions:
     """What a run asks of all its cases, beside the config: each in a worker process (`isolate`); each variant traced
     into `trace_dir` after it is measured (--trace); the census of where its steps waited (`syncs`, --syncs:
-    Result.syncs, measure.census); one false-alarm rate shared by every `expect:` check of the run (`family_error`,
+    Result.syncs, measure.census); what bounds each step (`bound`, --bound: Result.bound, measure.perturbation); one
+    false-alarm rate shared by every `expect:` check of the run (`family_error`,
     results.budget)."""
 
     isolate: bool = False
     trace_dir: str | None = None
     syncs: bool = False
+    bound: bool = False
     family_error: float = budget.FAMILY_ERROR
 
     def for_case(self, case: Case, verdicts: int) -> CaseOptions:
         """What the run asks of `case`, one of cases with `verdicts` checks in all: its checks' share of the run's
         false-alarm rate, over the looks its settings allow (none for a case without checks)."""
         shared = budget.Budget(self.family_error, verdicts, case.settings.min_samples, case.settings.max_samples) if case.expect else None
-        return CaseOptions(trace_dir=self.trace_dir, syncs=self.syncs, budget=shared)
+        return CaseOptions(trace_dir=self.trace_dir, syncs=self.syncs, bound=self.bound, budget=shared)
 
 
 def run(

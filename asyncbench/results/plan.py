@@ -119,6 +119,8 @@ class Config:
     source: str
     experiments: tuple[Experiment, ...]
     executor: ExecutorSettings = ExecutorSettings()
+    #: measure what bounds each step-form case's step (`bound: true`, as `run --bound`: measure.perturbation)
+    bound: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved config, as stored in results JSON."""
@@ -140,4 +142,5 @@ class Config:
                 for e in self.experiments
             ],
             **({"executor": self.executor.to_dict()} if self.executor.kind != "here" else {}),
+            **({"bound": True} if self.bound else {}),
         }

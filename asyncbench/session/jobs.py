@@ -106,6 +106,8 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
         raise InputError("--trace does not go with --executor: trace a case in a run of its own on the machine")
     if request.syncs:
         raise InputError("--syncs does not go with --executor: take the census of a case in a run of its own on the machine")
+    if request.bound or the_plan.bound:
+        raise InputError("--bound does not go with --executor: measure what bounds a step in a run of its own on the machine")
     conclusion = RunConclusion.checked(request, any(e.sweep for e in the_plan.experiments), say, by_job=True)
     cluster.require_submitit()
     given_as = {key: executor.given_as(key, request.executor, request.selection.sets) for key in executor.KEYS}

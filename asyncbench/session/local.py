@@ -117,7 +117,11 @@ class Here:
             runner.run(
                 self.plan,
                 options=runner.RunOptions(
-                    isolate=self.request.isolate, trace_dir=self.trace_dir, syncs=self.request.syncs, family_error=self.family_error
+                    isolate=self.request.isolate,
+                    trace_dir=self.trace_dir,
+                    syncs=self.request.syncs,
+                    bound=self.request.bound or self.plan.bound,
+                    family_error=self.family_error,
                 ),
                 on_start=display.start,
                 on_progress=display.update,

@@ -61,4 +61,5 @@ def _merged(paths: tuple[str, ...]) -> Config:
         source=", ".join(c.source for c in loaded),
         experiments=tuple(e for c in loaded for e in c.experiments),
         executor=executors[0] if executors else ExecutorSettings(),
+        bound=any(c.bound for c in loaded),
     )

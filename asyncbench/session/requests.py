@@ -110,6 +110,8 @@ class RunRequest(Request):
     trace_dir: str | None = None
     #: take each case's census of where its steps waited (`--syncs`: Result.syncs)
     syncs: bool = False
+    #: measure what bounds each step-form case's step (`--bound`: Result.bound); a config's `bound: true` too
+    bound: bool = False
     #: the executor's settings the command line gave (--executor, --per, --partition...), as a config's `executor:` keys
     executor: Mapping[str, Any] = field(default_factory=dict)
     #: the one part of the plan to run here (`--shard I/N`, one job of a CI matrix; None: the whole plan)

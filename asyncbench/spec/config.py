@@ -44,7 +44,7 @@ from asyncbench.workloads import plugins
 from asyncbench.workloads.base import INTS, Param, Workload
 from asyncbench.workloads.step_form import StepWorkload
 
-TOP_KEYS = ("name", "defaults", "experiments", "executor")
+TOP_KEYS = ("name", "defaults", "experiments", "executor", "bound")
 DEFAULTS_KEYS = ("backends", "devices", *SETTING_FIELDS)
 #: the kinds of device a `params_for:` key may name
 DEVICE_KINDS = ("cpu", "cuda")
@@ -293,8 +293,12 @@ def loads(text: str, source: str = "<config>", default_name: str = "config") -> 
         seen.setdefault(experiment.name, index)
         experiments.append(experiment)
     executor_settings = _executor(doc, top.get("executor", {}))
+    bound = top.get("bound", False)
+    if not isinstance(bound, bool):
+        doc.add(f"bound must be true or false (as `run --bound`), got {type_name(bound)}", ("bound",))
+        bound = False
     doc.raise_errors()
-    return Config(name=name, source=source, experiments=tuple(experiments), executor=executor_settings)
+    return Config(name=name, source=source, experiments=tuple(experiments), executor=executor_settings, bound=bound)
 
 
 def _executor(doc: Document, raw: Any) -> ExecutorSettings:

@@ -188,6 +188,10 @@ RULES: dict[str, tuple[Callable[[], dict[str, Any]], str]] = {
         "What to run: each a workload with its params, sweep and checks.",
     ),
     "executor": (lambda: {"$ref": "#/$defs/executor"}, "Where the cases run: here, or as jobs (local, slurm) through submitit."),
+    "bound": (
+        lambda: {"type": "boolean"},
+        "Also measure what bounds each step-form workload's step, host or device, by injected delays (as `run --bound`) [default: false].",
+    ),
     "backends": (lambda: _one_or_list({"$ref": "#/$defs/backend"}), "The backends to run on [default: torch]."),
     "devices": (
         lambda: _one_or_list({"type": "string", "pattern": DEVICE_PATTERN.pattern}),

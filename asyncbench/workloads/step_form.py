@@ -193,9 +193,34 @@ class StepWorkload(Workload):
 
             return run
 
+        def perturbed(every: int, before_step: Callable[[], None]) -> Callable[[], Any]:
+            # the variant's loops with `before_step` before each of the user's calls (`run --bound`'s delays): a loop
+            # of its own, so that the timed variants above run nothing more per step
+            waits, rest = divmod(steps, every) if every else (0, steps)
+
+            def run() -> Any:
+                result = None
+                for _ in range(waits):
+                    for _ in range(every):
+                        before_step()
+                        result = run_step()
+                    barrier(device)
+                for _ in range(rest):
+                    before_step()
+                    result = run_step()
+                return result
+
+            return run
+
+        def perturbable(before_step: Callable[[], None]) -> dict[str, Callable[[], Any]]:
+            return {variant_name(k): perturbed(k, before_step) for k in params["sync_every"]}
+
         output = step_output.install(self.name)  # its prints while measured: a few shown, the rest to a sink
         return Prepared(
-            variants={variant_name(k): variant(k) for k in params["sync_every"]}, sync=lambda: barrier(device), close=output.close
+            variants={variant_name(k): variant(k) for k in params["sync_every"]},
+            sync=lambda: barrier(device),
+            close=output.close,
+            perturbable=perturbable,
         )
 
     def gated(self, params: Mapping[str, Any], names: Sequence[str]) -> tuple[str, ...]:

@@ -224,7 +224,7 @@ def test_a_misspelt_key_is_not_said_again_as_missing():
     would be the same mistake twice."""
     assert mistakes("experiment:\n  - workload: matmul\n") == [
         "t.yaml:2: experiment: unknown key 'experiment' in the config (did you mean 'experiments'?); "
-        "allowed: name, defaults, experiments, executor"
+        "allowed: name, defaults, experiments, executor, bound"
     ]
     said = mistakes("experiments:\n  - wrkload: matmul\n  - workload: matmul\n    params: {sise: 3}\n")
     assert len(said) == 2, said
@@ -277,3 +277,18 @@ def test_a_case_s_ab_margin_is_a_positive_fraction_and_a_dumped_plan_leaves_it_o
     path = tmp_path / "plan.yaml"
     path.write_text(dump.dumps(overrides.apply_overrides(load_text(VALID), sets=["ab_margin=25%"])))
     assert config.load(path).experiments[0].settings.ab_margin == pytest.approx(0.25)
+
+
+def test_bound_true_asks_for_what_bounds_each_step_and_is_kept_in_the_resolved_config() -> None:
+    loaded = config.loads("bound: true\nexperiments:\n  - workload: matmul\n", "t.yaml")
+    assert loaded.bound is True
+    assert loaded.to_dict()["bound"] is True
+    plain = config.loads("experiments:\n  - workload: matmul\n", "t.yaml")
+    assert plain.bound is False
+    assert "bound" not in plain.to_dict()
+
+
+def test_bound_must_be_true_or_false() -> None:
+    assert mistakes("bound: yes please\nexperiments:\n  - workload: matmul\n") == [
+        "t.yaml:1: bound: bound must be true or false (as `run --bound`), got a string"
+    ]

@@ -514,6 +514,13 @@ class StreamSimBackend(Backend):
         target.current.submit(kernel)
         return True
 
+    def device_delay(self, device: str) -> tuple[Any, str | None]:
+        """Exact delays (`run --bound`): a hold on the current stream before each step call, its length the one asked
+        (the model's kernels take exactly what they are given), so a test knows the truth."""
+        if self.device(device).inline:
+            return None, "the test device's cpu runs synchronously"
+        return ExactDelay(self, device), None
+
     def release_host_cache(self) -> None:
         self._pinned_dropped_bytes = 0  # a live buffer stays pinned: torch's emptyCache frees only unused blocks
 
@@ -613,6 +620,30 @@ class StreamSimBackend(Backend):
         return host
 
 
+class ExactDelay:
+    """The test device's device delay (StreamSimBackend.device_delay): holds of exactly the length asked."""
+
+    in_place = True
+
+    def __init__(self, backend: StreamSimBackend, device: str):
+        self.backend, self.device = backend, device
+        self.queued: list[float] = []  # the delays queued since measured_s was last asked
+
+    def before_step(self, seconds: float) -> Callable[[], None]:
+        def delay() -> None:
+            self.backend.hold(self.device, seconds)
+            self.queued.append(seconds)
+
+        return delay
+
+    def measured_s(self) -> float | None:
+        queued, self.queued = self.queued, []
+        return sum(queued) / len(queued) if queued else None
+
+    def alone_s(self, seconds: float) -> float:
+        return seconds
+
+
 class StreamSimJaxBackend(StreamSimBackend):
     """JAX on a GPU, modelled: XLA's one compute stream per device (no side streams for the workload), at most
     JAX_IN_FLIGHT executions in flight before dispatch blocks, no events, transfers on a stream JAX picks, and
@@ -643,6 +674,9 @@ class StreamSimJaxBackend(StreamSimBackend):
 
     def hold(self, device: str, seconds: float) -> bool:
         return False
+
+    def device_delay(self, device: str) -> tuple[Any, str | None]:
+        return None, "no hold kernel in the modelled JAX"
 
     def new_stream(self, device: str) -> Any | None:
         return None
