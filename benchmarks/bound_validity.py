@@ -200,7 +200,7 @@ def runner_for(backend_name: str) -> RunCase:
         _no_machine_reference_on_the_test_device()
 
     def run(case: Case, bound: bool) -> Result:
-        options = CaseOptions(bound=True) if bound else CaseOptions()  # type: ignore[call-arg]  # bound: bound-inject's field
+        options = CaseOptions(bound=True) if bound else CaseOptions()
         return runner.run_case(case, planted, backend, options)
 
     return run

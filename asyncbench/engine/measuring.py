@@ -52,6 +52,9 @@ class CaseOptions:
 
 #: said in the note of a case run with --bound whose workload has no step to perturb (a built-in experiment)
 NOT_PERTURBABLE = "--bound measures step-form workloads (@asyncbench.step, -w file.py:Name): no bound for this one"
+#: a sample of one step ends with the harness's wait right after it: every delay injected before it shows in full,
+#: whatever bounds the step, so perturbation rounds would cost time and tell nothing (verdicts.bound.fit)
+ONE_STEP = "--bound needs several steps a sample (steps >= 2): with one, every delay shows in full, slack or not"
 
 
 #: a case measured with nothing asked of it beside its settings: no trace, no census, no budget (sampling neither
@@ -111,7 +114,7 @@ def measure_here(
     syncs = census.of_case(taker, variants, backend.name, case.device, per_call) if options.syncs else {}
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
-    found, unbound = _bounds(options, prepared, variants, perturbing, asynchronous, no_delay)
+    found, unbound = _bounds(options, prepared, variants, perturbing, asynchronous, no_delay, per_call)
     traced = (
         trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, options.trace_dir, prepared.preludes)
         if options.trace_dir
@@ -140,6 +143,8 @@ def _perturbation(
     time and tell nothing)."""
     if not options.bound or prepared.perturbable is None or not asynchronous:
         return None, None
+    if per_call < 2:
+        return None, ONE_STEP
     delay, why = backend.device_delay(case.device)
     budget_s = perturbation.BOUND_TIME_FACTOR * case.settings.max_time_s
     return perturbation.Taker(prepared.perturbable, delay, per_call, budget_s=budget_s), why
@@ -152,6 +157,7 @@ def _bounds(
     taker: perturbation.Taker | None,
     asynchronous: bool,
     no_delay: str | None,
+    per_call: int,
 ) -> tuple[dict[str, Bound], str | None]:
     """Each variant's bound (verdicts.bound.fit of its perturbation samples), and what the case's note says of
     --bound (a workload without a step to perturb)."""
@@ -161,4 +167,4 @@ def _bounds(
         return {}, NOT_PERTURBABLE
     observed = taker.observations() if taker is not None else {}
     note = "; ".join(filter(None, (no_delay, taker.cut_short() if taker is not None else None))) or None
-    return {name: bounds.fit(name, observed.get(name, ()), asynchronous, note=note) for name in variants}, None
+    return {name: bounds.fit(name, observed.get(name, ()), asynchronous, note=note, steps_per_call=per_call) for name in variants}, None

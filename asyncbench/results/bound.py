@@ -96,6 +96,9 @@ class Bound:
     note: str | None = None
     #: every perturbed sample, so any figure can be recomputed from the file
     observations: tuple[Perturbed, ...] = ()
+    #: the user's steps a sample ran (the step form's `steps`): one delay a sample always shows, so below the slack
+    #: a step grows by d / steps_per_call (verdicts.bound.fit takes it off)
+    steps_per_call: int = 1
 
     def side(self, side: Side | str) -> SideBound | None:
         """The fit of one side (None: not measured)."""
@@ -122,6 +125,7 @@ def bound_to_dict(bound: Bound) -> dict[str, Any]:
         "bound": str(bound.bound),
         "step_s": _seconds(bound.step_s),
         "rounds": bound.rounds,
+        "steps_per_call": bound.steps_per_call,
         "sides": {
             str(fit.side): {
                 "slack_s": _seconds(fit.slack_s),
@@ -171,6 +175,7 @@ def bound_from_dict(variant: str, raw: Mapping[str, Any]) -> Bound:
             Perturbed(int(r), None if side is None else Side(side), float(level), float(injected), float(step))
             for r, side, level, injected, step in raw.get("observations", ())
         ),
+        steps_per_call=int(raw.get("steps_per_call", 1)),
     )
 
 
@@ -197,6 +202,8 @@ def check_bound(raw: Any, at: At) -> None:
     fields.word(bound.get("bound"), at / "bound", _KINDS)
     recordable.duration(fields.number(bound.get("step_s"), at / "step_s"), at / "step_s")
     rounds = fields.count(bound.get("rounds"), at / "rounds")
+    if "steps_per_call" in bound and fields.count(bound["steps_per_call"], at / "steps_per_call") < 1:
+        (at / "steps_per_call").fail("a sample runs at least one step")
     if rounds > MAX_ROUNDS:
         (at / "rounds").fail(f"{rounds} perturbation rounds is more than any case takes ({MAX_ROUNDS})")
     for name, fit in fields.optional_mapping(bound.get("sides"), at / "sides").items():

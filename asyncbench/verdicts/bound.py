@@ -67,16 +67,29 @@ SYNCHRONOUS_NOTE = "synchronous: the host is the device"
 
 
 def fit(
-    variant: str, observations: Sequence[Perturbed], asynchronous: bool, confidence: float = stats.CONFIDENCE, note: str | None = None
+    variant: str,
+    observations: Sequence[Perturbed],
+    asynchronous: bool,
+    confidence: float = stats.CONFIDENCE,
+    note: str | None = None,
+    steps_per_call: int = 1,
 ) -> Bound:
     """The bound of one variant from its perturbation rounds' samples. A synchronous backend (`asynchronous`
     False) gets BoundKind.SYNCHRONOUS and no sides; `note` says what could not be measured (a side without a
-    delay on this backend)."""
+    delay on this backend).
+
+    `steps_per_call`: the user's steps one sample runs (the step form's `steps`). One delay of a sample always
+    shows, slack or not: the first host spin runs before the device has any of the sample's work, and the last
+    device delay lies between the last step and the sample's closing wait. So below the slack the step grows by
+    d / steps_per_call, not 0; the fit takes that share off before it looks for the knee (without it, the knee of
+    a device-bound step of 20 steps read 5-12% of the step early on the test device), and adds it back to the cost
+    past the slack, which is the step's whole slowdown there. With one step a sample every delay shows in full and
+    nothing can be told: the engine takes no perturbation rounds then (engine.measuring.ONE_STEP)."""
     observations = tuple(sorted(observations, key=lambda o: (o.round, "" if o.side is None else str(o.side), o.level_s, o.injected_s)))
     rounds = sorted({o.round for o in observations})
     unperturbed = [o.step_s for o in observations if o.side is None]
     step_s = statistics.median(unperturbed) if unperturbed else (statistics.median(o.step_s for o in observations) if observations else 0.0)
-    base = Bound(variant, BoundKind.INCONCLUSIVE, step_s, len(rounds), observations=observations)
+    base = Bound(variant, BoundKind.INCONCLUSIVE, step_s, len(rounds), observations=observations, steps_per_call=steps_per_call)
     if not asynchronous:
         return _with(base, BoundKind.SYNCHRONOUS, note=note or SYNCHRONOUS_NOTE)
     if not unperturbed or step_s <= 0:
@@ -98,6 +111,7 @@ def _with(base: Bound, kind: BoundKind, note: str | None, **changes: Any) -> Bou
         ceiling_ci=changes.get("ceiling_ci"),
         note=note,
         observations=base.observations,
+        steps_per_call=base.steps_per_call,
     )
 
 
@@ -133,7 +147,8 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
     fits: dict[Side, SideBound] = {}
     slacks: dict[Side, numpy.ndarray] = {}
     for side in measured:
-        slack, cost = _profile([o for o in base.observations if o.side in (None, side)], index, weights, scale)
+        serial = 1.0 / max(base.steps_per_call, 1)
+        slack, cost = _profile([o for o in base.observations if o.side in (None, side)], index, weights, scale, serial)
         slacks[side] = slack
         slack_ci = interval(slack)
         fits[side] = SideBound(
@@ -235,14 +250,15 @@ def _steps(observations: Sequence[Perturbed], index: dict[int, int], weights: nu
 
 
 def _profile(
-    observations: Sequence[Perturbed], index: dict[int, int], weights: numpy.ndarray, scale: float
+    observations: Sequence[Perturbed], index: dict[int, int], weights: numpy.ndarray, scale: float, serial: float = 0.0
 ) -> tuple[numpy.ndarray, numpy.ndarray]:
     """The slack and the cost past it (in units of the step) for each row of `weights`: the profile least-squares
-    hinge with a per-round intercept, its grid the same for every resample."""
+    hinge with a per-round intercept, its grid the same for every resample, after the share of each delay that
+    always shows (`serial`, fit's steps_per_call) is taken off; the cost past the slack has it added back."""
     import numpy
 
     d = numpy.array([o.injected_s for o in observations]) / scale
-    y = numpy.array([o.step_s for o in observations]) / scale
+    y = numpy.array([o.step_s for o in observations]) / scale - serial * d
     rounds = numpy.array([index[o.round] for o in observations])
     grid = numpy.linspace(0.0, max(float(d.max()), 0.0), GRID_POINTS)
     x = numpy.maximum(d[None, :] - grid[:, None], 0.0)  # grid × samples
@@ -271,7 +287,7 @@ def _profile(
     g0, gl, gr = gain[rows, best], gain[rows, left], gain[rows, right]
     curve = gl - 2 * g0 + gr
     shift = numpy.where(inner & (curve < 0), 0.5 * (gl - gr) / numpy.where(curve < 0, curve, -1.0), 0.0)
-    return grid[best] + numpy.clip(shift, -0.5, 0.5) * (grid[1] - grid[0]), b
+    return grid[best] + numpy.clip(shift, -0.5, 0.5) * (grid[1] - grid[0]), b + serial
 
 
 def _levels(observations: Sequence[Perturbed]) -> tuple[float, ...]:

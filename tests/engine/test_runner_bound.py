@@ -2,7 +2,7 @@
 variant's observations handed to verdicts.bound.fit, whose Bounds become Result.bound; a built-in workload gets no
 bound and a note saying why; a synchronous device is fitted as such, without a perturbation round.
 
-verdicts.bound.fit is another helper's (bound-stats): here it is replaced by one that keeps what it was given."""
+verdicts.bound.fit is replaced here by one that keeps what it was given (tests/verdicts/test_bound.py tests the fit)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,14 @@ def fitted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[Perturbed, 
     calls: list[tuple[str, tuple[Perturbed, ...], bool, str | None]] = []
 
     def fit(
-        variant: str, observations: Sequence[Perturbed], asynchronous: bool, confidence: float = 0.95, note: str | None = None
+        variant: str,
+        observations: Sequence[Perturbed],
+        asynchronous: bool,
+        confidence: float = 0.95,
+        note: str | None = None,
+        steps_per_call: int = 1,
     ) -> Bound:
+        assert steps_per_call == 3  # every test's step runs 3 steps a sample: the fit is told, to take off the edge
         calls.append((variant, tuple(observations), asynchronous, note))
         kind = BoundKind.INCONCLUSIVE if asynchronous else BoundKind.SYNCHRONOUS
         return Bound(variant, kind, 0.0, len({o.round for o in observations}), note=note, observations=tuple(observations))
@@ -125,3 +131,13 @@ def test_the_run_options_hand_bound_to_each_case() -> None:
     case = Case(id="c", experiment="e", workload="matmul", backend="numpy", device="cpu", params={}, settings=SETTINGS)
     assert runner.RunOptions(bound=True).for_case(case, 0).bound is True
     assert runner.RunOptions().for_case(case, 0).bound is False
+
+
+def test_a_step_of_one_step_a_sample_takes_no_perturbation_round_and_says_why() -> None:
+    """With one step a sample every delay shows in full, slack or not: no rounds, and the bound's note says why."""
+    result = run(step(tiny_step, sync_every=(0,), steps=1), "cuda:0", CaseOptions(bound=True))
+    assert result.status == OK, result.reason
+    fitted = result.bound["sync_every=0"]
+    assert (fitted.rounds, fitted.observations, fitted.bound) == (0, (), BoundKind.INCONCLUSIVE)
+    assert fitted.note is not None
+    assert measuring.ONE_STEP in fitted.note

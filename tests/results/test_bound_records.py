@@ -134,3 +134,15 @@ def test_a_long_valid_bound_is_checked_quickly():
     stored["observations"] = [[r, side, 0.0002, 0.0002, 0.0011] for r in range(2000) for side in (None, "host", "device") * 4]
     [result] = schema.from_dict(raw).results
     assert len(result.bound["a"].observations) == 24_000
+
+
+def test_a_bounds_steps_per_call_is_written_read_back_and_must_be_at_least_one():
+    raw = _file(result_with(device_bound("a")))
+    stored = raw["results"][0]["bound"]["a"]
+    assert stored["steps_per_call"] == device_bound("a").steps_per_call
+    older = copy.deepcopy(raw)
+    del older["results"][0]["bound"]["a"]["steps_per_call"]  # written before the field: one step a sample
+    assert schema.from_dict(older).results[0].bound["a"].steps_per_call == 1
+    stored["steps_per_call"] = 0
+    with pytest.raises(schema.ResultsFileError, match="steps_per_call"):
+        schema.from_dict(raw)

@@ -14,6 +14,8 @@ from asyncbench.verdicts import bound
 #: the delays injected, as shares of the step (11 samples a round: the unperturbed one and 5 a side)
 LEVELS = (0.1, 0.25, 0.5, 0.75, 1.0)
 STEP_S = 1e-3
+#: the steps a sample runs (the step form's default): one delay a sample always shows, 1/STEPS of it per step
+STEPS = 20
 
 
 def planted(
@@ -28,7 +30,9 @@ def planted(
 ) -> tuple[list[Perturbed], dict[Side, float]]:
     """Observations of a step whose host takes `host` and device `device` (shares of STEP_S), overlapped: T0 =
     max of the two, each side's slack T0 less its own time; each round drifts (an AR(1) of 5% a round), each sample
-    has `noise` of T0, each delay runs a little longer than asked (as a preempted spin does)."""
+    has `noise` of T0, each delay runs a little longer than asked (as a preempted spin does); one delay of each
+    sample of STEPS steps shows whatever the slack (the first host spin, the last device delay), and past the slack
+    the step slows by `cost` per second of delay in all."""
     rng = random.Random(seed)
     t0 = max(host, device) * STEP_S
     slack = slack or {Side.HOST: t0 - host * STEP_S, Side.DEVICE: t0 - device * STEP_S}
@@ -40,13 +44,14 @@ def planted(
         for side in sides:
             for level in LEVELS:
                 injected = level * t0 * (1 + abs(rng.gauss(0, 0.03)))
-                step = a + cost * max(0.0, injected - slack[side]) + rng.gauss(0, noise * t0)
+                serial = injected / STEPS
+                step = a + serial + (cost - 1 / STEPS) * max(0.0, injected - slack[side]) + rng.gauss(0, noise * t0)
                 observations.append(Perturbed(r, side, level * t0, injected, step))
     return observations, slack
 
 
 def _fit(observations: list[Perturbed], asynchronous: bool = True, note: str | None = None) -> Bound:
-    return bound.fit("step", observations, asynchronous, note=note)
+    return bound.fit("step", observations, asynchronous, note=note, steps_per_call=STEPS)
 
 
 def _side(fitted: Bound, side: Side) -> SideBound:
