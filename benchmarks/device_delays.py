@@ -1,7 +1,7 @@
 """`run --bound`'s device delays on a CPU (Backend.device_delay): how well a delay asked matches what it costs, alone and
 beside a step.
 
-For each delay asked (0.2, 0.5, 1, 2 ms by default), on JAX or MXNet on a CPU:
+For each delay asked (0.2, 0.5, 1, 2 ms by default), on JAX on a CPU:
 - alone: the delay queued on an idle device and waited for (QueuedOpDelay.alone_s, what the perturbation rounds record
   each round), `--repeats` times: the median and the spread (min–max);
 - beside a step: a device-bound step (one product of `--side`² that takes a few ms, next to nothing on the host), run
@@ -9,15 +9,16 @@ For each delay asked (0.2, 0.5, 1, 2 ms by default), on JAX or MXNet on a CPU:
   step grew by, per delay, is what the delay really cost in place (the median over pairs of the difference).
 The ratio of the two says how far the length the rounds record (alone) is from what the delay costs in the step.
 
-    python benchmarks/device_delays.py jax                                  # the project's .venv
-    PYTHONPATH=. .venv-mxnet/bin/python benchmarks/device_delays.py mxnet   # MXNet's own environment
+    python benchmarks/device_delays.py jax
+
+MXNet had one (a `sin` per engine worker) until this measured it: beside a step it cost 0.36-0.93x its length
+alone, so the device's slack would have read long, and MXNet has no device delay now (docs/measured.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -37,34 +38,19 @@ def _jax_step(side: int) -> tuple[Callable[[], Any], Callable[[Any], None]]:
     return (lambda: product(a)), (lambda out: out.block_until_ready())
 
 
-def _mxnet_step(side: int) -> tuple[Callable[[], Any], Callable[[Any], None]]:
-    import mxnet as mx
-
-    a = mx.nd.ones((side, side))
-    mx.nd.dot(a, a).wait_to_read()
-    return (lambda: mx.nd.dot(a, a)), (lambda out: mx.nd.waitall())
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("backend", choices=("jax", "mxnet"))
+    parser.add_argument("backend", choices=("jax",))
     parser.add_argument("--asked-ms", type=float, nargs="+", default=[0.2, 0.5, 1.0, 2.0])
     parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--pairs", type=int, default=15)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--side", type=int, default=384)
     options = parser.parse_args()
-    if options.backend == "mxnet":
-        os.environ.setdefault("MXNET_CPU_WORKER_NTHREADS", "2")
-        os.environ.setdefault("OMP_NUM_THREADS", "1")
-        from asyncbench.backends.mxnet_backend import MxnetBackend as Chosen
+    from asyncbench.backends.jax_backend import JaxBackend
 
-        step, finish = _mxnet_step(options.side)
-    else:
-        from asyncbench.backends.jax_backend import JaxBackend as Chosen  # type: ignore[assignment]
-
-        step, finish = _jax_step(options.side)
-    delay, why = Chosen().device_delay("cpu")
+    step, finish = _jax_step(options.side)
+    delay, why = JaxBackend().device_delay("cpu")
     assert delay is not None, why
 
     def sample(before: Callable[[], None] | None) -> float:

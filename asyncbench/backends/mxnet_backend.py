@@ -44,8 +44,11 @@ from asyncbench.backends.base import Backend, DeviceStatus, SyncHook
 
 #: engine threads per CPU device: two, so a wait for one result need not queue behind other work
 ENGINE_THREADS = 2
-#: elements of a device delay's `sin` its calibration times: about 3 ms on this project's 2-core machine
-DELAY_CALIBRATION_UNITS = 1_000_000
+#: why run --bound perturbs only the host on MXNet (MxnetBackend.device_delay)
+NO_DEVICE_DELAY = (
+    "no device delay on mxnet: a queued op's length beside the step (0.36-0.93x its length alone) is not known, so "
+    "only the host side is perturbed"
+)
 PYTHON_VARIABLE = "ASYNCBENCH_MXNET_PYTHON"
 #: where `make mxnet` puts the environment: beside the asyncbench package, in the source checkout
 VENV = Path(__file__).resolve().parents[2] / ".venv-mxnet"
@@ -158,42 +161,13 @@ class MxnetBackend(Backend):
         return os.environ.get("MXNET_ENGINE_TYPE") != "NaiveEngine"
 
     def device_delay(self, device: str) -> tuple[Any, str | None]:
-        """One `sin` per engine worker thread (MXNET_CPU_WORKER_NTHREADS), each on buffers of its own, their length
-        the delay's size (QueuedOpDelay). Ops are pushed to the device's workers through one FIFO queue, so the
-        step's first op waits until a worker is free: with one delay per worker, every worker is busy for the delay
-        before the step's work starts (a single delay would leave the other worker to run the step beside it, which
-        would read as slack). On this 2-core machine two workers ran the two sins one after the other (OpenMP and
-        other jobs): the calibration and the rounds' measurement alone say what a delay costs, whichever it is."""
+        """None, with why: MXNet's engine has no delay whose length in place is known. A queued op per engine worker
+        (one `sin` each, calibrated alone) did run before the work issued after it, but beside a step it cost
+        0.36-0.93x its length alone (its workers and the step's ops share the cores and the FIFO queue), so the
+        device's slack would read long: only the host side is perturbed on MXNet (docs/measured.md)."""
         if not self.is_asynchronous(device):
             return None, "mxnet runs synchronously here (NaiveEngine)"
-        from asyncbench.backends.device_delays import QueuedOpDelay
-
-        mx = _mxnet()
-        context = self._context(device)
-        workers = max(1, int(os.environ.get("MXNET_CPU_WORKER_NTHREADS", "1") or 1))
-        buffers: list[tuple[Any, Any]] = []
-        views: dict[int, list[tuple[Any, Any]]] = {}  # each size's slices, made once: a slice costs the host some 30 µs
-
-        def reserve(units: int) -> list[tuple[Any, Any]]:
-            found = views.get(units)
-            if found is not None:
-                return found
-            if not buffers or buffers[0][0].shape[0] < units:
-                size = max(units, DELAY_CALIBRATION_UNITS)
-                buffers[:] = [(mx.nd.ones((size,), ctx=context), mx.nd.zeros((size,), ctx=context)) for _ in range(workers)]
-                views.clear()
-                mx.nd.waitall()
-            found = views[units] = [(source[:units], out[:units]) for source, out in buffers]
-            return found
-
-        sin = mx.nd.sin
-
-        def issue(units: int) -> Any:
-            for source, out in reserve(units):
-                sin(source, out=out)
-            return buffers
-
-        return QueuedOpDelay(issue, lambda _: mx.nd.waitall(), DELAY_CALIBRATION_UNITS), None
+        return None, NO_DEVICE_DELAY
 
     def sync_hooks(self, device: str) -> tuple[SyncHook, ...]:
         mx = _mxnet()

@@ -5,9 +5,6 @@ of the work issued after them."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -199,34 +196,12 @@ def test_jaxs_delay_on_a_cpu_is_queued_and_runs_before_the_work_issued_after_it(
     assert sorted(ready_s)[1] > 0.6 * alone_s
 
 
-@pytest.mark.mxnet
-def test_mxnets_delay_on_a_cpu_is_queued_and_runs_before_the_work_issued_after_it() -> None:
-    python = Path(os.environ.get("ASYNCBENCH_MXNET_PYTHON") or ROOT / ".venv-mxnet" / "bin" / "python")
-    if not python.exists():
-        pytest.skip("no Python with mxnet (ASYNCBENCH_MXNET_PYTHON, .venv-mxnet)")
-    script = """
-import json, os, time
-os.environ.setdefault("MXNET_CPU_WORKER_NTHREADS", "2")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-import mxnet as mx
-from asyncbench.backends.mxnet_backend import MxnetBackend
-delay, why = MxnetBackend().device_delay("cpu")
-before = delay.before_step(0.005)
-b = mx.nd.ones((128, 128))
-mx.nd.tanh(b).wait_to_read()
-ready, issue = [], []
-for _ in range(3):
-    t = time.perf_counter(); before(); i = time.perf_counter(); mx.nd.tanh(b).wait_to_read()
-    ready.append(time.perf_counter() - t); issue.append(i - t); mx.nd.waitall()
-print(json.dumps({"why": why, "ready": ready, "issue": issue, "alone": delay.alone_s(0.005)}))
-"""
-    done = subprocess.run([str(python), "-c", script], capture_output=True, text=True, env={"PYTHONPATH": str(ROOT)}, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
-    assert found["why"] is None
-    assert 0.002 < found["alone"] < 0.02
-    assert min(found["issue"]) < 0.3 * found["alone"]
-    assert sorted(found["ready"])[1] > 0.6 * found["alone"]
+def test_mxnet_says_why_it_has_no_device_delay() -> None:
+    """MXNet's queued delay cost 0.36-0.93x its length alone beside a step: no delay, and the bound's note says why."""
+    from asyncbench.backends.mxnet_backend import NO_DEVICE_DELAY, MxnetBackend
+
+    backend = MxnetBackend()
+    assert backend.device_delay("cpu") == (None, NO_DEVICE_DELAY)
 
 
 def test_the_device_delay_hook_has_a_safe_default() -> None:
