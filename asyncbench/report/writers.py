@@ -51,7 +51,7 @@ class Writer:
         if self.check is not None:
             _resolve(self.check)(path)
         else:
-            from asyncbench.results.schema import check_writable
+            from asyncbench.results.writing import check_writable
 
             check_writable(path)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from asyncbench.results import journal, records, schema
+from asyncbench.results import journal, records, schema, writing
 from asyncbench.results.model import Report, Result
 from asyncbench.say import Say
 
@@ -41,7 +41,7 @@ class Saver:
 
     def begin(self, report: Report) -> None:
         # a device or a FIFO (-o /dev/stdout) takes the results once, at the end: no journal beside it (in /dev)
-        if self.path and not schema.is_special(self.path):
+        if self.path and not writing.is_special(self.path):
             try:
                 self.journal = journal.Journal.start(self.path, report)
             except OSError as exc:
@@ -71,7 +71,7 @@ class Saver:
             return
         try:
             if self.dumps is not None:
-                schema.atomic_write(self.path, self.dumps(report))
+                writing.atomic_write(self.path, self.dumps(report))
             else:
                 kept_all = len(self.lines) == len(report.results)
                 schema.save(report, self.path, *((self.lines, self.declared) if kept_all else ()))

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from asyncbench.results import schema
+from asyncbench.results import schema, writing
 from asyncbench.results.model import OK, SKIPPED, Memory, Result, Samples, VariantResult
 from asyncbench.results.stats import summarize
 from tests.support.helpers import ok_result, report_of
@@ -60,7 +60,7 @@ def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path, monkeypat
     def full_disk(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(schema.os, "fsync", full_disk)
+    monkeypatch.setattr(writing.os, "fsync", full_disk)
     with pytest.raises(OSError):
         schema.save(report(), path)
     assert path.read_text() == "old complete content"
@@ -98,10 +98,10 @@ def test_an_ab_file_given_where_a_results_file_goes_is_named_for_what_it_is(tmp_
 
 def test_check_writable_catches_missing_directory_and_directory_target(tmp_path):
     with pytest.raises(schema.InputError, match="does not exist"):
-        schema.check_writable(tmp_path / "nope" / "r.json")
+        writing.check_writable(tmp_path / "nope" / "r.json")
     with pytest.raises(schema.InputError, match="is a directory"):
-        schema.check_writable(tmp_path)
-    schema.check_writable(tmp_path / "ok.json")
+        writing.check_writable(tmp_path)
+    writing.check_writable(tmp_path / "ok.json")
     assert list(tmp_path.iterdir()) == []
 
 
