@@ -58,9 +58,7 @@ class Writer:
 
 def json_text(view: ReportView, path: str) -> str:
     """The results file itself."""
-    from asyncbench.results.schema import dumps
-
-    return dumps(view.report)
+    return view.report.to_json()
 
 
 WRITERS: dict[str, Writer] = {

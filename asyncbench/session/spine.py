@@ -23,7 +23,7 @@ from typing import Any, Callable, Generic, Protocol, Sequence, TypeVar
 
 from asyncbench.errors import InputError
 from asyncbench.results import writing
-from asyncbench.results.model import Report
+from asyncbench.results.schema import Report
 from asyncbench.say import Say
 from asyncbench.session.interrupts import Interrupts
 from asyncbench.session.requests import Request
