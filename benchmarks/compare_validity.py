@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy  # noqa: E402
 
 from asyncbench.results import stats  # noqa: E402
-from asyncbench.results.model import OK, Report, Result, Samples, VariantResult  # noqa: E402
-from asyncbench.results.schema import new_report  # noqa: E402
+from asyncbench.results.model import OK, Result, Samples, VariantResult  # noqa: E402
+from asyncbench.results.schema import Report  # noqa: E402
 from asyncbench.verdicts import compare, ratio  # noqa: E402
 
 SIZES = (6, 10, 20, 50)
@@ -95,7 +95,7 @@ def _report(samples: list[float]) -> Report:
     summary = stats.summarize(samples)
     variant = VariantResult(Samples(tuple(samples), tuple(samples)), summary, summary, None)
     row = Result("case[numpy,cpu]", "e", "matmul", "numpy", "cpu", {}, OK, variants={"matmul": variant})
-    return dataclasses.replace(new_report({}, {}), results=(row,))
+    return dataclasses.replace(Report.new({}, {}), results=(row,))
 
 
 def _old_interval(old: list[float], new: list[float], confidence: float) -> tuple[float, float] | None:

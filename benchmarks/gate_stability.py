@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from asyncbench.results import schema
+from asyncbench.results.schema import Report
 from asyncbench.verdicts import checks, compare
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,7 +58,7 @@ def main() -> None:
         paths = sorted(args.reuse.glob("run*.json"), key=lambda p: int(p.stem.removeprefix("run")))
     else:
         paths = run_gate(args.config, args.runs, Path(tempfile.mkdtemp(prefix="gate-stability-")))
-    reports = [schema.load(p) for p in paths]
+    reports = [Report.load(p) for p in paths]
 
     check_failures = [sum(1 for r in report.results for c in r.checks if checks.failed(c)) for report in reports]
     runs_failing = sum(1 for n in check_failures if n)

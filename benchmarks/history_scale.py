@@ -34,8 +34,8 @@ from pathlib import Path
 from common import timed_asyncbench  # benchmarks/ is sys.path[0] when this runs as a script
 
 from asyncbench.history import clock, machine, store, tables, target
-from asyncbench.results import schema
-from asyncbench.results.model import OK, MetricInfo, Report, Result, Samples, Stats, VariantResult
+from asyncbench.results.model import OK, MetricInfo, Result, Samples, Stats, VariantResult
+from asyncbench.results.schema import Report
 
 RUNS, OTHER_MACHINES, OTHER_RUNS, CASES, VARIANTS = 10_000, 4, 1_000, 50, 3
 GOALS = {"history": 2.0, "report": 10.0}
@@ -183,7 +183,7 @@ def _report(run: int, rng: random.Random) -> Report:
             )
         )  # fmt: skip
     environment = {**_environment(0), "git_sha": f"{run:040x}"}
-    return schema.new_report({}, environment, tuple(results))
+    return Report.new({}, environment, tuple(results))
 
 
 def measure_record(history: str, runs: int, machines: int) -> tuple[float, float]:

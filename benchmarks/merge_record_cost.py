@@ -10,7 +10,7 @@ its own, in ms per case, CPU time (what it costs on a machine other work
 shares; the figure to compare) beside wall time:
 
 - load: `merge`'s reading of one shard's file, every field checked as
-  `record` checks it (results.schema.load);
+  `record` checks it (results.schema.Report.load);
 - record: `record`'s reading and checking of one file before the store is
   opened (session.recorder's path: parsed once, checked as it is read);
 - merge (in process): both shards' files read, proven to give only what each
@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from asyncbench.engine import shards as cut  # noqa: E402
 from asyncbench.results import schema, shards  # noqa: E402
+from asyncbench.results.schema import Report  # noqa: E402
 from asyncbench.session import planning, recorder, requests  # noqa: E402
 
 try:  # the proof that each shard gives only what it planned (issue 56); absent from an older asyncbench measured before it
@@ -124,7 +125,7 @@ def children_cpu_s() -> float:
 def merged(paths: list[Path]) -> object:
     """`merge`'s work before its report is judged and written: every file read and checked, then put together (in
     the working tree, proven first to give only what each shard planned, where this asyncbench proves it)."""
-    loaded = [(str(path), schema.load(str(path))) for path in paths]
+    loaded = [(str(path), Report.load(str(path))) for path in paths]
     if shard_plan is not None:
         shard_plan.proven(shards.ordered(loaded))
     return shards.merged(loaded)
@@ -146,7 +147,7 @@ def main() -> None:
     first_cases = len(json.loads(paths[0].read_text())["results"])
     quiet: Callable[[str], None] = lambda _: None  # noqa: E731
     figures = {
-        "load (one shard, checked)": (timed(lambda: schema.load(first)), first_cases),
+        "load (one shard, checked)": (timed(lambda: Report.load(first)), first_cases),
         "record (one file, checked)": (timed(lambda: recorder._recordable(first, quiet)), first_cases),
         "merge (in process, no output)": (timed(lambda: merged(paths)), args.cases),
     }

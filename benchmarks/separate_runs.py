@@ -164,14 +164,14 @@ def rejudge(folder: Path, margin: str) -> None:
     references dropped): the labels of each scenario both ways."""
     import dataclasses
 
-    from asyncbench.results import schema
+    from asyncbench.results.schema import Report
     from asyncbench.verdicts import compare as comparing
 
     limit = comparing.parse_threshold(margin)
     tallies: dict[tuple[str, str], Counter[str]] = {}
     for first in sorted(folder.glob("*-a.json")):
         scenario = first.name.split("-")[0]
-        pair = [schema.load(str(first)), schema.load(str(first).replace("-a.json", "-b.json"))]
+        pair = [Report.load(str(first)), Report.load(str(first).replace("-a.json", "-b.json"))]
         blind = [dataclasses.replace(r, results=tuple(dataclasses.replace(x, reference=None) for x in r.results)) for r in pair]
         for how, (old, new) in (("with the machine", pair), ("as before", blind)):
             for row in comparing.compare(old, new, limit).rows:

@@ -13,7 +13,8 @@ import pytest
 import asyncbench
 from asyncbench.errors import InputError
 from asyncbench.results.ab_report import ABReport
-from asyncbench.results.model import Report, Status, Verdict
+from asyncbench.results.model import Status, Verdict
+from asyncbench.results.schema import Report
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "hostile" / "cases"

@@ -57,16 +57,16 @@ def test_a_schema_2_file_gets_units_and_reading_from_the_built_in_workload(measu
 
 def test_an_output_that_cannot_be_written_after_the_run_is_an_error_of_the_run(tmp_path, monkeypatch):
     """The outcome is judged once; a file that fails to be written afterwards adds its reason and exit 3."""
-    from asyncbench.results import schema
+    from asyncbench.results import writing
 
-    real = schema.atomic_write
+    real = writing.atomic_write
 
     def full_for_markdown(path, content):
         if str(path).endswith(".md"):
             raise OSError(28, "No space left on device", str(path))
         real(path, content)
 
-    monkeypatch.setattr(schema, "atomic_write", full_for_markdown)
+    monkeypatch.setattr(writing, "atomic_write", full_for_markdown)
     said: list[str] = []
     request = RunRequest(
         Selection(workloads=("matmul",), backends=("numpy",), quick=True),

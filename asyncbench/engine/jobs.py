@@ -41,7 +41,7 @@ from asyncbench import inputs
 from asyncbench.backends import BACKENDS
 from asyncbench.engine import expansion
 from asyncbench.errors import EXIT_TERMINATED, InputError, describe_failure
-from asyncbench.results import schema
+from asyncbench.results import writing
 from asyncbench.results.merge import PlannedCase
 from asyncbench.results.plan import Config, ExecutorSettings, Experiment
 
@@ -331,7 +331,7 @@ def write_outcome(results_path: str | Path, ended: int | str) -> None:
     else:
         line = " ".join(ended.split()) or "failed without a word"
         document = {"error": "".join(c if c.isprintable() else ascii(c)[1:-1] for c in line)[:REASON_MAX_CHARS]}
-    schema.atomic_write(outcome_path(results_path), json.dumps(document) + "\n")
+    writing.atomic_write(outcome_path(results_path), json.dumps(document) + "\n")
 
 
 def read_outcome(results_path: str | Path) -> tuple[bool, int | str] | None:

@@ -31,7 +31,7 @@ from typing import Any, Callable, ContextManager, Mapping
 from asyncbench.backends.base import Backend
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.measure.census import TimedWait, timed_waits
-from asyncbench.results import schema
+from asyncbench.results import writing
 
 ISSUE, SYNC, DONE = "asyncbench: issue", "asyncbench: sync", "asyncbench: done"
 #: the category of the ranges that mark where the host waited (`sync train.py:42 (print)`)
@@ -154,7 +154,7 @@ def record(
             _mark_waits(trace, marks, waits)
         path = Path(directory) / file_name(case_id, name)
         try:
-            schema.atomic_write(path, json.dumps(trace))
+            writing.atomic_write(path, json.dumps(trace))
         except OSError as exc:  # a full disk loses the timeline, not the measurement
             warnings.append(f"{name}: the trace could not be written ({exc.strerror or exc})")
             continue

@@ -23,10 +23,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from asyncbench.results import schema
 from asyncbench.results.ab_file import ABFile
 from asyncbench.results.labels import Label
-from asyncbench.results.model import Report
+from asyncbench.results.schema import Report
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ def of_report(report: Report) -> RunKey:
     """A results report's key: its run id, else the hash of its whole content (and the legacy key)."""
     if report.run_id:
         return RunKey(report.run_id)
-    return RunKey(_hash(schema.to_dict(report)), (_legacy_report(report),))
+    return RunKey(_hash(report.to_dict()), (_legacy_report(report),))
 
 
 def of_ab(data: ABFile) -> RunKey:

@@ -24,8 +24,9 @@ from asyncbench.host import git
 from asyncbench.results import fields
 from asyncbench.results.ab_file import ABCase, ABFile
 from asyncbench.results.ab_file import Ratio as ABRatio
-from asyncbench.results.model import Check, Report, Result
+from asyncbench.results.model import Check, Result
 from asyncbench.results.paired import VARIANT
+from asyncbench.results.schema import Report
 
 # Change points are looked for again, when a run is recorded, in each series it added to, over the series' newest
 # this many points: twice Otava's window (changes.WINDOW), the most it compares a point with when it splits. A run

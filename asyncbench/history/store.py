@@ -23,7 +23,7 @@ from asyncbench.history.model import LatestRun, RecentRun, Series
 from asyncbench.history.recording import Recorded
 from asyncbench.history.target import Target
 from asyncbench.results.ab_file import ABFile
-from asyncbench.results.model import Report
+from asyncbench.results.schema import Report
 
 
 class Store:

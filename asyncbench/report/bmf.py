@@ -35,8 +35,9 @@ from typing import Mapping
 
 from asyncbench.report.view import ReportView
 from asyncbench.results.ab_report import ABReport
-from asyncbench.results.model import CLOCKS, Report, Stats, Status
+from asyncbench.results.model import CLOCKS, Stats, Status
 from asyncbench.results.paired import METRIC
+from asyncbench.results.schema import Report
 
 #: the measure an `ab` file's rows are written under: head / base, a ratio without a unit
 PAIRED_RATIO = "paired_ratio"

@@ -1,10 +1,10 @@
 """The results types as a notebook shows them: `_repr_html_` tables of a run's report and of an `ab` comparison.
 
 `asyncbench.load` and `asyncbench.run` return the results types themselves
-(results.model.Report, results.ab_report.ABReport) as these subclasses, which
+(results.schema.Report, results.ab_report.ABReport) as these subclasses, which
 add only `_repr_html_`: Jupyter then shows a table where it would print a
 dataclass's repr. They are the types `show` renders and every reader takes
-(a Report here is a Report: `compare`, `schema.save` and the writers take
+(a Report here is a Report: `compare`, `Report.save` and the writers take
 it as it is); results/ stays plain data below this layer, so the subclass
 lives here rather than a method there.
 
@@ -27,7 +27,7 @@ from asyncbench.report import escaping, paired, view
 from asyncbench.report.markdown import MARKDOWN_MARK, outcome_items
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
-from asyncbench.results.model import Report
+from asyncbench.results.schema import Report
 
 #: the labels an `ab` row is shown in bold for: those a reader must act on (as the pull-request comment marks them)
 LOUD_LABELS = (Label.SLOWER, Label.INCONCLUSIVE)
@@ -36,7 +36,7 @@ _e = escaping.html
 
 
 class NotebookReport(Report):
-    """A run's report (results.model.Report), shown in a notebook as its tables."""
+    """A run's report (results.schema.Report), shown in a notebook as its tables."""
 
     def _repr_html_(self) -> str:
         return report_html(self)

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 from asyncbench import extras
 from asyncbench.errors import InputError
 from asyncbench.report.view import ReportView, point_label
-from asyncbench.results import schema, units
+from asyncbench.results import units, writing
 from asyncbench.results.model import OK, Result
 
 #: per-variant metrics share a panel: epoch_s_k1, epoch_s_k2 -> epoch_s_kK (the workloads' convention)
@@ -37,7 +37,7 @@ def check_available(path: str) -> None:
     extras.require("--plot", "matplotlib")
     if Path(path).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise InputError("expected a .png, .svg or .pdf file name", location=path)
-    schema.check_writable(path)
+    writing.check_writable(path)
 
 
 def _axis_value(value: Any) -> Any:

@@ -41,7 +41,8 @@ from asyncbench.report.cells import (
 from asyncbench.report.compared import ComparisonView, comparison
 from asyncbench.report.syncs import BLOCKED_NOTE, CensusView, census_view
 from asyncbench.results import ahead, stats, units
-from asyncbench.results.model import Check, Report, Result, Status, VariantResult, Verdict
+from asyncbench.results.model import Check, Result, Status, VariantResult, Verdict
+from asyncbench.results.schema import Report
 from asyncbench.verdicts import compare, outcome
 
 SPREAD_NOTE = (

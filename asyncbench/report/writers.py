@@ -51,16 +51,14 @@ class Writer:
         if self.check is not None:
             _resolve(self.check)(path)
         else:
-            from asyncbench.results.schema import check_writable
+            from asyncbench.results.writing import check_writable
 
             check_writable(path)
 
 
 def json_text(view: ReportView, path: str) -> str:
     """The results file itself."""
-    from asyncbench.results.schema import dumps
-
-    return dumps(view.report)
+    return view.report.to_json()
 
 
 WRITERS: dict[str, Writer] = {

@@ -31,7 +31,8 @@ from typing import IO, Mapping, Sequence
 from asyncbench import inputs
 from asyncbench.errors import InputError
 from asyncbench.results import records, schema
-from asyncbench.results.model import MetricInfo, Report
+from asyncbench.results.model import MetricInfo
+from asyncbench.results.schema import Report
 
 SUFFIX = ".journal"
 
@@ -82,7 +83,7 @@ class Journal:
         path = path_for(results_path)
         handle = open(path, "wb", buffering=0)  # noqa: SIM115 - held open for the run's lifetime, closed by remove()
         try:
-            _synced(handle, json.dumps({"journal": schema.header_to_dict(report)}, allow_nan=False) + "\n")
+            _synced(handle, json.dumps({"journal": report.header_to_dict()}, allow_nan=False) + "\n")
         except BaseException:
             handle.close()
             with contextlib.suppress(OSError):
@@ -153,12 +154,12 @@ def _read(path: Path) -> Recovered:
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
             torn += 1  # a record cut short by a kill: everything before it is whole
     try:
-        report = schema.header_from_dict(header, tuple(results))
+        report = Report.from_header(header, tuple(results))
     except (KeyError, TypeError, AttributeError) as exc:
         raise schema.ResultsFileError(f"malformed journal header ({type(exc).__name__}: {exc})", location=source) from None
     report = replace(report, interrupted=True)
-    try:  # held to the vocabulary a results file is held to (schema.load): a journal is read in its place
-        schema.check_file(schema.to_dict(report), source)
+    try:  # held to the vocabulary a results file is held to (Report.load): a journal is read in its place
+        schema.check_file(report.to_dict(), source)
     except InputError as exc:
         raise schema.ResultsFileError(exc.message, location=exc.location, path=exc.path) from None
     return Recovered(report, torn)

@@ -16,9 +16,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from asyncbench.results import schema
-from asyncbench.results.model import ERROR, Report, Result
+from asyncbench.results.model import ERROR, Result
 from asyncbench.results.model import PlannedCase as PlannedCase  # where engine.jobs and spec.manifest name it
+from asyncbench.results.schema import Report
 
 #: environment keys that make two jobs' software differ (hardware differs on purpose: jobs on several nodes compare it)
 SOFTWARE_KEYS = ("asyncbench", "python", "matmul_precision", "thread_variables", "synchronizing_variables", "gpu_variables", "git_sha")
@@ -111,7 +111,7 @@ def merge(name: str, config: Mapping[str, Any], ends: Sequence[JobEnd], gathered
     machines = {str(env.get("hostname")): dict(env) for env in environments.values()}
     common = _common(list(environments.values()))
     environment = {**common, "machines": machines, "sweep": dict(gathered)}
-    return schema.new_report(config, environment, tuple(rows))
+    return Report.new(config, environment, tuple(rows))
 
 
 def _common(environments: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -351,22 +351,3 @@ class ShardOf:
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
-
-
-@dataclass(frozen=True)
-class Report:
-    """One run of asyncbench: environment, resolved config and every case's result."""
-
-    schema_version: int
-    tool_name: str
-    tool_version: str
-    created: str
-    environment: Mapping[str, Any]
-    config: Mapping[str, Any]
-    results: tuple[Result, ...]
-    interrupted: bool = False
-    #: this run's own id (uuid4 hex), made with the report and kept in its file and journal: what tells two runs
-    #: apart in the history, whenever they ended ('' in files older than schema 6)
-    run_id: str = ""
-    #: the part of a plan this run measured (`run --shard I/N`); None: the whole plan (files before schema 8 have none)
-    shard: ShardOf | None = None

@@ -8,7 +8,7 @@ outputs name one file (the second would silently replace the first: `-o X
 writes files (`run`, `ab`, `gather`, `report`, `show --plot`) hands its
 outputs to `check` before anything runs: bad input, one line, exit 2. Each
 is then written by `write`: a temporary file in the same folder renamed
-over the target (schema.atomic_write), so a reader never sees half a file
+over the target (writing.atomic_write), so a reader never sees half a file
 and a full disk leaves the previous one whole. A write that fails after the
 work (the disk filled meanwhile) is said in one line and reported to the
 caller, which keeps what was measured and ends with exit 3 — never a
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from asyncbench.errors import InputError
-from asyncbench.results import schema
+from asyncbench.results import writing
 
 #: (the option that names it, the path given, or None where the option was not given)
 Named = Iterable[tuple[str | None, str | None]]
@@ -78,7 +78,7 @@ def check(named: Named, inputs: Named = ()) -> None:
     check_not_inputs(given, inputs)
     for option, path in given:
         try:
-            schema.check_writable(path)
+            writing.check_writable(path)
         except InputError as refused:
             raise InputError(f"{option}: {refused.message}" if option else refused.message, location=refused.location) from None
 
@@ -87,7 +87,7 @@ def write(path: str | Path, content: str | bytes, say: Callable[[str], None]) ->
     """Write `content` to `path` atomically; a failure (a full disk) is one line through `say` and False, so that
     the caller keeps what it measured and ends with exit 3."""
     try:
-        schema.atomic_write(path, content)
+        writing.atomic_write(path, content)
     except OSError as exc:
         say(f"asyncbench: error: cannot write {path}: {exc.strerror or exc}")
         return False

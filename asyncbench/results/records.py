@@ -36,7 +36,7 @@ from asyncbench.results.model import (
 )
 from asyncbench.results.nanoseconds import nanoseconds
 from asyncbench.results.reference import Reference
-from asyncbench.results.syncs import SYNC_KINDS, census_from_dict, census_to_dict
+from asyncbench.results.syncs import census_from_dict, census_to_dict, check_census
 
 # A count (samples, rounds) above this is no measurement's: a billion samples of the fastest op take minutes.
 MAX_COUNT = 10**9
@@ -299,7 +299,7 @@ def check(raw: Any, at: At) -> None:
     timed = max((_timed_rounds(variant) for variant in fields.optional_mapping(result.get("variants"), at).values()), default=0)
     for variant, census in fields.optional_mapping(result.get("syncs"), at / "syncs").items():
         fields.name(variant, at / "syncs" / variant)
-        _check_census(census, at / "syncs" / variant, max(timed, CENSUS_TOP_UP))
+        check_census(census, at / "syncs" / variant, max(timed, CENSUS_TOP_UP))
     for variant, bound in fields.optional_mapping(result.get("bound"), at / "bound").items():
         fields.name(variant, at / "bound" / variant)
         check_bound(bound, at / "bound" / variant)
@@ -308,44 +308,6 @@ def check(raw: Any, at: At) -> None:
 def _timed_rounds(variant: Mapping[str, Any]) -> int:
     """The timed rounds a variant's samples hold (checked by _variant before)."""
     return len((variant.get("samples") or {}).get("done_s") or ())
-
-
-def _check_census(raw: Any, at: At, most_rounds: int) -> None:
-    """A variant's census (schema 9, results.syncs): its rounds (no more than the case's timed rounds allow), and
-    each point's line, kind, counts and waits, one per round."""
-    census = fields.mapping(raw, at)
-    rounds = fields.count(census.get("rounds"), at / "rounds")
-    if rounds > most_rounds:
-        (at / "rounds").fail(f"{rounds} census rounds in a case of at most {most_rounds} timed rounds")
-    if census.get("steps_per_call") is not None and fields.count(census["steps_per_call"], at / "steps_per_call") < 1:
-        (at / "steps_per_call").fail("a call of a variant runs at least one step")
-    for key in ("coverage", "note"):
-        fields.optional_text(census.get(key), at / key)
-    for index, point in enumerate(fields.optional_list(census.get("points"), at / "points")):
-        where = at / "points" / index
-        point = fields.mapping(point, where)
-        fields.name(point.get("file"), where / "file")
-        fields.count(point.get("line"), where / "line")
-        fields.word(point.get("kind"), where / "kind", SYNC_KINDS)
-        fields.name(point.get("call"), where / "call")
-        fields.number(point.get("calls_per_step"), where / "calls_per_step")
-        recordable.duration(point.get("wait_s_per_step"), where / "wait_s_per_step")
-        fields.interval(point.get("wait_ci_s"), where / "wait_ci_s")
-        fields.optional_number(point.get("drained_per_step"), where / "drained_per_step")
-        for per_round, held in (("calls_rounds", _check_waits), ("wait_s_rounds", recordable.duration)):
-            values = fields.optional_list(point.get(per_round), where / per_round)
-            if values and len(values) != rounds:
-                (where / per_round).fail(f"{len(values)} values for a census of {rounds} rounds")
-            if fields.all_numbers(values, least=0):  # the whole list at once; else each value, to name the one
-                continue
-            for number, value in enumerate(values):
-                held(value, where / per_round / number)
-
-
-def _check_waits(value: Any, at: At) -> None:
-    """Waits per step in one census round: a number, not negative (a fraction where a wait comes every few steps)."""
-    if fields.number(value, at) < 0:
-        at.fail(f"a count of waits cannot be negative ({value:g})")
 
 
 def _check_variant(raw: Any, at: At) -> None:

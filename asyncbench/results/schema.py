@@ -1,14 +1,13 @@
-"""Whole results files: the versioned schema, atomic saving and loading.
+"""The results file: its versioned schema, and the Report that writes and reads it.
 
-A Report is written (`to_dict`, `dumps`) and read (`from_dict`, `load`)
-here, its header checked key by key (`check_file`) before anything is built,
-so `show`, `compare`, `merge` and `record` read a file one way. A result's
-own record (written, checked, read) is `records`; a run's journal of records
-is `journal`, the one lenient reader: it drops records a kill cut short,
-then holds what it kept to the same checks. Files are written to a temporary file in the target's directory, flushed to
-disk and renamed over the target, so a results file is always either the old
-complete one or the new complete one — never half-written, also on Ctrl-C or
-a full disk. Loading refuses newer schemas and foreign files with a clear
+A Report writes itself (`to_dict`, `to_json`, `save`) and reads itself back
+(`load`, `from_dict`) here, its header checked key by key (`check_file`)
+before anything is built, so `show`, `compare`, `merge` and `record` read a
+file one way. A result's own record (written, checked, read) is `records`; a
+run's journal of records is `journal`, the one lenient reader: it drops
+records a kill cut short, then holds what it kept to the same checks. A file
+is saved whole or not at all (results.writing.atomic_write), also on Ctrl-C
+or a full disk. Loading refuses newer schemas and foreign files with a clear
 message, and reads older schema versions.
 """
 
@@ -19,18 +18,17 @@ import dataclasses
 import datetime
 import gc
 import json
-import os
 import re
-import secrets
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench import inputs
 from asyncbench.errors import InputError
-from asyncbench.results import ab_report, fields, recordable, records
+from asyncbench.results import ab_report, fields, recordable, records, writing
 from asyncbench.results.fields import At
-from asyncbench.results.model import MAX_SHARDS, PlannedCase, Report, Result, ShardOf
+from asyncbench.results.model import MAX_SHARDS, PlannedCase, Result, ShardOf
 from asyncbench.version import __version__
 
 TOOL_NAME = "asyncbench"
@@ -91,31 +89,115 @@ class ResultsFileError(InputError):
     """A results file that cannot be read: missing, truncated, foreign or too new."""
 
 
-def new_report(config: Mapping[str, Any], environment: Mapping[str, Any], results: tuple[Result, ...] = ()) -> Report:
-    return Report(
-        schema_version=SCHEMA_VERSION,
-        tool_name=TOOL_NAME,
-        tool_version=__version__,
-        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        environment=dict(environment),
-        config=dict(config),
-        results=tuple(results),
-        run_id=uuid.uuid4().hex,
-    )
+@dataclass(frozen=True)
+class Report:
+    """One run of asyncbench: environment, resolved config and every case's result; it writes its results file
+    (`to_json`, `save`) and reads it back (`load`, `from_dict`), so every reader reads a file one way."""
 
+    schema_version: int
+    tool_name: str
+    tool_version: str
+    created: str
+    environment: Mapping[str, Any]
+    config: Mapping[str, Any]
+    results: tuple[Result, ...]
+    interrupted: bool = False
+    #: this run's own id (uuid4 hex), made with the report and kept in its file and journal: what tells two runs
+    #: apart in the history, whenever they ended ('' in files older than schema 6)
+    run_id: str = ""
+    #: the part of a plan this run measured (`run --shard I/N`); None: the whole plan (files before schema 8 have none)
+    shard: ShardOf | None = None
 
-def header_to_dict(report: Report) -> dict[str, Any]:
-    """Everything of a report but its results: what a journal's first record holds."""
-    return {
-        "schema_version": report.schema_version,
-        "tool": {"name": report.tool_name, "version": report.tool_version},
-        "created": report.created,
-        "run_id": report.run_id,
-        "interrupted": report.interrupted,
-        "environment": dict(report.environment),
-        "config": dict(report.config),
-        **({"shard": shard_to_dict(report.shard)} if report.shard is not None else {}),
-    }
+    @classmethod
+    def new(cls, config: Mapping[str, Any], environment: Mapping[str, Any], results: tuple[Result, ...] = ()) -> Report:
+        """A report made now, by this asyncbench, in the current schema, with a run id of its own."""
+        return cls(
+            schema_version=SCHEMA_VERSION,
+            tool_name=TOOL_NAME,
+            tool_version=__version__,
+            created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            environment=dict(environment),
+            config=dict(config),
+            results=tuple(results),
+            run_id=uuid.uuid4().hex,
+        )
+
+    def header_to_dict(self) -> dict[str, Any]:
+        """Everything of a report but its results: what a journal's first record holds."""
+        return {
+            "schema_version": self.schema_version,
+            "tool": {"name": self.tool_name, "version": self.tool_version},
+            "created": self.created,
+            "run_id": self.run_id,
+            "interrupted": self.interrupted,
+            "environment": dict(self.environment),
+            "config": dict(self.config),
+            **({"shard": shard_to_dict(self.shard)} if self.shard is not None else {}),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The results file's JSON as parsed: the header, each workload's metric declarations and every result."""
+        declared = records.declared_by(self.results)
+        return {
+            **self.header_to_dict(),
+            "metric_info": records.declared_to_dict(declared),
+            "results": [records.result_to_dict(r, declared) for r in self.results],
+        }
+
+    def to_json(self, lines: Sequence[str] | None = None, declared: records.Declared | None = None) -> str:
+        """The results file: the header indented for reading, each workload's metric declarations, then one
+        result per line (compact: a 10,000-case sweep stays a few tens of MB, and `grep`/`diff` still work line
+        by line). `lines` and `declared`: the results already serialized by `result_line` with these declarations
+        (a run's journal did), so they are not serialized twice."""
+        if lines is None or declared is None:
+            declared = records.declared_by(self.results)
+            lines = [records.result_line(r, declared) for r in self.results]
+        head = {**self.header_to_dict(), "metric_info": records.declared_to_dict(declared)}
+        header = json.dumps(head, indent=1, allow_nan=False).removesuffix("\n}")
+        results = ",\n".join(lines)
+        return f'{header},\n "results": [\n{results}\n ]\n}}\n' if results else f'{header},\n "results": []\n}}\n'
+
+    def save(self, path: str | Path, lines: Sequence[str] | None = None, declared: records.Declared | None = None) -> None:
+        """The results file written to `path` whole or not at all (`lines`, `declared`: as to_json takes them)."""
+        writing.atomic_write(path, self.to_json(lines, declared))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Report:
+        """Read a results file; ResultsFileError (exit 2) for anything unusable."""
+        with bulk_loading():
+            return cls.from_dict(_read(Path(path)), str(path))
+
+    @classmethod
+    def from_dict(cls, raw: Any, source: str = "<results>") -> Report:
+        """A results file's parsed JSON as a Report, held first to the vocabulary the store holds it to (check_file):
+        every reader (show, compare, --baseline, merge, record) refuses the same file the same way; ResultsFileError
+        naming the file and the key, or saying it is not ours or too new."""
+        check_version(raw, source)
+        try:
+            check_file(raw, source)
+        except InputError as exc:
+            raise ResultsFileError(exc.message, location=exc.location, path=exc.path) from None
+        try:
+            declared = records.declared_from_dict(raw.get("metric_info"))
+            return cls.from_header(raw, results=tuple(records.result_from_dict(r, declared) for r in raw["results"]))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ResultsFileError(f"malformed results ({type(exc).__name__}: {exc})", location=source) from None
+
+    @classmethod
+    def from_header(cls, raw: Mapping[str, Any], results: tuple[Result, ...]) -> Report:
+        """A report from its header (a results file's top level, or a journal's first record) and its results."""
+        return cls(
+            schema_version=raw["schema_version"],
+            tool_name=TOOL_NAME,
+            tool_version=str(raw["tool"].get("version", "?")),
+            created=str(raw.get("created", "")),
+            environment=raw.get("environment", {}),
+            config=raw.get("config", {}),
+            results=results,
+            interrupted=bool(raw.get("interrupted", False)),
+            run_id=str(raw.get("run_id") or ""),
+            shard=shard_from_dict(raw.get("shard")),
+        )
 
 
 def shard_to_dict(shard: ShardOf) -> dict[str, Any]:
@@ -138,119 +220,6 @@ def shard_from_dict(raw: Any) -> ShardOf | None:
     cases = tuple(PlannedCase(**{**case, "params": dict(case["params"])}) for case in raw.get("cases", []))
     positions = tuple(int(position) for position in raw.get("positions", []))
     return ShardOf(raw["index"], raw["count"], str(raw["plan"]), raw["plan_cases"], cases, positions)
-
-
-def to_dict(report: Report) -> dict[str, Any]:
-    declared = records.declared_by(report.results)
-    return {
-        **header_to_dict(report),
-        "metric_info": records.declared_to_dict(declared),
-        "results": [records.result_to_dict(r, declared) for r in report.results],
-    }
-
-
-def dumps(report: Report, lines: Sequence[str] | None = None, declared: records.Declared | None = None) -> str:
-    """The results file: the header indented for reading, each workload's metric declarations, then one
-    result per line (compact: a 10,000-case sweep stays a few tens of MB, and `grep`/`diff` still work line
-    by line). `lines` and `declared`: the results already serialized by `result_line` with these declarations
-    (a run's journal did), so they are not serialized twice."""
-    if lines is None or declared is None:
-        declared = records.declared_by(report.results)
-        lines = [records.result_line(r, declared) for r in report.results]
-    head = {**header_to_dict(report), "metric_info": records.declared_to_dict(declared)}
-    header = json.dumps(head, indent=1, allow_nan=False).removesuffix("\n}")
-    results = ",\n".join(lines)
-    return f'{header},\n "results": [\n{results}\n ]\n}}\n' if results else f'{header},\n "results": []\n}}\n'
-
-
-def is_special(path: str | Path) -> bool:
-    """Whether `path` names something that is there and is no regular file (following links): a device such as
-    /dev/null, a FIFO, a socket, /dev/stdout. Such an output is written as it is, never replaced: renaming a new
-    file over /dev/null, as root, would have turned the machine's /dev/null into a plain file."""
-    path = Path(path)
-    return path.exists() and not path.is_file() and not path.is_dir()
-
-
-def atomic_write(path: str | Path, content: str | bytes) -> None:
-    """Write `content` to `path` so that readers see the old file or the new one, never a mix. A link is written
-    through (the file it names is replaced, never the link); a device or a FIFO (is_special) is written to as it is.
-    However the write ends (a full disk, Ctrl-C, SIGTERM raised by session.interrupts) the temporary file goes with it."""
-    path = Path(path)
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    if is_special(path):
-        with open(path, "wb") as handle:
-            handle.write(data)
-        return
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))
-    with beside(path, "tmp") as temporary:
-        # mode "x": a file of its own, made with open()'s 0666 less the umask (mkstemp's 0600 hid results from a team)
-        with open(temporary, "xb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-
-
-#: random bytes in a temporary file's name: 64 bits, so that two writers beside one target never pick one name
-NAME_RANDOM_BYTES = 8
-
-
-@contextlib.contextmanager
-def beside(path: Path, kind: str) -> Iterator[Path]:
-    """The name of a hidden file of this process's own beside `path` (`.NAME.RANDOM.KIND`), removed when the block
-    ends however it ends, where the block has not renamed it away. Named before it is made, so that an interrupt the
-    moment after it is made (Ctrl-C's KeyboardInterrupt, or SIGTERM raised by session.interrupts, in the middle of
-    making it) still knows what to remove: nothing is left beside the target."""
-    name = path.parent / f".{path.name}.{secrets.token_hex(NAME_RANDOM_BYTES)}.{kind}"
-    try:
-        yield name
-    finally:
-        with contextlib.suppress(OSError):  # renamed over the target, or never made
-            os.unlink(name)
-
-
-def check_writable(path: str | Path) -> None:
-    """Fail now, not after a long run, if `path` cannot be written (InputError)."""
-    path = Path(path)
-    if path.is_dir():
-        raise InputError("is a directory; expected a file path for the results", location=str(path))
-    if is_special(path):  # /dev/null, /dev/stdout, a FIFO: written as they are (atomic_write), so they need only be writable
-        if not os.access(path, os.W_OK):
-            raise InputError("cannot be written", location=str(path))
-        return
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))
-    parent = path.parent
-    if not parent.is_dir():
-        raise InputError(f"directory {str(parent)!r} does not exist", location=str(path))
-    with beside(path, "probe") as probe:
-        try:
-            open(probe, "xb").close()
-        except OSError as exc:
-            raise InputError(f"cannot write here: {exc.strerror}", location=str(path)) from None
-    if path.exists() and not os.access(path, os.W_OK):
-        raise InputError("the existing file is not writable", location=str(path))
-
-
-def save(report: Report, path: str | Path, lines: Sequence[str] | None = None, declared: records.Declared | None = None) -> None:
-    atomic_write(path, dumps(report, lines, declared))
-
-
-def from_dict(raw: Any, source: str = "<results>") -> Report:
-    """A results file's parsed JSON as a Report, held first to the vocabulary the store holds it to (check_file):
-    every reader (show, compare, --baseline, merge, record) refuses the same file the same way; ResultsFileError
-    naming the file and the key, or saying it is not ours or too new."""
-    check_version(raw, source)
-    try:
-        check_file(raw, source)
-    except InputError as exc:
-        raise ResultsFileError(exc.message, location=exc.location, path=exc.path) from None
-    try:
-        declared = records.declared_from_dict(raw.get("metric_info"))
-        return header_from_dict(raw, results=tuple(records.result_from_dict(r, declared) for r in raw["results"]))
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ResultsFileError(f"malformed results ({type(exc).__name__}: {exc})", location=source) from None
 
 
 def check_file(raw: Any, source: str) -> None:
@@ -332,22 +301,6 @@ def check_version(raw: Any, source: str) -> None:
         )
 
 
-def header_from_dict(raw: Mapping[str, Any], results: tuple[Result, ...]) -> Report:
-    """A report from its header (a results file's top level, or a journal's first record) and its results."""
-    return Report(
-        schema_version=raw["schema_version"],
-        tool_name=TOOL_NAME,
-        tool_version=str(raw["tool"].get("version", "?")),
-        created=str(raw.get("created", "")),
-        environment=raw.get("environment", {}),
-        config=raw.get("config", {}),
-        results=results,
-        interrupted=bool(raw.get("interrupted", False)),
-        run_id=str(raw.get("run_id") or ""),
-        shard=shard_from_dict(raw.get("shard")),
-    )
-
-
 @contextlib.contextmanager
 def bulk_loading() -> Iterator[None]:
     """No cycle collection while a file becomes objects: parsing builds hundreds of thousands of containers,
@@ -362,13 +315,8 @@ def bulk_loading() -> Iterator[None]:
             gc.enable()
 
 
-def load(path: str | Path) -> Report:
-    """Read a results file; ResultsFileError (exit 2) for anything unusable."""
-    with bulk_loading():
-        return _load(Path(path))
-
-
-def _load(path: Path) -> Report:
+def _read(path: Path) -> Any:
+    """A results file's parsed JSON; ResultsFileError for a file that is missing, no JSON, or a config."""
     text = inputs.read_text(path, ResultsFileError, "results file")
     try:
         raw = inputs.read_json(text)
@@ -383,4 +331,4 @@ def _load(path: Path) -> Report:
         ) from None
     except ValueError as exc:
         raise ResultsFileError(f"not a results file: {exc}", location=str(path)) from None
-    return from_dict(raw, str(path))
+    return raw

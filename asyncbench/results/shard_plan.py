@@ -33,7 +33,8 @@ from typing import Any, Mapping, Sequence
 
 from asyncbench.errors import InputError, InputErrors
 from asyncbench.results import merge
-from asyncbench.results.model import PlannedCase, Report, Result, Settings, ShardOf
+from asyncbench.results.model import PlannedCase, Result, Settings, ShardOf
+from asyncbench.results.schema import Report
 from asyncbench.results.shards import assign, cost, digest, identity
 
 #: the device specs a case resolves where it runs (merge.covers): its row may name another device

@@ -28,7 +28,8 @@ from typing import Any, Mapping, Sequence
 
 from asyncbench.errors import InputError
 from asyncbench.results import merge
-from asyncbench.results.model import MAX_SHARDS, PlannedCase, Report, Result, ShardOf
+from asyncbench.results.model import MAX_SHARDS, PlannedCase, Result, ShardOf
+from asyncbench.results.schema import Report
 
 #: what --shard reads: this job's shard and how many there are, e.g. 2/4
 SHARD = re.compile(r"(\d{1,6})/(\d{1,6})")

@@ -8,7 +8,8 @@ times the host waited there and how long, with a 95% interval over the census ro
 Plain frozen dataclasses, no framework: a census is read, compared and rendered without torch.
 
 Stored in a results file (schema 9) as a result's `syncs`: {variant: census_to_dict(census)}, absent when no census
-was asked for (`census_to_dict`, `census_from_dict`; results.records calls them and checks what they read).
+was asked for: written, checked key by key and read back here (`census_to_dict`, `check_census`, `census_from_dict`),
+which results.records calls for each variant.
 
 For the output (issue 35b): `SyncPoint.file` is the code object's own file name, as Python has it (absolute for
 an imported module, a workload's file included); `call` may read "jax.numpy.nonzero → jax.Array._value" when the
@@ -27,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from asyncbench.results import fields, recordable
+from asyncbench.results.fields import At
 from asyncbench.results.word import Word
 
 
@@ -181,3 +184,41 @@ def census_from_dict(variant: str, raw: Mapping[str, Any]) -> Census:
         note=raw.get("note"),
         steps_per_call=int(raw.get("steps_per_call") or 1),
     )
+
+
+def check_census(raw: Any, at: At, most_rounds: int) -> None:
+    """A variant's census (schema 9, results.syncs): its rounds (no more than the case's timed rounds allow), and
+    each point's line, kind, counts and waits, one per round."""
+    census = fields.mapping(raw, at)
+    rounds = fields.count(census.get("rounds"), at / "rounds")
+    if rounds > most_rounds:
+        (at / "rounds").fail(f"{rounds} census rounds in a case of at most {most_rounds} timed rounds")
+    if census.get("steps_per_call") is not None and fields.count(census["steps_per_call"], at / "steps_per_call") < 1:
+        (at / "steps_per_call").fail("a call of a variant runs at least one step")
+    for key in ("coverage", "note"):
+        fields.optional_text(census.get(key), at / key)
+    for index, point in enumerate(fields.optional_list(census.get("points"), at / "points")):
+        where = at / "points" / index
+        point = fields.mapping(point, where)
+        fields.name(point.get("file"), where / "file")
+        fields.count(point.get("line"), where / "line")
+        fields.word(point.get("kind"), where / "kind", SYNC_KINDS)
+        fields.name(point.get("call"), where / "call")
+        fields.number(point.get("calls_per_step"), where / "calls_per_step")
+        recordable.duration(point.get("wait_s_per_step"), where / "wait_s_per_step")
+        fields.interval(point.get("wait_ci_s"), where / "wait_ci_s")
+        fields.optional_number(point.get("drained_per_step"), where / "drained_per_step")
+        for per_round, held in (("calls_rounds", _check_waits), ("wait_s_rounds", recordable.duration)):
+            values = fields.optional_list(point.get(per_round), where / per_round)
+            if values and len(values) != rounds:
+                (where / per_round).fail(f"{len(values)} values for a census of {rounds} rounds")
+            if fields.all_numbers(values, least=0):  # the whole list at once; else each value, to name the one
+                continue
+            for number, value in enumerate(values):
+                held(value, where / per_round / number)
+
+
+def _check_waits(value: Any, at: At) -> None:
+    """Waits per step in one census round: a number, not negative (a fraction where a wait comes every few steps)."""
+    if fields.number(value, at) < 0:
+        at.fail(f"a count of waits cannot be negative ({value:g})")

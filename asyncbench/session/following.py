@@ -22,7 +22,7 @@ from typing import Any
 from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
 from asyncbench.report.view import ReportView
 from asyncbench.results import merge
-from asyncbench.results.model import Report
+from asyncbench.results.schema import Report
 from asyncbench.say import Say
 from asyncbench.session import preflight, reading, spine
 from asyncbench.session.requests import RunRequest

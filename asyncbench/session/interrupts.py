@@ -13,7 +13,7 @@ Everywhere else in a command (`ending`, around each command: merge, report
 and record write, as run does at its end) the interrupt ends the command
 where it is, with one line and the same exit codes. What it was writing is
 left whole as it unwinds: a file is written to a temporary one renamed over
-it (results.schema.atomic_write removes the temporary one), a store records
+it (results.writing.atomic_write removes the temporary one), a store records
 in a transaction, rolled back.
 """
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from asyncbench.errors import InputError
 from asyncbench.host import own_folder
-from asyncbench.results import schema
+from asyncbench.results import writing
 from asyncbench.results.plan import Config
 from asyncbench.say import Say
 from asyncbench.session import preflight
@@ -144,7 +144,7 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
         submit_s = time.perf_counter() - started
         named = tuple(dataclasses.replace(job, job_id=job_id) for job, job_id in zip(entries, ids, strict=True))
         written = Manifest(the_plan.name, submitted_at, the_plan.to_dict(), settings, submit_s, named)
-        schema.atomic_write(folder / MANIFEST, manifest.write_text(written))
+        writing.atomic_write(folder / MANIFEST, manifest.write_text(written))
     except BaseException as exc:  # refused, interrupted, or the manifest not written: no jobs, and the folder as it was
         if scheduler is not None and ids:
             scheduler.cancel(ids)

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from asyncbench.errors import InputError
 from asyncbench.report.view import ReportView
-from asyncbench.results import budget, schema
-from asyncbench.results.model import Report, Result
+from asyncbench.results import budget
+from asyncbench.results.model import Result
 from asyncbench.results.plan import Config
+from asyncbench.results.schema import Report
 from asyncbench.say import Say
 from asyncbench.session import planning, spine
 from asyncbench.session.requests import Outputs, RunRequest
@@ -94,7 +95,7 @@ class Here:
         self.family_error = selected.family_error if selected is not None else budget.FAMILY_ERROR
         backends_used = [name for e in the_plan.experiments for name in e.backends]
         self.workers = runner.start_workers(part, self.request.isolate)  # importing their frameworks while this process captures
-        report = schema.new_report(the_plan.to_dict(), environment.capture(backends_used))
+        report = Report.new(the_plan.to_dict(), environment.capture(backends_used))
         self.report = dataclasses.replace(report, shard=selected.shard if selected is not None else None)
         saver.begin(self.report)
 

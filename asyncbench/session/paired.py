@@ -32,8 +32,9 @@ from asyncbench.host import facts as host_facts
 from asyncbench.report import paired as views
 from asyncbench.results import units
 from asyncbench.results.ab_report import ABReport
-from asyncbench.results.model import Case, Report
+from asyncbench.results.model import Case
 from asyncbench.results.paired import PairedCase, Side
+from asyncbench.results.schema import Report
 from asyncbench.say import Say
 from asyncbench.session import block_progress, planning, preflight, sides, spine
 from asyncbench.session.requests import ABRequest

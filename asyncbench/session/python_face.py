@@ -6,7 +6,7 @@
 
 `load` reads with the readers `show` uses, as strictly (every file is possibly
 hostile): a bad file is one InputError line naming the file and the key. The
-objects are the results types themselves (results.model.Report,
+objects are the results types themselves (results.schema.Report,
 results.ab_report.ABReport), as report.notebook's subclasses that render a
 table in a notebook (`_repr_html_`).
 
@@ -78,7 +78,7 @@ def run(
     docstring). InputError (one line) for anything wrong, before anything runs; a case that fails is an error row."""
     from asyncbench.engine import environment
     from asyncbench.report import notebook
-    from asyncbench.results import schema
+    from asyncbench.results.schema import Report
 
     key, found = workload_named(workload)
     here = not isinstance(workload, str) if in_process is None else in_process
@@ -91,7 +91,7 @@ def run(
     devices = (device,) if isinstance(device, str) else tuple(device)
     the_plan = plan(found, experiment(key, found, backends, devices, params or {}, settings(max_time_s), expect))
     results = run_plan(the_plan, {key: found}, here)
-    return notebook.report(schema.new_report(the_plan.to_dict(), environment.capture(backends), tuple(results)))
+    return notebook.report(Report.new(the_plan.to_dict(), environment.capture(backends), tuple(results)))
 
 
 def workload_named(workload: str | Workload | Callable[..., Any]) -> tuple[str, Workload]:

@@ -17,7 +17,7 @@ from typing import Any
 from asyncbench.errors import InputError
 from asyncbench.results import ab_report, journal, schema
 from asyncbench.results.ab_report import ABReport
-from asyncbench.results.model import Report
+from asyncbench.results.schema import Report
 from asyncbench.say import Say
 
 
@@ -53,7 +53,7 @@ def _read(path: Path, say: Say, raw: Any) -> Report:
     that has not ended (or the journal itself, named directly)."""
     left = path if path.name.endswith(journal.SUFFIX) else journal.path_for(path)
     if not left.exists():
-        return schema.from_dict(raw, str(path)) if schema.is_results(raw) else schema.load(path)
+        return Report.from_dict(raw, str(path)) if schema.is_results(raw) else Report.load(path)
     recovered = journal.read(left)
     torn = f"; {recovered.torn} unreadable record(s) (cut short by the interruption, or damaged) left out" if recovered.torn else ""
     say(

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from asyncbench import inputs
 from asyncbench.errors import EXIT_INPUT, EXIT_OK
 from asyncbench.results import ab_file, ab_report, schema
-from asyncbench.results.model import Report
+from asyncbench.results.schema import Report
 from asyncbench.say import Say
 from asyncbench.session import reading
 from asyncbench.verdicts import outcome
@@ -67,7 +67,7 @@ def record(
     """Record what a command measured, each report with its source file (a job's own, with its machine's
     fingerprint): a store that fails now is an error of the command (exit 3), its results kept. A report recorded
     before (gathered again) is said so, not stored twice. `jobs`: the reports are a submission's jobs' or a matrix's
-    shards', each read from its file as `record` reads one (schema.load, journal.read: held to results.schema.check_file
+    shards', each read from its file as `record` reads one (Report.load, journal.read: held to results.schema.check_file
     as it was read; a file that was not is its job's error rows); an empty one is left out."""
     from asyncbench.history.store import StoreError
 
@@ -128,6 +128,6 @@ def _recordable(path: str, say: Say) -> Report | ab_file.ABFile:
         raw = None  # the results reader says why
     if ab_report.is_ab(raw):
         return ab_file.from_dict(raw, path)
-    # held to the store's vocabulary as it is read (schema.from_dict; a journal beside it is read instead, and held
+    # held to the store's vocabulary as it is read (Report.from_dict; a journal beside it is read instead, and held
     # to it as well: results.journal), parsed once
     return reading.load_results(path, say, raw=raw)

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Sequence
 from asyncbench.report import view as views
 from asyncbench.report.view import ReportView
 from asyncbench.report.writers import Writer
-from asyncbench.results.model import Report
+from asyncbench.results.schema import Report
 from asyncbench.say import Say
 from asyncbench.session import preflight, reading, recorder
 from asyncbench.session.requests import Gate, RunRequest

@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from asyncbench.results import journal, records, schema
-from asyncbench.results.model import Report, Result
+from asyncbench.results import journal, records, writing
+from asyncbench.results.model import Result
+from asyncbench.results.schema import Report
 from asyncbench.say import Say
 
 
@@ -29,7 +30,7 @@ class Saver:
 
     def __init__(self, path: str | None, say: Say, dumps: Callable[[Any], str] | None = None):
         """`dumps`: the whole file's text from the report, for a file that is not a run's results file (`ab`'s:
-        ABReport.to_json); None: results.schema's, with the lines the journal kept."""
+        ABReport.to_json); None: Report.to_json, with the lines the journal kept."""
         self.path, self.say, self.dumps = path, say, dumps
         self.journal: journal.Journal | None = None
         self.declared: records.Declared = {}  # each workload's metric declarations, stored once
@@ -41,7 +42,7 @@ class Saver:
 
     def begin(self, report: Report) -> None:
         # a device or a FIFO (-o /dev/stdout) takes the results once, at the end: no journal beside it (in /dev)
-        if self.path and not schema.is_special(self.path):
+        if self.path and not writing.is_special(self.path):
             try:
                 self.journal = journal.Journal.start(self.path, report)
             except OSError as exc:
@@ -71,10 +72,10 @@ class Saver:
             return
         try:
             if self.dumps is not None:
-                schema.atomic_write(self.path, self.dumps(report))
+                writing.atomic_write(self.path, self.dumps(report))
             else:
                 kept_all = len(self.lines) == len(report.results)
-                schema.save(report, self.path, *((self.lines, self.declared) if kept_all else ()))
+                report.save(self.path, *((self.lines, self.declared) if kept_all else ()))
         except OSError as exc:
             self.failed = True
             where = ""

@@ -18,8 +18,8 @@ from typing import Any, Sequence
 
 from asyncbench.errors import InputError
 from asyncbench.report.view import ReportView
-from asyncbench.results import schema, shard_plan, shards
-from asyncbench.results.model import Report
+from asyncbench.results import shard_plan, shards
+from asyncbench.results.schema import Report
 from asyncbench.say import Say
 from asyncbench.session import preflight, spine
 from asyncbench.session.requests import RunRequest
@@ -33,7 +33,7 @@ def _loaded(paths: Sequence[str], request: RunRequest) -> list[tuple[str, Report
     for option, path in [("-o", request.outputs.json_path), *request.outputs.files.items()]:
         if path and Path(path).resolve() in given:
             raise InputError(f"{option} {path}: is a shard's results file that merge reads; name another output")
-    return [(path, schema.load(path)) for path in paths]
+    return [(path, Report.load(path)) for path in paths]
 
 
 class Merged:

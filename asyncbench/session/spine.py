@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Generic, Protocol, Sequence, TypeVar
 
 from asyncbench.errors import InputError
-from asyncbench.results import schema
-from asyncbench.results.model import Report
+from asyncbench.results import writing
+from asyncbench.results.schema import Report
 from asyncbench.say import Say
 from asyncbench.session.interrupts import Interrupts
 from asyncbench.session.requests import Request
@@ -149,7 +149,7 @@ def conclude(
     written = list(saver.written)
     for path, content in conclusion.files(report, view):
         try:
-            schema.atomic_write(path, content())
+            writing.atomic_write(path, content())
             written.append(path)
         except OSError as exc:
             say(conclusion.unwritten(path, exc))

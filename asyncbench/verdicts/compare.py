@@ -68,7 +68,8 @@ from typing import Any, Iterator, Mapping, Sequence
 from asyncbench.errors import InputError
 from asyncbench.results import budget, units
 from asyncbench.results.labels import Label
-from asyncbench.results.model import CLOCKS, OK, Report, Result, Verdict
+from asyncbench.results.model import CLOCKS, OK, Result, Verdict
+from asyncbench.results.schema import Report
 from asyncbench.verdicts import machine as machines
 from asyncbench.verdicts import ratio as ratios
 from asyncbench.verdicts.margin import label_of

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
 from asyncbench.results import ahead, units
-from asyncbench.results.model import ERROR, OK, SKIPPED, Check, Report, Result, Verdict
+from asyncbench.results.model import ERROR, OK, SKIPPED, Check, Result, Verdict
+from asyncbench.results.schema import Report
 from asyncbench.verdicts import checks
 
 if TYPE_CHECKING:

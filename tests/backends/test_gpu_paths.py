@@ -15,8 +15,8 @@ from asyncbench.backends.torch_backend import TorchBackend
 from asyncbench.engine import environment, sanity
 from asyncbench.engine.runner import summarize
 from asyncbench.host import facts
-from asyncbench.results import schema as results
 from asyncbench.results.model import OK, Result, Samples
+from asyncbench.results.schema import Report
 from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.comm_overlap import overlapped_step
 from asyncbench.workloads.copy_overlap import CopyOverlap
@@ -161,10 +161,10 @@ def test_cuda_launch_blocking_is_a_warning_on_gpu_rows_only():
 
 def test_warnings_survive_the_results_file(tmp_path):
     result = dataclasses.replace(_result(), warnings=("run: device time exceeds done time in 1 of 6 samples",))
-    report = results.new_report({}, {}, (result,))
+    report = Report.new({}, {}, (result,))
     path = tmp_path / "r.json"
-    results.save(report, path)
-    assert results.load(path).results[0].warnings == result.warnings
+    report.save(path)
+    assert Report.load(path).results[0].warnings == result.warnings
 
 
 @pytest.mark.parametrize("fmt", ["terminal", "markdown"])
@@ -175,7 +175,7 @@ def test_show_puts_a_warning_under_its_row(tmp_path, fmt):
 
     result = dataclasses.replace(_result(), warnings=("run: device time exceeds done time in 1 of 6 samples: events on the wrong stream?",))
     path = tmp_path / "r.json"
-    results.save(results.new_report({}, {}, (result,)), path)
+    Report.new({}, {}, (result,)).save(path)
     args = ["show", str(path)] + ([] if fmt == "terminal" else ["--format", "markdown"])
     shown = CliRunner().invoke(cli.main, args)
     assert "⚠" in shown.output

@@ -108,10 +108,10 @@ def _row(case: str, host: str) -> Result:
 
 
 def _report(rows: list[Result], host: str, torch_version: str):
-    from asyncbench.results import schema
+    from asyncbench.results.schema import Report
 
     environment = {"hostname": host, "python": "3.11.7", "cpu": "EPYC", "frameworks": {"torch": {"version": torch_version}}}
-    return schema.new_report({}, environment, tuple(rows))
+    return Report.new({}, environment, tuple(rows))
 
 
 def test_merged_rows_name_their_machine_and_a_job_whose_software_differs_says_how():

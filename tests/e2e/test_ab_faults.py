@@ -25,7 +25,7 @@ from click.testing import CliRunner
 
 from asyncbench import cli
 from asyncbench.host import worktrees
-from asyncbench.results import schema
+from asyncbench.results import writing
 from tests.support.ab_repo import CONFIG, ONE_BLAS_THREAD, ab, git
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds processes by their environment in /proc")
@@ -181,7 +181,7 @@ def test_a_full_disk_at_the_end_is_one_line_and_exit_3_and_the_comparison_is_sti
     def disk_full(descriptor):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(schema.os, "fsync", disk_full)
+    monkeypatch.setattr(writing.os, "fsync", disk_full)
     done = CliRunner().invoke(
         cli.main,
         [

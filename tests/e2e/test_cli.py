@@ -11,7 +11,6 @@ from click.testing import CliRunner
 
 from asyncbench import cli
 from asyncbench.engine import runner
-from asyncbench.results import schema
 from asyncbench.workloads import BUILT_IN
 from tests.support.cli import invoke as cli_invoke
 from tests.support.helpers import ok_result, report_of
@@ -137,7 +136,7 @@ def test_interrupt_saves_finished_cases_and_exits_130(invoke, tmp_path, monkeypa
 
 def test_a_results_file_given_to_run_and_a_config_given_to_show_say_what_to_do(tmp_path):
     saved = tmp_path / "r.json"
-    schema.save(report_of([ok_result("m[torch,cpu]")]), saved)
+    report_of([ok_result("m[torch,cpu]")]).save(saved)
     ran = CliRunner().invoke(cli.main, ["run", str(saved)])
     assert ran.exit_code == 2
     assert "this is a results file" in ran.output

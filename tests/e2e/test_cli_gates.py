@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from asyncbench.results import schema as results
 from asyncbench.results.model import Samples
+from asyncbench.results.schema import Report
 from tests.support.cli import invoke
 
 GATED = """\
@@ -52,7 +52,7 @@ def _scaled(source: str, target, factor: float) -> str:
     """The same results with every sample scaled: a baseline made `1/factor` times faster, without the machine's
     reference (as a file before schema 10: judged on the cases alone, the machine's rules are tests/verdicts'),
     so the verdict on a planted change does not depend on how busy the test machine was."""
-    report = results.load(source)
+    report = Report.load(source)
     rows = []
     for row in report.results:
         variants = {
@@ -62,7 +62,7 @@ def _scaled(source: str, target, factor: float) -> str:
             for name, v in row.variants.items()
         }
         rows.append(dataclasses.replace(row, variants=variants, reference=None))
-    results.save(dataclasses.replace(report, results=tuple(rows)), target)
+    dataclasses.replace(report, results=tuple(rows)).save(target)
     return str(target)
 
 
@@ -199,7 +199,7 @@ def _one_case(path, samples: list[float]) -> str:
 
     values = tuple(samples)
     variant = VariantResult(Samples(values, values), stats.summarize(values), stats.summarize(values), None)
-    results.save(report_of([dataclasses.replace(ok_result("matmul[numpy,cpu]"), backend="numpy", variants={"matmul": variant})]), path)
+    report_of([dataclasses.replace(ok_result("matmul[numpy,cpu]"), backend="numpy", variants={"matmul": variant})]).save(path)
     return str(path)
 
 
@@ -256,10 +256,10 @@ def test_a_run_with_a_baseline_takes_the_samples_its_rows_need(tmp_path):
     path.write_text(TINY_CHECKED.replace('    expect: ["done_s.median > 0"]\n', ""))
     first = tmp_path / "first.json"
     assert invoke("run", str(path), "--quick", "--in-process", "--no-progress", "-o", str(first)).exit_code == 0
-    report = results.load(first)
+    report = Report.load(first)
     (row,) = report.results
     kept = {name: dataclasses.replace(v, samples=Samples(v.samples.issue_s[:3], v.samples.done_s[:3])) for name, v in row.variants.items()}
-    results.save(dataclasses.replace(report, results=(dataclasses.replace(row, variants=kept),)), tmp_path / "base.json")
+    dataclasses.replace(report, results=(dataclasses.replace(row, variants=kept),)).save(tmp_path / "base.json")
     out = tmp_path / "now.json"
     invoke("run", str(path), "--quick", "--in-process", "--no-progress", "--baseline", str(tmp_path / "base.json"), "-o", str(out))
     (now,) = json.loads(out.read_text())["results"]

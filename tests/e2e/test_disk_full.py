@@ -9,8 +9,7 @@ import os
 from click.testing import CliRunner
 
 from asyncbench import cli
-from asyncbench.results import journal
-from asyncbench.results import schema as results
+from asyncbench.results import journal, writing
 
 
 def test_a_full_disk_never_truncates_the_existing_results(tmp_path, monkeypatch):
@@ -21,7 +20,7 @@ def test_a_full_disk_never_truncates_the_existing_results(tmp_path, monkeypatch)
     def disk_full(descriptor):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(results.os, "fsync", disk_full)
+    monkeypatch.setattr(writing.os, "fsync", disk_full)
     monkeypatch.setattr(journal, "_sync", disk_full)
     result = CliRunner().invoke(
         cli.main, ["run", "-w", "sync_async", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", str(out)]

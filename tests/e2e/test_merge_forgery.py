@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-from asyncbench.results import schema, shard_plan, shards
-from asyncbench.results.model import OK, PlannedCase, Report, Settings, ShardOf
+from asyncbench.results import shard_plan, shards
+from asyncbench.results.model import OK, PlannedCase, Settings, ShardOf
+from asyncbench.results.schema import Report
 from tests.support.cli import asyncbench
 from tests.support.helpers import ok_result
 
@@ -258,7 +259,7 @@ def _resolved_matrix(first_interrupted: bool = False) -> list[tuple[str, Report]
     made = []
     for index, case in enumerate(planned, start=1):
         row = dataclasses.replace(ok_result("m[torch,cuda:0]"), device="cuda:0")
-        report = schema.new_report({"name": "plan", "experiments": [experiment]}, {"hostname": f"runner-{index}"}, (row,))
+        report = Report.new({"name": "plan", "experiments": [experiment]}, {"hostname": f"runner-{index}"}, (row,))
         stamp = ShardOf(index, 2, plan, 2, (case,), (index - 1,))
         made.append((f"s{index}.json", dataclasses.replace(report, shard=stamp, interrupted=first_interrupted and index == 1)))
     return made

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from asyncbench import cli
 from asyncbench.report import view
-from asyncbench.results import schema, stats
+from asyncbench.results import stats
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Result, Samples, Status, VariantResult
 from asyncbench.verdicts import outcome
@@ -55,9 +55,9 @@ def test_an_inconclusive_check_fails_the_gate_unless_allowed(tmp_path):
 
 def test_compare_fails_for_a_case_lost_since_the_baseline_and_refuses_unrelated_files(tmp_path):
     baseline, now, other = tmp_path / "b.json", tmp_path / "n.json", tmp_path / "o.json"
-    schema.save(report_of([ok_result("m[torch,cpu]")]), baseline)
-    schema.save(report_of([dataclasses.replace(ok_result("m[torch,cpu]"), status=Status.ERROR, reason="boom", variants={})]), now)
-    schema.save(report_of([ok_result("m[numpy,cpu]")]), other)
+    report_of([ok_result("m[torch,cpu]")]).save(baseline)
+    report_of([dataclasses.replace(ok_result("m[torch,cpu]"), status=Status.ERROR, reason="boom", variants={})]).save(now)
+    report_of([ok_result("m[numpy,cpu]")]).save(other)
     lost = invoke("compare", str(baseline), str(now))
     assert lost.exit_code == 1
     assert "not run now: m[torch,cpu]" in lost.output

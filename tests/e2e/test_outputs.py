@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from asyncbench import cli
 from asyncbench.errors import InputError
-from asyncbench.results import outputs, schema
+from asyncbench.results import outputs, writing
 from tests.support.cli import asyncbench
 from tests.support.helpers import quick_numpy_results
 
@@ -66,7 +66,7 @@ def test_a_failed_write_is_one_line_and_false_and_leaves_the_old_file_whole(tmp_
     def disk_full(descriptor):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(schema.os, "fsync", disk_full)
+    monkeypatch.setattr(writing.os, "fsync", disk_full)
     said: list[str] = []
     assert outputs.write(target, "new\n", said.append) is False
     assert said == [f"asyncbench: error: cannot write {target}: No space left on device"]
@@ -111,7 +111,7 @@ def test_a_report_that_cannot_be_written_at_the_end_is_one_line_and_exit_3(tmp_p
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(schema.os, "fsync", disk_full)
+    monkeypatch.setattr(writing.os, "fsync", disk_full)
     done = CliRunner().invoke(cli.main, ["report", "-o", "page.html", "--history", "h.sqlite"])
     assert done.exit_code == 3, done.output
     assert done.output.strip() == "asyncbench: error: cannot write page.html: No space left on device"

@@ -12,7 +12,7 @@ import pytest
 
 from asyncbench.history import recorded, store, target
 from asyncbench.history.database import StoreError
-from asyncbench.results import schema
+from asyncbench.results.schema import Report
 from tests.support.cli import asyncbench, refused
 from tests.support.helpers import quick_numpy_results
 from tests.support.stores import a_store, snapshot, sql
@@ -24,7 +24,7 @@ def results_file(tmp_path_factory):
 
 
 def test_a_recorder_that_puts_a_point_outside_its_interval_fails_and_stores_nothing(tmp_path, results_file, monkeypatch):
-    report = schema.load(results_file)
+    report = Report.load(results_file)
     made = recorded.quantities
 
     def shifted(result):  # what the `ab` recorder did: a figure that is not the one its interval bounds

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 import pytest
 
 from asyncbench.history import recording, store, target
-from asyncbench.results import schema
+from asyncbench.results.schema import Report
 from tests.support.cli import asyncbench, cli_env
 from tests.support.helpers import quick_numpy_results
 
@@ -116,7 +116,7 @@ def test_an_older_store_is_upgraded_its_counts_mended_and_its_runs_still_known(h
     engine.dispose()
     opened = store.open_store(target.resolve(history))
     assert {s.runs for s in opened.series()} == {1}
-    again = opened.record(schema.load(old))
+    again = opened.record(Report.load(old))
     assert (again.new, again.run) == (False, 1)
 
 
@@ -238,7 +238,7 @@ def test_a_run_touches_only_its_own_machines_series_and_each_series_counts_its_p
     from asyncbench.history import changes
 
     here = [
-        schema.load(_run(results, tmp_path / f"here{index}.json", created=f"2026-01-0{index + 1}T00:00:00+00:00")) for index in range(3)
+        Report.load(_run(results, tmp_path / f"here{index}.json", created=f"2026-01-0{index + 1}T00:00:00+00:00")) for index in range(3)
     ]
     there = _run(results, tmp_path / "there.json", cpu="Another CPU")
     assert asyncbench("record", str(there), "--history", history, cwd=tmp_path).returncode == 0
@@ -271,7 +271,7 @@ def test_a_change_older_than_the_window_stays_found_once(tmp_path, results):
     import random
 
     opened = store.open_store(target.resolve(str(tmp_path / "h.sqlite")), writing=True)
-    report = schema.load(_run(results, tmp_path / "r.json"))
+    report = Report.load(_run(results, tmp_path / "r.json"))
     rng = random.Random(0)
     step_at, runs = 20, recording.CHANGE_WINDOW + 50
 

@@ -135,12 +135,12 @@ def test_a_tiny_time_still_gets_a_sliver():
 
 
 def test_a_trace_that_cannot_be_written_is_a_warning_and_the_measurement_stands(tmp_path, monkeypatch):
-    from asyncbench.results import schema as results
+    from asyncbench.results import writing
 
     def full(path, content):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(results, "atomic_write", full)
+    monkeypatch.setattr(writing, "atomic_write", full)
     experiment = config.Experiment("m", "matmul", ("numpy",), ("cpu",), {**BUILT_IN["matmul"].defaults(quick=True)}, QUICK)
     (result,) = runner.run(config.Config("t", "<t>", (experiment,)), runner.RunOptions(trace_dir=str(tmp_path)))
     assert result.status == OK

@@ -7,7 +7,7 @@ import dataclasses
 
 from asyncbench.history import recorded, store, target
 from asyncbench.report import html
-from asyncbench.results import schema
+from asyncbench.results.schema import Report
 from asyncbench.results.syncs import Census, SyncKind, SyncPoint
 from tests.support.helpers import quick_numpy_results
 
@@ -21,7 +21,7 @@ def _with_census(result, rounds: int = 6):
 
 
 def test_the_census_whole_step_is_recorded_per_variant_with_its_interval(tmp_path):
-    report = schema.load(quick_numpy_results(tmp_path / "r.json"))
+    report = Report.load(quick_numpy_results(tmp_path / "r.json"))
     result = _with_census(report.results[0])
     (variant,) = result.variants
     rows = {row["quantity"]: row for row in recorded.quantities(result) if row["variant"] == variant}
@@ -33,7 +33,7 @@ def test_the_census_whole_step_is_recorded_per_variant_with_its_interval(tmp_pat
 
 
 def test_the_html_report_shows_the_census_of_the_latest_run(tmp_path):
-    report = schema.load(quick_numpy_results(tmp_path / "r.json"))
+    report = Report.load(quick_numpy_results(tmp_path / "r.json"))
     report = dataclasses.replace(report, results=(_with_census(report.results[0]), *report.results[1:]))
     opened = store.open_store(target.resolve(str(tmp_path / "h.sqlite")), writing=True)
     opened.record(report)

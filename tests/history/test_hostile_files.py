@@ -17,8 +17,9 @@ import pytest
 from asyncbench.history import recording, store, target
 from asyncbench.history.model import LatestCase, LatestRun, RecentRun
 from asyncbench.report import html as page
-from asyncbench.results import ab_file, ab_report, paired, schema
+from asyncbench.results import ab_file, ab_report, paired
 from asyncbench.results.labels import Label
+from asyncbench.results.schema import Report
 from tests.support.cli import invoke
 from tests.support.helpers import quick_numpy_results
 
@@ -41,7 +42,7 @@ def _ab(facts: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def ab_data(results_file) -> dict:
-    return _ab(schema.load(results_file).environment)
+    return _ab(Report.load(results_file).environment)
 
 
 def record(*args: str):

@@ -23,7 +23,7 @@ import pytest
 from asyncbench.history import store, target
 from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, RecentRun, Series
 from asyncbench.report import html
-from asyncbench.results import schema
+from asyncbench.results.schema import Report
 from tests.support.browser import opened_page
 from tests.support.helpers import quick_numpy_results
 
@@ -40,7 +40,7 @@ def page_file(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("report")
     opened = store.open_store(target.resolve(str(folder / "h.sqlite")), writing=True)
     for index, label in enumerate(["v1", TAG_LABEL, SCRIPT_LABEL]):
-        report = schema.load(quick_numpy_results(folder / f"r{index}.json"))
+        report = Report.load(quick_numpy_results(folder / f"r{index}.json"))
         environment = {**report.environment, "git_sha": REVISION if index == 2 else report.environment.get("git_sha")}
         opened.record(dataclasses.replace(report, environment=environment), label=label)
     page = folder / "report.html"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from asyncbench.history import changes, recorded, store, target
-from asyncbench.results import schema
+from asyncbench.results.schema import Report
 from tests.support.cli import ROOT, asyncbench
 from tests.support.helpers import quick_numpy_results
 from tests.support.stores import POSTGRES, empty_postgres, history  # noqa: F401 - the fixture, imported
@@ -34,7 +34,7 @@ def test_a_results_file_is_recorded_once_and_its_run_is_the_same_as_the_one_reco
 
 
 def test_series_never_mix_machines_and_one_store_holds_many(history, tmp_path):
-    report = schema.load(quick_numpy_results(tmp_path / "a.json"))
+    report = Report.load(quick_numpy_results(tmp_path / "a.json"))
     other = dataclasses.replace(report, run_id="b" * 32, environment={**report.environment, "cpu": "Another CPU"})
     opened = store.open_store(target.resolve(history), writing=True)
     assert opened.record(report).new
@@ -110,7 +110,7 @@ def test_a_planted_step_is_found_where_it_starts_and_a_flat_series_shows_none(hi
         # recorded without the machine's reference: the step is in time slept, which no machine moves, and the runs are
         # measured beside the suite's other tests, whose load would discount some of them (history.discount, tested
         # with real series in test_machine_history.py); the pipeline under test is the same
-        report = schema.load(path)
+        report = Report.load(path)
         report = dataclasses.replace(report, results=tuple(dataclasses.replace(r, reference=None) for r in report.results))
         assert opened.record(report, label=f"run-{run}", source=str(path)).new
     shown = asyncbench("history", "--history", history, "--format", "json", cwd=tmp_path)
@@ -289,7 +289,7 @@ def test_a_postgres_url_without_a_password_takes_libpqs_own(tmp_path):
 
 
 def test_a_failure_while_recording_leaves_the_store_as_it_was(tmp_path, monkeypatch):
-    report = schema.load(quick_numpy_results(tmp_path / "r.json"))
+    report = Report.load(quick_numpy_results(tmp_path / "r.json"))
     opened = store.open_store(target.resolve(str(tmp_path / "h.sqlite")), writing=True)
     calls = []
 
@@ -320,7 +320,7 @@ def test_a_record_that_fails_after_the_run_measured_exits_3_with_the_results_kep
             raise StoreError("history h.sqlite: cannot record: database is locked")
 
     said = []
-    report = schema.load(quick_numpy_results(tmp_path / "r.json"))
+    report = Report.load(quick_numpy_results(tmp_path / "r.json"))
     ended = recorder.record(Refusing(), [(report, str(tmp_path / "r.json"))], None, said.append, outcome.judge(report))
     assert ended.code == 3
     assert any("cannot record" in line for line in said)
@@ -330,7 +330,7 @@ def test_an_ab_results_file_is_recorded_as_paired_ratios_of_the_head_side(histor
     from asyncbench.results import ab_report, paired
     from asyncbench.results.labels import Label
 
-    facts = schema.load(quick_numpy_results(tmp_path / "r.json")).environment
+    facts = Report.load(quick_numpy_results(tmp_path / "r.json")).environment
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=facts)
     ratio = paired.PairedRatio("matmul", paired.VARIANT, "s", 0.010, 0.013, 1.3, (1.22, 1.38), Label.SLOWER)
     case = paired.PairedCase("matmul[numpy,cpu]", "ok", ratios=(ratio,), rounds=40)

@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 from asyncbench.history import clock, store, tables, target
-from asyncbench.results import schema
+from asyncbench.results.schema import Report
 from tests.support.ab_files import recorded_ab, recorded_gate
 from tests.support.cli import asyncbench
 from tests.support.helpers import quick_numpy_results
@@ -21,7 +21,7 @@ from tests.support.stores import history  # noqa: F401 - a store: a SQLite file,
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    return schema.load(quick_numpy_results(tmp_path_factory.mktemp("results") / "r.json"))
+    return Report.load(quick_numpy_results(tmp_path_factory.mktemp("results") / "r.json"))
 
 
 def _as_schema_2(where: str, wrong_runs: list[int]) -> None:

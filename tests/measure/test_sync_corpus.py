@@ -200,13 +200,13 @@ def test_without_syncs_a_result_has_no_census():
 
 def test_run_syncs_on_the_command_line_stores_the_census(tmp_path):
     """`asyncbench run --syncs -o FILE`: the results file carries each variant's census, and reads back."""
-    from asyncbench.results import schema
+    from asyncbench.results.schema import Report
     from tests.support.cli import asyncbench
 
     out = tmp_path / "r.json"
     done = asyncbench("run", "-w", "conversion", "-b", "numpy", "--quick", "--syncs", "--no-progress", "-o", str(out))
     assert done.returncode == 0, done.stderr
-    (result,) = schema.load(out).results
+    (result,) = Report.load(out).results
     assert set(result.syncs) == {"none", "item", "numpy", "print"}
     assert all(c.coverage == "numpy runs synchronously: nothing waits for a device" for c in result.syncs.values())
 

@@ -141,10 +141,9 @@ def test_show_prints_a_files_bound_and_its_json_is_the_results_file(tmp_path):
     from click.testing import CliRunner
 
     from asyncbench import cli
-    from asyncbench.results import schema
 
     path = tmp_path / "r.json"
-    schema.save(report_of([result_with(device_bound(), synchronous("numpy_step"))]), path)
+    report_of([result_with(device_bound(), synchronous("numpy_step"))]).save(path)
     shown = CliRunner().invoke(cli.main, ["show", str(path)], catch_exceptions=False)
     assert shown.exit_code == 0
     assert "what bounds the step (torch cpu)" in shown.output

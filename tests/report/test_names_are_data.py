@@ -33,7 +33,8 @@ from asyncbench.report import catalog, csv_file, html, markdown, paired, termina
 from asyncbench.report import history as history_text
 from asyncbench.report.progress import ProgressDisplay
 from asyncbench.results.labels import Label
-from asyncbench.results.model import Report, Result
+from asyncbench.results.model import Result
+from asyncbench.results.schema import Report
 from asyncbench.verdicts import compare, outcome
 from tests.support import cli
 from tests.support.golden import golden_report

@@ -9,7 +9,8 @@ import os
 from rich.console import Console
 
 from asyncbench.report import markdown, syncs, terminal, view
-from asyncbench.results.model import OK, Report, Result
+from asyncbench.results.model import OK, Result
+from asyncbench.results.schema import Report
 from asyncbench.results.syncs import Census, SyncKind, SyncPoint
 
 ROUNDS = 6

@@ -10,7 +10,7 @@ import sys
 from rich.console import Console
 
 from asyncbench.report import cells, markdown, terminal, view
-from asyncbench.results import schema, stats, units
+from asyncbench.results import stats, units
 from asyncbench.results.model import ERROR, SKIPPED, Result
 from tests.support.helpers import ok_result, report_of
 
@@ -65,7 +65,7 @@ def test_markdown_starts_with_a_headline_and_the_environment(tmp_path):
 def test_output_cut_short_by_head_keeps_the_exit_code(tmp_path):
     """`asyncbench show big.json | head -1` must not turn into exit 1 from a broken pipe."""
     path = tmp_path / "big.json"
-    schema.save(report_of([ok_result(f"m{i}[torch,cpu]") for i in range(400)]), path)
+    report_of([ok_result(f"m{i}[torch,cpu]") for i in range(400)]).save(path)
     process = subprocess.Popen([sys.executable, "-m", "asyncbench", "show", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     process.stdout.readline()
     process.stdout.close()

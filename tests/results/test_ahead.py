@@ -6,8 +6,9 @@ import dataclasses
 import json
 import random
 
-from asyncbench.results import ahead, schema, stats
+from asyncbench.results import ahead, stats
 from asyncbench.results.model import OK, HarnessCost, Result, Samples, VariantResult
+from asyncbench.results.schema import Report
 from asyncbench.verdicts import outcome
 from tests.support.helpers import report_of
 
@@ -93,12 +94,12 @@ def test_a_row_without_an_interval_is_not_judged_and_says_why():
 
 def test_the_harness_cost_is_stored_and_read_back_and_older_files_have_none(tmp_path):
     path = tmp_path / "r.json"
-    schema.save(report_of([_noop_step()]), path)
+    report_of([_noop_step()]).save(path)
     raw = json.loads(path.read_text())
     assert raw["schema_version"] >= 7
     assert raw["results"][0]["harness"] == dataclasses.asdict(HARNESS)
-    assert schema.load(path).results[0].harness == HARNESS
+    assert Report.load(path).results[0].harness == HARNESS
     del raw["results"][0]["harness"]
     raw["schema_version"] = 6
     path.write_text(json.dumps(raw))
-    assert schema.load(path).results[0].harness is None
+    assert Report.load(path).results[0].harness is None

@@ -12,18 +12,19 @@ import pytest
 
 from asyncbench.results import records, schema
 from asyncbench.results.bound import MAX_LEVELS, MAX_ROUNDS
+from asyncbench.results.schema import Report
 from tests.support.bounds import device_bound, host_bound, result_with, synchronous
 from tests.support.helpers import ok_result, report_of
 
 
 def _file(*results: Any) -> dict[str, Any]:
-    return json.loads(schema.dumps(report_of(list(results))))
+    return json.loads(report_of(list(results)).to_json())
 
 
 def test_a_results_bound_is_written_per_variant_and_read_back_as_it_was(tmp_path):
     result = result_with(device_bound("a"), host_bound("b"), synchronous("c"))
     path = tmp_path / "r.json"
-    schema.save(report_of([result]), path)
+    report_of([result]).save(path)
     raw = json.loads(path.read_text())
     assert raw["schema_version"] == schema.SCHEMA_VERSION == 11
     stored = raw["results"][0]["bound"]
@@ -32,7 +33,7 @@ def test_a_results_bound_is_written_per_variant_and_read_back_as_it_was(tmp_path
     assert stored["a"]["sides"]["host"]["slack_s"] == 0.00042
     assert stored["a"]["sides"]["host"]["slack_ci_s"] == [0.0004, 0.00044]
     assert stored["a"]["observations"][0] == [0, None, 0.0, 0.0, 0.0011]
-    [loaded] = schema.load(path).results
+    [loaded] = Report.load(path).results
     assert loaded.bound == result.bound
 
 
@@ -45,7 +46,7 @@ def test_a_result_without_a_bound_stores_none_and_reads_none():
 def test_a_file_of_schema_10_without_bounds_still_reads():
     raw = _file(ok_result("m[torch,cpu]"))
     raw["schema_version"] = 10
-    [result] = schema.from_dict(raw).results
+    [result] = Report.from_dict(raw).results
     assert result.bound == {}
 
 
@@ -109,7 +110,7 @@ def test_a_hostile_bound_is_refused_with_the_file_and_the_key(name):
     bound = raw["results"][0]["bound"]["a"]
     change(bound)
     with pytest.raises(schema.ResultsFileError) as refused:
-        schema.from_dict(copy.deepcopy(raw), "hostile.json")
+        Report.from_dict(copy.deepcopy(raw), "hostile.json")
     message = str(refused.value)
     assert "hostile.json" in message
     assert "bound" in message
@@ -120,10 +121,10 @@ def test_a_bound_that_is_not_an_object_or_of_a_bad_variant_name_is_refused():
     raw = _file(result_with(device_bound("a")))
     raw["results"][0]["bound"] = [1, 2]
     with pytest.raises(schema.ResultsFileError, match="bound"):
-        schema.from_dict(raw, "hostile.json")
+        Report.from_dict(raw, "hostile.json")
     raw["results"][0]["bound"] = {"a\x00b": raw["results"][0].get("bound", {})}
     with pytest.raises(schema.ResultsFileError, match="bound"):
-        schema.from_dict(raw, "hostile.json")
+        Report.from_dict(raw, "hostile.json")
 
 
 def test_a_long_valid_bound_is_checked_quickly():
@@ -132,7 +133,7 @@ def test_a_long_valid_bound_is_checked_quickly():
     stored = raw["results"][0]["bound"]["a"]
     stored["rounds"] = 2000
     stored["observations"] = [[r, side, 0.0002, 0.0002, 0.0011] for r in range(2000) for side in (None, "host", "device") * 4]
-    [result] = schema.from_dict(raw).results
+    [result] = Report.from_dict(raw).results
     assert len(result.bound["a"].observations) == 24_000
 
 

@@ -14,6 +14,7 @@ import pytest
 from asyncbench.errors import InputError
 from asyncbench.results import fields, nanoseconds, schema
 from asyncbench.results.fields import At
+from asyncbench.results.schema import Report
 from tests.support.helpers import ok_result
 
 LONG = 1000  # samples in a clock of a long case
@@ -22,7 +23,7 @@ BAD_AT = 700
 
 def _raw_with(value: object) -> dict:
     """A results file's JSON of one row of LONG samples, its done_s sample BAD_AT replaced by `value`."""
-    raw = schema.to_dict(schema.new_report({}, {}, (ok_result("m[torch,cpu]", n=LONG),)))
+    raw = Report.new({}, {}, (ok_result("m[torch,cpu]", n=LONG),)).to_dict()
     raw["results"][0]["variants"]["matmul"]["samples"]["done_s"][BAD_AT] = value
     return raw
 

@@ -5,8 +5,9 @@ import os
 
 import pytest
 
-from asyncbench.results import schema
+from asyncbench.results import schema, writing
 from asyncbench.results.model import OK, SKIPPED, Memory, Result, Samples, VariantResult
+from asyncbench.results.schema import Report
 from asyncbench.results.stats import summarize
 from tests.support.helpers import ok_result, report_of
 
@@ -36,19 +37,19 @@ def report(**kwargs):
         ),
         Result("e[cupy,auto]", "e", "sync_async", "cupy", "auto", {}, SKIPPED, reason="cupy not installed"),
     )
-    return schema.new_report({"name": "c"}, {"python": "3"}, rows)
+    return Report.new({"name": "c"}, {"python": "3"}, rows)
 
 
 def test_round_trip_keeps_every_sample_and_maps_nan_to_null(tmp_path):
     path = tmp_path / "r.json"
-    schema.save(report(), path)
+    report().save(path)
     raw = json.loads(path.read_text())
     assert raw["schema_version"] == schema.SCHEMA_VERSION
     assert raw["tool"]["name"] == "asyncbench"
     assert raw["results"][0]["metrics"]["model_error"] is None
     assert raw["results"][0]["variants"]["async"]["samples"]["device_s"] == [0.5, 0.6, 0.7]
     assert raw["results"][0]["variants"]["sync"]["done_s"]["median"] == 2.0
-    loaded = schema.load(path)
+    loaded = Report.load(path)
     assert loaded.results[0].variants["async"].device_s.median == 0.6
     assert loaded.results[1].reason == "cupy not installed"
 
@@ -60,9 +61,9 @@ def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path, monkeypat
     def full_disk(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(schema.os, "fsync", full_disk)
+    monkeypatch.setattr(writing.os, "fsync", full_disk)
     with pytest.raises(OSError):
-        schema.save(report(), path)
+        report().save(path)
     assert path.read_text() == "old complete content"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
@@ -81,7 +82,7 @@ def test_unusable_results_files_are_input_errors(tmp_path, content, fragment):
     path = tmp_path / "r.json"
     path.write_text(content)
     with pytest.raises(schema.ResultsFileError, match=fragment):
-        schema.load(path)
+        Report.load(path)
 
 
 def test_an_ab_file_given_where_a_results_file_goes_is_named_for_what_it_is(tmp_path):
@@ -93,15 +94,15 @@ def test_an_ab_file_given_where_a_results_file_goes_is_named_for_what_it_is(tmp_
     path = tmp_path / "ab.json"
     path.write_text(json.dumps(dict.fromkeys(ab_report.KEYS, {})))
     with pytest.raises(schema.ResultsFileError, match="an `asyncbench ab` file, not a results file.*asyncbench record"):
-        schema.load(path)
+        Report.load(path)
 
 
 def test_check_writable_catches_missing_directory_and_directory_target(tmp_path):
     with pytest.raises(schema.InputError, match="does not exist"):
-        schema.check_writable(tmp_path / "nope" / "r.json")
+        writing.check_writable(tmp_path / "nope" / "r.json")
     with pytest.raises(schema.InputError, match="is a directory"):
-        schema.check_writable(tmp_path)
-    schema.check_writable(tmp_path / "ok.json")
+        writing.check_writable(tmp_path)
+    writing.check_writable(tmp_path / "ok.json")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -109,19 +110,19 @@ def test_results_files_get_the_permissions_the_umask_gives(tmp_path):
     path = tmp_path / "r.json"
     previous = os.umask(0o022)
     try:
-        schema.save(report_of([ok_result("m[torch,cpu]")]), path)
+        report_of([ok_result("m[torch,cpu]")]).save(path)
     finally:
         os.umask(previous)
     assert path.stat().st_mode & 0o777 == 0o644
 
 
 def test_show_reads_version_1_files_whose_intervals_were_min_max():
-    raw = json.loads(schema.dumps(report_of([ok_result("m[torch,cpu]")])))
+    raw = json.loads(report_of([ok_result("m[torch,cpu]")]).to_json())
     raw["schema_version"] = 1
     for row in raw["results"]:
         for key in ("bounds", "sampling", "unavailable", "asynchronous"):
             row.pop(key)
-    report = schema.from_dict(raw)
+    report = Report.from_dict(raw)
     assert report.results[0].bounds == {}
     assert report.results[0].sampling is None
 
@@ -129,12 +130,12 @@ def test_show_reads_version_1_files_whose_intervals_were_min_max():
 def test_the_results_file_holds_one_result_per_line_and_samples_to_the_nanosecond(tmp_path):
     """Compact enough for 10,000 cases (about 3 KB a case), still read line by line; nothing finer than the clocks lost."""
     result = ok_result("m[torch,cpu]")
-    text = schema.dumps(report_of([result, ok_result("m[numpy,cpu]")]))
+    text = report_of([result, ok_result("m[numpy,cpu]")]).to_json()
     lines = text.splitlines()
     assert sum(1 for line in lines if line.startswith('{"id":')) == 2
     stored = json.loads(text)["results"][0]["variants"]["matmul"]["samples"]["done_s"]
     assert stored == [round(v, 9) for v in result.variants["matmul"].samples.done_s]
-    assert json.loads(schema.dumps(report_of([])))["results"] == []
+    assert json.loads(report_of([]).to_json())["results"] == []
 
 
 #: an error's message as a user's code may raise it: a terminal's colours, a bell, a form feed
@@ -152,8 +153,8 @@ def test_a_reason_with_control_characters_is_stored_so_that_the_strict_readers_t
     rows = report().results
     errored = dataclasses.replace(rows[1], status="error", reason=COLOURED, note="x" * 30_000)
     path = tmp_path / "r.json"
-    schema.save(schema.new_report({"name": "c"}, {"python": "3"}, (rows[0], errored)), path)
-    loaded = schema.load(path)
+    Report.new({"name": "c"}, {"python": "3"}, (rows[0], errored)).save(path)
+    loaded = Report.load(path)
     assert loaded.results[1].reason == "ValueError: \\x1b[31mRED\\x1b[0m\\x07 and\\x0c more\nsecond line\tTab"
     assert len(loaded.results[1].note) <= 20_000
 

@@ -15,6 +15,7 @@ import pytest
 from asyncbench.errors import InputError
 from asyncbench.results import budget, journal, schema, shards
 from asyncbench.results.model import ERROR, PlannedCase, ShardOf
+from asyncbench.results.schema import Report
 from tests.support.helpers import ok_result
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -180,29 +181,29 @@ def _case(case_id: str) -> PlannedCase:
 def _shard_report(index: int, count: int, ids: list[str], finished: list[str] | None = None, host: str = "", plan: str = PLAN):
     stamp = ShardOf(index, count, plan, 8, tuple(_case(i) for i in ids), tuple(range(index - 1, 8, count))[: len(ids)])
     rows = tuple(ok_result(i) for i in (ids if finished is None else finished))
-    report = schema.new_report({"name": "plan", "experiments": []}, {"hostname": host or f"runner-{index}", "python": "3.12"}, rows)
+    report = Report.new({"name": "plan", "experiments": []}, {"hostname": host or f"runner-{index}", "python": "3.12"}, rows)
     return dataclasses.replace(report, shard=stamp, interrupted=finished is not None)
 
 
 def test_a_shards_file_says_which_shard_of_which_plan_and_loads_back(tmp_path):
     report = _shard_report(2, 4, ["m[torch,cpu,a]", "m[torch,cpu,b]"])
     path = tmp_path / "s.json"
-    schema.save(report, path)
+    report.save(path)
     raw = json.loads(path.read_text())
     assert raw["schema_version"] == schema.SCHEMA_VERSION
     assert (raw["shard"]["index"], raw["shard"]["count"], raw["shard"]["plan"]) == (2, 4, PLAN)
     assert [c["id"] for c in raw["shard"]["cases"]] == ["m[torch,cpu,a]", "m[torch,cpu,b]"]
-    assert schema.load(path).shard == report.shard
+    assert Report.load(path).shard == report.shard
     schema.check_file(raw, str(path))  # what record takes
 
 
 def test_a_file_without_a_shard_and_a_schema_7_file_still_load(tmp_path):
     path = tmp_path / "old.json"
-    raw = schema.to_dict(schema.new_report({}, {}, (ok_result("m[torch,cpu]"),)))
+    raw = Report.new({}, {}, (ok_result("m[torch,cpu]"),)).to_dict()
     raw["schema_version"] = 7
     assert "shard" not in raw
     path.write_text(json.dumps(raw))
-    assert schema.load(path).shard is None
+    assert Report.load(path).shard is None
     schema.check_file(raw, str(path))
 
 
@@ -229,7 +230,7 @@ def test_a_journal_keeps_the_shard_of_a_run_that_did_not_end(tmp_path):
     ],
 )
 def test_record_refuses_a_shard_field_that_is_none_naming_the_key(change, key, said):
-    raw = schema.to_dict(_shard_report(1, 2, ["m[torch,cpu,a]"]))
+    raw = _shard_report(1, 2, ["m[torch,cpu,a]"]).to_dict()
     raw["shard"].update(change)
     with pytest.raises(InputError) as refused:
         schema.check_file(raw, "s.json")
@@ -238,12 +239,12 @@ def test_record_refuses_a_shard_field_that_is_none_naming_the_key(change, key, s
 
 
 def test_a_shard_that_is_not_an_object_is_refused_too():
-    raw = schema.to_dict(_shard_report(1, 2, ["m[torch,cpu,a]"]))
+    raw = _shard_report(1, 2, ["m[torch,cpu,a]"]).to_dict()
     raw["shard"] = "1/2"
     with pytest.raises(InputError, match="shard"):
         schema.check_file(raw, "s.json")
     with pytest.raises(schema.ResultsFileError, match="shard"):  # the typed reader holds it to the same checks first
-        schema.from_dict(raw, "s.json")
+        Report.from_dict(raw, "s.json")
 
 
 # --- the shards' files put together ------------------------------------------------------------------------------

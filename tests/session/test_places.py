@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from asyncbench.errors import EXIT_ERRORS, InputError
-from asyncbench.results import schema
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.model import PlannedCase, ShardOf
 from asyncbench.results.paired import PairedCase, Side
 from asyncbench.results.plan import ExecutorSettings
+from asyncbench.results.schema import Report
 from asyncbench.session import commands, following, jobs, local, paired, preflight, reading, shards, spine
 from asyncbench.session.requests import ABRequest, Outputs, RunRequest, Selection
 from asyncbench.session.run_conclusion import RunConclusion
@@ -148,7 +148,7 @@ def test_run_with_an_executor_checks_its_request_once_before_it_submits(tmp_path
     """The preflight ran in jobs.submit and again in following.gather: the outputs checked twice, the baseline read
     twice (and whatever it says said twice), the store opened twice."""
     baseline = tmp_path / "base.json"
-    schema.save(report_of([ok_result(_planned_id())]), baseline)
+    report_of([ok_result(_planned_id())]).save(baseline)
     asked: list[str] = []
     check_outputs, load_results = preflight.check_outputs, reading.load_results
     monkeypatch.setattr(preflight, "check_outputs", lambda *a, **k: asked.append("outputs") or check_outputs(*a, **k))
@@ -178,9 +178,9 @@ def _shard(folder: Path, index: int, count: int, case_ids: list[str]) -> str:
     """A shard's results file, each of its cases run ok."""
     planned = tuple(PlannedCase(i, "m", "matmul", "torch", "cpu", {}) for i in case_ids)
     stamp = ShardOf(index, count, "ab" * 32, 2 * len(case_ids), planned, tuple(range(index - 1, 2 * len(case_ids), count)))
-    report = schema.new_report({"name": "plan", "experiments": []}, {"hostname": f"runner-{index}"}, tuple(map(ok_result, case_ids)))
+    report = Report.new({"name": "plan", "experiments": []}, {"hostname": f"runner-{index}"}, tuple(map(ok_result, case_ids)))
     path = folder / f"s{index}.json"
-    schema.save(dataclasses.replace(report, shard=stamp), path)
+    dataclasses.replace(report, shard=stamp).save(path)
     return str(path)
 
 

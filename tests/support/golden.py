@@ -9,7 +9,6 @@ from asyncbench.results.model import (
     HarnessCost,
     Memory,
     MetricInfo,
-    Report,
     Result,
     Samples,
     Sampling,
@@ -18,6 +17,7 @@ from asyncbench.results.model import (
     VariantResult,
     Verdict,
 )
+from asyncbench.results.schema import Report
 from asyncbench.results.syncs import Census, SyncKind, SyncPoint
 
 #: the machine the golden report ran on

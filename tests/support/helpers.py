@@ -10,8 +10,9 @@ from typing import Any, Callable, Mapping
 
 from asyncbench.backends.base import Backend, DeviceStatus
 from asyncbench.engine import runner
-from asyncbench.results import schema, stats
-from asyncbench.results.model import OK, Report, Result, Samples, Settings, VariantResult
+from asyncbench.results import stats
+from asyncbench.results.model import OK, Result, Samples, Settings, VariantResult
+from asyncbench.results.schema import Report
 from asyncbench.spec import config
 from asyncbench.workloads import BUILT_IN
 from tests.support import cli
@@ -107,7 +108,7 @@ class FakeBackend(Backend):
 
 def report_of(rows: list[Result]) -> Report:
     """A report holding these results (no config, a stand-in environment)."""
-    return dataclasses.replace(schema.new_report({}, {"cpu": "x"}), results=tuple(rows))
+    return dataclasses.replace(Report.new({}, {"cpu": "x"}), results=tuple(rows))
 
 
 def ok_result(case_id: str, n: int = 12) -> Result:

@@ -11,10 +11,10 @@ import statistics
 import pytest
 
 from asyncbench.errors import InputError
-from asyncbench.results import schema as results
 from asyncbench.results import stats
 from asyncbench.results.labels import Label
-from asyncbench.results.model import ERROR, OK, Report, Result, Samples, VariantResult
+from asyncbench.results.model import ERROR, OK, Result, Samples, VariantResult
+from asyncbench.results.schema import Report
 from asyncbench.verdicts import compare, margin
 
 
@@ -33,7 +33,7 @@ def _report(cases: dict[str, dict[str, list[float]]], environment=None, status=O
         Result(case_id, "e", "matmul", "torch", "cpu", {}, status, variants={k: _variant(v) for k, v in variants.items()})
         for case_id, variants in cases.items()
     )
-    return dataclasses.replace(results.new_report({}, environment or {"cpu": "x"}), results=rows)
+    return dataclasses.replace(Report.new({}, environment or {"cpu": "x"}), results=rows)
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from asyncbench.engine import rounds
-from asyncbench.results import schema
 from asyncbench.results.model import OK, Result
+from asyncbench.results.schema import Report
 from asyncbench.workloads import BUILT_IN, multi_device
 from tests.support.stream_device import StreamSimBackend
 
@@ -29,7 +29,7 @@ H100 = Path(__file__).resolve().parents[2] / "results" / "nvidia-h100-80gb-hbm3"
 
 def reread(path: Path, case_id: str) -> Result:
     """The committed row `case_id` of `path` with its metrics, intervals and reading made again by today's code."""
-    (row,) = [r for r in schema.load(path).results if r.id == case_id]
+    (row,) = [r for r in Report.load(path).results if r.id == case_id]
     workload = BUILT_IN[row.workload]
     metrics, bounds = rounds.figures(workload, row.params, row.variants, row.asynchronous)
     return workload.describe(dataclasses.replace(row, metrics=metrics, bounds=bounds, reading=None))
