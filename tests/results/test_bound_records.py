@@ -143,7 +143,7 @@ def test_a_bounds_steps_per_call_is_written_read_back_and_must_be_at_least_one()
     assert stored["steps_per_call"] == device_bound("a").steps_per_call
     older = copy.deepcopy(raw)
     del older["results"][0]["bound"]["a"]["steps_per_call"]  # written before the field: one step a sample
-    assert schema.from_dict(older).results[0].bound["a"].steps_per_call == 1
+    assert schema.Report.from_dict(older).results[0].bound["a"].steps_per_call == 1
     stored["steps_per_call"] = 0
     with pytest.raises(schema.ResultsFileError, match="steps_per_call"):
-        schema.from_dict(raw)
+        schema.Report.from_dict(raw)
