@@ -118,8 +118,9 @@ def test_each_round_has_one_unperturbed_sample_and_one_per_side_and_level(backen
     # the levels are the same in every round: a level's samples pair across rounds
     levels = [sorted((str(o.side), o.level_s) for o in seen if o.round == number) for number in (0, 1)]
     assert levels[0] == levels[1]
-    # the test device's delays are exact: the length measured is the length asked
-    assert all(o.injected_s == o.level_s for o in seen if o.side == Side.DEVICE)
+    # the test device's delays are measured in place, between its events (as on CUDA): a hold lasts at least what was
+    # asked (its thread sleeps, and wakes late), and what it lasted is what is recorded
+    assert all(o.injected_s >= o.level_s for o in seen if o.side == Side.DEVICE)
     # a host spin lasts at least what was asked, and its real length is what is recorded
     assert all(o.injected_s >= o.level_s for o in seen if o.side == Side.HOST)
 
