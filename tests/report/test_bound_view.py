@@ -33,8 +33,8 @@ def test_a_row_per_side_with_the_slack_its_share_the_cost_past_it_and_the_ceilin
     assert shown.headers == bound.HEADERS
     assert shown.rows == (
         ("a", "DEVICE-BOUND", "host", "420 µs [400–440] (38%)", "0.98 [0.93–1.04]", "≤ 1.00× [1.00–1.01]"),
-        ("", "", "device", "~0 [≤ 12 µs] (0%)", "1.01 [0.97–1.05]", ""),
-        ("b", "HOST-BOUND", "host", "~0 [≤ 10 µs] (0%)", "1.00 [0.96–1.03]", "≤ 1.43× [1.39–1.47]"),
+        ("", "", "device", "~0 [≤ 12 µs] (≤ 1.1%)", "1.01 [0.97–1.05]", ""),
+        ("b", "HOST-BOUND", "host", "~0 [≤ 10 µs] (≤ 1%)", "1.00 [0.96–1.03]", "≤ 1.43× [1.39–1.47]"),
         ("", "", "device", "300 µs [280–320] (30%)", "0.60 [0.50–0.70]", ""),
     )
 
@@ -151,3 +151,14 @@ def test_show_prints_a_files_bound_and_its_json_is_the_results_file(tmp_path):
     as_json = CliRunner().invoke(cli.main, ["show", str(path), "--format", "json"], catch_exceptions=False)
     assert as_json.exit_code == 0
     assert '"bound":{"matmul":{"bound":"device"' in as_json.output.replace(" ", "")
+
+
+def test_a_slack_whose_interval_reaches_zero_says_its_share_as_an_upper_end_not_its_point():
+    """'~0 [≤ 2.05 ms] (20%)' said two things at once: a slack not told from 0 has a share of at most its upper end."""
+    wide = dataclasses.replace(device_bound("a"), step_s=5e-3)
+    host = wide.side(Side.HOST)
+    assert host is not None
+    unsure = dataclasses.replace(host, slack_s=1e-3, slack_ci_s=(0.0, 2e-3), levels_s=(1e-3, 2e-3, 4e-3, 6e-3))
+    assert bound.slack(unsure) == "~0 [≤ 2 ms]"
+    assert bound.share(unsure, wide.step_s) == "≤ 40%"
+    assert bound.share(host, wide.step_s) == "8.4%"
