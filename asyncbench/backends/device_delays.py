@@ -5,11 +5,12 @@ Two kinds, one per way of measuring them:
 - `EventDelay` (CUDA: torch's `torch.cuda._sleep`, CuPy's clock-spin kernel): a kernel that spins for a number of
   clock cycles on the current stream, bracketed by two timing events each call, so that every delay's real length is
   read after the sample's sync (the cycles per second drift with the clocks: a calibration once is not its length).
-- `QueuedOpDelay` (JAX and MXNet on a CPU): an op whose cost grows with its size, issued asynchronously to the one
-  queue the step's work goes to. Its size is calibrated once (two sizes timed alone: fixed cost and cost per unit);
+- `QueuedOpDelay` (JAX on a CPU): an op whose cost grows with its size, issued asynchronously to the one queue the
+  step's work goes to. Its size is calibrated once (two sizes timed alone: fixed cost and cost per unit);
   it cannot be timed in place (no events on a CPU), so the perturbation rounds time one alone each round
-  (`alone_s`). Where it runs beside the step instead of before it, it would read as slack: each backend says why its
-  op is ordered before the step's (jax_backend, mxnet_backend).
+  (`alone_s`). Where it runs beside the step instead of before it, it would read as slack: jax_backend says why its
+  op is ordered before the step's. MXNet had one too (a `sin` per engine worker) until it was measured costing
+  0.36-0.93x its alone length beside a step: it has none now (mxnet_backend).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, Callable
 #: and a stretched calibration makes every delay short: a 5 ms delay ran 1.8 ms from medians on the loaded 2-core machine)
 CALIBRATION_REPEATS = 5
 #: timings of a level's own size (their fastest), once per level: the cost per unit measured at the calibration's sizes
-#: did not hold at every size on MXNet (two engine workers run two delays side by side at some sizes, one after the
+#: did not hold at every size on MXNet, when it had a delay (two engine workers run two delays side by side at some sizes, one after the
 #: other at others: a 2 ms delay ran 0.63 ms), so each level's size is corrected once by its own timing
 LEVEL_REPEATS = 2
 
