@@ -278,7 +278,12 @@ def build() -> dict[str, Any]:
             "additionalProperties": False,
         },
         "backend": {"enum": list(BACKENDS)},
-        "check": {"type": "string", "pattern": pattern_of(expect._CHECK), "description": f"A check, {expect.EXAMPLES}."},
+        "check": {
+            "type": "string",
+            # a threshold check, or the reading of what bounds the step (bound == device): the parser's two grammars
+            "pattern": f"^(?:{pattern_of(expect._CHECK, whole=False)}|{pattern_of(expect._READING, whole=False)})$",
+            "description": f"A check, {expect.EXAMPLES}; on what bounds the step, {expect.READING_EXAMPLES}.",
+        },
     }
     for name, workload in BUILT_IN.items():
         defs[f"{name}.params"] = _params_of(workload)
