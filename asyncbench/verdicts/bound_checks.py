@@ -25,6 +25,7 @@ many as its checks need for an interval at their level (`bound_rounds_needed`).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
@@ -123,6 +124,7 @@ def _variant_check(expectation: Expectation, name: str, stored: Bound | None, le
     return _judged(expectation, label, value, interval, reaches_top, bound.rounds, level)
 
 
+@functools.lru_cache(maxsize=64)  # several checks on one variant at one level: one refit (some 50 ms each)
 def _at_level(stored: Bound, level: Level) -> Bound:
     """The bound with its intervals at `level`: the stored one at 95%, else refitted from its observations."""
     if math.isclose(level.confidence, stats.CONFIDENCE) or not stored.observations:
