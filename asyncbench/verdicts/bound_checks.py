@@ -81,7 +81,7 @@ def bound_rounds_needed(expectations: Sequence[Expectation], budget: Budget | No
 def bound_check(expectation: Expectation, result: Result, budget: Budget | None) -> Check:
     """One bound check on `result`: for every variant (or the one named), the worst verdict among them."""
     if not result.bound:
-        why = f"{NO_BOUND} (--bound measures step-form workloads run in this process: see the case's note)"
+        why = f"{NO_BOUND} (--bound measures step-form workloads, @asyncbench.step or -w file.py:Name: see the case's note)"
         return Check(expectation.text, NOT_MEASURED, f"cannot be evaluated: {why}")
     names = [expectation.variant] if expectation.variant else list(result.bound)
     level = level_of(budget, share=len(names))

@@ -143,3 +143,19 @@ def test_a_bound_check_takes_perturbation_rounds_without_the_flag_and_two_rounds
     assert share["verdict"] == "inconclusive"
     assert "no 9" in share["detail"]  # no interval at the run's level from two rounds (it needs more)
     assert "INCONCLUSIVE" in done.stdout
+
+
+def test_a_bound_check_on_a_synchronous_step_or_a_built_in_workload_cannot_be_evaluated_and_fails_the_run(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(
+        "defaults: {backends: [numpy], devices: [cpu], min_samples: 2, max_samples: 2, warmup: 1}\n"
+        "experiments:\n  - workload: anystep.py:train\n    expect: ['bound == device']\n"
+        "  - workload: sync_async\n    params: {n_ops: 10}\n    expect: ['slack_s[host] >= 1ms']\n"
+    )
+    done = run(tmp_path, "c.yaml", "--in-process")
+    assert done.returncode == 1, done.stdout + done.stderr
+    step_row, built_in = rows(tmp_path)
+    ((synchronous,), (unbound,)) = step_row["checks"], built_in["checks"]
+    assert (synchronous["verdict"], unbound["verdict"]) == ("not measured", "not measured")
+    assert "cannot be evaluated: synchronous: the host is the device" in synchronous["detail"]
+    assert "cannot be evaluated: no bound was measured for this case" in unbound["detail"]
+    assert "2 checks could not be evaluated" in done.stdout
