@@ -87,6 +87,7 @@ def validate(configs: tuple[str, ...]) -> None:
     """Check CONFIG files without running anything; exit 2 if any is invalid."""
     from asyncbench.report.escaping import visible
     from asyncbench.spec import config
+    from asyncbench.verdicts import bound_checks
 
     failed = False
     for path in configs:
@@ -96,7 +97,10 @@ def validate(configs: tuple[str, ...]) -> None:
             report_input_error(error)
             failed = True
             continue
-        click.echo(visible(f"{path}: ok ({len(loaded.experiments)} experiment(s))"))  # a file's name is data (report.escaping)
+        # a check on what bounds the step makes its cases take perturbation rounds: said, as it lengthens them
+        bounded = sum(bound_checks.is_bound_check(check) for e in loaded.experiments for check in e.expect)
+        taking = f"; {bounded} check(s) on what bounds the step: their cases take perturbation rounds, as --bound" if bounded else ""
+        click.echo(visible(f"{path}: ok ({len(loaded.experiments)} experiment(s){taking})"))  # a file's name is data (report.escaping)
     sys.exit(EXIT_INPUT if failed else EXIT_OK)
 
 

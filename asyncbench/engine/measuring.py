@@ -28,7 +28,7 @@ from asyncbench.results.bound import Bound
 from asyncbench.results.budget import Budget
 from asyncbench.results.model import Case, Progress, Samples
 from asyncbench.verdicts import bound as bounds
-from asyncbench.verdicts import checks
+from asyncbench.verdicts import bound_checks, checks
 from asyncbench.workloads.base import Measured, Prepared, Workload
 
 #: measure()'s `decided`: whether the samples so far decide every check of the case (engine.runner makes it)
@@ -88,11 +88,13 @@ def measure_here(
     taker = census.taker_for(backend, case.device, asynchronous) if options.syncs else None  # --syncs: census rounds too
     # as many census rounds by the end as its census checks need for their intervals
     census_schedule = census.SCHEDULE.at_least(checks.census_rounds_needed(case.expect, options.budget, variants))
+    # as many perturbation rounds by the end as its bound checks need for their intervals
+    perturbation_schedule = perturbation.SCHEDULE.at_least(bound_checks.bound_rounds_needed(case.expect, options.budget, variants))
     per_call = workload.steps_per_call(case.params)
     perturbing, no_delay = _perturbation(options, backend, case, prepared, asynchronous, per_call)
     extra_rounds = ExtraRounds(
         (((taker, census_schedule),) if taker is not None else ())
-        + (((perturbing, perturbation.SCHEDULE),) if perturbing is not None else ())
+        + (((perturbing, perturbation_schedule),) if perturbing is not None else ())
     )
     # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
     guard = nvml.guard(case.device, settings.warmup * len(variants), len(variants))

@@ -45,7 +45,7 @@ from asyncbench.results.model import (
     VariantResult,
 )
 from asyncbench.results.plan import Config
-from asyncbench.verdicts import checks
+from asyncbench.verdicts import bound_checks, checks
 from asyncbench.workloads import plugins
 from asyncbench.workloads.base import Workload
 from asyncbench.workloads.step_form import StepWorkload
@@ -292,7 +292,9 @@ class RunOptions:
         """What the run asks of `case`, one of cases with `verdicts` checks in all: its checks' share of the run's
         false-alarm rate, over the looks its settings allow (none for a case without checks)."""
         shared = budget.Budget(self.family_error, verdicts, case.settings.min_samples, case.settings.max_samples) if case.expect else None
-        return CaseOptions(trace_dir=self.trace_dir, syncs=self.syncs, bound=self.bound, budget=shared)
+        # a check on what bounds the step takes the perturbation rounds it is judged from, --bound or not
+        bound = self.bound or bound_checks.asks_bound(case.expect)
+        return CaseOptions(trace_dir=self.trace_dir, syncs=self.syncs, bound=bound, budget=shared)
 
 
 def run(

@@ -94,7 +94,9 @@ class Expectation:
     threshold: float
     stat: str | None = None
     variant: str | None = None
-    at: str | None = None  # a check on the census (syncs_per_step, sync_wait_s): the kind or FILE:LINE it is on
+    #: a check on the census (syncs_per_step, sync_wait_s): the kind or FILE:LINE it is on; a check on the bound
+    #: (verdicts.bound_checks): the side (slack_s[host]; ceiling's is host) or the reading (bound == device)
+    at: str | None = None
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,10 @@
     stat     := median | min | max | iqr | ci_low | ci_high          (clocks only; default median)
     op       := <  <=  >  >=
     unit     := ns us µs ms s (seconds) · x (ratios) · % (fractions)
+            | bound [ "[" variant "]" ] "==" reading
+            | side_quantity "[" side [ "," variant ] "]" op number [ unit ]
+    reading  := host | device | balanced                        (what bounds the step: `run --bound`)
+    side_quantity := slack_s (s) | slack_share (%, always with its %) | ceiling (x, at least 1; its side is host)
     census   := syncs_per_step (waits per step, a count; op may also be ==) | sync_wait_s (seconds blocked per step)
     part     := a kind (print, conversion, explicit wait...; `kind=` before it optional) | FILE:LINE | [variant=]variant
 
@@ -14,6 +18,10 @@ or a census check, without a variant must hold for every variant of the
 case; a census check without a kind or a line is on the whole step
 (`run --syncs` takes the census: `syncs_per_step == 0`,
 `sync_wait_s[print] < 1ms`, `syncs_per_step[train.py:42, variant=item] <= 1`).
+A check on the bound (`bound == device`, `slack_s[host] >= 1ms`,
+`slack_share[host] >= 20%`, `ceiling[host] <= 1.10`) is judged by
+verdicts.bound_checks; its side, or the reading, is the Expectation's `at`,
+and the case takes perturbation rounds for it, `--bound` or not.
 A word that is both a kind and a variant (conversion's `print`) is the kind;
 `variant=print` names the variant. Errors are ValueErrors whose message
 says what was expected; the config loader adds the file, line and key.
@@ -27,8 +35,10 @@ import re
 from typing import Any
 
 from asyncbench.errors import suggestion
+from asyncbench.results.bound import SIDES, Side
 from asyncbench.results.model import CLOCKS, Expectation
 from asyncbench.results.syncs import SYNC_KINDS
+from asyncbench.verdicts.bound_checks import BOUND_QUANTITIES, BOUND_UNITS, CEILING, READING, READINGS, SLACK_SHARE
 from asyncbench.verdicts.syncs import SYNC_QUANTITIES, SYNC_UNITS, SYNCS_PER_STEP, kind_named, line_named
 from asyncbench.workloads.base import Workload
 
@@ -49,6 +59,8 @@ _CHECK = re.compile(
         \s*(?P<unit>[A-Za-zµ×%]+)?\s*""",
     re.VERBOSE,
 )
+#: the quantity a check begins with: a check on the bound (bound == device) has a grammar of its own (_bound_check)
+_QUANTITY = re.compile(r"\s*([A-Za-z_]\w*)")
 EXAMPLES = "e.g. 'speedup >= 1.5', 'overlap_efficiency > 0.5', 'done_s.median < 10ms' or 'syncs_per_step == 0'"
 
 
@@ -71,6 +83,9 @@ def parse(text: Any, workload: Workload) -> Expectation:
     """Parse one check against `workload`'s metrics, clocks and variants; ValueError if it does not fit."""
     if not isinstance(text, str):
         raise ValueError(f"expected a check as a string, {EXAMPLES}; got {text!r}")
+    named = _QUANTITY.match(text)
+    if named is not None and named[1] in BOUND_QUANTITIES and workload.metric(named[1]) is None:
+        return _bound_check(text, workload)
     match = _CHECK.fullmatch(text)
     if match is None:
         hint = " (comparisons are <, <=, > and >=; == only for syncs_per_step)" if re.search(r"!=|=>|=<|(?<![<>=])=(?!=)", text) else ""
@@ -173,3 +188,80 @@ def _threshold(match: re.Match[str], declared_unit: str, shown: str, unitless: s
             raise ValueError(f"unit {unit!r} does not fit {shown}: use {allowed}")
         threshold *= factors[unit]
     return threshold
+
+
+_READING = re.compile(r"\s*bound\s*(?:\[(?P<variant>[^\[\]]+)\])?\s*==\s*(?P<reading>\w+)\s*")
+READING_EXAMPLES = "'bound == device', 'slack_s[host] >= 1ms', 'slack_share[host] >= 20%' or 'ceiling[host] <= 1.10'"
+
+
+def _bound_check(text: str, workload: Workload) -> Expectation:
+    """A check on what bounds the step (verdicts.bound_checks): the reading, a side's slack or share, the ceiling;
+    its side (or the reading) in `at`, a variant optional."""
+    readings = ", ".join(str(r) for r in READINGS)
+    if text.strip().startswith(READING) and not text.strip().startswith(f"{READING}_"):
+        reading = _READING.fullmatch(text)
+        if reading is None:
+            raise ValueError(f"malformed check {text!r}: the reading is compared with ==, one of {readings} (bound == device)")
+        word = reading["reading"]
+        if word not in readings.split(", "):
+            raise ValueError(f"unknown reading {word!r}{suggestion(word, readings.split(', '))}: bound == one of {readings}")
+        variant = reading["variant"]
+        if variant is not None:
+            variant = variant.strip().removeprefix("variant=").strip()
+            _known_variant(variant, workload)
+        return Expectation(text=text.strip(), quantity=READING, op="==", threshold=0.0, variant=variant, at=word)
+    match = _CHECK.fullmatch(text)
+    if match is None:
+        raise ValueError(f"malformed check {text!r}: expected QUANTITY[SIDE] OP NUMBER, {READING_EXAMPLES}")
+    quantity = match["quantity"]
+    sides = ", ".join(str(side) for side in SIDES)
+    if match["stat"] is not None:
+        raise ValueError(f"{quantity} has no statistics (.{match['stat']}): it is read from the fit of the perturbation rounds")
+    if match["op"] == "==":
+        raise ValueError(f"malformed check {text!r} (comparisons are <, <=, > and >=; == is for the reading: bound == device)")
+    side, variant = None, None
+    for part in (match["variant"] or "").split(",") if match["variant"] is not None else ():
+        label, _, named = part.partition("=") if "=" in part else ("", "", part)
+        label, named = label.strip(), named.strip()
+        if label not in ("", "side", "variant"):
+            raise ValueError(f"unknown {label!r}= in {quantity}[...]: parts are a side ({sides}) and a variant (variant=NAME)")
+        if label == "side" or (not label and named in sides.split(", ")):
+            if named not in sides.split(", "):
+                raise ValueError(f"unknown side {named!r}{suggestion(named, sides.split(', '))}; sides: {sides}")
+            if side is not None:
+                raise ValueError(f"{quantity}[{match['variant']}] names more than one side")
+            side = named
+        else:
+            if variant is not None or not named:
+                raise ValueError(f"{quantity}[{match['variant']}]: name one side ({sides}) and at most one variant")
+            if not label and not _variant_known(workload, named):
+                raise ValueError(
+                    f"unknown side {named!r}{suggestion(named, sides.split(', '))} in {quantity}[...]: sides: {sides}"
+                    + (f"; variants of {workload.name}: {', '.join(workload.variants)}" if workload.variants else "")
+                )
+            _known_variant(named, workload)
+            variant = named
+    if quantity == CEILING:
+        if side not in (None, str(Side.HOST)):
+            raise ValueError(f"ceiling[{side}]: the ceiling is of cutting host work (ceiling[host]); the device's is not measured")
+        side = str(Side.HOST)
+    elif side is None:
+        raise ValueError(f"{quantity} needs its side: {quantity}[host] or {quantity}[device] ({READING_EXAMPLES})")
+    unit = BOUND_UNITS[quantity]
+    if quantity == SLACK_SHARE and match["unit"] != "%":
+        raise ValueError(f"{quantity} is a share of the step: write it with its % ({quantity}[{side}] >= 20%)")
+    threshold = _threshold(match, unit, f"{quantity} (unit {unit})", "a plain number")
+    if quantity == CEILING and threshold < 1:
+        raise ValueError(f"a ceiling of {match['number']}: it is a speed-up, at least 1 (ceiling[host] <= 1.10: at most 10% faster)")
+    if quantity != CEILING and threshold < 0:
+        raise ValueError(f"a slack of {match['number']}{match['unit'] or ''}: a slack is at least 0")
+    if quantity == SLACK_SHARE and threshold > 1:
+        raise ValueError(f"a share of {match['number']}%: a side's slack is at most the step (100%)")
+    return Expectation(text=text.strip(), quantity=quantity, op=match["op"], threshold=threshold, variant=variant, at=side)
+
+
+def _known_variant(name: str, workload: Workload) -> None:
+    if not _variant_known(workload, name):
+        raise ValueError(
+            f"{workload.name} has no variant {name!r}{suggestion(name, list(workload.variants))}; variants: {', '.join(workload.variants)}"
+        )

@@ -44,6 +44,7 @@ VALIDATE_ONLY = (
     "an infinite or NaN number (.inf: JSON has none)",
     f"a sweep of more than {schema.MAX_SWEEP_POINTS:,} points (the product of its lists' lengths)",
     "an expect: check's metric, variant or unit that the workload does not have (the schema checks the grammar)",
+    "a bound check's side, reading or threshold that cannot be (slack_s[gpu], bound == fast, a share without its %, a ceiling below 1)",
     "a user's workload file that does not exist or does not define the name, and its params",
     f"a number with a unit that is zero or out of range (ab_margin: above 0% and under {schema.AB_MARGIN_MAX:.0%})",
 )
@@ -278,7 +279,12 @@ def build() -> dict[str, Any]:
             "additionalProperties": False,
         },
         "backend": {"enum": list(BACKENDS)},
-        "check": {"type": "string", "pattern": pattern_of(expect._CHECK), "description": f"A check, {expect.EXAMPLES}."},
+        "check": {
+            "type": "string",
+            # a threshold check, or the reading of what bounds the step (bound == device): the parser's two grammars
+            "pattern": f"^(?:{pattern_of(expect._CHECK, whole=False)}|{pattern_of(expect._READING, whole=False)})$",
+            "description": f"A check, {expect.EXAMPLES}; on what bounds the step, {expect.READING_EXAMPLES}.",
+        },
     }
     for name, workload in BUILT_IN.items():
         defs[f"{name}.params"] = _params_of(workload)

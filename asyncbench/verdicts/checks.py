@@ -34,27 +34,33 @@ a hard cap; a check left without an interval says how many rounds it needed.
 from __future__ import annotations
 
 import dataclasses
-import operator
 import os
-from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from asyncbench.results import stats, units
 from asyncbench.results.budget import Budget, rounds_for_median
-from asyncbench.results.model import Check, Expectation, Result, Settings, Status, Verdict
-from asyncbench.verdicts import syncs
+from asyncbench.results.model import Check, Expectation, Result, Settings, Status
+from asyncbench.verdicts import bound_checks, syncs
+from asyncbench.verdicts.bound_checks import BOUND_QUANTITIES
+from asyncbench.verdicts.judging import ALONE
+from asyncbench.verdicts.judging import FAIL as FAIL
+from asyncbench.verdicts.judging import INCONCLUSIVE as INCONCLUSIVE
+from asyncbench.verdicts.judging import NEEDS as NEEDS
+from asyncbench.verdicts.judging import NOT_MEASURED as NOT_MEASURED
+from asyncbench.verdicts.judging import OPERATORS as OPERATORS
+from asyncbench.verdicts.judging import PASS as PASS
+from asyncbench.verdicts.judging import SEVERITY as SEVERITY
+from asyncbench.verdicts.judging import STRADDLES as STRADDLES
+from asyncbench.verdicts.judging import UNDECIDED as UNDECIDED
+from asyncbench.verdicts.judging import Level as Level
+from asyncbench.verdicts.judging import level_of as level_of
+from asyncbench.verdicts.judging import verdict_of as verdict_of
 
-OPERATORS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-PASS, FAIL, INCONCLUSIVE, NOT_MEASURED = Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE, Verdict.NOT_MEASURED
-#: worst first: a clock check over several variants takes the worst verdict among them
-SEVERITY = (FAIL, NOT_MEASURED, INCONCLUSIVE, PASS)
 # A value this many times the threshold away is said as a multiple, not a percentage.
 FAR_MISS = 10.0
 # The words an INCONCLUSIVE check's detail says why with (`_judge`, `census_check`), and `inconclusive_why` reads
 # back from a stored check: one phrase per cause, each in no other cause's detail.
-STRADDLES = "the interval straddles the threshold"
 DRIFTED = "the rounds drifted together"
-NEEDS = "(it needs "
 TOO_FEW = "from too few rounds"
 UNSEEN = "was seen in"
 #: what the run's exit reasons say of each cause (outcome.judge: "2 checks inconclusive: 1 with an interval that ...")
@@ -62,23 +68,8 @@ WHY_STRADDLES = "an interval that straddles the threshold"
 WHY_DRIFTED = "no interval (the rounds drifted together: too few independent ones for one)"
 WHY_TOO_FEW = "no interval (too few rounds for one at its level)"
 WHY_UNSEEN = "no wait seen at its FILE:LINE (a line that never waits, a misspelled file and a line an edit moved read the same)"
+WHY_UNDECIDED = "a reading of what bounds the step that the fit left INCONCLUSIVE (its intervals did not decide)"
 WHY_NONE = "no interval"
-
-
-def verdict_of(op: str, interval: tuple[float, float], threshold: float) -> Verdict:
-    """PASS when the whole interval satisfies the comparison, FAIL when the whole of it violates it, else INCONCLUSIVE
-    (for ==, a count's: PASS when the interval is the threshold alone, FAIL when it leaves the threshold out)."""
-    low, high = interval
-    if op == "==":
-        if low == high == threshold:
-            return PASS
-        return FAIL if threshold < low or threshold > high else INCONCLUSIVE
-    holds = OPERATORS[op]
-    if holds(low, threshold) and holds(high, threshold):
-        return PASS
-    if not holds(low, threshold) and not holds(high, threshold):
-        return FAIL
-    return INCONCLUSIVE
 
 
 def _by_how_much(value: float, threshold: float) -> str:
@@ -91,19 +82,6 @@ def _by_how_much(value: float, threshold: float) -> str:
     return f" ({'over' if value > threshold else 'short'} by {units.percent(off, 3)})"
 
 
-@dataclass(frozen=True)
-class Level:
-    """The confidence a check's intervals are taken at, and the family-wise rate it comes from (None: alone, 95%)."""
-
-    confidence: float = stats.CONFIDENCE
-    family_error: float | None = None
-
-    @property
-    def name(self) -> str:
-        """'95%', '99.98%': as many digits as it takes to tell the level from 100%."""
-        return units.confidence(self.confidence)
-
-
 def _judge(
     expectation: Expectation,
     value: float | None,
@@ -112,7 +90,7 @@ def _judge(
     label: str,
     unit: str,
     rounds: int | None,
-    level: Level = Level(),
+    level: Level = ALONE,
 ) -> Check:
     """One check's verdict on one measured quantity: its value and interval (or a single measurement: `point`)."""
     wanted = f"expected {expectation.op} {units.quantity(expectation.threshold, unit)}"
@@ -152,7 +130,7 @@ def _judge(
 def _clock_check(expectation: Expectation, result: Result, budget: Budget | None) -> Check:
     """A clock's statistic must hold for every variant (or the named one): the verdict of the worst."""
     names = [expectation.variant] if expectation.variant else list(result.variants)
-    level = _level(budget, share=len(names))
+    level = level_of(budget, share=len(names))
     judged = []
     for name in names:
         variant = result.variants.get(name)
@@ -193,7 +171,7 @@ def census_check(expectation: Expectation, result: Result, budget: Budget | None
     if not result.syncs:
         return Check(expectation.text, NOT_MEASURED, NO_CENSUS)
     names = [expectation.variant] if expectation.variant else list(result.syncs)
-    level = _level(budget, share=len(names))
+    level = level_of(budget, share=len(names))
     unit = syncs.SYNC_UNITS[expectation.quantity]
     # a FILE:LINE no variant's census saw a wait at (a kind or the whole step is a name the tool knows: 0 is a fact)
     unseen = syncs.line_named(expectation.at or "") is not None and not any(
@@ -242,7 +220,13 @@ def inconclusive_why(check: Check) -> str:
     its detail names (too few rounds, rounds that drifted together, a line where no wait was seen)."""
     if check.bounds is not None:
         return WHY_STRADDLES
-    for phrase, why in ((UNSEEN, WHY_UNSEEN), (DRIFTED, WHY_DRIFTED), (NEEDS, WHY_TOO_FEW), (TOO_FEW, WHY_TOO_FEW)):
+    for phrase, why in (
+        (UNDECIDED, WHY_UNDECIDED),
+        (UNSEEN, WHY_UNSEEN),
+        (DRIFTED, WHY_DRIFTED),
+        (NEEDS, WHY_TOO_FEW),
+        (TOO_FEW, WHY_TOO_FEW),
+    ):
         if phrase in check.detail:
             return why
     return WHY_NONE
@@ -254,11 +238,7 @@ def census_rounds_needed(expectations: Sequence[Expectation], budget: Budget | N
     shares = [1 if e.variant else max(len(variants), 1) for e in expectations if e.quantity in syncs.SYNC_QUANTITIES]
     if not shares:
         return 0
-    return max(rounds_for_median(_level(budget, share).confidence) for share in shares)
-
-
-def _level(budget: Budget | None, share: int = 1) -> Level:
-    return Level() if budget is None else Level(budget.confidence(share), budget.family_error)
+    return max(rounds_for_median(level_of(budget, share).confidence) for share in shares)
 
 
 def _interval(values: Sequence[float] | None, level: Level) -> tuple[float, float] | None:
@@ -285,9 +265,11 @@ def evaluate(
             check = Check(expectation.text, NOT_MEASURED, f"the case {what}: {result.reason or 'no reason given'}")
         elif expectation.quantity in syncs.SYNC_QUANTITIES and expectation.quantity not in result.metrics:
             check = census_check(expectation, result, budget)
+        elif bound_checks.is_bound_check(expectation):
+            check = bound_checks.bound_check(expectation, result, budget)
         elif expectation.stat is None:
             rounds = result.sampling.rounds if result.sampling is not None else None
-            level = _level(budget)
+            level = level_of(budget)
             interval = result.bounds.get(expectation.quantity)
             if budget is not None and expectation.quantity in result.bounds:
                 interval = _interval((metric_rounds or {}).get(expectation.quantity), level)
@@ -319,7 +301,7 @@ def rounds_needed(expectations: Sequence[Expectation], budget: Budget, variants:
     shares = [
         1 if expectation.stat is None or expectation.variant else max(len(variants), 1)
         for expectation in expectations
-        if expectation.stat in (None, "median") and expectation.quantity not in syncs.SYNC_QUANTITIES
+        if expectation.stat in (None, "median") and expectation.quantity not in (*syncs.SYNC_QUANTITIES, *BOUND_QUANTITIES)
     ]
     return max((rounds_for_median(budget.confidence(share)) for share in shares), default=1)
 

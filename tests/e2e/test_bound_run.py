@@ -50,11 +50,14 @@ def train(backend, device, params):
     return lambda: x @ x
 """
 SETTINGS = ["--set", "min_samples=2", "--set", "max_samples=2", "--set", "warmup=1"]
-#: loaded by every Python of the run (its folder first on PYTHONPATH): two perturbation rounds, not ten
+#: loaded by every Python of the run (its folder first on PYTHONPATH): two perturbation rounds, not ten, and none
+#: more for a bound check's level
 SITECUSTOMIZE = """\
 from asyncbench.measure import extra_rounds, perturbation
+from asyncbench.verdicts import bound_checks
 
 perturbation.SCHEDULE = extra_rounds.Schedule(first=2, every=100, least=2)
+bound_checks.bound_rounds_needed = lambda *_: 0
 """
 
 
@@ -120,3 +123,39 @@ def test_run_help_shows_bound_with_an_example() -> None:
     shown = CliRunner().invoke(cli.main, ["run", "--help"], catch_exceptions=False).output
     assert "--bound" in shown
     assert "what bounds your step" in shown
+
+
+def test_a_bound_check_takes_perturbation_rounds_without_the_flag_and_two_rounds_leave_it_inconclusive(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(
+        "defaults: {backends: [jax], devices: [cpu], min_samples: 2, max_samples: 2, warmup: 1}\n"
+        "experiments:\n  - workload: step.py:train\n    expect: ['bound == device', 'slack_share[host] >= 20%']\n"
+    )
+    done = run(tmp_path, "c.yaml", "--in-process")
+    assert done.returncode != 0, done.stdout + done.stderr
+    (row,) = rows(tmp_path)
+    assert row["status"] == "ok"
+    stored = row["bound"]["sync_every=0"]  # no --bound: the checks asked for it
+    assert stored["rounds"] == 2
+    assert stored["bound"] == "inconclusive"
+    reading, share = row["checks"]
+    assert (reading["expect"], reading["verdict"]) == ("bound == device", "inconclusive")
+    assert "the fit's reading is INCONCLUSIVE" in reading["detail"]
+    assert share["verdict"] == "inconclusive"
+    assert "no 9" in share["detail"]  # no interval at the run's level from two rounds (it needs more)
+    assert "INCONCLUSIVE" in done.stdout
+
+
+def test_a_bound_check_on_a_synchronous_step_or_a_built_in_workload_cannot_be_evaluated_and_fails_the_run(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(
+        "defaults: {backends: [numpy], devices: [cpu], min_samples: 2, max_samples: 2, warmup: 1}\n"
+        "experiments:\n  - workload: anystep.py:train\n    expect: ['bound == device']\n"
+        "  - workload: sync_async\n    params: {n_ops: 10}\n    expect: ['slack_s[host] >= 1ms']\n"
+    )
+    done = run(tmp_path, "c.yaml", "--in-process")
+    assert done.returncode == 1, done.stdout + done.stderr
+    step_row, built_in = rows(tmp_path)
+    ((synchronous,), (unbound,)) = step_row["checks"], built_in["checks"]
+    assert (synchronous["verdict"], unbound["verdict"]) == ("not measured", "not measured")
+    assert "cannot be evaluated: synchronous: the host is the device" in synchronous["detail"]
+    assert "cannot be evaluated: no bound was measured for this case" in unbound["detail"]
+    assert "2 checks could not be evaluated" in done.stdout
