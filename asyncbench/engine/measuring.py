@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from asyncbench.backends import Backend
 from asyncbench.backends.base import DeviceTimer
@@ -24,7 +24,7 @@ from asyncbench.measure.extra_rounds import ExtraRounds
 from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure
 from asyncbench.results import budget
-from asyncbench.results.bound import Bound
+from asyncbench.results.bound import Bound, Perturbed
 from asyncbench.results.budget import Budget
 from asyncbench.results.model import Case, Progress, Samples
 from asyncbench.verdicts import bound as bounds
@@ -92,7 +92,7 @@ def measure_here(
     perturbing, no_delay = _perturbation(options, backend, case, prepared, asynchronous, per_call)
     extra_rounds = ExtraRounds(
         (((taker, census_schedule),) if taker is not None else ())
-        + (((perturbing, perturbation.SCHEDULE),) if perturbing is not None else ())
+        + (((perturbing, perturbing),) if perturbing is not None else ())  # it paces itself: its stop rule
     )
     # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
     guard = nvml.guard(case.device, settings.warmup * len(variants), len(variants))
@@ -147,7 +147,24 @@ def _perturbation(
         return None, ONE_STEP
     delay, why = backend.device_delay(case.device)
     budget_s = perturbation.BOUND_TIME_FACTOR * case.settings.max_time_s
-    return perturbation.Taker(prepared.perturbable, delay, per_call, budget_s=budget_s), why
+    taker = perturbation.Taker(
+        prepared.perturbable, delay, per_call, budget_s=budget_s, schedule=perturbation.SCHEDULE, spread=_spread(per_call)
+    )
+    return taker, why
+
+
+def _spread(per_call: int) -> perturbation.Spread:
+    """The perturbation rounds' look (measure.perturbation may not import the fit): each variant's observations
+    fitted as the bound will be; the widest slack interval's half-width over the step, and each side's slack."""
+
+    def look(observed: Mapping[str, Sequence[Perturbed]]) -> perturbation.Look:
+        fitted = [bounds.fit(name, found, True, steps_per_call=per_call) for name, found in observed.items()]
+        return perturbation.Look(
+            widest=max((bounds.widest_slack_share(bound) for bound in fitted), default=float("inf")),
+            slack_s={(bound.variant, side.side): side.slack_s for bound in fitted for side in bound.sides},
+        )
+
+    return look
 
 
 def _bounds(

@@ -50,11 +50,12 @@ def train(backend, device, params):
     return lambda: x @ x
 """
 SETTINGS = ["--set", "min_samples=2", "--set", "max_samples=2", "--set", "warmup=1"]
-#: loaded by every Python of the run (its folder first on PYTHONPATH): two perturbation rounds, not ten
+#: loaded by every Python of the run (its folder first on PYTHONPATH): two perturbation rounds, not ten, and none after
 SITECUSTOMIZE = """\
 from asyncbench.measure import extra_rounds, perturbation
 
 perturbation.SCHEDULE = extra_rounds.Schedule(first=2, every=100, least=2)
+perturbation.PRECISION_SHARE = float("inf")  # two rounds have no interval: stop after them, not at the budget
 """
 
 
