@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from asyncbench.backends import Backend
 from asyncbench.backends.base import DeviceTimer
 from asyncbench.engine import memory, trace
 from asyncbench.host import nvml
 from asyncbench.measure import census, perturbation, reference
-from asyncbench.measure.extra_rounds import ExtraRounds
+from asyncbench.measure.extra_rounds import ExtraRounds, Schedule
 from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure
 from asyncbench.results import budget
-from asyncbench.results.bound import Bound
+from asyncbench.results.bound import Bound, Perturbed
 from asyncbench.results.budget import Budget
 from asyncbench.results.model import Case, Progress, Samples
 from asyncbench.verdicts import bound as bounds
@@ -91,10 +91,10 @@ def measure_here(
     # as many perturbation rounds by the end as its bound checks need for their intervals
     perturbation_schedule = perturbation.SCHEDULE.at_least(bound_checks.bound_rounds_needed(case.expect, options.budget, variants))
     per_call = workload.steps_per_call(case.params)
-    perturbing, no_delay = _perturbation(options, backend, case, prepared, asynchronous, per_call)
+    perturbing, no_delay = _perturbation(options, backend, case, prepared, asynchronous, per_call, perturbation_schedule)
     extra_rounds = ExtraRounds(
         (((taker, census_schedule),) if taker is not None else ())
-        + (((perturbing, perturbation_schedule),) if perturbing is not None else ())
+        + (((perturbing, perturbing),) if perturbing is not None else ())  # it paces itself: its stop rule
     )
     # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
     guard = nvml.guard(case.device, settings.warmup * len(variants), len(variants))
@@ -138,7 +138,13 @@ def measure_here(
 
 
 def _perturbation(
-    options: CaseOptions, backend: Backend, case: Case, prepared: Prepared, asynchronous: bool, per_call: int
+    options: CaseOptions,
+    backend: Backend,
+    case: Case,
+    prepared: Prepared,
+    asynchronous: bool,
+    per_call: int,
+    schedule: Schedule,
 ) -> tuple[perturbation.Taker | None, str | None]:
     """The perturbation rounds of a case run with --bound, and why it has no device side (None: it has one). None:
     no rounds — not asked, no step to perturb, or a synchronous backend (the host is the device: rounds would cost
@@ -149,7 +155,22 @@ def _perturbation(
         return None, ONE_STEP
     delay, why = backend.device_delay(case.device)
     budget_s = perturbation.BOUND_TIME_FACTOR * case.settings.max_time_s
-    return perturbation.Taker(prepared.perturbable, delay, per_call, budget_s=budget_s), why
+    taker = perturbation.Taker(prepared.perturbable, delay, per_call, budget_s=budget_s, schedule=schedule, spread=_spread(per_call))
+    return taker, why
+
+
+def _spread(per_call: int) -> perturbation.Spread:
+    """The perturbation rounds' look (measure.perturbation may not import the fit): each variant's observations
+    fitted as the bound will be; the widest slack interval's half-width over the step, and each side's slack."""
+
+    def look(observed: Mapping[str, Sequence[Perturbed]]) -> perturbation.Look:
+        fitted = [bounds.fit(name, found, True, steps_per_call=per_call) for name, found in observed.items()]
+        return perturbation.Look(
+            widest=max((bounds.widest_slack_share(bound) for bound in fitted), default=float("inf")),
+            slack_s={(bound.variant, side.side): side.slack_s for bound in fitted for side in bound.sides},
+        )
+
+    return look
 
 
 def _bounds(

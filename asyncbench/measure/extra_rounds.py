@@ -45,6 +45,19 @@ class Schedule:
         return max(max(self.first, self.least) - taken, 0)
 
 
+class Pace(Protocol):
+    """When a kind's extra rounds come: a Schedule, or a kind that paces itself (measure.perturbation.Taker stops once
+    its intervals are narrow enough)."""
+
+    def due(self, timed_rounds: int, taken: int) -> bool:
+        """Whether an extra round follows timed round `timed_rounds` (counted from 1), `taken` taken so far."""
+        ...
+
+    def owed(self, taken: int) -> int:
+        """The extra rounds still owed after the last timed round, `taken` taken so far (asked again after each)."""
+        ...
+
+
 class ExtraKind(Protocol):
     """One kind of extra round, as measure runs it (census.Taker is one)."""
 
@@ -64,12 +77,13 @@ class ExtraKind(Protocol):
 class ExtraRounds:
     """A case's kinds of extra round, each with its schedule. It counts nothing itself: each kind says how many it took."""
 
-    kinds: tuple[tuple[ExtraKind, Schedule], ...] = ()
+    kinds: tuple[tuple[ExtraKind, Pace], ...] = ()
 
     def after(self, timed_rounds: int) -> tuple[ExtraKind, ...]:
         """The kinds whose extra round follows timed round `timed_rounds` (counted from 1)."""
         return tuple(kind for kind, schedule in self.kinds if schedule.due(timed_rounds, kind.taken))
 
     def owed(self) -> tuple[tuple[ExtraKind, int], ...]:
-        """After the last timed round: each kind with the extra rounds it is still owed (those owed none left out)."""
+        """After the last timed round: each kind with the extra rounds it is still owed (those owed none left out).
+        Asked again after each round taken: a kind that paces itself may owe one more."""
         return tuple((kind, owed) for kind, schedule in self.kinds if (owed := schedule.owed(kind.taken)))

@@ -10,9 +10,17 @@ by the sample before) shifts no level every round.
 
 Levels are fractions of the variant's own step time (LEVELS × the median of PROBE_SAMPLES untimed, unperturbed samples
 taken before its first round, after the timed rounds' warm-up): a side's slack lies in [0, step], so the levels span
-it and one goes past. They are fixed for the case: every round has the same levels, so a level's samples pair across
-rounds (its median over rounds is one figure), and a slow probe shifts the levels, never the fit, which reads the
-delays' measured lengths.
+it and one goes past. They are fixed for the case: every round has the same levels (and, after a look, the knee's),
+so a level's samples pair across rounds (its median over rounds is one figure), and a slow probe shifts the levels,
+never the fit, which reads the delays' measured lengths.
+
+How many rounds: the first BOUND_ROUNDS (one after each of the first timed rounds), then, with a look to judge by (the
+engine's `spread`: the rounds so far fitted by verdicts.bound), one after each timed round and after the last until
+every side's slack interval is within PRECISION_SHARE of the step, or the rounds have spent their budget (the note
+then says how wide they still were). Each look also puts two more levels at each side's knee estimate (KNEE_WIDTH
+either side, on KNEE_GRID), in every round from then on: the fit pairs each round by its own intercept, so rounds
+with more levels pair as well as any. A look refits every round (some 40 ms on 30 rounds): it comes only once the
+rounds since the last took 1 / REFIT_SHARE times as long.
 
 Each sample is timed as a timed sample is (timing.take_sample: its prelude, the host clock, the step, the case's
 sync) and becomes a results.bound.Perturbed: its step time is the done time over the steps one call runs. What the
@@ -51,6 +59,16 @@ SCHEDULE = Schedule(first=BOUND_ROUNDS, every=BOUND_EVERY, least=BOUND_ROUNDS)
 # before its ten rounds. Capped, `--bound` adds at most some 5× the sampling time of a case that samples for its
 # max_time_s, within the issue's 10× a plain run; the rounds it cut are said in the bound's note.
 BOUND_TIME_FACTOR = 5.0
+#: the stop rule past the first BOUND_ROUNDS (with a `spread` to judge by, as the engine gives): rounds go on, one after
+#: each timed round and then after the last, until every measured side's slack interval has a half-width within this
+#: share of the step (the issue's "stop when the slack's interval is within 5% of the step"), or the budget is spent.
+#: Read when a round is due, not bound once: a caller may change it (inf: stop after the first rounds)
+PRECISION_SHARE = 0.05
+#: the fit that judges the stop rule takes some 40 ms (30 rounds): it is redone only once the rounds since the last
+#: one took 1 / REFIT_SHARE times as long as it did, so that judging costs at most ~this share of the rounds' time
+#: (a round of a 1 ms step takes ~20 ms: a refit every few rounds; of a 50 ms step: after every round). Its time
+#: counts against the rounds' budget.
+REFIT_SHARE = 0.1
 #: the order of each round's samples is random, the same from run to run
 ORDER_SEED = 52
 #: the untimed samples whose median sets a variant's levels: three, so that one preempted sample does not
@@ -58,6 +76,29 @@ PROBE_SAMPLES = 3
 
 #: a variant rebuilt with a callable run before each of the user's step calls (Prepared.perturbable)
 Perturbable = Callable[[Callable[[], None]], Mapping[str, Callable[[], Any]]]
+#: levels that adapt to the knee: at each look of the stop rule, each side gets two more levels, its slack's estimate
+#: ± KNEE_WIDTH of the step, in the rounds from then on (the fixed LEVELS bracket a knee only to within a quarter
+#: step: on the test device a knee between two of them kept its interval at ±7-30% of the step after 200 rounds).
+#: 0.15: outside the ±5% the rounds stop at, so the two lie on either side of the knee while its estimate is that close
+KNEE_WIDTH = 0.15
+#: the knee's levels are put on a grid of this share of the step: a knee estimate that moves a little from look to look
+#: keeps its levels (they pair across rounds), and a side is never injected at more than some 30 + len(LEVELS) levels
+#: (results.bound.MAX_LEVELS)
+KNEE_GRID = 0.05
+
+
+@dataclass(frozen=True)
+class Look:
+    """What the stop rule's look at the rounds so far found (the engine's fit: measure may not import it)."""
+
+    #: the widest half-width of every variant's and side's slack interval, as a share of its step (inf: a side has none)
+    widest: float
+    #: each (variant, side)'s slack estimate (s): where its knee's levels go
+    slack_s: Mapping[tuple[str, Side], float]
+
+
+#: a look at the rounds so far: every variant's samples fitted (engine.measuring makes it from verdicts.bound.fit)
+Spread = Callable[[Mapping[str, Sequence[Perturbed]]], Look]
 
 
 def _nothing() -> None:
@@ -117,11 +158,22 @@ class Taker:
         clock: Callable[[], float] = time.perf_counter,
         seed: int = ORDER_SEED,
         budget_s: float | None = None,
+        schedule: Schedule = SCHEDULE,
+        spread: Spread | None = None,
     ):
         """`budget_s`: the time after which no more round is taken (None: no limit; the engine gives
-        BOUND_TIME_FACTOR × the case's max_time_s)."""
+        BOUND_TIME_FACTOR × the case's max_time_s). `schedule`: when rounds come (the Taker is its own pace for
+        ExtraRounds: `due`, `owed`); with a `spread` its first rounds, then the stop rule (PRECISION_SHARE); without
+        one, the schedule as it is."""
         self.perturbable, self.delay, self.steps_per_call = perturbable, delay, steps_per_call
         self.budget_s, self.spent_s, self.skipped = budget_s, 0.0, 0
+        self.schedule, self.spread = schedule, spread
+        #: the stop rule's last look: the rounds it saw, the widest half-width share it found, what the fit took
+        self.looked_at, self.widest, self.fit_s = -1, float("inf"), 0.0
+        self._since_look_s = 0.0  # the rounds' time since the last look
+        self._counted_owed = False
+        #: each (variant, side)'s levels at its knee, as fractions of the step, from the latest look (none before it)
+        self.knee_levels: dict[tuple[str, Side], tuple[float, ...]] = {}
         self.levels, self.clock = tuple(levels), clock
         self._shuffle = random.Random(seed).shuffle
         self.samples: dict[str, list[Perturbed]] = {}
@@ -155,17 +207,84 @@ class Taker:
                 self.scale_s[name] = statistics.median(probes)
         planned = [_Planned(name, None, 0.0) for name in names]
         planned += [_Planned(name, side, fraction) for name in names for side in self.sides for fraction in self.levels]
+        planned += [_Planned(name, side, fraction) for (name, side), knee in self.knee_levels.items() if name in names for fraction in knee]
         self._shuffle(planned)
         for plan in planned:
             self._take(plan, sync, preludes.get(plan.variant))
         for name in names:
             self._rounds[name] = self._rounds.get(name, 0) + 1
-        self.spent_s += self.clock() - started
+        took = self.clock() - started
+        self.spent_s += took
+        self._since_look_s += took
+
+    def out_of_time(self) -> bool:
+        """Whether the rounds (and the stop rule's fits) have spent their budget."""
+        return self.budget_s is not None and self.spent_s >= self.budget_s
+
+    def precise(self) -> bool:
+        """Whether the stop rule holds: every side's slack interval within PRECISION_SHARE of the step, at the last
+        look; a new look (a fit) once the rounds since the last took 1 / REFIT_SHARE times its cost (the first
+        after the schedule's first rounds). Without a `spread`, never."""
+        if self.spread is None or self.taken < self.schedule.first:
+            return False
+        if self.looked_at != self.taken and self._since_look_s * REFIT_SHARE >= self.fit_s:
+            started = self.clock()
+            look = self.spread(self.observations())
+            self.widest = look.widest
+            self._adapt(look)
+            self.fit_s = self.clock() - started
+            self.spent_s += self.fit_s
+            self.looked_at, self._since_look_s = self.taken, 0.0
+        return self.widest <= PRECISION_SHARE
+
+    def _adapt(self, look: Look) -> None:
+        """Each side's knee levels from now on: its slack estimate ± KNEE_WIDTH of the step, on KNEE_GRID, within
+        (0, the largest fixed level], leaving out the fixed levels (their samples are there already)."""
+        top = max(self.levels)
+        for (name, side), slack_s in look.slack_s.items():
+            scale = self.scale_s.get(name)
+            if not scale or side not in self.sides:
+                continue
+            knee = slack_s / scale
+            found = {round(round((knee + sign * KNEE_WIDTH) / KNEE_GRID) * KNEE_GRID, 6) for sign in (-1, 1)}
+            self.knee_levels[(name, side)] = tuple(
+                sorted(f for f in found if KNEE_GRID <= f <= top and all(abs(f - level) > 1e-6 for level in self.levels))
+            )
+
+    def due(self, timed_rounds: int, taken: int) -> bool:
+        """Whether a round follows timed round `timed_rounds` (ExtraRounds' pace): the schedule's first rounds
+        (a round past the budget skips itself), then with a `spread` one after each timed round until the stop rule
+        holds or the budget is spent; without one, the schedule's."""
+        if self.spread is None or taken < self.schedule.first:
+            return self.schedule.due(timed_rounds, taken)
+        return not self.out_of_time() and not self.precise()
+
+    def owed(self, taken: int) -> int:
+        """The rounds still owed after the last timed round (ExtraRounds asks again after each): the schedule's
+        first rounds, then with a `spread` one more while the stop rule does not hold and the budget lasts. None
+        once the budget is spent (the rounds it cut are said in the note)."""
+        if self.out_of_time():
+            if not self._counted_owed:  # asked again after each owed round of another kind: counted once
+                self.skipped += self.schedule.owed(taken)
+                self._counted_owed = True
+            return 0
+        first = self.schedule.owed(taken)
+        if first or self.spread is None:
+            return first
+        return 0 if self.precise() else 1
 
     def cut_short(self) -> str | None:
-        """What the bound's note says when rounds were skipped for time (None: none were)."""
+        """What the bound's note says when rounds were skipped for time, or the stop rule did not hold by the budget
+        (None: neither)."""
         if not self.skipped:
-            return None
+            if self.spread is None or not self.out_of_time() or self.widest <= PRECISION_SHARE:
+                return None
+            widest = "no interval yet" if self.widest == float("inf") else f"±{self.widest:.1%} of the step"
+            return (
+                f"perturbation rounds stopped at their budget of {self.budget_s:.3g} s ({BOUND_TIME_FACTOR:g}× max_time_s) "
+                f"after {self.taken}, a slack's interval still wider than ±{PRECISION_SHARE:.0%} of the step "
+                f"({widest} at round {self.looked_at})"
+            )
         return (
             f"{self.taken} perturbation round(s) only, the rest skipped: they had taken {self.spent_s:.3g} s, past their "
             f"budget of {self.budget_s:.3g} s ({BOUND_TIME_FACTOR:g}× max_time_s; fewer steps a sample make rounds shorter)"

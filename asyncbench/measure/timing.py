@@ -213,9 +213,11 @@ class _Sampler:
         return stopped_by
 
     def owed_extra_rounds(self) -> None:
-        """After the last timed round, the extra rounds still owed (a case that stopped before its census had them)."""
-        for kind, owed in self.how.extra_rounds.owed():
-            for _ in range(owed):
+        """After the last timed round, the extra rounds still owed (a case that stopped before its census had them),
+        one of each kind owed at a time, asked again after each (a kind that paces itself, as --bound's rounds do,
+        may owe one more)."""
+        while owed := self.how.extra_rounds.owed():
+            for kind, _ in owed:
                 kind.round(self.variants, self.sync, self.order, self.how.preludes)
 
     def samples(self) -> dict[str, Samples]:

@@ -298,6 +298,15 @@ def _levels(observations: Sequence[Perturbed]) -> tuple[float, ...]:
     return tuple(sorted(statistics.median(values) for values in by_level.values()))
 
 
+def widest_slack_share(bound: Bound) -> float:
+    """The widest half-width of the bound's slack intervals, as a share of its step (inf where a side has none, or
+    there is no side): what --bound's rounds stop on (measure.perturbation.PRECISION_SHARE)."""
+    if not bound.sides or bound.step_s <= 0:
+        return math.inf
+    widths = [(side.slack_ci_s[1] - side.slack_ci_s[0]) / 2 if side.slack_ci_s is not None else math.inf for side in bound.sides]
+    return max(widths) / bound.step_s
+
+
 def reaches_top(side: SideBound) -> bool:
     """Whether the slack reaches the largest delay injected: it is then at least that, and no cost past it was seen."""
     return bool(side.levels_s) and side.slack_s >= TOP_OF_LEVELS * max(side.levels_s)

@@ -25,10 +25,13 @@ checks/<name>.json and README.md.
 - sweep-gpus: a local sweep's CPU job never has a context on a GPU, and one job at a time has one (2+ GPUs).
 - sync-debug-threads: torch's sync debug warnings from a second thread reach no census witness; the measured
   thread's do (issue 53, item 10).
+- bound: `run --bound` (issue 52): torch's device delay against CUDA events (0.05-20 ms), a planted chain of tiny
+  kernels with and without host cost against event truth (each side's slack judged from its interval), and that
+  chain in a CUDA graph against the ceiling's floor.
 - nvml-identity: the GPU NVML reads for cuda:0 is torch's cuda:0 (by UUID) with CUDA_VISIBLE_DEVICES unset, a UUID,
   a UUID prefix, and (2+ GPUs) reordered; throttle reasons said unknown exactly where pynvml's own read fails.
 
-The checks live by concept: holds.py (the hold kernel and the queued variant), frameworks.py (TF32, pinned
+The checks live by concept: holds.py (the hold kernel and the queued variant), bounds.py (`run --bound`), frameworks.py (TF32, pinned
 memory, JAX's pool), runs.py (whole runs watched from outside), witnesses.py (what is read beside a case: NVML's GPU,
 torch's sync warnings); probes.py holds what they share. Each check's comment
 gives its time on an H100 (CUDA's and the frameworks' start-up included), measured by the first
@@ -39,6 +42,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .bounds import bound
 from .frameworks import jax_device_memory, pinned, tf32
 from .holds import frozen_kernel, hold, hold_rescaled, queued_hot, queued_trace
 from .probes import no_cuda
@@ -60,6 +64,7 @@ CHECKS: dict[str, Callable[[], dict[str, Any]]] = {
     "queued-trace": queued_trace,
     "jax-device-memory": jax_device_memory,
     "queued-hot": queued_hot,
+    "bound": bound,  # about 40-60 s (not yet run on a GPU)
     "ab-identical": ab_identical,
     "contexts": contexts,
 }

@@ -27,12 +27,22 @@ CHECKS = (
     "queued-trace",
     "jax-device-memory",
     "queued-hot",
+    "bound",
     "ab-identical",
     "contexts",
 )
 #: the checks added after issue 36's fixes (the rescaled hold, the queued variant hot and traced, JAX's pool, a sweep's
 #: GPUs): each guards itself, so calling its function without a GPU answers a skip, not an exception
-SELF_GUARDED = ("hold-rescaled", "queued-hot", "jax-device-memory", "queued-trace", "sweep-gpus", "sync-debug-threads", "nvml-identity")
+SELF_GUARDED = (
+    "bound",
+    "hold-rescaled",
+    "queued-hot",
+    "jax-device-memory",
+    "queued-trace",
+    "sweep-gpus",
+    "sync-debug-threads",
+    "nvml-identity",
+)
 
 
 def _script() -> Any:
@@ -96,8 +106,8 @@ def test_resume_picks_up_the_new_checks_where_a_check_stopped_before_them(tmp_pa
     recorded = {"pytest -m 'gpu or streams'": 0, "cross-checks": 0, **{f"check {name}": 0 for name in old}}
     recorded["check queued-hot"] = gpu_check.TIMED_OUT
     pending = [label for label, _, _ in gpu_check.pending_steps(plan, recorded)]
-    assert pending[:4] == ["check sweep-gpus", "check hold-rescaled", "check queued-trace", "check jax-device-memory"]
-    assert pending[4] == "asyncbench run default"
+    assert pending[:5] == ["check sweep-gpus", "check hold-rescaled", "check queued-trace", "check jax-device-memory", "check bound"]
+    assert pending[5] == "asyncbench run default"
     assert pending[-1] == "check queued-hot"
 
 

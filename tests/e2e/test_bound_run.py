@@ -50,14 +50,15 @@ def train(backend, device, params):
     return lambda: x @ x
 """
 SETTINGS = ["--set", "min_samples=2", "--set", "max_samples=2", "--set", "warmup=1"]
-#: loaded by every Python of the run (its folder first on PYTHONPATH): two perturbation rounds, not ten, and none
-#: more for a bound check's level
+#: loaded by every Python of the run (its folder first on PYTHONPATH): two perturbation rounds, not ten, none more
+#: for a bound check's level, and none after them for precision
 SITECUSTOMIZE = """\
 from asyncbench.measure import extra_rounds, perturbation
 from asyncbench.verdicts import bound_checks
 
 perturbation.SCHEDULE = extra_rounds.Schedule(first=2, every=100, least=2)
 bound_checks.bound_rounds_needed = lambda *_: 0
+perturbation.PRECISION_SHARE = float("inf")  # two rounds have no interval: stop after them, not at the budget
 """
 
 

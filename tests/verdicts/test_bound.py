@@ -27,12 +27,15 @@ def planted(
     cost: float = 1.0,
     sides: tuple[Side, ...] = (Side.HOST, Side.DEVICE),
     slack: dict[Side, float] | None = None,
+    later_levels: tuple[float, ...] = (),
+    from_round: int = 0,
 ) -> tuple[list[Perturbed], dict[Side, float]]:
     """Observations of a step whose host takes `host` and device `device` (shares of STEP_S), overlapped: T0 =
     max of the two, each side's slack T0 less its own time; each round drifts (an AR(1) of 5% a round), each sample
     has `noise` of T0, each delay runs a little longer than asked (as a preempted spin does); one delay of each
     sample of STEPS steps shows whatever the slack (the first host spin, the last device delay), and past the slack
-    the step slows by `cost` per second of delay in all."""
+    the step slows by `cost` per second of delay in all. From round `from_round` on, each side has `later_levels`
+    too (the levels that adapt to the knee: added after the first rounds)."""
     rng = random.Random(seed)
     t0 = max(host, device) * STEP_S
     slack = slack or {Side.HOST: t0 - host * STEP_S, Side.DEVICE: t0 - device * STEP_S}
@@ -42,7 +45,7 @@ def planted(
         a = t0 * (1 + drift)
         observations.append(Perturbed(r, None, 0.0, 0.0, a + rng.gauss(0, noise * t0)))
         for side in sides:
-            for level in LEVELS:
+            for level in LEVELS + (later_levels if r >= from_round else ()):
                 injected = level * t0 * (1 + abs(rng.gauss(0, 0.03)))
                 serial = injected / STEPS
                 step = a + serial + (cost - 1 / STEPS) * max(0.0, injected - slack[side]) + rng.gauss(0, noise * t0)
@@ -212,3 +215,17 @@ def test_no_unperturbed_sample_or_nothing_injected_is_inconclusive_with_why():
     nothing_injected = _fit([o for o in observations if o.side is None])
     assert nothing_injected.bound == BoundKind.INCONCLUSIVE
     assert "nothing injected" in (nothing_injected.note or "")
+
+
+def test_rounds_with_different_levels_pair_each_with_its_own_intercept_and_knee_levels_narrow_the_slack():
+    # the host's knee (0.6 of the step) between two fixed levels; from round 10 on two more levels bracket it
+    plain, slack = planted(0.4, 1.0, seed=3)
+    adapted, _ = planted(0.4, 1.0, seed=3, later_levels=(0.55, 0.65), from_round=10)
+    host = _side(_fit(adapted), Side.HOST)
+    assert len(host.levels_s) == len(LEVELS) + 2
+    assert host.slack_s == pytest.approx(slack[Side.HOST], abs=0.02 * STEP_S)
+    assert host.slack_ci_s is not None
+    before = _side(_fit(plain), Side.HOST).slack_ci_s
+    assert before is not None
+    assert host.slack_ci_s[1] - host.slack_ci_s[0] < before[1] - before[0]
+    assert _fit(adapted).bound == BoundKind.DEVICE
