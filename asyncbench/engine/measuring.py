@@ -19,7 +19,7 @@ from asyncbench.backends import Backend
 from asyncbench.backends.base import DeviceTimer
 from asyncbench.engine import memory, trace
 from asyncbench.host import nvml
-from asyncbench.measure import census, perturbation, reference
+from asyncbench.measure import census, perturbation, reference, verification
 from asyncbench.measure.extra_rounds import ExtraRounds
 from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure
@@ -28,7 +28,7 @@ from asyncbench.results.bound import Bound
 from asyncbench.results.budget import Budget
 from asyncbench.results.model import Case, Progress, Samples
 from asyncbench.verdicts import bound as bounds
-from asyncbench.verdicts import checks
+from asyncbench.verdicts import checks, verified
 from asyncbench.workloads.base import Measured, Prepared, Workload
 
 #: measure()'s `decided`: whether the samples so far decide every check of the case (engine.runner makes it)
@@ -47,6 +47,8 @@ class CaseOptions:
     trace_dir: str | None = None
     syncs: bool = False
     bound: bool = False
+    #: with `bound`, the step captured and timed against the ceiling (`--bound-verify jit|compile|graph`: Bound.verified)
+    bound_verify: str | None = None
     budget: Budget | None = None
 
 
@@ -90,9 +92,11 @@ def measure_here(
     census_schedule = census.SCHEDULE.at_least(checks.census_rounds_needed(case.expect, options.budget, variants))
     per_call = workload.steps_per_call(case.params)
     perturbing, no_delay = _perturbation(options, backend, case, prepared, asynchronous, per_call)
+    verifier, refused = _verification(options, backend, case, prepared, per_call)
     extra_rounds = ExtraRounds(
         (((taker, census_schedule),) if taker is not None else ())
         + (((perturbing, perturbation.SCHEDULE),) if perturbing is not None else ())
+        + (((verifier, perturbation.SCHEDULE),) if verifier is not None else ())
     )
     # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
     guard = nvml.guard(case.device, settings.warmup * len(variants), len(variants))
@@ -115,6 +119,12 @@ def measure_here(
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
     found, unbound = _bounds(options, prepared, variants, perturbing, asynchronous, no_delay, per_call)
+    if options.bound_verify is not None:
+        pairs = verifier.pairs() if verifier is not None else {}
+        how = options.bound_verify
+        found = {
+            name: dataclasses.replace(b, verified=verified.verified(how, pairs.get(name, ()), b, refused)) for name, b in found.items()
+        }
     traced = (
         trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, options.trace_dir, prepared.preludes)
         if options.trace_dir
@@ -148,6 +158,26 @@ def _perturbation(
     delay, why = backend.device_delay(case.device)
     budget_s = perturbation.BOUND_TIME_FACTOR * case.settings.max_time_s
     return perturbation.Taker(prepared.perturbable, delay, per_call, budget_s=budget_s), why
+
+
+def _verification(
+    options: CaseOptions, backend: Backend, case: Case, prepared: Prepared, per_call: int
+) -> tuple[verification.Verifier | None, str | None]:
+    """The verification rounds of a case run with --bound-verify, or None with why the step was not captured (the
+    backend's capture_step refused it, or capturing raised). None, None: not asked, or no step to capture."""
+    how = options.bound_verify
+    if not options.bound or how is None or prepared.step is None or prepared.stepped is None:
+        return None, None
+    try:
+        captured, why = backend.capture_step(prepared.step, case.device, how)
+    except Exception as error:  # noqa: BLE001 - the step's own failure shows in its timed rounds; here it only stops the capture
+        return (
+            None,
+            f"--bound-verify {how}: capturing the step raised {type(error).__name__}: {(str(error).strip().splitlines() or [''])[0][:160]}",
+        )
+    if captured is None:
+        return None, why
+    return verification.Verifier(prepared.stepped, captured, per_call), None
 
 
 def _bounds(

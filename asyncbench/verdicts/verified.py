@@ -1,0 +1,75 @@
+"""The ceiling checked (`run --bound --bound-verify jit|compile|graph`): how much of it a captured step reached.
+
+The ceiling of `--bound` (verdicts.bound) is a counterfactual: cutting host work can save at most the device's slack
+s, so the step cannot get faster than its floor, T0 − s. `--bound-verify` runs the counterfactual where the backend can
+capture the step (jax.jit, torch.compile, a CUDA graph: Backend.capture_step) and times the captured step in rounds of
+its own, each with a plain sample beside it (measure.verification): per round the saving T0 − T_verify pairs, so a
+machine that drifts between rounds cancels out.
+
+    reached = median(T0 − T_verify over rounds) / s
+
+1 is the whole ceiling; 0 nothing; above 1 beyond its interval the captured step ran faster than the floor, which
+removing host cost alone cannot do: the capture changed the device's work too (fused ops, another kernel). Its
+interval: each end is the worse of the saving's interval (the median's, distribution-free) and the slack's
+(the bootstrap's), so it is at least as wide as either; a slack whose interval reaches 0 leaves it open (None).
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Sequence
+
+from asyncbench.results import stats, units
+from asyncbench.results.bound import Bound, BoundKind, Side, Verified, VerifyHow
+
+#: what the line says of a capture on a synchronous backend: it is timed, but there is no ceiling
+SYNCHRONOUS = "synchronous: no ceiling to compare with"
+#: what the line says of a capture that ran faster than the floor beyond its interval
+PAST_FLOOR = "faster than the floor (step − the device's slack): it changed the device's work too"
+
+
+def verified(
+    how: VerifyHow | str,
+    pairs: Sequence[tuple[float, float]],
+    bound: Bound,
+    refused: str | None = None,
+    confidence: float = stats.CONFIDENCE,
+) -> Verified:
+    """A variant's Verified from its rounds' (plain, captured) times per step and its bound; `refused`: why the step
+    was not captured (then nothing was timed)."""
+    how = VerifyHow(how)
+    if refused is not None or not pairs:
+        return Verified(how, note=refused or "the captured step was not timed (no round taken)")
+    plain = [p for p, _ in pairs]
+    captured = [c for _, c in pairs]
+    step_s = statistics.median(captured)
+    step_ci = stats.median_ci(captured, confidence)
+    base = Verified(how, step_s=step_s, step_ci_s=step_ci, pairs=tuple(pairs))
+    versus = f"captured {units.seconds(step_s)} vs plain {units.seconds(statistics.median(plain))} a step"
+    if bound.bound == BoundKind.SYNCHRONOUS:
+        return _noted(base, f"{SYNCHRONOUS} ({versus})")
+    device = bound.side(Side.DEVICE)
+    if device is None:
+        return _noted(base, f"no device slack measured: no ceiling to compare with ({versus})")
+    if device.slack_s <= 0:
+        return _noted(base, f"the device has no slack: cutting host work cannot save anything ({versus})")
+    savings = [p - c for p, c in pairs]
+    saving = statistics.median(savings)
+    saving_ci = stats.median_ci(savings, confidence)
+    reached = saving / device.slack_s
+    reached_ci = None
+    if saving_ci is not None and device.slack_ci_s is not None and device.slack_ci_s[0] > 0:
+        ends = [s / d for s in saving_ci for d in device.slack_ci_s]
+        reached_ci = (min(ends), max(ends))
+    note = None
+    if reached_ci is not None and reached_ci[0] > 1:
+        note = PAST_FLOOR
+    elif reached_ci is not None and reached_ci[1] < 0:
+        note = f"slower than the plain step ({versus})"
+    elif reached_ci is None:
+        note = "no interval: too few rounds, or the device's slack reaches 0"
+    return Verified(how, step_s, step_ci, reached, reached_ci, note, tuple(pairs))
+
+
+def _noted(base: Verified, note: str) -> Verified:
+    return Verified(base.how, base.step_s, base.step_ci_s, None, None, note, base.pairs)
