@@ -105,12 +105,9 @@ class Verified:
     note: str | None = None
     #: per round, the plain step's and the captured step's time per step, so every figure can be recomputed
     pairs: tuple[tuple[float, float], ...] = ()
-
-    @property
-    def past_floor(self) -> bool:
-        """Faster than the floor (step − the device's slack) beyond its interval: the capture changed the device's work too."""
-        low = self.reached_ci[0] if self.reached_ci is not None else None
-        return low is not None and low > 1
+    #: faster than the floor (step − the device's slack) beyond the intervals: the capture changed the device's work
+    #: too (fused or folded ops), which cutting host cost alone cannot do
+    past_floor: bool = False
 
 
 @dataclass(frozen=True)
@@ -195,6 +192,7 @@ def verified_to_dict(verified: Verified) -> dict[str, Any]:
         "reached_ci": _pair(verified.reached_ci, None),
         "note": verified.note,
         "pairs": [[_seconds(plain), _seconds(captured)] for plain, captured in verified.pairs],
+        "past_floor": verified.past_floor,
     }
 
 
@@ -208,6 +206,7 @@ def verified_from_dict(raw: Mapping[str, Any]) -> Verified:
         reached_ci=_interval(raw.get("reached_ci")),
         note=raw.get("note"),
         pairs=tuple((float(plain), float(captured)) for plain, captured in raw.get("pairs", ())),
+        past_floor=raw.get("past_floor") is True,
     )
 
 
@@ -322,6 +321,8 @@ def _check_verified(raw: Any, at: At, rounds: int) -> None:
     fields.optional_number(verified.get("reached"), at / "reached")
     fields.interval(verified.get("reached_ci"), at / "reached_ci")
     fields.optional_text(verified.get("note"), at / "note")
+    if verified.get("past_floor") not in (None, True, False):
+        (at / "past_floor").fail(f"expected true or false, got {type(verified['past_floor']).__name__}")
     pairs = fields.optional_list(verified.get("pairs"), at / "pairs")
     if len(pairs) > MAX_ROUNDS:
         (at / "pairs").fail(f"{len(pairs)} rounds, more than any case takes ({MAX_ROUNDS})")

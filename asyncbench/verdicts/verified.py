@@ -16,6 +16,7 @@ interval: each end is the worse of the saving's interval (the median's, distribu
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from typing import Sequence
 
@@ -51,24 +52,27 @@ def verified(
     device = bound.side(Side.DEVICE)
     if device is None:
         return _noted(base, f"no device slack measured: no ceiling to compare with ({versus})")
-    if device.slack_s <= 0:
-        return _noted(base, f"the device has no slack: cutting host work cannot save anything ({versus})")
     savings = [p - c for p, c in pairs]
     saving = statistics.median(savings)
     saving_ci = stats.median_ci(savings, confidence)
+    # the floor passed beyond both intervals: the saving's low end above the slack's high end
+    past = saving_ci is not None and saving_ci[0] > (device.slack_ci_s[1] if device.slack_ci_s is not None else device.slack_s)
+    if device.slack_s <= 0:
+        said = PAST_FLOOR if past else "the device has no slack: cutting host work cannot save anything"
+        return dataclasses.replace(_noted(base, f"{said} ({versus})"), past_floor=past)
     reached = saving / device.slack_s
     reached_ci = None
     if saving_ci is not None and device.slack_ci_s is not None and device.slack_ci_s[0] > 0:
         ends = [s / d for s in saving_ci for d in device.slack_ci_s]
         reached_ci = (min(ends), max(ends))
     note = None
-    if reached_ci is not None and reached_ci[0] > 1:
+    if past:
         note = PAST_FLOOR
     elif reached_ci is not None and reached_ci[1] < 0:
         note = f"slower than the plain step ({versus})"
     elif reached_ci is None:
         note = "no interval: too few rounds, or the device's slack reaches 0"
-    return Verified(how, step_s, step_ci, reached, reached_ci, note, tuple(pairs))
+    return Verified(how, step_s, step_ci, reached, reached_ci, note, tuple(pairs), past)
 
 
 def _noted(base: Verified, note: str) -> Verified:

@@ -176,6 +176,7 @@ VERIFIED_HOSTILE = {
     "pairs-short": ("pairs", [[0.001]], "pairs"),
     "pair-nan": ("pairs", [[0.001, math.nan]], "pairs"),
     "note-control": ("note", "x\x1b[2J", "note"),
+    "past-floor-a-string": ("past_floor", "yes", "past_floor"),
 }
 
 

@@ -67,3 +67,12 @@ def test_a_refused_capture_keeps_its_line_and_no_time() -> None:
     found = verified.verified("jit", [], host_bound(), refused="not jitted: the step reads a value on the host at t.py:3")
     assert (found.step_s, found.reached, found.pairs) == (None, None, ())
     assert found.note == "not jitted: the step reads a value on the host at t.py:3"
+
+
+def test_a_capture_faster_than_a_floor_of_no_slack_is_flagged_not_given_a_share() -> None:
+    """A jitted step whose work XLA folded away (its inputs closure constants) ran far under a step with no slack."""
+    found = verified.verified("jit", _pairs(0.0011, 0.00003), device_bound())  # device slack ~0 [≤ 12 µs]
+    assert found.reached is None
+    assert found.past_floor
+    assert found.note is not None
+    assert found.note.startswith(verified.PAST_FLOOR)
