@@ -2,9 +2,9 @@
 
 The procedure (measure.procedure) is made here once per case, from what the case, the run's options for it
 (CaseOptions) and its process hold: the settings with rounds enough for its checks, the budget's looks, the census
-rounds of `run --syncs` with as many as its census checks need and the perturbation rounds of `run --bound`
-(measure.extra_rounds), the NVML guard's reading before each sample, and the machine's reference between the rounds.
-After sampling, one memory run per variant (engine.memory), the workload's verification, with --bound each variant's
+rounds of `run --syncs` with as many as its census checks need, the perturbation rounds of `run --bound` and the
+verification rounds of `--bound-verify` (its step captured by Backend.capture_step first) (measure.extra_rounds),
+the NVML guard's reading before each sample, and the machine's reference between the rounds. After sampling, one memory run per variant (engine.memory), the workload's verification, with --bound each variant's
 perturbation samples fitted (verdicts.bound.fit) into Measured.bound, and with --trace each variant's timeline
 (engine.trace).
 """
@@ -12,6 +12,7 @@ perturbation samples fitted (verdicts.bound.fit) into Measured.bound, and with -
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -122,8 +123,10 @@ def measure_here(
     if options.bound_verify is not None:
         pairs = verifier.pairs() if verifier is not None else {}
         how = options.bound_verify
+        timed = {name: statistics.median(s.done_s) / per_call for name, s in samples.items() if s.done_s}
         found = {
-            name: dataclasses.replace(b, verified=verified.verified(how, pairs.get(name, ()), b, refused)) for name, b in found.items()
+            name: dataclasses.replace(b, verified=verified.verified(how, pairs.get(name, ()), b, refused, timed_step_s=timed.get(name)))
+            for name, b in found.items()
         }
     traced = (
         trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, options.trace_dir, prepared.preludes)

@@ -25,6 +25,10 @@ from asyncbench.results.bound import Bound, BoundKind, Side, Verified, VerifyHow
 
 #: what the line says of a capture on a synchronous backend: it is timed, but there is no ceiling
 SYNCHRONOUS = "synchronous: no ceiling to compare with"
+#: the plain step in the verification rounds against the timed rounds' plain step, beyond which (either way) the
+#: line says the captured step's runs disturbed it: on a 2-core CPU a torch.compile'd step's plain neighbours took
+#: 0.75-14 ms against 0.77 ms in the timed rounds (its OpenMP threads left spinning), far past a round's noise
+DISTURBED = 1.5
 #: what the line says of a capture that ran faster than the floor beyond its interval
 PAST_FLOOR = "faster than the floor (step − the device's slack): it changed the device's work too"
 
@@ -35,9 +39,24 @@ def verified(
     bound: Bound,
     refused: str | None = None,
     confidence: float = stats.CONFIDENCE,
+    timed_step_s: float | None = None,
 ) -> Verified:
     """A variant's Verified from its rounds' (plain, captured) times per step and its bound; `refused`: why the step
-    was not captured (then nothing was timed)."""
+    was not captured (then nothing was timed); `timed_step_s`: the plain step's median in the timed rounds, against
+    which a plain step the captured one's runs disturbed is said (DISTURBED)."""
+    found = _verified(how, pairs, bound, refused, confidence)
+    if found.pairs and timed_step_s is not None and timed_step_s > 0:
+        plain_s = statistics.median(p for p, _ in found.pairs)
+        if not 1 / DISTURBED <= plain_s / timed_step_s <= DISTURBED:
+            said = (
+                f"the plain step took {units.seconds(plain_s)} in these rounds against {units.seconds(timed_step_s)} in the "
+                "timed ones: the captured step's runs disturbed it, so the saving is not the capture's alone"
+            )
+            found = dataclasses.replace(found, note="; ".join(filter(None, (found.note, said))))
+    return found
+
+
+def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound: Bound, refused: str | None, confidence: float) -> Verified:
     how = VerifyHow(how)
     if refused is not None or not pairs:
         return Verified(how, note=refused or "the captured step was not timed (no round taken)")

@@ -76,3 +76,12 @@ def test_a_capture_faster_than_a_floor_of_no_slack_is_flagged_not_given_a_share(
     assert found.past_floor
     assert found.note is not None
     assert found.note.startswith(verified.PAST_FLOOR)
+
+
+def test_a_plain_step_the_captured_ones_runs_disturbed_is_said() -> None:
+    """In the verification rounds the plain step ran 3x its timed-rounds time: the saving is not the capture's alone."""
+    found = verified.verified("compile", _pairs(0.003, 0.00015), synchronous(), timed_step_s=0.001)
+    assert found.note is not None
+    assert "the plain step took 3 ms in these rounds against 1 ms in the timed ones" in found.note
+    calm = verified.verified("compile", _pairs(0.0011, 0.00015), synchronous(), timed_step_s=0.001)
+    assert "disturbed" not in (calm.note or "")
