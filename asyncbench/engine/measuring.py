@@ -4,9 +4,10 @@ The procedure (measure.procedure) is made here once per case, from what the case
 (CaseOptions) and its process hold: the settings with rounds enough for its checks, the budget's looks, the census
 rounds of `run --syncs` with as many as its census checks need, the perturbation rounds of `run --bound` and the
 verification rounds of `--bound-verify` (its step captured by Backend.capture_step first) (measure.extra_rounds),
-the NVML guard's reading before each sample, and the machine's reference between the rounds. After sampling, one memory run per variant (engine.memory), the workload's verification, with --bound each variant's
-perturbation samples fitted (verdicts.bound.fit) into Measured.bound, and with --trace each variant's timeline
-(engine.trace).
+the NVML guard's reading before each sample, and the machine's reference between the rounds. After sampling, one
+memory run per variant (engine.memory), the workload's verification, with --bound each variant's perturbation samples
+fitted (verdicts.bound.fit) into Measured.bound (with --bound-verify, its verification pairs into Bound.verified:
+verdicts.verified), and with --trace each variant's timeline (engine.trace).
 """
 
 from __future__ import annotations
