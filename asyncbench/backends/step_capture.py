@@ -4,11 +4,13 @@ The ceiling of `--bound` says what cutting host work could buy; `--bound-verify`
 backend can capture the step (Backend.capture_step calls one of these) and times it (measure.verification). A
 capture that would not run the same step is refused in one line saying why, never timed:
 
-- jit (JAX): a step that rebinds a variable outside itself (`nonlocal w`: STORE_DEREF in its code, or `global`)
-  would have the rebinding traced once and dropped; a step that reads a value on the host (`.item()`, `float(x)`)
-  cannot be traced (the tracer error's frame in the user's file is named: often a wait the census lists); a step
-  that returns no arrays has nothing left after tracing; and a jitted result that is not allclose to the eager
-  step's is a different step.
+- jit (JAX): the arrays the step closes over directly are passed to the jitted step as arguments (lifted), as a
+  training step takes its state: closed over, they would be constants of the compiled program, which XLA may fold
+  (a planted step's product of a closure constant compiled to one copy of a constant). A step that rebinds a
+  variable outside itself (`nonlocal w`: STORE_DEREF in its code, or `global`) would have the rebinding traced once
+  and dropped; a step that reads a value on the host (`.item()`, `float(x)`) cannot be traced (the tracer error's
+  frame in the user's file is named: often a wait the census lists); a step that returns no arrays has nothing left
+  after tracing; and a jitted result that is not allclose to the eager step's is a different step.
 - compile (torch): torch.compile keeps Python side effects through its graph breaks; its first call compiles,
   which on a CPU needs a C++ compiler (refused without one) and can take long (bounded by the case's timeout_s).
 - graph (torch on CUDA): the step warmed up on a side stream, captured once with torch.cuda.graph, then replayed:
@@ -107,7 +109,7 @@ def jax_jit(step: Step) -> tuple[Step | None, str | None]:
     if rebinds is not None:
         return None, f"not jitted: the step {rebinds}; jit would trace it once and drop the rebinding"
     eager = step()
-    jitted = jax.jit(step)
+    jitted = lifted(step, jax.Array, jax.jit)
     try:
         captured = jitted()
     except Exception as error:  # noqa: BLE001 - a tracer error is the user's host read; anything else, said as it is
@@ -123,6 +125,32 @@ def jax_jit(step: Step) -> tuple[Step | None, str | None]:
     ):
         return None, f"not jitted: the jitted step's result is not the eager step's (allclose, rtol {RTOL:g}, atol {ATOL:g})"
     return jitted, None
+
+
+def lifted(step: Step, array_type: type, jit: Callable[[Callable[..., Any]], Callable[..., Any]]) -> Step:
+    """`jit` of the step with the arrays it closes over directly (`array_type`) passed as arguments: a zero-argument
+    callable that calls the jitted function with them. A step without such arrays (or not a plain function): `jit` of
+    it as it is. Arrays further in (in an object, another function's closure) stay constants."""
+    closure = step.__closure__ if isinstance(step, types.FunctionType) else None
+    try:
+        values = [cell.cell_contents for cell in closure or ()]
+    except ValueError:  # an empty cell (a variable not yet assigned): the step as it is
+        values = []
+    places = [index for index, value in enumerate(values) if isinstance(value, array_type)]
+    if closure is None or not places:
+        return jit(step)
+    function: types.FunctionType = step  # type: ignore[assignment]  # checked above
+
+    def with_arrays(*arrays: Any) -> Any:
+        cells = list(closure)
+        for index, array in zip(places, arrays, strict=True):
+            cells[index] = types.CellType(array)
+        rebuilt = types.FunctionType(function.__code__, function.__globals__, function.__name__, function.__defaults__, tuple(cells))
+        return rebuilt()
+
+    compiled = jit(with_arrays)
+    arrays = tuple(values[index] for index in places)
+    return lambda: compiled(*arrays)
 
 
 def c_compiler() -> str | None:

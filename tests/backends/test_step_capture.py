@@ -235,3 +235,24 @@ def test_cupy_says_it_does_not_capture() -> None:
     assert captured is None
     assert why is not None
     assert "not supported on cupy" in why
+
+
+def test_the_arrays_a_step_closes_over_are_passed_to_the_jitted_step_not_baked_in() -> None:
+    jax = pytest.importorskip("jax")
+    x = jax.numpy.ones((8, 8))
+    scale = 2.0
+    seen: list[Any] = []
+
+    def jit(function: Callable[..., Any]) -> Callable[..., Any]:
+        def traced(*arrays: Any) -> Any:
+            seen.append(arrays)
+            return jax.jit(function)(*arrays)
+
+        return traced
+
+    jitted = step_capture.lifted(lambda: (x @ x) * scale, jax.Array, jit)
+    assert float(jitted().sum()) == 8 * 8 * 8 * 2.0
+    (arrays,) = seen
+    assert len(arrays) == 1  # x, not the float
+    assert arrays[0] is x
+    assert step_capture.lifted(lambda: 3, jax.Array, lambda f: f)() == 3  # nothing to lift: the step as it is
