@@ -89,8 +89,10 @@ def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound:
         note = PAST_FLOOR
     elif reached_ci is not None and reached_ci[1] < 0:
         note = f"slower than the plain step ({versus})"
-    elif reached_ci is None:
-        note = "no interval: too few rounds, or the device's slack reaches 0"
+    elif reached_ci is None:  # a share of a slack that may be 0 is unbounded: the saving itself, in time
+        saved = units.with_bounds(saving, saving_ci, "s") if saving_ci is not None else f"{units.seconds(saving)} ±?"
+        slack = units.with_bounds(device.slack_s, device.slack_ci_s, "s") if device.slack_ci_s is not None else "±?"
+        note = f"no interval for the share: it saved {saved} a step, against a device slack of {slack}"
     return Verified(how, step_s, step_ci, reached, reached_ci, note, tuple(pairs), past)
 
 

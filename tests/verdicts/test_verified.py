@@ -4,6 +4,8 @@ flagged; a synchronous backend timed with no ceiling; a refused capture kept as 
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from asyncbench.results.bound import VerifyHow
@@ -85,3 +87,14 @@ def test_a_plain_step_the_captured_ones_runs_disturbed_is_said() -> None:
     assert "the plain step took 3 ms in these rounds against 1 ms in the timed ones" in found.note
     calm = verified.verified("compile", _pairs(0.0011, 0.00015), synchronous(), timed_step_s=0.001)
     assert "disturbed" not in (calm.note or "")
+
+
+def test_a_share_of_a_slack_whose_interval_reaches_zero_has_no_interval_and_says_the_saving_in_time() -> None:
+    bound = dataclasses.replace(
+        host_bound(), sides=(host_bound().sides[0], dataclasses.replace(host_bound().sides[1], slack_ci_s=(0.0, 0.00047)))
+    )
+    found = verified.verified("jit", _pairs(0.001, 0.0007), bound)
+    assert found.reached == pytest.approx(1.0, abs=0.02)
+    assert found.reached_ci is None
+    assert found.note is not None
+    assert found.note == "no interval for the share: it saved 298 µs [298–304] a step, against a device slack of ~0 [≤ 470 µs]"
