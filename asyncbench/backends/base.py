@@ -383,3 +383,8 @@ class Backend(ABC):
         """A device delay on `device` (`run --bound`), or None with why there is none: a synchronous backend has
         no device to delay apart from the host; a backend that cannot queue a delay ahead of the step says why."""
         return None, f"{self.name} has no device delay"
+
+    def capture_step(self, step: Callable[[], Any], device: str, how: str) -> tuple[Callable[[], Any] | None, str | None]:
+        """The user's step captured for `run --bound-verify` (backends.step_capture): `how` is jit, compile or graph.
+        (callable, None), or (None, why) in one line: a backend that cannot capture a step that way says so."""
+        return None, f"--bound-verify {how}: {self.name} cannot capture a step that way (jit: JAX; compile, graph: torch)"

@@ -194,6 +194,10 @@ class CupyBackend(Backend):
         self._spin()((1,), (1,), (numpy.int64(max(1, int(seconds * self._cycles_per_s(device)))),))
         return True
 
+    def capture_step(self, step: Callable[[], Any], device: str, how: str) -> tuple[Callable[[], Any] | None, str | None]:
+        """`--bound-verify`: not supported on CuPy yet (its graphs, Stream.begin_capture, are not wired here)."""
+        return None, f"--bound-verify {how}: not supported on cupy (CuPy's stream-capture graphs are not wired yet)"
+
     def device_delay(self, device: str) -> tuple[Any, str | None]:
         """The clock-spin kernel on cupy's current stream (the step's), bracketed by timing events each call
         (EventDelay): its cycles from the calibration, its length from the events."""

@@ -273,6 +273,14 @@ class JaxBackend(Backend):
     def is_asynchronous(self, device: str) -> bool:
         return self._async_dispatch() if device.startswith("cpu") else True
 
+    def capture_step(self, step: Callable[[], Any], device: str, how: str) -> tuple[Callable[[], Any] | None, str | None]:
+        """`--bound-verify jit`: jax.jit of the step, checked against the eager step (backends.step_capture.jax_jit)."""
+        if how != "jit":
+            return None, f"--bound-verify {how}: jax captures a step with jit only"
+        from asyncbench.backends import step_capture
+
+        return step_capture.jax_jit(step)
+
     def device_delay(self, device: str) -> tuple[Any, str | None]:
         """On a CPU: a jit'd loop of DELAY_SIDE² multiply-adds, its trip count the delay's size (QueuedOpDelay). It
         is queued, not run inline: XLA's CPU client runs a computation on the calling thread only when its cost

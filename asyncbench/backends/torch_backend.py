@@ -135,6 +135,16 @@ class TorchBackend(Backend):
         torch.cuda._sleep(max(1, int(seconds * self._cycles_per_s(device))))
         return True
 
+    def capture_step(self, step: Callable[[], Any], device: str, how: str) -> tuple[Callable[[], Any] | None, str | None]:
+        """`--bound-verify compile`: torch.compile of the step; `graph`: a CUDA graph of it (backends.step_capture)."""
+        from asyncbench.backends import step_capture
+
+        if how == "compile":
+            return step_capture.torch_compile(step, device)
+        if how == "graph":
+            return step_capture.torch_graph(step, device)
+        return None, f"--bound-verify {how}: torch captures a step with compile or graph (jit is JAX's)"
+
     def device_delay(self, device: str) -> tuple[Any, str | None]:
         """On a GPU: `torch.cuda._sleep` on the current stream (the step's), bracketed by timing events each call
         (EventDelay): its cycles come from the calibration, its length from the events. On a CPU torch is

@@ -10,6 +10,7 @@ import click
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
 from asyncbench.cli.options import check_recording, executor_options, executor_settings, outcome_options, read_progress, selection_options
 from asyncbench.errors import EXIT_OK
+from asyncbench.results.bound import VERIFY_HOWS
 
 if TYPE_CHECKING:
     from asyncbench.session.requests import Selection
@@ -67,6 +68,13 @@ Examples:
     "`bound: true`.",
 )
 @click.option(
+    "--bound-verify",
+    type=click.Choice(VERIFY_HOWS),
+    help="With --bound (implied): also capture each step (jit: jax.jit; compile: torch.compile; graph: a CUDA graph) "
+    "and time it in rounds paired with the plain step's: how much of the ceiling it reached. A step that cannot be "
+    "captured faithfully is refused in one line saying why. Config: `bound_verify: jit`.",
+)
+@click.option(
     "--shard",
     metavar="I/N",
     help="Run only the I-th of N parts of the plan, e.g. --shard 2/4: one job of a CI matrix. Every machine cuts the plan "
@@ -88,6 +96,7 @@ def run(
     trace_dir: str | None,
     syncs: bool,
     bound: bool,
+    bound_verify: str | None,
     executor: str | None,
     per: str | None,
     sbatch: dict[str, str | bool],
@@ -135,7 +144,15 @@ def run(
         executor, per, sbatch, partition=partition, gpus_per_node=gpus_per_node, time_min=time_min, account=account, exclusive=exclusive
     )
     request = _request(
-        outcome, selection=selection, isolate=not in_process, trace_dir=trace_dir, syncs=syncs, bound=bound, executor=chosen, shard=cut
+        outcome,
+        selection=selection,
+        isolate=not in_process,
+        trace_dir=trace_dir,
+        syncs=syncs,
+        bound=bound or bound_verify is not None,
+        bound_verify=bound_verify,
+        executor=chosen,
+        shard=cut,
     )
     ended = commands.run(request, jobs.JobOptions(job_dir=job_dir, wait=not no_wait), echo_err, lambda line: stdout(line + "\n"))
     _finish(ended)

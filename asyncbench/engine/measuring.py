@@ -2,16 +2,18 @@
 
 The procedure (measure.procedure) is made here once per case, from what the case, the run's options for it
 (CaseOptions) and its process hold: the settings with rounds enough for its checks, the budget's looks, the census
-rounds of `run --syncs` with as many as its census checks need and the perturbation rounds of `run --bound`
-(measure.extra_rounds), the NVML guard's reading before each sample, and the machine's reference between the rounds.
-After sampling, one memory run per variant (engine.memory), the workload's verification, with --bound each variant's
-perturbation samples fitted (verdicts.bound.fit) into Measured.bound, and with --trace each variant's timeline
-(engine.trace).
+rounds of `run --syncs` with as many as its census checks need, the perturbation rounds of `run --bound` and the
+verification rounds of `--bound-verify` (its step captured by Backend.capture_step first) (measure.extra_rounds),
+the NVML guard's reading before each sample, and the machine's reference between the rounds. After sampling, one
+memory run per variant (engine.memory), the workload's verification, with --bound each variant's perturbation samples
+fitted (verdicts.bound.fit) into Measured.bound (with --bound-verify, its verification pairs into Bound.verified:
+verdicts.verified), and with --trace each variant's timeline (engine.trace).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
@@ -19,7 +21,7 @@ from asyncbench.backends import Backend
 from asyncbench.backends.base import DeviceTimer
 from asyncbench.engine import memory, trace
 from asyncbench.host import nvml
-from asyncbench.measure import census, perturbation, reference
+from asyncbench.measure import census, perturbation, reference, verification
 from asyncbench.measure.extra_rounds import ExtraRounds, Schedule
 from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure
@@ -28,7 +30,7 @@ from asyncbench.results.bound import Bound, Perturbed
 from asyncbench.results.budget import Budget
 from asyncbench.results.model import Case, Progress, Samples
 from asyncbench.verdicts import bound as bounds
-from asyncbench.verdicts import bound_checks, checks
+from asyncbench.verdicts import bound_checks, checks, verified
 from asyncbench.workloads.base import Measured, Prepared, Workload
 
 #: measure()'s `decided`: whether the samples so far decide every check of the case (engine.runner makes it)
@@ -47,6 +49,8 @@ class CaseOptions:
     trace_dir: str | None = None
     syncs: bool = False
     bound: bool = False
+    #: with `bound`, the step captured and timed against the ceiling (`--bound-verify jit|compile|graph`: Bound.verified)
+    bound_verify: str | None = None
     budget: Budget | None = None
 
 
@@ -92,9 +96,11 @@ def measure_here(
     perturbation_schedule = perturbation.SCHEDULE.at_least(bound_checks.bound_rounds_needed(case.expect, options.budget, variants))
     per_call = workload.steps_per_call(case.params)
     perturbing, no_delay = _perturbation(options, backend, case, prepared, asynchronous, per_call, perturbation_schedule)
+    verifier, refused = _verification(options, backend, case, prepared, per_call)
     extra_rounds = ExtraRounds(
         (((taker, census_schedule),) if taker is not None else ())
         + (((perturbing, perturbing),) if perturbing is not None else ())  # it paces itself: its stop rule
+        + (((verifier, perturbation.SCHEDULE),) if verifier is not None else ())
     )
     # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
     guard = nvml.guard(case.device, settings.warmup * len(variants), len(variants))
@@ -117,6 +123,14 @@ def measure_here(
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
     found, unbound = _bounds(options, prepared, variants, perturbing, asynchronous, no_delay, per_call)
+    if options.bound_verify is not None:
+        pairs = verifier.pairs() if verifier is not None else {}
+        how = options.bound_verify
+        timed = {name: statistics.median(s.done_s) / per_call for name, s in samples.items() if s.done_s}
+        found = {
+            name: dataclasses.replace(b, verified=verified.verified(how, pairs.get(name, ()), b, refused, timed_step_s=timed.get(name)))
+            for name, b in found.items()
+        }
     traced = (
         trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, options.trace_dir, prepared.preludes)
         if options.trace_dir
@@ -171,6 +185,26 @@ def _spread(per_call: int) -> perturbation.Spread:
         )
 
     return look
+
+
+def _verification(
+    options: CaseOptions, backend: Backend, case: Case, prepared: Prepared, per_call: int
+) -> tuple[verification.Verifier | None, str | None]:
+    """The verification rounds of a case run with --bound-verify, or None with why the step was not captured (the
+    backend's capture_step refused it, or capturing raised). None, None: not asked, or no step to capture."""
+    how = options.bound_verify
+    if not options.bound or how is None or prepared.step is None or prepared.stepped is None:
+        return None, None
+    try:
+        captured, why = backend.capture_step(prepared.step, case.device, how)
+    except Exception as error:  # noqa: BLE001 - the step's own failure shows in its timed rounds; here it only stops the capture
+        return (
+            None,
+            f"--bound-verify {how}: capturing the step raised {type(error).__name__}: {(str(error).strip().splitlines() or [''])[0][:160]}",
+        )
+    if captured is None:
+        return None, why
+    return verification.Verifier(prepared.stepped, captured, per_call), None
 
 
 def _bounds(

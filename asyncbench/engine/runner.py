@@ -286,15 +286,18 @@ class RunOptions:
     trace_dir: str | None = None
     syncs: bool = False
     bound: bool = False
+    #: with `bound`, the step captured and timed against the ceiling (--bound-verify jit|compile|graph)
+    bound_verify: str | None = None
     family_error: float = budget.FAMILY_ERROR
 
     def for_case(self, case: Case, verdicts: int) -> CaseOptions:
         """What the run asks of `case`, one of cases with `verdicts` checks in all: its checks' share of the run's
         false-alarm rate, over the looks its settings allow (none for a case without checks)."""
         shared = budget.Budget(self.family_error, verdicts, case.settings.min_samples, case.settings.max_samples) if case.expect else None
-        # a check on what bounds the step takes the perturbation rounds it is judged from, --bound or not
-        bound = self.bound or bound_checks.asks_bound(case.expect)
-        return CaseOptions(trace_dir=self.trace_dir, syncs=self.syncs, bound=bound, budget=shared)
+        # a check on what bounds the step takes the perturbation rounds it is judged from, --bound or not;
+        # --bound-verify implies --bound
+        bound = self.bound or self.bound_verify is not None or bound_checks.asks_bound(case.expect)
+        return CaseOptions(trace_dir=self.trace_dir, syncs=self.syncs, bound=bound, bound_verify=self.bound_verify, budget=shared)
 
 
 def run(

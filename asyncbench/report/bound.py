@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from asyncbench.results import units
-from asyncbench.results.bound import Bound, BoundKind, Side, SideBound
+from asyncbench.results.bound import Bound, BoundKind, Side, SideBound, Verified
 from asyncbench.results.syncs import Census
 from asyncbench.verdicts import bound as fitting
 
@@ -165,6 +165,18 @@ def _waits(bound: Bound, census: Census | None) -> str | None:
     )
 
 
+def verified(found: Verified) -> str:
+    """The ceiling checked, in words: 'jit: 1.2 ms [1.1–1.3] a step, reached 85% [70%–98%] of the ceiling'; a refused
+    capture: 'jit: not timed: <why>'."""
+    if found.step_s is None:
+        return f"{found.how}: not timed: {found.note or 'no capture'}"
+    said = f"{found.how}: {units.with_bounds(found.step_s, found.step_ci_s, 's')} a step"
+    if found.reached is not None:
+        interval = f" [{units.percent(found.reached_ci[0])}–{units.percent(found.reached_ci[1])}]" if found.reached_ci else " ±?"
+        said += f", reached {units.percent(found.reached)}{interval} of the ceiling"
+    return f"{said}; {found.note}" if found.note else said
+
+
 def _summary(bound: Bound, census: Census | None) -> list[str]:
     step = "" if bound.bound == BoundKind.SYNCHRONOUS else f" (step {units.seconds(bound.step_s)})"
     lines = [f"{bound.variant}{step}: {reading(bound)}"]
@@ -175,6 +187,8 @@ def _summary(bound: Bound, census: Census | None) -> list[str]:
     waits = _waits(bound, census)
     if waits is not None:
         lines.append(f"{bound.variant}: {waits}")
+    if bound.verified is not None:
+        lines.append(f"{bound.variant}: {verified(bound.verified)}")
     return lines
 
 

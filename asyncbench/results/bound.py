@@ -77,6 +77,39 @@ class SideBound:
     levels_s: tuple[float, ...] = ()
 
 
+class VerifyHow(Word):
+    """How `--bound-verify` captures the step to check the ceiling against (a backend's capture_step)."""
+
+    JIT = "jit"  # jax.jit of the user's step
+    COMPILE = "compile"  # torch.compile of it (graph breaks keep its Python side effects)
+    GRAPH = "graph"  # a CUDA graph of it, captured once and replayed
+
+
+VERIFY_HOWS = tuple(str(how) for how in VerifyHow)
+
+
+@dataclass(frozen=True)
+class Verified:
+    """The ceiling checked (`--bound-verify`): the step captured (jit, compile, graph) and timed in rounds paired with
+    the plain step's. `reached` = (T0 − T_verify) / the device's slack: the share of what cutting host work could save
+    that the capture did save (1: all of it; above 1 with its interval: faster than the floor, so it changed the
+    device's work too). None where it was refused or cannot be said (the note says why)."""
+
+    how: VerifyHow
+    #: the captured step's time per step (median over the rounds) with its interval; None: not timed (refused)
+    step_s: float | None = None
+    step_ci_s: tuple[float, float] | None = None
+    reached: float | None = None
+    reached_ci: tuple[float, float] | None = None
+    #: why it was refused, or what the figure cannot say, in one line
+    note: str | None = None
+    #: per round, the plain step's and the captured step's time per step, so every figure can be recomputed
+    pairs: tuple[tuple[float, float], ...] = ()
+    #: faster than the floor (step − the device's slack) beyond the intervals: the capture changed the device's work
+    #: too (fused or folded ops), which cutting host cost alone cannot do
+    past_floor: bool = False
+
+
 @dataclass(frozen=True)
 class Bound:
     """What bounds one variant of one case: the reading, each side's fit, the ceiling, and the raw observations."""
@@ -99,6 +132,8 @@ class Bound:
     #: the user's steps a sample ran (the step form's `steps`): one delay a sample always shows, so below the slack
     #: a step grows by d / steps_per_call (verdicts.bound.fit takes it off)
     steps_per_call: int = 1
+    #: the ceiling checked by capturing the step (`--bound-verify`); None: not asked
+    verified: Verified | None = None
 
     def side(self, side: Side | str) -> SideBound | None:
         """The fit of one side (None: not measured)."""
@@ -143,7 +178,36 @@ def bound_to_dict(bound: Bound) -> dict[str, Any]:
             [o.round, None if o.side is None else str(o.side), _seconds(o.level_s), _seconds(o.injected_s), _seconds(o.step_s)]
             for o in bound.observations
         ],
+        **({"verified": verified_to_dict(bound.verified)} if bound.verified is not None else {}),
     }
+
+
+def verified_to_dict(verified: Verified) -> dict[str, Any]:
+    """A bound's `verified` as a results file stores it."""
+    return {
+        "how": str(verified.how),
+        "step_s": None if verified.step_s is None else _seconds(verified.step_s),
+        "step_ci_s": _pair(verified.step_ci_s),
+        "reached": verified.reached,
+        "reached_ci": _pair(verified.reached_ci, None),
+        "note": verified.note,
+        "pairs": [[_seconds(plain), _seconds(captured)] for plain, captured in verified.pairs],
+        "past_floor": verified.past_floor,
+    }
+
+
+def verified_from_dict(raw: Mapping[str, Any]) -> Verified:
+    """A bound's `verified` read back (check_bound checked it)."""
+    return Verified(
+        how=VerifyHow(raw["how"]),
+        step_s=None if raw.get("step_s") is None else float(raw["step_s"]),
+        step_ci_s=_interval(raw.get("step_ci_s")),
+        reached=None if raw.get("reached") is None else float(raw["reached"]),
+        reached_ci=_interval(raw.get("reached_ci")),
+        note=raw.get("note"),
+        pairs=tuple((float(plain), float(captured)) for plain, captured in raw.get("pairs", ())),
+        past_floor=raw.get("past_floor") is True,
+    )
 
 
 def _interval(raw: Any) -> tuple[float, float] | None:
@@ -176,6 +240,7 @@ def bound_from_dict(variant: str, raw: Mapping[str, Any]) -> Bound:
             for r, side, level, injected, step in raw.get("observations", ())
         ),
         steps_per_call=int(raw.get("steps_per_call", 1)),
+        verified=verified_from_dict(raw["verified"]) if raw.get("verified") is not None else None,
     )
 
 
@@ -225,6 +290,8 @@ def check_bound(raw: Any, at: At) -> None:
         (at / "ceiling").fail(f"a speed-up of {ceiling:g}: the ceiling is a ratio of two times, above 0")
     fields.interval(bound.get("ceiling_ci"), at / "ceiling_ci")
     fields.optional_text(bound.get("note"), at / "note")
+    if bound.get("verified") is not None:
+        _check_verified(bound["verified"], at / "verified", rounds)
     observations = fields.optional_list(bound.get("observations"), at / "observations")
     if len(observations) > rounds * (1 + len(SIDES) * MAX_LEVELS):
         (at / "observations").fail(f"{len(observations)} samples for {rounds} rounds of at most {MAX_LEVELS} levels a side")
@@ -241,6 +308,30 @@ def check_bound(raw: Any, at: At) -> None:
             fields.word(values[1], where / 1, _SIDE_WORDS)
         for number in (2, 3, 4):
             recordable.duration(fields.number(values[number], where / number), where / number)
+
+
+def _check_verified(raw: Any, at: At, rounds: int) -> None:
+    """InputError for the first field of a stored `verified` (--bound-verify) that is not what verified_to_dict writes."""
+    verified = fields.mapping(raw, at)
+    fields.word(verified.get("how"), at / "how", VERIFY_HOWS)
+    step = fields.optional_number(verified.get("step_s"), at / "step_s")
+    if step is not None:
+        recordable.duration(step, at / "step_s")
+    fields.interval(verified.get("step_ci_s"), at / "step_ci_s")
+    fields.optional_number(verified.get("reached"), at / "reached")
+    fields.interval(verified.get("reached_ci"), at / "reached_ci")
+    fields.optional_text(verified.get("note"), at / "note")
+    if verified.get("past_floor") not in (None, True, False):
+        (at / "past_floor").fail(f"expected true or false, got {type(verified['past_floor']).__name__}")
+    pairs = fields.optional_list(verified.get("pairs"), at / "pairs")
+    if len(pairs) > MAX_ROUNDS:
+        (at / "pairs").fail(f"{len(pairs)} rounds, more than any case takes ({MAX_ROUNDS})")
+    for index, pair in enumerate(pairs):
+        values = fields.listed(pair, at / "pairs" / index)
+        if len(values) != 2:
+            (at / "pairs" / index).fail(f"expected [plain_s, captured_s], got {len(values)} value(s)")
+        for number in (0, 1):
+            recordable.duration(fields.number(values[number], at / "pairs" / index / number), at / "pairs" / index / number)
 
 
 def _all_well_formed(observations: list[Any]) -> bool:

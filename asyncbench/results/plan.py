@@ -121,6 +121,9 @@ class Config:
     executor: ExecutorSettings = ExecutorSettings()
     #: measure what bounds each step-form case's step (`bound: true`, as `run --bound`: measure.perturbation)
     bound: bool = False
+    #: also capture each step and time it against the ceiling (`bound_verify: jit|compile|graph`, as `run
+    #: --bound-verify`; it implies `bound`); None: not asked
+    bound_verify: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved config, as stored in results JSON."""
@@ -143,4 +146,5 @@ class Config:
             ],
             **({"executor": self.executor.to_dict()} if self.executor.kind != "here" else {}),
             **({"bound": True} if self.bound else {}),
+            **({"bound_verify": self.bound_verify} if self.bound_verify else {}),
         }

@@ -67,7 +67,8 @@ TOOL_NAME = "asyncbench"
 # 11 — `bound` on a result measured with `run --bound`: {variant: {bound, step_s, rounds, sides: {host|device: {slack_s,
 # slack_ci_s, cost_past, cost_past_ci, levels_s}}, ceiling, ceiling_ci, note, observations: [[round, side, level_s,
 # injected_s, step_s]]}}, what bounds the step, measured by perturbation (results.bound, verdicts.bound). Absent without
-# --bound, and in older files (read as none).
+# --bound, and in older files (read as none). With --bound-verify a variant's bound also has `verified`: {how, step_s,
+# step_ci_s, reached, reached_ci, note, pairs: [[plain_s, captured_s]], past_floor} (absent without it: read as none).
 SCHEMA_VERSION = 11
 
 # The first results schema (the history above starts at 1); a newer one than asyncbench reads is refused by

@@ -106,7 +106,7 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
         raise InputError("--trace does not go with --executor: trace a case in a run of its own on the machine")
     if request.syncs:
         raise InputError("--syncs does not go with --executor: take the census of a case in a run of its own on the machine")
-    if request.bound or the_plan.bound:
+    if request.bound or the_plan.bound or request.bound_verify:
         raise InputError("--bound does not go with --executor: measure what bounds a step in a run of its own on the machine")
     conclusion = RunConclusion.checked(request, any(e.sweep for e in the_plan.experiments), say, by_job=True)
     cluster.require_submitit()

@@ -99,6 +99,11 @@ class Here:
         self.report = dataclasses.replace(report, shard=selected.shard if selected is not None else None)
         saver.begin(self.report)
 
+    @property
+    def verify(self) -> str | None:
+        """How each step is captured against its ceiling (--bound-verify, else the plan's `bound_verify`), or None."""
+        return self.request.bound_verify or self.plan.bound_verify
+
     def execute(self) -> None:
         from rich.console import Console
 
@@ -121,7 +126,8 @@ class Here:
                     isolate=self.request.isolate,
                     trace_dir=self.trace_dir,
                     syncs=self.request.syncs,
-                    bound=self.request.bound or self.plan.bound,
+                    bound=self.request.bound or self.plan.bound or self.verify is not None,
+                    bound_verify=self.verify,
                     family_error=self.family_error,
                 ),
                 on_start=display.start,

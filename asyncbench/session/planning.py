@@ -62,4 +62,5 @@ def _merged(paths: tuple[str, ...]) -> Config:
         experiments=tuple(e for c in loaded for e in c.experiments),
         executor=executors[0] if executors else ExecutorSettings(),
         bound=any(c.bound for c in loaded),
+        bound_verify=next((c.bound_verify for c in loaded if c.bound_verify), None),
     )

@@ -112,6 +112,8 @@ class RunRequest(Request):
     syncs: bool = False
     #: measure what bounds each step-form case's step (`--bound`: Result.bound); a config's `bound: true` too
     bound: bool = False
+    #: also capture each step and time it against the ceiling (`--bound-verify jit|compile|graph`: Bound.verified)
+    bound_verify: str | None = None
     #: the executor's settings the command line gave (--executor, --per, --partition...), as a config's `executor:` keys
     executor: Mapping[str, Any] = field(default_factory=dict)
     #: the one part of the plan to run here (`--shard I/N`, one job of a CI matrix; None: the whole plan)

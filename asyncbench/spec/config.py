@@ -22,6 +22,7 @@ from asyncbench import inputs
 from asyncbench.backends import BACKENDS
 from asyncbench.errors import InputError, closest, repeated, suggestion
 from asyncbench.results import fields, schema
+from asyncbench.results.bound import VERIFY_HOWS
 from asyncbench.results.model import Expectation, Settings
 from asyncbench.results.plan import Config, ExecutorSettings, Experiment
 from asyncbench.spec import executor, expect, suites
@@ -44,7 +45,7 @@ from asyncbench.workloads import plugins
 from asyncbench.workloads.base import INTS, Param, Workload
 from asyncbench.workloads.step_form import StepWorkload
 
-TOP_KEYS = ("name", "defaults", "experiments", "executor", "bound")
+TOP_KEYS = ("name", "defaults", "experiments", "executor", "bound", "bound_verify")
 DEFAULTS_KEYS = ("backends", "devices", *SETTING_FIELDS)
 #: the kinds of device a `params_for:` key may name
 DEVICE_KINDS = ("cpu", "cuda")
@@ -297,8 +298,19 @@ def loads(text: str, source: str = "<config>", default_name: str = "config") -> 
     if not isinstance(bound, bool):
         doc.add(f"bound must be true or false (as `run --bound`), got {type_name(bound)}", ("bound",))
         bound = False
+    verify = top.get("bound_verify")
+    if verify is not None and verify not in VERIFY_HOWS:
+        doc.add(f"bound_verify must be one of {', '.join(VERIFY_HOWS)} (as `run --bound-verify`), got {verify!r}", ("bound_verify",))
+        verify = None
     doc.raise_errors()
-    return Config(name=name, source=source, experiments=tuple(experiments), executor=executor_settings, bound=bound)
+    return Config(
+        name=name,
+        source=source,
+        experiments=tuple(experiments),
+        executor=executor_settings,
+        bound=bound or verify is not None,
+        bound_verify=verify,
+    )
 
 
 def _executor(doc: Document, raw: Any) -> ExecutorSettings:

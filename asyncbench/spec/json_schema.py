@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from asyncbench.backends import BACKENDS, DEVICE_PATTERN
 from asyncbench.results import fields
+from asyncbench.results.bound import VERIFY_HOWS
 from asyncbench.results.plan import EXECUTOR_KINDS, JOB_UNITS
 from asyncbench.spec import config, executor, expect, schema
 from asyncbench.version import __version__
@@ -192,6 +193,11 @@ RULES: dict[str, tuple[Callable[[], dict[str, Any]], str]] = {
     "bound": (
         lambda: {"type": "boolean"},
         "Also measure what bounds each step-form workload's step, host or device, by injected delays (as `run --bound`) [default: false].",
+    ),
+    "bound_verify": (
+        lambda: {"enum": list(VERIFY_HOWS)},
+        "Also capture each step (jit: JAX; compile, graph: torch) and time it against the ceiling of cutting host work "
+        "(as `run --bound-verify`; implies bound).",
     ),
     "backends": (lambda: _one_or_list({"$ref": "#/$defs/backend"}), "The backends to run on [default: torch]."),
     "devices": (

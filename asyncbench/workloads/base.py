@@ -125,6 +125,10 @@ class Prepared:
     #: the variants again, with `before_step` called before each of the user's step calls (`run --bound`'s delays,
     #: measure.perturbation); None where the workload has no step to perturb (a built-in experiment)
     perturbable: Callable[[Callable[[], None]], dict[str, Callable[[], Any]]] | None = None
+    #: the user's step callable, one step issued (`run --bound-verify` captures it: Backend.capture_step), and the
+    #: variants again with it replaced by another callable (the captured step); None: no step (a built-in experiment)
+    step: Callable[[], Any] | None = None
+    stepped: Callable[[Callable[[], Any]], dict[str, Callable[[], Any]]] | None = None
 
 
 @dataclass(frozen=True)

@@ -175,10 +175,11 @@ class StepWorkload(Workload):
         steps, barrier = params["steps"], backend.barrier
         backend.barrier(device)
 
-        def variant(every: int) -> Callable[[], Any]:
+        def variant(every: int, run_step: Callable[[], Any] = run_step) -> Callable[[], Any]:
             # a wait after each k steps, none after the remainder (the harness's sync ends the sample), in loops that
             # run nothing per step but the user's call: a check of the step's index there cost 17 ns a step, 2-3%
-            # of a 0.65 µs numpy op (benchmarks/fidelity_backends.py)
+            # of a 0.65 µs numpy op (benchmarks/fidelity_backends.py). `run_step`: the user's, or its capture
+            # (`run --bound-verify`)
             waits, rest = divmod(steps, every) if every else (0, steps)
 
             def run() -> Any:
@@ -215,12 +216,17 @@ class StepWorkload(Workload):
         def perturbable(before_step: Callable[[], None]) -> dict[str, Callable[[], Any]]:
             return {variant_name(k): perturbed(k, before_step) for k in params["sync_every"]}
 
+        def stepped(captured: Callable[[], Any]) -> dict[str, Callable[[], Any]]:
+            return {variant_name(k): variant(k, captured) for k in params["sync_every"]}
+
         output = step_output.install(self.name)  # its prints while measured: a few shown, the rest to a sink
         return Prepared(
             variants={variant_name(k): variant(k) for k in params["sync_every"]},
             sync=lambda: barrier(device),
             close=output.close,
             perturbable=perturbable,
+            step=run_step,
+            stepped=stepped,
         )
 
     def gated(self, params: Mapping[str, Any], names: Sequence[str]) -> tuple[str, ...]:

@@ -162,3 +162,43 @@ def test_a_slack_whose_interval_reaches_zero_says_its_share_as_an_upper_end_not_
     assert bound.slack(unsure) == "~0 [≤ 2 ms]"
     assert bound.share(unsure, wide.step_s) == "≤ 40%"
     assert bound.share(host, wide.step_s) == "8.4%"
+
+
+def test_a_verified_ceiling_is_a_line_under_the_reading_in_the_terminal_and_in_markdown():
+    from asyncbench.results.bound import Verified, VerifyHow
+    from tests.support.bounds import verified_host_bound
+
+    line = "matmul: jit: 760 µs [758–762] a step, reached 80% [74%–87%] of the ceiling"
+    assert line in _view(verified_host_bound()).summary
+    built = view.build(report_of([result_with(verified_host_bound())]))
+    out = io.StringIO()
+    terminal.print_report(built, Console(file=out, width=200))
+    assert line in out.getvalue()
+    assert f"  - {line}" in markdown.markdown(built)
+    refused = dataclasses.replace(
+        host_bound(), verified=Verified(VerifyHow.JIT, note="not jitted: the step reads a value on the host at t.py:3")
+    )
+    assert "matmul: jit: not timed: not jitted: the step reads a value on the host at t.py:3" in _view(refused).summary
+    past = Verified(
+        VerifyHow.COMPILE,
+        0.0005,
+        (0.0004, 0.0006),
+        1.66,
+        (1.5, 1.8),
+        "faster than the floor (step − the device's slack): it changed the device's work too",
+    )
+    said = bound.verified(past)
+    assert said.startswith("compile: 500 µs [400–600] a step, reached 166% [150%–180%] of the ceiling; faster than the floor")
+
+
+def test_a_synchronous_variant_with_a_verified_capture_says_both_lines():
+    from asyncbench.results.bound import Verified, VerifyHow
+
+    timed = Verified(
+        VerifyHow.COMPILE, 0.0015, (0.0014, 0.0016), note="synchronous: no ceiling to compare with (captured 1.5 ms vs plain 2 ms a step)"
+    )
+    built = view.build(report_of([result_with(dataclasses.replace(synchronous(), verified=timed))]))
+    out = io.StringIO()
+    terminal.print_report(built, Console(file=out, width=200))
+    assert "matmul: synchronous: the host is the device" in out.getvalue()
+    assert "matmul: compile: 1.5 ms [1.4–1.6] a step; synchronous: no ceiling to compare with" in out.getvalue()

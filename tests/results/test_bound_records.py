@@ -4,6 +4,7 @@ files of schema 10 and older still read, and a hostile bound refused with the fi
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 from typing import Any, Callable
@@ -147,3 +148,48 @@ def test_a_bounds_steps_per_call_is_written_read_back_and_must_be_at_least_one()
     stored["steps_per_call"] = 0
     with pytest.raises(schema.ResultsFileError, match="steps_per_call"):
         schema.Report.from_dict(raw)
+
+
+def test_a_bounds_verified_is_written_read_back_and_absent_without_it(tmp_path):
+    from asyncbench.results.bound import Verified, VerifyHow
+    from tests.support.bounds import verified_host_bound
+
+    refused = dataclasses.replace(host_bound("b"), verified=Verified(VerifyHow.GRAPH, note="not graphed: CUDA graphs need a CUDA device"))
+    result = result_with(verified_host_bound("a"), refused, device_bound("c"))
+    path = tmp_path / "r.json"
+    report_of([result]).save(path)
+    stored = json.loads(path.read_text())["results"][0]["bound"]
+    assert stored["a"]["verified"]["how"] == "jit"
+    assert stored["a"]["verified"]["reached_ci"] == [0.7375, 0.8714]
+    assert stored["a"]["verified"]["pairs"][0] == [0.001, 0.00076]
+    assert stored["b"]["verified"]["step_s"] is None
+    assert "verified" not in stored["c"]  # a file without --bound-verify reads as before
+    [loaded] = schema.Report.load(path).results
+    assert loaded.bound == result.bound
+    assert loaded.bound["c"].verified is None
+
+
+VERIFIED_HOSTILE = {
+    "how-unknown": ("how", "xla", "xla"),
+    "step-negative": ("step_s", -1.0, "negative"),
+    "reached-a-string": ("reached", "80%", "reached"),
+    "reached-interval-reversed": ("reached_ci", [0.9, 0.1], "reached_ci"),
+    "pairs-short": ("pairs", [[0.001]], "pairs"),
+    "pair-nan": ("pairs", [[0.001, math.nan]], "pairs"),
+    "note-control": ("note", "x\x1b[2J", "note"),
+    "past-floor-a-string": ("past_floor", "yes", "past_floor"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VERIFIED_HOSTILE))
+def test_a_hostile_verified_is_refused_with_the_file_and_the_key(name):
+    from tests.support.bounds import verified_host_bound
+
+    key, value, said = VERIFIED_HOSTILE[name]
+    raw = _file(result_with(verified_host_bound("a")))
+    raw["results"][0]["bound"]["a"]["verified"][key] = value
+    with pytest.raises(schema.ResultsFileError) as refused:
+        schema.Report.from_dict(copy.deepcopy(raw), "hostile.json")
+    assert "hostile.json" in str(refused.value)
+    assert "verified" in str(refused.value)
+    assert said in str(refused.value)

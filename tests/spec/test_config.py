@@ -224,7 +224,7 @@ def test_a_misspelt_key_is_not_said_again_as_missing():
     would be the same mistake twice."""
     assert mistakes("experiment:\n  - workload: matmul\n") == [
         "t.yaml:2: experiment: unknown key 'experiment' in the config (did you mean 'experiments'?); "
-        "allowed: name, defaults, experiments, executor, bound"
+        "allowed: name, defaults, experiments, executor, bound, bound_verify"
     ]
     said = mistakes("experiments:\n  - wrkload: matmul\n  - workload: matmul\n    params: {sise: 3}\n")
     assert len(said) == 2, said
@@ -291,4 +291,14 @@ def test_bound_true_asks_for_what_bounds_each_step_and_is_kept_in_the_resolved_c
 def test_bound_must_be_true_or_false() -> None:
     assert mistakes("bound: yes please\nexperiments:\n  - workload: matmul\n") == [
         "t.yaml:1: bound: bound must be true or false (as `run --bound`), got a string"
+    ]
+
+
+def test_bound_verify_asks_for_the_capture_implies_bound_and_is_kept_in_the_resolved_config() -> None:
+    loaded = config.loads("bound_verify: jit\nexperiments:\n  - workload: matmul\n", "t.yaml")
+    assert (loaded.bound, loaded.bound_verify) == (True, "jit")
+    assert loaded.to_dict()["bound_verify"] == "jit"
+    assert "bound_verify" not in config.loads("bound: true\nexperiments:\n  - workload: matmul\n", "t.yaml").to_dict()
+    assert mistakes("bound_verify: xla\nexperiments:\n  - workload: matmul\n") == [
+        "t.yaml:1: bound_verify: bound_verify must be one of jit, compile, graph (as `run --bound-verify`), got 'xla'"
     ]

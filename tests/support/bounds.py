@@ -67,3 +67,14 @@ def synchronous(variant: str = "matmul") -> Bound:
 def result_with(*bounds: Bound, case_id: str = "m[torch,cpu]") -> Result:
     """An ok result whose variants' bounds are these."""
     return dataclasses.replace(ok_result(case_id), bound={bound.variant: bound for bound in bounds})
+
+
+def verified_host_bound(variant: str = "matmul") -> Bound:
+    """host_bound with its ceiling checked by jit: 760 µs a step, 80% [74%–87%] of the 300 µs the device's slack allows."""
+    from asyncbench.results.bound import Verified, VerifyHow
+
+    pairs = tuple((0.001, 0.00076) for _ in range(12))
+    return dataclasses.replace(
+        host_bound(variant),
+        verified=Verified(VerifyHow.JIT, 0.00076, (0.000758, 0.000762), 0.8, (0.7375, 0.8714), None, pairs),
+    )

@@ -1,0 +1,100 @@
+"""The ceiling checked (`run --bound --bound-verify jit|compile|graph`): how much of it a captured step reached.
+
+The ceiling of `--bound` (verdicts.bound) is a counterfactual: cutting host work can save at most the device's slack
+s, so the step cannot get faster than its floor, T0 − s. `--bound-verify` runs the counterfactual where the backend can
+capture the step (jax.jit, torch.compile, a CUDA graph: Backend.capture_step) and times the captured step in rounds of
+its own, each with a plain sample beside it (measure.verification): per round the saving T0 − T_verify pairs, so a
+machine that drifts between rounds cancels out.
+
+    reached = median(T0 − T_verify over rounds) / s
+
+1 is the whole ceiling; 0 nothing; above 1 beyond its interval the captured step ran faster than the floor, which
+removing host cost alone cannot do: the capture changed the device's work too (fused ops, another kernel). Its
+interval: each end is the worse of the saving's interval (the median's, distribution-free) and the slack's
+(the bootstrap's), so it is at least as wide as either; a slack whose interval reaches 0 leaves it open (None).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from typing import Sequence
+
+from asyncbench.results import stats, units
+from asyncbench.results.bound import Bound, BoundKind, Side, Verified, VerifyHow
+
+#: what the line says of a capture on a synchronous backend: it is timed, but there is no ceiling
+SYNCHRONOUS = "synchronous: no ceiling to compare with"
+#: the plain step in the verification rounds against the timed rounds' plain step, beyond which (either way) the
+#: line says the captured step's runs disturbed it: on a 2-core CPU a torch.compile'd step's plain neighbours took
+#: 0.75-14 ms against 0.77 ms in the timed rounds (its OpenMP threads left spinning), far past a round's noise
+DISTURBED = 1.5
+#: what the line says of a capture that ran faster than the floor beyond its interval
+PAST_FLOOR = "faster than the floor (step − the device's slack): it changed the device's work too"
+
+
+def verified(
+    how: VerifyHow | str,
+    pairs: Sequence[tuple[float, float]],
+    bound: Bound,
+    refused: str | None = None,
+    confidence: float = stats.CONFIDENCE,
+    timed_step_s: float | None = None,
+) -> Verified:
+    """A variant's Verified from its rounds' (plain, captured) times per step and its bound; `refused`: why the step
+    was not captured (then nothing was timed); `timed_step_s`: the plain step's median in the timed rounds, against
+    which a plain step the captured one's runs disturbed is said (DISTURBED)."""
+    found = _verified(how, pairs, bound, refused, confidence)
+    if found.pairs and timed_step_s is not None and timed_step_s > 0:
+        plain_s = statistics.median(p for p, _ in found.pairs)
+        if not 1 / DISTURBED <= plain_s / timed_step_s <= DISTURBED:
+            said = (
+                f"the plain step took {units.seconds(plain_s)} in these rounds against {units.seconds(timed_step_s)} in the "
+                "timed ones: the captured step's runs disturbed it, so the saving is not the capture's alone"
+            )
+            found = dataclasses.replace(found, note="; ".join(filter(None, (found.note, said))))
+    return found
+
+
+def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound: Bound, refused: str | None, confidence: float) -> Verified:
+    how = VerifyHow(how)
+    if refused is not None or not pairs:
+        return Verified(how, note=refused or "the captured step was not timed (no round taken)")
+    plain = [p for p, _ in pairs]
+    captured = [c for _, c in pairs]
+    step_s = statistics.median(captured)
+    step_ci = stats.median_ci(captured, confidence)
+    base = Verified(how, step_s=step_s, step_ci_s=step_ci, pairs=tuple(pairs))
+    versus = f"captured {units.seconds(step_s)} vs plain {units.seconds(statistics.median(plain))} a step"
+    if bound.bound == BoundKind.SYNCHRONOUS:
+        return _noted(base, f"{SYNCHRONOUS} ({versus})")
+    device = bound.side(Side.DEVICE)
+    if device is None:
+        return _noted(base, f"no device slack measured: no ceiling to compare with ({versus})")
+    savings = [p - c for p, c in pairs]
+    saving = statistics.median(savings)
+    saving_ci = stats.median_ci(savings, confidence)
+    # the floor passed beyond both intervals: the saving's low end above the slack's high end
+    past = saving_ci is not None and saving_ci[0] > (device.slack_ci_s[1] if device.slack_ci_s is not None else device.slack_s)
+    if device.slack_s <= 0:
+        said = PAST_FLOOR if past else "the device has no slack: cutting host work cannot save anything"
+        return dataclasses.replace(_noted(base, f"{said} ({versus})"), past_floor=past)
+    reached = saving / device.slack_s
+    reached_ci = None
+    if saving_ci is not None and device.slack_ci_s is not None and device.slack_ci_s[0] > 0:
+        ends = [s / d for s in saving_ci for d in device.slack_ci_s]
+        reached_ci = (min(ends), max(ends))
+    note = None
+    if past:
+        note = PAST_FLOOR
+    elif reached_ci is not None and reached_ci[1] < 0:
+        note = f"slower than the plain step ({versus})"
+    elif reached_ci is None:  # a share of a slack that may be 0 is unbounded: the saving itself, in time
+        saved = units.with_bounds(saving, saving_ci, "s") if saving_ci is not None else f"{units.seconds(saving)} ±?"
+        slack = units.with_bounds(device.slack_s, device.slack_ci_s, "s") if device.slack_ci_s is not None else "±?"
+        note = f"no interval for the share: it saved {saved} a step, against a device slack of {slack}"
+    return Verified(how, step_s, step_ci, reached, reached_ci, note, tuple(pairs), past)
+
+
+def _noted(base: Verified, note: str) -> Verified:
+    return Verified(base.how, base.step_s, base.step_ci_s, None, None, note, base.pairs)

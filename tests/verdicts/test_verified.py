@@ -1,0 +1,100 @@
+"""How much of the ceiling a captured step reached (verdicts.verified), from hand-made bounds and round pairs:
+reached = median(T0 − T_verify) / the device's slack, its interval the worse ends of the two; faster than the floor
+flagged; a synchronous backend timed with no ceiling; a refused capture kept as its line."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from asyncbench.results.bound import VerifyHow
+from asyncbench.verdicts import verified
+from tests.support.bounds import device_bound, host_bound, synchronous
+
+
+def _pairs(plain_s: float, captured_s: float, rounds: int = 12, spread: float = 2e-6) -> list[tuple[float, float]]:
+    return [(plain_s + spread * (r % 3), captured_s + spread * ((r + 1) % 3)) for r in range(rounds)]
+
+
+def test_a_capture_that_saved_most_of_the_devices_slack_reached_that_share_of_the_ceiling() -> None:
+    bound = host_bound()  # step 1 ms, device slack 300 µs [280–320]
+    found = verified.verified("jit", _pairs(0.001, 0.00076), bound)
+    assert found.how == VerifyHow.JIT
+    assert found.step_s == pytest.approx(0.000762)
+    assert found.step_ci_s is not None
+    assert found.step_ci_s[0] <= found.step_s <= found.step_ci_s[1]
+    assert found.reached == pytest.approx(0.24 / 0.3, abs=0.01)
+    assert found.reached_ci is not None
+    low, high = found.reached_ci
+    assert low < found.reached < high
+    assert low == pytest.approx(0.236 / 0.32, abs=0.01)
+    assert high == pytest.approx(0.244 / 0.28, abs=0.01)
+    assert found.note is None
+    assert not found.past_floor
+    assert len(found.pairs) == 12
+
+
+def test_a_capture_faster_than_the_floor_is_flagged() -> None:
+    found = verified.verified("compile", _pairs(0.001, 0.0005), host_bound())  # saved 500 µs of a 300 µs slack
+    assert found.past_floor
+    assert found.note == verified.PAST_FLOOR
+    assert "changed the device's work too" in found.note
+
+
+def test_a_capture_slower_than_the_plain_step_says_so() -> None:
+    found = verified.verified("jit", _pairs(0.001, 0.0012), host_bound())
+    assert found.reached is not None
+    assert found.reached < 0
+    assert found.note is not None
+    assert found.note.startswith("slower than the plain step")
+
+
+def test_a_synchronous_backend_is_timed_with_no_ceiling_to_compare_with() -> None:
+    found = verified.verified("compile", _pairs(0.002, 0.0015), synchronous())
+    assert found.step_s == pytest.approx(0.0015, abs=3e-6)
+    assert (found.reached, found.reached_ci) == (None, None)
+    assert found.note is not None
+    assert found.note.startswith("synchronous: no ceiling to compare with (captured 1.5 ms vs plain 2 ms")
+
+
+def test_a_device_without_slack_has_no_share_to_reach() -> None:
+    found = verified.verified("jit", _pairs(0.0011, 0.0011), device_bound())
+    assert found.reached is None
+    assert found.note is not None
+    assert "the device has no slack" in found.note
+
+
+def test_a_refused_capture_keeps_its_line_and_no_time() -> None:
+    found = verified.verified("jit", [], host_bound(), refused="not jitted: the step reads a value on the host at t.py:3")
+    assert (found.step_s, found.reached, found.pairs) == (None, None, ())
+    assert found.note == "not jitted: the step reads a value on the host at t.py:3"
+
+
+def test_a_capture_faster_than_a_floor_of_no_slack_is_flagged_not_given_a_share() -> None:
+    """A jitted step whose work XLA folded away (its inputs closure constants) ran far under a step with no slack."""
+    found = verified.verified("jit", _pairs(0.0011, 0.00003), device_bound())  # device slack ~0 [≤ 12 µs]
+    assert found.reached is None
+    assert found.past_floor
+    assert found.note is not None
+    assert found.note.startswith(verified.PAST_FLOOR)
+
+
+def test_a_plain_step_the_captured_ones_runs_disturbed_is_said() -> None:
+    """In the verification rounds the plain step ran 3x its timed-rounds time: the saving is not the capture's alone."""
+    found = verified.verified("compile", _pairs(0.003, 0.00015), synchronous(), timed_step_s=0.001)
+    assert found.note is not None
+    assert "the plain step took 3 ms in these rounds against 1 ms in the timed ones" in found.note
+    calm = verified.verified("compile", _pairs(0.0011, 0.00015), synchronous(), timed_step_s=0.001)
+    assert "disturbed" not in (calm.note or "")
+
+
+def test_a_share_of_a_slack_whose_interval_reaches_zero_has_no_interval_and_says_the_saving_in_time() -> None:
+    bound = dataclasses.replace(
+        host_bound(), sides=(host_bound().sides[0], dataclasses.replace(host_bound().sides[1], slack_ci_s=(0.0, 0.00047)))
+    )
+    found = verified.verified("jit", _pairs(0.001, 0.0007), bound)
+    assert found.reached == pytest.approx(1.0, abs=0.02)
+    assert found.reached_ci is None
+    assert found.note is not None
+    assert found.note == "no interval for the share: it saved 298 µs [298–304] a step, against a device slack of ~0 [≤ 470 µs]"
