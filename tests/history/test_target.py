@@ -7,13 +7,12 @@ import os
 from urllib.parse import quote
 
 import pytest
-from click.testing import CliRunner
 
-from asyncbench import cli
 from asyncbench.errors import InputError
 from asyncbench.history import masking, target
 from asyncbench.report import html
 from asyncbench.session import recorder
+from tests.support.cli import invoke
 
 SECRET = "s3cr@t w/rd"
 WRONG = "n0t-the-passw0rd"
@@ -124,7 +123,7 @@ def test_a_real_servers_refusal_never_shows_the_password(form, tmp_path, monkeyp
     url = form.format(scheme="postgresql", user=real.username, host=real.host, port=real.port or 5432, db=real.database, wrong=WRONG)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ASYNCBENCH_HISTORY", raising=False)
-    result = CliRunner().invoke(cli.main, ["history", "--history", url], catch_exceptions=False)
+    result = invoke("history", "--history", url)
     assert result.exit_code == 2, result.output
     assert "password authentication failed" in result.stderr
     assert WRONG not in result.output
@@ -140,6 +139,6 @@ def test_a_key_value_connection_string_reaches_the_server(monkeypatch, tmp_path)
     found = target.resolve(conninfo)
     assert found.kind == "postgresql"
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli.main, ["report", "-o", str(tmp_path / "r.html"), "--history", conninfo], catch_exceptions=False)
+    result = invoke("report", "-o", str(tmp_path / "r.html"), "--history", conninfo)
     assert "could not connect" not in result.output
     assert "password authentication failed" not in result.output

@@ -17,10 +17,8 @@ import time
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from rich.console import Console
 
-from asyncbench import cli
 from asyncbench.engine import gate_time, paired
 from asyncbench.report import progress
 from asyncbench.report.progress import Block, ProgressDisplay
@@ -44,7 +42,7 @@ from asyncbench.results.model import Progress as Measured
 from asyncbench.results.paired import PairedRatio
 from asyncbench.session import block_progress
 from asyncbench.workloads.base import Prepared, Workload
-from tests.support.cli import cli_env
+from tests.support.cli import cli_env, invoke
 
 HOSTILE = "evil\x1b[31m[/x]\nforged line"
 
@@ -285,7 +283,7 @@ def faked_run(monkeypatch):
 
 
 def _invoke(*args: str) -> Any:
-    return CliRunner().invoke(cli.main, ["run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--set", "size=8,16", *args])
+    return invoke("run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--set", "size=8,16", *args)
 
 
 def test_run_off_a_terminal_prints_a_line_per_case_on_stderr_and_not_on_stdout(faked_run):
@@ -315,14 +313,14 @@ def test_verbose_on_the_command_line_says_when_each_case_starts(faked_run):
 
 @pytest.mark.parametrize("command", [["run", "-w", "matmul"], ["ab", "-w", "matmul", "--base", "HEAD"]])
 def test_quiet_and_verbose_together_are_one_line_and_exit_2(command):
-    done = CliRunner().invoke(cli.main, [*command, "-q", "-v"])
+    done = invoke(*command, "-q", "-v")
     assert done.exit_code == 2
     assert done.stderr.strip().splitlines() == ["asyncbench: error: -q/--quiet (or --no-progress) and -v/--verbose: choose one"]
 
 
 @pytest.mark.parametrize("command", ["run", "gather", "ab"])
 def test_help_names_quiet_verbose_and_no_progress_as_quiet(command):
-    shown = " ".join(CliRunner().invoke(cli.main, [command, "--help"], terminal_width=200).output.split())
+    shown = " ".join(invoke(command, "--help", terminal_width=200).output.split())
     assert "-q, --quiet" in shown
     assert "-v, --verbose" in shown
     assert "--no-progress The same as -q" in shown
@@ -405,7 +403,8 @@ def test_ab_writes_a_line_per_block_as_it_ends_and_says_when_a_case_is_decided(m
 
 
 def test_a_ci_log_shows_each_case_while_the_run_goes_on(tmp_path):
-    """The real CLI with stderr a pipe: case 1's line arrives while case 2 is still running."""
+    """The real CLI with stderr a pipe: case 1's line arrives while case 2 is still running. (Its own Popen, not
+    tests.support.cli's runner, which returns only when the command has ended: the test reads stderr mid-run.)"""
     command = [sys.executable, "-m", "asyncbench", "run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--quick", "--in-process"]
     command += ["--set", "size=8,16", "--set", "max_time_s=0.3", "--set", "max_rel_noise=0.0001"]
     env = {**cli_env(), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}

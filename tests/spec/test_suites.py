@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from asyncbench import cli
 from asyncbench.errors import InputError
 from asyncbench.spec import config, suites
+from tests.support.cli import invoke
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGED = ROOT / "asyncbench" / "suites"
@@ -43,13 +42,13 @@ def test_a_name_that_is_neither_a_file_nor_a_suite_says_where_the_suites_are_lis
 
 def test_run_takes_a_suite_by_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    done = CliRunner().invoke(cli.main, ["validate", "async-computation", "ci-gate"])
+    done = invoke("validate", "async-computation", "ci-gate")
     assert done.exit_code == 0, done.output
     assert "async-computation: ok (4 experiment(s))" in done.output
 
 
 def test_list_names_every_suite_with_what_it_runs():
-    done = CliRunner().invoke(cli.main, ["list"])
+    done = invoke("list")
     assert done.exit_code == 0, done.output
     assert "asyncbench run NAME" in done.output
     for name in suites.names():
