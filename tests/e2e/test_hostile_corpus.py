@@ -25,7 +25,8 @@ import yaml
 from tests.support.cli import asyncbench
 
 ROOT = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).parent
+#: the corpus: its cases, expected.yaml and make_cases.py, which makes the cases
+HERE = ROOT / "tests" / "hostile"
 CASES = HERE / "cases"
 EXPECTED: dict[str, Any] = yaml.safe_load((HERE / "expected.yaml").read_text(encoding="utf-8"))
 #: a path outside every case's folder that no case may create (files in cases/ name it as their target)

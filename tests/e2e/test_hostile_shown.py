@@ -15,7 +15,7 @@ import pytest
 from tests.support.cli import asyncbench
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOWN = Path(__file__).parent / "cases" / "shown"
+SHOWN = ROOT / "tests" / "hostile" / "cases" / "shown"
 
 
 @pytest.mark.parametrize(
