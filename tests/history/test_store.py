@@ -308,24 +308,6 @@ def test_a_failure_while_recording_leaves_the_store_as_it_was(tmp_path, monkeypa
     assert opened.series() == []
 
 
-def test_a_record_that_fails_after_the_run_measured_exits_3_with_the_results_kept(tmp_path):
-    from asyncbench.history.store import StoreError
-    from asyncbench.session import recorder
-    from asyncbench.verdicts import outcome
-
-    class Refusing:
-        target = target.resolve(str(tmp_path / "h.sqlite"))
-
-        def record(self, report, label=None, source=None):
-            raise StoreError("history h.sqlite: cannot record: database is locked")
-
-    said = []
-    report = Report.load(quick_numpy_results(tmp_path / "r.json"))
-    ended = recorder.record(Refusing(), [(report, str(tmp_path / "r.json"))], None, said.append, outcome.judge(report))
-    assert ended.code == 3
-    assert any("cannot record" in line for line in said)
-
-
 def test_an_ab_results_file_is_recorded_as_paired_ratios_of_the_head_side(history, tmp_path):
     from asyncbench.results import ab_report, paired
     from asyncbench.results.labels import Label

@@ -11,7 +11,6 @@ import pytest
 from asyncbench.errors import InputError
 from asyncbench.history import masking, target
 from asyncbench.report import html
-from asyncbench.session import recorder
 from tests.support.cli import invoke
 
 SECRET = "s3cr@t w/rd"
@@ -80,22 +79,6 @@ def test_masking_leaves_everything_else_as_it_is():
 def test_the_page_header_shows_the_store_masked():
     for url in FORMS.values():
         assert "s3cr" not in html.render([], None, [], target.resolve(url).shown)
-
-
-def test_the_recorded_in_line_shows_the_store_masked():
-    class Done:
-        new, run, points = True, 1, 3
-
-    class Store:
-        target = target.resolve(FORMS["?password="])
-
-        def record(self, *args, **kwargs):
-            return Done()
-
-    said: list[str] = []
-    recorder.record(Store(), [(None, None)], None, said.append, None)
-    assert len(said) == 1
-    assert "recorded in postgresql://ci@db.example/bench?password=***" in said[0]
 
 
 def test_a_url_that_cannot_be_read_is_refused_without_its_password():
