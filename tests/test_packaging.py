@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from asyncbench.spec import suites
+from tests.support.cli import asyncbench
 
 ROOT = Path(__file__).resolve().parents[1]
 #: what the wheel is built from (pyproject.toml names the readme and the license file)
@@ -125,11 +126,9 @@ def _without_torch(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[st
     hide = tmp_path / "without-torch"
     hide.mkdir(exist_ok=True)
     (hide / "sitecustomize.py").write_text(HIDE_TORCH, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCBENCH_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(hide), str(ROOT)])  # workers inherit it: none of them finds torch either
-    return subprocess.run(
-        [sys.executable, "-m", "asyncbench", *argv], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120, check=False
-    )
+    path = os.pathsep.join([str(hide), str(ROOT)])  # workers inherit it: none of them finds torch either
+    ours = [k for k in os.environ if k.startswith("ASYNCBENCH_")]
+    return asyncbench(*argv, cwd=tmp_path, env={"PYTHONPATH": path}, unset=ours, timeout=120)
 
 
 def test_numpy_runs_a_suite_by_name_where_torch_is_not_installed(tmp_path):

@@ -170,6 +170,7 @@ def test_ctrl_c_during_an_mxnet_case_ends_its_worker_under_the_other_python(tmp_
     from tests.support.cli import INTERRUPTIBLE_ASYNCBENCH
     from tests.support.helpers import command_line, no_children_left
 
+    # its own Popen, not tests.support.cli's runner: the test sends SIGINT while the run is going on
     run = subprocess.Popen(
         [
             *INTERRUPTIBLE_ASYNCBENCH,

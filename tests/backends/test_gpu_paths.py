@@ -20,6 +20,7 @@ from asyncbench.results.schema import Report
 from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.comm_overlap import overlapped_step
 from asyncbench.workloads.copy_overlap import CopyOverlap
+from tests.support.cli import invoke
 
 
 def test_copy_overlap_verifies_bfloat16_inside_torch():
@@ -169,15 +170,11 @@ def test_warnings_survive_the_results_file(tmp_path):
 
 @pytest.mark.parametrize("fmt", ["terminal", "markdown"])
 def test_show_puts_a_warning_under_its_row(tmp_path, fmt):
-    from click.testing import CliRunner
-
-    from asyncbench import cli
-
     result = dataclasses.replace(_result(), warnings=("run: device time exceeds done time in 1 of 6 samples: events on the wrong stream?",))
     path = tmp_path / "r.json"
     Report.new({}, {}, (result,)).save(path)
     args = ["show", str(path)] + ([] if fmt == "terminal" else ["--format", "markdown"])
-    shown = CliRunner().invoke(cli.main, args)
+    shown = invoke(*args)
     assert "⚠" in shown.output
     assert "events on the wrong stream?" in shown.output
 

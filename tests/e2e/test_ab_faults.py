@@ -260,49 +260,6 @@ def test_secret_looking_variables_are_masked_in_every_output_and_reach_their_sid
     assert "DB_PASSWORD=***" in comment
 
 
-@pytest.mark.parametrize(
-    "name, secret",
-    [
-        ("API_TOKEN", True),
-        ("aws_secret_access_key", True),
-        ("PGPASSWORD", True),
-        ("HTPASSWD", True),
-        ("GOOGLE_APPLICATION_CREDENTIALS", True),
-        ("HF_AUTH", True),
-        ("SESSION_COOKIE", True),
-        ("DB_PASS", True),
-        ("GITHUB_PAT", True),
-        ("SENTRY_DSN", True),
-        ("OMP_NUM_THREADS", False),
-        ("WORK_REPEAT", False),
-        ("PATH", False),
-        ("LD_LIBRARY_PATH", False),
-    ],
-)
-def test_which_names_look_secret(name, secret):
-    from asyncbench.session import side_variables as ab_module
-
-    assert ab_module.is_secret(name) is secret
-
-
-@pytest.mark.parametrize(
-    "name, value, shown",
-    [
-        ("DATABASE_URL", "postgresql://u:pw@h/d", "postgresql://u:***@h/d"),
-        ("REPO", "https://me:tok3n@github.com/x.git", "https://me:***@github.com/x.git"),
-        ("DB", "host=db user=ci password=pw", "host=db user=ci password=***"),
-        ("X_CONFIG", "ghp_16C7e42F292c6912E7710c838347Ae178B4a", "***"),  # a token, whatever its name
-        ("OMP_NUM_THREADS", "1", "1"),
-        ("PYTHONPATH", "/opt/lib/python3.11/site-packages", "/opt/lib/python3.11/site-packages"),
-        ("TORCH_VERSION", "2.13.0", "2.13.0"),
-    ],
-)
-def test_a_value_that_holds_or_is_a_credential_is_masked_whatever_its_name(name, value, shown):
-    from asyncbench.session import side_variables as ab_module
-
-    assert ab_module.shown_value(name, value) == shown
-
-
 QUOTES_ITS_TOKEN = """\
 import os
 
@@ -349,49 +306,3 @@ def test_an_output_over_the_config_or_an_empty_option_is_refused_before_anything
     assert not done.stdout.strip()  # nothing was measured
     assert (repo / "gate.yaml").read_text() == before
     assert worktree_count(repo) == 0
-
-
-@pytest.mark.parametrize(
-    "item, said",
-    [
-        ("OMP\x1b[2J=1", r"--base-env 'OMP\x1b[2J': not a variable's name"),
-        ("A\nB=1", r"--base-env 'A\nB': not a variable's name"),
-        ("1THREADS=1", "--base-env '1THREADS': not a variable's name"),
-        ("OMP-THREADS=1", "--base-env 'OMP-THREADS': not a variable's name"),
-        ("API_TOKEN=hunter2\x01", r"--base-env API_TOKEN: its value holds a control character ('\x01' at position 7)"),
-        ("API_TOKEN=hunter2\nLD_PRELOAD=/tmp/x.so", r"--base-env API_TOKEN: its value holds a control character ('\n' at position 7)"),
-        ("WORK_MODE=a\tb", "--base-env WORK_MODE: its value holds a control character"),
-    ],
-)
-def test_a_variable_with_a_bad_name_or_a_control_character_is_refused_without_its_value(item, said):
-    from asyncbench.errors import InputError
-    from asyncbench.session import side_variables as ab_module
-
-    with pytest.raises(InputError) as refused:
-        ab_module.parse_env((item,), "--base-env")
-    assert said in refused.value.message
-    assert "hunter2" not in refused.value.message
-    assert "\n" not in refused.value.message  # one line
-    assert "\x1b" not in refused.value.message  # no escape sequence reaches the terminal
-
-
-def test_a_variable_given_twice_is_refused_without_either_value():
-    from asyncbench.errors import InputError
-    from asyncbench.session import side_variables as ab_module
-
-    with pytest.raises(InputError, match="--base-env API_TOKEN: given twice") as refused:
-        ab_module.parse_env(("API_TOKEN=hunter2", "API_TOKEN=hunter3"), "--base-env")
-    assert "hunter" not in refused.value.message
-
-
-def test_good_variables_are_taken_as_given():
-    from asyncbench.session import side_variables as ab_module
-
-    given = ("OMP_NUM_THREADS=1", "_private=a b=c", " SPACED =x", "EMPTY=", "path=/a:/b")
-    assert ab_module.parse_env(given, "--head-env") == {
-        "OMP_NUM_THREADS": "1",
-        "_private": "a b=c",
-        "SPACED": "x",
-        "EMPTY": "",
-        "path": "/a:/b",
-    }

@@ -242,6 +242,7 @@ def test_a_real_allocation_failure_in_a_real_workload_is_an_error_row(tmp_path):
     )
     limit = 2 * 2**30
     # the limit is set in the child itself: a preexec_fn would fork this test process, which may hold JAX's threads
+    # (its own interpreter, not tests.support.cli's runner: `python -m asyncbench` cannot set a memory limit first)
     limited = (
         f"import resource, runpy; resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit})); "
         "runpy.run_module('asyncbench', run_name='__main__', alter_sys=True)"

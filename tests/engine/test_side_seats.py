@@ -1,21 +1,17 @@
 """`ab` keeps one process per side at a time: a side's process for other cases (another framework's, frozen with
 its CUDA context) is closed before the side's next process runs, so a GPU case has two contexts on its GPU (one
-per side, which pairing in two processes needs), not four. A GPU that admits one process is refused in one line."""
+per side, which pairing in two processes needs), not four. (A GPU that admits one process is refused in one line:
+tests/session/test_sides.py.)"""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
-from asyncbench.backends import cuda_devices
 from asyncbench.engine import side_process
-from asyncbench.errors import InputError
-from asyncbench.results.model import Case, Settings
-from asyncbench.session import sides
 
 LEDGERED = '''
 import os
@@ -94,20 +90,3 @@ def test_renewing_a_side_closes_the_side_s_other_process_and_leaves_the_other_si
     finally:
         for side in (numpy_base, jax_base, head):
             side.close()
-
-
-def _case(device: str) -> Case:
-    return Case(f"m[torch,{device}]", "m", "matmul", "torch", device, {}, Settings())
-
-
-def test_ab_refuses_a_gpu_case_on_a_gpu_that_admits_one_process_in_one_line(monkeypatch):
-    monkeypatch.setattr(cuda_devices, "compute_modes", lambda: {0: "default", 1: "exclusive_process"})
-    with pytest.raises(InputError) as refused:
-        sides.check_gpus([_case("cpu"), _case("cuda:0")])
-    message = str(refused.value)
-    assert message.startswith("cuda:1 admits one process at a time (compute mode EXCLUSIVE_PROCESS), and ab measures m[torch,cuda:0]")
-    assert "\n" not in message
-    sides.check_gpus([_case("cpu")])  # no GPU case: nothing to refuse
-    monkeypatch.setattr(cuda_devices, "compute_modes", lambda: {0: "default"})
-    sides.check_gpus([_case("cuda:0")])
-    assert os.environ.get("CUDA_VISIBLE_DEVICES") != ""  # nothing here hid the GPUs to get there

@@ -11,14 +11,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from asyncbench import cli
 from asyncbench.errors import InputError
 from asyncbench.history import keys, tables
 from asyncbench.results import ab_file, ab_report, paired
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Case, Settings
+from tests.support.cli import invoke
 
 FACTS = {"cpu": "Test CPU", "cpu_cores_logical": 2, "hostname": "runner", "frameworks": {"numpy": {"version": "2.0"}}}
 # The experiment is named `mm`, its workload is `matmul`; `dtype` is at its default, so the id does not name it.
@@ -75,7 +74,7 @@ def test_an_ab_cases_workload_and_params_survive_recording(tmp_path):
     [case] = ab_file.read(path).cases
     assert (case.workload, case.backend, case.device, dict(case.params)) == ("matmul", "numpy", "cpu", CASE.params)
     history = tmp_path / "h.sqlite"
-    done = CliRunner().invoke(cli.main, ["record", str(path), "--history", str(history)], catch_exceptions=False)
+    done = invoke("record", str(path), "--history", str(history))
     assert done.exit_code == 0, done.output
     assert _stored_cases(history) == [("mm[numpy,cpu,n=256]", "matmul", "numpy", "cpu", {"n": 256, "dtype": "float32"})]
 

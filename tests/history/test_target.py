@@ -7,13 +7,11 @@ import os
 from urllib.parse import quote
 
 import pytest
-from click.testing import CliRunner
 
-from asyncbench import cli
 from asyncbench.errors import InputError
 from asyncbench.history import masking, target
 from asyncbench.report import html
-from asyncbench.session import recorder
+from tests.support.cli import invoke
 
 SECRET = "s3cr@t w/rd"
 WRONG = "n0t-the-passw0rd"
@@ -83,22 +81,6 @@ def test_the_page_header_shows_the_store_masked():
         assert "s3cr" not in html.render([], None, [], target.resolve(url).shown)
 
 
-def test_the_recorded_in_line_shows_the_store_masked():
-    class Done:
-        new, run, points = True, 1, 3
-
-    class Store:
-        target = target.resolve(FORMS["?password="])
-
-        def record(self, *args, **kwargs):
-            return Done()
-
-    said: list[str] = []
-    recorder.record(Store(), [(None, None)], None, said.append, None)
-    assert len(said) == 1
-    assert "recorded in postgresql://ci@db.example/bench?password=***" in said[0]
-
-
 def test_a_url_that_cannot_be_read_is_refused_without_its_password():
     with pytest.raises(InputError) as refused:
         target.resolve("postgresql://ci:s3cret@db:notaport/bench?password=s3cret")
@@ -124,7 +106,7 @@ def test_a_real_servers_refusal_never_shows_the_password(form, tmp_path, monkeyp
     url = form.format(scheme="postgresql", user=real.username, host=real.host, port=real.port or 5432, db=real.database, wrong=WRONG)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ASYNCBENCH_HISTORY", raising=False)
-    result = CliRunner().invoke(cli.main, ["history", "--history", url], catch_exceptions=False)
+    result = invoke("history", "--history", url)
     assert result.exit_code == 2, result.output
     assert "password authentication failed" in result.stderr
     assert WRONG not in result.output
@@ -140,6 +122,6 @@ def test_a_key_value_connection_string_reaches_the_server(monkeypatch, tmp_path)
     found = target.resolve(conninfo)
     assert found.kind == "postgresql"
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli.main, ["report", "-o", str(tmp_path / "r.html"), "--history", conninfo], catch_exceptions=False)
+    result = invoke("report", "-o", str(tmp_path / "r.html"), "--history", conninfo)
     assert "could not connect" not in result.output
     assert "password authentication failed" not in result.output

@@ -20,7 +20,7 @@ from typing import Any, Callable
 CASES = Path(__file__).parent / "cases"
 GOOD = CASES / "good"
 
-#: a path outside the case's folder that no case may create (tests/hostile/test_corpus.py checks it)
+#: a path outside the case's folder that no case may create (tests/e2e/test_hostile_corpus.py checks it)
 PWNED = "/tmp/asyncbench-hostile-pwned"
 LONG = "x" * 100_000
 DEEP = 50_000
@@ -307,7 +307,7 @@ CENSUS: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 #: census files that are valid data with names that read as rich markup: shown as written, never as markup
-#: (tests/hostile/test_shown.py), in cases/shown/
+#: (tests/e2e/test_hostile_shown.py), in cases/shown/
 SHOWN: dict[str, Callable[[dict[str, Any]], None]] = {
     "census-call-markup": _set(f"{S0}.points.0.call", "[link=file:///etc/passwd]jax.Array.item[/link]"),
     "census-call-closing-tag": _set(f"{S0}.points.0.call", "jax.Array.item[/x]"),

@@ -13,6 +13,7 @@ from asyncbench.report.view import SPREAD_NOTE
 from asyncbench.results.bound import Bound, BoundKind, Side, SideBound
 from asyncbench.results.syncs import Census, SyncKind, SyncPoint
 from tests.support.bounds import device_bound, host_bound, result_with, synchronous
+from tests.support.cli import invoke
 from tests.support.helpers import ok_result, report_of
 
 DEVICE_READING = (
@@ -138,17 +139,13 @@ def test_a_result_without_a_bound_shows_none_and_its_legend_is_as_before():
 
 
 def test_show_prints_a_files_bound_and_its_json_is_the_results_file(tmp_path):
-    from click.testing import CliRunner
-
-    from asyncbench import cli
-
     path = tmp_path / "r.json"
     report_of([result_with(device_bound(), synchronous("numpy_step"))]).save(path)
-    shown = CliRunner().invoke(cli.main, ["show", str(path)], catch_exceptions=False)
+    shown = invoke("show", str(path))
     assert shown.exit_code == 0
     assert "what bounds the step (torch cpu)" in shown.output
     assert "numpy_step: synchronous: the host is the device" in shown.output
-    as_json = CliRunner().invoke(cli.main, ["show", str(path), "--format", "json"], catch_exceptions=False)
+    as_json = invoke("show", str(path), "--format", "json")
     assert as_json.exit_code == 0
     assert '"bound":{"matmul":{"bound":"device"' in as_json.output.replace(" ", "")
 

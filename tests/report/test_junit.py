@@ -13,6 +13,7 @@ from asyncbench.results.labels import Label
 from asyncbench.results.model import Check, Status, Verdict
 from asyncbench.results.paired import PairedCase, PairedRatio, Side
 from asyncbench.verdicts import outcome
+from tests.support.cli import invoke
 from tests.support.golden import golden_report
 from tests.support.helpers import ok_result, report_of
 
@@ -128,9 +129,6 @@ def test_an_ab_case_lost_on_head_or_failing_verification_fails():
 def test_ab_and_show_write_them_and_an_unwritable_path_is_refused_before_anything_runs(tmp_path):
     """The wiring: `ab` writes both after judging, `show AB.json --format` prints the same, `--allow-inconclusive`
     skips on show, and `ab --junit` / `run --bmf` into a missing folder is one line, exit 2, nothing run."""
-    from click.testing import CliRunner
-
-    from asyncbench import cli
     from asyncbench.errors import EXIT_INPUT
     from asyncbench.report import bmf
     from asyncbench.session import paired, spine
@@ -145,14 +143,14 @@ def test_ab_and_show_write_them_and_an_unwritable_path_is_refused_before_anythin
     assert spine.conclude(paired.PairedConclusion(request), report, Saver(None, said.append), None, (), said.append).code == 1
     assert said == [f"written: {files['bmf.json']}, {files['junit.xml']}"]
     for fmt, written in (("junit", "junit.xml"), ("bmf", "bmf.json")):
-        shown = CliRunner().invoke(cli.main, ["show", str(files["ab.json"]), "--format", fmt], catch_exceptions=False)
+        shown = invoke("show", str(files["ab.json"]), "--format", fmt)
         assert shown.exit_code == 0
         assert shown.output == files[written].read_text(encoding="utf-8")
     assert shown.output == bmf.ab_bmf(report)
-    allowed = CliRunner().invoke(cli.main, ["show", str(files["ab.json"]), "--format", "junit", "--allow-inconclusive"])
+    allowed = invoke("show", str(files["ab.json"]), "--format", "junit", "--allow-inconclusive")
     assert _counts(_parsed(allowed.output)) == (1, 0, 0, 1)
     for args in (["ab", "-w", "matmul", "-b", "numpy", "--base-env", "X=1", "--junit"], ["run", "-w", "matmul", "-b", "numpy", "--bmf"]):
-        refused = CliRunner().invoke(cli.main, [*args, str(tmp_path / "missing" / "out")])
+        refused = invoke(*args, str(tmp_path / "missing" / "out"))
         assert refused.exit_code == EXIT_INPUT, refused.output
         assert "does not exist" in refused.output
         assert len(refused.output.strip().splitlines()) == 1

@@ -10,21 +10,16 @@ from __future__ import annotations
 import dataclasses
 import io
 import math
-import random
 import subprocess
 import sys
-import time
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from rich.console import Console
 
-from asyncbench import cli
-from asyncbench.engine import gate_time, paired
 from asyncbench.report import progress
 from asyncbench.report.progress import Block, ProgressDisplay
-from asyncbench.results import blocks, stats
+from asyncbench.results import stats
 from asyncbench.results.labels import Label
 from asyncbench.results.model import (
     ERROR,
@@ -42,9 +37,8 @@ from asyncbench.results.model import (
 )
 from asyncbench.results.model import Progress as Measured
 from asyncbench.results.paired import PairedRatio
-from asyncbench.session import block_progress
-from asyncbench.workloads.base import Prepared, Workload
-from tests.support.cli import cli_env
+from tests.support.cli import cli_env, invoke
+from tests.support.streams import Flushes
 
 HOSTILE = "evil\x1b[31m[/x]\nforged line"
 
@@ -169,19 +163,8 @@ def test_an_ab_case_that_errors_says_so_on_its_block_line():
 # --- the display -----------------------------------------------------------------------------------------------
 
 
-class _Flushes(io.StringIO):
-    """A stream that keeps what had been written at each flush: what a CI log has shown by then."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.shown: list[str] = []
-
-    def flush(self) -> None:
-        self.shown.append(self.getvalue())
-
-
 def test_off_a_terminal_each_case_is_a_line_flushed_before_the_next_case_starts():
-    stream = _Flushes()
+    stream = Flushes()
     console = Console(file=stream, force_terminal=False)
     with ProgressDisplay(True, console) as display:
         display.start(0, 2, _case("a[numpy,cpu]"))
@@ -285,7 +268,7 @@ def faked_run(monkeypatch):
 
 
 def _invoke(*args: str) -> Any:
-    return CliRunner().invoke(cli.main, ["run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--set", "size=8,16", *args])
+    return invoke("run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--set", "size=8,16", *args)
 
 
 def test_run_off_a_terminal_prints_a_line_per_case_on_stderr_and_not_on_stdout(faked_run):
@@ -315,97 +298,25 @@ def test_verbose_on_the_command_line_says_when_each_case_starts(faked_run):
 
 @pytest.mark.parametrize("command", [["run", "-w", "matmul"], ["ab", "-w", "matmul", "--base", "HEAD"]])
 def test_quiet_and_verbose_together_are_one_line_and_exit_2(command):
-    done = CliRunner().invoke(cli.main, [*command, "-q", "-v"])
+    done = invoke(*command, "-q", "-v")
     assert done.exit_code == 2
     assert done.stderr.strip().splitlines() == ["asyncbench: error: -q/--quiet (or --no-progress) and -v/--verbose: choose one"]
 
 
 @pytest.mark.parametrize("command", ["run", "gather", "ab"])
 def test_help_names_quiet_verbose_and_no_progress_as_quiet(command):
-    shown = " ".join(CliRunner().invoke(cli.main, [command, "--help"], terminal_width=200).output.split())
+    shown = " ".join(invoke(command, "--help", terminal_width=200).output.split())
     assert "-q, --quiet" in shown
     assert "-v, --verbose" in shown
     assert "--no-progress The same as -q" in shown
-
-
-# --- ab: a line per block ---------------------------------------------------------------------------------------
-
-
-class _Work(Workload):
-    name = "fake-work"
-    variants = ("step",)
-
-    def setup(self, backend: Any, device: str, params: Any) -> Prepared:  # pragma: no cover - never set up here
-        raise NotImplementedError
-
-
-class _Side:
-    """A side of made-up samples (head `slower` by a factor) that notes, at each case's set-up, what stderr shows."""
-
-    def __init__(self, name: str, slower: float, stream: _Flushes, seen: list[tuple[str, int]]):
-        self.name, self.tree, self.slower, self.stream, self.seen = name, None, slower, stream, seen
-        self.rng = random.Random(name)
-        self.sleep_s = 0.0
-
-    def renew(self, backend: Any) -> None:
-        pass
-
-    def ready(self, timeout_s: float) -> None:
-        pass
-
-    def send(self, command: str, payload: Any) -> None:
-        self.pending = (command, payload)
-        if command == "setup" and self.name == "base":
-            self.seen.append((payload[0].id, len(self.stream.getvalue().splitlines())))
-
-    def receive(self, timeout_s: float) -> Any:
-        return self.call(*self.pending, timeout_s)
-
-    def call(self, command: str, payload: Any, timeout_s: float) -> Any:
-        if command == "setup":
-            return {"variants": ["step"], "asynchronous": False}
-        if command == "sample":
-            time.sleep(self.sleep_s)
-            done = 1e-3 * self.slower * math.exp(self.rng.gauss(0, 0.001))
-            return done, done, None
-        return None
-
-    def close(self) -> None:
-        pass
-
-
-def test_ab_writes_a_line_per_block_as_it_ends_and_says_when_a_case_is_decided(monkeypatch):
-    monkeypatch.setattr(blocks, "BLOCK_MIN_S", 0.0)
-    stream, seen = _Flushes(), []
-    console = Console(file=stream, force_terminal=False)
-    sides = (_Side("base", 1.0, stream, seen), _Side("head", 1.0, stream, seen))
-    cases = [Case(f"m{i}[numpy,cpu]", "e", "fake-work", "numpy", "cpu", {}, Settings(warmup=0, timeout_s=10)) for i in range(2)]
-    pairings = [paired.Pairing(case, case, sides, _Work(), 0.005, 0.05) for case in cases]  # type: ignore[arg-type]
-    display = ProgressDisplay(True, console)
-    with display:
-        block_progress.report_blocks(pairings, display)
-        started = time.perf_counter()
-        gate_time.gate(pairings, 30.0)
-    assert time.perf_counter() - started < 20
-    lines = stream.getvalue().splitlines()
-    assert lines[0].startswith("[1/2] m0[numpy,cpu]  block 1  change: step ")
-    assert lines[1].startswith("[2/2] m1[numpy,cpu]  block 1  change: step ")
-    assert "block 2 of " in lines[2]
-    decided = [line for line in lines if "decided: stops" in line]
-    assert [line[:5] for line in decided] == ["[1/2]", "[2/2]"]
-    assert all(" SAME " in line for line in decided)
-    assert not [line for line in lines if "stopped" in line]  # each said it stops where it decided, once
-    assert len(lines) == len({line[:5] + line.split("  ")[1] for line in lines})  # a line per block, none twice
-    # each case's set-up saw the line of the block before it: the lines are written as the blocks end
-    assert seen[:3] == [("m0[numpy,cpu]", 0), ("m1[numpy,cpu]", 1), ("m0[numpy,cpu]", 2)]
-    assert "\x1b" not in stream.getvalue()
 
 
 # --- end to end: a live CI log ----------------------------------------------------------------------------------
 
 
 def test_a_ci_log_shows_each_case_while_the_run_goes_on(tmp_path):
-    """The real CLI with stderr a pipe: case 1's line arrives while case 2 is still running."""
+    """The real CLI with stderr a pipe: case 1's line arrives while case 2 is still running. (Its own Popen, not
+    tests.support.cli's runner, which returns only when the command has ended: the test reads stderr mid-run.)"""
     command = [sys.executable, "-m", "asyncbench", "run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--quick", "--in-process"]
     command += ["--set", "size=8,16", "--set", "max_time_s=0.3", "--set", "max_rel_noise=0.0001"]
     env = {**cli_env(), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
@@ -426,37 +337,6 @@ def test_a_ci_log_shows_each_case_while_the_run_goes_on(tmp_path):
     assert process.returncode == 0, err
     assert "[1/2]" not in out
     assert "matmul" in out  # the table, on stdout as ever
-
-
-def test_an_ab_case_out_of_time_says_once_that_it_stopped_with_its_last_look(monkeypatch):
-    monkeypatch.setattr(blocks, "BLOCK_MIN_S", 0.0)
-    stream, seen = _Flushes(), []
-    sides = (_Side("base", 1.0, stream, seen), _Side("head", 1.05, stream, seen))  # on its 5% margin: undecided
-    for side in sides:
-        side.sleep_s = 0.001  # a block takes about 10 ms: the gate's 0.2 s run out
-    case = Case("m[numpy,cpu]", "e", "fake-work", "numpy", "cpu", {}, Settings(warmup=0, timeout_s=10))
-    pairing = paired.Pairing(case, case, sides, _Work(), 0.005, 0.05)  # type: ignore[arg-type]
-    with ProgressDisplay(True, Console(file=stream, force_terminal=False)) as display:
-        block_progress.report_blocks([pairing], display)
-        (row,) = gate_time.gate([pairing], 0.2)
-    lines = stream.getvalue().splitlines()
-    assert [line for line in lines if "stopped" in line] == [lines[-1]]
-    (last,) = row.ratios
-    assert f"last look: step {progress.change_text(last.ratio)} {progress._interval(last)} {last.label}  stopped" in lines[-1]
-    assert not [line for line in lines if "decided" in line]
-
-
-def test_an_ab_block_line_masks_a_sides_secret_quoted_in_its_error():
-    from asyncbench.results.paired import PairedCase
-    from asyncbench.session.side_variables import scrubber
-
-    case = Case("m[numpy,cpu]", "e", "fake-work", "numpy", "cpu", {}, Settings())
-    pairing = paired.Pairing(case, case, (None, None), _Work(), 0.005, 0.05)  # type: ignore[arg-type]
-    pairing.done = PairedCase.of(case, "error", "head: ValueError: token is abc123secret")
-    block = block_progress.block_of(pairing, 0, 1, scrubber({}, {"API_TOKEN": "abc123secret"}))
-    line = progress.block_line(block)
-    assert "abc123secret" not in line
-    assert line.startswith("[1/1] m[numpy,cpu]  error: head: ValueError: token is ***")
 
 
 def test_a_reader_that_left_stops_the_lines_not_the_run():

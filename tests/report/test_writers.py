@@ -12,6 +12,7 @@ from rich.console import Console
 from asyncbench.report import cells, markdown, terminal, view
 from asyncbench.results import stats, units
 from asyncbench.results.model import ERROR, SKIPPED, Result
+from tests.support.cli import cli_env
 from tests.support.helpers import ok_result, report_of
 
 
@@ -66,7 +67,10 @@ def test_output_cut_short_by_head_keeps_the_exit_code(tmp_path):
     """`asyncbench show big.json | head -1` must not turn into exit 1 from a broken pipe."""
     path = tmp_path / "big.json"
     report_of([ok_result(f"m{i}[torch,cpu]") for i in range(400)]).save(path)
-    process = subprocess.Popen([sys.executable, "-m", "asyncbench", "show", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # its own Popen, not tests.support.cli's runner: the test closes the pipe while the command is still writing
+    process = subprocess.Popen(
+        [sys.executable, "-m", "asyncbench", "show", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env()
+    )
     process.stdout.readline()
     process.stdout.close()
     _, stderr = process.communicate(timeout=60)

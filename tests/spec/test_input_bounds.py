@@ -17,6 +17,7 @@ from asyncbench.errors import InputError
 from asyncbench.spec import config, document, expect, schema
 from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.base import INT, SHAPE, STR, Param
+from tests.support.cli import asyncbench
 
 
 def _fifo(tmp_path, payload: bytes):
@@ -103,8 +104,6 @@ def test_a_check_against_no_finite_number_is_refused(number):
 def test_a_journal_is_held_to_the_vocabulary_of_the_results_file_it_stands_for(tmp_path):
     """`show r.json` of a run that did not end reads r.json.journal instead: the same names are refused in it."""
     import json
-    import subprocess
-    import sys
     from pathlib import Path
 
     good = json.loads((Path(__file__).parents[1] / "hostile" / "cases" / "good" / "results.json").read_text())
@@ -113,9 +112,7 @@ def test_a_journal_is_held_to_the_vocabulary_of_the_results_file_it_stands_for(t
     result["id"] = "matmul[numpy,cpu]\x1b]0;pwned\x07"
     lines = [json.dumps({"journal": header}), json.dumps(result)]
     (tmp_path / "r.json.journal").write_text("\n".join(lines) + "\n")
-    shown = subprocess.run(
-        [sys.executable, "-m", "asyncbench", "show", "r.json"], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
+    shown = asyncbench("show", "r.json", cwd=tmp_path, timeout=120)
     assert shown.returncode == 2, shown.stderr
     assert "results[0].id: holds a control character" in shown.stderr
     assert "\x1b" not in shown.stdout + shown.stderr.replace("\\x1b", "")

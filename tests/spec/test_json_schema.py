@@ -10,14 +10,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from asyncbench import cli
 from asyncbench.spec import config, executor, expect, json_schema
 from asyncbench.spec.document import ConfigError, Document
 from asyncbench.workloads import BUILT_IN
+from tests.support.cli import invoke
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).parent / "corpus" / "configs"
@@ -245,25 +244,25 @@ def test_the_check_pattern_is_the_parsers_own_grammar(text):
 
 
 def test_schema_prints_the_schema_and_writes_it_with_o(tmp_path):
-    printed = CliRunner().invoke(cli.main, ["schema"], catch_exceptions=False)
+    printed = invoke("schema")
     assert printed.exit_code == 0, printed.output
     assert json.loads(printed.output) == json_schema.build()
     out = tmp_path / "asyncbench.schema.json"
-    written = CliRunner().invoke(cli.main, ["schema", "-o", str(out)], catch_exceptions=False)
+    written = invoke("schema", "-o", str(out))
     assert written.exit_code == 0, written.output
     assert json.loads(out.read_text(encoding="utf-8")) == json_schema.build()
     assert "{" not in written.output
 
 
 def test_schema_help_has_an_example():
-    shown = CliRunner().invoke(cli.main, ["schema", "--help"], catch_exceptions=False).output
+    shown = invoke("schema", "--help").output
     assert "Examples" in shown
     assert "asyncbench schema -o" in shown
     assert "yaml-language-server" in shown
 
 
 def test_schema_to_a_folder_is_bad_input(tmp_path):
-    result = CliRunner().invoke(cli.main, ["schema", "-o", str(tmp_path)])
+    result = invoke("schema", "-o", str(tmp_path))
     assert result.exit_code == 2
     assert "Traceback" not in result.output
 

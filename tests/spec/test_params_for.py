@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from asyncbench import cli
 from asyncbench.engine import expansion
 from asyncbench.errors import InputError
 from asyncbench.spec import config, overrides
 from asyncbench.workloads import BUILT_IN
+from tests.support.cli import invoke
 
 SUITE_LIKE = """
 defaults: {backends: [numpy, torch, mxnet], devices: [cpu]}
@@ -75,7 +74,7 @@ def test_a_bad_params_for_is_one_clear_error(params_for, fragment):
 
 
 def test_list_states_the_sizes_per_backend():
-    table = CliRunner().invoke(cli.main, ["list", "--format", "json"])
+    table = invoke("list", "--format", "json")
     assert table.exit_code == 0, table.output
     multi = next(w for w in json.loads(table.output) if w["name"] == "multi_device")
     size = next(p for p in multi["params"] if p["name"] == "size")

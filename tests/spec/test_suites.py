@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from asyncbench import cli
 from asyncbench.errors import InputError
 from asyncbench.spec import config, suites
+from tests.support.cli import invoke
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGED = ROOT / "asyncbench" / "suites"
@@ -43,13 +42,13 @@ def test_a_name_that_is_neither_a_file_nor_a_suite_says_where_the_suites_are_lis
 
 def test_run_takes_a_suite_by_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    done = CliRunner().invoke(cli.main, ["validate", "async-computation", "ci-gate"])
+    done = invoke("validate", "async-computation", "ci-gate")
     assert done.exit_code == 0, done.output
     assert "async-computation: ok (4 experiment(s))" in done.output
 
 
 def test_list_names_every_suite_with_what_it_runs():
-    done = CliRunner().invoke(cli.main, ["list"])
+    done = invoke("list")
     assert done.exit_code == 0, done.output
     assert "asyncbench run NAME" in done.output
     for name in suites.names():
@@ -68,20 +67,3 @@ def test_configs_is_the_packaged_suites_not_a_copy():
         assert path.is_symlink(), f"{path} is a copy: move it to asyncbench/suites/ and link it"
         assert path.resolve() == (PACKAGED / path.name).resolve()
     assert {p.name for p in linked} == {p.name for p in PACKAGED.glob("*.yaml")} - {config.DEFAULT_SUITE}
-
-
-def test_ab_reads_a_linked_config_where_it_was_named_so_a_revision_from_before_the_link_has_it(tmp_path):
-    """`ab configs/ci-gate.yaml --base OLD`: each side reads configs/ci-gate.yaml as its revision has it (a file in
-    revisions from before the suites moved into the package), not the path the link leads to today."""
-    from asyncbench.session import sides
-
-    repo, old = tmp_path / "repo", tmp_path / "old"
-    (repo / "asyncbench" / "suites").mkdir(parents=True)
-    (repo / "asyncbench" / "suites" / "ci-gate.yaml").write_text("name: new\n", encoding="utf-8")
-    (repo / "configs").mkdir()
-    (repo / "configs" / "ci-gate.yaml").symlink_to("../asyncbench/suites/ci-gate.yaml")
-    (old / "configs").mkdir(parents=True)
-    (old / "configs" / "ci-gate.yaml").write_text("name: old\n", encoding="utf-8")
-    named = str(repo / "configs" / "ci-gate.yaml")
-    (there,) = sides.configs_in(sides.Tree(old, "OLD"), repo.resolve(), (named,), "--base")
-    assert Path(there).read_text(encoding="utf-8") == "name: old\n"

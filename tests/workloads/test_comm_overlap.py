@@ -13,13 +13,11 @@ from pathlib import Path
 
 import psutil
 import pytest
-from click.testing import CliRunner
 
-from asyncbench import cli
 from asyncbench.measure import distributed
 from asyncbench.results.model import ERROR, OK, Result
 from asyncbench.workloads import comm_overlap
-from tests.support.cli import INTERRUPTIBLE_PREAMBLE
+from tests.support.cli import INTERRUPTIBLE_PREAMBLE, invoke
 from tests.support.helpers import no_children_left, run_workload
 
 pytestmark = pytest.mark.slow
@@ -129,25 +127,8 @@ def test_comm_overlap_measures_real_gloo_ranks_and_verifies_the_sums():
 def test_a_crashing_rank_is_an_error_row_with_its_message_and_the_run_goes_on(monkeypatch, tmp_path):
     monkeypatch.setattr(comm_overlap, "run_rank", rank_one_raises)
     out = tmp_path / "r.json"
-    result = CliRunner().invoke(
-        cli.main,
-        [
-            "run",
-            "-w",
-            "comm_overlap",
-            "-w",
-            "sync_async",
-            "-b",
-            "torch",
-            "-d",
-            "cpu",
-            "--quick",
-            "--no-progress",
-            "--in-process",
-            "-o",
-            str(out),
-        ],
-    )
+    argv = ["run", "-w", "comm_overlap", "-w", "sync_async", "-b", "torch", "-d", "cpu", "--quick", "--no-progress", "--in-process"]
+    result = invoke(*argv, "-o", str(out))
     assert result.exit_code == 3, result.output
     rows = {r["workload"]: r for r in json.loads(out.read_text())["results"]}
     assert rows["comm_overlap"]["status"] == ERROR
@@ -174,7 +155,7 @@ def test_comm_overlap_is_torch_only_and_nccl_needs_a_gpu_per_rank():
 def test_under_torchrun_only_comm_overlap_runs(monkeypatch):
     for name, value in (("RANK", "0"), ("WORLD_SIZE", "2"), ("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29500")):
         monkeypatch.setenv(name, value)
-    result = CliRunner().invoke(cli.main, ["run", "-w", "matmul", "--quick"])
+    result = invoke("run", "-w", "matmul", "--quick")
     assert result.exit_code == 2
     assert "under torchrun only comm_overlap" in result.output
 

@@ -9,9 +9,6 @@ experiment's three variants, unless the user chose `sync_every`.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +16,7 @@ import pytest
 from asyncbench.backends import BACKENDS, get_backend
 from asyncbench.workloads import plugins
 from asyncbench.workloads.step_form import StepWorkload, step, variant_name
+from tests.support.cli import asyncbench
 from tests.support.helpers import forgetting_user_modules, load_step, runs_on
 
 STEPS = """
@@ -181,14 +179,11 @@ def test_backends_know_their_frameworks_objects_without_importing_them():
 
 
 def test_a_torch_step_run_without_b_gives_its_torch_row_alone_and_with_b_the_skip_says_why(steps, tmp_path, monkeypatch):
-    done = subprocess.run(
-        [sys.executable, "-m", "asyncbench", "run", "-w", "steps.py:torch_only", "-d", "cpu", "--quick", "--no-progress"]
-        + ["--set", "max_time_s=0.5", "-o", str(tmp_path / "r.json")],
+    done = asyncbench(
+        *["run", "-w", "steps.py:torch_only", "-d", "cpu", "--quick", "--no-progress"],
+        *["--set", "max_time_s=0.5", "-o", str(tmp_path / "r.json")],
         cwd=steps,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        env={"OMP_NUM_THREADS": "1"},
     )
     # no error row either, and no skipped row of a backend nobody asked for (numpy, jax, MXNet: the step's code is
     # torch's, so they are not planned; MXNet's worker could not even import the file)

@@ -5,13 +5,12 @@ said once when the case ends."""
 from __future__ import annotations
 
 import io
-import os
-import subprocess
 import sys
 
 from asyncbench.backends import get_backend
 from asyncbench.workloads import step_output
 from asyncbench.workloads.step_form import step, variant_name
+from tests.support.cli import asyncbench
 
 LOUD = """\
 import asyncbench
@@ -72,14 +71,11 @@ def test_the_steps_stdout_answers_what_user_code_asks_of_sys_stdout():
 
 def test_a_run_with_a_census_prints_the_steps_output_a_few_times_not_every_round(tmp_path):
     (tmp_path / "loud.py").write_text(LOUD)
-    done = subprocess.run(
-        [sys.executable, "-m", "asyncbench", "run", "-w", "loud.py:loud", "-b", "numpy", "-d", "cpu", "--quick", "--syncs"]
-        + ["--no-progress", "--set", "max_time_s=0.3"],
+    done = asyncbench(
+        *["run", "-w", "loud.py:loud", "-b", "numpy", "-d", "cpu", "--quick", "--syncs"],
+        *["--no-progress", "--set", "max_time_s=0.3"],
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        env={"OMP_NUM_THREADS": "1"},
     )
     assert done.returncode == 0, done.stdout + done.stderr
     printed = [line for line in done.stdout.splitlines() if line.startswith("loss")]

@@ -8,9 +8,6 @@ its arrays with numpy and never asks `backend` for any times numpy code, and sta
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy
@@ -19,6 +16,7 @@ import pytest
 from asyncbench.backends import get_backend
 from asyncbench.workloads import step_reach
 from asyncbench.workloads.step_form import StepWorkload, variant_name
+from tests.support.cli import asyncbench
 from tests.support.helpers import forgetting_user_modules, load_step, runs_on
 
 STEPS = """\
@@ -123,14 +121,11 @@ def test_a_converting_step_sets_up_and_runs_on_torch_with_torchs_arrays(folder):
 
 def test_the_census_names_the_numpy_asarray_line_as_a_wait_where_the_backend_runs_ahead(folder, tmp_path):
     pytest.importorskip("jax")
-    done = subprocess.run(
-        [sys.executable, "-m", "asyncbench", "run", "-w", "steps.py:converts", "-d", "cpu", "-b", "torch", "-b", "jax"]
-        + ["--quick", "--syncs", "--no-progress", "--set", "max_time_s=0.5", "-o", str(tmp_path / "r.json")],
+    done = asyncbench(
+        *["run", "-w", "steps.py:converts", "-d", "cpu", "-b", "torch", "-b", "jax"],
+        *["--quick", "--syncs", "--no-progress", "--set", "max_time_s=0.5", "-o", str(tmp_path / "r.json")],
         cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
+        env={"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
     )
     assert done.returncode in (0, 1), done.stdout + done.stderr
     results = {r["backend"]: r for r in json.loads((tmp_path / "r.json").read_text())["results"]}

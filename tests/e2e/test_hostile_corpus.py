@@ -22,8 +22,11 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.support.cli import asyncbench
+
 ROOT = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).parent
+#: the corpus: its cases, expected.yaml and make_cases.py, which makes the cases
+HERE = ROOT / "tests" / "hostile"
 CASES = HERE / "cases"
 EXPECTED: dict[str, Any] = yaml.safe_load((HERE / "expected.yaml").read_text(encoding="utf-8"))
 #: a path outside every case's folder that no case may create (files in cases/ name it as their target)
@@ -77,7 +80,9 @@ def test_the_corpus_is_large_its_ids_unique_and_every_file_is_used():
 
 
 def _asyncbench(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
-    """The CLI in a fresh interpreter; a case that does not answer in TIMEOUT_S is killed with its children."""
+    """The CLI in a fresh interpreter; a case that does not answer in TIMEOUT_S is killed with its children.
+    (Its own Popen, not tests.support.cli's runner: the case's environment is built whole by _environment, and a
+    case that hangs must be killed as a process group, children and all, which subprocess.run's timeout does not.)"""
     process = subprocess.Popen(
         [sys.executable, "-m", "asyncbench", *args],
         cwd=cwd,
@@ -174,14 +179,7 @@ def template_store(tmp_path_factory) -> Path:
     """A small real SQLite store: the good results file recorded once."""
     folder = tmp_path_factory.mktemp("store")
     shutil.copyfile(CASES / "good" / "results.json", folder / "results.json")
-    done = subprocess.run(
-        [sys.executable, "-m", "asyncbench", "record", "results.json", "--history", "h.sqlite"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    done = asyncbench("record", "results.json", "--history", "h.sqlite", cwd=folder, timeout=TIMEOUT_S)
     assert done.returncode == 0, done.stderr
     return folder / "h.sqlite"
 

@@ -7,16 +7,15 @@ a lone closing tag (`[/x]`), which rich refuses as markup, must not end the comm
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import asyncbench
+
 ROOT = Path(__file__).resolve().parents[2]
-SHOWN = Path(__file__).parent / "cases" / "shown"
+SHOWN = ROOT / "tests" / "hostile" / "cases" / "shown"
 
 
 @pytest.mark.parametrize(
@@ -29,13 +28,8 @@ SHOWN = Path(__file__).parent / "cases" / "shown"
 @pytest.mark.parametrize("color", [False, True])
 def test_a_name_that_reads_as_markup_is_shown_as_written(tmp_path, name, written, color):
     shutil.copyfile(SHOWN / f"{name}.json", tmp_path / "r.json")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "250"}
-    env.pop("NO_COLOR", None)
-    if color:
-        env["FORCE_COLOR"] = "1"
-    shown = subprocess.run(
-        [sys.executable, "-m", "asyncbench", "show", "r.json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
+    env = {"COLUMNS": "250", **({"FORCE_COLOR": "1"} if color else {})}
+    shown = asyncbench("show", "r.json", cwd=tmp_path, env=env, unset=["NO_COLOR"], timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert "Traceback" not in shown.stderr
     assert written in shown.stdout

@@ -1,5 +1,6 @@
-"""asyncbench from Python: `load` a results or `ab` file as its typed report, a table in a notebook (`_repr_html_`),
-every name escaped; a bad file is one InputError line; `run` a step function and get its report."""
+"""asyncbench from Python (session/python_face.py, which the package top forwards to): `load` a results or `ab`
+file as its typed report, a table in a notebook (`_repr_html_`), every name escaped; a bad file is one InputError
+line; `run` a step function and get its report."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from asyncbench.results.ab_report import ABReport
 from asyncbench.results.model import Status, Verdict
 from asyncbench.results.schema import Report
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "hostile" / "cases"
 HOSTILE = "<script>alert(1)</script>"
 
