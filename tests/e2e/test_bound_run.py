@@ -11,15 +11,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from asyncbench import cli
 from asyncbench.engine import measuring
+from tests.support.cli import asyncbench, invoke
 
 ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("jax")
@@ -68,15 +66,8 @@ def run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     (folder / "anystep.py").write_text(ANY_STEP)
     (folder / "site").mkdir(exist_ok=True)
     (folder / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    path = os.pathsep.join([str(folder / "site"), str(ROOT), os.environ.get("PYTHONPATH", "")])
-    return subprocess.run(
-        [sys.executable, "-m", "asyncbench", "run", "--no-progress", "-o", "r.json", *args],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": path, "COLUMNS": "160"},
-        timeout=120,
-    )
+    path = os.pathsep.join([str(folder / "site"), str(ROOT)])
+    return asyncbench("run", "--no-progress", "-o", "r.json", *args, cwd=folder, env={"PYTHONPATH": path, "COLUMNS": "160"}, timeout=120)
 
 
 def rows(folder: Path) -> list[dict[str, Any]]:
@@ -126,7 +117,7 @@ def test_a_configs_bound_true_fits_a_synchronous_step_as_such_and_a_built_in_wor
 
 
 def test_run_help_shows_bound_with_an_example() -> None:
-    shown = CliRunner().invoke(cli.main, ["run", "--help"], catch_exceptions=False).output
+    shown = invoke("run", "--help").output
     assert "--bound" in shown
     assert "--bound-verify [jit|compile|graph]" in shown
     assert "what bounds your step" in shown

@@ -10,6 +10,7 @@ import pytest
 from asyncbench.results.model import Expectation
 from asyncbench.spec import expect
 from asyncbench.workloads import BUILT_IN
+from tests.support.cli import invoke
 
 WORKLOAD = BUILT_IN["sync_async"]  # its variants: sync, async, queued
 
@@ -65,17 +66,13 @@ def test_bad_bound_checks_are_clear_errors(text, said):
 
 
 def test_validate_accepts_bound_checks_says_they_take_perturbation_rounds_and_refuses_a_bad_one(tmp_path):
-    from click.testing import CliRunner
-
-    from asyncbench import cli
-
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
     head = "defaults: {backends: [numpy], devices: [cpu]}\nexperiments:\n  - workload: sync_async\n    expect: "
     good.write_text(head + "['bound == device', 'slack_s[host] >= 1ms', 'speedup >= 1']\n")
     bad.write_text(head + "['ceiling[host] <= 0.9']\n")
-    done = CliRunner().invoke(cli.main, ["validate", str(good)], catch_exceptions=False)
+    done = invoke("validate", str(good))
     assert done.exit_code == 0, done.output
     assert "ok (1 experiment(s); 2 check(s) on what bounds the step: their cases take perturbation rounds" in done.output
-    refused = CliRunner().invoke(cli.main, ["validate", str(bad)], catch_exceptions=False)
+    refused = invoke("validate", str(bad))
     assert refused.exit_code == 2
     assert "a ceiling of 0.9: it is a speed-up, at least 1" in refused.output
