@@ -64,6 +64,10 @@ BOUND_TIME_FACTOR = 5.0
 #: share of the step (the issue's "stop when the slack's interval is within 5% of the step"), or the budget is spent.
 #: Read when a round is due, not bound once: a caller may change it (inf: stop after the first rounds)
 PRECISION_SHARE = 0.05
+#: the most perturbation rounds a case takes, whatever its budget: a step of microseconds takes thousands of rounds
+#: within its budget, each stored with all its samples (a results file of megabytes, a fit of seconds: a 3-step JAX
+#: step ran 442 s), and past a hundred rounds an interval narrows only by the square root of their number
+MAX_ROUNDS = 100
 #: the fit that judges the stop rule takes some 40 ms (30 rounds): it is redone only once the rounds since the last
 #: one took 1 / REFIT_SHARE times as long as it did, so that judging costs at most ~this share of the rounds' time
 #: (a round of a 1 ms step takes ~20 ms: a refit every few rounds; of a 50 ms step: after every round). Its time
@@ -257,7 +261,7 @@ class Taker:
         holds or the budget is spent; without one, the schedule's."""
         if self.spread is None or taken < self.schedule.first:
             return self.schedule.due(timed_rounds, taken)
-        return not self.out_of_time() and not self.precise()
+        return not self.out_of_time() and taken < MAX_ROUNDS and not self.precise()
 
     def owed(self, taken: int) -> int:
         """The rounds still owed after the last timed round (ExtraRounds asks again after each): the schedule's
@@ -271,19 +275,24 @@ class Taker:
         first = self.schedule.owed(taken)
         if first or self.spread is None:
             return first
-        return 0 if self.precise() else 1
+        return 0 if taken >= MAX_ROUNDS or self.precise() else 1
 
     def cut_short(self) -> str | None:
         """What the bound's note says when rounds were skipped for time, or the stop rule did not hold by the budget
         (None: neither)."""
         if not self.skipped:
-            if self.spread is None or not self.out_of_time() or self.widest <= PRECISION_SHARE:
+            capped = self.taken >= MAX_ROUNDS
+            if self.spread is None or not (self.out_of_time() or capped) or self.widest <= PRECISION_SHARE:
                 return None
             widest = "no interval yet" if self.widest == float("inf") else f"±{self.widest:.1%} of the step"
+            stopped = (
+                f"at their most, {MAX_ROUNDS} rounds"
+                if capped
+                else f"at their budget of {self.budget_s:.3g} s ({BOUND_TIME_FACTOR:g}× max_time_s) after {self.taken}"
+            )
             return (
-                f"perturbation rounds stopped at their budget of {self.budget_s:.3g} s ({BOUND_TIME_FACTOR:g}× max_time_s) "
-                f"after {self.taken}, a slack's interval still wider than ±{PRECISION_SHARE:.0%} of the step "
-                f"({widest} at round {self.looked_at})"
+                f"perturbation rounds stopped {stopped}, a slack's interval still wider than ±{PRECISION_SHARE:.0%} of the "
+                f"step ({widest} at round {self.looked_at})"
             )
         return (
             f"{self.taken} perturbation round(s) only, the rest skipped: they had taken {self.spent_s:.3g} s, past their "

@@ -194,3 +194,14 @@ def test_a_case_whose_slack_stays_wider_than_asked_goes_on_to_its_budget_on_the_
     (found,) = result.bound.values()
     assert found.rounds > 5  # past the first rounds, to the budget of 5 × 0.1 s
     assert "perturbation rounds stopped at their budget of 0.5 s" in (found.note or "")
+
+
+def test_a_case_whose_rounds_are_quick_stops_at_the_most_rounds_whatever_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step of microseconds took thousands of rounds within its budget (442 s for a 3-step JAX step): capped."""
+    monkeypatch.setattr(perturbation, "MAX_ROUNDS", 14)
+    taker, _ = rounds_until_stopped(Planted(noise=0.5), budget_s=1e9)
+    assert taker.taken == 14
+    assert taker.spent_s < 1e9
+    said = taker.cut_short()
+    assert said is not None
+    assert said.startswith("perturbation rounds stopped at their most, 14 rounds, a slack's interval still wider than ±5%")

@@ -26,7 +26,9 @@ VERIFY = CaseOptions(bound=True, bound_verify="jit")
 
 @pytest.fixture(autouse=True)
 def two_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two perturbation rounds and no more: none after them for precision (two rounds have no interval)."""
     monkeypatch.setattr(perturbation, "SCHEDULE", perturbation.Schedule(first=2, every=100, least=2))
+    monkeypatch.setattr(perturbation, "PRECISION_SHARE", float("inf"))
 
 
 def tiny_step(backend: Any, device: str, params: Mapping[str, Any]) -> Callable[[], Any]:
