@@ -261,7 +261,15 @@ class Taker:
         holds or the budget is spent; without one, the schedule's."""
         if self.spread is None or taken < self.schedule.first:
             return self.schedule.due(timed_rounds, taken)
-        return not self.out_of_time() and taken < MAX_ROUNDS and not self.precise()
+        return self._goes_on(taken)
+
+    def _goes_on(self, taken: int) -> bool:
+        """Past the first rounds: whether one more round is wanted (budget and MAX_ROUNDS left, the stop rule not
+        met). A look's fit counts against the budget, so the budget is read again after it: a round that would find
+        it spent is never asked for (it would be skipped, and said as cut)."""
+        if self.out_of_time() or taken >= MAX_ROUNDS:
+            return False
+        return not self.precise() and not self.out_of_time()
 
     def owed(self, taken: int) -> int:
         """The rounds still owed after the last timed round (ExtraRounds asks again after each): the schedule's
@@ -275,7 +283,7 @@ class Taker:
         first = self.schedule.owed(taken)
         if first or self.spread is None:
             return first
-        return 0 if taken >= MAX_ROUNDS or self.precise() else 1
+        return 1 if self._goes_on(taken) else 0
 
     def cut_short(self) -> str | None:
         """What the bound's note says when rounds were skipped for time, or the stop rule did not hold by the budget

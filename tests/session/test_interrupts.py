@@ -13,6 +13,15 @@ from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 from asyncbench.session.interrupts import Interrupts
 
 
+@pytest.fixture(autouse=True)
+def as_started_from_a_terminal():
+    """SIGINT with Python's own handler, as in a process a terminal started: a shell that starts the tests in the
+    background (`cmd &` without job control) makes them ignore SIGINT, and Interrupts leaves an ignored SIGINT alone."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def _signalled_and_turned_into_an_import_error(signum: int) -> None:
     try:
         os.kill(os.getpid(), signum)
