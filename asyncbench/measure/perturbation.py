@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from asyncbench.backends.base import DeviceDelay
 from asyncbench.measure.extra_rounds import Schedule
+from asyncbench.measure.timing import take_sample
 from asyncbench.results.bound import Perturbed, Side
 
 #: the delays per step call, as fractions of the step's own time: four within [0, step], where a side's slack (the
@@ -330,14 +331,7 @@ class Taker:
         """One sample of `variant` with `before_step` before each step call, timed as timing.take_sample times one:
         its done time per step."""
         run = self.perturbable(before_step)[variant]
-        if prelude is not None:
-            prelude()
-        start = self.clock()
-        result = run()
-        sync()
-        done = self.clock()
-        del result
-        return (done - start) / self.steps_per_call
+        return take_sample(run, sync, None, self.clock, prelude)[1] / self.steps_per_call
 
     def observations(self) -> dict[str, tuple[Perturbed, ...]]:
         """Every variant's samples, in the order taken."""

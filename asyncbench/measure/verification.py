@@ -14,6 +14,7 @@ import time
 from typing import Any, Callable, Mapping, Sequence
 
 from asyncbench.measure.perturbation import ORDER_SEED
+from asyncbench.measure.timing import take_sample
 
 #: a case's variants with the user's step replaced by another callable (Prepared.stepped)
 Stepped = Callable[[Callable[[], Any]], Mapping[str, Callable[[], Any]]]
@@ -58,14 +59,8 @@ class Verifier:
         self._taken += 1
 
     def _sample(self, run: Callable[[], Any], sync: Callable[[], None], prelude: Callable[[], None] | None) -> float:
-        if prelude is not None:
-            prelude()
-        start = self.clock()
-        result = run()
-        sync()
-        done = self.clock()
-        del result
-        return (done - start) / self.steps_per_call
+        """One sample's done time per step, timed as a timed sample is (timing.take_sample)."""
+        return take_sample(run, sync, None, self.clock, prelude)[1] / self.steps_per_call
 
     def pairs(self) -> dict[str, tuple[tuple[float, float], ...]]:
         """Per variant, each round's (plain, captured) time per step."""
