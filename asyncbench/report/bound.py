@@ -139,6 +139,8 @@ def reading(bound: Bound) -> str:
     host, device = bound.side(Side.HOST), bound.side(Side.DEVICE)
     if bound.bound == BoundKind.SYNCHRONOUS:
         return bound.note or fitting.SYNCHRONOUS_NOTE
+    if not bound.rounds:  # nothing was measured: no interval to speak of (one step a sample, rounds cut at once)
+        return f"not measured: {bound.note}" if bound.note else "not measured: no perturbation round"
     if bound.bound == BoundKind.DEVICE:
         said = f"device-bound: the host {_more(host, bound.step_s)}" if host is not None else "device-bound"
         return f"{said}; {_cutting(bound)}"
@@ -178,7 +180,10 @@ def verified(found: Verified) -> str:
 
 
 def _summary(bound: Bound, census: Census | None) -> list[str]:
-    step = "" if bound.bound == BoundKind.SYNCHRONOUS else f" (step {units.seconds(bound.step_s)})"
+    # the unperturbed step of the perturbation rounds, which the slacks are shares of: not the timed rounds' figure
+    # (the same step, sampled at other moments), so it says where it comes from
+    measured = bound.bound != BoundKind.SYNCHRONOUS and bound.rounds > 0
+    step = f" (step {units.seconds(bound.step_s)} in its perturbation rounds)" if measured else ""
     lines = [f"{bound.variant}{step}: {reading(bound)}"]
     for fit in bound.sides:
         said = fitting.cost_reading(fit)

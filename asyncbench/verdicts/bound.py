@@ -64,6 +64,8 @@ TOP_OF_LEVELS = 0.98
 _FLAT = 1e-12
 
 SYNCHRONOUS_NOTE = "synchronous: the host is the device"
+#: the note of a step whose sides both have slack: neither sets the whole pace, and a fit cannot tell what else does
+BOTH_SLACK = "both sides have slack: something else sets part of the pace (a wait in the step, or the two sides sharing cores)"
 
 
 def fit(
@@ -198,7 +200,7 @@ def _reading(
         return BoundKind.INCONCLUSIVE, "no interval for the difference of the sides"
     low, high = difference
     idle = all(ci is not None and ci[0] > BALANCE_BAND * scale for ci in shares.values())
-    waits = "both sides have slack: waits set part of the pace" if idle else None
+    waits = BOTH_SLACK if idle else None
     if low > DECISION_MARGIN:
         return BoundKind.HOST, waits
     if high < -DECISION_MARGIN:

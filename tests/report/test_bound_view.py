@@ -16,8 +16,10 @@ from tests.support.bounds import device_bound, host_bound, result_with, synchron
 from tests.support.cli import invoke
 from tests.support.helpers import ok_result, report_of
 
+#: where the reading's step comes from (the perturbation rounds' unperturbed samples, not the timed rounds)
+ROUNDS = " in its perturbation rounds"
 DEVICE_READING = (
-    "matmul (step 1.1 ms): device-bound: the host could take 420 µs [400–440] more per step (38% of it) before the step "
+    f"matmul (step 1.1 ms{ROUNDS}): device-bound: the host could take 420 µs [400–440] more per step (38% of it) before the step "
     "slows; cutting host work cannot make it faster"
 )
 
@@ -44,7 +46,7 @@ def test_the_reading_in_words_says_what_each_side_could_take_and_what_cutting_ho
     shown = _view(device_bound(), host_bound("graphed"))
     assert shown.summary == (
         DEVICE_READING,
-        "graphed (step 1 ms): host-bound: the device could take 300 µs [280–320] more per step (30% of it) before the "
+        f"graphed (step 1 ms{ROUNDS}): host-bound: the device could take 300 µs [280–320] more per step (30% of it) before the "
         "step slows; cutting host work makes it at most 1.43× [1.39–1.47] faster",
         "graphed: past the device's slack each second of delay costs the step 0.60 [0.50–0.70]: partial overlap",
     )
@@ -55,13 +57,13 @@ def test_the_reading_in_words_says_what_each_side_could_take_and_what_cutting_ho
 def test_balanced_and_inconclusive_readings_say_why():
     balanced = dataclasses.replace(host_bound(), bound=BoundKind.BALANCED, ceiling=1.02, ceiling_ci=(1.0, 1.04))
     assert _view(balanced).summary[0] == (
-        "matmul (step 1 ms): balanced: host and device take about as long (within 7.5% of the step); cutting host work "
+        f"matmul (step 1 ms{ROUNDS}): balanced: host and device take about as long (within 7.5% of the step); cutting host work "
         "cannot make it faster"
     )
     why = "5 perturbation rounds: too few for an interval (at least 5)"
     inconclusive = dataclasses.replace(host_bound(), bound=BoundKind.INCONCLUSIVE, note=why)
     shown = _view(inconclusive)
-    assert shown.summary[0] == f"matmul (step 1 ms): inconclusive: the intervals do not tell host from device ({why})"
+    assert shown.summary[0] == f"matmul (step 1 ms{ROUNDS}): inconclusive: the intervals do not tell host from device ({why})"
     assert shown.notes == ()  # said once, in the reading
 
 
@@ -77,7 +79,7 @@ def test_a_slack_beyond_every_level_is_at_least_the_largest_and_has_no_cost_past
     side = SideBound(Side.HOST, 0.00079, (0.0006, 0.00081), 0.0, (0.0, 0.4), (0.0002, 0.0008))
     shown = _view(dataclasses.replace(device_bound(), sides=(side,), ceiling=None, ceiling_ci=None, note="no device delay"))
     assert shown.rows == (("DEVICE-BOUND", "host", "≥ 800 µs (≥ 73%)", "–", "–"),)
-    assert shown.summary[0].startswith("matmul (step 1.1 ms): device-bound: the host could take ≥ 800 µs more per step")
+    assert shown.summary[0].startswith(f"matmul (step 1.1 ms{ROUNDS}): device-bound: the host could take ≥ 800 µs more per step")
     assert shown.summary[0].endswith("what cutting host work could buy was not measured (no device delay here)")
     assert shown.notes == ("no device delay",)
 
@@ -199,3 +201,10 @@ def test_a_synchronous_variant_with_a_verified_capture_says_both_lines():
     terminal.print_report(built, Console(file=out, width=200))
     assert "matmul: synchronous: the host is the device" in out.getvalue()
     assert "matmul: compile: 1.5 ms [1.4–1.6] a step; synchronous: no ceiling to compare with" in out.getvalue()
+
+
+def test_a_bound_of_no_rounds_says_what_was_not_measured_never_a_step_of_0_ns():
+    """`--set steps=1` gave '(step 0 ns): inconclusive: the intervals do not tell…': nothing was measured."""
+    why = "--bound needs several steps a sample (steps >= 2): with one, every delay shows in full, slack or not"
+    empty = Bound("matmul", BoundKind.INCONCLUSIVE, 0.0, 0, note=why)
+    assert _view(empty).summary == (f"matmul: not measured: {why}",)
