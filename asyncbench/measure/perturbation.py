@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from asyncbench.backends.base import DeviceDelay
-from asyncbench.measure.extra_rounds import Schedule
+from asyncbench.measure.extra_rounds import Preludes, Schedule, Variants
 from asyncbench.measure.timing import take_sample
 from asyncbench.results.bound import Perturbed, Side
 
@@ -192,11 +192,7 @@ class Taker:
         return min(self._rounds.values(), default=0)
 
     def round(
-        self,
-        variants: Mapping[str, Callable[[], Any]],
-        sync: Callable[[], None],
-        order: Sequence[str] | None = None,
-        preludes: Mapping[str, Callable[[], None]] | None = None,
+        self, variants: Variants, sync: Callable[[], None], order: Sequence[str] | None = None, preludes: Preludes | None = None
     ) -> None:
         """One perturbation round: each variant's unperturbed sample and one per (side, level), in a random order.
         `variants` are the timed ones, by name: the samples run the perturbable ones of the same names."""

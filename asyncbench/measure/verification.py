@@ -13,6 +13,7 @@ import random
 import time
 from typing import Any, Callable, Mapping, Sequence
 
+from asyncbench.measure.extra_rounds import Preludes, Variants
 from asyncbench.measure.perturbation import ORDER_SEED
 from asyncbench.measure.timing import take_sample
 
@@ -43,11 +44,7 @@ class Verifier:
         return self._taken
 
     def round(
-        self,
-        variants: Mapping[str, Callable[[], Any]],
-        sync: Callable[[], None],
-        order: Sequence[str] | None = None,
-        preludes: Mapping[str, Callable[[], None]] | None = None,
+        self, variants: Variants, sync: Callable[[], None], order: Sequence[str] | None = None, preludes: Preludes | None = None
     ) -> None:
         """One round: each variant's plain and captured sample, the two in a random order."""
         preludes = preludes or {}
