@@ -92,7 +92,7 @@ def validate(configs: tuple[str, ...]) -> None:
     failed = False
     for path in configs:
         try:
-            loaded = config.load(path)
+            loaded = config.load(path, validating=True)  # what a run would find only as it ran it, too
         except InputError as error:
             report_input_error(error)
             failed = True

@@ -26,7 +26,7 @@ from asyncbench.measure.extra_rounds import ExtraRounds, Schedule
 from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure
 from asyncbench.results import budget
-from asyncbench.results.bound import Bound, Perturbed
+from asyncbench.results.bound import Bound, Injection, Perturbed
 from asyncbench.results.budget import Budget
 from asyncbench.results.model import Case, Progress, Samples
 from asyncbench.verdicts import bound as bounds
@@ -51,6 +51,9 @@ class CaseOptions:
     bound: bool = False
     #: with `bound`, the step captured and timed against the ceiling (`--bound-verify jit|compile|graph`: Bound.verified)
     bound_verify: str | None = None
+    #: with `bound`, the levels the case's threshold checks on the slack are judged at (verdicts.bound_checks.
+    #: injections), each injected in every perturbation round beside the sweep's
+    bound_levels: tuple[Injection, ...] = ()
     budget: Budget | None = None
 
 
@@ -169,7 +172,15 @@ def _perturbation(
         return None, ONE_STEP
     delay, why = backend.device_delay(case.device)
     budget_s = perturbation.BOUND_TIME_FACTOR * case.settings.max_time_s
-    taker = perturbation.Taker(prepared.perturbable, delay, per_call, budget_s=budget_s, schedule=schedule, spread=_spread(per_call))
+    taker = perturbation.Taker(
+        prepared.perturbable,
+        delay,
+        per_call,
+        budget_s=budget_s,
+        schedule=schedule,
+        spread=_spread(per_call),
+        injections=options.bound_levels,  # each threshold check's own level, in every round
+    )
     return taker, why
 
 
@@ -224,4 +235,8 @@ def _bounds(
         return {}, NOT_PERTURBABLE
     observed = taker.observations() if taker is not None else {}
     note = "; ".join(filter(None, (no_delay, taker.cut_short() if taker is not None else None))) or None
-    return {name: bounds.fit(name, observed.get(name, ()), asynchronous, note=note, steps_per_call=per_call) for name in variants}, None
+    scales = taker.scale_s if taker is not None else {}
+    return {
+        name: bounds.fit(name, observed.get(name, ()), asynchronous, note=note, steps_per_call=per_call, scale_s=scales.get(name))
+        for name in variants
+    }, None

@@ -45,7 +45,7 @@ from asyncbench.results.model import (
     VariantResult,
 )
 from asyncbench.results.plan import Config
-from asyncbench.verdicts import bound_checks, checks
+from asyncbench.verdicts import bound_checks, bound_levels, checks
 from asyncbench.workloads import plugins
 from asyncbench.workloads.base import Workload
 from asyncbench.workloads.step_form import StepWorkload
@@ -297,7 +297,15 @@ class RunOptions:
         # a check on what bounds the step takes the perturbation rounds it is judged from, --bound or not;
         # --bound-verify implies --bound
         bound = self.bound or self.bound_verify is not None or bound_checks.asks_bound(case.expect)
-        return CaseOptions(trace_dir=self.trace_dir, syncs=self.syncs, bound=bound, bound_verify=self.bound_verify, budget=shared)
+        return CaseOptions(
+            trace_dir=self.trace_dir,
+            syncs=self.syncs,
+            bound=bound,
+            bound_verify=self.bound_verify,
+            # a threshold check on the slack is judged at its own level: injected in every perturbation round
+            bound_levels=bound_levels.injections(case.expect),
+            budget=shared,
+        )
 
 
 def run(

@@ -22,6 +22,12 @@ either side, on KNEE_GRID), in every round from then on: the fit pairs each roun
 with more levels pair as well as any. A look refits every round (some 40 ms on 30 rounds): it comes only once the
 rounds since the last took 1 / REFIT_SHARE times as long.
 
+A threshold check on the slack (`slack_s[host] >= 1ms`, `slack_share[host] >= 20%`, `ceiling[host] <= 1.10`) adds its
+own level (a results.bound.Injection, from verdicts.bound_checks through the case's CaseOptions): in every round from
+the first, on its side, beside the sweep's, so that each round pairs a sample at exactly that level with its own
+unperturbed one (the check is judged from that paired difference). A level the sweep injects already is not injected
+twice; one past MAX_INJECTED_SHARE of the step is not injected at all (the check then says it was not measured).
+
 Each sample is timed as a timed sample is (timing.take_sample: its prelude, the host clock, the step, the case's
 sync) and becomes a results.bound.Perturbed: its step time is the done time over the steps one call runs. What the
 observations say (each side's slack and the cost past it) is verdicts.bound's.
@@ -38,7 +44,7 @@ from typing import Any, Callable, Mapping, Sequence
 from asyncbench.backends.base import DeviceDelay
 from asyncbench.measure.extra_rounds import Preludes, Schedule, Variants
 from asyncbench.measure.timing import take_sample
-from asyncbench.results.bound import Perturbed, Side
+from asyncbench.results.bound import MAX_INJECTED_SHARE, Injection, Perturbed, Side, same_level
 
 #: the delays per step call, as fractions of the step's own time: four within [0, step], where a side's slack (the
 #: knee) lies, so that the fit has points on both sides of any knee but one right at a side's edge; one past the step
@@ -145,7 +151,8 @@ class _Planned:
 
     variant: str
     side: Side | None
-    fraction: float
+    #: the delay asked for before each step call (s)
+    level_s: float
 
 
 class Taker:
@@ -165,11 +172,13 @@ class Taker:
         budget_s: float | None = None,
         schedule: Schedule = SCHEDULE,
         spread: Spread | None = None,
+        injections: Sequence[Injection] = (),
     ):
         """`budget_s`: the time after which no more round is taken (None: no limit; the engine gives
         BOUND_TIME_FACTOR × the case's max_time_s). `schedule`: when rounds come (the Taker is its own pace for
         ExtraRounds: `due`, `owed`); with a `spread` its first rounds, then the stop rule (PRECISION_SHARE); without
-        one, the schedule as it is."""
+        one, the schedule as it is. `injections`: the levels the case's threshold checks are judged at, in every
+        round beside the sweep's."""
         self.perturbable, self.delay, self.steps_per_call = perturbable, delay, steps_per_call
         self.budget_s, self.spent_s, self.skipped = budget_s, 0.0, 0
         self.schedule, self.spread = schedule, spread
@@ -185,6 +194,7 @@ class Taker:
         self._rounds: dict[str, int] = {}
         self.sides = (Side.HOST, Side.DEVICE) if delay is not None else (Side.HOST,)
         self.scale_s: dict[str, float] = {}  # each variant's step time the levels are fractions of (PROBE_SAMPLES)
+        self.injections = tuple(injections)
 
     @property
     def taken(self) -> int:
@@ -207,8 +217,11 @@ class Taker:
                 probes = [self._sample(name, _nothing, sync, preludes.get(name)) for _ in range(PROBE_SAMPLES)]
                 self.scale_s[name] = statistics.median(probes)
         planned = [_Planned(name, None, 0.0) for name in names]
-        planned += [_Planned(name, side, fraction) for name in names for side in self.sides for fraction in self.levels]
-        planned += [_Planned(name, side, fraction) for (name, side), knee in self.knee_levels.items() if name in names for fraction in knee]
+        planned += [_Planned(name, side, f * self.scale_s[name]) for name in names for side in self.sides for f in self.levels]
+        planned += [
+            _Planned(name, side, f * self.scale_s[name]) for (name, side), knee in self.knee_levels.items() if name in names for f in knee
+        ]
+        planned += self._checked(names, planned)
         self._shuffle(planned)
         for plan in planned:
             self._take(plan, sync, preludes.get(plan.variant))
@@ -217,6 +230,23 @@ class Taker:
         took = self.clock() - started
         self.spent_s += took
         self._since_look_s += took
+
+    def _checked(self, names: Sequence[str], planned: Sequence[_Planned]) -> list[_Planned]:
+        """The samples at the checks' own levels in this round: one per variant, side and level that the sweep's
+        `planned` ones do not inject already, within MAX_INJECTED_SHARE of the step, on a side this backend delays."""
+        added: list[_Planned] = []
+        for name in names:
+            scale = self.scale_s[name]
+            for injection in self.injections:
+                if injection.variant not in (None, name) or injection.side not in self.sides:
+                    continue
+                level_s = injection.seconds(scale)
+                if not 0 < level_s <= MAX_INJECTED_SHARE * scale:
+                    continue
+                there = [p for p in (*planned, *added) if p.variant == name and p.side == injection.side]
+                if not any(same_level(p.level_s, level_s) for p in there):
+                    added.append(_Planned(name, injection.side, level_s))
+        return added
 
     def out_of_time(self) -> bool:
         """Whether the rounds (and the stop rule's fits) have spent their budget."""
@@ -306,7 +336,7 @@ class Taker:
 
     def _take(self, plan: _Planned, sync: Callable[[], None], prelude: Callable[[], None] | None) -> None:
         """One sample of a round, kept as a Perturbed."""
-        level_s = plan.fraction * self.scale_s[plan.variant]
+        level_s = plan.level_s
         if plan.side is None:
             step_s, injected_s = self._sample(plan.variant, _nothing, sync, prelude), 0.0
         elif plan.side == Side.HOST:

@@ -62,6 +62,37 @@ class Perturbed:
     step_s: float
 
 
+#: a threshold check's level past this share of the step is not injected (measure.perturbation): a side's slack lies
+#: within the step, and a level of seconds on a step of microseconds would run for hours (each sample injects it
+#: before every step call). Its check is then not measured, and says so (verdicts.bound_checks)
+MAX_INJECTED_SHARE = 2.0
+#: two levels this close (s) are one: a stored level is rounded to the nanosecond (below), and a check's share of the
+#: step computed again from the stored scale may differ from the injected one by a rounding or two
+SAME_LEVEL_S = 2e-9
+
+
+def same_level(first_s: float, second_s: float) -> bool:
+    """Whether two delays per step call are the same level (within SAME_LEVEL_S)."""
+    return abs(first_s - second_s) <= SAME_LEVEL_S
+
+
+@dataclass(frozen=True)
+class Injection:
+    """A delay a threshold check on the slack asks the perturbation rounds to inject (verdicts.bound_checks judges
+    the check from the paired difference at it): on `side`, either `level_s` seconds before each step call
+    (`slack_s[host] >= 1ms`) or `share` of the step (`slack_share`, `ceiling`: measure.perturbation's scale), in
+    every variant or only in `variant`. Plain data: it travels to the case's worker in its CaseOptions."""
+
+    side: Side
+    level_s: float | None = None
+    share: float | None = None
+    variant: str | None = None
+
+    def seconds(self, scale_s: float) -> float:
+        """The delay per step call (s), for a variant whose levels are fractions of `scale_s`."""
+        return self.level_s if self.level_s is not None else (self.share or 0.0) * scale_s
+
+
 @dataclass(frozen=True)
 class SideBound:
     """One side's fit: how much it can grow before the step slows, and what each second past that costs."""
@@ -134,6 +165,10 @@ class Bound:
     steps_per_call: int = 1
     #: the ceiling checked by capturing the step (`--bound-verify`); None: not asked
     verified: Verified | None = None
+    #: the step time the levels are fractions of (the median of the untimed probe samples before the first round,
+    #: measure.perturbation.PROBE_SAMPLES): a threshold check on a share of the step (`slack_share`, `ceiling`) is
+    #: injected at its share of this, and re-judged from the file by finding that level again. None: not taken
+    scale_s: float | None = None
 
     def side(self, side: Side | str) -> SideBound | None:
         """The fit of one side (None: not measured)."""
@@ -179,6 +214,7 @@ def bound_to_dict(bound: Bound) -> dict[str, Any]:
             for o in bound.observations
         ],
         **({"verified": verified_to_dict(bound.verified)} if bound.verified is not None else {}),
+        **({"scale_s": _seconds(bound.scale_s)} if bound.scale_s is not None else {}),
     }
 
 
@@ -241,6 +277,7 @@ def bound_from_dict(variant: str, raw: Mapping[str, Any]) -> Bound:
         ),
         steps_per_call=int(raw.get("steps_per_call", 1)),
         verified=verified_from_dict(raw["verified"]) if raw.get("verified") is not None else None,
+        scale_s=None if raw.get("scale_s") is None else float(raw["scale_s"]),
     )
 
 
@@ -290,6 +327,9 @@ def check_bound(raw: Any, at: At) -> None:
         (at / "ceiling").fail(f"a speed-up of {ceiling:g}: the ceiling is a ratio of two times, above 0")
     fields.interval(bound.get("ceiling_ci"), at / "ceiling_ci")
     fields.optional_text(bound.get("note"), at / "note")
+    scale = fields.optional_number(bound.get("scale_s"), at / "scale_s")
+    if scale is not None:
+        recordable.duration(scale, at / "scale_s")
     if bound.get("verified") is not None:
         _check_verified(bound["verified"], at / "verified", rounds)
     observations = fields.optional_list(bound.get("observations"), at / "observations")

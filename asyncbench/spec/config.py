@@ -41,7 +41,8 @@ from asyncbench.spec.schema import (
     type_name,
     workload_of,
 )
-from asyncbench.workloads import plugins
+from asyncbench.verdicts import bound_checks
+from asyncbench.workloads import BUILT_IN, plugins
 from asyncbench.workloads.base import INTS, Param, Workload
 from asyncbench.workloads.step_form import StepWorkload
 
@@ -110,9 +111,11 @@ def _settings(doc: Document, mapping: Mapping[str, Any], base: Settings, path: t
     return settings
 
 
-def _experiment(doc: Document, raw: Any, index: int, defaults: Mapping[str, Any], base: Settings) -> Experiment | None:
+def _experiment(
+    doc: Document, raw: Any, index: int, defaults: Mapping[str, Any], base: Settings, validating: bool = False
+) -> Experiment | None:
     """One experiment, or None where its workload is unknown (its params, sweep and checks cannot be read
-    then); every mistake is kept in `doc`."""
+    then); every mistake is kept in `doc`. `validating`: as `validate` reads it (loads)."""
     path = ("experiments", index)
     raw = _check_keys(doc, raw, EXPERIMENT_KEYS, path, "an experiment")
     merged = {**defaults, **raw}
@@ -139,7 +142,8 @@ def _experiment(doc: Document, raw: Any, index: int, defaults: Mapping[str, Any]
     sweep = _sweep(doc, workload, raw.get("sweep", {}), path + ("sweep",))
     params_for = _params_for(doc, workload, raw.get("params_for", {}), path + ("params_for",))
     variants = _variants_of(workload, [{**workload.defaults(), **params}, *params_for.values()], sweep)
-    expect = _expectations(doc, workload, raw.get("expect", []), path + ("expect",), variants)
+    no_step = validating and not isinstance(workload, StepWorkload)  # a check on its bound is not measured in a run
+    expect = _expectations(doc, workload, raw.get("expect", []), path + ("expect",), variants, no_step)
     return Experiment(
         name=name or workload.name,
         workload=workload_name,
@@ -231,9 +235,12 @@ def _variants_of(workload: Workload, params: Sequence[Mapping[str, Any]], sweep:
     return names
 
 
-def _expectations(doc: Document, workload: Workload, raw: Any, path: tuple, variants: list[str] | None) -> tuple[Expectation, ...]:
+def _expectations(
+    doc: Document, workload: Workload, raw: Any, path: tuple, variants: list[str] | None, no_step: bool = False
+) -> tuple[Expectation, ...]:
     """The checks; one naming a variant the experiment's cases do not have (`variants`: None, not known before a
-    run) is a mistake that lists those it has."""
+    run) is a mistake that lists those it has; with `no_step` (validate, a workload with no step to perturb), so is
+    a check on what bounds the step."""
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list):
         doc.add(f"expected a list of checks like 'speedup >= 1.5', got {type_name(raw)}", path)
@@ -245,6 +252,9 @@ def _expectations(doc: Document, workload: Workload, raw: Any, path: tuple, vari
         except ValueError as exc:
             doc.add(str(exc), path + (index,))
             continue
+        if no_step and bound_checks.is_bound_check(parsed):
+            doc.add(_no_step_to_perturb(parsed, workload), path + (index,))
+            continue
         if variants is not None and parsed.variant is not None and parsed.variant not in variants:
             doc.add(
                 f"{workload.name} has no variant {parsed.variant!r} in this experiment; its variants: {', '.join(variants)}",
@@ -255,9 +265,20 @@ def _expectations(doc: Document, workload: Workload, raw: Any, path: tuple, vari
     return tuple(expectations)
 
 
-def loads(text: str, source: str = "<config>", default_name: str = "config") -> Config:
+def _no_step_to_perturb(check: Expectation, workload: Workload) -> str:
+    """`validate`'s mistake for a check on what bounds the step of a workload with no step to perturb (a built-in
+    experiment, a Workload class): a run takes no perturbation rounds for it, and says 'not measured' only then."""
+    kind = "a built-in experiment" if BUILT_IN.get(workload.name) is workload else "not a step-form workload"
+    return (
+        f"{check.text!r} is a check on what bounds the step, and {workload.name} is {kind}: it has no step to perturb "
+        "(a run would say 'not measured'); --bound measures step-form workloads (@asyncbench.step: -w FILE.py:Name, module:attr)"
+    )
+
+
+def loads(text: str, source: str = "<config>", default_name: str = "config", validating: bool = False) -> Config:
     """Parse and validate config text; raise ConfigError naming source, line and key (ConfigErrors: every
-    mistake of the text, in line order)."""
+    mistake of the text, in line order). `validating` (`asyncbench validate`): also what a run would only find it
+    cannot evaluate (a check on what bounds the step of a workload with no step to perturb)."""
     doc = Document(text, source)
     if schema.is_results(doc.value):
         raise ConfigError(
@@ -283,7 +304,7 @@ def loads(text: str, source: str = "<config>", default_name: str = "config") -> 
         raw_experiments = []
     seen: dict[str, int] = {}
     for index, raw in enumerate(raw_experiments):
-        experiment = doc.attempt(None, _experiment, doc, raw, index, defaults, base)
+        experiment = doc.attempt(None, _experiment, doc, raw, index, defaults, base, validating)
         if experiment is None:
             continue
         if experiment.name in seen:
@@ -327,13 +348,13 @@ def _executor(doc: Document, raw: Any) -> ExecutorSettings:
     return settings
 
 
-def load(path: str | Path) -> Config:
+def load(path: str | Path, validating: bool = False) -> Config:
     """Read and validate a config file, or the packaged suite a name that is no file names (`async-computation`:
-    spec.suites); a file of that name wins."""
+    spec.suites); a file of that name wins. `validating`: as `asyncbench validate` reads it (loads)."""
     named = os.fspath(path)  # as given: `./ci-gate` is a path, which Path would shorten to the name `ci-gate`
     suite = None if os.path.lexists(named) else suites.name_of(named)
     if suite is not None:
-        return _suite(suite)
+        return _suite(suite, validating)
     path = Path(path)
     try:
         text = inputs.read_text(path, ConfigError, "config file", limit_bytes=inputs.MAX_CONFIG_BYTES)
@@ -341,14 +362,14 @@ def load(path: str | Path) -> Config:
         if exc.message == "no such file" and suites.NAME.fullmatch(named.removesuffix(suites.SUFFIX)):
             raise ConfigError("no such file, nor a suite of that name (asyncbench list names them)", location=named) from None
         raise
-    return loads(text, source=str(path), default_name=path.stem)
+    return loads(text, source=str(path), default_name=path.stem, validating=validating)
 
 
 DEFAULT_SUITE = "default.yaml"
 
 
-def _suite(name: str) -> Config:
-    return loads(suites.text(name), source=f"<built-in {name}{suites.SUFFIX}>", default_name=name)
+def _suite(name: str, validating: bool = False) -> Config:
+    return loads(suites.text(name), source=f"<built-in {name}{suites.SUFFIX}>", default_name=name, validating=validating)
 
 
 def default_suite() -> Config:

@@ -34,7 +34,7 @@ import math
 import re
 from typing import Any
 
-from asyncbench.errors import suggestion
+from asyncbench.errors import closest, suggestion
 from asyncbench.results.bound import SIDES, Side
 from asyncbench.results.model import CLOCKS, Expectation
 from asyncbench.results.syncs import SYNC_KINDS
@@ -86,6 +86,8 @@ def parse(text: Any, workload: Workload) -> Expectation:
     named = _QUANTITY.match(text)
     if named is not None and named[1] in BOUND_QUANTITIES and workload.metric(named[1]) is None:
         return _bound_check(text, workload)
+    if named is not None:
+        _misspelt_bound(named[1], workload)
     match = _CHECK.fullmatch(text)
     if match is None:
         hint = " (comparisons are <, <=, > and >=; == only for syncs_per_step)" if re.search(r"!=|=>|=<|(?<![<>=])=(?!=)", text) else ""
@@ -121,6 +123,18 @@ def parse(text: Any, workload: Workload) -> Expectation:
         stat=None if is_metric else stat,
         variant=None if is_metric or variant is None else variant.strip(),
     )
+
+
+def _misspelt_bound(quantity: str, workload: Workload) -> None:
+    """ValueError with a "did you mean" for a misspelt check on the bound (`bond == device`, `slack_shar[host]`):
+    where the closest known name is a bound quantity, not a metric or a clock, so its grammar is the one meant."""
+    metrics = [m.name for m in workload.metrics]
+    known = [*metrics, *CLOCKS, *SYNC_QUANTITIES]
+    if workload.metric(quantity) is not None or quantity in known:
+        return
+    close = closest(quantity, [*known, *BOUND_QUANTITIES])
+    if close in BOUND_QUANTITIES:
+        raise ValueError(f"unknown quantity {quantity!r}{suggestion(quantity, [close])}; checks on the bound: {READING_EXAMPLES}")
 
 
 def _census_part(part: str, workload: Workload) -> tuple[str, str]:
@@ -255,6 +269,14 @@ def _bound_check(text: str, workload: Workload) -> Expectation:
         raise ValueError(f"a ceiling of {match['number']}: it is a speed-up, at least 1 (ceiling[host] <= 1.10: at most 10% faster)")
     if quantity != CEILING and threshold < 0:
         raise ValueError(f"a slack of {match['number']}{match['unit'] or ''}: a slack is at least 0")
+    # a threshold check is judged at a delay of its level (verdicts.bound_levels): a level of 0 injects nothing
+    if quantity != CEILING and threshold == 0:
+        raise ValueError("a slack of 0: every side has at least that; the check injects a delay of its threshold, so name one above 0")
+    if quantity == CEILING and threshold == 1:
+        raise ValueError(
+            "a ceiling of 1: it is judged at a device delay of (1 − 1/ceiling) of the step, none at 1; "
+            "name one above 1 (ceiling[host] <= 1.05)"
+        )
     if quantity == SLACK_SHARE and threshold > 1:
         raise ValueError(f"a share of {match['number']}%: a side's slack is at most the step (100%)")
     return Expectation(text=text.strip(), quantity=quantity, op=match["op"], threshold=threshold, variant=variant, at=side)

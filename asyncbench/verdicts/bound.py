@@ -75,6 +75,7 @@ def fit(
     confidence: float = stats.CONFIDENCE,
     note: str | None = None,
     steps_per_call: int = 1,
+    scale_s: float | None = None,
 ) -> Bound:
     """The bound of one variant from its perturbation rounds' samples. A synchronous backend (`asynchronous`
     False) gets BoundKind.SYNCHRONOUS and no sides; `note` says what could not be measured (a side without a
@@ -86,12 +87,17 @@ def fit(
     d / steps_per_call, not 0; the fit takes that share off before it looks for the knee (without it, the knee of
     a device-bound step of 20 steps read 5-12% of the step early on the test device), and adds it back to the cost
     past the slack, which is the step's whole slowdown there. With one step a sample every delay shows in full and
-    nothing can be told: the engine takes no perturbation rounds then (engine.measuring.ONE_STEP)."""
+    nothing can be told: the engine takes no perturbation rounds then (engine.measuring.ONE_STEP).
+
+    `scale_s`: the step time the rounds' levels were fractions of (measure.perturbation's probe), kept in the bound
+    so a threshold check on a share of the step finds its level again (verdicts.bound_checks)."""
     observations = tuple(sorted(observations, key=lambda o: (o.round, "" if o.side is None else str(o.side), o.level_s, o.injected_s)))
     rounds = sorted({o.round for o in observations})
     unperturbed = [o.step_s for o in observations if o.side is None]
     step_s = statistics.median(unperturbed) if unperturbed else (statistics.median(o.step_s for o in observations) if observations else 0.0)
-    base = Bound(variant, BoundKind.INCONCLUSIVE, step_s, len(rounds), observations=observations, steps_per_call=steps_per_call)
+    base = Bound(
+        variant, BoundKind.INCONCLUSIVE, step_s, len(rounds), observations=observations, steps_per_call=steps_per_call, scale_s=scale_s
+    )
     if not asynchronous:
         return _with(base, BoundKind.SYNCHRONOUS, note=note or SYNCHRONOUS_NOTE)
     if not unperturbed or step_s <= 0:
@@ -114,6 +120,7 @@ def _with(base: Bound, kind: BoundKind, note: str | None, **changes: Any) -> Bou
         note=note,
         observations=base.observations,
         steps_per_call=base.steps_per_call,
+        scale_s=base.scale_s,
     )
 
 

@@ -6,18 +6,23 @@ share of the step, and the ceiling of cutting host work.
     slack_share[host] >= 20%     the host's slack over the step
     ceiling[host] <= 1.10        the most cutting host work could speed the step up (`[host]`: the side cut)
 
-Each is judged from the fit's intervals (verdicts.bound), at the confidence the check is judged at under the run's
-false-alarm budget (results.budget, as every other check): the stored bound's intervals are 95% ones, so where the
-level differs the fit is redone from the stored observations at that level. PASS where the whole interval
-satisfies the threshold, FAIL where the whole of it violates it, INCONCLUSIVE where it straddles it or where there
-is no interval (too few perturbation rounds). `bound == X` passes where the reading is X, fails where it is another
-decided reading (host, device, balanced) and is INCONCLUSIVE where the reading is. A slack that reaches the largest
-delay injected is at least that: its interval has no upper end, so `<=` cannot pass on it (nor the ceiling's).
+The reading is judged from the fit's reading (verdicts.bound), at the confidence the check is judged at under the
+run's false-alarm budget (results.budget, as every other check): the stored bound's intervals are 95% ones, so where
+the level differs the fit is redone from the stored observations at that level. `bound == X` passes where the
+reading is X, fails where it is another decided reading (host, device, balanced) and is INCONCLUSIVE where the
+reading is.
+
+A threshold check on the slack (slack_s, slack_share, ceiling) is judged at its own level (verdicts.bound_levels):
+the perturbation rounds inject exactly its delay on its side, and the check is read from the paired slowdown there
+(median over rounds, its order-statistic interval at the check's level) against SLOWDOWN_TOLERANCE of the delay:
+`>=` passes where the whole interval is within it (the side absorbed the delay: it has that slack), fails where the
+whole of it lies above, and is INCONCLUSIVE where it straddles or where there is no interval (too few rounds);
+`<=` the other way round.
 
 What cannot be evaluated is NOT_MEASURED, never a pass: a synchronous backend (the host is the device), a case
 with no step to perturb (a built-in experiment) or no perturbation rounds (one step a sample), a side that was not
-measured (MXNet has no device delay). The check is not a dedicated injection at the threshold's level: it is judged
-from the same sweep `--bound` fits.
+measured (MXNet has no device delay), a level that was not injected (past MAX_INJECTED_SHARE of the step, or a
+results file from before the checks' levels were).
 
 A case with a bound check takes perturbation rounds without `--bound` (engine.runner's CaseOptions), at least as
 many as its checks need for an interval at their level (`bound_rounds_needed`).
@@ -27,13 +32,15 @@ from __future__ import annotations
 
 import functools
 import math
+import statistics
 from typing import Sequence
 
 from asyncbench.results import stats, units
-from asyncbench.results.bound import Bound, BoundKind, Side
+from asyncbench.results.bound import MAX_INJECTED_SHARE, Bound, BoundKind, Injection
 from asyncbench.results.budget import Budget, rounds_for_median
 from asyncbench.results.model import Check, Expectation, Result
 from asyncbench.verdicts import bound as fitting
+from asyncbench.verdicts import bound_levels as levels
 from asyncbench.verdicts.judging import (
     FAIL,
     INCONCLUSIVE,
@@ -48,7 +55,8 @@ from asyncbench.verdicts.judging import (
     verdict_of,
 )
 
-READING, SLACK_S, SLACK_SHARE, CEILING = "bound", "slack_s", "slack_share", "ceiling"
+READING = "bound"
+SLACK_S, SLACK_SHARE, CEILING = levels.SLACK_S, levels.SLACK_SHARE, levels.CEILING
 BOUND_QUANTITIES = (READING, SLACK_S, SLACK_SHARE, CEILING)
 #: each quantity's unit, as expect.UNIT_FACTORS reads a threshold's (the reading has none)
 BOUND_UNITS = {SLACK_S: "s", SLACK_SHARE: "%", CEILING: "x"}
@@ -99,29 +107,14 @@ def _variant_check(expectation: Expectation, name: str, stored: Bound | None, le
     if stored.rounds == 0:
         return Check(expectation.text, NOT_MEASURED, f"{label} cannot be evaluated: no perturbation rounds ({stored.note or 'none taken'})")
     # what was measured does not change with the level: a side without a delay is said from the stored bound
-    side = Side.DEVICE if expectation.quantity == CEILING else Side(expectation.at) if expectation.quantity != READING else None
-    measured = stored.side(side) if side is not None else None
-    if side is not None and measured is None:
-        why = f"the {side}'s delay was not measured here" + (f" ({stored.note})" if stored.note else "")
+    if expectation.quantity == READING:
+        return _reading_check(expectation, label, _at_level(stored, level), level)
+    injection = levels.injection_of(expectation)
+    assert injection is not None
+    if stored.side(injection.side) is None:
+        why = f"the {injection.side}'s delay was not measured here" + (f" ({stored.note})" if stored.note else "")
         return Check(expectation.text, NOT_MEASURED, f"{label} cannot be evaluated: {why}")
-    bound = _at_level(stored, level)
-    if side is None:
-        return _reading_check(expectation, label, bound, level)
-    # the ceiling of cutting host work (`[host]`: the side cut) is read from the device's slack
-    fit = bound.side(side) or measured  # the refit measures the sides the stored bound does
-    assert fit is not None
-    reaches_top = fitting.reaches_top(fit)
-    if expectation.quantity == CEILING:
-        if bound.ceiling is None:
-            said = [part for part in (bound.note or "").split("; ") if "ceiling" in part]
-            why = said[0] if said else "no ceiling was measured"
-            return Check(expectation.text, NOT_MEASURED, f"{label} cannot be evaluated: {why}")
-        value, interval = bound.ceiling, bound.ceiling_ci
-    else:
-        scale = 1.0 if expectation.quantity == SLACK_S else 1.0 / bound.step_s
-        value = fit.slack_s * scale
-        interval = None if fit.slack_ci_s is None else (fit.slack_ci_s[0] * scale, fit.slack_ci_s[1] * scale)
-    return _judged(expectation, label, value, interval, reaches_top, bound.rounds, level)
+    return _level_check(expectation, label, stored, injection, level)
 
 
 @functools.lru_cache(maxsize=64)  # several checks on one variant at one level: one refit (some 50 ms each)
@@ -155,31 +148,51 @@ def _reading_check(expectation: Expectation, label: str, bound: Bound, level: Le
     return Check(expectation.text, verdict, shown, family_error=level.family_error)  # no interval: no confidence stored
 
 
-def _judged(
-    expectation: Expectation,
-    label: str,
-    value: float,
-    interval: tuple[float, float] | None,
-    open_above: bool,
-    rounds: int,
-    level: Level,
-) -> Check:
-    """A threshold check on a figure of the fit: its interval (unbounded above where the slack reaches the largest
-    delay injected: it is at least that) against the threshold."""
-    unit = BOUND_UNITS[expectation.quantity]
-    wanted = f"expected {expectation.op} {units.quantity(expectation.threshold, unit)}"
-    if interval is None:
-        shown = (
-            f"{label} = {units.quantity(value, unit)}, {wanted}: no {level.name} interval from {rounds} perturbation "
-            f"round{'' if rounds == 1 else 's'} {NEEDS}{fitting.MIN_ROUNDS})"
+def _level_check(expectation: Expectation, label: str, stored: Bound, injection: Injection, level: Level) -> Check:
+    """A threshold check on the slack from the paired difference at its own level (verdicts.bound_levels): the
+    median slowdown over rounds and its order-statistic interval at the check's level, against SLOWDOWN_TOLERANCE
+    of the delay; `>=` (the side has that slack) holds where the whole interval is within it."""
+    side = injection.side
+    asked_s = levels.level_s(injection, stored)
+    if asked_s is None:
+        why = "the bound stores no step its levels were shares of (a results file written before checks were injected at their level)"
+        return Check(expectation.text, NOT_MEASURED, f"{label} cannot be evaluated: {why}")
+    of_step = f" ({units.percent(injection.share)} of the step)" if injection.share is not None else ""
+    at = f"a {side} delay of {units.quantity(asked_s, 's')}{of_step}"
+    found = levels.paired(stored, side, asked_s)
+    if found is None or not found.slowdowns_s:
+        scale = stored.scale_s
+        if scale is not None and asked_s > MAX_INJECTED_SHARE * scale:
+            why = (
+                f"its level, {at}, is more than {MAX_INJECTED_SHARE:g}× the step ({units.quantity(scale, 's')}): not injected "
+                "(a side's slack lies within the step)"
+            )
+        else:
+            why = f"no sample of {at} was taken (it is injected in the perturbation rounds of a run with this check)"
+        return Check(expectation.text, NOT_MEASURED, f"{label} cannot be evaluated: {why}")
+    slowdowns = found.slowdowns_s
+    tolerance_s = levels.SLOWDOWN_TOLERANCE * found.injected_s
+    median = statistics.median(slowdowns)
+    interval = stats.median_ci(slowdowns, level.confidence)
+    rounds = len(slowdowns)
+    within = f"{units.percent(levels.SLOWDOWN_TOLERANCE)} of the delay ({units.quantity(tolerance_s, 's')})"
+
+    def head(slowdown: str) -> str:
+        return (
+            f"{label}: {at} (as run: {units.quantity(found.injected_s, 's')}) slowed the step by {slowdown} beyond the "
+            f"1/{stored.steps_per_call} of it that always shows, over {rounds} paired round{'' if rounds == 1 else 's'}"
         )
-        return Check(expectation.text, INCONCLUSIVE, shown, value, family_error=level.family_error)
-    verdict = verdict_of(expectation.op, (interval[0], math.inf if open_above else interval[1]), expectation.threshold)
-    if open_above:
-        at_least = "a slack that reaches the largest delay injected"
-        shown = f"{label} ≥ {units.quantity(interval[0], unit)} ({at_least}; {level.name} interval), {wanted}"
-    else:
-        shown = f"{label} = {units.with_bounds(value, interval, unit)} ({level.name} interval), {wanted}"
+
+    if interval is None:
+        shown = head(f"{units.quantity(median, 's')} (no {level.name} interval {NEEDS}{rounds_for_median(level.confidence)})")
+        return Check(expectation.text, INCONCLUSIVE, shown, median, family_error=level.family_error)
+    # the side has a slack of at least the level where the slowdown is within the tolerance: `>=` asks that, `<=` its opposite
+    holds = expectation.op in (">", ">=")
+    verdict = verdict_of("<=" if holds else ">", interval, tolerance_s)
+    shown = head(f"{units.with_bounds(median, interval, 's')} ({level.name} interval)")
     if verdict == INCONCLUSIVE:
-        shown += f": {STRADDLES}; more perturbation rounds (max_time_s) may decide it"
-    return Check(expectation.text, verdict, shown, value, interval, confidence=level.confidence, family_error=level.family_error)
+        shown += f": {STRADDLES} ({within}); more perturbation rounds (max_time_s) may decide it"
+    else:
+        has = (verdict == PASS) == holds
+        shown += f", {'within' if has else 'more than'} {within}: the {side} {'has' if has else 'does not have'} that much slack"
+    return Check(expectation.text, verdict, shown, median, interval, confidence=level.confidence, family_error=level.family_error)

@@ -60,12 +60,21 @@ perturbation.PRECISION_SHARE = float("inf")  # two rounds have no interval: stop
 """
 
 
-def run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+#: as SITECUSTOMIZE, but as many rounds as the checks' intervals need at the run's level (and none after them)
+SITECUSTOMIZE_CHECKED = """\
+from asyncbench.measure import extra_rounds, perturbation
+
+perturbation.SCHEDULE = extra_rounds.Schedule(first=2, every=100, least=2)
+perturbation.PRECISION_SHARE = float("inf")
+"""
+
+
+def run(folder: Path, *args: str, site: str = SITECUSTOMIZE) -> subprocess.CompletedProcess[str]:
     """`asyncbench run ARGS -o r.json` in `folder` (with step.py and anystep.py)."""
     (folder / "step.py").write_text(STEP)
     (folder / "anystep.py").write_text(ANY_STEP)
     (folder / "site").mkdir(exist_ok=True)
-    (folder / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    (folder / "site" / "sitecustomize.py").write_text(site)
     path = os.pathsep.join([str(folder / "site"), str(ROOT)])
     return asyncbench("run", "--no-progress", "-o", "r.json", *args, cwd=folder, env={"PYTHONPATH": path, "COLUMNS": "160"}, timeout=120)
 
@@ -157,3 +166,32 @@ def test_a_bound_check_on_a_synchronous_step_or_a_built_in_workload_cannot_be_ev
     assert "cannot be evaluated: synchronous: the host is the device" in synchronous["detail"]
     assert "cannot be evaluated: no bound was measured for this case" in unbound["detail"]
     assert "2 checks could not be evaluated" in done.stdout
+
+
+def test_a_threshold_check_injects_its_own_level_on_a_planted_step_and_is_judged_from_the_paired_slowdown(tmp_path: Path) -> None:
+    # a host-bound planted step (2 ops of 0.5 ms of host spin, 0.1 ms of device work each): its host has no slack
+    # (or on shared cores a little), and a host delay of 90% of the step is not absorbed
+    (tmp_path / "c.yaml").write_text(
+        "defaults: {backends: [jax], devices: [cpu], min_samples: 2, max_samples: 2, warmup: 1}\n"
+        "experiments:\n  - workload: asyncbench.workloads.bound_planted:planted\n"
+        "    params: {host_s: 0.0005, device_s: 0.0001, ops: 2, steps: 5}\n"
+        "    expect: ['slack_share[host] >= 90%']\n"
+    )
+    done = run(tmp_path, "c.yaml", "--in-process", "--threads", "1", site=SITECUSTOMIZE_CHECKED)
+    assert done.returncode == 1, done.stdout + done.stderr
+    (row,) = rows(tmp_path)
+    ((check,),) = [row["checks"]]
+    # never a pass: the host has not that slack (a loaded 2-core machine preempts the spins and the step by
+    # milliseconds, and its nine rounds may not decide it: the verdicts themselves are tests/verdicts/test_bound_levels.py's)
+    assert check["verdict"] in ("fail", "inconclusive"), check["detail"]
+    assert "slack_share[host]: a host delay of" in check["detail"]
+    assert "(90% of the step)" in check["detail"]
+    assert "paired rounds" in check["detail"]
+    stored = row["bound"]["sync_every=0"]
+    level_s = 0.9 * stored["scale_s"]  # the level the check asked for, found again from the file
+    at_level = [o for o in stored["observations"] if o[1] == "host" and abs(o[2] - level_s) <= 2e-9]
+    rounds = {number for number, *_ in stored["observations"]}
+    assert len(rounds) == stored["rounds"] >= 6  # as many as the check's interval needs at the run's level
+    assert {number for number, *_ in at_level} == rounds  # in every round, once
+    assert len(at_level) == len(rounds)
+    assert "slack_share[host] >= 90%" in done.stdout

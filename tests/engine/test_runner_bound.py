@@ -14,7 +14,7 @@ import pytest
 from asyncbench.engine import measuring, runner
 from asyncbench.engine.measuring import CaseOptions
 from asyncbench.measure import perturbation
-from asyncbench.results.bound import Bound, BoundKind, Perturbed, Side
+from asyncbench.results.bound import Bound, BoundKind, Injection, Perturbed, Side
 from asyncbench.results.model import OK, Case, Settings
 from asyncbench.verdicts import bound as bounds
 from asyncbench.workloads import BUILT_IN
@@ -39,11 +39,13 @@ def fitted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[Perturbed, 
         confidence: float = 0.95,
         note: str | None = None,
         steps_per_call: int = 1,
+        scale_s: float | None = None,
     ) -> Bound:
         assert steps_per_call == 3  # every test's step runs 3 steps a sample: the fit is told, to take off the edge
+        assert scale_s is None or scale_s > 0  # the probe's step, where rounds were taken: a check's share is of it
         calls.append((variant, tuple(observations), asynchronous, note))
         kind = BoundKind.INCONCLUSIVE if asynchronous else BoundKind.SYNCHRONOUS
-        return Bound(variant, kind, 0.0, len({o.round for o in observations}), note=note, observations=tuple(observations))
+        return Bound(variant, kind, 0.0, len({o.round for o in observations}), note=note, observations=tuple(observations), scale_s=scale_s)
 
     monkeypatch.setattr(bounds, "fit", fit)
     monkeypatch.setattr(perturbation, "SCHEDULE", perturbation.Schedule(first=2, every=100, least=2))  # two rounds, not ten
@@ -143,3 +145,18 @@ def test_a_step_of_one_step_a_sample_takes_no_perturbation_round_and_says_why() 
     assert (fitted.rounds, fitted.observations, fitted.bound) == (0, (), BoundKind.INCONCLUSIVE)
     assert fitted.note is not None
     assert measuring.ONE_STEP in fitted.note
+
+
+def test_a_threshold_checks_level_reaches_the_perturbation_rounds_through_the_case_options(fitted: list[Any]) -> None:
+    options = CaseOptions(bound=True, bound_levels=(Injection(Side.HOST, level_s=0.00031), Injection(Side.DEVICE, share=0.4)))
+    result = run(step(tiny_step, sync_every=(0,), steps=3), "cuda:0", options)
+    assert result.status == OK, result.reason
+    ((variant, observations, _, _),) = fitted
+    scale = result.bound[variant].scale_s
+    assert scale is not None
+    assert scale > 0
+    for number in (0, 1):
+        mine = [o for o in observations if o.round == number]
+        assert len(mine) == 1 + 2 * len(perturbation.LEVELS) + 2  # the sweep, and each check's level once
+        assert [o.level_s for o in mine if o.side == Side.HOST].count(0.00031) == 1
+        assert [o.level_s for o in mine if o.side == Side.DEVICE].count(0.4 * scale) == 1

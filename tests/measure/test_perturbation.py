@@ -16,7 +16,7 @@ import pytest
 from asyncbench.measure import perturbation
 from asyncbench.measure.extra_rounds import ExtraRounds
 from asyncbench.measure.perturbation import LEVELS, HostSpin, Taker
-from asyncbench.results.bound import Perturbed, Side
+from asyncbench.results.bound import Injection, Perturbed, Side
 from asyncbench.workloads.step_form import step, variant_name
 from tests.support.stream_device import StreamSimBackend
 
@@ -229,3 +229,26 @@ def test_rounds_stop_at_their_time_budget_and_say_so() -> None:
     assert said is not None
     assert said.startswith(f"{taker.taken} perturbation round(s) only, the rest skipped")
     assert Taker(case.perturbable, None, clock=case.clock).cut_short() is None
+
+
+def test_a_threshold_checks_level_is_injected_in_every_round_once_beside_the_sweeps() -> None:
+    case = _Counting()
+    injections = (
+        Injection(Side.HOST, level_s=0.0013),  # seconds per step call
+        Injection(Side.HOST, share=LEVELS[0]),  # one of the sweep's levels: not injected twice
+        Injection(Side.HOST, share=0.6, variant="b"),  # one variant's only
+        Injection(Side.DEVICE, level_s=0.001),  # no device delay on this backend: nothing to inject
+        Injection(Side.HOST, share=perturbation.MAX_INJECTED_SHARE * 1.5),  # past the cap: not injected
+    )
+    taker = Taker(case.perturbable, None, clock=case.clock, injections=injections)
+    for _ in range(3):
+        taker.round({"a": lambda: None, "b": lambda: None}, lambda: None)
+    for name, extra in (("a", [0.0013]), ("b", [0.0013, 0.6 * taker.scale_s["b"]])):
+        scale = taker.scale_s[name]
+        assert 2 * scale >= 0.0013  # within the cap, and none of the sweep's levels
+        assert all(abs(level * scale - 0.0013) > 1e-9 for level in LEVELS)
+        for number in range(3):
+            mine = [o for o in taker.observations()[name] if o.round == number]
+            assert {o.side for o in mine} == {None, Side.HOST}
+            host = sorted(o.level_s for o in mine if o.side == Side.HOST)
+            assert host == pytest.approx(sorted([level * scale for level in LEVELS] + extra))

@@ -101,6 +101,9 @@ HOSTILE = {
     "observation-time-nan": (_set("observations.3.4", math.nan), "observations"),
     "observation-time-negative": (_set("observations.3.3", -0.1), "negative"),
     "observation-time-a-string": (_set("observations.3.2", "0.1"), "observations"),
+    "scale-negative": (_set("scale_s", -0.001), "scale_s"),
+    "scale-a-string": (_set("scale_s", "1ms"), "scale_s"),
+    "scale-inf": (_set("scale_s", math.inf), "scale_s"),
 }
 
 
@@ -193,3 +196,14 @@ def test_a_hostile_verified_is_refused_with_the_file_and_the_key(name):
     assert "hostile.json" in str(refused.value)
     assert "verified" in str(refused.value)
     assert said in str(refused.value)
+
+
+def test_a_bounds_scale_is_written_read_back_and_absent_without_it():
+    scaled = dataclasses.replace(device_bound("a"), scale_s=0.00105)
+    raw = _file(result_with(scaled, device_bound("b")))
+    stored = raw["results"][0]["bound"]
+    assert stored["a"]["scale_s"] == 0.00105
+    assert "scale_s" not in stored["b"]
+    (result,) = Report.from_dict(copy.deepcopy(raw), "r.json").results
+    assert result.bound["a"] == scaled
+    assert result.bound["b"].scale_s is None

@@ -65,14 +65,75 @@ def test_bad_bound_checks_are_clear_errors(text, said):
         expect.parse(text, WORKLOAD)
 
 
-def test_validate_accepts_bound_checks_says_they_take_perturbation_rounds_and_refuses_a_bad_one(tmp_path):
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("bond == device", "unknown quantity 'bond' (did you mean 'bound'?)"),
+        ("slack_shar[host] >= 20%", "unknown quantity 'slack_shar' (did you mean 'slack_share'?)"),
+        ("slak_s[host] >= 1ms", "unknown quantity 'slak_s' (did you mean 'slack_s'?)"),
+        ("ceilng[host] <= 1.1", "unknown quantity 'ceilng' (did you mean 'ceiling'?)"),
+    ],
+)
+def test_a_misspelt_bound_quantity_gets_a_did_you_mean(text, said):
+    with pytest.raises(ValueError, match=re.escape(said)) as raised:
+        expect.parse(text, WORKLOAD)
+    assert "slack_share[host] >= 20%" in str(raised.value)  # the bound's forms, to copy
+    assert "\n" not in str(raised.value)
+
+
+def test_a_misspelt_metric_still_gets_the_metric_it_is_close_to():
+    with pytest.raises(ValueError, match=re.escape("unknown metric 'speedp' for sync_async (did you mean 'speedup'?)")):
+        expect.parse("speedp >= 1", WORKLOAD)
+
+
+@pytest.mark.parametrize("text", ["slack_s[host] >= 0ms", "slack_share[device] <= 0%", "ceiling[host] <= 1"])
+def test_a_threshold_that_injects_no_delay_is_refused(text):
+    with pytest.raises(ValueError, match="a slack of 0|a ceiling of 1"):
+        expect.parse(text, WORKLOAD)
+
+
+STEP = """\
+import asyncbench
+
+
+@asyncbench.step(sync_every=(0,), steps=2)
+def train(backend, device, params):
+    x = backend.random((16, 16), "float32", device)()
+    return lambda: x @ x
+"""
+
+
+def test_validate_accepts_bound_checks_on_a_step_says_they_take_perturbation_rounds_and_refuses_a_bad_one(tmp_path):
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
-    head = "defaults: {backends: [numpy], devices: [cpu]}\nexperiments:\n  - workload: sync_async\n    expect: "
-    good.write_text(head + "['bound == device', 'slack_s[host] >= 1ms', 'speedup >= 1']\n")
+    (tmp_path / "step.py").write_text(STEP)
+    head = "defaults: {backends: [numpy], devices: [cpu]}\nexperiments:\n  - workload: step.py:train\n    expect: "
+    good.write_text(head + "['bound == device', 'slack_s[host] >= 1ms', 'slack_share[host] >= 20%']\n")
     bad.write_text(head + "['ceiling[host] <= 0.9']\n")
     done = invoke("validate", str(good))
     assert done.exit_code == 0, done.output
-    assert "ok (1 experiment(s); 2 check(s) on what bounds the step: their cases take perturbation rounds" in done.output
+    assert "ok (1 experiment(s); 3 check(s) on what bounds the step: their cases take perturbation rounds" in done.output
     refused = invoke("validate", str(bad))
     assert refused.exit_code == 2
     assert "a ceiling of 0.9: it is a speed-up, at least 1" in refused.output
+
+
+def test_validate_refuses_a_bound_check_on_a_built_in_experiment_in_one_line_and_a_module_step_passes(tmp_path):
+    built_in = tmp_path / "built_in.yaml"
+    built_in.write_text(
+        "defaults: {backends: [numpy], devices: [cpu]}\nexperiments:\n  - workload: sync_async\n"
+        "    expect: ['speedup >= 1', 'slack_s[host] >= 1ms']\n"
+    )
+    refused = invoke("validate", str(built_in))
+    assert refused.exit_code == 2
+    (line,) = [line for line in refused.output.splitlines() if line.strip()]
+    assert "built_in.yaml:4: experiments[0].expect[1]:" in line
+    assert "'slack_s[host] >= 1ms' is a check on what bounds the step, and sync_async is a built-in experiment" in line
+    assert "not measured" in line
+    module = tmp_path / "module.yaml"
+    module.write_text(
+        "defaults: {backends: [jax], devices: [cpu]}\nexperiments:\n  - workload: asyncbench.workloads.bound_planted:planted\n"
+        "    expect: ['bound == host', 'ceiling[host] <= 1.10']\n"
+    )
+    done = invoke("validate", str(module))
+    assert done.exit_code == 0, done.output
+    assert "2 check(s) on what bounds the step" in done.output
