@@ -38,17 +38,21 @@ import random
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from asyncbench.engine import isolation, paired_ratios
 from asyncbench.engine.side_process import SideWorker
 from asyncbench.errors import describe_failure
-from asyncbench.measure import census
+from asyncbench.measure import census, perturbation
 from asyncbench.measure.timing import ORDER_SEED
-from asyncbench.results import blocks
+from asyncbench.results import blocks, fields
+from asyncbench.results.bound import Bound, bound_from_dict, check_bound
+from asyncbench.results.bound_change import BoundChange, changes
+from asyncbench.results.fields import At
 from asyncbench.results.model import Case, Clocks, Progress, Verdict
 from asyncbench.results.paired import METRIC, VARIANT, NewSync, PairedCase, PairedRatio
 from asyncbench.results.syncs import Census, SyncPoint, census_from_dict
+from asyncbench.verdicts import bound as bounds
 from asyncbench.verdicts import margin, syncs
 from asyncbench.workloads.base import Workload
 
@@ -91,6 +95,10 @@ class Pairing:
     #: `ab --syncs`: each side's census (taken once, in the first block), for the points new on head
     syncs: bool = False
     censuses: dict[str, dict[str, Census]] = field(default_factory=dict)
+    #: `ab --bound`: each side's bounds (perturbation rounds taken once, in the first block) and why it has none
+    #: (a workload with no step to perturb), for what bounds each variant on base and on head
+    bound: bool = False
+    bounds: dict[str, tuple[dict[str, Bound], str | None]] = field(default_factory=dict)
 
     @property
     def n_blocks(self) -> int:
@@ -178,7 +186,13 @@ class Pairing:
             needed_s=None if self.decided else self.seconds_needed(),
             new_syncs=self._new_syncs() if self.syncs and len(self.censuses) == len(self.sides) else None,
             margin=self.margin,
+            bound_changes=self._bound_changes() if self.bound and len(self.bounds) == len(self.sides) else None,
         )
+
+    def _bound_changes(self) -> tuple[BoundChange, ...]:
+        """Each sampled variant's bound on base and on head, and whether it flipped (results.bound_change)."""
+        (base, base_note), (head, head_note) = self.bounds["base"], self.bounds["head"]
+        return changes(base, head, list(self.names), bounds.TOP_OF_LEVELS, {"base": base_note, "head": head_note})
 
     def _new_syncs(self) -> tuple[NewSync, ...]:
         """The points where head's step waits and base's does not: compared by file (relative to each side's tree),
@@ -254,6 +268,11 @@ class Pairing:
             for side in self.sides:
                 taken = side.call("census", census.SCHEDULE.owed(taken=0), settings.timeout_s)
                 self.censuses[side.name] = {name: census_from_dict(name, raw) for name, raw in taken.items()}
+        if self.bound and not self.bounds:  # `ab --bound`: each side's perturbation rounds once, as the census's
+            # the rounds stop at their budget (BOUND_TIME_FACTOR × max_time_s): the call may take that on top of a sample's time
+            bound_timeout_s = settings.timeout_s + perturbation.BOUND_TIME_FACTOR * settings.max_time_s
+            for side in self.sides:
+                self.bounds[side.name] = _bounds_read(side.call("bound", None, bound_timeout_s), side.name)
         self.rounds += count
         series = paired_ratios.ratio_series(self.workload, self.head_case.params, clocks["base"], clocks["head"])
         if not self.keys:
@@ -303,6 +322,18 @@ class Pairing:
             interval = blocks.interval(values, tail)
             widths.append(math.inf if interval is None else (interval[1] - interval[0]) / 2 / blocks.estimate(values))
         return max(widths, default=math.inf)
+
+
+def _bounds_read(taken: Any, side: str) -> tuple[dict[str, Bound], str | None]:
+    """A side's answer to "bound": each variant's bound, held to the shape a results file's is (check_bound), and why
+    there is none; InputError for anything off (the side runs the user's code in its own revision)."""
+    at = At(f"the {side} side's bounds")
+    answer = fields.mapping(taken, at)
+    found = {}
+    for name, raw in fields.optional_mapping(answer.get("bounds"), at / "bounds").items():
+        check_bound(raw, at / "bounds" / name)
+        found[name] = bound_from_dict(name, raw)
+    return found, fields.optional_text(answer.get("note"), at / "note")
 
 
 def _relative(tree: str | None) -> Callable[[str], str]:

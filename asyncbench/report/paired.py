@@ -9,7 +9,8 @@ terminal each point's FILE:LINE on a line of its own, its figures under it
 (a table cell of a path is cut to the console's width, and the path is what
 `--syncs` exists to name). Without a census, a case that turned SLOWER on a
 backend that can wait for a device gets a line saying `--syncs` may name the
-cause.
+cause. With `ab --bound`, what bounds each variant's step on base and on head
+follows (report.bound_changes): a line per flip, then the table.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from asyncbench.errors import EXIT_GATE
-from asyncbench.report import escaping, syncs
+from asyncbench.report import bound_changes, escaping, syncs
 from asyncbench.report.cells import drift_note
 from asyncbench.report.compared import change_text, interval_text
 from asyncbench.report.terminal import LABEL_STYLE
@@ -75,6 +76,10 @@ class ABView:
     code: int
     #: `ab --syncs`: a row per sync point new on head (SYNC_HEADERS); None when no census was asked for or taken
     new_syncs: tuple[tuple[str, ...], ...] | None = None
+    #: `ab --bound`: a row per variant both sides read (bound_changes.HEADERS); None when no bound was asked for
+    bounds: tuple[tuple[str, ...], ...] | None = None
+    #: `ab --bound`: a line per variant whose bound flipped, or one that none did
+    flips: tuple[str, ...] = ()
 
 
 def _quantity(value: float, unit: str) -> str:
@@ -190,6 +195,7 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     notes += _settings_notes(report)
     notes += _syncs_hint(report)
     notes += _synchronous_notes(report)
+    notes += bound_changes.notes(report)
     own = _own(report)
     notes += [f"{c.id}: judged at its own margin, {units.percent(c.margin)} (its ab_margin, as the base side states it)" for c in own]
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
@@ -208,7 +214,18 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
         " (interrupted)" if report.interrupted else ""
     )
     return ABView(
-        title, sides, tuple(rows), tuple(labels), tuple(notes), budget, summary, outcome.reasons, outcome.code, _new_syncs(report)
+        title,
+        sides,
+        tuple(rows),
+        tuple(labels),
+        tuple(notes),
+        budget,
+        summary,
+        outcome.reasons,
+        outcome.code,
+        _new_syncs(report),
+        bound_changes.rows(report),
+        bound_changes.flips(report),
     )
 
 
@@ -322,6 +339,7 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
             console.print(f"    {shown(case_id)} {shown(variant)}: {shown(kind)} at {shown(call)}, {figures}", soft_wrap=True)
     elif view.new_syncs is not None:
         console.print(shown(NO_NEW_SYNCS), soft_wrap=True)
+    _print_bounds(view, console)
     for note in view.notes:
         console.print(f"  [yellow]{shown(note)}[/]", soft_wrap=True)
     console.print(f"  [dim]{shown(view.budget)}[/]", soft_wrap=True)
@@ -352,6 +370,40 @@ def markdown(view: ABView) -> str:
             lines.append("| " + " | ".join(cells) + " |")
     elif view.new_syncs is not None:
         lines += ["", f"_{NO_NEW_SYNCS}_"]
+    lines += _markdown_bounds(view)
     lines += ["", *[f"- {md(line, starts_line=True)}" for line in view.sides], *[f"- {md(note, starts_line=True)}" for note in view.notes]]
     lines += ["", f"_{md(view.budget)}_", ""]
     return "\n".join(lines)
+
+
+def _print_bounds(view: ABView, console: Console) -> None:
+    """`ab --bound`: the flips (or that none flipped), then a row per variant read on both sides."""
+    if view.bounds is None:
+        return
+    shown = escaping.rich
+    console.print(f"[italic]{shown(bound_changes.TITLE)}[/]:", soft_wrap=True)
+    for line in view.flips:
+        console.print(f"  [bold]{shown(line)}[/]" if line.startswith("FLIPPED") else f"  {shown(line)}", soft_wrap=True)
+    if view.bounds:
+        table = Table()
+        for header in bound_changes.HEADERS:
+            table.add_column(header, no_wrap=header in ("base", "head", "change"))
+        for row in view.bounds:
+            table.add_row(*(f"[bold]{shown(cell)}[/]" if cell == "FLIPPED" else shown(cell) for cell in row))
+        console.print(table)
+        console.print(f"  [dim]{shown(bound_changes.KEY)}[/]", soft_wrap=True)
+
+
+def _markdown_bounds(view: ABView) -> list[str]:
+    """`ab --bound` in the comment: the flips in bold, then the table and its key."""
+    if view.bounds is None:
+        return []
+    md = escaping.markdown
+    lines = ["", f"**{md(bound_changes.TITLE)}**", ""]
+    lines += [f"- **{md(line)}**" if line.startswith("FLIPPED") else f"- {md(line, starts_line=True)}" for line in view.flips]
+    if view.bounds:
+        lines += ["", "| " + " | ".join(bound_changes.HEADERS) + " |", "|---|---|---|---|---|--:|--:|"]
+        for row in view.bounds:
+            lines.append("| " + " | ".join(f"**{cell}**" if cell == "FLIPPED" else md(cell) for cell in row) + " |")
+        lines += ["", f"_{md(bound_changes.KEY)}_"]
+    return lines

@@ -261,7 +261,9 @@ class Pairs:
                 pair = (workers.for_case("base", base_case), workers.for_case("head", case))
                 workload = self.workloads[case.workload]
                 margin = _margin(base_case, request.gate.max_regression)
-                pairing = paired.Pairing(base_case, case, pair, workload, case_error, margin, display.update, syncs=request.syncs)
+                pairing = paired.Pairing(
+                    base_case, case, pair, workload, case_error, margin, display.update, syncs=request.syncs, bound=request.bound
+                )
                 self.pairings.append(pairing)
         block_progress.report_blocks(self.pairings, display, scrubber(*self.variables))
         started = time.perf_counter()
