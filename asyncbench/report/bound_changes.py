@@ -5,12 +5,16 @@ the change (FLIPPED, unchanged, undecided: results.bound_change), and each side'
 and shares of the step, so a reader sees what the flip rests on. Above the table a line per flip, the thing asked
 for ("host-bound on base → device-bound on head"), or a line that none flipped; a variant a side could not read (a
 synchronous backend, no step to perturb) is a note, one per case and reason, never a row. A bound is information:
-the gate's verdict and exit are the paired ratios' alone, and the title says so. report.paired lays these out for
-the terminal and the pull-request comment.
+the gate's verdict and exit are the paired ratios' alone, and the title says so. report.paired puts them in its view, and
+`print_to` and `markdown_lines` lay them out for the terminal and the pull-request comment.
 """
 
 from __future__ import annotations
 
+from rich.console import Console
+from rich.table import Table
+
+from asyncbench.report import escaping
 from asyncbench.report.bound import READING
 from asyncbench.results import units
 from asyncbench.results.ab_report import ABReport
@@ -104,3 +108,36 @@ def notes(report: ABReport) -> list[str]:
             which = "" if len(variants) == len(case.bound_changes or ()) else f" {', '.join(variants)}"
             said.append(f"{case.id}{which}: bound not compared: {why}")
     return said
+
+
+def print_to(console: Console, table_rows: tuple[tuple[str, ...], ...] | None, flipped: tuple[str, ...]) -> None:
+    """The flips (or that none flipped), then a row per variant read on both sides; nothing without `--bound`."""
+    if table_rows is None:
+        return
+    shown = escaping.rich
+    console.print(f"[italic]{shown(TITLE)}[/]:", soft_wrap=True)
+    for line in flipped:
+        console.print(f"  [bold]{shown(line)}[/]" if line.startswith("FLIPPED") else f"  {shown(line)}", soft_wrap=True)
+    if table_rows:
+        table = Table()
+        for header in HEADERS:
+            table.add_column(header, no_wrap=header in ("base", "head", "change"))
+        for row in table_rows:
+            table.add_row(*(f"[bold]{shown(cell)}[/]" if cell == CHANGE_CELL[Change.FLIPPED] else shown(cell) for cell in row))
+        console.print(table)
+        console.print(f"  [dim]{shown(KEY)}[/]", soft_wrap=True)
+
+
+def markdown_lines(table_rows: tuple[tuple[str, ...], ...] | None, flipped: tuple[str, ...]) -> list[str]:
+    """The same in the pull-request comment: the flips in bold, then the table and its key."""
+    if table_rows is None:
+        return []
+    md = escaping.markdown
+    lines = ["", f"**{md(TITLE)}**", ""]
+    lines += [f"- **{md(line)}**" if line.startswith("FLIPPED") else f"- {md(line, starts_line=True)}" for line in flipped]
+    if table_rows:
+        lines += ["", "| " + " | ".join(HEADERS) + " |", "|---|---|---|---|---|--:|--:|"]
+        for row in table_rows:
+            lines.append("| " + " | ".join(f"**{cell}**" if cell == CHANGE_CELL[Change.FLIPPED] else md(cell) for cell in row) + " |")
+        lines += ["", f"_{md(KEY)}_"]
+    return lines

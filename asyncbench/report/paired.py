@@ -339,7 +339,7 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
             console.print(f"    {shown(case_id)} {shown(variant)}: {shown(kind)} at {shown(call)}, {figures}", soft_wrap=True)
     elif view.new_syncs is not None:
         console.print(shown(NO_NEW_SYNCS), soft_wrap=True)
-    _print_bounds(view, console)
+    bound_changes.print_to(console, view.bounds, view.flips)
     for note in view.notes:
         console.print(f"  [yellow]{shown(note)}[/]", soft_wrap=True)
     console.print(f"  [dim]{shown(view.budget)}[/]", soft_wrap=True)
@@ -370,40 +370,7 @@ def markdown(view: ABView) -> str:
             lines.append("| " + " | ".join(cells) + " |")
     elif view.new_syncs is not None:
         lines += ["", f"_{NO_NEW_SYNCS}_"]
-    lines += _markdown_bounds(view)
+    lines += bound_changes.markdown_lines(view.bounds, view.flips)
     lines += ["", *[f"- {md(line, starts_line=True)}" for line in view.sides], *[f"- {md(note, starts_line=True)}" for note in view.notes]]
     lines += ["", f"_{md(view.budget)}_", ""]
     return "\n".join(lines)
-
-
-def _print_bounds(view: ABView, console: Console) -> None:
-    """`ab --bound`: the flips (or that none flipped), then a row per variant read on both sides."""
-    if view.bounds is None:
-        return
-    shown = escaping.rich
-    console.print(f"[italic]{shown(bound_changes.TITLE)}[/]:", soft_wrap=True)
-    for line in view.flips:
-        console.print(f"  [bold]{shown(line)}[/]" if line.startswith("FLIPPED") else f"  {shown(line)}", soft_wrap=True)
-    if view.bounds:
-        table = Table()
-        for header in bound_changes.HEADERS:
-            table.add_column(header, no_wrap=header in ("base", "head", "change"))
-        for row in view.bounds:
-            table.add_row(*(f"[bold]{shown(cell)}[/]" if cell == "FLIPPED" else shown(cell) for cell in row))
-        console.print(table)
-        console.print(f"  [dim]{shown(bound_changes.KEY)}[/]", soft_wrap=True)
-
-
-def _markdown_bounds(view: ABView) -> list[str]:
-    """`ab --bound` in the comment: the flips in bold, then the table and its key."""
-    if view.bounds is None:
-        return []
-    md = escaping.markdown
-    lines = ["", f"**{md(bound_changes.TITLE)}**", ""]
-    lines += [f"- **{md(line)}**" if line.startswith("FLIPPED") else f"- {md(line, starts_line=True)}" for line in view.flips]
-    if view.bounds:
-        lines += ["", "| " + " | ".join(bound_changes.HEADERS) + " |", "|---|---|---|---|---|--:|--:|"]
-        for row in view.bounds:
-            lines.append("| " + " | ".join(f"**{cell}**" if cell == "FLIPPED" else md(cell) for cell in row) + " |")
-        lines += ["", f"_{md(bound_changes.KEY)}_"]
-    return lines
