@@ -99,6 +99,10 @@ class Pairing:
     #: (a workload with no step to perturb), for what bounds each variant on base and on head
     bound: bool = False
     bounds: dict[str, tuple[dict[str, Bound], str | None]] = field(default_factory=dict)
+    #: seconds its blocks spent on rounds that are information, not verdicts (`ab --bound`'s perturbation rounds: up
+    #: to BOUND_TIME_FACTOR × max_time_s a side): kept out of `elapsed_s` and off the gate's clock (engine.gate_time,
+    #: shared_block), so that asking for them leaves the verdicts the blocks, looks and time they had without
+    aside_s: float = 0.0
 
     @property
     def n_blocks(self) -> int:
@@ -148,7 +152,7 @@ class Pairing:
     def block(self, until: float, start_share_s: float) -> None:
         """One block of this case in the processes just started for it (and maybe for other cases: this case's
         share of their start is `start_share_s`), then a look if the schedule has one here."""
-        started = time.perf_counter()
+        started, aside_s = time.perf_counter(), self.aside_s
         try:
             self._block(until, start_share_s)
             if self.done is None and self.n_blocks in self.budget().schedule() and self.n_blocks > self.looked_at:
@@ -158,7 +162,7 @@ class Pairing:
         except Exception as exc:  # noqa: BLE001 - a case's failure is a row; the others still run
             self.done = PairedCase.of(self.head_case, "error", describe_failure(exc))
         finally:
-            self.elapsed_s += time.perf_counter() - started + start_share_s
+            self.elapsed_s += time.perf_counter() - started + start_share_s - (self.aside_s - aside_s)
         if self.on_block is not None:
             self.on_block(self)
 
@@ -271,8 +275,10 @@ class Pairing:
         if self.bound and not self.bounds:  # `ab --bound`: each side's perturbation rounds once, as the census's
             # the rounds stop at their budget (BOUND_TIME_FACTOR × max_time_s): the call may take that on top of a sample's time
             bound_timeout_s = settings.timeout_s + perturbation.BOUND_TIME_FACTOR * settings.max_time_s
+            aside = time.perf_counter()
             for side in self.sides:
                 self.bounds[side.name] = _bounds_read(side.call("bound", None, bound_timeout_s), side.name)
+            self.aside_s += time.perf_counter() - aside
         self.rounds += count
         series = paired_ratios.ratio_series(self.workload, self.head_case.params, clocks["base"], clocks["head"])
         if not self.keys:
@@ -368,7 +374,9 @@ def shared_block(pairings: Sequence[Pairing], until: float) -> None:
     backends = list(dict.fromkeys(backend for p in pairings for backend in (p.base_case.backend, p.head_case.backend)))
     timeout_s = max(p.head_case.settings.timeout_s for p in pairings)
     start_s: float | None = None  # the unshared rest of the running processes' start; None: none running
+    aside_s = sum(p.aside_s for p in pairings)
     for index, pairing in enumerate(pairings):
+        later = until + sum(p.aside_s for p in pairings) - aside_s  # information rounds of the cases before take no time of this one
         if start_s is None:
             started = time.perf_counter()
             try:
@@ -384,6 +392,6 @@ def shared_block(pairings: Sequence[Pairing], until: float) -> None:
                 return
             start_s = time.perf_counter() - started
         share_s = start_s / (len(pairings) - index)
-        pairing.block(until, share_s)
+        pairing.block(later, share_s)
         failed = pairing.done is not None and pairing.done.status == "error"  # a skip leaves the processes as they were
         start_s = None if failed else start_s - share_s

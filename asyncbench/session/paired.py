@@ -274,7 +274,7 @@ class Pairs:
                 lambda i, p: display.start_block(i, len(self.pairings), p.head_case),
                 cap_s=request.gate_cap_s,
             )
-        taken_s = time.perf_counter() - started
+        taken_s = time.perf_counter() - started - sum(p.aside_s for p in self.pairings)  # `ab --bound`'s rounds: not the gate's time
         for line in gate_time.time_notes(self.pairings, taken_s, request.gate_time_s, request.gate_cap_s):
             self.say(line)
 

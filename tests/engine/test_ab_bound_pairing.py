@@ -1,15 +1,19 @@
 """`ab --bound` in the engine: each side's bounds taken once (in the first block, as the census is), the flip read
-from the two, the verdicts left as they are; a side's answer held to a stored bound's shape."""
+from the two, the verdicts left as they are, the rounds' time kept off the gate's clock; a side's answer held to a
+stored bound's shape."""
 
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
-from asyncbench.engine import paired
+import pytest
+
+from asyncbench.engine import gate_time, paired
 from asyncbench.results.bound import Bound, BoundKind, Side, SideBound, bound_to_dict
 from asyncbench.results.bound_change import Change
-from tests.support.fake_sides import BiasedSide, FakeWork, fake_case
+from tests.support.fake_sides import BiasedSide, Clock, FakeWork, fake_case
 
 LEVELS = (2.5e-4, 5e-4, 7.5e-4, 1e-3, 1.5e-3)
 
@@ -84,3 +88,39 @@ def test_a_side_answer_off_a_bound_s_shape_is_the_case_s_one_line_error():
     assert "the base side's bounds" in (row.reason or "")
     assert "cpu-bound" in (row.reason or "")
     assert "\n" not in (row.reason or "")
+
+
+class _SlowBoundSide(BoundSide):
+    """A side whose samples take 0.1 s of the gate's clock, and whose perturbation rounds take 40 s of it."""
+
+    def __init__(self, name: str, rng: random.Random, answer: Any, clock: Clock):
+        super().__init__(name, rng, answer)
+        self.clock = clock
+
+    def call(self, command: str, payload: Any, timeout_s: float) -> Any:
+        self.clock.now_s += {"sample": 0.1, "bound": 40.0}.get(command, 0.0)
+        return super().call(command, payload, timeout_s)
+
+
+def _gated(monkeypatch: Any, bound: bool) -> tuple[paired.Pairing, Any]:
+    clock = Clock()
+    monkeypatch.setattr(time, "perf_counter", clock)
+    rng = random.Random(3)
+    answer = {"bounds": {"step": _bound(BoundKind.HOST, 0.0, 4e-4)}, "note": None}
+    sides = (_SlowBoundSide("base", rng, answer, clock), _SlowBoundSide("head", rng, answer, clock))
+    pairing = paired.Pairing(fake_case(), fake_case(), sides, FakeWork(), 0.01, 0.05, bound=bound)  # type: ignore[arg-type]
+    (row,) = gate_time.gate([pairing], 30.0)
+    return pairing, row
+
+
+def test_the_perturbation_rounds_take_none_of_the_gates_time(monkeypatch):
+    """80 s of perturbation rounds in a 30 s gate: the verdicts get the blocks, the looks and the time they get
+    without them (before, the first block's rounds spent the gate, and its one block decided nothing)."""
+    plain, plain_row = _gated(monkeypatch, bound=False)
+    bound, bound_row = _gated(monkeypatch, bound=True)
+    assert bound.aside_s == 80.0
+    assert (bound_row.blocks, bound.max_blocks) == (plain_row.blocks, plain.max_blocks)
+    assert bound_row.blocks > 1
+    assert bound_row.ratios == plain_row.ratios
+    assert bound_row.elapsed_s == pytest.approx(plain_row.elapsed_s)  # the case's time is its blocks', not its information rounds'
+    assert bound_row.bound_changes is not None
