@@ -168,6 +168,12 @@ input, before anything runs.
 @ab_file_options
 @progress_options
 @click.option("--syncs", is_flag=True, help="Also take each side's census of where its step waits: list the sync points new on head.")
+@click.option(
+    "--bound",
+    is_flag=True,
+    help="Also take each side's perturbation rounds (as `run --bound`): list the variants whose bound (host, device, "
+    "balanced) flipped between base and head. Information only: it never changes the gate's verdict or exit code.",
+)
 @guard
 def ab_command(
     selection: Selection,
@@ -188,6 +194,7 @@ def ab_command(
     verbose: bool,
     no_progress: bool,
     syncs: bool,
+    bound: bool,
 ) -> None:
     """Is head slower than base? Both measured in one run, paired round by round."""
     from asyncbench.report import paired, terminal
@@ -208,6 +215,7 @@ def ab_command(
         gate_time_max_s=gate_time_max,
         **read_progress(quiet, verbose, no_progress),
         syncs=syncs,
+        bound=bound,
     )
     ended = ab.run(request, echo_err)
     paired.print_view(ended.view, terminal.stdout_console())

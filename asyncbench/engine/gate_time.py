@@ -74,10 +74,13 @@ def gate(
     but those whose estimate sits on their margin (`_hopeful`). Cases on the same two interpreters share each block's
     processes."""
     cap_s = budget_s if cap_s is None else max(cap_s, budget_s)
-    started = time.perf_counter()
-    target, deadline = started + budget_s, started + cap_s
+    began = time.perf_counter()
     scheduled = False
     while True:
+        # the clock starts later by the time spent on information rounds (`ab --bound`'s: Pairing.aside_s): asking
+        # for them leaves the verdicts the time, and the looks the schedule, that they had without
+        started = began + sum(p.aside_s for p in pairings)
+        target, deadline = started + budget_s, started + cap_s
         undecided = [p for p in pairings if p.open]
         now = time.perf_counter()
         remaining = deadline - now
@@ -97,7 +100,7 @@ def gate(
                 on_case(pairings.index(group[0]), group[0])
             shared_block(group, deadline)
         if not scheduled:  # every case has had its first block: schedule the looks at that pace (results.blocks.BlockBudget)
-            max_blocks = scheduled_blocks(cap_s, time.perf_counter() - started)
+            max_blocks = scheduled_blocks(cap_s, time.perf_counter() - began - sum(p.aside_s for p in pairings))
             for pairing in pairings:
                 if pairing.done is None:
                     pairing.schedule(max_blocks)

@@ -98,7 +98,7 @@ def measure_here(
     # as many perturbation rounds by the end as its bound checks need for their intervals
     perturbation_schedule = perturbation.SCHEDULE.at_least(bound_checks.bound_rounds_needed(case.expect, options.budget, variants))
     per_call = workload.steps_per_call(case.params)
-    perturbing, no_delay = _perturbation(options, backend, case, prepared, asynchronous, per_call, perturbation_schedule)
+    perturbing, no_delay = perturbation_rounds(options, backend, case, prepared, asynchronous, per_call, perturbation_schedule)
     verifier, refused = _verification(options, backend, case, prepared, per_call)
     extra_rounds = ExtraRounds(
         (((taker, census_schedule),) if taker is not None else ())
@@ -125,7 +125,7 @@ def measure_here(
     syncs = census.of_case(taker, variants, backend.name, case.device, per_call) if options.syncs else {}
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
-    found, unbound = _bounds(options, prepared, variants, perturbing, asynchronous, no_delay, per_call)
+    found, unbound = fitted_bounds(options, prepared, variants, perturbing, asynchronous, no_delay, per_call)
     if options.bound_verify is not None:
         pairs = verifier.pairs() if verifier is not None else {}
         how = options.bound_verify
@@ -154,7 +154,7 @@ def measure_here(
     )
 
 
-def _perturbation(
+def perturbation_rounds(
     options: CaseOptions,
     backend: Backend,
     case: Case,
@@ -165,7 +165,7 @@ def _perturbation(
 ) -> tuple[perturbation.Taker | None, str | None]:
     """The perturbation rounds of a case run with --bound, and why it has no device side (None: it has one). None:
     no rounds — not asked, no step to perturb, or a synchronous backend (the host is the device: rounds would cost
-    time and tell nothing)."""
+    time and tell nothing). `ab --bound`'s sides take theirs with it too (engine.side_process)."""
     if not options.bound or prepared.perturbable is None or not asynchronous:
         return None, None
     if per_call < 2:
@@ -218,7 +218,7 @@ def _verification(
     return verification.Verifier(prepared.stepped, captured, per_call), None
 
 
-def _bounds(
+def fitted_bounds(
     options: CaseOptions,
     prepared: Prepared,
     variants: list[str],

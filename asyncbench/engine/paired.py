@@ -38,17 +38,21 @@ import random
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from asyncbench.engine import isolation, paired_ratios
 from asyncbench.engine.side_process import SideWorker
 from asyncbench.errors import describe_failure
-from asyncbench.measure import census
+from asyncbench.measure import census, perturbation
 from asyncbench.measure.timing import ORDER_SEED
-from asyncbench.results import blocks
+from asyncbench.results import blocks, fields
+from asyncbench.results.bound import Bound, bound_from_dict, check_bound
+from asyncbench.results.bound_change import BoundChange, changes
+from asyncbench.results.fields import At
 from asyncbench.results.model import Case, Clocks, Progress, Verdict
 from asyncbench.results.paired import METRIC, VARIANT, NewSync, PairedCase, PairedRatio
 from asyncbench.results.syncs import Census, SyncPoint, census_from_dict
+from asyncbench.verdicts import bound as bounds
 from asyncbench.verdicts import margin, syncs
 from asyncbench.workloads.base import Workload
 
@@ -91,6 +95,14 @@ class Pairing:
     #: `ab --syncs`: each side's census (taken once, in the first block), for the points new on head
     syncs: bool = False
     censuses: dict[str, dict[str, Census]] = field(default_factory=dict)
+    #: `ab --bound`: each side's bounds (perturbation rounds taken once, in the first block) and why it has none
+    #: (a workload with no step to perturb), for what bounds each variant on base and on head
+    bound: bool = False
+    bounds: dict[str, tuple[dict[str, Bound], str | None]] = field(default_factory=dict)
+    #: seconds its blocks spent on rounds that are information, not verdicts (`ab --bound`'s perturbation rounds: up
+    #: to BOUND_TIME_FACTOR × max_time_s a side): kept out of `elapsed_s` and off the gate's clock (engine.gate_time,
+    #: shared_block), so that asking for them leaves the verdicts the blocks, looks and time they had without
+    aside_s: float = 0.0
 
     @property
     def n_blocks(self) -> int:
@@ -140,7 +152,7 @@ class Pairing:
     def block(self, until: float, start_share_s: float) -> None:
         """One block of this case in the processes just started for it (and maybe for other cases: this case's
         share of their start is `start_share_s`), then a look if the schedule has one here."""
-        started = time.perf_counter()
+        started, aside_s = time.perf_counter(), self.aside_s
         try:
             self._block(until, start_share_s)
             if self.done is None and self.n_blocks in self.budget().schedule() and self.n_blocks > self.looked_at:
@@ -150,7 +162,7 @@ class Pairing:
         except Exception as exc:  # noqa: BLE001 - a case's failure is a row; the others still run
             self.done = PairedCase.of(self.head_case, "error", describe_failure(exc))
         finally:
-            self.elapsed_s += time.perf_counter() - started + start_share_s
+            self.elapsed_s += time.perf_counter() - started + start_share_s - (self.aside_s - aside_s)
         if self.on_block is not None:
             self.on_block(self)
 
@@ -178,7 +190,13 @@ class Pairing:
             needed_s=None if self.decided else self.seconds_needed(),
             new_syncs=self._new_syncs() if self.syncs and len(self.censuses) == len(self.sides) else None,
             margin=self.margin,
+            bound_changes=self._bound_changes() if self.bound and len(self.bounds) == len(self.sides) else None,
         )
+
+    def _bound_changes(self) -> tuple[BoundChange, ...]:
+        """Each sampled variant's bound on base and on head, and whether it flipped (results.bound_change)."""
+        (base, base_note), (head, head_note) = self.bounds["base"], self.bounds["head"]
+        return changes(base, head, list(self.names), bounds.TOP_OF_LEVELS, {"base": base_note, "head": head_note})
 
     def _new_syncs(self) -> tuple[NewSync, ...]:
         """The points where head's step waits and base's does not: compared by file (relative to each side's tree),
@@ -254,6 +272,13 @@ class Pairing:
             for side in self.sides:
                 taken = side.call("census", census.SCHEDULE.owed(taken=0), settings.timeout_s)
                 self.censuses[side.name] = {name: census_from_dict(name, raw) for name, raw in taken.items()}
+        if self.bound and not self.bounds:  # `ab --bound`: each side's perturbation rounds once, as the census's
+            # the rounds stop at their budget (BOUND_TIME_FACTOR × max_time_s): the call may take that on top of a sample's time
+            bound_timeout_s = settings.timeout_s + perturbation.BOUND_TIME_FACTOR * settings.max_time_s
+            aside = time.perf_counter()
+            for side in self.sides:
+                self.bounds[side.name] = _bounds_read(side.call("bound", None, bound_timeout_s), side.name)
+            self.aside_s += time.perf_counter() - aside
         self.rounds += count
         series = paired_ratios.ratio_series(self.workload, self.head_case.params, clocks["base"], clocks["head"])
         if not self.keys:
@@ -305,6 +330,18 @@ class Pairing:
         return max(widths, default=math.inf)
 
 
+def _bounds_read(taken: Any, side: str) -> tuple[dict[str, Bound], str | None]:
+    """A side's answer to "bound": each variant's bound, held to the shape a results file's is (check_bound), and why
+    there is none; InputError for anything off (the side runs the user's code in its own revision)."""
+    at = At(f"the {side} side's bounds")
+    answer = fields.mapping(taken, at)
+    found = {}
+    for name, raw in fields.optional_mapping(answer.get("bounds"), at / "bounds").items():
+        check_bound(raw, at / "bounds" / name)
+        found[name] = bound_from_dict(name, raw)
+    return found, fields.optional_text(answer.get("note"), at / "note")
+
+
 def _relative(tree: str | None) -> Callable[[str], str]:
     """A side's file relative to its tree (or to the current folder, the working tree's), where it is inside it."""
     root = tree or os.getcwd()
@@ -337,7 +374,9 @@ def shared_block(pairings: Sequence[Pairing], until: float) -> None:
     backends = list(dict.fromkeys(backend for p in pairings for backend in (p.base_case.backend, p.head_case.backend)))
     timeout_s = max(p.head_case.settings.timeout_s for p in pairings)
     start_s: float | None = None  # the unshared rest of the running processes' start; None: none running
+    aside_s = sum(p.aside_s for p in pairings)
     for index, pairing in enumerate(pairings):
+        later = until + sum(p.aside_s for p in pairings) - aside_s  # information rounds of the cases before take no time of this one
         if start_s is None:
             started = time.perf_counter()
             try:
@@ -353,6 +392,6 @@ def shared_block(pairings: Sequence[Pairing], until: float) -> None:
                 return
             start_s = time.perf_counter() - started
         share_s = start_s / (len(pairings) - index)
-        pairing.block(until, share_s)
+        pairing.block(later, share_s)
         failed = pairing.done is not None and pairing.done.status == "error"  # a skip leaves the processes as they were
         start_s = None if failed else start_s - share_s

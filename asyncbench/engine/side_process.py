@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from asyncbench.backends import get_backend
-from asyncbench.engine import case_workers, isolation, runner
-from asyncbench.measure import census
+from asyncbench.engine import case_workers, isolation, measuring, runner
+from asyncbench.measure import census, perturbation
 from asyncbench.measure.timing import take_sample
+from asyncbench.results.bound import bound_to_dict
 from asyncbench.results.model import Case
 from asyncbench.results.syncs import census_to_dict
 from asyncbench.workloads import plugins
@@ -44,7 +45,9 @@ def serve(command: str, payload: Any, on_progress: Any = None) -> Any:
     """A side's worker: ("prepare", (tree, backends)) → None once the backends' frameworks are imported;
     ("setup", (case, tree)) → variants or a skip reason; ("sample", variant) → its clocks; ("verify", None) → what
     is wrong with the variants' results, or None; ("census", rounds) → where each variant's step waited, over that
-    many census rounds (`ab --syncs`: {variant: results.syncs.census_to_dict}); ("teardown", None) → None;
+    many census rounds (`ab --syncs`: {variant: results.syncs.census_to_dict}); ("bound", None) → what bounds each
+    variant's step, from perturbation rounds taken now (`ab --bound`: {"bounds": {variant: results.bound.bound_to_dict},
+    "note": why there are none}); ("teardown", None) → None;
     ("environment", backends) → what this side runs on (its interpreter's versions)."""
     if command == "environment":
         from asyncbench.engine import environment
@@ -58,6 +61,8 @@ def serve(command: str, payload: Any, on_progress: Any = None) -> Any:
         return _sample(payload)
     if command == "census":
         return _census(payload)
+    if command == "bound":
+        return _bound()
     if command == "verify":
         verify = _case["prepared"].verify if _case else None
         return verify() if verify is not None else None
@@ -87,7 +92,7 @@ def _setup(case: Case, tree: str | None) -> dict[str, Any]:
     timed = prepared.device_timed
     timers = {name: backend.timer(case.device) if timed else None for name in prepared.variants}
     per_call = workload.steps_per_call(case.params)
-    _case.update(stack=stack, prepared=prepared, timers=timers, backend=backend, device=case.device, steps_per_call=per_call)
+    _case.update(stack=stack, prepared=prepared, timers=timers, backend=backend, device=case.device, steps_per_call=per_call, case=case)
     for _ in range(case.settings.warmup):
         for name in prepared.variants:
             _sample(name)
@@ -112,6 +117,20 @@ def _census(rounds: int) -> dict[str, Any]:
             taker.round(prepared.variants, prepared.sync, preludes=prepared.preludes)
     taken = census.of_case(taker, list(prepared.variants), backend.name, device, _case["steps_per_call"])
     return {name: census_to_dict(found) for name, found in taken.items()}
+
+
+def _bound() -> dict[str, Any]:
+    """Each variant's bound of the case set up here (`ab --bound`), from perturbation rounds of its own taken now, as
+    `run --bound` takes them after its last timed round: its first rounds, then on until every slack's interval is
+    precise enough or their budget is spent (measure.perturbation's stop rule), fitted as `run --bound` fits them."""
+    case, prepared, backend, per_call = _case["case"], _case["prepared"], _case["backend"], _case["steps_per_call"]
+    asynchronous = backend.is_asynchronous(case.device)
+    options = measuring.CaseOptions(bound=True)
+    taker, no_delay = measuring.perturbation_rounds(options, backend, case, prepared, asynchronous, per_call, perturbation.SCHEDULE)
+    while taker is not None and taker.owed(taker.taken):
+        taker.round(prepared.variants, prepared.sync, preludes=prepared.preludes)
+    found, unbound = measuring.fitted_bounds(options, prepared, list(prepared.variants), taker, asynchronous, no_delay, per_call)
+    return {"bounds": {name: bound_to_dict(bound) for name, bound in found.items()}, "note": unbound}
 
 
 def _teardown() -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable, Sequence
 
-from asyncbench.report import escaping, paired, view
+from asyncbench.report import bound_changes, escaping, paired, view
 from asyncbench.report.markdown import MARKDOWN_MARK, outcome_items
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
@@ -125,6 +125,11 @@ def ab_html(loaded: ABReport) -> str:
         lines += _table(paired.SYNC_HEADERS, shown.new_syncs, [False] * len(paired.SYNC_HEADERS))
     elif shown.new_syncs is not None:
         lines.append(f"<p><i>{_e(paired.NO_NEW_SYNCS)}</i></p>")
+    if shown.bounds is not None:  # `ab --bound`: the flips, then each variant's bound on both sides
+        lines.append(f"<p><b>{_e(bound_changes.TITLE)}</b></p>")
+        lines += [f"<p>{_e(line)}</p>" for line in shown.flips]
+        if shown.bounds:
+            lines += _table(bound_changes.HEADERS, shown.bounds, [False] * len(bound_changes.HEADERS))
     lines += ["<ul>", *(f"<li>{_e(line)}</li>" for line in (*shown.sides, *shown.notes)), "</ul>"]
     lines.append(f"<p><small>{_e(shown.budget)}</small></p>")
     return "\n".join([*lines, "</div>"])

@@ -9,7 +9,8 @@ terminal each point's FILE:LINE on a line of its own, its figures under it
 (a table cell of a path is cut to the console's width, and the path is what
 `--syncs` exists to name). Without a census, a case that turned SLOWER on a
 backend that can wait for a device gets a line saying `--syncs` may name the
-cause.
+cause. With `ab --bound`, what bounds each variant's step on base and on head
+follows (report.bound_changes): a line per flip, then the table.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from asyncbench.errors import EXIT_GATE
-from asyncbench.report import escaping, syncs
+from asyncbench.report import bound_changes, escaping, syncs
 from asyncbench.report.cells import drift_note
 from asyncbench.report.compared import change_text, interval_text
 from asyncbench.report.terminal import LABEL_STYLE
@@ -75,6 +76,10 @@ class ABView:
     code: int
     #: `ab --syncs`: a row per sync point new on head (SYNC_HEADERS); None when no census was asked for or taken
     new_syncs: tuple[tuple[str, ...], ...] | None = None
+    #: `ab --bound`: a row per variant both sides read (bound_changes.HEADERS); None when no bound was asked for
+    bounds: tuple[tuple[str, ...], ...] | None = None
+    #: `ab --bound`: a line per variant whose bound flipped, or one that none did
+    flips: tuple[str, ...] = ()
 
 
 def _quantity(value: float, unit: str) -> str:
@@ -190,6 +195,7 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     notes += _settings_notes(report)
     notes += _syncs_hint(report)
     notes += _synchronous_notes(report)
+    notes += bound_changes.notes(report)
     own = _own(report)
     notes += [f"{c.id}: judged at its own margin, {units.percent(c.margin)} (its ab_margin, as the base side states it)" for c in own]
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
@@ -208,7 +214,18 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
         " (interrupted)" if report.interrupted else ""
     )
     return ABView(
-        title, sides, tuple(rows), tuple(labels), tuple(notes), budget, summary, outcome.reasons, outcome.code, _new_syncs(report)
+        title,
+        sides,
+        tuple(rows),
+        tuple(labels),
+        tuple(notes),
+        budget,
+        summary,
+        outcome.reasons,
+        outcome.code,
+        _new_syncs(report),
+        bound_changes.rows(report),
+        bound_changes.flips(report),
     )
 
 
@@ -322,6 +339,7 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
             console.print(f"    {shown(case_id)} {shown(variant)}: {shown(kind)} at {shown(call)}, {figures}", soft_wrap=True)
     elif view.new_syncs is not None:
         console.print(shown(NO_NEW_SYNCS), soft_wrap=True)
+    bound_changes.print_to(console, view.bounds, view.flips)
     for note in view.notes:
         console.print(f"  [yellow]{shown(note)}[/]", soft_wrap=True)
     console.print(f"  [dim]{shown(view.budget)}[/]", soft_wrap=True)
@@ -352,6 +370,7 @@ def markdown(view: ABView) -> str:
             lines.append("| " + " | ".join(cells) + " |")
     elif view.new_syncs is not None:
         lines += ["", f"_{NO_NEW_SYNCS}_"]
+    lines += bound_changes.markdown_lines(view.bounds, view.flips)
     lines += ["", *[f"- {md(line, starts_line=True)}" for line in view.sides], *[f"- {md(note, starts_line=True)}" for note in view.notes]]
     lines += ["", f"_{md(view.budget)}_", ""]
     return "\n".join(lines)

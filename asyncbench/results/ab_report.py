@@ -40,7 +40,10 @@ from asyncbench.results.paired import PairedCase, Side
 # 5 — a case's `new_syncs` (`ab --syncs`): the sync points where head's step waits and base's does not, each
 # {variant, point} with the point as results.syncs stores one (its file relative to head's tree); null where no
 # census was asked for, as in older files.
-AB_SCHEMA_VERSION = 5
+# 6 — a case's `bound_changes` (`ab --bound`): per variant, each side's reading of what bounds its step, with its
+# slack intervals, and whether it flipped (results.bound_change); null where `--bound` was not asked for, as in
+# older files.
+AB_SCHEMA_VERSION = 6
 #: the keys that make a JSON file an `asyncbench ab` results file
 KEYS = ("base", "head", "cases", "max_regression")
 #: how many of KEYS make a JSON object an `ab` file that is missing the others
@@ -69,7 +72,9 @@ class ABReport:
         """The report as the file states it: each compared variant or metric with `ratio` (head/base), `ratio_ci`,
         `label` and its `verdict`; numbers that are not finite as null."""
         raw = asdict(self)
-        for case in raw["cases"]:
+        for case, kept in zip(raw["cases"], self.cases, strict=True):
+            if kept.bound_changes is not None:  # its notes stored as free text is (fields.storable)
+                case["bound_changes"] = [change.to_dict() for change in kept.bound_changes]
             case["needed_s"] = _finite(case["needed_s"])
             case["reason"] = fields.storable(case["reason"])
             case["problems"] = list(case["problems"])

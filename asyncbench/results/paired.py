@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from asyncbench.results import fields, recordable
+from asyncbench.results.bound_change import BoundChange
 from asyncbench.results.fields import At
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Case, Verdict
@@ -236,6 +237,9 @@ class PairedCase:
     #: the margin its verdicts were judged at: the gate's max_regression, or the case's own `ab_margin` as the base
     #: side's config states it; None where nothing was judged (and in files before it was kept: the gate's)
     margin: float | None = None
+    #: `ab --bound`: each variant's bound on base and on head and whether it flipped (results.bound_change); None:
+    #: not asked for, or not taken on both sides. Information only: it never changes the gate's verdict
+    bound_changes: tuple[BoundChange, ...] | None = None
 
     @classmethod
     def of(cls, case: Case, status: str, reason: str | None = None, **measured: Any) -> PairedCase:
@@ -290,6 +294,7 @@ class PairedCase:
             params=None if case.get("params") is None else dict(params),
             new_syncs=_new_syncs(case.get("new_syncs"), at / "new_syncs"),
             margin=margin,
+            bound_changes=_bound_changes(case.get("bound_changes"), at / "bound_changes"),
         )
 
     def ran(self) -> tuple[str, str, str]:
@@ -314,3 +319,10 @@ def _new_syncs(raw: Any, at: At) -> tuple[NewSync, ...] | None:
     if raw is None:
         return None
     return tuple(NewSync.from_dict(entry, at / index) for index, entry in enumerate(fields.listed(raw, at)))
+
+
+def _bound_changes(raw: Any, at: At) -> tuple[BoundChange, ...] | None:
+    """A case's bounds on both sides (`ab --bound`, schema 6); None where none were taken, as in older files."""
+    if raw is None:
+        return None
+    return tuple(BoundChange.from_dict(entry, at / index) for index, entry in enumerate(fields.listed(raw, at)))

@@ -261,7 +261,9 @@ class Pairs:
                 pair = (workers.for_case("base", base_case), workers.for_case("head", case))
                 workload = self.workloads[case.workload]
                 margin = _margin(base_case, request.gate.max_regression)
-                pairing = paired.Pairing(base_case, case, pair, workload, case_error, margin, display.update, syncs=request.syncs)
+                pairing = paired.Pairing(
+                    base_case, case, pair, workload, case_error, margin, display.update, syncs=request.syncs, bound=request.bound
+                )
                 self.pairings.append(pairing)
         block_progress.report_blocks(self.pairings, display, scrubber(*self.variables))
         started = time.perf_counter()
@@ -272,7 +274,7 @@ class Pairs:
                 lambda i, p: display.start_block(i, len(self.pairings), p.head_case),
                 cap_s=request.gate_cap_s,
             )
-        taken_s = time.perf_counter() - started
+        taken_s = time.perf_counter() - started - sum(p.aside_s for p in self.pairings)  # `ab --bound`'s rounds: not the gate's time
         for line in gate_time.time_notes(self.pairings, taken_s, request.gate_time_s, request.gate_cap_s):
             self.say(line)
 

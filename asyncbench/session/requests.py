@@ -140,6 +140,9 @@ class ABRequest(Request):
     gate_time_max_s: float | None = None
     #: also take each side's census of where its step waits, once per case (`--syncs`): the points new on head
     syncs: bool = False
+    #: also take each side's perturbation rounds, once per case (`--bound`): what bounds each variant's step on base
+    #: and on head, and where it flipped; information only, never the gate's verdict
+    bound: bool = False
 
     def __post_init__(self) -> None:
         if self.gate_time_max_s is not None and self.gate_time_max_s < self.gate_time_s:
