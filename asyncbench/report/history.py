@@ -7,6 +7,7 @@ from typing import Sequence
 from rich.console import Console
 from rich.text import Text
 
+from asyncbench.history import model
 from asyncbench.history.model import ChangePoint, Series
 from asyncbench.report.escaping import visible
 from asyncbench.results import units
@@ -26,6 +27,8 @@ def sparkline(values: Sequence[float]) -> str:
 
 
 def _figure(value: float, unit: str) -> str:
+    if unit == model.READING_UNIT:  # what bounds a step: a word, stored as its code
+        return model.reading_word(value)
     return units.with_bounds(value, None, unit)
 
 
