@@ -1,0 +1,135 @@
+"""--trace with --bound: each variant's perturbed calls traced into one more file (`VARIANT.bound.trace.json`), a
+call per side perturbed, each delay in a range `asyncbench: host delay` / `asyncbench: device delay` inside its
+call's issue range, at DELAY_SHARE of the step; a failure is a warning, the measurement and the plain trace stand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from asyncbench.engine import trace
+from asyncbench.engine.measuring import CaseOptions
+from asyncbench.results.model import OK
+from asyncbench.workloads.step_form import step
+from tests.engine.test_runner_bound import fitted, run, tiny_step  # noqa: F401 - `fitted`: a fixture (usefixtures)
+
+pytestmark = pytest.mark.streams
+
+VARIANT = "sync_every=0"
+STEPS = 3
+
+
+def _events(path: str) -> list[dict[str, Any]]:
+    return [event for event in json.loads(Path(path).read_text())["traceEvents"] if isinstance(event, dict)]
+
+
+def _ranges(events: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    return sorted((e for e in events if e.get("name") == name and e.get("ph") == "X"), key=lambda e: e["ts"])
+
+
+@pytest.mark.usefixtures("fitted")
+def test_a_traced_bound_run_writes_the_perturbed_calls_with_a_range_around_each_delay(tmp_path):
+    result = run(step(tiny_step, sync_every=(0,), steps=STEPS), "cuda:0", CaseOptions(bound=True, trace_dir=str(tmp_path)))
+    assert result.status == OK, result.reason
+    assert set(result.traces) == {VARIANT, f"{VARIANT}{trace.BOUND_KEY}"}
+    path = Path(result.traces[f"{VARIANT}{trace.BOUND_KEY}"])
+    assert path.name == trace.file_name(result.id, VARIANT, trace.BOUND_SUFFIX)
+    assert path.name.endswith(".sync_every=0.bound.trace.json")
+    assert not [w for w in result.warnings if "perturbed" in w]
+    events = _events(str(path))
+    issues = _ranges(events, trace.ISSUE)
+    assert len(issues) == 2  # one call per side: the host's, then the device's
+    host, device = _ranges(events, trace.HOST_DELAY), _ranges(events, trace.DEVICE_DELAY)
+    assert len(host) == len(device) == STEPS  # a delay before each step call
+    for delays, call in ((host, issues[0]), (device, issues[1])):
+        for delay in delays:
+            assert call["ts"] <= delay["ts"]
+            assert delay["ts"] + delay["dur"] <= call["ts"] + call["dur"] + 1
+    # the host's spin runs its length (DELAY_SHARE of the step the levels were of); queueing the device's is short
+    assert min(e["dur"] for e in host) > 0
+    assert not _ranges(_events(result.traces[VARIANT]), trace.HOST_DELAY)  # the plain trace is the plain call's
+
+
+@pytest.mark.usefixtures("fitted")
+def test_without_bound_no_perturbed_trace_is_written(tmp_path):
+    result = run(step(tiny_step, sync_every=(0,), steps=STEPS), "cuda:0", CaseOptions(trace_dir=str(tmp_path)))
+    assert set(result.traces) == {VARIANT}
+    assert not list(tmp_path.glob(f"*{trace.BOUND_SUFFIX}"))
+
+
+def test_a_perturbed_call_that_fails_is_a_warning_and_the_rest_stands(tmp_path):
+    from asyncbench.backends import get_backend
+
+    backend = get_backend("numpy")
+
+    def perturbable(before: Any) -> dict[str, Any]:
+        def call() -> None:
+            before()
+            raise RuntimeError("step broke")
+
+        return {"v": call}
+
+    perturbing = trace.Perturbing(perturbable, None, {"v": 1e-4})
+    traced = trace.record(backend, "cpu", "c[numpy,cpu]", {"v": lambda: None}, lambda: None, str(tmp_path), perturbing=perturbing)
+    assert set(traced.files) == {"v"}
+    assert traced.warnings == ("v: the perturbed call could not be traced (RuntimeError: step broke)",)
+
+
+def test_a_perturbed_trace_that_cannot_be_written_is_a_warning(tmp_path, monkeypatch):
+    from asyncbench.backends import get_backend
+    from asyncbench.results import writing
+
+    real = writing.atomic_write
+
+    def full_for_bound(path: Any, content: str) -> None:
+        if str(path).endswith(trace.BOUND_SUFFIX):
+            raise OSError(28, "No space left on device")
+        real(path, content)
+
+    monkeypatch.setattr(writing, "atomic_write", full_for_bound)
+    perturbing = trace.Perturbing(lambda before: {"v": before}, None, {"v": 1e-4})
+    backend = get_backend("numpy")
+    traced = trace.record(backend, "cpu", "c[numpy,cpu]", {"v": lambda: None}, lambda: None, str(tmp_path), perturbing=perturbing)
+    assert set(traced.files) == {"v"}
+    assert traced.warnings == ("v: the perturbed call's trace could not be written (No space left on device)",)
+
+
+@pytest.mark.jax
+def test_in_jaxs_profiler_the_delays_are_ranges_of_its_own_timeline(tmp_path):
+    """JAX on a CPU: a device delay (a jit'd op) and a host spin, each in its range in jax.profiler's trace."""
+    from asyncbench.backends import get_backend
+
+    backend = get_backend("jax")
+    jnp = backend.namespace()
+    x = jnp.ones((64, 64))
+    delay, why = backend.device_delay("cpu")
+    assert delay is not None, why
+
+    def perturbable(before: Any) -> dict[str, Any]:
+        def call() -> Any:
+            y = x
+            for _ in range(STEPS):
+                before()
+                y = y @ x
+            return y
+
+        return {"v": call}
+
+    perturbing = trace.Perturbing(perturbable, delay, {"v": 2e-3})
+    traced = trace.record(
+        backend,
+        "cpu",
+        "c[jax,cpu]",
+        {"v": perturbable(lambda: None)["v"]},
+        lambda: backend.barrier("cpu"),
+        str(tmp_path),
+        perturbing=perturbing,
+    )
+    assert not traced.warnings
+    events = _events(traced.files[f"v{trace.BOUND_KEY}"])
+    assert len(_ranges(events, trace.HOST_DELAY)) == STEPS
+    assert len(_ranges(events, trace.DEVICE_DELAY)) == STEPS
+    assert len(_ranges(events, trace.ISSUE)) == 2
