@@ -4,8 +4,9 @@ verdicts.bound reads a bound from the interval of the resampled difference (devi
 thresholds; a results file stores the reading, each side's slack interval and the ceiling, but not that difference
 (results.bound). A hand-edited reading or ceiling passes every shape check (results.bound.check_bound), and `show`
 would print it as measured: `check_derived` (results.records calls it after the shapes) holds the stored reading
-and ceiling to the stored numbers, by arithmetic on them, no refit (a refit costs ~50 ms a variant, a second on a
-file of 20 variants whose load takes ~50 ms in all; the check ~0.04 ms a variant: docs/measured.md).
+and ceiling to the stored numbers, by arithmetic on them, no refit (a refit costs 34-59 ms a variant, a second on
+a file of 20 variants whose whole load takes 16-52 ms; the check 0.02-0.03 ms a variant: docs/measured.md,
+benchmarks/bound_load_cost.py).
 """
 
 from __future__ import annotations
