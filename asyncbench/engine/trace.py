@@ -19,8 +19,8 @@ and path in its args, placed against the harness's issue range.
 
 With `--bound` too, each variant gets one more file (`VARIANT.bound.trace.json`, its key in the result's traces
 `VARIANT (bound)`): one perturbed call per side that was perturbed (the host, and the device where the backend
-has a delay), each at one level, DELAY_SHARE of the step, with a range `asyncbench: host delay` or `asyncbench:
-device delay` around each delay injected before a step call (for the device, around queueing it: the delay's own
+has a delay), each at one level, DELAY_SHARE of the step, before each of its first TRACED_DELAYS step calls, with
+a range `asyncbench: host delay` or `asyncbench: device delay` around each delay (for the device, around queueing it: the delay's own
 work shows in the framework's device lanes), so the delay is seen against what the framework does around it. As
 the plain trace: after the timed and perturbation rounds, written atomically, and a failure is a warning.
 """
@@ -38,7 +38,7 @@ from typing import Any, Callable, ContextManager, Mapping
 from asyncbench.backends.base import Backend, DeviceDelay
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.measure.census import TimedWait, timed_waits
-from asyncbench.measure.perturbation import HostSpin, Perturbable
+from asyncbench.measure.perturbation import Perturbable
 from asyncbench.results import writing
 from asyncbench.results.bound import Side
 
@@ -53,6 +53,16 @@ DELAY_RANGES = {Side.HOST: HOST_DELAY, Side.DEVICE: DEVICE_DELAY}
 #: the traced perturbed call's delay, as a share of the variant's step: the middle of --bound's levels
 #: (measure.perturbation.LEVELS), where a side with that much slack absorbs it and one without shows the step grow
 DELAY_SHARE = 0.5
+#: the traced call's delays come before its first this many step calls, not before each: the first shows a delay
+#: that always shows (the one before any of the call's work), the next ones a side's slack absorbing it or the step
+#: growing by it. More cost a JAX file dearly: its device delay is a loop that jax.profiler records trip by trip
+#: (some 8,600 trips, 50,000 events, for a delay of 2 ms): before each of 20 steps, a million events (the
+#: profiler's cap: the device's call cut off) and a file of 226 MB
+TRACED_DELAYS = 3
+#: the traced host delay spins in C loops of about this long (sum over a range), handing the GIL on between them:
+#: the rounds' spin (measure.perturbation.HostSpin) is a Python loop of calls, and under jax.profiler's Python tracer
+#: 20 of its spins of 2.8 ms made a million events (the tracer's cap: the file 226 MB, the device's call cut off)
+SPIN_CHUNK_S = 100e-6
 #: a variant's perturbed trace: its file's suffix, and its key in a result's traces (after the variant's name)
 BOUND_SUFFIX = ".bound" + SUFFIX
 BOUND_KEY = " (bound)"
@@ -248,18 +258,23 @@ def _run_perturbed(
     annotate: Callable[[str], ContextManager[Any]],
     prelude: Callable[[], None] | None,
 ) -> list[tuple[str, float, float]]:
-    """One call of the variant per side, each with a delay of `level_s` before every step call in its range: the
-    harness's marks of every call and every delay, in the order they ran."""
+    """One call of the variant per side, each with a delay of `level_s` before each of its first TRACED_DELAYS step
+    calls, in its range: the harness's marks of every call and every delay, in the order they ran."""
     marks: list[tuple[str, float, float]] = []
     for side in sides:
         label = DELAY_RANGES[side]
         if side == Side.HOST:
-            inject: Callable[[], None] = HostSpin(level_s)
+            inject: Callable[[], None] = TracedSpin(level_s)
         else:
             assert perturbing.delay is not None
             inject = perturbing.delay.before_step(level_s)
 
-        def delayed(inject: Callable[[], None] = inject, label: str = label) -> None:
+        injected = [0]
+
+        def delayed(inject: Callable[[], None] = inject, label: str = label, injected: list[int] = injected) -> None:
+            if injected[0] >= TRACED_DELAYS:
+                return
+            injected[0] += 1
             started = time.perf_counter()
             with annotate(label):
                 inject()
@@ -270,3 +285,23 @@ def _run_perturbed(
         if side == Side.DEVICE and perturbing.delay is not None:
             perturbing.delay.measured_s()  # its events read and forgotten: the next sample starts with none
     return marks
+
+
+class TracedSpin:
+    """A busy spin of `seconds` that a profiler sees as a few calls: C loops of SPIN_CHUNK_S (sum over a range,
+    sized once from a timed loop), the GIL handed on between them, until the host clock says it ran its length."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.perf_counter):
+        self.seconds, self.clock = seconds, clock
+        probe = 20_000
+        started = clock()
+        sum(range(probe))
+        took = max(clock() - started, 1e-9)
+        self.chunk = max(1, int(probe * SPIN_CHUNK_S / took))
+
+    def __call__(self) -> None:
+        clock, seconds, chunk = self.clock, self.seconds, self.chunk
+        started = clock()
+        while clock() - started < seconds:
+            sum(range(chunk))
+            time.sleep(0)

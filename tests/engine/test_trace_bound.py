@@ -43,7 +43,7 @@ def test_a_traced_bound_run_writes_the_perturbed_calls_with_a_range_around_each_
     issues = _ranges(events, trace.ISSUE)
     assert len(issues) == 2  # one call per side: the host's, then the device's
     host, device = _ranges(events, trace.HOST_DELAY), _ranges(events, trace.DEVICE_DELAY)
-    assert len(host) == len(device) == STEPS  # a delay before each step call
+    assert len(host) == len(device) == min(STEPS, trace.TRACED_DELAYS)  # a delay before each of the first step calls
     for delays, call in ((host, issues[0]), (device, issues[1])):
         for delay in delays:
             assert call["ts"] <= delay["ts"]
@@ -111,7 +111,7 @@ def test_in_jaxs_profiler_the_delays_are_ranges_of_its_own_timeline(tmp_path):
     def perturbable(before: Any) -> dict[str, Any]:
         def call() -> Any:
             y = x
-            for _ in range(STEPS):
+            for _ in range(2 * trace.TRACED_DELAYS):  # more steps than delays traced
                 before()
                 y = y @ x
             return y
@@ -130,6 +130,29 @@ def test_in_jaxs_profiler_the_delays_are_ranges_of_its_own_timeline(tmp_path):
     )
     assert not traced.warnings
     events = _events(traced.files[f"v{trace.BOUND_KEY}"])
-    assert len(_ranges(events, trace.HOST_DELAY)) == STEPS
-    assert len(_ranges(events, trace.DEVICE_DELAY)) == STEPS
+    assert len(_ranges(events, trace.HOST_DELAY)) == trace.TRACED_DELAYS
+    assert len(_ranges(events, trace.DEVICE_DELAY)) == trace.TRACED_DELAYS
     assert len(_ranges(events, trace.ISSUE)) == 2
+    # the spin is a few calls to the profiler, not a Python loop's thousands: no bigger than a plain trace many times over
+    assert len(events) < 20 * len(_events(traced.files["v"]))
+
+
+def test_the_traced_spin_runs_its_length_in_a_few_calls():
+    clock = FakeClock()
+    spin = trace.TracedSpin(0.001, clock)
+    calls_before = clock.calls
+    spin()
+    assert clock.now >= 0.001
+    assert clock.calls - calls_before <= 0.001 / trace.SPIN_CHUNK_S + 3
+
+
+class FakeClock:
+    """A host clock that advances by SPIN_CHUNK_S at each reading (a chunk's length), counting its readings."""
+
+    def __init__(self) -> None:
+        self.now, self.calls = 0.0, 0
+
+    def __call__(self) -> float:
+        self.calls += 1
+        self.now += trace.SPIN_CHUNK_S
+        return self.now

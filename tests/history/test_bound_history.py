@@ -133,3 +133,17 @@ def test_a_variant_name_that_is_markup_is_escaped_in_the_bound_chart(tmp_path):
     assert TAG_VARIANT not in page  # in the data as \u003c escapes, in the table as &lt;
     [chart] = [chart for chart in _page_data(page)["charts"] if chart["title"].endswith("what bounds the step")]
     assert TAG_VARIANT in chart["title"]  # raw in the data: the page's esc() escapes it as it draws
+
+
+def test_history_in_a_terminal_shows_the_readings_word_and_no_change_search(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from asyncbench.report import history
+
+    opened, result = recorded_store(tmp_path)
+    out = io.StringIO()
+    history.print_series(opened.series(None, 40), Console(file=out, width=400))
+    [reading_line] = [line for line in out.getvalue().splitlines() if "bound:reading" in line]
+    assert " device (3 runs, not searched for changes (what bounds the step: read its chart))" in reading_line
