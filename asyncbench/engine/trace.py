@@ -21,8 +21,10 @@ With `--bound` too, each variant gets one more file (`VARIANT.bound.trace.json`,
 `VARIANT (bound)`): one perturbed call per side that was perturbed (the host, and the device where the backend
 has a delay), each at one level, DELAY_SHARE of the step, before each of its first TRACED_DELAYS step calls, with
 a range `asyncbench: host delay` or `asyncbench: device delay` around each delay (for the device, around queueing it: the delay's own
-work shows in the framework's device lanes), so the delay is seen against what the framework does around it. As
-the plain trace: after the timed and perturbation rounds, written atomically, and a failure is a warning.
+work shows in the framework's device lanes), so the delay is seen against what the framework does around it. A loop
+the profiler recorded trip by trip (JAX's device delay) is one range (`collapse_loops`); recording each trip made it
+run some 20× its length there (44 ms for 2 ms on the 2-core machine), which the trace shows as it ran. As the plain
+trace: after the timed and perturbation rounds, written atomically, and a failure is a warning.
 """
 
 from __future__ import annotations
@@ -56,13 +58,20 @@ DELAY_SHARE = 0.5
 #: the traced call's delays come before its first this many step calls, not before each: the first shows a delay
 #: that always shows (the one before any of the call's work), the next ones a side's slack absorbing it or the step
 #: growing by it. More cost a JAX file dearly: its device delay is a loop that jax.profiler records trip by trip
-#: (some 8,600 trips, 50,000 events, for a delay of 2 ms): before each of 20 steps, a million events (the
-#: profiler's cap: the device's call cut off) and a file of 226 MB
+#: (some 5,500 trips, 80,000 events, for a delay of 2 ms; collapsed after, LOOP_REPEATS): before each of 20 steps, a
+#: million events, the profiler's cap, which cut the device's call off (the file: 226 MB)
 TRACED_DELAYS = 3
 #: the traced host delay spins in C loops of about this long (sum over a range), handing the GIL on between them:
 #: the rounds' spin (measure.perturbation.HostSpin) is a Python loop of calls, and under jax.profiler's Python tracer
 #: 20 of its spins of 2.8 ms made a million events (the tracer's cap: the file 226 MB, the device's call cut off)
 SPIN_CHUNK_S = 100e-6
+#: in a perturbed call's profiler trace, one execution of a compiled computation (XLA's `run_id`) on one thread whose
+#: ops repeat more than this many times each is a loop traced trip by trip, and becomes one range: JAX's device
+#: delay is a fori_loop XLA's profiler records as three ops and three "end:" marks a trip (2 ms: ~80,000 events; three
+#: delays made a 56 MB file of the 1 MB a plain call takes)
+LOOP_REPEATS = 50
+#: the category of such a range
+COLLAPSED_CATEGORY = "asyncbench collapsed"
 #: a variant's perturbed trace: its file's suffix, and its key in a result's traces (after the variant's name)
 BOUND_SUFFIX = ".bound" + SUFFIX
 BOUND_KEY = " (bound)"
@@ -235,6 +244,7 @@ def _record_perturbed(
             with profiler:
                 _run_perturbed(perturbing, name, sides, level_s, sync, profiler.annotate, prelude)
             trace = profiler.trace()
+            collapse_loops(trace)
         except Exception as exc:  # noqa: BLE001 - the measurement stands; the row says the trace failed
             warning = f"{name}: the {backend.name} profiler failed on the perturbed call ({describe_failure(exc)}); harness ranges only"
     try:
@@ -305,3 +315,57 @@ class TracedSpin:
         while clock() - started < seconds:
             sum(range(chunk))
             time.sleep(0)
+
+
+def collapse_loops(trace: dict[str, Any]) -> int:
+    """Each loop traced trip by trip (an execution, by XLA's `run_id`, on one thread whose ops repeat more than
+    LOOP_REPEATS times each) made one range over it, every event of that thread within its span dropped (the
+    trips' ops and their "end:" marks; asyncbench's own ranges stay): how many loops were collapsed."""
+    events = trace.get("traceEvents")
+    if not isinstance(events, list):
+        return 0
+    runs: dict[tuple[Any, Any, Any], list[dict[str, Any]]] = {}
+    for event in events:
+        if not isinstance(event, dict) or event.get("ph") != "X":
+            continue
+        args = event.get("args")
+        if isinstance(args, dict) and args.get("run_id") is not None:
+            runs.setdefault((event.get("pid"), event.get("tid"), args["run_id"]), []).append(event)
+    spans: dict[tuple[Any, Any], list[tuple[float, float]]] = {}
+    collapsed = []
+    for (pid, tid, run_id), ops in runs.items():
+        names = {op.get("name") for op in ops}
+        if len(ops) <= LOOP_REPEATS * len(names):
+            continue
+        start = min(float(op["ts"]) for op in ops)
+        end = max(float(op["ts"]) + float(op.get("dur", 0)) for op in ops)
+        spans.setdefault((pid, tid), []).append((start, end))
+        module = ops[0].get("args", {}).get("hlo_module", "")
+        collapsed.append(
+            {
+                "name": f"{module}: a loop of {len(ops) // len(names)} trips (collapsed)",
+                "cat": COLLAPSED_CATEGORY,
+                "ph": "X",
+                "pid": pid,
+                "tid": tid,
+                "ts": start,
+                "dur": end - start,
+                "args": {"run_id": run_id, "hlo_module": module, "ops": sorted(str(n) for n in names), "events": len(ops)},
+            }
+        )
+    if not collapsed:
+        return 0
+
+    def inside(event: Any) -> bool:
+        if not isinstance(event, dict) or event.get("ph") != "X" or str(event.get("cat", "")).startswith("asyncbench"):
+            return False
+        if str(event.get("name", "")).startswith("asyncbench:"):
+            return False
+        found = spans.get((event.get("pid"), event.get("tid")))
+        if not found:
+            return False
+        ts = float(event.get("ts", 0))
+        return any(start <= ts and ts + float(event.get("dur", 0)) <= end for start, end in found)
+
+    trace["traceEvents"] = [event for event in events if not inside(event)] + collapsed
+    return len(collapsed)

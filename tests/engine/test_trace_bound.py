@@ -133,8 +133,39 @@ def test_in_jaxs_profiler_the_delays_are_ranges_of_its_own_timeline(tmp_path):
     assert len(_ranges(events, trace.HOST_DELAY)) == trace.TRACED_DELAYS
     assert len(_ranges(events, trace.DEVICE_DELAY)) == trace.TRACED_DELAYS
     assert len(_ranges(events, trace.ISSUE)) == 2
-    # the spin is a few calls to the profiler, not a Python loop's thousands: no bigger than a plain trace many times over
+    # the spin is a few calls to the profiler, and the device delay's loop one range, not its trips: no bigger than
+    # a plain trace many times over
     assert len(events) < 20 * len(_events(traced.files["v"]))
+    loops = [e for e in events if e.get("cat") == trace.COLLAPSED_CATEGORY]
+    assert len(loops) >= trace.TRACED_DELAYS  # a delay on each thread its trips ran on
+    assert all("a loop of" in e["name"] for e in loops)
+
+
+def _op(name: str, ts: float, run_id: int | None, tid: int = 7) -> dict[str, Any]:
+    args = {"hlo_module": "jit_spin", "hlo_op": name, **({"run_id": str(run_id)} if run_id is not None else {})}
+    return {"ph": "X", "pid": 1, "tid": tid, "ts": ts, "dur": 0.5, "name": name, "args": args}
+
+
+def test_a_loop_traced_trip_by_trip_becomes_one_range_and_the_rest_stays():
+    trips = trace.LOOP_REPEATS + 10
+    loop = [_op(name, 100 + trip + offset, 5) for trip in range(trips) for offset, name in ((0, "compare"), (0.6, "add"))]
+    marks = [{**_op("end: compare", 100 + trip + 0.55, None)} for trip in range(trips)]  # no run_id, within the span
+    step = [_op("dot", 10.0, 6), _op("dot", 20.0, 6), _op("dot", 500.0, 6)]  # another execution: two ops, kept
+    other_thread = [_op("copy", 120.0, 9, tid=8)]
+    ours = {"ph": "X", "pid": 1, "tid": 7, "ts": 101.0, "dur": 1.0, "name": trace.DEVICE_DELAY, "cat": "asyncbench"}
+    data = {"traceEvents": [*loop, *marks, *step, *other_thread, ours, {"ph": "M", "name": "thread_name", "pid": 1, "tid": 7}]}
+    assert trace.collapse_loops(data) == 1
+    events = data["traceEvents"]
+    [collapsed] = [e for e in events if e.get("cat") == trace.COLLAPSED_CATEGORY]
+    assert collapsed["name"] == f"jit_spin: a loop of {trips} trips (collapsed)"
+    assert (collapsed["ts"], collapsed["dur"]) == (100, pytest.approx(trips - 1 + 1.1))
+    assert collapsed["args"]["ops"] == ["add", "compare"]
+    assert [e["name"] for e in events if e.get("args", {}).get("run_id") == "6"] == ["dot", "dot", "dot"]
+    assert ours in events
+    assert other_thread[0] in events
+    assert not [e for e in events if e.get("name") in ("compare", "add", "end: compare")]
+    assert trace.collapse_loops({"traceEvents": step}) == 0
+    assert trace.collapse_loops({"traceEvents": "not a list"}) == 0
 
 
 def test_the_traced_spin_runs_its_length_in_a_few_calls():
