@@ -43,7 +43,7 @@ def check_derived(raw: Mapping[str, Any], at: At) -> None:
 
 
 #: how far a stored time may lie from the one it was computed from: every time is stored to the nanosecond
-#: (_DECIMALS), so a difference of two is off by up to one, and a ratio by as much of its divisor
+#: (results.bound._DECIMALS), so a difference of two is off by up to one, and a ratio by as much of its divisor
 _ROUNDING_S = 1.01e-9
 #: the relative error of a ceiling computed again from the stored times, beyond their rounding (float arithmetic)
 _CEILING_RELATIVE = 1e-9
