@@ -23,7 +23,7 @@ has a delay), each at one level, DELAY_SHARE of the step, before each of its fir
 a range `asyncbench: host delay` or `asyncbench: device delay` around each delay (for the device, around queueing it: the delay's own
 work shows in the framework's device lanes), so the delay is seen against what the framework does around it. A loop
 the profiler recorded trip by trip (JAX's device delay) is one range (`collapse_loops`); recording each trip made it
-run some 20× its length there (44 ms for 2 ms on the 2-core machine), which the trace shows as it ran. As the plain
+run 12-23× its length there (16-44 ms for 1.3-1.9 ms on the 2-core machine), which the trace shows as it ran. As the plain
 trace: after the timed and perturbation rounds, written atomically, and a failure is a warning.
 """
 
