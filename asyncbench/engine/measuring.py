@@ -7,7 +7,7 @@ verification rounds of `--bound-verify` (its step captured by Backend.capture_st
 the NVML guard's reading before each sample, and the machine's reference between the rounds. After sampling, one
 memory run per variant (engine.memory), the workload's verification, with --bound each variant's perturbation samples
 fitted (verdicts.bound.fit) into Measured.bound (with --bound-verify, its verification pairs into Bound.verified:
-verdicts.verified), and with --trace each variant's timeline (engine.trace).
+verdicts.verified), and with --trace each variant's timeline (engine.trace), with --bound its perturbed calls too.
 """
 
 from __future__ import annotations
@@ -134,8 +134,14 @@ def measure_here(
             name: dataclasses.replace(b, verified=verified.verified(how, pairs.get(name, ()), b, refused, timed_step_s=timed.get(name)))
             for name, b in found.items()
         }
+    # with --bound, each variant's perturbed calls are traced too, their delay a share of the step its levels were of
+    perturbed = (
+        trace.Perturbing(prepared.perturbable, perturbing.delay, dict(perturbing.scale_s))
+        if perturbing is not None and prepared.perturbable is not None
+        else None
+    )
     traced = (
-        trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, options.trace_dir, prepared.preludes)
+        trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, options.trace_dir, prepared.preludes, perturbed)
         if options.trace_dir
         else None
     )

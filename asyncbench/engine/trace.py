@@ -16,6 +16,15 @@ On an asynchronous backend each point where the host waited in the traced
 run is marked too (the census's hooks, measure.census.timed_waits): a range
 `sync FILE:LINE (KIND)` on the Python thread, as long as the wait, its call
 and path in its args, placed against the harness's issue range.
+
+With `--bound` too, each variant gets one more file (`VARIANT.bound.trace.json`, its key in the result's traces
+`VARIANT (bound)`): one perturbed call per side that was perturbed (the host, and the device where the backend
+has a delay), each at one level, DELAY_SHARE of the step, before each of its first TRACED_DELAYS step calls, with
+a range `asyncbench: host delay` or `asyncbench: device delay` around each delay (for the device, around queueing it: the delay's own
+work shows in the framework's device lanes), so the delay is seen against what the framework does around it. A loop
+the profiler recorded trip by trip (JAX's device delay) is one range (`collapse_loops`); recording each trip made it
+run 12-23× its length there (16-44 ms for 1.3-1.9 ms on the 2-core machine), which the trace shows as it ran. As the plain
+trace: after the timed and perturbation rounds, written atomically, and a failure is a warning.
 """
 
 from __future__ import annotations
@@ -28,16 +37,55 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping
 
-from asyncbench.backends.base import Backend
+from asyncbench.backends.base import Backend, DeviceDelay
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.measure.census import TimedWait, timed_waits
+from asyncbench.measure.perturbation import Perturbable
 from asyncbench.results import writing
+from asyncbench.results.bound import Side
 
 ISSUE, SYNC, DONE = "asyncbench: issue", "asyncbench: sync", "asyncbench: done"
 #: the category of the ranges that mark where the host waited (`sync train.py:42 (print)`)
 SYNC_CATEGORY = "asyncbench sync"
 HARNESS_RANGES = (ISSUE, SYNC, DONE)
 SUFFIX = ".trace.json"
+#: the ranges around each delay of a traced perturbed call (`--trace` with `--bound`)
+HOST_DELAY, DEVICE_DELAY = "asyncbench: host delay", "asyncbench: device delay"
+DELAY_RANGES = {Side.HOST: HOST_DELAY, Side.DEVICE: DEVICE_DELAY}
+#: the traced perturbed call's delay, as a share of the variant's step: the middle of --bound's levels
+#: (measure.perturbation.LEVELS), where a side with that much slack absorbs it and one without shows the step grow
+DELAY_SHARE = 0.5
+#: the traced call's delays come before its first this many step calls, not before each: the first shows a delay
+#: that always shows (the one before any of the call's work), the next ones a side's slack absorbing it or the step
+#: growing by it. More cost a JAX file dearly: its device delay is a loop that jax.profiler records trip by trip
+#: (some 5,500 trips, 80,000 events, for a delay of 2 ms; collapsed after, LOOP_REPEATS): before each of 20 steps, a
+#: million events, the profiler's cap, which cut the device's call off (the file: 226 MB)
+TRACED_DELAYS = 3
+#: the traced host delay spins in C loops of about this long (sum over a range), handing the GIL on between them:
+#: the rounds' spin (measure.perturbation.HostSpin) is a Python loop of calls, and under jax.profiler's Python tracer
+#: 20 of its spins of 2.8 ms made a million events (the tracer's cap: the file 226 MB, the device's call cut off)
+SPIN_CHUNK_S = 100e-6
+#: in a perturbed call's profiler trace, one execution of a compiled computation (XLA's `run_id`) on one thread whose
+#: ops repeat more than this many times each is a loop traced trip by trip, and becomes one range: JAX's device
+#: delay is a fori_loop XLA's profiler records as three ops and three "end:" marks a trip (2 ms: ~80,000 events; three
+#: delays made a 56 MB file of the 1 MB a plain call takes)
+LOOP_REPEATS = 50
+#: the category of such a range
+COLLAPSED_CATEGORY = "asyncbench collapsed"
+#: a variant's perturbed trace: its file's suffix, and its key in a result's traces (after the variant's name)
+BOUND_SUFFIX = ".bound" + SUFFIX
+BOUND_KEY = " (bound)"
+
+
+@dataclass(frozen=True)
+class Perturbing:
+    """What tracing a perturbed call needs of `--bound`'s rounds: the case's step rebuilt with a call before each step
+    call (Prepared.perturbable), the backend's device delay (None: the host side only), and each variant's step
+    time the delay is DELAY_SHARE of (a variant without one is not traced perturbed)."""
+
+    perturbable: Perturbable
+    delay: DeviceDelay | None
+    step_s: Mapping[str, float]
 
 
 @dataclass(frozen=True)
@@ -49,9 +97,9 @@ class Traced:
     warnings: tuple[str, ...] = ()
 
 
-def file_name(case_id: str, variant: str) -> str:
+def file_name(case_id: str, variant: str, suffix: str = SUFFIX) -> str:
     """A file name from the case id and variant: `matmul[torch,cpu,size=64].matmul.trace.json`, safe on any filesystem."""
-    return re.sub(r"[^\w.,=+\[\]-]+", "_", f"{case_id}.{variant}") + SUFFIX
+    return re.sub(r"[^\w.,=+\[\]-]+", "_", f"{case_id}.{variant}") + suffix
 
 
 def check_directory(directory: str | Path) -> Path:
@@ -69,7 +117,7 @@ def check_directory(directory: str | Path) -> Path:
 
 def _harness_trace(marks: list[tuple[str, float, float]]) -> dict[str, Any]:
     """A Chrome trace of the harness's ranges alone (times in µs from the start of the run)."""
-    origin = marks[0][1]
+    origin = min(start for _, start, _ in marks)
     events: list[dict[str, Any]] = [
         {"name": "process_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "asyncbench harness"}},
         {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": "frontend (the Python thread)"}},
@@ -130,9 +178,11 @@ def record(
     sync: Callable[[], None],
     directory: str,
     preludes: Mapping[str, Callable[[], None]] | None = None,
+    perturbing: Perturbing | None = None,
 ) -> Traced:
     """Trace every variant once (after timing), each into its own file in `directory`; `preludes`: per
-    variant, the untimed work issued before each of its samples (Prepared.preludes), issued before its run."""
+    variant, the untimed work issued before each of its samples (Prepared.preludes), issued before its run;
+    `perturbing` (`--bound`): each variant's perturbed calls too, into a file of their own."""
     files, warnings = {}, []
     hooks = backend.sync_hooks(device) if backend.is_asynchronous(device) else ()
     for name, run in variants.items():
@@ -159,9 +209,163 @@ def record(
             warnings.append(f"{name}: the trace could not be written ({exc.strerror or exc})")
             continue
         files[name] = str(path)
+        if perturbing is not None and perturbing.step_s.get(name):
+            written, warning = _record_perturbed(backend, device, case_id, name, sync, directory, prelude, perturbing)
+            files.update({f"{name}{BOUND_KEY}": written} if written else {})
+            warnings.extend([warning] if warning else [])
     detail = (
         f"{backend.name}'s profiler with the harness's ranges"
         if backend.no_profiler is None
         else f"harness ranges only: {backend.name}: {backend.no_profiler}"
     )
     return Traced(files, detail, tuple(warnings))
+
+
+def _record_perturbed(
+    backend: Backend,
+    device: str,
+    case_id: str,
+    name: str,
+    sync: Callable[[], None],
+    directory: str,
+    prelude: Callable[[], None] | None,
+    perturbing: Perturbing,
+) -> tuple[str | None, str | None]:
+    """One variant's perturbed calls (a host spin, then a device delay where there is one, DELAY_SHARE of its step
+    before each step call, each delay in its range) in the backend's profiler, else with the harness's ranges alone,
+    written atomically: the file's path, or None and the warning that says why not (the measurement stands)."""
+    level_s = DELAY_SHARE * perturbing.step_s[name]
+    sides = (Side.HOST, Side.DEVICE) if perturbing.delay is not None else (Side.HOST,)
+    trace: dict[str, Any] | None = None
+    warning = None
+    profiler = backend.profiler(device)
+    if profiler is not None:
+        try:
+            with profiler:
+                _run_perturbed(perturbing, name, sides, level_s, sync, profiler.annotate, prelude)
+            trace = profiler.trace()
+            collapse_loops(trace)
+        except Exception as exc:  # noqa: BLE001 - the measurement stands; the row says the trace failed
+            warning = f"{name}: the {backend.name} profiler failed on the perturbed call ({describe_failure(exc)}); harness ranges only"
+    try:
+        if trace is None:
+            trace = _harness_trace(_run_perturbed(perturbing, name, sides, level_s, sync, lambda _: contextlib.nullcontext(), prelude))
+        path = Path(directory) / file_name(case_id, name, BOUND_SUFFIX)
+        writing.atomic_write(path, json.dumps(trace))
+    except OSError as exc:  # a full disk loses the timeline, not the measurement
+        return None, f"{name}: the perturbed call's trace could not be written ({exc.strerror or exc})"
+    except Exception as exc:  # noqa: BLE001 - a step that fails perturbed here ran in the rounds: the measurement stands
+        return None, f"{name}: the perturbed call could not be traced ({describe_failure(exc)})"
+    return str(path), warning
+
+
+def _run_perturbed(
+    perturbing: Perturbing,
+    name: str,
+    sides: tuple[Side, ...],
+    level_s: float,
+    sync: Callable[[], None],
+    annotate: Callable[[str], ContextManager[Any]],
+    prelude: Callable[[], None] | None,
+) -> list[tuple[str, float, float]]:
+    """One call of the variant per side, each with a delay of `level_s` before each of its first TRACED_DELAYS step
+    calls, in its range: the harness's marks of every call and every delay, in the order they ran."""
+    marks: list[tuple[str, float, float]] = []
+    for side in sides:
+        label = DELAY_RANGES[side]
+        if side == Side.HOST:
+            inject: Callable[[], None] = TracedSpin(level_s)
+        else:
+            assert perturbing.delay is not None
+            inject = perturbing.delay.before_step(level_s)
+
+        injected = [0]
+
+        def delayed(inject: Callable[[], None] = inject, label: str = label, injected: list[int] = injected) -> None:
+            if injected[0] >= TRACED_DELAYS:
+                return
+            injected[0] += 1
+            started = time.perf_counter()
+            with annotate(label):
+                inject()
+            marks.append((label, started, time.perf_counter()))
+
+        run = perturbing.perturbable(delayed)[name]
+        marks.extend(_run_once(run, sync, annotate, prelude))
+        if side == Side.DEVICE and perturbing.delay is not None:
+            perturbing.delay.measured_s()  # its events read and forgotten: the next sample starts with none
+    return marks
+
+
+class TracedSpin:
+    """A busy spin of `seconds` that a profiler sees as a few calls: C loops of SPIN_CHUNK_S (sum over a range,
+    sized once from a timed loop), the GIL handed on between them, until the host clock says it ran its length."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.perf_counter):
+        self.seconds, self.clock = seconds, clock
+        probe = 20_000
+        started = clock()
+        sum(range(probe))
+        took = max(clock() - started, 1e-9)
+        self.chunk = max(1, int(probe * SPIN_CHUNK_S / took))
+
+    def __call__(self) -> None:
+        clock, seconds, chunk = self.clock, self.seconds, self.chunk
+        started = clock()
+        while clock() - started < seconds:
+            sum(range(chunk))
+            time.sleep(0)
+
+
+def collapse_loops(trace: dict[str, Any]) -> int:
+    """Each loop traced trip by trip (an execution, by XLA's `run_id`, on one thread whose ops repeat more than
+    LOOP_REPEATS times each) made one range over it, every event of that thread within its span dropped (the
+    trips' ops and their "end:" marks; asyncbench's own ranges stay): how many loops were collapsed."""
+    events = trace.get("traceEvents")
+    if not isinstance(events, list):
+        return 0
+    runs: dict[tuple[Any, Any, Any], list[dict[str, Any]]] = {}
+    for event in events:
+        if not isinstance(event, dict) or event.get("ph") != "X":
+            continue
+        args = event.get("args")
+        if isinstance(args, dict) and args.get("run_id") is not None:
+            runs.setdefault((event.get("pid"), event.get("tid"), args["run_id"]), []).append(event)
+    spans: dict[tuple[Any, Any], list[tuple[float, float]]] = {}
+    collapsed = []
+    for (pid, tid, run_id), ops in runs.items():
+        names = {op.get("name") for op in ops}
+        if len(ops) <= LOOP_REPEATS * len(names):
+            continue
+        start = min(float(op["ts"]) for op in ops)
+        end = max(float(op["ts"]) + float(op.get("dur", 0)) for op in ops)
+        spans.setdefault((pid, tid), []).append((start, end))
+        module = ops[0].get("args", {}).get("hlo_module", "")
+        collapsed.append(
+            {
+                "name": f"{module}: a loop of {len(ops) // len(names)} trips (collapsed)",
+                "cat": COLLAPSED_CATEGORY,
+                "ph": "X",
+                "pid": pid,
+                "tid": tid,
+                "ts": start,
+                "dur": end - start,
+                "args": {"run_id": run_id, "hlo_module": module, "ops": sorted(str(n) for n in names), "events": len(ops)},
+            }
+        )
+    if not collapsed:
+        return 0
+
+    def inside(event: Any) -> bool:
+        if not isinstance(event, dict) or event.get("ph") != "X" or str(event.get("cat", "")).startswith("asyncbench"):
+            return False
+        if str(event.get("name", "")).startswith("asyncbench:"):
+            return False
+        found = spans.get((event.get("pid"), event.get("tid")))
+        if not found:
+            return False
+        ts = float(event.get("ts", 0))
+        return any(start <= ts and ts + float(event.get("dur", 0)) <= end for start, end in found)
+
+    trace["traceEvents"] = [event for event in events if not inside(event)] + collapsed
+    return len(collapsed)

@@ -49,7 +49,7 @@ USUAL = 0.25
 
 def is_time(quantity: str, unit: str) -> bool:
     """Whether a series is one of a case's times, whose changes are looked for with the machine seen."""
-    return unit == "s" and quantity != MACHINE_QUANTITY
+    return unit == "s" and quantity != MACHINE_QUANTITY and not model.is_bound(quantity)  # a slack is no time of the case
 
 
 def discounted(

@@ -18,6 +18,31 @@ MACHINE_QUANTITY = "machine_s"
 PRESSURE_QUANTITY = "cpu_pressure"
 
 
+# What bounds a step (`run --bound`), recorded per variant (history.recorded) as three series of its own: each
+# side's slack per step (s, with its interval) and the reading, as a code (a point's figure is a number; its word is
+# BOUND_READINGS[code]). The page draws the three as one chart per variant (report.trends); no change points are
+# looked for in them (a slack near 0 has no ratio to speak of, and a reading is a word).
+BOUND_PREFIX = "bound:"
+BOUND_SLACKS = {"host": "bound:host_slack_s", "device": "bound:device_slack_s"}
+BOUND_READING = "bound:reading"
+#: the unit of BOUND_READING's points: a code, not an amount
+READING_UNIT = "reading"
+#: the readings a point may hold, by code (results.bound.BoundKind's words; a synchronous step records no bound)
+BOUND_READINGS = ("host", "device", "balanced", "inconclusive")
+#: what a code outside BOUND_READINGS is shown as (a store written by another hand)
+UNKNOWN_READING = "?"
+
+
+def is_bound(quantity: str) -> bool:
+    """Whether a series holds what bounds a step (a side's slack, or the reading)."""
+    return quantity.startswith(BOUND_PREFIX)
+
+
+def reading_word(code: float) -> str:
+    """The word of a stored reading's code (UNKNOWN_READING for any other figure)."""
+    return BOUND_READINGS[int(code)] if code in range(len(BOUND_READINGS)) else UNKNOWN_READING
+
+
 def is_paired(quantity: str, unit: str) -> bool:
     """Whether a series of this quantity holds the paired ratios head/base of recorded `ab` files."""
     return quantity.startswith(PAIRED_PREFIX) and unit == PAIRED_UNIT

@@ -1,4 +1,4 @@
-"""What the history records of one result: each variant's clocks, its census, its metrics, and its machine.
+"""What the history records of one result: each variant's clocks, its census, its bound, its metrics, and its machine.
 
 A row per quantity (variant, quantity, unit, value with its interval) becomes a point of that quantity's series
 (history.recording). The machine's rows (`machine_s`, `cpu_pressure`, variant "") are what history.discount reads
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from asyncbench.history import discount
+from asyncbench.history import discount, model
 from asyncbench.results import stats
+from asyncbench.results.bound import Bound, BoundKind
 from asyncbench.results.model import OK, Result
 from asyncbench.results.reference import Reference
 from asyncbench.verdicts import syncs
@@ -18,7 +19,8 @@ from asyncbench.verdicts import syncs
 
 def quantities(result: Result) -> list[dict[str, Any]]:
     """A result's recorded quantities: each variant's clocks (median and interval), its census's waits and time
-    blocked per step (`run --syncs`: verdicts.syncs, the figures its checks read), each metric with its interval."""
+    blocked per step (`run --syncs`: verdicts.syncs, the figures its checks read), what bounds its step (`run
+    --bound`: each side's slack with its interval, and the reading), each metric with its interval."""
     if result.status != OK:
         return []
     rows = []
@@ -51,6 +53,8 @@ def quantities(result: Result) -> list[dict[str, Any]]:
                         "high": high,
                     }
                 )
+    for name, bound in result.bound.items():  # `run --bound`: what bounds the step, per variant
+        rows += _bound_rows(name, bound)
     if result.reference is not None:  # the machine while the case ran (history.discount takes it out of its times)
         rows += _machine_rows(result.reference)
     for metric, value in result.metrics.items():
@@ -88,3 +92,28 @@ def _machine_rows(reference: Reference) -> list[dict[str, Any]]:
             {"variant": "", "quantity": discount.PRESSURE_QUANTITY, "unit": "", "value": reference.cpu_pressure, "low": None, "high": None}
         )
     return rows
+
+
+def _bound_rows(variant: str, bound: Bound) -> list[dict[str, Any]]:
+    """A variant's bound as the history records it (history.model.BOUND_SLACKS, BOUND_READING): each measured
+    side's slack per step with its interval, and the reading's code; nothing for a synchronous step or one whose
+    sides were not measured (no slack to draw). A bootstrap's percentile interval need not hold its estimate (a
+    slack at the top of the levels, whose resamples fall below it): the interval is then widened to reach it, as
+    every point of the history lies within its own error bar (history.reading.figures)."""
+    if bound.bound == BoundKind.SYNCHRONOUS or not bound.sides or str(bound.bound) not in model.BOUND_READINGS:
+        return []
+    rows: list[dict[str, Any]] = []
+    for side in bound.sides:
+        low, high = bound_interval(side.slack_s, side.slack_ci_s)
+        quantity = model.BOUND_SLACKS[str(side.side)]
+        rows.append({"variant": variant, "quantity": quantity, "unit": "s", "value": side.slack_s, "low": low, "high": high})
+    code = model.BOUND_READINGS.index(str(bound.bound))
+    rows.append({"variant": variant, "quantity": model.BOUND_READING, "unit": model.READING_UNIT, "value": code, "low": None, "high": None})
+    return rows
+
+
+def bound_interval(value: float, interval: tuple[float, float] | None) -> tuple[float | None, float | None]:
+    """A slack's interval as recorded: as fitted, widened to reach the slack where it does not (none: none)."""
+    if interval is None:
+        return None, None
+    return min(interval[0], value), max(interval[1], value)

@@ -17,7 +17,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
-from asyncbench.history import changes, clock, discount, keys, machine, reading, recorded, tables
+from asyncbench.history import changes, clock, discount, keys, machine, model, reading, recorded, tables
 from asyncbench.history.model import ChangePoint
 from asyncbench.history.reading import CHUNK, Table
 from asyncbench.host import git
@@ -238,9 +238,11 @@ def refresh_changes(
     a paired ratio of an `ab` file is not a run's median); read from the store where not given."""
     import sqlalchemy as sa
 
-    found = reading.newest(table_of, connection, series_ids, CHANGE_WINDOW + 1)  # one more: whether the window is the whole series
     if kinds is None:
         kinds = _kinds(table_of, connection, series_ids)
+    # what bounds a step (history.model.is_bound) is drawn, not searched: a slack near 0 has no ratio, a reading is a word
+    series_ids = [series_id for series_id in series_ids if not model.is_bound(kinds[series_id][0])]
+    found = reading.newest(table_of, connection, series_ids, CHANGE_WINDOW + 1)  # one more: whether the window is the whole series
     table = table_of("changes")
     stored: dict[int, list[int]] = {}
     for start in range(0, len(series_ids), CHUNK):
@@ -300,6 +302,11 @@ def _check_points(recording: Recording) -> None:
         for quantity in entry.quantities:
             try:
                 reading.figures(quantity["value"], quantity["low"], quantity["high"])
+                if quantity["quantity"] == model.BOUND_READING and model.reading_word(quantity["value"]) == model.UNKNOWN_READING:
+                    codes = f"0-{len(model.BOUND_READINGS) - 1}"
+                    raise reading.DamagedRow(f"a reading {quantity['value']!r} where asyncbench writes one of {codes}")
+                if model.is_bound(quantity["quantity"]) and quantity["unit"] == "s" and quantity["value"] < 0:
+                    raise reading.DamagedRow(f"a slack of {quantity['value']:.6g} s: a side cannot grow by less than nothing")
             except reading.DamagedRow as exc:
                 name = " ".join(part for part in (entry.case.id, quantity["variant"], quantity["quantity"]) if part)
                 raise reading.DamagedRow(f"{name}: {exc}") from None

@@ -7,6 +7,7 @@ from typing import Sequence
 from rich.console import Console
 from rich.text import Text
 
+from asyncbench.history import model
 from asyncbench.history.model import ChangePoint, Series
 from asyncbench.report.escaping import visible
 from asyncbench.results import units
@@ -26,6 +27,8 @@ def sparkline(values: Sequence[float]) -> str:
 
 
 def _figure(value: float, unit: str) -> str:
+    if unit == model.READING_UNIT:  # what bounds a step: a word, stored as its code
+        return model.reading_word(value)
     return units.with_bounds(value, None, unit)
 
 
@@ -45,6 +48,10 @@ def change_line(change: ChangePoint, unit: str) -> str:
 RUNS_TO_SEE_A_STEP = 6
 
 
+#: what a series of what bounds a step says instead of its changes: none are looked for in it
+NOT_SEARCHED = ", not searched for changes (what bounds the step: read its chart)"
+
+
 def _no_change(runs: int) -> str:
     """What a series without change points says: none found, and where it is too short for a step to show, so."""
     if runs < RUNS_TO_SEE_A_STEP:
@@ -60,6 +67,8 @@ def print_series(found: Sequence[Series], console: Console) -> None:
     for one in found:
         quantity = visible(f"{one.variant} {one.quantity}" if one.variant else one.quantity)
         changed = f", {len(one.change_points)} change(s)" if one.change_points else _no_change(one.runs)
+        if model.is_bound(one.quantity):  # drawn, never searched (history.recording.refresh_changes)
+            changed = NOT_SEARCHED
         newest = _figure(one.points[-1].value, one.unit) if one.points else "–"
         text.append(visible(one.case), style="bold")
         text.append(f" {quantity} ")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from asyncbench.history import model
 from asyncbench.history.model import LatestRun, RecentRun, Series
 from asyncbench.report import escaping
 from asyncbench.results import units
@@ -30,6 +31,8 @@ def _e(value: Any) -> str:
 
 
 def _figure(value: float | None, low: float | None, high: float | None, unit: str) -> str:
+    if unit == model.READING_UNIT and value is not None:  # what bounds a step: a word, stored as its code
+        return model.reading_word(value)
     bounds = (low, high) if low is not None and high is not None else None
     return units.with_bounds(value, bounds, unit)
 

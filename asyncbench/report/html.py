@@ -5,7 +5,10 @@ Plotly.js is inlined (no fetch, no CDN), the data is embedded as JSON in a
 Policy forbids every request, so the file makes none. A chart per case and
 quantity, one trace per machine (machines side by side), each point with
 its 95% interval as error bars and a tooltip that names its run, revision,
-interval and machine; change points marked. The charts are laid out by
+interval and machine; change points marked. A variant measured with `run
+--bound` gets a chart of what bounds its step: each side's slack with its
+interval, the reading (host, device, balanced, inconclusive) a label on each
+point. The charts are laid out by
 report.trends: by case, what got slower first, twin quantities drawn once,
 times in ms, µs or ns. The x axis is the runs in the order they were
 recorded (the order change points are looked for in), one step each,
@@ -46,6 +49,7 @@ import json
 import math
 from typing import Any, Sequence
 
+from asyncbench.history import model
 from asyncbench.history.model import ChangePoint, LatestRun, RecentRun, Series
 from asyncbench.report import escaping, history_tables, trends
 from asyncbench.results import fields, units
@@ -111,17 +115,22 @@ data.charts.forEach((chart, index) => {
       away === undefined || away[i] === null ? null : scaled(whole + sign * away[i], series.e - chart.p)));
     const low = bound(series.lo, -1), high = bound(series.hi, 1);
     const x = run.map((r) => place.get(r));
+    // a chart of what bounds a step: a trace per side's slack (series.s), the reading a label on each point (series.k)
+    const side = series.s === undefined ? "" : " " + esc(series.s) + " slack";
+    const reading = series.k === undefined ? null : series.k.map((word) => esc(word));
     const text = y.map((value, i) => [
-      esc(chart.title),
-      num(value) + " " + esc(chart.unit) + " [" + num(low[i]) + "–" + num(high[i]) + "]",
+      esc(chart.title) + side,
+      num(value) + " " + esc(chart.unit) + " [" + num(low[i]) + "–" + num(high[i]) + "]"
+        + (reading === null || reading[i] === "" ? "" : " · reading: " + reading[i]),
       "run " + runs.id[run[i]] + (runs.label[run[i]] === null ? "" : " · " + esc(data.labels[runs.label[run[i]]])),
       "revision " + (runs.revision[run[i]] === null ? "unknown" : esc(data.revisions[runs.revision[run[i]]])),
       "machine " + esc(name),
       esc(runs.time[run[i]]),
     ].join("<br>"));
     traces.push({
-      x: x, y: y, text: text, name: esc(name), type: "scatter", mode: "lines+markers",
+      x: x, y: y, text: text, name: esc(name) + side, type: "scatter", mode: reading === null ? "lines+markers" : "lines+markers+text",
       hovertemplate: "%{text}<extra></extra>",
+      ...(reading === null ? {} : {customdata: reading, texttemplate: "%{customdata}", textposition: "top center", textfont: {size: 10}}),
       error_y: {
         type: "data", symmetric: false, visible: true, thickness: 1,
         array: y.map((value, i) => (high[i] === null ? 0 : Math.max(0, high[i] - value))),
@@ -160,6 +169,9 @@ data.charts.forEach((chart, index) => {
 });
 """
 )
+# A reading as it labels a point of a chart of what bounds a step (beside traces named "host slack", a bare "host"
+# would read as the trace's name)
+READING_LABELS = {"host": "host-bound", "device": "device-bound"}
 # Significant digits of the values embedded in the page, at least, for each point's median: past the precision of any
 # interval here (3 are shown), and each digit less is a megabyte less on a page of two thousand series.
 DIGITS = 5
@@ -271,20 +283,49 @@ def _chart(chart: trends.Chart, run_positions: dict[int, int], machines: _Index)
     """A chart's data: its title, what else it stands for (its twins), its unit and that unit's power of ten of the
     stored one (`p`), its y axis's title, a trace per machine; user strings raw (the page escapes them as it
     draws)."""
+    # "VARIANT QUANTITY" split at its first space; a bound chart's variant named whole (its name ends in words)
+    named = f"{chart.series[0].variant} · {trends.BOUND_CHART}" if chart.bound else chart.name.replace(" ", " · ", 1)
+    traces = _bound_series(chart, run_positions, machines) if chart.bound else [_series(s, run_positions, machines) for s in chart.series]
     return {
-        "title": escaping.visible(f"{chart.case} · {chart.name.replace(' ', ' · ', 1)}"),
+        "title": escaping.visible(f"{chart.case} · {named}"),
         "also": [escaping.visible(said) for said in chart.also],
         "unit": escaping.visible("×" if chart.unit == "x" else chart.unit),
         "axis": escaping.visible(_axis(chart)),
         "p": chart.power,
-        "series": [_series(one, run_positions, machines) for one in chart.series],
+        "series": traces,
     }
+
+
+def _bound_series(chart: trends.Chart, run_positions: dict[int, int], machines: _Index) -> list[dict[str, Any]]:
+    """The traces of a chart of what bounds a step: a trace per side's slack and machine (`s`: the side), the first
+    of each machine's with `k`, the reading at each of its points (READING_LABELS, else the word of
+    history.model.BOUND_READINGS; "" where that run has none, "?" for a code asyncbench does not write): the page
+    labels each point with it."""
+    readings = {
+        one.machine: {point.run: model.reading_word(point.value) for point in one.points}
+        for one in chart.series
+        if one.quantity == model.BOUND_READING
+    }
+    traces, labelled = [], set()
+    for one in chart.series:
+        side = next((side for side, quantity in model.BOUND_SLACKS.items() if quantity == one.quantity), None)
+        if side is None:
+            continue
+        trace = {**_series(one, run_positions, machines), "s": side}
+        if one.machine not in labelled:
+            labelled.add(one.machine)
+            said = readings.get(one.machine, {})
+            trace["k"] = [READING_LABELS.get(said.get(point.run, ""), said.get(point.run, "")) for point in one.points[-CHART_POINTS:]]
+        traces.append(trace)
+    return traces
 
 
 def _axis(chart: trends.Chart) -> str:
     """A chart's y axis title: its unit (× for a ratio), and what a paired ratio of `ab` files is."""
     if chart.series[0].paired:
         return "head/base × (> 1: slower)"
+    if chart.bound:
+        return f"slack per step ({chart.unit})"
     return "×" if chart.unit == "x" else chart.unit
 
 

@@ -5,15 +5,18 @@ A chart is one quantity of one case, a trace per machine (report/html.py draws t
 - **Order.** The cases with a change that made something slower come first, then those with any change, then the
   rest, each group by case id; a case's charts stay together under its heading. Within a case, the charts with a
   slower change, then those with a change, then the rest in the order a case is read: each variant's clocks
-  (done_s, issue_s, device_s), the `ab` ratios, each variant's census, the metrics, and last the machine beside the
-  case (machine_s, cpu_pressure). Alphabetical order (all a page had) put a case's 25 charts wherever their names
-  fell.
+  (done_s, issue_s, device_s), the `ab` ratios, each variant's census, what bounds each variant's step, the
+  metrics, and last the machine beside the case (machine_s, cpu_pressure). Alphabetical order (all a page had)
+  put a case's 25 charts wherever their names fell.
 - **Twins.** Two quantities of a case that say the same thing are drawn once: a step-form case records each
   variant's done time and its `step_s_kK` (that time over its steps), and on a synchronous backend (torch on a
   CPU) a variant's issue time is its done time. A quantity is a twin of an earlier one of its case where, on every
   machine, it has the same runs, the same change points and discounted runs, and every value and interval end is
   the earlier one's times one factor, within TWIN_RELATIVE: the chart of the earlier one says what it also stands
   for ("also issue_s: the same within 0.1% at every run", "also step_s_k0: this ÷ 5").
+- **What bounds the step.** A variant's bound series (`run --bound`: each side's slack and the reading,
+  history.model.is_bound) are one chart, "VARIANT what bounds the step", after its census: the two slacks with
+  their intervals, the reading a label on each point (report/html.py). Never a twin.
 - **Units.** Times are drawn in the unit `seconds` prints their typical value in (units.time_unit: ms, µs, ns),
   not in raw seconds.
 """
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Sequence
 
+from asyncbench.history import model
 from asyncbench.history.model import Series
 from asyncbench.results import units
 
@@ -38,7 +42,9 @@ WHOLE_SLACK = 1e-6
 # A variant's clocks, in the order a case's time is read.
 CLOCKS = ("done_s", "issue_s", "device_s")
 # Where a chart of each kind stands within its case (the module's docstring).
-CLOCK, PAIRED, CENSUS, METRIC, MACHINE = range(5)
+CLOCK, PAIRED, CENSUS, BOUND, METRIC, MACHINE = range(6)
+#: the name of a variant's chart of what bounds its step (after the variant's name)
+BOUND_CHART = "what bounds the step"
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,8 @@ class Chart:
     power: int
     series: tuple[Series, ...]
     also: tuple[str, ...] = ()
+    #: what bounds a variant's step (`run --bound`): its series are the sides' slacks and the reading
+    bound: bool = False
 
     @property
     def slower(self) -> bool:
@@ -83,9 +91,8 @@ def layout(found: Sequence[Series], shown_points: int) -> list[Case]:
     """Every case's charts (each series' newest `shown_points` compared for twins, as drawn), in the page's order."""
     cases = []
     for case, grouped in groupby(sorted(found, key=_key), key=lambda one: one.case):
-        charts = [
-            _chart(list(group), shown_points) for _, group in groupby(list(grouped), key=lambda one: (one.variant, one.quantity, one.unit))
-        ]
+        charts = [_chart(list(group), shown_points) for _, group in groupby(list(grouped), key=_chart_of)]
+        charts = [chart for chart in charts if chart.series]  # a reading with no slack beside it: nothing to draw
         cases.append(Case(case, tuple(sorted(_folded(charts, shown_points), key=_tier))))
     return sorted(cases, key=lambda one: (_tier(one), one.case))
 
@@ -95,8 +102,15 @@ def _key(one: Series) -> tuple[object, ...]:
     return (one.case, *_rank(one), one.unit, one.machine)
 
 
+def _chart_of(one: Series) -> tuple[str, ...]:
+    """Which chart a series is drawn on: its variant's quantity in its unit, or its variant's bound chart."""
+    return (one.variant, BOUND_CHART) if model.is_bound(one.quantity) else (one.variant, one.quantity, one.unit)
+
+
 def _rank(one: Series) -> tuple[int, str, int, str]:
     """Where a quantity stands within its case (the module's docstring): its kind, variant, clock and name."""
+    if model.is_bound(one.quantity):
+        return (BOUND, one.variant, 0, BOUND_CHART)
     if one.variant and one.quantity in CLOCKS:
         return (CLOCK, one.variant, CLOCKS.index(one.quantity), one.quantity)
     if one.paired:
@@ -113,6 +127,8 @@ def _tier(item: Chart | Case) -> int:
 
 def _chart(group: list[Series], shown_points: int) -> Chart:
     first = group[0]
+    if model.is_bound(first.quantity):
+        return _bound_chart(group, shown_points)
     name = f"{first.variant} {first.quantity}" if first.variant else first.quantity
     unit, power = first.unit, 0
     if first.unit == "s":  # times in the unit their typical value reads in
@@ -122,11 +138,32 @@ def _chart(group: list[Series], shown_points: int) -> Chart:
     return Chart(first.case, name, unit, power, tuple(group))
 
 
+def _bound_chart(group: list[Series], shown_points: int) -> Chart:
+    """A variant's chart of what bounds its step: its slacks' series (host, then device, per machine), then the
+    readings' (drawn as labels); in the unit its largest slack reads in. No series where no slack was recorded."""
+    first = group[0]
+    slacks = sorted(
+        (one for one in group if one.quantity in model.BOUND_SLACKS.values() and one.unit == "s"),
+        key=lambda one: (one.machine, list(model.BOUND_SLACKS.values()).index(one.quantity)),
+    )
+    readings = [one for one in group if one.quantity == model.BOUND_READING]
+    values = [abs(point.value) for one in slacks for point in one.points[-shown_points:]]
+    scale, unit = units.time_unit(max(values)) if values and max(values) > 0 else (1.0, "s")
+    name = f"{first.variant} {BOUND_CHART}" if first.variant else BOUND_CHART
+    return Chart(first.case, name, unit, round(math.log10(scale)), tuple(slacks + readings) if slacks else (), bound=True)
+
+
 def _folded(charts: list[Chart], shown_points: int) -> list[Chart]:
-    """The case's charts with each twin folded into the first chart it is a twin of (which says so)."""
+    """The case's charts with each twin folded into the first chart it is a twin of (which says so); a chart of
+    what bounds a step is never a twin."""
     kept: list[Chart] = []
     for chart in charts:
+        if chart.bound:
+            kept.append(chart)
+            continue
         for index, earlier in enumerate(kept):
+            if earlier.bound:
+                continue
             factor = _factor(earlier, chart, shown_points)
             if factor is not None:
                 kept[index] = Chart(

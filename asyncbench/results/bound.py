@@ -237,16 +237,16 @@ def verified_from_dict(raw: Mapping[str, Any]) -> Verified:
     return Verified(
         how=VerifyHow(raw["how"]),
         step_s=None if raw.get("step_s") is None else float(raw["step_s"]),
-        step_ci_s=_interval(raw.get("step_ci_s")),
+        step_ci_s=interval_of(raw.get("step_ci_s")),
         reached=None if raw.get("reached") is None else float(raw["reached"]),
-        reached_ci=_interval(raw.get("reached_ci")),
+        reached_ci=interval_of(raw.get("reached_ci")),
         note=raw.get("note"),
         pairs=tuple((float(plain), float(captured)) for plain, captured in raw.get("pairs", ())),
         past_floor=raw.get("past_floor") is True,
     )
 
 
-def _interval(raw: Any) -> tuple[float, float] | None:
+def interval_of(raw: Any) -> tuple[float, float] | None:
     return None if raw is None else (float(raw[0]), float(raw[1]))
 
 
@@ -261,15 +261,15 @@ def bound_from_dict(variant: str, raw: Mapping[str, Any]) -> Bound:
             SideBound(
                 side=Side(name),
                 slack_s=float(fit["slack_s"]),
-                slack_ci_s=_interval(fit.get("slack_ci_s")),
+                slack_ci_s=interval_of(fit.get("slack_ci_s")),
                 cost_past=float(fit["cost_past"]),
-                cost_past_ci=_interval(fit.get("cost_past_ci")),
+                cost_past_ci=interval_of(fit.get("cost_past_ci")),
                 levels_s=tuple(float(level) for level in fit.get("levels_s", ())),
             )
             for name, fit in raw.get("sides", {}).items()
         ),
         ceiling=None if raw.get("ceiling") is None else float(raw["ceiling"]),
-        ceiling_ci=_interval(raw.get("ceiling_ci")),
+        ceiling_ci=interval_of(raw.get("ceiling_ci")),
         note=raw.get("note"),
         observations=tuple(
             Perturbed(int(r), None if side is None else Side(side), float(level), float(injected), float(step))
@@ -335,8 +335,12 @@ def check_bound(raw: Any, at: At) -> None:
     observations = fields.optional_list(bound.get("observations"), at / "observations")
     if len(observations) > rounds * (1 + len(SIDES) * MAX_LEVELS):
         (at / "observations").fail(f"{len(observations)} samples for {rounds} rounds of at most {MAX_LEVELS} levels a side")
-    if _all_well_formed(observations):  # the whole list at once; else each observation, to name the first wrong one
-        return
+    if not _all_well_formed(observations):  # the whole list at once; else each observation, to name the first wrong one
+        _check_observations(observations, at)
+
+
+def _check_observations(observations: list[Any], at: At) -> None:
+    """InputError for the first stored observation that is not [round, side or null, level_s, injected_s, step_s]."""
     for index, observation in enumerate(observations):
         where = at / "observations" / index
         values = fields.listed(observation, where)

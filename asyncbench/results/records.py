@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from asyncbench.results import fields, recordable
 from asyncbench.results.bound import bound_from_dict, bound_to_dict, check_bound
+from asyncbench.results.bound_rule import check_derived
 from asyncbench.results.fields import At
 from asyncbench.results.model import (
     CLOCKS,
@@ -303,6 +304,7 @@ def check(raw: Any, at: At) -> None:
     for variant, bound in fields.optional_mapping(result.get("bound"), at / "bound").items():
         fields.name(variant, at / "bound" / variant)
         check_bound(bound, at / "bound" / variant)
+        check_derived(bound, at / "bound" / variant)  # its reading and ceiling are what its own slacks give
 
 
 def _timed_rounds(variant: Mapping[str, Any]) -> int:

@@ -29,7 +29,7 @@ import math
 import statistics
 from typing import TYPE_CHECKING, Any, Sequence
 
-from asyncbench.results import stats, units
+from asyncbench.results import bound_rule, stats, units
 from asyncbench.results.bound import SIDES, Bound, BoundKind, Perturbed, Side, SideBound
 
 if TYPE_CHECKING:
@@ -43,16 +43,11 @@ SEED = 52
 #: grid points for the slack over [0, the largest delay injected]: a step of 1/200 of it (0.5% of the step where
 #: the levels reach the step's own time), a sixth of the 3% of the step a slack is to be measured within
 GRID_POINTS = 201
-#: under this many rounds a bootstrap over rounds has too few distinct resamples to mean anything (5 rounds give
-#: 126): no interval, and no reading
-MIN_ROUNDS = 5
-#: how far apart (a share of the step) host and device must be shown to lie before one is named the bound: the
-#: issue's goal is a verdict in every run where they differ by ≥ 15% of the step and never where they differ by
-#: ≤ 3%; 7.5% lies between, so a 95% interval half as wide as the gap to either (4.5%) keeps both
-DECISION_MARGIN = 0.075
-#: within this share of the step, host and device take "about as long": the same as the margin, so that every
-#: difference reads one way or the other once its interval is narrow enough (none falls between the two)
-BALANCE_BAND = DECISION_MARGIN
+# The decision rule's thresholds are results.bound_rule's (a results file's reading is held to them on load):
+# MIN_ROUNDS, DECISION_MARGIN, BALANCE_BAND
+MIN_ROUNDS = bound_rule.MIN_ROUNDS
+DECISION_MARGIN = bound_rule.DECISION_MARGIN
+BALANCE_BAND = bound_rule.BALANCE_BAND
 #: the cost past the slack is said to differ from 1 (one bottleneck) only where its interval lies wholly beyond
 #: 1 ± this: above, the delay hurts something else too; below, the two sides partly overlap it
 COST_MARGIN = 0.15

@@ -1,0 +1,147 @@
+"""The rule that reads what bounds a step, its thresholds, and a stored bound held to it (`run --bound`).
+
+verdicts.bound reads a bound from the interval of the resampled difference (device − host slack) / step with these
+thresholds; a results file stores the reading, each side's slack interval and the ceiling, but not that difference
+(results.bound). A hand-edited reading or ceiling passes every shape check (results.bound.check_bound), and `show`
+would print it as measured: `check_derived` (results.records calls it after the shapes) holds the stored reading
+and ceiling to the stored numbers, by arithmetic on them, no refit (a refit costs 34-59 ms a variant, a second on
+a file of 20 variants whose whole load takes 16-52 ms; the check 0.02-0.03 ms a variant: docs/measured.md,
+benchmarks/bound_load_cost.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from asyncbench.results import units
+from asyncbench.results.bound import BoundKind, Side, interval_of
+from asyncbench.results.fields import At
+
+#: under this many rounds a bootstrap over rounds has too few distinct resamples to mean anything (5 rounds give
+#: 126): no interval, and no reading
+MIN_ROUNDS = 5
+#: how far apart (a share of the step) host and device must be shown to lie before one is named the bound: the
+#: issue's goal is a verdict in every run where they differ by ≥ 15% of the step and never where they differ by
+#: ≤ 3%; 7.5% lies between, so a 95% interval half as wide as the gap to either (4.5%) keeps both
+DECISION_MARGIN = 0.075
+#: within this share of the step, host and device take "about as long": the same as the margin, so that every
+#: difference reads one way or the other once its interval is narrow enough (none falls between the two)
+BALANCE_BAND = DECISION_MARGIN
+
+#: how far a stored time may lie from the one it was computed from: every time is stored to the nanosecond
+#: (results.bound), so a difference of two is off by up to one, and a ratio by as much of its divisor
+_ROUNDING_S = 1.01e-9
+#: the relative error of a ceiling computed again from the stored times, beyond their rounding (float arithmetic)
+_CEILING_RELATIVE = 1e-9
+
+
+def check_derived(raw: Mapping[str, Any], at: At) -> None:
+    """InputError (file and key, one line) where a stored bound's reading or ceiling is not what its own slacks give
+    (the shapes checked before by results.bound.check_bound)."""
+    _check_ceiling(raw, at)
+    _check_reading(raw, list(raw.get("observations") or ()), at)
+
+
+#: how far a stored time may lie from the one it was computed from: every time is stored to the nanosecond
+#: (results.bound._DECIMALS), so a difference of two is off by up to one, and a ratio by as much of its divisor
+_ROUNDING_S = 1.01e-9
+#: the relative error of a ceiling computed again from the stored times, beyond their rounding (float arithmetic)
+_CEILING_RELATIVE = 1e-9
+
+
+def _check_ceiling(bound: Mapping[str, Any], at: At) -> None:
+    """InputError where the stored ceiling is not step / (step − the device's slack) within the rounding of the
+    stored times (verdicts.bound computes it so), or is missing where that is finite, or present where it is not
+    (no device side, or a device slack that reaches the whole step)."""
+    ceiling, step = bound.get("ceiling"), float(bound["step_s"])
+    device = (bound.get("sides") or {}).get(str(Side.DEVICE))
+    if device is None or str(bound["bound"]) == str(BoundKind.SYNCHRONOUS):
+        if ceiling is not None:
+            (at / "ceiling").fail(f"a ceiling of {ceiling:g}× with no device slack to read it from (step / (step − that slack))")
+        return
+    slack = float(device["slack_s"])
+    floor = step - slack
+    if floor <= 2 * _ROUNDING_S:  # the device's slack reaches the whole step (within rounding): no ceiling, or any
+        return
+    low = (step - _ROUNDING_S / 2) / (floor + _ROUNDING_S) * (1 - _CEILING_RELATIVE)
+    high = (step + _ROUNDING_S / 2) / (floor - _ROUNDING_S) * (1 + _CEILING_RELATIVE)
+    expected = step / floor
+    if ceiling is None:
+        (at / "ceiling").fail(f"missing: step / (step − the device's slack) is {expected:.6g}× ({_shown_s(step)} over {_shown_s(floor)})")
+    if not low <= ceiling <= high:
+        (at / "ceiling").fail(
+            f"{ceiling:.6g}× contradicts the bound's own numbers: step / (step − the device's slack) is {expected:.6g}× "
+            f"({_shown_s(step)} over {_shown_s(floor)})"
+        )
+
+
+def _check_reading(bound: Mapping[str, Any], observations: list[Any], at: At) -> None:
+    """InputError where the stored reading is one verdicts.bound's decision rule cannot give from the stored slack
+    intervals. Exact where the rule reads them alone: synchronous (no sides), too few rounds or no interval
+    (inconclusive), one side measured (its slack's low end against DECISION_MARGIN of the step), balanced (both
+    slacks' high ends within BALANCE_BAND). Host- and device-bound are read from the interval of the resampled
+    difference (device − host slack) / step, which is not stored; a condition it implies is checked instead: were
+    the difference beyond the margin in all but a tail t of the resamples, the device's slack could not lie
+    below its interval's high end while the host's lay above its low end in more than 2t of them, so the high end
+    of one side's interval must exceed the low end of the other's by the margin of the shortest step a resample can
+    have (the least round's unperturbed mean). An inconclusive reading of two sides is not refuted from the
+    intervals alone (the difference's interval may straddle what each side's suggests)."""
+    kind = str(bound["bound"])
+    sides = {str(name): fit for name, fit in (bound.get("sides") or {}).items()}
+    rounds = int(bound["rounds"])
+    step = float(bound["step_s"])
+    where = at / "bound"
+    if kind == str(BoundKind.SYNCHRONOUS):
+        if sides:
+            (at / "sides").fail("a synchronous step has no sides: the host is the device, and nothing is perturbed")
+        return
+    intervals = {name: interval_of(fit.get("slack_ci_s")) for name, fit in sides.items()}
+    if not sides or rounds < MIN_ROUNDS or any(ci is None for ci in intervals.values()):
+        if kind != str(BoundKind.INCONCLUSIVE):
+            why = "no side measured" if not sides else f"{rounds} round(s)" if rounds < MIN_ROUNDS else "a slack without an interval"
+            where.fail(f"reads {kind}, but {why} gives no reading: it is inconclusive")
+        return
+    said = ", ".join(f"{name} slack [{_shown_s(ci[0])}–{_shown_s(ci[1])}]" for name, ci in intervals.items() if ci is not None)
+    if len(sides) == 1:
+        [(name, ci)] = intervals.items()
+        assert ci is not None
+        decided = ci[0] > DECISION_MARGIN * step
+        if abs(ci[0] - DECISION_MARGIN * step) <= _ROUNDING_S:
+            return  # at the margin to the nanosecond: either reading is the rule's
+        other = str(BoundKind.DEVICE if name == str(Side.HOST) else BoundKind.HOST)
+        expected = other if decided else str(BoundKind.INCONCLUSIVE)
+        if kind != expected:
+            where.fail(f"reads {kind}, but its one side's {said} of a {_shown_s(step)} step reads {expected}")
+        return
+    host, device = intervals.get(str(Side.HOST)), intervals.get(str(Side.DEVICE))
+    assert host is not None
+    assert device is not None
+    if kind == str(BoundKind.BALANCED):
+        reach = BALANCE_BAND * step + _ROUNDING_S
+        if host[1] > reach or device[1] > reach:
+            where.fail(f"reads balanced, but its {said} reach past {units.percent(BALANCE_BAND)} of the {_shown_s(step)} step")
+        return
+    if kind in (str(BoundKind.HOST), str(BoundKind.DEVICE)):
+        shortest = _shortest_step(observations)
+        gap = DECISION_MARGIN * shortest - 2 * _ROUNDING_S
+        more, less = (device, host) if kind == str(BoundKind.HOST) else (host, device)
+        if more[1] - less[0] <= gap:
+            other = "device" if kind == str(BoundKind.HOST) else "host"
+            where.fail(
+                f"reads {kind}, but its {said} of a {_shown_s(step)} step cannot put the {other}'s slack above the {kind}'s "
+                f"by {units.percent(DECISION_MARGIN)} of the step"
+            )
+
+
+def _shortest_step(observations: list[Any]) -> float:
+    """The shortest unperturbed step a resample of the rounds can have: the least round's mean of its unperturbed
+    samples (0 where none is stored, which checks only the order of the two slacks)."""
+    per_round: dict[Any, list[float]] = {}
+    for observation in observations:
+        if observation[1] is None:
+            per_round.setdefault(observation[0], []).append(float(observation[4]))
+    return min((sum(values) / len(values) for values in per_round.values()), default=0.0)
+
+
+def _shown_s(value: float) -> str:
+    return units.seconds(value)

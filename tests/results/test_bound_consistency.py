@@ -1,0 +1,134 @@
+"""A stored bound held to its own numbers on load (results.bound.check_bound): a reading that verdicts.bound's
+decision rule cannot give from the stored slack intervals, or a ceiling that is not step / (step − the device's
+slack), is refused in one line naming the file and the key; every bound the fit writes reads back."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from asyncbench.results import schema
+from asyncbench.results.bound import Side
+from asyncbench.results.schema import Report
+from asyncbench.verdicts import bound as fitting
+from tests.support.bounds import device_bound, host_bound, result_with, synchronous
+from tests.support.helpers import report_of
+from tests.verdicts.test_bound import STEPS, planted
+
+
+def _file(*bounds: Any) -> dict[str, Any]:
+    return json.loads(report_of([result_with(*bounds)]).to_json())
+
+
+def _refused(raw: dict[str, Any]) -> str:
+    with pytest.raises(schema.ResultsFileError) as refused:
+        Report.from_dict(copy.deepcopy(raw), "edited.json")
+    message = str(refused.value)
+    assert "edited.json" in message
+    assert "\n" not in message
+    return message
+
+
+def _stored(raw: dict[str, Any], variant: str = "a") -> dict[str, Any]:
+    return raw["results"][0]["bound"][variant]
+
+
+@pytest.mark.parametrize(
+    ("host", "device", "sides"),
+    [
+        (1.0, 0.6, (Side.HOST, Side.DEVICE)),  # host-bound
+        (0.5, 1.0, (Side.HOST, Side.DEVICE)),  # device-bound
+        (1.0, 0.97, (Side.HOST, Side.DEVICE)),  # balanced or inconclusive
+        (0.5, 1.0, (Side.HOST,)),  # one side (MXNet): device-bound from the host's slack
+        (1.0, 0.5, (Side.HOST,)),  # one side without slack: inconclusive
+    ],
+)
+def test_every_bound_the_fit_writes_reads_back(host, device, sides):
+    for seed in range(3):
+        observations, _ = planted(host, device, seed=seed, sides=sides)
+        fitted = fitting.fit("a", observations, True, steps_per_call=STEPS)
+        [result] = Report.from_dict(_file(fitted), "fitted.json").results
+        assert result.bound["a"].bound == fitted.bound
+
+
+def test_a_device_bound_edited_to_host_bound_is_refused():
+    raw = _file(device_bound("a"))  # the host has 0.42 ms of slack, the device none
+    _stored(raw)["bound"] = "host"
+    message = _refused(raw)
+    assert "results[0].bound.a.bound" in message
+    assert "reads host" in message
+    assert "host slack [400 µs–440 µs]" in message
+
+
+def test_a_host_bound_edited_to_device_bound_or_balanced_is_refused():
+    raw = _file(host_bound("a"))  # the device has 0.3 ms of slack, the host none
+    _stored(raw)["bound"] = "device"
+    assert "reads device" in _refused(raw)
+    _stored(raw)["bound"] = "balanced"
+    assert "reach past 7.5% of the 1 ms step" in _refused(raw)
+
+
+def test_a_reading_with_too_few_rounds_or_without_a_side_is_inconclusive_or_refused():
+    raw = _file(device_bound("a"))
+    _stored(raw)["rounds"] = fitting.MIN_ROUNDS - 1
+    assert "gives no reading: it is inconclusive" in _refused(raw)
+    _stored(raw)["bound"] = "inconclusive"
+    Report.from_dict(copy.deepcopy(raw))
+    raw = _file(device_bound("a"))
+    _stored(raw)["sides"]["host"]["slack_ci_s"] = None
+    assert "a slack without an interval" in _refused(raw)
+
+
+def test_one_side_reads_exactly_what_its_slack_says():
+    raw = _file(device_bound("a"))
+    stored = _stored(raw)
+    del stored["sides"]["device"]
+    stored["ceiling"] = stored["ceiling_ci"] = None
+    Report.from_dict(copy.deepcopy(raw))  # the host's 0.42 ms [0.4-0.44] of a 1.1 ms step: device-bound
+    stored["bound"] = "inconclusive"
+    assert "reads inconclusive, but its one side's host slack" in _refused(raw)
+    stored["sides"]["host"]["slack_ci_s"] = [0.0, 0.00005]
+    stored["sides"]["host"]["slack_s"] = 0.00001
+    Report.from_dict(copy.deepcopy(raw))  # a host without slack, no device measured: inconclusive
+    stored["bound"] = "device"
+    assert "reads inconclusive" in _refused(raw)
+
+
+def test_a_synchronous_bound_has_no_sides_and_no_ceiling():
+    raw = _file(synchronous("a"))
+    _stored(raw)["sides"] = copy.deepcopy(_stored(_file(device_bound("a")))["sides"])
+    assert "a synchronous step has no sides" in _refused(raw)
+    raw = _file(synchronous("a"))
+    _stored(raw)["ceiling"] = 1.5
+    assert "no device slack to read it from" in _refused(raw)
+
+
+def test_a_ceiling_that_is_not_step_over_step_less_the_device_slack_is_refused():
+    raw = _file(host_bound("a"))  # 1 ms / (1 ms − 0.3 ms) = 1.4286
+    _stored(raw)["ceiling"] = 2.5
+    message = _refused(raw)
+    assert "results[0].bound.a.ceiling" in message
+    assert "2.5× contradicts the bound's own numbers: step / (step − the device's slack) is 1.42857×" in message
+    _stored(raw)["ceiling"] = None
+    assert "missing" in _refused(raw)
+    _stored(raw)["ceiling"] = 1 / 0.7 * (1 + 1e-12)  # rounding: read back
+    Report.from_dict(copy.deepcopy(raw))
+
+
+def test_twenty_fitted_variants_of_a_file_read_back():
+    fitted = [fitting.fit(f"v{i}", planted(1.0, 0.6, seed=i)[0], True, steps_per_call=STEPS) for i in range(20)]
+    [result] = Report.from_dict(_file(*fitted)).results
+    assert {name: b.bound for name, b in result.bound.items()} == {b.variant: b.bound for b in fitted}
+
+
+def test_show_refuses_a_hand_edited_reading_in_one_line(tmp_path):
+    from tests.support.cli import asyncbench, refused
+
+    raw = _file(device_bound("a"))
+    _stored(raw)["bound"] = "host"
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(raw))
+    refused(asyncbench("show", str(path)), "edited.json", "bound.a.bound", "reads host")
