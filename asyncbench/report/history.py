@@ -7,7 +7,7 @@ from typing import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from asyncbench.history import model
+import asyncbench.history.model as model
 from asyncbench.history.model import ChangePoint, Series
 from asyncbench.report.escaping import visible
 from asyncbench.results import units

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from asyncbench.history import model
+import asyncbench.history.model as model
 from asyncbench.history.model import LatestRun, RecentRun, Series
 from asyncbench.report import escaping
 from asyncbench.results import units

@@ -49,7 +49,7 @@ import json
 import math
 from typing import Any, Sequence
 
-from asyncbench.history import model
+import asyncbench.history.model as model
 from asyncbench.history.model import ChangePoint, LatestRun, RecentRun, Series
 from asyncbench.report import escaping, history_tables, trends
 from asyncbench.results import fields, units

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Sequence
 
-from asyncbench.history import model
+import asyncbench.history.model as model
 from asyncbench.history.model import Series
 from asyncbench.results import units
 
