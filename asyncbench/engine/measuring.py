@@ -168,10 +168,12 @@ def perturbation_rounds(
     asynchronous: bool,
     per_call: int,
     schedule: Schedule,
+    held_to_cost: bool = True,
 ) -> tuple[perturbation.Taker | None, str | None]:
     """The perturbation rounds of a case run with --bound, and why it has no device side (None: it has one). None:
     no rounds — not asked, no step to perturb, or a synchronous backend (the host is the device: rounds would cost
-    time and tell nothing). `ab --bound`'s sides take theirs with it too (engine.side_process)."""
+    time and tell nothing). `ab --bound`'s sides take theirs with it too (engine.side_process). `held_to_cost`: past
+    its first rounds the Taker stops at COST_SHARE × the rest of the case's time (False: at its budget alone)."""
     if not options.bound or prepared.perturbable is None or not asynchronous:
         return None, None
     if per_call < 2:
@@ -186,6 +188,7 @@ def perturbation_rounds(
         schedule=schedule,
         spread=_spread(per_call),
         injections=options.bound_levels,  # each threshold check's own level, in every round
+        cost_share=perturbation.COST_SHARE if held_to_cost else None,
     )
     return taker, why
 

@@ -126,7 +126,11 @@ def _bound() -> dict[str, Any]:
     case, prepared, backend, per_call = _case["case"], _case["prepared"], _case["backend"], _case["steps_per_call"]
     asynchronous = backend.is_asynchronous(case.device)
     options = measuring.CaseOptions(bound=True)
-    taker, no_delay = measuring.perturbation_rounds(options, backend, case, prepared, asynchronous, per_call, perturbation.SCHEDULE)
+    # the side's rounds come back to back after its block, with no case time beside them to hold them to: their
+    # budget alone (BOUND_TIME_FACTOR × max_time_s), off the gate's clock
+    taker, no_delay = measuring.perturbation_rounds(
+        options, backend, case, prepared, asynchronous, per_call, perturbation.SCHEDULE, held_to_cost=False
+    )
     while taker is not None and taker.owed(taker.taken):
         taker.round(prepared.variants, prepared.sync, preludes=prepared.preludes)
     found, unbound = measuring.fitted_bounds(options, prepared, list(prepared.variants), taker, asynchronous, no_delay, per_call)

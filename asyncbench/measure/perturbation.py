@@ -75,6 +75,13 @@ PRECISION_SHARE = 0.05
 #: within its budget, each stored with all its samples (a results file of megabytes, a fit of seconds: a 3-step JAX
 #: step ran 442 s), and past a hundred rounds an interval narrows only by the square root of their number
 MAX_ROUNDS = 100
+#: past the first BOUND_ROUNDS, the stop rule's rounds go on only while all the rounds together have taken under this
+#: many times what the rest of the case took since they were set up (its warm-up, timed rounds, census): the issue's
+#: "within 10× a plain run", with the worker's start, imports and set-up (not counted here) as the margin. A short
+#: case (its noise met in a dozen samples) then stops after its first rounds with wider intervals, where the budget
+#: alone let its rounds run to 15-19× a plain run (benchmarks/bound_validity.py); a case that samples for its
+#: max_time_s keeps the budget's rounds
+COST_SHARE = 8.0
 #: the fit that judges the stop rule takes some 40 ms (30 rounds): it is redone only once the rounds since the last
 #: one took 1 / REFIT_SHARE times as long as it did, so that judging costs at most ~this share of the rounds' time
 #: (a round of a 1 ms step takes ~20 ms: a refit every few rounds; of a 50 ms step: after every round). Its time
@@ -173,12 +180,15 @@ class Taker:
         schedule: Schedule = SCHEDULE,
         spread: Spread | None = None,
         injections: Sequence[Injection] = (),
+        cost_share: float | None = None,
     ):
         """`budget_s`: the time after which no more round is taken (None: no limit; the engine gives
         BOUND_TIME_FACTOR × the case's max_time_s). `schedule`: when rounds come (the Taker is its own pace for
         ExtraRounds: `due`, `owed`); with a `spread` its first rounds, then the stop rule (PRECISION_SHARE); without
         one, the schedule as it is. `injections`: the levels the case's threshold checks are judged at, in every
-        round beside the sweep's."""
+        round beside the sweep's. `cost_share` (None: no such limit; the engine gives COST_SHARE for `run`): past
+        the first rounds, no more once the rounds have taken this many times the rest of the case's time since the
+        Taker was made."""
         self.perturbable, self.delay, self.steps_per_call = perturbable, delay, steps_per_call
         self.budget_s, self.spent_s, self.skipped = budget_s, 0.0, 0
         self.schedule, self.spread = schedule, spread
@@ -195,6 +205,7 @@ class Taker:
         self.sides = (Side.HOST, Side.DEVICE) if delay is not None else (Side.HOST,)
         self.scale_s: dict[str, float] = {}  # each variant's step time the levels are fractions of (PROBE_SAMPLES)
         self.injections = tuple(injections)
+        self.cost_share, self.created = cost_share, clock()
 
     @property
     def taken(self) -> int:
@@ -252,6 +263,14 @@ class Taker:
         """Whether the rounds (and the stop rule's fits) have spent their budget."""
         return self.budget_s is not None and self.spent_s >= self.budget_s
 
+    def over_cost(self) -> bool:
+        """Whether the rounds have taken `cost_share` times the rest of the case's time since the Taker was made (never
+        without a `cost_share`): the stop rule asks for no more rounds then."""
+        if self.cost_share is None:
+            return False
+        rest_s = self.clock() - self.created - self.spent_s
+        return self.spent_s >= self.cost_share * max(rest_s, 0.0)
+
     def precise(self) -> bool:
         """Whether the stop rule holds: every side's slack interval within PRECISION_SHARE of the step, at the last
         look; a new look (a fit) once the rounds since the last took 1 / REFIT_SHARE times its cost (the first
@@ -294,9 +313,9 @@ class Taker:
         """Past the first rounds: whether one more round is wanted (budget and MAX_ROUNDS left, the stop rule not
         met). A look's fit counts against the budget, so the budget is read again after it: a round that would find
         it spent is never asked for (it would be skipped, and said as cut)."""
-        if self.out_of_time() or taken >= MAX_ROUNDS:
+        if self.out_of_time() or self.over_cost() or taken >= MAX_ROUNDS:
             return False
-        return not self.precise() and not self.out_of_time()
+        return not self.precise() and not self.out_of_time() and not self.over_cost()
 
     def owed(self, taken: int) -> int:
         """The rounds still owed after the last timed round (ExtraRounds asks again after each): the schedule's
@@ -317,14 +336,19 @@ class Taker:
         (None: neither)."""
         if not self.skipped:
             capped = self.taken >= MAX_ROUNDS
-            if self.spread is None or not (self.out_of_time() or capped) or self.widest <= PRECISION_SHARE:
+            costly = not capped and not self.out_of_time() and self.over_cost()
+            if self.spread is None or not (self.out_of_time() or capped or costly) or self.widest <= PRECISION_SHARE:
                 return None
             widest = "no interval yet" if self.widest == float("inf") else f"±{self.widest:.1%} of the step"
-            stopped = (
-                f"at their most, {MAX_ROUNDS} rounds"
-                if capped
-                else f"at their budget of {self.budget_s:.3g} s ({BOUND_TIME_FACTOR:g}× max_time_s) after {self.taken}"
-            )
+            if capped:
+                stopped = f"at their most, {MAX_ROUNDS} rounds"
+            elif costly:
+                stopped = (
+                    f"after {self.taken}, at {self.cost_share:g}× the rest of the case's time (a longer max_time_s or more "
+                    f"min_samples gives them more)"
+                )
+            else:
+                stopped = f"at their budget of {self.budget_s:.3g} s ({BOUND_TIME_FACTOR:g}× max_time_s) after {self.taken}"
             return (
                 f"perturbation rounds stopped {stopped}, a slack's interval still wider than ±{PRECISION_SHARE:.0%} of the "
                 f"step ({widest} at round {self.looked_at})"

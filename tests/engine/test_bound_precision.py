@@ -83,9 +83,12 @@ class ExactDelay:
         return seconds
 
 
-def rounds_until_stopped(case: Planted, budget_s: float, timed: int = 6) -> tuple[Taker, list[int]]:
-    """A case's perturbation rounds as timing.measure takes them (after each of `timed` rounds, then as owed), with
-    the engine's look (its cost on the simulated clock); and the rounds after which a look was taken."""
+def rounds_until_stopped(
+    case: Planted, budget_s: float, timed: int = 6, cost_share: float | None = None, timed_s: float = 0.0
+) -> tuple[Taker, list[int]]:
+    """A case's perturbation rounds as timing.measure takes them (after each of `timed` rounds, each taking `timed_s`
+    on the simulated clock, then as owed), with the engine's look (its cost on the simulated clock); and the rounds
+    after which a look was taken."""
     looked: list[int] = []
     real = measuring._spread(STEPS)
 
@@ -95,10 +98,18 @@ def rounds_until_stopped(case: Planted, budget_s: float, timed: int = 6) -> tupl
         return real(observed)
 
     taker = Taker(
-        case.perturbable, ExactDelay(case), STEPS, clock=case.clock, budget_s=budget_s, schedule=perturbation.SCHEDULE, spread=look
+        case.perturbable,
+        ExactDelay(case),
+        STEPS,
+        clock=case.clock,
+        budget_s=budget_s,
+        schedule=perturbation.SCHEDULE,
+        spread=look,
+        cost_share=cost_share,
     )
     extra = ExtraRounds(((taker, taker),))
     for number in range(1, timed + 1):
+        case.now += timed_s
         for kind in extra.after(number):
             kind.round({"v": lambda: None}, lambda: None)
     while owed := extra.owed():
@@ -132,6 +143,22 @@ def test_an_imprecise_case_goes_on_to_its_budget_and_its_note_says_so() -> None:
     # first one a look comes every third round or so, not after every round
     assert looked[0] == perturbation.BOUND_ROUNDS
     assert 2 <= len(looked) <= 1 + (taker.taken - perturbation.BOUND_ROUNDS) / 2
+
+
+def test_a_short_cases_rounds_stop_after_the_first_ones_once_they_cost_more_than_their_share_of_the_case() -> None:
+    # six timed rounds of 10 ms: the first ten perturbation rounds (some 80 ms each) already cost over 8× that
+    taker, _ = rounds_until_stopped(Planted(noise=0.5), budget_s=60.0, cost_share=perturbation.COST_SHARE, timed_s=0.01)
+    assert taker.taken == perturbation.BOUND_ROUNDS
+    assert taker.spent_s < 60.0
+    said = taker.cut_short()
+    assert said is not None
+    assert said.startswith(f"perturbation rounds stopped after {perturbation.BOUND_ROUNDS}, at 8× the rest of the case's time")
+    assert "still wider than ±5% of the step" in said
+    # a case that sampled for long keeps its rounds to the budget: six timed rounds of 2 s leave 96 s of share
+    long_taker, _ = rounds_until_stopped(Planted(noise=0.5), budget_s=1.5, cost_share=perturbation.COST_SHARE, timed_s=2.0)
+    assert long_taker.taken > perturbation.BOUND_ROUNDS
+    assert long_taker.spent_s >= 1.5
+    assert (long_taker.cut_short() or "").startswith("perturbation rounds stopped at their budget of 1.5 s")
 
 
 def test_the_knee_levels_bracket_each_sides_slack_on_the_grid_from_the_look_on() -> None:
@@ -173,6 +200,7 @@ def tiny_step(backend: Any, device: str, params: Mapping[str, Any]) -> Callable[
 @pytest.mark.streams
 def test_a_case_whose_slack_stays_wider_than_asked_goes_on_to_its_budget_on_the_stream_device(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(perturbation, "PRECISION_SHARE", 0.0)  # a target no run meets
+    monkeypatch.setattr(perturbation, "COST_SHARE", float("inf"))  # this short case held to its budget alone
     monkeypatch.setattr(perturbation, "SCHEDULE", perturbation.Schedule(first=5, every=100, least=5))
     workload = step(tiny_step, sync_every=(0,), steps=2)
     backend = StreamSimBackend(gpus=1)
