@@ -178,17 +178,24 @@ class StepWorkload(Workload):
         def variant(every: int, run_step: Callable[[], Any] = run_step) -> Callable[[], Any]:
             # a wait after each k steps, none after the remainder (the harness's sync ends the sample), in loops that
             # run nothing per step but the user's call: a check of the step's index there cost 17 ns a step, 2-3%
-            # of a 0.65 µs numpy op (benchmarks/fidelity_backends.py). `run_step`: the user's, or its capture
-            # (`run --bound-verify`)
+            # of a 0.65 µs numpy op (benchmarks/fidelity_backends.py). A step's result is dropped as it returns, as
+            # timeit's and pyperf's loops drop it, only the last of each run of steps held (returned: the harness
+            # holds it through its sync): holding each until the next step returned kept two outputs alive, a
+            # working set past a core's cache for a 512² product. `run_step`: the user's, or its capture (`run --bound-verify`)
             waits, rest = divmod(steps, every) if every else (0, steps)
 
             def run() -> Any:
                 result = None
                 for _ in range(waits):
-                    for _ in range(every):
-                        result = run_step()
+                    result = None
+                    for _ in range(every - 1):
+                        run_step()
+                    result = run_step()
                     barrier(device)
-                for _ in range(rest):
+                if rest:
+                    result = None
+                    for _ in range(rest - 1):
+                        run_step()
                     result = run_step()
                 return result
 
@@ -202,11 +209,18 @@ class StepWorkload(Workload):
             def run() -> Any:
                 result = None
                 for _ in range(waits):
-                    for _ in range(every):
+                    result = None
+                    for _ in range(every - 1):
                         before_step()
-                        result = run_step()
+                        run_step()
+                    before_step()
+                    result = run_step()
                     barrier(device)
-                for _ in range(rest):
+                if rest:
+                    result = None
+                    for _ in range(rest - 1):
+                        before_step()
+                        run_step()
                     before_step()
                     result = run_step()
                 return result

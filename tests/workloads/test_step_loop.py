@@ -5,6 +5,7 @@ the loop nothing per step beyond the user's call — a hand loop's cost. A branc
 from __future__ import annotations
 
 import sys
+import weakref
 from typing import Any
 
 import pytest
@@ -76,3 +77,35 @@ def test_the_timed_loop_runs_nothing_per_step_beyond_the_call(every: int) -> Non
         assert per_step == 2
     else:  # the wait, the end of its k steps' loop and the next k's start: 3 lines per k steps at most
         assert per_step <= 2 + 3 / every
+
+
+@pytest.mark.parametrize(("steps", "every"), [(5, 0), (6, 3), (7, 3), (4, 1)])
+def test_no_steps_result_is_alive_when_the_next_step_starts(steps: int, every: int) -> None:
+    """As timeit's and pyperf's loops: a result held until the next step returned kept two outputs alive at once,
+    a working set past a core's cache for a 512² product; only the last is returned, for the harness's sync."""
+    alive: weakref.WeakSet[Any] = weakref.WeakSet()
+    seen: list[int] = []
+
+    class Output:
+        pass
+
+    def run_step() -> Output:
+        seen.append(len(alive))
+        made = Output()
+        alive.add(made)
+        return made
+
+    @asyncbench.step(sync_every=(every,), steps=steps)
+    def tracked(backend: Any, device: str, params: Any) -> Any:
+        return run_step
+
+    prepared = tracked.setup(get_backend("numpy"), "cpu", {"steps": steps, "sync_every": [every]})
+    seen.clear()
+    returned = prepared.variants[variant_name(every)]()
+    assert seen == [0] * steps
+    assert isinstance(returned, Output)
+    hold = prepared.perturbable(lambda: None)[variant_name(every)]  # the perturbed loops alike
+    del returned
+    seen.clear()
+    assert isinstance(hold(), Output)
+    assert seen == [0] * steps
