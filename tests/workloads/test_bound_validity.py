@@ -158,10 +158,22 @@ def test_on_a_cpu_the_truth_is_the_hand_sweeps_and_validate_counts_each_topology
     monkeypatch.setattr(validity, "backend_named", lambda name: None)
     swept = {"host": 0.002, "device": 0.0}
     sweep_module = _load("bound_sweep")
-    monkeypatch.setattr(sweep_module, "sweep", lambda backend, device, topology, side, step_s: {"slack_s": swept[side]})
-    found = validity.truth_of(None, "cpu", truth.TOPOLOGIES[1], by_sweep=True)
+    monkeypatch.setattr(sweep_module, "sweep", lambda backend, device, topology, side, step_s, rounds: {"slack_s": swept[side]})
+    found = validity.truth_of(None, "cpu", truth.TOPOLOGIES[1], "sweep")
     assert (found.slack("host"), found.slack("device")) == (0.002, 0.0)
-    assert validity.truth_of(None, "cpu", truth.TOPOLOGIES[1], by_sweep=False).slack("host") == 0.003
+    assert validity.truth_of(None, "cpu", truth.TOPOLOGIES[1], "accounting").slack("host") == 0.003
+    with pytest.raises(SystemExit, match="only the stream test device"):
+        validity.truth_of(None, "cpu", truth.TOPOLOGIES[1], "model")
+
+
+def test_on_the_test_device_the_truth_is_the_sweeps_too_unless_the_model_is_asked_for(validity, truth, monkeypatch):
+    modelled = truth.Truth(0.001, 0.003, 0.004, 0.003, 0.001, perturbed_host_s=0.0025, perturbed_device_s=0.0)
+    monkeypatch.setattr(validity, "measure", lambda backend, device, topology: modelled)
+    swept = {"host": 0.002, "device": 0.0}
+    sweep_module = _load("bound_sweep")
+    monkeypatch.setattr(sweep_module, "sweep", lambda backend, device, topology, side, step_s, rounds: {"slack_s": swept[side]})
+    assert validity.truth_of(None, "cuda:0", truth.TOPOLOGIES[3]).slack("host") == 0.002
+    assert validity.truth_of(None, "cuda:0", truth.TOPOLOGIES[3], "model").slack("host") == 0.0025
 
     good = _bound(BoundKind.DEVICE, (0.0021, 0.0019, 0.0023), (0.0, 0.0, 0.0001))
     rows = validity.validate(
