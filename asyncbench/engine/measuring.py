@@ -125,7 +125,9 @@ def measure_here(
     syncs = census.of_case(taker, variants, backend.name, case.device, per_call) if options.syncs else {}
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
-    found, unbound = fitted_bounds(options, prepared, variants, perturbing, asynchronous, no_delay, per_call)
+    found, unbound = fitted_bounds(
+        options, prepared, variants, perturbing, asynchronous, no_delay, per_call, shares_cores=case.device.startswith("cpu")
+    )
     if options.bound_verify is not None:
         pairs = verifier.pairs() if verifier is not None else {}
         how = options.bound_verify
@@ -235,9 +237,11 @@ def fitted_bounds(
     asynchronous: bool,
     no_delay: str | None,
     per_call: int,
+    shares_cores: bool = False,
 ) -> tuple[dict[str, Bound], str | None]:
     """Each variant's bound (verdicts.bound.fit of its perturbation samples), and what the case's note says of
-    --bound (a workload without a step to perturb)."""
+    --bound (a workload without a step to perturb). `shares_cores`: the case's device is the host's CPU (its
+    backend's threads share the host's cores: verdicts.bound.fit reads no slack on either side as inconclusive)."""
     if not options.bound:
         return {}, None
     if prepared.perturbable is None:
@@ -246,6 +250,14 @@ def fitted_bounds(
     note = "; ".join(filter(None, (no_delay, taker.cut_short() if taker is not None else None))) or None
     scales = taker.scale_s if taker is not None else {}
     return {
-        name: bounds.fit(name, observed.get(name, ()), asynchronous, note=note, steps_per_call=per_call, scale_s=scales.get(name))
+        name: bounds.fit(
+            name,
+            observed.get(name, ()),
+            asynchronous,
+            note=note,
+            steps_per_call=per_call,
+            scale_s=scales.get(name),
+            shares_cores=shares_cores,
+        )
         for name in variants
     }, None

@@ -133,7 +133,9 @@ def _bound() -> dict[str, Any]:
     )
     while taker is not None and taker.owed(taker.taken):
         taker.round(prepared.variants, prepared.sync, preludes=prepared.preludes)
-    found, unbound = measuring.fitted_bounds(options, prepared, list(prepared.variants), taker, asynchronous, no_delay, per_call)
+    found, unbound = measuring.fitted_bounds(
+        options, prepared, list(prepared.variants), taker, asynchronous, no_delay, per_call, shares_cores=case.device.startswith("cpu")
+    )
     return {"bounds": {name: bound_to_dict(bound) for name, bound in found.items()}, "note": unbound}
 
 

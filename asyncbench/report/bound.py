@@ -120,12 +120,14 @@ def _rows(bound: Bound) -> list[tuple[str, ...]]:
 
 
 def _cutting(bound: Bound) -> str:
-    """What cutting host work could buy, in words."""
+    """What cutting host work could buy, in words (on a device that shares the host's cores, what that assumes)."""
     if bound.ceiling is None:
         return "what cutting host work could buy was not measured (no device delay here)"
     if bound.ceiling_ci is not None and bound.ceiling_ci[1] < NO_GAIN:
-        return "cutting host work cannot make it faster"
-    return f"cutting host work makes it at most {ceiling(bound)} faster"
+        said = "cutting host work cannot make it faster"
+    else:
+        said = f"cutting host work makes it at most {ceiling(bound)} faster"
+    return f"{said} {fitting.SHARED_CEILING}" if bound.shares_cores else said
 
 
 def _more(fit: SideBound, step_s: float) -> str:

@@ -169,6 +169,10 @@ class Bound:
     #: measure.perturbation.PROBE_SAMPLES): a threshold check on a share of the step (`slack_share`, `ceiling`) is
     #: injected at its share of this, and re-judged from the file by finding that level again. None: not taken
     scale_s: float | None = None
+    #: the device's work runs on the host's own cores (an asynchronous backend on a CPU: XLA's, MXNet's threads): a
+    #: delay on either side takes a core from the other, so "no slack on either side" may be two sides taking turns
+    #: rather than two balanced ones, and cutting host work may free cores for the device (verdicts.bound.fit)
+    shares_cores: bool = False
 
     def side(self, side: Side | str) -> SideBound | None:
         """The fit of one side (None: not measured)."""
@@ -215,6 +219,7 @@ def bound_to_dict(bound: Bound) -> dict[str, Any]:
         ],
         **({"verified": verified_to_dict(bound.verified)} if bound.verified is not None else {}),
         **({"scale_s": _seconds(bound.scale_s)} if bound.scale_s is not None else {}),
+        **({"shares_cores": True} if bound.shares_cores else {}),
     }
 
 
@@ -278,6 +283,7 @@ def bound_from_dict(variant: str, raw: Mapping[str, Any]) -> Bound:
         steps_per_call=int(raw.get("steps_per_call", 1)),
         verified=verified_from_dict(raw["verified"]) if raw.get("verified") is not None else None,
         scale_s=None if raw.get("scale_s") is None else float(raw["scale_s"]),
+        shares_cores=raw.get("shares_cores") is True,
     )
 
 
@@ -327,6 +333,8 @@ def check_bound(raw: Any, at: At) -> None:
         (at / "ceiling").fail(f"a speed-up of {ceiling:g}: the ceiling is a ratio of two times, above 0")
     fields.interval(bound.get("ceiling_ci"), at / "ceiling_ci")
     fields.optional_text(bound.get("note"), at / "note")
+    if bound.get("shares_cores") not in (None, True, False):
+        (at / "shares_cores").fail(f"{bound['shares_cores']!r}: true or false")
     scale = fields.optional_number(bound.get("scale_s"), at / "scale_s")
     if scale is not None:
         recordable.duration(scale, at / "scale_s")

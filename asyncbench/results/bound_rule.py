@@ -117,6 +117,8 @@ def _check_reading(bound: Mapping[str, Any], observations: list[Any], at: At) ->
     assert host is not None
     assert device is not None
     if kind == str(BoundKind.BALANCED):
+        if bound.get("shares_cores") is True:
+            where.fail("reads balanced, but its device shares the host's cores: no slack on either side reads inconclusive there")
         reach = BALANCE_BAND * step + _ROUNDING_S
         if host[1] > reach or device[1] > reach:
             where.fail(f"reads balanced, but its {said} reach past {units.percent(BALANCE_BAND)} of the {_shown_s(step)} step")

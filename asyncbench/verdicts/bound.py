@@ -61,6 +61,15 @@ _FLAT = 1e-12
 SYNCHRONOUS_NOTE = "synchronous: the host is the device"
 #: the note of a step whose sides both have slack: neither sets the whole pace, and a fit cannot tell what else does
 BOTH_SLACK = "both sides have slack: something else sets part of the pace (a wait in the step, or the two sides sharing cores)"
+#: the note of a step with no slack on either side whose device shares the host's cores (Bound.shares_cores): on
+#: separate resources that is balance, here it may as well be two sides taking turns on the cores (a 2 ms Python spin
+#: beside a 64² product, wholly host work, read so on a busy 2-core machine): which sets the pace is not told
+TAKING_TURNS = (
+    "no slack on either side, and the device's threads share the host's cores: a delay on either side takes a core "
+    "from the other, so balanced sides and sides taking turns on the cores read alike"
+)
+#: what the ceiling of a step whose device shares the host's cores assumes (report.bound says it beside the ceiling)
+SHARED_CEILING = "if the device's work stays as fast: on shared cores, cutting host work may free cores for it"
 
 
 def fit(
@@ -71,6 +80,7 @@ def fit(
     note: str | None = None,
     steps_per_call: int = 1,
     scale_s: float | None = None,
+    shares_cores: bool = False,
 ) -> Bound:
     """The bound of one variant from its perturbation rounds' samples. A synchronous backend (`asynchronous`
     False) gets BoundKind.SYNCHRONOUS and no sides; `note` says what could not be measured (a side without a
@@ -85,13 +95,23 @@ def fit(
     nothing can be told: the engine takes no perturbation rounds then (engine.measuring.ONE_STEP).
 
     `scale_s`: the step time the rounds' levels were fractions of (measure.perturbation's probe), kept in the bound
-    so a threshold check on a share of the step finds its level again (verdicts.bound_checks)."""
+    so a threshold check on a share of the step finds its level again (verdicts.bound_checks).
+
+    `shares_cores`: the device's work runs on the host's cores (an asynchronous backend on a CPU). No slack on
+    either side then reads INCONCLUSIVE (TAKING_TURNS), not BALANCED, and a ceiling says what it assumes."""
     observations = tuple(sorted(observations, key=lambda o: (o.round, "" if o.side is None else str(o.side), o.level_s, o.injected_s)))
     rounds = sorted({o.round for o in observations})
     unperturbed = [o.step_s for o in observations if o.side is None]
     step_s = statistics.median(unperturbed) if unperturbed else (statistics.median(o.step_s for o in observations) if observations else 0.0)
     base = Bound(
-        variant, BoundKind.INCONCLUSIVE, step_s, len(rounds), observations=observations, steps_per_call=steps_per_call, scale_s=scale_s
+        variant,
+        BoundKind.INCONCLUSIVE,
+        step_s,
+        len(rounds),
+        observations=observations,
+        steps_per_call=steps_per_call,
+        scale_s=scale_s,
+        shares_cores=shares_cores,
     )
     if not asynchronous:
         return _with(base, BoundKind.SYNCHRONOUS, note=note or SYNCHRONOUS_NOTE)
@@ -116,6 +136,7 @@ def _with(base: Bound, kind: BoundKind, note: str | None, **changes: Any) -> Bou
         observations=base.observations,
         steps_per_call=base.steps_per_call,
         scale_s=base.scale_s,
+        shares_cores=base.shares_cores,
     )
 
 
@@ -178,6 +199,8 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
         notes.append(f"{base.rounds} perturbation round{'' if base.rounds == 1 else 's'}: too few for an interval (at least {MIN_ROUNDS})")
     else:
         kind, said = _reading(fits, slacks, steps, interval, scale)
+        if kind == BoundKind.BALANCED and base.shares_cores:
+            kind, said = BoundKind.INCONCLUSIVE, TAKING_TURNS
         notes.append(said)
     return _with(base, kind, _joined(*notes), sides=tuple(fits[side] for side in measured), ceiling=ceiling, ceiling_ci=ceiling_ci)
 

@@ -123,7 +123,9 @@ def _at_level(stored: Bound, level: Level) -> Bound:
     if math.isclose(level.confidence, stats.CONFIDENCE) or not stored.observations:
         return stored
     # its note is the refit's (the reading's words at this level), not the stored one's again
-    return fitting.fit(stored.variant, stored.observations, True, level.confidence, None, stored.steps_per_call)
+    return fitting.fit(
+        stored.variant, stored.observations, True, level.confidence, None, stored.steps_per_call, shares_cores=stored.shares_cores
+    )
 
 
 def _label(expectation: Expectation, name: str | None) -> str:

@@ -94,6 +94,7 @@ def test_run_bound_takes_perturbation_rounds_of_the_step_on_both_sides(tmp_path:
     assert stored["rounds"] == 2
     assert stored["steps_per_call"] == 2
     assert stored["bound"] == "inconclusive"  # two rounds: too few for an interval, and the note says so
+    assert stored["shares_cores"] is True  # JAX on a CPU: its threads share the host's cores
     assert "too few for an interval" in stored["note"]
     observations = stored["observations"]
     assert {side for _, side, *_ in observations} == {None, "host", "device"}

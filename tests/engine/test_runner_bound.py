@@ -40,6 +40,7 @@ def fitted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[Perturbed, 
         note: str | None = None,
         steps_per_call: int = 1,
         scale_s: float | None = None,
+        shares_cores: bool = False,
     ) -> Bound:
         assert steps_per_call == 3  # every test's step runs 3 steps a sample: the fit is told, to take off the edge
         assert scale_s is None or scale_s > 0  # the probe's step, where rounds were taken: a check's share is of it

@@ -208,3 +208,11 @@ def test_a_bound_of_no_rounds_says_what_was_not_measured_never_a_step_of_0_ns():
     why = "--bound needs several steps a sample (steps >= 2): with one, every delay shows in full, slack or not"
     empty = Bound("matmul", BoundKind.INCONCLUSIVE, 0.0, 0, note=why)
     assert _view(empty).summary == (f"matmul: not measured: {why}",)
+
+
+def test_on_a_device_that_shares_the_hosts_cores_the_ceiling_says_what_it_assumes():
+    shared = dataclasses.replace(device_bound("a"), shares_cores=True)
+    said = bound.reading(shared)
+    assert "cutting host work cannot make it faster if the device's work stays as fast" in said
+    assert "may free cores for it" in said
+    assert "if the device's work stays as fast" not in bound.reading(device_bound("a"))

@@ -132,3 +132,20 @@ def test_show_refuses_a_hand_edited_reading_in_one_line(tmp_path):
     path = tmp_path / "edited.json"
     path.write_text(json.dumps(raw))
     refused(asyncbench("show", str(path)), "edited.json", "bound.a.bound", "reads host")
+
+
+def test_a_bound_on_shared_cores_reads_back_and_is_never_balanced():
+    observations, _ = planted(1.0, 1.0, seed=1)
+    shared = fitting.fit("a", observations, True, steps_per_call=STEPS, shares_cores=True)
+    raw = _file(shared)
+    assert _stored(raw)["shares_cores"] is True
+    [result] = Report.from_dict(copy.deepcopy(raw), "fitted.json").results
+    assert result.bound["a"].shares_cores
+    assert result.bound["a"].bound == shared.bound
+    balanced = fitting.fit("a", observations, True, steps_per_call=STEPS)
+    assert "shares_cores" not in _stored(_file(balanced))  # older readers' files stay as they were
+    edited = _file(balanced)
+    _stored(edited)["shares_cores"] = True
+    assert "device shares the host's cores" in _refused(edited)
+    _stored(edited)["shares_cores"] = "yes"
+    assert "shares_cores" in _refused(edited)
