@@ -143,10 +143,11 @@ def _settings_notes(report: ABReport) -> list[str]:
     free = not any(set_here.get(v) for v in POOL_VARIABLES) or (jax_cases and not set_here.get(JAX_POOL_VARIABLE))
     if cpu_cases and isinstance(cores, int) and cores <= FEW_CORES and free:
         wanted = (*POOL_VARIABLES, JAX_POOL_VARIABLE) if jax_cases else POOL_VARIABLES
-        return [
-            f"no BLAS/OpenMP thread count set on {cores} cores: their pools' spinning threads compete with the sample "
-            f"measured; a CI gate sets {'=1, '.join(wanted)}=1 (the CI gates guide, docs/guides/ci.md)"
-        ]
+        if any(set_here.get(v) for v in POOL_VARIABLES):  # BLAS/OpenMP pinned, JAX's own pool (XLA's threads) not
+            unset = f"{JAX_POOL_VARIABLE} not set on {cores} cores: XLA's thread pool is free, its threads compete"
+        else:
+            unset = f"no BLAS/OpenMP thread count set on {cores} cores: their pools' spinning threads compete"
+        return [f"{unset} with the sample measured; a CI gate sets {'=1, '.join(wanted)}=1 (the CI gates guide, docs/guides/ci.md)"]
     undecided_gpu = [c for c in report.cases if c.status == "ok" and c.needed_s is not None and _device(c).startswith("cuda")]
     if undecided_gpu and isinstance(cores, int) and cores > MANY_CORES:
         return [

@@ -26,6 +26,16 @@ def test_unpinned_thread_pools_on_two_cores_are_named_and_pinned_ones_are_not():
     assert not any("thread count" in note for note in pinned.notes)
 
 
+def test_a_jax_gate_with_blas_pinned_names_xlas_pool_not_blas():
+    row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.99, 1.01), Label.SAME)
+    jax_case = PairedCase("work[jax,cpu]", "ok", ratios=(row,), blocks=10)
+    blas_only = views.build(_report({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}, jax_case), Outcome(0, ()))
+    said = [note for note in blas_only.notes if "not set on 2 cores" in note]
+    assert said
+    assert said[0].startswith(f"{views.JAX_POOL_VARIABLE} not set on 2 cores")
+    assert not any("no BLAS/OpenMP thread count" in note for note in blas_only.notes)
+
+
 def test_an_undecided_case_says_how_far_it_got_and_what_it_needs():
     row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.9, 1.2), Label.INCONCLUSIVE)
     case = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=1, elapsed_s=2.0, needed_s=30.0)
