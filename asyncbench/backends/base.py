@@ -124,6 +124,10 @@ class Backend(ABC):
 
     #: the kinds of device the framework runs on at all; other kinds are never paired with it
     device_kinds: tuple[str, ...] = ("cpu", "cuda")
+    #: the kinds of device the framework always runs synchronously on (ops finish before they return: the host is
+    #: the device), known without importing it: `validate` refuses a check on what bounds the step there, which a
+    #: run could only call not measured. JAX and MXNet on a CPU are asynchronous or not by their settings: not listed
+    synchronous_kinds: tuple[str, ...] = ()
     #: whether set_threads can split the CPU between Python threads
     threads_settable: bool = False
     #: whether the framework runs one device's work strictly one piece after another (JAX: XLA's CPU client,
@@ -188,6 +192,13 @@ class Backend(ABC):
     def runs_on(cls, spec: str) -> bool:
         """Whether a device spec names a kind of device this framework runs on at all (auto always does)."""
         return spec == "auto" or spec.split(":")[0] in cls.device_kinds
+
+    @classmethod
+    def synchronous_on(cls, spec: str) -> bool:
+        """Whether every device a spec can name runs this framework synchronously (`synchronous_kinds`): `auto`
+        only where every kind the framework runs on does (NumPy's; torch's `auto` may be a GPU)."""
+        kinds = cls.device_kinds if spec == "auto" else (spec.split(":")[0],)
+        return all(kind in cls.synchronous_kinds for kind in kinds)
 
     def resolve(self, spec: str) -> tuple[list[str], str | None]:
         """Turn a device spec (auto, cpu, cuda, cuda:N) into device names.

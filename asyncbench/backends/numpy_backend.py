@@ -12,6 +12,7 @@ class NumpyBackend(Backend):
     module = "numpy"
     distributions = ("numpy",)
     device_kinds = ("cpu",)
+    synchronous_kinds = ("cpu",)  # NumPy's ops finish before they return
     # Generator.standard_normal makes only these two
     dtypes = ("float32", "float64")
 

@@ -41,6 +41,7 @@ class TorchBackend(Backend):
     distributions = ("torch",)
     dtypes = ("float16", "bfloat16", "float32", "float64")
     threads_settable = True
+    synchronous_kinds = ("cpu",)  # a CPU tensor's op runs on the calling thread; CUDA's are queued
     #: torch.cuda.Stream() takes streams from a pool of 32 per device and priority (c10's kStreamsPerPool)
     max_streams = 32
 

@@ -308,13 +308,17 @@ def check_bound(raw: Any, at: At) -> None:
     intervals, the ceiling, the note and each observation (a list no longer than its rounds allow)."""
     bound = fields.mapping(raw, at)
     fields.word(bound.get("bound"), at / "bound", _KINDS)
-    recordable.duration(fields.number(bound.get("step_s"), at / "step_s"), at / "step_s")
+    step = recordable.duration(fields.number(bound.get("step_s"), at / "step_s"), at / "step_s")
     rounds = fields.count(bound.get("rounds"), at / "rounds")
+    measured = fields.optional_mapping(bound.get("sides"), at / "sides")
+    if step is not None and step <= 0 and (rounds > 0 or measured):
+        # the fit writes a step of 0 only where nothing was measured (no round, no side): its slacks are shares of it
+        (at / "step_s").fail(f"a step of {step:g} s with {rounds} round(s) and {len(measured)} side(s): a measured step takes time")
     if "steps_per_call" in bound and fields.count(bound["steps_per_call"], at / "steps_per_call") < 1:
         (at / "steps_per_call").fail("a sample runs at least one step")
     if rounds > MAX_ROUNDS:
         (at / "rounds").fail(f"{rounds} perturbation rounds is more than any case takes ({MAX_ROUNDS})")
-    for name, fit in fields.optional_mapping(bound.get("sides"), at / "sides").items():
+    for name, fit in measured.items():
         where = at / "sides" / name
         fields.word(name, where, _SIDE_WORDS)
         fit = fields.mapping(fit, where)

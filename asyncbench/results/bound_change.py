@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from asyncbench.results import fields, recordable
+from asyncbench.results import bound_rule, fields, recordable
 from asyncbench.results.bound import MAX_ROUNDS, SIDES, Bound, BoundKind, Side
 from asyncbench.results.fields import At
 from asyncbench.results.word import Word
@@ -65,6 +65,10 @@ class Reading:
     rounds: int
     slacks: tuple[Slack, ...] = ()
     note: str | None = None
+    #: the shortest unperturbed step a resample of its rounds can have (results.bound_rule.shortest_step): a host- or
+    #: device-bound reading is held to its slack intervals by the margin of it, as a results file's is. None: no
+    #: unperturbed sample (the fit then reads nothing)
+    shortest_step_s: float | None = None
 
     @classmethod
     def of(cls, bound: Bound, top_share: float) -> Reading:
@@ -75,7 +79,9 @@ class Reading:
             top = max(fit.levels_s, default=0.0)
             reaches = top > 0 and fit.slack_s >= top_share * top
             slacks.append(Slack(fit.side, fit.slack_s, fit.slack_ci_s, top if reaches else None))
-        return cls(bound.bound, bound.step_s, bound.rounds, tuple(slacks), bound.note)
+        stored = [(o.round, o.side, o.level_s, o.injected_s, o.step_s) for o in bound.observations]
+        shortest = bound_rule.shortest_step(stored) if any(o.side is None for o in bound.observations) else None
+        return cls(bound.bound, bound.step_s, bound.rounds, tuple(slacks), bound.note, shortest)
 
     def slack(self, side: Side) -> Slack | None:
         return next((found for found in self.slacks if found.side == side), None)
@@ -165,12 +171,13 @@ def _reading_to_dict(reading: Reading | None) -> dict[str, Any] | None:
             for slack in reading.slacks
         ],
         "note": fields.storable(reading.note),
+        "shortest_step_s": reading.shortest_step_s,
     }
 
 
 def _reading(raw: Any, at: At) -> Reading | None:
     """One side's reading, checked: its kind, a step and slacks that are times, an interval that holds its slack,
-    a side named once."""
+    a side named once, and a reading its own slack intervals can give (results.bound_rule, as a results file's)."""
     if raw is None:
         return None
     reading = fields.mapping(raw, at)
@@ -182,7 +189,16 @@ def _reading(raw: Any, at: At) -> Reading | None:
     slacks: list[Slack] = []
     for index, raw_slack in enumerate(fields.optional_list(reading.get("slacks"), at / "slacks")):
         slacks.append(_slack(raw_slack, at / "slacks" / index, {str(found.side) for found in slacks}))
-    return Reading(kind, step_s, rounds, tuple(slacks), fields.optional_text(reading.get("note"), at / "note"))
+    if step_s <= 0 and (rounds > 0 or slacks):
+        (at / "step_s").fail(f"a step of {step_s:g} s with {rounds} round(s) and {len(slacks)} slack(s): a measured step takes time")
+    shortest = recordable.duration(reading.get("shortest_step_s"), at / "shortest_step_s")
+    if shortest is None and kind in (BoundKind.HOST, BoundKind.DEVICE) and len(slacks) == len(SIDES):
+        (at / "shortest_step_s").fail(
+            f"missing: a {kind}-bound reading of two sides is held to their slack intervals by a margin of the shortest step its rounds had"
+        )
+    intervals = {str(slack.side): slack.slack_ci_s for slack in slacks}
+    bound_rule.check_reading(str(kind), intervals, rounds, step_s, shortest or 0.0, at / "bound", at / "slacks")
+    return Reading(kind, step_s, rounds, tuple(slacks), fields.optional_text(reading.get("note"), at / "note"), shortest)
 
 
 def _slack(raw: Any, at: At, seen: set[str]) -> Slack:
@@ -192,8 +208,7 @@ def _slack(raw: Any, at: At, seen: set[str]) -> Slack:
         (at / "side").fail(f"the {side}'s slack is stated twice")
     slack_s = _time(slack.get("slack_s"), at / "slack_s")
     interval = fields.interval(slack.get("slack_ci_s"), at / "slack_ci_s")
-    if interval is not None and interval[0] < 0:
-        (at / "slack_ci_s").fail(f"a slack cannot be negative ({interval[0]:g})")
+    bound_rule.check_slack(slack_s, interval, at)  # within its interval, which lies at or above 0, as a results file's
     at_least = recordable.duration(slack.get("at_least_s"), at / "at_least_s")
     return Slack(Side(side), slack_s, interval, at_least)
 

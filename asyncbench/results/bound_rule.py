@@ -28,16 +28,17 @@ DECISION_MARGIN = 0.075
 #: difference reads one way or the other once its interval is narrow enough (none falls between the two)
 BALANCE_BAND = DECISION_MARGIN
 
-#: how far a stored time may lie from the one it was computed from: every time is stored to the nanosecond
-#: (results.bound), so a difference of two is off by up to one, and a ratio by as much of its divisor
-_ROUNDING_S = 1.01e-9
-#: the relative error of a ceiling computed again from the stored times, beyond their rounding (float arithmetic)
-_CEILING_RELATIVE = 1e-9
+SYNCHRONOUS_SIDES = "a synchronous step has no sides: the host is the device, and nothing is perturbed"
 
 
 def check_derived(raw: Mapping[str, Any], at: At) -> None:
-    """InputError (file and key, one line) where a stored bound's reading or ceiling is not what its own slacks give
-    (the shapes checked before by results.bound.check_bound)."""
+    """InputError (file and key, one line) where a stored bound's slack lies outside its own interval or below 0, a
+    synchronous bound has sides, or its reading or ceiling is not what its own slacks give (the shapes checked
+    before by results.bound.check_bound)."""
+    for name, fit in (raw.get("sides") or {}).items():
+        check_slack(float(fit["slack_s"]), interval_of(fit.get("slack_ci_s")), at / "sides" / name)
+    if str(raw["bound"]) == str(BoundKind.SYNCHRONOUS) and raw.get("sides"):  # before its ceiling: the sides are what is wrong
+        (at / "sides").fail(SYNCHRONOUS_SIDES)
     _check_ceiling(raw, at)
     _check_reading(raw, list(raw.get("observations") or ()), at)
 
@@ -47,6 +48,25 @@ def check_derived(raw: Mapping[str, Any], at: At) -> None:
 _ROUNDING_S = 1.01e-9
 #: the relative error of a ceiling computed again from the stored times, beyond their rounding (float arithmetic)
 _CEILING_RELATIVE = 1e-9
+
+
+#: how far a stored slack may lie outside its stored interval: each is stored to the nanosecond (results.bound), so an
+#: estimate at an end of its interval may round to the other side of it by up to one
+SLACK_ROUNDING_S = 1.01e-9
+
+
+def check_slack(slack_s: float, interval: tuple[float, float] | None, at: At) -> None:
+    """InputError (at `at`'s `slack_ci_s` or `slack_s`) where a side's slack interval reaches below 0 (a side cannot
+    have less than no slack: the fit looks for it over [0, the largest delay]) or does not hold the slack itself
+    (verdicts.bound.fit's interval always does), beyond the nanosecond a file rounds each to. A results file's bound
+    and an `ab` file's readings (results.bound_change) are held to it alike."""
+    if interval is None:
+        return
+    low, high = interval
+    if low < 0:
+        (at / "slack_ci_s").fail(f"a slack cannot be negative ({low:g} s): a side's slack lies between 0 and the largest delay")
+    if not low - SLACK_ROUNDING_S <= slack_s <= high + SLACK_ROUNDING_S:
+        (at / "slack_s").fail(f"{slack_s:g} s lies outside its own interval [{low:g}, {high:g}] s: an interval holds its estimate")
 
 
 def _check_ceiling(bound: Mapping[str, Any], at: At) -> None:
@@ -76,33 +96,39 @@ def _check_ceiling(bound: Mapping[str, Any], at: At) -> None:
 
 
 def _check_reading(bound: Mapping[str, Any], observations: list[Any], at: At) -> None:
-    """InputError where the stored reading is one verdicts.bound's decision rule cannot give from the stored slack
-    intervals. Exact where the rule reads them alone: synchronous (no sides), too few rounds or no interval
+    """A results file's stored reading held to its stored slack intervals (check_reading)."""
+    sides = {str(name): interval_of(fit.get("slack_ci_s")) for name, fit in (bound.get("sides") or {}).items()}
+    shortest = shortest_step(observations)
+    check_reading(str(bound["bound"]), sides, int(bound["rounds"]), float(bound["step_s"]), shortest, at / "bound", at / "sides")
+
+
+def check_reading(
+    kind: str, intervals: Mapping[str, tuple[float, float] | None], rounds: int, step: float, shortest_s: float, where: At, sides_at: At
+) -> None:
+    """InputError (at `where`, or `sides_at` for a synchronous reading with sides) where a reading is one
+    verdicts.bound's decision rule cannot give from its slack intervals (`intervals`: side -> interval or None).
+    Exact where the rule reads them alone: synchronous (no sides), too few rounds or no interval
     (inconclusive), one side measured (its slack's low end against DECISION_MARGIN of the step), balanced (both
     slacks' high ends within BALANCE_BAND). Host- and device-bound are read from the interval of the resampled
     difference (device − host slack) / step, which is not stored; a condition it implies is checked instead: were
     the difference beyond the margin in all but a tail t of the resamples, the device's slack could not lie
     below its interval's high end while the host's lay above its low end in more than 2t of them, so the high end
     of one side's interval must exceed the low end of the other's by the margin of the shortest step a resample can
-    have (the least round's unperturbed mean). An inconclusive reading of two sides is not refuted from the
-    intervals alone (the difference's interval may straddle what each side's suggests)."""
-    kind = str(bound["bound"])
-    sides = {str(name): fit for name, fit in (bound.get("sides") or {}).items()}
-    rounds = int(bound["rounds"])
-    step = float(bound["step_s"])
-    where = at / "bound"
+    have (`shortest_s`: the least round's unperturbed mean; 0 where it is not known, which checks only the order of
+    the two slacks). An inconclusive reading of two sides is not refuted from the intervals alone (the
+    difference's interval may straddle what each side's suggests). A results file's bound and each side of an `ab`
+    file's bound change (results.bound_change) are held to it alike."""
     if kind == str(BoundKind.SYNCHRONOUS):
-        if sides:
-            (at / "sides").fail("a synchronous step has no sides: the host is the device, and nothing is perturbed")
+        if intervals:
+            sides_at.fail(SYNCHRONOUS_SIDES)
         return
-    intervals = {name: interval_of(fit.get("slack_ci_s")) for name, fit in sides.items()}
-    if not sides or rounds < MIN_ROUNDS or any(ci is None for ci in intervals.values()):
+    if not intervals or rounds < MIN_ROUNDS or any(ci is None for ci in intervals.values()):
         if kind != str(BoundKind.INCONCLUSIVE):
-            why = "no side measured" if not sides else f"{rounds} round(s)" if rounds < MIN_ROUNDS else "a slack without an interval"
+            why = "no side measured" if not intervals else f"{rounds} round(s)" if rounds < MIN_ROUNDS else "a slack without an interval"
             where.fail(f"reads {kind}, but {why} gives no reading: it is inconclusive")
         return
     said = ", ".join(f"{name} slack [{_shown_s(ci[0])}–{_shown_s(ci[1])}]" for name, ci in intervals.items() if ci is not None)
-    if len(sides) == 1:
+    if len(intervals) == 1:
         [(name, ci)] = intervals.items()
         assert ci is not None
         decided = ci[0] > DECISION_MARGIN * step
@@ -124,8 +150,7 @@ def _check_reading(bound: Mapping[str, Any], observations: list[Any], at: At) ->
             where.fail(f"reads balanced, but its {said} reach past {units.percent(BALANCE_BAND)} of the {_shown_s(step)} step")
         return
     if kind in (str(BoundKind.HOST), str(BoundKind.DEVICE)):
-        shortest = _shortest_step(observations)
-        gap = DECISION_MARGIN * shortest - 2 * _ROUNDING_S
+        gap = DECISION_MARGIN * shortest_s - 2 * _ROUNDING_S
         more, less = (device, host) if kind == str(BoundKind.HOST) else (host, device)
         if more[1] - less[0] <= gap:
             other = "device" if kind == str(BoundKind.HOST) else "host"
@@ -135,7 +160,7 @@ def _check_reading(bound: Mapping[str, Any], observations: list[Any], at: At) ->
             )
 
 
-def _shortest_step(observations: list[Any]) -> float:
+def shortest_step(observations: list[Any]) -> float:
     """The shortest unperturbed step a resample of the rounds can have: the least round's mean of its unperturbed
     samples (0 where none is stored, which checks only the order of the two slacks)."""
     per_round: dict[Any, list[float]] = {}

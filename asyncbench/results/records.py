@@ -301,8 +301,12 @@ def check(raw: Any, at: At) -> None:
     for variant, census in fields.optional_mapping(result.get("syncs"), at / "syncs").items():
         fields.name(variant, at / "syncs" / variant)
         check_census(census, at / "syncs" / variant, max(timed, CENSUS_TOP_UP))
+    measured = fields.optional_mapping(result.get("variants"), at / "variants")
     for variant, bound in fields.optional_mapping(result.get("bound"), at / "bound").items():
         fields.name(variant, at / "bound" / variant)
+        if variant not in measured:  # each variant's bound is fitted from rounds interleaved with its timed ones
+            named = ", ".join(sorted(measured)) or "none"
+            (at / "bound" / variant).fail(f"a bound of variant {variant!r}, which the result does not have (its variants: {named})")
         check_bound(bound, at / "bound" / variant)
         check_derived(bound, at / "bound" / variant)  # its reading and ceiling are what its own slacks give
 

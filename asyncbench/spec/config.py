@@ -143,7 +143,9 @@ def _experiment(
     params_for = _params_for(doc, workload, raw.get("params_for", {}), path + ("params_for",))
     variants = _variants_of(workload, [{**workload.defaults(), **params}, *params_for.values()], sweep)
     no_step = validating and not isinstance(workload, StepWorkload)  # a check on its bound is not measured in a run
-    expect = _expectations(doc, workload, raw.get("expect", []), path + ("expect",), variants, no_step)
+    # nor on a backend that runs synchronously on its device (the host is the device): the first such case
+    synchronous = next((f"{b} on {d}" for b in backends for d in devices if BACKENDS[b].synchronous_on(d)), None) if validating else None
+    expect = _expectations(doc, workload, raw.get("expect", []), path + ("expect",), variants, no_step, synchronous)
     return Experiment(
         name=name or workload.name,
         workload=workload_name,
@@ -236,11 +238,18 @@ def _variants_of(workload: Workload, params: Sequence[Mapping[str, Any]], sweep:
 
 
 def _expectations(
-    doc: Document, workload: Workload, raw: Any, path: tuple, variants: list[str] | None, no_step: bool = False
+    doc: Document,
+    workload: Workload,
+    raw: Any,
+    path: tuple,
+    variants: list[str] | None,
+    no_step: bool = False,
+    synchronous: str | None = None,
 ) -> tuple[Expectation, ...]:
     """The checks; one naming a variant the experiment's cases do not have (`variants`: None, not known before a
     run) is a mistake that lists those it has; with `no_step` (validate, a workload with no step to perturb), so is
-    a check on what bounds the step."""
+    a check on what bounds the step, and with `synchronous` (validate: a case whose backend runs synchronously on
+    its device, 'numpy on cpu') too."""
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, list):
         doc.add(f"expected a list of checks like 'speedup >= 1.5', got {type_name(raw)}", path)
@@ -254,6 +263,9 @@ def _expectations(
             continue
         if no_step and bound_checks.is_bound_check(parsed):
             doc.add(_no_step_to_perturb(parsed, workload), path + (index,))
+            continue
+        if synchronous is not None and bound_checks.is_bound_check(parsed):
+            doc.add(_synchronous_case(parsed, synchronous), path + (index,))
             continue
         if variants is not None and parsed.variant is not None and parsed.variant not in variants:
             doc.add(
@@ -272,6 +284,15 @@ def _no_step_to_perturb(check: Expectation, workload: Workload) -> str:
     return (
         f"{check.text!r} is a check on what bounds the step, and {workload.name} is {kind}: it has no step to perturb "
         "(a run would say 'not measured'); --bound measures step-form workloads (@asyncbench.step: -w FILE.py:Name, module:attr)"
+    )
+
+
+def _synchronous_case(check: Expectation, case: str) -> str:
+    """`validate`'s mistake for a check on what bounds the step of a case whose backend runs synchronously on its
+    device: its bound reads "synchronous: the host is the device", and the check is not measured in a run."""
+    return (
+        f"{check.text!r} is a check on what bounds the step, and {case} runs synchronously (the host is the device): "
+        "a run would say 'not measured'; --bound tells host from device on a backend that runs ahead (jax, torch on cuda)"
     )
 
 

@@ -176,6 +176,8 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
         slack, cost = _profile([o for o in base.observations if o.side in (None, side)], index, weights, scale, serial)
         slacks[side] = slack
         slack_ci = interval(slack)
+        if slack_ci is not None:  # a percentile interval may miss its estimate; a stored one must hold it (results.bound)
+            slack_ci = (min(slack_ci[0], float(slack[0])), max(slack_ci[1], float(slack[0])))
         fits[side] = SideBound(
             side=side,
             slack_s=float(slack[0]) * scale,

@@ -179,22 +179,35 @@ def _level_check(expectation: Expectation, label: str, stored: Bound, injection:
     rounds = len(slowdowns)
     within = f"{units.percent(levels.SLOWDOWN_TOLERANCE)} of the delay ({units.quantity(tolerance_s, 's')})"
 
-    def head(slowdown: str) -> str:
-        return (
-            f"{label}: {at} (as run: {units.quantity(found.injected_s, 's')}) slowed the step by {slowdown} beyond the "
-            f"1/{stored.steps_per_call} of it that always shows, over {rounds} paired round{'' if rounds == 1 else 's'}"
-        )
+    def head(interval: tuple[float, float] | None, level_said: str) -> str:
+        slowed = _slowed(median, interval, level_said, stored.steps_per_call)
+        over = f"over {rounds} paired round{'' if rounds == 1 else 's'}"
+        return f"{label}: {at} (as run: {units.quantity(found.injected_s, 's')}) {slowed}, {over}"
 
     if interval is None:
-        shown = head(f"{units.quantity(median, 's')} (no {level.name} interval {NEEDS}{rounds_for_median(level.confidence)})")
+        needed = rounds_for_median(level.confidence)
+        shown = head(None, "") + f", too few for a {level.name} interval {NEEDS}{needed})"
         return Check(expectation.text, INCONCLUSIVE, shown, median, family_error=level.family_error)
     # the side has a slack of at least the level where the slowdown is within the tolerance: `>=` asks that, `<=` its opposite
     holds = expectation.op in (">", ">=")
     verdict = verdict_of("<=" if holds else ">", interval, tolerance_s)
-    shown = head(f"{units.with_bounds(median, interval, 's')} ({level.name} interval)")
+    shown = head(interval, f" ({level.name} interval)")
     if verdict == INCONCLUSIVE:
         shown += f": {STRADDLES} ({within}); more perturbation rounds (max_time_s) may decide it"
     else:
         has = (verdict == PASS) == holds
         shown += f", {'within' if has else 'more than'} {within}: the {side} {'has' if has else 'does not have'} that much slack"
     return Check(expectation.text, verdict, shown, median, interval, confidence=level.confidence, family_error=level.family_error)
+
+
+def _slowed(median: float, interval: tuple[float, float] | None, level_said: str, steps: int) -> str:
+    """What the delay did to the step, beyond the share of it that always shows, in words that read for any sign:
+    'slowed the step by 10 µs [9.6–10.4] (95% interval) beyond the 1/5 of it that always shows'; a slowdown below
+    that share (a negative one) 'by 600 µs [590–610] ... less than the 1/5 of it ...'; an interval that reaches 0
+    '~0 [≤ 12 µs]'. Never a negative time, nor 'by below 0 by'."""
+    shown = "the whole of it" if steps <= 1 else f"the 1/{steps} of it"
+    reaches_zero = interval is not None and interval[0] <= 0 <= interval[1]
+    if median < 0 and not reaches_zero:
+        flipped = None if interval is None else (-interval[1], -interval[0])
+        return f"slowed the step by {units.with_bounds(-median, flipped, 's')}{level_said} less than {shown} that always shows"
+    return f"slowed the step by {units.with_bounds(median, interval, 's')}{level_said} beyond {shown} that always shows"

@@ -25,6 +25,24 @@ HOSTILE: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
     "kind-unknown": (lambda c: c["base"].update(bound="gpu-bound"), "bound_changes[0].base.bound"),
     "slack-string": (lambda c: c["head"]["slacks"][0].update(slack_s="1ms"), "bound_changes[0].head.slacks[0].slack_s"),
     "why-list": (lambda c: c.update(why=["x"]), "bound_changes[0].why"),
+    # issue 52: base's reading edited to host while its slacks (host [0-20.7 µs], device [0-102 µs] of a 2.28 ms
+    # step) cannot put the device's above the host's by 7.5% of the step: it was shown as FLIPPED
+    "reading-against-its-slacks": (
+        lambda c: c["base"].update(
+            bound="host",
+            step_s=0.00228,
+            shortest_step_s=0.00221,
+            slacks=[
+                {"side": "host", "slack_s": 0.0000051, "slack_ci_s": [0.0, 0.0000207], "at_least_s": None},
+                {"side": "device", "slack_s": 0.0000402, "slack_ci_s": [0.0, 0.000102], "at_least_s": None},
+            ],
+        ),
+        "bound_changes[0].base.bound",
+    ),
+    "slack-outside-its-interval": (lambda c: c["base"]["slacks"][0].update(slack_s=1.0), "bound_changes[0].base.slacks[0].slack_s"),
+    "step-0-with-slacks": (lambda c: c["head"].update(step_s=0), "bound_changes[0].head.step_s"),
+    "synchronous-with-slacks": (lambda c: c["head"].update(bound="synchronous"), "bound_changes[0].head.slacks"),
+    "no-shortest-step": (lambda c: c["base"].update(shortest_step_s=None), "bound_changes[0].base.shortest_step_s"),
 }
 
 

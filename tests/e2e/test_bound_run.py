@@ -149,7 +149,8 @@ def test_a_bound_check_takes_perturbation_rounds_without_the_flag_and_two_rounds
     assert (reading["expect"], reading["verdict"]) == ("bound == device", "inconclusive")
     assert "the fit's reading is INCONCLUSIVE" in reading["detail"]
     assert share["verdict"] == "inconclusive"
-    assert "no 9" in share["detail"]  # no interval at the run's level from two rounds (it needs more)
+    assert "over 2 paired rounds, too few for a 9" in share["detail"]  # no interval at the run's level from two rounds
+    assert share["detail"].endswith(")")  # '(it needs 10)': how many it needs, the bracket closed
     assert "INCONCLUSIVE" in done.stdout
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from asyncbench.errors import InputError
 from asyncbench.results.ab_report import AB_SCHEMA_VERSION, ABReport
-from asyncbench.results.bound import Bound, BoundKind, Side, SideBound
+from asyncbench.results.bound import Bound, BoundKind, Perturbed, Side, SideBound
 from asyncbench.results.bound_change import BoundChange, Change, Reading, change_of, changes
 from asyncbench.results.labels import Label
 from asyncbench.results.paired import PairedCase, PairedRatio
@@ -40,7 +40,8 @@ def _bound(kind: BoundKind, host_slack_s: float = 0.0, device_slack_s: float = 4
     )
     if kind == SYNCHRONOUS:
         return Bound("step", kind, 1e-3, 0, note=note or SYNCHRONOUS_NOTE)
-    return Bound("step", kind, 1e-3, 12, sides=sides, note=note)
+    plain = tuple(Perturbed(r, None, 0.0, 0.0, 1e-3) for r in range(12))  # each round's unperturbed sample
+    return Bound("step", kind, 1e-3, 12, sides=sides, note=note, observations=plain)
 
 
 @pytest.mark.parametrize(
@@ -183,3 +184,25 @@ def test_a_tampered_change_is_one_line_naming_its_key(tamper, key, said):
     assert said in shown
     assert key in shown
     assert "bound_changes" in shown
+
+
+def test_each_sides_reading_is_held_to_its_own_slack_intervals_as_a_results_file_is():
+    # issue 52: host [0-20.7 µs] and device [0-102 µs] of a 2.28 ms step read balanced; edited to host, it was a flip
+    raw = _written(_flipped())
+    change = raw["cases"][0]["bound_changes"][0]
+    assert change["base"]["shortest_step_s"] == pytest.approx(1e-3)
+    change["base"].update(
+        bound="balanced",
+        step_s=0.00228,
+        shortest_step_s=0.00221,
+        slacks=[
+            {"side": "host", "slack_s": 0.0000051, "slack_ci_s": [0.0, 0.0000207], "at_least_s": None},
+            {"side": "device", "slack_s": 0.0000402, "slack_ci_s": [0.0, 0.000102], "at_least_s": None},
+        ],
+    )
+    (case,) = ABReport.from_dict(copy.deepcopy(raw), "ab.json").cases  # balanced → device-bound: a flip
+    assert case.bound_changes is not None
+    assert case.bound_changes[0].change == Change.FLIPPED
+    change["base"]["bound"] = "host"
+    with pytest.raises(InputError, match=r"bound_changes\[0\]\.base\.bound: reads host, but its host slack \[0 ns–20\.7 µs\]"):
+        ABReport.from_dict(copy.deepcopy(raw), "ab.json")

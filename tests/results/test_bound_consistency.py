@@ -149,3 +149,62 @@ def test_a_bound_on_shared_cores_reads_back_and_is_never_balanced():
     assert "device shares the host's cores" in _refused(edited)
     _stored(edited)["shares_cores"] = "yes"
     assert "shares_cores" in _refused(edited)
+
+
+def test_a_negative_slack_interval_is_refused():
+    # issue 52: a slack_ci_s of [-0.002, -0.001] was shown as '0 ns [below 0 by 2 ms–below 0 by 1 ms]' and recorded
+    raw = _file(device_bound("a"))
+    _stored(raw)["sides"]["host"]["slack_ci_s"] = [-0.002, -0.001]
+    message = _refused(raw)
+    assert "results[0].bound.a.sides.host.slack_ci_s" in message
+    assert "a slack cannot be negative" in message
+    raw = _file(device_bound("a"))
+    _stored(raw)["sides"]["device"]["slack_ci_s"] = [-0.000001, 0.000012]
+    assert "results[0].bound.a.sides.device.slack_ci_s" in _refused(raw)
+
+
+def test_a_slack_outside_its_own_interval_is_refused_and_one_at_its_end_to_the_rounding_reads_back():
+    raw = _file(device_bound("a"))  # the host's slack 0.42 ms [0.40-0.44]
+    _stored(raw)["sides"]["host"]["slack_s"] = 1.0
+    message = _refused(raw)
+    assert "results[0].bound.a.sides.host.slack_s" in message
+    assert "outside its own interval" in message
+    _stored(raw)["sides"]["host"]["slack_s"] = 0.00044 + 1e-9  # a nanosecond past its end: rounding
+    Report.from_dict(copy.deepcopy(raw))
+    _stored(raw)["sides"]["host"]["slack_s"] = 0.0004 - 1e-6
+    assert "outside its own interval" in _refused(raw)
+
+
+def test_a_step_of_0_is_refused_where_the_bound_has_rounds_or_sides_and_kept_where_nothing_was_measured():
+    raw = _file(device_bound("a"))
+    _stored(raw)["step_s"] = 0
+    message = _refused(raw)
+    assert "results[0].bound.a.step_s" in message
+    assert "a measured step takes time" in message
+    raw = _file(synchronous("a"))  # rounds, no sides
+    _stored(raw)["step_s"] = 0.0
+    assert "results[0].bound.a.step_s" in _refused(raw)
+    # what the fit writes for a variant with no perturbation round (one step a sample): step 0, no rounds, no side
+    nothing = fitting.fit("a", (), True, note="one step a sample: nothing to tell")
+    assert (nothing.step_s, nothing.rounds, nothing.sides) == (0.0, 0, ())
+    [result] = Report.from_dict(_file(nothing)).results
+    assert result.bound["a"].step_s == 0.0
+
+
+def test_a_bound_of_a_variant_the_result_does_not_have_is_refused():
+    raw = _file(device_bound("a"))
+    raw["results"][0]["bound"]["nope"] = raw["results"][0]["bound"]["a"]
+    message = _refused(raw)
+    assert "results[0].bound.nope" in message
+    assert "which the result does not have (its variants: a, matmul)" in message
+
+
+def test_a_synchronous_bound_with_sides_is_refused_for_its_sides_before_its_ceiling():
+    # issue 52: a synchronous reading with sides (and a ceiling) was refused for 'a ceiling of 1× with no device slack'
+    raw = _file(synchronous("a"))
+    edited = _stored(raw)
+    device = _stored(_file(device_bound("a")))
+    edited.update(sides=copy.deepcopy(device["sides"]), ceiling=device["ceiling"], ceiling_ci=device["ceiling_ci"])
+    message = _refused(raw)
+    assert "results[0].bound.a.sides" in message
+    assert "a synchronous step has no sides" in message

@@ -106,7 +106,7 @@ def train(backend, device, params):
 def test_validate_accepts_bound_checks_on_a_step_says_they_take_perturbation_rounds_and_refuses_a_bad_one(tmp_path):
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
     (tmp_path / "step.py").write_text(STEP)
-    head = "defaults: {backends: [numpy], devices: [cpu]}\nexperiments:\n  - workload: step.py:train\n    expect: "
+    head = "defaults: {backends: [jax], devices: [cpu]}\nexperiments:\n  - workload: step.py:train\n    expect: "
     good.write_text(head + "['bound == device', 'slack_s[host] >= 1ms', 'slack_share[host] >= 20%']\n")
     bad.write_text(head + "['ceiling[host] <= 0.9']\n")
     done = invoke("validate", str(good))
@@ -137,3 +137,35 @@ def test_validate_refuses_a_bound_check_on_a_built_in_experiment_in_one_line_and
     done = invoke("validate", str(module))
     assert done.exit_code == 0, done.output
     assert "2 check(s) on what bounds the step" in done.output
+
+
+@pytest.mark.parametrize(
+    ("backends", "devices", "case"),
+    [("[numpy]", "[cpu]", "numpy on cpu"), ("[torch]", "[cpu]", "torch on cpu"), ("[jax, numpy]", "[auto]", "numpy on auto")],
+)
+def test_validate_refuses_a_bound_check_on_a_synchronous_backend_in_one_line(tmp_path, backends, devices, case):
+    # issue 52: `bound == host` on a numpy case was accepted, and a run could only call it not measured
+    (tmp_path / "step.py").write_text(STEP)
+    config = tmp_path / "sync.yaml"
+    config.write_text(
+        f"defaults: {{backends: {backends}, devices: {devices}}}\nexperiments:\n  - workload: step.py:train\n"
+        "    expect: ['bound == host']\n"
+    )
+    refused = invoke("validate", str(config))
+    assert refused.exit_code == 2, refused.output
+    (line,) = [line for line in refused.output.splitlines() if line.strip()]
+    assert "sync.yaml:4: experiments[0].expect[0]:" in line
+    assert f"'bound == host' is a check on what bounds the step, and {case} runs synchronously (the host is the device)" in line
+    assert "not measured" in line
+
+
+@pytest.mark.parametrize(("backends", "devices"), [("[torch]", "[auto]"), ("[torch]", "[cuda]"), ("[jax, mxnet]", "[cpu]")])
+def test_validate_accepts_a_bound_check_where_the_backend_may_run_ahead(tmp_path, backends, devices):
+    (tmp_path / "step.py").write_text(STEP)
+    config = tmp_path / "ahead.yaml"
+    config.write_text(
+        f"defaults: {{backends: {backends}, devices: {devices}}}\nexperiments:\n  - workload: step.py:train\n"
+        "    expect: ['bound == host']\n"
+    )
+    done = invoke("validate", str(config))
+    assert done.exit_code == 0, done.output

@@ -65,8 +65,12 @@ def synchronous(variant: str = "matmul") -> Bound:
 
 
 def result_with(*bounds: Bound, case_id: str = "m[torch,cpu]") -> Result:
-    """An ok result whose variants' bounds are these."""
-    return dataclasses.replace(ok_result(case_id), bound={bound.variant: bound for bound in bounds})
+    """An ok result whose variants' bounds are these (each bound's variant one of the result's: a reader refuses a
+    bound of a variant the result does not have)."""
+    result = ok_result(case_id)
+    [timed] = result.variants.values()
+    variants = {**result.variants, **{bound.variant: timed for bound in bounds}}
+    return dataclasses.replace(result, variants=variants, bound={bound.variant: bound for bound in bounds})
 
 
 def verified_host_bound(variant: str = "matmul") -> Bound:

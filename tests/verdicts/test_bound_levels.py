@@ -168,3 +168,60 @@ def test_each_threshold_check_names_the_level_its_case_injects_and_the_case_opti
     options = RunOptions().for_case(case, len(parsed))
     assert options.bound
     assert options.bound_levels == found
+
+
+def _balanced(text: str) -> bool:
+    """Whether every bracket of a line is closed, in order."""
+    depth = {"(": 0, "[": 0}
+    for char in text:
+        if char in "([":
+            depth[char] += 1
+        elif char in ")]":
+            opening = "(" if char == ")" else "["
+            depth[opening] -= 1
+            if depth[opening] < 0:
+                return False
+    return all(value == 0 for value in depth.values())
+
+
+@pytest.mark.parametrize("rounds", [4, 30])
+@pytest.mark.parametrize("share", [-3.0, 0.05, 0.5])
+@pytest.mark.parametrize("shared", [None, budget.Budget(budget.FAMILY_ERROR, 4, 10, 100)])
+def test_a_threshold_check_line_reads_cleanly_with_and_without_an_interval_and_for_a_negative_slowdown(rounds, share, shared):
+    # issue 52: 'slowed the step by below 0 by 743 µs (no 99.98% interval (it needs 14) beyond the 1/20 of it ...'
+    check = _judge("slack_s[host] >= 200us", _handmade(share, rounds=rounds), shared=shared)
+    detail = check.detail
+    assert _balanced(detail), detail
+    assert "below 0 by" not in detail, detail
+    assert detail.count("slowed the step by") == 1, detail
+    if share < 0:  # a slowdown below the share that always shows: said as how much less, never as a negative time
+        assert "slowed the step by 600 µs" in detail, detail
+        assert "less than the 1/5 of it that always shows" in detail, detail
+    else:
+        assert "beyond the 1/5 of it that always shows" in detail, detail
+    needed = budget.rounds_for_median(shared.confidence() if shared else stats.CONFIDENCE)
+    if rounds < needed:
+        assert check.verdict == Verdict.INCONCLUSIVE
+        assert detail.endswith(f"over {rounds} paired rounds, too few for a {check_level(shared)} interval (it needs {needed})"), detail
+        assert checks.inconclusive_why(check) == checks.WHY_TOO_FEW
+    else:
+        assert f"interval) {'less than' if share < 0 else 'beyond'} the 1/5" in detail, detail
+
+
+def check_level(shared: budget.Budget | None) -> str:
+    from asyncbench.verdicts.judging import level_of
+
+    return level_of(shared).name
+
+
+def test_a_threshold_check_line_reads_cleanly_in_markdown():
+    from asyncbench.report import markdown, view
+    from tests.support.helpers import report_of
+
+    judged = _judge("slack_s[host] >= 200us", _handmade(-3.0, rounds=4))
+    result = dataclasses.replace(result_with(_handmade(-3.0, rounds=4)), checks=(judged,))
+    written = markdown.markdown(view.build(report_of([result])))
+    [line] = [line for line in written.splitlines() if "slack_s[host] >= 200us" in line]
+    said = "slowed the step by 600 µs less than the 1/5 of it that always shows, over 4 paired rounds"
+    assert f"{said}, too few for a 95% interval (it needs 6)" in line
+    assert "below 0 by" not in line
