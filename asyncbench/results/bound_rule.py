@@ -99,6 +99,8 @@ def _check_reading(bound: Mapping[str, Any], observations: list[Any], at: At) ->
     """A results file's stored reading held to its stored slack intervals (check_reading)."""
     sides = {str(name): interval_of(fit.get("slack_ci_s")) for name, fit in (bound.get("sides") or {}).items()}
     shortest = shortest_step(observations)
+    if str(bound["bound"]) == str(BoundKind.BALANCED) and bound.get("shares_cores") is True:
+        (at / "bound").fail("reads balanced, but its device shares the host's cores: no slack on either side reads inconclusive there")
     check_reading(str(bound["bound"]), sides, int(bound["rounds"]), float(bound["step_s"]), shortest, at / "bound", at / "sides")
 
 
@@ -143,8 +145,6 @@ def check_reading(
     assert host is not None
     assert device is not None
     if kind == str(BoundKind.BALANCED):
-        if bound.get("shares_cores") is True:
-            where.fail("reads balanced, but its device shares the host's cores: no slack on either side reads inconclusive there")
         reach = BALANCE_BAND * step + _ROUNDING_S
         if host[1] > reach or device[1] > reach:
             where.fail(f"reads balanced, but its {said} reach past {units.percent(BALANCE_BAND)} of the {_shown_s(step)} step")

@@ -221,7 +221,11 @@ RULES: dict[str, tuple[Callable[[], dict[str, Any]], str]] = {
         "Params for one backend, device kind or both (mxnet: {n_ops: 1000}, cuda: {size: 2000}, mxnet:cpu: ...).",
     ),
     "sweep": (lambda: {"type": "object"}, "Params to sweep: param -> list of values; one case per point of their product."),
-    "expect": (lambda: _one_or_list({"$ref": "#/$defs/check"}), f"Checks each case must pass, {expect.EXAMPLES}."),
+    # an empty list is no check, which `validate` accepts (the validator reads `expect` as a list, not as config._each)
+    "expect": (
+        lambda: {"anyOf": [{"$ref": "#/$defs/check"}, {"type": "array", "items": {"$ref": "#/$defs/check"}}]},
+        f"Checks each case must pass, {expect.EXAMPLES}.",
+    ),
 }
 #: what each measurement setting means (its rule is its Settings field's: _setting)
 SETTINGS = {

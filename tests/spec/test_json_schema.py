@@ -320,3 +320,9 @@ def test_the_schema_refuses_no_config_the_validator_accepts(value):
     except config.ConfigError:
         return
     assert _problems(VALIDATORS, value) == [], value
+
+
+def test_an_empty_expect_list_which_validate_accepts_the_schema_accepts_too():
+    value = {"experiments": [{"workload": "matmul", "expect": []}]}
+    config.loads(yaml.safe_dump(value))  # validate takes it: no check
+    assert _problems(VALIDATORS, value) == []
