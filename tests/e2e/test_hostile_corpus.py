@@ -1,11 +1,10 @@
 """The hostile corpus (tests/hostile/expected.yaml): bad options, malformed and tampered files, through the real CLI.
 
-Each case is one `python -m asyncbench ...` in a process of its own (forked from an interpreter that has imported
-asyncbench once: tests/support/forked_cli.py says what that keeps and what not), in a fresh, empty folder of its
-own. The contract every case checks is written at the top of expected.yaml: exit 2, one line on stderr (a few
-`location: message` lines for a file with several mistakes), no traceback, nothing written anywhere in the folder
-(files compared byte for byte, the store's rows counted), no sentinel path outside it created, and no secret echoed.
-The files under cases/ are made by make_cases.py from the real files in cases/good/.
+Each case is one `python -m asyncbench ...` in a fresh, empty folder of its own. The contract every case checks is
+written at the top of expected.yaml: exit 2, one line on stderr (a few `location: message` lines for a file with
+several mistakes), no traceback, nothing written anywhere in the folder (files compared byte for byte, the store's
+rows counted), no sentinel path outside it created, and no secret echoed. The files under cases/ are made by
+make_cases.py from the real files in cases/good/.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ import pytest
 import yaml
 
 from tests.support.cli import asyncbench
-from tests.support.forked_cli import ForkedCli
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the corpus: its cases, expected.yaml and make_cases.py, which makes the cases
@@ -101,22 +99,6 @@ def _asyncbench(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, s
         process.communicate()
         pytest.fail(f"no answer in {TIMEOUT_S} s (it ran, or waited, instead of refusing)")
     return process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-
-
-@pytest.fixture(scope="module")
-def forked(tmp_path_factory) -> Any:
-    """The cases' runner: a process of its own for each, forked from one that imported asyncbench once."""
-    runner = ForkedCli(_environment({}, Path("/nonexistent")), ROOT)
-    yield runner
-    runner.close()
-
-
-def _forked(forked: ForkedCli, args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
-    """The CLI in a process of its own; a case that does not answer in TIMEOUT_S is killed with its children."""
-    done = forked.run(args, cwd, env, cwd.parent / "streams", TIMEOUT_S)
-    if done is None:
-        pytest.fail(f"no answer in {TIMEOUT_S} s (it ran, or waited, instead of refusing)")
-    return done
 
 
 def _environment(case: dict[str, Any], bin_dir: Path) -> dict[str, str]:
@@ -243,7 +225,7 @@ def _lines_are_the_contract(err: str, several: bool) -> str | None:
 
 
 @pytest.mark.parametrize("case", [case for _, case in CORPUS], ids=[name for name, _ in CORPUS])
-def test_hostile_input_is_refused_in_one_line_and_nothing_is_written(case, tmp_path, template_store, template_repo, bin_dir, forked):
+def test_hostile_input_is_refused_in_one_line_and_nothing_is_written(case, tmp_path, template_store, template_repo, bin_dir):
     if case.get("readonly") and os.geteuid() == 0:
         pytest.skip("root writes into read-only folders: run as another user")
     cwd = tmp_path / "case"
@@ -271,7 +253,7 @@ def test_hostile_input_is_refused_in_one_line_and_nothing_is_written(case, tmp_p
     skip = _store_files(case)
     before, rows_before = _snapshot(cwd, skip), (_rows(store) if store else None)
 
-    code, out, err = _forked(forked, args, cwd, _environment(case, bin_dir))
+    code, out, err = _asyncbench(args, cwd, _environment(case, bin_dir))
 
     after, rows_after = _snapshot(cwd, skip), (_rows(store) if store else None)
     for name in case.get("readonly") or ():
