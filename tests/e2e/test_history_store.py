@@ -1,6 +1,8 @@
 # ruff: noqa: F811 (the `history` fixture, imported, is every parametrized test's argument)
-"""The history store through the commands (`record`, `history`, `report` in a fresh interpreter), for real: a SQLite
-file and a PostgreSQL server (`make postgres`). The store's own tests: tests/history/test_store.py."""
+"""The history store through the commands (`record`, `history`, `report`), for real: a SQLite file and a PostgreSQL
+server (`make postgres`). Runs, a run recorded as it ends, the default store, libpq's password and a locked store run
+in a fresh interpreter; the refusals and reads, in this process (cli.in_process: the same commands, without an
+interpreter's start each). The store's own tests: tests/history/test_store.py."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import pytest
 
 from asyncbench.history import store, target
 from asyncbench.results.schema import Report
-from tests.support.cli import asyncbench, cli_env
+from tests.support.cli import asyncbench, cli_env, in_process
 from tests.support.helpers import quick_numpy_results
 from tests.support.stores import POSTGRES, empty_postgres, history  # noqa: F401 - the fixture, imported
 
@@ -101,7 +103,7 @@ def test_a_planted_step_is_found_where_it_starts_and_a_flat_series_shows_none(hi
         report = Report.load(path)
         report = dataclasses.replace(report, results=tuple(dataclasses.replace(r, reference=None) for r in report.results))
         assert opened.record(report, label=f"run-{run}", source=str(path)).new
-    shown = asyncbench("history", "--history", history, "--format", "json", cwd=tmp_path)
+    shown = in_process("history", "--history", history, "--format", "json", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     series = json.loads(shown.stdout)
     done_s = {s["case"].split("[")[0]: s for s in series if s["quantity"] == "done_s" and s["variant"]}
@@ -121,7 +123,7 @@ def test_a_store_from_a_newer_asyncbench_is_refused_in_one_line(history, tmp_pat
     with engine.begin() as connection:
         connection.execute(sa.text("UPDATE asyncbench_meta SET value = '99' WHERE key = 'schema_version'"))
     engine.dispose()
-    shown = asyncbench("history", "--history", history, cwd=tmp_path)
+    shown = in_process("history", "--history", history, cwd=tmp_path)
     assert shown.returncode == 2
     assert "newer than this asyncbench reads" in shown.stderr
     assert "Traceback" not in shown.stderr
@@ -130,7 +132,7 @@ def test_a_store_from_a_newer_asyncbench_is_refused_in_one_line(history, tmp_pat
 def test_a_file_that_is_not_results_is_refused_and_nothing_is_recorded(tmp_path):
     (tmp_path / "notes.json").write_text('{"hello": 1}')
     good = quick_numpy_results(tmp_path / "good.json")
-    done = asyncbench("record", str(good), "notes.json", "--history", "h.sqlite", cwd=tmp_path)
+    done = in_process("record", str(good), "notes.json", "--history", "h.sqlite", cwd=tmp_path)
     assert done.returncode == 2
     assert "notes.json" in done.stderr
     assert "Traceback" not in done.stderr
@@ -139,7 +141,7 @@ def test_a_file_that_is_not_results_is_refused_and_nothing_is_recorded(tmp_path)
 
 def test_a_sqlite_store_that_is_not_a_database_is_one_line(tmp_path):
     (tmp_path / "h.sqlite").write_text("not a database\n" * 100)
-    done = asyncbench("history", "--history", "h.sqlite", cwd=tmp_path)
+    done = in_process("history", "--history", "h.sqlite", cwd=tmp_path)
     assert done.returncode == 2
     assert "cannot open" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
@@ -148,14 +150,14 @@ def test_a_sqlite_store_that_is_not_a_database_is_one_line(tmp_path):
 @pytest.mark.postgres
 def test_a_postgres_password_never_shows_in_errors(tmp_path):
     wrong = POSTGRES.replace("://asyncbench:asyncbench@", "://asyncbench:s3cret-word@")
-    done = asyncbench("history", "--history", wrong, cwd=tmp_path)
+    done = in_process("history", "--history", wrong, cwd=tmp_path)
     assert done.returncode == 2
     assert "s3cret-word" not in done.stderr + done.stdout
     assert "***" in done.stderr
 
 
 def test_an_unreachable_postgres_is_one_line_without_the_password(tmp_path):
-    done = asyncbench("history", "--history", "postgresql://me:hunter2@127.0.0.1:9/none", cwd=tmp_path)
+    done = in_process("history", "--history", "postgresql://me:hunter2@127.0.0.1:9/none", cwd=tmp_path)
     assert done.returncode == 2
     assert "cannot open" in done.stderr
     assert "hunter2" not in done.stderr
@@ -224,9 +226,9 @@ def test_an_ab_results_file_is_recorded_as_paired_ratios_of_the_head_side(histor
         "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", (case,)
     )
     (tmp_path / "ab.json").write_text(report.to_json())
-    done = asyncbench("record", "ab.json", "--history", history, "--label", "pr-12", cwd=tmp_path)
+    done = in_process("record", "ab.json", "--history", history, "--label", "pr-12", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    again = asyncbench("record", "ab.json", "--history", history, cwd=tmp_path)
+    again = in_process("record", "ab.json", "--history", history, cwd=tmp_path)
     assert "already recorded" in again.stderr
     [series] = store.open_store(target.resolve(history)).series("matmul")
     assert (series.variant, series.quantity, series.unit) == ("matmul", "ab:matmul@a1b2c3d", "x")

@@ -1,6 +1,9 @@
 # ruff: noqa: F811 (the `history` fixture, imported, is every parametrized test's argument)
 """Every run is itself, and recording stays cheap: run ids, writers that take turns, reads that make nothing,
-read-only stores refused before a run, and a run that touches only its own machine's series."""
+read-only stores refused before a run, and a run that touches only its own machine's series.
+
+Processes that race start real interpreters at once; each command run alone runs in this process (cli.in_process: the
+same command, exit status and streams, without an interpreter's start, 0.5-1.5 s, each)."""
 
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ import pytest
 
 from asyncbench.history import recording, store, target
 from asyncbench.results.schema import Report
-from tests.support.cli import asyncbench, cli_env
+from tests.support.cli import cli_env, in_process
 from tests.support.helpers import quick_numpy_results
 
 # `history`: a fresh SQLite file, or the test PostgreSQL database emptied
@@ -67,11 +70,11 @@ def _at_once(commands: list[tuple[str, ...]], cwd: Path) -> list[tuple[int, str]
 
 def test_two_runs_that_end_in_the_same_second_are_two_runs_and_a_file_is_still_recorded_once(history, tmp_path, results):
     first, second = _run(results, tmp_path / "a.json"), _run(results, tmp_path / "b.json")
-    done = asyncbench("record", "a.json", "b.json", "--history", history, cwd=tmp_path)
+    done = in_process("record", "a.json", "b.json", "--history", history, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "a.json: recorded as run 1" in done.stderr, done.stderr
     assert "b.json: recorded as run 2" in done.stderr, done.stderr
-    again = asyncbench("record", str(first), str(second), "--history", history, cwd=tmp_path)
+    again = in_process("record", str(first), str(second), "--history", history, cwd=tmp_path)
     assert "a.json: already recorded (run 1)" in again.stderr
     assert "b.json: already recorded (run 2)" in again.stderr
     assert len(store.open_store(target.resolve(history)).recent(10)) == 2
@@ -87,7 +90,7 @@ def test_files_without_a_run_id_are_keyed_by_their_whole_content(history, tmp_pa
             if variant["done_s"][key] is not None:
                 variant["done_s"][key] *= 1.5
     _run(other, tmp_path / "b.json", run_id=None)
-    done = asyncbench("record", "a.json", "b.json", "a.json", "--history", history, cwd=tmp_path)
+    done = in_process("record", "a.json", "b.json", "a.json", "--history", history, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "b.json: recorded as run 2" in done.stderr, done.stderr
     assert "a.json: already recorded (run 1)" in done.stderr, done.stderr
@@ -99,7 +102,7 @@ def test_an_older_store_is_upgraded_its_counts_mended_and_its_runs_still_known(h
     import sqlalchemy as sa
 
     old = _run(results, tmp_path / "old.json", run_id=None)
-    assert asyncbench("record", str(old), "--history", history, cwd=tmp_path).returncode == 0
+    assert in_process("record", str(old), "--history", history, cwd=tmp_path).returncode == 0
     environment = results["environment"]
     identity = [
         results["created"],
@@ -130,7 +133,7 @@ def test_two_processes_that_make_one_new_store_at_once_both_record(history, tmp_
 
 
 def test_two_processes_recording_into_one_store_at_once_both_record(history, tmp_path, results):
-    asyncbench("record", str(_run(results, tmp_path / "first.json")), "--history", history, cwd=tmp_path)
+    in_process("record", str(_run(results, tmp_path / "first.json")), "--history", history, cwd=tmp_path)
     for pair in range(PAIRS):
         files = [str(_run(results, tmp_path / f"p{pair}{side}.json")) for side in "ab"]
         ended = _at_once([("record", file, "--history", history) for file in files], tmp_path)
@@ -154,7 +157,7 @@ def test_two_runs_recording_as_they_end_at_once_both_record(history, tmp_path):
 def test_reading_where_there_is_no_store_says_so_and_makes_nothing(tmp_path):
     for command in (["history"], ["report", "-o", "page.html"]):
         for where in (["--history", "typo/h.sqlite"], []):  # a mistyped path; the default in a folder with none
-            done = asyncbench(*command, *where, cwd=tmp_path)
+            done = in_process(*command, *where, cwd=tmp_path)
             assert done.returncode == 2, done.stderr
             assert "no store there" in done.stderr
             assert len(done.stderr.strip().splitlines()) == 1, done.stderr
@@ -166,7 +169,7 @@ def test_reading_a_database_with_no_store_says_so_and_makes_nothing(tmp_path):
     import sqlalchemy as sa
 
     empty = empty_postgres()
-    done = asyncbench("history", "--history", empty, cwd=tmp_path)
+    done = in_process("history", "--history", empty, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "no asyncbench store there" in done.stderr
     engine = sa.create_engine(target.resolve(empty).url)
@@ -198,13 +201,13 @@ def test_a_read_only_sqlite_store_is_refused_before_the_run(tmp_path, unwritable
     folder = tmp_path / "store"
     folder.mkdir()  # a store the user names is made in a folder that exists
     where = str(folder / "h.sqlite")
-    assert asyncbench("record", str(_run(results, tmp_path / "first.json")), "--history", where, cwd=tmp_path).returncode == 0
+    assert in_process("record", str(_run(results, tmp_path / "first.json")), "--history", where, cwd=tmp_path).returncode == 0
     with _read_only(folder / "h.sqlite" if unwritable == "file" else folder):
-        ran = asyncbench(
+        ran = in_process(
             "run", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", "r.json", "--record", "--history", where, cwd=tmp_path
         )
-        recorded = asyncbench("record", str(_run(results, tmp_path / "second.json")), "--history", where, cwd=tmp_path)
-        shown = asyncbench("history", "--history", where, cwd=tmp_path)
+        recorded = in_process("record", str(_run(results, tmp_path / "second.json")), "--history", where, cwd=tmp_path)
+        shown = in_process("history", "--history", where, cwd=tmp_path)
     assert ran.returncode == 2, ran.stderr
     assert "cannot write" in ran.stderr
     assert "Traceback" not in ran.stderr
@@ -217,13 +220,13 @@ def test_a_read_only_sqlite_store_is_refused_before_the_run(tmp_path, unwritable
 @pytest.mark.postgres
 def test_a_read_only_postgres_store_is_refused_before_the_run(tmp_path, results):
     empty_postgres()
-    assert asyncbench("record", str(_run(results, tmp_path / "first.json")), "--history", POSTGRES, cwd=tmp_path).returncode == 0
+    assert in_process("record", str(_run(results, tmp_path / "first.json")), "--history", POSTGRES, cwd=tmp_path).returncode == 0
     setting = "-c%20default_transaction_read_only%3Don"  # a standby's
     if "options=" in POSTGRES:  # a worker's schema (tests/conftest.py): its options come last in the URL
         read_only = f"{POSTGRES}%20{setting}"
     else:
         read_only = POSTGRES + ("&" if "?" in POSTGRES else "?") + f"options={setting}"
-    ran = asyncbench(
+    ran = in_process(
         "run", "-w", "matmul", "-b", "numpy", "--quick", "--no-progress", "-o", "r.json", "--record", "--history", read_only, cwd=tmp_path
     )
     assert ran.returncode == 2, ran.stderr
@@ -241,7 +244,7 @@ def test_a_run_touches_only_its_own_machines_series_and_each_series_counts_its_p
         Report.load(_run(results, tmp_path / f"here{index}.json", created=f"2026-01-0{index + 1}T00:00:00+00:00")) for index in range(3)
     ]
     there = _run(results, tmp_path / "there.json", cpu="Another CPU")
-    assert asyncbench("record", str(there), "--history", history, cwd=tmp_path).returncode == 0
+    assert in_process("record", str(there), "--history", history, cwd=tmp_path).returncode == 0
     opened = store.open_store(target.resolve(history))
     looked_at = []
     real = changes.change_points
@@ -261,7 +264,7 @@ def test_a_run_touches_only_its_own_machines_series_and_each_series_counts_its_p
     assert len(looked_at) == 3 * len(ours)  # each run: its own series, no other machine's
     assert all(s.runs == 1 and len(s.points) == 1 for s in theirs)
     assert all(s.runs == 3 and len(s.points) == 3 for s in ours)
-    shown = asyncbench("history", "--history", history, "--format", "json", cwd=tmp_path)
+    shown = in_process("history", "--history", history, "--format", "json", cwd=tmp_path)
     assert all(s["runs"] == len(s["points"]) for s in json.loads(shown.stdout))
 
 

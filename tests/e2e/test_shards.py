@@ -1,6 +1,7 @@
 """A CI matrix for real: a plan run as 4 shards in 4 `asyncbench run --shard I/4` processes at once, merged by
 `asyncbench merge`, gives the unsharded plan's cases, each row naming its machine; and each way the shards can fail
-to belong together is one line, exit 2, naming the shard."""
+to belong together is one line, exit 2, naming the shard (those refusals, and a shard with no case, run in this
+process: cli.in_process, the same commands without an interpreter's start each)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import CLI_TIMEOUT_S as TIMEOUT_S
-from tests.support.cli import asyncbench, cli_env
+from tests.support.cli import asyncbench, cli_env, in_process
 
 # Five quick cases on numpy (CPU; no framework to import, so the matrix's four processes start in a second): shard
 # sizes 2, 1, 1, 1 of 4 (dealt out in turn: every case has the same max_time_s), and a ninth shard of nine has none.
@@ -119,12 +120,12 @@ def _one_line_exit_2(done: subprocess.CompletedProcess[str], *said: str) -> None
 
 
 def test_a_missing_shard_is_named(matrix):
-    _one_line_exit_2(asyncbench("merge", "shard-1.json", "shard-2.json", "shard-4.json", "-o", "x.json", cwd=matrix), "shard 3/4 missing")
+    _one_line_exit_2(in_process("merge", "shard-1.json", "shard-2.json", "shard-4.json", "-o", "x.json", cwd=matrix), "shard 3/4 missing")
     assert not (matrix / "x.json").exists()
 
 
 def test_the_same_shard_twice_is_named(matrix):
-    done = asyncbench("merge", "shard-1.json", "shard-2.json", "shard-3.json", "shard-4.json", "shard-2.json", cwd=matrix)
+    done = in_process("merge", "shard-1.json", "shard-2.json", "shard-3.json", "shard-4.json", "shard-2.json", cwd=matrix)
     _one_line_exit_2(done, "shard-2.json: shard 2/4 given twice")
 
 
@@ -133,11 +134,11 @@ def test_shards_of_another_plan_or_another_asyncbench_are_named(matrix):
     (matrix / "other-plan.json").write_text(json.dumps({**raw, "shard": {**raw["shard"], "plan": "cd" * 32}}))
     (matrix / "other-version.json").write_text(json.dumps({**raw, "tool": {**raw["tool"], "version": "0.0.1"}}))
     _one_line_exit_2(
-        asyncbench("merge", "shard-1.json", "shard-2.json", "other-plan.json", "shard-4.json", cwd=matrix),
+        in_process("merge", "shard-1.json", "shard-2.json", "other-plan.json", "shard-4.json", cwd=matrix),
         "other-plan.json: shard 3/4 of another plan",
     )
     _one_line_exit_2(
-        asyncbench("merge", "shard-1.json", "shard-2.json", "other-version.json", "shard-4.json", cwd=matrix), "asyncbench 0.0.1"
+        in_process("merge", "shard-1.json", "shard-2.json", "other-version.json", "shard-4.json", cwd=matrix), "asyncbench 0.0.1"
     )
 
 
@@ -145,13 +146,13 @@ def test_a_shard_run_with_other_options_is_another_plan(matrix):
     done = asyncbench("run", "plan.yaml", *QUICK, "--set", "max_time_s=0.05", "--shard", "4/4", "-o", "other.json", cwd=matrix)
     assert done.returncode == 0, done.stderr
     _one_line_exit_2(
-        asyncbench("merge", "shard-1.json", "shard-2.json", "shard-3.json", "other.json", cwd=matrix),
+        in_process("merge", "shard-1.json", "shard-2.json", "shard-3.json", "other.json", cwd=matrix),
         "other.json: shard 4/4 of another plan",
     )
 
 
 def test_a_shard_with_no_case_says_so_and_passes_so_the_matrix_goes_on_to_merge(matrix):
-    done = asyncbench("run", "plan.yaml", *QUICK, "--shard", "9/9", "-o", "empty.json", cwd=matrix)
+    done = in_process("run", "plan.yaml", *QUICK, "--shard", "9/9", "-o", "empty.json", cwd=matrix)
     assert done.returncode == 0, done.stderr
     assert "shard 9/9 has no case: the plan has 5, fewer than 9 shards" in done.stderr
     empty = json.loads((matrix / "empty.json").read_text())
@@ -162,6 +163,6 @@ def test_a_shard_with_no_case_says_so_and_passes_so_the_matrix_goes_on_to_merge(
 @pytest.mark.parametrize(("shard", "said"), [("5/4", "--shard 5/4"), ("0/4", "--shard 0/4"), ("a/b", "--shard 'a/b'")])
 def test_a_shard_that_is_none_is_one_line_before_anything_runs(tmp_path, shard, said):
     (tmp_path / "plan.yaml").write_text(PLAN, encoding="utf-8")
-    done = asyncbench("run", "plan.yaml", *QUICK, "--shard", shard, "-o", "s.json", cwd=tmp_path)
+    done = in_process("run", "plan.yaml", *QUICK, "--shard", shard, "-o", "s.json", cwd=tmp_path)
     _one_line_exit_2(done, said)
     assert not (tmp_path / "s.json").exists()

@@ -1,7 +1,12 @@
 """The history store given by mistake or by a hostile hand, through the real CLI: another application's SQLite
 database, a `--history` that reads as a URL, a store whose schema version or tables are not what asyncbench wrote,
 and `--history`/`--label` without `--record`. Each is one line (`asyncbench: error: ...`), exit 2, no traceback,
-and nothing written (the files' bytes compared before and after)."""
+and nothing written (the files' bytes compared before and after).
+
+The cases that differ only in what a command reads (a URL-ish name, a damaged table, a spoilt row) run the commands
+in this process (cli.in_process: the same commands, exit status and streams, without 0.5-1.5 s of an interpreter's
+start each); another application's database, a file that is not one, the environment variable, PostgreSQL and a
+device run them in a fresh interpreter, as a user does."""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from asyncbench.history import store, target
-from tests.support.cli import asyncbench, refused
+from tests.support.cli import asyncbench, in_process, refused
 from tests.support.helpers import quick_numpy_results
 from tests.support.stores import a_store, snapshot, sql
 
@@ -49,7 +54,7 @@ def test_another_applications_database_is_refused_and_left_as_it_was(command, re
 def test_an_empty_file_or_a_new_one_is_made_a_store(results_file, tmp_path):
     (tmp_path / "empty.sqlite").write_bytes(b"")
     for name in ("empty.sqlite", "new.sqlite"):
-        done = asyncbench("record", str(results_file), "--history", name, cwd=tmp_path)
+        done = in_process("record", str(results_file), "--history", name, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert len(store.open_store(target.resolve(str(tmp_path / name))).recent(10)) == 1
 
@@ -68,10 +73,10 @@ LITERAL = ["a%3Fb.sqlite", "a#b.sqlite", "my store.sqlite", "a@b:c.sqlite", "a%2
 
 @pytest.mark.parametrize("name", LITERAL)
 def test_a_history_path_names_exactly_that_file(name, results_file, tmp_path):
-    done = asyncbench("record", str(results_file), "--history", name, cwd=tmp_path)
+    done = in_process("record", str(results_file), "--history", name, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert sorted(path.name for path in tmp_path.iterdir()) == [name]  # that file, none other (no `a?b.sqlite`)
-    shown = asyncbench("history", "--history", name, "--format", "json", cwd=tmp_path)
+    shown = in_process("history", "--history", name, "--format", "json", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
 
 
@@ -91,7 +96,7 @@ URLISH = {
 def test_a_history_that_reads_as_a_url_is_refused_in_one_line_and_nothing_is_written(command, case, results_file, tmp_path):
     given, word = URLISH[case]
     args = {"record": ("record", str(results_file)), "history": ("history",), "report": ("report", "-o", "page.html")}[command]
-    done = asyncbench(*args, "--history", given, cwd=tmp_path)
+    done = in_process(*args, "--history", given, cwd=tmp_path)
     refused(done, "--history", word)
     assert list(tmp_path.iterdir()) == []
 
@@ -135,7 +140,7 @@ def test_a_damaged_store_is_one_line_naming_the_store_and_what_is_wrong(command,
     (folder / "h.sqlite").write_bytes(recorded_store.read_bytes())
     sql(folder / "h.sqlite", statement)
     before = snapshot(folder)
-    done = asyncbench(*READERS[command](results_file), "--history", "h.sqlite", cwd=folder)
+    done = in_process(*READERS[command](results_file), "--history", "h.sqlite", cwd=folder)
     refused(done, "h.sqlite", word)
     assert snapshot(folder) == before
 
@@ -153,7 +158,7 @@ WITHOUT_RECORD = {
 
 @pytest.mark.parametrize("case", WITHOUT_RECORD, ids=list(WITHOUT_RECORD))
 def test_history_or_label_without_record_is_refused_before_anything_runs(case, tmp_path):
-    done = asyncbench(*WITHOUT_RECORD[case], cwd=tmp_path)
+    done = in_process(*WITHOUT_RECORD[case], cwd=tmp_path)
     refused(done, "--record")
     assert list(tmp_path.iterdir()) == []  # nothing ran: no results file, no store
 
@@ -191,7 +196,7 @@ def test_a_row_that_is_not_what_asyncbench_writes_is_one_line(row, recorded_stor
     (tmp_path / "h.sqlite").write_bytes(recorded_store.read_bytes())
     sql(tmp_path / "h.sqlite", statement)
     before = snapshot(tmp_path)
-    done = asyncbench(*READERS[command](results_file), "--history", "h.sqlite", cwd=tmp_path)
+    done = in_process(*READERS[command](results_file), "--history", "h.sqlite", cwd=tmp_path)
     refused(done, "h.sqlite", said)
     assert snapshot(tmp_path) == before
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -25,6 +26,21 @@ def traced_run(backend: str, tmp_path: Path, *extra: str) -> tuple[subprocess.Co
     done = asyncbench("run", "-w", "matmul", "-b", backend, "-d", "cpu", "--quick", "--no-progress", *traced)
     assert done.returncode == 0, done.stdout + done.stderr
     return done, json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory) -> Callable[[str], tuple[Path, subprocess.CompletedProcess, dict]]:
+    """A backend's traced run (its folder, the command's output and its results), made once a module: the tests of
+    one backend's trace read the same run (JAX's, traced by its profiler, takes 15 s or more)."""
+    runs: dict[str, tuple[Path, subprocess.CompletedProcess, dict]] = {}
+
+    def of(backend: str) -> tuple[Path, subprocess.CompletedProcess, dict]:
+        if backend not in runs:
+            folder = tmp_path_factory.mktemp(f"traced-{backend}")
+            runs[backend] = (folder, *traced_run(backend, folder))
+        return runs[backend]
+
+    return of
 
 
 def chrome_trace(path: str) -> list[dict]:
@@ -53,12 +69,12 @@ def harness(events: list[dict]) -> dict[str, dict]:
         ("numpy", "harness ranges only: numpy"),
     ],
 )
-def test_a_traced_run_writes_a_chrome_trace_per_variant_with_the_harness_ranges(backend, detail, tmp_path):
-    done, report = traced_run(backend, tmp_path)
+def test_a_traced_run_writes_a_chrome_trace_per_variant_with_the_harness_ranges(backend, detail, traced):
+    folder, done, report = traced(backend)
     (result,) = report["results"]
     assert result["trace_detail"].startswith(detail)
     (path,) = result["traces"].values()
-    assert Path(path).parent == tmp_path / "t"
+    assert Path(path).parent == folder / "t"
     assert Path(path).name == f"{result['id']}.matmul.trace.json"
     ranges = harness(chrome_trace(path))
     assert set(ranges) == set(trace.HARNESS_RANGES)
@@ -66,13 +82,13 @@ def test_a_traced_run_writes_a_chrome_trace_per_variant_with_the_harness_ranges(
     assert issue["ts"] + issue["dur"] <= sync["ts"] + 1  # the sync starts when the variant returned
     assert "traced (" in done.stdout
     assert "ui.perfetto.dev" in done.stdout
-    shown = asyncbench("show", str(tmp_path / "r.json"))
+    shown = asyncbench("show", str(folder / "r.json"))
     assert Path(path).name in shown.stdout
 
 
 @pytest.mark.jax
-def test_the_jax_trace_shows_the_device_working_after_the_frontend_returned(tmp_path):
-    _, report = traced_run("jax", tmp_path)
+def test_the_jax_trace_shows_the_device_working_after_the_frontend_returned(traced):
+    _, _, report = traced("jax")
     (path,) = report["results"][0]["traces"].values()
     events = chrome_trace(path)
     issue = harness(events)[trace.ISSUE]

@@ -34,29 +34,55 @@ BACKENDS = [pytest.param("jax", marks=pytest.mark.jax), pytest.param("mxnet", ma
 
 
 def run_syncs(workload: str, backend: str, params: dict | None = None, settings: Settings = SETTINGS) -> Result:
-    experiment = config.Experiment(
-        name=workload.rpartition(":")[2] or workload,
+    experiment = _experiment(workload.rpartition(":")[2] or workload, workload, backend, params, settings)
+    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), runner.RunOptions(isolate=True, syncs=True))
+    assert result.status == OK, result.reason
+    return result
+
+
+#: the workloads of the tests below, each with the params it is read at (the corpus's class is the backend's own)
+WORKLOADS = {
+    "corpus": {"size": 256, "chain": 3},
+    "conversion": {"size": 128, "n_iter": 4},
+    "barrier": {"size": 128, "background_ops": 4},
+    "training_memory": {"n_batches": 4, "batch_size": 32, "sync_every": [1, 2, 0]},
+}
+
+
+def _experiment(name: str, workload: str, backend: str, params: dict | None = None, settings: Settings = SETTINGS) -> config.Experiment:
+    return config.Experiment(
+        name=name,
         workload=workload,
         backends=(backend,),
         devices=("cpu",),
         params={**plugins.find(workload).defaults(quick=True), **(params or {})},
         settings=settings,
     )
-    (result,) = runner.run(config.Config("t", "<t>", (experiment,)), runner.RunOptions(isolate=True, syncs=True))
-    assert result.status == OK, result.reason
-    return result
 
 
 @pytest.fixture(scope="module")
-def corpus() -> Callable[[str], Result]:
-    ran: dict[str, Result] = {}
+def ran() -> Callable[[str, str], Result]:
+    """A backend's case of each of WORKLOADS, from one run with the census (made once a module, when a test first
+    asks): one worker runs them all, as in a run of several experiments, and imports the framework once (JAX's
+    import and first compile, MXNet's interpreter: seconds each), not once a test."""
+    runs: dict[str, dict[str, Result]] = {}
 
-    def of(backend: str) -> Result:
-        if backend not in ran:
-            ran[backend] = run_syncs(f"{CORPUS}:{CASES[backend][0]}", backend, {"size": 256, "chain": 3})
-        return ran[backend]
+    def of(backend: str, name: str) -> Result:
+        if backend not in runs:
+            workloads = {**{key: key for key in WORKLOADS}, "corpus": f"{CORPUS}:{CASES[backend][0]}"}
+            experiments = tuple(_experiment(key, workloads[key], backend, params) for key, params in WORKLOADS.items())
+            results = runner.run(config.Config("t", "<t>", experiments), runner.RunOptions(isolate=True, syncs=True))
+            runs[backend] = {result.experiment: result for result in results}
+        result = runs[backend][name]
+        assert result.status == OK, result.reason
+        return result
 
     return of
+
+
+@pytest.fixture
+def corpus(ran) -> Callable[[str], Result]:
+    return lambda backend: ran(backend, "corpus")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -104,8 +130,8 @@ def test_the_corpus_plants_at_least_twelve_kinds_of_wait_between_jax_and_mxnet()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_conversion_names_each_variants_own_line(backend):
-    result = run_syncs("conversion", backend, {"size": 128, "n_iter": 4})
+def test_conversion_names_each_variants_own_line(backend, ran):
+    result = ran(backend, "conversion")
     source = Path(conversion.__file__)
     lines = source.read_text().splitlines()
 
@@ -132,10 +158,10 @@ def test_conversion_names_each_variants_own_line(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_barrier_names_its_device_wait_and_its_one_result_wait(backend):
+def test_barrier_names_its_device_wait_and_its_one_result_wait(backend, ran):
     from asyncbench.workloads import barrier
 
-    result = run_syncs("barrier", backend, {"size": 128, "background_ops": 4})
+    result = ran(backend, "barrier")
     source = str(Path(barrier.__file__))
     lines = Path(source).read_text().splitlines()
     waitall_at = next(i for i, t in enumerate(lines) if "def run_waitall" in t)
@@ -149,10 +175,10 @@ def test_barrier_names_its_device_wait_and_its_one_result_wait(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_training_memory_waits_for_its_loss_as_often_as_sync_every_says(backend):
+def test_training_memory_waits_for_its_loss_as_often_as_sync_every_says(backend, ran):
     from asyncbench.workloads import training_memory
 
-    result = run_syncs("training_memory", backend, {"n_batches": 4, "batch_size": 32, "sync_every": [1, 2, 0]})
+    result = ran(backend, "training_memory")
     source = Path(training_memory.__file__)
     lines = source.read_text().splitlines()
     start = next(i for i, t in enumerate(lines) if "def _array_epoch" in t)

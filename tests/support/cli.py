@@ -4,6 +4,7 @@ environment names (ASYNCBENCH_HISTORY), unless a test gives one."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -88,6 +89,16 @@ def invoke(*args: str, catch_exceptions: bool = False, env: Mapping[str, str | N
 
     environment: dict[str, str | None] = {"ASYNCBENCH_HISTORY": None, **(env or {})}
     return CliRunner().invoke(cli.main, list(args), catch_exceptions=catch_exceptions, env=environment, **options)
+
+
+def in_process(*args: str, cwd: Path, env: Mapping[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
+    """`asyncbench ARGS` run by `invoke` in this process, in `cwd`, given back as `asyncbench` gives it (exit status,
+    stdout and stderr apart): for a file of refusals checked one case at a time, each of which would otherwise pay a
+    fresh interpreter's start (0.5 s, and 1 s more where the command imports SciPy). An exception that escapes the
+    command fails the test, as a traceback on a fresh interpreter's stderr would fail `refused`."""
+    with contextlib.chdir(cwd):
+        result = invoke(*args, env=env)
+    return subprocess.CompletedProcess(["asyncbench", *args], result.exit_code, result.stdout, result.stderr)
 
 
 def refused(done: subprocess.CompletedProcess[str], *words: str) -> str:
