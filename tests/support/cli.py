@@ -4,7 +4,6 @@ environment names (ASYNCBENCH_HISTORY), unless a test gives one."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
@@ -96,8 +95,12 @@ def in_process(*args: str, cwd: Path, env: Mapping[str, str | None] | None = Non
     stdout and stderr apart): for a file of refusals checked one case at a time, each of which would otherwise pay a
     fresh interpreter's start (0.5 s, and 1 s more where the command imports SciPy). An exception that escapes the
     command fails the test, as a traceback on a fresh interpreter's stderr would fail `refused`."""
-    with contextlib.chdir(cwd):
+    before = Path.cwd()  # contextlib.chdir is Python 3.11's; the tests run on 3.10 too
+    os.chdir(cwd)
+    try:
         result = invoke(*args, env=env)
+    finally:
+        os.chdir(before)
     return subprocess.CompletedProcess(["asyncbench", *args], result.exit_code, result.stdout, result.stderr)
 
 
