@@ -109,14 +109,16 @@ quick: install-run
 	asyncbench run --quick
 
 # The jax-, mxnet-, postgres-, browser- and slurm-marked tests must run here, not skip: ASYNCBENCH_REQUIRE turns their skip into a failure.
-# On TEST_WORKERS processes (pytest-xdist), a file's tests together and each shared server's tests together
-# (tests/conftest.py): two, CI's core count. Then the `alone` tests, one at a time: each asserts an overlap or a
+# On TEST_WORKERS processes (pytest-xdist), a file's tests together (`--dist loadfile`: its module-scoped fixtures,
+# such as an ab run several tests read, are then made once; under `--dist loadgroup` with a group per file they were
+# made again on the other process, test_history_store's twelve planted runs twice, 90 s of CPU against 43): two,
+# CI's core count. Then the `alone` tests, one at a time: each asserts an overlap or a
 # speed-up that a second core running another test takes away (MXNet's pipelining gain fell from 1.3x to 1.10x
 # beside another test), and the Slurm tests, which share one controller (tests/conftest.py says why).
 TEST_WORKERS ?= 2
 TEST_ENV = ASYNCBENCH_REQUIRE=jax,mxnet,postgres,browser,slurm ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL)
 test: install-test mxnet postgres chromium slurm
-	$(TEST_ENV) $(PYTHON) -m pytest -m "not alone" -n $(TEST_WORKERS) --dist loadgroup --durations=25
+	$(TEST_ENV) $(PYTHON) -m pytest -m "not alone" -n $(TEST_WORKERS) --dist loadfile --durations=25
 	$(TEST_ENV) $(PYTHON) -m pytest -m alone --durations=10
 
 # The suite without a server or a second environment: no PostgreSQL, Chromium, Slurm or MXNet set up first (their

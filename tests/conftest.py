@@ -73,7 +73,8 @@ def _missing(name: str) -> str | None:
 
 
 #: markers whose tests share one server or cluster between them (the one Slurm controller the session fixture
-#: starts): under `pytest -n` (xdist's loadgroup), each such set runs on one process, one test after another
+#: starts): under `pytest -n --dist loadgroup`, each such set was to run on one process, one test after another
+#: (make test distributes by file, `--dist loadfile`: the groups below did not hold under loadgroup, see ALONE)
 SHARED_SERVERS = ("slurm",)
 #: markers whose tests run `alone`, after the parallel part (make test). The Slurm tests: under `-n 2 --dist
 #: loadgroup` (pytest 9.2, pytest-xdist 3.8) their xdist_group did not keep them on one process, and one process's

@@ -69,7 +69,7 @@ def grows(backend, device, params):
 RUNS = 12
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not module: under xdist the module's fixture was built again for the second store
 def planted_runs(tmp_path_factory) -> list[Path]:
     """The twelve runs' results files, run once for both stores (twelve fresh processes: most of the test's time).
     Each store records them as `run --record` would, through store.record (the first test here checks that a run
