@@ -159,7 +159,7 @@ def _level_check(expectation: Expectation, label: str, stored: Bound, injection:
     if asked_s is None:
         why = "the bound stores no step its levels were shares of (a results file written before checks were injected at their level)"
         return Check(expectation.text, NOT_MEASURED, f"{label} cannot be evaluated: {why}")
-    of_step = f" ({units.percent(injection.share)} of the step)" if injection.share is not None else ""
+    of_step = f", {units.percent(injection.share)} of the step" if injection.share is not None else ""
     at = f"a {side} delay of {units.quantity(asked_s, 's')}{of_step}"
     found = levels.paired(stored, side, asked_s)
     if found is None or not found.slowdowns_s:
