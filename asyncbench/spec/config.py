@@ -23,9 +23,9 @@ from asyncbench.backends import BACKENDS
 from asyncbench.errors import InputError, closest, repeated, suggestion
 from asyncbench.results import fields, schema
 from asyncbench.results.bound import VERIFY_HOWS
-from asyncbench.results.model import Expectation, Settings
+from asyncbench.results.model import Settings
 from asyncbench.results.plan import Config, ExecutorSettings, Experiment
-from asyncbench.spec import executor, expect, suites
+from asyncbench.spec import checks, executor, suites
 from asyncbench.spec.document import ConfigError, ConfigErrors, Document  # noqa: F401 - ConfigErrors: callers catch config.ConfigError(s)
 from asyncbench.spec.schema import (
     SETTING_FIELDS,
@@ -41,8 +41,7 @@ from asyncbench.spec.schema import (
     type_name,
     workload_of,
 )
-from asyncbench.verdicts import bound_checks
-from asyncbench.workloads import BUILT_IN, plugins
+from asyncbench.workloads import plugins
 from asyncbench.workloads.base import INTS, Param, Workload
 from asyncbench.workloads.step_form import StepWorkload
 
@@ -142,10 +141,8 @@ def _experiment(
     sweep = _sweep(doc, workload, raw.get("sweep", {}), path + ("sweep",))
     params_for = _params_for(doc, workload, raw.get("params_for", {}), path + ("params_for",))
     variants = _variants_of(workload, [{**workload.defaults(), **params}, *params_for.values()], sweep)
-    no_step = validating and not isinstance(workload, StepWorkload)  # a check on its bound is not measured in a run
-    # nor on a backend that runs synchronously on its device (the host is the device): the first such case
-    synchronous = next((f"{b} on {d}" for b in backends for d in devices if BACKENDS[b].synchronous_on(d)), None) if validating else None
-    expect = _expectations(doc, workload, raw.get("expect", []), path + ("expect",), variants, no_step, synchronous)
+    unmeasured = checks.bound_checks_of(workload, backends, devices) if validating else None
+    expect = checks.of_experiment(doc, workload, raw.get("expect", []), path + ("expect",), variants, unmeasured)
     return Experiment(
         name=name or workload.name,
         workload=workload_name,
@@ -235,65 +232,6 @@ def _variants_of(workload: Workload, params: Sequence[Mapping[str, Any]], sweep:
         values = [*(given[param.name] for given in params if param.name in given), *sweep.get(param.name, ())]
         names += [f"{param.name}={k}" for k in dict.fromkeys(k for value in values if isinstance(value, list) for k in value)]
     return names
-
-
-def _expectations(
-    doc: Document,
-    workload: Workload,
-    raw: Any,
-    path: tuple,
-    variants: list[str] | None,
-    no_step: bool = False,
-    synchronous: str | None = None,
-) -> tuple[Expectation, ...]:
-    """The checks; one naming a variant the experiment's cases do not have (`variants`: None, not known before a
-    run) is a mistake that lists those it has; with `no_step` (validate, a workload with no step to perturb), so is
-    a check on what bounds the step, and with `synchronous` (validate: a case whose backend runs synchronously on
-    its device, 'numpy on cpu') too."""
-    items = [raw] if isinstance(raw, str) else raw
-    if not isinstance(items, list):
-        doc.add(f"expected a list of checks like 'speedup >= 1.5', got {type_name(raw)}", path)
-        return ()
-    expectations = []
-    for index, item in enumerate(items):
-        try:
-            parsed = expect.parse(item, workload)
-        except ValueError as exc:
-            doc.add(str(exc), path + (index,))
-            continue
-        if no_step and bound_checks.is_bound_check(parsed):
-            doc.add(_no_step_to_perturb(parsed, workload), path + (index,))
-            continue
-        if synchronous is not None and bound_checks.is_bound_check(parsed):
-            doc.add(_synchronous_case(parsed, synchronous), path + (index,))
-            continue
-        if variants is not None and parsed.variant is not None and parsed.variant not in variants:
-            doc.add(
-                f"{workload.name} has no variant {parsed.variant!r} in this experiment; its variants: {', '.join(variants)}",
-                path + (index,),
-            )
-            continue
-        expectations.append(parsed)
-    return tuple(expectations)
-
-
-def _no_step_to_perturb(check: Expectation, workload: Workload) -> str:
-    """`validate`'s mistake for a check on what bounds the step of a workload with no step to perturb (a built-in
-    experiment, a Workload class): a run takes no perturbation rounds for it, and says 'not measured' only then."""
-    kind = "a built-in experiment" if BUILT_IN.get(workload.name) is workload else "not a step-form workload"
-    return (
-        f"{check.text!r} is a check on what bounds the step, and {workload.name} is {kind}: it has no step to perturb "
-        "(a run would say 'not measured'); --bound measures step-form workloads (@asyncbench.step: -w FILE.py:Name, module:attr)"
-    )
-
-
-def _synchronous_case(check: Expectation, case: str) -> str:
-    """`validate`'s mistake for a check on what bounds the step of a case whose backend runs synchronously on its
-    device: its bound reads "synchronous: the host is the device", and the check is not measured in a run."""
-    return (
-        f"{check.text!r} is a check on what bounds the step, and {case} runs synchronously (the host is the device): "
-        "a run would say 'not measured'; --bound tells host from device on a backend that runs ahead (jax, torch on cuda)"
-    )
 
 
 def loads(text: str, source: str = "<config>", default_name: str = "config", validating: bool = False) -> Config:

@@ -1,0 +1,84 @@
+"""An experiment's checks (`expect:`): each parsed (spec.expect) and held to the variants its cases have; and, as
+`asyncbench validate` reads a config, refused where a run could only call it not measured: a check on what bounds
+the step (`bound == device`, `slack_s[host] >= 1ms`, ...) of a case `--bound` cannot perturb — a workload with no
+step (a built-in experiment, a Workload class), or a backend that runs synchronously on its device (the host is the
+device). A run finds that out only after it measured; `validate` says it up front, in one line a check."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from asyncbench.backends import BACKENDS
+from asyncbench.results.model import Expectation
+from asyncbench.spec import expect
+from asyncbench.spec.document import Document
+from asyncbench.spec.schema import type_name
+from asyncbench.verdicts import bound_checks
+from asyncbench.workloads import BUILT_IN
+from asyncbench.workloads.base import Workload
+from asyncbench.workloads.step_form import StepWorkload
+
+#: why a check cannot be measured in a run of this experiment (None: it can)
+Why = Callable[[Expectation], str | None]
+
+
+def bound_checks_of(workload: Workload, backends: Sequence[str], devices: Sequence[str]) -> Why:
+    """Why each check of an experiment on `workload`, `backends` and `devices` would not be measured: None for any
+    check but one on what bounds the step, and for those where every case can be perturbed."""
+    if not isinstance(workload, StepWorkload):
+        kind = "a built-in experiment" if BUILT_IN.get(workload.name) is workload else "not a step-form workload"
+        said = (
+            f"{workload.name} is {kind}: it has no step to perturb (a run would say 'not measured'); --bound measures "
+            "step-form workloads (@asyncbench.step: -w FILE.py:Name, module:attr)"
+        )
+    else:
+        # the first case whose backend runs synchronously on its device
+        case = next((f"{b} on {d}" for b in backends for d in devices if BACKENDS[b].synchronous_on(d)), None)
+        if case is None:
+            return lambda check: None
+        said = (
+            f"{case} runs synchronously (the host is the device): a run would say 'not measured'; --bound tells host "
+            "from device on a backend that runs ahead (jax, torch on cuda)"
+        )
+
+    def why(check: Expectation) -> str | None:
+        if not bound_checks.is_bound_check(check):
+            return None
+        return f"{check.text!r} is a check on what bounds the step, and {said}"
+
+    return why
+
+
+def of_experiment(
+    doc: Document,
+    workload: Workload,
+    raw: Any,
+    path: tuple,
+    variants: list[str] | None,
+    unmeasured: Why | None = None,
+) -> tuple[Expectation, ...]:
+    """The checks; one naming a variant the experiment's cases do not have (`variants`: None, not known before a
+    run) is a mistake that lists those it has; so is one `unmeasured` says a run could not measure (validate)."""
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list):
+        doc.add(f"expected a list of checks like 'speedup >= 1.5', got {type_name(raw)}", path)
+        return ()
+    expectations = []
+    for index, item in enumerate(items):
+        try:
+            parsed = expect.parse(item, workload)
+        except ValueError as exc:
+            doc.add(str(exc), path + (index,))
+            continue
+        why = unmeasured(parsed) if unmeasured is not None else None
+        if why is not None:
+            doc.add(why, path + (index,))
+            continue
+        if variants is not None and parsed.variant is not None and parsed.variant not in variants:
+            doc.add(
+                f"{workload.name} has no variant {parsed.variant!r} in this experiment; its variants: {', '.join(variants)}",
+                path + (index,),
+            )
+            continue
+        expectations.append(parsed)
+    return tuple(expectations)
