@@ -124,9 +124,8 @@ class Backend(ABC):
 
     #: the kinds of device the framework runs on at all; other kinds are never paired with it
     device_kinds: tuple[str, ...] = ("cpu", "cuda")
-    #: the kinds of device the framework always runs synchronously on (ops finish before they return: the host is
-    #: the device), known without importing it: `validate` refuses a check on what bounds the step there, which a
-    #: run could only call not measured. JAX and MXNet on a CPU are asynchronous or not by their settings: not listed
+    #: the kinds of device the framework always runs synchronously on (the host is the device), known without importing
+    #: it: `validate` refuses a check on what bounds the step there (spec.checks). JAX and MXNet on a CPU: not listed
     synchronous_kinds: tuple[str, ...] = ()
     #: whether set_threads can split the CPU between Python threads
     threads_settable: bool = False

@@ -46,8 +46,9 @@ from asyncbench.errors import describe_failure
 from asyncbench.measure import census, perturbation
 from asyncbench.measure.timing import ORDER_SEED
 from asyncbench.results import blocks, fields
-from asyncbench.results.bound import Bound, bound_from_dict, check_bound
+from asyncbench.results.bound import Bound, bound_from_dict
 from asyncbench.results.bound_change import BoundChange, changes
+from asyncbench.results.bound_shape import check_bound
 from asyncbench.results.fields import At
 from asyncbench.results.model import Case, Clocks, Progress, Verdict
 from asyncbench.results.paired import METRIC, VARIANT, NewSync, PairedCase, PairedRatio

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from asyncbench.results import bound_rule, fields, recordable
-from asyncbench.results.bound import MAX_ROUNDS, SIDES, Bound, BoundKind, Side
+from asyncbench.results.bound import SIDES, Bound, BoundKind, Side
+from asyncbench.results.bound_shape import MAX_ROUNDS
 from asyncbench.results.fields import At
 from asyncbench.results.word import Word
 

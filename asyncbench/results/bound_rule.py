@@ -2,7 +2,7 @@
 
 verdicts.bound reads a bound from the interval of the resampled difference (device − host slack) / step with these
 thresholds; a results file stores the reading, each side's slack interval and the ceiling, but not that difference
-(results.bound). A hand-edited reading or ceiling passes every shape check (results.bound.check_bound), and `show`
+(results.bound). A hand-edited reading or ceiling passes every shape check (results.bound_shape.check_bound), and `show`
 would print it as measured: `check_derived` (results.records calls it after the shapes) holds the stored reading
 and ceiling to the stored numbers, by arithmetic on them, no refit (a refit costs 34-59 ms a variant, a second on
 a file of 20 variants whose whole load takes 16-52 ms; the check 0.02-0.03 ms a variant: docs/measured.md,
@@ -34,7 +34,7 @@ SYNCHRONOUS_SIDES = "a synchronous step has no sides: the host is the device, an
 def check_derived(raw: Mapping[str, Any], at: At) -> None:
     """InputError (file and key, one line) where a stored bound's slack lies outside its own interval or below 0, a
     synchronous bound has sides, or its reading or ceiling is not what its own slacks give (the shapes checked
-    before by results.bound.check_bound)."""
+    before by results.bound_shape.check_bound)."""
     for name, fit in (raw.get("sides") or {}).items():
         check_slack(float(fit["slack_s"]), interval_of(fit.get("slack_ci_s")), at / "sides" / name)
     if str(raw["bound"]) == str(BoundKind.SYNCHRONOUS) and raw.get("sides"):  # before its ceiling: the sides are what is wrong

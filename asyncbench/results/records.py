@@ -16,8 +16,9 @@ import math
 from typing import Any, Mapping, Sequence
 
 from asyncbench.results import fields, recordable
-from asyncbench.results.bound import bound_from_dict, bound_to_dict, check_bound
+from asyncbench.results.bound import bound_from_dict, bound_to_dict
 from asyncbench.results.bound_rule import check_derived
+from asyncbench.results.bound_shape import check_bound
 from asyncbench.results.fields import At
 from asyncbench.results.model import (
     CLOCKS,

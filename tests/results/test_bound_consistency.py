@@ -1,4 +1,4 @@
-"""A stored bound held to its own numbers on load (results.bound.check_bound): a reading that verdicts.bound's
+"""A stored bound held to its own numbers on load (results.bound_shape.check_bound): a reading that verdicts.bound's
 decision rule cannot give from the stored slack intervals, or a ceiling that is not step / (step − the device's
 slack), is refused in one line naming the file and the key; every bound the fit writes reads back."""
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import pytest
 
 from asyncbench.results import records, schema
-from asyncbench.results.bound import MAX_LEVELS, MAX_ROUNDS
+from asyncbench.results.bound_shape import MAX_LEVELS, MAX_ROUNDS
 from asyncbench.results.schema import Report
 from tests.support.bounds import device_bound, host_bound, result_with, synchronous
 from tests.support.helpers import ok_result, report_of

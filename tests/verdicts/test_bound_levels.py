@@ -12,7 +12,8 @@ import pytest
 
 from asyncbench.engine.runner import RunOptions
 from asyncbench.results import budget, stats
-from asyncbench.results.bound import Injection, Perturbed, Side, bound_from_dict, bound_to_dict, check_bound
+from asyncbench.results.bound import Injection, Perturbed, Side, bound_from_dict, bound_to_dict
+from asyncbench.results.bound_shape import check_bound
 from asyncbench.results.fields import At
 from asyncbench.results.model import Case, Settings, Verdict
 from asyncbench.spec import expect
