@@ -139,19 +139,24 @@ def test_validate_refuses_a_bound_check_on_a_built_in_experiment_in_one_line_and
     assert "2 check(s) on what bounds the step" in done.output
 
 
+def _bound_check_config(folder, name, backends, devices):
+    """A config of the step-form STEP on `backends` and `devices` with one check on what bounds its step."""
+    (folder / "step.py").write_text(STEP)
+    config = folder / name
+    config.write_text(
+        f"defaults: {{backends: {backends}, devices: {devices}}}\nexperiments:\n  - workload: step.py:train\n"
+        "    expect: ['bound == host']\n"
+    )
+    return config
+
+
 @pytest.mark.parametrize(
     ("backends", "devices", "case"),
     [("[numpy]", "[cpu]", "numpy on cpu"), ("[torch]", "[cpu]", "torch on cpu"), ("[jax, numpy]", "[auto]", "numpy on auto")],
 )
 def test_validate_refuses_a_bound_check_on_a_synchronous_backend_in_one_line(tmp_path, backends, devices, case):
     # issue 52: `bound == host` on a numpy case was accepted, and a run could only call it not measured
-    (tmp_path / "step.py").write_text(STEP)
-    config = tmp_path / "sync.yaml"
-    config.write_text(
-        f"defaults: {{backends: {backends}, devices: {devices}}}\nexperiments:\n  - workload: step.py:train\n"
-        "    expect: ['bound == host']\n"
-    )
-    refused = invoke("validate", str(config))
+    refused = invoke("validate", str(_bound_check_config(tmp_path, "sync.yaml", backends, devices)))
     assert refused.exit_code == 2, refused.output
     (line,) = [line for line in refused.output.splitlines() if line.strip()]
     assert "sync.yaml:4: experiments[0].expect[0]:" in line
@@ -161,11 +166,5 @@ def test_validate_refuses_a_bound_check_on_a_synchronous_backend_in_one_line(tmp
 
 @pytest.mark.parametrize(("backends", "devices"), [("[torch]", "[auto]"), ("[torch]", "[cuda]"), ("[jax, mxnet]", "[cpu]")])
 def test_validate_accepts_a_bound_check_where_the_backend_may_run_ahead(tmp_path, backends, devices):
-    (tmp_path / "step.py").write_text(STEP)
-    config = tmp_path / "ahead.yaml"
-    config.write_text(
-        f"defaults: {{backends: {backends}, devices: {devices}}}\nexperiments:\n  - workload: step.py:train\n"
-        "    expect: ['bound == host']\n"
-    )
-    done = invoke("validate", str(config))
+    done = invoke("validate", str(_bound_check_config(tmp_path, "ahead.yaml", backends, devices)))
     assert done.exit_code == 0, done.output
