@@ -152,6 +152,55 @@ def test_the_hand_sweep_finds_the_knee_of_a_hinge():
     assert sweep.hinge(flat)[2] == pytest.approx(0.0)  # never slows: no cost past any knee
 
 
+class _EdgedStep:
+    """A device-bound step on a fake clock: T0 a step, h of host work in it, and a sample that starts with the
+    device idle, so its first spin of d is serial: n steps take d + n·max(T0, h + d)."""
+
+    def __init__(self, step_s: float, host_s: float):
+        self.step_s, self.host_s, self.now = step_s, host_s, 0.0
+        self.calls, self.spun = 0, 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def spin(self, seconds: float) -> float:
+        self.now += seconds
+        self.spun = seconds
+        return seconds
+
+    def step(self) -> None:
+        self.calls += 1
+
+    def barrier(self, device: str) -> None:
+        n, d = self.calls, self.spun
+        self.now += d + n * max(self.step_s, self.host_s + d) - n * d  # the spins advanced the clock already
+        self.calls, self.spun = 0, 0.0
+
+
+def test_the_hand_sweep_times_the_marginal_steps_so_a_samples_serial_first_spin_cancels(monkeypatch):
+    """Timed per step over one sample, the first spin's d / n bent the hinge early (a device-bound step's host slack
+    read ~3% of the step low on the test device); the marginal time of n more steps has no such share."""
+    sweep = _load("bound_sweep")
+    fake = _EdgedStep(step_s=0.0025, host_s=0.0005)
+
+    class Backend:
+        def activate(self, device: str) -> Any:
+            import contextlib
+
+            return contextlib.nullcontext()
+
+        barrier = staticmethod(fake.barrier)
+
+    monkeypatch.setattr(sweep.time, "perf_counter", fake.clock)
+    monkeypatch.setattr(sweep.bound_planted, "spin", fake.spin)
+    monkeypatch.setattr(sweep.bound_planted, "planted_step", lambda backend, device, params: fake.step)
+    topology = _load("bound_truth").TOPOLOGIES[1]
+    found = sweep.sweep(Backend(), "cpu", topology, "host", 0.0025, rounds=1, steps=20)
+    grid = 0.0025 * sweep.LEVEL_SPAN / (sweep.LEVELS - 1) / sweep.KNEES_PER_LEVEL
+    assert found["slack_s"] == pytest.approx(0.002, abs=grid)  # T0 − h, not early
+    assert found["step_s"] == pytest.approx(0.0025)
+
+
 def test_on_a_cpu_the_truth_is_the_hand_sweeps_and_validate_counts_each_topology(validity, truth, monkeypatch):
     accounting = truth.Truth(host_s=0.001, device_s=0.003, step_s=0.004, slack_host_s=0.003, slack_device_s=0.001)
     monkeypatch.setattr(validity, "measure", lambda backend, device, topology: accounting)
