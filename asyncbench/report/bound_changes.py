@@ -18,6 +18,7 @@ from asyncbench.report import escaping
 from asyncbench.report.bound import READING
 from asyncbench.results import units
 from asyncbench.results.ab_report import ABReport
+from asyncbench.results.bound import BoundKind
 from asyncbench.results.bound_change import Change, Reading, Slack
 
 TITLE = "what bounds the step on base and on head (`ab --bound`: information, never the gate's verdict)"
@@ -97,17 +98,30 @@ def flips(report: ABReport) -> tuple[str, ...]:
 
 
 def notes(report: ABReport) -> list[str]:
-    """A line per case and reason where a variant's bound was not compared (synchronous, no step to perturb)."""
+    """A line per case and reason where a variant's bound was not compared (synchronous, no step to perturb), and a
+    line per undecided side saying why it read INCONCLUSIVE (too few rounds, sides taking turns on shared cores,
+    intervals that straddle the margin: the bound's own note), so "undecided" is never left unexplained."""
     said = []
     for case in report.cases:
         unmeasured: dict[str, list[str]] = {}
         for change in case.bound_changes or ():
             if change.change == Change.NOT_MEASURED:
                 unmeasured.setdefault(change.why or "no reading on one side", []).append(change.variant)
+            elif change.change == Change.UNDECIDED:
+                said += _undecided(case.id, change.variant, {"base": change.base, "head": change.head})
         for why, variants in unmeasured.items():
             which = "" if len(variants) == len(case.bound_changes or ()) else f" {', '.join(variants)}"
             said.append(f"{case.id}{which}: bound not compared: {why}")
     return said
+
+
+def _undecided(case_id: str, variant: str, sides: dict[str, Reading | None]) -> list[str]:
+    """'work[jax,cpu] sync_every=0: undecided on base: 8 perturbation rounds: too few for an interval (at least 10)'."""
+    return [
+        f"{case_id} {variant}: undecided on {name}: {reading.note or 'its slack intervals decide nothing'}"
+        for name, reading in sides.items()
+        if reading is not None and reading.bound == BoundKind.INCONCLUSIVE
+    ]
 
 
 def print_to(console: Console, table_rows: tuple[tuple[str, ...], ...] | None, flipped: tuple[str, ...]) -> None:

@@ -2,7 +2,8 @@
 
 Clocks as median, IQR and 95% CI columns, memory figures, params as
 `param_*`, metrics as `metric_*` with their interval as `metric_*_low/high`,
-and the checks in one column. Every cell and header goes through
+what bounds each variant's step (`--bound`: `bound`, each side's `*_slack_s` with its 95% interval, the ceiling
+with its interval; blank where it was not measured), and the checks in one column. Every cell and header goes through
 escaping.csv_cell: text from data has its controls shown and is never a
 formula; numbers are written as they are.
 """
@@ -16,7 +17,31 @@ import json
 
 from asyncbench.report import escaping
 from asyncbench.report.view import ReportView
+from asyncbench.results.bound import Bound, Side
 from asyncbench.results.model import CLOCKS, Memory
+
+#: the columns of what bounds a variant's step, present where any case took `--bound`
+BOUND_COLUMNS = (
+    "bound",
+    *(f"{side}_slack_{part}" for side in Side for part in ("s", "ci_low_s", "ci_high_s")),
+    "ceiling",
+    "ceiling_ci_low",
+    "ceiling_ci_high",
+)
+
+
+def _bound_cells(bound: Bound | None) -> dict[str, object]:
+    """A variant's bound as BOUND_COLUMNS' cells (none without one)."""
+    if bound is None:
+        return {}
+    cells: dict[str, object] = {"bound": bound.bound.value, "ceiling": bound.ceiling}
+    if bound.ceiling_ci is not None:
+        cells.update(ceiling_ci_low=bound.ceiling_ci[0], ceiling_ci_high=bound.ceiling_ci[1])
+    for fit in bound.sides:
+        cells[f"{fit.side}_slack_s"] = fit.slack_s
+        if fit.slack_ci_s is not None:
+            cells[f"{fit.side}_slack_ci_low_s"], cells[f"{fit.side}_slack_ci_high_s"] = fit.slack_ci_s
+    return cells
 
 
 def csv_text(view: ReportView, path: str = "-") -> str:
@@ -32,6 +57,7 @@ def csv_text(view: ReportView, path: str = "-") -> str:
     bounded = list(dict.fromkeys(name for r in report.results for name in r.bounds))
     columns += ["n", *(f.name for f in dataclasses.fields(Memory)), *(f"metric_{m}" for m in metric_names)]
     columns += [f"metric_{m}_{side}" for m in bounded for side in ("low", "high")]
+    columns += list(BOUND_COLUMNS) if any(r.bound for r in report.results) else []
     columns += ["checks"]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -57,5 +83,6 @@ def csv_text(view: ReportView, path: str = "-") -> str:
                 if stats is not None:
                     row.update({f"{clock}_{k}": getattr(stats, k) for k in ("median", "iqr", "ci_low", "ci_high")})
             row.update(dataclasses.asdict(v.memory))
+            row.update(_bound_cells(result.bound.get(variant_name)))
             writerow(row)
     return buffer.getvalue()

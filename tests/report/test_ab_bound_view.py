@@ -5,6 +5,7 @@ note; no `--bound`, nothing; and never a change to the gate's exit."""
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 from rich.console import Console
 
@@ -32,7 +33,7 @@ def _bound(kind: BoundKind, host_slack_s: float, device_slack_s: float) -> Bound
 
 HOST_BOUND = _bound(BoundKind.HOST, 0.0, 4.2e-4)
 DEVICE_BOUND = _bound(BoundKind.DEVICE, 4.2e-4, 0.0)
-UNDECIDED = _bound(BoundKind.INCONCLUSIVE, 1e-4, 1.5e-4)
+UNDECIDED = replace(_bound(BoundKind.INCONCLUSIVE, 1e-4, 1.5e-4), note="8 perturbation rounds: too few for an interval (at least 10)")
 
 
 def _report(*cases: tuple[str, tuple[BoundChange, ...] | None]) -> ABReport:
@@ -78,6 +79,10 @@ def test_an_undecided_side_is_never_a_flip():
     assert view.flips == ("no flip can be stated: every variant compared (1) is undecided on a side (INCONCLUSIVE)",)
     assert "FLIPPED" not in _terminal(view)
     assert "FLIPPED" not in views.markdown(view)
+    why = "work[jax,cpu] sync_every=0: undecided on base: 8 perturbation rounds: too few for an interval (at least 10)"
+    assert why in view.notes
+    assert not any("undecided on head" in note for note in view.notes)  # the decided side is not explained away
+    assert why in _terminal(view).replace("\n", " ")
 
 
 def test_none_flipped_is_said_with_the_undecided_counted():

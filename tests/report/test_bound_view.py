@@ -216,3 +216,22 @@ def test_on_a_device_that_shares_the_hosts_cores_the_ceiling_says_what_it_assume
     assert "cutting host work cannot make it faster if the device's work stays as fast" in said
     assert "may free cores for it" in said
     assert "if the device's work stays as fast" not in bound.reading(device_bound("a"))
+
+
+def test_the_csv_has_each_variants_reading_slacks_and_ceiling_and_none_without_a_bound():
+    import csv
+
+    from asyncbench.report.csv_file import BOUND_COLUMNS, csv_text
+
+    bounded = device_bound()
+    rows = list(csv.DictReader(io.StringIO(csv_text(view.build(report_of([result_with(bounded)]))))))
+    row = next(r for r in rows if r["variant"] == "matmul")
+    host = bounded.side(Side.HOST)
+    assert host is not None
+    assert host.slack_ci_s is not None
+    assert row["bound"] == "device"
+    assert float(row["host_slack_s"]) == host.slack_s
+    assert (float(row["host_slack_ci_low_s"]), float(row["host_slack_ci_high_s"])) == host.slack_ci_s
+    assert float(row["ceiling"]) == bounded.ceiling
+    plain = csv_text(view.build(report_of([ok_result("m[torch,cpu]")])))
+    assert not set(BOUND_COLUMNS) & set(plain.splitlines()[0].split(","))
