@@ -15,6 +15,8 @@ key, and nothing is stored.
 from __future__ import annotations
 
 import datetime
+import math
+import statistics
 from typing import Any, Mapping
 
 from asyncbench.results import fields
@@ -120,3 +122,41 @@ def duration(value: Any, at: At) -> float | None:
     if seconds is not None and seconds < 0:
         at.fail(f"a time cannot be negative ({seconds:g})")
     return seconds
+
+
+# A stored summary is recomputed from its samples to within this share, or SAMPLE_ROUNDING_S: the samples are written
+# to the nanosecond and the summary from the unrounded ones, so only an edit moves a median by more
+SUMMARY_TOLERANCE = 1e-9
+SAMPLE_ROUNDING_S = 1e-9
+
+
+def summary_holds(stats: Mapping[str, Any], samples: Any, at: At) -> None:
+    """A clock's summary (checked field by field before) is one its numbers allow: its median within its extremes and
+    within its own 95% interval, and, where the file keeps the samples, the median, extremes and count of those
+    samples. An edit that moved one without the other (a median of 1e9 s beside an interval of 14 ms, samples ×1000
+    under the old summary) would be shown as measured: refused instead."""
+    median, least, most = stats["median"], stats["min"], stats["max"]
+    if not least <= median <= most:
+        (at / "median").fail(f"{median:g} lies outside its own extremes [{least:g}, {most:g}]")
+    low, high = stats.get("ci_low"), stats.get("ci_high")
+    if low is not None and high is not None and not low <= median <= high:
+        (at / "median").fail(f"{median:g} lies outside its own 95% interval [{low:g}, {high:g}]")
+    if not isinstance(samples, list) or not samples:
+        return
+    if stats["n"] != len(samples):
+        (at / "n").fail(f"{stats['n']} samples said, {len(samples)} kept")
+    for key, value in (("median", statistics.median(samples)), ("min", min(samples)), ("max", max(samples))):
+        if not math.isclose(stats[key], value, rel_tol=SUMMARY_TOLERANCE, abs_tol=SAMPLE_ROUNDING_S):
+            (at / key).fail(f"{stats[key]:g} is not the {key} of the samples kept ({value:g})")
+
+
+def within_own_interval(value: Any, bounds: Any, at: At) -> None:
+    """A metric (checked before) lies within its own 95% interval: each is the median of the rounds' values and the
+    interval of that median (engine.rounds.figures), which always holds it. An illusion of −3× beside [14.8–61.1]
+    is an edit, never a measurement."""
+    if bounds is None or value is None or isinstance(value, bool):
+        return
+    low, high = bounds
+    slack = SUMMARY_TOLERANCE * max(abs(low), abs(high))
+    if not low - slack <= value <= high + slack:
+        at.fail(f"{value:g} lies outside its own 95% interval [{low:g}, {high:g}]")

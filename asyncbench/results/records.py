@@ -279,8 +279,10 @@ def check(raw: Any, at: At) -> None:
         fields.name(name, at / "metrics" / name)
         if value is not None and not isinstance(value, bool):  # null: undefined this run; bool: a yes/no metric
             fields.number(value, at / "metrics" / name)
+    metrics = fields.optional_mapping(result.get("metrics"), at / "metrics")
     for name, bounds in fields.optional_mapping(result.get("bounds"), at / "bounds").items():
         fields.interval(bounds, at / "bounds" / name)
+        recordable.within_own_interval(metrics.get(name), bounds, at / "metrics" / name)
     for index, stored in enumerate(fields.optional_list(result.get("checks"), at / "checks")):
         _check_verdict(stored, at / "checks" / index)
     _check_sampling(result.get("sampling"), at / "sampling")
@@ -345,6 +347,7 @@ def _check_variant(raw: Any, at: At) -> None:
         n = fields.count(stats.get("n"), where / "n")
         if n > MAX_COUNT:
             (where / "n").fail(f"{n} samples is more than any run takes ({MAX_COUNT:g})")
+        recordable.summary_holds(stats, samples.get(clock), where)
     for key, value in fields.optional_mapping(variant.get("memory"), at / "memory").items():
         fields.optional_number(value, at / "memory" / key)
 

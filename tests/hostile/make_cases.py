@@ -134,6 +134,13 @@ RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "n-huge": _set(f"{MEDIAN}.n", 10**40),
     "n-float": _set(f"{MEDIAN}.n", 6.5),
     "ci-reversed": _set(f"{MEDIAN}.ci_low", 1.0),
+    "median-beyond-extremes": _set(f"{MEDIAN}.median", 1e9),
+    "median-outside-its-interval": _set(f"{MEDIAN}.ci_high", 0.00212),
+    "samples-not-the-summary": lambda data: data["results"][0]["variants"]["matmul"]["samples"].update(
+        done_s=[value * 1000 for value in data["results"][0]["variants"]["matmul"]["samples"]["done_s"]]
+    ),
+    "n-not-the-samples": _set(f"{MEDIAN}.n", 7),
+    "metric-outside-its-interval": _set(f"{R0}.metrics.gflops", -3.0),
     "sample-negative": _set(f"{R0}.variants.matmul.samples.done_s", [-1.0] * 6),
     "sample-nan": _set(f"{R0}.variants.matmul.samples.done_s", [float("nan")] * 6),
     "metric-nan": _set(f"{R0}.metrics.gflops", float("nan")),
@@ -340,8 +347,10 @@ def main() -> None:
     _write(GOOD / "results.json", good)
     other = copy.deepcopy(good)  # another run of the same case: not in the store the test starts from
     other["created"] = "2026-11-24T12:00:00+00:00"
+    timed = other["results"][0]["variants"]["matmul"]
     for key in ("median", "ci_low", "ci_high", "min", "max"):  # a median within its interval, as every point is
-        other["results"][0]["variants"]["matmul"]["done_s"][key] *= 1.01
+        timed["done_s"][key] *= 1.01
+    timed["samples"]["done_s"] = [value * 1.01 for value in timed["samples"]["done_s"]]  # and its samples' (a reader checks)
     _write(GOOD / "results-other.json", other)
     _write(CASES / "results" / "json-array-of-results.json", [good])
     for name, change in RESULTS.items():

@@ -47,7 +47,9 @@ def test_a_bad_sample_in_a_long_list_is_named_by_its_index(value, said):
 
 
 def test_a_long_list_of_good_samples_passes_whole():
-    schema.check_file(_raw_with(0), "r.json")  # an int, and zero: a time
+    schema.check_file(_raw_with(8), "r.json")  # an int is a time (8: the sample there, 1 + 700 / 100, so the summary holds)
+    with pytest.raises(InputError, match="is not the median of the samples kept"):
+        schema.check_file(_raw_with(0), "r.json")  # zero is a time too, but it moves the median the summary says
 
 
 def test_all_numbers_is_the_per_value_check_at_once():
