@@ -32,7 +32,9 @@ below 1 / (1 + margin), SAME within the margin, NOT SLOWER when too wide to
 say which); INCONCLUSIVE when it reaches across 1 + margin or there is none.
 The rows share a 1% false-alarm rate (Bonferroni). Exit 1 when some case is
 SLOWER or INCONCLUSIVE (unless --allow-inconclusive), or ran ok in the
-baseline and not now; exit 2 when the two files have no case in common.
+baseline and not now, and when nothing could be compared (a clock neither
+file has, every case skipped); exit 2 when the two files have no case in
+common.
 Each case also times a fixed reference work between its rounds and reads the
 CPU pressure: the machine's own change between the two runs widens the row's
 interval (a case may feel it from not at all to twice as much), and a

@@ -145,9 +145,10 @@ class Comparison:
 
     @property
     def failed(self) -> bool:
-        """Whether the comparison fails a gate: a significant slowdown, a case lost since the baseline, or a row
-        that cannot tell (unless allowed)."""
-        return bool(self.regressions or self.lost or (self.inconclusive and not self.allow_inconclusive))
+        """Whether the comparison fails a gate: a significant slowdown, a case lost since the baseline, a row
+        that cannot tell (unless allowed), or no row at all (a clock neither file has, every case skipped): a gate
+        that compared nothing has passed nothing."""
+        return bool(self.regressions or self.lost or (self.inconclusive and not self.allow_inconclusive) or not self.rows)
 
 
 def parse_threshold(text: str) -> float:
@@ -223,6 +224,35 @@ def _sample_pairs(base: Result, current: Result, clock: str) -> Iterator[tuple[s
         old_samples, new_samples = (getattr(v.samples, clock) if v is not None else None for v in (old, new))
         if old_samples and new_samples:
             yield name, old_samples, new_samples
+
+
+def _pools_changed(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> str | None:
+    """Why a CPU case's machine change is not seen where the two runs' thread pools were sized differently (their
+    `thread_variables`, `run --threads`): the reference runs in the case's pools (measure.reference), so a free pool
+    against a pinned one moved it 42× in one case and 1.7× the other way in the next of the same two runs, which no
+    change of the machine explains. None where they match."""
+    old, new = (_machine_facts(environment).get("thread_variables") for environment in (baseline, current))
+    old, new = (pools if isinstance(pools, Mapping) else {} for pools in (old, new))
+    if old == new:
+        return None
+    changed = sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key))
+    said = ", ".join(f"{key} {old.get(key, 'unset')} → {new.get(key, 'unset')}" for key in changed)
+    return (
+        f"the runs' CPU thread pools differ ({said}): the reference ran in those pools too, so its change is theirs as "
+        "much as the machine's, which is not seen; the row compares the code and its pools together"
+    )
+
+
+def _without(base: Result, current: Result, clock: str) -> str:
+    """Which side of a case has no samples of `clock`: 'neither file has any', 'the baseline has none'."""
+    has = [any(getattr(v.samples, clock) for v in side.variants.values()) for side in (base, current)]
+    if not any(has):
+        return "neither file has any"
+    if has == [False, True]:
+        return "the baseline has none"
+    if has == [True, False]:
+        return "the current run has none"
+    return "no variant has them on both sides"
 
 
 Pair = tuple[str, str, Sequence[float], Sequence[float], "machines.MachineChange | str"]
@@ -341,7 +371,7 @@ def compare(
             continue
         compared = list(_sample_pairs(base, result, clock))
         if not compared:
-            not_comparable.append((case_id, f"no {clock} samples on both sides"))
+            not_comparable.append((case_id, f"no {clock} samples to pair: {_without(base, result, clock)}"))
         missing = sorted(set(base.variants) ^ set(result.variants))
         if missing:
             not_comparable.append((case_id, f"variants on one side only: {', '.join(missing)}"))
@@ -349,8 +379,13 @@ def compare(
     rows = sum(len(compared) for _, _, compared in compared_cases)
     confidence = 1 - 2 * family_error / max(rows, 1)
     pairs: list[Pair] = []
+    pools = _pools_changed(baseline.environment, current.environment)
     for base, result, compared in compared_cases:
-        machine = machines.change(base.reference, result.reference, _half_error(confidence), names)
+        machine: machines.MachineChange | str
+        if pools and result.device.startswith("cpu"):
+            machine = pools  # the reference ran in the case's pools: its change is theirs as much as the machine's
+        else:
+            machine = machines.change(base.reference, result.reference, _half_error(confidence), names)
         pairs += [(result.id, name, old_samples, new_samples, machine) for name, old_samples, new_samples in compared]
     return Comparison(
         clock=clock,

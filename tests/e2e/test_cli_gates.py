@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from asyncbench.results import stats
 from asyncbench.results.model import Samples
 from asyncbench.results.schema import Report
 from tests.support.cli import invoke
@@ -55,12 +56,12 @@ def _scaled(source: str, target, factor: float) -> str:
     report = Report.load(source)
     rows = []
     for row in report.results:
-        variants = {
-            name: dataclasses.replace(
-                v, samples=Samples(tuple(x * factor for x in v.samples.issue_s), tuple(x * factor for x in v.samples.done_s))
-            )
-            for name, v in row.variants.items()
-        }
+        variants = {}
+        for name, v in row.variants.items():
+            issue, done = (tuple(x * factor for x in values) for values in (v.samples.issue_s, v.samples.done_s))
+            # the summaries with them: a reader refuses a summary that is not its samples'
+            summaries = {"issue_s": stats.summarize(issue), "done_s": stats.summarize(done)}
+            variants[name] = dataclasses.replace(v, samples=Samples(issue, done), **summaries)
         rows.append(dataclasses.replace(row, variants=variants, reference=None))
     dataclasses.replace(report, results=tuple(rows)).save(target)
     return str(target)
@@ -258,7 +259,15 @@ def test_a_run_with_a_baseline_takes_the_samples_its_rows_need(tmp_path):
     assert invoke("run", str(path), "--quick", "--in-process", "--no-progress", "-o", str(first)).exit_code == 0
     report = Report.load(first)
     (row,) = report.results
-    kept = {name: dataclasses.replace(v, samples=Samples(v.samples.issue_s[:3], v.samples.done_s[:3])) for name, v in row.variants.items()}
+    kept = {
+        name: dataclasses.replace(
+            v,
+            samples=Samples(v.samples.issue_s[:3], v.samples.done_s[:3]),
+            issue_s=stats.summarize(v.samples.issue_s[:3]),
+            done_s=stats.summarize(v.samples.done_s[:3]),
+        )
+        for name, v in row.variants.items()
+    }
     dataclasses.replace(report, results=(dataclasses.replace(row, variants=kept),)).save(tmp_path / "base.json")
     out = tmp_path / "now.json"
     invoke("run", str(path), "--quick", "--in-process", "--no-progress", "--baseline", str(tmp_path / "base.json"), "-o", str(out))

@@ -180,3 +180,13 @@ def test_a_baseline_merged_from_one_machines_shards_differs_in_nothing_from_a_ru
     assert set(compare.environment_changes(moved, here)) == {("cpu", "EPYC", "Xeon"), ("hostname", "vm2", "vm")}
     two = {**merged, "machines": {"vm": dict(here), "vm2": {**here, "hostname": "vm2"}}}
     assert ("machines.vm2.hostname", "vm2", None) in compare.environment_changes(two, here)  # two machines are not one
+
+
+def test_a_comparison_that_compared_nothing_fails_and_says_which_side_lacks_the_clock():
+    """A gate on a clock neither file has (device_s on a CPU) compared nothing: it exited 0, a pass of nothing."""
+    base, head = _report({"a": {"v": _noisy(1.0)}}), _report({"a": {"v": _noisy(1.0, seed=1)}})
+    nothing = compare.compare(base, head, clock="device_s")
+    assert nothing.rows == ()
+    assert nothing.failed
+    assert nothing.not_comparable == (("a", "no device_s samples to pair: neither file has any"),)
+    assert not compare.compare(base, head).failed

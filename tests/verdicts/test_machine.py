@@ -156,3 +156,22 @@ def test_the_json_comparison_carries_the_machine_and_the_cases_own_ratio():
 def test_the_view_counts_the_cases_during_which_the_machine_held_still():
     view = compared.comparison(compare.compare(report_of([_case(2.0, 1.0, 17)]), report_of([_case(2.0, 1.01, 18)])))
     assert any(note.startswith("the machine held its speed during 1 case(s) (reference within ±5%, farthest 1.01×") for note in view.notes)
+
+
+def test_runs_whose_cpu_thread_pools_differ_do_not_read_the_reference_as_the_machine():
+    """A free pool against a pinned one (`--threads 1`): the reference runs in the case's pools, and moved 42× in
+    one case and 1.7× the other way in the next, between the same two runs. With the pools' variables apart, no
+    machine change is read from it: the row compares code and pools together, and says so."""
+    free, pinned = ({"cpu": "x", "thread_variables": pools} for pools in ({}, {"OMP_NUM_THREADS": "1"}))
+    base, head = _case(2.0, 1.0, 5), _case(2.0 * 1.5, 1.5, 6)  # the pools made both the case and its reference slower
+    (row,) = compare.compare(
+        dataclasses.replace(report_of([base]), environment=free), dataclasses.replace(report_of([head]), environment=pinned)
+    ).rows
+    assert row.machine_ratio is None
+    assert row.machine is not None
+    assert "CPU thread pools differ (OMP_NUM_THREADS unset → 1)" in row.machine
+    assert row.label == Label.SLOWER  # the code with its pools, 1.5× slower: no machine to carry
+    (same,) = compare.compare(
+        dataclasses.replace(report_of([base]), environment=pinned), dataclasses.replace(report_of([head]), environment=pinned)
+    ).rows
+    assert same.machine_ratio == pytest.approx(1.5, rel=0.02)  # same pools: the reference is the machine's again
