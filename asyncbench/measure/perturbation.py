@@ -331,15 +331,23 @@ class Taker:
             return first
         return 1 if self._goes_on(taken) else 0
 
-    def cut_short(self) -> str | None:
-        """What the bound's note says when rounds were skipped for time, or the stop rule did not hold by the budget
-        (None: neither)."""
+    def cut_short(self, widest: float | None = None) -> str | None:
+        """What a variant's bound note says when rounds were skipped for time, or the stop rule did not hold by the
+        budget (None: neither). `widest`: that variant's own widest slack half-width over its step in the final fit
+        (None: the stop rule's last look, over every variant): a variant whose own intervals met the rule gets no
+        such note, and the width said is the one its table shows, not a look's from rounds before."""
         if not self.skipped:
             capped = self.taken >= MAX_ROUNDS
             costly = not capped and not self.out_of_time() and self.over_cost()
-            if self.spread is None or not (self.out_of_time() or capped or costly) or self.widest <= PRECISION_SHARE:
+            found = self.widest if widest is None else widest
+            if self.spread is None or not (self.out_of_time() or capped or costly) or found <= PRECISION_SHARE:
                 return None
-            widest = "no interval yet" if self.widest == float("inf") else f"±{self.widest:.1%} of the step"
+            if found == float("inf"):
+                widest_said = "no interval"
+            elif widest is None:
+                widest_said = f"±{found:.1%} of the step at round {self.looked_at}"
+            else:
+                widest_said = f"±{found:.1%} of the step after {self.taken} rounds"
             if capped:
                 stopped = f"at their most, {MAX_ROUNDS} rounds"
             elif costly:
@@ -351,7 +359,7 @@ class Taker:
                 stopped = f"at their budget of {self.budget_s:.3g} s ({BOUND_TIME_FACTOR:g}× max_time_s) after {self.taken}"
             return (
                 f"perturbation rounds stopped {stopped}, a slack's interval still wider than ±{PRECISION_SHARE:.0%} of the "
-                f"step ({widest} at round {self.looked_at})"
+                f"step ({widest_said})"
             )
         return (
             f"{self.taken} perturbation round(s) only, the rest skipped: they had taken {self.spent_s:.3g} s, past their "

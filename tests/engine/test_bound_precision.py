@@ -143,6 +143,27 @@ def test_an_imprecise_case_goes_on_to_its_budget_and_its_note_says_so() -> None:
     # first one a look comes every third round or so, not after every round
     assert looked[0] == perturbation.BOUND_ROUNDS
     assert 2 <= len(looked) <= 1 + (taker.taken - perturbation.BOUND_ROUNDS) / 2
+    # said of one variant's own final intervals: none where they met the rule, else their width, not a look's
+    assert taker.cut_short(widest=0.04) is None
+    own = taker.cut_short(widest=0.18)
+    assert own is not None
+    assert own.endswith(f"(±18.0% of the step after {taker.taken} rounds)")
+
+
+def test_each_variants_note_says_its_own_final_width_not_the_widest_look_over_every_variant() -> None:
+    """A new user read "still wider than ±5% (±62.9% of the step at round 12)" under a variant whose own slack
+    intervals were ±13-18%: the figure was a look's, from rounds before, over every variant of the case."""
+    from asyncbench.workloads.base import Prepared
+
+    precise, _ = rounds_until_stopped(Planted(noise=0.005), budget_s=60.0)
+    loose, _ = rounds_until_stopped(Planted(noise=0.5), budget_s=1.5)  # its rounds ran out of budget
+    loose.samples = {"tight": list(precise.samples["v"]), "wide": list(loose.samples["v"])}
+    prepared = Prepared(variants={}, sync=lambda: None, perturbable=lambda before: {})
+    found, _ = measuring.fitted_bounds(CaseOptions(bound=True), prepared, ["tight", "wide"], loose, True, None, STEPS)
+    assert "still wider" not in (found["tight"].note or "")  # its own intervals met the rule
+    wide = found["wide"].note or ""
+    assert "still wider than ±5% of the step" in wide
+    assert f"±{bounds.widest_slack_share(found['wide']):.1%} of the step after {loose.taken} rounds" in wide
 
 
 def test_a_short_cases_rounds_stop_after_the_first_ones_once_they_cost_more_than_their_share_of_the_case() -> None:
