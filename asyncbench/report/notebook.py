@@ -117,8 +117,7 @@ def ab_html(loaded: ABReport) -> str:
     if shown.reasons:
         lines += ["<ul>", *(f"<li>{_e(reason)}</li>" for reason in shown.reasons), "</ul>"]
     figures = [header not in ("case", "what") for header in paired.HEADERS]
-    rows = [(*row[:-1], str(label)) for row, label in zip(shown.rows, shown.labels, strict=True)]
-    lines += _table(paired.HEADERS, rows, figures, [label in LOUD_LABELS for label in shown.labels])
+    lines += _table(paired.HEADERS, shown.rows, figures, [label in LOUD_LABELS for label in shown.labels])
     lines.append(f"<p><small>{_e(paired.PAIRED_KEY)}</small></p>")
     lines += ["<ul>", *(f"<li>{_e(line)}</li>" for line in (*shown.sides, *shown.notes)), "</ul>"]
     lines.append(f"<p><small>{_e(shown.budget)}</small></p>")

@@ -27,7 +27,7 @@ from rich.table import Table
 from asyncbench.errors import EXIT_GATE
 from asyncbench.report import bound_changes, escaping, syncs
 from asyncbench.report.cells import drift_note
-from asyncbench.report.compared import change_text, interval_text
+from asyncbench.report.compared import change_text, interval_text, label_cell
 from asyncbench.report.terminal import LABEL_STYLE
 from asyncbench.results import fields, units
 from asyncbench.results.ab_report import ABReport
@@ -70,7 +70,7 @@ UNCOMPARED = {"error": "errored", "one-sided": "on one side only"}
 class ABView:
     title: str
     sides: tuple[str, ...]  # one line per side: revision, interpreter, environment set
-    rows: tuple[tuple[str, ...], ...]  # HEADERS
+    rows: tuple[tuple[str, ...], ...]  # HEADERS, the verdict's cell as compared.label_cell words it
     labels: tuple[Label, ...]  # each row's label, for styling
     notes: tuple[str, ...]  # cases not compared, and why
     budget: str
@@ -185,7 +185,7 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
                     _quantity(r.head, r.unit),
                     change_text(r.ratio),
                     interval_text(r.ratio_ci),
-                    r.label,
+                    label_cell(r.label, r.ratio_ci),
                 )
             )
             labels.append(r.label)
@@ -335,7 +335,7 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
         table.add_column(header, justify="left" if header in ("case", "what") else "right", no_wrap=header != "case")
     for row, label in zip(view.rows, view.labels, strict=True):
         style = LABEL_STYLE[label]
-        table.add_row(*map(shown, row[:-1]), f"[{style}]{label}[/]" if style else label)
+        table.add_row(*map(shown, row[:-1]), f"[{style}]{row[-1]}[/]" if style else row[-1])
     console.print(table)
     console.print(f"  [dim]{shown(PAIRED_KEY)}[/]", soft_wrap=True)
     for note in view.notes:
@@ -370,7 +370,7 @@ def markdown(view: ABView) -> str:
     lines += [f"- {md(reason, starts_line=True)}" for reason in view.reasons]
     lines += ["", "| " + " | ".join(HEADERS) + " |", "|---|---|--:|--:|--:|--:|--:|"]
     for row, label in zip(view.rows, view.labels, strict=True):
-        shown = f"**{label}**" if label in (Label.SLOWER, Label.INCONCLUSIVE) else label
+        shown = f"**{row[-1]}**" if label in (Label.SLOWER, Label.INCONCLUSIVE) else row[-1]
         lines.append("| " + " | ".join([*(md(cell) for cell in row[:-1]), shown]) + " |")
     lines += ["", f"_{md(PAIRED_KEY)}_"]
     lines += ["", *[f"- {md(line, starts_line=True)}" for line in view.sides], *[f"- {md(note, starts_line=True)}" for note in view.notes]]

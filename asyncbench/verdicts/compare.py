@@ -12,8 +12,9 @@ and INCONCLUSIVE when it reaches across (or there is none: too few
 samples).
 
 The ratio shown is exp(Hodges–Lehmann), not the ratio of the two medians:
-it is the centre of the interval it is judged by (the medians' ratio can
-lie outside that interval when one side has few samples), and it uses every
+it lies within the interval it is judged by, though not always at its
+centre (the medians' ratio can lie outside that interval when one side has
+few samples), and it uses every
 pair of samples, so it moves less from run to run.
 
 The error budget. Every row of a comparison shares one family-wise rate
