@@ -123,3 +123,11 @@ def test_each_section_s_lines_sit_under_its_own_title():
         assert shown.index(census) < title < shown.index(unbound), shown
         assert shown.index("head: working tree") < title, shown
         assert shown.index("margin 5%") < title, shown  # the budget is the verdicts' key, said with their table
+
+
+def test_a_slack_whose_interval_is_zero_reads_plainly_zero():
+    host, device = HOST_BOUND.sides
+    exact = replace(HOST_BOUND, sides=(replace(host, slack_s=0.0, slack_ci_s=(0.0, 0.0)), device))
+    view = views.build(_report(("work[jax,cpu]", _between(exact, DEVICE_BOUND))), Outcome(0, ()))
+    ((*_, base_slack, _head_slack),) = view.bounds or ()
+    assert base_slack.startswith("host 0 (0%), device 420 µs"), base_slack
