@@ -21,6 +21,10 @@ AB_ROW = ' class="ab"'
 #: said beside a run's creation time where its file says it was made after it was recorded (history.clock): its
 #: machine's clock was ahead, and the run is ordered by when it was recorded
 CLOCK_AHEAD = "(after it was recorded: its machine's clock was ahead)"
+#: the figures' column of the latest run: a run's medians with their 95% intervals; an `ab` run's paired ratios
+#: head/base, each interval at its gate's own confidence (its false-alarm rate split over its cases and looks: 98%,
+#: 99.6%, never 95%), which the store does not keep, so no level is named for them
+FIGURE_HEADER = {"run": "median [95%]", "ab": "paired ratio head/base [the gate's interval]"}
 #: the class a verdict's word gets on the page (anything else gets none)
 VERDICT_CLASSES = {"pass": "pass", "fail": "fail", "inconclusive": "inconclusive"}
 
@@ -86,7 +90,8 @@ def latest(latest: LatestRun | None) -> str:
                 f'<td>{_e(variant)}</td><td>{_e(quantity)}</td><td class="num">{_e(_figure(value, low, high, unit))}</td>'
                 f"<td>{checks if first else ''}</td><td>{traces if first else ''}</td></tr>"
             )
-    header = "<tr><th>case</th><th>status</th><th>variant</th><th>quantity</th><th>median [95%]</th><th>checks</th><th>timelines</th></tr>"
+    figure = FIGURE_HEADER.get(latest.kind, FIGURE_HEADER["run"])
+    header = f"<tr><th>case</th><th>status</th><th>variant</th><th>quantity</th><th>{_e(figure)}</th><th>checks</th><th>timelines</th></tr>"
     return f"<p>{said}</p><table>{header}{''.join(rows)}</table>"
 
 
