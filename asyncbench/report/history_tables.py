@@ -1,5 +1,6 @@
 """The history page's tables (report/html.py): the latest run with its verdicts and timelines, the machines, and the
-recent runs, an `ab` run and a run from a clock that was ahead marked as such.
+recent runs, an `ab` run and a run from a clock that was ahead marked as such; and what each point's error bars
+are (`error_bars`: a run's 95% interval, an `ab` paired ratio's at its gate's own confidence).
 
 Everything from the store is data: each value is escaped as every writer escapes HTML (report.escaping), and a word
 that becomes a class (a verdict) is taken from the vocabulary, never from the store.
@@ -39,6 +40,19 @@ def _figure(value: float | None, low: float | None, high: float | None, unit: st
         return model.reading_word(value)
     bounds = (low, high) if low is not None and high is not None else None
     return units.with_bounds(value, bounds, unit)
+
+
+def error_bars(found: Sequence[Series]) -> str:
+    """What each point and its error bars are: a run's median (or figure) and its 95% interval; where `ab` files
+    were recorded, their points too: a paired ratio, its interval at its gate's own confidence (not kept per point
+    by the store, so not named: "95%" was said of them, beside intervals at 98% or 99.6%)."""
+    said = "Each point is a run's median (or figure), its error bars its 95% interval"
+    if any(series.paired for series in found):
+        said += (
+            "; an ab point is the gate's paired ratio head/base (Hodges–Lehmann), its error bars its interval at "
+            "the gate's own confidence (its false-alarm rate split over its cases and looks), not 95%"
+        )
+    return said + "."
 
 
 def machines(found: Sequence[Series]) -> str:

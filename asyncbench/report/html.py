@@ -359,19 +359,6 @@ def _trends_note(cases: Sequence[trends.Case]) -> str:
     )
 
 
-def _error_bars(found: Sequence[Series]) -> str:
-    """What each point and its error bars are: a run's median (or figure) and its 95% interval; where `ab` files
-    were recorded, their points too: a paired ratio, its interval at its gate's own confidence (not kept per point
-    by the store, so not named: "95%" was said of them, beside intervals at 98% or 99.6%)."""
-    said = "Each point is a run's median (or figure), its error bars its 95% interval"
-    if any(series.paired for series in found):
-        said += (
-            "; an ab point is the gate's paired ratio head/base (Hodges–Lehmann), its error bars its interval at "
-            "the gate's own confidence (its false-alarm rate split over its cases and looks), not 95%"
-        )
-    return said + "."
-
-
 def render(found: Sequence[Series], latest: LatestRun | None, recent: Sequence[RecentRun], store_shown: str) -> str:
     """The whole page."""
     from plotly.offline import get_plotlyjs
@@ -399,7 +386,7 @@ def render(found: Sequence[Series], latest: LatestRun | None, recent: Sequence[R
         "<h1>asyncbench history</h1>"
         f'<p class="note">{_e(store_shown)}'
         f" · {len(found)} series on {len({s.machine for s in found})} machine(s) · "
-        f"written {created}. {_e(_error_bars(found))} ✕ marks where a change starts.{_e(note)}</p>"
+        f"written {created}. {_e(history_tables.error_bars(found))} ✕ marks where a change starts.{_e(note)}</p>"
         f"<h2>Latest run</h2>{history_tables.latest(latest)}"
         f"<h2>Machines</h2>{history_tables.machines(found)}"
         f"<h2>Recent runs</h2>{history_tables.recent(recent)}"

@@ -14,8 +14,8 @@ samples).
 The ratio shown is exp(Hodges–Lehmann), not the ratio of the two medians:
 it lies within the interval it is judged by, though not always at its
 centre (the medians' ratio can lie outside that interval when one side has
-few samples), and it uses every
-pair of samples, so it moves less from run to run.
+few samples), and it uses every pair of samples, so it moves less from run
+to run.
 
 The error budget. Every row of a comparison shares one family-wise rate
 (results.budget, 1%), split evenly over the rows (Bonferroni): a row's
@@ -304,10 +304,8 @@ def _half_error(confidence: float) -> float:
 def _why_none(
     old: Sequence[float], new: Sequence[float], level: float, interval: tuple[float, float] | None, confidence: float
 ) -> str | None:
-    """Said of a row without an interval: from how many samples, and how many it needs. The row's interval is at
-    `confidence`, the level the comparison's header states; `level`, that of the samples' own interval, is higher
-    where the machine's change is seen (half the row's error each, `_rows`), and the line says why it differs, so
-    that a table headed "99% intervals" never says "no 99.5% interval" unexplained."""
+    """Said of a row without an interval: from how many samples, and how many it needs, at the row's `confidence`
+    (the header's); `level`, the samples' own, is higher where the machine is seen (`_rows`): the line says why."""
     if interval is None:
         said = f"no {units.confidence(confidence)} interval from {len(new)} vs {len(old)} samples"
         if level != confidence:
