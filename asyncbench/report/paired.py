@@ -332,7 +332,7 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
         console.print(shown(line), soft_wrap=True)
     table = Table(title=shown(view.title), title_justify="left")
     for header in HEADERS:
-        table.add_column(header, justify="left" if header in ("case", "what") else "right", no_wrap=header != "case")
+        table.add_column(header, justify="left" if header in ("case", "what") else "right", no_wrap=header not in ("case", "verdict"))
     for row, label in zip(view.rows, view.labels, strict=True):
         style = LABEL_STYLE[label]
         table.add_row(*map(shown, row[:-1]), f"[{style}]{row[-1]}[/]" if style else row[-1])
