@@ -75,11 +75,14 @@ def slack(fit: SideBound) -> str:
 def share(fit: SideBound, step_s: float) -> str:
     """The slack as a share of the step, said as the slack is (`slack`): '38%'; '≥ 73%' where it reaches the
     largest delay injected; '≤ 38%' where its interval reaches 0, as the slack beside it reads '~0 [≤ x]' (the
-    point estimate's share there would contradict it)."""
+    point estimate's share there would contradict it); plainly '0%' where its interval is [0, 0], as the slack reads
+    '0' (units.with_bounds), never '≤ 0%'."""
     if step_s <= 0:
         return units.NO_VALUE
     if fitting.reaches_top(fit):
         return f"≥ {units.percent(max(fit.levels_s) / step_s)}"
+    if fit.slack_ci_s is not None and fit.slack_ci_s[0] <= 0 and fit.slack_ci_s[1] == 0:
+        return units.percent(0.0)
     if fit.slack_ci_s is not None and fit.slack_ci_s[0] <= 0 <= fit.slack_ci_s[1]:
         return f"≤ {units.percent(fit.slack_ci_s[1] / step_s)}"
     return units.percent(fit.slack_s / step_s)

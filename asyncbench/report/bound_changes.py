@@ -124,8 +124,11 @@ def _undecided(case_id: str, variant: str, sides: dict[str, Reading | None]) -> 
     ]
 
 
-def print_to(console: Console, table_rows: tuple[tuple[str, ...], ...] | None, flipped: tuple[str, ...]) -> None:
-    """The flips (or that none flipped), then a row per variant read on both sides; nothing without `--bound`."""
+def print_to(
+    console: Console, table_rows: tuple[tuple[str, ...], ...] | None, flipped: tuple[str, ...], said: tuple[str, ...] = ()
+) -> None:
+    """The flips (or that none flipped), then a row per variant read on both sides, then `said` (`notes`: the variants
+    not compared or undecided), all under the title; nothing without `--bound`."""
     if table_rows is None:
         return
     shown = escaping.rich
@@ -140,10 +143,12 @@ def print_to(console: Console, table_rows: tuple[tuple[str, ...], ...] | None, f
             table.add_row(*(f"[bold]{shown(cell)}[/]" if cell == CHANGE_CELL[Change.FLIPPED] else shown(cell) for cell in row))
         console.print(table)
         console.print(f"  [dim]{shown(KEY)}[/]", soft_wrap=True)
+    for note in said:
+        console.print(f"  [yellow]{shown(note)}[/]", soft_wrap=True)
 
 
-def markdown_lines(table_rows: tuple[tuple[str, ...], ...] | None, flipped: tuple[str, ...]) -> list[str]:
-    """The same in the pull-request comment: the flips in bold, then the table and its key."""
+def markdown_lines(table_rows: tuple[tuple[str, ...], ...] | None, flipped: tuple[str, ...], said: tuple[str, ...] = ()) -> list[str]:
+    """The same in the pull-request comment: the flips in bold, then the table and its key, then `said`."""
     if table_rows is None:
         return []
     md = escaping.markdown
@@ -154,4 +159,6 @@ def markdown_lines(table_rows: tuple[tuple[str, ...], ...] | None, flipped: tupl
         for row in table_rows:
             lines.append("| " + " | ".join(f"**{cell}**" if cell == CHANGE_CELL[Change.FLIPPED] else md(cell) for cell in row) + " |")
         lines += ["", f"_{md(KEY)}_"]
+    if said:
+        lines += ["", *(f"- {md(note, starts_line=True)}" for note in said)]
     return lines

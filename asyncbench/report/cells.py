@@ -165,7 +165,8 @@ def environment_line(environment: Mapping[str, Any]) -> str:
         if facts.get("unavailable"):
             parts.append(f"{name}: not available")
             continue
-        threads = f" ({facts['threads']} threads)" if facts.get("threads") else ""
+        count = facts.get("threads")  # torch's intra-op pool (the one framework whose facts say its size)
+        threads = f" ({count} thread{'' if count == 1 else 's'})" if count else ""
         cuda = f", CUDA {facts['cuda']}" if facts.get("cuda") else ""
         parts.append(f"{name} {facts.get('version') or '?'}{cuda}{threads}")
     machines = environment.get("machines")

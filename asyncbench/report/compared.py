@@ -29,9 +29,21 @@ FIGURES = (False, False, True, True, True, True, True, True)
 ESTIMATE_NOTE = (
     "baseline, current: each run's median; medians: the change those two imply; shift (HL): the change the verdict "
     "is judged by, the Hodges–Lehmann estimate (the median over every pair of a baseline and a current sample of "
-    "their ratio), the centre of its interval: it weighs every sample, so it differs from the medians' change where "
-    "a run's times are spread or split into modes"
+    "their ratio), which its interval holds but need not centre: it weighs every sample, so it differs from the "
+    "medians' change where a run's times are spread or split into modes"
 )
+
+#: the label cell of a SAME row whose interval excludes no change (a ratio of 1): a change surely exists, within the
+#: margin both ways; a bare "SAME" beside +85.8% [+66.0% … +92.0%] at a margin of 150% read as "no change". The
+#: label itself (files, JSON, exit codes) stays SAME: only the cell a person reads says more
+SAME_BUT_CHANGED = "SAME (a change within the margin)"
+
+
+def label_cell(label: Label, interval: tuple[float, float] | None) -> str:
+    """The label as a table's cell shows it: its word, or SAME_BUT_CHANGED for a SAME whose interval excludes 1."""
+    if label == Label.SAME and interval is not None and (interval[0] > 1 or interval[1] < 1):
+        return SAME_BUT_CHANGED
+    return str(label)
 
 
 @dataclass(frozen=True)
@@ -45,11 +57,14 @@ class ComparisonRow:
     interval: str  # the shift's interval, '[+1.2% … +8.0%]'
     label: Label
     fails: bool
+    #: the label's cell (label_cell: a SAME whose interval excludes no change says so)
+    label_text: str = ""
 
     @property
     def cells(self) -> tuple[str, ...]:
-        """The row's cells in HEADERS order, its label last."""
-        return (self.id, self.variant, self.baseline, self.current, self.medians, self.change, self.interval, str(self.label))
+        """The row's cells in HEADERS order, its label's cell last."""
+        label = self.label_text or str(self.label)
+        return (self.id, self.variant, self.baseline, self.current, self.medians, self.change, self.interval, label)
 
 
 @dataclass(frozen=True)
@@ -155,6 +170,7 @@ def comparison(result: compare.Comparison) -> ComparisonView:
                 interval_text(r.ratio_ci),
                 r.label,
                 r.verdict == Verdict.FAIL,  # a regression (not `r in result.regressions`: that is a scan per row)
+                label_cell(r.label, r.ratio_ci),
             )
             for r in listed
         ),

@@ -1,5 +1,6 @@
 """The history page's tables (report/html.py): the latest run with its verdicts and timelines, the machines, and the
-recent runs, an `ab` run and a run from a clock that was ahead marked as such.
+recent runs, an `ab` run and a run from a clock that was ahead marked as such; and what each point's error bars
+are (`error_bars`: a run's 95% interval, an `ab` paired ratio's at its gate's own confidence).
 
 Everything from the store is data: each value is escaped as every writer escapes HTML (report.escaping), and a word
 that becomes a class (a verdict) is taken from the vocabulary, never from the store.
@@ -21,6 +22,10 @@ AB_ROW = ' class="ab"'
 #: said beside a run's creation time where its file says it was made after it was recorded (history.clock): its
 #: machine's clock was ahead, and the run is ordered by when it was recorded
 CLOCK_AHEAD = "(after it was recorded: its machine's clock was ahead)"
+#: the figures' column of the latest run: a run's medians with their 95% intervals; an `ab` run's paired ratios
+#: head/base, each interval at its gate's own confidence (its false-alarm rate split over its cases and looks: 98%,
+#: 99.6%, never 95%), which the store does not keep, so no level is named for them
+FIGURE_HEADER = {"run": "median [95%]", "ab": "paired ratio head/base [the gate's interval]"}
 #: the class a verdict's word gets on the page (anything else gets none)
 VERDICT_CLASSES = {"pass": "pass", "fail": "fail", "inconclusive": "inconclusive"}
 
@@ -35,6 +40,19 @@ def _figure(value: float | None, low: float | None, high: float | None, unit: st
         return model.reading_word(value)
     bounds = (low, high) if low is not None and high is not None else None
     return units.with_bounds(value, bounds, unit)
+
+
+def error_bars(found: Sequence[Series]) -> str:
+    """What each point and its error bars are: a run's median (or figure) and its 95% interval; where `ab` files
+    were recorded, their points too: a paired ratio, its interval at its gate's own confidence (not kept per point
+    by the store, so not named: "95%" was said of them, beside intervals at 98% or 99.6%)."""
+    said = "Each point is a run's median (or figure), its error bars its 95% interval"
+    if any(series.paired for series in found):
+        said += (
+            "; an ab point is the gate's paired ratio head/base (Hodges–Lehmann), its error bars its interval at "
+            "the gate's own confidence (its false-alarm rate split over its cases and looks), not 95%"
+        )
+    return said + "."
 
 
 def machines(found: Sequence[Series]) -> str:
@@ -86,7 +104,8 @@ def latest(latest: LatestRun | None) -> str:
                 f'<td>{_e(variant)}</td><td>{_e(quantity)}</td><td class="num">{_e(_figure(value, low, high, unit))}</td>'
                 f"<td>{checks if first else ''}</td><td>{traces if first else ''}</td></tr>"
             )
-    header = "<tr><th>case</th><th>status</th><th>variant</th><th>quantity</th><th>median [95%]</th><th>checks</th><th>timelines</th></tr>"
+    figure = FIGURE_HEADER.get(latest.kind, FIGURE_HEADER["run"])
+    header = f"<tr><th>case</th><th>status</th><th>variant</th><th>quantity</th><th>{_e(figure)}</th><th>checks</th><th>timelines</th></tr>"
     return f"<p>{said}</p><table>{header}{''.join(rows)}</table>"
 
 

@@ -4,7 +4,8 @@ Plotly.js is inlined (no fetch, no CDN), the data is embedded as JSON in a
 `<script type="application/json">` element, and the page's Content Security
 Policy forbids every request, so the file makes none. A chart per case and
 quantity, one trace per machine (machines side by side), each point with
-its 95% interval as error bars and a tooltip that names its run, revision,
+its interval as error bars (a run's: 95%; an `ab` paired ratio's: its
+gate's own confidence, which the page names as such) and a tooltip that names its run, revision,
 interval and machine; change points marked. A variant measured with `run
 --bound` gets a chart of what bounds its step: each side's slack with its
 interval, the reading (host, device, balanced, inconclusive) a label on each
@@ -385,7 +386,7 @@ def render(found: Sequence[Series], latest: LatestRun | None, recent: Sequence[R
         "<h1>asyncbench history</h1>"
         f'<p class="note">{_e(store_shown)}'
         f" · {len(found)} series on {len({s.machine for s in found})} machine(s) · "
-        f"written {created}. Error bars are each run's 95% interval; ✕ marks where a change starts.{_e(note)}</p>"
+        f"written {created}. {_e(history_tables.error_bars(found))} ✕ marks where a change starts.{_e(note)}</p>"
         f"<h2>Latest run</h2>{history_tables.latest(latest)}"
         f"<h2>Machines</h2>{history_tables.machines(found)}"
         f"<h2>Recent runs</h2>{history_tables.recent(recent)}"

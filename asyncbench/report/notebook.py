@@ -117,19 +117,23 @@ def ab_html(loaded: ABReport) -> str:
     if shown.reasons:
         lines += ["<ul>", *(f"<li>{_e(reason)}</li>" for reason in shown.reasons), "</ul>"]
     figures = [header not in ("case", "what") for header in paired.HEADERS]
-    rows = [(*row[:-1], str(label)) for row, label in zip(shown.rows, shown.labels, strict=True)]
-    lines += _table(paired.HEADERS, rows, figures, [label in LOUD_LABELS for label in shown.labels])
+    lines += _table(paired.HEADERS, shown.rows, figures, [label in LOUD_LABELS for label in shown.labels])
     lines.append(f"<p><small>{_e(paired.PAIRED_KEY)}</small></p>")
+    lines += ["<ul>", *(f"<li>{_e(line)}</li>" for line in (*shown.sides, *shown.notes)), "</ul>"]
+    lines.append(f"<p><small>{_e(shown.budget)}</small></p>")
+    # the sections `--syncs` and `--bound` add come last, each line under its own title
     if shown.new_syncs:
         lines.append(f"<p><b>{_e(paired.SYNC_TITLE)}</b></p>")
         lines += _table(paired.SYNC_HEADERS, shown.new_syncs, [False] * len(paired.SYNC_HEADERS))
     elif shown.new_syncs is not None:
         lines.append(f"<p><i>{_e(paired.NO_NEW_SYNCS)}</i></p>")
+    if shown.sync_notes:
+        lines += ["<ul>", *(f"<li>{_e(line)}</li>" for line in shown.sync_notes), "</ul>"]
     if shown.bounds is not None:  # `ab --bound`: the flips, then each variant's bound on both sides
         lines.append(f"<p><b>{_e(bound_changes.TITLE)}</b></p>")
         lines += [f"<p>{_e(line)}</p>" for line in shown.flips]
         if shown.bounds:
             lines += _table(bound_changes.HEADERS, shown.bounds, [False] * len(bound_changes.HEADERS))
-    lines += ["<ul>", *(f"<li>{_e(line)}</li>" for line in (*shown.sides, *shown.notes)), "</ul>"]
-    lines.append(f"<p><small>{_e(shown.budget)}</small></p>")
+        if shown.bound_notes:
+            lines += ["<ul>", *(f"<li>{_e(line)}</li>" for line in shown.bound_notes), "</ul>"]
     return "\n".join([*lines, "</div>"])

@@ -10,7 +10,10 @@ terminal each point's FILE:LINE on a line of its own, its figures under it
 `--syncs` exists to name). Without a census, a case that turned SLOWER on a
 backend that can wait for a device gets a line saying `--syncs` may name the
 cause. With `ab --bound`, what bounds each variant's step on base and on head
-follows (report.bound_changes): a line per flip, then the table.
+follows (report.bound_changes): a line per flip, then the table. Those two
+sections come after the table's own lines (the sides, the notes, the budget),
+each with its own lines under its title: a census or bound note said among
+the gate's notes read as part of whatever section was printed last.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from rich.table import Table
 from asyncbench.errors import EXIT_GATE
 from asyncbench.report import bound_changes, escaping, syncs
 from asyncbench.report.cells import drift_note
-from asyncbench.report.compared import change_text, interval_text
+from asyncbench.report.compared import change_text, interval_text, label_cell
 from asyncbench.report.terminal import LABEL_STYLE
 from asyncbench.results import fields, units
 from asyncbench.results.ab_report import ABReport
@@ -67,7 +70,7 @@ UNCOMPARED = {"error": "errored", "one-sided": "on one side only"}
 class ABView:
     title: str
     sides: tuple[str, ...]  # one line per side: revision, interpreter, environment set
-    rows: tuple[tuple[str, ...], ...]  # HEADERS
+    rows: tuple[tuple[str, ...], ...]  # HEADERS, the verdict's cell as compared.label_cell words it
     labels: tuple[Label, ...]  # each row's label, for styling
     notes: tuple[str, ...]  # cases not compared, and why
     budget: str
@@ -80,6 +83,10 @@ class ABView:
     bounds: tuple[tuple[str, ...], ...] | None = None
     #: `ab --bound`: a line per variant whose bound flipped, or one that none did
     flips: tuple[str, ...] = ()
+    #: `ab --syncs`: a line per case whose census could see no wait, said with the sync points, not among the notes
+    sync_notes: tuple[str, ...] = ()
+    #: `ab --bound`: a line per variant not compared or undecided, said under the bounds' title, not among the notes
+    bound_notes: tuple[str, ...] = ()
 
 
 def _quantity(value: float, unit: str) -> str:
@@ -178,7 +185,7 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
                     _quantity(r.head, r.unit),
                     change_text(r.ratio),
                     interval_text(r.ratio_ci),
-                    r.label,
+                    label_cell(r.label, r.ratio_ci),
                 )
             )
             labels.append(r.label)
@@ -195,8 +202,6 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     summary = summary or "nothing compared"
     notes += _settings_notes(report)
     notes += _syncs_hint(report)
-    notes += _synchronous_notes(report)
-    notes += bound_changes.notes(report)
     own = _own(report)
     notes += [f"{c.id}: judged at its own margin, {units.percent(c.margin)} (its ab_margin, as the base side states it)" for c in own]
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
@@ -227,6 +232,8 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
         _new_syncs(report),
         bound_changes.rows(report),
         bound_changes.flips(report),
+        tuple(_synchronous_notes(report)),
+        tuple(bound_changes.notes(report)),
     )
 
 
@@ -325,12 +332,16 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
         console.print(shown(line), soft_wrap=True)
     table = Table(title=shown(view.title), title_justify="left")
     for header in HEADERS:
-        table.add_column(header, justify="left" if header in ("case", "what") else "right", no_wrap=header != "case")
+        table.add_column(header, justify="left" if header in ("case", "what") else "right", no_wrap=header not in ("case", "verdict"))
     for row, label in zip(view.rows, view.labels, strict=True):
         style = LABEL_STYLE[label]
-        table.add_row(*map(shown, row[:-1]), f"[{style}]{label}[/]" if style else label)
+        table.add_row(*map(shown, row[:-1]), f"[{style}]{row[-1]}[/]" if style else row[-1])
     console.print(table)
     console.print(f"  [dim]{shown(PAIRED_KEY)}[/]", soft_wrap=True)
+    for note in view.notes:
+        console.print(f"  [yellow]{shown(note)}[/]", soft_wrap=True)
+    console.print(f"  [dim]{shown(view.budget)}[/]", soft_wrap=True)
+    # the sections `--syncs` and `--bound` add come after the table's own lines, each line under its own title
     if view.new_syncs:
         # not a table: a cell is cut to the console's width, and a FILE:LINE cut is no place an editor finds
         console.print(f"[italic]{shown(SYNC_TITLE)}[/]:", soft_wrap=True)
@@ -340,10 +351,9 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
             console.print(f"    {shown(case_id)} {shown(variant)}: {shown(kind)} at {shown(call)}, {figures}", soft_wrap=True)
     elif view.new_syncs is not None:
         console.print(shown(NO_NEW_SYNCS), soft_wrap=True)
-    bound_changes.print_to(console, view.bounds, view.flips)
-    for note in view.notes:
+    for note in view.sync_notes:
         console.print(f"  [yellow]{shown(note)}[/]", soft_wrap=True)
-    console.print(f"  [dim]{shown(view.budget)}[/]", soft_wrap=True)
+    bound_changes.print_to(console, view.bounds, view.flips, view.bound_notes)
     console.print(shown(view.summary))
     if view.code:
         console.print(f"[red]the gate failed (exit {view.code})[/] because:" if again else f"[red]exit {view.code}[/] because:")
@@ -360,9 +370,12 @@ def markdown(view: ABView) -> str:
     lines += [f"- {md(reason, starts_line=True)}" for reason in view.reasons]
     lines += ["", "| " + " | ".join(HEADERS) + " |", "|---|---|--:|--:|--:|--:|--:|"]
     for row, label in zip(view.rows, view.labels, strict=True):
-        shown = f"**{label}**" if label in (Label.SLOWER, Label.INCONCLUSIVE) else label
+        shown = f"**{row[-1]}**" if label in (Label.SLOWER, Label.INCONCLUSIVE) else row[-1]
         lines.append("| " + " | ".join([*(md(cell) for cell in row[:-1]), shown]) + " |")
     lines += ["", f"_{md(PAIRED_KEY)}_"]
+    lines += ["", *[f"- {md(line, starts_line=True)}" for line in view.sides], *[f"- {md(note, starts_line=True)}" for note in view.notes]]
+    lines += ["", f"_{md(view.budget)}_"]
+    # the sections `--syncs` and `--bound` add come last, each line under its own title
     if view.new_syncs:
         lines += ["", f"**{SYNC_TITLE}**", "", "| " + " | ".join(SYNC_HEADERS) + " |", "|---|---|---|---|---|--:|--:|"]
         code = (SYNC_HEADERS.index("file:line"), SYNC_HEADERS.index("call"))
@@ -371,7 +384,8 @@ def markdown(view: ABView) -> str:
             lines.append("| " + " | ".join(cells) + " |")
     elif view.new_syncs is not None:
         lines += ["", f"_{NO_NEW_SYNCS}_"]
-    lines += bound_changes.markdown_lines(view.bounds, view.flips)
-    lines += ["", *[f"- {md(line, starts_line=True)}" for line in view.sides], *[f"- {md(note, starts_line=True)}" for note in view.notes]]
-    lines += ["", f"_{md(view.budget)}_", ""]
+    if view.sync_notes:
+        lines += ["", *[f"- {md(note, starts_line=True)}" for note in view.sync_notes]]
+    lines += bound_changes.markdown_lines(view.bounds, view.flips, view.bound_notes)
+    lines.append("")
     return "\n".join(lines)

@@ -24,7 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.text import Text
 
 from asyncbench.report import escaping
-from asyncbench.report.compared import change_text, interval_text
+from asyncbench.report.compared import change_text, interval_text, label_cell
 from asyncbench.results import units
 from asyncbench.results.model import OK, Case, Result
 from asyncbench.results.model import Progress as MeasureProgress
@@ -191,7 +191,9 @@ def block_line(block: Block, verbose: bool = False) -> str:
     else:
         parts.append(_block_count(block))
         if block.judged:
-            looked = (f"{escaping.visible(r.name)} {change_text(r.ratio)} {_interval(r)} {r.label}" for r in block.judged)
+            looked = (
+                f"{escaping.visible(r.name)} {change_text(r.ratio)} {_interval(r)} {label_cell(r.label, r.ratio_ci)}" for r in block.judged
+            )
             parts.append(("last look: " if block.stopped else "look: ") + ", ".join(looked))
         elif block.changes:
             parts.append("change: " + _changes(block.changes))

@@ -166,8 +166,11 @@ def with_bounds(value: float | None, bounds: tuple[float, float] | None, unit: s
     """'1.21× [1.03–1.60]', '118 ms [117–119]': a value and its 95% interval, the unit said once where it can be.
 
     A time (unit "s", often a difference: a cost, t3) whose interval reaches zero is '~0 [≤ 578 ns]', not
-    distinguishable from 0; one wholly below zero is 'below 0 by 4.5 µs [1.2–7.7]'; no negative time is printed."""
+    distinguishable from 0, and one whose interval is [0, 0] plainly '0' (not '~0 [≤ 0 ns]'); one wholly below zero
+    is 'below 0 by 4.5 µs [1.2–7.7]'; no negative time is printed."""
     if unit == "s" and value is not None and not math.isnan(value):
+        if bounds is not None and bounds[0] <= 0 and bounds[1] == 0:
+            return "0"
         if bounds is not None and bounds[0] <= 0 <= bounds[1]:
             return f"{NOT_DISTINGUISHABLE} [≤ {seconds(bounds[1])}]"
         if value < 0:

@@ -12,9 +12,10 @@ and INCONCLUSIVE when it reaches across (or there is none: too few
 samples).
 
 The ratio shown is exp(Hodges–Lehmann), not the ratio of the two medians:
-it is the centre of the interval it is judged by (the medians' ratio can
-lie outside that interval when one side has few samples), and it uses every
-pair of samples, so it moves less from run to run.
+it lies within the interval it is judged by, though not always at its
+centre (the medians' ratio can lie outside that interval when one side has
+few samples), and it uses every pair of samples, so it moves less from run
+to run.
 
 The error budget. Every row of a comparison shares one family-wise rate
 (results.budget, 1%), split evenly over the rows (Bonferroni): a row's
@@ -272,7 +273,7 @@ def _rows(pairs: Sequence[Pair], max_regression: float, confidence: float) -> It
         seen = None if isinstance(machine, str) else machine
         level = confidence if seen is None else _half_error(confidence)
         estimate, interval = ratios.hodges_lehmann(old, new, level)
-        judged, note = interval, _why_none(old, new, level, interval)
+        judged, note = interval, _why_none(old, new, level, interval, confidence)
         if seen is not None and seen.moved:
             judged, note = None, seen.why
         elif seen is not None:
@@ -300,15 +301,23 @@ def _half_error(confidence: float) -> float:
     return 1 - (1 - confidence) / 2
 
 
-def _why_none(old: Sequence[float], new: Sequence[float], confidence: float, interval: tuple[float, float] | None) -> str | None:
-    """Said of a row without an interval: from how many samples, and how many it needs."""
-    if interval is not None:
-        return None
-    level = units.confidence(confidence)
-    needed = ratios.samples_needed(len(old), confidence)
-    if needed is None or needed <= len(new):  # enough samples, but their rounds drifted together too much
-        return f"no {level} interval from {len(new)} vs {len(old)} samples: their rounds drifted together (fewer effective samples)"
-    return f"no {level} interval from {len(new)} vs {len(old)} samples: it needs at least {needed} current samples"
+def _why_none(
+    old: Sequence[float], new: Sequence[float], level: float, interval: tuple[float, float] | None, confidence: float
+) -> str | None:
+    """Said of a row without an interval: from how many samples, and how many it needs, at the row's `confidence`
+    (the header's); `level`, the samples' own, is higher where the machine is seen (`_rows`): the line says why."""
+    if interval is None:
+        said = f"no {units.confidence(confidence)} interval from {len(new)} vs {len(old)} samples"
+        if level != confidence:
+            said += (
+                f" (their own interval is taken at {units.confidence(level)}: half the row's error, the other half "
+                "spent on the machine's change between the runs)"
+            )
+        needed = ratios.samples_needed(len(old), level)
+        if needed is None or needed <= len(new):  # enough samples, but their rounds drifted together too much
+            return f"{said}: their rounds drifted together (fewer effective samples)"
+        return f"{said}: it needs at least {needed} current samples"
+    return None
 
 
 def samples_needed(baseline: Report, family_error: float = budget.FAMILY_ERROR) -> int:

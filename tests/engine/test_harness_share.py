@@ -35,3 +35,13 @@ def test_long_samples_and_built_in_workloads_say_nothing_of_it():
     workload = StepWorkload(_step, name="s")
     assert sanity.warnings_of(_row(done_s=26e-3, sync_s=103e-6), workload, {}) == ()
     assert sanity.warnings_of(_row(done_s=260e-6, sync_s=103e-6), BUILT_IN["matmul"], {}) == ()
+
+
+def test_a_share_just_above_the_threshold_never_reads_as_the_threshold():
+    """2.76 µs of 113 µs (2.4%) was printed '2%', the threshold it was said to be above."""
+    workload = StepWorkload(_step, name="s")
+    (line,) = sanity.warnings_of(_row(done_s=113e-6, sync_s=2.76e-6), workload, {})
+    assert "is 2.4% of a sample's done time" in line
+    assert "under 2%" in line
+    (line,) = sanity.warnings_of(_row(done_s=100e-6, sync_s=2.004e-6), workload, {})
+    assert "is 2.004% of" in line

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from html import unescape
 
 from asyncbench.history.model import ChangePoint, LatestRun, Point, RecentRun, Series
 from asyncbench.report import history_tables, html, trends
@@ -159,3 +160,21 @@ def test_the_layout_keeps_every_series_once_and_folds_only_twins():
     drawn = [(chart.case, chart.name) for case in laid_out for chart in case.charts]
     assert sorted(drawn) == [(f"c{case}[numpy,cpu]", "v done_s") for case in range(3)]  # identical issue_s: folded
     assert all(chart.also == ("v issue_s: the same within 0.1% at every run",) for case in laid_out for chart in case.charts)
+
+
+def test_the_page_says_what_each_point_is_and_never_calls_an_ab_ratio_s_interval_95_percent():
+    """An `ab` point is a paired ratio whose interval is at its gate's own confidence (98%, 99.6%...), which the store
+    does not keep: the page said "Error bars are each run's 95% interval" and headed its figures "median [95%]"."""
+    runs_only = html.render([_series("x[numpy,cpu]", "v", "done_s", FLAT)], None, [], "h.sqlite")
+    assert "median (or figure), its error bars its 95% interval." in runs_only
+    assert "paired ratio" not in runs_only
+    paired = _series("gated[numpy,cpu]", "v", "ab:v@a1b2c3d", [1.0, 1.01, 0.99], unit="x")
+    latest = LatestRun(2, "2026-11-02T00:00:00+00:00", "pr-7", "a1b2c3d", None, "h", (), kind="ab")
+    page = unescape(html.render([paired], latest, [], "h.sqlite"))
+    assert "each run's 95% interval" not in page
+    assert "an ab point is the gate's paired ratio head/base" in page
+    assert "the gate's own confidence" in page
+    assert "median [95%]" not in page
+    assert history_tables.FIGURE_HEADER["ab"] in page
+    latest_run = dataclasses.replace(latest, kind="run")
+    assert "<th>median [95%]</th>" in html.render([paired], latest_run, [], "h.sqlite")

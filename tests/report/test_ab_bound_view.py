@@ -4,6 +4,7 @@ note; no `--bound`, nothing; and never a change to the gate's exit."""
 
 from __future__ import annotations
 
+import html
 import io
 from dataclasses import replace
 
@@ -80,8 +81,8 @@ def test_an_undecided_side_is_never_a_flip():
     assert "FLIPPED" not in _terminal(view)
     assert "FLIPPED" not in views.markdown(view)
     why = "work[jax,cpu] sync_every=0: undecided on base: 8 perturbation rounds: too few for an interval (at least 10)"
-    assert why in view.notes
-    assert not any("undecided on head" in note for note in view.notes)  # the decided side is not explained away
+    assert why in view.bound_notes
+    assert not any("undecided on head" in note for note in view.bound_notes)  # the decided side is not explained away
     assert why in _terminal(view).replace("\n", " ")
 
 
@@ -97,7 +98,7 @@ def test_a_synchronous_case_is_one_note_not_a_row_and_no_bound_says_nothing():
     view = views.build(_report(("work[numpy,cpu]", _between(synchronous, synchronous))), Outcome(0, ()))
     assert view.bounds == ()
     assert view.flips == ()
-    assert f"work[numpy,cpu]: bound not compared: {SYNCHRONOUS_NOTE}" in view.notes
+    assert f"work[numpy,cpu]: bound not compared: {SYNCHRONOUS_NOTE}" in view.bound_notes
     plain = views.build(_report(("work[jax,cpu]", None)), Outcome(0, ()))
     assert plain.bounds is None
     assert bound_changes.TITLE not in _terminal(plain)
@@ -107,3 +108,26 @@ def test_a_synchronous_case_is_one_note_not_a_row_and_no_bound_says_nothing():
 def test_a_flip_does_not_fail_the_gate():
     report = _report(("work[jax,cpu]", _between(HOST_BOUND, DEVICE_BOUND)))
     assert views.shown_again(report).code == 0
+
+
+def test_each_section_s_lines_sit_under_its_own_title():
+    """The `--syncs` line and the sides are never under the bounds' title; a bound's own note is (terminal, comment)."""
+    synchronous = Bound("sync_every=0", BoundKind.SYNCHRONOUS, 1e-3, 0, note=SYNCHRONOUS_NOTE)
+    report = _report(("work[numpy,cpu]", _between(synchronous, synchronous)))
+    report = replace(report, cases=tuple(replace(case, new_syncs=()) for case in report.cases))
+    view = views.build(report, Outcome(0, ()))
+    census = "work[numpy,cpu]: no sync point compared"
+    unbound = "work[numpy,cpu]: bound not compared"
+    for shown in (_terminal(view).replace("\n", " "), views.markdown(view), html.unescape(ab_html(report))):
+        title = shown.index("what bounds the step on base and on head")
+        assert shown.index(census) < title < shown.index(unbound), shown
+        assert shown.index("head: working tree") < title, shown
+        assert shown.index("margin 5%") < title, shown  # the budget is the verdicts' key, said with their table
+
+
+def test_a_slack_whose_interval_is_zero_reads_plainly_zero():
+    host, device = HOST_BOUND.sides
+    exact = replace(HOST_BOUND, sides=(replace(host, slack_s=0.0, slack_ci_s=(0.0, 0.0)), device))
+    view = views.build(_report(("work[jax,cpu]", _between(exact, DEVICE_BOUND))), Outcome(0, ()))
+    ((*_, base_slack, _head_slack),) = view.bounds or ()
+    assert base_slack.startswith("host 0 (0%), device 420 µs"), base_slack

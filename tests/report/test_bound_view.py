@@ -235,3 +235,12 @@ def test_the_csv_has_each_variants_reading_slacks_and_ceiling_and_none_without_a
     assert float(row["ceiling"]) == bounded.ceiling
     plain = csv_text(view.build(report_of([ok_result("m[torch,cpu]")])))
     assert not set(BOUND_COLUMNS) & set(plain.splitlines()[0].split(","))
+
+
+def test_a_slack_whose_interval_is_zero_reads_plainly_zero():
+    """'~0 [≤ 0 ns] (≤ 0%)' was printed for a slack of interval [0, 0]: it is plainly 0, of 0% of the step."""
+    found = device_bound()
+    host, device = found.sides
+    exact = dataclasses.replace(found, sides=(host, dataclasses.replace(device, slack_s=0.0, slack_ci_s=(0.0, 0.0))))
+    (_, second) = _view(exact).rows
+    assert second[2] == "0 (0%)"

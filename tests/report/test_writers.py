@@ -63,6 +63,13 @@ def test_markdown_starts_with_a_headline_and_the_environment(tmp_path):
     assert "git 0123456789ab" in lines[2]
 
 
+def test_the_environment_line_counts_one_thread_in_the_singular():
+    """'torch 2.13.0+cpu (1 threads)' was the markdown report's header."""
+    line = cells.environment_line({"frameworks": {"torch": {"version": "2.13.0+cpu", "threads": 1}}})
+    assert "torch 2.13.0+cpu (1 thread)" in line
+    assert "threads" not in line
+
+
 def test_output_cut_short_by_head_keeps_the_exit_code(tmp_path):
     """`asyncbench show big.json | head -1` must not turn into exit 1 from a broken pipe."""
     path = tmp_path / "big.json"

@@ -175,3 +175,23 @@ def test_runs_whose_cpu_thread_pools_differ_do_not_read_the_reference_as_the_mac
         dataclasses.replace(report_of([base]), environment=pinned), dataclasses.replace(report_of([head]), environment=pinned)
     ).rows
     assert same.machine_ratio == pytest.approx(1.5, rel=0.02)  # same pools: the reference is the machine's again
+
+
+def test_a_row_without_an_interval_quotes_the_level_of_the_table_and_says_why_its_samples_take_another():
+    """A table headed '99% intervals' said 'no 99.5% interval from 20 vs 38 samples': with the machine's change seen,
+    the samples' own interval is at half the row's error, and the line says so beside the row's own level."""
+
+    def few(scale: float, n: int, seed: int) -> Result:
+        done = _times(scale * 1e-3, n, seed)
+        variant = VariantResult(Samples(done, done), stats.summarize(done), stats.summarize(done), None)
+        reference = Reference(WORK, _times(1e-3, 60, seed + 1000), cpu_pressure=0.0, others_cpu=0.0)
+        return Result("chain[numpy,cpu]", "chain", "chain", "numpy", "cpu", {}, OK, variants={"chain": variant}, reference=reference)
+
+    comparison = compare.compare(report_of([few(2.0, 3, 1)]), report_of([few(2.0, 2, 2)]))
+    (row,) = comparison.rows
+    assert row.machine_moved is False  # the machine's change is seen, and held
+    shown = compared.comparison(comparison)
+    assert "98% intervals" in shown.budget
+    assert row.note is not None
+    assert row.note.startswith("no 98% interval from 2 vs 3 samples (their own interval is taken at 99%: half the row's error")
+    assert row.note.endswith("current samples")

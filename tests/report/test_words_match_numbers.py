@@ -1,0 +1,86 @@
+"""Words beside figures say what the figures are (the labels new users found contradicting the numbers beside them):
+a SAME whose interval excludes no change says a change exists within the margin; `compare`'s key never calls the
+Hodges–Lehmann shift the centre of its interval."""
+
+from __future__ import annotations
+
+import html
+import io
+import random
+
+from rich.console import Console
+
+from asyncbench.report import compared, markdown, terminal
+from asyncbench.report import paired as views
+from asyncbench.report.notebook import ab_html
+from asyncbench.results import stats
+from asyncbench.results.ab_report import ABReport
+from asyncbench.results.labels import Label
+from asyncbench.results.model import OK, Result, Samples, VariantResult
+from asyncbench.results.paired import PairedCase, PairedRatio, Side
+from asyncbench.verdicts import compare
+from asyncbench.verdicts.outcome import Outcome
+from tests.support.helpers import report_of
+
+
+def _ab(*ratios: PairedRatio) -> ABReport:
+    side = Side("head", "working tree", "python", "3.11", facts={"cpu_affinity": 2, "thread_variables": {"OMP_NUM_THREADS": "1"}})
+    case = PairedCase("work[numpy,cpu]", "ok", ratios=ratios, blocks=21)
+    return ABReport("2026-01-01T00:00:00+00:00", "0", side, side, 1.5, 0.01, False, "frozen", (case,))
+
+
+def _terminal(view: views.ABView) -> str:
+    out = io.StringIO()
+    views.print_view(view, Console(file=out, width=250))
+    return " ".join(out.getvalue().split())
+
+
+def test_a_same_whose_interval_excludes_no_change_says_a_change_exists_within_the_margin():
+    """`+85.8% | [+66.0% … +92.0%] | SAME` at a margin of 150%: the label stays SAME, its cell says more."""
+    changed = PairedRatio("changed", "variant", "s", 20.2e-3, 34.3e-3, 1.858, (1.66, 1.92), Label.SAME)
+    unchanged = PairedRatio("unchanged", "variant", "s", 1e-3, 1e-3, 1.01, (0.97, 1.05), Label.SAME)
+    report = _ab(changed, unchanged)
+    view = views.build(report, Outcome(0, ()))
+    assert view.labels == (Label.SAME, Label.SAME)  # the label (and so the JSON, the exit) unchanged
+    assert [row[-1] for row in view.rows] == [compared.SAME_BUT_CHANGED, "SAME"]
+    comment = views.markdown(view)
+    assert f"| [+66.0% … +92.0%] | {compared.SAME_BUT_CHANGED} |" in comment
+    assert "| [−3.0% … +5.0%] | SAME |" in comment
+    assert "no slowdown beyond the margin" in comment
+    assert f"[+66.0% … +92.0%] │ {compared.SAME_BUT_CHANGED} │" in _terminal(view)
+    assert compared.SAME_BUT_CHANGED in html.unescape(ab_html(report))
+
+
+def _timed(done: list[float]) -> Result:
+    variant = VariantResult(Samples(tuple(done), tuple(done)), stats.summarize(done), stats.summarize(done), None)
+    return Result("a", "e", "matmul", "torch", "cpu", {}, OK, variants={"v": variant})
+
+
+def _compared(slower_by: float, max_regression: float) -> compared.ComparisonView:
+    rng = random.Random(5)
+    base = [10e-3 * rng.uniform(0.98, 1.02) for _ in range(40)]
+    current = [10e-3 * slower_by * rng.uniform(0.98, 1.02) for _ in range(40)]
+    return compared.comparison(compare.compare(report_of([_timed(base)]), report_of([_timed(current)]), max_regression))
+
+
+def _rendered(shown: compared.ComparisonView) -> tuple[str, str]:
+    console = Console(width=250, record=True, color_system=None)
+    terminal.print_comparison(shown, console)
+    return " ".join(console.export_text().split()), "\n".join(markdown.comparison_lines(shown))
+
+
+def test_compare_s_same_row_that_surely_changed_says_so_and_one_that_may_not_have_does_not():
+    changed = _compared(1.2, 0.5)
+    (row,) = changed.rows
+    assert row.label == Label.SAME
+    for rendered in _rendered(changed):
+        assert compared.SAME_BUT_CHANGED in rendered
+    (row,) = _compared(1.0, 0.5).rows
+    assert row.cells[-1] == "SAME"
+
+
+def test_compare_s_key_never_calls_the_shift_the_centre_of_its_interval():
+    """+99.3% with [+66.1% … +174.9%] was keyed as 'the centre of its interval'."""
+    for rendered in _rendered(_compared(1.2, 0.5)):
+        assert "centre of its interval" not in rendered
+        assert "need not centre" in rendered
