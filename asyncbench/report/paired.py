@@ -34,7 +34,7 @@ from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
 from asyncbench.results.paired import WORKING_TREE, PairedCase, Side
 from asyncbench.results.plan import case_parts
-from asyncbench.verdicts import compare
+from asyncbench.verdicts import environments
 from asyncbench.verdicts.outcome import Outcome
 from asyncbench.verdicts.paired import judge
 
@@ -170,7 +170,7 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     rows, labels = [], []
     notes = [
         f"sides differ: {key}: {old!r} → {new!r}"
-        for key, old, new in compare.environment_changes(report.base.facts, report.head.facts)
+        for key, old, new in environments.changes(report.base.facts, report.head.facts)
         if key not in SAME_BY_DESIGN
     ]
     for case in report.cases:

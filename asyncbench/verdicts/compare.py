@@ -64,13 +64,14 @@ import json
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Sequence
 
 from asyncbench.errors import InputError
 from asyncbench.results import budget, units
 from asyncbench.results.labels import Label
 from asyncbench.results.model import CLOCKS, OK, Result, Verdict
 from asyncbench.results.schema import Report
+from asyncbench.verdicts import environments
 from asyncbench.verdicts import machine as machines
 from asyncbench.verdicts import ratio as ratios
 from asyncbench.verdicts.margin import label_of
@@ -86,8 +87,6 @@ INTERVAL_SEES = (
     "files without it do not see the machine change: for margins under 10% gate with `asyncbench ab`, which pairs "
     "base and head round by round in one run"
 )
-# Environment facts that differ between any two commits and say nothing about the machine.
-IGNORED_ENVIRONMENT = ("git_sha",)
 
 
 @dataclass(frozen=True)
@@ -181,43 +180,6 @@ def ratio_interval(old: Sequence[float], new: Sequence[float], confidence: float
         return None
 
 
-def _flatten(mapping: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    for key, value in mapping.items():
-        if isinstance(value, Mapping):
-            yield from _flatten(value, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}", value
-
-
-# Keys of a merged report's environment (gather, merge) that say how it was put together, not what it ran on.
-GATHERED = ("sweep",)
-
-
-def _machine_facts(environment: Mapping[str, Any]) -> dict[str, Any]:
-    """The facts to compare of one report's environment. A merged report keeps each machine's facts under
-    `machines`: where that is one machine (a matrix's shards on one runner), its facts are compared as a single
-    run's are, so that a baseline merged from shards shows no 'differs' line for a machine that is the same."""
-    machines = environment.get("machines")
-    facts = {key: value for key, value in environment.items() if key not in ("machines", *GATHERED)}
-    if isinstance(machines, Mapping) and len(machines) == 1:
-        (only,) = machines.values()
-        if isinstance(only, Mapping):
-            return {**facts, **only}  # the machine's own facts first: the common ones are drawn from them
-    if machines is not None:
-        facts["machines"] = machines
-    return facts
-
-
-def environment_changes(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[tuple[str, Any, Any], ...]:
-    """(key, baseline, current) of every machine or software fact that differs between two runs' environments."""
-    old, new = dict(_flatten(_machine_facts(baseline))), dict(_flatten(_machine_facts(current)))
-    return tuple(
-        (key, old.get(key), new.get(key))
-        for key in sorted(old.keys() | new.keys())
-        if old.get(key) != new.get(key) and key not in IGNORED_ENVIRONMENT
-    )
-
-
 def _sample_pairs(base: Result, current: Result, clock: str) -> Iterator[tuple[str, Sequence[float], Sequence[float]]]:
     """(variant, baseline samples, current samples) of every variant with samples of `clock` on both sides."""
     for name, new in current.variants.items():
@@ -225,23 +187,6 @@ def _sample_pairs(base: Result, current: Result, clock: str) -> Iterator[tuple[s
         old_samples, new_samples = (getattr(v.samples, clock) if v is not None else None for v in (old, new))
         if old_samples and new_samples:
             yield name, old_samples, new_samples
-
-
-def _pools_changed(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> str | None:
-    """Why a CPU case's machine change is not seen where the two runs' thread pools were sized differently (their
-    `thread_variables`, `run --threads`): the reference runs in the case's pools (measure.reference), so a free pool
-    against a pinned one moved it 42× in one case and 1.7× the other way in the next of the same two runs, which no
-    change of the machine explains. None where they match."""
-    old, new = (_machine_facts(environment).get("thread_variables") for environment in (baseline, current))
-    old, new = (pools if isinstance(pools, Mapping) else {} for pools in (old, new))
-    if old == new:
-        return None
-    changed = sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key))
-    said = ", ".join(f"{key} {old.get(key, 'unset')} → {new.get(key, 'unset')}" for key in changed)
-    return (
-        f"the runs' CPU thread pools differ ({said}): the reference ran in those pools too, so its change is theirs as "
-        "much as the machine's, which is not seen; the row compares the code and its pools together"
-    )
 
 
 def _without(base: Result, current: Result, clock: str) -> str:
@@ -388,7 +333,7 @@ def compare(
     rows = sum(len(compared) for _, _, compared in compared_cases)
     confidence = 1 - 2 * family_error / max(rows, 1)
     pairs: list[Pair] = []
-    pools = _pools_changed(baseline.environment, current.environment)
+    pools = environments.pools_changed(baseline.environment, current.environment)
     for base, result, compared in compared_cases:
         machine: machines.MachineChange | str
         if pools and result.device.startswith("cpu"):
@@ -405,7 +350,7 @@ def compare(
         only_in_baseline=tuple(i for i in old if i not in new),
         only_in_current=tuple(i for i in new if i not in old),
         not_comparable=tuple(not_comparable),
-        environment_changes=environment_changes(baseline.environment, current.environment),
+        environment_changes=environments.changes(baseline.environment, current.environment),
         lost=tuple(lost),
         allow_inconclusive=allow_inconclusive,
     )

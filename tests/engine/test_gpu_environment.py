@@ -10,7 +10,7 @@ import pytest
 from asyncbench.engine import environment
 from asyncbench.history import machine
 from asyncbench.host import cuda_ids, nvml
-from asyncbench.verdicts import compare
+from asyncbench.verdicts import environments
 from tests.support.fake_nvml import FakeNvml
 
 
@@ -38,7 +38,7 @@ def test_variables_that_change_gpu_results_are_recorded_and_compared(monkeypatch
     monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1")
     monkeypatch.setenv("CUPY_TF32", "1")
     head = environment.capture(["numpy"])
-    changes = {key: (old, new) for key, old, new in compare.environment_changes(base, head)}
+    changes = {key: (old, new) for key, old, new in environments.changes(base, head)}
     assert changes["gpu_variables.CUDA_DEVICE_MAX_CONNECTIONS"] == (None, "1")
     assert changes["gpu_variables.CUPY_TF32"] == (None, "1")
     assert not any(key.startswith("gpu_variables.CUDA_MODULE_LOADING") for key in changes)

@@ -15,7 +15,7 @@ from asyncbench.results import stats
 from asyncbench.results.labels import Label
 from asyncbench.results.model import ERROR, OK, Result, Samples, VariantResult
 from asyncbench.results.schema import Report
-from asyncbench.verdicts import compare, margin
+from asyncbench.verdicts import compare, environments, margin
 
 
 def _variant(samples) -> VariantResult:
@@ -174,12 +174,12 @@ def test_the_ratio_is_hodges_lehmann_on_log_times_with_few_samples_a_side():
 def test_a_baseline_merged_from_one_machines_shards_differs_in_nothing_from_a_run_there():
     here = {"hostname": "vm", "cpu": "Xeon", "python": "3.11.7", "git_sha": "a1"}
     merged = {"cpu": "Xeon", "python": "3.11.7", "machines": {"vm": dict(here)}, "sweep": {"kind": "shards"}}
-    assert compare.environment_changes(merged, here) == ()
-    assert compare.environment_changes(here, merged) == ()
+    assert environments.changes(merged, here) == ()
+    assert environments.changes(here, merged) == ()
     moved = {**merged, "machines": {"vm2": {**here, "hostname": "vm2", "cpu": "EPYC"}}}
-    assert set(compare.environment_changes(moved, here)) == {("cpu", "EPYC", "Xeon"), ("hostname", "vm2", "vm")}
+    assert set(environments.changes(moved, here)) == {("cpu", "EPYC", "Xeon"), ("hostname", "vm2", "vm")}
     two = {**merged, "machines": {"vm": dict(here), "vm2": {**here, "hostname": "vm2"}}}
-    assert ("machines.vm2.hostname", "vm2", None) in compare.environment_changes(two, here)  # two machines are not one
+    assert ("machines.vm2.hostname", "vm2", None) in environments.changes(two, here)  # two machines are not one
 
 
 def test_a_comparison_that_compared_nothing_fails_and_says_which_side_lacks_the_clock():

@@ -1,0 +1,64 @@
+"""What differs between two runs' environments: the machine and software facts a comparison lists ("environment
+differs: cpu: EPYC → Xeon"), and whether their CPU thread pools were sized alike, without which a CPU case's machine
+reference says nothing of the machine (verdicts.compare)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+# Environment facts that differ between any two commits and say nothing about the machine.
+IGNORED_ENVIRONMENT = ("git_sha",)
+
+
+def _flatten(mapping: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for key, value in mapping.items():
+        if isinstance(value, Mapping):
+            yield from _flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+# Keys of a merged report's environment (gather, merge) that say how it was put together, not what it ran on.
+GATHERED = ("sweep",)
+
+
+def _machine_facts(environment: Mapping[str, Any]) -> dict[str, Any]:
+    """The facts to compare of one report's environment. A merged report keeps each machine's facts under
+    `machines`: where that is one machine (a matrix's shards on one runner), its facts are compared as a single
+    run's are, so that a baseline merged from shards shows no 'differs' line for a machine that is the same."""
+    machines = environment.get("machines")
+    facts = {key: value for key, value in environment.items() if key not in ("machines", *GATHERED)}
+    if isinstance(machines, Mapping) and len(machines) == 1:
+        (only,) = machines.values()
+        if isinstance(only, Mapping):
+            return {**facts, **only}  # the machine's own facts first: the common ones are drawn from them
+    if machines is not None:
+        facts["machines"] = machines
+    return facts
+
+
+def changes(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[tuple[str, Any, Any], ...]:
+    """(key, baseline, current) of every machine or software fact that differs between two runs' environments."""
+    old, new = dict(_flatten(_machine_facts(baseline))), dict(_flatten(_machine_facts(current)))
+    return tuple(
+        (key, old.get(key), new.get(key))
+        for key in sorted(old.keys() | new.keys())
+        if old.get(key) != new.get(key) and key not in IGNORED_ENVIRONMENT
+    )
+
+
+def pools_changed(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> str | None:
+    """Why a CPU case's machine change is not seen where the two runs' thread pools were sized differently (their
+    `thread_variables`, `run --threads`): the reference runs in the case's pools (measure.reference), so a free pool
+    against a pinned one moved it 42× in one case and 1.7× the other way in the next of the same two runs, which no
+    change of the machine explains. None where they match."""
+    old, new = (_machine_facts(environment).get("thread_variables") for environment in (baseline, current))
+    old, new = (pools if isinstance(pools, Mapping) else {} for pools in (old, new))
+    if old == new:
+        return None
+    changed = sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key))
+    said = ", ".join(f"{key} {old.get(key, 'unset')} → {new.get(key, 'unset')}" for key in changed)
+    return (
+        f"the runs' CPU thread pools differ ({said}): the reference ran in those pools too, so its change is theirs as "
+        "much as the machine's, which is not seen; the row compares the code and its pools together"
+    )
