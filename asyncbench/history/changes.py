@@ -48,6 +48,12 @@ PAIRED_PREFIX, PAIRED_UNIT = model.PAIRED_PREFIX, model.PAIRED_UNIT
 is_paired = model.is_paired
 # A change's interval is the ratio's at this confidence, as every interval asyncbench reports.
 CONFIDENCE = 0.95
+# The fewest runs a series is searched in: Otava's test finds a clear step (24-30 ms, then 45 ms) with three runs
+# on each side of it, not with two after it (24, 27, 30, 45, 45: none at p < 0.001). Below this it still splits a
+# series of two tight pairs (16.7, 16.7, 33.8, 33.8 ms: p 1e-8), but says a step from two runs a side, too few for
+# its ratio's interval ([?]) or for the drift between runs to show (MIN_MAGNITUDE): one slow hour reads as a change.
+# So a shorter series is too short to tell (docs/guides/history.md), and `history` says so.
+MIN_RUNS = 6
 
 
 def min_magnitude(quantity: str, unit: str) -> float:
@@ -58,12 +64,12 @@ def min_magnitude(quantity: str, unit: str) -> float:
 
 def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> tuple[ChangePoint, ...]:
     """Where the values of `points` (in run order) shifted, in order; a change must exceed `smallest` (relative:
-    min_magnitude of the series' kind)."""
+    min_magnitude of the series' kind). None in a series of fewer than MIN_RUNS points: too short to tell."""
     from asyncbench.history.edivisive.analysis import compute_change_points
     from asyncbench.verdicts import compare  # scipy: only where changes are found, not where they are read
 
     values = [p.value for p in points]
-    if len(values) < 3:
+    if len(values) < MIN_RUNS:
         return ()
     low, high = min(values), max(values)
     if low > 0 and high < low * (1 + smallest):

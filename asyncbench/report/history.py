@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 import asyncbench.history.model as model
+from asyncbench.history import changes
 from asyncbench.history.model import ChangePoint, Series
 from asyncbench.report.escaping import visible
 from asyncbench.results import units
@@ -43,9 +44,9 @@ def change_line(change: ChangePoint, unit: str) -> str:
     )
 
 
-# Apache Otava's test finds a clear step (24-30 ms, then 45 ms) with three runs on each side of it, not with two after
-# it (24, 27, 30, 45, 45: none at p < 0.001): a series of fewer runs than this says it was too short to tell.
-RUNS_TO_SEE_A_STEP = 6
+# A series of fewer runs than this is not searched for changes (history.changes.MIN_RUNS says why): it says it was too
+# short to tell.
+RUNS_TO_SEE_A_STEP = changes.MIN_RUNS
 
 
 #: what a series of what bounds a step says instead of its changes: none are looked for in it
