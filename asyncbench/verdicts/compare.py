@@ -72,7 +72,7 @@ from asyncbench.results.model import CLOCKS, OK, Result, Verdict
 from asyncbench.results.schema import Report
 from asyncbench.verdicts import machine as machines
 from asyncbench.verdicts import ratio as ratios
-from asyncbench.verdicts.margin import label_of
+from asyncbench.verdicts.margin import label_of, margin_problem
 
 # 10%: above the run-to-run drift of a quiet, dedicated machine and below the
 # regressions worth stopping a merge for. Shared CI runners drift far more between
@@ -165,8 +165,9 @@ def parse_threshold(text: str) -> float:
         value = float(stripped.removesuffix("%").strip()) / 100
     except ValueError:
         raise InputError(f"--max-regression {text!r}: expected a percentage such as 10% or 2.5%") from None
-    if not math.isfinite(value) or not 0 <= value < 10:
-        raise InputError(f"--max-regression {text!r}: expected a percentage from 0% to 1000%")
+    problem = margin_problem(value)
+    if problem:
+        raise InputError(f"--max-regression {text!r}: {problem} (at 0% no interval reads SAME)")
     return value
 
 

@@ -9,7 +9,23 @@ margin" called a true +8% change SLOWER 11% of the time at a 10% margin.
 
 from __future__ import annotations
 
+import math
+
 from asyncbench.results.labels import Label
+
+# The margins a gate takes, `--max-regression` and a config's `ab_margin` alike: above 0, since at 0 no interval is
+# SAME (it would lie at or above 1 and below 1 at once) and every change of none reads INCONCLUSIVE or worse; and
+# under this (1000%: a step eleven times slower still passes), beyond which a margin guards nothing.
+MARGIN_MAX = 10.0
+
+
+def margin_problem(margin: float) -> str | None:
+    """What is wrong with a margin (a share: 0.05 for 5%) as a gate's, in words that state the range; None if
+    nothing. One rule for `--max-regression` (verdicts.compare.parse_threshold) and `ab_margin`
+    (spec.schema.coerce_setting)."""
+    if not math.isfinite(margin) or not 0 < margin < MARGIN_MAX:
+        return f"expected a percentage above 0% and under {MARGIN_MAX:.0%}"
+    return None
 
 
 def label_of(interval: tuple[float, float] | None, margin: float) -> Label:
