@@ -68,7 +68,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from asyncbench.errors import InputError
 from asyncbench.results import budget, units
 from asyncbench.results.labels import Label
-from asyncbench.results.model import CLOCKS, OK, Result, Verdict
+from asyncbench.results.model import CLOCKS, OK, CaseIdentity, Result, Verdict
 from asyncbench.results.schema import Report
 from asyncbench.verdicts import machine as machines
 from asyncbench.verdicts import ratio as ratios
@@ -169,6 +169,31 @@ def parse_threshold(text: str) -> float:
     if problem:
         raise InputError(f"--max-regression {text!r}: {problem} (at 0% no interval reads SAME)")
     return value
+
+
+# The device specs a planned case's id keeps as it runs: another (auto, cuda) names the device the case resolves to on
+# the machine (cuda:0, or cpu where there is no GPU), and its params may follow that device, so its planned id may
+# not be the id it is saved under.
+EXACT_DEVICES = ("cpu",)
+
+
+def planned_problem(baseline: Report, planned: Sequence[CaseIdentity]) -> str | None:
+    """Why a run of the `planned` cases cannot be compared with `baseline`, known before anything runs: none of them
+    can be a case of the baseline (compare's 'no case in common', else said only after the whole plan ran). A planned
+    case on a device resolved where it runs (not EXACT_DEVICES) may be any baseline case of its experiment and backend.
+    None where some case may be compared (or either side has none)."""
+    old = [result.id for result in baseline.results]
+    if not old or not planned:
+        return None
+    loose = {(result.experiment, result.backend) for result in baseline.results}
+    for case in planned:
+        if case.id in old or (case.device not in EXACT_DEVICES and (case.experiment, case.backend) in loose):
+            return None
+    return (
+        f"--baseline has no case in common with this run's plan (baseline: {', '.join(old[:3])}{'...' if len(old) > 3 else ''}; "
+        f"planned: {', '.join(case.id for case in planned[:3])}{'...' if len(planned) > 3 else ''}): "
+        "compare runs of the same config, both with or both without --quick"
+    )
 
 
 def ratio_interval(old: Sequence[float], new: Sequence[float], confidence: float) -> tuple[float, float] | None:
