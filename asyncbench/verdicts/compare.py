@@ -132,6 +132,9 @@ class Comparison:
     confidence: float = 1 - 2 * budget.FAMILY_ERROR
     #: whether an INCONCLUSIVE row lets the gate pass (--allow-inconclusive)
     allow_inconclusive: bool = False
+    #: both files are one run (the same run_id: a file compared with itself or its copy): the rows compare its samples
+    #: with themselves, so their verdicts show what the method gives, never a change. The verdicts stand as judged
+    same_run: bool = False
 
     @property
     def regressions(self) -> tuple[VariantComparison, ...]:
@@ -425,4 +428,5 @@ def compare(
         environment_changes=environment_changes(baseline.environment, current.environment),
         lost=tuple(lost),
         allow_inconclusive=allow_inconclusive,
+        same_run=bool(baseline.run_id) and baseline.run_id == current.run_id,
     )

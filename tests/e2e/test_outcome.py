@@ -131,3 +131,18 @@ def test_a_planned_case_on_a_device_resolved_where_it_runs_may_match_its_experim
     assert compare.planned_problem(baseline, [on_cuda]) is None  # `cuda` runs as cuda:0: it may be the same case
     on_cpu = PlannedCase("m[torch,cpu]", "m", "matmul", "torch", "cpu", {})
     assert "no case in common" in (compare.planned_problem(baseline, [on_cpu]) or "")
+
+
+def test_a_file_compared_with_itself_says_both_are_the_same_run_and_keeps_its_verdicts(tmp_path):
+    baseline, copy, later = tmp_path / "b.json", tmp_path / "copy.json", tmp_path / "later.json"
+    report_of([ok_result("m[torch,cpu]")]).save(baseline)
+    copy.write_bytes(baseline.read_bytes())
+    report_of([ok_result("m[torch,cpu]")]).save(later)  # the same samples, another run
+    itself = CliRunner().invoke(cli.main, ["compare", str(baseline), str(copy)])
+    other = CliRunner().invoke(cli.main, ["compare", str(baseline), str(later)])
+    assert "both files are the same run" in " ".join(itself.output.split())
+    assert "same run" not in other.output
+    assert itself.exit_code == other.exit_code  # a note only: the verdicts are the method's, as judged
+    assert itself.output.strip().splitlines()[-1] == other.output.strip().splitlines()[-1]
+    as_json = CliRunner().invoke(cli.main, ["compare", str(baseline), str(copy), "--format", "json"])
+    assert '"same_run": true' in as_json.output
