@@ -116,7 +116,9 @@ def check_gating(fail_on_regression: bool) -> None:
         return
     context = click.get_current_context(silent=True)
     if context is not None and context.get_parameter_source("max_regression") is click.core.ParameterSource.COMMANDLINE:
-        raise InputError("--max-regression without --fail-on-regression: nothing would be judged; add --fail-on-regression, or leave it out")
+        raise InputError(
+            "--max-regression without --fail-on-regression: nothing would be judged; add --fail-on-regression, or leave it out"
+        )
 
 
 def history_option(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -113,7 +113,9 @@ def test_a_baseline_that_shares_no_case_with_the_plan_is_refused_before_anything
     report_of([ok_result("train_step[torch,cpu]")]).save(baseline)
     monkeypatch.setattr(runner, "start_workers", lambda *a, **k: (_ for _ in ()).throw(AssertionError("a case ran")))
     out = tmp_path / "out.json"
-    refused = CliRunner().invoke(cli.main, ["run", "-w", "sync_async", "-b", "numpy", "-d", "cpu", "--baseline", str(baseline), "-o", str(out)])
+    refused = CliRunner().invoke(
+        cli.main, ["run", "-w", "sync_async", "-b", "numpy", "-d", "cpu", "--baseline", str(baseline), "-o", str(out)]
+    )
     assert refused.exit_code == 2, refused.output
     said = refused.output.strip().splitlines()
     assert len(said) == 1

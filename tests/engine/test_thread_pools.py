@@ -159,17 +159,21 @@ def test_a_pinned_worker_runs_torch_s_inter_op_pool_on_the_pinned_count_too(monk
 
 def test_threads_above_the_usable_cores_are_warned_in_one_line() -> None:
     said = thread_pools.oversubscribed(64, cores=2)
-    assert said is not None and "\n" not in said
+    assert said is not None
+    assert "\n" not in said
     assert "--threads 64 is more than the 2 usable core(s)" in said
     assert thread_pools.oversubscribed(2, cores=2) is None
 
 
 def test_run_threads_above_the_cores_warns_on_stderr(tmp_path: Path) -> None:
     cores = len(os.sched_getaffinity(0))
-    ran = asyncbench("run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", "--threads", str(cores + 1), cwd=tmp_path)
+    ran = asyncbench(
+        "run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", "--threads", str(cores + 1), cwd=tmp_path
+    )
     assert ran.returncode == 0, ran.stderr
     warned = [line for line in ran.stderr.splitlines() if f"--threads {cores + 1} is more than" in line]
-    assert len(warned) == 1 and warned[0].startswith("asyncbench: warning: ")
+    assert len(warned) == 1
+    assert warned[0].startswith("asyncbench: warning: ")
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch not installed")
