@@ -48,12 +48,8 @@ PAIRED_PREFIX, PAIRED_UNIT = model.PAIRED_PREFIX, model.PAIRED_UNIT
 is_paired = model.is_paired
 # A change's interval is the ratio's at this confidence, as every interval asyncbench reports.
 CONFIDENCE = 0.95
-# The fewest runs a series is searched in: Otava's test finds a clear step (24-30 ms, then 45 ms) with three runs
-# on each side of it, not with two after it (24, 27, 30, 45, 45: none at p < 0.001). Below this it still splits a
-# series of two tight pairs (16.7, 16.7, 33.8, 33.8 ms: p 1e-8), but says a step from two runs a side, too few for
-# its ratio's interval ([?]) or for the drift between runs to show (MIN_MAGNITUDE): one slow hour reads as a change.
-# So a shorter series is too short to tell (docs/guides/history.md), and `history` says so.
-MIN_RUNS = 6
+# The fewest runs a series is searched in (history.model says why: `history` reads it there too).
+MIN_RUNS = model.MIN_RUNS
 
 
 def min_magnitude(quantity: str, unit: str) -> float:

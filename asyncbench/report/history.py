@@ -8,7 +8,6 @@ from rich.console import Console
 from rich.text import Text
 
 import asyncbench.history.model as model
-from asyncbench.history import changes
 from asyncbench.history.model import ChangePoint, Series
 from asyncbench.report.escaping import visible
 from asyncbench.results import units
@@ -44,9 +43,9 @@ def change_line(change: ChangePoint, unit: str) -> str:
     )
 
 
-# A series of fewer runs than this is not searched for changes (history.changes.MIN_RUNS says why): it says it was too
+# A series of fewer runs than this is not searched for changes (history.model.MIN_RUNS says why): it says it was too
 # short to tell.
-RUNS_TO_SEE_A_STEP = changes.MIN_RUNS
+RUNS_TO_SEE_A_STEP = model.MIN_RUNS
 
 
 #: what a series of what bounds a step says instead of its changes: none are looked for in it
