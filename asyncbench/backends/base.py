@@ -368,6 +368,11 @@ class Backend(ABC):
         """Set the framework's CPU intra-op threads; returns the previous count (None: not settable)."""
         return None
 
+    def pin_threads(self, count: int) -> None:
+        """`run --threads N` in a process whose framework is imported: every CPU pool the framework sizes in code
+        pinned to `count` (set_threads; torch's inter-op pool too). The variables sized the rest at import."""
+        self.set_threads(count)
+
     def device_memory(self, device: str) -> dict[str, int]:
         """Named device-memory figures in bytes, for the window `memory_window` opened
         (torch: peak allocated and peak reserved; cupy: peak in use, pool used and held)."""

@@ -280,6 +280,21 @@ class TorchBackend(Backend):
         torch.set_num_threads(count)
         return previous
 
+    def pin_threads(self, count: int) -> None:
+        """Both of torch's CPU pools: intra-op (set_threads) and inter-op (torch.jit.fork's tasks, torch.futures),
+        which no variable sizes and which torch lets be set once, before any inter-op work: in a fresh worker it has
+        none. Where it started already (a process that forked work first), the pool stays as it is and the facts
+        recorded say its size (`interop_threads`)."""
+        import torch
+
+        self.set_threads(count)
+        if torch.get_num_interop_threads() == count:
+            return
+        try:
+            torch.set_num_interop_threads(count)
+        except RuntimeError:  # "cannot set number of interop threads after parallel work has started or ... called"
+            return
+
     def sync_hooks(self, device: str) -> tuple[SyncHook, ...]:
         """On CUDA, where torch's host waits (torch_syncs.cuda_hooks); none on a CPU, where torch runs each op
         before it returns: a CPU `.item()` waits for nothing, and the census says torch is synchronous there."""

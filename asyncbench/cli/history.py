@@ -8,7 +8,7 @@ import sys
 import click
 
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
-from asyncbench.cli.options import check_pattern, history_option, margin_option, read_label
+from asyncbench.cli.options import check_gating, check_pattern, history_option, margin_option, read_label
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE
 
 
@@ -50,7 +50,7 @@ Examples:
 @history_option
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when the newest point of a series starts a regression.")
-@margin_option("10%", "A change this much slower or less is no regression.")
+@margin_option("10%", "With --fail-on-regression: a change this much slower or less is no regression.")
 @click.option("--last", default=40, show_default=True, type=click.IntRange(min=1), help="Points shown per series (changes: all).")
 @guard
 def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: float, last: int) -> None:
@@ -72,6 +72,7 @@ def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_
     from asyncbench.session import recorder
 
     check_pattern(pattern)
+    check_gating(fail_on_regression)
     recorder.require_history(history, "history")
     found = store.open_store(target.resolve(history), say=echo_err).series(pattern, last)
     if fmt == "json":

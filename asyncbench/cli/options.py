@@ -108,6 +108,19 @@ def check_recording(record: bool, label: str | None) -> None:
         raise InputError(f"{' and '.join(named)} without --record: nothing would be recorded; add --record, or leave {them} out")
 
 
+def check_gating(fail_on_regression: bool) -> None:
+    """`--max-regression` on `history` says how a regression is judged: given without `--fail-on-regression` nothing
+    is judged, and it would be ignored in silence (a gate thought set that is not), so it is bad input (InputError),
+    said before the store is opened, as check_recording says --label without --record."""
+    if fail_on_regression:
+        return
+    context = click.get_current_context(silent=True)
+    if context is not None and context.get_parameter_source("max_regression") is click.core.ParameterSource.COMMANDLINE:
+        raise InputError(
+            "--max-regression without --fail-on-regression: nothing would be judged; add --fail-on-regression, or leave it out"
+        )
+
+
 def history_option(command: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--history",

@@ -84,8 +84,8 @@ Examples:
     "--threads",
     type=click.IntRange(min=1),
     metavar="N",
-    help="Pin every CPU thread pool to N threads (torch, NumPy's BLAS, JAX's XLA, MXNet's OpenMP; recorded in the "
-    "results): on shared cores a free pool's time follows the other processes' load. Default: free, as your code "
+    help="Pin every CPU thread pool to N threads (torch's intra-op and inter-op pools, NumPy's BLAS, JAX's XLA, MXNet's "
+    "OpenMP; recorded in the results): on shared cores a free pool's time follows the other processes' load. Default: free, as your code "
     "runs; a CPU row measured free on shared cores is warned about.",
 )
 @executor_options
@@ -140,6 +140,9 @@ def run(
         from asyncbench.engine import thread_pools
 
         thread_pools.pin(threads)
+        crowded = thread_pools.oversubscribed(threads) if executor != "slurm" else None  # a node's cores are its own
+        if crowded:
+            echo_err(f"asyncbench: warning: {crowded}")
     chosen = executor_settings(
         executor, per, sbatch, partition=partition, gpus_per_node=gpus_per_node, time_min=time_min, account=account, exclusive=exclusive
     )

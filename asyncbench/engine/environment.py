@@ -32,6 +32,8 @@ def capture(backends: Iterable[str] = tuple(BACKENDS)) -> dict[str, Any]:
     for name in dict.fromkeys(backends):
         backend = get_backend(name)
         reason = backend.unavailable_reason()
+        if not reason:  # `run --threads N`: pinned here as in the workers, so the facts say the pools they ran in
+            thread_pools.apply([name])
         frameworks[name] = {"version": backend.version(), "unavailable": reason} if reason else backend.facts()
     return {
         "asyncbench": __version__,

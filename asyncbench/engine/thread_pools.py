@@ -19,7 +19,10 @@ sampled (its reference's CPU pressure, measure.reference). `run --threads
 N` pins every pool to N threads: the variables set in this process before
 a worker starts (each worker, MXNet's own Python too, inherits them
 before it imports its framework) and, once the frameworks are imported in a
-worker, torch.set_num_threads (`apply`). The results' environment records
+worker (and here, where the run's facts are read), torch's two pools, which
+no variable sizes alone: torch.set_num_threads and torch's inter-op pool
+(torch.set_num_interop_threads, allowed once, before any inter-op work:
+`apply`). N above the usable cores is warned about (`oversubscribed`). The results' environment records
 the variables, ASYNCBENCH_THREADS among them. A row of an experiment that
 puts two backends side by side on the CPU says each one's pool, so that a
 "5× faster" that is two pools, not two programs, shows where it is read.
@@ -72,6 +75,21 @@ def pin(count: int) -> None:
     apply(name for name in POOL_VARIABLES if name in sys.modules)
 
 
+def oversubscribed(count: int, cores: int | None = None) -> str | None:
+    """The warning for `--threads N` above the usable cores (host.facts.usable_cores, this process's affinity): each
+    pool's N threads then take turns on fewer cores, so a pinned row measures that wait, and no longer the code's
+    cost; None where N fits."""
+    from asyncbench.host.facts import usable_cores
+
+    cores = usable_cores() if cores is None else cores
+    if count <= cores:
+        return None
+    return (
+        f"--threads {count} is more than the {cores} usable core(s) here: each pool's threads take turns on them, "
+        f"so the rows measure that wait; --threads {cores} or fewer pins without it"
+    )
+
+
 def pinned(environ: Mapping[str, str] | None = None) -> int | None:
     """The count `--threads` pinned every pool to in this run (None: not pinned by asyncbench)."""
     value = (os.environ if environ is None else environ).get(PINNED_VARIABLE, "")
@@ -79,8 +97,9 @@ def pinned(environ: Mapping[str, str] | None = None) -> int | None:
 
 
 def apply(backends: Iterable[str]) -> None:
-    """In a worker whose frameworks are imported: each backend's own thread setting (torch.set_num_threads) to the
-    pinned count, where the run is pinned; nothing otherwise. The variables already sized the pools at import."""
+    """In a process whose frameworks are imported: each backend's own thread settings (Backend.pin_threads: torch's
+    intra-op and inter-op pools) to the pinned count, where the run is pinned; nothing otherwise. The variables
+    already sized the other pools at import."""
     count = pinned()
     if count is None:
         return
@@ -88,7 +107,7 @@ def apply(backends: Iterable[str]) -> None:
 
     for name in backends:
         try:
-            get_backend(name).set_threads(count)
+            get_backend(name).pin_threads(count)
         except Exception:  # noqa: BLE001,S112 - a framework that failed to import: its cases say why
             continue
 

@@ -48,6 +48,8 @@ PAIRED_PREFIX, PAIRED_UNIT = model.PAIRED_PREFIX, model.PAIRED_UNIT
 is_paired = model.is_paired
 # A change's interval is the ratio's at this confidence, as every interval asyncbench reports.
 CONFIDENCE = 0.95
+# The fewest runs a series is searched in (history.model says why: `history` reads it there too).
+MIN_RUNS = model.MIN_RUNS
 
 
 def min_magnitude(quantity: str, unit: str) -> float:
@@ -58,12 +60,12 @@ def min_magnitude(quantity: str, unit: str) -> float:
 
 def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> tuple[ChangePoint, ...]:
     """Where the values of `points` (in run order) shifted, in order; a change must exceed `smallest` (relative:
-    min_magnitude of the series' kind)."""
+    min_magnitude of the series' kind). None in a series of fewer than MIN_RUNS points: too short to tell."""
     from asyncbench.history.edivisive.analysis import compute_change_points
     from asyncbench.verdicts import compare  # scipy: only where changes are found, not where they are read
 
     values = [p.value for p in points]
-    if len(values) < 3:
+    if len(values) < MIN_RUNS:
         return ()
     low, high = min(values), max(values)
     if low > 0 and high < low * (1 + smallest):

@@ -13,6 +13,13 @@ from typing import Any, NamedTuple
 # (history.changes holds such series to a change floor of their own).
 PAIRED_PREFIX = "ab:"
 PAIRED_UNIT = "x"
+# The fewest runs a series is searched in: Otava's test finds a clear step (24-30 ms, then 45 ms) with three runs
+# on each side of it, not with two after it (24, 27, 30, 45, 45: none at p < 0.001). Below this it still splits a
+# series of two tight pairs (16.7, 16.7, 33.8, 33.8 ms: p 1e-8), but says a step from two runs a side, too few for
+# its ratio's interval ([?]) or for the drift between runs to show (changes.MIN_MAGNITUDE): one slow hour reads as
+# a change.
+# So a shorter series is too short to tell (docs/guides/history.md), and `history` says so.
+MIN_RUNS = 6
 #: the quantities a case records for its machine (history.recorded.quantities, read by history.discount), variant ""
 MACHINE_QUANTITY = "machine_s"
 PRESSURE_QUANTITY = "cpu_pressure"

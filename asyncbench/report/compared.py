@@ -131,6 +131,11 @@ def interval_ratio(interval: tuple[float, float] | None) -> str:
 def comparison(result: compare.Comparison) -> ComparisonView:
     """A baseline comparison as a person reads it: a row per variant, what could not be compared, a summary."""
     notes = []
+    if result.same_run:
+        notes.append(
+            "both files are the same run (one run_id): each row compares its samples with themselves, so the verdicts "
+            "show only what the method gives, not a change"
+        )
     if result.only_in_baseline:
         notes.append(f"only in the baseline ({len(result.only_in_baseline)}): {', '.join(result.only_in_baseline)}")
     if result.only_in_current:

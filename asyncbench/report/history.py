@@ -43,9 +43,9 @@ def change_line(change: ChangePoint, unit: str) -> str:
     )
 
 
-# Apache Otava's test finds a clear step (24-30 ms, then 45 ms) with three runs on each side of it, not with two after
-# it (24, 27, 30, 45, 45: none at p < 0.001): a series of fewer runs than this says it was too short to tell.
-RUNS_TO_SEE_A_STEP = 6
+# A series of fewer runs than this is not searched for changes (history.model.MIN_RUNS says why): it says it was too
+# short to tell.
+RUNS_TO_SEE_A_STEP = model.MIN_RUNS
 
 
 #: what a series of what bounds a step says instead of its changes: none are looked for in it

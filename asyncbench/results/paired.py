@@ -21,10 +21,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from asyncbench.results import fields, recordable
+from asyncbench.results import blocks as block_stats
+from asyncbench.results import fields, recordable, units
 from asyncbench.results.bound_change import BoundChange
 from asyncbench.results.fields import At
-from asyncbench.results.labels import Label
+from asyncbench.results.labels import Label, label_of
 from asyncbench.results.model import Case, Verdict
 from asyncbench.results.plan import case_parts
 from asyncbench.results.syncs import SYNC_KINDS, SyncKind, SyncPoint
@@ -96,7 +97,7 @@ class PairedRatio:
     head: float
     ratio: float
     ratio_ci: tuple[float, float] | None
-    label: Label  # decided by verdicts.margin.label_of from `ratio_ci` and the margin
+    label: Label  # decided by label_of (results.labels, called by verdicts.margin) from `ratio_ci` and the margin
     #: each block's number, in block order: the median log paired ratio of its rounds (engine.paired), the sample
     #: `ratio` and `ratio_ci` come from; its spread is what a case's margin must allow (configs' ab_margin)
     block_log_ratios: tuple[float, ...] = ()
@@ -249,9 +250,11 @@ class PairedCase:
         )
 
     @classmethod
-    def from_dict(cls, raw: Any, at: At) -> PairedCase:
+    def from_dict(cls, raw: Any, at: At, gate_margin: float | None = None) -> PairedCase:
         """A case of an `ab` file, every field checked; its workload, backend and device as the file states them
-        (schema 4 on), else None (results.ab_file reads them from the id, as older files allow)."""
+        (schema 4 on), else None (results.ab_file reads them from the id, as older files allow). Each ratio is held
+        to what `ab` would have written beside its blocks and its margin (its own, else `gate_margin`, the file's
+        max_regression): _held_to_blocks, _held_to_margin."""
         case = fields.mapping(raw, at)
         case_id = fields.name(case.get("id"), at / "id")
         _ran(case, at)
@@ -274,6 +277,12 @@ class PairedCase:
         status = fields.word(case.get("status"), at / "status", STATUSES)
         reason = fields.optional_text(case.get("reason"), at / "reason")
         read = tuple(PairedRatio.from_dict(ratio, at / "ratios" / index) for index, ratio in enumerate(ratios))
+        confidence = None if case.get("confidence") is None else float(case["confidence"])
+        judged_at = margin if margin is not None else gate_margin
+        for index, ratio in enumerate(read):
+            _held_to_blocks(ratio, confidence, at / "ratios" / index)
+            if judged_at is not None:
+                _held_to_margin(ratio, judged_at, at / "ratios" / index)
         workload, backend, device = (case.get(key) for key in ("workload", "backend", "device"))
         return cls(
             id=case_id,
@@ -282,7 +291,7 @@ class PairedCase:
             ratios=read,
             rounds=int(case.get("rounds") or 0),
             elapsed_s=float(case.get("elapsed_s") or 0.0),
-            confidence=None if case.get("confidence") is None else float(case["confidence"]),
+            confidence=confidence,
             lag1_autocorrelation=None if case.get("lag1_autocorrelation") is None else float(case["lag1_autocorrelation"]),
             blocks=int(case.get("blocks") or 0),
             lost=bool(case.get("lost", False)),
@@ -303,6 +312,55 @@ class PairedCase:
         if self.workload is None and self.backend is None and self.device is None:
             return case_parts(self.id)
         return str(self.workload), str(self.backend), str(self.device)
+
+
+# How far (relative) a stored ratio or interval end may lie from what its blocks give: `ab` writes the very floats
+# it computed (JSON keeps them exactly), so only a rewrite of the numbers' last digits by another tool is allowed
+# for; an edit of a figure moves it far more.
+BLOCKS_TOLERANCE = 1e-6
+
+
+def _close(stored: float, computed: float) -> bool:
+    return math.isclose(stored, computed, rel_tol=BLOCKS_TOLERANCE)
+
+
+def _held_to_blocks(ratio: PairedRatio, confidence: float | None, at: At) -> None:
+    """A ratio whose file keeps its blocks (schema 3 on): its `ratio` the blocks' estimate and its `ratio_ci` their
+    interval at the case's confidence, as engine.paired computes them (results.blocks); a file edited by hand (50.0
+    in every block beside a ratio of 1.86) otherwise shows a verdict its own sample does not give."""
+    values = ratio.block_log_ratios
+    if not values:
+        return
+    if not math.isnan(ratio.ratio):
+        expected = block_stats.estimate(values)
+        if not _close(ratio.ratio, expected):
+            (at / "ratio").fail(f"{ratio.ratio:g} is not the estimate of its block_log_ratios ({expected:g})")
+    if confidence is None or not 0 < confidence < 1:
+        return
+    tail = (1 - confidence) / 2
+    # the tail as the file's rounded confidence gives it back may fall a hair either side of the one `ab` used
+    candidates = [block_stats.interval(values, tail * nudge) for nudge in (1.0, 1 - 1e-9, 1 + 1e-9)]
+    stored = ratio.ratio_ci
+    if any(_same_interval(stored, candidate) for candidate in candidates):
+        return
+    said = "none" if candidates[0] is None else f"[{candidates[0][0]:g}, {candidates[0][1]:g}]"
+    shown = "null" if stored is None else f"[{stored[0]:g}, {stored[1]:g}]"
+    (at / "ratio_ci").fail(f"{shown} is not the interval its block_log_ratios give at {confidence:g} ({said})")
+
+
+def _same_interval(stored: tuple[float, float] | None, computed: tuple[float, float] | None) -> bool:
+    if stored is None or computed is None:
+        return stored is None and computed is None
+    return _close(stored[0], computed[0]) and _close(stored[1], computed[1])
+
+
+def _held_to_margin(ratio: PairedRatio, margin: float, at: At) -> None:
+    """A ratio's `label` is the one label_of gives its `ratio_ci` at the case's margin: an `ab` file that says SAME
+    of an interval wholly above 1 + margin says a gate passed that failed."""
+    expected = label_of(ratio.ratio_ci, margin)
+    if ratio.label != expected:
+        shown = "no interval" if ratio.ratio_ci is None else f"[{ratio.ratio_ci[0]:g}, {ratio.ratio_ci[1]:g}]"
+        (at / "label").fail(f"{str(ratio.label)!r} is not the label of {shown} at a {units.percent(margin)} margin ({str(expected)!r})")
 
 
 def _ran(case: Mapping[str, Any], at: At) -> None:

@@ -109,6 +109,7 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
     if request.bound or the_plan.bound or request.bound_verify:
         raise InputError("--bound does not go with --executor: measure what bounds a step in a run of its own on the machine")
     conclusion = RunConclusion.checked(request, any(e.sweep for e in the_plan.experiments), say, by_job=True)
+    conclusion.check_plan(jobs.planned(the_plan))
     cluster.require_submitit()
     given_as = {key: executor.given_as(key, request.executor, request.selection.sets) for key in executor.KEYS}
     warning = jobs.check_gpus(jobs.gpus_named(the_plan), settings, given_as)  # the plan alone: before Slurm is asked

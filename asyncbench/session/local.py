@@ -76,6 +76,10 @@ class Here:
         self.selected = select(the_plan, self.request, self.say)  # `--shard I/N`: the part of the plan this job runs
         sweeps = any(e.sweep for e in the_plan.experiments)
         conclusion = RunConclusion.checked(self.request, sweeps, self.say, needed_by="run --record")
+        if conclusion.base_report is not None:
+            from asyncbench.engine import jobs  # the plan's case ids, known before anything runs
+
+            conclusion.check_plan(jobs.planned(the_plan))
         self.trace_dir = str(trace.check_directory(self.request.trace_dir)) if self.request.trace_dir else None
         if conclusion.base_report is not None:  # every row compared with the baseline gets the samples its interval needs
             from asyncbench.spec import overrides

@@ -2,7 +2,8 @@
 
 `RunConclusion.checked` is the family's preflight: every output proven
 writable (session.preflight), the history store opened and proven writable
-where the command records, the baseline read, all before anything runs.
+where the command records, the baseline read (and, where a plan runs, held
+to it: check_plan), all before anything runs.
 The conclusion then compares the finished report with the baseline, judges
 it once against the gate, writes each writer's file from the view
 (report.writers) and records the report, or each job's or shard's, into
@@ -17,9 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from asyncbench.errors import InputError
 from asyncbench.report import view as views
 from asyncbench.report.view import ReportView
 from asyncbench.report.writers import Writer
+from asyncbench.results.model import PlannedCase
 from asyncbench.results.schema import Report
 from asyncbench.say import Say
 from asyncbench.session import preflight, reading, recorder
@@ -60,6 +63,14 @@ class RunConclusion:
         store = recorder.open_history(recording.history, needed_by) if recording.record else None
         base_report = reading.load_results(request.gate.baseline, say) if request.gate.baseline else None
         return cls(request.gate, writers, base_report, store, recording.label, by_job)
+
+    def check_plan(self, planned: Sequence[PlannedCase]) -> None:
+        """InputError (exit 2) before anything runs where the baseline shares no case with the `planned` cases
+        (verdicts.compare.planned_problem): the comparison after the whole plan ran would only say so then."""
+        if self.base_report is not None:
+            problem = compare.planned_problem(self.base_report, planned)
+            if problem:
+                raise InputError(problem)
 
     @property
     def dumps(self) -> Callable[[Report], str] | None:

@@ -19,6 +19,7 @@ from asyncbench.errors import InputError, suggestion
 from asyncbench.results import fields
 from asyncbench.results.model import Settings
 from asyncbench.spec.expect import UNIT_FACTORS
+from asyncbench.verdicts import margin as margin_rule
 from asyncbench.workloads import BUILT_IN, plugins
 from asyncbench.workloads.base import BOOL, FLOAT, INT, INTS, SHAPE, STR, Param, Workload
 
@@ -127,9 +128,9 @@ def _with_unit(name: str, value: Any) -> Any:
 
 
 # ab_margin is written as a percentage, always: a plain 5 would be 500% as a fraction (as max_rel_noise reads) and 5%
-# to a reader of percentages; `--max-regression` refuses a plain number alike, and takes at most this
-# (verdicts.compare.parse_threshold).
-AB_MARGIN_MAX = 10.0
+# to a reader of percentages; `--max-regression` refuses a plain number alike, and both take the margins
+# verdicts.margin.margin_problem allows, up to this.
+AB_MARGIN_MAX = margin_rule.MARGIN_MAX
 
 
 def least(name: str) -> int:
@@ -143,8 +144,9 @@ def coerce_setting(name: str, value: Any) -> Any:
         if not (isinstance(value, str) and value.strip().endswith("%")):
             raise ValueError(f"expected a percentage such as 25% (with its %), got {value!r}")
         margin = _with_unit(name, value)
-        if not 0 < margin < AB_MARGIN_MAX:
-            raise ValueError(f"expected a percentage above 0% and under {AB_MARGIN_MAX:.0%}, got {value!r}")
+        problem = margin_rule.margin_problem(margin)
+        if problem:
+            raise ValueError(f"{problem}, got {value!r}")
         return margin
     value = _with_unit(name, value)
     kind = SETTING_FIELDS[name].type

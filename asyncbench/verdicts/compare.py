@@ -69,12 +69,12 @@ from typing import Any, Iterator, Sequence
 from asyncbench.errors import InputError
 from asyncbench.results import budget, units
 from asyncbench.results.labels import Label
-from asyncbench.results.model import CLOCKS, OK, Result, Verdict
+from asyncbench.results.model import CLOCKS, OK, CaseIdentity, Result, Verdict
 from asyncbench.results.schema import Report
 from asyncbench.verdicts import environments
 from asyncbench.verdicts import machine as machines
 from asyncbench.verdicts import ratio as ratios
-from asyncbench.verdicts.margin import label_of
+from asyncbench.verdicts.margin import label_of, margin_problem
 
 # 10%: above the run-to-run drift of a quiet, dedicated machine and below the
 # regressions worth stopping a merge for. Shared CI runners drift far more between
@@ -132,6 +132,9 @@ class Comparison:
     confidence: float = 1 - 2 * budget.FAMILY_ERROR
     #: whether an INCONCLUSIVE row lets the gate pass (--allow-inconclusive)
     allow_inconclusive: bool = False
+    #: both files are one run (the same run_id: a file compared with itself or its copy): the rows compare its samples
+    #: with themselves, so their verdicts show what the method gives, never a change. The verdicts stand as judged
+    same_run: bool = False
 
     @property
     def regressions(self) -> tuple[VariantComparison, ...]:
@@ -165,9 +168,35 @@ def parse_threshold(text: str) -> float:
         value = float(stripped.removesuffix("%").strip()) / 100
     except ValueError:
         raise InputError(f"--max-regression {text!r}: expected a percentage such as 10% or 2.5%") from None
-    if not math.isfinite(value) or not 0 <= value < 10:
-        raise InputError(f"--max-regression {text!r}: expected a percentage from 0% to 1000%")
+    problem = margin_problem(value)
+    if problem:
+        raise InputError(f"--max-regression {text!r}: {problem} (at 0% no interval reads SAME)")
     return value
+
+
+# The device specs a planned case's id keeps as it runs: another (auto, cuda) names the device the case resolves to on
+# the machine (cuda:0, or cpu where there is no GPU), and its params may follow that device, so its planned id may
+# not be the id it is saved under.
+EXACT_DEVICES = ("cpu",)
+
+
+def planned_problem(baseline: Report, planned: Sequence[CaseIdentity]) -> str | None:
+    """Why a run of the `planned` cases cannot be compared with `baseline`, known before anything runs: none of them
+    can be a case of the baseline (compare's 'no case in common', else said only after the whole plan ran). A planned
+    case on a device resolved where it runs (not EXACT_DEVICES) may be any baseline case of its experiment and backend.
+    None where some case may be compared (or either side has none)."""
+    old = [result.id for result in baseline.results]
+    if not old or not planned:
+        return None
+    loose = {(result.experiment, result.backend) for result in baseline.results}
+    for case in planned:
+        if case.id in old or (case.device not in EXACT_DEVICES and (case.experiment, case.backend) in loose):
+            return None
+    return (
+        f"--baseline has no case in common with this run's plan (baseline: {', '.join(old[:3])}{'...' if len(old) > 3 else ''}; "
+        f"planned: {', '.join(case.id for case in planned[:3])}{'...' if len(planned) > 3 else ''}): "
+        "compare runs of the same config, both with or both without --quick"
+    )
 
 
 def ratio_interval(old: Sequence[float], new: Sequence[float], confidence: float) -> tuple[float, float] | None:
@@ -353,4 +382,5 @@ def compare(
         environment_changes=environments.changes(baseline.environment, current.environment),
         lost=tuple(lost),
         allow_inconclusive=allow_inconclusive,
+        same_run=bool(baseline.run_id) and baseline.run_id == current.run_id,
     )

@@ -47,3 +47,16 @@ def test_a_pattern_that_matches_nothing_exits_1_and_says_so(tmp_path):
     assert done.returncode == 1, done.stderr
     assert "no series matching 'no-such-case' in the history" in done.stderr
     assert asyncbench("history", "matmul", "--history", "h.sqlite", cwd=tmp_path).returncode == 0
+
+
+def test_max_regression_without_fail_on_regression_is_refused_in_one_line_as_label_without_record_is(tmp_path):
+    """It judged nothing and was taken in silence: a gate thought set that was not."""
+    store = str(tmp_path / "none.sqlite")  # refused before the store is looked for
+    refused = CliRunner().invoke(cli.main, ["history", "--history", store, "--max-regression", "5%"])
+    assert refused.exit_code == 2
+    assert refused.output.strip() == (
+        "asyncbench: error: --max-regression without --fail-on-regression: nothing would be judged; "
+        "add --fail-on-regression, or leave it out"
+    )
+    gating = CliRunner().invoke(cli.main, ["history", "--history", store, "--fail-on-regression", "--max-regression", "5%"])
+    assert "--max-regression without" not in gating.output  # with the gate it is read as before

@@ -103,3 +103,48 @@ def test_an_inconclusive_row_against_a_baseline_fails_the_run_unless_allowed():
     assert "1 variant INCONCLUSIVE against the baseline" in judged.reasons[0]
     assert "--allow-inconclusive lets it pass" in judged.reasons[0]
     assert outcome.judge(report_of([few]), comparison=comparison, allow_inconclusive=True).code == 0
+
+
+def test_a_baseline_that_shares_no_case_with_the_plan_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    """The whole suite used to run first, then exit 2 with 'no case in common': the plan's ids say it at once."""
+    from asyncbench.engine import runner
+
+    baseline = tmp_path / "b.json"
+    report_of([ok_result("train_step[torch,cpu]")]).save(baseline)
+    monkeypatch.setattr(runner, "start_workers", lambda *a, **k: (_ for _ in ()).throw(AssertionError("a case ran")))
+    out = tmp_path / "out.json"
+    refused = CliRunner().invoke(
+        cli.main, ["run", "-w", "sync_async", "-b", "numpy", "-d", "cpu", "--baseline", str(baseline), "-o", str(out)]
+    )
+    assert refused.exit_code == 2, refused.output
+    said = refused.output.strip().splitlines()
+    assert len(said) == 1
+    assert "--baseline has no case in common with this run's plan" in said[0]
+    assert "planned: sync_async[numpy,cpu]" in said[0]
+    assert not out.exists()
+
+
+def test_a_planned_case_on_a_device_resolved_where_it_runs_may_match_its_experiment_s_baseline_case():
+    from asyncbench.results.model import PlannedCase
+    from asyncbench.verdicts import compare
+
+    baseline = report_of([ok_result("m[torch,cuda:0]")])
+    on_cuda = PlannedCase("m[torch,cuda]", "m", "matmul", "torch", "cuda", {})
+    assert compare.planned_problem(baseline, [on_cuda]) is None  # `cuda` runs as cuda:0: it may be the same case
+    on_cpu = PlannedCase("m[torch,cpu]", "m", "matmul", "torch", "cpu", {})
+    assert "no case in common" in (compare.planned_problem(baseline, [on_cpu]) or "")
+
+
+def test_a_file_compared_with_itself_says_both_are_the_same_run_and_keeps_its_verdicts(tmp_path):
+    baseline, copy, later = tmp_path / "b.json", tmp_path / "copy.json", tmp_path / "later.json"
+    report_of([ok_result("m[torch,cpu]")]).save(baseline)
+    copy.write_bytes(baseline.read_bytes())
+    report_of([ok_result("m[torch,cpu]")]).save(later)  # the same samples, another run
+    itself = CliRunner().invoke(cli.main, ["compare", str(baseline), str(copy)])
+    other = CliRunner().invoke(cli.main, ["compare", str(baseline), str(later)])
+    assert "both files are the same run" in " ".join(itself.output.split())
+    assert "same run" not in other.output
+    assert itself.exit_code == other.exit_code  # a note only: the verdicts are the method's, as judged
+    assert itself.output.strip().splitlines()[-1] == other.output.strip().splitlines()[-1]
+    as_json = CliRunner().invoke(cli.main, ["compare", str(baseline), str(copy), "--format", "json"])
+    assert '"same_run": true' in as_json.output

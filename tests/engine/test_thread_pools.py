@@ -121,6 +121,17 @@ def report_threads(call: ImportFrameworks, on_progress: Any = None) -> tuple[int
     return torch.get_num_threads(), {name: os.environ.get(name) for name in thread_pools.pinning_variables(1)}
 
 
+def report_interop(call: ImportFrameworks, on_progress: Any = None) -> tuple[int, int]:
+    """A worker's target: its first call (the frameworks' imports, pinned), then torch's inter-op pool, and again
+    after pinning once more (torch refuses a second setting: the pin must not raise)."""
+    call()
+    import torch
+
+    first = torch.get_num_interop_threads()
+    thread_pools.apply(["torch"])
+    return first, torch.get_num_interop_threads()
+
+
 @pytest.mark.skipif(not HAS_TORCH, reason="torch not installed")
 def test_a_pinned_worker_runs_torch_on_the_pinned_count(monkeypatch: pytest.MonkeyPatch) -> None:
     """The count --threads set wins over a pool variable the user left (torch.set_num_threads after the imports)."""
@@ -136,6 +147,36 @@ def test_a_pinned_worker_runs_torch_on_the_pinned_count(monkeypatch: pytest.Monk
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch not installed")
+def test_a_pinned_worker_runs_torch_s_inter_op_pool_on_the_pinned_count_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--threads 1` said it pins every pool while torch's inter-op pool kept one thread per core."""
+    monkeypatch.setenv(thread_pools.PINNED_VARIABLE, "1")
+    worker = isolation.Worker(report_interop)
+    try:
+        assert worker.call((ImportFrameworks(("torch",)),), timeout_s=120) == (1, 1)
+    finally:
+        worker.close()
+
+
+def test_threads_above_the_usable_cores_are_warned_in_one_line() -> None:
+    said = thread_pools.oversubscribed(64, cores=2)
+    assert said is not None
+    assert "\n" not in said
+    assert "--threads 64 is more than the 2 usable core(s)" in said
+    assert thread_pools.oversubscribed(2, cores=2) is None
+
+
+def test_run_threads_above_the_cores_warns_on_stderr(tmp_path: Path) -> None:
+    cores = len(os.sched_getaffinity(0))
+    ran = asyncbench(
+        "run", "-w", "matmul", "-b", "numpy", "-d", "cpu", "--quick", "--no-progress", "--threads", str(cores + 1), cwd=tmp_path
+    )
+    assert ran.returncode == 0, ran.stderr
+    warned = [line for line in ran.stderr.splitlines() if f"--threads {cores + 1} is more than" in line]
+    assert len(warned) == 1
+    assert warned[0].startswith("asyncbench: warning: ")
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch not installed")
 def test_run_threads_pins_every_pool_and_records_it(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     pinned = ["run", "-w", "matmul", "-b", "torch", "-b", "numpy", "-d", "cpu", "--quick", "--threads", "1", "--no-progress"]
@@ -146,6 +187,7 @@ def test_run_threads_pins_every_pool_and_records_it(tmp_path: Path) -> None:
         thread_pools.pinning_variables(1)
     )
     assert report["environment"]["frameworks"]["torch"]["threads"] == 1
+    assert report["environment"]["frameworks"]["torch"]["interop_threads"] == 1  # both of torch's pools
     notes = [row["note"] for row in report["results"]]
     assert all("each pinned to 1 (--threads 1)" in str(note) for note in notes), notes
     assert not any("thread pool" in warning for row in report["results"] for warning in row.get("warnings", []))

@@ -12,7 +12,7 @@ import pytest
 from asyncbench.history import changes, store, target
 from asyncbench.history.model import Point
 from asyncbench.results import ab_file, ab_report, paired
-from asyncbench.results.labels import Label
+from asyncbench.results.labels import label_of
 
 # A paired ratio's spread across `ab` gates on a busy machine: about half a percent (benchmarks/history_drift.py).
 SPREAD = 0.005
@@ -55,7 +55,8 @@ def test_a_flat_paired_series_shows_no_change(seed):
 def _ab_file(ratio: float, day: int, base: str = "a1b2c3d (HEAD)") -> ab_file.ABFile:
     """A real `ab` file, read back as `record` reads one: one case whose paired ratio head/base is `ratio`."""
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=FACTS)
-    compared = paired.PairedRatio("changed", paired.VARIANT, "s", 0.004, 0.004 * ratio, ratio, (ratio * 0.997, ratio * 1.003), Label.SAME)
+    interval = (ratio * 0.997, ratio * 1.003)  # labelled as `ab` labels it: a reader refuses any other label
+    compared = paired.PairedRatio("changed", paired.VARIANT, "s", 0.004, 0.004 * ratio, ratio, interval, label_of(interval, 0.05))
     case = paired.PairedCase("changed[numpy,cpu]", "ok", ratios=(compared,), rounds=40, blocks=10)
     report = ab_report.ABReport(
         f"2026-01-{day:02d}T12:00:00+00:00",

@@ -110,3 +110,24 @@ def test_a_failure_while_recording_leaves_the_store_as_it_was(tmp_path, monkeypa
         opened.record(twice)
     assert opened.recent(10) == []
     assert opened.series() == []
+
+
+def test_a_series_shorter_than_the_docs_say_shows_no_change_only_too_few_runs():
+    """Two tight runs a side split at p 1e-8 in Otava's test, with no interval ([?]); docs/guides/history.md says a
+    series of fewer than six runs is too short to tell, so none is stated (runs.sqlite of a user: 4 runs, ×2.03 [?])."""
+    from rich.console import Console
+
+    from asyncbench.history.model import Point, Series
+    from asyncbench.report import history as shown
+
+    def points(values):
+        return tuple(Point(i + 1, f"r{i + 1}", None, f"r{i + 1}", v, None, None) for i, v in enumerate(values))
+
+    assert changes.change_points(points([0.0167, 0.01671, 0.0338, 0.03381])) == ()
+    assert changes.change_points(points([1.01, 1.86, 1.861, 1.859, 1.86]), changes.PAIRED_MIN_MAGNITUDE) == ()
+    (step,) = changes.change_points(points([0.0167, 0.01671, 0.01669, 0.0338, 0.03381, 0.03379]))
+    assert step.run == 4  # three a side: the step the docs promise
+    four = Series("c", "v", "done_s", "s", "m", {}, points([0.0167, 0.0167, 0.0338, 0.0338]), (), runs=4)
+    console = Console(record=True, width=200)
+    shown.print_series([four], console)
+    assert "(4 runs, no change found: too few runs to tell" in console.export_text()

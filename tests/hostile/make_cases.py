@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any, Callable
@@ -73,6 +74,18 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
 
 
 DELETE = object()
+
+
+def _both(*changes: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+    """Several changes made as one (a file bad in one way that takes two keys to say: a label and its verdict)."""
+
+    def change(data: dict[str, Any]) -> None:
+        for one in changes:
+            one(data)
+
+    return change
+
+
 R0 = "results.0"
 C0 = f"{R0}.checks.0"
 MEDIAN = f"{R0}.variants.matmul.done_s"
@@ -226,6 +239,12 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     "ab-params-list": _set(f"{A0}.params", ["size", 64]),
     "ab-param-name-control": _set(f"{A0}.params", {"size\x1b[2J": 64}),
     "ab-backend-option": _set(A0, {**AB_CASE, "backend": f"--output={PWNED}"}),
+    # the label a margin rule does not give its interval: [1.22, 1.38] at 5% is SLOWER, said SAME (and pass)
+    "ab-label-not-its-interval": _both(_set(f"{RATIO}.label", "SAME"), _set(f"{RATIO}.verdict", "pass")),
+    # blocks that give another ratio than the one stated (50.0 each beside a ratio of 1.3)
+    "ab-ratio-not-its-blocks": _set(f"{RATIO}.block_log_ratios", [50.0] * 10),
+    # blocks that give the ratio stated (ln 1.3 each) but, at the case's confidence, not its interval
+    "ab-interval-not-its-blocks": _both(_set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 10), _set(f"{A0}.confidence", 0.996)),
 }
 
 

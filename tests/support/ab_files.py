@@ -59,14 +59,31 @@ def recorded_ab(gate: paired.PairedRatio, day: int) -> ab_file.ABFile:
     return ab_file.from_dict(json.loads(report.to_json()), f"ab-{day}.json")
 
 
+#: an interval of each label at ab_data's 5% margin (a reader holds a file's label to its interval: label_of)
+INTERVALS = {
+    Label.SAME: (0.99, 1.02),
+    Label.FASTER: (0.80, 0.90),
+    Label.SLOWER: (1.20, 1.30),
+    Label.NOT_SLOWER: (0.90, 1.02),
+    Label.INCONCLUSIVE: (0.99, 1.10),
+}
+
+
 def ab_data(*labels: Label, status: str = "ok") -> dict[str, Any]:
-    """A real `ab` file's JSON (paired.dumps): one case with a ratio per label."""
+    """A real `ab` file's JSON (paired.dumps): one case with a ratio per label, each with an interval of its label."""
     side = paired.Side("head", "a1b2c3d4e5 (HEAD)", "python3", "3.11")
     ratios = tuple(
-        paired.PairedRatio(f"v{index}", paired.VARIANT, "s", 0.010, 0.0101, 1.01, (0.99, 1.02), label) for index, label in enumerate(labels)
+        paired.PairedRatio(f"v{index}", paired.VARIANT, "s", 0.010, 0.010 * _middle(label), _middle(label), INTERVALS[label], label)
+        for index, label in enumerate(labels)
     )
     case = paired.PairedCase("matmul[numpy,cpu]", status, "it raised" if status == "error" else None, ratios=ratios, rounds=40, blocks=12)
     report = ab_report.ABReport(
         "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", (case,)
     )
     return json.loads(report.to_json())
+
+
+def _middle(label: Label) -> float:
+    """A ratio within the label's interval."""
+    low, high = INTERVALS[label]
+    return (low + high) / 2

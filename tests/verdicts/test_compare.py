@@ -111,7 +111,7 @@ def test_two_reports_with_no_case_in_common_are_an_input_error():
         compare.compare(_report({"a": {"v": _noisy(1.0)}}), _report({"b": {"v": _noisy(1.0)}}))
 
 
-@pytest.mark.parametrize("text, value", [("10%", 0.10), ("5%", 0.05), ("7.5 %", 0.075), ("0%", 0.0)])
+@pytest.mark.parametrize("text, value", [("10%", 0.10), ("5%", 0.05), ("7.5 %", 0.075), ("999%", 9.99)])
 def test_thresholds_are_percentages(text, value):
     assert compare.parse_threshold(text) == pytest.approx(value)
 
@@ -120,6 +120,20 @@ def test_thresholds_are_percentages(text, value):
 def test_bad_thresholds_are_input_errors(text):
     with pytest.raises(InputError, match="--max-regression"):
         compare.parse_threshold(text)
+
+
+@pytest.mark.parametrize("text", ["0%", "1000%", "0.0 %"])
+def test_a_margin_out_of_range_is_refused_stating_the_range_ab_margin_takes(text):
+    """At 0% no interval reads SAME (a config's ab_margin refuses it already); 1000% is where the range ends, and
+    the message says so, as ab_margin's does."""
+    from asyncbench.spec import overrides
+    from tests.spec.test_config import VALID, load_text
+
+    with pytest.raises(InputError, match=r"expected a percentage above 0% and under 1000%") as refused:
+        compare.parse_threshold(text)
+    assert "from 0% to 1000%" not in str(refused.value)
+    with pytest.raises(InputError, match=r"above 0% and under 1000%"):
+        overrides.apply_overrides(load_text(VALID), sets=[f"ab_margin={text}"])
 
 
 def test_a_large_comparison_lists_the_rows_that_changed_and_counts_the_rest():
