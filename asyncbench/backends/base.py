@@ -200,11 +200,8 @@ class Backend(ABC):
         return all(kind in cls.synchronous_kinds for kind in kinds)
 
     def resolve(self, spec: str) -> tuple[list[str], str | None]:
-        """Turn a device spec (auto, cpu, cuda, cuda:N) into device names.
-
-        Returns (devices, None) or ([], reason) when the spec names nothing
-        this backend can use here. `cuda` means `cuda:0`, as in torch.
-        """
+        """Turn a device spec (auto, cpu, cuda, cuda:N) into device names: (devices, None) or ([], reason) when the
+        spec names nothing this backend can use here. `cuda` means `cuda:0`, as in torch."""
         reason = self.unavailable_reason()
         if reason:
             return [], reason
@@ -268,10 +265,8 @@ class Backend(ABC):
 
     @abstractmethod
     def random(self, shape: tuple[int, ...], dtype: str, device: str) -> Callable[[], Any]:
-        """A zero-argument factory that makes a new standard-normal array per call.
-
-        Returning a bound callable keeps backend indirection out of timed loops.
-        """
+        """A zero-argument factory that makes a new standard-normal array per call (a bound callable keeps backend
+        indirection out of timed loops)."""
 
     @abstractmethod
     def ones(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
@@ -328,11 +323,8 @@ class Backend(ABC):
         """Make each stream wait for what the current stream issued so far."""
 
     def join(self, device: str, streams: Iterable[Any | None]) -> None:
-        """Make the current stream wait for everything issued on `streams` so far.
-
-        Joining side streams before returning keeps the harness's end event
-        (recorded on the current stream) after all of the case's work.
-        """
+        """Make the current stream wait for everything issued on `streams` so far: joining side streams before
+        returning keeps the harness's end event (recorded on the current stream) after all of the case's work."""
 
     def same_values(self, array: Any, host: Any) -> bool:
         """Whether a device array holds exactly the values of a host buffer (waits for the array)."""
@@ -369,8 +361,7 @@ class Backend(ABC):
         return None
 
     def pin_threads(self, count: int) -> None:
-        """`run --threads N` in a process whose framework is imported: every CPU pool the framework sizes in code
-        pinned to `count` (set_threads; torch's inter-op pool too). The variables sized the rest at import."""
+        """`run --threads N` once the framework is imported: the pools it sizes in code (the variables did the rest)."""
         self.set_threads(count)
 
     def device_memory(self, device: str) -> dict[str, int]:
