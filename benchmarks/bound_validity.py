@@ -80,6 +80,8 @@ class Tally:
     covered: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SIDES, 0))
     #: per side, each rerun's |slack − truth| / the true step
     errors: dict[str, list[float]] = field(default_factory=lambda: {side: [] for side in SIDES})
+    #: per side, each rerun's (slack − truth) / the true step, signed: a bias shows as their median's side of 0
+    signed: dict[str, list[float]] = field(default_factory=lambda: {side: [] for side in SIDES})
     #: the verdict expected (host, device), "not host or device", or None (not judged), and the reruns that got it
     expected: str | None = None
     verdicts_right: int = 0
@@ -131,6 +133,7 @@ def count(truth: Truth, reruns: Sequence[Rerun]) -> Tally:
             if fit.slack_ci_s is not None and fit.slack_ci_s[0] <= true <= fit.slack_ci_s[1]:
                 tally.covered[side] += 1
             tally.errors[side].append(abs(fit.slack_s - true) / truth.step_s)
+            tally.signed[side].append((fit.slack_s - true) / truth.step_s)
         tally.verdicts.append(str(rerun.bound.bound))
         tally.verdicts_right += verdict_right(tally.expected, rerun.bound.bound)
     return tally
@@ -146,6 +149,7 @@ def judged(tally: Tally, error_goal: float) -> dict[str, Any]:
         "slack_error": {
             side: {
                 "median_share": statistics.median(tally.errors[side]) if tally.errors[side] else None,
+                "bias_share": statistics.median(tally.signed[side]) if tally.signed[side] else None,
                 "max_share": max(tally.errors[side], default=None),
                 "within_goal": within[side],
                 "goal_share": error_goal,
@@ -265,7 +269,8 @@ def table(rows: Sequence[tuple[Topology, Truth, dict[str, Any]]]) -> str:
         for side in SIDES:
             lines.append(
                 f"   {side:6} covered {covered[side]['reruns']}/{said['of'] + verdict['missing']} (goal ≥ {covered[side]['goal']})"
-                f"{_met(covered[side]['met'])}; error median {_share(error[side]['median_share'])}, max "
+                f"{_met(covered[side]['met'])}; error median {_share(error[side]['median_share'])} (signed "
+                f"{_share(error[side]['bias_share'])}: --bound minus the truth), max "
                 f"{_share(error[side]['max_share'])}, within {error[side]['goal_share']:.0%}: {error[side]['within_goal']}"
                 f"{_met(error[side]['met'])}"
             )

@@ -233,3 +233,4 @@ def test_on_the_test_device_the_truth_is_the_sweeps_too_unless_the_model_is_aske
     assert verdict["covered"]["host"]["reruns"] == 2
     assert verdict["verdict"] == {"expected": "device", "right": 2, "of": 2, "met": True, "got": {"device": 2}}
     assert verdict["slack_error"]["host"]["within_goal"] == 2  # 0.1 ms of a 4 ms step: 2.5%, within JAX's 5%
+    assert verdict["slack_error"]["host"]["bias_share"] == pytest.approx(0.025)  # signed: --bound above the truth
