@@ -42,6 +42,20 @@ PLAIN_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 T = TypeVar("T")
 
 
+class ConfigLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, reading a float as YAML 1.2 does: `2e-05` and `1e3` are numbers. PyYAML follows YAML 1.1,
+    whose floats need a dot (`2.0e-05`), so `host_s: 2e-05` in a config, or `--set host_s=2e-05`, was the string
+    '2e-05' and refused as "expected a number" (a new user's plain scientific notation)."""
+
+
+# YAML 1.2's float (the core schema), added before PyYAML's own so `1e3` reads as 1000.0, not as a string
+ConfigLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+
+
 class ConfigError(InputError):
     """A config that cannot be used; says file, line and key path. `line` orders a file's mistakes."""
 
@@ -78,7 +92,7 @@ class Document:
         #: the paths of keys an unknown key was a misspelling of: that such a key is missing is no second mistake
         self.misspelt: set[tuple] = set()
         try:
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
+            node = yaml.compose(text, Loader=ConfigLoader)
         except RecursionError:  # PyYAML composes nested collections by recursion
             raise ConfigError("nested too deeply to be a config", location=source) from None
         except yaml.MarkedYAMLError as exc:
@@ -89,7 +103,7 @@ class Document:
             raise ConfigError(f"not valid YAML: {' '.join(str(exc).split())}", location=source) from None
         if node is None:
             raise ConfigError("the config is empty", location=source)
-        self._constructor = yaml.SafeLoader("")
+        self._constructor = ConfigLoader("")
         self._values = 0
         self.value = self._convert(node, ())
         self.raise_errors()  # a value the converter dropped must not be checked as if it were missing

@@ -20,6 +20,7 @@ from asyncbench.results.model import Settings
 from asyncbench.results.plan import ExecutorSettings, Experiment
 from asyncbench.spec import executor, key_value, schema
 from asyncbench.spec.config import Config
+from asyncbench.spec.document import ConfigLoader
 from asyncbench.workloads import plugins
 from asyncbench.workloads.base import INTS, SHAPE, Param, Workload
 
@@ -71,7 +72,7 @@ def parse_set(text: str) -> tuple[str | None, str, list[Any]]:
     if not raw_value.strip():
         raise InputError(f"--set {text!r}: no value after '='")
     try:
-        values = yaml.safe_load(f"[{raw_value}]")
+        values = yaml.load(f"[{raw_value}]", Loader=ConfigLoader)  # noqa: S506 - a safe loader (spec.document)
     except yaml.YAMLError:
         values = [raw_value]
     except (ValueError, RecursionError) as exc:  # an integer over Python's 4300 digits; brackets nested past its stack

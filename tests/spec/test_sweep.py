@@ -83,6 +83,9 @@ def test_bad_sweeps_are_config_errors_with_line_and_key(sweep, fragments):
         ("shape=[64, 64]", [[64, 64]]),
         ("dtype=float32,float16", ["float32", "float16"]),
         ("sync_async.n_ops=7", [7]),
+        ("host_s=2e-05", [2e-05]),  # YAML 1.2's float: PyYAML's 1.1 read it as the string '2e-05', refused as no number
+        ("host_s=1e-4,5E-4", [1e-4, 5e-4]),
+        ("name=e5", ["e5"]),
     ],
 )
 def test_parse_set_reads_one_value_or_a_sweep(text, values):
@@ -110,3 +113,9 @@ def test_bad_set_sweeps_are_input_errors(sets, fragment):
 def test_quick_keeps_the_sweep():
     quick = overrides.apply_overrides(load_text(SWEPT), quick=True)
     assert quick.experiments[0].sweep["n_ops"] == (10, 1000, 100)
+
+
+def test_a_config_reads_scientific_notation_as_a_number():
+    from asyncbench.spec.document import Document
+
+    assert Document("a: 2e-05\nb: 1e3\nc: '2e-05'\n", "inline").value == {"a": 2e-05, "b": 1000.0, "c": "2e-05"}
