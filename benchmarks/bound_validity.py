@@ -350,6 +350,7 @@ def main() -> None:
     parser.add_argument("--reruns", type=int, default=None, help=f"reruns per topology (default {RERUNS}; --quick {QUICK_RERUNS})")
     parser.add_argument("--quick", action="store_true", help="3 reruns of shorter cases: a look, not the goals' evidence")
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--topology", action="append", help="a topology's name (default: each); may be given again")
     parser.add_argument(
         "--truth",
         choices=("sweep", "model", "accounting"),
@@ -359,7 +360,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     reruns = args.reruns or (QUICK_RERUNS if args.quick else RERUNS)
-    rows = validate(args.backend, reruns, QUICK_SETTINGS if args.quick else SETTINGS, truth=args.truth)
+    chosen = [topology for topology in TOPOLOGIES if not args.topology or topology.name in args.topology]
+    if not chosen:
+        raise SystemExit(f"--topology: one of {', '.join(topology.name for topology in TOPOLOGIES)}")
+    rows = validate(args.backend, reruns, QUICK_SETTINGS if args.quick else SETTINGS, chosen, truth=args.truth)
     print(f"run --bound on {args.backend} {device_for(args.backend)}, {reruns} reruns per topology:")
     print(table(rows))
     if args.json is not None:
