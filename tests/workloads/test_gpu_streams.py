@@ -59,7 +59,9 @@ def test_the_launch_queue_is_bounded_so_issuing_blocks_when_it_is_full(sim):
 
 
 def test_another_stream_sees_a_value_only_after_waiting_for_its_event(sim):
-    x = sim.random((128, 128), "float32", "cuda:0")()
+    # a 512² product (134 ms on the device): a 128² one (2 ms) could finish before the side stream's op was issued,
+    # when the test's thread waited out a switch interval (5 ms) behind the device's threads on a loaded machine
+    x = sim.random((512, 512), "float32", "cuda:0")()
     sim.barrier("cuda:0")
     side = sim.new_stream("cuda:0")
     y = x @ x
