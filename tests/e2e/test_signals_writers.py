@@ -273,6 +273,11 @@ def test_a_signal_at_any_point_ends_with_its_code_and_leaves_the_output_whole(tm
         assert command.returncode in (code, 0, -signum), f"{where}: {stderr}"
         if command.returncode == code:
             _assert_said_once(stderr)
+        elif command.returncode == -signum and not stderr and index == 0:
+            # the signal came while the interpreter still started (slower than `_startup_s` measured, beside another
+            # test process): its default action ended it before any code of asyncbench's ran; the output is as it
+            # was (_assert_whole, below)
+            pass
         else:
             assert "Traceback" not in stderr, f"{where}: {stderr}"
             _assert_finished(name, target, older_runs, stderr)
