@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from asyncbench.results import units
+from asyncbench.results import stats, units
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Verdict
 from asyncbench.verdicts import compare, machine
@@ -41,7 +41,7 @@ SAME_BUT_CHANGED = "SAME (a change within the margin)"
 
 def label_cell(label: Label, interval: tuple[float, float] | None) -> str:
     """The label as a table's cell shows it: its word, or SAME_BUT_CHANGED for a SAME whose interval excludes 1."""
-    if label == Label.SAME and interval is not None and (interval[0] > 1 or interval[1] < 1):
+    if label == Label.SAME and stats.side(interval, 1.0):  # the one rule: an interval that excludes no change
         return SAME_BUT_CHANGED
     return str(label)
 
