@@ -72,7 +72,7 @@ def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_
     from asyncbench.session import recorder
 
     check_pattern(pattern)
-    check_gating(fail_on_regression)
+    check_gating(None if fail_on_regression else "--fail-on-regression")
     recorder.require_history(history, "history")
     found = store.open_store(target.resolve(history), say=echo_err).series(pattern, last)
     if fmt == "json":

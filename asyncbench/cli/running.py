@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
-from asyncbench.cli.options import check_recording, executor_options, executor_settings, outcome_options, read_progress, selection_options
+from asyncbench.cli.options import check_gating, check_recording, executor_options, executor_settings, outcome_options, read_progress, selection_options
 from asyncbench.errors import EXIT_OK
 from asyncbench.results.bound import VERIFY_HOWS
 
@@ -167,6 +167,7 @@ def _request(outcome: dict[str, Any], **what: Any) -> Any:
     from asyncbench.session import requests
 
     check_recording(outcome["record"], outcome["label"])
+    check_gating(None if outcome["baseline"] else "--baseline")
     return requests.RunRequest(
         outputs=requests.Outputs(outcome["output"], {w.name: path for w in file_writers() if (path := outcome.get(option_dest(w)))}),
         gate=requests.Gate(outcome["baseline"], outcome["max_regression"], outcome["strict"], outcome["allow_inconclusive"]),

@@ -27,3 +27,15 @@ def test_a_plain_number_is_refused_in_one_line_naming_the_working_form(tmp_path:
     assert "with its %, such as 5%" in done.stderr
     assert "Traceback" not in done.stderr
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize("command", [["run", "-w", "matmul", "-b", "numpy", "--quick"], ["gather", "jobs"]])
+def test_a_margin_without_a_baseline_is_refused_before_anything_runs(tmp_path: Path, command: list[str]) -> None:
+    """Without --baseline nothing is judged by the margin: it was taken in silence and the run exited 0, a gate
+    thought set that was not (as history's --max-regression without --fail-on-regression)."""
+    done = asyncbench(*command, "--max-regression", "5%", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        "asyncbench: error: --max-regression without --baseline: nothing would be judged; add --baseline, or leave it out"
+    )
+    assert list(tmp_path.iterdir()) == []  # refused before anything ran or was written

@@ -234,3 +234,45 @@ def test_on_the_test_device_the_truth_is_the_sweeps_too_unless_the_model_is_aske
     assert verdict["verdict"] == {"expected": "device", "right": 2, "of": 2, "met": True, "got": {"device": 2}}
     assert verdict["slack_error"]["host"]["within_goal"] == 2  # 0.1 ms of a 4 ms step: 2.5%, within JAX's 5%
     assert verdict["slack_error"]["host"]["bias_share"] == pytest.approx(0.025)  # signed: --bound above the truth
+
+
+def test_the_hand_sweep_reads_a_holds_real_length_from_the_test_devices_log(monkeypatch):
+    """A hold's sleep overshoots its asked length; read as asked, the device side's knee lay early by the overshoot
+    (the host-bound device slack 6.2% of the step below `--bound`'s, which measures each delay in place)."""
+    sweep = _load("bound_sweep")
+    from tests.support.stream_device import Span
+
+    overshoot_s = 0.0001
+
+    class Device:
+        log: list[Any] | None = None
+
+    target = Device()
+
+    class Backend:
+        def activate(self, device: str) -> Any:
+            import contextlib
+
+            return contextlib.nullcontext()
+
+        def device(self, name: str) -> Device:
+            return target
+
+        def barrier(self, device: str) -> None:
+            pass
+
+    def device_op(backend: Any, device: str, seconds: float) -> tuple[Any, Any]:
+        def hold(waited: bool) -> None:
+            if target.log is not None:
+                target.log.append(Span("hold", "s", 0.0, seconds + overshoot_s))
+                target.log.append(Span("kernel", "s", 0.0, 1.0))  # a step's kernel: not a hold, not read
+
+        return type("Op", (), {"measured_s": seconds})(), hold
+
+    monkeypatch.setattr(sweep.bound_planted, "device_op", device_op)
+    monkeypatch.setattr(sweep.bound_planted, "planted_step", lambda backend, device, params: lambda: None)
+    topology = _load("bound_truth").TOPOLOGIES[0]
+    found = sweep.sweep(Backend(), "cuda:0", topology, "device", 0.002, rounds=1, steps=2)
+    levels = [0.002 * sweep.LEVEL_SPAN * i / (sweep.LEVELS - 1) for i in range(sweep.LEVELS)]
+    assert [d for d, _ in found["points"]] == pytest.approx([0.0] + [level + overshoot_s for level in levels[1:]])
+    assert target.log is None  # the log is left off between samples
