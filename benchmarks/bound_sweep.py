@@ -45,6 +45,9 @@ LEVELS, LEVEL_SPAN = 13, 1.2
 ROUNDS = 10
 #: knees tried per level interval by the hinge fit
 KNEES_PER_LEVEL = 20
+#: resamples of the rounds for the knee's 95% interval (percentile bootstrap: a fit takes a few ms, so 200 cost ~1 s),
+#: with a fixed seed (the same interval from the same rounds)
+RESAMPLES, RESAMPLE_SEED = 200, 0
 
 
 def hinge(points: Sequence[tuple[float, float]]) -> tuple[float, float, float]:
@@ -118,6 +121,7 @@ def sweep(
     step = bound_planted.planted_step(backend, device, params)
     delays = _delays(backend, device, side, levels)
     holds = _HoldLog(backend if side == "device" else None, device)
+    # per level, one entry per round: the delay's measured length and the marginal time per step
     spun: dict[int, list[float]] = {i: [] for i in range(LEVELS)}
     times: dict[int, list[float]] = {i: [] for i in range(LEVELS)}
     order = list(range(LEVELS))
@@ -150,9 +154,35 @@ def sweep(
             for index in order:
                 short = sample(index, steps)
                 times[index].append((sample(index, 2 * steps) - short) / steps)
-    points = [(statistics.median(spun[i]), statistics.median(times[i])) for i in range(LEVELS)]
+    points = _points(spun, times, range(rounds))
     knee, intercept, slope = hinge(points)
-    return {"side": side, "points": points, "slack_s": knee, "step_s": intercept, "cost_past": slope}
+    return {
+        "side": side,
+        "points": points,
+        "slack_s": knee,
+        "step_s": intercept,
+        "cost_past": slope,
+        "slack_ci_s": knee_ci(spun, times, rounds),
+    }
+
+
+def _points(spun: dict[int, list[float]], times: dict[int, list[float]], rounds: Sequence[int]) -> list[tuple[float, float]]:
+    """Per level, the medians over `rounds` (indices, repeats allowed) of the delay's length and the time per step."""
+    return [(statistics.median(spun[i][r] for r in rounds), statistics.median(times[i][r] for r in rounds)) for i in sorted(times)]
+
+
+def knee_ci(spun: dict[int, list[float]], times: dict[int, list[float]], rounds: int) -> tuple[float, float] | None:
+    """The knee's 95% interval: the hinge refitted to RESAMPLES resamples of the rounds (a round is the unit: its
+    levels ran together, so its drift is shared), their 2.5th and 97.5th percentiles. None under three rounds."""
+    if rounds < 3:
+        return None
+    draw = random.Random(RESAMPLE_SEED)
+    knees = sorted(hinge(_points(spun, times, [draw.randrange(rounds) for _ in range(rounds)]))[0] for _ in range(RESAMPLES))
+    return knees[int(0.025 * (RESAMPLES - 1))], knees[int(round(0.975 * (RESAMPLES - 1)))]
+
+
+def _interval_ms(interval: tuple[float, float] | None) -> str:
+    return "" if interval is None else f", its 95% interval [{interval[0] * 1e3:.3f}–{interval[1] * 1e3:.3f}] ms"
 
 
 def main() -> None:
@@ -179,7 +209,8 @@ def main() -> None:
             curve = " ".join(f"{d * 1e3:.2f}:{t * 1e3:.2f}" for d, t in found["points"])
             print(
                 f"   {side:6} by perturbation: slack {found['slack_s'] * 1e3:.3f} ms ({found['slack_s'] / found['step_s']:.0%} of the "
-                f"fitted step {found['step_s'] * 1e3:.3f}), cost past it {found['cost_past']:.2f}; delay:step ms {curve}",
+                f"fitted step {found['step_s'] * 1e3:.3f}){_interval_ms(found['slack_ci_s'])}, cost past it {found['cost_past']:.2f}; "
+                f"delay:step ms {curve}",
                 flush=True,
             )
 

@@ -97,6 +97,14 @@ class Truth:
     host_ci_s: tuple[float, float] | None = None
     device_ci_s: tuple[float, float] | None = None
     step_ci_s: tuple[float, float] | None = None
+    #: 95% intervals of the slacks by perturbation where a sweep measured them (bound_sweep's bootstrap over its
+    #: rounds): the truth's own noise, which a single truth held to by every rerun passes to all of them alike
+    perturbed_host_ci_s: tuple[float, float] | None = None
+    perturbed_device_ci_s: tuple[float, float] | None = None
+
+    def slack_ci(self, side: str) -> tuple[float, float] | None:
+        """The 95% interval of the slack `--bound` is held to, where it was measured (None: exact or computed)."""
+        return self.perturbed_host_ci_s if side == "host" else self.perturbed_device_ci_s
 
     @property
     def model_ratio(self) -> float:

@@ -82,6 +82,10 @@ class Tally:
     errors: dict[str, list[float]] = field(default_factory=lambda: {side: [] for side in SIDES})
     #: per side, each rerun's (slack − truth) / the true step, signed: a bias shows as their median's side of 0
     signed: dict[str, list[float]] = field(default_factory=lambda: {side: [] for side in SIDES})
+    #: per side, reruns whose difference from a measured truth lies within the two intervals together (consistent)
+    consistent: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SIDES, 0))
+    #: per side, each rerun's slack interval's half-width, as a share of the true step
+    half_widths: dict[str, list[float]] = field(default_factory=lambda: {side: [] for side in SIDES})
     #: the verdict expected (host, device), "not host or device", or None (not judged), and the reruns that got it
     expected: str | None = None
     verdicts_right: int = 0
@@ -134,9 +138,33 @@ def count(truth: Truth, reruns: Sequence[Rerun]) -> Tally:
                 tally.covered[side] += 1
             tally.errors[side].append(abs(fit.slack_s - true) / truth.step_s)
             tally.signed[side].append((fit.slack_s - true) / truth.step_s)
+            tally.consistent[side] += consistent(fit.slack_s, fit.slack_ci_s, true, truth.slack_ci(side))
+            if fit.slack_ci_s is not None:
+                tally.half_widths[side].append((fit.slack_ci_s[1] - fit.slack_ci_s[0]) / 2 / truth.step_s)
         tally.verdicts.append(str(rerun.bound.bound))
         tally.verdicts_right += verdict_right(tally.expected, rerun.bound.bound)
     return tally
+
+
+def consistent(found: float, found_ci: tuple[float, float] | None, true: float, true_ci: tuple[float, float] | None) -> bool:
+    """Whether a rerun's slack and a measured truth agree within their intervals together: their difference within
+    the root sum of squares of each interval's half toward the other (two independent estimates' 95% test). A truth
+    measured once is held to by every rerun, so its own error moves them all alike: where the truth's interval is as
+    wide as a rerun's, strict coverage (the rerun's interval holds the truth's point) reads that error as theirs.
+    Without a truth's interval this is strict coverage."""
+    if found_ci is None:
+        return False
+    reach = (found - found_ci[0]) if true < found else (found_ci[1] - found)
+    if true_ci is not None:
+        toward = (true_ci[1] - true) if true < found else (true - true_ci[0])
+        reach = (reach**2 + toward**2) ** 0.5
+    return abs(found - true) <= reach
+
+
+def spread(values: Sequence[float]) -> float | None:
+    """1.96 standard deviations of the reruns' values: the half-width a 95% interval of one rerun should have where
+    every rerun measures the same thing (None under three)."""
+    return 1.96 * statistics.stdev(values) if len(values) >= 3 else None
 
 
 def judged(tally: Tally, error_goal: float) -> dict[str, Any]:
@@ -146,6 +174,14 @@ def judged(tally: Tally, error_goal: float) -> dict[str, Any]:
     timed_ci = stats.median_ci(tally.timed, independent=True) if len(tally.timed) >= 2 else None
     return {
         "covered": {side: {"reruns": tally.covered[side], "goal": needed, "met": tally.covered[side] >= needed} for side in SIDES},
+        "consistent": {side: {"reruns": tally.consistent[side], "goal": needed, "met": tally.consistent[side] >= needed} for side in SIDES},
+        "width": {
+            side: {
+                "median_half_width_share": statistics.median(tally.half_widths[side]) if tally.half_widths[side] else None,
+                "reruns_spread_share": spread(tally.signed[side]),
+            }
+            for side in SIDES
+        },
         "slack_error": {
             side: {
                 "median_share": statistics.median(tally.errors[side]) if tally.errors[side] else None,
@@ -260,6 +296,7 @@ def table(rows: Sequence[tuple[Topology, Truth, dict[str, Any]]]) -> str:
     lines = []
     for topology, truth, verdict in rows:
         covered, error, said = verdict["covered"], verdict["slack_error"], verdict["verdict"]
+        agreeing, width = verdict.get("consistent"), verdict.get("width")
         ci = truth.step_ci_s
         lines.append(
             f"{topology.said()}: T0 {truth.step_s * 1e3:.3f} ms{f' [{ci[0] * 1e3:.3f}–{ci[1] * 1e3:.3f}]' if ci else ''} "
@@ -274,6 +311,15 @@ def table(rows: Sequence[tuple[Topology, Truth, dict[str, Any]]]) -> str:
                 f"{_share(error[side]['max_share'])}, within {error[side]['goal_share']:.0%}: {error[side]['within_goal']}"
                 f"{_met(error[side]['met'])}"
             )
+            true_ci = truth.slack_ci(side)
+            if agreeing is not None and width is not None:
+                lines.append(
+                    f"          truth {truth.slack(side) * 1e3:.3f} ms"
+                    f"{f' [{true_ci[0] * 1e3:.3f}–{true_ci[1] * 1e3:.3f}]' if true_ci else ' (no interval)'}; consistent "
+                    f"with it (the two intervals together) {agreeing[side]['reruns']}/{said['of'] + verdict['missing']}"
+                    f"{_met(agreeing[side]['met'])}; intervals' median half-width {_share(width[side]['median_half_width_share'])}"
+                    f" of the step, the reruns' own spread ±{_share(width[side]['reruns_spread_share'])}"
+                )
         lines.append(
             f"   verdict: expected {said['expected'] or 'not judged (the sides differ by 3-15% of the step)'}, "
             f"right {said['right']}/{said['of']}{_met(said['met'])}; got {said['got']}"
@@ -317,8 +363,14 @@ def truth_of(backend: Any, device: str, topology: Topology, mode: str = "sweep")
             file=sys.stderr,
             flush=True,
         )
-    host, device_side = (sweep(backend, device, topology, side, truth.step_s, rounds=SWEEP_ROUNDS)["slack_s"] for side in SIDES)
-    return replace(truth, perturbed_host_s=host, perturbed_device_s=device_side)
+    host, device_side = (sweep(backend, device, topology, side, truth.step_s, rounds=SWEEP_ROUNDS) for side in SIDES)
+    return replace(
+        truth,
+        perturbed_host_s=host["slack_s"],
+        perturbed_device_s=device_side["slack_s"],
+        perturbed_host_ci_s=host.get("slack_ci_s"),
+        perturbed_device_ci_s=device_side.get("slack_ci_s"),
+    )
 
 
 def validate(

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
-from asyncbench.cli.options import check_gating, check_recording, executor_options, executor_settings, outcome_options, read_progress, selection_options
+from asyncbench.cli.options import (
+    check_gating,
+    check_recording,
+    executor_options,
+    executor_settings,
+    outcome_options,
+    read_progress,
+    selection_options,
+)
 from asyncbench.errors import EXIT_OK
 from asyncbench.results.bound import VERIFY_HOWS
 

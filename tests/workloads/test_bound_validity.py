@@ -276,3 +276,40 @@ def test_the_hand_sweep_reads_a_holds_real_length_from_the_test_devices_log(monk
     levels = [0.002 * sweep.LEVEL_SPAN * i / (sweep.LEVELS - 1) for i in range(sweep.LEVELS)]
     assert [d for d, _ in found["points"]] == pytest.approx([0.0] + [level + overshoot_s for level in levels[1:]])
     assert target.log is None  # the log is left off between samples
+
+
+def test_the_hand_sweeps_knee_has_an_interval_from_its_rounds_that_narrows_with_less_noise():
+    sweep = _load("bound_sweep")
+    import random
+
+    draw = random.Random(1)
+    levels = [0.0024 * i / 12 for i in range(13)]
+
+    def rounds_of(noise_s: float, rounds: int) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
+        spun = {i: [d] * rounds for i, d in enumerate(levels)}
+        times = {i: [0.002 + max(0.0, d - 0.0008) + draw.gauss(0.0, noise_s) for _ in range(rounds)] for i, d in enumerate(levels)}
+        return spun, times
+
+    noisy = sweep.knee_ci(*rounds_of(0.00005, 20), 20)
+    quiet = sweep.knee_ci(*rounds_of(0.000005, 20), 20)
+    grid = 1e-9  # the knees lie on a grid whose point at the knee is 0.0008 within float rounding
+    assert noisy[0] - grid <= 0.0008 <= noisy[1] + grid
+    assert quiet[0] - grid <= 0.0008 <= quiet[1] + grid
+    assert quiet[1] - quiet[0] < noisy[1] - noisy[0]
+    assert sweep.knee_ci(*rounds_of(0.00005, 2), 2) is None  # two rounds: no interval
+
+
+def test_a_rerun_is_consistent_with_a_measured_truth_where_the_two_intervals_together_reach_it(validity, truth):
+    # the rerun's interval [1.9, 2.0] misses a truth of 2.05; with the truth's [2.0, 2.1] the rerun reaches 0.05 up,
+    # the truth 0.05 down: together √(0.05² + 0.05²) ≈ 0.071, short of their 0.1 apart
+    assert not validity.consistent(1.95, (1.9, 2.0), 2.05, None)
+    assert not validity.consistent(1.95, (1.9, 2.0), 2.05, (2.0, 2.1))
+    assert validity.consistent(1.95, (1.9, 2.0), 2.0, (1.95, 2.05))  # 0.05 ≤ √(0.05² + 0.05²)
+    assert validity.consistent(1.95, (1.9, 2.0), 2.0, None)  # strict coverage where the truth has no interval
+    assert not validity.consistent(1.95, None, 1.95, (1.9, 2.0))  # no interval of the rerun's: nothing to hold
+    true = truth.Truth(0.0004, 0.002, 0.002, 0.0016, 0.0, perturbed_host_s=0.00160, perturbed_host_ci_s=(0.00155, 0.00165))
+    bound = _bound(BoundKind.DEVICE, (0.00157, 0.00152, 0.00159), (0.0, 0.0, 0.0001))  # misses 1.60 strictly
+    tally = validity.count(true, [validity.Rerun(bound, 1.0, 3.0, 0.0005, 0.0005)])
+    assert tally.covered["host"] == 0
+    assert tally.consistent["host"] == 1  # 0.03 ms apart, within √(0.02² + 0.05²) ms
+    assert tally.half_widths["host"] == [pytest.approx(0.0000350 / 0.002)]
