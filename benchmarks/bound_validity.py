@@ -7,7 +7,13 @@ perturbation sweep, bound_sweep, on every backend, unless `--truth model` (the t
 `--truth accounting` (T0 − H: where the sides share the cores it overstates the slack); truth_of says why). Then R
 reruns of the case through engine.runner.run_case, each a plain run and a `--bound` run (CaseOptions(bound=True)) in
 alternating order, and per topology:
-- coverage: reruns whose 95% slack interval holds the true slack, per side (goal ≥ 18 of 20);
+- coverage: reruns whose 95% slack interval holds the true slack, per side (goal ≥ 18 of 20); and, where the truth
+  was measured (the sweep's knee has a bootstrap interval over its rounds), the reruns consistent with it, their
+  difference within the two intervals together: a truth measured once is held to by every rerun, so its own error
+  moves all of them alike, which strict coverage reads as theirs. Beside them, the reruns' own spread (1.96 standard
+  deviations of their slacks) and their intervals' median half-width: where the spread is the wider, the intervals
+  are too narrow (the rounds of one process share its bias); where they match and coverage still misses, the misses
+  are a bias, of `--bound` or of the truth;
 - slack error: |slack − truth| as a share of the true step, per side (goal within 3% on the test device, 5% on
   JAX and MXNet on a CPU, for ops of ≥ 0.5 ms);
 - verdict: where host and device differ by ≥ 15% of the step, HOST or DEVICE as the truth says (goal 20 of 20);
