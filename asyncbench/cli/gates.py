@@ -39,9 +39,11 @@ Each case also times a fixed reference work between its rounds and reads the
 CPU pressure: the machine's own change between the two runs widens the row's
 interval (a case may feel it from not at all to twice as much), and a
 neighbour in either run, or a machine that moved beyond 2x, makes the row
-INCONCLUSIVE; a line says what the machine did and by how much. Margins
-under 10% on a shared machine: gate with `asyncbench ab`, which pairs the
-two sides in one run.
+INCONCLUSIVE; a line says what the machine did and by how much. Runs whose
+CPU thread pools differ (--threads) ran the reference in those pools: a CPU
+case is then judged on its own interval, and a neighbour still makes it
+INCONCLUSIVE. Margins under 10% on a shared machine: gate with
+`asyncbench ab`, which pairs the two sides in one run.
 """,
 )
 @click.argument("baseline", type=click.Path(dir_okay=False))

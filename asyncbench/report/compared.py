@@ -11,12 +11,13 @@ why (ESTIMATE_NOTE).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 from asyncbench.results import stats, units
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Verdict
-from asyncbench.verdicts import compare, machine
+from asyncbench.verdicts import compare, machine, undecided
 
 # A comparison of more rows than this lists the rows that are not SAME; a line counts the others.
 COMPARISON_ROWS_MAX = 100
@@ -102,8 +103,9 @@ def interval_text(interval: tuple[float, float] | None) -> str:
 
 def _machine_notes(result: compare.Comparison) -> list[str]:
     """The machine: a line for each case during which it changed speed and the change was carried by the rows'
-    intervals, a count of those during which it held its speed, and of those where it was not seen (files without a
-    reference). A case where it moved beyond a verdict says so in its rows' own INCONCLUSIVE lines."""
+    intervals, a count of those during which it held its speed, and of those where it was not seen, by why (files
+    without a reference, runs whose CPU thread pools differ: verdicts.machine.change). A case where it moved beyond
+    a verdict, or a neighbour was seen, says so in its rows' own INCONCLUSIVE lines."""
     cases = {r.id: r for r in result.rows}.values()  # the machine is the case's, not the variant's
     judged = [r for r in cases if r.machine_moved is False]
     held = [r for r in judged if machine.held(r.machine_ci)]
@@ -114,12 +116,8 @@ def _machine_notes(result: compare.Comparison) -> list[str]:
             f"the machine held its speed during {len(held)} case(s) (reference within ±{machine.STEADY * 100:.0f}%, "
             f"farthest {units.ratio(worst.machine_ratio)} {interval_ratio(worst.machine_ci)}): their intervals carry its change"
         )
-    unseen = [r for r in cases if r.machine_moved is None and not math.isnan(r.case_ratio)]
-    if unseen:
-        said.append(
-            f"the machine's change between the runs is not seen for {len(unseen)} case(s): a file without a reference "
-            "(before schema 10), or a case that took none"
-        )
+    unseen = Counter(r.machine for r in cases if r.machine_moved is None and not math.isnan(r.case_ratio))
+    said += [f"the machine's change between the runs is not seen for {n} case(s): {why}" for why, n in unseen.items()]
     return said
 
 
@@ -156,7 +154,8 @@ def comparison(result: compare.Comparison) -> ComparisonView:
     if result.lost:
         summary += f"; {len(result.lost)} case(s) ok in the baseline did not run ok now"
     if result.inconclusive:
-        summary += "; INCONCLUSIVE " + ("passes (--allow-inconclusive)" if result.allow_inconclusive else "fails the gate")
+        passes = "passes (--allow-inconclusive)" if result.allow_inconclusive else "fails the gate"
+        summary += f"; INCONCLUSIVE {passes} ({undecided.reason(result.inconclusive)})"
     return ComparisonView(
         clock=result.clock,
         max_regression=f"{result.max_regression * 100:.3g}%",

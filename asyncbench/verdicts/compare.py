@@ -49,7 +49,10 @@ from the CPU pressure each run saw): the machine's change is carried by the
 row's interval (each interval at half the row's error), and a neighbour in
 one run only, or a machine beyond what was measured, makes the row
 INCONCLUSIVE with a line that says what the machine did.
-Files without references are compared as before, with that caveat. `asyncbench
+Files without references are compared as before, with that caveat, and so are
+CPU cases of runs whose thread pools differ (`run --threads`: the reference ran
+in those pools too, so its speed is not the machine's), except that a
+neighbour the OS saw in either run still makes the row INCONCLUSIVE. `asyncbench
 ab`, which pairs base and head round by round in one run, still gates
 finer margins than separate runs can.
 
@@ -110,6 +113,8 @@ class VariantComparison:
     machine_ci: tuple[float, float] | None = None
     machine_moved: bool | None = None
     machine: str | None = None
+    #: the OS saw a neighbour in either run while the case sampled: INCONCLUSIVE, and more rounds cannot decide it
+    machine_neighbour: bool = False
 
     @property
     def verdict(self) -> Verdict:
@@ -235,9 +240,9 @@ Pair = tuple[str, str, Sequence[float], Sequence[float], "machines.MachineChange
 
 def _rows(pairs: Sequence[Pair], max_regression: float, confidence: float) -> Iterator[VariantComparison]:
     """Each (case id, variant, baseline samples, current samples, the machine's change or why it is not seen) judged
-    against the margin: on the case's own interval where the machine is not seen; where it is, INCONCLUSIVE if it
-    moved beyond a verdict, else on the code's interval, which carries its change (verdicts.machine), each of the
-    two intervals at half the row's error."""
+    against the margin: on the case's own interval where the machine is not seen; where it is (or a neighbour is, its
+    speed unread), INCONCLUSIVE if it moved beyond a verdict, else on the code's interval, which carries its change
+    (verdicts.machine), each of the two intervals at half the row's error."""
     for case_id, name, old, new, machine in pairs:
         old_median, new_median = statistics.median(old), statistics.median(new)
         if min(old) <= 0 or min(new) <= 0:
@@ -263,10 +268,11 @@ def _rows(pairs: Sequence[Pair], max_regression: float, confidence: float) -> It
             note,
             case_ratio=estimate,
             case_ci=interval,
-            machine_ratio=seen.ratio if seen is not None else None,
+            machine_ratio=seen.ratio if seen is not None and math.isfinite(seen.ratio) else None,
             machine_ci=seen.interval if seen is not None else None,
             machine_moved=seen.moved if seen is not None else None,
             machine=seen.why if seen is not None else str(machine),
+            machine_neighbour=seen is not None and seen.neighbour,
         )
 
 
@@ -364,11 +370,10 @@ def compare(
     pairs: list[Pair] = []
     pools = environments.pools_changed(baseline.environment, current.environment)
     for base, result, compared in compared_cases:
-        machine: machines.MachineChange | str
-        if pools and result.device.startswith("cpu"):
-            machine = pools  # the reference ran in the case's pools: its change is theirs as much as the machine's
-        else:
-            machine = machines.change(base.reference, result.reference, _half_error(confidence), names)
+        # a CPU case's reference ran in the case's pools: its speed is theirs as much as the machine's, and only a
+        # neighbour is read from it
+        unread = pools if result.device.startswith("cpu") else None
+        machine = machines.change(base.reference, result.reference, _half_error(confidence), names, pools=unread)
         pairs += [(result.id, name, old_samples, new_samples, machine) for name, old_samples, new_samples in compared]
     return Comparison(
         clock=clock,

@@ -48,17 +48,18 @@ def changes(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[tu
 
 
 def pools_changed(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> str | None:
-    """Why a CPU case's machine change is not seen where the two runs' thread pools were sized differently (their
-    `thread_variables`, `run --threads`): the reference runs in the case's pools (measure.reference), so a free pool
-    against a pinned one moved it 42× in one case and 1.7× the other way in the next of the same two runs, which no
-    change of the machine explains. None where they match."""
+    """How the two runs' CPU thread pools were sized differently (their `thread_variables`, `run --threads`), in
+    words: "the runs' CPU thread pools differ (OMP_NUM_THREADS 1 → 2)". A CPU case's reference runs in the case's
+    pools (measure.reference), so a free pool against a pinned one moved it 42× in one case and 1.7× the other way in
+    the next of the same two runs, which no change of the machine explains: its speed is not read as the machine's
+    (verdicts.machine.change). None where they match."""
     old, new = (_machine_facts(environment).get("thread_variables") for environment in (baseline, current))
     old, new = (pools if isinstance(pools, Mapping) else {} for pools in (old, new))
     if old == new:
         return None
-    changed = sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key))
-    said = ", ".join(f"{key} {old.get(key, 'unset')} → {new.get(key, 'unset')}" for key in changed)
-    return (
-        f"the runs' CPU thread pools differ ({said}): the reference ran in those pools too, so its change is theirs as "
-        "much as the machine's, which is not seen; the row compares the code and its pools together"
-    )
+    moves: dict[tuple[str, str], list[str]] = {}  # each change of size, with the variables that made it
+    for key in sorted(old.keys() | new.keys()):
+        if old.get(key) != new.get(key):
+            moves.setdefault((str(old.get(key, "unset")), str(new.get(key, "unset"))), []).append(key)
+    said = "; ".join(f"{', '.join(keys)} {was} → {now}" for (was, now), keys in moves.items())
+    return f"the runs' CPU thread pools differ ({said})"

@@ -26,8 +26,11 @@ stayed within bounds. So:
 
 What it cannot see: a change of speed that only the case feels, with the machine steady (a worker process that drew
 a worse thread placement), which a 10% margin mostly absorbs; a smaller margin on a shared machine needs `ab`. Files
-without references (before schema 10), or with different reference work, are compared as before, and say that the
-machine's change is not seen.
+without references (before schema 10) are compared as before, and say that the machine's change is not seen. Where
+the reference's speed is not the machine's (the runs timed different reference work, or ran a CPU case in thread
+pools of different sizes, in which the reference runs too), its speed is not read, and each row is judged on its
+own interval; the OS's account of a neighbour is the machine's whatever the pools, so a neighbour in either run
+still gives no verdict.
 
 Figures (how cases followed the machine, beside a neighbour and without; what the rules decided):
 docs/measured.md, section "Separate runs: the machine beside the code"; worked examples:
@@ -36,6 +39,7 @@ docs/concepts/intervals.md.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from asyncbench.results import units
@@ -70,6 +74,8 @@ class MachineChange:
     interval: tuple[float, float] | None  # its interval (None: too few reference samples for one)
     moved: bool  # a neighbour in either run, a move beyond MAX_MOVE, or none known: no verdict
     why: str  # the line that says what the machine did and what that means for the verdict
+    #: the OS saw a neighbour in either run: no verdict, and no more rounds of either run can give one
+    neighbour: bool = False
 
     def code_interval(self, case: tuple[float, float] | None) -> tuple[float, float] | None:
         """The code's ratio interval: the case's over machine^s for every machine ratio in its interval and every s
@@ -80,19 +86,29 @@ class MachineChange:
         return case[0] / max(felt), case[1] / min(felt)
 
 
-def change(baseline: Reference | None, current: Reference | None, confidence: float, names: tuple[str, str]) -> MachineChange | str:
+def change(
+    baseline: Reference | None, current: Reference | None, confidence: float, names: tuple[str, str], pools: str | None = None
+) -> MachineChange | str:
     """The machine's change between two runs' references of one case at `confidence`, or why there is none (a
-    file without references, different work). `names`: the two runs as the line names them (baseline, current)."""
+    file without references). `names`: the two runs as the line names them (baseline, current). `pools`: how the
+    runs' CPU thread pools differ (verdicts.environments.pools_changed), where they do for this case: the reference
+    ran in them, so its speed is not read, and as with different reference work only a neighbour is judged: a
+    MachineChange that gives no verdict where the OS saw one in either run, else why the machine is not seen."""
     if baseline is None or current is None:
         which = "either run" if baseline is None and current is None else names[0] if baseline is None else names[1]
-        return f"no machine reference in {which} (a file before schema 10): the machine's change between the runs is not seen"
-    if baseline.work != current.work:
-        return f"the runs timed different reference work ({baseline.work!r}, {current.work!r}): the machine's change is not seen"
-    estimate, interval = ratios.hodges_lehmann(baseline.samples_s, current.samples_s, confidence)
+        return f"no machine reference in {which} (a file before schema 10): each row is judged on its own interval"
     neighbour = _neighbour(baseline, current, names)
+    unread = _unread(baseline, current, pools)
+    if unread is not None:
+        said, means = unread
+        if neighbour is None:
+            return f"{said}: {means}"
+        why = f"{neighbour}; no verdict on this evidence (the reference's speed is not read: {said})"
+        return MachineChange(math.nan, None, True, why, neighbour=True)
+    estimate, interval = ratios.hodges_lehmann(baseline.samples_s, current.samples_s, confidence)
     speed = _speed(estimate, interval, names)
     if neighbour is not None:
-        return MachineChange(estimate, interval, True, f"{neighbour} ({speed}); no verdict on this evidence")
+        return MachineChange(estimate, interval, True, f"{neighbour} ({speed}); no verdict on this evidence", neighbour=True)
     if interval is None:
         return MachineChange(estimate, interval, True, f"the machine's speed could not be pinned ({speed}: too few reference samples)")
     if interval[0] < 1 / (1 + MAX_MOVE) or interval[1] > 1 + MAX_MOVE:
@@ -100,6 +116,21 @@ def change(baseline: Reference | None, current: Reference | None, confidence: fl
     if held(interval):
         return MachineChange(estimate, interval, False, f"the machine held its speed ({speed})")
     return MachineChange(estimate, interval, False, f"{speed}: carried by the code's interval")
+
+
+def _unread(baseline: Reference, current: Reference, pools: str | None) -> tuple[str, str] | None:
+    """Why the references' speed is not the machine's, and what that means for the rows; None where it is."""
+    if pools is not None:
+        return pools, (
+            "the reference ran in those pools too, so its speed is theirs as much as the machine's and the machine's "
+            "change is not read from it: each row compares the code and its pools together, on its own interval, and a "
+            "neighbour the OS saw in either run still gives no verdict"
+        )
+    if baseline.work != current.work:
+        return f"the runs timed different reference work ({baseline.work!r}, {current.work!r})", (
+            "each row is judged on its own interval, and a neighbour the OS saw in either run still gives no verdict"
+        )
+    return None
 
 
 def held(interval: tuple[float, float] | None) -> bool:

@@ -20,7 +20,7 @@ from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
 from asyncbench.results import ahead, units
 from asyncbench.results.model import ERROR, OK, SKIPPED, Check, Result, Verdict
 from asyncbench.results.schema import Report
-from asyncbench.verdicts import checks
+from asyncbench.verdicts import checks, undecided
 
 if TYPE_CHECKING:
     from asyncbench.verdicts.compare import Comparison
@@ -78,9 +78,8 @@ def judge(
         if comparison.inconclusive and not allow_inconclusive:
             unsure = ", ".join(f"{r.id} {r.variant}" for r in comparison.inconclusive)
             gates.append(
-                f"{_plural(len(comparison.inconclusive), 'variant')} INCONCLUSIVE against the baseline (the interval reaches "
-                f"across the margin, or there is none): {unsure}; more rounds via max_time_s may decide it, "
-                "--allow-inconclusive lets it pass"
+                f"{_plural(len(comparison.inconclusive), 'variant')} INCONCLUSIVE against the baseline: {unsure}; "
+                f"{undecided.reason(comparison.inconclusive)}; --allow-inconclusive lets it pass"
             )
         if comparison.lost:
             gates.append(

@@ -15,6 +15,7 @@ from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Verdict
+from asyncbench.verdicts import undecided
 from asyncbench.verdicts.outcome import Outcome
 
 
@@ -37,7 +38,7 @@ def judge(report: ABReport) -> Outcome:
         gates.append(f"{_plural(len(slower), 'verdict')} SLOWER beyond its margin: {', '.join(slower)}")
     if unsure and not report.allow_inconclusive:
         gates.append(
-            f"{_plural(len(unsure), 'verdict')} INCONCLUSIVE (the interval reaches across 1 + margin, or there is none yet): "
+            f"{_plural(len(unsure), 'verdict')} INCONCLUSIVE ({undecided.INTERVAL.why}): "
             f"{', '.join(unsure)}; "
             "a longer --gate-time-max (the cap undecided cases may go on to) may decide them (each case says how much), "
             "--allow-inconclusive lets them pass"

@@ -171,6 +171,7 @@ def test_runs_whose_cpu_thread_pools_differ_do_not_read_the_reference_as_the_mac
     assert row.machine is not None
     assert "CPU thread pools differ (OMP_NUM_THREADS unset → 1)" in row.machine
     assert row.label == Label.SLOWER  # the code with its pools, 1.5× slower: no machine to carry
+    assert not row.machine_neighbour
     (same,) = compare.compare(
         dataclasses.replace(report_of([base]), environment=pinned), dataclasses.replace(report_of([head]), environment=pinned)
     ).rows
@@ -195,3 +196,59 @@ def test_a_row_without_an_interval_quotes_the_level_of_the_table_and_says_why_it
     assert row.note is not None
     assert row.note.startswith("no 98% interval from 2 vs 3 samples (their own interval is taken at 99%: half the row's error")
     assert row.note.endswith("current samples")
+
+
+FREE, PINNED = ({"cpu": "x", "thread_variables": pools} for pools in ({}, {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}))
+
+
+def _pooled(baseline: Result, current: Result) -> compare.Comparison:
+    """The two cases compared as runs of a free pool (the baseline) and a pinned one (the current run)."""
+    return compare.compare(
+        dataclasses.replace(report_of([baseline]), environment=FREE),
+        dataclasses.replace(report_of([current]), environment=PINNED),
+        names=("a1.json", "t2.json"),
+    )
+
+
+def test_a_neighbour_in_either_run_gives_no_verdict_though_the_pools_differ():
+    """The trial: `--threads 1` against `--threads 2`, CPU pressure 76% and 89%: the row read SLOWER (+225%) on the
+    case's own interval, as if no neighbour had been there. The pools make the reference's speed unreadable, not the
+    OS's account of a neighbour: INCONCLUSIVE, with the line that says so and why the speed is not read."""
+    for pressures in ((0.76, 0.89), (0.02, 0.5), (0.5, 0.02)):
+        (row,) = _pooled(_case(2.0, 1.0, 5, pressure=pressures[0]), _case(6.5, 1.0, 6, pressure=pressures[1])).rows
+        assert row.label == Label.INCONCLUSIVE, pressures
+        assert row.machine_moved is True
+        assert row.machine_neighbour
+        assert row.machine_ratio is None  # the reference's speed is not read: no ratio is claimed
+        assert row.note is not None
+        assert "a neighbour shared the cores" in row.note
+        assert "no verdict on this evidence" in row.note
+        assert "CPU thread pools differ (MKL_NUM_THREADS, OMP_NUM_THREADS unset → 1)" in row.note
+    payload = json.loads(compare.dumps(_pooled(_case(2.0, 1.0, 5, pressure=0.76), _case(6.5, 1.0, 6, pressure=0.89))))
+    assert payload["rows"][0]["machine_ratio"] is None
+    assert payload["rows"][0]["machine_neighbour"] is True
+
+
+def test_runs_whose_pools_differ_say_so_where_the_machine_is_not_seen_not_that_a_file_has_no_reference():
+    """Quiet runs in different pools: judged on the case's own interval, and the line under the table says the
+    pools differ and what that means; it said 'a file without a reference (before schema 10)' of files with one."""
+    view = compared.comparison(_pooled(_case(2.0, 1.0, 5), _case(6.5, 1.0, 6)))
+    (line,) = [note for note in view.notes if "not seen" in note]
+    assert line.startswith("the machine's change between the runs is not seen for 1 case(s): the runs' CPU thread pools differ")
+    assert "schema 10" not in line
+    assert "each row compares the code and its pools together" in line
+    assert "a neighbour the OS saw in either run still gives no verdict" in line
+    old = compared.comparison(compare.compare(report_of([_case(2.0, None, 11)]), report_of([_case(2.0, None, 12)])))
+    (without,) = [note for note in old.notes if "not seen" in note]
+    assert "no machine reference in either run (a file before schema 10)" in without
+
+
+def test_a_neighbour_gives_no_verdict_where_the_runs_timed_different_reference_work():
+    base, other = _case(2.0, 1.0, 13, pressure=0.02), _case(6.5, 1.0, 14, pressure=0.6)
+    assert other.reference is not None
+    other = dataclasses.replace(other, reference=dataclasses.replace(other.reference, work="float32 64×64 product ×1 on numpy cpu"))
+    row = _compared(base, other)
+    assert row.label == Label.INCONCLUSIVE
+    assert row.machine_neighbour
+    assert row.note is not None
+    assert "different reference work" in row.note
