@@ -186,13 +186,17 @@ def census_from_dict(variant: str, raw: Mapping[str, Any]) -> Census:
     )
 
 
-def check_census(raw: Any, at: At, most_rounds: int) -> None:
-    """A variant's census (schema 9, results.syncs): its rounds (no more than the case's timed rounds allow), and
-    each point's line, kind, counts and waits, one per round."""
+def check_census(raw: Any, at: At, timed_rounds: int, most_rounds: int) -> None:
+    """A variant's census (schema 9, results.syncs): its rounds (no more than `most_rounds`, what a case of
+    `timed_rounds` timed rounds can take with its census checks' top-up: results.records), and each point's line,
+    kind, counts and waits, one per round."""
     census = fields.mapping(raw, at)
     rounds = fields.count(census.get("rounds"), at / "rounds")
     if rounds > most_rounds:
-        (at / "rounds").fail(f"{rounds} census rounds in a case of at most {most_rounds} timed rounds")
+        (at / "rounds").fail(
+            f"{rounds} census rounds: more than a case of {timed_rounds} timed rounds takes, its census checks' "
+            f"rounds included (at most {most_rounds})"
+        )
     if census.get("steps_per_call") is not None and fields.count(census["steps_per_call"], at / "steps_per_call") < 1:
         (at / "steps_per_call").fail("a call of a variant runs at least one step")
     for key in ("coverage", "note"):
