@@ -39,7 +39,7 @@ from asyncbench.backends.base import Backend, SyncHook
 from asyncbench.measure.extra_rounds import Preludes, Schedule, Variants
 from asyncbench.measure.frames import CAN_WATCH, Frames, SleepWatch, Where
 from asyncbench.results import stats
-from asyncbench.results.syncs import Census, SyncKind, SyncPoint
+from asyncbench.results.syncs import Census, SyncKind, SyncPoint, as_stored
 
 # Six census rounds are the fewest whose median has a 95% interval (results.stats.order_rank: [min, max] of 6 covers
 # 96.9%; of 5, 93.8%). They are taken after each of the first timed rounds, so a case stopped at its min_samples (6 by
@@ -305,7 +305,8 @@ def summarize(
     """A variant's Census from its census rounds: each point's waits and seconds per step in each round (0 where it
     did not wait in a round; a round's call of the variant ran `steps_per_call` of the user's steps), their medians,
     the 95% interval of the seconds' median (stats.median_ci over the rounds, as independent: the rounds are spread
-    over the case), sorted by time blocked, largest first.
+    over the case), sorted by time blocked, largest first. Each round's figure is kept to the nanosecond, as the
+    results file keeps it, so the census a run prints is the one `show` reads back.
 
     A point of the frame fallback that waited in under FALLBACK_RECURRENCE of the rounds is left out (and counted in
     the note): a step that syncs at a line does so step after step, while a framework's call that now and then sleeps
@@ -315,8 +316,9 @@ def summarize(
     found = []
     occasional = 0
     for file, line, call, kind in keys:
-        calls = tuple(points.get((file, line, call, kind), (0, 0.0))[0] / steps_per_call for points in rounds)
-        waits = tuple(points.get((file, line, call, kind), (0, 0.0))[1] / steps_per_call for points in rounds)
+        # kept as its file keeps them (results.syncs.as_stored): the medians and intervals are then the file's own
+        calls = tuple(as_stored(points.get((file, line, call, kind), (0, 0.0))[0] / steps_per_call) for points in rounds)
+        waits = tuple(as_stored(points.get((file, line, call, kind), (0, 0.0))[1] / steps_per_call) for points in rounds)
         if kind in FALLBACK_KINDS and sum(1 for count in calls if count) < FALLBACK_RECURRENCE * len(rounds):
             occasional += 1  # the frame fallback's, in too few rounds: the machine's (a lock, a preemption), not the step's
             continue
@@ -327,8 +329,8 @@ def summarize(
                 kind=kind,
                 call=call,
                 calls_per_step=statistics.median(calls),
-                wait_s_per_step=statistics.median(waits),
-                wait_ci_s=stats.median_ci(waits, independent=True),
+                wait_s_per_step=as_stored(statistics.median(waits)),
+                wait_ci_s=_as_stored(stats.median_ci(waits, independent=True)),
                 calls_rounds=calls,
                 wait_s_rounds=waits,
             )
@@ -338,6 +340,10 @@ def summarize(
         left_out = f"{occasional} occasional wait(s) the frame fallback saw in under 3/4 of the census rounds left out"
         note = f"{note}; {left_out}" if note else left_out
     return Census(variant=variant, rounds=len(rounds), points=tuple(found), coverage=coverage, note=note, steps_per_call=steps_per_call)
+
+
+def _as_stored(interval: tuple[float, float] | None) -> tuple[float, float] | None:
+    return None if interval is None else (as_stored(interval[0]), as_stored(interval[1]))
 
 
 def taker_for(backend: Backend, device: str, asynchronous: bool) -> Taker | None:

@@ -19,6 +19,7 @@ from asyncbench.results import fields, recordable
 from asyncbench.results.bound import bound_from_dict, bound_to_dict
 from asyncbench.results.bound_rule import check_derived
 from asyncbench.results.bound_shape import check_bound
+from asyncbench.results.budget import rounds_for_median
 from asyncbench.results.fields import At
 from asyncbench.results.model import (
     CLOCKS,
@@ -43,9 +44,15 @@ from asyncbench.results.syncs import census_from_dict, census_to_dict, check_cen
 # A count (samples, rounds) above this is no measurement's: a billion samples of the fastest op take minutes.
 MAX_COUNT = 10**9
 # A census round follows a timed round, and a case stopped before six timed rounds is topped up to six
-# (measure.census.CENSUS_ROUNDS): a census holds no more rounds than the larger of the two. A file that claims
-# more (10**15 rounds: a check on its step would allocate a list per round) is no asyncbench file.
+# (measure.census.CENSUS_ROUNDS); a case with census checks is topped up to the rounds their intervals need
+# (verdicts.checks.census_rounds_needed: 14 for four checks at a 1% family rate, so a 2-second case of 9 timed rounds
+# holds 14). A census holds no more rounds than the largest of the three. A file that claims more (10**15 rounds: a
+# check on its step would allocate a list per round) is no asyncbench file.
 CENSUS_TOP_UP = 6
+# The most census rounds any check's interval can need: a confidence is a float below 1, so a check's miss rate is at
+# least 2⁻⁵³ (one below 1 by the float's step), which the median of 54 rounds meets (budget.rounds_for_median). Not a
+# count a census takes unasked: a bound the reader holds a file to, whatever budget the run that wrote it had.
+CENSUS_CHECK_MOST = rounds_for_median(math.nextafter(1.0, 0.0))
 STOP_REASONS = [str(reason) for reason in StopReason]
 VERDICTS = [str(verdict) for verdict in Verdict]
 
@@ -303,7 +310,7 @@ def check(raw: Any, at: At) -> None:
     timed = max((_timed_rounds(variant) for variant in fields.optional_mapping(result.get("variants"), at).values()), default=0)
     for variant, census in fields.optional_mapping(result.get("syncs"), at / "syncs").items():
         fields.name(variant, at / "syncs" / variant)
-        check_census(census, at / "syncs" / variant, max(timed, CENSUS_TOP_UP))
+        check_census(census, at / "syncs" / variant, timed, max(timed, CENSUS_TOP_UP, CENSUS_CHECK_MOST))
     measured = fields.optional_mapping(result.get("variants"), at / "variants")
     for variant, bound in fields.optional_mapping(result.get("bound"), at / "bound").items():
         fields.name(variant, at / "bound" / variant)

@@ -126,11 +126,14 @@ class Census:
         return tuple(calls), tuple(waits)
 
 
-# Seconds are stored to the nanosecond, as raw samples are (results.nanoseconds.SAMPLE_DECIMALS).
+# Seconds are stored to the nanosecond, as raw samples are (results.nanoseconds.SAMPLE_DECIMALS): perf_counter's
+# resolution. A census holds its per-round figures so from the start (measure.census.summarize), so that what a run
+# prints is what its file shows: the trial's '11 ns [6.6–39.3]' live had read '[7–39]' from the file.
 _DECIMALS = 9
 
 
-def _seconds(value: float) -> float:
+def as_stored(value: float) -> float:
+    """A census's per-round figure (waits or seconds per step) as it is kept, live and in its file: to the nanosecond."""
     return round(value, _DECIMALS)
 
 
@@ -148,11 +151,11 @@ def census_to_dict(census: Census) -> dict[str, Any]:
                 "kind": point.kind.value,
                 "call": point.call,
                 "calls_per_step": point.calls_per_step,
-                "wait_s_per_step": _seconds(point.wait_s_per_step),
-                "wait_ci_s": None if point.wait_ci_s is None else [_seconds(point.wait_ci_s[0]), _seconds(point.wait_ci_s[1])],
+                "wait_s_per_step": as_stored(point.wait_s_per_step),
+                "wait_ci_s": None if point.wait_ci_s is None else [as_stored(point.wait_ci_s[0]), as_stored(point.wait_ci_s[1])],
                 "drained_per_step": point.drained_per_step,
-                "calls_rounds": [_seconds(value) for value in point.calls_rounds],
-                "wait_s_rounds": [_seconds(value) for value in point.wait_s_rounds],
+                "calls_rounds": [as_stored(value) for value in point.calls_rounds],
+                "wait_s_rounds": [as_stored(value) for value in point.wait_s_rounds],
             }
             for point in census.points
         ],
@@ -186,13 +189,17 @@ def census_from_dict(variant: str, raw: Mapping[str, Any]) -> Census:
     )
 
 
-def check_census(raw: Any, at: At, most_rounds: int) -> None:
-    """A variant's census (schema 9, results.syncs): its rounds (no more than the case's timed rounds allow), and
-    each point's line, kind, counts and waits, one per round."""
+def check_census(raw: Any, at: At, timed_rounds: int, most_rounds: int) -> None:
+    """A variant's census (schema 9, results.syncs): its rounds (no more than `most_rounds`, what a case of
+    `timed_rounds` timed rounds can take with its census checks' top-up: results.records), and each point's line,
+    kind, counts and waits, one per round."""
     census = fields.mapping(raw, at)
     rounds = fields.count(census.get("rounds"), at / "rounds")
     if rounds > most_rounds:
-        (at / "rounds").fail(f"{rounds} census rounds in a case of at most {most_rounds} timed rounds")
+        (at / "rounds").fail(
+            f"{rounds} census rounds: more than a case of {timed_rounds} timed rounds takes, its census checks' "
+            f"rounds included (at most {most_rounds})"
+        )
     if census.get("steps_per_call") is not None and fields.count(census["steps_per_call"], at / "steps_per_call") < 1:
         (at / "steps_per_call").fail("a call of a variant runs at least one step")
     for key in ("coverage", "note"):

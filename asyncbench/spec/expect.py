@@ -61,6 +61,11 @@ _CHECK = re.compile(
 )
 #: the quantity a check begins with: a check on the bound (bound == device) has a grammar of its own (_bound_check)
 _QUANTITY = re.compile(r"\s*([A-Za-z_]\w*)")
+#: how a metric declared once for a numbered family of variants ends (workloads.base.PER_VARIANT_SUFFIX): K stands
+#: for the variant's number, and a check names one of them (slowdown_k1), never the family (slowdown_kK)
+PLACEHOLDER = "_kK"
+#: the number a per-variant metric's name ends with (slowdown_k4: 4)
+PER_VARIANT_NUMBER = re.compile(r"_k(\d+)$")
 EXAMPLES = "e.g. 'speedup >= 1.5', 'overlap_efficiency > 0.5', 'done_s.median < 10ms' or 'syncs_per_step == 0'"
 
 
@@ -84,6 +89,8 @@ def parse(text: Any, workload: Workload) -> Expectation:
     if not isinstance(text, str):
         raise ValueError(f"expected a check as a string, {EXAMPLES}; got {text!r}")
     named = _QUANTITY.match(text)
+    if named is not None:
+        _placeholder(named[1], workload)
     if named is not None and named[1] in BOUND_QUANTITIES and workload.metric(named[1]) is None:
         return _bound_check(text, workload)
     if named is not None:
@@ -102,8 +109,8 @@ def parse(text: Any, workload: Workload) -> Expectation:
         if quantity not in CLOCKS:
             metrics = [m.name for m in workload.metrics]
             raise ValueError(
-                f"unknown metric {quantity!r} for {workload.name}{suggestion(quantity, metrics + list(CLOCKS))}; "
-                f"metrics: {', '.join(metrics)}; clocks: {', '.join(CLOCKS)} (with .median, .min, ...)"
+                f"unknown metric {quantity!r} for {workload.name}{suggestion(quantity, _real_names(workload, quantity) + list(CLOCKS))}; "
+                f"metrics: {', '.join(metrics)}{_per_variant_note(workload)}; clocks: {', '.join(CLOCKS)} (with .median, .min, ...)"
             )
         stat = stat or "median"
         if stat not in CLOCK_STATS:
@@ -125,11 +132,46 @@ def parse(text: Any, workload: Workload) -> Expectation:
     )
 
 
+def _family(workload: Workload) -> str:
+    """What K numbers in the workload's per-variant metrics: the parameter its variants are declared by
+    ("sync_every=K (one per sync_every value)": sync_every), else its variants' number."""
+    for declared in workload.variants:
+        name, _, number = declared.split()[0].partition("=")
+        if number == "K":
+            return name
+    return "number"
+
+
+def _real_names(workload: Workload, asked: str) -> list[str]:
+    """The workload's metric names as a check can write them, to suggest for a misspelt `asked`: a per-variant one
+    with K the number `asked` ends with (slowdwn_k4 -> slowdown_k4), else 1 (a wait every step: a real name in the
+    step form's and every built-in's default)."""
+    number = PER_VARIANT_NUMBER.search(asked)
+    k = number[1] if number else "1"
+    return [m.name.removesuffix(PLACEHOLDER) + f"_k{k}" if m.name.endswith(PLACEHOLDER) else m.name for m in workload.metrics]
+
+
+def _per_variant_note(workload: Workload) -> str:
+    """' (_kK: one metric per variant, K its sync_every: slowdown_k1)' after a list of metrics with a family, else ''."""
+    family = next((m.name.removesuffix(PLACEHOLDER) for m in workload.metrics if m.name.endswith(PLACEHOLDER)), None)
+    return "" if family is None else f" (_kK: one metric per variant, K its {_family(workload)}: {family}_k1)"
+
+
+def _placeholder(quantity: str, workload: Workload) -> None:
+    """ValueError for a check on a family's placeholder (`slowdown_kK <= 1.5`): no run measures a metric of that name,
+    so the check could only ever read *not measured*; say which names it stands for."""
+    if quantity.endswith(PLACEHOLDER) and workload.metric(quantity) is not None:
+        real = quantity.removesuffix(PLACEHOLDER)
+        raise ValueError(
+            f"{quantity!r} declares one metric per variant, and no metric a run measures is named so: write K as the variant's "
+            f"{_family(workload)} ({real}_k1: the variant {_family(workload)}=1's)"
+        )
+
+
 def _misspelt_bound(quantity: str, workload: Workload) -> None:
     """ValueError with a "did you mean" for a misspelt check on the bound (`bond == device`, `slack_shar[host]`):
     where the closest known name is a bound quantity, not a metric or a clock, so its grammar is the one meant."""
-    metrics = [m.name for m in workload.metrics]
-    known = [*metrics, *CLOCKS, *SYNC_QUANTITIES]
+    known = [*_real_names(workload, quantity), *CLOCKS, *SYNC_QUANTITIES]
     if workload.metric(quantity) is not None or quantity in known:
         return
     close = closest(quantity, [*known, *BOUND_QUANTITIES])

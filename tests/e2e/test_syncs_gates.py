@@ -93,3 +93,22 @@ def test_on_numpy_nothing_waits_for_a_device_and_the_check_passes_on_that_fact(t
     done = run(tmp_path, "--syncs")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no waits (numpy runs synchronously: nothing waits for a device)" in done.stdout
+
+
+def test_a_short_case_whose_census_checks_took_more_rounds_than_it_timed_reads_back(tmp_path):
+    # Six timed rounds, while the three checks' level needs more census rounds (past the census's own six): the file
+    # `run` writes must be one `show` and `compare` read, not one its reader refuses for holding them.
+    (tmp_path / "step.py").write_text(STEP)
+    (tmp_path / "gate.yaml").write_text(CONFIG.replace("min_samples: 6,", "min_samples: 6, max_samples: 6,"))
+    done = run(tmp_path, "--syncs")
+    assert done.returncode == 1, done.stdout + done.stderr  # syncs_per_step == 0 fails: the step waits
+    (result,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    (census,) = result["syncs"].values()
+    (variant,) = result["variants"].values()
+    assert census["rounds"] > len(variant["samples"]["done_s"]) == 6
+    for argv in (["show", "r.json"], ["compare", "r.json", "r.json"]):
+        read = subprocess.run([sys.executable, "-m", "asyncbench", *argv], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert read.returncode != 2, read.stderr  # 2: refused (compare's 1 is a verdict)
+        assert not read.stderr
+        if argv[0] == "show":
+            assert f"{census['rounds']} census rounds" in read.stdout

@@ -4,10 +4,12 @@ writers lay it out."""
 from __future__ import annotations
 
 import io
+import json
 import os
 
 from rich.console import Console
 
+from asyncbench.measure import census
 from asyncbench.report import markdown, syncs, terminal, view
 from asyncbench.results.model import OK, Result
 from asyncbench.results.schema import Report
@@ -152,3 +154,18 @@ def test_a_census_of_one_variant_leaves_out_the_variant_column_that_an_80_column
     terminal.print_census(Console(file=out, width=80), one)
     assert "train.py:42" in out.getvalue()
     assert "jax.Array." in out.getvalue()  # folded where it must be, never to nothing
+
+
+def test_a_wait_of_nanoseconds_reads_the_same_live_and_from_its_file():
+    # the trial's numpy.asarray of a ready array printed '11 ns [6.6–39.3]' as it ran and '[7–39]' from its file (which
+    # keeps a census's waits to the nanosecond): the census is summarized as the engine does, from its raw rounds
+    key = ("/src/proj/train.py", 54, "numpy.asarray(jax.Array)", SyncKind.CONVERSION)
+    waits = (1.12e-8, 6.63e-9, 3.93e-8, 1.04e-8, 1.21e-8, 9.1e-9, 1.05e-8, 2.2e-8)
+    ready = census.summarize("none", [{key: [1, wait]} for wait in waits], "jax's hooks")
+    live = _wrapped(Result("c", "conversion", "conversion", "jax", "cpu", {}, OK, syncs={"none": ready}))
+    stored = Report.from_dict(json.loads(live.to_json()), "r.json")
+    shown = [view.build(report).experiments[0].cases[0].syncs for report in (live, stored)]
+    assert shown[0] is not None
+    assert shown[1] is not None
+    assert (shown[0].rows, shown[0].summary) == (shown[1].rows, shown[1].summary)
+    assert shown[0].rows[0][-1] == "10 ns [7–39]"  # 10.5 ns, the median of 8 rounds, kept as the file keeps it

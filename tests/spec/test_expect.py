@@ -34,6 +34,31 @@ def test_per_variant_metrics_and_variants_of_a_pattern_are_known():
     assert expect.parse("done_s.max[sync_every=4] < 1s", training).variant == "sync_every=4"
 
 
+def _step_form():
+    from asyncbench.workloads.step_form import step
+
+    @step(sync_every=(0, 4, 1))
+    def train(backend, device, params):
+        return lambda: None
+
+    return train
+
+
+@pytest.mark.parametrize("workload", [_step_form(), BUILT_IN["training_memory"]], ids=["step form", "training_memory"])
+def test_a_family_s_placeholder_is_refused_and_a_misspelling_gets_a_real_name(workload):
+    family = next(m.name for m in workload.metrics if m.name.endswith("_kK"))  # slowdown_kK, epoch_s_kK
+    real = family.removesuffix("_kK")
+    with pytest.raises(ValueError, match=f"'{family}' declares one metric per variant.*{real}_k1: the variant sync_every=1's"):
+        expect.parse(f"{family} <= 1.5", workload)  # no run measures it: it could only ever read *not measured*
+    misspelt = real.replace("o", "", 1) if "o" in real else real[:-1]
+    with pytest.raises(ValueError, match=f"did you mean '{real}_k1'") as caught:
+        expect.parse(f"{misspelt}_k1 <= 1.5", workload)
+    assert "K its sync_every" in str(caught.value)
+    with pytest.raises(ValueError, match=f"did you mean '{real}_k4'"):
+        expect.parse(f"{misspelt}_k4 <= 1.5", workload)
+    assert expect.parse(f"{real}_k4 <= 1.5", workload).quantity == f"{real}_k4"
+
+
 @pytest.mark.parametrize(
     "text, fragment",
     [
