@@ -173,9 +173,18 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
 
     fits: dict[Side, SideBound] = {}
     slacks: dict[Side, numpy.ndarray] = {}
+    held: list[str] = []
     for side in measured:
         serial = 1.0 / max(base.steps_per_call, 1)
-        slack, cost = _profile([o for o in base.observations if o.side in (None, side)], index, weights, scale, serial)
+        knee, cost = _profile([o for o in base.observations if o.side in (None, side)], index, weights, scale, serial)
+        # a slack lies within the step (the table's, which its share is of): a knee past it (levels beyond the step,
+        # and a step that did not slow within them, or one noisy round) is held at the step, and the note says so
+        slack = numpy.minimum(knee, 1.0)
+        if knee[0] > 1.0:
+            past = units.seconds(float(knee[0]) * scale)
+            held.append(
+                f"the {side}'s slack fit past the step ({past} of {units.seconds(scale)}): held at the step, which a slack cannot exceed"
+            )
         slacks[side] = slack
         slack_ci = interval(slack)
         if slack_ci is not None:  # a percentile interval may miss its estimate; a stored one must hold it (results.bound)
@@ -188,7 +197,7 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
             cost_past_ci=interval(cost),
             levels_s=_levels([o for o in base.observations if o.side == side]),
         )
-    notes: list[str | None] = [note]
+    notes: list[str | None] = [note, *held]
     ceiling = ceiling_ci = None
     if Side.DEVICE in slacks:
         floor = steps - slacks[Side.DEVICE]

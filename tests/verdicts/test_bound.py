@@ -282,3 +282,22 @@ def test_the_inconclusive_notes_difference_is_a_share_of_the_step_the_tables_sla
     found = re.search(r"device − host slack (\S+) to (\S+) of the step", fitted.note or "")
     assert found is not None, fitted.note
     assert found.group(1) == units.percent(-host.slack_ci_s[1] / fitted.step_s)
+
+
+def test_a_knee_past_the_step_is_held_at_the_step_and_said():
+    """The trial's `--quick --bound`: one round, levels past the step, and a device slack of 133% of the step in the
+    table. A slack lies within the step by definition: it is held there (no ceiling then), and the note says so."""
+    observations = [Perturbed(0, None, 0.0, 0.0, STEP_S)]
+    for level in (0.5, 1.0, 1.5, 2.0):
+        injected = level * STEP_S
+        observations.append(Perturbed(0, Side.HOST, injected, injected, STEP_S + injected))
+        slowed = STEP_S + injected / STEPS + max(0.0, injected - 1.33 * STEP_S)  # a knee at 133% of the step
+        observations.append(Perturbed(0, Side.DEVICE, injected, injected, slowed))
+    fitted = _fit(observations)
+    device = _side(fitted, Side.DEVICE)
+    assert device.slack_ci_s is None
+    assert device.slack_s == pytest.approx(STEP_S)
+    assert fitted.ceiling is None  # a floor of 0: no ceiling measured
+    assert fitted.note is not None
+    assert "the device's slack fit past the step (1.33 ms of 1 ms): held at the step, which a slack cannot exceed" in fitted.note
+    assert "no ceiling measured here" in fitted.note
