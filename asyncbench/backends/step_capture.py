@@ -8,8 +8,11 @@ capture that would not run the same step is refused in one line saying why, neve
   training step takes its state: closed over, they would be constants of the compiled program, which XLA may fold
   (a planted step's product of a closure constant compiled to one copy of a constant). A step that rebinds a
   variable outside itself (`nonlocal w`: STORE_DEREF in its code, or `global`) would have the rebinding traced once
-  and dropped; a step that reads a value on the host (`.item()`, `float(x)`) cannot be traced (the tracer error's
-  frame in the user's file is named: often a wait the census lists); a step that returns no arrays has nothing left
+  and dropped, and so would a step that stores an array in a holder it reaches (`state["w"] = ...` in a dict it
+  closes over, `self.w = ...`): the trace leaves a tracer there, found after it, and the holder is put back as it
+  was (backends.step_state), so the case's own rounds still run the step; a step that reads a value on the host
+  (`.item()`, `float(x)`) cannot be traced (the tracer error's frame in the user's file is named: often a wait the
+  census lists); a step that returns no arrays has nothing left
   after tracing; and a jitted result that is not allclose to the eager step's is a different step.
 - compile (torch): torch.compile keeps Python side effects through its graph breaks; its first call compiles,
   which on a CPU needs a C++ compiler (refused without one) and can take long (bounded by the case's timeout_s).
@@ -29,6 +32,8 @@ import traceback
 import types
 from typing import Any, Callable
 
+from asyncbench.backends import step_state
+
 Step = Callable[[], Any]
 #: the host reads JAX cannot trace, by their class names (jax.errors): what a `.item()` or `float(x)` raises
 TRACER_ERRORS = (
@@ -40,6 +45,8 @@ TRACER_ERRORS = (
 #: allclose's tolerances for a jitted step against the eager one: XLA may fuse and reorder float ops (float32's
 #: rounding, some 1e-6 relative per op, over a step of tens of ops)
 RTOL, ATOL = 1e-4, 1e-5
+#: the places a refusal names where a step stores traced values outside itself (the rest counted): one line
+STORES_NAMED = 3
 #: warm-up calls on a side stream before a CUDA graph's capture (torch's own make_graphed_callables takes 3): lazy
 #: initialisation (cuBLAS handles, the allocator's pools) must not happen inside the capture
 GRAPH_WARMUP = 3
@@ -110,12 +117,23 @@ def jax_jit(step: Step) -> tuple[Step | None, str | None]:
         return None, f"not jitted: the step {rebinds}; jit would trace it once and drop the rebinding"
     eager = step()
     jitted = lifted(step, jax.Array, jax.jit)
+    held = step_state.taken(step)
+
+    def is_traced(value: Any) -> bool:
+        return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
+
     try:
         captured = jitted()
     except Exception as error:  # noqa: BLE001 - a tracer error is the user's host read; anything else, said as it is
+        held.put_back(is_traced)  # what it stored before it failed: the eager step's next call would read a tracer
         if type(error).__name__ in TRACER_ERRORS:
             return None, _refused_by(error, step, "not jitted: the step reads a value on the host")
         return None, _refused_by(error, step, "not jitted: tracing the step failed")
+    stored = held.traced(is_traced)
+    if stored:
+        held.put_back(is_traced)
+        places = ", ".join(stored[:STORES_NAMED]) + (f" and {len(stored) - STORES_NAMED} more" if len(stored) > STORES_NAMED else "")
+        return None, f"not jitted: the step stores a traced value outside itself ({places}); jit would trace the store once and drop it"
     leaves, eager_leaves = jax.tree_util.tree_leaves(captured), jax.tree_util.tree_leaves(eager)
     if not leaves or not all(isinstance(leaf, jax.Array) for leaf in leaves):
         return None, "not jitted: a jitted step must return its arrays (it returned none), or tracing leaves nothing to run"

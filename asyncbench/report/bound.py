@@ -99,9 +99,12 @@ def cost(fit: SideBound) -> str:
 
 
 def ceiling(bound: Bound) -> str:
-    """The ceiling of cutting host work: '1.43× [1.39–1.47]'; '–' where it cannot be said (no device side)."""
+    """The ceiling of cutting host work: '1.43× [1.39–1.47]'; '1.44× ±?' without an interval, as the slack it is read
+    from says; '–' where it cannot be said (no device side)."""
     if bound.ceiling is None:
         return units.NO_VALUE
+    if bound.ceiling_ci is None:
+        return f"{units.with_bounds(bound.ceiling, None, 'x')} ±?"
     return units.with_bounds(bound.ceiling, bound.ceiling_ci, "x")
 
 

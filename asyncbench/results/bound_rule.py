@@ -112,7 +112,8 @@ def check_reading(
     Exact where the rule reads them alone: synchronous (no sides), too few rounds or no interval
     (inconclusive), one side measured (its slack's low end against DECISION_MARGIN of the step), balanced (both
     slacks' high ends within BALANCE_BAND). Host- and device-bound are read from the interval of the resampled
-    difference (device − host slack) / step, which is not stored; a condition it implies is checked instead: were
+    difference (device − host slack) / step (the stored step; files from before divided each resample by its own
+    step, whose least is `shortest_s`), which is not stored; a condition it implies for both is checked instead: were
     the difference beyond the margin in all but a tail t of the resamples, the device's slack could not lie
     below its interval's high end while the host's lay above its low end in more than 2t of them, so the high end
     of one side's interval must exceed the low end of the other's by the margin of the shortest step a resample can

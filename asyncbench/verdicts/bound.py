@@ -14,13 +14,15 @@ The arithmetic is done once per round: for each round and each grid point the wi
 resample's whole profile is found at once (fit of 30 rounds × 11 samples: 40–50 ms on a busy 2-core machine).
 
 The reading, from the paired difference (s_device − s_host) / step on each resample (H − D over the step in the
-model of an overlapped step, where at least one slack is 0): HOST where its interval lies wholly above
-DECISION_MARGIN, DEVICE wholly below −DECISION_MARGIN, BALANCED where it lies within ±BALANCE_BAND and neither
-slack's interval reaches past BALANCE_BAND of the step, else INCONCLUSIVE. With one side measured (no device delay
-on this backend), only that side's own slack can decide: a side whose slack lies wholly above DECISION_MARGIN of
-the step does not set the pace, so the other does (HOST from the device's slack, DEVICE from the host's; the note
-says that it rests on one side, and that a step whose waits leave that side idle reads the same); a side without
-slack may be the bound or balanced with the other, which one side cannot tell: INCONCLUSIVE.
+model of an overlapped step, where at least one slack is 0), the step being the unperturbed median the table's
+shares are of (each resample's own step in its place had a note say -131% beside a table whose slacks were within
+108%): HOST where its interval lies wholly above DECISION_MARGIN, DEVICE wholly below −DECISION_MARGIN, BALANCED
+where it lies within ±BALANCE_BAND and neither slack's interval reaches past BALANCE_BAND of the step, else
+INCONCLUSIVE. With one side measured (no device delay on this backend), only that side's own slack can decide: a
+side whose slack lies wholly above DECISION_MARGIN of the step does not set the pace, so the other does (HOST from
+the device's slack, DEVICE from the host's; the note says that it rests on one side, and that a step whose waits
+leave that side idle reads the same); a side without slack may be the bound or balanced with the other, which one
+side cannot tell: INCONCLUSIVE.
 """
 
 from __future__ import annotations
@@ -171,9 +173,18 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
 
     fits: dict[Side, SideBound] = {}
     slacks: dict[Side, numpy.ndarray] = {}
+    held: list[str] = []
     for side in measured:
         serial = 1.0 / max(base.steps_per_call, 1)
-        slack, cost = _profile([o for o in base.observations if o.side in (None, side)], index, weights, scale, serial)
+        knee, cost = _profile([o for o in base.observations if o.side in (None, side)], index, weights, scale, serial)
+        # a slack lies within the step (the table's, which its share is of): a knee past it (levels beyond the step,
+        # and a step that did not slow within them, or one noisy round) is held at the step, and the note says so
+        slack = numpy.minimum(knee, 1.0)
+        if knee[0] > 1.0:
+            past = units.seconds(float(knee[0]) * scale)
+            held.append(
+                f"the {side}'s slack fit past the step ({past} of {units.seconds(scale)}): held at the step, which a slack cannot exceed"
+            )
         slacks[side] = slack
         slack_ci = interval(slack)
         if slack_ci is not None:  # a percentile interval may miss its estimate; a stored one must hold it (results.bound)
@@ -186,7 +197,7 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
             cost_past_ci=interval(cost),
             levels_s=_levels([o for o in base.observations if o.side == side]),
         )
-    notes: list[str | None] = [note]
+    notes: list[str | None] = [note, *held]
     ceiling = ceiling_ci = None
     if Side.DEVICE in slacks:
         floor = steps - slacks[Side.DEVICE]
@@ -200,16 +211,14 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
         kind = BoundKind.INCONCLUSIVE
         notes.append(f"{base.rounds} perturbation round{'' if base.rounds == 1 else 's'}: too few for an interval (at least {MIN_ROUNDS})")
     else:
-        kind, said = _reading(fits, slacks, steps, interval, scale)
+        kind, said = _reading(fits, slacks, interval, scale)
         if kind == BoundKind.BALANCED and base.shares_cores:
             kind, said = BoundKind.INCONCLUSIVE, TAKING_TURNS
         notes.append(said)
     return _with(base, kind, _joined(*notes), sides=tuple(fits[side] for side in measured), ceiling=ceiling, ceiling_ci=ceiling_ci)
 
 
-def _reading(
-    fits: dict[Side, SideBound], slacks: dict[Side, numpy.ndarray], steps: numpy.ndarray, interval: Any, scale: float
-) -> tuple[BoundKind, str | None]:
+def _reading(fits: dict[Side, SideBound], slacks: dict[Side, numpy.ndarray], interval: Any, scale: float) -> tuple[BoundKind, str | None]:
     """The reading from the intervals, and what it rests on where that needs saying."""
     shares = {side: fit.slack_ci_s for side, fit in fits.items()}
     if len(fits) == 1:
@@ -222,7 +231,8 @@ def _reading(
         return BoundKind.INCONCLUSIVE, (
             f"the {side} has no slack worth naming: it is the bound or balanced with the {other}, whose delay was not measured here"
         )
-    difference = interval((slacks[Side.DEVICE] - slacks[Side.HOST]) / steps)
+    # a share of the step the table's slacks are shares of (the unperturbed median), not of each resample's own
+    difference = interval(slacks[Side.DEVICE] - slacks[Side.HOST])
     if difference is None:
         return BoundKind.INCONCLUSIVE, "no interval for the difference of the sides"
     low, high = difference

@@ -11,7 +11,9 @@ machine that drifts between rounds cancels out.
 1 is the whole ceiling; 0 nothing; above 1 beyond its interval the captured step ran faster than the floor, which
 removing host cost alone cannot do: the capture changed the device's work too (fused ops, another kernel). Its
 interval: each end is the worse of the saving's interval (the median's, distribution-free) and the slack's
-(the bootstrap's), so it is at least as wide as either; a slack whose interval reaches 0 leaves it open (None).
+(the bootstrap's), so it is at least as wide as either; a slack whose interval reaches 0 leaves it open (None). A
+slack without an interval (fewer perturbation rounds than an interval needs) judges nothing: the line says the
+saving in time beside it and that the floor was not judged (NOT_JUDGED), never "faster than the floor".
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ SYNCHRONOUS = "synchronous: no ceiling to compare with"
 DISTURBED = 1.5
 #: what the line says of a capture that ran faster than the floor beyond its interval
 PAST_FLOOR = "faster than the floor (step − the device's slack): it changed the device's work too"
+#: what the line says where the device's slack has no interval (too few perturbation rounds): passing the floor is a
+#: claim on two intervals, and a point estimate of the slack (a "0 ns ±?" from one round) bears none
+NOT_JUDGED = "whether it ran faster than the floor (step − the device's slack) is not judged: the slack has no interval"
 
 
 def verified(
@@ -74,8 +79,14 @@ def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound:
     savings = [p - c for p, c in pairs]
     saving = statistics.median(savings)
     saving_ci = stats.median_ci(savings, confidence)
+    saved = units.with_bounds(saving, saving_ci, "s") if saving_ci is not None else f"{units.seconds(saving)} ±?"
+    if device.slack_ci_s is None:  # no claim on the floor from a point estimate: the saving, in time, beside it
+        said = f"{NOT_JUDGED}: it saved {saved} a step, against a device slack of {units.seconds(device.slack_s)} ±?"
+        if device.slack_s <= 0:
+            return _noted(base, f"{said} ({versus})")
+        return Verified(how, step_s, step_ci, saving / device.slack_s, None, said, tuple(pairs))
     # the floor passed beyond both intervals: the saving's low end above the slack's high end
-    past = saving_ci is not None and saving_ci[0] > (device.slack_ci_s[1] if device.slack_ci_s is not None else device.slack_s)
+    past = saving_ci is not None and saving_ci[0] > device.slack_ci_s[1]
     if device.slack_s <= 0:
         said = PAST_FLOOR if past else "the device has no slack: cutting host work cannot save anything"
         return dataclasses.replace(_noted(base, f"{said} ({versus})"), past_floor=past)
@@ -90,8 +101,7 @@ def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound:
     elif reached_ci is not None and reached_ci[1] < 0:
         note = f"slower than the plain step ({versus})"
     elif reached_ci is None:  # a share of a slack that may be 0 is unbounded: the saving itself, in time
-        saved = units.with_bounds(saving, saving_ci, "s") if saving_ci is not None else f"{units.seconds(saving)} ±?"
-        slack = units.with_bounds(device.slack_s, device.slack_ci_s, "s") if device.slack_ci_s is not None else "±?"
+        slack = units.with_bounds(device.slack_s, device.slack_ci_s, "s")
         note = f"no interval for the share: it saved {saved} a step, against a device slack of {slack}"
     return Verified(how, step_s, step_ci, reached, reached_ci, note, tuple(pairs), past)
 

@@ -145,3 +145,30 @@ def test_a_pure_jax_step_is_jitted_and_timed_end_to_end(monkeypatch: pytest.Monk
     assert found.step_s is not None
     assert found.step_s > 0
     assert len(found.pairs) == 2
+
+
+def jax_dict_step(backend: Any, device: str, params: Mapping[str, Any]) -> Callable[[], Any]:
+    """A training step that keeps its weights in a dict (the trial's form): jit would trace the store once."""
+    x = backend.random((32, 32), "float32", device)()
+    state = {"w": backend.random((32, 32), "float32", device)()}
+
+    def run_step() -> Any:
+        state["w"] = state["w"] * 0.5 + x
+        return state["w"].sum()
+
+    return run_step
+
+
+def test_a_jax_step_that_keeps_its_state_in_a_dict_is_refused_in_one_line_and_keeps_its_timings(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("jax")
+    monkeypatch.setattr(reference, "settled", lambda *a: None)
+    workload = step(jax_dict_step, sync_every=(0,), steps=3)
+    result = runner.run_case(_case(workload, "jax", "cpu"), workload, get_backend("jax"), VERIFY)
+    assert result.status == OK, result.reason  # before: UnexpectedTracerError in the timed rounds, the case lost
+    assert len(result.variants["sync_every=0"].samples.done_s) == 2
+    found = result.bound["sync_every=0"].verified
+    assert found is not None
+    assert (found.step_s, found.pairs) == (None, ())
+    assert found.note == (
+        "not jitted: the step stores a traced value outside itself (state['w']); jit would trace the store once and drop it"
+    )

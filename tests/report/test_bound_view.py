@@ -244,3 +244,22 @@ def test_a_slack_whose_interval_is_zero_reads_plainly_zero():
     exact = dataclasses.replace(found, sides=(host, dataclasses.replace(device, slack_s=0.0, slack_ci_s=(0.0, 0.0))))
     (_, second) = _view(exact).rows
     assert second[2] == "0 (0%)"
+
+
+def test_a_ceiling_without_an_interval_says_so_as_the_slack_it_is_read_from_does():
+    """The trial's `--quick --bound`: one perturbation round, slacks 'x ±?' beside a bare ceiling '≤ 1.44×'."""
+    host, device = host_bound().sides
+    one_round = dataclasses.replace(
+        host_bound(),
+        bound=BoundKind.INCONCLUSIVE,
+        rounds=1,
+        sides=(
+            dataclasses.replace(host, slack_ci_s=None, cost_past_ci=None),
+            dataclasses.replace(device, slack_ci_s=None, cost_past_ci=None),
+        ),
+        ceiling_ci=None,
+    )
+    shown = _view(one_round)
+    assert shown.rows[0][-1] == "≤ 1.43× ±?"
+    assert shown.rows[1][2] == "300 µs ±? (30%)"
+    assert bound.ceiling(one_round) == "1.43× ±?"

@@ -4,10 +4,12 @@ planted observations from the model T(d) = a_r + b·max(0, d − s) + noise, wit
 from __future__ import annotations
 
 import random
+import re
 import time
 
 import pytest
 
+from asyncbench.results import units
 from asyncbench.results.bound import Bound, BoundKind, Perturbed, Side, SideBound
 from asyncbench.verdicts import bound
 
@@ -244,3 +246,58 @@ def test_no_slack_on_either_side_of_a_device_on_the_hosts_cores_is_inconclusive_
     assert "share the host's cores" in shared.note
     host_bound = bound.fit("step", planted(1.0, 0.4, seed=1)[0], True, steps_per_call=STEPS, shares_cores=True)
     assert host_bound.bound == BoundKind.HOST  # a side with slack still decides
+
+
+def _drifting(seed: int, rounds: int = 6, host: float = 0.85, noise: float = 0.1, spread: float = 0.4) -> list[Perturbed]:
+    """A device-bound step (the device's slack 0, the host's 15% of the step) whose rounds' steps lie up to ±40%
+    apart and whose host samples are noisy: the resamples' own unperturbed steps differ much from the table's."""
+    rng = random.Random(seed)
+    slack = {Side.HOST: (1 - host) * STEP_S, Side.DEVICE: 0.0}
+    observations = []
+    for r in range(rounds):
+        a = STEP_S * (1 + rng.uniform(-spread, spread))
+        observations.append(Perturbed(r, None, 0.0, 0.0, a))
+        for side in (Side.HOST, Side.DEVICE):
+            for level in LEVELS:
+                injected = level * STEP_S
+                noisy = rng.gauss(0, noise * STEP_S) if side == Side.HOST else 0.0
+                observations.append(
+                    Perturbed(
+                        r, side, injected, injected, a + injected / STEPS + (1 - 1 / STEPS) * max(0.0, injected - slack[side]) + noisy
+                    )
+                )
+    return observations
+
+
+@pytest.mark.parametrize("seed", [17, 21, 24])
+def test_the_inconclusive_notes_difference_is_a_share_of_the_step_the_tables_slacks_are_shares_of(seed):
+    """The trial: the table's host slack reached 108% of the step, the note said 'device − host slack -131% to 0% of
+    the step' (each resample's slack over its own step). With the device's slack 0 in every resample, the difference
+    is the host's slack negated: its low end is the host interval's high end, as a share of the same step."""
+    fitted = _fit(_drifting(seed))
+    host, device = _side(fitted, Side.HOST), _side(fitted, Side.DEVICE)
+    assert host.slack_ci_s is not None
+    assert device.slack_ci_s == (0.0, 0.0)
+    assert fitted.bound == BoundKind.INCONCLUSIVE
+    found = re.search(r"device − host slack (\S+) to (\S+) of the step", fitted.note or "")
+    assert found is not None, fitted.note
+    assert found.group(1) == units.percent(-host.slack_ci_s[1] / fitted.step_s)
+
+
+def test_a_knee_past_the_step_is_held_at_the_step_and_said():
+    """The trial's `--quick --bound`: one round, levels past the step, and a device slack of 133% of the step in the
+    table. A slack lies within the step by definition: it is held there (no ceiling then), and the note says so."""
+    observations = [Perturbed(0, None, 0.0, 0.0, STEP_S)]
+    for level in (0.5, 1.0, 1.5, 2.0):
+        injected = level * STEP_S
+        observations.append(Perturbed(0, Side.HOST, injected, injected, STEP_S + injected))
+        slowed = STEP_S + injected / STEPS + max(0.0, injected - 1.33 * STEP_S)  # a knee at 133% of the step
+        observations.append(Perturbed(0, Side.DEVICE, injected, injected, slowed))
+    fitted = _fit(observations)
+    device = _side(fitted, Side.DEVICE)
+    assert device.slack_ci_s is None
+    assert device.slack_s == pytest.approx(STEP_S)
+    assert fitted.ceiling is None  # a floor of 0: no ceiling measured
+    assert fitted.note is not None
+    assert "the device's slack fit past the step (1.33 ms of 1 ms): held at the step, which a slack cannot exceed" in fitted.note
+    assert "no ceiling measured here" in fitted.note

@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from asyncbench.results.bound import VerifyHow
+from asyncbench.results.bound import Bound, VerifyHow
 from asyncbench.verdicts import verified
 from tests.support.bounds import device_bound, host_bound, synchronous
 
@@ -98,3 +98,29 @@ def test_a_share_of_a_slack_whose_interval_reaches_zero_has_no_interval_and_says
     assert found.reached_ci is None
     assert found.note is not None
     assert found.note == "no interval for the share: it saved 298 µs [298–304] a step, against a device slack of ~0 [≤ 470 µs]"
+
+
+def _one_round(bound: Bound) -> Bound:
+    """The bound with its device's slack as one perturbation round leaves it: a point estimate, no interval."""
+    host, device = bound.sides
+    return dataclasses.replace(bound, rounds=1, sides=(host, dataclasses.replace(device, slack_ci_s=None)))
+
+
+def test_a_capture_past_a_slack_without_an_interval_is_not_called_faster_than_the_floor() -> None:
+    """The trial: 'device 0 ns ±? (0%)' from one round, yet 'faster than the floor … it changed the device's work'."""
+    found = verified.verified("jit", _pairs(0.0011, 0.00003), _one_round(device_bound()))  # device slack 0 ±?
+    assert not found.past_floor
+    assert found.note is not None
+    assert verified.PAST_FLOOR not in found.note
+    assert found.note.startswith(f"{verified.NOT_JUDGED}: it saved 1.07 ms [1.07–1.07] a step, against a device slack of 0 ns ±?")
+    assert found.reached is None
+
+
+def test_a_share_of_a_slack_without_an_interval_keeps_its_point_and_judges_no_floor() -> None:
+    found = verified.verified("compile", _pairs(0.001, 0.0005), _one_round(host_bound()))  # saved 500 µs of 300 µs ±?
+    assert not found.past_floor
+    assert found.reached == pytest.approx(0.5 / 0.3, abs=0.02)
+    assert found.reached_ci is None
+    assert found.note is not None
+    assert found.note.startswith(verified.NOT_JUDGED)
+    assert "against a device slack of 300 µs ±?" in found.note
