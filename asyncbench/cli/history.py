@@ -10,6 +10,7 @@ import click
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
 from asyncbench.cli.options import check_gating, check_pattern, history_option, margin_option, read_label
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE
+from asyncbench.history.gate import WITHIN_RUNS
 
 
 @main.command(
@@ -44,37 +45,62 @@ Examples:
   asyncbench history                                   every series, with its change points
   asyncbench history matmul --format json              the matmul cases, for scripts
   asyncbench history --fail-on-regression --max-regression 5%     a CI gate over the history
+  asyncbench history --fail-on-regression --within 20  a slowdown fails the gate until it is 20 runs old
 """,
 )
 @click.argument("pattern", required=False)
 @history_option
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when the newest point of a series starts a regression.")
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 while a series' newest run lies in a slowdown that started within its last --within runs.",
+)
 @margin_option("10%", "With --fail-on-regression: a change this much slower or less is no regression.")
+@click.option(
+    "--within",
+    default=WITHIN_RUNS,
+    show_default=True,
+    metavar="N",
+    type=click.IntRange(min=1),
+    help="With --fail-on-regression: a slowdown fails the gate until it started N runs of its series ago "
+    "(a change is found a few runs after it starts; an older one is no longer new).",
+)
 @click.option("--last", default=40, show_default=True, type=click.IntRange(min=1), help="Points shown per series (changes: all).")
 @guard
-def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: float, last: int) -> None:
+def history_command(
+    pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: float, within: int, last: int
+) -> None:
     """Each recorded series (a case's quantity on one machine) with where it changed: the run, before → after,
     the ratio with its 95% interval, and the change's p-value (E-divisive means, Apache Otava).
 
     PATTERN keeps the series whose case id contains it, as it is written (no
     wildcards): `matmul`, `train_step`, `torch,cpu`.
 
-    Exit 0: the series are shown (and, with --fail-on-regression, none
-    starts a regression at its newest run). Exit 1: no series matches
-    PATTERN (or the store holds none), or --fail-on-regression found a
-    regression (each named on stderr). Exit 2: bad input: no store there, a
-    store that cannot be opened or is damaged, a PATTERN or option that
-    cannot be read."""
-    from asyncbench.history import changes, store, target
+    With --fail-on-regression, a series fails while its newest run lies in
+    the segment its last change started, where that change made it slower
+    by more than --max-regression (by the ratio's whole interval) and
+    started among its newest --within runs: a change is found a few runs
+    after it starts, and the gate fails on each run after that until the
+    change is --within runs old (then it passes, unless a newer change is a
+    regression too).
+
+    Exit 0: the series are shown (and, with --fail-on-regression, none is
+    in a new regression). Exit 1: no series matches PATTERN (or the store
+    holds none), or --fail-on-regression found a regression (each named on
+    stderr: where it started, its ratio with its interval, how many runs
+    ago). Exit 2: bad input: no store there, a store that cannot be opened
+    or is damaged, a PATTERN or option that cannot be read."""
+    from asyncbench.history import changes, gate, store, target
     from asyncbench.report import history as shown
     from asyncbench.report import terminal
     from asyncbench.session import recorder
 
     check_pattern(pattern)
-    check_gating(None if fail_on_regression else "--fail-on-regression")
+    check_gating(None if fail_on_regression else "--fail-on-regression", also=("within",))
     recorder.require_history(history, "history")
-    found = store.open_store(target.resolve(history), say=echo_err).series(pattern, last)
+    opened = store.open_store(target.resolve(history), say=echo_err)
+    found = opened.series(pattern, last)
     if fmt == "json":
         stdout(changes.to_json(found))
     else:
@@ -82,10 +108,13 @@ def history_command(pattern: str | None, history: str | None, fmt: str, fail_on_
     if not found:
         echo_err(f"no series{' matching ' + repr(pattern) if pattern else ''} in the history")
         sys.exit(EXIT_GATE)
-    hits = changes.regressions(found, max_regression)
-    if fail_on_regression and hits:
-        for one, change in hits:
-            echo_err(f"regression: {one.case} {one.variant} {one.quantity} on {one.machine}: ×{change.ratio:.3g} at {change.at}")
+    if not fail_on_regression:
+        return
+    # the gate reads as many runs as --within reaches back, even where fewer are shown
+    hits = gate.regressions(found if within <= last else opened.series(pattern, within), max_regression, within)
+    for hit in hits:
+        echo_err(shown.regression_line(hit, within))
+    if hits:
         sys.exit(EXIT_GATE)
 
 

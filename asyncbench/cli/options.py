@@ -108,16 +108,19 @@ def check_recording(record: bool, label: str | None) -> None:
         raise InputError(f"{' and '.join(named)} without --record: nothing would be recorded; add --record, or leave {them} out")
 
 
-def check_gating(judged_by: str | None) -> None:
+def check_gating(judged_by: str | None, also: tuple[str, ...] = ()) -> None:
     """`--max-regression` says how a change is judged: given where nothing is judged by it (`history` without
     `--fail-on-regression`, `run` or `gather` without `--baseline`), it would be ignored in silence (a gate thought
     set that is not), so it is bad input (InputError), said before anything runs, as check_recording says --label
-    without --record. `judged_by`: the option that would use it where it is missing (None: it is used)."""
+    without --record. `judged_by`: the option that would use it where it is missing (None: it is used); `also`:
+    the command's other options (by parameter name) that only the gate reads (`history --within`)."""
     if judged_by is None:
         return
     context = click.get_current_context(silent=True)
-    if context is not None and context.get_parameter_source("max_regression") is click.core.ParameterSource.COMMANDLINE:
-        raise InputError(f"--max-regression without {judged_by}: nothing would be judged; add {judged_by}, or leave it out")
+    for name in ("max_regression", *also):
+        if context is not None and context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+            option = "--" + name.replace("_", "-")
+            raise InputError(f"{option} without {judged_by}: nothing would be judged; add {judged_by}, or leave it out")
 
 
 def history_option(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from asyncbench.history import model
 from asyncbench.history.model import ChangePoint, Point, Series
@@ -94,22 +94,6 @@ def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> t
             )
         )
     return tuple(changes)
-
-
-def regressions(found: Iterable[Series], margin: float) -> list[tuple[Series, ChangePoint]]:
-    """The series whose newest point starts a change that makes it slower by more than `margin` (Series.slower_by:
-    by the ratio's whole interval where there is one)."""
-    hits = []
-    for one in found:
-        if not one.change_points or not one.points:
-            continue
-        change = one.change_points[-1]
-        if change.run != one.points[-1].run:
-            continue
-        slower = one.slower_by(change)
-        if slower is not None and slower > 1 + margin:
-            hits.append((one, change))
-    return hits
 
 
 def to_json(found: Sequence[Series]) -> str:

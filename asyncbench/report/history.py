@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 import asyncbench.history.model as model
+from asyncbench.history.gate import Regression
 from asyncbench.history.model import ChangePoint, Series
 from asyncbench.report.escaping import visible
 from asyncbench.results import units
@@ -32,15 +33,33 @@ def _figure(value: float, unit: str) -> str:
     return units.with_bounds(value, None, unit)
 
 
-def change_line(change: ChangePoint, unit: str) -> str:
-    """'at v1.3: 12.1 ms → 15.8 ms, ×1.31 [1.22–1.40], p 2e-06'."""
+def _ratio(change: ChangePoint) -> str:
+    """'×1.31 [1.22–1.40]': a change's ratio with its interval ([?]: a side too short for one)."""
     interval = (
         f" [{change.ratio_low:.3g}–{change.ratio_high:.3g}]" if change.ratio_low is not None and change.ratio_high is not None else " [?]"
     )
-    return (
-        f"at {change.at}: {_figure(change.before, unit)} → {_figure(change.after, unit)}, "
-        f"×{change.ratio:.3g}{interval}, p {change.p_value:.2g}"
+    return f"×{change.ratio:.3g}{interval}"
+
+
+def change_line(change: ChangePoint, unit: str) -> str:
+    """'at v1.3: 12.1 ms → 15.8 ms, ×1.31 [1.22–1.40], p 2e-06'."""
+    return f"at {change.at}: {_figure(change.before, unit)} → {_figure(change.after, unit)}, {_ratio(change)}, p {change.p_value:.2g}"
+
+
+def regression_line(hit: Regression, within: int) -> str:
+    """What `history --fail-on-regression` says of a series it fails on (a line of stderr): the series, where its
+    change starts with the ratio and its interval, how many runs ago, and for how long the gate fails on it:
+    'regression: mm[numpy,cpu] mm done_s on 1a2b: ×2.17 [1.9–2.4] (23.5 ms → 51.2 ms) from v1.3, 3 runs ago
+    (the gate fails on it until it is 10 runs old: --within)'. Words from the store are shown, never obeyed."""
+    one, change = hit.series, hit.change
+    quantity = f"{one.variant} {one.quantity}" if one.variant else one.quantity
+    ago = "at the newest run" if hit.runs_ago == 0 else f"{hit.runs_ago} run{'' if hit.runs_ago == 1 else 's'} ago"
+    said = (
+        f"regression: {one.case} {quantity} on {one.machine}: {_ratio(change)} "
+        f"({_figure(change.before, one.unit)} → {_figure(change.after, one.unit)}) from {change.at}, {ago} "
+        f"(the gate fails on it until it is {within} runs old: --within)"
     )
+    return visible(said)
 
 
 # A series of fewer runs than this is not searched for changes (history.model.MIN_RUNS says why): it says it was too

@@ -16,7 +16,7 @@ import random
 import pytest
 
 from asyncbench.errors import InputError
-from asyncbench.history import changes, store, target
+from asyncbench.history import gate, store, target
 from asyncbench.results import ab_file, ab_report, blocks, paired
 from tests.support.ab_files import BLOCKS, FACTS, MARGIN, TAIL, recorded_ab, recorded_gate
 
@@ -47,15 +47,16 @@ def test_a_recorded_gate_is_its_ratio_inside_its_own_interval(opened, wanted, la
 
 
 def test_change_detection_and_fail_on_regression_read_the_ratios(opened):
-    """Six gates at 1.00, then six at +10%: one change at the seventh, about ×1.10, and a regression only once the
-    newest point starts it."""
+    """Six gates at 1.00, then six at +10%: one change at the seventh, about ×1.10, a regression from the seventh
+    gate on, and still one at the twelfth (it started five gates ago, within gate.WITHIN_RUNS)."""
     for day in range(1, 13):
         opened.record_ab(recorded_ab(recorded_gate(day, 1.0 if day <= 6 else 1.10), day), label=f"ab-{day}")
-        if day == 6:
-            assert changes.regressions(opened.series("changed"), 0.05) == []
-        if day == 7:
-            [(series, change)] = changes.regressions(opened.series("changed"), 0.05)
-            assert change.run == 7
+        hits = gate.regressions(opened.series("changed"), 0.05)
+        if day <= 6:
+            assert hits == []
+        else:
+            [hit] = hits
+            assert (hit.change.run, hit.runs_ago) == (7, day - 7)
     [series] = opened.series("changed")
     [change] = series.change_points
     assert (change.run, change.at) == (7, "ab-7")

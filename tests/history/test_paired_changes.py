@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from asyncbench.history import changes, store, target
+from asyncbench.history import changes, gate, store, target
 from asyncbench.history.model import Point
 from asyncbench.results import ab_file, ab_report, paired
 from asyncbench.results.labels import label_of
@@ -103,9 +103,10 @@ def test_fail_on_regression_sees_a_paired_ratio_that_grew_and_not_one_that_fell(
     fell = ChangePoint(7, "ab-7", 1.0, 0.95, 0.95, 0.94, 0.96, 1e-6)
     slower = Series("changed[numpy,cpu]", "changed", "ab:changed", "x", "m", {}, points, (grew,), runs=7)
     faster = dataclasses.replace(slower, change_points=(fell,))
-    assert changes.regressions([slower], 0.02) == [(slower, grew)]
-    assert changes.regressions([slower], 0.1) == []  # within the margin
-    assert changes.regressions([faster], 0.02) == []
+    [hit] = gate.regressions([slower], 0.02)
+    assert (hit.series, hit.change, hit.runs_ago) == (slower, grew, 0)
+    assert gate.regressions([slower], 0.1) == []  # within the margin
+    assert gate.regressions([faster], 0.02) == []
 
 
 def test_ratios_against_a_new_base_start_a_series_of_their_own_not_a_change(tmp_path):

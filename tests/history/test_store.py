@@ -28,18 +28,6 @@ def test_series_never_mix_machines_and_one_store_holds_many(history, tmp_path):
     assert all(len(s.points) == 1 for s in done)
 
 
-def test_fail_on_regression_exits_1_only_when_the_newest_point_starts_a_slowdown(tmp_path):
-    from asyncbench.history.model import ChangePoint, Point, Series
-
-    points = tuple(Point(i, str(i), None, None, 1.0 if i < 6 else 1.3, None, None) for i in range(8))
-    change = ChangePoint(6, "r6", 1.0, 1.3, 1.3, 1.2, 1.4, 1e-6)  # starting at run 6
-    older = Series("c", "v", "done_s", "s", "m", {}, points, (change,), runs=8)
-    newest = dataclasses.replace(older, points=points[:7], runs=7)
-    assert changes.regressions([older], 0.05) == []  # the change is behind us: not a new regression
-    assert changes.regressions([newest], 0.05) == [(newest, change)]
-    assert changes.regressions([newest], 0.5) == []  # within the margin
-
-
 def test_a_series_says_how_many_runs_it_holds_in_words_that_fit_the_count():
     from rich.console import Console
 

@@ -1,6 +1,6 @@
 """`ab` files made as `ab` makes them, for the tests that read, show or record one: a gate's paired ratio over block
-log ratios (recorded_gate), a whole file read back as `record` reads it (recorded_ab), and a one-case file's JSON
-with a ratio per label (ab_data)."""
+log ratios (recorded_gate), a whole file as `ab -o` writes it (ab_json) and read back as `record` reads it
+(recorded_ab), and a one-case file's JSON with a ratio per label (ab_data)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,11 @@ def recorded_gate(seed: int, ratio: float) -> paired.PairedRatio:
 
 def recorded_ab(gate: paired.PairedRatio, day: int) -> ab_file.ABFile:
     """A one-case `ab` file of `gate`, made on the `day`th of January 2026, read back as `record` reads it."""
+    return ab_file.from_dict(json.loads(ab_json(gate, day)), f"ab-{day}.json")
+
+
+def ab_json(gate: paired.PairedRatio, day: int) -> str:
+    """A one-case `ab` file of `gate`, made on the `day`th of January 2026, as `ab -o` writes it."""
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=FACTS)
     case = paired.PairedCase("changed[numpy,cpu]", "ok", ratios=(gate,), rounds=BLOCKS * 4, blocks=BLOCKS)
     report = ab_report.ABReport(
@@ -56,7 +61,7 @@ def recorded_ab(gate: paired.PairedRatio, day: int) -> ab_file.ABFile:
         (case,),
         run_id=f"{day:032x}",
     )
-    return ab_file.from_dict(json.loads(report.to_json()), f"ab-{day}.json")
+    return report.to_json()
 
 
 #: an interval of each label at ab_data's 5% margin (a reader holds a file's label to its interval: label_of)
