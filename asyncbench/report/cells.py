@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from asyncbench.report import bars
-from asyncbench.results import stats, units
+from asyncbench.results import stats, step_figures, units
 from asyncbench.results.model import Result, Sampling, Stats, StopReason, VariantResult
 
 NO_VALUE = units.NO_VALUE
@@ -18,9 +18,9 @@ DRIFTING = 0.3
 MIN_SAMPLES = next(n for n in range(1, 100) if stats.order_rank(n) is not None)
 #: the clocks as the timings table names them (view.clock_columns)
 CLOCK_NAMES = (("issue_s", "issue"), ("done_s", "done"), ("device_s", "device time"))
-#: the step form's metrics (workloads.step_form: step_s_k0, ...), per step of the user's: what marks its samples as
-#: `steps` steps each, in a results file read without the workload
-STEP_METRIC = "step_s_k"
+#: the step form's metrics (step_s_k0, ...), per step of the user's: what marks its samples as `steps` steps each, in a
+#: results file read without the workload (spelled where a file's step-form figures are checked)
+STEP_METRIC = step_figures.STEP_METRIC
 
 
 def spread(stats: Stats | None) -> str:

@@ -4,6 +4,8 @@ can take; results.bound_rule then holds its reading and ceiling to its own numbe
 
 from __future__ import annotations
 
+import math
+import statistics
 from typing import Any
 
 from asyncbench.results import fields, recordable
@@ -107,6 +109,11 @@ def _check_verified(raw: Any, at: At, rounds: int) -> None:
             (at / "pairs" / index).fail(f"expected [plain_s, captured_s], got {len(values)} value(s)")
         for number in (0, 1):
             recordable.duration(fields.number(values[number], at / "pairs" / index / number), at / "pairs" / index / number)
+    recordable.within_own_interval(step, verified.get("step_ci_s"), at / "step_s")
+    if step is not None and pairs:  # the captured step's time is the median of its rounds' (verdicts.verified)
+        captured = statistics.median(pair[1] for pair in pairs)
+        if not math.isclose(step, captured, rel_tol=recordable.SUMMARY_TOLERANCE, abs_tol=recordable.SAMPLE_ROUNDING_S):
+            (at / "step_s").fail(f"{step:g} is not the median of the captured step's rounds ({captured:g}): {recordable.NOT_WRITTEN}")
 
 
 def _all_well_formed(observations: list[Any]) -> bool:

@@ -28,7 +28,7 @@ from asyncbench.results.fields import At
 from asyncbench.results.labels import Label, label_of
 from asyncbench.results.model import Case, Verdict
 from asyncbench.results.plan import case_parts
-from asyncbench.results.syncs import SYNC_KINDS, SyncKind, SyncPoint
+from asyncbench.results.syncs import SYNC_KINDS, SyncKind, SyncPoint, point_holds
 
 VARIANT, METRIC = "variant", "metric"
 #: how a compared case ended (PairedCase.status)
@@ -186,6 +186,7 @@ def _point(raw: Any, at: At) -> SyncPoint:
             recordable.duration(value, at / key / number)  # a count or a time: a finite number, not negative
         rounds[key] = tuple(float(value) for value in values)
     drained = fields.optional_number(point.get("drained_per_step"), at / "drained_per_step")
+    point_holds(point, None, at)  # its figures the medians of its rounds, its wait within its own interval
     return SyncPoint(
         file=fields.name(point.get("file"), at / "file", empty=False),
         line=fields.count(point.get("line"), at / "line"),

@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any, Mapping, Sequence
 
-from asyncbench.results import fields, recordable
+from asyncbench.results import fields, recordable, step_figures
 from asyncbench.results.bound import bound_from_dict, bound_to_dict
 from asyncbench.results.bound_rule import check_derived
 from asyncbench.results.bound_shape import check_bound
@@ -290,6 +290,8 @@ def check(raw: Any, at: At) -> None:
     for name, bounds in fields.optional_mapping(result.get("bounds"), at / "bounds").items():
         fields.interval(bounds, at / "bounds" / name)
         recordable.within_own_interval(metrics.get(name), bounds, at / "metrics" / name)
+    _check_steps(result, at / "params" / "steps")
+    step_figures.check(result, at)  # a step form's metrics are what its variants' samples give
     for index, stored in enumerate(fields.optional_list(result.get("checks"), at / "checks")):
         _check_verdict(stored, at / "checks" / index)
     _check_sampling(result.get("sampling"), at / "sampling")
@@ -303,11 +305,13 @@ def check(raw: Any, at: At) -> None:
     recordable.flag(result.get("unavailable", False), at / "unavailable")
     if result.get("asynchronous") is not None:
         recordable.flag(result["asynchronous"], at / "asynchronous")
-    recordable.duration(result.get("case_s"), at / "case_s")
+    case_s = recordable.duration(result.get("case_s"), at / "case_s")
     fields.optional_name(result.get("machine"), at / "machine")
     check_metric_info(result.get("metric_info"), at / "metric_info")
-    Reference.check(result.get("reference"), at / "reference")
+    Reference.check(result.get("reference"), at / "reference", case_s)
+    _check_harness(result.get("harness"), at / "harness")
     timed = max((_timed_rounds(variant) for variant in fields.optional_mapping(result.get("variants"), at).values()), default=0)
+    _check_rounds_taken(result.get("sampling"), timed, at / "sampling" / "rounds")
     for variant, census in fields.optional_mapping(result.get("syncs"), at / "syncs").items():
         fields.name(variant, at / "syncs" / variant)
         check_census(census, at / "syncs" / variant, timed, max(timed, CENSUS_TOP_UP, CENSUS_CHECK_MOST))
@@ -319,6 +323,52 @@ def check(raw: Any, at: At) -> None:
             (at / "bound" / variant).fail(f"a bound of variant {variant!r}, which the result does not have (its variants: {named})")
         check_bound(bound, at / "bound" / variant)
         check_derived(bound, at / "bound" / variant)  # its reading and ceiling are what its own slacks give
+
+
+def _check_steps(result: Mapping[str, Any], at: At) -> None:
+    """A step form's `steps` (the user's steps one sample runs, what every per-step figure was divided by: its
+    `step_s_kK` metrics, a census's or a bound's `steps_per_call`) is a count of at least one, and the count those
+    figures say they were divided by, where they took rounds. `steps: -20` beside per-step times would be shown as if measured."""
+    stepped = any(name.startswith(step_figures.STEP_METRIC) for name in result.get("metrics") or {})
+    if not stepped or "steps" not in (result.get("params") or {}):
+        return
+    steps = fields.count(result["params"]["steps"], at)
+    if steps < 1:
+        at.fail("a sample runs at least one step")
+    for kind in ("syncs", "bound"):
+        for variant, stored in fields.optional_mapping(result.get(kind), at).items():
+            if not isinstance(stored, Mapping) or not stored.get("rounds"):
+                continue  # no rounds divided by anything (a synchronous backend's census says 1): checked later
+            said = stored.get("steps_per_call")
+            if said is not None and said != steps:
+                at.fail(f"{steps} steps a sample, but its {kind} of {variant} divided by {said!r}: {recordable.NOT_WRITTEN}")
+
+
+def _check_rounds_taken(sampling: Any, timed: int, at: At) -> None:
+    """The rounds a case says it took (checked by _check_sampling before) are rounds its samples came from: each
+    timed round adds one sample to every variant (measure.timing), so a case keeps as many samples as it took
+    rounds. More rounds than any variant's samples ("after 100000 rounds" beside 17 samples) were never taken."""
+    if not sampling or not timed:  # no variants kept (an error row), nothing to hold the count to
+        return
+    if sampling["rounds"] > timed:
+        at.fail(f"{sampling['rounds']} rounds said, {timed} kept in the samples: {recordable.NOT_WRITTEN}")
+
+
+def _check_harness(raw: Any, at: At) -> None:
+    """The harness's own cost (schema 7; model.HarnessCost): times, not negative, of n no-op samples, with the median
+    sync (`sync_s`) no higher than the upper end of its own 95% interval (`sync_high_s`, its upper quartile where the
+    samples drifted: either lies at or above the median). A sync of 100 s beside a high end of 76 µs is an edit."""
+    if not raw:
+        return
+    harness = fields.mapping(raw, at)
+    for key in ("sync_s", "sync_high_s", "issue_s"):
+        if recordable.duration(harness.get(key), at / key) is None:
+            (at / key).fail("expected a time, got null")
+    if fields.count(harness.get("n"), at / "n") > MAX_COUNT:
+        (at / "n").fail(f"{harness['n']} samples is more than any run takes ({MAX_COUNT:g})")
+    sync, high = harness["sync_s"], harness["sync_high_s"]
+    if sync > high + recordable.SUMMARY_TOLERANCE * high:
+        (at / "sync_s").fail(f"{sync:g} lies above its own interval's upper end ({high:g}): {recordable.NOT_WRITTEN}")
 
 
 def _timed_rounds(variant: Mapping[str, Any]) -> int:

@@ -26,11 +26,12 @@ The type reads and writes its own part of a results file (`to_dict`,
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from asyncbench.results import fields
+from asyncbench.results import fields, recordable
 from asyncbench.results.fields import At
 
 # More reference samples than a case takes (measure.reference stops here): a case of fast rounds runs for minutes
@@ -93,8 +94,16 @@ class Reference:
         )
 
     @staticmethod
-    def check(raw: Any, at: At) -> None:
-        """A stored reference held to its shape (results.records.check): a name, bounded positive times, shares in 0–1."""
+    def check(raw: Any, at: At, case_s: float | None = None) -> None:
+        """A stored reference held to its shape (results.records.check): a name, bounded positive times, shares in 0–1,
+        and samples that fit in the case they were taken in (`case_s`, its whole wall time; None: not stored).
+
+        The reference keeps no summary of its own: every figure of it (its median, the machine's ratio between two
+        runs, verdicts.machine) is computed from the samples, so samples that agree with each other give an honest
+        ratio whatever they are. What bounds them is where they were taken: one after another, between the case's
+        rounds, in its own process, all inside its wall time (engine.runner times the case around its sampling).
+        Samples that add up to more than that (each set to 1e6 s: "the machine ran 645419458× slower") were never
+        measured there: refused."""
         if raw is None:
             return
         stored = fields.mapping(raw, at)
@@ -106,6 +115,10 @@ class Reference:
             for index, value in enumerate(samples):
                 if fields.number(value, at / "samples_s" / index) <= 0:
                     (at / "samples_s" / index).fail(f"a reference sample takes time ({value:g})")
+        taken = math.fsum(samples)
+        if case_s is not None and taken > case_s + recordable.SAMPLE_ROUNDING_S * len(samples):
+            said = f"{len(samples)} samples that add up to {taken:g} s, taken within a case that ran {case_s:g} s in all"
+            (at / "samples_s").fail(f"{said}: {recordable.NOT_WRITTEN}")
         for key in ("load_per_core", "cpu_pressure", "others_cpu", "steal", "waited_s"):
             value = fields.optional_number(stored.get(key), at / key)
             if value is not None and value < 0:

@@ -25,6 +25,8 @@ in the user's step reads 1 wait per step whatever the sample's length.
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -130,6 +132,9 @@ class Census:
 # resolution. A census holds its per-round figures so from the start (measure.census.summarize), so that what a run
 # prints is what its file shows: the trial's '11 ns [6.6–39.3]' live had read '[7–39]' from the file.
 _DECIMALS = 9
+# What that rounding can move a stored per-step figure by (half its last digit, with room for the float's own error):
+# a median of rounded rounds, or a round's waits times its steps, agrees with the unrounded one to within this a step
+COUNT_ROUNDING = 1e-9
 
 
 def as_stored(value: float) -> float:
@@ -211,7 +216,7 @@ def check_census(raw: Any, at: At, timed_rounds: int, most_rounds: int) -> None:
         fields.count(point.get("line"), where / "line")
         fields.word(point.get("kind"), where / "kind", SYNC_KINDS)
         fields.name(point.get("call"), where / "call")
-        fields.number(point.get("calls_per_step"), where / "calls_per_step")
+        _check_waits(point.get("calls_per_step"), where / "calls_per_step")
         recordable.duration(point.get("wait_s_per_step"), where / "wait_s_per_step")
         fields.interval(point.get("wait_ci_s"), where / "wait_ci_s")
         fields.optional_number(point.get("drained_per_step"), where / "drained_per_step")
@@ -223,6 +228,34 @@ def check_census(raw: Any, at: At, timed_rounds: int, most_rounds: int) -> None:
                 continue
             for number, value in enumerate(values):
                 held(value, where / per_round / number)
+        point_holds(point, int(census.get("steps_per_call") or 1), where)
+
+
+def point_holds(point: Mapping[str, Any], steps_per_call: int | None, at: At) -> None:
+    """A point's figures (each checked before) are what its census rounds give (`summarize`): a round's waits are a
+    whole count of calls over the `steps_per_call` steps it ran, the point's waits and seconds per step are the
+    medians of its rounds', and the seconds lie within their own 95% interval. The census's line for the whole step
+    sums these rows (Census.syncs_per_step, Census.wait_s), so a row moved apart from its rounds (-5 waits, 1e6 s
+    beside an interval of [2e6, 3e6] s) would be shown beside a summary it contradicts: refused instead. Where the
+    steps a round ran are not stored (`steps_per_call` None: an `ab` file's new sync) a round's count is not held."""
+    recordable.within_own_interval(point["wait_s_per_step"], point.get("wait_ci_s"), at / "wait_s_per_step")
+    calls_rounds, wait_rounds = point.get("calls_rounds") or [], point.get("wait_s_rounds") or []
+    if steps_per_call is not None:
+        _counts(calls_rounds, steps_per_call, at / "calls_rounds")
+    for key, per_round in (("calls_per_step", calls_rounds), ("wait_s_per_step", wait_rounds)):
+        median = statistics.median(per_round) if per_round else None
+        if median is not None and not math.isclose(point[key], median, rel_tol=recordable.SUMMARY_TOLERANCE, abs_tol=COUNT_ROUNDING):
+            (at / key).fail(f"{point[key]:g} is not the median of its census rounds ({median:g}): {recordable.NOT_WRITTEN}")
+
+
+def _counts(calls_rounds: list[float], steps_per_call: int, at: At) -> None:
+    """Each round's waits per step, times the steps the round ran, is a whole count of calls (to within the rounding
+    of the stored figure, to the nanosecond a step)."""
+    for number, calls in enumerate(calls_rounds):
+        count = calls * steps_per_call
+        if abs(count - round(count)) > COUNT_ROUNDING * steps_per_call:
+            said = f"{calls:g} waits a step over {steps_per_call} step(s) is {count:g} waits, not a count"
+            (at / number).fail(f"{said}: {recordable.NOT_WRITTEN}")
 
 
 def _check_waits(value: Any, at: At) -> None:

@@ -40,6 +40,7 @@ from asyncbench.backends import BACKENDS
 from asyncbench.backends.base import Backend
 from asyncbench.results import ahead, stats
 from asyncbench.results.model import Clocks, Result
+from asyncbench.results.step_figures import variant_name  # the step form's names, spelled where a file's are checked
 from asyncbench.workloads import step_output, step_reach
 from asyncbench.workloads.base import INT, INTS, Metric, Param, Prepared, Workload
 
@@ -51,10 +52,6 @@ DEFAULT_STEPS = 20
 ILLUSION_NOTICEABLE = ahead.ILLUSION_NOTICEABLE
 
 StepFunction = Callable[[Backend, str, Mapping[str, Any]], Callable[[], Any]]
-
-
-def variant_name(every: int) -> str:
-    return f"sync_every={every}"
 
 
 def _declared(backends: str | Sequence[str] | None) -> tuple[str, ...] | None:

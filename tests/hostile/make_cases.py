@@ -1,12 +1,13 @@
-"""Writes the hostile files of tests/hostile/cases/ from the two good files in cases/good/.
+"""Writes the hostile files of tests/hostile/cases/ from the good files in cases/good/.
 
     python -m tests.hostile.make_cases
 
 The files are kept in the repository (a reviewer reads them, the test only reads them); this script is how
 each was made: one small change to a real, valid file, so each file is bad in exactly one way.
 cases/good/results.json is a real `asyncbench run -w matmul -b numpy --quick` results file with one check
-added; cases/good/ab.json a real `ab` file (results.ab_report.ABReport.to_json). What each must make the tool say is in
-tests/hostile/expected.yaml.
+added; cases/good/census-raw.json and cases/good/step-raw.json real files with a census, and with a step
+form's metrics and a verified bound; cases/good/ab.json a real `ab` file (results.ab_report.ABReport.to_json). What
+each must make the tool say is in tests/hostile/expected.yaml.
 """
 
 from __future__ import annotations
@@ -330,6 +331,31 @@ CENSUS: dict[str, Callable[[dict[str, Any]], None]] = {
     "census-file-nul": _set(f"{S0}.points.0.file", "asyncbench/workloads/conversion.py\x00.txt"),
     "census-file-escape": _set(f"{S0}.points.0.file", "\x1b]8;;file:///etc/passwd\x07conversion.py\x1b]8;;\x07"),
     "census-coverage-escape": _set(f"{S0}.coverage", "hooks\x1b[2J\x1b]52;c;cm0gLXJmIH4=\x07"),
+    # rows moved apart from their own rounds: the census's line for the whole step would contradict them
+    "census-calls-negative": _set(f"{S0}.points.0.calls_per_step", -5.0),
+    "census-wait-outside-its-interval": _both(_set(f"{S0}.points.0.wait_s_per_step", 1e6), _set(f"{S0}.points.0.wait_ci_s", [2e6, 3e6])),
+    "census-wait-not-its-rounds": _both(_set(f"{S0}.points.0.wait_s_per_step", 1.0), _set(f"{S0}.points.0.wait_ci_s", [0.5, 2.0])),
+    "census-calls-not-its-rounds": _set(f"{S0}.points.0.calls_per_step", 50.0),
+    "census-calls-not-a-count": _set(f"{S0}.points.0.calls_rounds", [5.0, 5.0, 5.0, 5.5, 5.0, 5.0]),
+    # the machine's reference, self-consistent but never taken in the case: 1e6 s a sample in a case of 1.5 s
+    "reference-samples-beyond-the-case": lambda data: data["results"][0]["reference"].update(
+        samples_s=[1e6] * len(data["results"][0]["reference"]["samples_s"])
+    ),
+    "harness-sync-above-its-interval": _set("results.0.harness.sync_s", 100.0),
+}
+
+#: changes to a real step form's file (cases/good/step-raw.json: `run -w jstep.py:pure -b jax -d cpu --set
+#: max_time_s=2 --threads 1 --bound-verify jit`): its metrics, its `steps`, its bound's verified step
+B0 = "results.0.bound.sync_every=0"
+STEP: dict[str, Callable[[dict[str, Any]], None]] = {
+    "step-slowdown-not-its-samples": _both(_set("results.0.metrics.slowdown_k1", 50.0), _set("results.0.bounds.slowdown_k1", [40.0, 60.0])),
+    "step-time-not-its-samples": _both(_set("results.0.metrics.step_s_k0", 1.0), _set("results.0.bounds.step_s_k0", [0.5, 2.0])),
+    "step-steps-negative": _set("results.0.params.steps", -20),
+    "step-steps-float": _set("results.0.params.steps", 20.5),
+    "step-steps-not-the-bound": _set("results.0.params.steps", 10),
+    "verified-step-outside-its-interval": _set(f"{B0}.verified.step_s", 50.0),
+    "verified-step-not-its-rounds": _set(f"{B0}.verified.step_s", 0.0025),
+    "sampling-rounds-beyond-samples": _set("results.0.sampling.rounds", 100_000),
 }
 
 #: census files that are valid data with names that read as rich markup: shown as written, never as markup
@@ -384,6 +410,11 @@ def main() -> None:
     census = json.loads((GOOD / "census-raw.json").read_text(encoding="utf-8"))
     for name, change in CENSUS.items():
         data = copy.deepcopy(census)
+        change(data)
+        _write(CASES / "results" / f"{name}.json", data)
+    step = json.loads((GOOD / "step-raw.json").read_text(encoding="utf-8"))
+    for name, change in STEP.items():
+        data = copy.deepcopy(step)
         change(data)
         _write(CASES / "results" / f"{name}.json", data)
     for name, change in SHOWN.items():

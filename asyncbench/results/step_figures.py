@@ -1,0 +1,99 @@
+"""The step form's figures as a results file holds them, held to the samples they were computed from.
+
+A step form's case (workloads.step_form) times one variant per `sync_every` value, named `sync_every=K`, each
+sample `steps` of the user's steps, and its metrics are functions of each round's clocks, summarized as the median
+over the rounds (engine.rounds.figures): `step_s_kK` a sample's done time over `steps`, `slowdown_kK` variant K's done
+time over variant 0's in the same round, `illusion` variant 0's done time over its issue time. The names are the
+step form's own, and this module is where they are spelled (the step form and the report read them from here).
+
+Every number a metric is made from is in the file, so a reader can recompute it: a metric moved together with its
+interval (slowdown_k1 50× [40–60] where the rounds give 0.91×) passes the check that a metric lies within its own
+interval (results.recordable.within_own_interval) yet is no measurement: `check` refuses it, naming the metric.
+Only a result with the step form's whole signature is held to this (a `steps` count, variants named `sync_every=K`,
+a `step_s_kK` metric per variant): another workload's metric of the same name means what that workload says.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Mapping, Sequence
+
+from asyncbench.results import recordable
+from asyncbench.results.fields import At
+
+#: the prefix of the step form's per-step time metrics (step_s_k0, step_s_k4)
+STEP_METRIC = "step_s_k"
+#: the prefix of its slowdowns against the variant that never waits (slowdown_k1)
+SLOWDOWN_METRIC = "slowdown_k"
+#: variant 0's done time over its issue time
+ILLUSION = "illusion"
+# Samples are stored to the nanosecond (results.nanoseconds): each may be this far from the one the metric was
+# computed from, which bounds how far a recomputed figure may stray (`_holds`)
+SAMPLE_ROUNDING_S = 0.5e-9
+# Room for the float arithmetic on top of that bound
+RELATIVE_ROOM = 1e-9
+
+
+def variant_name(every: int) -> str:
+    """The step form's variant that waits every `every` steps (0: never)."""
+    return f"sync_every={every}"
+
+
+def _every(name: str, prefix: str) -> int | None:
+    digits = name.removeprefix(prefix)
+    return int(digits) if name.startswith(prefix) and digits.isdigit() else None
+
+
+def check(result: Mapping[str, Any], at: At) -> None:
+    """InputError naming the metric where a step form's `step_s_kK`, `slowdown_kK` or `illusion` (the result
+    checked field by field before) is not the median over the rounds of what its variants' samples give."""
+    steps = (result.get("params") or {}).get("steps")
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
+        return  # no step form (records.check refuses a step form's own `steps` that is no count)
+    done: dict[int, Sequence[float]] = {}
+    issue: dict[int, Sequence[float]] = {}
+    metrics = result.get("metrics") or {}
+    for name in metrics:
+        every = _every(name, STEP_METRIC)
+        samples = ((result.get("variants") or {}).get(variant_name(every)) or {}).get("samples") if every is not None else None
+        if every is None or not samples:
+            continue
+        done[every], issue[every] = samples.get("done_s") or (), samples.get("issue_s") or ()
+    if not done:
+        return
+    variants = (result.get("variants") or {}).values()  # engine.rounds.per_round: the rounds every variant has
+    rounds = min(len((variant.get("samples") or {}).get("done_s") or ()) for variant in variants)
+    for name, value in metrics.items():
+        if value is None or isinstance(value, bool):
+            continue
+        if (every := _every(name, STEP_METRIC)) is not None and every in done:
+            per_round = [(done[every][i] / steps, SAMPLE_ROUNDING_S / steps) for i in range(rounds)]
+        elif (every := _every(name, SLOWDOWN_METRIC)) is not None and every in done and 0 in done:
+            per_round = _ratios(done[every], done[0], rounds)
+        elif name == ILLUSION and 0 in done and len(issue[0]) >= rounds:
+            per_round = _ratios(done[0], issue[0], rounds)
+        else:
+            continue
+        _holds(value, per_round, at / "metrics" / name)
+
+
+def _ratios(top: Sequence[float], bottom: Sequence[float], rounds: int) -> list[tuple[float, float]]:
+    """Each round's top / bottom (a round whose bottom is 0 adds none, as the step form's round_metrics gives
+    None there), with how far the samples' rounding can move it."""
+    found = []
+    for i in range(rounds):
+        if bottom[i] <= SAMPLE_ROUNDING_S:  # 0, or within the rounding of 0: whether it counted is not known
+            return []
+        ratio = top[i] / bottom[i]
+        found.append((ratio, SAMPLE_ROUNDING_S * (1 + ratio) / (bottom[i] - SAMPLE_ROUNDING_S)))
+    return found
+
+
+def _holds(value: float, per_round: list[tuple[float, float]], at: At) -> None:
+    """A median moves no further than the furthest any one value can: refused when `value` lies beyond that."""
+    if not per_round:
+        return
+    found = statistics.median(figure for figure, _ in per_round)
+    room = max(error for _, error in per_round) + RELATIVE_ROOM * abs(found)
+    if abs(value - found) > room:
+        at.fail(f"{value:g} is not what its variants' samples give (their rounds' median is {found:g}): {recordable.NOT_WRITTEN}")
