@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,16 @@ CENSUS = json.loads((Path(__file__).parents[1] / "hostile" / "cases" / "good" / 
 
 
 def _with_census_rounds(rounds: int) -> dict[str, Any]:
-    """The file with each census holding `rounds` rounds (each point's per-round lists as long, as a census writes them)."""
+    """The file with each census holding `rounds` rounds (each point's per-round lists as long, its real rounds over
+    again, and its figures their medians, as a census writes them: a reader holds each point to its rounds)."""
     data = copy.deepcopy(CENSUS)
     for census in data["results"][0]["syncs"].values():
         census["rounds"] = rounds
         for point in census["points"]:
-            point["calls_rounds"] = [point["calls_rounds"][0]] * rounds
-            point["wait_s_rounds"] = [point["wait_s_rounds"][0]] * rounds
+            for key, figure in (("calls_rounds", "calls_per_step"), ("wait_s_rounds", "wait_s_per_step")):
+                point[key] = [point[key][index % len(point[key])] for index in range(rounds)]
+                point[figure] = round(statistics.median(point[key]), 9)
+            point["wait_ci_s"] = [min(point["wait_s_rounds"]), max(point["wait_s_rounds"])]
     return data
 
 
