@@ -112,7 +112,7 @@ def ab_html(loaded: ABReport) -> str:
     """An `ab` comparison as HTML: the gate's verdict, the table of paired changes, the sides, notes and budget, as
     `show` judges and words them (report.paired.shown_again)."""
     shown = paired.shown_again(loaded)
-    head = "✅ no slowdown beyond the margin" if shown.code == 0 else f"❌ the gate fails (exit {shown.code})"
+    head = f"{paired.headline_mark(shown.code)} {shown.headline}"
     lines = ['<div class="asyncbench">', f"<p><b>{_e(shown.title)}</b></p>", f"<p><b>{_e(head)}</b>: {_e(shown.summary)}</p>"]
     if shown.reasons:
         lines += ["<ul>", *(f"<li>{_e(reason)}</li>" for reason in shown.reasons), "</ul>"]

@@ -65,6 +65,27 @@ SHORT_SHA = 10
 #: the cases without a verdict, as the summary counts them (a status: its words)
 UNCOMPARED = {"error": "errored", "one-sided": "on one side only"}
 
+#: the headline of a gate that passed with every verdict decided: each row's interval lies below 1 + margin
+NO_SLOWDOWN = "no slowdown beyond the margin"
+
+
+def gate_headline(code: int, labels: tuple[Label, ...]) -> str:
+    """The gate's verdict in a line, one rule for every writer that has a headline (the terminal, the pull-request
+    comment, the notebook): from the exit code and the rows' labels together, never the code alone. A pass that let
+    INCONCLUSIVE rows through (--allow-inconclusive) says it passed undecided: "no slowdown" beside an undecided
+    +88% row would claim what no interval showed."""
+    if code:
+        return f"the gate fails (exit {code})"
+    undecided = labels.count(Label.INCONCLUSIVE)
+    if undecided:
+        return f"passes (--allow-inconclusive): {undecided} INCONCLUSIVE, not shown either way"
+    return NO_SLOWDOWN
+
+
+def headline_mark(code: int) -> str:
+    """The mark a comment or notebook puts before the headline: a pass, or a failure."""
+    return "❌" if code else "✅"
+
 
 @dataclass(frozen=True)
 class ABView:
@@ -87,6 +108,11 @@ class ABView:
     sync_notes: tuple[str, ...] = ()
     #: `ab --bound`: a line per variant not compared or undecided, said under the bounds' title, not among the notes
     bound_notes: tuple[str, ...] = ()
+
+    @property
+    def headline(self) -> str:
+        """The gate's verdict in a line (`gate_headline`): what it decided, from the code and the verdicts together."""
+        return gate_headline(self.code, self.labels)
 
 
 def _quantity(value: float, unit: str) -> str:
@@ -354,7 +380,8 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
     for note in view.sync_notes:
         console.print(f"  [yellow]{shown(note)}[/]", soft_wrap=True)
     bound_changes.print_to(console, view.bounds, view.flips, view.bound_notes)
-    console.print(shown(view.summary))
+    style = "red" if view.code else "yellow" if Label.INCONCLUSIVE in view.labels else "green"
+    console.print(f"[{style}]{shown(view.headline)}[/]: {shown(view.summary)}", soft_wrap=True)
     if view.code:
         console.print(f"[red]the gate failed (exit {view.code})[/] because:" if again else f"[red]exit {view.code}[/] because:")
         for reason in view.reasons:
@@ -365,7 +392,7 @@ def markdown(view: ABView) -> str:
     """A pull-request comment: verdict first, then the table, the sides and what could not be compared; every string
     from the view through report.escaping (no cell or line breaks out, nothing renders)."""
     md = escaping.markdown
-    head = "✅ no slowdown beyond the margin" if view.code == 0 else f"❌ the gate fails (exit {view.code})"
+    head = f"{headline_mark(view.code)} {view.headline}"
     lines = [f"### {md(view.title)}", "", f"**{head}**: {md(view.summary)}", ""]
     lines += [f"- {md(reason, starts_line=True)}" for reason in view.reasons]
     lines += ["", "| " + " | ".join(HEADERS) + " |", "|---|---|--:|--:|--:|--:|--:|"]

@@ -4,6 +4,7 @@ Hodges–Lehmann shift the centre of its interval."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import io
 import random
@@ -20,6 +21,7 @@ from asyncbench.results.model import OK, Result, Samples, VariantResult
 from asyncbench.results.paired import PairedCase, PairedRatio, Side
 from asyncbench.verdicts import compare
 from asyncbench.verdicts.outcome import Outcome
+from asyncbench.verdicts.paired import judge
 from tests.support.helpers import report_of
 
 
@@ -84,3 +86,28 @@ def test_compare_s_key_never_calls_the_shift_the_centre_of_its_interval():
     for rendered in _rendered(_compared(1.2, 0.5)):
         assert "centre of its interval" not in rendered
         assert "need not centre" in rendered
+
+
+def test_a_gate_let_through_undecided_never_says_no_slowdown():
+    """A trial's PR comment read `✅ no slowdown beyond the margin: 1 INCONCLUSIVE` beside an undecided +88.1% row
+    (`ab --allow-inconclusive`): the headline came from the exit code alone. Every writer with a headline (the
+    comment, the terminal, the notebook) now says the gate passed undecided, and one with every row decided still
+    says no slowdown."""
+    undecided = PairedRatio("step", "variant", "s", 23.4e-3, 45.1e-3, 1.881, None, Label.INCONCLUSIVE)
+    same = PairedRatio("other", "variant", "s", 1e-3, 1e-3, 1.01, (0.97, 1.05), Label.SAME)
+    report = dataclasses.replace(_ab(undecided, same), allow_inconclusive=True)
+    outcome = judge(report)
+    assert outcome.code == 0  # let through: the gate passes
+    view = views.build(report, outcome)
+    said = "passes (--allow-inconclusive): 1 INCONCLUSIVE, not shown either way"
+    for writer, text in (
+        ("comment", views.markdown(view)),
+        ("terminal", _terminal(view)),
+        ("notebook", html.unescape(ab_html(report))),
+    ):
+        assert said in text, writer
+        assert views.NO_SLOWDOWN not in text, writer
+    assert f"**✅ {said}**: 1 SAME, 1 INCONCLUSIVE" in views.markdown(view)
+    decided = views.build(_ab(same), Outcome(0, ()))
+    assert f"**✅ {views.NO_SLOWDOWN}**" in views.markdown(decided)
+    assert views.NO_SLOWDOWN in _terminal(decided)
