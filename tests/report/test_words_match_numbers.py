@@ -13,6 +13,7 @@ from rich.console import Console
 
 from asyncbench.report import compared, markdown, terminal
 from asyncbench.report import paired as views
+from asyncbench.report.gate_headline import NO_SLOWDOWN
 from asyncbench.report.notebook import ab_html
 from asyncbench.results import stats
 from asyncbench.results.ab_report import ABReport
@@ -106,8 +107,25 @@ def test_a_gate_let_through_undecided_never_says_no_slowdown():
         ("notebook", html.unescape(ab_html(report))),
     ):
         assert said in text, writer
-        assert views.NO_SLOWDOWN not in text, writer
+        assert NO_SLOWDOWN not in text, writer
     assert f"**✅ {said}**: 1 SAME, 1 INCONCLUSIVE" in views.markdown(view)
     decided = views.build(_ab(same), Outcome(0, ()))
-    assert f"**✅ {views.NO_SLOWDOWN}**" in views.markdown(decided)
-    assert views.NO_SLOWDOWN in _terminal(decided)
+    assert f"**✅ {NO_SLOWDOWN}**" in views.markdown(decided)
+    assert NO_SLOWDOWN in _terminal(decided)
+
+
+def test_the_ab_table_says_what_a_step_form_s_medians_are_per():
+    """A trial's `ab` table gave a step form's base and head as "23.4 ms" where `run`'s column says "done per 20
+    steps": its columns now say it where every row is per the same 20 steps, and each cell where the rows differ."""
+    step = PairedRatio("sync_every=0", "variant", "s", 23.4e-3, 24e-3, 1.02, (0.99, 1.04), Label.SAME)
+    stepped = PairedCase("train_step[torch,cpu]", "ok", ratios=(step,), blocks=21, params={"steps": 20, "sync_every": [0, 4, 1]})
+    view = views.build(dataclasses.replace(_ab(step), cases=(stepped,)), Outcome(0, ()))
+    assert view.headers[2:4] == ("base per 20 steps", "head per 20 steps")
+    assert "| base per 20 steps | head per 20 steps |" in views.markdown(view)
+    assert "base per 20 steps" in _terminal(view)
+    assert "base per 20 steps" in html.unescape(ab_html(dataclasses.replace(_ab(step), cases=(stepped,))))
+    other = PairedCase("m[numpy,cpu]", "ok", ratios=(dataclasses.replace(step, name="matmul"),), blocks=21, params={"n": 64})
+    mixed = views.build(dataclasses.replace(_ab(step), cases=(stepped, other)), Outcome(0, ()))
+    assert mixed.headers == views.HEADERS
+    assert mixed.rows[0][2:4] == ("23.4 ms per 20 steps", "24 ms per 20 steps")
+    assert mixed.rows[1][2:4] == ("23.4 ms", "24 ms")  # one call of its step per sample: nothing to say
