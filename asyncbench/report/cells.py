@@ -10,6 +10,7 @@ from typing import Any, Mapping
 from asyncbench.report import bars
 from asyncbench.results import stats, step_figures, units
 from asyncbench.results.model import Result, Sampling, Stats, StopReason, VariantResult
+from asyncbench.results.paired import PairedCase
 
 NO_VALUE = units.NO_VALUE
 # Lag-1 autocorrelation from which a case's note says its rounds drifted: at 0.3 plain intervals covered only 89-91%.
@@ -21,6 +22,10 @@ CLOCK_NAMES = (("issue_s", "issue"), ("done_s", "done"), ("device_s", "device ti
 #: the step form's metrics (step_s_k0, ...), per step of the user's: what marks its samples as `steps` steps each, in a
 #: results file read without the workload (spelled where a file's step-form figures are checked)
 STEP_METRIC = step_figures.STEP_METRIC
+#: the params that make a case the step form's (workloads.step_form): its sample is `steps` of the user's steps, and
+#: a side's median is per that many, as `run`'s "done per 20 steps" column says (report.view.per_sample); read from
+#: the params because an `ab` file keeps a case's params, not its metrics
+STEP_FORM_PARAMS = ("steps", "sync_every")
 
 
 def spread(stats: Stats | None) -> str:
@@ -102,6 +107,16 @@ def interval_note(result: Result) -> str | None:
             if label not in names:
                 names.append(label)
     return "; ".join(f"no 95% interval (±?, [?]) for {', '.join(names)}: {cause}" for cause, names in why.items()) or None
+
+
+def case_steps_per_sample(case: PairedCase) -> int:
+    """How many of the user's steps one sample of an `ab` case runs: the step form's `steps` (STEP_FORM_PARAMS); 1 for
+    any other workload, whose sample is one call of its step."""
+    params = case.params or {}
+    steps = params.get("steps")
+    if not all(name in params for name in STEP_FORM_PARAMS) or not isinstance(steps, int) or isinstance(steps, bool):
+        return 1
+    return max(steps, 1)
 
 
 def steps_per_sample(result: Result) -> int:

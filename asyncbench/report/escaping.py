@@ -18,7 +18,8 @@ The rule, one for every writer: such text is shown as it is written and never ac
   as it is: `[/x]` in a name is not a closing tag (that raised MarkupError after the results were saved) and
   `[link=file:///...]` is not a link. The console itself shows what no writer escaped (terminal.StdoutConsole).
 - In markdown (`markdown`, `markdown_code`, `markdown_fence`), text cannot leave its table cell, line or code span,
-  and renders no image, link, HTML or heading: the markdown goes to pull-request comments and job summaries.
+  and renders nothing: no image, link, HTML or heading, and no emphasis, code span, strikethrough or entity (a
+  name's `` `code` **bold** `` reads as written): the markdown goes to pull-request comments and job summaries.
 - In CSV (`csv_cell`), text that a spreadsheet would read as a formula gets a leading `'` (OWASP's CSV injection
   advice); numbers are numbers.
 - In HTML (`html`), text is HTML-escaped, quotes included (the page has no template engine: history.html escapes
@@ -69,12 +70,24 @@ def rich(text: object) -> str:
 #: else ("x < 100") is text, and stays as it is written
 _HTML_START = re.compile(r"<(?=[A-Za-z/!?])")
 #: a line's content that would open a block in markdown: a heading, a quote, a list item, a thematic break, a code
-#: fence, a setext underline (CommonMark 4-5); its first character gets a backslash
-_BLOCK_START = re.compile(r"^(\s*)(?:([#>+\-*_=~`])|(\d{1,9})([.)]))")
+#: fence, a setext underline (CommonMark 4-5), or a link reference definition (`[x]: http://...`, 4.7, which would
+#: make `[x]` anywhere else a link); its first character gets a backslash
+_BLOCK_START = re.compile(r"^(\s*)(?:([#>+\-*_=~`\[])|(\d{1,9})([.)]))")
 
 
-#: what `markdown` changes outside a line's start: a control character, a pipe, `<`, `](`
-_MARKDOWN_SPECIAL = re.compile(f"{CONTROL.pattern}|[|<]|\\]\\(")
+#: what renders inline, each written with a backslash before it (`&` as `&amp;`) so that it shows as it is written: a
+#: backslash (it escapes what follows: `\*` would render `*`, and `\|` would undo the escape of the pipe), a code span's
+#: backtick, emphasis (`*` always; `_` save between two letters or digits, where it never opens or closes one,
+#: CommonMark 6.2, so `train_step` stays as it is), GFM's strikethrough (`~`), and an entity or character reference
+#: (`&amp;`, `&#42;` would show `&`, `*`)
+_INLINE = re.compile(r"[\\`*~]|(?<![^\W_])_|_(?![^\W_])|&(?=#?\w+;)")
+#: what `markdown` changes outside a line's start: a control character, a pipe, `<`, `](`, and what renders inline
+_MARKDOWN_SPECIAL = re.compile(f"{CONTROL.pattern}|[|<\\\\`*_~&]|\\]\\(")
+
+
+def _escaped_inline(match: re.Match[str]) -> str:
+    char = match.group()
+    return "&amp;" if char == "&" else f"\\{char}"
 
 
 def _escaped_start(match: re.Match[str]) -> str:
@@ -83,14 +96,17 @@ def _escaped_start(match: re.Match[str]) -> str:
 
 
 def markdown(text: object, *, starts_line: bool = False) -> str:
-    """Text for a markdown table cell or a line: it cannot leave the cell (`|` escaped, newlines shown) and renders
-    no link or image (`](` is written `]&#40;`: an entity never makes structure, so this holds after any backslash
-    in the text) and no HTML (`<` before a tag's first character is `&lt;`). `starts_line`: the text begins a
-    line's content (a bullet's), where `#`, `>`, `-`, `1.`, ``` and the like would open a block: its first such
-    character is escaped. Other emphasis (`*`, `_`) is left to render: it hides nothing."""
+    """Text for a markdown table cell or a line, shown as it is written: it cannot leave the cell (`|` escaped,
+    newlines shown), renders no emphasis, code span, strikethrough or entity (each such character escaped, `_INLINE`:
+    `` `code` **bold** `` in a name reads as those characters), no link or image (`](` is written `]&#40;`: an entity
+    never makes structure) and no HTML (`<` before a tag's first character is `&lt;`). `starts_line`: the text begins
+    a line's content (a bullet's), where `#`, `>`, `-`, `1.`, `[x]:` and the like would open a block or define a
+    link: its first such character is escaped."""
     shown = str(text)
     if _MARKDOWN_SPECIAL.search(shown) is not None:  # most cells hold none of it: a figure, a plain name
-        shown = _HTML_START.sub("&lt;", visible(shown).replace("|", "\\|").replace("](", "]&#40;"))
+        # backslashes first: those written here must not be escaped again, nor the `&` of the entities written here
+        shown = _INLINE.sub(_escaped_inline, visible(shown))
+        shown = _HTML_START.sub("&lt;", shown.replace("|", "\\|").replace("](", "]&#40;"))
     if starts_line:
         shown = _BLOCK_START.sub(_escaped_start, shown, count=1)
     return shown

@@ -42,16 +42,26 @@ def _figure(value: float | None, low: float | None, high: float | None, unit: st
     return units.with_bounds(value, bounds, unit)
 
 
+#: how the page draws a point with no interval (Plotly's symbol): hollow, where a filled point without error bars
+#: read as one whose interval is very tight (an INCONCLUSIVE `ab` of 4 blocks; a run's machine_s of too few rounds)
+NO_INTERVAL_SYMBOL = "circle-open"
+#: the caption's words for it
+NO_INTERVAL_SAID = "a hollow point has no interval (too few rounds or blocks for one), which is not a tight one"
+
+
 def error_bars(found: Sequence[Series]) -> str:
     """What each point and its error bars are: a run's median (or figure) and its 95% interval; where `ab` files
     were recorded, their points too: a paired ratio, its interval at its gate's own confidence (not kept per point
-    by the store, so not named: "95%" was said of them, beside intervals at 98% or 99.6%)."""
+    by the store, so not named: "95%" was said of them, beside intervals at 98% or 99.6%); and, where some point has
+    no interval, that it is drawn hollow (NO_INTERVAL_SYMBOL)."""
     said = "Each point is a run's median (or figure), its error bars its 95% interval"
     if any(series.paired for series in found):
         said += (
             "; an ab point is the gate's paired ratio head/base (Hodges–Lehmann), its error bars its interval at "
             "the gate's own confidence (its false-alarm rate split over its cases and looks), not 95%"
         )
+    if any(point.low is None and point.high is None for series in found for point in series.points):
+        said += f"; {NO_INTERVAL_SAID}"
     return said + "."
 
 

@@ -5,7 +5,8 @@ Plotly.js is inlined (no fetch, no CDN), the data is embedded as JSON in a
 Policy forbids every request, so the file makes none. A chart per case and
 quantity, one trace per machine (machines side by side), each point with
 its interval as error bars (a run's: 95%; an `ab` paired ratio's: its
-gate's own confidence, which the page names as such) and a tooltip that names its run, revision,
+gate's own confidence, which the page names as such; a point with none is
+hollow, so that it never reads as a very tight one) and a tooltip that names its run, revision,
 interval and machine; change points marked. A variant measured with `run
 --bound` gets a chart of what bounds its step: each side's slack with its
 interval, the reading (host, device, balanced, inconclusive) a label on each
@@ -84,7 +85,8 @@ X_TICKS = 6
 LABEL_CHARS = 14
 REVISION_CHARS = 8
 DRAW = (
-    f"const TICKS = {X_TICKS}, LABEL_CHARS = {LABEL_CHARS}, REVISION_CHARS = {REVISION_CHARS}, DIRTY = {json.dumps(fields.DIRTY)};"
+    f"const TICKS = {X_TICKS}, LABEL_CHARS = {LABEL_CHARS}, REVISION_CHARS = {REVISION_CHARS}, DIRTY = {json.dumps(fields.DIRTY)},"
+    f" NO_INTERVAL_SYMBOL = {json.dumps(history_tables.NO_INTERVAL_SYMBOL)};"
     + """
 const data = JSON.parse(document.getElementById("asyncbench-data").textContent);
 const esc = (text) => String(text).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
@@ -128,9 +130,12 @@ data.charts.forEach((chart, index) => {
       "machine " + esc(name),
       esc(runs.time[run[i]]),
     ].join("<br>"));
+    // a point with no interval is hollow: with no error bar it would look like one whose interval is very tight
+    const none = y.map((_, i) => low[i] === null && high[i] === null);
+    const marker = {symbol: none.map((hollow) => (hollow ? NO_INTERVAL_SYMBOL : "circle")), size: none.map((hollow) => (hollow ? 10 : 7))};
     traces.push({
       x: x, y: y, text: text, name: esc(name) + side, type: "scatter", mode: reading === null ? "lines+markers" : "lines+markers+text",
-      hovertemplate: "%{text}<extra></extra>",
+      marker: marker, hovertemplate: "%{text}<extra></extra>",
       ...(reading === null ? {} : {customdata: reading, texttemplate: "%{customdata}", textposition: "top center", textfont: {size: 10}}),
       error_y: {
         type: "data", symmetric: false, visible: true, thickness: 1,

@@ -24,6 +24,7 @@ import dataclasses
 from typing import Iterable, Sequence
 
 from asyncbench.report import bound_changes, escaping, paired, view
+from asyncbench.report.gate_headline import headline_mark
 from asyncbench.report.markdown import MARKDOWN_MARK, outcome_items
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
@@ -112,12 +113,12 @@ def ab_html(loaded: ABReport) -> str:
     """An `ab` comparison as HTML: the gate's verdict, the table of paired changes, the sides, notes and budget, as
     `show` judges and words them (report.paired.shown_again)."""
     shown = paired.shown_again(loaded)
-    head = "✅ no slowdown beyond the margin" if shown.code == 0 else f"❌ the gate fails (exit {shown.code})"
+    head = f"{headline_mark(shown.code)} {shown.headline}"
     lines = ['<div class="asyncbench">', f"<p><b>{_e(shown.title)}</b></p>", f"<p><b>{_e(head)}</b>: {_e(shown.summary)}</p>"]
     if shown.reasons:
         lines += ["<ul>", *(f"<li>{_e(reason)}</li>" for reason in shown.reasons), "</ul>"]
     figures = [header not in ("case", "what") for header in paired.HEADERS]
-    lines += _table(paired.HEADERS, shown.rows, figures, [label in LOUD_LABELS for label in shown.labels])
+    lines += _table(shown.headers, shown.rows, figures, [label in LOUD_LABELS for label in shown.labels])
     lines.append(f"<p><small>{_e(paired.PAIRED_KEY)}</small></p>")
     lines += ["<ul>", *(f"<li>{_e(line)}</li>" for line in (*shown.sides, *shown.notes)), "</ul>"]
     lines.append(f"<p><small>{_e(shown.budget)}</small></p>")

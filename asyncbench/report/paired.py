@@ -25,9 +25,10 @@ from rich.console import Console
 from rich.table import Table
 
 from asyncbench.errors import EXIT_GATE
-from asyncbench.report import bound_changes, escaping, syncs
+from asyncbench.report import bound_changes, cells, escaping, syncs
 from asyncbench.report.cells import drift_note
 from asyncbench.report.compared import change_text, interval_text, label_cell
+from asyncbench.report.gate_headline import gate_headline, headline_mark
 from asyncbench.report.terminal import LABEL_STYLE
 from asyncbench.results import fields, units
 from asyncbench.results.ab_report import ABReport
@@ -44,7 +45,9 @@ HEADERS = ("case", "what", "base", "head", "paired change", "interval", "verdict
 #: the key to the table, said under it: the paired change is not the change the two medians imply, and the two can
 #: differ (a machine that sped up between blocks moves the medians, not the pairs)
 PAIRED_KEY = (
-    "base, head: each side's median; paired change: the change the verdict is judged by, head/base estimated from "
+    "base, head: each side's median, a time per sample (per N steps where the header or the cell says so: a step "
+    "form's sample runs N of your steps); "
+    "paired change: the change the verdict is judged by, head/base estimated from "
     "the blocks (each a fresh pair of processes, measured side by side) as the Hodges–Lehmann estimate of their log "
     "ratios (the median of their pairwise means), which its interval holds but need not centre: it differs from the "
     "medians' change where the machine's speed moved between blocks"
@@ -70,7 +73,7 @@ UNCOMPARED = {"error": "errored", "one-sided": "on one side only"}
 class ABView:
     title: str
     sides: tuple[str, ...]  # one line per side: revision, interpreter, environment set
-    rows: tuple[tuple[str, ...], ...]  # HEADERS, the verdict's cell as compared.label_cell words it
+    rows: tuple[tuple[str, ...], ...]  # `headers`, the verdict's cell as compared.label_cell words it
     labels: tuple[Label, ...]  # each row's label, for styling
     notes: tuple[str, ...]  # cases not compared, and why
     budget: str
@@ -87,6 +90,13 @@ class ABView:
     sync_notes: tuple[str, ...] = ()
     #: `ab --bound`: a line per variant not compared or undecided, said under the bounds' title, not among the notes
     bound_notes: tuple[str, ...] = ()
+    #: HEADERS, base's and head's saying what their medians are per where every row's sample is the same N steps
+    headers: tuple[str, ...] = HEADERS
+
+    @property
+    def headline(self) -> str:
+        """The gate's verdict in a line (`gate_headline`): what it decided, from the code and the verdicts together."""
+        return gate_headline(self.code, self.labels)
 
 
 def _quantity(value: float, unit: str) -> str:
@@ -98,6 +108,13 @@ def _resolution(case: PairedCase) -> str:
     blocks for an interval at the case's share of the false-alarm rate)."""
     widths = [(r.ratio_ci[1] - r.ratio_ci[0]) / 2 / r.ratio for r in case.ratios if r.ratio_ci is not None and r.ratio > 0]
     return f"±{max(widths) * 100:.2g}% reached" if len(widths) == len(case.ratios) and widths else "no interval yet"
+
+
+def _per_sample(rows: list[tuple[int, str]]) -> str:
+    """' per 20 steps' where each row (its steps per sample, its kind) is a variant's time per the same 20 steps: the
+    table's base and head columns say it; '' where a sample is one step, or the rows differ (each cell says it)."""
+    counts = {steps for steps, _ in rows}
+    return f" per {counts.pop()} steps" if len(counts) == 1 and all(kind == "variant" for _, kind in rows) and rows[0][0] > 1 else ""
 
 
 def _case_notes(case: PairedCase) -> list[str]:
@@ -173,16 +190,21 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
         for key, old, new in environments.changes(report.base.facts, report.head.facts)
         if key not in SAME_BY_DESIGN
     ]
+    sampled = [(cells.case_steps_per_sample(case), r.kind) for case in report.cases for r in case.ratios]
+    per_column = _per_sample(sampled)
     for case in report.cases:
         notes += _case_notes(case)
+        steps = cells.case_steps_per_sample(case)
         for r in case.ratios:
             what = r.name if r.kind == "variant" else f"{r.name} (metric)"
+            # a variant's time per N steps says so: in the columns' header where every row shares it, else here
+            per = f" per {steps} steps" if steps > 1 and r.kind == "variant" and not per_column else ""
             rows.append(
                 (
                     case.id,
                     what,
-                    _quantity(r.base, r.unit),
-                    _quantity(r.head, r.unit),
+                    _quantity(r.base, r.unit) + per,
+                    _quantity(r.head, r.unit) + per,
                     change_text(r.ratio),
                     interval_text(r.ratio_ci),
                     label_cell(r.label, r.ratio_ci),
@@ -234,6 +256,7 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
         bound_changes.flips(report),
         tuple(_synchronous_notes(report)),
         tuple(bound_changes.notes(report)),
+        tuple(f"{header}{per_column}" if header in ("base", "head") else header for header in HEADERS),
     )
 
 
@@ -331,7 +354,7 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
     for line in view.sides:
         console.print(shown(line), soft_wrap=True)
     table = Table(title=shown(view.title), title_justify="left")
-    for header in HEADERS:
+    for header in view.headers:
         table.add_column(header, justify="left" if header in ("case", "what") else "right", no_wrap=header not in ("case", "verdict"))
     for row, label in zip(view.rows, view.labels, strict=True):
         style = LABEL_STYLE[label]
@@ -344,17 +367,23 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
     # the sections `--syncs` and `--bound` add come after the table's own lines, each line under its own title
     if view.new_syncs:
         # not a table: a cell is cut to the console's width, and a FILE:LINE cut is no place an editor finds
+        # each FILE:LINE once, the variants (of any case) that wait there under it
+        places: dict[str, list[tuple[str, ...]]] = {}
+        for row in view.new_syncs:
+            places.setdefault(row[SYNC_HEADERS.index("file:line")], []).append(row)
         console.print(f"[italic]{shown(SYNC_TITLE)}[/]:", soft_wrap=True)
-        for case_id, variant, place, kind, call, waits, blocked in view.new_syncs:
+        for place, rows in places.items():
             console.print(f"  [bold]{shown(place)}[/]", soft_wrap=True)
-            figures = f"{shown(waits)} waits/step, {shown(blocked)} blocked/step"
-            console.print(f"    {shown(case_id)} {shown(variant)}: {shown(kind)} at {shown(call)}, {figures}", soft_wrap=True)
+            for case_id, variant, _, kind, call, waits, blocked in rows:
+                figures = f"{shown(waits)} wait{'' if waits == '1' else 's'}/step, {shown(blocked)} blocked/step"
+                console.print(f"    {shown(case_id)} {shown(variant)}: {shown(kind)} at {shown(call)}, {figures}", soft_wrap=True)
     elif view.new_syncs is not None:
         console.print(shown(NO_NEW_SYNCS), soft_wrap=True)
     for note in view.sync_notes:
         console.print(f"  [yellow]{shown(note)}[/]", soft_wrap=True)
     bound_changes.print_to(console, view.bounds, view.flips, view.bound_notes)
-    console.print(shown(view.summary))
+    style = "red" if view.code else "yellow" if Label.INCONCLUSIVE in view.labels else "green"
+    console.print(f"[{style}]{shown(view.headline)}[/]: {shown(view.summary)}", soft_wrap=True)
     if view.code:
         console.print(f"[red]the gate failed (exit {view.code})[/] because:" if again else f"[red]exit {view.code}[/] because:")
         for reason in view.reasons:
@@ -365,10 +394,10 @@ def markdown(view: ABView) -> str:
     """A pull-request comment: verdict first, then the table, the sides and what could not be compared; every string
     from the view through report.escaping (no cell or line breaks out, nothing renders)."""
     md = escaping.markdown
-    head = "✅ no slowdown beyond the margin" if view.code == 0 else f"❌ the gate fails (exit {view.code})"
+    head = f"{headline_mark(view.code)} {view.headline}"
     lines = [f"### {md(view.title)}", "", f"**{head}**: {md(view.summary)}", ""]
     lines += [f"- {md(reason, starts_line=True)}" for reason in view.reasons]
-    lines += ["", "| " + " | ".join(HEADERS) + " |", "|---|---|--:|--:|--:|--:|--:|"]
+    lines += ["", "| " + " | ".join(view.headers) + " |", "|---|---|--:|--:|--:|--:|--:|"]
     for row, label in zip(view.rows, view.labels, strict=True):
         shown = f"**{row[-1]}**" if label in (Label.SLOWER, Label.INCONCLUSIVE) else row[-1]
         lines.append("| " + " | ".join([*(md(cell) for cell in row[:-1]), shown]) + " |")

@@ -172,13 +172,14 @@ def _interval(ratio: PairedRatio) -> str:
 
 
 def _block_count(block: Block) -> str:
-    """'block 4 of 14 planned'; past the scheduled blocks (a gate's grace blocks) 'block 16, 14 planned'."""
+    """'block 4 of 14 planned'; past the scheduled blocks (a gate's grace blocks) 'block 16: 14 planned, 2 more
+    taken' ('block 16, 14 planned' read as a contradiction)."""
     if block.scheduled is None:
         return f"block {block.blocks}"
     return (
         f"block {block.blocks} of {block.scheduled} planned"
         if block.blocks <= block.scheduled
-        else f"block {block.blocks}, {block.scheduled} planned"
+        else f"block {block.blocks}: {block.scheduled} planned, {block.blocks - block.scheduled} more taken"
     )
 
 

@@ -16,6 +16,7 @@ import math
 import random
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -447,3 +448,27 @@ def test_a_gates_ratio_lies_inside_its_own_interval_however_many_blocks_are_wild
                 bounds = blocks.interval(values, tail)
                 if bounds is not None:
                     assert bounds[0] <= blocks.estimate(values) <= bounds[1], (n, tail, wild, bounds)
+
+
+def test_the_guides_state_the_fewest_blocks_a_verdict_needs_as_the_code_has_it():
+    """The CI guide said a verdict needs 10–14 blocks; a trial saw one decided SAME at 9. The fewest is the count
+    whose all-on-one-side chance 2^−n is under a tail's error: 7 for a gate of one case and one verdict at the default
+    1% with one look (its time holds too few blocks for a look before its last), 9 with looks scheduled (10, 15, 20:
+    the rate split over four), 14 at 10^−4 a tail. The guides say so, and the interval exists from there, not before."""
+    from asyncbench.results.budget import FAMILY_ERROR
+
+    one_look = blocks.BlockBudget(FAMILY_ERROR, 1, max_blocks=16)
+    scheduled = blocks.BlockBudget(FAMILY_ERROR, 1, max_blocks=20)
+    assert (one_look.schedule(), scheduled.schedule()[0]) == ((), 10)
+    fewest = blocks.min_blocks(one_look.tail_error())
+    shifts = [0.01 * (i % 3) for i in range(fewest)]
+    assert blocks.interval(shifts, one_look.tail_error()) is not None
+    assert blocks.interval(shifts[:-1], one_look.tail_error()) is None
+    assert (fewest, blocks.min_blocks(scheduled.tail_error()), blocks.min_blocks(1e-4)) == (7, 9, 14)
+    root = Path(__file__).resolve().parents[2]
+    for page in ("docs/guides/ci.md", "docs/concepts/pairing.md"):
+        text = " ".join((root / page).read_text(encoding="utf-8").split())
+        assert "10–14 blocks before" not in text, page
+        assert "10–14 blocks of fresh processes before" not in text, page
+        assert f"at least {fewest} blocks" in text, page
+        assert "9 with looks scheduled" in text or "9 where looks are scheduled" in text, page

@@ -22,7 +22,7 @@ import pytest
 
 from asyncbench.history import store, target
 from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, RecentRun, Series
-from asyncbench.report import html
+from asyncbench.report import history_tables, html
 from asyncbench.results.schema import Report
 from tests.support.browser import opened_page
 from tests.support.helpers import quick_numpy_results
@@ -191,4 +191,28 @@ def test_the_policy_blocks_an_inline_script_that_got_in_anyway(browser, page_fil
     assert any(v.startswith("script-src") for v in violations), violations
     assert page.locator(".chart:not(:has(.main-svg))").count() == 0  # the page's own scripts still ran
     assert seen["dialogs"] == []
+    page.close()
+
+
+def test_a_point_with_no_interval_is_drawn_hollow_and_the_caption_says_so(browser, tmp_path):
+    """A trial's page drew an INCONCLUSIVE `ab` of 4 blocks (no interval) as a filled point with no error bar, as it
+    draws a very tight interval: only the tooltip told them apart. It is hollow now, and the caption says what that
+    means; a point with an interval, however tight, stays filled."""
+    created = ("2026-11-01T10:00:00+00:00", "2026-11-02T10:00:00+00:00", "2026-11-03T10:00:00+00:00")
+    bounds = ((1.0, 1.0), (None, None), (1.999, 2.001))  # zero width, none, very tight
+    points = tuple(
+        Point(run + 1, at, None, None, 1.0 + run, low, high) for run, (at, (low, high)) in enumerate(zip(created, bounds, strict=True))
+    )
+    series = Series("work[numpy,cpu]", "step", "done_s", "s", "runner", {"cpu": "x"}, points, (), 3)
+    page_file = tmp_path / "report.html"
+    latest = LatestRun(3, created[-1], None, None, None, "host", ())
+    page_file.write_text(html.render([series], latest, [], "h.sqlite"))
+    page, seen = opened_page(browser, page_file)
+    assert history_tables.NO_INTERVAL_SAID in page.locator(".note").first.inner_text()
+    points_drawn = page.locator(".chart").first.locator(".scatterlayer .trace").first.locator(".points path")
+    assert points_drawn.count() == 3
+    fills = points_drawn.evaluate_all("paths => paths.map((p) => getComputedStyle(p).fillOpacity + ' ' + getComputedStyle(p).fill)")
+    hollow = [fill.startswith("0 ") or fill.endswith("none") for fill in fills]
+    assert hollow == [False, True, False], fills
+    assert seen["errors"] == []
     page.close()

@@ -69,3 +69,17 @@ def test_the_hint_counts_a_case_once_however_many_of_its_rows_are_slower():
     view = views.build(dataclasses.replace(report, cases=(two,)), Outcome(1, ("SLOWER",)))
     (hint,) = [note for note in view.notes if "--syncs" in note]
     assert hint.count("work[jax,cpu]") == 1
+
+
+def test_a_point_new_in_several_variants_is_named_once_and_a_single_wait_is_singular():
+    """A trial's `ab --syncs` printed `bench/jsteps.py:14` once per variant and "1 waits/step": the FILE:LINE now
+    heads the variants that wait there once, and one wait per step is "1 wait/step"."""
+    once = dataclasses.replace(POINT, calls_per_step=1.0)
+    new = (NewSync("sync_every=0", once), NewSync("sync_every=4", once), NewSync("sync_every=1", POINT))
+    printed = _printed(views.build(_report(Label.SLOWER, new), Outcome(1, ("SLOWER",))), 200)
+    lines = [line.strip() for line in printed.splitlines()]
+    assert lines.count(f"{LONG}:1234") == 1, printed
+    assert sum("sync_every=" in line for line in lines) == 3, printed
+    assert "1 wait/step" in printed, printed
+    assert "1 waits/step" not in printed, printed
+    assert "4 waits/step" in printed, printed

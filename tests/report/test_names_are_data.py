@@ -19,6 +19,7 @@ import json
 import re
 import sqlite3
 import subprocess
+from html import escape as html_escape
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -32,11 +33,14 @@ from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, 
 from asyncbench.report import catalog, csv_file, html, markdown, paired, terminal, view
 from asyncbench.report import history as history_text
 from asyncbench.report.progress import ProgressDisplay
+from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Result
+from asyncbench.results.paired import PairedCase, Side
 from asyncbench.results.schema import Report
 from asyncbench.verdicts import compare, outcome
 from tests.support import cli
+from tests.support.ab_files import recorded_gate
 from tests.support.golden import golden_report
 
 #: one attack per entry: terminal escapes (C0 ESC, BEL, C1 CSI), rich markup, markdown and HTML that would render, a
@@ -62,6 +66,8 @@ ATTACKS = {
     "tab formula": "\t=1",
     "bidi override": "a\u202eb",
     "fence": "```x",
+    "emphasis and code": "`code` **bold** _it_ ~~gone~~ \\*x &amp; &#42;",
+    "link reference": "[x]: http://evil.example/",
 }
 ALL = "".join(ATTACKS.values())
 #: every attack a file's names rules may let through (no control character), a formula first so that a CSV cell
@@ -578,3 +584,43 @@ def test_validate_names_a_hostile_file_as_text(tmp_path):
     ran = asyncbench(tmp_path, "validate", hostile)
     out = assert_cli_holds(ran, 0, "validate")
     assert out == f"{shown(hostile)}: ok (1 experiment(s))\n"
+
+
+# ---- markdown that would render inline: shown as written, not merely kept in its cell ---------------------------
+
+#: a name of a new user's trial, whose `code` and **bold** rendered in the pull-request comment
+RENDERS_INLINE = ATTACKS["emphasis and code"]
+#: what the name's characters would render to, were they not escaped: a code span, bold, italics, strikethrough
+RENDERED_INLINE = ("<code>code</code>", "<strong>bold</strong>", "<em>it</em>", "<s>gone</s>")
+GITHUB = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+def assert_shown_as_written(text: str, where: str) -> None:
+    """The markdown renders the name's every character as text: none of it a code span, emphasis or strikethrough,
+    and its entities shown, not decoded."""
+    rendered = GITHUB.render(text)
+    for made in RENDERED_INLINE:
+        assert made not in rendered, f"{where}: the name rendered as {made}"
+    assert html_escape(RENDERS_INLINE, quote=False) in rendered, f"{where}: the name is not shown as written"
+
+
+@pytest.mark.parametrize("field", ["experiment", "variant"])
+def test_show_markdown_shows_a_name_s_code_and_emphasis_as_written(clean, field, tmp_path):
+    """`show --format markdown` of a results file whose names hold `` `code` **bold** ``: the characters, not the
+    styles (a new user's trial saw the name render as code and bold)."""
+    ran = asyncbench(tmp_path, "show", hostile_file(clean, tmp_path, field, RENDERS_INLINE, "h.json"), "--format", "markdown")
+    assert ran.returncode in (0, 1), ran.stderr.decode()
+    assert_shown_as_written(ran.stdout.decode(), f"{field}: show markdown")
+
+
+def test_the_ab_comment_shows_a_case_s_code_and_emphasis_as_written(tmp_path):
+    """`ab --markdown` and `show ab.json --format markdown` (one writer, report.paired.markdown) of an `ab` file whose
+    case and variant names hold `` `code` **bold** ``: shown as written."""
+    gate = dataclasses.replace(recorded_gate(3, 1.3), name=f"v {RENDERS_INLINE}")
+    side = Side("head", "a1b2c3d (HEAD)", "python3", "3.11")
+    case = PairedCase(f"{RENDERS_INLINE}[numpy,cpu]", "ok", ratios=(gate,), rounds=64, blocks=len(gate.block_log_ratios))
+    ab = ABReport("2026-01-01T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.02, 0.01, False, "SIGSTOP", (case,))
+    (tmp_path / "ab.json").write_text(ab.to_json(), encoding="utf-8")
+    ran = asyncbench(tmp_path, "show", "ab.json", "--format", "markdown")
+    assert ran.returncode == 0, ran.stderr.decode()
+    assert_shown_as_written(ran.stdout.decode(), "show ab.json --format markdown")

@@ -149,7 +149,7 @@ def test_an_ab_case_that_stops_undecided_gives_its_last_look_and_blocks_past_the
     judged = (PairedRatio("step", "variant", "s", 1e-3, 1e-3, 0.994, (0.988, 1.003), Label.NOT_SLOWER),)
     block = Block("m[numpy,cpu]", 0, 1, 11, 7, (("step", 0.994),), judged, None, False, 22.6, stopped=True)
     assert progress.block_line(block) == (
-        "[1/1] m[numpy,cpu]  block 11, 7 planned  last look: step −0.6% [−1.2% … +0.3%] NOT SLOWER  stopped  22.6 s"
+        "[1/1] m[numpy,cpu]  block 11: 7 planned, 4 more taken  last look: step −0.6% [−1.2% … +0.3%] NOT SLOWER  stopped  22.6 s"
     )
     one_look = Block("m[numpy,cpu]", 0, 1, 3, 7, (("step", 0.994),), (), None, False, 6.0)
     assert progress.block_line(one_look) == "[1/1] m[numpy,cpu]  block 3 of 7 planned  change: step −0.6%  look when it stops  6 s"

@@ -4,6 +4,7 @@ Hodges–Lehmann shift the centre of its interval."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import io
 import random
@@ -12,6 +13,7 @@ from rich.console import Console
 
 from asyncbench.report import compared, markdown, terminal
 from asyncbench.report import paired as views
+from asyncbench.report.gate_headline import NO_SLOWDOWN
 from asyncbench.report.notebook import ab_html
 from asyncbench.results import stats
 from asyncbench.results.ab_report import ABReport
@@ -20,6 +22,7 @@ from asyncbench.results.model import OK, Result, Samples, VariantResult
 from asyncbench.results.paired import PairedCase, PairedRatio, Side
 from asyncbench.verdicts import compare
 from asyncbench.verdicts.outcome import Outcome
+from asyncbench.verdicts.paired import judge
 from tests.support.helpers import report_of
 
 
@@ -84,3 +87,45 @@ def test_compare_s_key_never_calls_the_shift_the_centre_of_its_interval():
     for rendered in _rendered(_compared(1.2, 0.5)):
         assert "centre of its interval" not in rendered
         assert "need not centre" in rendered
+
+
+def test_a_gate_let_through_undecided_never_says_no_slowdown():
+    """A trial's PR comment read `✅ no slowdown beyond the margin: 1 INCONCLUSIVE` beside an undecided +88.1% row
+    (`ab --allow-inconclusive`): the headline came from the exit code alone. Every writer with a headline (the
+    comment, the terminal, the notebook) now says the gate passed undecided, and one with every row decided still
+    says no slowdown."""
+    undecided = PairedRatio("step", "variant", "s", 23.4e-3, 45.1e-3, 1.881, None, Label.INCONCLUSIVE)
+    same = PairedRatio("other", "variant", "s", 1e-3, 1e-3, 1.01, (0.97, 1.05), Label.SAME)
+    report = dataclasses.replace(_ab(undecided, same), allow_inconclusive=True)
+    outcome = judge(report)
+    assert outcome.code == 0  # let through: the gate passes
+    view = views.build(report, outcome)
+    said = "passes (--allow-inconclusive): 1 INCONCLUSIVE, not shown either way"
+    for writer, text in (
+        ("comment", views.markdown(view)),
+        ("terminal", _terminal(view)),
+        ("notebook", html.unescape(ab_html(report))),
+    ):
+        assert said in text, writer
+        assert NO_SLOWDOWN not in text, writer
+    assert f"**✅ {said}**: 1 SAME, 1 INCONCLUSIVE" in views.markdown(view)
+    decided = views.build(_ab(same), Outcome(0, ()))
+    assert f"**✅ {NO_SLOWDOWN}**" in views.markdown(decided)
+    assert NO_SLOWDOWN in _terminal(decided)
+
+
+def test_the_ab_table_says_what_a_step_form_s_medians_are_per():
+    """A trial's `ab` table gave a step form's base and head as "23.4 ms" where `run`'s column says "done per 20
+    steps": its columns now say it where every row is per the same 20 steps, and each cell where the rows differ."""
+    step = PairedRatio("sync_every=0", "variant", "s", 23.4e-3, 24e-3, 1.02, (0.99, 1.04), Label.SAME)
+    stepped = PairedCase("train_step[torch,cpu]", "ok", ratios=(step,), blocks=21, params={"steps": 20, "sync_every": [0, 4, 1]})
+    view = views.build(dataclasses.replace(_ab(step), cases=(stepped,)), Outcome(0, ()))
+    assert view.headers[2:4] == ("base per 20 steps", "head per 20 steps")
+    assert "| base per 20 steps | head per 20 steps |" in views.markdown(view)
+    assert "base per 20 steps" in _terminal(view)
+    assert "base per 20 steps" in html.unescape(ab_html(dataclasses.replace(_ab(step), cases=(stepped,))))
+    other = PairedCase("m[numpy,cpu]", "ok", ratios=(dataclasses.replace(step, name="matmul"),), blocks=21, params={"n": 64})
+    mixed = views.build(dataclasses.replace(_ab(step), cases=(stepped, other)), Outcome(0, ()))
+    assert mixed.headers == views.HEADERS
+    assert mixed.rows[0][2:4] == ("23.4 ms per 20 steps", "24 ms per 20 steps")
+    assert mixed.rows[1][2:4] == ("23.4 ms", "24 ms")  # one call of its step per sample: nothing to say

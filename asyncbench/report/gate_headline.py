@@ -1,0 +1,30 @@
+"""The headline of an `asyncbench ab` gate: its verdict in a line, one rule for every writer that has one.
+
+The terminal (report.paired.print_view), the pull-request comment (report.paired.markdown) and the notebook
+(report.notebook.ab_html) all say it from the exit code and the rows' labels together, never the code alone: a gate
+that passed with INCONCLUSIVE rows let through (--allow-inconclusive) says it passed undecided, where "no slowdown
+beyond the margin" beside an undecided +88% row claimed what no interval showed (a new user's trial).
+"""
+
+from __future__ import annotations
+
+from asyncbench.results.labels import Label
+
+#: the headline of a gate that passed with every verdict decided: each row's interval lies below 1 + margin
+NO_SLOWDOWN = "no slowdown beyond the margin"
+
+
+def gate_headline(code: int, labels: tuple[Label, ...]) -> str:
+    """'the gate fails (exit 1)'; a pass with every row decided, NO_SLOWDOWN; a pass that let INCONCLUSIVE rows
+    through, that it passed undecided and how many."""
+    if code:
+        return f"the gate fails (exit {code})"
+    undecided = labels.count(Label.INCONCLUSIVE)
+    if undecided:
+        return f"passes (--allow-inconclusive): {undecided} INCONCLUSIVE, not shown either way"
+    return NO_SLOWDOWN
+
+
+def headline_mark(code: int) -> str:
+    """The mark a comment or notebook puts before the headline: a pass, or a failure."""
+    return "❌" if code else "✅"
