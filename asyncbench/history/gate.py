@@ -11,10 +11,9 @@ a slowdown older than that is no longer new, and passes unless a newer change is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable
 
-from asyncbench.history.model import ChangePoint, Series
+from asyncbench.history.model import Regression, Series
 
 # How many of a series' newest runs a regression may have started in and still fail the gate (`--within N`). A
 # change is found a few runs after it starts (about three a side: history.model.MIN_RUNS), later on a noisy runner (a
@@ -23,17 +22,6 @@ from asyncbench.history.model import ChangePoint, Series
 # intentional slowdown waits this many runs, or records a new series (`ab` ratios against a new base are one),
 # rather than keep the gate failing for ever.
 WITHIN_RUNS = 10
-
-
-@dataclass(frozen=True)
-class Regression:
-    """A series whose newest run lies in a segment `change` started, slower by `slower` times (by the ratio's whole
-    interval where there is one), `runs_ago` runs of the series after the one that starts it (0: the newest)."""
-
-    series: Series
-    change: ChangePoint
-    slower: float
-    runs_ago: int
 
 
 def regressions(found: Iterable[Series], margin: float, within: int = WITHIN_RUNS) -> list[Regression]:

@@ -176,3 +176,14 @@ class RecentRun(NamedTuple):
     version: str | None
     kind: str = "run"
     clock_ahead: bool = False
+
+
+@dataclass(frozen=True)
+class Regression:
+    """A series whose newest run lies in a segment `change` started, slower by `slower` times (by the ratio's whole
+    interval where there is one), `runs_ago` runs of the series after the one that starts it (0: the newest)."""
+
+    series: Series
+    change: ChangePoint
+    slower: float
+    runs_ago: int

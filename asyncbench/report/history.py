@@ -8,8 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 import asyncbench.history.model as model
-from asyncbench.history.gate import Regression
-from asyncbench.history.model import ChangePoint, Series
+from asyncbench.history.model import ChangePoint, Regression, Series
 from asyncbench.report.escaping import visible
 from asyncbench.results import units
 
