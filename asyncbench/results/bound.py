@@ -30,6 +30,8 @@ class Side(Word):
 
 
 SIDES = tuple(Side)
+#: the quantities a threshold check on the bound names (`slack_s[host] >= 1ms`; verdicts.bound_levels judges them)
+SLACK_S, SLACK_SHARE, CEILING = "slack_s", "slack_share", "ceiling"
 
 
 class BoundKind(Word):

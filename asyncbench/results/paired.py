@@ -21,11 +21,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from asyncbench.results import blocks as block_stats
-from asyncbench.results import fields, recordable, units
+from asyncbench.results import fields, recordable
+from asyncbench.results import paired_held as held
 from asyncbench.results.bound_change import BoundChange
 from asyncbench.results.fields import At
-from asyncbench.results.labels import Label, label_of
+from asyncbench.results.labels import Label
 from asyncbench.results.model import Case, Verdict
 from asyncbench.results.plan import case_parts
 from asyncbench.results.syncs import SYNC_KINDS, SyncKind, SyncPoint, point_holds
@@ -255,7 +255,7 @@ class PairedCase:
         """A case of an `ab` file, every field checked; its workload, backend and device as the file states them
         (schema 4 on), else None (results.ab_file reads them from the id, as older files allow). Each ratio is held
         to what `ab` would have written beside its blocks and its margin (its own, else `gate_margin`, the file's
-        max_regression): _held_to_blocks, _held_to_margin."""
+        max_regression): results.paired_held."""
         case = fields.mapping(raw, at)
         case_id = fields.name(case.get("id"), at / "id")
         _ran(case, at)
@@ -281,9 +281,11 @@ class PairedCase:
         confidence = None if case.get("confidence") is None else float(case["confidence"])
         judged_at = margin if margin is not None else gate_margin
         for index, ratio in enumerate(read):
-            _held_to_blocks(ratio, confidence, at / "ratios" / index)
+            held.to_count(ratio, case.get("blocks"), at, index)
+            held.to_blocks(ratio, confidence, at / "ratios" / index)
+            held.to_medians(ratio, ratio.kind == METRIC, at / "ratios" / index)
             if judged_at is not None:
-                _held_to_margin(ratio, judged_at, at / "ratios" / index)
+                held.to_margin(ratio, judged_at, at / "ratios" / index)
         workload, backend, device = (case.get(key) for key in ("workload", "backend", "device"))
         return cls(
             id=case_id,
@@ -313,55 +315,6 @@ class PairedCase:
         if self.workload is None and self.backend is None and self.device is None:
             return case_parts(self.id)
         return str(self.workload), str(self.backend), str(self.device)
-
-
-# How far (relative) a stored ratio or interval end may lie from what its blocks give: `ab` writes the very floats
-# it computed (JSON keeps them exactly), so only a rewrite of the numbers' last digits by another tool is allowed
-# for; an edit of a figure moves it far more.
-BLOCKS_TOLERANCE = 1e-6
-
-
-def _close(stored: float, computed: float) -> bool:
-    return math.isclose(stored, computed, rel_tol=BLOCKS_TOLERANCE)
-
-
-def _held_to_blocks(ratio: PairedRatio, confidence: float | None, at: At) -> None:
-    """A ratio whose file keeps its blocks (schema 3 on): its `ratio` the blocks' estimate and its `ratio_ci` their
-    interval at the case's confidence, as engine.paired computes them (results.blocks); a file edited by hand (50.0
-    in every block beside a ratio of 1.86) otherwise shows a verdict its own sample does not give."""
-    values = ratio.block_log_ratios
-    if not values:
-        return
-    if not math.isnan(ratio.ratio):
-        expected = block_stats.estimate(values)
-        if not _close(ratio.ratio, expected):
-            (at / "ratio").fail(f"{ratio.ratio:g} is not the estimate of its block_log_ratios ({expected:g})")
-    if confidence is None or not 0 < confidence < 1:
-        return
-    tail = (1 - confidence) / 2
-    # the tail as the file's rounded confidence gives it back may fall a hair either side of the one `ab` used
-    candidates = [block_stats.interval(values, tail * nudge) for nudge in (1.0, 1 - 1e-9, 1 + 1e-9)]
-    stored = ratio.ratio_ci
-    if any(_same_interval(stored, candidate) for candidate in candidates):
-        return
-    said = "none" if candidates[0] is None else f"[{candidates[0][0]:g}, {candidates[0][1]:g}]"
-    shown = "null" if stored is None else f"[{stored[0]:g}, {stored[1]:g}]"
-    (at / "ratio_ci").fail(f"{shown} is not the interval its block_log_ratios give at {confidence:g} ({said})")
-
-
-def _same_interval(stored: tuple[float, float] | None, computed: tuple[float, float] | None) -> bool:
-    if stored is None or computed is None:
-        return stored is None and computed is None
-    return _close(stored[0], computed[0]) and _close(stored[1], computed[1])
-
-
-def _held_to_margin(ratio: PairedRatio, margin: float, at: At) -> None:
-    """A ratio's `label` is the one label_of gives its `ratio_ci` at the case's margin: an `ab` file that says SAME
-    of an interval wholly above 1 + margin says a gate passed that failed."""
-    expected = label_of(ratio.ratio_ci, margin)
-    if ratio.label != expected:
-        shown = "no interval" if ratio.ratio_ci is None else f"[{ratio.ratio_ci[0]:g}, {ratio.ratio_ci[1]:g}]"
-        (at / "label").fail(f"{str(ratio.label)!r} is not the label of {shown} at a {units.percent(margin)} margin ({str(expected)!r})")
 
 
 def _ran(case: Mapping[str, Any], at: At) -> None:

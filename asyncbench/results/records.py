@@ -20,6 +20,7 @@ from asyncbench.results.bound import bound_from_dict, bound_to_dict
 from asyncbench.results.bound_rule import check_derived
 from asyncbench.results.bound_shape import check_bound
 from asyncbench.results.budget import rounds_for_median
+from asyncbench.results.check_rule import held_to_its_rule
 from asyncbench.results.fields import At
 from asyncbench.results.model import (
     CLOCKS,
@@ -273,8 +274,8 @@ def check_metric_info(raw: Any, at: At) -> None:
 
 def check(raw: Any, at: At) -> None:
     """InputError (file and key) for the first field of a stored result that the store must not take: its names,
-    status, reason, params, clocks and samples, metrics with their intervals and units, checks, sampling, traces,
-    notes, reference, census and bound."""
+    status, reason, params, clocks and samples, metrics with their intervals and units, checks (each held to the
+    rule that judged it: results.check_rule), sampling, traces, notes, reference, census and bound."""
     result = fields.mapping(raw, at)
     recordable.identity(result, at)
     fields.word(result.get("status"), at / "status", STATUSES)
@@ -292,8 +293,9 @@ def check(raw: Any, at: At) -> None:
         recordable.within_own_interval(metrics.get(name), bounds, at / "metrics" / name)
     _check_steps(result, at / "params" / "steps")
     step_figures.check(result, at)  # a step form's metrics are what its variants' samples give
+    bounded = list(fields.optional_mapping(result.get("bounds"), at / "bounds"))  # judged from an interval, null or not
     for index, stored in enumerate(fields.optional_list(result.get("checks"), at / "checks")):
-        _check_verdict(stored, at / "checks" / index)
+        _check_verdict(stored, at / "checks" / index, metrics, bounded)
     _check_sampling(result.get("sampling"), at / "sampling")
     for variant, path in fields.optional_mapping(result.get("traces"), at / "traces").items():
         fields.name(variant, at / "traces" / variant)
@@ -409,7 +411,11 @@ def _check_variant(raw: Any, at: At) -> None:
         fields.optional_number(value, at / "memory" / key)
 
 
-def _check_verdict(raw: Any, at: At) -> None:
+def _check_verdict(raw: Any, at: At, metrics: Mapping[str, Any], bounded: list[str]) -> None:
+    """A stored check: its vocabulary, then its verdict and its detail's threshold held to what its own interval and
+    its text's threshold give (results.check_rule): `show`, `record` and the report would otherwise say a gate its
+    numbers contradict (a "pass" beside an interval wholly above the threshold). `metrics`: its result's;
+    `bounded`: those of them stored with an interval (one judged from it; null: it had none, INCONCLUSIVE)."""
     check = fields.mapping(raw, at)
     fields.text(check.get("expect"), at / "expect")
     fields.word(check.get("verdict"), at / "verdict", VERDICTS)
@@ -419,6 +425,7 @@ def _check_verdict(raw: Any, at: At) -> None:
     fields.interval(check.get("bounds"), at / "bounds")
     for key in ("confidence", "family_error"):
         fields.optional_number(check.get(key), at / key)
+    held_to_its_rule(check, at, metrics, bounded)
 
 
 def _check_sampling(raw: Any, at: At) -> None:

@@ -25,7 +25,8 @@ and the case takes perturbation rounds for it, `--bound` or not.
 A word that is both a kind and a variant (conversion's `print`) is the kind;
 `variant=print` names the variant. Errors are ValueErrors whose message
 says what was expected; the config loader adds the file, line and key.
-Their verdicts are `verdicts.checks`'s.
+Their verdicts are `verdicts.checks`'s. The expression that splits a check and its units' factors are
+results.check_rule's: a results file's stored checks are read with them (and held to the rule that judged them).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from typing import Any
 
 from asyncbench.errors import closest, suggestion
 from asyncbench.results.bound import SIDES, Side
+from asyncbench.results.check_rule import CHECK
+from asyncbench.results.check_rule import UNIT_FACTORS as UNIT_FACTORS  # spec.schema and spec.json_schema read them here
 from asyncbench.results.model import CLOCKS, Expectation
 from asyncbench.results.syncs import SYNC_KINDS
 from asyncbench.verdicts.bound_checks import BOUND_QUANTITIES, BOUND_UNITS, CEILING, READING, READINGS, SLACK_SHARE
@@ -43,22 +46,7 @@ from asyncbench.verdicts.syncs import SYNC_QUANTITIES, SYNC_UNITS, SYNCS_PER_STE
 from asyncbench.workloads.base import Workload
 
 CLOCK_STATS = ("median", "min", "max", "iqr", "ci_low", "ci_high")
-#: the units a threshold may carry, by the quantity's declared unit, as factors to the base unit
-UNIT_FACTORS: dict[str, dict[str, float]] = {
-    "s": {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9},
-    "x": {"x": 1.0, "×": 1.0},
-    "%": {"%": 0.01},
-}
-
-_CHECK = re.compile(
-    r"""\s*(?P<quantity>[A-Za-z_]\w*)
-        (?:\.(?P<stat>\w+))?
-        (?:\[(?P<variant>[^\[\]]+)\])?
-        \s*(?P<op><=|>=|==|<|>)\s*
-        (?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
-        \s*(?P<unit>[A-Za-zµ×%]+)?\s*""",
-    re.VERBOSE,
-)
+_CHECK = CHECK  # the grammar's split and its units are the results' (a stored check's threshold is read with them)
 #: the quantity a check begins with: a check on the bound (bound == device) has a grammar of its own (_bound_check)
 _QUANTITY = re.compile(r"\s*([A-Za-z_]\w*)")
 #: how a metric declared once for a numbered family of variants ends (workloads.base.PER_VARIANT_SUFFIX): K stands

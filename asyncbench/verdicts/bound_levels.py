@@ -25,10 +25,12 @@ import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
+from asyncbench.results.bound import CEILING as CEILING  # the quantities' names are the results' (a file's checks are read with them)
+from asyncbench.results.bound import SLACK_S as SLACK_S
+from asyncbench.results.bound import SLACK_SHARE as SLACK_SHARE
 from asyncbench.results.bound import Bound, Injection, Side, same_level
 from asyncbench.results.model import Expectation
 
-SLACK_S, SLACK_SHARE, CEILING = "slack_s", "slack_share", "ceiling"
 #: a side has a slack of d where a delay of d slowed the step by at most this share of d (beyond the share that
 #: always shows): a hinge's knee is not sharp on a real machine (the step slows a little before the slack is used
 #: up: caches, a core shared with the device's threads), and a slowdown of a tenth of the delay is within what

@@ -5,15 +5,14 @@ pieces back."""
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
-from typing import Callable
 
 from asyncbench.results import stats, units
 from asyncbench.results.budget import Budget
+from asyncbench.results.check_rule import OPERATORS as OPERATORS  # the rule is the results' (a file's checks are held to it)
+from asyncbench.results.check_rule import verdict_of as verdict_of
 from asyncbench.results.model import Verdict
 
-OPERATORS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 PASS, FAIL, INCONCLUSIVE, NOT_MEASURED = Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE, Verdict.NOT_MEASURED
 #: worst first: a clock check over several variants takes the worst verdict among them
 SEVERITY = (FAIL, NOT_MEASURED, INCONCLUSIVE, PASS)
@@ -22,22 +21,6 @@ SEVERITY = (FAIL, NOT_MEASURED, INCONCLUSIVE, PASS)
 STRADDLES = "the interval straddles the threshold"
 NEEDS = "(it needs "
 UNDECIDED = "the fit's reading is INCONCLUSIVE"  # `bound == X` (verdicts.bound_checks)
-
-
-def verdict_of(op: str, interval: tuple[float, float], threshold: float) -> Verdict:
-    """PASS when the whole interval satisfies the comparison, FAIL when the whole of it violates it, else INCONCLUSIVE
-    (for ==, a count's: PASS when the interval is the threshold alone, FAIL when it leaves the threshold out)."""
-    low, high = interval
-    if op == "==":
-        if low == high == threshold:
-            return PASS
-        return FAIL if threshold < low or threshold > high else INCONCLUSIVE
-    holds = OPERATORS[op]
-    if holds(low, threshold) and holds(high, threshold):
-        return PASS
-    if not holds(low, threshold) and not holds(high, threshold):
-        return FAIL
-    return INCONCLUSIVE
 
 
 @dataclass(frozen=True)

@@ -138,6 +138,18 @@ RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "check-value-inf": _set(f"{C0}.value", float("inf")),
     "check-value-string": _set(f"{C0}.value", "fast"),
     "check-bounds-short": _set(f"{C0}.bounds", [0.002]),
+    # a verdict its own interval (2.09-2.14 ms) does not give against its threshold (< 10 ms: pass), or its one measurement
+    "check-verdict-not-its-interval": _set(f"{C0}.verdict", "fail"),
+    "check-verdict-not-its-measurement": _both(
+        _set(f"{C0}.expect", "done_s.min < 10ms"), _set(f"{C0}.bounds", DELETE), _set(f"{C0}.verdict", "fail")
+    ),
+    # a median's pass with no interval: a median is judged from its interval (without one it is INCONCLUSIVE)
+    "check-pass-without-its-interval": _set(f"{C0}.bounds", DELETE),
+    # a check's text with another threshold than the one its detail says it was judged against (10 ms)
+    "check-expect-not-its-threshold": _both(
+        _set(f"{C0}.detail", "done_s.median[matmul] = 2.13 ms [2.09–2.14] (99.9% interval), expected < 10.0 ms"),
+        _set(f"{C0}.expect", "done_s.median < 1s"),
+    ),
     "median-nan": _set(f"{MEDIAN}.median", float("nan")),
     "median-inf": _set(f"{MEDIAN}.median", float("inf")),
     "median-negative": _set(f"{MEDIAN}.median", -0.002),
@@ -243,9 +255,17 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     # the label a margin rule does not give its interval: [1.22, 1.38] at 5% is SLOWER, said SAME (and pass)
     "ab-label-not-its-interval": _both(_set(f"{RATIO}.label", "SAME"), _set(f"{RATIO}.verdict", "pass")),
     # blocks that give another ratio than the one stated (50.0 each beside a ratio of 1.3)
-    "ab-ratio-not-its-blocks": _set(f"{RATIO}.block_log_ratios", [50.0] * 10),
+    "ab-ratio-not-its-blocks": _both(_set(f"{RATIO}.block_log_ratios", [50.0] * 10), _set(f"{A0}.blocks", 10)),
     # blocks that give the ratio stated (ln 1.3 each) but, at the case's confidence, not its interval
-    "ab-interval-not-its-blocks": _both(_set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 10), _set(f"{A0}.confidence", 0.996)),
+    "ab-interval-not-its-blocks": _both(
+        _set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 10), _set(f"{A0}.blocks", 10), _set(f"{A0}.confidence", 0.996)
+    ),
+    # a case that says it ran 3 blocks beside the 10 its ratio keeps
+    "ab-blocks-not-its-ratios": _both(_set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 10), _set(f"{A0}.blocks", 3)),
+    # a head median (3 ms) that makes a row 1.3× slower (each block: ln 1.3) read 3× faster beside its base (10 ms)
+    "ab-head-not-its-blocks": _both(
+        _set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 10), _set(f"{A0}.blocks", 10), _set(f"{RATIO}.head", 0.003)
+    ),
 }
 
 

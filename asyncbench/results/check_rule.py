@@ -1,0 +1,138 @@
+"""The rule an `expect:` check is judged by, and a stored check held to it when its file is read.
+
+`run` judges a check (verdicts.checks) with `verdict_of`: PASS where the whole interval satisfies the comparison
+with the check's threshold, FAIL where the whole of it violates it, else INCONCLUSIVE (one measurement is an
+interval of one point). The threshold is what the check's text says (`slowdown_k1 <= 3`, `done_s.median < 10ms`),
+split by the grammar's expression (`CHECK`) and scaled by its unit (`UNIT_FACTORS`). All three are here, below the
+verdicts and the config's parser (spec.expect), so that the reader of a results file (results.records) holds each
+stored check to the very rule that judged it: a file edited by hand (a verdict "fail" turned "pass" beside an
+interval wholly above its threshold, or a check's text given another threshold than the one it was judged at)
+would otherwise be shown, recorded and reported as a gate its own numbers contradict.
+
+`held_to_its_rule` asks of a stored check what `run` guarantees of every check it writes:
+
+- its verdict is `verdict_of` its stored interval against its text's threshold (of its one measurement, where a
+  PASS or FAIL stores no interval; a check with no interval may be INCONCLUSIVE: too few rounds decide nothing);
+- the threshold its detail says it was judged against (`..., expected <= 3.00×`) is its text's, as far as the
+  detail's rounding shows (units.quantity renders three significant digits).
+
+A threshold check on the bound (`slack_s[host] >= 1ms`, `slack_share`, `ceiling`) is judged from the slowdown a
+delay of its level caused against a tolerance of that delay (verdicts.bound_checks), not its interval against its
+threshold: its verdict is not held to this rule, nor is a check whose text states no threshold (`bound == device`).
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from typing import Any, Callable, Collection
+
+from asyncbench.results import units
+from asyncbench.results.bound import CEILING, SLACK_S, SLACK_SHARE
+from asyncbench.results.fields import At
+from asyncbench.results.model import CLOCKS, Verdict
+
+OPERATORS: dict[str, Callable[[float, float], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+#: the units a threshold may carry, by the quantity's declared unit, as factors to the base unit
+UNIT_FACTORS: dict[str, dict[str, float]] = {
+    "s": {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9},
+    "x": {"x": 1.0, "×": 1.0},
+    "%": {"%": 0.01},
+}
+#: a written unit's factor, whatever the quantity's declared unit (no unit is in two of UNIT_FACTORS' rows)
+_FACTORS = {unit: factor for factors in UNIT_FACTORS.values() for unit, factor in factors.items()}
+
+#: one check's text split: quantity, statistic, what its brackets name, operator, number, unit (spec.expect's grammar)
+CHECK = re.compile(
+    r"""\s*(?P<quantity>[A-Za-z_]\w*)
+        (?:\.(?P<stat>\w+))?
+        (?:\[(?P<variant>[^\[\]]+)\])?
+        \s*(?P<op><=|>=|==|<|>)\s*
+        (?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
+        \s*(?P<unit>[A-Za-zµ×%]+)?\s*""",
+    re.VERBOSE,
+)
+
+#: threshold checks on the bound: judged against a tolerance of the delay their level injects, not their threshold
+JUDGED_BY_THEIR_DELAY = (SLACK_S, SLACK_SHARE, CEILING)
+#: how a verdict's detail states the threshold it was judged against (verdicts.checks: "expected <= 3.00×",
+#: "expected < 10.0 ms", "expected >= 47 GFLOP/s"): its operator, number and unit
+_STATED = re.compile(r"expected (?P<op><=|>=|==|<|>) (?P<number>[-+]?\d+(?:\.\d*)?)(?P<gap> ?)(?P<unit>[^\s:;,()]*)")
+#: a detail's number has three significant digits (units.number, seconds, percent): it may lie this far (relative)
+#: from the threshold it renders, and half a unit of its last decimal (units.ratio's two decimals)
+ROUNDING = 0.005
+
+
+def verdict_of(op: str, interval: tuple[float, float], threshold: float) -> Verdict:
+    """PASS when the whole interval satisfies the comparison, FAIL when the whole of it violates it, else INCONCLUSIVE
+    (for ==, a count's: PASS when the interval is the threshold alone, FAIL when it leaves the threshold out)."""
+    low, high = interval
+    if op == "==":
+        if low == high == threshold:
+            return Verdict.PASS
+        return Verdict.FAIL if threshold < low or threshold > high else Verdict.INCONCLUSIVE
+    holds = OPERATORS[op]
+    if holds(low, threshold) and holds(high, threshold):
+        return Verdict.PASS
+    if not holds(low, threshold) and not holds(high, threshold):
+        return Verdict.FAIL
+    return Verdict.INCONCLUSIVE
+
+
+def held_to_its_rule(check: Any, at: At, metrics: Collection[str], bounded: Collection[str]) -> None:
+    """InputError (naming the check's key) for a stored check its own numbers contradict: a verdict that is not
+    what its interval (or its one measurement) gives against its text's threshold, a PASS or FAIL without the
+    interval its quantity is judged from, or a detail that states another threshold. `check` is held to its
+    vocabulary before (results.records); `metrics` are its result's metrics (a metric named like a bound quantity
+    or a clock is a metric), `bounded` those of them a check judges from their interval (results' `bounds`)."""
+    match = CHECK.fullmatch(str(check.get("expect") or ""))
+    if match is None:  # no threshold stated (`bound == device`): nothing to judge against
+        return
+    quantity, op = match["quantity"], match["op"]
+    written = match["unit"]
+    if written is not None and written not in _FACTORS:
+        (at / "expect").fail(f"{written!r} is no unit a check's threshold is written in ({', '.join(_FACTORS)})")
+    threshold = float(match["number"]) * (_FACTORS[written] if written is not None else 1.0)
+    metric = quantity in metrics and match["stat"] is None and match["variant"] is None
+    if quantity in JUDGED_BY_THEIR_DELAY and not metric:
+        return
+    _stated_threshold(check, at, op, threshold)
+    verdict, bounds, value = Verdict(check["verdict"]), check.get("bounds"), check.get("value")
+    if bounds is not None:
+        judged = verdict_of(op, (float(bounds[0]), float(bounds[1])), threshold)
+        said = f"its interval [{bounds[0]:g}, {bounds[1]:g}]"
+    elif verdict not in (Verdict.PASS, Verdict.FAIL):  # no interval: INCONCLUSIVE, or NOT_MEASURED, decides nothing
+        return
+    elif quantity in bounded if metric else quantity in CLOCKS and match["stat"] in (None, "median"):
+        # a metric with an interval, and a clock's median, are judged from their interval: none, no verdict
+        (at / "bounds").fail(
+            f"a {str(verdict)!r} of {quantity!r} with no interval: it is judged from its interval, and one without it is INCONCLUSIVE"
+        )
+    elif value is None:
+        (at / "value").fail(f"a {str(verdict)!r} with neither an interval nor a measurement to be judged from")
+    else:
+        judged = verdict_of(op, (float(value), float(value)), threshold)
+        said = f"its one measurement {float(value):g}"
+    if judged != verdict:
+        (at / "verdict").fail(f"{str(verdict)!r} is not the verdict of {said} against {check['expect']!r} ({str(judged)!r})")
+
+
+def _stated_threshold(check: Any, at: At, op: str, threshold: float) -> None:
+    """The threshold the detail says the check was judged against (`expected <= 3.00×`, `expected < 10.0 ms`) is
+    its text's, as far as the detail's rounding shows: within half a unit of its last digit, or 0.5% (three
+    significant digits). A threshold the detail states in bytes (scaled from the metric's unit) or in words is not
+    read back."""
+    detail = str(check.get("detail") or "")
+    stated = _STATED.search(detail)
+    if stated is None:
+        return
+    said = f"expected {stated['op']} {stated['number']}{stated['gap']}{stated['unit']}"
+    if stated["unit"] in units.BYTE_SCALES:
+        return
+    factor = _FACTORS.get(stated["unit"], 1.0)  # a unit of no factor is the metric's own, said after its number
+    decimals = len(stated["number"].partition(".")[2])
+    shown = float(stated["number"]) * factor
+    rounding = max(ROUNDING * abs(threshold), 0.5 * 10.0**-decimals * factor) * (1 + 1e-9)
+    if stated["op"] != op or abs(shown - threshold) > rounding:
+        (at / "expect").fail(f"{check['expect']!r}: its detail says it was judged against another threshold ({said!r})")
