@@ -93,11 +93,17 @@ class _HoldLog:
     so read as its asked length a hold is short by that much, and the knee in asked lengths lies early by it (the
     host-bound device slack read 6.2% of the step below `--bound`'s, which reads each delay's length in place). A
     device without a log (a CPU backend's product: its cost is measured alone, bound_planted.calibrate) keeps its
-    length."""
+    length.
 
-    def __init__(self, backend: Backend | None, device: str):
+    The step's own ops are holds too on the test device (`own`: the holds one step call issues), and the one stream
+    runs and logs its kernels in the order they were issued, so each call's holds are its delay then its own: the
+    delay is every (own + 1)-th hold from the first. Counted with the step's own, the mean read the ops' lengths
+    into the delay's (a device-bound step's device slack came out 0.6 ms, where any delay slows it)."""
+
+    def __init__(self, backend: Backend | None, device: str, own: int = 0):
         find = getattr(backend, "device", None)
         self._device = find(device) if callable(find) and hasattr(find(device), "log") else None
+        self._every = own + 1
 
     def start(self) -> None:
         if self._device is not None:
@@ -107,8 +113,11 @@ class _HoldLog:
         """The mean length of the holds since `start` (after the device's barrier), or None without a log or a hold."""
         if self._device is None or not self._device.log:
             return None
-        lengths = [span.end_s - span.start_s for span in self._device.log if span.what == "hold"]
+        holds = [span.end_s - span.start_s for span in self._device.log if span.what == "hold"]
         self._device.log = None
+        if len(holds) % self._every:
+            raise RuntimeError(f"{len(holds)} holds logged, not a whole number of calls of {self._every} holds each")
+        lengths = holds[:: self._every]
         return statistics.fmean(lengths) if lengths else None
 
 
@@ -120,7 +129,9 @@ def sweep(
     params = {**bound_planted.planted.defaults(), **topology.params()}
     step = bound_planted.planted_step(backend, device, params)
     delays = _delays(backend, device, side, levels)
-    holds = _HoldLog(backend if side == "device" else None, device)
+    described = getattr(step, "device_op", None)  # bound_planted.DeviceOp: how the step's own ops are made
+    own = int(params["ops"]) if described is not None and described.kind == "hold" and float(params["device_s"]) > 0 else 0
+    holds = _HoldLog(backend if side == "device" else None, device, own)
     # per level, one entry per round: the delay's measured length and the marginal time per step
     spun: dict[int, list[float]] = {i: [] for i in range(LEVELS)}
     times: dict[int, list[float]] = {i: [] for i in range(LEVELS)}
@@ -131,7 +142,8 @@ def sweep(
         """The wall time of `count` step calls, each after the level's delay, to the device's end."""
         _, inject = delays[index]
         lengths: list[float] = []
-        holds.start()
+        if index > 0:  # no delay at level 0: nothing to read
+            holds.start()
         start = time.perf_counter()
         for _ in range(count):
             if side == "host" and index > 0:

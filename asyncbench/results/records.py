@@ -40,10 +40,9 @@ from asyncbench.results.model import (
 )
 from asyncbench.results.nanoseconds import nanoseconds
 from asyncbench.results.reference import Reference
+from asyncbench.results.sampling_held import MAX_COUNT, check_harness, check_rounds_taken, check_sampling, check_steps, timed_rounds
 from asyncbench.results.syncs import census_from_dict, census_to_dict, check_census
 
-# A count (samples, rounds) above this is no measurement's: a billion samples of the fastest op take minutes.
-MAX_COUNT = 10**9
 # A census round follows a timed round, and a case stopped before six timed rounds is topped up to six
 # (measure.census.CENSUS_ROUNDS); a case with census checks is topped up to the rounds their intervals need
 # (verdicts.checks.census_rounds_needed: 14 for four checks at a 1% family rate, so a 2-second case of 9 timed rounds
@@ -54,7 +53,6 @@ CENSUS_TOP_UP = 6
 # least 2⁻⁵³ (one below 1 by the float's step), which the median of 54 rounds meets (budget.rounds_for_median). Not a
 # count a census takes unasked: a bound the reader holds a file to, whatever budget the run that wrote it had.
 CENSUS_CHECK_MOST = rounds_for_median(math.nextafter(1.0, 0.0))
-STOP_REASONS = [str(reason) for reason in StopReason]
 VERDICTS = [str(verdict) for verdict in Verdict]
 
 
@@ -291,12 +289,12 @@ def check(raw: Any, at: At) -> None:
     for name, bounds in fields.optional_mapping(result.get("bounds"), at / "bounds").items():
         fields.interval(bounds, at / "bounds" / name)
         recordable.within_own_interval(metrics.get(name), bounds, at / "metrics" / name)
-    _check_steps(result, at / "params" / "steps")
+    check_steps(result, at / "params" / "steps")
     step_figures.check(result, at)  # a step form's metrics are what its variants' samples give
     bounded = list(fields.optional_mapping(result.get("bounds"), at / "bounds"))  # judged from an interval, null or not
     for index, stored in enumerate(fields.optional_list(result.get("checks"), at / "checks")):
         _check_verdict(stored, at / "checks" / index, metrics, bounded)
-    _check_sampling(result.get("sampling"), at / "sampling")
+    check_sampling(result.get("sampling"), at / "sampling")
     for variant, path in fields.optional_mapping(result.get("traces"), at / "traces").items():
         fields.name(variant, at / "traces" / variant)
         fields.name(path, at / "traces" / variant)
@@ -311,9 +309,9 @@ def check(raw: Any, at: At) -> None:
     fields.optional_name(result.get("machine"), at / "machine")
     check_metric_info(result.get("metric_info"), at / "metric_info")
     Reference.check(result.get("reference"), at / "reference", case_s)
-    _check_harness(result.get("harness"), at / "harness")
-    timed = max((_timed_rounds(variant) for variant in fields.optional_mapping(result.get("variants"), at).values()), default=0)
-    _check_rounds_taken(result.get("sampling"), timed, at / "sampling" / "rounds")
+    check_harness(result.get("harness"), at / "harness")
+    timed = max((timed_rounds(variant) for variant in fields.optional_mapping(result.get("variants"), at).values()), default=0)
+    check_rounds_taken(result.get("sampling"), timed, at / "sampling" / "rounds")
     for variant, census in fields.optional_mapping(result.get("syncs"), at / "syncs").items():
         fields.name(variant, at / "syncs" / variant)
         check_census(census, at / "syncs" / variant, timed, max(timed, CENSUS_TOP_UP, CENSUS_CHECK_MOST))
@@ -325,57 +323,6 @@ def check(raw: Any, at: At) -> None:
             (at / "bound" / variant).fail(f"a bound of variant {variant!r}, which the result does not have (its variants: {named})")
         check_bound(bound, at / "bound" / variant)
         check_derived(bound, at / "bound" / variant)  # its reading and ceiling are what its own slacks give
-
-
-def _check_steps(result: Mapping[str, Any], at: At) -> None:
-    """A step form's `steps` (the user's steps one sample runs, what every per-step figure was divided by: its
-    `step_s_kK` metrics, a census's or a bound's `steps_per_call`) is a count of at least one, and the count those
-    figures say they were divided by, where they took rounds. `steps: -20` beside per-step times would be shown as if measured."""
-    stepped = any(name.startswith(step_figures.STEP_METRIC) for name in result.get("metrics") or {})
-    if not stepped or "steps" not in (result.get("params") or {}):
-        return
-    steps = fields.count(result["params"]["steps"], at)
-    if steps < 1:
-        at.fail("a sample runs at least one step")
-    for kind in ("syncs", "bound"):
-        for variant, stored in fields.optional_mapping(result.get(kind), at).items():
-            if not isinstance(stored, Mapping) or not stored.get("rounds"):
-                continue  # no rounds divided by anything (a synchronous backend's census says 1): checked later
-            said = stored.get("steps_per_call")
-            if said is not None and said != steps:
-                at.fail(f"{steps} steps a sample, but its {kind} of {variant} divided by {said!r}: {recordable.NOT_WRITTEN}")
-
-
-def _check_rounds_taken(sampling: Any, timed: int, at: At) -> None:
-    """The rounds a case says it took (checked by _check_sampling before) are rounds its samples came from: each
-    timed round adds one sample to every variant (measure.timing), so a case keeps as many samples as it took
-    rounds. More rounds than any variant's samples ("after 100000 rounds" beside 17 samples) were never taken."""
-    if not sampling or not timed:  # no variants kept (an error row), nothing to hold the count to
-        return
-    if sampling["rounds"] > timed:
-        at.fail(f"{sampling['rounds']} rounds said, {timed} kept in the samples: {recordable.NOT_WRITTEN}")
-
-
-def _check_harness(raw: Any, at: At) -> None:
-    """The harness's own cost (schema 7; model.HarnessCost): times, not negative, of n no-op samples, with the median
-    sync (`sync_s`) no higher than the upper end of its own 95% interval (`sync_high_s`, its upper quartile where the
-    samples drifted: either lies at or above the median). A sync of 100 s beside a high end of 76 µs is an edit."""
-    if not raw:
-        return
-    harness = fields.mapping(raw, at)
-    for key in ("sync_s", "sync_high_s", "issue_s"):
-        if recordable.duration(harness.get(key), at / key) is None:
-            (at / key).fail("expected a time, got null")
-    if fields.count(harness.get("n"), at / "n") > MAX_COUNT:
-        (at / "n").fail(f"{harness['n']} samples is more than any run takes ({MAX_COUNT:g})")
-    sync, high = harness["sync_s"], harness["sync_high_s"]
-    if sync > high + recordable.SUMMARY_TOLERANCE * high:
-        (at / "sync_s").fail(f"{sync:g} lies above its own interval's upper end ({high:g}): {recordable.NOT_WRITTEN}")
-
-
-def _timed_rounds(variant: Mapping[str, Any]) -> int:
-    """The timed rounds a variant's samples hold (checked by _variant before)."""
-    return len((variant.get("samples") or {}).get("done_s") or ())
 
 
 def _check_variant(raw: Any, at: At) -> None:
@@ -426,17 +373,3 @@ def _check_verdict(raw: Any, at: At, metrics: Mapping[str, Any], bounded: list[s
     for key in ("confidence", "family_error"):
         fields.optional_number(check.get(key), at / key)
     held_to_its_rule(check, at, metrics, bounded)
-
-
-def _check_sampling(raw: Any, at: At) -> None:
-    if not raw:
-        return
-    sampling = fields.mapping(raw, at)
-    rounds = fields.count(sampling.get("rounds"), at / "rounds")
-    if rounds > MAX_COUNT:
-        (at / "rounds").fail(f"{rounds} rounds is more than any run takes ({MAX_COUNT:g})")
-    fields.word(sampling.get("stopped_by"), at / "stopped_by", STOP_REASONS)
-    for key in ("elapsed_s", "max_time_s"):
-        recordable.duration(sampling.get(key), at / key)
-    for key in ("rel_noise", "max_rel_noise", "lag1_autocorrelation"):
-        fields.optional_number(sampling.get(key), at / key)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from asyncbench.errors import InputError
-from asyncbench.results import records
+from asyncbench.results import sampling_held
 from asyncbench.results.fields import At
 from asyncbench.results.paired import NewSync
 from asyncbench.results.reference import Reference
@@ -53,7 +53,7 @@ def test_a_census_that_took_no_rounds_is_not_held_to_the_steps() -> None:
     """A synchronous backend's census (numpy: no rounds) says 1 step a call whatever the step form's `steps`: it
     divided nothing, and a file `run --syncs` writes there reads; a census that took rounds divided by its `steps`."""
     result = {"params": {"steps": 5}, "metrics": {"step_s_k0": 0.001}, "syncs": {"sync_every=0": {"rounds": 0, "steps_per_call": 1}}}
-    records._check_steps(result, At("r.json") / "params" / "steps")
+    sampling_held.check_steps(result, At("r.json") / "params" / "steps")
     result["syncs"]["sync_every=0"]["rounds"] = 6
     with pytest.raises(InputError, match="params.steps: 5 steps a sample, but its syncs of sync_every=0 divided by 1"):
-        records._check_steps(result, At("r.json") / "params" / "steps")
+        sampling_held.check_steps(result, At("r.json") / "params" / "steps")

@@ -269,8 +269,17 @@ def test_the_hand_sweep_reads_a_holds_real_length_from_the_test_devices_log(monk
 
         return type("Op", (), {"measured_s": seconds})(), hold
 
+    def planted_step(backend: Any, device: str, params: Any) -> Any:
+        def step() -> None:  # the step's own ops are holds too, logged after the call's delay: not the delay's length
+            for _ in range(int(params["ops"])):
+                if target.log is not None:
+                    target.log.append(Span("hold", "s", 0.0, 0.5))
+
+        step.device_op = type("Op", (), {"kind": "hold"})()  # type: ignore[attr-defined]
+        return step
+
     monkeypatch.setattr(sweep.bound_planted, "device_op", device_op)
-    monkeypatch.setattr(sweep.bound_planted, "planted_step", lambda backend, device, params: lambda: None)
+    monkeypatch.setattr(sweep.bound_planted, "planted_step", planted_step)
     topology = _load("bound_truth").TOPOLOGIES[0]
     found = sweep.sweep(Backend(), "cuda:0", topology, "device", 0.002, rounds=1, steps=2)
     levels = [0.002 * sweep.LEVEL_SPAN * i / (sweep.LEVELS - 1) for i in range(sweep.LEVELS)]
