@@ -268,7 +268,9 @@ def test_a_run_with_a_baseline_takes_the_samples_its_rows_need(tmp_path):
         )
         for name, v in row.variants.items()
     }
-    dataclasses.replace(report, results=(dataclasses.replace(row, variants=kept),)).save(tmp_path / "base.json")
+    assert row.sampling is not None
+    sampled = dataclasses.replace(row.sampling, rounds=3)  # the rounds the kept samples came from (a reader holds it so)
+    dataclasses.replace(report, results=(dataclasses.replace(row, variants=kept, sampling=sampled),)).save(tmp_path / "base.json")
     out = tmp_path / "now.json"
     invoke("run", str(path), "--quick", "--in-process", "--no-progress", "--baseline", str(tmp_path / "base.json"), "-o", str(out))
     (now,) = json.loads(out.read_text())["results"]
