@@ -51,6 +51,17 @@ from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED
 # The order of variants within rounds is random but the same in every process that measures together (comm_overlap's
 # ranks take each sample at once, behind a barrier) and from run to run: a fixed seed.
 ORDER_SEED = 0
+# The noise so far (the stopping rule's: every variant's median interval) is recomputed between rounds only once the
+# sampling since the last time took 1 / NOISE_SHARE times as long as that computation did. Its cost grows with the
+# samples (a sort and a pass in Python: 0.25 ms at 1000 samples), and after every round it had grown to most of a short
+# sample's time: a gap between two samples in which JAX's and MXNet's engine threads went to sleep, so the next
+# sample paid their wake-up (20 tiny JAX steps a sample read 1.76x a hand loop's time; benchmarks/fidelity_backends.py),
+# and the case sampled half as often as it could. At 2% the stop comes at most ~2% of the sampling late.
+NOISE_SHARE = 0.02
+# A variant's samples are handed to on_progress (a snapshot of every sample so far: its cost grows with them too) at
+# most this often: half the worker's send interval (engine.isolation.PROGRESS_INTERVAL_S, 0.1 s), so no send waits
+# for a snapshot, and a live display still moves ten times a second.
+PROGRESS_EVERY_S = 0.05
 
 
 def take_sample(
@@ -109,11 +120,13 @@ def measure(
     gc.disable()  # as timeit does: a collection inside a sample is not the workload's cost
     try:
         stopped_by: StopReason | None = None
+        told_at = -float("inf")
         while stopped_by is None:
             sampler.timed_round()
             sampler.between_rounds(collect=gc_was_enabled)
-            if on_progress is not None:
+            if on_progress is not None and (now := procedure.clock()) - told_at >= PROGRESS_EVERY_S:
                 on_progress(Progress(sampler.rounds, sampler.elapsed_s, sampler.noise, sampler.samples()))
+                told_at = now
             stopped_by = sampler.agreed(sampler.stop_reason())
         sampler.owed_extra_rounds()
     finally:
@@ -143,6 +156,9 @@ class _Sampler:
         self.order = list(variants)
         self._shuffle = random.Random(ORDER_SEED).shuffle
         self._started = 0.0
+        self._noise_at_s = -float("inf")  # the elapsed time when the noise was last computed
+        self._noise_cost_s = 0.0  # how long that took
+        self._noise_rounds = 0  # the rounds it was computed from
 
     def _sample(self, name: str) -> tuple[float, float, float | None]:
         """A warm-up or timed sample of one variant, after `before_sample`."""
@@ -187,7 +203,18 @@ class _Sampler:
                 take_sample(self.variants[name], self.sync, None, clock, self.how.preludes.get(name))
             self.aside_s += clock() - extra_started
         self.elapsed_s = clock() - self._started - self.aside_s
+        first_stop = self.rounds == self.how.settings.min_samples  # the first round a noise stop may come: a fresh look
+        if first_stop or self.rounds in self.how.looks or self.elapsed_s - self._noise_at_s >= self._noise_cost_s / NOISE_SHARE:
+            self._update_noise()
+
+    def _update_noise(self) -> None:
+        """The noise of the samples so far (the widest variant's), and when and at what cost it was computed (its
+        time counts as sampling time, as it did when it came after every round)."""
+        started = self.how.clock()
         self.noise = max(_noise(self.done[name]) for name in self.variants)
+        self._noise_cost_s = self.how.clock() - started
+        self._noise_at_s = self.elapsed_s
+        self._noise_rounds = self.rounds
 
     def stop_reason(self) -> StopReason | None:
         """Why this process would stop now (None: it would go on)."""
@@ -197,6 +224,9 @@ class _Sampler:
         if self.rounds < settings.min_samples:
             return None
         quiet = self.noise <= settings.max_rel_noise
+        if quiet and self._noise_rounds != self.rounds:  # a stop on the noise is taken on all the samples, never a stale look
+            self._update_noise()
+            quiet = self.noise <= settings.max_rel_noise
         if quiet and (decided is None or (self.rounds in self.how.looks and decided(self.samples()))):
             return STOPPED_BY_NOISE
         return STOPPED_BY_TIME if self.elapsed_s >= settings.max_time_s else None
@@ -224,6 +254,7 @@ class _Sampler:
         return _samples(self.issue, self.done, self.device)
 
     def sampling(self, stopped_by: StopReason) -> Sampling:
+        self._update_noise()  # of every sample: the last rounds may have come after the last computation
         return Sampling(
             rounds=self.rounds,
             elapsed_s=self.elapsed_s,

@@ -1,4 +1,5 @@
 import itertools
+import random
 import subprocess
 import sys
 
@@ -167,3 +168,61 @@ print(sampling.elapsed_s)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert float(out) < 1.0
+
+
+class ManualClock:
+    """A clock that moves only when told: a sample's work and the noise's computation each take their own time."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_noise_is_not_recomputed_after_every_round_when_it_costs_more_than_the_samples(monkeypatch):
+    """The noise's cost grows with the samples; recomputed after every round it left a gap between samples in which
+    JAX's and MXNet's engine threads slept (20 tiny steps a sample read 1.76x a hand loop). Here a sample takes 1 ms
+    and the noise 0.2 ms: with NOISE_SHARE 2% it is recomputed once in some 10 ms of sampling, not 400 times."""
+    from asyncbench.measure import timing
+
+    clock = ManualClock()
+    computed: list[int] = []
+    real_noise = timing._noise
+
+    def costly_noise(done: list[float]) -> float:
+        computed.append(len(done))
+        clock.now += 0.0002
+        return real_noise(done)
+
+    monkeypatch.setattr(timing, "_noise", costly_noise)
+    draw = random.Random(0).uniform
+    sizes = iter([draw(0.0005, 0.0015) for _ in range(400)])  # a noise that never meets 0.1%
+
+    def step() -> None:
+        clock.now += next(sizes)
+
+    told: list[int] = []
+    settings = Settings(warmup=0, min_samples=6, max_samples=400, max_time_s=1e9, max_rel_noise=0.001)
+    samples, sampling = measure({"a": step}, lambda: None, lambda: None, Procedure(settings, clock=clock), lambda p: told.append(p.rounds))
+    assert sampling.rounds == 400
+    assert sampling.stopped_by == STOPPED_BY_COUNT
+    assert len(computed) < 400 / 5, f"the noise was computed {len(computed)} times in 400 rounds"
+    assert computed[-1] == 400  # the result's noise is of every sample, not of the last look
+    assert sampling.rel_noise == real_noise(list(samples["a"].done_s))
+    # progress: some 0.5 s of sampling, told at most every PROGRESS_EVERY_S (50 ms), not after each of 400 rounds
+    assert 5 <= len(told) <= 0.5 / timing.PROGRESS_EVERY_S + 2
+
+
+def test_a_stop_on_the_noise_is_never_taken_on_a_stale_look():
+    """The noise is recomputed only now and then (NOISE_SHARE); a look that said quiet some rounds ago does not stop
+    sampling whose samples since then are no longer quiet: the stop is decided on every sample so far."""
+    from asyncbench.measure import timing
+
+    settings = Settings(warmup=0, min_samples=6, max_samples=400, max_time_s=1e9, max_rel_noise=0.02)
+    sampler = timing._Sampler({"a": lambda: None}, lambda: None, {"a": None}, Procedure(settings, clock=TickClock()))
+    sampler.done["a"] = [0.001 * (1 + (i % 7)) for i in range(60)]  # spread far past 2%
+    sampler.rounds = 60
+    sampler.noise, sampler._noise_rounds = 0.0, 50  # quiet, as of ten rounds ago
+    assert sampler.stop_reason() != STOPPED_BY_NOISE
+    assert sampler.noise > settings.max_rel_noise
