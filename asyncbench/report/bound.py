@@ -2,7 +2,7 @@
 
 A table per case, a row per side a variant was perturbed on: the variant, its reading (HOST-BOUND, DEVICE-BOUND,
 BALANCED, INCONCLUSIVE), the side, the side's slack with its 95% interval (as a time: '~0 [≤ x]'
-where the interval reaches 0; '≥ x' where it reaches the largest delay injected, which it is then at least) and its
+where the interval reaches 0; '≥ x' where its interval's low end reaches the largest delay injected, which it is then at least) and its
 share of the step in brackets, the cost past it, and on the variant's first row the ceiling of cutting host work ('≤ 1.43×
 [1.39–1.47]': at most that much faster). Under it a line per variant, with its unperturbed step, the reading in words
 ("device-bound: the host could take 420 µs
@@ -63,9 +63,10 @@ class BoundView:
 
 
 def slack(fit: SideBound) -> str:
-    """A side's slack with its interval: '420 µs [400–440]', '~0 [≤ 12 µs]', '≥ 800 µs' where it reaches the largest
-    delay injected (nothing past it was seen), '420 µs ±?' without an interval."""
-    if fitting.reaches_top(fit):
+    """A side's slack with its interval: '420 µs [400–440]', '~0 [≤ 12 µs]', '≥ 800 µs' where its interval's low end
+    reaches the largest delay injected (fitting.at_least_top: nothing past it was seen, surely), '420 µs ±?' without
+    an interval. An estimate at the top whose interval reaches lower is said with its interval, as any other."""
+    if fitting.at_least_top(fit):
         return f"≥ {units.seconds(max(fit.levels_s))}"
     if fit.slack_ci_s is None:
         return f"{units.seconds(fit.slack_s)} ±?"
@@ -73,13 +74,14 @@ def slack(fit: SideBound) -> str:
 
 
 def share(fit: SideBound, step_s: float) -> str:
-    """The slack as a share of the step, said as the slack is (`slack`): '38%'; '≥ 73%' where it reaches the
-    largest delay injected; '≤ 38%' where its interval reaches 0, as the slack beside it reads '~0 [≤ x]' (the
-    point estimate's share there would contradict it); plainly '0%' where its interval is [0, 0], as the slack reads
-    '0' (units.with_bounds), never '≤ 0%'."""
+    """The slack as a share of the step, said as the slack is (`slack`): '38%'; '≥ 73%' where its interval's low
+    end reaches the largest delay injected (fitting.at_least_top); '≤ 38%' where its interval reaches 0, as the
+    slack beside it reads '~0 [≤ x]' (the point estimate's share there would contradict it, and so would '≥ x' of
+    an estimate at the top); plainly '0%' where its interval is [0, 0], as the slack reads '0' (units.with_bounds),
+    never '≤ 0%'."""
     if step_s <= 0:
         return units.NO_VALUE
-    if fitting.reaches_top(fit):
+    if fitting.at_least_top(fit):
         return f"≥ {units.percent(max(fit.levels_s) / step_s)}"
     if fit.slack_ci_s is not None and fit.slack_ci_s[0] <= 0 and fit.slack_ci_s[1] == 0:
         return units.percent(0.0)

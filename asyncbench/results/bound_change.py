@@ -52,7 +52,8 @@ class Slack:
     side: Side
     slack_s: float
     slack_ci_s: tuple[float, float] | None
-    #: the largest delay injected, where the slack reaches it (it is then at least that: '≥ x'); None: it does not
+    #: the largest delay injected, where the slack's interval's low end reaches it (it is then at least that: '≥ x');
+    #: None: it does not
     at_least_s: float | None = None
 
 
@@ -74,11 +75,15 @@ class Reading:
     @classmethod
     def of(cls, bound: Bound, top_share: float) -> Reading:
         """A bound as `ab` keeps it: its reading and slacks (its observations stay with the side that took them).
-        `top_share`: a slack within this share of the largest delay injected reaches it (verdicts.bound.TOP_OF_LEVELS)."""
+        `top_share`: a slack whose interval's low end is within this share of the largest delay injected reaches it
+        (verdicts.bound.TOP_OF_LEVELS)."""
         slacks = []
         for fit in bound.sides:
             top = max(fit.levels_s, default=0.0)
-            reaches = top > 0 and fit.slack_s >= top_share * top
+            # at least the top only where the interval's low end reaches it (verdicts.bound.at_least_top), not the
+            # estimate alone: an interval reaching 0 beside '≥ x' said "at least" what the data do not
+            low = fit.slack_s if fit.slack_ci_s is None else fit.slack_ci_s[0]
+            reaches = top > 0 and low >= top_share * top
             slacks.append(Slack(fit.side, fit.slack_s, fit.slack_ci_s, top if reaches else None))
         stored = [(o.round, o.side, o.level_s, o.injected_s, o.step_s) for o in bound.observations]
         shortest = bound_rule.shortest_step(stored) if any(o.side is None for o in bound.observations) else None

@@ -159,7 +159,12 @@ def _level_check(expectation: Expectation, label: str, stored: Bound, injection:
     if asked_s is None:
         why = "the bound stores no step its levels were shares of (a results file written before checks were injected at their level)"
         return Check(expectation.text, NOT_MEASURED, f"{label} cannot be evaluated: {why}")
-    of_step = f", {units.percent(injection.share)} of the step" if injection.share is not None else ""
+    # a share of the probe's step (Bound.scale_s), not of the table's (the rounds' unperturbed median): it says which
+    # ('25% of the step' beside a table whose step was 8.02 ms read wrong for a level of 25% of 3.70 ms)
+    of_step = ""
+    if injection.share is not None and stored.scale_s is not None:
+        probe = units.quantity(stored.scale_s, "s")
+        of_step = f", {units.percent(injection.share)} of the {probe} step the levels were set from, probed before the rounds"
     at = f"a {side} delay of {units.quantity(asked_s, 's')}{of_step}"
     found = levels.paired(stored, side, asked_s)
     if found is None or not found.slowdowns_s:
@@ -203,11 +208,13 @@ def _level_check(expectation: Expectation, label: str, stored: Bound, injection:
 def _slowed(median: float, interval: tuple[float, float] | None, level_said: str, steps: int) -> str:
     """What the delay did to the step, beyond the share of it that always shows, in words that read for any sign:
     'slowed the step by 10 µs [9.6–10.4] (95% interval) beyond the 1/5 of it that always shows'; a slowdown below
-    that share (a negative one) 'by 600 µs [590–610] ... less than the 1/5 of it ...'; an interval that reaches 0
-    '~0 [≤ 12 µs]'. Never a negative time, nor 'by below 0 by'."""
-    shown = "the whole of it" if steps <= 1 else f"the 1/{steps} of it"
+    that share (a negative one: the step ran faster than that share alone would make it) 'did not slow the step: it
+    ran 600 µs [590–610] (95% interval) faster than the 1/5 of the delay that always shows would make it'; an
+    interval that reaches 0 '~0 [≤ 12 µs]'. Never a negative time, nor 'by below 0 by', nor 'slowed … by … less'."""
     reaches_zero = interval is not None and interval[0] <= 0 <= interval[1]
     if median < 0 and not reaches_zero:
         flipped = None if interval is None else (-interval[1], -interval[0])
-        return f"slowed the step by {units.with_bounds(-median, flipped, 's')}{level_said} less than {shown} that always shows"
+        delay = "the whole delay, which always shows," if steps <= 1 else f"the 1/{steps} of the delay that always shows"
+        return f"did not slow the step: it ran {units.with_bounds(-median, flipped, 's')}{level_said} faster than {delay} would make it"
+    shown = "the whole of it" if steps <= 1 else f"the 1/{steps} of it"
     return f"slowed the step by {units.with_bounds(median, interval, 's')}{level_said} beyond {shown} that always shows"

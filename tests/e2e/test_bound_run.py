@@ -187,7 +187,8 @@ def test_a_threshold_check_injects_its_own_level_on_a_planted_step_and_is_judged
     # milliseconds, and its nine rounds may not decide it: the verdicts themselves are tests/verdicts/test_bound_levels.py's)
     assert check["verdict"] in ("fail", "inconclusive"), check["detail"]
     assert "slack_share[host]: a host delay of" in check["detail"]
-    assert ", 90% of the step (as run: " in check["detail"]
+    assert ", 90% of the " in check["detail"]
+    assert " step the levels were set from, probed before the rounds (as run: " in check["detail"]
     assert "paired rounds" in check["detail"]
     stored = row["bound"]["sync_every=0"]
     level_s = 0.9 * stored["scale_s"]  # the level the check asked for, found again from the file

@@ -76,12 +76,29 @@ def test_a_synchronous_variant_is_one_line_never_a_row():
 
 
 def test_a_slack_beyond_every_level_is_at_least_the_largest_and_has_no_cost_past_it():
-    side = SideBound(Side.HOST, 0.00079, (0.0006, 0.00081), 0.0, (0.0, 0.4), (0.0002, 0.0008))
+    side = SideBound(Side.HOST, 0.00079, (0.00079, 0.00081), 0.0, (0.0, 0.4), (0.0002, 0.0008))
     shown = _view(dataclasses.replace(device_bound(), sides=(side,), ceiling=None, ceiling_ci=None, note="no device delay"))
     assert shown.rows == (("DEVICE-BOUND", "host", "≥ 800 µs (≥ 73%)", "–", "–"),)
     assert shown.summary[0].startswith(f"matmul (step 1.1 ms{ROUNDS}): device-bound: the host could take ≥ 800 µs more per step")
     assert shown.summary[0].endswith("what cutting host work could buy was not measured (no device delay here)")
     assert shown.notes == ("no device delay",)
+
+
+def test_a_slack_at_the_top_whose_interval_reaches_lower_is_not_said_to_be_at_least_the_top():
+    """JAX on a 2-core CPU: '≥ 5.53 ms (≥ 69%)' beside a stored interval of [0, 8.02 ms]: the estimate reached the
+    largest delay injected, its interval reached 0, so "at least" anything above 0 is not what the data say."""
+    step_s = 0.00802
+    side = SideBound(Side.HOST, 0.00802, (0.0, 0.00802), 0.0, (0.0, 0.4), (0.0009, 0.0028, 0.00553))
+    shown = _view(dataclasses.replace(device_bound(), step_s=step_s, sides=(side,), ceiling=None, ceiling_ci=None))
+    (row,) = shown.rows
+    assert row[2] == "~0 [≤ 8.02 ms] (≤ 100%)"
+    assert "≥" not in shown.summary[0]
+    # an interval off 0 whose low end stays under the top: the estimate with its interval, its share the estimate's
+    lower = dataclasses.replace(side, slack_s=0.0055, slack_ci_s=(0.003, 0.006))
+    assert (bound.slack(lower), bound.share(lower, step_s)) == ("5.5 ms [3–6]", "69%")
+    # its low end at the top: at least the top, slack and share alike
+    surely = dataclasses.replace(side, slack_s=0.0055, slack_ci_s=(0.0055, 0.006))
+    assert (bound.slack(surely), bound.share(surely, step_s)) == ("≥ 5.53 ms", "≥ 69%")
 
 
 def test_with_a_census_it_says_removing_the_waits_saves_at_most_the_devices_slack():

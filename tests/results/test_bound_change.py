@@ -8,6 +8,7 @@ an InputError naming the key."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from typing import Any
 
@@ -108,6 +109,17 @@ def test_a_slack_that_reaches_the_largest_delay_is_kept_as_at_least_that():
     device = reading.slack(Side.DEVICE)
     assert device is not None
     assert device.at_least_s is None
+
+
+def test_a_slack_at_the_top_whose_interval_reaches_lower_is_not_kept_as_at_least_it():
+    """As `run --bound`'s table (report.bound.slack): '≥ x' only where the interval's low end reaches the top; an
+    estimate at the top whose interval reaches 0 is said with its interval ('~0 [≤ x]'), not '≥ x'."""
+    found = _bound(DEVICE, host_slack_s=1.5e-3, device_slack_s=0.0)
+    host = dataclasses.replace(found.sides[0], slack_ci_s=(0.0, 1.5e-3))
+    reading = Reading.of(dataclasses.replace(found, sides=(host, found.sides[1])), TOP_OF_LEVELS)
+    kept = reading.slack(Side.HOST)
+    assert kept is not None
+    assert kept.at_least_s is None
 
 
 # --- the `ab` file ----------------------------------------------------------------------------------------------

@@ -194,11 +194,12 @@ def test_a_threshold_check_line_reads_cleanly_with_and_without_an_interval_and_f
     detail = check.detail
     assert _balanced(detail), detail
     assert "below 0 by" not in detail, detail
-    assert detail.count("slowed the step by") == 1, detail
-    if share < 0:  # a slowdown below the share that always shows: said as how much less, never as a negative time
-        assert "slowed the step by 600 µs" in detail, detail
-        assert "less than the 1/5 of it that always shows" in detail, detail
+    if share < 0:  # a slowdown below the share that always shows: said as how much faster, never as a negative time
+        assert "slowed the step" not in detail, detail
+        assert "did not slow the step: it ran 600 µs" in detail, detail
+        assert "faster than the 1/5 of the delay that always shows would make it" in detail, detail
     else:
+        assert detail.count("slowed the step by") == 1, detail
         assert "beyond the 1/5 of it that always shows" in detail, detail
     needed = budget.rounds_for_median(shared.confidence() if shared else stats.CONFIDENCE)
     if rounds < needed:
@@ -206,7 +207,7 @@ def test_a_threshold_check_line_reads_cleanly_with_and_without_an_interval_and_f
         assert detail.endswith(f"over {rounds} paired rounds, too few for a {check_level(shared)} interval (it needs {needed})"), detail
         assert checks.inconclusive_why(check) == checks.WHY_TOO_FEW
     else:
-        assert f"interval) {'less than' if share < 0 else 'beyond'} the 1/5" in detail, detail
+        assert f"interval) {'faster than' if share < 0 else 'beyond'} the 1/5" in detail, detail
 
 
 def check_level(shared: budget.Budget | None) -> str:
@@ -223,6 +224,22 @@ def test_a_threshold_check_line_reads_cleanly_in_markdown():
     result = dataclasses.replace(result_with(_handmade(-3.0, rounds=4)), checks=(judged,))
     written = markdown.markdown(view.build(report_of([result])))
     [line] = [line for line in written.splitlines() if "slack_s[host] >= 200us" in line]
-    said = "slowed the step by 600 µs less than the 1/5 of it that always shows, over 4 paired rounds"
+    said = "did not slow the step: it ran 600 µs faster than the 1/5 of the delay that always shows would make it, over 4 paired rounds"
     assert f"{said}, too few for a 95% interval (it needs 6)" in line
     assert "below 0 by" not in line
+
+
+def test_a_share_check_names_the_step_its_level_is_a_share_of_and_a_faster_step_is_said_plainly():
+    """JAX on a 2-core CPU: 'a host delay of 924 µs, 25% of the step (as run: …) slowed the step by 1.17 ms less than
+    the 1/5 of it that always shows' beside a table whose step was 8.02 ms: the level was 25% of the probe's 3.70 ms
+    step (Bound.scale_s), and the step ran faster than the always-shown share would make it."""
+    probe_s, level_s = 0.003697, 0.25 * 0.003697
+    stored = dataclasses.replace(_handmade(-0.00117 / level_s, level_s=level_s, step_s=0.00802), scale_s=probe_s)
+    check = _judge("slack_share[host] >= 25%", stored)
+    assert check.value == pytest.approx(-0.00117, abs=1e-8)
+    detail = check.detail
+    assert "slack_share[host]: a host delay of 924 µs, 25% of the 3.7 ms step the levels were set from, probed before the rounds" in detail
+    assert "25% of the step" not in detail, detail
+    assert "did not slow the step: it ran 1.17 ms [" in detail, detail
+    assert "faster than the 1/5 of the delay that always shows would make it" in detail, detail
+    assert "less than" not in detail, detail

@@ -97,7 +97,35 @@ def test_a_share_of_a_slack_whose_interval_reaches_zero_has_no_interval_and_says
     assert found.reached == pytest.approx(1.0, abs=0.02)
     assert found.reached_ci is None
     assert found.note is not None
-    assert found.note == "no interval for the share: it saved 298 µs [298–304] a step, against a device slack of ~0 [≤ 470 µs]"
+    assert found.note == "no interval for the share: it saved 298 µs [298–304] a step, against a device slack of 300 µs [0–470]"
+
+
+def _with_device_slack(slack_s: float, slack_ci_s: tuple[float, float]) -> Bound:
+    host, device = host_bound().sides
+    return dataclasses.replace(host_bound(), sides=(host, dataclasses.replace(device, slack_s=slack_s, slack_ci_s=slack_ci_s)))
+
+
+def test_a_saving_whose_interval_reaches_zero_shows_the_median_the_share_is_read_from() -> None:
+    """JAX on a 2-core CPU: 'reached 30% ±? of the ceiling … it saved ~0 [≤ 1.48 ms] a step': the 30% was a median
+    saving of 651 µs over a 2.18 ms slack, neither shown; '~0' beside 30% contradicted it."""
+    savings = (-3e-4, -1e-4, 0.0, 2e-4, 4e-4, 6e-4, 7.02e-4, 9e-4, 1.1e-3, 1.48e-3, 1.6e-3, 2e-3)
+    pairs = [(0.005, 0.005 - saving) for saving in savings]
+    found = verified.verified("jit", pairs, _with_device_slack(0.00218, (0.0, 0.003)))
+    assert found.reached == pytest.approx(0.651 / 2.18, abs=0.001)
+    assert found.reached_ci is None
+    assert found.note == "no interval for the share: it saved 651 µs [0–1.48 ms] a step, against a device slack of 2.18 ms [0–3]"
+    # an interval reaching below 0: the median still shown, the low end as time lost, never a negative time
+    below = [(0.005, 0.005 - saving) for saving in (-4e-4, -3e-4, -2e-4, *savings[3:])]
+    said = verified.verified("jit", below, _with_device_slack(0.00218, (0.0, 0.003))).note
+    assert said is not None
+    assert said.startswith("no interval for the share: it saved 651 µs a step [from 200 µs lost to 1.48 ms saved]"), said
+    assert "−" not in said
+    assert "-" not in said
+    # '~0' only where the median itself is 0
+    zero = [(0.005, 0.005 - saving) for saving in (-2e-4, -1e-4, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1e-4, 2e-4, 3e-4)]
+    said = verified.verified("jit", zero, _with_device_slack(0.00218, (0.0, 0.003))).note
+    assert said is not None
+    assert said.startswith("no interval for the share: it saved ~0 [≤ "), said
 
 
 def _one_round(bound: Bound) -> Bound:
