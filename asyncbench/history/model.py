@@ -23,6 +23,9 @@ MIN_RUNS = 6
 #: the quantities a case records for its machine (history.recorded.quantities, read by history.discount), variant ""
 MACHINE_QUANTITY = "machine_s"
 PRESSURE_QUANTITY = "cpu_pressure"
+#: the unit a share of the time (PRESSURE_QUANTITY, recorded as a fraction with no unit) is shown in: units.quantity
+#: reads a "%" figure as a fraction and prints its percentage
+SHARE_SHOWN = "%"
 
 
 # What bounds a step (`run --bound`), recorded per variant (history.recorded) as three series of its own: each
@@ -48,6 +51,13 @@ def is_bound(quantity: str) -> bool:
 def reading_word(code: float) -> str:
     """The word of a stored reading's code (UNKNOWN_READING for any other figure)."""
     return BOUND_READINGS[int(code)] if code in range(len(BOUND_READINGS)) else UNKNOWN_READING
+
+
+def shown_unit(quantity: str, unit: str) -> str:
+    """The unit a quantity's figures are shown to a person in: SHARE_SHOWN for the CPU pressure beside a case (a share
+    of the time, 0-1, stored and written to JSON as that fraction: 0.000125 reads '0.0125%', not '0.000125'), else
+    the unit it is recorded in."""
+    return SHARE_SHOWN if quantity == PRESSURE_QUANTITY and unit == "" else unit
 
 
 def is_paired(quantity: str, unit: str) -> bool:
@@ -115,6 +125,11 @@ class Series:
     def paired(self) -> bool:
         """Whether it holds the paired ratios head/base of recorded `ab` files (> 1: slower)."""
         return is_paired(self.quantity, self.unit)
+
+    @property
+    def shown_unit(self) -> str:
+        """The unit its figures are shown to a person in (shown_unit: the CPU pressure as a percentage)."""
+        return shown_unit(self.quantity, self.unit)
 
     @property
     def of_machine(self) -> bool:

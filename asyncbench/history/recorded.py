@@ -75,7 +75,9 @@ def quantities(result: Result) -> list[dict[str, Any]]:
 
 
 def _machine_rows(reference: Reference) -> list[dict[str, Any]]:
-    """The machine's reference time (median and interval) and the CPU pressure while the case sampled."""
+    """The machine's reference time (median, and the interval of that median where its samples give one: none where
+    they drifted together, as for any median, stats.median_ci) and the CPU pressure while the case sampled (a
+    fraction, shown as a percentage: history.model.shown_unit)."""
     interval = stats.median_ci(reference.samples_s)
     rows = [
         {

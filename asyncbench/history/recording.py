@@ -39,7 +39,8 @@ CHANGE_GUARD = changes.WINDOW
 # A change found within this many points after one kept from the guard is that one again, its split moved by the
 # points that came since (Otava's split of a gradual step shifts by a point or two): not a second change.
 CHANGE_NEAR = 5
-# The base's commit in an `ab` series' name (ab:NAME@BASE): as many hex digits as `git log --oneline` shows at most.
+# The base's commit in an `ab` series' name (ab:NAME@BASE), as the `ab` file names it (`ab` writes 10 hex digits,
+# session.sides; docs/guides/history.md says so), cut to as many as `git log --oneline` shows at most.
 BASE_SHOWN = 12
 
 

@@ -55,7 +55,7 @@ def regression_line(hit: Regression, within: int) -> str:
     ago = "at the newest run" if hit.runs_ago == 0 else f"{hit.runs_ago} run{'' if hit.runs_ago == 1 else 's'} ago"
     said = (
         f"regression: {one.case} {quantity} on {one.machine}: {_ratio(change)} "
-        f"({_figure(change.before, one.unit)} → {_figure(change.after, one.unit)}) from {change.at}, {ago} "
+        f"({_figure(change.before, one.shown_unit)} → {_figure(change.after, one.shown_unit)}) from {change.at}, {ago} "
         f"(the gate fails on it until it is {within} runs old: --within)"
     )
     return visible(said)
@@ -87,14 +87,14 @@ def print_series(found: Sequence[Series], console: Console) -> None:
         changed = f", {len(one.change_points)} change(s)" if one.change_points else _no_change(one.runs)
         if model.is_bound(one.quantity):  # drawn, never searched (history.recording.refresh_changes)
             changed = NOT_SEARCHED
-        newest = _figure(one.points[-1].value, one.unit) if one.points else "–"
+        newest = _figure(one.points[-1].value, one.shown_unit) if one.points else "–"
         text.append(visible(one.case), style="bold")
         text.append(f" {quantity} ")
         text.append(f"on {visible(one.machine)}", style="dim")
         runs = f"{one.runs} run" + ("" if one.runs == 1 else "s")
         text.append(f"  {sparkline([p.value for p in one.points]) if one.points else ''}  {newest} ({runs}{changed})\n")
         for change in one.change_points:
-            text.append(f"    {visible(change_line(change, one.unit))}\n")
+            text.append(f"    {visible(change_line(change, one.shown_unit))}\n")
         if one.machine_seen:
             text.append("    changes looked for in the runs whose machine held still", style="dim")
             text.append(f"; {len(one.discounted)} run(s) discounted\n" if one.discounted else "\n", style="dim")

@@ -108,10 +108,10 @@ def latest(latest: LatestRun | None) -> str:
             )
             continue
         for index, (variant, quantity, unit, value, low, high) in enumerate(case.quantities):
-            first = index == 0
+            first, shown = index == 0, model.shown_unit(quantity, unit)  # the CPU pressure: a percentage
             rows.append(
                 f"<tr><td>{_e(case.case) if first else ''}</td><td>{_e(case.status) if first else ''}</td>"
-                f'<td>{_e(variant)}</td><td>{_e(quantity)}</td><td class="num">{_e(_figure(value, low, high, unit))}</td>'
+                f'<td>{_e(variant)}</td><td>{_e(quantity)}</td><td class="num">{_e(_figure(value, low, high, shown))}</td>'
                 f"<td>{checks if first else ''}</td><td>{traces if first else ''}</td></tr>"
             )
     figure = FIGURE_HEADER.get(latest.kind, FIGURE_HEADER["run"])

@@ -271,7 +271,7 @@ def _series(series: Series, run_positions: dict[int, int], machines: _Index) -> 
     if any(point.high is not None for point in shown):
         trace["hi"] = [None if p.high is None else _whole(p.high, exponent) - w for p, w in zip(shown, wholes, strict=True)]
     where = {point.run: index for index, point in enumerate(shown)}
-    changes = [[where[change.run], _change_text(change, series.unit)] for change in series.change_points if change.run in where]
+    changes = [[where[change.run], _change_text(change, series.shown_unit)] for change in series.change_points if change.run in where]
     if changes:
         trace["c"] = changes
     discounted = [[where[run], escaping.visible(why)] for run, why in series.discounted if run in where]

@@ -43,6 +43,8 @@ WHOLE_SLACK = 1e-6
 CLOCKS = ("done_s", "issue_s", "device_s")
 # Where a chart of each kind stands within its case (the module's docstring).
 CLOCK, PAIRED, CENSUS, BOUND, METRIC, MACHINE = range(6)
+# A percentage is 10^-2 of the fraction it shows (Chart.power): 0.000125 is drawn as 0.0125 %.
+PERCENT_POWER = -2
 #: the name of a variant's chart of what bounds its step (after the variant's name)
 BOUND_CHART = "what bounds the step"
 
@@ -135,6 +137,8 @@ def _chart(group: list[Series], shown_points: int) -> Chart:
         values = [point.value for one in group for point in one.points[-shown_points:]]
         scale, unit = units.time_unit(statistics.median(values)) if values else (1.0, "s")
         power = round(math.log10(scale))
+    elif first.shown_unit == model.SHARE_SHOWN:  # a share of the time, stored as a fraction: drawn in percent
+        unit, power = model.SHARE_SHOWN, PERCENT_POWER
     return Chart(first.case, name, unit, power, tuple(group))
 
 
