@@ -16,7 +16,12 @@ looks are scheduled over the blocks the cap holds, so a case with a clear
 verdict decides at the first look its blocks allow (10-14 blocks) and
 stops: scheduled over a 2-minute target alone, a gate of torch cases held
 12-16 blocks, too few for a look before its last, and a clear +10% was
-decided only when the whole time had run out. Past the target, the
+decided only when the whole time had run out. The blocks the cap holds are
+counted at the first round's pace, the slowest, and counted again after
+each later round at those rounds' pace, more only and only for the cases
+yet to look (results.blocks.revised_blocks): planned at its first block's
+pace alone, a clear +75% whose later blocks came 2.6x faster had its one
+look at the cap, after 26 blocks. Past the target, the
 undecided cases go on to the cap, but for one whose estimate sits on its
 margin (more blocks would not decide it): on a noisy day the cap decides
 what the target left undecided, and on a quiet one a gate ends at its
@@ -34,7 +39,7 @@ from typing import Callable
 
 from asyncbench.engine.paired import Pairing, shared_block
 from asyncbench.results import blocks, units
-from asyncbench.results.blocks import scheduled_blocks
+from asyncbench.results.blocks import revised_blocks, scheduled_blocks
 from asyncbench.results.paired import PairedCase
 
 # When the time runs out with a case this many blocks (or fewer) short of its first look, those blocks are still
@@ -75,7 +80,8 @@ def gate(
     processes."""
     cap_s = budget_s if cap_s is None else max(cap_s, budget_s)
     began = time.perf_counter()
-    scheduled = False
+    first_round_s: float | None = None  # the first round of blocks' measuring time, the slowest (it also verifies and warms)
+    rounds = 0
     while True:
         # the clock starts later by the time spent on information rounds (`ab --bound`'s: Pairing.aside_s): asking
         # for them leaves the verdicts the time, and the looks the schedule, that they had without
@@ -92,6 +98,10 @@ def gate(
             taking = _hopeful(undecided)
         if not taking:
             break
+        if now >= target:  # what a case that goes on past the target had had by then (time_notes says it)
+            for pairing in taking:
+                if pairing.past_target is None:
+                    pairing.past_target = "undecided" if pairing.looked_at else "no look"
         groups: dict[tuple[int, int], list[Pairing]] = {}
         for pairing in taking:
             groups.setdefault((id(pairing.sides[0]), id(pairing.sides[1])), []).append(pairing)
@@ -99,13 +109,25 @@ def gate(
             if on_case is not None:
                 on_case(pairings.index(group[0]), group[0])
             shared_block(group, deadline)
-        if not scheduled:  # every case has had its first block: schedule the looks at that pace (results.blocks.BlockBudget)
-            max_blocks = scheduled_blocks(cap_s, time.perf_counter() - began - sum(p.aside_s for p in pairings))
-            for pairing in pairings:
-                if pairing.done is None:
-                    pairing.schedule(max_blocks)
-            scheduled = True
+        measured_s = time.perf_counter() - began - sum(p.aside_s for p in pairings)
+        rounds += 1
+        if first_round_s is None:  # every case has had its first block: schedule the looks at that pace
+            first_round_s = measured_s
+            for pairing in _unlooked(pairings):
+                pairing.schedule(scheduled_blocks(cap_s, measured_s))
+        elif measured_s < cap_s:  # at the later rounds' pace, more blocks for the cases yet to look (revised_blocks)
+            pace_s = (measured_s - first_round_s) / (rounds - 1)
+            for pairing in _unlooked(pairings):
+                revised = revised_blocks(pairing.n_blocks, cap_s - measured_s, pace_s)
+                if revised > pairing.max_blocks:
+                    pairing.schedule(revised)
     return [pairing.finish() for pairing in pairings]
+
+
+def _unlooked(pairings: list[Pairing]) -> list[Pairing]:
+    """The cases whose looks may still be planned: measuring, and no look judged yet (a plan made after a look could
+    follow what it said)."""
+    return [p for p in pairings if p.done is None and not p.looked_at]
 
 
 def _worth_it(undecided: list[Pairing], remaining_s: float) -> list[Pairing]:
@@ -143,14 +165,16 @@ def _out_of_time(undecided: list[Pairing], in_grace: bool) -> list[Pairing]:
 def time_notes(pairings: list[Pairing], taken_s: float, target_s: float, cap_s: float) -> list[str]:
     """What a user reads of how the gate spent its time: a line per case that waited for its only look
     (`_waited_lines`), and one when the gate went past its target (`_past_target`)."""
-    past = _past_target(taken_s, target_s, cap_s)
+    past = _past_target(pairings, taken_s, target_s, cap_s)
     return _waited_lines(pairings, cap_s) + ([past] if past is not None else [])
 
 
 def _waited_lines(pairings: list[Pairing], cap_s: float) -> list[str]:
     """A line per decided case whose looks had no room before the last (issue 53: a clear +9.6% ran its whole 2
-    minutes): it was looked at only when the gate's time ran out, so it took all of it although it was decided. The
-    line names the cap whose blocks, at this gate's pace, would schedule a look before the last."""
+    minutes): it was looked at only when the gate's time ran out, so it took all of it although it was decided. A
+    cap that holds more blocks plans a look before the last, at the first count that can give an interval: where
+    that count is below the blocks this case took, the line names that cap and the look; where it is not, no cap
+    would have stopped it sooner, and the line says so (its time was what its first interval needs)."""
     lines = []
     for pairing in pairings:
         budget = pairing.budget()
@@ -164,21 +188,44 @@ def _waited_lines(pairings: list[Pairing], cap_s: float) -> list[str]:
             ),
             blocks.MAX_BLOCKS,
         )
-        lines.append(
-            f"{pairing.head_case.id}: decided, but only at its one look, when the time ran out: {units.seconds(cap_s)} "
-            f"was planned as {budget.max_blocks} blocks at its first block's pace, too few for an earlier look; a "
-            f"--gate-time-max of about {math.ceil(cap_s * roomy / budget.max_blocks)}s ({roomy} blocks) plans earlier "
-            "looks, at which a verdict this clear stops sooner"
+        first = blocks.BlockBudget(budget.family_error, budget.verdicts, roomy).first_look()
+        taken = pairing.n_blocks
+        line = (
+            f"{pairing.head_case.id}: decided, but only at its one look, when the time ran out (block {taken}): "
+            f"{units.seconds(cap_s)} was planned as {budget.max_blocks} blocks at the gate's pace, too few for a look "
+            "before the last"
         )
+        if first < taken:
+            line += (
+                f"; a --gate-time-max of about {math.ceil(cap_s * roomy / budget.max_blocks)}s ({roomy} blocks) plans a "
+                f"look at block {first}, where a verdict this clear stops, {taken - first} block{'' if taken - first == 1 else 's'} sooner"
+            )
+        else:
+            line += f"; no cap would stop it sooner: a look before the last comes at block {first} at the earliest"
+        lines.append(line)
     return lines
 
 
-def _past_target(taken_s: float, target_s: float, cap_s: float) -> str | None:
-    """A line when the gate measured past its target (the cases undecided there went on to the cap): the time a
-    user set with --gate-time is not what the gate took, and this says why. None otherwise."""
+def _past_target(pairings: list[Pairing], taken_s: float, target_s: float, cap_s: float) -> str | None:
+    """A line when the gate measured past its target: the time a user set with --gate-time is not what the gate
+    took, and this says why, of this run's cases (Pairing.past_target): those a look had left undecided, and those
+    that had had no look yet (a case whose looks are planned late, or only at the cap, goes on to them although its
+    blocks may be clear). None otherwise."""
     if taken_s <= target_s or cap_s <= target_s:
         return None
-    return (
-        f"the gate measured for {units.seconds(taken_s)}, past its {units.seconds(target_s)} target (--gate-time): cases "
-        f"still undecided there went on, up to the {units.seconds(cap_s)} cap (--gate-time-max)"
+    went_on = {why: [p.head_case.id for p in pairings if p.past_target == why] for why in ("undecided", "no look")}
+    undecided, unlooked = went_on["undecided"], went_on["no look"]
+    said = ([f"{_cases(undecided)}, undecided at {'its' if len(undecided) == 1 else 'their'} last look,"] if undecided else []) + (
+        [f"{_cases(unlooked)}, with no look taken yet,"] if unlooked else []
     )
+    why = (
+        f"{' and '.join(said)} went on, up to the {units.seconds(cap_s)} cap (--gate-time-max)"
+        if said
+        else "its last round of blocks, begun before the target, ended after it"
+    )
+    return f"the gate measured for {units.seconds(taken_s)}, past its {units.seconds(target_s)} target (--gate-time): {why}"
+
+
+def _cases(ids: list[str]) -> str:
+    """'train_step[torch,cpu]', or '3 cases' (so that a gate of many says it in one line)."""
+    return ids[0] if len(ids) == 1 else f"{len(ids)} cases"

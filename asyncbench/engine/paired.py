@@ -89,9 +89,10 @@ class Pairing:
     judged: tuple[PairedRatio, ...] = ()
     done: PairedCase | None = None  # an error or a skip: nothing more to measure
     looked_at: int = 0  # the block count of the last look
-    #: the blocks its looks are scheduled over (results.blocks.BlockBudget), set once before its second block
+    #: the blocks its looks are scheduled over (results.blocks.BlockBudget): set before its second block, revised before its first look
     max_blocks: int = blocks.MAX_BLOCKS
     scheduled: bool = False  # whether `max_blocks` was scheduled (`schedule`), not the default
+    past_target: str | None = None  # went on past the gate's target with "no look" yet or "undecided" at one (engine.gate_time)
     stopped: bool = False  # its last look taken undecided at its last block (`finish`)
     #: `ab --syncs`: each side's census (taken once, in the first block), for the points new on head
     syncs: bool = False
@@ -122,10 +123,10 @@ class Pairing:
         return blocks.BlockBudget(self.family_error, max(len(self.keys), 1), self.max_blocks)
 
     def schedule(self, max_blocks: int) -> None:
-        """Schedule the looks over `max_blocks` blocks: once, before the second block (later, the schedule could
-        follow what the blocks said)."""
-        if self.n_blocks > 1 or self.looked_at:
-            raise RuntimeError(f"the looks are planned before the second block, not after {self.n_blocks}")
+        """Schedule the looks over `max_blocks` blocks (from counts and the clock): before the first look only, as a
+        plan made after one could follow what it said."""
+        if self.looked_at:
+            raise RuntimeError(f"the looks are planned before the first look, not after the one at block {self.looked_at}")
         self.max_blocks = max_blocks
         self.scheduled = True
 

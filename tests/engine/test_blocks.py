@@ -353,7 +353,7 @@ def test_a_planned_budget_never_spends_more_than_its_share(verdicts_, planned):
     assert blocks.interval([0.001 * i for i in range(budget.first_look())], budget.tail_error()) is not None
 
 
-def test_the_gate_plans_each_case_s_looks_from_its_first_round_and_only_then():
+def test_the_gate_plans_each_case_s_looks_from_its_first_round_and_never_after_a_look():
     rng = random.Random(6)
     sides = (BiasedSide("base", rng, 0.01, 0.005), BiasedSide("head", rng, 0.01, 0.005))
     for side in sides:
@@ -361,7 +361,8 @@ def test_the_gate_plans_each_case_s_looks_from_its_first_round_and_only_then():
     pairing = paired.Pairing(fake_case(), fake_case(), sides, FakeWork(), 0.01, 0.01)  # type: ignore[arg-type]
     gate_time.gate([pairing], 0.4)
     assert blocks.FIRST_LOOK_BLOCKS // 2 < pairing.max_blocks < blocks.MAX_BLOCKS // 2
-    with pytest.raises(RuntimeError, match="before the second block"):
+    assert pairing.looked_at
+    with pytest.raises(RuntimeError, match="before the first look"):
         pairing.schedule(50)
 
 
