@@ -1,11 +1,11 @@
-"""The command group `main`, and how the CLI speaks: bad input as one line per mistake and exit 2, text for
-people on stderr, text for programs on stdout."""
+"""The command group `main`, and how the CLI speaks: bad input as one line per mistake and exit 2 (click's usage
+errors too), text for people on stderr, text for programs on stdout."""
 
 from __future__ import annotations
 
 import functools
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import click
 
@@ -19,6 +19,33 @@ def report_input_error(error: InputError) -> None:
     """Each mistake on a line of its own (a config's every mistake, in line order)."""
     for one in each_error(error):
         echo_err(f"asyncbench: error: {one}")
+
+
+def usage_line(error: click.UsageError) -> str:
+    """click's usage error (a bad option value, an unknown option, a missing argument) as the tool says its own
+    mistakes: one line, naming the command and where its help is, "run: invalid value for '--threads': 0 is not in
+    the range x>=1 (asyncbench run --help)", rather than click's usage, hint and `Error:` lines."""
+    names = []
+    ctx = error.ctx
+    while ctx is not None and ctx.parent is not None:  # the root's own name is the program's (CliRunner's "main")
+        names.append(ctx.info_name or "")
+        ctx = ctx.parent
+    command = " ".join(reversed(names))
+    message = " ".join(error.format_message().split()).removesuffix(".")
+    if message[:1].isupper() and message[1:2].islower():  # click's "Invalid value ...": a sentence's start, not a name
+        message = message[0].lower() + message[1:]
+    where = f"(asyncbench {command} --help)" if command else "(asyncbench --help)"
+    return f"{command}: {message} {where}" if command else f"{message} {where}"
+
+
+def report_usage_error(error: click.UsageError) -> NoReturn:
+    """One line and click's exit status (2); a command run without its arguments still shows its help, as click
+    does (NoArgsIsHelpError: the help is the answer, not a mistake)."""
+    if isinstance(error, click.exceptions.NoArgsIsHelpError):
+        error.show()
+    else:
+        echo_err(f"asyncbench: error: {usage_line(error)}")
+    sys.exit(error.exit_code)
 
 
 def guard(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -66,6 +93,13 @@ class Commands(click.Group):
         cmd.short_help = SUMMARIES.get(name or cmd.name or "", cmd.short_help)
         super().add_command(cmd, name)
 
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any) -> click.Context:
+        """The group's own options read (`asyncbench --bogus`): a usage error is one line (report_usage_error)."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            report_usage_error(error)
+
     def invoke(self, ctx: click.Context) -> Any:
         from asyncbench.session import interrupts
 
@@ -75,6 +109,8 @@ class Commands(click.Group):
             except InputError as error:
                 report_input_error(error)
                 sys.exit(EXIT_INPUT)
+            except click.UsageError as error:  # a command's options and arguments are read here (its make_context)
+                report_usage_error(error)
 
 
 def echo_err(text: str) -> None:

@@ -290,6 +290,7 @@ def check(raw: Any, at: At) -> None:
         fields.interval(bounds, at / "bounds" / name)
         recordable.within_own_interval(metrics.get(name), bounds, at / "metrics" / name)
     check_steps(result, at / "params" / "steps")
+    step_figures.measured(result, fields.optional_mapping(result.get("variants"), at / "variants"), at)
     step_figures.check(result, at)  # a step form's metrics are what its variants' samples give
     bounded = list(fields.optional_mapping(result.get("bounds"), at / "bounds"))  # judged from an interval, null or not
     for index, stored in enumerate(fields.optional_list(result.get("checks"), at / "checks")):

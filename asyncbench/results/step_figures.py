@@ -15,11 +15,13 @@ a `step_s_kK` metric per variant): another workload's metric of the same name me
 
 from __future__ import annotations
 
+import re
 import statistics
 from typing import Any, Mapping, Sequence
 
 from asyncbench.results import recordable
 from asyncbench.results.fields import At
+from asyncbench.results.model import OK
 
 #: the prefix of the step form's per-step time metrics (step_s_k0, step_s_k4)
 STEP_METRIC = "step_s_k"
@@ -27,6 +29,8 @@ STEP_METRIC = "step_s_k"
 SLOWDOWN_METRIC = "slowdown_k"
 #: variant 0's done time over its issue time
 ILLUSION = "illusion"
+#: the number a per-variant metric's name ends with: K of its variant `PARAM=K` (epoch_s_k2: 2)
+PER_VARIANT_NUMBER = re.compile(r"_k(\d+)$")
 # Samples are stored to the nanosecond (results.nanoseconds): each may be this far from the one the metric was
 # computed from, which bounds how far a recomputed figure may stray (`_holds`)
 SAMPLE_ROUNDING_S = 0.5e-9
@@ -75,6 +79,31 @@ def check(result: Mapping[str, Any], at: At) -> None:
         else:
             continue
         _holds(value, per_round, at / "metrics" / name)
+
+
+def measured(result: Mapping[str, Any], variants: Mapping[str, Any], at: At) -> None:
+    """InputError naming the key where a result's figures are of variants it does not hold: a result of status ok
+    with none (every figure of a case is of its variants' samples), or a per-variant metric (`epoch_s_k2`,
+    `slowdown_k4`) whose variant is not among a family's (`sync_every=2`); a step form's slowdown or illusion
+    without the variant that never waits (`sync_every=0`) they are measured against. Such a file is edited."""
+    if result.get("status") == OK and not variants:
+        (at / "variants").fail(f"a result of status ok with no variants, so its figures are of none: {recordable.NOT_WRITTEN}")
+    family = {name.partition("=")[0] for name in variants}
+    if len(family) != 1 or not all(name.partition("=")[2].isdigit() for name in variants):
+        return  # no numbered family of variants (sync_every=K): a metric's name says nothing of them
+    param = family.pop()
+    step_form = param == "sync_every" and isinstance((result.get("params") or {}).get("steps"), int)
+    for name in result.get("metrics") or {}:
+        number = PER_VARIANT_NUMBER.search(name)
+        needed = [f"{param}={int(number[1])}"] if number else []
+        if step_form and (name.startswith(SLOWDOWN_METRIC) or name == ILLUSION):
+            needed.insert(0, variant_name(0))
+        for variant in needed:
+            if variant not in variants:
+                (at / "metrics" / name).fail(
+                    f"a figure of variant {variant!r}, which the result does not have (its variants: {', '.join(variants)}): "
+                    f"{recordable.NOT_WRITTEN}"
+                )
 
 
 def _ratios(top: Sequence[float], bottom: Sequence[float], rounds: int) -> list[tuple[float, float]]:

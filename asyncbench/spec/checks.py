@@ -80,5 +80,27 @@ def of_experiment(
                 path + (index,),
             )
             continue
+        lacked = _lacked(workload, parsed, variants)
+        if lacked is not None:
+            doc.add(lacked, path + (index,))
+            continue
         expectations.append(parsed)
     return tuple(expectations)
+
+
+def _lacked(workload: Workload, check: Expectation, variants: list[str] | None) -> str | None:
+    """Why a check on a metric computed from variants the experiment's cases do not have (slowdown_k1 of a step whose
+    sync_every is [0]) could only be called not measured, naming what is missing; None where nothing is (or the
+    variants are not known before a run)."""
+    if variants is None:
+        return None
+    missing = [name for name in workload.variants_needed(check.quantity) if name not in variants]
+    if not missing:
+        return None
+    param = missing[0].partition("=")[0]
+    values = [name.partition("=")[2] for name in variants if name.partition("=")[0] == param]
+    needed = " and ".join(name.partition("=")[2] for name in missing)
+    return (
+        f"{check.text!r}: {check.quantity} needs {param} {needed}, which this experiment's {param} "
+        f"[{', '.join(values)}] lacks (a run would say '{check.quantity} was not measured')"
+    )

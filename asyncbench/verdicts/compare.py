@@ -164,11 +164,13 @@ def parse_threshold(text: str) -> float:
     another (a config's `ab_margin` refuses it for the same reason, spec.schema.coerce_setting), so the margin is
     written with its %, here as there."""
     stripped = str(text).strip()
-    if not stripped.endswith("%"):
+    if not stripped.endswith("%") and _plain_number(stripped):
         raise InputError(
             f"--max-regression {text!r}: write the margin with its %, such as 5% or 0.5% "
             "(a plain number is ambiguous: 0.05 may mean 5% or 0.05%)"
         )
+    if not stripped.endswith("%"):  # 5ms, ten: no number of another unit is a margin
+        raise InputError(f"--max-regression {text!r}: a margin is a percentage of the time, such as 5% or 0.5%")
     try:
         value = float(stripped.removesuffix("%").strip()) / 100
     except ValueError:
@@ -177,6 +179,14 @@ def parse_threshold(text: str) -> float:
     if problem:
         raise InputError(f"--max-regression {text!r}: {problem} (at 0% no interval reads SAME)")
     return value
+
+
+def _plain_number(text: str) -> bool:
+    """Whether `text` is a number with no unit (5, 0.05), the one kind of margin whose reading is ambiguous."""
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 # The device specs a planned case's id keeps as it runs: another (auto, cuda) names the device the case resolves to on

@@ -177,6 +177,17 @@ class Workload(ABC):
         declared = {m.name: m for m in self.metrics}
         return declared.get(name) or declared.get(PER_VARIANT_SUFFIX.sub("_kK", name))
 
+    def variants_needed(self, name: str) -> tuple[str, ...]:
+        """The variants metric `name` is computed from, where a config can tell them: a per-variant metric of a
+        family declared by a param (epoch_s_k2 of "sync_every=K (...)": sync_every=2); () for any other. A check on a
+        metric whose variant the experiment lacks could only be called not measured (spec.checks says so up front)."""
+        number = PER_VARIANT_SUFFIX.search(name)
+        declared = self.metric(name)
+        if number is None or declared is None or not declared.name.endswith("_kK"):
+            return ()
+        family = next((head for head in (v.split()[0] for v in self.variants) if head.endswith("=K")), None)
+        return () if family is None else (family.removesuffix("K") + number[0].removeprefix("_k"),)
+
     def figure(self, result: Result, name: str) -> str:
         """A metric of `result` with its 95% interval, in the metric's unit: '1.21× [1.03–1.60]'."""
         declared = self.metric(name)

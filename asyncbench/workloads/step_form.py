@@ -40,7 +40,11 @@ from asyncbench.backends import BACKENDS
 from asyncbench.backends.base import Backend
 from asyncbench.results import ahead, stats
 from asyncbench.results.model import Clocks, Result
-from asyncbench.results.step_figures import variant_name  # the step form's names, spelled where a file's are checked
+from asyncbench.results.step_figures import (
+    ILLUSION,
+    SLOWDOWN_METRIC,
+    variant_name,
+)  # the step form's names, spelled where a file's are checked
 from asyncbench.workloads import step_output, step_reach
 from asyncbench.workloads.base import INT, INTS, Metric, Param, Prepared, Workload
 
@@ -239,6 +243,14 @@ class StepWorkload(Workload):
             step=run_step,
             stepped=stepped,
         )
+
+    def variants_needed(self, name: str) -> tuple[str, ...]:
+        """A slowdown is also of the variant that never waits (slowdown_k4: sync_every=0 and sync_every=4), as the
+        illusion is of it alone (round_metrics)."""
+        if name == ILLUSION:
+            return (variant_name(0),)
+        own = super().variants_needed(name)
+        return (variant_name(0), *own) if name.startswith(SLOWDOWN_METRIC) and own else own
 
     def gated(self, params: Mapping[str, Any], names: Sequence[str]) -> tuple[str, ...]:
         """One question per case: the step's time, its unsynchronized variant (`sync_every=0`), the one a user

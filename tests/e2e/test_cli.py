@@ -144,3 +144,25 @@ def test_a_results_file_given_to_run_and_a_config_given_to_show_say_what_to_do(t
     shown = CliRunner().invoke(cli.main, ["show", "configs/ci-gate.yaml"])
     assert shown.exit_code == 2
     assert "this is a config, not a results file" in shown.output
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["run", "--threads", "0"],
+            "asyncbench: error: run: invalid value for '--threads': 0 is not in the range x>=1 (asyncbench run --help)",
+        ),
+        (["run", "--bound-verify", "jti"], "asyncbench: error: run: invalid value for '--bound-verify': "),
+        (["run", "--no-such-option"], "asyncbench: error: run: no such option '--no-such-option' (asyncbench run --help)"),
+        (["--no-such-option"], "asyncbench: error: no such option '--no-such-option' (asyncbench --help)"),
+        (["no-such-command"], "asyncbench: error: no such command 'no-such-command' (asyncbench --help)"),
+    ],
+)
+def test_a_usage_error_is_one_line_in_the_tools_own_form_exit_2(args, line):
+    # click's own was three lines (Usage, Try ... --help, Error: ...) where every other mistake is one line
+    result = cli_invoke(*args, catch_exceptions=True)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    (said,) = result.stderr.strip().splitlines()
+    assert said.startswith(line), said

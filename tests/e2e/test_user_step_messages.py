@@ -129,3 +129,33 @@ def test_a_function_that_cannot_take_a_step_s_arguments_is_neither_listed_nor_ru
     line = one_line_error(invoke("run", "-w", "steps.py:no_arguments", "-b", "numpy", "-d", "cpu"))
     assert "no_arguments() is not a step function" in line
     assert "(backend, device, params)" in line
+
+
+NEVER_WAITS = """\
+defaults: {backends: [numpy], devices: [cpu]}
+experiments:
+  - workload: steps.py:twice
+    params: {sync_every: [0]}
+    expect: ["slowdown_k1 <= 1.5", "step_s_k0 < 1s", "illusion >= 1"]
+  - name: waits
+    workload: steps.py:twice
+    params: {sync_every: [2]}
+    expect: ["bond == host", "slowdown_k4 <= 2", "slowdown_k2 <= 2", "epoch_s_k2 < 1s"]
+"""
+
+
+def test_validate_refuses_a_check_on_a_metric_whose_variant_the_case_lacks_every_one_at_once(folder):
+    # a user's slowdown_k1 of a step with sync_every [0] passed validate, and the run ended "slowdown_k1 was not
+    # measured", exit 1; a second mistake beside a first (bond == host) was not said at all
+    (folder / "jb.yaml").write_text(NEVER_WAITS)
+    result = invoke("validate", "jb.yaml")
+    assert result.exit_code == EXIT_INPUT, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 5, result.output
+    assert lines[0].startswith("asyncbench: error: jb.yaml:5: experiments[0].expect[0]: 'slowdown_k1 <= 1.5': "), lines[0]
+    assert "slowdown_k1 needs sync_every 1, which this experiment's sync_every [0] lacks" in lines[0]
+    assert "jb.yaml:9: experiments[1].expect[0]" in lines[1]
+    assert "bond" in lines[1]
+    assert "'slowdown_k4 <= 2': slowdown_k4 needs sync_every 0 and 4, which this experiment's sync_every [2] lacks" in lines[2]
+    assert "'slowdown_k2 <= 2': slowdown_k2 needs sync_every 0, which this experiment's sync_every [2] lacks" in lines[3]
+    assert "epoch_s_k2" in lines[4]  # no metric of the step form: refused as before

@@ -362,6 +362,8 @@ CENSUS: dict[str, Callable[[dict[str, Any]], None]] = {
         samples_s=[1e6] * len(data["results"][0]["reference"]["samples_s"])
     ),
     "harness-sync-above-its-interval": _set("results.0.harness.sync_s", 100.0),
+    # a result of status ok whose variants were deleted: its metrics were shown beside "ok" in the variant column
+    "variants-deleted": _set("results.0.variants", DELETE),
 }
 
 #: changes to a real step form's file (cases/good/step-raw.json: `run -w jstep.py:pure -b jax -d cpu --set
@@ -376,6 +378,14 @@ STEP: dict[str, Callable[[dict[str, Any]], None]] = {
     "verified-step-outside-its-interval": _set(f"{B0}.verified.step_s", 50.0),
     "verified-step-not-its-rounds": _set(f"{B0}.verified.step_s", 0.0025),
     "sampling-rounds-beyond-samples": _set("results.0.sampling.rounds", 100_000),
+    "step-variants-deleted": _set("results.0.variants", DELETE),
+    # metrics of a variant the result no longer has: the one they are of (step_s_k1), the one they are against (k0)
+    "step-variant-deleted": _set("results.0.variants.sync_every=1", DELETE),
+    "step-never-waits-deleted": _both(
+        _set("results.0.variants.sync_every=0", DELETE),
+        _set("results.0.metrics.step_s_k0", DELETE),
+        _set("results.0.bounds.step_s_k0", DELETE),
+    ),
 }
 
 #: census files that are valid data with names that read as rich markup: shown as written, never as markup

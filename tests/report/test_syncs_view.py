@@ -14,6 +14,7 @@ from asyncbench.report import markdown, syncs, terminal, view
 from asyncbench.results.model import OK, Result
 from asyncbench.results.schema import Report
 from asyncbench.results.syncs import Census, SyncKind, SyncPoint
+from tests.support.helpers import ok_result
 
 ROUNDS = 6
 PRINTED = SyncPoint(
@@ -162,7 +163,8 @@ def test_a_wait_of_nanoseconds_reads_the_same_live_and_from_its_file():
     key = ("/src/proj/train.py", 54, "numpy.asarray(jax.Array)", SyncKind.CONVERSION)
     waits = (1.12e-8, 6.63e-9, 3.93e-8, 1.04e-8, 1.21e-8, 9.1e-9, 1.05e-8, 2.2e-8)
     ready = census.summarize("none", [{key: [1, wait]} for wait in waits], "jax's hooks")
-    live = _wrapped(Result("c", "conversion", "conversion", "jax", "cpu", {}, OK, syncs={"none": ready}))
+    timed = {"none": ok_result("c").variants["matmul"]}  # a result of status ok is of its variants (a file's reader checks)
+    live = _wrapped(Result("c", "conversion", "conversion", "jax", "cpu", {}, OK, variants=timed, syncs={"none": ready}))
     stored = Report.from_dict(json.loads(live.to_json()), "r.json")
     shown = [view.build(report).experiments[0].cases[0].syncs for report in (live, stored)]
     assert shown[0] is not None

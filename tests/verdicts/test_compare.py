@@ -204,3 +204,20 @@ def test_a_comparison_that_compared_nothing_fails_and_says_which_side_lacks_the_
     assert nothing.failed
     assert nothing.not_comparable == (("a", "no device_s samples to pair: neither file has any"),)
     assert not compare.compare(base, head).failed
+
+
+@pytest.mark.parametrize("text", ["5ms", "5 s", "ten", "5x"])
+def test_a_margin_in_another_unit_is_refused_as_no_percentage_not_as_an_ambiguous_plain_number(text):
+    # `ab --max-regression 5ms` was told a plain number is ambiguous; 5ms is no plain number
+    with pytest.raises(InputError) as refused:
+        compare.parse_threshold(text)
+    said = str(refused.value)
+    assert "\n" not in said
+    assert "a margin is a percentage" in said
+    assert "plain number" not in said
+
+
+@pytest.mark.parametrize("text", ["5", "0.05", " 1e-2 "])
+def test_a_plain_number_margin_is_refused_as_ambiguous(text):
+    with pytest.raises(InputError, match="a plain number is ambiguous"):
+        compare.parse_threshold(text)
