@@ -29,7 +29,9 @@ baseline (Hodges-Lehmann on log times, its exact rank interval: it decides
 from a few samples a side) against the margin --max-regression: SLOWER when
 the whole interval lies above 1 + margin; a pass when it lies below (FASTER
 below 1 / (1 + margin), SAME within the margin, NOT SLOWER when too wide to
-say which); INCONCLUSIVE when it reaches across 1 + margin or there is none.
+say which); INCONCLUSIVE when it reaches across 1 + margin or there is none,
+and whatever the interval where a neighbour shared the cores in either run
+(below: the same file against itself, beside one, is INCONCLUSIVE).
 The rows share a 1% false-alarm rate (Bonferroni). Exit 1 when some case is
 SLOWER or INCONCLUSIVE (unless --allow-inconclusive), or ran ok in the
 baseline and not now, and when nothing could be compared (a clock neither
@@ -60,7 +62,7 @@ INCONCLUSIVE. Margins under 10% on a shared machine: gate with
 @click.option(
     "--allow-inconclusive",
     is_flag=True,
-    help="An INCONCLUSIVE row (its interval reaches across the margin, or too few samples for one) does not fail the gate.",
+    help="An INCONCLUSIVE row (its interval reaches across the margin, too few samples for one, or a neighbour in either run) does not fail the gate.",
 )
 @guard
 def compare_command(baseline: str, current: str, max_regression: float, clock: str, fmt: str, allow_inconclusive: bool) -> None:
