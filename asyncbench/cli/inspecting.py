@@ -87,7 +87,7 @@ def validate(configs: tuple[str, ...]) -> None:
     """Check CONFIG files without running anything; exit 2 if any is invalid."""
     from asyncbench.report.escaping import visible
     from asyncbench.spec import config
-    from asyncbench.verdicts import bound_checks
+    from asyncbench.verdicts import bound_checks, checks
 
     failed = False
     for path in configs:
@@ -100,6 +100,9 @@ def validate(configs: tuple[str, ...]) -> None:
         # a check on what bounds the step makes its cases take perturbation rounds: said, as it lengthens them
         bounded = sum(bound_checks.is_bound_check(check) for e in loaded.experiments for check in e.expect)
         taking = f"; {bounded} check(s) on what bounds the step: their cases take perturbation rounds, as --bound" if bounded else ""
+        # so does a check on where the step waits: its cases take census rounds
+        counted = sum(checks.asks_census((check,)) for e in loaded.experiments for check in e.expect)
+        taking += f"; {counted} check(s) on where the step waits: their cases take census rounds, as --syncs" if counted else ""
         click.echo(visible(f"{path}: ok ({len(loaded.experiments)} experiment(s){taking})"))  # a file's name is data (report.escaping)
     sys.exit(EXIT_INPUT if failed else EXIT_OK)
 

@@ -65,7 +65,8 @@ Examples:
     is_flag=True,
     help="Also find where each step waited for the device: every blocking call (.item(), printing, a conversion, an "
     "explicit wait...) with its file:line, kind, calls per step and time blocked, in census rounds of their own "
-    "between the timed rounds (the timings are not touched).",
+    "between the timed rounds (the timings are not touched). A case with a census check in `expect:` "
+    "(syncs_per_step, sync_wait_s) takes them without it.",
 )
 @click.option(
     "--bound",

@@ -278,9 +278,9 @@ def start_workers(config: Config, isolate: bool) -> CaseWorkers:
 class RunOptions:
     """What a run asks of all its cases, beside the config: each in a worker process (`isolate`); each variant traced
     into `trace_dir` after it is measured (--trace); the census of where its steps waited (`syncs`, --syncs:
-    Result.syncs, measure.census); what bounds each step (`bound`, --bound: Result.bound, measure.perturbation); one
-    false-alarm rate shared by every `expect:` check of the run (`family_error`,
-    results.budget)."""
+    Result.syncs, measure.census; a case with a census check takes it without); what bounds each step (`bound`,
+    --bound: Result.bound, measure.perturbation); one false-alarm rate shared by every `expect:` check of the run
+    (`family_error`, results.budget)."""
 
     isolate: bool = False
     trace_dir: str | None = None
@@ -297,9 +297,12 @@ class RunOptions:
         # a check on what bounds the step takes the perturbation rounds it is judged from, --bound or not;
         # --bound-verify implies --bound
         bound = self.bound or self.bound_verify is not None or bound_checks.asks_bound(case.expect)
+        # a check on where the step waits takes the census rounds it is judged from, --syncs or not (its table shown
+        # as --syncs shows it: the check names the points it sums, the table shows them among the rest)
+        syncs = self.syncs or checks.asks_census(case.expect)
         return CaseOptions(
             trace_dir=self.trace_dir,
-            syncs=self.syncs,
+            syncs=syncs,
             bound=bound,
             bound_verify=self.bound_verify,
             # a threshold check on the slack is judged at its own level: injected in every perturbation round

@@ -232,6 +232,12 @@ def inconclusive_why(check: Check) -> str:
     return WHY_NONE
 
 
+def asks_census(expectations: Sequence[Expectation]) -> bool:
+    """Whether any check of a case is on the census: the case then takes census rounds, --syncs or not (as a bound
+    check takes its perturbation rounds without --bound: verdicts.bound_checks.asks_bound)."""
+    return any(e.quantity in syncs.SYNC_QUANTITIES for e in expectations)
+
+
 def census_rounds_needed(expectations: Sequence[Expectation], budget: Budget | None, variants: Sequence[str]) -> int:
     """The fewest census rounds from which every census check of a case can have an interval at its level (0: the
     case has none): as `rounds_needed` counts timed rounds for the other checks."""

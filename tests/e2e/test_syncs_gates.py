@@ -65,7 +65,7 @@ def run(folder: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_census_checks_fail_pass_and_are_not_measured_without_a_census(tmp_path):
+def test_census_checks_fail_and_pass_with_syncs(tmp_path):
     (tmp_path / "step.py").write_text(STEP)
     (tmp_path / "gate.yaml").write_text(CONFIG)
 
@@ -80,11 +80,21 @@ def test_census_checks_fail_pass_and_are_not_measured_without_a_census(tmp_path)
     assert census["rounds"] >= 10  # topped up to what the checks' level needs, past the census's own six
     assert "where the step waited" in (tmp_path / "r.md").read_text()
 
-    unmeasured = run(tmp_path)
-    assert unmeasured.returncode == 1
+
+def test_census_checks_take_their_census_rounds_without_syncs_and_show_its_table(tmp_path):
+    # As a bound check takes its perturbation rounds without --bound: a config's census check is a gate as it
+    # stands, never `not measured` for want of a flag the config cannot say.
+    (tmp_path / "step.py").write_text(STEP)
+    (tmp_path / "gate.yaml").write_text(CONFIG)
+    done = run(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr  # syncs_per_step == 0 fails: the step waits
     (result,) = json.loads((tmp_path / "r.json").read_text())["results"]
-    assert {check["verdict"] for check in result["checks"]} == {"not measured"}
-    assert "--syncs" in result["checks"][0]["detail"]
+    verdicts = {check["expect"]: check["verdict"] for check in result["checks"]}
+    assert verdicts == {"syncs_per_step == 0": "fail", "syncs_per_step[step.py:14] <= 1": "pass", "sync_wait_s[print] < 1ms": "pass"}
+    (census,) = result["syncs"].values()
+    assert census["rounds"] >= 10
+    assert "run it with --syncs" not in done.stdout
+    assert "where the step waited" in done.stdout  # the table beside the checks, as --syncs shows it
 
 
 def test_on_numpy_nothing_waits_for_a_device_and_the_check_passes_on_that_fact(tmp_path):

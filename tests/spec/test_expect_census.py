@@ -7,6 +7,7 @@ import pytest
 
 from asyncbench.spec import expect
 from asyncbench.workloads import BUILT_IN
+from tests.support.cli import invoke
 
 CONVERSION = BUILT_IN["conversion"]
 
@@ -52,3 +53,15 @@ def test_malformed_census_checks_say_what_was_expected(text, fragment):
     with pytest.raises(ValueError) as raised:
         expect.parse(text, CONVERSION)
     assert fragment in str(raised.value)
+
+
+def test_validate_says_a_census_check_takes_census_rounds_as_syncs_does(tmp_path):
+    """A run takes a census check's rounds without --syncs (as a bound check's without --bound): validate says so."""
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "defaults: {backends: [jax], devices: [cpu]}\nexperiments:\n  - workload: conversion\n"
+        "    expect: ['syncs_per_step == 0', 'sync_wait_s[print] < 1ms', 'slowdown_item <= 1.5']\n"
+    )
+    done = invoke("validate", str(config))
+    assert done.exit_code == 0, done.output
+    assert "ok (1 experiment(s); 2 check(s) on where the step waits: their cases take census rounds, as --syncs)" in done.output

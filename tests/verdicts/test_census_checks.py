@@ -135,3 +135,17 @@ def test_census_rounds_are_asked_only_for_census_checks_and_timed_rounds_not_for
     assert checks.census_rounds_needed((metric_check,), shared, ["none", "item"]) == 0
     assert checks.census_rounds_needed((census_check,), shared, ["none", "item"]) > 6  # past the census's own 6
     assert checks.rounds_needed((census_check,), shared, ["none", "item"]) == 1  # no timed rounds for a census check
+
+
+def test_a_case_with_a_census_check_takes_census_rounds_without_syncs():
+    """As a bound check takes its perturbation rounds without --bound: a gate on where the step waits is measured
+    in a run without --syncs, never `not measured` for a flag the config cannot say."""
+    from asyncbench.engine.runner import RunOptions
+    from asyncbench.results.model import Case, Settings
+
+    census_check, metric_check = expect.parse("syncs_per_step == 0", CONVERSION), expect.parse("slowdown_item <= 1.5", CONVERSION)
+    case = Case("c", "e", "conversion", "jax", "cpu", {}, Settings(), expect=(census_check, metric_check))
+    assert checks.asks_census(case.expect)
+    assert RunOptions().for_case(case, 2).syncs
+    assert not RunOptions().for_case(dataclasses.replace(case, expect=(metric_check,)), 1).syncs
+    assert RunOptions(syncs=True).for_case(dataclasses.replace(case, expect=()), 0).syncs
