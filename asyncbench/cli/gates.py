@@ -62,7 +62,10 @@ INCONCLUSIVE. Margins under 10% on a shared machine: gate with
 @click.option(
     "--allow-inconclusive",
     is_flag=True,
-    help="An INCONCLUSIVE row (its interval reaches across the margin, too few samples for one, or a neighbour in either run) does not fail the gate.",
+    help=(
+        "An INCONCLUSIVE row (its interval reaches across the margin, too few samples for one, or a neighbour in "
+        "either run) does not fail the gate."
+    ),
 )
 @guard
 def compare_command(baseline: str, current: str, max_regression: float, clock: str, fmt: str, allow_inconclusive: bool) -> None:
