@@ -66,10 +66,23 @@ Examples:
     help="With --fail-on-regression: a slowdown fails the gate until it started N runs of its series ago "
     "(a change is found a few runs after it starts; an older one is no longer new).",
 )
+@click.option(
+    "--allow-inconclusive",
+    is_flag=True,
+    help="With --fail-on-regression: a slower change whose ratio has no interval (too few runs on a side for one) "
+    "does not fail the gate; it is still reported.",
+)
 @click.option("--last", default=40, show_default=True, type=click.IntRange(min=1), help="Points shown per series (changes: all).")
 @guard
 def history_command(
-    pattern: str | None, history: str | None, fmt: str, fail_on_regression: bool, max_regression: float, within: int, last: int
+    pattern: str | None,
+    history: str | None,
+    fmt: str,
+    fail_on_regression: bool,
+    max_regression: float,
+    within: int,
+    allow_inconclusive: bool,
+    last: int,
 ) -> None:
     """Each recorded series (a case's quantity on one machine) with where it changed: the run, before → after,
     the ratio with its 95% interval, and the change's p-value (E-divisive means, Apache Otava).
@@ -83,13 +96,18 @@ def history_command(
     started among its newest --within runs: a change is found a few runs
     after it starts, and the gate fails on each run after that until the
     change is --within runs old (then it passes, unless a newer change is a
-    regression too).
+    regression too). A slower change whose ratio has no interval ([?]: too
+    few runs on a side) is INCONCLUSIVE, never judged by its point ratio: it
+    fails the gate unless --allow-inconclusive. A change in the machine's
+    own series (machine_s, cpu_pressure) is the runner, not the code: a
+    note, never a failure.
 
     Exit 0: the series are shown (and, with --fail-on-regression, none is
-    in a new regression). Exit 1: no series matches PATTERN (or the store
-    holds none), or --fail-on-regression found a regression (each named on
-    stderr: where it started, its ratio with its interval, how many runs
-    ago). Exit 2: bad input: no store there, a store that cannot be opened
+    in a new regression, nor INCONCLUSIVE without --allow-inconclusive).
+    Exit 1: no series matches PATTERN (or the store holds none), or
+    --fail-on-regression found a regression or an INCONCLUSIVE change (each
+    named on stderr: where it started, its ratio with its interval, how
+    many runs ago). Exit 2: bad input: no store there, a store that cannot be opened
     or is damaged, a PATTERN or option that cannot be read."""
     from asyncbench.history import changes, gate, store, target
     from asyncbench.report import history as shown
@@ -97,7 +115,7 @@ def history_command(
     from asyncbench.session import recorder
 
     check_pattern(pattern)
-    check_gating(None if fail_on_regression else "--fail-on-regression", also=("within",))
+    check_gating(None if fail_on_regression else "--fail-on-regression", also=("within", "allow_inconclusive"))
     recorder.require_history(history, "history")
     opened = store.open_store(target.resolve(history), say=echo_err)
     found = opened.series(pattern, last)
@@ -113,8 +131,8 @@ def history_command(
     # the gate reads as many runs as --within reaches back, even where fewer are shown
     hits = gate.regressions(found if within <= last else opened.series(pattern, within), max_regression, within)
     for hit in hits:
-        echo_err(shown.regression_line(hit, within))
-    if hits:
+        echo_err(shown.regression_line(hit, within, allow_inconclusive))
+    if gate.failing(hits, allow_inconclusive):
         sys.exit(EXIT_GATE)
 
 

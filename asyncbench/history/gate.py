@@ -7,13 +7,20 @@ only once a few runs lie on each side of it (history.model.MIN_RUNS), so by the 
 ago, and a gate that asked for the newest run to start it never failed on such a step, and a job run again after a
 failure passed. Each further run of the slow segment fails the gate again, until the change is `within` runs old:
 a slowdown older than that is no longer new, and passes unless a newer change is itself a regression.
+
+Every verdict comes from an interval, never a point estimate: a slower change whose ratio has no interval (`[?]`:
+too few runs on a side, docs/guides/history.md gives the rule) is INCONCLUSIVE, not judged against the margin, and
+fails the gate unless it is allowed (`--allow-inconclusive`, as `ab` and `compare` allow theirs). A change in a
+series of the machine (its reference time or CPU pressure: Series.of_machine) measures the runner, not the code:
+it is found and told, as a note, and never fails the gate (the runs it moved are discounted in the case's series).
 """
 
 from __future__ import annotations
 
 from typing import Iterable
 
-from asyncbench.history.model import Regression, Series
+from asyncbench.history import changes
+from asyncbench.history.model import ChangePoint, Regression, Series
 
 # How many of a series' newest runs a regression may have started in and still fail the gate (`--within N`). A
 # change is found a few runs after it starts (about three a side: history.model.MIN_RUNS), later on a noisy runner (a
@@ -39,7 +46,42 @@ def regressions(found: Iterable[Series], margin: float, within: int = WITHIN_RUN
         runs_ago = len(runs) - 1 - runs.index(change.run)
         if runs_ago >= within:
             continue
-        slower = one.slower_by(change)
-        if slower is not None and slower > 1 + margin:
+        slower = one.slower_by(change)  # without an interval: the point ratio, which only says which way it went
+        if slower is None:
+            continue
+        if change.ratio_low is None or change.ratio_high is None:
+            if slower > 1:  # slower by its point ratio, by how much it cannot tell: not judged against the margin
+                hits.append(Regression(one, change, slower, runs_ago, inconclusive=True, runs_short=runs_short(one, change)))
+        elif slower > 1 + margin:
             hits.append(Regression(one, change, slower, runs_ago))
     return hits
+
+
+def failing(hits: Iterable[Regression], allow_inconclusive: bool = False) -> list[Regression]:
+    """The hits of `regressions` that fail the gate: a regression beyond the margin by its whole interval, and an
+    inconclusive one unless `allow_inconclusive`; never one in a series of the machine (the runner, not the code)."""
+    return [hit for hit in hits if not hit.series.of_machine and not (hit.inconclusive and allow_inconclusive)]
+
+
+def runs_short(one: Series, change: ChangePoint) -> int | None:
+    """How many more runs after `change` would give its ratio an interval, by the exact rule (C(m + n, m) ≥ 40 for
+    sides of m and n runs: verdicts.ratio.samples_needed), if they are like those before (none discounted, no newer
+    change). None where it cannot be told from what was read: the side before the change reaches further back than
+    the points read, or the rule says the sides are already enough (their runs drift together and count as fewer)."""
+    from asyncbench.verdicts import ratio
+
+    left_out = {run for run, _ in one.discounted}
+    runs = [point.run for point in one.points if point.run not in left_out]  # the runs searched for changes
+    if change.run not in runs:
+        return None
+    at = runs.index(change.run)
+    earlier = [other.run for other in one.change_points if other.run < change.run]
+    if earlier and earlier[-1] in runs:
+        start = runs.index(earlier[-1])  # the side before starts at the change before
+    elif not earlier and len(one.points) >= one.runs:
+        start = 0  # every run of the series was read
+    else:
+        return None
+    needed = ratio.samples_needed(at - start, changes.CONFIDENCE) if at > start else None
+    after = len(runs) - at
+    return needed - after if needed is not None and needed > after else None

@@ -196,9 +196,15 @@ class RecentRun(NamedTuple):
 @dataclass(frozen=True)
 class Regression:
     """A series whose newest run lies in a segment `change` started, slower by `slower` times (by the ratio's whole
-    interval where there is one), `runs_ago` runs of the series after the one that starts it (0: the newest)."""
+    interval), `runs_ago` runs of the series after the one that starts it (0: the newest).
+
+    `inconclusive`: the ratio has no interval (too few runs on a side), so `slower` is only its point ratio, which
+    says it went slower but not by how much: not judged against the margin. `runs_short`: for such a one, how many
+    more runs like those before would give it an interval (None: not known from the runs read)."""
 
     series: Series
     change: ChangePoint
     slower: float
     runs_ago: int
+    inconclusive: bool = False
+    runs_short: int | None = None

@@ -45,18 +45,39 @@ def change_line(change: ChangePoint, unit: str) -> str:
     return f"at {change.at}: {_figure(change.before, unit)} → {_figure(change.after, unit)}, {_ratio(change)}, p {change.p_value:.2g}"
 
 
-def regression_line(hit: Regression, within: int) -> str:
-    """What `history --fail-on-regression` says of a series it fails on (a line of stderr): the series, where its
-    change starts with the ratio and its interval, how many runs ago, and for how long the gate fails on it:
+def regression_line(hit: Regression, within: int, allow_inconclusive: bool = False) -> str:
+    """What `history --fail-on-regression` says of a series it found slower (a line of stderr): the series, where its
+    change starts with the ratio and its interval, how many runs ago, and what the gate does with it:
     'regression: mm[numpy,cpu] mm done_s on 1a2b: ×2.17 [1.9–2.4] (23.5 ms → 51.2 ms) from v1.3, 3 runs ago
-    (the gate fails on it until it is 10 runs old: --within)'. Words from the store are shown, never obeyed."""
+    (the gate fails on it until it is 10 runs old: --within)'; 'inconclusive: …' for a ratio without an interval
+    (not judged against the margin: it fails the gate unless `allow_inconclusive`), with how many more runs would
+    give it one where that is known; 'note: …' for the machine's own series (the runner, not the code: it never
+    fails the gate). Words from the store are shown, never obeyed."""
     one, change = hit.series, hit.change
     quantity = f"{one.variant} {one.quantity}" if one.variant else one.quantity
     ago = "at the newest run" if hit.runs_ago == 0 else f"{hit.runs_ago} run{'' if hit.runs_ago == 1 else 's'} ago"
+    moved = f"{_ratio(change)} ({_figure(change.before, one.shown_unit)} → {_figure(change.after, one.shown_unit)}) from {change.at}, {ago}"
+    if one.of_machine:
+        what = "reference" if one.quantity == model.MACHINE_QUANTITY else "CPU pressure"
+        said = (
+            f"note: {one.case} on {one.machine}: the machine's {what} changed {moved}: the runner, not the code "
+            "(it does not fail the gate; see the discounted runs in `asyncbench history`)"
+        )
+        return visible(said)
+    lasting = f"until it is {within} runs old: --within"
+    if not hit.inconclusive:
+        said = f"regression: {one.case} {quantity} on {one.machine}: {moved} (the gate fails on it {lasting})"
+        return visible(said)
+    short = hit.runs_short
+    more = f"; {short} more run{'' if short == 1 else 's'} like these would give it one" if short else ""
+    verdict = (
+        "--allow-inconclusive: it does not fail the gate"
+        if allow_inconclusive
+        else f"the gate fails on it {lasting}, unless --allow-inconclusive"
+    )
     said = (
-        f"regression: {one.case} {quantity} on {one.machine}: {_ratio(change)} "
-        f"({_figure(change.before, one.shown_unit)} → {_figure(change.after, one.shown_unit)}) from {change.at}, {ago} "
-        f"(the gate fails on it until it is {within} runs old: --within)"
+        f"inconclusive: {one.case} {quantity} on {one.machine}: {moved}: too few runs on a side for an interval "
+        f"(the exact rule: the history guide){more}, so not judged against the margin ({verdict})"
     )
     return visible(said)
 

@@ -128,7 +128,7 @@ def test_the_gate_fails_from_the_run_a_slowdown_is_found_until_it_started_within
     assert 4 < found < 8, codes  # found within the 4 slowed runs of the trial
     assert codes == [0] * found + [1] * (4 + WITHIN - found) + [0], codes
     assert "from run-5, 3 runs ago" in said[7], said[7]  # the 8th: where the trial's gate passed
-    assert "regression: slowed[numpy,cpu] slowed done_s on" in said[7]
+    assert re.search(r"(regression|inconclusive): slowed\[numpy,cpu\] slowed done_s on", said[7]), said[7]
     assert re.search(r"×2\.\d+ \[[\d.]+–[\d.]+\]|×2\.\d+ \[\?\]", said[7]), said[7]  # the ratio, with its interval
     assert "from run-5, 9 runs ago" in said[-2]  # the last that fails
     assert "regression" not in said[-1]
@@ -176,3 +176,18 @@ def test_a_series_of_ab_ratios_is_gated_the_same_way(tmp_path):
             assert "ab:changed" in gated.stderr, gated.stderr
             assert "from ab-7, 2 runs ago" in gated.stderr, gated.stderr
     assert codes == [0] * 6 + [1] * WITHIN + [0], codes
+
+
+def test_a_step_without_an_interval_yet_is_inconclusive_and_allow_inconclusive_passes_it(tmp_path):
+    """6 clean runs, then one slowed: the step is found at once, one run against six, too few for an interval
+    (C(7, 1) = 7 < 40): INCONCLUSIVE at any margin (the gate once judged its point ratio against the margin), failing
+    unless --allow-inconclusive; three runs after it (C(9, 6) = 84) would give it one: two more."""
+    files = [_results_file(tmp_path, run, CLEAN_S if run <= 6 else SLOWED_S, seed=2) for run in range(1, 8)]
+    codes, said = _gate_after_each(tmp_path, files, "--max-regression", "500%")
+    assert codes[-1] == 1, said[-1]
+    assert "inconclusive: slowed[numpy,cpu] slowed done_s on" in said[-1]
+    assert "[?]" in said[-1]
+    assert "2 more runs like these would give it one" in said[-1]
+    allowed = in_process("history", "slowed", "--fail-on-regression", "--allow-inconclusive", "--history", "h.sqlite", cwd=tmp_path)
+    assert allowed.returncode == 0, allowed.stderr
+    assert "--allow-inconclusive: it does not fail the gate" in allowed.stderr

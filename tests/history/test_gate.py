@@ -61,3 +61,65 @@ def test_a_change_older_than_the_points_read_passes():
     many as --within reaches back; tests/e2e/test_history_exit_codes.py)."""
     shown = dataclasses.replace(_series(9, (DOUBLED,)), points=_series(9, (DOUBLED,)).points[-3:])
     assert gate.regressions([shown], 0.1) == []
+
+
+# ---- a verdict from an interval, never a point estimate; the machine's own series never fails the gate -------------
+# (a team lead's review: `--max-regression 203%` failed on `×3.03 [?]` and 205% passed, the verdict moving with the
+# point ratio of a change with no interval; and the gate failed on the runner's reference time, `machine_s`)
+
+TRIPLED_NO_INTERVAL = ChangePoint(SLOWED_AT, f"r{SLOWED_AT}", 1.0, 3.03, 3.03, None, None, 1e-6)
+
+
+@pytest.mark.parametrize("margin", [0.1, 2.0, 2.03, 2.05, 10.0])
+def test_a_slower_change_without_an_interval_is_inconclusive_whatever_the_margin(margin):
+    """The old gate failed at 203% and passed at 205%: the point ratio decided. Now any margin reads the same."""
+    [hit] = gate.regressions([_series(7, (TRIPLED_NO_INTERVAL,))], margin)
+    assert hit.inconclusive
+    assert gate.failing([hit]) == [hit]  # it fails the gate, as `ab`'s INCONCLUSIVE does
+    assert gate.failing([hit], allow_inconclusive=True) == []
+    faster = dataclasses.replace(TRIPLED_NO_INTERVAL, before=3.03, after=1.0, ratio=1 / 3.03)
+    assert gate.regressions([_series(7, (faster,))], margin) == []  # faster by its point ratio: no slowdown to judge
+
+
+def test_an_inconclusive_line_says_why_and_how_many_more_runs_would_give_it_an_interval():
+    from asyncbench.report import history as shown
+
+    # 4 runs before the change, 3 after: C(7, 4) = 35 < 40, one more after it gives C(8, 4) = 70
+    [hit] = gate.regressions([_series(7, (TRIPLED_NO_INTERVAL,))], 2.05)
+    assert hit.runs_short == 1
+    line = shown.regression_line(hit, gate.WITHIN_RUNS)
+    assert line.startswith("inconclusive: c[numpy,cpu] v done_s on m: ×3.03 [?]")
+    assert "too few runs on a side for an interval (the exact rule: the history guide); 1 more run like these" in line
+    assert "not judged against the margin" in line
+    assert "unless --allow-inconclusive" in line
+    assert "does not fail the gate" in shown.regression_line(hit, gate.WITHIN_RUNS, allow_inconclusive=True)
+    # a run discounted before the change leaves 3 there: C(3 + n, 3) >= 40 from n = 5, two more than the 3 after it
+    discounted = dataclasses.replace(_series(7, (TRIPLED_NO_INTERVAL,)), discounted=((2, "a neighbour"),))
+    assert gate.regressions([discounted], 0.1)[0].runs_short == 2
+    # the side before reaches past the points read: not told
+    unread = dataclasses.replace(_series(7, (TRIPLED_NO_INTERVAL,)), runs=12)
+    assert gate.regressions([unread], 0.1)[0].runs_short is None
+
+
+def test_a_change_with_an_interval_is_still_judged_by_its_whole_interval():
+    wide = ChangePoint(SLOWED_AT, f"r{SLOWED_AT}", 1.0, 3.03, 3.03, 1.5, 4.0, 1e-6)
+    [hit] = gate.regressions([_series(8, (wide,))], 0.4)
+    assert not hit.inconclusive
+    assert hit.slower == pytest.approx(1.5)
+    assert gate.regressions([_series(8, (wide,))], 0.6) == []  # 1.5× at worst: within 60%, whatever its point ratio
+
+
+@pytest.mark.parametrize("change", [DOUBLED, TRIPLED_NO_INTERVAL])
+def test_the_machine_s_own_reference_is_a_note_and_never_fails_the_gate(change):
+    from asyncbench.history.model import MACHINE_QUANTITY
+    from asyncbench.report import history as shown
+
+    reference = dataclasses.replace(_series(8, (change,)), variant="", quantity=MACHINE_QUANTITY)
+    case = _series(8, ())
+    hits = gate.regressions([reference, case], 0.1)
+    assert [hit.series.quantity for hit in hits] == [MACHINE_QUANTITY]  # told
+    assert gate.failing(hits) == [] == gate.failing(hits, allow_inconclusive=True)  # never failing
+    line = shown.regression_line(hits[0], gate.WITHIN_RUNS)
+    assert line.startswith("note: c[numpy,cpu] on m: the machine's reference changed ×")
+    for said in ("the runner, not the code", "does not fail the gate", "discounted runs"):
+        assert said in line
