@@ -341,7 +341,9 @@ def _case_heading(case: trends.Case, first: int) -> str:
     for chart in case.charts:
         for one in chart.series:
             for change in one.change_points:
-                way = " slower" if (one.slower_by(change) or 0.0) > 1 else ""
+                slower = (one.slower_by(change) or 0.0) > 1
+                bare = change.ratio_low is None or change.ratio_high is None  # no interval: its point says only which way
+                way = (" [?] slower by its point alone" if bare else " slower") if slower else (" [?]" if bare else "")
                 said.append(f"{chart.name} ×{change.ratio:.3g}{way} at {change.at}")
     note = f'<p class="note">changed: {_e("; ".join(said))}</p>' if said else ""
     return f'<h3 class="case" id="case-{first}">{_e(case.case)}</h3>{note}'

@@ -65,8 +65,13 @@ class Chart:
 
     @property
     def slower(self) -> bool:
-        """Whether a change made it slower beyond its interval (Series.slower_by)."""
-        return any((one.slower_by(change) or 0.0) > 1 for one in self.series for change in one.change_points)
+        """Whether a change made it slower beyond its interval (Series.slower_by; a change without an interval is
+        changed, not slower: its point ratio says only which way it went)."""
+        return any(
+            (one.slower_by(change) or 0.0) > 1 and change.ratio_low is not None and change.ratio_high is not None
+            for one in self.series
+            for change in one.change_points
+        )
 
     @property
     def changed(self) -> bool:

@@ -70,6 +70,19 @@ def test_cases_that_got_slower_come_first_then_changed_ones_each_case_s_charts_t
     assert "1 case(s) where something got slower first, then 1 with a change, then the rest (1)" in page
 
 
+def test_a_change_without_an_interval_is_changed_not_slower_and_its_heading_says_its_point_alone_says_which_way():
+    """A [?] change's point ratio says only which way it went: the page neither puts it among the cases that got
+    slower nor calls it slower without saying so (the gate calls it INCONCLUSIVE)."""
+    bare = dataclasses.replace(_step(GROWN, 4, 1.38), ratio_low=None, ratio_high=None)
+    found = [
+        _series("a_flat[torch,cpu]", "k0", "done_s", FLAT),
+        _series("b_bare[torch,cpu]", "k1", "done_s", GROWN, change_points=(bare,)),
+    ]
+    page = html.render(found, None, [], "h.sqlite")
+    assert "changed: k1 done_s ×1.38 [?] slower by its point alone at v4" in page
+    assert "0 case(s) where something got slower first, then 1 with a change, then the rest (1)" in page
+
+
 def test_twin_quantities_are_drawn_once_and_the_chart_says_what_else_it_stands_for():
     """torch on a CPU: a variant's issue time is its done time within 0.01%; a step form's step_s_k0 is its done time
     over its 5 steps. Three charts become one, which names the other two and how they relate."""
