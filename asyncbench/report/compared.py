@@ -91,7 +91,10 @@ def change_text(ratio: float) -> str:
     """+12.3% (slower) / −40.0% (faster): a ratio as a change."""
     if math.isnan(ratio):  # no ratio (a zero baseline)
         return units.NO_VALUE
-    return f"{(ratio - 1) * 100:+.1f}%".replace("-", "−")
+    text = f"{(ratio - 1) * 100:+.1f}"
+    if text == "-0.0":  # a change that rounds to nothing has no direction: never '−0.0%'
+        text = "+0.0"
+    return f"{text}%".replace("-", "−")
 
 
 def interval_text(interval: tuple[float, float] | None) -> str:
@@ -99,6 +102,12 @@ def interval_text(interval: tuple[float, float] | None) -> str:
     if interval is None:
         return units.NO_VALUE
     return f"[{change_text(interval[0])} … {change_text(interval[1])}]"
+
+
+def said_interval_text(interval: tuple[float, float] | None) -> str:
+    """The interval of a change in a sentence (progress, JUnit): a bare '–' beside a change reads as a range, so
+    where there is none it says '[no interval]'."""
+    return "[no interval]" if interval is None else interval_text(interval)
 
 
 def _machine_notes(result: compare.Comparison) -> list[str]:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from asyncbench.report import escaping
-from asyncbench.report.compared import change_text, interval_text
+from asyncbench.report.compared import change_text, said_interval_text
 from asyncbench.report.view import ReportView, by_experiment
 from asyncbench.results import units
 from asyncbench.results.ab_report import ABReport
@@ -137,7 +137,7 @@ def _ratio_test(report: ABReport, case: PairedCase, ratio: PairedRatio) -> Test:
     what = f"{ratio.name} (metric)" if ratio.kind == METRIC else ratio.name
     margin = report.max_regression if case.margin is None else case.margin
     reading = (
-        f"{ratio.label}: head against base {change_text(ratio.ratio)} {interval_text(ratio.ratio_ci)} "
+        f"{ratio.label}: head against base {change_text(ratio.ratio)} {said_interval_text(ratio.ratio_ci)} "
         f"(head/base {units.number(ratio.ratio)}), margin {units.percent(margin, 3)}"
     )
     if ratio.label == Label.SLOWER:

@@ -24,7 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.text import Text
 
 from asyncbench.report import escaping
-from asyncbench.report.compared import change_text, interval_text, label_cell
+from asyncbench.report.compared import change_text, label_cell, said_interval_text
 from asyncbench.results import units
 from asyncbench.results.model import OK, Case, Result
 from asyncbench.results.model import Progress as MeasureProgress
@@ -168,7 +168,7 @@ def _changes(changes: tuple[tuple[str, float], ...]) -> str:
 
 def _interval(ratio: PairedRatio) -> str:
     """A look's interval of the change, or that it has none (too few blocks): never a bare '–' beside a change."""
-    return "[no interval]" if ratio.ratio_ci is None else interval_text(ratio.ratio_ci)
+    return said_interval_text(ratio.ratio_ci)
 
 
 def _block_count(block: Block) -> str:

@@ -196,10 +196,12 @@ def _said(name: str, factor: float) -> str:
 
 def _factor(drawn: Chart, other: Chart, shown_points: int) -> float | None:
     """The one factor `other` is `drawn` times at every shown point, value and interval ends, on every machine (within
-    TWIN_RELATIVE; 1 where every figure is 0); None where they are no twins."""
+    TWIN_RELATIVE; 1 where every figure is 0); None where they are no twins. The factor is the middle of the figures'
+    ratios, not the first one's: taken from the first, issue_s 0.06% under done_s there and 0.06% over later (each
+    within 0.1% of done_s) read as 0.12% off it, and a twin was drawn apart."""
     if drawn.series[0].unit != other.series[0].unit or len(drawn.series) != len(other.series):
         return None
-    factor: float | None = None
+    ratios: list[float] = []
     for mine, theirs in zip(drawn.series, other.series, strict=True):
         if mine.machine != theirs.machine or _marks(mine) != _marks(theirs):
             return None
@@ -212,11 +214,11 @@ def _factor(drawn: Chart, other: Chart, shown_points: int) -> float | None:
                     if x != y:  # an interval on one side only, or 0 against a figure
                         return None
                     continue
-                if factor is None:
-                    factor = y / x
-                if abs(y - factor * x) > TWIN_RELATIVE * abs(y):
-                    return None
-    return 1.0 if factor is None else factor
+                ratios.append(y / x)
+    if not ratios:
+        return 1.0
+    factor = (min(ratios) + max(ratios)) / 2
+    return factor if all(abs(ratio - factor) <= TWIN_RELATIVE * abs(ratio) for ratio in ratios) else None
 
 
 def _marks(one: Series) -> tuple[object, ...]:

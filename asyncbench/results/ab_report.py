@@ -43,7 +43,12 @@ from asyncbench.results.paired import PairedCase, Side
 # 6 — a case's `bound_changes` (`ab --bound`): per variant, each side's reading of what bounds its step, with its
 # slack intervals, and whether it flipped (results.bound_change); null where `--bound` was not asked for, as in
 # older files.
-AB_SCHEMA_VERSION = 6
+# 7 — `time_notes`: what the gate said of how it spent its time (engine.gate_time.time_notes: past its target and
+# why, a case that waited for its only look), each a line of free text; absent (none said) in older files.
+AB_SCHEMA_VERSION = 7
+# The longest gate-time note a reader takes: a note names at most one case (an id of at most fields.MAX_NAME
+# characters) beside about 400 of its own words; a file from elsewhere is held to it, and the writer cuts to it.
+MAX_TIME_NOTE = 2000
 #: the keys that make a JSON file an `asyncbench ab` results file
 KEYS = ("base", "head", "cases", "max_regression")
 #: how many of KEYS make a JSON object an `ab` file that is missing the others
@@ -67,11 +72,14 @@ class ABReport:
     schema_version: int = AB_SCHEMA_VERSION
     #: this run's own id, made with the report: what tells two runs apart in the history
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: what the gate said of how it spent its time (past its --gate-time target, and why): shown under the table
+    time_notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The report as the file states it: each compared variant or metric with `ratio` (head/base), `ratio_ci`,
         `label` and its `verdict`; numbers that are not finite as null."""
         raw = asdict(self)
+        raw["time_notes"] = [_cut(fields.storable(note) or "") for note in self.time_notes]
         for case, kept in zip(raw["cases"], self.cases, strict=True):
             if kept.bound_changes is not None:  # its notes stored as free text is (fields.storable)
                 case["bound_changes"] = [change.to_dict() for change in kept.bound_changes]
@@ -128,6 +136,7 @@ class ABReport:
             interrupted=bool(top.get("interrupted", False)),
             schema_version=version,
             run_id=run_id,
+            time_notes=_time_notes(top.get("time_notes"), at / "time_notes"),
         )
 
 
@@ -159,6 +168,22 @@ def _settings(top: Mapping[str, Any], at: At) -> None:
     for key in ("allow_inconclusive", "interrupted"):
         recordable.flag(top.get(key, False), at / key)
     fields.optional_name(top.get("idle_side"), at / "idle_side")
+
+
+def _time_notes(value: Any, at: At) -> tuple[str, ...]:
+    """The gate's notes on its time: each a line of bounded free text (a file from elsewhere may say anything, and
+    what it says is shown in a terminal and a pull-request comment, escaped there)."""
+    notes = tuple(fields.text(note, at / index) for index, note in enumerate(fields.optional_list(value, at)))
+    for index, note in enumerate(notes):
+        if len(note) > MAX_TIME_NOTE or any(end in note for end in "\n\r"):
+            (at / index).fail(f"a gate-time note is one line of at most {MAX_TIME_NOTE} characters")
+    return notes
+
+
+def _cut(note: str) -> str:
+    """A note as the reader takes it back: one line, at most MAX_TIME_NOTE characters."""
+    line = note.replace("\r", " ").replace("\n", " ")
+    return line if len(line) <= MAX_TIME_NOTE else line[: MAX_TIME_NOTE - 1] + "…"
 
 
 def _finite(value: Any) -> Any:

@@ -159,6 +159,7 @@ class Pairs:
     def __init__(self, request: ABRequest, say: Say):
         self.request, self.say = request, say
         self.pairings: list[Any] = []
+        self.time_notes: tuple[str, ...] = ()  # what the gate said of its time (gate_time.time_notes), once it ran
         self.finished: list[PairedCase] = []
         self.variables = (request.base_env, request.head_env)  # each side's, as given: its process gets them
 
@@ -275,7 +276,8 @@ class Pairs:
                 cap_s=request.gate_cap_s,
             )
         taken_s = time.perf_counter() - started - sum(p.aside_s for p in self.pairings)  # `ab --bound`'s rounds: not the gate's time
-        for line in gate_time.time_notes(self.pairings, taken_s, request.gate_time_s, request.gate_cap_s):
+        self.time_notes = tuple(gate_time.time_notes(self.pairings, taken_s, request.gate_time_s, request.gate_cap_s))
+        for line in self.time_notes:  # kept in the file too: `show` and the pull-request comment say them
             self.say(line)
 
     def collect(self, interrupted: bool) -> ABReport:
@@ -294,6 +296,7 @@ class Pairs:
             idle_side=IDLE_SIDE,
             cases=tuple(dataclasses.replace(case, reason=scrub(case.reason)) for case in finished),
             interrupted=interrupted,
+            time_notes=tuple(scrub(note) or "" for note in self.time_notes),
         )
 
     def recorded(self, report: ABReport) -> list[tuple[Report, str | None]]:

@@ -163,6 +163,21 @@ def test_ab_runs_and_runs_from_a_clock_ahead_are_marked_among_the_recent_runs_an
     assert history_tables._e(f"run 2 · {history_tables.AB_RUN} · pr-7") in page
 
 
+def test_a_twin_within_a_tenth_of_a_percent_either_side_of_its_chart_is_folded_into_it():
+    """issue_s 0.06% under done_s at one run and 0.06% over at the next, each within 0.1% of it: drawn once (the factor
+    is the middle of the ratios, not the first run's)."""
+    done = _series("train[torch,cpu]", "sync_every=0", "done_s", FLAT)
+    scaled = [0.9994 if i % 2 == 0 else 1.0006 for i in range(len(FLAT))]
+    issue = dataclasses.replace(
+        done,
+        quantity="issue_s",
+        points=tuple(p._replace(value=p.value * f, low=p.low * f, high=p.high * f) for p, f in zip(done.points, scaled, strict=True)),
+    )
+    data = embedded(html.render([done, issue], None, [], "h.sqlite"))
+    assert [chart["title"] for chart in data["charts"]] == ["train[torch,cpu] · sync_every=0 · done_s"]
+    assert data["charts"][0]["also"] == ["sync_every=0 issue_s: the same within 0.1% at every run"]
+
+
 def test_the_layout_keeps_every_series_once_and_folds_only_twins():
     found = [
         _series(f"c{case}[numpy,cpu]", "v", quantity, [float(case + 1 + n) for n in range(4)])

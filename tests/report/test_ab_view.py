@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import io
+import json
 import math
 
+import pytest
+from rich.console import Console
+
+from asyncbench.errors import InputError
+from asyncbench.report import gate_settings
 from asyncbench.report import paired as views
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
@@ -32,7 +40,7 @@ def test_a_jax_gate_with_blas_pinned_names_xlas_pool_not_blas():
     blas_only = views.build(_report({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}, jax_case), Outcome(0, ()))
     said = [note for note in blas_only.notes if "not set on 2 cores" in note]
     assert said
-    assert said[0].startswith(f"{views.JAX_POOL_VARIABLE} not set on 2 cores")
+    assert said[0].startswith(f"{gate_settings.JAX_POOL_VARIABLE} not set on 2 cores")
     assert not any("no BLAS/OpenMP thread count" in note for note in blas_only.notes)
 
 
@@ -107,3 +115,35 @@ def test_a_synchronous_backend_s_census_never_claims_no_new_sync_point():
         text = views.markdown(view)
         assert (views.NO_NEW_SYNCS in text) is claimed, backend
         assert any("no sync point compared" in note for note in view.sync_notes) is not claimed, backend
+
+
+PAST_TARGET = (
+    "the gate measured for 192 s, past its 120 s target (--gate-time): train_step[torch,cpu], with no look taken yet, "
+    "went on, up to the 360 s cap (--gate-time-max)"
+)
+
+
+def test_the_gate_s_note_on_its_time_is_kept_in_the_file_and_said_in_the_comment_and_show():
+    report = dataclasses.replace(_report({"OMP_NUM_THREADS": "1"}), time_notes=(PAST_TARGET,))
+    read = ABReport.from_dict(json.loads(report.to_json()), "ab.json")
+    assert read.time_notes == (PAST_TARGET,)
+    view = views.shown_again(read)
+    assert f"- {PAST_TARGET}" in views.markdown(view).splitlines()
+    console = Console(file=io.StringIO(), width=400)
+    views.print_view(view, console, again=True)
+    assert PAST_TARGET in console.file.getvalue()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("notes", [["x" * 2001], ["one\nforged line"], [3], "one string"])
+def test_a_file_s_time_notes_are_held_as_hostile_input(notes):
+    raw = json.loads(_report({}).to_json())
+    raw["time_notes"] = notes
+    with pytest.raises(InputError, match="time_notes"):
+        ABReport.from_dict(raw, "ab.json")
+
+
+def test_a_hostile_time_note_is_escaped_in_the_comment():
+    report = dataclasses.replace(_report({"OMP_NUM_THREADS": "1"}), time_notes=("<img src=x onerror=alert(1)> **bold**",))
+    comment = views.markdown(views.shown_again(ABReport.from_dict(json.loads(report.to_json()), "ab.json")))
+    assert "<img" not in comment
+    assert "**bold**" not in comment

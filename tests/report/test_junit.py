@@ -118,6 +118,13 @@ def test_each_ab_verdict_is_a_test_slower_fails_and_inconclusive_as_the_file_gat
     assert _counts(allowed) == (5, 1, 1, 1)
 
 
+def test_an_undecided_ab_verdict_without_an_interval_says_so_not_a_bare_dash():
+    unsure = _ratio("unsure", Label.INCONCLUSIVE, 1.686, None)
+    root = _parsed(junit.ab_junit(_ab(PairedCase("a[numpy,cpu]", "ok", ratios=(unsure,)))))
+    message = next(root.iter("testcase")).find("failure").get("message")
+    assert "head against base +68.6% [no interval] (head/base 1.69)" in message
+
+
 def test_an_ab_case_lost_on_head_or_failing_verification_fails():
     lost = PairedCase("a", "error", "head: died", lost=True)
     wrong = PairedCase("b", "ok", ratios=(_ratio("v", Label.SAME, 1.0),), problems=("head: results differ from NumPy's",))

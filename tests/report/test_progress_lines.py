@@ -133,6 +133,14 @@ def test_an_ab_block_between_looks_says_the_change_so_far_and_where_the_next_loo
     assert progress.block_line(first) == "[2/5] m[numpy,cpu]  block 1  change: step +2.1%  8.2 s"
 
 
+def test_a_change_that_rounds_to_nothing_has_no_sign_of_its_own_never_minus_zero():
+    block = Block("m[numpy,cpu]", 3, 26, 3, 26, (("sync_every=0", 0.9996),), (), None, False, 8.2)
+    line = progress.block_line(block)
+    assert "change: sync_every=0 +0.0%" in line
+    assert "−0.0%" not in line
+    assert "-0.0%" not in line
+
+
 def test_an_ab_block_at_a_look_gives_the_interval_and_label_and_says_when_the_case_stops():
     judged = (PairedRatio("step", "variant", "s", 1e-3, 1.021e-3, 1.021, (0.987, 1.056), Label.SAME),)
     block = Block("m[numpy,cpu]", 1, 5, 10, 14, (("step", 1.021),), judged, 14, True, 25.3)
