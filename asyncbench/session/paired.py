@@ -276,9 +276,8 @@ class Pairs:
                 cap_s=request.gate_cap_s,
             )
         taken_s = time.perf_counter() - started - sum(p.aside_s for p in self.pairings)  # `ab --bound`'s rounds: not the gate's time
+        # kept in the file and said once, under the table (stdout, `show`, the pull-request comment), not here too
         self.time_notes = tuple(gate_time.time_notes(self.pairings, taken_s, request.gate_time_s, request.gate_cap_s))
-        for line in self.time_notes:  # kept in the file too: `show` and the pull-request comment say them
-            self.say(line)
 
     def collect(self, interrupted: bool) -> ABReport:
         order = {case.id: index for index, (case, _) in enumerate(self.head_cases)}
