@@ -15,6 +15,7 @@ one line, no table. Every writer (terminal, markdown) lays out the same BoundVie
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -40,12 +41,14 @@ READING = {
 }
 #: a ceiling whose interval stays under this is "cannot make it faster": what remains is the interval's noise
 NO_GAIN = 1 + fitting.DECISION_MARGIN
+#: the upper end of a ceiling whose device slack may reach the whole step (not '±?', which is no interval at all)
+NO_UPPER = "no upper bound"
 #: what slack and cost past are, said under every report that shows a bound (view.legend)
 BOUND_NOTE = (
     "slack: how much a side's work per step can grow before the step slows, measured by injecting delays (its 95% "
     "interval over the perturbation rounds); cost past: the step's slowdown per second of delay past the slack (1: that "
     "side alone sets the pace); ceiling: the most cutting host work could speed the step up, step / (step − "
-    "the device's slack)"
+    "the device's slack), its interval that of the device's slack under the same step"
 )
 
 
@@ -102,11 +105,14 @@ def cost(fit: SideBound) -> str:
 
 def ceiling(bound: Bound) -> str:
     """The ceiling of cutting host work: '1.43× [1.39–1.47]'; '1.44× ±?' without an interval, as the slack it is read
-    from says; '–' where it cannot be said (no device side)."""
+    from says; '1.00× [1.00×–no upper bound]' where the device's slack interval reaches the whole step; '–' where
+    it cannot be said (no device side)."""
     if bound.ceiling is None:
         return units.NO_VALUE
     if bound.ceiling_ci is None:
         return f"{units.with_bounds(bound.ceiling, None, 'x')} ±?"
+    if not math.isfinite(bound.ceiling_ci[1]):  # the device's slack may reach the whole step: no upper end
+        return f"{units.with_bounds(bound.ceiling, None, 'x')} [{units.quantity(bound.ceiling_ci[0], 'x')}–{NO_UPPER}]"
     return units.with_bounds(bound.ceiling, bound.ceiling_ci, "x")
 
 

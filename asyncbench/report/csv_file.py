@@ -14,6 +14,7 @@ import csv
 import dataclasses
 import io
 import json
+import math
 
 from asyncbench.report import escaping
 from asyncbench.report.view import ReportView
@@ -36,7 +37,8 @@ def _bound_cells(bound: Bound | None) -> dict[str, object]:
         return {}
     cells: dict[str, object] = {"bound": bound.bound.value, "ceiling": bound.ceiling}
     if bound.ceiling_ci is not None:
-        cells.update(ceiling_ci_low=bound.ceiling_ci[0], ceiling_ci_high=bound.ceiling_ci[1])
+        high = bound.ceiling_ci[1]  # no upper bound (math.inf): an empty cell
+        cells.update(ceiling_ci_low=bound.ceiling_ci[0], ceiling_ci_high=high if math.isfinite(high) else None)
     for fit in bound.sides:
         cells[f"{fit.side}_slack_s"] = fit.slack_s
         if fit.slack_ci_s is not None:

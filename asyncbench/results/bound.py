@@ -16,6 +16,7 @@ held to its shape (results.bound_shape.check_bound, which results.records calls)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -153,7 +154,9 @@ class Bound:
     rounds: int
     sides: tuple[SideBound, ...] = ()
     #: the fastest the step could run if only host work were cut: step_s / (step_s − the device's slack), with its
-    #: interval; None where it cannot be said (a synchronous backend, no device side)
+    #: interval, the image of the device's slack interval under the same step (its high end math.inf where that
+    #: slack may reach the whole step: no upper bound); None where it cannot be said (a synchronous backend, no
+    #: device side)
     ceiling: float | None = None
     ceiling_ci: tuple[float, float] | None = None
     #: why the reading is partial or absent, in one line ("synchronous: the host is the device")
@@ -193,6 +196,10 @@ def _pair(pair: tuple[float, float] | None, digits: int | None = _DECIMALS) -> l
     return [round(pair[0], digits), round(pair[1], digits)] if digits is not None else [pair[0], pair[1]]
 
 
+def _bounded(interval: tuple[float, float] | None) -> bool:
+    return interval is None or math.isfinite(interval[1])
+
+
 def bound_to_dict(bound: Bound) -> dict[str, Any]:
     """A bound as a results file stores it (under its variant's name in the result's `bound`)."""
     return {
@@ -211,7 +218,10 @@ def bound_to_dict(bound: Bound) -> dict[str, Any]:
             for fit in bound.sides
         },
         "ceiling": bound.ceiling,
-        "ceiling_ci": _pair(bound.ceiling_ci, None),
+        # an interval without an upper end (the device's slack may reach the whole step) is stored as its low end
+        # alone, `ceiling_ci_low`, beside a null `ceiling_ci`: a reader from before reads it as no interval
+        "ceiling_ci": _pair(bound.ceiling_ci, None) if _bounded(bound.ceiling_ci) else None,
+        **({"ceiling_ci_low": bound.ceiling_ci[0]} if bound.ceiling_ci is not None and not _bounded(bound.ceiling_ci) else {}),
         "note": bound.note,
         "observations": [
             [o.round, None if o.side is None else str(o.side), _seconds(o.level_s), _seconds(o.injected_s), _seconds(o.step_s)]
@@ -274,7 +284,7 @@ def bound_from_dict(variant: str, raw: Mapping[str, Any]) -> Bound:
             for name, fit in raw.get("sides", {}).items()
         ),
         ceiling=None if raw.get("ceiling") is None else float(raw["ceiling"]),
-        ceiling_ci=interval_of(raw.get("ceiling_ci")),
+        ceiling_ci=interval_of(raw.get("ceiling_ci")) if raw.get("ceiling_ci_low") is None else (float(raw["ceiling_ci_low"]), math.inf),
         note=raw.get("note"),
         observations=tuple(
             Perturbed(int(r), None if side is None else Side(side), float(level), float(injected), float(step))

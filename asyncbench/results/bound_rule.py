@@ -11,6 +11,7 @@ benchmarks/bound_load_cost.py).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 from asyncbench.results import units
@@ -40,6 +41,7 @@ def check_derived(raw: Mapping[str, Any], at: At) -> None:
     if str(raw["bound"]) == str(BoundKind.SYNCHRONOUS) and raw.get("sides"):  # before its ceiling: the sides are what is wrong
         (at / "sides").fail(SYNCHRONOUS_SIDES)
     _check_ceiling(raw, at)
+    _check_ceiling_ci(raw, at)
     _check_reading(raw, list(raw.get("observations") or ()), at)
 
 
@@ -93,6 +95,94 @@ def _check_ceiling(bound: Mapping[str, Any], at: At) -> None:
             f"{ceiling:.6g}× contradicts the bound's own numbers: step / (step − the device's slack) is {expected:.6g}× "
             f"({_shown_s(step)} over {_shown_s(floor)})"
         )
+
+
+def ceiling_interval(step_s: float, slack_ci_s: tuple[float, float] | None) -> tuple[float, float] | None:
+    """The ceiling's interval: the image of the device's slack interval under step / (step − slack), the same step
+    the point ceiling and the table's shares are of, so it recomputes from what the table prints. Its high end is
+    math.inf (no upper bound) where the slack's interval reaches the whole step; None without a slack interval or
+    where its low end reaches the step too (no ceiling then)."""
+    if slack_ci_s is None or slack_ci_s[0] >= step_s:
+        return None
+    low, high = slack_ci_s
+    return (step_s / (step_s - low), step_s / (step_s - high) if high < step_s else math.inf)
+
+
+#: how far an end of a stored ceiling interval may lie beyond the range the rule before this one could give (each
+#: resample's own step in place of the table's, a percentile of the ceilings): the percentile of a convex image
+#: interpolates between two neighbouring resamples, and may pass the image of the slack's percentile by a little
+_OLD_RULE_RELATIVE = 0.02
+
+
+def _check_ceiling_ci(bound: Mapping[str, Any], at: At) -> None:
+    """InputError where a stored ceiling interval is not the image of the device's slack interval (ceiling_interval).
+    Files written before took each resample's own step in place of the table's, and a percentile of the resampled
+    ceilings: neither step nor percentile is stored, so an end is held to the range that rule could give, the image
+    of its slack end under every step a resample can have (from the least round's unperturbed mean to the most's,
+    and the table's step), within _OLD_RULE_RELATIVE; the new rule's interval lies within it (as check_reading
+    holds older readings to the shortest step). A ceiling interval absent is not refused (too few rounds, and older
+    files whose resampled ceilings were unbounded, wrote none)."""
+    stored, low_only = interval_of(bound.get("ceiling_ci")), bound.get("ceiling_ci_low")
+    if stored is None and low_only is None:
+        return
+    where = at / ("ceiling_ci" if stored is not None else "ceiling_ci_low")
+    device = (bound.get("sides") or {}).get(str(Side.DEVICE)) or {}
+    slack_ci = interval_of(device.get("slack_ci_s"))
+    if stored is not None and low_only is not None:
+        where.fail("an interval and an unbounded one's low end both: a ceiling has one interval")
+    if bound.get("ceiling") is None or slack_ci is None:
+        where.fail("a ceiling interval with no ceiling, or no device slack interval, to be the image of")
+    step, slack = float(bound["step_s"]), float(device["slack_s"])
+    lo, hi = slack_ci
+    expected = ceiling_interval(step, slack_ci)
+    said = "unbounded" if expected is None else f"[{expected[0]:.6g}, {expected[1]:.6g}]"
+    contradicts = (
+        f"contradicts the bound's own numbers: step / (step − the device's slack) over its interval "
+        f"[{_shown_s(lo)}, {_shown_s(hi)}] of a {_shown_s(step)} step is {said}"
+    )
+    observations = list(bound.get("observations") or ())
+    shortest = min(shortest_step(observations) or step, step)
+    longest = max(_longest_step(observations), step)
+    if low_only is not None:  # written by this rule only: its high end unbounded, so the slack reaches the step
+        low = float(low_only)
+        if hi < step - 2 * _ROUNDING_S or not _ratio_within(low, step, step, lo, 0.0):
+            where.fail(f"{low:.6g}× with no upper bound {contradicts}")
+        return
+    assert stored is not None
+    # where the slack's interval was widened to hold the slack itself (verdicts.bound), the percentile at that end
+    # lay inside it: the end of the ceiling's interval there is held to the other end's image on that side
+    low_least = hi if abs(lo - slack) <= _ROUNDING_S else lo
+    high_least = lo if abs(hi - slack) <= _ROUNDING_S else hi
+    ends_ok = _between(stored[0], longest, shortest, lo, low_least) and _between(stored[1], longest, shortest, high_least, hi)
+    if not ends_ok:
+        where.fail(f"[{stored[0]:.6g}, {stored[1]:.6g}]× {contradicts}")
+
+
+def _ratio(step: float, slack: float) -> float:
+    return step / (step - slack) if slack < step else math.inf
+
+
+def _between(value: float, longest: float, shortest: float, least_slack: float, most_slack: float) -> bool:
+    """Whether a ceiling end lies between the least image (the longest step, `least_slack`) and the most (the
+    shortest step, `most_slack`), within the rounding of the stored times and _OLD_RULE_RELATIVE."""
+    least = (longest - _ROUNDING_S) / (longest - least_slack + _ROUNDING_S) if least_slack < longest else math.inf
+    most = _ratio(shortest + _ROUNDING_S, most_slack + _ROUNDING_S)
+    return least * (1 - _OLD_RULE_RELATIVE) <= value <= most * (1 + _OLD_RULE_RELATIVE)
+
+
+def _ratio_within(value: float, longest: float, shortest: float, slack: float, relative: float) -> bool:
+    least = (longest - _ROUNDING_S) / (longest - slack + _ROUNDING_S)
+    most = _ratio(shortest + _ROUNDING_S, slack + _ROUNDING_S)
+    return least * (1 - relative - _CEILING_RELATIVE) <= value <= most * (1 + relative + _CEILING_RELATIVE)
+
+
+def _longest_step(observations: list[Any]) -> float:
+    """The longest unperturbed step a resample of the rounds can have: the most round's mean (0 where none)."""
+    per_round: dict[Any, list[float]] = {}
+    for observation in observations:
+        if observation[1] is None:
+            per_round.setdefault(observation[0], []).append(float(observation[4]))
+    return max((sum(values) / len(values) for values in per_round.values()), default=0.0)
 
 
 def _check_reading(bound: Mapping[str, Any], observations: list[Any], at: At) -> None:

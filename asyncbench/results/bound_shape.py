@@ -57,6 +57,9 @@ def check_bound(raw: Any, at: At) -> None:
     if ceiling is not None and ceiling <= 0:
         (at / "ceiling").fail(f"a speed-up of {ceiling:g}: the ceiling is a ratio of two times, above 0")
     fields.interval(bound.get("ceiling_ci"), at / "ceiling_ci")
+    low_only = fields.optional_number(bound.get("ceiling_ci_low"), at / "ceiling_ci_low")
+    if low_only is not None and low_only < 1:
+        (at / "ceiling_ci_low").fail(f"{low_only:g}×: cutting host work cannot make a step slower, a ceiling is at least 1")
     fields.optional_text(bound.get("note"), at / "note")
     if bound.get("shares_cores") not in (None, True, False):
         (at / "shares_cores").fail(f"{bound['shares_cores']!r}: true or false")

@@ -200,11 +200,14 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
     notes: list[str | None] = [note, *held]
     ceiling = ceiling_ci = None
     if Side.DEVICE in slacks:
-        floor = steps - slacks[Side.DEVICE]
-        ceilings = numpy.where(floor > 0, steps / numpy.where(floor > 0, floor, 1.0), numpy.inf)
+        floor = steps[:1] - slacks[Side.DEVICE][:1]  # the table's step (row 0), the one its shares are of
+        ceilings = numpy.where(floor > 0, steps[:1] / numpy.where(floor > 0, floor, 1.0), numpy.inf)
         if numpy.isfinite(ceilings[0]):
             ceiling = float(ceilings[0])
-            ceiling_ci = interval(ceilings)
+            # the image of the device's slack interval under the table's step, not a percentile of each resample's
+            # own step / (step − slack): that one (≤ 1.00× [1.00–2.82] beside a slack ≤ 577 µs of 955 µs, 2.53×)
+            # did not recompute from the numbers printed beside it
+            ceiling_ci = bound_rule.ceiling_interval(base.step_s, fits[Side.DEVICE].slack_ci_s)
         else:
             notes.append("the device's slack reaches the whole step: cutting host work has no ceiling measured here")
     if not with_interval:

@@ -377,6 +377,8 @@ STEP: dict[str, Callable[[dict[str, Any]], None]] = {
     "step-steps-not-the-bound": _set("results.0.params.steps", 10),
     "verified-step-outside-its-interval": _set(f"{B0}.verified.step_s", 50.0),
     "verified-step-not-its-rounds": _set(f"{B0}.verified.step_s", 0.0025),
+    # a ceiling interval hand-narrowed beside a device slack that may reach 5.8 ms of a 6.78 ms step (its image: to 6.9×)
+    "bound-ceiling-ci-not-its-slack": _both(_set(f"{B0}.sides.device.slack_ci_s", [0.0, 0.0058]), _set(f"{B0}.ceiling_ci", [1.0, 1.01])),
     "sampling-rounds-beyond-samples": _set("results.0.sampling.rounds", 100_000),
     "step-variants-deleted": _set("results.0.variants", DELETE),
     # metrics of a variant the result no longer has: the one they are of (step_s_k1), the one they are against (k0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import math
 
 from rich.console import Console
 
@@ -280,3 +281,15 @@ def test_a_ceiling_without_an_interval_says_so_as_the_slack_it_is_read_from_does
     assert shown.rows[0][-1] == "≤ 1.43× ±?"
     assert shown.rows[1][2] == "300 µs ±? (30%)"
     assert bound.ceiling(one_round) == "1.43× ±?"
+
+
+def test_a_ceiling_whose_device_slack_may_reach_the_whole_step_says_no_upper_bound_not_no_interval():
+    fitted = dataclasses.replace(host_bound("a"), ceiling=1.0, ceiling_ci=(1.0, math.inf))
+    said = bound.ceiling(fitted)
+    assert "±?" not in said
+    assert said == "1.00× [1.00×–no upper bound]"
+    built = view.build(report_of([result_with(fitted)]))
+    out = io.StringIO()
+    terminal.print_report(built, Console(file=out, width=200))
+    for text in (out.getvalue(), markdown.markdown(built)):
+        assert "≤ 1.00× [1.00×–no upper bound]" in text

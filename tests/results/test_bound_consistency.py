@@ -5,13 +5,15 @@ slack), is refused in one line naming the file and the key; every bound the fit 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
+import math
 from typing import Any
 
 import pytest
 
 from asyncbench.results import schema
-from asyncbench.results.bound import Side
+from asyncbench.results.bound import BoundKind, Side
 from asyncbench.results.schema import Report
 from asyncbench.verdicts import bound as fitting
 from tests.support.bounds import device_bound, host_bound, result_with, synchronous
@@ -208,3 +210,40 @@ def test_a_synchronous_bound_with_sides_is_refused_for_its_sides_before_its_ceil
     message = _refused(raw)
     assert "results[0].bound.a.sides" in message
     assert "a synchronous step has no sides" in message
+
+
+def test_a_ceiling_interval_that_is_not_the_image_of_the_device_slack_interval_is_refused(tmp_path):
+    # the row: a device slack up to 577 µs of a 955 µs step, its ceiling hand-edited to [1.0, 1.01]
+    from tests.support.cli import asyncbench, refused
+
+    raw = _file(host_bound("a"))
+    stored = _stored(raw)
+    stored.update(step_s=0.000955, ceiling=1.0, ceiling_ci=[1.0, 1.01])
+    stored["sides"]["device"].update(slack_s=0.0, slack_ci_s=[0.0, 0.000577])
+    stored["bound"] = "inconclusive"
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(raw))
+    refused(asyncbench("show", str(path)), "edited.json", "bound.a.ceiling_ci", "contradicts the bound's own numbers")
+    stored["ceiling_ci"] = [1.0, 0.000955 / (0.000955 - 0.000577)]  # the image: read back
+    Report.from_dict(copy.deepcopy(raw))
+
+
+def test_an_unbounded_ceiling_interval_is_stored_as_its_low_end_and_read_back():
+    observations, _ = planted(1.0, 0.97, seed=0)
+    fitted = fitting.fit("a", observations, True, steps_per_call=STEPS)
+    device = fitted.side(Side.DEVICE)
+    assert device is not None
+    assert device.slack_ci_s is not None
+    edited = dataclasses.replace(
+        fitted,
+        bound=BoundKind.INCONCLUSIVE,
+        sides=(fitted.sides[0], dataclasses.replace(device, slack_ci_s=(0.0, fitted.step_s))),
+        ceiling_ci=(1.0, math.inf),
+    )
+    raw = _file(edited)
+    assert _stored(raw)["ceiling_ci"] is None
+    assert _stored(raw)["ceiling_ci_low"] == 1.0
+    [result] = Report.from_dict(copy.deepcopy(raw)).results
+    assert result.bound["a"].ceiling_ci == (1.0, math.inf)
+    _stored(raw)["ceiling_ci_low"] = 1.5  # not the image of the slack's low end
+    assert "bound.a.ceiling_ci_low" in _refused(raw)

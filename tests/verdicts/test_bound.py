@@ -301,3 +301,18 @@ def test_a_knee_past_the_step_is_held_at_the_step_and_said():
     assert fitted.note is not None
     assert "the device's slack fit past the step (1.33 ms of 1 ms): held at the step, which a slack cannot exceed" in fitted.note
     assert "no ceiling measured here" in fitted.note
+
+
+def test_the_ceilings_interval_is_the_image_of_the_device_slacks_interval_under_the_tables_step():
+    # a percentile of each resample's own step / (step − slack) printed ≤ 1.00× [1.00–2.82] beside a slack ≤ 577 µs
+    # of a 955 µs step, whose image is 2.53×: the interval now recomputes from what the table prints
+    for host, device in ((1.0, 0.6), (1.0, 0.97), (0.5, 1.0)):
+        fitted = _fit(planted(host, device, seed=3)[0])
+        slack = fitted.side(Side.DEVICE)
+        assert slack is not None
+        assert slack.slack_ci_s is not None
+        assert fitted.ceiling is not None
+        step = fitted.step_s
+        assert fitted.ceiling == pytest.approx(step / (step - slack.slack_s), rel=1e-9)
+        low, high = slack.slack_ci_s
+        assert fitted.ceiling_ci == pytest.approx((step / (step - low), step / (step - high)), rel=1e-9)
