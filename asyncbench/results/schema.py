@@ -69,6 +69,8 @@ TOOL_NAME = "asyncbench"
 # injected_s, step_s]]}}, what bounds the step, measured by perturbation (results.bound, verdicts.bound). Absent without
 # --bound, and in older files (read as none). With --bound-verify a variant's bound also has `verified`: {how, step_s,
 # step_ci_s, reached, reached_ci, note, pairs: [[plain_s, captured_s]], past_floor} (absent without it: read as none).
+# A ceiling whose interval has no upper end (the device's slack may reach the whole step) stores `ceiling_ci: null` and
+# `ceiling_ci_low` (a reader of 11 without that key reads it as a ceiling without an interval).
 SCHEMA_VERSION = 11
 
 # The first results schema (the history above starts at 1); a newer one than asyncbench reads is refused by
