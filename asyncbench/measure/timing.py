@@ -54,8 +54,8 @@ ORDER_SEED = 0
 # The noise so far (the stopping rule's: every variant's median interval) is recomputed between rounds only once the
 # sampling since the last time took 1 / NOISE_SHARE times as long as that computation did. Its cost grows with the
 # samples (a sort and a pass in Python: 0.25 ms at 1000 samples), and after every round it had grown to most of a short
-# sample's time: a gap between two samples that a user's own loop does not have (JAX's and MXNet's engine threads may
-# sleep in it), and sampling time the case did not sample in. At 2% the stop comes at most ~2% of the sampling late.
+# sample's time: sampling time the case did not sample in (20 tiny JAX steps a sample took some 1,500 rounds in 1 s with
+# it after every round, 2,100 without; docs/measured.md). At 2% the stop comes at most ~2% of the sampling late.
 NOISE_SHARE = 0.02
 # A variant's samples are handed to on_progress (a snapshot of every sample so far: its cost grows with them too) at
 # most this often: half the worker's send interval (engine.isolation.PROGRESS_INTERVAL_S, 0.1 s), so no send waits
