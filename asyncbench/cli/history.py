@@ -98,7 +98,9 @@ def history_command(
     change is --within runs old (then it passes, unless a newer change is a
     regression too). A slower change whose ratio has no interval ([?]: too
     few runs on a side) is INCONCLUSIVE, never judged by its point ratio: it
-    fails the gate unless --allow-inconclusive. A change in the machine's
+    fails the gate unless --allow-inconclusive; so does a series with runs
+    enough to search but too few left once the machine's are discounted
+    (too unsteady to tell). A change in the machine's
     own series (machine_s, cpu_pressure) is the runner, not the code: a
     note, never a failure.
 

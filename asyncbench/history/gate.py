@@ -13,6 +13,11 @@ too few runs on a side, docs/guides/history.md gives the rule) is INCONCLUSIVE, 
 fails the gate unless it is allowed (`--allow-inconclusive`, as `ab` and `compare` allow theirs). A change in a
 series of the machine (its reference time or CPU pressure: Series.of_machine) measures the runner, not the code:
 it is found and told, as a note, and never fails the gate (the runs it moved are discounted in the case's series).
+
+A series with runs enough to search but too few left once those on a moved machine are discounted (Series.unsteady)
+was not searched, so the gate cannot say it did not get slower: it is INCONCLUSIVE ("the machine was too unsteady to
+tell"), and fails the gate unless it is allowed. A young series (fewer runs recorded than a search needs) passes, as
+before: a gate starts to guard a series after its first few runs, and says so in the history guide.
 """
 
 from __future__ import annotations
@@ -34,27 +39,39 @@ WITHIN_RUNS = 10
 def regressions(found: Iterable[Series], margin: float, within: int = WITHIN_RUNS) -> list[Regression]:
     """The series of `found` whose last change point is a regression beyond `margin` (relative: 0.1 is 10% slower)
     that started among the series' newest `within` points (its points must reach that far back: a change older than
-    the points read is not new)."""
+    the points read is not new); and, as inconclusive without a change, each series of the code that is unsteady
+    (Series.unsteady: runs enough to search, too few left once those on a moved machine were discounted), where its
+    change points do not already make it one: the search was not made, so "no change" is not known."""
     hits = []
     for one in found:
-        if not one.change_points or not one.points:
-            continue
-        change = one.change_points[-1]  # the one whose segment holds the newest run
-        runs = [point.run for point in one.points]
-        if change.run not in runs:
-            continue  # older than the points read
-        runs_ago = len(runs) - 1 - runs.index(change.run)
-        if runs_ago >= within:
-            continue
-        slower = one.slower_by(change)  # without an interval: the point ratio, which only says which way it went
-        if slower is None:
-            continue
-        if change.ratio_low is None or change.ratio_high is None:
-            if slower > 1:  # slower by its point ratio, by how much it cannot tell: not judged against the margin
-                hits.append(Regression(one, change, slower, runs_ago, inconclusive=True, runs_short=runs_short(one, change)))
-        elif slower > 1 + margin:
-            hits.append(Regression(one, change, slower, runs_ago))
+        hit = _judged(one, margin, within)
+        if hit is not None:
+            hits.append(hit)
+        elif one.unsteady and not one.of_machine:  # runs enough, too few left to search: it cannot tell
+            hits.append(Regression(one, None, 1.0, 0, inconclusive=True))
     return hits
+
+
+def _judged(one: Series, margin: float, within: int) -> Regression | None:
+    """What the gate makes of `one`'s last change point (regressions' rule), or None where it is no regression."""
+    if not one.change_points or not one.points:
+        return None
+    change = one.change_points[-1]  # the one whose segment holds the newest run
+    runs = [point.run for point in one.points]
+    if change.run not in runs:
+        return None  # older than the points read
+    runs_ago = len(runs) - 1 - runs.index(change.run)
+    if runs_ago >= within:
+        return None
+    slower = one.slower_by(change)  # without an interval: the point ratio, which only says which way it went
+    if slower is None:
+        return None
+    if change.ratio_low is None or change.ratio_high is None:
+        if slower > 1:  # slower by its point ratio, by how much it cannot tell: not judged against the margin
+            return Regression(one, change, slower, runs_ago, inconclusive=True, runs_short=runs_short(one, change))
+    elif slower > 1 + margin:
+        return Regression(one, change, slower, runs_ago)
+    return None
 
 
 def failing(hits: Iterable[Regression], allow_inconclusive: bool = False) -> list[Regression]:

@@ -20,6 +20,9 @@ PAIRED_UNIT = "x"
 # a change.
 # So a shorter series is too short to tell (docs/guides/history.md), and `history` says so.
 MIN_RUNS = 6
+#: why a series was not searched for changes (Series.not_searched): what bounds a step (drawn, never searched); too
+#: few runs recorded; runs enough, but too few left once the runs on a moved machine were discounted
+BOUND, TOO_SHORT, UNSTEADY = "bound", "too_short", "unsteady"
 #: the quantities a case records for its machine (history.recorded.quantities, read by history.discount), variant ""
 MACHINE_QUANTITY = "machine_s"
 PRESSURE_QUANTITY = "cpu_pressure"
@@ -119,7 +122,37 @@ class Series:
     machine_seen: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "points": [point._asdict() for point in self.points]}
+        """Its fields, and whether its change points were looked for (`searched`) and, where not, why
+        (`not_searched`: TOO_SHORT, UNSTEADY, BOUND) with the runs left to search (`runs_left`: the points read less
+        those discounted, where the machine is seen)."""
+        left = len(self.points) - len(self.discounted) if self.machine_seen else None
+        return {
+            **asdict(self),
+            "points": [point._asdict() for point in self.points],
+            "searched": self.not_searched is None,
+            "not_searched": self.not_searched,
+            "runs_left": left,
+        }
+
+    @property
+    def not_searched(self) -> str | None:
+        """Why its change points were not looked for (None: they were): BOUND (what bounds a step is drawn, never
+        searched), TOO_SHORT (fewer than MIN_RUNS runs recorded: a young series), UNSTEADY (runs enough, but fewer
+        than MIN_RUNS of those read left once the runs on a moved machine were discounted)."""
+        if is_bound(self.quantity):
+            return BOUND
+        if self.runs < MIN_RUNS:
+            return TOO_SHORT
+        return UNSTEADY if self.unsteady else None
+
+    @property
+    def unsteady(self) -> bool:
+        """Whether enough runs were recorded to look for a change (MIN_RUNS), and read (a `--last` shorter than that
+        says nothing of it), but fewer than MIN_RUNS of them are left once those on a moved machine are discounted
+        (history.discount): the search needs as many runs as a series does, so it was not made, and the series
+        cannot tell a change from none."""
+        read = len(self.points)
+        return self.machine_seen and self.runs >= MIN_RUNS and read >= MIN_RUNS and read - len(self.discounted) < MIN_RUNS
 
     @property
     def paired(self) -> bool:
@@ -200,10 +233,13 @@ class Regression:
 
     `inconclusive`: the ratio has no interval (too few runs on a side), so `slower` is only its point ratio, which
     says it went slower but not by how much: not judged against the margin. `runs_short`: for such a one, how many
-    more runs like those before would give it an interval (None: not known from the runs read)."""
+    more runs like those before would give it an interval (None: not known from the runs read).
+
+    `change` None: no change to judge, because the series is unsteady (Series.unsteady: too few of its runs left
+    once those on a moved machine were discounted), which is inconclusive too."""
 
     series: Series
-    change: ChangePoint
+    change: ChangePoint | None
     slower: float
     runs_ago: int
     inconclusive: bool = False

@@ -55,6 +55,15 @@ def regression_line(hit: Regression, within: int, allow_inconclusive: bool = Fal
     fails the gate). Words from the store are shown, never obeyed."""
     one, change = hit.series, hit.change
     quantity = f"{one.variant} {one.quantity}" if one.variant else one.quantity
+    if change is None:  # unsteady: too few runs left once the machine's were discounted, so not searched
+        verdict = (
+            "--allow-inconclusive: it does not fail the gate" if allow_inconclusive else "the gate fails on it, unless --allow-inconclusive"
+        )
+        said = (
+            f"inconclusive: {one.case} {quantity} on {one.machine}: the machine was too unsteady to tell: "
+            f"{_unsteady_counts(one)}, so not searched for a change ({verdict}; see the discounted runs in `asyncbench history`)"
+        )
+        return visible(said)
     ago = "at the newest run" if hit.runs_ago == 0 else f"{hit.runs_ago} run{'' if hit.runs_ago == 1 else 's'} ago"
     moved = f"{_ratio(change)} ({_figure(change.before, one.shown_unit)} → {_figure(change.after, one.shown_unit)}) from {change.at}, {ago}"
     if one.of_machine:
@@ -91,8 +100,27 @@ RUNS_TO_SEE_A_STEP = model.MIN_RUNS
 NOT_SEARCHED = ", not searched for changes (what bounds the step: read its chart)"
 
 
-def _no_change(runs: int) -> str:
-    """What a series without change points says: none found, and where it is too short for a step to show, so."""
+def _unsteady_counts(one: Series) -> str:
+    """'5 of 8 runs discounted as the machine's: 3 left, a change is looked for in 6 or more' (of the newest runs read,
+    where fewer than all were read)."""
+    read = len(one.points)
+    of = f"{read}" if read >= one.runs else f"the newest {read}"
+    left = read - len(one.discounted)
+    return (
+        f"{len(one.discounted)} of {of} runs discounted as the machine's: {left} left, "
+        f"a change is looked for in {RUNS_TO_SEE_A_STEP} or more"
+    )
+
+
+def _no_change(one: Series) -> str:
+    """What a series without change points says: none found; where it is too short for a step to show, so; where too
+    few of its runs were left once the machine's were discounted (Series.unsteady), that, with the counts, never "no
+    change found": it was not searched."""
+    runs = one.runs
+    if one.unsteady:
+        read = len(one.points)
+        of = "" if read >= runs else f" of the newest {read}"
+        return f", {len(one.discounted)}{of} discounted as the machine's: {read - len(one.discounted)} left, too few to tell"
     if runs < RUNS_TO_SEE_A_STEP:
         return f", no change found: too few runs to tell (a step shows with about {RUNS_TO_SEE_A_STEP // 2} runs on each side)"
     return ", no change found"
@@ -105,7 +133,7 @@ def print_series(found: Sequence[Series], console: Console) -> None:
     text = Text()
     for one in found:
         quantity = visible(f"{one.variant} {one.quantity}" if one.variant else one.quantity)
-        changed = f", {len(one.change_points)} change(s)" if one.change_points else _no_change(one.runs)
+        changed = f", {len(one.change_points)} change(s)" if one.change_points else _no_change(one)
         if model.is_bound(one.quantity):  # drawn, never searched (history.recording.refresh_changes)
             changed = NOT_SEARCHED
         newest = _figure(one.points[-1].value, one.shown_unit) if one.points else "–"
@@ -116,7 +144,10 @@ def print_series(found: Sequence[Series], console: Console) -> None:
         text.append(f"  {sparkline([p.value for p in one.points]) if one.points else ''}  {newest} ({runs}{changed})\n")
         for change in one.change_points:
             text.append(f"    {visible(change_line(change, one.shown_unit))}\n")
-        if one.machine_seen:
+        if one.unsteady:  # not searched: say so, not that changes were looked for
+            text.append("    changes not looked for: too few runs whose machine held still", style="dim")
+            text.append(f"; {len(one.discounted)} run(s) discounted\n", style="dim")
+        elif one.machine_seen:
             text.append("    changes looked for in the runs whose machine held still", style="dim")
             text.append(f"; {len(one.discounted)} run(s) discounted\n" if one.discounted else "\n", style="dim")
         named = {point.run: point.label or point.revision or f"run {point.run}" for point in one.points}

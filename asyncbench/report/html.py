@@ -345,7 +345,16 @@ def _case_heading(case: trends.Case, first: int) -> str:
                 bare = change.ratio_low is None or change.ratio_high is None  # no interval: its point says only which way
                 way = (" [?] slower by its point alone" if bare else " slower") if slower else (" [?]" if bare else "")
                 said.append(f"{chart.name} ×{change.ratio:.3g}{way} at {change.at}")
+    unsteady = [
+        f"{chart.name} on {one.machine}: {len(one.discounted)} of {len(one.points)} runs discounted as the machine's, "
+        f"{len(one.points) - len(one.discounted)} left"
+        for chart in case.charts
+        for one in chart.series
+        if one.unsteady
+    ]
     note = f'<p class="note">changed: {_e("; ".join(said))}</p>' if said else ""
+    if unsteady:  # not searched (history.model.Series.unsteady): never read as "no change"
+        note += f'<p class="note">too few runs left to tell, not searched for changes: {_e("; ".join(unsteady))}</p>'
     return f'<h3 class="case" id="case-{first}">{_e(case.case)}</h3>{note}'
 
 

@@ -1,0 +1,102 @@
+"""A series with runs enough to search but too few left once the machine's are discounted says it cannot tell, and the
+gate calls it INCONCLUSIVE (a team lead's store: 4 runs of unchanged code, then 4 after a real ~1.6× slowdown, on a
+2-core machine shared with another user; 5 of the 8 runs discounted, 3 searched of the 6 a search needs; `history`
+printed "no change found" and `--fail-on-regression` passed at any margin)."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+
+import pytest
+
+from asyncbench.history import changes, gate, store, target
+from asyncbench.results import stats
+from asyncbench.results.model import OK, Result, Samples, VariantResult
+from asyncbench.results.reference import Reference
+from tests.support.cli import invoke
+from tests.support.helpers import report_of
+
+WORK = "float32 256×256 product ×4 on numpy cpu"
+# The machine's reference per run (ms): slow in 5 of the 8 (beyond ×1.25 of its usual 1 ms, so discounted).
+MACHINE_MS = (1.0, 1.5, 1.0, 1.6, 1.0, 1.5, 1.6, 1.5)
+SLOWED_FROM = 5  # the code is 1.6× slower from this run on
+
+
+def _case(time_s: float, machine_s: float, seed: int) -> Result:
+    draw = random.Random(seed)
+    done = tuple(time_s * (1 + draw.gauss(0, 0.01)) for _ in range(20))
+    variant = VariantResult(Samples(done, done), stats.summarize(done), stats.summarize(done), None)
+    samples = tuple(machine_s * (1 + draw.gauss(0, 0.01)) for _ in range(40))
+    reference = Reference(WORK, samples, cpu_pressure=0.0, others_cpu=0.0)
+    return Result("train_step", "e", "chain", "numpy", "cpu", {}, OK, variants={"chain": variant}, reference=reference)
+
+
+def _store(tmp_path, machine_ms=MACHINE_MS) -> str:
+    path = str(tmp_path / "h.sqlite")
+    opened = store.open_store(target.resolve(path), writing=True)
+    for run, machine in enumerate(machine_ms, start=1):
+        code = 1.6 if run >= SLOWED_FROM else 1.0
+        opened.record(report_of([_case(0.0042 * code * machine, 0.001 * machine, run)]), label=f"run-{run}")
+    return path
+
+
+def _done(path: str):
+    (one,) = [s for s in store.open_store(target.resolve(path)).series() if s.quantity == "done_s"]
+    return one
+
+
+def test_a_series_with_too_few_runs_left_after_discounting_says_so_never_no_change_found(tmp_path):
+    from rich.console import Console
+
+    from asyncbench.report import history as shown
+
+    one = _done(_store(tmp_path))
+    assert (one.runs, len(one.discounted), one.change_points) == (8, 5, ())
+    assert one.unsteady
+    out = io.StringIO()
+    shown.print_series([one], Console(file=out, width=300, color_system=None))
+    text = out.getvalue()
+    assert "(8 runs, 5 discounted as the machine's: 3 left, too few to tell)" in text
+    assert "no change found" not in text
+    assert "changes looked for" not in text
+    said = json.loads(changes.to_json([one]))[0]
+    assert (said["searched"], said["not_searched"], said["runs_left"]) == (False, "unsteady", 3)
+
+
+def test_the_page_says_a_series_was_too_unsteady_to_tell(tmp_path):
+    from asyncbench.report import html
+
+    page = html.render([_done(_store(tmp_path))], None, [], "h.sqlite")
+    assert "too few runs left to tell, not searched for changes" in page
+    assert "5 of 8 runs discounted as the machine" in page
+
+
+@pytest.mark.parametrize("margin", ["10%", "50%", "70%", "100%"])
+def test_the_gate_calls_an_unsteady_series_inconclusive_and_fails_unless_allowed(tmp_path, margin):
+    path = _store(tmp_path)
+    failed = invoke("history", "train_step", "--history", path, "--fail-on-regression", "--max-regression", margin)
+    assert failed.exit_code == 1, failed.output
+    assert "the machine was too unsteady to tell: 5 of 8 runs discounted" in failed.stderr
+    assert "unless --allow-inconclusive" in failed.stderr
+    allowed = invoke("history", "train_step", "--history", path, "--fail-on-regression", "--max-regression", margin, "--allow-inconclusive")
+    assert allowed.exit_code == 0, allowed.output
+    assert "--allow-inconclusive: it does not fail the gate" in allowed.stderr
+
+
+def test_a_young_series_passes_the_gate_as_before(tmp_path):
+    """Fewer runs recorded than a search needs: too few to tell, and the gate starts to guard it after a few more."""
+    one = _done(_store(tmp_path, MACHINE_MS[:4]))
+    assert not one.unsteady
+    assert json.loads(changes.to_json([one]))[0]["not_searched"] == "too_short"
+    assert gate.regressions([one], 0.1) == []
+
+
+def test_the_same_slowdown_on_a_steady_machine_is_searched_and_found(tmp_path):
+    one = _done(_store(tmp_path, (1.0,) * 8))
+    assert not one.unsteady
+    assert json.loads(changes.to_json([one]))[0]["searched"] is True
+    [hit] = gate.regressions([one], 0.1)
+    assert hit.change is not None
+    assert not hit.inconclusive
