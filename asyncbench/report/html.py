@@ -53,7 +53,7 @@ from typing import Any, Sequence
 
 import asyncbench.history.model as model
 from asyncbench.history.model import ChangePoint, LatestRun, RecentRun, Series
-from asyncbench.report import escaping, history_tables, trends
+from asyncbench.report import case_words, escaping, history_tables, trends
 from asyncbench.results import fields, units
 
 # A chart shows at most this many of a series' newest points: a thousand series of 500 points made a 67 MB page in
@@ -335,46 +335,6 @@ def _axis(chart: trends.Chart) -> str:
     return "×" if chart.unit == "x" else chart.unit
 
 
-def _case_heading(case: trends.Case, first: int) -> str:
-    """A case's heading: its id, and what changed in it (the charts with a change, slower ones first)."""
-    said = []
-    for chart in case.charts:
-        for one in chart.series:
-            for change in one.change_points:
-                slower = (one.slower_by(change) or 0.0) > 1
-                bare = change.ratio_low is None or change.ratio_high is None  # no interval: its point says only which way
-                way = (" [?] slower by its point alone" if bare else " slower") if slower else (" [?]" if bare else "")
-                said.append(f"{chart.name} ×{change.ratio:.3g}{way} at {change.at}")
-    unsteady = [
-        f"{chart.name} on {one.machine}: {len(one.discounted)} of {len(one.points)} runs discounted as the machine's, "
-        f"{len(one.points) - len(one.discounted)} left"
-        for chart in case.charts
-        for one in chart.series
-        if one.unsteady
-    ]
-    note = f'<p class="note">changed: {_e("; ".join(said))}</p>' if said else ""
-    if unsteady:  # not searched (history.model.Series.unsteady): never read as "no change"
-        note += f'<p class="note">too few runs left to tell, not searched for changes: {_e("; ".join(unsteady))}</p>'
-    return f'<h3 class="case" id="case-{first}">{_e(case.case)}</h3>{note}'
-
-
-def _trends_note(cases: Sequence[trends.Case]) -> str:
-    """How the charts are laid out (report.trends), with the counts a reader looks for first."""
-    slower = sum(case.slower for case in cases)
-    changed = sum(case.changed and not case.slower for case in cases)
-    folded = sum(len(chart.also) for case in cases for chart in case.charts)
-    twins = (
-        f" {folded} quantity(ies) whose figures are another's (the same, or a multiple) drawn on its chart, which says so."
-        if folded
-        else ""
-    )
-    return (
-        f'<p class="note">By case: {slower} case(s) where something got slower first, then {changed} with a change, '
-        f"then the rest ({len(cases) - slower - changed}). Each chart's x axis is the runs in the order recorded, the "
-        f"order change points are looked for in.{_e(twins)}</p>"
-    )
-
-
 def render(found: Sequence[Series], latest: LatestRun | None, recent: Sequence[RecentRun], store_shown: str) -> str:
     """The whole page."""
     from plotly.offline import get_plotlyjs
@@ -386,7 +346,7 @@ def render(found: Sequence[Series], latest: LatestRun | None, recent: Sequence[R
     charts: list[dict[str, Any]] = []
     chart_divs: list[str] = []
     for case in laid_out:
-        chart_divs.append(_case_heading(case, len(charts)))
+        chart_divs.append(case_words.heading(case, len(charts)))
         for chart in case.charts:
             chart_divs.append(f'<div class="chart" id="chart-{len(charts)}"></div>')
             charts.append(_chart(chart, run_positions, machines))
@@ -406,7 +366,7 @@ def render(found: Sequence[Series], latest: LatestRun | None, recent: Sequence[R
         f"<h2>Latest run</h2>{history_tables.latest(latest)}"
         f"<h2>Machines</h2>{history_tables.machines(found)}"
         f"<h2>Recent runs</h2>{history_tables.recent(recent)}"
-        f"<h2>Trends</h2>{_trends_note(laid_out)}{''.join(chart_divs)}"
+        f"<h2>Trends</h2>{case_words.layout_note(laid_out)}{''.join(chart_divs)}"
         f'<script type="application/json" id="asyncbench-data">{_json_for_script(data)}</script>'
         f"<script>{DRAW}</script></body></html>\n"
     )

@@ -1,0 +1,51 @@
+"""The history page's words about its cases (report.html): each case's heading with what changed in it, and the note on
+how the charts are laid out (report.trends), apart from the page's drawing and tables.
+
+A change is called slower only by its interval; one without an interval (`[?]`) says its point alone says which way,
+and a series too unsteady to search (history.model.Series.unsteady) says so, never read as "no change"."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from asyncbench.report import escaping, trends
+
+
+def heading(case: trends.Case, first: int) -> str:
+    """A case's heading: its id, and what changed in it (the charts with a change, slower ones first)."""
+    said = []
+    for chart in case.charts:
+        for one in chart.series:
+            for change in one.change_points:
+                slower = (one.slower_by(change) or 0.0) > 1
+                bare = change.ratio_low is None or change.ratio_high is None  # no interval: its point says only which way
+                way = (" [?] slower by its point alone" if bare else " slower") if slower else (" [?]" if bare else "")
+                said.append(f"{chart.name} ×{change.ratio:.3g}{way} at {change.at}")
+    unsteady = [
+        f"{chart.name} on {one.machine}: {len(one.discounted)} of {len(one.points)} runs discounted as the machine's, "
+        f"{len(one.points) - len(one.discounted)} left"
+        for chart in case.charts
+        for one in chart.series
+        if one.unsteady
+    ]
+    note = f'<p class="note">changed: {escaping.html("; ".join(said))}</p>' if said else ""
+    if unsteady:  # not searched (history.model.Series.unsteady): never read as "no change"
+        note += f'<p class="note">too few runs left to tell, not searched for changes: {escaping.html("; ".join(unsteady))}</p>'
+    return f'<h3 class="case" id="case-{first}">{escaping.html(case.case)}</h3>{note}'
+
+
+def layout_note(cases: Sequence[trends.Case]) -> str:
+    """How the charts are laid out (report.trends), with the counts a reader looks for first."""
+    slower = sum(case.slower for case in cases)
+    changed = sum(case.changed and not case.slower for case in cases)
+    folded = sum(len(chart.also) for case in cases for chart in case.charts)
+    twins = (
+        f" {folded} quantity(ies) whose figures are another's (the same, or a multiple) drawn on its chart, which says so."
+        if folded
+        else ""
+    )
+    return (
+        f'<p class="note">By case: {slower} case(s) where something got slower first, then {changed} with a change, '
+        f"then the rest ({len(cases) - slower - changed}). Each chart's x axis is the runs in the order recorded, the "
+        f"order change points are looked for in.{escaping.html(twins)}</p>"
+    )
