@@ -18,7 +18,10 @@ would otherwise be shown, recorded and reported as a gate its own numbers contra
 
 A threshold check on the bound (`slack_s[host] >= 1ms`, `slack_share`, `ceiling`) is judged from the slowdown a
 delay of its level caused against a tolerance of that delay (verdicts.bound_checks), not its interval against its
-threshold: its verdict is not held to this rule, nor is a check whose text states no threshold (`bound == device`).
+threshold: its verdict is not held to this rule. A check on the reading (`bound == device`) states no threshold: a
+PASS or FAIL of it is held to the rounds and confidence it stores (`reading_held`): as many rounds as a reading at
+that confidence needs (verdicts.bound_checks), else it decided nothing (a file written before a reading check stored
+them, with neither, is read as it is).
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ import operator
 import re
 from typing import Any, Callable, Collection
 
-from asyncbench.results import units
+from asyncbench.results import bound_rule, units
 from asyncbench.results.bound import CEILING, SLACK_S, SLACK_SHARE
+from asyncbench.results.budget import rounds_for_median
 from asyncbench.results.fields import At
 from asyncbench.results.model import CLOCKS, Verdict
 
@@ -53,6 +57,9 @@ CHECK = re.compile(
         \s*(?P<unit>[A-Za-zµ×%]+)?\s*""",
     re.VERBOSE,
 )
+
+#: a check on the reading of what bounds the step: `bound == device`, `bound[fast] == host`
+READING_CHECK = re.compile(r"\s*bound\s*(?:\[[^\[\]]+\])?\s*==\s*\w+\s*")
 
 #: threshold checks on the bound: judged against a tolerance of the delay their level injects, not their threshold
 JUDGED_BY_THEIR_DELAY = (SLACK_S, SLACK_SHARE, CEILING)
@@ -87,7 +94,9 @@ def held_to_its_rule(check: Any, at: At, metrics: Collection[str], bounded: Coll
     vocabulary before (results.records); `metrics` are its result's metrics (a metric named like a bound quantity
     or a clock is a metric), `bounded` those of them a check judges from their interval (results' `bounds`)."""
     match = CHECK.fullmatch(str(check.get("expect") or ""))
-    if match is None:  # no threshold stated (`bound == device`): nothing to judge against
+    if match is None:  # no threshold stated: a reading (`bound == device`) is held to its rounds, else nothing to judge
+        if READING_CHECK.fullmatch(str(check.get("expect") or "")):
+            reading_held(check, at)
         return
     quantity, op = match["quantity"], match["op"]
     written = match["unit"]
@@ -116,6 +125,29 @@ def held_to_its_rule(check: Any, at: At, metrics: Collection[str], bounded: Coll
         said = f"its one measurement {float(value):g}"
     if judged != verdict:
         (at / "verdict").fail(f"{str(verdict)!r} is not the verdict of {said} against {check['expect']!r} ({str(judged)!r})")
+
+
+def reading_held(check: Any, at: At) -> None:
+    """InputError for a PASS or FAIL of a reading check (`bound == device`) whose stored rounds are too few for a
+    reading at its stored confidence (the bootstrap's MIN_ROUNDS, or a median's order-statistic interval at that
+    level, whichever is more: verdicts.bound_checks.reading_rounds_needed), or that stores one of the two without the
+    other. With neither (a file written before they were stored) there is nothing to hold it to."""
+    if Verdict(check["verdict"]) not in (Verdict.PASS, Verdict.FAIL):
+        return
+    rounds, confidence = check.get("rounds"), check.get("confidence")
+    if rounds is None and confidence is None:
+        return
+    if rounds is None or confidence is None:
+        missing = "rounds" if rounds is None else "confidence"
+        (at / missing).fail(f"a {str(check['verdict'])!r} of a reading with no {missing}: it is judged from both")
+    if not 0 < float(confidence) < 1:
+        (at / "confidence").fail(f"{confidence!r} is no confidence (a level between 0 and 1)")
+    needed = max(bound_rule.MIN_ROUNDS, rounds_for_median(float(confidence)))
+    if int(rounds) < needed:
+        (at / "verdict").fail(
+            f"{str(check['verdict'])!r} of a reading from {rounds} perturbation rounds: a {units.confidence(float(confidence))} "
+            f"reading needs {needed}, so it is INCONCLUSIVE"
+        )
 
 
 def _stated_threshold(check: Any, at: At, op: str, threshold: float) -> None:

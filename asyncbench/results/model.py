@@ -238,10 +238,14 @@ class Check:
     detail: str
     value: float | None = None
     bounds: tuple[float, float] | None = None
-    #: the confidence of `bounds` (results.budget: the run's false-alarm rate split over its checks and looks)
+    #: the confidence of `bounds` (results.budget: the run's false-alarm rate split over its checks and looks), or of
+    #: the reading a `bound == X` check was judged from (verdicts.bound_checks)
     confidence: float | None = None
     #: the family-wise false-alarm rate the run's checks share (None: judged alone, from a 95% interval)
     family_error: float | None = None
+    #: the perturbation rounds a `bound == X` check's reading came from (None: any other check), held on reading
+    #: against its confidence (results.check_rule)
+    rounds: int | None = None
 
 
 @dataclass(frozen=True)

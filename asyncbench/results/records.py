@@ -149,6 +149,8 @@ def check_to_dict(check: Check) -> dict[str, Any]:
         stored["confidence"] = check.confidence
     if check.family_error is not None:
         stored["family_error"] = check.family_error
+    if check.rounds is not None:
+        stored["rounds"] = check.rounds
     return stored
 
 
@@ -162,6 +164,7 @@ def check_from_dict(raw: Mapping[str, Any]) -> Check:
         bounds=(float(bounds[0]), float(bounds[1])) if bounds else None,
         confidence=raw.get("confidence"),
         family_error=raw.get("family_error"),
+        rounds=raw.get("rounds"),
     )
 
 
@@ -373,4 +376,6 @@ def _check_verdict(raw: Any, at: At, metrics: Mapping[str, Any], bounded: list[s
     fields.interval(check.get("bounds"), at / "bounds")
     for key in ("confidence", "family_error"):
         fields.optional_number(check.get(key), at / key)
+    if check.get("rounds") is not None:
+        fields.count(check["rounds"], at / "rounds")
     held_to_its_rule(check, at, metrics, bounded)

@@ -10,7 +10,9 @@ The reading is judged from the fit's reading (verdicts.bound), at the confidence
 run's false-alarm budget (results.budget, as every other check): the stored bound's intervals are 95% ones, so where
 the level differs the fit is redone from the stored observations at that level. `bound == X` passes where the
 reading is X, fails where it is another decided reading (host, device, balanced) and is INCONCLUSIVE where the
-reading is.
+reading is, or where the rounds are too few for a reading at that level (`reading_rounds_needed`: as many as the
+threshold checks on the same rounds need for their intervals). The check stores the rounds and the confidence its
+verdict came from (results.check_rule holds a file's check to them).
 
 A threshold check on the slack (slack_s, slack_share, ceiling) is judged at its own level (verdicts.bound_levels):
 the perturbation rounds inject exactly its delay on its side, and the check is read from the paired slowdown there
@@ -135,9 +137,27 @@ def _label(expectation: Expectation, name: str | None) -> str:
     return expectation.quantity + (f"[{', '.join(inside)}]" if inside else "")
 
 
+def reading_rounds_needed(confidence: float) -> int:
+    """The fewest perturbation rounds a reading at `confidence` is judged from: the bootstrap's MIN_ROUNDS, or as
+    many as an order-statistic interval of a median needs at that level, whichever is more (as bound_rounds_needed
+    asks of the case, and as the threshold checks need for theirs): fewer decide nothing at that level."""
+    return max(fitting.MIN_ROUNDS, rounds_for_median(confidence))
+
+
 def _reading_check(expectation: Expectation, label: str, bound: Bound, level: Level) -> Check:
     wanted = BoundKind(expectation.at)
-    shown = f"{label} = {bound.bound} ({level.name} intervals), expected {wanted}"
+    needed = reading_rounds_needed(level.confidence)
+    # what the verdict came from, stored with it: the rounds and the level (results.check_rule holds a file to them)
+    came_from = functools.partial(
+        Check, expectation.text, confidence=level.confidence, rounds=bound.rounds, family_error=level.family_error
+    )
+    if bound.rounds < needed:  # as a threshold check on the same rounds: no reading at this level from so few
+        shown = (
+            f"{label}: {bound.rounds} perturbation round{'' if bound.rounds == 1 else 's'}, too few rounds for a "
+            f"{level.name} reading {NEEDS}{needed}), expected {wanted}"
+        )
+        return came_from(INCONCLUSIVE, shown)
+    shown = f"{label} = {bound.bound} ({level.name} intervals) over {bound.rounds} perturbation rounds, expected {wanted}"
     if bound.bound == wanted:
         verdict = PASS
     elif bound.bound in READINGS:
@@ -147,7 +167,7 @@ def _reading_check(expectation: Expectation, label: str, bound: Bound, level: Le
         shown += f": {UNDECIDED}"
     if verdict != PASS and bound.note:
         shown += f" ({bound.note})"
-    return Check(expectation.text, verdict, shown, family_error=level.family_error)  # no interval: no confidence stored
+    return came_from(verdict, shown)
 
 
 def _level_check(expectation: Expectation, label: str, stored: Bound, injection: Injection, level: Level) -> Check:

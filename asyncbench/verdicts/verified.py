@@ -11,7 +11,9 @@ machine that drifts between rounds cancels out.
 1 is the whole ceiling; 0 nothing; above 1 beyond its interval the captured step ran faster than the floor, which
 removing host cost alone cannot do: the capture changed the device's work too (fused ops, another kernel). Its
 interval: each end is the worse of the saving's interval (the median's, distribution-free) and the slack's
-(the bootstrap's), so it is at least as wide as either; a slack whose interval reaches 0 leaves it open (None). A
+(the bootstrap's), so it is at least as wide as either; a slack whose interval reaches 0 leaves it open (None), and
+the line says the saving and the slack it rests on (before "faster than the floor", where it is that too). A slack
+of 0 is said from its interval: "no slack" only where that is [0, 0], else what it may save up to (NO_SLACK). A
 slack without an interval (fewer perturbation rounds than an interval needs) judges nothing: the line says the
 saving in time beside it and that the floor was not judged (NOT_JUDGED), never "faster than the floor".
 """
@@ -19,6 +21,7 @@ saving in time beside it and that the floor was not judged (NOT_JUDGED), never "
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 from typing import Sequence
 
@@ -33,6 +36,8 @@ SYNCHRONOUS = "synchronous: no ceiling to compare with"
 DISTURBED = 1.5
 #: what the line says of a capture that ran faster than the floor beyond its interval
 PAST_FLOOR = "faster than the floor (step − the device's slack): it changed the device's work too"
+#: what the line says where the device's slack and its whole interval are 0: cutting host work surely saves nothing
+NO_SLACK = "the device has no slack: cutting host work cannot save anything"
 #: what the line says where the device's slack has no interval (too few perturbation rounds): passing the floor is a
 #: claim on two intervals, and a point estimate of the slack (a "0 ns ±?" from one round) bears none
 NOT_JUDGED = "whether it ran faster than the floor (step − the device's slack) is not judged: the slack has no interval"
@@ -88,7 +93,12 @@ def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound:
     # the floor passed beyond both intervals: the saving's low end above the slack's high end
     past = saving_ci is not None and saving_ci[0] > device.slack_ci_s[1]
     if device.slack_s <= 0:
-        said = PAST_FLOOR if past else "the device has no slack: cutting host work cannot save anything"
+        if past:
+            said = PAST_FLOOR
+        elif device.slack_ci_s[1] <= 0:  # [0, 0]: no slack, surely
+            said = NO_SLACK
+        else:  # ~0 whose interval reaches above: said from the interval, as the table and the ceiling beside it are
+            said = f"{_may_save(device.slack_ci_s[1], bound)}; {how} {saved}"
         return dataclasses.replace(_noted(base, f"{said} ({versus})"), past_floor=past)
     reached = saving / device.slack_s
     reached_ci = None
@@ -96,16 +106,29 @@ def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound:
         ends = [s / d for s in saving_ci for d in device.slack_ci_s]
         reached_ci = (min(ends), max(ends))
     note = None
-    if past:
-        note = PAST_FLOOR
-    elif reached_ci is not None and reached_ci[1] < 0:
-        note = f"slower than the plain step ({versus})"
-    elif reached_ci is None:  # a share of a slack that may be 0 is unbounded: the saving itself, in time
+    if reached_ci is None:  # a share of a slack that may be 0 is unbounded: the saving itself, in time
         low, high = device.slack_ci_s
         # the slack's estimate, which the share is of, shown where its interval reaches 0 (not '~0 [≤ x]' beside a share)
         slack = _from_zero(device.slack_s, high) if low <= 0 else units.with_bounds(device.slack_s, device.slack_ci_s, "s")
         note = f"no interval for the share: it {saved}, against a device slack of {slack}"
+        if past:  # past the floor beyond both intervals: said too, after what the share without an interval rests on
+            note = f"{note}; {PAST_FLOOR}"
+    elif past:
+        note = PAST_FLOOR
+    elif reached_ci[1] < 0:
+        note = f"slower than the plain step ({versus})"
     return Verified(how, step_s, step_ci, reached, reached_ci, note, tuple(pairs), past)
+
+
+def _may_save(high_s: float, bound: Bound) -> str:
+    """What a device slack of ~0 whose interval reaches `high_s` leaves cutting host work, said from the interval
+    (not from its estimate of 0, which the ceiling's interval beside it contradicts): "the device's slack is ~0
+    [≤ 1.1 ms]: cutting host work may save up to that (ceiling ≤ 1.68×)"."""
+    said = f"the device's slack is {units.with_bounds(0.0, (0.0, high_s), 's')}: cutting host work may save up to that"
+    if bound.ceiling_ci is None:
+        return said
+    top = bound.ceiling_ci[1]
+    return f"{said} (ceiling ≤ {units.quantity(top, 'x')})" if math.isfinite(top) else f"{said} (a ceiling with no upper bound)"
 
 
 def _saved(saving: float, interval: tuple[float, float] | None) -> str:

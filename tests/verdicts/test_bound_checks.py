@@ -9,8 +9,10 @@ import dataclasses
 import pytest
 
 from asyncbench.engine.runner import RunOptions
-from asyncbench.results import budget, units
+from asyncbench.errors import InputError
+from asyncbench.results import budget, check_rule, records, units
 from asyncbench.results.bound import BoundKind
+from asyncbench.results.fields import At
 from asyncbench.results.model import Case, Settings, Verdict
 from asyncbench.spec import expect
 from asyncbench.verdicts import bound, bound_checks, checks
@@ -32,7 +34,35 @@ def _judge(text: str, *bounds, shared: budget.Budget | None = None):
 def test_the_reading_is_judged_from_the_fit(text, verdict):
     check = _judge(text, device_bound("sync"))
     assert check.verdict == verdict, check.detail
-    assert check.confidence is None  # a reading has no interval of its own
+    assert check.bounds is None  # a reading has no interval of its own: what it came from is stored instead
+    assert (check.rounds, check.confidence) == (6, pytest.approx(0.95))
+
+
+def test_a_reading_from_too_few_rounds_for_its_level_is_inconclusive_as_the_threshold_checks_are():
+    """7 rounds at 99.98%: `bound == device` passed while the threshold checks on the same rounds said 'too few for a
+    99.98% interval (it needs 14)', and the file stored nothing the 99.98% intervals came from."""
+    observations, _ = planted(0.6, 1.0, rounds=7)
+    fitted = bound.fit("sync", observations, True, steps_per_call=STEPS)
+    shared = budget.Budget(budget.FAMILY_ERROR, 4, 10, 100)
+    level = checks.level_of(shared, share=1)
+    needed = bound_checks.reading_rounds_needed(level.confidence)
+    assert needed > 7
+    check = _judge("bound == device", fitted, shared=shared)
+    assert check.verdict == Verdict.INCONCLUSIVE, check.detail
+    assert f"too few rounds for a {level.name} reading (it needs {needed})" in check.detail
+    assert checks.inconclusive_why(check) == checks.WHY_TOO_FEW
+    assert (check.rounds, check.confidence) == (7, level.confidence)
+    # a case with it takes the rounds it needs
+    parsed = (expect.parse("bound == device", WORKLOAD),)
+    assert bound_checks.bound_rounds_needed(parsed, shared, ["sync"]) == needed
+    # and a file whose reading check says it passed from those rounds is refused on reading
+    stored = records.check_to_dict(dataclasses.replace(check, verdict=Verdict.PASS))
+    assert stored["rounds"] == 7
+    with pytest.raises(InputError, match=f"needs {needed}"):
+        check_rule.held_to_its_rule(stored, At("checks[0]"), (), ())
+    decided = records.check_to_dict(dataclasses.replace(check, verdict=Verdict.PASS, rounds=needed))
+    check_rule.held_to_its_rule(decided, At("checks[0]"), (), ())
+    assert records.check_from_dict(decided).rounds == needed
 
 
 def test_an_inconclusive_reading_is_an_inconclusive_check_that_says_why():

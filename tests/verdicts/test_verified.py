@@ -59,10 +59,25 @@ def test_a_synchronous_backend_is_timed_with_no_ceiling_to_compare_with() -> Non
 
 
 def test_a_device_without_slack_has_no_share_to_reach() -> None:
-    found = verified.verified("jit", _pairs(0.0011, 0.0011), device_bound())
+    none_at_all = _with_device_slack(0.0, (0.0, 0.0))
+    found = verified.verified("jit", _pairs(0.0011, 0.0011), none_at_all)
     assert found.reached is None
     assert found.note is not None
-    assert "the device has no slack" in found.note
+    assert found.note.startswith(verified.NO_SLACK)
+
+
+def test_a_device_slack_of_about_zero_whose_interval_reaches_above_is_said_from_its_interval() -> None:
+    """JAX: the table read '~0 [≤ 1.1 ms]' and '≤ 1.00× [1.00–1.68]', the line 'the device has no slack: cutting
+    host work cannot save anything', said from the estimate its own interval (and the ceiling beside it) denies."""
+    bound = dataclasses.replace(_with_device_slack(0.0, (0.0, 0.001095)), step_s=0.00272, ceiling=1.0, ceiling_ci=(1.0, 1.68))
+    found = verified.verified("jit", _pairs(0.00280, 0.00276), bound)
+    assert found.reached is None
+    assert found.note is not None
+    assert "has no slack" not in found.note
+    assert "cannot save anything" not in found.note
+    assert found.note.startswith(
+        "the device's slack is ~0 [≤ 1.09 ms]: cutting host work may save up to that (ceiling ≤ 1.68×); jit saved 38 µs [38–44] a step"
+    ), found.note
 
 
 def test_a_refused_capture_keeps_its_line_and_no_time() -> None:
@@ -78,6 +93,18 @@ def test_a_capture_faster_than_a_floor_of_no_slack_is_flagged_not_given_a_share(
     assert found.past_floor
     assert found.note is not None
     assert found.note.startswith(verified.PAST_FLOOR)
+
+
+def test_a_capture_past_the_floor_with_a_share_without_an_interval_says_what_the_share_rests_on() -> None:
+    """A planted run: 'reached 4338% ±? of the ceiling; faster than the floor …', where the guide promised the clause
+    'no interval for the share: it saved … against a device slack of …' that the share without an interval rests on."""
+    found = verified.verified("jit", _pairs(0.001, 0.0005), _with_device_slack(0.00002, (0.0, 0.00003)))
+    assert found.reached == pytest.approx(25, abs=1)
+    assert found.reached_ci is None
+    assert found.past_floor
+    assert found.note is not None
+    assert found.note.startswith("no interval for the share: it saved 498 µs [498–504] a step, against a device slack of 20 µs [0–30]")
+    assert found.note.endswith(verified.PAST_FLOOR)
 
 
 def test_a_plain_step_the_captured_ones_runs_disturbed_is_said() -> None:
