@@ -218,12 +218,30 @@ def _past_target(pairings: list[Pairing], taken_s: float, target_s: float, cap_s
     said = ([f"{_cases(undecided)}, undecided at {'its' if len(undecided) == 1 else 'their'} last look,"] if undecided else []) + (
         [f"{_cases(unlooked)}, with no look taken yet,"] if unlooked else []
     )
+    went = [p for p in pairings if p.past_target is not None]
     why = (
-        f"{' and '.join(said)} went on, up to the {units.seconds(cap_s)} cap (--gate-time-max)"
+        f"{' and '.join(said)} went on past it, as the cap (--gate-time-max, {units.seconds(cap_s)}) allows, and {_stopped(went)}"
         if said
         else "its last round of blocks, begun before the target, ended after it"
     )
     return f"the gate measured for {units.seconds(taken_s)}, past its {units.seconds(target_s)} target (--gate-time): {why}"
+
+
+def _stopped(went: list[Pairing]) -> str:
+    """Where the cases that went on past the target stopped: 'stopped at its first look at block 10' (a note that
+    said only "up to the 180 s cap" read as a gate that ran to 180 s, where it stopped at 81.9 s at that look);
+    for several, each at its look or at the cap."""
+    if len(went) != 1:
+        return "each stopped at the look that decided it, or undecided by the cap"
+    (pairing,) = went
+    if pairing.done is not None:  # an error or a skip: no verdict to stop at
+        return f"stopped at block {pairing.n_blocks}"
+    if not pairing.decided:
+        return f"stopped undecided at block {pairing.n_blocks}"
+    # its looks are the schedule's counts it reached, and one at its last block where that is none of them
+    earlier = [n for n in pairing.budget().schedule() if n < pairing.looked_at]
+    which = "a later look" if earlier else "its first look"
+    return f"stopped at {which} at block {pairing.looked_at}, decided"
 
 
 def _cases(ids: list[str]) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
+from asyncbench.results import units
 from asyncbench.results.model import Clocks
 from asyncbench.results.paired import METRIC, VARIANT
 from asyncbench.workloads.base import Workload
@@ -21,7 +22,7 @@ def directed_metrics(workload: Workload) -> dict[str, int]:
     GFLOP/s), whose lower value is slower. Times derived from several variants (a cost as a difference of two
     times, a per-op estimate) are left out: a ratio of differences of noisy times is mostly noise, and the
     variants' own times are judged; nor are ratios between variants (speedups, shares) a speed of the code."""
-    return {metric.name: -1 for metric in workload.metrics if metric.unit.endswith("/s")}
+    return {metric.name: -1 for metric in workload.metrics if units.is_rate(metric.unit)}
 
 
 Series = dict[tuple[str, str], tuple[list[float], list[float], list[float]]]

@@ -14,11 +14,24 @@ from asyncbench.results.labels import Label
 NO_SLOWDOWN = "no slowdown beyond the margin"
 
 
-def gate_headline(code: int, labels: tuple[Label, ...]) -> str:
-    """'the gate fails (exit 1)'; a pass with every row decided, NO_SLOWDOWN; a pass that let INCONCLUSIVE rows
-    through, that it passed undecided and how many."""
+#: why a gate cut short fails, whatever its rows say (its "1 SAME" is what its blocks had measured when it stopped)
+INTERRUPTED = "interrupted before every case finished"
+
+
+def gate_exit(code: int) -> str:
+    """'ab exits 1': the exit said as `ab`'s, so that `show`, which re-renders an `ab` file and exits 0 itself, and
+    the comment `ab --markdown` wrote read the same and neither claims an exit of its own."""
+    return f"ab exits {code}"
+
+
+def gate_headline(code: int, labels: tuple[Label, ...], interrupted: bool = False) -> str:
+    """'the gate fails (ab exits 1)'; one cut short, 'the gate fails (interrupted before every case finished)' (its
+    exit was its signal's, said among the reasons where known); a pass with every row decided, NO_SLOWDOWN; a pass
+    that let INCONCLUSIVE rows through, that it passed undecided and how many."""
+    if interrupted:
+        return f"the gate fails ({INTERRUPTED})"
     if code:
-        return f"the gate fails (exit {code})"
+        return f"the gate fails ({gate_exit(code)})"
     undecided = labels.count(Label.INCONCLUSIVE)
     if undecided:
         return f"passes (--allow-inconclusive): {undecided} INCONCLUSIVE, not shown either way"

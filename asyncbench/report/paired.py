@@ -28,7 +28,7 @@ from asyncbench.errors import EXIT_GATE
 from asyncbench.report import bound_changes, cells, escaping, syncs
 from asyncbench.report.cells import drift_note
 from asyncbench.report.compared import change_text, interval_text, label_cell
-from asyncbench.report.gate_headline import gate_headline, headline_mark
+from asyncbench.report.gate_headline import gate_exit, gate_headline, headline_mark
 from asyncbench.report.gate_settings import device, settings_notes
 from asyncbench.report.terminal import LABEL_STYLE
 from asyncbench.results import fields, units
@@ -93,11 +93,13 @@ class ABView:
     bound_notes: tuple[str, ...] = ()
     #: HEADERS, base's and head's saying what their medians are per where every row's sample is the same N steps
     headers: tuple[str, ...] = HEADERS
+    #: the run was cut short (the file's `interrupted`): the gate fails, whatever its rows say
+    interrupted: bool = False
 
     @property
     def headline(self) -> str:
         """The gate's verdict in a line (`gate_headline`): what it decided, from the code and the verdicts together."""
-        return gate_headline(self.code, self.labels)
+        return gate_headline(self.code, self.labels, self.interrupted)
 
 
 def _quantity(value: float, unit: str) -> str:
@@ -211,6 +213,7 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
         tuple(_synchronous_notes(report)),
         tuple(bound_changes.notes(report)),
         tuple(f"{header}{per_column}" if header in ("base", "head") else header for header in HEADERS),
+        report.interrupted,
     )
 
 
@@ -339,7 +342,9 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
     style = "red" if view.code else "yellow" if Label.INCONCLUSIVE in view.labels else "green"
     console.print(f"[{style}]{shown(view.headline)}[/]: {shown(view.summary)}", soft_wrap=True)
     if view.code:
-        console.print(f"[red]the gate failed (exit {view.code})[/] because:" if again else f"[red]exit {view.code}[/] because:")
+        # shown again, the exit is `ab`'s (show's own is 0); one cut short exited on its signal, said in the reasons
+        failed = "the gate failed" + ("" if view.interrupted else f" ({gate_exit(view.code)})")
+        console.print(f"[red]{failed}[/] because:" if again else f"[red]exit {view.code}[/] because:")
         for reason in view.reasons:
             console.print(f"  - {shown(reason)}", soft_wrap=True)
 

@@ -26,9 +26,9 @@ from typing import Any, Mapping
 
 from asyncbench import inputs
 from asyncbench.errors import InputError
-from asyncbench.results import budget, fields, recordable
+from asyncbench.results import budget, fields, recordable, units
 from asyncbench.results.fields import At
-from asyncbench.results.labels import Label
+from asyncbench.results.labels import Label, margin_problem
 from asyncbench.results.paired import PairedCase, Side
 
 # 1 — first version. 2 — `run_id` (uuid4 hex, made with the report): the run's identity in the history, so two
@@ -160,8 +160,8 @@ def read_raw(path: str | Path) -> Any:
 def _settings(top: Mapping[str, Any], at: At) -> None:
     """The gate's settings, each held to its meaning (a file that says otherwise is not one)."""
     margin = fields.number(top["max_regression"], at / "max_regression")
-    if margin < 0:
-        (at / "max_regression").fail(f"a margin cannot be negative ({margin:g})")
+    if (problem := margin_problem(margin)) is not None:  # the range `ab --max-regression` takes: a file says no other
+        (at / "max_regression").fail(f"{problem}, as `ab --max-regression` takes one, not {units.percent(margin)}")
     family = fields.optional_number(top.get("family_error"), at / "family_error")
     if family is not None and not 0 < family < 1:
         (at / "family_error").fail(f"a false-alarm rate is between 0 and 1, not {family:g}")

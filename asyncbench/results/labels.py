@@ -14,6 +14,8 @@ comparison calls it, says why the rule is one-sided.
 
 from __future__ import annotations
 
+import math
+
 from asyncbench.results.model import Verdict
 from asyncbench.results.word import Word
 
@@ -63,3 +65,19 @@ def label_of(interval: tuple[float, float] | None, margin: float) -> Label:
     if low >= 1 / (1 + margin):
         return Label.SAME
     return Label.NOT_SLOWER
+
+
+# The margins a gate takes, `--max-regression` and a config's `ab_margin` alike, and so the margins an `ab` file may
+# state (its max_regression, a case's margin): above 0, since at 0 no interval is SAME (it would lie at or above 1
+# and below 1 at once): an unchanged step, whose interval holds 1, reads INCONCLUSIVE and fails the gate; and under
+# this (1000%: a step eleven times slower still passes), beyond which it guards nothing.
+MARGIN_MAX = 10.0
+
+
+def margin_problem(margin: float) -> str | None:
+    """What is wrong with a margin (a share: 0.05 for 5%) as a gate's, in words that state the range; None if
+    nothing. One rule for `--max-regression` (verdicts.compare.parse_threshold), `ab_margin`
+    (spec.schema.coerce_setting) and the margins an `ab` file states (results.ab_report, results.paired)."""
+    if not math.isfinite(margin) or not 0 < margin < MARGIN_MAX:
+        return f"expected a percentage above 0% and under {MARGIN_MAX:.0%}"
+    return None

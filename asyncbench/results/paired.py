@@ -21,11 +21,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from asyncbench.results import fields, recordable
+from asyncbench.results import fields, recordable, units
 from asyncbench.results import paired_held as held
 from asyncbench.results.bound_change import BoundChange
 from asyncbench.results.fields import At
-from asyncbench.results.labels import Label
+from asyncbench.results.labels import Label, margin_problem
 from asyncbench.results.model import Case, Verdict
 from asyncbench.results.plan import case_parts
 from asyncbench.results.syncs import SYNC_KINDS, SyncKind, SyncPoint, point_holds
@@ -114,9 +114,14 @@ class PairedRatio:
         value, interval = _positive(ratio.get("ratio"), at / "ratio"), fields.interval(ratio.get("ratio_ci"), at / "ratio_ci")
         if interval is not None and interval[0] <= 0:
             (at / "ratio_ci").fail(f"a ratio of times is above 0, not {interval[0]:g}")
-        unit = fields.unit(ratio.get("unit", ""), at / "unit")
+        kind = fields.word(ratio.get("kind"), at / "kind", KINDS)
+        unit = _unit(ratio.get("unit", ""), kind, at / "unit")
         for side in ("base", "head"):
-            recordable.duration(ratio.get(side), at / side)
+            median = recordable.duration(ratio.get(side), at / side)
+            if median is not None and median <= 0:
+                # a median of times (or of rates, each above 0: engine.paired_ratios drops the rest) is above 0; a 0
+                # beside a ratio would be a side that took no time, and no ratio of medians could be held to its blocks
+                (at / side).fail(f"a median of {'a time' if kind == VARIANT else 'a rate'} is above 0, not {median:g}")
         blocks = fields.optional_list(ratio.get("block_log_ratios"), at / "block_log_ratios")
         for index, block in enumerate(blocks):
             fields.number(block, at / "block_log_ratios" / index)  # not `value`: that is the ratio (it was the last block's)
@@ -130,8 +135,8 @@ class PairedRatio:
             (at / "verdict").fail(f"{verdict!r} is not the verdict of {str(label)!r} ({label.verdict})")
         return cls(
             name=fields.name(ratio.get("name"), at / "name"),
-            kind=fields.word(ratio.get("kind"), at / "kind", KINDS),
-            unit=str(unit),
+            kind=kind,
+            unit=unit,
             base=_number(ratio.get("base")),
             head=_number(ratio.get("head")),
             ratio=_number(value),
@@ -139,6 +144,20 @@ class PairedRatio:
             label=label,
             block_log_ratios=tuple(float(block) for block in blocks),
         )
+
+
+def _unit(value: Any, kind: str, at: At) -> str:
+    """A compared quantity's unit, as `ab` writes it (engine.paired): a variant's time in seconds ("s"), a metric's
+    rate (a unit ending in /s, such as GFLOP/s: the only metrics `ab` judges, engine.paired_ratios). Any other (a
+    "parsecs", or an "ms" that would read the medians, stored in seconds, a thousand times off) is no `ab` file's."""
+    stated = fields.unit(value, at)
+    if kind == VARIANT and stated != units.SECONDS:
+        at.fail(f"{stated!r} is not the unit of a variant's time in an `ab` file ({units.SECONDS!r}: medians in seconds)")
+    if kind == METRIC and not units.is_rate(stated):
+        at.fail(
+            f"{stated!r} is not the unit of a rate (a unit ending in {units.RATE_SUFFIX}, such as GFLOP/s), the only metric `ab` judges"
+        )
+    return stated
 
 
 def _positive(value: Any, at: At) -> float | None:
@@ -267,11 +286,14 @@ class PairedCase:
         recordable.duration(case.get("elapsed_s"), at / "elapsed_s")
         for key in ("confidence", "lag1_autocorrelation"):
             fields.optional_number(case.get(key), at / key)
+        if case.get("confidence") is not None and not 0 < case["confidence"] < 1:
+            # each interval's two-sided level: its chance of holding the truth, never 0 or 1 (nor -1, nor 2)
+            (at / "confidence").fail(f"a confidence level lies between 0 and 1, not {case['confidence']:g}")
         recordable.flag(case.get("lost", False), at / "lost")
         recordable.duration(case.get("needed_s"), at / "needed_s")
         margin = fields.optional_number(case.get("margin"), at / "margin")
-        if margin is not None and margin < 0:
-            (at / "margin").fail(f"a margin cannot be negative ({margin:g})")
+        if margin is not None and (problem := margin_problem(margin)) is not None:
+            (at / "margin").fail(f"{problem}, as `ab` takes one (ab_margin, --max-regression), not {units.percent(margin)}")
         problems = fields.optional_list(case.get("problems"), at / "problems")
         for index, problem in enumerate(problems):
             fields.optional_text(problem, at / "problems" / index)

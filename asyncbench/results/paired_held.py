@@ -95,8 +95,10 @@ def to_medians(ratio: Compared, rate: bool, at: At) -> None:
     otherwise shows a head three times faster on a SLOWER row. The key named is `head`: the file cannot say which
     of the two was edited, and the message gives both."""
     values = ratio.block_log_ratios
-    if not values or not (ratio.base > 0 and ratio.head > 0):  # NaN (not finite when written) compares false
+    if not values or math.isnan(ratio.base) or math.isnan(ratio.head):  # null: not finite when written, no median to hold
         return
+    if ratio.base <= 0 or ratio.head <= 0:  # results.paired refuses these first; a 0 is never a pass past this check
+        (at / ("head" if ratio.head <= 0 else "base")).fail("a median of a time or a rate is above 0")
     medians = ratio.base / ratio.head if rate else ratio.head / ratio.base
     low, high = math.exp(min(values)) / MEDIANS_SLACK, math.exp(max(values)) * MEDIANS_SLACK
     if not low <= medians <= high:

@@ -16,8 +16,18 @@ import math
 
 #: what is shown where there is no value
 NO_VALUE = "–"
+#: the unit of a time: what a variant's median is stated in, everywhere a file states one
+SECONDS = "s"
+#: how a rate's unit ends (GFLOP/s, GB/s): a quantity whose lower value is slower
+RATE_SUFFIX = "/s"
 _TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 _BYTE_UNITS = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
+
+
+def is_rate(unit: str) -> bool:
+    """Whether a metric's unit is a rate's (ends in RATE_SUFFIX): the metrics `ab` judges (engine.paired_ratios),
+    and the only ones an `ab` file may compare beside its variants' times (results.paired)."""
+    return unit.endswith(RATE_SUFFIX) and len(unit) > len(RATE_SUFFIX)
 
 
 def number(value: float, digits: int = 3) -> str:

@@ -37,9 +37,11 @@ GATE_TIME_MAX_FACTOR = 3.0
 DEFAULT_MARGIN = 0.05
 # The units a --gate-time may carry, in seconds.
 GATE_TIME_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "min": 60.0}
-# Below this a gate cannot reach the first look of even the fastest case: FIRST_LOOK_BLOCKS (10) blocks, each a fresh
-# pair of processes sampled at least BLOCK_MIN_S (0.5 s), is 5 s of sampling alone; with the pairs' starts a 1 ms
-# numpy case took 9.1 s to its first look (11 blocks) beside a CPU hog on the 2-core runner.
+# Below this a gate cannot reach a verdict even for the fastest case: any interval needs min_blocks of the gate's
+# rate (7 at 1%, for one case of one verdict looked at once: all on one side has a chance of 2^−7), and the looks
+# scheduled while blocks go on start at FIRST_LOOK_BLOCKS (10); each block a fresh pair of processes sampled at
+# least BLOCK_MIN_S (0.5 s), 10 blocks are 5 s of sampling alone; with the pairs' starts a 1 ms numpy case took
+# 9.1 s to its first look (11 blocks) beside a CPU hog on the 2-core runner.
 MIN_GATE_TIME_S = 10.0
 
 
@@ -165,7 +167,9 @@ def parse_gate_time(text: str, option: str = "--gate-time") -> float:
     seconds = float(match.group(1)) * GATE_TIME_UNITS[match.group(2) or ""]
     if not MIN_GATE_TIME_S <= seconds <= 86400:
         raise InputError(
-            f"{option} {text!r}: expected from {MIN_GATE_TIME_S:g} s (the least in which a gate can reach its first "
-            f"interval: {blocks.FIRST_LOOK_BLOCKS} blocks of fresh processes) to a day"
+            f"{option} {text!r}: expected from {MIN_GATE_TIME_S:g} s (the least in which a gate can reach a verdict: "
+            f"its interval needs at least {blocks.min_blocks(budget.FAMILY_ERROR)} blocks of fresh processes, each "
+            f"sampled at least {blocks.BLOCK_MIN_S:g} s, and the looks taken while blocks go on start at "
+            f"{blocks.FIRST_LOOK_BLOCKS}) to a day"
         )
     return seconds

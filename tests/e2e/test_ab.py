@@ -271,12 +271,16 @@ def test_a_w_file_missing_in_the_base_or_outside_the_repository_is_refused(repo,
 
 def test_a_gate_time_too_short_for_a_first_interval_is_refused_with_why():
     """A new user's --gate-time 5s was taken, and every case ended INCONCLUSIVE without an interval: the first look
-    needs 10 blocks of fresh processes, each sampled at least 0.5 s."""
+    needs at least 7 blocks of fresh processes (its looks while blocks go on start at 10), each sampled at least 0.5 s."""
     from asyncbench.errors import InputError
     from asyncbench.session import requests as ab
 
-    with pytest.raises(InputError, match=r"first interval: 10 blocks"):
+    with pytest.raises(InputError, match=r"its interval needs at least 7 blocks of fresh processes, each sampled at least 0\.5 s"):
         ab.parse_gate_time("5s")
+    # the CI guide states the same rule (it said 7 where this error said 10)
+    guide = " ".join((Path(__file__).parents[2] / "docs" / "guides" / "ci.md").read_text(encoding="utf-8").split())
+    assert "needs at least 7 blocks of fresh processes" in guide
+    assert "The looks scheduled while blocks go on start at 10 blocks" in guide
     assert ab.parse_gate_time("10") == 10.0
     assert ab.parse_gate_time("2m") == 120.0
 

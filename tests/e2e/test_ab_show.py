@@ -67,7 +67,7 @@ def test_show_renders_an_ab_file_as_ab_printed_it(ab_json: Path) -> None:
     report = _report()
     done = asyncbench("show", str(ab_json), cwd=ab_json.parent)
     assert done.returncode == 0, done.stderr
-    for shown in ("work[jax,cpu]", "SLOWER", "own[numpy,cpu]", "bench/steps.py:42", "the gate failed (exit 1) because:"):
+    for shown in ("work[jax,cpu]", "SLOWER", "own[numpy,cpu]", "bench/steps.py:42", "the gate failed (ab exits 1) because:"):
         assert shown in done.stdout, done.stdout
     assert "working tree at 0123456789 with uncommitted changes" in done.stdout
     markdown = asyncbench("show", str(ab_json), "--format", "markdown", cwd=ab_json.parent)
@@ -86,6 +86,25 @@ def test_an_interrupted_ab_file_says_so_and_fails_as_a_gate(tmp_path: Path) -> N
     assert "(interrupted)" in done.stdout
     assert "❌ the gate fails" in done.stdout
     assert "interrupted: the gate did not finish" in done.stdout
+
+
+def test_a_shown_ab_file_says_why_its_gate_fails_and_words_the_exit_as_ab_s(tmp_path: Path) -> None:
+    """A CI engineer's `show` of an interrupted file printed "the gate fails (exit 1): 1 SAME" and exited 0; of one with
+    no cases, "the gate fails (exit 1): nothing compared", exit 0: show's own exit contradicted by its words."""
+    interrupted = dataclasses.replace(_report(), interrupted=True, cases=_report().cases[1:2])
+    (tmp_path / "ab.json").write_text(interrupted.to_json())
+    done = asyncbench("show", "ab.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "the gate fails (interrupted before every case finished): " in done.stdout
+    assert "(exit 1)" not in done.stdout
+    empty = dataclasses.replace(_report(), cases=())
+    (tmp_path / "empty.json").write_text(empty.to_json())
+    done = asyncbench("show", "empty.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "the gate fails (ab exits 1): nothing compared" in done.stdout
+    assert "the gate failed (ab exits 1) because:" in done.stdout
+    markdown = asyncbench("show", "empty.json", "--format", "markdown", cwd=tmp_path)
+    assert "**❌ the gate fails (ab exits 1)**: nothing compared" in markdown.stdout
 
 
 PROBE = """

@@ -172,7 +172,7 @@ def test_the_action_gates_a_planted_slowdown_writes_the_summary_and_posts_one_co
     assert {r["label"] for case in data["cases"] for r in case["ratios"]} <= {"SLOWER", "INCONCLUSIVE"}
     summary = runner.summary.read_text()
     assert summary.startswith("### asyncbench ab")
-    assert "❌ the gate fails (exit 1)" in summary
+    assert "❌ the gate fails (ab exits 1)" in summary
     calls = runner.gh_calls()
     assert methods(calls) == ["GET", "POST"]
     assert "repos/o/r/issues/7/comments?per_page=100" in calls[0]["argv"]

@@ -234,8 +234,10 @@ def test_a_gate_that_went_past_its_target_says_which_cases_went_on_and_why(clock
     line = gate_time._past_target([waited], clock.now_s, 60.0, TARGET_S)
     assert line == (
         f"the gate measured for {units.seconds(clock.now_s)}, past its 60 s target (--gate-time): fake-work[numpy,cpu], "
-        "with no look taken yet, went on, up to the 120 s cap (--gate-time-max)"
+        "with no look taken yet, went on past it, as the cap (--gate-time-max, 120 s) allows, and stopped at its first "
+        f"look at block {waited.looked_at}, decided"
     )
+    assert waited.looked_at == waited.n_blocks < 100  # where it stopped: at that look, not at the cap
     assert "undecided" not in " ".join(gate_time.time_notes([waited], clock.now_s, 60.0, TARGET_S))
 
 
@@ -245,7 +247,7 @@ def test_a_gate_that_went_past_its_target_says_so_and_one_within_it_says_nothing
     line = gate_time._past_target([looked, other], 250.0, TARGET_S, CAP_S)
     assert line == (
         "the gate measured for 250 s, past its 120 s target (--gate-time): fake-work[numpy,cpu], undecided at its last "
-        "look, went on, up to the 360 s cap (--gate-time-max)"
+        "look, went on past it, as the cap (--gate-time-max, 360 s) allows, and stopped undecided at block 0"
     )
     line = gate_time._past_target([looked, looked, unlooked], 250.0, TARGET_S, CAP_S)
     assert "2 cases, undecided at their last look, and fake-work[numpy,cpu], with no look taken yet, went on" in (line or "")

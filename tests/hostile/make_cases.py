@@ -262,6 +262,18 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     ),
     # a case that says it ran 3 blocks beside the 10 its ratio keeps
     "ab-blocks-not-its-ratios": _both(_set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 10), _set(f"{A0}.blocks", 3)),
+    # a median of 0 (a CI engineer's edit: shown as `0 ns` beside SAME, where 0.02 and 1e-9 were refused)
+    "ab-head-zero": _set(f"{RATIO}.head", 0),
+    "ab-base-and-head-zero": _both(_set(f"{RATIO}.base", 0), _set(f"{RATIO}.head", 0)),
+    # an interval's level outside (0, 1)
+    "ab-confidence-negative": _set(f"{A0}.confidence", -1),
+    "ab-confidence-two": _set(f"{A0}.confidence", 2),
+    # a unit `ab` never writes: a variant's medians are in seconds ("ms" read them a thousand times off)
+    "ab-unit-parsecs": _set(f"{RATIO}.unit", "parsecs"),
+    "ab-unit-ms": _set(f"{RATIO}.unit", "ms"),
+    # a margin outside what --max-regression and ab_margin take (above 0%, under 1000%): 50 was shown as 5e+03%
+    "ab-max-regression-50": _set("max_regression", 50),
+    "ab-case-margin-50": _set(f"{A0}.margin", 50),
     # a head median (3 ms) that makes a row 1.3× slower (each block: ln 1.3) read 3× faster beside its base (10 ms)
     "ab-head-not-its-blocks": _both(
         _set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 10), _set(f"{A0}.blocks", 10), _set(f"{RATIO}.head", 0.003)

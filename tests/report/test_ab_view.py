@@ -119,7 +119,7 @@ def test_a_synchronous_backend_s_census_never_claims_no_new_sync_point():
 
 PAST_TARGET = (
     "the gate measured for 192 s, past its 120 s target (--gate-time): train_step[torch,cpu], with no look taken yet, "
-    "went on, up to the 360 s cap (--gate-time-max)"
+    "went on past it, as the cap (--gate-time-max, 360 s) allows, and stopped at its first look at block 10, decided"
 )
 
 

@@ -87,3 +87,50 @@ def test_a_rates_medians_are_read_the_way_its_ratio_is_turned():
     )
     with pytest.raises(InputError, match=r"the medians' ratio base/head \(a rate\)"):
         _read(_file(turned))
+
+
+@pytest.mark.parametrize(("base", "head", "key"), [(None, 0, "head"), (0, 0, "base"), (0, 0.01, "base")])
+def test_a_median_of_zero_is_refused_not_let_past_the_medians_check(base, head, key):
+    """A CI engineer's edit: head=0 was shown as `0 ns` beside `+1.5% … SAME` (head=0.02 and 1e-9 were refused: zero
+    skipped the check of the medians against the blocks)."""
+    raw = _file(ab_files.recorded_gate(5, 1.015))
+    ratio = raw["cases"][0]["ratios"][0]
+    ratio["head"] = head
+    if base is not None:
+        ratio["base"] = base
+    with pytest.raises(InputError, match=rf"cases\[0\]\.ratios\[0\]\.{key}: a median of a time is above 0"):
+        _read(raw)
+
+
+@pytest.mark.parametrize("level", [-1, 0, 1, 2])
+def test_a_confidence_outside_0_and_1_is_refused_naming_it(level):
+    raw = _file(ab_files.recorded_gate(6, 1.3))
+    raw["cases"][0]["confidence"] = level
+    with pytest.raises(InputError, match=r"cases\[0\]\.confidence: a confidence level lies between 0 and 1"):
+        _read(raw)
+
+
+@pytest.mark.parametrize(
+    ("kind", "unit"), [("variant", "parsecs"), ("variant", "ms"), ("variant", ""), ("metric", "GFLOP"), ("metric", "s")]
+)
+def test_a_unit_ab_never_writes_is_refused_naming_it(kind, unit):
+    """`ab` states a variant's medians in seconds and judges only rates among the metrics: "ms" read the medians (in
+    seconds) a thousand times off, "parsecs" was printed as one."""
+    raw = _file(ab_files.recorded_gate(7, 1.3))
+    raw["cases"][0]["ratios"][0].update(kind=kind, unit=unit)
+    with pytest.raises(InputError, match=r"cases\[0\]\.ratios\[0\]\.unit: .* is not the unit of"):
+        _read(raw)
+
+
+@pytest.mark.parametrize("margin", [50, 10, 0, -0.05])
+def test_a_margin_outside_the_range_ab_takes_is_refused_naming_it(margin):
+    """`--max-regression` and ab_margin take above 0% and under 1000% (verdicts.margin): 50 (5000%) was shown as
+    `margin 5e+03%`."""
+    raw = _file(ab_files.recorded_gate(8, 1.3))
+    raw["max_regression"] = margin
+    with pytest.raises(InputError, match=r"ab\.json: max_regression: expected a percentage above 0% and under 1000%"):
+        _read(raw)
+    raw = _file(ab_files.recorded_gate(8, 1.3))
+    raw["cases"][0]["margin"] = margin
+    with pytest.raises(InputError, match=r"cases\[0\]\.margin: expected a percentage above 0% and under 1000%"):
+        _read(raw)

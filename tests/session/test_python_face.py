@@ -46,7 +46,7 @@ def test_load_reads_an_ab_file_as_its_ab_report_and_shows_its_verdicts():
     assert "<td" in shown
     assert "+30.0%" in shown
     assert "<b>SLOWER</b>" in shown
-    assert "the gate fails (exit 1)" in shown
+    assert "the gate fails (ab exits 1)" in shown
 
 
 def _with_hostile_name(kind: str, path: Path) -> Path:

@@ -51,7 +51,7 @@ def test_a_lost_case_fails_an_error_is_exit_3_and_nothing_compared_is_no_pass():
 def test_the_comment_names_both_sides_their_differences_and_the_budget():
     report = _report(PairedCase("a", "ok", ratios=(_ratio("SLOWER", 1.2, (1.1, 1.3)),)), PairedCase("b", "one-sided", "only on base"))
     text = views.markdown(views.build(report, verdicts.judge(report)))
-    assert "the gate fails (exit 1)" in text
+    assert "the gate fails (ab exits 1)" in text
     assert "| a | v | 1 ms | 1.2 ms | +20.0% | [+10.0% … +30.0%] | **SLOWER** |" in text
     assert "base: abc (main)" in text
     assert "OMP_NUM_THREADS=1" in text
@@ -78,4 +78,4 @@ def test_a_failing_gate_s_headline_counts_the_cases_without_a_verdict():
         PairedCase("c", "one-sided", "x"),
     )
     text = views.markdown(views.build(report, verdicts.judge(report)))
-    assert "the gate fails (exit 1)**: 1 SAME, 1 errored, 1 on one side only" in text
+    assert "the gate fails (ab exits 1)**: 1 SAME, 1 errored, 1 on one side only" in text
