@@ -145,6 +145,9 @@ def test_a_results_file_given_as_a_config_says_what_to_do(tmp_path):
         ({"sets": ["n_ops=abc"]}, "expected an integer"),
         ({"devices": ["gpu"]}, "malformed device"),
         ({"backends": ["tensorflow"]}, "unknown backend"),
+        ({"sets": ["max_rel_noise=3"]}, "max_rel_noise is a fraction: 0.03 for ±3%, got 3"),
+        ({"sets": ["max_rel_noise=1"]}, "max_rel_noise is a fraction"),
+        ({"sets": ["max_rel_noise=0"]}, "expected a positive number"),
     ],
 )
 def test_bad_overrides_are_input_errors(kwargs, fragment):
