@@ -132,7 +132,7 @@ def _machine_notes(result: compare.Comparison) -> list[str]:
 
 def interval_ratio(interval: tuple[float, float] | None) -> str:
     """'[0.98–1.03]': a ratio's interval; '[?]' without one."""
-    return "[?]" if interval is None else f"[{interval[0]:.3g}–{interval[1]:.3g}]"
+    return "[?]" if interval is None else f"[{units.ratio_end(interval[0])}–{units.ratio_end(interval[1])}]"
 
 
 def comparison(result: compare.Comparison) -> ComparisonView:

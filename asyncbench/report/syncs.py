@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from asyncbench.results import units
-from asyncbench.results.syncs import Census, SyncPoint
+from asyncbench.results.syncs import Census, SyncKind, SyncPoint
 from asyncbench.verdicts import syncs
 
 TITLE = "where the step waited"
@@ -107,14 +107,31 @@ def variant_line(census: Census) -> str:
     rounds = f"{census.rounds} census round{'' if census.rounds == 1 else 's'}"
     if not census.points:
         return f"{census.variant}: no waits in {rounds}{seen}"
+    full = _queue_full(census)
+    if not census.syncs:  # only backpressure: the rows show it, and the line says what it is (not "0 waits")
+        return f"{census.variant}: no waits; {full} ({rounds}{seen})"
     count = syncs.figure(census, syncs.SYNCS_PER_STEP)
     wait = syncs.figure(census, syncs.SYNC_WAIT_S)
     assert count is not None  # rounds were taken
     assert wait is not None
     low, high = wait.interval if wait.interval is not None else (None, None)
     per_step = f"{waits(count.value)} wait{'' if count.value == 1 else 's'}, {units.spread(wait.value, low, high)} blocked per step"
-    points = f"{len(census.points)} point{'' if len(census.points) == 1 else 's'}"
-    return f"{census.variant}: {per_step} at {points} ({rounds}{seen})"
+    points = f"{len(census.syncs)} point{'' if len(census.syncs) == 1 else 's'}"
+    return f"{census.variant}: {per_step} at {points}" + (f"; {full}" if full else "") + f" ({rounds}{seen})"
+
+
+def _queue_full(census: Census) -> str:
+    """The line's words for the census's backpressure points ('1 point where the queue was full (not a wait: 496 µs
+    ±32% a step)'), or '' where it has none: the whole step's figures leave them out (results.syncs.STEP_SYNC_KINDS),
+    and a line of '0 waits' under a row of 496 µs read as a contradiction."""
+    full = [point for point in census.points if point not in census.syncs]
+    if not full:
+        return ""
+    wait = syncs.figure(census, syncs.SYNC_WAIT_S, str(SyncKind.QUEUE_FULL))
+    assert wait is not None  # rounds were taken
+    low, high = wait.interval if wait.interval is not None else (None, None)
+    where = f"{len(full)} point{'' if len(full) == 1 else 's'} where the queue was full"
+    return f"{where} (not a wait: {units.spread(wait.value, low, high)} a step)"
 
 
 def census_view(who: str, censuses: Mapping[str, Census], order: Sequence[str] = (), here: str | None = None) -> CensusView | None:

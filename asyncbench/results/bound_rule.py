@@ -36,13 +36,15 @@ def check_derived(raw: Mapping[str, Any], at: At) -> None:
     """InputError (file and key, one line) where a stored bound's slack lies outside its own interval or below 0, a
     synchronous bound has sides, or its reading or ceiling is not what its own slacks give (the shapes checked
     before by results.bound_shape.check_bound)."""
+    observations = list(raw.get("observations") or ())
     for name, fit in (raw.get("sides") or {}).items():
         check_slack(float(fit["slack_s"]), interval_of(fit.get("slack_ci_s")), at / "sides" / name)
+        _check_within_levels(fit, [o[3] for o in observations if o[1] == name], at / "sides" / name)
     if str(raw["bound"]) == str(BoundKind.SYNCHRONOUS) and raw.get("sides"):  # before its ceiling: the sides are what is wrong
         (at / "sides").fail(SYNCHRONOUS_SIDES)
     _check_ceiling(raw, at)
     _check_ceiling_ci(raw, at)
-    _check_reading(raw, list(raw.get("observations") or ()), at)
+    _check_reading(raw, observations, at)
 
 
 #: how far a stored time may lie from the one it was computed from: every time is stored to the nanosecond
@@ -69,6 +71,31 @@ def check_slack(slack_s: float, interval: tuple[float, float] | None, at: At) ->
         (at / "slack_ci_s").fail(f"a slack cannot be negative ({low:g} s): a side's slack lies between 0 and the largest delay")
     if not low - SLACK_ROUNDING_S <= slack_s <= high + SLACK_ROUNDING_S:
         (at / "slack_s").fail(f"{slack_s:g} s lies outside its own interval [{low:g}, {high:g}] s: an interval holds its estimate")
+
+
+#: how far past its largest level's median a side's longest injected delay may have run where a file keeps no
+#: observations to say it: a delay is measured as it ran (verdicts.bound fits over each sample's own length), and a
+#: busy machine stretches the longest by a share of it; a slack twice the largest delay is no fit's
+LEVEL_OVERRUN = 0.5
+
+
+def _check_within_levels(fit: Mapping[str, Any], injected_s: list[float], at: At) -> None:
+    """InputError (at `slack_s` or `slack_ci_s`) where a side's slack or an end of its interval lies past the largest
+    delay injected on that side: verdicts.bound looks for the slack on a grid over [0, the longest delay measured],
+    so neither can exceed it (`injected_s`: the side's stored observations' lengths; without them, its largest
+    level's median with LEVEL_OVERRUN), beyond the nanosecond a file rounds each to."""
+    levels = [float(level) for level in fit.get("levels_s") or ()]
+    if not levels:
+        return
+    largest = max([*levels, *injected_s]) if injected_s else max(levels) * (1 + LEVEL_OVERRUN)
+    reach = largest * (1 + _CEILING_RELATIVE) + SLACK_ROUNDING_S
+    interval = interval_of(fit.get("slack_ci_s"))
+    for key, value in (("slack_s", float(fit["slack_s"])), *(("slack_ci_s", end) for end in interval or ())):
+        if value > reach:
+            (at / key).fail(
+                f"{_shown_s(value)} lies past the largest delay injected on this side ({_shown_s(largest)}): "
+                "a slack lies between 0 and the largest delay"
+            )
 
 
 def _check_ceiling(bound: Mapping[str, Any], at: At) -> None:

@@ -41,6 +41,7 @@ from asyncbench.results.model import (
 from asyncbench.results.nanoseconds import nanoseconds
 from asyncbench.results.reference import Reference
 from asyncbench.results.sampling_held import MAX_COUNT, check_harness, check_rounds_taken, check_sampling, check_steps, timed_rounds
+from asyncbench.results.stats import is_median_interval_of, median_ci
 from asyncbench.results.syncs import census_from_dict, census_to_dict, check_census
 
 # A census round follows a timed round, and a case stopped before six timed rounds is topped up to six
@@ -358,8 +359,22 @@ def _check_variant(raw: Any, at: At) -> None:
         if n > MAX_COUNT:
             (where / "n").fail(f"{n} samples is more than any run takes ({MAX_COUNT:g})")
         recordable.summary_holds(stats, samples.get(clock), where)
+        _interval_holds(stats, samples.get(clock), where)
     for key, value in fields.optional_mapping(variant.get("memory"), at / "memory").items():
         fields.optional_number(value, at / "memory" / key)
+
+
+def _interval_holds(summary: Mapping[str, Any], samples: Any, at: At) -> None:
+    """A clock's 95% interval (where the file keeps its samples) is one its samples can give (results.stats.is_median_interval_of):
+    a hand-narrowed one (ci_low = ci_high = the median beside samples spread over 3.8-10.7 ms) read "±0%"."""
+    low, high = summary.get("ci_low"), summary.get("ci_high")
+    if low is None or high is None or not isinstance(samples, list) or not samples:
+        return
+    tolerance = max(recordable.SAMPLE_ROUNDING_S, recordable.SUMMARY_TOLERANCE * max(abs(low), abs(high)))
+    if not is_median_interval_of(low, high, samples, tolerance):
+        theirs = median_ci(samples)
+        said = "none: too few for a 95% interval" if theirs is None else f"[{theirs[0]:g}, {theirs[1]:g}]"
+        (at / "ci_low").fail(f"[{low:g}, {high:g}] is not an interval of the samples kept (theirs: {said}): {recordable.NOT_WRITTEN}")
 
 
 def _check_verdict(raw: Any, at: At, metrics: Mapping[str, Any], bounded: list[str]) -> None:

@@ -25,6 +25,7 @@ benchmarks/interval_validity.py): docs/measured.md, section "Statistics".
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import operator
@@ -132,6 +133,20 @@ def median_ci(values: Sequence[float], confidence: float = CONFIDENCE, independe
     """The distribution-free CI of the median, widened for dependent rounds (unless the values are known to be
     `independent`: then the exact interval); None when there are too few values for `confidence`."""
     return _median_and_ci(values, confidence, independent)[1]
+
+
+def is_median_interval_of(low: float, high: float, values: Sequence[float], tolerance: float) -> bool:
+    """Whether [low, high] (within `tolerance`) is an interval of the median that `values` can give: their k-th least
+    and k-th greatest, for a k no greater than the exact 95% interval's (median_ci widens it for dependent rounds by
+    taking a smaller k; version 1 of the results wrote [min, max] where there were too few for one: k = 1).
+    Not median_ci's own interval: that one rests on the order the rounds ran in and on the widening's constants,
+    which an older file may not share; an interval narrower than its values allow, or not of them (ci_low = ci_high
+    = the median beside samples that spread 3.8-10.7 ms), none writes."""
+    ordered = sorted(values)
+    n = len(ordered)
+    most = order_rank(n) or 1
+    first, last = bisect.bisect_left(ordered, low - tolerance), bisect.bisect_right(ordered, low + tolerance)
+    return any(abs(ordered[n - 1 - i] - high) <= tolerance for i in range(first, min(last, most)))
 
 
 def relative_ci_half_width(values: Sequence[float]) -> float:

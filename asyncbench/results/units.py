@@ -142,6 +142,13 @@ def ratio(value: float | None) -> str:
     return f"{value:.2f}×" if abs(value) < 100 else f"{value:.0f}×"
 
 
+def ratio_end(value: float) -> str:
+    """An end of a ratio's interval: three significant digits (0.983, 1.03), with two decimals where they would
+    leave none (1.00, not 1: a file against itself reads [1.00–1.00], as its ratio reads 1.00×)."""
+    shown = f"{value:.3g}"
+    return f"{value:.2f}" if abs(value) < 100 and not any(c in shown for c in ".ein") else shown
+
+
 def param(value: object) -> str:
     """A param value as it appears in case ids and tables: [64, 64] -> '64x64', True -> 'true'."""
     if isinstance(value, list):

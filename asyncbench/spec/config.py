@@ -157,6 +157,13 @@ def _experiment(
     )
 
 
+def _given_name(raw: Any) -> str | None:
+    """The name an experiment that could not be read gives itself, where it gives a usable one (else None: its
+    default is its workload's, unknown then)."""
+    name = raw.get("name") if isinstance(raw, dict) else None
+    return name if isinstance(name, str) and name.strip() and not fields.name_problem(name) else None
+
+
 def _params_for(doc: Document, workload: Workload, raw: Any, path: tuple) -> dict[str, dict[str, Any]]:
     """`params_for: {mxnet: {n_ops: 1000}, cpu: {size: 500}}`: params for one backend, device kind or both (mxnet:cpu)."""
     if not isinstance(raw, dict):
@@ -264,15 +271,18 @@ def loads(text: str, source: str = "<config>", default_name: str = "config", val
     seen: dict[str, int] = {}
     for index, raw in enumerate(raw_experiments):
         experiment = doc.attempt(None, _experiment, doc, raw, index, defaults, base, validating)
-        if experiment is None:
-            continue
-        if experiment.name in seen:
+        # an experiment that could not be read (an unknown workload) still has the name it gives: a duplicate is
+        # said with its other mistakes, not on the next try (every mistake of a config at once)
+        named = experiment.name if experiment is not None else _given_name(raw)
+        if named is not None and named in seen:
             doc.add(
-                f"duplicate experiment name {experiment.name!r} (also experiments[{seen[experiment.name]}]); give each a distinct 'name'",
+                f"duplicate experiment name {named!r} (also experiments[{seen[named]}]); give each a distinct 'name'",
                 ("experiments", index),
             )
-        seen.setdefault(experiment.name, index)
-        experiments.append(experiment)
+        if named is not None:
+            seen.setdefault(named, index)
+        if experiment is not None:
+            experiments.append(experiment)
     executor_settings = _executor(doc, top.get("executor", {}))
     bound = top.get("bound", False)
     if not isinstance(bound, bool):

@@ -78,7 +78,9 @@ def _setting(name: str) -> dict[str, Any]:
         return _number_with_unit(units)
     if schema.SETTING_FIELDS[name].type == "int":
         return {"type": "integer", "minimum": schema.least(name), "maximum": schema.MAX_INT}
-    positive = {"type": "number", "exclusiveMinimum": 0}
+    positive: dict[str, Any] = {"type": "number", "exclusiveMinimum": 0}
+    if name == "max_rel_noise":  # a fraction (coerce_setting refuses 1 and more: a plain 3 meant 3%)
+        positive["exclusiveMaximum"] = 1
     return {"anyOf": [positive, _number_with_unit(units)]} if units else positive
 
 

@@ -133,6 +133,11 @@ def _with_unit(name: str, value: Any) -> Any:
 AB_MARGIN_MAX = margin_rule.MARGIN_MAX
 
 
+# max_rel_noise is a fraction of the median: a plain 3 would be a 300% target, met by the first samples, so the run
+# would stop at once. A target of 100% or more is never meant; it is refused saying the form a fraction takes.
+NOISE_FORM = "max_rel_noise is a fraction: 0.03 for ±3%"
+
+
 def least(name: str) -> int:
     """The least an integer setting may be: a warm-up may be left out, a count of samples is at least one."""
     return 0 if name == "warmup" else 1
@@ -159,6 +164,8 @@ def coerce_setting(name: str, value: Any) -> Any:
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"expected a positive number, got {value!r}")
+    if name == "max_rel_noise" and value >= 1:
+        raise ValueError(f"{NOISE_FORM}, got {value!r}")
     return float(value)
 
 

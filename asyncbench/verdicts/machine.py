@@ -97,6 +97,11 @@ def change(
     if baseline is None or current is None:
         which = "either run" if baseline is None and current is None else names[0] if baseline is None else names[1]
         return f"no machine reference in {which} (a file before schema 10): each row is judged on its own interval"
+    if baseline.work == current.work and tuple(baseline.samples_s) == tuple(current.samples_s):
+        # one run's reference on both sides (a file against itself): every sample is its own counterpart, so the
+        # machine's ratio is exactly 1, [1, 1], whatever the rank interval of the two as independent runs says
+        # (none, where the reference drifted: `reference t1.json/t1.json 1.00× [?]` read as a machine not pinned)
+        return MachineChange(1.0, (1.0, 1.0), False, "the same reference samples in both runs: the machine's ratio is 1.00× [1.00–1.00]")
     neighbour = _neighbour(baseline, current, names)
     unread = _unread(baseline, current, pools)
     if unread is not None:
@@ -173,4 +178,4 @@ def _shares(old: float | None, new: float | None, names: tuple[str, str]) -> str
 
 
 def _bracket(interval: tuple[float, float] | None) -> str:
-    return "[?]" if interval is None else f"[{interval[0]:.3g}–{interval[1]:.3g}]"
+    return "[?]" if interval is None else f"[{units.ratio_end(interval[0])}–{units.ratio_end(interval[1])}]"

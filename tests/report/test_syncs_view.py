@@ -171,3 +171,30 @@ def test_a_wait_of_nanoseconds_reads_the_same_live_and_from_its_file():
     assert shown[1] is not None
     assert (shown[0].rows, shown[0].summary) == (shown[1].rows, shown[1].summary)
     assert shown[0].rows[0][-1] == "10 ns [7–39]"  # 10.5 ns, the median of 8 rounds, kept as the file keeps it
+
+
+def test_a_variant_whose_only_point_is_a_full_queue_says_so_in_its_line_not_zero_waits():
+    """`run gate.yaml --syncs` printed a row `queue full │ 0.4 │ 496 µs ±32%` over the line `0 waits, 0 blocked per
+    step at 1 point`: backpressure is no wait of the step's, and the line now says what the row is."""
+    full = SyncPoint(
+        "/src/proj/train.py",
+        9,
+        SyncKind.QUEUE_FULL,
+        "jax.numpy.add",
+        0.4,
+        4.96e-4,
+        (3.4e-4, 6.6e-4),
+        None,
+        (0, 1, 0, 1, 0, 1),
+        (4.6e-4, 4.96e-4, 5.2e-4, 4.96e-4, 4.8e-4, 5.0e-4),
+    )
+    census = syncs.census_view("jax cpu", {"add": _census("add", full)}, here="/")
+    assert census is not None
+    (line,) = census.summary
+    assert line.startswith("add: no waits; 1 point where the queue was full (not a wait: 496 µs")
+    assert "a step) (6 census rounds" in line
+    assert "0 waits" not in line
+    assert "0 blocked" not in line
+    both = syncs.census_view("jax cpu", {"print": _census("print", PRINTED, full)}, here="/")
+    assert both is not None
+    assert both.summary[0].startswith("print: 10 waits, 9.8 ms ±0% blocked per step at 1 point; 1 point where the queue was full")

@@ -145,6 +145,9 @@ def test_a_results_file_given_as_a_config_says_what_to_do(tmp_path):
         ({"sets": ["n_ops=abc"]}, "expected an integer"),
         ({"devices": ["gpu"]}, "malformed device"),
         ({"backends": ["tensorflow"]}, "unknown backend"),
+        ({"sets": ["max_rel_noise=3"]}, "max_rel_noise is a fraction: 0.03 for ±3%, got 3"),
+        ({"sets": ["max_rel_noise=1"]}, "max_rel_noise is a fraction"),
+        ({"sets": ["max_rel_noise=0"]}, "expected a positive number"),
     ],
 )
 def test_bad_overrides_are_input_errors(kwargs, fragment):
@@ -302,3 +305,13 @@ def test_bound_verify_asks_for_the_capture_implies_bound_and_is_kept_in_the_reso
     assert mistakes("bound_verify: xla\nexperiments:\n  - workload: matmul\n") == [
         "t.yaml:1: bound_verify: bound_verify must be one of jit, compile, graph (as `run --bound-verify`), got 'xla'"
     ]
+
+
+def test_a_duplicate_name_is_said_beside_an_unknown_workload_of_the_same_experiment():
+    """`validate` said the unknown workload, and the duplicate name only once that was fixed: both at once."""
+    said = mistakes("experiments:\n  - name: a\n    workload: matmul\n  - name: a\n    workload: matmull\n")
+    assert len(said) == 2
+    assert "duplicate experiment name 'a' (also experiments[0])" in said[0]
+    assert "unknown workload 'matmull'" in said[1]
+    first = mistakes("experiments:\n  - name: a\n    workload: matmull\n  - name: a\n    workload: matmul\n")
+    assert [("unknown workload" in one, "duplicate experiment name" in one) for one in first] == [(True, False), (False, True)]

@@ -252,3 +252,16 @@ def test_a_neighbour_gives_no_verdict_where_the_runs_timed_different_reference_w
     assert row.machine_neighbour
     assert row.note is not None
     assert "different reference work" in row.note
+
+
+def test_a_file_against_itself_reads_the_machine_unchanged_though_its_reference_drifted():
+    """`compare t1.json t1.json` printed `reference t1.json/t1.json 1.00× [?]`: 41 reference samples that drifted
+    (too few independent for a rank interval of two runs), but the same samples on both sides: the ratio is exactly
+    1, [1, 1], and the machine held its speed."""
+    drifting = tuple(1e-3 * (1 + 0.01 * i) for i in range(41))
+    reference = Reference(WORK, drifting, cpu_pressure=0.0, others_cpu=0.0)
+    said = machine.change(reference, Reference(WORK, drifting, cpu_pressure=0.0, others_cpu=0.0), 0.95, ("t1.json", "t1.json"))
+    assert isinstance(said, machine.MachineChange)
+    assert (said.ratio, said.interval, said.moved) == (1.0, (1.0, 1.0), False)
+    assert "1.00× [1.00–1.00]" in said.why
+    assert "[?]" not in said.why
