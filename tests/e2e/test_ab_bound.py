@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from asyncbench.report import bound_changes
+from asyncbench.results.ab_report import AB_SCHEMA_VERSION
 from tests.support.ab_repo import ab, git
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +80,7 @@ def test_ab_bound_lists_each_variant_s_bound_on_both_sides_and_claims_no_flip_fr
 
     assert done.returncode in (0, 1), done.stderr + done.stdout  # the timing verdict is not what this test is about
     raw = json.loads((repo / "ab.json").read_text())
-    assert raw["schema_version"] == 6
+    assert raw["schema_version"] == AB_SCHEMA_VERSION  # 6 brought bound_changes
     (case,) = raw["cases"]
     assert case["status"] == "ok", case
     (change,) = case["bound_changes"]
