@@ -230,8 +230,14 @@ def _slowed(median: float, interval: tuple[float, float] | None, level_said: str
     'slowed the step by 10 µs [9.6–10.4] (95% interval) beyond the 1/5 of it that always shows'; a slowdown below
     that share (a negative one: the step ran faster than that share alone would make it) 'did not slow the step: it
     ran 600 µs [590–610] (95% interval) faster than the 1/5 of the delay that always shows would make it'; an
-    interval that reaches 0 '~0 [≤ 12 µs]'. Never a negative time, nor 'by below 0 by', nor 'slowed … by … less'."""
+    interval that reaches 0 '~0 [≤ 12 µs]', and one that reaches below it says how far either way ('~0 [from 1.12 ms
+    faster to 1.06 ms slower]': '≤ 1.06 ms' alone hid that the step may have run faster). Never a negative time, nor
+    'by below 0 by', nor 'slowed … by … less'."""
     reaches_zero = interval is not None and interval[0] <= 0 <= interval[1]
+    if interval is not None and interval[0] < 0 < interval[1]:
+        shown = "the whole of the delay" if steps <= 1 else f"the 1/{steps} of the delay that always shows"
+        either_way = f"from {units.seconds(-interval[0])} faster to {units.seconds(interval[1])} slower"
+        return f"changed the step by {units.NOT_DISTINGUISHABLE} [{either_way}]{level_said} beyond {shown}"
     if median < 0 and not reaches_zero:
         flipped = None if interval is None else (-interval[1], -interval[0])
         delay = "the whole delay, which always shows," if steps <= 1 else f"the 1/{steps} of the delay that always shows"

@@ -243,3 +243,21 @@ def test_a_share_check_names_the_step_its_level_is_a_share_of_and_a_faster_step_
     assert "did not slow the step: it ran 1.17 ms [" in detail, detail
     assert "faster than the 1/5 of the delay that always shows would make it" in detail, detail
     assert "less than" not in detail, detail
+
+
+def test_a_slowdown_whose_interval_reaches_both_ways_says_how_far_either_way_not_only_its_top():
+    """'slowed the step by ~0 [≤ 1.06 ms]' hid an interval reaching −1.12 ms (the step may have run faster): a
+    slowdown whose interval crosses 0 says both ends."""
+    steps, level_s, step_s = 5, 2e-4, 1e-3
+    observations = []
+    for r in range(30):
+        base = step_s * (1 + 0.03 * (r % 4))
+        share = (0.5, -0.4, 0.1, -0.2, 0.3)[r % 5]  # the delay's own effect, either way round to round
+        observations.append(Perturbed(r, None, 0.0, 0.0, base))
+        observations.append(Perturbed(r, Side.HOST, level_s, level_s, base + level_s / steps + share * level_s))
+    fitted = bound.fit("sync", observations, True, steps_per_call=steps, scale_s=step_s)
+    detail = _judge("slack_s[host] >= 200us", fitted).detail
+    assert "changed the step by ~0 [from " in detail, detail
+    assert " faster to " in detail, detail
+    assert "slower] (95% interval) beyond the 1/5 of the delay that always shows" in detail, detail
+    assert "[≤" not in detail, detail
