@@ -189,11 +189,18 @@ def test_jaxs_delay_on_a_cpu_is_queued_and_runs_before_the_work_issued_after_it(
         ready_s.append(time.perf_counter() - started)
         issue_s.append(issued - started)
     alone_s = delay.alone_s(0.005)
+    small_s = []
+    for _ in range(3):
+        started = time.perf_counter()
+        small(b).block_until_ready()
+        small_s.append(time.perf_counter() - started)
     # about what was asked (its calibration and this timing are stretched by other jobs on shared cores), queued,
-    # not run inline: the host got back long before the delay's end; and the op issued after it waited for it
+    # not run inline: the host got back long before the delay's end; and the op issued after it waited for it, by
+    # much of the 5 ms asked beyond its own time (held to the asked length, not to `alone_s`: timed apart, under a CI
+    # run's load the two read 2.5 and 6.4 ms)
     assert 0.002 < alone_s < 0.04
     assert min(issue_s) < 0.3 * alone_s
-    assert sorted(ready_s)[1] > 0.6 * alone_s
+    assert sorted(ready_s)[1] - sorted(small_s)[1] > 0.3 * 0.005
 
 
 def test_mxnet_says_why_it_has_no_device_delay() -> None:
