@@ -14,6 +14,7 @@ import pytest
 
 from tests.support.cli import INTERRUPTIBLE_ASYNCBENCH, asyncbench
 from tests.support.cluster_plans import LONG, TWO, manifest
+from tests.support.signals import catches
 
 pytest.importorskip("submitit")
 
@@ -180,16 +181,6 @@ def test_a_job_whose_run_fails_is_an_error_row_for_each_of_its_cases_with_the_re
     assert "vendorlib" in rows[0]["reason"]
 
 
-def _catches(pid: int, signum: int) -> bool:
-    """Whether process `pid` has a handler for `signum` (its SigCgt mask in /proc; False once it is gone)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    caught = next((int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigCgt:")), 0)
-    return bool(caught >> (int(signum) - 1) & 1)
-
-
 def test_a_preempted_job_is_requeued_once_and_says_so(sweep_dir):
     submitted = asyncbench("run", "long.yaml", "--executor", "local", "--no-wait", "--set", "max_time_s=0.3", cwd=sweep_dir)
     folder = Path(submitted.stdout.strip())
@@ -205,9 +196,9 @@ def test_a_preempted_job_is_requeued_once_and_says_so(sweep_dir):
     assert task is not None, "the job's task never started"
     # submitit installs its handler only once the job's pickle is loaded (imports and all: over 1.5 s on a loaded
     # machine, where a fixed sleep sent the signal before it and the job died of it): wait until the task catches it
-    while not _catches(task.pid, signal.SIGUSR2) and time.monotonic() < deadline:
+    while not catches(task.pid, signal.SIGUSR2) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _catches(task.pid, signal.SIGUSR2), "the job's task never installed its handler"
+    assert catches(task.pid, signal.SIGUSR2), "the job's task never installed its handler"
     time.sleep(0.5)  # it is measuring
     task.send_signal(signal.SIGUSR2)  # what Slurm sends before it preempts a job (submitit's signal)
     done = asyncbench("gather", str(folder), "-o", "all.json", cwd=sweep_dir)
