@@ -1,5 +1,5 @@
 """`python -m asyncbench` runs the CLI, like the `asyncbench` console script."""
 
-from asyncbench.cli import main
+from asyncbench.console import main
 
 main()

@@ -118,7 +118,7 @@ def test_the_wheel_says_what_it_runs_on(wheel):
 
 
 def test_the_wheel_names_its_command_and_its_pytest_plugin(wheel):
-    assert "asyncbench = asyncbench.cli:main" in wheel.entry_points
+    assert "asyncbench = asyncbench.console:main" in wheel.entry_points
     assert "[pytest11]\nasyncbench = asyncbench.pytest_plugin" in wheel.entry_points
 
 

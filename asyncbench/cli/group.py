@@ -94,11 +94,17 @@ class Commands(click.Group):
         super().add_command(cmd, name)
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any) -> click.Context:
-        """The group's own options read (`asyncbench --bogus`): a usage error is one line (report_usage_error)."""
-        try:
-            return super().make_context(info_name, args, parent, **extra)
-        except click.UsageError as error:
-            report_usage_error(error)
+        """The group's own options read (`asyncbench --bogus`): a usage error is one line (report_usage_error).
+
+        Under the interrupt policy too: a Ctrl-C while they are read (before `invoke`, whose policy covers the command)
+        would reach click's own handler, "Aborted!" and exit 1, which reads as a failed check."""
+        from asyncbench.session import interrupts
+
+        with interrupts.ending(echo_err):
+            try:
+                return super().make_context(info_name, args, parent, **extra)
+            except click.UsageError as error:
+                report_usage_error(error)
 
     def invoke(self, ctx: click.Context) -> Any:
         from asyncbench.session import interrupts

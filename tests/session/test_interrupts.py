@@ -48,3 +48,45 @@ def test_an_exception_with_no_signal_behind_it_goes_on():
         raise ImportError("a real one")
     assert interrupts.code is None
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_ctrl_c_while_the_group_s_options_are_read_ends_with_130_and_one_line_not_click_s_aborted(monkeypatch, capsys):
+    """Before `invoke` (whose policy covers the command) the group reads its own options; a Ctrl-C there reached
+    click's handler: "Aborted!" and exit 1, read by CI as a failed check (a CI run's load once put a signal there)."""
+    import click
+
+    from asyncbench.cli import main
+
+    def interrupted(self, ctx, args):
+        raise KeyboardInterrupt()
+
+    monkeypatch.setattr(click.Group, "parse_args", interrupted)
+    with pytest.raises(SystemExit) as ended:
+        main.main(["list"], prog_name="asyncbench")
+    assert ended.value.code == EXIT_INTERRUPTED
+    err = capsys.readouterr().err
+    assert "interrupted (Ctrl-C)" in err
+    assert "Aborted" not in err
+
+
+def test_a_ctrl_c_while_the_cli_is_imported_ends_with_130_and_one_line_not_a_traceback(monkeypatch, capsys):
+    """The console script imports click, rich and every command before any policy is in place: a Ctrl-C there was
+    Python's KeyboardInterrupt traceback."""
+    import importlib.abc
+    import sys
+
+    from asyncbench import console
+
+    class Interrupted(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name == "asyncbench.cli":
+                raise KeyboardInterrupt()
+            return None
+
+    for name in [name for name in sys.modules if name == "asyncbench.cli" or name.startswith("asyncbench.cli.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [Interrupted(), *sys.meta_path])
+    with pytest.raises(SystemExit) as ended:
+        console.main()
+    assert ended.value.code == EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "interrupted (Ctrl-C): stopped before the command began; nothing written\n"
