@@ -61,9 +61,6 @@ def min_magnitude(quantity: str, unit: str) -> float:
 def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> tuple[ChangePoint, ...]:
     """Where the values of `points` (in run order) shifted, in order; a change must exceed `smallest` (relative:
     min_magnitude of the series' kind). None in a series of fewer than MIN_RUNS points: too short to tell."""
-    from asyncbench.history.edivisive.analysis import compute_change_points
-    from asyncbench.verdicts import compare  # scipy: only where changes are found, not where they are read
-
     values = [p.value for p in points]
     if len(values) < MIN_RUNS:
         return ()
@@ -73,6 +70,11 @@ def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> t
         # changes by more than `smallest`, and Otava's merge would keep none: its answer, without its search (a
         # quiet series, the common case, costs recording nothing here)
         return ()
+    # scipy (two seconds of imports on a loaded 2-core machine, more than the rest of a `record`): only where a
+    # series is searched, not where it is too short or too quiet to be
+    from asyncbench.history.edivisive.analysis import compute_change_points
+    from asyncbench.verdicts import compare
+
     found, _ = compute_change_points(values, window_len=WINDOW, max_pvalue=MAX_P_VALUE, min_magnitude=smallest)
     edges = [0, *(c.index for c in found), len(values)]
     changes = []
