@@ -8,8 +8,8 @@ are timed on each CPU backend by asyncbench (runner.run_case of the step with sy
 step's `step_s_k0`, done_s's median / steps, what a user reads) and by the backend's own reference:
   numpy   pyperf, in this process (calibrated loops, warm-ups; `timeit` where pyperf is not installed)
   torch   torch.utils.benchmark's Timer.blocked_autorange, with the process's thread count
-  jax     a hand loop: `steps` steps, then block_until_ready on the last result
-  mxnet   a hand loop: `steps` steps, then mx.nd.waitall()
+  jax     a hand loop: `steps` steps (each result dropped, as timeit drops it), then block_until_ready on the last
+  mxnet   a hand loop: `steps` steps (each result dropped, as timeit drops it), then mx.nd.waitall()
 Each backend runs in a process of its own, started as asyncbench starts its case worker (its interpreter: MXNet's
 in .venv-mxnet; its environment: engine threads, JAX_PLATFORMS=cpu), so the reference shares the worker's thread
 pools. In that process the two tools alternate, round after round, in a random order each round, so the machine's
@@ -138,12 +138,18 @@ def asyncbench_per_step_s(backend_name: str, step: Step, time_s: float) -> tuple
 
 def hand_loop_per_step_s(run_step: Callable[[], Any], wait: Callable[[Any], None], steps: int, time_s: float) -> float:
     """The median over samples of (`steps` steps, then `wait` on the last result) / steps, for `time_s` and at
-    least MIN_SAMPLES samples, after one untimed."""
+    least MIN_SAMPLES samples, after one untimed.
+
+    Each step's result is dropped as it returns, as timeit's and pyperf's loops drop it (an expression statement),
+    only the last held for the wait. A loop that binds each to a name holds it until the next step has returned:
+    two results alive at once, and on MXNet, which frees an array through its engine, each free at another point of
+    the loop than a timeit loop's (docs/measured.md has what that changed)."""
 
     def sample() -> float:
         begin = time.perf_counter()
-        for _ in range(steps):
-            result = run_step()
+        for _ in range(steps - 1):
+            run_step()
+        result = run_step()
         wait(result)
         return (time.perf_counter() - begin) / steps
 
