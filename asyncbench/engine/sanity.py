@@ -30,10 +30,11 @@ DEVICE_OVER_DONE_S = 50e-6
 # samples (one preempted sync is no pattern), is that symptom.
 DEVICE_UNDER_DONE_FRACTION = 0.5
 DEVICE_UNDER_DONE_S = 1e-3
-# A user's step is read per step (step_s_kK = a sample's done time / its steps), and every sample ends with the
-# harness's own sync, which a hand loop timing the same steps would not pay (JAX's queues a small product and
-# wakes its worker: 0.1-0.4 ms a sample after inline work). Past this share of a sample's done time that sync
-# moves the per-step figure beyond the 2% within which the harness matches each backend's own reference
+# A user's step is read per step (step_s_kK = a sample's done time / its steps), and every sample carries the
+# harness's own cost — its call and clock reads, and its sync, which a hand loop timing the same steps would not pay
+# (JAX's queues a small product and wakes its worker: 0.1-0.4 ms a sample after inline work; NumPy's 20 steps of a
+# 0.65 µs op read 1.8-4.5% slow by the call and clock reads alone). Past this share of a sample's done time that
+# cost moves the per-step figure beyond the 2% within which the harness matches each backend's own reference
 # (benchmarks/fidelity_backends.py, docs/measured.md): the row says so and how many steps a sample needs.
 HARNESS_SHARE = 0.02
 # The most decimals a share above HARNESS_SHARE is given so that it never reads as HARNESS_SHARE itself ('2%' was
@@ -91,21 +92,24 @@ def warnings_of(
 
 
 def _harness_share(result: Result, workload: Workload) -> list[str]:
-    """A step-form row whose samples are so short that the harness's own sync (measured with nothing queued:
-    results.model.HarnessCost) is more than HARNESS_SHARE of a sample: its per-step times carry that sync."""
+    """A step-form row whose samples are so short that the harness's own cost per sample (a no-op sample's done
+    time, measured with nothing queued: its call and clock reads, results.model.HarnessCost.issue_s, and its sync,
+    the upper end the row's ran-ahead reading subtracts) is more than HARNESS_SHARE of a sample: its per-step times
+    carry that cost."""
     steps = result.params.get("steps")
     sync_s = ahead.harness_s(result.harness)  # the figure the row's ran-ahead reading subtracts and names
-    if sync_s is None or not isinstance(steps, int) or steps < 1 or workload.metric("step_s_k0") is None:
+    if sync_s is None or result.harness is None or not isinstance(steps, int) or steps < 1 or workload.metric("step_s_k0") is None:
         return []
+    cost_s = sync_s + max(result.harness.issue_s, 0.0)
     done = [variant.done_s.median for variant in result.variants.values() if variant.done_s.median > 0]
-    if not done or sync_s <= HARNESS_SHARE * min(done):
+    if not done or cost_s <= HARNESS_SHARE * min(done):
         return []
-    share = sync_s / min(done)
+    share = cost_s / min(done)
     needed = math.ceil(steps * share / HARNESS_SHARE)
     return [
-        f"the harness's own sync ({units.seconds(sync_s)} with nothing queued) is {_above(share, HARNESS_SHARE)} of a "
-        f"sample's done time: each per-step time carries {units.seconds(sync_s / steps)} of it; "
-        f"steps={needed} or more brings it under {HARNESS_SHARE:.0%}"
+        f"the harness's own cost per sample ({units.seconds(cost_s)} with nothing queued: its sync, call and clock "
+        f"reads) is {_above(share, HARNESS_SHARE)} of a sample's done time: each per-step time carries "
+        f"{units.seconds(cost_s / steps)} of it; steps={needed} or more brings it under {HARNESS_SHARE:.0%}"
     ]
 
 
