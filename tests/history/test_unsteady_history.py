@@ -124,3 +124,12 @@ def test_the_same_slowdown_on_a_steady_machine_is_searched_and_found(tmp_path):
     [hit] = gate.regressions([one], 0.1)
     assert hit.change is not None
     assert not hit.inconclusive
+
+
+def test_allow_inconclusive_s_help_covers_every_inconclusive_the_gate_gives():
+    """Its option text named only a ratio with no interval, where the command's own text (and the gate) calls an
+    unsteady series INCONCLUSIVE too, and lets it pass with the same flag."""
+    said = " ".join(invoke("history", "--help").output.split())
+    option = said[said.index("--allow-inconclusive With") : said.index("--last")]
+    assert "no interval" in option
+    assert "too unsteady to tell" in option
