@@ -145,9 +145,11 @@ class Bench:
         except step_measurement.NotMeasured as not_measured:
             if not_measured.skipped:
                 pytest.skip(f"asyncbench: {not_measured}")
-            pytest.fail(f"asyncbench: {not_measured}")
+            # raised `from None`, as the InputError below: pytest.fail() inside the except printed the error, "During
+            # handling of the above exception, another exception occurred:", then the error again
+            raise pytest.fail.Exception(f"asyncbench: {not_measured}") from None
         except InputError as wrong:  # a typo'd check or option: its one line, not a traceback through the plugin
-            pytest.fail(f"asyncbench: {wrong}", pytrace=False)
+            raise pytest.fail.Exception(f"asyncbench: {wrong}", pytrace=False) from None
         self.measurements.append(measured)
         why, allowed = judge(measured.checks, bool(chosen("allow_inconclusive", allow_inconclusive, False)))
         for line in allowed:

@@ -146,3 +146,17 @@ def test_importing_the_plugin_imports_no_framework_nor_the_measuring_modules():
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_bad_expect_unit_fails_once_not_chained_to_itself(pytester):
+    """A check with a unit that does not fit (`done_s < 1 parsec`) failed with the right line, but pytest printed it,
+    "During handling of the above exception, another exception occurred:", and it again: it is raised once."""
+    pytester.makepyfile(
+        test_unit="def test_unit(asyncbench):\n"
+        "    asyncbench(lambda: sum(range(100)), backend='numpy', expect=['done_s < 1 parsec'], max_time_s=0.1)\n"
+    )
+    outcome = pytester.runpytest(*LOAD)
+    outcome.assert_outcomes(failed=1)
+    said = outcome.stdout.str()
+    assert "During handling of the above exception" not in said
+    assert said.count("unit 'parsec' does not fit done_s") == 1  # the failure's one line (the summary's is cut short)

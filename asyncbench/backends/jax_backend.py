@@ -153,6 +153,9 @@ def _memory_stat(device: Any, name: str) -> int | None:
 DELAY_SIDE = 64
 #: trips of the delay's loop its calibration times: about 3 ms on this project's 2-core machine (0.28 µs a trip)
 DELAY_CALIBRATION_TRIPS = 10_000
+#: how jax is installed, said where it is not (`devices`, a skipped case): the project's extra, as README says, as the
+#: torch and cupy rows say theirs
+INSTALL_HINT = "pip install 'asyncbench[jax]'; on a CUDA machine, pip install 'jax[cuda12]'"
 
 
 class JaxBackend(Backend):
@@ -162,6 +165,12 @@ class JaxBackend(Backend):
     distributions = ("jax",)
     serializes_device_work = True
     copy_streams = False
+
+    def unavailable_reason(self) -> str | None:
+        """jax not installed: the one line its skipped cases and `devices` say, with how to install it (the framework
+        is not imported)."""
+        reason = super().unavailable_reason()
+        return f"{reason} ({INSTALL_HINT})" if reason else None
 
     def _device(self, device: str) -> Any:
         jax = _jax()

@@ -53,7 +53,8 @@ PYTHON_VARIABLE = "ASYNCBENCH_MXNET_PYTHON"
 #: where `make mxnet` puts the environment: beside the asyncbench package, in the source checkout
 VENV = Path(__file__).resolve().parents[2] / ".venv-mxnet"
 SETUP_HINT = (
-    "mxnet runs in its own environment (it needs numpy < 2): set ASYNCBENCH_MXNET_PYTHON to the Python of an "
+    "mxnet runs in its own environment (it needs numpy < 1.24: `import mxnet` uses np.bool, removed in 1.24): "
+    "set ASYNCBENCH_MXNET_PYTHON to the Python of an "
     "environment with mxnet 1.9.1 and asyncbench installed (in a clone of asyncbench, `make mxnet` makes one)"
 )
 

@@ -69,8 +69,9 @@ Examples:
 @click.option(
     "--allow-inconclusive",
     is_flag=True,
-    help="With --fail-on-regression: a slower change whose ratio has no interval (too few runs on a side for one) "
-    "does not fail the gate; it is still reported.",
+    help="With --fail-on-regression: an INCONCLUSIVE series does not fail the gate; it is still reported. Either a "
+    "slower change whose ratio has no interval (too few runs on a side for one), or a series too unsteady to tell "
+    "(runs enough to search, too few left once the machine's are discounted).",
 )
 @click.option("--last", default=40, show_default=True, type=click.IntRange(min=1), help="Points shown per series (changes: all).")
 @guard

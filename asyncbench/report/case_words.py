@@ -2,12 +2,14 @@
 how the charts are laid out (report.trends), apart from the page's drawing and tables.
 
 A change is called slower only by its interval; one without an interval (`[?]`) says its point alone says which way,
-and a series too unsteady to search (history.model.Series.unsteady) says so, never read as "no change"."""
+and a series too unsteady to search (history.model.Series.unsteady) or too short to (history.model.TOO_SHORT) says
+so, never read as "no change"."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
+from asyncbench.history import model
 from asyncbench.report import escaping, trends
 
 
@@ -28,9 +30,17 @@ def heading(case: trends.Case, first: int) -> str:
         for one in chart.series
         if one.unsteady
     ]
+    short = [
+        f"{chart.name} on {one.machine}: {one.runs} run(s), needs {model.MIN_RUNS}"
+        for chart in case.charts
+        for one in chart.series
+        if one.not_searched == model.TOO_SHORT
+    ]
     note = f'<p class="note">changed: {escaping.html("; ".join(said))}</p>' if said else ""
     if unsteady:  # not searched (history.model.Series.unsteady): never read as "no change"
         note += f'<p class="note">too few runs left to tell, not searched for changes: {escaping.html("; ".join(unsteady))}</p>'
+    if short:  # too young to search (history.model.TOO_SHORT): never read as "no change" either
+        note += f'<p class="note">too short to tell, not searched for changes: {escaping.html("; ".join(short))}</p>'
     return f'<h3 class="case" id="case-{first}">{escaping.html(case.case)}</h3>{note}'
 
 

@@ -113,16 +113,17 @@ def _unsteady_counts(one: Series) -> str:
 
 
 def _no_change(one: Series) -> str:
-    """What a series without change points says: none found; where it is too short for a step to show, so; where too
-    few of its runs were left once the machine's were discounted (Series.unsteady), that, with the counts, never "no
-    change found": it was not searched."""
+    """What a series without change points says: none found; where it is too short for a step to show (fewer than
+    RUNS_TO_SEE_A_STEP runs: model.TOO_SHORT), that it was not searched and the runs a search needs; where too few of
+    its runs were left once the machine's were discounted (Series.unsteady), that, with the counts. Neither says "no
+    change found": neither was searched (docs/guides/history.md)."""
     runs = one.runs
     if one.unsteady:
         read = len(one.points)
         of = "" if read >= runs else f" of the newest {read}"
         return f", {len(one.discounted)}{of} discounted as the machine's: {read - len(one.discounted)} left, too few to tell"
-    if runs < RUNS_TO_SEE_A_STEP:
-        return f", no change found: too few runs to tell (a step shows with about {RUNS_TO_SEE_A_STEP // 2} runs on each side)"
+    if runs < RUNS_TO_SEE_A_STEP:  # too short (model.TOO_SHORT): not searched, so nothing was found or not found
+        return f", not searched: too short to tell, needs {RUNS_TO_SEE_A_STEP} runs"
     return ", no change found"
 
 
@@ -147,7 +148,7 @@ def print_series(found: Sequence[Series], console: Console) -> None:
         if one.unsteady:  # not searched: say so, not that changes were looked for
             text.append("    changes not looked for: too few runs whose machine held still", style="dim")
             text.append(f"; {len(one.discounted)} run(s) discounted\n", style="dim")
-        elif one.machine_seen:
+        elif one.machine_seen and one.not_searched is None:  # a series too short (or what bounds a step): none looked for
             text.append("    changes looked for in the runs whose machine held still", style="dim")
             text.append(f"; {len(one.discounted)} run(s) discounted\n" if one.discounted else "\n", style="dim")
         named = {point.run: point.label or point.revision or f"run {point.run}" for point in one.points}

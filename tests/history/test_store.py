@@ -38,8 +38,8 @@ def test_a_series_says_how_many_runs_it_holds_in_words_that_fit_the_count():
     console = Console(record=True, width=200)
     shown.print_series([one, dataclasses.replace(one, runs=2)], console)
     said = console.export_text()
-    assert "(1 run, no change found: too few runs to tell" in said
-    assert "(2 runs, no change found: too few runs to tell" in said
+    assert "(1 run, not searched: too short to tell, needs 6 runs)" in said
+    assert "(2 runs, not searched: too short to tell, needs 6 runs)" in said
     console = Console(record=True, width=200)
     shown.print_series([dataclasses.replace(one, runs=12)], console)
     assert "(12 runs, no change found)" in console.export_text()  # long enough: none found, said as such
@@ -118,4 +118,4 @@ def test_a_series_shorter_than_the_docs_say_shows_no_change_only_too_few_runs():
     four = Series("c", "v", "done_s", "s", "m", {}, points([0.0167, 0.0167, 0.0338, 0.0338]), (), runs=4)
     console = Console(record=True, width=200)
     shown.print_series([four], console)
-    assert "(4 runs, no change found: too few runs to tell" in console.export_text()
+    assert "(4 runs, not searched: too short to tell, needs 6 runs)" in console.export_text()

@@ -93,6 +93,30 @@ def test_a_young_series_passes_the_gate_as_before(tmp_path):
     assert gate.regressions([one], 0.1) == []
 
 
+def test_a_young_series_with_a_run_discounted_says_it_was_not_searched_never_no_change_found(tmp_path):
+    """Two runs, the second on a moved machine: too short to search (docs/guides/history.md), so neither "no change
+    found" nor "changes looked for" (it was not), in the terminal, the JSON and the page alike."""
+    from rich.console import Console
+
+    from asyncbench.report import history as shown
+    from asyncbench.report import html
+
+    one = _done(_store(tmp_path, MACHINE_MS[:2]))
+    assert (one.runs, len(one.discounted)) == (2, 1)
+    out = io.StringIO()
+    shown.print_series([one], Console(file=out, width=300, color_system=None))
+    text = out.getvalue()
+    assert "(2 runs, not searched: too short to tell, needs 6 runs)" in text
+    assert "no change found" not in text
+    assert "changes looked for" not in text
+    assert "discounted run-2: the machine's reference took" in text  # the run is still named
+    said = json.loads(changes.to_json([one]))[0]
+    assert (said["searched"], said["not_searched"]) == (False, "too_short")
+    page = html.render([one], None, [], "h.sqlite")
+    assert "too short to tell, not searched for changes: chain done_s on" in page
+    assert "2 run(s), needs 6" in page
+
+
 def test_the_same_slowdown_on_a_steady_machine_is_searched_and_found(tmp_path):
     one = _done(_store(tmp_path, (1.0,) * 8))
     assert not one.unsteady
@@ -100,3 +124,12 @@ def test_the_same_slowdown_on_a_steady_machine_is_searched_and_found(tmp_path):
     [hit] = gate.regressions([one], 0.1)
     assert hit.change is not None
     assert not hit.inconclusive
+
+
+def test_allow_inconclusive_s_help_covers_every_inconclusive_the_gate_gives():
+    """Its option text named only a ratio with no interval, where the command's own text (and the gate) calls an
+    unsteady series INCONCLUSIVE too, and lets it pass with the same flag."""
+    said = " ".join(invoke("history", "--help").output.split())
+    option = said[said.index("--allow-inconclusive With") : said.index("--last")]
+    assert "no interval" in option
+    assert "too unsteady to tell" in option
