@@ -146,6 +146,16 @@ def drift_note(rho: float | None, rounds: int) -> str | None:
     )
 
 
+def held_by_minimum(sampling: Sampling) -> bool:
+    """Whether a case said to stop by max_time_s was held past it by its minimum rounds: sampling stops at the first
+    round past max_time_s once the minimum (min_samples, raised for the rounds its checks or a baseline need) is
+    taken, so where the time was already spent before the last round (judged at the mean round's length) it was the
+    minimum, not the limit, that set the length (6 rounds of 10.95 s under max_time_s=2 s)."""
+    if sampling.stopped_by != StopReason.TIME or sampling.rounds < 2:
+        return False
+    return sampling.elapsed_s * (sampling.rounds - 1) / sampling.rounds > sampling.max_time_s
+
+
 def stopping_note(sampling: Sampling) -> str | None:
     """Why sampling stopped short of its noise target (a timeout, max_time_s, ...), or None where it did not."""
     rounds = f"{sampling.rounds} round{'' if sampling.rounds == 1 else 's'}"
@@ -155,6 +165,13 @@ def stopping_note(sampling: Sampling) -> str | None:
     if sampling.stopped_by == StopReason.NOISE or not sampling.missed_noise_target:
         return None
     target = f"±{units.percent(sampling.max_rel_noise)}"
+    if held_by_minimum(sampling):
+        took = units.number(sampling.elapsed_s)
+        return (
+            f"stopped at its minimum of {rounds} (min_samples, or the rounds its checks or a baseline need), which took "
+            f"{took} s, past max_time_s ({units.number(sampling.max_time_s)} s) before the last of them: {reached} on the done "
+            f"time, short of the {target} target; a max_time_s above {took} s, or a higher min_samples, narrows the intervals"
+        )
     if sampling.stopped_by == StopReason.TIME:
         return (
             f"stopped by {sampling.stopped_by} ({units.number(sampling.max_time_s)} s) after {rounds} {reached} on the done time, "
