@@ -36,6 +36,7 @@ from asyncbench.spec.schema import (
     coerce_param,
     coerce_setting,
     device_spec,
+    points_problem,
     settings_problems,
     sweep_values,
     type_name,
@@ -141,6 +142,9 @@ def _experiment(
     params = _params(doc, workload, raw.get("params", {}), path + ("params",))
     sweep = _sweep(doc, workload, raw.get("sweep", {}), path + ("sweep",))
     params_for = _params_for(doc, workload, raw.get("params_for", {}), path + ("params_for",))
+    problem = points_problem(workload, {**workload.defaults(), **params}, sweep, params_for)
+    if problem:
+        doc.add(problem, path)
     variants = _variants_of(workload, [{**workload.defaults(), **params}, *params_for.values()], sweep)
     # the steps its cases run: a sweep's values, else the params' (the workload's default), and a device kind's own
     steps = list(sweep.get("steps", ())) or [{**workload.defaults(), **params}.get("steps")]

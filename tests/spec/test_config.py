@@ -233,7 +233,9 @@ def test_every_cross_key_rule_is_said_beside_the_keys_own_mistakes():
     assert any("max_samples (10) is below min_samples (50)" in line for line in said)
     assert any("timeout_s (1 s) must exceed max_time_s (5 s)" in line for line in said)
     assert any("experiments[0].warmup: must be at least 0" in line for line in said)
-    refused = mistakes("experiments:\n  - workload: matmul\n    min_samples: 50\n    max_samples: -1\n    timeout_s: 1\n    max_time_s: 5\n")
+    refused = mistakes(
+        "experiments:\n  - workload: matmul\n    min_samples: 50\n    max_samples: -1\n    timeout_s: 1\n    max_time_s: 5\n"
+    )
     assert len(refused) == 2, refused
     assert any("max_samples: must be at least 1" in line for line in refused)
     assert any("timeout_s (1 s) must exceed" in line for line in refused)
