@@ -97,8 +97,9 @@ def test_a_case_stopped_by_time_says_how_far_it_got():
 
 
 def test_a_case_held_past_max_time_s_by_its_minimum_rounds_names_the_minimum():
-    """6 rounds of 10.95 s under max_time_s=2 s: the limit was spent long before, the minimum rounds set the length;
-    the line names them, never "stopped by max_time_s (2 s)" (nor does -v's progress line)."""
+    """6 rounds of 10.95 s under max_time_s=2 s: the limit had passed before the last round (its samples took 1.11 s),
+    so the minimum rounds set the length; the line names them, never "stopped by max_time_s (2 s)" (nor does -v's
+    progress line). A last round that itself crossed the limit is a stop by max_time_s."""
     from asyncbench.report import progress
     from asyncbench.results.model import Sampling
 
@@ -110,8 +111,9 @@ def test_a_case_held_past_max_time_s_by_its_minimum_rounds_names_the_minimum():
     line = progress.case_line(1, 1, result, verbose=True)
     assert "stopped by its minimum rounds" in line
     assert "stopped by max_time_s" not in line
-    tiny = dataclasses.replace(result, sampling=Sampling(6, 0.0189, "max_time_s", 37.0, 0.03, 0.01))
-    assert "stopped at its minimum of 6 rounds" in cells.sampling_note(tiny)
+    crossed = dataclasses.replace(result, sampling=Sampling(36, 10.9, "max_time_s", 0.4, 0.03, 10.0))
+    assert "stopped by max_time_s (10 s) after 36 rounds" in cells.sampling_note(crossed)
+    assert "stopped by max_time_s" in progress.case_line(1, 1, crossed, verbose=True)
 
 
 def _sweep(cases: int) -> list[Result]:
