@@ -81,7 +81,15 @@ def devices(fmt: str) -> None:
         terminal.stdout_console().print(catalog.devices_table(statuses))
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  asyncbench validate bench.yaml                 every mistake of the file at once, one line each (file:line: key)
+  asyncbench validate configs/*.yaml             several files: exit 2 if any is invalid
+  asyncbench schema -o asyncbench.schema.json    what an editor checks as you type (validate checks more)
+""",
+)
 @click.argument("configs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def validate(configs: tuple[str, ...]) -> None:
     """Check CONFIG files without running anything; exit 2 if any is invalid."""

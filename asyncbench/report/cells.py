@@ -67,7 +67,7 @@ def sampling_note(result: Result) -> str | None:
     when consecutive rounds drifted together (their intervals are then wider than independent rounds'), and which
     figures have no interval, with why (`interval_note`)."""
     sampling = result.sampling
-    timing = [stopping_note(sampling), _dependence_note(sampling)] if sampling is not None else []
+    timing = [stopping_note(sampling, last_round_s(result)), _dependence_note(sampling)] if sampling is not None else []
     notes = [note for note in (*timing, interval_note(result)) if note]
     return "; ".join(notes) or None
 
@@ -146,8 +146,26 @@ def drift_note(rho: float | None, rounds: int) -> str | None:
     )
 
 
-def stopping_note(sampling: Sampling) -> str | None:
-    """Why sampling stopped short of its noise target (a timeout, max_time_s, ...), or None where it did not."""
+def last_round_s(result: Result) -> float | None:
+    """The time the last timed round's samples took (each variant's last done time; the round's samples run one
+    after another), or None where a variant kept no samples."""
+    lasts = [variant.samples.done_s[-1] for variant in result.variants.values() if variant.samples.done_s]
+    return sum(lasts) if lasts and len(lasts) == len(result.variants) else None
+
+
+def held_by_minimum(sampling: Sampling, last_s: float | None) -> bool:
+    """Whether a case said to stop by max_time_s was held past it by its minimum rounds: sampling stops at the first
+    round past max_time_s once the minimum (min_samples, raised for the rounds its checks or a baseline need) is
+    taken, so where max_time_s had already passed before the last round (`last_s`: its samples' time) the minimum,
+    not the limit, set the length (6 rounds of 10.95 s under max_time_s=2 s). None: not known, not said."""
+    if sampling.stopped_by != StopReason.TIME or sampling.rounds < 2 or last_s is None:
+        return False
+    return sampling.elapsed_s - last_s > sampling.max_time_s
+
+
+def stopping_note(sampling: Sampling, last_s: float | None = None) -> str | None:
+    """Why sampling stopped short of its noise target (a timeout, max_time_s, its minimum rounds past max_time_s:
+    `last_s`, the last round's time, held_by_minimum), or None where it did not."""
     rounds = f"{sampling.rounds} round{'' if sampling.rounds == 1 else 's'}"
     reached = f"at ±{units.percent(sampling.rel_noise)}" if sampling.rel_noise is not None else "with no interval yet"
     if sampling.stopped_by == StopReason.TIMEOUT:
@@ -155,6 +173,13 @@ def stopping_note(sampling: Sampling) -> str | None:
     if sampling.stopped_by == StopReason.NOISE or not sampling.missed_noise_target:
         return None
     target = f"±{units.percent(sampling.max_rel_noise)}"
+    if held_by_minimum(sampling, last_s):
+        took = units.number(sampling.elapsed_s)
+        return (
+            f"stopped at its minimum of {rounds} (min_samples, or the rounds its checks or a baseline need), which took "
+            f"{took} s, past max_time_s ({units.number(sampling.max_time_s)} s) before the last of them: {reached} on the done "
+            f"time, short of the {target} target; a max_time_s above {took} s, or a higher min_samples, narrows the intervals"
+        )
     if sampling.stopped_by == StopReason.TIME:
         return (
             f"stopped by {sampling.stopped_by} ({units.number(sampling.max_time_s)} s) after {rounds} {reached} on the done time, "

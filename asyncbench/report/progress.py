@@ -24,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.text import Text
 
 from asyncbench.report import escaping
+from asyncbench.report.cells import held_by_minimum, last_round_s
 from asyncbench.report.compared import change_text, label_cell, said_interval_text
 from asyncbench.results import units
 from asyncbench.results.model import OK, Case, Result
@@ -132,7 +133,10 @@ def case_line(index: int, total: int, result: Result, verbose: bool = False) -> 
         parts += ["ok", _done_times(result, verbose)] if result.variants else ["ok"]
         sampling = result.sampling
         if verbose and sampling is not None:
-            parts.append(f"{_plural(sampling.rounds, 'round')}, stopped by {sampling.stopped_by} at {_noise(sampling.rel_noise)}")
+            stopped = (
+                "its minimum rounds" if held_by_minimum(sampling, last_round_s(result)) else sampling.stopped_by
+            )  # what set the length
+            parts.append(f"{_plural(sampling.rounds, 'round')}, stopped by {stopped} at {_noise(sampling.rel_noise)}")
         if result.checks:
             counts: dict[str, int] = {}
             for check in result.checks:

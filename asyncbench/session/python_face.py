@@ -193,6 +193,9 @@ def experiment(
             resolved[name] = coerce_param(workload.param(name), value)
         except ValueError as exc:
             raise InputError(f"params {name}={value!r}: {exc}") from None
+    problem = workload.params_problem(resolved)  # the step form's sync_every above steps, as a config's is refused
+    if problem:
+        raise InputError(f"params: {problem}")
     parsed = []
     for text in expect:
         try:

@@ -18,13 +18,17 @@ from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.base import Workload
 from asyncbench.workloads.step_form import StepWorkload
 
+# One step a sample: each perturbation's delay shows in full whatever bounds the step, so --bound takes no rounds
+# and every bound check of such a case ends "not measured" (docs/guides/bound.md, verdicts.bound).
+ONE_STEP = 1
 #: why a check cannot be measured in a run of this experiment (None: it can)
 Why = Callable[[Expectation], str | None]
 
 
-def bound_checks_of(workload: Workload, backends: Sequence[str], devices: Sequence[str]) -> Why:
+def bound_checks_of(workload: Workload, backends: Sequence[str], devices: Sequence[str], steps: Sequence[Any] = ()) -> Why:
     """Why each check of an experiment on `workload`, `backends` and `devices` would not be measured: None for any
-    check but one on what bounds the step, and for those where every case can be perturbed."""
+    check but one on what bounds the step, and for those where every case can be perturbed. `steps`: the values
+    its cases' `steps` take (params, sweep, params_for): a case of one step a sample takes no perturbation rounds."""
     if not isinstance(workload, StepWorkload):
         kind = "a built-in experiment" if BUILT_IN.get(workload.name) is workload else "not a step-form workload"
         said = (
@@ -34,12 +38,18 @@ def bound_checks_of(workload: Workload, backends: Sequence[str], devices: Sequen
     else:
         # the first case whose backend runs synchronously on its device
         case = next((f"{b} on {d}" for b in backends for d in devices if BACKENDS[b].synchronous_on(d)), None)
-        if case is None:
+        if case is not None:
+            said = (
+                f"{case} runs synchronously (the host is the device): a run would say 'not measured'; --bound tells host "
+                "from device on a backend that runs ahead (jax, torch on cuda)"
+            )
+        elif ONE_STEP in steps:
+            said = (
+                f"a case of it runs steps={ONE_STEP}: with one step a sample every delay shows in full, so nothing can be "
+                "told (a run would say 'not measured'); give it steps 2 or more"
+            )
+        else:
             return lambda check: None
-        said = (
-            f"{case} runs synchronously (the host is the device): a run would say 'not measured'; --bound tells host "
-            "from device on a backend that runs ahead (jax, torch on cuda)"
-        )
 
     def why(check: Expectation) -> str | None:
         if not bound_checks.is_bound_check(check):

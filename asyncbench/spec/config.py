@@ -36,7 +36,8 @@ from asyncbench.spec.schema import (
     coerce_param,
     coerce_setting,
     device_spec,
-    settings_problem,
+    points_problem,
+    settings_problems,
     sweep_values,
     type_name,
     workload_of,
@@ -95,18 +96,19 @@ def _settings(doc: Document, mapping: Mapping[str, Any], base: Settings, path: t
     """`base` with the settings `mapping` gives; a bad value is kept as a mistake and left out. A combination
     that cannot work is said where it is made: not again by each experiment that only inherits it."""
     changes = {}
-    refused = False
+    refused = set()
     for name in SETTING_FIELDS:
         if name in mapping:
             try:
                 changes[name] = coerce_setting(name, mapping[name])
             except ValueError as exc:
                 doc.add(str(exc), path + (name,))
-                refused = True
+                refused.add(name)
     settings = dataclasses.replace(base, **changes)
-    problem = settings_problem(settings)
-    if problem and not refused and problem != settings_problem(base):
-        doc.add(problem, path)
+    inherited = {text for _, text in settings_problems(base)}
+    for keys, problem in settings_problems(settings):  # each one said, beside the keys' own mistakes
+        if not keys & refused and problem not in inherited:
+            doc.add(problem, path)
     return settings
 
 
@@ -140,8 +142,14 @@ def _experiment(
     params = _params(doc, workload, raw.get("params", {}), path + ("params",))
     sweep = _sweep(doc, workload, raw.get("sweep", {}), path + ("sweep",))
     params_for = _params_for(doc, workload, raw.get("params_for", {}), path + ("params_for",))
+    problem = points_problem(workload, {**workload.defaults(), **params}, sweep, params_for)
+    if problem:
+        doc.add(problem, path)
     variants = _variants_of(workload, [{**workload.defaults(), **params}, *params_for.values()], sweep)
-    unmeasured = checks.bound_checks_of(workload, backends, devices) if validating else None
+    # the steps its cases run: a sweep's values, else the params' (the workload's default), and a device kind's own
+    steps = list(sweep.get("steps", ())) or [{**workload.defaults(), **params}.get("steps")]
+    steps += [kind["steps"] for kind in params_for.values() if "steps" in kind]
+    unmeasured = checks.bound_checks_of(workload, backends, devices, steps) if validating else None
     expect = checks.of_experiment(doc, workload, raw.get("expect", []), path + ("expect",), variants, unmeasured)
     return Experiment(
         name=name or workload.name,

@@ -46,7 +46,9 @@ VALIDATE_ONLY = (
     f"a sweep of more than {schema.MAX_SWEEP_POINTS:,} points (the product of its lists' lengths)",
     "an expect: check's metric, variant or unit that the workload does not have (the schema checks the grammar)",
     "a bound check's side, reading or threshold that cannot be (slack_s[gpu], bound == fast, a share without its %, a ceiling below 1)",
-    "a bound check that a run could only call not measured (a built-in experiment; numpy, or torch on cpu: synchronous)",
+    "a bound check that a run could only call not measured (a built-in experiment; numpy, or torch on cpu: synchronous;"
+    " a step run one step a sample, steps: 1)",
+    "a step-form sync_every value above steps (a wait that never comes in a sample)",
     "a user's workload file that does not exist or does not define the name, and its params",
     f"a number with a unit that is zero or out of range (ab_margin: above 0% and under {schema.AB_MARGIN_MAX:.0%})",
 )

@@ -135,7 +135,7 @@ def apply_overrides(
         params = dict(experiment.params)
         sweep = dict(experiment.sweep)
         if quick:
-            params.update({k: v for k, v in workload.defaults(quick=True).items() if workload.param(k).quick is not None})
+            params.update(workload.quick_params(params, sweep))
         settings = _quick_settings(experiment.settings) if quick else experiment.settings
         explicit = set(experiment.explicit)
         commanded: set[str] = set()  # params --set decided for every backend
@@ -168,7 +168,8 @@ def apply_overrides(
             except ValueError as exc:
                 raise InputError(f"--set {text!r}: {exc}") from None
             used[index] = True
-        problem = schema.settings_problem(settings)
+        params_for = _params_for(experiment, workload, quick, commanded)
+        problem = schema.settings_problem(settings) or schema.points_problem(workload, params, sweep, params_for)
         if problem:
             raise InputError(f"{problem}, after --set/--quick")
         experiments.append(
@@ -180,7 +181,7 @@ def apply_overrides(
                 settings=settings,
                 explicit=frozenset(explicit),
                 sweep=sweep,
-                params_for=_params_for(experiment, workload, quick, commanded),
+                params_for=params_for,
             )
         )
     if not experiments:

@@ -10,6 +10,7 @@ as `expect:` thresholds do.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import re
 from pathlib import Path
@@ -169,14 +170,43 @@ def coerce_setting(name: str, value: Any) -> Any:
     return float(value)
 
 
-def settings_problem(settings: Settings) -> str | None:
-    """What makes a combination of settings unusable (each may be fine alone), or None."""
+def settings_problems(settings: Settings) -> tuple[tuple[frozenset[str], str], ...]:
+    """Every combination of settings that cannot work (each may be fine alone), each with the keys it involves:
+    all of them, so that one `validate` says each (a caller leaves out one whose keys were themselves refused)."""
+    problems = []
     if settings.max_samples < settings.min_samples:
-        return f"max_samples ({settings.max_samples}) is below min_samples ({settings.min_samples})"
-    if settings.timeout_s <= settings.max_time_s:
-        return (
-            f"timeout_s ({settings.timeout_s:g} s) must exceed max_time_s ({settings.max_time_s:g} s): sampling alone may take max_time_s"
+        problems.append(
+            (
+                frozenset({"min_samples", "max_samples"}),
+                f"max_samples ({settings.max_samples}) is below min_samples ({settings.min_samples})",
+            )
         )
+    if settings.timeout_s <= settings.max_time_s:
+        problems.append(
+            (
+                frozenset({"timeout_s", "max_time_s"}),
+                f"timeout_s ({settings.timeout_s:g} s) must exceed max_time_s ({settings.max_time_s:g} s): "
+                "sampling alone may take max_time_s",
+            )
+        )
+    return tuple(problems)
+
+
+def settings_problem(settings: Settings) -> str | None:
+    """What makes a combination of settings unusable, every such combination in one line, or None."""
+    return "; ".join(text for _, text in settings_problems(settings)) or None
+
+
+def points_problem(
+    workload: Workload, params: Mapping[str, Any], sweep: Mapping[str, Sequence[Any]], params_for: Mapping[str, Mapping[str, Any]]
+) -> str | None:
+    """What makes a point of an experiment measure other than its names say (`Workload.params_problem`: the step
+    form's sync_every above steps), the first found over its sweep's points and its params_for; None where none."""
+    for base in (params, *({**params, **own} for own in params_for.values())):
+        for point in itertools.product(*sweep.values()):
+            problem = workload.params_problem({**base, **dict(zip(sweep, point, strict=True))})
+            if problem:
+                return problem
     return None
 
 

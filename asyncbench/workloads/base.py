@@ -201,6 +201,15 @@ class Workload(ABC):
         """Default parameter values (the textbook's sizes, or the quick ones)."""
         return {p.name: (p.quick if quick and p.quick is not None else p.default) for p in self.params}
 
+    def params_problem(self, params: Mapping[str, Any]) -> str | None:
+        """What makes one point's params, each fine alone, measure something other than what their names say (the
+        step form's sync_every above steps), with the fix; None where nothing does. Refused before anything runs."""
+        return None
+
+    def quick_params(self, params: Mapping[str, Any], sweep: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
+        """The params --quick sets (each param's quick value) for an experiment of `params` and `sweep`."""
+        return {p.name: p.quick for p in self.params if p.quick is not None}
+
     def skip_reason(self, backend: Backend, device: str, params: Mapping[str, Any]) -> str | None:
         """Why this case cannot mean anything on this backend/device, or None."""
         dtype = params.get("dtype")

@@ -77,6 +77,20 @@ def _declaration(names: frozenset[str] | tuple[str, ...]) -> str:
     return f"@asyncbench.step(backends=({listed},))" if len(names) == 1 else f"@asyncbench.step(backends=({listed}))"
 
 
+def _beyond(steps: int, sync_every: Sequence[int]) -> str | None:
+    """Why `sync_every` has a wait that never comes in a sample of `steps` steps (one every k > steps), with the fix;
+    None where each comes."""
+    beyond = [every for every in sync_every if every > steps]
+    if not beyond:
+        return None
+    kept = [every for every in sync_every if every <= steps]
+    fix = f"sync_every=[{','.join(map(str, kept))}]" if kept else f"sync_every=[0,{steps}]"
+    return (
+        f"sync_every {beyond[0]} is above steps {steps}: a wait every {beyond[0]} steps never comes in a sample of "
+        f"{steps}, so that variant would be sync_every=0 under another name; set {fix}, or steps={max(beyond)}"
+    )
+
+
 class StepWorkload(Workload):
     """A workload made from a step function (see the module docstring)."""
 
@@ -98,6 +112,10 @@ class StepWorkload(Workload):
         self.name = name or function.__name__
         doc = (function.__doc__ or "").strip().splitlines()
         self.summary = summary or (doc[0] if doc else f"your step {self.name}, with a wait every k steps")
+        if sync_every is DEFAULT_SYNC_EVERY:  # not the step's choice: a wait every k steps of a sample of fewer never comes
+            sync_every = tuple(every for every in sync_every if every <= steps)
+        elif beyond := _beyond(steps, sync_every):
+            raise ValueError(f"@asyncbench.step(...): {beyond}")
         self.params = (
             Param("steps", INT, steps, "steps per sample", quick=max(1, min(steps, 5)), minimum=1, maximum=10_000_000),
             Param(
@@ -153,6 +171,19 @@ class StepWorkload(Workload):
         """Those of `names` the step's code is for (not_for): where `run -w` without -b plans it, so that a step
         has no skipped row on a backend nobody asked for; a backend named with -b keeps its row and its reason."""
         return tuple(name for name in names if self.not_for(name) is None)
+
+    def params_problem(self, params: Mapping[str, Any]) -> str | None:
+        """A wait every k steps with k above `steps` never comes in a sample: that variant would be sync_every=0 under
+        another name (a slowdown_kK of 1 that no wait made), so it is refused with the fix."""
+        return _beyond(params["steps"], params["sync_every"])
+
+    def quick_params(self, params: Mapping[str, Any], sweep: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
+        """--quick's few steps, never fewer than the largest wait asked for (capped at the experiment's own steps): a
+        wait every 8 steps still comes under --quick."""
+        quick = super().quick_params(params, sweep)
+        waits = [every for values in (params["sync_every"], *sweep.get("sync_every", ())) for every in values]
+        quick["steps"] = max(quick["steps"], min(params["steps"], max(waits, default=0)))
+        return quick
 
     def steps_per_call(self, params: Mapping[str, Any]) -> int:
         """A sample runs `steps` of the user's steps: the census counts per step of theirs, not per sample."""

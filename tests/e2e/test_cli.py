@@ -26,6 +26,8 @@ def test_version_and_help_with_examples(invoke):
     help_text = invoke("run", "--help").output
     assert "Examples" in help_text
     assert "--quick" in help_text
+    assert "ok in the baseline and not now" in " ".join(help_text.split())  # as docs/concepts/failures.md's exit 1
+    assert "Examples" in invoke("validate", "--help").output  # as every other command
 
 
 def test_each_command_is_listed_with_its_whole_line(invoke):

@@ -257,11 +257,11 @@ def test_a_step_with_its_default_waits_pairs_on_the_one_variant_ab_gates():
     import asyncbench
     from asyncbench.results.model import Clocks
 
-    @asyncbench.step(steps=2)  # sync_every (0, 4, 1) by default: `ab` gates and samples sync_every=0 only
+    @asyncbench.step(steps=4)  # sync_every (0, 4, 1) by default: `ab` gates and samples sync_every=0 only
     def default_waits(backend: Any, device: str, params: Any) -> Any:  # pragma: no cover - never set up here
         return lambda: None
 
-    params = {"sync_every": [0, 4, 1], "steps": 2}
+    params = {"sync_every": [0, 4, 1], "steps": 4}
     gated = default_waits.gated(params, ["sync_every=0", "sync_every=4", "sync_every=1"])
     assert tuple(gated) == ("sync_every=0",)
     base = {"sync_every=0": [Clocks(1e-3, 2e-3, None)] * 5}
@@ -270,7 +270,7 @@ def test_a_step_with_its_default_waits_pairs_on_the_one_variant_ab_gates():
     assert list(series) == [("variant", "sync_every=0")]
     assert series[("variant", "sync_every=0")][2] == pytest.approx([1.1] * 5)
     assert default_waits.round_metrics(params, {"sync_every=0": base["sync_every=0"][0]}) == {
-        "step_s_k0": pytest.approx(1e-3),
+        "step_s_k0": pytest.approx(5e-4),
         "illusion": pytest.approx(2.0),
     }
 

@@ -96,6 +96,26 @@ def test_a_case_stopped_by_time_says_how_far_it_got():
     assert cells.sampling_note(dataclasses.replace(result, sampling=Sampling(40, 1.0, "max_rel_noise", 0.02, 0.03, 3.0))) is None
 
 
+def test_a_case_held_past_max_time_s_by_its_minimum_rounds_names_the_minimum():
+    """6 rounds of 10.95 s under max_time_s=2 s: the limit had passed before the last round (its samples took 1.11 s),
+    so the minimum rounds set the length; the line names them, never "stopped by max_time_s (2 s)" (nor does -v's
+    progress line). A last round that itself crossed the limit is a stop by max_time_s."""
+    from asyncbench.report import progress
+    from asyncbench.results.model import Sampling
+
+    result = dataclasses.replace(ok_result("m[torch,cpu]"), sampling=Sampling(6, 10.95, "max_time_s", 0.4, 0.03, 2.0))
+    note = cells.sampling_note(result)
+    assert "stopped by max_time_s" not in note
+    assert "stopped at its minimum of 6 rounds" in note
+    assert "which took 10.9 s, past max_time_s (2 s)" in note
+    line = progress.case_line(1, 1, result, verbose=True)
+    assert "stopped by its minimum rounds" in line
+    assert "stopped by max_time_s" not in line
+    crossed = dataclasses.replace(result, sampling=Sampling(36, 10.9, "max_time_s", 0.4, 0.03, 10.0))
+    assert "stopped by max_time_s (10 s) after 36 rounds" in cells.sampling_note(crossed)
+    assert "stopped by max_time_s" in progress.case_line(1, 1, crossed, verbose=True)
+
+
 def _sweep(cases: int) -> list[Result]:
     """`cases` ok points of one swept experiment (params n=0..), each with a metric."""
     return [

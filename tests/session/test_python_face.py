@@ -101,6 +101,7 @@ def test_run_of_a_step_function_returns_its_report():
         ({"expect": ["done_s =< 1ms"]}, "expect: malformed check"),
         ({"backend": "numpi"}, "backend='numpi': unknown backend"),
         ({"max_time_s": -1}, "max_time_s=-1"),
+        ({"params": {"steps": 2}}, "params: sync_every 4 is above steps 2"),  # a wait that never comes in a sample
     ],
 )
 def test_run_refuses_a_wrong_option_in_one_line_before_anything_runs(options, said):

@@ -222,6 +222,25 @@ def test_a_mistake_every_experiment_inherits_is_said_once():
     assert "t.yaml:5: experiments[2]: max_samples (3) is below min_samples (10)" in said  # its own combination
 
 
+def test_every_cross_key_rule_is_said_beside_the_keys_own_mistakes():
+    """One `validate` finds them all: both combinations that cannot work, and beside a per-key mistake of other
+    keys; a combination whose key was itself refused is not said (its value is not the one written)."""
+    said = mistakes(
+        "experiments:\n  - workload: matmul\n    min_samples: 50\n    max_samples: 10\n"
+        "    timeout_s: 1\n    max_time_s: 5\n    warmup: -1\n"
+    )
+    assert len(said) == 3, said
+    assert any("max_samples (10) is below min_samples (50)" in line for line in said)
+    assert any("timeout_s (1 s) must exceed max_time_s (5 s)" in line for line in said)
+    assert any("experiments[0].warmup: must be at least 0" in line for line in said)
+    refused = mistakes(
+        "experiments:\n  - workload: matmul\n    min_samples: 50\n    max_samples: -1\n    timeout_s: 1\n    max_time_s: 5\n"
+    )
+    assert len(refused) == 2, refused
+    assert any("max_samples: must be at least 1" in line for line in refused)
+    assert any("timeout_s (1 s) must exceed" in line for line in refused)
+
+
 def test_a_misspelt_key_is_not_said_again_as_missing():
     """`experiment:` and `wrkload:` are misspellings: saying that `experiments` and `workload` are missing too
     would be the same mistake twice."""

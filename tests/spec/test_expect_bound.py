@@ -168,3 +168,27 @@ def test_validate_refuses_a_bound_check_on_a_synchronous_backend_in_one_line(tmp
 def test_validate_accepts_a_bound_check_where_the_backend_may_run_ahead(tmp_path, backends, devices):
     done = invoke("validate", str(_bound_check_config(tmp_path, "ahead.yaml", backends, devices)))
     assert done.exit_code == 0, done.output
+
+
+@pytest.mark.parametrize(
+    ("params", "sweep"),
+    [("{steps: 1, sync_every: [0, 1]}", "{}"), ("{sync_every: [0, 1]}", "{steps: [1, 20]}"), ("{}", "{}")],
+    ids=["params", "sweep", "default"],
+)
+def test_validate_refuses_a_bound_check_on_one_step_a_sample_in_one_line(tmp_path, params, sweep):
+    # a case of one step a sample takes no perturbation rounds: its bound check could only end "not measured"
+    (tmp_path / "step.py").write_text(STEP)
+    config = tmp_path / "one.yaml"
+    config.write_text(
+        "defaults: {backends: [jax], devices: [cpu]}\nexperiments:\n  - workload: step.py:train\n"
+        f"    params: {params}\n    sweep: {sweep}\n    expect: ['bound == host']\n"
+    )
+    done = invoke("validate", str(config))
+    if "steps" not in params + sweep:  # 20 steps a sample by default: measurable
+        assert done.exit_code == 0, done.output
+        return
+    assert done.exit_code == 2, done.output
+    (line,) = [line for line in done.output.splitlines() if line.strip()]
+    assert "one.yaml:6: experiments[0].expect[0]: 'bound == host' is a check on what bounds the step, and a case of it runs steps=1" in line
+    assert "not measured" in line
+    assert "steps 2 or more" in line
