@@ -112,11 +112,13 @@ def check_text(check: Check) -> str:
 def experiment_table(experiment: ExperimentView) -> Table:
     table = Table(title=escaping.rich(experiment.title), title_justify="left", caption_justify="left")
     for column in experiment.columns:
+        no_wrap = column.figures and column.header not in experiment.swept
         table.add_column(
             escaping.rich(column.header),
             justify="right" if column.figures else "left",
-            no_wrap=column.figures and column.header not in experiment.swept,
-            overflow="fold",  # a case's words (a variant, a swept value) fold over lines where they must, never cut to '…'
+            no_wrap=no_wrap,
+            # a case's words (a variant, a swept value) fold over lines where they must, never cut to '…'
+            overflow="ellipsis" if no_wrap else "fold",
         )
     variant_at = [c.header for c in experiment.columns].index("variant")
     for group in experiment.groups:

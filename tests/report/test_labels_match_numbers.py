@@ -230,3 +230,14 @@ def test_the_header_states_the_level_a_reader_recomputes_the_printed_interval_at
         recomputed = compare.ratio_interval(old, new, level)
         assert recomputed is not None
         assert compared.interval_text(recomputed) == row.interval
+
+
+def test_compare_s_table_folds_a_long_case_id_never_cuts_it():
+    """As `ab`'s table did, compare's cut a case id too long for its column to 'train_step[to…' (at 110 columns)."""
+    case_id = "train_step[torch,cpu,batch=64,width=1024,steps=8,compile=False]"
+    base, current, _ = _two_runs()
+    result = compare.compare(report_of([_timed(case_id, base)]), report_of([_timed(case_id, current)]))
+    console = Console(width=110, record=True, color_system=None)  # at 80 the figures leave the id no column at all
+    console.print(terminal.comparison_table(compared.comparison(result)))
+    lines = [line for line in console.export_text().splitlines() if line.count("│") > 2]
+    assert case_id in "".join(line.split("│")[1].strip() for line in lines)
