@@ -136,7 +136,8 @@ past --gate-time (the target) only undecided cases go on, up to
 --gate-time-max (the cap, 3x the target unless given), but for one whose
 estimate sits on its margin (when the cap runs out, a case one block short
 of its first interval, or up to four short of one robust to a wild block,
-still gets them, for at most a quarter of the target past the cap); an
+still gets them, each begun only where the blocks' pace ends it within a
+quarter of the target past the cap); an
 undecided case says how much more it needs. All verdicts share one false-alarm rate (1%), split over cases,
 verdicts and looks. Exit 1 on SLOWER, INCONCLUSIVE (unless
 --allow-inconclusive), a result that fails its verification, a case ok on

@@ -81,6 +81,10 @@ class ComparisonView:
     headers: tuple[str, ...] = HEADERS
     figures: tuple[bool, ...] = FIGURES
     estimate: str = ESTIMATE_NOTE  # the key to the medians and shift columns
+    #: every judged row, listed or not (`rows` leaves out SAME ones past COMPARISON_ROWS_MAX): a JUnit test each
+    judged: tuple[ComparisonRow, ...] = ()
+    #: whether an INCONCLUSIVE row let the gate pass (--allow-inconclusive)
+    allow_inconclusive: bool = False
 
     @property
     def title(self) -> str:
@@ -135,6 +139,19 @@ def interval_ratio(interval: tuple[float, float] | None) -> str:
     return "[?]" if interval is None else f"[{units.ratio_end(interval[0])}–{units.ratio_end(interval[1])}]"
 
 
+def _machine_level(result: compare.Comparison) -> str:
+    """Where a row's machine speed was read (its reference), what its printed interval is: the code's, from the
+    case's interval and the machine's, each at half the row's error (verdicts.compare._rows), not one interval at the
+    header's level. '' where no row's was."""
+    if all(r.machine_ci is None for r in result.rows):
+        return ""
+    half = units.exact_confidence(1 - (1 - result.confidence) / 2)
+    return (
+        f"; a row whose machine's change was read prints the code's interval, the case's {half} interval with the "
+        f"machine's {half} one taken out"
+    )
+
+
 def comparison(result: compare.Comparison) -> ComparisonView:
     """A baseline comparison as a person reads it: a row per variant, what could not be compared, a summary."""
     notes = []
@@ -165,30 +182,38 @@ def comparison(result: compare.Comparison) -> ComparisonView:
     if result.inconclusive:
         passes = "passes (--allow-inconclusive)" if result.allow_inconclusive else "fails the gate"
         summary += f"; INCONCLUSIVE {passes} ({undecided.reason(result.inconclusive)})"
+    judged = tuple(_row(r) for r in result.rows)
     return ComparisonView(
         clock=result.clock,
         max_regression=f"{result.max_regression * 100:.3g}%",
         budget=(
             f"a {units.percent(result.family_error)} false-alarm rate over {len(result.rows)} row(s): "
-            f"{units.confidence(result.confidence)} intervals, each label one-sided at {units.percent((1 - result.confidence) / 2)}"
+            # the level the printed intervals were taken at, not a readable one below it: "99% intervals" over 3 rows,
+            # each taken at 99.333%, sent a reader who recomputed at 99% to a narrower interval
+            f"{units.exact_confidence(result.confidence)} intervals, each label one-sided at "
+            f"{units.percent((1 - result.confidence) / 2, units.EXACT_MISS_DIGITS)}{_machine_level(result)}"
         ),
-        rows=tuple(
-            ComparisonRow(
-                r.id,
-                r.variant,
-                units.seconds(r.baseline_s),
-                units.seconds(r.current_s),
-                change_text(r.current_s / r.baseline_s if r.baseline_s > 0 else math.nan),
-                change_text(r.ratio),
-                interval_text(r.ratio_ci),
-                r.label,
-                r.verdict == Verdict.FAIL,  # a regression (not `r in result.regressions`: that is a scan per row)
-                label_cell(r.label, r.ratio_ci),
-            )
-            for r in listed
-        ),
+        rows=judged if len(listed) == len(judged) else tuple(row for row in judged if row.label != Label.SAME),
         notes=tuple(notes),
         interval_sees=compare.INTERVAL_SEES,
         summary=summary,
         failed=result.failed,
+        judged=judged,
+        allow_inconclusive=result.allow_inconclusive,
+    )
+
+
+def _row(r: compare.VariantComparison) -> ComparisonRow:
+    """One judged row as the table and the JUnit file show it."""
+    return ComparisonRow(
+        r.id,
+        r.variant,
+        units.seconds(r.baseline_s),
+        units.seconds(r.current_s),
+        change_text(r.current_s / r.baseline_s if r.baseline_s > 0 else math.nan),
+        change_text(r.ratio),
+        interval_text(r.ratio_ci),
+        r.label,
+        r.verdict == Verdict.FAIL,  # a regression (not `r in result.regressions`: that is a scan per row)
+        label_cell(r.label, r.ratio_ci),
     )

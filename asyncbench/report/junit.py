@@ -11,6 +11,9 @@ read <testsuites>, one <testsuite> per group with its counts, and a
   INCONCLUSIVE is treated as the gate treated it: a failure, or, where the
   run was given --allow-inconclusive (`show --allow-inconclusive`), skipped
   with its reading. An errored case is one more test, RAN, with <error>.
+  A run with --baseline: one suite more, a test per compared row (name:
+  `VARIANT against the baseline`), a regression failing and INCONCLUSIVE as
+  the gate treated it (a failure, or skipped under --allow-inconclusive).
 - An `ab` file: one suite; a test per verdict (classname: the case id,
   name: the variant, or `NAME (metric)`): SLOWER fails, INCONCLUSIVE as the
   file's gate treated it (its allow_inconclusive), SAME, FASTER and NOT
@@ -36,7 +39,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from asyncbench.report import escaping
-from asyncbench.report.compared import change_text, said_interval_text
+from asyncbench.report.compared import ComparisonView, change_text, said_interval_text
 from asyncbench.report.view import ReportView, by_experiment
 from asyncbench.results import units
 from asyncbench.results.ab_report import ABReport
@@ -53,6 +56,8 @@ RAN = "runs without error"
 VERIFIED = "results pass verification"
 #: the suite of an `ab` file's verdicts
 AB_SUITE = "asyncbench ab"
+#: the suite of a run's comparison with its baseline (--baseline): a test per judged row
+COMPARE_SUITE = "asyncbench compare"
 #: the suite and test of a run's gate where it failed on something no other test is (a --baseline comparison)
 GATE_SUITE, GATE_TEST = "asyncbench gate", "the gate passes"
 #: what XML 1.0 cannot hold after report.escaping.visible has shown the control characters (its Char production)
@@ -116,9 +121,30 @@ def _gate_suite(view: ReportView, suites: Sequence[Suite]) -> list[Suite]:
     return [Suite(GATE_SUITE, (Test(GATE_SUITE, GATE_TEST, FAILURE, reasons, f"exit {view.outcome.code}"),))]
 
 
+def comparison_suite(comparison: ComparisonView) -> Suite:
+    """A run's comparison with its baseline (--baseline): a test per judged row, judged as the gate judged it. A
+    regression fails; an INCONCLUSIVE row fails, or, under --allow-inconclusive, is skipped with its reading:
+    skipped, not passed, because nothing was decided (a pass would say the row was shown not slower), and the gate
+    let it through, which a skip is in every JUnit view. Before, the comparison's rows were no tests at all: a gate
+    that passed on an allowed INCONCLUSIVE row wrote tests="0"."""
+    tests = []
+    for row in comparison.judged:
+        what = f"{row.variant} against the baseline"
+        reading = f"{row.label}: {row.change} {row.interval} against the baseline, margin {comparison.max_regression}"
+        if row.fails:
+            tests.append(Test(row.id, what, FAILURE, reading, str(row.label)))
+        elif row.label == Label.INCONCLUSIVE and comparison.allow_inconclusive:
+            tests.append(Test(row.id, what, SKIPPED, f"{reading}; let pass by --allow-inconclusive", str(row.label)))
+        elif row.label == Label.INCONCLUSIVE:
+            tests.append(Test(row.id, what, FAILURE, reading, str(row.label)))
+        else:
+            tests.append(Test(row.id, what))
+    return Suite(COMPARE_SUITE, tuple(tests))
+
+
 def run_suites(view: ReportView) -> list[Suite]:
-    """A suite per experiment: a test per check of each case, and one per errored case; the gate's own test where it
-    failed on nothing listed (`_gate_suite`)."""
+    """A suite per experiment: a test per check of each case, and one per errored case; a suite of the comparison's
+    rows where the run had a baseline; the gate's own test where it failed on nothing listed (`_gate_suite`)."""
     allowed = _allows_inconclusive(view)
     suites = []
     for name, results in by_experiment(view.report.results):
@@ -129,6 +155,8 @@ def run_suites(view: ReportView) -> list[Suite]:
             tests += [check_test(result.id, check, allowed) for check in result.checks]
         if tests:
             suites.append(Suite(name, tuple(tests), _time([r.case_s for r in results])))
+    if view.comparison is not None and view.comparison.judged:
+        suites.append(comparison_suite(view.comparison))
     return suites + _gate_suite(view, suites)
 
 

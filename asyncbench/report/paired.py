@@ -312,7 +312,15 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
         console.print(shown(line), soft_wrap=True)
     table = Table(title=shown(view.title), title_justify="left")
     for header in view.headers:
-        table.add_column(header, justify="left" if header in ("case", "what") else "right", no_wrap=header not in ("case", "verdict"))
+        wraps = header in ("case", "verdict")
+        # a case id is one word ('train_step[torch,cpu,...]'): at a terminal's default width rich cut it to
+        # 'train_step[to…', a case no one could read; it folds over lines instead, never cut
+        table.add_column(
+            header,
+            justify="left" if header in ("case", "what") else "right",
+            no_wrap=not wraps,
+            overflow="fold" if wraps else "ellipsis",
+        )
     for row, label in zip(view.rows, view.labels, strict=True):
         style = LABEL_STYLE[label]
         table.add_row(*map(shown, row[:-1]), f"[{style}]{row[-1]}[/]" if style else row[-1])

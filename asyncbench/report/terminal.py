@@ -112,10 +112,13 @@ def check_text(check: Check) -> str:
 def experiment_table(experiment: ExperimentView) -> Table:
     table = Table(title=escaping.rich(experiment.title), title_justify="left", caption_justify="left")
     for column in experiment.columns:
+        no_wrap = column.figures and column.header not in experiment.swept
         table.add_column(
             escaping.rich(column.header),
             justify="right" if column.figures else "left",
-            no_wrap=column.figures and column.header not in experiment.swept,
+            no_wrap=no_wrap,
+            # a case's words (a variant, a swept value) fold over lines where they must, never cut to '…'
+            overflow="ellipsis" if no_wrap else "fold",
         )
     variant_at = [c.header for c in experiment.columns].index("variant")
     for group in experiment.groups:
@@ -307,7 +310,8 @@ def print_outcome(console: Console, outcome: OutcomeView) -> None:
 def comparison_table(comparison: ComparisonView) -> Table:
     table = Table(title=escaping.rich(comparison.title), title_justify="left")
     for header, figures in zip(comparison.headers, comparison.figures, strict=True):
-        table.add_column(header, justify="right" if figures else "left", no_wrap=figures)
+        # a case id folds over lines where it must, never cut to '…' (rich's default for a word too long to wrap)
+        table.add_column(header, justify="right" if figures else "left", no_wrap=figures, overflow="ellipsis" if figures else "fold")
     for row in comparison.rows:
         style = LABEL_STYLE[row.label]
         *cells, label = row.cells

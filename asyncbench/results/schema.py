@@ -19,6 +19,7 @@ import datetime
 import gc
 import json
 import re
+import shlex
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -289,7 +290,8 @@ def check_version(raw: Any, source: str) -> None:
         if ab_report.is_ab(raw):
             raise ResultsFileError(
                 "an `asyncbench ab` file, not a results file: `ab` printed its verdicts when it ran (`--markdown` keeps "
-                "them as a page); `asyncbench record` keeps it in the history, where `asyncbench history` shows it",
+                f"them as a page), and `asyncbench show {shlex.quote(source)}` prints them again; `asyncbench record` "
+                "keeps it in the history, where `asyncbench history` shows it",
                 location=source,
             )
         raise ResultsFileError("not an asyncbench results file", location=source)

@@ -56,6 +56,9 @@ def percent(fraction: float | None, digits: int = 2) -> str:
 _READABLE_MISSES = (1.0, 2.0, 2.5, 5.0, 10.0)
 # A miss within this relative distance of a readable one is that one (0.05 is 5.000000000000004% in floats).
 _ROUNDING_SLACK = 1e-9
+#: the significant digits of the chance of missing that `exact_confidence` gives: 1 − 2 × 1%/3 reads 99.333%; a
+#: rank-based interval moves only where a rank's quantile crosses an integer, which that last 0.0003% all but never does
+EXACT_MISS_DIGITS = 3
 
 
 def readable_miss(miss: float) -> float:
@@ -83,6 +86,19 @@ def confidence(level: float) -> str:
     if miss <= 0:
         return "100%"
     return _percent_of(round(1 - readable_miss(miss), 12))
+
+
+def exact_confidence(level: float) -> str:
+    """0.99 -> '99%', 0.99333 -> '99.333%', 0.996667 -> '99.666%': the level an interval was taken at, its chance
+    of missing to EXACT_MISS_DIGITS significant digits (rounded down), so that an interval recomputed at the level
+    read is the one printed. `confidence` rounds it down to a readable level, which holds but is not the level
+    taken: compare's 3 rows, each at 99.33%, read "99% intervals", and an interval recomputed at 99% was narrower."""
+    miss = 1 - level
+    if miss <= 0:
+        return "100%"
+    decimals = max(0, EXACT_MISS_DIGITS - 1 - math.floor(math.log10(miss * 100) + _ROUNDING_SLACK))
+    scale = 10**decimals
+    return _percent_of(round(math.floor(level * 100 * scale + _ROUNDING_SLACK) / scale / 100, 12))
 
 
 def chance(miss: float) -> str:

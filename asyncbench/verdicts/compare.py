@@ -297,10 +297,10 @@ def _why_none(
     """Said of a row without an interval: from how many samples, and how many it needs, at the row's `confidence`
     (the header's); `level`, the samples' own, is higher where the machine is seen (`_rows`): the line says why."""
     if interval is None:
-        said = f"no {units.confidence(confidence)} interval from {len(new)} vs {len(old)} samples"
+        said = f"no {units.exact_confidence(confidence)} interval from {len(new)} vs {len(old)} samples"
         if level != confidence:
             said += (
-                f" (their own interval is taken at {units.confidence(level)}: half the row's error, the other half "
+                f" (their own interval is taken at {units.exact_confidence(level)}: half the row's error, the other half "
                 "spent on the machine's change between the runs)"
             )
         needed = ratios.samples_needed(len(old), level)

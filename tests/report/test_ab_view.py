@@ -147,3 +147,22 @@ def test_a_hostile_time_note_is_escaped_in_the_comment():
     comment = views.markdown(views.shown_again(ABReport.from_dict(json.loads(report.to_json()), "ab.json")))
     assert "<img" not in comment
     assert "**bold**" not in comment
+
+
+def _column_text(printed: str, column: int) -> str:
+    """The text of one column of a rich table, its cells' lines joined (a folded id read back whole)."""
+    cells = [line.split("│")[column + 1].strip() for line in printed.splitlines() if line.count("│") > column + 1]
+    return "".join(cells)
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_a_long_case_id_is_folded_in_the_terminal_table_never_cut(width):
+    """The issue: at a terminal's default width the table cut the id to 'train_step[torch…', 'train_step[to…'."""
+    case_id = "train_step[torch,cpu,batch=64,width=1024,steps=8,compile=False]"
+    row = PairedRatio("step", "variant", "s", 1e-3, 2e-3, 2.0, (1.9, 2.1), Label.SLOWER)
+    report = _report({"OMP_NUM_THREADS": "1"}, PairedCase(case_id, "ok", ratios=(row,), blocks=10))
+    console = Console(file=io.StringIO(), width=width)
+    views.print_view(views.shown_again(report), console, again=True)
+    printed = console.file.getvalue()  # type: ignore[attr-defined]
+    table = printed[printed.index("┃ case") :]
+    assert case_id in _column_text(table, 0)  # every character of it, folded over lines

@@ -176,3 +176,32 @@ def test_a_gate_that_failed_on_nothing_listed_is_one_failing_test_and_a_passing_
     assert failed.get("type") == "exit 1"
     assert _counts(_run_junit(report, False)) == (1, 0, 0, 0)  # passing: the check alone
     assert _counts(_run_junit(report, None)) == (1, 0, 0, 0)  # show: no outcome, nothing added
+
+
+def _compared(allow_inconclusive: bool):
+    """A run compared with its baseline: one row SAME, one INCONCLUSIVE, as `run --baseline` judges them."""
+    from asyncbench.verdicts import compare
+
+    rows = (
+        compare.VariantComparison("m[torch,cpu]", "sync", 1e-3, 1e-3, 1.0, (0.99, 1.01), Label.SAME),
+        compare.VariantComparison("m[torch,cpu]", "async", 1e-3, 1.05e-3, 1.05, (0.97, 1.14), Label.INCONCLUSIVE),
+    )
+    return compare.Comparison("done", 0.10, rows, (), (), (), (), allow_inconclusive=allow_inconclusive)
+
+
+def test_every_row_compared_with_a_baseline_is_a_test_and_an_allowed_inconclusive_one_is_skipped():
+    """The issue: `run --baseline old.json --allow-inconclusive --junit` wrote tests="0" where the INCONCLUSIVE row
+    passed: the row was in no test. Each judged row is one; allowed, the INCONCLUSIVE one is skipped with its reading."""
+    report = report_of([ok_result("m[torch,cpu]")])
+    for allow, counts in ((True, (2, 0, 0, 1)), (False, (2, 1, 0, 0))):
+        comparison = _compared(allow)
+        judged = outcome.judge(report, allow_inconclusive=allow, comparison=comparison)
+        assert (judged.code == 0) == allow
+        root = _parsed(WRITERS["junit"].render(view.build(report, comparison, judged), "junit.xml"))
+        assert _counts(root) == counts
+        tests = {(t.get("classname"), t.get("name")): t for t in root.iter("testcase")}
+        assert list(tests[("m[torch,cpu]", "sync against the baseline")]) == []
+        undecided = tests[("m[torch,cpu]", "async against the baseline")]
+        said = undecided.find("skipped" if allow else "failure")
+        assert said.get("message").startswith("INCONCLUSIVE: +5.0% [−3.0% … +14.0%] against the baseline, margin 10%")
+        assert ("--allow-inconclusive" in said.get("message")) == allow

@@ -210,3 +210,34 @@ def test_a_ratio_is_never_printed_outside_the_interval_printed_beside_it():
     assert units.with_bounds(1.0007, (1.0004, 1.001), "x") == "1.0007× [1.0004–1.001]"
     assert units.with_bounds(0.9996, (0.9991, 0.9998), "x") == "0.9996× [0.999–0.9998]"
     assert units.with_bounds(1.03, (1.004, 1.06), "x") == "1.03× [1.004–1.06]"  # inside already: as it was
+
+
+def test_the_header_states_the_level_a_reader_recomputes_the_printed_interval_at():
+    """The issue: over 3 rows the header said '99% intervals, each label one-sided at 0.33%', while each interval
+    was taken at 1 − 2 × 1%/3 = 99.333%: recomputed at 99%, an interval came out narrower than the one printed."""
+    rng = random.Random(5)
+    runs = [[(60e-3 + 0.4e-3 * i) * rng.uniform(0.9, 1.1) for _ in range(40)] for i in range(6)]
+    olds, news = runs[:3], runs[3:]
+    result = compare.compare(
+        report_of([_timed(name, old) for name, old in zip("abc", olds, strict=True)]),
+        report_of([_timed(name, new) for name, new in zip("abc", news, strict=True)]),
+    )
+    shown = compared.comparison(result)
+    level_text = shown.budget.split(" intervals")[0].rsplit(" ", 1)[1]
+    assert level_text == "99.333%"
+    level = float(level_text.rstrip("%")) / 100
+    for row, old, new in zip(shown.rows, olds, news, strict=True):
+        recomputed = compare.ratio_interval(old, new, level)
+        assert recomputed is not None
+        assert compared.interval_text(recomputed) == row.interval
+
+
+def test_compare_s_table_folds_a_long_case_id_never_cuts_it():
+    """As `ab`'s table did, compare's cut a case id too long for its column to 'train_step[to…' (at 110 columns)."""
+    case_id = "train_step[torch,cpu,batch=64,width=1024,steps=8,compile=False]"
+    base, current, _ = _two_runs()
+    result = compare.compare(report_of([_timed(case_id, base)]), report_of([_timed(case_id, current)]))
+    console = Console(width=110, record=True, color_system=None)  # at 80 the figures leave the id no column at all
+    console.print(terminal.comparison_table(compared.comparison(result)))
+    lines = [line for line in console.export_text().splitlines() if line.count("│") > 2]
+    assert case_id in "".join(line.split("│")[1].strip() for line in lines)

@@ -95,6 +95,10 @@ def test_an_ab_file_given_where_a_results_file_goes_is_named_for_what_it_is(tmp_
     path.write_text(json.dumps(dict.fromkeys(ab_report.KEYS, {})))
     with pytest.raises(schema.ResultsFileError, match="an `asyncbench ab` file, not a results file.*asyncbench record"):
         Report.load(path)
+    # and where its verdicts are read again (a user given `compare X ab.json` was not told): `show` re-renders it
+    with pytest.raises(schema.ResultsFileError) as refused:
+        Report.load(path)
+    assert f"`asyncbench show {path}` prints them again" in str(refused.value)
 
 
 def test_check_writable_catches_missing_directory_and_directory_target(tmp_path):
