@@ -47,6 +47,24 @@ def check_rounds_taken(sampling: Any, timed: int, at: At) -> None:
         at.fail(f"{sampling['rounds']} rounds said, {timed} kept in the samples: {recordable.NOT_WRITTEN}")
 
 
+def check_samples_per_round(sampling: Any, variants: Mapping[str, Any], at: At) -> None:
+    """Each variant's count of timed samples (its done and issue times kept, and their summaries' `n`) is the case's
+    rounds: measure.timing's timed round adds one sample to every variant, warm-up rounds add none, and none is
+    dropped after. One variant holding 1,220,000 samples beside others' 61 and 61 rounds is no run's (its interval
+    was shown as measured): refused in one line naming the variant. Checked after check_rounds_taken, whose more
+    rounds than any variant kept says so first."""
+    if not sampling:
+        return
+    rounds = sampling["rounds"]
+    for name, variant in variants.items():
+        samples = variant.get("samples") or {}
+        for clock in ("done_s", "issue_s"):
+            kept = samples.get(clock)
+            count, where = (len(kept), at / name / "samples" / clock) if kept else ((variant.get(clock) or {}).get("n"), at / name / clock / "n")
+            if count is not None and count != rounds:
+                where.fail(f"{count} samples, but the case took {rounds} rounds (sampling.rounds), one sample of every variant each: {recordable.NOT_WRITTEN}")
+
+
 def check_harness(raw: Any, at: At) -> None:
     """The harness's own cost (schema 7; model.HarnessCost): times, not negative, of n no-op samples, with the median
     sync (`sync_s`) no higher than the upper end of its own 95% interval (`sync_high_s`, its upper quartile where the
