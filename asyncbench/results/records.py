@@ -40,7 +40,7 @@ from asyncbench.results.model import (
 )
 from asyncbench.results.nanoseconds import nanoseconds
 from asyncbench.results.reference import Reference
-from asyncbench.results.sampling_held import MAX_COUNT, check_harness, check_rounds_taken, check_samples_per_round, check_sampling, check_steps, timed_rounds
+from asyncbench.results.sampling_held import MAX_COUNT, check_harness, check_rounds_taken, check_sampling, check_steps, timed_rounds
 from asyncbench.results.stats import is_median_interval_of, median_ci
 from asyncbench.results.syncs import census_from_dict, census_to_dict, check_census
 
@@ -316,8 +316,7 @@ def check(raw: Any, at: At) -> None:
     Reference.check(result.get("reference"), at / "reference", case_s)
     check_harness(result.get("harness"), at / "harness")
     timed = max((timed_rounds(variant) for variant in fields.optional_mapping(result.get("variants"), at).values()), default=0)
-    check_rounds_taken(result.get("sampling"), timed, at / "sampling" / "rounds")
-    check_samples_per_round(result.get("sampling"), fields.optional_mapping(result.get("variants"), at), at / "variants")
+    check_rounds_taken(result.get("sampling"), timed, at, fields.optional_mapping(result.get("variants"), at))
     for variant, census in fields.optional_mapping(result.get("syncs"), at / "syncs").items():
         fields.name(variant, at / "syncs" / variant)
         check_census(census, at / "syncs" / variant, timed, max(timed, CENSUS_TOP_UP, CENSUS_CHECK_MOST))
