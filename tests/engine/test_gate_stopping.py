@@ -233,7 +233,7 @@ def test_a_gate_that_went_past_its_target_says_which_cases_went_on_and_why(clock
     assert waited.decided
     line = gate_time._past_target([waited], clock.now_s, 60.0, TARGET_S)
     assert line == (
-        f"the gate measured for {units.seconds(clock.now_s)}, past its 60 s target (--gate-time): fake-work[numpy,cpu], "
+        f"the gate measured for {units.seconds(clock.now_s)}, past its 60.0 s target (--gate-time): fake-work[numpy,cpu], "
         "with no look taken yet, went on past it, as the cap (--gate-time-max, 120 s) allows, and stopped at its first "
         f"look at block {waited.looked_at}, decided"
     )

@@ -158,7 +158,7 @@ def test_a_census_of_one_variant_leaves_out_the_variant_column_that_an_80_column
 
 
 def test_a_wait_of_nanoseconds_reads_the_same_live_and_from_its_file():
-    # the trial's numpy.asarray of a ready array printed '11.0 ns [6.60–39.3]' as it ran and '[7–39]' from its file (which
+    # the trial's numpy.asarray of a ready array printed '11 ns [6.6–39.3]' as it ran and '[7–39]' from its file (which
     # keeps a census's waits to the nanosecond): the census is summarized as the engine does, from its raw rounds
     key = ("/src/proj/train.py", 54, "numpy.asarray(jax.Array)", SyncKind.CONVERSION)
     waits = (1.12e-8, 6.63e-9, 3.93e-8, 1.04e-8, 1.21e-8, 9.1e-9, 1.05e-8, 2.2e-8)

@@ -57,7 +57,7 @@ def test_every_bound_the_fit_writes_reads_back(host, device, sides):
 
 
 def test_a_device_bound_edited_to_host_bound_is_refused():
-    raw = _file(device_bound("a"))  # the host has 0.420 ms of slack, the device none
+    raw = _file(device_bound("a"))  # the host has 0.42 ms of slack, the device none
     _stored(raw)["bound"] = "host"
     message = _refused(raw)
     assert "results[0].bound.a.bound" in message
@@ -66,7 +66,7 @@ def test_a_device_bound_edited_to_host_bound_is_refused():
 
 
 def test_a_host_bound_edited_to_device_bound_or_balanced_is_refused():
-    raw = _file(host_bound("a"))  # the device has 0.300 ms of slack, the host none
+    raw = _file(host_bound("a"))  # the device has 0.3 ms of slack, the host none
     _stored(raw)["bound"] = "device"
     assert "reads device" in _refused(raw)
     _stored(raw)["bound"] = "balanced"
@@ -75,10 +75,11 @@ def test_a_host_bound_edited_to_device_bound_or_balanced_is_refused():
 
 def test_a_reading_with_too_few_rounds_or_without_a_side_is_inconclusive_or_refused():
     raw = _file(device_bound("a"))
-    _stored(raw)["rounds"] = fitting.MIN_ROUNDS - 1
+    _stored(raw)["rounds"] = fitting.MIN_ROUNDS - 1  # fewer than its observations were taken in: an edit
+    assert f"rounds: {fitting.MIN_ROUNDS - 1} perturbation round(s) said, 6 in its observations" in _refused(raw)
+    _stored(raw)["rounds"] = 1  # as fewer rounds are stored: the observations of round 0 alone
+    _stored(raw)["observations"] = [o for o in _stored(raw)["observations"] if o[0] == 0]
     assert "gives no reading: it is inconclusive" in _refused(raw)
-    _stored(raw)["bound"] = "inconclusive"
-    Report.from_dict(copy.deepcopy(raw))
     raw = _file(device_bound("a"))
     _stored(raw)["sides"]["host"]["slack_ci_s"] = None
     assert "a slack without an interval" in _refused(raw)
@@ -89,7 +90,7 @@ def test_one_side_reads_exactly_what_its_slack_says():
     stored = _stored(raw)
     del stored["sides"]["device"]
     stored["ceiling"] = stored["ceiling_ci"] = None
-    Report.from_dict(copy.deepcopy(raw))  # the host's 0.420 ms [0.4-0.44] of a 1.10 ms step: device-bound
+    Report.from_dict(copy.deepcopy(raw))  # the host's 0.42 ms [0.4-0.44] of a 1.1 ms step: device-bound
     stored["bound"] = "inconclusive"
     assert "reads inconclusive, but its one side's host slack" in _refused(raw)
     stored["sides"]["host"]["slack_ci_s"] = [0.0, 0.00005]
@@ -109,7 +110,7 @@ def test_a_synchronous_bound_has_no_sides_and_no_ceiling():
 
 
 def test_a_ceiling_that_is_not_step_over_step_less_the_device_slack_is_refused():
-    raw = _file(host_bound("a"))  # 1.00 ms / (1.00 ms − 0.300 ms) = 1.4286
+    raw = _file(host_bound("a"))  # 1 ms / (1 ms − 0.3 ms) = 1.4286
     _stored(raw)["ceiling"] = 2.5
     message = _refused(raw)
     assert "results[0].bound.a.ceiling" in message
@@ -154,7 +155,7 @@ def test_a_bound_on_shared_cores_reads_back_and_is_never_balanced():
 
 
 def test_a_negative_slack_interval_is_refused():
-    # issue 52: a slack_ci_s of [-0.002, -0.001] was shown as '0 ns [below 0 by 2.00 ms–below 0 by 1.00 ms]' and recorded
+    # issue 52: a slack_ci_s of [-0.002, -0.001] was shown as '0 ns [below 0 by 2 ms–below 0 by 1 ms]' and recorded
     raw = _file(device_bound("a"))
     _stored(raw)["sides"]["host"]["slack_ci_s"] = [-0.002, -0.001]
     message = _refused(raw)
@@ -166,7 +167,7 @@ def test_a_negative_slack_interval_is_refused():
 
 
 def test_a_slack_outside_its_own_interval_is_refused_and_one_at_its_end_to_the_rounding_reads_back():
-    raw = _file(device_bound("a"))  # the host's slack 0.420 ms [0.40-0.44]
+    raw = _file(device_bound("a"))  # the host's slack 0.42 ms [0.40-0.44]
     _stored(raw)["sides"]["host"]["slack_s"] = 1.0
     message = _refused(raw)
     assert "results[0].bound.a.sides.host.slack_s" in message

@@ -74,8 +74,19 @@ def test_no_negative_time_is_printed():
 
 
 def test_the_same_bytes_read_the_same_in_a_table_and_a_metric_line():
-    """The issue's `+4.00 KiB` in the table and `0.00391 MiB` in the metric line."""
+    """The issue's `+4 KiB` (now `+4.00 KiB`) in the table and `0.00391 MiB` in the metric line."""
     assert units.quantity(4096 / 2**20, "MiB") == units.size_bytes(4096) == "4.00 KiB"
     assert units.with_bounds(4096 / 2**20, (2048 / 2**20, 8192 / 2**20), "MiB") == "4.00 KiB [2.00–8.00]"
     assert units.signed_bytes(4096) == "+4.00 KiB"
     assert units.signed_bytes(-4096) == "−4.00 KiB"
+
+
+def test_times_keep_three_significant_figures_with_their_trailing_zeros() -> None:
+    """A new user read `11 ms ±1.4%` (10.97 ms) beside `10.9 ms`, `3.5 ms ±?` beside `9.26 ms` and `[28–32.9]`:
+    fewer figures than the neighbours, as if less were known. Every time shows three; zero stays 0."""
+    assert units.spread(0.01097, 0.01097 * 0.986, 0.01097 * 1.014) == "11.0 ms ±1.4%"
+    assert units.spread(0.0034996, None, None) == "3.50 ms ±?"
+    assert units.with_bounds(0.0306, (0.028, 0.0329), "s") == "30.6 ms [28.0–32.9]"
+    assert units.with_bounds(0.0176, (0.0164, 0.019), "s") == "17.6 ms [16.4–19.0]"
+    assert units.seconds(0.0) == "0 ns"
+    assert units.seconds(0.123) == "123 ms"

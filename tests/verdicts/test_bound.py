@@ -235,7 +235,7 @@ def test_rounds_with_different_levels_pair_each_with_its_own_intercept_and_knee_
 
 def test_no_slack_on_either_side_of_a_device_on_the_hosts_cores_is_inconclusive_not_balanced():
     """On a CPU the device's threads share the host's cores: a delay on either side takes a core from the other, so
-    two sides taking turns on the cores read as no slack on either side, as balanced ones do (a 2.00 ms Python spin
+    two sides taking turns on the cores read as no slack on either side, as balanced ones do (a 2 ms Python spin
     beside a 64² product, wholly host work, read BALANCED and "cutting host work cannot make it faster")."""
     observations = planted(1.0, 1.0, seed=1)[0]
     assert _fit(observations).bound == BoundKind.BALANCED  # on resources of their own: balanced

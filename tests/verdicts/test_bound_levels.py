@@ -52,7 +52,7 @@ def _handmade(slowdown_share: float, rounds: int = 12, steps: int = 5, level_s: 
 @pytest.mark.parametrize(
     "host, device, checked, text, verdict",
     [
-        # a device-bound step of 1.00 ms: the host has 0.400 ms of slack, the device none
+        # a device-bound step of 1 ms: the host has 0.4 ms of slack, the device none
         (0.6, 1.0, (0.2,), "slack_s[host] >= 200us", Verdict.PASS),
         (0.6, 1.0, (0.8,), "slack_s[host] >= 0.8ms", Verdict.FAIL),
         (0.6, 1.0, (0.8,), "slack_s[host] <= 0.8ms", Verdict.PASS),
@@ -61,7 +61,7 @@ def _handmade(slowdown_share: float, rounds: int = 12, steps: int = 5, level_s: 
         (0.6, 1.0, (), "slack_share[host] >= 75%", Verdict.FAIL),  # one of the sweep's levels: its samples serve
         (0.6, 1.0, (1 - 1 / 1.1,), "ceiling[host] <= 1.10", Verdict.PASS),  # a device delay of 9.1% of the step slows it
         (0.6, 1.0, (0.2,), "ceiling[host] >= 1.25", Verdict.FAIL),
-        # a host-bound step of 1.00 ms whose device has 0.300 ms of slack: cutting host work buys up to 1.43×
+        # a host-bound step of 1 ms whose device has 0.3 ms of slack: cutting host work buys up to 1.43×
         (1.0, 0.7, (0.2,), "ceiling[host] >= 1.25", Verdict.PASS),
         (1.0, 0.7, (0.2,), "ceiling[host] <= 1.25", Verdict.FAIL),
         (1.0, 0.7, (0.2,), "slack_share[device] >= 20%", Verdict.PASS),
@@ -92,7 +92,7 @@ def test_the_slack_holds_where_the_slowdown_is_within_the_tolerance_of_the_delay
 
 
 def test_a_slowdown_at_the_tolerance_is_inconclusive_and_says_so():
-    # the host's knee at 0.400 ms: at 43.7% of the step the slowdown is about a tenth of the delay
+    # the host's knee at 0.4 ms: at 43.7% of the step the slowdown is about a tenth of the delay
     check = _judge("slack_share[host] >= 43.7%", _planted(0.6, 1.0, (0.437,)))
     assert check.verdict == Verdict.INCONCLUSIVE, check.detail
     assert "the interval straddles the threshold" in check.detail

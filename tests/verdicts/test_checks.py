@@ -127,7 +127,7 @@ def test_the_rounds_a_median_interval_needs_are_the_order_statistics_own(confide
 
 
 def test_a_case_with_checks_takes_the_rounds_their_intervals_need_at_their_level():
-    """--quick's 1.00 s cap stopped a case after 6 rounds, 4 short of a 99.8% interval: `done_s.median > 0` was left
+    """--quick's 1 s cap stopped a case after 6 rounds, 4 short of a 99.8% interval: `done_s.median > 0` was left
     INCONCLUSIVE. Sampling now never stops (noise, max_time_s) before the checks can be decided."""
     shared = budget.Budget(0.01, 1, 6, 20)  # one check, looks at 6, 9, 14, 20 and one more: 0.2% a look
     clock = (expect.parse("done_s.median > 0", SYNC_ASYNC),)

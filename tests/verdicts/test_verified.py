@@ -18,7 +18,7 @@ def _pairs(plain_s: float, captured_s: float, rounds: int = 12, spread: float = 
 
 
 def test_a_capture_that_saved_most_of_the_devices_slack_reached_that_share_of_the_ceiling() -> None:
-    bound = host_bound()  # step 1.00 ms, device slack 300 µs [280–320]
+    bound = host_bound()  # step 1 ms, device slack 300 µs [280–320]
     found = verified.verified("jit", _pairs(0.001, 0.00076), bound)
     assert found.how == VerifyHow.JIT
     assert found.step_s == pytest.approx(0.000762)
@@ -67,7 +67,7 @@ def test_a_device_without_slack_has_no_share_to_reach() -> None:
 
 
 def test_a_device_slack_of_about_zero_whose_interval_reaches_above_is_said_from_its_interval() -> None:
-    """JAX: the table read '~0 [≤ 1.10 ms]' and '≤ 1.00× [1.00–1.68]', the line 'the device has no slack: cutting
+    """JAX: the table read '~0 [≤ 1.1 ms]' and '≤ 1.00× [1.00–1.68]', the line 'the device has no slack: cutting
     host work cannot save anything', said from the estimate its own interval (and the ceiling beside it) denies."""
     bound = dataclasses.replace(_with_device_slack(0.0, (0.0, 0.001095)), step_s=0.00272, ceiling=1.0, ceiling_ci=(1.0, 1.68))
     found = verified.verified("jit", _pairs(0.00280, 0.00276), bound)
@@ -89,7 +89,7 @@ def test_a_refused_capture_keeps_its_line_and_no_time() -> None:
 
 def test_a_capture_faster_than_a_floor_of_no_slack_is_flagged_not_given_a_share() -> None:
     """A jitted step whose work XLA folded away (its inputs closure constants) ran far under a step with no slack."""
-    found = verified.verified("jit", _pairs(0.0011, 0.00003), device_bound())  # device slack ~0 [≤ 12.0 µs]
+    found = verified.verified("jit", _pairs(0.0011, 0.00003), device_bound())  # device slack ~0 [≤ 12 µs]
     assert found.reached is None
     assert found.past_floor
     assert found.note is not None
