@@ -392,5 +392,6 @@ class Backend(ABC):
 
     def capture_step(self, step: Callable[[], Any], device: str, how: str) -> tuple[Callable[[], Any] | None, str | None]:
         """The user's step captured for `run --bound-verify` (backends.step_capture): `how` is jit, compile or graph.
-        (callable, None), or (None, why) in one line: a backend that cannot capture a step that way says so."""
+        (callable, None), or (None, why) in one line: a backend that cannot capture a step that way says so; (callable,
+        caveat): captured, with what the row's notes say of it (torch.compile's graph breaks)."""
         return None, f"--bound-verify {how}: {self.name} cannot capture a step that way (jit: JAX; compile, graph: torch)"

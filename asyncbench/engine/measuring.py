@@ -131,9 +131,13 @@ def measure_here(
     if options.bound_verify is not None:
         pairs = verifier.pairs() if verifier is not None else {}
         how = options.bound_verify
+        # without a verifier, why the step was not captured; with one, what its capture said of it (a caveat)
+        why, caveat = (refused, None) if verifier is None else (None, refused)
         timed = {name: statistics.median(s.done_s) / per_call for name, s in samples.items() if s.done_s}
         found = {
-            name: dataclasses.replace(b, verified=verified.verified(how, pairs.get(name, ()), b, refused, timed_step_s=timed.get(name)))
+            name: dataclasses.replace(
+                b, verified=verified.verified(how, pairs.get(name, ()), b, why, timed_step_s=timed.get(name), caveat=caveat)
+            )
             for name, b in found.items()
         }
     # with --bound, each variant's perturbed calls are traced too, their delay a share of the step its levels were of
@@ -213,7 +217,8 @@ def _verification(
     options: CaseOptions, backend: Backend, case: Case, prepared: Prepared, per_call: int
 ) -> tuple[verification.Verifier | None, str | None]:
     """The verification rounds of a case run with --bound-verify, or None with why the step was not captured (the
-    backend's capture_step refused it, or capturing raised). None, None: not asked, or no step to capture."""
+    backend's capture_step refused it, or capturing raised), or the rounds with what the capture said of the step it
+    captured (torch.compile's graph breaks), or None. None, None: not asked, or no step to capture."""
     how = options.bound_verify
     if not options.bound or how is None or prepared.step is None or prepared.stepped is None:
         return None, None
@@ -226,7 +231,7 @@ def _verification(
         )
     if captured is None:
         return None, why
-    return verification.Verifier(prepared.stepped, captured, per_call), None
+    return verification.Verifier(prepared.stepped, captured, per_call), why
 
 
 def fitted_bounds(

@@ -73,6 +73,10 @@ def check_bound(raw: Any, at: At) -> None:
         (at / "observations").fail(f"{len(observations)} samples for {rounds} rounds of at most {MAX_LEVELS} levels a side")
     if not _all_well_formed(observations):  # the whole list at once; else each observation, to name the first wrong one
         _check_observations(observations, at)
+    if observations:  # the rounds are those the observations were taken in (verdicts.bound counts them); none: unheld
+        taken = len({observation[0] for observation in observations})
+        if taken != rounds:
+            (at / "rounds").fail(f"{rounds} perturbation round(s) said, {taken} in its observations: {recordable.NOT_WRITTEN}")
 
 
 def _check_observations(observations: list[Any], at: At) -> None:

@@ -316,7 +316,7 @@ def check(raw: Any, at: At) -> None:
     Reference.check(result.get("reference"), at / "reference", case_s)
     check_harness(result.get("harness"), at / "harness")
     timed = max((timed_rounds(variant) for variant in fields.optional_mapping(result.get("variants"), at).values()), default=0)
-    check_rounds_taken(result.get("sampling"), timed, at / "sampling" / "rounds")
+    check_rounds_taken(result.get("sampling"), timed, at, fields.optional_mapping(result.get("variants"), at))
     for variant, census in fields.optional_mapping(result.get("syncs"), at / "syncs").items():
         fields.name(variant, at / "syncs" / variant)
         check_census(census, at / "syncs" / variant, timed, max(timed, CENSUS_TOP_UP, CENSUS_CHECK_MOST))

@@ -37,14 +37,36 @@ def check_steps(result: Mapping[str, Any], at: At) -> None:
                 at.fail(f"{steps} steps a sample, but its {kind} of {variant} divided by {said!r}: {recordable.NOT_WRITTEN}")
 
 
-def check_rounds_taken(sampling: Any, timed: int, at: At) -> None:
+def check_rounds_taken(sampling: Any, timed: int, at: At, variants: Mapping[str, Any]) -> None:
     """The rounds a case says it took (checked by _check_sampling before) are rounds its samples came from: each
     timed round adds one sample to every variant (measure.timing), so a case keeps as many samples as it took
-    rounds. More rounds than any variant's samples ("after 100000 rounds" beside 17 samples) were never taken."""
-    if not sampling or not timed:  # no variants kept (an error row), nothing to hold the count to
+    rounds. More rounds than any variant's samples ("after 100000 rounds" beside 17 samples) were never taken, and
+    a variant with other than the rounds' samples (check_samples_per_round) was no run's. `at`: the result's."""
+    if sampling and timed and sampling["rounds"] > timed:  # no samples kept (an error row): nothing to hold it to
+        (at / "sampling" / "rounds").fail(f"{sampling['rounds']} rounds said, {timed} kept in the samples: {recordable.NOT_WRITTEN}")
+    check_samples_per_round(sampling, variants, at / "variants")
+
+
+def check_samples_per_round(sampling: Any, variants: Mapping[str, Any], at: At) -> None:
+    """Each variant's count of timed samples (its done and issue times kept, and their summaries' `n`) is the case's
+    rounds: measure.timing's timed round adds one sample to every variant, warm-up rounds add none, and none is
+    dropped after. One variant holding 1,220,000 samples beside others' 61 and 61 rounds is no run's (its interval
+    was shown as measured): refused in one line naming the variant."""
+    if not sampling:
         return
-    if sampling["rounds"] > timed:
-        at.fail(f"{sampling['rounds']} rounds said, {timed} kept in the samples: {recordable.NOT_WRITTEN}")
+    rounds = sampling["rounds"]
+    for name, variant in variants.items():
+        samples = variant.get("samples") or {}
+        for clock in ("done_s", "issue_s"):
+            kept = samples.get(clock)
+            count, where = (
+                (len(kept), at / name / "samples" / clock) if kept else ((variant.get(clock) or {}).get("n"), at / name / clock / "n")
+            )
+            if count is not None and count != rounds:
+                where.fail(
+                    f"{count} samples, but the case took {rounds} rounds (sampling.rounds), one sample of every variant each: "
+                    f"{recordable.NOT_WRITTEN}"
+                )
 
 
 def check_harness(raw: Any, at: At) -> None:

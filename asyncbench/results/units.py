@@ -30,9 +30,11 @@ def is_rate(unit: str) -> bool:
     return unit.endswith(RATE_SUFFIX) and len(unit) > len(RATE_SUFFIX)
 
 
-def number(value: float, digits: int = 3) -> str:
-    """`digits` significant digits, never in e-notation: 376000, 0.0000123, 4.9."""
-    text = f"{value:.{digits}g}"
+def number(value: float, digits: int = 3, zeros: bool = False) -> str:
+    """`digits` significant digits, never in e-notation: 376000, 0.0000123, 4.9. With `zeros` (a measured quantity
+    shown in a unit: times, sizes) trailing zeros are kept, so each shows as many figures as its neighbours: 11.0
+    beside 10.9, 3.50 beside 9.26, 19.0 (not 11, 3.5, 19); 0 stays 0."""
+    text = f"{value:#.{digits}g}".removesuffix(".") if zeros and value != 0 else f"{value:.{digits}g}"
     if "e" not in text:
         return text
     if abs(value) >= 1:
@@ -48,6 +50,16 @@ def percent(fraction: float | None, digits: int = 2) -> str:
     if math.isinf(fraction):
         return "∞%"
     return f"{number(fraction * 100, digits)}%"
+
+
+#: the minus sign of a signed figure shown to a person (U+2212, as compare's "−5.3%" and a memory change's "−4 KiB");
+#: machine-readable outputs (JSON, CSV) keep the ASCII hyphen
+MINUS = "−"
+
+
+def signed_percent(fraction: float | None, digits: int = 2) -> str:
+    """`percent` with the project's minus sign: -0.13 -> '−13%' (never '-13%' beside compare's '−5.3%')."""
+    return percent(fraction, digits).replace("-", MINUS)
 
 
 # The chances of missing a person reads at a glance (1, 2, 2.5 and 5 times a power of ten: 5%, 1%, 0.25%, 0.01%):
@@ -110,9 +122,9 @@ def _scaled(value: float, table: tuple[tuple[float, str], ...], smallest: tuple[
     """The value in the largest unit of `table` it reaches, else in `smallest`."""
     for scale, unit in table:
         if abs(value) >= scale:
-            return f"{number(value / scale)} {unit}"
+            return f"{number(value / scale, zeros=True)} {unit}"
     scale, unit = smallest
-    return f"{number(value / scale)} {unit}"
+    return f"{number(value / scale, zeros=True)} {unit}"
 
 
 def seconds(value: float | None) -> str:
@@ -144,7 +156,7 @@ def signed_bytes(value: float | None) -> str:
     """A change in memory: 4096 -> '+4 KiB', -4096 -> '−4 KiB'."""
     if value is None:
         return NO_VALUE
-    return ("+" if value >= 0 else "−") + size_bytes(abs(value))
+    return ("+" if value >= 0 else MINUS) + size_bytes(abs(value))
 
 
 #: units a metric may be declared in that are bytes: printed as the memory column prints bytes (size_bytes)

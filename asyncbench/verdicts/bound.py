@@ -249,7 +249,7 @@ def _reading(fits: dict[Side, SideBound], slacks: dict[Side, numpy.ndarray], int
     if low >= -BALANCE_BAND and high <= BALANCE_BAND and small:
         return BoundKind.BALANCED, None
     return BoundKind.INCONCLUSIVE, waits or (
-        f"device − host slack {units.percent(low)} to {units.percent(high)} of the step: "
+        f"device − host slack {units.signed_percent(low)} to {units.signed_percent(high)} of the step: "
         f"not beyond ±{units.percent(DECISION_MARGIN)} nor within it"
     )
 

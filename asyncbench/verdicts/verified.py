@@ -50,11 +50,15 @@ def verified(
     refused: str | None = None,
     confidence: float = stats.CONFIDENCE,
     timed_step_s: float | None = None,
+    caveat: str | None = None,
 ) -> Verified:
     """A variant's Verified from its rounds' (plain, captured) times per step and its bound; `refused`: why the step
     was not captured (then nothing was timed); `timed_step_s`: the plain step's median in the timed rounds, against
-    which a plain step the captured one's runs disturbed is said (DISTURBED)."""
+    which a plain step the captured one's runs disturbed is said (DISTURBED); `caveat`: what the capture said of a
+    step it did capture (torch.compile's graph breaks: backends.step_capture), added to the note."""
     found = _verified(how, pairs, bound, refused, confidence)
+    if caveat is not None and refused is None:
+        found = dataclasses.replace(found, note="; ".join(filter(None, (found.note, caveat))))
     if found.pairs and timed_step_s is not None and timed_step_s > 0:
         plain_s = statistics.median(p for p, _ in found.pairs)
         if not 1 / DISTURBED <= plain_s / timed_step_s <= DISTURBED:

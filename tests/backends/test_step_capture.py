@@ -256,3 +256,27 @@ def test_the_arrays_a_step_closes_over_are_passed_to_the_jitted_step_not_baked_i
     assert len(arrays) == 1  # x, not the float
     assert arrays[0] is x
     assert step_capture.lifted(lambda: 3, jax.Array, lambda f: f)() == 3  # nothing to lift: the step as it is
+
+
+def test_torch_compiles_graph_breaks_are_one_line_of_the_notes_not_warnings_on_the_terminal(capfd: pytest.CaptureFixture[str]) -> None:
+    """A step with `.item()` compiled: dynamo printed some 14 lines ("Graph break from `Tensor.item()`...") to the
+    terminal. The compiled step still runs the same computation, partly eagerly: the capture says so in one line."""
+    torch = pytest.importorskip("torch")
+    x = torch.ones(8)
+
+    def step() -> Any:
+        total = (x * 2).sum()
+        if total.item() > 0:  # a host read: dynamo breaks the graph here
+            return x + 1
+        return x - 1
+
+    compile_ = pytest.importorskip("torch._dynamo").reset  # every test compiles afresh
+    compile_()
+    captured, said = step_capture.torch_compile(step, "cpu", compile_=lambda f: torch.compile(f, backend="eager"))
+    assert captured is not None
+    assert said is not None
+    assert said.startswith("compile: "), said
+    assert "graph break(s): the compiled step runs partly eagerly; e.g. " in said
+    assert "\n" not in said
+    assert "Graph break" not in capfd.readouterr().err
+    assert float(captured().sum()) == 16.0

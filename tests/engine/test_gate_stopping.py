@@ -233,7 +233,7 @@ def test_a_gate_that_went_past_its_target_says_which_cases_went_on_and_why(clock
     assert waited.decided
     line = gate_time._past_target([waited], clock.now_s, 60.0, TARGET_S)
     assert line == (
-        f"the gate measured for {units.seconds(clock.now_s)}, past its 60 s target (--gate-time): fake-work[numpy,cpu], "
+        f"the gate measured for {units.seconds(clock.now_s)}, past its 60.0 s target (--gate-time): fake-work[numpy,cpu], "
         f"with no look taken yet, went on past it, to the cap (--gate-time-max, 120 s) and {units.seconds(clock.now_s - TARGET_S)} "
         "past it, in the round under way at the cap and the blocks a case short of its first interval, or of one robust "
         "to a wild block, still gets, begun only where the blocks' pace ends them within a quarter of the target past "
@@ -262,7 +262,7 @@ def test_a_gate_that_went_past_its_target_says_so_and_one_within_it_says_nothing
     line = gate_time._past_target([looked], 178.0, 60.0, 150.0)
     assert line is not None
     assert "allows" not in line
-    assert "went on past it, to the cap (--gate-time-max, 150 s) and 28 s past it, in the round under way at the cap" in line
+    assert "went on past it, to the cap (--gate-time-max, 150 s) and 28.0 s past it, in the round under way at the cap" in line
     assert "within a quarter of the target past the cap (165 s)" in line
 
 

@@ -139,7 +139,7 @@ def test_the_bars_put_the_clocks_on_one_scale():
     widths = [line.count("█") for line in lines]
     assert widths == [bars.WIDTH // 4, bars.WIDTH, 28]  # 1 ms, 4 ms and 3.5 ms of a 4 ms scale
     assert lines[0].startswith("async")
-    assert lines[0].endswith("1 ms")
+    assert lines[0].endswith("1.00 ms")
 
 
 def test_no_bars_where_issue_equals_done():

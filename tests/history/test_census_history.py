@@ -43,4 +43,4 @@ def test_the_html_report_shows_the_census_of_the_latest_run(tmp_path):
     assert {"syncs_per_step", "sync_wait_s"} <= quantities
     page = html.render(opened.series(None, html.CHART_POINTS), latest, opened.recent(html.RECENT_RUNS), opened.target.shown)
     assert "<td>syncs_per_step</td>" in page
-    assert "9.8 ms" in page
+    assert "9.80 ms" in page

@@ -400,6 +400,10 @@ STEP: dict[str, Callable[[dict[str, Any]], None]] = {
     # step): `show` printed it as measured, though the fit looks for a slack only within the delays injected
     "bound-slack-past-its-levels": _both(_set(f"{B0}.sides.host.slack_s", 0.015), _set(f"{B0}.sides.host.slack_ci_s", [0.014, 0.016])),
     "sampling-rounds-beyond-samples": _set("results.0.sampling.rounds", 100_000),
+    # fewer rounds than a variant's samples: every timed round adds one sample to every variant, so none holds more
+    "sampling-rounds-below-samples": _set("results.0.sampling.rounds", 3),
+    # more perturbation rounds said than the observations were taken in: the row read ±? beside "50 rounds"
+    "bound-rounds-not-its-observations": _set(f"{B0}.rounds", 50),
     "step-variants-deleted": _set("results.0.variants", DELETE),
     # metrics of a variant the result no longer has: the one they are of (step_s_k1), the one they are against (k0)
     "step-variant-deleted": _set("results.0.variants.sync_every=1", DELETE),

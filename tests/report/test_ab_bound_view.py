@@ -61,7 +61,7 @@ def test_a_flip_is_named_and_each_side_s_slacks_are_shown():
     assert view.flips == (flip,)
     ((case_id, variant, base, head, change, base_slack, head_slack),) = view.bounds or ()
     assert (case_id, variant, base, head, change) == ("work[jax,cpu]", "sync_every=0", "HOST-BOUND", "DEVICE-BOUND", "FLIPPED")
-    assert base_slack == "host ~0 [≤ 20 µs] (≤ 2%), device 420 µs [400–440] (42%)"
+    assert base_slack == "host ~0 [≤ 20.0 µs] (≤ 2%), device 420 µs [400–440] (42%)"
     assert head_slack.startswith("host 420 µs [400–440] (42%)")
     shown = _terminal(view)
     assert flip in shown

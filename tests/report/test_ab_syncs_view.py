@@ -26,10 +26,10 @@ def _report(new_syncs: tuple[NewSync, ...] | None) -> ABReport:
 
 def test_a_point_new_on_head_is_a_row_of_the_table_and_of_the_comment():
     view = views.build(_report((NewSync("sync_every=0", ITEM),)), Outcome(0, ()))
-    assert view.new_syncs == (("work[jax,cpu]", "sync_every=0", "train.py:16", "conversion", "jax.Array.item", "4", "30 µs [27–43]"),)
+    assert view.new_syncs == (("work[jax,cpu]", "sync_every=0", "train.py:16", "conversion", "jax.Array.item", "4", "30.0 µs [27.0–43.0]"),)
     comment = views.markdown(view)
     assert views.SYNC_TITLE in comment
-    assert "| work[jax,cpu] | sync_every=0 | `train.py:16` | conversion | `jax.Array.item` | 4 | 30 µs [27–43] |" in comment
+    assert "| work[jax,cpu] | sync_every=0 | `train.py:16` | conversion | `jax.Array.item` | 4 | 30.0 µs [27.0–43.0] |" in comment
     out = io.StringIO()
     views.print_view(view, Console(file=out, width=200))
     assert "train.py:16" in out.getvalue()

@@ -48,14 +48,14 @@ def test_an_undecided_case_says_how_far_it_got_and_what_it_needs():
     row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.9, 1.2), Label.INCONCLUSIVE)
     case = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=1, elapsed_s=2.0, needed_s=30.0)
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ())).notes
-    assert any("undecided after 1 block (2 s)" in note and "about 30 s more" in note for note in notes), notes
+    assert any("undecided after 1 block (2.00 s)" in note and "about 30.0 s more" in note for note in notes), notes
     case = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=40, elapsed_s=90.0, needed_s=math.inf)
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ())).notes
     assert any("sits on the margin" in note for note in notes), notes
     no_interval = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, None, Label.INCONCLUSIVE)
     case = PairedCase("work[numpy,cpu]", "ok", ratios=(no_interval,), blocks=7, elapsed_s=107.0, needed_s=46.0)
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ())).notes
-    assert any("undecided after 7 blocks (107 s): no interval yet; about 46 s more" in note for note in notes), notes
+    assert any("undecided after 7 blocks (107 s): no interval yet; about 46.0 s more" in note for note in notes), notes
 
 
 def test_a_case_judged_at_its_own_margin_says_so_and_one_at_the_gate_s_does_not():

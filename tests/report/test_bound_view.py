@@ -20,7 +20,7 @@ from tests.support.helpers import ok_result, report_of
 #: where the reading's step comes from (the perturbation rounds' unperturbed samples, not the timed rounds)
 ROUNDS = " in its perturbation rounds"
 DEVICE_READING = (
-    f"matmul (step 1.1 ms{ROUNDS}): device-bound: the host could take 420 µs [400–440] more per step (38% of it) before the step "
+    f"matmul (step 1.10 ms{ROUNDS}): device-bound: the host could take 420 µs [400–440] more per step (38% of it) before the step "
     "slows; cutting host work cannot make it faster"
 )
 
@@ -37,8 +37,8 @@ def test_a_row_per_side_with_the_slack_its_share_the_cost_past_it_and_the_ceilin
     assert shown.headers == bound.HEADERS
     assert shown.rows == (
         ("a", "DEVICE-BOUND", "host", "420 µs [400–440] (38%)", "0.98 [0.93–1.04]", "≤ 1.00× [1.00–1.01]"),
-        ("", "", "device", "~0 [≤ 12 µs] (≤ 1.1%)", "1.01 [0.97–1.05]", ""),
-        ("b", "HOST-BOUND", "host", "~0 [≤ 10 µs] (≤ 1%)", "1.00 [0.96–1.03]", "≤ 1.43× [1.39–1.47]"),
+        ("", "", "device", "~0 [≤ 12.0 µs] (≤ 1.1%)", "1.01 [0.97–1.05]", ""),
+        ("b", "HOST-BOUND", "host", "~0 [≤ 10.0 µs] (≤ 1%)", "1.00 [0.96–1.03]", "≤ 1.43× [1.39–1.47]"),
         ("", "", "device", "300 µs [280–320] (30%)", "0.60 [0.50–0.70]", ""),
     )
 
@@ -47,7 +47,7 @@ def test_the_reading_in_words_says_what_each_side_could_take_and_what_cutting_ho
     shown = _view(device_bound(), host_bound("graphed"))
     assert shown.summary == (
         DEVICE_READING,
-        f"graphed (step 1 ms{ROUNDS}): host-bound: the device could take 300 µs [280–320] more per step (30% of it) before the "
+        f"graphed (step 1.00 ms{ROUNDS}): host-bound: the device could take 300 µs [280–320] more per step (30% of it) before the "
         "step slows; cutting host work makes it at most 1.43× [1.39–1.47] faster",
         "graphed: past the device's slack each second of delay costs the step 0.60 [0.50–0.70]: partial overlap",
     )
@@ -58,13 +58,13 @@ def test_the_reading_in_words_says_what_each_side_could_take_and_what_cutting_ho
 def test_balanced_and_inconclusive_readings_say_why():
     balanced = dataclasses.replace(host_bound(), bound=BoundKind.BALANCED, ceiling=1.02, ceiling_ci=(1.0, 1.04))
     assert _view(balanced).summary[0] == (
-        f"matmul (step 1 ms{ROUNDS}): balanced: host and device take about as long (within 7.5% of the step); cutting host work "
+        f"matmul (step 1.00 ms{ROUNDS}): balanced: host and device take about as long (within 7.5% of the step); cutting host work "
         "cannot make it faster"
     )
     why = "5 perturbation rounds: too few for an interval (at least 5)"
     inconclusive = dataclasses.replace(host_bound(), bound=BoundKind.INCONCLUSIVE, note=why)
     shown = _view(inconclusive)
-    assert shown.summary[0] == f"matmul (step 1 ms{ROUNDS}): inconclusive: the intervals do not tell host from device ({why})"
+    assert shown.summary[0] == f"matmul (step 1.00 ms{ROUNDS}): inconclusive: the intervals do not tell host from device ({why})"
     assert shown.notes == ()  # said once, in the reading
 
 
@@ -80,7 +80,7 @@ def test_a_slack_beyond_every_level_is_at_least_the_largest_and_has_no_cost_past
     side = SideBound(Side.HOST, 0.00079, (0.00079, 0.00081), 0.0, (0.0, 0.4), (0.0002, 0.0008))
     shown = _view(dataclasses.replace(device_bound(), sides=(side,), ceiling=None, ceiling_ci=None, note="no device delay"))
     assert shown.rows == (("DEVICE-BOUND", "host", "≥ 800 µs (≥ 73%)", "–", "–"),)
-    assert shown.summary[0].startswith(f"matmul (step 1.1 ms{ROUNDS}): device-bound: the host could take ≥ 800 µs more per step")
+    assert shown.summary[0].startswith(f"matmul (step 1.10 ms{ROUNDS}): device-bound: the host could take ≥ 800 µs more per step")
     assert shown.summary[0].endswith("what cutting host work could buy was not measured (no device delay here)")
     assert shown.notes == ("no device delay",)
 
@@ -96,7 +96,7 @@ def test_a_slack_at_the_top_whose_interval_reaches_lower_is_not_said_to_be_at_le
     assert "≥" not in shown.summary[0]
     # an interval off 0 whose low end stays under the top: the estimate with its interval, its share the estimate's
     lower = dataclasses.replace(side, slack_s=0.0055, slack_ci_s=(0.003, 0.006))
-    assert (bound.slack(lower), bound.share(lower, step_s)) == ("5.5 ms [3–6]", "69%")
+    assert (bound.slack(lower), bound.share(lower, step_s)) == ("5.50 ms [3.00–6.00]", "69%")
     # its low end at the top: at least the top, slack and share alike
     surely = dataclasses.replace(side, slack_s=0.0055, slack_ci_s=(0.0055, 0.006))
     assert (bound.slack(surely), bound.share(surely, step_s)) == ("≥ 5.53 ms", "≥ 69%")
@@ -176,7 +176,7 @@ def test_a_slack_whose_interval_reaches_zero_says_its_share_as_an_upper_end_not_
     host = wide.side(Side.HOST)
     assert host is not None
     unsure = dataclasses.replace(host, slack_s=1e-3, slack_ci_s=(0.0, 2e-3), levels_s=(1e-3, 2e-3, 4e-3, 6e-3))
-    assert bound.slack(unsure) == "~0 [≤ 2 ms]"
+    assert bound.slack(unsure) == "~0 [≤ 2.00 ms]"
     assert bound.share(unsure, wide.step_s) == "≤ 40%"
     assert bound.share(host, wide.step_s) == "8.4%"
 
@@ -212,13 +212,16 @@ def test_a_synchronous_variant_with_a_verified_capture_says_both_lines():
     from asyncbench.results.bound import Verified, VerifyHow
 
     timed = Verified(
-        VerifyHow.COMPILE, 0.0015, (0.0014, 0.0016), note="synchronous: no ceiling to compare with (captured 1.5 ms vs plain 2 ms a step)"
+        VerifyHow.COMPILE,
+        0.0015,
+        (0.0014, 0.0016),
+        note="synchronous: no ceiling to compare with (captured 1.50 ms vs plain 2.00 ms a step)",
     )
     built = view.build(report_of([result_with(dataclasses.replace(synchronous(), verified=timed))]))
     out = io.StringIO()
     terminal.print_report(built, Console(file=out, width=200))
     assert "matmul: synchronous: the host is the device" in out.getvalue()
-    assert "matmul: compile: 1.5 ms [1.4–1.6] a step; synchronous: no ceiling to compare with" in out.getvalue()
+    assert "matmul: compile: 1.50 ms [1.40–1.60] a step; synchronous: no ceiling to compare with" in out.getvalue()
 
 
 def test_a_bound_of_no_rounds_says_what_was_not_measured_never_a_step_of_0_ns():

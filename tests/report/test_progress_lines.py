@@ -73,20 +73,20 @@ def _written(console: Console) -> str:
 
 def test_a_finished_case_is_one_line_with_its_position_each_done_time_and_its_time():
     line = progress.case_line(2, 12, _ok())
-    assert line == "[3/12] sync_async[numpy,cpu,n_ops=100]  ok  done sync 1.23 ms ±2.1%, async 980 µs ±1.5%  4.1 s"
+    assert line == "[3/12] sync_async[numpy,cpu,n_ops=100]  ok  done sync 1.23 ms ±2.1%, async 980 µs ±1.5%  4.10 s"
 
 
 def test_verbose_adds_the_rounds_and_why_sampling_stopped():
     line = progress.case_line(0, 1, _ok(), verbose=True)
     assert line == (
         "[1/1] sync_async[numpy,cpu,n_ops=100]  ok  done sync 1.23 ms ±2.1%, async 980 µs ±1.5%  "
-        "48 rounds, stopped by max_rel_noise at ±2.1%  4.1 s"
+        "48 rounds, stopped by max_rel_noise at ±2.1%  4.10 s"
     )
 
 
 def test_an_errored_or_skipped_case_says_so_with_its_reason_on_its_line():
     errored = progress.case_line(4, 5, _ok(status=ERROR, reason="timed out after 300 s (timeout_s)", variants={}))
-    assert errored == "[5/5] sync_async[numpy,cpu,n_ops=100]  error: timed out after 300 s (timeout_s)  4.1 s"
+    assert errored == "[5/5] sync_async[numpy,cpu,n_ops=100]  error: timed out after 300 s (timeout_s)  4.10 s"
     skipped = progress.case_line(0, 5, _ok(status=SKIPPED, reason="cupy is not installed", variants={}, case_s=None, sampling=None))
     assert skipped == "[1/5] sync_async[numpy,cpu,n_ops=100]  skipped: cupy is not installed"
 
@@ -94,7 +94,7 @@ def test_an_errored_or_skipped_case_says_so_with_its_reason_on_its_line():
 def test_checks_and_warnings_are_counted_not_spelled_out():
     checks = (Check("speedup >= 2", Verdict.PASS, ""), Check("t1_s < 1ms", Verdict.FAIL, ""), Check("x < 1", Verdict.PASS, ""))
     line = progress.case_line(0, 1, _ok(checks=checks, warnings=("device time above done time",)))
-    assert "  checks 2 pass, 1 fail  1 warning  4.1 s" in line
+    assert "  checks 2 pass, 1 fail  1 warning  4.10 s" in line
 
 
 def test_many_variants_are_cut_to_a_few_unless_verbose():
@@ -128,9 +128,9 @@ def test_a_long_reason_is_cut_on_the_line_the_report_has_it_whole():
 
 def test_an_ab_block_between_looks_says_the_change_so_far_and_where_the_next_look_is():
     block = Block("m[numpy,cpu]", 1, 5, 4, 14, (("step", 1.021),), (), 10, False, 8.2)
-    assert progress.block_line(block) == "[2/5] m[numpy,cpu]  block 4 of 14 planned  change: step +2.1%  next look at block 10  8.2 s"
+    assert progress.block_line(block) == "[2/5] m[numpy,cpu]  block 4 of 14 planned  change: step +2.1%  next look at block 10  8.20 s"
     first = dataclasses.replace(block, blocks=1, scheduled=None, next_look=None)
-    assert progress.block_line(first) == "[2/5] m[numpy,cpu]  block 1  change: step +2.1%  8.2 s"
+    assert progress.block_line(first) == "[2/5] m[numpy,cpu]  block 1  change: step +2.1%  8.20 s"
 
 
 def test_a_change_that_rounds_to_nothing_has_no_sign_of_its_own_never_minus_zero():
@@ -160,12 +160,12 @@ def test_an_ab_case_that_stops_undecided_gives_its_last_look_and_blocks_past_the
         "[1/1] m[numpy,cpu]  block 11: 7 planned, 4 more taken  last look: step −0.6% [−1.2% … +0.3%] NOT SLOWER  stopped  22.6 s"
     )
     one_look = Block("m[numpy,cpu]", 0, 1, 3, 7, (("step", 0.994),), (), None, False, 6.0)
-    assert progress.block_line(one_look) == "[1/1] m[numpy,cpu]  block 3 of 7 planned  change: step −0.6%  look when it stops  6 s"
+    assert progress.block_line(one_look) == "[1/1] m[numpy,cpu]  block 3 of 7 planned  change: step −0.6%  look when it stops  6.00 s"
 
 
 def test_an_ab_case_that_errors_says_so_on_its_block_line():
     block = Block("m[numpy,cpu]", 0, 2, 0, None, (), (), None, True, 1.5, status="error", reason="head: the worker process died")
-    assert progress.block_line(block) == "[1/2] m[numpy,cpu]  error: head: the worker process died  1.5 s"
+    assert progress.block_line(block) == "[1/2] m[numpy,cpu]  error: head: the worker process died  1.50 s"
 
 
 # --- the display -----------------------------------------------------------------------------------------------
@@ -184,7 +184,7 @@ def test_off_a_terminal_each_case_is_a_line_flushed_before_the_next_case_starts(
     assert shown_before_b.startswith("[1/2] a[numpy,cpu]  ok  done sync")
     lines = stream.getvalue().splitlines()
     assert [line[:19] for line in lines] == ["[1/2] a[numpy,cpu] ", "[2/2] b[numpy,cpu] "]
-    assert lines[1] == "[2/2] b[numpy,cpu]  skipped: no GPU  4.1 s"
+    assert lines[1] == "[2/2] b[numpy,cpu]  skipped: no GPU  4.10 s"
     assert "\x1b" not in stream.getvalue()
     assert "\r" not in stream.getvalue()
 
@@ -209,8 +209,8 @@ def test_verbose_off_a_terminal_says_when_a_case_starts_and_how_it_goes_while_it
         display.finish(_ok())
     assert _written(console).splitlines() == [
         "[1/1] sync_async[numpy,cpu,n_ops=100]  starts",
-        "[1/1] sync_async[numpy,cpu,n_ops=100]  12 rounds, ±4.1% so far  5 s",
-        "[1/1] sync_async[numpy,cpu,n_ops=100]  13 rounds, ±? so far  5.1 s",
+        "[1/1] sync_async[numpy,cpu,n_ops=100]  12 rounds, ±4.1% so far  5.00 s",
+        "[1/1] sync_async[numpy,cpu,n_ops=100]  13 rounds, ±? so far  5.10 s",
         progress.case_line(0, 1, _ok(), verbose=True),
     ]
 

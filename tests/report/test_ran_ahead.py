@@ -132,7 +132,7 @@ def test_a_table_shows_a_lopsided_interval_as_its_bounds_and_no_negative_time():
     cell = cells.spread(row.variants["sync"].done_s)
     low, high = row.variants["sync"].done_s.ci_low, row.variants["sync"].done_s.ci_high
     assert high - row.variants["sync"].done_s.median > 1.5 * (row.variants["sync"].done_s.median - low)  # lopsided
-    assert cell == "1.1 ms [1–2]"  # not ±45%: the interval reaches 0.1 ms below the median and 0.9 ms above
+    assert cell == "1.10 ms [1.00–2.00]"  # not ±45%: the interval reaches 0.1 ms below the median and 0.9 ms above
     line = cells.metric_line(row)
     assert "t3 ~0 [≤ 578 ns]" in line
     assert "-" not in line
@@ -142,5 +142,5 @@ def test_a_table_shows_a_lopsided_interval_as_its_bounds_and_no_negative_time():
 
 def test_the_same_bytes_read_the_same_in_the_table_and_the_metric_line():
     row = _numbers_row()
-    assert cells.memory_cell(row.variants["sync"]) == "+4 KiB"
-    assert "host_rss_delta_mb_k0 4 KiB" in cells.metric_line(row)
+    assert cells.memory_cell(row.variants["sync"]) == "+4.00 KiB"
+    assert "host_rss_delta_mb_k0 4.00 KiB" in cells.metric_line(row)

@@ -39,7 +39,7 @@ def test_rows_follow_the_timings_variants_each_sorted_by_time_blocked():
         ("print", "train.py:42", "print"),  # under the current folder: relative to it
         ("", "train.py:57", "conversion"),
     ]
-    assert census.rows[1][4:] == ("10", "9.8 ms [8.5–18]", "–")
+    assert census.rows[1][4:] == ("10", "9.80 ms [8.50–18.0]", "–")
     assert census.rows[0][4] == "0.5"  # a point that waited every other round
     assert census.headers[-1] == "drained/step"  # one point knows what it drained
     assert census.rows[2][-1] == "3"
@@ -49,7 +49,7 @@ def test_an_interval_that_reaches_zero_is_never_shown_negative():
     census = syncs.census_view("jax cpu", {"print": _census("print", ITEM)}, here="/")
     assert census is not None
     blocked = census.rows[0][census.headers.index("blocked/step")]
-    assert blocked == "~0 [≤ 9 µs]"
+    assert blocked == "~0 [≤ 9.00 µs]"
     assert "-" not in blocked
     assert "below" not in blocked
 
@@ -83,7 +83,7 @@ def test_each_variant_line_gives_the_whole_step_from_the_rounds_sums():
     census = syncs.census_view("jax cpu", {"print": _census("print", PRINTED, ITEM), "none": _census("none")}, here="/")
     assert census is not None
     assert census.summary == (
-        "print: 11 waits, 9.8 ms ±0% blocked per step at 2 points (6 census rounds; jax's hooks and the frame fallback)",
+        "print: 11 waits, 9.80 ms ±0% blocked per step at 2 points (6 census rounds; jax's hooks and the frame fallback)",
         "none: no waits in 6 census rounds; jax's hooks and the frame fallback",
     )
 
@@ -120,7 +120,7 @@ def test_the_terminal_and_markdown_show_the_table_under_the_case():
     assert "/src/proj/train.py:42" in text
     assert "print: 11 waits" in text
     written = markdown.markdown(built)
-    assert "| `/src/proj/train.py:42` | print | `jax.Array.__str__` | 10 | 9.8 ms [8.5–18] | – |" in written
+    assert "| `/src/proj/train.py:42` | print | `jax.Array.__str__` | 10 | 9.80 ms [8.50–18.0] | – |" in written
 
 
 def test_a_run_without_a_census_shows_none():
@@ -139,7 +139,7 @@ def test_a_long_report_prints_the_census_as_plain_columns():
     assert lines[0] == "    where the step waited (jax cpu)"
     assert "┃" not in out.getvalue()  # no rich table
     rows = [line.split() for line in lines]
-    assert ["train.py:42", "print", "jax.Array.__str__", "10", "9.8", "ms", "[8.5–18]", "–"] in rows
+    assert ["train.py:42", "print", "jax.Array.__str__", "10", "9.80", "ms", "[8.50–18.0]", "–"] in rows
 
 
 def test_a_census_of_one_variant_leaves_out_the_variant_column_that_an_80_column_terminal_needs():
@@ -170,7 +170,7 @@ def test_a_wait_of_nanoseconds_reads_the_same_live_and_from_its_file():
     assert shown[0] is not None
     assert shown[1] is not None
     assert (shown[0].rows, shown[0].summary) == (shown[1].rows, shown[1].summary)
-    assert shown[0].rows[0][-1] == "10 ns [7–39]"  # 10.5 ns, the median of 8 rounds, kept as the file keeps it
+    assert shown[0].rows[0][-1] == "10.0 ns [7.00–39.0]"  # 10.5 ns, the median of 8 rounds, kept as the file keeps it
 
 
 def test_a_variant_whose_only_point_is_a_full_queue_says_so_in_its_line_not_zero_waits():
@@ -197,4 +197,4 @@ def test_a_variant_whose_only_point_is_a_full_queue_says_so_in_its_line_not_zero
     assert "0 blocked" not in line
     both = syncs.census_view("jax cpu", {"print": _census("print", PRINTED, full)}, here="/")
     assert both is not None
-    assert both.summary[0].startswith("print: 10 waits, 9.8 ms ±0% blocked per step at 1 point; 1 point where the queue was full")
+    assert both.summary[0].startswith("print: 10 waits, 9.80 ms ±0% blocked per step at 1 point; 1 point where the queue was full")

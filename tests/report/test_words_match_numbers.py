@@ -127,5 +127,5 @@ def test_the_ab_table_says_what_a_step_form_s_medians_are_per():
     other = PairedCase("m[numpy,cpu]", "ok", ratios=(dataclasses.replace(step, name="matmul"),), blocks=21, params={"n": 64})
     mixed = views.build(dataclasses.replace(_ab(step), cases=(stepped, other)), Outcome(0, ()))
     assert mixed.headers == views.HEADERS
-    assert mixed.rows[0][2:4] == ("23.4 ms per 20 steps", "24 ms per 20 steps")
-    assert mixed.rows[1][2:4] == ("23.4 ms", "24 ms")  # one call of its step per sample: nothing to say
+    assert mixed.rows[0][2:4] == ("23.4 ms per 20 steps", "24.0 ms per 20 steps")
+    assert mixed.rows[1][2:4] == ("23.4 ms", "24.0 ms")  # one call of its step per sample: nothing to say

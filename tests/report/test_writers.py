@@ -193,5 +193,5 @@ def test_the_memory_column_shows_a_pool_in_use_before_a_peak_that_only_some_vari
     variant = ok_result("m[jax,cuda:0]").variants["matmul"]
     both = dataclasses.replace(variant, memory=Memory(device_peak_bytes=3 * 2**20, device_pool_used_bytes=2**20))
     peak_only = dataclasses.replace(variant, memory=Memory(device_peak_bytes=3 * 2**20))
-    assert cells.memory_cell(both) == "1 MiB"
-    assert cells.memory_cell(peak_only) == "3 MiB"
+    assert cells.memory_cell(both) == "1.00 MiB"
+    assert cells.memory_cell(peak_only) == "3.00 MiB"

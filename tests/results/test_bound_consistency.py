@@ -70,15 +70,16 @@ def test_a_host_bound_edited_to_device_bound_or_balanced_is_refused():
     _stored(raw)["bound"] = "device"
     assert "reads device" in _refused(raw)
     _stored(raw)["bound"] = "balanced"
-    assert "reach past 7.5% of the 1 ms step" in _refused(raw)
+    assert "reach past 7.5% of the 1.00 ms step" in _refused(raw)
 
 
 def test_a_reading_with_too_few_rounds_or_without_a_side_is_inconclusive_or_refused():
     raw = _file(device_bound("a"))
-    _stored(raw)["rounds"] = fitting.MIN_ROUNDS - 1
+    _stored(raw)["rounds"] = fitting.MIN_ROUNDS - 1  # fewer than its observations were taken in: an edit
+    assert f"rounds: {fitting.MIN_ROUNDS - 1} perturbation round(s) said, 6 in its observations" in _refused(raw)
+    _stored(raw)["rounds"] = 1  # as fewer rounds are stored: the observations of round 0 alone
+    _stored(raw)["observations"] = [o for o in _stored(raw)["observations"] if o[0] == 0]
     assert "gives no reading: it is inconclusive" in _refused(raw)
-    _stored(raw)["bound"] = "inconclusive"
-    Report.from_dict(copy.deepcopy(raw))
     raw = _file(device_bound("a"))
     _stored(raw)["sides"]["host"]["slack_ci_s"] = None
     assert "a slack without an interval" in _refused(raw)

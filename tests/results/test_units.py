@@ -41,7 +41,7 @@ def test_a_lopsided_interval_is_shown_as_its_bounds_not_as_a_plus_minus(low, hig
     """The issue's `±501%`: half of a lopsided interval, read as reaching below zero."""
     cell = units.spread(1.0, low, high)
     assert "±" not in cell
-    assert cell.startswith("1 s [")
+    assert cell.startswith("1.00 s [")
 
 
 def test_no_plus_minus_ever_reaches_below_zero_and_a_symmetric_interval_keeps_its_own():
@@ -52,8 +52,8 @@ def test_no_plus_minus_ever_reaches_below_zero_and_a_symmetric_interval_keeps_it
         cell = units.spread(median, low, high)
         if "±" in cell:
             assert float(cell.split("±")[1].removesuffix("%")) < 100
-    assert units.spread(0.002, 0.0019, 0.0021) == "2 ms ±5%"
-    assert units.spread(0.002, None, None) == "2 ms ±?"
+    assert units.spread(0.002, 0.0019, 0.0021) == "2.00 ms ±5%"
+    assert units.spread(0.002, None, None) == "2.00 ms ±?"
 
 
 def test_a_time_whose_interval_reaches_zero_is_not_distinguishable_from_zero():
@@ -74,8 +74,19 @@ def test_no_negative_time_is_printed():
 
 
 def test_the_same_bytes_read_the_same_in_a_table_and_a_metric_line():
-    """The issue's `+4 KiB` in the table and `0.00391 MiB` in the metric line."""
-    assert units.quantity(4096 / 2**20, "MiB") == units.size_bytes(4096) == "4 KiB"
-    assert units.with_bounds(4096 / 2**20, (2048 / 2**20, 8192 / 2**20), "MiB") == "4 KiB [2–8]"
-    assert units.signed_bytes(4096) == "+4 KiB"
-    assert units.signed_bytes(-4096) == "−4 KiB"
+    """The issue's `+4 KiB` (now `+4.00 KiB`) in the table and `0.00391 MiB` in the metric line."""
+    assert units.quantity(4096 / 2**20, "MiB") == units.size_bytes(4096) == "4.00 KiB"
+    assert units.with_bounds(4096 / 2**20, (2048 / 2**20, 8192 / 2**20), "MiB") == "4.00 KiB [2.00–8.00]"
+    assert units.signed_bytes(4096) == "+4.00 KiB"
+    assert units.signed_bytes(-4096) == "−4.00 KiB"
+
+
+def test_times_keep_three_significant_figures_with_their_trailing_zeros() -> None:
+    """A new user read `11 ms ±1.4%` (10.97 ms) beside `10.9 ms`, `3.5 ms ±?` beside `9.26 ms` and `[28–32.9]`:
+    fewer figures than the neighbours, as if less were known. Every time shows three; zero stays 0."""
+    assert units.spread(0.01097, 0.01097 * 0.986, 0.01097 * 1.014) == "11.0 ms ±1.4%"
+    assert units.spread(0.0034996, None, None) == "3.50 ms ±?"
+    assert units.with_bounds(0.0306, (0.028, 0.0329), "s") == "30.6 ms [28.0–32.9]"
+    assert units.with_bounds(0.0176, (0.0164, 0.019), "s") == "17.6 ms [16.4–19.0]"
+    assert units.seconds(0.0) == "0 ns"
+    assert units.seconds(0.123) == "123 ms"

@@ -281,7 +281,8 @@ def test_the_inconclusive_notes_difference_is_a_share_of_the_step_the_tables_sla
     assert fitted.bound == BoundKind.INCONCLUSIVE
     found = re.search(r"device − host slack (\S+) to (\S+) of the step", fitted.note or "")
     assert found is not None, fitted.note
-    assert found.group(1) == units.percent(-host.slack_ci_s[1] / fitted.step_s)
+    assert found.group(1) == units.signed_percent(-host.slack_ci_s[1] / fitted.step_s)
+    assert found.group(1).startswith("−"), fitted.note  # the project's minus sign (U+2212), as compare's, not "-"
 
 
 def test_a_knee_past_the_step_is_held_at_the_step_and_said():
@@ -299,7 +300,7 @@ def test_a_knee_past_the_step_is_held_at_the_step_and_said():
     assert device.slack_s == pytest.approx(STEP_S)
     assert fitted.ceiling is None  # a floor of 0: no ceiling measured
     assert fitted.note is not None
-    assert "the device's slack fit past the step (1.33 ms of 1 ms): held at the step, which a slack cannot exceed" in fitted.note
+    assert "the device's slack fit past the step (1.33 ms of 1.00 ms): held at the step, which a slack cannot exceed" in fitted.note
     assert "no ceiling measured here" in fitted.note
 
 

@@ -238,7 +238,7 @@ def test_a_share_check_names_the_step_its_level_is_a_share_of_and_a_faster_step_
     check = _judge("slack_share[host] >= 25%", stored)
     assert check.value == pytest.approx(-0.00117, abs=1e-8)
     detail = check.detail
-    assert "slack_share[host]: a host delay of 924 µs, 25% of the 3.7 ms step the levels were set from, probed before the rounds" in detail
+    assert "slack_share[host]: a host delay of 924 µs, 25% of the 3.70 ms step the levels were set from, probed before the rounds" in detail
     assert "25% of the step" not in detail, detail
     assert "did not slow the step: it ran 1.17 ms [" in detail, detail
     assert "faster than the 1/5 of the delay that always shows would make it" in detail, detail

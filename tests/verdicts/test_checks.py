@@ -69,7 +69,7 @@ def test_no_interval_is_inconclusive_and_a_single_measurement_is_compared_as_it_
     (check,) = checks.evaluate((expect.parse("host_rss_delta_mb_k0 < 64", training),), memory)
     assert check.verdict == Verdict.PASS
     assert "one measurement" in check.detail
-    assert "3 MiB" in check.detail  # the unit stored with the result
+    assert "3.00 MiB" in check.detail  # the unit stored with the result
 
 
 def test_a_clock_check_without_a_variant_holds_for_the_worst_variant():

@@ -55,7 +55,7 @@ def test_a_synchronous_backend_is_timed_with_no_ceiling_to_compare_with() -> Non
     assert found.step_s == pytest.approx(0.0015, abs=3e-6)
     assert (found.reached, found.reached_ci) == (None, None)
     assert found.note is not None
-    assert found.note.startswith("synchronous: no ceiling to compare with (captured 1.5 ms vs plain 2 ms")
+    assert found.note.startswith("synchronous: no ceiling to compare with (captured 1.50 ms vs plain 2.00 ms")
 
 
 def test_a_device_without_slack_has_no_share_to_reach() -> None:
@@ -76,7 +76,8 @@ def test_a_device_slack_of_about_zero_whose_interval_reaches_above_is_said_from_
     assert "has no slack" not in found.note
     assert "cannot save anything" not in found.note
     assert found.note.startswith(
-        "the device's slack is ~0 [≤ 1.09 ms]: cutting host work may save up to that (ceiling ≤ 1.68×); jit saved 38 µs [38–44] a step"
+        "the device's slack is ~0 [≤ 1.09 ms]: cutting host work may save up to that (ceiling ≤ 1.68×); "
+        "jit saved 38.0 µs [38.0–44.0] a step"
     ), found.note
 
 
@@ -103,7 +104,7 @@ def test_a_capture_past_the_floor_with_a_share_without_an_interval_says_what_the
     assert found.reached_ci is None
     assert found.past_floor
     assert found.note is not None
-    assert found.note.startswith("no interval for the share: it saved 498 µs [498–504] a step, against a device slack of 20 µs [0–30]")
+    assert found.note.startswith("no interval for the share: it saved 498 µs [498–504] a step, against a device slack of 20.0 µs [0–30.0]")
     assert found.note.endswith(verified.PAST_FLOOR)
 
 
@@ -111,7 +112,7 @@ def test_a_plain_step_the_captured_ones_runs_disturbed_is_said() -> None:
     """In the verification rounds the plain step ran 3x its timed-rounds time: the saving is not the capture's alone."""
     found = verified.verified("compile", _pairs(0.003, 0.00015), synchronous(), timed_step_s=0.001)
     assert found.note is not None
-    assert "the plain step took 3 ms in these rounds against 1 ms in the timed ones" in found.note
+    assert "the plain step took 3.00 ms in these rounds against 1.00 ms in the timed ones" in found.note
     calm = verified.verified("compile", _pairs(0.0011, 0.00015), synchronous(), timed_step_s=0.001)
     assert "disturbed" not in (calm.note or "")
 
@@ -140,7 +141,7 @@ def test_a_saving_whose_interval_reaches_zero_shows_the_median_the_share_is_read
     found = verified.verified("jit", pairs, _with_device_slack(0.00218, (0.0, 0.003)))
     assert found.reached == pytest.approx(0.651 / 2.18, abs=0.001)
     assert found.reached_ci is None
-    assert found.note == "no interval for the share: it saved 651 µs [0–1.48 ms] a step, against a device slack of 2.18 ms [0–3]"
+    assert found.note == "no interval for the share: it saved 651 µs [0–1.48 ms] a step, against a device slack of 2.18 ms [0–3.00]"
     # an interval reaching below 0: the median still shown, the low end as time lost, never a negative time
     below = [(0.005, 0.005 - saving) for saving in (-4e-4, -3e-4, -2e-4, *savings[3:])]
     said = verified.verified("jit", below, _with_device_slack(0.00218, (0.0, 0.003))).note

@@ -92,6 +92,6 @@ def test_training_memorys_reading_says_memory_in_the_unit_the_table_uses():
 
     metrics = {"epoch_s_k0": 0.145, "epoch_s_k1": 0.172, "host_rss_delta_mb_k0": 4 / 1024, "host_rss_delta_mb_k1": 3.58}
     reading = BUILT_IN["training_memory"].reading(_metrics_result("training_memory", metrics, {}))
-    assert "4 KiB host rss delta" in reading
+    assert "4.00 KiB host rss delta" in reading
     assert "3.58 MiB host rss delta" in reading
     assert "0.00391" not in reading
