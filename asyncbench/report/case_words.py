@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from asyncbench.history import model
+import asyncbench.history.model as model
 from asyncbench.report import escaping, trends
 
 
