@@ -119,11 +119,13 @@ def chance(miss: float) -> str:
 
 
 def _scaled(value: float, table: tuple[tuple[float, str], ...], smallest: tuple[float, str]) -> str:
-    """The value in the largest unit of `table` it reaches, else in `smallest`."""
-    for scale, unit in table:
-        if abs(value) >= scale:
-            return f"{number(value / scale, zeros=True)} {unit}"
-    scale, unit = smallest
+    """The value in the largest unit of `table` it reaches, else in `smallest`; where its rounded figure reaches the
+    next unit up, in that one (0.9996 s is '1.00 s', never '1000 ms'; 2**20 - 1 bytes '1.00 MiB', not '1024 KiB')."""
+    chosen = next((i for i, (scale, _) in enumerate(table) if abs(value) >= scale), None)
+    scale, unit = smallest if chosen is None else table[chosen]
+    above = len(table) - 1 if chosen is None else chosen - 1
+    if above >= 0 and abs(float(number(value / scale))) * scale >= table[above][0]:
+        scale, unit = table[above]
     return f"{number(value / scale, zeros=True)} {unit}"
 
 

@@ -90,3 +90,14 @@ def test_times_keep_three_significant_figures_with_their_trailing_zeros() -> Non
     assert units.with_bounds(0.0176, (0.0164, 0.019), "s") == "17.6 ms [16.4–19.0]"
     assert units.seconds(0.0) == "0 ns"
     assert units.seconds(0.123) == "123 ms"
+
+
+def test_a_figure_that_rounds_up_to_the_next_unit_is_shown_in_it():
+    """0.9996 s printed as '1000 ms' (three figures of 999.6 ms): the rounded figure reached the next unit."""
+    from asyncbench.results import units
+
+    assert units.seconds(0.9996) == "1.00 s"
+    assert units.seconds(0.0009996) == "1.00 ms"
+    assert units.seconds(0.00099949) == "999 µs"
+    assert units.size_bytes(2**20 - 1) == "1.00 MiB"
+    assert units.size_bytes(1023.9) == "1.00 KiB"
