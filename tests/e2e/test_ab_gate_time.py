@@ -32,7 +32,7 @@ def test_a_cap_shorter_than_the_target_is_refused_in_one_line_before_anything_ru
         cwd=tmp_path,
     )
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "--gate-time-max 90 s is shorter than --gate-time 120 s" in done.stderr
+    assert "--gate-time-max 90.0 s is shorter than --gate-time 120 s" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "ab.json").exists()
