@@ -312,6 +312,11 @@ def print_outcome(console: Console, outcome: OutcomeView) -> None:
         say(console, f"  - {escaping.rich(reason)}")
 
 
+#: the narrowest a comparison's case or variant column may fold to in rich's table; narrower, the table is plain lines,
+#: whole, that the terminal wraps (a case id folded into columns of a few characters cannot be read)
+TEXT_MIN_WIDTH = 16
+
+
 def comparison_table(comparison: ComparisonView) -> Table:
     table = Table(title=escaping.rich(comparison.title), title_justify="left")
     for header, figures in zip(comparison.headers, comparison.figures, strict=True):
@@ -324,8 +329,17 @@ def comparison_table(comparison: ComparisonView) -> Table:
     return table
 
 
+def _fits(comparison: ComparisonView, width: int) -> bool:
+    """Whether rich's table of `comparison` leaves each text column (case, variant) TEXT_MIN_WIDTH beside its figures,
+    which never wrap: at 80 columns a comparison's figures took the whole width and its case ids vanished."""
+    cells = [comparison.headers, *(row.cells for row in comparison.rows)]
+    columns = [max(cell_len(escaping.visible(cells_of_row[i])) for cells_of_row in cells) for i in range(len(comparison.headers))]
+    needed = sum(c if figures else min(c, TEXT_MIN_WIDTH) for c, figures in zip(columns, comparison.figures, strict=True))
+    return needed + 3 * len(columns) + 1 <= width  # each column's padding and rule, and the table's last rule
+
+
 def print_comparison(comparison: ComparisonView, console: Console) -> None:
-    if len(comparison.rows) <= RICH_TABLE_MAX_ROWS:
+    if len(comparison.rows) <= RICH_TABLE_MAX_ROWS and _fits(comparison, console.width):
         console.print(comparison_table(comparison))
     else:
         rows = [r.cells for r in comparison.rows]

@@ -241,3 +241,15 @@ def test_compare_s_table_folds_a_long_case_id_never_cuts_it():
     console.print(terminal.comparison_table(compared.comparison(result)))
     lines = [line for line in console.export_text().splitlines() if line.count("│") > 2]
     assert case_id in "".join(line.split("│")[1].strip() for line in lines)
+
+
+def test_at_80_columns_compare_s_case_id_is_whole_not_folded_to_nothing():
+    """At 80 columns the figures, which never wrap, took the whole width and the case column folded to nothing: the
+    id was nowhere in the table. Too narrow for rich's table, the comparison is plain lines, each whole."""
+    case_id = "train_step[torch,cpu,batch=64,width=1024,steps=8,compile=False]"
+    base, current, _ = _two_runs()
+    result = compare.compare(report_of([_timed(case_id, base)]), report_of([_timed(case_id, current)]))
+    for width in (80, 100):
+        console = Console(width=width, record=True, color_system=None)
+        terminal.print_comparison(compared.comparison(result), console)
+        assert case_id in console.export_text(), width
