@@ -85,6 +85,8 @@ class ComparisonView:
     judged: tuple[ComparisonRow, ...] = ()
     #: whether an INCONCLUSIVE row let the gate pass (--allow-inconclusive)
     allow_inconclusive: bool = False
+    #: (case id, why) of each case ok in the baseline and not ok now: a failing JUnit test each, as the gate fails on it
+    lost: tuple[tuple[str, str], ...] = ()
 
     @property
     def title(self) -> str:
@@ -200,6 +202,7 @@ def comparison(result: compare.Comparison) -> ComparisonView:
         failed=result.failed,
         judged=judged,
         allow_inconclusive=result.allow_inconclusive,
+        lost=result.lost,
     )
 
 

@@ -139,6 +139,9 @@ def comparison_suite(comparison: ComparisonView) -> Suite:
             tests.append(Test(row.id, what, FAILURE, reading, str(row.label)))
         else:
             tests.append(Test(row.id, what))
+    # a case ok in the baseline and skipped now is no test of its run's suite (an errored one is, as an error): here
+    # it fails as the gate fails on it, whatever else failed beside it
+    tests += [Test(case_id, "runs as in the baseline", FAILURE, why, "lost") for case_id, why in comparison.lost]
     return Suite(COMPARE_SUITE, tuple(tests))
 
 
@@ -155,7 +158,7 @@ def run_suites(view: ReportView) -> list[Suite]:
             tests += [check_test(result.id, check, allowed) for check in result.checks]
         if tests:
             suites.append(Suite(name, tuple(tests), _time([r.case_s for r in results])))
-    if view.comparison is not None and view.comparison.judged:
+    if view.comparison is not None and (view.comparison.judged or view.comparison.lost):
         suites.append(comparison_suite(view.comparison))
     return suites + _gate_suite(view, suites)
 

@@ -205,3 +205,19 @@ def test_every_row_compared_with_a_baseline_is_a_test_and_an_allowed_inconclusiv
         said = undecided.find("skipped" if allow else "failure")
         assert said.get("message").startswith("INCONCLUSIVE: +5.0% [−3.0% … +14.0%] against the baseline, margin 10%")
         assert ("--allow-inconclusive" in said.get("message")) == allow
+
+
+def test_a_case_lost_since_the_baseline_is_a_failing_test_even_beside_a_failing_row():
+    """A case ok in the baseline and skipped now failed the gate but was in no test where another row failed too (the
+    gate's catch-all test is written only where nothing else fails): it is a failing test of its own."""
+    from asyncbench.verdicts import compare
+
+    rows = (compare.VariantComparison("m[torch,cpu]", "async", 1e-3, 1.05e-3, 1.05, (0.97, 1.14), Label.INCONCLUSIVE),)
+    lost = (("gone[torch,cpu]", "ok in the baseline, skipped now: torch not installed"),)
+    comparison = compare.Comparison("done", 0.10, rows, (), (), (), (), lost=lost)
+    report = report_of([ok_result("m[torch,cpu]")])
+    judged = outcome.judge(report, comparison=comparison)
+    root = _parsed(WRITERS["junit"].render(view.build(report, comparison, judged), "junit.xml"))
+    tests = {(t.get("classname"), t.get("name")): t for t in root.iter("testcase")}
+    failure = tests[("gone[torch,cpu]", "runs as in the baseline")].find("failure")
+    assert failure.get("message") == "ok in the baseline, skipped now: torch not installed"
