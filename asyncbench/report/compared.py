@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from asyncbench.results import stats, units
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Verdict
-from asyncbench.verdicts import compare, machine, undecided
+from asyncbench.verdicts import compare, machine, row_interval, undecided
 
 # A comparison of more rows than this lists the rows that are not SAME; a line counts the others.
 COMPARISON_ROWS_MAX = 100
@@ -142,16 +142,25 @@ def interval_ratio(interval: tuple[float, float] | None) -> str:
 
 
 def _machine_level(result: compare.Comparison) -> str:
-    """Where a row's machine speed was read (its reference), what its printed interval is: the code's, from the
-    case's interval and the machine's, each at half the row's error (verdicts.compare._rows), not one interval at the
-    header's level. '' where no row's was."""
-    if all(r.machine_ci is None for r in result.rows):
-        return ""
+    """Which intervals the rows print where it is not one at the header's level: the code's, from the case's interval
+    and the machine's, each at half the row's error (verdicts.compare._rows), where a row's machine change was carried;
+    the case's own at half the error, the machine's change not taken out, where the machine gave no verdict. Each
+    clause only where some row prints that interval: a header once described the code's interval above rows that all
+    printed the case's own. '' where no row prints either."""
     half = units.exact_confidence(1 - (1 - result.confidence) / 2)
-    return (
-        f"; a row whose machine's change was read prints the code's interval, the case's {half} interval with the "
-        f"machine's {half} one taken out"
-    )
+    printed = {r.interval_is for r in result.rows}
+    said = ""
+    if row_interval.CODE in printed:
+        said += (
+            f"; a row whose machine's change was carried prints the code's interval, the case's {half} interval with "
+            f"the machine's {half} one taken out"
+        )
+    if row_interval.CASE_BESIDE_MACHINE in printed:
+        said += (
+            f"; a row the machine gives no verdict (a neighbour, a move beyond what was measured) prints the case's own "
+            f"{half} interval, the machine's change not taken out: its line says why"
+        )
+    return said
 
 
 def comparison(result: compare.Comparison) -> ComparisonView:

@@ -48,7 +48,9 @@ verdicts.machine judges the machine's change between the runs from it (and
 from the CPU pressure each run saw): the machine's change is carried by the
 row's interval (each interval at half the row's error), and a neighbour in
 one run only, or a machine beyond what was measured, makes the row
-INCONCLUSIVE with a line that says what the machine did.
+INCONCLUSIVE with a line that says what the machine did, that the interval it
+prints is the case's own (the machine's not taken out), and why no interval,
+however far past the margin, decides it (verdicts.row_interval).
 Files without references are compared as before, with that caveat, and so are
 CPU cases of runs whose thread pools differ (`run --threads`: the reference ran
 in those pools too, so its speed is not the machine's), except that a
@@ -70,11 +72,11 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from asyncbench.errors import InputError
-from asyncbench.results import budget, units
+from asyncbench.results import budget
 from asyncbench.results.labels import Label
 from asyncbench.results.model import CLOCKS, OK, CaseIdentity, Result, Verdict
 from asyncbench.results.schema import Report
-from asyncbench.verdicts import environments
+from asyncbench.verdicts import environments, row_interval
 from asyncbench.verdicts import machine as machines
 from asyncbench.verdicts import ratio as ratios
 from asyncbench.verdicts.margin import label_of, margin_problem
@@ -115,6 +117,9 @@ class VariantComparison:
     machine: str | None = None
     #: the OS saw a neighbour in either run while the case sampled: INCONCLUSIVE, and more rounds cannot decide it
     machine_neighbour: bool = False
+    #: which interval ratio_ci is (verdicts.row_interval): the code's (CODE), the case's own with the machine unseen
+    #: (CASE), or the case's own beside a machine read but not taken out, which gives no verdict (CASE_BESIDE_MACHINE)
+    interval_is: str = row_interval.CASE
 
     @property
     def verdict(self) -> Verdict:
@@ -260,13 +265,14 @@ def _rows(pairs: Sequence[Pair], max_regression: float, confidence: float) -> It
             yield VariantComparison(case_id, name, old_median, new_median, math.nan, None, Label.INCONCLUSIVE, why)
             continue
         seen = None if isinstance(machine, str) else machine
-        level = confidence if seen is None else _half_error(confidence)
+        level = confidence if seen is None else row_interval.half_error(confidence)
         estimate, interval = ratios.hodges_lehmann(old, new, level)
-        judged, note = interval, _why_none(old, new, level, interval, confidence)
+        judged, note = interval, row_interval.why_none(old, new, level, interval, confidence)
+        printed = row_interval.CASE
         if seen is not None and seen.moved:
-            judged, note = None, seen.why
+            judged, note, printed = None, row_interval.undecided(seen, interval, level), row_interval.CASE_BESIDE_MACHINE
         elif seen is not None:
-            judged = seen.code_interval(interval)
+            judged, printed = seen.code_interval(interval), row_interval.CODE
         yield VariantComparison(
             case_id,
             name,
@@ -283,31 +289,8 @@ def _rows(pairs: Sequence[Pair], max_regression: float, confidence: float) -> It
             machine_moved=seen.moved if seen is not None else None,
             machine=seen.why if seen is not None else str(machine),
             machine_neighbour=seen is not None and seen.neighbour,
+            interval_is=printed,
         )
-
-
-def _half_error(confidence: float) -> float:
-    """The confidence of an interval that spends half the error of one at `confidence`."""
-    return 1 - (1 - confidence) / 2
-
-
-def _why_none(
-    old: Sequence[float], new: Sequence[float], level: float, interval: tuple[float, float] | None, confidence: float
-) -> str | None:
-    """Said of a row without an interval: from how many samples, and how many it needs, at the row's `confidence`
-    (the header's); `level`, the samples' own, is higher where the machine is seen (`_rows`): the line says why."""
-    if interval is None:
-        said = f"no {units.exact_confidence(confidence)} interval from {len(new)} vs {len(old)} samples"
-        if level != confidence:
-            said += (
-                f" (their own interval is taken at {units.exact_confidence(level)}: half the row's error, the other half "
-                "spent on the machine's change between the runs)"
-            )
-        needed = ratios.samples_needed(len(old), level)
-        if needed is None or needed <= len(new):  # enough samples, but their rounds drifted together too much
-            return f"{said}: their rounds drifted together (fewer effective samples)"
-        return f"{said}: it needs at least {needed} current samples"
-    return None
 
 
 def samples_needed(baseline: Report, family_error: float = budget.FAMILY_ERROR) -> int:
@@ -383,7 +366,7 @@ def compare(
         # a CPU case's reference ran in the case's pools: its speed is theirs as much as the machine's, and only a
         # neighbour is read from it
         unread = pools if result.device.startswith("cpu") else None
-        machine = machines.change(base.reference, result.reference, _half_error(confidence), names, pools=unread)
+        machine = machines.change(base.reference, result.reference, row_interval.half_error(confidence), names, pools=unread)
         pairs += [(result.id, name, old_samples, new_samples, machine) for name, old_samples, new_samples in compared]
     return Comparison(
         clock=clock,
