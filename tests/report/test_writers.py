@@ -211,3 +211,21 @@ def test_the_memory_column_shows_a_pool_in_use_before_a_peak_that_only_some_vari
     peak_only = dataclasses.replace(variant, memory=Memory(device_peak_bytes=3 * 2**20))
     assert cells.memory_cell(both) == "1.00 MiB"
     assert cells.memory_cell(peak_only) == "3.00 MiB"
+
+
+def test_markdown_renders_the_tool_s_own_code_spans_and_keeps_a_name_s_backticks_escaped():
+    """A note the tool writes with a code span (`run --threads 1`) was escaped as if it were user data, showing
+    literal backticks; a case name's backticks, in the same note, still read as the characters they are."""
+    from markdown_it import MarkdownIt
+
+    from asyncbench.engine import thread_pools
+
+    name = "m `x` *y*[torch,cpu]"
+    result = dataclasses.replace(ok_result(name), warnings=(f"{name}: its pools were shared; {thread_pools.fix()}",))
+    written = markdown.markdown(view.build(report_of([result])))
+    rendered = MarkdownIt("commonmark").render(written)
+    assert "<code>run --threads 1</code>" in rendered, written
+    assert "\\`run --threads 1\\`" not in written
+    assert "<code>x</code>" not in rendered
+    assert "<em>y</em>" not in rendered
+    assert "m `x` *y*" in rendered
