@@ -178,8 +178,8 @@ def stopping_note(sampling: Sampling, last_s: float | None = None) -> str | None
         took = units.number(sampling.elapsed_s)
         return (
             f"ran its minimum of {rounds} (min_samples, or the rounds its checks or a baseline need), which took {took} s, "
-            f"past max_time_s ({units.number(sampling.max_time_s)} s) before the last of them; it reached the {target} "
-            f"target there. A lower min_samples keeps such a case within max_time_s"
+            f"past max_time_s ({units.number(sampling.max_time_s)} s) before the last of them: the minimum, not max_time_s, "
+            f"set its length; it met the {target} target there"
         )
     if sampling.stopped_by == StopReason.NOISE or not sampling.missed_noise_target:
         return None
