@@ -154,11 +154,13 @@ def last_round_s(result: Result) -> float | None:
 
 
 def held_by_minimum(sampling: Sampling, last_s: float | None) -> bool:
-    """Whether a case said to stop by max_time_s was held past it by its minimum rounds: sampling stops at the first
-    round past max_time_s once the minimum (min_samples, raised for the rounds its checks or a baseline need) is
+    """Whether a case was held past max_time_s by its minimum rounds, whatever it stopped by: sampling stops at the
+    first round past max_time_s once the minimum (min_samples, raised for the rounds its checks or a baseline need) is
     taken, so where max_time_s had already passed before the last round (`last_s`: its samples' time) the minimum,
-    not the limit, set the length (6 rounds of 10.95 s under max_time_s=2 s). None: not known, not said."""
-    if sampling.stopped_by != StopReason.TIME or sampling.rounds < 2 or last_s is None:
+    not the limit, set the length (6 rounds of 10.95 s under max_time_s=2 s) — also where the last of those rounds
+    met the noise target (stopped_by max_rel_noise after 12 s under max_time_s=0.05 s). A case cut short by its
+    timeout is not (its note says so). None: not known, not said."""
+    if sampling.stopped_by == StopReason.TIMEOUT or sampling.rounds < 2 or last_s is None:
         return False
     return sampling.elapsed_s - last_s > sampling.max_time_s
 
@@ -170,10 +172,18 @@ def stopping_note(sampling: Sampling, last_s: float | None = None) -> str | None
     reached = f"at ±{units.percent(sampling.rel_noise)}" if sampling.rel_noise is not None else "with no interval yet"
     if sampling.stopped_by == StopReason.TIMEOUT:
         return f"cut short by {sampling.stopped_by} after {rounds} ({reached} on the done time): its figures are from those rounds"
+    target = f"±{units.percent(sampling.max_rel_noise)}"
+    held = held_by_minimum(sampling, last_s)
+    if held and not sampling.missed_noise_target:
+        took = units.number(sampling.elapsed_s)
+        return (
+            f"ran its minimum of {rounds} (min_samples, or the rounds its checks or a baseline need), which took {took} s, "
+            f"past max_time_s ({units.number(sampling.max_time_s)} s) before the last of them: the minimum, not max_time_s, "
+            f"set its length; it met the {target} target there"
+        )
     if sampling.stopped_by == StopReason.NOISE or not sampling.missed_noise_target:
         return None
-    target = f"±{units.percent(sampling.max_rel_noise)}"
-    if held_by_minimum(sampling, last_s):
+    if held:
         took = units.number(sampling.elapsed_s)
         return (
             f"stopped at its minimum of {rounds} (min_samples, or the rounds its checks or a baseline need), which took "

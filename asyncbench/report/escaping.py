@@ -112,6 +112,31 @@ def markdown(text: object, *, starts_line: bool = False) -> str:
     return shown
 
 
+#: a code span as the tool's own notes write one: `run --threads 1`, on one line
+_TOOL_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def markdown_note(text: object, user: tuple[str, ...] = ()) -> str:
+    """A note the tool wrote (a warning, why sampling stopped, the spread note) as a markdown line: its own code spans
+    (`` `run --threads 1` ``) render as code, and everything else is escaped as `markdown` escapes it. `user`: the
+    user's strings it may hold (a case's name and id, a path, an exception's text): a span that overlaps one of them
+    is not the tool's, and stays escaped with them (a case named `` `x` `` reads as those characters)."""
+    shown = str(text)
+    masked = list(shown)
+    for given in sorted((u for u in user if u), key=len, reverse=True):
+        start = shown.find(given)
+        while start >= 0:
+            masked[start : start + len(given)] = "\0" * len(given)
+            start = shown.find(given, start + len(given))
+    parts, last = [], 0
+    for span in _TOOL_SPAN.finditer("".join(masked)):
+        if "\0" in span.group():
+            continue
+        parts += [markdown(shown[last : span.start()]), markdown_code(span.group(1))]
+        last = span.end()
+    return "".join([*parts, markdown(shown[last:])])
+
+
 def markdown_code(text: object, *, in_table: bool = False) -> str:
     """Text as a markdown code span (a file:line, a call, a check's expression): shown literally, whatever it holds.
     The span's fence is one backtick longer than the longest run of backticks in the text (CommonMark 6.1), padded

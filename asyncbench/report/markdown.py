@@ -22,6 +22,12 @@ from asyncbench.results.model import Status, Verdict
 MARKDOWN_MARK = {Verdict.PASS: "✅", Verdict.FAIL: "❌", Verdict.INCONCLUSIVE: "❔", Verdict.NOT_MEASURED: "❌"}
 
 
+def user_strings(case: CaseView) -> tuple[str, ...]:
+    """What of a case's notes may be the user's (its name, id and workload, its error, its trace files): kept escaped
+    in them, never read as the tool's code spans (escaping.markdown_note)."""
+    return (case.who, case.id, case.id.partition("[")[0], case.reason, case.note or "", case.traces or "")
+
+
 def outcome_items(case: CaseView, escape: Callable[[object], str], who: str) -> list[str]:
     """A case's first items wherever cases are listed (here, report.notebook): how it ended when not ok, then its
     metrics, on what it ran, with its reading. `escape` writes each string from the view in the format, `who` is the
@@ -66,11 +72,12 @@ def markdown(view: ReportView, path: str = "-") -> str:
                 bars = [escaping.visible(bar) for bar in case.bars]
                 fence = escaping.markdown_fence(bars)
                 lines += ["", f"  {fence}text", *(f"  {bar}" for bar in bars), f"  {fence}", ""]
+            note = functools.partial(escaping.markdown_note, user=user_strings(case))  # its own code spans render
             if case.sampling_note:
-                lines.append(f"  - ⚠️ {md(case.sampling_note)}")
+                lines.append(f"  - ⚠️ {note(case.sampling_note)}")
             if case.traces:
                 lines.append(f"  - traced ({md(case.trace_detail)}): {escaping.markdown_code(case.traces)} — open in ui.perfetto.dev")
-            lines += [f"  - ⚠️ {md(warning)}" for warning in case.warnings]
+            lines += [f"  - ⚠️ {note(warning)}" for warning in case.warnings]
             lines += [
                 f"  - {MARKDOWN_MARK[check.verdict]} {escaping.markdown_code(check.expect)}: {md(check.detail)}" for check in case.checks
             ]
@@ -83,7 +90,7 @@ def markdown(view: ReportView, path: str = "-") -> str:
         lines.append("")
     lines += [f"- {line(text)}" for text in view.unavailable]
     if view.spread_note:
-        lines.append(f"\n_{md(view.spread_note)}._")
+        lines.append(f"\n_{escaping.markdown_note(view.spread_note)}._")
     if view.comparison is not None:
         lines += ["", *comparison_lines(view.comparison)]
     return "\n".join(lines) + "\n"

@@ -48,14 +48,25 @@ class Judged:
     n: int  # rounds with an issue time above 0
     harness_s: float | None  # what was subtracted from each done time (None: not measured, an older file)
     why: str = ""
+    floored: bool = False  # the interval's lower end was below 1× and is shown as 1× (the work is not done before issue)
 
     @property
     def judged(self) -> bool:
         return self.state is not None
 
     def figure(self) -> str:
-        """'1.02× [0.98–1.05] beyond the harness's own 310 ns sync': the illusion the judgment rests on."""
+        """'1.02× [≤1.00–1.05] beyond the harness's own 310 ns sync': the illusion the judgment rests on. An interval
+        wholly at or below 1× beyond the harness's sync (done less it no later than the issue: 0.92× once) is floored to
+        1× by the rule, not measured there, so it is said as what it is: "did not run ahead beyond the harness's own
+        182 µs sync", never '1.00× [1.00–1.00]' as if a zero-width interval had been measured; a lower end floored
+        alone reads '≤1.00'."""
+        if self.harness_s is not None and self.bounds is not None and self.bounds[1] <= 1.0:
+            return (
+                f"did not run ahead beyond the harness's own {units.seconds(self.harness_s)} sync (done less it came within the issue time)"
+            )
         shown = units.with_bounds(self.illusion, self.bounds, "x")
+        if self.floored and self.bounds is not None:
+            shown = shown.replace("[", "[≤", 1)
         if self.harness_s is None:
             return f"{shown} (the harness's own sync cost not measured)"
         return f"{shown} beyond the harness's own {units.seconds(self.harness_s)} sync"
@@ -86,11 +97,12 @@ def variant(name: str, measured: VariantResult, harness: HarnessCost | None, asy
     illusion = max(statistics.median(values), 1.0)
     interval = stats.median_ci(values)
     bounds = None if interval is None else (max(interval[0], 1.0), max(interval[1], 1.0))
+    floored = interval is not None and interval[0] < 1.0
     if asynchronous is False:  # its sync waits for nothing: whatever separates issue from done is the harness
-        return Judged(NOT_AHEAD, name, illusion, bounds, len(values), cost)
+        return Judged(NOT_AHEAD, name, illusion, bounds, len(values), cost, floored=floored)
     if bounds is None:
         return Judged(None, name, illusion, None, len(values), cost, _no_interval(values))
-    return Judged(stats.side(bounds, ILLUSION_NOTICEABLE), name, illusion, bounds, len(values), cost)
+    return Judged(stats.side(bounds, ILLUSION_NOTICEABLE), name, illusion, bounds, len(values), cost, floored=floored)
 
 
 def judge(result: Result, names: Iterable[str] | None = None) -> Judged | None:

@@ -237,10 +237,42 @@ def _pair(value: float | None, bounds: tuple[float, float] | None, unit: str) ->
         # never a '1.00×' that lies outside the interval printed beside it
         decimals = max(len(end.removesuffix("×").partition(".")[2]) for end in (low, high))
         text = f"{value:.{max(decimals, 2)}f}×"
+    elif unit == SECONDS or unit in BYTE_SCALES:
+        text, low, high = _distinct_ends(value, bounds, unit, (text, low, high))
     suffix = next((s for s in (" " + text.split(" ", 1)[1] if " " in text else "", "×", "%") if s and text.endswith(s)), "")
     if suffix and low.endswith(suffix) and high.endswith(suffix):
         low, high = low.removesuffix(suffix), high.removesuffix(suffix)
     return f"{text} [{low}–{high}]"
+
+
+# The most significant digits a time or a size takes to keep its interval's ends apart from its median: 1.00147 s in
+# [1.00127, 1.00475] reads 1.0015 s [1.0013–1.0048] (5); an end nearer than that reads as the median, as it nearly is.
+DISTINCT_DIGITS = 6
+_UNIT_SCALES = {name: scale for scale, name in (*_TIME_UNITS, *_BYTE_UNITS, (1, "B"))}
+
+
+def _distinct_ends(value: float, bounds: tuple[float, float], unit: str, shown: tuple[str, str, str]) -> tuple[str, str, str]:
+    """A time's or size's median and interval ends (`shown`, as quantity printed them), with the significant digits
+    that keep an end apart from the median where their values differ: '1.00 s [1.00–1.00]' for 1.00147 s in
+    [1.00127, 1.00475] hid a lopsided interval as none. The three are then in the median's unit; figures that
+    already read distinct are left as they are."""
+    text, low, high = shown
+
+    def collides(texts: tuple[str, str, str]) -> bool:
+        return any(end_text == texts[0] and end != value for end, end_text in zip(bounds, texts[1:], strict=True))
+
+    if not collides(shown) or not all(map(math.isfinite, (value, *bounds))) or " " not in text:
+        return shown
+    name = text.rsplit(" ", 1)[1]
+    scale = _UNIT_SCALES.get(name)
+    if scale is None:
+        return shown
+    factor = BYTE_SCALES.get(unit, 1)  # a size declared in MiB, shown in the unit the median was
+    for digits in range(4, DISTINCT_DIGITS + 1):
+        median, first, last = (f"{number(x * factor / scale, digits, zeros=True)} {name}" for x in (value, *bounds))
+        if not collides((median, first, last)):
+            return median, first, last
+    return shown
 
 
 def _within(text: str, low: str, high: str) -> bool:

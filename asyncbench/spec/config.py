@@ -232,7 +232,8 @@ def _sweep(doc: Document, workload: Workload, raw: Any, path: tuple) -> dict[str
 
 def _variants_of(workload: Workload, params: Sequence[Mapping[str, Any]], sweep: Mapping[str, Sequence[Any]]) -> list[str] | None:
     """The variant names an experiment's cases have, where its workload declares a family whose K is a list param
-    ("sync_every=K (one per sync_every value)": K from sync_every in its params, params_for and sweep); None where
+    ("sync_every=K (one per sync_every value)": K from each sweep point's sync_every where it is swept, else from its
+    params and params_for); None where
     the names are known only as the declared pattern (expect.parse checks that)."""
     names: list[str] = []
     for declared in workload.variants:
@@ -244,7 +245,8 @@ def _variants_of(workload: Workload, params: Sequence[Mapping[str, Any]], sweep:
         param = next((p for p in workload.params if p.name == family["param"]), None)
         if param is None or param.kind != INTS:
             return None
-        values = [*(given[param.name] for given in params if param.name in given), *sweep.get(param.name, ())]
+        # a swept value replaces the params' and params_for's at every point (engine.expansion): those never run
+        values = list(sweep[param.name]) if param.name in sweep else [given[param.name] for given in params if param.name in given]
         names += [f"{param.name}={k}" for k in dict.fromkeys(k for value in values if isinstance(value, list) for k in value)]
     return names
 

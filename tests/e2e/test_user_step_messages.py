@@ -108,8 +108,14 @@ def test_validate_refuses_a_variant_the_step_does_not_have_with_its_variants(fol
     result = invoke("validate", "gate.yaml")
     assert result.exit_code == EXIT_INPUT, result.output
     refused = [line for line in result.output.splitlines() if "has no variant" in line]
-    # every mistake at once; the variants the experiment's params, sweep and params_for give are fine
-    assert [line.split("has no variant ")[1].split("'")[1] for line in refused] == ["sync_every=8", "sync_every=2", "sync_every=4"]
+    # every mistake at once; the variants the experiment's params and sweep give are fine, and a params_for of a
+    # swept param (sync_every=32) is not: the sweep replaces it at every point (engine.expansion.params_on)
+    assert [line.split("has no variant ")[1].split("'")[1] for line in refused] == [
+        "sync_every=8",
+        "sync_every=2",
+        "sync_every=32",
+        "sync_every=4",
+    ]
     assert "its variants: sync_every=0, sync_every=4, sync_every=1" in refused[0]
     assert "expect[1]" in refused[0]
     assert "gate.yaml:6" in refused[0]
@@ -159,3 +165,23 @@ def test_validate_refuses_a_check_on_a_metric_whose_variant_the_case_lacks_every
     assert "'slowdown_k4 <= 2': slowdown_k4 needs sync_every 0 and 4, which this experiment's sync_every [2] lacks" in lines[2]
     assert "'slowdown_k2 <= 2': slowdown_k2 needs sync_every 0, which this experiment's sync_every [2] lacks" in lines[3]
     assert "epoch_s_k2" in lines[4]  # no metric of the step form: refused as before
+
+
+SWEPT_SYNC_EVERY = """\
+defaults: {backends: [numpy], devices: [cpu]}
+experiments:
+  - workload: steps.py:twice
+    params: {sync_every: [0, 1]}
+    sweep: {sync_every: [[0, 4]]}
+    expect: ["slowdown_k8 <= 2"]
+"""
+
+
+def test_validate_names_the_swept_sync_every_not_the_default_the_sweep_replaces(folder):
+    # a sweep of sync_every [[0, 4]] was said to run "sync_every [0, 4, 1]": the default's 1 never runs there
+    (folder / "swept.yaml").write_text(SWEPT_SYNC_EVERY)
+    result = invoke("validate", "swept.yaml")
+    assert result.exit_code == EXIT_INPUT, result.output
+    assert "slowdown_k8 needs sync_every 0 and 8, which this experiment's sync_every [0, 4] lacks" in result.output or (
+        "slowdown_k8 needs sync_every 8, which this experiment's sync_every [0, 4] lacks" in result.output
+    ), result.output

@@ -116,6 +116,22 @@ def test_a_case_held_past_max_time_s_by_its_minimum_rounds_names_the_minimum():
     assert "stopped by max_time_s" in progress.case_line(1, 1, crossed, verbose=True)
 
 
+def test_a_case_that_met_its_noise_target_only_after_its_minimum_overran_max_time_s_says_so():
+    """stopped_by max_rel_noise after 12 s under max_time_s=0.05 s (a 0.5 s step, 6 rounds): the minimum rounds, not
+    the limit, set the length, and the case says so although it met its noise target; one that met the target
+    within max_time_s says nothing."""
+    from asyncbench.results.model import Sampling
+
+    result = dataclasses.replace(ok_result("m[torch,cpu]"), sampling=Sampling(6, 12.03, "max_rel_noise", 0.01, 0.03, 0.05))
+    note = cells.sampling_note(result)
+    assert note is not None
+    assert "ran its minimum of 6 rounds" in note
+    assert "which took 12 s, past max_time_s (0.05 s)" in note
+    assert "short of" not in note
+    within = dataclasses.replace(result, sampling=Sampling(6, 0.04, "max_rel_noise", 0.01, 0.03, 0.05))
+    assert cells.sampling_note(within) is None
+
+
 def _sweep(cases: int) -> list[Result]:
     """`cases` ok points of one swept experiment (params n=0..), each with a metric."""
     return [
@@ -195,3 +211,21 @@ def test_the_memory_column_shows_a_pool_in_use_before_a_peak_that_only_some_vari
     peak_only = dataclasses.replace(variant, memory=Memory(device_peak_bytes=3 * 2**20))
     assert cells.memory_cell(both) == "1.00 MiB"
     assert cells.memory_cell(peak_only) == "3.00 MiB"
+
+
+def test_markdown_renders_the_tool_s_own_code_spans_and_keeps_a_name_s_backticks_escaped():
+    """A note the tool writes with a code span (`run --threads 1`) was escaped as if it were user data, showing
+    literal backticks; a case name's backticks, in the same note, still read as the characters they are."""
+    from markdown_it import MarkdownIt
+
+    from asyncbench.engine import thread_pools
+
+    name = "m `x` *y*[torch,cpu]"
+    result = dataclasses.replace(ok_result(name), warnings=(f"{name}: its pools were shared; {thread_pools.fix()}",))
+    written = markdown.markdown(view.build(report_of([result])))
+    rendered = MarkdownIt("commonmark").render(written)
+    assert "<code>run --threads 1</code>" in rendered, written
+    assert "\\`run --threads 1\\`" not in written
+    assert "<code>x</code>" not in rendered
+    assert "<em>y</em>" not in rendered
+    assert "m `x` *y*" in rendered

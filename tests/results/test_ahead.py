@@ -103,3 +103,20 @@ def test_the_harness_cost_is_stored_and_read_back_and_older_files_have_none(tmp_
     raw["schema_version"] = 6
     path.write_text(json.dumps(raw))
     assert Report.load(path).results[0].harness is None
+
+
+def test_an_illusion_floored_at_1x_is_said_as_not_running_ahead_never_as_a_zero_width_interval():
+    """(done − sync) / issue ≈ 0.92 in every round is floored to 1× by the rule (the work is not done before it was
+    issued): it read "1.00× [1.00–1.00] beyond the harness's own 182 µs sync", a clamp shown as a measured figure."""
+    harness = HarnessCost(sync_s=170e-6, sync_high_s=182e-6, issue_s=1e-6, n=40)
+    draw = random.Random(2)
+    issue = [1e-3 * draw.uniform(0.98, 1.02) for _ in range(24)]
+    row = _row(issue, [i * draw.uniform(0.9, 0.94) + 182e-6 for i in issue], harness=harness)
+    judged = ahead.judge(row)
+    assert judged.state == ahead.NOT_AHEAD
+    figure = judged.figure()
+    assert "[1.00–1.00]" not in figure
+    assert figure.startswith("did not run ahead beyond the harness's own 182 µs sync"), figure
+    # a lower end floored alone is said as at most 1×
+    mixed = _row(issue, [i * draw.uniform(0.9, 1.1) + 182e-6 for i in issue], harness=harness)
+    assert "[≤1.00–" in ahead.judge(mixed).figure()

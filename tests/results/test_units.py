@@ -101,3 +101,13 @@ def test_a_figure_that_rounds_up_to_the_next_unit_is_shown_in_it():
     assert units.seconds(0.00099949) == "999 µs"
     assert units.size_bytes(2**20 - 1) == "1.00 MiB"
     assert units.size_bytes(1023.9) == "1.00 KiB"
+
+
+def test_a_lopsided_interval_too_narrow_for_three_digits_keeps_its_ends_apart_from_the_median():
+    """1.00147 s in [1.00127, 1.00475] read '1.00 s [1.00–1.00]', as if it had no width: times and sizes get the
+    digits that keep an end apart from the median where they differ; figures already distinct are unchanged."""
+    assert units.spread(1.00147, 1.00127, 1.00475) == "1.0015 s [1.0013–1.0048]"
+    assert units.with_bounds(12.0, (11.99, 12.5), "MiB") == "12.00 MiB [11.99–12.50]"
+    assert units.with_bounds(1.0, (1.0, 1.00475), "s") == "1.000 s [1.000–1.005]"  # an end at the median reads as it
+    assert units.with_bounds(0.118, (0.117, 0.119), "s") == "118 ms [117–119]"
+    assert units.spread(8.31e-3, 8.2e-3, 9.9e-3) == "8.31 ms [8.20–9.90]"
