@@ -195,3 +195,21 @@ def test_the_memory_column_shows_a_pool_in_use_before_a_peak_that_only_some_vari
     peak_only = dataclasses.replace(variant, memory=Memory(device_peak_bytes=3 * 2**20))
     assert cells.memory_cell(both) == "1.00 MiB"
     assert cells.memory_cell(peak_only) == "3.00 MiB"
+
+
+def test_a_stopping_note_says_a_lopsided_interval_as_the_table_does():
+    """A row shown as '517 µs [449 µs–16.3 ms]' said '±1535%' in its stopping note: the note now says the bounds
+    relative to the median, by the table cell's rule (units.shows_bounds), and a ± where the cell shows one."""
+    from asyncbench.results.model import Sampling, Stats
+
+    base = ok_result("m[numpy,cpu]")
+    name, variant = next(iter(base.variants.items()))
+    wide = dataclasses.replace(variant, done_s=Stats(517e-6, 1e-5, 449e-6, 16.3e-3, 449e-6, 16.3e-3, 10))
+    result = dataclasses.replace(base, variants={name: wide}, sampling=Sampling(10, 12.0, "max_time_s", 15.35, 0.03, 2.0))
+    table = cells.spread(wide.done_s)
+    assert "[" in table
+    assert "±" not in table
+    note = cells.sampling_note(result)
+    assert "±1535%" not in note, note
+    assert "at [−13% … +3053%]" in note, note
+    assert units.relative_spread(1.0, 0.99, 1.01) == "±1%"
