@@ -149,8 +149,9 @@ def _worth_it(undecided: list[Pairing], remaining_s: float) -> list[Pairing]:
 
 
 def _hopeful(undecided: list[Pairing]) -> list[Pairing]:
-    """The undecided cases more blocks may decide: all but those whose estimate sits on their margin (no look up to
-    MAX_BLOCKS would decide them at their blocks' spread); a case without an interval yet counts as hopeful.
+    """The undecided cases more blocks may decide: all but those no look up to MAX_BLOCKS would decide at their
+    blocks' spread (their estimate sits on their margin, or their blocks are too wild: results.blocks.never_reason);
+    a case without an interval yet counts as hopeful.
 
     Not only those the time left can decide by that spread: that projection holds the blocks' centre where it is,
     and in 40 simulated one-case gates of unchanged code (the fake processes of tests/engine/test_gate_stopping.py,

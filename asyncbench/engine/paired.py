@@ -190,6 +190,11 @@ class Pairing:
             blocks=self.n_blocks,
             problems=tuple(self.problems),
             needed_s=None if self.decided else self.seconds_needed(),
+            never_why=None
+            if self.decided
+            else next(
+                filter(None, (blocks.never_reason(self.values[k], self.margin, self.budget().tail_error()) for k in self.keys)), None
+            ),
             new_syncs=self._new_syncs() if self.syncs and len(self.censuses) == len(self.sides) else None,
             margin=self.margin,
             bound_changes=self._bound_changes() if self.bound and len(self.bounds) == len(self.sides) else None,

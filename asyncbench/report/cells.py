@@ -67,7 +67,7 @@ def sampling_note(result: Result) -> str | None:
     when consecutive rounds drifted together (their intervals are then wider than independent rounds'), and which
     figures have no interval, with why (`interval_note`)."""
     sampling = result.sampling
-    timing = [stopping_note(sampling, last_round_s(result)), _dependence_note(sampling)] if sampling is not None else []
+    timing = [stopping_note(sampling, last_round_s(result), _widest(result)), _dependence_note(sampling)] if sampling is not None else []
     notes = [note for note in (*timing, interval_note(result)) if note]
     return "; ".join(notes) or None
 
@@ -165,11 +165,30 @@ def held_by_minimum(sampling: Sampling, last_s: float | None) -> bool:
     return sampling.elapsed_s - last_s > sampling.max_time_s
 
 
-def stopping_note(sampling: Sampling, last_s: float | None = None) -> str | None:
+def _widest(result: Result) -> Stats | None:
+    """The done time of the variant whose interval is the widest relative to its median (the one `rel_noise` is),
+    None where none has an interval."""
+    held = [
+        v.done_s for v in result.variants.values() if v.done_s.ci_low is not None and v.done_s.ci_high is not None and v.done_s.median > 0
+    ]
+    return max(held, key=lambda d: (d.ci_high - d.ci_low) / d.median, default=None)  # type: ignore[operator]
+
+
+def stopping_note(sampling: Sampling, last_s: float | None = None, widest: Stats | None = None) -> str | None:
     """Why sampling stopped short of its noise target (a timeout, max_time_s, its minimum rounds past max_time_s:
-    `last_s`, the last round's time, held_by_minimum), or None where it did not."""
+    `last_s`, the last round's time, held_by_minimum), or None where it did not. `widest`, the done time whose
+    interval is the widest, says what was reached as the table's cell does (units.relative_spread: '[−13% … +1535%]'
+    where the cell shows bounds); elsewhere, the ± of `rel_noise`."""
     rounds = f"{sampling.rounds} round{'' if sampling.rounds == 1 else 's'}"
     reached = f"at ±{units.percent(sampling.rel_noise)}" if sampling.rel_noise is not None else "with no interval yet"
+    if (
+        sampling.rel_noise is not None
+        and widest is not None
+        and widest.ci_low is not None
+        and widest.ci_high is not None
+        and units.shows_bounds(widest.median, widest.ci_low, widest.ci_high)
+    ):
+        reached = f"at {units.relative_spread(widest.median, widest.ci_low, widest.ci_high)}"
     if sampling.stopped_by == StopReason.TIMEOUT:
         return f"cut short by {sampling.stopped_by} after {rounds} ({reached} on the done time): its figures are from those rounds"
     target = f"±{units.percent(sampling.max_rel_noise)}"

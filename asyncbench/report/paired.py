@@ -33,6 +33,7 @@ from asyncbench.report.gate_settings import device, settings_notes
 from asyncbench.report.terminal import LABEL_STYLE
 from asyncbench.results import fields, units
 from asyncbench.results.ab_report import ABReport
+from asyncbench.results.blocks import MAX_BLOCKS
 from asyncbench.results.labels import Label
 from asyncbench.results.paired import WORKING_TREE, PairedCase, Side
 from asyncbench.results.plan import case_parts
@@ -102,6 +103,17 @@ class ABView:
         return gate_headline(self.code, self.labels, self.interrupted)
 
 
+# Why more time may never decide a case (PairedCase.never_why), in the words of the rule that stopped it
+# (results.blocks.never_reason): only a case whose estimate is within that rule's reach of the margin "sits on it".
+NEVER = {
+    "margin": "its estimate sits on the margin: more time may never decide it",
+    "spread": (
+        f"its blocks are too wild: even {MAX_BLOCKS} blocks at their spread would leave its interval across the margin, "
+        "so more time may never decide it"
+    ),
+}
+
+
 def _quantity(value: float, unit: str) -> str:
     return units.quantity(value, unit) if unit else units.number(value)
 
@@ -131,7 +143,7 @@ def _case_notes(case: PairedCase) -> list[str]:
         more = (
             f"about {units.seconds(case.needed_s)} more would decide it at the spread its blocks show"
             if math.isfinite(case.needed_s)
-            else "its estimate sits on the margin: more time may never decide it"
+            else NEVER.get(case.never_why or "", "more time may never decide it")
         )
         blocks = f"{case.blocks} block{'' if case.blocks == 1 else 's'}"
         notes.append(f"{case.id}: undecided after {blocks} ({units.seconds(case.elapsed_s)}): {_resolution(case)}; {more}")

@@ -319,3 +319,20 @@ def blocks_needed(values: Sequence[float], margin: float, tail_error: float) -> 
         if bounds is not None and (bounds[1] < line or bounds[0] > line):
             return n
     return None
+
+
+def never_reason(values: Sequence[float], margin: float, tail_error: float) -> str | None:
+    """Why no look up to MAX_BLOCKS would decide the verdict (`blocks_needed` None with blocks enough to say), in
+    blocks_needed's own terms: "margin" where the interval MAX_BLOCKS blocks of this spread would give is narrower
+    than the margin itself, so only the estimate's nearness to the margin keeps it reaching across; "spread" where
+    even that interval is as wide as the margin or wider, so the blocks are too wild for any estimate near no change
+    (a note said "sits on the margin" of a -14% estimate at a +5% margin whose blocks spread ±81%). None otherwise."""
+    if len(values) < 3 or blocks_needed(values, margin, tail_error) is not None:
+        return None
+    from scipy.stats import norm
+
+    spread = _MAD_TO_SD * statistics.median(abs(v - statistics.median(values)) for v in values)
+    bounds = _log_interval([spread * float(norm.ppf((i + 0.5) / MAX_BLOCKS)) for i in range(MAX_BLOCKS)], tail_error)
+    if bounds is None:
+        return "spread"
+    return "margin" if (bounds[1] - bounds[0]) / 2 < abs(math.log1p(margin)) else "spread"

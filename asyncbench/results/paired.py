@@ -246,6 +246,9 @@ class PairedCase:
     #: undecided when the gate's time ran out: about how many more seconds its blocks' spread says would decide
     #: it (inf: no telling, the estimate sits on the margin); None when decided
     needed_s: float | None = None
+    #: with needed_s inf, why no look would decide it (results.blocks.never_reason): "margin" (its estimate sits on
+    #: the margin) or "spread" (its blocks are too wild for any look to); None otherwise and in older files
+    never_why: str | None = None
     #: what the case ran (the head side's case): its workload's key, backend, device and params; None where the
     #: row was made from its id alone (a case on one side only), whose reader falls back to the id
     workload: str | None = None
@@ -322,6 +325,7 @@ class PairedCase:
             lost=bool(case.get("lost", False)),
             problems=tuple(str(problem) for problem in problems if problem is not None),
             needed_s=None if case.get("needed_s") is None else float(case["needed_s"]),
+            never_why=case["never_why"] if case.get("never_why") in ("margin", "spread") else None,
             workload=None if workload is None else str(workload),
             backend=None if backend is None else str(backend),
             device=None if device is None else str(device),

@@ -314,9 +314,27 @@ def spread(median: float, low: float | None, high: float | None) -> str:
         return f"{seconds(median)} ±?"
     if median <= 0 or low <= 0:
         return with_bounds(median, (low, high), "s")
-    below, above = median - low, high - median
-    half = (high - low) / 2
-    lopsided = max(below, above) > LOPSIDED * min(below, above)
-    if half >= WIDE * median or lopsided:
+    if shows_bounds(median, low, high):
         return with_bounds(median, (low, high), "s")
-    return f"{seconds(median)} ±{percent(half / median)}"
+    return f"{seconds(median)} ±{percent((high - low) / 2 / median)}"
+
+
+def shows_bounds(median: float, low: float, high: float) -> bool:
+    """Whether an interval is said by its bounds rather than a `±`: it is lopsided (LOPSIDED), wide (WIDE), or the
+    value or its lower end is not above zero. The one rule of `spread` and `relative_spread`."""
+    if median <= 0 or low <= 0:
+        return True
+    below, above = median - low, high - median
+    return (high - low) / 2 >= WIDE * median or max(below, above) > LOPSIDED * min(below, above)
+
+
+def relative_spread(median: float, low: float, high: float) -> str:
+    """An interval relative to its value, by `spread`'s rule: '±1.2%', or '[−13% … +1535%]' where the table shows
+    the bounds (a stopping note said '±1535%' of a row the table showed as '517 µs [449 µs–16.3 ms]')."""
+    if median > 0 and shows_bounds(median, low, high):
+        return f"[{_signed(low / median - 1)} … {_signed(high / median - 1)}]"
+    return f"±{percent((high - low) / 2 / median)}" if median > 0 else "±?"
+
+
+def _signed(fraction: float) -> str:
+    return f"{'−' if fraction < 0 else '+'}{percent(abs(fraction))}"

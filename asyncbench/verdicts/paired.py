@@ -11,6 +11,8 @@ is exit 3, as in `run`.
 
 from __future__ import annotations
 
+import math
+
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
@@ -34,14 +36,22 @@ def judge(report: ABReport) -> Outcome:
     margins = {case.id: report.max_regression if case.margin is None else case.margin for case in report.cases}
     slower = [f"{case_id} {r.name} (beyond {margins[case_id] * 100:.3g}%)" for case_id, r in rows if r.label == Label.SLOWER]
     unsure = [f"{case_id} {r.name}" for case_id, r in rows if r.verdict == Verdict.INCONCLUSIVE]
+    # a case whose note says more time may never decide it (needed_s inf) is promised nothing by a longer cap
+    never = sorted({c.id for c in report.cases for r in c.ratios if r.verdict == Verdict.INCONCLUSIVE and c.needed_s == math.inf})
+    hopeful = len(never) < len({case_id for case_id, r in rows if r.verdict == Verdict.INCONCLUSIVE})
     if slower:
         gates.append(f"{_plural(len(slower), 'verdict')} SLOWER beyond its margin: {', '.join(slower)}")
     if unsure and not report.allow_inconclusive:
         gates.append(
             f"{_plural(len(unsure), 'verdict')} INCONCLUSIVE ({undecided.INTERVAL.why}): "
             f"{', '.join(unsure)}; "
-            "a longer --gate-time-max (the cap undecided cases may go on to) may decide them (each case says how much), "
-            "--allow-inconclusive lets them pass"
+            + (
+                "a longer --gate-time-max (the cap undecided cases may go on to) may decide "
+                + ("them (each case says how much), " if not never else f"those its case's note gives a time for, not {', '.join(never)}, ")
+                if hopeful
+                else f"more time may never decide {', '.join(never)} (each case says why), "
+            )
+            + "--allow-inconclusive lets them pass"
         )
     wrong = [f"{c.id} ({problem})" for c in report.cases for problem in c.problems]
     if wrong:

@@ -295,3 +295,17 @@ def test_the_gitlab_template_gates_on_the_merge_request_s_base_and_exits_with_ab
         " --api https://gitlab.example/api/v4 --project 9 --mr 5"
     )
     assert not (tmp_path / "pwned").exists()
+
+
+def test_the_docs_say_what_action_yml_does_of_one_thread_and_exit_1():
+    """The Inputs table said one-thread sets the four variables "where the job sets none", while action.yml defaults
+    each one separately; the docs listed a failed verification under exit 1, and the exit-code output's description
+    left it out."""
+    docs = (ROOT / "docs" / "guides" / "github-action.md").read_text()
+    row = next(line for line in docs.splitlines() if line.startswith("| `one-thread` |"))
+    assert "where the job sets none" not in row
+    assert "each" in row
+    run = next(step["run"] for step in ACTION["runs"]["steps"] if step.get("id") == "ab")
+    assert 'OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"' in run  # each variable on its own
+    assert "a failed verification" in docs
+    assert "verification" in ACTION["outputs"]["exit-code"]["description"]

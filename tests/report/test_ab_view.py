@@ -17,6 +17,7 @@ from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
 from asyncbench.results.paired import PairedCase, PairedRatio, Side
 from asyncbench.verdicts.outcome import Outcome
+from asyncbench.verdicts.paired import judge
 
 
 def _report(thread_variables: dict, case: PairedCase | None = None, cores: int = 2) -> ABReport:
@@ -49,7 +50,7 @@ def test_an_undecided_case_says_how_far_it_got_and_what_it_needs():
     case = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=1, elapsed_s=2.0, needed_s=30.0)
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ())).notes
     assert any("undecided after 1 block (2.00 s)" in note and "about 30.0 s more" in note for note in notes), notes
-    case = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=40, elapsed_s=90.0, needed_s=math.inf)
+    case = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=40, elapsed_s=90.0, needed_s=math.inf, never_why="margin")
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ())).notes
     assert any("sits on the margin" in note for note in notes), notes
     no_interval = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, None, Label.INCONCLUSIVE)
@@ -166,3 +167,24 @@ def test_a_long_case_id_is_folded_in_the_terminal_table_never_cut(width):
     printed = console.file.getvalue()  # type: ignore[attr-defined]
     table = printed[printed.index("┃ case") :]
     assert case_id in _column_text(table, 0)  # every character of it, folded over lines
+
+
+def test_a_futile_case_far_from_its_margin_says_its_blocks_are_too_wild_not_that_it_sits_on_the_margin():
+    row = PairedRatio("step", "variant", "s", 1e-3, 0.857e-3, 0.857, (0.212, 1.592), Label.INCONCLUSIVE)
+    case = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=10, elapsed_s=47.7, needed_s=math.inf, never_why="spread")
+    view = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ()))
+    assert not any("sits on the margin" in note for note in view.notes), view.notes
+    assert any("too wild" in note for note in view.notes), view.notes
+    outcome = judge(_report({"OMP_NUM_THREADS": "1"}, case))
+    assert not any("may decide" in reason for reason in outcome.reasons), outcome.reasons
+    assert any("may never decide work[numpy,cpu]" in reason for reason in outcome.reasons), outcome.reasons
+
+
+def test_never_reason_tells_wild_blocks_from_an_estimate_on_the_margin():
+    from asyncbench.results import blocks
+
+    wild = [math.log(0.857) + s for s in (-0.9, 0.8, -0.5, 0.6, 0.1, -0.2, 0.95, -0.85, 0.3, -0.35)]
+    assert blocks.blocks_needed(wild, 0.05, 0.0025) is None
+    assert blocks.never_reason(wild, 0.05, 0.0025) == "spread"
+    calm = [math.log(1.05) + s for s in (-0.01, 0.012, -0.005, 0.006, 0.001, -0.002, 0.009, -0.008, 0.003, -0.004)]
+    assert blocks.never_reason(calm, 0.05, 0.0025) == "margin"

@@ -229,3 +229,21 @@ def test_markdown_renders_the_tool_s_own_code_spans_and_keeps_a_name_s_backticks
     assert "<code>x</code>" not in rendered
     assert "<em>y</em>" not in rendered
     assert "m `x` *y*" in rendered
+
+
+def test_a_stopping_note_says_a_lopsided_interval_as_the_table_does():
+    """A row shown as '517 µs [449 µs–16.3 ms]' said '±1535%' in its stopping note: the note now says the bounds
+    relative to the median, by the table cell's rule (units.shows_bounds), and a ± where the cell shows one."""
+    from asyncbench.results.model import Sampling, Stats
+
+    base = ok_result("m[numpy,cpu]")
+    name, variant = next(iter(base.variants.items()))
+    wide = dataclasses.replace(variant, done_s=Stats(517e-6, 1e-5, 449e-6, 16.3e-3, 449e-6, 16.3e-3, 10))
+    result = dataclasses.replace(base, variants={name: wide}, sampling=Sampling(10, 12.0, "max_time_s", 15.35, 0.03, 2.0))
+    table = cells.spread(wide.done_s)
+    assert "[" in table
+    assert "±" not in table
+    note = cells.sampling_note(result)
+    assert "±1535%" not in note, note
+    assert "at [−13% … +3053%]" in note, note
+    assert units.relative_spread(1.0, 0.99, 1.01) == "±1%"
