@@ -82,10 +82,10 @@ def known_keys(raw: Mapping[str, Any], known: frozenset[str], at: At) -> None:
 def identity_held(result: Mapping[str, Any], at: At) -> None:
     """The id is `experiment[backend,device,param=value...]` (plan.Experiment.case_id) of the fields beside it:
     its backend and device theirs, each param it names with the value `params` holds."""
-    case_id, experiment = str(result.get("id")), str(result.get("experiment"))
+    case_id = str(result.get("id"))
     backend, device = str(result.get("backend")), str(result.get("device"))
     params = result.get("params") or {}
-    name, bracket, inside = case_id.partition("[")
+    _, bracket, inside = case_id.partition("[")
     if not bracket or not inside.endswith("]"):
         return  # a name of its own (an older file's, a user's step): nothing to hold the fields to
     parts = inside[:-1]
@@ -95,8 +95,6 @@ def identity_held(result: Mapping[str, Any], at: At) -> None:
         (at / "backend").fail(f"{backend!r}, but its id {case_id!r} names backend {said_backend!r}")
     if said_device != device:
         (at / "device").fail(f"{device!r}, but its id {case_id!r} names device {said_device!r}")
-    if name != experiment:
-        (at / "experiment").fail(f"{experiment!r}, but its id {case_id!r} names experiment {name!r}")
     for key, value in params.items():
         said = re.search(rf"(?:^|,){re.escape(str(key))}=", parts)
         if said is None:
