@@ -117,6 +117,7 @@ def ok_result(case_id: str, n: int = 12) -> Result:
     variant = VariantResult(Samples(values, values), stats.summarize(values), stats.summarize(values), None)
     _, _, inside = case_id.partition("[")  # its backend and device the ones its id names, as a reader holds them
     backend, _, device = inside.removesuffix("]").partition(",")
+    device = device.partition(",")[0]
     named = backend.isidentifier() and device.replace(":", "").isalnum()
     return Result(case_id, "m", "matmul", backend if named else "torch", device if named else "cpu", {}, OK, variants={"matmul": variant})
 
