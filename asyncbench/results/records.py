@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any, Mapping, Sequence
 
-from asyncbench.results import fields, recordable, step_figures
+from asyncbench.results import case_held, fields, recordable, step_figures
 from asyncbench.results.bound import bound_from_dict, bound_to_dict
 from asyncbench.results.bound_rule import check_derived
 from asyncbench.results.bound_shape import check_bound
@@ -279,9 +279,12 @@ def check(raw: Any, at: At) -> None:
     status, reason, params, clocks and samples, metrics with their intervals and units, checks (each held to the
     rule that judged it: results.check_rule), sampling, traces, notes, reference, census and bound."""
     result = fields.mapping(raw, at)
+    case_held.known_keys(result, case_held.CASE_KEYS, at)
     recordable.identity(result, at)
+    case_held.identity_held(result, at)
     fields.word(result.get("status"), at / "status", STATUSES)
     fields.optional_text(result.get("reason"), at / "reason")
+    case_held.status_held(result, at)
     for name, variant in fields.optional_mapping(result.get("variants"), at / "variants").items():
         fields.name(name, at / "variants" / name)
         _check_variant(variant, at / "variants" / name)
@@ -299,6 +302,7 @@ def check(raw: Any, at: At) -> None:
     bounded = list(fields.optional_mapping(result.get("bounds"), at / "bounds"))  # judged from an interval, null or not
     for index, stored in enumerate(fields.optional_list(result.get("checks"), at / "checks")):
         _check_verdict(stored, at / "checks" / index, metrics, bounded)
+        case_held.check_figures_held(stored, at / "checks" / index, result)
     check_sampling(result.get("sampling"), at / "sampling")
     for variant, path in fields.optional_mapping(result.get("traces"), at / "traces").items():
         fields.name(variant, at / "traces" / variant)

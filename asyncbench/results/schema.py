@@ -27,7 +27,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench import inputs
 from asyncbench.errors import InputError
-from asyncbench.results import ab_report, fields, recordable, records, writing
+from asyncbench.results import ab_report, case_held, fields, recordable, records, writing
 from asyncbench.results.fields import At
 from asyncbench.results.model import MAX_SHARDS, PlannedCase, Result, ShardOf
 from asyncbench.version import __version__
@@ -232,6 +232,7 @@ def check_file(raw: Any, source: str) -> None:
     each result (results.records.check), each case one row."""
     at = At(source)
     top = fields.mapping(raw, at)
+    case_held.known_keys(top, case_held.TOP_KEYS, at)
     version = top.get("schema_version")
     if isinstance(version, int) and not isinstance(version, bool) and version < FIRST_SCHEMA:
         (at / "schema_version").fail(f"{version} is not a results schema (they start at {FIRST_SCHEMA})")

@@ -143,6 +143,20 @@ RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "check-verdict-not-its-measurement": _both(
         _set(f"{C0}.expect", "done_s.min < 10ms"), _set(f"{C0}.bounds", DELETE), _set(f"{C0}.verdict", "fail")
     ),
+    # a forged check: another value and interval than the case's own, its verdict theirs (a new user's edit)
+    "check-value-not-the-cases": _both(_set(f"{C0}.value", 0.005), _set(f"{C0}.bounds", [0.004, 0.006])),
+    # its own value, with an interval narrower than the case's 95% one of the same median (at 99.9%)
+    "check-interval-narrower-than-its-own": _set(f"{C0}.bounds", [0.00213, 0.0021302]),
+    "check-confidence-half": _set(f"{C0}.confidence", 0.5),
+    "check-detail-level-not-its-confidence": _set(
+        f"{C0}.detail", "done_s.median[matmul] = 2.13 ms [2.09–2.14] (99.99% interval), expected < 10.0 ms"
+    ),
+    # identity fields the id contradicts, an error that does not say why, keys no schema writes
+    "backend-not-its-id": _set(f"{R0}.backend", "torch"),
+    "param-not-its-id": _set(f"{R0}.params.size", 4096),
+    "error-without-reason": _set(f"{R0}.status", "error"),
+    "case-key-unknown": _set(f"{R0}.verified_by", "me"),
+    "top-key-unknown": _set("signed", True),
     # a median's pass with no interval: a median is judged from its interval (without one it is INCONCLUSIVE)
     "check-pass-without-its-interval": _set(f"{C0}.bounds", DELETE),
     # a check's text with another threshold than the one its detail says it was judged against (10 ms)
@@ -452,6 +466,9 @@ def main() -> None:
     for key in ("median", "ci_low", "ci_high", "min", "max"):  # a median within its interval, as every point is
         timed["done_s"][key] *= 1.01
     timed["samples"]["done_s"] = [value * 1.01 for value in timed["samples"]["done_s"]]  # and its samples' (a reader checks)
+    check = other["results"][0]["checks"][0]  # and the check on that median: its value and interval are the median's
+    check["value"] = timed["done_s"]["median"]
+    check["bounds"] = [timed["done_s"]["ci_low"], timed["done_s"]["ci_high"]]
     _write(GOOD / "results-other.json", other)
     _write(CASES / "results" / "json-array-of-results.json", [good])
     for name, change in RESULTS.items():

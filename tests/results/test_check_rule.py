@@ -136,6 +136,11 @@ def test_a_check_whose_text_states_another_threshold_than_its_detail_is_refused(
 )
 def test_a_detail_states_its_threshold_as_rounded_as_the_verdicts_render_it(text, value, bounds, detail):
     stored = _stored([])
+    quantity, _, stat = text.split()[0].partition(".")
+    if quantity in stored["metrics"]:  # a check's value is its case's own figure (results.case_held): the detail is what is tested
+        value = stored["metrics"][quantity]
+    elif stat:
+        value = next(iter(stored["variants"].values()))[quantity][stat]
     stored["checks"] = [{"expect": text, "verdict": "fail", "value": value, "bounds": bounds, "detail": detail}]
     _read(stored)
 

@@ -115,7 +115,11 @@ def ok_result(case_id: str, n: int = 12) -> Result:
     """An ok matmul result on torch/cpu with `n` made-up samples (for what renders or judges results)."""
     values = tuple(1.0 + i / 100 for i in range(n))
     variant = VariantResult(Samples(values, values), stats.summarize(values), stats.summarize(values), None)
-    return Result(case_id, "m", "matmul", "torch", "cpu", {}, OK, variants={"matmul": variant})
+    _, _, inside = case_id.partition("[")  # its backend and device the ones its id names, as a reader holds them
+    backend, _, device = inside.removesuffix("]").partition(",")
+    device = device.partition(",")[0]
+    named = backend.isidentifier() and device.replace(":", "").isalnum()
+    return Result(case_id, "m", "matmul", backend if named else "torch", device if named else "cpu", {}, OK, variants={"matmul": variant})
 
 
 #: the session's first quick run's results file as it was written, and the folders given such a file: some twenty

@@ -1,0 +1,159 @@
+"""A stored case held to what `run` can have written of it: its keys, its identity, its status and its checks' figures.
+
+`records.check` holds each field of a result to its vocabulary, and `check_rule` each check's verdict to its own
+interval; a hand edit can still make a file say what no run writes, and `show` would print it as measured:
+
+- a key no schema version has written (a misspelled `reaosn`, a made-up `verified_by`): the schema documents no
+  forward-compatible extra keys, and a newer file is refused by its version, so an unknown key is an edit;
+- an id that names another backend, device or param value than the fields beside it (`mm[jax,cpu,size=64]` with
+  `backend: torch`, or `params.size: 4096`): the id is what `compare` and the history match runs by, the fields what
+  `show` prints, so the two would tell two cases apart as one;
+- an errored or skipped case with no reason: `run` always says why a case did not measure;
+- a check's figures that are not its case's: its `value` the case's own figure (a metric's value, a clock's
+  statistic), its interval one of the same rounds as the metric's stored 95% one (an interval at a higher level of
+  the same median contains it), its `confidence` a level `run` judges at (95% alone, or at least 1 − the run's
+  `family_error`, which a check's share of it only raises), and its detail's `(99.99% interval)` that confidence.
+
+Each is refused in one line naming the file and the key (results.fields.At).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Mapping
+
+from asyncbench.results import units
+from asyncbench.results.check_rule import CHECK
+from asyncbench.results.fields import At
+from asyncbench.results.model import CLOCKS, Status
+from asyncbench.results.stats import CONFIDENCE
+
+#: every key a results file's top level has held, in any schema version (schema.Report.to_dict; `shard` from 8)
+TOP_KEYS = frozenset(
+    {"schema_version", "tool", "created", "run_id", "interrupted", "environment", "config", "shard", "metric_info", "results"}
+)
+#: every key a stored result has held, in any schema version (records.result_to_dict)
+CASE_KEYS = frozenset(
+    {
+        "id",
+        "experiment",
+        "workload",
+        "backend",
+        "device",
+        "params",
+        "status",
+        "reason",
+        "variants",
+        "metrics",
+        "bounds",
+        "checks",
+        "note",
+        "sampling",
+        "unavailable",
+        "asynchronous",
+        "warnings",
+        "traces",
+        "trace_detail",
+        "metric_info",
+        "reading",
+        "case_s",
+        "machine",
+        "harness",
+        "reference",
+        "syncs",
+        "bound",
+    }
+)
+#: a figure stored twice (a check's value beside its metric's) is the same float written twice: this far apart
+#: (relative) is an edit, not a rounding
+SAME_FIGURE = 1e-9
+#: how a check's detail names the level of its interval (verdicts.checks._judge: "(99.99% interval)")
+_LEVEL = re.compile(r"\((?P<level>\d+(?:\.\d+)?%) interval\)")
+
+
+def known_keys(raw: Mapping[str, Any], known: frozenset[str], at: At) -> None:
+    """InputError naming the first key of `raw` that no schema version writes."""
+    for key in raw:
+        if key not in known:
+            (at / str(key)).fail(f"{str(key)[:80]!r} is no key any results schema writes (docs/reference/results-schema.md)")
+
+
+def identity_held(result: Mapping[str, Any], at: At) -> None:
+    """The id is `experiment[backend,device,param=value...]` (plan.Experiment.case_id) of the fields beside it:
+    its backend and device theirs, each param it names with the value `params` holds."""
+    case_id = str(result.get("id"))
+    backend, device = str(result.get("backend")), str(result.get("device"))
+    params = result.get("params") or {}
+    _, bracket, inside = case_id.partition("[")
+    if not bracket or not inside.endswith("]"):
+        return  # a name of its own (an older file's, a user's step): nothing to hold the fields to
+    parts = inside[:-1]
+    said_backend, _, rest = parts.partition(",")
+    said_device, _, rest = rest.partition(",")
+    if said_backend != backend:
+        (at / "backend").fail(f"{backend!r}, but its id {case_id!r} names backend {said_backend!r}")
+    if said_device != device:
+        (at / "device").fail(f"{device!r}, but its id {case_id!r} names device {said_device!r}")
+    for key, value in params.items():
+        said = re.search(rf"(?:^|,){re.escape(str(key))}=", parts)
+        if said is None:
+            continue
+        shown = f"{key}={units.param(value)}"
+        if not parts[said.start() :].lstrip(",").startswith(shown):
+            (at / "params" / str(key)).fail(f"{value!r:.80}, but its id {case_id!r} names another {key}")
+
+
+def status_held(result: Mapping[str, Any], at: At) -> None:
+    """An errored or skipped case says why (`run` stores the error, or the reason it skipped)."""
+    if result.get("status") in (Status.ERROR, Status.SKIPPED) and not str(result.get("reason") or "").strip():
+        (at / "reason").fail(f"a case with status {result.get('status')!r} and no reason: a run always says why a case did not measure")
+
+
+def check_figures_held(check: Mapping[str, Any], at: At, result: Mapping[str, Any]) -> None:
+    """A stored check's confidence, value and interval are what `run` judged it from (the module's docstring)."""
+    confidence, family_error = check.get("confidence"), check.get("family_error")
+    if confidence is not None and not isinstance(confidence, bool):
+        least = CONFIDENCE if family_error is None else 1 - float(family_error)
+        if not least - SAME_FIGURE <= float(confidence) < 1:
+            why = "95% alone" if family_error is None else f"at least 1 − its family_error {family_error:g}"
+            (at / "confidence").fail(f"{confidence!r} is no level a check is judged at ({why}, below 1)")
+        said = _LEVEL.search(str(check.get("detail") or ""))
+        if said is not None and check.get("bounds") is not None and said["level"] != units.confidence(float(confidence)):
+            (at / "detail").fail(f"it says a {said['level']} interval, its confidence is {units.confidence(float(confidence))}")
+    match = CHECK.fullmatch(str(check.get("expect") or ""))
+    value = check.get("value")
+    if match is None or value is None or isinstance(value, bool):
+        return
+    quantity, stat, variant = match["quantity"], match["stat"], match["variant"]
+    metrics = result.get("metrics") or {}
+    if stat is None and variant is None and quantity in metrics:
+        figures = [metrics[quantity]]
+        stored = (result.get("bounds") or {}).get(quantity)
+    elif quantity in CLOCKS and stat is not None:
+        variants = result.get("variants") or {}
+        chosen = [variants[variant]] if variant in variants else list(variants.values()) if variant is None else []
+        summaries: list[Mapping[str, Any]] = [
+            v[quantity] for v in chosen if isinstance(v, Mapping) and isinstance(v.get(quantity), Mapping)
+        ]
+        figures = [s.get(stat) for s in summaries]
+        stored = [summaries[0].get("ci_low"), summaries[0].get("ci_high")] if len(summaries) == 1 and stat == "median" else None
+    else:
+        return  # a census or bound figure, or a quantity the case lacks: not measured, nothing to compare
+    if not any(_same(value, figure) for figure in figures):
+        (at / "value").fail(f"{value!r} is not the case's {check.get('expect')!r} figure ({', '.join(f'{f!r}' for f in figures)})")
+    bounds = check.get("bounds")
+    if bounds is None or stored is None or None in stored or confidence is None or float(confidence) < CONFIDENCE:
+        return
+    slack = SAME_FIGURE * max(abs(float(stored[0])), abs(float(stored[1])))
+    if float(bounds[0]) > float(stored[0]) + slack or float(bounds[1]) < float(stored[1]) - slack:
+        (at / "bounds").fail(
+            f"[{float(bounds[0]):g}, {float(bounds[1]):g}] at {units.confidence(float(confidence))} does not hold the case's own 95% "
+            f"interval [{float(stored[0]):g}, {float(stored[1]):g}] of the same median: no interval of its rounds"
+        )
+
+
+def _same(value: Any, figure: Any) -> bool:
+    if not isinstance(figure, (int, float)) or isinstance(figure, bool):
+        return False
+    return math.isclose(float(value), float(figure), rel_tol=SAME_FIGURE, abs_tol=0.0)
