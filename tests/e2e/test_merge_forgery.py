@@ -213,7 +213,8 @@ def test_a_row_whose_params_are_not_its_planned_cases_is_refused(matrix, tmp_pat
     [line] = _lines(_merge(tmp_path, files))
     assert line.startswith("asyncbench: error: shard-2.json: ")
     assert row["id"] in line
-    assert "params differ" in line
+    # the reader holds each row's params to its own id before merge holds the rows to the plan (results.case_held)
+    assert "params.n_ops: 12345, but its id" in line
 
 
 def test_a_row_given_twice_is_refused(matrix, tmp_path):

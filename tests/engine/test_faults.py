@@ -172,7 +172,9 @@ def test_cases_share_one_worker_while_nothing_goes_wrong():
 
 def test_progress_reaches_the_parent_from_the_worker():
     seen = []
-    settings = dataclasses.replace(FAST, min_samples=50, max_samples=50)
+    # a timeout far past the work: this test is of progress, and under a CI run's load a fresh worker's start and its
+    # 50 samples outlasted FAST's 2 s (the case then errored as timed out, never reporting its last rounds)
+    settings = dataclasses.replace(FAST, min_samples=50, max_samples=50, timeout_s=60.0)
     (result,) = runner.run(
         config.Config("c", "<t>", (_experiment("a", settings=settings),)),
         runner.RunOptions(isolate=True),
