@@ -162,7 +162,17 @@ def import_failure(exc: BaseException, where: str) -> str:
     """An exception raised while importing the user's code, as one line with its place in their file."""
     if isinstance(exc, SyntaxError):
         return f"cannot import {_shown(where)}: SyntaxError: {exc.msg} (line {exc.lineno})"
-    return f"cannot import {_shown(where)}: {type(exc).__name__}: {exc}{_place(exc, where)}"
+    missing = _missing_package(exc, where)
+    return f"cannot import {_shown(where)}: {type(exc).__name__}: {exc}{_place(exc, where)}{missing}"
+
+
+def _missing_package(exc: BaseException, where: str) -> str:
+    """The fix for a package the user's file imports that this Python cannot find (a user's own package not yet
+    installed, the CI guide's `mypkg`: validate and run import the file as Python would), or ''."""
+    if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+        return ""
+    top = exc.name.partition(".")[0]
+    return f": install the package that provides '{top}' in this Python (your own: `pip install -e .` at its root)"
 
 
 def as_workload(value: Any, reference: str) -> Workload:
