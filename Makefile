@@ -38,7 +38,7 @@ postgres:
 
 # Debian's Chromium for the HTML report's browser tests (driven by Playwright, which the test extra installs).
 chromium:
-	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+	@bash tests/support/debian_packages.sh install chromium
 
 # A single-node Slurm on localhost for the cluster tests (Debian's slurm-wlm, slurmdbd and munge, MariaDB behind
 # slurmdbd): installed when missing and configured here; the tests' fixture starts the daemons and stops them.

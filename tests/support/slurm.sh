@@ -21,16 +21,7 @@ LOGS=/var/log/slurm-asyncbench
 say() { echo "slurm.sh: $*" >&2; }
 
 install_packages() {
-    local missing=()
-    command -v slurmctld >/dev/null || missing+=(slurm-wlm)
-    command -v slurmdbd >/dev/null || missing+=(slurmdbd)
-    command -v munged >/dev/null || missing+=(munge)
-    command -v mariadbd >/dev/null || missing+=(mariadb-server)
-    if ((${#missing[@]})); then
-        say "installing ${missing[*]}"
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-    fi
+    bash "$(dirname "$0")/debian_packages.sh" install slurm
 }
 
 configure() {

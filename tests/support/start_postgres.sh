@@ -3,10 +3,7 @@
 # when its server is missing, a cluster created and started when none runs, a role and a database `asyncbench`.
 # Idempotent: a second call finds everything there and only says so. Needs root (CI and the dev machine are).
 set -euo pipefail
-if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-fi
+bash "$(dirname "$0")/debian_packages.sh" install postgres
 version=$(ls /usr/lib/postgresql | sort -V | tail -1)
 if ! pg_lsclusters -h | grep -q .; then
     pg_createcluster "$version" main >/dev/null
