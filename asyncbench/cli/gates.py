@@ -165,14 +165,15 @@ input, before anything runs.
     show_default=True,
     metavar="DURATION",
     callback=read_gate_time,
-    help="The gate's target time (90s, 2m), shared by its cases; undecided ones may go on to --gate-time-max.",
+    help="The gate's target time, with its unit (90s, 2m: a plain 30 is refused, seconds or minutes?), shared by its cases; "
+    "undecided ones may go on to --gate-time-max.",
 )
 @click.option(
     "--gate-time-max",
     default=None,
     metavar="DURATION",
     callback=read_gate_time,
-    help="The most a gate measures: only cases still undecided at --gate-time go on, up to this "
+    help="The most a gate measures (6m, 400s: with its unit, as --gate-time): only cases still undecided at --gate-time go on, up to this "
     "[default: 3 x --gate-time]. The looks are planned over it, so a decided case stops sooner.",
 )
 @ab_file_options

@@ -101,7 +101,9 @@ def history_command(
     few runs on a side) is INCONCLUSIVE, never judged by its point ratio: it
     fails the gate unless --allow-inconclusive; so does a series with runs
     enough to search but too few left once the machine's are discounted
-    (too unsteady to tell). A change in the machine's
+    (too unsteady to tell). A series too short to judge (fewer runs recorded
+    than a search needs: a young one) passes, and one line says how many
+    there were and why. A change in the machine's
     own series (machine_s, cpu_pressure) is the runner, not the code: a
     note, never a failure.
 
@@ -135,6 +137,9 @@ def history_command(
     hits = gate.regressions(found if within <= last else opened.series(pattern, within), max_regression, within)
     for hit in hits:
         echo_err(shown.regression_line(hit, within, allow_inconclusive))
+    young = gate.too_short(found)
+    if young:
+        echo_err(shown.too_short_line(young))
     if gate.failing(hits, allow_inconclusive):
         sys.exit(EXIT_GATE)
 

@@ -51,6 +51,19 @@ def read_gate_time(context: click.Context, parameter: click.Parameter, value: st
     return None if value is None else requests.parse_gate_time(value, f"--{str(parameter.name).replace('_', '-')}")
 
 
+def read_time_limit(context: click.Context, parameter: click.Parameter, value: str | None) -> str | None:
+    """--time-limit read once: '90m' -> '90' minutes, Slurm's 1:30:00 as written (spec.executor.command_line_time);
+    a number without its unit is bad input, as --gate-time's is; None stays."""
+    from asyncbench.spec import executor
+
+    if value is None:
+        return None
+    try:
+        return executor.command_line_time(value)
+    except ValueError as exc:
+        raise InputError(f"--time-limit {value!r}: {exc}") from None
+
+
 def shown_formats() -> list[str]:
     """The formats `show --format` prints besides the table, from the writer registry."""
     from asyncbench.report.writers import WRITERS
@@ -286,7 +299,13 @@ EXECUTOR: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option("--per", type=click.Choice(["experiment", "case"]), help="What one job runs [default: experiment]."),
     click.option("--partition", metavar="NAME", help="Slurm partition [default: the cluster's default]."),
     click.option("--gpus-per-node", type=int, metavar="N", help="GPUs each job asks for [default: 0]."),
-    click.option("--time-limit", "time_min", metavar="TIME", help="Each job's time limit: minutes or D-HH:MM:SS [default: 60]."),
+    click.option(
+        "--time-limit",
+        "time_min",
+        metavar="TIME",
+        callback=read_time_limit,
+        help="Each job's time limit, with its unit (90m, 2h) or as Slurm's D-HH:MM:SS [default: 60 minutes].",
+    ),
     click.option("--account", metavar="NAME", help="Slurm account to charge."),
     click.option("--exclusive/--shared", default=None, help="Each job alone on its node (the default), or sharing it."),
     click.option(

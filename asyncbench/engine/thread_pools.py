@@ -37,9 +37,9 @@ import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
-from asyncbench.results.model import Result
+from asyncbench.results.model import OK, Result
 
 #: `run --threads N` as the workers see it: the count every pool was pinned to
 PINNED_VARIABLE = "ASYNCBENCH_THREADS"
@@ -134,12 +134,20 @@ class Pools:
         from asyncbench.host.facts import usable_cores
 
         environ = os.environ if environ is None else environ
-        wanted = {*PINNING, PINNED_VARIABLE}
-        compared: dict[str, set[str]] = {}
-        for experiment, backend, device in cases:
-            if device.startswith("cpu") and backend in POOL_VARIABLES:
-                compared.setdefault(experiment, set()).add(backend)
-        return cls({k: v for k, v in environ.items() if k in wanted}, usable_cores(), {name: frozenset(b) for name, b in compared.items()})
+        return cls(_sizing(environ), usable_cores(), compared_of(cases))
+
+    @classmethod
+    def of_environment(cls, environment: Mapping[str, Any], compared: Mapping[str, frozenset[str]]) -> Pools:
+        """The pools a results file's run had, from its environment (the variables it recorded, its usable cores),
+        with `compared` taken from the cases of the whole plan: `merge` of shards that each ran one backend says what
+        the plan's run would have (each shard alone saw no other backend beside its own)."""
+        variables = environment.get("thread_variables")
+        cores = environment.get("cpu_affinity") or environment.get("cpu_cores_logical")
+        return cls(
+            _sizing(variables if isinstance(variables, Mapping) else {}),
+            cores if isinstance(cores, int) and not isinstance(cores, bool) and cores > 0 else 1,
+            compared,
+        )
 
     def sized_by(self, backend: str) -> tuple[str, str] | None:
         """(variable, value) that sized `backend`'s pool; None: free (one thread per core), or not a pooled backend."""
@@ -217,6 +225,35 @@ def compared_line(backend: str, experiment: str, pools: Pools) -> tuple[str | No
         each = f"each free (each framework sizes its pool to the cores, {pools.cores} usable)"
         return f"threads: {names} {each}: a gap between them may be their pools'", None
     return "threads: " + ", ".join(pools.describe(name) for name in every), None
+
+
+def _sizing(environ: Mapping[str, Any]) -> dict[str, str]:
+    """The variables of `environ` that size a pool or say it was pinned."""
+    wanted = {*PINNING, PINNED_VARIABLE}
+    return {str(k): str(v) for k, v in environ.items() if k in wanted}
+
+
+def compared_of(cases: Iterable[tuple[str, str, str]]) -> dict[str, frozenset[str]]:
+    """Per experiment, the pooled backends its cases run on the CPU: (experiment, backend, device) each."""
+    compared: dict[str, set[str]] = {}
+    for experiment, backend, device in cases:
+        if device.startswith("cpu") and backend in POOL_VARIABLES:
+            compared.setdefault(experiment, set()).add(backend)
+    return {name: frozenset(backends) for name, backends in compared.items()}
+
+
+def beside(result: Result, pools: Pools) -> Result:
+    """`result` with what a run of its whole experiment says of the pools beside it: the note (`noted`) and, for a
+    measured row, the warning of pools of different sizes (compared_line; as sanity adds it at run time), each where
+    the row does not say it already. For rows read back (a merged shard's) rather than measured here."""
+    if result.status != OK or not result.variants or not result.device.startswith("cpu"):
+        return result
+    note, different = compared_line(result.backend, result.experiment, pools)
+    if note is not None and note not in (result.note or ""):
+        result = dataclasses.replace(result, note="; ".join(filter(None, (result.note, note))))
+    if different is not None and different not in result.warnings:
+        result = dataclasses.replace(result, warnings=(*result.warnings, different))
+    return result
 
 
 def noted(result: Result, pools: Pools) -> Result:

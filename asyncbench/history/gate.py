@@ -17,14 +17,17 @@ it is found and told, as a note, and never fails the gate (the runs it moved are
 A series with runs enough to search but too few left once those on a moved machine are discounted (Series.unsteady)
 was not searched, so the gate cannot say it did not get slower: it is INCONCLUSIVE ("the machine was too unsteady to
 tell"), and fails the gate unless it is allowed. A young series (fewer runs recorded than a search needs) passes, as
-before: a gate starts to guard a series after its first few runs, and says so in the history guide.
+before: a gate starts to guard a series after its first few runs, and says so in the history guide. Failing it instead
+would fail every new series' first five runs (a fresh history, a benchmark a pull request adds) with nothing wrong to
+say, where an unsteady series had its runs and lost them to the machine. It is not passed in silence: the gate says
+how many series it could not judge yet and why, in one line (too_short).
 """
 
 from __future__ import annotations
 
 from typing import Iterable
 
-from asyncbench.history import changes
+from asyncbench.history import changes, model
 from asyncbench.history.model import ChangePoint, Regression, Series
 
 # How many of a series' newest runs a regression may have started in and still fail the gate (`--within N`). A
@@ -50,6 +53,13 @@ def regressions(found: Iterable[Series], margin: float, within: int = WITHIN_RUN
         elif one.unsteady and not one.of_machine:  # runs enough, too few left to search: it cannot tell
             hits.append(Regression(one, None, 1.0, 0, inconclusive=True))
     return hits
+
+
+def too_short(found: Iterable[Series]) -> list[Series]:
+    """The series of the code in `found` that the gate could not judge because they are young: fewer runs recorded
+    than a search needs (Series.not_searched TOO_SHORT, history.model.MIN_RUNS). They pass (the module's rule), but
+    are counted aloud, so that a gate that judged nothing does not read as one that found nothing."""
+    return [one for one in found if not one.of_machine and one.not_searched == model.TOO_SHORT]
 
 
 def _judged(one: Series, margin: float, within: int) -> Regression | None:

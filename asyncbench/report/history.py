@@ -40,6 +40,18 @@ def _ratio(change: ChangePoint) -> str:
     return f"×{change.ratio:.3g}{interval}"
 
 
+def too_short_line(young: Sequence[Series]) -> str:
+    """What `history --fail-on-regression` says of the series it could not judge for being young (history.gate.
+    too_short), in one line of stderr: how many, why, and that they pass: 'not judged: 2 series too short to judge
+    (2 to 5 runs recorded; a change is looked for from 6 runs on): the gate passes them until then'."""
+    counts = sorted(one.runs for one in young)
+    recorded = f"{counts[0]} run{'' if counts[0] == 1 else 's'}" if counts[0] == counts[-1] else f"{counts[0]} to {counts[-1]} runs"
+    return (
+        f"not judged: {len(young)} series too short to judge ({recorded} recorded; a change is looked for from "
+        f"{model.MIN_RUNS} runs on): the gate passes them until then"
+    )
+
+
 def change_line(change: ChangePoint, unit: str) -> str:
     """'at v1.3: 12.1 ms → 15.8 ms, ×1.31 [1.22–1.40], p 2e-06'."""
     return f"at {change.at}: {_figure(change.before, unit)} → {_figure(change.after, unit)}, {_ratio(change)}, p {change.p_value:.2g}"

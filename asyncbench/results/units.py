@@ -199,8 +199,8 @@ def quantity(value: float | None, unit: str) -> str:
     if unit == "bool":
         return "yes" if value else "NO"
     if unit == "%":
-        return percent(value, 3)
-    text = number(value)
+        return signed_percent(value, 3)
+    text = number(value).replace("-", MINUS)  # a signed figure shown to a person (an efficiency below 0): MINUS
     return f"{text} {unit}" if unit else text
 
 
@@ -239,6 +239,10 @@ def _pair(value: float | None, bounds: tuple[float, float] | None, unit: str) ->
         text = f"{value:.{max(decimals, 2)}f}×"
     elif unit == SECONDS or unit in BYTE_SCALES:
         text, low, high = _distinct_ends(value, bounds, unit, (text, low, high))
+    if bounds[0] < 0:
+        # a signed end beside a range's dash read as one ('[-0.0219–80.7]', '[-3.05–-0.362]'): each end keeps its
+        # unit and its minus sign, and the two are apart, as relative_spread's '[−13% … +1535%]'
+        return f"{text} [{low} … {high}]"
     suffix = next((s for s in (" " + text.split(" ", 1)[1] if " " in text else "", "×", "%") if s and text.endswith(s)), "")
     if suffix and low.endswith(suffix) and high.endswith(suffix):
         low, high = low.removesuffix(suffix), high.removesuffix(suffix)

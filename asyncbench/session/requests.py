@@ -35,8 +35,9 @@ GATE_TIME_MAX_FACTOR = 3.0
 # The margin when `ab --max-regression` is not given: a gate measured in one run, paired, can hold a tighter margin
 # than `run --baseline` across runs (10%).
 DEFAULT_MARGIN = 0.05
-# The units a --gate-time may carry, in seconds.
-GATE_TIME_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "min": 60.0}
+# The units a --gate-time may carry, in seconds. None is not one: "30" may mean 30 s or 30 minutes, and a gate
+# cut to a fortieth of what its author meant ends INCONCLUSIVE (`--max-regression` refuses a bare 5 alike).
+GATE_TIME_UNITS = {"s": 1.0, "m": 60.0, "min": 60.0}
 # Below this a gate cannot reach a verdict even for the fastest case: any interval needs min_blocks of the gate's
 # rate (7 at 1%, for one case of one verdict looked at once: all on one side has a chance of 2^−7), and the looks
 # scheduled while blocks go on start at FIRST_LOOK_BLOCKS (10); each block a fresh pair of processes sampled at
@@ -160,11 +161,18 @@ class ABRequest(Request):
 
 
 def parse_gate_time(text: str, option: str = "--gate-time") -> float:
-    """'120', '90s', '2m' → seconds; InputError (naming `option`) for anything else, or under MIN_GATE_TIME_S."""
+    """'90s', '2m' → seconds; InputError (naming `option`) for a number without its unit (ambiguous: seconds or
+    minutes?), for anything else, or under MIN_GATE_TIME_S."""
     match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(s|m|min)?\s*", str(text))
     if match is None:
-        raise InputError(f"{option} {text!r}: expected a duration such as 120, 90s or 2m")
-    seconds = float(match.group(1)) * GATE_TIME_UNITS[match.group(2) or ""]
+        raise InputError(f"{option} {text!r}: expected a duration such as 90s or 2m")
+    if match.group(2) is None:
+        number = match.group(1)
+        raise InputError(
+            f"{option} {text!r}: write the duration with its unit, such as {number}s or {number}m "
+            "(a plain number is ambiguous: seconds or minutes?)"
+        )
+    seconds = float(match.group(1)) * GATE_TIME_UNITS[match.group(2)]
     if not MIN_GATE_TIME_S <= seconds <= 86400:
         raise InputError(
             f"{option} {text!r}: expected from {MIN_GATE_TIME_S:g} s (the least in which a gate can reach a verdict: "

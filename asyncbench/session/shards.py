@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from asyncbench.errors import InputError
 from asyncbench.report.view import ReportView
 from asyncbench.results import shard_plan, shards
+from asyncbench.results.model import SKIPPED
 from asyncbench.results.schema import Report
 from asyncbench.say import Say
 from asyncbench.session import preflight, spine
@@ -36,6 +37,31 @@ def _loaded(paths: Sequence[str], request: RunRequest) -> list[tuple[str, Report
     return [(path, Report.load(path)) for path in paths]
 
 
+def _pools_beside(report: Report, loaded: Sequence[tuple[str, Report]]) -> Report:
+    """The merged rows with what an unsharded run of the plan says of CPU thread pools side by side (engine.
+    thread_pools.beside): a shard that ran one backend of an experiment saw no other beside it, so its rows lack the
+    note ("threads: numpy, torch each free ...") the whole plan's run prints. Each row is judged by its own shard's
+    pools; an experiment whose compared rows come from shards whose pools were sized differently is left as it is
+    (results.merge already says each such shard "ran with thread_variables ...")."""
+    from asyncbench.engine import thread_pools
+
+    environment_of = {row.id: shard.environment for _, shard in loaded for row in shard.results}
+    ran = [row for row in report.results if row.status != SKIPPED]
+    compared = thread_pools.compared_of((row.experiment, row.backend, row.device) for row in ran)
+    pools = {
+        row.id: thread_pools.Pools.of_environment(environment_of[row.id], compared) for row in report.results if row.id in environment_of
+    }
+    sized: dict[str, set[str]] = {}
+    for row in ran:
+        if row.id in pools and row.backend in compared.get(row.experiment, ()):
+            sized.setdefault(row.experiment, set()).add(repr(sorted(pools[row.id].variables.items())))
+    rows = tuple(
+        thread_pools.beside(row, pools[row.id]) if row.id in pools and len(sized.get(row.experiment, ())) == 1 else row
+        for row in report.results
+    )
+    return dataclasses.replace(report, results=rows)
+
+
 class Merged:
     """The place whose work is done: the shards' files, read and proven whole by its preflight, merged."""
 
@@ -47,7 +73,7 @@ class Merged:
         preflight.check_names(self.request, "merge")  # a mistyped option is said before a file is read
         self.loaded = _loaded(self.paths, self.request)
         shard_plan.proven(shards.ordered(self.loaded))  # each file gives only what its shard planned, before anything is merged
-        self.report = shards.merged(self.loaded)
+        self.report = _pools_beside(shards.merged(self.loaded), self.loaded)
         sweeps = any(e.get("sweep") for e in self.report.config.get("experiments", ()) if isinstance(e, dict))
         return RunConclusion.checked(self.request, sweeps, self.say, "merge", needed_by="merge --record", by_job=True)
 

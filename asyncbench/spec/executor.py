@@ -113,6 +113,31 @@ def time_minutes(value: Any) -> int:
     return -(-total_s // 60)
 
 
+#: the units `--time-limit` takes beside Slurm's clock forms, in seconds
+TIME_LIMIT_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600}
+_WITH_UNIT = re.compile(r"\s*(?P<number>\d+)\s*(?P<unit>s|m|min|h)\s*")
+
+
+def command_line_time(text: str) -> str:
+    """`--time-limit` as the `time_min` key takes it: 90m, 2h (whole minutes, rounded up) or Slurm's clock forms
+    (1:30:00, 2-00:00:00) as written. A plain number is a ValueError: Slurm reads `--time=30` as minutes, a reader of
+    `--gate-time` as seconds, so the option asks for its unit as every duration on the command line does (the config
+    key's name, time_min, says its unit: there 30 stays minutes)."""
+    stripped = str(text).strip()
+    if stripped.isdigit():
+        raise ValueError(
+            f"write the time limit with its unit, such as {stripped}m or {stripped}h, or as Slurm's H:MM:SS "
+            "(a plain number is ambiguous: minutes or seconds?)"
+        )
+    match = _WITH_UNIT.fullmatch(stripped)
+    if match is None:
+        return stripped  # Slurm's forms, checked with the config's (time_minutes)
+    seconds = int(match["number"]) * TIME_LIMIT_UNITS[match["unit"]]
+    if seconds <= 0:
+        raise ValueError("a time limit must be more than nothing")
+    return str(-(-seconds // 60))
+
+
 def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"expected true or false, got {value!r}")

@@ -198,9 +198,9 @@ def test_the_base_side_runs_under_the_python_it_is_given(repo, tmp_path_factory)
         "ab.json",
         "--allow-inconclusive",
         "--gate-time",
-        "10",
+        "10s",
         "--gate-time-max",
-        "10",
+        "10s",
         cwd=repo,
     )
     assert done.returncode in (0, 1), done.stderr
@@ -281,7 +281,7 @@ def test_a_gate_time_too_short_for_a_first_interval_is_refused_with_why():
     guide = " ".join((Path(__file__).parents[2] / "docs" / "guides" / "ci.md").read_text(encoding="utf-8").split())
     assert "needs at least 7 blocks of fresh processes" in guide
     assert "The looks scheduled while blocks go on start at 10 blocks" in guide
-    assert ab.parse_gate_time("10") == 10.0
+    assert ab.parse_gate_time("10s") == 10.0
     assert ab.parse_gate_time("2m") == 120.0
 
 

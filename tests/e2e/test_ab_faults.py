@@ -105,7 +105,7 @@ def test_a_sigkilled_ab_leaves_no_worker_even_a_frozen_one_and_the_next_ab_remov
     (repo / "gate.yaml").write_text(CONFIG)
     git(repo, "commit", "-qam", "short again")
     done = ab(
-        "gate.yaml", "--base", "HEAD", "--allow-inconclusive", "--gate-time", "10", "--gate-time-max", "10", cwd=repo
+        "gate.yaml", "--base", "HEAD", "--allow-inconclusive", "--gate-time", "10s", "--gate-time-max", "10s", cwd=repo
     )  # a verdict is not asked
     assert done.returncode in (0, 1), done.stderr
     assert f"removed {left.path}: a worktree left by asyncbench process {process.pid}" in done.stderr

@@ -11,7 +11,7 @@ import pytest
 
 from asyncbench.errors import InputError
 from asyncbench.session import requests as ab
-from tests.support.cli import asyncbench
+from tests.support.cli import asyncbench, in_process
 
 
 def test_a_cap_shorter_than_the_target_is_refused_in_one_line_before_anything_runs(tmp_path: Path):
@@ -41,7 +41,41 @@ def test_a_cap_shorter_than_the_target_is_refused_in_one_line_before_anything_ru
 def test_a_cap_that_is_no_duration_is_named_as_the_cap(tmp_path: Path):
     done = asyncbench("ab", "-w", "matmul", "-b", "numpy", "--base-env", "X=1", "--gate-time-max", "soon", cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "--gate-time-max 'soon': expected a duration such as 120, 90s or 2m" in done.stderr
+    assert "--gate-time-max 'soon': expected a duration such as 90s or 2m" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ab", "-w", "matmul", "-b", "numpy", "--base-env", "X=1", "--gate-time", "30"],
+        ["ab", "-w", "matmul", "-b", "numpy", "--base-env", "X=1", "--gate-time-max", "30"],
+        ["run", "-w", "matmul", "-b", "numpy", "--quick", "--executor", "local", "--no-wait", "--time-limit", "30"],
+    ],
+)
+def test_a_duration_without_its_unit_is_refused_in_one_line_naming_the_fix(tmp_path: Path, argv: list[str]):
+    """`--gate-time 30` was taken as 30 s while `--max-regression 5` is refused as ambiguous: 30 what? Every duration
+    on the command line asks for its unit, in one line that names the forms it takes, before anything runs."""
+    done = in_process(*argv, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = done.stderr.strip()
+    assert len(said.splitlines()) == 1, said
+    assert f"{argv[-2]} '30': write the" in said
+    assert "30m" in said
+    assert "ambiguous" in said
+    if argv[0] == "ab":
+        assert "30s" in said
+    assert not (tmp_path / ".asyncbench" / "jobs").exists()
+
+
+def test_a_duration_with_its_unit_reads_as_written():
+    from asyncbench.spec import executor
+
+    assert ab.parse_gate_time("30s") == 30.0
+    assert ab.parse_gate_time("2m") == ab.parse_gate_time("2min") == 120.0
+    assert executor.command_line_time("90m") == "90"
+    assert executor.command_line_time("2h") == "120"
+    assert executor.command_line_time("90s") == "2"  # Slurm keeps minutes: rounded up
+    assert executor.command_line_time("1:30:00") == "1:30:00"  # Slurm's own forms as written
 
 
 def test_the_cap_is_three_times_the_target_unless_given():

@@ -309,3 +309,28 @@ def test_the_docs_say_what_action_yml_does_of_one_thread_and_exit_1():
     assert 'OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"' in run  # each variable on its own
     assert "a failed verification" in docs
     assert "verification" in ACTION["outputs"]["exit-code"]["description"]
+
+
+def test_the_exit_code_output_says_what_a_case_lost_on_head_does_as_ab_judges_it():
+    """The exit-code output's description left out a case present on base and missing or errored on head. `ab`
+    (verdicts.paired.judge) makes one that ran ok on base and could not be set up or was skipped on head exit 1, one
+    that errored while measured exit 3, and one on base only (removed from head's config) no failure by itself: the
+    description, and the guide's list, say each as the code does."""
+    from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
+    from asyncbench.results.paired import PairedCase
+    from asyncbench.verdicts import paired as verdicts
+    from tests.verdicts.test_paired import _ratio, _report
+
+    same = PairedCase("b", "ok", ratios=(_ratio("SAME"),))
+    assert verdicts.judge(_report(PairedCase("a", "error", "head: died", lost=True), same)).code == EXIT_GATE
+    assert verdicts.judge(_report(PairedCase("a", "skipped", "head: no GPU", lost=True), same)).code == EXIT_GATE
+    assert verdicts.judge(_report(PairedCase("a", "error", "lost while measuring: died"), same)).code == EXIT_ERRORS
+    assert verdicts.judge(_report(PairedCase("a", "one-sided", "only on base"), same)).code == EXIT_OK
+    said = " ".join(ACTION["outputs"]["exit-code"]["description"].split())
+    one, three = said.split("; 1 ", 1)[1].split("; 2 ", 1)[0], said.split("; 3 ", 1)[1]
+    assert "a case lost on head (ok on base, but on head it could not be set up or was skipped)" in one
+    assert "errored while measured" in three
+    assert "not in head's is listed as on one side only and changes no exit code" in said
+    guide = " ".join((ROOT / "docs" / "guides" / "github-action.md").read_text().split())
+    assert "a case lost on head (ok on base, but on head it could not be set up or was skipped" in guide
+    assert "one side only and changes no exit code" in guide

@@ -166,3 +166,39 @@ def test_a_shard_that_is_none_is_one_line_before_anything_runs(tmp_path, shard, 
     done = in_process("run", "plan.yaml", *QUICK, "--shard", shard, "-o", "s.json", cwd=tmp_path)
     _one_line_exit_2(done, said)
     assert not (tmp_path / "s.json").exists()
+
+
+# One experiment on two pooled backends on the CPU: the unsharded run notes their pools side by side on each row.
+BESIDE = """\
+experiments:
+  - name: matmul
+    workload: matmul
+    backends: [numpy, torch]
+    devices: [cpu]
+"""
+
+
+def test_shards_of_one_backend_each_merge_with_the_thread_pool_note_the_unsharded_run_prints(tmp_path):
+    """Shards that each held one backend lost the note an unsharded run of both prints on each CPU row ("threads:
+    numpy, torch each free ...: a gap between them may be their pools'"): each shard saw no other backend beside its
+    own. The merged report says what the whole plan's run says."""
+    pytest.importorskip("torch")
+    (tmp_path / "plan.yaml").write_text(BESIDE, encoding="utf-8")
+    quick = ["--quick", "--no-progress"]
+    for argv in (["-o", "all.json"], ["--shard", "1/2", "-o", "s1.json"], ["--shard", "2/2", "-o", "s2.json"]):
+        done = in_process("run", "plan.yaml", *quick, *argv, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    shards = [json.loads((tmp_path / name).read_text())["results"] for name in ("s1.json", "s2.json")]
+    assert [[row["backend"] for row in rows] for rows in shards] == [["numpy"], ["torch"]]
+    assert not any("threads:" in (row.get("note") or "") for rows in shards for row in rows)
+    merged = in_process("merge", "s1.json", "s2.json", "-o", "merged.json", cwd=tmp_path)
+    assert merged.returncode == 0, merged.stderr
+
+    def notes(name: str) -> dict[str, str]:
+        rows = json.loads((tmp_path / name).read_text())["results"]
+        return {row["backend"]: next(part for part in row["note"].split("; ") if part.startswith("threads:")) for row in rows}
+
+    whole = notes("all.json")
+    assert whole["numpy"].startswith("threads: numpy, torch ")
+    assert notes("merged.json") == whole
+    assert whole["torch"] in merged.stdout

@@ -133,3 +133,18 @@ def test_allow_inconclusive_s_help_covers_every_inconclusive_the_gate_gives():
     option = said[said.index("--allow-inconclusive With") : said.index("--last")]
     assert "no interval" in option
     assert "too unsteady to tell" in option
+
+
+def test_the_gate_says_in_one_line_how_many_series_it_could_not_judge_for_being_young(tmp_path):
+    """`history --fail-on-regression` over young series exited 0 with no word of the series too short to judge: it
+    passes them (docs/guides/history.md says why), but one line counts them and says why."""
+    path = _store(tmp_path, MACHINE_MS[:4])
+    done = invoke("history", "train_step", "--history", path, "--fail-on-regression")
+    assert done.exit_code == 0, done.output
+    lines = [line for line in done.stderr.splitlines() if line.startswith("not judged:")]
+    assert lines == [
+        "not judged: 2 series too short to judge (4 runs recorded; a change is looked for from 6 runs on): the gate passes them until then"
+    ]  # the case's done and issue times; its machine's own series are never the gate's to judge
+    (tmp_path / "x").mkdir()
+    steady = invoke("history", "train_step", "--history", _store(tmp_path / "x", (1.0,) * 8), "--fail-on-regression")
+    assert "not judged" not in steady.stderr  # a series searched is judged, whatever it found

@@ -111,3 +111,16 @@ def test_a_lopsided_interval_too_narrow_for_three_digits_keeps_its_ends_apart_fr
     assert units.with_bounds(1.0, (1.0, 1.00475), "s") == "1.000 s [1.000–1.005]"  # an end at the median reads as it
     assert units.with_bounds(0.118, (0.117, 0.119), "s") == "118 ms [117–119]"
     assert units.spread(8.31e-3, 8.2e-3, 9.9e-3) == "8.31 ms [8.20–9.90]"
+
+
+def test_a_signed_interval_keeps_each_end_s_sign_and_unit_apart_from_the_range():
+    """`run --quick` on torch cpu printed a barrier's saved fraction as '-1119% [-6440–97]' (a saved 45% as
+    '[-0.0219–80.7]': the % left off both ends) and an overlap efficiency as '-1.07 [-3.05–-0.362]': an ASCII minus
+    beside the range's dash reads as one. A signed end keeps its unit and the project's minus sign, the two ends
+    apart."""
+    assert units.with_bounds(-11.189, (-64.4, 0.9698), "%") == "−1119% [−6440% … 97%]"
+    assert units.with_bounds(0.45, (-0.000219, 0.807), "%") == "45% [−0.0219% … 80.7%]"
+    assert units.with_bounds(-1.07, (-3.05, -0.362), "") == "−1.07 [−3.05 … −0.362]"
+    assert units.with_bounds(-0.151, (-3.61, 1.81), "") == "−0.151 [−3.61 … 1.81]"
+    assert units.with_bounds(0.45, (0.4, 0.5), "%") == "45% [40–50]"  # unsigned: as before
+    assert units.quantity(-0.5, "%") == "−50%"

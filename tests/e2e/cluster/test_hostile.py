@@ -134,9 +134,9 @@ def test_an_sbatch_key_without_a_value_on_the_command_line_is_one_line(sweep_dir
 
 
 def test_a_bad_time_limit_names_the_option_or_the_config_key_the_user_gave(sweep_dir):
-    done = asyncbench("run", "two.yaml", "--executor", "local", "--time-limit", "0", cwd=sweep_dir, timeout=60)
+    done = asyncbench("run", "two.yaml", "--executor", "local", "--time-limit", "0m", cwd=sweep_dir, timeout=60)
     said = _one_line_exit_2(done)
-    assert "--time-limit '0': a time limit must be more than nothing" in said
+    assert "--time-limit '0m': a time limit must be more than nothing" in said
     assert "--time-min" not in said
     (sweep_dir / "limited.yaml").write_text(f"executor: {{kind: local, time_min: 0}}\n{TWO}")
     assert "executor.time_min: a time limit must be more than nothing" in _one_line_exit_2(
