@@ -165,7 +165,7 @@ input, before anything runs.
     show_default=True,
     metavar="DURATION",
     callback=read_gate_time,
-    help="The gate's target time, with its unit (90s, 2m: a plain 30 is refused, seconds or minutes?), shared by its cases; "
+    help="The gate's target time, with its unit (90s, 2m, 1h: a plain 30 is refused, seconds or minutes?), shared by its cases; "
     "undecided ones may go on to --gate-time-max.",
 )
 @click.option(

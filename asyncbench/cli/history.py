@@ -98,7 +98,8 @@ def history_command(
     after it starts, and the gate fails on each run after that until the
     change is --within runs old (then it passes, unless a newer change is a
     regression too). A slower change whose ratio has no interval ([?]: too
-    few runs on a side) is INCONCLUSIVE, never judged by its point ratio: it
+    few runs on a side) is INCONCLUSIVE, never judged by its point ratio, as
+    is one whose interval straddles the margin (as ab's and compare's): it
     fails the gate unless --allow-inconclusive; so does a series with runs
     enough to search but too few left once the machine's are discounted
     (too unsteady to tell). A series too short to judge (fewer runs recorded
@@ -136,7 +137,7 @@ def history_command(
     # the gate reads as many runs as --within reaches back, even where fewer are shown
     hits = gate.regressions(found if within <= last else opened.series(pattern, within), max_regression, within)
     for hit in hits:
-        echo_err(shown.regression_line(hit, within, allow_inconclusive))
+        echo_err(shown.regression_line(hit, within, allow_inconclusive, margin=max_regression))
     young = gate.too_short(found)
     if young:
         echo_err(shown.too_short_line(young))

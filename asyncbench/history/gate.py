@@ -10,7 +10,9 @@ a slowdown older than that is no longer new, and passes unless a newer change is
 
 Every verdict comes from an interval, never a point estimate: a slower change whose ratio has no interval (`[?]`:
 too few runs on a side, docs/guides/history.md gives the rule) is INCONCLUSIVE, not judged against the margin, and
-fails the gate unless it is allowed (`--allow-inconclusive`, as `ab` and `compare` allow theirs). A change in a
+fails the gate unless it is allowed (`--allow-inconclusive`, as `ab` and `compare` allow theirs). So is a change
+whose interval straddles the margin (×1.295 [1.29–1.30] at a 29.3% margin): it is neither shown beyond the margin nor
+within it, which `ab` and `compare` call INCONCLUSIVE too; the gate once passed it in silence. A change in a
 series of the machine (its reference time or CPU pressure: Series.of_machine) measures the runner, not the code:
 it is found and told, as a note, and never fails the gate (the runs it moved are discounted in the case's series).
 
@@ -81,6 +83,8 @@ def _judged(one: Series, margin: float, within: int) -> Regression | None:
             return Regression(one, change, slower, runs_ago, inconclusive=True, runs_short=runs_short(one, change))
     elif slower > 1 + margin:
         return Regression(one, change, slower, runs_ago)
+    elif (furthest := one.slower_at_most(change)) is not None and furthest > 1 + margin:
+        return Regression(one, change, slower, runs_ago, inconclusive=True, straddles=True)
     return None
 
 

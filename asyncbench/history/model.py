@@ -179,6 +179,14 @@ class Series:
         low, high = change.ratio_low, change.ratio_high
         return (1 / (high if high else change.ratio)) if rate else (low if low else change.ratio)
 
+    def slower_at_most(self, change: ChangePoint) -> float | None:
+        """How many times slower `change` may have made this series, by the far end of the ratio's interval (the
+        end furthest along slower: slower_by's other end). None where it has no interval, or for a quantity that does
+        not say which way is slower."""
+        if self.slower_by(change) is None or change.ratio_low is None or change.ratio_high is None:
+            return None
+        return 1 / change.ratio_low if self.unit.endswith("/s") else change.ratio_high
+
 
 @dataclass(frozen=True)
 class LatestCase:
@@ -236,7 +244,10 @@ class Regression:
     more runs like those before would give it an interval (None: not known from the runs read).
 
     `change` None: no change to judge, because the series is unsteady (Series.unsteady: too few of its runs left
-    once those on a moved machine were discounted), which is inconclusive too."""
+    once those on a moved machine were discounted), which is inconclusive too.
+
+    `straddles`: inconclusive for another cause: the ratio has an interval, and it straddles the margin (its end
+    nearest 1 within it, its far end beyond: `slower` is that near end), as `ab`'s and `compare`'s INCONCLUSIVE."""
 
     series: Series
     change: ChangePoint | None
@@ -244,3 +255,4 @@ class Regression:
     runs_ago: int
     inconclusive: bool = False
     runs_short: int | None = None
+    straddles: bool = False

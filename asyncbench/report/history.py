@@ -57,13 +57,13 @@ def change_line(change: ChangePoint, unit: str) -> str:
     return f"at {change.at}: {_figure(change.before, unit)} → {_figure(change.after, unit)}, {_ratio(change)}, p {change.p_value:.2g}"
 
 
-def regression_line(hit: Regression, within: int, allow_inconclusive: bool = False) -> str:
+def regression_line(hit: Regression, within: int, allow_inconclusive: bool = False, margin: float | None = None) -> str:
     """What `history --fail-on-regression` says of a series it found slower (a line of stderr): the series, where its
     change starts with the ratio and its interval, how many runs ago, and what the gate does with it:
     'regression: mm[numpy,cpu] mm done_s on 1a2b: ×2.17 [1.9–2.4] (23.5 ms → 51.2 ms) from v1.3, 3 runs ago
     (the gate fails on it until it is 10 runs old: --within)'; 'inconclusive: …' for a ratio without an interval
     (not judged against the margin: it fails the gate unless `allow_inconclusive`), with how many more runs would
-    give it one where that is known; 'note: …' for the machine's own series (the runner, not the code: it never
+    give it one where that is known, or for a ratio whose interval straddles `margin`; 'note: …' for the machine's own series (the runner, not the code: it never
     fails the gate). Words from the store are shown, never obeyed."""
     one, change = hit.series, hit.change
     quantity = f"{one.variant} {one.quantity}" if one.variant else one.quantity
@@ -96,6 +96,12 @@ def regression_line(hit: Regression, within: int, allow_inconclusive: bool = Fal
         if allow_inconclusive
         else f"the gate fails on it {lasting}, unless --allow-inconclusive"
     )
+    if hit.straddles:
+        said = (
+            f"inconclusive: {one.case} {quantity} on {one.machine}: {moved}: its interval straddles the margin "
+            f"({units.percent(margin, 3)}), so it is shown neither beyond it nor within it ({verdict})"
+        )
+        return visible(said)
     said = (
         f"inconclusive: {one.case} {quantity} on {one.machine}: {moved}: too few runs on a side for an interval "
         f"(the exact rule: the history guide){more}, so not judged against the margin ({verdict})"

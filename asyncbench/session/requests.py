@@ -37,7 +37,8 @@ GATE_TIME_MAX_FACTOR = 3.0
 DEFAULT_MARGIN = 0.05
 # The units a --gate-time may carry, in seconds. None is not one: "30" may mean 30 s or 30 minutes, and a gate
 # cut to a fortieth of what its author meant ends INCONCLUSIVE (`--max-regression` refuses a bare 5 alike).
-GATE_TIME_UNITS = {"s": 1.0, "m": 60.0, "min": 60.0}
+#: a gate's time in seconds, minutes or hours (a cap may be up to a day, which reads best in hours)
+GATE_TIME_UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
 # Below this a gate cannot reach a verdict even for the fastest case: any interval needs min_blocks of the gate's
 # rate (7 at 1%, for one case of one verdict looked at once: all on one side has a chance of 2^−7), and the looks
 # scheduled while blocks go on start at FIRST_LOOK_BLOCKS (10); each block a fresh pair of processes sampled at
@@ -161,11 +162,11 @@ class ABRequest(Request):
 
 
 def parse_gate_time(text: str, option: str = "--gate-time") -> float:
-    """'90s', '2m' → seconds; InputError (naming `option`) for a number without its unit (ambiguous: seconds or
+    """'90s', '2m', '1h' → seconds; InputError (naming `option`) for a number without its unit (ambiguous: seconds or
     minutes?), for anything else, or under MIN_GATE_TIME_S."""
-    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(s|m|min)?\s*", str(text))
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*(s|min|m|h)?\s*", str(text))
     if match is None:
-        raise InputError(f"{option} {text!r}: expected a duration such as 90s or 2m")
+        raise InputError(f"{option} {text!r}: expected a duration such as 90s, 2m or 1h")
     if match.group(2) is None:
         number = match.group(1)
         raise InputError(

@@ -41,7 +41,7 @@ def test_a_cap_shorter_than_the_target_is_refused_in_one_line_before_anything_ru
 def test_a_cap_that_is_no_duration_is_named_as_the_cap(tmp_path: Path):
     done = asyncbench("ab", "-w", "matmul", "-b", "numpy", "--base-env", "X=1", "--gate-time-max", "soon", cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "--gate-time-max 'soon': expected a duration such as 90s or 2m" in done.stderr
+    assert "--gate-time-max 'soon': expected a duration such as 90s, 2m or 1h" in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -72,6 +72,7 @@ def test_a_duration_with_its_unit_reads_as_written():
 
     assert ab.parse_gate_time("30s") == 30.0
     assert ab.parse_gate_time("2m") == ab.parse_gate_time("2min") == 120.0
+    assert ab.parse_gate_time("1h") == 3600.0  # a cap may be up to a day: hours read as --time-limit's do
     assert executor.command_line_time("90m") == "90"
     assert executor.command_line_time("2h") == "120"
     assert executor.command_line_time("90s") == "2"  # Slurm keeps minutes: rounded up
