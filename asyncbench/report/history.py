@@ -63,8 +63,8 @@ def regression_line(hit: Regression, within: int, allow_inconclusive: bool = Fal
     'regression: mm[numpy,cpu] mm done_s on 1a2b: ×2.17 [1.9–2.4] (23.5 ms → 51.2 ms) from v1.3, 3 runs ago
     (the gate fails on it until it is 10 runs old: --within)'; 'inconclusive: …' for a ratio without an interval
     (not judged against the margin: it fails the gate unless `allow_inconclusive`), with how many more runs would
-    give it one where that is known, or for a ratio whose interval straddles `margin`; 'note: …' for the machine's own series (the runner, not the code: it never
-    fails the gate). Words from the store are shown, never obeyed."""
+    give it one where that is known, or for a ratio whose interval straddles `margin`; 'note: …' for the machine's
+    own series (the runner, not the code: it never fails the gate). Words from the store are shown, never obeyed."""
     one, change = hit.series, hit.change
     quantity = f"{one.variant} {one.quantity}" if one.variant else one.quantity
     if change is None:  # unsteady: too few runs left once the machine's were discounted, so not searched

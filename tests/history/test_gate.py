@@ -116,7 +116,8 @@ def test_a_change_whose_interval_straddles_the_margin_is_inconclusive_and_fails_
     from asyncbench.report import history as shown
 
     [hit] = gate.regressions([_series(8, (DOUBLED,))], margin)
-    assert hit.inconclusive and hit.straddles
+    assert hit.inconclusive
+    assert hit.straddles
     assert hit.slower == pytest.approx(1.8)
     assert gate.failing([hit]) == [hit]
     assert gate.failing([hit], allow_inconclusive=True) == []
