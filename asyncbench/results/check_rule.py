@@ -102,7 +102,7 @@ def held_to_its_rule(check: Any, at: At, metrics: Collection[str], bounded: Coll
     written = match["unit"]
     if written is not None and written not in _FACTORS:
         (at / "expect").fail(f"{written!r} is no unit a check's threshold is written in ({', '.join(_FACTORS)})")
-    threshold = float(match["number"]) * (_FACTORS[written] if written is not None else 1.0)
+    threshold = threshold_of(match)
     metric = quantity in metrics and match["stat"] is None and match["variant"] is None
     if quantity in JUDGED_BY_THEIR_DELAY and not metric:
         return
@@ -125,6 +125,11 @@ def held_to_its_rule(check: Any, at: At, metrics: Collection[str], bounded: Coll
         said = f"its one measurement {float(value):g}"
     if judged != verdict:
         (at / "verdict").fail(f"{str(verdict)!r} is not the verdict of {said} against {check['expect']!r} ({str(judged)!r})")
+
+
+def threshold_of(match: re.Match[str]) -> float:
+    """A check's threshold in its quantity's base unit, from its text split by CHECK (a unit it is not written in: 1)."""
+    return float(match["number"]) * _FACTORS.get(match["unit"] or "", 1.0)
 
 
 def reading_held(check: Any, at: At) -> None:

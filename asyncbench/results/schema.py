@@ -27,7 +27,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench import inputs
 from asyncbench.errors import InputError
-from asyncbench.results import ab_report, case_held, fields, recordable, records, writing
+from asyncbench.results import ab_report, case_held, check_detail, fields, recordable, records, writing
 from asyncbench.results.fields import At
 from asyncbench.results.model import MAX_SHARDS, PlannedCase, Result, ShardOf
 from asyncbench.version import __version__
@@ -251,6 +251,8 @@ def check_file(raw: Any, source: str) -> None:
     seen: dict[Any, int] = {}
     for index, result in enumerate(results):
         records.check(result, at / "results" / index)
+        if version == SCHEMA_VERSION:  # each check's detail its figures' (older files' are in older words: as stored)
+            check_detail.details_held(result, at / "results" / index, top.get("metric_info"))
         first = seen.setdefault(result.get("id"), index)
         if first != index:  # compare, the history and merge match rows by id: a second row would be read as the first's
             (at / "results" / index / "id").fail(f"{result.get('id')!r} is also results[{first}]'s: a case is one row")

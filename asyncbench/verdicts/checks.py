@@ -37,8 +37,11 @@ import dataclasses
 import os
 from typing import Iterable, Mapping, Sequence
 
-from asyncbench.results import stats, units
+from asyncbench.results import check_detail, stats, units
 from asyncbench.results.budget import Budget, rounds_for_median
+from asyncbench.results.check_detail import DRIFTED as DRIFTED
+from asyncbench.results.check_detail import FAR_MISS as FAR_MISS
+from asyncbench.results.check_detail import TOO_FEW as TOO_FEW
 from asyncbench.results.model import Check, Expectation, Result, Settings, Status
 from asyncbench.verdicts import bound_checks, syncs
 from asyncbench.verdicts.bound_checks import BOUND_QUANTITIES
@@ -56,12 +59,8 @@ from asyncbench.verdicts.judging import Level as Level
 from asyncbench.verdicts.judging import level_of as level_of
 from asyncbench.verdicts.judging import verdict_of as verdict_of
 
-# A value this many times the threshold away is said as a multiple, not a percentage.
-FAR_MISS = 10.0
-# The words an INCONCLUSIVE check's detail says why with (`_judge`, `census_check`), and `inconclusive_why` reads
-# back from a stored check: one phrase per cause, each in no other cause's detail.
-DRIFTED = "the rounds drifted together"
-TOO_FEW = "from too few rounds"
+# The words an INCONCLUSIVE check's detail says why with (`_judge`, `census_check`, results.check_detail), and
+# `inconclusive_why` reads back from a stored check: one phrase per cause, each in no other cause's detail.
 UNSEEN = "was seen in"
 #: what the run's exit reasons say of each cause (outcome.judge: "2 checks inconclusive: 1 with an interval that ...")
 WHY_STRADDLES = "an interval that straddles the threshold"
@@ -70,16 +69,6 @@ WHY_TOO_FEW = "no interval (too few rounds for one at its level)"
 WHY_UNSEEN = "no wait seen at its FILE:LINE (a line that never waits, a misspelled file and a line an edit moved read the same)"
 WHY_UNDECIDED = "a reading of what bounds the step that the fit left INCONCLUSIVE (its intervals did not decide)"
 WHY_NONE = "no interval"
-
-
-def _by_how_much(value: float, threshold: float) -> str:
-    """'over by 40%', 'short by 20%', or '3761× the threshold' for a far miss (never '3.76e+05%')."""
-    if not threshold:
-        return ""
-    off = abs(value - threshold) / abs(threshold)
-    if off >= FAR_MISS:
-        return f" ({units.number(value / threshold)}× the threshold)"
-    return f" ({'over' if value > threshold else 'short'} by {units.percent(off, 3)})"
 
 
 def _judge(
@@ -93,28 +82,22 @@ def _judge(
     level: Level = ALONE,
 ) -> Check:
     """One check's verdict on one measured quantity: its value and interval (or a single measurement: `point`)."""
-    wanted = f"expected {expectation.op} {units.quantity(expectation.threshold, unit)}"
+    wanted = check_detail.wanted(expectation.op, expectation.threshold, unit)
     if value is None:
-        return Check(expectation.text, NOT_MEASURED, f"{label} was not measured")
+        return Check(expectation.text, NOT_MEASURED, check_detail.not_measured(label))
     if point:
         verdict = verdict_of(expectation.op, (value, value), expectation.threshold)
-        shown = f"{label} = {units.quantity(value, unit)} (one measurement, no interval), {wanted}"
+        shown = check_detail.one_measurement(label, value, unit, wanted)
     elif interval is None:
         verdict = INCONCLUSIVE
-        few = f"{rounds} round{'' if rounds == 1 else 's'}" if rounds is not None else TOO_FEW.removeprefix("from ")
-        shown = f"{label} = {units.quantity(value, unit)}, {wanted}: no {level.name} interval from {few}"
-        needed = rounds_for_median(level.confidence)
-        if rounds is not None and rounds < needed:
-            shown += f" {NEEDS}{needed})"
-        elif rounds is not None:
-            shown += f" ({DRIFTED}: too few independent ones for one)"
+        shown = check_detail.no_interval(label, value, unit, wanted, level.name, rounds)
     else:
         verdict = verdict_of(expectation.op, interval, expectation.threshold)
-        shown = f"{label} = {units.with_bounds(value, interval, unit)} ({level.name} interval), {wanted}"
+        shown = check_detail.with_interval(label, value, interval, unit, level.name, wanted)
         if verdict == INCONCLUSIVE:
-            shown += f": {STRADDLES}; more rounds (max_time_s) may decide it"
+            shown += check_detail.MORE_ROUNDS
     if verdict == FAIL:
-        shown += _by_how_much(value, expectation.threshold)
+        shown += check_detail.by_how_much(value, expectation.threshold)
     judged = not point and interval is not None
     return Check(
         expectation.text,

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from asyncbench.results import stats, units
 from asyncbench.results.budget import Budget
+from asyncbench.results.check_detail import NEEDS as NEEDS  # written here, read back from a file (results.check_detail)
+from asyncbench.results.check_detail import STRADDLES as STRADDLES
 from asyncbench.results.check_rule import OPERATORS as OPERATORS  # the rule is the results' (a file's checks are held to it)
 from asyncbench.results.check_rule import verdict_of as verdict_of
 from asyncbench.results.model import Verdict
@@ -16,10 +18,8 @@ from asyncbench.results.model import Verdict
 PASS, FAIL, INCONCLUSIVE, NOT_MEASURED = Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE, Verdict.NOT_MEASURED
 #: worst first: a clock check over several variants takes the worst verdict among them
 SEVERITY = (FAIL, NOT_MEASURED, INCONCLUSIVE, PASS)
-# The words an INCONCLUSIVE check's detail says why with, each in no other cause's detail (verdicts.checks has the
-# rest, and inconclusive_why, which reads them back from a stored check).
-STRADDLES = "the interval straddles the threshold"
-NEEDS = "(it needs "
+# The words an INCONCLUSIVE check's detail says why with, each in no other cause's detail (results.check_detail and
+# verdicts.checks have the rest, and inconclusive_why, which reads them back from a stored check).
 UNDECIDED = "the fit's reading is INCONCLUSIVE"  # `bound == X` (verdicts.bound_checks)
 
 
