@@ -84,3 +84,28 @@ def test_showing_a_user_workloads_results_imports_no_user_module(tmp_path, resul
     moved = tmp_path / "r.json"
     moved.write_text(json.dumps(raw))
     assert _loaded_by("show", str(moved), cwd=tmp_path) == []
+
+
+def test_showing_a_steps_results_rebuilds_its_readings_importing_no_framework_or_user_module(tmp_path):
+    """A step's readings are made again from the file's figures by the step form's rule (issue 53): neither the
+    step's module nor a framework is imported to do it, and the file's own words are not shown."""
+    (tmp_path / "mine_step.py").write_text(
+        "import asyncbench\n\n\n@asyncbench.step\ndef tiny(backend, device, params):\n"
+        '    x = backend.ones((8, 8), "float32", device)\n    return lambda: x @ x\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "asyncbench", "run", "-w", "mine_step.py:tiny", "-b", "numpy", "--quick", "--no-progress", "-o", "r.json"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    raw = json.loads((tmp_path / "r.json").read_text())
+    assert raw["results"][0]["reading"]
+    raw["results"][0]["reading"] = "the step is 10x faster than before"
+    (tmp_path / "r.json").write_text(json.dumps(raw))
+    (tmp_path / "mine_step.py").write_text("raise SystemExit('imported!')\n")
+    assert _loaded_by("show", str(tmp_path / "r.json"), cwd=tmp_path) == []
+    shown = subprocess.run(
+        [sys.executable, "-m", "asyncbench", "show", "r.json"], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert "10x faster" not in shown.stdout
+    assert "the loop" in shown.stdout

@@ -6,7 +6,10 @@ a census's waits (results.syncs) store their seconds to the same resolution.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
+
+from asyncbench.results.model import Result, Samples
 
 # Raw samples are stored to the nanosecond: the resolution of perf_counter (and finer than CUDA events'
 # 0.5 µs), so nothing measured is lost, while the 17 digits of a float's repr would double the file.
@@ -39,3 +42,20 @@ def nanoseconds(values: Sequence[float]) -> list[float]:
     for index in numpy.flatnonzero(doubtful).tolist():
         stored[index] = round(values[index], SAMPLE_DECIMALS)
     return stored
+
+
+def as_stored(result: Result) -> Result:
+    """`result` with its samples as its record stores them (`nanoseconds`): what a workload's reading is made from
+    when a run describes a result, so that the reading rebuilt from the file on reading it back
+    (workloads.stored_readings) is the very same line, never one a sample's rounding moved across a boundary."""
+    return dataclasses.replace(
+        result,
+        variants={name: dataclasses.replace(variant, samples=_stored(variant.samples)) for name, variant in result.variants.items()},
+    )
+
+
+def _stored(samples: Samples) -> Samples:
+    device = samples.device_s
+    return Samples(
+        tuple(nanoseconds(samples.issue_s)), tuple(nanoseconds(samples.done_s)), None if device is None else tuple(nanoseconds(device))
+    )

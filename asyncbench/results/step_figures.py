@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 from asyncbench.results import recordable
 from asyncbench.results.fields import At
-from asyncbench.results.model import OK
+from asyncbench.results.model import OK, Result
 
 #: the prefix of the step form's per-step time metrics (step_s_k0, step_s_k4)
 STEP_METRIC = "step_s_k"
@@ -41,6 +41,17 @@ RELATIVE_ROOM = 1e-9
 def variant_name(every: int) -> str:
     """The step form's variant that waits every `every` steps (0: never)."""
     return f"sync_every={every}"
+
+
+def is_step_form(result: Result) -> bool:
+    """Whether `result` has the step form's whole signature (a `steps` count among its params, variants all named
+    `sync_every=K`, a `step_s_kK` metric for each): what a reader tells a step's result by, with no step to import
+    (workloads.stored_readings rebuilds its reading from the step form's own rule)."""
+    steps = result.params.get("steps")
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1 or not result.variants:
+        return False
+    family = [name.partition("=") for name in result.variants]
+    return all(param == "sync_every" and every.isdigit() and f"{STEP_METRIC}{int(every)}" in result.metrics for param, _, every in family)
 
 
 def _every(name: str, prefix: str) -> int | None:

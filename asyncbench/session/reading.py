@@ -4,8 +4,9 @@
 
 `load_results` reads a results file; where the run writing it has not
 ended (still running, or killed), its journal is read instead and `say`
-tells so. Files older than schema 3 get their units and readings from the
-built-in workloads.
+tells so. Every result's reading is rebuilt from its stored figures
+(workloads.stored_readings), never taken from the file; files older than
+schema 3 get their units from the built-in workloads too.
 """
 
 from __future__ import annotations
@@ -36,16 +37,18 @@ def load_any(path: str | Path, say: Say | None = None) -> Report | ABReport:
 
 def load_results(path: str | Path, say: Say | None = None, raw: Any = None) -> Report:
     """A results file, ready to render. Where a run writing it has not ended (still running, or killed), its
-    journal is read instead, and `say` tells so. Files older than schema 3 store no units or readings, so those
-    are taken from the built-in workloads (a user's workload is not imported to render a file: its old results
-    stay bare)."""
-    report = _read(Path(path), say or (lambda _: None), raw)
-    if report.schema_version >= 3:
-        return report
-    from asyncbench.workloads import BUILT_IN  # built-ins only: rendering never imports a user's module
+    journal is read instead, and `say` tells so. Every result's reading is made again from its stored figures
+    (workloads.stored_readings: a built-in's, a step's; a user's own Workload class's stored words are dropped),
+    never shown as the file wrote it. Files older than schema 3 store no units either, so those are taken from
+    the built-in workloads (a user's workload is not imported to render a file: its old results stay bare)."""
+    # built-ins and the step form only: rendering never imports a user's module
+    from asyncbench.workloads import BUILT_IN, stored_readings
 
-    described = [BUILT_IN[r.workload].describe(r) if r.workload in BUILT_IN else r for r in report.results]
-    return dataclasses.replace(report, results=tuple(described))
+    report = _read(Path(path), say or (lambda _: None), raw)
+    if report.schema_version < 3:
+        described = [BUILT_IN[r.workload].describe(r) if r.workload in BUILT_IN else r for r in report.results]
+        report = dataclasses.replace(report, results=tuple(described))
+    return stored_readings.reread(report)
 
 
 def _read(path: Path, say: Say, raw: Any) -> Report:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from asyncbench.backends.base import Backend
-from asyncbench.results import units
+from asyncbench.results import nanoseconds, units
 from asyncbench.results.model import Clocks, Memory, MetricInfo, Result, Samples, Sampling, Settings, Status, VariantResult
 from asyncbench.results.word import Word
 
@@ -247,15 +247,22 @@ class Workload(ABC):
 
     def describe(self, result: Result, reading: bool = True) -> Result:
         """`result` made self-describing: each metric's declared unit and meaning, and (`reading`) the one-line
-        reading of an ok result, stored with it so that it renders wherever it is read."""
+        reading of an ok result, stored with it so that it renders wherever it is read. The reading is made from the
+        result as its file stores it (samples to the nanosecond: nanoseconds.as_stored), so that reading the file
+        back rebuilds the very same line from the stored figures (workloads.stored_readings)."""
         info = {name: MetricInfo(declared.unit, declared.help) for name in result.metrics if (declared := self.metric(name))}
-        said = None
-        if reading and result.status == Status.OK:
-            try:
-                said = self.reading(dataclasses.replace(result, metric_info=info)) or None
-            except (KeyError, TypeError):  # a result from another version may lack a metric the reading names
-                said = None
-        return dataclasses.replace(result, metric_info=info, reading=said)
+        described = dataclasses.replace(result, metric_info=info)
+        return dataclasses.replace(described, reading=self.stored_reading(described) if reading else None)
+
+    def stored_reading(self, result: Result) -> str | None:
+        """The reading of `result` as its file stores it (None: none, or a result not ok): `reading`, made from the
+        stored samples (nanoseconds.as_stored)."""
+        if result.status != Status.OK:
+            return None
+        try:
+            return self.reading(nanoseconds.as_stored(result)) or None
+        except (KeyError, TypeError):  # a result from another version may lack a metric the reading names
+            return None
 
     def reading(self, result: Result) -> str:
         """One line saying what an ok result means ('' for none).

@@ -38,22 +38,19 @@ from typing import Any, Callable, Mapping, Sequence, overload
 
 from asyncbench.backends import BACKENDS
 from asyncbench.backends.base import Backend
-from asyncbench.results import ahead, stats
-from asyncbench.results.model import Clocks, Result
+from asyncbench.results.model import Clocks
 from asyncbench.results.step_figures import (
     ILLUSION,
     SLOWDOWN_METRIC,
     variant_name,
 )  # the step form's names, spelled where a file's are checked
 from asyncbench.workloads import step_output, step_reach
-from asyncbench.workloads.base import INT, INTS, Metric, Param, Prepared, Workload
+from asyncbench.workloads.base import INT, INTS, Param, Prepared
+from asyncbench.workloads.step_reading import StepForm
 
 #: the waits the short form compares by default: never (only at the end), every 4th step, every step
 DEFAULT_SYNC_EVERY = (0, 4, 1)
 DEFAULT_STEPS = 20
-# An illusion whose whole interval is above this, beyond the harness's own sync: a timer without a sync misses most
-# of the step (results.ahead: the one rule for readings and "What ran ahead").
-ILLUSION_NOTICEABLE = ahead.ILLUSION_NOTICEABLE
 
 StepFunction = Callable[[Backend, str, Mapping[str, Any]], Callable[[], Any]]
 
@@ -91,8 +88,9 @@ def _beyond(steps: int, sync_every: Sequence[int]) -> str | None:
     )
 
 
-class StepWorkload(Workload):
-    """A workload made from a step function (see the module docstring)."""
+class StepWorkload(StepForm):
+    """A workload made from a step function (see the module docstring); its metrics and reading are the step
+    form's (step_reading.StepForm), which a reader rebuilds a stored step result's reading with."""
 
     def __init__(
         self,
@@ -127,12 +125,6 @@ class StepWorkload(Workload):
                 maximum=10_000_000,
             ),
             *params,
-        )
-        self.variants = ("sync_every=K (one per sync_every value)",)
-        self.metrics = (
-            Metric("step_s_kK", "s", "done time per step with a wait every K steps"),
-            Metric("slowdown_kK", "x", "done time with a wait every K steps / with none (needs 0 in sync_every)"),
-            Metric("illusion", "x", "done / issue time without waits: how much a timer without a sync under-reports"),
         )
 
     def reach(self) -> step_reach.Reach:
@@ -308,39 +300,6 @@ class StepWorkload(Workload):
         if never is not None:
             metrics["illusion"] = never.done_s / never.issue_s if never.issue_s > 0 else None
         return metrics
-
-    def reading(self, result: Result) -> str:
-        parts = []
-        if "illusion" in result.metrics:
-            illusion = self.figure(result, "illusion")
-            where, basis = ahead.for_reading(result, variant_name(0))
-            beyond = f"; {basis}" if basis and not basis.startswith(illusion) else ""  # said when the harness's cost changes it
-            if where == 1:
-                parts.append(
-                    f"the loop returns long before the work is done (done is {illusion} the issue time a timer without a sync would report)"
-                )
-            elif where == -1:
-                parts.append(f"the loop returns about when the work is done (illusion {illusion}{beyond}): nothing much runs ahead")
-            elif where == 0:
-                parts.append(
-                    f"not shown whether the loop runs ahead of the work (illusion {illusion}{beyond}: "
-                    f"its interval does not settle it against {ILLUSION_NOTICEABLE}×)"
-                )
-            else:  # no interval: not judged, and why
-                parts.append(
-                    f"not shown whether the loop runs ahead of the work (illusion {illusion}; its rounds beyond the harness's "
-                    f"own sync: not judged, {basis})"
-                )
-        for name in sorted((m for m in result.metrics if m.startswith("slowdown_k")), key=lambda m: int(m.removeprefix("slowdown_k"))):
-            every = name.removeprefix("slowdown_k")
-            where = stats.side(result.bounds.get(name), 1.0)
-            figure = self.figure(result, name)
-            parts.append(
-                f"a wait every {every} step(s) costs {figure}"
-                if where == 1
-                else f"no cost shown for a wait every {every} step(s) ({figure})"
-            )
-        return "; ".join(parts)
 
 
 #: what `@step` accepts, as a user's type checker sees it: any function (its parameters may be annotated as the user

@@ -1,0 +1,72 @@
+"""The step form's declarations and reading, without a step: what reads a step's results back.
+
+A step's result is read by the step form's own rule (`StepForm.reading`), from its stored figures alone: the
+illusion of the variant that never waits (judged beyond the harness's own sync, results.ahead) and each wait's
+slowdown against it. None of that needs the user's step function, so a results file's step rows get their reading
+rebuilt (workloads.stored_readings) without importing the user's module; `StepWorkload` (workloads.step_form) is this
+with a step to time.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from asyncbench.backends.base import Backend
+from asyncbench.results import ahead, stats
+from asyncbench.results.model import Result
+from asyncbench.results.step_figures import ILLUSION, SLOWDOWN_METRIC, variant_name
+from asyncbench.workloads.base import Metric, Prepared, Workload
+
+# An illusion whose whole interval is above this, beyond the harness's own sync: a timer without a sync misses most
+# of the step (results.ahead: the one rule for readings and "What ran ahead").
+ILLUSION_NOTICEABLE = ahead.ILLUSION_NOTICEABLE
+
+
+class StepForm(Workload):
+    """The step form's metrics and reading, with no step: `setup` refuses (there is nothing to time); a reader's
+    instance reads a step's stored result (`stored_reading`) as the step that measured it would have."""
+
+    name = "step form"
+    variants = ("sync_every=K (one per sync_every value)",)
+    metrics = (
+        Metric("step_s_kK", "s", "done time per step with a wait every K steps"),
+        Metric("slowdown_kK", "x", "done time with a wait every K steps / with none (needs 0 in sync_every)"),
+        Metric(ILLUSION, "x", "done / issue time without waits: how much a timer without a sync under-reports"),
+    )
+
+    def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
+        raise TypeError("the step form without a step reads results only: it has nothing to set up")
+
+    def reading(self, result: Result) -> str:
+        parts = []
+        if ILLUSION in result.metrics:
+            illusion = self.figure(result, ILLUSION)
+            where, basis = ahead.for_reading(result, variant_name(0))
+            beyond = f"; {basis}" if basis and not basis.startswith(illusion) else ""  # said when the harness's cost changes it
+            if where == 1:
+                parts.append(
+                    f"the loop returns long before the work is done (done is {illusion} the issue time a timer without a sync would report)"
+                )
+            elif where == -1:
+                parts.append(f"the loop returns about when the work is done (illusion {illusion}{beyond}): nothing much runs ahead")
+            elif where == 0:
+                parts.append(
+                    f"not shown whether the loop runs ahead of the work (illusion {illusion}{beyond}: "
+                    f"its interval does not settle it against {ILLUSION_NOTICEABLE}×)"
+                )
+            else:  # no interval: not judged, and why
+                parts.append(
+                    f"not shown whether the loop runs ahead of the work (illusion {illusion}; its rounds beyond the harness's "
+                    f"own sync: not judged, {basis})"
+                )
+        slowdowns = (m for m in result.metrics if m.startswith(SLOWDOWN_METRIC) and m.removeprefix(SLOWDOWN_METRIC).isdigit())
+        for name in sorted(slowdowns, key=lambda m: int(m.removeprefix(SLOWDOWN_METRIC))):
+            every = name.removeprefix(SLOWDOWN_METRIC)
+            where = stats.side(result.bounds.get(name), 1.0)
+            figure = self.figure(result, name)
+            parts.append(
+                f"a wait every {every} step(s) costs {figure}"
+                if where == 1
+                else f"no cost shown for a wait every {every} step(s) ({figure})"
+            )
+        return "; ".join(parts)
