@@ -87,7 +87,9 @@ class PairedRatio:
 
     `ratio` > 1 is slower for every kind (a rate such as GFLOP/s is
     inverted: base / head), so one rule reads them all. `base` and `head`
-    are the medians on each side in `unit`.
+    are the medians of each side's pooled samples in `unit`: taken at other
+    moments, so their ratio may lie far from `ratio` on a loaded machine (the
+    pairs cancel the moment, the pooled medians do not; results.paired_held).
     """
 
     name: str
@@ -120,7 +122,7 @@ class PairedRatio:
             median = recordable.duration(ratio.get(side), at / side)
             if median is not None and median <= 0:
                 # a median of times (or of rates, each above 0: engine.paired_ratios drops the rest) is above 0; a 0
-                # beside a ratio would be a side that took no time, and no ratio of medians could be held to its blocks
+                # beside a ratio would be a side that took no time (the table shows base's, and head's at the ratio)
                 (at / side).fail(f"a median of {'a time' if kind == VARIANT else 'a rate'} is above 0, not {median:g}")
         blocks = fields.optional_list(ratio.get("block_log_ratios"), at / "block_log_ratios")
         for index, block in enumerate(blocks):
@@ -308,7 +310,6 @@ class PairedCase:
         for index, ratio in enumerate(read):
             held.to_count(ratio, case.get("blocks"), at, index)
             held.to_blocks(ratio, confidence, at / "ratios" / index)
-            held.to_medians(ratio, ratio.kind == METRIC, at / "ratios" / index)
             if judged_at is not None:
                 held.to_margin(ratio, judged_at, at / "ratios" / index)
         workload, backend, device = (case.get(key) for key in ("workload", "backend", "device"))
