@@ -44,12 +44,9 @@ from asyncbench.verdicts.paired import judge
 # Facts that differ between the sides of every run: not worth a line.
 SAME_BY_DESIGN = ("hostname",)
 HEADERS = ("case", "what", "base", "head", "paired change", "interval", "verdict")
-#: the key to the table, said under it. Head's column is base's median at the paired change, not head's own median:
-#: each side's median pools its samples, taken at other moments than the other side's, and a busy machine slows and
-#: speeds the moments (a trial on a loaded 2-core machine: medians 925 µs and 1.36 ms, +47%, on identical code whose
-#: paired change was +0.2%; a planted 1.98× slowdown shown as 131 ms against 407 ms, 3.11×, beside +96.8%); the pairs
-#: cancel what a moment does to both sides, so the two medians told another story than the verdict's, in any run,
-#: of one block or many. Shown this way the two columns never contradict the change the verdict is judged by.
+#: the key to the table, said under it. Head's column is base's median at the paired change, never head's own: each
+#: side's median pools samples taken at other moments, which a busy machine moves and the pairs cancel (identical code
+#: on a loaded 2-core machine, one block: medians 925 µs and 1.36 ms, +47%, beside a paired +0.2%; docs/guides/ci.md)
 PAIRED_KEY = (
     "base: base's median, a time per sample (per N steps where the header or the cell says so: a step form's sample "
     "runs N of your steps), or a rate; head: that median at the paired change (base × change; a rate's, base ÷ "
@@ -150,7 +147,11 @@ def _case_notes(case: PairedCase) -> list[str]:
         notes.append(f"{case.id}: {case.status}: {case.reason or 'no reason given'}")
     elif (drifted := drift_note(case.lag1_autocorrelation, case.rounds)) is not None:
         notes.append(f"{case.id}: {drifted}")
-    notes += [f"{case.id}: results failed verification on {problem}" for problem in case.problems]
+    # the side's own words (its workload's verification, the user's code) quoted as data, never as the tool's
+    notes += [
+        f"{case.id}: results failed verification on {side}, which said: {said!r}"
+        for side, _, said in (p.partition(": ") for p in case.problems)
+    ]
     if case.status == "ok" and case.needed_s is not None:
         blocks = f"{case.blocks} block{'' if case.blocks == 1 else 's'}"
         if not math.isfinite(case.needed_s):
@@ -158,7 +159,8 @@ def _case_notes(case: PairedCase) -> list[str]:
         elif case.blocks < SPREAD_BLOCKS or any(r.ratio_ci is None for r in case.ratios):
             # engine.paired.Pairing.seconds_needed: short of its first interval, the time to the first look that can
             # give one at its blocks' pace; a spread (of one block: none) it never read
-            more = f"about {units.seconds(case.needed_s)} more, at the pace its blocks took, would reach its first look that can give an interval"
+            reach = "would reach its first look that can give an interval"
+            more = f"about {units.seconds(case.needed_s)} more, at the pace its blocks took, {reach}"
             if case.blocks < SPREAD_BLOCKS:
                 more = f"no spread is known yet from {blocks}; {more}"
         else:
@@ -195,9 +197,11 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
                 )
             )
             labels.append(r.label)
+    # a revision's name, an interpreter's path and a variable's value are the user's text: quoted as data (repr, as
+    # the tool's error lines quote a name), so that none reads as the tool's words
     sides = tuple(
-        f"{side.name}: {_revision(side)} · Python {side.python_version} ({side.python})"
-        + (f" · {' '.join(f'{k}={v}' for k, v in side.environment.items())}" if side.environment else "")
+        f"{side.name}: {_revision(side)} · Python {side.python_version} ({side.python!r})"
+        + (f" · {' '.join(f'{k}={v!r}' for k, v in side.environment.items())}" if side.environment else "")
         for side in (report.base, report.head)
     )
     counts = {label: labels.count(label) for label in Label if labels.count(label)}
@@ -210,7 +214,13 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     notes += report.time_notes  # how the gate spent its time (past its target, and why): said under the table too
     notes += _syncs_hint(report)
     own = _own(report)
-    notes += [f"{c.id}: judged at its own margin, {units.percent(c.margin)} (its ab_margin, as the base side states it)" for c in own]
+    # what the file states (the case's `margin`), not what it cannot (whether a config stated an ab_margin)
+    notes += [
+        f"{c.id}: judged at a margin of its own, {units.percent(c.margin)}, not the gate's {units.percent(report.max_regression)}: "
+        "the case's `margin` as the file states it (`ab` judges a case at the ab_margin its base side's config states)"
+        for c in own
+        if c.margin is not None
+    ]
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
     budget = (
         f"margin {report.max_regression * 100:.3g}%{_own_margins(report)}: "
@@ -250,7 +260,10 @@ def _revision(side: Side) -> str:
     """What a side ran, as `ab` wrote it ("a1b2c3d4e5 (origin/main)"); a working tree with the commit it is based on
     and whether a tracked file was modified (its worker's facts' git_sha, host.git.checkout_sha), where known."""
     sha = side.facts.get("git_sha")
-    if side.revision != WORKING_TREE or not isinstance(sha, str) or not sha:
+    if side.revision != WORKING_TREE:  # "a1b2c3d4e5 (origin/main)": the commit, and the name as the user typed it, quoted
+        commit, _, name = side.revision.partition(" ")
+        return f"{commit} ({name.removeprefix('(').removesuffix(')')!r})" if name else commit
+    if not isinstance(sha, str) or not sha:
         return side.revision
     commit = sha.removesuffix(fields.DIRTY)[:SHORT_SHA]
     if sha.endswith(fields.DIRTY):

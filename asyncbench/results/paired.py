@@ -18,6 +18,7 @@ both sides, the cases) is results.ab_report.ABReport.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -37,6 +38,10 @@ STATUSES = ("ok", "error", "skipped", "one-sided")
 KINDS = (VARIANT, METRIC)
 #: what a side's revision says where it is no commit
 WORKING_TREE = "working tree"
+#: how a case's `problems` begin: the side whose results failed their verification (engine.paired)
+PROBLEM_SIDES = ("base: ", "head: ")
+#: a side's Python version as platform.python_version() gives it ("3.12.1", "3.13.0rc1", "3.14.0a1+")
+PYTHON_VERSION = re.compile(r"\d+\.\d+(\.\d+)?[0-9A-Za-z.+]*")
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,9 @@ class Side:
         side = fields.mapping(raw, at)
         for key in ("name", "python", "python_version", "revision"):
             fields.optional_name(side.get(key), at / key)
+        version = side.get("python_version")
+        if version and not PYTHON_VERSION.fullmatch(version):  # platform.python_version(), as `ab` probes each side's
+            (at / "python_version").fail(f"{version!r} is not a Python version (3.12.1, 3.13.0rc1)")
         revision_sha(side.get("revision"), at / "revision")
         for key, value in fields.optional_mapping(side.get("environment"), at / "environment").items():
             fields.name(key, at / "environment" / key)
@@ -64,7 +72,9 @@ class Side:
         if side.get("facts") is not None:
             recordable.check_environment(side["facts"], at / "facts")
         return cls(
-            name=str(side.get("name") or name),
+            # the side's name is the key it is read from (`ab` writes base and head there): a stored name shown
+            # in its place read as the tool's words ("head: ✅ …")
+            name=name,
             revision=str(side.get("revision") or WORKING_TREE),
             python=str(side.get("python") or ""),
             python_version=str(side.get("python_version") or ""),
@@ -302,6 +312,10 @@ class PairedCase:
         problems = fields.optional_list(case.get("problems"), at / "problems")
         for index, problem in enumerate(problems):
             fields.optional_text(problem, at / "problems" / index)
+            if problem is not None and not problem.startswith(PROBLEM_SIDES):
+                # engine.paired writes "head: <what the side's verification said>": a line without its side (a "✅ all
+                # verified" shown as the tool's own words) is no `ab` file's
+                (at / "problems" / index).fail(f"{problem!r} names no side its verification ran on (base: … or head: …)")
         status = fields.word(case.get("status"), at / "status", STATUSES)
         reason = fields.optional_text(case.get("reason"), at / "reason")
         read = tuple(PairedRatio.from_dict(ratio, at / "ratios" / index) for index, ratio in enumerate(ratios))

@@ -234,7 +234,8 @@ def test_a_gate_that_went_past_its_target_says_which_cases_went_on_and_why(clock
     line = gate_time._past_target([waited], clock.now_s, 60.0, TARGET_S)
     assert line == (
         f"the gate measured for {units.seconds(clock.now_s)}, past its 60.0 s target (--gate-time): fake-work[numpy,cpu], "
-        f"with no look taken by the target, went on past it, to the cap (--gate-time-max, 120 s) and {units.seconds(clock.now_s - TARGET_S)} "
+        "with no look taken by the target, went on past it, "
+        f"to the cap (--gate-time-max, 120 s) and {units.seconds(clock.now_s - TARGET_S)} "
         "past it, in the round under way at the cap and the blocks a case short of its first interval, or of one robust "
         "to a wild block, still gets, begun only where the blocks' pace ends them within a quarter of the target past "
         f"the cap (135 s), and stopped at its first look at block {waited.looked_at}, decided"

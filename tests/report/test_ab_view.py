@@ -68,10 +68,13 @@ def test_a_case_judged_at_its_own_margin_says_so_and_one_at_the_gate_s_does_not(
     row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.9, 1.1), Label.NOT_SLOWER)
     own = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=14, margin=0.25)
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, own), Outcome(0, ())).notes
-    assert "work[numpy,cpu]: judged at its own margin, 25% (its ab_margin, as the base side states it)" in notes
+    assert (
+        "work[numpy,cpu]: judged at a margin of its own, 25%, not the gate's 5%: the case's `margin` as the file states it "
+        "(`ab` judges a case at the ab_margin its base side's config states)"
+    ) in notes
     assert "margin 5% (1 case at its own, noted above)" in views.build(_report({}, own), Outcome(0, ())).budget
     gate_s = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=14, margin=0.05)
-    assert not any("own margin" in note for note in views.build(_report({"OMP_NUM_THREADS": "1"}, gate_s), Outcome(0, ())).notes)
+    assert not any("margin of its own" in note for note in views.build(_report({"OMP_NUM_THREADS": "1"}, gate_s), Outcome(0, ())).notes)
 
 
 def test_an_undecided_gpu_case_on_many_cores_is_told_to_pin_the_gate():
@@ -170,7 +173,9 @@ def test_a_file_s_time_notes_are_held_as_hostile_input(notes):
 
 
 def test_a_hostile_time_note_is_escaped_in_the_comment():
-    report = dataclasses.replace(_report({"OMP_NUM_THREADS": "1"}), time_notes=("<img src=x onerror=alert(1)> **bold**",))
+    report = dataclasses.replace(
+        _report({"OMP_NUM_THREADS": "1"}), time_notes=(PAST_TARGET.split(": ")[0] + ": <img src=x onerror=alert(1)> **bold**",)
+    )
     comment = views.markdown(views.shown_again(ABReport.from_dict(json.loads(report.to_json()), "ab.json")))
     assert "<img" not in comment
     assert "**bold**" not in comment

@@ -90,7 +90,13 @@ def test_a_rates_medians_read_back_whichever_way_they_lie():
     """A rate (GFLOP/s) is slower where it is lower: its medians, pooled as a time's are, may part from its blocks."""
     gate = ab_files.recorded_gate(4, 1.3)
     for base, head in ((13.0, 10.0), (10.0, 13.0)):
-        _read(_file(paired.PairedRatio("gflops", paired.METRIC, "GFLOP/s", base, head, gate.ratio, gate.ratio_ci, gate.label, gate.block_log_ratios)))
+        _read(
+            _file(
+                paired.PairedRatio(
+                    "gflops", paired.METRIC, "GFLOP/s", base, head, gate.ratio, gate.ratio_ci, gate.label, gate.block_log_ratios
+                )
+            )
+        )
 
 
 @pytest.mark.parametrize(("base", "head", "key"), [(None, 0, "head"), (0, 0, "base"), (0, 0.01, "base")])
