@@ -236,7 +236,9 @@ def _past_target(pairings: list[Pairing], taken_s: float, target_s: float, cap_s
     went_on = {why: [p.head_case.id for p in pairings if p.past_target == why] for why in ("undecided", "no look")}
     undecided, unlooked = went_on["undecided"], went_on["no look"]
     said = ([f"{_cases(undecided)}, undecided at {'its' if len(undecided) == 1 else 'their'} last look,"] if undecided else []) + (
-        [f"{_cases(unlooked)}, with no look taken yet,"] if unlooked else []
+        # a case's looks counted at the target, when it went on (Pairing.past_target): "yet" alone read as none at all
+        # beside progress lines that showed its looks at blocks 10 and 15, both taken past the target
+        [f"{_cases(unlooked)}, with no look taken by the target,"] if unlooked else []
     )
     went = [p for p in pairings if p.past_target is not None]
     cap = f"the cap (--gate-time-max, {units.seconds(cap_s)})"

@@ -131,7 +131,8 @@ class Pairing:
         self.scheduled = True
 
     def seconds_needed(self) -> float:
-        """About how much more time would decide every verdict, at the spread its blocks show (inf: cannot say)."""
+        """About how much more time would decide every verdict: at the spread its blocks show, or, short of its first
+        look, the time to reach it at its blocks' pace (no spread read: of one block there is none); inf: cannot say."""
         if self.decided:
             return 0.0
         if not self.n_blocks:

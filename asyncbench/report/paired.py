@@ -33,9 +33,9 @@ from asyncbench.report.gate_settings import device, settings_notes
 from asyncbench.report.terminal import LABEL_STYLE
 from asyncbench.results import fields, units
 from asyncbench.results.ab_report import ABReport
-from asyncbench.results.blocks import MAX_BLOCKS
+from asyncbench.results.blocks import MAX_BLOCKS, SPREAD_BLOCKS
 from asyncbench.results.labels import Label
-from asyncbench.results.paired import WORKING_TREE, PairedCase, Side
+from asyncbench.results.paired import METRIC, WORKING_TREE, PairedCase, PairedRatio, Side
 from asyncbench.results.plan import case_parts
 from asyncbench.verdicts import environments
 from asyncbench.verdicts.outcome import Outcome
@@ -44,15 +44,18 @@ from asyncbench.verdicts.paired import judge
 # Facts that differ between the sides of every run: not worth a line.
 SAME_BY_DESIGN = ("hostname",)
 HEADERS = ("case", "what", "base", "head", "paired change", "interval", "verdict")
-#: the key to the table, said under it: the paired change is not the change the two medians imply, and the two can
-#: differ (a machine that sped up between blocks moves the medians, not the pairs)
+#: the key to the table, said under it. Head's column is base's median at the paired change, never head's own: each
+#: side's median pools samples taken at other moments, which a busy machine moves and the pairs cancel (identical code
+#: on a loaded 2-core machine, one block: medians 925 µs and 1.36 ms, +47%, beside a paired +0.2%; docs/guides/ci.md)
 PAIRED_KEY = (
-    "base, head: each side's median, a time per sample (per N steps where the header or the cell says so: a step "
-    "form's sample runs N of your steps); "
+    "base: base's median, a time per sample (per N steps where the header or the cell says so: a step form's sample "
+    "runs N of your steps), or a rate; head: that median at the paired change (base × change; a rate's, base ÷ "
+    "change), not head's own median, which pools samples taken at other moments than base's: a busy machine slows "
+    "and speeds the moments, and the two medians part by far more than the code does; "
     "paired change: the change the verdict is judged by, head/base estimated from "
-    "the blocks (each a fresh pair of processes, measured side by side) as the Hodges–Lehmann estimate of their log "
-    "ratios (the median of their pairwise means), which its interval holds but need not centre: it differs from the "
-    "medians' change where the machine's speed moved between blocks"
+    "the blocks (each a fresh pair of processes, measured side by side, round by round, so that what a moment does "
+    "to both sides cancels) as the Hodges–Lehmann estimate of their log ratios (the median of their pairwise means), "
+    "which its interval holds but need not centre"
 )
 #: the table of sync points new on head (`ab --syncs`)
 SYNC_TITLE = "sync points new on head (its step waits there, base's does not)"
@@ -118,6 +121,12 @@ def _quantity(value: float, unit: str) -> str:
     return units.quantity(value, unit) if unit else units.number(value)
 
 
+def _head_at_change(ratio: PairedRatio) -> float:
+    """Head's column: base's median at the paired change (a rate's `ratio` is base/head, so divided), never head's own
+    median, whose ratio to base's may lie far from the change (PAIRED_KEY); NaN where either is not known."""
+    return ratio.base / ratio.ratio if ratio.kind == METRIC else ratio.base * ratio.ratio
+
+
 def _resolution(case: PairedCase) -> str:
     """'±3.1% reached': the widest relative half-width its intervals reached, or that some have none yet (too few
     blocks for an interval at the case's share of the false-alarm rate)."""
@@ -138,14 +147,24 @@ def _case_notes(case: PairedCase) -> list[str]:
         notes.append(f"{case.id}: {case.status}: {case.reason or 'no reason given'}")
     elif (drifted := drift_note(case.lag1_autocorrelation, case.rounds)) is not None:
         notes.append(f"{case.id}: {drifted}")
-    notes += [f"{case.id}: results failed verification on {problem}" for problem in case.problems]
+    # the side's own words (its workload's verification, the user's code) quoted as data, never as the tool's
+    notes += [
+        f"{case.id}: results failed verification on {side}, which said: {said!r}"
+        for side, _, said in (p.partition(": ") for p in case.problems)
+    ]
     if case.status == "ok" and case.needed_s is not None:
-        more = (
-            f"about {units.seconds(case.needed_s)} more would decide it at the spread its blocks show"
-            if math.isfinite(case.needed_s)
-            else NEVER.get(case.never_why or "", "more time may never decide it")
-        )
         blocks = f"{case.blocks} block{'' if case.blocks == 1 else 's'}"
+        if not math.isfinite(case.needed_s):
+            more = NEVER.get(case.never_why or "", "more time may never decide it")
+        elif case.blocks < SPREAD_BLOCKS or any(r.ratio_ci is None for r in case.ratios):
+            # engine.paired.Pairing.seconds_needed: short of its first interval, the time to the first look that can
+            # give one at its blocks' pace; a spread (of one block: none) it never read
+            reach = "would reach its first look that can give an interval"
+            more = f"about {units.seconds(case.needed_s)} more, at the pace its blocks took, {reach}"
+            if case.blocks < SPREAD_BLOCKS:
+                more = f"no spread is known yet from {blocks}; {more}"
+        else:
+            more = f"about {units.seconds(case.needed_s)} more would decide it at the spread its blocks show"
         notes.append(f"{case.id}: undecided after {blocks} ({units.seconds(case.elapsed_s)}): {_resolution(case)}; {more}")
     return notes
 
@@ -171,16 +190,18 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
                     case.id,
                     what,
                     _quantity(r.base, r.unit) + per,
-                    _quantity(r.head, r.unit) + per,
+                    _quantity(_head_at_change(r), r.unit) + per,
                     change_text(r.ratio),
                     interval_text(r.ratio_ci),
                     label_cell(r.label, r.ratio_ci),
                 )
             )
             labels.append(r.label)
+    # a revision's name, an interpreter's path and a variable's value are the user's text: quoted as data (repr, as
+    # the tool's error lines quote a name), so that none reads as the tool's words
     sides = tuple(
-        f"{side.name}: {_revision(side)} · Python {side.python_version} ({side.python})"
-        + (f" · {' '.join(f'{k}={v}' for k, v in side.environment.items())}" if side.environment else "")
+        f"{side.name}: {_revision(side)} · Python {side.python_version} ({side.python!r})"
+        + (f" · {' '.join(f'{k}={v!r}' for k, v in side.environment.items())}" if side.environment else "")
         for side in (report.base, report.head)
     )
     counts = {label: labels.count(label) for label in Label if labels.count(label)}
@@ -193,7 +214,13 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     notes += report.time_notes  # how the gate spent its time (past its target, and why): said under the table too
     notes += _syncs_hint(report)
     own = _own(report)
-    notes += [f"{c.id}: judged at its own margin, {units.percent(c.margin)} (its ab_margin, as the base side states it)" for c in own]
+    # what the file states (the case's `margin`), not what it cannot (whether a config stated an ab_margin)
+    notes += [
+        f"{c.id}: judged at a margin of its own, {units.percent(c.margin)}, not the gate's {units.percent(report.max_regression)}: "
+        "the case's `margin` as the file states it (`ab` judges a case at the ab_margin its base side's config states)"
+        for c in own
+        if c.margin is not None
+    ]
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
     budget = (
         f"margin {report.max_regression * 100:.3g}%{_own_margins(report)}: "
@@ -233,7 +260,10 @@ def _revision(side: Side) -> str:
     """What a side ran, as `ab` wrote it ("a1b2c3d4e5 (origin/main)"); a working tree with the commit it is based on
     and whether a tracked file was modified (its worker's facts' git_sha, host.git.checkout_sha), where known."""
     sha = side.facts.get("git_sha")
-    if side.revision != WORKING_TREE or not isinstance(sha, str) or not sha:
+    if side.revision != WORKING_TREE:  # "a1b2c3d4e5 (origin/main)": the commit, and the name as the user typed it, quoted
+        commit, _, name = side.revision.partition(" ")
+        return f"{commit} ({name.removeprefix('(').removesuffix(')')!r})" if name else commit
+    if not isinstance(sha, str) or not sha:
         return side.revision
     commit = sha.removesuffix(fields.DIRTY)[:SHORT_SHA]
     if sha.endswith(fields.DIRTY):

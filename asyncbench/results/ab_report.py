@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -136,7 +137,7 @@ class ABReport:
             interrupted=bool(top.get("interrupted", False)),
             schema_version=version,
             run_id=run_id,
-            time_notes=_time_notes(top.get("time_notes"), at / "time_notes"),
+            time_notes=_time_notes(top.get("time_notes"), at / "time_notes", [case.get("id") for case in cases if isinstance(case, dict)]),
         )
 
 
@@ -170,13 +171,26 @@ def _settings(top: Mapping[str, Any], at: At) -> None:
     fields.optional_name(top.get("idle_side"), at / "idle_side")
 
 
-def _time_notes(value: Any, at: At) -> tuple[str, ...]:
-    """The gate's notes on its time: each a line of bounded free text (a file from elsewhere may say anything, and
-    what it says is shown in a terminal and a pull-request comment, escaped there)."""
+# The two notes engine.gate_time writes of the gate's time (time_notes): one that it went past its target, and one
+# per case that waited for its only look, which begins with the case's id. Each is said under the table as the tool's
+# own words, so a note of another form (an edit to "✅ no slowdown beyond the margin: the gate passes") is refused.
+PAST_TARGET = re.compile(r"the gate measured for [^,:]+, past its [^,:]+ target \(--gate-time\): ")
+WAITED = ": decided, but only at its one look, when the time ran out (block "
+
+
+def _time_notes(value: Any, at: At, case_ids: list[Any]) -> tuple[str, ...]:
+    """The gate's notes on its time: each a line of bounded text in one of the forms `ab` writes (PAST_TARGET, or a
+    case of the file's id then WAITED): a file from elsewhere may say anything, and what it says is shown in a
+    terminal and a pull-request comment under the table, escaped there but read as the tool's own."""
     notes = tuple(fields.text(note, at / index) for index, note in enumerate(fields.optional_list(value, at)))
     for index, note in enumerate(notes):
         if len(note) > MAX_TIME_NOTE or any(end in note for end in "\n\r"):
             (at / index).fail(f"a gate-time note is one line of at most {MAX_TIME_NOTE} characters")
+        if not PAST_TARGET.match(note) and not any(isinstance(id_, str) and note.startswith(id_ + WAITED) for id_ in case_ids):
+            (at / index).fail(
+                f"{note[:80]!r} is not a note `ab` writes of its time (one begins 'the gate measured for …, past its … "
+                "target (--gate-time): ', or with a case's id and ': decided, but only at its one look')"
+            )
     return notes
 
 

@@ -298,6 +298,11 @@ def _exp(value: float) -> float:
 _MAD_TO_SD = 1.4826
 
 
+# The fewest blocks whose spread is read at all (blocks_needed, never_reason): the spread of one block is none, and
+# the MAD of two is half their distance, no spread to project from.
+SPREAD_BLOCKS = 3
+
+
 def blocks_needed(values: Sequence[float], margin: float, tail_error: float) -> int | None:
     """How many blocks in all would likely decide the verdict if the blocks went on as they have: the first look
     after these blocks at which the gate's own interval (the exact signed-rank interval) of an ideal sample with the
@@ -305,7 +310,7 @@ def blocks_needed(values: Sequence[float], margin: float, tail_error: float) -> 
     not a normal approximation of it: at 10–20 blocks its discrete ranks make it far wider than z·σ/√n, and an
     estimate from the approximation promised 40 s where the gate then stayed undecided.
     None when none within MAX_BLOCKS would (the centre sits on the margin) or there are too few blocks to say."""
-    if len(values) < 3:
+    if len(values) < SPREAD_BLOCKS:
         return None
     from scipy.stats import norm
 
@@ -327,7 +332,7 @@ def never_reason(values: Sequence[float], margin: float, tail_error: float) -> s
     than the margin itself, so only the estimate's nearness to the margin keeps it reaching across; "spread" where
     even that interval is as wide as the margin or wider, so the blocks are too wild for any estimate near no change
     (a note said "sits on the margin" of a -14% estimate at a +5% margin whose blocks spread ±81%). None otherwise."""
-    if len(values) < 3 or blocks_needed(values, margin, tail_error) is not None:
+    if len(values) < SPREAD_BLOCKS or blocks_needed(values, margin, tail_error) is not None:
         return None
     from scipy.stats import norm
 

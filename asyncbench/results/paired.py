@@ -18,6 +18,7 @@ both sides, the cases) is results.ab_report.ABReport.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -37,6 +38,10 @@ STATUSES = ("ok", "error", "skipped", "one-sided")
 KINDS = (VARIANT, METRIC)
 #: what a side's revision says where it is no commit
 WORKING_TREE = "working tree"
+#: how a case's `problems` begin: the side whose results failed their verification (engine.paired)
+PROBLEM_SIDES = ("base: ", "head: ")
+#: a side's Python version as platform.python_version() gives it ("3.12.1", "3.13.0rc1", "3.14.0a1+")
+PYTHON_VERSION = re.compile(r"\d+\.\d+(\.\d+)?[0-9A-Za-z.+]*")
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,9 @@ class Side:
         side = fields.mapping(raw, at)
         for key in ("name", "python", "python_version", "revision"):
             fields.optional_name(side.get(key), at / key)
+        version = side.get("python_version")
+        if version and not PYTHON_VERSION.fullmatch(version):  # platform.python_version(), as `ab` probes each side's
+            (at / "python_version").fail(f"{version!r} is not a Python version (3.12.1, 3.13.0rc1)")
         revision_sha(side.get("revision"), at / "revision")
         for key, value in fields.optional_mapping(side.get("environment"), at / "environment").items():
             fields.name(key, at / "environment" / key)
@@ -64,7 +72,9 @@ class Side:
         if side.get("facts") is not None:
             recordable.check_environment(side["facts"], at / "facts")
         return cls(
-            name=str(side.get("name") or name),
+            # the side's name is the key it is read from (`ab` writes base and head there): a stored name shown
+            # in its place read as the tool's words ("head: ✅ …")
+            name=name,
             revision=str(side.get("revision") or WORKING_TREE),
             python=str(side.get("python") or ""),
             python_version=str(side.get("python_version") or ""),
@@ -87,7 +97,9 @@ class PairedRatio:
 
     `ratio` > 1 is slower for every kind (a rate such as GFLOP/s is
     inverted: base / head), so one rule reads them all. `base` and `head`
-    are the medians on each side in `unit`.
+    are the medians of each side's pooled samples in `unit`: taken at other
+    moments, so their ratio may lie far from `ratio` on a loaded machine (the
+    pairs cancel the moment, the pooled medians do not; results.paired_held).
     """
 
     name: str
@@ -120,7 +132,7 @@ class PairedRatio:
             median = recordable.duration(ratio.get(side), at / side)
             if median is not None and median <= 0:
                 # a median of times (or of rates, each above 0: engine.paired_ratios drops the rest) is above 0; a 0
-                # beside a ratio would be a side that took no time, and no ratio of medians could be held to its blocks
+                # beside a ratio would be a side that took no time (the table shows base's, and head's at the ratio)
                 (at / side).fail(f"a median of {'a time' if kind == VARIANT else 'a rate'} is above 0, not {median:g}")
         blocks = fields.optional_list(ratio.get("block_log_ratios"), at / "block_log_ratios")
         for index, block in enumerate(blocks):
@@ -300,6 +312,10 @@ class PairedCase:
         problems = fields.optional_list(case.get("problems"), at / "problems")
         for index, problem in enumerate(problems):
             fields.optional_text(problem, at / "problems" / index)
+            if problem is not None and not problem.startswith(PROBLEM_SIDES):
+                # engine.paired writes "head: <what the side's verification said>": a line without its side (a "✅ all
+                # verified" shown as the tool's own words) is no `ab` file's
+                (at / "problems" / index).fail(f"{problem!r} names no side its verification ran on (base: … or head: …)")
         status = fields.word(case.get("status"), at / "status", STATUSES)
         reason = fields.optional_text(case.get("reason"), at / "reason")
         read = tuple(PairedRatio.from_dict(ratio, at / "ratios" / index) for index, ratio in enumerate(ratios))
@@ -308,7 +324,6 @@ class PairedCase:
         for index, ratio in enumerate(read):
             held.to_count(ratio, case.get("blocks"), at, index)
             held.to_blocks(ratio, confidence, at / "ratios" / index)
-            held.to_medians(ratio, ratio.kind == METRIC, at / "ratios" / index)
             if judged_at is not None:
                 held.to_margin(ratio, judged_at, at / "ratios" / index)
         workload, backend, device = (case.get(key) for key in ("workload", "backend", "device"))

@@ -53,7 +53,8 @@ def judge(report: ABReport) -> Outcome:
             )
             + "--allow-inconclusive lets them pass"
         )
-    wrong = [f"{c.id} ({problem})" for c in report.cases for problem in c.problems]
+    # what a side's verification said is its workload's words (the user's code): quoted as data (report.paired's too)
+    wrong = [f"{c.id} ({side}: {said!r})" for c in report.cases for side, _, said in (p.partition(": ") for p in c.problems)]
     if wrong:
         gates.append(f"{_plural(len(wrong), 'result')} failed verification: {', '.join(wrong)}")
     lost = [c.id for c in report.cases if c.lost]

@@ -59,7 +59,7 @@ def test_a_case_s_ab_margin_is_the_base_side_s_so_a_pull_request_cannot_loosen_i
     (case,) = json.loads((repo / "ab.json").read_text())["cases"]
     assert case["margin"] == pytest.approx(3.0)
     assert case["ratios"][0]["label"] in ("SAME", "NOT SLOWER")
-    assert "judged at its own margin, 300%" in allowed.stdout
+    assert "judged at a margin of its own, 300%" in allowed.stdout
 
 
 def test_environment_differences_reach_only_their_side(repo):

@@ -234,7 +234,8 @@ def test_a_gate_that_went_past_its_target_says_which_cases_went_on_and_why(clock
     line = gate_time._past_target([waited], clock.now_s, 60.0, TARGET_S)
     assert line == (
         f"the gate measured for {units.seconds(clock.now_s)}, past its 60.0 s target (--gate-time): fake-work[numpy,cpu], "
-        f"with no look taken yet, went on past it, to the cap (--gate-time-max, 120 s) and {units.seconds(clock.now_s - TARGET_S)} "
+        "with no look taken by the target, went on past it, "
+        f"to the cap (--gate-time-max, 120 s) and {units.seconds(clock.now_s - TARGET_S)} "
         "past it, in the round under way at the cap and the blocks a case short of its first interval, or of one robust "
         "to a wild block, still gets, begun only where the blocks' pace ends them within a quarter of the target past "
         f"the cap (135 s), and stopped at its first look at block {waited.looked_at}, decided"
@@ -252,7 +253,7 @@ def test_a_gate_that_went_past_its_target_says_so_and_one_within_it_says_nothing
         "look, went on past it, as the cap (--gate-time-max, 360 s) allows, and stopped undecided at block 0"
     )
     line = gate_time._past_target([looked, looked, unlooked], 250.0, TARGET_S, CAP_S)
-    assert "2 cases, undecided at their last look, and fake-work[numpy,cpu], with no look taken yet, went on" in (line or "")
+    assert "2 cases, undecided at their last look, and fake-work[numpy,cpu], with no look taken by the target, went on" in (line or "")
     line = gate_time._past_target([other], 125.0, TARGET_S, CAP_S)
     assert line is not None
     assert line.endswith("its last round of blocks, begun before the target, ended after it")

@@ -45,6 +45,6 @@ def test_a_working_tree_head_names_its_commit_and_whether_it_was_modified(dirty,
 
 def test_a_commit_head_is_named_as_ab_wrote_it_and_a_working_tree_without_git_says_only_that():
     terminal, _ = _head_lines(_view("f00dfeed12 (v1.3)", "f00dfeed12" + "0" * 30))
-    assert terminal.startswith("head: f00dfeed12 (v1.3) ·")
+    assert terminal.startswith("head: f00dfeed12 ('v1.3') ·")  # the name as the user typed it, quoted as data
     terminal, _ = _head_lines(_view("working tree", None))
     assert terminal.startswith("head: working tree ·")

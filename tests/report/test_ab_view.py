@@ -13,6 +13,7 @@ from rich.console import Console
 from asyncbench.errors import InputError
 from asyncbench.report import gate_settings
 from asyncbench.report import paired as views
+from asyncbench.results import units
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
 from asyncbench.results.paired import PairedCase, PairedRatio, Side
@@ -50,6 +51,9 @@ def test_an_undecided_case_says_how_far_it_got_and_what_it_needs():
     case = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=1, elapsed_s=2.0, needed_s=30.0)
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ())).notes
     assert any("undecided after 1 block (2.00 s)" in note and "about 30.0 s more" in note for note in notes), notes
+    # the trial's note: "about 505 s more would decide it at the spread its blocks show" of one block, which has none
+    assert any("no spread is known yet from 1 block; about 30.0 s more" in note for note in notes), notes
+    assert not any("spread its blocks show" in note for note in notes), notes
     case = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=40, elapsed_s=90.0, needed_s=math.inf, never_why="margin")
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ())).notes
     assert any("sits on the margin" in note for note in notes), notes
@@ -57,16 +61,20 @@ def test_an_undecided_case_says_how_far_it_got_and_what_it_needs():
     case = PairedCase("work[numpy,cpu]", "ok", ratios=(no_interval,), blocks=7, elapsed_s=107.0, needed_s=46.0)
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ())).notes
     assert any("undecided after 7 blocks (107 s): no interval yet; about 46.0 s more" in note for note in notes), notes
+    assert any("would reach its first look that can give an interval" in note for note in notes), notes
 
 
 def test_a_case_judged_at_its_own_margin_says_so_and_one_at_the_gate_s_does_not():
     row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.9, 1.1), Label.NOT_SLOWER)
     own = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=14, margin=0.25)
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, own), Outcome(0, ())).notes
-    assert "work[numpy,cpu]: judged at its own margin, 25% (its ab_margin, as the base side states it)" in notes
+    assert (
+        "work[numpy,cpu]: judged at a margin of its own, 25%, not the gate's 5%: the case's `margin` as the file states it "
+        "(`ab` judges a case at the ab_margin its base side's config states)"
+    ) in notes
     assert "margin 5% (1 case at its own, noted above)" in views.build(_report({}, own), Outcome(0, ())).budget
     gate_s = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=14, margin=0.05)
-    assert not any("own margin" in note for note in views.build(_report({"OMP_NUM_THREADS": "1"}, gate_s), Outcome(0, ())).notes)
+    assert not any("margin of its own" in note for note in views.build(_report({"OMP_NUM_THREADS": "1"}, gate_s), Outcome(0, ())).notes)
 
 
 def test_an_undecided_gpu_case_on_many_cores_is_told_to_pin_the_gate():
@@ -103,7 +111,28 @@ def test_the_paired_change_is_named_and_keyed_apart_from_the_medians():
     assert "| paired change |" in text
     assert "| change |" not in text
     assert views.PAIRED_KEY in text
-    assert "medians' change" in views.PAIRED_KEY
+    assert "not head's own median" in views.PAIRED_KEY
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "ratio", "shown"),
+    [(925e-6, 1.36e-3, 1.002, ("925 µs", "927 µs", "+0.2%")), (131e-3, 407e-3, 1.968, ("131 ms", "258 ms", "+96.8%"))],
+)
+def test_the_base_and_head_columns_never_contradict_the_paired_change(base, head, ratio, shown):
+    """The trial's tables: `925 µs │ 1.36 ms │ +0.2%` on identical code (the medians +47%) and base 131 ms, head 407 ms
+    (3.11×) beside a planted slowdown's +96.8%: head's column is base's median at the paired change, and the key no
+    longer blames the machine's speed moving between blocks (a run of one block had medians as far apart)."""
+    row = PairedRatio("sync", "variant", "s", base, head, ratio, (ratio * 0.97, ratio * 1.03), Label.SLOWER if ratio > 1.5 else Label.SAME)
+    view = views.build(_report({}, PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=1)), Outcome(0, ()))
+    assert view.rows[0][2:5] == shown
+    assert "between blocks" not in views.PAIRED_KEY
+
+
+def test_a_rates_head_column_is_its_base_at_the_paired_change_turned_as_a_rate_is():
+    """A rate's ratio is base/head (lower is slower): 13 GFLOP/s at a ratio of 1.3 is 10 GFLOP/s on head."""
+    row = PairedRatio("gflops", "metric", "GFLOP/s", 13.0, 20.0, 1.3, (1.2, 1.4), Label.SLOWER)
+    view = views.build(_report({}, PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=10)), Outcome(0, ()))
+    assert view.rows[0][2:4] == (units.quantity(13.0, "GFLOP/s"), units.quantity(10.0, "GFLOP/s"))
 
 
 def test_a_synchronous_backend_s_census_never_claims_no_new_sync_point():
@@ -119,7 +148,7 @@ def test_a_synchronous_backend_s_census_never_claims_no_new_sync_point():
 
 
 PAST_TARGET = (
-    "the gate measured for 192 s, past its 120 s target (--gate-time): train_step[torch,cpu], with no look taken yet, "
+    "the gate measured for 192 s, past its 120 s target (--gate-time): train_step[torch,cpu], with no look taken by the target, "
     "went on past it, as the cap (--gate-time-max, 360 s) allows, and stopped at its first look at block 10, decided"
 )
 
@@ -144,7 +173,9 @@ def test_a_file_s_time_notes_are_held_as_hostile_input(notes):
 
 
 def test_a_hostile_time_note_is_escaped_in_the_comment():
-    report = dataclasses.replace(_report({"OMP_NUM_THREADS": "1"}), time_notes=("<img src=x onerror=alert(1)> **bold**",))
+    report = dataclasses.replace(
+        _report({"OMP_NUM_THREADS": "1"}), time_notes=(PAST_TARGET.split(": ")[0] + ": <img src=x onerror=alert(1)> **bold**",)
+    )
     comment = views.markdown(views.shown_again(ABReport.from_dict(json.loads(report.to_json()), "ab.json")))
     assert "<img" not in comment
     assert "**bold**" not in comment

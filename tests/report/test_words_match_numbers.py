@@ -117,7 +117,7 @@ def test_a_gate_let_through_undecided_never_says_no_slowdown():
 def test_the_ab_table_says_what_a_step_form_s_medians_are_per():
     """A trial's `ab` table gave a step form's base and head as "23.4 ms" where `run`'s column says "done per 20
     steps": its columns now say it where every row is per the same 20 steps, and each cell where the rows differ."""
-    step = PairedRatio("sync_every=0", "variant", "s", 23.4e-3, 24e-3, 1.02, (0.99, 1.04), Label.SAME)
+    step = PairedRatio("sync_every=0", "variant", "s", 23.4e-3, 24e-3, 24 / 23.4, (0.99, 1.04), Label.SAME)
     stepped = PairedCase("train_step[torch,cpu]", "ok", ratios=(step,), blocks=21, params={"steps": 20, "sync_every": [0, 4, 1]})
     view = views.build(dataclasses.replace(_ab(step), cases=(stepped,)), Outcome(0, ()))
     assert view.headers[2:4] == ("base per 20 steps", "head per 20 steps")

@@ -53,8 +53,8 @@ def test_the_comment_names_both_sides_their_differences_and_the_budget():
     text = views.markdown(views.build(report, verdicts.judge(report)))
     assert "the gate fails (ab exits 1)" in text
     assert "| a | v | 1.00 ms | 1.20 ms | +20.0% | [+10.0% … +30.0%] | **SLOWER** |" in text
-    assert "base: abc (main)" in text
-    assert "OMP_NUM_THREADS=1" in text
+    assert "base: abc ('main')" in text  # the revision's name as the user typed it, quoted
+    assert "OMP_NUM_THREADS='1'" in text
     assert "sides differ: frameworks.torch.version: '2.12' → '2.13'" in text
     assert "b: one-sided: only on base" in text
     assert "1% family-wise false-alarm rate" in text
