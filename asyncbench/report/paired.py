@@ -25,18 +25,18 @@ from rich.console import Console
 from rich.table import Table
 
 from asyncbench.errors import EXIT_GATE
-from asyncbench.report import bound_changes, cells, escaping, syncs
+from asyncbench.report import bound_changes, cells, escaping, paired_syncs
 from asyncbench.report.cells import drift_note
 from asyncbench.report.compared import change_text, interval_text, label_cell
 from asyncbench.report.gate_headline import gate_exit, gate_headline, headline_mark
-from asyncbench.report.gate_settings import device, settings_notes
+from asyncbench.report.gate_settings import settings_notes
+from asyncbench.report.paired_syncs import NO_NEW_SYNCS, SYNC_HEADERS, SYNC_TITLE
 from asyncbench.report.terminal import LABEL_STYLE
 from asyncbench.results import fields, units
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.blocks import MAX_BLOCKS, SPREAD_BLOCKS
 from asyncbench.results.labels import Label
 from asyncbench.results.paired import METRIC, WORKING_TREE, PairedCase, PairedRatio, Side
-from asyncbench.results.plan import case_parts
 from asyncbench.verdicts import environments
 from asyncbench.verdicts.outcome import Outcome
 from asyncbench.verdicts.paired import judge
@@ -57,15 +57,6 @@ PAIRED_KEY = (
     "to both sides cancels) as the Hodges–Lehmann estimate of their log ratios (the median of their pairwise means), "
     "which its interval holds but need not centre"
 )
-#: the table of sync points new on head (`ab --syncs`)
-SYNC_TITLE = "sync points new on head (its step waits there, base's does not)"
-SYNC_HEADERS = ("case", *syncs.HEADERS)
-NO_NEW_SYNCS = "no sync point new on head: every point where head's step waits, base's waits there too"
-# The backends whose steps run synchronously on the CPU: a census there finds no wait (measure.census.synchronous:
-# nothing waits for a device), so a SLOWER case of theirs on the CPU is not sent to `--syncs` for its cause.
-SYNCHRONOUS_ON_CPU = ("numpy", "torch")
-# How many SLOWER cases the hint names before it counts the rest.
-HINT_NAMES = 3
 # A commit named by its first 10 hex digits, as `ab` names a side's revision (session.sides.checkout).
 SHORT_SHA = 10
 
@@ -212,7 +203,7 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     summary = summary or "nothing compared"
     notes += settings_notes(report)
     notes += report.time_notes  # how the gate spent its time (past its target, and why): said under the table too
-    notes += _syncs_hint(report)
+    notes += paired_syncs.hint(report)
     own = _own(report)
     # what the file states (the case's `margin`), not what it cannot (whether a config stated an ab_margin)
     notes += [
@@ -246,10 +237,10 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
         summary,
         outcome.reasons,
         outcome.code,
-        _new_syncs(report),
+        paired_syncs.new_on_head(report),
         bound_changes.rows(report),
         bound_changes.flips(report),
-        tuple(_synchronous_notes(report)),
+        tuple(paired_syncs.synchronous_notes(report)),
         tuple(bound_changes.notes(report)),
         tuple(f"{header}{per_column}" if header in ("base", "head") else header for header in HEADERS),
         report.interrupted,
@@ -271,23 +262,6 @@ def _revision(side: Side) -> str:
     return f"{WORKING_TREE} at {commit} (no uncommitted change to a tracked file)"
 
 
-def _syncs_hint(report: ABReport) -> list[str]:
-    """One line when a case turned SLOWER with no census taken (no `--syncs`) on a backend and device where a step
-    can wait for the device: a wait new on head is a common cause, and `--syncs` names its FILE:LINE."""
-    slower = [
-        case.id
-        for case in report.cases
-        if case.new_syncs is None and any(r.label == Label.SLOWER for r in case.ratios) and not _synchronous(case)
-    ]
-    if not slower:
-        return []
-    named = ", ".join(slower[:HINT_NAMES]) + (f" and {len(slower) - HINT_NAMES} more" if len(slower) > HINT_NAMES else "")
-    return [
-        f"SLOWER: {named}: `ab --syncs` lists the sync points new on head (where head's step waits and base's does not), "
-        "a common cause of a slowdown"
-    ]
-
-
 def _own(report: ABReport) -> list[PairedCase]:
     """The cases judged at a margin of their own (their ab_margin), not the gate's."""
     return [c for c in report.cases if c.margin is not None and not math.isclose(c.margin, report.max_regression)]
@@ -297,42 +271,6 @@ def _own_margins(report: ABReport) -> str:
     """' (2 cases at their own, noted above)' where cases were judged at their own ab_margin; '' where none was."""
     own = len(_own(report))
     return f" ({own} case{'' if own == 1 else 's'} at {'its' if own == 1 else 'their'} own, noted above)" if own else ""
-
-
-def _synchronous(case: PairedCase) -> bool:
-    """Whether the case's backend runs each call before it returns on its device (numpy; torch on the CPU): its census
-    finds no wait on either side, whatever the code does (measure.census.synchronous)."""
-    return device(case) == "cpu" and (case.backend or case_parts(case.id)[1]) in SYNCHRONOUS_ON_CPU
-
-
-def _synchronous_notes(report: ABReport) -> list[str]:
-    """A line per case whose census could find no wait: "no sync point new on head" would claim what it never saw."""
-    return [
-        f"{case.id}: no sync point compared: {case.backend or case_parts(case.id)[1]} on the CPU runs each call before "
-        "it returns, so neither side's step waits for a device (a host wait such as float(loss) costs nothing extra there)"
-        for case in report.cases
-        if case.new_syncs is not None and _synchronous(case)
-    ]
-
-
-def _new_syncs(report: ABReport) -> tuple[tuple[str, ...], ...] | None:
-    """A row per sync point new on head, case by case; None when no case has a census of both sides that could see
-    a wait (a synchronous backend's census sees none: _synchronous_notes says so instead)."""
-    if all(case.new_syncs is None or _synchronous(case) for case in report.cases):
-        return None
-    return tuple(
-        (
-            case.id,
-            new.variant,
-            syncs.where(new.point),
-            str(new.point.kind),
-            new.point.call,
-            syncs.waits(new.point.calls_per_step),
-            syncs.blocked(new.point),
-        )
-        for case in report.cases
-        for new in case.new_syncs or ()
-    )
 
 
 def shown_again(report: ABReport) -> ABView:
