@@ -30,31 +30,25 @@ Figures (the processes' bias, a block's start and where its time goes): docs/mea
 
 from __future__ import annotations
 
-import dataclasses
-import linecache
 import math
-import os
 import random
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from asyncbench.engine import isolation, paired_ratios
+from asyncbench.engine import paired_information as information
 from asyncbench.engine.side_process import SideWorker
 from asyncbench.errors import describe_failure
 from asyncbench.measure import census, perturbation
 from asyncbench.measure.timing import ORDER_SEED
-from asyncbench.results import blocks, fields
-from asyncbench.results.bound import Bound, bound_from_dict
-from asyncbench.results.bound_change import BoundChange, changes
-from asyncbench.results.bound_shape import check_bound
-from asyncbench.results.fields import At
+from asyncbench.results import blocks
+from asyncbench.results.bound import Bound
 from asyncbench.results.model import Case, Clocks, Progress, Verdict
-from asyncbench.results.paired import METRIC, VARIANT, NewSync, PairedCase, PairedRatio
-from asyncbench.results.syncs import Census, SyncPoint, census_from_dict
-from asyncbench.verdicts import bound as bounds
-from asyncbench.verdicts import margin, syncs
+from asyncbench.results.paired import METRIC, VARIANT, PairedCase, PairedRatio
+from asyncbench.results.syncs import Census, census_from_dict
+from asyncbench.verdicts import margin
 from asyncbench.workloads.base import Workload
 
 # A block samples at least as long as its processes took to start (torch: 1–3 s): starting then costs at most half
@@ -196,24 +190,14 @@ class Pairing:
             else next(
                 filter(None, (blocks.never_reason(self.values[k], self.margin, self.budget().tail_error()) for k in self.keys)), None
             ),
-            new_syncs=self._new_syncs() if self.syncs and len(self.censuses) == len(self.sides) else None,
+            new_syncs=information.new_syncs(self.censuses, {side.name: side.tree for side in self.sides})
+            if self.syncs and len(self.censuses) == len(self.sides)
+            else None,
             margin=self.margin,
-            bound_changes=self._bound_changes() if self.bound and len(self.bounds) == len(self.sides) else None,
+            bound_changes=information.bound_changes(self.bounds, list(self.names))
+            if self.bound and len(self.bounds) == len(self.sides)
+            else None,
         )
-
-    def _bound_changes(self) -> tuple[BoundChange, ...]:
-        """Each sampled variant's bound on base and on head, and whether it flipped (results.bound_change)."""
-        (base, base_note), (head, head_note) = self.bounds["base"], self.bounds["head"]
-        return changes(base, head, list(self.names), bounds.TOP_OF_LEVELS, {"base": base_note, "head": head_note})
-
-    def _new_syncs(self) -> tuple[NewSync, ...]:
-        """The points where head's step waits and base's does not: compared by file (relative to each side's tree),
-        kind, call and the line's source, so that a line moved by an edit above it is not new."""
-        trees = {side.name: side.tree for side in self.sides}
-        base_key, head_key = (_sync_key(trees[name]) for name in ("base", "head"))
-        found = syncs.new_on_head(self.censuses["base"], self.censuses["head"], base_key, head_key)
-        relative = _relative(trees["head"])
-        return tuple(NewSync(variant, dataclasses.replace(point, file=relative(point.file))) for variant, point in found)
 
     def _setup(self, timeout_s: float) -> bool:
         """The case set up on both sides' fresh processes; False (and `done` set) when it cannot run on both."""
@@ -285,7 +269,7 @@ class Pairing:
             bound_timeout_s = settings.timeout_s + perturbation.BOUND_TIME_FACTOR * settings.max_time_s
             aside = time.perf_counter()
             for side in self.sides:
-                self.bounds[side.name] = _bounds_read(side.call("bound", None, bound_timeout_s), side.name)
+                self.bounds[side.name] = information.bounds_read(side.call("bound", None, bound_timeout_s), side.name)
             self.aside_s += time.perf_counter() - aside
         self.rounds += count
         series = paired_ratios.ratio_series(self.workload, self.head_case.params, clocks["base"], clocks["head"])
@@ -336,41 +320,6 @@ class Pairing:
             interval = blocks.interval(values, tail)
             widths.append(math.inf if interval is None else (interval[1] - interval[0]) / 2 / blocks.estimate(values))
         return max(widths, default=math.inf)
-
-
-def _bounds_read(taken: Any, side: str) -> tuple[dict[str, Bound], str | None]:
-    """A side's answer to "bound": each variant's bound, held to the shape a results file's is (check_bound), and why
-    there is none; InputError for anything off (the side runs the user's code in its own revision)."""
-    at = At(f"the {side} side's bounds")
-    answer = fields.mapping(taken, at)
-    found = {}
-    for name, raw in fields.optional_mapping(answer.get("bounds"), at / "bounds").items():
-        check_bound(raw, at / "bounds" / name)
-        found[name] = bound_from_dict(name, raw)
-    return found, fields.optional_text(answer.get("note"), at / "note")
-
-
-def _relative(tree: str | None) -> Callable[[str], str]:
-    """A side's file relative to its tree (or to the current folder, the working tree's), where it is inside it."""
-    root = tree or os.getcwd()
-
-    def relative(file: str) -> str:
-        inside = os.path.relpath(file, root) if os.path.isabs(file) else file
-        return file if inside.startswith(os.pardir) else inside
-
-    return relative
-
-
-def _sync_key(tree: str | None) -> Callable[[SyncPoint], tuple[str, str, str, str]]:
-    """What a sync point is across revisions: its file within the side's tree, kind, call and the line's source
-    (its number where the source cannot be read)."""
-    relative = _relative(tree)
-    return lambda point: (
-        relative(point.file),
-        str(point.kind),
-        point.call,
-        linecache.getline(point.file, point.line).strip() or str(point.line),
-    )
 
 
 def shared_block(pairings: Sequence[Pairing], until: float) -> None:
