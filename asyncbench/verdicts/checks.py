@@ -82,6 +82,13 @@ def _by_how_much(value: float, threshold: float) -> str:
     return f" ({'over' if value > threshold else 'short'} by {units.percent(off, 3)})"
 
 
+def _with_interval(value: float, interval: tuple[float, float], unit: str) -> str:
+    """A check's value with its interval, which the line names beside it: a time whose interval is [0, 0] reads '0
+    [0–0]', not the table's bare '0' (units.with_bounds), which beside '(99.98% interval)' printed none."""
+    shown = units.with_bounds(value, interval, unit)
+    return f"{shown} [0–0]" if shown == "0" else shown
+
+
 def _judge(
     expectation: Expectation,
     value: float | None,
@@ -110,7 +117,7 @@ def _judge(
             shown += f" ({DRIFTED}: too few independent ones for one)"
     else:
         verdict = verdict_of(expectation.op, interval, expectation.threshold)
-        shown = f"{label} = {units.with_bounds(value, interval, unit)} ({level.name} interval), {wanted}"
+        shown = f"{label} = {_with_interval(value, interval, unit)} ({level.name} interval), {wanted}"
         if verdict == INCONCLUSIVE:
             shown += f": {STRADDLES}; more rounds (max_time_s) may decide it"
     if verdict == FAIL:

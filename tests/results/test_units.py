@@ -111,3 +111,16 @@ def test_a_lopsided_interval_too_narrow_for_three_digits_keeps_its_ends_apart_fr
     assert units.with_bounds(1.0, (1.0, 1.00475), "s") == "1.000 s [1.000–1.005]"  # an end at the median reads as it
     assert units.with_bounds(0.118, (0.117, 0.119), "s") == "118 ms [117–119]"
     assert units.spread(8.31e-3, 8.2e-3, 9.9e-3) == "8.31 ms [8.20–9.90]"
+
+
+def test_a_ratio_of_a_hundred_and_more_has_ends_of_as_many_figures():
+    """The trial's 'illusion 134× [50.72–249]': a point of three figures beside an end of four."""
+    assert units.with_bounds(134.2, (50.72, 249.3), "x") == "134× [50.7–249]"
+    assert units.with_bounds(389.3, (30.64, 648.7), "x") == "389× [30.6–649]"
+    assert units.with_bounds(150.0, (2.345, 1000.2), "x") == "150× [2.35–1000]"
+
+
+def test_a_ratio_end_that_no_decimal_shown_tells_from_one_reads_as_one():
+    """'illusion 1.00× [1.0000–1.0001]': four decimals that still read 1 say no side of it, only digits."""
+    assert units.with_bounds(1.00003, (1.00001, 1.00008), "x") == "1.00× [1.00–1.0001]"
+    assert units.with_bounds(1.03, (1.004, 1.06), "x") == "1.03× [1.004–1.06]"  # a side shown is kept
