@@ -4,7 +4,8 @@ A table per case, a row per side a variant was perturbed on: the variant, its re
 BALANCED, INCONCLUSIVE), the side, the side's slack with its 95% interval (as a time: '~0 [≤ x]'
 where the interval reaches 0; '≥ x' where its interval's low end reaches the largest delay injected, which it is then at least) and its
 share of the step in brackets, the cost past it, and on the variant's first row the ceiling of cutting host work ('≤ 1.43×
-[1.39–1.47]': at most that much faster). Under it a line per variant, with its unperturbed step, the reading in words
+[1.39–1.47]': at most that much faster; '–' where the device's slack may reach the whole step, said in one line
+by one rule: `unbounded`). Under it a line per variant, with its unperturbed step, the reading in words
 ("device-bound: the host could take 420 µs
 [400–440] more per step (38% of it) before the step slows; cutting host work cannot make it faster"), what the cost
 past a slack says where it differs from 1 (verdicts.bound.cost_reading), and, where the same result has a census

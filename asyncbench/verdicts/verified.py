@@ -15,7 +15,9 @@ interval: each end is the worse of the saving's interval (the median's, distribu
 the line says the saving and the slack it rests on (before "faster than the floor", where it is that too). A slack
 of 0 is said from its interval: "no slack" only where that is [0, 0], else what it may save up to (NO_SLACK). A
 slack without an interval (fewer perturbation rounds than an interval needs) judges nothing: the line says the
-saving in time beside it and that the floor was not judged (NOT_JUDGED), never "faster than the floor".
+saving in time beside it and that the floor was not judged (NOT_JUDGED), never "faster than the floor". A saving
+said beside the two steps is named the median of the paired savings, and the steps each side's own median (PAIRED,
+SIDES_MEDIANS): the difference of the medians is not the median of the differences.
 """
 
 from __future__ import annotations
