@@ -390,8 +390,16 @@ class Backend(ABC):
         no device to delay apart from the host; a backend that cannot queue a delay ahead of the step says why."""
         return None, f"{self.name} has no device delay"
 
+    @classmethod
+    def capture_refused(cls, how: str, spec: str) -> str | None:
+        """Why this backend cannot capture a step `how` (jit, compile, graph) on a device `spec` (as written: cpu,
+        cuda, cuda:1, auto), known before anything runs and without importing the framework; None where it may.
+        `validate` and a run's preflight refuse such a --bound-verify in this line (spec.checks.verify_refused),
+        and capture_step says the same where it is asked anyway."""
+        return f"--bound-verify {how}: {cls.name} cannot capture a step that way (jit: JAX; compile, graph: torch)"
+
     def capture_step(self, step: Callable[[], Any], device: str, how: str) -> tuple[Callable[[], Any] | None, str | None]:
         """The user's step captured for `run --bound-verify` (backends.step_capture): `how` is jit, compile or graph.
         (callable, None), or (None, why) in one line: a backend that cannot capture a step that way says so; (callable,
         caveat): captured, with what the row's notes say of it (torch.compile's graph breaks)."""
-        return None, f"--bound-verify {how}: {self.name} cannot capture a step that way (jit: JAX; compile, graph: torch)"
+        return None, self.capture_refused(how, device)

@@ -196,7 +196,11 @@ class CupyBackend(Backend):
 
     def capture_step(self, step: Callable[[], Any], device: str, how: str) -> tuple[Callable[[], Any] | None, str | None]:
         """`--bound-verify`: not supported on CuPy yet (its graphs, Stream.begin_capture, are not wired here)."""
-        return None, f"--bound-verify {how}: not supported on cupy (CuPy's stream-capture graphs are not wired yet)"
+        return None, self.capture_refused(how, device)
+
+    @classmethod
+    def capture_refused(cls, how: str, spec: str) -> str | None:
+        return f"--bound-verify {how}: not supported on cupy (CuPy's stream-capture graphs are not wired yet)"
 
     def device_delay(self, device: str) -> tuple[Any, str | None]:
         """The clock-spin kernel on cupy's current stream (the step's), bracketed by timing events each call

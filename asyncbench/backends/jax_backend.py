@@ -282,10 +282,15 @@ class JaxBackend(Backend):
     def is_asynchronous(self, device: str) -> bool:
         return self._async_dispatch() if device.startswith("cpu") else True
 
+    @classmethod
+    def capture_refused(cls, how: str, spec: str) -> str | None:
+        return None if how == "jit" else f"--bound-verify {how}: jax captures a step with jit only"
+
     def capture_step(self, step: Callable[[], Any], device: str, how: str) -> tuple[Callable[[], Any] | None, str | None]:
         """`--bound-verify jit`: jax.jit of the step, checked against the eager step (backends.step_capture.jax_jit)."""
-        if how != "jit":
-            return None, f"--bound-verify {how}: jax captures a step with jit only"
+        refused = self.capture_refused(how, device)
+        if refused is not None:
+            return None, refused
         from asyncbench.backends import step_capture
 
         return step_capture.jax_jit(step)

@@ -144,7 +144,16 @@ class TorchBackend(Backend):
             return step_capture.torch_compile(step, device)
         if how == "graph":
             return step_capture.torch_graph(step, device)
-        return None, f"--bound-verify {how}: torch captures a step with compile or graph (jit is JAX's)"
+        return None, self.capture_refused(how, device)
+
+    @classmethod
+    def capture_refused(cls, how: str, spec: str) -> str | None:
+        """compile on any device; graph on CUDA (`auto` may be a GPU: the capture says so where it is not)."""
+        if how == "compile" or (how == "graph" and spec.split(":")[0] in ("cuda", "auto")):
+            return None
+        if how == "graph":
+            return f"--bound-verify graph: torch on {spec}: CUDA graphs need a CUDA device"
+        return f"--bound-verify {how}: torch captures a step with compile or graph (jit is JAX's)"
 
     def device_delay(self, device: str) -> tuple[Any, str | None]:
         """On a GPU: `torch.cuda._sleep` on the current stream (the step's), bracketed by timing events each call

@@ -4,7 +4,8 @@ A table per case, a row per side a variant was perturbed on: the variant, its re
 BALANCED, INCONCLUSIVE), the side, the side's slack with its 95% interval (as a time: '~0 [≤ x]'
 where the interval reaches 0; '≥ x' where its interval's low end reaches the largest delay injected, which it is then at least) and its
 share of the step in brackets, the cost past it, and on the variant's first row the ceiling of cutting host work ('≤ 1.43×
-[1.39–1.47]': at most that much faster). Under it a line per variant, with its unperturbed step, the reading in words
+[1.39–1.47]': at most that much faster; '–' where the device's slack may reach the whole step, said in one line
+by one rule: `unbounded`). Under it a line per variant, with its unperturbed step, the reading in words
 ("device-bound: the host could take 420 µs
 [400–440] more per step (38% of it) before the step slows; cutting host work cannot make it faster"), what the cost
 past a slack says where it differs from 1 (verdicts.bound.cost_reading), and, where the same result has a census
@@ -41,8 +42,9 @@ READING = {
 }
 #: a ceiling whose interval stays under this is "cannot make it faster": what remains is the interval's noise
 NO_GAIN = 1 + fitting.DECISION_MARGIN
-#: the upper end of a ceiling whose device slack may reach the whole step (not '±?', which is no interval at all)
-NO_UPPER = "no upper bound"
+#: what the line says where the device's slack may reach the whole step (`unbounded`), whatever its estimate: the
+#: ceiling's column reads '–' then, never '≤ 1.00× [1.00×–no upper bound]' (at most anything is no ceiling)
+NO_CEILING = "cutting host work has no ceiling measured here: the device's slack may reach the whole step"
 #: what slack and cost past are, said under every report that shows a bound (view.legend)
 BOUND_NOTE = (
     "slack: how much a side's work per step can grow before the step slows, measured by injecting delays (its 95% "
@@ -103,16 +105,24 @@ def cost(fit: SideBound) -> str:
     return f"{fit.cost_past:.2f} [{fit.cost_past_ci[0]:.2f}–{fit.cost_past_ci[1]:.2f}]"
 
 
+def unbounded(bound: Bound) -> bool:
+    """Whether the device's slack may reach the whole step, so that cutting host work has no ceiling measured: its
+    estimate is the step (the fit stores no ceiling then, a floor of 0) or its interval's high end is (the ceiling's
+    interval has no upper end). One rule for both: a trial drew '~0 [≤ 919 µs] (≤ 100%)' with a ceiling '≤ 1.00×
+    [1.00×–no upper bound]' and '~0 [≤ 1.56 ms] (≤ 100%)' with '–' and a note, the same situation two ways."""
+    if bound.side(Side.DEVICE) is None or bound.bound == BoundKind.SYNCHRONOUS or not bound.rounds:
+        return False
+    return bound.ceiling is None or (bound.ceiling_ci is not None and not math.isfinite(bound.ceiling_ci[1]))
+
+
 def ceiling(bound: Bound) -> str:
     """The ceiling of cutting host work: '1.43× [1.39–1.47]'; '1.44× ±?' without an interval, as the slack it is read
-    from says; '1.00× [1.00×–no upper bound]' where the device's slack interval reaches the whole step; '–' where
-    it cannot be said (no device side)."""
-    if bound.ceiling is None:
+    from says; '–' where it cannot be said: no device side, or the device's slack may reach the whole step
+    (`unbounded`: NO_CEILING says why, under the table)."""
+    if bound.ceiling is None or unbounded(bound):
         return units.NO_VALUE
     if bound.ceiling_ci is None:
         return f"{units.with_bounds(bound.ceiling, None, 'x')} ±?"
-    if not math.isfinite(bound.ceiling_ci[1]):  # the device's slack may reach the whole step: no upper end
-        return f"{units.with_bounds(bound.ceiling, None, 'x')} [{units.quantity(bound.ceiling_ci[0], 'x')}–{NO_UPPER}]"
     return units.with_bounds(bound.ceiling, bound.ceiling_ci, "x")
 
 
@@ -127,7 +137,7 @@ def _rows(bound: Bound) -> list[tuple[str, ...]]:
                 str(fit.side),
                 f"{slack(fit)} ({share(fit, bound.step_s)})",
                 cost(fit),
-                (f"≤ {ceiling(bound)}" if bound.ceiling is not None else units.NO_VALUE) if first else "",
+                (f"≤ {ceiling(bound)}" if ceiling(bound) != units.NO_VALUE else units.NO_VALUE) if first else "",
             )
         )
     return rows
@@ -135,6 +145,9 @@ def _rows(bound: Bound) -> list[tuple[str, ...]]:
 
 def _cutting(bound: Bound) -> str:
     """What cutting host work could buy, in words (on a device that shares the host's cores, what that assumes)."""
+    device = bound.side(Side.DEVICE)
+    if unbounded(bound) and device is not None:
+        return f"{NO_CEILING} ({slack(device)} of the {units.seconds(bound.step_s)} step)"
     if bound.ceiling is None:
         return "what cutting host work could buy was not measured (no device delay here)"
     if bound.ceiling_ci is not None and bound.ceiling_ci[1] < NO_GAIN:
@@ -201,6 +214,9 @@ def _summary(bound: Bound, census: Census | None) -> list[str]:
     measured = bound.bound != BoundKind.SYNCHRONOUS and bound.rounds > 0
     step = f" (step {units.seconds(bound.step_s)} in its perturbation rounds)" if measured else ""
     lines = [f"{bound.variant}{step}: {reading(bound)}"]
+    device = bound.side(Side.DEVICE)
+    if bound.bound == BoundKind.INCONCLUSIVE and unbounded(bound) and device is not None:  # the others' reading says it
+        lines.append(f"{bound.variant}: {NO_CEILING} ({slack(device)} of the {units.seconds(bound.step_s)} step)")
     for fit in bound.sides:
         said = fitting.cost_reading(fit)
         if said is not None:

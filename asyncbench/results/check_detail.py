@@ -85,8 +85,10 @@ def one_measurement(label: str, value: float, unit: str, expected: str) -> str:
 
 
 def with_interval(label: str, value: float, interval: tuple[float, float], unit: str, level: str, expected: str) -> str:
-    """'done_s.median[async] = 8.1 ms [7.9–8.4] (95% interval), expected < 10.0 ms'."""
-    return f"{label} = {units.with_bounds(value, interval, unit)} ({level} interval), {expected}"
+    """'done_s.median[async] = 8.1 ms [7.9–8.4] (95% interval), expected < 10.0 ms'. A time whose interval is [0, 0]
+    reads '0 [0–0]', not the table's bare '0' (units.with_bounds), which beside '(99.98% interval)' printed none."""
+    shown = units.with_bounds(value, interval, unit)
+    return f"{label} = {shown}{' [0–0]' if shown == '0' else ''} ({level} interval), {expected}"
 
 
 def no_interval(label: str, value: float, unit: str, expected: str, level: str, rounds: int | None) -> str:

@@ -232,7 +232,11 @@ def _pair(value: float | None, bounds: tuple[float, float] | None, unit: str) ->
     if value is None or bounds is None:
         return text
     low, high = (_bound(b, unit) for b in bounds)
-    if unit == "x" and math.isfinite(value) and abs(value) < 100 and not _within(text, low, high):
+    if unit == "x" and math.isfinite(value) and abs(value) >= 100:
+        # a ratio of 100 and more reads to its three figures ('134×'): its ends to as many, not an end below 100
+        # to two decimals ('134× [50.72–249]'), as compare's ratio ends are (ratio_end)
+        low, high = (f"{ratio_end(b) if abs(b) < 99.5 else f'{b:.0f}'}×" if math.isfinite(b) else _bound(b, unit) for b in bounds)
+    elif unit == "x" and math.isfinite(value) and abs(value) < 100 and not _within(text, low, high):
         # bounds given the decimals that show their side of 1 give the value as many: '1.0007× [1.0004–1.001]',
         # never a '1.00×' that lies outside the interval printed beside it
         decimals = max(len(end.removesuffix("×").partition(".")[2]) for end in (low, high))
@@ -297,9 +301,10 @@ def _bound(value: float, unit: str) -> str:
     if unit != "x" or not math.isfinite(value) or value == 1.0 or abs(value) >= 100 or text != "1.00×":
         return text
     for decimals in range(3, RATIO_SIDE_DECIMALS + 1):
-        text = f"{value:.{decimals}f}×"
-        if float(text[:-1]) != 1.0:
-            break
+        shown = f"{value:.{decimals}f}×"
+        if float(shown[:-1]) != 1.0:
+            return shown
+    # still 1 at the most decimals: they show no side, only digits ('1.00× [1.0000–1.0001]'): the plain end
     return text
 
 

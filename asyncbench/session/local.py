@@ -81,6 +81,13 @@ class Here:
 
             conclusion.check_plan(jobs.planned(the_plan))
         self.trace_dir = str(trace.check_directory(self.request.trace_dir)) if self.request.trace_dir else None
+        how = self.request.bound_verify or the_plan.bound_verify
+        if how is not None:  # a capture the backend cannot make is refused before anything is measured
+            from asyncbench.spec import checks
+
+            refused = checks.verify_refused(the_plan.experiments, how)
+            if refused is not None:
+                raise InputError(refused)
         if conclusion.base_report is not None:  # every row compared with the baseline gets the samples its interval needs
             from asyncbench.spec import overrides
 

@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence
 
 from asyncbench.backends import BACKENDS
 from asyncbench.results.model import Expectation
+from asyncbench.results.plan import Experiment
 from asyncbench.spec import expect
 from asyncbench.spec.document import Document
 from asyncbench.spec.schema import type_name
@@ -114,3 +115,22 @@ def _lacked(workload: Workload, check: Expectation, variants: list[str] | None) 
         f"{check.text!r}: {check.quantity} needs {param} {needed}, which this experiment's {param} "
         f"[{', '.join(values)}] lacks (a run would say '{check.quantity} was not measured')"
     )
+
+
+def verify_refused(experiments: Sequence[Experiment], how: str) -> str | None:
+    """Why `--bound-verify HOW` (or `bound_verify:`) cannot run on these experiments, in one line, known from each
+    case's backend and device as written (Backend.capture_refused, no framework imported); None where every case of
+    a step may be captured that way. A built-in experiment has no step to capture (its row says so) and is not
+    asked. A run found this out only after it measured (`graph` on JAX: 68 s, then 'not timed'); a run's
+    preflight and `validate` refuse it before anything runs."""
+    for experiment in experiments:
+        if experiment.workload in BUILT_IN:
+            continue
+        for backend in experiment.backends:
+            for device in experiment.devices:
+                if backend not in BACKENDS or not BACKENDS[backend].runs_on(device):
+                    continue
+                why = BACKENDS[backend].capture_refused(how, device)
+                if why is not None:
+                    return f"{why} ({experiment.name}: {backend} on {device}); nothing was measured"
+    return None

@@ -302,6 +302,9 @@ def loads(text: str, source: str = "<config>", default_name: str = "config", val
     if verify is not None and verify not in VERIFY_HOWS:
         doc.add(f"bound_verify must be one of {', '.join(VERIFY_HOWS)} (as `run --bound-verify`), got {verify!r}", ("bound_verify",))
         verify = None
+    refused = checks.verify_refused(experiments, verify) if validating and verify is not None else None
+    if refused is not None:  # a run's preflight refuses it too (session.local), on the plan its options make
+        doc.add(refused, ("bound_verify",))
     doc.raise_errors()
     return Config(
         name=name,

@@ -50,9 +50,13 @@ GRID_POINTS = 201
 MIN_ROUNDS = bound_rule.MIN_ROUNDS
 DECISION_MARGIN = bound_rule.DECISION_MARGIN
 BALANCE_BAND = bound_rule.BALANCE_BAND
-#: the cost past the slack is said to differ from 1 (one bottleneck) only where its interval lies wholly beyond
-#: 1 ± this: above, the delay hurts something else too; below, the two sides partly overlap it
-COST_MARGIN = 0.15
+#: what a slack of [0, 0] beside a cost wholly below 1 says (cost_reading): the step slowed from the first delay by a
+#: share of it, with no knee (a concave response, 0.9 of the delay up to 0.3 step then 0.45, fits [0, 0] and 0.62)
+NO_KNEE = (
+    "no knee: the step slowed from the first delay on, by part of each delay (a slowdown that flattens as the delay "
+    "grows, which a hinge, flat then rising, fits only with its knee at 0); the slack of 0 says no delay was free, not "
+    "that this side alone sets the pace (that would cost the whole delay)"
+)
 #: a slack within this share of the largest delay injected reaches the top of the levels: it is at least that much,
 #: and nothing was seen past it (no cost past it to speak of)
 TOP_OF_LEVELS = 0.98
@@ -208,8 +212,8 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
             # own step / (step − slack): that one (≤ 1.00× [1.00–2.82] beside a slack ≤ 577 µs of 955 µs, 2.53×)
             # did not recompute from the numbers printed beside it
             ceiling_ci = bound_rule.ceiling_interval(base.step_s, fits[Side.DEVICE].slack_ci_s)
-        else:
-            notes.append("the device's slack reaches the whole step: cutting host work has no ceiling measured here")
+        # else a floor of 0: no ceiling, which the reading's line says from the numbers (report.bound.unbounded), as
+        # it does where only the slack's interval reaches the whole step
     if not with_interval:
         kind = BoundKind.INCONCLUSIVE
         notes.append(f"{base.rounds} perturbation round{'' if base.rounds == 1 else 's'}: too few for an interval (at least {MIN_ROUNDS})")
@@ -366,14 +370,23 @@ def at_least_top(side: SideBound) -> bool:
 
 
 def cost_reading(side: SideBound) -> str | None:
-    """What the cost past the slack says where its interval differs from 1 (one bottleneck) by more than
-    COST_MARGIN: 'the delay hurts something else too' (above), 'partial overlap' (below); None otherwise, without
-    an interval, or where nothing was seen past the slack."""
+    """What the cost past the slack says where its interval excludes 1 (one bottleneck): 'the delay hurts something
+    else too' (wholly above), 'partial overlap' (wholly below); None otherwise, without an interval, or where nothing
+    was seen past the slack. The guide promised both phrases where the interval is clear of 1, and a margin of 0.15
+    kept them off 0.67 [0.42–0.94] and 1.13 [1.05–1.20].
+
+    A slack of 0 throughout its interval ([0, 0]) with a cost wholly below 1 is no hinge at all: the step slowed from
+    the first delay, by a share of each, at every level. Every resample puts the knee at 0 where the slowdown
+    flattens as the delay grows (concave, as a device delay on cores the host shares gave): a hinge is flat then
+    rising, and any knee above 0 leaves the steepest part of the curve flat. Not because that side alone sets the
+    pace past a slack of 0, which would cost the whole delay (1). It says so (NO_KNEE), not 'partial overlap'."""
     if side.cost_past_ci is None or reaches_top(side):
         return None
     low, high = side.cost_past_ci
-    if low > 1 + COST_MARGIN:
+    if low > 1:
         return "the delay hurts something else too"
-    if high < 1 - COST_MARGIN:
+    if high < 1:
+        if side.slack_ci_s is not None and side.slack_ci_s[1] <= 0:
+            return NO_KNEE
         return "partial overlap"
     return None

@@ -106,7 +106,7 @@ def test_run_bound_takes_perturbation_rounds_of_the_step_on_both_sides(tmp_path:
 
 def test_a_configs_bound_true_fits_a_synchronous_step_as_such_and_a_built_in_workload_gets_a_note(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text(
-        "bound: true\nbound_verify: jit\ndefaults: {backends: [numpy], devices: [cpu], min_samples: 2, max_samples: 2, warmup: 1}\n"
+        "bound: true\ndefaults: {backends: [numpy], devices: [cpu], min_samples: 2, max_samples: 2, warmup: 1}\n"
         "experiments:\n  - workload: anystep.py:train\n  - workload: sync_async\n    params: {n_ops: 10}\n"
     )
     done = run(tmp_path, "c.yaml", "--in-process")
@@ -119,11 +119,11 @@ def test_a_configs_bound_true_fits_a_synchronous_step_as_such_and_a_built_in_wor
     assert step_row["status"] == built_in["status"] == "ok"
     assert measuring.NOT_PERTURBABLE in built_in["note"]
     assert measuring.NOT_PERTURBABLE not in (step_row.get("note") or "")
-    # `bound_verify: jit` reached the case: numpy captures nothing, and its bound says so in one line
-    assert synchronous["verified"]["how"] == "jit"
-    assert synchronous["verified"]["step_s"] is None
-    assert "numpy cannot capture a step that way" in synchronous["verified"]["note"]
-    assert "sync_every=0: jit: not timed: --bound-verify jit: numpy cannot capture" in done.stdout
+    # `bound_verify: jit` on numpy: it captures nothing, and the run is refused in one line before it measures
+    (tmp_path / "v.yaml").write_text("bound_verify: jit\n" + (tmp_path / "c.yaml").read_text().removeprefix("bound: true\n"))
+    refused = run(tmp_path, "v.yaml", "--in-process")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "--bound-verify jit: numpy cannot capture a step that way" in refused.stderr
 
 
 def test_run_help_shows_bound_with_an_example() -> None:

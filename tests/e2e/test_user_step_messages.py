@@ -185,3 +185,28 @@ def test_validate_names_the_swept_sync_every_not_the_default_the_sweep_replaces(
     assert "slowdown_k8 needs sync_every 0 and 8, which this experiment's sync_every [0, 4] lacks" in result.output or (
         "slowdown_k8 needs sync_every 8, which this experiment's sync_every [0, 4] lacks" in result.output
     ), result.output
+
+
+@pytest.mark.parametrize(
+    ("backend", "device", "how", "said"),
+    [
+        ("jax", "cpu", "graph", "--bound-verify graph: jax captures a step with jit only (product: jax on cpu)"),
+        ("torch", "cpu", "graph", "--bound-verify graph: torch on cpu: CUDA graphs need a CUDA device (product: torch on cpu)"),
+        ("jax", "cpu", "compile", "--bound-verify compile: jax captures a step with jit only"),
+    ],
+)
+def test_a_capture_the_backend_cannot_make_is_refused_before_anything_is_measured(folder, backend, device, how, said):
+    """`--bound-verify graph` on JAX measured for 68 s, then said 'not timed: jax captures a step with jit only',
+    where --help promises a step that cannot be captured is refused in one line: known before anything runs."""
+    result = invoke("run", "-w", "steps.py:product", "-b", backend, "-d", device, "--bound-verify", how, "-o", "out.json")
+    assert said in one_line_error(result)
+    assert not (folder / "out.json").exists()
+
+
+def test_validate_refuses_a_configs_bound_verify_its_backends_cannot_capture(folder):
+    (folder / "gate.yaml").write_text("bound_verify: graph\nexperiments:\n  - workload: steps.py:product\n    backends: [jax]\n")
+    line = one_line_error(invoke("validate", "gate.yaml"))
+    assert "bound_verify" in line, line
+    assert "jax captures a step with jit only" in line, line
+    (folder / "fine.yaml").write_text("bound_verify: jit\nexperiments:\n  - workload: steps.py:product\n    backends: [jax]\n")
+    assert invoke("validate", "fine.yaml").exit_code == 0

@@ -286,13 +286,28 @@ def test_a_ceiling_without_an_interval_says_so_as_the_slack_it_is_read_from_does
     assert bound.ceiling(one_round) == "1.43× ±?"
 
 
-def test_a_ceiling_whose_device_slack_may_reach_the_whole_step_says_no_upper_bound_not_no_interval():
-    fitted = dataclasses.replace(host_bound("a"), ceiling=1.0, ceiling_ci=(1.0, math.inf))
-    said = bound.ceiling(fitted)
-    assert "±?" not in said
-    assert said == "1.00× [1.00×–no upper bound]"
-    built = view.build(report_of([result_with(fitted)]))
+def test_no_ceiling_is_said_one_way_whether_the_device_slacks_estimate_or_its_interval_reaches_the_step():
+    """A trial: '~0 [≤ 919 µs] (≤ 100%)' beside '≤ 1.00× [1.00×–no upper bound]' in one run, '~0 [≤ 1.56 ms] (≤
+    100%)' beside '–' and a note in another: the same situation (the device's slack may reach the whole step)."""
+    step = 0.001
+    host = SideBound(Side.HOST, 0.0, (0.0, 0.00001), 1.0, (0.96, 1.03), (0.0001, 0.0005))
+    device = SideBound(Side.DEVICE, 0.0, (0.0, step), 0.6, (0.5, 0.7), (0.0001, 0.0005, 0.0015))
+    base = Bound("a", BoundKind.INCONCLUSIVE, step, 30, sides=(host, device))
+    interval_reaches = dataclasses.replace(base, ceiling=1.0, ceiling_ci=(1.0, math.inf))
+    estimate_reaches = dataclasses.replace(base, sides=(host, dataclasses.replace(device, slack_s=step)))  # no ceiling
+    shown = [_view(interval_reaches), _view(estimate_reaches)]
+    for one in shown:
+        assert one.rows[0][-1] == "–", one.rows
+        assert one.rows[1][2] == "~0 [≤ 1.00 ms] (≤ 100%)", one.rows
+        assert f"a: {bound.NO_CEILING} (~0 [≤ 1.00 ms] of the 1.00 ms step)" in one.summary, one.summary
+        assert not any("no upper bound" in line for line in (*one.summary, *one.notes))
+    assert shown[0].rows == shown[1].rows
+    assert shown[0].summary == shown[1].summary
+    host_read = dataclasses.replace(interval_reaches, bound=BoundKind.HOST)
+    assert bound.NO_CEILING in _view(host_read).summary[0]
+    built = view.build(report_of([result_with(interval_reaches)]))
     out = io.StringIO()
     terminal.print_report(built, Console(file=out, width=200))
     for text in (out.getvalue(), markdown.markdown(built)):
-        assert "≤ 1.00× [1.00×–no upper bound]" in text
+        assert "no upper bound" not in text
+        assert bound.NO_CEILING in text

@@ -124,3 +124,14 @@ def test_a_signed_interval_keeps_each_end_s_sign_and_unit_apart_from_the_range()
     assert units.with_bounds(-0.151, (-3.61, 1.81), "") == "−0.151 [−3.61 … 1.81]"
     assert units.with_bounds(0.45, (0.4, 0.5), "%") == "45% [40–50]"  # unsigned: as before
     assert units.quantity(-0.5, "%") == "−50%"
+def test_a_ratio_of_a_hundred_and_more_has_ends_of_as_many_figures():
+    """The trial's 'illusion 134× [50.72–249]': a point of three figures beside an end of four."""
+    assert units.with_bounds(134.2, (50.72, 249.3), "x") == "134× [50.7–249]"
+    assert units.with_bounds(389.3, (30.64, 648.7), "x") == "389× [30.6–649]"
+    assert units.with_bounds(150.0, (2.345, 1000.2), "x") == "150× [2.35–1000]"
+
+
+def test_a_ratio_end_that_no_decimal_shown_tells_from_one_reads_as_one():
+    """'illusion 1.00× [1.0000–1.0001]': four decimals that still read 1 say no side of it, only digits."""
+    assert units.with_bounds(1.00003, (1.00001, 1.00008), "x") == "1.00× [1.00–1.0001]"
+    assert units.with_bounds(1.03, (1.004, 1.06), "x") == "1.03× [1.004–1.06]"  # a side shown is kept

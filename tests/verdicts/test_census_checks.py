@@ -149,3 +149,12 @@ def test_a_case_with_a_census_check_takes_census_rounds_without_syncs():
     assert RunOptions().for_case(case, 2).syncs
     assert not RunOptions().for_case(dataclasses.replace(case, expect=(metric_check,)), 1).syncs
     assert RunOptions(syncs=True).for_case(dataclasses.replace(case, expect=()), 0).syncs
+
+
+def test_a_check_line_that_names_an_interval_shows_it_where_it_is_zero_to_zero():
+    """'✓ sync_wait_s[print] < 1ms: sync_wait_s[print] = 0 (99.98% interval)' named an interval and printed none."""
+    silent = _point("a.py", 1, SyncKind.PRINT, (1,) * ROUNDS, (0.0,) * ROUNDS, "jax.Array.__str__")
+    result = _result({"v": Census("v", ROUNDS, (silent,))})
+    check = _judge("sync_wait_s[print] < 1ms", result)
+    assert check.verdict == Verdict.PASS
+    assert "sync_wait_s[print] = 0 [0–0] (95% interval)" in check.detail, check.detail
