@@ -72,7 +72,11 @@ TOOL_NAME = "asyncbench"
 # step_ci_s, reached, reached_ci, note, pairs: [[plain_s, captured_s]], past_floor} (absent without it: read as none).
 # A ceiling whose interval has no upper end (the device's slack may reach the whole step) stores `ceiling_ci: null` and
 # `ceiling_ci_low` (a reader of 11 without that key reads it as a ceiling without an interval).
-SCHEMA_VERSION = 11
+# 12 — no new field: a check's `detail` is held to its stored fields, in this version's words (results.check_detail):
+# a file of 12 whose detail is not the sentence its figures give (a hand-edited claim beside them) is refused. Older
+# files' details are in older words, shown as stored. Changing a detail's words is a schema change: a file of the
+# version before keeps its own words (tests/results/test_check_detail_words.py reads one written in 12's).
+SCHEMA_VERSION = 12
 
 # The first results schema (the history above starts at 1); a newer one than asyncbench reads is refused by
 # check_version, which runs first.

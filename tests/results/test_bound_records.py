@@ -27,7 +27,7 @@ def test_a_results_bound_is_written_per_variant_and_read_back_as_it_was(tmp_path
     path = tmp_path / "r.json"
     report_of([result]).save(path)
     raw = json.loads(path.read_text())
-    assert raw["schema_version"] == schema.SCHEMA_VERSION == 11
+    assert raw["schema_version"] == schema.SCHEMA_VERSION == 12
     stored = raw["results"][0]["bound"]
     assert sorted(stored) == ["a", "b", "c"]
     assert stored["a"]["bound"] == "device"
