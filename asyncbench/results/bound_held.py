@@ -11,7 +11,16 @@
   candidate grid point, no bootstrap and no refit of the slack). A file without observations and without an
   interval leaves it unheld: nothing to hold it to (asyncbench always stores the observations);
 - `verified.reached` is median(plain − captured over its stored pairs) / the device's slack (verdicts.verified), and
-  lies within its own interval; it is absent where the writer says none (no device slack above 0, no pairs).
+  lies within its own interval; it is absent where the writer says none (no device slack above 0, no pairs);
+- `verified.note` of a timed capture is held to the forms verdicts.verified writes (`_note_held`): each of its
+  "; "-joined parts begins as one of NOTE_PARTS does (a "FORGED: jit saved 9 ms" appended is none). It is held, not
+  rebuilt: its writer lives above this layer (verdicts), files written before say other forms of the same figures
+  (a "faster than the floor" beside a slack without an interval), and two parts are not the tool's own words at all
+  (torch.compile's graph-break example, and a refused capture's reason, which is the backend's: not held).
+
+Not held here: the bound's own `note` (its fit's parts follow the engine's own note, its rounds' budget and a side
+without a delay, in words that changed from version to version) and a result's `note` and `warnings` (the backend's
+and the sanity checks' lines, many writers); `show` prints them as stored.
 
 Each is refused in one line naming the file and the key, "not what asyncbench writes".
 """
@@ -19,6 +28,7 @@ Each is refused in one line naming the file and the key, "not what asyncbench wr
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from typing import Any, Mapping
 
@@ -32,6 +42,25 @@ _ROUNDING_S = 2.02e-9
 #: slack is the slope at the grid point the slack was found at (the slack itself is interpolated between points)
 GRID_POINTS = 201
 _FLAT = 1e-12
+#: how each part of a timed capture's note begins (verdicts.verified, this version's forms and those before it):
+#: `{how}` is the capture's own word ("jit saved 651 µs [0–1.48 ms] a step" after "the device's slack is ~0 […]")
+NOTE_PARTS = (
+    "synchronous: no ceiling to compare with",
+    "no device slack measured: no ceiling to compare with",
+    "whether it ran faster than the floor (step − the device's slack) is not judged",
+    "faster than the floor (step − the device's slack)",
+    "the device has no slack: cutting host work cannot save anything",
+    "the device's slack is ",
+    "{how} saved ",
+    "{how} lost ",
+    "no interval for the share: it ",
+    "no interval: too few rounds, or the device's slack reaches 0",
+    "slower than the plain step (",
+    "the plain step took ",
+)
+#: torch.compile's caveat (backends.step_capture): after its count, an example in dynamo's own words, which may hold
+#: anything, "; " included: the rest of the note is not held past it
+COMPILE_CAVEAT = re.compile(r"compile: \d+ graph break\(s\): the compiled step runs partly eagerly; e\.g\. ")
 #: how far a cost recomputed from the stored observations may lie from the stored one: each observation is stored to
 #: the nanosecond, which on a step of microseconds moves a slope by about a thousandth; an edit moves it by more
 COST_TOLERANCE = 0.01
@@ -54,6 +83,7 @@ def check_figures(raw: Mapping[str, Any], at: At) -> None:
         _cost_held(fit, [o for o in observations if o[1] in (None, name)], step, int(raw.get("steps_per_call") or 1), where)
     if raw.get("verified") is not None:
         _reached_held(raw, at / "verified")
+        _note_held(raw["verified"], at / "verified" / "note")
 
 
 def _within_step(fit: Mapping[str, Any], step: float, at: At) -> None:
@@ -147,3 +177,20 @@ def _reached_held(raw: Mapping[str, Any], at: At) -> None:
             f"{units.percent(reached)} is not its saving over the device's slack ({units.seconds(saving)} of "
             f"{units.seconds(slack)}: {units.percent(expected)}): {recordable.NOT_WRITTEN}"
         )
+
+
+def _note_held(verified: Mapping[str, Any], at: At) -> None:
+    """A timed capture's note, part by part, of a form verdicts.verified writes (the module's docstring)."""
+    note, how = verified.get("note"), str(verified["how"])
+    if note is None or verified.get("step_s") is None:
+        return  # none, or a refused capture's reason: the backend's words
+    starts = tuple(part.replace("{how}", how) for part in NOTE_PARTS)
+    rest = str(note)
+    while rest:
+        caveat = COMPILE_CAVEAT.match(rest) if how == "compile" else None
+        if caveat is not None:
+            return
+        if not rest.startswith(starts):
+            part = rest.split("; ", 1)[0]
+            at.fail(f"{part[:80]!r} is no part of a note `--bound-verify` writes: {recordable.NOT_WRITTEN}")
+        _, _, rest = rest.partition("; ")

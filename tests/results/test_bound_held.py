@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from asyncbench.results import schema
-from asyncbench.results.bound import Bound, Perturbed, Side
+from asyncbench.results.bound import Bound, BoundKind, Perturbed, Side
 from asyncbench.results.schema import Report
 from asyncbench.verdicts import bound as fitting
 from asyncbench.verdicts import verified
@@ -138,3 +138,53 @@ def test_a_reached_outside_its_interval_or_without_a_device_slack_is_refused():
     raw = _raw(verified_host_bound("a"))
     del raw["results"][0]["bound"]["a"]["verified"]["pairs"]
     assert "no pairs stored" in _refused(raw)
+
+
+def _pairs(plain_s: float, captured_s: float, rounds: int = 12) -> list[tuple[float, float]]:
+    return [(plain_s + 2e-6 * (r % 3), captured_s + 2e-6 * ((r + 1) % 3)) for r in range(rounds)]
+
+
+#: torch.compile's caveat (backends.step_capture), its example in dynamo's words ("; " and all)
+BREAKS = "compile: 2 graph break(s): the compiled step runs partly eagerly; e.g. x; y"
+
+
+def _no_interval(bound: Bound) -> Bound:
+    sides = tuple(dataclasses.replace(side, slack_ci_s=None, cost_past_ci=None) for side in bound.sides)
+    return dataclasses.replace(bound, bound=BoundKind.INCONCLUSIVE, sides=sides, rounds=3, ceiling_ci=None)
+
+
+@pytest.mark.parametrize(
+    "bound, pairs, how, caveat, timed",
+    [
+        (host_bound("a"), _pairs(0.001, 0.00076), "jit", None, None),  # no note
+        (host_bound("a"), _pairs(0.001, 0.0005), "compile", None, None),  # faster than the floor
+        (host_bound("a"), _pairs(0.001, 0.0011), "jit", None, None),  # slower than the plain step
+        (host_bound("a"), _pairs(0.001, 0.00076), "compile", BREAKS, None),
+        (host_bound("a"), _pairs(0.001, 0.00076), "jit", None, 0.0004),  # the plain step disturbed
+        (_fitted(30, 9, host=1.0, device=0.6), _pairs(0.001, 0.0009), "jit", None, None),  # device-bound: no device slack
+        (_fitted(3, 10), _pairs(0.001, 0.0009), "jit", None, None),  # not judged: no interval
+        (_no_interval(host_bound("a")), _pairs(0.001, 0.0009), "graph", None, None),
+    ],
+)
+def test_the_notes_a_verification_writes_read_back(bound, pairs, how, caveat, timed):
+    found = verified.verified(how, pairs, bound, timed_step_s=timed, caveat=caveat)
+    checked = dataclasses.replace(bound, variant="a", verified=found)
+    loaded = _reads(_raw(checked))
+    assert loaded.verified is not None
+    assert loaded.verified.note == found.note
+
+
+def test_a_refused_captures_reason_is_the_backends_and_reads_back():
+    refused = verified.verified("graph", (), host_bound("a"), "not graphed: CUDA graphs need a CUDA device")
+    assert _reads(_raw(dataclasses.replace(host_bound("a"), verified=refused))).verified == refused
+
+
+def test_a_verification_note_with_a_part_the_tool_never_writes_is_refused():
+    raw = _raw(verified_host_bound("a"))
+    stored = raw["results"][0]["bound"]["a"]["verified"]
+    stored["note"] = "slower than the plain step (captured 760 µs vs plain 1 ms a step); FORGED: jit saved 9 ms"
+    message = _refused(raw)
+    assert "verified.note" in message
+    assert "'FORGED: jit saved 9 ms' is no part of a note `--bound-verify` writes" in message
+    stored["note"] = "FORGED: the ceiling was reached"
+    assert "verified.note" in _refused(raw)
