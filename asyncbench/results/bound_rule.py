@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from asyncbench.results import units
+from asyncbench.results import bound_held, units
 from asyncbench.results.bound import BoundKind, Side, interval_of
 from asyncbench.results.fields import At
 
@@ -34,14 +34,16 @@ SYNCHRONOUS_SIDES = "a synchronous step has no sides: the host is the device, an
 
 def check_derived(raw: Mapping[str, Any], at: At) -> None:
     """InputError (file and key, one line) where a stored bound's slack lies outside its own interval or below 0, a
-    synchronous bound has sides, or its reading or ceiling is not what its own slacks give (the shapes checked
-    before by results.bound_shape.check_bound)."""
+    synchronous bound has sides, its figures are not what its observations and pairs give (results.bound_held), or
+    its reading or ceiling is not what its own slacks give (the shapes checked before by
+    results.bound_shape.check_bound)."""
     observations = list(raw.get("observations") or ())
     for name, fit in (raw.get("sides") or {}).items():
         check_slack(float(fit["slack_s"]), interval_of(fit.get("slack_ci_s")), at / "sides" / name)
         _check_within_levels(fit, [o[3] for o in observations if o[1] == name], at / "sides" / name)
     if str(raw["bound"]) == str(BoundKind.SYNCHRONOUS) and raw.get("sides"):  # before its ceiling: the sides are what is wrong
         (at / "sides").fail(SYNCHRONOUS_SIDES)
+    bound_held.check_figures(raw, at)  # its step, each side's slack within it and cost past it, verified's reached
     _check_ceiling(raw, at)
     _check_ceiling_ci(raw, at)
     _check_reading(raw, observations, at)

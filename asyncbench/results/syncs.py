@@ -128,6 +128,69 @@ class Census:
         return tuple(calls), tuple(waits)
 
 
+def _named(kind: SyncKind, *calls: str) -> dict[str, SyncKind]:
+    return dict.fromkeys(calls, kind)
+
+
+_C, _P, _E, _T, _F = SyncKind.CONVERSION, SyncKind.PRINT, SyncKind.EXPLICIT, SyncKind.TRANSFER, SyncKind.CONTROL_FLOW
+#: the census's classification of the entry points asyncbench's own backends hook (each backend's `sync_hooks`:
+#: tests/backends/test_sync_call_kinds.py holds this table to them), by the name a point's `call` gives them: a
+#: point of one of them stores that kind, whatever else a file says (a `jax.Array.item` of kind "print" is an edit)
+HOOKED_KINDS: dict[str, SyncKind] = {
+    **_named(_C, "numpy.asarray(jax.Array)", "numpy.array(jax.Array)", "jax.Array._value"),
+    **_named(_C, *(f"jax.Array.{name}" for name in ("item", "tolist", "__array__", "__float__", "__int__", "__complex__"))),
+    **_named(_E, "jax.Array.block_until_ready", "jax.block_until_ready"),
+    **_named(_F, "jax.Array.__bool__", "jax.Array.__index__", "jax.numpy.nonzero", "jax.Array[mask]"),
+    **_named(_P, "jax.Array.__repr__", "jax.Array.__str__", "jax.Array.__format__"),
+    **_named(_T, "jax.device_get"),
+    **_named(_C, *(f"torch.Tensor.{name}" for name in ("item", "tolist", "__float__", "__int__", "__index__", "cpu", "numpy"))),
+    **_named(_P, "torch.Tensor.__repr__", "torch.Tensor.__format__"),
+    **_named(_F, "torch.Tensor.__bool__", "torch.Tensor.nonzero", "torch.nonzero", "torch.Tensor.masked_select"),
+    **_named(_F, "torch.masked_select", "torch.Tensor[mask]"),
+    **_named(_T, "torch.Tensor.to", "torch.Tensor.copy_", "torch.Tensor.cuda"),
+    **_named(_E, "torch.cuda.synchronize", "torch.cuda.Stream.synchronize", "torch.cuda.Event.synchronize"),
+    **_named(
+        _C,
+        "cupy.ndarray.get",
+        "cupy.asnumpy",
+        *(f"cupy.ndarray.{name}" for name in ("item", "tolist", "__int__", "__float__", "__complex__")),
+    ),
+    **_named(_P, "cupy.ndarray.__repr__", "cupy.ndarray.__str__", "cupy.ndarray.__format__"),
+    **_named(_F, "cupy.ndarray.__bool__", "cupy.ndarray.nonzero", "cupy.nonzero", "cupy.argwhere", "cupy.ndarray[mask]"),
+    **_named(_E, "cupy.cuda.Stream.synchronize", "cupy.cuda.Event.synchronize", "cupy.cuda.runtime.deviceSynchronize"),
+    **_named(_E, "cupy.cuda.runtime.streamSynchronize", "mxnet.NDArray.wait_to_read", "mxnet.nd.waitall", "mxnet.npx.waitall"),
+    **_named(_C, "mxnet.NDArray.asnumpy", "mxnet.NDArray.asscalar", "mxnet.np.ndarray.asscalar"),
+    **_named(_C, *(f"mxnet.np.ndarray.{name}" for name in ("item", "tolist", "__float__", "__int__"))),
+    **_named(_F, "mxnet.NDArray.__bool__", "mxnet.np.ndarray.__bool__"),
+    **_named(_P, "mxnet.NDArray.__repr__", "mxnet.np.ndarray.__repr__", "mxnet.np.ndarray.__str__", "mxnet.np.ndarray.__format__"),
+}
+#: the kinds only the frame fallback gives (measure.census.FALLBACK_KINDS): their call is whatever the user's line
+#: called (`print`, `time.sleep`), which no table names
+FALLBACK_KINDS = (SyncKind.UNKNOWN, SyncKind.QUEUE_FULL)
+#: how a point names a hooked call made inside a framework function its line called ("jax.numpy.nonzero →
+#: jax.Array._value", measure.census): its kind is the hooked call's, the last
+INSIDE = " → "
+
+
+def kind_held(kind: str, call: str, at: At) -> None:
+    """InputError (at `kind`) where a point's kind is not its call's as the census classifies it: a hook's kind is
+    the hooked call's (HOOKED_KINDS, for asyncbench's own backends); a hook of another backend (a plugin's, the test
+    device's) names its framework entry point, dotted as SyncHook.call says ("jax.Array.item"), which a bare
+    builtin's name (`print`, `float`: what only the frame fallback finds) is not. Whether its line lies within the
+    user's file is not held: the reader has no user's file."""
+    if kind in FALLBACK_KINDS:
+        return
+    hooked = call.rsplit(INSIDE, 1)[-1]
+    known = HOOKED_KINDS.get(hooked)
+    if known is not None and known != kind:
+        (at / "kind").fail(f"{kind!r}, but the census classifies {hooked!r} as {str(known)!r}: {recordable.NOT_WRITTEN}")
+    if known is None and "." not in hooked:
+        (at / "kind").fail(
+            f"{kind!r} for a call of {hooked[:80]!r}, which no hook names (a hook names its framework entry point, "
+            f"'jax.Array.item'; a builtin's wait is the frame fallback's, {str(SyncKind.UNKNOWN)!r}): {recordable.NOT_WRITTEN}"
+        )
+
+
 # Seconds are stored to the nanosecond, as raw samples are (results.nanoseconds.SAMPLE_DECIMALS): perf_counter's
 # resolution. A census holds its per-round figures so from the start (measure.census.summarize), so that what a run
 # prints is what its file shows: the trial's '11 ns [6.6–39.3]' live had read '[7–39]' from the file.
@@ -216,6 +279,7 @@ def check_census(raw: Any, at: At, timed_rounds: int, most_rounds: int) -> None:
         fields.count(point.get("line"), where / "line")
         fields.word(point.get("kind"), where / "kind", SYNC_KINDS)
         fields.name(point.get("call"), where / "call")
+        kind_held(str(point["kind"]), str(point["call"]), where)
         _check_waits(point.get("calls_per_step"), where / "calls_per_step")
         recordable.duration(point.get("wait_s_per_step"), where / "wait_s_per_step")
         fields.interval(point.get("wait_ci_s"), where / "wait_ci_s")

@@ -457,7 +457,9 @@ def edit(data: dict, field: str, name: str) -> None:
                     {
                         "file": f"/x/{name}.py",
                         "line": 3,
-                        "kind": "conversion",
+                        # any name the user's line called: what the frame fallback stores (a hook's kind is its
+                        # call's, and a hook names a dotted entry point: results.syncs.kind_held)
+                        "kind": "unattributed",
                         "call": name,
                         "calls_per_step": 1.0,
                         "wait_s_per_step": 0.001,
