@@ -57,6 +57,8 @@ NOTE_PARTS = (
     "no interval: too few rounds, or the device's slack reaches 0",
     "slower than the plain step (",
     "the plain step took ",
+    # the parenthesis after a saving: "(the median of the rounds' paired savings; the sides' own medians: captured …)"
+    "the sides' own medians: ",
 )
 #: torch.compile's caveat (backends.step_capture): after its count, an example in dynamo's own words, which may hold
 #: anything, "; " included: the rest of the note is not held past it
