@@ -71,7 +71,7 @@ def test_environment_differences_reach_only_their_side(repo):
     assert ratio["label"] == "SLOWER", done.stdout
     assert data["base"]["environment"] == {"WORK_REPEAT": "10", "OMP_NUM_THREADS": "1"}
     assert data["head"]["environment"] == {}
-    assert "WORK_REPEAT=10" in done.stdout
+    assert "WORK_REPEAT='10'" in done.stdout  # the user's value, quoted as data
     # each side's facts are captured by its own worker: the thread variable shows on the base side only
     assert data["base"]["facts"]["thread_variables"]["OMP_NUM_THREADS"] == "1"
     assert "OMP_NUM_THREADS" not in data["head"]["facts"]["thread_variables"]

@@ -192,9 +192,9 @@ def test_a_full_disk_at_the_end_is_one_line_and_exit_3_and_the_comparison_is_sti
             "--no-progress",
             "--allow-inconclusive",
             "--gate-time",  # the shortest gate: what is asserted is the failed write, not a verdict
-            "10",
+            "10s",
             "--gate-time-max",  # and no time past it for an undecided case
-            "10",
+            "10s",
             "-o",
             "ab.json",
             "--markdown",
@@ -235,9 +235,9 @@ def test_secret_looking_variables_are_masked_in_every_output_and_reach_their_sid
         "DB_PASSWORD=pw-head",
         "--allow-inconclusive",
         "--gate-time",  # the shortest gate: what is asserted is where the values went, not a verdict
-        "10",
+        "10s",
         "--gate-time-max",  # and no time past it for an undecided case
-        "10",
+        "10s",
         "-o",
         "ab.json",
         "--markdown",
@@ -253,12 +253,12 @@ def test_secret_looking_variables_are_masked_in_every_output_and_reach_their_sid
     for shown in (done.stdout + done.stderr, (repo / "ab.json").read_text(), comment):
         assert "hunter2" not in shown
         assert "pw-head" not in shown
-    assert "API_TOKEN=***" in done.stdout
-    assert "WORK_MODE=plain" in done.stdout
-    assert "DB_PASSWORD=***" in done.stdout
+    assert "API_TOKEN='***'" in done.stdout  # the user's values, quoted as data
+    assert "WORK_MODE='plain'" in done.stdout
+    assert "DB_PASSWORD='***'" in done.stdout
     masked = r"\*\*\*"  # markdown: the mask's stars escaped, so that they show as *** and emphasise nothing
-    assert f"API_TOKEN={masked}" in comment
-    assert f"DB_PASSWORD={masked}" in comment
+    assert f"API_TOKEN='{masked}'" in comment
+    assert f"DB_PASSWORD='{masked}'" in comment
 
 
 QUOTES_ITS_TOKEN = """\
