@@ -124,6 +124,8 @@ def test_a_signed_interval_keeps_each_end_s_sign_and_unit_apart_from_the_range()
     assert units.with_bounds(-0.151, (-3.61, 1.81), "") == "−0.151 [−3.61 … 1.81]"
     assert units.with_bounds(0.45, (0.4, 0.5), "%") == "45% [40–50]"  # unsigned: as before
     assert units.quantity(-0.5, "%") == "−50%"
+
+
 def test_a_ratio_of_a_hundred_and_more_has_ends_of_as_many_figures():
     """The trial's 'illusion 134× [50.72–249]': a point of three figures beside an end of four."""
     assert units.with_bounds(134.2, (50.72, 249.3), "x") == "134× [50.7–249]"
