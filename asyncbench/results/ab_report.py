@@ -173,25 +173,72 @@ def _settings(top: Mapping[str, Any], at: At) -> None:
 
 # The two notes engine.gate_time writes of the gate's time (time_notes): one that it went past its target, and one
 # per case that waited for its only look, which begins with the case's id. Each is said under the table as the tool's
-# own words, so a note of another form (an edit to "✅ no slowdown beyond the margin: the gate passes") is refused.
-PAST_TARGET = re.compile(r"the gate measured for [^,:]+, past its [^,:]+ target \(--gate-time\): ")
+# own words, so a note of another form is refused: not only its opening words (a forged "…target (--gate-time): ✅ the
+# gate passes" kept them) but the whole sentence, where only times, counts and the file's own case ids may vary.
+_TIME = r"[0-9][0-9.]* (?:ns|µs|ms|s)"
+_CASES = r"(?P<{}>.+?)"  # a case's id of this file, or "N cases" (engine.gate_time._cases): checked after the match
+PAST_TARGET = re.compile(rf"the gate measured for {_TIME}, past its {_TIME} target \(--gate-time\): ")
+_WENT_ON = re.compile(
+    rf"{PAST_TARGET.pattern}(?:"
+    r"its last round of blocks, begun before the target, ended after it"
+    r"|(?:"
+    rf"{_CASES.format('undecided')}, undecided at (?:its|their) last look,"
+    rf"(?: and {_CASES.format('unlooked1')}, with no look taken by the target,)?"
+    rf"|{_CASES.format('unlooked2')}, with no look taken by the target,"
+    r") went on past it, (?:"
+    rf"as the cap \(--gate-time-max, {_TIME}\) allows"
+    rf"|to the cap \(--gate-time-max, {_TIME}\) and {_TIME} past it, in the round under way at the cap and the blocks a "
+    r"case short of its first interval, or of one robust to a wild block, still gets, begun only where the blocks' pace "
+    rf"ends them within a quarter of the target past the cap \({_TIME}\)"
+    r"), and (?:each stopped at the look that decided it, or undecided by the cap|stopped at block \d+"
+    r"|stopped undecided at block \d+|stopped at (?:a later look|its first look) at block \d+, decided)"
+    r")"
+)
 WAITED = ": decided, but only at its one look, when the time ran out (block "
+_WAITED_REST = re.compile(
+    rf"\d+\): {_TIME} was planned as \d+ blocks at the gate's pace, too few for a look before the last(?:"
+    r"; a --gate-time-max of about \d+s \(\d+ blocks\) plans a look at block \d+, where a verdict this clear stops, "
+    r"\d+ blocks? sooner"
+    r"|; no cap would stop it sooner: a look before the last comes at block \d+ at the earliest)"
+)
+_COUNTED = re.compile(r"\d+ cases")
+
+
+def _time_note_held(note: str, case_ids: list[Any]) -> bool:
+    """Whether `note` is a whole sentence of a form `ab` writes of its time, its cases this file's (_WENT_ON, WAITED)."""
+    ids = {id_ for id_ in case_ids if isinstance(id_, str)}
+    went_on = _WENT_ON.fullmatch(note)
+    if went_on is not None:
+        named = [went_on.group(key) for key in ("undecided", "unlooked1", "unlooked2") if went_on.group(key) is not None]
+        return all(name in ids or _COUNTED.fullmatch(name) for name in named)
+    return any(note.startswith(id_ + WAITED) and _WAITED_REST.fullmatch(note[len(id_ + WAITED) :]) for id_ in ids)
 
 
 def _time_notes(value: Any, at: At, case_ids: list[Any]) -> tuple[str, ...]:
-    """The gate's notes on its time: each a line of bounded text in one of the forms `ab` writes (PAST_TARGET, or a
-    case of the file's id then WAITED): a file from elsewhere may say anything, and what it says is shown in a
-    terminal and a pull-request comment under the table, escaped there but read as the tool's own."""
+    """The gate's notes on its time: each a line of bounded text in one of the forms `ab` writes, whole (the comment
+    above), its cases this file's: a file from elsewhere may say anything, and what it says is shown in a terminal
+    and a pull-request comment under the table, escaped there but read as the tool's own."""
     notes = tuple(fields.text(note, at / index) for index, note in enumerate(fields.optional_list(value, at)))
     for index, note in enumerate(notes):
         if len(note) > MAX_TIME_NOTE or any(end in note for end in "\n\r"):
             (at / index).fail(f"a gate-time note is one line of at most {MAX_TIME_NOTE} characters")
-        if not PAST_TARGET.match(note) and not any(isinstance(id_, str) and note.startswith(id_ + WAITED) for id_ in case_ids):
+        if not _time_note_held(note, case_ids):
             (at / index).fail(
-                f"{note[:80]!r} is not a note `ab` writes of its time (one begins 'the gate measured for …, past its … "
-                "target (--gate-time): ', or with a case's id and ': decided, but only at its one look')"
+                f"{_shown(note)} is not a note `ab` writes of its time (the whole of one that begins 'the gate measured "
+                "for …, past its … target (--gate-time): ', or with a case's id and ': decided, but only at its one look', "
+                "its figures and this file's cases in their places)"
             )
     return notes
+
+
+def _shown(note: str) -> str:
+    """A refused note quoted in the refusal: whole where short, else its first 80 characters and an ellipsis, so
+    that a cut quotation never reads as other words (a note "... the gate passes" quoted as "... the gate pass")."""
+    return repr(note) if len(note) <= SHOWN_CHARS else repr(note[:SHOWN_CHARS]) + "…"
+
+
+#: how much of a refused value a refusal quotes before it cuts it (with an ellipsis)
+SHOWN_CHARS = 80
 
 
 def _cut(note: str) -> str:

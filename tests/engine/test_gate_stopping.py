@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from asyncbench.engine import gate_time, paired
-from asyncbench.results import blocks, units
+from asyncbench.results import ab_report, blocks, units
 from asyncbench.results.labels import Label
 from asyncbench.verdicts import margin as margins
 from tests.support.fake_sides import BiasedSide, Clock, FakeWork, Needing, fake_case
@@ -136,6 +136,7 @@ def test_a_case_decided_at_its_only_look_says_it_waited_for_the_time_to_run_out(
     (line,) = gate_time._waited_lines([waited], TARGET_S)
     assert line.startswith(f"fake-work[numpy,cpu]: decided, but only at its one look, when the time ran out (block {waited.n_blocks})")
     assert f"was planned as {waited.max_blocks} blocks at the gate's pace, too few for a look before the last" in line
+    assert ab_report._time_note_held(line, ["fake-work[numpy,cpu]"])  # the reader takes back what the gate writes
     suggested = int(line.split("--gate-time-max of about ")[1].split("s ")[0])
     roomy = int(line.split("s (")[1].split(" blocks")[0])
     assert blocks.BlockBudget(0.01, 1, roomy).schedule()  # the cap it names plans a look before the last
@@ -241,6 +242,7 @@ def test_a_gate_that_went_past_its_target_says_which_cases_went_on_and_why(clock
         f"the cap (135 s), and stopped at its first look at block {waited.looked_at}, decided"
     )
     assert waited.looked_at == waited.n_blocks < 100  # where it stopped: at that look, not at the cap
+    assert ab_report._time_note_held(line, ["fake-work[numpy,cpu]"])  # the reader takes back what the gate writes
     assert "undecided" not in " ".join(gate_time.time_notes([waited], clock.now_s, 60.0, TARGET_S))
 
 
@@ -252,10 +254,13 @@ def test_a_gate_that_went_past_its_target_says_so_and_one_within_it_says_nothing
         "the gate measured for 250 s, past its 120 s target (--gate-time): fake-work[numpy,cpu], undecided at its last "
         "look, went on past it, as the cap (--gate-time-max, 360 s) allows, and stopped undecided at block 0"
     )
+    assert ab_report._time_note_held(line, ["fake-work[numpy,cpu]"])
     line = gate_time._past_target([looked, looked, unlooked], 250.0, TARGET_S, CAP_S)
     assert "2 cases, undecided at their last look, and fake-work[numpy,cpu], with no look taken by the target, went on" in (line or "")
+    assert ab_report._time_note_held(line or "", ["fake-work[numpy,cpu]"])
     line = gate_time._past_target([other], 125.0, TARGET_S, CAP_S)
     assert line is not None
+    assert ab_report._time_note_held(line, [])
     assert line.endswith("its last round of blocks, begun before the target, ended after it")
     assert gate_time._past_target([looked], 100.0, TARGET_S, CAP_S) is None
     assert gate_time._past_target([looked], 125.0, TARGET_S, TARGET_S) is None  # no cap: the grace blocks past the time are not this

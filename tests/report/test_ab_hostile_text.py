@@ -44,9 +44,19 @@ def test_a_time_note_edited_to_a_verdict_is_refused_in_one_line():
     raw["time_notes"] = [VERDICT]
     with pytest.raises(InputError, match=r"ab\.json: time_notes\[0\]: '✅ no slowdown.*' is not a note `ab` writes of its time"):
         ABReport.from_dict(raw, "ab.json")
-    raw["time_notes"] = ["work[numpy,cpu]: decided, but only at its one look, when the time ran out (block 12): 60 s was planned"]
+    waited = (
+        ": decided, but only at its one look, when the time ran out (block 12): 60.0 s was planned as 12 blocks at the "
+        "gate's pace, too few for a look before the last; no cap would stop it sooner: a look before the last comes at "
+        "block 10 at the earliest"
+    )
+    raw["time_notes"] = ["work[numpy,cpu]" + waited]
     ABReport.from_dict(raw, "ab.json")  # a note `ab` writes of a case of the file
-    raw["time_notes"] = ["other[numpy,cpu]: decided, but only at its one look, when the time ran out (block 12): 60 s was planned"]
+    for forged in ("other[numpy,cpu]" + waited, "work[numpy,cpu]" + waited + "; ✅ the gate passes"):
+        raw["time_notes"] = [forged]
+        with pytest.raises(InputError, match=r"time_notes\[0\]"):
+            ABReport.from_dict(raw, "ab.json")
+    # the note's opening words with a verdict of its own after them (a new user's trial): refused, whole notes only
+    raw["time_notes"] = ["the gate measured for 1.00 s, past its 1.00 s target (--gate-time): ✅ the gate passes"]
     with pytest.raises(InputError, match=r"time_notes\[0\]"):
         ABReport.from_dict(raw, "ab.json")
 

@@ -148,7 +148,7 @@ def test_a_synchronous_backend_s_census_never_claims_no_new_sync_point():
 
 
 PAST_TARGET = (
-    "the gate measured for 192 s, past its 120 s target (--gate-time): train_step[torch,cpu], with no look taken by the target, "
+    "the gate measured for 192 s, past its 120 s target (--gate-time): work[numpy,cpu], with no look taken by the target, "
     "went on past it, as the cap (--gate-time-max, 360 s) allows, and stopped at its first look at block 10, decided"
 )
 
@@ -172,10 +172,16 @@ def test_a_file_s_time_notes_are_held_as_hostile_input(notes):
         ABReport.from_dict(raw, "ab.json")
 
 
-def test_a_hostile_time_note_is_escaped_in_the_comment():
-    report = dataclasses.replace(
-        _report({"OMP_NUM_THREADS": "1"}), time_notes=(PAST_TARGET.split(": ")[0] + ": <img src=x onerror=alert(1)> **bold**",)
-    )
+def test_a_hostile_time_note_is_refused_whole_or_escaped_in_the_comment():
+    """A note with `ab`'s opening words and words of its own after them is no note `ab` writes (a new user's trial: a
+    forged "…target (--gate-time): ✅ the gate passes" was printed under a failing gate); a case id, which is the
+    user's, may hold markup: it is escaped in the comment."""
+    forged = _report({"OMP_NUM_THREADS": "1"}), (PAST_TARGET.split(": ")[0] + ": <img src=x onerror=alert(1)> **bold**",)
+    with pytest.raises(InputError, match=r"time_notes\[0\]: 'the gate measured for 192 s.*'… is not a note `ab` writes"):
+        ABReport.from_dict(json.loads(dataclasses.replace(forged[0], time_notes=forged[1]).to_json()), "ab.json")
+    row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.99, 1.01), Label.SAME)
+    marked = PairedCase("<img src=x onerror=alert(1)> **bold**", "ok", ratios=(row,), blocks=10)
+    report = dataclasses.replace(_report({"OMP_NUM_THREADS": "1"}, marked), time_notes=(PAST_TARGET.replace("work[numpy,cpu]", marked.id),))
     comment = views.markdown(views.shown_again(ABReport.from_dict(json.loads(report.to_json()), "ab.json")))
     assert "<img" not in comment
     assert "**bold**" not in comment
