@@ -133,7 +133,7 @@ question is one-sided: SLOWER when the whole interval lies above
 INCONCLUSIVE otherwise. The gate's time goes to the cases by how far each
 is from a decision, and a case stops at the first look that decides it;
 past --gate-time (the target) only undecided cases go on, up to
---gate-time-max (the cap, 3x the target unless given), but for one whose
+--gate-time-max (the cap, 3x the target, at most a day, unless given), but for one whose
 estimate sits on its margin (when the cap runs out, a case one block short
 of its first interval, or up to four short of one robust to a wild block,
 still gets them, each begun only where the blocks' pace ends it within a
@@ -174,7 +174,7 @@ input, before anything runs.
     metavar="DURATION",
     callback=read_gate_time,
     help="The most a gate measures (6m, 400s: with its unit, as --gate-time): only cases still undecided at --gate-time go on, up to this "
-    "[default: 3 x --gate-time]. The looks are planned over it, so a decided case stops sooner.",
+    "[default: 3 x --gate-time, at most a day]. The looks are planned over it, so a decided case stops sooner.",
 )
 @ab_file_options
 @progress_options

@@ -32,6 +32,8 @@ DEFAULT_GATE_TIME_S = 120.0
 # with a 4-minute cap, 23 with 6 and 18 with 8 (benchmarks/ab_stopping.py, 100 gates each); on a quiet day the cap
 # took the 3 of 100 failures to none, at 131 s median (121 s without) and 171 s at most.
 GATE_TIME_MAX_FACTOR = 3.0
+#: the longest a gate's target or cap may be: a day (a default cap of 3 × a 20 h target is held to it too)
+MAX_GATE_TIME_S = 86400.0
 # The margin when `ab --max-regression` is not given: a gate measured in one run, paired, can hold a tighter margin
 # than `run --baseline` across runs (10%).
 DEFAULT_MARGIN = 0.05
@@ -158,7 +160,9 @@ class ABRequest(Request):
     @property
     def gate_cap_s(self) -> float:
         """The most the gate measures for (past it only the grace blocks of engine.gate_time)."""
-        return self.gate_time_s * GATE_TIME_MAX_FACTOR if self.gate_time_max_s is None else self.gate_time_max_s
+        if self.gate_time_max_s is not None:
+            return self.gate_time_max_s
+        return max(self.gate_time_s, min(self.gate_time_s * GATE_TIME_MAX_FACTOR, MAX_GATE_TIME_S))
 
 
 def parse_gate_time(text: str, option: str = "--gate-time") -> float:
@@ -174,7 +178,7 @@ def parse_gate_time(text: str, option: str = "--gate-time") -> float:
             "(a plain number is ambiguous: seconds or minutes?)"
         )
     seconds = float(match.group(1)) * GATE_TIME_UNITS[match.group(2)]
-    if not MIN_GATE_TIME_S <= seconds <= 86400:
+    if not MIN_GATE_TIME_S <= seconds <= MAX_GATE_TIME_S:
         raise InputError(
             f"{option} {text!r}: expected from {MIN_GATE_TIME_S:g} s (the least in which a gate can reach a verdict: "
             f"its interval needs at least {blocks.min_blocks(budget.FAMILY_ERROR)} blocks of fresh processes, each "

@@ -83,6 +83,8 @@ def test_the_cap_is_three_times_the_target_unless_given():
     assert ab.ABRequest().gate_cap_s == 3 * ab.DEFAULT_GATE_TIME_S
     assert ab.ABRequest(gate_time_s=60.0).gate_cap_s == 180.0
     assert ab.ABRequest(gate_time_s=60.0, gate_time_max_s=60.0).gate_cap_s == 60.0  # the gate of before: no cap
+    # a new user's trial: --gate-time 20h was taken with a default cap of 60 h, where --gate-time-max 25h is refused
+    assert ab.ABRequest(gate_time_s=ab.parse_gate_time("20h")).gate_cap_s == ab.MAX_GATE_TIME_S
     with pytest.raises(InputError, match="the cap is the most a gate takes"):
         ab.ABRequest(gate_time_s=60.0, gate_time_max_s=30.0)
 
