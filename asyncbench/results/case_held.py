@@ -13,6 +13,10 @@ interval; a hand edit can still make a file say what no run writes, and `show` w
   statistic), its interval one of the same rounds as the metric's stored 95% one (an interval at a higher level of
   the same median contains it), its `confidence` a level `run` judges at (95% alone, or at least 1 − the run's
   `family_error`, which a check's share of it only raises), and its detail's `(99.99% interval)` that confidence.
+- in a file of the current schema version, a check's interval where the file keeps the rounds `run` took it from
+  (a step form's per-round metric, a clock's samples): exactly the one they give at its confidence
+  (`interval_recomputed`), not merely one that holds the case's own 95% interval;
+- checks that state different `family_error`s: the checks of one run share one false-alarm rate.
 
 Each is refused in one line naming the file and the key (results.fields.At).
 """
@@ -23,11 +27,14 @@ import math
 import re
 from typing import Any, Mapping
 
-from asyncbench.results import units
+from asyncbench.results import check_detail, recordable, stats, step_figures, units
 from asyncbench.results.check_rule import CHECK
 from asyncbench.results.fields import At
 from asyncbench.results.model import CLOCKS, Status
 from asyncbench.results.stats import CONFIDENCE
+
+#: a stored sample may lie this far from the one `run` judged from (results.nanoseconds: half a nanosecond)
+SAMPLE_ROUNDING_S = 0.5e-9
 
 #: every key a results file's top level has held, in any schema version (schema.Report.to_dict; `shard` from 8)
 TOP_KEYS = frozenset(
@@ -120,7 +127,7 @@ def check_figures_held(check: Mapping[str, Any], at: At, result: Mapping[str, An
             (at / "confidence").fail(f"{confidence!r} is no level a check is judged at ({why}, below 1)")
         said = _LEVEL.search(str(check.get("detail") or ""))
         if said is not None and check.get("bounds") is not None and said["level"] != units.confidence(float(confidence)):
-            (at / "detail").fail(f"it says a {said['level']} interval, its confidence is {units.confidence(float(confidence))}")
+            (at / "detail").fail(f"it says a {said['level']} interval, its confidence is {float(confidence)!r}")
     match = CHECK.fullmatch(str(check.get("expect") or ""))
     value = check.get("value")
     if match is None or value is None or isinstance(value, bool):
@@ -151,6 +158,83 @@ def check_figures_held(check: Mapping[str, Any], at: At, result: Mapping[str, An
             f"[{float(bounds[0]):g}, {float(bounds[1]):g}] at {units.confidence(float(confidence))} does not hold the case's own 95% "
             f"interval [{float(stored[0]):g}, {float(stored[1]):g}] of the same median: no interval of its rounds"
         )
+
+
+def intervals_recomputed(result: Mapping[str, Any], at: At) -> None:
+    """Each stored check of `result` (checked field by field before) held to `interval_recomputed`: only in a file of
+    the current schema version, as its details are (an older version took intervals by older rules: version 5
+    wrote a 99.9% one from 6 rounds, [min, max], where the current rule gives none)."""
+    checks = result.get("checks")
+    for index, check in enumerate(checks if isinstance(checks, list) else []):
+        if isinstance(check, Mapping):
+            interval_recomputed(check, at / "checks" / index, result)
+
+
+def interval_recomputed(check: Mapping[str, Any], at: At, result: Mapping[str, Any]) -> None:
+    """InputError naming the check's `bounds` where its stored rounds give its interval exactly and it is another:
+    `run` takes a check's interval as stats.median_ci of the rounds at its confidence (verdicts.checks._interval,
+    widened by the rounds' own dependence), so where the file keeps those rounds the interval is theirs. Kept: a
+    step form's metric's per-round values (step_figures.metric_rounds) and a clock's samples (a `per step` check's
+    divided by its steps, as session.step_measurement judges it, or as stored: the file keeps a sample's clocks);
+    where the file keeps neither (another workload's metric, samples not stored), only the containment of
+    check_figures_held holds it."""
+    bounds, confidence = check.get("bounds"), check.get("confidence")
+    match = CHECK.fullmatch(str(check.get("expect") or ""))
+    if bounds is None or match is None or confidence is None or isinstance(confidence, bool) or not 0 < float(confidence) < 1:
+        return
+    quantity, stat, variant = match["quantity"], match["stat"], match["variant"]
+    candidates: list[list[tuple[float, float]]]
+    if stat is None and variant is None and quantity in (result.get("metrics") or {}):
+        candidates = [rounds] if (rounds := step_figures.metric_rounds(result).get(quantity)) else []
+    elif quantity in CLOCKS and stat in (None, "median"):  # a clock named alone is its median (spec.expect)
+        steps = {1, check_detail.steps_said(str(check.get("detail") or "")) or 1}  # per step or per sample: either
+        variants = result.get("variants") or {}
+        chosen = [variants[variant]] if variant in variants else list(variants.values()) if variant is None else []
+        candidates = [
+            [(float(sample) / each, SAMPLE_ROUNDING_S / each) for sample in samples]
+            for one in chosen
+            if isinstance(one, Mapping) and (samples := (one.get("samples") or {}).get(quantity))
+            for each in sorted(steps)
+        ]
+    else:
+        return  # a census or bound figure: its rounds are judged elsewhere
+    if not candidates:
+        return  # the rounds are not in the file: nothing to recompute the interval from
+    low, high = float(bounds[0]), float(bounds[1])
+    given = []
+    for rounds in candidates:
+        interval = stats.median_ci([value for value, _ in rounds], float(confidence))
+        if interval is None:
+            given.append(f"none from {len(rounds)} rounds")
+            continue
+        room = max(error for _, error in rounds) + SAME_FIGURE * max(abs(interval[0]), abs(interval[1]))
+        if abs(interval[0] - low) <= room and abs(interval[1] - high) <= room:
+            return
+        given.append(f"[{interval[0]:g}, {interval[1]:g}]")
+    (at / "bounds").fail(
+        f"[{low:g}, {high:g}] is not the {units.confidence(float(confidence))} interval its stored rounds give "
+        f"({' or '.join(given)}): {recordable.NOT_WRITTEN}"
+    )
+
+
+def family_error_shared(results: Any, at: At) -> None:
+    """InputError naming the first check whose `family_error` is not the one the file's other checks state: the
+    checks of one run share one family-wise false-alarm rate (results.budget; a merged shard's checks the whole
+    plan's, results.shards), which the exit summary says they share. Each result is checked field by field before."""
+    first: tuple[float, str] | None = None
+    for index, result in enumerate(results if isinstance(results, list) else []):
+        checks = result.get("checks") if isinstance(result, Mapping) else None
+        for place, check in enumerate(checks if isinstance(checks, list) else []):
+            error = check.get("family_error") if isinstance(check, Mapping) else None
+            if error is None or isinstance(error, bool):
+                continue
+            if first is None:
+                first = (float(error), f"results[{index}].checks[{place}]")
+            elif not math.isclose(float(error), first[0], rel_tol=SAME_FIGURE, abs_tol=0.0):
+                (at / index / "checks" / place / "family_error").fail(
+                    f"{error!r}, but {first[1]} states {first[0]!r}: the checks of one run share one family-wise "
+                    f"false-alarm rate: {recordable.NOT_WRITTEN}"
+                )
 
 
 def _same(value: Any, figure: Any) -> bool:

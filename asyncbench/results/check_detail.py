@@ -64,6 +64,13 @@ CENSUS_UNITS = {"syncs_per_step": "", "sync_wait_s": "s"}
 _LEVEL = r"\d+(?:\.\d+)?%"
 
 
+def steps_said(detail: str) -> int | None:
+    """The steps a sample a user's step's check says its clocks were divided by (`per step (5 steps a sample): `),
+    None where it says none (session.step_measurement judges such a check on each sample over its steps)."""
+    said = _PER_STEP.match(detail)
+    return int(said["steps"]) if said is not None else None
+
+
 def wanted(op: str, threshold: float, unit: str) -> str:
     """'expected < 10.0 ms': the threshold a check is judged against, in its quantity's unit."""
     return f"expected {op} {units.quantity(threshold, unit)}"

@@ -257,9 +257,11 @@ def check_file(raw: Any, source: str) -> None:
         records.check(result, at / "results" / index)
         if version == SCHEMA_VERSION:  # each check's detail its figures' (older files' are in older words: as stored)
             check_detail.details_held(result, at / "results" / index, top.get("metric_info"))
+            case_held.intervals_recomputed(result, at / "results" / index)  # each interval the one its rounds give
         first = seen.setdefault(result.get("id"), index)
         if first != index:  # compare, the history and merge match rows by id: a second row would be read as the first's
             (at / "results" / index / "id").fail(f"{result.get('id')!r} is also results[{first}]'s: a case is one row")
+    case_held.family_error_shared(results, at / "results")  # one run's checks share one false-alarm rate
 
 
 def check_shard(raw: Any, at: At) -> None:

@@ -62,9 +62,20 @@ def _every(name: str, prefix: str) -> int | None:
 def check(result: Mapping[str, Any], at: At) -> None:
     """InputError naming the metric where a step form's `step_s_kK`, `slowdown_kK` or `illusion` (the result
     checked field by field before) is not the median over the rounds of what its variants' samples give."""
+    for name, per_round in metric_rounds(result).items():
+        value = (result.get("metrics") or {}).get(name)
+        if value is not None and not isinstance(value, bool):
+            _holds(value, per_round, at / "metrics" / name)
+
+
+def metric_rounds(result: Mapping[str, Any]) -> dict[str, list[tuple[float, float]]]:
+    """Each of a stored step form's `step_s_kK`, `slowdown_kK` and `illusion` metrics, one value a round as its
+    variants' stored samples give it (engine.rounds.per_round), with how far the samples' rounding can move it:
+    the rounds its median and every interval of it are taken from. A metric of no step form, or one whose rounds
+    the samples do not give (a variant without samples, a round whose bottom rounds to 0), is left out."""
     steps = (result.get("params") or {}).get("steps")
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
-        return  # no step form (records.check refuses a step form's own `steps` that is no count)
+        return {}  # no step form (records.check refuses a step form's own `steps` that is no count)
     done: dict[int, Sequence[float]] = {}
     issue: dict[int, Sequence[float]] = {}
     metrics = result.get("metrics") or {}
@@ -75,12 +86,11 @@ def check(result: Mapping[str, Any], at: At) -> None:
             continue
         done[every], issue[every] = samples.get("done_s") or (), samples.get("issue_s") or ()
     if not done:
-        return
+        return {}
     variants = (result.get("variants") or {}).values()  # engine.rounds.per_round: the rounds every variant has
     rounds = min(len((variant.get("samples") or {}).get("done_s") or ()) for variant in variants)
-    for name, value in metrics.items():
-        if value is None or isinstance(value, bool):
-            continue
+    found: dict[str, list[tuple[float, float]]] = {}
+    for name in metrics:
         if (every := _every(name, STEP_METRIC)) is not None and every in done:
             per_round = [(done[every][i] / steps, SAMPLE_ROUNDING_S / steps) for i in range(rounds)]
         elif (every := _every(name, SLOWDOWN_METRIC)) is not None and every in done and 0 in done:
@@ -89,7 +99,9 @@ def check(result: Mapping[str, Any], at: At) -> None:
             per_round = _ratios(done[0], issue[0], rounds)
         else:
             continue
-        _holds(value, per_round, at / "metrics" / name)
+        if per_round:
+            found[name] = per_round
+    return found
 
 
 def measured(result: Mapping[str, Any], variants: Mapping[str, Any], at: At) -> None:

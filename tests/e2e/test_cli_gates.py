@@ -140,6 +140,7 @@ def test_a_failing_expect_exits_1_and_says_which_check_and_by_how_much(tmp_path)
     assert "3 checks: 2 passed, 1 failed" in result.output
     checks = json.loads(out.read_text())["results"][0]["checks"]
     assert [c["verdict"] for c in checks] == ["pass", "pass", "fail"]
+    assert len(Report.load(out).results[0].checks) == 3  # a real run's checks read back
 
 
 def test_exporters_write_markdown_csv_and_benchmark_json(measured, tmp_path):
@@ -252,6 +253,8 @@ def test_quick_takes_the_rounds_a_check_needs_so_a_plain_truth_passes(tmp_path):
     (row,) = json.loads(out.read_text())["results"]
     assert [c["verdict"] for c in row["checks"]] == ["pass"]
     assert row["sampling"]["rounds"] >= 10
+    # read back: the check's interval is the one its stored samples give at its confidence (results.case_held)
+    assert [c.bounds for c in Report.load(out).results[0].checks] == [tuple(row["checks"][0]["bounds"])]
 
 
 def test_a_run_with_a_baseline_takes_the_samples_its_rows_need(tmp_path):
