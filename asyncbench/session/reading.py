@@ -5,21 +5,27 @@
 `load_results` reads a results file; where the run writing it has not
 ended (still running, or killed), its journal is read instead and `say`
 tells so. Every result's reading is rebuilt from its stored figures
-(workloads.stored_readings), never taken from the file; files older than
-schema 3 get their units from the built-in workloads too.
+(workloads.stored_readings), never taken from the file, and so is every
+`--bound-verify` verification (`reverified`: verdicts.verified.rebuilt, which
+lives above results/, so it is done here); files older than schema 3 get their
+units from the built-in workloads too.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from pathlib import Path
 from typing import Any
 
 from asyncbench.errors import InputError
 from asyncbench.results import ab_report, journal, schema
 from asyncbench.results.ab_report import ABReport
+from asyncbench.results.bound import Bound
+from asyncbench.results.model import Result
 from asyncbench.results.schema import Report
 from asyncbench.say import Say
+from asyncbench.verdicts import verified
 
 
 def load_any(path: str | Path, say: Say | None = None) -> Report | ABReport:
@@ -48,7 +54,34 @@ def load_results(path: str | Path, say: Say | None = None, raw: Any = None) -> R
     if report.schema_version < 3:
         described = [BUILT_IN[r.workload].describe(r) if r.workload in BUILT_IN else r for r in report.results]
         report = dataclasses.replace(report, results=tuple(described))
-    return stored_readings.reread(report)
+    return reverified(stored_readings.reread(report))
+
+
+def reverified(report: Report) -> Report:
+    """`report` with every bound's `--bound-verify` verification made again from its stored pairs, bound and samples
+    (verdicts.verified.rebuilt): its note, share and floor are the tool's words on those figures, never the file's.
+    A genuine file's rebuilt verification is the one it stores, and it renders as it did."""
+    results = tuple(_reverified(result) for result in report.results)
+    changed = any(new is not old for new, old in zip(results, report.results, strict=True))
+    return dataclasses.replace(report, results=results) if changed else report
+
+
+def _reverified(result: Result) -> Result:
+    bounds = {name: _rebuilt(bound, result) for name, bound in result.bound.items()}
+    changed = any(bounds[name] is not bound for name, bound in result.bound.items())
+    return dataclasses.replace(result, bound=bounds) if changed else result
+
+
+def _rebuilt(bound: Bound, result: Result) -> Bound:
+    """`bound` with its verification rebuilt; the plain step's median in the timed rounds as `run` takes it (its
+    variant's done times over the steps a sample ran), which the note compares the verification rounds' with."""
+    if bound.verified is None:
+        return bound
+    timed = result.variants.get(bound.variant)
+    done = timed.samples.done_s if timed is not None else ()
+    timed_step_s = statistics.median(done) / max(bound.steps_per_call, 1) if done else None
+    found = verified.rebuilt(bound.verified, bound, timed_step_s)
+    return bound if found == bound.verified else dataclasses.replace(bound, verified=found)
 
 
 def _read(path: Path, say: Say, raw: Any) -> Report:
