@@ -30,6 +30,7 @@ from typing import Sequence
 
 from asyncbench.results import stats, units
 from asyncbench.results.bound import Bound, BoundKind, Side, Verified, VerifyHow
+from asyncbench.verdicts import bound as fitting
 
 #: what the line says of a capture on a synchronous backend: it is timed, but there is no ceiling
 SYNCHRONOUS = "synchronous: no ceiling to compare with"
@@ -177,9 +178,10 @@ def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound:
 def _may_save(high_s: float, bound: Bound) -> str:
     """What a device slack of ~0 whose interval reaches `high_s` leaves cutting host work, said from the interval
     (not from its estimate of 0, which the ceiling's interval beside it contradicts): "the device's slack is ~0
-    [≤ 1.1 ms]: cutting host work may save up to that (ceiling ≤ 1.68×)"."""
+    [≤ 1.1 ms]: cutting host work may save up to that (ceiling ≤ 1.68×)"; no ceiling quoted where the bound has none
+    to show (verdicts.bound.no_ceiling: the table's column reads '–')."""
     said = f"the device's slack is {units.with_bounds(0.0, (0.0, high_s), 's')}: cutting host work may save up to that"
-    if bound.ceiling_ci is None:
+    if bound.ceiling_ci is None or fitting.no_ceiling(bound):  # the table's ceiling reads '–': none to quote
         return said
     top = bound.ceiling_ci[1]
     return f"{said} (ceiling ≤ {units.quantity(top, 'x')})" if math.isfinite(top) else f"{said} (a ceiling with no upper bound)"

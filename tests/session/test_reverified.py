@@ -1,7 +1,9 @@
 """A stored `--bound-verify` verification is made again from its stored figures on reading (session.reading
 .reverified, verdicts.verified.rebuilt): a note whose figures were edited ("it saved 664 µs" → "9.99 s") is shown as
 the tool writes it from the stored pairs, never as the file wrote it; a genuine file renders exactly as before, and
-a refused capture's reason and torch.compile's graph-break caveat (the backend's words) are kept as stored."""
+a refused capture's reason and torch.compile's graph-break caveat (the backend's words) are kept as stored. A bound
+read host- or device-bound is fitted again from its stored observations (the rule reads an interval the file does
+not store): an inconclusive bound edited to `host` shows as inconclusive."""
 
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ from asyncbench.report import bound as rendering
 from asyncbench.results import stats
 from asyncbench.results.bound import Bound, BoundKind
 from asyncbench.results.model import Result, Samples, VariantResult
+from asyncbench.results.schema import Report
 from asyncbench.session import reading
+from asyncbench.verdicts import bound as fitting
 from asyncbench.verdicts import verified
 from tests.results.test_bound_held import BREAKS, _fitted, _no_interval, _pairs
 from tests.support.bounds import host_bound, result_with
@@ -125,3 +129,27 @@ def test_edited_sides_medians_are_shown_as_the_stored_pairs_give_them(tmp_path):
     assert loaded.verified is not None
     assert loaded.verified.note == genuine
     assert BREAKS in genuine
+
+
+def _inconclusive() -> Bound:
+    """A genuine fit that reads inconclusive: host 100% and device 85% of the step, six noisy rounds."""
+    from tests.verdicts.test_bound import STEPS, planted
+
+    observations, _ = planted(1.0, 0.85, rounds=6, seed=1, noise=0.1)
+    fitted = fitting.fit("a", observations, True, steps_per_call=STEPS)
+    assert fitted.bound == BoundKind.INCONCLUSIVE
+    return fitted
+
+
+@pytest.mark.parametrize("kind", ["host", "device"])
+def test_an_inconclusive_bound_edited_to_host_or_device_shows_as_its_observations_read(kind, tmp_path):
+    raw = _raw(result_with(_inconclusive()))
+    raw["results"][0]["bound"]["a"]["bound"] = kind  # which the sides' intervals alone cannot refute
+    assert _loaded(raw, tmp_path).bound == BoundKind.INCONCLUSIVE
+
+
+@pytest.mark.parametrize("host, device", [(1.0, 0.6), (0.6, 1.0)])
+def test_a_genuine_host_or_device_bound_reads_as_written(host, device, tmp_path):
+    fitted = _fitted(30, 4, host=host, device=device)
+    assert fitted.bound in (BoundKind.HOST, BoundKind.DEVICE)
+    assert _loaded(_raw(result_with(fitted)), tmp_path) == Report.from_dict(_raw(result_with(fitted)), "r.json").results[0].bound["a"]
