@@ -16,7 +16,6 @@ one line, no table. Every writer (terminal, markdown) lays out the same BoundVie
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -45,6 +44,9 @@ NO_GAIN = 1 + fitting.DECISION_MARGIN
 #: what the line says where the device's slack may reach the whole step (`unbounded`), whatever its estimate: the
 #: ceiling's column reads '–' then, never '≤ 1.00× [1.00×–no upper bound]' (at most anything is no ceiling)
 NO_CEILING = "cutting host work has no ceiling measured here: the device's slack may reach the whole step"
+#: what a checked capture's share is of where the table's ceiling reads '–' (`ceiling`): the device's slack, which
+#: the share is computed from, never a ceiling the table says was not measured ("reached 270% ±? of the ceiling")
+NO_CEILING_SHARE = "of the device's slack (no ceiling measured here)"
 #: what slack and cost past are, said under every report that shows a bound (view.legend)
 BOUND_NOTE = (
     "slack: how much a side's work per step can grow before the step slows, measured by injecting delays (its 95% "
@@ -106,20 +108,16 @@ def cost(fit: SideBound) -> str:
 
 
 def unbounded(bound: Bound) -> bool:
-    """Whether the device's slack may reach the whole step, so that cutting host work has no ceiling measured: its
-    estimate is the step (the fit stores no ceiling then, a floor of 0) or its interval's high end is (the ceiling's
-    interval has no upper end). One rule for both: a trial drew '~0 [≤ 919 µs] (≤ 100%)' with a ceiling '≤ 1.00×
-    [1.00×–no upper bound]' and '~0 [≤ 1.56 ms] (≤ 100%)' with '–' and a note, the same situation two ways."""
-    if bound.side(Side.DEVICE) is None or bound.bound == BoundKind.SYNCHRONOUS or not bound.rounds:
-        return False
-    return bound.ceiling is None or (bound.ceiling_ci is not None and not math.isfinite(bound.ceiling_ci[1]))
+    """Whether the device's slack may reach the whole step, so that cutting host work has no ceiling measured
+    (verdicts.bound.unbounded: the rule the checked capture's words follow too)."""
+    return fitting.unbounded(bound)
 
 
 def ceiling(bound: Bound) -> str:
     """The ceiling of cutting host work: '1.43× [1.39–1.47]'; '1.44× ±?' without an interval, as the slack it is read
     from says; '–' where it cannot be said: no device side, or the device's slack may reach the whole step
     (`unbounded`: NO_CEILING says why, under the table)."""
-    if bound.ceiling is None or unbounded(bound):
+    if fitting.no_ceiling(bound):
         return units.NO_VALUE
     if bound.ceiling_ci is None:
         return f"{units.with_bounds(bound.ceiling, None, 'x')} ±?"
@@ -196,15 +194,18 @@ def _waits(bound: Bound, census: Census | None) -> str | None:
     )
 
 
-def verified(found: Verified) -> str:
+def verified(found: Verified, bound: Bound | None = None) -> str:
     """The ceiling checked, in words: 'jit: 1.2 ms [1.1–1.3] a step, reached 85% [70%–98%] of the ceiling'; a refused
-    capture: 'jit: not timed: <why>'."""
+    capture: 'jit: not timed: <why>'. Where `bound` (the one it checked) has no ceiling to show (its column reads
+    '–': verdicts.bound.no_ceiling), the share is said of what it is, the device's slack, and that no ceiling was
+    measured: 'reached 270% ±? of the device's slack (no ceiling measured here)', never "of the ceiling"."""
     if found.step_s is None:
         return f"{found.how}: not timed: {found.note or 'no capture'}"
     said = f"{found.how}: {units.with_bounds(found.step_s, found.step_ci_s, 's')} a step"
     if found.reached is not None:
         interval = f" [{units.percent(found.reached_ci[0])}–{units.percent(found.reached_ci[1])}]" if found.reached_ci else " ±?"
-        said += f", reached {units.percent(found.reached)}{interval} of the ceiling"
+        of = NO_CEILING_SHARE if bound is not None and fitting.no_ceiling(bound) else "of the ceiling"
+        said += f", reached {units.percent(found.reached)}{interval} {of}"
     return f"{said}; {found.note}" if found.note else said
 
 
@@ -225,7 +226,7 @@ def _summary(bound: Bound, census: Census | None) -> list[str]:
     if waits is not None:
         lines.append(f"{bound.variant}: {waits}")
     if bound.verified is not None:
-        lines.append(f"{bound.variant}: {verified(bound.verified)}")
+        lines.append(f"{bound.variant}: {verified(bound.verified, bound)}")
     return lines
 
 

@@ -5,21 +5,32 @@
 `load_results` reads a results file; where the run writing it has not
 ended (still running, or killed), its journal is read instead and `say`
 tells so. Every result's reading is rebuilt from its stored figures
-(workloads.stored_readings), never taken from the file; files older than
-schema 3 get their units from the built-in workloads too.
+(workloads.stored_readings), never taken from the file, and so is every
+`--bound-verify` verification (`reverified`: verdicts.verified.rebuilt, which
+lives above results/, so it is done here), and so is a bound read host- or
+device-bound (`_rekinded`: its rule reads the interval of the resampled
+difference of the sides' slacks, which a file does not store, so the results
+layer can hold that kind only to a condition it implies; verdicts.bound.fit
+makes it again from the stored observations); files older than schema 3 get their
+units from the built-in workloads too.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from pathlib import Path
 from typing import Any
 
 from asyncbench.errors import InputError
 from asyncbench.results import ab_report, journal, schema
 from asyncbench.results.ab_report import ABReport
+from asyncbench.results.bound import Bound, BoundKind
+from asyncbench.results.model import Result
 from asyncbench.results.schema import Report
 from asyncbench.say import Say
+from asyncbench.verdicts import bound as fitting
+from asyncbench.verdicts import verified
 
 
 def load_any(path: str | Path, say: Say | None = None) -> Report | ABReport:
@@ -48,7 +59,59 @@ def load_results(path: str | Path, say: Say | None = None, raw: Any = None) -> R
     if report.schema_version < 3:
         described = [BUILT_IN[r.workload].describe(r) if r.workload in BUILT_IN else r for r in report.results]
         report = dataclasses.replace(report, results=tuple(described))
-    return stored_readings.reread(report)
+    return reverified(stored_readings.reread(report))
+
+
+def reverified(report: Report) -> Report:
+    """`report` with every host- or device-bound reading made again from its observations (`_rekinded`), and every
+    bound's `--bound-verify` verification from its stored pairs, bound and samples (verdicts.verified.rebuilt): its
+    note, share and floor are the tool's words on those figures, never the file's. A genuine file's rebuilt
+    verification and reading are the ones it stores, and it renders as it did."""
+    results = tuple(_reverified(result) for result in report.results)
+    changed = any(new is not old for new, old in zip(results, report.results, strict=True))
+    return dataclasses.replace(report, results=results) if changed else report
+
+
+def _reverified(result: Result) -> Result:
+    bounds = {name: _rebuilt(_rekinded(bound), result) for name, bound in result.bound.items()}
+    changed = any(bounds[name] is not bound for name, bound in result.bound.items())
+    return dataclasses.replace(result, bound=bounds) if changed else result
+
+
+#: the readings a file's slack intervals cannot hold exactly (results.bound_rule.check_reading holds them to a condition
+#: they imply): refitted on reading. Synchronous, one side, balanced and too few rounds are held exactly there, and
+#: inconclusive claims nothing; a refit costs 34-59 ms a variant (docs/measured.md), so only these pay it
+_REFITTED = (BoundKind.HOST, BoundKind.DEVICE)
+
+
+def _rekinded(bound: Bound) -> Bound:
+    """`bound` with a host- or device-bound reading made again by verdicts.bound.fit from its stored observations, as
+    `run` fits it (the default confidence, its steps a sample, its cores): an inconclusive bound edited to `host`
+    beside a host slack of 88% of the step shows as the rule reads it. Only the kind is replaced: the bound's note is
+    its fit's and the engine's words (results.bound_held leaves it unheld), and its figures are held on reading."""
+    if bound.bound not in _REFITTED or len(bound.sides) < 2 or not bound.observations:
+        return bound
+    refit = fitting.fit(
+        bound.variant,
+        bound.observations,
+        True,
+        steps_per_call=bound.steps_per_call,
+        scale_s=bound.scale_s,
+        shares_cores=bound.shares_cores,
+    )
+    return bound if refit.bound == bound.bound else dataclasses.replace(bound, bound=refit.bound)
+
+
+def _rebuilt(bound: Bound, result: Result) -> Bound:
+    """`bound` with its verification rebuilt; the plain step's median in the timed rounds as `run` takes it (its
+    variant's done times over the steps a sample ran), which the note compares the verification rounds' with."""
+    if bound.verified is None:
+        return bound
+    timed = result.variants.get(bound.variant)
+    done = timed.samples.done_s if timed is not None else ()
+    timed_step_s = statistics.median(done) / max(bound.steps_per_call, 1) if done else None
+    found = verified.rebuilt(bound.verified, bound, timed_step_s)
+    return bound if found == bound.verified else dataclasses.replace(bound, verified=found)
 
 
 def _read(path: Path, say: Say, raw: Any) -> Report:

@@ -353,6 +353,23 @@ def widest_slack_share(bound: Bound) -> float:
     return max(widths) / bound.step_s
 
 
+def unbounded(bound: Bound) -> bool:
+    """Whether the device's slack may reach the whole step, so that cutting host work has no ceiling measured: its
+    estimate is the step (the fit stores no ceiling then, a floor of 0) or its interval's high end is (the ceiling's
+    interval has no upper end). One rule for both: a trial drew '~0 [≤ 919 µs] (≤ 100%)' with a ceiling '≤ 1.00×
+    [1.00×–no upper bound]' and '~0 [≤ 1.56 ms] (≤ 100%)' with '–' and a note, the same situation two ways."""
+    if bound.side(Side.DEVICE) is None or bound.bound == BoundKind.SYNCHRONOUS or not bound.rounds:
+        return False
+    return bound.ceiling is None or (bound.ceiling_ci is not None and not math.isfinite(bound.ceiling_ci[1]))
+
+
+def no_ceiling(bound: Bound) -> bool:
+    """Whether the bound has no ceiling to show (the table's ceiling column reads '–'): none stored (no device side, a
+    synchronous backend, a floor of 0) or `unbounded`. What a checked capture says (verdicts.verified, report.bound)
+    then claims no share of a ceiling and quotes none: the table beside it says none was measured."""
+    return bound.ceiling is None or unbounded(bound)
+
+
 def reaches_top(side: SideBound) -> bool:
     """Whether the slack reaches the largest delay injected: it is then at least that, and no cost past it was seen."""
     return bool(side.levels_s) and side.slack_s >= TOP_OF_LEVELS * max(side.levels_s)

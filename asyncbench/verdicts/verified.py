@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import statistics
 from typing import Sequence
 
 from asyncbench.results import stats, units
 from asyncbench.results.bound import Bound, BoundKind, Side, Verified, VerifyHow
+from asyncbench.verdicts import bound as fitting
 
 #: what the line says of a capture on a synchronous backend: it is timed, but there is no ceiling
 SYNCHRONOUS = "synchronous: no ceiling to compare with"
@@ -49,6 +51,11 @@ NO_SLACK = "the device has no slack: cutting host work cannot save anything"
 #: what the line says where the device's slack has no interval (too few perturbation rounds): passing the floor is a
 #: claim on two intervals, and a point estimate of the slack (a "0 ns ±?" from one round) bears none
 NOT_JUDGED = "whether it ran faster than the floor (step − the device's slack) is not judged: the slack has no interval"
+#: how torch.compile's caveat begins (backends.step_capture): the backend's words, appended to the note after the
+#: tool's own parts; its example is dynamo's and may hold anything, "; " included
+CAVEAT = re.compile(r"compile: \d+ graph break\(s\): the compiled step runs partly eagerly; e\.g\. ")
+#: how the part said of a plain step the captured one's runs disturbed begins (`verified`): the note's last part
+DISTURBED_PART = "the plain step took "
 
 
 def verified(
@@ -67,15 +74,49 @@ def verified(
     found = _verified(how, pairs, bound, refused, confidence)
     if caveat is not None and refused is None:
         found = dataclasses.replace(found, note="; ".join(filter(None, (found.note, caveat))))
-    if found.pairs and timed_step_s is not None and timed_step_s > 0:
-        plain_s = statistics.median(p for p, _ in found.pairs)
-        if not 1 / DISTURBED <= plain_s / timed_step_s <= DISTURBED:
-            said = (
-                f"the plain step took {units.seconds(plain_s)} in these rounds against {units.seconds(timed_step_s)} in the "
-                "timed ones: the captured step's runs disturbed it, so the saving is not the capture's alone"
-            )
-            found = dataclasses.replace(found, note="; ".join(filter(None, (found.note, said))))
+    said = _disturbed(found.pairs, timed_step_s)
+    if said is not None:
+        found = dataclasses.replace(found, note="; ".join(filter(None, (found.note, said))))
     return found
+
+
+def rebuilt(stored: Verified, bound: Bound, timed_step_s: float | None, confidence: float = stats.CONFIDENCE) -> Verified:
+    """A stored verification made again by `verified` from its stored pairs, the stored bound and the plain step's
+    median in the timed rounds (`timed_step_s`, from the stored samples; None: not said): a reader shows the note,
+    the share and the floor as the tool writes them from these figures, never as the file wrote them (an edited
+    "saved 9.99 s" beside pairs that give 664 µs). Two parts are not the tool's words and are kept as stored: a
+    refused capture's reason (nothing was timed: the whole `stored` is returned) and torch.compile's graph-break
+    caveat (the backend's, `CAVEAT`), put back where the writer puts it. `confidence`: the run's; `run` writes every
+    verification at stats.CONFIDENCE, which is the default."""
+    if stored.step_s is None or not stored.pairs:
+        return stored  # refused, or no round taken: the backend's reason (or that), as stored
+    caveat = _caveat(stored.note) if stored.how == VerifyHow.COMPILE else None
+    return verified(stored.how, stored.pairs, bound, None, confidence, timed_step_s, caveat)
+
+
+def _caveat(note: str | None) -> str | None:
+    """torch.compile's caveat in a stored note: from where it begins to the part said of a disturbed plain step (which
+    `verified` says again from the figures), or to the end."""
+    found = CAVEAT.search(note or "")
+    if found is None or note is None:
+        return None
+    said = note[found.start() :]
+    end = said.rfind("; " + DISTURBED_PART)
+    return said[:end] if end >= 0 else said
+
+
+def _disturbed(pairs: Sequence[tuple[float, float]], timed_step_s: float | None) -> str | None:
+    """What the note says of a plain step whose time in the verification rounds is not the timed rounds' (DISTURBED),
+    None where it is, or where either is not there."""
+    if not pairs or timed_step_s is None or timed_step_s <= 0:
+        return None
+    plain_s = statistics.median(p for p, _ in pairs)
+    if 1 / DISTURBED <= plain_s / timed_step_s <= DISTURBED:
+        return None
+    return (
+        f"{DISTURBED_PART}{units.seconds(plain_s)} in these rounds against {units.seconds(timed_step_s)} in the "
+        "timed ones: the captured step's runs disturbed it, so the saving is not the capture's alone"
+    )
 
 
 def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound: Bound, refused: str | None, confidence: float) -> Verified:
@@ -137,9 +178,10 @@ def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound:
 def _may_save(high_s: float, bound: Bound) -> str:
     """What a device slack of ~0 whose interval reaches `high_s` leaves cutting host work, said from the interval
     (not from its estimate of 0, which the ceiling's interval beside it contradicts): "the device's slack is ~0
-    [≤ 1.1 ms]: cutting host work may save up to that (ceiling ≤ 1.68×)"."""
+    [≤ 1.1 ms]: cutting host work may save up to that (ceiling ≤ 1.68×)"; no ceiling quoted where the bound has none
+    to show (verdicts.bound.no_ceiling: the table's column reads '–')."""
     said = f"the device's slack is {units.with_bounds(0.0, (0.0, high_s), 's')}: cutting host work may save up to that"
-    if bound.ceiling_ci is None:
+    if bound.ceiling_ci is None or fitting.no_ceiling(bound):  # the table's ceiling reads '–': none to quote
         return said
     top = bound.ceiling_ci[1]
     return f"{said} (ceiling ≤ {units.quantity(top, 'x')})" if math.isfinite(top) else f"{said} (a ceiling with no upper bound)"

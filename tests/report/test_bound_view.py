@@ -311,3 +311,37 @@ def test_no_ceiling_is_said_one_way_whether_the_device_slacks_estimate_or_its_in
     for text in (out.getvalue(), markdown.markdown(built)):
         assert "no upper bound" not in text
         assert bound.NO_CEILING in text
+
+
+def _without_a_ceiling(slack_s: float, slack_ci_s: tuple[float, float], ceiling: float | None, ceiling_ci: tuple[float, float]) -> Bound:
+    """host_bound with the device's slack `slack_s` [slack_ci_s] and the ceiling the table shows as '–'."""
+    fitted = host_bound("a")
+    sides = tuple(
+        dataclasses.replace(side, slack_s=slack_s, slack_ci_s=slack_ci_s) if side.side == Side.DEVICE else side for side in fitted.sides
+    )
+    bounded = dataclasses.replace(fitted, sides=sides, ceiling=ceiling, ceiling_ci=ceiling_ci)
+    assert bound.ceiling(bounded) == "–"
+    assert math.isfinite(ceiling_ci[1]) or bound.unbounded(bounded)
+    return bounded
+
+
+def test_a_checked_capture_claims_no_share_of_a_ceiling_the_table_says_was_not_measured():
+    from asyncbench.verdicts import verified
+
+    unbounded = _without_a_ceiling(0.0003, (0.0002, 0.001), 0.001 / 0.0007, (1.25, float("inf")))  # the slack may reach the step
+    pairs = [(0.001 + 1e-6 * (r % 3), 0.0002 + 1e-6 * ((r + 1) % 3)) for r in range(12)]
+    checked = dataclasses.replace(unbounded, verified=verified.verified("jit", pairs, unbounded))
+    said = next(line for line in _view(checked).summary if line.startswith("a: jit:"))
+    assert "of the ceiling" not in said
+    assert "of the device's slack (no ceiling measured here)" in said
+
+
+def test_a_checked_capture_quotes_no_ceiling_the_table_shows_as_unmeasured():
+    from asyncbench.verdicts import verified
+
+    none_stored = _without_a_ceiling(0.0, (0.0, 0.0002), None, (1.0, 1.26))
+    pairs = [(0.001 + 1e-6 * (r % 3), 0.00097 + 1e-6 * ((r + 1) % 3)) for r in range(12)]
+    found = verified.verified("jit", pairs, none_stored)
+    assert found.note is not None
+    assert "the device's slack is ~0" in found.note
+    assert "ceiling ≤" not in found.note
