@@ -52,13 +52,22 @@ def load_results(path: str | Path, say: Say | None = None, raw: Any = None) -> R
     (workloads.stored_readings: a built-in's, a step's; a user's own Workload class's stored words are dropped),
     never shown as the file wrote it. Files older than schema 3 store no units either, so those are taken from
     the built-in workloads (a user's workload is not imported to render a file: its old results stay bare)."""
-    # built-ins and the step form only: rendering never imports a user's module
-    from asyncbench.workloads import BUILT_IN, stored_readings
+    # built-ins only: rendering never imports a user's module
+    from asyncbench.workloads import BUILT_IN
 
     report = _read(Path(path), say or (lambda _: None), raw)
     if report.schema_version < 3:
         described = [BUILT_IN[r.workload].describe(r) if r.workload in BUILT_IN else r for r in report.results]
         report = dataclasses.replace(report, results=tuple(described))
+    return rebuilt(report)
+
+
+def rebuilt(report: Report) -> Report:
+    """`report` as every reader shows it: its readings (workloads.stored_readings), its verifications and its host- or
+    device-bound readings (`reverified`) made again from its stored figures, never taken from the file (`merge` reads
+    its shards through this too)."""
+    from asyncbench.workloads import stored_readings  # built-ins and the step form: no user module imported
+
     return reverified(stored_readings.reread(report))
 
 

@@ -22,11 +22,10 @@ from asyncbench.results import shard_plan, shards
 from asyncbench.results.model import SKIPPED
 from asyncbench.results.schema import Report
 from asyncbench.say import Say
-from asyncbench.session import preflight, spine
+from asyncbench.session import preflight, reading, spine
 from asyncbench.session.requests import RunRequest
 from asyncbench.session.run_conclusion import RunConclusion
 from asyncbench.session.saver import Saver
-from asyncbench.workloads import stored_readings
 
 
 def _loaded(paths: Sequence[str], request: RunRequest) -> list[tuple[str, Report]]:
@@ -35,7 +34,7 @@ def _loaded(paths: Sequence[str], request: RunRequest) -> list[tuple[str, Report
     for option, path in [("-o", request.outputs.json_path), *request.outputs.files.items()]:
         if path and Path(path).resolve() in given:
             raise InputError(f"{option} {path}: is a shard's results file that merge reads; name another output")
-    return [(path, stored_readings.reread(Report.load(path))) for path in paths]  # readings made again, never the file's
+    return [(path, reading.rebuilt(Report.load(path))) for path in paths]  # made again from their figures, as any reader does
 
 
 def _pools_beside(report: Report, loaded: Sequence[tuple[str, Report]]) -> Report:
