@@ -1,0 +1,86 @@
+"""What a fitted bound says beyond its kind, read from its figures: whether a slack reaches the top of the delays
+injected, what the cost past it says, whether the ceiling is unbounded or not measured, how wide its slack
+intervals are. The fit (verdicts.bound) makes a bound; these read one, wherever it came from (a run's fit, a file),
+for the report's table and lines, a checked capture's words and --bound's stopping rule."""
+
+from __future__ import annotations
+
+import math
+
+from asyncbench.results.bound import Bound, BoundKind, Side, SideBound
+
+#: what a slack of [0, 0] beside a cost wholly below 1 says (cost_reading): the step slowed from the first delay by a
+#: share of it, with no knee (a concave response, 0.9 of the delay up to 0.3 step then 0.45, fits [0, 0] and 0.62)
+NO_KNEE = (
+    "no knee: the step slowed from the first delay on, by part of each delay (a slowdown that flattens as the delay "
+    "grows, which a hinge, flat then rising, fits only with its knee at 0); the slack of 0 says no delay was free, not "
+    "that this side alone sets the pace (that would cost the whole delay)"
+)
+#: a slack within this share of the largest delay injected reaches the top of the levels: it is at least that much,
+#: and nothing was seen past it (no cost past it to speak of)
+TOP_OF_LEVELS = 0.98
+
+
+def widest_slack_share(bound: Bound) -> float:
+    """The widest half-width of the bound's slack intervals, as a share of its step (inf where a side has none, or
+    there is no side): what --bound's rounds stop on (measure.perturbation.PRECISION_SHARE)."""
+    if not bound.sides or bound.step_s <= 0:
+        return math.inf
+    widths = [(side.slack_ci_s[1] - side.slack_ci_s[0]) / 2 if side.slack_ci_s is not None else math.inf for side in bound.sides]
+    return max(widths) / bound.step_s
+
+
+def unbounded(bound: Bound) -> bool:
+    """Whether the device's slack may reach the whole step, so that cutting host work has no ceiling measured: its
+    estimate is the step (the fit stores no ceiling then, a floor of 0) or its interval's high end is (the ceiling's
+    interval has no upper end). One rule for both: a trial drew '~0 [≤ 919 µs] (≤ 100%)' with a ceiling '≤ 1.00×
+    [1.00×–no upper bound]' and '~0 [≤ 1.56 ms] (≤ 100%)' with '–' and a note, the same situation two ways."""
+    if bound.side(Side.DEVICE) is None or bound.bound == BoundKind.SYNCHRONOUS or not bound.rounds:
+        return False
+    return bound.ceiling is None or (bound.ceiling_ci is not None and not math.isfinite(bound.ceiling_ci[1]))
+
+
+def no_ceiling(bound: Bound) -> bool:
+    """Whether the bound has no ceiling to show (the table's ceiling column reads '–'): none stored (no device side, a
+    synchronous backend, a floor of 0) or `unbounded`. What a checked capture says (verdicts.verified, report.bound)
+    then claims no share of a ceiling and quotes none: the table beside it says none was measured."""
+    return bound.ceiling is None or unbounded(bound)
+
+
+def reaches_top(side: SideBound) -> bool:
+    """Whether the slack reaches the largest delay injected: it is then at least that, and no cost past it was seen."""
+    return bool(side.levels_s) and side.slack_s >= TOP_OF_LEVELS * max(side.levels_s)
+
+
+def at_least_top(side: SideBound) -> bool:
+    """Whether the slack is at least the largest delay injected ('≥ x'): its 95% interval's low end reaches the top
+    (TOP_OF_LEVELS of it), not its estimate alone. An estimate at the top whose interval reaches lower (to 0: a
+    JAX step on a 2-core CPU, '≥ 5.53 ms' beside [0, 8.02 ms]) says no "at least" of anything above that low end.
+    Without an interval, the estimate is all there is (the line says '±?' of nothing else)."""
+    if not side.levels_s:
+        return False
+    low = side.slack_s if side.slack_ci_s is None else side.slack_ci_s[0]
+    return low >= TOP_OF_LEVELS * max(side.levels_s)
+
+
+def cost_reading(side: SideBound) -> str | None:
+    """What the cost past the slack says where its interval excludes 1 (one bottleneck): 'the delay hurts something
+    else too' (wholly above), 'partial overlap' (wholly below); None otherwise, without an interval, or where nothing
+    was seen past the slack. The guide promised both phrases where the interval is clear of 1, and a margin of 0.15
+    kept them off 0.67 [0.42–0.94] and 1.13 [1.05–1.20].
+
+    A slack of 0 throughout its interval ([0, 0]) with a cost wholly below 1 is no hinge at all: the step slowed from
+    the first delay, by a share of each, at every level. Every resample puts the knee at 0 where the slowdown
+    flattens as the delay grows (concave, as a device delay on cores the host shares gave): a hinge is flat then
+    rising, and any knee above 0 leaves the steepest part of the curve flat. Not because that side alone sets the
+    pace past a slack of 0, which would cost the whole delay (1). It says so (NO_KNEE), not 'partial overlap'."""
+    if side.cost_past_ci is None or reaches_top(side):
+        return None
+    low, high = side.cost_past_ci
+    if low > 1:
+        return "the delay hurts something else too"
+    if high < 1:
+        if side.slack_ci_s is not None and side.slack_ci_s[1] <= 0:
+            return NO_KNEE
+        return "partial overlap"
+    return None
