@@ -86,7 +86,7 @@ def warnings_of(
         names = ", ".join(f"{k}={v}" for k, v in synchronizing.items())
         found.append(f"{names} is set: GPU work was made synchronous, so issue and done times are not those of asynchronous execution")
     if pools is not None:
-        found += _pool_warnings(result, pools)
+        found += _pool_warnings(result, pools) + _neighbour_warning(result, pools)
     found += _harness_share(result, workload)
     return tuple(found)
 
@@ -135,3 +135,21 @@ def _pool_warnings(result: Result, pools: thread_pools.Pools) -> list[str]:
             found.append(thread_pools.shared_warning(result.backend, how, pools))
     _, different = thread_pools.compared_line(result.backend, result.experiment, pools)
     return found + ([different] if different else [])
+
+
+def _neighbour_warning(result: Result, pools: thread_pools.Pools) -> list[str]:
+    """Any row that sampled beside a neighbour, whose pool warning (a free pool on shared cores) did not already say
+    so: a pinned CPU row, a GPU row (its host issue shares the cores too). Its intervals hold for this run's load
+    only, and a comparison with another run gives no verdict (verdicts.machine): a run beside a CPU hog at 96-100%
+    pressure printed a tight bound reading that missed a planted truth, with no word of the neighbour."""
+    reference = result.reference
+    if reference is None:
+        return []
+    how = thread_pools.shared(reference.cpu_pressure, reference.others_cpu)
+    if how is None or (result.device.startswith("cpu") and pools.free(result.backend)):
+        return []
+    return [
+        f"a neighbour shared the cores while this row sampled ({how}): its times are this machine's under that load, "
+        "its intervals hold for this run only, and `compare` or `--baseline` gives no verdict against it; run it "
+        "again on a quiet machine"
+    ]

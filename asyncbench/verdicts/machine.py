@@ -97,12 +97,16 @@ def change(
     if baseline is None or current is None:
         which = "either run" if baseline is None and current is None else names[0] if baseline is None else names[1]
         return f"no machine reference in {which} (a file before schema 10): each row is judged on its own interval"
+    neighbour = _neighbour(baseline, current, names)
     if baseline.work == current.work and tuple(baseline.samples_s) == tuple(current.samples_s):
         # one run's reference on both sides (a file against itself): every sample is its own counterpart, so the
         # machine's ratio is exactly 1, [1, 1], whatever the rank interval of the two as independent runs says
-        # (none, where the reference drifted: `reference t1.json/t1.json 1.00× [?]` read as a machine not pinned)
-        return MachineChange(1.0, (1.0, 1.0), False, "the same reference samples in both runs: the machine's ratio is 1.00× [1.00–1.00]")
-    neighbour = _neighbour(baseline, current, names)
+        # (none, where the reference drifted: `reference t1.json/t1.json 1.00× [?]` read as a machine not pinned).
+        # A neighbour in that run still gives no verdict: what it did to the case is unknown, whatever the reference.
+        same = "the same reference samples in both runs: the machine's ratio is 1.00× [1.00–1.00]"
+        if neighbour is not None:
+            return MachineChange(1.0, (1.0, 1.0), True, f"{neighbour} ({same}); no verdict on this evidence", neighbour=True)
+        return MachineChange(1.0, (1.0, 1.0), False, same)
     unread = _unread(baseline, current, pools)
     if unread is not None:
         said, means = unread
@@ -117,7 +121,9 @@ def change(
     if interval is None:
         return MachineChange(estimate, interval, True, f"the machine's speed could not be pinned ({speed}: too few reference samples)")
     if interval[0] < 1 / (1 + MAX_MOVE) or interval[1] > 1 + MAX_MOVE:
-        return MachineChange(estimate, interval, True, f"{speed}: beyond ×{1 + MAX_MOVE:.3g}, no verdict on this evidence")
+        # the interval, not necessarily the estimate, reaches past the bound: `1.00× [0.895–13.9]` is not "beyond ×2"
+        beyond = "beyond" if interval[0] > 1 + MAX_MOVE or interval[1] < 1 / (1 + MAX_MOVE) else "reaching beyond"
+        return MachineChange(estimate, interval, True, f"{speed}: {beyond} ×{1 + MAX_MOVE:.3g}, no verdict on this evidence")
     if held(interval):
         return MachineChange(estimate, interval, False, f"the machine held its speed ({speed})")
     return MachineChange(estimate, interval, False, f"{speed}: carried by the code's interval")

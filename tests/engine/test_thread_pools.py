@@ -69,6 +69,24 @@ def test_no_pool_warning_where_pinned_quiet_or_not_a_pooled_cpu_row(
     assert _pool_warnings(_row(backend, device, reading), _pools(variables, backend)) == []
 
 
+def _neighbour_warnings(result: Result, pools: thread_pools.Pools) -> list[str]:
+    return [w for w in sanity.warnings_of(result, MATMUL, {}, pools) if "a neighbour shared the cores" in w]
+
+
+@pytest.mark.parametrize(
+    ("backend", "variables", "device"),
+    [("torch", thread_pools.pinning_variables(1), "cpu"), ("torch", {}, "cuda:0"), ("mxnet", {}, "cpu")],
+)
+def test_a_row_beside_a_neighbour_says_so_though_its_pool_is_pinned(backend: str, variables: dict[str, str], device: str) -> None:
+    """A pinned run at 96-100% CPU pressure printed a tight bound reading that missed a planted truth, with no word of
+    the neighbour: every row that sampled beside one says so (once: a free pool's own warning already does)."""
+    (warning,) = _neighbour_warnings(_row(backend, device), _pools(variables, backend))
+    assert "some task waited for a CPU 50%" in warning and "gives no verdict against it" in warning
+    assert _neighbour_warnings(_row(backend, device, ALONE), _pools(variables, backend)) == []
+    free = _row("torch", "cpu")
+    assert _neighbour_warnings(free, _pools({}, "torch")) == [] and _pool_warnings(free, _pools({}, "torch")) != []
+
+
 def test_jax_is_not_pinned_by_the_openmp_variables() -> None:
     """XLA reads PJRT_NPROC only: the CI recipe's OMP_NUM_THREADS=1 leaves JAX's pool free."""
     (warning,) = _pool_warnings(_row("jax"), _pools({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}, "jax"))

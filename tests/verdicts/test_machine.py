@@ -265,3 +265,30 @@ def test_a_file_against_itself_reads_the_machine_unchanged_though_its_reference_
     assert (said.ratio, said.interval, said.moved) == (1.0, (1.0, 1.0), False)
     assert "1.00× [1.00–1.00]" in said.why
     assert "[?]" not in said.why
+
+
+def test_a_file_against_itself_beside_a_neighbour_gives_no_verdict():
+    """`compare a.json a.json` of a run whose case sampled with a task waiting for a CPU 100% of the time said SAME and
+    "the machine held its speed": the identical references were read before the neighbour. The help promises
+    INCONCLUSIVE: what the neighbour did to the case is unknown, whatever the reference says."""
+    busy = _case(1.0, 1.0, seed=7, pressure=0.99)
+    said = machine.change(busy.reference, busy.reference, 0.95, ("a.json", "a.json"))
+    assert isinstance(said, machine.MachineChange)
+    assert said.moved and said.neighbour, said
+    assert "a neighbour shared the cores" in said.why and "no verdict" in said.why
+    row = _compared(busy, busy)
+    assert row.label is Label.INCONCLUSIVE, row
+
+
+def test_a_machine_whose_interval_only_reaches_past_the_bound_is_not_said_to_be_beyond_it():
+    """`reference b/a 1.00× [0.895–13.9]: beyond ×2` said the machine moved beyond ×2 where only its interval reached
+    there: "reaching beyond", and plain "beyond" only where the whole interval is past."""
+    base = Reference(WORK, tuple(1e-3 * (1 + 0.01 * i) for i in range(12)), cpu_pressure=0.0, others_cpu=0.0)
+    wide = (0.9, 0.95, 1.0, 1.0, 1.02, 1.05, 1.1, 3, 6, 9, 12, 14)
+    said = machine.change(base, Reference(WORK, tuple(1e-3 * x for x in wide), cpu_pressure=0.0, others_cpu=0.0), 0.95, ("a", "b"))
+    assert isinstance(said, machine.MachineChange) and said.moved
+    assert said.interval is not None and said.interval[0] < 2 < said.interval[1], said
+    assert "reaching beyond ×2" in said.why, said.why
+    far = machine.change(base, Reference(WORK, tuple(3 * t for t in base.samples_s), cpu_pressure=0.0, others_cpu=0.0), 0.95, ("a", "b"))
+    assert isinstance(far, machine.MachineChange)
+    assert ": beyond ×2" in far.why, far.why
