@@ -274,8 +274,10 @@ def test_a_file_against_itself_beside_a_neighbour_gives_no_verdict():
     busy = _case(1.0, 1.0, seed=7, pressure=0.99)
     said = machine.change(busy.reference, busy.reference, 0.95, ("a.json", "a.json"))
     assert isinstance(said, machine.MachineChange)
-    assert said.moved and said.neighbour, said
-    assert "a neighbour shared the cores" in said.why and "no verdict" in said.why
+    assert said.moved, said
+    assert said.neighbour, said
+    assert "a neighbour shared the cores" in said.why
+    assert "no verdict" in said.why
     row = _compared(busy, busy)
     assert row.label is Label.INCONCLUSIVE, row
 
@@ -286,8 +288,10 @@ def test_a_machine_whose_interval_only_reaches_past_the_bound_is_not_said_to_be_
     base = Reference(WORK, tuple(1e-3 * (1 + 0.01 * i) for i in range(12)), cpu_pressure=0.0, others_cpu=0.0)
     wide = (0.9, 0.95, 1.0, 1.0, 1.02, 1.05, 1.1, 3, 6, 9, 12, 14)
     said = machine.change(base, Reference(WORK, tuple(1e-3 * x for x in wide), cpu_pressure=0.0, others_cpu=0.0), 0.95, ("a", "b"))
-    assert isinstance(said, machine.MachineChange) and said.moved
-    assert said.interval is not None and said.interval[0] < 2 < said.interval[1], said
+    assert isinstance(said, machine.MachineChange)
+    assert said.moved
+    assert said.interval is not None
+    assert said.interval[0] < 2 < said.interval[1], said
     assert "reaching beyond ×2" in said.why, said.why
     far = machine.change(base, Reference(WORK, tuple(3 * t for t in base.samples_s), cpu_pressure=0.0, others_cpu=0.0), 0.95, ("a", "b"))
     assert isinstance(far, machine.MachineChange)
