@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from asyncbench.results import check_detail, recordable, stats, step_figures, units
 from asyncbench.results.check_rule import CHECK
@@ -79,11 +79,14 @@ SAME_FIGURE = 1e-9
 _LEVEL = re.compile(r"\((?P<level>\d+(?:\.\d+)?%) interval\)")
 
 
-def known_keys(raw: Mapping[str, Any], known: frozenset[str], at: At) -> None:
-    """InputError naming the first key of `raw` that no schema version writes."""
+def known_keys(raw: Mapping[str, Any], known: frozenset[str], at: At, needed: Sequence[str] = ()) -> None:
+    """InputError naming the first key of `raw` that no schema version writes; with those of `needed` it lacks (a
+    key renamed: `done_ms` where `done_s` was), which a reader would otherwise call missing without the key it found."""
     for key in raw:
         if key not in known:
-            (at / str(key)).fail(f"{str(key)[:80]!r} is no key any results schema writes (docs/reference/results-schema.md)")
+            lacking = [name for name in needed if name not in raw]
+            instead = f"; {', '.join(map(repr, lacking))} missing" if lacking else ""
+            (at / str(key)).fail(f"{str(key)[:80]!r} is no key any results schema writes (docs/reference/results-schema.md){instead}")
 
 
 def identity_held(result: Mapping[str, Any], at: At) -> None:

@@ -185,8 +185,8 @@ def number(value: Any, at: At) -> float:
     return float(value)
 
 
-def all_numbers(values: list[Any], least: float | None = None) -> bool:
-    """Whether every one of `values` is a finite number (not a bool), each at least `least` if given: a whole list
+def all_numbers(values: list[Any], least: float | None = None, most: float | None = None) -> bool:
+    """Whether every one of `values` is a finite number (not a bool), each at least `least` and at most `most` if given: a whole list
     of samples (up to a thousand a clock, in each of a run's rows) checked at C speed. False says only that some
     value is not; the caller's check of each value then names the first that is not, with its index."""
     if not values:
@@ -198,7 +198,7 @@ def all_numbers(values: list[Any], least: float | None = None) -> bool:
             return False
     except OverflowError:  # an integer too large for a float
         return False
-    return least is None or min(values) >= least
+    return (least is None or min(values) >= least) and (most is None or max(values) <= most)
 
 
 def optional_number(value: Any, at: At) -> float | None:

@@ -124,6 +124,23 @@ def duration(value: Any, at: At) -> float | None:
     return seconds
 
 
+# No time a run measured is longer than a year. A case is killed at its timeout_s (300 s unless set) and its samples stop
+# at max_time_s (10 s unless set); a run on a cluster lives within its job's time limit, which sites cap at days. Neither
+# setting has a ceiling of its own (Slurm's largest time limit, 0xFFFFFFFD minutes, is 8,000 years), but no machine
+# runs a benchmark's case for a year: a sample, a clock's summary or a case's time beyond it is an edit (a file scaled
+# to 1e198 s throughout, every figure consistent with the others, printed a 200-digit table and a +1000000…% shift).
+# What a user set (sampling.max_time_s) is not held to it: only what was measured.
+MAX_MEASURED_S = 365.25 * 24 * 3600
+
+
+def measured_time(value: Any, at: At) -> float | None:
+    """A time a run measured, in seconds (or null): a duration no longer than MAX_MEASURED_S."""
+    seconds = duration(value, at)
+    if seconds is not None and seconds > MAX_MEASURED_S:
+        at.fail(f"{seconds:g} s is longer than any time a run measures (a year, {MAX_MEASURED_S:g} s)")
+    return seconds
+
+
 # A stored summary is recomputed from its samples to within this share, or SAMPLE_ROUNDING_S: the samples are written
 # to the nanosecond and the summary from the unrounded ones, so only an edit moves a median by more
 SUMMARY_TOLERANCE = 1e-9

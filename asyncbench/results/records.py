@@ -40,9 +40,9 @@ from asyncbench.results.model import (
 )
 from asyncbench.results.nanoseconds import nanoseconds
 from asyncbench.results.reference import Reference
-from asyncbench.results.sampling_held import MAX_COUNT, check_harness, check_rounds_taken, check_sampling, check_steps, timed_rounds
-from asyncbench.results.stats import is_median_interval_of, median_ci
+from asyncbench.results.sampling_held import check_harness, check_rounds_taken, check_sampling, check_steps, timed_rounds
 from asyncbench.results.syncs import census_from_dict, census_to_dict, check_census
+from asyncbench.results.variant_held import check_variant
 
 # A census round follows a timed round, and a case stopped before six timed rounds is topped up to six
 # (measure.census.CENSUS_ROUNDS); a case with census checks is topped up to the rounds their intervals need
@@ -287,7 +287,7 @@ def check(raw: Any, at: At) -> None:
     case_held.status_held(result, at)
     for name, variant in fields.optional_mapping(result.get("variants"), at / "variants").items():
         fields.name(name, at / "variants" / name)
-        _check_variant(variant, at / "variants" / name)
+        check_variant(variant, at / "variants" / name)
     for name, value in fields.optional_mapping(result.get("metrics"), at / "metrics").items():
         fields.name(name, at / "metrics" / name)
         if value is not None and not isinstance(value, bool):  # null: undefined this run; bool: a yes/no metric
@@ -314,7 +314,7 @@ def check(raw: Any, at: At) -> None:
     recordable.flag(result.get("unavailable", False), at / "unavailable")
     if result.get("asynchronous") is not None:
         recordable.flag(result["asynchronous"], at / "asynchronous")
-    case_s = recordable.duration(result.get("case_s"), at / "case_s")
+    case_s = recordable.measured_time(result.get("case_s"), at / "case_s")
     fields.optional_name(result.get("machine"), at / "machine")
     check_metric_info(result.get("metric_info"), at / "metric_info")
     Reference.check(result.get("reference"), at / "reference", case_s)
@@ -332,53 +332,6 @@ def check(raw: Any, at: At) -> None:
             (at / "bound" / variant).fail(f"a bound of variant {variant!r}, which the result does not have (its variants: {named})")
         check_bound(bound, at / "bound" / variant)
         check_derived(bound, at / "bound" / variant)  # its reading and ceiling are what its own slacks give
-
-
-def _check_variant(raw: Any, at: At) -> None:
-    variant = fields.mapping(raw, at)
-    samples = fields.mapping(variant.get("samples"), at / "samples")
-    for clock in CLOCKS:
-        values = samples.get(clock)
-        if values is None:
-            continue
-        values = fields.listed(values, at / "samples" / clock)
-        if fields.all_numbers(values, least=0):  # the whole list at once; else each value, to name the one
-            continue
-        for index, value in enumerate(values):
-            if recordable.duration(value, at / "samples" / clock / index) is None:
-                (at / "samples" / clock / index).fail("expected a time, got null")
-    for clock in CLOCKS:
-        stats = variant.get(clock)
-        if stats is None and clock == "device_s":
-            continue
-        where = at / clock
-        stats = fields.mapping(stats, where)
-        for key in ("median", "iqr", "min", "max"):
-            if recordable.duration(stats.get(key), where / key) is None:
-                (where / key).fail("expected a time, got null")
-        low, high = recordable.duration(stats.get("ci_low"), where / "ci_low"), recordable.duration(stats.get("ci_high"), where / "ci_high")
-        if low is not None and high is not None and low > high:
-            (where / "ci_low").fail(f"{low:g} is above ci_high {high:g}")
-        n = fields.count(stats.get("n"), where / "n")
-        if n > MAX_COUNT:
-            (where / "n").fail(f"{n} samples is more than any run takes ({MAX_COUNT:g})")
-        recordable.summary_holds(stats, samples.get(clock), where)
-        _interval_holds(stats, samples.get(clock), where)
-    for key, value in fields.optional_mapping(variant.get("memory"), at / "memory").items():
-        fields.optional_number(value, at / "memory" / key)
-
-
-def _interval_holds(summary: Mapping[str, Any], samples: Any, at: At) -> None:
-    """A clock's 95% interval (where the file keeps its samples) is one its samples can give (results.stats.is_median_interval_of):
-    a hand-narrowed one (ci_low = ci_high = the median beside samples spread over 3.8-10.7 ms) read "±0%"."""
-    low, high = summary.get("ci_low"), summary.get("ci_high")
-    if low is None or high is None or not isinstance(samples, list) or not samples:
-        return
-    tolerance = max(recordable.SAMPLE_ROUNDING_S, recordable.SUMMARY_TOLERANCE * max(abs(low), abs(high)))
-    if not is_median_interval_of(low, high, samples, tolerance):
-        theirs = median_ci(samples)
-        said = "none: too few for a 95% interval" if theirs is None else f"[{theirs[0]:g}, {theirs[1]:g}]"
-        (at / "ci_low").fail(f"[{low:g}, {high:g}] is not an interval of the samples kept (theirs: {said}): {recordable.NOT_WRITTEN}")
 
 
 def _check_verdict(raw: Any, at: At, metrics: Mapping[str, Any], bounded: list[str]) -> None:

@@ -77,7 +77,7 @@ def check_harness(raw: Any, at: At) -> None:
         return
     harness = fields.mapping(raw, at)
     for key in ("sync_s", "sync_high_s", "issue_s"):
-        if recordable.duration(harness.get(key), at / key) is None:
+        if recordable.measured_time(harness.get(key), at / key) is None:
             (at / key).fail("expected a time, got null")
     if fields.count(harness.get("n"), at / "n") > MAX_COUNT:
         (at / "n").fail(f"{harness['n']} samples is more than any run takes ({MAX_COUNT:g})")
@@ -99,7 +99,7 @@ def check_sampling(raw: Any, at: At) -> None:
     if rounds > MAX_COUNT:
         (at / "rounds").fail(f"{rounds} rounds is more than any run takes ({MAX_COUNT:g})")
     fields.word(sampling.get("stopped_by"), at / "stopped_by", STOP_REASONS)
-    for key in ("elapsed_s", "max_time_s"):
-        recordable.duration(sampling.get(key), at / key)
+    recordable.measured_time(sampling.get("elapsed_s"), at / "elapsed_s")
+    recordable.duration(sampling.get("max_time_s"), at / "max_time_s")  # a setting: a user's "no limit" may be any time
     for key in ("rel_noise", "max_rel_noise", "lag1_autocorrelation"):
         fields.optional_number(sampling.get(key), at / key)

@@ -31,6 +31,8 @@ SLOWDOWN_METRIC = "slowdown_k"
 ILLUSION = "illusion"
 #: the number a per-variant metric's name ends with: K of its variant `PARAM=K` (epoch_s_k2: 2)
 PER_VARIANT_NUMBER = re.compile(r"_k(\d+)$")
+#: the param a step form's (and training_memory's) variants are numbered by: one variant `sync_every=K` per value K
+FAMILY_PARAM = "sync_every"
 # Samples are stored to the nanosecond (results.nanoseconds): each may be this far from the one the metric was
 # computed from, which bounds how far a recomputed figure may stray (`_holds`)
 SAMPLE_ROUNDING_S = 0.5e-9
@@ -40,7 +42,7 @@ RELATIVE_ROOM = 1e-9
 
 def variant_name(every: int) -> str:
     """The step form's variant that waits every `every` steps (0: never)."""
-    return f"sync_every={every}"
+    return f"{FAMILY_PARAM}={every}"
 
 
 def is_step_form(result: Result) -> bool:
@@ -51,7 +53,7 @@ def is_step_form(result: Result) -> bool:
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1 or not result.variants:
         return False
     family = [name.partition("=") for name in result.variants]
-    return all(param == "sync_every" and every.isdigit() and f"{STEP_METRIC}{int(every)}" in result.metrics for param, _, every in family)
+    return all(param == FAMILY_PARAM and every.isdigit() and f"{STEP_METRIC}{int(every)}" in result.metrics for param, _, every in family)
 
 
 def _every(name: str, prefix: str) -> int | None:
@@ -108,15 +110,19 @@ def measured(result: Mapping[str, Any], variants: Mapping[str, Any], at: At) -> 
     """InputError naming the key where a result's figures are of variants it does not hold: a result of status ok
     with none (every figure of a case is of its variants' samples), or a per-variant metric (`epoch_s_k2`,
     `slowdown_k4`) whose variant is not among a family's (`sync_every=2`); a step form's slowdown or illusion
-    without the variant that never waits (`sync_every=0`) they are measured against. Such a file is edited."""
+    without the variant that never waits (`sync_every=0`) they are measured against; a variant of a family its
+    params list (`sync_every: [0, 4, 1]`) other than those they give, or one they give missing (a run measures one
+    variant per value: spec.config, the workloads' `setup`). Such a file is edited: a variant renamed (`x`) beside
+    metrics still named for it (`step_s_k4`) would be shown as measured."""
     if result.get("status") == OK and not variants:
         (at / "variants").fail(f"a result of status ok with no variants, so its figures are of none: {recordable.NOT_WRITTEN}")
-    family = {name.partition("=")[0] for name in variants}
-    if len(family) != 1 or not all(name.partition("=")[2].isdigit() for name in variants):
+    params = result.get("params") or {}
+    metrics = result.get("metrics") or {}
+    param = _family(variants, params, metrics)
+    if param is None:
         return  # no numbered family of variants (sync_every=K): a metric's name says nothing of them
-    param = family.pop()
-    step_form = param == "sync_every" and isinstance((result.get("params") or {}).get("steps"), int)
-    for name in result.get("metrics") or {}:
+    step_form = param == FAMILY_PARAM and isinstance(params.get("steps"), int)
+    for name in metrics:
         number = PER_VARIANT_NUMBER.search(name)
         needed = [f"{param}={int(number[1])}"] if number else []
         if step_form and (name.startswith(SLOWDOWN_METRIC) or name == ILLUSION):
@@ -124,9 +130,40 @@ def measured(result: Mapping[str, Any], variants: Mapping[str, Any], at: At) -> 
         for variant in needed:
             if variant not in variants:
                 (at / "metrics" / name).fail(
-                    f"a figure of variant {variant!r}, which the result does not have (its variants: {', '.join(variants)}): "
+                    f"a figure of variant {variant!r}, which the result does not have (its variants: {', '.join(variants) or 'none'}): "
                     f"{recordable.NOT_WRITTEN}"
                 )
+    listed = _numbers(params.get(param))
+    if variants and listed is not None:
+        given = [f"{param}={every}" for every in dict.fromkeys(listed)]
+        said = f"its params' {param}: {listed} gives {', '.join(given)}"
+        for name in variants:
+            if name not in given:
+                (at / "variants" / name).fail(f"a variant its params do not give ({said}): {recordable.NOT_WRITTEN}")
+        for name in given:
+            if name not in variants:
+                (at / "variants").fail(f"no variant {name!r}, which its params give ({said}): {recordable.NOT_WRITTEN}")
+
+
+def _family(variants: Mapping[str, Any], params: Mapping[str, Any], metrics: Mapping[str, Any]) -> str | None:
+    """The param a result's numbered variants are named by (`sync_every` of `sync_every=4`), where they share one;
+    where none is numbered, `sync_every` if its params list it and a per-variant metric names one of its values (the
+    step form's and training_memory's family, its variants renamed all); None else (several families, or none)."""
+    numbered = {param for param, equals, every in (name.partition("=") for name in variants) if equals and every.isdigit()}
+    if numbered:
+        return numbered.pop() if len(numbered) == 1 else None
+    listed = _numbers(params.get(FAMILY_PARAM))
+    if listed is None:
+        return None
+    numbers = (PER_VARIANT_NUMBER.search(name) for name in metrics)
+    return FAMILY_PARAM if any(number is not None and int(number[1]) in listed for number in numbers) else None
+
+
+def _numbers(value: Any) -> list[int] | None:
+    """`value` where it is a list param's values, as a family's are (a list of whole numbers >= 0); None else."""
+    if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+        return value
+    return None
 
 
 def _ratios(top: Sequence[float], bottom: Sequence[float], rounds: int) -> list[tuple[float, float]]:

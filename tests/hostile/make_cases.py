@@ -87,6 +87,40 @@ def _both(*changes: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any
     return change
 
 
+def _renamed(path: str, old: str, new: str) -> Callable[[dict[str, Any]], None]:
+    """A change: the key `old` of the object at a dotted path renamed `new`, its value and place kept."""
+
+    def change(data: dict[str, Any]) -> None:
+        node: Any = data
+        for part in path.split("."):
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        renamed = {new if key == old else key: value for key, value in node.items()}
+        node.clear()
+        node.update(renamed)
+
+    return change
+
+
+def _times_scaled(factor: float) -> Callable[[dict[str, Any]], None]:
+    """A change: every time of the first result (samples, clocks' summaries, metrics in seconds and their
+    intervals, the case's and the sampling's times) multiplied by `factor`, each consistent with the others."""
+
+    def change(data: dict[str, Any]) -> None:
+        result = data["results"][0]
+        for variant in result["variants"].values():
+            for clock, values in variant["samples"].items():
+                if values is not None:
+                    variant["samples"][clock] = [value * factor for value in values]
+                    variant[clock] = {key: v * factor if key != "n" and v is not None else v for key, v in variant[clock].items()}
+        for name in [name for name in result["metrics"] if name.endswith("_s")]:
+            result["metrics"][name] *= factor
+            result["bounds"][name] = [bound * factor for bound in result["bounds"][name]]
+        result["case_s"] *= factor
+        result["sampling"]["elapsed_s"] *= factor
+
+    return change
+
+
 R0 = "results.0"
 C0 = f"{R0}.checks.0"
 MEDIAN = f"{R0}.variants.matmul.done_s"
@@ -219,6 +253,12 @@ RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "shard-case-id-newline": _set("shard", {**SHARD, "cases": [{**SHARD_CASE, "id": "matmul[numpy,cpu]\nasyncbench: all good"}]}),
     "shard-position-beyond-plan": _set("shard", {**SHARD, "positions": [4]}),
     "shard-good": _set("shard", SHARD),  # a well-formed shard: `merge` refuses it alone (3 of 4 shards missing)
+    # every time ×1e198, each consistent with the others: `show` printed a 200-digit table, compare a +1000000…% shift
+    "times-scaled-1e198": _times_scaled(1e198),
+    # a memory figure no machine holds (1e30 bytes: past a 64-bit address space)
+    "memory-bytes-1e30": _set("results.0.variants.matmul.memory.host_rss_bytes", 1e30),
+    # a clock renamed: read as a missing summary ("done_s: expected an object, got null"), not as the key it is
+    "variant-clock-renamed": _renamed("results.0.variants.matmul", "done_s", "done_ms"),
 }
 
 A0 = "cases.0"
@@ -426,6 +466,28 @@ STEP: dict[str, Callable[[dict[str, Any]], None]] = {
         _set("results.0.variants.sync_every=0", DELETE),
         _set("results.0.metrics.step_s_k0", DELETE),
         _set("results.0.bounds.step_s_k0", DELETE),
+    ),
+    # a variant renamed beside metrics still named for it, with invented values: `show` printed them as measured
+    "step-variant-renamed": _both(
+        _renamed("results.0.variants", "sync_every=4", "x"),
+        _set("results.0.metrics.step_s_k4", 0.5),
+        _set("results.0.bounds.step_s_k4", [0.4, 0.6]),
+        _set("results.0.metrics.slowdown_k4", 30.0),
+        _set("results.0.bounds.slowdown_k4", [29.0, 31.0]),
+    ),
+    # every variant renamed: no numbered variant left to tell the family by, but its params list it
+    "step-variants-renamed": _both(
+        _renamed("results.0.variants", "sync_every=0", "a"),
+        _renamed("results.0.variants", "sync_every=4", "b"),
+        _renamed("results.0.variants", "sync_every=1", "c"),
+    ),
+    # a variant and its metrics renamed together (k4 as k2): their figures agree, but its params ran sync_every 0, 4, 1
+    "step-variant-not-its-params": _both(
+        _renamed("results.0.variants", "sync_every=4", "sync_every=2"),
+        _renamed("results.0.metrics", "step_s_k4", "step_s_k2"),
+        _renamed("results.0.metrics", "slowdown_k4", "slowdown_k2"),
+        _renamed("results.0.bounds", "step_s_k4", "step_s_k2"),
+        _renamed("results.0.bounds", "slowdown_k4", "slowdown_k2"),
     ),
 }
 
