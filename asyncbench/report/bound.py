@@ -8,7 +8,8 @@ share of the step in brackets, the cost past it, and on the variant's first row 
 by one rule: `unbounded`). Under it a line per variant, with its unperturbed step, the reading in words
 ("device-bound: the host could take 420 µs
 [400–440] more per step (38% of it) before the step slows; cutting host work cannot make it faster"), what the cost
-past a slack says where it differs from 1 (verdicts.bound.cost_reading), and, where the same result has a census
+past a slack says where it differs from 1 (verdicts.bound.cost_reading), where the perturbation rounds' step lies
+outside the timed step's interval that it does (`step_apart`), and, where the same result has a census
 (`--syncs`), what removing its waits could save at most: the device's slack, never the time blocked. A variant of a
 synchronous backend is one line ("synchronous: the host is the device"), never a row; a case of such variants only is
 one line, no table. Every writer (terminal, markdown) lays out the same BoundView.
@@ -21,6 +22,7 @@ from typing import Mapping, Sequence
 
 from asyncbench.results import units
 from asyncbench.results.bound import Bound, BoundKind, Side, SideBound, Verified
+from asyncbench.results.model import VariantResult
 from asyncbench.results.syncs import Census
 from asyncbench.verdicts import bound as fitting
 
@@ -209,12 +211,38 @@ def verified(found: Verified, bound: Bound | None = None) -> str:
     return f"{said}; {found.note}" if found.note else said
 
 
-def _summary(bound: Bound, census: Census | None) -> list[str]:
+def step_apart(bound: Bound, timed: VariantResult | None) -> str | None:
+    """Where the perturbation rounds' unperturbed step (the one the slacks' shares, the levels and the ceiling are
+    of) lies outside the 95% interval of the timed rounds' step (their done time over the steps a sample ran), what
+    that means, in one line; None where it lies within, or either is not known. A trial's table said "step 934 µs
+    in its perturbation rounds" beside a timed step_s_k0 of 542 µs [531–563]: the perturbation rounds ran at other
+    moments, beside their own delays, and a neighbour or the delays' own cost can slow them."""
+    if timed is None or bound.bound == BoundKind.SYNCHRONOUS or bound.rounds <= 0:
+        return None
+    low, high = timed.done_s.ci_low, timed.done_s.ci_high
+    if low is None or high is None:
+        return None
+    per = max(bound.steps_per_call, 1)
+    if low / per <= bound.step_s <= high / per:
+        return None
+    said = units.with_bounds(timed.done_s.median / per, (low / per, high / per), "s")
+    return (
+        f"its perturbation rounds' step, {units.seconds(bound.step_s)}, lies outside the timed rounds' {said}: the "
+        "slacks' shares, the levels and the ceiling are of the perturbation rounds' step, which differed from the "
+        "timed one (e.g. a neighbour, or the delays' own cost)"
+    )
+
+
+def _summary(bound: Bound, census: Census | None, timed: VariantResult | None = None) -> list[str]:
     # the unperturbed step of the perturbation rounds, which the slacks are shares of: not the timed rounds' figure
-    # (the same step, sampled at other moments), so it says where it comes from
+    # (the same step, sampled at other moments), so it says where it comes from, and where the two differ beyond the
+    # timed step's interval, that they do (`step_apart`)
     measured = bound.bound != BoundKind.SYNCHRONOUS and bound.rounds > 0
     step = f" (step {units.seconds(bound.step_s)} in its perturbation rounds)" if measured else ""
     lines = [f"{bound.variant}{step}: {reading(bound)}"]
+    apart = step_apart(bound, timed)
+    if apart is not None:
+        lines.append(f"{bound.variant}: {apart}")
     device = bound.side(Side.DEVICE)
     if bound.bound == BoundKind.INCONCLUSIVE and unbounded(bound) and device is not None:  # the others' reading says it
         lines.append(f"{bound.variant}: {NO_CEILING} ({slack(device)} of the {units.seconds(bound.step_s)} step)")
@@ -231,17 +259,22 @@ def _summary(bound: Bound, census: Census | None) -> list[str]:
 
 
 def bound_view(
-    who: str, bounds: Mapping[str, Bound], order: Sequence[str] = (), censuses: Mapping[str, Census] | None = None
+    who: str,
+    bounds: Mapping[str, Bound],
+    order: Sequence[str] = (),
+    censuses: Mapping[str, Census] | None = None,
+    timed: Mapping[str, VariantResult] | None = None,
 ) -> BoundView | None:
     """What bounds one case's step (`who`: its label), its variants in `order` (the timings table's; any others after),
     or None where nothing was measured (no --bound). `censuses`: the same result's census (`--syncs`), for what
-    removing its waits could save."""
+    removing its waits could save; `timed`: its variants' timed figures, whose step the bound's is compared with
+    (`step_apart`)."""
     if not bounds:
         return None
     bounds = {name: bounds[name] for name in (*order, *bounds) if name in bounds}
-    censuses = censuses or {}
+    censuses, timed = censuses or {}, timed or {}
     rows = [row for bound in bounds.values() if bound.bound != BoundKind.SYNCHRONOUS for row in _rows(bound)]
-    summary = [line for bound in bounds.values() for line in _summary(bound, censuses.get(bound.variant))]
+    summary = [line for bound in bounds.values() for line in _summary(bound, censuses.get(bound.variant), timed.get(bound.variant))]
     noted: dict[str, list[str]] = {}  # a note, and the variants it is said of (an inconclusive one's is in its reading)
     for bound in bounds.values():
         if bound.note and bound.bound not in (BoundKind.SYNCHRONOUS, BoundKind.INCONCLUSIVE):

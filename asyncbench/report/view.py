@@ -208,7 +208,7 @@ def _case(result: Result, swept: Sequence[str]) -> CaseView:
         warnings=tuple(result.warnings),
         checks=tuple(result.checks),
         syncs=census_view(case_label(result, swept), result.syncs, list(result.variants)),
-        bound=bound_view(case_label(result, swept), result.bound, list(result.variants), result.syncs),
+        bound=bound_view(case_label(result, swept), result.bound, list(result.variants), result.syncs, result.variants),
     )
 
 

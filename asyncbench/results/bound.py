@@ -190,6 +190,13 @@ def _seconds(value: float) -> float:
     return round(value, _DECIMALS)
 
 
+def as_stored(observation: Perturbed) -> Perturbed:
+    """An observation as a results file stores it, each time to the nanosecond: what verdicts.bound.fit fits, so that
+    a file's figures are what its stored observations give, to the last digit (session.reading holds them to that)."""
+    o = observation
+    return Perturbed(o.round, o.side, _seconds(o.level_s), _seconds(o.injected_s), _seconds(o.step_s))
+
+
 def _pair(pair: tuple[float, float] | None, digits: int | None = _DECIMALS) -> list[float] | None:
     if pair is None:
         return None

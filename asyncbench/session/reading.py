@@ -11,7 +11,8 @@ lives above results/, so it is done here), and so is a bound read host- or
 device-bound (`_rekinded`: its rule reads the interval of the resampled
 difference of the sides' slacks, which a file does not store, so the results
 layer can hold that kind only to a condition it implies; verdicts.bound.fit
-makes it again from the stored observations); files older than schema 3 get their
+makes it again from the stored observations, and holds that bound's slacks and costs to the refit's); files older
+than schema 3 get their
 units from the built-in workloads too.
 """
 
@@ -20,12 +21,13 @@ from __future__ import annotations
 import dataclasses
 import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from asyncbench.errors import InputError
-from asyncbench.results import ab_report, journal, schema
+from asyncbench.results import ab_report, bound_held, journal, recordable, schema, units
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.bound import Bound, BoundKind
+from asyncbench.results.fields import At
 from asyncbench.results.model import Result
 from asyncbench.results.schema import Report
 from asyncbench.say import Say
@@ -59,46 +61,66 @@ def load_results(path: str | Path, say: Say | None = None, raw: Any = None) -> R
     if report.schema_version < 3:
         described = [BUILT_IN[r.workload].describe(r) if r.workload in BUILT_IN else r for r in report.results]
         report = dataclasses.replace(report, results=tuple(described))
-    return rebuilt(report)
+    return rebuilt(report, str(path))
 
 
-def rebuilt(report: Report) -> Report:
+def rebuilt(report: Report, source: str = "<results>") -> Report:
     """`report` as every reader shows it: its readings (workloads.stored_readings), its verifications and its host- or
     device-bound readings (`reverified`) made again from its stored figures, never taken from the file (`merge` reads
-    its shards through this too)."""
+    its shards through this too). `source`: the file, named where a bound's figures are refused."""
     from asyncbench.workloads import stored_readings  # built-ins and the step form: no user module imported
 
-    return reverified(stored_readings.reread(report))
+    return reverified(stored_readings.reread(report), source)
 
 
-def reverified(report: Report) -> Report:
-    """`report` with every host- or device-bound reading made again from its observations (`_rekinded`), and every
-    bound's `--bound-verify` verification from its stored pairs, bound and samples (verdicts.verified.rebuilt): its
-    note, share and floor are the tool's words on those figures, never the file's. A genuine file's rebuilt
-    verification and reading are the ones it stores, and it renders as it did."""
-    results = tuple(_reverified(result) for result in report.results)
+def reverified(report: Report, source: str = "<results>") -> Report:
+    """`report` with every host- or device-bound reading made again from its observations (`_rekinded`, which holds
+    that bound's slacks and costs to the refit's), and every bound's `--bound-verify` verification from its stored
+    pairs, bound and samples (verdicts.verified.rebuilt): its note, share and floor are the tool's words on those
+    figures, never the file's. A genuine file's rebuilt verification and reading are the ones it stores, and it
+    renders as it did; a bound whose figures its observations do not give is refused (InputError naming `source`)."""
+    held = report.schema_version >= HELD_FROM_SCHEMA
+    results = tuple(_reverified(result, At(source) / "results" / index, held) for index, result in enumerate(report.results))
     changed = any(new is not old for new, old in zip(results, report.results, strict=True))
     return dataclasses.replace(report, results=results) if changed else report
 
 
-def _reverified(result: Result) -> Result:
-    bounds = {name: _rebuilt(_rekinded(bound), result) for name, bound in result.bound.items()}
+def _reverified(result: Result, at: At, held: bool) -> Result:
+    bounds = {name: _rebuilt(_rekinded(bound, at / "bound" / name, held), result) for name, bound in result.bound.items()}
     changed = any(bounds[name] is not bound for name, bound in result.bound.items())
     return dataclasses.replace(result, bound=bounds) if changed else result
 
 
 #: the readings a file's slack intervals cannot hold exactly (results.bound_rule.check_reading holds them to a condition
-#: they imply): refitted on reading. Synchronous, one side, balanced and too few rounds are held exactly there, and
+#: they imply): refitted on reading. Synchronous, balanced and too few rounds are held exactly there, and
 #: inconclusive claims nothing; a refit costs 34-59 ms a variant (docs/measured.md), so only these pay it
 _REFITTED = (BoundKind.HOST, BoundKind.DEVICE)
+#: the first results schema whose bounds were fitted as this version fits them (verdicts.bound's slacks and
+#: intervals have not changed since; files of 11 came from fits before the slack was held at the step, among other
+#: changes): a refitted bound's slacks and costs are held to the refit's from it on; an older file's are shown as
+#: stored (its reading is still the refit's)
+HELD_FROM_SCHEMA = 12
+#: how far a stored slack or an end of its interval may lie from the refit's: the fit runs on the observations as
+#: stored (results.bound.as_stored), so the two are one computation on the same numbers, apart from the float
+#: arithmetic of another machine's numpy (its sums' order) and files of 12 written before the fit rounded them
+#: first: over 80 planted fits, unrounded against rounded, 0.52 ns apart at most. 5 ns, and a relative 1e-9 of
+#: the step for the arithmetic; an edit that shows (3 figures of a time) moves it by far more
+REFIT_ROUNDING_S = 5e-9
+REFIT_RELATIVE = 1e-9
+#: how far a stored cost past, or an end of its interval, may lie from the refit's: results.bound_held's tolerance for
+#: a cost recomputed from observations stored to the nanosecond (the same 80 fits: 3e-4 apart at most)
+REFIT_COST = bound_held.COST_TOLERANCE
 
 
-def _rekinded(bound: Bound) -> Bound:
+def _rekinded(bound: Bound, at: At, held: bool) -> Bound:
     """`bound` with a host- or device-bound reading made again by verdicts.bound.fit from its stored observations, as
     `run` fits it (the default confidence, its steps a sample, its cores): an inconclusive bound edited to `host`
-    beside a host slack of 88% of the step shows as the rule reads it. Only the kind is replaced: the bound's note is
-    its fit's and the engine's words (results.bound_held leaves it unheld), and its figures are held on reading."""
-    if bound.bound not in _REFITTED or len(bound.sides) < 2 or not bound.observations:
+    beside a host slack of 88% of the step shows as the rule reads it. Where `held` (a file of HELD_FROM_SCHEMA or
+    later), each side's slack, its interval, its cost past and that cost's interval are held to the refit's first
+    (`_held`): a narrowed interval, or observations edited so that they read otherwise, are refused rather than shown
+    beside a reading they do not give. Only the kind is replaced: the bound's note is its fit's and the engine's
+    words (results.bound_held leaves it unheld), and its figures are held on reading."""
+    if bound.bound not in _REFITTED or not bound.sides or not bound.observations:
         return bound
     refit = fitting.fit(
         bound.variant,
@@ -108,7 +130,45 @@ def _rekinded(bound: Bound) -> Bound:
         scale_s=bound.scale_s,
         shares_cores=bound.shares_cores,
     )
+    if held:
+        _held(bound, refit, at)
     return bound if refit.bound == bound.bound else dataclasses.replace(bound, bound=refit.bound)
+
+
+def _held(stored: Bound, refit: Bound, at: At) -> None:
+    """InputError (the file, the side's key) for the first stored figure of a side the refit does not give."""
+    step = max(stored.step_s, 0.0)
+    for fit in stored.sides:
+        where = at / "sides" / str(fit.side)
+        again = refit.side(fit.side)
+        if again is None:
+            (where / "slack_s").fail(f"no {fit.side} delay among its observations to fit it from: {recordable.NOT_WRITTEN}")
+        times = (("slack_s", (fit.slack_s,), (again.slack_s,)), ("slack_ci_s", fit.slack_ci_s, again.slack_ci_s))
+        for key, value, expected in times:
+            if not _same(value, expected, lambda a, b: abs(a - b) <= REFIT_ROUNDING_S + REFIT_RELATIVE * step):
+                (where / key).fail(f"{_said_s(value)} is not what its observations give ({_said_s(expected)}): {recordable.NOT_WRITTEN}")
+        costs = (("cost_past", (fit.cost_past,), (again.cost_past,)), ("cost_past_ci", fit.cost_past_ci, again.cost_past_ci))
+        for key, value, expected in costs:
+            if not _same(value, expected, lambda a, b: abs(a - b) <= REFIT_COST * max(1.0, abs(b))):
+                (where / key).fail(f"{_said(value)} is not what its observations give ({_said(expected)}): {recordable.NOT_WRITTEN}")
+
+
+def _same(value: Sequence[float] | None, expected: Sequence[float] | None, close: Callable[[float, float], bool]) -> bool:
+    if value is None or expected is None:
+        return value is None and expected is None
+    return all(close(a, b) for a, b in zip(value, expected, strict=True))
+
+
+def _said_s(value: Sequence[float] | None) -> str:
+    if value is None:
+        return "no interval"
+    return units.seconds(value[0]) if len(value) == 1 else f"[{units.seconds(value[0])}, {units.seconds(value[1])}]"
+
+
+def _said(value: Sequence[float] | None) -> str:
+    if value is None:
+        return "no interval"
+    return f"{value[0]:.3g}" if len(value) == 1 else f"[{value[0]:.3g}, {value[1]:.3g}]"
 
 
 def _rebuilt(bound: Bound, result: Result) -> Bound:

@@ -34,7 +34,7 @@ def _loaded(paths: Sequence[str], request: RunRequest) -> list[tuple[str, Report
     for option, path in [("-o", request.outputs.json_path), *request.outputs.files.items()]:
         if path and Path(path).resolve() in given:
             raise InputError(f"{option} {path}: is a shard's results file that merge reads; name another output")
-    return [(path, reading.rebuilt(Report.load(path))) for path in paths]  # made again from their figures, as any reader does
+    return [(path, reading.rebuilt(Report.load(path), str(path))) for path in paths]  # made again from their figures, as any reader does
 
 
 def _pools_beside(report: Report, loaded: Sequence[tuple[str, Report]]) -> Report:

@@ -32,7 +32,7 @@ import statistics
 from typing import TYPE_CHECKING, Any, Sequence
 
 from asyncbench.results import bound_rule, stats, units
-from asyncbench.results.bound import SIDES, Bound, BoundKind, Perturbed, Side, SideBound
+from asyncbench.results.bound import SIDES, Bound, BoundKind, Perturbed, Side, SideBound, as_stored
 from asyncbench.verdicts.bound_readings import NO_KNEE as NO_KNEE
 from asyncbench.verdicts.bound_readings import TOP_OF_LEVELS as TOP_OF_LEVELS
 from asyncbench.verdicts.bound_readings import at_least_top as at_least_top
@@ -103,7 +103,10 @@ def fit(
 
     `shares_cores`: the device's work runs on the host's cores (an asynchronous backend on a CPU). No slack on
     either side then reads INCONCLUSIVE (TAKING_TURNS), not BALANCED, and a ceiling says what it assumes."""
-    observations = tuple(sorted(observations, key=lambda o: (o.round, "" if o.side is None else str(o.side), o.level_s, o.injected_s)))
+    # as the file stores them (to the nanosecond): a reader's refit of the file's observations gives these very figures
+    observations = tuple(
+        sorted(map(as_stored, observations), key=lambda o: (o.round, "" if o.side is None else str(o.side), o.level_s, o.injected_s))
+    )
     rounds = sorted({o.round for o in observations})
     unperturbed = [o.step_s for o in observations if o.side is None]
     step_s = statistics.median(unperturbed) if unperturbed else (statistics.median(o.step_s for o in observations) if observations else 0.0)

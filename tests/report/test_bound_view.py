@@ -160,7 +160,9 @@ def test_a_result_without_a_bound_shows_none_and_its_legend_is_as_before():
 
 def test_show_prints_a_files_bound_and_its_json_is_the_results_file(tmp_path):
     path = tmp_path / "r.json"
-    report_of([result_with(device_bound(), synchronous("numpy_step"))]).save(path)
+    # its figures chosen, not fitted: without the observations a reader would fit again (and refuse it by)
+    chosen = dataclasses.replace(device_bound(), observations=())
+    report_of([result_with(chosen, synchronous("numpy_step"))]).save(path)
     shown = invoke("show", str(path))
     assert shown.exit_code == 0
     assert "what bounds the step (torch cpu)" in shown.output
@@ -345,3 +347,32 @@ def test_a_checked_capture_quotes_no_ceiling_the_table_shows_as_unmeasured():
     assert found.note is not None
     assert "the device's slack is ~0" in found.note
     assert "ceiling ≤" not in found.note
+
+
+def _timed_at(result, step_s: float):
+    """`result` with its matmul variant's timed samples about `step_s` a step (12 samples, 1% apart)."""
+    from asyncbench.results import stats
+    from asyncbench.results.model import Samples, VariantResult
+
+    values = tuple(step_s * (1 + i / 100) for i in range(12))
+    timed = VariantResult(Samples(values, values), stats.summarize(values), stats.summarize(values), None)
+    return dataclasses.replace(result, variants={**result.variants, "matmul": timed})
+
+
+APART = (
+    "matmul: its perturbation rounds' step, 1.10 ms, lies outside the timed rounds' 549 µs [530–567]: the slacks' shares, "
+    "the levels and the ceiling are of the perturbation rounds' step, which differed from the timed one (e.g. a neighbour, "
+    "or the delays' own cost)"
+)
+
+
+def test_a_bound_step_outside_the_timed_steps_interval_is_said_in_the_terminal_and_in_markdown():
+    """A trial's table said 'step 934 µs in its perturbation rounds' beside a timed step_s_k0 of 542 µs [531–563]:
+    the shares are of the perturbation rounds' step, and a line says that it differed from the timed one."""
+    built = view.build(report_of([_timed_at(result_with(device_bound()), 0.00052)]))
+    out = io.StringIO()
+    terminal.print_report(built, Console(file=out, width=400))
+    assert APART in out.getvalue()
+    assert f"  - {APART}" in markdown.markdown(built)
+    within = view.build(report_of([_timed_at(result_with(device_bound()), 0.00104)]))
+    assert not any("lies outside the timed rounds'" in line for line in within.experiments[0].cases[0].bound.summary)
