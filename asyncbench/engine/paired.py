@@ -88,6 +88,10 @@ class Pairing:
     scheduled: bool = False  # whether `max_blocks` was scheduled (`schedule`), not the default
     past_target: str | None = None  # went on past the gate's target with "no look" yet or "undecided" at one (engine.gate_time)
     stopped: bool = False  # its last look taken undecided at its last block (`finish`)
+    #: left undecided before the cap because a next block, at the latest round's pace, would have ended past what the
+    #: cap allows (engine.gate_time): (that pace, when it would have ended, the latest end allowed), in the gate's
+    #: seconds; None otherwise
+    short_of_cap: tuple[float, float, float] | None = None
     #: `ab --syncs`: each side's census (taken once, in the first block), for the points new on head
     syncs: bool = False
     censuses: dict[str, dict[str, Census]] = field(default_factory=dict)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import datetime
 import json
+import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
@@ -51,6 +52,8 @@ class Recorded:
     run: int
     new: bool
     points: int
+    #: where the run was already there: what of this file's content differs from what was recorded of it ('' none)
+    differs: str = ""
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,7 @@ def record(table_of: Table, connection: Any, recording: Recording, label: str | 
     _check_points(recording)
     existing = connection.execute(sa.select(sa.func.min(runs.c.id)).where(runs.c.run_key.in_(key.all))).scalar()
     if existing is not None:
-        return Recorded(run=existing, new=False, points=0)
+        return Recorded(run=existing, new=False, points=0, differs=_differs(table_of, connection, existing, recording))
     dated = git_facts(str(environment.get("git_sha") or "") or None)
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     run = connection.execute(
@@ -292,6 +295,43 @@ def _change_row(change: ChangePoint) -> dict[str, Any]:
     row = asdict(change)
     row["run_id"] = row.pop("run")
     return row
+
+
+# Two figures of one run read back are the same figure within this share: a run recorded as it ends (`run --record`)
+# and its file recorded later hold one figure, the file's written to the nanosecond and read back through JSON.
+SAME_FIGURE = 1e-6
+
+
+def _differs(table_of: Table, connection: Any, run: int, recording: Recording) -> str:
+    """What of `recording` differs from what the store holds of its run (`run`, the same key): its cases (which, how
+    they ended, their checks' verdicts) and its points (which quantities, their values); '' where nothing does. A
+    file edited after it was recorded (a case renamed, a variant, a figure) keeps its run's id: "already recorded"
+    alone dropped its new content without a word. What the store does not record of a file (a case's time) is not
+    compared."""
+    import sqlalchemy as sa
+
+    cases, points, series = table_of("cases"), table_of("points"), table_of("series")
+    stored = {
+        (row.case_id, row.status, tuple((c["expect"], c["verdict"]) for c in json.loads(row.checks or "[]")))
+        for row in connection.execute(sa.select(cases.c.case_id, cases.c.status, cases.c.checks).where(cases.c.run_id == run))
+    }
+    given = {(e.case.id, str(e.case.status), tuple((c["expect"], c["verdict"]) for c in e.checks)) for e in recording.entries}
+    if stored != given:
+        changed = sorted({case[0] for case in stored ^ given})
+        return f"its cases differ ({changed[0]}{f' and {len(changed) - 1} more' if len(changed) > 1 else ''})"
+    held = {
+        (row.case_id, row.variant, row.quantity): row.value
+        for row in connection.execute(
+            sa.select(series.c.case_id, series.c.variant, series.c.quantity, points.c.value)
+            .join(series, series.c.id == points.c.series_id)
+            .where(points.c.run_id == run)
+        )
+    }
+    figures = {(e.case.id, q["variant"], q["quantity"]): q["value"] for e in recording.entries for q in e.quantities}
+    if held.keys() != figures.keys():
+        return f"its quantities differ ({' '.join(part for part in sorted(held.keys() ^ figures.keys())[0] if part)})"
+    moved = sorted(key for key, value in figures.items() if not math.isclose(value, held[key], rel_tol=SAME_FIGURE))
+    return f"its figures differ ({' '.join(part for part in moved[0] if part)})" if moved else ""
 
 
 def _check_points(recording: Recording) -> None:

@@ -156,7 +156,11 @@ def _case_notes(case: PairedCase) -> list[str]:
                 more = f"no spread is known yet from {blocks}; {more}"
         else:
             more = f"about {units.seconds(case.needed_s)} more would decide it at the spread its blocks show"
-        notes.append(f"{case.id}: undecided after {blocks} ({units.seconds(case.elapsed_s)}): {_resolution(case)}; {more}")
+        # its own blocks' time (engine.paired.Pairing.elapsed_s), not the gate's "measured for … in all" (every case's
+        # blocks and the work between them): "undecided after 3 blocks (157 s)" beside "the gate measured for 167 s"
+        # read as two clocks that disagreed
+        own = f"{units.seconds(case.elapsed_s)} in its own blocks"
+        notes.append(f"{case.id}: undecided after {blocks} ({own}): {_resolution(case)}; {more}")
     return notes
 
 

@@ -177,7 +177,7 @@ def _settings(top: Mapping[str, Any], at: At) -> None:
 # gate passes" kept them) but the whole sentence, where only times, counts and the file's own case ids may vary.
 _TIME = r"[0-9][0-9.]* (?:ns|µs|ms|s)"
 _CASES = r"(?P<{}>.+?)"  # a case's id of this file, or "N cases" (engine.gate_time._cases): checked after the match
-PAST_TARGET = re.compile(rf"the gate measured for {_TIME}, past its {_TIME} target \(--gate-time\): ")
+PAST_TARGET = re.compile(rf"the gate measured for {_TIME}(?: in all)?, past its {_TIME} target \(--gate-time\): ")
 _WENT_ON = re.compile(
     rf"{PAST_TARGET.pattern}(?:"
     r"its last round of blocks, begun before the target, ended after it"
@@ -193,6 +193,10 @@ _WENT_ON = re.compile(
     r"), and (?:each stopped at the look that decided it, or undecided by the cap|stopped at block \d+"
     r"|stopped undecided at block \d+|stopped at (?:a later look|its first look) at block \d+, decided)"
     r")"
+    # why undecided cases stopped before the cap (engine.gate_time._short_of_cap): absent in older files
+    rf"(?:; {_CASES.format('short')} stopped undecided short of the cap, as a next (?:block|round of blocks), at the "
+    rf"latest round's pace \({_TIME}\), would have ended at {_TIME}, past the {_TIME} the cap allows \(the cap and a "
+    r"quarter of the target\))?"
 )
 WAITED = ": decided, but only at its one look, when the time ran out (block "
 _WAITED_REST = re.compile(
@@ -209,7 +213,7 @@ def _time_note_held(note: str, case_ids: list[Any]) -> bool:
     ids = {id_ for id_ in case_ids if isinstance(id_, str)}
     went_on = _WENT_ON.fullmatch(note)
     if went_on is not None:
-        named = [went_on.group(key) for key in ("undecided", "unlooked1", "unlooked2") if went_on.group(key) is not None]
+        named = [went_on.group(key) for key in ("undecided", "unlooked1", "unlooked2", "short") if went_on.group(key) is not None]
         return all(name in ids or _COUNTED.fullmatch(name) for name in named)
     return any(note.startswith(id_ + WAITED) and _WAITED_REST.fullmatch(note[len(id_ + WAITED) :]) for id_ in ids)
 

@@ -134,6 +134,10 @@ class PairedRatio:
                 # a median of times (or of rates, each above 0: engine.paired_ratios drops the rest) is above 0; a 0
                 # beside a ratio would be a side that took no time (the table shows base's, and head's at the ratio)
                 (at / side).fail(f"a median of {'a time' if kind == VARIANT else 'a rate'} is above 0, not {median:g}")
+            if median is not None and kind == VARIANT and median > MAX_MEASURED_S:
+                (at / side).fail(f"{median:g} s is longer than any time `ab` measures (a year, {MAX_MEASURED_S:g} s)")
+            if median is not None and kind == METRIC and median > MAX_RATE:
+                (at / side).fail(f"{median:g} a second is above any rate `ab` measures ({MAX_RATE:g})")
         blocks = fields.optional_list(ratio.get("block_log_ratios"), at / "block_log_ratios")
         for index, block in enumerate(blocks):
             fields.number(block, at / "block_log_ratios" / index)  # not `value`: that is the ratio (it was the last block's)
@@ -156,6 +160,16 @@ class PairedRatio:
             label=label,
             block_log_ratios=tuple(float(block) for block in blocks),
         )
+
+
+# No time `ab` measured is longer than a year: its gate spends minutes (--gate-time, --gate-time-max), and a case's
+# blocks, their medians and its time all lie within it. A median or a case's time beyond it is an edit (a file's base
+# and head set to 1e300 printed a 300-digit median whose width pushed the case's name out of the table).
+MAX_MEASURED_S = 365.25 * 24 * 3600
+# No rate `ab` judged is above 1e24 a second, in any unit: the fastest machines do about 1e18 operations a second
+# (an exaFLOP/s), counted in the smallest unit (FLOP/s, items/s, B/s), and one benchmark's process runs on a few of
+# their devices; a million times that is an edit, not a reading.
+MAX_RATE = 1e24
 
 
 def _unit(value: Any, kind: str, at: At) -> str:
@@ -298,7 +312,9 @@ class PairedCase:
         for key in ("rounds", "blocks"):
             if case.get(key) is not None:
                 fields.count(case[key], at / key)
-        recordable.duration(case.get("elapsed_s"), at / "elapsed_s")
+        elapsed = recordable.duration(case.get("elapsed_s"), at / "elapsed_s")
+        if elapsed is not None and elapsed > MAX_MEASURED_S:
+            (at / "elapsed_s").fail(f"{elapsed:g} s is longer than any time `ab` measures (a year, {MAX_MEASURED_S:g} s)")
         for key in ("confidence", "lag1_autocorrelation"):
             fields.optional_number(case.get(key), at / key)
         if case.get("confidence") is not None and not 0 < case["confidence"] < 1:

@@ -39,6 +39,9 @@ from asyncbench.results.fields import At
 MAX_SAMPLES = 2000
 # The fields that are shares of the machine's time, 0-1.
 SHARES = ("cpu_pressure", "others_cpu", "steal")
+# No load average is above this per core: Linux's load counts tasks (running or waiting), and a kernel holds at most
+# PID_MAX_LIMIT of them (2**22 on 64-bit), on one core at the least. A larger one (1e300) is an edit, not a reading.
+MAX_LOAD_PER_CORE = 2**22
 # Stored to the nanosecond, as every sample is (results.nanoseconds.SAMPLE_DECIMALS).
 SAMPLE_DECIMALS = 9
 
@@ -125,6 +128,8 @@ class Reference:
                 (at / key).fail(f"cannot be negative ({value:g})")
             if value is not None and value > 1 and key in SHARES:
                 (at / key).fail(f"a share of the machine's time is at most 1 ({value:g})")
+            if value is not None and value > MAX_LOAD_PER_CORE and key == "load_per_core":
+                (at / key).fail(f"{value:g} is above any load a core has (the tasks a kernel holds, {MAX_LOAD_PER_CORE})")
 
     def describe_os(self) -> str:
         """'load 1.9 a core, others used 48% of the CPU, 0% stolen': what the OS said, in words ('' where nothing)."""

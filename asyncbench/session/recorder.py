@@ -110,6 +110,10 @@ def record_files(paths: Sequence[str], history: str | None, label: str | None, s
             say(f"asyncbench: error: {path}: {exc}")
             failed += 1
             continue
+        if done.differs:  # the same run (its id) with other content: an edited file, its new content not recorded
+            say(f"asyncbench: error: {path}: already recorded as run {done.run}, but {done.differs}: not recorded (a run is recorded once)")
+            failed += 1
+            continue
         say(
             f"{path}: recorded as run {done.run} ({done.points} point{'' if done.points == 1 else 's'})"
             if done.new

@@ -234,7 +234,7 @@ def test_a_gate_that_went_past_its_target_says_which_cases_went_on_and_why(clock
     assert waited.decided
     line = gate_time._past_target([waited], clock.now_s, 60.0, TARGET_S)
     assert line == (
-        f"the gate measured for {units.seconds(clock.now_s)}, past its 60.0 s target (--gate-time): fake-work[numpy,cpu], "
+        f"the gate measured for {units.seconds(clock.now_s)} in all, past its 60.0 s target (--gate-time): fake-work[numpy,cpu], "
         "with no look taken by the target, went on past it, "
         f"to the cap (--gate-time-max, 120 s) and {units.seconds(clock.now_s - TARGET_S)} "
         "past it, in the round under way at the cap and the blocks a case short of its first interval, or of one robust "
@@ -251,7 +251,7 @@ def test_a_gate_that_went_past_its_target_says_so_and_one_within_it_says_nothing
     looked.past_target, unlooked.past_target = "undecided", "no look"
     line = gate_time._past_target([looked, other], 250.0, TARGET_S, CAP_S)
     assert line == (
-        "the gate measured for 250 s, past its 120 s target (--gate-time): fake-work[numpy,cpu], undecided at its last "
+        "the gate measured for 250 s in all, past its 120 s target (--gate-time): fake-work[numpy,cpu], undecided at its last "
         "look, went on past it, as the cap (--gate-time-max, 360 s) allows, and stopped undecided at block 0"
     )
     assert ab_report._time_note_held(line, ["fake-work[numpy,cpu]"])
@@ -322,3 +322,27 @@ def test_no_block_is_begun_that_would_end_past_the_cap_and_its_quarter_of_grace(
         assert clock.now_s <= cap_s + gate_time.ROBUST_GRACE_SHARE * target_s + 1e-9, (seed, clock.now_s, pairing.n_blocks)
         went_past += clock.now_s > cap_s
     assert went_past  # the grace blocks are still taken where they fit
+
+
+def test_a_gate_that_stops_undecided_short_of_its_cap_says_the_next_block_would_have_ended_past_it(clock, monkeypatch):
+    """The trial: a 40 s target and a 60 s cap stopped undecided at 44.8 s, its blocks ~22 s each, and the note said
+    only that the gate went past its target, not why it did not go on to the cap as the help says undecided cases
+    do. The note says so, with the figures: the next block's pace, where it would have ended, and what the cap
+    allows (the cap and a quarter of the target)."""
+    monkeypatch.setitem(globals(), "START_S", 16.0)
+    target_s, cap_s = 40.0, 60.0
+    pairing = _pairing(3, clock, 0.0, 0.06, margin=0.02)
+    gate_time.gate([pairing], target_s, cap_s=cap_s)
+    assert not pairing.decided  # stopped undecided, past the target, short of the cap
+    assert target_s < clock.now_s < cap_s
+    assert pairing.short_of_cap is not None
+    pace_s, end_s, allowed_s = pairing.short_of_cap
+    assert end_s == pytest.approx(clock.now_s + pace_s)
+    assert end_s > allowed_s == cap_s + 0.25 * target_s
+    (line,) = gate_time.time_notes([pairing], clock.now_s, target_s, cap_s)
+    assert line.endswith(
+        f"; fake-work[numpy,cpu] stopped undecided short of the cap, as a next block, at the latest round's pace "
+        f"({units.seconds(pace_s)}), would have ended at {units.seconds(end_s)}, past the 70.0 s the cap allows "
+        "(the cap and a quarter of the target)"
+    ), line
+    assert ab_report._time_note_held(line, ["fake-work[numpy,cpu]"])  # the reader takes back what the gate writes

@@ -50,7 +50,7 @@ def test_an_undecided_case_says_how_far_it_got_and_what_it_needs():
     row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.9, 1.2), Label.INCONCLUSIVE)
     case = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=1, elapsed_s=2.0, needed_s=30.0)
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ())).notes
-    assert any("undecided after 1 block (2.00 s)" in note and "about 30.0 s more" in note for note in notes), notes
+    assert any("undecided after 1 block (2.00 s in its own blocks)" in note and "about 30.0 s more" in note for note in notes), notes
     # the trial's note: "about 505 s more would decide it at the spread its blocks show" of one block, which has none
     assert any("no spread is known yet from 1 block; about 30.0 s more" in note for note in notes), notes
     assert not any("spread its blocks show" in note for note in notes), notes
@@ -60,7 +60,7 @@ def test_an_undecided_case_says_how_far_it_got_and_what_it_needs():
     no_interval = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, None, Label.INCONCLUSIVE)
     case = PairedCase("work[numpy,cpu]", "ok", ratios=(no_interval,), blocks=7, elapsed_s=107.0, needed_s=46.0)
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, case), Outcome(1, ())).notes
-    assert any("undecided after 7 blocks (107 s): no interval yet; about 46.0 s more" in note for note in notes), notes
+    assert any("undecided after 7 blocks (107 s in its own blocks): no interval yet; about 46.0 s more" in note for note in notes), notes
     assert any("would reach its first look that can give an interval" in note for note in notes), notes
 
 
