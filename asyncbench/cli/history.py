@@ -71,7 +71,7 @@ Examples:
     is_flag=True,
     help="With --fail-on-regression: an INCONCLUSIVE series does not fail the gate; it is still reported. Either a "
     "slower change whose ratio has no interval (too few runs on a side for one), or a series too unsteady to tell "
-    "(runs enough to search, too few left once the machine's are discounted).",
+    "(runs enough to search, too few left once the machine's are discounted: beside a neighbour, or on a moved machine).",
 )
 @click.option("--last", default=40, show_default=True, type=click.IntRange(min=1), help="Points shown per series (changes: all).")
 @guard
@@ -102,7 +102,8 @@ def history_command(
     is one whose interval straddles the margin (as ab's and compare's): it
     fails the gate unless --allow-inconclusive; so does a series with runs
     enough to search but too few left once the machine's are discounted
-    (too unsteady to tell). A series too short to judge (fewer runs recorded
+    (too unsteady to tell: a run whose CPU pressure says a neighbour, as
+    compare reads it, or whose machine moved). A series too short to judge (fewer runs recorded
     than a search needs: a young one) passes, and one line says how many
     there were and why. A change in the machine's
     own series (machine_s, cpu_pressure) is the runner, not the code: a

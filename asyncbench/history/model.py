@@ -26,6 +26,9 @@ BOUND, TOO_SHORT, UNSTEADY = "bound", "too_short", "unsteady"
 #: the quantities a case records for its machine (history.recorded.quantities, read by history.discount), variant ""
 MACHINE_QUANTITY = "machine_s"
 PRESSURE_QUANTITY = "cpu_pressure"
+#: how a run discounted beside a neighbour (history.discount) ends its why: what tells such runs from those on a
+#: machine that moved (report.history counts them, to say a neighbour is why a series could not be searched)
+BESIDE_NEIGHBOUR = ": a neighbour shared the cores"
 #: the unit a share of the time (PRESSURE_QUANTITY, recorded as a fraction with no unit) is shown in: units.quantity
 #: reads a "%" figure as a fraction and prints its percentage
 SHARE_SHOWN = "%"
@@ -44,6 +47,11 @@ READING_UNIT = "reading"
 BOUND_READINGS = ("host", "device", "balanced", "inconclusive")
 #: what a code outside BOUND_READINGS is shown as (a store written by another hand)
 UNKNOWN_READING = "?"
+
+
+def beside_neighbour(why: str) -> bool:
+    """Whether a run was discounted (Series.discounted's why) because a neighbour shared its cores."""
+    return why.endswith(BESIDE_NEIGHBOUR)
 
 
 def is_bound(quantity: str) -> bool:

@@ -72,7 +72,7 @@ def regression_line(hit: Regression, within: int, allow_inconclusive: bool = Fal
             "--allow-inconclusive: it does not fail the gate" if allow_inconclusive else "the gate fails on it, unless --allow-inconclusive"
         )
         said = (
-            f"inconclusive: {one.case} {quantity} on {one.machine}: the machine was too unsteady to tell: "
+            f"inconclusive: {one.case} {quantity} on {one.machine}: {_unsteady_why(one)}: "
             f"{_unsteady_counts(one)}, so not searched for a change ({verdict}; see the discounted runs in `asyncbench history`)"
         )
         return visible(said)
@@ -118,14 +118,25 @@ RUNS_TO_SEE_A_STEP = model.MIN_RUNS
 NOT_SEARCHED = ", not searched for changes (what bounds the step: read its chart)"
 
 
+def _unsteady_why(one: Series) -> str:
+    """Why an unsteady series could not be searched: 'a neighbour shared the cores in too many runs to tell' where
+    every run discounted was beside one (history.discount: a task waited for a CPU beyond what `compare` calls a
+    neighbour), else 'the machine was too unsteady to tell'."""
+    if one.discounted and all(model.beside_neighbour(why) for _, why in one.discounted):
+        return "a neighbour shared the cores in too many runs to tell"
+    return "the machine was too unsteady to tell"
+
+
 def _unsteady_counts(one: Series) -> str:
-    """'5 of 8 runs discounted as the machine's: 3 left, a change is looked for in 6 or more' (of the newest runs read,
-    where fewer than all were read)."""
+    """'5 of 8 runs discounted as the machine's (2 beside a neighbour): 3 left, a change is looked for in 6 or more'
+    (of the newest runs read, where fewer than all were read)."""
     read = len(one.points)
     of = f"{read}" if read >= one.runs else f"the newest {read}"
     left = read - len(one.discounted)
+    beside = sum(model.beside_neighbour(why) for _, why in one.discounted)
+    neighbours = f" ({beside} beside a neighbour)" if beside else ""
     return (
-        f"{len(one.discounted)} of {of} runs discounted as the machine's: {left} left, "
+        f"{len(one.discounted)} of {of} runs discounted as the machine's{neighbours}: {left} left, "
         f"a change is looked for in {RUNS_TO_SEE_A_STEP} or more"
     )
 

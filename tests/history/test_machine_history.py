@@ -142,3 +142,87 @@ def test_a_case_that_does_not_follow_the_machine_is_searched_as_recorded():
     assert left_out == []
     assert kept == points
     assert [c.at for c in changes.change_points(kept)] == ["run-7"]
+
+
+def test_a_run_beside_a_neighbour_is_discounted_as_compare_reads_one_whatever_the_series_usual():
+    """Every run at 97% CPU pressure (all beside a neighbour): the series' usual (its lower quartile) was 97% too, so
+    the relative rule alone discounted none and the series was searched as if quiet. A run whose pressure is above
+    verdicts.machine.BUSY is beside a neighbour, as `compare` reads it, whatever the series' usual."""
+    from asyncbench.history import model
+    from asyncbench.verdicts import machine
+
+    points = [Point(run, "t", None, None, 2.0, None, None) for run in range(1, 9)]
+    judged = discount.discounted(points, {run: 1.0 for run in range(1, 9)}, {run: 0.97 for run in range(1, 9)})
+    assert judged is not None
+    kept, left_out = judged
+    assert kept == []
+    assert [run for run, _ in left_out] == list(range(1, 9))
+    assert all(model.beside_neighbour(why) for _, why in left_out)
+    assert f"97% of the time (more than {machine.BUSY * 100:.0f}%)" in left_out[0][1]
+    # just above BUSY is a neighbour; at it, with the series at BUSY too, none
+    just = discount.discounted(points, {run: 1.0 for run in range(1, 9)}, {run: machine.BUSY + 0.01 for run in range(1, 9)})
+    assert just is not None
+    assert len(just[1]) == 8
+    at = discount.discounted(points, {run: 1.0 for run in range(1, 9)}, {run: machine.BUSY for run in range(1, 9)})
+    assert at is not None
+    assert at[1] == []
+
+
+def test_the_relative_rule_still_discounts_a_lighter_neighbour_than_compare_calls_one():
+    """A run at 12% where the series' usual is 0%: below BUSY, but 10% of the time above what its quiet runs read."""
+    points = [Point(run, "t", None, None, 2.0, None, None) for run in range(1, 9)]
+    pressure = {run: 0.12 if run == 5 else 0.0 for run in range(1, 9)}
+    judged = discount.discounted(points, {run: 1.0 for run in range(1, 9)}, pressure)
+    assert judged is not None
+    assert [(run, "usually 0%" in why) for run, why in judged[1]] == [(5, True)]
+
+
+def _busy_store(tmp_path) -> str:
+    """A team lead's history: 8 runs, every one beside a neighbour (97% CPU pressure while the case sampled), the
+    machine's reference steady; the code 1.6× slower from run 5."""
+    path = str(tmp_path / "busy.sqlite")
+    opened = store.open_store(target.resolve(path), writing=True)
+    for run in range(1, 9):
+        code = 1.6 if run >= 5 else 1.0
+        opened.record(report_of([_case("train_step", 0.004 * code, 0.001, 0.97, run)]), label=f"run-{run}")
+    return path
+
+
+def test_a_series_whose_every_run_had_a_neighbour_is_not_searched_as_if_quiet(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from asyncbench.report import history as shown
+
+    (one,) = [s for s in store.open_store(target.resolve(_busy_store(tmp_path))).series() if s.quantity == "done_s"]
+    assert len(one.discounted) == 8
+    assert one.unsteady
+    assert one.change_points == ()
+    out = io.StringIO()
+    shown.print_series([one], Console(file=out, width=300, color_system=None))
+    text = out.getvalue()
+    assert "changes looked for in the runs whose machine held still" not in text
+    assert "changes not looked for: too few runs whose machine held still; 8 run(s) discounted" in text
+    assert "discounted run-1: a task waited for a CPU 97% of the time (more than 15%): a neighbour shared the cores" in text
+
+
+def test_the_gate_on_a_series_whose_every_run_had_a_neighbour_is_inconclusive_and_says_so(tmp_path):
+    """It failed on ×1.6 as a regression, judged from runs every one of which `compare` gives no verdict on; it says
+    in one line that a neighbour left too few runs to tell, and follows the rule for an unsteady series: it fails
+    unless --allow-inconclusive."""
+    from tests.support.cli import invoke
+
+    path = _busy_store(tmp_path)
+    failed = invoke("history", "train_step", "--history", path, "--fail-on-regression", "--max-regression", "10%")
+    assert failed.exit_code == 1, failed.output
+    assert "regression:" not in failed.stderr
+    lines = failed.stderr.splitlines()
+    assert [line.split(" on ")[0] for line in lines] == ["inconclusive: train_step chain done_s", "inconclusive: train_step chain issue_s"]
+    for line in lines:  # one line a series: why, and what the gate does with it
+        assert "a neighbour shared the cores in too many runs to tell: 8 of 8 runs discounted" in line
+        assert "(8 beside a neighbour): 0 left" in line
+        assert "unless --allow-inconclusive" in line
+    allowed = invoke("history", "train_step", "--history", path, "--fail-on-regression", "--max-regression", "10%", "--allow-inconclusive")
+    assert allowed.exit_code == 0, allowed.output
+    assert "--allow-inconclusive: it does not fail the gate" in allowed.stderr
