@@ -162,10 +162,11 @@ class PairedRatio:
         )
 
 
-# No time `ab` measured is longer than a year: its gate spends minutes (--gate-time, --gate-time-max), and a case's
-# blocks, their medians and its time all lie within it. A median or a case's time beyond it is an edit (a file's base
-# and head set to 1e300 printed a 300-digit median whose width pushed the case's name out of the table).
-MAX_MEASURED_S = 365.25 * 24 * 3600
+# No time `ab` measured is longer than a run's (recordable.MAX_MEASURED_S, a year): its gate spends minutes
+# (--gate-time, --gate-time-max), and a case's blocks, their medians and its time all lie within it. A median or a
+# case's time beyond it is an edit (a file's base and head set to 1e300 printed a 300-digit median whose width pushed
+# the case's name out of the table).
+MAX_MEASURED_S = recordable.MAX_MEASURED_S
 # No rate `ab` judged is above 1e24 a second, in any unit: the fastest machines do about 1e18 operations a second
 # (an exaFLOP/s), counted in the smallest unit (FLOP/s, items/s, B/s), and one benchmark's process runs on a few of
 # their devices; a million times that is an edit, not a reading.
