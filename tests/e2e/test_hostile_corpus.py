@@ -1,6 +1,9 @@
 """The hostile corpus (tests/hostile/expected.yaml): bad options, malformed and tampered files, through the real CLI.
 
-Each case is one `python -m asyncbench ...` in a fresh, empty folder of its own. The contract every case checks is
+Each case is one command line in a fresh, empty folder of its own: `python -m asyncbench ...` in a fresh interpreter,
+or, for the groups that only read files (IN_PROCESS), the same command line through the CLI in this process
+(tests.support.cli.in_process: the same command group, exit status and streams, without an interpreter's start and
+imports, 0.4 s a case, half of the corpus's time). The contract every case checks is
 written at the top of expected.yaml: exit 2, one line on stderr (a few `location: message` lines for a file with
 several mistakes), no traceback, nothing written anywhere in the folder (files compared byte for byte, the store's
 rows counted), no sentinel path outside it created, and no secret echoed. The files under cases/ are made by
@@ -22,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.support.cli import asyncbench
+from tests.support.cli import asyncbench, in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the corpus: its cases, expected.yaml and make_cases.py, which makes the cases
@@ -44,6 +47,11 @@ FILLS = {
     "{deep_block_yaml}": "".join(" " * depth + "- \n" for depth in range(0, 4_000, 2)),
 }
 TIMEOUT_S = 120
+#: the groups whose cases only read the files they are given (results, ab files, stores, history) and refuse them:
+#: run in this process. The rest start a fresh interpreter each: their commands run workloads or git, start workers
+#: or Slurm jobs, change PATH, or read bombs (YAML nested 100,000 deep, a megabyte's name) whose harm, were a case to
+#: fail, must stay in a process of its own, with its timeout.
+IN_PROCESS = frozenset({"record-results", "read", "record-ab", "record", "history", "report", "merge"})
 #: the most lines a file with several mistakes may take on stderr
 SEVERAL = 10
 
@@ -55,7 +63,7 @@ def _cases() -> list[tuple[str, dict[str, Any]]]:
         for case in body["cases"]:
             merged = {**defaults, **case}
             name = case.get("id") or Path(case["file"]).name.removesuffix(".json")
-            cases.append((f"{group}/{name}", merged))
+            cases.append((f"{group}/{name}", {**merged, "group": group}))
     return cases
 
 
@@ -249,7 +257,11 @@ def test_hostile_input_is_refused_in_one_line_and_nothing_is_written(case, tmp_p
     skip = _store_files(case)
     before, rows_before = _snapshot(cwd, skip), (_rows(store) if store else None)
 
-    code, out, err = _asyncbench(args, cwd, _environment(case, bin_dir))
+    if case["group"] in IN_PROCESS and not case.get("no_slurm"):
+        done = in_process(*args, cwd=cwd, env={k: str(v) for k, v in (case.get("env") or {}).items()})
+        code, out, err = done.returncode, done.stdout, done.stderr
+    else:
+        code, out, err = _asyncbench(args, cwd, _environment(case, bin_dir))
 
     after, rows_after = _snapshot(cwd, skip), (_rows(store) if store else None)
     for name in case.get("readonly") or ():
