@@ -9,8 +9,11 @@ MXNET_VENV ?= .venv-mxnet
 MXNET_SPEC ?= mxnet==1.9.1 "numpy<1.24"
 # what asyncbench itself needs there (pyproject.toml's dependencies, less numpy: MXNet's own pin above)
 MXNET_WORKER_DEPS ?= scipy psutil PyYAML click rich
+# lint's second mypy reads the newest torch's annotations from an environment of its own (`torch-newest`, below)
+TORCH_NEWEST_VENV ?= .venv-torch-newest
+TORCH_NEWEST_SPEC ?= torch
 
-.PHONY: chromium history postgres slurm install install-run install-test install-lint lint torch-newest mypy-newest-torch golden run quick test test-fast gpu-test gpu-check bench clean mxnet wheel-check
+.PHONY: chromium history postgres slurm install install-run install-test install-lint lint torch-newest mypy-newest-torch golden run quick test test-fast gpu-test gpu-check bench clean mxnet mxnet-deps wheel-check
 
 # torch is an extra of the package (the core runs numpy without it); here it is installed, as TORCH_SPEC, only when
 # no torch is importable: a build you brought is kept.
@@ -54,7 +57,7 @@ install-lint: install
 # The same hooks run from .pre-commit-config.yaml.
 # The two mypy runs (pinned torch, newest torch) are independent and single-threaded: they run side by side, each
 # with a cache of its own, and the recipe fails when either fails (23 s saved of CI's 20 minutes on 2 cores).
-lint: install-lint torch-newest
+lint: install-lint $(TORCH_NEWEST_VENV)/.installed
 	ruff check .
 	ruff format --check .
 	mypy --cache-dir .mypy_cache/pinned & pinned=$$!; \
@@ -67,17 +70,22 @@ lint: install-lint torch-newest
 # (no CUDA libraries: mypy reads annotations, it imports nothing) goes into an environment of its own, which sees
 # this environment's packages behind its own through a .pth file. PIP_CONSTRAINT is emptied for this one install:
 # a machine-wide cap on torch (as some CI images set) must not hide the newest release.
-TORCH_NEWEST_VENV ?= .venv-torch-newest
-TORCH_NEWEST_SPEC ?= torch
-torch-newest: install-lint
+# Made once (`lint` needs it: its stamp); `make torch-newest` makes it again with whatever release is newest now.
+# It needs only this environment's pip, not the package: .ci/run makes it while the package installs.
+torch-newest:
+	rm -f $(TORCH_NEWEST_VENV)/.installed
+	$(MAKE) $(TORCH_NEWEST_VENV)/.installed
+
+$(TORCH_NEWEST_VENV)/.installed:
 	rm -rf $(TORCH_NEWEST_VENV)
 	$(PYTHON) -m venv --without-pip $(TORCH_NEWEST_VENV)
 	PIP_CONSTRAINT=/dev/null $(PIP) install --quiet --no-deps --no-compile --target "$$($(TORCH_NEWEST_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" "$(TORCH_NEWEST_SPEC)"
 	$(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > "$$($(TORCH_NEWEST_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/zz-asyncbench-lint.pth"
 	@$(TORCH_NEWEST_VENV)/bin/python -c 'import importlib.metadata as m; print("mypy on torch", m.version("torch"))'
+	touch $@
 
 # mypy on the newest torch alone
-mypy-newest-torch: torch-newest
+mypy-newest-torch: install-lint $(TORCH_NEWEST_VENV)/.installed
 	mypy --cache-dir .mypy_cache/newest --python-executable $(TORCH_NEWEST_VENV)/bin/python
 
 # The documentation site into site/ (git-ignored). --strict: a link to a page or an anchor that does not exist fails.
@@ -93,11 +101,18 @@ golden: install-test
 
 # `make mxnet`: the environment MXNet's cases run in; kept between runs, rebuilt when pyproject.toml (which holds
 # the package's dependencies) changes.
+# Its third-party packages first (`mxnet-deps`: nothing of this tree, so .ci/run makes it while lint runs), then
+# this package, editable (a build in this tree: after the other environment's).
 mxnet: $(MXNET_VENV)/.installed
 
-$(MXNET_VENV)/.installed: pyproject.toml
+mxnet-deps: $(MXNET_VENV)/.deps
+
+$(MXNET_VENV)/.deps:
 	$(PYTHON) -m venv $(MXNET_VENV)
 	$(MXNET_VENV)/bin/pip install --quiet $(MXNET_SPEC) $(MXNET_WORKER_DEPS)
+	touch $@
+
+$(MXNET_VENV)/.installed: pyproject.toml $(MXNET_VENV)/.deps
 	$(MXNET_VENV)/bin/pip install --quiet --no-deps -e .
 	$(MXNET_VENV)/bin/python -c "import mxnet"
 	touch $@
