@@ -91,10 +91,12 @@ def _reverified(result: Result, at: At, held: bool) -> Result:
     return dataclasses.replace(result, bound=bounds) if changed else result
 
 
-#: the readings a file's slack intervals cannot hold exactly (results.bound_rule.check_reading holds them to a condition
-#: they imply): refitted on reading. Synchronous, balanced and too few rounds are held exactly there, and
-#: inconclusive claims nothing; a refit costs 34-59 ms a variant (docs/measured.md), so only these pay it
-_REFITTED = (BoundKind.HOST, BoundKind.DEVICE)
+#: the readings refitted on reading: every one fitted from observations. A host- or device-bound reading's slack
+#: intervals cannot be held exactly by results.bound_rule.check_reading (it holds them to a condition they imply); a
+#: balanced or inconclusive one claims less, but its slacks and their intervals are shown all the same (a narrowed
+#: interval beside an inconclusive reading, or one narrowed and relabelled balanced, is a wrong number shown). A
+#: synchronous bound has no fit. A refit costs 34-59 ms a variant (docs/measured.md), paid by files with a bound only
+_REFITTED = (BoundKind.HOST, BoundKind.DEVICE, BoundKind.BALANCED, BoundKind.INCONCLUSIVE)
 #: the first results schema whose bounds were fitted as this version fits them (verdicts.bound's slacks and
 #: intervals have not changed since; files of 11 came from fits before the slack was held at the step, among other
 #: changes): a refitted bound's slacks and costs are held to the refit's from it on; an older file's are shown as
@@ -113,7 +115,7 @@ REFIT_COST = bound_held.COST_TOLERANCE
 
 
 def _rekinded(bound: Bound, at: At, held: bool) -> Bound:
-    """`bound` with a host- or device-bound reading made again by verdicts.bound.fit from its stored observations, as
+    """`bound` with a fitted reading (host-, device-bound, balanced or inconclusive) made again by verdicts.bound.fit from its stored observations, as
     `run` fits it (the default confidence, its steps a sample, its cores): an inconclusive bound edited to `host`
     beside a host slack of 88% of the step shows as the rule reads it. Where `held` (a file of HELD_FROM_SCHEMA or
     later), each side's slack, its interval, its cost past and that cost's interval are held to the refit's first
