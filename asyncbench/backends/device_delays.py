@@ -26,6 +26,11 @@ CALIBRATION_REPEATS = 5
 #: did not hold at every size on MXNet, when it had a delay (two engine workers run two delays side by side at some sizes, one after the
 #: other at others: a 2 ms delay ran 0.63 ms), so each level's size is corrected once by its own timing
 LEVEL_REPEATS = 2
+# The most a level's own timing may correct its calibrated size, either way: the correction it exists for was 3.2x (a
+# 2 ms MXNet delay that ran 0.63 ms). A timing that would correct it by more is no cost per unit at that size but a
+# timing of the op's fixed cost (its work done before the clock read it, or the fixed cost read high): one such timing
+# on a busy 2-core machine made a 142 µs JAX delay 2.83 s (x20,000), its round past the case's whole budget.
+MAX_LEVEL_CORRECTION = 4.0
 
 
 class EventDelay:
@@ -115,13 +120,15 @@ class QueuedOpDelay:
         return max(1, round((seconds - self.fixed_s) / self.per_unit_s))
 
     def size(self, seconds: float) -> int:
-        """The size for a delay of `seconds`: the calibration's, corrected once by its own timing (LEVEL_REPEATS), kept
-        for the level (a case's levels are the same in every round)."""
+        """The size for a delay of `seconds`: the calibration's, corrected once by its own timing (LEVEL_REPEATS, by
+        at most MAX_LEVEL_CORRECTION either way), kept for the level (a case's levels are the same in every round)."""
         found = self._sizes.get(seconds)
         if found is None:
             first = self.units(seconds)
             took = min(self._alone(first) for _ in range(LEVEL_REPEATS))
-            found = self._sizes[seconds] = max(1, round(first * max(seconds - self.fixed_s, 0.0) / max(took - self.fixed_s, 1e-9)))
+            correction = max(seconds - self.fixed_s, 0.0) / max(took - self.fixed_s, 1e-9)
+            correction = min(max(correction, 1 / MAX_LEVEL_CORRECTION), MAX_LEVEL_CORRECTION)
+            found = self._sizes[seconds] = max(1, round(first * correction))
         return found
 
     def before_step(self, seconds: float) -> Callable[[], None]:

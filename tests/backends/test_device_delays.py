@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from asyncbench.backends import device_delays
 from asyncbench.backends.device_delays import EventDelay, QueuedOpDelay
 from asyncbench.backends.numpy_backend import NumpyBackend
 from asyncbench.backends.torch_backend import TorchBackend
@@ -163,6 +164,21 @@ def test_a_queued_op_delays_size_is_corrected_once_by_its_own_timing_where_the_c
     timed = op.waited
     delay.before_step(0.0041)
     assert op.waited == timed  # kept: a level's size is timed once
+
+
+def test_a_level_timed_at_the_ops_fixed_cost_corrects_its_size_by_a_bounded_factor_only() -> None:
+    """A trial's 142 µs JAX delay ran 2.83 s: its one timing came in at the op's fixed cost, and the correction
+    `(seconds - fixed) / (took - fixed)` grew its size 20,000-fold. A correction is held to MAX_LEVEL_CORRECTION."""
+    op = FakeOp()
+    delay = QueuedOpDelay(op.issue, op.wait, 1000, clock=op.clock)
+    linear_wait = op.wait
+
+    def done_at_once(units: int) -> None:  # the level's timing: its work already done, the fixed cost alone
+        linear_wait(0)
+
+    delay._wait = done_at_once
+    size = delay.size(0.000142)
+    assert size == round(delay.units(0.000142) * device_delays.MAX_LEVEL_CORRECTION), size
 
 
 @pytest.mark.jax
