@@ -115,8 +115,9 @@ REFIT_COST = bound_held.COST_TOLERANCE
 
 
 def _rekinded(bound: Bound, at: At, held: bool) -> Bound:
-    """`bound` with a fitted reading (host-, device-bound, balanced or inconclusive) made again by verdicts.bound.fit from its stored observations, as
-    `run` fits it (the default confidence, its steps a sample, its cores): an inconclusive bound edited to `host`
+    """`bound` with a fitted reading (host-, device-bound, balanced or inconclusive) made again by verdicts.bound.fit
+    from its stored observations, as `run` fits it (the default confidence, its steps a sample, its cores): an
+    inconclusive bound edited to `host`
     beside a host slack of 88% of the step shows as the rule reads it. Where `held` (a file of HELD_FROM_SCHEMA or
     later), each side's slack, its interval, its cost past and that cost's interval are held to the refit's first
     (`_held`): a narrowed interval, or observations edited so that they read otherwise, are refused rather than shown

@@ -116,9 +116,11 @@ def test_observations_scaled_under_their_slacks_are_refused(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("rounds", "seed", "host", "kind"), [(6, 1, 0.97, BoundKind.BALANCED), (6, 0, 0.9, BoundKind.INCONCLUSIVE)], ids=["balanced", "inconclusive"]
+    ("rounds", "seed", "host", "kind"),
+    [(6, 1, 0.97, BoundKind.BALANCED), (6, 0, 0.9, BoundKind.INCONCLUSIVE)],
+    ids=["balanced", "inconclusive"],
 )
-def test_a_balanced_or_inconclusive_readings_narrowed_interval_is_refused_and_a_genuine_one_reads_as_written(tmp_path, rounds, seed, host, kind):
+def test_a_balanced_or_inconclusive_narrowed_interval_is_refused_and_a_genuine_one_reads_as_written(tmp_path, rounds, seed, host, kind):
     """Only host- and device-bound readings were refitted: a balanced or inconclusive one's slack intervals, shown
     beside it all the same, could be narrowed in the file (or narrowed and relabelled balanced) and were shown."""
     fitted = _fitted(rounds, seed, host=host, device=1.0)
