@@ -89,6 +89,9 @@ class Point(NamedTuple):
     value: float
     low: float | None
     high: float | None
+    #: when the run counts as made (history.clock.ordered_at: its creation, no later than its recording), what the
+    #: latest run is chosen by; None where not read (a store's row written before schema 3 holds none)
+    ordered_at: str | None = None
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ Table = Callable[[str], Any]
 
 
 def newest(table_of: Table, connection: Any, series_ids: Sequence[int], last: int) -> dict[int, list[Point]]:
-    """Each series' newest `last` points, in run order: one indexed `ORDER BY run_id DESC LIMIT` per series, so
+    """Each series' newest `last` points, in run order (the order recorded), each with when its run counts as made
+    (Point.ordered_at, which the latest run is chosen by): one indexed `ORDER BY run_id DESC LIMIT` per series, so
     a read costs the points it returns, not the points the store holds; the runs' facts are read once."""
     import sqlalchemy as sa
 
@@ -51,16 +52,18 @@ def newest(table_of: Table, connection: Any, series_ids: Sequence[int], last: in
     finally:
         cursor.close()
     run_ids = sorted({row[0] for rows in raw.values() for row in rows})
-    facts: dict[int, tuple[str, str | None, str | None]] = {}
+    facts: dict[int, tuple[str, str | None, str | None, str | None]] = {}
     for start in range(0, len(run_ids), CHUNK):
-        query = sa.select(runs.c.id, runs.c.created, runs.c.label, runs.c.revision).where(runs.c.id.in_(run_ids[start : start + CHUNK]))
-        facts.update({row.id: (row.created, row.label, row.revision) for row in connection.execute(query)})
+        query = sa.select(runs.c.id, runs.c.created, runs.c.label, runs.c.revision, runs.c.ordered_at).where(
+            runs.c.id.in_(run_ids[start : start + CHUNK])
+        )
+        facts.update({row.id: (row.created, row.label, row.revision, row.ordered_at) for row in connection.execute(query)})
     made: dict[int, list[Point]] = {}
     for series_id, rows in raw.items():
         points_of = made[series_id] = []
         for run, value, low, high in rows:
-            created, label, revision = facts[run]
-            points_of.append(Point(run, created, label, revision, *figures(value, low, high)))
+            created, label, revision, ordered_at = facts[run]
+            points_of.append(Point(run, created, label, revision, *figures(value, low, high), ordered_at))
     return made
 
 

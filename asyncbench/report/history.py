@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 import asyncbench.history.model as model
-from asyncbench.history.model import ChangePoint, Regression, Series
+from asyncbench.history.model import ChangePoint, Point, Regression, Series
 from asyncbench.report.escaping import visible
 from asyncbench.results import units
 
@@ -30,6 +30,39 @@ def _figure(value: float, unit: str) -> str:
     if unit == model.READING_UNIT:  # what bounds a step: a word, stored as its code
         return model.reading_word(value)
     return units.with_bounds(value, None, unit)
+
+
+def _point_figure(point: Point, unit: str) -> str:
+    """A run's figure as the line ends with it: a time whose interval reaches 0 as every other view says it (a side's
+    slack, `run --bound`: '~0 [≤ 273 µs]', a bare '0' only where its interval is [0, 0]: units.with_bounds), never
+    its point estimate alone ('75.9 µs' read as a slack surely there, '0 ns' as surely none); else the figure."""
+    if unit == "s" and point.low is not None and point.high is not None and point.low <= 0 <= point.high:
+        return units.with_bounds(point.value, (point.low, point.high), unit)
+    return _figure(point.value, unit)
+
+
+def _made(point: Point) -> str:
+    """When a run counts as made (Point.ordered_at, UTC), to the second."""
+    return f"{(point.ordered_at or point.created)[:19]} UTC"
+
+
+def recorded_last_line(one: Series) -> str | None:
+    """Where a series' last point (the run recorded last: its sparkline's end and the figure after it, in the order
+    changes are looked for and the gate reads) is not its run made last (the latest run, as `report` chooses it:
+    Point.ordered_at, history.clock), one line naming both, so that the two views do not seem to disagree: 'the
+    figure is run 5's, recorded last, made 2026-11-29T20:38:01 UTC; the latest run (made last) is run 4,
+    2026-11-29T20:42:26 UTC: 4.92 ms (a series is in the order its runs were recorded)'. None where they are one run, or a point's time is
+    unknown."""
+    if not one.points or any(point.ordered_at is None for point in one.points):
+        return None
+    last = one.points[-1]
+    made = max(one.points, key=lambda point: (point.ordered_at or "", point.run))
+    if made.run == last.run:
+        return None
+    return (
+        f"the figure is run {last.run}'s, recorded last, made {_made(last)}; the latest run (made last) is run {made.run}, "
+        f"{_made(made)}: {_point_figure(made, one.shown_unit)} (a series is in the order its runs were recorded)"
+    )
 
 
 def _ratio(change: ChangePoint) -> str:
@@ -166,12 +199,15 @@ def print_series(found: Sequence[Series], console: Console) -> None:
         changed = f", {len(one.change_points)} change(s)" if one.change_points else _no_change(one)
         if model.is_bound(one.quantity):  # drawn, never searched (history.recording.refresh_changes)
             changed = NOT_SEARCHED
-        newest = _figure(one.points[-1].value, one.shown_unit) if one.points else "–"
+        newest = _point_figure(one.points[-1], one.shown_unit) if one.points else "–"
         text.append(visible(one.case), style="bold")
         text.append(f" {quantity} ")
         text.append(f"on {visible(one.machine)}", style="dim")
         runs = f"{one.runs} run" + ("" if one.runs == 1 else "s")
         text.append(f"  {sparkline([p.value for p in one.points]) if one.points else ''}  {newest} ({runs}{changed})\n")
+        order = recorded_last_line(one)
+        if order is not None:  # its last point is not its latest run (report's): say which run each is
+            text.append(f"    {visible(order)}\n", style="dim")
         for change in one.change_points:
             text.append(f"    {visible(change_line(change, one.shown_unit))}\n")
         if one.unsteady:  # not searched: say so, not that changes were looked for

@@ -232,6 +232,6 @@ def test_an_ab_results_file_is_recorded_as_paired_ratios_of_the_head_side(histor
     assert "already recorded" in again.stderr
     [series] = store.open_store(target.resolve(history)).series("matmul")
     assert (series.variant, series.quantity, series.unit) == ("matmul", "ab:matmul@a1b2c3d", "x")
-    assert series.points[0][4:] == (1.3, 1.22, 1.38)
+    assert series.points[0][4:7] == (1.3, 1.22, 1.38)  # value, low, high
     assert series.points[0].label == "pr-12"
     assert series.points[0].revision == "a1b2c3d"
