@@ -106,7 +106,14 @@ def cost(fit: SideBound) -> str:
         return units.NO_VALUE
     if fit.cost_past_ci is None:
         return f"{fit.cost_past:.2f} ±?"
-    return f"{fit.cost_past:.2f} [{fit.cost_past_ci[0]:.2f}–{fit.cost_past_ci[1]:.2f}]"
+    # the reading beside it rests on whether the interval excludes 1 (fitting.cost_reading): an end off 1 never prints
+    # as 1 ('1.02 [1.003–1.03]', not '[1.00–1.03]' beside "the delay hurts something else too"), and the estimate
+    # takes as many decimals where two would put it outside the ends printed beside it
+    low, high = (units.off_boundary(end, fitting.ONE_BOTTLENECK) for end in fit.cost_past_ci)
+    shown = f"{fit.cost_past:.2f}"
+    if not float(low) <= float(shown) <= float(high):
+        shown = f"{fit.cost_past:.{max(len(end.partition('.')[2]) for end in (low, high))}f}"
+    return f"{shown} [{low}–{high}]"
 
 
 def unbounded(bound: Bound) -> bool:

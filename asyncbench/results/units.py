@@ -293,6 +293,19 @@ def _within(text: str, low: str, high: str) -> bool:
 RATIO_SIDE_DECIMALS = 4
 
 
+def off_boundary(value: float, boundary: float, decimals: int = 2) -> str:
+    """`value` to `decimals` decimals, more (up to RATIO_SIDE_DECIMALS) where those would round it onto a `boundary`
+    it does not lie on: '1.003' for 1.0027 beside a boundary of 1, never '1.00'. An interval's end that a reading
+    beside it says excludes the boundary ('the delay hurts something else too': a cost past wholly above 1) then
+    never prints as the boundary itself ('1.02 [1.00–1.03]' read as an interval that holds 1)."""
+    text = f"{value:.{decimals}f}"
+    for places in range(decimals + 1, max(decimals, RATIO_SIDE_DECIMALS) + 1):
+        if value == boundary or float(text) != boundary:
+            break
+        text = f"{value:.{places}f}"
+    return text
+
+
 def _bound(value: float, unit: str) -> str:
     """An interval's end; a ratio's end that lies off 1 but rounds to it ('1.00×' for 1.004) gets the decimals that
     show its side, since whether an interval excludes 1 is what a reading beside it says (1.03× [1.004–1.06] is

@@ -41,9 +41,10 @@ from asyncbench.results.check_rule import CHECK
 from asyncbench.results.check_rule import UNIT_FACTORS as UNIT_FACTORS  # spec.schema and spec.json_schema read them here
 from asyncbench.results.model import CLOCKS, Expectation
 from asyncbench.results.syncs import SYNC_KINDS
+from asyncbench.results.units import BYTE_SCALES
 from asyncbench.verdicts.bound_checks import BOUND_QUANTITIES, BOUND_UNITS, CEILING, READING, READINGS, SLACK_SHARE
 from asyncbench.verdicts.syncs import SYNC_QUANTITIES, SYNC_UNITS, SYNCS_PER_STEP, kind_named, line_named
-from asyncbench.workloads.base import Workload
+from asyncbench.workloads.base import Metric, Workload
 
 CLOCK_STATS = ("median", "min", "max", "iqr", "ci_low", "ci_high")
 _CHECK = CHECK  # the grammar's split and its units are the results' (a stored check's threshold is read with them)
@@ -110,6 +111,9 @@ def parse(text: Any, workload: Workload) -> Expectation:
             )
     declared_unit = unit_of(workload, quantity) if is_metric else "s"
     threshold = _threshold(match, declared_unit, f"{quantity} (unit {declared_unit or 'none'})", "a plain number")
+    declared = workload.metric(quantity) if is_metric else None
+    named_as = quantity if is_metric else f"{quantity}.{stat}"
+    _decidable(text.strip(), named_as, match["op"], threshold, declared_unit, declared)
     return Expectation(
         text=text.strip(),
         quantity=quantity,
@@ -118,6 +122,33 @@ def parse(text: Any, workload: Workload) -> Expectation:
         stat=None if is_metric else stat,
         variant=None if is_metric or variant is None else variant.strip(),
     )
+
+
+#: what a measurement in each unit is, by what it measures: a ratio of two times lies above 0; a time or a size at
+#: least 0 (a t2 of 0, an empty pool: 0 is measured). Keyed by unit, with whether 0 itself is out of reach
+_ONE_SIDED = {"x": ("a ratio, always above 0", True), "s": ("a time, never below 0", False)}
+_ONE_SIDED.update({unit: ("a size, never below 0", False) for unit in BYTE_SCALES})
+
+
+def _decidable(text: str, name: str, op: str, threshold: float, unit: str, declared: Metric | None) -> None:
+    """ValueError, in one line, for a check no measurement can fall on the wrong side of: a time, a size or a ratio
+    (by its unit) held to a threshold at or past 0 on the side it never reaches ('t1_s < 0ms' never passes,
+    'speedup >= -1' never fails), as a slack below 0 or a ceiling below 1 is refused. A metric declared `signed`
+    (a difference of two: t3_s, a cost, a saving) and any other unit (a plain number, a %, a rate) are left alone."""
+    if (declared is not None and declared.signed) or unit not in _ONE_SIDED:
+        return
+    what, above_zero = _ONE_SIDED[unit]
+    reaches_zero = not above_zero  # whether a measurement may be 0 itself
+    if op in ("<", "<="):
+        never = threshold < 0 or (threshold == 0 and (op == "<" or not reaches_zero))
+        outcome = "pass"
+    else:
+        never = threshold < 0 or (threshold == 0 and (op == ">=" or not reaches_zero))
+        outcome = "fail"
+    if never:
+        # a workload's own metric may be a difference that its unit does not say: how to declare one
+        signed = " (a workload declares a metric that may lie below 0 with Metric(..., signed=True))" if declared is not None else ""
+        raise ValueError(f"{text!r} can never {outcome}: {name} is {what}{signed}")
 
 
 def _family(workload: Workload) -> str:

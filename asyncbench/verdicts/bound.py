@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from asyncbench.results import bound_rule, stats, units
 from asyncbench.results.bound import SIDES, Bound, BoundKind, Perturbed, Side, SideBound, as_stored
 from asyncbench.verdicts.bound_readings import NO_KNEE as NO_KNEE
+from asyncbench.verdicts.bound_readings import ONE_BOTTLENECK as ONE_BOTTLENECK
 from asyncbench.verdicts.bound_readings import TOP_OF_LEVELS as TOP_OF_LEVELS
 from asyncbench.verdicts.bound_readings import at_least_top as at_least_top
 from asyncbench.verdicts.bound_readings import cost_reading as cost_reading

@@ -9,6 +9,9 @@ import math
 
 from asyncbench.results.bound import Bound, BoundKind, Side, SideBound
 
+#: the cost past a slack where that side alone sets the pace (one bottleneck: each second of delay costs the step one):
+#: cost_reading's words rest on its interval lying wholly above or below it, so a printed end never rounds onto it
+ONE_BOTTLENECK = 1.0
 #: what a slack of [0, 0] beside a cost wholly below 1 says (cost_reading): the step slowed from the first delay by a
 #: share of it, with no knee (a concave response, 0.9 of the delay up to 0.3 step then 0.45, fits [0, 0] and 0.62)
 NO_KNEE = (
@@ -77,9 +80,9 @@ def cost_reading(side: SideBound) -> str | None:
     if side.cost_past_ci is None or reaches_top(side):
         return None
     low, high = side.cost_past_ci
-    if low > 1:
+    if low > ONE_BOTTLENECK:
         return "the delay hurts something else too"
-    if high < 1:
+    if high < ONE_BOTTLENECK:
         if side.slack_ci_s is not None and side.slack_ci_s[1] <= 0:
             return NO_KNEE
         return "partial overlap"

@@ -95,6 +95,10 @@ class Metric:
     #: defined only where ops return before they finish (e.g. a backend's execution time
     #: told apart from its issue time): None on a synchronous backend
     needs_async: bool = False
+    #: a difference of two measurements (a cost, a saving, a change of memory) that may lie below 0 although its
+    #: unit is a time's or a size's: a check on it may name any threshold (spec.expect refuses `t1_s < 0` on a time
+    #: or a size that is not, which no measurement could pass)
+    signed: bool = False
 
 
 @dataclass

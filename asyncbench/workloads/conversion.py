@@ -36,7 +36,7 @@ class Conversion(Workload):
     variants = (NONE, ITEM, NUMPY, PRINT)
     metrics = (
         *(Metric(f"slowdown_{c}", "x", f"done time with {c} every iteration / none") for c in CONVERSIONS),
-        *(Metric(f"{c}_cost_s", "s", f"extra time per {c} conversion") for c in CONVERSIONS),
+        *(Metric(f"{c}_cost_s", "s", f"extra time per {c} conversion", signed=True) for c in CONVERSIONS),
     )
 
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:

@@ -62,7 +62,7 @@ class CopyOverlap(Workload):
     variants = (COMPUTE, COPY, SEQUENTIAL, OVERLAPPED, NAIVE)
     metrics = (
         Metric("overlap_speedup", "x", "sequential / overlapped done time"),
-        Metric("overlap_saved_s", "s", "sequential − overlapped done time: what overlapping saved (below 0: it cost)"),
+        Metric("overlap_saved_s", "s", "sequential − overlapped done time: what overlapping saved (below 0: it cost)", signed=True),
         Metric("overlap_efficiency", "", "(T_compute + T_copy − T_overlapped) / min(T_compute, T_copy); 1 = perfect"),
         Metric("copy_gbps", "GB/s", "device-to-host bytes / copy-only done time"),
         Metric("naive_speedup", "x", "sequential / naive_nonblocking done time"),

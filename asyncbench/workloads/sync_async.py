@@ -174,7 +174,7 @@ class SyncAsync(Workload):
             "backend time to run one op (events around ops queued on a held device, or the backlog after issue / N)",
             needs_async=True,
         ),
-        Metric("t3_s", "s", "time to wait for and return one result"),
+        Metric("t3_s", "s", "time to wait for and return one result", signed=True),
         Metric(
             "model_error", "%", "textbook model's predicted async time vs measured, relative (t2 from the held queue)", needs_async=True
         ),

@@ -144,8 +144,8 @@ class TrainingMemory(Workload):
     metrics = (
         Metric("epoch_s_kK", "s", "epoch time with a barrier every K minibatches"),
         Metric("loop_s_kK", "s", "time until the training loop returned, before the final sync: how far the frontend ran ahead"),
-        Metric("host_rss_delta_mb_kK", "MiB", "host RSS peak during the epoch − before it"),
-        Metric("host_uss_delta_mb_kK", "MiB", "host USS after the epoch − before it"),
+        Metric("host_rss_delta_mb_kK", "MiB", "host RSS peak during the epoch − before it", signed=True),
+        Metric("host_uss_delta_mb_kK", "MiB", "host USS after the epoch − before it", signed=True),
         Metric("device_peak_mb_kK", "MiB", "peak device memory in use during the epoch (torch: allocated; cupy: pool bytes in use)"),
         Metric("device_reserved_mb_kK", "MiB", "torch: peak device memory reserved by the caching allocator during the epoch"),
         Metric("pool_used_mb_kK", "MiB", "cupy: memory pool bytes in use after the epoch"),

@@ -55,6 +55,31 @@ def test_the_reading_in_words_says_what_each_side_could_take_and_what_cutting_ho
     assert _view(device_bound()).headers == bound.HEADERS[1:]  # one: its name is in the line under the table
 
 
+def _with_device_cost(cost: float, ci: tuple[float, float]) -> Bound:
+    made = host_bound("graphed")
+    device = dataclasses.replace(made.sides[1], cost_past=cost, cost_past_ci=ci)
+    return dataclasses.replace(made, sides=(made.sides[0], device))
+
+
+def test_a_cost_past_interval_that_excludes_1_never_prints_an_end_as_1():
+    # a trial printed '1.02 [1.00–1.03]: the delay hurts something else too' for a stored low end of 1.0027: true,
+    # but it read as an interval that holds 1
+    above = _view(_with_device_cost(1.02, (1.0027, 1.03)))
+    assert above.rows[1][-2] == "1.02 [1.003–1.03]"
+    assert (
+        above.summary[-1]
+        == "graphed: past the device's slack each second of delay costs the step 1.02 [1.003–1.03]: the delay hurts something else too"
+    )
+    below = _view(_with_device_cost(0.98, (0.95, 0.9968)))
+    assert below.rows[1][-2] == "0.98 [0.95–0.997]"
+    assert below.summary[-1].endswith("costs the step 0.98 [0.95–0.997]: partial overlap")
+    # the estimate takes the ends' decimals where two would put it outside them; an end on 1 prints as 1, and one off it
+    # shows its side whatever the interval (as a ratio's end does: units._bound)
+    assert _view(_with_device_cost(1.004, (1.0015, 1.0061))).rows[1][-2] == "1.004 [1.002–1.01]"
+    assert _view(_with_device_cost(1.0, (1.0, 1.03))).rows[1][-2] == "1.00 [1.00–1.03]"
+    assert _view(_with_device_cost(1.0, (0.996, 1.03))).rows[1][-2] == "1.00 [0.996–1.03]"
+
+
 def test_balanced_and_inconclusive_readings_say_why():
     balanced = dataclasses.replace(host_bound(), bound=BoundKind.BALANCED, ceiling=1.02, ceiling_ci=(1.0, 1.04))
     assert _view(balanced).summary[0] == (

@@ -86,3 +86,45 @@ def test_a_bad_check_in_a_config_names_file_line_and_key():
         config.loads(text, source="t.yaml")
     assert "t.yaml:5" in str(caught.value)
     assert "experiments[0].expect[1]" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        # a trial's `validate` said ok to all three: no measurement can fall on their wrong side
+        ("t1_s < 0ms", "'t1_s < 0ms' can never pass: t1_s is a time, never below 0"),
+        ("speedup <= 0", "'speedup <= 0' can never pass: speedup is a ratio, always above 0"),
+        ("speedup >= -1", "'speedup >= -1' can never fail: speedup is a ratio, always above 0"),
+        ("speedup > 0", "can never fail: speedup is a ratio"),
+        ("t1_s > -1ms", "can never fail: t1_s is a time"),
+        ("done_s.median >= 0", "'done_s.median >= 0' can never fail: done_s.median is a time, never below 0"),
+        ("issue_s.min[async] < -2us", "can never pass: issue_s.min is a time"),
+    ],
+)
+def test_a_check_no_measurement_can_fall_on_the_wrong_side_of_is_refused_in_one_line(text, fragment):
+    with pytest.raises(ValueError) as caught:
+        expect.parse(text, SYNC_ASYNC)
+    assert fragment in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_size_below_0_is_refused_and_a_declared_difference_or_a_measured_0_is_not():
+    training = BUILT_IN["training_memory"]
+    with pytest.raises(ValueError, match="can never pass: device_peak_mb_k0 is a size, never below 0"):
+        expect.parse("device_peak_mb_k0 < 0", training)
+    # a difference of two (declared signed) may lie below 0; a time or a size may be 0 itself; other units are left alone
+    assert expect.parse("host_rss_delta_mb_k0 < 0", training).threshold == 0
+    assert expect.parse("t3_s < 0", SYNC_ASYNC).threshold == 0
+    assert expect.parse("t1_s <= 0", SYNC_ASYNC).op == "<="
+    assert expect.parse("done_s.iqr > 0", SYNC_ASYNC).stat == "iqr"
+    assert expect.parse("model_error > -5%", SYNC_ASYNC).threshold == pytest.approx(-0.05)
+    assert expect.parse("speedup > 0.5", SYNC_ASYNC).threshold == 0.5
+    assert expect.parse("overlap_saved_s > -1ms", BUILT_IN["copy_overlap"]).threshold == pytest.approx(-1e-3)
+
+
+def test_an_impossible_check_in_a_config_is_refused_at_validate():
+    text = "experiments:\n  - workload: sync_async\n    expect:\n      - speedup >= 1\n      - speedup >= -1\n"
+    with pytest.raises(config.ConfigError) as caught:
+        config.loads(text, source="t.yaml")
+    assert "t.yaml:5" in str(caught.value)
+    assert "can never fail" in str(caught.value)
