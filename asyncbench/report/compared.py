@@ -171,6 +171,18 @@ def comparison(result: compare.Comparison) -> ComparisonView:
             "both files are the same run (one run_id): each row compares its samples with themselves, so the verdicts "
             "show only what the method gives, not a change"
         )
+    elif result.same_samples:
+        notes.append(
+            "both files hold the same samples (one measurement read twice under two run_ids: a shard and the file merged "
+            "from it, a run and a copy): each row compares its samples with themselves, so the verdicts show only what "
+            "the method gives, not a change"
+        )
+    elif any(r.same_samples for r in result.rows):
+        same = [f"{r.id} {r.variant}" for r in result.rows if r.same_samples]
+        notes.append(
+            f"{len(same)} row(s) hold the same samples in both files (one measurement read twice): each compares its "
+            f"samples with themselves, so its verdict shows only what the method gives, not a change: {', '.join(same)}"
+        )
     if result.only_in_baseline:
         notes.append(f"only in the baseline ({len(result.only_in_baseline)}): {', '.join(result.only_in_baseline)}")
     if result.only_in_current:

@@ -129,7 +129,8 @@ def check_figures_held(check: Mapping[str, Any], at: At, result: Mapping[str, An
             why = "95% alone" if family_error is None else f"at least 1 − its family_error {family_error:g}"
             (at / "confidence").fail(f"{confidence!r} is no level a check is judged at ({why}, below 1)")
         said = _LEVEL.search(str(check.get("detail") or ""))
-        if said is not None and check.get("bounds") is not None and said["level"] != units.confidence(float(confidence)):
+        levels = (units.exact_confidence(float(confidence)), units.confidence(float(confidence)))  # as written now, before
+        if said is not None and check.get("bounds") is not None and said["level"] not in levels:
             (at / "detail").fail(f"it says a {said['level']} interval, its confidence is {float(confidence)!r}")
     match = CHECK.fullmatch(str(check.get("expect") or ""))
     value = check.get("value")

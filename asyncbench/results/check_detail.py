@@ -60,7 +60,7 @@ PER_STEP = "per step"
 _PER_STEP = re.compile(rf"{PER_STEP} \((?P<steps>\d+) steps a sample\): ")
 #: the census's quantities (verdicts.syncs.SYNC_QUANTITIES), with their units
 CENSUS_UNITS = {"syncs_per_step": "", "sync_wait_s": "s"}
-#: the level a check's interval is said at ("95%", "99.98%": units.confidence)
+#: the level a check's interval is said at ("95%", "99.9666%": units.exact_confidence; "99.95%", units.confidence, before)
 _LEVEL = r"\d+(?:\.\d+)?%"
 
 
@@ -163,10 +163,19 @@ def _judged(check: Mapping[str, Any], label: str, unit: str, op: str, threshold:
     if bounds is not None:
         confidence = check.get("confidence")
         said = re.search(rf"\(({_LEVEL}) interval\)", detail)
-        level = units.confidence(float(confidence)) if confidence is not None else said[1] if said else ""
-        shown = with_interval(label, float(value), (float(bounds[0]), float(bounds[1])), unit, level, expected)
-        shown += MORE_ROUNDS if verdict == Verdict.INCONCLUSIVE else ""
-        return re.fullmatch(re.escape(shown + miss) + after, detail) is not None
+        # the level the interval was taken at (units.exact_confidence), as `run` writes it; or, in a file written
+        # before, that level rounded down to a readable one (units.confidence): either is its stored confidence's
+        levels = (
+            {units.exact_confidence(float(confidence)), units.confidence(float(confidence))}
+            if confidence is not None
+            else {said[1] if said else ""}
+        )
+        for level in levels:
+            shown = with_interval(label, float(value), (float(bounds[0]), float(bounds[1])), unit, level, expected)
+            shown += MORE_ROUNDS if verdict == Verdict.INCONCLUSIVE else ""
+            if re.fullmatch(re.escape(shown + miss) + after, detail) is not None:
+                return True
+        return False
     if re.fullmatch(re.escape(one_measurement(label, value, unit, expected) + miss) + after, detail):
         return True
     if verdict != Verdict.INCONCLUSIVE:

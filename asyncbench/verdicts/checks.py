@@ -93,7 +93,7 @@ def _judge(
         shown = check_detail.no_interval(label, value, unit, wanted, level.name, rounds)
     else:
         verdict = verdict_of(expectation.op, interval, expectation.threshold)
-        shown = check_detail.with_interval(label, value, interval, unit, level.name, wanted)
+        shown = check_detail.with_interval(label, value, interval, unit, units.exact_confidence(level.confidence), wanted)
         if verdict == INCONCLUSIVE:
             shown += check_detail.MORE_ROUNDS
     if verdict == FAIL:

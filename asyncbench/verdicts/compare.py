@@ -120,6 +120,9 @@ class VariantComparison:
     #: which interval ratio_ci is (verdicts.row_interval): the code's (CODE), the case's own with the machine unseen
     #: (CASE), or the case's own beside a machine read but not taken out, which gives no verdict (CASE_BESIDE_MACHINE)
     interval_is: str = row_interval.CASE
+    #: both sides' samples are the very same measurement (one file's samples read twice: a shard and the file merged
+    #: from it, a run and a copy with a new run_id): the row compares them with themselves, as a same run's rows do
+    same_samples: bool = False
 
     @property
     def verdict(self) -> Verdict:
@@ -145,6 +148,13 @@ class Comparison:
     #: both files are one run (the same run_id: a file compared with itself or its copy): the rows compare its samples
     #: with themselves, so their verdicts show what the method gives, never a change. The verdicts stand as judged
     same_run: bool = False
+
+    @property
+    def same_samples(self) -> bool:
+        """Whether every row compares samples identical on both sides (the same measurement read twice, under two
+        run_ids: a shard and the file `merge` made of it): its verdicts, as a same run's, show what the method gives,
+        never a change. False where no row was compared."""
+        return bool(self.rows) and all(row.same_samples for row in self.rows)
 
     @property
     def regressions(self) -> tuple[VariantComparison, ...]:
@@ -262,7 +272,8 @@ def _rows(pairs: Sequence[Pair], max_regression: float, confidence: float) -> It
         old_median, new_median = statistics.median(old), statistics.median(new)
         if min(old) <= 0 or min(new) <= 0:
             why = "a time of 0 or less (below the clock's resolution) has no ratio"
-            yield VariantComparison(case_id, name, old_median, new_median, math.nan, None, Label.INCONCLUSIVE, why)
+            same = tuple(old) == tuple(new)
+            yield VariantComparison(case_id, name, old_median, new_median, math.nan, None, Label.INCONCLUSIVE, why, same_samples=same)
             continue
         seen = None if isinstance(machine, str) else machine
         level = confidence if seen is None else row_interval.half_error(confidence)
@@ -290,6 +301,7 @@ def _rows(pairs: Sequence[Pair], max_regression: float, confidence: float) -> It
             machine=seen.why if seen is not None else str(machine),
             machine_neighbour=seen is not None and seen.neighbour,
             interval_is=printed,
+            same_samples=tuple(old) == tuple(new),
         )
 
 
@@ -313,6 +325,7 @@ def dumps(comparison: Comparison) -> str:
     raw["regressions"] = [f"{r.id} {r.variant}" for r in comparison.regressions]
     raw["inconclusive"] = [f"{r.id} {r.variant}" for r in comparison.inconclusive]
     raw["failed"] = comparison.failed
+    raw["same_samples"] = comparison.same_samples
     raw["interval_sees"] = INTERVAL_SEES
     return json.dumps(raw, indent=1, allow_nan=False) + "\n"
 

@@ -221,3 +221,28 @@ def test_a_margin_in_another_unit_is_refused_as_no_percentage_not_as_an_ambiguou
 def test_a_plain_number_margin_is_refused_as_ambiguous(text):
     with pytest.raises(InputError, match="a plain number is ambiguous"):
         compare.parse_threshold(text)
+
+
+def test_rows_whose_samples_are_one_measurement_read_twice_are_named_and_keep_their_verdicts():
+    """Two run_ids, some rows' samples identical on both sides (a shard against the file merged from it, another
+    case rerun): those rows compare a measurement with itself, said as a same run's are; verdicts as judged."""
+    from asyncbench.report.compared import comparison
+    from tests.support.helpers import ok_result, report_of
+
+    baseline = report_of([ok_result("a[torch,cpu]"), ok_result("b[torch,cpu]")])
+    current = report_of([ok_result("a[torch,cpu]"), ok_result("b[torch,cpu]", n=14)])
+    assert baseline.run_id != current.run_id
+    some = compare.compare(baseline, current)
+    assert [row.same_samples for row in some.rows] == [True, False]
+    assert not some.same_samples
+    said = " ".join(comparison(some).notes)
+    assert "1 row(s) hold the same samples in both files" in said
+    assert "a[torch,cpu] matmul" in said
+    assert "b[torch,cpu]" not in said
+    every = compare.compare(baseline, report_of([ok_result("a[torch,cpu]"), ok_result("b[torch,cpu]")]))
+    itself = compare.compare(baseline, baseline)
+    assert every.same_samples
+    assert not itself.same_samples or itself.same_run  # the same run says so once, as the same run
+    assert "both files hold the same samples" in " ".join(comparison(every).notes)
+    assert [row.label for row in every.rows] == [row.label for row in itself.rows]  # as the same run's: as judged
+    assert json.loads(compare.dumps(every))["same_samples"] is True
