@@ -51,8 +51,8 @@ def recorded_last_line(one: Series) -> str | None:
     changes are looked for and the gate reads) is not its run made last (the latest run, as `report` chooses it:
     Point.ordered_at, history.clock), one line naming both, so that the two views do not seem to disagree: 'the
     figure is run 5's, recorded last, made 2026-11-29T20:38:01 UTC; the latest run (made last) is run 4,
-    2026-11-29T20:42:26 UTC: 4.92 ms (a series is in the order its runs were recorded)'. None where they are one run, or a point's time is
-    unknown."""
+    2026-11-29T20:42:26 UTC: 4.92 ms (a series is in the order its runs were recorded)'. None where they are one
+    run, or a point's time is unknown."""
     if not one.points or any(point.ordered_at is None for point in one.points):
         return None
     last = one.points[-1]

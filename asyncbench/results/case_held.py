@@ -33,9 +33,6 @@ from asyncbench.results.fields import At
 from asyncbench.results.model import CLOCKS, Status
 from asyncbench.results.stats import CONFIDENCE
 
-#: a stored sample may lie this far from the one `run` judged from (results.nanoseconds: half a nanosecond)
-SAMPLE_ROUNDING_S = 0.5e-9
-
 #: every key a results file's top level has held, in any schema version (schema.Report.to_dict; `shard` from 8)
 TOP_KEYS = frozenset(
     {"schema_version", "tool", "created", "run_id", "interrupted", "environment", "config", "shard", "metric_info", "results"}
@@ -195,7 +192,7 @@ def interval_recomputed(check: Mapping[str, Any], at: At, result: Mapping[str, A
         variants = result.get("variants") or {}
         chosen = [variants[variant]] if variant in variants else list(variants.values()) if variant is None else []
         candidates = [
-            [(float(sample) / each, SAMPLE_ROUNDING_S / each) for sample in samples]
+            [(float(sample) / each, step_figures.SAMPLE_ROUNDING_S / each) for sample in samples]
             for one in chosen
             if isinstance(one, Mapping) and (samples := (one.get("samples") or {}).get(quantity))
             for each in sorted(steps)

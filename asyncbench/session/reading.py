@@ -7,13 +7,13 @@ ended (still running, or killed), its journal is read instead and `say`
 tells so. Every result's reading is rebuilt from its stored figures
 (workloads.stored_readings), never taken from the file, and so is every
 `--bound-verify` verification (`reverified`: verdicts.verified.rebuilt, which
-lives above results/, so it is done here), and so is a bound read host- or
-device-bound (`_rekinded`: its rule reads the interval of the resampled
-difference of the sides' slacks, which a file does not store, so the results
-layer can hold that kind only to a condition it implies; verdicts.bound.fit
-makes it again from the stored observations, and holds that bound's slacks and costs to the refit's); files older
-than schema 3 get their
-units from the built-in workloads too.
+lives above results/, so it is done here), and so is every fitted bound
+(`_rekinded`: the rule of a host- or device-bound reading reads the interval of
+the resampled difference of the sides' slacks, which a file does not store, so
+the results layer can hold it only to a condition it implies; verdicts.bound.fit
+makes the bound again from its stored observations, and its slacks and costs are
+held to the refit's); files older than schema 3 get their units from the
+built-in workloads too.
 """
 
 from __future__ import annotations
@@ -65,8 +65,8 @@ def load_results(path: str | Path, say: Say | None = None, raw: Any = None) -> R
 
 
 def rebuilt(report: Report, source: str = "<results>") -> Report:
-    """`report` as every reader shows it: its readings (workloads.stored_readings), its verifications and its host- or
-    device-bound readings (`reverified`) made again from its stored figures, never taken from the file (`merge` reads
+    """`report` as every reader shows it: its readings (workloads.stored_readings), its verifications and its fitted
+    bounds (`reverified`) made again from its stored figures, never taken from the file (`merge` reads
     its shards through this too). `source`: the file, named where a bound's figures are refused."""
     from asyncbench.workloads import stored_readings  # built-ins and the step form: no user module imported
 
@@ -74,8 +74,8 @@ def rebuilt(report: Report, source: str = "<results>") -> Report:
 
 
 def reverified(report: Report, source: str = "<results>") -> Report:
-    """`report` with every host- or device-bound reading made again from its observations (`_rekinded`, which holds
-    that bound's slacks and costs to the refit's), and every bound's `--bound-verify` verification from its stored
+    """`report` with every fitted bound made again from its observations (`_rekinded`, which holds its slacks and
+    costs to the refit's), and every bound's `--bound-verify` verification from its stored
     pairs, bound and samples (verdicts.verified.rebuilt): its note, share and floor are the tool's words on those
     figures, never the file's. A genuine file's rebuilt verification and reading are the ones it stores, and it
     renders as it did; a bound whose figures its observations do not give is refused (InputError naming `source`)."""
@@ -117,12 +117,12 @@ REFIT_COST = bound_held.COST_TOLERANCE
 def _rekinded(bound: Bound, at: At, held: bool) -> Bound:
     """`bound` with a fitted reading (host-, device-bound, balanced or inconclusive) made again by verdicts.bound.fit
     from its stored observations, as `run` fits it (the default confidence, its steps a sample, its cores): an
-    inconclusive bound edited to `host`
-    beside a host slack of 88% of the step shows as the rule reads it. Where `held` (a file of HELD_FROM_SCHEMA or
-    later), each side's slack, its interval, its cost past and that cost's interval are held to the refit's first
-    (`_held`): a narrowed interval, or observations edited so that they read otherwise, are refused rather than shown
-    beside a reading they do not give. Only the kind is replaced: the bound's note is its fit's and the engine's
-    words (results.bound_held leaves it unheld), and its figures are held on reading."""
+    inconclusive bound edited to `host` beside a host slack of 88% of the step shows as the rule reads it. Where
+    `held` (a file of HELD_FROM_SCHEMA or later), each side's slack, its interval, its cost past and that cost's
+    interval are held to the refit's first (`_held`): a narrowed interval, or observations edited so that they read
+    otherwise, are refused rather than shown beside a reading they do not give. Only the kind is replaced: the
+    bound's note is its fit's and the engine's words (results.bound_held leaves it unheld), and its figures are held
+    on reading."""
     if bound.bound not in _REFITTED or not bound.sides or not bound.observations:
         return bound
     refit = fitting.fit(

@@ -270,9 +270,9 @@ def _rows(pairs: Sequence[Pair], max_regression: float, confidence: float) -> It
     (verdicts.machine), each of the two intervals at half the row's error."""
     for case_id, name, old, new, machine in pairs:
         old_median, new_median = statistics.median(old), statistics.median(new)
+        same = tuple(old) == tuple(new)  # one measurement read twice (a shard and its merge): said, verdict kept
         if min(old) <= 0 or min(new) <= 0:
             why = "a time of 0 or less (below the clock's resolution) has no ratio"
-            same = tuple(old) == tuple(new)
             yield VariantComparison(case_id, name, old_median, new_median, math.nan, None, Label.INCONCLUSIVE, why, same_samples=same)
             continue
         seen = None if isinstance(machine, str) else machine
@@ -301,7 +301,7 @@ def _rows(pairs: Sequence[Pair], max_regression: float, confidence: float) -> It
             machine=seen.why if seen is not None else str(machine),
             machine_neighbour=seen is not None and seen.neighbour,
             interval_is=printed,
-            same_samples=tuple(old) == tuple(new),
+            same_samples=same,
         )
 
 
