@@ -15,23 +15,46 @@ TORCH_NEWEST_SPEC ?= torch
 
 .PHONY: chromium history postgres slurm install install-run install-test install-lint lint torch-newest mypy-newest-torch golden run quick test test-fast gpu-test gpu-check bench clean mxnet mxnet-deps wheel-check
 
+# Each install into the environment $(PYTHON) runs in is made once, until pyproject.toml (the package's
+# dependencies and extras) changes or the environment's asyncbench is another tree's: a stamp per install, in that
+# environment's own folder, so it goes with the environment (a stamp in this tree would outlive a venv made again at
+# the same path, as .ci/run's is), or, where that folder is not writable (a system Python), in this tree under a
+# folder named for the environment. pip's `install -e` of what is already installed still builds the editable wheel
+# (5-12 s here), and .ci/run's steps ran twelve of them.
+STAMPS := $(shell $(PYTHON) -c 'import hashlib, os, sys; print(os.path.join(sys.prefix, ".asyncbench-make") if os.access(sys.prefix, os.W_OK) else os.path.join(".asyncbench-make", hashlib.sha1(sys.prefix.encode()).hexdigest()[:12]))')
+ifeq ($(STAMPS),)
+$(error $(PYTHON) did not run: set PYTHON to the Python whose environment the project installs into)
+endif
+# "here" where the environment's asyncbench (found without this folder on the path: -I) is this tree's
+INSTALLED_FROM := $(shell $(PYTHON) -I -c 'import importlib.util, os; spec = importlib.util.find_spec("asyncbench"); print("here" if spec and spec.origin and os.path.dirname(os.path.dirname(spec.origin)) == os.getcwd() else "elsewhere")' 2>/dev/null)
+.PHONY: reinstall
+reinstall:
+
 # torch is an extra of the package (the core runs numpy without it); here it is installed, as TORCH_SPEC, only when
 # no torch is importable: a build you brought is kept.
-install:
+install: $(STAMPS)/install
+$(STAMPS)/install: pyproject.toml $(if $(filter here,$(INSTALLED_FROM)),,reinstall)
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install --quiet "$(TORCH_SPEC)"
 	$(PIP) install --quiet -e .
+	@mkdir -p $(@D) && touch $@
 
 # JAX too, for `make run`: asynchronous on any CPU, so the first run shows what the tool is for without a GPU.
-install-run: install
+install-run: $(STAMPS)/run
+$(STAMPS)/run: $(STAMPS)/install
 	$(PIP) install --quiet -e ".[jax]"
+	@touch $@
 
-install-test: install history
+install-test: $(STAMPS)/test
+$(STAMPS)/test: $(STAMPS)/history
 	$(PIP) install --quiet -e ".[test,jax]"
+	@touch $@
 
 # What --record, history and report need: the history extra (the store's libraries and plotly). The change points
 # need nothing more: Apache Otava's analysis ships inside asyncbench (asyncbench/history/edivisive says why).
-history:
+history: $(STAMPS)/history
+$(STAMPS)/history: $(STAMPS)/install
 	$(PIP) install --quiet -e ".[history]"
+	@touch $@
 
 # A PostgreSQL server on localhost for the store's tests (Debian's package: installed when missing, started, a role
 # and a database `asyncbench`); the tests find it through ASYNCBENCH_TEST_POSTGRES.
@@ -49,8 +72,10 @@ slurm:
 	bash tests/support/slurm.sh install
 
 # After `install`, so that mypy type-checks against the pinned torch (an extra: `install` puts TORCH_SPEC in place).
-install-lint: install
+install-lint: $(STAMPS)/lint
+$(STAMPS)/lint: $(STAMPS)/install
 	$(PIP) install --quiet -e ".[lint]"
+	@touch $@
 
 # ruff (lint and format check), mypy (strict on results/ and verdicts/) on the pinned torch and on the newest
 # release, and the layer contracts (import-linter; the order is written in pyproject.toml and docs/architecture.md).
@@ -91,9 +116,12 @@ mypy-newest-torch: install-lint $(TORCH_NEWEST_VENV)/.installed
 # The documentation site into site/ (git-ignored). --strict: a link to a page or an anchor that does not exist fails.
 # After `install`: the command-line reference (docs/reference/cli.md) imports asyncbench's click commands.
 .PHONY: docs
-docs: install
-	$(PIP) install --quiet -e ".[docs]"
+docs: $(STAMPS)/docs
 	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs build --strict --quiet
+
+$(STAMPS)/docs: $(STAMPS)/install
+	$(PIP) install --quiet -e ".[docs]"
+	@touch $@
 
 # After an intended change of what the writers print: rewrite tests/report/golden/ and read the diff.
 golden: install-test
@@ -129,7 +157,7 @@ quick: install-run
 # made again on the other process, test_history_store's twelve planted runs twice, 90 s of CPU against 43): two,
 # CI's core count. Then the `alone` tests, one at a time: each asserts an overlap or a
 # speed-up that a second core running another test takes away (MXNet's pipelining gain fell from 1.3x to 1.10x
-# beside another test), and the Slurm tests, which share one controller (tests/conftest.py says why).
+# beside another test), and the one Slurm test that stops the controller the others share (tests/conftest.py says why).
 TEST_WORKERS ?= 2
 TEST_ENV = ASYNCBENCH_REQUIRE=jax,mxnet,postgres,browser,slurm ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL)
 test: install-test mxnet postgres chromium slurm
@@ -185,4 +213,4 @@ wheel-check:
 	cd $(WHEEL_CHECK_DIR) && venv/bin/mypy --strict steps.py
 
 clean:
-	rm -rf build dist *.egg-info .pytest_cache $(MXNET_VENV) $(TORCH_NEWEST_VENV) .ci-venv
+	rm -rf build dist *.egg-info .pytest_cache $(MXNET_VENV) $(TORCH_NEWEST_VENV) .ci-venv $(STAMPS) .asyncbench-make

@@ -74,14 +74,10 @@ def _missing(name: str) -> str | None:
 
 #: markers whose tests share one server or cluster between them (the one Slurm controller the session fixture
 #: starts): under `pytest -n --dist loadgroup`, each such set was to run on one process, one test after another
-#: (make test distributes by file, `--dist loadfile`: the groups below did not hold under loadgroup, see ALONE)
+#: (make test distributes by file, `--dist loadfile`: under loadgroup (pytest 9.2, pytest-xdist 3.8) the Slurm
+#: group did not hold, and one process's test stopping slurmctld failed the other's jobs. Every test on the real
+#: Slurm is in one file now, tests/e2e/cluster/test_slurm.py, but the one that stops the controller: marked `alone`)
 SHARED_SERVERS = ("slurm",)
-#: markers whose tests run `alone`, after the parallel part (make test). The Slurm tests: under `-n 2 --dist
-#: loadgroup` (pytest 9.2, pytest-xdist 3.8) their xdist_group did not keep them on one process, and one process's
-#: test stopping slurmctld failed the other's jobs ("controller is DOWN"); all 11 passed one at a time, 5 failed in
-#: 3 of 3 parallel runs. (The PostgreSQL tests, which once shared one schema and ran here, each have their worker's
-#: own now: pytest_configure.)
-ALONE = ("slurm",)
 
 
 def _group(item: pytest.Item) -> str:
@@ -95,8 +91,6 @@ def _group(item: pytest.Item) -> str:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         item.add_marker(pytest.mark.xdist_group(_group(item)))
-        if any(name in item.keywords for name in ALONE):
-            item.add_marker(pytest.mark.alone)
     for name in ("jax", "mxnet", "postgres", "browser", "slurm"):
         reason = _missing(name)
         if reason is None:

@@ -19,18 +19,16 @@ import pytest
 
 from asyncbench.engine import cluster, slurm
 from asyncbench.errors import InputError
-from asyncbench.results.merge import PlannedCase
 from asyncbench.results.plan import ExecutorSettings
 from asyncbench.session import following, jobs, planning
 from asyncbench.session.requests import Outputs, RunRequest, Selection
-from asyncbench.spec import config, executor, manifest, overrides
+from asyncbench.spec import config, executor, overrides
 from tests.support.cli import asyncbench
-from tests.support.cluster_plans import SLURM_SCRIPT, TWO
+from tests.support.cluster_plans import CASE, SLURM_SCRIPT, TWO
+from tests.support.cluster_plans import planted_sweep as _sweep
 
 pytest.importorskip("submitit")
 
-#: a case as jobs.planned makes it
-CASE = PlannedCase("barrier[numpy,cpu,size=64]", "barrier", "barrier", "numpy", "cpu", {"size": 64})
 #: what Slurm 22.05's commands said here with slurmctld stopped (`scontrol shutdown slurmctld`) or slurmdbd stopped
 SINFO_DOWN = "slurm_load_partitions: Unable to contact slurm controller (connect failure)\n"
 PING_DOWN = (
@@ -148,20 +146,6 @@ def test_a_bad_time_limit_names_the_option_or_the_config_key_the_user_gave(sweep
 
 
 # --- tampered sweep.json: one line, exit 2, nothing written -------------------------------------------------------
-
-
-def _sweep(
-    folder: Path, kind: str = "local", job_id: str = "4711", created: datetime.datetime | None = None, plan: dict | None = None
-) -> dict:
-    """A whole sweep's manifest in `folder` (the jobs need not exist), as submitting writes it; its JSON. `plan`: the
-    sweep's plan as the manifest stores it (Config.to_dict)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    job = manifest.SubmittedJob("001-barrier", job_id, folder / "001-barrier.yaml", folder / "001-barrier.json", (CASE,))
-    when = created or datetime.datetime.now(datetime.timezone.utc)
-    stored = plan or {"name": "two", "experiments": []}
-    written = manifest.Manifest("two", when, stored, ExecutorSettings(kind=kind), 0.01, (job,))
-    (folder / manifest.MANIFEST).write_text(manifest.write_text(written))
-    return json.loads(manifest.write_text(written))
 
 
 #: hostile changes to a whole manifest's JSON (document), its first job's (job) at hand
@@ -454,64 +438,13 @@ def test_a_refused_submission_leaves_the_job_dir_as_it_was(sweep_dir, monkeypatc
         assert not (sweep_dir / "deep").exists()
 
 
-# --- on the real Slurm ---------------------------------------------------------------------------------------------
+# --- on the real Slurm: the rest of its tests are in test_slurm.py ---------------------------------------------------
 
 
-def _jobs_known() -> int:
-    return len(subprocess.run(["sacct", "-X", "-n", "-P", "-o", "JobID", "-S", "now-1days"], capture_output=True, text=True).stdout.split())
-
-
+# Alone, after the parallel part (make test): it stops the one Slurm controller, which another process's jobs would
+# meet DOWN, and it holds the refusal to 5 s, which the parallel part's load would stretch.
 @pytest.mark.slurm
-@pytest.mark.usefixtures("slurm")
-def test_a_newline_in_an_sbatch_value_never_reaches_slurm(sweep_dir):
-    before = _jobs_known()
-    marker = sweep_dir / "pwned"
-    done = asyncbench(
-        "run", "two.yaml", "--executor", "slurm", "--sbatch", f"comment=x\ntouch {marker}", "--job-dir", "jobs", cwd=sweep_dir
-    )
-    assert "control character" in _one_line_exit_2(done)
-    assert _jobs_known() == before
-    assert not (sweep_dir / "jobs").exists()
-    assert not marker.exists()
-
-
-@pytest.mark.slurm
-@pytest.mark.usefixtures("slurm")
-def test_a_submission_slurm_refuses_leaves_the_job_dir_so_the_same_command_can_run_again(sweep_dir):
-    refused = asyncbench(
-        "run", "two.yaml", "--executor", "slurm", "--sbatch", "constraint=nosuch", "--job-dir", "sweeps/one", cwd=sweep_dir
-    )
-    assert "Invalid feature specification" in _one_line_exit_2(refused)
-    assert not (sweep_dir / "sweeps").exists()
-    again = asyncbench("run", "two.yaml", "--executor", "slurm", "--job-dir", "sweeps/one", "--no-wait", cwd=sweep_dir)
-    assert again.returncode == 0, again.stderr
-    subprocess.run(["scancel", *(j["job_id"] for j in json.loads((sweep_dir / "sweeps/one/sweep.json").read_text())["jobs"])], check=False)
-
-
-@pytest.mark.slurm
-@pytest.mark.usefixtures("slurm")
-def test_a_partition_from_a_config_is_named_as_the_configs_key(sweep_dir):
-    (sweep_dir / "part.yaml").write_text(f"executor: {{kind: slurm, partition: nosuch}}\n{TWO}")
-    done = asyncbench("run", "part.yaml", "--job-dir", "jobs", cwd=sweep_dir)
-    assert "executor.partition 'nosuch': Slurm knows no such partition; it has: debug" in _one_line_exit_2(done)
-
-
-@pytest.mark.slurm
-@pytest.mark.usefixtures("slurm")
-def test_gather_gives_up_on_job_ids_slurm_does_not_know_and_names_them(tmp_path):
-    an_hour_ago = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=1)
-    _sweep(tmp_path / "sweep", "slurm", "4000000000", created=an_hour_ago)
-    started = time.monotonic()
-    done = asyncbench("gather", "sweep", "-o", "all.json", cwd=tmp_path, timeout=60)
-    assert time.monotonic() - started < 30
-    assert done.returncode == 3, done.stderr
-    assert "slurm does not know job(s) 4000000000" in done.stderr
-    rows = json.loads((tmp_path / "all.json").read_text())["results"]
-    assert [r["status"] for r in rows] == ["error"]
-    assert "Slurm job 4000000000 ended UNKNOWN (sacct lists no such job" in rows[0]["reason"]
-
-
-@pytest.mark.slurm
+@pytest.mark.alone
 @pytest.mark.usefixtures("slurm")
 def test_a_stopped_slurm_controller_is_said_in_one_line_within_seconds(sweep_dir):
     subprocess.run(["scontrol", "shutdown", "slurmctld"], check=True, capture_output=True, timeout=30)

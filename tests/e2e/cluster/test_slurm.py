@@ -1,9 +1,13 @@
 """A sweep on a real single-node Slurm (Debian's slurm-wlm, slurmdbd and munge; `make slurm`): submitted with
 sbatch through submitit, followed with sacct, gathered; a job killed with scancel mid-run is an error row with
-Slurm's own state; bad input is refused before anything is submitted."""
+Slurm's own state; bad and hostile input is refused before anything is submitted; job ids Slurm does not know are
+error rows. Every test on the real Slurm is in this file but one (test_hostile.py's stopped controller, run alone):
+`make test` gives a file to one process, so these run one after another beside the other tests, and no other
+process's job or count meets theirs."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import socket
 import subprocess
@@ -13,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import asyncbench
-from tests.support.cluster_plans import LONG, TWO, manifest
+from tests.support.cluster_plans import LONG, TWO, manifest, planted_sweep
 
 pytestmark = [pytest.mark.slurm, pytest.mark.usefixtures("slurm")]
 
@@ -89,3 +93,52 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_is_submitted(sweep_dir
     assert len(done.stderr.strip().splitlines()) == 1
     assert not (sweep_dir / "jobs").exists()
     assert _jobs_known(sweep_dir) == before
+
+
+def _one_line_exit_2(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    return done.stderr
+
+
+def test_a_newline_in_an_sbatch_value_never_reaches_slurm(sweep_dir):
+    before = _jobs_known(sweep_dir)
+    marker = sweep_dir / "pwned"
+    done = asyncbench(
+        "run", "two.yaml", "--executor", "slurm", "--sbatch", f"comment=x\ntouch {marker}", "--job-dir", "jobs", cwd=sweep_dir
+    )
+    assert "control character" in _one_line_exit_2(done)
+    assert _jobs_known(sweep_dir) == before
+    assert not (sweep_dir / "jobs").exists()
+    assert not marker.exists()
+
+
+def test_a_submission_slurm_refuses_leaves_the_job_dir_so_the_same_command_can_run_again(sweep_dir):
+    refused = asyncbench(
+        "run", "two.yaml", "--executor", "slurm", "--sbatch", "constraint=nosuch", "--job-dir", "sweeps/one", cwd=sweep_dir
+    )
+    assert "Invalid feature specification" in _one_line_exit_2(refused)
+    assert not (sweep_dir / "sweeps").exists()
+    again = asyncbench("run", "two.yaml", "--executor", "slurm", "--job-dir", "sweeps/one", "--no-wait", cwd=sweep_dir)
+    assert again.returncode == 0, again.stderr
+    subprocess.run(["scancel", *(j["job_id"] for j in json.loads((sweep_dir / "sweeps/one/sweep.json").read_text())["jobs"])], check=False)
+
+
+def test_a_partition_from_a_config_is_named_as_the_configs_key(sweep_dir):
+    (sweep_dir / "part.yaml").write_text(f"executor: {{kind: slurm, partition: nosuch}}\n{TWO}")
+    done = asyncbench("run", "part.yaml", "--job-dir", "jobs", cwd=sweep_dir)
+    assert "executor.partition 'nosuch': Slurm knows no such partition; it has: debug" in _one_line_exit_2(done)
+
+
+def test_gather_gives_up_on_job_ids_slurm_does_not_know_and_names_them(tmp_path):
+    an_hour_ago = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=1)
+    planted_sweep(tmp_path / "sweep", "slurm", "4000000000", created=an_hour_ago)
+    started = time.monotonic()
+    done = asyncbench("gather", "sweep", "-o", "all.json", cwd=tmp_path, timeout=60)
+    assert time.monotonic() - started < 30
+    assert done.returncode == 3, done.stderr
+    assert "slurm does not know job(s) 4000000000" in done.stderr
+    rows = json.loads((tmp_path / "all.json").read_text())["results"]
+    assert [r["status"] for r in rows] == ["error"]
+    assert "Slurm job 4000000000 ended UNKNOWN (sacct lists no such job" in rows[0]["reason"]
