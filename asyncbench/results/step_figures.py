@@ -96,9 +96,9 @@ def metric_rounds(result: Mapping[str, Any]) -> dict[str, list[tuple[float, floa
         if (every := _every(name, STEP_METRIC)) is not None and every in done:
             per_round = [(done[every][i] / steps, SAMPLE_ROUNDING_S / steps) for i in range(rounds)]
         elif (every := _every(name, SLOWDOWN_METRIC)) is not None and every in done and 0 in done:
-            per_round = _ratios(done[every], done[0], rounds)
+            per_round = round_ratios(done[every], done[0], rounds)
         elif name == ILLUSION and 0 in done and len(issue[0]) >= rounds:
-            per_round = _ratios(done[0], issue[0], rounds)
+            per_round = round_ratios(done[0], issue[0], rounds)
         else:
             continue
         if per_round:
@@ -166,7 +166,7 @@ def _numbers(value: Any) -> list[int] | None:
     return None
 
 
-def _ratios(top: Sequence[float], bottom: Sequence[float], rounds: int) -> list[tuple[float, float]]:
+def round_ratios(top: Sequence[float], bottom: Sequence[float], rounds: int) -> list[tuple[float, float]]:
     """Each round's top / bottom (a round whose bottom is 0 adds none, as the step form's round_metrics gives
     None there), with how far the samples' rounding can move it."""
     found = []

@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from asyncbench.backends.base import Backend
-from asyncbench.results import ahead, units
+from asyncbench.results import ahead, matmul_figures, units
 from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import BOOL, DTYPE, INT, SIDE, Metric, Param, Prepared, Workload
 
-VARIANT = "matmul"
+VARIANT = matmul_figures.VARIANT  # a reader recomputes its illusion and gflops from its samples (results.matmul_figures)
 
 # An illusion whose whole 95% interval is above this, beyond the harness's own sync, is running ahead; wholly below
 # it, the loop returns when the work is done (results.ahead: the one rule for readings and "What ran ahead").
@@ -64,12 +64,12 @@ class Matmul(Workload):
 
     def round_metrics(self, params: Mapping[str, Any], clocks: Mapping[str, Clocks]) -> dict[str, float | None]:
         measured = clocks[VARIANT]
-        flops = 2 * params["size"] ** 3 * params["n_iter"]
+        flops = matmul_figures.flops(params["size"], params["n_iter"])
         return {
             "issue_s": measured.issue_s,
             "done_s": measured.done_s,
             "illusion": measured.done_s / measured.issue_s if measured.issue_s > 0 else None,
-            "gflops": flops / measured.done_s / 1e9 if measured.done_s > 0 else None,
+            "gflops": flops / measured.done_s / matmul_figures.GIGA if measured.done_s > 0 else None,
         }
 
     def reading(self, result: Result) -> str:

@@ -220,6 +220,10 @@ RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
         ci_high=data["results"][0]["variants"]["matmul"]["done_s"]["median"],
     ),
     "metric-outside-its-interval": _set(f"{R0}.metrics.gflops", -3.0),
+    # a figure moved with its interval beside samples that give another: `show` printed 5.00× and "nothing runs ahead"
+    "illusion-not-its-samples": _both(_set(f"{R0}.metrics.illusion", 5.0), _set(f"{R0}.bounds.illusion", [4.0, 6.0])),
+    "gflops-not-its-samples": _both(_set(f"{R0}.metrics.gflops", 45.0), _set(f"{R0}.bounds.gflops", [44.9, 45.1])),
+    "gflops-interval-not-its-samples": _set(f"{R0}.bounds.gflops", [47.2, 47.3]),
     "sample-negative": _set(f"{R0}.variants.matmul.samples.done_s", [-1.0] * 6),
     "sample-nan": _set(f"{R0}.variants.matmul.samples.done_s", [float("nan")] * 6),
     "metric-nan": _set(f"{R0}.metrics.gflops", float("nan")),
@@ -529,6 +533,11 @@ def main() -> None:
     for key in ("median", "ci_low", "ci_high", "min", "max"):  # a median within its interval, as every point is
         timed["done_s"][key] *= 1.01
     timed["samples"]["done_s"] = [value * 1.01 for value in timed["samples"]["done_s"]]  # and its samples' (a reader checks)
+    metrics, bounds = other["results"][0]["metrics"], other["results"][0]["bounds"]  # and the figures made of them
+    metrics["illusion"] *= 1.01
+    bounds["illusion"] = [end * 1.01 for end in bounds["illusion"]]
+    metrics["gflops"] /= 1.01
+    bounds["gflops"] = [end / 1.01 for end in bounds["gflops"]]
     check = other["results"][0]["checks"][0]  # and the check on that median: its value and interval are the median's
     check["value"] = timed["done_s"]["median"]
     check["bounds"] = [timed["done_s"]["ci_low"], timed["done_s"]["ci_high"]]

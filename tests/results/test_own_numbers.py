@@ -1,12 +1,13 @@
 """A stored figure held to the numbers it was made from, where the hostile corpus (tests/hostile) has no file of its
-kind: an `ab` file's new sync point, and a reference read without its case's wall time (files before schema 4)."""
+kind: an `ab` file's new sync point, a reference read without its case's wall time (files before schema 4), and
+matmul's figures in a file of schema 1 (the clocks' medians divided)."""
 
 from __future__ import annotations
 
 import pytest
 
 from asyncbench.errors import InputError
-from asyncbench.results import sampling_held
+from asyncbench.results import matmul_figures, sampling_held
 from asyncbench.results.fields import At
 from asyncbench.results.paired import NewSync
 from asyncbench.results.reference import Reference
@@ -57,3 +58,41 @@ def test_a_census_that_took_no_rounds_is_not_held_to_the_steps() -> None:
     result["syncs"]["sync_every=0"]["rounds"] = 6
     with pytest.raises(InputError, match="params.steps: 5 steps a sample, but its syncs of sync_every=0 divided by 1"):
         sampling_held.check_steps(result, At("r.json") / "params" / "steps")
+
+
+def _matmul(illusion: float, gflops: float, workload: str = "matmul") -> dict[str, object]:
+    """A stored matmul case of 6 rounds (size 100, 1 product a sample: 2e6 FLOP), its figures `illusion` and `gflops`."""
+    done, issue = [0.002, 0.002, 0.002, 0.004, 0.004, 0.004], [0.001] * 6
+    summary = {"median": 0.003, "iqr": 0.002, "min": 0.002, "max": 0.004, "ci_low": 0.002, "ci_high": 0.004, "n": 6}
+    return {
+        "id": f"{workload}[numpy,cpu,size=100,n_iter=1]",
+        "workload": workload,
+        "params": {"size": 100, "n_iter": 1},
+        "variants": {
+            "matmul": {
+                "samples": {"done_s": done, "issue_s": issue},
+                "done_s": summary,
+                "issue_s": {**summary, "median": 0.001, "iqr": 0.0, "min": 0.001, "max": 0.001, "ci_low": 0.001, "ci_high": 0.001},
+            }
+        },
+        "metrics": {"illusion": illusion, "gflops": gflops},
+        "bounds": {"illusion": [2.0, 4.0], "gflops": [0.5, 1.0]},
+    }
+
+
+def test_a_schema_1_matmul_is_held_to_its_clocks_medians_a_later_one_to_its_rounds() -> None:
+    # schema 1 divided the clocks' medians: 0.003 / 0.001 = 3×, 2e6 FLOP / 3 ms = 0.667 GFLOP/s
+    matmul_figures.check(_matmul(3.0, 2e6 / 0.003 / 1e9), At("r.json"), 1)
+    with pytest.raises(InputError, match=r"metrics.illusion: 5 is not what the clocks of case .* \(done_s.median / issue_s.median: 3\)"):
+        matmul_figures.check(_matmul(5.0, 2e6 / 0.003 / 1e9), At("r.json"), 1)
+    # from schema 2 each is the median of its rounds' ratios: 3× still, but (1 + 0.5) / 2 = 0.75 GFLOP/s
+    matmul_figures.check(_matmul(3.0, 0.75), At("r.json"), 12)
+    with pytest.raises(
+        InputError,
+        match=r"metrics.gflops: 0.666667 is not what the samples of case .* \(the median of its rounds' 2·size³·n_iter / done_s: 0.75\)",
+    ):
+        matmul_figures.check(_matmul(3.0, 2e6 / 0.003 / 1e9), At("r.json"), 12)
+
+
+def test_another_workloads_illusion_and_gflops_mean_what_it_says() -> None:
+    matmul_figures.check(_matmul(5.0, 8.0, workload="mine.py:Matmul"), At("r.json"), 12)  # not the built-in: not held
