@@ -10,7 +10,7 @@ import click
 
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
 from asyncbench.cli.options import margin_option, progress_options, read_gate_time, read_progress, read_variables, selection_options
-from asyncbench.errors import EXIT_GATE, EXIT_OK
+from asyncbench.errors import EXIT_GATE, EXIT_OK, InputError
 
 if TYPE_CHECKING:
     from asyncbench.session.requests import Selection
@@ -36,7 +36,7 @@ The rows share a 1% false-alarm rate (Bonferroni). Exit 1 when some case is
 SLOWER or INCONCLUSIVE (unless --allow-inconclusive), or ran ok in the
 baseline and not now, and when nothing could be compared (a clock neither
 file has, every case skipped); exit 2 when the two files have no case in
-common.
+common, or either holds none (a run interrupted before its first case).
 Each case also times a fixed reference work between its rounds and reads the
 CPU pressure: the machine's own change between the two runs widens the row's
 interval (a case may feel it from not at all to twice as much), and a
@@ -75,6 +75,13 @@ def compare_command(baseline: str, current: str, max_regression: float, clock: s
     from asyncbench.verdicts import compare
 
     base, now = reading.load_results(baseline, echo_err), reading.load_results(current, echo_err)
+    empty = [
+        f"the {role} {problem}"
+        for role, path, report in (("baseline", baseline, base), ("current run", current, now))
+        if (problem := reading.no_case(path, report.results, report.interrupted))
+    ]
+    if empty:  # no case in common, as two files of other cases have none: a comparison of nothing passes nothing
+        raise InputError(f"nothing to compare: {'; '.join(empty)}")
     names = (os.path.basename(baseline), os.path.basename(current))
     comparison = compare.compare(base, now, max_regression, clock, allow_inconclusive=allow_inconclusive, names=names)
     if fmt == "json":

@@ -29,8 +29,9 @@ def record(paths: tuple[str, ...], label: str | None, history: str | None) -> No
     """Record results files in the history store: each file in one transaction, a run recorded once
     (a file recorded again, or a run recorded with `run --record`, is said so and left as it is).
 
-    Every file is read and checked first. Exit 2 for a file that is not a results or `ab` file, or holds a
-    field out of its vocabulary, or a store that cannot be opened (nothing recorded), and when the store
+    Every file is read and checked first. Exit 2 for a file that is not a results or `ab` file, holds a
+    field out of its vocabulary or holds no case (a run interrupted before its first case finished: a run that
+    measured nothing is no run), or a store that cannot be opened (nothing recorded), and when the store
     refused a file (the others are still recorded)."""
     from asyncbench.session import recorder
 

@@ -197,7 +197,7 @@ def comparison(result: compare.Comparison) -> ComparisonView:
     if len(listed) < len(result.rows):
         unlisted = len(result.rows) - len(listed)
         notes.insert(0, f"{unlisted} SAME row(s) not listed (more than {COMPARISON_ROWS_MAX}): `--format json` lists all")
-    summary = ", ".join(f"{n} {label}" for label, n in counts.items() if n) or "nothing compared"
+    summary = ", ".join(f"{n} {label}" for label, n in counts.items() if n) or f"nothing compared: {_nothing_compared(result)}"
     if result.regressions:
         summary += "; slower: " + ", ".join(f"{r.id} {r.variant} (shift {change_text(r.ratio)})" for r in result.regressions)
     if result.lost:
@@ -215,6 +215,8 @@ def comparison(result: compare.Comparison) -> ComparisonView:
             # each taken at 99.333%, sent a reader who recomputed at 99% to a narrower interval
             f"{units.exact_confidence(result.confidence)} intervals, each label one-sided at "
             f"{units.percent((1 - result.confidence) / 2, units.EXACT_MISS_DIGITS)}{_machine_level(result)}"
+            if result.rows
+            else "no row compared"  # no rate is spent over no row: the summary says why there is none
         ),
         rows=judged if len(listed) == len(judged) else tuple(row for row in judged if row.label != Label.SAME),
         notes=tuple(notes),
@@ -225,6 +227,16 @@ def comparison(result: compare.Comparison) -> ComparisonView:
         allow_inconclusive=result.allow_inconclusive,
         lost=result.lost,
     )
+
+
+def _nothing_compared(result: compare.Comparison) -> str:
+    """Why a comparison has no row: the clock is in none of the cases both files ran ok (a CPU run's device_s), no
+    case ran ok in both, or (a run's own comparison, where an empty side is no input error) no case is in both."""
+    if result.without_clock:
+        return f"{result.clock} is in none of the {len(result.without_clock)} case(s) that ran ok in both files"
+    if result.lost or result.not_comparable:
+        return "no case ran ok in both files"
+    return "no case is in both files"
 
 
 def _row(r: compare.VariantComparison) -> ComparisonRow:

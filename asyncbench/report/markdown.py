@@ -145,6 +145,11 @@ def comparison_lines(comparison: ComparisonView) -> list[str]:
     lines = [
         f"### Compared with the baseline ({md(comparison.clock)}, margin {md(comparison.max_regression)}; {md(comparison.budget)})",
         "",
+    ]
+    if not comparison.judged:  # no row: no empty table, no key to its columns; the summary says why
+        lines += [f"- {md(text, starts_line=True)}" for text in comparison.notes]
+        return [*lines, f"\n{md(comparison.summary, starts_line=True)}"]
+    lines += [
         "| " + " | ".join(md(header) for header in comparison.headers) + " |",
         "|" + "".join("--:|" if figures else "---|" for figures in comparison.figures),
     ]

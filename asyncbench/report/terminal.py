@@ -339,6 +339,12 @@ def _fits(comparison: ComparisonView, width: int) -> bool:
 
 
 def print_comparison(comparison: ComparisonView, console: Console) -> None:
+    if not comparison.judged:  # no row: the title says why, over no empty table and no key to its columns
+        console.print(escaping.rich(comparison.title), soft_wrap=not console.is_terminal)
+        for line in comparison.notes:
+            console.print(f"  [yellow]{escaping.rich(line)}[/]")
+        console.print(f"[red]{escaping.rich(comparison.summary)}[/]", soft_wrap=not console.is_terminal)
+        return
     if len(comparison.rows) <= RICH_TABLE_MAX_ROWS and _fits(comparison, console.width):
         console.print(comparison_table(comparison))
     else:

@@ -48,6 +48,16 @@ def load_any(path: str | Path, say: Say | None = None) -> Report | ABReport:
         return load_results(path, say, raw=raw)
 
 
+def no_case(path: str | Path, cases: Sequence[Any], interrupted: bool) -> str | None:
+    """Why the run in `path` (its `cases`, whether it was `interrupted`) has nothing to compare or record: it holds
+    no case (a run interrupted before its first case finished); None where it holds one. `compare` and `record`
+    refuse such a file (exit 2): a comparison of it compares nothing, and a run recorded of it measured nothing."""
+    if cases:
+        return None
+    why = "its run was interrupted before its first case finished" if interrupted else "its run finished no case"
+    return f"{path} holds no case ({why})"
+
+
 def load_results(path: str | Path, say: Say | None = None, raw: Any = None) -> Report:
     """A results file, ready to render. Where a run writing it has not ended (still running, or killed), its
     journal is read instead, and `say` tells so. Every result's reading is made again from its stored figures

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from asyncbench import inputs
-from asyncbench.errors import EXIT_INPUT, EXIT_OK
+from asyncbench.errors import EXIT_INPUT, EXIT_OK, InputError
 from asyncbench.results import ab_file, ab_report, schema
 from asyncbench.results.schema import Report
 from asyncbench.say import Say
@@ -91,8 +91,8 @@ def record(
 def record_files(paths: Sequence[str], history: str | None, label: str | None, say: Say) -> int:
     """`asyncbench record FILE...`: each results file in one transaction; a file already recorded is said so.
     Every file is read and checked (results.schema, results.ab_file) before anything is recorded, and before
-    the store's packages are (importing Otava's analysis imports SciPy's statistics, a second or two): a bad one is
-    InputError (one line, exit 2, nothing recorded). A file the store refused (locked, gone) is one line and exit
+    the store's packages are (importing Otava's analysis imports SciPy's statistics, a second or two): a bad one, or
+    one that holds no case, is InputError (one line, exit 2, nothing recorded). A file the store refused (locked, gone) is one line and exit
     2, the others still recorded."""
     from asyncbench.history.store import StoreError
 
@@ -125,13 +125,21 @@ def record_files(paths: Sequence[str], history: str | None, label: str | None, s
 def _recordable(path: str, say: Say) -> Report | ab_file.ABFile:
     """A results file as a Report, or an `ab` results file as results.ab_file reads it, every field the store
     takes checked first (results.schema, results.ab_file); InputError naming the file and the key otherwise
-    (or the results reader's own, for a file that is not JSON or not ours)."""
+    (or the results reader's own, for a file that is not JSON or not ours), and naming the file where it holds no
+    case (reading.no_case: a run interrupted before its first case finished)."""
     try:
         raw = inputs.read_json(inputs.read_text(path, schema.ResultsFileError, "results file"))
     except ValueError:
         raw = None  # the results reader says why
+    read: Report | ab_file.ABFile
     if ab_report.is_ab(raw):
-        return ab_file.from_dict(raw, path)
-    # held to the store's vocabulary as it is read (Report.from_dict; a journal beside it is read instead, and held
-    # to it as well: results.journal), parsed once
-    return reading.load_results(path, say, raw=raw)
+        read = ab_file.from_dict(raw, path)
+        empty = reading.no_case(path, read.cases, bool(raw.get("interrupted")))
+    else:
+        # held to the store's vocabulary as it is read (Report.from_dict; a journal beside it is read instead, and
+        # held to it as well: results.journal), parsed once
+        read = reading.load_results(path, say, raw=raw)
+        empty = reading.no_case(path, read.results, read.interrupted)
+    if empty:  # a run that measured nothing is no run of its series: refused as a bad file is, before any is stored
+        raise InputError(f"{empty}: a run that measured nothing is not recorded (nothing was recorded)")
+    return read

@@ -92,11 +92,16 @@ def _each(doc: Document, value: Any, path: tuple[Any, ...], what: str, check: Ca
     return tuple(good)
 
 
-def _settings(doc: Document, mapping: Mapping[str, Any], base: Settings, path: tuple) -> Settings:
-    """`base` with the settings `mapping` gives; a bad value is kept as a mistake and left out. A combination
-    that cannot work is said where it is made: not again by each experiment that only inherits it."""
+def _settings(
+    doc: Document, mapping: Mapping[str, Any], base: Settings, path: tuple, refused_above: frozenset[str] = frozenset()
+) -> tuple[Settings, frozenset[str]]:
+    """`base` with the settings `mapping` gives, and the names of those refused; a bad value is kept as a mistake
+    and left out. A combination that cannot work is said where it is made: not again by each experiment that only
+    inherits it, and not where one of its keys was refused, here or in `base` (`refused_above`: the defaults' refused
+    keys this mapping does not set): `base` holds the built-in default in place of a refused value, and a check
+    judged on that default would say what the config never wrote."""
     changes = {}
-    refused = set()
+    refused = {name for name in refused_above if name not in mapping}
     for name in SETTING_FIELDS:
         if name in mapping:
             try:
@@ -109,20 +114,27 @@ def _settings(doc: Document, mapping: Mapping[str, Any], base: Settings, path: t
     for keys, problem in settings_problems(settings):  # each one said, beside the keys' own mistakes
         if not keys & refused and problem not in inherited:
             doc.add(problem, path)
-    return settings
+    return settings, frozenset(refused)
 
 
 def _experiment(
-    doc: Document, raw: Any, index: int, defaults: Mapping[str, Any], base: Settings, validating: bool = False
+    doc: Document,
+    raw: Any,
+    index: int,
+    defaults: Mapping[str, Any],
+    base: Settings,
+    validating: bool = False,
+    refused: frozenset[str] = frozenset(),
 ) -> Experiment | None:
     """One experiment, or None where its workload is unknown (its params, sweep and checks cannot be read
-    then); every mistake is kept in `doc`. `validating`: as `validate` reads it (loads)."""
+    then); every mistake is kept in `doc`. `validating`: as `validate` reads it (loads). `refused`: the settings
+    refused in defaults (`base` holds the built-in default in their place)."""
     path = ("experiments", index)
     raw = _check_keys(doc, raw, EXPERIMENT_KEYS, path, "an experiment")
     merged = {**defaults, **raw}
     backends = _each(doc, merged.get("backends", list(DEFAULT_BACKENDS)), _where(raw, path, "backends"), "backends", backend_name)
     devices = _each(doc, merged.get("devices", list(DEFAULT_DEVICES)), _where(raw, path, "devices"), "devices", device_spec)
-    settings = _settings(doc, raw, base, path)
+    settings, _ = _settings(doc, raw, base, path, refused)
     name = raw.get("name")
     if "name" in raw and (not isinstance(name, str) or not name.strip()):
         doc.add("an experiment name must be a non-empty string", path + ("name",))
@@ -271,7 +283,7 @@ def loads(text: str, source: str = "<config>", default_name: str = "config", val
         name = default_name
     no_defaults: dict[str, Any] = {}
     defaults = doc.attempt(no_defaults, _check_keys, doc, top.get("defaults", {}), DEFAULTS_KEYS, ("defaults",), "defaults")
-    base = _settings(doc, defaults, Settings(), ("defaults",))
+    base, refused_defaults = _settings(doc, defaults, Settings(), ("defaults",))
     raw_experiments = top.get("experiments")
     experiments: list[Experiment] = []
     if not isinstance(raw_experiments, list) or not raw_experiments:
@@ -280,7 +292,7 @@ def loads(text: str, source: str = "<config>", default_name: str = "config", val
         raw_experiments = []
     seen: dict[str, int] = {}
     for index, raw in enumerate(raw_experiments):
-        experiment = doc.attempt(None, _experiment, doc, raw, index, defaults, base, validating)
+        experiment = doc.attempt(None, _experiment, doc, raw, index, defaults, base, validating, refused_defaults)
         # an experiment that could not be read (an unknown workload) still has the name it gives: a duplicate is
         # said with its other mistakes, not on the next try (every mistake of a config at once)
         named = experiment.name if experiment is not None else _given_name(raw)

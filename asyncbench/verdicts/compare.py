@@ -148,6 +148,8 @@ class Comparison:
     #: both files are one run (the same run_id: a file compared with itself or its copy): the rows compare its samples
     #: with themselves, so their verdicts show what the method gives, never a change. The verdicts stand as judged
     same_run: bool = False
+    #: the cases that ran ok in both files with no samples of `clock` to pair (a CPU run's device_s): no row of theirs
+    without_clock: tuple[str, ...] = ()
 
     @property
     def same_samples(self) -> bool:
@@ -354,6 +356,7 @@ def compare(
     compared_cases: list[tuple[Result, Result, list[tuple[str, Sequence[float], Sequence[float]]]]] = []
     not_comparable: list[tuple[str, str]] = []
     lost: list[tuple[str, str]] = []
+    without_clock: list[str] = []
     for case_id, result in new.items():
         base = old.get(case_id)
         if base is None:
@@ -367,6 +370,7 @@ def compare(
         compared = list(_sample_pairs(base, result, clock))
         if not compared:
             not_comparable.append((case_id, f"no {clock} samples to pair: {_without(base, result, clock)}"))
+            without_clock.append(case_id)
         missing = sorted(set(base.variants) ^ set(result.variants))
         if missing:
             not_comparable.append((case_id, f"variants on one side only: {', '.join(missing)}"))
@@ -394,4 +398,5 @@ def compare(
         lost=tuple(lost),
         allow_inconclusive=allow_inconclusive,
         same_run=bool(baseline.run_id) and baseline.run_id == current.run_id,
+        without_clock=tuple(without_clock),
     )

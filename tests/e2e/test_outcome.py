@@ -69,6 +69,24 @@ def test_compare_fails_for_a_case_lost_since_the_baseline_and_refuses_unrelated_
     assert "the machine's change between the runs is judged from a fixed reference work" in same.output
 
 
+def test_compare_of_a_file_that_holds_no_case_is_refused_as_files_with_no_case_in_common(tmp_path):
+    """The trial: the current run stopped by SIGTERM before its first case (`"interrupted": true`, no results)
+    printed an empty table, 'only in the baseline (1)', 'nothing compared', exit 1, while two files of other cases
+    are one line and exit 2. No case in common either way: one line, exit 2, naming the file that has none."""
+    baseline, empty = tmp_path / "base.json", tmp_path / "int.json"
+    report_of([ok_result("m[torch,cpu]")]).save(baseline)
+    dataclasses.replace(report_of([]), interrupted=True).save(empty)
+    done = CliRunner().invoke(cli.main, ["compare", str(baseline), str(empty)])
+    assert done.exit_code == 2, done.output
+    assert done.output.strip().splitlines() == [
+        f"asyncbench: error: nothing to compare: the current run {empty} holds no case "
+        "(its run was interrupted before its first case finished)"
+    ]
+    backwards = CliRunner().invoke(cli.main, ["compare", str(empty), str(baseline), "--format", "json"])
+    assert backwards.exit_code == 2
+    assert f"the baseline {empty} holds no case" in backwards.output
+
+
 def ahead_result(case_id: str) -> Result:
     """An ok row whose call returned (1 ms) long before its work was done (100 ms), with intervals to say so."""
     issue = tuple(0.001 + i * 1e-5 for i in range(12))

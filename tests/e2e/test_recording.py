@@ -156,6 +156,24 @@ def test_two_runs_recording_as_they_end_at_once_both_record(history, tmp_path):
     assert len(store.open_store(target.resolve(history)).recent(10)) == 2
 
 
+def test_a_run_interrupted_before_its_first_case_is_refused_and_nothing_is_recorded(tmp_path, results):
+    """The trial: a run stopped by SIGTERM before any case finished (`"interrupted": true`, no results) was
+    `recorded as run 1 (0 points)`, exit 0: a run that measured nothing stored as a run. It is refused in one line,
+    exit 2, as a bad file is: before the store is opened, so a file beside it is not recorded either and no store
+    is made. An `ab` file that compared no case alike."""
+    empty = copy.deepcopy(results)
+    empty.update(results=[], interrupted=True)
+    (tmp_path / "int.json").write_text(json.dumps(empty))
+    _run(results, tmp_path / "a.json")
+    done = in_process("record", "a.json", "int.json", "--history", "h.sqlite", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "asyncbench: error: int.json holds no case (its run was interrupted before its first case finished): "
+        "a run that measured nothing is not recorded (nothing was recorded)"
+    ]
+    assert not (tmp_path / "h.sqlite").exists()
+
+
 def test_reading_where_there_is_no_store_says_so_and_makes_nothing(tmp_path):
     for command in (["history"], ["report", "-o", "page.html"]):
         for where in (["--history", "typo/h.sqlite"], []):  # a mistyped path; the default in a folder with none

@@ -241,6 +241,21 @@ def test_every_cross_key_rule_is_said_beside_the_keys_own_mistakes():
     assert any("timeout_s (1 s) must exceed" in line for line in refused)
 
 
+def test_a_combination_is_not_judged_on_the_default_in_place_of_a_refused_default():
+    """The trial: `max_time_s: 10 minutes` in defaults was rightly refused, then `experiments[1]: timeout_s (0.5 s)
+    must exceed max_time_s (10 s)` was said too: 10 s is the built-in default standing in for the refused value,
+    a number the config never wrote. Only the refusal is said; an experiment that sets the key itself is judged on
+    its own value."""
+    said = mistakes("defaults: {max_time_s: 10 minutes}\nexperiments:\n  - {workload: matmul, timeout_s: 0.5}\n")
+    assert len(said) == 1, said
+    assert "defaults.max_time_s: expected a number" in said[0]
+    own = mistakes("defaults: {max_time_s: 10 minutes}\nexperiments:\n  - {workload: matmul, timeout_s: 0.5, max_time_s: 2}\n")
+    assert len(own) == 2, own
+    assert any("experiments[0]: timeout_s (0.5 s) must exceed max_time_s (2 s)" in line for line in own)
+    refused_timeout = mistakes("defaults: {timeout_s: soon}\nexperiments:\n  - {workload: matmul, max_time_s: 400}\n")
+    assert len(refused_timeout) == 1, refused_timeout  # not judged on the default timeout_s of 300 s
+
+
 def test_a_misspelt_key_is_not_said_again_as_missing():
     """`experiment:` and `wrkload:` are misspellings: saying that `experiments` and `workload` are missing too
     would be the same mistake twice."""

@@ -206,6 +206,33 @@ def test_a_comparison_that_compared_nothing_fails_and_says_which_side_lacks_the_
     assert not compare.compare(base, head).failed
 
 
+def test_a_comparison_of_no_row_says_why_instead_of_a_false_alarm_rate_over_zero_rows():
+    """The trial: `compare r1.json r2.json --clock device_s` on CPU results printed 'a 1% false-alarm rate over 0
+    row(s): 98% intervals, each label one-sided at 1%' above an empty table. No rate is spent over no row: the
+    header says there is none, no empty table or key to its columns follows, and the summary says why."""
+    from rich.console import Console
+
+    from asyncbench.report import compared, markdown, terminal
+
+    base, head = _report({"a": {"v": _noisy(1.0)}}), _report({"a": {"v": _noisy(1.0, seed=1)}})
+    view = compared.comparison(compare.compare(base, head, clock="device_s"))
+    assert view.budget == "no row compared"
+    assert view.summary == "nothing compared: device_s is in none of the 1 case(s) that ran ok in both files"
+    console = Console(record=True, width=200)
+    terminal.print_comparison(view, console)
+    printed = console.export_text()
+    assert "false-alarm rate" not in printed
+    assert "┃ case" not in printed
+    assert "shift (HL)" not in printed
+    assert printed.splitlines()[-1] == view.summary
+    lines = markdown.comparison_lines(view)
+    assert not any(line.startswith("|") for line in lines)
+    assert lines[-1].strip() == view.summary
+    skipped = dataclasses.replace(base.results[0], status="skipped", variants={})
+    view = compared.comparison(compare.compare(base, dataclasses.replace(head, results=(skipped,))))
+    assert view.summary.startswith("nothing compared: no case ran ok in both files")
+
+
 @pytest.mark.parametrize("text", ["5ms", "5 s", "ten", "5x"])
 def test_a_margin_in_another_unit_is_refused_as_no_percentage_not_as_an_ambiguous_plain_number(text):
     # `ab --max-regression 5ms` was told a plain number is ambiguous; 5ms is no plain number

@@ -243,6 +243,24 @@ def test_runs_whose_pools_differ_say_so_where_the_machine_is_not_seen_not_that_a
     assert "no machine reference in either run (a file before schema 10)" in without
 
 
+def test_the_cpu_threads_guide_quotes_what_compare_prints_with_and_without_a_neighbour():
+    """The guide quoted 'the machine's change between the runs is not seen for 1 case(s): the runs' CPU thread pools
+    differ' as what compare prints, where a trial's compare printed '(the reference's speed is not read: the runs'
+    CPU thread pools differ (...))': the first is the line under the table of quiet runs, the second the row's line
+    where a neighbour was seen. The guide quotes each, as compare words it."""
+    from pathlib import Path
+
+    guide = " ".join((Path(__file__).parents[2] / "docs" / "guides" / "cpu-threads.md").read_text(encoding="utf-8").split())
+    quiet = compared.comparison(_pooled(_case(2.0, 1.0, 5), _case(6.5, 1.0, 6)))
+    (line,) = [note for note in quiet.notes if "not seen" in note]
+    (row,) = _pooled(_case(2.0, 1.0, 5, pressure=0.76), _case(6.5, 1.0, 6, pressure=0.89)).rows
+    assert row.note is not None
+    beside = row.note[row.note.index("a neighbour shared the cores") :]
+    for printed in (line, beside):
+        quoted = printed[: printed.index("thread pools differ (") + len("thread pools differ (")]
+        assert quoted in guide, quoted
+
+
 def test_a_neighbour_gives_no_verdict_where_the_runs_timed_different_reference_work():
     base, other = _case(2.0, 1.0, 13, pressure=0.02), _case(6.5, 1.0, 14, pressure=0.6)
     assert other.reference is not None
