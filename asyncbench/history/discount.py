@@ -18,7 +18,16 @@ of the time some task waited for a CPU). Before change points are looked for in 
   BUSY already stood more than OS_MOVED above it, so BUSY discounts nothing more there: it adds only the series
   that no quiet run anchors (most runs beside a neighbour); or
 - its machine's reference took beyond ×(1 + MOVED) of the series' usual (its lower quartile: the machine's own
-  speed when nothing slows it; a median fails where the machine was slow in most runs).
+  speed when nothing slows it; a median fails where the machine was slow in most runs); or, before any of these,
+- it ran a CPU case in thread pools sized otherwise than the newest run's (`run --threads`; the runs'
+  `thread_variables`, read as `compare` reads them: verdicts.environments.pools_changed). The reference runs in the
+  case's pools (measure.reference), so its speed there is the pools' as much as the machine's: a pool change once read
+  as a machine that moved ×1.7, and a code change across it was judged against that machine. `compare` reads no
+  machine from such a pair; here the runs in other pools are left out, and the machine's usual and the other rules
+  are read among the runs in the newest run's pools, the ones the newest run is judged against. A series whose pools
+  changed shortly before its newest run thus has too few runs left to search (Series.unsteady: the gate's
+  INCONCLUSIVE) until runs enough in the new pools are recorded, rather than being judged against another pool's
+  runs, or its newest runs discounted as a moved machine's.
 
 The other runs are searched scaled to the machine's usual speed (time × usual reference / its reference) where the
 case follows the machine: where the scaled series moves less from run to run than the recorded one. With no
@@ -38,12 +47,12 @@ history".
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from asyncbench.history import model
 from asyncbench.history.model import Point
 from asyncbench.results import units
-from asyncbench.verdicts import machine
+from asyncbench.verdicts import environments, machine
 
 #: the quantities a case records for its machine (history.recorded.quantities), variant "" (history.model's)
 MACHINE_QUANTITY, PRESSURE_QUANTITY = model.MACHINE_QUANTITY, model.PRESSURE_QUANTITY
@@ -62,19 +71,40 @@ def is_time(quantity: str, unit: str) -> bool:
     return unit == "s" and quantity != MACHINE_QUANTITY and not model.is_bound(quantity)  # a slack is no time of the case
 
 
+def judged(
+    quantity: str, points: Sequence[Point], read: tuple[Mapping[int, float], Mapping[int, float], Mapping[int, Mapping[str, Any]]]
+) -> tuple[list[Point], list[tuple[int, str]]] | None:
+    """What a series is searched in, and the runs it discounts with why, by what history.reading.machine_of read of
+    its machine (reference, pressure, each run's environment): a case's time as `discounted` says; the reference itself
+    (MACHINE_QUANTITY, of a CPU case) with only the runs in other pools than the newest's left out (its own moves are
+    the machine's, told as such: history.gate), None where nothing is read of its machine."""
+    machine_s, pressure, pools = read
+    if quantity == MACHINE_QUANTITY:
+        left_out = other_pools(points, pools)
+        elsewhere = {run for run, _ in left_out}
+        return [point for point in points if point.run not in elsewhere], left_out
+    return discounted(points, machine_s, pressure, pools)
+
+
 def discounted(
-    points: Sequence[Point], machine_s: Mapping[int, float], pressure: Mapping[int, float]
+    points: Sequence[Point],
+    machine_s: Mapping[int, float],
+    pressure: Mapping[int, float],
+    pools: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> tuple[list[Point], list[tuple[int, str]]] | None:
     """(the points kept, scaled to the machine's usual speed where that makes them agree better; the runs discounted,
-    each with why), or None where a point has no reference (the series is searched as recorded)."""
+    each with why), or None where a point has no reference (the series is searched as recorded). `pools`: each run's
+    environment, for a CPU case (whose reference runs in its thread pools); None or empty for any other."""
     if not points or any(p.run not in machine_s for p in points):
         return None
-    speed = _usual([machine_s[p.run] for p in points])
-    pressures = [pressure[p.run] for p in points if p.run in pressure]
+    left_out = list(other_pools(points, pools or {}))
+    elsewhere = {run for run, _ in left_out}
+    alike = [point for point in points if point.run not in elsewhere]  # the runs in the newest run's pools
+    speed = _usual([machine_s[p.run] for p in alike])
+    pressures = [pressure[p.run] for p in alike if p.run in pressure]
     usual = _usual(pressures) if pressures else None
     kept: list[Point] = []
-    left_out: list[tuple[int, str]] = []
-    for point in points:
+    for point in alike:
         moved = machine_s[point.run] / speed
         waited = pressure.get(point.run)
         if waited is not None and waited > machine.BUSY:  # as `compare` reads a neighbour (verdicts.machine)
@@ -87,8 +117,24 @@ def discounted(
             left_out.append((point.run, f"the machine's reference took {units.ratio(moved)} its usual time, beyond ×{1 + MOVED:.3g}"))
         else:
             kept.append(point)
+    left_out.sort(key=lambda one: one[0])  # in run order, as the points are
     scaled = [_scaled(point, machine_s[point.run] / speed) for point in kept]
     return (scaled if _jumps(scaled) < _jumps(kept) else kept), left_out
+
+
+def other_pools(points: Sequence[Point], pools: Mapping[int, Mapping[str, Any]]) -> list[tuple[int, str]]:
+    """The runs among `points` whose CPU thread pools were sized otherwise than the newest run's, each with how
+    (verdicts.environments.pools_changed, the words `compare` says of such a pair, from that run to the newest), by
+    `pools`: each run's environment (a run not in it is taken as the newest's)."""
+    newest = pools.get(points[-1].run) if points else None
+    if newest is None:
+        return []
+    found = []
+    for point in points[:-1]:
+        said = environments.pools_changed(pools[point.run], newest) if point.run in pools else None
+        if said is not None:
+            found.append((point.run, said + model.OTHER_POOLS))
+    return found
 
 
 def _usual(values: Sequence[float]) -> float:

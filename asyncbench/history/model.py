@@ -29,6 +29,10 @@ PRESSURE_QUANTITY = "cpu_pressure"
 #: how a run discounted beside a neighbour (history.discount) ends its why: what tells such runs from those on a
 #: machine that moved (report.history counts them, to say a neighbour is why a series could not be searched)
 BESIDE_NEIGHBOUR = ": a neighbour shared the cores"
+#: how a run discounted for its CPU thread pools (history.discount) ends its why: the machine's reference ran in the
+#: case's pools, so a run in other pools than the newest run's reads no machine the newest can be judged against
+#: (report.history says such runs in one line a series)
+OTHER_POOLS = " from the newest run's: the machine's reference ran in the case's pools, so its speed there is not the machine's"
 #: the unit a share of the time (PRESSURE_QUANTITY, recorded as a fraction with no unit) is shown in: units.quantity
 #: reads a "%" figure as a fraction and prints its percentage
 SHARE_SHOWN = "%"
@@ -52,6 +56,11 @@ UNKNOWN_READING = "?"
 def beside_neighbour(why: str) -> bool:
     """Whether a run was discounted (Series.discounted's why) because a neighbour shared its cores."""
     return why.endswith(BESIDE_NEIGHBOUR)
+
+
+def in_other_pools(why: str) -> bool:
+    """Whether a run was discounted (Series.discounted's why) because its CPU thread pools differ from the newest run's."""
+    return why.endswith(OTHER_POOLS)
 
 
 def is_bound(quantity: str) -> bool:
@@ -164,6 +173,12 @@ class Series:
         cannot tell a change from none."""
         read = len(self.points)
         return self.machine_seen and self.runs >= MIN_RUNS and read >= MIN_RUNS and read - len(self.discounted) < MIN_RUNS
+
+    @property
+    def pools_moved(self) -> bool:
+        """Whether runs were discounted for their CPU thread pools (in_other_pools): those of a CPU case made in
+        other pools than the newest run's, whose reference is not the machine the newest ran on (history.discount)."""
+        return any(in_other_pools(why) for _, why in self.discounted)
 
     @property
     def paired(self) -> bool:

@@ -96,9 +96,11 @@ def figures(value: Any, low: Any, high: Any) -> tuple[float, float | None, float
 
 def machine_of(
     table_of: Table, connection: Any, series_ids: Sequence[int], last: int, known: Mapping[int, list[Point]] | None = None
-) -> dict[int, tuple[dict[int, float], dict[int, float]]]:
-    """For each time series among `series_ids` (history.discount.is_time) of a case that records its machine: the
-    newest `last` runs' machine reference and CPU pressure of that case, by run (what discount.discounted reads).
+) -> dict[int, tuple[dict[int, float], dict[int, float], dict[int, Mapping[str, Any]]]]:
+    """For each time series among `series_ids` (history.discount.is_time) of a case that records its machine, and the
+    reference series of a CPU case: the newest `last` runs' machine reference and CPU pressure of that case, by run,
+    and for a CPU case each of those runs' environment (its thread pools: the reference ran in them), by run (what
+    discount.judged reads).
     `known`: points already read, by series id (a sibling among them is not read again)."""
     import sqlalchemy as sa
 
@@ -107,7 +109,7 @@ def machine_of(
     for start in range(0, len(series_ids), CHUNK):
         query = sa.select(series.c.id, series.c.machine, series.c.case_id, series.c.quantity, series.c.unit)
         rows += list(connection.execute(query.where(series.c.id.in_(list(series_ids[start : start + CHUNK])))))
-    timed = [row for row in rows if discount.is_time(row.quantity, row.unit)]
+    timed = [row for row in rows if discount.is_time(row.quantity, row.unit) or row.quantity == discount.MACHINE_QUANTITY]
     cases = sorted({row.case_id for row in timed})
     siblings: dict[tuple[str, str, str], int] = {}
     for start in range(0, len(cases), CHUNK):
@@ -119,16 +121,52 @@ def machine_of(
         siblings.update({(row.machine, row.case_id, row.quantity): row.id for row in connection.execute(query)})
     known = known or {}
     values = {**known, **newest(table_of, connection, sorted(set(siblings.values()) - set(known)), last)}
+    on_cpu = _on_cpu(table_of, connection, cases)
+    environments = _environments(
+        table_of, connection, sorted({p.run for (_, case, _), i in siblings.items() if case in on_cpu for p in values.get(i, [])})
+    )
     found = {}
     for row in timed:
         machine_id = siblings.get((row.machine, row.case_id, discount.MACHINE_QUANTITY))
-        if machine_id is None:
-            continue
+        if machine_id is None or (row.quantity == discount.MACHINE_QUANTITY and row.case_id not in on_cpu):
+            continue  # no reference; or the reference of a case whose pools it does not run in, searched as recorded
         pressure_id = siblings.get((row.machine, row.case_id, discount.PRESSURE_QUANTITY))
+        references = {p.run: p.value for p in values.get(machine_id, [])}
         found[row.id] = (
-            {p.run: p.value for p in values.get(machine_id, [])},
+            references,
             {p.run: p.value for p in values.get(pressure_id, [])} if pressure_id is not None else {},
+            {run: environments[run] for run in references if run in environments} if row.case_id in on_cpu else {},
         )
+    return found
+
+
+def _on_cpu(table_of: Table, connection: Any, case_ids: Sequence[str]) -> set[str]:
+    """The cases among `case_ids` that run on a CPU device: the ones whose reference runs in their thread pools (as
+    `compare` reads them: verdicts.compare)."""
+    import sqlalchemy as sa
+
+    cases = table_of("cases")
+    found: set[str] = set()
+    for start in range(0, len(case_ids), CHUNK):
+        query = sa.select(cases.c.case_id, cases.c.device).distinct().where(cases.c.case_id.in_(list(case_ids[start : start + CHUNK])))
+        found.update(row.case_id for row in connection.execute(query) if str(row.device).startswith("cpu"))
+    return found
+
+
+def _environments(table_of: Table, connection: Any, run_ids: Sequence[int]) -> dict[int, Mapping[str, Any]]:
+    """Each run's environment as recorded (its `thread_variables` among it), by run; one a run that holds none."""
+    import sqlalchemy as sa
+
+    runs = table_of("runs")
+    found: dict[int, Mapping[str, Any]] = {}
+    for start in range(0, len(run_ids), CHUNK):
+        query = sa.select(runs.c.id, runs.c.environment).where(runs.c.id.in_(list(run_ids[start : start + CHUNK])))
+        for row in connection.execute(query):
+            try:
+                environment = json.loads(row.environment or "{}")
+            except ValueError:  # a row written by another hand: no pools known, so none differ
+                environment = {}
+            found[row.id] = environment if isinstance(environment, dict) else {}
     return found
 
 
@@ -154,7 +192,7 @@ def series(table_of: Table, connection: Any, pattern: str | None = None, last: i
     made = []
     for row in found:
         shown = tuple(found_points.get(row.id, ()))
-        judged = discount.discounted(shown, *machines[row.id]) if row.id in machines else None
+        judged = discount.judged(row.quantity, shown, machines[row.id]) if row.id in machines else None
         made.append(
             Series(
                 case=row.case_id,
@@ -168,7 +206,7 @@ def series(table_of: Table, connection: Any, pattern: str | None = None, last: i
                 change_points=tuple(changed.get(row.id, ())) if row.runs >= model.MIN_RUNS else (),
                 runs=row.runs,
                 discounted=tuple(judged[1]) if judged is not None else (),
-                machine_seen=judged is not None,
+                machine_seen=judged is not None and row.quantity != discount.MACHINE_QUANTITY,
             )
         )
     return made

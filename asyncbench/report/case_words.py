@@ -13,6 +13,11 @@ import asyncbench.history.model as model
 from asyncbench.report import escaping, trends
 
 
+def _as_whose(one: model.Series) -> str:
+    """' as the machine's' where a series' runs were discounted for the machine only, not for their thread pools."""
+    return "" if one.pools_moved else " as the machine's"
+
+
 def heading(case: trends.Case, first: int) -> str:
     """A case's heading: its id, and what changed in it (the charts with a change, slower ones first)."""
     said = []
@@ -24,7 +29,7 @@ def heading(case: trends.Case, first: int) -> str:
                 way = (" [?] slower by its point alone" if bare else " slower") if slower else (" [?]" if bare else "")
                 said.append(f"{chart.name} ×{change.ratio:.3g}{way} at {change.at}")
     unsteady = [
-        f"{chart.name} on {one.machine}: {len(one.discounted)} of {len(one.points)} runs discounted as the machine's, "
+        f"{chart.name} on {one.machine}: {len(one.discounted)} of {len(one.points)} runs discounted{_as_whose(one)}, "
         f"{len(one.points) - len(one.discounted)} left"
         for chart in case.charts
         for one in chart.series
@@ -36,7 +41,17 @@ def heading(case: trends.Case, first: int) -> str:
         for one in chart.series
         if one.not_searched == model.TOO_SHORT
     ]
+    pooled = [  # one line a series, as `history` says them (report.history)
+        f"{chart.name} on {one.machine}: {len(whys)} run(s) discounted, {' / '.join(dict.fromkeys(whys))}"
+        for chart in case.charts
+        for one in chart.series
+        for whys in [[why for _, why in one.discounted if model.in_other_pools(why)]]
+        if whys
+    ]
     note = f'<p class="note">changed: {escaping.html("; ".join(said))}</p>' if said else ""
+    if pooled:  # the runs in other CPU thread pools than the newest run's (history.discount): not judged beside it
+        note += f'<p class="note">CPU thread pools changed: {escaping.html("; ".join(pooled))}</p>'
+
     if unsteady:  # not searched (history.model.Series.unsteady): never read as "no change"
         note += f'<p class="note">too few runs left to tell, not searched for changes: {escaping.html("; ".join(unsteady))}</p>'
     if short:  # too young to search (history.model.TOO_SHORT): never read as "no change" either

@@ -155,6 +155,8 @@ def _unsteady_why(one: Series) -> str:
     """Why an unsteady series could not be searched: 'a neighbour shared the cores in too many runs to tell' where
     every run discounted was beside one (history.discount: a task waited for a CPU beyond what `compare` calls a
     neighbour), else 'the machine was too unsteady to tell'."""
+    if one.discounted and all(model.in_other_pools(why) for _, why in one.discounted):
+        return "the newest run's CPU thread pools differ from too many runs' before it to tell"
     if one.discounted and all(model.beside_neighbour(why) for _, why in one.discounted):
         return "a neighbour shared the cores in too many runs to tell"
     return "the machine was too unsteady to tell"
@@ -167,11 +169,23 @@ def _unsteady_counts(one: Series) -> str:
     of = f"{read}" if read >= one.runs else f"the newest {read}"
     left = read - len(one.discounted)
     beside = sum(model.beside_neighbour(why) for _, why in one.discounted)
-    neighbours = f" ({beside} beside a neighbour)" if beside else ""
+    pools = sum(model.in_other_pools(why) for _, why in one.discounted)
+    said = [f"{beside} beside a neighbour"] * bool(beside) + [f"{pools} in other CPU thread pools than the newest run's"] * bool(pools)
+    neighbours = f" ({', '.join(said)})" if said else ""
     return (
-        f"{len(one.discounted)} of {of} runs discounted as the machine's{neighbours}: {left} left, "
+        f"{len(one.discounted)} of {of} runs discounted{_as_whose(one)}{neighbours}: {left} left, "
         f"a change is looked for in {RUNS_TO_SEE_A_STEP} or more"
     )
+
+
+def _as_whose(one: Series) -> str:
+    """' as the machine's' where a series' runs were discounted for the machine only, not for their thread pools."""
+    return "" if one.pools_moved else " as the machine's"
+
+
+def _where(one: Series) -> str:
+    """' in the newest run's CPU thread pools' where runs in other pools were discounted (history.discount)."""
+    return " in the newest run's CPU thread pools" if one.pools_moved else ""
 
 
 def _no_change(one: Series) -> str:
@@ -183,10 +197,30 @@ def _no_change(one: Series) -> str:
     if one.unsteady:
         read = len(one.points)
         of = "" if read >= runs else f" of the newest {read}"
-        return f", {len(one.discounted)}{of} discounted as the machine's: {read - len(one.discounted)} left, too few to tell"
+        return f", {len(one.discounted)}{of} discounted{_as_whose(one)}: {read - len(one.discounted)} left, too few to tell"
     if runs < RUNS_TO_SEE_A_STEP:  # too short (model.TOO_SHORT): not searched, so nothing was found or not found
         return f", not searched: too short to tell, needs {RUNS_TO_SEE_A_STEP} runs"
     return ", no change found"
+
+
+# The runs a line of runs discounted for their thread pools names before "…": enough to see where the pools changed.
+POOL_RUNS_NAMED = 3
+
+
+def _discounted_lines(discounted: Sequence[tuple[int, str]]) -> list[tuple[list[int], str]]:
+    """The discounted runs as `history` lists them: each run with its why, except those in other CPU thread pools than
+    the newest run's (model.in_other_pools), one line for each way their pools differ, at the first such run."""
+    lines: list[tuple[list[int], str]] = []
+    pooled: dict[str, list[int]] = {}
+    for run, why in discounted:
+        if not model.in_other_pools(why):
+            lines.append(([run], why))
+        elif why in pooled:
+            pooled[why].append(run)
+        else:
+            pooled[why] = [run]
+            lines.append((pooled[why], why))
+    return lines
 
 
 def print_series(found: Sequence[Series], console: Console) -> None:
@@ -211,14 +245,18 @@ def print_series(found: Sequence[Series], console: Console) -> None:
         for change in one.change_points:
             text.append(f"    {visible(change_line(change, one.shown_unit))}\n")
         if one.unsteady:  # not searched: say so, not that changes were looked for
-            text.append("    changes not looked for: too few runs whose machine held still", style="dim")
+            text.append(f"    changes not looked for: too few runs{_where(one)} whose machine held still", style="dim")
             text.append(f"; {len(one.discounted)} run(s) discounted\n", style="dim")
         elif one.machine_seen and one.not_searched is None:  # a series too short (or what bounds a step): none looked for
-            text.append("    changes looked for in the runs whose machine held still", style="dim")
+            text.append(f"    changes looked for in the runs{_where(one)} whose machine held still", style="dim")
             text.append(f"; {len(one.discounted)} run(s) discounted\n" if one.discounted else "\n", style="dim")
         named = {point.run: point.label or point.revision or f"run {point.run}" for point in one.points}
-        for run, why in one.discounted:  # named as a change is: its label, else its revision
-            text.append(f"    discounted {visible(named.get(run, f'run {run}'))}: {visible(why)}\n", style="dim")
+        for left_out, why in _discounted_lines(one.discounted):  # named as a change is: its label, else its revision
+            which = [named.get(run, f"run {run}") for run in left_out]
+            if len(which) > 1:  # runs in other pools: one line for them all (a pool change leaves many behind it)
+                shown = ", ".join(which[:POOL_RUNS_NAMED]) + (", …" if len(which) > POOL_RUNS_NAMED else "")
+                which = [f"{len(which)} runs ({shown})"]
+            text.append(f"    discounted {visible(which[0])}: {visible(why)}\n", style="dim")
     machines = {s.machine: s.machine_info for s in found}
     for name, info in machines.items():
         gpus = f", {', '.join(info.get('gpus') or [])}" if info.get("gpus") else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -11,6 +12,7 @@ from asyncbench.history.model import Point
 from asyncbench.results import stats
 from asyncbench.results.model import OK, Result, Samples, VariantResult
 from asyncbench.results.reference import Reference
+from asyncbench.results.schema import Report
 from tests.support.helpers import report_of
 
 WORK = "float32 256×256 product ×4 on numpy cpu"
@@ -226,3 +228,75 @@ def test_the_gate_on_a_series_whose_every_run_had_a_neighbour_is_inconclusive_an
     allowed = invoke("history", "train_step", "--history", path, "--fail-on-regression", "--max-regression", "10%", "--allow-inconclusive")
     assert allowed.exit_code == 0, allowed.output
     assert "--allow-inconclusive: it does not fail the gate" in allowed.stderr
+
+
+def _pools_store(tmp_path, old_runs: int, new_runs: int, new_reference_s: float, new_time_s: float) -> str:
+    """A CPU case recorded `old_runs` times with OMP_NUM_THREADS=1 (reference 1 ms, the case 4 ms), then `new_runs`
+    times with OMP_NUM_THREADS=2 (`run --threads 2`): the reference runs in the case's pools, so it moves with them."""
+    path = str(tmp_path / "pools.sqlite")
+    opened = store.open_store(target.resolve(path), writing=True)
+    for run in range(1, old_runs + new_runs + 1):
+        threads = "1" if run <= old_runs else "2"
+        reference_s, time_s = (0.001, 0.004) if run <= old_runs else (new_reference_s, new_time_s)
+        report = dataclasses.replace(
+            Report.new({}, {"cpu": "x", "thread_variables": {"OMP_NUM_THREADS": threads}}),
+            results=(_case("step_v1", time_s, reference_s, 0.0, run),),
+        )
+        opened.record(report, label=f"threads{threads}-{run}")
+    return path
+
+
+def test_runs_in_other_thread_pools_than_the_newest_are_discounted_as_compare_reads_them_not_as_a_moved_machine(tmp_path):
+    """A pool change once read as the machine's: the runs before it were discounted as "the machine's reference took
+    ×1.67 its usual time", and `history` named no thread change. Now each is discounted for its pools, in compare's
+    words, said in one line for the series, and the machine's usual is read among the newest run's pools."""
+    import io
+
+    from rich.console import Console
+
+    from asyncbench.report import history as shown
+
+    path = _pools_store(tmp_path, old_runs=6, new_runs=6, new_reference_s=0.0006, new_time_s=0.003)
+    (one,) = [s for s in store.open_store(target.resolve(path)).series() if s.quantity == "done_s"]
+    first = one.points[0].run
+    assert [run - first + 1 for run, _ in one.discounted] == [1, 2, 3, 4, 5, 6]
+    for _, why in one.discounted:
+        assert why.startswith("the runs' CPU thread pools differ (OMP_NUM_THREADS 1 → 2) from the newest run's")
+        assert "the machine's reference took" not in why
+    assert not one.unsteady
+    assert one.change_points == ()
+    out = io.StringIO()
+    shown.print_series([one], Console(file=out, width=400, color_system=None))
+    lines = [line for line in out.getvalue().splitlines() if line.strip().startswith("discounted")]
+    assert len(lines) == 1, out.getvalue()  # one line for the series, not one a run
+    assert "discounted 6 runs (threads1-1, threads1-2, threads1-3, …)" in lines[0]
+    assert "changes looked for in the runs in the newest run's CPU thread pools whose machine held still" in out.getvalue()
+    (reference,) = [s for s in store.open_store(target.resolve(path)).series() if s.quantity == "machine_s"]
+    assert reference.change_points == ()  # the pools' step, not the machine's: searched in the newest run's pools only
+    assert [run - first + 1 for run, _ in reference.discounted] == [1, 2, 3, 4, 5, 6]
+
+
+def test_the_gate_does_not_pass_a_newest_run_in_new_thread_pools_by_discounting_it_as_a_moved_machine(tmp_path):
+    """9 runs in one pool, then 3 in pools whose reference is 1.3× slower and the case 2× slower: the newest runs were
+    discounted as a moved machine's and the gate passed on the old runs; now the old pools' runs are discounted,
+    too few are left to tell, and the gate says so (inconclusive), naming the pools."""
+    from tests.support.cli import invoke
+
+    path = _pools_store(tmp_path, old_runs=9, new_runs=3, new_reference_s=0.0013, new_time_s=0.008)
+    gated = invoke("history", "step_v1", "--history", path, "--fail-on-regression", "--max-regression", "10%")
+    assert gated.exit_code == 1, gated.output
+    done = [line for line in gated.stderr.splitlines() if " done_s " in line]
+    assert len(done) == 1, gated.stderr
+    assert done[0].startswith("inconclusive: step_v1 chain done_s")
+    assert "CPU thread pools" in done[0]
+
+
+def test_the_history_page_marks_the_runs_in_other_thread_pools_and_says_so_once_a_series(tmp_path):
+    from asyncbench.report import html
+
+    path = _pools_store(tmp_path, old_runs=6, new_runs=6, new_reference_s=0.0006, new_time_s=0.003)
+    found = store.open_store(target.resolve(path)).series()
+    page = html.render(found, None, [], path)
+    assert "CPU thread pools changed: " in page
+    said = "6 run(s) discounted, the runs&#x27; CPU thread pools differ (OMP_NUM_THREADS 1 → 2)"
+    assert page.count(said) == 2  # done_s's chart (issue_s the same, drawn in it) and machine_s's, in one note
