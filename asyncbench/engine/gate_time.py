@@ -257,39 +257,51 @@ def _past_target(pairings: list[Pairing], taken_s: float, target_s: float, cap_s
         )
     )
     why = (
-        f"{' and '.join(said)} went on past it, {reach}, and {_stopped(went)}"
+        f"{' and '.join(said)} went on past it, {reach}, and {_stopped(went, pairings)}"
         if said
         else "its last round of blocks, begun before the target, ended after it"
-    ) + _short_of_cap(pairings)
+    ) + _short_of_cap(pairings, told=went if len(went) == 1 else [])
     # "in all": every case's blocks and the work between them, beside which a case's note gives its own blocks' time
     return f"the gate measured for {units.seconds(taken_s)} in all, past its {units.seconds(target_s)} target (--gate-time): {why}"
 
 
-def _short_of_cap(pairings: list[Pairing]) -> str:
+def _short_of_cap(pairings: list[Pairing], told: list[Pairing]) -> str:
     """Why undecided cases stopped before the cap, where they did (Pairing.short_of_cap): a next block would have
     ended past what the cap allows. A note that said only that the gate went past its target (44.8 s of a 40 s
-    target) read as a gate that gave up, where the help says undecided cases go on to the cap (60 s). '' otherwise."""
+    target) read as a gate that gave up, where the help says undecided cases go on to the cap (60 s). Of the cases
+    but those `told` (the one case that went on past the target, whose stop already says it: _stopped), so that no
+    case is said twice in one sentence. '' otherwise."""
     short = [p for p in pairings if p.short_of_cap is not None]
-    if not short:
+    rest = [p for p in short if all(p is not said for said in told)]
+    if not rest:
         return ""
+    return f"; {_cases([p.head_case.id for p in rest])} stopped undecided short of the cap, {_why_short(short)}"
+
+
+def _why_short(short: list[Pairing]) -> str:
+    """Why the cases `short` stopped before the cap: 'as a next block, at the latest round's pace (14.1 s), would
+    have ended at 102 s, past the 100 s the cap allows (the cap and a quarter of the target)'."""
     pace_s, end_s, allowed_s = short[0].short_of_cap or (0.0, 0.0, 0.0)
     what = "block" if len(short) == 1 else "round of blocks"
     return (
-        f"; {_cases([p.head_case.id for p in short])} stopped undecided short of the cap, as a next {what}, at the "
-        f"latest round's pace ({units.seconds(pace_s)}), would have ended at {units.seconds(end_s)}, past the "
-        f"{units.seconds(allowed_s)} the cap allows (the cap and a quarter of the target)"
+        f"as a next {what}, at the latest round's pace ({units.seconds(pace_s)}), would have ended at "
+        f"{units.seconds(end_s)}, past the {units.seconds(allowed_s)} the cap allows (the cap and a quarter of the target)"
     )
 
 
-def _stopped(went: list[Pairing]) -> str:
+def _stopped(went: list[Pairing], pairings: list[Pairing]) -> str:
     """Where the cases that went on past the target stopped: 'stopped at its first look at block 10' (a note that
     said only "up to the 180 s cap" read as a gate that ran to 180 s, where it stopped at 81.9 s at that look);
-    for several, each at its look or at the cap."""
+    for several, each at its look or at the cap. One that stopped undecided short of the cap says why here
+    (_why_short, of every case of `pairings` that did): said after the sentence, it named the case twice."""
     if len(went) != 1:
         return "each stopped at the look that decided it, or undecided by the cap"
     (pairing,) = went
     if pairing.done is not None:  # an error or a skip: no verdict to stop at
         return f"stopped at block {pairing.n_blocks}"
+    if not pairing.decided and pairing.short_of_cap is not None:  # why, here: the case is not named again after it
+        short = [p for p in pairings if p.short_of_cap is not None]
+        return f"stopped undecided at block {pairing.n_blocks}, short of the cap, {_why_short(short)}"
     if not pairing.decided:
         return f"stopped undecided at block {pairing.n_blocks}"
     # its looks are the schedule's counts it reached, and one at its last block where that is none of them

@@ -177,6 +177,10 @@ def _settings(top: Mapping[str, Any], at: At) -> None:
 # gate passes" kept them) but the whole sentence, where only times, counts and the file's own case ids may vary.
 _TIME = r"[0-9][0-9.]* (?:ns|µs|ms|s)"
 _CASES = r"(?P<{}>.+?)"  # a case's id of this file, or "N cases" (engine.gate_time._cases): checked after the match
+_WHY_SHORT = (
+    rf"as a next (?:block|round of blocks), at the latest round's pace \({_TIME}\), would have ended at {_TIME}, past "
+    rf"the {_TIME} the cap allows \(the cap and a quarter of the target\)"
+)
 PAST_TARGET = re.compile(rf"the gate measured for {_TIME}(?: in all)?, past its {_TIME} target \(--gate-time\): ")
 _WENT_ON = re.compile(
     rf"{PAST_TARGET.pattern}(?:"
@@ -191,12 +195,12 @@ _WENT_ON = re.compile(
     r"case short of its first interval, or of one robust to a wild block, still gets, begun only where the blocks' pace "
     rf"ends them within a quarter of the target past the cap \({_TIME}\)"
     r"), and (?:each stopped at the look that decided it, or undecided by the cap|stopped at block \d+"
-    r"|stopped undecided at block \d+|stopped at (?:a later look|its first look) at block \d+, decided)"
+    # the one case that went on says why it stopped short of the cap where it did (engine.gate_time._stopped)
+    rf"|stopped undecided at block \d+(?:, short of the cap, {_WHY_SHORT})?"
+    r"|stopped at (?:a later look|its first look) at block \d+, decided)"
     r")"
     # why undecided cases stopped before the cap (engine.gate_time._short_of_cap): absent in older files
-    rf"(?:; {_CASES.format('short')} stopped undecided short of the cap, as a next (?:block|round of blocks), at the "
-    rf"latest round's pace \({_TIME}\), would have ended at {_TIME}, past the {_TIME} the cap allows \(the cap and a "
-    r"quarter of the target\))?"
+    rf"(?:; {_CASES.format('short')} stopped undecided short of the cap, {_WHY_SHORT})?"
 )
 WAITED = ": decided, but only at its one look, when the time ran out (block "
 _WAITED_REST = re.compile(

@@ -222,8 +222,10 @@ WILD_BLOCKS = 1
 
 
 def _sign_error(n: int, wild: int = WILD_BLOCKS) -> float:
-    """The error of each tail of the sign-test interval [x(wild+1), x(n−wild)] of n blocks: P(Bin(n, ½) ≤ wild)."""
-    return float(sum(math.comb(n, i) for i in range(wild + 1))) / float(2**n)
+    """The error of each tail of the sign-test interval [x(wild+1), x(n−wild)] of n blocks: P(Bin(n, ½) ≤ wild).
+    A quotient of integers, exact and rounded once: float(2**n) overflows past 1023 blocks."""
+    below: int = sum(math.comb(n, i) for i in range(wild + 1))
+    return below / (1 << n)
 
 
 def robust_blocks(tail_error: float) -> int:

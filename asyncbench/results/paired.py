@@ -139,6 +139,7 @@ class PairedRatio:
             if median is not None and kind == METRIC and median > MAX_RATE:
                 (at / side).fail(f"{median:g} a second is above any rate `ab` measures ({MAX_RATE:g})")
         blocks = fields.optional_list(ratio.get("block_log_ratios"), at / "block_log_ratios")
+        held.to_most_blocks(len(blocks), at / "block_log_ratios")  # before anything is computed of them
         for index, block in enumerate(blocks):
             fields.number(block, at / "block_log_ratios" / index)  # not `value`: that is the ratio (it was the last block's)
         if value is not None and interval is not None and not interval[0] <= value <= interval[1]:
@@ -313,6 +314,8 @@ class PairedCase:
         for key in ("rounds", "blocks"):
             if case.get(key) is not None:
                 fields.count(case[key], at / key)
+        if case.get("blocks") is not None:
+            held.to_most_blocks(case["blocks"], at / "blocks")
         elapsed = recordable.duration(case.get("elapsed_s"), at / "elapsed_s")
         if elapsed is not None and elapsed > MAX_MEASURED_S:
             (at / "elapsed_s").fail(f"{elapsed:g} s is longer than any time `ab` measures (a year, {MAX_MEASURED_S:g} s)")

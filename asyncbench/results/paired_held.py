@@ -41,6 +41,22 @@ def _close(stored: float, computed: float) -> bool:
     return math.isclose(stored, computed, rel_tol=BLOCKS_TOLERANCE)
 
 
+# No case of an `ab` file has more blocks than this: the gate takes no block of a case past MAX_BLOCKS, however long
+# its time (engine.paired.Pairing.open), and every `ab` before has done the same. The time alone would bound it far
+# higher (a day's cap, --gate-time-max, over the 0.5 s a block samples at least, BLOCK_MIN_S: 172,800), and a reader
+# holds each ratio to its blocks' exact interval (to_blocks), whose cost grows with the cube of the count (the
+# signed-rank distribution, results.blocks): 500 blocks took 23 s to read, 20,000 minutes. At this count it is a
+# fraction of a second; a file with more is refused before anything is computed of its blocks.
+MAX_FILE_BLOCKS = block_stats.MAX_BLOCKS
+
+
+def to_most_blocks(count: int, at: At) -> None:
+    """A case's block count, or a ratio's count of blocks kept, at most MAX_FILE_BLOCKS: checked before any block's
+    number is computed with (a file of 2000 blocks crashed every reader, one of 20,000 pinned a CPU for minutes)."""
+    if count > MAX_FILE_BLOCKS:
+        at.fail(f"{count} blocks is more than `ab` takes of a case ({MAX_FILE_BLOCKS}, however long its gate)")
+
+
 def to_blocks(ratio: Compared, confidence: float | None, at: At) -> None:
     """A ratio whose file keeps its blocks (schema 3 on): its `ratio` the blocks' estimate and its `ratio_ci` their
     interval at the case's confidence, as engine.paired computes them (results.blocks); a file edited by hand (50.0

@@ -113,6 +113,18 @@ def exact_confidence(level: float) -> str:
     return _percent_of(round(math.floor(level * 100 * scale + _ROUNDING_SLACK) / scale / 100, 12))
 
 
+def nearest_confidence(level: float) -> str:
+    """0.99 -> '99%', 0.99333 -> '99.333%', 0.996667 -> '99.667%': the level an interval was taken at, to the digits
+    `exact_confidence` gives, rounded to the nearest, for words that name that level (compare's header and rows:
+    "the case's own 99.667% interval" of 1 − 1%/3, which read 99.666%, a level no arithmetic gives). Not for what a
+    file stores: a check's detail says exact_confidence's, and readers hold it to that."""
+    miss = 1 - level
+    if miss <= 0:
+        return "100%"
+    decimals = max(0, EXACT_MISS_DIGITS - 1 - math.floor(math.log10(miss * 100) + _ROUNDING_SLACK))
+    return _percent_of(round(round(level * 100, decimals) / 100, 12))
+
+
 def chance(miss: float) -> str:
     """A chance of missing, rounded up as `confidence` rounds its level down: 0.000089 -> '0.01%'."""
     return _percent_of(round(readable_miss(miss), 12))

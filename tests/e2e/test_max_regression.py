@@ -24,7 +24,9 @@ def test_a_plain_number_is_refused_in_one_line_naming_the_working_form(tmp_path:
     assert done.returncode == 2, done.stdout + done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert f"--max-regression {plain!r}" in done.stderr
-    assert "with its %, such as 5%" in done.stderr
+    # the user's own number, its two readings and the forms to write (it said "0.05 may mean 5% or 0.05%" of a 5)
+    assert f"with its %, such as {plain}%" in done.stderr
+    assert f"{plain} may mean {plain}%, or {float(plain) * 100:g}% as a fraction" in done.stderr
     assert "Traceback" not in done.stderr
     assert list(tmp_path.iterdir()) == []  # nothing written
 

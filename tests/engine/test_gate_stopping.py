@@ -346,3 +346,25 @@ def test_a_gate_that_stops_undecided_short_of_its_cap_says_the_next_block_would_
         "(the cap and a quarter of the target)"
     ), line
     assert ab_report._time_note_held(line, ["fake-work[numpy,cpu]"])  # the reader takes back what the gate writes
+
+
+def test_a_case_that_went_on_past_the_target_and_stopped_short_of_the_cap_is_named_once(clock, monkeypatch):
+    """The trial: "…train_step[torch,cpu], with no look taken by the target, went on past it, as the cap … allows,
+    and stopped undecided at block 5; train_step[torch,cpu] stopped undecided short of the cap, as a next block…":
+    one case said twice in one sentence. Where it stopped says why there, and the case is named once."""
+    monkeypatch.setitem(globals(), "START_S", 16.0)
+    target_s, cap_s = 20.0, 60.0
+    pairing = _pairing(3, clock, 0.0, 0.06, margin=0.02)
+    gate_time.gate([pairing], target_s, cap_s=cap_s)
+    assert not pairing.decided
+    assert pairing.past_target is not None
+    assert pairing.short_of_cap is not None
+    pace_s, end_s, _ = pairing.short_of_cap
+    (line,) = gate_time.time_notes([pairing], clock.now_s, target_s, cap_s)
+    assert line.endswith(
+        f", and stopped undecided at block {pairing.n_blocks}, short of the cap, as a next block, at the latest round's "
+        f"pace ({units.seconds(pace_s)}), would have ended at {units.seconds(end_s)}, past the 65.0 s the cap allows "
+        "(the cap and a quarter of the target)"
+    ), line
+    assert line.count("fake-work[numpy,cpu]") == 1, line
+    assert ab_report._time_note_held(line, ["fake-work[numpy,cpu]"])  # the reader takes back what the gate writes

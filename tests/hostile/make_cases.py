@@ -325,6 +325,13 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     ),
     # a case that says it ran 3 blocks beside the 10 its ratio keeps
     "ab-blocks-not-its-ratios": _both(_set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 10), _set(f"{A0}.blocks", 3)),
+    # more blocks than `ab` takes of a case (results.paired_held.MAX_FILE_BLOCKS), each the ratio stated and counted: 2000
+    # crashed every reader (float(2**2000) in the sign test's error), 500 took 23 s to refuse, 20,000 minutes
+    "ab-blocks-2000": _both(
+        _set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 2000), _set(f"{A0}.blocks", 2000), _set(f"{A0}.confidence", 0.98)
+    ),
+    "ab-blocks-101": _both(_set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 101), _set(f"{A0}.blocks", 101)),
+    "ab-block-ratios-500-uncounted": _both(_set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 500), _set(f"{A0}.blocks", DELETE)),
     # a median of 0 (a CI engineer's edit: shown as `0 ns` beside SAME, where 0.02 and 1e-9 were refused)
     "ab-head-zero": _set(f"{RATIO}.head", 0),
     "ab-base-and-head-zero": _both(_set(f"{RATIO}.base", 0), _set(f"{RATIO}.head", 0)),

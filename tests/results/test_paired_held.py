@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 from typing import Any
 
 import pytest
 
 from asyncbench.errors import InputError
-from asyncbench.results import ab_report, paired
+from asyncbench.results import ab_report, paired, paired_held
 from asyncbench.results import blocks as block_stats
 from asyncbench.results.labels import Label, label_of
 from tests.support import ab_files
@@ -144,3 +145,52 @@ def test_a_margin_outside_the_range_ab_takes_is_refused_naming_it(margin):
     raw["cases"][0]["margin"] = margin
     with pytest.raises(InputError, match=r"cases\[0\]\.margin: expected a percentage above 0% and under 1000%"):
         _read(raw)
+
+
+def _at_confidence(values: list[float], confidence: float) -> dict[str, Any]:
+    """A one-case `ab` file of `values` as its blocks, its ratio and interval theirs at `confidence`, as `ab` writes it."""
+    tail = (1 - confidence) / 2
+    interval = block_stats.interval(values, tail)
+    estimate = block_stats.estimate(values)
+    gate = paired.PairedRatio(
+        "changed", paired.VARIANT, "s", 0.004, 0.004 * estimate, estimate, interval, label_of(interval, ab_files.MARGIN), tuple(values)
+    )
+    raw = _file(gate)
+    raw["cases"][0]["confidence"] = confidence
+    return raw
+
+
+def test_the_most_blocks_ab_takes_of_a_case_read_back_in_well_under_a_second():
+    """The trial: 500 blocks took 23 s to refuse and 20,000 minutes, the exact interval's cost growing with the cube
+    of the count. At the most `ab` takes of a case (paired_held.MAX_FILE_BLOCKS) a reader holds the file to its blocks'
+    exact interval in well under a second, its signed-rank distribution computed afresh (no cache from the writing)."""
+    import random
+    import time
+
+    rng = random.Random(7)
+    raw = _at_confidence([rng.gauss(0.02, 0.05) for _ in range(paired_held.MAX_FILE_BLOCKS)], 0.98)
+    block_stats._signed_rank_k.cache_clear()
+    started = time.process_time()
+    _read(raw)
+    assert time.process_time() - started < 1.0
+
+
+@pytest.mark.parametrize("count", [paired_held.MAX_FILE_BLOCKS + 1, 2000])
+def test_more_blocks_than_ab_takes_of_a_case_are_refused_before_any_is_computed(count, monkeypatch):
+    """The trial: 2000 blocks crashed every reader (float(2**2000) in the sign test's error), 20,000 pinned the CPU
+    for minutes. More than `ab` takes of a case is refused, counted or not, before anything is computed of them."""
+    raw = _at_confidence([math.log(1.3)] * 10, 0.98)
+    ratio = raw["cases"][0]["ratios"][0]
+    ratio["block_log_ratios"] = [math.log(1.3)] * count
+    monkeypatch.setattr(block_stats, "_walsh", lambda values: pytest.fail("a block computed"))
+    monkeypatch.setattr(block_stats, "_signed_rank_k", lambda n, tail: pytest.fail("a block computed"))
+    for blocks, where in ((count, "cases[0].blocks"), (None, "cases[0].ratios[0].block_log_ratios")):
+        raw["cases"][0]["blocks"] = blocks
+        with pytest.raises(InputError, match=rf"{re.escape(where)}: {count} blocks is more than `ab` takes of a case"):
+            _read(raw)
+
+
+def test_the_sign_tests_error_of_many_blocks_does_not_overflow():
+    """float(2**n) overflows past 1023 blocks: the error is a quotient of integers, rounded once."""
+    assert block_stats._sign_error(2000) == 0.0
+    assert block_stats._sign_error(20) == pytest.approx(21 / 2**20)

@@ -137,3 +137,13 @@ def test_a_ratio_end_that_no_decimal_shown_tells_from_one_reads_as_one():
     """'illusion 1.00× [1.0000–1.0001]': four decimals that still read 1 say no side of it, only digits."""
     assert units.with_bounds(1.00003, (1.00001, 1.00008), "x") == "1.00× [1.00–1.0001]"
     assert units.with_bounds(1.03, (1.004, 1.06), "x") == "1.03× [1.004–1.06]"  # a side shown is kept
+
+
+def test_nearest_confidence_rounds_the_level_to_the_nearest_where_exact_confidence_cuts_it():
+    """compare's words name the level an interval was taken at: 1 − 1%/3 is 99.667%, not exact_confidence's 99.666%."""
+    assert units.nearest_confidence(1 - 0.01 / 3) == "99.667%"
+    assert units.exact_confidence(1 - 0.01 / 3) == "99.666%"  # what a stored check's detail says, as before
+    assert units.nearest_confidence(1 - 0.02 / 3) == "99.333%"
+    assert units.nearest_confidence(0.95) == "95%"
+    assert units.nearest_confidence(1 - 0.0001 / 3) == "99.99667%"
+    assert units.nearest_confidence(1.0) == "100%"

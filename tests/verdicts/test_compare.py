@@ -273,3 +273,28 @@ def test_rows_whose_samples_are_one_measurement_read_twice_are_named_and_keep_th
     assert "both files hold the same samples" in " ".join(comparison(every).notes)
     assert [row.label for row in every.rows] == [row.label for row in itself.rows]  # as the same run's: as judged
     assert json.loads(compare.dumps(every))["same_samples"] is True
+
+
+@pytest.mark.parametrize(
+    ("text", "forms", "readings"),
+    [
+        ("5", "such as 5% or 500%", "5 may mean 5%, or 500% as a fraction"),
+        ("0.05", "such as 0.05% or 5%", "0.05 may mean 0.05%, or 5% as a fraction"),
+        ("50", "such as 50% (", "50 may mean 50%, or 5000% as a fraction"),
+    ],
+)
+def test_a_plain_number_margin_is_refused_in_the_users_own_number(text, forms, readings):
+    """The trial: `ab --max-regression 5` was told "0.05 may mean 5% or 0.05%", a number the user never typed. The
+    refusal names the number typed, its two readings, and the forms to write that are margins."""
+    with pytest.raises(InputError) as refused:
+        compare.parse_threshold(text)
+    said = str(refused.value)
+    assert forms in said, said
+    assert readings in said, said
+    assert "0.05" not in said or text == "0.05", said
+
+
+@pytest.mark.parametrize("text", ["0", "1e300"])
+def test_a_plain_number_that_is_a_margin_neither_way_is_refused_as_out_of_range(text):
+    with pytest.raises(InputError, match=r"expected a percentage above 0% and under 1000%, written with its %"):
+        compare.parse_threshold(text)
