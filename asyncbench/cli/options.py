@@ -13,10 +13,10 @@ from asyncbench.errors import InputError
 
 
 def read_margin(context: click.Context, parameter: click.Parameter, value: str) -> float:
-    """--max-regression read once, where the command line is read: '10%' -> 0.1 (verdicts.compare.parse_threshold)."""
-    from asyncbench.verdicts import compare
+    """--max-regression read once, where the command line is read: '10%' -> 0.1 (verdicts.margin.parse_threshold)."""
+    from asyncbench.verdicts import margin
 
-    return compare.parse_threshold(value)
+    return margin.parse_threshold(value)
 
 
 def margin_option(default: str, text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -76,7 +76,7 @@ MARGIN_MAX = 10.0
 
 def margin_problem(margin: float) -> str | None:
     """What is wrong with a margin (a share: 0.05 for 5%) as a gate's, in words that state the range; None if
-    nothing. One rule for `--max-regression` (verdicts.compare.parse_threshold), `ab_margin`
+    nothing. One rule for `--max-regression` (verdicts.margin.parse_threshold), `ab_margin`
     (spec.schema.coerce_setting) and the margins an `ab` file states (results.ab_report, results.paired)."""
     if not math.isfinite(margin) or not 0 < margin < MARGIN_MAX:
         return f"expected a percentage above 0% and under {MARGIN_MAX:.0%}"

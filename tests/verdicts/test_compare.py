@@ -113,13 +113,13 @@ def test_two_reports_with_no_case_in_common_are_an_input_error():
 
 @pytest.mark.parametrize("text, value", [("10%", 0.10), ("5%", 0.05), ("7.5 %", 0.075), ("999%", 9.99)])
 def test_thresholds_are_percentages(text, value):
-    assert compare.parse_threshold(text) == pytest.approx(value)
+    assert margin.parse_threshold(text) == pytest.approx(value)
 
 
 @pytest.mark.parametrize("text", ["ten", "-5%", "nan", "nan%", "100000%", "", "%", "5", "0.05"])
 def test_bad_thresholds_are_input_errors(text):
     with pytest.raises(InputError, match="--max-regression"):
-        compare.parse_threshold(text)
+        margin.parse_threshold(text)
 
 
 @pytest.mark.parametrize("text", ["0%", "1000%", "0.0 %"])
@@ -130,7 +130,7 @@ def test_a_margin_out_of_range_is_refused_stating_the_range_ab_margin_takes(text
     from tests.spec.test_config import VALID, load_text
 
     with pytest.raises(InputError, match=r"expected a percentage above 0% and under 1000%") as refused:
-        compare.parse_threshold(text)
+        margin.parse_threshold(text)
     assert "from 0% to 1000%" not in str(refused.value)
     with pytest.raises(InputError, match=r"above 0% and under 1000%"):
         overrides.apply_overrides(load_text(VALID), sets=[f"ab_margin={text}"])
@@ -237,7 +237,7 @@ def test_a_comparison_of_no_row_says_why_instead_of_a_false_alarm_rate_over_zero
 def test_a_margin_in_another_unit_is_refused_as_no_percentage_not_as_an_ambiguous_plain_number(text):
     # `ab --max-regression 5ms` was told a plain number is ambiguous; 5ms is no plain number
     with pytest.raises(InputError) as refused:
-        compare.parse_threshold(text)
+        margin.parse_threshold(text)
     said = str(refused.value)
     assert "\n" not in said
     assert "a margin is a percentage" in said
@@ -247,7 +247,7 @@ def test_a_margin_in_another_unit_is_refused_as_no_percentage_not_as_an_ambiguou
 @pytest.mark.parametrize("text", ["5", "0.05", " 1e-2 "])
 def test_a_plain_number_margin_is_refused_as_ambiguous(text):
     with pytest.raises(InputError, match="a plain number is ambiguous"):
-        compare.parse_threshold(text)
+        margin.parse_threshold(text)
 
 
 def test_rows_whose_samples_are_one_measurement_read_twice_are_named_and_keep_their_verdicts():
@@ -287,7 +287,7 @@ def test_a_plain_number_margin_is_refused_in_the_users_own_number(text, forms, r
     """The trial: `ab --max-regression 5` was told "0.05 may mean 5% or 0.05%", a number the user never typed. The
     refusal names the number typed, its two readings, and the forms to write that are margins."""
     with pytest.raises(InputError) as refused:
-        compare.parse_threshold(text)
+        margin.parse_threshold(text)
     said = str(refused.value)
     assert forms in said, said
     assert readings in said, said
@@ -297,4 +297,4 @@ def test_a_plain_number_margin_is_refused_in_the_users_own_number(text, forms, r
 @pytest.mark.parametrize("text", ["0", "1e300"])
 def test_a_plain_number_that_is_a_margin_neither_way_is_refused_as_out_of_range(text):
     with pytest.raises(InputError, match=r"expected a percentage above 0% and under 1000%, written with its %"):
-        compare.parse_threshold(text)
+        margin.parse_threshold(text)
