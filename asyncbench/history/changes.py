@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from typing import Sequence
+from typing import Any, Sequence
 
 from asyncbench.history import model
 from asyncbench.history.model import ChangePoint, Point, Series
@@ -50,6 +50,9 @@ is_paired = model.is_paired
 CONFIDENCE = 0.95
 # The fewest runs a series is searched in (history.model says why: `history` reads it there too).
 MIN_RUNS = model.MIN_RUNS
+# The fewest runs on each side of a change point called (history.model says why: reading holds an older store's
+# stored changes to it too).
+MIN_SIDE_RUNS = model.MIN_SIDE_RUNS
 
 
 def min_magnitude(quantity: str, unit: str) -> float:
@@ -76,9 +79,12 @@ def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> t
     from asyncbench.verdicts import compare
 
     found, _ = compute_change_points(values, window_len=WINDOW, max_pvalue=MAX_P_VALUE, min_magnitude=smallest)
-    edges = [0, *(c.index for c in found), len(values)]
+    cut, called = _apart(found, values, smallest)
+    edges = [0, *(c.index for c in cut), len(values)]
     changes = []
-    for position, change in enumerate(found, start=1):
+    for position, change in enumerate(cut, start=1):
+        if change not in called:
+            continue
         before, after = values[edges[position - 1] : change.index], values[change.index : edges[position + 1]]
         middle_before, middle_after = statistics.median(before), statistics.median(after)
         interval = compare.ratio_interval(before, after, CONFIDENCE)
@@ -96,6 +102,56 @@ def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> t
             )
         )
     return tuple(changes)
+
+
+def _apart(found: list[Any], values: list[float], smallest: float) -> tuple[list[Any], list[Any]]:
+    """Otava's change points (in order) held to MIN_SIDE_RUNS runs a side (its split takes no smallest segment:
+    history.model.MIN_SIDE_RUNS): the segments the series is cut into, and the changes called among them.
+
+    A segment of fewer runs between two changes (a run or two apart from those around them, or a step taken over
+    two runs) is no segment: the change with the weaker test of the two that bound it goes, its neighbours' tests
+    are taken again over the segments it joined, and Otava's merge judges them by MAX_P_VALUE and `smallest` again.
+    A short segment at the series' start or end (its first run or two unlike the rest; a step too new to tell) stays
+    a segment, so that it is in neither side of the next change, but the change that bounds it is not called (one
+    at the end is, once MIN_SIDE_RUNS runs lie after it)."""
+    from asyncbench.history.edivisive.analysis import TTestSignificanceTester, merge
+
+    tester = TTestSignificanceTester(MAX_P_VALUE)
+    cut = list(found)
+    while True:
+        edges = [0, *(c.index for c in cut), len(values)]
+        # the changes that bound a short segment between two changes (segment `at` runs from cut[at - 1] to cut[at])
+        bounding = [c for at in range(1, len(cut)) if edges[at + 1] - edges[at] < MIN_SIDE_RUNS for c in cut[at - 1 : at + 1]]
+        if not bounding:
+            break
+        cut.remove(max(bounding, key=lambda c: c.stats.pvalue))
+        intervals = tester.get_intervals(cut)
+        cut = merge([tester.change_point(c.to_candidate(), values, intervals) for c in cut], values, MAX_P_VALUE, smallest)
+    edges = [0, *(c.index for c in cut), len(values)]
+    called = [c for at, c in enumerate(cut, start=1) if min(c.index - edges[at - 1], edges[at + 1] - c.index) >= MIN_SIDE_RUNS]
+    return cut, called
+
+
+def held_apart(found: Sequence[ChangePoint], runs: Sequence[int], whole: bool) -> tuple[ChangePoint, ...]:
+    """The stored changes `found` (in order) of a series whose runs read are `runs` (in order; `whole`: all its
+    runs), less those with fewer than MIN_SIDE_RUNS of those runs on a side: a store recorded before change_points
+    held changes to it still holds them (a change at the second run, from one run), until a run recorded looks again.
+    A side is counted in every run read, discounted or not (a run discounted now may not have been when its change
+    was found, so this holds back no change that change_points called), and one that reaches past the runs read is
+    long enough."""
+    position = {run: at for at, run in enumerate(runs)}
+    edges = [0 if whole else None, *(position.get(change.run) for change in found), len(runs)]
+    kept = []
+    for at, change in enumerate(found, start=1):
+        here, before, after = edges[at], edges[at - 1], edges[at + 1]
+        if here is None:  # before the runs read: as stored
+            kept.append(change)
+            continue
+        short_before = before is not None and here - before < MIN_SIDE_RUNS
+        short_after = after is not None and after - here < MIN_SIDE_RUNS
+        if not (short_before or short_after):
+            kept.append(change)
+    return tuple(kept)
 
 
 def to_json(found: Sequence[Series]) -> str:

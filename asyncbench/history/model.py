@@ -20,6 +20,15 @@ PAIRED_UNIT = "x"
 # a change.
 # So a shorter series is too short to tell (docs/guides/history.md), and `history` says so.
 MIN_RUNS = 6
+# The fewest runs a change point may have on each side of it (history.changes keeps no other): Otava's split, as
+# shipped (0.8.0), takes no smallest segment (Matteson and James's e.divisive, in R's ecp, takes min.size, 30 by
+# default; Otava's compute_change_points has no such argument, so none is passed) and splits off a single run:
+# one `ab` run at 2.75x with no interval, then ten at 1.00x, read as a change "at" the second run (x0.365 [?], p
+# 1.5e-12), from one run. Three is the guide's "a step shows once three runs lie on each side of it" (the clear
+# step above is found with three a side), and MIN_RUNS is twice it: one or two runs on a side say one slow hour,
+# not a step, and a ratio from one run has a 95% interval only against 39 runs or more, from two only against 8 or
+# more (verdicts.compare), so such a change was told as [?].
+MIN_SIDE_RUNS = 3
 #: why a series was not searched for changes (Series.not_searched): what bounds a step (drawn, never searched); too
 #: few runs recorded; runs enough, but too few left once the runs on a moved machine were discounted
 BOUND, TOO_SHORT, UNSTEADY = "bound", "too_short", "unsteady"

@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any, Callable, Mapping, Sequence
 
-from asyncbench.history import clock, discount, model, tables
+from asyncbench.history import changes, clock, discount, model, tables
 from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, RecentRun, Series
 
 # Ids per IN list (SQLite allows 32,766 parameters; PostgreSQL more): bounded lists keep every statement small.
@@ -202,8 +202,11 @@ def series(table_of: Table, connection: Any, pattern: str | None = None, last: i
                 machine=row.machine,
                 machine_info=json.loads(row.machine_info),
                 points=shown,
-                # a store recorded before model.MIN_RUNS held changes of shorter series: too short to tell
-                change_points=tuple(changed.get(row.id, ())) if row.runs >= model.MIN_RUNS else (),
+                # a store recorded before model.MIN_RUNS held changes of shorter series: too short to tell; one
+                # recorded before model.MIN_SIDE_RUNS held changes from a run or two
+                change_points=changes.held_apart(changed.get(row.id, ()), [p.run for p in shown], len(shown) >= row.runs)
+                if row.runs >= model.MIN_RUNS
+                else (),
                 runs=row.runs,
                 discounted=tuple(judged[1]) if judged is not None else (),
                 machine_seen=judged is not None and row.quantity != discount.MACHINE_QUANTITY,

@@ -73,6 +73,15 @@ def _ratio(change: ChangePoint) -> str:
     return f"×{change.ratio:.3g}{interval}"
 
 
+#: what a change's `[?]` says, under its line in `history`: its ratio has no 95% interval, for too few runs on a
+#: side of it (verdicts.compare's rank interval: three against three or four have none, one or two against a few
+#: neither), so it says which way, not by how much; the gate calls such a slower change INCONCLUSIVE
+NO_INTERVAL = (
+    "[?]: no 95% interval for this ratio: too few runs on a side of the change for one (the rule: the history guide), "
+    "so it says which way, not by how much; --fail-on-regression calls a slower one inconclusive"
+)
+
+
 def too_short_line(young: Sequence[Series]) -> str:
     """What `history --fail-on-regression` says of the series it could not judge for being young (history.gate.
     too_short), in one line of stderr: how many, why, and that they pass: 'not judged: 2 series too short to judge
@@ -244,6 +253,8 @@ def print_series(found: Sequence[Series], console: Console) -> None:
             text.append(f"    {visible(order)}\n", style="dim")
         for change in one.change_points:
             text.append(f"    {visible(change_line(change, one.shown_unit))}\n")
+            if change.ratio_low is None or change.ratio_high is None:
+                text.append(f"    {NO_INTERVAL}\n", style="dim")
         if one.unsteady:  # not searched: say so, not that changes were looked for
             text.append(f"    changes not looked for: too few runs{_where(one)} whose machine held still", style="dim")
             text.append(f"; {len(one.discounted)} run(s) discounted\n", style="dim")

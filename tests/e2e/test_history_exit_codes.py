@@ -136,10 +136,11 @@ def test_the_gate_fails_from_the_run_a_slowdown_is_found_until_it_started_within
 
 def test_a_job_run_again_does_not_turn_a_failure_into_a_pass(tmp_path):
     """6 clean runs, then slowed: the trial's gate exited 1 after the first slowed run and 0 after the next, the
-    slowdown still there. It fails on every slowed run now (and on the same store read again)."""
-    files = [_results_file(tmp_path, run, CLEAN_S if run <= 6 else SLOWED_S, seed=2) for run in range(1, 10)]
+    slowdown still there. It fails on every slowed run from the one the step is found on (the third: three runs a
+    side, history.model.MIN_SIDE_RUNS), and on the same store read again."""
+    files = [_results_file(tmp_path, run, CLEAN_S if run <= 6 else SLOWED_S, seed=2) for run in range(1, 12)]
     codes, _ = _gate_after_each(tmp_path, files)
-    assert codes == [0] * 6 + [1, 1, 1], codes
+    assert codes == [0] * 8 + [1, 1, 1], codes
     again = in_process("history", "--fail-on-regression", "--history", "h.sqlite", cwd=tmp_path)
     assert again.returncode == 1, again.stderr
 
@@ -147,7 +148,7 @@ def test_a_job_run_again_does_not_turn_a_failure_into_a_pass(tmp_path):
 def test_within_sets_how_long_and_reaches_back_past_last(tmp_path):
     files = [_results_file(tmp_path, run, CLEAN_S if run <= 6 else SLOWED_S, seed=2) for run in range(1, 12)]
     codes, _ = _gate_after_each(tmp_path, files, "--within", "3")
-    assert codes == [0] * 6 + [1, 1, 1, 0, 0], codes
+    assert codes == [0] * 8 + [1, 0, 0], codes  # found at run 9, 2 runs after it started: 3 runs old at run 10
     # the gate reads as far back as --within reaches, however few points --last shows: the step started 4 runs ago
     shown = in_process("history", "slowed", "--fail-on-regression", "--within", "5", "--last", "2", "--history", "h.sqlite", cwd=tmp_path)
     assert shown.returncode == 1, shown.stderr
@@ -164,7 +165,7 @@ def test_within_without_fail_on_regression_is_refused_in_one_line(tmp_path):
 
 def test_a_series_of_ab_ratios_is_gated_the_same_way(tmp_path):
     """`ab` files against a pinned base recorded one by one: 6 gates at 1.00, then at +10%: the gate fails from the
-    7th (a paired ratio's step shows at once) until the step started --within runs ago."""
+    9th (three runs after the step: history.model.MIN_SIDE_RUNS) until the step started --within runs ago."""
     codes = []
     for day in range(1, 6 + WITHIN + 2):
         (tmp_path / f"ab-{day}.json").write_text(ab_json(recorded_gate(day, 1.0 if day <= 6 else 1.10), day))
@@ -175,14 +176,14 @@ def test_a_series_of_ab_ratios_is_gated_the_same_way(tmp_path):
         if day == 9:
             assert "ab:changed" in gated.stderr, gated.stderr
             assert "from ab-7, 2 runs ago" in gated.stderr, gated.stderr
-    assert codes == [0] * 6 + [1] * WITHIN + [0], codes
+    assert codes == [0] * 8 + [1] * (WITHIN - 2) + [0], codes
 
 
 def test_a_step_without_an_interval_yet_is_inconclusive_and_allow_inconclusive_passes_it(tmp_path):
-    """6 clean runs, then one slowed: the step is found at once, one run against six, too few for an interval
-    (C(7, 1) = 7 < 40): INCONCLUSIVE at any margin (the gate once judged its point ratio against the margin), failing
-    unless --allow-inconclusive; three runs after it (C(9, 6) = 84) would give it one: two more."""
-    files = [_results_file(tmp_path, run, CLEAN_S if run <= 6 else SLOWED_S, seed=2) for run in range(1, 8)]
+    """3 clean runs, then three slowed: the step is found once three runs lie after it, three against three, too
+    few for an interval (C(6, 3) = 20 < 40): INCONCLUSIVE at any margin (the gate once judged its point ratio against
+    the margin), failing unless --allow-inconclusive; five runs after it (C(8, 3) = 56) would give it one: two more."""
+    files = [_results_file(tmp_path, run, CLEAN_S if run <= 3 else SLOWED_S, seed=2) for run in range(1, 7)]
     codes, said = _gate_after_each(tmp_path, files, "--max-regression", "500%")
     assert codes[-1] == 1, said[-1]
     assert "inconclusive: slowed[numpy,cpu] slowed done_s on" in said[-1]

@@ -17,6 +17,7 @@ import pytest
 
 from asyncbench.errors import InputError
 from asyncbench.history import gate, store, target
+from asyncbench.history.model import MIN_SIDE_RUNS
 from asyncbench.results import ab_file, ab_report, blocks, paired
 from tests.support.ab_files import BLOCKS, FACTS, MARGIN, TAIL, recorded_ab, recorded_gate
 
@@ -47,12 +48,13 @@ def test_a_recorded_gate_is_its_ratio_inside_its_own_interval(opened, wanted, la
 
 
 def test_change_detection_and_fail_on_regression_read_the_ratios(opened):
-    """Six gates at 1.00, then six at +10%: one change at the seventh, about ×1.10, a regression from the seventh
-    gate on, and still one at the twelfth (it started five gates ago, within gate.WITHIN_RUNS)."""
+    """Six gates at 1.00, then six at +10%: one change at the seventh, about ×1.10, a regression from the ninth gate
+    on (three runs after it: history.model.MIN_SIDE_RUNS), and still one at the twelfth (it started five gates ago,
+    within gate.WITHIN_RUNS)."""
     for day in range(1, 13):
         opened.record_ab(recorded_ab(recorded_gate(day, 1.0 if day <= 6 else 1.10), day), label=f"ab-{day}")
         hits = gate.regressions(opened.series("changed"), 0.05)
-        if day <= 6:
+        if day < 7 + MIN_SIDE_RUNS - 1:
             assert hits == []
         else:
             [hit] = hits

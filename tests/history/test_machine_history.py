@@ -90,8 +90,8 @@ def test_runs_on_a_moved_machine_or_beside_a_neighbour_are_left_out_and_the_rest
 
 def test_a_case_that_drifted_with_its_machine_shows_no_false_change():
     """A real history (benchmarks/history_machine.py, `flat`, unchanged work beside an intermittent CPU hog): its
-    first two runs 14% slower with their reference, four runs discounted. Searched as recorded, the kept runs show a
-    false change at run 4; scaled to the machine's usual speed, none."""
+    first two runs 14% slower with their reference, four runs discounted. Searched as recorded, Otava splits the kept
+    runs at run 4 (a false change, two runs after the first); scaled to the machine's usual speed, it finds none."""
     measured = [  # (median ms, reference ms, CPU pressure) of runs 1-12
         (3.76, 1.10, 0.01), (3.85, 1.11, 0.02), (4.58, 1.58, 0.04), (3.22, 0.95, 0.00), (3.27, 0.97, 0.02), (3.18, 1.04, 0.01),
         (3.21, 0.96, 0.00), (3.21, 0.97, 0.02), (7.22, 0.99, 0.47), (3.19, 0.97, 0.00), (7.07, 0.98, 0.46), (4.56, 1.59, 0.01),
@@ -104,7 +104,16 @@ def test_a_case_that_drifted_with_its_machine_shows_no_false_change():
     kept, left_out = judged
     assert [run for run, _ in left_out] == [3, 9, 11, 12]
     unscaled = [p for p in points if p.run not in dict(left_out)]
-    assert [c.at for c in changes.change_points(unscaled)] == ["run-4"]  # as recorded: a false change
+    from asyncbench.history.edivisive.analysis import compute_change_points
+
+    # as recorded, Otava splits off its first two runs: a false change at run 4, which changes.change_points no
+    # longer calls with two runs before it (history.model.MIN_SIDE_RUNS), but which scaling removes whatever a side
+    raw = [p.value for p in unscaled]
+    split, _ = compute_change_points(raw, changes.WINDOW, changes.MAX_P_VALUE, changes.MIN_MAGNITUDE)
+    assert [unscaled[c.index].label for c in split] == ["run-4"]
+    assert changes.change_points(unscaled) == ()
+    scaled = [p.value for p in kept]
+    assert compute_change_points(scaled, changes.WINDOW, changes.MAX_P_VALUE, changes.MIN_MAGNITUDE)[0] == []
     assert changes.change_points(kept) == ()
 
 
