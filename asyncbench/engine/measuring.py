@@ -147,7 +147,9 @@ def measure_here(
         else None
     )
     traced = (
-        trace.record(backend, case.device, case.id, prepared.variants, prepared.sync, options.trace_dir, prepared.preludes, perturbed)
+        trace.record(
+            backend, case.device, case.id, prepared.variants, prepared.sync, options.trace_dir, prepared.preludes, perturbed, samples
+        )
         if options.trace_dir
         else None
     )

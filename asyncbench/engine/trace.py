@@ -10,7 +10,12 @@ framework's own timeline; without one the file holds the harness's ranges
 alone. One Chrome-trace JSON file per case and variant, written atomically;
 it opens in the Perfetto UI (ui.perfetto.dev) and in chrome://tracing.
 Tracing never runs during the timed samples, and a profiler that fails is
-a warning on the row: the measurement stands.
+a warning on the row: the measurement stands. The traced sample is taken as
+a timed one is: after a warm-up call (under the profiler, in its own range
+`asyncbench: warm-up`: the first call under a freshly started profiler pays
+for its start) and with Python's collector off. Its lengths are still the
+profiler's: where its issue or done lies outside every timed sample's, the
+row's trace note says so in numbers (trace_sample).
 
 On an asynchronous backend each point where the host waited in the traced
 run is marked too (the census's hooks, measure.census.timed_waits): a range
@@ -30,6 +35,7 @@ trace: after the timed and perturbation rounds, written atomically, and a failur
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import re
 import time
@@ -38,16 +44,20 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping
 
 from asyncbench.backends.base import Backend, DeviceDelay
+from asyncbench.engine import trace_sample
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.measure.census import TimedWait, timed_waits
 from asyncbench.measure.perturbation import Perturbable
 from asyncbench.results import writing
 from asyncbench.results.bound import Side
+from asyncbench.results.model import Samples
 
 ISSUE, SYNC, DONE = "asyncbench: issue", "asyncbench: sync", "asyncbench: done"
 #: the category of the ranges that mark where the host waited (`sync train.py:42 (print)`)
 SYNC_CATEGORY = "asyncbench sync"
 HARNESS_RANGES = (ISSUE, SYNC, DONE)
+#: the range of the untimed call under the profiler before the traced one (trace_sample.warm_up)
+WARM_UP = trace_sample.WARM_UP
 SUFFIX = ".trace.json"
 #: the ranges around each delay of a traced perturbed call (`--trace` with `--bound`)
 HOST_DELAY, DEVICE_DELAY = "asyncbench: host delay", "asyncbench: device delay"
@@ -154,19 +164,26 @@ def _run_once(
     prelude: Callable[[], None] | None = None,
 ) -> list[tuple[str, float, float]]:
     """One traced run; `prelude` first, before the issue range, as a timed sample has it (sync_async's hold:
-    without it the queued variant's trace shows ops that never waited behind anything)."""
-    if prelude is not None:
-        prelude()
-    start = time.perf_counter()
-    with annotate(ISSUE):
-        result = run()
-    issued = time.perf_counter()
-    with annotate(SYNC):
-        sync()
-    done = time.perf_counter()
-    with annotate(DONE):
-        pass
-    del result
+    without it the queued variant's trace shows ops that never waited behind anything), and Python's collector off
+    as in the timed samples (measure.timing: a collection inside a sample is not the workload's cost)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if prelude is not None:
+            prelude()
+        start = time.perf_counter()
+        with annotate(ISSUE):
+            result = run()
+        issued = time.perf_counter()
+        with annotate(SYNC):
+            sync()
+        done = time.perf_counter()
+        with annotate(DONE):
+            pass
+        del result
+    finally:
+        if collecting:
+            gc.enable()
     return [(ISSUE, start, issued), (SYNC, issued, done), (DONE, done, done)]
 
 
@@ -179,11 +196,14 @@ def record(
     directory: str,
     preludes: Mapping[str, Callable[[], None]] | None = None,
     perturbing: Perturbing | None = None,
+    timed: Mapping[str, Samples] | None = None,
 ) -> Traced:
     """Trace every variant once (after timing), each into its own file in `directory`; `preludes`: per
     variant, the untimed work issued before each of its samples (Prepared.preludes), issued before its run;
-    `perturbing` (`--bound`): each variant's perturbed calls too, into a file of their own."""
+    `perturbing` (`--bound`): each variant's perturbed calls too, into a file of their own; `timed`: the timed
+    samples, each variant's traced call compared with them (trace_sample) in the detail."""
     files, warnings = {}, []
+    clocks: dict[str, tuple[float, float]] = {}
     hooks = backend.sync_hooks(device) if backend.is_asynchronous(device) else ()
     for name, run in variants.items():
         prelude = (preludes or {}).get(name)
@@ -192,6 +212,7 @@ def record(
         if profiler is not None:
             try:
                 with profiler, timed_waits(hooks, backend.owned_modules()) as waits:
+                    trace_sample.warm_up(run, sync, profiler.annotate, prelude)
                     marks = _run_once(run, sync, profiler.annotate, prelude)
                 trace = profiler.trace()
                 _mark_waits(trace, marks, waits)
@@ -202,6 +223,7 @@ def record(
                 marks = _run_once(run, sync, lambda _: contextlib.nullcontext(), prelude)
             trace = _harness_trace(marks)
             _mark_waits(trace, marks, waits)
+        clocks[name] = trace_sample.clocks(marks)
         path = Path(directory) / file_name(case_id, name)
         try:
             writing.atomic_write(path, json.dumps(trace))
@@ -218,7 +240,8 @@ def record(
         if backend.no_profiler is None
         else f"harness ranges only: {backend.name}: {backend.no_profiler}"
     )
-    return Traced(files, detail, tuple(warnings))
+    differs = trace_sample.differences({name: clocks[name] for name in files if name in clocks}, timed)
+    return Traced(files, f"{detail}; {differs}" if differs else detail, tuple(warnings))
 
 
 def _record_perturbed(
