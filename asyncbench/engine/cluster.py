@@ -38,6 +38,7 @@ from asyncbench import extras
 from asyncbench.engine import slurm
 from asyncbench.engine.jobs import NodeRun, read_outcome
 from asyncbench.errors import InputError
+from asyncbench.host import cuda_ids
 from asyncbench.results.plan import ExecutorSettings
 
 #: where submitit keeps each job's pickles and logs, under the jobs folder (%j: the job's id)
@@ -344,11 +345,18 @@ def _alive(pid: int) -> bool:
 def local_gpus(count: int, environ: Mapping[str, str], option: str = "--gpus-per-node") -> str:
     """The CUDA_VISIBLE_DEVICES of a local job given `count` GPUs: the first `count` this process sees (its own
     CUDA_VISIBLE_DEVICES, indices or UUIDs; without one, the driver's 0..count-1), so that the job's cuda:N is this
-    process's cuda:N; "" for none. InputError where this process sees fewer."""
+    process's cuda:N; "" for none. InputError where this process sees fewer: without a CUDA_VISIBLE_DEVICES, those
+    CUDA's driver lists (none where it cannot be asked: no driver, no GPU), asked in a child process."""
     if count == 0:
         return ""
     said = environ.get("CUDA_VISIBLE_DEVICES")
     if said is None:
+        listed = cuda_ids.driver_identities()
+        if listed is None or len(listed) < count:
+            sees = "no CUDA driver answered" if listed is None else f"CUDA's driver lists {len(listed)}"
+            raise InputError(
+                f"{option} {count}: this process sees {len(listed or ())} GPU(s) ({sees}), and a local job is given GPUs it sees"
+            )
         return ",".join(str(index) for index in range(count))
     seen = [entry.strip() for entry in said.split(",") if entry.strip()]
     if len(seen) < count:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from asyncbench.errors import InputError, suggestion
-from asyncbench.workloads import BUILT_IN
+from asyncbench.workloads import BUILT_IN, elsewhere
 from asyncbench.workloads.base import Workload
 
 ENTRY_POINT_GROUP = "asyncbench.workloads"
@@ -122,12 +122,14 @@ def _import(where: str) -> Any:
         if str(path.parent) not in sys.path:
             sys.path.append(str(path.parent))  # so the file can import its neighbours
         try:
-            spec.loader.exec_module(module)
+            with elsewhere.standing_in():  # `import mxnet` at the top of a file: its steps run in mxnet's worker
+                spec.loader.exec_module(module)
         except BaseException:
             del sys.modules[name]
             raise
         return module
-    return importlib.import_module(where)
+    with elsewhere.standing_in():
+        return importlib.import_module(where)
 
 
 def _user_file(where: str) -> str | None:

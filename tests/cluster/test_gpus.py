@@ -20,6 +20,7 @@ import pytest
 
 from asyncbench.engine import cluster, jobs, slurm
 from asyncbench.errors import InputError
+from asyncbench.host import cuda_ids
 from asyncbench.results.plan import ExecutorSettings
 from asyncbench.spec import config
 from tests.support.cli import asyncbench
@@ -89,9 +90,16 @@ def _runs(plan_text: str, folder: Path) -> list[jobs.NodeRun]:
     return runs
 
 
+def _driver_lists(monkeypatch, count: int | None) -> None:
+    """CUDA's driver, asked for this process's GPUs, lists `count` (None: no driver answered)."""
+    listed = None if count is None else tuple(cuda_ids.Identity(f"GPU-{k}", None) for k in range(count))
+    monkeypatch.setattr(cuda_ids, "driver_identities", lambda: listed)
+
+
 def _submitted(tmp_path: Path, monkeypatch, gpus_per_node: int, visible: str | None) -> list[dict]:
     if visible is None:
         monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+        _driver_lists(monkeypatch, gpus_per_node)
     else:
         monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
     model = ModelLocalExecutor()
@@ -271,13 +279,23 @@ def test_the_gpus_a_slurm_job_asks_for_are_read_from_the_settings(sbatch, count)
     ("count", "visible", "given"),
     [(0, None, ""), (0, "", ""), (2, None, "0,1"), (1, "3,1", "3"), (2, " GPU-a , GPU-b,GPU-c", "GPU-a,GPU-b")],
 )
-def test_a_local_job_is_given_the_first_gpus_this_process_sees(count, visible, given):
+def test_a_local_job_is_given_the_first_gpus_this_process_sees(count, visible, given, monkeypatch):
+    _driver_lists(monkeypatch, 4)  # without CUDA_VISIBLE_DEVICES: the driver's first GPUs
     assert cluster.local_gpus(count, {} if visible is None else {"CUDA_VISIBLE_DEVICES": visible}) == given
 
 
 def test_more_local_gpus_than_this_process_sees_is_bad_input():
     with pytest.raises(InputError, match=r"--gpus-per-node 2: this process sees 1 GPU\(s\) \(CUDA_VISIBLE_DEVICES='5'\)"):
         cluster.local_gpus(2, {"CUDA_VISIBLE_DEVICES": "5"})
+
+
+@pytest.mark.parametrize(("listed", "why"), [(None, "no CUDA driver answered"), (0, "CUDA's driver lists 0"), (1, "CUDA's driver lists 1")])
+def test_more_local_gpus_than_the_driver_lists_is_bad_input(listed, why, monkeypatch):
+    """Without a CUDA_VISIBLE_DEVICES, the GPUs this process sees are those CUDA's driver lists (none on a machine
+    without one): a local job given more would run its GPU cases on none, or on GPUs that are not there."""
+    _driver_lists(monkeypatch, listed)
+    with pytest.raises(InputError, match=rf"--gpus-per-node 2: this process sees {listed or 0} GPU\(s\) \({why}\)"):
+        cluster.local_gpus(2, {})
 
 
 # --- end to end, through submitit's own local executor ----------------------------------------------------------
@@ -291,6 +309,21 @@ def test_a_local_gpu_plan_without_gpus_is_one_line_and_exit_2_before_anything_is
         "asyncbench: error: 2 case(s) run on a GPU (sync_async[torch,cuda,n_ops=20], ...), but --executor local gives its jobs "
         "no GPU: ask for them with --gpus-per-node N"
     ]
+    assert not (tmp_path / "jobs").exists()
+
+
+def test_local_gpus_past_those_this_process_sees_are_one_line_and_exit_2_before_anything_is_submitted(tmp_path):
+    """A CPU plan given more --gpus-per-node than any machine here has (no CUDA_VISIBLE_DEVICES: the driver's count)
+    is refused as the clusters guide says, not run with GPUs that are not there."""
+    (tmp_path / "small.yaml").write_text("name: small\nexperiments:\n  - {workload: barrier, backends: [numpy], devices: [cpu]}\n")
+    done = asyncbench(
+        "run", "small.yaml", "--executor", "local", "--gpus-per-node", "64", "--job-dir", "jobs", cwd=tmp_path,
+        unset=("CUDA_VISIBLE_DEVICES",),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("asyncbench: error: --gpus-per-node 64: this process sees "), line
+    assert line.endswith("and a local job is given GPUs it sees"), line
     assert not (tmp_path / "jobs").exists()
 
 

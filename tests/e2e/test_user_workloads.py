@@ -150,6 +150,42 @@ def test_an_installed_plugin_is_listed_with_where_it_comes_from_and_runs_by_name
     assert "1 case: 1 ok" in done.stdout
 
 
+MXNET_STEP_FILE = """\
+import mxnet as mx
+
+import asyncbench
+
+
+@asyncbench.step(steps=4)
+def loop(backend, device, params):
+    x = mx.nd.random.uniform(shape=(64, 64)) / 64
+    state = {"w": mx.nd.ones((64, 64))}
+
+    def step():
+        state["w"] = mx.nd.tanh(mx.nd.dot(x, state["w"]))
+        return state["w"]
+
+    return step
+"""
+
+
+@pytest.mark.mxnet
+def test_an_mxnet_step_file_that_imports_mxnet_at_its_top_runs_as_written(tmp_path):
+    """The README's MXNet step file, `import mxnet as mx` at its top: this Python has no mxnet (it cannot: numpy <
+    1.24), yet `run -w` plans the file here and its step runs in mxnet's worker; `list`-style naming works too."""
+    (tmp_path / "mxstep.py").write_text(MXNET_STEP_FILE)
+    done = asyncbench_cli(
+        "run", "-w", "mxstep.py:loop", "-b", "mxnet", "-d", "cpu", "--quick", "--no-progress", "-o", "r.json", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1 case: 1 ok" in done.stdout
+    (row,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert (row["backend"], row["status"]) == ("mxnet", "ok")
+    named = asyncbench_cli("run", "-w", "mxstep.py", "-b", "mxnet", "-d", "cpu", cwd=tmp_path)
+    assert named.returncode == 2
+    assert "name the workload in mxstep.py: mxstep.py:loop (it has loop)" in named.stderr
+
+
 def test_a_step_that_returns_no_callable_says_what_it_must_return():
     from asyncbench import step
     from asyncbench.backends import get_backend
