@@ -26,7 +26,10 @@ def test_a_run_stores_each_metrics_unit_once_per_workload_and_each_cases_reading
     data = json.loads(measured.read_text())
     (result,) = data["results"]
     declared = data["metric_info"]["sync_async"]
-    assert declared["speedup"] == {"unit": "x", "help": "sync done time / async done time"}
+    assert declared["speedup"] == {
+        "unit": "x",
+        "help": "sync done time / async done time: each round's own ratio (paired), its median over the rounds",
+    }
     assert declared["t1_s"]["unit"] == "s"
     assert "metric_info" not in result  # its workload's, stored once
     assert result["reading"].startswith("synchronous backend")

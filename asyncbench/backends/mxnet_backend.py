@@ -123,7 +123,7 @@ class MxnetBackend(Backend):
                 self.name,
                 "cpu",
                 True,
-                f"mxnet {self.version()} in {_python().parent.parent.name}, threaded engine: "
+                f"mxnet {self.version()} in {_python()}, threaded engine: "
                 f"{engine['MXNET_CPU_WORKER_NTHREADS']} workers × {engine['OMP_NUM_THREADS']} OpenMP thread(s) per device",
             ),
             DeviceStatus(self.name, "cuda", False, "the mxnet 1.9.1 wheel asyncbench installs is CPU-only"),

@@ -36,8 +36,8 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench import extras
 from asyncbench.engine import slurm
-from asyncbench.engine.jobs import NodeRun, read_outcome
-from asyncbench.errors import InputError
+from asyncbench.engine.jobs import LIMIT_CODE, NodeRun, read_outcome
+from asyncbench.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, InputError
 from asyncbench.host import cuda_ids
 from asyncbench.results.plan import ExecutorSettings
 
@@ -66,7 +66,8 @@ class JobState:
     """Where a job stands: a phase (queued, running, done, failed) and the scheduler's own word for it."""
 
     phase: str
-    #: Slurm's state as sacct says it ("CANCELLED by 0", "TIMEOUT"); for local jobs RUNNING, FINISHED or ENDED
+    #: Slurm's state as sacct says it ("CANCELLED by 0", "TIMEOUT"); for local jobs RUNNING, FINISHED, INTERRUPTED,
+    #: TIMEOUT, FAILED or ENDED (local_end)
     state: str
     #: why, where the scheduler says: Slurm's Reason, the exit code, or the job's last line of stderr
     reason: str | None = None
@@ -271,8 +272,7 @@ class LocalScheduler(Scheduler):
             process = getattr(job, "_process", None)
             ended = self.outcome(job_id)
             if ended is not None and (process is None or process.poll() is not None):
-                ok, value = ended
-                states[job_id] = JobState("done", "FINISHED") if ok else JobState("failed", "FAILED", last_line(value))
+                states[job_id] = local_end(*ended)
             elif process is not None:
                 code = process.poll()
                 if code is None:
@@ -296,6 +296,19 @@ class LocalScheduler(Scheduler):
                     process.terminate()
             except psutil.NoSuchProcess:
                 continue
+
+
+def local_end(ok: bool, value: int | str) -> JobState:
+    """A local job's state from its outcome file: its run's exit code (`ok`) or its failure. A run stopped by a
+    signal (the submitter's Ctrl-C cancelling it, as `scancel` does) or at its time limit saves what it finished and
+    ends on its own, but did not finish: INTERRUPTED or TIMEOUT (Slurm's word), never FINISHED."""
+    if not ok:
+        return JobState("failed", "FAILED", last_line(value))
+    if value in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        return JobState("failed", "INTERRUPTED", f"its run was interrupted (exit {value})")
+    if value == LIMIT_CODE:
+        return JobState("failed", "TIMEOUT", "its run reached the job's time limit and was stopped")
+    return JobState("done", "FINISHED")
 
 
 @contextlib.contextmanager

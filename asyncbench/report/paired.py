@@ -32,7 +32,7 @@ from asyncbench.report.gate_headline import gate_exit, gate_headline, headline_m
 from asyncbench.report.gate_settings import settings_notes
 from asyncbench.report.paired_syncs import NO_NEW_SYNCS, SYNC_HEADERS, SYNC_TITLE
 from asyncbench.report.terminal import LABEL_STYLE
-from asyncbench.results import fields, units
+from asyncbench.results import fields, paired_medians, units
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.blocks import MAX_BLOCKS, SPREAD_BLOCKS
 from asyncbench.results.labels import Label
@@ -50,8 +50,7 @@ HEADERS = ("case", "what", "base", "head", "paired change", "interval", "verdict
 PAIRED_KEY = (
     "base: base's median, a time per sample (per N steps where the header or the cell says so: a step form's sample "
     "runs N of your steps), or a rate; head: that median at the paired change (base × change; a rate's, base ÷ "
-    "change), not head's own median, which pools samples taken at other moments than base's: a busy machine slows "
-    "and speeds the moments, and the two medians part by far more than the code does; "
+    f"change), not head's own median, which {paired_medians.other_moments('base')}; "
     "paired change: the change the verdict is judged by, head/base estimated from "
     "the blocks (each a fresh pair of processes, measured side by side, round by round, so that what a moment does "
     "to both sides cancels) as the Hodges–Lehmann estimate of their log ratios (the median of their pairwise means), "

@@ -71,20 +71,37 @@ def _software(environment: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def differences(environments: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
-    """job name -> how its software differs from what most jobs ran ("torch 2.4.0 where the others had 2.13.0")."""
+    """job name -> how its software differs from what most jobs ran ("torch 2.4.0 where the others had 2.13.0").
+    A framework is compared among the jobs that recorded it: a job that did not use numpy records no numpy
+    version, which is no difference."""
     software = {name: _software(env) for name, env in environments.items()}
     keys = {key for facts in software.values() for key in facts}
     said: dict[str, list[str]] = {}
     for key in sorted(keys):
-        counts = Counter(repr(facts.get(key)) for facts in software.values())
+        recorded = {name: facts[key] for name, facts in software.items() if key in facts}
+        counts = Counter(repr(value) for value in recorded.values())
         if len(counts) < 2:
             continue
         usual = counts.most_common(1)[0][0]
-        for name, facts in software.items():
-            if repr(facts.get(key)) != usual:
-                usual_value = next(f.get(key) for f in software.values() if repr(f.get(key)) == usual)
-                said.setdefault(name, []).append(f"{key} {facts.get(key)} where most jobs had {usual_value}")
+        usual_value = next(value for value in recorded.values() if repr(value) == usual)
+        for name, value in recorded.items():
+            if repr(value) != usual:
+                said.setdefault(name, []).append(f"{key} {value} where most jobs had {usual_value}")
     return said
+
+
+def _machines(environments: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each machine's environment, by its hostname; its `frameworks` the union of what its jobs recorded (each job
+    records only the frameworks it used: one torch-only job beside a numpy one ran both on that machine)."""
+    machines: dict[str, dict[str, Any]] = {}
+    for env in environments:
+        host = str(env.get("hostname"))
+        machine = {**env}
+        before, own = machines.get(host, {}).get("frameworks"), env.get("frameworks")
+        if isinstance(before, Mapping) and isinstance(own, Mapping):
+            machine["frameworks"] = {**before, **own}
+        machines[host] = machine
+    return machines
 
 
 def merge(name: str, config: Mapping[str, Any], ends: Sequence[JobEnd], gathered: Mapping[str, Any]) -> Report:
@@ -108,7 +125,7 @@ def merge(name: str, config: Mapping[str, Any], ends: Sequence[JobEnd], gathered
             )
             for c in missing(end)
         )
-    machines = {str(env.get("hostname")): dict(env) for env in environments.values()}
+    machines = _machines(list(environments.values()))
     common = _common(list(environments.values()))
     environment = {**common, "machines": machines, "sweep": dict(gathered)}
     return Report.new(config, environment, tuple(rows))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from asyncbench.backends.base import Backend
-from asyncbench.results import ahead, stats
+from asyncbench.results import ahead, paired_medians, stats
 from asyncbench.results.model import Result
 from asyncbench.results.step_figures import ILLUSION, SLOWDOWN_METRIC, variant_name
 from asyncbench.workloads.base import Metric, Prepared, Workload
@@ -30,7 +30,11 @@ class StepForm(Workload):
     variants = ("sync_every=K (one per sync_every value)",)
     metrics = (
         Metric("step_s_kK", "s", "done time per step with a wait every K steps"),
-        Metric("slowdown_kK", "x", "done time with a wait every K steps / with none (needs 0 in sync_every)"),
+        Metric(
+            "slowdown_kK",
+            "x",
+            f"done time with a wait every K steps / with none: {paired_medians.PAIRED_HELP} (needs 0 in sync_every)",
+        ),
         Metric(ILLUSION, "x", "done / issue time without waits: how much a timer without a sync under-reports"),
     )
 
@@ -59,8 +63,9 @@ class StepForm(Workload):
                     f"not shown whether the loop runs ahead of the work (illusion {illusion}; its rounds beyond the harness's "
                     f"own sync: not judged, {basis})"
                 )
-        slowdowns = (m for m in result.metrics if m.startswith(SLOWDOWN_METRIC) and m.removeprefix(SLOWDOWN_METRIC).isdigit())
-        for name in sorted(slowdowns, key=lambda m: int(m.removeprefix(SLOWDOWN_METRIC))):
+        slowdowns = [m for m in result.metrics if m.startswith(SLOWDOWN_METRIC) and m.removeprefix(SLOWDOWN_METRIC).isdigit()]
+        slowdowns.sort(key=lambda m: int(m.removeprefix(SLOWDOWN_METRIC)))
+        for name in slowdowns:
             every = name.removeprefix(SLOWDOWN_METRIC)
             where = stats.side(result.bounds.get(name), 1.0)
             figure = self.figure(result, name)
@@ -69,4 +74,6 @@ class StepForm(Workload):
                 if where == 1
                 else f"no cost shown for a wait every {every} step(s) ({figure})"
             )
-        return "; ".join(parts)
+        pairs = {name: (variant_name(int(name.removeprefix(SLOWDOWN_METRIC))), variant_name(0)) for name in slowdowns}
+        apart = paired_medians.apart(result, pairs)
+        return "; ".join([*parts, apart] if apart else parts)

@@ -34,7 +34,7 @@ import time
 from typing import Any, Mapping
 
 from asyncbench.backends.base import Backend
-from asyncbench.results import stats
+from asyncbench.results import paired_medians, stats
 from asyncbench.results.model import Clocks, Result, VariantResult
 from asyncbench.workloads.base import DTYPE, INT, SHAPE, Metric, Param, Prepared, Workload
 
@@ -166,7 +166,7 @@ class SyncAsync(Workload):
     held_variants = (QUEUED,)
     instrumentation = (QUEUED,)  # its time is mostly the hold kernel: a model input, not a speed of the code
     metrics = (
-        Metric("speedup", "x", "sync done time / async done time"),
+        Metric("speedup", "x", f"sync done time / async done time: {paired_medians.PAIRED_HELP}"),
         Metric("t1_s", "s", "frontend time to issue one op"),
         Metric(
             "t2_s",
@@ -250,8 +250,13 @@ class SyncAsync(Workload):
     def reading(self, result: Result) -> str:
         if result.metrics.get("speedup") is None:
             return ""
+        said = self._with_missed(result, self._reading(result))
+        # the medians beside the speedup may lie on its other side: said why, in one clause (results.paired_medians)
+        apart = paired_medians.apart(result, {"speedup": (SYNC, ASYNC)})
+        return f"{said}; {apart}" if apart and said else said
+
+    def _with_missed(self, result: Result, said: str) -> str:
         missed = self._missed(result)
-        said = self._reading(result)
         if not missed or not said:
             return said
         if result.metrics.get("t2_s") is None:

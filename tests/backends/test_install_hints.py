@@ -29,3 +29,12 @@ def test_the_mxnet_row_says_the_numpy_the_makefile_pins(monkeypatch: pytest.Monk
     (pin,) = re.findall(r'^MXNET_SPEC \?=.*"numpy<([0-9.]+)"', (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
     assert f"it needs numpy < {pin}" in reason
     assert f"needs numpy < {pin}" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_mxnet_row_names_the_python_it_runs_by_its_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`devices` said `mxnet 1.9.1 in .venv-mxnet` with ASYNCBENCH_MXNET_PYTHON naming /work/main/.venv-mxnet/bin/python
+    (any environment of that name looked alike): the row names the Python used, as the variable gives it."""
+    python = tmp_path / ".venv-mxnet" / "bin" / "python"
+    monkeypatch.setenv(mxnet_backend.PYTHON_VARIABLE, str(python))
+    (cpu, _cuda) = mxnet_backend.MxnetBackend().probe()
+    assert f" in {python}, threaded engine" in cpu.detail

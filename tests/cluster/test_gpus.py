@@ -206,6 +206,34 @@ def test_a_job_stopped_at_its_limit_is_failed_with_that_reason(tmp_path):
     assert end.reason == "its run reached the job's time limit and was stopped"
 
 
+@pytest.mark.parametrize(
+    ("code", "state", "reason"),
+    [
+        (143, "INTERRUPTED", "its run was interrupted (exit 143)"),
+        (130, "INTERRUPTED", "its run was interrupted (exit 130)"),
+        (jobs.LIMIT_CODE, "TIMEOUT", "its run reached the job's time limit and was stopped"),
+    ],
+)
+def test_a_local_job_cancelled_or_stopped_is_not_said_to_have_finished(tmp_path, code, state, reason):
+    """Ctrl-C of a local sweep cancels its jobs (SIGTERM, exit 143): gather's error rows said the job "ended
+    FINISHED (its run was interrupted (exit 143))"; the local job's state names how it ended."""
+    from asyncbench.results import merge
+    from asyncbench.session import following
+    from asyncbench.spec.manifest import SubmittedJob
+
+    results = tmp_path / "001-a.json"
+    jobs.write_outcome(results, code)
+    scheduler = cluster.LocalScheduler(tmp_path, ExecutorSettings(kind="local", time_min=10), {"999999999": results})
+    said = scheduler.states(["999999999"])["999999999"]
+    assert (said.phase, said.state, said.reason) == ("failed", state, reason)
+    entry = SubmittedJob("001-a", "999999999", tmp_path / "a.yaml", results, ())
+    end = following._end(scheduler, entry, said, lambda line: None)
+    assert end.failed
+    assert merge._why(end) == f"local job 999999999 ended {state} ({reason}) before this case finished"
+    jobs.write_outcome(results, 0)
+    assert scheduler.states(["999999999"])["999999999"] == cluster.JobState("done", "FINISHED")
+
+
 # --- the plan checked against the executor settings ----------------------------------------------------------
 
 
@@ -356,3 +384,27 @@ def test_the_gpus_jobs_were_given_are_no_software_difference():
     assert merge.differences(environments) == {}
     environments["c"]["thread_variables"]["OMP_NUM_THREADS"] = "1"
     assert merge.differences(environments) == {"c": ["thread_variables {'OMP_NUM_THREADS': '1'} where most jobs had {}"]}
+
+
+def test_a_framework_a_job_did_not_use_is_no_software_difference():
+    """A torch-only job records no numpy version: `ran with numpy None where most jobs had 2.4.6` was a false
+    warning. The merged machine's frameworks are every framework its jobs recorded."""
+    from asyncbench.results import merge
+    from asyncbench.results.schema import Report
+
+    both = {"torch": {"version": "2.13.0"}, "numpy": {"version": "2.4.6"}}
+    environments = {
+        "001-sa": {"python": "3.11", "hostname": "vm", "frameworks": both},
+        "002-mm": {"python": "3.11", "hostname": "vm", "frameworks": both},
+        "003-mine": {"python": "3.11", "hostname": "vm", "frameworks": {"torch": {"version": "2.13.0"}}},
+    }
+    assert merge.differences(environments) == {}
+    environments["003-mine"]["frameworks"] = {"torch": {"version": "2.4.0"}}
+    assert merge.differences(environments) == {"003-mine": ["torch 2.4.0 where most jobs had 2.13.0"]}
+    environments["003-mine"]["frameworks"] = {"torch": {"version": "2.13.0"}}
+    ends = [
+        merge.JobEnd(name, "1", "local", "FINISHED", False, None, (), Report.new({"name": "p"}, env, ()))
+        for name, env in reversed(environments.items())
+    ]
+    merged = merge.merge("p", {"name": "p"}, ends, {})
+    assert set(merged.environment["machines"]["vm"]["frameworks"]) == {"torch", "numpy"}
