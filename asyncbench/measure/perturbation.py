@@ -8,11 +8,12 @@ waiting (Backend.device_delay; its length measured in place each sample where th
 each round). The round's samples run in a seeded random order, so that a position in the round (caches, clocks left
 by the sample before) shifts no level every round.
 
-Levels are fractions of the variant's own step time (LEVELS × the median of PROBE_SAMPLES untimed, unperturbed samples
-taken before its first round, after the timed rounds' warm-up): a side's slack lies in [0, step], so the levels span
-it and one goes past. They are fixed for the case: every round has the same levels (and, after a look, the knee's),
-so a level's samples pair across rounds (its median over rounds is one figure), and a slow probe shifts the levels,
-never the fit, which reads the delays' measured lengths.
+Levels are fractions of the variant's own step time (LEVELS × the median of the PROBE_SAMPLES fastest untimed,
+unperturbed samples taken before its first round, after the timed rounds' warm-up, probed until those agree:
+Taker._probe): a side's slack lies in [0, step], so the levels span it and one goes past. They are fixed for the
+case: every round has the same levels (and, after a look, the knee's), so a level's samples pair across rounds (its
+median over rounds is one figure), and a slow probe shifts the levels, never the fit, which reads the delays'
+measured lengths.
 
 How many rounds: the first BOUND_ROUNDS (one after each of the first timed rounds), then, with a look to judge by (the
 engine's `spread`: the rounds so far fitted by verdicts.bound), one after each timed round and after the last until
@@ -91,6 +92,11 @@ REFIT_SHARE = 0.1
 ORDER_SEED = 52
 #: the untimed samples whose median sets a variant's levels: three, so that one preempted sample does not
 PROBE_SAMPLES = 3
+#: the PROBE_SAMPLES fastest probes agree when the slowest is within this factor of the fastest: past a stall that
+#: spans probes (MXNet on a loaded CPU: 4.8 s, 1.1 s, then 47 ms for a 40 ms sample), on a loaded machine within ~30%
+PROBE_AGREEMENT = 1.5
+#: the most probes a variant takes while its fastest do not agree (then their median, whatever their spread)
+MAX_PROBES = 3 * PROBE_SAMPLES
 
 #: a variant rebuilt with a callable run before each of the user's step calls (Prepared.perturbable)
 Perturbable = Callable[[Callable[[], None]], Mapping[str, Callable[[], Any]]]
@@ -225,8 +231,7 @@ class Taker:
         preludes = preludes or {}
         for name in names:
             if name not in self.scale_s:  # the levels' scale, before the variant's first round
-                probes = [self._sample(name, _nothing, sync, preludes.get(name)) for _ in range(PROBE_SAMPLES)]
-                self.scale_s[name] = statistics.median(probes)
+                self.scale_s[name] = self._probe(name, sync, preludes.get(name))
         planned = [_Planned(name, None, 0.0) for name in names]
         planned += [_Planned(name, side, f * self.scale_s[name]) for name in names for side in self.sides for f in self.levels]
         planned += [
@@ -241,6 +246,19 @@ class Taker:
         took = self.clock() - started
         self.spent_s += took
         self._since_look_s += took
+
+    def _probe(self, name: str, sync: Callable[[], None], prelude: Callable[[], None] | None) -> float:
+        """The step time `name`'s levels are fractions of: the median of its PROBE_SAMPLES fastest unperturbed samples,
+        probed until those agree (PROBE_AGREEMENT) or MAX_PROBES are taken. The fastest, as a stall only lengthens a
+        sample: the first three's median was a stall's where it spanned two (MXNet: levels 11-67× the 2 ms step)."""
+        probes: list[float] = []
+        while True:
+            probes.append(self._sample(name, _nothing, sync, prelude))
+            fastest = sorted(probes)[:PROBE_SAMPLES]
+            if len(fastest) < PROBE_SAMPLES:
+                continue
+            if fastest[-1] <= PROBE_AGREEMENT * fastest[0] or len(probes) >= MAX_PROBES:
+                return statistics.median(fastest)
 
     def _checked(self, names: Sequence[str], planned: Sequence[_Planned]) -> list[_Planned]:
         """The samples at the checks' own levels in this round: one per variant, side and level that the sweep's

@@ -252,3 +252,47 @@ def test_a_threshold_checks_level_is_injected_in_every_round_once_beside_the_swe
             assert {o.side for o in mine} == {None, Side.HOST}
             host = sorted(o.level_s for o in mine if o.side == Side.HOST)
             assert host == pytest.approx(sorted([level * scale for level in LEVELS] + extra))
+
+
+class _Stalling:
+    """One variant whose step call takes 1 ms, but whose first two samples a stall stretched (40 ms, then 20 ms: the
+    machine's or the framework's engine, as MXNet's on a loaded CPU), on a clock that moves 1 µs a reading."""
+
+    STEP_S = 1e-3
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.stalls = [40e-3, 20e-3]
+        self.samples = 0  # the perturbable variant built: once a sample
+
+    def clock(self) -> float:
+        self.now += 1e-6
+        return self.now
+
+    def run(self) -> None:
+        self.now += self.stalls.pop(0) if self.stalls else self.STEP_S
+
+    def perturbable(self, before_step: Callable[[], None]) -> dict[str, Callable[[], Any]]:
+        self.samples += 1
+
+        def perturbed() -> None:
+            before_step()
+            self.run()
+
+        return {"a": perturbed}
+
+
+def test_a_stall_over_the_first_probes_does_not_set_the_levels() -> None:
+    """The levels are fractions of the step's own time even where a stall spanned two of the first three probes: their
+    median was the stall's 20 ms, every level 5-30× the 1 ms step (an MXNet trial: 22-130 ms for a 2 ms step)."""
+    case = _Stalling()
+    taker = Taker(case.perturbable, None, clock=case.clock)
+    taker.round({"a": case.run}, lambda: None)
+    assert taker.scale_s["a"] == pytest.approx(_Stalling.STEP_S, rel=0.05)
+    host = sorted(o.level_s for o in taker.observations()["a"] if o.side == Side.HOST)
+    assert host == pytest.approx([level * _Stalling.STEP_S for level in LEVELS], rel=0.05)
+    # a quiet machine's probes agree at once: no more than PROBE_SAMPLES of them
+    quiet = _Stalling()
+    quiet.stalls.clear()
+    Taker(quiet.perturbable, None, clock=quiet.clock).round({"a": quiet.run}, lambda: None)
+    assert quiet.samples == perturbation.PROBE_SAMPLES + 1 + len(LEVELS)  # the probes, then the round's own samples
