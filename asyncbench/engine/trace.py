@@ -72,7 +72,7 @@ DELAY_SHARE = 0.5
 #: million events, the profiler's cap, which cut the device's call off (the file: 226 MB)
 TRACED_DELAYS = 3
 #: the traced host delay spins in C loops of about this long (sum over a range), handing the GIL on between them:
-#: the rounds' spin (measure.perturbation.HostSpin) is a Python loop of calls, and under jax.profiler's Python tracer
+#: the rounds' spin (measure.host_spin.HostSpin) is a Python loop of calls, and under jax.profiler's Python tracer
 #: 20 of its spins of 2.8 ms made a million events (the tracer's cap: the file 226 MB, the device's call cut off)
 SPIN_CHUNK_S = 100e-6
 #: in a perturbed call's profiler trace, one execution of a compiled computation (XLA's `run_id`) on one thread whose

@@ -15,7 +15,8 @@ import pytest
 
 from asyncbench.measure import perturbation
 from asyncbench.measure.extra_rounds import ExtraRounds
-from asyncbench.measure.perturbation import LEVELS, HostSpin, Taker
+from asyncbench.measure.host_spin import HostSpin
+from asyncbench.measure.perturbation import LEVELS, Taker
 from asyncbench.results.bound import Injection, Perturbed, Side
 from asyncbench.workloads.step_form import step, variant_name
 from tests.support.stream_device import StreamSimBackend
