@@ -12,8 +12,9 @@ import json
 import math
 from typing import Any, Callable, Mapping, Sequence
 
-from asyncbench.history import changes, clock, discount, model, tables
+from asyncbench.history import changes, clock, discount, model, row_rules, tables
 from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, RecentRun, Series
+from asyncbench.history.row_rules import DamagedRow as DamagedRow  # what history.store says in one line
 
 # Ids per IN list (SQLite allows 32,766 parameters; PostgreSQL more): bounded lists keep every statement small.
 CHUNK = 500
@@ -32,43 +33,43 @@ def newest(table_of: Table, connection: Any, series_ids: Sequence[int], last: in
     # the driver's own cursor: through the database library each of thousands of small queries costs a
     # millisecond of its own; the statement is the same, only its placeholder is the driver's
     mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
-    statement = f"SELECT run_id, value, low, high FROM {points.name} WHERE series_id = {mark} ORDER BY run_id DESC LIMIT {int(last)}"
+    statement = f"SELECT id, run_id, value, low, high FROM {points.name} WHERE series_id = {mark} ORDER BY run_id DESC LIMIT {int(last)}"
     cursor = connection.connection.driver_connection.cursor()
     raw: dict[int, list[Any]] = {series_id: [] for series_id in series_ids}
     try:
         if connection.dialect.name == "postgresql":  # one round trip for them all: a lateral join
             cursor.execute(
-                f"SELECT s.id, p.run_id, p.value, p.low, p.high FROM unnest(%s::int[]) AS s(id) CROSS JOIN LATERAL "
+                f"SELECT s.id, p.id, p.run_id, p.value, p.low, p.high FROM unnest(%s::int[]) AS s(id) CROSS JOIN LATERAL "
                 f"({statement.replace(mark, 's.id')}) p",
                 (list(series_ids),),
             )
             for series_id, *row in cursor.fetchall():
                 raw[series_id].append(tuple(row))
-            raw = {series_id: rows[::-1] for series_id, rows in raw.items()}
+            raw = {series_id: found[::-1] for series_id, found in raw.items()}
         else:
             for series_id in series_ids:
                 cursor.execute(statement, (series_id,))
                 raw[series_id] = cursor.fetchall()[::-1]
     finally:
         cursor.close()
-    run_ids = sorted({row[0] for rows in raw.values() for row in rows})
+    run_ids = sorted({row[1] for held in raw.values() for row in held})
     facts: dict[int, tuple[str, str | None, str | None, str | None]] = {}
     for start in range(0, len(run_ids), CHUNK):
         query = sa.select(runs.c.id, runs.c.created, runs.c.label, runs.c.revision, runs.c.ordered_at).where(
             runs.c.id.in_(run_ids[start : start + CHUNK])
         )
-        facts.update({row.id: (row.created, row.label, row.revision, row.ordered_at) for row in connection.execute(query)})
+        for row in connection.execute(query):
+            row_rules.run(row)  # a time, a label, a revision as asyncbench writes them, or the store is damaged
+            facts[row.id] = (row.created, row.label, row.revision, row.ordered_at)
     made: dict[int, list[Point]] = {}
-    for series_id, rows in raw.items():
+    for series_id, held in raw.items():
         points_of = made[series_id] = []
-        for run, value, low, high in rows:
+        for point, run, value, low, high in held:
+            if run not in facts:  # a point of no run: whose time, label and revision it has is unknown
+                raise row_rules.damaged("points", point, "run_id", f"run {run} is not in the store's runs")
             created, label, revision, ordered_at = facts[run]
             points_of.append(Point(run, created, label, revision, *figures(value, low, high), ordered_at))
     return made
-
-
-class DamagedRow(ValueError):
-    """A row that is not what asyncbench writes (history.store says so in one line: a damaged store)."""
 
 
 def _figure(value: Any) -> float:
@@ -162,11 +163,7 @@ def _environments(table_of: Table, connection: Any, run_ids: Sequence[int]) -> d
     for start in range(0, len(run_ids), CHUNK):
         query = sa.select(runs.c.id, runs.c.environment).where(runs.c.id.in_(list(run_ids[start : start + CHUNK])))
         for row in connection.execute(query):
-            try:
-                environment = json.loads(row.environment or "{}")
-            except ValueError:  # a row written by another hand: no pools known, so none differ
-                environment = {}
-            found[row.id] = environment if isinstance(environment, dict) else {}
+            found[row.id] = row_rules.environment(row.id, row.environment)  # JSON of bounded depth, or a damaged store
     return found
 
 
@@ -179,6 +176,8 @@ def series(table_of: Table, connection: Any, pattern: str | None = None, last: i
     if pattern:
         query = query.where(series.c.case_id.contains(pattern, autoescape=True))
     found = list(connection.execute(query))
+    for row in found:
+        row_rules.series(row)  # names, a quantity and its unit as asyncbench records them, or the store is damaged
     ids = [row.id for row in found]
     found_points = newest(table_of, connection, ids, last)
     changed: dict[int, list[ChangePoint]] = {}
@@ -224,16 +223,19 @@ def latest(table_of: Table, connection: Any) -> LatestRun | None:
     run = connection.execute(sa.select(runs).order_by(runs.c.ordered_at.desc(), runs.c.id.desc()).limit(1)).first()
     if run is None:
         return None
-    rows = connection.execute(
-        sa.select(cases, series.c.variant, series.c.quantity, series.c.unit, points.c.value, points.c.low, points.c.high)
+    row_rules.run(run)
+    held = connection.execute(
+        sa.select(cases, series.c.id.label("series_row"), series.c.variant, series.c.quantity, series.c.unit)
+        .add_columns(points.c.value, points.c.low, points.c.high)
         .select_from(cases.outerjoin(points, points.c.case_pk == cases.c.id).outerjoin(series, series.c.id == points.c.series_id))
         .where(cases.c.run_id == run.id)
         .order_by(cases.c.id, points.c.id)
     ).all()
     found: dict[int, LatestCase] = {}
-    for row in rows:
+    for row in held:
         case = found.get(row.id)
         if case is None:
+            row_rules.case(row)
             case = found[row.id] = LatestCase(
                 case=row.case_id,
                 machine=row.machine,
@@ -244,6 +246,7 @@ def latest(table_of: Table, connection: Any) -> LatestRun | None:
                 quantities=[],
             )
         if row.quantity is not None:
+            row_rules.quantity(row.series_row, row.variant, row.quantity, row.unit)
             case.quantities.append((row.variant, row.quantity, row.unit, *figures(row.value, row.low, row.high)))
     return LatestRun(
         run.id,
@@ -264,7 +267,10 @@ def recent(table_of: Table, connection: Any, limit: int) -> list[RecentRun]:
 
     runs = table_of("runs")
     columns = (runs.c.id, runs.c.created, runs.c.label, runs.c.revision, runs.c.branch, runs.c.host, runs.c.version)
-    query = sa.select(*columns, runs.c.kind, runs.c.recorded).order_by(runs.c.ordered_at.desc(), runs.c.id.desc()).limit(limit)
+    query = sa.select(*columns, runs.c.kind, runs.c.recorded, runs.c.ordered_at)
+    found = list(connection.execute(query.order_by(runs.c.ordered_at.desc(), runs.c.id.desc()).limit(limit)))
+    for row in found:
+        row_rules.run(row)  # a time, a label, a revision as asyncbench writes them, or the store is damaged
     return [
         RecentRun(
             row.id,
@@ -277,7 +283,7 @@ def recent(table_of: Table, connection: Any, limit: int) -> list[RecentRun]:
             _kind(row.kind),
             _ahead(row.created, row.recorded),
         )
-        for row in connection.execute(query)
+        for row in found
     ]
 
 

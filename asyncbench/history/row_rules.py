@@ -1,0 +1,106 @@
+"""A store's rows held to what asyncbench writes: the reader takes back only what the writer can write.
+
+A store is a file (or a database) anyone may edit, so what history.reading
+reads of it is held to the rules a results file is held to before it is
+recorded (results.fields, results.recordable): a run's time is an ISO 8601
+time, a name is one bounded line, a unit a short word, a status one of the
+statuses; a quantity is one the recorder writes (history.recorded); a run's
+environment is JSON of bounded depth (inputs.read_json). A row that fails is
+DamagedRow naming its table, row and column, which history.store says in one
+line (a damaged store, exit 2) instead of showing an edit as a fact.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from asyncbench import inputs
+from asyncbench.errors import InputError
+from asyncbench.history import model, tables
+from asyncbench.results import fields, recordable
+from asyncbench.results.model import STATUSES
+from asyncbench.verdicts import syncs
+
+#: the quantities a variant records (history.recorded: its clocks, its census, its bound), each with its unit; a
+#: variant's other quantities are paired ratios (PAIRED_PREFIX, unit PAIRED_UNIT) of a recorded `ab` file
+VARIANT_QUANTITIES: Mapping[str, str] = {
+    "done_s": "s",
+    "issue_s": "s",
+    "device_s": "s",
+    **syncs.SYNC_UNITS,
+    **{quantity: "s" for quantity in model.BOUND_SLACKS.values()},
+    model.BOUND_READING: model.READING_UNIT,
+}
+#: the words a case's status is stored as (str of results.model.Status)
+STATUS_WORDS = frozenset(str(status) for status in STATUSES)
+
+
+class DamagedRow(ValueError):
+    """A row that is not what asyncbench writes (history.store says so in one line: a damaged store)."""
+
+
+def held(table: str, row: Any, column: str, check: Callable[..., Any], value: Any, *args: Any) -> Any:
+    """`value`, read from `column` of `table`'s row `row`, held to a results file's check of the same field
+    (results.fields, results.recordable): its value, or DamagedRow naming the table, row and column."""
+    try:
+        return check(value, fields.At(""), *args)
+    except InputError as exc:
+        raise damaged(table, row, column, exc.message) from None
+
+
+def damaged(table: str, row: Any, column: str, why: str) -> DamagedRow:
+    """What a row that is not what asyncbench writes is said as: its table, row and column, and why."""
+    return DamagedRow(f"{tables.PREFIX}{table} row {row}, column {column}: {why}")
+
+
+def run(row: Any) -> None:
+    """A run's facts that are shown (its times, its label, its revision)."""
+    held("runs", row.id, "created", recordable.created, row.created)
+    if row.ordered_at is not None:  # a row recorded before schema 3 holds none
+        held("runs", row.id, "ordered_at", recordable.created, row.ordered_at)
+    held("runs", row.id, "label", fields.optional_name, row.label)
+    held("runs", row.id, "revision", fields.sha, row.revision)
+
+
+def environment(run_id: Any, text: Any) -> dict[str, Any]:
+    """A run's environment as the recorder writes it: a JSON object (of a results file's checked environment,
+    recordable.check_environment: nested no deeper than recordable.MAX_DEPTH)."""
+    try:
+        found = inputs.read_json(text if isinstance(text, str) else "")
+    except ValueError as exc:  # json.JSONDecodeError among them
+        raise damaged("runs", run_id, "environment", f"not JSON as asyncbench writes it ({getattr(exc, 'msg', exc)})") from None
+    found = held("runs", run_id, "environment", fields.mapping, found)
+    held("runs", run_id, "environment", recordable.nested, found)
+    return dict(found)
+
+
+def series(row: Any) -> None:
+    """A series' names (case, variant, quantity) and unit, its quantity one the recorder writes for it, and its
+    length a count."""
+    held("series", row.id, "case_id", fields.name, row.case_id, False)
+    held("series", row.id, "variant", fields.name, row.variant)
+    held("series", row.id, "runs", fields.count, row.runs)
+    quantity(row.id, row.variant, row.quantity, row.unit)
+
+
+def quantity(series_id: Any, variant: Any, name: Any, unit: Any) -> None:
+    """A series' quantity and unit (`series_id` its row): a variant's is one of VARIANT_QUANTITIES in its own unit,
+    or a paired ratio in ×; a case's own (variant '': its metrics, its machine, its ratios) any name."""
+    held("series", series_id, "quantity", fields.name, name, False)
+    held("series", series_id, "unit", fields.unit, unit)
+    if not variant:
+        return
+    if name.startswith(model.PAIRED_PREFIX):
+        wanted = model.PAIRED_UNIT
+    elif name in VARIANT_QUANTITIES:
+        wanted = VARIANT_QUANTITIES[name]
+    else:
+        raise damaged("series", series_id, "quantity", f"{name[:80]!r} is no quantity asyncbench records of a variant")
+    if unit != wanted:
+        raise damaged("series", series_id, "unit", f"{unit!r} where asyncbench records {name} in {wanted!r}")
+
+
+def case(row: Any) -> None:
+    """A case's id and how it ended."""
+    held("cases", row.id, "case_id", fields.name, row.case_id, False)
+    held("cases", row.id, "status", fields.word, row.status, STATUS_WORDS)
