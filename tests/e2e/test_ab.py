@@ -302,6 +302,21 @@ def test_a_case_on_one_side_only_says_what_it_ran_and_nothing_compared_fails(rep
     assert (cases["only on head"]["workload"], cases["only on head"]["params"]["size"]) == ("matmul", 96)
 
 
+def test_quick_never_raises_a_param_the_config_set(repo):
+    """`ab gate.yaml --quick` plans its cases as `run` does: a config's size of 64 and n_iter of 2, each below its
+    quick value (256, 3), are kept on both sides (a config's n_ops of 100 ran at the quick 1000)."""
+    small = "defaults: {backends: [numpy], devices: [cpu]}\nexperiments:\n  - {name: mm, workload: matmul, params: {size: 64, n_iter: 2}}\n"
+    (repo / "small.yaml").write_text(small)
+    git(repo, "add", "small.yaml")
+    git(repo, "commit", "-qm", "a gate of small products")
+    gate = ("--gate-time", "10s", "--gate-time-max", "10s", "--allow-inconclusive")
+    done = ab("small.yaml", "--base", "HEAD", "--quick", *gate, "-o", "ab.json", cwd=repo)
+    assert done.returncode in (0, 1), done.stderr
+    (case,) = json.loads((repo / "ab.json").read_text())["cases"]
+    assert case["status"] == "ok", case
+    assert (case["params"]["size"], case["params"]["n_iter"]) == (64, 2)
+
+
 def test_a_base_missing_from_a_shallow_clone_says_the_clone_is_shallow(repo, tmp_path_factory):
     """CI's checkout holds one commit unless told otherwise: `--base HEAD~` is then "no such revision", and the line
     says why and what fetches it."""
