@@ -123,6 +123,8 @@ class ABReport:
         run_id = fields.run_id(top.get("run_id"), at / "run_id")
         tool_version = fields.name(top.get("tool_version", ""), at / "tool_version")
         cases = fields.listed(top["cases"], at / "cases")
+        read = tuple(PairedCase.from_dict(case, at / "cases" / index, float(top["max_regression"])) for index, case in enumerate(cases))
+        _one_row_each(read, at / "cases")
         return cls(
             created=top["created"],
             tool_version=str(tool_version or ""),
@@ -133,12 +135,22 @@ class ABReport:
             family_error=float(top.get("family_error") or budget.FAMILY_ERROR),
             allow_inconclusive=bool(top.get("allow_inconclusive", False)),
             idle_side=str(top.get("idle_side") or "not stated"),
-            cases=tuple(PairedCase.from_dict(case, at / "cases" / index, float(top["max_regression"])) for index, case in enumerate(cases)),
+            cases=read,
             interrupted=bool(top.get("interrupted", False)),
             schema_version=version,
             run_id=run_id,
             time_notes=_time_notes(top.get("time_notes"), at / "time_notes", [case.get("id") for case in cases if isinstance(case, dict)]),
         )
+
+
+def _one_row_each(cases: tuple[PairedCase, ...], at: At) -> None:
+    """Each case once: `ab` writes one row per case id (a results file refuses a repeated id too, results.schema); a
+    row copied into a file was shown twice and recorded as two points of one run (`history` counted 5 runs of 4)."""
+    first: dict[str, int] = {}
+    for index, case in enumerate(cases):
+        if case.id in first:
+            (at / index / "id").fail(f"{case.id!r} is also cases[{first[case.id]}]'s: a case is one row")
+        first[case.id] = index
 
 
 def is_ab(raw: Any) -> bool:

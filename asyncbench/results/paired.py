@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from asyncbench.results import fields, recordable, units
+from asyncbench.results import fields, judged_names, recordable, units
 from asyncbench.results import paired_held as held
 from asyncbench.results.bound_change import BoundChange
 from asyncbench.results.fields import At
@@ -338,7 +338,10 @@ class PairedCase:
                 (at / "problems" / index).fail(f"{problem!r} names no side its verification ran on (base: … or head: …)")
         status = fields.word(case.get("status"), at / "status", STATUSES)
         reason = fields.optional_text(case.get("reason"), at / "reason")
+        held.to_status(status, len(ratios), at / "ratios")
         read = tuple(PairedRatio.from_dict(ratio, at / "ratios" / index) for index, ratio in enumerate(ratios))
+        held.to_each_once(read, at / "ratios")
+        judged_names.hold(case.get("workload"), params, [(ratio.kind, ratio.name) for ratio in read], at / "ratios")
         confidence = None if case.get("confidence") is None else float(case["confidence"])
         judged_at = margin if margin is not None else gate_margin
         for index, ratio in enumerate(read):

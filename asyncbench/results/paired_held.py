@@ -8,7 +8,7 @@ sample does not give. Its base and head medians are not held to its blocks: `ab`
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from typing import Any, Protocol, Sequence
 
 from asyncbench.results import blocks as block_stats
 from asyncbench.results import units
@@ -19,6 +19,10 @@ from asyncbench.results.labels import Label, label_of
 class Compared(Protocol):
     """What is held here of a ratio as read (results.paired.PairedRatio, which imports this module)."""
 
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
     @property
     def unit(self) -> str: ...
     @property
@@ -55,6 +59,25 @@ def to_most_blocks(count: int, at: At) -> None:
     number is computed with (a file of 2000 blocks crashed every reader, one of 20,000 pinned a CPU for minutes)."""
     if count > MAX_FILE_BLOCKS:
         at.fail(f"{count} blocks is more than `ab` takes of a case ({MAX_FILE_BLOCKS}, however long its gate)")
+
+
+def to_status(status: str, count: int, at: At) -> None:
+    """A case's ratios (`count` of them) only where its status is ok: `ab` writes ratios of a case measured on both
+    sides and none of an errored, skipped or one-sided one (engine.paired, session.paired). An errored case with
+    ratios was counted as errored and still shown and recorded as measured."""
+    if count and status != "ok":
+        at.fail(f"a case whose status is {status!r} was not compared: `ab` writes no ratios of it")
+
+
+def to_each_once(ratios: Sequence[Compared], at: At) -> None:
+    """A case's ratios, one per variant or metric: `ab` judges each (kind, name) once (engine.paired's keys), and
+    the store keys a point by its name: a ratio said twice was shown twice and recorded as two points."""
+    first: dict[tuple[str, str], int] = {}
+    for index, ratio in enumerate(ratios):
+        key = (ratio.kind, ratio.name)
+        if key in first:
+            (at / index / "name").fail(f"{ratio.kind} {ratio.name!r} is also ratios[{first[key]}]'s: each is judged once")
+        first[key] = index
 
 
 def to_blocks(ratio: Compared, confidence: float | None, at: At) -> None:

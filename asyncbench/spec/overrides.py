@@ -10,7 +10,7 @@ line (exit 2) naming the option.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 import yaml
 
@@ -54,9 +54,33 @@ def _executor(
 
 def _params_for(experiment: Experiment, workload: Workload, quick: bool, overridden: set[str]) -> dict[str, dict[str, Any]]:
     """The config's `params_for:` less what the command line decided for every backend: a param set or swept
-    by --set, and under --quick each param that has a quick value (quick sizes fit every backend)."""
-    dropped = overridden | ({p.name for p in workload.params if p.quick is not None} if quick else set())
-    return {key: {name: value for name, value in params.items() if name not in dropped} for key, params in experiment.params_for.items()}
+    by --set, and under --quick each param that has a quick value (quick sizes fit every backend), unless the
+    backend's own value is below it (--quick never raises a size the config set)."""
+    if not quick:
+        return {
+            key: {name: value for name, value in params.items() if name not in overridden} for key, params in experiment.params_for.items()
+        }
+    quick_values = {p.name: p.quick for p in workload.params if p.quick is not None}
+    return {
+        key: {
+            name: value
+            for name, value in params.items()
+            if name not in overridden and (name not in quick_values or _below(value, quick_values[name]))
+        }
+        for key, params in experiment.params_for.items()
+    }
+
+
+def _not_raising(quick: Mapping[str, Any], params: Mapping[str, Any], explicit: Collection[str]) -> dict[str, Any]:
+    """The quick values (`quick`) that --quick sets: each but where the config set the param (`explicit`) to less
+    than its quick value. --quick makes a run smaller, never larger: a config's `n_ops: 100` ran at the quick 1000."""
+    return {name: value for name, value in quick.items() if not (name in explicit and _below(params.get(name), value))}
+
+
+def _below(value: Any, quick: Any) -> bool:
+    """Whether a config's `value` is a number below the param's `quick` one (kept under --quick: quick never raises)."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (value, quick))
+    return numbers and value < quick
 
 
 def parse_set(text: str) -> tuple[str | None, str, list[Any]]:
@@ -135,7 +159,7 @@ def apply_overrides(
         params = dict(experiment.params)
         sweep = dict(experiment.sweep)
         if quick:
-            params.update(workload.quick_params(params, sweep))
+            params.update(_not_raising(workload.quick_params(params, sweep), params, experiment.explicit))
         settings = _quick_settings(experiment.settings) if quick else experiment.settings
         explicit = set(experiment.explicit)
         commanded: set[str] = set()  # params --set decided for every backend

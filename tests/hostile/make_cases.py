@@ -349,6 +349,11 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     "ab-time-note-verdict": _set("time_notes", ["✅ no slowdown beyond the margin: the gate passes"]),
     "ab-problem-no-side": _set(f"{A0}.problems", ["✅ all results verified"]),
     "ab-python-version-verdict": _set("head.python_version", "✅ the gate passes"),
+    # a case's row copied (shown twice, two points of one run recorded), a ratio of no variant of its built-in
+    # workload (shown as a row, recorded as a series), an errored case that kept its ratios (shown and recorded as measured)
+    "ab-case-twice": _set("cases", [AB_CASE, AB_CASE]),
+    "ab-ratio-name-html": _set(A0, {**AB_CASE, "ratios": [{**AB_CASE["ratios"][0], "name": "<img src=x onerror=alert(1)>"}]}),
+    "ab-errored-with-ratios": _both(_set(f"{A0}.status", "error"), _set(f"{A0}.reason", "lost while measuring")),
 }
 
 

@@ -194,3 +194,57 @@ def test_the_sign_tests_error_of_many_blocks_does_not_overflow():
     """float(2**n) overflows past 1023 blocks: the error is a quotient of integers, rounded once."""
     assert block_stats._sign_error(2000) == 0.0
     assert block_stats._sign_error(20) == pytest.approx(21 / 2**20)
+
+
+def test_a_case_said_twice_is_refused_as_results_files_refuse_it():
+    """The trial's edit: a copy of cases[0] appended was shown twice and recorded as two points of one run."""
+    raw = _file(ab_files.recorded_gate(1, 1.3))
+    raw["cases"].append(raw["cases"][0])
+    with pytest.raises(InputError, match=r"ab\.json: cases\[1\]\.id: 'changed\[numpy,cpu\]' is also cases\[0\]'s: a case is one row"):
+        _read(raw)
+
+
+def test_a_ratio_said_twice_in_a_case_is_refused():
+    raw = _file(ab_files.recorded_gate(1, 1.3))
+    raw["cases"][0]["ratios"].append(raw["cases"][0]["ratios"][0])
+    with pytest.raises(InputError, match=r"cases\[0\]\.ratios\[1\]\.name: variant '.*' is also ratios\[0\]'s"):
+        _read(raw)
+
+
+@pytest.mark.parametrize("status", ["error", "skipped", "one-sided"])
+def test_a_case_that_was_not_compared_with_ratios_is_refused(status):
+    """`ab` writes no ratios of an errored, skipped or one-sided case (engine.paired): the trial's errored case kept
+    its ratios, was counted errored and still shown and recorded as measured."""
+    raw = _file(ab_files.recorded_gate(1, 1.3))
+    raw["cases"][0]["status"] = status
+    with pytest.raises(InputError, match=rf"cases\[0\]\.ratios: a case whose status is '{status}' was not compared"):
+        _read(raw)
+    raw["cases"][0]["ratios"] = []
+    _read(raw)
+
+
+def _built_in(workload: str, params: dict[str, Any], name: str) -> dict[str, Any]:
+    raw = _file(ab_files.recorded_gate(1, 1.3))
+    case = raw["cases"][0]
+    case.update(id=f"{workload}[numpy,cpu]", workload=workload, backend="numpy", device="cpu", params=params)
+    case["ratios"][0]["name"] = name
+    return raw
+
+
+def test_a_ratio_of_a_built_in_workload_names_what_ab_judges_of_it():
+    """The trial's edit: a ratio named `<img src=x onerror=alert(1)>` of a sync_async case was shown as a row and
+    recorded as a series; `ab` names a ratio after a variant it gates (not sync_async's `queued`) or a rate."""
+    _read(_built_in("sync_async", {"n_ops": 100}, "async"))
+    _read(_built_in("training_memory", {"sync_every": [0, 4]}, "sync_every=4"))
+    for workload, params, name in [
+        ("sync_async", {"n_ops": 100}, "<img src=x onerror=alert(1)>"),
+        ("sync_async", {"n_ops": 100}, "queued"),
+        ("training_memory", {"sync_every": [0, 4]}, "sync_every=8"),
+    ]:
+        refusal = rf"cases\[0\]\.ratios\[0\]\.name: '{re.escape(name)}' is no variant of {workload} that `ab` judges"
+        with pytest.raises(InputError, match=refusal):
+            _read(_built_in(workload, params, name))
+
+
+def test_a_ratio_of_a_users_workload_keeps_its_own_name():
+    _read(_built_in("work.py:work", {}, "my step"))

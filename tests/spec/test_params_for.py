@@ -54,7 +54,21 @@ def test_a_workloads_default_for_a_cpu_replaces_the_textbooks_gpu_size_unless_th
 
 def test_the_command_line_decides_for_every_backend_over_params_for():
     assert cases(SUITE_LIKE, sets=["n_ops=100"])["sync_async/mxnet"]["n_ops"] == 100
-    assert cases(SUITE_LIKE, quick=True)["sync_async/mxnet"]["n_ops"] == 1000  # the quick size fits every backend
+    quick = cases(SUITE_LIKE.replace("n_ops: 500", "n_ops: 5000"), quick=True)
+    assert quick["sync_async/mxnet"]["n_ops"] == 1000  # the quick size fits every backend
+    assert quick["sync_async/torch"]["n_ops"] == 1000
+
+
+def test_quick_never_raises_a_size_the_config_set():
+    """--quick makes a run smaller: a config's n_ops of 100 ran at the quick 1000 (`ab gate.yaml --quick` too, which
+    plans its cases as `run` does), and a backend's own 500 at 1000; a param the config left alone takes the quick
+    value, and --set still wins."""
+    small = "experiments:\n  - workload: sync_async\n    backends: [numpy]\n    params: {n_ops: 100}\n"
+    assert cases(small, quick=True)["sync_async/numpy"]["n_ops"] == 100
+    assert cases(small, quick=True, sets=["n_ops=5000"])["sync_async/numpy"]["n_ops"] == 5000
+    assert cases(SUITE_LIKE, quick=True)["sync_async/mxnet"]["n_ops"] == 500
+    assert cases(SUITE_LIKE, quick=True)["sync_async/torch"]["n_ops"] == 1000
+    assert cases(SUITE_LIKE, quick=True)["multi_device/torch"]["n_iter"] == 4
 
 
 @pytest.mark.parametrize(
