@@ -28,8 +28,9 @@ from asyncbench.results.bound_change import BoundChange
 from asyncbench.results.fields import At
 from asyncbench.results.labels import Label, margin_problem
 from asyncbench.results.model import Case, Verdict
+from asyncbench.results.new_syncs import NewSync
+from asyncbench.results.new_syncs import read_all as read_new_syncs
 from asyncbench.results.plan import case_parts
-from asyncbench.results.syncs import SYNC_KINDS, SyncKind, SyncPoint, point_holds
 
 VARIANT, METRIC = "variant", "metric"
 #: how a compared case ended (PairedCase.status)
@@ -202,53 +203,6 @@ def _number(value: Any) -> float:
 
 
 @dataclass(frozen=True)
-class NewSync:
-    """A point where head's step waits and base's does not (`ab --syncs`): its variant, and the point as head's
-    census has it (its file relative to head's tree)."""
-
-    variant: str
-    point: SyncPoint
-
-    @classmethod
-    def from_dict(cls, raw: Any, at: At) -> NewSync:
-        """{variant, point} (schema 5), the point held to what results.recordable holds a census's points to."""
-        entry = fields.mapping(raw, at)
-        return cls(fields.name(entry.get("variant"), at / "variant"), _point(entry.get("point"), at / "point"))
-
-
-def _point(raw: Any, at: At) -> SyncPoint:
-    """A sync point, each field checked."""
-    point = fields.mapping(raw, at)
-    interval = fields.interval(point.get("wait_ci_s"), at / "wait_ci_s")
-    calls, waits = fields.number(point.get("calls_per_step"), at / "calls_per_step"), point.get("wait_s_per_step")
-    if calls < 0:
-        (at / "calls_per_step").fail(f"a count of waits cannot be negative ({calls:g})")
-    blocked = recordable.duration(waits, at / "wait_s_per_step")
-    if blocked is None:
-        (at / "wait_s_per_step").fail("expected a time in seconds, got null")
-    rounds = {}
-    for key in ("calls_rounds", "wait_s_rounds"):
-        values = fields.optional_list(point.get(key), at / key)
-        for number, value in enumerate(values):
-            recordable.duration(value, at / key / number)  # a count or a time: a finite number, not negative
-        rounds[key] = tuple(float(value) for value in values)
-    drained = fields.optional_number(point.get("drained_per_step"), at / "drained_per_step")
-    point_holds(point, None, at)  # its figures the medians of its rounds, its wait within its own interval
-    return SyncPoint(
-        file=fields.name(point.get("file"), at / "file", empty=False),
-        line=fields.count(point.get("line"), at / "line"),
-        kind=SyncKind(fields.word(point.get("kind"), at / "kind", SYNC_KINDS)),
-        call=fields.name(point.get("call"), at / "call"),
-        calls_per_step=calls,
-        wait_s_per_step=blocked,
-        wait_ci_s=interval,
-        drained_per_step=drained,
-        calls_rounds=rounds["calls_rounds"],
-        wait_s_rounds=rounds["wait_s_rounds"],
-    )
-
-
-@dataclass(frozen=True)
 class PairedCase:
     """A case measured on both sides (status ok), or why it was not (error, skipped, or on one side only).
 
@@ -368,7 +322,7 @@ class PairedCase:
             backend=None if backend is None else str(backend),
             device=None if device is None else str(device),
             params=None if case.get("params") is None else dict(params),
-            new_syncs=_new_syncs(case.get("new_syncs"), at / "new_syncs"),
+            new_syncs=read_new_syncs(case.get("new_syncs"), at / "new_syncs"),
             margin=margin,
             bound_changes=_bound_changes(case.get("bound_changes"), at / "bound_changes"),
         )
@@ -388,13 +342,6 @@ def _ran(case: Mapping[str, Any], at: At) -> None:
         fields.name(case.get("workload"), at / "workload", empty=False)
         fields.identifier(case.get("backend"), at / "backend")
         fields.identifier(case.get("device"), at / "device")
-
-
-def _new_syncs(raw: Any, at: At) -> tuple[NewSync, ...] | None:
-    """A case's sync points new on head; None where no census was taken."""
-    if raw is None:
-        return None
-    return tuple(NewSync.from_dict(entry, at / index) for index, entry in enumerate(fields.listed(raw, at)))
 
 
 def _bound_changes(raw: Any, at: At) -> tuple[BoundChange, ...] | None:
