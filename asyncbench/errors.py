@@ -8,6 +8,7 @@ one input (a config's) are one `InputErrors`, said a line each.
 
 from __future__ import annotations
 
+import collections
 import difflib
 import re
 from typing import Iterable, Sequence
@@ -77,8 +78,8 @@ def each_error(error: InputError) -> tuple[InputError, ...]:
 
 def repeated(values: Iterable[str]) -> list[str]:
     """The values given more than once, sorted: what an error about names that must be distinct names."""
-    given = list(values)
-    return sorted({value for value in given if given.count(value) > 1})
+    counts = collections.Counter(values)  # once through: a manifest's 20,000 names were 20,000 passes (list.count)
+    return sorted(value for value, count in counts.items() if count > 1)
 
 
 def closest(word: object, choices: Iterable[str]) -> str | None:

@@ -334,6 +334,12 @@ def write_outcome(results_path: str | Path, ended: int | str) -> None:
     writing.atomic_write(outcome_path(results_path), json.dumps(document) + "\n")
 
 
+class Refused(str):
+    """A failure's reason that is the outcome file's refusal, not the job's own word: the file is none a job writes,
+    so how the job ended is unknown, and what its results file says is not taken either (gather makes its cases
+    error rows with this reason, never rows of a job it counts as failed)."""
+
+
 def read_outcome(results_path: str | Path) -> tuple[bool, int | str] | None:
     """How a job ended, as its outcome file says: (True, its run's exit code) or (False, its failure's reason); None:
     it has left none (not ended, or it died before it could). A file a job would not have written (not a regular
@@ -344,14 +350,14 @@ def read_outcome(results_path: str | Path) -> tuple[bool, int | str] | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        return False, f"{path.name}: cannot be read ({exc.strerror})"
+        return False, Refused(f"{path.name}: cannot be read ({exc.strerror})")
     refused = f"{path.name}: not a job's outcome file"
     if not stat.S_ISREG(info.st_mode) or info.st_size > OUTCOME_MAX_BYTES:
-        return False, f"{refused} (a regular file of at most {OUTCOME_MAX_BYTES} bytes)"
+        return False, Refused(f"{refused} (a regular file of at most {OUTCOME_MAX_BYTES} bytes)")
     try:
         document = inputs.read_json(inputs.read_text(path, what="job's outcome file", limit_bytes=OUTCOME_MAX_BYTES))
     except (InputError, ValueError):
-        return False, f"{refused} (not JSON)"
+        return False, Refused(f"{refused} (not JSON)")
     if isinstance(document, dict) and document.keys() == {"exit_code"}:
         code = document["exit_code"]
         if type(code) is int and code in EXIT_CODES:
@@ -360,4 +366,4 @@ def read_outcome(results_path: str | Path) -> tuple[bool, int | str] | None:
         reason = document["error"]
         if isinstance(reason, str) and 0 < len(reason) <= REASON_MAX_CHARS and reason.isprintable():
             return False, reason
-    return False, f'{refused} ({{"exit_code": {EXIT_CODES.start}..{EXIT_CODES.stop - 1}}} or {{"error": one printable line}})'
+    return False, Refused(f'{refused} ({{"exit_code": {EXIT_CODES.start}..{EXIT_CODES.stop - 1}}} or {{"error": one printable line}})')

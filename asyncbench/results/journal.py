@@ -81,7 +81,9 @@ class Journal:
     def start(cls, results_path: str | Path, report: Report) -> Journal:
         """A new journal for `results_path`, its header written and synced (OSError: it cannot be written)."""
         path = path_for(results_path)
-        handle = open(path, "wb", buffering=0)  # noqa: SIM115 - held open for the run's lifetime, closed by remove()
+        # never through a link (a dangling one planted beside the output would have made a file where it points)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        handle = open(os.open(path, flags, 0o666), "wb", buffering=0)  # noqa: SIM115 - held open for the run's lifetime, closed by remove()
         try:
             _synced(handle, json.dumps({"journal": report.header_to_dict()}, allow_nan=False) + "\n")
         except BaseException:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -51,12 +52,17 @@ def read_manifest(folder: str | Path) -> Manifest:
 def _end(scheduler: Any, entry: SubmittedJob, state: Any, say: Say) -> merge.JobEnd:
     """What became of a job that ended: its results (whole, or what it finished before it was stopped) and why."""
     from asyncbench.engine.cluster import last_line
-    from asyncbench.engine.jobs import LIMIT_CODE, requeued
+    from asyncbench.engine.jobs import LIMIT_CODE, Refused, requeued
 
     ended = scheduler.outcome(entry.job_id)
     results = entry.results
     report: Report | None = None
-    if results.exists() or Path(f"{results}.journal").exists():
+    unread = next((said for said in map(_not_written_by_a_job, (results, Path(f"{results}.journal"))) if said), None)
+    if unread:
+        say(f"asyncbench: warning: job {entry.name}: its results cannot be read ({unread}); its cases are error rows")
+    elif ended is not None and isinstance(ended[1], Refused):  # its end unknown: what its results say is not taken
+        say(f"asyncbench: warning: job {entry.name}: {ended[1]}; its cases are error rows")
+    elif results.exists() or Path(f"{results}.journal").exists():
         try:
             report = reading.load_results(results)
         except InputError as exc:
@@ -74,6 +80,19 @@ def _end(scheduler: Any, entry: SubmittedJob, state: Any, say: Say) -> merge.Job
         code = f"asyncbench exited {ended[1]}" if ended is not None else "it left no results"
         reason = f"{code}: {said}" if said else code
     return merge.JobEnd(entry.name, entry.job_id, scheduler.kind, state.state, failed, reason, entry.cases, report, requeued(results))
+
+
+def _not_written_by_a_job(path: Path) -> str | None:
+    """Why `path`, a job's results file or journal, is none its job wrote (a job writes a regular file there), said
+    without opening it: a named pipe would block gathering until something wrote into it, a device never end (a
+    user-named file may be a pipe, inputs.read_text; a file in a jobs folder never is). None: a regular file, or none."""
+    try:
+        mode = path.stat().st_mode  # through a link, as the job's own writes went
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path}: cannot be read ({exc.strerror})"
+    return None if stat.S_ISREG(mode) else f"{path}: not a regular file, so none its job wrote"
 
 
 def _unlisted(submission: Manifest, started: datetime.datetime, state: Any, ended: Any) -> Any:

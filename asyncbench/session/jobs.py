@@ -120,6 +120,10 @@ def submit(request: RunRequest, the_plan: Config, options: JobOptions, say: Say)
     if warning:
         say(warning)
     planned_jobs = jobs.split(the_plan, settings.per)
+    if len(planned_jobs) > manifest.MAX_JOBS:  # its manifest would be refused by gather, as no submission's
+        raise InputError(
+            f"{len(planned_jobs)} jobs: more than a submission may have ({manifest.MAX_JOBS}); `executor: {{per: experiment}}` makes fewer"
+        )
     folder, created = _folder(options.job_dir, the_plan.name)
     ids: list[str] = []
     scheduler = None

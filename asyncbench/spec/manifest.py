@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from asyncbench import inputs
-from asyncbench.errors import InputError, repeated
+from asyncbench.errors import InputError
 from asyncbench.results.merge import PlannedCase
 from asyncbench.results.plan import ExecutorSettings
 from asyncbench.spec import executor
@@ -40,6 +40,9 @@ JOB_KEYS = frozenset({"name", "job_id", "config", "results", "cases"})
 CASE_KEYS = frozenset(field.name for field in dataclasses.fields(PlannedCase))
 #: the executors that make jobs (`here` runs in the submitting process and writes no manifest)
 JOB_EXECUTORS = ("slurm", "local")
+#: the most jobs a submission has: Slurm's controller holds 10,000 jobs by default (MaxJobCount), and a local
+#: submission runs each job as a process of its own; a manifest naming more is none asyncbench wrote
+MAX_JOBS = 100_000
 #: a job's name as `jobs.split` makes it (NNN-slug): it names files on every node
 _JOB_NAME = re.compile(r"[A-Za-z0-9_.=+-]{1,100}")
 #: a Slurm job id (4711) or a job array's task (4711_3): digits only, so no id can be read as an option by sacct
@@ -106,6 +109,8 @@ class _Reader:
 
     def __init__(self, path: Path, folder: Path):
         self.path, self.folder = path, folder
+        self.root: Path | None = None  # the folder resolved, once: not again for each of the jobs' paths
+        self.parents: dict[Path, Path] = {}  # each folder a job's path is in, resolved once (they are all in one)
 
     def error(self, key: str, message: str) -> InputError:
         return InputError(message, location=str(self.path), path=key or None)
@@ -136,12 +141,23 @@ class _Reader:
         if ".." in Path(value).parts:
             raise self.error(key, f"{value!r} climbs with '..': a submission's manifest names its files inside its jobs folder")
         try:
-            resolved = path.resolve()
+            resolved = self.resolved(path)
         except (OSError, RuntimeError, ValueError) as exc:
             raise self.error(key, f"cannot resolve {value!r}: {exc}") from None
-        if not resolved.is_relative_to(self.folder.resolve()):
+        if self.root is None:
+            self.root = self.folder.resolve()
+        if not resolved.is_relative_to(self.root):
             raise self.error(key, f"{value!r} is outside the jobs folder {self.folder}")
         return resolved
+
+    def resolved(self, path: Path) -> Path:
+        """`path` resolved as Path.resolve does, with its folder's resolution shared by every path in it: one lstat
+        for a plain file, where resolving each of a large submission's paths anew took seconds."""
+        if path.is_symlink() or path.name in ("", ".", ".."):
+            return path.resolve()
+        if path.parent not in self.parents:
+            self.parents[path.parent] = path.parent.resolve()
+        return self.parents[path.parent] / path.name
 
     def job_id(self, value: Any, key: str, kind: str) -> str:
         """A Slurm job id (or a local job's pid): digits, bounded — nothing sacct or a signal could read otherwise."""
@@ -238,16 +254,22 @@ def read(folder: str | Path) -> Manifest:
         raise reader.error("config", f"expected an object, got {_type(document['config'])}")
     if not isinstance(document["jobs"], list) or not document["jobs"]:
         raise reader.error("jobs", "expected a list of at least one job")
-    jobs = tuple(reader.job(job, f"jobs[{i}]", settings.kind) for i, job in enumerate(document["jobs"]))
-    for what in ("name", "job_id"):
-        duplicated = repeated(getattr(job, what) for job in jobs)
-        if duplicated:
-            raise reader.error("jobs", f"more than one job has the {what.replace('_', ' ')} {', '.join(duplicated)}")
+    if len(document["jobs"]) > MAX_JOBS:
+        raise reader.error("jobs", f"{len(document['jobs'])} jobs: more than any submission has (at most {MAX_JOBS})")
+    jobs: list[SubmittedJob] = []
+    seen: dict[str, set[str]] = {"name": set(), "job_id": set()}
+    for index, raw in enumerate(document["jobs"]):
+        job = reader.job(raw, f"jobs[{index}]", settings.kind)
+        for what, values in seen.items():  # said at the second of a name, not after reading thousands more
+            if getattr(job, what) in values:
+                raise reader.error("jobs", f"more than one job has the {what.replace('_', ' ')} {getattr(job, what)}")
+            values.add(getattr(job, what))
+        jobs.append(job)
     return Manifest(
         reader.text(document["name"], "name"),
         reader.created(document["created"]),
         document["config"],
         settings,
         reader.number(document["submit_s"], "submit_s"),
-        jobs,
+        tuple(jobs),
     )

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -182,10 +186,10 @@ def test_report_refuses_to_write_its_page_over_the_store(tmp_path):
     assert (tmp_path / "h.sqlite").read_bytes() == before
 
 
-def test_an_output_that_is_a_device_a_fifo_or_a_link_is_written_through_never_replaced(tmp_path):
-    """`-o /dev/null`, `--markdown /dev/stdout`: a device, a FIFO or a link is written as it is. Renaming a new file
-    over the name, as root, once turned the machine's /dev/null into a plain file that every later `> /dev/null`
-    filled (and pip then read as a constraints file)."""
+def test_an_output_that_is_a_device_or_a_fifo_is_written_through_never_replaced_and_a_link_is_replaced(tmp_path):
+    """`-o /dev/null`, `--csv FIFO`: a device or a FIFO is written as it is. Renaming a new file over the name, as
+    root, once turned the machine's /dev/null into a plain file that every later `> /dev/null` filled (and pip then
+    read as a constraints file). A link is the other way round: replaced by the output, its target left as it was."""
     import threading
 
     device = tmp_path / "null"
@@ -205,8 +209,79 @@ def test_an_output_that_is_a_device_a_fifo_or_a_link_is_written_through_never_re
     assert done.returncode == 0, done.stderr
     assert device.is_char_device()  # all three still what they were
     assert fifo.is_fifo()
-    assert (tmp_path / "link.md").is_symlink()
+    assert not (tmp_path / "link.md").is_symlink()
     assert not (tmp_path / "null.journal").exists()  # no journal beside a device
     assert taken == [taken[0]]
     assert taken[0].startswith(b"id,experiment,")  # the FIFO's reader got the CSV
-    assert "sync_async" in (tmp_path / "kept.md").read_text()  # the link's file got the markdown
+    assert "sync_async" in (tmp_path / "link.md").read_text()  # the markdown took the link's place
+    assert (tmp_path / "kept.md").read_text() == "old"  # and never went through it
+
+
+PLAN_ONE = "experiments:\n  - {workload: sync_async, backends: [numpy], devices: [cpu], params: {n_ops: 10}}\n"
+
+
+def _links(folder, *names):
+    """Each name a link to a file of its own (`NAME.target`) that holds "precious"."""
+    for name in names:
+        (folder / f"{name}.target").write_text("precious")
+        (folder / name).symlink_to(f"{name}.target")
+
+
+def _replaced(folder, *names):
+    for name in names:
+        assert not (folder / name).is_symlink(), name
+        assert (folder / name).read_text() not in ("", "precious"), name
+        assert (folder / f"{name}.target").read_text() == "precious", f"{name}: written through the link"
+
+
+def test_every_writer_replaces_an_output_that_is_a_link_and_never_writes_through_it(tmp_path):
+    """`sl/out.json -> target.txt`: `run -o`, `--markdown`, `--csv`, `merge -o` and `report -o` each overwrote
+    target.txt, keeping the link (a link planted in a shared folder, `out.json -> ~/.bashrc`, was written through).
+    Each now renames its new file over the link's own name: the link is gone, its target as it was; a dangling
+    link (its target not there) is replaced too, never followed to make a file where it points."""
+    (tmp_path / "p.yaml").write_text(PLAN_ONE)
+    _links(tmp_path, "out.json", "out.md", "out.csv")
+    (tmp_path / "dangling.json").symlink_to("nowhere/x.json")
+    for output in ("out.json", "dangling.json"):
+        done = asyncbench(
+            "run", "p.yaml", "--quick", "--no-progress", "-o", output, "--markdown", "out.md", "--csv", "out.csv", cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+    _replaced(tmp_path, "out.json", "out.md", "out.csv")
+    assert json.loads((tmp_path / "dangling.json").read_text())["results"]
+    assert not (tmp_path / "nowhere").exists()
+    shard = asyncbench("run", "p.yaml", "--quick", "--no-progress", "--shard", "1/1", "-o", "shard.json", cwd=tmp_path)
+    assert shard.returncode == 0, shard.stderr
+    _links(tmp_path, "merged.json")
+    done = asyncbench("merge", "shard.json", "-o", "merged.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    _replaced(tmp_path, "merged.json")
+    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("plotly")
+    recorded = asyncbench("record", str(quick_numpy_results(tmp_path / "r.json")), "--history", "h.sqlite", cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.stderr
+    _links(tmp_path, "page.html")
+    done = asyncbench("report", "-o", "page.html", "--history", "h.sqlite", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    _replaced(tmp_path, "page.html")
+
+
+def test_a_link_is_followed_only_where_it_is_the_systems_name_for_a_stream(tmp_path, monkeypatch):
+    """/dev/stdout, /dev/fd/1, /proc/self/fd/1 name the stream (`-o /dev/stdout > r.json` replaces r.json, as it
+    did; renamed over, /dev/stdout would have become a plain file); a link elsewhere is replaced, even one to a
+    device, and its target is never written."""
+    for name in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        assert writing.is_stream_link(Path(name)), name
+    (tmp_path / "null").symlink_to("/dev/null")
+    assert not writing.is_special(tmp_path / "null")
+    writing.check_writable(tmp_path / "null")
+    writing.atomic_write(tmp_path / "null", "results")
+    assert (tmp_path / "null").read_text() == "results"
+    assert not (tmp_path / "null").is_symlink()
+    with open(tmp_path / "redirected.json", "w") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-c", "from asyncbench.results import writing; writing.atomic_write('/dev/stdout', 'whole')"],
+            stdout=stdout, check=True,
+        )  # fmt: skip
+    assert done.returncode == 0
+    assert (tmp_path / "redirected.json").read_text() == "whole"

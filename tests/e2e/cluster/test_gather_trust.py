@@ -169,6 +169,40 @@ def test_an_outcome_file_that_is_no_jobs_is_that_jobs_failure_in_one_line_never_
     assert len(row["reason"]) < 500
 
 
+@pytest.mark.parametrize("planted", [b'{"exit_code": "rm -rf /"}', b'{"exit_code": 1e999}', b'{"exit_code": 0.0}'])
+def test_an_outcome_file_that_is_no_jobs_beside_whole_results_makes_its_cases_error_rows_never_ok_rows(tmp_path, measured, planted):
+    """Its results whole, its outcome file garbage: the job's end is unknown, so it is failed with the file's
+    refusal as the reason, and its case an error row (exit 3). gather said `1 failed`, then `1 case: 1 ok`, exit 0."""
+    (results,) = _sweep(tmp_path / "sweep", "local", [GONE_PID])
+    results.write_bytes(measured.read_bytes())
+    _outcome(results).write_bytes(planted)
+    done = asyncbench("gather", "sweep", "-o", "all.json", "--no-progress", cwd=tmp_path, timeout=60)
+    assert done.returncode == 3, done.stderr
+    _no_traceback(done)
+    (row,) = json.loads((tmp_path / "all.json").read_text())["results"]
+    assert row["status"] == "error"
+    assert "001-barrier.outcome.json: not a job's outcome file" in row["reason"], row["reason"]
+    (job,) = json.loads((tmp_path / "all.json").read_text())["environment"]["sweep"]["jobs"]
+    assert job["failed"] is True
+
+
+@pytest.mark.parametrize("which", ["results", "journal"])
+def test_a_results_file_or_journal_that_is_a_fifo_is_that_jobs_error_rows_never_a_hang(tmp_path, measured, which):
+    """A job writes a regular file there; a named pipe in its place would block gather until something wrote into
+    it (it did, until killed at 60 s): refused unopened, the job's case an error row naming it, exit 3."""
+    (results,) = _sweep(tmp_path / "sweep", "local", [GONE_PID])
+    _outcome(results).write_text('{"exit_code": 0}')
+    if which == "journal":
+        results.write_bytes(measured.read_bytes())
+    os.mkfifo(Path(f"{results}.journal") if which == "journal" else results)
+    done = asyncbench("gather", "sweep", "-o", "all.json", "--no-progress", cwd=tmp_path, timeout=30)
+    assert done.returncode == 3, done.stderr
+    _no_traceback(done)
+    assert "not a regular file, so none its job wrote); its cases are error rows" in done.stderr, done.stderr
+    (row,) = json.loads((tmp_path / "all.json").read_text())["results"]
+    assert row["status"] == "error"
+
+
 @pytest.mark.parametrize(
     ("written", "said"),
     [
