@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,12 +42,12 @@ from asyncbench.measure.census import TimedWait, timed_waits
 from asyncbench.measure.perturbation import Perturbable
 from asyncbench.results import writing
 from asyncbench.results.bound import Side
+from asyncbench.results.traces_held import BOUND_KEY, BOUND_SUFFIX, file_name
 
 ISSUE, SYNC, DONE = "asyncbench: issue", "asyncbench: sync", "asyncbench: done"
 #: the category of the ranges that mark where the host waited (`sync train.py:42 (print)`)
 SYNC_CATEGORY = "asyncbench sync"
 HARNESS_RANGES = (ISSUE, SYNC, DONE)
-SUFFIX = ".trace.json"
 #: the ranges around each delay of a traced perturbed call (`--trace` with `--bound`)
 HOST_DELAY, DEVICE_DELAY = "asyncbench: host delay", "asyncbench: device delay"
 DELAY_RANGES = {Side.HOST: HOST_DELAY, Side.DEVICE: DEVICE_DELAY}
@@ -72,9 +71,6 @@ SPIN_CHUNK_S = 100e-6
 LOOP_REPEATS = 50
 #: the category of such a range
 COLLAPSED_CATEGORY = "asyncbench collapsed"
-#: a variant's perturbed trace: its file's suffix, and its key in a result's traces (after the variant's name)
-BOUND_SUFFIX = ".bound" + SUFFIX
-BOUND_KEY = " (bound)"
 
 
 @dataclass(frozen=True)
@@ -95,11 +91,6 @@ class Traced:
     files: Mapping[str, str]
     detail: str  # "torch.profiler" / "harness ranges only: numpy has no profiler ..."
     warnings: tuple[str, ...] = ()
-
-
-def file_name(case_id: str, variant: str, suffix: str = SUFFIX) -> str:
-    """A file name from the case id and variant: `matmul[torch,cpu,size=64].matmul.trace.json`, safe on any filesystem."""
-    return re.sub(r"[^\w.,=+\[\]-]+", "_", f"{case_id}.{variant}") + suffix
 
 
 def check_directory(directory: str | Path) -> Path:
