@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +50,7 @@ from asyncbench.measure.perturbation import Perturbable
 from asyncbench.results import writing
 from asyncbench.results.bound import Side
 from asyncbench.results.model import Samples
+from asyncbench.results.traces_held import BOUND_KEY, BOUND_SUFFIX, file_name
 
 ISSUE, SYNC, DONE = "asyncbench: issue", "asyncbench: sync", "asyncbench: done"
 #: the category of the ranges that mark where the host waited (`sync train.py:42 (print)`)
@@ -58,7 +58,6 @@ SYNC_CATEGORY = "asyncbench sync"
 HARNESS_RANGES = (ISSUE, SYNC, DONE)
 #: the range of the untimed call under the profiler before the traced one (trace_sample.warm_up)
 WARM_UP = trace_sample.WARM_UP
-SUFFIX = ".trace.json"
 #: the ranges around each delay of a traced perturbed call (`--trace` with `--bound`)
 HOST_DELAY, DEVICE_DELAY = "asyncbench: host delay", "asyncbench: device delay"
 DELAY_RANGES = {Side.HOST: HOST_DELAY, Side.DEVICE: DEVICE_DELAY}
@@ -82,9 +81,6 @@ SPIN_CHUNK_S = 100e-6
 LOOP_REPEATS = 50
 #: the category of such a range
 COLLAPSED_CATEGORY = "asyncbench collapsed"
-#: a variant's perturbed trace: its file's suffix, and its key in a result's traces (after the variant's name)
-BOUND_SUFFIX = ".bound" + SUFFIX
-BOUND_KEY = " (bound)"
 
 
 @dataclass(frozen=True)
@@ -105,11 +101,6 @@ class Traced:
     files: Mapping[str, str]
     detail: str  # "torch.profiler" / "harness ranges only: numpy has no profiler ..."
     warnings: tuple[str, ...] = ()
-
-
-def file_name(case_id: str, variant: str, suffix: str = SUFFIX) -> str:
-    """A file name from the case id and variant: `matmul[torch,cpu,size=64].matmul.trace.json`, safe on any filesystem."""
-    return re.sub(r"[^\w.,=+\[\]-]+", "_", f"{case_id}.{variant}") + suffix
 
 
 def check_directory(directory: str | Path) -> Path:

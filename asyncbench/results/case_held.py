@@ -7,7 +7,9 @@ interval; a hand edit can still make a file say what no run writes, and `show` w
   forward-compatible extra keys, and a newer file is refused by its version, so an unknown key is an edit;
 - an id that names another backend, device or param value than the fields beside it (`mm[jax,cpu,size=64]` with
   `backend: torch`, or `params.size: 4096`): the id is what `compare` and the history match runs by, the fields what
-  `show` prints, so the two would tell two cases apart as one;
+  `show` prints, so the two would tell two cases apart as one; and an id that is not the one its experiment,
+  backend, device and params make (`other[numpy,cpu]` or `x` beside experiment `sync_async`), which would put its
+  numbers into another case's history series;
 - an errored or skipped case with no reason: `run` always says why a case did not measure;
 - a check's figures that are not its case's: its `value` the case's own figure (a metric's value, a clock's
   statistic), its interval one of the same rounds as the metric's stored 95% one (an interval at a higher level of
@@ -30,7 +32,8 @@ from typing import Any, Mapping, Sequence
 from asyncbench.results import check_detail, recordable, stats, step_figures, units
 from asyncbench.results.check_rule import CHECK
 from asyncbench.results.fields import At
-from asyncbench.results.model import CLOCKS, Status
+from asyncbench.results.model import CLOCKS, Settings, Status
+from asyncbench.results.plan import Experiment
 from asyncbench.results.stats import CONFIDENCE
 
 #: every key a results file's top level has held, in any schema version (schema.Report.to_dict; `shard` from 8)
@@ -88,19 +91,20 @@ def known_keys(raw: Mapping[str, Any], known: frozenset[str], at: At, needed: Se
 
 def identity_held(result: Mapping[str, Any], at: At) -> None:
     """The id is `experiment[backend,device,param=value...]` (plan.Experiment.case_id) of the fields beside it:
-    its backend and device theirs, each param it names with the value `params` holds."""
+    its backend and device theirs, each param it names with the value `params` holds, and nothing else: its
+    experiment's name, the params it names in `params`' order (those swept or off their default: which, the file
+    does not say), no other text. An id that names another case (`other[numpy,cpu]` beside experiment `sync_async`)
+    puts its numbers into that case's history series, as `compare` and the history match runs by id."""
     case_id = str(result.get("id"))
     backend, device = str(result.get("backend")), str(result.get("device"))
     params = result.get("params") or {}
     _, bracket, inside = case_id.partition("[")
-    if not bracket or not inside.endswith("]"):
-        return  # a name of its own (an older file's, a user's step): nothing to hold the fields to
-    parts = inside[:-1]
+    parts = inside[:-1] if bracket and inside.endswith("]") else ""
     said_backend, _, rest = parts.partition(",")
     said_device, _, rest = rest.partition(",")
-    if said_backend != backend:
+    if bracket and said_backend != backend:
         (at / "backend").fail(f"{backend!r}, but its id {case_id!r} names backend {said_backend!r}")
-    if said_device != device:
+    if bracket and said_device != device:
         (at / "device").fail(f"{device!r}, but its id {case_id!r} names device {said_device!r}")
     for key, value in params.items():
         said = re.search(rf"(?:^|,){re.escape(str(key))}=", parts)
@@ -109,6 +113,30 @@ def identity_held(result: Mapping[str, Any], at: At) -> None:
         shown = f"{key}={units.param(value)}"
         if not parts[said.start() :].lstrip(",").startswith(shown):
             (at / "params" / str(key)).fail(f"{value!r:.80}, but its id {case_id!r} names another {key}")
+    experiment = str(result.get("experiment"))
+    named = _named_params(case_id, f"{experiment}[{backend},{device}", params)
+    # the writer's own id of these fields, naming the params the id names (as the swept ones, the rest at default)
+    swept = {name: () for name in named}
+    written = Experiment(experiment, "", (), (), params, Settings(), sweep=swept).case_id(backend, device, params, params)
+    if case_id != written:
+        form = f"{experiment}[{backend},{device}{',key=value…' if params else ''}]"
+        (at / "id").fail(
+            f"{case_id[:120]!r} is not an id its experiment, backend, device and params make ({form[:120]!r}: those of "
+            f"its params swept or off their default, in their order): {recordable.NOT_WRITTEN}"
+        )
+
+
+def _named_params(case_id: str, head: str, params: Mapping[str, Any]) -> frozenset[str]:
+    """The params `case_id` names after `head` (`experiment[backend,device`), each as `,key=value` of `params` in
+    their order (one it does not name is passed over: at its default); the id is then compared whole."""
+    if not case_id.startswith(head):
+        return frozenset()
+    rest, named = case_id[len(head) :], set[str]()
+    for key, value in params.items():
+        shown = f",{key}={units.param(value)}"
+        if rest.startswith(shown) and rest[len(shown) : len(shown) + 1] in (",", "]"):
+            rest, named = rest[len(shown) :], named | {str(key)}
+    return frozenset(named)
 
 
 def status_held(result: Mapping[str, Any], at: At) -> None:

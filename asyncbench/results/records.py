@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any, Mapping, Sequence
 
-from asyncbench.results import case_held, fields, recordable, step_figures
+from asyncbench.results import case_held, fields, metric_names, recordable, step_figures, traces_held
 from asyncbench.results.bound import bound_from_dict, bound_to_dict
 from asyncbench.results.bound_rule import check_derived
 from asyncbench.results.bound_shape import check_bound
@@ -296,6 +296,7 @@ def check(raw: Any, at: At) -> None:
     for name, bounds in fields.optional_mapping(result.get("bounds"), at / "bounds").items():
         fields.interval(bounds, at / "bounds" / name)
         recordable.within_own_interval(metrics.get(name), bounds, at / "metrics" / name)
+    metric_names.held(result, at)  # a built-in workload's (or the step form's) metrics are those it writes
     check_steps(result, at / "params" / "steps")
     step_figures.measured(result, fields.optional_mapping(result.get("variants"), at / "variants"), at)
     step_figures.check(result, at)  # a step form's metrics are what its variants' samples give
@@ -307,6 +308,7 @@ def check(raw: Any, at: At) -> None:
     for variant, path in fields.optional_mapping(result.get("traces"), at / "traces").items():
         fields.name(variant, at / "traces" / variant)
         fields.name(path, at / "traces" / variant)
+    traces_held.check(result, at)  # each a file `--trace` wrote: one of its variants', an absolute path, its name
     for index, warning in enumerate(fields.optional_list(result.get("warnings"), at / "warnings")):
         fields.text(warning, at / "warnings" / index)
     for key in ("note", "reading", "trace_detail"):

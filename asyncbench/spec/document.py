@@ -37,6 +37,9 @@ INT_TAG = "tag:yaml.org,2002:int"
 READABLE_DIGITS = getattr(sys, "get_int_max_str_digits", lambda: 0)()
 # Collections may carry only the standard tags; anything else (!!python/...) is refused.
 PLAIN_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+# A YAML 1.1 merge key (`<<: *base`): the safe constructor merges it, but a config is converted node by node (each
+# value keeps its line), and a merged value would have the line of its anchor, not of the experiment it is read in
+MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 T = TypeVar("T")
@@ -121,6 +124,11 @@ class Document:
         if isinstance(node, yaml.MappingNode):
             result: dict[str, Any] = {}
             for key_node, value_node in node.value:
+                if key_node.tag == MERGE_TAG:
+                    self.add(
+                        "a YAML merge key (`<<`) is not supported in a config: write the keys out", path, line=key_node.start_mark.line + 1
+                    )
+                    continue
                 said = len(self.errors)
                 key = self.attempt(None, self._scalar, key_node, path)
                 if len(self.errors) > said:

@@ -262,9 +262,15 @@ def workload_of(value: Any, base_dir: Path) -> tuple[str, Workload]:
     none. The key is what experiments and cases carry (a worker loads a user's workload again by it)."""
     if isinstance(value, str) and value in BUILT_IN:
         return value, BUILT_IN[value]
+    if isinstance(value, str) and (wrong := fields.name_problem(value)):
+        # before anything is imported or run: the reference is stored in the results (config.experiments[].workload),
+        # whose readers refuse such a name (results.recordable.names_in), so a run would write a file none reads
+        raise ValueError(f"a workload reference {wrong}")
     if isinstance(value, str) and (plugins.is_reference(value) or value in plugins.plugins()):
         try:
             key = plugins.canonical(value, base_dir)
+            if wrong := fields.name_problem(key):  # the file as resolved: its folder's name too
+                raise ValueError(f"a workload reference {wrong}")
             return key, plugins.load(key)
         except InputError as exc:
             raise ValueError(exc.message) from None

@@ -188,6 +188,15 @@ RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     # identity fields the id contradicts, an error that does not say why, keys no schema writes
     "backend-not-its-id": _set(f"{R0}.backend", "torch"),
     "param-not-its-id": _set(f"{R0}.params.size", 4096),
+    # ids that name another case than their fields (whose numbers would join that case's history series)
+    "id-not-its-experiment": _set(f"{R0}.id", "other[numpy,cpu,size=256,n_iter=3]"),
+    "id-param-not-its-params": _set(f"{R0}.id", "matmul[numpy,cpu,size=256,n_iter=3,n_ops=1000]"),
+    "id-not-a-case-id": _set(f"{R0}.id", "x"),
+    # a metric matmul never writes: `show` printed it, `record` stored it, the report charted it
+    "metric-unknown": _both(_set(f"{R0}.metrics.bogus", 1.0), _set(f"{R0}.bounds.bogus", [0.5, 1.5])),
+    # a trace no `--trace` writes: a path out of the trace folder, and one without what the traces hold
+    "trace-path-outside": _both(_set(f"{R0}.traces", {"matmul": "../../../etc/passwd"}), _set(f"{R0}.trace_detail", "harness ranges only")),
+    "trace-without-detail": _set(f"{R0}.traces", {"matmul": "/tmp/traces/matmul[numpy,cpu,size=256,n_iter=3].matmul.trace.json"}),
     "error-without-reason": _set(f"{R0}.status", "error"),
     "case-key-unknown": _set(f"{R0}.verified_by", "me"),
     "top-key-unknown": _set("signed", True),
@@ -461,6 +470,8 @@ STEP: dict[str, Callable[[dict[str, Any]], None]] = {
     "step-slowdown-not-its-samples": _both(_set("results.0.metrics.slowdown_k1", 50.0), _set("results.0.bounds.slowdown_k1", [40.0, 60.0])),
     "step-time-not-its-samples": _both(_set("results.0.metrics.step_s_k0", 1.0), _set("results.0.bounds.step_s_k0", [0.5, 2.0])),
     "step-steps-negative": _set("results.0.params.steps", -20),
+    # a metric the step form never writes
+    "step-metric-unknown": _set("results.0.metrics.bogus", 1.0),
     "step-steps-float": _set("results.0.params.steps", 20.5),
     "step-steps-not-the-bound": _set("results.0.params.steps", 10),
     "verified-step-outside-its-interval": _set(f"{B0}.verified.step_s", 50.0),

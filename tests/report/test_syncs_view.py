@@ -124,7 +124,7 @@ def test_the_terminal_and_markdown_show_the_table_under_the_case():
 
 
 def test_a_run_without_a_census_shows_none():
-    plain = _wrapped(Result("c", "conversion", "conversion", "jax", "cpu", {}, OK))
+    plain = _wrapped(Result("conversion[jax,cpu]", "conversion", "conversion", "jax", "cpu", {}, OK))
     built = view.build(plain)
     assert built.experiments[0].cases[0].syncs is None
     assert "where the step waited" not in markdown.markdown(built)
@@ -164,7 +164,7 @@ def test_a_wait_of_nanoseconds_reads_the_same_live_and_from_its_file():
     waits = (1.12e-8, 6.63e-9, 3.93e-8, 1.04e-8, 1.21e-8, 9.1e-9, 1.05e-8, 2.2e-8)
     ready = census.summarize("none", [{key: [1, wait]} for wait in waits], "jax's hooks")
     timed = {"none": ok_result("c").variants["matmul"]}  # a result of status ok is of its variants (a file's reader checks)
-    live = _wrapped(Result("c", "conversion", "conversion", "jax", "cpu", {}, OK, variants=timed, syncs={"none": ready}))
+    live = _wrapped(Result("conversion[jax,cpu]", "conversion", "conversion", "jax", "cpu", {}, OK, variants=timed, syncs={"none": ready}))
     stored = Report.from_dict(json.loads(live.to_json()), "r.json")
     shown = [view.build(report).experiments[0].cases[0].syncs for report in (live, stored)]
     assert shown[0] is not None

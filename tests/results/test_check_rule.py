@@ -37,7 +37,7 @@ def _result(**metrics: float) -> Result:
         for name, samples in (("sync", SYNC_S), ("async", ASYNC_S))
     }
     result = Result(
-        "id",
+        "e[torch,cpu]",
         "e",
         "sync_async",
         "torch",

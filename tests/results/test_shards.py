@@ -186,13 +186,13 @@ def _shard_report(index: int, count: int, ids: list[str], finished: list[str] | 
 
 
 def test_a_shards_file_says_which_shard_of_which_plan_and_loads_back(tmp_path):
-    report = _shard_report(2, 4, ["m[torch,cpu,a]", "m[torch,cpu,b]"])
+    report = _shard_report(2, 4, ["m[torch,cpu,k=a]", "m[torch,cpu,k=b]"])
     path = tmp_path / "s.json"
     report.save(path)
     raw = json.loads(path.read_text())
     assert raw["schema_version"] == schema.SCHEMA_VERSION
     assert (raw["shard"]["index"], raw["shard"]["count"], raw["shard"]["plan"]) == (2, 4, PLAN)
-    assert [c["id"] for c in raw["shard"]["cases"]] == ["m[torch,cpu,a]", "m[torch,cpu,b]"]
+    assert [c["id"] for c in raw["shard"]["cases"]] == ["m[torch,cpu,k=a]", "m[torch,cpu,k=b]"]
     assert Report.load(path).shard == report.shard
     schema.check_file(raw, str(path))  # what record takes
 
@@ -208,7 +208,7 @@ def test_a_file_without_a_shard_and_a_schema_7_file_still_load(tmp_path):
 
 
 def test_a_journal_keeps_the_shard_of_a_run_that_did_not_end(tmp_path):
-    report = _shard_report(1, 2, ["m[torch,cpu,a]"])
+    report = _shard_report(1, 2, ["m[torch,cpu,k=a]"])
     kept = journal.Journal.start(str(tmp_path / "s.json"), dataclasses.replace(report, results=()))
     kept.close()
     assert journal.read(journal.path_for(tmp_path / "s.json")).report.shard == report.shard
@@ -230,7 +230,7 @@ def test_a_journal_keeps_the_shard_of_a_run_that_did_not_end(tmp_path):
     ],
 )
 def test_record_refuses_a_shard_field_that_is_none_naming_the_key(change, key, said):
-    raw = _shard_report(1, 2, ["m[torch,cpu,a]"]).to_dict()
+    raw = _shard_report(1, 2, ["m[torch,cpu,k=a]"]).to_dict()
     raw["shard"].update(change)
     with pytest.raises(InputError) as refused:
         schema.check_file(raw, "s.json")
@@ -239,7 +239,7 @@ def test_record_refuses_a_shard_field_that_is_none_naming_the_key(change, key, s
 
 
 def test_a_shard_that_is_not_an_object_is_refused_too():
-    raw = _shard_report(1, 2, ["m[torch,cpu,a]"]).to_dict()
+    raw = _shard_report(1, 2, ["m[torch,cpu,k=a]"]).to_dict()
     raw["shard"] = "1/2"
     with pytest.raises(InputError, match="shard"):
         schema.check_file(raw, "s.json")
@@ -251,13 +251,13 @@ def test_a_shard_that_is_not_an_object_is_refused_too():
 
 
 def _four():
-    return [(f"s{i}.json", _shard_report(i, 4, [f"m[torch,cpu,{i}a]", f"m[torch,cpu,{i}b]"])) for i in (3, 1, 4, 2)]
+    return [(f"s{i}.json", _shard_report(i, 4, [f"m[torch,cpu,k={i}a]", f"m[torch,cpu,k={i}b]"])) for i in (3, 1, 4, 2)]
 
 
 def test_four_shards_merge_into_one_report_in_shard_order_each_row_naming_its_machine():
     report = shards.merged(_four())
     # in plan order, as the whole plan's run has them: shard i holds the plan's cases i-1, i-1+4 (dealt out in turn)
-    assert [r.id for r in report.results] == [f"m[torch,cpu,{i}{x}]" for x in "ab" for i in (1, 2, 3, 4)]
+    assert [r.id for r in report.results] == [f"m[torch,cpu,k={i}{x}]" for x in "ab" for i in (1, 2, 3, 4)]
     assert [r.machine for r in report.results] == [f"runner-{i}" for _ in "ab" for i in (1, 2, 3, 4)]
     assert set(report.environment["machines"]) == {f"runner-{i}" for i in (1, 2, 3, 4)}
     assert report.environment["sweep"]["plan"] == PLAN
@@ -268,10 +268,10 @@ def test_four_shards_merge_into_one_report_in_shard_order_each_row_naming_its_ma
 
 def test_a_shard_cut_short_gives_an_error_row_for_each_case_it_did_not_finish():
     given = _four()
-    given[0] = ("s3.json", _shard_report(3, 4, ["m[torch,cpu,3a]", "m[torch,cpu,3b]"], finished=["m[torch,cpu,3a]"]))
+    given[0] = ("s3.json", _shard_report(3, 4, ["m[torch,cpu,k=3a]", "m[torch,cpu,k=3b]"], finished=["m[torch,cpu,k=3a]"]))
     report = shards.merged(given)
     [lost] = [r for r in report.results if r.status == ERROR]
-    assert lost.id == "m[torch,cpu,3b]"
+    assert lost.id == "m[torch,cpu,k=3b]"
     assert lost.reason.startswith("shard 3/4 ended interrupted (s3.json)")
     assert report.interrupted
 

@@ -189,7 +189,7 @@ def test_merged_reads_and_proves_the_shards_first_runs_nothing_and_records_each_
 
     proven: list[Any] = []
     monkeypatch.setattr(shard_plan, "proven", proven.append)  # the forgery checks: tests/e2e/test_merge_forgery.py
-    paths = [_shard(tmp_path, 2, 2, ["m[torch,cpu,b]"]), _shard(tmp_path, 1, 2, ["m[torch,cpu,a]"])]
+    paths = [_shard(tmp_path, 2, 2, ["m[torch,cpu,k=b]"]), _shard(tmp_path, 1, 2, ["m[torch,cpu,k=a]"])]
     place = shards.Merged(paths, RunRequest(outputs=Outputs(str(tmp_path / "all.json")), progress=False), lambda line: None)
     conclusion = place.preflight()
     assert conclusion.by_job
@@ -197,11 +197,11 @@ def test_merged_reads_and_proves_the_shards_first_runs_nothing_and_records_each_
     place.start(Saver(None, lambda line: None), contextlib.ExitStack())
     place.execute()
     report = place.collect(interrupted=False)
-    assert [r.id for r in report.results] == ["m[torch,cpu,a]", "m[torch,cpu,b]"]
+    assert [r.id for r in report.results] == ["m[torch,cpu,k=a]", "m[torch,cpu,k=b]"]
     assert [path for _, path in place.recorded(report)] == paths  # each shard under its own machine
     assert place.stopped_line(report, "") is None
     ended = shards.merge(paths, RunRequest(outputs=Outputs(str(tmp_path / "all.json")), progress=False), lambda line: None)
-    assert json.loads((tmp_path / "all.json").read_text())["results"][0]["id"] == "m[torch,cpu,a]"
+    assert json.loads((tmp_path / "all.json").read_text())["results"][0]["id"] == "m[torch,cpu,k=a]"
     assert not ended.interrupted
 
 

@@ -129,7 +129,7 @@ def test_merge_rebuilds_each_shards_readings(tmp_path, monkeypatch):
 
     monkeypatch.setattr(shard_plan, "proven", lambda ordered: None)  # the forgery checks: tests/e2e/test_merge_forgery.py
     paths = []
-    for index, case in ((1, "m[torch,cpu,a]"), (2, "m[torch,cpu,b]")):
+    for index, case in ((1, "m[torch,cpu,k=a]"), (2, "m[torch,cpu,k=b]")):
         stamp = ShardOf(index, 2, "ab" * 32, 2, (PlannedCase(case, "m", "matmul", "torch", "cpu", {}),), (index - 1,))
         row = dataclasses.replace(ok_result(case), reading=FORGED)
         report = Report.new({"name": "plan", "experiments": []}, {"hostname": f"runner-{index}"}, (row,))

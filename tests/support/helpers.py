@@ -115,11 +115,17 @@ def ok_result(case_id: str, n: int = 12) -> Result:
     """An ok matmul result on torch/cpu with `n` made-up samples (for what renders or judges results)."""
     values = tuple(1.0 + i / 100 for i in range(n))
     variant = VariantResult(Samples(values, values), stats.summarize(values), stats.summarize(values), None)
-    _, _, inside = case_id.partition("[")  # its backend and device the ones its id names, as a reader holds them
+    # its experiment, backend, device and params the ones its id names, as a reader holds them (an id is the one
+    # they make: results.case_held.identity_held)
+    experiment, _, inside = case_id.partition("[")
     backend, _, device = inside.removesuffix("]").partition(",")
-    device = device.partition(",")[0]
+    device, _, named_params = device.partition(",")
     named = backend.isidentifier() and device.replace(":", "").isalnum()
-    return Result(case_id, "m", "matmul", backend if named else "torch", device if named else "cpu", {}, OK, variants={"matmul": variant})
+    params = dict(part.partition("=")[::2] for part in named_params.split(",") if "=" in part) if named else {}
+    return Result(
+        case_id, experiment if named else "m", "matmul", backend if named else "torch", device if named else "cpu", params, OK,
+        variants={"matmul": variant},
+    )  # fmt: skip
 
 
 #: the session's first quick run's results file as it was written, and the folders given such a file: some twenty
