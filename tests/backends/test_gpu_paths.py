@@ -110,7 +110,7 @@ def _result(device: str = "cuda:0", workload: str = "matmul", metrics: dict | No
         issue_s=clocks.get("issue_s", (0.001,) * 6), done_s=clocks.get("done_s", (0.010,) * 6), device_s=clocks.get("device_s")
     )
     return Result(
-        id="t",
+        id=f"t[torch,{device}]",
         experiment="t",
         workload=workload,
         backend="torch",

@@ -94,7 +94,7 @@ def _results_file(folder: Path, run: int, slowed_s: float, seed: int) -> Path:
         level = step_s * (1 + rng.gauss(0, 0.02))
         values = tuple(level * (1 + rng.gauss(0, 0.01)) for _ in range(12))
         variant = VariantResult(Samples(values, values), stats.summarize(values), stats.summarize(values), None)
-        return Result(f"{name}[numpy,cpu]", "gate", name, "numpy", "cpu", {}, OK, variants={name: variant})
+        return Result(f"{name}[numpy,cpu]", name, name, "numpy", "cpu", {}, OK, variants={name: variant})
 
     path = folder / f"r{run}.json"
     report_of([case("flat", CLEAN_S), case("slowed", slowed_s)]).save(path)
