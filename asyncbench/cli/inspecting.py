@@ -172,7 +172,8 @@ Examples:
     "--allow-inconclusive",
     is_flag=True,
     help="With --format junit: an inconclusive check is a skipped test, not a failure, as under the gate's "
-    "--allow-inconclusive (an `ab` file keeps its own setting unless this is given). E.g. show r.json --format junit --allow-inconclusive",
+    "--allow-inconclusive (the table's closing lines of checks that fail the gate leave it out too; an `ab` file keeps its "
+    "own setting unless this is given). E.g. show r.json --format junit --allow-inconclusive",
 )
 @guard
 def show(path: str, fmt: str, plot_path: str | None, allow_inconclusive: bool) -> None:
@@ -193,9 +194,11 @@ def show(path: str, fmt: str, plot_path: str | None, allow_inconclusive: bool) -
         return
     # judged only where a format says what the gate would: a JUnit test per check, INCONCLUSIVE as allowed or not
     judged = outcome.judge(loaded, allow_inconclusive=True) if allow_inconclusive and fmt == "junit" else None
+    if fmt == "table":  # the lines `run` printed under its report: each check that fails the gate, and why
+        judged = outcome.judge(loaded, allow_inconclusive=allow_inconclusive)
     shown = view.build(loaded, None, judged)
     if fmt == "table":
-        terminal.print_report(shown, terminal.stdout_console())
+        terminal.print_report(shown, terminal.stdout_console(), shown=True)
     else:
         content = WRITERS[fmt].render(shown, "-")
         stdout(content if isinstance(content, str) else content.decode())

@@ -12,13 +12,16 @@ would otherwise be shown, recorded and reported as a gate its own numbers contra
 `held_to_its_rule` asks of a stored check what `run` guarantees of every check it writes:
 
 - its verdict is `verdict_of` its stored interval against its text's threshold (of its one measurement, where a
-  PASS or FAIL stores no interval; a check with no interval may be INCONCLUSIVE: too few rounds decide nothing);
+  PASS or FAIL stores no interval; a check with no interval may be INCONCLUSIVE: too few rounds decide nothing,
+  but a metric's or a clock's with no value either was NOT_MEASURED, and an edit to INCONCLUSIVE would let
+  --allow-inconclusive pass a gate on what was never measured);
 - the threshold its detail says it was judged against (`..., expected <= 3.00×`) is its text's, as far as the
   detail's rounding shows (units.quantity renders three significant digits).
 
 A threshold check on the bound (`slack_s[host] >= 1ms`, `slack_share`, `ceiling`) is judged from the slowdown a
 delay of its level caused against a tolerance of that delay (verdicts.bound_checks), not its interval against its
-threshold: its verdict is not held to this rule. A check on the reading (`bound == device`) states no threshold: a
+threshold: its verdict is not held to this rule here, but judged again from the file's perturbation rounds above
+results/ (session.check_held). A check on the reading (`bound == device`) states no threshold: a
 PASS or FAIL of it is held to the rounds and confidence it stores (`reading_held`): as many rounds as a reading at
 that confidence needs (verdicts.bound_checks), else it decided nothing (a file written before a reading check stored
 them, with neither, is read as it is).
@@ -111,6 +114,10 @@ def held_to_its_rule(check: Any, at: At, metrics: Collection[str], bounded: Coll
     if bounds is not None:
         judged = verdict_of(op, (float(bounds[0]), float(bounds[1])), threshold)
         said = f"its interval [{bounds[0]:g}, {bounds[1]:g}]"
+    elif verdict == Verdict.INCONCLUSIVE and value is None and (metric or quantity in CLOCKS):
+        # a metric's or a clock's check is INCONCLUSIVE of a value it has (too few rounds for an interval); of none,
+        # it was NOT_MEASURED, which fails a gate that --allow-inconclusive would let an INCONCLUSIVE through
+        (at / "verdict").fail(f"an 'inconclusive' of {quantity!r} with no value: a check of what was not measured is 'not measured'")
     elif verdict not in (Verdict.PASS, Verdict.FAIL):  # no interval: INCONCLUSIVE, or NOT_MEASURED, decides nothing
         return
     elif quantity in bounded if metric else quantity in CLOCKS and match["stat"] in (None, "median"):

@@ -12,7 +12,9 @@ lives above results/, so it is done here), and so is every fitted bound
 the resampled difference of the sides' slacks, which a file does not store, so
 the results layer can hold it only to a condition it implies; verdicts.bound.fit
 makes the bound again from its stored observations, and its slacks and costs are
-held to the refit's); files older than schema 3 get their units from the
+held to the refit's), and so is every check on the bound (session.check_held:
+judged again from the stored rounds at its stored level, an edited verdict
+refused); files older than schema 3 get their units from the
 built-in workloads too.
 """
 
@@ -31,6 +33,7 @@ from asyncbench.results.fields import At
 from asyncbench.results.model import Result
 from asyncbench.results.schema import Report
 from asyncbench.say import Say
+from asyncbench.session import check_held
 from asyncbench.verdicts import bound as fitting
 from asyncbench.verdicts import verified
 
@@ -98,7 +101,8 @@ def reverified(report: Report, source: str = "<results>") -> Report:
 def _reverified(result: Result, at: At, held: bool) -> Result:
     bounds = {name: _rebuilt(_rekinded(bound, at / "bound" / name, held), result) for name, bound in result.bound.items()}
     changed = any(bounds[name] is not bound for name, bound in result.bound.items())
-    return dataclasses.replace(result, bound=bounds) if changed else result
+    # its checks on the bound judged again from the bound's stored rounds (session.check_held), as `run` judged them
+    return check_held.rejudged(dataclasses.replace(result, bound=bounds) if changed else result, at)
 
 
 #: the readings refitted on reading: every one fitted from observations. A host- or device-bound reading's slack

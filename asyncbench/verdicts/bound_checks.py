@@ -94,7 +94,15 @@ def bound_check(expectation: Expectation, result: Result, budget: Budget | None)
         why = f"{NO_BOUND} (--bound measures step-form workloads, @asyncbench.step or -w file.py:Name: see the case's note)"
         return Check(expectation.text, NOT_MEASURED, f"cannot be evaluated: {why}")
     names = [expectation.variant] if expectation.variant else list(result.bound)
-    level = level_of(budget, share=len(names))
+    return bound_check_at(expectation, result, level_of(budget, share=len(names)))
+
+
+def bound_check_at(expectation: Expectation, result: Result, level: Level) -> Check:
+    """One bound check on `result` at `level` (its share of the run's budget): what `bound_check` judges, and what a
+    results file's stored check is judged again at, from the confidence it stores (session.check_held)."""
+    if not result.bound:
+        return bound_check(expectation, result, None)
+    names = [expectation.variant] if expectation.variant else list(result.bound)
     named = len(result.bound) > 1 or expectation.variant is not None  # the labels name the variant where it tells
     judged = [_variant_check(expectation, name, result.bound.get(name), level, named) for name in names]
     return min(judged, key=lambda check: SEVERITY.index(check.verdict))

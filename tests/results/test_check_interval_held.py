@@ -83,3 +83,14 @@ def test_checks_that_state_different_family_errors_are_refused():
         Report.from_dict(copy.deepcopy(raw), "forged.json")
     assert "results[1].checks[0].family_error" in str(refused.value)
     assert "share one" in str(refused.value)
+
+
+@pytest.mark.parametrize("index", [4, 5])  # t2_s < 1s, device_s.median < 1s: neither was measured
+def test_a_not_measured_metric_or_clock_check_edited_to_inconclusive_is_refused(index):
+    """NOT_MEASURED fails a gate; INCONCLUSIVE passes one under --allow-inconclusive: an edit from one to the other
+    of a check with no value (nothing measured) was read as it was written."""
+    raw = _raw()
+    assert raw["results"][0]["checks"][index]["verdict"] == "not measured"
+    raw["results"][0]["checks"][index]["verdict"] = "inconclusive"
+    with pytest.raises(ResultsFileError, match=rf"checks\[{index}\]\.verdict: an 'inconclusive' of .* with no value"):
+        Report.from_dict(raw, "edited.json")

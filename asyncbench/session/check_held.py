@@ -1,0 +1,115 @@
+"""A results file's checks on the bound judged again from the file's own perturbation rounds, on reading.
+
+`run` judges a check on the bound (`bound == device`, `slack_s[host] >= 1ms`, `slack_share[host] >= 20%`,
+`ceiling[host] <= 1.10`) from the stored bound's observations at the check's level (verdicts.bound_checks), and
+stores the level with it (`confidence`, `family_error`). docs/guides/bound.md promises that a results file's checks
+are judged again the same way: results.check_rule holds a plain check to its own interval, but it cannot judge a
+bound check (that needs the fit and the paired slowdowns of verdicts/, above results/), so it is done here, where
+session.reading rebuilds the file's readings. A stored check whose verdict, interval or value is not what judging it
+again gives (a verdict "inconclusive" edited to "pass" beside a detail that says the interval straddles) is refused
+(InputError naming the file and the check's key: exit 2); a genuine one is shown with the detail judging it again
+words, so what `show` prints is what the tool says of those figures.
+
+What cannot be judged again, and is shown as stored: a check that stores no level (an INCONCLUSIVE one with no
+interval, too few rounds for one: it decides nothing, and its level is not stored), and a NOT_MEASURED one with none
+(nothing was judged). A PASS or FAIL with no level is refused: it was judged at one, and without it the file's
+rounds cannot say whether they decide it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from asyncbench.results import check_rule
+from asyncbench.results.bound import SIDES
+from asyncbench.results.fields import At
+from asyncbench.results.model import Check, Expectation, Result, Status, Verdict
+from asyncbench.verdicts import bound_checks
+from asyncbench.verdicts.judging import Level
+
+#: `bound == device`, `bound[fast] == host`, `bound[variant=fast] == host`: the reading and the variant named
+_READING = re.compile(r"\s*bound\s*(?:\[(?P<variant>[^\[\]]+)\])?\s*==\s*(?P<reading>\w+)\s*")
+#: how far a re-judged interval's ends or value may lie from the stored ones: the same computation on the same
+#: numbers (order statistics of stored paired slowdowns; a reading refitted as `run` fits it), apart from the float
+#: arithmetic of another machine (session.reading's REFIT_ROUNDING_S for a time); an edit that shows moves it by more
+ROUNDING_S = 5e-9
+RELATIVE = 1e-9
+
+
+def rejudged(result: Result, at: At) -> Result:
+    """`result` with each stored check on the bound judged again from its stored bound at its stored level; InputError
+    (at the check's key) where the stored verdict, interval or value is not what that gives."""
+    if result.status != Status.OK or not result.checks:
+        return result
+    checks = tuple(_held(check, result, at / "checks" / index) for index, check in enumerate(result.checks))
+    changed = any(new is not old for new, old in zip(checks, result.checks, strict=True))
+    return dataclasses.replace(result, checks=checks) if changed else result
+
+
+def _held(check: Check, result: Result, at: At) -> Check:
+    expectation = _expectation(check.expect)
+    if expectation is None:  # not a check on the bound: results.check_rule holds it to its own interval
+        return check
+    if check.confidence is None:
+        if check.verdict in (Verdict.PASS, Verdict.FAIL):
+            (at / "confidence").fail(
+                f"a {str(check.verdict)!r} of {check.expect!r} with no confidence: it is judged at one from the stored "
+                "perturbation rounds, and without it they cannot say whether they decide it"
+            )
+        return check  # INCONCLUSIVE for want of an interval, or NOT_MEASURED: nothing decided, its level not stored
+    again = bound_checks.bound_check_at(expectation, result, Level(check.confidence, check.family_error))
+    if again.verdict != check.verdict:
+        (at / "verdict").fail(
+            f"{str(check.verdict)!r} is not what {check.expect!r} judged again from the file's own perturbation rounds "
+            f"at its {check.confidence:.6g} confidence gives ({str(again.verdict)!r})"
+        )
+    if not _close(check.bounds, again.bounds) or not _close(_one(check.value), _one(again.value)):
+        key = "bounds" if not _close(check.bounds, again.bounds) else "value"
+        (at / key).fail(
+            f"{check.expect!r}: its {key} are not what judging it again from the file's own perturbation rounds gives "
+            f"({again.bounds if key == 'bounds' else again.value})"
+        )
+    if check.rounds is not None and again.rounds is not None and check.rounds != again.rounds:
+        (at / "rounds").fail(f"{check.rounds} rounds: the file's bound holds {again.rounds} for {check.expect!r}")
+    return check if again.detail == check.detail else dataclasses.replace(check, detail=again.detail)
+
+
+def _one(value: float | None) -> tuple[float, float] | None:
+    return None if value is None else (value, value)
+
+
+def _close(stored: tuple[float, float] | None, again: tuple[float, float] | None) -> bool:
+    if stored is None or again is None:
+        return stored is None and again is None
+    return all(abs(a - b) <= ROUNDING_S + RELATIVE * abs(b) for a, b in zip(stored, again, strict=True))
+
+
+def _expectation(text: str) -> Expectation | None:
+    """A stored check's text as spec.expect parsed it when `run` judged it, where it is a check on the bound (None:
+    any other check). The file's text was held to the grammar when it was run; one that no longer reads as a bound
+    check is none (results.check_rule holds it as a threshold check)."""
+    reading = _READING.fullmatch(text)
+    if reading is not None:
+        variant = reading["variant"]
+        named = None if variant is None else variant.strip().removeprefix("variant=").strip()
+        return Expectation(text=text.strip(), quantity=bound_checks.READING, op="==", threshold=0.0, variant=named, at=reading["reading"])
+    match = check_rule.CHECK.fullmatch(text)
+    if match is None or match["quantity"] not in check_rule.JUDGED_BY_THEIR_DELAY or match["stat"] is not None:
+        return None
+    side, variant = None, None
+    for part in (match["variant"] or "").split(",") if match["variant"] is not None else ():
+        label, _, named = part.partition("=") if "=" in part else ("", "", part)
+        label, named = label.strip(), named.strip()
+        if label == "side" or (not label and named in SIDES):
+            side = named
+        else:
+            variant = named
+    if match["quantity"] == bound_checks.CEILING:
+        side = side or "host"
+    if side is None:
+        return None
+    quantity = match["quantity"]
+    return Expectation(
+        text=text.strip(), quantity=quantity, op=match["op"], threshold=check_rule.threshold_of(match), variant=variant, at=side
+    )

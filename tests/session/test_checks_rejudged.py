@@ -1,0 +1,126 @@
+"""A results file's checks on the bound are judged again from its own perturbation rounds on reading
+(session.check_held): a trial's `slack_s[host] >= 1ms` edited from "inconclusive" to "pass" (its detail still saying
+the interval straddles), `bound == device` edited to "fail" beside a DEVICE-BOUND reading, and a ceiling check edited
+to "pass" with new bounds were shown, counted and written to JUnit as the file said. A genuine file reads as it was
+written; a check whose level is not stored, and so cannot be judged again, is shown as stored unless it claims a
+PASS or FAIL."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from asyncbench.errors import InputError
+from asyncbench.results import budget
+from asyncbench.results.model import Result, Verdict
+from asyncbench.results.schema import Report
+from asyncbench.session import reading
+from asyncbench.spec import expect
+from asyncbench.verdicts import checks
+from tests.support.bounds import result_with
+from tests.support.cli import invoke
+from tests.support.helpers import report_of
+from tests.verdicts.test_bound_levels import WORKLOAD, _planted
+
+TEXTS = ("bound == device", "slack_s[host] >= 200us", "slack_s[host] >= 0.8ms", "ceiling[host] <= 1.10")
+
+
+def _written() -> Result:
+    """A device-bound step whose checks `run` judged at their share of a run's budget."""
+    result = result_with(_planted(0.6, 1.0, (0.2, 0.8, 1 - 1 / 1.1)))
+    shared = budget.Budget(budget.FAMILY_ERROR, len(TEXTS), 10, 100)
+    judged = checks.evaluate(tuple(expect.parse(text, WORKLOAD) for text in TEXTS), result, shared)
+    return dataclasses.replace(result, checks=judged)
+
+
+def _read(raw: dict[str, Any]) -> Report:
+    return reading.reverified(Report.from_dict(raw, "edited.json"), "edited.json")
+
+
+def _raw() -> dict[str, Any]:
+    return json.loads(report_of([_written()]).to_json())
+
+
+def test_a_genuine_files_checks_read_back_as_run_judged_them():
+    written = _written()
+    assert [c.verdict for c in written.checks] == [Verdict.PASS, Verdict.INCONCLUSIVE, Verdict.FAIL, Verdict.PASS]
+    (result,) = _read(_raw()).results
+    assert result.checks == written.checks
+
+
+@pytest.mark.parametrize(
+    "index, edited",
+    [
+        (0, {"verdict": "fail"}),  # `bound == device` beside a DEVICE-BOUND reading
+        (1, {"verdict": "pass"}),  # the trial's: its interval straddles the tolerance
+        (2, {"verdict": "pass"}),  # its interval wholly above the tolerance of the delay
+        (3, {"verdict": "fail"}),
+    ],
+)
+def test_an_edited_verdict_of_a_bound_check_is_refused(index, edited):
+    raw = _raw()
+    raw["results"][0]["checks"][index].update(edited)
+    with pytest.raises(InputError, match=rf"checks\[{index}\]\.verdict: .* judged again from the file's own perturbation rounds"):
+        _read(raw)
+
+
+def test_an_edited_interval_of_a_bound_check_is_refused():
+    raw = _raw()
+    check = raw["results"][0]["checks"][3]
+    check["bounds"] = [0.0, 1e-05]
+    check["value"] = 5e-06
+    with pytest.raises(InputError, match=r"checks\[3\]\.bounds"):
+        _read(raw)
+
+
+def test_an_edited_detail_is_shown_in_the_tools_words():
+    raw = _raw()
+    raw["results"][0]["checks"][1]["detail"] = "slack_s[host]: all fine"
+    (result,) = _read(raw).results
+    assert result.checks == _written().checks
+
+
+def test_a_pass_with_no_level_cannot_be_judged_again_and_is_refused_an_inconclusive_one_is_shown():
+    raw = _raw()
+    raw["results"][0]["checks"][3]["confidence"] = None
+    with pytest.raises(InputError, match=r"checks\[3\]\.confidence"):
+        _read(raw)
+    raw = _raw()
+    check = raw["results"][0]["checks"][1]
+    check.update(verdict="inconclusive", confidence=None, bounds=None, detail="slack_s[host]: too few rounds")
+    (result,) = _read(raw).results
+    assert result.checks[1].verdict == Verdict.INCONCLUSIVE
+
+
+def _saved(raw: dict[str, Any], tmp_path: Path) -> Path:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def test_show_refuses_the_trials_edit_in_one_line_and_exits_2(tmp_path):
+    raw = _raw()
+    raw["results"][0]["checks"][1]["verdict"] = "pass"
+    for fmt in ("table", "junit"):
+        shown = invoke("show", str(_saved(raw, tmp_path)), "--format", fmt)
+        assert shown.exit_code == 2, shown.output
+        assert "checks[1].verdict" in shown.output
+        assert "passed" not in shown.output
+
+
+def test_show_prints_what_run_printed_under_its_report_each_check_that_fails_the_gate(tmp_path):
+    """`run` ended with a line per check short of a pass and the reasons for its exit code; `show` printed only the
+    counts there ("3 checks: 1 passed, 2 inconclusive")."""
+    shown = invoke("show", str(_saved(_raw(), tmp_path)))
+    assert shown.exit_code == 0, shown.output
+    tail = shown.output.rpartition("4 checks:")[2]
+    assert "? m[torch,cpu]: slack_s[host] >= 200us — slack_s[host]:" in tail
+    assert "✗ m[torch,cpu]: slack_s[host] >= 0.8ms — slack_s[host]:" in tail
+    assert "a gate on these checks exits 1 because:" in tail
+    allowed = invoke("show", str(_saved(_raw(), tmp_path)), "--allow-inconclusive").output.rpartition("4 checks:")[2]
+    assert "slack_s[host] >= 200us" not in allowed
+    assert "slack_s[host] >= 0.8ms" in allowed
