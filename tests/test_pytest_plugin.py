@@ -4,6 +4,7 @@ test's calls their options, `--asyncbench-max-time` bounds each measurement; imp
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import subprocess
 import sys
@@ -162,3 +163,33 @@ def test_a_bad_expect_unit_fails_once_not_chained_to_itself(pytester):
     # the failure's line, once in its report (the short summary's copy, whole or cut at the terminal's width, aside)
     report = said.split("short test summary info")[0]
     assert report.count("unit 'parsec' does not fit done_s") == 1, said
+
+
+def test_a_bound_check_a_synchronous_step_cannot_have_is_refused_before_measuring(monkeypatch):
+    """A trial: `expect=["bound == device"]` on a numpy step measured the whole case, then failed NOT MEASURED
+    ("synchronous: the host is the device"), where `validate` refuses the same check up front: so does the fixture."""
+    from asyncbench.session import python_face
+
+    def measured(*args, **kwargs):
+        raise AssertionError("the case was measured")
+
+    monkeypatch.setattr(python_face, "run_plan", measured)
+    with pytest.raises(pytest.fail.Exception) as failed:
+        pytest_plugin.Bench(0.1, {})(lambda: sum(range(10)), backend="numpy", expect=["bound == device"])
+    said = str(failed.value)
+    assert said.startswith("asyncbench: expect: 'bound == device' is a check on what bounds the step, and numpy on cpu runs synchronously")
+    assert "a run would say 'not measured'" in said
+
+
+def test_a_measurement_s_bound_is_its_variant_s():
+    """`result.bound`: what bounds the measured variant's step (the guide's attribute), None where nothing asked."""
+    from asyncbench.session.step_measurement import Measurement
+    from tests.support.bounds import device_bound
+    from tests.support.helpers import ok_result
+
+    plain = ok_result("m[torch,cpu]")
+    [timed] = plain.variants.values()
+    made = device_bound("sync_every=0")
+    bounded = Measurement(result=dataclasses.replace(plain, bound={"sync_every=0": made}), steps=20, variants={"sync_every=0": timed})
+    assert bounded.bound is made
+    assert Measurement(result=plain, steps=20, variants={"sync_every=0": timed}).bound is None

@@ -99,10 +99,11 @@ def share(fit: SideBound, step_s: float) -> str:
     return units.percent(fit.slack_s / step_s)
 
 
-def cost(fit: SideBound) -> str:
+def cost(fit: SideBound, step_s: float) -> str:
     """The cost past the slack with its interval ('0.98 [0.93–1.04]', two decimals: 1.00 is one bottleneck); '–'
-    where nothing was seen past the slack."""
-    if fitting.reaches_top(fit):
+    where nothing was seen past the slack, or where the slack was held at the step (`step_s`, the bound's:
+    fitting.held_at_step), whose cost past was not measured (the line under the table says so)."""
+    if fitting.reaches_top(fit) or fitting.held_at_step(fit, step_s):
         return units.NO_VALUE
     if fit.cost_past_ci is None:
         return f"{fit.cost_past:.2f} ±?"
@@ -143,7 +144,7 @@ def _rows(bound: Bound) -> list[tuple[str, ...]]:
                 READING[bound.bound] if first else "",
                 str(fit.side),
                 f"{slack(fit)} ({share(fit, bound.step_s)})",
-                cost(fit),
+                cost(fit, bound.step_s),
                 (f"≤ {ceiling(bound)}" if ceiling(bound) != units.NO_VALUE else units.NO_VALUE) if first else "",
             )
         )
@@ -254,9 +255,13 @@ def _summary(bound: Bound, census: Census | None, timed: VariantResult | None = 
     if bound.bound == BoundKind.INCONCLUSIVE and unbounded(bound) and device is not None:  # the others' reading says it
         lines.append(f"{bound.variant}: {NO_CEILING} ({slack(device)} of the {units.seconds(bound.step_s)} step)")
     for fit in bound.sides:
-        said = fitting.cost_reading(fit)
-        if said is not None:
-            lines.append(f"{bound.variant}: past the {fit.side}'s slack each second of delay costs the step {cost(fit)}: {said}")
+        said = fitting.cost_reading(fit, bound.step_s)
+        if said == fitting.NOT_PAST:
+            lines.append(f"{bound.variant}: the cost past the {fit.side}'s slack: {said}")
+        elif said is not None:
+            lines.append(
+                f"{bound.variant}: past the {fit.side}'s slack each second of delay costs the step {cost(fit, bound.step_s)}: {said}"
+            )
     waits = _waits(bound, census)
     if waits is not None:
         lines.append(f"{bound.variant}: {waits}")

@@ -172,6 +172,7 @@ def experiment(
     from asyncbench.results.model import Expectation
     from asyncbench.results.plan import Experiment
     from asyncbench.spec import expect as checks
+    from asyncbench.spec.checks import bound_checks_of
     from asyncbench.spec.schema import backend_name, coerce_param, device_spec
 
     for option, values, check in (("backend", backends, backend_name), ("device", devices, device_spec)):
@@ -202,6 +203,14 @@ def experiment(
             parsed.append(text if isinstance(text, Expectation) else checks.parse(text, workload))
         except ValueError as exc:
             raise InputError(f"expect: {exc}") from None
+    # a check on what bounds the step that no case here can perturb (a synchronous backend, one step a sample, no step
+    # form) is refused before anything is measured, in validate's words (spec.checks): a test measured the whole case,
+    # then failed NOT MEASURED ("synchronous: the host is the device") on `bound == device` of a numpy step
+    unmeasured = bound_checks_of(workload, backends, devices, [resolved.get("steps")])
+    for asked in parsed:
+        why = unmeasured(asked)
+        if why is not None:
+            raise InputError(f"expect: {why}")
     return Experiment(
         name=workload.name,
         workload=key,

@@ -42,6 +42,7 @@ from asyncbench.results import units
 from asyncbench.results.model import CLOCKS, Check, Result, Stats, Status
 
 if TYPE_CHECKING:
+    from asyncbench.results.bound import Bound
     from asyncbench.results.model import Expectation, VariantResult
     from asyncbench.workloads.base import Workload
 
@@ -93,6 +94,13 @@ class Measurement:
     def device_s(self) -> Stats | None:
         """The device's own time for one step (None where the backend has no device timer: numpy, a CPU)."""
         return self.variants[self.variant].device_s
+
+    @property
+    def bound(self) -> Bound | None:
+        """What bounds the step of `variant` (results.bound.Bound: its reading `.bound`, each side's slack in
+        `.sides`, the `.ceiling`), measured where a check on it (`bound == device`, `slack_s[host] >= 1ms`) asked
+        for perturbation rounds; None where none did. The same as `result.bound[variant]`."""
+        return self.result.bound.get(self.variant)
 
     @property
     def metrics(self) -> Mapping[str, float | None]:

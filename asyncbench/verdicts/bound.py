@@ -34,10 +34,12 @@ from typing import TYPE_CHECKING, Any, Sequence
 from asyncbench.results import bound_rule, stats, units
 from asyncbench.results.bound import SIDES, Bound, BoundKind, Perturbed, Side, SideBound, as_stored
 from asyncbench.verdicts.bound_readings import NO_KNEE as NO_KNEE
+from asyncbench.verdicts.bound_readings import NOT_PAST as NOT_PAST
 from asyncbench.verdicts.bound_readings import ONE_BOTTLENECK as ONE_BOTTLENECK
 from asyncbench.verdicts.bound_readings import TOP_OF_LEVELS as TOP_OF_LEVELS
 from asyncbench.verdicts.bound_readings import at_least_top as at_least_top
 from asyncbench.verdicts.bound_readings import cost_reading as cost_reading
+from asyncbench.verdicts.bound_readings import held_at_step as held_at_step
 from asyncbench.verdicts.bound_readings import no_ceiling as no_ceiling
 from asyncbench.verdicts.bound_readings import reaches_top as reaches_top
 from asyncbench.verdicts.bound_readings import unbounded as unbounded

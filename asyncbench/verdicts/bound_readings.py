@@ -19,6 +19,13 @@ NO_KNEE = (
     "grows, which a hinge, flat then rising, fits only with its knee at 0); the slack of 0 says no delay was free, not "
     "that this side alone sets the pace (that would cost the whole delay)"
 )
+#: what is said of the cost past a slack held at the step (`held_at_step`) in place of a figure: the fit's knee lay
+#: past the step, so its slope is of delays beyond that knee (0 where the step never slowed, leaving only the share
+#: every delay shows: a trial printed 0.05 [0.05–0.34], 1/steps, and called it "partial overlap"), not past the step
+NOT_PAST = "not measured: no level past the knee (the slack fit past the step and is held at it)"
+#: how close to the step a stored slack lies where the fit held it there: the slack is the step itself, both stored
+#: to the nanosecond (results.bound_held's refit takes the same share as held)
+HELD_SHARE = 1 - 1e-6
 #: a slack within this share of the largest delay injected reaches the top of the levels: it is at least that much,
 #: and nothing was seen past it (no cost past it to speak of)
 TOP_OF_LEVELS = 0.98
@@ -66,7 +73,13 @@ def at_least_top(side: SideBound) -> bool:
     return low >= TOP_OF_LEVELS * max(side.levels_s)
 
 
-def cost_reading(side: SideBound) -> str | None:
+def held_at_step(side: SideBound, step_s: float) -> bool:
+    """Whether the side's slack was held at the step (verdicts.bound: a knee at or past the step, which a slack cannot
+    exceed): its cost past is then not measured (NOT_PAST), whatever figure the fit stored beside it."""
+    return step_s > 0 and side.slack_s >= HELD_SHARE * step_s
+
+
+def cost_reading(side: SideBound, step_s: float) -> str | None:
     """What the cost past the slack says where its interval excludes 1 (one bottleneck): 'the delay hurts something
     else too' (wholly above), 'partial overlap' (wholly below); None otherwise, without an interval, or where nothing
     was seen past the slack. The guide promised both phrases where the interval is clear of 1, and a margin of 0.15
@@ -76,7 +89,12 @@ def cost_reading(side: SideBound) -> str | None:
     the first delay, by a share of each, at every level. Every resample puts the knee at 0 where the slowdown
     flattens as the delay grows (concave, as a device delay on cores the host shares gave): a hinge is flat then
     rising, and any knee above 0 leaves the steepest part of the curve flat. Not because that side alone sets the
-    pace past a slack of 0, which would cost the whole delay (1). It says so (NO_KNEE), not 'partial overlap'."""
+    pace past a slack of 0, which would cost the whole delay (1). It says so (NO_KNEE), not 'partial overlap'.
+
+    A slack held at the step (`held_at_step`, of `step_s`: the bound's) has no cost past it measured: NOT_PAST, never
+    a figure's words."""
+    if held_at_step(side, step_s) and not reaches_top(side):
+        return NOT_PAST
     if side.cost_past_ci is None or reaches_top(side):
         return None
     low, high = side.cost_past_ci

@@ -110,6 +110,30 @@ def test_a_slack_beyond_every_level_is_at_least_the_largest_and_has_no_cost_past
     assert shown.notes == ("no device delay",)
 
 
+def test_a_slack_held_at_the_step_shows_no_cost_past_it_in_any_writer():
+    """The trial's `-b jax -d cpu --bound-verify jit`: a device slack held at the 324 µs step (its knee fit at
+    5.63 ms) printed a cost past of "0.05 [0.05–0.34]" (1/steps: no slope, the always-showing share added back) and
+    "partial overlap". No level past the knee was measured: the cell is '–', the line says not measured."""
+    step_s = 0.000324
+    device = SideBound(Side.DEVICE, step_s, (0.0, step_s), 0.05, (0.05, 0.34), (0.0003, 0.001, 0.003, 0.00563))
+    held = dataclasses.replace(device_bound(), step_s=step_s, sides=(device,), ceiling=None, ceiling_ci=None, note=None)
+    shown = _view(held)
+    (row,) = shown.rows
+    assert row[3] == "–"
+    said = f"matmul: the cost past the device's slack: {bound.fitting.NOT_PAST}"
+    assert said in shown.summary
+    assert not any("partial overlap" in line or "0.05" in line for line in shown.summary)
+    assert "not measured: no level past the knee" in bound.fitting.NOT_PAST
+    lines = "\n".join(markdown.bound_lines(shown))
+    assert bound.fitting.NOT_PAST in lines
+    assert "0.05" not in lines
+    console = Console(file=io.StringIO(), width=200)
+    terminal.print_bound(console, shown)
+    printed = console.file.getvalue()
+    assert "not measured: no level past the knee" in printed
+    assert "partial overlap" not in printed
+
+
 def test_a_slack_at_the_top_whose_interval_reaches_lower_is_not_said_to_be_at_least_the_top():
     """JAX on a 2-core CPU: '≥ 5.53 ms (≥ 69%)' beside a stored interval of [0, 8.02 ms]: the estimate reached the
     largest delay injected, its interval reached 0, so "at least" anything above 0 is not what the data say."""
@@ -328,8 +352,13 @@ def test_no_ceiling_is_said_one_way_whether_the_device_slacks_estimate_or_its_in
         assert one.rows[1][2] == "~0 [≤ 1.00 ms] (≤ 100%)", one.rows
         assert f"a: {bound.NO_CEILING} (~0 [≤ 1.00 ms] of the 1.00 ms step)" in one.summary, one.summary
         assert not any("no upper bound" in line for line in (*one.summary, *one.notes))
-    assert shown[0].rows == shown[1].rows
-    assert shown[0].summary == shown[1].summary
+    # the same but for the cost past: an estimate at the step is a slack held there, whose cost past is not measured
+    assert [row[:3] + row[4:] for row in shown[0].rows] == [row[:3] + row[4:] for row in shown[1].rows]
+    assert shown[1].rows[1][3] == "–"
+    cost_lines = ["a: past the device's slack each second of delay costs the step 0.60 [0.50–0.70]: partial overlap"]
+    assert [line for line in shown[0].summary if line not in cost_lines] == [
+        line for line in shown[1].summary if line != f"a: the cost past the device's slack: {bound.fitting.NOT_PAST}"
+    ]
     host_read = dataclasses.replace(interval_reaches, bound=BoundKind.HOST)
     assert bound.NO_CEILING in _view(host_read).summary[0]
     built = view.build(report_of([result_with(interval_reaches)]))

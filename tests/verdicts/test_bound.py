@@ -184,14 +184,15 @@ def test_the_cost_past_the_slack_is_read_only_where_its_interval_is_clear_of_one
     fitted = _fit(planted(1.0, 0.6, cost=cost)[0])
     host = _side(fitted, Side.HOST)
     assert host.cost_past == pytest.approx(cost, rel=0.1)
-    assert bound.cost_reading(host) == said
+    assert bound.cost_reading(host, fitted.step_s) == said
 
 
 def test_a_slack_beyond_every_level_is_at_least_the_largest_and_has_no_cost_read():
     observations, _ = planted(1.0, 1.0, slack={Side.HOST: 0.0, Side.DEVICE: 2.0 * STEP_S}, cost=0.3)
-    device = _side(_fit(observations), Side.DEVICE)
+    fitted = _fit(observations)
+    device = _side(fitted, Side.DEVICE)
     assert bound.reaches_top(device)
-    assert bound.cost_reading(device) is None
+    assert bound.cost_reading(device, fitted.step_s) is None
     assert not bound.reaches_top(_side(_fit(planted(1.0, 0.6)[0]), Side.DEVICE))
 
 
@@ -306,6 +307,27 @@ def test_a_knee_past_the_step_is_held_at_the_step_and_said():
     assert "no ceiling measured here" not in fitted.note  # the reading's line says it from the numbers (report.bound)
 
 
+def test_a_slack_held_at_the_step_has_no_cost_past_it_measured():
+    """The trial's JAX step whose device never slowed within levels far past the step (a knee at 5.63 ms of a
+    324 µs step): the slope past that knee is 0, and the share every delay shows (1/steps) added back printed
+    "0.05 [0.05–0.34]: partial overlap". Held at the step, the cost past it is not measured, and says so."""
+    rng = random.Random(1)
+    observations = []
+    for r in range(30):
+        a = STEP_S * (1 + rng.gauss(0, 0.02))
+        observations.append(Perturbed(r, None, 0.0, 0.0, a))
+        for level in (2.0, 5.0, 10.0, 17.0):
+            d = level * STEP_S
+            observations.append(Perturbed(r, Side.HOST, d, d, a + d))
+            observations.append(Perturbed(r, Side.DEVICE, d, d, a + d / STEPS + rng.gauss(0, 0.02 * STEP_S)))
+    fitted = _fit(observations)
+    device = _side(fitted, Side.DEVICE)
+    assert device.slack_s == pytest.approx(fitted.step_s)
+    assert bound.held_at_step(device, fitted.step_s)
+    assert bound.cost_reading(device, fitted.step_s) == bound.NOT_PAST
+    assert not bound.held_at_step(_side(fitted, Side.HOST), fitted.step_s)
+
+
 def test_the_ceilings_interval_is_the_image_of_the_device_slacks_interval_under_the_tables_step():
     # a percentile of each resample's own step / (step − slack) printed ≤ 1.00× [1.00–2.82] beside a slack ≤ 577 µs
     # of a 955 µs step, whose image is 2.53×: the interval now recomputes from what the table prints
@@ -328,7 +350,7 @@ def test_the_cost_past_is_read_wherever_its_interval_excludes_one(ci, said):
     """A JAX run showed device 0.67 [0.42–0.94] and host 1.13 [1.05–1.20] and neither phrase the guide promised
     for a cost clearly off 1: a margin of 0.15 kept them off."""
     side = SideBound(Side.HOST, 0.0002, (0.0001, 0.0003), sum(ci) / 2, ci, (0.0001, 0.0005, 0.001))
-    assert bound.cost_reading(side) == said
+    assert bound.cost_reading(side, 0.001) == said
 
 
 def test_a_slack_of_zero_throughout_beside_a_partial_cost_says_there_is_no_knee():
@@ -343,8 +365,9 @@ def test_a_slack_of_zero_throughout_beside_a_partial_cost_says_there_is_no_knee(
             d = level * STEP_S * (1 + abs(rng.gauss(0, 0.03)))
             slowed = 0.9 * min(d, 0.3 * STEP_S) + 0.45 * max(0.0, d - 0.3 * STEP_S)  # concave: no knee at all
             observations.append(Perturbed(r, Side.DEVICE, level * STEP_S, d, a + d / STEPS + slowed + rng.gauss(0, 0.01 * STEP_S)))
-    device = _side(_fit(observations), Side.DEVICE)
+    fitted = _fit(observations)
+    device = _side(fitted, Side.DEVICE)
     assert device.slack_ci_s == (0.0, 0.0)
     assert device.cost_past_ci is not None
     assert device.cost_past_ci[1] < 1
-    assert bound.cost_reading(device) == bound.NO_KNEE
+    assert bound.cost_reading(device, fitted.step_s) == bound.NO_KNEE

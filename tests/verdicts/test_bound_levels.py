@@ -11,7 +11,7 @@ import json
 import pytest
 
 from asyncbench.engine.runner import RunOptions
-from asyncbench.results import budget, stats
+from asyncbench.results import budget, stats, units
 from asyncbench.results.bound import Injection, Perturbed, Side, bound_from_dict, bound_to_dict
 from asyncbench.results.bound_shape import check_bound
 from asyncbench.results.fields import At
@@ -113,7 +113,10 @@ def test_a_level_that_was_not_injected_is_not_measured_and_says_why():
     assert "no sample of a host delay of 300 µs was taken" in check.detail
     past = _judge("slack_s[host] >= 5ms", swept)  # five steps: a side's slack lies within the step
     assert past.verdict == Verdict.NOT_MEASURED
-    assert "is more than 2× the step" in past.detail
+    # scale_s named as what it is: the step the levels were set from, not the table's step nor the timed one
+    assert (
+        f"is more than 2× the step the levels were set from ({units.quantity(swept.scale_s, 's')}, probed before the rounds)" in past.detail
+    )
     unscaled = dataclasses.replace(_planted(0.6, 1.0, (0.3,)), scale_s=None)  # a file from before the levels were
     check = _judge("slack_share[host] >= 30%", unscaled)
     assert check.verdict == Verdict.NOT_MEASURED
