@@ -12,7 +12,8 @@ its head column with (report.paired.PAIRED_KEY, `other_moments`), so that the tw
 
 from __future__ import annotations
 
-from typing import Mapping
+import math
+from typing import Mapping, Sequence
 
 from asyncbench.results import units
 from asyncbench.results.model import Result
@@ -42,13 +43,51 @@ def medians_ratio(result: Result, over: str, under: str) -> float | None:
 def apart(result: Result, ratios: Mapping[str, tuple[str, str]]) -> str:
     """One line saying which of `ratios` (metric -> its numerator's and denominator's variants) have a medians' ratio
     outside their paired interval, and why that is no contradiction; '' where none has (or none has an interval)."""
-    outside = []
-    for metric, (over, under) in ratios.items():
-        bounds, own = result.bounds.get(metric), medians_ratio(result, over, under)
-        if bounds is None or own is None or bounds[0] <= own <= bounds[1]:
-            continue
-        low, high = units.ratio_end(bounds[0]), units.ratio_end(bounds[1])
-        outside.append(f"{over} / {under} medians give {units.ratio(own)}, outside {metric}'s paired [{low}–{high}]")
-    if not outside:
+    clauses = (
+        outside(result, metric, medians_ratio(result, over, under), f"{over} / {under} medians give")
+        for metric, (over, under) in ratios.items()
+    )
+    return why_apart([clause for clause in clauses if clause])
+
+
+def outside(result: Result, metric: str, own: float | None, said: str, unit: str = "x") -> str:
+    """'<said> <own>, outside <metric>'s paired [low–high]' where `own` (a figure the medians beside `metric` give,
+    in `metric`'s `unit`: "x" or "%") lies outside `metric`'s interval; '' where it lies inside or either is absent.
+    `own` gets the digits that show it outside (units.off_boundary): 0.909 beside an end of 0.912 reads 0.909, never
+    the '0.91' its end reads too."""
+    bounds = result.bounds.get(metric)
+    if bounds is None or own is None or bounds[0] <= own <= bounds[1]:
         return ""
-    return f"{'; '.join(outside)}: each median {other_moments('the other')}; judge by the paired figure (each round's own ratio)"
+    low, high = (_end(end, unit) for end in bounds)
+    shown = _past(own, low if own < bounds[0] else high, unit)
+    return f"{said} {shown}, outside {metric}'s paired [{low}–{high}]"
+
+
+def why_apart(clauses: Sequence[str], paired: str = "each round's own ratio") -> str:
+    """`outside`'s clauses joined, with why medians may part from a paired figure (`paired`: what that figure is of);
+    '' where there are none."""
+    if not clauses:
+        return ""
+    return f"{'; '.join(clauses)}: each median {other_moments('the other')}; judge by the paired figure ({paired})"
+
+
+def _end(value: float, unit: str) -> str:
+    """An interval's end as `outside` prints it: a ratio's three figures (units.ratio_end), a percentage's number."""
+    return units.ratio_end(value) if unit == "x" else units.quantity(value, unit).removesuffix(unit)
+
+
+def _past(own: float, end: str, unit: str) -> str:
+    """`own` in `unit`, with at least as many decimals as `end` (the printed interval's end it lies past), more
+    (units.off_boundary) where those would still print it as `end`: '0.909×' beside an end of '0.91' or '0.912'."""
+    suffix = "×" if unit == "x" else unit
+    text = units.ratio(own) if unit == "x" else units.quantity(own, unit)
+    number, scale = text.removesuffix(suffix).replace(units.MINUS, "-"), 100 if unit == "%" else 1
+    decimals = len(end.partition(".")[2])
+    if not math.isfinite(own) or "e" in number or "e" in end:
+        return text
+    if len(number.partition(".")[2]) < decimals:
+        number = f"{own * scale:.{decimals}f}"
+    boundary = float(end.replace(units.MINUS, "-"))
+    if float(number) == boundary:
+        number = units.off_boundary(own * scale, boundary, max(decimals, len(number.partition(".")[2])))
+    return f"{number.replace('-', units.MINUS)}{suffix}"

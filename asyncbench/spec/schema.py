@@ -248,8 +248,16 @@ def device_spec(value: Any) -> str:
     from asyncbench.backends import DEVICE_PATTERN
 
     if not isinstance(value, str) or not DEVICE_PATTERN.match(value):
-        raise ValueError(f"malformed device {value!r}: expected auto, cpu, cuda or cuda:N")
+        raise ValueError(f"malformed device {value!r}: expected auto, cpu, cuda or cuda:N{_second_cpu_note(value)}")
     return value
+
+
+def _second_cpu_note(value: Any) -> str:
+    """Why `cpu:N` is no device to run on, where one was written: the docs name `cpu:1` as the second CPU device
+    (JAX's, MXNet's) that only `multi_device` pairs with `cpu`, picked by the workload itself."""
+    if not isinstance(value, str) or not re.fullmatch(r"cpu:\d+", value):
+        return ""
+    return " (only multi_device uses a second CPU device, cpu:1, and it pairs it with cpu on its own: give cpu)"
 
 
 def builtin_names() -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from asyncbench.backends.base import Backend
-from asyncbench.results import stats, units
+from asyncbench.results import paired_medians, stats, units
 from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import DTYPE, INT, SIDE, Metric, Param, Prepared, Workload
 
@@ -39,7 +39,7 @@ class Barrier(Workload):
     metrics = (
         Metric("waitall_s", "s", "time until control returns when waiting for the whole device"),
         Metric("wait_one_s", "s", "time until control returns when waiting for the one result"),
-        Metric("saved_fraction", "%", "1 − wait_one_s / waitall_s"),
+        Metric("saved_fraction", "%", "1 − wait_one_s / waitall_s of each round (paired), its median over the rounds"),
     )
 
     def setup(self, backend: Backend, device: str, params: Mapping[str, Any]) -> Prepared:
@@ -97,9 +97,21 @@ class Barrier(Workload):
                 "an effect of their order within a round, not of the barrier"
             )
         if stats.side(bounds, SAVED_NOTICEABLE) == 1:
-            return f"waiting for the one result returns after {wait_one} instead of {waitall}: {saved} of the wait saved"
+            said = (
+                f"waiting for the one result returns after {wait_one} instead of {waitall}: each round's own share of "
+                f"the wait saved, its median {saved}"
+            )
+            return f"{said}; {apart}" if (apart := self._apart(result)) else said
         if stats.side(bounds, 0.0) == 1:
             return f"wait_one returned sooner, but by less than {SAVED_NOTICEABLE:.0%} ({saved})"
         if stats.side(bounds, 0.0) == -1:
             return f"waiting for one result cost more than waiting for everything ({saved} saved)"
         return f"no difference shown between the waits: saved {saved} includes 0"
+
+    def _apart(self, result: Result) -> str:
+        """Where 1 − the two medians' ratio lies outside saved_fraction's interval (each round's own saving, paired),
+        one line saying so and why (results.paired_medians); '' elsewhere."""
+        waitall, wait_one = result.metrics.get("waitall_s"), result.metrics.get("wait_one_s")
+        own = 1 - wait_one / waitall if waitall and wait_one is not None and waitall > 0 else None
+        clause = paired_medians.outside(result, "saved_fraction", own, "1 − wait_one / waitall medians give", "%")
+        return paired_medians.why_apart([clause] if clause else [], "each round's own saving")

@@ -155,6 +155,16 @@ def test_bad_overrides_are_input_errors(kwargs, fragment):
         overrides.apply_overrides(load_text(VALID), **kwargs)
 
 
+def test_a_second_cpu_device_is_refused_saying_only_multi_device_uses_one():
+    """A new user read "cpu (and `cpu:1`)" for jax and mxnet and ran `-d cpu:1`: the refusal says why it is none."""
+    with pytest.raises(InputError, match="malformed device 'cpu:1'") as refused:
+        overrides.apply_overrides(load_text(VALID), devices=["cpu:1"])
+    assert "only multi_device uses a second CPU device" in str(refused.value)
+    with pytest.raises(InputError) as other:
+        overrides.apply_overrides(load_text(VALID), devices=["gpu"])
+    assert "multi_device" not in str(other.value)
+
+
 def test_a_misspelt_workload_name_is_refused_once_naming_the_option():
     with pytest.raises(InputError, match="-w 'matmull': unknown workload 'matmull' \\(did you mean 'matmul'\\?\\)"):
         config.workload_keys(["matmull"])

@@ -99,3 +99,36 @@ def test_ab_keys_its_head_column_in_the_same_words():
     from asyncbench.report import paired
 
     assert f"not head's own median, which {paired_medians.other_moments('base')};" in paired.PAIRED_KEY
+
+
+def test_a_figure_said_outside_an_interval_prints_the_digits_that_show_it():
+    """A trial printed 'sync / async medians give 0.91×, outside speedup's paired [0.91–1.26]' for a true 0.909."""
+    result = Result("c", "c", "sync_async", "torch", "cpu", {}, OK, metrics={"speedup": 1.06}, bounds={"speedup": (0.9124, 1.26)})
+    said = paired_medians.outside(result, "speedup", 0.9093, "sync / async medians give")
+    assert said == "sync / async medians give 0.909×, outside speedup's paired [0.912–1.26]"
+    result = Result("c", "c", "sync_async", "torch", "cpu", {}, OK, metrics={"speedup": 1.06}, bounds={"speedup": (0.9104, 1.26)})
+    said = paired_medians.outside(result, "speedup", 0.9093, "sync / async medians give")
+    assert said == "sync / async medians give 0.909×, outside speedup's paired [0.91–1.26]", said
+    assert paired_medians.outside(result, "speedup", 1.0, "x") == ""
+
+
+def _barrier(waitall_s: float, wait_one_s: float, saved: float, bounds: tuple[float, float]) -> Result:
+    metrics = {"waitall_s": waitall_s, "wait_one_s": wait_one_s, "saved_fraction": saved}
+    return Result("c", "c", "barrier", "mxnet", "cpu", {}, OK, metrics=metrics, bounds={"saved_fraction": bounds}, asynchronous=True)
+
+
+def test_the_barriers_saving_says_it_is_each_rounds_own_and_where_the_medians_part_from_it():
+    """A trial: 'returns after 705 µs instead of 2.42 ms: 66.6% [30.9–85.9] of the wait saved' read as 1 − 0.705/2.42
+    (70.9%); 66.6% is the median of each round's own saving."""
+    from asyncbench.workloads import BUILT_IN
+
+    barrier = BUILT_IN["barrier"]
+    inside = barrier.reading(_barrier(2.42e-3, 705e-6, 0.666, (0.309, 0.859)))
+    assert inside == (
+        "waiting for the one result returns after 705 µs instead of 2.42 ms: each round's own share of the wait saved, "
+        "its median 66.6% [30.9–85.9]"
+    )
+    apart = barrier.reading(_barrier(2.42e-3, 705e-6, 0.55, (0.45, 0.65)))
+    assert "1 − wait_one / waitall medians give 70.9%, outside saved_fraction's paired [45–65]" in apart, apart
+    assert paired_medians.other_moments("the other") in apart
+    assert apart.endswith("judge by the paired figure (each round's own saving)")
