@@ -15,7 +15,7 @@ from asyncbench.results.bound import Bound, bound_from_dict
 from asyncbench.results.bound_change import BoundChange, changes
 from asyncbench.results.bound_shape import check_bound
 from asyncbench.results.fields import At
-from asyncbench.results.paired import NewSync
+from asyncbench.results.new_syncs import NewSync
 from asyncbench.results.syncs import Census, SyncPoint
 from asyncbench.verdicts import bound as bounds
 from asyncbench.verdicts import syncs

@@ -9,7 +9,7 @@ import pytest
 from asyncbench.errors import InputError
 from asyncbench.results import matmul_figures, sampling_held
 from asyncbench.results.fields import At
-from asyncbench.results.paired import NewSync
+from asyncbench.results.new_syncs import NewSync
 from asyncbench.results.reference import Reference
 
 POINT = {
