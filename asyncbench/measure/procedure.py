@@ -31,7 +31,8 @@ class Procedure:
     `run --syncs`), on their schedules (measure.extra_rounds).
 
     `between_rounds`: untimed work after each round (the machine's reference, measure.reference), its time left out
-    of the elapsed time the stopping rule reads, as the extra rounds' is.
+    of the elapsed time the stopping rule reads, as the extra rounds' is; it says whether it ran any work, after
+    which an untimed round of the variants brings their caches and thread pools back before the next timed one.
 
     For several processes measuring together (comm_overlap's ranks): `before_sample` runs untimed before each sample
     (a barrier, so every rank starts it at once; the NVML guard's reading in one process) and `agree` turns this
@@ -44,7 +45,7 @@ class Procedure:
     looks: Collection[int] = ()
     preludes: Mapping[str, Callable[[], None]] = field(default_factory=dict)
     extra_rounds: ExtraRounds = ExtraRounds()
-    between_rounds: Callable[[], None] | None = None
+    between_rounds: Callable[[], bool] | None = None
     before_sample: Callable[[], None] | None = None
     agree: Callable[[bool], bool] | None = None
     clock: Clock = time.perf_counter

@@ -143,10 +143,13 @@ class Taker:
         reference_s = self._spent_s / max(len(self.samples), 1)
         return int(self._draw() < REFERENCE_SHARE * rounds_s / reference_s) if reference_s > 0 else 1
 
-    def between_rounds(self) -> None:
-        """The procedure's hook (Procedure.between_rounds): the samples due after this round."""
-        for _ in range(self.due()):
+    def between_rounds(self) -> bool:
+        """The procedure's hook (Procedure.between_rounds): the samples due after this round; whether there were any
+        (the case's next timed round then follows an untimed one, measure.timing)."""
+        due = self.due()
+        for _ in range(due):
             self.sample()
+        return due > 0
 
     def finish(self) -> Reference:
         """The reference, with at least MIN_SAMPLES samples (those a case cut short lacks taken now), and what the

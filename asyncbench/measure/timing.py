@@ -185,20 +185,23 @@ class _Sampler:
 
     def between_rounds(self, collect: bool) -> None:
         """The untimed work after a round (a due collection, the machine's reference, the extra rounds that follow
-        it), then the elapsed time without it and the noise so far."""
+        it, and an untimed round after either), then the elapsed time without it and the noise so far."""
         clock = self.how.clock
         if collect and _collection_due():
             gc.collect(0)  # between rounds, outside every sample
+        disturbed = False
         if self.how.between_rounds is not None:
-            aextra_started = clock()
-            self.how.between_rounds()
-            self.aside_s += clock() - aextra_started
+            aside_started = clock()
+            disturbed = self.how.between_rounds()
+            self.aside_s += clock() - aside_started
         due = self.how.extra_rounds.after(self.rounds)
-        if due:
+        if due or disturbed:
             extra_started = clock()
             for kind in due:
                 kind.round(self.variants, self.sync, self.order, self.how.preludes)
-            for name in self.order:  # untimed, as a warm-up: the timed round after an extra round starts where a timed one left off
+            # untimed, as a warm-up: the timed round after other work starts where a timed one left off (after the
+            # reference's products, a 16×16 product's next rounds took 3-5× its own time: caches and pools were theirs)
+            for name in self.order:
                 take_sample(self.variants[name], self.sync, None, clock, self.how.preludes.get(name))
             self.aside_s += clock() - extra_started
         self.elapsed_s = clock() - self._started - self.aside_s

@@ -19,17 +19,13 @@ rounds cannot say whether they decide it.
 from __future__ import annotations
 
 import dataclasses
-import re
 
-from asyncbench.results import check_rule
-from asyncbench.results.bound import SIDES
 from asyncbench.results.fields import At
 from asyncbench.results.model import Check, Expectation, Result, Status, Verdict
+from asyncbench.spec import expect
 from asyncbench.verdicts import bound_checks
 from asyncbench.verdicts.judging import Level
 
-#: `bound == device`, `bound[fast] == host`, `bound[variant=fast] == host`: the reading and the variant named
-_READING = re.compile(r"\s*bound\s*(?:\[(?P<variant>[^\[\]]+)\])?\s*==\s*(?P<reading>\w+)\s*")
 #: how far a re-judged interval's ends or value may lie from the stored ones: the same computation on the same
 #: numbers (order statistics of stored paired slowdowns; a reading refitted as `run` fits it), apart from the float
 #: arithmetic of another machine (session.reading's REFIT_ROUNDING_S for a time); an edit that shows moves it by more
@@ -87,29 +83,12 @@ def _close(stored: tuple[float, float] | None, again: tuple[float, float] | None
 
 def _expectation(text: str) -> Expectation | None:
     """A stored check's text as spec.expect parsed it when `run` judged it, where it is a check on the bound (None:
-    any other check). The file's text was held to the grammar when it was run; one that no longer reads as a bound
-    check is none (results.check_rule holds it as a threshold check)."""
-    reading = _READING.fullmatch(text)
-    if reading is not None:
-        variant = reading["variant"]
-        named = None if variant is None else variant.strip().removeprefix("variant=").strip()
-        return Expectation(text=text.strip(), quantity=bound_checks.READING, op="==", threshold=0.0, variant=named, at=reading["reading"])
-    match = check_rule.CHECK.fullmatch(text)
-    if match is None or match["quantity"] not in check_rule.JUDGED_BY_THEIR_DELAY or match["stat"] is not None:
+    any other check, which results.check_rule holds to its own interval). Its variant is not held to the workload's
+    (reading a file imports no workload): the file's text was held to them when it was run."""
+    named = expect.QUANTITY.match(text)
+    if named is None or named[1] not in bound_checks.BOUND_QUANTITIES:
         return None
-    side, variant = None, None
-    for part in (match["variant"] or "").split(",") if match["variant"] is not None else ():
-        label, _, named = part.partition("=") if "=" in part else ("", "", part)
-        label, named = label.strip(), named.strip()
-        if label == "side" or (not label and named in SIDES):
-            side = named
-        else:
-            variant = named
-    if match["quantity"] == bound_checks.CEILING:
-        side = side or "host"
-    if side is None:
+    try:
+        return expect.bound_check(text)
+    except ValueError:  # no longer a bound check's grammar: results.check_rule holds it as a threshold check
         return None
-    quantity = match["quantity"]
-    return Expectation(
-        text=text.strip(), quantity=quantity, op=match["op"], threshold=check_rule.threshold_of(match), variant=variant, at=side
-    )

@@ -48,8 +48,8 @@ from asyncbench.workloads.base import Metric, Workload
 
 CLOCK_STATS = ("median", "min", "max", "iqr", "ci_low", "ci_high")
 _CHECK = CHECK  # the grammar's split and its units are the results' (a stored check's threshold is read with them)
-#: the quantity a check begins with: a check on the bound (bound == device) has a grammar of its own (_bound_check)
-_QUANTITY = re.compile(r"\s*([A-Za-z_]\w*)")
+#: the quantity a check begins with: a check on the bound (bound == device) has a grammar of its own (bound_check)
+QUANTITY = re.compile(r"\s*([A-Za-z_]\w*)")
 #: how a metric declared once for a numbered family of variants ends (workloads.base.PER_VARIANT_SUFFIX): K stands
 #: for the variant's number, and a check names one of them (slowdown_k1), never the family (slowdown_kK)
 PLACEHOLDER = "_kK"
@@ -58,8 +58,11 @@ PER_VARIANT_NUMBER = re.compile(r"_k(\d+)$")
 EXAMPLES = "e.g. 'speedup >= 1.5', 'overlap_efficiency > 0.5', 'done_s.median < 10ms' or 'syncs_per_step == 0'"
 
 
-def _variant_known(workload: Workload, name: str) -> bool:
-    """Declared variants are names, or a pattern with K for a number ("sync_every=K (one per ...)")."""
+def _variant_known(workload: Workload | None, name: str) -> bool:
+    """Declared variants are names, or a pattern with K for a number ("sync_every=K (one per ...)"); any name where
+    there is no workload to hold it to (a stored check read back: bound_check)."""
+    if workload is None:
+        return True
     for declared in workload.variants:
         pattern = re.escape(declared.split()[0]).replace("K", r"\d+")
         if re.fullmatch(pattern, name):
@@ -77,11 +80,11 @@ def parse(text: Any, workload: Workload) -> Expectation:
     """Parse one check against `workload`'s metrics, clocks and variants; ValueError if it does not fit."""
     if not isinstance(text, str):
         raise ValueError(f"expected a check as a string, {EXAMPLES}; got {text!r}")
-    named = _QUANTITY.match(text)
+    named = QUANTITY.match(text)
     if named is not None:
         _placeholder(named[1], workload)
     if named is not None and named[1] in BOUND_QUANTITIES and workload.metric(named[1]) is None:
-        return _bound_check(text, workload)
+        return bound_check(text, workload)
     if named is not None:
         _misspelt_bound(named[1], workload)
     match = _CHECK.fullmatch(text)
@@ -269,9 +272,10 @@ _READING = re.compile(r"\s*bound\s*(?:\[(?P<variant>[^\[\]]+)\])?\s*==\s*(?P<rea
 READING_EXAMPLES = "'bound == device', 'slack_s[host] >= 1ms', 'slack_share[host] >= 20%' or 'ceiling[host] <= 1.10'"
 
 
-def _bound_check(text: str, workload: Workload) -> Expectation:
+def bound_check(text: str, workload: Workload | None = None) -> Expectation:
     """A check on what bounds the step (verdicts.bound_checks): the reading, a side's slack or share, the ceiling;
-    its side (or the reading) in `at`, a variant optional."""
+    its side (or the reading) in `at`, a variant optional, held to `workload`'s variants where one is given (a
+    results file's stored check is read back without its workload: session.check_held)."""
     readings = ", ".join(str(r) for r in READINGS)
     if text.strip().startswith(READING) and not text.strip().startswith(f"{READING}_"):
         reading = _READING.fullmatch(text)
@@ -309,7 +313,7 @@ def _bound_check(text: str, workload: Workload) -> Expectation:
         else:
             if variant is not None or not named:
                 raise ValueError(f"{quantity}[{match['variant']}]: name one side ({sides}) and at most one variant")
-            if not label and not _variant_known(workload, named):
+            if not label and workload is not None and not _variant_known(workload, named):
                 raise ValueError(
                     f"unknown side {named!r}{suggestion(named, sides.split(', '))} in {quantity}[...]: sides: {sides}"
                     + (f"; variants of {workload.name}: {', '.join(workload.variants)}" if workload.variants else "")
@@ -343,8 +347,8 @@ def _bound_check(text: str, workload: Workload) -> Expectation:
     return Expectation(text=text.strip(), quantity=quantity, op=match["op"], threshold=threshold, variant=variant, at=side)
 
 
-def _known_variant(name: str, workload: Workload) -> None:
-    if not _variant_known(workload, name):
+def _known_variant(name: str, workload: Workload | None) -> None:
+    if workload is not None and not _variant_known(workload, name):
         raise ValueError(
             f"{workload.name} has no variant {name!r}{suggestion(name, list(workload.variants))}; variants: {', '.join(workload.variants)}"
         )

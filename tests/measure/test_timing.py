@@ -226,3 +226,21 @@ def test_a_stop_on_the_noise_is_never_taken_on_a_stale_look():
     sampler.noise, sampler._noise_rounds = 0.0, 50  # quiet, as of ten rounds ago
     assert sampler.stop_reason() != STOPPED_BY_NOISE
     assert sampler.noise > settings.max_rel_noise
+
+
+def test_a_round_after_the_machines_reference_follows_an_untimed_one_and_a_round_after_none_does_not():
+    """After the reference's products (256×256, a thread pool's work) a 16×16 product's next rounds took 3-5× its own
+    time, so the first rounds, where the reference is dense, drifted from the rest: each round after work between
+    rounds now follows an untimed call of every variant, and only those (a quiet hook costs the case nothing)."""
+    log: list[str] = []
+
+    def between_rounds() -> bool:
+        hooks = log.count("reference") + log.count("quiet")
+        log.append("reference" if hooks in (0, 2) else "quiet")  # work after the 1st and 3rd rounds
+        return log[-1] == "reference"
+
+    settings = Settings(warmup=0, min_samples=4, max_samples=4, max_time_s=1e9, max_rel_noise=0.0)
+    procedure = Procedure(settings, between_rounds=between_rounds, clock=TickClock())
+    samples, _ = measure({"v": lambda: log.append("call")}, lambda: None, lambda: None, procedure)
+    assert len(samples["v"].done_s) == 4  # the untimed calls are no samples
+    assert " ".join(log) == "call reference call call quiet call reference call call quiet"
