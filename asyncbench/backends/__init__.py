@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from asyncbench.backends.base import DEVICE_PATTERN, Backend, DeviceStatus
+from asyncbench.backends.base import DEVICE_PATTERN, Backend
 from asyncbench.backends.cupy_backend import CupyBackend
+from asyncbench.backends.handles import DeviceStatus
 from asyncbench.backends.jax_backend import JaxBackend
 from asyncbench.backends.mxnet_backend import MxnetBackend
 from asyncbench.backends.numpy_backend import NumpyBackend

@@ -15,90 +15,14 @@ import importlib.util
 import re
 import types
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Any, Callable, ContextManager, Iterable, Protocol
+from typing import Any, Callable, ContextManager, Iterable
+
+from asyncbench.backends.handles import DONE, DeviceDelay, DeviceStatus, DeviceTimer, Event, SyncHook
 
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 #: what built-in workloads compute float32 products in, on every backend (`Backend.full_precision`); recorded
 #: in every results file's environment
 MATMUL_PRECISION = "float32 products in float32 (TF32 off) for built-in workloads; your own workloads as you set them"
-
-
-@dataclass(frozen=True)
-class DeviceStatus:
-    """A device a backend can or cannot use, with a human description or reason."""
-
-    backend: str
-    device: str  # "cpu", "cuda:0", or "cuda" for "no CUDA device at all"
-    available: bool
-    detail: str  # device name when available, why not otherwise
-
-
-class DeviceTimer(Protocol):
-    """Times device work between two points of the host program with events."""
-
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-    def elapsed_s(self) -> float:
-        """Seconds between start and stop on the device; call after a sync."""
-        ...
-
-
-@dataclass(frozen=True)
-class SyncHook:
-    """A framework entry point where the host may wait for the device (`run --syncs`): during census rounds it is
-    wrapped so that each call is counted, timed and attributed to the user's line that made it."""
-
-    #: the class or module that holds the entry point (torch.Tensor, jax.Array's class, mxnet.nd.NDArray, a module)
-    owner: Any
-    #: its attribute name there ("item", "__float__", "asnumpy", "synchronize")
-    attribute: str
-    #: the SyncKind's word ("conversion", "print", "explicit wait", "transfer", "control flow")
-    kind: str
-    #: how it is named to the user ("jax.Array.item")
-    call: str
-    #: given the call's arguments, whether this call waits (None: every call does): numpy.asarray is JAX's
-    #: conversion only when it is given a jax.Array; a call it rejects passes through uncounted
-    when: Callable[..., bool] | None = None
-
-
-class DeviceDelay(Protocol):
-    """Device work of a chosen length, queued where the step's work runs (`run --bound`'s device delays,
-    measure.perturbation): made by `Backend.device_delay`."""
-
-    #: whether `measured_s` reads each delay's length in place (events); False: `alone_s` each round instead
-    in_place: bool
-
-    def before_step(self, seconds: float) -> Callable[[], None]:
-        """A callable that queues about `seconds` of device work on the queue or stream the step's work goes to
-        next (the current stream; a CPU backend's one queue), the host not waiting: called before each step call."""
-        ...
-
-    def measured_s(self) -> float | None:
-        """After the sample's sync: the mean length of the delays queued since the last call, measured in place
-        (CUDA events around each), and forgotten; None where delays are not measured in place (`alone_s`)."""
-        ...
-
-    def alone_s(self, seconds: float) -> float:
-        """The length of one delay of `seconds`, queued alone on an idle device and waited for (host clock):
-        what a backend that cannot measure its delays in place reads, once per round and level."""
-        ...
-
-
-class Event(Protocol):
-    def synchronize(self) -> None: ...
-
-
-class _Done:
-    """The event of a synchronous backend: whatever it marks has already happened."""
-
-    def synchronize(self) -> None:
-        return None
-
-
-DONE = _Done()
 
 
 def module_roots(value: Any) -> frozenset[str]:

@@ -8,7 +8,8 @@ import importlib.util
 import os
 from typing import Any, Callable, ContextManager, Iterable, Iterator
 
-from asyncbench.backends.base import Backend, DeviceStatus, SyncHook
+from asyncbench.backends.base import Backend
+from asyncbench.backends.handles import DeviceStatus, SyncHook
 
 # A kernel that spins on the SM clock for a number of cycles, as torch.cuda._sleep does; timed once per device
 # with events over CALIBRATION_CYCLES to turn seconds into cycles.

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asyncbench.backends.base import SyncHook
+from asyncbench.backends.handles import SyncHook
 
 _CONVERSIONS = ("item", "tolist", "__int__", "__float__", "__complex__")
 _PRINTS = ("__repr__", "__str__", "__format__")

@@ -62,7 +62,8 @@ import subprocess
 import sys
 from typing import Any, Callable, ContextManager, Iterator
 
-from asyncbench.backends.base import Backend, DeviceStatus, SyncHook
+from asyncbench.backends.base import Backend
+from asyncbench.backends.handles import DeviceStatus, SyncHook
 from asyncbench.host import processes
 
 #: CPU devices configured at start: the case's device and a partner for multi_device

@@ -40,7 +40,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from asyncbench.backends.base import Backend, DeviceStatus, SyncHook
+from asyncbench.backends.base import Backend
+from asyncbench.backends.handles import DeviceStatus, SyncHook
 
 #: engine threads per CPU device: two, so a wait for one result need not queue behind other work
 ENGINE_THREADS = 2

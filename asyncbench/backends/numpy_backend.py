@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from asyncbench.backends.base import Backend, DeviceStatus
+from asyncbench.backends.base import Backend
+from asyncbench.backends.handles import DeviceStatus
 
 
 class NumpyBackend(Backend):

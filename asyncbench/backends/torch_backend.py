@@ -6,7 +6,8 @@ import contextlib
 import functools
 from typing import Any, Callable, ContextManager, Iterable, Iterator
 
-from asyncbench.backends.base import DONE, Backend, DeviceStatus, SyncHook
+from asyncbench.backends.base import Backend
+from asyncbench.backends.handles import DONE, DeviceStatus, SyncHook
 
 # torch.cuda._sleep spins for a number of GPU clock cycles: this many, timed once per device with events,
 # give the cycles per second (about 5 ms at 2 GHz: long against launch latency, short against a case).

@@ -54,7 +54,7 @@ import types
 import warnings
 from typing import Any, Callable, Iterator
 
-from asyncbench.backends.base import SyncHook
+from asyncbench.backends.handles import SyncHook
 
 #: what c10's warn_or_error_on_sync says (torch appends where in C++ it was triggered)
 DEBUG_MESSAGE = "called a synchronizing CUDA operation"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from asyncbench.backends import Backend
-from asyncbench.backends.base import DeviceTimer
+from asyncbench.backends.handles import DeviceTimer
 from asyncbench.engine import memory, trace
 from asyncbench.host import nvml
 from asyncbench.measure import census, perturbation, reference, verification

@@ -42,7 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping
 
-from asyncbench.backends.base import Backend, DeviceDelay
+from asyncbench.backends.base import Backend
+from asyncbench.backends.handles import DeviceDelay
 from asyncbench.engine import trace_sample
 from asyncbench.errors import InputError, describe_failure
 from asyncbench.measure.census import TimedWait, timed_waits

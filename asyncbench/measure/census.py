@@ -35,7 +35,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterator, Mapping, Sequence
 
-from asyncbench.backends.base import Backend, SyncHook
+from asyncbench.backends.base import Backend
+from asyncbench.backends.handles import SyncHook
 from asyncbench.measure.extra_rounds import Preludes, Schedule, Variants
 from asyncbench.measure.frames import CAN_WATCH, Frames, SleepWatch, Where
 from asyncbench.results import stats

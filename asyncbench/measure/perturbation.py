@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from asyncbench.backends.base import DeviceDelay
+from asyncbench.backends.handles import DeviceDelay
 from asyncbench.measure.extra_rounds import Preludes, Schedule, Variants
 from asyncbench.measure.host_spin import HostSpin
 from asyncbench.measure.timing import take_sample

@@ -43,7 +43,7 @@ import random
 import time
 from typing import Any, Callable, Mapping
 
-from asyncbench.backends.base import DeviceTimer
+from asyncbench.backends.handles import DeviceTimer
 from asyncbench.measure.procedure import Clock, Procedure
 from asyncbench.results import stats
 from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Progress, Samples, Sampling, StopReason

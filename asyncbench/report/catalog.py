@@ -10,7 +10,7 @@ from rich.table import Table
 from asyncbench.report import escaping
 
 if TYPE_CHECKING:  # the CLI hands these in: the report layer imports no backend and no workload registry
-    from asyncbench.backends.base import DeviceStatus
+    from asyncbench.backends.handles import DeviceStatus
     from asyncbench.workloads.base import Param, Workload
 
 

@@ -16,13 +16,13 @@ from asyncbench.session.requests import Selection
 def plan(selection: Selection, executor: Mapping[str, Any] | None = None) -> Config:
     """One validated plan from the configs given (or the built-in suite, or -w workloads), with the command line's
     overrides (`executor`: its executor settings, as a config's `executor:` keys); -w names are resolved once."""
-    from asyncbench.spec import config, overrides
+    from asyncbench.spec import config, named_workloads, overrides
 
-    keys = config.workload_keys(selection.workloads)
+    keys = named_workloads.workload_keys(selection.workloads)
     if selection.configs:
         merged = _merged(selection.configs)
     elif keys:
-        merged = config.for_workloads(keys)
+        merged = named_workloads.for_workloads(keys)
     else:
         merged = config.default_suite()
     return overrides.apply_overrides(

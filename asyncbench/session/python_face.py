@@ -98,12 +98,12 @@ def workload_named(workload: str | Workload | Callable[..., Any]) -> tuple[str, 
     """The registry key and workload of what `run` was given: a name (resolved as -w resolves it), a Workload, or a
     step function (taken as `@asyncbench.step` takes it). A function's key is `module:qualname`, a reference to where
     it was defined: an error in it is said with its place in that file, as for a workload named by its file."""
-    from asyncbench.spec import config
+    from asyncbench.spec import named_workloads
     from asyncbench.workloads import plugins
     from asyncbench.workloads.base import Workload
 
     if isinstance(workload, str):
-        key = config.workload_keys([workload])[0]
+        key = named_workloads.workload_keys([workload])[0]
         return key, plugins.find(key)
     if isinstance(workload, Workload):
         function = getattr(workload, "function", None)

@@ -16,11 +16,10 @@ import dataclasses
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from asyncbench import inputs
-from asyncbench.backends import BACKENDS
-from asyncbench.errors import InputError, closest, repeated, suggestion
+from asyncbench.errors import closest, suggestion
 from asyncbench.results import fields, schema
 from asyncbench.results.bound import VERIFY_HOWS
 from asyncbench.results.model import Settings
@@ -42,9 +41,7 @@ from asyncbench.spec.schema import (
     type_name,
     workload_of,
 )
-from asyncbench.workloads import plugins
 from asyncbench.workloads.base import INTS, Param, Workload
-from asyncbench.workloads.step_form import StepWorkload
 
 TOP_KEYS = ("name", "defaults", "experiments", "executor", "bound", "bound_verify")
 DEFAULTS_KEYS = ("backends", "devices", *SETTING_FIELDS)
@@ -369,38 +366,3 @@ def _suite(name: str, validating: bool = False) -> Config:
 def default_suite() -> Config:
     """The built-in suite `asyncbench run` uses without a CONFIG (shipped in the package)."""
     return _suite(DEFAULT_SUITE.removesuffix(suites.SUFFIX))
-
-
-def for_workloads(keys: Sequence[str]) -> Config:
-    """A config that runs the workloads with these registry keys (already resolved: `workload_keys`) with their
-    defaults on every backend (`run -w NAME` without CONFIG) — a step on those its code is for (backends_for: no
-    skipped row on a backend nobody asked for; -b replaces these)."""
-    experiments = []
-    for key in keys:
-        workload = plugins.find(key)
-        experiments.append(
-            Experiment(
-                name=workload.name,
-                workload=key,
-                backends=workload.backends_for(tuple(BACKENDS)) if isinstance(workload, StepWorkload) else tuple(BACKENDS),
-                devices=DEFAULT_DEVICES,
-                params=workload.defaults(),
-                settings=Settings(),
-            )
-        )
-    duplicated = repeated(e.name for e in experiments)
-    if duplicated:
-        raise InputError(f"-w names two workloads called {', '.join(map(repr, duplicated))}: run them from a config with distinct names")
-    return Config(name="workloads", source="<command line>", experiments=tuple(experiments))
-
-
-def workload_keys(names: Iterable[str]) -> list[str]:
-    """The registry keys of `-w` names (built-in, file, module or plugin; a file relative to the working
-    directory), each loaded once; InputError naming the option for a bad one."""
-    keys = []
-    for name in dict.fromkeys(names):
-        try:
-            keys.append(workload_of(name, Path.cwd())[0])
-        except ValueError as exc:
-            raise InputError(f"-w {name!r}: {exc}") from None
-    return list(dict.fromkeys(keys))

@@ -138,7 +138,7 @@ def apply_overrides(
     executor_options: Mapping[str, Any] | None = None,
 ) -> Config:
     """The command line's say over a config: keep the workloads with these registry keys (-w, resolved once by
-    `config.workload_keys`), replace backends/devices, --set params or settings, and --quick (small sizes, few
+    `named_workloads.workload_keys`), replace backends/devices, --set params or settings, and --quick (small sizes, few
     samples; --set still wins); then the executor's settings: --set executor.KEY=VALUE, then `executor_options`
     (--executor, --partition...: key -> value as in a config's `executor:`)."""
     for option, values, check in (("-b", backends, schema.backend_name), ("-d", devices, schema.device_spec)):

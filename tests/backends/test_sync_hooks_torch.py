@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from asyncbench.backends import torch_syncs
-from asyncbench.backends.base import SyncHook
+from asyncbench.backends.handles import SyncHook
 from asyncbench.backends.torch_backend import TorchBackend
 from asyncbench.engine import runner
 from asyncbench.engine.measuring import CaseOptions

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncbench.backends.base import DeviceStatus
+from asyncbench.backends.handles import DeviceStatus
 from asyncbench.backends.jax_backend import JaxBackend
 from asyncbench.backends.torch_backend import TorchBackend
 from asyncbench.engine import case_workers, runner

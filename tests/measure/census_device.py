@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from asyncbench.backends.base import SyncHook
+from asyncbench.backends.handles import SyncHook
 
 #: the module the census is told is the framework's
 FRAMEWORK = frozenset({__name__})

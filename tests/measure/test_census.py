@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from asyncbench.backends.base import SyncHook
+from asyncbench.backends.handles import SyncHook
 from asyncbench.measure import census
 from asyncbench.measure.extra_rounds import ExtraRounds
 from asyncbench.measure.frames import CAN_WATCH

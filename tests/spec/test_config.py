@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from asyncbench.errors import InputError, each_error
-from asyncbench.spec import config, overrides, schema
+from asyncbench.spec import config, named_workloads, overrides, schema
 from asyncbench.workloads import BUILT_IN
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,7 +127,7 @@ def test_settings_take_the_units_checks_take(text, name, value):
 
 def test_a_comma_separated_shape_says_to_write_a_list():
     with pytest.raises(InputError, match=r"write shape=\[64,64\]"):
-        overrides.apply_overrides(config.for_workloads(config.workload_keys(["sync_async"])), sets=["shape=64,64"])
+        overrides.apply_overrides(named_workloads.for_workloads(named_workloads.workload_keys(["sync_async"])), sets=["shape=64,64"])
 
 
 def test_a_results_file_given_as_a_config_says_what_to_do(tmp_path):
@@ -167,7 +167,7 @@ def test_a_second_cpu_device_is_refused_saying_only_multi_device_uses_one():
 
 def test_a_misspelt_workload_name_is_refused_once_naming_the_option():
     with pytest.raises(InputError, match="-w 'matmull': unknown workload 'matmull' \\(did you mean 'matmul'\\?\\)"):
-        config.workload_keys(["matmull"])
+        named_workloads.workload_keys(["matmull"])
 
 
 def test_set_can_change_a_setting():

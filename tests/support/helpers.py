@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from asyncbench.backends.base import Backend, DeviceStatus
+from asyncbench.backends.base import Backend
+from asyncbench.backends.handles import DeviceStatus
 from asyncbench.engine import runner
 from asyncbench.results import stats
 from asyncbench.results.model import OK, Result, Samples, Settings, VariantResult

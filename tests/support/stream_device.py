@@ -43,7 +43,8 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator
 
 import numpy as np
 
-from asyncbench.backends.base import Backend, DeviceStatus, SyncHook
+from asyncbench.backends.base import Backend
+from asyncbench.backends.handles import DeviceStatus, SyncHook
 
 #: launches a stream accepts before issuing blocks (CUDA's queue is about a thousand; small keeps tests fast)
 LAUNCH_QUEUE_DEPTH = 64

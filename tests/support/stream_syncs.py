@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asyncbench.backends.base import SyncHook
+from asyncbench.backends.handles import SyncHook
 from tests.support import stream_device
 from tests.support.stream_device import Array, Device, Event, Pinned, Stream
 

@@ -151,7 +151,7 @@ def test_a_step_that_converts_with_numpy_is_not_run_on_mxnet_whose_arrays_numpy_
 
 def test_without_b_a_step_is_planned_only_on_the_backends_its_code_runs_on(folder, monkeypatch):
     from asyncbench.backends import BACKENDS
-    from asyncbench.spec import config
+    from asyncbench.spec import named_workloads
 
     monkeypatch.chdir(folder)
     (folder / "more.py").write_text(
@@ -162,7 +162,7 @@ def test_without_b_a_step_is_planned_only_on_the_backends_its_code_runs_on(folde
         '@asyncbench.step(backends=("jax",))\ndef declared(backend, device, params):\n    return lambda: None\n'
     )
     planned = {
-        name: config.for_workloads(config.workload_keys([name])).experiments[0].backends
+        name: named_workloads.for_workloads(named_workloads.workload_keys([name])).experiments[0].backends
         for name in ("steps.py:converts", "steps.py:builds_with_numpy", "more.py:on_torch", "more.py:neutral", "more.py:declared")
     }
     assert planned == {
