@@ -57,11 +57,14 @@ class RunConclusion:
     ) -> RunConclusion:
         """Everything the conclusion needs, checked before anything runs (InputError: exit 2): the outputs
         (preflight.check_outputs, with `sweeps`, `command`, `owned` and `owner` as it takes them), the history store
-        where the command records (`needed_by`: the option named where its packages are missing), the baseline."""
+        where the command records (`needed_by`: the option named where its packages are missing), the baseline (one
+        that holds no case refused: the whole plan would run for a comparison of nothing)."""
         writers = preflight.check_outputs(request, sweeps, command, owned, owner)  # before the store is opened
         recording = request.recording
-        store = recorder.open_history(recording.history, needed_by) if recording.record else None
         base_report = reading.load_results(request.gate.baseline, say) if request.gate.baseline else None
+        if base_report is not None and (empty := reading.no_case(request.gate.baseline, base_report.results, base_report.interrupted)):
+            raise InputError(f"--baseline {empty}: nothing to compare this run with")  # said before the plan runs, not after
+        store = recorder.open_history(recording.history, needed_by) if recording.record else None
         return cls(request.gate, writers, base_report, store, recording.label, by_job)
 
     def check_plan(self, planned: Sequence[PlannedCase]) -> None:

@@ -142,6 +142,26 @@ def test_a_baseline_that_shares_no_case_with_the_plan_is_refused_before_anything
     assert not out.exists()
 
 
+def test_a_baseline_that_holds_no_case_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    """A baseline whose run was interrupted before its first case: `compare` refuses it (exit 2), and `run
+    --baseline` ran the whole plan first, then compared nothing. Now one line and exit 2 before any case runs."""
+    from asyncbench.engine import runner
+
+    empty = tmp_path / "int.json"
+    dataclasses.replace(report_of([]), interrupted=True).save(empty)
+    monkeypatch.setattr(runner, "start_workers", lambda *a, **k: (_ for _ in ()).throw(AssertionError("a case ran")))
+    out = tmp_path / "out.json"
+    refused = CliRunner().invoke(
+        cli.main, ["run", "-w", "sync_async", "-b", "numpy", "-d", "cpu", "--baseline", str(empty), "-o", str(out)]
+    )
+    assert refused.exit_code == 2, refused.output
+    assert refused.output.strip().splitlines() == [
+        f"asyncbench: error: --baseline {empty} holds no case (its run was interrupted before its first case finished): "
+        "nothing to compare this run with"
+    ]
+    assert not out.exists()
+
+
 def test_a_planned_case_on_a_device_resolved_where_it_runs_may_match_its_experiment_s_baseline_case():
     from asyncbench.results.model import PlannedCase
     from asyncbench.verdicts import compare
