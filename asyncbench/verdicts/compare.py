@@ -117,6 +117,9 @@ class VariantComparison:
     machine: str | None = None
     #: the OS saw a neighbour in either run while the case sampled: INCONCLUSIVE, and more rounds cannot decide it
     machine_neighbour: bool = False
+    #: INCONCLUSIVE where the machine's change, carried, reaches across 1 + margin by itself (the code's interval of
+    #: the case's point alone does): more rounds of the case cannot decide it, a steadier machine may
+    machine_carried: bool = False
     #: which interval ratio_ci is (verdicts.row_interval): the code's (CODE), the case's own with the machine unseen
     #: (CASE), or the case's own beside a machine read but not taken out, which gives no verdict (CASE_BESIDE_MACHINE)
     interval_is: str = row_interval.CASE
@@ -251,11 +254,13 @@ def _rows(pairs: Sequence[Pair], max_regression: float, confidence: float) -> It
         level = confidence if seen is None else row_interval.half_error(confidence)
         estimate, interval = ratios.hodges_lehmann(old, new, level)
         judged, note = interval, row_interval.why_none(old, new, level, interval, confidence)
-        printed = row_interval.CASE
+        printed, carried = row_interval.CASE, False
         if seen is not None and seen.moved:
             judged, note, printed = None, row_interval.undecided(seen, interval, level), row_interval.CASE_BESIDE_MACHINE
         elif seen is not None:
             judged, printed = seen.code_interval(interval), row_interval.CODE
+            straddles = label_of(judged, max_regression) == Label.INCONCLUSIVE
+            carried = straddles and label_of(seen.code_interval((estimate, estimate)), max_regression) == Label.INCONCLUSIVE
         yield VariantComparison(
             case_id,
             name,
@@ -272,6 +277,7 @@ def _rows(pairs: Sequence[Pair], max_regression: float, confidence: float) -> It
             machine_moved=seen.moved if seen is not None else None,
             machine=seen.why if seen is not None else str(machine),
             machine_neighbour=seen is not None and seen.neighbour,
+            machine_carried=carried,
             interval_is=printed,
             same_samples=same,
         )

@@ -26,7 +26,8 @@ stayed within bounds. So:
 
 What it cannot see: a change of speed that only the case feels, with the machine steady (a worker process that drew
 a worse thread placement), which a 10% margin mostly absorbs; a smaller margin on a shared machine needs `ab`. Files
-without references (before schema 10) are compared as before, and say that the machine's change is not seen. Where
+without references (before schema 10) are compared as before, and say that the machine's change is not seen; a
+neighbour the OS saw in the run that has one still gives no verdict. Where
 the reference's speed is not the machine's (the runs timed different reference work, or ran a CPU case in thread
 pools of different sizes, in which the reference runs too), its speed is not read, and each row is judged on its
 own interval; the OS's account of a neighbour is the machine's whatever the pools, so a neighbour in either run
@@ -96,7 +97,12 @@ def change(
     MachineChange that gives no verdict where the OS saw one in either run, else why the machine is not seen."""
     if baseline is None or current is None:
         which = "either run" if baseline is None and current is None else names[0] if baseline is None else names[1]
-        return f"no machine reference in {which} (a file before schema 10): each row is judged on its own interval"
+        missing = f"no machine reference in {which} (a file before schema 10, or a backend the fixed work cannot run on)"
+        # the other run's pressure is the OS's own account: a neighbour it saw there is one, reference or not
+        waited = _waited((baseline, current), names)
+        if waited is None:
+            return f"{missing}: each row is judged on its own interval"
+        return MachineChange(math.nan, None, True, f"{waited}; no verdict on this evidence ({missing})", neighbour=True)
     neighbour = _neighbour(baseline, current, names)
     if baseline.work == current.work and tuple(baseline.samples_s) == tuple(current.samples_s):
         # one run's reference on both sides (a file against itself): every sample is its own counterpart, so the
@@ -119,7 +125,10 @@ def change(
     if neighbour is not None:
         return MachineChange(estimate, interval, True, f"{neighbour} ({speed}); no verdict on this evidence", neighbour=True)
     if interval is None:
-        return MachineChange(estimate, interval, True, f"the machine's speed could not be pinned ({speed}: too few reference samples)")
+        # 40 samples a side give an interval unless their rounds drifted together (verdicts.ratio counts them fewer)
+        drifted = ratios.hodges_lehmann(baseline.samples_s, current.samples_s, confidence, independent=True)[1] is not None
+        few = "its rounds drifted together, too few independent ones" if drifted else "too few reference samples"
+        return MachineChange(estimate, interval, True, f"the machine's speed could not be pinned ({speed}: {few})")
     if interval[0] < 1 / (1 + MAX_MOVE) or interval[1] > 1 + MAX_MOVE:
         # the interval, not necessarily the estimate, reaches past the bound: `1.00× [0.895–13.9]` is not "beyond ×2"
         beyond = "beyond" if interval[0] > 1 + MAX_MOVE or interval[1] < 1 / (1 + MAX_MOVE) else "reaching beyond"
@@ -163,16 +172,26 @@ def _neighbour(baseline: Reference, current: Reference, names: tuple[str, str]) 
     pressure where both runs report it; else other processes' share of the CPU, and the hypervisor's steal, that
     differ between the runs."""
     if baseline.cpu_pressure is not None and current.cpu_pressure is not None:
-        shares = zip(names, (baseline.cpu_pressure, current.cpu_pressure), strict=True)
-        busy = [(name, share) for name, share in shares if share > BUSY]
-        if busy:
-            said = " and ".join(f"{share * 100:.0f}% of the time in {name}" for name, share in busy)
-            return f"a task waited for a CPU {said}: a neighbour shared the cores"
+        waited = _waited((baseline, current), names)
+        if waited is not None:
+            return waited
     elif _differ(baseline.others_cpu, current.others_cpu):
         return f"other processes used {_shares(baseline.others_cpu, current.others_cpu, names)} of the CPU"
     if _differ(baseline.steal, current.steal):
         return f"the hypervisor stole {_shares(baseline.steal, current.steal, names)} of the CPU"
     return None
+
+
+def _waited(references: tuple[Reference | None, Reference | None], names: tuple[str, str]) -> str | None:
+    """'a task waited for a CPU 99% of the time in now.json: a neighbour shared the cores', from each run's own CPU
+    pressure where it reports one (a share of its own time: read without the other run's); None where none passed
+    BUSY."""
+    shares = [(name, r.cpu_pressure) for name, r in zip(names, references, strict=True) if r is not None and r.cpu_pressure is not None]
+    busy = [(name, share) for name, share in shares if share > BUSY]
+    if not busy:
+        return None
+    said = " and ".join(f"{share * 100:.0f}% of the time in {name}" for name, share in busy)
+    return f"a task waited for a CPU {said}: a neighbour shared the cores"
 
 
 def _differ(old: float | None, new: float | None) -> bool:

@@ -1,10 +1,13 @@
 """Why a comparison's INCONCLUSIVE rows are INCONCLUSIVE, and what may decide them, in the words that `run
 --baseline`'s exit reason and `compare`'s summary share.
 
-A row of two separate runs gives no verdict for one of three causes (verdicts.compare, verdicts.machine), each with
+A row of two separate runs gives no verdict for one of four causes (verdicts.compare, verdicts.machine), each with
 its own remedy: its interval reaches across 1 + margin or there is none, which more rounds narrow; a neighbour the OS
-saw in either run, whose effect on the case is unknown and which no number of rounds removes; or a machine that
-moved beyond what was measured between the runs, or whose speed could not be pinned. The exit reason once said
+saw in either run, whose effect on the case is unknown and which no number of rounds removes; a machine that moved
+beyond what was measured between the runs, or whose speed could not be pinned; or a machine whose change, carried
+in the interval (verdicts.machine: the case may feel it from not at all to twice), reaches across 1 + margin by
+itself, which more rounds of the case do not narrow (a trial's unchanged code, the machine 1.15× slower in one run:
+[−4.8% … +58.5%], its upper end at least +28% however many rounds). The exit reason once said
 "more rounds via max_time_s may decide it" of rows whose own lines said a neighbour shared the cores: a remedy that
 cannot work. `ab` pairs both sides in one run, so its rows have the first cause only (verdicts.paired quotes it).
 """
@@ -32,6 +35,10 @@ NEIGHBOUR = Cause(
     "a neighbour shared the cores in either run",
     "more rounds cannot decide it: runs on a quiet machine may, or `asyncbench ab`, which pairs both sides in one run",
 )
+CARRIED = Cause(
+    "the machine's change between the runs, carried in the interval, reaches across 1 + margin by itself",
+    "more rounds cannot decide it: runs on a steadier machine may, or `asyncbench ab`, which pairs both sides in one run",
+)
 MACHINE = Cause(
     "the machine's speed moved beyond what was measured between the runs, or could not be pinned",
     "runs on a steadier machine may decide it, or `asyncbench ab`, which pairs both sides in one run",
@@ -44,6 +51,8 @@ def cause(row: VariantComparison) -> Cause:
         return NEIGHBOUR
     if row.machine_moved:
         return MACHINE
+    if row.machine_carried:
+        return CARRIED
     return INTERVAL
 
 

@@ -240,7 +240,7 @@ def test_runs_whose_pools_differ_say_so_where_the_machine_is_not_seen_not_that_a
     assert "a neighbour the OS saw in either run still gives no verdict" in line
     old = compared.comparison(compare.compare(report_of([_case(2.0, None, 11)]), report_of([_case(2.0, None, 12)])))
     (without,) = [note for note in old.notes if "not seen" in note]
-    assert "no machine reference in either run (a file before schema 10)" in without
+    assert "no machine reference in either run (a file before schema 10, or a backend the fixed work cannot run on)" in without
 
 
 def test_the_cpu_threads_guide_quotes_what_compare_prints_with_and_without_a_neighbour():
@@ -314,3 +314,47 @@ def test_a_machine_whose_interval_only_reaches_past_the_bound_is_not_said_to_be_
     far = machine.change(base, Reference(WORK, tuple(3 * t for t in base.samples_s), cpu_pressure=0.0, others_cpu=0.0), 0.95, ("a", "b"))
     assert isinstance(far, machine.MachineChange)
     assert ": beyond ×2" in far.why, far.why
+
+
+def test_a_neighbour_in_the_run_with_a_reference_gives_no_verdict_when_the_other_run_has_none():
+    """A trial: a baseline without a reference (an older file), the current run beside two CPU hogs (its pressure
+    0.99): SLOWER +14326%, exit 1, blamed on the code. The OS's account of one run needs no other run: INCONCLUSIVE,
+    with what it saw; where it saw nothing, the row is still judged on its own interval."""
+    row = _compared(_case(2.0, None, 5), _case(300.0, 1.0, 6, pressure=0.99))
+    assert row.label == Label.INCONCLUSIVE
+    assert row.machine_neighbour is True
+    assert "a task waited for a CPU 99% of the time in b.json: a neighbour shared the cores" in row.note
+    assert "no machine reference in a.json" in row.note
+    quiet = _compared(_case(2.0, None, 5), _case(300.0, 1.0, 6, pressure=0.01))
+    assert quiet.label == Label.SLOWER
+    assert quiet.machine is not None
+    assert quiet.machine.startswith("no machine reference in a.json")
+
+
+def test_references_that_drifted_together_are_said_so_not_called_too_few():
+    """40 reference samples a side whose rounds drifted together (a slow ramp): no interval, and the line said 'too
+    few reference samples' of 40, the minimum the docs promise."""
+    ramp = tuple(1e-3 * (1 + i / 40) for i in range(40))
+    base, now = _case(2.0, 1.0, 7), _case(2.0, 1.0, 8)
+    base = dataclasses.replace(base, reference=dataclasses.replace(base.reference, samples_s=ramp))
+    now = dataclasses.replace(now, reference=dataclasses.replace(now.reference, samples_s=tuple(t * 1.05 for t in ramp)))
+    row = _compared(base, now)
+    assert row.machine_moved is True
+    assert "its rounds drifted together, too few independent ones" in row.machine
+    assert "too few reference samples" not in row.machine
+
+
+def test_a_row_the_machines_carried_change_keeps_undecided_says_more_rounds_cannot_decide_it():
+    """A trial: unchanged code, the machine 1.15× slower during the baseline, the row INCONCLUSIVE and the summary
+    'more rounds via max_time_s may decide it'; the carried change alone puts the upper end past +28% whatever the
+    rounds. Said so, with the remedy that can work; a row whose own interval is what straddles keeps 'more rounds'."""
+    base, now = _case(2.0 * 1.15, 1.15, 9), _case(2.0, 1.0, 10)
+    comparison = compare.compare(report_of([base]), report_of([now]), names=("a.json", "b.json"))
+    (row,) = comparison.rows
+    assert row.label == Label.INCONCLUSIVE
+    assert row.machine_carried is True
+    summary = compared.comparison(comparison).summary
+    assert "carried in the interval, reaches across 1 + margin by itself; more rounds cannot decide it" in summary
+    assert "more rounds via max_time_s may decide it" not in summary
+    steady = _compared(_case(2.0, 1.0, 11), _case(2.0 * 1.08, 1.0, 12))  # the machine held; +8% at a 10% margin
+    assert steady.machine_carried is False
