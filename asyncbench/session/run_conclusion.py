@@ -61,8 +61,9 @@ class RunConclusion:
         that holds no case refused: the whole plan would run for a comparison of nothing)."""
         writers = preflight.check_outputs(request, sweeps, command, owned, owner)  # before the store is opened
         recording = request.recording
-        base_report = reading.load_results(request.gate.baseline, say) if request.gate.baseline else None
-        if base_report is not None and (empty := reading.no_case(request.gate.baseline, base_report.results, base_report.interrupted)):
+        baseline = request.gate.baseline
+        base_report = reading.load_results(baseline, say) if baseline else None
+        if baseline and base_report is not None and (empty := reading.no_case(baseline, base_report.results, base_report.interrupted)):
             raise InputError(f"--baseline {empty}: nothing to compare this run with")  # said before the plan runs, not after
         store = recorder.open_history(recording.history, needed_by) if recording.record else None
         return cls(request.gate, writers, base_report, store, recording.label, by_job)
