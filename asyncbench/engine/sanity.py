@@ -105,11 +105,19 @@ def _harness_share(result: Result, workload: Workload) -> list[str]:
     if not done or cost_s <= HARNESS_SHARE * min(done):
         return []
     share = cost_s / min(done)
-    needed = math.ceil(steps * share / HARNESS_SHARE)
+    # the cost is the sample's, not the step's: a sample of n steps takes cost + n × (its work a step), and its share
+    # is under HARNESS_SHARE from n ≥ cost × (1 − share) / (share × work) (was steps × share / HARNESS_SHARE, as if the
+    # cost grew with the steps: steps=67 said where 89 were needed)
+    work_s = (min(done) - cost_s) / steps
+    remedy = (
+        f"steps={math.ceil(cost_s * (1 - HARNESS_SHARE) / (HARNESS_SHARE * work_s))} or more brings it under {HARNESS_SHARE:.0%}"
+        if work_s > 0
+        else "its steps' own work is not above it: more steps a sample, or more work a step, may show it"
+    )
     return [
         f"the harness's own cost per sample ({units.seconds(cost_s)} with nothing queued: its sync, call and clock "
         f"reads) is {_above(share, HARNESS_SHARE)} of a sample's done time: each per-step time carries "
-        f"{units.seconds(cost_s / steps)} of it; steps={needed} or more brings it under {HARNESS_SHARE:.0%}"
+        f"{units.seconds(cost_s / steps)} of it; {remedy}"
     ]
 
 

@@ -60,8 +60,11 @@ PAIRED_KEY = (
 SHORT_SHA = 10
 
 
-#: the cases without a verdict, as the summary counts them (a status: its words)
+#: the cases without a verdict, as the summary counts them (a status: its words); a case lost on head (ok on base,
+#: not set up or skipped on head: exit 1, the change stopped what the gate guards) is counted as LOST, not as
+#: errored, which exits 3 (a trial read "the gate fails (ab exits 1): 1 errored" beside a guide's "3 when a case errored")
 UNCOMPARED = {"error": "errored", "one-sided": "on one side only"}
+LOST = "lost on head (ok on base)"
 
 
 @dataclass(frozen=True)
@@ -201,7 +204,8 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     counts = {label: labels.count(label) for label in Label if labels.count(label)}
     # a case that errored or ran on one side has no verdict, and fails the gate: counted beside the verdicts, so that
     # a failing gate's headline never reads as "1 SAME" alone
-    uncompared = {what: sum(case.status == status for case in report.cases) for status, what in UNCOMPARED.items()}
+    uncompared = {what: sum(case.status == status and not case.lost for case in report.cases) for status, what in UNCOMPARED.items()}
+    uncompared[LOST] = sum(case.lost for case in report.cases)
     summary = ", ".join([*(f"{n} {label}" for label, n in counts.items()), *(f"{n} {what}" for what, n in uncompared.items() if n)])
     summary = summary or "nothing compared"
     notes += settings_notes(report)

@@ -28,7 +28,19 @@ def test_a_short_sample_says_the_harness_s_sync_is_in_each_step_and_how_many_ste
     workload = StepWorkload(_step, name="s")
     (line,) = sanity.warnings_of(_row(done_s=260e-6, sync_s=103e-6), workload, {})
     assert "40% of a sample's done time" in line
-    assert "steps=397 or more" in line  # 20 × 0.396 / 0.02, rounded up
+    # 7.85 µs of work a step: 643 × 7.85 µs + 103 µs is a sample the 103 µs are under 2% of
+    assert "steps=643 or more" in line
+
+
+def test_the_steps_said_are_those_whose_sample_the_cost_is_under_2_percent_of_not_a_multiple_of_the_share():
+    """A trial: 12.6 µs of harness in 47.6 µs per 5 steps (27%) said steps=67 (5 × 27% / 2%, as if the cost grew with
+    the steps), where a 67-step sample (482 µs) still carries 2.6%: 89 steps of 7 µs are what bring it under 2%."""
+    workload = StepWorkload(_step, name="s")
+    (line,) = sanity.warnings_of(_row(done_s=47.6e-6, sync_s=12.6e-6, steps=5), workload, {})
+    assert "steps=89 or more brings it under 2%" in line
+    assert 12.6e-6 / (89 * 7e-6 + 12.6e-6) < 0.02 < 12.6e-6 / (88 * 7e-6 + 12.6e-6)  # the figure said, checked
+    (none,) = sanity.warnings_of(_row(done_s=12.0e-6, sync_s=12.6e-6, steps=5), workload, {})
+    assert "its steps' own work is not above it" in none
 
 
 def test_long_samples_and_built_in_workloads_say_nothing_of_it():

@@ -78,4 +78,15 @@ def test_a_failing_gate_s_headline_counts_the_cases_without_a_verdict():
         PairedCase("c", "one-sided", "x"),
     )
     text = views.markdown(views.build(report, verdicts.judge(report)))
-    assert "the gate fails (ab exits 1)**: 1 SAME, 1 errored, 1 on one side only" in text
+    assert "the gate fails (ab exits 1)**: 1 SAME, 1 on one side only, 1 lost on head (ok on base)" in text
+
+
+def test_a_case_lost_on_head_is_not_counted_errored_which_exits_3():
+    """A trial: head's step raising in its set-up read 'the gate fails (ab exits 1): 1 errored', base's 'the gate
+    fails (ab exits 3): 1 errored': one word beside two exit codes. A case lost on head is counted as such."""
+    lost = _report(PairedCase("a", "error", "head: setup raised", lost=True))
+    assert views.build(lost, verdicts.judge(lost)).summary == "1 lost on head (ok on base)"
+    errored = _report(PairedCase("a", "error", "base: setup raised"))
+    built = views.build(errored, verdicts.judge(errored))
+    assert built.summary == "1 errored"
+    assert built.code == EXIT_ERRORS
