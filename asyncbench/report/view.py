@@ -53,6 +53,12 @@ SPREAD_NOTE = (
     f"{units.ZERO_NOTE}; "
     "memory is the device peak (torch) or pool in use (cupy, jax) on GPUs, the RSS growth during one run on CPUs"
 )
+#: what '[≤1.00–1.05]' is, said where an illusion's interval was floored (results.ahead.Judged.figure; a trial found
+#: '≤' inside a ratio's interval, which ZERO_NOTE explains only for a time)
+FLOORED_NOTE = (
+    "[≤1.00–x] beside an illusion: its interval reached below 1× beyond the harness's own sync (done, less it, before "
+    "the issue returned), which the rule floors at 1×"
+)
 # A report of more cases than this is read as tables (scrolled, grepped, plotted), not case by case: a line
 # or five per case would bury the tables, and printing them took most of `show`'s 27 s on 10,000 cases.
 # Past it, lines are kept for the cases that need a look (not ok, a warning, a check that did not pass), and
@@ -368,7 +374,9 @@ def legend(results: Sequence[Result]) -> str:
         return ""
     waited = any(census.points for r in results for census in r.syncs.values())
     bounded = any(bound.sides for r in results for bound in r.bound.values())
-    return "; ".join([SPREAD_NOTE, *([BLOCKED_NOTE] if waited else []), *([BOUND_NOTE] if bounded else [])])
+    floored = any(judged.floored for r in results if (judged := ahead.judge(r)) is not None)
+    notes = [SPREAD_NOTE, *([FLOORED_NOTE] if floored else []), *([BLOCKED_NOTE] if waited else []), *([BOUND_NOTE] if bounded else [])]
+    return "; ".join(notes)
 
 
 def outcome_view(verdict: outcome.Outcome) -> OutcomeView:

@@ -36,6 +36,7 @@ and it would silently print a file that was edited as if it were not. Held, by k
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Mapping
 
@@ -72,8 +73,39 @@ def steps_said(detail: str) -> int | None:
 
 
 def wanted(op: str, threshold: float, unit: str) -> str:
-    """'expected < 10.0 ms': the threshold a check is judged against, in its quantity's unit."""
-    return f"expected {op} {units.quantity(threshold, unit)}"
+    """'expected < 10.0 ms': the threshold a check is judged against, in its quantity's unit, to the digits it has."""
+    return f"expected {op} {stated(threshold, unit)}"
+
+
+# The most significant digits (decimals, for a ratio) a threshold is given to read back as itself.
+STATED_DIGITS = 9
+
+
+def stated(threshold: float, unit: str) -> str:
+    """A threshold as the check states it: its quantity's form (results.units) with the digits that read back as it,
+    where the usual three do not: 'expected < 1.0002×' (a trial read 'expected < 1.00×' beside a value of
+    1.001× 'over by 0.0949%', its check written `illusion < 1.0002`), '< 1.2345 ms'."""
+    text = units.quantity(threshold, unit)
+    if not math.isfinite(threshold) or threshold == 0 or unit not in ("x", "s", ""):
+        return text
+    if unit == "x" and abs(threshold) < 100:
+        decimals = next((d for d in range(2, STATED_DIGITS + 1) if _reads_as(f"{threshold:.{d}f}", threshold)), STATED_DIGITS)
+        return f"{threshold:.{decimals}f}×"
+    scale, name = units.time_unit(threshold) if unit == "s" else (1.0, unit)
+    figure, _, shown_unit = text.replace(units.MINUS, "-").partition(" ")
+    if _reads_as(figure.removesuffix("×"), threshold / scale) or shown_unit not in ("", name) or threshold < 0:
+        return text
+    digits = next(
+        (d for d in range(4, STATED_DIGITS + 1) if _reads_as(units.number(threshold / scale, d), threshold / scale)), STATED_DIGITS
+    )
+    return f"{units.number(threshold / scale, digits)} {name}".rstrip()
+
+
+def _reads_as(text: str, value: float) -> bool:
+    try:
+        return math.isclose(float(text), value, rel_tol=1e-9)
+    except ValueError:
+        return False
 
 
 def by_how_much(value: float, threshold: float) -> str:

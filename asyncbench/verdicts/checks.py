@@ -183,7 +183,9 @@ def census_check(expectation: Expectation, result: Result, budget: Budget | None
         if figure is None:  # a synchronous backend: no rounds, nothing waits for a device
             verdict = verdict_of(expectation.op, (0.0, 0.0), expectation.threshold)
             wanted = f"expected {expectation.op} {units.quantity(expectation.threshold, unit)}"
-            judged.append(Check(expectation.text, verdict, f"{label} = 0 ({census.coverage}), {wanted}", 0.0))
+            # every line reads 0 here, a misspelled or moved one too: said, so a pass is not read as the line's own
+            lines = "; every FILE:LINE reads 0 here, a misspelled one too" if syncs.line_named(expectation.at or "") else ""
+            judged.append(Check(expectation.text, verdict, f"{label} = 0 ({census.coverage}{lines}), {wanted}", 0.0))
             continue
         check = _judge(expectation, figure.value, figure.interval, False, label, unit, figure.rounds, level)
         if check.verdict != PASS and figure.points:

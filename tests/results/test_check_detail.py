@@ -107,3 +107,14 @@ def test_a_census_checks_points_are_held_to_their_form_and_its_figures_to_its_fi
     for forged in (CENSUS_FAIL + "; 10x faster than main", CENSUS_FAIL.replace("= 3 [3–3]", "= 0 [0–0]")):
         with pytest.raises(InputError, match=r"checks\[0\]\.detail: .* is not what a run writes"):
             check_detail.details_held(_census_case(forged), at, None)
+
+
+def test_a_threshold_is_stated_to_the_digits_it_has_so_a_value_beside_it_never_reads_as_it():
+    """A trial: `illusion < 1.0002` read 'illusion = 1.001× [1.001–1.002] ..., expected < 1.00× (over by 0.0949%)',
+    a threshold shown as a value the interval lies wholly above; and 'expected < 1.00 ms' of `done_s.median < 1.0002ms`."""
+    assert check_detail.wanted("<", 1.0002, "x") == "expected < 1.0002×"
+    assert check_detail.wanted("<", 0.0010002, "s") == "expected < 1.0002 ms"
+    # as before where three figures are the threshold itself
+    assert check_detail.wanted("<", 2.0, "x") == "expected < 2.00×"
+    assert check_detail.wanted("<=", 0.01, "s") == "expected <= 10.0 ms"
+    assert check_detail.wanted(">", 1000.5, "") == "expected > 1000.5"

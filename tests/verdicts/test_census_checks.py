@@ -116,6 +116,17 @@ def test_a_synchronous_backend_waits_for_no_device_a_fact_judged_as_it_is():
     assert check.verdict == Verdict.PASS
     assert why in check.detail
     assert _judge("syncs_per_step >= 1", result).verdict == Verdict.FAIL
+    assert "every FILE:LINE reads 0 here" not in check.detail
+
+
+def test_a_line_check_on_a_synchronous_backend_says_every_line_reads_0_there_a_misspelled_one_too():
+    """A trial: `syncs_per_step[nosuch.py:999] == 0` passed on torch's CPU with nothing said of the line, where the
+    guide said a line no wait was seen at is INCONCLUSIVE. Nothing waits there, so 0 is the fact for every line: the
+    pass stands and says so."""
+    result = _result({"print": Census("print", 0, coverage="torch runs synchronously on cpu: nothing waits for a device")})
+    check = _judge("syncs_per_step[nosuch.py:999] == 0", result)
+    assert check.verdict == Verdict.PASS
+    assert "every FILE:LINE reads 0 here, a misspelled one too" in check.detail
 
 
 def test_too_few_census_rounds_for_the_checks_level_is_inconclusive_and_says_how_many():
