@@ -158,8 +158,6 @@ def apply_overrides(
         workload = plugins.find(experiment.workload)
         params = dict(experiment.params)
         sweep = dict(experiment.sweep)
-        if quick:
-            params.update(_not_raising(workload.quick_params(params, sweep), params, experiment.explicit))
         settings = _quick_settings(experiment.settings) if quick else experiment.settings
         explicit = set(experiment.explicit)
         commanded: set[str] = set()  # params --set decided for every backend
@@ -192,6 +190,9 @@ def apply_overrides(
             except ValueError as exc:
                 raise InputError(f"--set {text!r}: {exc}") from None
             used[index] = True
+        if quick:  # after --set, so that its values are what quick's follow (a step's steps cover a wait --set asked for)
+            quick_values = _not_raising(workload.quick_params(params, sweep), params, experiment.explicit)
+            params.update({name: value for name, value in quick_values.items() if name not in commanded})
         params_for = _params_for(experiment, workload, quick, commanded)
         problem = schema.settings_problem(settings) or schema.points_problem(workload, params, sweep, params_for)
         if problem:

@@ -64,6 +64,19 @@ def test_set_refuses_it_too_and_quick_keeps_every_wait(tmp_path):
     assert swept.params["steps"] == 10
 
 
+def test_quick_keeps_a_wait_that_set_asked_for(tmp_path):
+    """A trial: `--quick --set sync_every=[0,8]` was refused ('sync_every 8 is above steps 5'), where the guide says
+    --quick's few steps never drop below the largest wait asked for: quick's steps followed the config's waits only."""
+    plan = _config(tmp_path, "{workload: steps.py:plain}")
+    (quick,) = overrides.apply_overrides(plan, quick=True, sets=["sync_every=[0,8]"]).experiments
+    assert quick.params["sync_every"] == [0, 8]
+    assert quick.params["steps"] == 8
+    (swept,) = overrides.apply_overrides(plan, quick=True, sets=["sync_every=[1],[10]"]).experiments
+    assert swept.params["steps"] == 10
+    (kept,) = overrides.apply_overrides(plan, quick=True, sets=["steps=12", "sync_every=[0,8]"]).experiments
+    assert kept.params["steps"] == 12  # a --set value is never replaced by a quick one
+
+
 def test_a_step_of_few_steps_drops_the_default_waits_it_cannot_take_and_refuses_its_own():
     three = _config_free_step(steps=3)
     assert three.param("sync_every").default == [0, 1]  # the default's 4 never comes in 3 steps: not the step's choice
