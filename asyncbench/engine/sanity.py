@@ -105,9 +105,9 @@ def _harness_share(result: Result, workload: Workload) -> list[str]:
     if not done or cost_s <= HARNESS_SHARE * min(done):
         return []
     share = cost_s / min(done)
-    # the cost is the sample's, not the step's: a sample of n steps takes cost + n × (its work a step), and its share
-    # is under HARNESS_SHARE from n ≥ cost × (1 − share) / (share × work) (was steps × share / HARNESS_SHARE, as if the
-    # cost grew with the steps: steps=67 said where 89 were needed)
+    # the cost is the sample's, not the step's: a sample of n steps takes cost + n × (its work a step), and the cost
+    # is under HARNESS_SHARE of it from n ≥ cost × (1 − HARNESS_SHARE) / (HARNESS_SHARE × work) (it was said as
+    # steps × share / HARNESS_SHARE, as if the cost grew with the steps: steps=67 where 89 were needed)
     work_s = (min(done) - cost_s) / steps
     remedy = (
         f"steps={math.ceil(cost_s * (1 - HARNESS_SHARE) / (HARNESS_SHARE * work_s))} or more brings it under {HARNESS_SHARE:.0%}"
