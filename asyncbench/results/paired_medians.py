@@ -60,7 +60,35 @@ def outside(result: Result, metric: str, own: float | None, said: str, unit: str
         return ""
     low, high = (_end(end, unit) for end in bounds)
     shown = _past(own, low if own < bounds[0] else high, unit)
+    low, high, shown = _apart_as_printed(own, bounds, unit, (low, high, shown))
     return f"{said} {shown}, outside {metric}'s paired [{low}–{high}]"
+
+
+# The most decimals an interval's ends and the figure outside it take to read apart (a ratio's, a percentage's number).
+APART_DECIMALS = 6
+
+
+def _apart_as_printed(own: float, bounds: tuple[float, float], unit: str, shown: tuple[str, str, str]) -> tuple[str, str, str]:
+    """The interval's ends and `own` with the decimals that print `own` outside them, where the usual ones print it
+    inside, or its two ends as one: a trial read '1.054×, outside speedup's paired [1.05–1.05]' of an interval
+    [1.05376, 1.05430]; now '1.0548×, outside speedup's paired [1.0538–1.0543]'. Unchanged where they read apart."""
+    suffix = "×" if unit == "x" else unit
+    scale = 100 if unit == "%" else 1
+
+    def value(text: str) -> float:
+        return float(text.removesuffix(suffix).replace(units.MINUS, "-"))
+
+    def reads_apart(texts: tuple[str, str, str]) -> bool:  # and an interval of two ends reads as two ends
+        return not value(texts[0]) <= value(texts[2]) <= value(texts[1]) and (texts[0] != texts[1] or bounds[0] == bounds[1])
+
+    if reads_apart(shown) or not all(map(math.isfinite, (own, *bounds))):
+        return shown
+    start = max(len(text.removesuffix(suffix).partition(".")[2]) for text in shown) + 1
+    for decimals in range(start, APART_DECIMALS + 1):
+        low, high, figure = (f"{x * scale:.{decimals}f}".replace("-", units.MINUS) for x in (*bounds, own))
+        if reads_apart((low, high, figure + suffix)):
+            return low, high, figure + suffix
+    return shown
 
 
 def why_apart(clauses: Sequence[str], paired: str = "each round's own ratio") -> str:

@@ -112,6 +112,14 @@ def test_a_figure_said_outside_an_interval_prints_the_digits_that_show_it():
     assert paired_medians.outside(result, "speedup", 1.0, "x") == ""
 
 
+def test_a_narrow_interval_is_printed_with_the_digits_that_keep_the_figure_outside_it_and_its_ends_apart():
+    """A trial (a gathered sweep): 'sync / async medians give 1.054×, outside speedup's paired [1.05–1.05]' of an
+    interval [1.05376, 1.05430]: the figure read inside it, and its two ends as one."""
+    result = Result("c", "c", "sync_async", "numpy", "cpu", {}, OK, metrics={"speedup": 1.054}, bounds={"speedup": (1.053757, 1.054299)})
+    said = paired_medians.outside(result, "speedup", 1.05476, "sync / async medians give")
+    assert said == "sync / async medians give 1.0548×, outside speedup's paired [1.0538–1.0543]"
+
+
 def _barrier(waitall_s: float, wait_one_s: float, saved: float, bounds: tuple[float, float]) -> Result:
     metrics = {"waitall_s": waitall_s, "wait_one_s": wait_one_s, "saved_fraction": saved}
     return Result("c", "c", "barrier", "mxnet", "cpu", {}, OK, metrics=metrics, bounds={"saved_fraction": bounds}, asynchronous=True)
