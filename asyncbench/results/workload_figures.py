@@ -13,8 +13,9 @@ The rules below restate each workload's `round_metrics` (the layers keep workloa
 holds each rule to its workload's own on the same clocks). Only a result of a built-in workload is held (its
 `workload` is the built-in's name: a user's workload is named by a reference, workloads.plugins.find), only a metric
 the rule knows, and only where every variant keeps its samples. Figures not made from the rounds (copy_overlap's
-`verified`, sync_async's fitted model, training_memory's memory, comm_overlap's bandwidth of a bucket layout the
-workload computes) are left as stored.
+`verified`, training_memory's memory), sync_async's fitted model (t1_s, t2_s, t3_s: a fit over the held queue), and
+comm_overlap's (timed by its torch.distributed ranks, its bandwidth of a bucket layout the workload computes) are
+left as stored.
 """
 
 from __future__ import annotations
@@ -118,6 +119,17 @@ def _sync_async() -> dict[str, Rule]:
     return {"speedup": lambda _, c: _ratio(c["sync"]["done_s"], c["async"]["done_s"])}
 
 
+def _training_memory(name: str) -> Rule | None:
+    """training_memory's per-variant clocks: `epoch_s_kK` variant sync_every=K's done time, `loop_s_kK` its issue
+    time (its memory figures are one measurement each, not of the rounds)."""
+    for prefix, clock in (("epoch_s_k", "done_s"), ("loop_s_k", "issue_s")):
+        every = name.removeprefix(prefix)
+        if name.startswith(prefix) and every.isdigit():
+            variant = step_figures.variant_name(int(every))
+            return lambda _, c: c[variant][clock]
+    return None
+
+
 #: each built-in workload's metrics that are functions of a round's clocks, by the workload's name
 RULES: dict[str, dict[str, Rule]] = {
     "barrier": _barrier(),
@@ -127,6 +139,14 @@ RULES: dict[str, dict[str, Rule]] = {
     "copy_overlap": _copy_overlap(),
     "sync_async": _sync_async(),
 }
+#: those whose metrics are named per variant (epoch_s_k4): the rule of a metric's name, None for none
+FAMILY_RULES: dict[str, Callable[[str], Rule | None]] = {"training_memory": _training_memory}
+
+
+def rule_of(workload: str, metric: str) -> Rule | None:
+    """The rule of a built-in workload's per-round metric; None where the metric is not one (or not the built-in's)."""
+    family = FAMILY_RULES.get(workload)
+    return family(metric) if family is not None else RULES.get(workload, {}).get(metric)
 
 
 def check(result: Mapping[str, Any], at: At, version: Any) -> None:
@@ -163,9 +183,9 @@ def metric_rounds(result: Mapping[str, Any]) -> dict[str, list[tuple[float, floa
     """Each per-round metric a built-in workload's result states, one (value, room) a round as the stored samples
     give it (engine.rounds.per_round: the rounds every variant has, a round where it is undefined adds none), with
     how far the samples' rounding can move it. A metric no rule knows, or whose samples are not all kept, is left out."""
-    rules = RULES.get(str(result.get("workload")))
+    workload = str(result.get("workload"))
     variants = result.get("variants") or {}
-    if rules is None or not isinstance(variants, Mapping) or not variants:
+    if workload not in RULES and workload not in FAMILY_RULES or not isinstance(variants, Mapping) or not variants:
         return {}
     kept: dict[str, dict[str, Sequence[float]]] = {}
     for name, variant in variants.items():
@@ -177,7 +197,7 @@ def metric_rounds(result: Mapping[str, Any]) -> dict[str, list[tuple[float, floa
     params = result.get("params") or {}
     found: dict[str, list[tuple[float, float]]] = {}
     for name, value in (result.get("metrics") or {}).items():
-        rule = rules.get(name)
+        rule = rule_of(workload, str(name))
         if rule is None or value is None:
             continue
         per_round = []
