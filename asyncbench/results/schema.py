@@ -27,7 +27,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench import inputs
 from asyncbench.errors import InputError
-from asyncbench.results import ab_report, case_held, check_detail, fields, matmul_figures, recordable, records, writing
+from asyncbench.results import ab_report, case_held, check_detail, fields, matmul_figures, recordable, records, workload_figures, writing
 from asyncbench.results.fields import At
 from asyncbench.results.model import MAX_SHARDS, PlannedCase, Result, ShardOf
 from asyncbench.version import __version__
@@ -256,6 +256,7 @@ def check_file(raw: Any, source: str) -> None:
     for index, result in enumerate(results):
         records.check(result, at / "results" / index)
         matmul_figures.check(result, at / "results" / index, version)  # matmul's illusion and gflops its samples'
+        workload_figures.check(result, at / "results" / index, version)  # the other built-ins' paired figures too
         if version == SCHEMA_VERSION:  # each check's detail its figures' (older files' are in older words: as stored)
             check_detail.details_held(result, at / "results" / index, top.get("metric_info"))
             case_held.intervals_recomputed(result, at / "results" / index)  # each interval the one its rounds give
