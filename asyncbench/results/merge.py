@@ -48,10 +48,26 @@ def covers(row: Result, case: PlannedCase) -> bool:
     return same_case and case.device in ("auto", "cuda") and (case.device == "auto" or row.device.startswith("cuda"))
 
 
+def planned_rows(rows: Sequence[Result], planned: Sequence[PlannedCase]) -> tuple[list[Result], list[Result]]:
+    """`rows` split into those a planned case became and those none did: a job's results are taken only for the
+    cases it was to run, as `merge` takes a shard's (a row of a case it did not plan is no row of this submission)."""
+    ids = {case.id for case in planned}  # a row of its case's own id is matched at once, not against every case
+    kept: list[Result] = []
+    unplanned: list[Result] = []
+    for row in rows:
+        (kept if row.id in ids or any(covers(row, case) for case in planned) else unplanned).append(row)
+    return kept, unplanned
+
+
+def unfinished(rows: Sequence[Result], planned: Sequence[PlannedCase]) -> list[PlannedCase]:
+    """The planned cases no row covers."""
+    ids = {row.id for row in rows}
+    return [case for case in planned if case.id not in ids and not any(covers(row, case) for row in rows)]
+
+
 def missing(end: JobEnd) -> list[PlannedCase]:
     """The cases a job that failed did not finish (its error rows); none for a job that did not fail."""
-    kept = end.report.results if end.report is not None else ()
-    return [case for case in end.planned if not any(covers(row, case) for row in kept)] if end.failed else []
+    return unfinished(end.report.results if end.report is not None else (), end.planned) if end.failed else []
 
 
 def _why(end: JobEnd) -> str:

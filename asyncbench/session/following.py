@@ -27,7 +27,7 @@ from asyncbench.results.schema import Report
 from asyncbench.say import Say
 from asyncbench.session import preflight, reading, spine
 from asyncbench.session.requests import RunRequest
-from asyncbench.session.run_conclusion import RunConclusion
+from asyncbench.session.run_conclusion import NOT_ENDED, RunConclusion
 from asyncbench.session.saver import Saver
 from asyncbench.spec import manifest
 from asyncbench.spec.manifest import Manifest, SubmittedJob
@@ -39,6 +39,8 @@ INTERRUPTED_CODES = (EXIT_INTERRUPTED, EXIT_TERMINATED)
 #: still unlisted after this is not this cluster's (a folder from elsewhere, an id edited) or was purged from
 #: accounting, and waiting longer would wait forever
 UNLISTED_GRACE_S = 180.0
+#: how many case ids a line about a job's unplanned rows names (the rest are "...": the line stays one line)
+SAID_IDS = 3
 #: how long a waiting gather keeps asking a scheduler that does not answer (sacct failing: slurmdbd restarting, the
 #: controller failing over) before it says so and stops: long enough for a restart, short of hiding an outage
 OUTAGE_S = 120.0
@@ -67,6 +69,8 @@ def _end(scheduler: Any, entry: SubmittedJob, state: Any, say: Say) -> merge.Job
             report = reading.load_results(results)
         except InputError as exc:
             say(f"asyncbench: warning: job {entry.name}: its results cannot be read ({exc}); its cases are error rows")
+    if report is not None:
+        report = _planned_only(entry, report, say)
     failed, reason = state.phase == "failed", state.reason
     if ended is not None and not ended[0]:
         failed, reason = True, reason or last_line(ended[1])
@@ -74,12 +78,25 @@ def _end(scheduler: Any, entry: SubmittedJob, state: Any, say: Say) -> merge.Job
         failed, reason = True, reason or f"its run was interrupted (exit {ended[1]})"
     elif ended is not None and ended[1] == LIMIT_CODE:  # a local GPU job, its limit counted from when it had its GPUs
         failed, reason = True, reason or "its run reached the job's time limit and was stopped"
+    if report is not None and not failed and (lost := merge.unfinished(report.results, entry.cases)):
+        failed, reason = True, f"its results hold no row for {len(lost)} of its {len(entry.cases)} planned case(s)"
     if report is None and not failed:
         failed = True
         said = scheduler.stderr_tail(entry.job_id)
         code = f"asyncbench exited {ended[1]}" if ended is not None else "it left no results"
         reason = f"{code}: {said}" if said else code
     return merge.JobEnd(entry.name, entry.job_id, scheduler.kind, state.state, failed, reason, entry.cases, report, requeued(results))
+
+
+def _planned_only(entry: SubmittedJob, report: Report, say: Say) -> Report:
+    """A job's results, held to the cases the manifest planned for it (as `merge` holds a shard's): a row of a case
+    it did not plan is not taken, and said; a planned case with no row is an error row (the job counts as failed)."""
+    kept, unplanned = merge.planned_rows(report.results, entry.cases)
+    if not unplanned:
+        return report
+    ids = ", ".join(row.id for row in unplanned[:SAID_IDS]) + (", ..." if len(unplanned) > SAID_IDS else "")
+    say(f"asyncbench: warning: job {entry.name}: its results hold {len(unplanned)} case(s) it was not planned to run ({ids}): not taken")
+    return dataclasses.replace(report, results=tuple(kept))
 
 
 def _not_written_by_a_job(path: Path) -> str | None:
@@ -252,5 +269,5 @@ def _states(scheduler: Any, job_ids: list[str], folder: str | Path, wait: bool) 
 def _job_fact(entry: SubmittedJob, end: merge.JobEnd | None) -> dict[str, Any]:
     fact = {"name": entry.name, "job_id": entry.job_id, "results": str(entry.results)}
     if end is None:
-        return {**fact, "state": "not ended"}
+        return {**fact, "state": NOT_ENDED}
     return {**fact, "state": end.state, "failed": end.failed, "reason": end.reason, "requeued": end.requeued}

@@ -16,9 +16,9 @@ import dataclasses
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from asyncbench.errors import InputError
+from asyncbench.errors import EXIT_GATE, InputError
 from asyncbench.report import view as views
 from asyncbench.report.view import ReportView
 from asyncbench.report.writers import Writer
@@ -28,6 +28,21 @@ from asyncbench.say import Say
 from asyncbench.session import preflight, reading, recorder
 from asyncbench.session.requests import Gate, RunRequest
 from asyncbench.verdicts import compare, outcome
+
+#: a submission's job that had not ended when it was gathered, as the report's `sweep.jobs` facts say it
+NOT_ENDED = "not ended"
+
+
+def nothing_gathered(report: Report) -> str | None:
+    """Why a gathered report fails the gate where it holds no case while some of its jobs are still queued or running
+    (`gather --no-wait` before any ended: nothing measured, as a run whose cases all skipped); None otherwise (a CI
+    matrix's shard with no case of the plan passes, so that the matrix goes on to merge)."""
+    if report.results:
+        return None
+    gathered = report.environment.get("sweep")
+    jobs = gathered.get("jobs") if isinstance(gathered, Mapping) else None
+    pending = sum(1 for job in jobs if isinstance(job, Mapping) and job.get("state") == NOT_ENDED) if isinstance(jobs, (list, tuple)) else 0
+    return f"nothing was measured: {pending} job(s) still queued or running, none ended" if pending else None
 
 
 @dataclass(frozen=True)
@@ -94,6 +109,8 @@ class RunConclusion:
         verdict = outcome.judge(
             report, strict=gate.strict, allow_inconclusive=gate.allow_inconclusive, comparison=comparison, unsaved=unsaved
         )
+        if stopped is None and (nothing := nothing_gathered(report)):  # a gather before any job ended is no pass
+            verdict = dataclasses.replace(verdict, code=max(verdict.code, EXIT_GATE), reasons=(*verdict.reasons, nothing))
         return views.build(report, comparison, verdict), verdict
 
     def files(self, report: Report, view: ReportView) -> list[tuple[str, Callable[[], str | bytes]]]:

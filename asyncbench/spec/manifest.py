@@ -5,8 +5,8 @@ untrusted input.
 days later and after anyone could have edited it. Every value is checked
 against the manifest's vocabulary before any is used — types, job ids that are
 Slurm's (or a local job's process id) and nothing else, paths inside the
-folder, bounded numbers — so that a damaged or hostile file is one line naming
-the key (InputError: exit 2), never a traceback, and no value reaches a
+folder, no file or planned case that two jobs share, bounded numbers — so
+that a damaged or hostile file is one line naming the key (InputError: exit 2), never a traceback, and no value reaches a
 subprocess (`sacct -j`) or a path where it could be read as something else.
 
 The file and its keys (`sweep.json`, `asyncbench_sweep`) keep the names they had when a submission was called a
@@ -225,6 +225,28 @@ def _type(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "true or false", type(None): "null"}.get(type(value), "a number")
 
 
+def _own_files(reader: _Reader, job: SubmittedJob, key: str, files: dict[Path, str]) -> None:
+    """Each file `job` reads or writes (its config, its results and what its run leaves beside them: journal,
+    outcome file, requeued count), claimed for `key`: InputError naming the key where one of them is claimed already.
+    Two jobs given one results file were gathered as that file twice: its rows listed twice, the other's cases lost."""
+    from asyncbench.engine.jobs import outcome_path, requeued_path
+
+    results = job.results
+    named = [
+        (job.config, "config", ""),
+        (results, "results", ""),
+        (Path(f"{results}.journal"), "results", "journal"),
+        (outcome_path(results), "results", "outcome file"),
+        (requeued_path(results), "results", "requeued count"),
+    ]
+    for path, name, beside in named:
+        what = f"{key}.{name}" + (f"'s {beside}" if beside else "")
+        if path in files:
+            said = f"its {beside} {str(path)!r}" if beside else repr(str(path))
+            raise reader.error(f"{key}.{name}", f"{said} is {files[path]} too: each job's files are its own")
+        files[path] = what
+
+
 def read(folder: str | Path) -> Manifest:
     """The manifest of the submission in jobs folder `folder`, every value checked (InputError naming the file and the key)."""
     folder = Path(folder)
@@ -258,12 +280,21 @@ def read(folder: str | Path) -> Manifest:
         raise reader.error("jobs", f"{len(document['jobs'])} jobs: more than any submission has (at most {MAX_JOBS})")
     jobs: list[SubmittedJob] = []
     seen: dict[str, set[str]] = {"name": set(), "job_id": set()}
+    files: dict[Path, str] = {}  # each file a job reads or writes -> the key that named it first
+    cases: dict[str, str] = {}  # each planned case's id -> the key of the case that planned it first
     for index, raw in enumerate(document["jobs"]):
-        job = reader.job(raw, f"jobs[{index}]", settings.kind)
+        key = f"jobs[{index}]"
+        job = reader.job(raw, key, settings.kind)
         for what, values in seen.items():  # said at the second of a name, not after reading thousands more
             if getattr(job, what) in values:
                 raise reader.error("jobs", f"more than one job has the {what.replace('_', ' ')} {getattr(job, what)}")
             values.add(getattr(job, what))
+        _own_files(reader, job, key, files)
+        for number, case in enumerate(job.cases):
+            where = f"{key}.cases[{number}]"
+            if case.id in cases:  # gathered from two jobs, its rows would be listed twice
+                raise reader.error(f"{where}.id", f"{case.id!r} is {cases[case.id]}'s case too: each case is planned by one job")
+            cases[case.id] = where
         jobs.append(job)
     return Manifest(
         reader.text(document["name"], "name"),

@@ -4,6 +4,7 @@ jobs the scheduler does not know matches its rows and its exit code (error rows 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import os
@@ -65,15 +66,22 @@ def _fake_sacct(folder: Path) -> dict[str, str]:
 
 
 def _sweep(folder: Path, kind: str, job_ids: list[str]) -> list[Path]:
-    """A sweep's manifest of one job per id (each to run CASE), submitted an hour ago; each job's results path."""
+    """A sweep's manifest of one job per id (the first to run CASE, each other CASE at a size of its own: a case is
+    one job's), submitted an hour ago; each job's results path."""
     folder.mkdir(parents=True, exist_ok=True)
     jobs = tuple(
-        manifest.SubmittedJob(f"{n:03d}-barrier", job_id, folder / f"{n:03d}-barrier.yaml", folder / f"{n:03d}-barrier.json", (CASE,))
+        manifest.SubmittedJob(
+            f"{n:03d}-barrier", job_id, folder / f"{n:03d}-barrier.yaml", folder / f"{n:03d}-barrier.json", (_case_of_size(64 * n),)
+        )
         for n, job_id in enumerate(job_ids, 1)
     )
     written = manifest.Manifest("one", AN_HOUR_AGO, {"name": "one", "experiments": []}, ExecutorSettings(kind=kind), 0.01, jobs)
     (folder / manifest.MANIFEST).write_text(manifest.write_text(written))
     return [job.results for job in jobs]
+
+
+def _case_of_size(size: int) -> PlannedCase:
+    return dataclasses.replace(CASE, id=f"barrier[numpy,cpu,size={size}]", params={"size": size})
 
 
 def _outcome(results: Path) -> Path:
