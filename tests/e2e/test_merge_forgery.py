@@ -14,13 +14,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import statistics
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from asyncbench.results import shard_plan, shards, stats
+from asyncbench.results import shard_plan, shards, stats, workload_figures
 from asyncbench.results.model import OK, PlannedCase, Settings, ShardOf
 from asyncbench.results.schema import Report
 from tests.support.cli import asyncbench
@@ -65,6 +66,12 @@ def _slower(row: dict[str, Any]) -> dict[str, Any]:
             variant["samples"][clock] = [value * SLOWER for value in variant["samples"][clock]]
             # its summary the scaled samples' own (a reader holds one to the other), as a careful forger would make it
             variant[clock] = dataclasses.asdict(stats.summarize(variant["samples"][clock]))
+    # and its paired figures those the scaled samples give (a reader holds them to the samples: results.workload_figures)
+    for name, per_round in workload_figures.metric_rounds(forged).items():
+        figures = [figure for figure, _ in per_round]
+        forged["metrics"][name] = statistics.median(figures)
+        if name in forged.get("bounds", {}):
+            forged["bounds"][name] = list(stats.median_ci(figures) or forged["bounds"][name])
     return forged
 
 
