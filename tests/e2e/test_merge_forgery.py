@@ -70,8 +70,9 @@ def _slower(row: dict[str, Any]) -> dict[str, Any]:
     for name, per_round in workload_figures.metric_rounds(forged).items():
         figures = [figure for figure, _ in per_round]
         forged["metrics"][name] = statistics.median(figures)
-        if name in forged.get("bounds", {}):
-            forged["bounds"][name] = list(stats.median_ci(figures) or forged["bounds"][name])
+        if forged.get("bounds", {}).get(name) is not None:
+            interval = stats.median_ci(figures)
+            forged["bounds"][name] = None if interval is None else list(interval)
     return forged
 
 
