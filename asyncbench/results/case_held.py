@@ -29,7 +29,7 @@ import math
 import re
 from typing import Any, Mapping, Sequence
 
-from asyncbench.results import check_detail, recordable, stats, step_figures, units
+from asyncbench.results import check_detail, recordable, round_held, stats, step_figures, units
 from asyncbench.results.check_rule import CHECK
 from asyncbench.results.fields import At
 from asyncbench.results.model import CLOCKS, Settings, Status
@@ -220,7 +220,7 @@ def interval_recomputed(check: Mapping[str, Any], at: At, result: Mapping[str, A
         variants = result.get("variants") or {}
         chosen = [variants[variant]] if variant in variants else list(variants.values()) if variant is None else []
         candidates = [
-            [(float(sample) / each, step_figures.SAMPLE_ROUNDING_S / each) for sample in samples]
+            [(float(sample) / each, round_held.SAMPLE_ROUNDING_S / each) for sample in samples]
             for one in chosen
             if isinstance(one, Mapping) and (samples := (one.get("samples") or {}).get(quantity))
             for each in sorted(steps)

@@ -22,12 +22,11 @@ device's) or count its work per step, so that rule would refuse honest files.
 
 from __future__ import annotations
 
-import statistics
 from typing import Any, Mapping, Sequence, TypeGuard
 
-from asyncbench.results import recordable, step_figures
+from asyncbench.results import recordable, round_held, step_figures
 from asyncbench.results.fields import At
-from asyncbench.results.stats import is_median_interval_of, median_ci
+from asyncbench.results.round_held import RELATIVE_ROOM, SAMPLE_ROUNDING_S
 
 #: the built-in workload's name, as a result's `workload` states it
 WORKLOAD = "matmul"
@@ -42,11 +41,6 @@ GIGA = 1e9
 #: the first schema version whose metrics are medians over the rounds, with an interval (results.schema's history:
 #: 2 added `bounds`); version 1 divided the clocks' medians
 PER_ROUND_SCHEMA = 2
-# Samples are stored to the nanosecond (from schema 4; full floats before): each may be this far from the one the
-# metric was computed from
-SAMPLE_ROUNDING_S = step_figures.SAMPLE_ROUNDING_S
-# Room for the float arithmetic on top of that bound
-RELATIVE_ROOM = step_figures.RELATIVE_ROOM
 #: how each metric is made from a round's clocks, as a refusal says it
 _HOW = {ILLUSION: "done_s / issue_s", GFLOPS: "2·size³·n_iter / done_s"}
 
@@ -74,31 +68,7 @@ def check(result: Mapping[str, Any], at: At, version: Any) -> None:
                 )
         return
     for name, per_round in metric_rounds(result).items():
-        how = _HOW[name]
-        found = statistics.median(figure for figure, _ in per_round)
-        room = max(error for _, error in per_round) + RELATIVE_ROOM * abs(found)
-        value = metrics.get(name)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value - found) > room:
-            (at / "metrics" / name).fail(
-                f"{value:g} is not what the samples of case {case!r} give (the median of its rounds' {how}: {found:g}): "
-                f"{recordable.NOT_WRITTEN}"
-            )
-        interval = bounds.get(name)
-        if isinstance(interval, Sequence) and len(interval) == 2 and None not in interval:
-            low, high = float(interval[0]), float(interval[1])
-            tolerance = max(error for _, error in per_round) + RELATIVE_ROOM * max(abs(low), abs(high))
-            if not is_median_interval_of(low, high, [figure for figure, _ in per_round], tolerance):
-                theirs = _interval_said(per_round)
-                (at / "bounds" / name).fail(
-                    f"[{low:g}, {high:g}] is not an interval the samples of case {case!r} give of the median of its rounds' {how} "
-                    f"({len(per_round)} rounds: {theirs}): {recordable.NOT_WRITTEN}"
-                )
-
-
-def _interval_said(per_round: Sequence[tuple[float, float]]) -> str:
-    """The 95% interval `run` takes of these rounds' median, as a refusal says it ('[6.36, 8.52]', or none)."""
-    interval = median_ci([figure for figure, _ in per_round])
-    return "too few for a 95% interval" if interval is None else f"[{interval[0]:g}, {interval[1]:g}]"
+        round_held.hold(at, case, name, metrics.get(name), bounds.get(name), per_round, _HOW[name])
 
 
 def _work(result: Mapping[str, Any]) -> int | None:

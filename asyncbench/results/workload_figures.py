@@ -21,21 +21,17 @@ left as stored.
 from __future__ import annotations
 
 import math
-import statistics
 from typing import Any, Callable, Mapping, Sequence
 
-from asyncbench.results import recordable, step_figures
+from asyncbench.results import round_held, step_figures
 from asyncbench.results.fields import At
-from asyncbench.results.stats import is_median_interval_of, median_ci, overlap_efficiency
+from asyncbench.results.round_held import SAMPLE_ROUNDING_S
+from asyncbench.results.stats import overlap_efficiency
 
 #: one round's clocks: variant → clock (issue_s, done_s) → seconds, as the file stores them
 Round = Mapping[str, Mapping[str, float]]
 #: a metric's rule: its value in one round, from the case's params and that round's clocks (None: undefined there)
 Rule = Callable[[Mapping[str, Any], Round], "float | None"]
-# Samples are stored to the nanosecond: each may be this far from the one the metric was computed from
-SAMPLE_ROUNDING_S = step_figures.SAMPLE_ROUNDING_S
-# Room for the float arithmetic on top of that bound
-RELATIVE_ROOM = step_figures.RELATIVE_ROOM
 # How far a round's figure may move under the samples' rounding is taken to first order, one clock nudged at a
 # time; this factor covers the second order and a rule's kinks (overlap efficiency's max)
 ROUNDING_SAFETY = 4.0
@@ -155,28 +151,9 @@ def check(result: Mapping[str, Any], at: At, version: Any) -> None:
     give, or its interval not one those rounds can give (stats.is_median_interval_of)."""
     if not isinstance(version, int) or version < PER_ROUND_SCHEMA:
         return  # schema 1 divided the clocks' medians: its figures are as stored
-    case = result.get("id")
-    bounds = result.get("bounds") or {}
+    case, metrics, bounds = result.get("id"), result.get("metrics") or {}, result.get("bounds") or {}
     for name, per_round in metric_rounds(result).items():
-        value = (result.get("metrics") or {}).get(name)
-        found = statistics.median(figure for figure, _ in per_round)
-        worst = max(error for _, error in per_round)
-        off = worst + RELATIVE_ROOM * abs(found)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value - found) > off:
-            (at / "metrics" / name).fail(
-                f"{value:g} is not what the samples of case {case!r} give (the median of its rounds: {found:g}): {recordable.NOT_WRITTEN}"
-            )
-        interval = bounds.get(name)
-        if isinstance(interval, Sequence) and len(interval) == 2 and None not in interval:
-            low, high = float(interval[0]), float(interval[1])
-            tolerance = worst + RELATIVE_ROOM * max(abs(low), abs(high))
-            if not is_median_interval_of(low, high, [figure for figure, _ in per_round], tolerance):
-                theirs = median_ci([figure for figure, _ in per_round])
-                said = "too few for a 95% interval" if theirs is None else f"[{theirs[0]:g}, {theirs[1]:g}]"
-                (at / "bounds" / name).fail(
-                    f"[{low:g}, {high:g}] is not an interval the samples of case {case!r} give of the median of its rounds "
-                    f"({len(per_round)} rounds: {said}): {recordable.NOT_WRITTEN}"
-                )
+        round_held.hold(at, case, name, metrics.get(name), bounds.get(name), per_round)
 
 
 def metric_rounds(result: Mapping[str, Any]) -> dict[str, list[tuple[float, float]]]:
