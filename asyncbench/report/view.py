@@ -55,6 +55,7 @@ SPREAD_NOTE = (
 )
 #: what '[≤1.00–1.05]' is, said where an illusion's interval was floored (results.ahead.Judged.figure; a trial found
 #: '≤' inside a ratio's interval, which ZERO_NOTE explains only for a time)
+FLOORED_MARK = "[≤1.00"  # results.ahead.Judged.figure's floored lower end (a time's '[≤ 5 µs]' has a space)
 FLOORED_NOTE = (
     "[≤1.00–x] beside an illusion: its interval reached below 1× beyond the harness's own sync (done, less it, before "
     "the issue returned), which the rule floors at 1×"
@@ -349,32 +350,36 @@ def _at_most(lines: list[str], more: str) -> tuple[str, ...]:
 def build(report: Report, result: compare.Comparison | None = None, verdict: outcome.Outcome | None = None) -> ReportView:
     """The presentation of `report` (with its comparison and the run's outcome when given), for every writer."""
     every_line = len(shown_cases(report.results)) <= CASE_LINES_MAX
+    led, not_judged = highlights(report.results), unjudged(report.results)
+    experiments = tuple(experiment(name, group, every_line) for name, group in by_experiment(report.results))
+    readings = (case.reading for shown in experiments for case in shown.cases)
     return ReportView(
         report=report,
         headline=outcome.headline(report),
-        highlights=highlights(report.results),
-        unjudged=unjudged(report.results),
+        highlights=led,
+        unjudged=not_judged,
         environment=environment_line(report.environment),
         created=report.created,
-        experiments=tuple(experiment(name, group, every_line) for name, group in by_experiment(report.results)),
+        experiments=experiments,
         unavailable=tuple(outcome.unavailable_lines(report.results)),
         # the key to the tables' notation, where there is a table with a figure (not under an empty shard's one line),
         # and to a census's time blocked where one is shown
-        spread_note=legend(report.results),
+        spread_note=legend(report.results, (*led, *not_judged, *readings)),
         comparison=comparison(result) if result is not None else None,
         outcome=outcome_view(verdict) if verdict is not None else None,
     )
 
 
-def legend(results: Sequence[Result]) -> str:
-    """The key to the tables (SPREAD_NOTE) where a case has a figure, and what a census's time blocked is and is not
+def legend(results: Sequence[Result], lines: Iterable[str] = ()) -> str:
+    """The key to the tables (SPREAD_NOTE) where a case has a figure, what an illusion's floored interval is
+    (FLOORED_NOTE) where one of the report's `lines` shows one, what a census's time blocked is and is not
     (syncs.BLOCKED_NOTE) where a case's census has a row, and what a bound's slack and cost past are (bound.BOUND_NOTE)
     where a case has one measured ('' for a report with nothing measured)."""
     if not any(r.status == Status.OK for r in results):
         return ""
     waited = any(census.points for r in results for census in r.syncs.values())
     bounded = any(bound.sides for r in results for bound in r.bound.values())
-    floored = any(judged.floored for r in results if (judged := ahead.judge(r)) is not None)
+    floored = any(FLOORED_MARK in line for line in lines)  # read from what is shown: nothing judged twice
     notes = [SPREAD_NOTE, *([FLOORED_NOTE] if floored else []), *([BLOCKED_NOTE] if waited else []), *([BOUND_NOTE] if bounded else [])]
     return "; ".join(notes)
 

@@ -123,5 +123,6 @@ def test_an_illusion_floored_at_1x_is_said_as_not_running_ahead_never_as_a_zero_
     # and the key to the tables says what '≤' in a ratio's interval is (it explained '≤' only for a time)
     from asyncbench.report import view
 
-    assert "[≤1.00–x] beside an illusion: its interval reached below 1×" in view.legend([mixed])
-    assert "beside an illusion" not in view.legend([_row(issue, [i * 3 for i in issue], harness=harness)])
+    assert "[≤1.00–x] beside an illusion: its interval reached below 1×" in view.legend([mixed], [ahead.judge(mixed).figure()])
+    plain = _row(issue, [i * 3 for i in issue], harness=harness)
+    assert "beside an illusion" not in view.legend([plain], [ahead.judge(plain).figure()])
