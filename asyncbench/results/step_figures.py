@@ -16,12 +16,13 @@ a `step_s_kK` metric per variant): another workload's metric of the same name me
 from __future__ import annotations
 
 import re
+import statistics
 from typing import Any, Mapping, Sequence
 
-from asyncbench.results import recordable, round_held
+from asyncbench.results import recordable
 from asyncbench.results.fields import At
 from asyncbench.results.model import OK, Result
-from asyncbench.results.round_held import SAMPLE_ROUNDING_S
+from asyncbench.results.round_held import RELATIVE_ROOM, SAMPLE_ROUNDING_S
 
 #: the prefix of the step form's per-step time metrics (step_s_k0, step_s_k4)
 STEP_METRIC = "step_s_k"
@@ -59,9 +60,10 @@ def _every(name: str, prefix: str) -> int | None:
 def check(result: Mapping[str, Any], at: At) -> None:
     """InputError naming the metric where a step form's `step_s_kK`, `slowdown_kK` or `illusion` (the result
     checked field by field before) is not the median over the rounds of what its variants' samples give."""
-    metrics = result.get("metrics") or {}
     for name, per_round in metric_rounds(result).items():
-        round_held.hold(at, result.get("id"), name, metrics.get(name), None, per_round)
+        value = (result.get("metrics") or {}).get(name)
+        if value is not None and not isinstance(value, bool):
+            _holds(value, per_round, at / "metrics" / name)
 
 
 def metric_rounds(result: Mapping[str, Any]) -> dict[str, list[tuple[float, float]]]:
@@ -170,3 +172,14 @@ def round_ratios(top: Sequence[float], bottom: Sequence[float], rounds: int) -> 
         ratio = top[i] / bottom[i]
         found.append((ratio, SAMPLE_ROUNDING_S * (1 + ratio) / (bottom[i] - SAMPLE_ROUNDING_S)))
     return found
+
+
+def _holds(value: float, per_round: list[tuple[float, float]], at: At) -> None:
+    """A median moves no further than the furthest any one value can: refused when `value` lies beyond that (the
+    step form's own wording; results.round_held holds the other workloads' figures and their intervals)."""
+    if not per_round:
+        return
+    found = statistics.median(figure for figure, _ in per_round)
+    room = max(error for _, error in per_round) + RELATIVE_ROOM * abs(found)
+    if abs(value - found) > room:
+        at.fail(f"{value:g} is not what its variants' samples give (their rounds' median is {found:g}): {recordable.NOT_WRITTEN}")
