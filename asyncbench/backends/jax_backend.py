@@ -15,10 +15,14 @@ What this backend uses, and why:
   for side-effecting computations, and blocking on `jax.live_arrays()` misses
   work whose outputs were dropped (the barrier workload's background
   products). XLA's CPU client runs one device's computations one after
-  another, so a small jit-compiled product (≥ 1000 FLOPs, so it is queued,
-  not run inline) issued on the device and waited for returns only when
-  everything issued before it on that device has run. It is the closest
-  there is; on a GPU it waits for the device's stream likewise.
+  another: each queued computation waits for the one queued before it, and a
+  cheap one runs inline only when nothing queued is still running (its
+  `input_deps` empty). So a jit-compiled `v + 1` of one element issued on the
+  device and waited for returns only when everything issued before it there
+  has run, and costs ~10 µs on an idle device, where a product big enough to
+  be always queued (the barrier until 2026-11) cost ~100-180 µs: a worker
+  thread woken for every sample, a quarter of a sample of 20 tiny steps
+  (docs/measured.md). On a GPU it waits for the device's stream likewise.
 - wait for one result: `block_until_ready`; host conversion: `numpy.asarray`
   (zero-copy on a CPU).
 - devices: `cpu` is the first XLA CPU device; two are configured
@@ -68,9 +72,9 @@ from asyncbench.host import processes
 
 #: CPU devices configured at start: the case's device and a partner for multi_device
 CPU_DEVICES = 2
-# The barrier's product is queued behind the device's work only if XLA does not run it inline
-# (cost estimate under ~1000 FLOPs): 32×32×32×2 = 65 536 FLOPs is well above and still costs microseconds.
-BARRIER_SIDE = 32
+# The barrier's computation: one element, so that XLA runs it inline (no worker thread woken) when nothing is
+# queued, and queues it behind the last computation otherwise (XLA's CPU client orders a device's computations)
+BARRIER_ELEMENTS = 1
 NOTE = "XLA CPU client, async dispatch: computations under ~1000 FLOPs run inline at issue"
 #: what JAX's worker starts with: no preallocation of 75% of each GPU's memory
 WORKER_ENVIRONMENT = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
@@ -267,10 +271,10 @@ class JaxBackend(Backend):
     @functools.lru_cache(maxsize=8)  # noqa: B019 - one per device, for the life of the process
     def _sentinel(self, device: str) -> Callable[[], Any]:
         jax = _jax()
-        square = jax.device_put(jax.numpy.ones((BARRIER_SIDE, BARRIER_SIDE), dtype="float32"), self._device(device))
-        product = jax.jit(lambda m: m @ m)
-        product(square).block_until_ready()  # compile now, not inside a timed sync
-        return lambda: product(square)
+        one = jax.device_put(jax.numpy.ones((BARRIER_ELEMENTS,), dtype="float32"), self._device(device))
+        increment = jax.jit(lambda v: v + 1)
+        increment(one).block_until_ready()  # compile now, not inside a timed sync
+        return lambda: increment(one)
 
     def wait(self, array: Any) -> None:
         array.block_until_ready()
