@@ -7,7 +7,8 @@ share of the step in brackets, the cost past it, and on the variant's first row 
 [1.39–1.47]': at most that much faster; '–' where the device's slack may reach the whole step, said in one line
 by one rule: `unbounded`). Under it a line per variant, with its unperturbed step, the reading in words
 ("device-bound: the host could take 420 µs
-[400–440] more per step (38% of it) before the step slows; cutting host work cannot make it faster"), what the cost
+[400–440] more per step (38% of it) before the step slows; no gain shown: cutting host work makes it at most 1.06×
+faster (1.00× [1.00–1.06])": from the ceiling's interval, "cannot make it faster" only where it is [1, 1]), what the cost
 past a slack says where it differs from 1 (verdicts.bound.cost_reading), where the perturbation rounds' step lies
 outside the timed step's interval that it does (`step_apart`), and, where the same result has a census
 (`--syncs`), what removing its waits could save at most: the device's slack, never the time blocked. A variant of a
@@ -41,8 +42,6 @@ READING = {
     BoundKind.INCONCLUSIVE: "INCONCLUSIVE",
     BoundKind.SYNCHRONOUS: "synchronous",
 }
-#: a ceiling whose interval stays under this is "cannot make it faster": what remains is the interval's noise
-NO_GAIN = 1 + fitting.DECISION_MARGIN
 #: what the line says where the device's slack may reach the whole step (`unbounded`), whatever its estimate: the
 #: ceiling's column reads '–' then, never '≤ 1.00× [1.00×–no upper bound]' (at most anything is no ceiling)
 NO_CEILING = "cutting host work has no ceiling measured here: the device's slack may reach the whole step"
@@ -158,11 +157,20 @@ def _cutting(bound: Bound) -> str:
         return f"{NO_CEILING} ({slack(device)} of the {units.seconds(bound.step_s)} step)"
     if bound.ceiling is None:
         return "what cutting host work could buy was not measured (no device delay here)"
-    if bound.ceiling_ci is not None and bound.ceiling_ci[1] < NO_GAIN:
-        said = "cutting host work cannot make it faster"
+    if bound.ceiling_ci is not None and bound.ceiling_ci[1] <= 1:
+        said = "cutting host work cannot make it faster"  # the device's slack is [0, 0]: the interval says so
+    elif bound.ceiling_ci is not None and bound.ceiling_ci[0] <= 1:
+        # a `~0 [≤ x]` slack is said from its interval (its upper end), as the table says it: no gain is shown, and
+        # up to the ceiling's high end is not ruled out ("cannot make it faster" once stood beside [1.00–1.06])
+        said = f"no gain shown: cutting host work makes it at most {_high(bound.ceiling_ci[1])} faster ({ceiling(bound)})"
     else:
         said = f"cutting host work makes it at most {ceiling(bound)} faster"
     return f"{said} {fitting.SHARED_CEILING}" if bound.shares_cores else said
+
+
+def _high(end: float) -> str:
+    """The ceiling interval's high end as its interval prints it ('1.06×'; '1.004×' off 1, never '1.00×')."""
+    return units.with_bounds(end, None, "x") if end >= 100 or f"{end:.2f}" != "1.00" else f"{units.off_boundary(end, 1.0)}×"
 
 
 def _more(fit: SideBound, step_s: float) -> str:
@@ -172,7 +180,7 @@ def _more(fit: SideBound, step_s: float) -> str:
 
 def reading(bound: Bound) -> str:
     """The reading in words: 'device-bound: the host could take 420 µs [400–440] more per step (38% of it) before
-    the step slows; cutting host work cannot make it faster'."""
+    the step slows; no gain shown: cutting host work makes it at most 1.01× faster (1.00× [1.00–1.01])'."""
     host, device = bound.side(Side.HOST), bound.side(Side.DEVICE)
     if bound.bound == BoundKind.SYNCHRONOUS:
         return bound.note or fitting.SYNCHRONOUS_NOTE

@@ -43,6 +43,7 @@ from asyncbench.verdicts.bound_readings import held_at_step as held_at_step
 from asyncbench.verdicts.bound_readings import no_ceiling as no_ceiling
 from asyncbench.verdicts.bound_readings import reaches_top as reaches_top
 from asyncbench.verdicts.bound_readings import unbounded as unbounded
+from asyncbench.verdicts.bound_readings import undecided
 from asyncbench.verdicts.bound_readings import widest_slack_share as widest_slack_share
 
 if TYPE_CHECKING:
@@ -256,10 +257,7 @@ def _reading(fits: dict[Side, SideBound], slacks: dict[Side, numpy.ndarray], int
     small = all(ci is not None and ci[1] <= BALANCE_BAND * scale for ci in shares.values())
     if low >= -BALANCE_BAND and high <= BALANCE_BAND and small:
         return BoundKind.BALANCED, None
-    return BoundKind.INCONCLUSIVE, waits or (
-        f"device − host slack {units.signed_percent(low)} to {units.signed_percent(high)} of the step: "
-        f"not beyond ±{units.percent(DECISION_MARGIN)} nor within it"
-    )
+    return BoundKind.INCONCLUSIVE, waits or undecided(difference, shares, scale)
 
 
 def expanded_tail(confidence: float, rounds: int) -> float:

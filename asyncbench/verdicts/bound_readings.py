@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from asyncbench.results import bound_rule, units
 from asyncbench.results.bound import Bound, BoundKind, Side, SideBound
 
 #: the cost past a slack where that side alone sets the pace (one bottleneck: each second of delay costs the step one):
@@ -105,3 +106,46 @@ def cost_reading(side: SideBound, step_s: float) -> str | None:
             return NO_KNEE
         return "partial overlap"
     return None
+
+
+#: the most decimals a share beside a threshold is given so that it prints on its own side of that threshold
+_SIDE_DIGITS = 6
+
+
+def share_beside(fraction: float, threshold: float) -> str:
+    """A share of the step ('7.7%', '−2.6%') to the figures that keep it on its side of ±`threshold`: a slack of
+    7.502% of the step is '7.502%' beside "within ±7.5%", never a '7.5%' that reads as on it."""
+    digits = 2
+    while digits < _SIDE_DIGITS:
+        shown = float(units.number(fraction * 100, digits)) / 100
+        if all((shown > edge) == (fraction > edge) and (shown < edge) == (fraction < edge) for edge in (threshold, -threshold)):
+            break
+        digits += 1
+    return units.signed_percent(fraction, digits)
+
+
+def undecided(difference: tuple[float, float], slacks: dict[Side, tuple[float, float] | None], step_s: float) -> str:
+    """Why two measured sides read INCONCLUSIVE, from the figures the rule read (verdicts.bound's `_reading`):
+    `difference`, the interval of (device − host slack) / step, lies neither wholly beyond ±DECISION_MARGIN (no side
+    shown bound) nor, with both slacks' intervals within BALANCE_BAND of the step, within ±BALANCE_BAND (not shown
+    balanced). Each branch names its own cause: a difference within the band beside a slack that may reach past it
+    once read "−2.6% to 7.4% of the step: not beyond ±7.5% nor within it", of a difference that was within it."""
+    low, high = difference
+    margin, band = bound_rule.DECISION_MARGIN, bound_rule.BALANCE_BAND
+    said = f"device − host slack {share_beside(low, band)} to {share_beside(high, band)} of the step"
+    if low < -band or high > band:
+        return (
+            f"{said} reaches past ±{units.percent(band)} but does not lie wholly beyond ±{units.percent(margin)}: "
+            "neither side shown bound nor the two shown balanced"
+        )
+    past = [
+        f"the {side}'s slack has no interval"
+        if ci is None
+        else f"the {side}'s slack may reach {share_beside(ci[1] / step_s, band)} of it ({units.seconds(ci[1])})"
+        for side, ci in slacks.items()
+        if ci is None or ci[1] > band * step_s
+    ]
+    return (
+        f"{said} lies within ±{units.percent(band)}, but {' and '.join(past)}, past {units.percent(band)}: "
+        "neither side shown bound nor both slacks shown small"
+    )

@@ -21,7 +21,7 @@ from tests.support.helpers import ok_result, report_of
 ROUNDS = " in its perturbation rounds"
 DEVICE_READING = (
     f"matmul (step 1.10 ms{ROUNDS}): device-bound: the host could take 420 µs [400–440] more per step (38% of it) before the step "
-    "slows; cutting host work cannot make it faster"
+    "slows; no gain shown: cutting host work makes it at most 1.01× faster (1.00× [1.00–1.01])"
 )
 
 
@@ -83,14 +83,34 @@ def test_a_cost_past_interval_that_excludes_1_never_prints_an_end_as_1():
 def test_balanced_and_inconclusive_readings_say_why():
     balanced = dataclasses.replace(host_bound(), bound=BoundKind.BALANCED, ceiling=1.02, ceiling_ci=(1.0, 1.04))
     assert _view(balanced).summary[0] == (
-        f"matmul (step 1.00 ms{ROUNDS}): balanced: host and device take about as long (within 7.5% of the step); cutting host work "
-        "cannot make it faster"
+        f"matmul (step 1.00 ms{ROUNDS}): balanced: host and device take about as long (within 7.5% of the step); no gain shown: "
+        "cutting host work makes it at most 1.04× faster (1.02× [1.00–1.04])"
     )
     why = "5 perturbation rounds: too few for an interval (at least 5)"
     inconclusive = dataclasses.replace(host_bound(), bound=BoundKind.INCONCLUSIVE, note=why)
     shown = _view(inconclusive)
     assert shown.summary[0] == f"matmul (step 1.00 ms{ROUNDS}): inconclusive: the intervals do not tell host from device ({why})"
     assert shown.notes == ()  # said once, in the reading
+
+
+def _ceiling(low: float, high: float) -> Bound:
+    """device_bound with its ceiling's interval [low, high] (its device slack's image under the 1.1 ms step)."""
+    made = device_bound()
+    step = made.step_s
+    device = dataclasses.replace(made.sides[1], slack_ci_s=(step - step / low, step - step / high))
+    return dataclasses.replace(made, sides=(made.sides[0], device), ceiling=low, ceiling_ci=(low, high))
+
+
+def test_a_ceiling_whose_interval_allows_a_gain_states_its_high_end_and_never_cannot():
+    """`ceiling ≤ 1.00× [1.00–1.06]` beside a device slack of `~0 [≤ 224 µs]` read "cutting host work cannot make it
+    faster", while [1.00–1.15] read "makes it at most 1.00× [1.00–1.15] faster": a cut-off at a high end of 1.075."""
+    for high, shown in ((1.06, "1.06×"), (1.15, "1.15×"), (1.004, "1.004×")):
+        said = bound.reading(_ceiling(1.0, high))
+        assert "cannot" not in said
+        assert said.endswith(f"no gain shown: cutting host work makes it at most {shown} faster (1.00× [1.00–{shown.removesuffix('×')}])")
+    # only a device slack of [0, 0] (a ceiling of [1, 1]) says that cutting host work cannot make it faster
+    assert bound.reading(_ceiling(1.0, 1.0)).endswith("; cutting host work cannot make it faster")
+    assert bound.reading(_ceiling(1.2, 1.3)).endswith("; cutting host work makes it at most 1.20× [1.20–1.30] faster")
 
 
 def test_a_synchronous_variant_is_one_line_never_a_row():
@@ -285,7 +305,7 @@ def test_a_bound_of_no_rounds_says_what_was_not_measured_never_a_step_of_0_ns():
 def test_on_a_device_that_shares_the_hosts_cores_the_ceiling_says_what_it_assumes():
     shared = dataclasses.replace(device_bound("a"), shares_cores=True)
     said = bound.reading(shared)
-    assert "cutting host work cannot make it faster if the device's work stays as fast" in said
+    assert "cutting host work makes it at most 1.01× faster (1.00× [1.00–1.01]) if the device's work stays as fast" in said
     assert "may free cores for it" in said
     assert "if the device's work stays as fast" not in bound.reading(device_bound("a"))
 

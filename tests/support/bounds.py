@@ -19,7 +19,7 @@ def _ns(seconds: float) -> float:
 
 def device_bound(variant: str = "matmul") -> Bound:
     """A device-bound step of 1.1 ms: the host could take 0.42 ms more (38% of it) before the step slows, the
-    device none; cutting host work cannot make it faster (ceiling 1.0×)."""
+    device none; no gain shown from cutting host work (ceiling 1.00× [1.00–1.01])."""
     observations = tuple(
         [Perturbed(r, None, 0.0, 0.0, 0.0011) for r in range(6)]
         + [
