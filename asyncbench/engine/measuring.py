@@ -26,7 +26,7 @@ from asyncbench.measure.extra_rounds import ExtraRounds, Schedule
 from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure
 from asyncbench.results import budget
-from asyncbench.results.bound import Bound, Injection, Perturbed
+from asyncbench.results.bound import Bound, Injection, Perturbed, shares_host_cores
 from asyncbench.results.budget import Budget
 from asyncbench.results.model import Case, Progress, Samples
 from asyncbench.verdicts import bound as bounds
@@ -126,7 +126,7 @@ def measure_here(
     memories = {name: memory.measure_run(backend, case.device, run, prepared.sync) for name, run in prepared.variants.items()}
     problem = prepared.verify() if prepared.verify is not None else None
     found, unbound = fitted_bounds(
-        options, prepared, variants, perturbing, asynchronous, no_delay, per_call, shares_cores=case.device.startswith("cpu")
+        options, prepared, variants, perturbing, asynchronous, no_delay, per_call, shares_cores=shares_host_cores(case.device)
     )
     if options.bound_verify is not None:
         pairs = verifier.pairs() if verifier is not None else {}

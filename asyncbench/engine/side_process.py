@@ -31,7 +31,7 @@ from asyncbench.backends import get_backend
 from asyncbench.engine import case_workers, isolation, measuring, runner
 from asyncbench.measure import census, perturbation
 from asyncbench.measure.timing import take_sample
-from asyncbench.results.bound import bound_to_dict
+from asyncbench.results.bound import bound_to_dict, shares_host_cores
 from asyncbench.results.model import Case
 from asyncbench.results.syncs import census_to_dict
 from asyncbench.workloads import plugins
@@ -134,7 +134,7 @@ def _bound() -> dict[str, Any]:
     while taker is not None and taker.owed(taker.taken):
         taker.round(prepared.variants, prepared.sync, preludes=prepared.preludes)
     found, unbound = measuring.fitted_bounds(
-        options, prepared, list(prepared.variants), taker, asynchronous, no_delay, per_call, shares_cores=case.device.startswith("cpu")
+        options, prepared, list(prepared.variants), taker, asynchronous, no_delay, per_call, shares_cores=shares_host_cores(case.device)
     )
     return {"bounds": {name: bound_to_dict(bound) for name, bound in found.items()}, "note": unbound}
 

@@ -1,7 +1,8 @@
 """The history page's words about its cases (report.html): each case's heading with what changed in it, and the note on
 how the charts are laid out (report.trends), apart from the page's drawing and tables.
 
-A change is called slower only by its interval; one without an interval (`[?]`) says its point alone says which way,
+A change is named with its ratio's interval as `history` prints it (report.history.change_words), and called slower or
+faster only by that interval; one without an interval (`[?]`) says its point alone says which way,
 and a series too unsteady to search (history.model.Series.unsteady) or too short to (history.model.TOO_SHORT) says
 so, never read as "no change"."""
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import asyncbench.history.model as model
-from asyncbench.report import escaping, trends
+from asyncbench.report import escaping, history, trends
 
 
 def _as_whose(one: model.Series) -> str:
@@ -23,11 +24,8 @@ def heading(case: trends.Case, first: int) -> str:
     said = []
     for chart in case.charts:
         for one in chart.series:
-            for change in one.change_points:
-                slower = (one.slower_by(change) or 0.0) > 1
-                bare = change.ratio_low is None or change.ratio_high is None  # no interval: its point says only which way
-                way = (" [?] slower by its point alone" if bare else " slower") if slower else (" [?]" if bare else "")
-                said.append(f"{chart.name} ×{change.ratio:.3g}{way} at {change.at}")
+            for change in one.change_points:  # its ratio with the interval `history` prints, and a way only where shown
+                said.append(f"{chart.name} {history.change_words(one, change)} at {change.at}")
     unsteady = [
         f"{chart.name} on {one.machine}: {len(one.discounted)} of {len(one.points)} runs discounted{_as_whose(one)}, "
         f"{len(one.points) - len(one.discounted)} left"

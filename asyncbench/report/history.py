@@ -73,6 +73,29 @@ def _ratio(change: ChangePoint) -> str:
     return f"×{change.ratio:.3g}{interval}"
 
 
+#: what the report's page says of a change whose interval holds 1: it moved, but its interval does not say which way,
+#: so neither "slower" nor "faster" is earned (the gate calls such a slower point INCONCLUSIVE at any margin)
+WAY_NOT_SHOWN = "which way not shown: its interval holds ×1"
+
+
+def change_words(one: Series, change: ChangePoint) -> str:
+    """A change as the report's page names it, in `history`'s format with the way it went, only as far as its interval
+    shows it: '×1.31 [1.22–1.40] slower', '×0.72 [0.68–0.76] faster', '×1.05 [0.9–1.2], which way not shown: …',
+    '×1.38 [?] slower by its point alone' (no interval: its point says which way, not by how much), and the ratio with
+    its interval alone for a quantity that does not say which way is slower (Series.slower_by)."""
+    said = _ratio(change)
+    slower = one.slower_by(change)
+    if slower is None:
+        return said
+    if change.ratio_low is None or change.ratio_high is None:
+        return f"{said} slower by its point alone" if slower > 1 else said
+    if slower > 1:
+        return f"{said} slower"
+    if (one.slower_at_most(change) or 1.0) < 1:
+        return f"{said} faster"
+    return f"{said}, {WAY_NOT_SHOWN}"
+
+
 #: what a change's `[?]` says, under its line in `history`: its ratio has no 95% interval, for too few runs on a
 #: side of it (verdicts.compare's rank interval: three against three or four have none, one or two against a few
 #: neither), so it says which way, not by how much; the gate calls such a slower change INCONCLUSIVE

@@ -53,7 +53,7 @@ from typing import Any, Sequence
 
 import asyncbench.history.model as model
 from asyncbench.history.model import ChangePoint, LatestRun, RecentRun, Series
-from asyncbench.report import case_words, escaping, history_tables, trends
+from asyncbench.report import case_words, escaping, history, history_tables, trends
 from asyncbench.results import fields, units
 
 # A chart shows at most this many of a series' newest points: a thousand series of 500 points made a 67 MB page in
@@ -271,7 +271,7 @@ def _series(series: Series, run_positions: dict[int, int], machines: _Index) -> 
     if any(point.high is not None for point in shown):
         trace["hi"] = [None if p.high is None else _whole(p.high, exponent) - w for p, w in zip(shown, wholes, strict=True)]
     where = {point.run: index for index, point in enumerate(shown)}
-    changes = [[where[change.run], _change_text(change, series.shown_unit)] for change in series.change_points if change.run in where]
+    changes = [[where[change.run], _change_text(series, change)] for change in series.change_points if change.run in where]
     if changes:
         trace["c"] = changes
     discounted = [[where[run], escaping.visible(why)] for run, why in series.discounted if run in where]
@@ -280,9 +280,13 @@ def _series(series: Series, run_positions: dict[int, int], machines: _Index) -> 
     return trace
 
 
-def _change_text(change: ChangePoint, unit: str) -> str:
+def _change_text(series: Series, change: ChangePoint) -> str:
+    """A ✕'s tooltip: 'change at v1.3: ×1.31 [1.22–1.40] slower (12.1 ms → 15.8 ms, p 2e-06)', its ratio with the
+    interval `history` prints and a way only where that interval shows one (report.history.change_words)."""
+    unit = series.shown_unit
     before, after = units.with_bounds(change.before, None, unit), units.with_bounds(change.after, None, unit)
-    return f"change at {escaping.visible(change.at)}: ×{change.ratio:.3g} ({before} → {after}, p {change.p_value:.2g})"
+    said = history.change_words(series, change)
+    return f"change at {escaping.visible(change.at)}: {escaping.visible(said)} ({before} → {after}, p {change.p_value:.2g})"
 
 
 def _chart(chart: trends.Chart, run_positions: dict[int, int], machines: _Index) -> dict[str, Any]:

@@ -142,6 +142,12 @@ class Verified:
     past_floor: bool = False
 
 
+def shares_host_cores(device: str) -> bool:
+    """Whether a case's device runs its work on the host's own cores (Bound.shares_cores): a CPU device (`cpu`,
+    `cpu:0`) always does, an accelerator never. The one rule the engine sets it by and a results file is held to."""
+    return device.startswith("cpu")
+
+
 @dataclass(frozen=True)
 class Bound:
     """What bounds one variant of one case: the reading, each side's fit, the ceiling, and the raw observations."""

@@ -9,7 +9,7 @@ import statistics
 from typing import Any
 
 from asyncbench.results import fields, recordable
-from asyncbench.results.bound import SIDES, VERIFY_HOWS, BoundKind
+from asyncbench.results.bound import SIDES, VERIFY_HOWS, BoundKind, shares_host_cores
 from asyncbench.results.fields import At
 
 #: the most perturbation rounds a stored bound may claim: a round runs the step once per level and side, so ten
@@ -121,6 +121,20 @@ def _check_verified(raw: Any, at: At, rounds: int) -> None:
         captured = statistics.median(pair[1] for pair in pairs)
         if not math.isclose(step, captured, rel_tol=recordable.SUMMARY_TOLERANCE, abs_tol=recordable.SAMPLE_ROUNDING_S):
             (at / "step_s").fail(f"{step:g} is not the median of the captured step's rounds ({captured:g}): {recordable.NOT_WRITTEN}")
+
+
+def check_shares_cores(raw: Any, device: Any, at: At) -> None:
+    """InputError where a stored bound's `shares_cores` contradicts the device of the result it sits in: a run sets it
+    from the device alone (results.bound.shares_host_cores), true on a CPU and left out elsewhere, and it changes the
+    reading (no slack on either side is inconclusive, not balanced) and the ceiling's words, so `false` on a CPU (a
+    hand-edit that drops "on shared cores") or `true` on an accelerator is refused. Left out on a CPU is a file from
+    before the field (schema 11), read as not sharing. Called after check_bound, on a well-formed bound."""
+    said = fields.mapping(raw, at).get("shares_cores")
+    if said is None or not isinstance(device, str):
+        return
+    if said is not shares_host_cores(device):
+        why = "a CPU device always shares the host's cores" if shares_host_cores(device) else "only a CPU device shares them"
+        (at / "shares_cores").fail(f"{str(said).lower()} on device {device!r}: {why}")
 
 
 def _all_well_formed(observations: list[Any]) -> bool:

@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 from asyncbench.results import case_held, fields, metric_names, recordable, step_figures, traces_held
 from asyncbench.results.bound import bound_from_dict, bound_to_dict
 from asyncbench.results.bound_rule import check_derived
-from asyncbench.results.bound_shape import check_bound
+from asyncbench.results.bound_shape import check_bound, check_shares_cores
 from asyncbench.results.budget import rounds_for_median
 from asyncbench.results.check_rule import held_to_its_rule
 from asyncbench.results.fields import At
@@ -333,6 +333,7 @@ def check(raw: Any, at: At) -> None:
             named = ", ".join(sorted(measured)) or "none"
             (at / "bound" / variant).fail(f"a bound of variant {variant!r}, which the result does not have (its variants: {named})")
         check_bound(bound, at / "bound" / variant)
+        check_shares_cores(bound, result.get("device"), at / "bound" / variant)  # what the device says it must be
         check_derived(bound, at / "bound" / variant)  # its reading and ceiling are what its own slacks give
 
 

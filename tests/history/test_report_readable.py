@@ -65,8 +65,8 @@ def test_cases_that_got_slower_come_first_then_changed_ones_each_case_s_charts_t
     ]
     headings = re.findall(r'<h3 class="case" id="case-(\d+)">([^<]*)</h3>', page)
     assert headings == [("0", "c_slower[torch,cpu]"), ("5", "b_faster[torch,cpu]"), ("6", "a_flat[torch,cpu]")]
-    assert "changed: k1 done_s ×1.38 slower at v4" in page
-    assert "changed: k0 done_s ×0.72 at v4" in page  # faster: said without "slower"
+    assert "changed: k1 done_s ×1.38 [1.31–1.45] slower at v4" in page  # with the interval `history` prints
+    assert "changed: k0 done_s ×0.72 [0.684–0.756] faster at v4" in page  # faster by its interval
     assert "1 case(s) where something got slower first, then 1 with a change, then the rest (1)" in page
 
 
@@ -81,6 +81,34 @@ def test_a_change_without_an_interval_is_changed_not_slower_and_its_heading_says
     page = html.render(found, None, [], "h.sqlite")
     assert "changed: k1 done_s ×1.38 [?] slower by its point alone at v4" in page
     assert "0 case(s) where something got slower first, then 1 with a change, then the rest (1)" in page
+
+
+def _tooltips(page: str) -> list[str]:
+    return [text for chart in embedded(page)["charts"] for one in chart["series"] for _, text in one.get("c", [])]
+
+
+def test_a_change_is_named_with_the_interval_history_prints_in_its_heading_and_its_tooltip_and_a_way_only_where_shown():
+    """A user's page said 'done_s ×1.92 slower at slow-1' and a ✕ tooltip 'change at slow-1: ×1.92 (20.1 ms → 38.6 ms,
+    p 0.00078)' where `history` printed '×1.92 [1.38–3]': both now carry the interval, and an interval holding 1
+    names no way (the gate cannot call it slower at any margin)."""
+    grown = ChangePoint(4, "slow-1", 2.0e-3, 3.86e-3, 1.92, 1.38, 3.0, 7.8e-4)
+    moot = ChangePoint(4, "v4", 2.0e-3, 2.1e-3, 1.05, 0.9, 1.2, 1e-3)
+    rate = ChangePoint(4, "v4", 5.0, 4.0, 0.8, 0.7, 0.9, 1e-4)  # a rate that fell: slower
+    found = [
+        _series("a_moot[torch,cpu]", "k0", "done_s", GROWN, change_points=(moot,)),
+        _series("b_rate[torch,cpu]", "", "gflops", [5.0, 5.1, 5.2, 4.0, 4.1, 4.0], unit="GFLOP/s", change_points=(rate,)),
+        _series("c_grown[torch,cpu]", "sync_every=0", "done_s", GROWN, change_points=(grown,)),
+    ]
+    page = unescape(html.render(found, None, [], "h.sqlite"))
+    assert "changed: sync_every=0 done_s ×1.92 [1.38–3] slower at slow-1" in page
+    assert "changed: gflops ×0.8 [0.7–0.9] slower at v4" in page
+    assert "changed: k0 done_s ×1.05 [0.9–1.2], which way not shown: its interval holds ×1 at v4" in page
+    assert "×1.92 slower" not in page
+    assert sorted(_tooltips(page)) == [
+        "change at slow-1: ×1.92 [1.38–3] slower (2.00 ms → 3.86 ms, p 0.00078)",
+        "change at v4: ×0.8 [0.7–0.9] slower (5 GFLOP/s → 4 GFLOP/s, p 0.0001)",
+        "change at v4: ×1.05 [0.9–1.2], which way not shown: its interval holds ×1 (2.00 ms → 2.10 ms, p 0.001)",
+    ]
 
 
 def test_twin_quantities_are_drawn_once_and_the_chart_says_what_else_it_stands_for():

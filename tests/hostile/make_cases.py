@@ -486,6 +486,8 @@ STEP: dict[str, Callable[[dict[str, Any]], None]] = {
     "sampling-rounds-below-samples": _set("results.0.sampling.rounds", 3),
     # more perturbation rounds said than the observations were taken in: the row read ±? beside "50 rounds"
     "bound-rounds-not-its-observations": _set(f"{B0}.rounds", 50),
+    # a JAX-on-CPU bound hand-set to not share the host's cores: `show` exited 0 and its reading lost "on shared cores"
+    "bound-shares-cores-false-on-cpu": _set(f"{B0}.shares_cores", False),
     "step-variants-deleted": _set("results.0.variants", DELETE),
     # metrics of a variant the result no longer has: the one they are of (step_s_k1), the one they are against (k0)
     "step-variant-deleted": _set("results.0.variants.sync_every=1", DELETE),
