@@ -246,6 +246,9 @@ class Check:
     #: the perturbation rounds a `bound == X` check's reading came from (None: any other check), held on reading
     #: against its confidence (results.check_rule)
     rounds: int | None = None
+    #: the measured length of the delay a threshold check on the slack was judged by (verdicts.bound_levels; None: any
+    #: other check, or one stored before checks were judged by the delay as run, judged again by that rule on reading)
+    delay_as_run_s: float | None = None
 
 
 @dataclass(frozen=True)

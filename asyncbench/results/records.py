@@ -141,8 +141,8 @@ def result_to_dict(result: Result, declared: Declared | None = None) -> dict[str
 
 
 def check_to_dict(check: Check) -> dict[str, Any]:
-    """A check as stored: expect, verdict, value, bounds and their confidence (only with an interval), detail, and
-    the false-alarm rate it shared with the run's other checks."""
+    """A check as stored: expect, verdict, value, bounds and their confidence (only with an interval), detail, the
+    false-alarm rate it shared with the run's other checks, and a check on the slack's delay as run it was judged by."""
     stored: dict[str, Any] = {"expect": check.expect, "verdict": check.verdict.value, "value": _finite(check.value), "detail": check.detail}
     if check.bounds is not None:
         stored["bounds"] = [_finite(check.bounds[0]), _finite(check.bounds[1])]
@@ -152,6 +152,8 @@ def check_to_dict(check: Check) -> dict[str, Any]:
         stored["family_error"] = check.family_error
     if check.rounds is not None:
         stored["rounds"] = check.rounds
+    if check.delay_as_run_s is not None:
+        stored["delay_as_run_s"] = check.delay_as_run_s
     return stored
 
 
@@ -166,6 +168,7 @@ def check_from_dict(raw: Mapping[str, Any]) -> Check:
         confidence=raw.get("confidence"),
         family_error=raw.get("family_error"),
         rounds=raw.get("rounds"),
+        delay_as_run_s=raw.get("delay_as_run_s"),
     )
 
 
@@ -349,7 +352,7 @@ def _check_verdict(raw: Any, at: At, metrics: Mapping[str, Any], bounded: list[s
     if not isinstance(check.get("value"), bool):  # a yes/no metric's check holds its yes or no
         fields.optional_number(check.get("value"), at / "value")
     fields.interval(check.get("bounds"), at / "bounds")
-    for key in ("confidence", "family_error"):
+    for key in ("confidence", "family_error", "delay_as_run_s"):
         fields.optional_number(check.get(key), at / key)
     if check.get("rounds") is not None:
         fields.count(check["rounds"], at / "rounds")

@@ -10,6 +10,11 @@ again gives (a verdict "inconclusive" edited to "pass" beside a detail that says
 (InputError naming the file and the check's key: exit 2); a genuine one is shown with the detail judging it again
 words, so what `show` prints is what the tool says of those figures.
 
+A threshold check on the slack is judged by the delay as run (verdicts.bound_levels), and stores it
+(`delay_as_run_s`, held to the file's rounds); one stored before that (no `delay_as_run_s`) is judged again by the
+rule it was written under, against 10% of the delay as run alone (bound_levels.legacy_margins), so an older file
+still reads.
+
 What cannot be judged again, and is shown as stored: a check that stores no level (an INCONCLUSIVE one with no
 interval, too few rounds for one: it decides nothing, and its level is not stored), and a NOT_MEASURED one with none
 (nothing was judged). A PASS or FAIL with no level is refused: it was judged at one, and without it the file's
@@ -54,7 +59,9 @@ def _held(check: Check, result: Result, at: At) -> Check:
                 "perturbation rounds, and without it they cannot say whether they decide it"
             )
         return check  # INCONCLUSIVE for want of an interval, or NOT_MEASURED: nothing decided, its level not stored
-    again = bound_checks.bound_check_at(expectation, result, Level(check.confidence, check.family_error))
+    # a check stored before checks were judged by the delay as run stores none: it is judged by the rule it was written under
+    as_run = check.delay_as_run_s is not None
+    again = bound_checks.bound_check_at(expectation, result, Level(check.confidence, check.family_error), as_run=as_run)
     if again.verdict != check.verdict:
         (at / "verdict").fail(
             f"{str(check.verdict)!r} is not what {check.expect!r} judged again from the file's own perturbation rounds "
@@ -65,6 +72,10 @@ def _held(check: Check, result: Result, at: At) -> Check:
         (at / key).fail(
             f"{check.expect!r}: its {key} are not what judging it again from the file's own perturbation rounds gives "
             f"({again.bounds if key == 'bounds' else again.value})"
+        )
+    if as_run and not _close(_one(check.delay_as_run_s), _one(again.delay_as_run_s)):
+        (at / "delay_as_run_s").fail(
+            f"{check.expect!r}: its delay as run is not what the file's own perturbation rounds give ({again.delay_as_run_s})"
         )
     if check.rounds is not None and again.rounds is not None and check.rounds != again.rounds:
         (at / "rounds").fail(f"{check.rounds} rounds: the file's bound holds {again.rounds} for {check.expect!r}")

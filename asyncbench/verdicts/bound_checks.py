@@ -16,10 +16,12 @@ verdict came from (results.check_rule holds a file's check to them).
 
 A threshold check on the slack (slack_s, slack_share, ceiling) is judged at its own level (verdicts.bound_levels):
 the perturbation rounds inject exactly its delay on its side, and the check is read from the paired slowdown there
-(median over rounds, its order-statistic interval at the check's level) against SLOWDOWN_TOLERANCE of the delay:
-`>=` passes where the whole interval is within it (the side absorbed the delay: it has that slack), fails where the
-whole of it lies above, and is INCONCLUSIVE where it straddles or where there is no interval (too few rounds);
-`<=` the other way round.
+(median over rounds, its order-statistic interval at the check's level) against SLOWDOWN_TOLERANCE of the delay,
+moved by what the delay as run (its measured length) ran off it (bound_levels.margins): `>=` passes where the whole
+interval is within 10% of the delay less what it ran short (the side absorbed the delay: it has that slack), fails
+where the whole of it lies above 10% plus what it ran over, and is INCONCLUSIVE between them or where there is no
+interval (too few rounds); `<=` the other way round. A delay that ran long thus never makes a `<=` pass, nor one
+that ran short a `>=`, where the level itself would not have.
 
 What cannot be evaluated is NOT_MEASURED, never a pass: a synchronous backend (the host is the device), a case
 with no step to perturb (a built-in experiment) or no perturbation rounds (one step a sample), a side that was not
@@ -54,7 +56,6 @@ from asyncbench.verdicts.judging import (
     UNDECIDED,
     Level,
     level_of,
-    verdict_of,
 )
 
 READING = "bound"
@@ -97,18 +98,20 @@ def bound_check(expectation: Expectation, result: Result, budget: Budget | None)
     return bound_check_at(expectation, result, level_of(budget, share=len(names)))
 
 
-def bound_check_at(expectation: Expectation, result: Result, level: Level) -> Check:
+def bound_check_at(expectation: Expectation, result: Result, level: Level, as_run: bool = True) -> Check:
     """One bound check on `result` at `level` (its share of the run's budget): what `bound_check` judges, and what a
-    results file's stored check is judged again at, from the confidence it stores (session.check_held)."""
+    results file's stored check is judged again at, from the confidence it stores (session.check_held). `as_run`
+    False: a threshold check on the slack stored before checks were judged by the delay as run, judged by that rule
+    (bound_levels.legacy_margins), as its file's verdict was."""
     if not result.bound:
         return bound_check(expectation, result, None)
     names = [expectation.variant] if expectation.variant else list(result.bound)
     named = len(result.bound) > 1 or expectation.variant is not None  # the labels name the variant where it tells
-    judged = [_variant_check(expectation, name, result.bound.get(name), level, named) for name in names]
+    judged = [_variant_check(expectation, name, result.bound.get(name), level, named, as_run) for name in names]
     return min(judged, key=lambda check: SEVERITY.index(check.verdict))
 
 
-def _variant_check(expectation: Expectation, name: str, stored: Bound | None, level: Level, named: bool) -> Check:
+def _variant_check(expectation: Expectation, name: str, stored: Bound | None, level: Level, named: bool, as_run: bool) -> Check:
     label = _label(expectation, name if named else None)
     if stored is None:
         return Check(expectation.text, NOT_MEASURED, f"{label} cannot be evaluated: {NO_BOUND} of variant {name!r}")
@@ -124,7 +127,7 @@ def _variant_check(expectation: Expectation, name: str, stored: Bound | None, le
     if stored.side(injection.side) is None:
         why = f"the {injection.side}'s delay was not measured here" + (f" ({stored.note})" if stored.note else "")
         return Check(expectation.text, NOT_MEASURED, f"{label} cannot be evaluated: {why}")
-    return _level_check(expectation, label, stored, injection, level)
+    return _level_check(expectation, label, stored, injection, level, as_run)
 
 
 @functools.lru_cache(maxsize=64)  # several checks on one variant at one level: one refit (some 50 ms each)
@@ -178,10 +181,11 @@ def _reading_check(expectation: Expectation, label: str, bound: Bound, level: Le
     return came_from(verdict, shown)
 
 
-def _level_check(expectation: Expectation, label: str, stored: Bound, injection: Injection, level: Level) -> Check:
+def _level_check(expectation: Expectation, label: str, stored: Bound, injection: Injection, level: Level, as_run: bool) -> Check:
     """A threshold check on the slack from the paired difference at its own level (verdicts.bound_levels): the
     median slowdown over rounds and its order-statistic interval at the check's level, against SLOWDOWN_TOLERANCE
-    of the delay; `>=` (the side has that slack) holds where the whole interval is within it."""
+    of the delay moved by what the delay as run ran off it (bound_levels.margins; `as_run` False: a stored check's
+    older rule, legacy_margins); `>=` (the side has that slack) holds where the whole interval is within it."""
     side = injection.side
     asked_s = levels.level_s(injection, stored)
     if asked_s is None:
@@ -208,11 +212,12 @@ def _level_check(expectation: Expectation, label: str, stored: Bound, injection:
             why = f"no sample of {at} was taken (it is injected in the perturbation rounds of a run with this check)"
         return Check(expectation.text, NOT_MEASURED, f"{label} cannot be evaluated: {why}")
     slowdowns = found.slowdowns_s
-    tolerance_s = levels.SLOWDOWN_TOLERANCE * found.injected_s
+    margins = levels.margins(asked_s, found.injected_s) if as_run else levels.legacy_margins(found.injected_s)
     median = statistics.median(slowdowns)
     interval = stats.median_ci(slowdowns, level.confidence)
     rounds = len(slowdowns)
-    within = f"{units.percent(levels.SLOWDOWN_TOLERANCE)} of the delay ({units.quantity(tolerance_s, 's')})"
+    has_said, lacks_said = _margins_said(asked_s, found.injected_s, margins, as_run)
+    delay_as_run_s = found.injected_s if as_run else None
 
     def head(interval: tuple[float, float] | None, level_said: str) -> str:
         slowed = _slowed(median, interval, level_said, stored.steps_per_call)
@@ -222,17 +227,47 @@ def _level_check(expectation: Expectation, label: str, stored: Bound, injection:
     if interval is None:
         needed = rounds_for_median(level.confidence)
         shown = head(None, "") + f", too few for a {level.name} interval {NEEDS}{needed})"
-        return Check(expectation.text, INCONCLUSIVE, shown, median, family_error=level.family_error)
-    # the side has a slack of at least the level where the slowdown is within the tolerance: `>=` asks that, `<=` its opposite
+        return Check(expectation.text, INCONCLUSIVE, shown, median, family_error=level.family_error, delay_as_run_s=delay_as_run_s)
+    # the side has a slack of at least the level where the slowdown is within the margin: `>=` asks that, `<=` its opposite
     holds = expectation.op in (">", ">=")
-    verdict = verdict_of("<=" if holds else ">", interval, tolerance_s)
+    has, lacks = interval[1] <= margins.has_s, interval[0] > margins.lacks_s
+    verdict = INCONCLUSIVE if has == lacks else PASS if has == holds else FAIL
     shown = head(interval, f" ({level.name} interval)")
     if verdict == INCONCLUSIVE:
-        shown += f": {STRADDLES} ({within}); more perturbation rounds (max_time_s) may decide it"
+        band = has_said if has_said == lacks_said else f"at most {has_said} it has that slack, above {lacks_said} it has not"
+        shown += f": {STRADDLES} ({band}); more perturbation rounds (max_time_s) may decide it"
     else:
-        has = (verdict == PASS) == holds
-        shown += f", {'within' if has else 'more than'} {within}: the {side} {'has' if has else 'does not have'} that much slack"
-    return Check(expectation.text, verdict, shown, median, interval, confidence=level.confidence, family_error=level.family_error)
+        margin, slack = (has_said, "has") if has else (lacks_said, "does not have")
+        shown += f", {'within' if has else 'more than'} {margin}: the {side} {slack} that much slack"
+    return Check(
+        expectation.text,
+        verdict,
+        shown,
+        median,
+        interval,
+        confidence=level.confidence,
+        family_error=level.family_error,
+        delay_as_run_s=delay_as_run_s,
+    )
+
+
+def _margins_said(asked_s: float, run_s: float, margins: levels.Margins, as_run: bool) -> tuple[str, str]:
+    """The margins a check was judged by, in words that name the delay as run where it moved them: '10% of the delay
+    (9.43 µs) plus the 61.7 µs it ran over (71.1 µs)', '... less the 5 µs it ran short (4.43 µs)'; a stored check of
+    the older rule: '10% of the delay (15.6 µs)', of the delay as run."""
+    tolerance = f"{units.percent(levels.SLOWDOWN_TOLERANCE)} of the delay ({units.quantity(levels.SLOWDOWN_TOLERANCE * asked_s, 's')})"
+    if not as_run:
+        legacy = (
+            f"{units.percent(levels.SLOWDOWN_TOLERANCE)} of the delay as run "
+            f"({units.quantity(margins.has_s, 's')}: the rule its file was written under)"
+        )
+        return legacy, legacy
+    has, lacks = tolerance, tolerance
+    if run_s < asked_s:
+        has += f" less the {units.quantity(asked_s - run_s, 's')} it ran short ({units.quantity(margins.has_s, 's')})"
+    if run_s > asked_s:
+        lacks += f" plus the {units.quantity(run_s - asked_s, 's')} it ran over ({units.quantity(margins.lacks_s, 's')})"
+    return has, lacks
 
 
 def _slowed(median: float, interval: tuple[float, float] | None, level_said: str, steps: int) -> str:

@@ -12,11 +12,25 @@ step either absorbed the delay or it did not.
     slack_share[side] OP P%     the side delayed by P of the step (the probe's step, Bound.scale_s)
     ceiling[host] OP c          the device delayed by (1 − 1/c) of the step: ceiling ≤ c ⇔ device slack ≤ step·(1 − 1/c)
 
-The slack is at least d where the step slowed by at most SLOWDOWN_TOLERANCE of d (the median over rounds, with its
-order-statistic interval at the check's level: results.stats): `>=` passes where the whole interval is within it,
-fails where the whole of it lies above; `<=` the other way round; INCONCLUSIVE where it straddles. One level cannot
+The slack is at least d where a delay of d slows the step by at most SLOWDOWN_TOLERANCE of d (the median over
+rounds, with its order-statistic interval at the check's level: results.stats). The delay that ran is not always d
+(a JAX CPU delay is an op calibrated to a length, a spin preempted runs long): each check is judged by the delay as
+run, d_run (Paired.injected_s), through the hinge T(x) = a + b·max(0, x − s) with a cost past the knee b in [0, 1]
+(`margins`): the slowdown at d_run says of the one at d that
+
+    over-run (d_run > d)    slowdown(d) = max(0, slowdown(d_run) − b·(d_run − d)), anywhere from slowdown(d_run)
+                            (b = 0) down to slowdown(d_run) − (d_run − d) (b = 1)
+    under-run (d_run < d)   slowdown(d) ≤ slowdown(d_run) + (d − d_run); no more is known where it was 0
+
+so the side has the slack (slowdown(d) ≤ 10% of d) where the interval lies wholly at or below 10% of d less what the
+delay ran short (`has_s`), and lacks it where the interval lies wholly above 10% of d plus what it ran over
+(`lacks_s`). `>=` passes on the first and fails on the second, `<=` the other way round; INCONCLUSIVE between them.
+So an over-run never lets a `<=` pass that a delay of d would not have (a slowdown under 156 µs of delay does not
+show a slack under 94 µs), nor an under-run a `>=` (no slowdown under 60 µs does not show a slack of 94 µs); the
+further the delay ran from d, the wider the band between them, where the check is INCONCLUSIVE. One level cannot
 tell `>` from `>=`: they are judged alike. Plain Python over the stored observations: a results file's bound is
-re-judged the same way (`show`, the gate).
+re-judged the same way (`show`, the gate); a check stored before checks were judged by the delay as run (no
+`delay_as_run_s`) is judged again by its rule then, against 10% of the delay as run alone (`legacy_margins`).
 """
 
 from __future__ import annotations
@@ -97,3 +111,26 @@ def paired(bound: Bound, side: Side, level: float) -> Paired | None:
     )
     injected = statistics.median(injected for samples in at_level.values() for _, injected in samples)
     return Paired(level, slowdowns, injected)
+
+
+@dataclass(frozen=True)
+class Margins:
+    """What a check's slowdown interval is held to, by the delay as run (module docstring)."""
+
+    #: the interval wholly at or below it: the side has a slack of the level (10% of it, less what the delay ran short)
+    has_s: float
+    #: the interval wholly above it: the side lacks that slack (10% of the level, plus what the delay ran over)
+    lacks_s: float
+
+
+def margins(asked_s: float, run_s: float) -> Margins:
+    """The margins a slowdown under a delay that ran `run_s` is held to, for a slack of `asked_s` (module docstring)."""
+    tolerance_s = SLOWDOWN_TOLERANCE * asked_s
+    off_s = run_s - asked_s
+    return Margins(tolerance_s + min(0.0, off_s), tolerance_s + max(0.0, off_s))
+
+
+def legacy_margins(run_s: float) -> Margins:
+    """The rule a check stored before checks were judged by the delay as run was judged by: 10% of that delay, both
+    ways (its file's verdict is held to it on reading, not to today's rule)."""
+    return Margins(SLOWDOWN_TOLERANCE * run_s, SLOWDOWN_TOLERANCE * run_s)
