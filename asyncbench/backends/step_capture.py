@@ -16,6 +16,9 @@ capture that would not run the same step is refused in one line saying why, neve
   after tracing; and a jitted result that is not allclose to the eager step's is a different step.
 - compile (torch): torch.compile keeps Python side effects through its graph breaks; its first call compiles,
   which on a CPU needs a C++ compiler (refused without one) and can take long (bounded by the case's timeout_s).
+  Its step is a CompiledStep (backends.compile_watch): dynamo's warnings are kept off the terminal for its whole
+  life, and a step that hit dynamo's recompile limit in the rounds (it ran eagerly past it) is refused by its
+  `finish`, which the case calls after its rounds.
 - graph (torch on CUDA): the step warmed up on a side stream, captured once with torch.cuda.graph, then replayed:
   the replay reruns the captured kernels on the same memory and nothing of the step's Python, so a rebinding
   step is refused as for jit, and a host read fails the capture (refused, its line named).
@@ -27,17 +30,14 @@ terminal). Frameworks are imported here, lazily, by the backend that asks.
 
 from __future__ import annotations
 
-import contextlib
 import dis
-import logging
 import os
 import shutil
 import traceback
 import types
-import warnings
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-from asyncbench.backends import step_state
+from asyncbench.backends import compile_watch, step_state
 
 Step = Callable[[], Any]
 #: the host reads JAX cannot trace, by their class names (jax.errors): what a `.item()` or `float(x)` raises
@@ -55,12 +55,6 @@ STORES_NAMED = 3
 #: warm-up calls on a side stream before a CUDA graph's capture (torch's own make_graphed_callables takes 3): lazy
 #: initialisation (cuBLAS handles, the allocator's pools) must not happen inside the capture
 GRAPH_WARMUP = 3
-#: the logger torch.compile's graph-break warnings come through (torch._dynamo's modules log under it)
-DYNAMO_LOGGER = "torch._dynamo"
-#: how a graph break's warning starts ("Graph break from `Tensor.item()`", "Graph break in user code"), lowercased
-GRAPH_BREAK = "graph break"
-#: the most of a break's first reason the note quotes: one line of a row's notes, not dynamo's paragraph
-BREAK_REASON_CHARS = 120
 
 
 def _code(step: Step) -> types.CodeType | None:
@@ -192,91 +186,25 @@ def c_compiler() -> str | None:
 
 def torch_compile(step: Step, device: str, compile_: Callable[[Step], Step] | None = None) -> tuple[Step | None, str | None]:
     """torch.compile of the step, compiled by its first call here (never inside a timed or verification sample),
-    or None with why. `compile_`: torch.compile (a test's fake in its place)."""
+    as a CompiledStep whose `finish` the case calls after its rounds (dynamo's logger put back; a step that hit the
+    recompile limit refused), or None with why. `compile_`: torch.compile (a test's fake in its place)."""
     if compile_ is None:
         if not device.startswith("cuda") and c_compiler() is None:
             return None, "not compiled: torch.compile on a CPU needs a C++ compiler (CXX, c++, g++), and none is on PATH"
         import torch
 
         compile_ = torch.compile
-    compiled = compile_(step)
-    with _graph_breaks() as breaks:
-        try:
-            compiled()
-        except Exception as error:  # noqa: BLE001 - the compiler's failure, said in one line
-            return None, _refused_by(error, step, "not compiled: torch.compile of the step failed")
-    return compiled, breaks.said()
-
-
-class _Breaks:
-    """The graph breaks torch.compile's first call met: its dynamo counters' new reasons, and the warnings its
-    loggers and `warnings` gave (dynamo logs a `.item()`'s break once a process: the counters count every one)."""
-
-    def __init__(self) -> None:
-        self.reasons: list[str] = []
-        self.logged: list[str] = []
-
-    def said(self) -> str | None:
-        """One line for the row's notes (returned beside the compiled step: a caveat, not a refusal), or None."""
-        count = len(self.reasons) or len(self.logged)
-        if not count:
-            return None
-        first = (self.reasons or self.logged)[0].strip().splitlines()
-        example = (first[0] if first else "")[:BREAK_REASON_CHARS]
-        return f"compile: {count} graph break(s): the compiled step runs partly eagerly; e.g. {example}"
-
-
-class _Catcher(logging.Handler):
-    """Keeps dynamo's graph-break records (said in one line instead) and hands every other to the logger's own handlers."""
-
-    def __init__(self, breaks: _Breaks, handlers: list[logging.Handler]) -> None:
-        super().__init__(logging.DEBUG)
-        self.breaks, self.handlers = breaks, handlers
-
-    def emit(self, record: logging.LogRecord) -> None:
-        text = record.getMessage()
-        if GRAPH_BREAK in text.lower():
-            self.breaks.logged.append(text)
-            return
-        for handler in self.handlers:
-            if record.levelno >= handler.level:
-                handler.handle(record)
-
-
-@contextlib.contextmanager
-def _graph_breaks() -> Iterator[_Breaks]:
-    """Around torch.compile's first call: its graph-break warnings caught (dynamo's logger, `warnings`) instead of
-    some 14 lines on the terminal, and the breaks counted. torch (≥ 2.1) is imported already by the caller."""
-    breaks = _Breaks()
-    counters = _dynamo_counters()
-    before = dict(counters) if counters is not None else {}
-    logger = logging.getLogger(DYNAMO_LOGGER)
-    handlers, propagate = list(logger.handlers), logger.propagate
-    catcher = _Catcher(breaks, handlers if handlers or not propagate else logging.getLogger().handlers)
-    logger.handlers, logger.propagate = [catcher], False
+    watch = compile_watch.Watch()
+    watch.start()  # ended by the case after its rounds (CompiledStep.finish), or here where the capture is refused
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("default")
-            yield breaks
-    finally:
-        logger.handlers, logger.propagate = handlers, propagate
-        for warning in caught:
-            if GRAPH_BREAK in str(warning.message).lower():
-                breaks.logged.append(str(warning.message))
-            else:
-                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-        if counters is not None:
-            breaks.reasons = [str(reason) for reason, count in counters.items() for _ in range(count - before.get(reason, 0))]
-
-
-def _dynamo_counters() -> Any:
-    """torch._dynamo's count of graph breaks by reason (torch._dynamo.utils.counters["graph_break"]), or None
-    where this torch has none (or a test's fake compiler runs without torch)."""
-    try:
-        from torch._dynamo.utils import counters
-    except Exception:  # noqa: BLE001 - no dynamo: the breaks are read from the warnings alone
-        return None
-    return counters["graph_break"]
+        compiled = compile_(step)
+        compile_watch.first_call(compiled, watch)
+    except Exception as error:  # noqa: BLE001 - the compiler's failure, said in one line
+        watch.stop()
+        return None, _refused_by(error, step, "not compiled: torch.compile of the step failed")
+    captured = compile_watch.CompiledStep(compiled)
+    captured.watch = watch
+    return captured, watch.breaks()
 
 
 def torch_graph(step: Step, device: str, torch: Any = None) -> tuple[Step | None, str | None]:

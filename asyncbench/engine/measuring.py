@@ -100,25 +100,32 @@ def measure_here(
     per_call = workload.steps_per_call(case.params)
     perturbing, no_delay = perturbation_rounds(options, backend, case, prepared, asynchronous, per_call, perturbation_schedule)
     verifier, refused = _verification(options, backend, case, prepared, per_call)
-    extra_rounds = ExtraRounds(
-        (((taker, census_schedule),) if taker is not None else ())
-        + (((perturbing, perturbing),) if perturbing is not None else ())  # it paces itself: its stop rule
-        + (((verifier, perturbation.SCHEDULE),) if verifier is not None else ())
-    )
-    # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
-    guard = nvml.guard(case.device, settings.warmup * len(variants), len(variants))
-    machine = reference.settled(backend, case.device, settings)  # a calm CPU first, then the machine between the rounds
-    procedure = Procedure(
-        settings,
-        decided=decided,
-        looks=looks,
-        preludes=prepared.preludes,
-        extra_rounds=extra_rounds,
-        between_rounds=machine.between_rounds if machine is not None else None,
-        before_sample=guard.before_sample if guard is not None else None,
-    )
-    # no one listening (in-process, no display): measure() then builds no progress, nor its snapshot of the samples
-    samples, sampling = measure(prepared.variants, prepared.sync, make_timer, procedure, progressed if on_progress is not None else None)
+    try:
+        extra_rounds = ExtraRounds(
+            (((taker, census_schedule),) if taker is not None else ())
+            + (((perturbing, perturbing),) if perturbing is not None else ())  # it paces itself: its stop rule
+            + (((verifier, perturbation.SCHEDULE),) if verifier is not None else ())
+        )
+        # NVML (GPU cases where nvidia-ml-py sees the GPU): its state around sampling, and the rounds taken while it throttled
+        guard = nvml.guard(case.device, settings.warmup * len(variants), len(variants))
+        machine = reference.settled(backend, case.device, settings)  # a calm CPU first, then the machine between the rounds
+        procedure = Procedure(
+            settings,
+            decided=decided,
+            looks=looks,
+            preludes=prepared.preludes,
+            extra_rounds=extra_rounds,
+            between_rounds=machine.between_rounds if machine is not None else None,
+            before_sample=guard.before_sample if guard is not None else None,
+        )
+        # no one listening (in-process, no display): measure() then builds no progress, nor its snapshot of the samples
+        samples, sampling = measure(
+            prepared.variants, prepared.sync, make_timer, procedure, progressed if on_progress is not None else None
+        )
+    finally:
+        # the captured step's life ends (Verifier.finish): why its rounds are refused, if so; its warnings' catch ended
+        # even where sampling raised
+        ended = verifier.finish() if verifier is not None else None
     guarded = guard.finish() if guard is not None else None
     taken = machine.finish() if machine is not None else None
     del machine, procedure  # the reference's matrix is not held through the memory runs
@@ -133,6 +140,8 @@ def measure_here(
         how = options.bound_verify
         # without a verifier, why the step was not captured; with one, what its capture said of it (a caveat)
         why, caveat = (refused, None) if verifier is None else (None, refused)
+        if ended is not None:  # timed, but not as what it is labelled (torch.compile past its recompile limit)
+            why, caveat = ended, None
         timed = {name: statistics.median(s.done_s) / per_call for name, s in samples.items() if s.done_s}
         found = {
             name: dataclasses.replace(

@@ -32,6 +32,7 @@ class Verifier:
         clock: Callable[[], float] = time.perf_counter,
         seed: int = ORDER_SEED,
     ):
+        self.captured = captured
         self.captured_variants = stepped(captured)
         self.steps_per_call, self.clock = steps_per_call, clock
         self._order = random.Random(seed)
@@ -58,6 +59,13 @@ class Verifier:
     def _sample(self, run: Callable[[], Any], sync: Callable[[], None], prelude: Callable[[], None] | None) -> float:
         """One sample's done time per step, timed as a timed sample is (timing.take_sample)."""
         return take_sample(run, sync, None, self.clock, prelude)[1] / self.steps_per_call
+
+    def finish(self) -> str | None:
+        """The captured step's life ended, after the rounds: a capture that watches itself (torch.compile's,
+        backends.compile_watch.CompiledStep: its warnings kept off the terminal until now) says here why its times
+        are not the capture's (it hit dynamo's recompile limit and ran eagerly), and the rounds are refused; or None."""
+        finish = getattr(self.captured, "finish", None)
+        return finish() if callable(finish) else None
 
     def pairs(self) -> dict[str, tuple[tuple[float, float], ...]]:
         """Per variant, each round's (plain, captured) time per step."""
