@@ -35,10 +35,14 @@ POSTGRES = os.environ.get("ASYNCBENCH_TEST_POSTGRES")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Under `pytest -n`, each worker process's PostgreSQL tests get a schema of their own in the test database
-    (named in the URL's search_path, before any test module reads it): each test empties its store first, and
-    two workers sharing one schema dropped each other's tables mid-test."""
+    """Under `pytest -n`, no case waits for a calm CPU (measure.reference.CALM_WAIT_VARIABLE: the workers keep both
+    cores busy, so each fresh process waited its whole limit once, 80 s of a 226 s part of the suite on one worker;
+    the `alone` tests, one at a time, keep the wait), and each worker process's PostgreSQL tests get a schema of
+    their own in the test database (named in the URL's search_path, before any test module reads it): each test
+    empties its store first, and two workers sharing one schema dropped each other's tables mid-test."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        os.environ.setdefault("ASYNCBENCH_CALM_WAIT_S", "0")
     if not (POSTGRES and worker):
         return
     import sqlalchemy as sa

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Generic, Protocol, Sequence, TypeVar
 
 from asyncbench.errors import InputError
+from asyncbench.measure import reference
 from asyncbench.results import writing
 from asyncbench.results.schema import Report
 from asyncbench.say import Say
@@ -105,7 +106,9 @@ class Place(Protocol[ReportT, ViewT]):
 
 def run(place: Place[ReportT, ViewT], say: Say) -> Ended[ViewT]:
     """The command: preflight → start → drive → save → conclude (judge, write, record; see the module's docstring).
-    InputError, before anything runs, for anything wrong with the request."""
+    InputError, before anything runs, for anything wrong with the request (the environment's cap on the wait for a
+    calm CPU included: every case's worker reads it)."""
+    reference.calm_wait_cap_s()
     conclusion = place.preflight()
     saver = Saver(place.request.outputs.json_path, say, conclusion.dumps)
     with contextlib.ExitStack() as stack:

@@ -90,3 +90,13 @@ def test_unusable_results_file_is_refused(name):
 def test_bad_command_line_is_one_clear_line(args, fragment, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert_clear_error(run_cli(*args), fragment)
+
+
+
+def test_a_calm_wait_in_the_environment_that_is_not_seconds_is_one_line_before_anything_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ("run", "-w", "matmul", "-b", "numpy", "--quick", "-o", "out.json")
+    result = invoke(*args, env={"ASYNCBENCH_CALM_WAIT_S": "soon"}, catch_exceptions=True)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert_clear_error(result, "ASYNCBENCH_CALM_WAIT_S='soon': expected seconds")
+    assert not (tmp_path / "out.json").exists()

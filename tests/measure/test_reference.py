@@ -195,7 +195,22 @@ def test_no_pressure_reported_is_no_wait(monkeypatch):
     assert reference.Taker(lambda: None, "fake work").settle() is None
 
 
-def test_a_case_waits_at_most_a_share_of_its_own_time_and_timeout():
+def test_a_case_waits_at_most_a_share_of_its_own_time_and_timeout(monkeypatch):
+    monkeypatch.delenv(reference.CALM_WAIT_VARIABLE, raising=False)  # `pytest -n` sets it (tests/conftest.py)
     assert reference.wait_limit_s(max_time_s=10.0, timeout_s=300.0) == reference.WAIT_LIMIT_S
     assert reference.wait_limit_s(max_time_s=1.0, timeout_s=300.0) == 0.5  # --quick
     assert reference.wait_limit_s(max_time_s=10.0, timeout_s=2.0) == pytest.approx(0.1)  # never killed for waiting
+
+
+def test_the_environment_lowers_the_wait_and_a_value_that_is_not_seconds_is_refused(monkeypatch):
+    monkeypatch.setenv(reference.CALM_WAIT_VARIABLE, "0")
+    assert reference.wait_limit_s(max_time_s=10.0, timeout_s=300.0) == 0.0
+    monkeypatch.setenv(reference.CALM_WAIT_VARIABLE, "1.5")
+    assert reference.wait_limit_s(max_time_s=10.0, timeout_s=300.0) == 1.5
+    assert reference.wait_limit_s(max_time_s=1.0, timeout_s=300.0) == 0.5  # the case's own share still bounds it
+    monkeypatch.setenv(reference.CALM_WAIT_VARIABLE, "60")
+    assert reference.wait_limit_s(max_time_s=1000.0, timeout_s=3000.0) == reference.WAIT_LIMIT_S  # lowers, never raises
+    for bad in ("soon", "-1", "nan", "inf"):
+        monkeypatch.setenv(reference.CALM_WAIT_VARIABLE, bad)
+        with pytest.raises(InputError, match="ASYNCBENCH_CALM_WAIT_S=.*expected seconds"):
+            reference.wait_limit_s(max_time_s=10.0, timeout_s=300.0)
