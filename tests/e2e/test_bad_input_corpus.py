@@ -92,7 +92,6 @@ def test_bad_command_line_is_one_clear_line(args, fragment, tmp_path, monkeypatc
     assert_clear_error(run_cli(*args), fragment)
 
 
-
 def test_a_calm_wait_in_the_environment_that_is_not_seconds_is_one_line_before_anything_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     args = ("run", "-w", "matmul", "-b", "numpy", "--quick", "-o", "out.json")
