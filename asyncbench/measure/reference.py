@@ -72,7 +72,7 @@ WAIT_SHARE_OF_TIMEOUT = 0.05
 
 # The environment variable that lowers WAIT_LIMIT_S (seconds, ≥ 0; 0: one probe, no wait): where a calm moment never
 # comes, each fresh process still waits its full limit once before it learns so (Taker.never_calm). A test suite whose
-# own workers keep both cores busy spent 80 s of 226 s of one worker's time in such waits (docs/measured.md).
+# own workers keep both cores busy spent 80 s of 226 s of one worker's time in such waits (docs/development.md).
 CALM_WAIT_VARIABLE = "ASYNCBENCH_CALM_WAIT_S"
 
 
