@@ -19,7 +19,7 @@ import math
 from asyncbench.errors import InputError
 from asyncbench.results.labels import MARGIN_MAX, label_of, margin_problem
 
-__all__ = ["MARGIN_MAX", "label_of", "margin_problem", "parse_threshold"]
+__all__ = ["MARGIN_MAX", "ambiguous", "label_of", "margin_problem", "parse_threshold", "plain_number"]
 
 
 def parse_threshold(text: str) -> float:
@@ -27,8 +27,8 @@ def parse_threshold(text: str) -> float:
     another (a config's `ab_margin` refuses it for the same reason, spec.schema.coerce_setting), so the margin is
     written with its %, here as there."""
     stripped = str(text).strip()
-    if not stripped.endswith("%") and _plain_number(stripped):
-        raise InputError(_ambiguous(text, stripped))
+    if not stripped.endswith("%") and plain_number(stripped):
+        raise InputError(f"--max-regression {text!r}: {ambiguous(stripped)}")
     if not stripped.endswith("%"):  # 5ms, ten: no number of another unit is a margin
         raise InputError(f"--max-regression {text!r}: a margin is a percentage of the time, such as 5% or 0.5%")
     try:
@@ -41,24 +41,24 @@ def parse_threshold(text: str) -> float:
     return value
 
 
-def _ambiguous(text: str, number: str) -> str:
-    """The refusal of a plain number as a margin, in the user's own number: `5` may mean 5%, or 500% as a fraction
-    (as max_rel_noise reads one); each reading that is a margin --max-regression takes is offered as the form to
-    write, and a number that is a margin neither way is refused as out of range. (It said "0.05 may mean 5% or
-    0.05%" of a 5 the user typed, a number they never wrote.)"""
+def ambiguous(number: str) -> str:
+    """The refusal of a plain number as a margin (--max-regression's or a config's ab_margin), in the user's own
+    number: `5` may mean 5%, or 500% as a fraction (as max_rel_noise reads one); each reading that is a margin is
+    offered as the form to write, and a number that is a margin neither way is refused as out of range. (It said
+    "0.05 may mean 5% or 0.05%" of a 5 the user typed, a number they never wrote.)"""
     as_fraction = float(number) * 100
     readings = [(f"{number}%", float(number) / 100), (f"{as_fraction:g}%", as_fraction / 100)]
     written = [form for form, margin in readings if margin_problem(margin) is None]
     if not written:  # 0, 1e300: a margin neither way
-        return f"--max-regression {text!r}: {margin_problem(float(number) / 100)}, written with its % (such as 5% or 0.5%)"
+        return f"{margin_problem(float(number) / 100)}, written with its % (such as 5% or 0.5%)"
     offered = " or ".join(dict.fromkeys(written))
     return (
-        f"--max-regression {text!r}: write the margin with its %, such as {offered} (a plain number is ambiguous: "
+        f"write the margin with its %, such as {offered} (a plain number is ambiguous: "
         f"{number} may mean {number}%, or {as_fraction:g}% as a fraction)"
     )
 
 
-def _plain_number(text: str) -> bool:
+def plain_number(text: str) -> bool:
     """Whether `text` is a number with no unit (5, 0.05), the one kind of margin whose reading is ambiguous."""
     try:
         return math.isfinite(float(text))
