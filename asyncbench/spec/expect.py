@@ -98,6 +98,7 @@ def parse(text: Any, workload: Workload) -> Expectation:
         raise ValueError(f"malformed check {text!r} (comparisons are <, <=, > and >=; == is for a count of waits: syncs_per_step)")
     is_metric = workload.metric(quantity) is not None and stat is None and variant is None
     if not is_metric:
+        _metric_with_a_clocks_part(match, workload)
         if quantity not in CLOCKS:
             metrics = [m.name for m in workload.metrics]
             raise ValueError(
@@ -177,6 +178,19 @@ def _per_variant_note(workload: Workload) -> str:
     """' (_kK: one metric per variant, K its sync_every: slowdown_k1)' after a list of metrics with a family, else ''."""
     family = next((m.name.removesuffix(PLACEHOLDER) for m in workload.metrics if m.name.endswith(PLACEHOLDER)), None)
     return "" if family is None else f" (_kK: one metric per variant, K its {_family(workload)}: {family}_k1)"
+
+
+def _metric_with_a_clocks_part(match: re.Match[str], workload: Workload) -> None:
+    """ValueError for a metric written with a statistic or a variant (`step_s_k0.median < 5ms`, `speedup[async] > 1`),
+    which only a clock takes: the name is right, the suffix is not, so say so and write the check without it, rather
+    than call a real metric unknown and suggest the very name typed."""
+    quantity, stat, variant = match["quantity"], match["stat"], match["variant"]
+    if quantity in CLOCKS or workload.metric(quantity) is None:
+        return
+    suffix_end = match.end("variant") + 1 if variant is not None else match.end("stat")  # past the "]" or the stat
+    bare = (match.string[: match.end("quantity")] + match.string[suffix_end:]).strip()
+    part, example = ("statistic", "done_s.median") if stat is not None else ("variant", "done_s[VARIANT]")
+    raise ValueError(f"{quantity!r} is a metric, which takes no {part}: write {bare!r} (a {part} follows a clock: {example})")
 
 
 def _placeholder(quantity: str, workload: Workload) -> None:

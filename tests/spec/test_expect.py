@@ -71,7 +71,9 @@ def test_a_family_s_placeholder_is_refused_and_a_misspelling_gets_a_real_name(wo
         ("done_s[asink] < 1", "no variant 'asink'"),
         ("speedup >= 3ms", "unit 'ms' does not fit speedup"),
         ("t1_s < 5x", "unit 'x' does not fit t1_s"),
-        ("speedup.median >= 3", "unknown metric"),
+        # a real metric with a clock's statistic or variant: say what is wrong, never "did you mean" the name typed
+        ("speedup.median >= 3", "'speedup' is a metric, which takes no statistic: write 'speedup >= 3' (a statistic follows a clock"),
+        ("speedup[async] >= 3", "'speedup' is a metric, which takes no variant: write 'speedup >= 3'"),
         (3, "as a string"),
     ],
 )

@@ -34,6 +34,7 @@ BEYOND_THE_SCHEMA = {
     "sweep-too-big.yaml",  # the product of the sweep's lengths
     "expect-unknown-metric.yaml",  # a check's metric is the workload's (the schema checks the grammar)
     "expect-bad-unit.yaml",  # a threshold's unit is its metric's
+    "expect-stat-on-metric.yaml",  # whether a name is a metric (no .stat) or a clock is the workload's
 }
 
 

@@ -95,3 +95,27 @@ def test_training_memorys_reading_says_memory_in_the_unit_the_table_uses():
     assert "4.00 KiB host rss delta" in reading
     assert "3.58 MiB host rss delta" in reading
     assert "0.00391" not in reading
+
+
+def test_a_synchronous_steps_slowdown_beyond_what_its_waits_can_cost_is_not_called_their_cost():
+    """The issue's example: torch on a CPU, a 1.61 ms step, a 2.6 µs sync with nothing queued, and a wait every step
+    read 1.03× [1.004–1.07]: at most 1.002× is the waits'; the rest is the variants' order or drift."""
+    from dataclasses import replace
+
+    from asyncbench.results.model import HarnessCost
+    from asyncbench.workloads.step_reading import StepForm
+
+    metrics = {"step_s_k0": 1.61e-3, "step_s_k1": 1.66e-3, "slowdown_k1": 1.03}
+    synchronous = replace(
+        _metrics_result("train_quiet", metrics, {"slowdown_k1": (1.004, 1.07)}),
+        harness=HarnessCost(sync_s=2.5e-6, sync_high_s=2.6e-6, issue_s=1e-7, n=100),
+    )
+    reading = StepForm().reading(synchronous)
+    assert "costs 1.03" not in reading
+    assert "more than its waits can cost (at most 1.002×: 2.60 µs each, nothing queued)" in reading
+    assert "the variants' order or the machine's drift" in reading
+    # an asynchronous backend's wait drains a queue: its slowdown is read as the wait's cost, as before
+    assert "a wait every 1 step(s) costs 1.03" in StepForm().reading(replace(synchronous, asynchronous=True))
+    # within what the waits can cost (a 10 µs step): the wait's cost
+    tiny = replace(synchronous, metrics={**metrics, "step_s_k0": 1e-5})
+    assert "a wait every 1 step(s) costs 1.03" in StepForm().reading(tiny)
