@@ -315,12 +315,10 @@ def test_a_case_s_ab_margin_is_a_positive_fraction_and_a_dumped_plan_leaves_it_o
 
     with pytest.raises(InputError, match="ab_margin"):
         overrides.apply_overrides(load_text(VALID), sets=["ab_margin=0%"])
-    # a plain number would be a fraction here and a percentage to --max-regression: it must carry its %
-    # a plain number is refused with both forms it may mean, in the user's own number, as --max-regression says it
-    with pytest.raises(
-        InputError,
-        match=r"write the margin with its %, such as 5% or 500% \(a plain number is ambiguous: 5 may mean 5%, or 500% as a fraction\), got 5$",
-    ):
+    # a plain number would be a fraction here and a percentage to --max-regression: it must carry its %, and the
+    # refusal offers both forms it may mean, in the user's own number, as --max-regression's does
+    both = r"such as 5% or 500% \(a plain number is ambiguous: 5 may mean 5%, or 500% as a fraction\), got 5$"
+    with pytest.raises(InputError, match=r"write the margin with its %, " + both):
         overrides.apply_overrides(load_text(VALID), sets=["ab_margin=5"])
     with pytest.raises(InputError, match=r"such as 10% \(a plain number is ambiguous: 10 may mean 10%, or 1000% as a fraction\), got 10$"):
         overrides.apply_overrides(load_text(VALID.replace("defaults:", "defaults:\n  ab_margin: 10\n", 1)))
