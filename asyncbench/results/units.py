@@ -255,6 +255,8 @@ def _pair(value: float | None, bounds: tuple[float, float] | None, unit: str) ->
         text = f"{value:.{max(decimals, 2)}f}×"
     elif unit == SECONDS or unit in BYTE_SCALES:
         text, low, high = _distinct_ends(value, bounds, unit, (text, low, high))
+    if unit == "x" and low == high and bounds[0] != bounds[1] and all(map(math.isfinite, (value, *bounds))):
+        text, low, high = _apart_ratio_ends(value, bounds, (text, low, high))
     if bounds[0] < 0:
         # a signed end beside a range's dash read as one ('[-0.0219–80.7]', '[-3.05–-0.362]'): each end keeps its
         # unit and its minus sign, and the two are apart, as relative_spread's '[−13% … +1535%]'
@@ -292,6 +294,21 @@ def _distinct_ends(value: float, bounds: tuple[float, float], unit: str, shown: 
         median, first, last = (f"{number(x * factor / scale, digits, zeros=True)} {name}" for x in (value, *bounds))
         if not collides((median, first, last)):
             return median, first, last
+    return shown
+
+
+# The most decimals a ratio takes to keep its interval's two ends apart: 1.00017× to 1.00020× read
+# '1.0002× [1.0002–1.0002]', an interval of no width; past six decimals the ends are as good as one.
+DISTINCT_RATIO_DECIMALS = 6
+
+
+def _apart_ratio_ends(value: float, bounds: tuple[float, float], shown: tuple[str, str, str]) -> tuple[str, str, str]:
+    """A ratio and its interval with the decimals that print its two ends apart where their values differ (the
+    ratio given as many); `shown` where even DISTINCT_RATIO_DECIMALS do not."""
+    for decimals in range(3, DISTINCT_RATIO_DECIMALS + 1):
+        low, high = (f"{end:.{decimals}f}×" for end in bounds)
+        if low != high:
+            return f"{value:.{decimals}f}×", low, high
     return shown
 
 

@@ -147,3 +147,10 @@ def test_nearest_confidence_rounds_the_level_to_the_nearest_where_exact_confiden
     assert units.nearest_confidence(0.95) == "95%"
     assert units.nearest_confidence(1 - 0.0001 / 3) == "99.99667%"
     assert units.nearest_confidence(1.0) == "100%"
+
+
+def test_a_ratio_interval_whose_ends_differ_is_never_printed_with_no_width():
+    # a --syncs run's illusion, 1.0002× [1.00017, 1.00020], printed '1.0002× [1.0002–1.0002]'
+    assert units.with_bounds(1.0002, (1.00017, 1.00020), "x") == "1.00020× [1.00017–1.00020]"
+    assert units.with_bounds(1.21, (1.03, 1.60), "x") == "1.21× [1.03–1.60]"  # ends already apart: as before
+    assert units.with_bounds(1.0, (1.0, 1.0), "x") == "1.00× [1.00–1.00]"  # an interval of no width says so
