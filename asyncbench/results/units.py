@@ -303,9 +303,9 @@ DISTINCT_RATIO_DECIMALS = 6
 
 
 def _apart_ratio_ends(value: float, bounds: tuple[float, float], shown: tuple[str, str, str]) -> tuple[str, str, str]:
-    """A ratio and its interval with the decimals that print its two ends apart where their values differ (the
+    """A ratio and its interval with the fewest decimals that print its two ends apart where their values differ (the
     ratio given as many); `shown` where even DISTINCT_RATIO_DECIMALS do not."""
-    for decimals in range(3, DISTINCT_RATIO_DECIMALS + 1):
+    for decimals in range(DISTINCT_RATIO_DECIMALS + 1):
         low, high = (f"{end:.{decimals}f}×" for end in bounds)
         if low != high:
             return f"{value:.{decimals}f}×", low, high
