@@ -147,11 +147,10 @@ def least(name: str) -> int:
 def coerce_setting(name: str, value: Any) -> Any:
     """Check a measurement setting (warmup, min_samples...); raise ValueError if wrong."""
     if name == "ab_margin":
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and margin_rule.plain_number(str(value)):
-            raise ValueError(f"{margin_rule.ambiguous(str(value))}, got {value!r}")  # the two forms it may mean, as --max-regression says
-        if not (isinstance(value, str) and value.strip().endswith("%")):
-            if isinstance(value, str) and margin_rule.plain_number(value.strip()):
-                raise ValueError(f"{margin_rule.ambiguous(value.strip())}, got {value!r}")
+        written = "" if isinstance(value, bool) else str(value).strip()
+        if not (isinstance(value, str) and written.endswith("%")):
+            if margin_rule.plain_number(written):  # 10 or '10': the two forms it may mean, as --max-regression says
+                raise ValueError(f"{margin_rule.ambiguous(written)}, got {value!r}")
             raise ValueError(f"expected a percentage such as 25% (with its %), got {value!r}")
         margin = _with_unit(name, value)
         problem = margin_rule.margin_problem(margin)

@@ -95,8 +95,6 @@ def _beyond_the_waits(result: Result, name: str, every: int, figure: str) -> str
     may be the waits' (an asynchronous backend's wait drains a queue, which may cost far more than an empty sync)."""
     if result.asynchronous is not False:
         return None
-    said = f"the variant with a wait every {every} step(s) read {figure}"
-    drift = "not the waits' cost — the variants' order or the machine's drift between them"
     sync_s, step_s, bounds = ahead.harness_s(result.harness), result.metrics.get(f"{STEP_METRIC}0"), result.bounds.get(name)
     if sync_s is None or step_s is None or step_s <= 0 or bounds is None:  # no ceiling to hold it to: read as before
         return None
@@ -104,6 +102,7 @@ def _beyond_the_waits(result: Result, name: str, every: int, figure: str) -> str
     if bounds[0] <= ceiling:
         return None
     return (
-        f"{said}, more than its waits can cost (at most {units.number(ceiling, CEILING_DIGITS)}×: "
-        f"{units.seconds(sync_s)} each, nothing queued): {drift}"
+        f"the variant with a wait every {every} step(s) read {figure}, more than its waits can cost (at most "
+        f"{units.number(ceiling, CEILING_DIGITS)}×: {units.seconds(sync_s)} each, nothing queued): not the waits' cost "
+        "— the variants' order or the machine's drift between them"
     )

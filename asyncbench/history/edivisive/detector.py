@@ -52,7 +52,7 @@ class ChangePointDetector:
                 break
             change_point = self.tester.change_point(candidate, series, intervals)
             if self.tester.is_significant(change_point):
-                # TODO: Consider BST vs sorted array
+                # a sorted list: a series holds a handful of change points, each re-sorted in microseconds
                 change_points.append(change_point)
                 # Could sort by either start or end for non-intersecting intervals
                 change_points.sort(key=lambda point: point.index)
