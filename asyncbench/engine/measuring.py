@@ -24,7 +24,7 @@ from asyncbench.host import nvml
 from asyncbench.measure import census, perturbation, reference, verification
 from asyncbench.measure.extra_rounds import ExtraRounds, Schedule
 from asyncbench.measure.procedure import Procedure
-from asyncbench.measure.timing import measure
+from asyncbench.measure.timing import WARMUP_MIN_S, measure
 from asyncbench.results import budget
 from asyncbench.results.bound import Bound, Injection, Perturbed, shares_host_cores
 from asyncbench.results.budget import Budget
@@ -117,6 +117,7 @@ def measure_here(
             extra_rounds=extra_rounds,
             between_rounds=machine.between_rounds if machine is not None else None,
             before_sample=guard.before_sample if guard is not None else None,
+            warmup_min_s=WARMUP_MIN_S,
         )
         # no one listening (in-process, no display): measure() then builds no progress, nor its snapshot of the samples
         samples, sampling = measure(

@@ -38,6 +38,10 @@ class Procedure:
     (a barrier, so every rank starts it at once; the NVML guard's reading in one process) and `agree` turns this
     process's stop decision into the common one, so every rank takes the same number of samples.
 
+    `warmup_min_s`: the warm-up goes on, untimed, until it took at least this long (where the settings ask for any
+    warm-up at all): a process's first milliseconds of a fast step run slower than the rest (timing.WARMUP_MIN_S).
+    0 for processes that line up each sample (their warm-ups must be as many rounds in each) and tests' clocks.
+
     `clock`: the host clock every sample and the elapsed time are read from (a test's own)."""
 
     settings: Settings
@@ -48,4 +52,5 @@ class Procedure:
     between_rounds: Callable[[], bool] | None = None
     before_sample: Callable[[], None] | None = None
     agree: Callable[[bool], bool] | None = None
+    warmup_min_s: float = 0.0
     clock: Clock = time.perf_counter

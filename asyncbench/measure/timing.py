@@ -61,6 +61,13 @@ NOISE_SHARE = 0.02
 # most this often: half the worker's send interval (engine.isolation.PROGRESS_INTERVAL_S, 0.1 s), so no send waits
 # for a snapshot, and a live display still moves ten times a second.
 PROGRESS_EVERY_S = 0.05
+# The engine's warm-up lasts at least this long (Procedure.warmup_min_s), whatever the settings' count of warm-up
+# rounds: a process's first milliseconds of a fast step run slower than the rest (20 tiny steps a sample, pinned to
+# one CPU, ten processes each: JAX +5.5% in the first 2 ms, +3% to 5 ms; torch +5%, +2.5%, +2% to 10 ms and +1% to
+# 20 ms; the same from 50 ms on), and a case that meets its noise target in a few milliseconds reported them (JAX's
+# 20 tiny steps stopped after 37-215 samples, 7-45 ms; docs/measured.md). 50 ms is one tenth of a --quick case's
+# sampling and nothing beside a worker's start.
+WARMUP_MIN_S = 0.05
 
 
 def take_sample(
@@ -166,11 +173,21 @@ class _Sampler:
         return take_sample(self.variants[name], self.sync, self.timers[name], self.how.clock, self.how.preludes.get(name))
 
     def warm_up(self) -> None:
-        """The warm-up rounds, in the variants' declared order; the sampling's clock starts after them."""
-        for _ in range(self.how.settings.warmup):
+        """The warm-up rounds, in the variants' declared order: the settings' `warmup`, then more, untimed and outside
+        `before_sample` (whose count of warm-up samples is the settings'), until they took `warmup_min_s` in all;
+        the sampling's clock starts after them."""
+        clock, settings = self.how.clock, self.how.settings
+        started = clock()
+        for _ in range(settings.warmup):
             for name in self.variants:
                 self._sample(name)
-        self._started = self.how.clock()
+        rounds = settings.warmup
+        # none where the settings ask for none (a user timing the cold start)
+        while rounds > 0 and clock() - started < self.how.warmup_min_s:
+            for name in self.variants:
+                take_sample(self.variants[name], self.sync, None, clock, self.how.preludes.get(name))
+            rounds += 1
+        self._started = clock()
 
     def timed_round(self) -> None:
         """One sample of each variant, in a random order."""

@@ -233,7 +233,9 @@ RULES: dict[str, tuple[Callable[[], dict[str, Any]], str]] = {
 }
 #: what each measurement setting means (its rule is its Settings field's: _setting)
 SETTINGS = {
-    "warmup": "Untimed runs per variant before sampling (lazy init, allocator, cuBLAS handles).",
+    "warmup": (
+        "Untimed runs per variant before sampling (lazy init, allocator, cuBLAS handles), then more until the warm-up took 50 ms; 0: none."
+    ),
     "min_samples": "The fewest samples per variant (6: the fewest with a 95% interval of the median).",
     "max_samples": "The most samples per variant (at least min_samples).",
     "max_time_s": "Stop sampling after this long: seconds, or with a unit (10s, 500ms).",

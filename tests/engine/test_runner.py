@@ -294,3 +294,27 @@ def test_only_the_built_in_registrys_own_workloads_run_at_full_precision(tmp_pat
     assert not precise(key, mine)
     assert not precise("matmul", mine)  # a user's workload under a built-in's name is still the user's
     assert not precise(key, BUILT_IN["matmul"])  # a file that hands back a built-in is still the user's file
+
+
+def test_a_case_warms_up_for_the_engines_minimum_where_it_asks_for_a_warm_up(counting, fake_backend, monkeypatch):
+    """A fast step's first milliseconds run slow (measure.timing.WARMUP_MIN_S): the engine asks every case's warm-up
+    to last that long; the untimed rounds past the settings' warm-up take no sample."""
+    from asyncbench.engine import measuring
+    from asyncbench.measure import timing
+
+    asked: list[float] = []
+    real_measure = measuring.measure
+
+    def spy(variants, sync, make_timer, procedure, on_progress=None):
+        asked.append(procedure.warmup_min_s)
+        return real_measure(variants, sync, make_timer, procedure, on_progress)
+
+    monkeypatch.setattr(measuring, "measure", spy)
+    monkeypatch.setattr(runner, "get_backend", lambda name: fake_backend)
+    warmed = dataclasses.replace(experiment(), settings=dataclasses.replace(FAST, warmup=1))
+    (result,) = runner.run(config.Config("c", "<t>", (warmed,)), workloads={"counting": counting})
+    assert asked == [timing.WARMUP_MIN_S]
+    assert timing.WARMUP_MIN_S > 0
+    assert all(v.done_s.n == 2 for v in result.variants.values())
+    # 2 timed samples and 1 memory run per variant, and the warm-up's many more rounds
+    assert result.metrics["calls"] > 2 * 3 * 3 + 2 * 3 * 10
