@@ -194,11 +194,13 @@ def show(path: str, fmt: str, plot_path: str | None, allow_inconclusive: bool) -
         return
     # judged only where a format says what the gate would: a JUnit test per check, INCONCLUSIVE as allowed or not
     judged = outcome.judge(loaded, allow_inconclusive=True) if allow_inconclusive and fmt == "junit" else None
-    if fmt == "table":  # the lines `run` printed under its report: each check that fails the gate, and why
+    if fmt in ("table", "markdown"):  # the lines `run` printed under its report: each check that fails the gate, and why
         judged = outcome.judge(loaded, allow_inconclusive=allow_inconclusive)
     shown = view.build(loaded, None, judged)
+    if shown.outcome is not None:  # read back: `show` exits 0 itself, the code is the gate's on these checks
+        shown = dataclasses.replace(shown, outcome=dataclasses.replace(shown.outcome, read_back=True))
     if fmt == "table":
-        terminal.print_report(shown, terminal.stdout_console(), shown=True)
+        terminal.print_report(shown, terminal.stdout_console())
     else:
         content = WRITERS[fmt].render(shown, "-")
         stdout(content if isinstance(content, str) else content.decode())

@@ -47,7 +47,7 @@ def markdown(view: ReportView, path: str = "-") -> str:
     md, line = escaping.markdown, functools.partial(escaping.markdown, starts_line=True)
     lines = [f"## asyncbench: {md(view.headline)}", "", f"{md(view.environment)} · {md(view.created)}", ""]
     if view.outcome is not None and view.outcome.code:
-        lines += [f"**exit {view.outcome.code}** because:", *(f"- {line(reason)}" for reason in view.outcome.reasons), ""]
+        lines += [f"**{view.outcome.exits}** because:", *(f"- {line(reason)}" for reason in view.outcome.reasons), ""]
     if view.highlights or view.unjudged:
         lines += [f"**What ran ahead** {AHEAD_NOTE if view.highlights else NONE_AHEAD}:", *(f"- {line(text)}" for text in view.highlights)]
         if view.unjudged:

@@ -262,7 +262,7 @@ def print_bound(console: Console, bound: BoundView, plain: bool = False) -> None
         say(console, f"    [yellow]{escaping.rich(note)}[/]")
 
 
-def print_report(view: ReportView, console: Console, with_outcome: bool = True, shown: bool = False) -> None:
+def print_report(view: ReportView, console: Console, with_outcome: bool = True) -> None:
     """The tables and lines of a whole report, then the headline and (given the run's outcome) why it exits as it does."""
     plain = sum(len(group.rows) for experiment in view.experiments for group in experiment.groups) > RICH_TABLE_MAX_ROWS
     if view.highlights or view.unjudged:
@@ -295,12 +295,12 @@ def print_report(view: ReportView, console: Console, with_outcome: bool = True, 
         console.print()
         print_comparison(view.comparison, console)
     if with_outcome and view.outcome is not None:
-        print_outcome(console, view.outcome, shown)
+        print_outcome(console, view.outcome)
 
 
-def print_outcome(console: Console, outcome: OutcomeView, shown: bool = False) -> None:
-    """pytest's short summary: every check that fails the gate, then each reason for the exit code. `shown`: a file
-    read back (`show`, which exits 0 itself): the same lines, the code said as the gate's on its checks."""
+def print_outcome(console: Console, outcome: OutcomeView) -> None:
+    """pytest's short summary: every check that fails the gate, then each reason for the exit code (read back by
+    `show`, which exits 0 itself: the code said as the gate's on its checks, OutcomeView.exits)."""
     if outcome.code == EXIT_OK:
         return
     for case_id, check in outcome.failing:
@@ -308,8 +308,7 @@ def print_outcome(console: Console, outcome: OutcomeView, shown: bool = False) -
             console,
             f"  {CHECK_MARK[check.verdict]} {escaping.rich(case_id)}: {escaping.rich(check.expect)} — {escaping.rich(check.detail)}",
         )
-    exits = f"a gate on these checks exits {outcome.code}" if shown else f"exit {outcome.code}"
-    say(console, f"[red]{exits}[/] because:")
+    say(console, f"[red]{outcome.exits}[/] because:")
     for reason in outcome.reasons:
         say(console, f"  - {escaping.rich(reason)}")
 

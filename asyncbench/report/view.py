@@ -134,6 +134,13 @@ class OutcomeView:
     code: int
     reasons: tuple[str, ...]
     failing: tuple[tuple[str, Check], ...]  # (case id, check) of every check that fails the gate
+    #: a file read back (`show`, which exits 0 itself): the code is said as the gate's on its checks, not as an exit
+    read_back: bool = False
+
+    @property
+    def exits(self) -> str:
+        """'exit 1', or read back 'a gate on these checks exits 1': what the writers put before 'because:'."""
+        return f"a gate on these checks exits {self.code}" if self.read_back else f"exit {self.code}"
 
 
 @dataclass(frozen=True)
