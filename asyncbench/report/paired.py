@@ -37,6 +37,7 @@ from asyncbench.results.ab_report import ABReport
 from asyncbench.results.blocks import MAX_BLOCKS, SPREAD_BLOCKS
 from asyncbench.results.labels import Label
 from asyncbench.results.paired import METRIC, WORKING_TREE, PairedCase, PairedRatio, Side
+from asyncbench.results.syncs import SyncKind
 from asyncbench.verdicts import environments
 from asyncbench.verdicts.outcome import Outcome
 from asyncbench.verdicts.paired import judge
@@ -327,7 +328,9 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
         for place, rows in places.items():
             console.print(f"  [bold]{shown(place)}[/]", soft_wrap=True)
             for case_id, variant, _, kind, call, waits, blocked in rows:
-                figures = f"{shown(waits)} wait{'' if waits == '1' else 's'}/step, {shown(blocked)} blocked/step"
+                # a queue-full point is not a wait (report.syncs.HEADERS): its count is of times the queue was full
+                counted = "time{}/step the queue was full" if kind == str(SyncKind.QUEUE_FULL) else "wait{}/step"
+                figures = f"{shown(waits)} {counted.format('' if waits == '1' else 's')}, {shown(blocked)} blocked/step"
                 console.print(f"    {shown(case_id)} {shown(variant)}: {shown(kind)} at {shown(call)}, {figures}", soft_wrap=True)
     elif view.new_syncs is not None:
         console.print(shown(NO_NEW_SYNCS), soft_wrap=True)

@@ -1,6 +1,7 @@
 """Where a case's step waited (`run --syncs`): the census as the view model shows it, under the case's timings.
 
-A table per case, one row per sync point: its variant, file:line, kind, the call there, waits per step, time
+A table per case, one row per sync point: its variant, file:line, kind, the call there, times per step (waits, or
+for a `queue full` row the times the queue was full, which are not waits), time
 blocked per step with its 95% interval (as the timings table writes a time: units.spread, never a negative time;
 '~0 [≤ x]' where the interval reaches 0), and the queued work the wait drained where the backend exposes it (the
 column only when some point has it). Within a variant the points come as the census sorted them, most time blocked
@@ -32,7 +33,9 @@ BLOCKED_NOTE = (
     "the saving is the step timed without the wait, as a step form's slowdown_k1 times a wait every step against none "
     "(in a step that does not already wait), or `asyncbench ab` of your code without the line"
 )
-HEADERS = ("variant", "file:line", "kind", "call", "waits/step", "blocked/step")
+#: "times/step", not "waits/step": a `queue full` row's count is of points where the queue was full, which are not
+#: waits (the whole step leaves them out: results.syncs.STEP_SYNC_KINDS), and a user read its 0.7 as waits
+HEADERS = ("variant", "file:line", "kind", "call", "times/step", "blocked/step")
 DRAINED = "drained/step"
 #: which columns hold figures (right-aligned), in HEADERS order, then DRAINED's
 FIGURES = (False, False, False, False, True, True)
@@ -87,8 +90,8 @@ def where(point: SyncPoint, here: str | None = None) -> str:
 
 
 def waits(value: float) -> str:
-    """Waits per step: a whole number as one ('10'), a fraction as 3 digits ('0.5': a point that waited every other
-    round)."""
+    """Times per step at a point (waits, or times the queue was full): a whole number as one ('10'), a fraction as 3
+    digits ('0.5': a point that waited every other round)."""
     return str(int(value)) if float(value).is_integer() else units.number(value)
 
 

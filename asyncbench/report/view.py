@@ -314,15 +314,22 @@ def highlights(results: Sequence[Result]) -> tuple[str, ...]:
     """'matmul jax cpu (ran ahead: done / issue 29.4× [21.1–51.2] beyond the harness's own 66.4 µs sync): the loop
     returns after 319 µs but ...': each row that ran ahead beyond the harness's own sync (outcome.ran_ahead), with
     the figure that judged it, named as what it is (a reading's own illusion is another figure, with its own
-    interval), and its reading; at most HIGHLIGHTS_MAX, then how many more."""
+    interval), and its reading; at most HIGHLIGHTS_MAX, then how many more. A row of several variants names the one
+    whose figure it is ('multi_device jax cpu (ran ahead in first: ...)'), as the lines not judged do: a user who
+    recomputed the figure from another variant got another number."""
     lines = [
-        f"{name} {case_label(r, swept)} (ran ahead: {ahead_figure(judged)}): {r.reading or metric_line(r)}"
+        f"{name} {case_label(r, swept)} (ran ahead{_in_variant(r, judged)}: {ahead_figure(judged)}): {r.reading or metric_line(r)}"
         for name, group in by_experiment(results)
         for swept in [swept_params(group)]
         for r in group
         if outcome.ran_ahead(r) and (judged := ahead.judge(r)) is not None
     ]
     return _at_most(lines, "more rows that ran ahead, in the tables below")
+
+
+def _in_variant(result: Result, judged: ahead.Judged) -> str:
+    """' in first': the variant a row's figure is of, where the row has more than one ('' where it has one)."""
+    return f" in {judged.variant}" if len(result.variants) > 1 else ""
 
 
 def ahead_figure(judged: ahead.Judged) -> str:
@@ -334,10 +341,12 @@ def ahead_figure(judged: ahead.Judged) -> str:
 
 
 def unjudged(results: Sequence[Result]) -> tuple[str, ...]:
-    """'matmul jax cpu: no 95% interval at n = 20 (...); its illusion 39.0× beyond ...': each row that could not be
-    judged (results.ahead.not_judged), with why: said under "What ran ahead", never left out of it silently."""
+    """'matmul jax cpu (matmul): no 95% interval at n = 20 (...); its done / issue 39.0× beyond ...': each row that could
+    not be judged (results.ahead.not_judged), with why: said under "What ran ahead", never left out of it silently.
+    The figure is the variant's done / issue, named so: not "its illusion", which beside a step form's `illusion`
+    metric (done / issue of sync_every=0) read as that metric with another value."""
     lines = [
-        f"{name} {case_label(r, swept)} ({judged.variant}): {judged.why}; its illusion {judged.figure()}"
+        f"{name} {case_label(r, swept)} ({judged.variant}): {judged.why}; its done / issue {judged.figure()}"
         for name, group in by_experiment(results)
         for swept in [swept_params(group)]
         for r in group

@@ -84,3 +84,11 @@ def test_a_point_new_in_several_variants_is_named_once_and_a_single_wait_is_sing
     assert "1 wait/step" in printed, printed
     assert "1 waits/step" not in printed, printed
     assert "4 waits/step" in printed, printed
+
+
+def test_a_new_point_where_the_queue_was_full_is_not_called_a_wait():
+    """A `queue full` point is not a wait of the step's (report.syncs.HEADERS): `ab --syncs` says what its count is."""
+    full = dataclasses.replace(POINT, kind=SyncKind.QUEUE_FULL, calls_per_step=0.7)
+    printed = _printed(views.build(_report(Label.SLOWER, (NewSync("sync_every=0", full),)), Outcome(1, ("SLOWER",))), 200)
+    assert "0.7 times/step the queue was full" in printed, printed
+    assert "waits/step" not in printed, printed

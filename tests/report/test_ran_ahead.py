@@ -92,6 +92,32 @@ def test_a_row_that_could_not_be_judged_is_said_so_with_why_never_left_out():
     assert "1 ran ahead" in outcome.headline(report_of(rows()))
 
 
+def test_a_ran_ahead_line_of_a_row_of_several_variants_names_the_variant_its_figure_is_of():
+    """A trial's `multi_device jax cpu (ran ahead: done / issue 16.28× ...)` was its `first` variant's figure (`second`
+    gave 27.3×), unnamed, where the lines not judged name theirs: a row of several variants now names it."""
+    issue = _jittered(4, 24, 300e-6)
+    several = dataclasses.replace(
+        rows()[2],
+        id="two[jax,cpu]",
+        experiment="two",
+        variants={"first": _variant(issue, [i * 16 for i in issue]), "second": _variant(issue, [i * 27 for i in issue])},
+    )
+    built = view.build(report_of([several, rows()[2]]))
+    first, single = built.highlights
+    assert first.startswith("two jax cpu (ran ahead in first: done / issue 15.99"), first
+    assert single.startswith("big jax cpu (ran ahead: done / issue"), single  # one variant: nothing to tell apart
+    for text in (_printed(report_of([several])), markdown.markdown(built)):
+        assert "two jax cpu (ran ahead in first: done / issue" in text
+
+
+def test_a_line_not_judged_calls_its_figure_done_over_issue_not_the_illusion_metric():
+    """A trial's `nosync jax cpu (sync_every=4): no 95% interval ...; its illusion 1.00×` sat beside the row's
+    `illusion 1.20×` (done / issue of sync_every=0): the variant's figure is named done / issue, not the metric's name."""
+    (line,) = view.build(report_of(rows())).unjudged
+    assert "its illusion" not in line
+    assert "; its done / issue " in line
+
+
 def test_the_matmul_reading_judges_beyond_the_harness_and_says_when_it_cannot():
     reading = BUILT_IN["matmul"].reading
     noop, _, _, quick = rows()

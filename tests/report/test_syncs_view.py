@@ -198,3 +198,31 @@ def test_a_variant_whose_only_point_is_a_full_queue_says_so_in_its_line_not_zero
     both = syncs.census_view("jax cpu", {"print": _census("print", PRINTED, full)}, here="/")
     assert both is not None
     assert both.summary[0].startswith("print: 10 waits, 9.80 ms ±0% blocked per step at 1 point; 1 point where the queue was full")
+
+
+def test_a_queue_full_rows_count_sits_under_a_header_that_does_not_call_it_a_wait():
+    """A trial's census showed a `queue full` row's 0.7 under `waits/step`, over the line "no waits; 1 point where the
+    queue was full (not a wait: ...)": the column counts times per step, a wait or a full queue, in every writer."""
+    full = SyncPoint(
+        "/src/proj/steps.py",
+        13,
+        SyncKind.QUEUE_FULL,
+        "jax.numpy.matmul",
+        0.7,
+        2.51e-4,
+        (2.1e-4, 3.13e-4),
+        None,
+        (1, 0, 1) * 2,
+        (2.5e-4, 0.0, 2.5e-4) * 2,
+    )
+    result = Result("nosync[jax,cpu]", "nosync", "nosync", "jax", "cpu", {}, OK, syncs={"sync_every=0": _census("sync_every=0", full)})
+    built = view.build(_wrapped(result))
+    (case,) = built.experiments[0].cases
+    assert case.syncs is not None
+    assert not [header for header in case.syncs.headers if "wait" in header], case.syncs.headers
+    out = io.StringIO()
+    terminal.print_report(built, Console(file=out, width=200))
+    for written in (out.getvalue(), markdown.markdown(built)):
+        assert "queue full" in written
+        assert "waits/step" not in written
+        assert "times/step" in written
