@@ -27,9 +27,12 @@ that samples through the neighbour's spells. Run it on a quiet machine: the whol
 beside neighbours using 30-50% of the CPU, 5.2 minutes beside heavier ones (the matmul samples slow down).
 
     python benchmarks/fidelity_backends.py [--quick] [--rounds 11] [--time-s 0.4] [--backends numpy,torch,jax,mxnet]
-        [--json out.json]
+        [--affinity 0] [--json out.json]
 
 --quick: two rounds, short timings, to check that every part runs (its ratios have no interval).
+--affinity CPUS: each backend's process, and every thread it starts, on these CPUs (pyperf's --affinity): on 2
+shared cores the scheduler moved JAX's main thread and its worker threads between the cores in spells of 50-100 ms
+that ran 0.65× or 1.45× the rest, in both tools alike, which widened every interval; pinned, the spells are gone.
 """
 
 from __future__ import annotations
@@ -289,15 +292,30 @@ def measure_backend(backend_name: str, rounds: int, time_s: float, steps: Sequen
 # ---- in the run's process ------------------------------------------------------------------------------------------
 
 
-def child_command(backend_name: str, rounds: int, time_s: float, out: Path) -> tuple[list[str], dict[str, str]]:
-    """The backend's process as asyncbench starts its case worker: its interpreter, its start-up environment."""
+def child_command(
+    backend_name: str, rounds: int, time_s: float, out: Path, affinity: str | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The backend's process as asyncbench starts its case worker: its interpreter, its start-up environment (and
+    the CPUs it is held to, where `affinity` names some)."""
     from asyncbench.backends import get_backend
     from asyncbench.engine.case_workers import environment_for
 
     backend = get_backend(backend_name)
     python = backend.interpreter() or sys.executable
     command = [python, str(Path(__file__).resolve()), "--child", backend_name, "--rounds", str(rounds), "--time-s", str(time_s)]
-    return [*command, "--json", str(out)], {**os.environ, **environment_for(backend, gpu=False)}
+    pinned = ["--affinity", affinity] if affinity else []
+    return [*command, *pinned, "--json", str(out)], {**os.environ, **environment_for(backend, gpu=False)}
+
+
+def cpus_of(text: str) -> set[int]:
+    """'0', '0,1' or '0-3' as the CPUs they name (pyperf's --affinity form); ValueError for anything else."""
+    cpus: set[int] = set()
+    for part in text.split(","):
+        first, _, last = part.strip().partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    if not cpus:
+        raise ValueError(text)
+    return cpus
 
 
 @dataclasses.dataclass(frozen=True)
@@ -394,7 +412,9 @@ def table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def run_backends(backends: Sequence[str], rounds: int, time_s: float) -> tuple[list[Row], dict[str, Any], dict[str, str]]:
+def run_backends(
+    backends: Sequence[str], rounds: int, time_s: float, affinity: str | None = None
+) -> tuple[list[Row], dict[str, Any], dict[str, str]]:
     """Each backend's process in turn; its rows, the versions it reported, and why a backend did not run."""
     from asyncbench.backends import get_backend
 
@@ -408,7 +428,7 @@ def run_backends(backends: Sequence[str], rounds: int, time_s: float) -> tuple[l
             continue
         with tempfile.TemporaryDirectory() as folder:
             out = Path(folder) / f"{name}.json"
-            command, environment = child_command(name, rounds, time_s, out)
+            command, environment = child_command(name, rounds, time_s, out, affinity)
             started = time.perf_counter()
             done = subprocess.run(command, env=environment, timeout=CHILD_TIMEOUT_S, capture_output=True, text=True, check=False)
             if done.returncode != 0 or not out.exists():
@@ -428,9 +448,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--time-s", type=float, default=TIME_S, help="each tool's measuring time per round and step")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 0.1 s: every part runs, no interval")
     parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument("--affinity", help="each backend's process on these CPUs only: 0, 0,1 or 0-3 (pyperf's form)")
     parser.add_argument("--child", choices=BACKENDS, help=argparse.SUPPRESS)  # the backend's process
     args = parser.parse_args(argv)
     rounds, time_s = (2, 0.1) if args.quick else (args.rounds, args.time_s)
+    if args.affinity:
+        try:
+            cpus = cpus_of(args.affinity)
+        except ValueError:
+            parser.error(f"--affinity {args.affinity!r}: CPUs as 0, 0,1 or 0-3")
+        if args.child:  # before any framework starts a thread: each inherits the mask
+            os.sched_setaffinity(0, cpus)
     if args.child:
         measured = measure_backend(args.child, rounds, time_s, STEPS)
         args.json.write_text(json.dumps(measured))
@@ -440,8 +468,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown backend {unknown[0]!r}: one of {', '.join(BACKENDS)}")
     started = time.perf_counter()
-    rows, found, missing = run_backends(wanted, rounds, time_s)
-    print(f"{rounds} rounds, {time_s} s per tool, round and step; goal: asyncbench / reference within 1 ± {GOAL}")
+    rows, found, missing = run_backends(wanted, rounds, time_s, args.affinity)
+    pinned = f", each backend's process on CPUs {args.affinity}" if args.affinity else ""
+    print(f"{rounds} rounds, {time_s} s per tool, round and step{pinned}; goal: asyncbench / reference within 1 ± {GOAL}")
     for name, facts in found.items():
         said = {
             key: f"{value:.0%}" if key in ("cpu_pressure", "others_cpu") and value is not None else value for key, value in facts.items()

@@ -73,3 +73,14 @@ def test_no_verdict_where_other_processes_used_the_cpu(bench: Any) -> None:
     taken = {"asyncbench": [0.6e-6] * 8, "reference": [1e-6] * 8}
     assert bench.row_of("numpy", bench.STEPS[0], taken, others_cpu=0.05).verdict == "misses"
     assert bench.row_of("numpy", bench.STEPS[0], taken, others_cpu=0.68).verdict == "not judged: others used 68% of the CPU"
+
+
+def test_affinity_takes_pyperfs_forms_and_reaches_each_backends_process(bench: Any, tmp_path: Any) -> None:
+    assert bench.cpus_of("0") == {0}
+    assert bench.cpus_of("0,2") == {0, 2}
+    assert bench.cpus_of("1-3") == {1, 2, 3}
+    with pytest.raises(ValueError):
+        bench.cpus_of("first")
+    command, _ = bench.child_command("numpy", 3, 0.1, tmp_path / "out.json", "0")
+    assert command[command.index("--affinity") + 1] == "0"
+    assert "--affinity" not in bench.child_command("numpy", 3, 0.1, tmp_path / "out.json")[0]
