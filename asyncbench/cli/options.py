@@ -199,7 +199,14 @@ SELECTION = [
         metavar="KEY=VALUE",
         help="Override a param or setting (n_ops=100, sync_async.n_ops=100, max_time_s=2), or sweep a param: n_ops=10,100,1000.",
     ),
-    click.option("--quick", is_flag=True, help="Small sizes and few samples (smoke tests, CI on CPU)."),
+    click.option(
+        "--quick",
+        is_flag=True,
+        help="Small sizes and few samples (smoke tests, CI on CPU): each workload's quick sizes (a user's step: at most "
+        "5 steps a sample), and settings no larger than warmup 1, min_samples 6, max_samples 20, max_time_s 0.1 s "
+        "(max_rel_noise at least 5%). A check whose rounds drift together may need more than 20 rounds for its "
+        "interval: under --quick it then ends INCONCLUSIVE, and says how many it needed (raise them with --set).",
+    ),
 ]
 
 

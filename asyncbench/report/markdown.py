@@ -89,6 +89,8 @@ def markdown(view: ReportView, path: str = "-") -> str:
             lines.append(f"- _{md(experiment.left_out)}_")
         lines.append("")
     lines += [f"- {line(text)}" for text in view.unavailable]
+    if view.neighbour:
+        lines.append(f"- ⚠️ {line(view.neighbour)}")
     if view.spread_note:
         lines.append(f"\n_{escaping.markdown_note(view.spread_note)}._")
     if view.comparison is not None:

@@ -104,6 +104,8 @@ def report_html(loaded: Report) -> str:
         if items:
             lines += ["<ul>", *items, "</ul>"]
     lines += [f"<p>{_e(line)}</p>" for line in shown.unavailable]
+    if shown.neighbour:
+        lines.append(f"<p>⚠️ {_e(shown.neighbour)}</p>")
     if shown.spread_note:
         lines.append(f"<p><small>{_e(shown.spread_note)}.</small></p>")
     return "\n".join([*lines, "</div>"])

@@ -288,6 +288,8 @@ def print_report(view: ReportView, console: Console, with_outcome: bool = True) 
         console.print()
     for line in view.unavailable:
         say(console, f"[yellow]{escaping.rich(line)}[/]")
+    if view.neighbour:
+        say(console, f"[bold yellow]⚠ {escaping.rich(view.neighbour)}[/]")
     if view.spread_note:
         say(console, f"[dim]{escaping.rich(view.spread_note)}[/]")
     say(console, escaping.rich(view.headline))

@@ -43,7 +43,7 @@ from asyncbench.report.syncs import BLOCKED_NOTE, CensusView, census_view
 from asyncbench.results import ahead, stats, units
 from asyncbench.results.model import Check, Result, Status, VariantResult, Verdict
 from asyncbench.results.schema import Report
-from asyncbench.verdicts import compare, outcome
+from asyncbench.verdicts import compare, machine, outcome
 
 SPREAD_NOTE = (
     "± is half the 95% confidence interval of the median ([a–b]: the interval itself, where it is lopsided); [a–b] is a "
@@ -156,6 +156,9 @@ class ReportView:
     spread_note: str
     comparison: ComparisonView | None
     outcome: OutcomeView | None
+    #: one line where some cases sampled beside a neighbour (verdicts.machine.beside_neighbour): as a baseline, or
+    #: against one, they give no verdict ("": none did)
+    neighbour: str = ""
 
 
 def swept_params(results: Sequence[Result]) -> list[str]:
@@ -383,6 +386,7 @@ def build(report: Report, result: compare.Comparison | None = None, verdict: out
         spread_note=legend(report.results, (*led, *not_judged, *readings)),
         comparison=comparison(result) if result is not None else None,
         outcome=outcome_view(verdict) if verdict is not None else None,
+        neighbour=machine.beside_neighbour([r.reference for r in report.results]) or "",
     )
 
 

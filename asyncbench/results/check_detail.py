@@ -130,17 +130,34 @@ def with_interval(label: str, value: float, interval: tuple[float, float], unit:
     return f"{label} = {shown}{' [0–0]' if shown == '0' else ''} ({level} interval), {expected}"
 
 
-def no_interval(label: str, value: float, unit: str, expected: str, level: str, rounds: int | None) -> str:
+def no_interval(label: str, value: float, unit: str, expected: str, level: str, rounds: int | None, independent: int | None = None) -> str:
     """'speedup = 1.9×, expected >= 2.00×: no 99.9% interval from 4 rounds (it needs 10)', or with the rounds drifted
-    together: an INCONCLUSIVE check's detail, which says why it had no interval."""
+    together: an INCONCLUSIVE check's detail, which says why it had no interval. Drifted, it says how many rounds it
+    would have needed (docs/concepts/intervals.md): `independent`, how many independent rounds its `rounds` counted
+    as (stats.independent_rounds), gives about how many rounds at that drift would (`rounds_at_drift`); without it,
+    it says that cannot be told, and which settings to raise."""
     few = f"{rounds} round{'' if rounds == 1 else 's'}" if rounds is not None else TOO_FEW.removeprefix("from ")
     shown = f"{label} = {units.quantity(value, unit)}, {expected}: no {level} interval from {few}"
     needed = rounds_for_median(float(level.rstrip("%")) / 100)
     if rounds is not None and rounds < needed:
         return shown + f" {NEEDS}{needed})"
+    if rounds is not None and independent is not None and independent < needed:
+        return shown + (
+            f" ({DRIFTED}: they count as {independent} independent one{'' if independent == 1 else 's'} where the level "
+            f"needs {needed}; at this drift "
+            f"about {rounds_at_drift(rounds, independent, needed)} rounds would give one: raise max_samples, and "
+            "max_time_s)"
+        )
     if rounds is not None:
-        return shown + f" ({DRIFTED}: too few independent ones for one)"
+        unknown = "how many rounds would give one is not known here: raise max_samples, and max_time_s"
+        return shown + f" ({DRIFTED}: too few independent ones for one; {unknown})"
     return shown
+
+
+def rounds_at_drift(rounds: int, independent: int, needed: int) -> int:
+    """About how many rounds count as `needed` independent ones at the drift that made `rounds` count as
+    `independent` (the inflation rounds/independent held; stats.independent_rounds)."""
+    return max(math.ceil(needed * rounds / max(independent, 1)), rounds + 1)
 
 
 def not_measured(label: str) -> str:
@@ -213,11 +230,23 @@ def _judged(check: Mapping[str, Any], label: str, unit: str, op: str, threshold:
     if verdict != Verdict.INCONCLUSIVE:
         return False
     head = re.escape(f"{label} = {units.quantity(value, unit)}, {expected}: no ")
-    said = re.fullmatch(rf"{head}({_LEVEL}) interval from (?:(\d+) rounds?|too few rounds).*", detail)
+    said = re.fullmatch(rf"{head}({_LEVEL}) interval from (?:(\d+) rounds?|too few rounds)(?:.*they count as (\d+) independent)?.*", detail)
     if said is None:
         return False
     rounds = int(said[2]) if said[2] is not None else None
-    return re.fullmatch(re.escape(no_interval(label, value, unit, expected, said[1], rounds)) + after, detail) is not None
+    independent = int(said[3]) if said[3] is not None else None
+    # a file before the drift's count was said: its words then (see the module's docstring for older words)
+    older = shown_before(label, value, unit, expected, said[1], rounds)
+    written = no_interval(label, value, unit, expected, said[1], rounds, independent)
+    return any(re.fullmatch(re.escape(text) + after, detail) is not None for text in (written, older))
+
+
+def shown_before(label: str, value: float, unit: str, expected: str, level: str, rounds: int | None) -> str:
+    """A drifted check's detail as runs wrote it before it said how many rounds would give one ('... (the rounds
+    drifted together: too few independent ones for one)'), still read back as a run's."""
+    shown = no_interval(label, value, unit, expected, level, rounds)
+    cut = shown.find(f" ({DRIFTED}: ")
+    return shown if cut < 0 else shown[:cut] + f" ({DRIFTED}: too few independent ones for one)"
 
 
 #: what a census check that does not pass adds: the points it sums that weigh most (verdicts.checks.census_check)

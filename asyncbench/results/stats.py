@@ -111,6 +111,14 @@ def dependence_inflation(values: Sequence[float], median: float | None = None) -
     return _inflation(round(rho, 3)) if rho > 0 else 1.0
 
 
+def independent_rounds(values: Sequence[float], median: float | None = None) -> int:
+    """How many independent rounds `values` count as for the median's interval: n over the dependence inflation (n
+    itself under MIN_ROUNDS_FOR_DEPENDENCE, where the dependence is not acted on), at least 1."""
+    n = len(values)
+    inflation = 1.0 if n < MIN_ROUNDS_FOR_DEPENDENCE else dependence_inflation(values, median)
+    return max(int(n / inflation), 1)
+
+
 def _median_and_ci(values: Sequence[float], confidence: float, independent: bool) -> tuple[float, tuple[float, float] | None]:
     """The median and its interval from one sort of the values."""
     n = len(values)
@@ -119,8 +127,7 @@ def _median_and_ci(values: Sequence[float], confidence: float, independent: bool
     ordered = sorted(values)
     half = n // 2
     med = ordered[half] if n % 2 else (ordered[half - 1] + ordered[half]) / 2
-    inflation = 1.0 if independent or n < MIN_ROUNDS_FOR_DEPENDENCE else dependence_inflation(values, med)
-    effective = max(int(n / inflation), 1)
+    effective = n if independent else independent_rounds(values, med)
     k = order_rank(effective, confidence)
     if k is None:
         return med, None

@@ -80,8 +80,11 @@ def _judge(
     unit: str,
     rounds: int | None,
     level: Level = ALONE,
+    values: Sequence[float] | None = None,
 ) -> Check:
-    """One check's verdict on one measured quantity: its value and interval (or a single measurement: `point`)."""
+    """One check's verdict on one measured quantity: its value and interval (or a single measurement: `point`).
+    `values`: the rounds its interval was taken from, where known: without an interval, how many independent rounds
+    they count as says how many rounds would give one (check_detail.no_interval)."""
     wanted = check_detail.wanted(expectation.op, expectation.threshold, unit)
     if value is None:
         return Check(expectation.text, NOT_MEASURED, check_detail.not_measured(label))
@@ -90,7 +93,8 @@ def _judge(
         shown = check_detail.one_measurement(label, value, unit, wanted)
     elif interval is None:
         verdict = INCONCLUSIVE
-        shown = check_detail.no_interval(label, value, unit, wanted, level.name, rounds)
+        independent = stats.independent_rounds(values) if values else None
+        shown = check_detail.no_interval(label, value, unit, wanted, level.name, rounds, independent)
     else:
         verdict = verdict_of(expectation.op, interval, expectation.threshold)
         shown = check_detail.with_interval(label, value, interval, unit, units.exact_confidence(level.confidence), wanted)
@@ -125,12 +129,13 @@ def _clock_check(expectation: Expectation, result: Result, budget: Budget | None
         stat = expectation.stat or "median"
         value = getattr(summary, stat)
         if stat == "median":
+            assert variant is not None  # it has a summary
+            samples = getattr(variant.samples, expectation.quantity)
             if budget is None:
                 interval = (summary.ci_low, summary.ci_high) if summary.ci_low is not None and summary.ci_high is not None else None
             else:
-                assert variant is not None  # it has a summary
-                interval = _interval(getattr(variant.samples, expectation.quantity), level)
-            judged.append(_judge(expectation, value, interval, False, label, "s", summary.n, level))
+                interval = _interval(samples, level)
+            judged.append(_judge(expectation, value, interval, False, label, "s", summary.n, level, samples))
         else:  # min, max, iqr, ci_low, ci_high: facts about this run's samples, not estimates
             judged.append(_judge(expectation, value, None, True, label, "s", summary.n, level))
     if not judged:
@@ -262,8 +267,9 @@ def evaluate(
             rounds = result.sampling.rounds if result.sampling is not None else None
             level = level_of(budget)
             interval = result.bounds.get(expectation.quantity)
+            values = (metric_rounds or {}).get(expectation.quantity)
             if budget is not None and expectation.quantity in result.bounds:
-                interval = _interval((metric_rounds or {}).get(expectation.quantity), level)
+                interval = _interval(values, level)
             check = _judge(
                 expectation,
                 result.metrics.get(expectation.quantity),
@@ -273,6 +279,7 @@ def evaluate(
                 result.unit_of(expectation.quantity),
                 rounds,
                 level,
+                values,
             )
         else:
             check = _clock_check(expectation, result, budget)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 from asyncbench.results import units
 from asyncbench.results.reference import Reference
@@ -186,12 +187,38 @@ def _waited(references: tuple[Reference | None, Reference | None], names: tuple[
     """'a task waited for a CPU 99% of the time in now.json: a neighbour shared the cores', from each run's own CPU
     pressure where it reports one (a share of its own time: read without the other run's); None where none passed
     BUSY."""
-    shares = [(name, r.cpu_pressure) for name, r in zip(names, references, strict=True) if r is not None and r.cpu_pressure is not None]
-    busy = [(name, share) for name, share in shares if share > BUSY]
+    busy = [(name, share) for name, r in zip(names, references, strict=True) if (share := busy_share(r)) is not None]
     if not busy:
         return None
     said = " and ".join(f"{share * 100:.0f}% of the time in {name}" for name, share in busy)
     return f"a task waited for a CPU {said}: a neighbour shared the cores"
+
+
+def busy_share(reference: Reference | None) -> float | None:
+    """The share of the time some task waited for a CPU while the case sampled, where it passed BUSY: a neighbour,
+    so that this run gives no verdict against any other, as baseline or as current (`_waited`); None where its CPU
+    pressure did not pass BUSY or was not read. The one rule a run is judged alone by: other processes' share of
+    the CPU and steal count only as a difference between two runs."""
+    if reference is None or reference.cpu_pressure is None or reference.cpu_pressure <= BUSY:
+        return None
+    return reference.cpu_pressure
+
+
+def beside_neighbour(references: Sequence[Reference | None]) -> str | None:
+    """One line for a whole run where some of its cases' references saw a neighbour by `busy_share`, the rule
+    `compare` and `run --baseline` give no verdict by (None: none did): 'some cases ran beside a neighbour …: as a
+    baseline they can give no verdict; rerun on a quiet machine'. `references`: each case's (None: it has none)."""
+    seen = [r for r in references if r is not None]
+    shares = [share for r in seen if (share := busy_share(r)) is not None]
+    if not shares:
+        return None
+    low, high = min(shares), max(shares)
+    how = f"{high * 100:.0f}%" if f"{low * 100:.0f}" == f"{high * 100:.0f}" else f"{low * 100:.0f}–{high * 100:.0f}%"
+    return (
+        f"{len(shares)} of {len(seen)} cases ran beside a neighbour (some task waited for a CPU {how} of the time, "
+        f"more than {BUSY * 100:.0f}%): as a baseline, or against one, they can give no verdict (`compare`, "
+        "`--baseline`); rerun on a quiet machine"
+    )
 
 
 def _differ(old: float | None, new: float | None) -> bool:

@@ -99,3 +99,33 @@ def test_a_line_seen_in_one_variant_is_judged_in_every_variant():
     result = _judged("syncs_per_step[train.py:57] <= 1", _census_result(), CONVERSION)
     assert result.checks[0].verdict == Verdict.PASS
     assert outcome.judge(report_of([result])).code == EXIT_OK
+
+
+def test_a_check_whose_rounds_drifted_together_says_how_many_rounds_would_give_an_interval():
+    """`run ci-gate --quick` on a quiet machine: `done_s.median < 100ms ... no 99.975% interval from 20 rounds (the
+    rounds drifted together...)` said neither how many independent rounds it had nor how many it needed, where
+    docs/concepts/intervals.md promises a check stopped at max_samples says how many it needed."""
+    from asyncbench.results import check_detail
+
+    drifting = [3e-3 * (1 + 0.01 * ((i // 4) % 2)) + 1e-7 * i for i in range(20)]  # slow and fast spells of 4 rounds
+    (check,) = _judged("done_s.median < 100ms", _clock_result(drifting)).checks
+    assert check.verdict == Verdict.INCONCLUSIVE
+    independent = stats.independent_rounds(drifting)
+    needed = check_detail.rounds_for_median(0.95)
+    assert independent < needed <= 20
+    assert f"from 20 rounds (the rounds drifted together: they count as {independent} independent" in check.detail
+    assert (
+        f"where the level needs {needed}; at this drift about {check_detail.rounds_at_drift(20, independent, needed)} rounds"
+        in check.detail
+    )
+    assert "raise max_samples" in check.detail
+    # read back as a run's own words (results.check_detail.details_held), as the words before it are
+    stored = {"status": OK, "metrics": {}, "variants": {"matmul": {}}, "params": {}}
+    check_dict = {"expect": check.expect, "verdict": check.verdict, "value": check.value, "bounds": None, "detail": check.detail}
+    assert check_detail._written(check_dict, check_detail.CHECK.fullmatch(check.expect), stored, {}, check.detail)
+    older = check.detail[: check.detail.index(" (the rounds")] + " (the rounds drifted together: too few independent ones for one)"
+    assert check_detail._written(dict(check_dict, detail=older), check_detail.CHECK.fullmatch(check.expect), stored, {}, older)
+    (reason,) = [
+        r for r in outcome.judge(report_of([dataclasses.replace(_clock_result(drifting), checks=(check,))])).reasons if "inconclusive" in r
+    ]
+    assert "drifted together" in reason

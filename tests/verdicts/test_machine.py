@@ -358,3 +358,36 @@ def test_a_row_the_machines_carried_change_keeps_undecided_says_more_rounds_cann
     assert "more rounds via max_time_s may decide it" not in summary
     steady = _compared(_case(2.0, 1.0, 11), _case(2.0 * 1.08, 1.0, 12))  # the machine held; +8% at a 10% margin
     assert steady.machine_carried is False
+
+
+def _rendered(rows: list[Result]) -> str:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from asyncbench.report import terminal, view
+
+    out = StringIO()
+    terminal.print_report(view.build(report_of(rows)), Console(file=out, width=400, color_system=None))
+    return out.getvalue()
+
+
+def test_a_run_beside_a_neighbour_says_once_that_as_a_baseline_it_can_give_no_verdict():
+    """`run gate.yaml -o base.json` beside another process's `pytest -n 2` said only each row's thread-pool warning,
+    and every later row against it was INCONCLUSIVE: the run says so itself, in one line for the run, by the same rule
+    (machine.busy_share) that makes compare give no verdict."""
+    busy = [
+        dataclasses.replace(_case(2.0, 1.0, seed, pressure=p), id=f"chain[numpy,cpu,n={seed}]", params={"n": seed})
+        for seed, p in ((1, 0.74), (2, 0.52), (3, 0.9))
+    ]
+    quiet = dataclasses.replace(_case(2.0, 1.0, 4, pressure=0.15), id="chain[numpy,cpu,n=4]", params={"n": 4})  # BUSY itself: quiet
+    text = _rendered([*busy, quiet])
+    lines = [line for line in text.splitlines() if "ran beside a neighbour" in line]
+    assert len(lines) == 1
+    assert "3 of 4 cases ran beside a neighbour (some task waited for a CPU 52–90% of the time" in lines[0]
+    assert "as a baseline, or against one, they can give no verdict" in lines[0]
+    assert "rerun on a quiet machine" in lines[0]
+    # compare agrees, case by case: each busy one gives no verdict against a quiet run, the quiet one does
+    for case in busy:
+        assert _compared(case, dataclasses.replace(_case(2.0, 1.0, 9), id=case.id, params=case.params)).label == Label.INCONCLUSIVE
+    assert "ran beside a neighbour" not in _rendered([quiet, _case(2.0, 1.0, 5, pressure=None), _case(2.0, None, 6)])
