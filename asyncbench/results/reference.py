@@ -42,8 +42,28 @@ SHARES = ("cpu_pressure", "others_cpu", "steal")
 # No load average is above this per core: Linux's load counts tasks (running or waiting), and a kernel holds at most
 # PID_MAX_LIMIT of them (2**22 on 64-bit), on one core at the least. A larger one (1e300) is an edit, not a reading.
 MAX_LOAD_PER_CORE = 2**22
+# The first results schema with a reference (results.schema's history): a reference in an older file was never
+# written there (a file relabelled to an older schema), and a file of this schema or later stores one for each ok
+# case of a workload that takes one (workloads.base.Workload.takes_reference), where the fixed work can be set up.
+FIRST_SCHEMA = 10
+# The built-in workloads that take no reference (workloads.base.Workload.takes_reference False): comm_overlap's ranks
+# sample with their own Procedure. Named here, by the name a results file stores, so that a reader of a file decides
+# without importing a workload (verdicts read results only); tests/verdicts/test_machine.py holds it to the classes.
+WITHOUT_REFERENCE = frozenset({"comm_overlap"})
+# No reference sample is shorter than a microsecond: the fixed work is four 256² float32 products (134 MFLOP) and a
+# wait for them, and the wait alone (a device sync, a thread pool's join) costs more than that on any backend and
+# device; the products take tens of microseconds on the fastest GPU and near a millisecond on a CPU. A shorter one is
+# an edit (every sample set to 1e-9 s printed "the machine ran 577069× slower").
+MIN_SAMPLE_S = 1e-6
 # Stored to the nanosecond, as every sample is (results.nanoseconds.SAMPLE_DECIMALS).
 SAMPLE_DECIMALS = 9
+
+
+def takes_reference(workload: str) -> bool:
+    """Whether a case of `workload` (its name in a results file) stores the machine's reference, where the fixed work
+    can be set up: every workload measured through engine.measuring does; a built-in in WITHOUT_REFERENCE does not;
+    a user's workload (a file, module or plugin, which a reader of the file may not have) is held to take one."""
+    return workload not in WITHOUT_REFERENCE
 
 
 @dataclass(frozen=True)
@@ -98,8 +118,9 @@ class Reference:
 
     @staticmethod
     def check(raw: Any, at: At, case_s: float | None = None) -> None:
-        """A stored reference held to its shape (results.records.check): a name, bounded positive times, shares in 0–1,
-        and samples that fit in the case they were taken in (`case_s`, its whole wall time; None: not stored).
+        """A stored reference held to its shape (results.records.check): a name, times between MIN_SAMPLE_S and what
+        the case ran, shares in 0–1, and samples that fit in the case they were taken in (`case_s`, its whole wall
+        time; None: not stored).
 
         The reference keeps no summary of its own: every figure of it (its median, the machine's ratio between two
         runs, verdicts.machine) is computed from the samples, so samples that agree with each other give an honest
@@ -118,6 +139,11 @@ class Reference:
             for index, value in enumerate(samples):
                 if fields.number(value, at / "samples_s" / index) <= 0:
                     (at / "samples_s" / index).fail(f"a reference sample takes time ({value:g})")
+        if min(samples) < MIN_SAMPLE_S:  # each value, to name the one
+            for index, value in enumerate(samples):
+                if value < MIN_SAMPLE_S:
+                    said = f"{value:g} s is shorter than the reference's fixed work takes on any device"
+                    (at / "samples_s" / index).fail(f"{said} (four 256² products and a wait: {MIN_SAMPLE_S:g} s at the least)")
         taken = math.fsum(samples)
         if case_s is not None and taken > case_s + recordable.SAMPLE_ROUNDING_S * len(samples):
             said = f"{len(samples)} samples that add up to {taken:g} s, taken within a case that ran {case_s:g} s in all"

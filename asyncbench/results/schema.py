@@ -27,7 +27,18 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from asyncbench import inputs
 from asyncbench.errors import InputError
-from asyncbench.results import ab_report, case_held, check_detail, fields, matmul_figures, recordable, records, workload_figures, writing
+from asyncbench.results import (
+    ab_report,
+    case_held,
+    check_detail,
+    fields,
+    matmul_figures,
+    recordable,
+    records,
+    reference,
+    workload_figures,
+    writing,
+)
 from asyncbench.results.fields import At
 from asyncbench.results.model import MAX_SHARDS, PlannedCase, Result, ShardOf
 from asyncbench.version import __version__
@@ -255,6 +266,7 @@ def check_file(raw: Any, source: str) -> None:
     seen: dict[Any, int] = {}
     for index, result in enumerate(results):
         records.check(result, at / "results" / index)
+        reference_in_schema(result, at / "results" / index, version)
         matmul_figures.check(result, at / "results" / index, version)  # matmul's illusion and gflops its samples'
         workload_figures.check(result, at / "results" / index, version)  # the other built-ins' paired figures too
         if version == SCHEMA_VERSION:  # each check's detail its figures' (older files' are in older words: as stored)
@@ -264,6 +276,21 @@ def check_file(raw: Any, source: str) -> None:
         if first != index:  # compare, the history and merge match rows by id: a second row would be read as the first's
             (at / "results" / index / "id").fail(f"{result.get('id')!r} is also results[{first}]'s: a case is one row")
     case_held.family_error_shared(results, at / "results")  # one run's checks share one false-alarm rate
+
+
+def reference_in_schema(result: Any, at: At, version: Any) -> None:
+    """A result's machine reference only in a file of a schema that writes one (results.reference.FIRST_SCHEMA): a
+    file relabelled to an older schema keeps the reference its verdicts would then be judged with."""
+    if (
+        isinstance(version, int)
+        and version < reference.FIRST_SCHEMA
+        and isinstance(result, Mapping)
+        and result.get("reference") is not None
+    ):
+        (at / "reference").fail(
+            f"a machine reference in a file of results schema {version}: references arrived in schema {reference.FIRST_SCHEMA}, "
+            f"and asyncbench never wrote one in an older file"
+        )
 
 
 def check_shard(raw: Any, at: At) -> None:

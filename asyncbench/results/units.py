@@ -186,8 +186,11 @@ def ratio(value: float | None) -> str:
 
 def ratio_end(value: float) -> str:
     """An end of a ratio's interval: three significant digits (0.983, 1.03), with two decimals where they would
-    leave none (1.00, not 1: a file against itself reads [1.00–1.00], as its ratio reads 1.00×)."""
+    leave none (1.00, not 1: a file against itself reads [1.00–1.00], as its ratio reads 1.00×), and in plain digits
+    from 1000 up, as `ratio` writes its estimate (577069× [573000–590000], not [5.73e+05–5.9e+05])."""
     shown = f"{value:.3g}"
+    if math.isfinite(value) and abs(value) >= 1000:
+        return f"{float(shown):.0f}"
     return f"{value:.2f}" if abs(value) < 100 and not any(c in shown for c in ".ein") else shown
 
 

@@ -72,7 +72,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from asyncbench.errors import InputError
-from asyncbench.results import budget
+from asyncbench.results import budget, reference
 from asyncbench.results.labels import Label
 from asyncbench.results.model import CLOCKS, OK, CaseIdentity, Result, Verdict
 from asyncbench.results.schema import Report
@@ -117,6 +117,8 @@ class VariantComparison:
     machine: str | None = None
     #: the OS saw a neighbour in either run while the case sampled: INCONCLUSIVE, and more rounds cannot decide it
     machine_neighbour: bool = False
+    #: a file that should hold the case's machine reference holds none (verdicts.machine): INCONCLUSIVE
+    machine_missing: bool = False
     #: INCONCLUSIVE where the machine's change, carried, reaches across 1 + margin by itself (the code's interval of
     #: the case's point alone does): more rounds of the case cannot decide it, a steadier machine may
     machine_carried: bool = False
@@ -277,10 +279,17 @@ def _rows(pairs: Sequence[Pair], max_regression: float, confidence: float) -> It
             machine_moved=seen.moved if seen is not None else None,
             machine=seen.why if seen is not None else str(machine),
             machine_neighbour=seen is not None and seen.neighbour,
+            machine_missing=seen is not None and seen.missing,
             machine_carried=carried,
             interval_is=printed,
             same_samples=same,
         )
+
+
+def _owes_reference(report: Report, result: Result) -> bool:
+    """Whether `report`'s file should hold `result`'s machine reference: a file of schema 10 or later stores one for
+    each ok case of a workload that takes one (results.reference.takes_reference)."""
+    return report.schema_version >= reference.FIRST_SCHEMA and result.status == OK and reference.takes_reference(result.workload)
 
 
 def samples_needed(baseline: Report, family_error: float = budget.FAMILY_ERROR) -> int:
@@ -359,7 +368,8 @@ def compare(
         # a CPU case's reference ran in the case's pools: its speed is theirs as much as the machine's, and only a
         # neighbour is read from it
         unread = pools if result.device.startswith("cpu") else None
-        machine = machines.change(base.reference, result.reference, row_interval.half_error(confidence), names, pools=unread)
+        owed = (_owes_reference(baseline, base), _owes_reference(current, result))
+        machine = machines.change(base.reference, result.reference, row_interval.half_error(confidence), names, unread, owed)
         pairs += [(result.id, name, old_samples, new_samples, machine) for name, old_samples, new_samples in compared]
     return Comparison(
         clock=clock,

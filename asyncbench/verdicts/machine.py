@@ -27,7 +27,11 @@ stayed within bounds. So:
 What it cannot see: a change of speed that only the case feels, with the machine steady (a worker process that drew
 a worse thread placement), which a 10% margin mostly absorbs; a smaller margin on a shared machine needs `ab`. Files
 without references (before schema 10) are compared as before, and say that the machine's change is not seen; a
-neighbour the OS saw in the run that has one still gives no verdict. Where
+neighbour the OS saw in the run that has one still gives no verdict. A file of schema 10 or later without the
+reference of a case that takes one, where the other run has it (taken out by hand, or the fixed work could not be
+set up there), gives that case no verdict: nothing tells it apart from a reference deleted to turn an INCONCLUSIVE
+row into a pass. Missing from both runs, it is what a backend the fixed work cannot run on leaves: judged as a file
+before schema 10. Where
 the reference's speed is not the machine's (the runs timed different reference work, or ran a CPU case in thread
 pools of different sizes, in which the reference runs too), its speed is not read, and each row is judged on its
 own interval; the OS's account of a neighbour is the machine's whatever the pools, so a neighbour in either run
@@ -78,6 +82,8 @@ class MachineChange:
     why: str  # the line that says what the machine did and what that means for the verdict
     #: the OS saw a neighbour in either run: no verdict, and no more rounds of either run can give one
     neighbour: bool = False
+    #: a run whose file should hold the case's reference holds none (taken out of it, or not taken there): no verdict
+    missing: bool = False
 
     def code_interval(self, case: tuple[float, float] | None) -> tuple[float, float] | None:
         """The code's ratio interval: the case's over machine^s for every machine ratio in its interval and every s
@@ -89,13 +95,25 @@ class MachineChange:
 
 
 def change(
-    baseline: Reference | None, current: Reference | None, confidence: float, names: tuple[str, str], pools: str | None = None
+    baseline: Reference | None,
+    current: Reference | None,
+    confidence: float,
+    names: tuple[str, str],
+    pools: str | None = None,
+    owed: tuple[bool, bool] = (False, False),
 ) -> MachineChange | str:
     """The machine's change between two runs' references of one case at `confidence`, or why there is none (a
     file without references). `names`: the two runs as the line names them (baseline, current). `pools`: how the
     runs' CPU thread pools differ (verdicts.environments.pools_changed), where they do for this case: the reference
     ran in them, so its speed is not read, and as with different reference work only a neighbour is judged: a
-    MachineChange that gives no verdict where the OS saw one in either run, else why the machine is not seen."""
+    MachineChange that gives no verdict where the OS saw one in either run, else why the machine is not seen.
+    `owed`: whether each run's file should hold the case's reference (schema 10 or later, an ok case of a workload
+    that takes one: verdicts.compare). One missing there while the other run has one gives no verdict (`missing`): a
+    reference taken out of a baseline by hand must not turn a row the machine leaves undecided into one judged on its
+    own interval. Missing from both, it is what a backend the fixed work cannot run on leaves (measure.reference.
+    taker_for), and the rows are judged on their own intervals, as a file before schema 10's are."""
+    if (baseline is None) != (current is None) and owed[0 if baseline is None else 1]:
+        return _missing(names[0 if baseline is None else 1], (baseline, current), names)
     if baseline is None or current is None:
         which = "either run" if baseline is None and current is None else names[0] if baseline is None else names[1]
         missing = f"no machine reference in {which} (a file before schema 10, or a backend the fixed work cannot run on)"
@@ -137,6 +155,22 @@ def change(
     if held(interval):
         return MachineChange(estimate, interval, False, f"the machine held its speed ({speed})")
     return MachineChange(estimate, interval, False, f"{speed}: carried by the code's interval")
+
+
+def _missing(absent: str, references: tuple[Reference | None, Reference | None], names: tuple[str, str]) -> MachineChange:
+    """No verdict where a run's file that should hold the case's reference holds none while the other run's has one:
+    the machine's change is unknown, and unlike a file before schema 10 nothing says it was never taken (a neighbour
+    the OS saw in the other run is said too)."""
+    other = names[1] if absent == names[0] else names[0]
+    why = (
+        f"no machine reference in {absent}, though its schema stores one for each case of this workload and {other} "
+        "has one (taken out of the file, or the fixed work could not be set up there): the machine's change between "
+        "the runs is unknown"
+    )
+    waited = _waited(references, names)
+    if waited is not None:
+        return MachineChange(math.nan, None, True, f"{waited}; {why}; no verdict on this evidence", neighbour=True, missing=True)
+    return MachineChange(math.nan, None, True, f"{why}; no verdict on this evidence", missing=True)
 
 
 def _unread(baseline: Reference, current: Reference, pools: str | None) -> tuple[str, str] | None:

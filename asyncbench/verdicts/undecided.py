@@ -1,10 +1,11 @@
 """Why a comparison's INCONCLUSIVE rows are INCONCLUSIVE, and what may decide them, in the words that `run
 --baseline`'s exit reason and `compare`'s summary share.
 
-A row of two separate runs gives no verdict for one of four causes (verdicts.compare, verdicts.machine), each with
+A row of two separate runs gives no verdict for one of five causes (verdicts.compare, verdicts.machine), each with
 its own remedy: its interval reaches across 1 + margin or there is none, which more rounds narrow; a neighbour the OS
 saw in either run, whose effect on the case is unknown and which no number of rounds removes; a machine that moved
-beyond what was measured between the runs, or whose speed could not be pinned; or a machine whose change, carried
+beyond what was measured between the runs, or whose speed could not be pinned; a file of schema 10 or later that
+lacks the case's reference, which no rounds of the current run replace; or a machine whose change, carried
 in the interval (verdicts.machine: the case may feel it from not at all to twice), reaches across 1 + margin by
 itself, which more rounds of the case do not narrow (a trial's unchanged code, the machine 1.15× slower in one run:
 [−4.8% … +58.5%], its upper end at least +28% however many rounds). The exit reason once said
@@ -44,11 +45,19 @@ MACHINE = Cause(
     "runs on a steadier machine may decide it, or `asyncbench ab`, which pairs both sides in one run",
 )
 
+MISSING = Cause(
+    "a file of schema 10 or later lacks the case's machine reference, so the machine's change is unknown",
+    "more rounds cannot decide it: a baseline measured again, with its reference, may, or `asyncbench ab`, which pairs "
+    "both sides in one run",
+)
+
 
 def cause(row: VariantComparison) -> Cause:
-    """Why one INCONCLUSIVE row is one: a neighbour, the machine, else its interval."""
+    """Why one INCONCLUSIVE row is one: a neighbour, a missing reference, the machine, else its interval."""
     if row.machine_neighbour:
         return NEIGHBOUR
+    if row.machine_missing:
+        return MISSING
     if row.machine_moved:
         return MACHINE
     if row.machine_carried:

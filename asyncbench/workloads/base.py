@@ -165,6 +165,11 @@ class Workload(ABC):
     #: whether the workload measures itself across processes (`measure_itself`: comm_overlap's ranks): under
     #: torchrun only such workloads run, since every rank would run any other workload on its own
     across_processes: bool = False
+    #: whether a case of it stores the machine's reference (results.reference): every workload measured through
+    #: engine.measuring does, where the fixed work can be set up; one that measures itself (comm_overlap's ranks,
+    #: with their own Procedure) takes none, and is named in results.reference.WITHOUT_REFERENCE. `compare` reads a
+    #: missing one, in a file of schema 10 or later whose other run has one, as the machine's change unknown
+    takes_reference: bool = True
     #: variants whose samples start behind a hold on purpose (`Prepared.preludes`): their device time is a part
     #: of their done time by design, not a sign of events that missed work (engine.sanity)
     held_variants: tuple[str, ...] = ()

@@ -227,6 +227,7 @@ class CommOverlap(Workload):
     )
     variants = VARIANTS
     across_processes = True
+    takes_reference = False  # its ranks sample with their own Procedure: no reference between their rounds
     metrics = (
         Metric("speedup", "x", "blocking / overlapped done time"),
         Metric("overlap_efficiency", "", "(T_compute + T_comm − T_overlapped) / min(T_compute, T_comm); 1 = perfect"),

@@ -154,3 +154,14 @@ def test_a_ratio_interval_whose_ends_differ_is_never_printed_with_no_width():
     assert units.with_bounds(1.0002, (1.00017, 1.00020), "x") == "1.00020× [1.00017–1.00020]"
     assert units.with_bounds(1.21, (1.03, 1.60), "x") == "1.21× [1.03–1.60]"  # ends already apart: as before
     assert units.with_bounds(1.0, (1.0, 1.0), "x") == "1.00× [1.00–1.00]"  # an interval of no width says so
+
+
+def test_a_ratio_s_interval_ends_are_written_in_the_notation_of_its_estimate():
+    """`577069× [5.73e+05–5.9e+05]`: the estimate in digits, its interval's ends in exponents. From 1000 up both are
+    plain digits, the ends still at three significant ones."""
+    assert units.ratio(577069.0) == "577069×"
+    assert units.ratio_end(573000.4) == "573000"
+    assert units.ratio_end(590123.0) == "590000"
+    assert units.ratio_end(1234.5) == "1230"
+    assert units.ratio_end(999.4) == "999"
+    assert units.ratio_end(1.0) == "1.00"

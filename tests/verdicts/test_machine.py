@@ -9,11 +9,13 @@ import random
 import pytest
 
 from asyncbench.report import compared
-from asyncbench.results import stats
+from asyncbench.results import reference, stats
 from asyncbench.results.labels import Label
 from asyncbench.results.model import OK, Result, Samples, VariantResult
 from asyncbench.results.reference import Reference
-from asyncbench.verdicts import compare, machine
+from asyncbench.verdicts import compare, machine, undecided
+from asyncbench.workloads import BUILT_IN
+from asyncbench.workloads.base import Workload
 from tests.support.helpers import report_of
 
 WORK = "float32 256×256 product ×4 on numpy cpu"
@@ -36,8 +38,12 @@ def _case(case_scale: float, machine_scale: float | None, seed: int, pressure: f
     return Result("chain[numpy,cpu]", "chain", "chain", "numpy", "cpu", {}, OK, variants={"chain": variant}, reference=reference)
 
 
-def _compared(baseline: Result, current: Result) -> compare.VariantComparison:
-    (row,) = compare.compare(report_of([baseline]), report_of([current]), names=("a.json", "b.json")).rows
+def _compared(baseline: Result, current: Result, baseline_schema: int | None = None) -> compare.VariantComparison:
+    """The one row of two runs of one case; `baseline_schema`: the baseline's file's schema (None: this one's)."""
+    old = report_of([baseline])
+    if baseline_schema is not None:
+        old = dataclasses.replace(old, schema_version=baseline_schema)
+    (row,) = compare.compare(old, report_of([current]), names=("a.json", "b.json")).rows
     return row
 
 
@@ -320,12 +326,12 @@ def test_a_neighbour_in_the_run_with_a_reference_gives_no_verdict_when_the_other
     """A trial: a baseline without a reference (an older file), the current run beside two CPU hogs (its pressure
     0.99): SLOWER +14326%, exit 1, blamed on the code. The OS's account of one run needs no other run: INCONCLUSIVE,
     with what it saw; where it saw nothing, the row is still judged on its own interval."""
-    row = _compared(_case(2.0, None, 5), _case(300.0, 1.0, 6, pressure=0.99))
+    row = _compared(_case(2.0, None, 5), _case(300.0, 1.0, 6, pressure=0.99), baseline_schema=9)
     assert row.label == Label.INCONCLUSIVE
     assert row.machine_neighbour is True
     assert "a task waited for a CPU 99% of the time in b.json: a neighbour shared the cores" in row.note
     assert "no machine reference in a.json" in row.note
-    quiet = _compared(_case(2.0, None, 5), _case(300.0, 1.0, 6, pressure=0.01))
+    quiet = _compared(_case(2.0, None, 5), _case(300.0, 1.0, 6, pressure=0.01), baseline_schema=9)
     assert quiet.label == Label.SLOWER
     assert quiet.machine is not None
     assert quiet.machine.startswith("no machine reference in a.json")
@@ -391,3 +397,43 @@ def test_a_run_beside_a_neighbour_says_once_that_as_a_baseline_it_can_give_no_ve
     for case in busy:
         assert _compared(case, dataclasses.replace(_case(2.0, 1.0, 9), id=case.id, params=case.params)).label == Label.INCONCLUSIVE
     assert "ran beside a neighbour" not in _rendered([quiet, _case(2.0, 1.0, 5, pressure=None), _case(2.0, None, 6)])
+def test_a_reference_taken_out_of_a_file_of_schema_10_or_later_gives_no_verdict():
+    """A trial: `results[1].reference` deleted from a schema-12 baseline turned `[−13.3% … +53.4%] INCONCLUSIVE`
+    into `[−12.2% … +2.5%] NOT SLOWER`, the missing reference read as a file before schema 10's. A file of schema 10
+    or later stores one for each ok case of a workload that takes one: missing there while the other run has one,
+    the machine's change is unknown and the row gives no verdict, its line saying why, in either direction."""
+    kept = _compared(_case(2.0, 1.0, 1), _case(2.0 * 1.38, 1.38, 2))
+    assert kept.label == Label.INCONCLUSIVE  # the unedited files: the machine ran 1.38× slower, carried
+    for baseline, current, absent in (
+        (_case(2.0, None, 1), _case(2.0 * 1.38, 1.38, 2), "a.json"),
+        (_case(2.0, 1.0, 1), _case(2.0 * 1.38, None, 2), "b.json"),
+    ):
+        row = _compared(baseline, current)
+        assert row.label == Label.INCONCLUSIVE, row
+        assert row.machine_missing is True
+        assert row.machine_moved is True
+        assert f"no machine reference in {absent}, though its schema stores one" in row.note
+        assert "no verdict on this evidence" in row.note
+        assert undecided.cause(row) is undecided.MISSING
+    # a file before schema 10 never had one: judged on its own interval, as before
+    older = _compared(_case(2.0, None, 1), _case(2.0 * 1.38, 1.38, 2), baseline_schema=9)
+    assert older.label == Label.SLOWER
+    assert older.machine is not None
+    assert older.machine.startswith("no machine reference in a.json (a file before schema 10")
+    # missing from both (a backend the fixed work cannot run on leaves none in either run): judged as before
+    neither = _compared(_case(2.0, None, 1), _case(2.0 * 1.38, None, 2))
+    assert neither.label == Label.SLOWER
+    assert neither.machine_missing is False
+
+
+def test_a_workload_that_measures_itself_owes_no_reference():
+    """comm_overlap's ranks sample with their own Procedure and take no reference: its rows are judged as before
+    where the other run has one; every other built-in is measured through engine.measuring, which takes one."""
+    for name, workload in BUILT_IN.items():
+        measures_itself = type(workload).measure_itself is not Workload.measure_itself
+        assert workload.takes_reference is not measures_itself, name
+        assert reference.takes_reference(name) is workload.takes_reference, name
+    assert reference.takes_reference("my_bench.py:Mine")  # a user's workload, which a reader may not have: held to one
+    base = dataclasses.replace(_case(2.0, None, 1), workload="comm_overlap")
+    row = _compared(base, dataclasses.replace(_case(2.0 * 1.38, 1.38, 2), workload="comm_overlap"))
+    assert row.machine_missing is False
