@@ -397,6 +397,8 @@ def test_a_run_beside_a_neighbour_says_once_that_as_a_baseline_it_can_give_no_ve
     for case in busy:
         assert _compared(case, dataclasses.replace(_case(2.0, 1.0, 9), id=case.id, params=case.params)).label == Label.INCONCLUSIVE
     assert "ran beside a neighbour" not in _rendered([quiet, _case(2.0, 1.0, 5, pressure=None), _case(2.0, None, 6)])
+
+
 def test_a_reference_taken_out_of_a_file_of_schema_10_or_later_gives_no_verdict():
     """A trial: `results[1].reference` deleted from a schema-12 baseline turned `[−13.3% … +53.4%] INCONCLUSIVE`
     into `[−12.2% … +2.5%] NOT SLOWER`, the missing reference read as a file before schema 10's. A file of schema 10
