@@ -49,6 +49,8 @@ def _run(raw: dict[str, Any], path: Path, run_id: str | None = "", created: str 
     if run_id is None:
         made.pop("run_id", None)
         made["schema_version"] = 5
+        for result in made["results"]:  # nor a machine reference, which came in schema 10
+            result.pop("reference", None)
     else:
         made["run_id"] = run_id or uuid.uuid4().hex
     made["environment"].update(environment)
