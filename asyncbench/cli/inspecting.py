@@ -199,6 +199,10 @@ def show(path: str, fmt: str, plot_path: str | None, allow_inconclusive: bool) -
     shown = view.build(loaded, None, judged)
     if shown.outcome is not None:  # read back: `show` exits 0 itself, the code is the gate's on these checks
         shown = dataclasses.replace(shown, outcome=dataclasses.replace(shown.outcome, read_back=True))
+    if plot_path:  # a file with nothing to plot is refused before its table is printed
+        from asyncbench.report import plot as plotting
+
+        plotting.check_drawable(shown)
     if fmt == "table":
         terminal.print_report(shown, terminal.stdout_console())
     else:

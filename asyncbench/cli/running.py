@@ -140,7 +140,9 @@ def run(
     passes only with --allow-inconclusive. 3 when a case errored. A run's
     checks share a 1% false-alarm rate, split over the checks and the looks
     each takes; a case with checks or a baseline takes at least the rounds
-    their intervals need.
+    their intervals need from independent rounds. Rounds that drift together
+    need more, which max_time_s or max_samples may cut short: the check is
+    then INCONCLUSIVE and says how many rounds it needed.
     """
     from asyncbench.results import shards
     from asyncbench.session import commands, jobs

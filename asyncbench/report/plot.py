@@ -87,11 +87,17 @@ def _numeric_axis(values: Sequence[Any]) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in values)
 
 
+def check_drawable(view: ReportView) -> None:
+    """InputError when the report has nothing to plot (no experiment is swept): `show --plot` asks it before it prints
+    anything, so bad input is refused before any output (docs/concepts/failures.md), not after the whole table."""
+    if not any(e.swept for e in view.experiments):
+        raise InputError("nothing to plot: no experiment has a sweep (use sweep: in a config or --set KEY=V1,V2)")
+
+
 def draw(view: ReportView, path: str) -> bytes:
     """Every swept experiment of the report, drawn in the format `path`'s suffix names (InputError when none is swept)."""
+    check_drawable(view)
     swept = [(e.name, list(e.results), list(e.swept)) for e in view.experiments if e.swept]
-    if not swept:
-        raise InputError("nothing to plot: no experiment has a sweep (use sweep: in a config or --set KEY=V1,V2)")
     import matplotlib
 
     matplotlib.use("Agg")  # files only, never a window

@@ -54,8 +54,20 @@ STRADDLES = "the interval straddles the threshold"
 NEEDS = "(it needs "
 DRIFTED = "the rounds drifted together"
 TOO_FEW = "from too few rounds"
-#: what an INCONCLUSIVE check with an interval adds after its figures
+#: what an INCONCLUSIVE check with an interval adds after its figures, where what stopped its sampling is not known
+#: (a census check's rounds; every such check in a file written before the advice named what stopped the sampling)
 MORE_ROUNDS = f": {STRADDLES}; more rounds (max_time_s) may decide it"
+#: what stopped a case's sampling (results.model.StopReason's words) -> the setting that gives it more rounds: a trial's
+#: run stopped by max_samples (20 rounds in 0.35 s of the 1 s allowed) was told to raise max_time_s
+#: (a stop on the noise target with a check undecided: one judged after sampling, at a level its looks did not take)
+RAISE = {
+    "max_samples": ("max_samples", "raise max_samples"),
+    "max_time_s": ("max_time_s", "raise max_time_s"),
+    "timeout_s": ("timeout_s", "raise timeout_s"),
+    "max_rel_noise": ("a smaller max_rel_noise", "lower max_rel_noise"),
+}
+#: the settings named where what stopped the sampling is not known (and in files written before it was named)
+RAISE_EITHER = ("max_time_s", "raise max_samples, and max_time_s")
 #: what a check on a user's step says first (session.step_measurement): its clocks are per step, not per sample
 PER_STEP = "per step"
 _PER_STEP = re.compile(rf"{PER_STEP} \((?P<steps>\d+) steps a sample\): ")
@@ -130,26 +142,47 @@ def with_interval(label: str, value: float, interval: tuple[float, float], unit:
     return f"{label} = {shown}{' [0–0]' if shown == '0' else ''} ({level} interval), {expected}"
 
 
-def no_interval(label: str, value: float, unit: str, expected: str, level: str, rounds: int | None, independent: int | None = None) -> str:
+def more_rounds(stopped_by: str | None) -> str:
+    """What an INCONCLUSIVE check with an interval adds after its figures: `MORE_ROUNDS`, naming the setting that
+    stopped its case's sampling (`stopped_by`, the result's `sampling.stopped_by`; None: not known)."""
+    if stopped_by is None:
+        return MORE_ROUNDS
+    return f": {STRADDLES}; more rounds ({RAISE.get(stopped_by, RAISE_EITHER)[0]}) may decide it"
+
+
+def no_interval(
+    label: str,
+    value: float,
+    unit: str,
+    expected: str,
+    level: str,
+    rounds: int | None,
+    independent: int | None = None,
+    confidence: float | None = None,
+    stopped_by: str | None = None,
+) -> str:
     """'speedup = 1.9×, expected >= 2.00×: no 99.9% interval from 4 rounds (it needs 10)', or with the rounds drifted
     together: an INCONCLUSIVE check's detail, which says why it had no interval. Drifted, it says how many rounds it
     would have needed (docs/concepts/intervals.md): `independent`, how many independent rounds its `rounds` counted
     as (stats.independent_rounds), gives about how many rounds at that drift would (`rounds_at_drift`); without it,
-    it says that cannot be told, and which settings to raise."""
+    it says that cannot be told, and which setting to raise: the one that stopped the sampling (`stopped_by`, as
+    `more_rounds`). The rounds needed are those of `confidence`, the exact level the interval was taken at: `level`
+    is it rounded down to a readable one (units.confidence), which can need fewer (a trial's 99.9778% needs 14, its
+    '99.975%' 13); without `confidence` (a file written before it was stored), they are `level`'s, as written then."""
     few = f"{rounds} round{'' if rounds == 1 else 's'}" if rounds is not None else TOO_FEW.removeprefix("from ")
     shown = f"{label} = {units.quantity(value, unit)}, {expected}: no {level} interval from {few}"
-    needed = rounds_for_median(float(level.rstrip("%")) / 100)
+    needed = rounds_for_median(confidence if confidence is not None else float(level.rstrip("%")) / 100)
+    raise_ = (RAISE_EITHER if stopped_by is None else RAISE.get(stopped_by, RAISE_EITHER))[1]
     if rounds is not None and rounds < needed:
         return shown + f" {NEEDS}{needed})"
     if rounds is not None and independent is not None and independent < needed:
         return shown + (
             f" ({DRIFTED}: they count as {independent} independent one{'' if independent == 1 else 's'} where the level "
             f"needs {needed}; at this drift "
-            f"about {rounds_at_drift(rounds, independent, needed)} rounds would give one: raise max_samples, and "
-            "max_time_s)"
+            f"about {rounds_at_drift(rounds, independent, needed)} rounds would give one: {raise_})"
         )
     if rounds is not None:
-        unknown = "how many rounds would give one is not known here: raise max_samples, and max_time_s"
+        unknown = f"how many rounds would give one is not known here: {raise_}"
         return shown + f" ({DRIFTED}: too few independent ones for one; {unknown})"
     return shown
 
@@ -188,6 +221,8 @@ def _written(check: Mapping[str, Any], match: re.Match[str], result: Mapping[str
         return detail == f"the case {what}: {result.get('reason') or 'no reason given'}"
     metrics = result.get("metrics") or {}
     threshold = threshold_of(match)
+    sampling = result.get("sampling")
+    stopped_by = str(sampling["stopped_by"]) if isinstance(sampling, Mapping) and sampling.get("stopped_by") else None
     if quantity in CENSUS_UNITS and quantity not in metrics:
         return _census_written(check, quantity, op, threshold, detail)
     if quantity in CLOCKS and not (quantity in metrics and stat is None and variant is None):  # spec.expect: a metric's first
@@ -196,14 +231,27 @@ def _written(check: Mapping[str, Any], match: re.Match[str], result: Mapping[str
             detail = detail[said.end() :]
         names = [variant] if variant else list(result.get("variants") or {})
         labels = [f"{quantity}.{stat or 'median'}[{name}]" for name in names]
-        return detail == not_measured(quantity) or any(_judged(check, label, "s", op, threshold, detail) for label in labels)
+        return detail == not_measured(quantity) or any(
+            _judged(check, label, "s", op, threshold, detail, stopped_by=stopped_by) for label in labels
+        )
     info = infos.get(quantity) if isinstance(infos, Mapping) else None
     unit = str(info.get("unit") or "") if isinstance(info, Mapping) else ""
-    return _judged(check, quantity, unit, op, threshold, detail)
+    return _judged(check, quantity, unit, op, threshold, detail, stopped_by=stopped_by)
 
 
-def _judged(check: Mapping[str, Any], label: str, unit: str, op: str, threshold: float, detail: str, after: str = "") -> bool:
-    """Whether `detail` is verdicts.checks._judge's sentence of `check` under `label`, with `after` (a pattern) after it."""
+def _judged(
+    check: Mapping[str, Any],
+    label: str,
+    unit: str,
+    op: str,
+    threshold: float,
+    detail: str,
+    after: str = "",
+    stopped_by: str | None = None,
+) -> bool:
+    """Whether `detail` is verdicts.checks._judge's sentence of `check` under `label`, with `after` (a pattern) after
+    it; `stopped_by`: what stopped its case's sampling (None: not known, a census check), whose setting its advice
+    names (`more_rounds`), or in a file written before that, `MORE_ROUNDS`'s and `RAISE_EITHER`'s words."""
     value, bounds, verdict = check.get("value"), check.get("bounds"), Verdict(check["verdict"])
     if value is None:
         return detail == not_measured(label)
@@ -221,8 +269,8 @@ def _judged(check: Mapping[str, Any], label: str, unit: str, op: str, threshold:
         )
         for level in levels:
             shown = with_interval(label, float(value), (float(bounds[0]), float(bounds[1])), unit, level, expected)
-            shown += MORE_ROUNDS if verdict == Verdict.INCONCLUSIVE else ""
-            if re.fullmatch(re.escape(shown + miss) + after, detail) is not None:
+            advice = {more_rounds(stopped_by), MORE_ROUNDS} if verdict == Verdict.INCONCLUSIVE else {""}
+            if any(re.fullmatch(re.escape(shown + said + miss) + after, detail) is not None for said in advice):
                 return True
         return False
     if re.fullmatch(re.escape(one_measurement(label, value, unit, expected) + miss) + after, detail):
@@ -235,10 +283,15 @@ def _judged(check: Mapping[str, Any], label: str, unit: str, op: str, threshold:
         return False
     rounds = int(said[2]) if said[2] is not None else None
     independent = int(said[3]) if said[3] is not None else None
-    # a file before the drift's count was said: its words then (see the module's docstring for older words)
-    older = shown_before(label, value, unit, expected, said[1], rounds)
-    written = no_interval(label, value, unit, expected, said[1], rounds, independent)
-    return any(re.fullmatch(re.escape(text) + after, detail) is not None for text in (written, older))
+    confidence = check.get("confidence")
+    if confidence is not None:  # the exact level it was judged at, stored since a check without an interval says it
+        if said[1] != units.confidence(float(confidence)):
+            return False
+        texts = [no_interval(label, value, unit, expected, said[1], rounds, independent, float(confidence), stopped_by)]
+    else:  # a file before: the rounds its level's words need, and (before the drift's count was said) its words then
+        older = shown_before(label, value, unit, expected, said[1], rounds)
+        texts = [no_interval(label, value, unit, expected, said[1], rounds, independent), older]
+    return any(re.fullmatch(re.escape(text) + after, detail) is not None for text in texts)
 
 
 def shown_before(label: str, value: float, unit: str, expected: str, level: str, rounds: int | None) -> str:

@@ -141,8 +141,9 @@ def result_to_dict(result: Result, declared: Declared | None = None) -> dict[str
 
 
 def check_to_dict(check: Check) -> dict[str, Any]:
-    """A check as stored: expect, verdict, value, bounds and their confidence (only with an interval), detail, the
-    false-alarm rate it shared with the run's other checks, and a check on the slack's delay as run it was judged by."""
+    """A check as stored: expect, verdict, value, bounds, the confidence it was judged at (of its interval, or of the
+    one it had too few rounds for), detail, the false-alarm rate it shared with the run's other checks, and a check on
+    the slack's delay as run it was judged by."""
     stored: dict[str, Any] = {"expect": check.expect, "verdict": check.verdict.value, "value": _finite(check.value), "detail": check.detail}
     if check.bounds is not None:
         stored["bounds"] = [_finite(check.bounds[0]), _finite(check.bounds[1])]

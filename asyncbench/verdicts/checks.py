@@ -81,10 +81,14 @@ def _judge(
     rounds: int | None,
     level: Level = ALONE,
     values: Sequence[float] | None = None,
+    stopped_by: str | None = None,
 ) -> Check:
     """One check's verdict on one measured quantity: its value and interval (or a single measurement: `point`).
     `values`: the rounds its interval was taken from, where known: without an interval, how many independent rounds
-    they count as says how many rounds would give one (check_detail.no_interval)."""
+    they count as says how many rounds would give one (check_detail.no_interval). `stopped_by`: what stopped the
+    case's sampling (None: not known), the setting an INCONCLUSIVE check's advice names. A check without an interval
+    stores the exact confidence it was judged at too: the rounds its detail says it needs are that level's, which
+    the detail's readable level (rounded down) may not need, and a reader derives them again from it."""
     wanted = check_detail.wanted(expectation.op, expectation.threshold, unit)
     if value is None:
         return Check(expectation.text, NOT_MEASURED, check_detail.not_measured(label))
@@ -94,12 +98,12 @@ def _judge(
     elif interval is None:
         verdict = INCONCLUSIVE
         independent = stats.independent_rounds(values) if values else None
-        shown = check_detail.no_interval(label, value, unit, wanted, level.name, rounds, independent)
+        shown = check_detail.no_interval(label, value, unit, wanted, level.name, rounds, independent, level.confidence, stopped_by)
     else:
         verdict = verdict_of(expectation.op, interval, expectation.threshold)
         shown = check_detail.with_interval(label, value, interval, unit, units.exact_confidence(level.confidence), wanted)
         if verdict == INCONCLUSIVE:
-            shown += check_detail.MORE_ROUNDS
+            shown += check_detail.more_rounds(stopped_by)
     if verdict == FAIL:
         shown += check_detail.by_how_much(value, expectation.threshold)
     judged = not point and interval is not None
@@ -109,7 +113,7 @@ def _judge(
         shown,
         value,
         interval if judged else None,
-        confidence=level.confidence if judged else None,
+        confidence=level.confidence if not point else None,
         family_error=level.family_error,
     )
 
@@ -135,7 +139,8 @@ def _clock_check(expectation: Expectation, result: Result, budget: Budget | None
                 interval = (summary.ci_low, summary.ci_high) if summary.ci_low is not None and summary.ci_high is not None else None
             else:
                 interval = _interval(samples, level)
-            judged.append(_judge(expectation, value, interval, False, label, "s", summary.n, level, samples))
+            stopped_by = result.sampling.stopped_by.value if result.sampling is not None else None
+            judged.append(_judge(expectation, value, interval, False, label, "s", summary.n, level, samples, stopped_by))
         else:  # min, max, iqr, ci_low, ci_high: facts about this run's samples, not estimates
             judged.append(_judge(expectation, value, None, True, label, "s", summary.n, level))
     if not judged:
@@ -280,6 +285,7 @@ def evaluate(
                 rounds,
                 level,
                 values,
+                result.sampling.stopped_by.value if result.sampling is not None else None,
             )
         else:
             check = _clock_check(expectation, result, budget)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_OK
-from asyncbench.results import ahead, units
+from asyncbench.results import ahead, check_detail, units
 from asyncbench.results.model import ERROR, OK, SKIPPED, Check, Result, Verdict
 from asyncbench.results.schema import Report
 from asyncbench.verdicts import checks, undecided
@@ -71,7 +71,11 @@ def judge(
     if verdicts[Verdict.NOT_MEASURED]:
         gates.append(f"{_plural(verdicts[Verdict.NOT_MEASURED], 'check')} could not be evaluated (not measured)")
     if verdicts[Verdict.INCONCLUSIVE]:
-        gates.append(inconclusive_line([check for _, check in failing if check.verdict == Verdict.INCONCLUSIVE]))
+        undecided_in = {
+            r.id for r in report.results for c in r.checks if checks.failed(c, allow_inconclusive) and c.verdict == Verdict.INCONCLUSIVE
+        }
+        stops = [r.sampling.stopped_by.value for r in report.results if r.id in undecided_in and r.sampling is not None]
+        gates.append(inconclusive_line([check for _, check in failing if check.verdict == Verdict.INCONCLUSIVE], stops))
     if comparison is not None:
         if comparison.regressions:
             gates.append(f"{_plural(len(comparison.regressions), 'variant')} significantly slower than the baseline")
@@ -92,12 +96,16 @@ def judge(
     return Outcome(code, tuple(errors + gates), tuple(failing))
 
 
-def inconclusive_line(inconclusive: Sequence[Check]) -> str:
+def inconclusive_line(inconclusive: Sequence[Check], stopped_by: Iterable[str] = ()) -> str:
     """'2 checks inconclusive: 1 with an interval that straddles the threshold, 1 with no interval (the rounds drifted
-    together ...); ...': each check's own cause (checks.inconclusive_why), never one cause said of all of them."""
+    together ...); ...': each check's own cause (checks.inconclusive_why), never one cause said of all of them.
+    `stopped_by`: what stopped the sampling of their cases (results.model.StopReason's words), the settings that give
+    them more rounds (check_detail.RAISE: a run stopped by max_samples was told max_time_s); none: max_time_s."""
     causes = Counter(checks.inconclusive_why(check) for check in inconclusive)
     said = next(iter(causes)) if len(causes) == 1 else ", ".join(f"{n} with {cause}" for cause, n in causes.items())
-    more = "more rounds via max_time_s may decide it, " if set(causes) != {checks.WHY_UNSEEN} else ""
+    named = dict.fromkeys(check_detail.RAISE.get(stop, check_detail.RAISE_EITHER)[0] for stop in stopped_by)
+    via = " or ".join(named) or check_detail.RAISE_EITHER[0]
+    more = f"more rounds via {via} may decide it, " if set(causes) != {checks.WHY_UNSEEN} else ""
     return (
         f"{_plural(len(inconclusive), 'check')} inconclusive: {said}; inconclusive fails the gate ({more}--allow-inconclusive lets it pass)"
     )

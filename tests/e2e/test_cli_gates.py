@@ -309,3 +309,18 @@ def test_quick_sizes_are_no_bigger_than_the_suites():
             suite = experiment.params.get(param.name, param.default)
             if param.quick is not None and isinstance(param.quick, (int, float)) and not isinstance(param.quick, bool):
                 assert param.quick <= suite, f"{experiment.workload}.{param.name}: quick {param.quick} > suite {suite}"
+
+
+def test_show_plot_of_a_run_without_a_sweep_is_refused_before_its_table_is_printed(tmp_path):
+    """A trial's `show cfg2.json --plot p.png` printed the whole table, then 'nothing to plot', exit 2: bad input is
+    refused before anything is printed (docs/concepts/failures.md)."""
+    pytest.importorskip("matplotlib")
+    from tests.support.helpers import ok_result, report_of
+
+    path = tmp_path / "r.json"
+    report_of([ok_result("matmul[torch,cpu]")]).save(path)
+    result = invoke("show", str(path), "--plot", str(tmp_path / "p.png"))
+    assert result.exit_code == 2
+    assert "nothing to plot" in result.output
+    assert "matmul" not in result.output.split("nothing to plot")[0]
+    assert not (tmp_path / "p.png").exists()
