@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from asyncbench.results.model import OK, Result
+from asyncbench.verdicts import machine
 
 #: `run --threads N` as the workers see it: the count every pool was pinned to
 PINNED_VARIABLE = "ASYNCBENCH_THREADS"
@@ -51,15 +52,6 @@ POOL_VARIABLES: Mapping[str, tuple[str, ...]] = {
 }
 #: the variables `--threads N` sets: every one that sizes a pool above
 PINNING = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PJRT_NPROC")
-
-# A CPU row sampled on shared cores: what the OS said over its sampling (results.reference) all agrees, where it says
-# anything. Linux's pressure stall information: some task waited for a CPU at least this share of the time; on 2
-# cores it read 0.00-0.05 with the case alone and 0.50 beside one spinning process (host.pressure): a fifth is well
-# clear of the first and well short of the second.
-SHARED_PRESSURE = 0.2
-# And other processes (not the case's own, whose pool may make its own threads wait) used at least this share of all
-# cores' time: one process busy half the time on 4 cores is an eighth, the system's own daemons a few hundredths.
-SHARED_OTHERS = 0.1
 
 
 def pinning_variables(count: int) -> dict[str, str]:
@@ -180,7 +172,11 @@ def shared(cpu_pressure: float | None, others_cpu: float | None) -> str | None:
     did not, or none was read): tasks waiting for a CPU (not only the case's own pool's), other processes busy."""
     if cpu_pressure is None and others_cpu is None:
         return None
-    if (cpu_pressure is not None and cpu_pressure < SHARED_PRESSURE) or (others_cpu is not None and others_cpu < SHARED_OTHERS):
+    # the rule `compare` and the run's line read a neighbour by (verdicts.machine.neighbour); where no pressure was
+    # read, other processes' share alone says so here
+    if cpu_pressure is not None and not machine.neighbour(cpu_pressure, others_cpu):
+        return None
+    if cpu_pressure is None and others_cpu is not None and others_cpu < machine.OTHERS:
         return None
     said = []
     if cpu_pressure is not None:

@@ -9,7 +9,10 @@ of the time some task waited for a CPU). Before change points are looked for in 
 
 - some task waited for a CPU more than verdicts.machine.BUSY of the time while the case sampled: a neighbour on
   the same cores, which moves a case by no fixed multiple of anything the tool can time beside it, read as `compare`
-  reads it (which gives such a row no verdict), whatever the series' usual: a series whose every run had a neighbour
+  reads it (verdicts.machine.neighbour, which gives such a row no verdict), whatever the series' usual (the history
+  records no other processes' share, so a wait from the case's own threads beyond the cores, `run --threads` above
+  them, cannot be told from a neighbour's here and is discounted too, as `compare` does in a file without others_cpu:
+  record such a series with the pools within the cores): a series whose every run had a neighbour
   is not a quiet one, and once searched as if it were (every run at 97%, a ×1.6 called a regression); or
 - its CPU pressure stood more than verdicts.machine.OS_MOVED above the series' usual (its lower quartile): a
   lighter neighbour, beyond what the series' own quiet runs read (a run at 12% where the usual is 0%). This is the
@@ -107,7 +110,9 @@ def discounted(
     for point in alike:
         moved = machine_s[point.run] / speed
         waited = pressure.get(point.run)
-        if waited is not None and waited > machine.BUSY:  # as `compare` reads a neighbour (verdicts.machine)
+        # as `compare` reads a neighbour (verdicts.machine.neighbour); the history records no other processes' share,
+        # so a wait past BUSY is read as a neighbour's, as in a file without others_cpu
+        if waited is not None and machine.neighbour(waited, None):
             said = f"a task waited for a CPU {waited * 100:.0f}% of the time (more than {machine.BUSY * 100:.0f}%)"
             left_out.append((point.run, said + model.BESIDE_NEIGHBOUR))
         elif usual is not None and waited is not None and waited > usual + machine.OS_MOVED:

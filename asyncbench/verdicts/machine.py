@@ -11,9 +11,12 @@ take a CPU hog's time slices in turn, so either may be slowed while the other is
 stayed within bounds. So:
 
 - **A neighbour gives no verdict.** Where some task waited for a CPU more than BUSY of the time while the case
-  sampled, in either run (Linux's pressure stall information), the row is INCONCLUSIVE with the line that says so:
-  a neighbour's effect on a case is unknown, and two runs beside two neighbours are no better (the pressure says a
-  neighbour is there, not what it does). Where the kernel reports no pressure, other processes' share of the CPU,
+  sampled, in either run (Linux's pressure stall information), and other processes used at least OTHERS of the CPU
+  or what they used was not read, the row is INCONCLUSIVE with the line that says so: a neighbour's effect on a case
+  is unknown, and two runs beside two neighbours are no better (the pressure says a neighbour is there, not what it
+  does). A wait with other processes under OTHERS is the case's own threads beyond the cores (`run --threads 4` on 2
+  cores): the reference runs in the same pools and feels it as the case does, so the verdict stands, and the line
+  says whose the wait was. Where the kernel reports no pressure, other processes' share of the CPU,
   and the hypervisor's steal, may not differ by more than OS_MOVED.
 - **A machine whose change is unknown, or beyond ×(1 + MAX_MOVE), gives no verdict** either, with the line "the
   machine ran 2.3× [2.2–2.4] slower during current.json".
@@ -44,6 +47,7 @@ docs/concepts/intervals.md.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -66,6 +70,16 @@ MAX_MOVE = 1.0
 # cores (Linux's pressure stall information, exact over a 30 ms window): on 2 cores, quiet runs read 0.00-0.14
 # (0.00-0.10 since each case waits for a calm CPU first), runs beside one CPU hog 0.50-0.82.
 BUSY = 0.15
+# And other processes (not the case's own) used at least this share of all cores' time, where the OS said (the
+# reference's `others_cpu`): below it the wait is the case's own threads beyond the cores (`run --threads 4` on 2
+# cores, alone on the machine, read pressure 0.26 and others 0.00), not a neighbour. The reference runs in the
+# case's own thread pools (measure.reference), so it feels that wait as the case does, and two runs in the same
+# pools are compared as any others; a different pool size is told apart by the runs' thread variables (`_unread`).
+# One CPU hog on 4 cores is an eighth of them, on 2 cores a half; the system's own daemons a few hundredths. Where
+# others_cpu was not read (a file without it, the history's series), a wait past BUSY is a neighbour, as before.
+# The one rule: the run's line (`beside_neighbour`), compare's and --baseline's verdicts (`_waited`), the history's
+# discount and the row's own warning (engine.thread_pools.shared) all read it through `neighbour`.
+OTHERS = 0.10
 # Where the kernel reports no pressure: other processes' share of all cores' time (or the hypervisor's steal) may
 # differ by no more than this between the runs (one CPU hog on 2 cores is 0.5; a quiet machine's background under
 # 0.02).
@@ -111,7 +125,27 @@ def change(
     that takes one: verdicts.compare). One missing there while the other run has one gives no verdict (`missing`): a
     reference taken out of a baseline by hand must not turn a row the machine leaves undecided into one judged on its
     own interval. Missing from both, it is what a backend the fixed work cannot run on leaves (measure.reference.
-    taker_for), and the rows are judged on their own intervals, as a file before schema 10's are."""
+    taker_for), and the rows are judged on their own intervals, as a file before schema 10's are.
+    A run whose case waited for a CPU with other processes under OTHERS (its own threads beyond the cores: `own_threads`)
+    is no neighbour: the line says so, and the verdict stands as between any two runs."""
+    found = _change(baseline, current, confidence, names, pools, owed)
+    own = [f"{said} in {name}" for name, r in zip(names, (baseline, current), strict=True) if (said := own_threads(r))]
+    if not own:
+        return found
+    if isinstance(found, str):
+        return f"{found}; {'; '.join(own)}"
+    return dataclasses.replace(found, why=f"{found.why}; {'; '.join(own)}")
+
+
+def _change(
+    baseline: Reference | None,
+    current: Reference | None,
+    confidence: float,
+    names: tuple[str, str],
+    pools: str | None = None,
+    owed: tuple[bool, bool] = (False, False),
+) -> MachineChange | str:
+    """`change`, before the line says where a case's own threads made it wait."""
     if (baseline is None) != (current is None) and owed[0 if baseline is None else 1]:
         return _missing(names[0 if baseline is None else 1], (baseline, current), names)
     if baseline is None or current is None:
@@ -229,13 +263,35 @@ def _waited(references: tuple[Reference | None, Reference | None], names: tuple[
 
 
 def busy_share(reference: Reference | None) -> float | None:
-    """The share of the time some task waited for a CPU while the case sampled, where it passed BUSY: a neighbour,
-    so that this run gives no verdict against any other, as baseline or as current (`_waited`); None where its CPU
-    pressure did not pass BUSY or was not read. The one rule a run is judged alone by: other processes' share of
-    the CPU and steal count only as a difference between two runs."""
-    if reference is None or reference.cpu_pressure is None or reference.cpu_pressure <= BUSY:
+    """The share of the time some task waited for a CPU while the case sampled, where that was a neighbour by
+    `neighbour`, so that this run gives no verdict against any other, as baseline or as current (`_waited`); None
+    where it was not (its CPU pressure did not pass BUSY, was not read, or other processes used under OTHERS: the
+    case's own threads). The one rule a run is judged alone by: other processes' share of the CPU and steal count
+    only as a difference between two runs where no pressure was read."""
+    if reference is None or not neighbour(reference.cpu_pressure, reference.others_cpu):
         return None
     return reference.cpu_pressure
+
+
+def neighbour(cpu_pressure: float | None, others_cpu: float | None) -> bool:
+    """Whether the OS saw a neighbour while a case sampled: some task waited for a CPU more than BUSY of the time,
+    and other processes used at least OTHERS of the CPU, or what they used was not read. A wait with other
+    processes under OTHERS is the case's own threads beyond the cores (`own_threads`), which the reference feels as
+    the case does: no neighbour."""
+    return cpu_pressure is not None and cpu_pressure > BUSY and (others_cpu is None or others_cpu >= OTHERS)
+
+
+def own_threads(reference: Reference | None) -> str | None:
+    """'some task waited for a CPU 26% of the time, other processes 0%: the case's own threads beyond the cores',
+    where the wait passed BUSY but other processes used under OTHERS (no neighbour by `neighbour`); None otherwise."""
+    if reference is None or reference.cpu_pressure is None or reference.others_cpu is None:
+        return None
+    if reference.cpu_pressure <= BUSY or neighbour(reference.cpu_pressure, reference.others_cpu):
+        return None
+    return (
+        f"some task waited for a CPU {reference.cpu_pressure * 100:.0f}% of the time, other processes "
+        f"{reference.others_cpu * 100:.0f}%: the case's own threads beyond the cores"
+    )
 
 
 def beside_neighbour(references: Sequence[Reference | None]) -> str | None:

@@ -58,6 +58,7 @@ def test_a_free_pool_on_shared_cores_is_warned_with_its_fix() -> None:
         ("numpy", {"OMP_NUM_THREADS": "1"}, BESIDE_ONE, "cpu"),  # OpenBLAS reads OMP_NUM_THREADS too
         ("torch", {}, ALONE, "cpu"),  # a free pool alone on its cores: what the user's code does
         ("torch", {}, {"cpu_pressure": 0.6, "others_cpu": 0.02}, "cpu"),  # only the case's own threads waited
+        ("torch", {}, {"cpu_pressure": 0.26, "others_cpu": 0.0}, "cpu"),  # `--threads 4` on 2 cores, nothing else
         ("torch", {}, None, "cpu"),  # no reading at all: nothing to say
         ("torch", {}, BESIDE_ONE, "cuda:0"),  # a GPU row's pool is not what it measures
         ("mxnet", {}, BESIDE_ONE, "cpu"),  # MXNet's engine is sized by asyncbench already
@@ -217,3 +218,15 @@ def test_threads_must_be_a_positive_count(tmp_path: Path) -> None:
     ran = asyncbench("run", "-w", "matmul", "-b", "numpy", "--threads", "0", cwd=tmp_path)
     assert ran.returncode == 2
     assert ran.stderr.strip() == "asyncbench: error: run: invalid value for '--threads': 0 is not in the range x>=1 (asyncbench run --help)"
+
+
+def test_a_rows_warning_reads_a_neighbour_by_the_rule_compare_and_the_runs_line_read() -> None:
+    """The row's warning asked for a wait of 20% and other processes at 10%, the run's line and `compare` for a wait
+    of 15% alone: `--threads 4` on 2 cores alone (26%, others 0%) had no row warning but a run line and every compared
+    row INCONCLUSIVE. One rule now (verdicts.machine.neighbour), wherever the pressure was read."""
+    from asyncbench.verdicts import machine
+
+    for pressure in (0.0, 0.1, machine.BUSY, 0.18, 0.26, 0.9):
+        for others in (None, 0.0, 0.05, machine.OTHERS, 0.3):
+            said = thread_pools.shared(pressure, others)
+            assert (said is not None) == machine.neighbour(pressure, others), (pressure, others, said)

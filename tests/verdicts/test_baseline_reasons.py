@@ -21,10 +21,11 @@ WORK = "float32 256×256 product ×4 on numpy cpu"
 
 
 def _case(case_id: str, scale_ms: float, seed: int, pressure: float, rounds: int = 30) -> Result:
-    """A case of `rounds` rounds around `scale_ms`, with a steady reference read at CPU `pressure`."""
+    """A case of `rounds` rounds around `scale_ms`, with a steady reference read at CPU
+    `pressure` (others_cpu the same: a neighbour past BUSY)."""
     draw = random.Random(seed)
     done = tuple(scale_ms * 1e-3 * (1 + draw.gauss(0, 0.01)) for _ in range(rounds))
-    reference = Reference(WORK, tuple(1e-3 * (1 + draw.gauss(0, 0.01)) for _ in range(60)), cpu_pressure=pressure, others_cpu=0.0)
+    reference = Reference(WORK, tuple(1e-3 * (1 + draw.gauss(0, 0.01)) for _ in range(60)), cpu_pressure=pressure, others_cpu=pressure)
     variant = VariantResult(Samples(done, done), stats.summarize(done), stats.summarize(done), None)
     return Result(case_id, "chain", "chain", "numpy", "cpu", {}, OK, variants={"chain": variant}, reference=reference)
 

@@ -26,14 +26,16 @@ def _times(scale: float, n: int, seed: int, spread: float = 0.01) -> tuple[float
     return tuple(scale * (1 + draw.gauss(0, spread)) for _ in range(n))
 
 
-def _case(case_scale: float, machine_scale: float | None, seed: int, pressure: float | None = 0.0) -> Result:
-    """One case of 30 rounds around `case_scale` ms, with a reference of 60 samples around `machine_scale` ms."""
+def _case(case_scale: float, machine_scale: float | None, seed: int, pressure: float | None = 0.0, others: float | None = 0.3) -> Result:
+    """One case of 30 rounds around `case_scale` ms, with a reference of 60 samples around `machine_scale` ms, sampled
+    while some task waited for a CPU `pressure` of the time and other processes used `others` of it (a neighbour's
+    share, so that a pressure past BUSY is one's)."""
     done = _times(case_scale * 1e-3, 30, seed)
     variant = VariantResult(Samples(done, done), stats.summarize(done), stats.summarize(done), None)
     reference = (
         None
         if machine_scale is None
-        else Reference(WORK, _times(machine_scale * 1e-3, 60, seed + 1000), cpu_pressure=pressure, others_cpu=0.0)
+        else Reference(WORK, _times(machine_scale * 1e-3, 60, seed + 1000), cpu_pressure=pressure, others_cpu=others)
     )
     return Result("chain[numpy,cpu]", "chain", "chain", "numpy", "cpu", {}, OK, variants={"chain": variant}, reference=reference)
 
@@ -227,7 +229,7 @@ def test_a_neighbour_in_either_run_gives_no_verdict_though_the_pools_differ():
         assert row.machine_neighbour
         assert row.machine_ratio is None  # the reference's speed is not read: no ratio is claimed
         assert row.note is not None
-        assert "a neighbour shared the cores" in row.note
+        assert "a neighbour shared the cores" in row.machine
         assert "no verdict on this evidence" in row.note
         assert "CPU thread pools differ (MKL_NUM_THREADS, OMP_NUM_THREADS unset → 1)" in row.note
     payload = json.loads(compare.dumps(_pooled(_case(2.0, 1.0, 5, pressure=0.76), _case(6.5, 1.0, 6, pressure=0.89))))
@@ -439,3 +441,26 @@ def test_a_workload_that_measures_itself_owes_no_reference():
     base = dataclasses.replace(_case(2.0, None, 1), workload="comm_overlap")
     row = _compared(base, dataclasses.replace(_case(2.0 * 1.38, 1.38, 2), workload="comm_overlap"))
     assert row.machine_missing is False
+
+
+def test_a_cases_own_threads_beyond_the_cores_are_no_neighbour_where_other_processes_used_next_to_nothing():
+    """A trial: `run --threads 4` on 2 cores, nothing else running (cpu_pressure 0.264, others_cpu 0.000), printed
+    "1 of 1 cases ran beside a neighbour", and the file compared with itself gave every row INCONCLUSIVE "a neighbour
+    shared the cores". The wait was the case's own threads, which the reference (run in the same pools) feels as the
+    case does: no run line, a verdict against itself (SAME), and the line says whose the wait was. Other processes at
+    30% of the CPU, or not read, are still a neighbour."""
+    own = _case(2.0, 1.0, 1, pressure=0.26, others=0.0)
+    assert machine.busy_share(own.reference) is None
+    assert machine.beside_neighbour([own.reference]) is None
+    assert "ran beside a neighbour" not in _rendered([own])
+    row = _compared(own, own)
+    assert row.label == Label.SAME, row
+    assert "a neighbour" not in row.machine
+    assert "some task waited for a CPU 26% of the time, other processes 0%: the case's own threads beyond the cores" in row.machine
+    for others in (0.3, None):
+        beside = _case(2.0, 1.0, 1, pressure=0.26, others=others)
+        assert machine.busy_share(beside.reference) == pytest.approx(0.26)
+        assert "1 of 1 cases ran beside a neighbour" in (machine.beside_neighbour([beside.reference]) or "")
+        row = _compared(beside, beside)
+        assert row.label == Label.INCONCLUSIVE
+        assert "a neighbour shared the cores" in row.machine

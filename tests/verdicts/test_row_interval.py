@@ -18,11 +18,12 @@ WORK = "float32 256×256 product ×4 on numpy cpu"
 
 
 def _case(case_id: str, scale_ms: float, seed: int, pressure: float, machine: float = 1.0, reference: bool = True) -> Result:
-    """A case of 30 rounds around `scale_ms`, its reference `machine` ms read at CPU `pressure` (none: no reference)."""
+    """A case of 30 rounds around `scale_ms`, its reference `machine` ms read at CPU `pressure`
+    (others_cpu the same: a neighbour past BUSY; none: no reference)."""
     draw = random.Random(seed)
     done = tuple(scale_ms * 1e-3 * (1 + draw.gauss(0, 0.03)) for _ in range(30))
     samples = tuple(machine * 1e-3 * (1 + draw.gauss(0, 0.02)) for _ in range(60))
-    read = Reference(WORK, samples, cpu_pressure=pressure, others_cpu=0.0) if reference else None
+    read = Reference(WORK, samples, cpu_pressure=pressure, others_cpu=pressure) if reference else None
     variant = VariantResult(Samples(done, done), stats.summarize(done), stats.summarize(done), None)
     return Result(case_id, "tstep", "tstep", "numpy", "cpu", {}, OK, variants={"sync_every=0": variant}, reference=read)
 
