@@ -306,8 +306,8 @@ def beside_neighbour(references: Sequence[Reference | None]) -> str | None:
     how = f"{high * 100:.0f}%" if f"{low * 100:.0f}" == f"{high * 100:.0f}" else f"{low * 100:.0f}–{high * 100:.0f}%"
     return (
         f"{len(shares)} of {len(seen)} cases ran beside a neighbour (some task waited for a CPU {how} of the time, "
-        f"more than {BUSY * 100:.0f}%): as a baseline, or against one, they can give no verdict (`compare`, "
-        "`--baseline`); rerun on a quiet machine"
+        f"more than {BUSY * 100:.0f}%, with other processes on {OTHERS * 100:.0f}% of the CPU or more): as a baseline, "
+        "or against one, they can give no verdict (compare, run --baseline); rerun on a quiet machine"
     )
 
 

@@ -395,6 +395,7 @@ def test_a_run_beside_a_neighbour_says_once_that_as_a_baseline_it_can_give_no_ve
     assert "3 of 4 cases ran beside a neighbour (some task waited for a CPU 52–90% of the time" in lines[0]
     assert "as a baseline, or against one, they can give no verdict" in lines[0]
     assert "rerun on a quiet machine" in lines[0]
+    assert "`" not in lines[0]  # a markdown writer escapes backticks: a run-level line quotes no command in them
     # compare agrees, case by case: each busy one gives no verdict against a quiet run, the quiet one does
     for case in busy:
         assert _compared(case, dataclasses.replace(_case(2.0, 1.0, 9), id=case.id, params=case.params)).label == Label.INCONCLUSIVE
