@@ -24,6 +24,21 @@ def _of_steps(result: Result) -> str:
     return f" (each of {steps} steps)" if steps > 1 else ""
 
 
+#: what an entry's "range" is, said in its "extra" (the action shows "range" as written, beside "value")
+RANGE_MEANS = "range: ± half the 95% CI of the median, or the CI itself (low–high) where it is lopsided"
+
+
+def _range(median: float, low: float, high: float) -> str:
+    """'± 0.1234' where the interval is what a ± says; '36.7–42.8' (its ends, in BENCHMARK_UNIT) where a ± would
+    misstate it, by the table's rule (units.shows_bounds: lopsided, wide, or reaching 0): a trial's '± 3.034' beside
+    37.41 ms read as [34.4–40.4], below the least sample, for the table's 37.4 ms [36.7–42.8]."""
+    if not units.shows_bounds(median, low, high):
+        return f"± {units.number((high - low) / 2 * BENCHMARK_SCALE, 4)}"
+    first, last = (units.number(end * BENCHMARK_SCALE, 4) for end in (low, high))
+    # a signed end beside a dash reads as one ('-0.02–3.1'): ends apart, as units.with_bounds writes them
+    return f"{first} … {last}" if low < 0 else f"{first}–{last}"
+
+
 def github_benchmark(view: ReportView, path: str = "-") -> str:
     """Median done time of every ok case and variant, smaller is better, as benchmark-tracking JSON."""
     entries = []
@@ -32,17 +47,15 @@ def github_benchmark(view: ReportView, path: str = "-") -> str:
             continue
         for variant_name, v in result.variants.items():
             low, high = v.done_s.ci_low, v.done_s.ci_high
-            half_ci = (high - low) / 2 if low is not None and high is not None else None
             entries.append(
                 {
                     "name": f"{result.id} {variant_name}",
                     "unit": BENCHMARK_UNIT,
                     "value": v.done_s.median * BENCHMARK_SCALE,
-                    "range": f"± {units.number(half_ci * BENCHMARK_SCALE, 4)}"
-                    if half_ci is not None
+                    "range": _range(v.done_s.median, low, high)
+                    if low is not None and high is not None
                     else f"no 95% CI: {no_interval_why(v.done_s.n)}",
-                    "extra": f"median of {v.done_s.n} samples{_of_steps(result)}; ± is half the 95% CI of the median; "
-                    f"issue {units.seconds(v.issue_s.median)}",
+                    "extra": f"median of {v.done_s.n} samples{_of_steps(result)}; {RANGE_MEANS}; issue {units.seconds(v.issue_s.median)}",
                 }
             )
     return json.dumps(entries, indent=1) + "\n"

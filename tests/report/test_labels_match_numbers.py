@@ -253,3 +253,29 @@ def test_at_80_columns_compare_s_case_id_is_whole_not_folded_to_nothing():
         console = Console(width=width, record=True, color_system=None)
         terminal.print_comparison(compared.comparison(result), console)
         assert case_id in console.export_text(), width
+
+
+def test_the_github_benchmark_range_is_the_interval_itself_where_it_is_lopsided():
+    """A trial's bench.json had "value": 37.41, "range": "± 3.034" for the table's 37.4 ms [36.7–42.8]: read as
+    [34.4–40.4], below the least sample. A lopsided interval is written as its ends, in the value's unit; a
+    balanced one keeps its ±."""
+    rng = random.Random(5)
+    done = sorted(37.4e-3 * rng.uniform(0.99, 1.01) for _ in range(30)) + [42.8e-3] * 6
+    summary = dataclasses.replace(stats.summarize(done), median=37.41e-3, ci_low=36.7e-3, ci_high=42.8e-3)
+    lopsided = Result(
+        "mm",
+        "e",
+        "matmul",
+        "torch",
+        "cpu",
+        {},
+        OK,
+        variants={"v": VariantResult(Samples(tuple(done), tuple(done)), summary, summary, None)},
+    )
+    (entry,) = json.loads(github_benchmark(view.build(report_of([lopsided]))))
+    assert entry["range"] == "36.7–42.8"
+    assert "±" not in entry["range"]
+    even = dataclasses.replace(summary, ci_low=36.4e-3, ci_high=38.4e-3)
+    balanced = dataclasses.replace(lopsided, variants={"v": VariantResult(Samples(tuple(done), tuple(done)), even, even, None)})
+    (entry,) = json.loads(github_benchmark(view.build(report_of([balanced]))))
+    assert entry["range"] == "± 1"
