@@ -38,6 +38,13 @@ def gate_headline(code: int, labels: tuple[Label, ...], interrupted: bool = Fals
     return NO_SLOWDOWN
 
 
+def counts_beside(headline: str, summary: str) -> str:
+    """What follows the headline on its line: ': ' and the verdicts' counts ('1 SAME, 1 INCONCLUSIVE'), or nothing
+    where those counts are all the headline says already: a gate let through undecided read 'passes
+    (--allow-inconclusive): 1 INCONCLUSIVE, not shown either way: 1 INCONCLUSIVE' (a new user's trial)."""
+    return "" if f": {summary}," in headline else f": {summary}"
+
+
 def headline_mark(code: int) -> str:
     """The mark a comment or notebook puts before the headline: a pass, or a failure."""
     return "❌" if code else "✅"

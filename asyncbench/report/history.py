@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from rich.console import Console
@@ -65,12 +66,42 @@ def recorded_last_line(one: Series) -> str | None:
     )
 
 
+def _ratio_parts(change: ChangePoint) -> tuple[str, str]:
+    """A change's ratio and its interval as `_ratio` writes them ('1.31', '[1.22–1.40]'; '[?]': a side too short for
+    one): three significant digits, more decimals (units.apart_ratio_ends) where those print two different ends as one,
+    so an interval never reads as a point ('1.03 [1.03–1.03]' of an `ab` series' 1.0336 in [1.0321, 1.0347])."""
+    value = f"{change.ratio:.3g}"
+    low, high = change.ratio_low, change.ratio_high
+    if low is None or high is None:
+        return value, "[?]"
+    first, last = f"{low:.3g}", f"{high:.3g}"
+    if first == last and low != high and all(map(math.isfinite, (change.ratio, low, high))):
+        shown = units.apart_ratio_ends(change.ratio, (low, high), (f"{value}×", f"{first}×", f"{last}×"))
+        value, first, last = (text.removesuffix("×") for text in shown)
+    return value, f"[{first}–{last}]"
+
+
 def _ratio(change: ChangePoint) -> str:
     """'×1.31 [1.22–1.40]': a change's ratio with its interval ([?]: a side too short for one)."""
-    interval = (
-        f" [{change.ratio_low:.3g}–{change.ratio_high:.3g}]" if change.ratio_low is not None and change.ratio_high is not None else " [?]"
-    )
-    return f"×{change.ratio:.3g}{interval}"
+    value, interval = _ratio_parts(change)
+    return f"×{value} {interval}"
+
+
+def _before_after(change: ChangePoint, unit: str) -> tuple[str, str]:
+    """A change's figures before and after it; a ratio's (an `ab` series') with the decimals that make the one over
+    the other read as the change's ratio does: '1.00× → 1.04×, ×1.034' printed 1.0015 → 1.0351 (1.04 / 1.00 is no
+    1.034); it reads '1.0015× → 1.0351×'. A time's, a rate's keep their three figures."""
+    shown = (_figure(change.before, unit), _figure(change.after, unit))
+    before, after = change.before, change.after
+    if unit != "x" or not all(map(math.isfinite, (before, after))) or max(abs(before), abs(after)) >= 100:
+        return shown
+    ratio = _ratio_parts(change)[0]
+    decimals = len(ratio.partition(".")[2])
+    for places in range(2, units.DISTINCT_RATIO_DECIMALS + 1):
+        first, last = round(before, places), round(after, places)
+        if first and f"{last / first:.{decimals}f}" == f"{float(ratio):.{decimals}f}":
+            return f"{before:.{places}f}×", f"{after:.{places}f}×"
+    return shown
 
 
 #: what the report's page says of a change whose interval holds 1: it moved, but its interval does not say which way,
@@ -119,7 +150,8 @@ def too_short_line(young: Sequence[Series]) -> str:
 
 def change_line(change: ChangePoint, unit: str) -> str:
     """'at v1.3: 12.1 ms → 15.8 ms, ×1.31 [1.22–1.40], p 2e-06'."""
-    return f"at {change.at}: {_figure(change.before, unit)} → {_figure(change.after, unit)}, {_ratio(change)}, p {change.p_value:.2g}"
+    before, after = _before_after(change, unit)
+    return f"at {change.at}: {before} → {after}, {_ratio(change)}, p {change.p_value:.2g}"
 
 
 def regression_line(hit: Regression, within: int, allow_inconclusive: bool = False, margin: float | None = None) -> str:
@@ -142,7 +174,8 @@ def regression_line(hit: Regression, within: int, allow_inconclusive: bool = Fal
         )
         return visible(said)
     ago = "at the newest run" if hit.runs_ago == 0 else f"{hit.runs_ago} run{'' if hit.runs_ago == 1 else 's'} ago"
-    moved = f"{_ratio(change)} ({_figure(change.before, one.shown_unit)} → {_figure(change.after, one.shown_unit)}) from {change.at}, {ago}"
+    before, after = _before_after(change, one.shown_unit)
+    moved = f"{_ratio(change)} ({before} → {after}) from {change.at}, {ago}"
     if one.of_machine:
         what = "reference" if one.quantity == model.MACHINE_QUANTITY else "CPU pressure"
         said = (

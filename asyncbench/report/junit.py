@@ -33,6 +33,7 @@ markup; the file is always well-formed.
 
 from __future__ import annotations
 
+import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -163,13 +164,19 @@ def run_suites(view: ReportView) -> list[Suite]:
     return suites + _gate_suite(view, suites)
 
 
+def _head_over_base(ratio: float) -> str:
+    """The ratio head/base to the decimals that show it is not 1 where it is not ('1.0002', never '1' for 1.00017:
+    units.off_boundary), three figures from 100 up."""
+    return units.off_boundary(ratio, 1.0) if math.isfinite(ratio) and abs(ratio) < 100 else units.number(ratio)
+
+
 def _ratio_test(report: ABReport, case: PairedCase, ratio: PairedRatio) -> Test:
     """A verdict of `ab` as a test, judged as the gate judges it (verdicts.paired.judge)."""
     what = f"{ratio.name} (metric)" if ratio.kind == METRIC else ratio.name
     margin = report.max_regression if case.margin is None else case.margin
     reading = (
         f"{ratio.label}: head against base {change_text(ratio.ratio)} {said_interval_text(ratio.ratio_ci)} "
-        f"(head/base {units.number(ratio.ratio)}), margin {units.percent(margin, 3)}"
+        f"(head/base {_head_over_base(ratio.ratio)}), margin {units.percent(margin, 3)}"
     )
     if ratio.label == Label.SLOWER:
         return Test(case.id, what, FAILURE, reading, str(ratio.label))

@@ -24,7 +24,7 @@ import dataclasses
 from typing import Iterable, Sequence
 
 from asyncbench.report import bound_changes, escaping, paired, view
-from asyncbench.report.gate_headline import headline_mark
+from asyncbench.report.gate_headline import counts_beside, headline_mark
 from asyncbench.report.markdown import MARKDOWN_MARK, outcome_items
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
@@ -116,7 +116,11 @@ def ab_html(loaded: ABReport) -> str:
     `show` judges and words them (report.paired.shown_again)."""
     shown = paired.shown_again(loaded)
     head = f"{headline_mark(shown.code)} {shown.headline}"
-    lines = ['<div class="asyncbench">', f"<p><b>{_e(shown.title)}</b></p>", f"<p><b>{_e(head)}</b>: {_e(shown.summary)}</p>"]
+    lines = [
+        '<div class="asyncbench">',
+        f"<p><b>{_e(shown.title)}</b></p>",
+        f"<p><b>{_e(head)}</b>{_e(counts_beside(shown.headline, shown.summary))}</p>",
+    ]
     if shown.reasons:
         lines += ["<ul>", *(f"<li>{_e(reason)}</li>" for reason in shown.reasons), "</ul>"]
     figures = [header not in ("case", "what") for header in paired.HEADERS]

@@ -28,7 +28,7 @@ from asyncbench.errors import EXIT_GATE
 from asyncbench.report import bound_changes, cells, escaping, paired_syncs
 from asyncbench.report.cells import drift_note
 from asyncbench.report.compared import change_text, interval_text, label_cell
-from asyncbench.report.gate_headline import gate_exit, gate_headline, headline_mark
+from asyncbench.report.gate_headline import counts_beside, gate_exit, gate_headline, headline_mark
 from asyncbench.report.gate_settings import settings_notes
 from asyncbench.report.paired_syncs import NO_NEW_SYNCS, SYNC_HEADERS, SYNC_TITLE
 from asyncbench.report.terminal import LABEL_STYLE
@@ -338,7 +338,7 @@ def print_view(view: ABView, console: Console, again: bool = False) -> None:
         console.print(f"  [yellow]{shown(note)}[/]", soft_wrap=True)
     bound_changes.print_to(console, view.bounds, view.flips, view.bound_notes)
     style = "red" if view.code else "yellow" if Label.INCONCLUSIVE in view.labels else "green"
-    console.print(f"[{style}]{shown(view.headline)}[/]: {shown(view.summary)}", soft_wrap=True)
+    console.print(f"[{style}]{shown(view.headline)}[/]{shown(counts_beside(view.headline, view.summary))}", soft_wrap=True)
     if view.code:
         # shown again, the exit is `ab`'s (show's own is 0); one cut short exited on its signal, said in the reasons
         failed = "the gate failed" + ("" if view.interrupted else f" ({gate_exit(view.code)})")
@@ -352,7 +352,7 @@ def markdown(view: ABView) -> str:
     from the view through report.escaping (no cell or line breaks out, nothing renders)."""
     md = escaping.markdown
     head = f"{headline_mark(view.code)} {view.headline}"
-    lines = [f"### {md(view.title)}", "", f"**{head}**: {md(view.summary)}", ""]
+    lines = [f"### {md(view.title)}", "", f"**{head}**{md(counts_beside(view.headline, view.summary))}", ""]
     lines += [f"- {md(reason, starts_line=True)}" for reason in view.reasons]
     lines += ["", "| " + " | ".join(view.headers) + " |", "|---|---|--:|--:|--:|--:|--:|"]
     for row, label in zip(view.rows, view.labels, strict=True):

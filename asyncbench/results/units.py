@@ -259,7 +259,7 @@ def _pair(value: float | None, bounds: tuple[float, float] | None, unit: str) ->
     elif unit == SECONDS or unit in BYTE_SCALES:
         text, low, high = _distinct_ends(value, bounds, unit, (text, low, high))
     if unit == "x" and low == high and bounds[0] != bounds[1] and all(map(math.isfinite, (value, *bounds))):
-        text, low, high = _apart_ratio_ends(value, bounds, (text, low, high))
+        text, low, high = apart_ratio_ends(value, bounds, (text, low, high))
     if bounds[0] < 0:
         # a signed end beside a range's dash read as one ('[-0.0219–80.7]', '[-3.05–-0.362]'): each end keeps its
         # unit and its minus sign, and the two are apart, as relative_spread's '[−13% … +1535%]'
@@ -305,7 +305,7 @@ def _distinct_ends(value: float, bounds: tuple[float, float], unit: str, shown: 
 DISTINCT_RATIO_DECIMALS = 6
 
 
-def _apart_ratio_ends(value: float, bounds: tuple[float, float], shown: tuple[str, str, str]) -> tuple[str, str, str]:
+def apart_ratio_ends(value: float, bounds: tuple[float, float], shown: tuple[str, str, str]) -> tuple[str, str, str]:
     """A ratio and its interval with the fewest decimals that print its two ends apart where their values differ (the
     ratio given as many); `shown` where even DISTINCT_RATIO_DECIMALS do not."""
     for decimals in range(DISTINCT_RATIO_DECIMALS + 1):

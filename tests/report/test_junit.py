@@ -125,6 +125,15 @@ def test_an_undecided_ab_verdict_without_an_interval_says_so_not_a_bare_dash():
     assert "head against base +68.6% [no interval] (head/base 1.69)" in message
 
 
+def test_an_ab_ratio_near_1_says_it_is_not_1():
+    """A trial's JUnit file wrote a ratio of 1.00017 as `(head/base 1)`: it has the decimals that show it is not 1."""
+    unsure = _ratio("unsure", Label.INCONCLUSIVE, 1.00017, (0.9998, 1.0006))
+    root = _parsed(junit.ab_junit(_ab(PairedCase("a[numpy,cpu]", "ok", ratios=(unsure,)))))
+    message = next(root.iter("testcase")).find("failure").get("message")
+    assert "(head/base 1.0002)" in message
+    assert "(head/base 1)" not in message
+
+
 def test_an_ab_case_lost_on_head_or_failing_verification_fails():
     lost = PairedCase("a", "error", "head: died", lost=True)
     wrong = PairedCase("b", "ok", ratios=(_ratio("v", Label.SAME, 1.0),), problems=("head: results differ from NumPy's",))

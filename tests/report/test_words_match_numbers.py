@@ -114,6 +114,25 @@ def test_a_gate_let_through_undecided_never_says_no_slowdown():
     assert NO_SLOWDOWN in _terminal(decided)
 
 
+def test_a_gate_let_through_undecided_says_its_count_once():
+    """`show ab-same.json --allow-inconclusive` read `✅ passes (--allow-inconclusive): 1 INCONCLUSIVE, not shown
+    either way**: 1 INCONCLUSIVE`: the counts after the headline repeated it. They are said only where they add to it."""
+    undecided = PairedRatio("step", "variant", "s", 23.4e-3, 45.1e-3, 1.881, None, Label.INCONCLUSIVE)
+    report = dataclasses.replace(_ab(undecided), allow_inconclusive=True)
+    view = views.build(report, judge(report))
+    said = "passes (--allow-inconclusive): 1 INCONCLUSIVE, not shown either way"
+    for writer, text in (
+        ("comment", views.markdown(view)),
+        ("terminal", _terminal(view)),
+        ("notebook", html.unescape(ab_html(report))),
+    ):
+        assert said in text, writer
+        assert text.count("INCONCLUSIVE,") == 1, writer
+        assert "either way**:" not in text, writer
+        assert "either way: 1" not in text, writer
+    assert f"**✅ {said}**\n" in views.markdown(view)
+
+
 def test_the_ab_table_says_what_a_step_form_s_medians_are_per():
     """A trial's `ab` table gave a step form's base and head as "23.4 ms" where `run`'s column says "done per 20
     steps": its columns now say it where every row is per the same 20 steps, and each cell where the rows differ."""
