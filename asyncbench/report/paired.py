@@ -220,6 +220,13 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
         for c in own
         if c.margin is not None
     ]
+    # what the file states (the case's `head_margin`): the loosening a pull request asked for, set aside
+    notes += [
+        f"{c.id}: head's config states ab_margin {units.percent(c.head_margin)}; it is judged at {units.percent(c.margin)}, "
+        "the base side's, until that change is merged (a pull request cannot loosen its own gate)"
+        for c in report.cases
+        if c.head_margin is not None and c.margin is not None
+    ]
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
     budget = (
         f"margin {report.max_regression * 100:.3g}%{_own_margins(report)}: "

@@ -27,6 +27,7 @@ from typing import Any, Mapping
 
 from asyncbench import inputs
 from asyncbench.errors import InputError
+from asyncbench.results import ab_family_held as family_held
 from asyncbench.results import budget, fields, recordable, units
 from asyncbench.results.fields import At
 from asyncbench.results.labels import Label, margin_problem
@@ -46,7 +47,9 @@ from asyncbench.results.paired import PairedCase, Side
 # older files.
 # 7 — `time_notes`: what the gate said of how it spent its time (engine.gate_time.time_notes: past its target and
 # why, a case that waited for its only look), each a line of free text; absent (none said) in older files.
-AB_SCHEMA_VERSION = 7
+# 8 — a case's `head_margin`: the ab_margin head's config states where the one that judged it (its `margin`, the base
+# side's) is another; null otherwise, as in older files. Shown under the table, as before only on stderr.
+AB_SCHEMA_VERSION = 8
 # The longest gate-time note a reader takes: a note names at most one case (an id of at most fields.MAX_NAME
 # characters) beside about 400 of its own words; a file from elsewhere is held to it, and the writer cuts to it.
 MAX_TIME_NOTE = 2000
@@ -125,6 +128,9 @@ class ABReport:
         cases = fields.listed(top["cases"], at / "cases")
         read = tuple(PairedCase.from_dict(case, at / "cases" / index, float(top["max_regression"])) for index, case in enumerate(cases))
         _one_row_each(read, at / "cases")
+        if not read and top.get("time_notes"):  # before the notes, which name cases: the file's fault is its lack of one
+            (at / "cases").fail("the file holds no case, yet notes its gate's time: `ab` writes a row of every case it measured")
+        family_held.to_cases(top.get("family_error"), read, bool(top.get("interrupted", False)), at / "family_error")
         return cls(
             created=top["created"],
             tool_version=str(tool_version or ""),

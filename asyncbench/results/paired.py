@@ -246,6 +246,9 @@ class PairedCase:
     #: `ab --bound`: each variant's bound on base and on head and whether it flipped (results.bound_change); None:
     #: not asked for, or not taken on both sides. Information only: it never changes the gate's verdict
     bound_changes: tuple[BoundChange, ...] | None = None
+    #: the ab_margin head's config states where it is another than `margin`, which judged the case (the base side's:
+    #: a pull request cannot loosen its own gate until that change is merged); None otherwise and in older files
+    head_margin: float | None = None
 
     @classmethod
     def of(cls, case: Case, status: str, reason: str | None = None, **measured: Any) -> PairedCase:
@@ -283,6 +286,7 @@ class PairedCase:
         margin = fields.optional_number(case.get("margin"), at / "margin")
         if margin is not None and (problem := margin_problem(margin)) is not None:
             (at / "margin").fail(f"{problem}, as `ab` takes one (ab_margin, --max-regression), not {units.percent(margin)}")
+        head_margin = _head_margin(case.get("head_margin"), margin, at / "head_margin")
         problems = fields.optional_list(case.get("problems"), at / "problems")
         for index, problem in enumerate(problems):
             fields.optional_text(problem, at / "problems" / index)
@@ -325,6 +329,7 @@ class PairedCase:
             new_syncs=read_new_syncs(case.get("new_syncs"), at / "new_syncs"),
             margin=margin,
             bound_changes=_bound_changes(case.get("bound_changes"), at / "bound_changes"),
+            head_margin=head_margin,
         )
 
     def ran(self) -> tuple[str, str, str]:
@@ -333,6 +338,21 @@ class PairedCase:
         if self.workload is None and self.backend is None and self.device is None:
             return case_parts(self.id)
         return str(self.workload), str(self.backend), str(self.device)
+
+
+def _head_margin(value: Any, margin: float | None, at: At) -> float | None:
+    """The ab_margin head's config states beside the `margin` that judged the case: a margin `ab` takes, and another
+    than that one (`ab` keeps it only where they differ, and only beside a margin that judged something)."""
+    head_margin = fields.optional_number(value, at)
+    if head_margin is None:
+        return None
+    if (problem := margin_problem(head_margin)) is not None:
+        at.fail(f"{problem}, as ab_margin takes one, not {units.percent(head_margin)}")
+    if margin is None:
+        at.fail("a case judged at no margin has no head's margin to set aside: `ab` keeps one only beside the case's `margin`")
+    if math.isclose(head_margin, margin):
+        at.fail(f"{units.percent(head_margin)} is the margin that judged the case: `ab` keeps head's only where it is another")
+    return float(head_margin)
 
 
 def _ran(case: Mapping[str, Any], at: At) -> None:

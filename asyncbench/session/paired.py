@@ -30,7 +30,6 @@ from typing import Any, Callable, Sequence
 from asyncbench.errors import InputError
 from asyncbench.host import facts as host_facts
 from asyncbench.report import paired as views
-from asyncbench.results import units
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.model import Case
 from asyncbench.results.paired import PairedCase, Side
@@ -90,18 +89,16 @@ def _margin(base_case: Case, gate_margin: float) -> float:
     return gate_margin if own is None else own
 
 
-def _unheeded_margins(base_cases: Planned, head_cases: Planned, gate_margin: float) -> list[str]:
-    """A line per case whose head states another ab_margin than the base: the head's is not the one that judges it."""
+def _head_margins(base_cases: Planned, head_cases: Planned, gate_margin: float) -> dict[str, float]:
+    """Each case whose head states another ab_margin than the one that judges it (the base's, else the gate's): the
+    head's, kept in the report beside the case's `margin` (PairedCase.head_margin) and said under the table."""
     base = {case.id: case for case, _ in base_cases}
-    lines = []
+    unheeded = {}
     for case, _ in head_cases:
         own, judging = case.settings.ab_margin, _margin(base[case.id], gate_margin) if case.id in base else None
         if own is not None and judging is not None and not math.isclose(own, judging):
-            lines.append(
-                f"{case.id}: head's config states ab_margin {units.percent(own)}; it is judged at {units.percent(judging)}, "
-                "the base side's, until that change is merged (a pull request cannot loosen its own gate)"
-            )
-    return lines
+            unheeded[case.id] = own
+    return unheeded
 
 
 def run(request: ABRequest, say: Say) -> spine.Ended[views.ABView]:
@@ -161,6 +158,7 @@ class Pairs:
         self.pairings: list[Any] = []
         self.time_notes: tuple[str, ...] = ()  # what the gate said of its time (gate_time.time_notes), once it ran
         self.finished: list[PairedCase] = []
+        self.head_margins: dict[str, float] = {}  # the ab_margin head states where another judges it (_head_margins)
         self.variables = (request.base_env, request.head_env)  # each side's, as given: its process gets them
 
     def preflight(self) -> PairedConclusion:
@@ -200,8 +198,8 @@ class Pairs:
         checks = sum(len(case.expect) for case, _ in head_cases)
         if checks:
             say(f"{checks} expect: check{'' if checks == 1 else 's'} not evaluated: checks are `run`'s; `ab` compares timings")
-        for line in _unheeded_margins(base_cases, head_cases, request.gate.max_regression):
-            say(line)
+        # kept in the file and said once, under the table (stdout, `show`, the pull-request comment), as time_notes are
+        self.head_margins = _head_margins(base_cases, head_cases, request.gate.max_regression)
         self.trees = (base_tree, head_tree)
         self.sides = (  # as the outputs show them; each side's process gets its real variables
             Side("base", base_tree.revision, self.base_python, self.base_version, shown(request.base_env)),
@@ -293,10 +291,14 @@ class Pairs:
             family_error=request.family_error,
             allow_inconclusive=request.gate.allow_inconclusive,
             idle_side=IDLE_SIDE,
-            cases=tuple(dataclasses.replace(case, reason=scrub(case.reason)) for case in finished),
+            cases=tuple(dataclasses.replace(case, reason=scrub(case.reason), head_margin=self._head_margin(case)) for case in finished),
             interrupted=interrupted,
             time_notes=tuple(scrub(note) or "" for note in self.time_notes),
         )
+
+    def _head_margin(self, case: PairedCase) -> float | None:
+        """The ab_margin head's config states for `case`, where another judged it: only beside a margin that judged."""
+        return self.head_margins.get(case.id) if case.margin is not None else None
 
     def recorded(self, report: ABReport) -> list[tuple[Report, str | None]]:
         return []  # `ab` records nothing itself: `asyncbench record AB.json` does

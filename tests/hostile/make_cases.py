@@ -275,6 +275,12 @@ RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 A0 = "cases.0"
+#: a note `ab` writes of a case's time (engine.gate_time), naming the good file's case
+AB_WAITED_NOTE = (
+    "matmul[numpy,cpu]: decided, but only at its one look, when the time ran out (block 3): 2 s was planned as 3 blocks at "
+    "the gate's pace, too few for a look before the last; no cap would stop it sooner: a look before the last comes at "
+    "block 10 at the earliest"
+)
 RATIO = f"{A0}.ratios.0"
 #: the good ab file's case as schema 4 writes it (what it ran stated beside its id), for the cases that change that
 AB_CASE = {
@@ -363,6 +369,13 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     "ab-case-twice": _set("cases", [AB_CASE, AB_CASE]),
     "ab-ratio-name-html": _set(A0, {**AB_CASE, "ratios": [{**AB_CASE["ratios"][0], "name": "<img src=x onerror=alert(1)>"}]}),
     "ab-errored-with-ratios": _both(_set(f"{A0}.status", "error"), _set(f"{A0}.reason", "lost while measuring")),
+    # a rate edited beside the intervals split from another: 0.5 said ("A 50% family-wise false-alarm rate") beside an
+    # interval at 98%, which is 1% over one case, one verdict and one look
+    "ab-family-error-not-its-levels": _both(_set(f"{A0}.confidence", 0.98), _set("family_error", 0.5)),
+    # every case edited away, the gate's note on a case's time kept: refused as a file with no case, not for the note
+    "ab-no-case-but-time-notes": _both(_set("cases", []), _set("time_notes", [AB_WAITED_NOTE])),
+    # head's ab_margin kept beside the very margin that judged the case: `ab` keeps it only where it is another
+    "ab-head-margin-its-margin": _both(_set(f"{A0}.margin", 0.05), _set(f"{A0}.head_margin", 0.05)),
 }
 
 
