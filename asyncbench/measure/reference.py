@@ -127,42 +127,43 @@ class Taker:
         """Wait for a calm CPU (PROBE_S probes of the fixed work until one's pressure is at most QUIET, for at most
         `limit_s`); the seconds waited, None where the kernel reports no pressure. The OS window starts after it.
 
-        The limit holds: no probe is begun, and no run of the work inside one, that would end past it (as long as
-        the longest run so far), and the last probe is shortened to what is left. Only the first probe is whole
-        whatever the limit: it is the check itself (a limit under PROBE_S, 0 included, takes that one probe)."""
+        The limit holds: no run of the work is begun that would end past it by the shortest run seen (the last probe
+        is cut there; the longest run seen would let one preempted run shorten every probe after it), and no probe is
+        begun with less than that left. Only the first probe is whole whatever the limit: it is the check itself (a
+        limit under PROBE_S, 0 included, takes that one probe)."""
         if pressure.stalled_us() is None:
             return None
         started = self._clock()
-        longest_run_s = 0.0
-        probe_s = PROBE_S
+        shortest_run_s = math.inf
+        deadline = started + max(limit_s, PROBE_S)  # the first probe's
         while True:
-            calm, longest_run_s = self._calm(probe_s, longest_run_s)
+            calm, shortest_run_s = self._calm(deadline, shortest_run_s)
             waited = self._clock() - started
             left_s = limit_s - waited
-            if calm or Taker.never_calm or left_s <= 0 or left_s < longest_run_s:
+            if calm or Taker.never_calm or left_s <= 0 or left_s < shortest_run_s:
                 break
-            probe_s = min(PROBE_S, left_s)
+            deadline = started + limit_s
         Taker.never_calm = Taker.never_calm or not calm
         self._started = self._clock()
         self._os = pressure.Window()
         self.waited_s = waited
         return waited
 
-    def _calm(self, probe_s: float, longest_run_s: float) -> tuple[bool, float]:
-        """One probe: the fixed work run for about `probe_s` (never a run begun that would end past it, by the
-        longest run seen, `longest_run_s`; at least one), whether some task waited for a CPU at most QUIET of it,
-        and the longest run now seen."""
+    def _calm(self, deadline: float, shortest_run_s: float) -> tuple[bool, float]:
+        """One probe: the fixed work run for PROBE_S (at least once; no run begun that would end past `deadline` by
+        the shortest run seen, `shortest_run_s`), whether some task waited for a CPU at most QUIET of it, and the
+        shortest run now seen."""
         before, started = pressure.stalled_us(), self._clock()
         while True:
             begun = self._clock()
             self._run()
             ended = self._clock()
-            longest_run_s = max(longest_run_s, ended - begun)
-            if ended - started + longest_run_s > probe_s:
+            shortest_run_s = min(shortest_run_s, ended - begun)
+            if ended - started >= PROBE_S or ended + shortest_run_s > deadline:
                 break
         after, probed = pressure.stalled_us(), max(self._clock() - started, 1e-9)
         calm = before is not None and after is not None and (after - before) / 1e6 / probed <= QUIET
-        return calm, longest_run_s
+        return calm, shortest_run_s
 
     def sample(self) -> float:
         """One timed run of the fixed work (s), kept."""
