@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 
 import pytest
 
@@ -51,7 +52,7 @@ def measured(tmp_path_factory) -> str:
     return str(path)
 
 
-def _scaled(source: str, target, factor: float) -> str:
+def _scaled(source: str, target, factor: float, shuffled: bool = False) -> str:
     """The same results with every sample scaled: a baseline made `1/factor` times faster, without the machine's
     reference (as a file before schema 10: judged on the cases alone, the machine's rules are tests/verdicts'),
     so the verdict on a planted change does not depend on how busy the test machine was."""
@@ -60,7 +61,10 @@ def _scaled(source: str, target, factor: float) -> str:
     for row in report.results:
         variants = {}
         for name, v in row.variants.items():
-            issue, done = (tuple(x * factor for x in values) for values in (v.samples.issue_s, v.samples.done_s))
+            order = list(range(len(v.samples.done_s)))
+            if shuffled:  # rounds that drifted together give no interval: in another order, the same samples do not drift
+                random.Random(0).shuffle(order)
+            issue, done = (tuple(values[i] * factor for i in order) for values in (v.samples.issue_s, v.samples.done_s))
             # the summaries with them: a reader refuses a summary that is not its samples'
             summaries = {"issue_s": stats.summarize(issue), "done_s": stats.summarize(done)}
             variants[name] = dataclasses.replace(v, samples=Samples(issue, done), **summaries)
@@ -85,10 +89,12 @@ def test_a_run_compared_with_itself_is_all_same_and_exits_0(measured):
 
 
 def test_against_a_baseline_four_times_as_fast_exits_1_and_names_the_slower_cases(measured, tmp_path):
-    baseline = _scaled(measured, tmp_path / "fast.json", 0.25)
+    # both files' samples in another order: under a CI run's load the measured run's rounds drifted together, which
+    # left no row an interval (this tests compare's verdict on a planted ×4, not the measured run's drift)
+    baseline = _scaled(measured, tmp_path / "fast.json", 0.25, shuffled=True)
     # the run itself without its reference too: a neighbour in either run makes a row INCONCLUSIVE (the machine's
     # rules are tests/verdicts'), and under a CI run's load the measured one had one
-    measured = _scaled(measured, tmp_path / "same.json", 1.0)
+    measured = _scaled(measured, tmp_path / "same.json", 1.0, shuffled=True)
     result = invoke("compare", baseline, measured)
     assert result.exit_code == 1
     data = json.loads(invoke("compare", baseline, measured, "--format", "json").output)
