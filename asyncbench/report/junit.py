@@ -40,8 +40,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from asyncbench.report import escaping
+from asyncbench.report.case_labels import by_experiment
 from asyncbench.report.compared import ComparisonView, change_text, said_interval_text
-from asyncbench.report.view import ReportView, by_experiment
+from asyncbench.report.view import ReportView
 from asyncbench.results import units
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label

@@ -15,8 +15,9 @@ from typing import Callable
 from asyncbench.report import escaping
 from asyncbench.report.bound import BoundView
 from asyncbench.report.compared import ComparisonView
+from asyncbench.report.ran_ahead import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED
 from asyncbench.report.syncs import CensusView
-from asyncbench.report.view import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED, CaseView, ReportView
+from asyncbench.report.view import CaseView, ReportView
 from asyncbench.results.model import Status, Verdict
 
 MARKDOWN_MARK = {Verdict.PASS: "✅", Verdict.FAIL: "❌", Verdict.INCONCLUSIVE: "❔", Verdict.NOT_MEASURED: "❌"}

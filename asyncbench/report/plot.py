@@ -19,7 +19,8 @@ from typing import Any, Sequence
 
 from asyncbench import extras
 from asyncbench.errors import InputError
-from asyncbench.report.view import ReportView, point_label
+from asyncbench.report.case_labels import point_label
+from asyncbench.report.view import ReportView
 from asyncbench.results import units, writing
 from asyncbench.results.model import OK, Result
 

@@ -25,8 +25,9 @@ from asyncbench.errors import EXIT_OK
 from asyncbench.report import escaping
 from asyncbench.report.bound import BoundView
 from asyncbench.report.compared import ComparisonView
+from asyncbench.report.ran_ahead import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED
 from asyncbench.report.syncs import CensusView
-from asyncbench.report.view import AHEAD_NOTE, NONE_AHEAD, NOT_JUDGED, CaseView, ExperimentView, OutcomeView, ReportView
+from asyncbench.report.view import CaseView, ExperimentView, OutcomeView, ReportView
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Check, Status, Verdict
 
