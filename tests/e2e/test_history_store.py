@@ -78,7 +78,7 @@ def planted_runs(tmp_path_factory) -> list[Path]:
     (folder / "mine.py").write_text(GROWING)
     (folder / "c.yaml").write_text(
         textwrap.dedent("""\
-        defaults: {backends: [numpy], devices: [cpu], max_time_s: 0.5, min_samples: 10}
+        defaults: {backends: [numpy], devices: [cpu], max_time_s: 0.25, min_samples: 10}
         experiments:
           - workload: mine.py:flat
           - workload: mine.py:grows
