@@ -249,33 +249,47 @@ def step_apart(bound: Bound, timed: VariantResult | None) -> str | None:
     )
 
 
-def _summary(bound: Bound, census: Census | None, timed: VariantResult | None = None) -> list[str]:
+def _summary(bound: Bound, census: Census | None, timed: VariantResult | None = None) -> list[tuple[str, str]]:
+    """A variant's lines under the table: (who, words), who its name (with the step its slacks are shares of, first)."""
     # the unperturbed step of the perturbation rounds, which the slacks are shares of: not the timed rounds' figure
     # (the same step, sampled at other moments), so it says where it comes from, and where the two differ beyond the
     # timed step's interval, that they do (`step_apart`)
     measured = bound.bound != BoundKind.SYNCHRONOUS and bound.rounds > 0
     step = f" (step {units.seconds(bound.step_s)} in its perturbation rounds)" if measured else ""
-    lines = [f"{bound.variant}{step}: {reading(bound)}"]
+    lines = [(f"{bound.variant}{step}", reading(bound))]
     apart = step_apart(bound, timed)
     if apart is not None:
-        lines.append(f"{bound.variant}: {apart}")
+        lines.append((bound.variant, apart))
     device = bound.side(Side.DEVICE)
     if bound.bound == BoundKind.INCONCLUSIVE and unbounded(bound) and device is not None:  # the others' reading says it
-        lines.append(f"{bound.variant}: {NO_CEILING} ({slack(device)} of the {units.seconds(bound.step_s)} step)")
+        lines.append((bound.variant, f"{NO_CEILING} ({slack(device)} of the {units.seconds(bound.step_s)} step)"))
     for fit in bound.sides:
         said = fitting.cost_reading(fit, bound.step_s)
         if said == fitting.NOT_PAST:
-            lines.append(f"{bound.variant}: the cost past the {fit.side}'s slack: {said}")
+            lines.append((bound.variant, f"the cost past the {fit.side}'s slack: {said}"))
         elif said is not None:
             lines.append(
-                f"{bound.variant}: past the {fit.side}'s slack each second of delay costs the step {cost(fit, bound.step_s)}: {said}"
+                (bound.variant, f"past the {fit.side}'s slack each second of delay costs the step {cost(fit, bound.step_s)}: {said}")
             )
     waits = _waits(bound, census)
     if waits is not None:
-        lines.append(f"{bound.variant}: {waits}")
+        lines.append((bound.variant, waits))
     if bound.verified is not None:
-        lines.append(f"{bound.variant}: {verified(bound.verified, bound)}")
+        lines.append((bound.variant, verified(bound.verified, bound)))
     return lines
+
+
+def _said_once(bounds: Mapping[str, Bound], lines: Sequence[tuple[str, str]]) -> list[str]:
+    """Each line's words said once, where several variants' are the same (a synchronous step's three `sync_every`
+    variants each said "synchronous: …" and a refused compile's whole sentence, three times over): named by who they
+    are said of ("every variant" where that is each variant's plain name), at the place the first of them said it."""
+    said: dict[str, list[str]] = {}
+    for who, words in lines:
+        said.setdefault(words, []).append(who)
+    return [
+        f"{'every variant' if len(bounds) > 1 and set(who) == set(bounds) else ', '.join(dict.fromkeys(who))}: {words}"
+        for words, who in said.items()
+    ]
 
 
 def bound_view(
@@ -294,7 +308,8 @@ def bound_view(
     bounds = {name: bounds[name] for name in (*order, *bounds) if name in bounds}
     censuses, timed = censuses or {}, timed or {}
     rows = [row for bound in bounds.values() if bound.bound != BoundKind.SYNCHRONOUS for row in _rows(bound)]
-    summary = [line for bound in bounds.values() for line in _summary(bound, censuses.get(bound.variant), timed.get(bound.variant))]
+    told = [line for bound in bounds.values() for line in _summary(bound, censuses.get(bound.variant), timed.get(bound.variant))]
+    summary = _said_once(bounds, told)
     noted: dict[str, list[str]] = {}  # a note, and the variants it is said of (an inconclusive one's is in its reading)
     for bound in bounds.values():
         if bound.note and bound.bound not in (BoundKind.SYNCHRONOUS, BoundKind.INCONCLUSIVE):

@@ -295,6 +295,25 @@ def test_a_synchronous_variant_with_a_verified_capture_says_both_lines():
     assert "matmul: compile: 1.50 ms [1.40–1.60] a step; synchronous: no ceiling to compare with" in out.getvalue()
 
 
+def test_what_several_variants_say_alike_is_said_once_naming_them():
+    """A trial: a synchronous step's three `sync_every` variants each said "synchronous: …" and the same refused
+    compile's sentence, three times over, on one line."""
+    from asyncbench.results.bound import Verified, VerifyHow
+
+    refused = Verified(VerifyHow.COMPILE, None, None, note="not compiled: torch.compile recompiled the step 8 times")
+    alike = [dataclasses.replace(synchronous(name), verified=refused) for name in ("sync_every=0", "sync_every=4")]
+    assert _view(*alike).summary == (
+        "every variant: synchronous: the host is the device",
+        "every variant: compile: not timed: not compiled: torch.compile recompiled the step 8 times",
+    )
+    apart = _view(*alike, device_bound("sync_every=1"))  # two of three alike: named; the third's own lines its own
+    assert apart.summary[:2] == (
+        "sync_every=0, sync_every=4: synchronous: the host is the device",
+        "sync_every=0, sync_every=4: compile: not timed: not compiled: torch.compile recompiled the step 8 times",
+    )
+    assert apart.summary[2].startswith("sync_every=1 (step 1.10 ms in its perturbation rounds): device-bound: ")
+
+
 def test_a_bound_of_no_rounds_says_what_was_not_measured_never_a_step_of_0_ns():
     """`--set steps=1` gave '(step 0 ns): inconclusive: the intervals do not tell…': nothing was measured."""
     why = "--bound needs several steps a sample (steps >= 2): with one, every delay shows in full, slack or not"
