@@ -20,12 +20,14 @@ count and the workloads' readings of their illusion.
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Iterable
 
 from asyncbench.results import stats, units
 from asyncbench.results.model import OK, HarnessCost, Result, VariantResult
+from asyncbench.results.step_figures import ILLUSION
 
 # An illusion beyond the harness's cost whose whole 95% interval is above this ran ahead. Timer noise and what is
 # left of a sync with nothing queued after its measured cost stay far under 20%, while what the tool exists to show
@@ -54,17 +56,17 @@ class Judged:
     def judged(self) -> bool:
         return self.state is not None
 
-    def figure(self) -> str:
+    def figure(self, shown: str | None = None) -> str:
         """'1.02× [≤1.00–1.05] beyond the harness's own 310 ns sync': the illusion the judgment rests on. An interval
         wholly at or below 1× beyond the harness's sync (done less it no later than the issue: 0.92× once) is floored to
         1× by the rule, not measured there, so it is said as what it is: "did not run ahead beyond the harness's own
         182 µs sync", never '1.00× [1.00–1.00]' as if a zero-width interval had been measured; a lower end floored
-        alone reads '≤1.00'."""
+        alone reads '≤1.00'. `shown`: the illusion and its interval as printed beside another figure (side_by_side)."""
         if self.harness_s is not None and self.bounds is not None and self.bounds[1] <= 1.0:
             return (
                 f"did not run ahead beyond the harness's own {units.seconds(self.harness_s)} sync (done less it came within the issue time)"
             )
-        shown = units.with_bounds(self.illusion, self.bounds, "x")
+        shown = shown or units.with_bounds(self.illusion, self.bounds, "x")
         if self.floored and self.bounds is not None:
             shown = shown.replace("[", "[≤", 1)
         if self.harness_s is None:
@@ -131,14 +133,50 @@ def not_judged(result: Result) -> Judged | None:
     return judged if judged is not None and judged.state is None else None
 
 
-def for_reading(result: Result, name: str) -> tuple[int | None, str]:
-    """What a workload's reading of its illusion may state about variant `name`, and the figure it rests on ('' for
-    the reading's own illusion figure): the judgment beyond the harness's cost where the result holds the variant's
-    rounds, else (a result made of metrics alone) the `illusion` metric's interval against ILLUSION_NOTICEABLE."""
+def for_reading(result: Result, name: str) -> tuple[int | None, str, str]:
+    """What a workload's reading of its illusion may state about variant `name`, the reading's own illusion figure
+    (the `illusion` metric with its interval), and the figure the judgment rests on ('' for the reading's own figure):
+    the judgment beyond the harness's cost where the result holds the variant's rounds, else (a result made of
+    metrics alone) the `illusion` metric's interval against ILLUSION_NOTICEABLE. Where a reading prints the two side
+    by side, both are in one notation (`side_by_side`): '1.00× [1.00–1.0001]; 1.00002× [1.00002–1.00005] beyond ...'
+    read the larger figure as the smaller."""
+    value, bounds = result.metrics.get(ILLUSION), result.bounds.get(ILLUSION)
+    own = units.with_bounds(value, bounds, "x")
     if result.status == OK and name in result.variants:
         judged = variant(name, result.variants[name], result.harness, result.asynchronous)
         if judged.state is None:
-            return None, judged.why
-        return judged.state, judged.figure()
-    bounds = result.bounds.get("illusion")
-    return stats.side(bounds, ILLUSION_NOTICEABLE), "" if bounds is not None else "no interval"
+            return None, own, judged.why
+        paired = None
+        if value is not None and bounds is not None and judged.illusion is not None and judged.bounds is not None:
+            paired = side_by_side((value, bounds), (judged.illusion, judged.bounds))
+        if paired is None or judged.figure().startswith("did not run ahead"):
+            return judged.state, own, judged.figure()
+        return judged.state, paired[0], judged.figure(paired[1])
+    return stats.side(bounds, ILLUSION_NOTICEABLE), own, "" if bounds is not None else "no interval"
+
+
+Figure = tuple[float, tuple[float, float]]
+
+
+def side_by_side(first: Figure, second: Figure) -> tuple[str, str] | None:
+    """Two ratios, each with its interval, printed side by side in one notation: the fewest decimals (two at least,
+    units.DISTINCT_RATIO_DECIMALS at most) at which every figure and end off 1 reads off 1, the two ratios read apart
+    where they differ, and each interval's ends read apart where they differ: '1.00003× [1.00003–1.00006]' beside
+    '1.00002× [1.00002–1.00005]', never '1.00× [1.00–1.0001]' beside the second. None for a ratio of 100 or more or
+    one not finite (each is printed as units.with_bounds prints it)."""
+    numbers = [x for value, bounds in (first, second) for x in (value, *bounds)]
+    if not all(math.isfinite(x) and abs(x) < 100 for x in numbers):
+        return None
+
+    def shown(decimals: int) -> list[str]:
+        return [f"{x:.{decimals}f}" for x in numbers]
+
+    def apart(decimals: int) -> bool:
+        texts = shown(decimals)
+        off_one = all(float(t) != 1.0 for x, t in zip(numbers, texts, strict=True) if x != 1.0)
+        pairs = ((0, 3), (1, 2), (4, 5))  # the two ratios, the first's ends, the second's ends
+        return off_one and all(texts[i] != texts[j] for i, j in pairs if numbers[i] != numbers[j])
+
+    decimals = next((d for d in range(2, units.DISTINCT_RATIO_DECIMALS + 1) if apart(d)), units.DISTINCT_RATIO_DECIMALS)
+    texts = shown(decimals)
+    return f"{texts[0]}× [{texts[1]}–{texts[2]}]", f"{texts[3]}× [{texts[4]}–{texts[5]}]"

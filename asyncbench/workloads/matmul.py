@@ -76,8 +76,7 @@ class Matmul(Workload):
         if result.metrics.get("illusion") is None:
             return ""
         gflops = self.figure(result, "gflops")
-        illusion = self.figure(result, "illusion")
-        where, basis = ahead.for_reading(result, VARIANT)
+        where, illusion, basis = ahead.for_reading(result, VARIANT)  # the two figures in one notation
         beyond = f"; {basis}" if basis and not basis.startswith(illusion) else ""  # said when the harness's cost changes it
         if where is None:
             judged = "whether its rounds run ahead beyond the harness's own sync is not judged"

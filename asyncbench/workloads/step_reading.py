@@ -44,8 +44,7 @@ class StepForm(Workload):
     def reading(self, result: Result) -> str:
         parts = []
         if ILLUSION in result.metrics:
-            illusion = self.figure(result, ILLUSION)
-            where, basis = ahead.for_reading(result, variant_name(0))
+            where, illusion, basis = ahead.for_reading(result, variant_name(0))  # the two figures in one notation
             beyond = f"; {basis}" if basis and not basis.startswith(illusion) else ""  # said when the harness's cost changes it
             if where == 1:
                 parts.append(

@@ -119,3 +119,45 @@ def test_a_synchronous_steps_slowdown_beyond_what_its_waits_can_cost_is_not_call
     # within what the waits can cost (a 10 µs step): the wait's cost
     tiny = replace(synchronous, metrics={**metrics, "step_s_k0": 1e-5})
     assert "a wait every 1 step(s) costs 1.03" in StepForm().reading(tiny)
+
+
+def test_the_step_forms_two_illusions_side_by_side_are_printed_in_one_notation():
+    """The trial's torch row: 'illusion 1.00× [1.00–1.0001]; 1.00002× [1.00002–1.00005] beyond the harness's own
+    9.98 µs sync' read the raw illusion (1.000034) as smaller than the one beyond the harness (1.00002). Both are
+    printed to the same decimals, each told from 1 and from the other."""
+    import random
+    import re
+
+    from asyncbench.results import stats
+    from asyncbench.results.model import HarnessCost, Samples, VariantResult
+    from asyncbench.workloads.step_form import StepWorkload
+
+    draw = random.Random(3)
+    sync_s = 9.98e-6
+    issue = [1e-3 * draw.uniform(0.99, 1.01) for _ in range(40)]
+    done = [i * (1 + 2e-5 * draw.uniform(0.9, 1.1)) + sync_s for i in issue]
+    variant = VariantResult(Samples(tuple(issue), tuple(done)), stats.summarize(issue), stats.summarize(done), None)
+    row = Result(
+        "my_step[torch,cpu]",
+        "my_step",
+        "my_step",
+        "torch",
+        "cpu",
+        {},
+        OK,
+        variants={"sync_every=0": variant},
+        metrics={"illusion": 1.0000340},
+        bounds={"illusion": (1.0000268, 1.0000620)},
+        asynchronous=True,
+        harness=HarnessCost(sync_s=sync_s * 0.9, sync_high_s=sync_s, issue_s=1e-7, n=40),
+    )
+    reading = StepWorkload(lambda backend, device, params: lambda: None, name="my_step").reading(row)
+    found = re.search(r"illusion (\S+)× \[(\S+)–(\S+)\]; (\S+)× \[(\S+)–(\S+)\] beyond the harness's own", reading)
+    assert found, reading
+    texts = found.groups()
+    assert len({len(t.partition(".")[2]) for t in texts}) == 1, reading  # one notation: as many decimals each
+    raw, raw_low, raw_high, beyond, low, high = map(float, texts)
+    assert raw > beyond, reading  # the larger figure reads larger
+    assert 1.0 not in (raw, raw_low, raw_high, beyond, low, high), reading  # each told from 1
+    assert raw_low < raw_high, reading
+    assert low < high, reading
