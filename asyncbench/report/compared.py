@@ -147,7 +147,7 @@ def _machine_level(result: compare.Comparison) -> str:
     the case's own at half the error, the machine's change not taken out, where the machine gave no verdict. Each
     clause only where some row prints that interval: a header once described the code's interval above rows that all
     printed the case's own. '' where no row prints either."""
-    half = units.nearest_confidence(1 - (1 - result.confidence) / 2)
+    half = units.exact_confidence(1 - (1 - result.confidence) / 2)
     printed = {r.interval_is for r in result.rows}
     said = ""
     if row_interval.CODE in printed:
@@ -213,7 +213,7 @@ def comparison(result: compare.Comparison) -> ComparisonView:
             f"a {units.percent(result.family_error)} false-alarm rate over {len(result.rows)} row(s): "
             # the level the printed intervals were taken at, not a readable one below it: "99% intervals" over 3 rows,
             # each taken at 99.333%, sent a reader who recomputed at 99% to a narrower interval
-            f"{units.nearest_confidence(result.confidence)} intervals, each label one-sided at "
+            f"{units.exact_confidence(result.confidence)} intervals, each label one-sided at "
             f"{units.percent((1 - result.confidence) / 2, units.EXACT_MISS_DIGITS)}{_machine_level(result)}"
             if result.rows
             else "no row compared"  # no rate is spent over no row: the summary says why there is none

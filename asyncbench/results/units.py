@@ -102,8 +102,10 @@ def confidence(level: float) -> str:
 
 def exact_confidence(level: float) -> str:
     """0.99 -> '99%', 0.99333 -> '99.333%', 0.996667 -> '99.666%': the level an interval was taken at, its chance
-    of missing to EXACT_MISS_DIGITS significant digits (rounded down), so that an interval recomputed at the level
-    read is the one printed. `confidence` rounds it down to a readable level, which holds but is not the level
+    of missing to EXACT_MISS_DIGITS significant digits (the level rounded down, never overstating the confidence),
+    so that an interval recomputed at the level read is the one printed. Every place that names an interval's level
+    prints this (a check's detail, compare's header and rows, ab's interval): one rule, the one a stored detail's
+    words are held to. `confidence` rounds it down to a readable level, which holds but is not the level
     taken: compare's 3 rows, each at 99.33%, read "99% intervals", and an interval recomputed at 99% was narrower."""
     miss = 1 - level
     if miss <= 0:
@@ -111,18 +113,6 @@ def exact_confidence(level: float) -> str:
     decimals = max(0, EXACT_MISS_DIGITS - 1 - math.floor(math.log10(miss * 100) + _ROUNDING_SLACK))
     scale = 10**decimals
     return _percent_of(round(math.floor(level * 100 * scale + _ROUNDING_SLACK) / scale / 100, 12))
-
-
-def nearest_confidence(level: float) -> str:
-    """0.99 -> '99%', 0.99333 -> '99.333%', 0.996667 -> '99.667%': the level an interval was taken at, to the digits
-    `exact_confidence` gives, rounded to the nearest, for words that name that level (compare's header and rows:
-    "the case's own 99.667% interval" of 1 − 1%/3, which read 99.666%, a level no arithmetic gives). Not for what a
-    file stores: a check's detail says exact_confidence's, and readers hold it to that."""
-    miss = 1 - level
-    if miss <= 0:
-        return "100%"
-    decimals = max(0, EXACT_MISS_DIGITS - 1 - math.floor(math.log10(miss * 100) + _ROUNDING_SLACK))
-    return _percent_of(round(round(level * 100, decimals) / 100, 12))
 
 
 def chance(miss: float) -> str:

@@ -54,7 +54,7 @@ def undecided(machine: MachineChange, interval: tuple[float, float] | None, leve
     """The line of a row the machine gives no verdict (a neighbour, a move beyond what was measured): what the
     machine did, which interval the row prints, and why that interval decides nothing."""
     printed = (
-        f"its interval is the case's own ({units.nearest_confidence(level)}), not the code's: the machine's change is "
+        f"its interval is the case's own ({units.exact_confidence(level)}), not the code's: the machine's change is "
         "not taken out, and no interval decides it, however far past the margin"
         if interval is not None
         else "it has no interval, and none could decide it"
@@ -69,10 +69,10 @@ def why_none(
     (the header's); `level`, the samples' own, is higher where the machine is seen (verdicts.compare._rows): the
     line says why."""
     if interval is None:
-        said = f"no {units.nearest_confidence(confidence)} interval from {len(new)} vs {len(old)} samples"
+        said = f"no {units.exact_confidence(confidence)} interval from {len(new)} vs {len(old)} samples"
         if level != confidence:
             said += (
-                f" (their own interval is taken at {units.nearest_confidence(level)}: half the row's error, the other half "
+                f" (their own interval is taken at {units.exact_confidence(level)}: half the row's error, the other half "
                 "spent on the machine's change between the runs)"
             )
         needed = ratios.samples_needed(len(old), level)

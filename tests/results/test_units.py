@@ -139,14 +139,16 @@ def test_a_ratio_end_that_no_decimal_shown_tells_from_one_reads_as_one():
     assert units.with_bounds(1.03, (1.004, 1.06), "x") == "1.03× [1.004–1.06]"  # a side shown is kept
 
 
-def test_nearest_confidence_rounds_the_level_to_the_nearest_where_exact_confidence_cuts_it():
-    """compare's words name the level an interval was taken at: 1 − 1%/3 is 99.667%, not exact_confidence's 99.666%."""
-    assert units.nearest_confidence(1 - 0.01 / 3) == "99.667%"
-    assert units.exact_confidence(1 - 0.01 / 3) == "99.666%"  # what a stored check's detail says, as before
-    assert units.nearest_confidence(1 - 0.02 / 3) == "99.333%"
-    assert units.nearest_confidence(0.95) == "95%"
-    assert units.nearest_confidence(1 - 0.0001 / 3) == "99.99667%"
-    assert units.nearest_confidence(1.0) == "100%"
+def test_every_printed_level_is_rounded_down_never_up():
+    """One rule for every interval's level (a check's detail, compare, ab): the level rounded down to three digits of
+    its miss, never overstating the confidence; compare's header once rounded 1 − 1%/3 up to 99.667% while a check
+    at 1 − 0.2%/9 read the truncated 99.9777%."""
+    assert units.exact_confidence(1 - 0.01 / 3) == "99.666%"
+    assert units.exact_confidence(1 - 0.002 / 9) == "99.9777%"
+    assert units.exact_confidence(1 - 0.02 / 3) == "99.333%"
+    assert units.exact_confidence(0.95) == "95%"
+    assert units.exact_confidence(1.0) == "100%"
+    assert not hasattr(units, "nearest_confidence")  # no second rule to print a level by
 
 
 def test_a_ratio_interval_whose_ends_differ_is_never_printed_with_no_width():

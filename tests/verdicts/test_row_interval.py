@@ -69,16 +69,17 @@ def test_the_header_describes_the_code_interval_only_above_rows_that_print_it():
     assert "prints" not in compared.comparison(unseen).budget  # every row prints one interval at the header's level
 
 
-def test_three_neighbours_rows_name_their_own_level_rounded_to_the_nearest():
+def test_three_neighbours_rows_name_their_own_level_rounded_down_as_a_checks_detail_does():
     """The trial: `compare all.json all.json` of three rows, each the case's own at half a third of 2%: 1 − 1%/3 is
-    99.6667%, printed as 99.666% (cut, not rounded) in the header and in each row's line."""
+    99.6667%, printed as 99.666% (rounded down, as every printed level is: never overstating it) in the header and in
+    each row's line."""
     base = report_of([_case(f"c{i}", 1.0, 20 + i, pressure=0.02) for i in range(3)])
     now = report_of([_case(f"c{i}", 1.5, 30 + i, pressure=0.6, machine=1.39) for i in range(3)])
     comparison = compare.compare(base, now)
     assert [row.interval_is for row in comparison.rows] == [row_interval.CASE_BESIDE_MACHINE] * 3
     budget = compared.comparison(comparison).budget
-    assert "prints the case's own 99.667% interval" in budget, budget
+    assert "prints the case's own 99.666% interval" in budget, budget
     assert "99.333% intervals" in budget
     for row in comparison.rows:
         assert row.note is not None
-        assert "its interval is the case's own (99.667%)" in row.note, row.note
+        assert "its interval is the case's own (99.666%)" in row.note, row.note
