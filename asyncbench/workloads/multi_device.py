@@ -279,12 +279,22 @@ class MultiDevice(Workload):
         where = stats.side(result.bounds.get("overlap_efficiency"), OVERLAP_NOTICEABLE)
         if where == 1:
             said = f"the two ran at once: together is {speedup} faster than one after the other (overlap efficiency {efficiency})"
+        elif where == -1 and self._some_overlap_possible(result):
+            # below the notable line, but the intervals reach past "no overlap" (efficiency 0, speedup 1): a small
+            # overlap is not ruled out, so neither "did not run at once" nor its cause is stated as a fact
+            said = f"no overlap shown (overlap efficiency {efficiency}, {speedup}): they may compete for the same resource"
         elif where == -1:
             said = f"the two did not run at once (overlap efficiency {efficiency}, {speedup}): they compete for the same resource"
         else:
             said = f"running at once not shown either way: overlap efficiency {efficiency} straddles {OVERLAP_NOTICEABLE} ({speedup})"
         balance = self._balance(result)
         return f"{said}; {balance}" if balance else said
+
+    @staticmethod
+    def _some_overlap_possible(result: Result) -> bool:
+        """Whether an interval reaches past "no overlap": the efficiency's above 0, or the speedup's above 1."""
+        efficiency, speedup = result.bounds.get("overlap_efficiency"), result.bounds.get("parallel_speedup")
+        return (efficiency is not None and efficiency[1] > 0) or (speedup is not None and speedup[1] > 1)
 
     def _balance(self, result: Result) -> str:
         """Whether the measured parts were alike, from the interval of their ratio ('' for a file without it)."""

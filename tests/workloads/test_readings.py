@@ -161,3 +161,22 @@ def test_the_step_forms_two_illusions_side_by_side_are_printed_in_one_notation()
     assert 1.0 not in (raw, raw_low, raw_high, beyond, low, high), reading  # each told from 1
     assert raw_low < raw_high, reading
     assert low < high, reading
+
+
+def test_multi_device_states_no_overlap_as_a_fact_only_where_its_intervals_rule_one_out():
+    """The trial: 'the two did not run at once (overlap efficiency −0.0557 [−0.58 … 0.00875], 0.97× [0.78–1.003]):
+    they compete for the same resource', of intervals that reach past no overlap."""
+    from asyncbench.workloads import BUILT_IN
+
+    def reading(efficiency, speedup):
+        metrics = {"overlap_efficiency": -0.0557, "parallel_speedup": 0.97}
+        bounds = {"overlap_efficiency": efficiency, "parallel_speedup": speedup}
+        return BUILT_IN["multi_device"].reading(_metrics_result("multi_device", metrics, bounds))
+
+    reaching = reading((-0.58, 0.00875), (0.78, 1.003))
+    assert reaching.startswith("no overlap shown ("), reaching
+    assert "did not run at once" not in reaching
+    assert "they may compete for the same resource" in reaching
+    below = reading((-0.58, -0.01), (0.78, 0.99))
+    assert below.startswith("the two did not run at once ("), below
+    assert "they compete for the same resource" in below
