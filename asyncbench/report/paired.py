@@ -257,9 +257,21 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
         bound_changes.flips(report),
         tuple(paired_syncs.synchronous_notes(report)),
         tuple(bound_changes.notes(report)),
-        tuple(f"{header}{per_column}" if header in ("base", "head") else header for header in HEADERS),
+        tuple(f"{header}{per_column}" if header in ("base", "head") else _interval_header(header, report) for header in HEADERS),
         report.interrupted,
     )
+
+
+def _interval_header(header: str, report: ABReport) -> str:
+    """'interval (99.6%)': the level every compared case's interval was taken at, said once in its column's header
+    (units.exact_confidence, as a check's detail says its level); where the cases' levels differ, each case's level
+    beside its id ('interval (a: 99.6%, b: 99.8%)'). Any other header as it is."""
+    levels = {c.id: c.confidence for c in report.cases if c.confidence is not None}
+    if header != "interval" or not levels:
+        return header
+    if len(set(levels.values())) == 1:
+        return f"{header} ({units.exact_confidence(next(iter(levels.values())))})"
+    return f"{header} ({', '.join(f'{case}: {units.exact_confidence(level)}' for case, level in levels.items())})"
 
 
 def _revision(side: Side) -> str:

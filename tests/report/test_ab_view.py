@@ -225,3 +225,15 @@ def test_never_reason_tells_wild_blocks_from_an_estimate_on_the_margin():
     assert blocks.never_reason(wild, 0.05, 0.0025) == "spread"
     calm = [math.log(1.05) + s for s in (-0.01, 0.012, -0.005, 0.006, 0.001, -0.002, 0.009, -0.008, 0.003, -0.004)]
     assert blocks.never_reason(calm, 0.05, 0.0025) == "margin"
+
+
+def test_ab_states_its_intervals_level_in_the_table_and_the_markdown():
+    """The trial: `[+47.9% … +48.4%]` with no level beside it, where the file's `confidence` was 0.996."""
+    row = PairedRatio("step", "variant", "s", 1e-3, 1.48e-3, 1.481, (1.479, 1.484), Label.SLOWER)
+    report = _report({}, PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=10, confidence=0.996))
+    view = views.build(report, Outcome(1, ()))
+    assert "interval (99.6%)" in view.headers
+    assert "| interval (99.6%) |" in views.markdown(view)
+    out = io.StringIO()
+    views.print_view(view, Console(file=out, width=300))
+    assert "interval (99.6%)" in out.getvalue()

@@ -230,3 +230,11 @@ def test_a_case_lost_since_the_baseline_is_a_failing_test_even_beside_a_failing_
     tests = {(t.get("classname"), t.get("name")): t for t in root.iter("testcase")}
     failure = tests[("gone[torch,cpu]", "runs as in the baseline")].find("failure")
     assert failure.get("message") == "ok in the baseline, skipped now: torch not installed"
+
+
+def test_an_ab_verdicts_message_states_its_intervals_level():
+    """The trial: `[+47.9% … +48.4%]` with no level beside it, where the file's `confidence` was 0.996."""
+    slower = _ratio("slower", Label.SLOWER, 1.481, (1.479, 1.484))
+    root = _parsed(junit.ab_junit(_ab(PairedCase("a[numpy,cpu]", "ok", ratios=(slower,), confidence=0.996))))
+    message = next(root.iter("testcase")).find("failure").get("message")
+    assert "99.6% interval" in message, message
