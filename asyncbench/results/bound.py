@@ -182,6 +182,10 @@ class Bound:
     #: delay on either side takes a core from the other, so "no slack on either side" may be two sides taking turns
     #: rather than two balanced ones, and cutting host work may free cores for the device (verdicts.bound.fit)
     shares_cores: bool = False
+    #: a side's slack was held at a level that already slowed the step (a jump the hinge does not model:
+    #: verdicts.bound_jumps), and its note says so. A reader refits the bound by the rule it was fitted by: a file
+    #: written before slacks were held stores none, and reads as it was written
+    held_at_jump: bool = False
 
     def side(self, side: Side | str) -> SideBound | None:
         """The fit of one side (None: not measured)."""
@@ -243,6 +247,7 @@ def bound_to_dict(bound: Bound) -> dict[str, Any]:
         **({"verified": verified_to_dict(bound.verified)} if bound.verified is not None else {}),
         **({"scale_s": _seconds(bound.scale_s)} if bound.scale_s is not None else {}),
         **({"shares_cores": True} if bound.shares_cores else {}),
+        **({"held_at_jump": True} if bound.held_at_jump else {}),
     }
 
 
@@ -307,4 +312,5 @@ def bound_from_dict(variant: str, raw: Mapping[str, Any]) -> Bound:
         verified=verified_from_dict(raw["verified"]) if raw.get("verified") is not None else None,
         scale_s=None if raw.get("scale_s") is None else float(raw["scale_s"]),
         shares_cores=raw.get("shares_cores") is True,
+        held_at_jump=raw.get("held_at_jump") is True,
     )

@@ -82,7 +82,8 @@ def check_figures(raw: Mapping[str, Any], at: At) -> None:
     for name, fit in (raw.get("sides") or {}).items():
         where = at / "sides" / str(name)
         _within_step(fit, step, where)
-        _cost_held(fit, [o for o in observations if o[1] in (None, name)], step, int(raw.get("steps_per_call") or 1), where)
+        jumped = raw.get("held_at_jump") is True
+        _cost_held(fit, [o for o in observations if o[1] in (None, name)], step, int(raw.get("steps_per_call") or 1), where, jumped)
     if raw.get("verified") is not None:
         _reached_held(raw, at / "verified")
         _note_held(raw["verified"], at / "verified" / "note")
@@ -101,8 +102,9 @@ def _within_step(fit: Mapping[str, Any], step: float, at: At) -> None:
             )
 
 
-def _cost_held(fit: Mapping[str, Any], observations: list[Any], step: float, steps_per_call: int, at: At) -> None:
-    """The cost past the slack within its own interval, else the fit's slope from the stored observations."""
+def _cost_held(fit: Mapping[str, Any], observations: list[Any], step: float, steps_per_call: int, at: At, jumped: bool = False) -> None:
+    """The cost past the slack within its own interval, else the fit's slope from the stored observations (`jumped`:
+    the bound's `held_at_jump`, where a slack may have been held below the knee its cost is the slope past)."""
     cost = float(fit["cost_past"])
     interval = interval_of(fit.get("cost_past_ci"))
     if interval is not None:
@@ -117,16 +119,18 @@ def _cost_held(fit: Mapping[str, Any], observations: list[Any], step: float, ste
                 f"give it: {recordable.NOT_WRITTEN}"
             )
         return  # no interval, no observations: nothing to hold it to
-    candidates = _costs(observations, float(fit["slack_s"]) / step, step, 1.0 / max(steps_per_call, 1))
+    candidates = _costs(observations, float(fit["slack_s"]) / step, step, 1.0 / max(steps_per_call, 1), jumped)
     if not any(abs(cost - found) <= COST_TOLERANCE * max(1.0, abs(found)) for found in candidates):
         said = f"outside its own interval [{interval[0]:.3g}–{interval[1]:.3g}] and " if interval is not None else ""
         near = min(candidates, key=lambda found: abs(found - cost))
         (at / "cost_past").fail(f"{cost:.3g} lies {said}not what its observations give at its slack ({near:.3g}): {recordable.NOT_WRITTEN}")
 
 
-def _costs(observations: list[Any], share: float, scale: float, serial: float) -> list[float]:
+def _costs(observations: list[Any], share: float, scale: float, serial: float, jumped: bool = False) -> list[float]:
     """The slopes the fit can have given at a slack of `share` of the step: at the grid points within a step of it
-    (the slack is interpolated between them), or at every point at or past the step where the slack was held at it."""
+    (the slack is interpolated between them), or at every point at or past the step where the slack was held at it,
+    or at every point at or past the slack where it may have been held at a jump below its knee (`jumped`:
+    verdicts.bound_jumps; the cost is then the slope past the knee, which the file does not store)."""
     longest = max(float(o[3]) for o in observations) / scale
     if longest <= 0:
         return [serial]
@@ -134,6 +138,8 @@ def _costs(observations: list[Any], share: float, scale: float, serial: float) -
     grid = [index * width for index in range(GRID_POINTS)]
     if share >= 1 - 1e-6:  # held at the step: the knee was at the step or past it
         points = [point for point in grid if point >= 1 - width]
+    elif jumped:  # held at a level that slowed the step: the knee was there or past it
+        points = [point for point in grid if point >= share - 1.5 * width]
     else:
         points = [point for point in grid if abs(point - share) <= 1.5 * width]
     return [_cost_at(observations, point, scale, serial) for point in points or [min(grid, key=lambda p: abs(p - share))]]

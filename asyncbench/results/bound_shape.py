@@ -61,8 +61,9 @@ def check_bound(raw: Any, at: At) -> None:
     if low_only is not None and low_only < 1:
         (at / "ceiling_ci_low").fail(f"{low_only:g}×: cutting host work cannot make a step slower, a ceiling is at least 1")
     fields.optional_text(bound.get("note"), at / "note")
-    if bound.get("shares_cores") not in (None, True, False):
-        (at / "shares_cores").fail(f"{bound['shares_cores']!r}: true or false")
+    for flag in ("shares_cores", "held_at_jump"):
+        if bound.get(flag) not in (None, True, False):
+            (at / flag).fail(f"{bound[flag]!r}: true or false")
     scale = fields.optional_number(bound.get("scale_s"), at / "scale_s")
     if scale is not None:
         recordable.duration(scale, at / "scale_s")

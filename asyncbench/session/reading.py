@@ -146,6 +146,7 @@ def _rekinded(bound: Bound, at: At, held: bool) -> Bound:
         steps_per_call=bound.steps_per_call,
         scale_s=bound.scale_s,
         shares_cores=bound.shares_cores,
+        hold_jumps=bound.held_at_jump,  # by the rule it was fitted by: a file from before slacks were held at a jump holds none
     )
     if held:
         _held(bound, refit, at)

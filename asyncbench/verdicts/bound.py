@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from asyncbench.results import bound_rule, stats, units
 from asyncbench.results.bound import SIDES, Bound, BoundKind, Perturbed, Side, SideBound, as_stored
+from asyncbench.verdicts import bound_jumps as jumps
 from asyncbench.verdicts.bound_readings import NO_KNEE as NO_KNEE
 from asyncbench.verdicts.bound_readings import NOT_PAST as NOT_PAST
 from asyncbench.verdicts.bound_readings import ONE_BOTTLENECK as ONE_BOTTLENECK
@@ -89,6 +90,7 @@ def fit(
     steps_per_call: int = 1,
     scale_s: float | None = None,
     shares_cores: bool = False,
+    hold_jumps: bool = True,
 ) -> Bound:
     """The bound of one variant from its perturbation rounds' samples. A synchronous backend (`asynchronous`
     False) gets BoundKind.SYNCHRONOUS and no sides; `note` says what could not be measured (a side without a
@@ -106,7 +108,11 @@ def fit(
     so a threshold check on a share of the step finds its level again (verdicts.bound_checks).
 
     `shares_cores`: the device's work runs on the host's cores (an asynchronous backend on a CPU). No slack on
-    either side then reads INCONCLUSIVE (TAKING_TURNS), not BALANCED, and a ceiling says what it assumes."""
+    either side then reads INCONCLUSIVE (TAKING_TURNS), not BALANCED, and a ceiling says what it assumes.
+
+    `hold_jumps`: a side's slack is held at the first level below it whose paired slowdown shows the step slowed
+    there (verdicts.bound_jumps), as every fit since that rule is; False refits a bound stored before it (its
+    `held_at_jump` unset) by the rule it was fitted by."""
     # as the file stores them (to the nanosecond): a reader's refit of the file's observations gives these very figures
     observations = tuple(
         sorted(map(as_stored, observations), key=lambda o: (o.round, "" if o.side is None else str(o.side), o.level_s, o.injected_s))
@@ -131,7 +137,7 @@ def fit(
     measured = [side for side in SIDES if any(o.side == side for o in observations)]
     if not measured:
         return _with(base, BoundKind.INCONCLUSIVE, note=_joined(note, "no perturbed sample: nothing injected"))
-    return _fitted(base, measured, confidence, note)
+    return _fitted(base, measured, confidence, note, hold_jumps)
 
 
 def _with(base: Bound, kind: BoundKind, note: str | None, **changes: Any) -> Bound:
@@ -148,6 +154,7 @@ def _with(base: Bound, kind: BoundKind, note: str | None, **changes: Any) -> Bou
         steps_per_call=base.steps_per_call,
         scale_s=base.scale_s,
         shares_cores=base.shares_cores,
+        held_at_jump=changes.get("held_at_jump", False),
     )
 
 
@@ -156,7 +163,7 @@ def _joined(*notes: str | None) -> str | None:
     return "; ".join(dict.fromkeys(said)) if said else None
 
 
-def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | None) -> Bound:
+def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | None, hold_jumps: bool = True) -> Bound:
     import numpy
 
     rounds = sorted({o.round for o in base.observations})
@@ -183,6 +190,7 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
     fits: dict[Side, SideBound] = {}
     slacks: dict[Side, numpy.ndarray] = {}
     held: list[str] = []
+    jumped = False
     for side in measured:
         serial = 1.0 / max(base.steps_per_call, 1)
         knee, cost = _profile([o for o in base.observations if o.side in (None, side)], index, weights, scale, serial)
@@ -194,6 +202,15 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
             held.append(
                 f"the {side}'s slack fit past the step ({past} of {units.seconds(scale)}): held at the step, which a slack cannot exceed"
             )
+        # nor past a level below it that already slowed the step (a jump the hinge does not model: bound_jumps): the
+        # estimate and every resample held there, so the reading's difference and the ceiling follow. The cost past
+        # stays the slope past the knee, where the slope steepens (the note names it): a slope with the knee moved to
+        # the held level would blend the flat stretch after the jump into it (0.37 for a cost of 1 past a knee at 70%)
+        jump = jumps.first_jump(base, side, float(slack[0]) * scale, confidence) if hold_jumps else None
+        if jump is not None:
+            held.append(jumps.held_said(jump, float(slack[0]) * scale, confidence, base.steps_per_call, base.shares_cores))
+            slack = numpy.minimum(slack, jump.injected_s / scale)
+            jumped = True
         slacks[side] = slack
         slack_ci = interval(slack)
         if slack_ci is not None:  # a percentile interval may miss its estimate; a stored one must hold it (results.bound)
@@ -227,7 +244,15 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
         if kind == BoundKind.BALANCED and base.shares_cores:
             kind, said = BoundKind.INCONCLUSIVE, TAKING_TURNS
         notes.append(said)
-    return _with(base, kind, _joined(*notes), sides=tuple(fits[side] for side in measured), ceiling=ceiling, ceiling_ci=ceiling_ci)
+    return _with(
+        base,
+        kind,
+        _joined(*notes),
+        sides=tuple(fits[side] for side in measured),
+        ceiling=ceiling,
+        ceiling_ci=ceiling_ci,
+        held_at_jump=jumped,
+    )
 
 
 def _reading(fits: dict[Side, SideBound], slacks: dict[Side, numpy.ndarray], interval: Any, scale: float) -> tuple[BoundKind, str | None]:

@@ -42,6 +42,7 @@ from typing import Sequence
 from asyncbench.results import stats, units
 from asyncbench.results.bound import MAX_INJECTED_SHARE, Bound, BoundKind, Injection
 from asyncbench.results.budget import Budget, rounds_for_median
+from asyncbench.results.check_detail import DRIFTED
 from asyncbench.results.model import Check, Expectation, Result
 from asyncbench.verdicts import bound as fitting
 from asyncbench.verdicts import bound_levels as levels
@@ -137,7 +138,14 @@ def _at_level(stored: Bound, level: Level) -> Bound:
         return stored
     # its note is the refit's (the reading's words at this level), not the stored one's again
     return fitting.fit(
-        stored.variant, stored.observations, True, level.confidence, None, stored.steps_per_call, shares_cores=stored.shares_cores
+        stored.variant,
+        stored.observations,
+        True,
+        level.confidence,
+        None,
+        stored.steps_per_call,
+        shares_cores=stored.shares_cores,
+        hold_jumps=stored.held_at_jump,  # by the rule it was fitted by (a file from before the hold: none)
     )
 
 
@@ -226,7 +234,14 @@ def _level_check(expectation: Expectation, label: str, stored: Bound, injection:
 
     if interval is None:
         needed = rounds_for_median(level.confidence)
-        shown = head(None, "") + f", too few for a {level.name} interval {NEEDS}{needed})"
+        if rounds < needed:
+            shown = head(None, "") + f", too few for a {level.name} interval {NEEDS}{needed})"
+        else:  # enough of them, but the interval was widened for their drift until none was left (stats.median_ci)
+            independent = stats.independent_rounds(slowdowns, median)
+            shown = head(None, "") + (
+                f", but {DRIFTED} so far that too few were independent for a {level.name} interval (they count as "
+                f"{independent} independent one{'' if independent == 1 else 's'}, of the {needed} it takes)"
+            )
         return Check(expectation.text, INCONCLUSIVE, shown, median, family_error=level.family_error, delay_as_run_s=delay_as_run_s)
     # the side has a slack of at least the level where the slowdown is within the margin: `>=` asks that, `<=` its opposite
     holds = expectation.op in (">", ">=")
