@@ -182,6 +182,11 @@ class Bound:
     #: delay on either side takes a core from the other, so "no slack on either side" may be two sides taking turns
     #: rather than two balanced ones, and cutting host work may free cores for the device (verdicts.bound.fit)
     shares_cores: bool = False
+    #: the interval of (device − host slack) / step over the resampled rounds, the sides paired round by round: what a
+    #: reading of two sides is read from (verdicts.bound), and what its line under the table quotes. Not stored in a
+    #: file: a reader makes it again from the observations (session.reading refits every fitted bound), so nothing is
+    #: shown that a reader cannot check. None: one side or none measured, too few rounds, or not fitted here (`ab`)
+    difference_ci: tuple[float, float] | None = None
 
     def side(self, side: Side | str) -> SideBound | None:
         """The fit of one side (None: not measured)."""
