@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Any, Callable
 import click
 
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, stdout
-from asyncbench.cli.options import margin_option, progress_options, read_gate_time, read_progress, read_variables, selection_options
+from asyncbench.cli.options import (
+    margin_option,
+    progress_options,
+    quick_bound,
+    read_gate_time,
+    read_progress,
+    read_variables,
+    selection_options,
+)
 from asyncbench.errors import EXIT_GATE, EXIT_OK, InputError
 
 if TYPE_CHECKING:
@@ -219,6 +227,9 @@ def ab_command(
     from asyncbench.session import paired as ab
     from asyncbench.session.requests import ABRequest, Gate, Outputs
 
+    told = quick_bound(selection.quick, bound)
+    if told is not None:
+        echo_err(told)
     files = {"markdown": markdown_path, "bmf": bmf_path, "junit": junit_path}
     request = ABRequest(
         selection=selection,

@@ -342,3 +342,18 @@ def executor_settings(executor: str | None, per: str | None, sbatch: dict[str, s
     if sbatch:
         settings["sbatch"] = sbatch
     return settings
+
+
+def quick_bound(quick: bool, bound: bool) -> str | None:
+    """The one line `--bound` with `--quick` is told on stderr before anything is measured, None otherwise: --quick's
+    max_time_s (spec.schema.QUICK_SETTINGS) gives the perturbation rounds a few times that (measure.perturbation's
+    BOUND_TIME_FACTOR), in which most steps take fewer rounds than an interval needs, so its reading comes out
+    inconclusive; said once, up front, not only in each variant's note after the run. The exit code is not changed."""
+    if not (quick and bound):
+        return None
+    from asyncbench.results.bound_rule import MIN_ROUNDS
+
+    return (
+        f"asyncbench: note: --quick's time leaves too few perturbation rounds for a --bound reading (one needs at least "
+        f"{MIN_ROUNDS}): expect it inconclusive; drop --quick, or raise max_time_s, for a reading"
+    )

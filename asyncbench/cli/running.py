@@ -14,6 +14,7 @@ from asyncbench.cli.options import (
     executor_options,
     executor_settings,
     outcome_options,
+    quick_bound,
     read_progress,
     selection_options,
 )
@@ -155,6 +156,9 @@ def run(
         crowded = thread_pools.oversubscribed(threads) if executor != "slurm" else None  # a node's cores are its own
         if crowded:
             echo_err(f"asyncbench: warning: {crowded}")
+    told = quick_bound(selection.quick, bound or bound_verify is not None)
+    if told is not None:
+        echo_err(told)
     chosen = executor_settings(
         executor, per, sbatch, partition=partition, gpus_per_node=gpus_per_node, time_min=time_min, account=account, exclusive=exclusive
     )

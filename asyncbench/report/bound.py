@@ -153,6 +153,8 @@ def _rows(bound: Bound) -> list[tuple[str, ...]]:
 def _cutting(bound: Bound) -> str:
     """What cutting host work could buy, in words (on a device that shares the host's cores, what that assumes)."""
     device = bound.side(Side.DEVICE)
+    if fitting.floor_unmeasured(bound):  # before "cannot make it faster", which its ceiling of [1, 1] would say
+        return fitting.NO_FLOOR
     if unbounded(bound) and device is not None:
         return f"{NO_CEILING} ({slack(device)} of the {units.seconds(bound.step_s)} step)"
     if bound.ceiling is None:
@@ -178,23 +180,41 @@ def _more(fit: SideBound, step_s: float) -> str:
     return f"could take {slack(fit)} more per step ({share(fit, step_s)} of it) before the step slows"
 
 
+def _decided_by(bound: Bound) -> str:
+    """The interval a reading of two sides was decided from, in words ("the host's slack exceeds the device's by 55%
+    to 85% of the step (paired, round by round); "), or nothing where the bound has none (one side measured, or a
+    bound `ab` read): the sides' own intervals beside it may overlap (host 822 µs [673 µs–1.02 ms], device ~0 [≤ 708
+    µs]) where the paired difference, round by round, does not."""
+    return "" if bound.difference_ci is None else f"{fitting.exceeds(bound.difference_ci)}; "
+
+
 def reading(bound: Bound) -> str:
-    """The reading in words: 'device-bound: the host could take 420 µs [400–440] more per step (38% of it) before
-    the step slows; no gain shown: cutting host work makes it at most 1.01× faster (1.00× [1.00–1.01])'."""
+    """The reading in words: 'device-bound: the host's slack exceeds the device's by 34% to 42% of the step (paired,
+    round by round); the host could take 420 µs [400–440] more per step (38% of it) before the step slows; no gain
+    shown: cutting host work makes it at most 1.01× faster (1.00× [1.00–1.01])'."""
     host, device = bound.side(Side.HOST), bound.side(Side.DEVICE)
     if bound.bound == BoundKind.SYNCHRONOUS:
         return bound.note or fitting.SYNCHRONOUS_NOTE
     if not bound.rounds:  # nothing was measured: no interval to speak of (one step a sample, rounds cut at once)
         return f"not measured: {bound.note}" if bound.note else "not measured: no perturbation round"
+    decided = _decided_by(bound)
     if bound.bound == BoundKind.DEVICE:
-        said = f"device-bound: the host {_more(host, bound.step_s)}" if host is not None else "device-bound"
+        said = f"device-bound: {decided}the host {_more(host, bound.step_s)}" if host is not None else "device-bound"
         return f"{said}; {_cutting(bound)}"
     if bound.bound == BoundKind.HOST:
-        said = f"host-bound: the device {_more(device, bound.step_s)}" if device is not None else "host-bound"
+        said = f"host-bound: {decided}the device {_more(device, bound.step_s)}" if device is not None else "host-bound"
         return f"{said}; {_cutting(bound)}"
     if bound.bound == BoundKind.BALANCED:
-        return f"balanced: host and device take about as long (within {units.percent(fitting.BALANCE_BAND)} of the step); {_cutting(bound)}"
-    return "inconclusive: the intervals do not tell host from device" + (f" ({bound.note})" if bound.note else "")
+        band = fitting.BALANCE_BAND
+        if bound.difference_ci is None:
+            return f"balanced: host and device take about as long (within {units.percent(band)} of the step); {_cutting(bound)}"
+        decided = f"{fitting.exceeds(bound.difference_ci)}, within ±{units.percent(band)}"
+        return f"balanced: host and device take about as long: {decided}; {_cutting(bound)}"
+    said = "inconclusive: the intervals do not tell host from device"
+    low, high = bound.difference_ci or (0.0, 0.0)
+    if low > fitting.DECISION_MARGIN or high < -fitting.DECISION_MARGIN:  # decided, but its side has no knee (the note)
+        said = "inconclusive: the side the slacks point to is not shown to set the pace"
+    return said + (f" ({bound.note})" if bound.note else "")
 
 
 def _waits(bound: Bound, census: Census | None) -> str | None:
@@ -261,7 +281,9 @@ def _summary(bound: Bound, census: Census | None, timed: VariantResult | None = 
     if apart is not None:
         lines.append((bound.variant, apart))
     device = bound.side(Side.DEVICE)
-    if bound.bound == BoundKind.INCONCLUSIVE and unbounded(bound) and device is not None:  # the others' reading says it
+    if bound.bound == BoundKind.INCONCLUSIVE and fitting.floor_unmeasured(bound):  # the others' reading says it
+        lines.append((bound.variant, fitting.NO_FLOOR))
+    elif bound.bound == BoundKind.INCONCLUSIVE and unbounded(bound) and device is not None:
         lines.append((bound.variant, f"{NO_CEILING} ({slack(device)} of the {units.seconds(bound.step_s)} step)"))
     for fit in bound.sides:
         said = fitting.cost_reading(fit, bound.step_s)

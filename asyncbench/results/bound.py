@@ -186,6 +186,11 @@ class Bound:
     #: verdicts.bound_jumps), and its note says so. A reader refits the bound by the rule it was fitted by: a file
     #: written before slacks were held stores none, and reads as it was written
     held_at_jump: bool = False
+    #: the interval of (device − host slack) / step over the resampled rounds, the sides paired round by round: what a
+    #: reading of two sides is read from (verdicts.bound), and what its line under the table quotes. Not stored in a
+    #: file: a reader makes it again from the observations (session.reading refits every fitted bound), so nothing is
+    #: shown that a reader cannot check. None: one side or none measured, too few rounds, or not fitted here (`ab`)
+    difference_ci: tuple[float, float] | None = None
 
     def side(self, side: Side | str) -> SideBound | None:
         """The fit of one side (None: not measured)."""

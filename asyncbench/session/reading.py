@@ -134,9 +134,10 @@ def _rekinded(bound: Bound, at: At, held: bool) -> Bound:
     inconclusive bound edited to `host` beside a host slack of 88% of the step shows as the rule reads it. Where
     `held` (a file of HELD_FROM_SCHEMA or later), each side's slack, its interval, its cost past and that cost's
     interval are held to the refit's first (`_held`): a narrowed interval, or observations edited so that they read
-    otherwise, are refused rather than shown beside a reading they do not give. Only the kind is replaced: the
+    otherwise, are refused rather than shown beside a reading they do not give. The kind is replaced, not the figures: the
     bound's note is its fit's and the engine's words (results.bound_held leaves it unheld), and its figures are held
-    on reading."""
+    on reading; the refit's interval of the paired difference (Bound.difference_ci, never stored) is taken too, and
+    where the kind changed, the refit's parts of its note the stored one lacks (why it reads so now)."""
     if bound.bound not in _REFITTED or not bound.sides or not bound.observations:
         return bound
     refit = fitting.fit(
@@ -150,7 +151,19 @@ def _rekinded(bound: Bound, at: At, held: bool) -> Bound:
     )
     if held:
         _held(bound, refit, at)
-    return bound if refit.bound == bound.bound else dataclasses.replace(bound, bound=refit.bound)
+    if refit.bound == bound.bound and refit.difference_ci == bound.difference_ci:
+        return bound
+    # the interval of the paired difference the reading is read from is not stored: the refit's, which the reading's
+    # line quotes; a kind read otherwise now (a device slack without a knee, once named the bound) gets the refit's
+    # words for why beside the stored note's
+    note = bound.note if refit.bound == bound.bound else _with_parts(bound.note, refit.note)
+    return dataclasses.replace(bound, bound=refit.bound, difference_ci=refit.difference_ci, note=note)
+
+
+def _with_parts(stored: str | None, refit: str | None) -> str | None:
+    """The stored note with the refit's "; "-joined parts it does not say yet, after it."""
+    parts = [part for note in (stored, refit) if note for part in note.split("; ")]
+    return "; ".join(dict.fromkeys(parts)) or None
 
 
 def _held(stored: Bound, refit: Bound, at: At) -> None:

@@ -18,7 +18,9 @@ model of an overlapped step, where at least one slack is 0), the step being the 
 shares are of (each resample's own step in its place had a note say -131% beside a table whose slacks were within
 108%): HOST where its interval lies wholly above DECISION_MARGIN, DEVICE wholly below −DECISION_MARGIN, BALANCED
 where it lies within ±BALANCE_BAND and neither slack's interval reaches past BALANCE_BAND of the step, else
-INCONCLUSIVE. With one side measured (no device delay on this backend), only that side's own slack can decide: a
+INCONCLUSIVE; a side named so whose slack of 0 has no knee (bound_readings.no_knee) is not, INCONCLUSIVE then. The
+difference's interval is kept on the bound (Bound.difference_ci: never stored, a reader's refit makes it again).
+With one side measured (no device delay on this backend), only that side's own slack can decide: a
 side whose slack lies wholly above DECISION_MARGIN of the step does not set the pace, so the other does (HOST from
 the device's slack, DEVICE from the host's; the note says that it rests on one side, and that a step whose waits
 leave that side idle reads the same); a side without slack may be the bound or balanced with the other, which one
@@ -34,17 +36,21 @@ from typing import TYPE_CHECKING, Any, Sequence
 from asyncbench.results import bound_rule, stats, units
 from asyncbench.results.bound import SIDES, Bound, BoundKind, Perturbed, Side, SideBound, as_stored
 from asyncbench.verdicts import bound_jumps as jumps
+from asyncbench.verdicts.bound_readings import NO_FLOOR as NO_FLOOR
 from asyncbench.verdicts.bound_readings import NO_KNEE as NO_KNEE
 from asyncbench.verdicts.bound_readings import NOT_PAST as NOT_PAST
 from asyncbench.verdicts.bound_readings import ONE_BOTTLENECK as ONE_BOTTLENECK
 from asyncbench.verdicts.bound_readings import TOP_OF_LEVELS as TOP_OF_LEVELS
 from asyncbench.verdicts.bound_readings import at_least_top as at_least_top
 from asyncbench.verdicts.bound_readings import cost_reading as cost_reading
+from asyncbench.verdicts.bound_readings import exceeds as exceeds
+from asyncbench.verdicts.bound_readings import floor_unmeasured as floor_unmeasured
 from asyncbench.verdicts.bound_readings import held_at_step as held_at_step
+from asyncbench.verdicts.bound_readings import knee_missing, undecided
 from asyncbench.verdicts.bound_readings import no_ceiling as no_ceiling
+from asyncbench.verdicts.bound_readings import no_knee as no_knee
 from asyncbench.verdicts.bound_readings import reaches_top as reaches_top
 from asyncbench.verdicts.bound_readings import unbounded as unbounded
-from asyncbench.verdicts.bound_readings import undecided
 from asyncbench.verdicts.bound_readings import widest_slack_share as widest_slack_share
 
 if TYPE_CHECKING:
@@ -155,6 +161,7 @@ def _with(base: Bound, kind: BoundKind, note: str | None, **changes: Any) -> Bou
         scale_s=base.scale_s,
         shares_cores=base.shares_cores,
         held_at_jump=changes.get("held_at_jump", False),
+        difference_ci=changes.get("difference_ci"),
     )
 
 
@@ -236,53 +243,73 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
             ceiling_ci = bound_rule.ceiling_interval(base.step_s, fits[Side.DEVICE].slack_ci_s)
         # else a floor of 0: no ceiling, which the reading's line says from the numbers (report.bound.unbounded), as
         # it does where only the slack's interval reaches the whole step
+    difference = None
     if not with_interval:
         kind = BoundKind.INCONCLUSIVE
         notes.append(f"{base.rounds} perturbation round{'' if base.rounds == 1 else 's'}: too few for an interval (at least {MIN_ROUNDS})")
     else:
-        kind, said = _reading(fits, slacks, interval, scale)
+        kind, said, difference = _reading(fits, slacks, interval, scale)
         if kind == BoundKind.BALANCED and base.shares_cores:
             kind, said = BoundKind.INCONCLUSIVE, TAKING_TURNS
         notes.append(said)
+    sides = tuple(fits[side] for side in measured)
     return _with(
         base,
         kind,
         _joined(*notes),
-        sides=tuple(fits[side] for side in measured),
+        sides=sides,
         ceiling=ceiling,
         ceiling_ci=ceiling_ci,
+        difference_ci=difference,
         held_at_jump=jumped,
     )
 
 
-def _reading(fits: dict[Side, SideBound], slacks: dict[Side, numpy.ndarray], interval: Any, scale: float) -> tuple[BoundKind, str | None]:
-    """The reading from the intervals, and what it rests on where that needs saying."""
+def _reading(
+    fits: dict[Side, SideBound], slacks: dict[Side, numpy.ndarray], interval: Any, scale: float
+) -> tuple[BoundKind, str | None, tuple[float, float] | None]:
+    """The reading from the intervals, what it rests on where that needs saying, and the interval of the paired
+    difference (device − host slack) / step it was read from (None with one side measured).
+
+    A side the difference names as the bound (HOST where the device's slack is shown the larger, DEVICE where the
+    host's is) is not named so where it has no knee (bound_readings.no_knee: a slack of [0, 0] beside a cost past it
+    wholly below 1): its slack of 0 says no delay on it was free, not that it alone sets the pace, which the reading
+    would claim (a trial read DEVICE-BOUND, and "cutting host work cannot make it faster", of 40 elementwise ops that
+    jit then ran 123× faster). INCONCLUSIVE then, and the note says why in plain words (bound_readings.knee_missing)."""
     shares = {side: fit.slack_ci_s for side, fit in fits.items()}
     if len(fits) == 1:
         [(side, slack_ci)] = shares.items()
         other = Side.DEVICE if side == Side.HOST else Side.HOST
         if slack_ci is not None and slack_ci[0] > DECISION_MARGIN * scale:
-            return (BoundKind.DEVICE if side == Side.HOST else BoundKind.HOST), (
-                f"from the {side}'s slack alone (no {other} delay measured here): a step whose waits leave the {side} idle reads the same"
+            return (
+                (BoundKind.DEVICE if side == Side.HOST else BoundKind.HOST),
+                (
+                    f"from the {side}'s slack alone (no {other} delay measured here): "
+                    f"a step whose waits leave the {side} idle reads the same"
+                ),
+                None,
             )
-        return BoundKind.INCONCLUSIVE, (
-            f"the {side} has no slack worth naming: it is the bound or balanced with the {other}, whose delay was not measured here"
+        return (
+            BoundKind.INCONCLUSIVE,
+            (f"the {side} has no slack worth naming: it is the bound or balanced with the {other}, whose delay was not measured here"),
+            None,
         )
     # a share of the step the table's slacks are shares of (the unperturbed median), not of each resample's own
     difference = interval(slacks[Side.DEVICE] - slacks[Side.HOST])
     if difference is None:
-        return BoundKind.INCONCLUSIVE, "no interval for the difference of the sides"
+        return BoundKind.INCONCLUSIVE, "no interval for the difference of the sides", None
     low, high = difference
     idle = all(ci is not None and ci[0] > BALANCE_BAND * scale for ci in shares.values())
     waits = BOTH_SLACK if idle else None
-    if low > DECISION_MARGIN:
-        return BoundKind.HOST, waits
-    if high < -DECISION_MARGIN:
-        return BoundKind.DEVICE, waits
+    named = Side.HOST if low > DECISION_MARGIN else Side.DEVICE if high < -DECISION_MARGIN else None
+    if named is not None and no_knee(fits[named], scale):
+        return BoundKind.INCONCLUSIVE, knee_missing(named, difference), difference
+    if named is not None:
+        return (BoundKind.HOST if named == Side.HOST else BoundKind.DEVICE), waits, difference
     small = all(ci is not None and ci[1] <= BALANCE_BAND * scale for ci in shares.values())
     if low >= -BALANCE_BAND and high <= BALANCE_BAND and small:
-        return BoundKind.BALANCED, None
-    return BoundKind.INCONCLUSIVE, waits or undecided(difference, shares, scale)
+        return BoundKind.BALANCED, None, difference
+    return BoundKind.INCONCLUSIVE, waits or undecided(difference, shares, scale), difference
 
 
 def expanded_tail(confidence: float, rounds: int) -> float:

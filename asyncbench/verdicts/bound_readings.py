@@ -13,13 +13,18 @@ from asyncbench.results.bound import Bound, BoundKind, Side, SideBound
 #: the cost past a slack where that side alone sets the pace (one bottleneck: each second of delay costs the step one):
 #: cost_reading's words rest on its interval lying wholly above or below it, so a printed end never rounds onto it
 ONE_BOTTLENECK = 1.0
-#: what a slack of [0, 0] beside a cost wholly below 1 says (cost_reading): the step slowed from the first delay by a
+#: what a slack of [0, 0] beside a cost wholly below NO_KNEE_BELOW says (cost_reading): the step slowed from the first delay by a
 #: share of it, with no knee (a concave response, 0.9 of the delay up to 0.3 step then 0.45, fits [0, 0] and 0.62)
 NO_KNEE = (
     "no knee: the step slowed from the first delay on, by part of each delay (a slowdown that flattens as the delay "
     "grows, which a hinge, flat then rising, fits only with its knee at 0); the slack of 0 says no delay was free, not "
     "that this side alone sets the pace (that would cost the whole delay)"
 )
+#: the cost past a slack of [0, 0] reads NO_KNEE only where its interval lies wholly below this: a side whose every delay
+#: cost the step within DECISION_MARGIN of the whole delay sets the pace as far as a reading can tell (a planted
+#: one-bottleneck host fit 0.99 [0.985–0.998] in 1 of 20 seeded reruns, which "no knee" would have denied its reading);
+#: between it and 1 nothing is said
+NO_KNEE_BELOW = ONE_BOTTLENECK - bound_rule.DECISION_MARGIN
 #: what is said of the cost past a slack held at the step (`held_at_step`) in place of a figure: the fit's knee lay
 #: past the step, so its slope is of delays beyond that knee (0 where the step never slowed, leaving only the share
 #: every delay shows: a trial printed 0.05 [0.05–0.34], 1/steps, and called it "partial overlap"), not past the step
@@ -53,9 +58,20 @@ def unbounded(bound: Bound) -> bool:
 
 def no_ceiling(bound: Bound) -> bool:
     """Whether the bound has no ceiling to show (the table's ceiling column reads '–'): none stored (no device side, a
-    synchronous backend, a floor of 0) or `unbounded`. What a checked capture says (verdicts.verified, report.bound)
-    then claims no share of a ceiling and quotes none: the table beside it says none was measured."""
-    return bound.ceiling is None or unbounded(bound)
+    synchronous backend, a floor of 0), `unbounded`, or a device slack of 0 without a knee (`floor_unmeasured`). What
+    a checked capture says (verdicts.verified, report.bound) then claims no share of a ceiling and quotes none: the
+    table beside it says none was measured."""
+    return bound.ceiling is None or unbounded(bound) or floor_unmeasured(bound)
+
+
+def floor_unmeasured(bound: Bound) -> bool:
+    """Whether the device's slack is 0 without a knee (`no_knee`), so that the floor, step − that slack, was not
+    measured: the slack of 0 says no device delay was free, not that the device's work alone takes the whole step.
+    The ceiling computed from it (step / step, 1.00× [1.00–1.00]: a file still stores it, the arithmetic
+    results.bound_rule holds) is then no ceiling, and nothing is said of it (NO_FLOOR): a trial printed "cutting host
+    work cannot make it faster" of a step that jit then ran 123× faster."""
+    device = bound.side(Side.DEVICE)
+    return device is not None and bound.bound != BoundKind.SYNCHRONOUS and no_knee(device, bound.step_s)
 
 
 def reaches_top(side: SideBound) -> bool:
@@ -86,7 +102,7 @@ def cost_reading(side: SideBound, step_s: float) -> str | None:
     was seen past the slack. The guide promised both phrases where the interval is clear of 1, and a margin of 0.15
     kept them off 0.67 [0.42–0.94] and 1.13 [1.05–1.20].
 
-    A slack of 0 throughout its interval ([0, 0]) with a cost wholly below 1 is no hinge at all: the step slowed from
+    A slack of 0 throughout its interval ([0, 0]) with a cost wholly below NO_KNEE_BELOW is no hinge at all: the step slowed from
     the first delay, by a share of each, at every level. Every resample puts the knee at 0 where the slowdown
     flattens as the delay grows (concave, as a device delay on cores the host shares gave): a hinge is flat then
     rising, and any knee above 0 leaves the steepest part of the curve flat. Not because that side alone sets the
@@ -103,9 +119,47 @@ def cost_reading(side: SideBound, step_s: float) -> str | None:
         return "the delay hurts something else too"
     if high < ONE_BOTTLENECK:
         if side.slack_ci_s is not None and side.slack_ci_s[1] <= 0:
-            return NO_KNEE
+            return NO_KNEE if high < NO_KNEE_BELOW else None
         return "partial overlap"
     return None
+
+
+def no_knee(side: SideBound, step_s: float) -> bool:
+    """Whether the side's slack is 0 with no knee (cost_reading's NO_KNEE: a slack of [0, 0] beside a cost past it
+    wholly below NO_KNEE_BELOW): no delay on it was free, yet none cost the step the whole delay. Such a side is never named the
+    bound (verdicts.bound's reading), and a device side of it measures no floor (`floor_unmeasured`)."""
+    return cost_reading(side, step_s) == NO_KNEE
+
+
+#: what the line under the table says where the device's slack is 0 without a knee (`floor_unmeasured`), in place of
+#: a ceiling: no "cannot make it faster", which the slack of 0 was once read as
+NO_FLOOR = (
+    "what cutting host work could buy is not measured: the device's slack of 0 has no knee, so the floor (step − that slack) is not known"
+)
+
+
+def exceeds(difference: tuple[float, float]) -> str:
+    """The interval of (device − host slack) / step in plain words, as the side with more slack exceeding the other:
+    "the host's slack exceeds the device's by 55% to 85% of the step (paired, round by round)"; where it straddles 0,
+    "device − host slack −2.1% to 3.4% of the step (paired, round by round)". Each end printed on its own side of the
+    decision margin (`share_beside`)."""
+    low, high = difference
+    margin = bound_rule.DECISION_MARGIN
+    paired = "of the step (paired, round by round)"
+    if low > 0:
+        return f"the device's slack exceeds the host's by {share_beside(low, margin)} to {share_beside(high, margin)} {paired}"
+    if high < 0:
+        return f"the host's slack exceeds the device's by {share_beside(-high, margin)} to {share_beside(-low, margin)} {paired}"
+    return f"device − host slack {share_beside(low, margin)} to {share_beside(high, margin)} {paired}"
+
+
+def knee_missing(side: Side, difference: tuple[float, float]) -> str:
+    """Why a reading the difference of the slacks points to (`side` the bound) is not given: that side has no knee
+    (`no_knee`), so its slack of 0 does not say it sets the pace."""
+    return (
+        f"{exceeds(difference)}, which would name the {side} the bound, but the {side}'s slack of 0 has no knee: no "
+        "delay on it was free, yet none cost the step the whole delay, as one on a side that alone sets the pace would"
+    )
 
 
 #: the most decimals a share beside a threshold is given so that it prints on its own side of that threshold

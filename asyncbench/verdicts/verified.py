@@ -48,6 +48,11 @@ PAIRED = "the median of the rounds' paired savings"
 SIDES_MEDIANS = "the sides' own medians"
 #: what the line says where the device's slack and its whole interval are 0: cutting host work surely saves nothing
 NO_SLACK = "the device has no slack: cutting host work cannot save anything"
+#: what the line says where the device's slack is 0 without a knee (verdicts.bound.floor_unmeasured): the floor is not
+#: measured, so neither "no slack: cannot save anything" nor "faster than the floor" (a step jit ran 123× faster was
+#: said both ways of one slack of 0); the saving is said in time. It begins as results.bound_held.NOTE_PARTS's
+#: "the device's slack is " does
+NO_FLOOR = "the device's slack is 0 without a knee, so the floor (step − that slack) is not measured"
 #: what the line says where the device's slack has no interval (too few perturbation rounds): passing the floor is a
 #: claim on two intervals, and a point estimate of the slack (a "0 ns ±?" from one round) bears none
 NOT_JUDGED = "whether it ran faster than the floor (step − the device's slack) is not judged: the slack has no interval"
@@ -144,6 +149,8 @@ def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound:
         if device.slack_s <= 0:
             return _noted(base, f"{said} ({PAIRED}; {versus})")
         return Verified(how, step_s, step_ci, saving / device.slack_s, None, said, tuple(pairs))
+    if fitting.floor_unmeasured(bound):  # a slack of 0 without a knee: no floor to pass, nor to fall short of
+        return _noted(base, f"{NO_FLOOR}: {how} {saved} ({PAIRED}; {versus})")
     # the floor passed beyond both intervals: the saving's low end above the slack's high end
     past = saving_ci is not None and saving_ci[0] > device.slack_ci_s[1]
     if device.slack_s <= 0:

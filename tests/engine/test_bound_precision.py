@@ -256,3 +256,14 @@ def test_a_case_whose_rounds_are_quick_stops_at_the_most_rounds_whatever_its_bud
     said = taker.cut_short()
     assert said is not None
     assert said.startswith("perturbation rounds stopped at their most, 14 rounds, a slack's interval still wider than ±5%")
+
+
+def test_rounds_skipped_for_time_say_what_the_rounds_taken_took_not_a_budget_broken() -> None:
+    """'taken 0.66 s, past their budget of 0.005 s' read as a limit the tool broke: the first rounds take what they
+    take, and the note says so as what happened."""
+    taker, _ = rounds_until_stopped(Planted(noise=0.5), budget_s=0.001)
+    said = taker.cut_short()
+    assert said is not None
+    assert "budget" not in said
+    given = f"the 0.001 s ({perturbation.BOUND_TIME_FACTOR:g}× max_time_s) the rounds are given"
+    assert f"the rounds taken took {taker.spent_s:.3g} s, past {given}" in said

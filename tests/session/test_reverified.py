@@ -152,4 +152,7 @@ def test_an_inconclusive_bound_edited_to_host_or_device_shows_as_its_observation
 def test_a_genuine_host_or_device_bound_reads_as_written(host, device, tmp_path):
     fitted = _fitted(30, 4, host=host, device=device)
     assert fitted.bound in (BoundKind.HOST, BoundKind.DEVICE)
-    assert _loaded(_raw(result_with(fitted)), tmp_path) == Report.from_dict(_raw(result_with(fitted)), "r.json").results[0].bound["a"]
+    stored = Report.from_dict(_raw(result_with(fitted)), "r.json").results[0].bound["a"]
+    # as written, with the interval of the paired difference its reading was read from, which the file does not store
+    # and the reader's refit makes again
+    assert _loaded(_raw(result_with(fitted)), tmp_path) == dataclasses.replace(stored, difference_ci=fitted.difference_ci)

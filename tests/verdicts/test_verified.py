@@ -59,7 +59,11 @@ def test_a_synchronous_backend_is_timed_with_no_ceiling_to_compare_with() -> Non
 
 
 def test_a_device_without_slack_has_no_share_to_reach() -> None:
+    # a device slack of [0, 0] past which each delay costs the step the whole delay (one bottleneck): no slack, surely
+    # (one costing part of each delay has no knee, and no floor: test_bound_no_knee)
     none_at_all = _with_device_slack(0.0, (0.0, 0.0))
+    host, device = none_at_all.sides
+    none_at_all = dataclasses.replace(none_at_all, sides=(host, dataclasses.replace(device, cost_past=1.0, cost_past_ci=(0.95, 1.05))))
     found = verified.verified("jit", _pairs(0.0011, 0.0011), none_at_all)
     assert found.reached is None
     assert found.note is not None
