@@ -215,3 +215,21 @@ def overlap_efficiency(alone_s: Sequence[float], together_s: float) -> float | N
     if room <= 0:
         return None
     return (total - together_s) / room
+
+
+def expanded_tail(confidence: float, rounds: int) -> float:
+    """The tail the percentile interval is read at: (1 − confidence)/2 widened for a small sample, as Hesterberg's
+    expanded percentile interval does (the bootstrap's spread is too narrow by √((n−1)/n), and a normal quantile
+    too small by Student's t on n − 1 degrees of freedom): the tail at z = √(n/(n−1))·t(n−1, 1 − tail). At 30
+    rounds a 95% interval is read at 1.9% and 98.1%; planted slacks were covered in 88–93% of reruns without it."""
+    normal = statistics.NormalDist()
+    z = normal.inv_cdf(1 - (1 - confidence) / 2)
+    freedom = rounds - 1
+    # Student's t quantile by its Cornish–Fisher expansion in 1/ν (within 0.1% of the exact one from ν = 4 on)
+    t = (
+        z
+        + (z**3 + z) / (4 * freedom)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * freedom**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * freedom**3)
+    )
+    return normal.cdf(-math.sqrt(rounds / freedom) * t)

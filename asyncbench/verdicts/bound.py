@@ -29,7 +29,6 @@ side cannot tell: INCONCLUSIVE.
 
 from __future__ import annotations
 
-import math
 import statistics
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -185,7 +184,7 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
         numpy.add.at(counts, (numpy.arange(RESAMPLES)[:, None], draws), 1.0)
         weights = numpy.vstack([weights, counts])  # row 0: every round once (the estimate); then the resamples
     steps = _steps(base.observations, index, weights) / scale
-    tail = expanded_tail(confidence, len(rounds)) if with_interval else 0.0
+    tail = stats.expanded_tail(confidence, len(rounds)) if with_interval else 0.0
 
     def interval(values: numpy.ndarray) -> tuple[float, float] | None:
         if not with_interval:
@@ -195,7 +194,8 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
         return (float(low), float(high)) if numpy.isfinite(low) and numpy.isfinite(high) else None
 
     fits: dict[Side, SideBound] = {}
-    slacks: dict[Side, numpy.ndarray] = {}
+    slacks: dict[Side, numpy.ndarray] = {}  # per resample: each side's slack (held ones at most their level)
+    floors: dict[Side, numpy.ndarray] = {}  # and the least it may be (0 for a held side; else the slack itself)
     held: list[str] = []
     jumped = False
     for side in measured:
@@ -214,12 +214,19 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
         # stays the slope past the knee, where the slope steepens (the note names it): a slope with the knee moved to
         # the held level would blend the flat stretch after the jump into it (0.37 for a cost of 1 past a knee at 70%)
         jump = jumps.first_jump(base, side, float(slack[0]) * scale, confidence) if hold_jumps else None
+        floor = slack  # each resample's least slack the evidence allows: the fit's own, or 0 where held (below)
         if jump is not None:
             held.append(jumps.held_said(jump, float(slack[0]) * scale, confidence, base.steps_per_call, base.shares_cores))
             slack = numpy.minimum(slack, jump.injected_s / scale)
+            # held, the slack is known to lie below that level and no more: the hinge that placed it is the model the
+            # jump broke, so its interval reaches 0 ('~0 [≤ 774 µs]'), never the point [774–774] every resample's knee
+            # past the level would give (a precision the data does not have, which also stopped the rounds early)
+            floor = numpy.zeros_like(slack)
             jumped = True
-        slacks[side] = slack
+        slacks[side], floors[side] = slack, floor
         slack_ci = interval(slack)
+        if slack_ci is not None and jump is not None:
+            slack_ci = (0.0, slack_ci[1])
         if slack_ci is not None:  # a percentile interval may miss its estimate; a stored one must hold it (results.bound)
             slack_ci = (min(slack_ci[0], float(slack[0])), max(slack_ci[1], float(slack[0])))
         fits[side] = SideBound(
@@ -248,7 +255,7 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
         kind = BoundKind.INCONCLUSIVE
         notes.append(f"{base.rounds} perturbation round{'' if base.rounds == 1 else 's'}: too few for an interval (at least {MIN_ROUNDS})")
     else:
-        kind, said, difference = _reading(fits, slacks, interval, scale)
+        kind, said, difference = _reading(fits, slacks, floors, interval, scale)
         if kind == BoundKind.BALANCED and base.shares_cores:
             kind, said = BoundKind.INCONCLUSIVE, TAKING_TURNS
         notes.append(said)
@@ -266,10 +273,12 @@ def _fitted(base: Bound, measured: list[Side], confidence: float, note: str | No
 
 
 def _reading(
-    fits: dict[Side, SideBound], slacks: dict[Side, numpy.ndarray], interval: Any, scale: float
+    fits: dict[Side, SideBound], slacks: dict[Side, numpy.ndarray], floors: dict[Side, numpy.ndarray], interval: Any, scale: float
 ) -> tuple[BoundKind, str | None, tuple[float, float] | None]:
     """The reading from the intervals, what it rests on where that needs saying, and the interval of the paired
-    difference (device − host slack) / step it was read from (None with one side measured).
+    difference (device − host slack) / step it was read from (None with one side measured). `floors`: each side's
+    least slack per resample (a side held at a jump may be anywhere from 0 to its level): the difference's low end
+    is read with the device at its least and the host at its most, its high end the other way round.
 
     A side the difference names as the bound (HOST where the device's slack is shown the larger, DEVICE where the
     host's is) is not named so where it has no knee (bound_readings.no_knee: a slack of [0, 0] beside a cost past it
@@ -295,9 +304,11 @@ def _reading(
             None,
         )
     # a share of the step the table's slacks are shares of (the unperturbed median), not of each resample's own
-    difference = interval(slacks[Side.DEVICE] - slacks[Side.HOST])
-    if difference is None:
+    lowest = interval(floors[Side.DEVICE] - slacks[Side.HOST])
+    highest = interval(slacks[Side.DEVICE] - floors[Side.HOST])
+    if lowest is None or highest is None:
         return BoundKind.INCONCLUSIVE, "no interval for the difference of the sides", None
+    difference = (lowest[0], highest[1])
     low, high = difference
     idle = all(ci is not None and ci[0] > BALANCE_BAND * scale for ci in shares.values())
     waits = BOTH_SLACK if idle else None
@@ -310,24 +321,6 @@ def _reading(
     if low >= -BALANCE_BAND and high <= BALANCE_BAND and small:
         return BoundKind.BALANCED, None, difference
     return BoundKind.INCONCLUSIVE, waits or undecided(difference, shares, scale), difference
-
-
-def expanded_tail(confidence: float, rounds: int) -> float:
-    """The tail the percentile interval is read at: (1 − confidence)/2 widened for a small sample, as Hesterberg's
-    expanded percentile interval does (the bootstrap's spread is too narrow by √((n−1)/n), and a normal quantile
-    too small by Student's t on n − 1 degrees of freedom): the tail at z = √(n/(n−1))·t(n−1, 1 − tail). At 30
-    rounds a 95% interval is read at 1.9% and 98.1%; planted slacks were covered in 88–93% of reruns without it."""
-    normal = statistics.NormalDist()
-    z = normal.inv_cdf(1 - (1 - confidence) / 2)
-    freedom = rounds - 1
-    # Student's t quantile by its Cornish–Fisher expansion in 1/ν (within 0.1% of the exact one from ν = 4 on)
-    t = (
-        z
-        + (z**3 + z) / (4 * freedom)
-        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * freedom**2)
-        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * freedom**3)
-    )
-    return normal.cdf(-math.sqrt(rounds / freedom) * t)
 
 
 def _steps(observations: Sequence[Perturbed], index: dict[int, int], weights: numpy.ndarray) -> numpy.ndarray:

@@ -57,6 +57,11 @@ def test_a_jump_at_every_level_holds_the_host_slack_at_the_first_level_that_slow
     assert host.slack_s <= first + 1e-9
     assert host.slack_ci_s is not None
     assert host.slack_ci_s[1] <= first + 1e-9
+    # at most that level, and no more known: the interval reaches 0 ('~0 [≤ x]'), never the point every resample's
+    # knee past the level would give; so the reading cannot rest on the host's slack being that level
+    assert host.slack_ci_s[0] == 0.0
+    assert fitted.difference_ci is not None and fitted.difference_ci[1] >= 0.0
+    assert fitted.bound == BoundKind.INCONCLUSIVE
     assert fitted.held_at_jump
     assert fitted.note is not None
     assert f"the host's slack held at {first * 1e6:.0f} µs: a delay of {first * 1e6:.0f} µs already slowed the step by" in fitted.note

@@ -22,7 +22,7 @@ def _reading(difference: tuple[float, float], host: tuple[float, float], device:
         Side.DEVICE: SideBound(Side.DEVICE, device[0], device, 1.0, (0.9, 1.1), (0.0002, 0.001)),
     }
     slacks = {side: numpy.zeros(2) for side in fits}
-    kind, said, _ = bound._reading(fits, slacks, lambda _: difference, STEP_S)
+    kind, said, _ = bound._reading(fits, slacks, slacks, lambda _: difference, STEP_S)
     return kind, said
 
 
@@ -73,7 +73,7 @@ def test_the_other_readings_are_unchanged():
     assert _reading((0.08, 0.2), host=(0.0002, 0.0004), device=(0.0, 0.00001))[0] == BoundKind.HOST
     assert _reading((-0.2, -0.08), host=(0.0, 0.00001), device=(0.0002, 0.0004))[0] == BoundKind.DEVICE
     fits = {side: SideBound(side, 0.0, (0.0, 0.0001), 1.0, (0.9, 1.1), (0.0002, 0.001)) for side in (Side.HOST, Side.DEVICE)}
-    assert bound._reading(fits, {side: numpy.zeros(2) for side in fits}, lambda _: (-0.03, 0.03), STEP_S) == (
+    assert bound._reading(fits, (zeros := {side: numpy.zeros(2) for side in fits}), zeros, lambda _: (-0.03, 0.03), STEP_S) == (
         BoundKind.BALANCED,
         None,
         (-0.03, 0.03),
