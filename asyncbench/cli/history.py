@@ -106,7 +106,10 @@ def history_command(
     (too unsteady to tell: a run whose CPU pressure says a neighbour, as
     compare reads it, or whose machine moved). A series too short to judge (fewer runs recorded
     than a search needs: a young one) passes, and one line says how many
-    there were and why. A change in the machine's
+    there were and why (where every series is young: that the gate judged
+    nothing; it still exits 0, as the history guide says why). A change in
+    a series whose figures cannot be told from 0 (every run's interval holds
+    0) is not judged, and says so. A change in the machine's
     own series (machine_s, cpu_pressure) is the runner, not the code: a
     note, never a failure.
 
@@ -142,7 +145,7 @@ def history_command(
         echo_err(shown.regression_line(hit, within, allow_inconclusive, margin=max_regression))
     young = gate.too_short(found)
     if young:
-        echo_err(shown.too_short_line(young))
+        echo_err(shown.too_short_line(young, judged_nothing=gate.judged_nothing(found)))
     if gate.failing(hits, allow_inconclusive):
         sys.exit(EXIT_GATE)
 

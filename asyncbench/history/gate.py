@@ -23,6 +23,10 @@ before: a gate starts to guard a series after its first few runs, and says so in
 would fail every new series' first five runs (a fresh history, a benchmark a pull request adds) with nothing wrong to
 say, where an unsteady series had its runs and lost them to the machine. It is not passed in silence: the gate says
 how many series it could not judge yet and why, in one line (too_short).
+
+A change whose figures cannot be told from 0 (every run around it has a 95% interval that holds 0:
+Series.told_from_zero) is no regression: a ratio of two figures that may each be nothing says nothing of a slowdown
+(a 4 ns per-step time in [−39, +63] ns once failed the gate at ×1.3). `history` says so of its series in plain words.
 """
 
 from __future__ import annotations
@@ -64,6 +68,13 @@ def too_short(found: Iterable[Series]) -> list[Series]:
     return [one for one in found if not one.of_machine and one.not_searched == model.TOO_SHORT]
 
 
+def judged_nothing(found: Iterable[Series]) -> bool:
+    """Whether every series of the code in `found` the gate could judge is young (too_short; what bounds a step is
+    never judged): it passes, having judged nothing, and says so (report.history.too_short_line)."""
+    code = [one for one in found if not one.of_machine and not model.is_bound(one.quantity)]
+    return bool(code) and all(one.not_searched == model.TOO_SHORT for one in code)
+
+
 def _judged(one: Series, margin: float, within: int) -> Regression | None:
     """What the gate makes of `one`'s last change point (regressions' rule), or None where it is no regression."""
     if not one.change_points or not one.points:
@@ -73,7 +84,7 @@ def _judged(one: Series, margin: float, within: int) -> Regression | None:
     if change.run not in runs:
         return None  # older than the points read
     runs_ago = len(runs) - 1 - runs.index(change.run)
-    if runs_ago >= within:
+    if runs_ago >= within or not one.told_from_zero(change):  # figures that cannot be told from 0: a ratio says nothing
         return None
     slower = one.slower_by(change)  # without an interval: the point ratio, which only says which way it went
     if slower is None:

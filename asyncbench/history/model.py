@@ -204,6 +204,33 @@ class Series:
         """Whether it is the machine beside its case (its reference time or CPU pressure), not the case's own."""
         return self.quantity in (MACHINE_QUANTITY, PRESSURE_QUANTITY) and not self.variant
 
+    def told_from_zero(self, change: ChangePoint) -> bool:
+        """Whether the figures around `change` can be told from 0, so that a ratio of them says something: False
+        where every run searched from the change before it to the change after it (those discounted left out) has a
+        95% interval that holds 0 (a per-step time of 4 ns in [−39, +63] ns: ×1.3 of two such figures says nothing
+        of a slowdown). True where any of them has no interval, or one clear of 0, or where the change lies beyond
+        the runs read (nothing to tell it by)."""
+        left_out = {run for run, _ in self.discounted}
+        searched = [point for point in self.points if point.run not in left_out]
+        runs = [point.run for point in searched]
+        if change.run not in runs:
+            return True
+        at = runs.index(change.run)
+        earlier = [other.run for other in self.change_points if other.run < change.run and other.run in runs]
+        later = [other.run for other in self.change_points if other.run > change.run and other.run in runs]
+        start = runs.index(earlier[-1]) if earlier else 0
+        end = runs.index(later[0]) if later else len(runs)
+        around = searched[start:end]
+        if at == start or not around:
+            return True
+        return not all(point.low is not None and point.high is not None and point.low <= 0 <= point.high for point in around)
+
+    @property
+    def judged_changes(self) -> tuple[ChangePoint, ...]:
+        """Its change points whose figures can be told from 0 (told_from_zero): the ones a reader and the gate judge;
+        the others are said once, as figures that cannot be told from 0, never as a slowdown."""
+        return tuple(change for change in self.change_points if self.told_from_zero(change))
+
     def slower_by(self, change: ChangePoint) -> float | None:
         """How many times slower `change` made this series, by the ratio's whole interval where there is one (the end
         nearest 1; > 1: slower beyond doubt): a time, or a paired ratio head/base (> 1 slower), that grew, or a rate,

@@ -24,8 +24,14 @@ def heading(case: trends.Case, first: int) -> str:
     said = []
     for chart in case.charts:
         for one in chart.series:
-            for change in one.change_points:  # its ratio with the interval `history` prints, and a way only where shown
+            for change in one.judged_changes:  # its ratio with the interval `history` prints, and a way only where shown
                 said.append(f"{chart.name} {history.change_words(one, change)} at {change.at}")
+    near_zero = [  # a change of figures that cannot be told from 0 is no slowdown (Series.told_from_zero): said once
+        f"{chart.name} on {one.machine}"
+        for chart in case.charts
+        for one in chart.series
+        if len(one.judged_changes) < len(one.change_points)
+    ]
     unsteady = [
         f"{chart.name} on {one.machine}: {len(one.discounted)} of {len(one.points)} runs discounted{_as_whose(one)}, "
         f"{len(one.points) - len(one.discounted)} left"
@@ -50,6 +56,8 @@ def heading(case: trends.Case, first: int) -> str:
     if pooled:  # the runs in other CPU thread pools than the newest run's (history.discount): not judged beside it
         note += f'<p class="note">CPU thread pools changed: {escaping.html("; ".join(pooled))}</p>'
 
+    if near_zero:
+        note += f'<p class="note">{escaping.html(history.NOT_TOLD_FROM_ZERO)}: {escaping.html("; ".join(near_zero))}</p>'
     if unsteady:  # not searched (history.model.Series.unsteady): never read as "no change"
         note += f'<p class="note">too few runs left to tell, not searched for changes: {escaping.html("; ".join(unsteady))}</p>'
     if short:  # too young to search (history.model.TOO_SHORT): never read as "no change" either

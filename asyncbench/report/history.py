@@ -109,11 +109,18 @@ def _before_after(change: ChangePoint, unit: str) -> tuple[str, str]:
 WAY_NOT_SHOWN = "which way not shown: its interval holds ×1"
 
 
+#: what a series says, once, where the figures around a change of it cannot be told from 0 (Series.told_from_zero):
+#: its ratio (×1.3 of 4 ns in [−39, +63] ns) says nothing of a slowdown, so neither it nor the gate judges one
+NOT_TOLD_FROM_ZERO = "its figures cannot be told from 0 (each run's 95% interval holds 0), so no change of it is judged"
+
+
 def change_words(one: Series, change: ChangePoint) -> str:
     """A change as the report's page names it, in `history`'s format with the way it went, only as far as its interval
     shows it: '×1.31 [1.22–1.40] slower', '×0.72 [0.68–0.76] faster', '×1.05 [0.9–1.2], which way not shown: …',
     '×1.38 [?] slower by its point alone' (no interval: its point says which way, not by how much), and the ratio with
     its interval alone for a quantity that does not say which way is slower (Series.slower_by)."""
+    if not one.told_from_zero(change):  # a ratio of figures that may each be nothing: no way, no multiple
+        return NOT_TOLD_FROM_ZERO
     said = _ratio(change)
     slower = one.slower_by(change)
     if slower is None:
@@ -136,16 +143,18 @@ NO_INTERVAL = (
 )
 
 
-def too_short_line(young: Sequence[Series]) -> str:
+def too_short_line(young: Sequence[Series], judged_nothing: bool = False) -> str:
     """What `history --fail-on-regression` says of the series it could not judge for being young (history.gate.
     too_short), in one line of stderr: how many, why, and that they pass: 'not judged: 2 series too short to judge
-    (2 to 5 runs recorded; a change is looked for from 6 runs on): the gate passes them until then'."""
+    (2 to 5 runs recorded; a change is looked for from 6 runs on): the gate passes them until then'. Where they are
+    every series it could have judged (history.gate.judged_nothing), it says first that it judged nothing: 'the gate
+    judged nothing: all 62 series are too short to judge (…)', so that a pass is not read as "no regression"."""
     counts = sorted(one.runs for one in young)
     recorded = f"{counts[0]} run{'' if counts[0] == 1 else 's'}" if counts[0] == counts[-1] else f"{counts[0]} to {counts[-1]} runs"
-    return (
-        f"not judged: {len(young)} series too short to judge ({recorded} recorded; a change is looked for from "
-        f"{model.MIN_RUNS} runs on): the gate passes them until then"
-    )
+    why = f"({recorded} recorded; a change is looked for from {model.MIN_RUNS} runs on): the gate passes them until then"
+    if judged_nothing:
+        return f"the gate judged nothing: all {len(young)} series are too short to judge {why}"
+    return f"not judged: {len(young)} series too short to judge {why}"
 
 
 def change_line(change: ChangePoint, unit: str) -> str:
@@ -295,7 +304,10 @@ def print_series(found: Sequence[Series], console: Console) -> None:
     text = Text()
     for one in found:
         quantity = visible(f"{one.variant} {one.quantity}" if one.variant else one.quantity)
-        changed = f", {len(one.change_points)} change(s)" if one.change_points else _no_change(one)
+        judged = one.judged_changes
+        changed = f", {len(judged)} change(s)" if judged else _no_change(one)
+        if len(judged) < len(one.change_points):  # said once, in place of its changes' ratios (Series.told_from_zero)
+            changed = f"{changed}; {NOT_TOLD_FROM_ZERO}" if judged else f", {NOT_TOLD_FROM_ZERO}"
         if model.is_bound(one.quantity):  # drawn, never searched (history.recording.refresh_changes)
             changed = NOT_SEARCHED
         newest = _point_figure(one.points[-1], one.shown_unit) if one.points else "–"
@@ -307,7 +319,7 @@ def print_series(found: Sequence[Series], console: Console) -> None:
         order = recorded_last_line(one)
         if order is not None:  # its last point is not its latest run (report's): say which run each is
             text.append(f"    {visible(order)}\n", style="dim")
-        for change in one.change_points:
+        for change in judged:
             text.append(f"    {visible(change_line(change, one.shown_unit))}\n")
             if change.ratio_low is None or change.ratio_high is None:
                 text.append(f"    {NO_INTERVAL}\n", style="dim")

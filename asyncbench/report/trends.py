@@ -11,9 +11,9 @@ A chart is one quantity of one case, a trace per machine (report/html.py draws t
 - **Twins.** Two quantities of a case that say the same thing are drawn once: a step-form case records each
   variant's done time and its `step_s_kK` (that time over its steps), and on a synchronous backend (torch on a
   CPU) a variant's issue time is its done time. A quantity is a twin of an earlier one of its case where, on every
-  machine, it has the same runs, the same change points and discounted runs, and every value and interval end is
-  the earlier one's times one factor, within TWIN_RELATIVE: the chart of the earlier one says what it also stands
-  for ("also issue_s: the same within 0.1% at every run", "also step_s_k0: this ÷ 5").
+  machine, it has the same runs (TWIN_MIN_RUNS or more), the same change points and discounted runs, and every
+  value and interval end is the earlier one's times one positive factor, within TWIN_RELATIVE: the chart of the
+  earlier one says what it also stands for ("also issue_s: the same within 0.1% at every run", "also step_s_k0: this ÷ 5").
 - **What bounds the step.** A variant's bound series (`run --bound`: each side's slack and the reading,
   history.model.is_bound) are one chart, "VARIANT what bounds the step", after its census: the two slacks with
   their intervals, the reading a label on each point (report/html.py). Never a twin.
@@ -37,6 +37,11 @@ from asyncbench.results import units
 # share of it: 0.1% is a pixel or less on a chart whose axis spans 30% of its values, and finer than the 3 digits a
 # tooltip shows; torch's issue and done times on a CPU differ by 0.01-0.1% (the sync that waits for nothing).
 TWIN_RELATIVE = 1e-3
+# The fewest runs (on every machine) a quantity is folded into another's chart at: with one run any two figures are
+# multiples of each other (a memory delta "× 0.7284" of an unrelated one), with two a single coincidence of two
+# ratios makes them look so; three runs ask two independent coincidences within TWIN_RELATIVE, which unrelated
+# figures do not meet, and a step-form case's done_s and step_s_kK (true twins) meet from their third run on.
+TWIN_MIN_RUNS = 3
 # A factor within this of a whole number's inverse is said as a division: step_s_k0 is done_s ÷ 5 (5 steps).
 WHOLE_SLACK = 1e-6
 # A variant's clocks, in the order a case's time is read.
@@ -70,12 +75,12 @@ class Chart:
         return any(
             (one.slower_by(change) or 0.0) > 1 and change.ratio_low is not None and change.ratio_high is not None
             for one in self.series
-            for change in one.change_points
+            for change in one.judged_changes  # not one whose figures cannot be told from 0 (Series.told_from_zero)
         )
 
     @property
     def changed(self) -> bool:
-        return any(one.change_points for one in self.series)
+        return any(one.judged_changes for one in self.series)
 
 
 @dataclass(frozen=True)
@@ -206,8 +211,8 @@ def _factor(drawn: Chart, other: Chart, shown_points: int) -> float | None:
         if mine.machine != theirs.machine or _marks(mine) != _marks(theirs):
             return None
         ours, their = mine.points[-shown_points:], theirs.points[-shown_points:]
-        if [p.run for p in ours] != [p.run for p in their]:
-            return None
+        if [p.run for p in ours] != [p.run for p in their] or len(ours) < TWIN_MIN_RUNS:
+            return None  # too few runs to tell a twin from figures that happen to be multiples
         for a, b in zip(ours, their, strict=True):
             for x, y in ((a.value, b.value), (a.low, b.low), (a.high, b.high)):
                 if x is None or y is None or x == 0 or y == 0:
@@ -217,6 +222,8 @@ def _factor(drawn: Chart, other: Chart, shown_points: int) -> float | None:
                 ratios.append(y / x)
     if not ratios:
         return 1.0
+    if min(ratios) <= 0:  # a sign change is no multiple a chart can stand for
+        return None
     factor = (min(ratios) + max(ratios)) / 2
     return factor if all(abs(ratio - factor) <= TWIN_RELATIVE * abs(ratio) for ratio in ratios) else None
 
