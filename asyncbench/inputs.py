@@ -67,6 +67,18 @@ def read_json(text: str) -> Any:
     return value
 
 
+def malformed(text: str, exc: json.JSONDecodeError) -> str:
+    """What a JSON parse error says of a file: one that does not begin like JSON (after whitespace, no `{` or `[`:
+    an HTML report, a log) is no JSON file at all; one that does is broken JSON, most often cut short."""
+    head = text.lstrip()[:1]
+    if not head:
+        return "empty: not a JSON file"
+    if head not in ("{", "["):
+        shown = text.lstrip()[:20]
+        return f"not a JSON file (it begins {shown!r}, where JSON begins with {{ or [)"
+    return f"not valid JSON (truncated?): {exc.msg.removesuffix(' at')} at line {exc.lineno}"
+
+
 def _integer(digits: str) -> int:
     if len(digits.lstrip("-")) > MAX_INT_DIGITS:
         raise ValueError(f"an integer of {len(digits.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")

@@ -171,7 +171,7 @@ def read_raw(path: str | Path) -> Any:
     try:
         return inputs.read_json(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON (truncated?): {exc.msg} at line {exc.lineno}", location=str(path)) from None
+        raise InputError(inputs.malformed(text, exc), location=str(path)) from None
     except ValueError as exc:
         raise InputError(f"not a results file: {exc}", location=str(path)) from None
 

@@ -50,6 +50,11 @@ BUILT_IN_METRICS: Mapping[str, frozenset[str]] = {
 }
 #: the step form's metrics (workloads.step_reading), spelled by step_figures
 STEP_FORM_METRICS = frozenset({f"{step_figures.STEP_METRIC}K", f"{step_figures.SLOWDOWN_METRIC}K", step_figures.ILLUSION})
+#: the built-in (and step form) time metrics (unit `s`, named `…_s` or `…_s_kK`) declared `signed`: a difference of two
+#: times, which may lie below 0 (a wait that cost nothing, an overlap that cost); every other one is a duration
+SIGNED_TIMES = frozenset({"t3_s", "item_cost_s", "numpy_cost_s", "print_cost_s", "overlap_saved_s"})
+#: how a time metric's declared name ends (results.units: a metric's unit is its name's suffix)
+TIME_SUFFIXES = ("_s", f"_s{PER_VARIANT}")
 
 
 def declared_name(name: str) -> str:
@@ -82,6 +87,20 @@ def held(result: Mapping[str, Any], at: At) -> None:
                 (at / key / str(name)).fail(
                     f"{str(name)[:80]!r} is no metric {who} writes ({', '.join(sorted(names))}): {recordable.NOT_WRITTEN}"
                 )
+
+
+def never_negative(result: Mapping[str, Any], at: At) -> None:
+    """InputError naming the first time metric of `result` (checked field by field before) below 0 where its
+    built-in workload (or the step form) declares it a duration, not a difference (SIGNED_TIMES): an edited
+    `t1_s: -1e-6` was shown as "below 0 by 1.00 µs", recorded and charted. Held also where the samples are not
+    kept to recompute it from (results.workload_figures), and for figures no rule restates."""
+    if written_by(result) is None:
+        return
+    for name, value in (result.get("metrics") or {}).items():
+        declared = declared_name(str(name))
+        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if declared.endswith(TIME_SUFFIXES) and declared not in SIGNED_TIMES and is_number and value < 0:
+            (at / "metrics" / str(name)).fail(f"{value:g}: a time below 0, where {declared!r} is a duration: {recordable.NOT_WRITTEN}")
 
 
 def _is_step_form(result: Mapping[str, Any]) -> bool:

@@ -25,6 +25,11 @@ from asyncbench.results.fields import At
 # A container nested deeper than this in params or the environment is no benchmark's: the store writes both as
 # JSON, and Python's encoder recurses once per level.
 MAX_DEPTH = 32
+# A string (or a key) in params, the environment or the config longer than this is no value a run wrote: the
+# longest text a writer stores is fields.MAX_TEXT (20,000 characters: fields.storable cuts an error's message to it),
+# a framework's error quoted in the environment a few lines, a run's config names and paths; 64 Ki characters leaves
+# room above all of them. The store keeps these for good: one colleague's 50 MB environment string grew it to 52.5 MB.
+MAX_STRING_CHARS = 64 * 2**10
 
 
 def created(value: Any, at: At) -> str:
@@ -64,16 +69,22 @@ def params(raw: Any, at: At) -> Mapping[str, Any]:
 
 
 def nested(value: Any, at: At) -> None:
-    """Refuse containers nested deeper than MAX_DEPTH (walked without recursion)."""
-    stack = [(value, 0)]
+    """Refuse containers nested deeper than MAX_DEPTH (walked without recursion), and a string or a key longer than
+    MAX_STRING_CHARS, naming its key."""
+    stack = [(value, 0, at)]
     while stack:
-        item, depth = stack.pop()
+        item, depth, where = stack.pop()
         if depth > MAX_DEPTH:
             at.fail(f"nested deeper than {MAX_DEPTH} levels")
+        if isinstance(item, str) and len(item) > MAX_STRING_CHARS:
+            where.fail(f"a string of {len(item):,} characters, longer than any value a run writes (at most {MAX_STRING_CHARS:,})")
         if isinstance(item, Mapping):
-            stack.extend((child, depth + 1) for child in item.values())
+            for key, child in item.items():
+                if len(str(key)) > MAX_STRING_CHARS:
+                    where.fail(f"a key of {len(str(key)):,} characters, longer than any a run writes (at most {MAX_STRING_CHARS:,})")
+                stack.append((child, depth + 1, where / str(key)))
         elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
+            stack.extend((child, depth + 1, where / index) for index, child in enumerate(item))
 
 
 def names_in(value: Any, at: At) -> None:

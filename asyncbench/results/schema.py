@@ -369,9 +369,7 @@ def _read(path: Path) -> Any:
                 "this is a config, not a results file: run it with `asyncbench run FILE` (or check it with `asyncbench validate FILE`)",
                 location=str(path),
             ) from None
-        raise ResultsFileError(
-            f"not valid JSON (truncated?): {exc.msg.removesuffix(' at')} at line {exc.lineno}", location=str(path)
-        ) from None
+        raise ResultsFileError(inputs.malformed(text, exc), location=str(path)) from None
     except ValueError as exc:
         raise ResultsFileError(f"not a results file: {exc}", location=str(path)) from None
     return raw

@@ -53,6 +53,42 @@ def _slowdown_interval(case: dict[str, Any]) -> None:
     case["metrics"]["slowdown_print"], case["bounds"]["slowdown_print"] = figure, [figure * 0.99, figure * 1.01]
 
 
+def _sync_experiment(saved: Path) -> str:
+    (experiment,) = {r["experiment"] for r in json.loads(saved.read_text())["results"] if r["workload"] == "sync_async"}
+    return str(experiment)
+
+
+def _t1_moved(case: dict[str, Any]) -> None:
+    """The finding's edit: t1_s 5 µs in [4–6] µs, where the samples give some 800 ns."""
+    case["metrics"]["t1_s"], case["bounds"]["t1_s"] = 5e-6, [4e-6, 6e-6]
+
+
+def _t3_moved(case: dict[str, Any]) -> None:
+    """t3_s (a difference: may lie below 0) moved with its interval."""
+    figure = case["metrics"]["t3_s"] + 1e-6
+    case["metrics"]["t3_s"], case["bounds"]["t3_s"] = figure, [figure - 1e-7, figure + 1e-7]
+
+
+@pytest.mark.parametrize(("edit", "key"), [(_t1_moved, "metrics.t1_s"), (_t3_moved, "metrics.t3_s")])
+def test_sync_async_s_fitted_model_is_held_to_its_samples(saved: Path, tmp_path: Path, edit: Any, key: str) -> None:
+    target = _edited(saved, tmp_path, _sync_experiment(saved), edit)
+    refused(in_process("show", target.name, cwd=tmp_path), "edited.json", key, "is not what the samples of case")
+
+
+def test_a_duration_below_0_is_refused_also_without_samples(saved: Path, tmp_path: Path) -> None:
+    """t1_s -1 µs (its interval moved along) was shown as "below 0 by 1.00 µs" and recorded; with the samples
+    dropped nothing recomputes it, and a time that is a duration is still refused below 0."""
+
+    def negative(case: dict[str, Any]) -> None:
+        case["metrics"]["t1_s"], case["bounds"]["t1_s"] = -1e-6, [-2e-6, -5e-7]
+        for variant in case["variants"].values():
+            variant["samples"] = {clock: [] for clock in variant["samples"]}
+
+    target = _edited(saved, tmp_path, _sync_experiment(saved), negative)
+    for command in ("show", "record"):
+        refused(in_process(command, target.name, cwd=tmp_path), "edited.json", "metrics.t1_s", "a time below 0")
+
+
 def test_an_unedited_file_loads(saved: Path) -> None:
     done = in_process("show", saved.name, cwd=saved.parent)
     assert done.returncode == 0, done.stderr
@@ -81,10 +117,12 @@ def test_an_interval_its_samples_cannot_give_is_refused(saved: Path, tmp_path: P
 
 
 def _round(names: list[str], rng: random.Random) -> dict[str, Clocks]:
+    """One round's clocks; some with device times (sync_async's held queue: one that outlasted the issue or not)."""
     clocks = {}
     for name in names:
         done = rng.uniform(1e-4, 1e-2)
-        clocks[name] = Clocks(issue_s=done * rng.uniform(0.05, 1.0), done_s=done, device_s=None)
+        device = done * rng.uniform(0.05, 1.0) if rng.random() < 0.5 else None
+        clocks[name] = Clocks(issue_s=done * rng.uniform(0.05, 1.0), done_s=done, device_s=device)
     return clocks
 
 
@@ -97,10 +135,13 @@ def test_each_rule_is_its_workloads_own_round_metric(name: str) -> None:
     rng = random.Random(7)
     family = name in workload_figures.FAMILY_RULES
     variants = [f"sync_every={every}" for every in params["sync_every"]] if family else list(workload.variants)
-    for _ in range(50):
-        clocks = _round(variants, rng)
+    for drawn in range(200):
+        clocks = _round(variants if drawn % 2 else [v for v in variants if v != "queued"], rng)
         theirs = workload.round_metrics(params, clocks)
-        stored = {variant: {"issue_s": c.issue_s, "done_s": c.done_s} for variant, c in clocks.items()}
+        stored = {
+            variant: {"issue_s": c.issue_s, "done_s": c.done_s, **({"device_s": c.device_s} if c.device_s is not None else {})}
+            for variant, c in clocks.items()
+        }
         known = theirs if family else workload_figures.RULES[name]
         for metric in known:
             assert metric in theirs, metric

@@ -1,0 +1,41 @@
+"""A results file a colleague sent, held to sizes and shapes no run writes: a 70,000-character string in its
+environment is refused by `show` and `record` naming its key (the store kept a 50 MB one for good), a real run's file
+loads, and a file that is no JSON at all (an HTML report) is called that, not a truncated one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from asyncbench.results import recordable
+from tests.support.cli import in_process, refused
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("sizes")
+    done = in_process("run", "-w", "sync_async", "-b", "numpy", "-d", "cpu", "--quick", "-o", "a.json", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    return folder / "a.json"
+
+
+def test_a_real_file_s_strings_are_within_the_limit(saved: Path) -> None:
+    assert in_process("show", saved.name, cwd=saved.parent).returncode == 0
+
+
+@pytest.mark.parametrize("command", ["show", "record"])
+def test_a_string_longer_than_any_run_writes_is_refused_naming_its_key(saved: Path, tmp_path: Path, command: str) -> None:
+    raw = json.loads(saved.read_text())
+    raw["environment"]["notes"] = "x" * (recordable.MAX_STRING_CHARS + 1)
+    (tmp_path / "big.json").write_text(json.dumps(raw))
+    refused(in_process(command, "big.json", cwd=tmp_path), "big.json", "environment.notes", "longer than any value a run writes")
+
+
+def test_an_html_file_is_no_json_file_and_a_cut_one_is_truncated(saved: Path, tmp_path: Path) -> None:
+    (tmp_path / "report.html").write_text("\n  <!DOCTYPE html><html><body>report</body></html>\n")
+    said = refused(in_process("show", "report.html", cwd=tmp_path), "report.html", "not a JSON file")
+    assert "truncated" not in said
+    (tmp_path / "cut.json").write_text(saved.read_text()[:500])
+    refused(in_process("show", "cut.json", cwd=tmp_path), "cut.json", "not valid JSON (truncated?)")
