@@ -60,7 +60,8 @@ def test_a_jump_at_every_level_holds_the_host_slack_at_the_first_level_that_slow
     # at most that level, and no more known: the interval reaches 0 ('~0 [≤ x]'), never the point every resample's
     # knee past the level would give; so the reading cannot rest on the host's slack being that level
     assert host.slack_ci_s[0] == 0.0
-    assert fitted.difference_ci is not None and fitted.difference_ci[1] >= 0.0
+    assert fitted.difference_ci is not None
+    assert fitted.difference_ci[1] >= 0.0
     assert fitted.bound == BoundKind.INCONCLUSIVE
     assert fitted.held_at_jump
     assert fitted.note is not None
