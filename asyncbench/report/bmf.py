@@ -19,6 +19,11 @@ figure a series should take):
   (seconds for times such as the step form's `step_s_kK`, a ratio for
   `slowdown_kK`, `illusion` or a speedup), with its interval where it has one.
 
+A time whose interval reaches below 0 (a difference such as `t3_s` or a
+cost, not distinguishable from 0: the table's `~0 [≤ x]`) is written with
+its lower end at 0, and a median below 0 as 0: no time is below 0. The
+results file keeps the figures as measured.
+
 An `ab` file gives `<case id> <variant>` (a metric: `<case id> <name>
 (metric)`) with one measure, `paired_ratio`: head / base, a ratio without a
 unit (above 1: head is slower), its interval the one the verdict was judged
@@ -34,6 +39,7 @@ import math
 from typing import Mapping
 
 from asyncbench.report.view import ReportView
+from asyncbench.results import units
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.model import CLOCKS, Stats, Status
 from asyncbench.results.paired import METRIC
@@ -45,11 +51,15 @@ PAIRED_RATIO = "paired_ratio"
 Metric = dict[str, float]
 
 
-def _metric(value: float | None, bounds: tuple[float, float] | None = None) -> Metric | None:
+def _metric(value: float | None, bounds: tuple[float, float] | None = None, unit: str = "") -> Metric | None:
     """{value, lower_value, upper_value}; bounds only where there is an interval; None for no finite value (JSON
-    has no NaN, and a dashboard must not take one)."""
+    has no NaN, and a dashboard must not take one). A time (`unit` "s") whose interval reaches 0 has its lower end
+    at 0, as the table's `~0 [≤ x]` says (units.time_as_shown): never a negative time."""
     if value is None or not math.isfinite(value):
         return None
+    if unit == units.SECONDS and bounds is not None:
+        value, low, _ = units.time_as_shown(value, *bounds)
+        bounds = (bounds[0] if low is None else low, bounds[1])
     metric = {"value": value}
     if bounds is not None and all(math.isfinite(bound) for bound in bounds):
         metric.update(lower_value=float(bounds[0]), upper_value=float(bounds[1]))
@@ -59,7 +69,7 @@ def _metric(value: float | None, bounds: tuple[float, float] | None = None) -> M
 def _clock(stats: Stats) -> Metric | None:
     """A clock's median and the ends of its 95% interval (none: fewer samples than one needs)."""
     low, high = stats.ci_low, stats.ci_high
-    return _metric(stats.median, (low, high) if low is not None and high is not None else None)
+    return _metric(stats.median, (low, high) if low is not None and high is not None else None, units.SECONDS)
 
 
 def _add(benchmarks: dict[str, dict[str, Metric]], benchmark: str, measures: Mapping[str, Metric | None]) -> None:
@@ -78,7 +88,8 @@ def measures(report: Report) -> dict[str, dict[str, Metric]]:
             clocks = {clock: _clock(stats) for clock in CLOCKS if (stats := getattr(variant, clock)) is not None}
             memory = {name: _metric(value) for name, value in dataclasses.asdict(variant.memory).items() if value is not None}
             _add(benchmarks, f"{result.id} {variant_name}", {**clocks, **memory})
-        _add(benchmarks, result.id, {name: _metric(value, result.bounds.get(name)) for name, value in result.metrics.items()})
+        metrics = {name: _metric(value, result.bounds.get(name), result.unit_of(name)) for name, value in result.metrics.items()}
+        _add(benchmarks, result.id, metrics)
     return benchmarks
 
 

@@ -87,6 +87,9 @@ class ComparisonView:
     allow_inconclusive: bool = False
     #: (case id, why) of each case ok in the baseline and not ok now: a failing JUnit test each, as the gate fails on it
     lost: tuple[tuple[str, str], ...] = ()
+    #: the files' own strings the notes may hold (case ids, variants, reasons, environment values): a code span that
+    #: overlaps one is not the tool's and stays escaped in markdown (escaping.markdown_note)
+    user: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
@@ -226,7 +229,16 @@ def comparison(result: compare.Comparison) -> ComparisonView:
         judged=judged,
         allow_inconclusive=result.allow_inconclusive,
         lost=result.lost,
+        user=_file_strings(result),
     )
+
+
+def _file_strings(result: compare.Comparison) -> tuple[str, ...]:
+    """What the two files named, as the notes may quote it: ComparisonView.user."""
+    named = [*result.only_in_baseline, *result.only_in_current, *(text for pair in (*result.lost, *result.not_comparable) for text in pair)]
+    named += [text for r in result.rows for text in (r.id, r.variant)]
+    named += [text for key, old, new in result.environment_changes for text in (key, repr(old), repr(new))]
+    return tuple(dict.fromkeys(named))
 
 
 def _nothing_compared(result: compare.Comparison) -> str:

@@ -5,7 +5,10 @@ Clocks as median, IQR and 95% CI columns, memory figures, params as
 what bounds each variant's step (`--bound`: `bound`, each side's `*_slack_s` with its 95% interval, the ceiling
 with its interval; blank where it was not measured), and the checks in one column. Every cell and header goes through
 escaping.csv_cell: text from data has its controls shown and is never a
-formula; numbers are written as they are.
+formula; numbers are written as they are, but for a time whose interval
+reaches below 0 (the table's `~0 [≤ x]`): its low end is 0, and a median
+below 0 is 0 (units.time_as_shown), as a time cannot be below 0; the results
+file keeps the figures as measured.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import math
 
 from asyncbench.report import escaping
 from asyncbench.report.view import ReportView
+from asyncbench.results import units
 from asyncbench.results.bound import Bound, Side
 from asyncbench.results.model import CLOCKS, Memory
 
@@ -41,8 +45,9 @@ def _bound_cells(bound: Bound | None) -> dict[str, object]:
         cells.update(ceiling_ci_low=bound.ceiling_ci[0], ceiling_ci_high=high if math.isfinite(high) else None)
     for fit in bound.sides:
         cells[f"{fit.side}_slack_s"] = fit.slack_s
-        if fit.slack_ci_s is not None:
-            cells[f"{fit.side}_slack_ci_low_s"], cells[f"{fit.side}_slack_ci_high_s"] = fit.slack_ci_s
+        if fit.slack_ci_s is not None:  # a slack reaching 0: from 0, as the table's '~0 [≤ x]'
+            shown = units.time_as_shown(fit.slack_s, *fit.slack_ci_s)
+            cells.update(zip((f"{fit.side}_slack_{part}" for part in ("s", "ci_low_s", "ci_high_s")), shown, strict=True))
     return cells
 
 
@@ -74,7 +79,12 @@ def csv_text(view: ReportView, path: str = "-") -> str:
         base.update({f"metric_{k}": v for k, v in result.metrics.items()})
         for name, interval in result.bounds.items():
             if interval is not None:
-                base.update({f"metric_{name}_low": interval[0], f"metric_{name}_high": interval[1]})
+                value = result.metrics.get(name)
+                shown: tuple[float | None, float | None, float | None] = (value, *interval)
+                if result.unit_of(name) == units.SECONDS and value is not None:  # reaching 0: from 0, as '~0 [≤ x]'
+                    shown = units.time_as_shown(value, *interval)
+                    base[f"metric_{name}"] = shown[0]
+                base.update({f"metric_{name}_low": shown[1], f"metric_{name}_high": shown[2]})
         base["checks"] = "; ".join(f"{c.verdict}: {c.expect}" for c in result.checks)
         if not result.variants:
             writerow(base)
@@ -84,6 +94,8 @@ def csv_text(view: ReportView, path: str = "-") -> str:
                 stats = getattr(v, clock)
                 if stats is not None:
                     row.update({f"{clock}_{k}": getattr(stats, k) for k in ("median", "iqr", "ci_low", "ci_high")})
+                    as_shown = units.time_as_shown(stats.median, stats.ci_low, stats.ci_high)
+                    row.update(zip((f"{clock}_median", f"{clock}_ci_low", f"{clock}_ci_high"), as_shown, strict=True))
             row.update(dataclasses.asdict(v.memory))
             row.update(_bound_cells(result.bound.get(variant_name)))
             writerow(row)

@@ -2,7 +2,8 @@
 
 A list of {name, unit, value, range, extra}, one entry per ok case and
 variant, the median done time in a fixed unit so that a series keeps one
-unit over the commits it tracks.
+unit over the commits it tracks. A time whose interval reaches 0 has its
+range start at 0 (units.time_as_shown), as the table's `~0 [≤ x]`.
 """
 
 from __future__ import annotations
@@ -46,13 +47,14 @@ def github_benchmark(view: ReportView, path: str = "-") -> str:
         if result.status != Status.OK:
             continue
         for variant_name, v in result.variants.items():
-            low, high = v.done_s.ci_low, v.done_s.ci_high
+            # an interval reaching 0 starts at 0, as the table's '~0 [≤ x]'
+            median, low, high = units.time_as_shown(v.done_s.median, v.done_s.ci_low, v.done_s.ci_high)
             entries.append(
                 {
                     "name": f"{result.id} {variant_name}",
                     "unit": BENCHMARK_UNIT,
-                    "value": v.done_s.median * BENCHMARK_SCALE,
-                    "range": _range(v.done_s.median, low, high)
+                    "value": median * BENCHMARK_SCALE,
+                    "range": _range(median, low, high)
                     if low is not None and high is not None
                     else f"no 95% CI: {no_interval_why(v.done_s.n)}",
                     "extra": f"median of {v.done_s.n} samples{_of_steps(result)}; {RANGE_MEANS}; issue {units.seconds(v.issue_s.median)}",

@@ -33,7 +33,7 @@ def _figure(value: float, unit: str) -> str:
     return units.with_bounds(value, None, unit)
 
 
-def _point_figure(point: Point, unit: str) -> str:
+def point_figure(point: Point, unit: str) -> str:
     """A run's figure as the line ends with it: a time whose interval reaches 0 as every other view says it (a side's
     slack, `run --bound`: '~0 [≤ 273 µs]', a bare '0' only where its interval is [0, 0]: units.with_bounds), never
     its point estimate alone ('75.9 µs' read as a slack surely there, '0 ns' as surely none); else the figure."""
@@ -62,7 +62,7 @@ def recorded_last_line(one: Series) -> str | None:
         return None
     return (
         f"the figure is run {last.run}'s, recorded last, made {_made(last)}; the latest run (made last) is run {made.run}, "
-        f"{_made(made)}: {_point_figure(made, one.shown_unit)} (a series is in the order its runs were recorded)"
+        f"{_made(made)}: {point_figure(made, one.shown_unit)} (a series is in the order its runs were recorded)"
     )
 
 
@@ -310,7 +310,7 @@ def print_series(found: Sequence[Series], console: Console) -> None:
             changed = f"{changed}; {NOT_TOLD_FROM_ZERO}" if judged else f", {NOT_TOLD_FROM_ZERO}"
         if model.is_bound(one.quantity):  # drawn, never searched (history.recording.refresh_changes)
             changed = NOT_SEARCHED
-        newest = _point_figure(one.points[-1], one.shown_unit) if one.points else "–"
+        newest = point_figure(one.points[-1], one.shown_unit) if one.points else "–"
         text.append(visible(one.case), style="bold")
         text.append(f" {quantity} ")
         text.append(f"on {visible(one.machine)}", style="dim")

@@ -52,7 +52,7 @@ import math
 from typing import Any, Sequence
 
 import asyncbench.history.model as model
-from asyncbench.history.model import ChangePoint, LatestRun, RecentRun, Series
+from asyncbench.history.model import ChangePoint, LatestRun, Point, RecentRun, Series
 from asyncbench.report import case_words, escaping, history, history_tables, trends
 from asyncbench.results import fields, units
 
@@ -121,9 +121,11 @@ data.charts.forEach((chart, index) => {
     // a chart of what bounds a step: a trace per side's slack (series.s), the reading a label on each point (series.k)
     const side = series.s === undefined ? "" : " " + esc(series.s) + " slack";
     const reading = series.k === undefined ? null : series.k.map((word) => esc(word));
+    // a time not distinguishable from 0: the table's words for it (series.z: '~0 [≤ 63.3 ns]')
+    const zero = new Map(series.z || []);
     const text = y.map((value, i) => [
       esc(chart.title) + side,
-      num(value) + " " + esc(chart.unit) + " [" + num(low[i]) + "–" + num(high[i]) + "]"
+      (zero.has(i) ? esc(zero.get(i)) : num(value) + " " + esc(chart.unit) + " [" + num(low[i]) + "–" + num(high[i]) + "]")
         + (reading === null || reading[i] === "" ? "" : " · reading: " + reading[i]),
       "run " + runs.id[run[i]] + (runs.label[run[i]] === null ? "" : " · " + esc(data.labels[runs.label[run[i]]])),
       "revision " + (runs.revision[run[i]] === null ? "unknown" : esc(data.revisions[runs.revision[run[i]]])),
@@ -254,9 +256,11 @@ def _runs(found: Sequence[Series], labels: _Index, revisions: _Index) -> tuple[d
 def _series(series: Series, run_positions: dict[int, int], machines: _Index) -> dict[str, Any]:
     """One machine's trace, compact: `r` the runs' positions as steps from the one before (mostly 1), `y` each
     median as a whole number of 10^`e`, `lo` and `hi` its interval's distance below and above it in the same units
-    (null where a run has none; left out where no run has one), `c` its change points ([point, text], left out if
+    (null where a run has none; left out where no run has one; a time's from 0 where it reaches below 0:
+    units.time_as_shown), `z` the tooltip's figure of each point that is a time not distinguishable from 0, as the
+    table words it ([point, '~0 [≤ 63.3 ns]'], left out if none), `c` its change points ([point, text], left out if
     none), `d` the runs its change search discounted ([point, why], left out if none)."""
-    shown = series.points[-CHART_POINTS:]
+    shown = [_as_shown(point, series.shown_unit) for point in series.points[-CHART_POINTS:]]
     exponent = _exponent([point.value for point in shown])
     wholes = [_whole(point.value, exponent) for point in shown]
     positions = [run_positions[point.run] for point in shown]
@@ -270,6 +274,12 @@ def _series(series: Series, run_positions: dict[int, int], machines: _Index) -> 
         trace["lo"] = [None if p.low is None else w - _whole(p.low, exponent) for p, w in zip(shown, wholes, strict=True)]
     if any(point.high is not None for point in shown):
         trace["hi"] = [None if p.high is None else _whole(p.high, exponent) - w for p, w in zip(shown, wholes, strict=True)]
+    # the table's words for a time not distinguishable from 0 (shown from 0): '~0 [≤ 63.3 ns]', not '4.06 ns [0–63.3]'
+    near_zero = [
+        [i, history.point_figure(p, units.SECONDS)] for i, p in enumerate(shown) if series.shown_unit == units.SECONDS and p.low == 0
+    ]
+    if near_zero:
+        trace["z"] = near_zero
     where = {point.run: index for index, point in enumerate(shown)}
     changes = [[where[change.run], _change_text(series, change)] for change in series.change_points if change.run in where]
     if changes:
@@ -278,6 +288,15 @@ def _series(series: Series, run_positions: dict[int, int], machines: _Index) -> 
     if discounted:  # runs the change search left out (history.discount): a moved machine, a neighbour
         trace["d"] = discounted
     return trace
+
+
+def _as_shown(point: Point, unit: str) -> Point:
+    """A point as the page draws it: a time whose interval reaches below 0 from 0 (units.time_as_shown), its error
+    bar never reaching a negative time; as stored otherwise."""
+    if unit != units.SECONDS:
+        return point
+    value, low, high = units.time_as_shown(point.value, point.low, point.high)
+    return point._replace(value=value, low=low, high=high)
 
 
 def _change_text(series: Series, change: ChangePoint) -> str:

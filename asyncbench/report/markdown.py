@@ -150,7 +150,7 @@ def comparison_lines(comparison: ComparisonView) -> list[str]:
         "",
     ]
     if not comparison.judged:  # no row: no empty table, no key to its columns; the summary says why
-        lines += [f"- {md(text, starts_line=True)}" for text in comparison.notes]
+        lines += [f"- {escaping.markdown_note(text, comparison.user)}" for text in comparison.notes]
         return [*lines, f"\n{md(comparison.summary, starts_line=True)}"]
     lines += [
         "| " + " | ".join(md(header) for header in comparison.headers) + " |",
@@ -161,8 +161,9 @@ def comparison_lines(comparison: ComparisonView) -> list[str]:
         label = f"**{label}**" if row.fails else label
         lines.append("| " + " | ".join(md(cell) for cell in cells) + f" | {label} |")
     lines.append("")
-    lines += [f"- {md(text, starts_line=True)}" for text in comparison.notes]
+    # the tool's own code spans (`asyncbench ab`, `--format json`) as code; what came from the files escaped
+    lines += [f"- {escaping.markdown_note(text, comparison.user)}" for text in comparison.notes]
     lines.append(f"\n_{md(comparison.estimate)}._")
-    lines.append(f"\n_{md(comparison.interval_sees)}._")
+    lines.append(f"\n_{escaping.markdown_note(comparison.interval_sees)}._")
     lines.append(f"\n{md(comparison.summary, starts_line=True)}")
     return lines

@@ -231,6 +231,16 @@ def with_bounds(value: float | None, bounds: tuple[float, float] | None, unit: s
     return _pair(value, bounds, unit)
 
 
+def time_as_shown(value: float, low: float | None, high: float | None) -> tuple[float, float | None, float | None]:
+    """A time's median and interval's ends as every export states them (BMF, CSV, github-benchmark, the history
+    page), by with_bounds' rule: where the interval reaches 0 (the table's `~0 [≤ x]`, not distinguishable from 0) its
+    lower end is 0, and a median below 0 is 0, since no time is below 0 (a '-39 ns' end read as a time that can be
+    negative); an interval wholly below 0 (a difference: 'below 0 by'), wholly above it, or none, as it is."""
+    if low is None or high is None or not low <= 0 <= high:
+        return value, low, high
+    return max(value, 0.0), 0.0, high
+
+
 def _pair(value: float | None, bounds: tuple[float, float] | None, unit: str) -> str:
     """A value and its interval, the interval's unit left out where it is the value's."""
     text = quantity(value, unit)

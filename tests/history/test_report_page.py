@@ -181,3 +181,18 @@ def test_the_page_costs_at_most_its_budget_per_point_so_3000_series_fit_in_20_mb
 
 def _with(series: Series, points: list[Point], case: int) -> Series:
     return dataclasses.replace(series, case=f"case{case}[torch,cpu]", points=tuple(points), runs=len(points))
+
+
+def test_a_time_whose_interval_reaches_below_0_is_drawn_from_0_and_its_tooltip_says_what_the_table_does():
+    """A trial's `t3_s` point, 4.06 ns in [-39.2, 63.3] ns, read '4.06 ns [-39.2–63.3]' in the tooltip, its error
+    bar reaching a negative time, where the table says '~0 [≤ 63.3 ns]': its tooltip now says that, its bar starts at 0."""
+    points = list(_series(0, 0, 3, scale=1e-8).points)
+    points[1] = points[1]._replace(value=4.06e-09, low=-3.924e-08, high=6.33e-08)
+    data = embedded(_render([_with(_series(0, 0, 3, scale=1e-8), points, 0)]))
+    series = data["charts"][0]["series"][0]
+    assert series["z"] == [[1, "~0 [≤ 63.3 ns]"]]  # the table's words, one formatter (units.with_bounds)
+    trace = _decoded(data)[0]
+    assert trace["low"][1] == 0.0
+    assert math.isclose(trace["high"][1], 6.33e-08, rel_tol=1e-4)
+    assert math.isclose(trace["value"][1], 4.06e-09, rel_tol=1e-4)
+    assert "zero.has(i) ? esc(zero.get(i))" in _render([_with(_series(0, 0, 3, scale=1e-8), points, 0)])

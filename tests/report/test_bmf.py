@@ -74,3 +74,46 @@ def test_an_ab_file_gives_each_paired_ratio_with_its_interval():
         "a[numpy,cpu] step": {bmf.PAIRED_RATIO: {"value": 1.2, "lower_value": 1.1, "upper_value": 1.3}},
         "a[numpy,cpu] gflops (metric)": {bmf.PAIRED_RATIO: {"value": 1.05}},
     }
+
+
+def test_a_time_whose_interval_reaches_below_0_has_its_lower_end_at_0_as_the_table_says_0():
+    """A trial's `t3_s` of 4.06 ns in [-39.2, 63.3] ns, which the table prints '~0 [≤ 63.3 ns]', was written with a
+    lower_value of -3.92e-08: a time below 0. Its lower end is 0 (a median below 0: 0); the results file keeps it."""
+    from asyncbench.results.model import MetricInfo
+
+    residual = dataclasses.replace(
+        ok_result("s[numpy,cpu]"),
+        metrics={"t3_s": 4.06e-09, "t1_s": -1e-09, "gap_s": -2e-06, "ratio": 0.5},
+        bounds={"t3_s": (-3.924e-08, 6.33e-08), "t1_s": (-5e-09, 3e-09), "gap_s": (-3e-06, -1e-06), "ratio": (-0.1, 0.9)},
+        metric_info={name: MetricInfo("s") for name in ("t3_s", "t1_s", "gap_s")} | {"ratio": MetricInfo("")},
+    )
+    metrics = _written(report_of([residual]))["s[numpy,cpu]"]
+    assert metrics["t3_s"] == {"value": 4.06e-09, "lower_value": 0.0, "upper_value": 6.33e-08}
+    assert metrics["t1_s"] == {"value": 0.0, "lower_value": 0.0, "upper_value": 3e-09}  # a median below 0: 0, as ~0
+    assert metrics["gap_s"] == {"value": -2e-06, "lower_value": -3e-06, "upper_value": -1e-06}  # wholly below 0: 'below 0 by'
+    assert metrics["ratio"] == {"value": 0.5, "lower_value": -0.1, "upper_value": 0.9}  # not a time: as stored
+    assert residual.bounds["t3_s"] == (-3.924e-08, 6.33e-08)
+
+
+def test_csv_and_github_benchmark_state_a_time_reaching_0_as_the_table_does():
+    """The same rule in every export (units.time_as_shown): a time's interval reaching below 0 starts at 0."""
+    import csv
+    import io
+
+    from asyncbench.results import stats
+    from asyncbench.results.model import MetricInfo
+
+    residual = dataclasses.replace(
+        ok_result("s[numpy,cpu]"),
+        metrics={"t3_s": 4.06e-09},
+        bounds={"t3_s": (-3.924e-08, 6.33e-08)},
+        metric_info={"t3_s": MetricInfo("s")},
+    )
+    done = dataclasses.replace(stats.summarize([1e-9] * 12), median=2e-9, ci_low=-1e-9, ci_high=4e-9)
+    variant = dataclasses.replace(residual.variants["matmul"], done_s=done)
+    built = view.build(report_of([dataclasses.replace(residual, variants={"matmul": variant})]))
+    row = next(csv.DictReader(io.StringIO(WRITERS["csv"].render(built, "out.csv"))))
+    assert (float(row["metric_t3_s_low"]), float(row["metric_t3_s_high"])) == (0.0, 6.33e-08)
+    assert (float(row["done_s_median"]), float(row["done_s_ci_low"]), float(row["done_s_ci_high"])) == (2e-9, 0.0, 4e-9)
+    entry = json.loads(WRITERS["github-benchmark"].render(built, "out.json"))[0]
+    assert entry["range"].startswith("0–")  # in ms, from 0: not "-0.000001 … 0.000004"

@@ -298,3 +298,17 @@ def test_a_plain_number_margin_is_refused_in_the_users_own_number(text, forms, r
 def test_a_plain_number_that_is_a_margin_neither_way_is_refused_as_out_of_range(text):
     with pytest.raises(InputError, match=r"expected a percentage above 0% and under 1000%, written with its %"):
         margin.parse_threshold(text)
+
+
+def test_compares_markdown_keeps_the_tools_code_spans_and_escapes_the_files_names():
+    """`compare --format markdown` printed ``gate with \\`asyncbench ab\\` `` (its own code span escaped) where the
+    guide says the tool's notes keep their code spans; a name from a file with backticks still reads as written."""
+    base = _report({"a": {"v`x`": _noisy(1.0)}, "`only`": {"v": _noisy(1.0)}})
+    head = _report({"a": {"v`x`": _noisy(1.0, seed=1)}})
+    from asyncbench.report import compared, markdown
+
+    text = "\n".join(markdown.comparison_lines(compared.comparison(compare.compare(base, head))))
+    assert "`asyncbench ab`" in text
+    assert "\\`asyncbench ab\\`" not in text
+    assert "\\`only\\`" in text  # a case only in the baseline, named with backticks: escaped, not code
+    assert "v\\`x\\`" in text  # a variant's name in its cell: escaped
