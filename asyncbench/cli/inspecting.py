@@ -110,7 +110,12 @@ def validate(configs: tuple[str, ...]) -> None:
         taking = f"; {bounded} check(s) on what bounds the step: their cases take perturbation rounds, as --bound" if bounded else ""
         # so does a check on where the step waits: its cases take census rounds
         counted = sum(checks.asks_census((check,)) for e in loaded.experiments for check in e.expect)
-        taking += f"; {counted} check(s) on where the step waits: their cases take census rounds, as --syncs" if counted else ""
+        taking += (
+            f"; {counted} check(s) on where the step waits: their cases take census rounds, as --syncs "
+            "(none on a backend that runs synchronously: nothing there waits for a device)"
+            if counted
+            else ""
+        )
         click.echo(visible(f"{path}: ok ({len(loaded.experiments)} experiment(s){taking})"))  # a file's name is data (report.escaping)
     sys.exit(EXIT_INPUT if failed else EXIT_OK)
 
