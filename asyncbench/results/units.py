@@ -280,7 +280,8 @@ def _distinct_ends(value: float, bounds: tuple[float, float], unit: str, shown: 
     """A time's or size's median and interval ends (`shown`, as quantity printed them), with the significant digits
     that keep an end apart from the median where their values differ: '1.00 s [1.00–1.00]' for 1.00147 s in
     [1.00127, 1.00475] hid a lopsided interval as none. The three are then in the median's unit; figures that
-    already read distinct are left as they are."""
+    already read distinct are left as they are. Each keeps the unit it was printed in: an end in another unit than
+    the median's names it ('39.98 ms [616.4 µs–40.03 ms]', never '[0.6164–40.03]' read as milliseconds)."""
     text, low, high = shown
 
     def collides(texts: tuple[str, str, str]) -> bool:
@@ -288,13 +289,15 @@ def _distinct_ends(value: float, bounds: tuple[float, float], unit: str, shown: 
 
     if not collides(shown) or not all(map(math.isfinite, (value, *bounds))) or " " not in text:
         return shown
-    name = text.rsplit(" ", 1)[1]
-    scale = _UNIT_SCALES.get(name)
-    if scale is None:
+    names = [figure.rsplit(" ", 1)[-1] for figure in shown]
+    if any(name not in _UNIT_SCALES for name in names):
         return shown
-    factor = BYTE_SCALES.get(unit, 1)  # a size declared in MiB, shown in the unit the median was
+    factor = BYTE_SCALES.get(unit, 1)  # a size declared in MiB, each figure shown in the unit it was
     for digits in range(4, DISTINCT_DIGITS + 1):
-        median, first, last = (f"{number(x * factor / scale, digits, zeros=True)} {name}" for x in (value, *bounds))
+        median, first, last = (
+            f"{number(x * factor / _UNIT_SCALES[name], digits, zeros=True)} {name}"
+            for x, name in zip((value, *bounds), names, strict=True)
+        )
         if not collides((median, first, last)):
             return median, first, last
     return shown
