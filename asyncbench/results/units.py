@@ -258,7 +258,7 @@ def _pair(value: float | None, bounds: tuple[float, float] | None, unit: str) ->
         text = f"{value:.{max(decimals, 2)}f}×"
     elif unit == SECONDS or unit in BYTE_SCALES:
         text, low, high = _distinct_ends(value, bounds, unit, (text, low, high))
-    if unit == "x" and low == high and bounds[0] != bounds[1] and all(map(math.isfinite, (value, *bounds))):
+    if unit == "x" and abs(value) < 100 and _ratio_collides(value, bounds, (text, low, high)):
         text, low, high = apart_ratio_ends(value, bounds, (text, low, high))
     if bounds[0] < 0:
         # a signed end beside a range's dash read as one ('[-0.0219–80.7]', '[-3.05–-0.362]'): each end keeps its
@@ -295,8 +295,7 @@ def _distinct_ends(value: float, bounds: tuple[float, float], unit: str, shown: 
     factor = BYTE_SCALES.get(unit, 1)  # a size declared in MiB, each figure shown in the unit it was
     for digits in range(4, DISTINCT_DIGITS + 1):
         median, first, last = (
-            f"{number(x * factor / _UNIT_SCALES[name], digits, zeros=True)} {name}"
-            for x, name in zip((value, *bounds), names, strict=True)
+            f"{number(x * factor / _UNIT_SCALES[name], digits, zeros=True)} {name}" for x, name in zip((value, *bounds), names, strict=True)
         )
         if not collides((median, first, last)):
             return median, first, last
@@ -309,13 +308,28 @@ DISTINCT_RATIO_DECIMALS = 6
 
 
 def apart_ratio_ends(value: float, bounds: tuple[float, float], shown: tuple[str, str, str]) -> tuple[str, str, str]:
-    """A ratio and its interval with the fewest decimals that print its two ends apart where their values differ (the
-    ratio given as many); `shown` where even DISTINCT_RATIO_DECIMALS do not."""
-    for decimals in range(DISTINCT_RATIO_DECIMALS + 1):
-        low, high = (f"{end:.{decimals}f}×" for end in bounds)
-        if low != high:
-            return f"{value:.{decimals}f}×", low, high
+    """A ratio and its interval with the fewest decimals (as many as `shown` has at least, one for all three) that
+    print its two ends apart from each other and from the ratio where their values differ:
+    0.991× in [0.9002, 0.9923] reads '0.991× [0.900–0.992]', never '0.99× [0.90–0.99]', whose upper end reads as the
+    ratio and hides that the interval lies wholly below 1. `shown` where even DISTINCT_RATIO_DECIMALS do not."""
+    start = max(len(text.removesuffix("×").partition(".")[2]) for text in shown)
+    # ends read as each other: as many decimals as part them; an end read as the ratio: as many as show a side of 1
+    most = DISTINCT_RATIO_DECIMALS if shown[1] == shown[2] else RATIO_SIDE_DECIMALS
+    for decimals in range(start, most + 1):
+        texts = (f"{value:.{decimals}f}×", f"{bounds[0]:.{decimals}f}×", f"{bounds[1]:.{decimals}f}×")
+        if not _ratio_collides(value, bounds, texts):
+            return texts
     return shown
+
+
+def _ratio_collides(value: float, bounds: tuple[float, float], shown: tuple[str, str, str]) -> bool:
+    """Whether a printed ratio and interval (finite) read two figures that differ as one (an end as the ratio, or as
+    the other end)."""
+    figures = (value, *bounds)
+    if not all(map(math.isfinite, figures)):
+        return False
+    numbers = [float(text.removesuffix("×")) for text in shown]
+    return any(numbers[i] == numbers[j] and figures[i] != figures[j] for i, j in ((0, 1), (0, 2), (1, 2)))
 
 
 def _within(text: str, low: str, high: str) -> bool:
