@@ -258,7 +258,7 @@ def _pair(value: float | None, bounds: tuple[float, float] | None, unit: str) ->
         text = f"{value:.{max(decimals, 2)}f}×"
     elif unit == SECONDS or unit in BYTE_SCALES:
         text, low, high = _distinct_ends(value, bounds, unit, (text, low, high))
-    if unit == "x" and low == high and bounds[0] != bounds[1] and all(map(math.isfinite, (value, *bounds))):
+    if unit == "x" and abs(value) < 100 and _ratio_collides(value, bounds, (text, low, high)):
         text, low, high = apart_ratio_ends(value, bounds, (text, low, high))
     if bounds[0] < 0:
         # a signed end beside a range's dash read as one ('[-0.0219–80.7]', '[-3.05–-0.362]'): each end keeps its
@@ -280,7 +280,8 @@ def _distinct_ends(value: float, bounds: tuple[float, float], unit: str, shown: 
     """A time's or size's median and interval ends (`shown`, as quantity printed them), with the significant digits
     that keep an end apart from the median where their values differ: '1.00 s [1.00–1.00]' for 1.00147 s in
     [1.00127, 1.00475] hid a lopsided interval as none. The three are then in the median's unit; figures that
-    already read distinct are left as they are."""
+    already read distinct are left as they are. Each keeps the unit it was printed in: an end in another unit than
+    the median's names it ('39.98 ms [616.4 µs–40.03 ms]', never '[0.6164–40.03]' read as milliseconds)."""
     text, low, high = shown
 
     def collides(texts: tuple[str, str, str]) -> bool:
@@ -288,13 +289,14 @@ def _distinct_ends(value: float, bounds: tuple[float, float], unit: str, shown: 
 
     if not collides(shown) or not all(map(math.isfinite, (value, *bounds))) or " " not in text:
         return shown
-    name = text.rsplit(" ", 1)[1]
-    scale = _UNIT_SCALES.get(name)
-    if scale is None:
+    names = [figure.rsplit(" ", 1)[-1] for figure in shown]
+    if any(name not in _UNIT_SCALES for name in names):
         return shown
-    factor = BYTE_SCALES.get(unit, 1)  # a size declared in MiB, shown in the unit the median was
+    factor = BYTE_SCALES.get(unit, 1)  # a size declared in MiB, each figure shown in the unit it was
     for digits in range(4, DISTINCT_DIGITS + 1):
-        median, first, last = (f"{number(x * factor / scale, digits, zeros=True)} {name}" for x in (value, *bounds))
+        median, first, last = (
+            f"{number(x * factor / _UNIT_SCALES[name], digits, zeros=True)} {name}" for x, name in zip((value, *bounds), names, strict=True)
+        )
         if not collides((median, first, last)):
             return median, first, last
     return shown
@@ -306,13 +308,28 @@ DISTINCT_RATIO_DECIMALS = 6
 
 
 def apart_ratio_ends(value: float, bounds: tuple[float, float], shown: tuple[str, str, str]) -> tuple[str, str, str]:
-    """A ratio and its interval with the fewest decimals that print its two ends apart where their values differ (the
-    ratio given as many); `shown` where even DISTINCT_RATIO_DECIMALS do not."""
-    for decimals in range(DISTINCT_RATIO_DECIMALS + 1):
-        low, high = (f"{end:.{decimals}f}×" for end in bounds)
-        if low != high:
-            return f"{value:.{decimals}f}×", low, high
+    """A ratio and its interval with the fewest decimals (as many as `shown` has at least, one for all three) that
+    print its two ends apart from each other and from the ratio where their values differ:
+    0.991× in [0.9002, 0.9923] reads '0.991× [0.900–0.992]', never '0.99× [0.90–0.99]', whose upper end reads as the
+    ratio and hides that the interval lies wholly below 1. `shown` where even DISTINCT_RATIO_DECIMALS do not."""
+    start = max(len(text.removesuffix("×").partition(".")[2]) for text in shown)
+    # ends read as each other: as many decimals as part them; an end read as the ratio: as many as show a side of 1
+    most = DISTINCT_RATIO_DECIMALS if shown[1] == shown[2] else RATIO_SIDE_DECIMALS
+    for decimals in range(start, most + 1):
+        texts = (f"{value:.{decimals}f}×", f"{bounds[0]:.{decimals}f}×", f"{bounds[1]:.{decimals}f}×")
+        if not _ratio_collides(value, bounds, texts):
+            return texts
     return shown
+
+
+def _ratio_collides(value: float, bounds: tuple[float, float], shown: tuple[str, str, str]) -> bool:
+    """Whether a printed ratio and interval (finite) read two figures that differ as one (an end as the ratio, or as
+    the other end)."""
+    figures = (value, *bounds)
+    if not all(map(math.isfinite, figures)):
+        return False
+    numbers = [float(text.removesuffix("×")) for text in shown]
+    return any(numbers[i] == numbers[j] and figures[i] != figures[j] for i, j in ((0, 1), (0, 2), (1, 2)))
 
 
 def _within(text: str, low: str, high: str) -> bool:

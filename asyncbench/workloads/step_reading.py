@@ -71,12 +71,15 @@ class StepForm(Workload):
             not_the_waits = _beyond_the_waits(result, name, int(every), figure) if where == 1 else None
             if not_the_waits is not None:
                 parts.append(not_the_waits)
-            else:
+            elif where == 1:
+                parts.append(f"a wait every {every} step(s) costs {figure}")
+            elif where == -1:  # wholly below 1: said, as the rule says; a wait cannot speed the step itself
                 parts.append(
-                    f"a wait every {every} step(s) costs {figure}"
-                    if where == 1
-                    else f"no cost shown for a wait every {every} step(s) ({figure})"
+                    f"a wait every {every} step(s) made the step faster: {figure} (a wait cannot speed the step: "
+                    "a busy machine slows and speeds the moments, not the code)"
                 )
+            else:
+                parts.append(f"no cost shown for a wait every {every} step(s) ({figure})")
         pairs = {name: (variant_name(int(name.removeprefix(SLOWDOWN_METRIC))), variant_name(0)) for name in slowdowns}
         apart = paired_medians.apart(result, pairs)
         return "; ".join([*parts, apart] if apart else parts)

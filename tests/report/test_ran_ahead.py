@@ -69,7 +69,7 @@ def _printed(report) -> str:
 
 def test_what_ran_ahead_lists_only_the_rows_that_did_beyond_the_harness():
     built = view.build(report_of(rows()))
-    figure = "done / issue 38.9977× [38.9976–38.9977] beyond the harness's own 700 ns sync"  # its ends apart (units)
+    figure = "done / issue 38.99768× [38.99763–38.99769] beyond the harness's own 700 ns sync"  # its ends apart (units)
     assert built.highlights == (f"big jax cpu (ran ahead: {figure}): the loop returns after 300 µs ...",)
     text = _printed(report_of(rows()))
     heading = text.split("What ran ahead", 1)[1].split("\n\n", 1)[0]

@@ -113,6 +113,15 @@ def test_a_lopsided_interval_too_narrow_for_three_digits_keeps_its_ends_apart_fr
     assert units.spread(8.31e-3, 8.2e-3, 9.9e-3) == "8.31 ms [8.20–9.90]"
 
 
+def test_an_end_kept_apart_in_another_unit_than_the_median_names_its_unit():
+    """A table row printed '39.98 ms [0.6164–40.03]': the lower end, 616 µs, given the median's digits in its own
+    unit lost the unit, so it read as 0.6164 ms... beside ends in ms. Each end names its unit where it is not the
+    median's, as '39.5 ms [609 µs–39.7 ms]' does."""
+    assert units.spread(0.03998, 0.0006164, 0.04003) == "39.98 ms [616.4 µs–40.03 ms]"
+    assert units.with_bounds(0.03998, (0.0006164, 0.04003), "s") == "39.98 ms [616.4 µs–40.03 ms]"
+    assert units.spread(0.0395, 0.000609, 0.0397) == "39.5 ms [609 µs–39.7 ms]"
+
+
 def test_a_signed_interval_keeps_each_end_s_sign_and_unit_apart_from_the_range():
     """`run --quick` on torch cpu printed a barrier's saved fraction as '-1119% [-6440–97]' (a saved 45% as
     '[-0.0219–80.7]': the % left off both ends) and an overlap efficiency as '-1.07 [-3.05–-0.362]': an ASCII minus

@@ -180,3 +180,18 @@ def test_multi_device_states_no_overlap_as_a_fact_only_where_its_intervals_rule_
     below = reading((-0.58, -0.01), (0.78, 0.99))
     assert below.startswith("the two did not run at once ("), below
     assert "they compete for the same resource" in below
+
+
+def test_a_step_slowdown_wholly_below_1_is_said_with_ends_apart_from_the_point():
+    """A torch step on a CPU read "no cost shown for a wait every 4 step(s) (0.99× [0.90–0.99])" of an interval
+    [0.9002, 0.9923], wholly below 1: a difference the interval shows, left unsaid, its upper end printed as the
+    point. It is said, each end apart from the point, as the metrics line prints it."""
+    from asyncbench.results import units
+    from asyncbench.workloads.step_reading import StepForm
+
+    metrics = {"step_s_k0": 1.61e-3, "step_s_k4": 1.59e-3, "slowdown_k4": 0.991}
+    result = _metrics_result("step", metrics, {"slowdown_k4": (0.9002, 0.9923)})
+    reading = StepForm().reading(result)
+    assert "no cost shown" not in reading
+    assert "a wait every 4 step(s) made the step faster: 0.991× [0.900–0.992]" in reading
+    assert units.with_bounds(0.991, (0.9002, 0.9923), "x") == "0.991× [0.900–0.992]"  # the metrics line's formatter
