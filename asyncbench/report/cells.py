@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from asyncbench.report import bars
-from asyncbench.results import stats, step_figures, units
+from asyncbench.results import spreads, stats, step_figures, units
 from asyncbench.results.model import Result, Sampling, Stats, StopReason, VariantResult
 from asyncbench.results.paired import PairedCase
 
@@ -31,10 +31,10 @@ STEP_FORM_PARAMS = ("steps", "sync_every")
 def spread(stats: Stats | None) -> str:
     """'8.31 ms ±1.2%': the median and half the CI of the median, relative ('±?' without a CI: the case's
     `interval_note` says why); '8.31 ms [8.2–9.9]' where the interval is lopsided, so that a ± would misstate it
-    (units.spread)."""
+    (spreads.spread)."""
     if stats is None:
         return NO_VALUE
-    return units.spread(stats.median, stats.ci_low, stats.ci_high)
+    return spreads.spread(stats.median, stats.ci_low, stats.ci_high)
 
 
 def memory_cell(variant: VariantResult) -> str:
@@ -177,7 +177,7 @@ def _widest(result: Result) -> Stats | None:
 def stopping_note(sampling: Sampling, last_s: float | None = None, widest: Stats | None = None) -> str | None:
     """Why sampling stopped short of its noise target (a timeout, max_time_s, its minimum rounds past max_time_s:
     `last_s`, the last round's time, held_by_minimum), or None where it did not. `widest`, the done time whose
-    interval is the widest, says what was reached as the table's cell does (units.relative_spread: '[−13% … +1535%]'
+    interval is the widest, says what was reached as the table's cell does (spreads.relative_spread: '[−13% … +1535%]'
     where the cell shows bounds); elsewhere, the ± of `rel_noise`."""
     rounds = f"{sampling.rounds} round{'' if sampling.rounds == 1 else 's'}"
     reached = f"at ±{units.percent(sampling.rel_noise)}" if sampling.rel_noise is not None else "with no interval yet"
@@ -186,9 +186,9 @@ def stopping_note(sampling: Sampling, last_s: float | None = None, widest: Stats
         and widest is not None
         and widest.ci_low is not None
         and widest.ci_high is not None
-        and units.shows_bounds(widest.median, widest.ci_low, widest.ci_high)
+        and spreads.shows_bounds(widest.median, widest.ci_low, widest.ci_high)
     ):
-        reached = f"at {units.relative_spread(widest.median, widest.ci_low, widest.ci_high)}"
+        reached = f"at {spreads.relative_spread(widest.median, widest.ci_low, widest.ci_high)}"
     if sampling.stopped_by == StopReason.TIMEOUT:
         return f"cut short by {sampling.stopped_by} after {rounds} ({reached} on the done time): its figures are from those rounds"
     target = f"±{units.percent(sampling.max_rel_noise)}"

@@ -12,7 +12,7 @@ import json
 
 from asyncbench.report.cells import no_interval_why, steps_per_sample
 from asyncbench.report.view import ReportView
-from asyncbench.results import units
+from asyncbench.results import spreads, units
 from asyncbench.results.model import Result, Status
 
 #: one unit for every entry: a tracked series must not change unit when a time crosses 1 s or 1 ms
@@ -31,9 +31,9 @@ RANGE_MEANS = "range: ± half the 95% CI of the median, or the CI itself (low–
 
 def _range(median: float, low: float, high: float) -> str:
     """'± 0.1234' where the interval is what a ± says; '36.7–42.8' (its ends, in BENCHMARK_UNIT) where a ± would
-    misstate it, by the table's rule (units.shows_bounds: lopsided, wide, or reaching 0): a trial's '± 3.034' beside
+    misstate it, by the table's rule (spreads.shows_bounds: lopsided, wide, or reaching 0): a trial's '± 3.034' beside
     37.41 ms read as [34.4–40.4], below the least sample, for the table's 37.4 ms [36.7–42.8]."""
-    if not units.shows_bounds(median, low, high):
+    if not spreads.shows_bounds(median, low, high):
         return f"± {units.number((high - low) / 2 * BENCHMARK_SCALE, 4)}"
     first, last = (units.number(end * BENCHMARK_SCALE, 4) for end in (low, high))
     # a signed end beside a dash reads as one ('-0.02–3.1'): ends apart, as units.with_bounds writes them

@@ -26,7 +26,7 @@ from rich.text import Text
 from asyncbench.report import escaping
 from asyncbench.report.cells import held_by_minimum, last_round_s
 from asyncbench.report.compared import change_text, label_cell, said_interval_text
-from asyncbench.results import units
+from asyncbench.results import spreads, units
 from asyncbench.results.model import OK, Case, Result
 from asyncbench.results.model import Progress as MeasureProgress
 from asyncbench.results.paired import PairedRatio
@@ -117,7 +117,7 @@ def _done_times(result: Result, verbose: bool) -> str:
     parts = []
     for name in shown:
         done = result.variants[name].done_s
-        parts.append(f"{escaping.visible(name)} {units.spread(done.median, done.ci_low, done.ci_high)}")
+        parts.append(f"{escaping.visible(name)} {spreads.spread(done.median, done.ci_low, done.ci_high)}")
     if len(names) > len(shown):
         parts.append(f"+{len(names) - len(shown)} more")
     return "done " + ", ".join(parts)

@@ -2,7 +2,7 @@
 
 A table per case, one row per sync point: its variant, file:line, kind, the call there, times per step (waits, or
 for a `queue full` row the times the queue was full, which are not waits), time
-blocked per step with its 95% interval (as the timings table writes a time: units.spread, never a negative time;
+blocked per step with its 95% interval (as the timings table writes a time: spreads.spread, never a negative time;
 '~0 [≤ x]' where the interval reaches 0), and the queued work the wait drained where the backend exposes it (the
 column only when some point has it). Within a variant the points come as the census sorted them, most time blocked
 first. Above the rows, a line per variant with its whole step (waits and time blocked per step over every point,
@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from asyncbench.results import units
+from asyncbench.results import spreads, units
 from asyncbench.results.syncs import Census, SyncKind, SyncPoint
 from asyncbench.verdicts import syncs
 
@@ -98,7 +98,7 @@ def waits(value: float) -> str:
 def blocked(point: SyncPoint) -> str:
     """Time blocked per step with its interval, as the timings table writes a time ('±?': too few rounds)."""
     low, high = point.wait_ci_s if point.wait_ci_s is not None else (None, None)
-    return units.spread(point.wait_s_per_step, low, high)
+    return spreads.spread(point.wait_s_per_step, low, high)
 
 
 def variant_line(census: Census) -> str:
@@ -118,7 +118,7 @@ def variant_line(census: Census) -> str:
     assert count is not None  # rounds were taken
     assert wait is not None
     low, high = wait.interval if wait.interval is not None else (None, None)
-    per_step = f"{waits(count.value)} wait{'' if count.value == 1 else 's'}, {units.spread(wait.value, low, high)} blocked per step"
+    per_step = f"{waits(count.value)} wait{'' if count.value == 1 else 's'}, {spreads.spread(wait.value, low, high)} blocked per step"
     points = f"{len(census.syncs)} point{'' if len(census.syncs) == 1 else 's'}"
     return f"{census.variant}: {per_step} at {points}" + (f"; {full}" if full else "") + f" ({rounds}{seen})"
 
@@ -134,7 +134,7 @@ def _queue_full(census: Census) -> str:
     assert wait is not None  # rounds were taken
     low, high = wait.interval if wait.interval is not None else (None, None)
     where = f"{len(full)} point{'' if len(full) == 1 else 's'} where the queue was full"
-    return f"{where} (not a wait: {units.spread(wait.value, low, high)} a step)"
+    return f"{where} (not a wait: {spreads.spread(wait.value, low, high)} a step)"
 
 
 def census_view(who: str, censuses: Mapping[str, Census], order: Sequence[str] = (), here: str | None = None) -> CensusView | None:

@@ -66,7 +66,8 @@ class Judged:
             return (
                 f"did not run ahead beyond the harness's own {units.seconds(self.harness_s)} sync (done less it came within the issue time)"
             )
-        shown = shown or units.with_bounds(self.illusion, self.bounds, "x")
+        # without an interval (a synchronous backend's rounds judged without one) it says so, as every figure does
+        shown = shown or units.with_bounds(self.illusion, self.bounds, "x") + (" [?]" if self.bounds is None else "")
         if self.floored and self.bounds is not None:
             shown = shown.replace("[", "[≤", 1)
         if self.harness_s is None:

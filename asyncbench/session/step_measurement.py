@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from asyncbench.errors import InputError
-from asyncbench.results import units
+from asyncbench.results import spreads
 from asyncbench.results.model import CLOCKS, Check, Result, Stats, Status
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ class Measurement:
         """'my_step[numpy,cpu] per step: done 5.68 µs ±1%, issue 5.61 µs ±1% (108 samples of 20 steps, sync_every=0)'."""
 
         def shown(stats: Stats) -> str:
-            return units.spread(stats.median, stats.ci_low, stats.ci_high)
+            return spreads.spread(stats.median, stats.ci_low, stats.ci_high)
 
         device = f", device {shown(self.device_s)}" if self.device_s else ""
         each = f"{self.done_s.n} samples of {self.steps} steps" if self.steps > 1 else f"{self.done_s.n} samples"

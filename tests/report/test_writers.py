@@ -10,7 +10,7 @@ import sys
 from rich.console import Console
 
 from asyncbench.report import cells, escaping, markdown, terminal, view
-from asyncbench.results import stats, units
+from asyncbench.results import spreads, stats, units
 from asyncbench.results.model import ERROR, SKIPPED, Result
 from tests.support.cli import cli_env
 from tests.support.helpers import ok_result, report_of
@@ -233,7 +233,7 @@ def test_markdown_renders_the_tool_s_own_code_spans_and_keeps_a_name_s_backticks
 
 def test_a_stopping_note_says_a_lopsided_interval_as_the_table_does():
     """A row shown as '517 µs [449 µs–16.3 ms]' said '±1535%' in its stopping note: the note now says the bounds
-    relative to the median, by the table cell's rule (units.shows_bounds), and a ± where the cell shows one."""
+    relative to the median, by the table cell's rule (spreads.shows_bounds), and a ± where the cell shows one."""
     from asyncbench.results.model import Sampling, Stats
 
     base = ok_result("m[numpy,cpu]")
@@ -246,4 +246,4 @@ def test_a_stopping_note_says_a_lopsided_interval_as_the_table_does():
     note = cells.sampling_note(result)
     assert "±1535%" not in note, note
     assert "at [−13% … +3053%]" in note, note
-    assert units.relative_spread(1.0, 0.99, 1.01) == "±1%"
+    assert spreads.relative_spread(1.0, 0.99, 1.01) == "±1%"

@@ -126,3 +126,12 @@ def test_an_illusion_floored_at_1x_is_said_as_not_running_ahead_never_as_a_zero_
     assert "[≤1.00–x] beside an illusion: its interval reached below 1×" in view.legend([mixed], [ahead.judge(mixed).figure()])
     plain = _row(issue, [i * 3 for i in issue], harness=harness)
     assert "beside an illusion" not in view.legend([plain], [ahead.judge(plain).figure()])
+
+
+def test_a_figure_judged_without_an_interval_says_it_has_none():
+    """A trial: 'illusion 1.00039× [1.00035–1.00042]; 1.00× beyond the harness's own 7.05 µs sync', a bare figure
+    where every figure has an interval or says it has none (a synchronous backend's rounds judged without one)."""
+    judged = ahead.Judged(ahead.NOT_AHEAD, "v", 1.00002, None, 20, 7.05e-6)
+    assert judged.figure() == "1.00× [?] beyond the harness's own 7.05 µs sync"
+    with_one = dataclasses.replace(judged, bounds=(1.00001, 1.00005))
+    assert "[?]" not in with_one.figure()

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from asyncbench.results import units
+from asyncbench.results import spreads, units
 
 MINUS = re.compile(r"[-−]\s*\d")  # a minus sign before a digit, ASCII or typographic
 
@@ -39,7 +39,7 @@ def test_a_chance_of_missing_is_rounded_up_as_its_level_is_rounded_down():
 @pytest.mark.parametrize("low, high", [(0.5, 11.0), (0.9, 6.0), (0.999, 1.2)])
 def test_a_lopsided_interval_is_shown_as_its_bounds_not_as_a_plus_minus(low, high):
     """The issue's `±501%`: half of a lopsided interval, read as reaching below zero."""
-    cell = units.spread(1.0, low, high)
+    cell = spreads.spread(1.0, low, high)
     assert "±" not in cell
     assert cell.startswith("1.00 s [")
 
@@ -49,11 +49,11 @@ def test_no_plus_minus_ever_reaches_below_zero_and_a_symmetric_interval_keeps_it
     for _ in range(2000):
         median = 10 ** draw.uniform(-7, 1)
         low, high = median * draw.uniform(0.01, 1), median * draw.uniform(1, 20)
-        cell = units.spread(median, low, high)
+        cell = spreads.spread(median, low, high)
         if "±" in cell:
             assert float(cell.split("±")[1].removesuffix("%")) < 100
-    assert units.spread(0.002, 0.0019, 0.0021) == "2.00 ms ±5%"
-    assert units.spread(0.002, None, None) == "2.00 ms ±?"
+    assert spreads.spread(0.002, 0.0019, 0.0021) == "2.00 ms ±5%"
+    assert spreads.spread(0.002, None, None) == "2.00 ms ±?"
 
 
 def test_a_time_whose_interval_reaches_zero_is_not_distinguishable_from_zero():
@@ -84,8 +84,8 @@ def test_the_same_bytes_read_the_same_in_a_table_and_a_metric_line():
 def test_times_keep_three_significant_figures_with_their_trailing_zeros() -> None:
     """A new user read `11 ms ±1.4%` (10.97 ms) beside `10.9 ms`, `3.5 ms ±?` beside `9.26 ms` and `[28–32.9]`:
     fewer figures than the neighbours, as if less were known. Every time shows three; zero stays 0."""
-    assert units.spread(0.01097, 0.01097 * 0.986, 0.01097 * 1.014) == "11.0 ms ±1.4%"
-    assert units.spread(0.0034996, None, None) == "3.50 ms ±?"
+    assert spreads.spread(0.01097, 0.01097 * 0.986, 0.01097 * 1.014) == "11.0 ms ±1.4%"
+    assert spreads.spread(0.0034996, None, None) == "3.50 ms ±?"
     assert units.with_bounds(0.0306, (0.028, 0.0329), "s") == "30.6 ms [28.0–32.9]"
     assert units.with_bounds(0.0176, (0.0164, 0.019), "s") == "17.6 ms [16.4–19.0]"
     assert units.seconds(0.0) == "0 ns"
@@ -106,20 +106,20 @@ def test_a_figure_that_rounds_up_to_the_next_unit_is_shown_in_it():
 def test_a_lopsided_interval_too_narrow_for_three_digits_keeps_its_ends_apart_from_the_median():
     """1.00147 s in [1.00127, 1.00475] read '1.00 s [1.00–1.00]', as if it had no width: times and sizes get the
     digits that keep an end apart from the median where they differ; figures already distinct are unchanged."""
-    assert units.spread(1.00147, 1.00127, 1.00475) == "1.0015 s [1.0013–1.0048]"
+    assert spreads.spread(1.00147, 1.00127, 1.00475) == "1.0015 s [1.0013–1.0048]"
     assert units.with_bounds(12.0, (11.99, 12.5), "MiB") == "12.00 MiB [11.99–12.50]"
     assert units.with_bounds(1.0, (1.0, 1.00475), "s") == "1.000 s [1.000–1.005]"  # an end at the median reads as it
     assert units.with_bounds(0.118, (0.117, 0.119), "s") == "118 ms [117–119]"
-    assert units.spread(8.31e-3, 8.2e-3, 9.9e-3) == "8.31 ms [8.20–9.90]"
+    assert spreads.spread(8.31e-3, 8.2e-3, 9.9e-3) == "8.31 ms [8.20–9.90]"
 
 
 def test_an_end_kept_apart_in_another_unit_than_the_median_names_its_unit():
     """A table row printed '39.98 ms [0.6164–40.03]': the lower end, 616 µs, given the median's digits in its own
     unit lost the unit, so it read as 0.6164 ms... beside ends in ms. Each end names its unit where it is not the
     median's, as '39.5 ms [609 µs–39.7 ms]' does."""
-    assert units.spread(0.03998, 0.0006164, 0.04003) == "39.98 ms [616.4 µs–40.03 ms]"
+    assert spreads.spread(0.03998, 0.0006164, 0.04003) == "39.98 ms [616.4 µs–40.03 ms]"
     assert units.with_bounds(0.03998, (0.0006164, 0.04003), "s") == "39.98 ms [616.4 µs–40.03 ms]"
-    assert units.spread(0.0395, 0.000609, 0.0397) == "39.5 ms [609 µs–39.7 ms]"
+    assert spreads.spread(0.0395, 0.000609, 0.0397) == "39.5 ms [609 µs–39.7 ms]"
 
 
 def test_a_signed_interval_keeps_each_end_s_sign_and_unit_apart_from_the_range():
