@@ -64,9 +64,13 @@ def to_most_blocks(count: int, at: At) -> None:
 def to_status(status: str, count: int, at: At) -> None:
     """A case's ratios (`count` of them) only where its status is ok: `ab` writes ratios of a case measured on both
     sides and none of an errored, skipped or one-sided one (engine.paired, session.paired). An errored case with
-    ratios was counted as errored and still shown and recorded as measured."""
+    ratios was counted as errored and still shown and recorded as measured. An ok case holds at least one ratio:
+    `ab` judges every case it measured on both sides (engine.paired); one without them was shown as "nothing was
+    compared" and recorded as a run of 0 points."""
     if count and status != "ok":
         at.fail(f"a case whose status is {status!r} was not compared: `ab` writes no ratios of it")
+    if not count and status == "ok":
+        at.fail("a case whose status is 'ok' was compared: `ab` writes its ratios, and this one has none")
 
 
 def to_each_once(ratios: Sequence[Compared], at: At) -> None:

@@ -22,12 +22,14 @@ import contextlib
 import dataclasses
 import datetime
 import math
+import os
 import platform
+import re
 import sys
 import time
 from typing import Any, Callable, Sequence
 
-from asyncbench.errors import InputError
+from asyncbench.errors import InputError, InputErrors, each_error
 from asyncbench.host import facts as host_facts
 from asyncbench.report import paired as views
 from asyncbench.results.ab_report import ABReport
@@ -62,10 +64,35 @@ def _plan(request: ABRequest, tree: Tree, repo: Any, option: str, imports: SideI
     selection = request.selection
     configs = sides.configs_in(tree, repo, selection.configs, option)
     workloads = sides.workloads_in(tree, repo, selection.workloads, option)
-    with imports.of(tree.root):
-        plan = planning.plan(dataclasses.replace(selection, configs=configs, workloads=workloads))
-        backends = {name: get_backend(name) for e in plan.experiments for name in e.backends}
-        return list(expansion.expand(plan, backends))
+    try:
+        with imports.of(tree.root):
+            plan = planning.plan(dataclasses.replace(selection, configs=configs, workloads=workloads))
+            backends = {name: get_backend(name) for e in plan.experiments for name in e.backends}
+            return list(expansion.expand(plan, backends))
+    except InputError as error:
+        if tree.root is None:  # no checkout: the user's own tree, as `run` would import it
+            raise
+        raise InputErrors([_of_side(one, tree, option) for one in each_error(error)]) from error
+
+
+def _of_side(error: InputError, tree: Tree, option: str) -> InputError:
+    """A checked-out side's config or import failure as the user reads it: the side and its revision named, its
+    paths as the repository names them (not the temporary checkout's), and a package its step files import and
+    that revision lacks said as such. `run`'s advice to `pip install -e .` is wrong here: each side imports its
+    own tree first, and the trial's base branch had deleted the package."""
+    from asyncbench.workloads import plugins
+
+    root = f"{tree.root}{os.sep}"
+
+    def relative(text: str) -> str:
+        return text.replace(root, "")
+
+    message = relative(error.message)
+    for missing in re.finditer(re.escape(plugins.INSTALL_ADVICE).replace(r"\{top\}", r"(?P<top>[^']+)"), message):
+        message = message.replace(missing.group(0), f": that revision's tree has no package {missing.group('top')}")
+    where = f"the {option.lstrip('-')} side ({tree.revision})"
+    location = f"{where}: {relative(error.location)}" if error.location else where
+    return InputError(message, location=location, path=error.path)
 
 
 def _facts(side: Any, backends: list[str], timeout_s: float) -> dict[str, Any]:

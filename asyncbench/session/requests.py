@@ -172,10 +172,9 @@ def parse_gate_time(text: str, option: str = "--gate-time") -> float:
     if match is None:
         raise InputError(f"{option} {text!r}: expected a duration such as 90s, 2m or 1h")
     if match.group(2) is None:
-        number = match.group(1)
         raise InputError(
-            f"{option} {text!r}: write the duration with its unit, such as {number}s or {number}m "
-            "(a plain number is ambiguous: seconds or minutes?)"
+            f"{option} {text!r}: write the duration with its unit, such as {_with_units(match.group(1))}: "
+            "a plain number is ambiguous (seconds or minutes?)"
         )
     seconds = float(match.group(1)) * GATE_TIME_UNITS[match.group(2)]
     if not MIN_GATE_TIME_S <= seconds <= MAX_GATE_TIME_S:
@@ -186,3 +185,15 @@ def parse_gate_time(text: str, option: str = "--gate-time") -> float:
             f"{blocks.FIRST_LOOK_BLOCKS}) to a day"
         )
     return seconds
+
+
+def _with_units(number: str) -> str:
+    """The user's `number` with each unit it is ambiguous between (seconds, minutes) where that duration is one the
+    option takes; else the default target, written with its unit. `--gate-time 0` was told "such as 0s or 0m", and
+    `0s` then refused as under 10 s."""
+    taken = [f"{number}{unit}" for unit in ("s", "m") if MIN_GATE_TIME_S <= float(number) * GATE_TIME_UNITS[unit] <= MAX_GATE_TIME_S]
+    if taken:
+        return " or ".join(taken)
+    minutes = DEFAULT_GATE_TIME_S / GATE_TIME_UNITS["m"]
+    default = f"{minutes:g}m" if minutes.is_integer() else f"{DEFAULT_GATE_TIME_S:g}s"
+    return f"{default} (the default; from {MIN_GATE_TIME_S:g}s to a day)"

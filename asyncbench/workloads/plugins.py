@@ -174,7 +174,12 @@ def _missing_package(exc: BaseException, where: str) -> str:
     if not isinstance(exc, ModuleNotFoundError) or not exc.name:
         return ""
     top = exc.name.partition(".")[0]
-    return f": install the package that provides '{top}' in this Python (your own: `pip install -e .` at its root)"
+    return INSTALL_ADVICE.format(top=top)
+
+
+#: the fix `run` and `validate` give for a package the user's file imports and this Python cannot find; `ab` says
+#: instead that the side's tree lacks it (each side imports its own tree first: session.paired), so it finds this
+INSTALL_ADVICE = ": install the package that provides '{top}' in this Python (your own: `pip install -e .` at its root)"
 
 
 def as_workload(value: Any, reference: str) -> Workload:

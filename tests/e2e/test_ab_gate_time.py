@@ -67,6 +67,22 @@ def test_a_duration_without_its_unit_is_refused_in_one_line_naming_the_fix(tmp_p
     assert not (tmp_path / ".asyncbench" / "jobs").exists()
 
 
+@pytest.mark.parametrize("number", ["0", "5", "30", "2000", "100000"])
+@pytest.mark.parametrize("option", ["--gate-time", "--gate-time-max"])
+def test_a_plain_number_is_told_durations_the_option_takes(number: str, option: str):
+    """A new user's `--gate-time 0` was told "such as 0s or 0m", and `0s` then refused as under 10 s: every duration
+    suggested is one the option takes, the user's number kept where it makes one."""
+    with pytest.raises(InputError) as refused:
+        ab.parse_gate_time(number, option)
+    said = str(refused.value)
+    suggested = re.search(r"such as (.+?)(?: \(the default[^)]*\))?: a plain number", said)
+    assert suggested is not None, said
+    for duration in suggested.group(1).split(" or "):
+        assert ab.MIN_GATE_TIME_S <= ab.parse_gate_time(duration, option) <= ab.MAX_GATE_TIME_S, said
+    if number == "30":
+        assert "30s or 30m" in said
+
+
 def test_a_duration_with_its_unit_reads_as_written():
     from asyncbench.spec import executor
 

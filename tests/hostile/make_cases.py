@@ -369,6 +369,8 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     "ab-case-twice": _set("cases", [AB_CASE, AB_CASE]),
     "ab-ratio-name-html": _set(A0, {**AB_CASE, "ratios": [{**AB_CASE["ratios"][0], "name": "<img src=x onerror=alert(1)>"}]}),
     "ab-errored-with-ratios": _both(_set(f"{A0}.status", "error"), _set(f"{A0}.reason", "lost while measuring")),
+    # an ok case with its ratios deleted: shown as "nothing was compared" (exit 0), recorded as a run of 0 points
+    "ab-ok-without-ratios": _set(f"{A0}.ratios", DELETE),
     # a rate edited beside the intervals split from another: 0.5 said ("A 50% family-wise false-alarm rate") beside an
     # interval at 98%, which is 1% over one case, one verdict and one look
     "ab-family-error-not-its-levels": _both(_set(f"{A0}.confidence", 0.98), _set("family_error", 0.5)),

@@ -248,3 +248,16 @@ def test_a_ratio_of_a_built_in_workload_names_what_ab_judges_of_it():
 
 def test_a_ratio_of_a_users_workload_keeps_its_own_name():
     _read(_built_in("work.py:work", {}, "my step"))
+
+
+@pytest.mark.parametrize("deleted", [True, False])
+def test_an_ok_case_without_its_ratios_is_refused(deleted):
+    """The trial's edit: an `ab` file whose ok case lost its `ratios` was shown as "nothing was compared" (exit 0) and
+    recorded as a run of 0 points; an ok case is one `ab` compared, and it writes that case's ratios."""
+    raw = _file(ab_files.recorded_gate(1, 1.3))
+    if deleted:
+        del raw["cases"][0]["ratios"]
+    else:
+        raw["cases"][0]["ratios"] = []
+    with pytest.raises(InputError, match=r"ab\.json: cases\[0\]\.ratios: a case whose status is 'ok' was compared"):
+        _read(raw)
