@@ -23,6 +23,7 @@ runs: session.sides.check_gpus).
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -69,16 +70,29 @@ def serve(command: str, payload: Any, on_progress: Any = None) -> Any:
     return _teardown()
 
 
+def tree_first(path: Sequence[str], tree: str, cwd: str) -> list[str]:
+    """sys.path for code that must come from one side's `tree`: the tree first, and no entry for the folder the
+    command was started in (`cwd`, and '' or '.', which resolve to it), which `python -m asyncbench` puts first and
+    a worker inherits: a module that side's revision lacks then failed to import under the console script but came
+    from the head's working tree under `python -m` (a base without the user's package measured the head's)."""
+    here, own = os.path.realpath(cwd), os.path.realpath(tree)
+    kept = [entry for entry in path if os.path.realpath(os.path.join(here, entry)) not in (here, own)]  # '' is `cwd`
+    return [tree, *kept]
+
+
+def _own_tree_first(tree: str | None) -> None:
+    if tree:
+        sys.path[:] = tree_first(sys.path, tree, os.getcwd())
+
+
 def _prepare(tree: str | None, backends: Sequence[str]) -> None:
     """What a fresh process does before its block: put its tree first, import the frameworks its cases use."""
-    if tree and tree not in sys.path:
-        sys.path.insert(0, tree)
+    _own_tree_first(tree)
     case_workers.import_frameworks(backends)  # both sides at once, before anything is measured
 
 
 def _setup(case: Case, tree: str | None) -> dict[str, Any]:
-    if tree and tree not in sys.path:
-        sys.path.insert(0, tree)  # after the harness is imported: the user's code comes from this side's tree
+    _own_tree_first(tree)  # after the harness is imported: the user's code comes from this side's tree
     _teardown()
     workload = plugins.find(case.workload)
     backend = get_backend(case.backend)

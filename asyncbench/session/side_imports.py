@@ -25,6 +25,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterator
 
+from asyncbench.engine import side_process
+
 
 def _inside(module: ModuleType, root: str) -> bool:
     """Whether a module was loaded from under `root` (its file, or a namespace package's folders)."""
@@ -59,7 +61,7 @@ class SideImports:
         }
         before = dict(sys.modules)
         saved_path = list(sys.path)
-        sys.path.insert(0, tree)
+        sys.path[:] = side_process.tree_first(sys.path, tree, os.getcwd())  # as its worker's: not the command's folder
         try:
             yield
         finally:
