@@ -41,8 +41,8 @@ def test_a_recorder_that_puts_a_point_outside_its_interval_fails_and_stores_noth
 
 def test_a_results_file_whose_median_lies_outside_its_interval_is_refused_in_one_line(tmp_path, results_file):
     raw = json.loads(results_file.read_text())
-    done_s = next(iter(raw["results"][0]["variants"].values()))["done_s"]
-    assert done_s["ci_high"] is not None
+    # a variant with an interval: under a CI runner's load a quick run's first variant drifted and had none
+    done_s = next(v["done_s"] for r in raw["results"] for v in r["variants"].values() if v["done_s"]["ci_high"] is not None)
     done_s["median"] = done_s["ci_high"] * 3
     (tmp_path / "forged.json").write_text(json.dumps(raw))
     done = asyncbench("record", "forged.json", "--history", "h.sqlite", cwd=tmp_path)

@@ -58,7 +58,7 @@ def test_a_speedup_beside_medians_that_contradict_it_says_why_in_abs_words():
     assert low > 1  # the pairs: not waiting is faster
     assert variants["sync"].done_s.median < variants["async"].done_s.median  # the medians: waiting looks faster
     reading = SyncAsync().reading(result)
-    assert f"not waiting is {units.ratio(result.metrics['speedup'])} [" in reading
+    assert f"not waiting is {units.with_bounds(result.metrics['speedup'], result.bounds['speedup'], 'x')}" in reading, reading
     own = units.ratio(paired_medians.medians_ratio(result, "sync", "async"))
     assert own in ("0.51×", "0.52×", "0.53×")
     said = f"sync / async medians give {own}, outside speedup's paired [{units.ratio_end(low)}–{units.ratio_end(high)}]"
@@ -72,7 +72,8 @@ def test_a_slowdown_beside_medians_that_contradict_it_says_why():
     variants = _drifting("sync_every=1", "sync_every=0")
     result = _result(workload, {"steps": 20, "sync_every": [0, 1]}, variants)
     reading = workload.reading(result)
-    assert f"a wait every 1 step(s) costs {units.ratio(result.metrics['slowdown_k1'])} [" in reading
+    slowdown = units.with_bounds(result.metrics["slowdown_k1"], result.bounds["slowdown_k1"], "x")
+    assert f"a wait every 1 step(s) costs {slowdown}" in reading, reading
     own = units.ratio(paired_medians.medians_ratio(result, "sync_every=1", "sync_every=0"))
     assert f"sync_every=1 / sync_every=0 medians give {own}, outside slowdown_k1's paired [" in reading, reading
 
