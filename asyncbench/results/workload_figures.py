@@ -10,7 +10,8 @@ yet is no measurement, and `show` printed it, even blaming a busy machine for th
 is refused in one line naming the figure, as matmul's figures are (results.matmul_figures).
 
 The rules below restate each workload's `round_metrics` (the layers keep workloads out of a results reader; a test
-holds each rule to its workload's own on the same clocks). Only a result of a built-in workload is held (its
+holds each rule to its workload's own on the same clocks); sync_async's model is one function both call
+(results.sync_async_model). Only a result of a built-in workload is held (its
 `workload` is the built-in's name: a user's workload is named by a reference, workloads.plugins.find), only a metric
 the rule knows, and only where every variant keeps its samples. sync_async's fitted model (t1_s, t2_s, t3_s,
 model_error) is of one round's clocks too: a t1_s edited from 827 ns to 5 µs was shown and read as measured. Figures
@@ -26,8 +27,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from asyncbench.results import round_held, step_figures
 from asyncbench.results.fields import At
+from asyncbench.results.model import Clocks
 from asyncbench.results.round_held import SAMPLE_ROUNDING_S
 from asyncbench.results.stats import overlap_efficiency
+from asyncbench.results.sync_async_model import fit_model
 
 #: one round's clocks: variant → clock (issue_s, done_s) → seconds, as the file stores them
 Round = Mapping[str, Mapping[str, float]]
@@ -40,8 +43,6 @@ ROUNDING_SAFETY = 4.0
 PER_ROUND_SCHEMA = 2
 #: the clocks a rule reads (device_s: sync_async's held queue, where the device had events)
 _CLOCKS = ("issue_s", "done_s", "device_s")
-#: ops sync_async's queued variant issues behind its hold (workloads.sync_async.QUEUED_OPS), its t2's divisor
-SYNC_ASYNC_QUEUED_OPS = 48
 #: bytes of an element of each dtype copy_overlap copies
 _ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 #: B/s in a GB/s
@@ -115,41 +116,23 @@ def _copy_overlap() -> dict[str, Rule]:
 
 
 def _sync_async() -> dict[str, Rule]:
-    """sync_async's fit_model: t1 the async issue time / N; t2 the queued variant's device time / its ops where
-    the hold outlasted their issue (issue_s under done_s − device_s), else, with no queued variant and no device
-    events, the backlog after issue / N; t3 the sync per-op time − t1 − t2; model_error only from the held queue."""
+    """sync_async's figures of a round: its speedup, and its textbook model's (results.sync_async_model.fit_model,
+    the arithmetic the workload itself computes them with)."""
 
-    def t1(p: Mapping[str, Any], c: Round) -> float:
-        return float(c["async"]["issue_s"] / p["n_ops"])
+    def clocks(c: Mapping[str, float]) -> Clocks:
+        return Clocks(issue_s=c["issue_s"], done_s=c["done_s"], device_s=c.get("device_s"))
 
-    def t2(p: Mapping[str, Any], c: Round) -> float | None:
-        queued, asynchronous = c.get("queued"), c["async"]
-        if queued is not None:
-            device = queued.get("device_s")
-            held = device is not None and queued["issue_s"] < queued["done_s"] - device
-            return float(device / min(p["n_ops"], SYNC_ASYNC_QUEUED_OPS)) if held and device is not None else None
-        if asynchronous.get("device_s") is not None:
-            return None  # events but no held queue: the backlog is no execution time (_UNTIMED)
-        return float(max(0.0, asynchronous["done_s"] - asynchronous["issue_s"]) / p["n_ops"])
+    def model(name: str) -> Rule:
+        def rule(p: Mapping[str, Any], c: Round) -> float | None:
+            queued = c.get("queued")
+            fitted = fit_model(p["n_ops"], clocks(c["sync"]), clocks(c["async"]), None if queued is None else clocks(queued))
+            return fitted[name]
 
-    def t3(p: Mapping[str, Any], c: Round) -> float | None:
-        backend = t2(p, c)
-        return None if backend is None else c["sync"]["done_s"] / p["n_ops"] - t1(p, c) - backend
-
-    def model_error(p: Mapping[str, Any], c: Round) -> float | None:
-        backend, wait, done = t2(p, c), t3(p, c), c["async"]["done_s"]
-        if "queued" not in c or backend is None or wait is None or done <= 0:
-            return None
-        n, frontend = p["n_ops"], t1(p, c)
-        predicted = frontend + n * backend + wait if n * backend > (n - 1) * frontend else n * frontend + backend + wait
-        return float(predicted / done - 1)
+        return rule
 
     return {
         "speedup": lambda _, c: _ratio(c["sync"]["done_s"], c["async"]["done_s"]),
-        "t1_s": t1,
-        "t2_s": t2,
-        "t3_s": t3,
-        "model_error": model_error,
+        **{name: model(name) for name in ("t1_s", "t2_s", "t3_s", "model_error")},
     }
 
 

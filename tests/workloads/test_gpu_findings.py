@@ -19,10 +19,11 @@ import pytest
 
 from asyncbench.engine import environment, runner
 from asyncbench.results.model import OK, SKIPPED, Case, Clocks
+from asyncbench.results.sync_async_model import QUEUED_OPS, fit_model
 from asyncbench.spec import config
 from asyncbench.workloads import BUILT_IN
 from asyncbench.workloads.base import Prepared, Workload
-from asyncbench.workloads.sync_async import QUEUED, QUEUED_OPS, fit_model
+from asyncbench.workloads.sync_async import QUEUED
 from tests.support import stream_device
 from tests.support.stream_cases import SETTINGS, low, run_on
 from tests.support.stream_device import (

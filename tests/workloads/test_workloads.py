@@ -9,8 +9,8 @@ import pytest
 
 from asyncbench.backends import get_backend
 from asyncbench.results.model import OK, Clocks
+from asyncbench.results.sync_async_model import QUEUED_OPS, fit_model
 from asyncbench.workloads import BUILT_IN
-from asyncbench.workloads.sync_async import QUEUED_OPS, fit_model
 from tests.support.helpers import run_workload
 
 
