@@ -101,17 +101,18 @@ def test_a_gate_let_through_undecided_never_says_no_slowdown():
     assert outcome.code == 0  # let through: the gate passes
     view = views.build(report, outcome)
     said = "passes (--allow-inconclusive): 1 INCONCLUSIVE, not shown either way"
-    for writer, text in (
-        ("comment", views.markdown(view)),
-        ("terminal", _terminal(view)),
-        ("notebook", html.unescape(ab_html(report))),
-    ):
+    for writer, text in _every_writer(view, report):
         assert said in text, writer
         assert NO_SLOWDOWN not in text, writer
     assert f"**✅ {said}**: 1 SAME, 1 INCONCLUSIVE" in views.markdown(view)
     decided = views.build(_ab(same), Outcome(0, ()))
     assert f"**✅ {NO_SLOWDOWN}**" in views.markdown(decided)
     assert NO_SLOWDOWN in _terminal(decided)
+
+
+def _every_writer(view, report) -> tuple[tuple[str, str], ...]:
+    """What each writer of an ab gate shows a person: the pull request's comment, the terminal, the notebook."""
+    return (("comment", views.markdown(view)), ("terminal", _terminal(view)), ("notebook", html.unescape(ab_html(report))))
 
 
 def test_a_gate_let_through_undecided_says_its_count_once():
@@ -121,11 +122,7 @@ def test_a_gate_let_through_undecided_says_its_count_once():
     report = dataclasses.replace(_ab(undecided), allow_inconclusive=True)
     view = views.build(report, judge(report))
     said = "passes (--allow-inconclusive): 1 INCONCLUSIVE, not shown either way"
-    for writer, text in (
-        ("comment", views.markdown(view)),
-        ("terminal", _terminal(view)),
-        ("notebook", html.unescape(ab_html(report))),
-    ):
+    for writer, text in _every_writer(view, report):
         assert said in text, writer
         assert text.count("INCONCLUSIVE,") == 1, writer
         assert "either way**:" not in text, writer
