@@ -26,6 +26,7 @@ GIL with the host's) much more, and the step itself no longer T0 = max(H, D): sa
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 from dataclasses import dataclass, replace
@@ -257,6 +258,38 @@ def backend_named(name: str) -> Backend:
     from asyncbench.backends import get_backend
 
     return get_backend(name)
+
+
+def split_cores(backend_name: str, host_cpu: int, device_cpu: int) -> Backend:
+    """The backend with its compute threads held to `device_cpu` and this thread (the host's: Python's) to `host_cpu`.
+
+    On a CPU the planted step's two sides share the cores: a delay on one takes a core from the other, and the step
+    is not the max of its sides (T0 / max(H, D) of 1.09–1.65 on two shared cores), which no hinge fits. Held apart,
+    host and device are two resources as on a GPU, and the planted truth means what it says. Threads inherit their
+    creator's affinity: this thread is held to the device's CPU while the backend starts its pools (an import and a
+    first product, waited for), then moves to the host's; `thread_census` says where every thread ended up.
+    """
+    os.sched_setaffinity(0, {device_cpu})
+    backend = backend_named(backend_name)
+    device = device_for(backend_name)
+    with backend.activate(device):
+        x = backend.random((64, 64), "float32", device)()
+        multiply = backend.compiled(lambda a: a @ a) or (lambda a: a @ a)
+        backend.wait(multiply(x))
+    os.sched_setaffinity(0, {host_cpu})
+    return backend
+
+
+def thread_census() -> str:
+    """This process's threads by the CPUs they may run on, e.g. '{0}: 1 thread, {1}: 9 threads'."""
+    held: dict[str, int] = {}
+    for task in os.listdir("/proc/self/task"):
+        try:
+            cpus = "{" + ",".join(str(cpu) for cpu in sorted(os.sched_getaffinity(int(task)))) + "}"
+        except OSError:  # the thread ended while it was counted
+            continue
+        held[cpus] = held.get(cpus, 0) + 1
+    return ", ".join(f"{cpus}: {count} thread{'s' if count > 1 else ''}" for cpus, count in sorted(held.items()))
 
 
 def device_for(backend_name: str) -> str:

@@ -42,7 +42,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bound_truth import TOPOLOGIES, VARIANT, Topology, Truth, backend_named, device_for, measure  # noqa: E402
+from bound_truth import (  # noqa: E402
+    TOPOLOGIES,
+    VARIANT,
+    Topology,
+    Truth,
+    backend_named,
+    device_for,
+    measure,
+    split_cores,
+    thread_census,
+)
 
 from asyncbench.results import stats  # noqa: E402
 from asyncbench.results.bound import Bound, BoundKind  # noqa: E402
@@ -416,7 +426,22 @@ def main() -> None:
         help="the slacks --bound is held to: by a hand-made perturbation sweep (bound_sweep.py, the default, on every backend), "
         "by the test device's timeline model, or by accounting (T0 − H: it does not hold where the sides share the cores)",
     )
+    parser.add_argument(
+        "--split-cores",
+        metavar="HOST,DEVICE",
+        help="hold Python's thread to CPU HOST and the backend's compute threads to CPU DEVICE (e.g. 0,1): on a CPU "
+        "backend, host and device then do not share the cores (bound_truth.split_cores says why)",
+    )
     args = parser.parse_args()
+    if args.split_cores:
+        try:
+            host_cpu, device_cpu = (int(cpu) for cpu in args.split_cores.split(","))
+        except ValueError:
+            parser.error(f"--split-cores {args.split_cores!r}: two CPUs, HOST,DEVICE (e.g. 0,1)")
+        if args.backend == "streamsim":
+            parser.error("--split-cores: for a CPU backend (the test device's kernels are Python threads)")
+        split_cores(args.backend, host_cpu, device_cpu)
+        print(f"split cores: host on CPU {host_cpu}, the backend's threads on CPU {device_cpu}; threads: {thread_census()}")
     reruns = args.reruns or (QUICK_RERUNS if args.quick else RERUNS)
     chosen = [topology for topology in TOPOLOGIES if not args.topology or topology.name in args.topology]
     if not chosen:
@@ -424,6 +449,8 @@ def main() -> None:
     rows = validate(args.backend, reruns, QUICK_SETTINGS if args.quick else SETTINGS, chosen, truth=args.truth)
     print(f"run --bound on {args.backend} {device_for(args.backend)}, {reruns} reruns per topology:")
     print(table(rows))
+    if args.split_cores:
+        print(f"threads at the end: {thread_census()}")
     if args.json is not None:
         payload = [{"topology": asdict(topology), "truth": asdict(truth), "goals": verdict} for topology, truth, verdict in rows]
         args.json.write_text(json.dumps({"backend": args.backend, "reruns": reruns, "topologies": payload}, indent=2))

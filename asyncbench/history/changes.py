@@ -48,6 +48,11 @@ PAIRED_PREFIX, PAIRED_UNIT = model.PAIRED_PREFIX, model.PAIRED_UNIT
 is_paired = model.is_paired
 # A change's interval is the ratio's at this confidence, as every interval asyncbench reports.
 CONFIDENCE = 0.95
+#: how far (relative) a change's ratio may lie outside the interval computed for it and still be held inside it: the
+#: ratio is of medians, the interval's ends exp of log differences, and between identical runs the two differ in the
+#: last bit (1.5 against [1.4999999999999998, 1.4999999999999998]): a point outside its own interval, which no
+#: reader should meet. A wider gap is no rounding and is left as found.
+ROUNDING = 1e-12
 # The fewest runs a series is searched in (history.model says why: `history` reads it there too).
 MIN_RUNS = model.MIN_RUNS
 # The fewest runs on each side of a change point called (history.model says why: reading holds an older store's
@@ -87,7 +92,8 @@ def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> t
             continue
         before, after = values[edges[position - 1] : change.index], values[change.index : edges[position + 1]]
         middle_before, middle_after = statistics.median(before), statistics.median(after)
-        interval = compare.ratio_interval(before, after, CONFIDENCE)
+        ratio = middle_after / middle_before if middle_before else float("inf")
+        interval = _holding(compare.ratio_interval(before, after, CONFIDENCE), ratio)
         first = points[change.index]
         changes.append(
             ChangePoint(
@@ -95,13 +101,25 @@ def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> t
                 at=_named(points, change.index),
                 before=middle_before,
                 after=middle_after,
-                ratio=middle_after / middle_before if middle_before else float("inf"),
+                ratio=ratio,
                 ratio_low=interval[0] if interval else None,
                 ratio_high=interval[1] if interval else None,
                 p_value=float(change.stats.pvalue),
             )
         )
     return tuple(changes)
+
+
+def _holding(interval: tuple[float, float] | None, ratio: float) -> tuple[float, float] | None:
+    """`interval` with an end that misses `ratio` by rounding alone (ROUNDING) moved onto it."""
+    if interval is None:
+        return None
+    low, high = interval
+    if ratio < low <= ratio * (1 + ROUNDING):
+        low = ratio
+    if ratio * (1 - ROUNDING) <= high < ratio:
+        high = ratio
+    return low, high
 
 
 #: how many hex digits of a revision name a change's run beside its number (as `git log --oneline` shortens one)

@@ -208,8 +208,9 @@ def csp(*scripts: str) -> str:
 
 
 def _exponent(values: Sequence[float]) -> int:
-    """The power of ten a series' values are sent as whole multiples of: each median keeps DIGITS significant digits
-    (the least one sets it), and no whole number passes LARGEST_WHOLE (the greatest one caps it)."""
+    """The power of ten a series' values are sent as whole multiples of: each value (medians and interval ends) keeps
+    DIGITS significant digits (the least one sets it), and no whole number passes LARGEST_WHOLE (the greatest one caps
+    it)."""
     sizes = [abs(v) for v in values if v != 0 and math.isfinite(v)]
     if not sizes:
         return 0
@@ -261,7 +262,9 @@ def _series(series: Series, run_positions: dict[int, int], machines: _Index) -> 
     table words it ([point, '~0 [≤ 63.3 ns]'], left out if none), `c` its change points ([point, text], left out if
     none), `d` the runs its change search discounted ([point, why], left out if none)."""
     shown = [_as_shown(point, series.shown_unit) for point in series.points[-CHART_POINTS:]]
-    exponent = _exponent([point.value for point in shown])
+    # the scale is set by the interval's ends too: a cost whose median is below 0 is drawn at 0, and with the medians
+    # alone (every one 0) its bar up to 1.04 ms was sent as a whole number of seconds, 0: a point with no bar
+    exponent = _exponent([v for point in shown for v in (point.value, point.low, point.high) if v is not None])
     wholes = [_whole(point.value, exponent) for point in shown]
     positions = [run_positions[point.run] for point in shown]
     trace: dict[str, Any] = {

@@ -21,21 +21,15 @@ array framework, and a user checking `--bound` on their own machine names it by 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from asyncbench.backends.base import Backend
+from asyncbench.measure.host_spin import busy as spin
 from asyncbench.workloads.base import FLOAT, INT, Param, Prepared
 from asyncbench.workloads.step_form import StepWorkload
 
-#: what one turn of the host's spin hashes (about 60 µs of a 2-core CPU's time, with the GIL let go: a waiting
-#: thread wakes and takes it), and near its end (SPIN_NEAR_END_S before it) a turn of 4 µs, still above the 2 KiB
-#: past which CPython's hashlib lets go of the GIL
-SPIN_TURN_BYTES, SPIN_LAST_BYTES = 65536, 4096
-SPIN_NEAR_END_S = 100e-6
-_SPIN_TURN, _SPIN_LAST = bytes(SPIN_TURN_BYTES), bytes(SPIN_LAST_BYTES)
 #: the smallest calibrated product: 2·16³ = 8192 FLOPs, well above the 1000 under which XLA's CPU client runs a
 #: computation inline on the calling thread (ASYNC-CPU-BACKENDS.md): an op of the planted step always queues
 SMALLEST_SIDE = 16
@@ -54,24 +48,6 @@ CALIBRATION_REFINEMENTS = 4
 #: enough (a side³ step of one is 1-2% at the sizes of 0.5 ms ops)
 FIRST_SIDE = 128
 CALIBRATION_TOLERANCE = 0.03
-
-
-def spin(seconds: float, clock: Callable[[], float] = time.perf_counter) -> float:
-    """Busy the host for `seconds` and return the time it really took: hashing on the calling thread until the
-    clock passes, never a sleep (a sleep frees the core, host work does not).
-
-    Hashing lets go of the GIL, so a spin holds the core but not the interpreter: a device whose kernels are Python
-    threads (the stream test device) starts them as a GPU would. A pure-Python loop held them off for the
-    interpreter's switch interval (5 ms), and so did hashing in turns of 4 µs (a waiting thread wakes too late to
-    take the GIL in between): turns of SPIN_TURN_BYTES leave it time, and near the end SPIN_LAST_BYTES keep the
-    spin within a few µs of its length."""
-    start = clock()
-    end = start + seconds
-    now = start
-    while now < end:
-        hashlib.sha256(_SPIN_TURN if end - now > SPIN_NEAR_END_S else _SPIN_LAST)
-        now = clock()
-    return now - start
 
 
 @dataclass(frozen=True)

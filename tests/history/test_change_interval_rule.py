@@ -35,3 +35,14 @@ def test_the_interval_s_rule_at_uneven_sides_is_the_guide_s(old, new, has_one):
     draw = random.Random(old * 100 + new).random  # runs that do not drift: a side of 20 or more that does counts as fewer
     interval = compare.ratio_interval([1 + 0.01 * draw() for _ in range(old)], [2 + 0.01 * draw() for _ in range(new)], changes.CONFIDENCE)
     assert (interval is not None) is has_one
+
+
+def test_a_change_between_identical_runs_holds_its_ratio_in_its_interval():
+    # ten copies of one run, the last five ×1.5: the ratio of medians is 1.5 and the interval's arithmetic (exp of log
+    # differences) gave [1.4999999999999998, 1.4999999999999998], the point outside its own interval by its last bit
+    values = [0.004] * 5 + [0.004 * 1.5] * 5
+    points = tuple(Point(run, "t", f"run-{run}", None, value, None, None) for run, value in enumerate(values, start=1))
+    (step,) = changes.change_points(points)
+    assert step.ratio_low is not None
+    assert step.ratio_high is not None
+    assert step.ratio_low <= step.ratio <= step.ratio_high

@@ -126,9 +126,25 @@ def test_each_round_has_one_unperturbed_sample_and_one_per_side_and_level(backen
     assert all(o.injected_s >= o.level_s for o in seen if o.side == Side.HOST)
 
 
+def test_the_host_delay_works_on_its_core_until_its_clock_passes_and_never_hands_the_core_on(monkeypatch) -> None:
+    # a spin that slept (time.sleep(0)) at every turn gave the core away on a loaded machine: 25 µs asked took 65 µs,
+    # and the preemption the step would have suffered went into the delay (a host-bound step read DEVICE-BOUND)
+    from asyncbench.measure import host_spin
+
+    turns: list[int] = []
+    monkeypatch.setattr(host_spin.hashlib, "sha256", lambda data: turns.append(len(data)))
+    monkeypatch.setattr(time, "sleep", lambda _: pytest.fail("the host's delay slept"))
+    tick = 2.0**-14  # a clock of 61 µs a reading, exact in binary
+    ticks = iter(range(10_000))
+    host = HostSpin(10 * tick, clock=lambda: next(ticks) * tick)
+    host()
+    assert len(turns) == 10  # work on every turn of the clock
+    assert host.mean_s() == 10 * tick
+
+
 def test_a_spin_records_its_real_length_when_it_is_stretched() -> None:
     ticks = iter([0.0, 0.0004, 0.0031, 1.0, 1.0029])  # a preemption stretched the first spin to 3.1 ms
-    host = HostSpin(0.002, clock=lambda: next(ticks), yield_gil=lambda _: None)
+    host = HostSpin(0.002, clock=lambda: next(ticks))
     host()
     host()
     assert host.calls == 2

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from asyncbench.measure import host_spin
 from asyncbench.workloads import bound_planted
 from asyncbench.workloads.bound_planted import planted
 from tests.support.stream_device import StreamSimBackend
@@ -81,14 +82,14 @@ def test_the_host_spins_its_asked_time_before_each_op(sim, monkeypatch):
 
 def test_a_spin_works_until_its_clock_passes_rather_than_sleeping(monkeypatch):
     turns = []
-    monkeypatch.setattr(bound_planted.hashlib, "sha256", lambda data: turns.append(len(data)))
+    monkeypatch.setattr(host_spin.hashlib, "sha256", lambda data: turns.append(len(data)))
     tick = 2.0**-14  # a clock of 61 µs a reading, exact in binary
     ticks = iter(range(10_000))
     spun = bound_planted.spin(50 * tick, clock=lambda: next(ticks) * tick)
     assert spun == 50 * tick
     assert len(turns) == 50  # work on every turn, never a sleep: the core stays busy
-    assert turns[0] == bound_planted.SPIN_TURN_BYTES
-    assert turns[-1] == bound_planted.SPIN_LAST_BYTES  # short turns near the end: the spin ends within µs
+    assert turns[0] == host_spin.SPIN_TURN_BYTES
+    assert turns[-1] == host_spin.SPIN_LAST_BYTES  # short turns near the end: the spin ends within µs
 
 
 def test_a_wait_naming_no_op_is_refused(sim):
