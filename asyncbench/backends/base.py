@@ -288,6 +288,12 @@ class Backend(ABC):
         """`run --threads N` once the framework is imported: the pools it sizes in code (the variables did the rest)."""
         self.set_threads(count)
 
+    def pool_sizes(self, device: str) -> dict[str, int]:
+        """The CPU pools' sizes as `device`'s work runs in them now, by the names the run's facts record them under
+        (torch: threads, interop_threads): read again around each case, whose set-up may size them in code
+        (engine.thread_pools.set_by_step); {} where the backend has no pool sized in code."""
+        return {}
+
     def device_memory(self, device: str) -> dict[str, int]:
         """Named device-memory figures in bytes, for the window `memory_window` opened
         (torch: peak allocated and peak reserved; cupy: peak in use, pool used and held)."""

@@ -305,6 +305,14 @@ class TorchBackend(Backend):
         except RuntimeError:  # "cannot set number of interop threads after parallel work has started or ... called"
             return
 
+    def pool_sizes(self, device: str) -> dict[str, int]:
+        """Both CPU pools, as facts() records them; none on a CUDA device (its row times kernels, not the pool)."""
+        if device.startswith("cuda"):
+            return {}
+        import torch
+
+        return {"threads": torch.get_num_threads(), "interop_threads": torch.get_num_interop_threads()}
+
     def sync_hooks(self, device: str) -> tuple[SyncHook, ...]:
         """On CUDA, where torch's host waits (torch_syncs.cuda_hooks); none on a CPU, where torch runs each op
         before it returns: a CPU `.item()` waits for nothing, and the census says torch is synchronous there."""

@@ -137,7 +137,12 @@ def run_case(
     started = time.perf_counter()
     asynchronous = backend.is_asynchronous(case.device)
     prepared, note, harness = None, None, None
+    # the backend's pools before the case, after its set-up and after its sampling: a step may size them in code
+    recorded: dict[str, int] = {}
+    set_up: dict[str, int] = {}
+    sampled: dict[str, int] = {}
     try:
+        recorded = backend.pool_sizes(case.device)
         # a case measured in processes of its own (NCCL ranks, one per GPU) makes no device current here: a CUDA
         # context in this process would share rank 0's GPU (under EXCLUSIVE_PROCESS, rank 0 could not open it)
         with scope(backend, case, workload) if not workload.across_processes else contextlib.ExitStack():
@@ -148,9 +153,11 @@ def run_case(
                 # what the harness's own sync adds to every row here, before the case queues anything (results.ahead)
                 harness = harness_cost.cached(backend.name, case.device, lambda: backend.barrier(case.device))
                 prepared = workload.setup(backend, case.device, case.params)
+                set_up = backend.pool_sizes(case.device)
                 note = prepared.note
                 decided = _checks_decided(case, options, workload, asynchronous)
                 measured = measuring.measure_here(case, options, workload, backend, prepared, asynchronous, on_progress, decided)
+                sampled = backend.pool_sizes(case.device)
         unmeasurable = prepared.unmeasurable if prepared is not None else {}
         said = [f"{name}: not measured, {why}" for name, why in unmeasurable.items()]
         note = "; ".join(filter(None, (measured.note, backend.describe(case.device), *said))) or None
@@ -169,6 +176,7 @@ def run_case(
             prepared.close()
         del prepared
         memory.release_case_objects()
+        thread_pools.restore(backend, case.device, recorded)  # the next case here starts in the pool the run records
     fields: dict[str, Any] = dict(
         variants=variants,
         metrics=metrics,
@@ -186,6 +194,9 @@ def run_case(
         fields.update(trace_detail=NOT_TRACED_ACROSS_PROCESSES)
     if measured.warnings:  # the NVML guard's throttled rounds
         fields.update(warnings=(*fields.get("warnings", ()), *measured.warnings))
+    resized = thread_pools.set_by_step(backend.name, recorded, set_up or recorded, sampled or set_up or recorded)
+    if resized:  # the step ran in a pool other than the one the run's environment records
+        fields.update(warnings=(*fields.get("warnings", ()), *resized))
     if options.bound:
         fields.update(bound=measured.bound)
     if options.syncs:

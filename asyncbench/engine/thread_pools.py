@@ -37,10 +37,13 @@ import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from asyncbench.results.model import OK, Result
 from asyncbench.verdicts import machine
+
+if TYPE_CHECKING:
+    from asyncbench.backends.base import Backend
 
 #: `run --threads N` as the workers see it: the count every pool was pinned to
 PINNED_VARIABLE = "ASYNCBENCH_THREADS"
@@ -258,3 +261,52 @@ def noted(result: Result, pools: Pools) -> Result:
         return result
     note, _ = compared_line(result.backend, result.experiment, pools)
     return result if note is None else dataclasses.replace(result, note="; ".join(filter(None, (result.note, note))))
+
+
+#: how each pool a backend sizes in code (Backend.pool_sizes) is named where a row says it
+POOL_NAMES: Mapping[str, str] = {"threads": "pool", "interop_threads": "inter-op pool"}
+
+
+def set_by_step(backend: str, recorded: Mapping[str, int], set_up: Mapping[str, int], sampled: Mapping[str, int]) -> tuple[str, ...]:
+    """The warnings of a case whose step sized its backend's pools in code (torch.set_num_threads in its set-up or its
+    calls): each pool read after the case's set-up (`set_up`) and after its sampling (`sampled`) that is not the
+    one read before it (`recorded`, the run's environment's: `run --threads N` pins both, a fresh worker starts where
+    the run's facts were read), naming both counts. The environment describes the run's pools, so a row timed in
+    another says so where it is read; one per pool, none where every count is the recorded one."""
+    said = []
+    for key, was in recorded.items():
+        first, last = set_up.get(key, was), sampled.get(key, was)
+        if first == was and last == was:
+            continue
+        pool, whence = POOL_NAMES.get(key, key), _whence(backend, key, was)
+        if first == last:
+            said.append(
+                f"the step set {backend}'s {pool} to {first} threads (the run recorded {was}, {whence}): its timings are of {first}"
+            )
+        else:  # changed while it sampled: which rounds ran in which is not known
+            said.append(
+                f"the step set {backend}'s {pool} to {last} threads while it sampled, {first} after its set-up (the run "
+                f"recorded {was}, {whence}): its timings are of {first} and {last}, in shares not known"
+            )
+    return tuple(said)
+
+
+def _whence(backend: str, key: str, count: int) -> str:
+    """Where the recorded count came from: `--threads N`, the variable that sized the pool, or the framework itself."""
+    pinned_to = pinned()
+    if pinned_to is not None:
+        return f"from --threads {pinned_to}"
+    if key == "threads":  # no variable sizes torch's inter-op pool
+        for name in POOL_VARIABLES.get(backend, ()):
+            if os.environ.get(name, "").strip():
+                return f"from {name}={os.environ[name].strip()}"
+    return f"{backend}'s own count"
+
+
+def restore(backend: Backend, device: str, recorded: Mapping[str, int]) -> None:
+    """After a case: its backend's intra-op pool back to the recorded count, so the next case in this process (a
+    worker runs many) starts in the pool the run records, not in the one a step before it set. torch's inter-op
+    pool cannot be resized once it has run work: a step that resized it left it so (its own warning says)."""
+    count = recorded.get("threads")
+    if count is not None and backend.pool_sizes(device).get("threads") != count:
+        backend.set_threads(count)

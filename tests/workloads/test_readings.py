@@ -121,6 +121,35 @@ def test_a_synchronous_steps_slowdown_beyond_what_its_waits_can_cost_is_not_call
     assert "a wait every 1 step(s) costs 1.03" in StepForm().reading(tiny)
 
 
+def test_a_synchronous_slowdown_whose_interval_reaches_past_what_its_waits_can_cost_is_not_credited_to_them():
+    """torch on a loaded 2-core CPU: a 4.8 ms sample of 5 steps, an 18 µs sync (27.4 µs high) with nothing queued,
+    and a wait every step read 2.91× [1.01–5.24] (rounds 1.09, 1.01, 4.25, 1.58, 5.24, 4.45: load). The waits can
+    cost at most 1.029×: the interval's low end is within that, its point and high end are not, so how much of the
+    2.91× is the waits' is not shown (before: 'a wait every 1 step(s) costs 2.91×')."""
+    from dataclasses import replace
+
+    from asyncbench.results.model import HarnessCost
+    from asyncbench.workloads.step_reading import StepForm
+
+    metrics = {"step_s_k0": 0.96e-3, "step_s_k1": 2.79e-3, "slowdown_k1": 2.91}
+    loaded = replace(
+        _metrics_result("mm", metrics, {"slowdown_k1": (1.01, 5.24)}),
+        harness=HarnessCost(sync_s=18e-6, sync_high_s=27.4e-6, issue_s=1e-7, n=100),
+    )
+    reading = StepForm().reading(loaded)
+    assert "costs 2.91" not in reading
+    assert (
+        "the variant with a wait every 1 step(s) read 2.91× [1.01–5.24]; its waits can cost at most 1.029× "
+        "(27.4 µs each, nothing queued): how much of it is theirs is not shown"
+    ) in reading
+    assert "more than its waits can cost" not in reading  # its interval reaches within what they can cost
+    # the interval wholly within what the waits can cost: the figure can be theirs, read as before
+    within = replace(loaded, metrics={**metrics, "slowdown_k1": 1.02}, bounds={"slowdown_k1": (1.01, 1.025)})
+    assert "a wait every 1 step(s) costs 1.02" in StepForm().reading(within)
+    # an asynchronous backend's wait drains a queue: no ceiling, read as the wait's cost
+    assert "a wait every 1 step(s) costs 2.91" in StepForm().reading(replace(loaded, asynchronous=True))
+
+
 def test_the_step_forms_two_illusions_side_by_side_are_printed_in_one_notation():
     """The trial's torch row: 'illusion 1.00× [1.00–1.0001]; 1.00002× [1.00002–1.00005] beyond the harness's own
     9.98 µs sync' read the raw illusion (1.000034) as smaller than the one beyond the harness (1.00002). Both are
