@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from asyncbench.results import units
-from asyncbench.results.bound import Bound, BoundKind, Side, SideBound, Verified
+from asyncbench.results.bound import TABLE_NAMES, Bound, BoundKind, Side, SideBound, Verified
 from asyncbench.results.model import VariantResult
 from asyncbench.results.syncs import Census
 from asyncbench.verdicts import bound as fitting
@@ -35,13 +35,7 @@ FIGURES: tuple[bool, ...] = (False, False, False, True, True, True)
 #: whose longest words fit an 80-column terminal)
 NO_WRAP: tuple[bool, ...] = (True, True, True, False, False, False)
 #: how each reading is named in the table (a synchronous variant has no row: its line says it)
-READING = {
-    BoundKind.HOST: "HOST-BOUND",
-    BoundKind.DEVICE: "DEVICE-BOUND",
-    BoundKind.BALANCED: "BALANCED",
-    BoundKind.INCONCLUSIVE: "INCONCLUSIVE",
-    BoundKind.SYNCHRONOUS: "synchronous",
-}
+READING = TABLE_NAMES
 #: what the line says where the device's slack may reach the whole step (`unbounded`), whatever its estimate: the
 #: ceiling's column reads '–' then, never '≤ 1.00× [1.00×–no upper bound]' (at most anything is no ceiling)
 NO_CEILING = "cutting host work has no ceiling measured here: the device's slack may reach the whole step"

@@ -46,6 +46,17 @@ class BoundKind(Word):
     SYNCHRONOUS = "synchronous"
 
 
+#: how each reading is named in `run --bound`'s table (report.bound), and wherever a line sets another reading beside
+#: the table's (verdicts.bound_checks: a check read at its own level), so that both name it alike
+TABLE_NAMES = {
+    BoundKind.HOST: "HOST-BOUND",
+    BoundKind.DEVICE: "DEVICE-BOUND",
+    BoundKind.BALANCED: "BALANCED",
+    BoundKind.INCONCLUSIVE: "INCONCLUSIVE",
+    BoundKind.SYNCHRONOUS: "synchronous",
+}
+
+
 @dataclass(frozen=True)
 class Perturbed:
     """One sample of a perturbation round: the step run with a delay before each of its calls (or none)."""

@@ -149,6 +149,11 @@ class BoundChange:
                 f"{str(change)!r} from {_said(base)} on base and {_said(head)} on head, which read {str(implied)!r}: "
                 "a flip is stated only between two decided readings"
             )
+        # held to the rule it was written by, then read by the rule now: a side with room is never the bound
+        # (bound_rule.reread), so a file from before that rule states no flip of it
+        now = tuple(None if side is None else _reread(side) for side in (base, head))
+        if now != (base, head):
+            return cls.of(variant, now[0], now[1], fields.optional_text(entry.get("why"), at / "why"))
         return cls(variant, change, base, head, fields.optional_text(entry.get("why"), at / "why"))
 
 
@@ -158,6 +163,16 @@ def _first_note(*readings: Reading | None) -> str | None:
 
 def _said(reading: Reading | None) -> str:
     return "no reading" if reading is None else str(reading.bound)
+
+
+def _reread(reading: Reading) -> Reading:
+    """A stored reading as the rule reads it now from its slack intervals (bound_rule.reread, bound_rule.reworded)."""
+    intervals = {str(slack.side): slack.slack_ci_s for slack in reading.slacks}
+    kind = BoundKind(bound_rule.reread(str(reading.bound), intervals, reading.step_s))
+    note = bound_rule.reworded(reading.note, str(kind), str(reading.bound))
+    if (kind, note) == (reading.bound, reading.note):
+        return reading
+    return Reading(kind, reading.step_s, reading.rounds, reading.slacks, note, reading.shortest_step_s)
 
 
 def _reading_to_dict(reading: Reading | None) -> dict[str, Any] | None:

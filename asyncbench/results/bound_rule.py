@@ -30,6 +30,43 @@ DECISION_MARGIN = 0.075
 BALANCE_BAND = DECISION_MARGIN
 
 SYNCHRONOUS_SIDES = "a synchronous step has no sides: the host is the device, and nothing is perturbed"
+#: the note of a step whose sides both have slack: a side whose slack interval lies wholly above BALANCE_BAND of the
+#: step had room (some delay on it was free), so it is never named the bound, however much more the other side has
+#: (`has_room`: a trial printed HOST-BOUND beside a host slack of 54% [30–74%] of the step, against the guide's "the
+#: host has no slack")
+BOTH_SLACK = (
+    "both sides have slack, so neither alone sets the pace: something else does (a wait in the step, or the two sides "
+    "sharing cores; --syncs names the waits)"
+)
+#: the words the rule before `has_room` gave such a step beside a HOST- or DEVICE-BOUND reading (files keep them):
+#: `reworded` puts BOTH_SLACK in their place
+FORMER_BOTH_SLACK = "both sides have slack: something else sets part of the pace (a wait in the step, or the two sides sharing cores)"
+
+
+def has_room(interval: tuple[float, float] | None, step_s: float) -> bool:
+    """Whether a side's slack interval lies wholly above BALANCE_BAND of the step (`step_s`): some delay on that side
+    was free, so it does not set the pace, and the reading never names it the bound (verdicts.bound's reading, and
+    `reread` of a reading stored before that rule)."""
+    return interval is not None and interval[0] > BALANCE_BAND * step_s
+
+
+def reread(kind: str, intervals: Mapping[str, tuple[float, float] | None], step_s: float) -> str:
+    """`kind` as the rule reads it now from the stored slack intervals (`intervals`: side -> interval): a host- or
+    device-bound reading whose named side has room (`has_room`) is inconclusive; any other as it is. Files written
+    before the rule stored such readings: every reader shows them so (session.reading, results.bound_change)."""
+    named = {str(BoundKind.HOST): str(Side.HOST), str(BoundKind.DEVICE): str(Side.DEVICE)}.get(kind)
+    if named is not None and len(intervals) > 1 and has_room(intervals.get(named), step_s):
+        return str(BoundKind.INCONCLUSIVE)
+    return kind
+
+
+def reworded(note: str | None, kind: str, was: str) -> str | None:
+    """A stored note as the rule reads it now: FORMER_BOTH_SLACK in BOTH_SLACK's words, and BOTH_SLACK added where
+    `reread` took a reading of `was` to `kind` (inconclusive)."""
+    parts = [BOTH_SLACK if part == FORMER_BOTH_SLACK else part for part in (note.split("; ") if note else [])]
+    if kind != was:
+        parts.append(BOTH_SLACK)
+    return "; ".join(dict.fromkeys(parts)) or None
 
 
 def check_derived(raw: Mapping[str, Any], at: At) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from asyncbench.errors import InputError
-from asyncbench.results import ab_report, bound_held, journal, recordable, schema, units
+from asyncbench.results import ab_report, bound_held, bound_rule, journal, recordable, schema, units
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.bound import Bound, BoundKind
 from asyncbench.results.fields import At
@@ -138,8 +138,10 @@ def _rekinded(bound: Bound, at: At, held: bool) -> Bound:
     bound's note is its fit's and the engine's words (results.bound_held leaves it unheld), and its figures are held
     on reading; the refit's interval of the paired difference (Bound.difference_ci, never stored) is taken too, and
     where the kind changed, the refit's parts of its note the stored one lacks (why it reads so now)."""
-    if bound.bound not in _REFITTED or not bound.sides or not bound.observations:
+    if bound.bound not in _REFITTED or not bound.sides:
         return bound
+    if not bound.observations:  # nothing to refit: the rule's one change since such files, read from its slacks
+        return _reread(bound)
     refit = fitting.fit(
         bound.variant,
         bound.observations,
@@ -156,8 +158,17 @@ def _rekinded(bound: Bound, at: At, held: bool) -> Bound:
     # the interval of the paired difference the reading is read from is not stored: the refit's, which the reading's
     # line quotes; a kind read otherwise now (a device slack without a knee, once named the bound) gets the refit's
     # words for why beside the stored note's
-    note = bound.note if refit.bound == bound.bound else _with_parts(bound.note, refit.note)
+    note = bound.note if refit.bound == bound.bound else _with_parts(bound_rule.reworded(bound.note, "", ""), refit.note)
     return dataclasses.replace(bound, bound=refit.bound, difference_ci=refit.difference_ci, note=note)
+
+
+def _reread(bound: Bound) -> Bound:
+    """A bound stored without observations, as the rule reads it now from its stored slack intervals
+    (results.bound_rule.reread: a side with room is never the bound) and its note in the rule's words now."""
+    intervals = {str(fit.side): fit.slack_ci_s for fit in bound.sides}
+    kind = BoundKind(bound_rule.reread(str(bound.bound), intervals, bound.step_s))
+    note = bound_rule.reworded(bound.note, str(kind), str(bound.bound))
+    return bound if (kind, note) == (bound.bound, bound.note) else dataclasses.replace(bound, bound=kind, note=note)
 
 
 def _with_parts(stored: str | None, refit: str | None) -> str | None:

@@ -18,7 +18,8 @@ model of an overlapped step, where at least one slack is 0), the step being the 
 shares are of (each resample's own step in its place had a note say -131% beside a table whose slacks were within
 108%): HOST where its interval lies wholly above DECISION_MARGIN, DEVICE wholly below −DECISION_MARGIN, BALANCED
 where it lies within ±BALANCE_BAND and neither slack's interval reaches past BALANCE_BAND of the step, else
-INCONCLUSIVE; a side named so whose slack of 0 has no knee (bound_readings.no_knee) is not, INCONCLUSIVE then. The
+INCONCLUSIVE; a side named so whose slack of 0 has no knee (bound_readings.no_knee) is not, nor one whose own slack
+interval lies wholly above BALANCE_BAND (it had room: bound_rule.has_room), INCONCLUSIVE then. The
 difference's interval is kept on the bound (Bound.difference_ci: never stored, a reader's refit makes it again).
 With one side measured (no device delay on this backend), only that side's own slack can decide: a
 side whose slack lies wholly above DECISION_MARGIN of the step does not set the pace, so the other does (HOST from
@@ -73,8 +74,8 @@ BALANCE_BAND = bound_rule.BALANCE_BAND
 _FLAT = 1e-12
 
 SYNCHRONOUS_NOTE = "synchronous: the host is the device"
-#: the note of a step whose sides both have slack: neither sets the whole pace, and a fit cannot tell what else does
-BOTH_SLACK = "both sides have slack: something else sets part of the pace (a wait in the step, or the two sides sharing cores)"
+#: the note of a step whose sides both have slack (results.bound_rule.has_room): neither alone sets the pace
+BOTH_SLACK = bound_rule.BOTH_SLACK
 #: the note of a step with no slack on either side whose device shares the host's cores (Bound.shares_cores): on
 #: separate resources that is balance, here it may as well be two sides taking turns on the cores (a 2 ms Python spin
 #: beside a 64² product, wholly host work, read so on a busy 2-core machine): which sets the pace is not told
@@ -284,7 +285,10 @@ def _reading(
     host's is) is not named so where it has no knee (bound_readings.no_knee: a slack of [0, 0] beside a cost past it
     wholly below 1): its slack of 0 says no delay on it was free, not that it alone sets the pace, which the reading
     would claim (a trial read DEVICE-BOUND, and "cutting host work cannot make it faster", of 40 elementwise ops that
-    jit then ran 123× faster). INCONCLUSIVE then, and the note says why in plain words (bound_readings.knee_missing)."""
+    jit then ran 123× faster). INCONCLUSIVE then, and the note says why in plain words (bound_readings.knee_missing).
+    Nor where its own slack interval lies wholly above BALANCE_BAND of the step (results.bound_rule.has_room): it had
+    room, so neither side alone sets the pace (a wait in the step does, or the sides sharing cores): INCONCLUSIVE,
+    BOTH_SLACK (a trial printed HOST-BOUND beside a host slack of 54% [30–74%] of the step)."""
     shares = {side: fit.slack_ci_s for side, fit in fits.items()}
     if len(fits) == 1:
         [(side, slack_ci)] = shares.items()
@@ -310,13 +314,16 @@ def _reading(
         return BoundKind.INCONCLUSIVE, "no interval for the difference of the sides", None
     difference = (lowest[0], highest[1])
     low, high = difference
-    idle = all(ci is not None and ci[0] > BALANCE_BAND * scale for ci in shares.values())
+    idle = all(bound_rule.has_room(ci, scale) for ci in shares.values())
     waits = BOTH_SLACK if idle else None
     named = Side.HOST if low > DECISION_MARGIN else Side.DEVICE if high < -DECISION_MARGIN else None
     if named is not None and no_knee(fits[named], scale):
         return BoundKind.INCONCLUSIVE, knee_missing(named, difference), difference
+    if named is not None and bound_rule.has_room(shares[named], scale):
+        # the side with less slack has room itself: some delay on it was free, so it does not set the pace either
+        return BoundKind.INCONCLUSIVE, BOTH_SLACK, difference
     if named is not None:
-        return (BoundKind.HOST if named == Side.HOST else BoundKind.DEVICE), waits, difference
+        return (BoundKind.HOST if named == Side.HOST else BoundKind.DEVICE), None, difference
     small = all(ci is not None and ci[1] <= BALANCE_BAND * scale for ci in shares.values())
     if low >= -BALANCE_BAND and high <= BALANCE_BAND and small:
         return BoundKind.BALANCED, None, difference

@@ -11,7 +11,8 @@ run's false-alarm budget (results.budget, as every other check): the stored boun
 the level differs the fit is redone from the stored observations at that level. `bound == X` passes where the
 reading is X, fails where it is another decided reading (host, device, balanced) and is INCONCLUSIVE where the
 reading is, or where the rounds are too few for a reading at that level (`reading_rounds_needed`: as many as the
-threshold checks on the same rounds need for their intervals). The check stores the rounds and the confidence its
+threshold checks on the same rounds need for their intervals); at a level other than the table's 95%, an
+INCONCLUSIVE line names its level beside the table's reading, which may be decided. The check stores the rounds and the confidence its
 verdict came from (results.check_rule holds a file's check to them).
 
 A threshold check on the slack (slack_s, slack_share, ceiling) is judged at its own level (verdicts.bound_levels):
@@ -40,7 +41,7 @@ import statistics
 from typing import Sequence
 
 from asyncbench.results import stats, units
-from asyncbench.results.bound import MAX_INJECTED_SHARE, Bound, BoundKind, Injection
+from asyncbench.results.bound import MAX_INJECTED_SHARE, TABLE_NAMES, Bound, BoundKind, Injection
 from asyncbench.results.budget import Budget, rounds_for_median
 from asyncbench.results.check_detail import DRIFTED
 from asyncbench.results.model import Check, Expectation, Result
@@ -122,7 +123,7 @@ def _variant_check(expectation: Expectation, name: str, stored: Bound | None, le
         return Check(expectation.text, NOT_MEASURED, f"{label} cannot be evaluated: no perturbation rounds ({stored.note or 'none taken'})")
     # what was measured does not change with the level: a side without a delay is said from the stored bound
     if expectation.quantity == READING:
-        return _reading_check(expectation, label, _at_level(stored, level), level)
+        return _reading_check(expectation, label, _at_level(stored, level), level, stored.bound)
     injection = levels.injection_of(expectation)
     assert injection is not None
     if stored.side(injection.side) is None:
@@ -163,7 +164,11 @@ def reading_rounds_needed(confidence: float) -> int:
     return max(fitting.MIN_ROUNDS, rounds_for_median(confidence))
 
 
-def _reading_check(expectation: Expectation, label: str, bound: Bound, level: Level) -> Check:
+def _reading_check(expectation: Expectation, label: str, bound: Bound, level: Level, table: BoundKind) -> Check:
+    """`bound == X` from `bound`, the reading at the check's `level`. `table`: the stored reading, at 95%, which
+    `run --bound`'s table prints beside the check: where the level is another, an undecided line names its level
+    and the table's reading ("at the checks' 99.97% level the reading is INCONCLUSIVE (the table's 95% reading:
+    DEVICE-BOUND)"), never a bare "INCONCLUSIVE" above a table that reads DEVICE-BOUND."""
     wanted = BoundKind(expectation.at)
     needed = reading_rounds_needed(level.confidence)
     # what the verdict came from, stored with it: the rounds and the level (results.check_rule holds a file to them)
@@ -183,7 +188,11 @@ def _reading_check(expectation: Expectation, label: str, bound: Bound, level: Le
         verdict = FAIL
     else:
         verdict = INCONCLUSIVE
-        shown += f": {UNDECIDED}"
+        if math.isclose(level.confidence, stats.CONFIDENCE):
+            shown += f": {UNDECIDED}"
+        else:
+            table_said = f"the table's {units.confidence(stats.CONFIDENCE)} reading: {TABLE_NAMES[table]}"
+            shown += f": at the checks' {level.name} level {UNDECIDED} ({table_said})"
     if verdict != PASS and bound.note:
         shown += f" ({bound.note})"
     return came_from(verdict, shown)

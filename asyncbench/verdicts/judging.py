@@ -20,7 +20,7 @@ PASS, FAIL, INCONCLUSIVE, NOT_MEASURED = Verdict.PASS, Verdict.FAIL, Verdict.INC
 SEVERITY = (FAIL, NOT_MEASURED, INCONCLUSIVE, PASS)
 # The words an INCONCLUSIVE check's detail says why with, each in no other cause's detail (results.check_detail and
 # verdicts.checks have the rest, and inconclusive_why, which reads them back from a stored check).
-UNDECIDED = "the fit's reading is INCONCLUSIVE"  # `bound == X` (verdicts.bound_checks)
+UNDECIDED = "the reading is INCONCLUSIVE"  # `bound == X` (verdicts.bound_checks)
 
 
 @dataclass(frozen=True)

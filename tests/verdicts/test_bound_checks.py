@@ -132,3 +132,24 @@ def test_a_case_with_a_bound_check_takes_perturbation_rounds_enough_for_its_leve
     case = Case("c", "e", "sync_async", "numpy", "cpu", {}, Settings(), expect=parsed)
     assert RunOptions().for_case(case, 2).bound
     assert not RunOptions().for_case(dataclasses.replace(case, expect=parsed[1:]), 1).bound
+
+
+def test_a_reading_check_at_the_checks_level_names_it_beside_the_tables_reading():
+    """The check line said "the fit's reading is INCONCLUSIVE" while the bound table directly below it printed
+    DEVICE-BOUND: the check reads at the run's level for its checks, the table at 95%. The line names both."""
+    observations, _ = planted(0.88, 1.0, rounds=30, noise=0.04)
+    fitted = bound.fit("sync", observations, True, steps_per_call=STEPS)
+    assert fitted.bound == BoundKind.DEVICE  # the table's reading
+    shared = budget.Budget(budget.FAMILY_ERROR, 4, 10, 100)
+    level = checks.level_of(shared, share=1)
+    check = _judge("bound == host", fitted, shared=shared)
+    assert check.verdict == Verdict.INCONCLUSIVE, check.detail
+    assert "the fit's reading is INCONCLUSIVE" not in check.detail
+    said = f"at the checks' {level.name} level the reading is INCONCLUSIVE (the table's 95% reading: DEVICE-BOUND)"
+    assert said in check.detail
+    assert checks.inconclusive_why(check) == checks.WHY_UNDECIDED
+    # alone (95%, the table's own level) there is nothing to set beside it
+    undecided = dataclasses.replace(device_bound("sync"), bound=BoundKind.INCONCLUSIVE, note="device − host slack -9% to 3%")
+    alone = _judge("bound == device", undecided)
+    assert "the reading is INCONCLUSIVE" in alone.detail
+    assert "table's" not in alone.detail

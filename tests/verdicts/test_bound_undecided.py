@@ -70,8 +70,9 @@ def test_a_share_that_would_round_onto_the_band_keeps_its_side():
 
 
 def test_the_other_readings_are_unchanged():
-    assert _reading((0.08, 0.2), host=(0.0002, 0.0004), device=(0.0, 0.00001))[0] == BoundKind.HOST
-    assert _reading((-0.2, -0.08), host=(0.0, 0.00001), device=(0.0002, 0.0004))[0] == BoundKind.DEVICE
+    # the sides' intervals as the difference has them (device − host above the margin: the device has the slack)
+    assert _reading((0.08, 0.2), host=(0.0, 0.00001), device=(0.0002, 0.0004))[0] == BoundKind.HOST
+    assert _reading((-0.2, -0.08), host=(0.0002, 0.0004), device=(0.0, 0.00001))[0] == BoundKind.DEVICE
     fits = {side: SideBound(side, 0.0, (0.0, 0.0001), 1.0, (0.9, 1.1), (0.0002, 0.001)) for side in (Side.HOST, Side.DEVICE)}
     assert bound._reading(fits, (zeros := {side: numpy.zeros(2) for side in fits}), zeros, lambda _: (-0.03, 0.03), STEP_S) == (
         BoundKind.BALANCED,
