@@ -2,8 +2,8 @@
 beside a step.
 
 For each delay asked (0.2, 0.5, 1, 2 ms by default), on JAX on a CPU:
-- alone: the delay queued on an idle device and waited for (QueuedOpDelay.alone_s, what the perturbation rounds record
-  each round), `--repeats` times: the median and the spread (min–max);
+- alone: the delay timed apart from the step (QueuedOpDelay.alone_s, what the perturbation rounds record each round:
+  what it adds to a busy queue, behind a filler op), `--repeats` times: the median and the spread (min–max);
 - beside a step: a device-bound step (one product of `--side`² that takes a few ms, next to nothing on the host), run
   `--steps` steps a sample with the delay queued before each step call and without, in alternating pairs: the time a
   step grew by, per delay, is what the delay really cost in place (the median over pairs of the difference).
