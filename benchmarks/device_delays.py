@@ -2,9 +2,9 @@
 beside a step.
 
 For each delay asked (0.2, 0.5, 1, 2 ms by default), on JAX on a CPU:
-- alone: the delay queued on an idle device and waited for (QueuedOpDelay.alone_s, what the perturbation rounds record
-  each round), `--repeats` times: the median and the spread (min–max);
-- beside a step: a device-bound step (one product of `--side`² that takes a few ms, next to nothing on the host), run
+- alone: the delay timed apart from the step (QueuedOpDelay.alone_s, what the perturbation rounds record each round:
+  what it adds to a busy queue, behind a filler op), `--repeats` times: the median and the spread (min–max);
+- beside a step: a device-bound step (`--products` products of `--side`², next to nothing on the host), run
   `--steps` steps a sample with the delay queued before each step call and without, in alternating pairs: the time a
   step grew by, per delay, is what the delay really cost in place (the median over pairs of the difference).
 The ratio of the two says how far the length the rounds record (alone) is from what the delay costs in the step.
@@ -28,12 +28,18 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def _jax_step(side: int) -> tuple[Callable[[], Any], Callable[[Any], None]]:
+def _jax_step(side: int, products: int) -> tuple[Callable[[], Any], Callable[[Any], None]]:
     import jax
     import jax.numpy as jnp
 
+    def chain(m: Any) -> Any:
+        out = m
+        for _ in range(products):
+            out = out @ m
+        return out
+
     a = jnp.ones((side, side), jnp.float32)
-    product = jax.jit(lambda m: m @ m)
+    product = jax.jit(chain)
     product(a).block_until_ready()
     return (lambda: product(a)), (lambda out: out.block_until_ready())
 
@@ -46,10 +52,11 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=15)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--side", type=int, default=384)
+    parser.add_argument("--products", type=int, default=1, help="products of --side² one after another a step")
     options = parser.parse_args()
     from asyncbench.backends.jax_backend import JaxBackend
 
-    step, finish = _jax_step(options.side)
+    step, finish = _jax_step(options.side, options.products)
     delay, why = JaxBackend().device_delay("cpu")
     assert delay is not None, why
 

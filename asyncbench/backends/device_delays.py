@@ -7,14 +7,19 @@ Two kinds, one per way of measuring them:
   read after the sample's sync (the cycles per second drift with the clocks: a calibration once is not its length).
 - `QueuedOpDelay` (JAX on a CPU): an op whose cost grows with its size, issued asynchronously to the one queue the
   step's work goes to. Its size is calibrated once (two sizes timed alone: fixed cost and cost per unit);
-  it cannot be timed in place (no events on a CPU), so the perturbation rounds time one alone each round
-  (`alone_s`). Where it runs beside the step instead of before it, it would read as slack: jax_backend says why its
+  it cannot be timed in place (no events on a CPU), so the perturbation rounds time it apart from the step each round
+  (`alone_s`), as what it adds to a busy queue: the time to a short filler op's end with and without a few of the
+  delay's ops queued behind it, per op. One op timed alone from an idle device also pays its fixed cost, its dispatch and the wake-up of the
+  worker thread (100+ µs under load), which in place, queued before the step's work on a busy device, it does not:
+  read so, a JAX user's 25-153 µs delays were stored as 185-227 µs and the device's slack read as the whole step.
+  Where it runs beside the step instead of before it, it would read as slack: jax_backend says why its
   op is ordered before the step's. MXNet had one too (a `sin` per engine worker) until it was measured costing
   0.36-0.93x its alone length beside a step: it has none now (mxnet_backend).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from typing import Any, Callable
@@ -22,15 +27,28 @@ from typing import Any, Callable
 #: timings of each calibration size (their fastest: on shared cores a timing is stretched by other jobs, never shortened,
 #: and a stretched calibration makes every delay short: a 5 ms delay ran 1.8 ms from medians on the loaded 2-core machine)
 CALIBRATION_REPEATS = 5
-#: timings of a level's own size (their fastest), once per level: the cost per unit measured at the calibration's sizes
-#: did not hold at every size on MXNet, when it had a delay (two engine workers run two delays side by side at some sizes, one after the
-#: other at others: a 2 ms delay ran 0.63 ms), so each level's size is corrected once by its own timing
-LEVEL_REPEATS = 2
+#: timings of a level's own size (`QueuedOpDelay.queued_s`: the median of its paired differences), once per level and
+#: once a round: one pair stretched by another job is outvoted by the other two; the cost per unit measured at the
+#: calibration's sizes did not hold at every size on MXNet, when it had a delay (two engine workers run two delays side
+#: by side at some sizes, one after the other at others: a 2 ms delay ran 0.63 ms), so each level's size is corrected
+#: once by its own timing
+LEVEL_REPEATS = 3
 # The most a level's own timing may correct its calibrated size, either way: the correction it exists for was 3.2x (a
 # 2 ms MXNet delay that ran 0.63 ms). A timing that would correct it by more is no cost per unit at that size but a
-# timing of the op's fixed cost (its work done before the clock read it, or the fixed cost read high): one such timing
-# on a busy 2-core machine made a 142 µs JAX delay 2.83 s (x20,000), its round past the case's whole budget.
+# timing of the op's fixed cost (its work done before the clock read it, or the fixed cost read high; now, a pair of
+# timings one of which another job stretched): one such timing on a busy 2-core machine made a 142 µs JAX delay 2.83 s
+# (x20,000), its round past the case's whole budget.
 MAX_LEVEL_CORRECTION = 4.0
+#: the device work queued ahead of a level's ops when they are timed (`QueuedOpDelay.queued_s`), so that they land on a
+#: busy worker as in place: it must outlast their dispatch behind it, 30-70 µs an op on JAX (docs/measured.md), or an
+#: op would find the worker idle and pay its wake-up again (with 150 µs, a 25 µs op read a median 137 µs, at load 3.5)
+FILLER_S = 300e-6
+#: at most this many of a level's ops are timed behind the filler, as many as make up QUEUED_TOTAL_S: a timing's jitter
+#: is tens of µs whatever it times, so a short op is read from several (on this project's loaded 2-core machine a 50 µs
+#: JAX op read 5-115 µs, the middle half of 30 readings, alone behind the filler; 49-59 µs four at a time)
+QUEUED_OPS = 4
+#: the device time a level's ops behind the filler should make up, where QUEUED_OPS allow (see QUEUED_OPS)
+QUEUED_TOTAL_S = 400e-6
 
 
 class EventDelay:
@@ -84,7 +102,8 @@ class EventDelay:
 
 
 class QueuedOpDelay:
-    """An asynchronous op of calibrated size on a CPU backend's queue: measured alone, each round (see the module).
+    """An asynchronous op of calibrated size on a CPU backend's queue: measured apart from the step, each round, as
+    what it adds to a busy queue (see the module).
 
     `issue(units)`: issues the op (or ops) of `units` units and returns what to wait on; `wait(handle)`: waits for it;
     `calibration_units`: a size long enough to time (a few ms), the other calibration size its tenth."""
@@ -106,27 +125,49 @@ class QueuedOpDelay:
         self.per_unit_s = max((t_large - t_small) / (large - small), 1e-12)
         self.fixed_s = max(t_small - self.per_unit_s * small, 0.0)
         self._sizes: dict[float, int] = {}  # each level's size, corrected by its own timing
+        self._filler: int | None = None  # the filler's size (FILLER_S), once the calibration has set the cost per unit
 
     def _timed(self, units: int) -> float:
         return min(self._alone(units) for _ in range(CALIBRATION_REPEATS))
 
-    def _alone(self, units: int) -> float:
+    def _alone(self, *sizes: int) -> float:
+        """Seconds from issuing ops of `sizes`, one after another, on an idle device to the last one's end."""
         started = self._clock()
-        self._wait(self._issue(units))
+        handle = None
+        for units in sizes:
+            handle = self._issue(units)
+        self._wait(handle)
         return self._clock() - started
 
     def units(self, seconds: float) -> int:
-        """The size whose op takes about `seconds` alone, from the calibration."""
-        return max(1, round((seconds - self.fixed_s) / self.per_unit_s))
+        """The size whose op adds about `seconds` to a busy queue, from the calibration's cost per unit (its fixed
+        cost, a dispatch and a wake-up, is paid alone, not queued behind the step's work)."""
+        return max(1, round(seconds / self.per_unit_s))
+
+    def queued_s(self, units: int) -> float:
+        """What an op of `units` adds to a busy queue: the time to the end of a filler op (FILLER_S) issued to an
+        idle device with k ops of `units` queued behind it (as many as make up QUEUED_TOTAL_S, 1 to QUEUED_OPS),
+        less the time to the filler's end alone, per op; the median of LEVEL_REPEATS such pairs, never negative. The
+        fixed cost of the wait and the worker's wake-up is in both timings of a pair and cancels. It costs
+        LEVEL_REPEATS·(2·(FILLER_S + fixed_s) + k ops): ~3.7 ms for a 100 µs level (k = 4) where the fixed cost is
+        0.12 ms, ~2.5 ms + 3× the op for a level past 400 µs, against the one op alone (and its fixed cost) it
+        replaces."""
+        filler = self._filler
+        if filler is None:
+            filler = self._filler = self.units(FILLER_S)
+        ops = min(QUEUED_OPS, max(1, math.ceil(QUEUED_TOTAL_S / max(units * self.per_unit_s, 1e-9))))
+        behind = (filler,) + (units,) * ops
+        added = [(self._alone(*behind) - self._alone(filler)) / ops for _ in range(LEVEL_REPEATS)]
+        return max(statistics.median(added), 0.0)
 
     def size(self, seconds: float) -> int:
-        """The size for a delay of `seconds`: the calibration's, corrected once by its own timing (LEVEL_REPEATS, by
-        at most MAX_LEVEL_CORRECTION either way), kept for the level (a case's levels are the same in every round)."""
+        """The size for a delay of `seconds`: the calibration's, corrected once by what it adds to a queue
+        (`queued_s`, by at most MAX_LEVEL_CORRECTION either way), kept for the level (a case's levels are the same in
+        every round)."""
         found = self._sizes.get(seconds)
         if found is None:
             first = self.units(seconds)
-            took = min(self._alone(first) for _ in range(LEVEL_REPEATS))
-            correction = max(seconds - self.fixed_s, 0.0) / max(took - self.fixed_s, 1e-9)
+            correction = seconds / max(self.queued_s(first), 1e-9)
             correction = min(max(correction, 1 / MAX_LEVEL_CORRECTION), MAX_LEVEL_CORRECTION)
             found = self._sizes[seconds] = max(1, round(first * correction))
         return found
@@ -143,4 +184,6 @@ class QueuedOpDelay:
         return None
 
     def alone_s(self, seconds: float) -> float:
-        return self._alone(self.size(seconds))
+        """What a delay of `seconds` adds to a busy queue, timed apart from the step (`queued_s`): once a round, the
+        machine's load moves it."""
+        return self.queued_s(self.size(seconds))

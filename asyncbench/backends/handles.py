@@ -67,8 +67,9 @@ class DeviceDelay(Protocol):
         ...
 
     def alone_s(self, seconds: float) -> float:
-        """The length of one delay of `seconds`, queued alone on an idle device and waited for (host clock):
-        what a backend that cannot measure its delays in place reads, once per round and level."""
+        """The length of one delay of `seconds`, timed apart from the step (host clock): what a backend that cannot
+        measure its delays in place reads, once per round and level. It is what the delay adds to a busy queue, as in
+        place before the step's work, not what one op costs from an idle device (its wake-up too)."""
         ...
 
 
