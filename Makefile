@@ -146,10 +146,10 @@ $(MXNET_VENV)/.installed: pyproject.toml $(MXNET_VENV)/.deps
 	touch $@
 
 run: install-run
-	asyncbench run
+	$(PYTHON) -m asyncbench run
 
 quick: install-run
-	asyncbench run --quick
+	$(PYTHON) -m asyncbench run --quick
 
 # The jax-, mxnet-, postgres-, browser- and slurm-marked tests must run here, not skip: ASYNCBENCH_REQUIRE turns their skip into a failure.
 # On TEST_WORKERS processes (pytest-xdist), a file's tests together (`--dist loadfile`: its module-scoped fixtures,

@@ -34,17 +34,22 @@ ESTIMATE_NOTE = (
     "medians' change where a run's times are spread or split into modes"
 )
 
-#: the label cell of a SAME row whose interval excludes no change (a ratio of 1): a change surely exists, within the
-#: margin both ways; a bare "SAME" beside +85.8% [+66.0% … +92.0%] at a margin of 150% read as "no change". The
-#: label itself (files, JSON, exit codes) stays SAME: only the cell a person reads says more
-SAME_BUT_CHANGED = "SAME (a change within the margin)"
+#: the first words of the label cell of a SAME row whose interval excludes no change (a ratio of 1): a change surely
+#: exists, within the margin both ways. A bare "SAME" beside +85.8% [+66.0% … +92.0%] at a margin of 150% read as "no
+#: change", and so did "SAME (a change within the margin)" beside +19.2% [+14.0% … +25.9%]: the word contradicted its
+#: numbers. The label itself (files, JSON, exit codes) stays SAME: only the cell a person reads says more, derived
+#: from the stored interval, so every file ever written reads the same way
+WITHIN_MARGIN = "WITHIN MARGIN"
 
 
-def label_cell(label: Label, interval: tuple[float, float] | None) -> str:
-    """The label as a table's cell shows it: its word, or SAME_BUT_CHANGED for a SAME whose interval excludes 1."""
-    if label == Label.SAME and stats.side(interval, 1.0):  # the one rule: an interval that excludes no change
-        return SAME_BUT_CHANGED
-    return str(label)
+def label_cell(label: Label, interval: tuple[float, float] | None, margin: float | None = None) -> str:
+    """The label as a table's cell shows it: its word, or for a SAME whose interval excludes 1 (the ratio is > 1
+    slower for every kind) which way it changed: 'WITHIN MARGIN (slower, by less than the 30% margin)'."""
+    way = stats.side(interval, 1.0)  # the one rule: an interval that excludes no change
+    if label != Label.SAME or not way:
+        return str(label)
+    said = f"the {units.percent(margin)} margin" if margin is not None else "the margin"
+    return f"{WITHIN_MARGIN} ({'slower' if way > 0 else 'faster'}, by less than {said})"
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ class ComparisonRow:
     interval: str  # the shift's interval, '[+1.2% … +8.0%]'
     label: Label
     fails: bool
-    #: the label's cell (label_cell: a SAME whose interval excludes no change says so)
+    #: the label's cell (label_cell: a SAME whose interval excludes no change says which way, within the margin)
     label_text: str = ""
 
     @property
@@ -208,7 +213,7 @@ def comparison(result: compare.Comparison) -> ComparisonView:
     if result.inconclusive:
         passes = "passes (--allow-inconclusive)" if result.allow_inconclusive else "fails the gate"
         summary += f"; INCONCLUSIVE {passes} ({undecided.reason(result.inconclusive)})"
-    judged = tuple(_row(r) for r in result.rows)
+    judged = tuple(_row(r, result.max_regression) for r in result.rows)
     return ComparisonView(
         clock=result.clock,
         max_regression=f"{result.max_regression * 100:.3g}%",
@@ -251,7 +256,7 @@ def _nothing_compared(result: compare.Comparison) -> str:
     return "no case is in both files"
 
 
-def _row(r: compare.VariantComparison) -> ComparisonRow:
+def _row(r: compare.VariantComparison, max_regression: float) -> ComparisonRow:
     """One judged row as the table and the JUnit file show it."""
     return ComparisonRow(
         r.id,
@@ -263,5 +268,5 @@ def _row(r: compare.VariantComparison) -> ComparisonRow:
         interval_text(r.ratio_ci),
         r.label,
         r.verdict == Verdict.FAIL,  # a regression (not `r in result.regressions`: that is a scan per row)
-        label_cell(r.label, r.ratio_ci),
+        label_cell(r.label, r.ratio_ci, max_regression),
     )

@@ -72,7 +72,7 @@ LOST = "lost on head (ok on base)"
 class ABView:
     title: str
     sides: tuple[str, ...]  # one line per side: revision, interpreter, environment set
-    rows: tuple[tuple[str, ...], ...]  # `headers`, the verdict's cell as compared.label_cell words it
+    rows: tuple[tuple[str, ...], ...]  # `headers`, the verdict's cell as compared.label_cell words it (at the case's margin)
     labels: tuple[Label, ...]  # each row's label, for styling
     notes: tuple[str, ...]  # cases not compared, and why
     budget: str
@@ -191,7 +191,7 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
                     _quantity(_head_at_change(r), r.unit) + per,
                     change_text(r.ratio),
                     interval_text(r.ratio_ci),
-                    label_cell(r.label, r.ratio_ci),
+                    label_cell(r.label, r.ratio_ci, report.max_regression if case.margin is None else case.margin),
                 )
             )
             labels.append(r.label)
@@ -216,7 +216,8 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     # what the file states (the case's `margin`), not what it cannot (whether a config stated an ab_margin)
     notes += [
         f"{c.id}: judged at a margin of its own, {units.percent(c.margin)}, not the gate's {units.percent(report.max_regression)}: "
-        "the case's `margin` as the file states it (`ab` judges a case at the ab_margin its base side's config states)"
+        "the case's `margin` as the file states it (`ab` judges a case at the ab_margin of its base side's settings: "
+        "its config's, or `--set ab_margin=` on the command line, which sets both sides')"
         for c in own
         if c.margin is not None
     ]
@@ -265,8 +266,10 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
 def _interval_header(header: str, report: ABReport) -> str:
     """'interval (99.6%)': the level every compared case's interval was taken at, said once in its column's header
     (units.exact_confidence, as a check's detail says its level); where the cases' levels differ, each case's level
-    beside its id ('interval (a: 99.6%, b: 99.8%)'). Any other header as it is."""
-    levels = {c.id: c.confidence for c in report.cases if c.confidence is not None}
+    beside its id ('interval (a: 99.6%, b: 99.8%)'). Only a case with an interval in some row states a level: a case
+    of too few blocks for one (3 blocks, a dirty tree's 1) has a level and no interval, and `interval (98%)` over
+    cells of `–` stated a confidence in nothing. Any other header as it is."""
+    levels = {c.id: c.confidence for c in report.cases if c.confidence is not None and any(r.ratio_ci is not None for r in c.ratios)}
     if header != "interval" or not levels:
         return header
     if len(set(levels.values())) == 1:

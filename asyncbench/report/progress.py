@@ -84,6 +84,8 @@ class Block:
     reason: str | None = None
     #: the case stopped undecided at its last block (the gate's time spent): `judged` is its last look
     stopped: bool = False
+    #: the margin the case is judged at, which a SAME whose interval excludes no change names (compared.label_cell)
+    margin: float | None = None
 
 
 def position(index: int, total: int) -> str:
@@ -197,7 +199,8 @@ def block_line(block: Block, verbose: bool = False) -> str:
         parts.append(_block_count(block))
         if block.judged:
             looked = (
-                f"{escaping.visible(r.name)} {change_text(r.ratio)} {_interval(r)} {label_cell(r.label, r.ratio_ci)}" for r in block.judged
+                f"{escaping.visible(r.name)} {change_text(r.ratio)} {_interval(r)} {label_cell(r.label, r.ratio_ci, block.margin)}"
+                for r in block.judged
             )
             parts.append(("last look: " if block.stopped else "look: ") + ", ".join(looked))
         elif block.changes:

@@ -67,8 +67,9 @@ READING_CHECK = re.compile(r"\s*bound\s*(?:\[[^\[\]]+\])?\s*==\s*\w+\s*")
 #: threshold checks on the bound: judged against a tolerance of the delay their level injects, not their threshold
 JUDGED_BY_THEIR_DELAY = (SLACK_S, SLACK_SHARE, CEILING)
 #: how a verdict's detail states the threshold it was judged against (verdicts.checks: "expected <= 3.00×",
-#: "expected < 10.0 ms", "expected >= 47 GFLOP/s"): its operator, number and unit
-_STATED = re.compile(r"expected (?P<op><=|>=|==|<|>) (?P<number>[-+]?\d+(?:\.\d*)?)(?P<gap> ?)(?P<unit>[^\s:;,()]*)")
+#: "expected < 10.0 ms", "expected >= 47 GFLOP/s", past plain digits "expected < 1.00e+30 s": units.PLAIN_MAX_CHARS):
+#: its operator, number and unit
+_STATED = re.compile(r"expected (?P<op><=|>=|==|<|>) (?P<number>[-+]?\d+(?:\.\d*)?(?:e[-+]\d+)?)(?P<gap> ?)(?P<unit>[^\s:;,()]*)")
 #: a detail's number has three significant digits (units.number, seconds, percent): it may lie this far (relative)
 #: from the threshold it renders, and half a unit of its last decimal (units.ratio's two decimals)
 ROUNDING = 0.005
@@ -175,7 +176,8 @@ def _stated_threshold(check: Any, at: At, op: str, threshold: float) -> None:
     if stated["unit"] in units.BYTE_SCALES:
         return
     factor = _FACTORS.get(stated["unit"], 1.0)  # a unit of no factor is the metric's own, said after its number
-    decimals = len(stated["number"].partition(".")[2])
+    mantissa, _, exponent = stated["number"].partition("e")
+    decimals = len(mantissa.partition(".")[2]) - int(exponent or 0)  # 1.00e+30: its last digit's place is 1e28
     shown = float(stated["number"]) * factor
     rounding = max(ROUNDING * abs(threshold), 0.5 * 10.0**-decimals * factor) * (1 + 1e-9)
     if stated["op"] != op or abs(shown - threshold) > rounding:

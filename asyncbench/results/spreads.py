@@ -10,7 +10,7 @@ from asyncbench.results import units
 # interval misstates each side by more than a fifth (sides 1 and 1.5: ± 1.25), so the bounds are shown instead.
 LOPSIDED = 1.5
 # A `±` of half the value or more reads as "anywhere near zero" (and rounds to ±100% before it reaches it): past
-# this relative half-width the bounds themselves are shown.
+# this relative half-width, as printed (a 49.97% that prints as ±50% is at it), the bounds themselves are shown.
 WIDE = 0.5
 
 
@@ -32,7 +32,9 @@ def shows_bounds(median: float, low: float, high: float) -> bool:
     if median <= 0 or low <= 0:
         return True
     below, above = median - low, high - median
-    return (high - low) / 2 >= WIDE * median or max(below, above) > LOPSIDED * min(below, above)
+    # held on the share as `spread` prints it: 49.97% prints as ±50%, which is wide
+    wide = units.percent_as_printed((high - low) / 2 / median) >= WIDE
+    return wide or max(below, above) > LOPSIDED * min(below, above)
 
 
 def relative_spread(median: float, low: float, high: float) -> str:

@@ -30,17 +30,26 @@ def is_rate(unit: str) -> bool:
     return unit.endswith(RATE_SUFFIX) and len(unit) > len(RATE_SUFFIX)
 
 
+# The longest a number is written out in plain digits: a 21-digit whole number, 20 zeros after the point, past any
+# quantity a run measures. A value beyond (a hostile file's `1e300`, quoted back in its refusal) keeps its e-notation
+# (`1e+302%`): written out it was a line of 300 digits.
+PLAIN_MAX_CHARS = 24
+
+
 def number(value: float, digits: int = 3, zeros: bool = False) -> str:
-    """`digits` significant digits, never in e-notation: 376000, 0.0000123, 4.9. With `zeros` (a measured quantity
+    """`digits` significant digits, not in e-notation: 376000, 0.0000123, 4.9. With `zeros` (a measured quantity
     shown in a unit: times, sizes) trailing zeros are kept, so each shows as many figures as its neighbours: 11.0
-    beside 10.9, 3.50 beside 9.26, 19.0 (not 11, 3.5, 19); 0 stays 0."""
+    beside 10.9, 3.50 beside 9.26, 19.0 (not 11, 3.5, 19); 0 stays 0. A value whose plain digits would run past
+    PLAIN_MAX_CHARS keeps its e-notation (1e+300)."""
     text = f"{value:#.{digits}g}".removesuffix(".") if zeros and value != 0 else f"{value:.{digits}g}"
-    if "e" not in text:
+    if "e" not in text or not math.isfinite(value):
         return text
     if abs(value) >= 1:
-        return f"{value:.0f}"
-    decimals = digits - 1 - math.floor(math.log10(abs(value)))
-    return f"{value:.{decimals}f}"
+        plain = f"{value:.0f}"
+    else:
+        decimals = digits - 1 - math.floor(math.log10(abs(value)))
+        plain = f"{value:.{decimals}f}"
+    return plain if len(plain) <= PLAIN_MAX_CHARS else text
 
 
 def percent(fraction: float | None, digits: int = 2) -> str:
@@ -50,6 +59,14 @@ def percent(fraction: float | None, digits: int = 2) -> str:
     if math.isinf(fraction):
         return "∞%"
     return f"{number(fraction * 100, digits)}%"
+
+
+def percent_as_printed(fraction: float, digits: int = 2) -> float:
+    """The fraction `percent` prints, read back: 0.4997 -> 0.5 ('50%'). A cut-off on a printed share is held on
+    this, so that a share printed as the cut-off is treated as the cut-off (a `±49.97%` printed `±50%`)."""
+    if not math.isfinite(fraction):
+        return fraction
+    return float(number(fraction * 100, digits)) / 100
 
 
 #: the minus sign of a signed figure shown to a person (U+2212, as compare's "−5.3%" and a memory change's "−4 KiB");

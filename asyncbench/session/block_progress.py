@@ -59,4 +59,5 @@ def block_of(pairing: Pairing, index: int, total: int, scrub: Scrub = _as_it_is)
         status=ended.status if ended is not None else "ok",
         reason=scrub(ended.reason) if ended is not None else None,
         stopped=pairing.stopped,
+        margin=pairing.margin,
     )

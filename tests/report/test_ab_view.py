@@ -70,8 +70,10 @@ def test_a_case_judged_at_its_own_margin_says_so_and_one_at_the_gate_s_does_not(
     notes = views.build(_report({"OMP_NUM_THREADS": "1"}, own), Outcome(0, ())).notes
     assert (
         "work[numpy,cpu]: judged at a margin of its own, 25%, not the gate's 5%: the case's `margin` as the file states it "
-        "(`ab` judges a case at the ab_margin its base side's config states)"
+        "(`ab` judges a case at the ab_margin of its base side's settings: its config's, or `--set ab_margin=` on the "
+        "command line, which sets both sides')"
     ) in notes
+    assert not any("its base side's config states" in note for note in notes)  # `--set ab_margin=30%` is no config
     assert "margin 5% (1 case at its own, noted above)" in views.build(_report({}, own), Outcome(0, ())).budget
     gate_s = PairedCase("work[numpy,cpu]", "ok", ratios=(row,), blocks=14, margin=0.05)
     assert not any("margin of its own" in note for note in views.build(_report({"OMP_NUM_THREADS": "1"}, gate_s), Outcome(0, ())).notes)
@@ -237,3 +239,25 @@ def test_ab_states_its_intervals_level_in_the_table_and_the_markdown():
     out = io.StringIO()
     views.print_view(view, Console(file=out, width=300))
     assert "interval (99.6%)" in out.getvalue()
+
+
+def test_no_level_is_stated_over_a_column_with_no_interval():
+    """The trial: `--gate-time 90s` (3 blocks) and a dirty tree's 1 block: `interval (98%)` over cells of `–`. A
+    level is stated only of a case with an interval; two cases, one with one, state that one's."""
+    bare = PairedRatio("step", "variant", "s", 1e-3, 1.02e-3, 1.02, None, Label.INCONCLUSIVE)
+    report = _report({}, PairedCase("work[numpy,cpu]", "ok", ratios=(bare,), blocks=3, confidence=0.98))
+    view = views.build(report, Outcome(1, ()))
+    assert "interval" in view.headers
+    assert not any(header.startswith("interval (") for header in view.headers), view.headers
+    assert "| interval |" in views.markdown(view)
+    out = io.StringIO()
+    views.print_view(view, Console(file=out, width=300))
+    assert "interval (98%)" not in out.getvalue()
+    side = report.head
+    shown = PairedRatio("step", "variant", "s", 1e-3, 1.48e-3, 1.481, (1.479, 1.484), Label.SLOWER)
+    two = (
+        PairedCase("a[numpy,cpu]", "ok", ratios=(bare,), blocks=3, confidence=0.98),
+        PairedCase("b[numpy,cpu]", "ok", ratios=(shown,), blocks=10, confidence=0.996),
+    )
+    mixed = ABReport("2026-01-01T00:00:00+00:00", "0", side, side, 0.05, 0.01, False, "frozen", two)
+    assert "interval (99.6%)" in views.build(mixed, Outcome(1, ())).headers

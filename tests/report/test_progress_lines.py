@@ -153,6 +153,13 @@ def test_an_ab_block_at_a_look_gives_the_interval_and_label_and_says_when_the_ca
     assert "look: step +2.1% [no interval] INCONCLUSIVE  next look" in progress.block_line(none)
 
 
+def test_an_ab_look_whose_same_interval_excludes_no_change_says_which_way_within_the_case_s_margin():
+    """The trial's `+19.2% [+14.0% … +25.9%]` at `--set ab_margin=30%`: a bare SAME beside it read as no change."""
+    judged = (PairedRatio("step", "variant", "s", 1e-3, 1.192e-3, 1.192, (1.14, 1.259), Label.SAME),)
+    block = Block("m[numpy,cpu]", 1, 5, 10, 14, (("step", 1.192),), judged, 14, True, 25.3, margin=0.3)
+    assert "[+14.0% … +25.9%] WITHIN MARGIN (slower, by less than the 30% margin)  decided" in progress.block_line(block)
+
+
 def test_an_ab_case_that_stops_undecided_gives_its_last_look_and_blocks_past_the_plan_say_so():
     judged = (PairedRatio("step", "variant", "s", 1e-3, 1e-3, 0.994, (0.988, 1.003), Label.NOT_SLOWER),)
     block = Block("m[numpy,cpu]", 0, 1, 11, 7, (("step", 0.994),), judged, None, False, 22.6, stopped=True)

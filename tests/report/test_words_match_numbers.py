@@ -38,6 +38,9 @@ def _terminal(view: views.ABView) -> str:
     return " ".join(out.getvalue().split())
 
 
+SLOWER_WITHIN = "WITHIN MARGIN (slower, by less than the 150% margin)"
+
+
 def test_a_same_whose_interval_excludes_no_change_says_a_change_exists_within_the_margin():
     """`+85.8% | [+66.0% … +92.0%] | SAME` at a margin of 150%: the label stays SAME, its cell says more."""
     changed = PairedRatio("changed", "variant", "s", 20.2e-3, 34.3e-3, 1.858, (1.66, 1.92), Label.SAME)
@@ -45,13 +48,28 @@ def test_a_same_whose_interval_excludes_no_change_says_a_change_exists_within_th
     report = _ab(changed, unchanged)
     view = views.build(report, Outcome(0, ()))
     assert view.labels == (Label.SAME, Label.SAME)  # the label (and so the JSON, the exit) unchanged
-    assert [row[-1] for row in view.rows] == [compared.SAME_BUT_CHANGED, "SAME"]
+    assert [row[-1] for row in view.rows] == [SLOWER_WITHIN, "SAME"]
     comment = views.markdown(view)
-    assert f"| [+66.0% … +92.0%] | {compared.SAME_BUT_CHANGED} |" in comment
+    assert f"| [+66.0% … +92.0%] | {SLOWER_WITHIN} |" in comment
     assert "| [−3.0% … +5.0%] | SAME |" in comment
     assert "no slowdown beyond the margin" in comment
-    assert f"[+66.0% … +92.0%] │ {compared.SAME_BUT_CHANGED} │" in _terminal(view)
-    assert compared.SAME_BUT_CHANGED in html.unescape(ab_html(report))
+    assert f"[+66.0% … +92.0%] │ {SLOWER_WITHIN} │" in _terminal(view)
+    assert SLOWER_WITHIN in html.unescape(ab_html(report))
+
+
+def test_a_same_within_a_case_s_own_margin_says_which_way_and_that_margin():
+    """The trial: `+19.2% | [+14.0% … +25.9%] | SAME (a change within the margin)` at `--set ab_margin=30%` read as
+    "no change" beside an interval wholly above it; a change wholly below 1 says faster."""
+    slower = PairedRatio("slower", "variant", "s", 10e-3, 11.92e-3, 1.192, (1.14, 1.259), Label.SAME)
+    faster = PairedRatio("faster", "variant", "s", 10e-3, 8.5e-3, 0.85, (0.80, 0.90), Label.SAME)
+    side = Side("head", "working tree", "python", "3.11")
+    case = PairedCase("work[numpy,cpu]", "ok", ratios=(slower, faster), blocks=21, margin=0.3)
+    report = ABReport("2026-01-01T00:00:00+00:00", "0", side, side, 0.05, 0.01, False, "frozen", (case,))
+    view = views.build(report, Outcome(0, ()))
+    cells = [row[-1] for row in view.rows]
+    assert cells == ["WITHIN MARGIN (slower, by less than the 30% margin)", "WITHIN MARGIN (faster, by less than the 30% margin)"]
+    assert not any(cell.startswith("SAME") for cell in cells)
+    assert view.labels == (Label.SAME, Label.SAME)
 
 
 def _timed(done: list[float]) -> Result:
@@ -77,7 +95,7 @@ def test_compare_s_same_row_that_surely_changed_says_so_and_one_that_may_not_hav
     (row,) = changed.rows
     assert row.label == Label.SAME
     for rendered in _rendered(changed):
-        assert compared.SAME_BUT_CHANGED in rendered
+        assert "WITHIN MARGIN (slower, by less than the 50% margin)" in rendered
     (row,) = _compared(1.0, 0.5).rows
     assert row.cells[-1] == "SAME"
 

@@ -105,3 +105,15 @@ def test_a_file_edited_to_no_case_is_refused_as_one_not_for_its_time_notes():
         ABReport.from_dict(raw, "ab.json")
     assert "time_notes" not in str(refused.value)
     assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize(("key", "value"), [("head_margin", 1e300), ("margin", 1e300), ("head_margin", -1e-300)])
+def test_a_refused_number_is_quoted_short(key, value):
+    """`show` of an ab file with `head_margin: 1e300` refused it in one line that wrote the number out in 300
+    digits: a number quoted back in a refusal is a few characters (`1e+302%`)."""
+    raw = json.loads(_report(_case(margin=0.05)).to_json())
+    raw["cases"][0][key] = value
+    with pytest.raises(InputError, match=rf"cases\[0\]\.{key}: ") as refused:
+        ABReport.from_dict(raw, "ab.json")
+    assert len(str(refused.value)) < 200, str(refused.value)
+    assert "e+302%" in str(refused.value) or "e-298%" in str(refused.value)

@@ -140,6 +140,18 @@ def test_a_reached_outside_its_interval_or_without_a_device_slack_is_refused():
     assert "no pairs stored" in _refused(raw)
 
 
+@pytest.mark.parametrize("reached", [1e300, -1e300])
+def test_a_refused_reached_is_quoted_short(reached):
+    """A number quoted back in a refusal was written out in full (300 digits for 1e300): it reads `1e+302%`."""
+    raw = _raw(verified_host_bound("a"))
+    raw["results"][0]["bound"]["a"]["verified"]["reached"] = reached
+    raw["results"][0]["bound"]["a"]["verified"]["reached_ci"] = [-1e301, 1e301]
+    message = _refused(raw)
+    assert "verified.reached" in message
+    assert "e+302% is not its saving" in message
+    assert len(message) < 300, message
+
+
 def _pairs(plain_s: float, captured_s: float, rounds: int = 12) -> list[tuple[float, float]]:
     return [(plain_s + 2e-6 * (r % 3), captured_s + 2e-6 * ((r + 1) % 3)) for r in range(rounds)]
 

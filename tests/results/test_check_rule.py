@@ -4,6 +4,7 @@ interval (or its one measurement) gives against the threshold its text states, a
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import pytest
@@ -117,6 +118,19 @@ def test_a_check_whose_text_states_another_threshold_than_its_detail_is_refused(
     ):
         _read(stored)
     stored["checks"][0]["expect"] = "speedup <= 1.5"
+    with pytest.raises(InputError, match=r"checks\[0\]\.expect"):
+        _read(stored)
+
+
+@pytest.mark.parametrize("expect", ["t1_s <= 1e30", "t1_s <= 1e30s", "t1_s >= 1e-30s"])
+def test_a_threshold_past_plain_digits_reads_back_in_e_notation(expect):
+    """A threshold whose plain digits run past units.PLAIN_MAX_CHARS is written `expected <= 1.00e+30 s`: the file
+    reads back (it was refused as "judged against another threshold ('expected <= 1.00e+30')"), and an edit of it
+    is still refused."""
+    stored = _stored([expect], _result(t1_s=0.4))
+    assert re.search(r"expected [<>]= 1\.00e[-+]\d\d", stored["checks"][0]["detail"]), stored["checks"][0]["detail"]
+    _read(stored)
+    stored["checks"][0]["expect"] = expect.replace("30", "29")
     with pytest.raises(InputError, match=r"checks\[0\]\.expect"):
         _read(stored)
 

@@ -39,3 +39,14 @@ def test_an_html_file_is_no_json_file_and_a_cut_one_is_truncated(saved: Path, tm
     assert "truncated" not in said
     (tmp_path / "cut.json").write_text(saved.read_text()[:500])
     refused(in_process("show", "cut.json", cwd=tmp_path), "cut.json", "not valid JSON (truncated?)")
+
+
+@pytest.mark.parametrize("value", [1e300, -1.5e300])
+def test_a_refused_number_is_quoted_short(saved: Path, tmp_path: Path, value: float) -> None:
+    """A refused number of 300 digits reads short in `show`'s one line (a JSON integer that long is refused as one)."""
+    raw = json.loads(saved.read_text())
+    raw["results"][0]["sampling"]["rounds"] = value
+    (tmp_path / "big.json").write_text(json.dumps(raw))
+    said = refused(in_process("show", "big.json", cwd=tmp_path), "big.json", "sampling.rounds")
+    assert "e+300" in said
+    assert "0" * 20 not in said, said

@@ -56,6 +56,20 @@ def test_no_plus_minus_ever_reaches_below_zero_and_a_symmetric_interval_keeps_it
     assert spreads.spread(0.002, None, None) == "2.00 ms ±?"
 
 
+def test_a_plus_minus_that_would_print_as_the_cut_off_is_shown_as_its_bounds():
+    """`run configs/ci-gate.yaml` printed `17.0 ms ±50%`: a half-width of 49.97% is under the cut-off, but it reads
+    as 50%, which the docs say takes the `[a–b]` form. The rule is held on the share as printed, in every writer."""
+    median = 0.017
+    low, high = median * (1 - 0.4997), median * (1 + 0.4997)
+    assert spreads.shows_bounds(median, low, high)
+    assert "±" not in spreads.spread(median, low, high)
+    assert spreads.relative_spread(median, low, high).startswith("[")
+    # just below what prints as 50% keeps its ±
+    low, high = median * (1 - 0.494), median * (1 + 0.494)
+    assert spreads.spread(median, low, high) == "17.0 ms ±49%"
+    assert spreads.relative_spread(median, low, high) == "±49%"
+
+
 def test_a_time_whose_interval_reaches_zero_is_not_distinguishable_from_zero():
     """The issue's `t3 [-1.16 µs–578 ns]` and `numpy_cost -4.51 µs`."""
     shown = units.with_bounds(-4.51e-6, (-1.16e-6 * 5, 5.78e-7), "s")
