@@ -9,13 +9,24 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from asyncbench.results import fields, recordable, step_figures
+from asyncbench.results import case_held, fields, recordable, step_figures
 from asyncbench.results.fields import At
 from asyncbench.results.model import StopReason
 
 # A count (samples, rounds) above this is no measurement's: a billion samples of the fastest op take minutes.
 MAX_COUNT = 10**9
 STOP_REASONS = [str(reason) for reason in StopReason]
+#: the keys of a case's sampling (model.Sampling's fields); all but lag1_autocorrelation (None where absent) needed, as Sampling takes them
+SAMPLING_KEYS = frozenset({"rounds", "elapsed_s", "stopped_by", "rel_noise", "max_rel_noise", "max_time_s", "lag1_autocorrelation"})
+SAMPLING_NEEDED = ("rounds", "elapsed_s", "stopped_by", "rel_noise", "max_rel_noise", "max_time_s")
+# The widest noise a run can write (rel_noise, stats.relative_ci_half_width: half its median's 95% interval over the
+# median): an interval no wider than the longest time a run measures (a year, recordable.MAX_MEASURED_S) about a
+# positive median no shorter than half the nanosecond its clocks tick in (the middle of a 0 and a 1 ns sample): a
+# year over a nanosecond, about 3.2e16. The noise target (max_rel_noise, a
+# setting) is held to it too: since 403c990 a target of 1 or more is refused as not a fraction, but an older run took
+# a plain 3 (meant as 3%), and a target wider than any noise is met by every run and was no setting's. A wider share is
+# an edit (`show` printed ±1e+300%).
+MAX_REL_NOISE = recordable.MAX_MEASURED_S / recordable.SAMPLE_ROUNDING_S
 
 
 def check_steps(result: Mapping[str, Any], at: At) -> None:
@@ -92,14 +103,36 @@ def timed_rounds(variant: Mapping[str, Any]) -> int:
 
 
 def check_sampling(raw: Any, at: At) -> None:
+    """A case's sampling (model.Sampling) as a run writes it, each key named where it is not: its rounds a count,
+    its stop one of StopReason's words, its elapsed time a measured one, its time limit and noise target the positive
+    settings spec.schema.coerce_setting takes, its noise a relative half-width no wider than MAX_REL_NOISE, its
+    autocorrelation within [-1, 1]. `show` printed a ±1e+300% noise and an autocorrelation of 1.5 as measured, and a
+    null time limit ended in a traceback."""
     if not raw:
         return
     sampling = fields.mapping(raw, at)
+    case_held.known_keys(sampling, SAMPLING_KEYS, at)
+    for key in SAMPLING_NEEDED:
+        if key not in sampling:
+            (at / key).fail("missing")
     rounds = fields.count(sampling.get("rounds"), at / "rounds")
     if rounds > MAX_COUNT:
         (at / "rounds").fail(f"{rounds} rounds is more than any run takes ({MAX_COUNT:g})")
     fields.word(sampling.get("stopped_by"), at / "stopped_by", STOP_REASONS)
-    recordable.measured_time(sampling.get("elapsed_s"), at / "elapsed_s")
-    recordable.duration(sampling.get("max_time_s"), at / "max_time_s")  # a setting: a user's "no limit" may be any time
-    for key in ("rel_noise", "max_rel_noise", "lag1_autocorrelation"):
-        fields.optional_number(sampling.get(key), at / key)
+    if recordable.measured_time(sampling.get("elapsed_s"), at / "elapsed_s") is None:
+        (at / "elapsed_s").fail("expected a time, got null")
+    # a setting, not a measurement: a user's "no limit" may be any finite time (coerce_setting takes it, and a
+    # timeout_s past it), so it is held to no ceiling; coerce_setting has refused 0 and less since the first release
+    if fields.number(sampling.get("max_time_s"), at / "max_time_s") <= 0:
+        (at / "max_time_s").fail(f"a time limit is above 0, got {sampling['max_time_s']:g}")
+    if fields.number(sampling.get("max_rel_noise"), at / "max_rel_noise") <= 0:
+        (at / "max_rel_noise").fail(f"a noise target is above 0, got {sampling['max_rel_noise']:g}")
+    for key in ("rel_noise", "max_rel_noise"):
+        share = fields.optional_number(sampling.get(key), at / key)
+        if share is not None and share < 0:
+            (at / key).fail(f"a relative half-width cannot be negative ({share:g})")
+        if share is not None and share > MAX_REL_NOISE:
+            (at / key).fail(f"{share:g} is wider than any interval a run measures ({MAX_REL_NOISE:.3g}: a year over a nanosecond)")
+    rho = fields.optional_number(sampling.get("lag1_autocorrelation"), at / "lag1_autocorrelation")
+    if rho is not None and not -1 <= rho <= 1:
+        (at / "lag1_autocorrelation").fail(f"{rho:g} is not an autocorrelation (within -1 and 1)")

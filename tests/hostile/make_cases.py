@@ -272,6 +272,18 @@ RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "memory-bytes-1e30": _set("results.0.variants.matmul.memory.host_rss_bytes", 1e30),
     # a clock renamed: read as a missing summary ("done_s: expected an object, got null"), not as the key it is
     "variant-clock-renamed": _renamed("results.0.variants.matmul", "done_s", "done_ms"),
+    # a case's sampling with figures no run writes: `show` printed a ±1e+300% noise, a 1e+300 target, an
+    # autocorrelation (a share of pairs, within ±1) of 1.5, and exited 0
+    "sampling-rel-noise-1e300": _set(f"{R0}.sampling.rel_noise", 1e300),
+    "sampling-rel-noise-negative": _set(f"{R0}.sampling.rel_noise", -0.5),
+    "sampling-max-rel-noise-1e300": _set(f"{R0}.sampling.max_rel_noise", 1e300),
+    "sampling-max-rel-noise-zero": _set(f"{R0}.sampling.max_rel_noise", 0),
+    "sampling-max-time-zero": _set(f"{R0}.sampling.max_time_s", 0),
+    # a null time limit or elapsed time: `show` ended in a traceback (TypeError), exit 1
+    "sampling-max-time-null": _set(f"{R0}.sampling.max_time_s", None),
+    "sampling-elapsed-null": _set(f"{R0}.sampling.elapsed_s", None),
+    "sampling-autocorrelation-1e300": _set(f"{R0}.sampling.lag1_autocorrelation", 1e300),
+    "sampling-autocorrelation-below-minus-one": _set(f"{R0}.sampling.lag1_autocorrelation", -1.5),
 }
 
 A0 = "cases.0"

@@ -30,7 +30,7 @@ def test_a_plugins_own_numbered_metric_beside_named_variants_is_read() -> None:
 
 
 def test_a_measured_time_past_a_year_is_refused_but_a_users_limit_is_not() -> None:
-    sampling = {"rounds": 6, "stopped_by": "max_rel_noise", "elapsed_s": 2.0, "max_time_s": 1e12}
+    sampling = {"rounds": 6, "stopped_by": "max_rel_noise", "elapsed_s": 2.0, "max_time_s": 1e12, "rel_noise": 0.01, "max_rel_noise": 0.03}
     sampling_held.check_sampling(sampling, At("r.json") / "sampling")  # max_time_s=1e12: a user's "no limit"
     with pytest.raises(InputError, match="sampling.elapsed_s: 1e\\+12 s is longer than any time a run measures"):
         sampling_held.check_sampling({**sampling, "elapsed_s": 1e12}, At("r.json") / "sampling")
