@@ -48,7 +48,7 @@ from asyncbench.results.ab_report import ABReport
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Check, Status, Verdict
 from asyncbench.results.paired import METRIC, PairedCase, PairedRatio
-from asyncbench.verdicts import checks
+from asyncbench.verdicts import checks, paired
 
 #: what a test's outcome element is (None: passed)
 FAILURE, ERROR, SKIPPED = "failure", "error", "skipped"
@@ -115,12 +115,17 @@ def _gate_suite(view: ReportView, suites: Sequence[Suite]) -> list[Suite]:
     """Where the run's gate failed and no test above fails (a comparison with --baseline, a skipped case under
     --strict: neither is a test of its own), one test that fails with the gate's reasons, so that a file with no
     failing test always means a passing gate. None where the view has no outcome (`show` of a file)."""
-    if view.outcome is None or view.outcome.code == 0:
+    if view.outcome is None:
         return []
-    if any(test.outcome in (FAILURE, ERROR) for suite in suites for test in suite.tests):
+    return _failing_gate(view.outcome.code, view.outcome.reasons, suites)
+
+
+def _failing_gate(code: int, reasons: Sequence[str], suites: Sequence[Suite]) -> list[Suite]:
+    """The gate's own failing test where it failed (`code` not 0) and no test in `suites` fails or errors."""
+    if code == 0 or any(test.outcome in (FAILURE, ERROR) for suite in suites for test in suite.tests):
         return []
-    reasons = "; ".join(view.outcome.reasons) or f"exit {view.outcome.code}"
-    return [Suite(GATE_SUITE, (Test(GATE_SUITE, GATE_TEST, FAILURE, reasons, f"exit {view.outcome.code}"),))]
+    said = "; ".join(reasons) or f"exit {code}"
+    return [Suite(GATE_SUITE, (Test(GATE_SUITE, GATE_TEST, FAILURE, said, f"exit {code}"),))]
 
 
 def comparison_suite(comparison: ComparisonView) -> Suite:
@@ -255,5 +260,9 @@ def junit(view: ReportView, path: str = "-") -> str:
 
 
 def ab_junit(report: ABReport) -> str:
-    """An `ab` report's verdicts as JUnit XML (`ab --junit`, `show AB.json --format junit`)."""
-    return xml_text([ab_suite(report)])
+    """An `ab` report's verdicts as JUnit XML (`ab --junit`, `show AB.json --format junit`), and the gate's own
+    failing test where it failed on nothing that is a test (`nothing was compared`: a file of tests="0" read as a
+    green gate in a CI view, beside `ab`'s exit 1)."""
+    suites = [ab_suite(report)]
+    outcome = paired.judge(report)
+    return xml_text(suites + _failing_gate(outcome.code, outcome.reasons, suites))

@@ -140,6 +140,17 @@ def _recordable(path: str, say: Say) -> Report | ab_file.ABFile:
         # held to it as well: results.journal), parsed once
         read = reading.load_results(path, say, raw=raw)
         empty = reading.no_case(path, read.results, read.interrupted)
+    if not empty:
+        empty = _all_skipped(path, read.cases if isinstance(read, ab_file.ABFile) else read.results)
     if empty:  # a run that measured nothing is no run of its series: refused as a bad file is, before any is stored
         raise InputError(f"{empty}: a run that measured nothing is not recorded (nothing was recorded)")
     return read
+
+
+def _all_skipped(path: str, cases: Sequence[Any]) -> str | None:
+    """Why a run whose every case was skipped (a backend not here, a step for another backend) measured nothing: it
+    holds cases but no figure (a trial's CI recorded such a file as "run 1 (0 points)" and its `record` step passed,
+    beside the run's own exit 1); None where some case ran (one that errored is recorded, its error the latest run)."""
+    if cases and all(str(case.status) == "skipped" for case in cases):
+        return f"{path}: every case was skipped ({len(cases)} case{'' if len(cases) == 1 else 's'})"
+    return None

@@ -181,6 +181,39 @@ def test_a_run_interrupted_before_its_first_case_is_refused_and_nothing_is_recor
     assert not (tmp_path / "h.sqlite").exists()
 
 
+def test_a_run_whose_every_case_was_skipped_is_refused_and_nothing_is_recorded(tmp_path, results):
+    """A trial's CI recorded a run whose one case was skipped (its step runs on numpy only, asked for on torch) as
+    `recorded as run 1 (0 points)`, exit 0, beside the run's own exit 1: a run that measured nothing."""
+    skipped = copy.deepcopy(results)
+    first = skipped["results"][0]
+    first.update(
+        status="skipped",
+        reason="cupy not installed",
+        variants={},
+        metrics={},
+        bounds={},
+        checks=[],
+        sampling=None,
+        unavailable=True,
+        asynchronous=None,
+        traces={},
+        metric_info={},
+        reading=None,
+        case_s=None,
+        note=None,
+    )
+    for key in ("reference", "harness", "memory", "bound", "census", "trace_detail"):
+        first.pop(key, None)
+    skipped["results"] = [first]
+    (tmp_path / "skip.json").write_text(json.dumps(skipped))
+    done = in_process("record", "skip.json", "--history", "h.sqlite", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "asyncbench: error: skip.json: every case was skipped (1 case): a run that measured nothing is not recorded (nothing was recorded)"
+    ]
+    assert not (tmp_path / "h.sqlite").exists()
+
+
 def test_reading_where_there_is_no_store_says_so_and_makes_nothing(tmp_path):
     for command in (["history"], ["report", "-o", "page.html"]):
         for where in (["--history", "typo/h.sqlite"], []):  # a mistyped path; the default in a folder with none

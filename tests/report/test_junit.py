@@ -142,6 +142,20 @@ def test_an_ab_case_lost_on_head_or_failing_verification_fails():
     assert [t.get("name") for t in root.iter("testcase") if t.find("failure") is not None] == [junit.RAN, junit.VERIFIED]
 
 
+def test_an_ab_gate_that_compared_nothing_writes_its_failing_test_not_an_empty_green_file():
+    # a trial's `ab -b torch` of a numpy-only step skipped its one case: ab exited 1 ("nothing compared") while its
+    # JUnit file held tests="0" failures="0", which a CI test view shows green
+    skipped = PairedCase("a[torch,cpu]", "skipped", "the step runs on numpy only")
+    root = _parsed(junit.ab_junit(_ab(skipped)))
+    assert _counts(root) == (1, 1, 0, 0)
+    [test] = root.iter("testcase")
+    assert (test.get("classname"), test.get("name")) == (junit.GATE_SUITE, junit.GATE_TEST)
+    assert "nothing was compared" in test.find("failure").get("message")
+    # a passing gate still writes no such test
+    same = PairedCase("b[numpy,cpu]", "ok", ratios=(_ratio("v", Label.SAME, 1.0),))
+    assert [t.get("name") for t in _parsed(junit.ab_junit(_ab(same))).iter("testcase")] == ["v"]
+
+
 def test_ab_and_show_write_them_and_an_unwritable_path_is_refused_before_anything_runs(tmp_path):
     """The wiring: `ab` writes both after judging, `show AB.json --format` prints the same, `--allow-inconclusive`
     skips on show, and `ab --junit` / `run --bmf` into a missing folder is one line, exit 2, nothing run."""
