@@ -355,8 +355,10 @@ def _within(text: str, low: str, high: str) -> bool:
     return first <= value <= last
 
 
-# The most decimals a ratio's bound takes to show on which side of 1 it lies (1.0004× is as near as any reading goes).
-RATIO_SIDE_DECIMALS = 4
+# The most decimals a ratio's bound takes to show on which side of 1 it lies: five, as the illusion's reading beside it
+# prints its ends (1.00007× [1.00001–1.00021]); with four, the metric line printed that low end as 1.0000, a side of 1
+# it does not lie on.
+RATIO_SIDE_DECIMALS = 5
 
 
 def off_boundary(value: float, boundary: float, decimals: int = 2) -> str:

@@ -157,8 +157,9 @@ def test_a_ratio_of_a_hundred_and_more_has_ends_of_as_many_figures():
 
 
 def test_a_ratio_end_that_no_decimal_shown_tells_from_one_reads_as_one():
-    """'illusion 1.00× [1.0000–1.0001]': four decimals that still read 1 say no side of it, only digits."""
-    assert units.with_bounds(1.00003, (1.00001, 1.00008), "x") == "1.00× [1.00–1.0001]"
+    """'illusion 1.00× [1.00000–1.00001]': five decimals (RATIO_SIDE_DECIMALS) that still read 1 say no side of it,
+    only digits."""
+    assert units.with_bounds(1.000003, (1.000001, 1.000008), "x") == "1.00× [1.00–1.00001]"
     assert units.with_bounds(1.03, (1.004, 1.06), "x") == "1.03× [1.004–1.06]"  # a side shown is kept
 
 
@@ -190,3 +191,9 @@ def test_a_ratio_s_interval_ends_are_written_in_the_notation_of_its_estimate():
     assert units.ratio_end(1234.5) == "1230"
     assert units.ratio_end(999.4) == "999"
     assert units.ratio_end(1.0) == "1.00"
+
+
+def test_an_illusion_end_just_above_1_prints_above_1_as_its_reading_does():
+    # a trial's metric line printed `illusion 1.0001× [1.0000–1.0002]` beside the reading's `1.00007× [1.00001–1.00021]`:
+    # a low end above 1 printed as 1
+    assert units.with_bounds(1.00007, (1.00001, 1.00021), "x") == "1.00007× [1.00001–1.0002]"
