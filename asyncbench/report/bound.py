@@ -118,8 +118,8 @@ def unbounded(bound: Bound) -> bool:
 
 def ceiling(bound: Bound) -> str:
     """The ceiling of cutting host work: '1.43× [1.39–1.47]'; '1.44× ±?' without an interval, as the slack it is read
-    from says; '–' where it cannot be said: no device side, or the device's slack may reach the whole step
-    (`unbounded`: NO_CEILING says why, under the table)."""
+    from says; '–' where it cannot be said: no device side, the device's slack may reach the whole step (`unbounded`:
+    NO_CEILING says why, under the table), or the device shares the host's cores (NO_SHARED_CEILING says why)."""
     if fitting.no_ceiling(bound):
         return units.NO_VALUE
     if bound.ceiling_ci is None:
@@ -145,8 +145,11 @@ def _rows(bound: Bound) -> list[tuple[str, ...]]:
 
 
 def _cutting(bound: Bound) -> str:
-    """What cutting host work could buy, in words (on a device that shares the host's cores, what that assumes)."""
+    """What cutting host work could buy, in words; on a device that shares the host's cores, that no ceiling is
+    shown and why (NO_SHARED_CEILING: its slack says whether a core was free, not how long its own work takes)."""
     device = bound.side(Side.DEVICE)
+    if bound.shares_cores and device is not None:  # before the ceiling's words, none of which hold on shared cores
+        return fitting.NO_SHARED_CEILING
     if fitting.floor_unmeasured(bound):  # before "cannot make it faster", which its ceiling of [1, 1] would say
         return fitting.NO_FLOOR
     if unbounded(bound) and device is not None:
@@ -161,7 +164,7 @@ def _cutting(bound: Bound) -> str:
         said = f"no gain shown: cutting host work makes it at most {_high(bound.ceiling_ci[1])} faster ({ceiling(bound)})"
     else:
         said = f"cutting host work makes it at most {ceiling(bound)} faster"
-    return f"{said} {fitting.SHARED_CEILING}" if bound.shares_cores else said
+    return said
 
 
 def _high(end: float) -> str:
@@ -275,7 +278,9 @@ def _summary(bound: Bound, census: Census | None, timed: VariantResult | None = 
     if apart is not None:
         lines.append((bound.variant, apart))
     device = bound.side(Side.DEVICE)
-    if bound.bound == BoundKind.INCONCLUSIVE and fitting.floor_unmeasured(bound):  # the others' reading says it
+    if bound.bound == BoundKind.INCONCLUSIVE and bound.shares_cores and device is not None:  # the others' reading says it
+        lines.append((bound.variant, fitting.NO_SHARED_CEILING))
+    elif bound.bound == BoundKind.INCONCLUSIVE and fitting.floor_unmeasured(bound):  # the others' reading says it
         lines.append((bound.variant, fitting.NO_FLOOR))
     elif bound.bound == BoundKind.INCONCLUSIVE and unbounded(bound) and device is not None:
         lines.append((bound.variant, f"{NO_CEILING} ({slack(device)} of the {units.seconds(bound.step_s)} step)"))

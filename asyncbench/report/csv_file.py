@@ -39,10 +39,19 @@ def _bound_cells(bound: Bound | None) -> dict[str, object]:
     """A variant's bound as BOUND_COLUMNS' cells (none without one)."""
     if bound is None:
         return {}
-    cells: dict[str, object] = {"bound": bound.bound.value, "ceiling": bound.ceiling}
+    cells: dict[str, object] = {"bound": bound.bound.value}
+    if bound.shares_cores:  # no ceiling on shared cores (verdicts.bound.NO_SHARED_CEILING): empty cells, as the
+        return {**cells, **_slack_cells(bound)}  # table's '–' (the results file keeps the arithmetic one)
+    cells["ceiling"] = bound.ceiling
     if bound.ceiling_ci is not None:
         high = bound.ceiling_ci[1]  # no upper bound (math.inf): an empty cell
         cells.update(ceiling_ci_low=bound.ceiling_ci[0], ceiling_ci_high=high if math.isfinite(high) else None)
+    return {**cells, **_slack_cells(bound)}
+
+
+def _slack_cells(bound: Bound) -> dict[str, object]:
+    """Each measured side's slack and its interval, as BOUND_COLUMNS' cells."""
+    cells: dict[str, object] = {}
     for fit in bound.sides:
         cells[f"{fit.side}_slack_s"] = fit.slack_s
         if fit.slack_ci_s is not None:  # a slack reaching 0: from 0, as the table's '~0 [≤ x]'

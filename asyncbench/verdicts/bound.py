@@ -38,6 +38,7 @@ from asyncbench.results.bound import SIDES, Bound, BoundKind, Perturbed, Side, S
 from asyncbench.verdicts import bound_jumps as jumps
 from asyncbench.verdicts.bound_readings import NO_FLOOR as NO_FLOOR
 from asyncbench.verdicts.bound_readings import NO_KNEE as NO_KNEE
+from asyncbench.verdicts.bound_readings import NO_SHARED_CEILING as NO_SHARED_CEILING
 from asyncbench.verdicts.bound_readings import NOT_PAST as NOT_PAST
 from asyncbench.verdicts.bound_readings import ONE_BOTTLENECK as ONE_BOTTLENECK
 from asyncbench.verdicts.bound_readings import TOP_OF_LEVELS as TOP_OF_LEVELS
@@ -83,8 +84,6 @@ TAKING_TURNS = (
     "no slack on either side, and the device's threads share the host's cores: a delay on either side takes a core "
     "from the other, so balanced sides and sides taking turns on the cores read alike"
 )
-#: what the ceiling of a step whose device shares the host's cores assumes (report.bound says it beside the ceiling)
-SHARED_CEILING = "if the device's work stays as fast: on shared cores, cutting host work may free cores for it"
 
 
 def fit(

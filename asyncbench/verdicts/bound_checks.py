@@ -26,7 +26,8 @@ that ran short a `>=`, where the level itself would not have.
 
 What cannot be evaluated is NOT_MEASURED, never a pass: a synchronous backend (the host is the device), a case
 with no step to perturb (a built-in experiment) or no perturbation rounds (one step a sample), a side that was not
-measured (MXNet has no device delay), a level that was not injected (past MAX_INJECTED_SHARE of the step, or a
+measured (MXNet has no device delay), a ceiling on a device that shares the host's cores (no ceiling is measured
+there: verdicts.bound.NO_SHARED_CEILING), a level that was not injected (past MAX_INJECTED_SHARE of the step, or a
 results file from before the checks' levels were).
 
 A case with a bound check takes perturbation rounds without `--bound` (engine.runner's CaseOptions), at least as
@@ -124,6 +125,9 @@ def _variant_check(expectation: Expectation, name: str, stored: Bound | None, le
     # what was measured does not change with the level: a side without a delay is said from the stored bound
     if expectation.quantity == READING:
         return _reading_check(expectation, label, _at_level(stored, level), level, stored.bound)
+    if expectation.quantity == CEILING and stored.shares_cores:
+        # its level stands for the ceiling only where the device's slack measures its own work (bound_levels)
+        return Check(expectation.text, NOT_MEASURED, f"{label} cannot be evaluated: {fitting.NO_SHARED_CEILING}")
     injection = levels.injection_of(expectation)
     assert injection is not None
     if stored.side(injection.side) is None:

@@ -56,12 +56,23 @@ def unbounded(bound: Bound) -> bool:
     return bound.ceiling is None or (bound.ceiling_ci is not None and not math.isfinite(bound.ceiling_ci[1]))
 
 
+#: what the line under the table says of a device that shares the host's cores (Bound.shares_cores: JAX or torch on a
+#: CPU), in place of a ceiling: a device delay there takes a core the host needs too, so its slack says whether a core
+#: was free, not how long the device's own work takes; cutting host work frees cores, and step / (step − slack) is no
+#: upper bound (a ceiling of 1.00× [1.00–1.00] stood beside a step that ran 3.5-7× faster without its host work)
+NO_SHARED_CEILING = (
+    "no ceiling on a device that shares the host's cores: cutting host work frees cores for the device's work, "
+    "which its slack does not measure"
+)
+
+
 def no_ceiling(bound: Bound) -> bool:
     """Whether the bound has no ceiling to show (the table's ceiling column reads '–'): none stored (no device side, a
-    synchronous backend, a floor of 0), `unbounded`, or a device slack of 0 without a knee (`floor_unmeasured`). What
-    a checked capture says (verdicts.verified, report.bound) then claims no share of a ceiling and quotes none: the
-    table beside it says none was measured."""
-    return bound.ceiling is None or unbounded(bound) or floor_unmeasured(bound)
+    synchronous backend, a floor of 0), `unbounded`, a device slack of 0 without a knee (`floor_unmeasured`), or a
+    device that shares the host's cores (`Bound.shares_cores`: NO_SHARED_CEILING; a file still stores the arithmetic
+    ceiling, readers decide from the flag). What a checked capture says (verdicts.verified, report.bound) then claims
+    no share of a ceiling and quotes none: the table beside it says none was measured."""
+    return bound.ceiling is None or bound.shares_cores or unbounded(bound) or floor_unmeasured(bound)
 
 
 def floor_unmeasured(bound: Bound) -> bool:

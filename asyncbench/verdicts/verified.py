@@ -153,15 +153,15 @@ def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound:
         return _noted(base, f"{NO_FLOOR}: {how} {saved} ({PAIRED}; {versus})")
     # the floor passed beyond both intervals: the saving's low end above the slack's high end
     past = saving_ci is not None and saving_ci[0] > device.slack_ci_s[1]
-    if device.slack_s <= 0:
+    if device.slack_s <= 0:  # no share of a slack of 0 to state: the paired saving measured, in time
         if past:
-            said = PAST_FLOOR
+            said = f"{PAST_FLOOR}: {how} {saved}"
         elif device.slack_ci_s[1] <= 0:  # [0, 0]: no slack, surely
-            said = NO_SLACK
+            said = f"{NO_SLACK}: {how} {saved}"
         else:  # ~0 whose interval reaches above: said from the interval, as the table and the ceiling beside it are
             said = f"{_may_save(device.slack_ci_s[1], bound)}; {how} {saved} ({PAIRED}; {versus})"
             return dataclasses.replace(_noted(base, said), past_floor=past)
-        return dataclasses.replace(_noted(base, f"{said} ({versus})"), past_floor=past)
+        return dataclasses.replace(_noted(base, f"{said} ({PAIRED}; {versus})"), past_floor=past)
     reached = saving / device.slack_s
     reached_ci = None
     if saving_ci is not None and device.slack_ci_s is not None and device.slack_ci_s[0] > 0:

@@ -321,12 +321,42 @@ def test_a_bound_of_no_rounds_says_what_was_not_measured_never_a_step_of_0_ns():
     assert _view(empty).summary == (f"matmul: not measured: {why}",)
 
 
-def test_on_a_device_that_shares_the_hosts_cores_the_ceiling_says_what_it_assumes():
-    shared = dataclasses.replace(device_bound("a"), shares_cores=True)
-    said = bound.reading(shared)
-    assert "cutting host work makes it at most 1.01× faster (1.00× [1.00–1.01]) if the device's work stays as fast" in said
-    assert "may free cores for it" in said
-    assert "if the device's work stays as fast" not in bound.reading(device_bound("a"))
+def test_on_a_device_that_shares_the_hosts_cores_no_ceiling_is_shown_and_a_line_says_why():
+    """JAX on a loaded 2-core CPU printed a ceiling of '≤ 1.00× [1.00–1.00]' ("cutting host work cannot make it
+    faster") of a step that ran 3.5-7× faster with the host's work removed: on shared cores a device delay takes a
+    core the host needs too, and cutting host work frees cores for the device's work."""
+    for fitted in (device_bound("a"), host_bound("a")):
+        shared = dataclasses.replace(fitted, shares_cores=True)
+        assert bound.ceiling(shared) == "–"
+        shown = _view(shared)
+        assert shown.rows[0][-1] == "–"
+        said = bound.reading(shared)
+        assert "at most" not in said
+        assert "cannot make it faster" not in said
+        assert bound.fitting.NO_SHARED_CEILING in said
+        assert bound.ceiling(fitted) != "–"  # the same bound on a device of its own keeps its ceiling
+    inconclusive = dataclasses.replace(device_bound("a"), bound=BoundKind.INCONCLUSIVE, shares_cores=True)
+    summary = _view(inconclusive).summary
+    assert any(bound.fitting.NO_SHARED_CEILING in line for line in summary)
+    out = io.StringIO()
+    built = view.build(report_of([result_with(inconclusive)]))
+    terminal.print_report(built, Console(file=out, width=200))
+    for text in (out.getvalue(), markdown.markdown(built)):
+        assert bound.fitting.NO_SHARED_CEILING in text
+        assert "1.00×" not in text
+
+
+def test_the_csv_leaves_the_ceiling_empty_on_a_device_that_shares_the_hosts_cores():
+    import csv
+
+    from asyncbench.report.csv_file import csv_text
+
+    shared = dataclasses.replace(host_bound("graphed"), shares_cores=True)
+    rows = list(csv.DictReader(io.StringIO(csv_text(view.build(report_of([result_with(shared)]))))))
+    row = next(r for r in rows if r["variant"] == "graphed")
+    assert row["bound"] == "host"
+    assert (row["ceiling"], row["ceiling_ci_low"], row["ceiling_ci_high"]) == ("", "", "")
+    assert row["device_slack_s"] != ""
 
 
 def test_the_csv_has_each_variants_reading_slacks_and_ceiling_and_none_without_a_bound():

@@ -153,3 +153,16 @@ def test_a_reading_check_at_the_checks_level_names_it_beside_the_tables_reading(
     alone = _judge("bound == device", undecided)
     assert "the reading is INCONCLUSIVE" in alone.detail
     assert "table's" not in alone.detail
+
+
+@pytest.mark.parametrize("text", ["ceiling[host] <= 1.1", "ceiling[host] >= 1.01"])
+def test_a_ceiling_check_on_a_device_that_shares_the_hosts_cores_cannot_be_evaluated_and_never_passes(text):
+    """JAX on a CPU: a device slack of 0 said no core was free, not that the device's work takes the whole step; the
+    step ran 3.5-7× faster without the host's work beside a ceiling of 1.00× [1.00–1.00]."""
+    shared = dataclasses.replace(device_bound("sync"), shares_cores=True)
+    check = _judge(text, shared)
+    assert check.verdict == Verdict.NOT_MEASURED
+    assert "cannot be evaluated" in check.detail
+    assert bound.NO_SHARED_CEILING in check.detail
+    assert checks.failed(check, allow_inconclusive=True)
+    assert _judge("slack_s[host] >= 200us", shared).verdict == Verdict.PASS  # the slack itself is still judged

@@ -196,3 +196,21 @@ def test_a_median_paired_saving_beside_the_sides_medians_says_which_is_which() -
     assert found.note is not None
     assert f"({verified.PAIRED}; {verified.SIDES_MEDIANS}: captured " in found.note, found.note
     assert "jit saved" in found.note.split(verified.PAIRED)[0]
+
+
+def test_a_capture_past_a_floor_of_no_slack_still_states_the_saving_it_measured() -> None:
+    """A user saw 'jit: 21.9 µs [14.9–234] a step; faster than the floor …: it changed the device's work too (the
+    sides' own medians: captured 21.9 µs vs plain 1.90 ms a step)': no share to state, and no saving either."""
+    none_at_all = _with_device_slack(0.0, (0.0, 0.0))
+    host, device = none_at_all.sides
+    none_at_all = dataclasses.replace(none_at_all, sides=(host, dataclasses.replace(device, cost_past=1.0, cost_past_ci=(0.95, 1.05))))
+    past = verified.verified("jit", _pairs(0.0019, 0.0000219), none_at_all)
+    assert past.past_floor
+    assert past.note is not None
+    assert past.note.startswith(verified.PAST_FLOOR)
+    assert "jit saved 1.88 ms" in past.note
+    assert verified.PAIRED in past.note
+    nothing = verified.verified("jit", _pairs(0.0011, 0.0011), none_at_all)
+    assert nothing.note is not None
+    assert nothing.note.startswith(verified.NO_SLACK)
+    assert "jit saved" in nothing.note or "jit lost" in nothing.note
