@@ -62,6 +62,11 @@ def _held(check: Check, result: Result, at: At) -> Check:
     # a check stored before checks were judged by the delay as run stores none: it is judged by the rule it was written under
     as_run = check.delay_as_run_s is not None
     again = bound_checks.bound_check_at(expectation, result, Level(check.confidence, check.family_error), as_run=as_run)
+    decided = check.verdict in (Verdict.PASS, Verdict.FAIL)
+    if again.verdict == Verdict.NOT_MEASURED and decided and _ceiling_on_shared_cores(expectation, result):
+        # a ceiling judged before a device sharing the host's cores had none (its stored PASS or FAIL, by the rule then):
+        # read as the rule reads it now, not refused as a forged verdict would be
+        return again
     if again.verdict != check.verdict:
         (at / "verdict").fail(
             f"{str(check.verdict)!r} is not what {check.expect!r} judged again from the file's own perturbation rounds "
@@ -80,6 +85,13 @@ def _held(check: Check, result: Result, at: At) -> Check:
     if check.rounds is not None and again.rounds is not None and check.rounds != again.rounds:
         (at / "rounds").fail(f"{check.rounds} rounds: the file's bound holds {again.rounds} for {check.expect!r}")
     return check if again.detail == check.detail else dataclasses.replace(check, detail=again.detail)
+
+
+def _ceiling_on_shared_cores(expectation: Expectation, result: Result) -> bool:
+    """Whether `expectation` is a check of the ceiling on a case whose device shares the host's cores (every stored
+    bound of the case says so: verdicts.bound_checks judges such a check NOT_MEASURED since it was so)."""
+    bounds = result.bound or {}
+    return expectation.quantity == bound_checks.CEILING and bool(bounds) and all(b.shares_cores for b in bounds.values())
 
 
 def _one(value: float | None) -> tuple[float, float] | None:

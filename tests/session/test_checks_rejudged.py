@@ -134,3 +134,16 @@ def test_show_as_markdown_says_why_a_gate_on_the_checks_exits_as_run_markdown_di
     assert "**a gate on these checks exits 1** because:" in shown.output
     assert "because:\n- 1 check failed\n- 1 check inconclusive: an interval that straddles the threshold" in shown.output
     assert "**exit 1**" not in shown.output
+
+
+def test_a_ceiling_check_judged_before_shared_cores_had_no_ceiling_reads_as_the_rule_now_says():
+    # a file written when a ceiling on a device sharing the host's cores was still judged: its stored PASS is read as
+    # the rule reads it now (NOT_MEASURED: no ceiling there), not refused as a forged verdict
+    raw = _raw()
+    for bound in raw["results"][0]["bound"].values():
+        bound["shares_cores"] = True
+    assert raw["results"][0]["checks"][3]["verdict"] == "pass"
+    (result,) = _read(raw).results
+    assert result.checks[3].verdict == Verdict.NOT_MEASURED
+    assert "shares the host's cores" in result.checks[3].detail
+    assert [c.verdict for c in result.checks[:3]] == [Verdict.PASS, Verdict.INCONCLUSIVE, Verdict.FAIL]
