@@ -39,6 +39,15 @@ LEVEL_REPEATS = 3
 # timings one of which another job stretched): one such timing on a busy 2-core machine made a 142 µs JAX delay 2.83 s
 # (x20,000), its round past the case's whole budget.
 MAX_LEVEL_CORRECTION = 4.0
+#: the most pairs `QueuedOpDelay.queued_s` takes for a level whose median still reads below UNREAD_SHARE of its
+#: length: three times LEVEL_REPEATS, so that up to LEVEL_REPEATS stretched filler timings (a 0.92 ms JAX level read
+#: 0.0-5.6 ms round to round on a saturated 2-core machine) can be outvoted by the pairs after them
+MAX_LEVEL_PAIRS = 3 * LEVEL_REPEATS
+#: below this share of the length a level was sized for, a reading is no reading of the delay but of the machine's
+#: noise: the size was corrected (`size`) by at most MAX_LEVEL_CORRECTION so that the op adds the length asked, so a
+#: delay that ran cannot add less than 1/MAX_LEVEL_CORRECTION of it unless its filler alone was stretched by another
+#: job (the pair's difference ≤ 0: a JAX user's 0.92 ms level was stored as lasting 0.0 s)
+UNREAD_SHARE = 1 / MAX_LEVEL_CORRECTION
 #: the device work queued ahead of a level's ops when they are timed (`QueuedOpDelay.queued_s`), so that they land on a
 #: busy worker as in place: it must outlast their dispatch behind it, 30-70 µs an op on JAX (docs/measured.md), or an
 #: op would find the worker idle and pay its wake-up again (with 150 µs, a 25 µs op read a median 137 µs, at load 3.5)
@@ -144,21 +153,34 @@ class QueuedOpDelay:
         cost, a dispatch and a wake-up, is paid alone, not queued behind the step's work)."""
         return max(1, round(seconds / self.per_unit_s))
 
-    def queued_s(self, units: int) -> float:
+    def queued_s(self, units: int, least_s: float = 0.0) -> float | None:
         """What an op of `units` adds to a busy queue: the time to the end of a filler op (FILLER_S) issued to an
         idle device with k ops of `units` queued behind it (as many as make up QUEUED_TOTAL_S, 1 to QUEUED_OPS),
         less the time to the filler's end alone, per op; the median of LEVEL_REPEATS such pairs, never negative. The
         fixed cost of the wait and the worker's wake-up is in both timings of a pair and cancels. It costs
         LEVEL_REPEATS·(2·(FILLER_S + fixed_s) + k ops): ~3.7 ms for a 100 µs level (k = 4) where the fixed cost is
         0.12 ms, ~2.5 ms + 3× the op for a level past 400 µs, against the one op alone (and its fixed cost) it
-        replaces."""
+        replaces.
+
+        `least_s` (> 0: `alone_s`): while the median reads below it, more pairs are taken, MAX_LEVEL_PAIRS in all,
+        their median over all taken; None if it still does (no reading of the op's length, only of the machine's
+        noise: UNREAD_SHARE)."""
         filler = self._filler
         if filler is None:
             filler = self._filler = self.units(FILLER_S)
         ops = min(QUEUED_OPS, max(1, math.ceil(QUEUED_TOTAL_S / max(units * self.per_unit_s, 1e-9))))
         behind = (filler,) + (units,) * ops
-        added = [(self._alone(*behind) - self._alone(filler)) / ops for _ in range(LEVEL_REPEATS)]
-        return max(statistics.median(added), 0.0)
+
+        def pair() -> float:
+            return (self._alone(*behind) - self._alone(filler)) / ops
+
+        added = [pair() for _ in range(LEVEL_REPEATS)]
+        if least_s <= 0:
+            return max(statistics.median(added), 0.0)
+        while statistics.median(added) < least_s and len(added) < MAX_LEVEL_PAIRS:
+            added.append(pair())
+        found = statistics.median(added)
+        return found if found >= least_s else None
 
     def size(self, seconds: float) -> int:
         """The size for a delay of `seconds`: the calibration's, corrected once by what it adds to a queue
@@ -167,7 +189,7 @@ class QueuedOpDelay:
         found = self._sizes.get(seconds)
         if found is None:
             first = self.units(seconds)
-            correction = seconds / max(self.queued_s(first), 1e-9)
+            correction = seconds / max(self.queued_s(first) or 0.0, 1e-9)
             correction = min(max(correction, 1 / MAX_LEVEL_CORRECTION), MAX_LEVEL_CORRECTION)
             found = self._sizes[seconds] = max(1, round(first * correction))
         return found
@@ -183,7 +205,8 @@ class QueuedOpDelay:
     def measured_s(self) -> float | None:
         return None
 
-    def alone_s(self, seconds: float) -> float:
+    def alone_s(self, seconds: float) -> float | None:
         """What a delay of `seconds` adds to a busy queue, timed apart from the step (`queued_s`): once a round, the
-        machine's load moves it."""
-        return self.queued_s(self.size(seconds))
+        machine's load moves it. None where it read below UNREAD_SHARE of `seconds` after MAX_LEVEL_PAIRS pairs: a
+        delay that ran did not last ~0 s (the round leaves that sample out: measure.perturbation)."""
+        return self.queued_s(self.size(seconds), UNREAD_SHARE * seconds)

@@ -66,10 +66,11 @@ class DeviceDelay(Protocol):
         (CUDA events around each), and forgotten; None where delays are not measured in place (`alone_s`)."""
         ...
 
-    def alone_s(self, seconds: float) -> float:
+    def alone_s(self, seconds: float) -> float | None:
         """The length of one delay of `seconds`, timed apart from the step (host clock): what a backend that cannot
         measure its delays in place reads, once per round and level. It is what the delay adds to a busy queue, as in
-        place before the step's work, not what one op costs from an idle device (its wake-up too)."""
+        place before the step's work, not what one op costs from an idle device (its wake-up too). None where its
+        length could not be read this time (a reading at ~0 s is the machine's noise, not a delay that ran)."""
         ...
 
 

@@ -279,5 +279,7 @@ def fitted_bounds(
         # what the rounds' stop left open, said of this variant's own final intervals (a look's widest, over every
         # variant and rounds before, read ±104% beside a table whose widest was ±18%)
         cut = taker.cut_short(bounds.widest_slack_share(bound)) if taker is not None else None
-        fitted[name] = dataclasses.replace(bound, note="; ".join(filter(None, (cut, bound.note)))) if cut else bound
+        unread = taker.unread_said(name) if taker is not None else None
+        said = [part for part in (cut, unread) if part]
+        fitted[name] = dataclasses.replace(bound, note="; ".join(filter(None, (*said, bound.note)))) if said else bound
     return fitted, None

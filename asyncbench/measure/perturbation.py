@@ -42,6 +42,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from asyncbench.backends.device_delays import MAX_LEVEL_PAIRS, UNREAD_SHARE
 from asyncbench.backends.handles import DeviceDelay
 from asyncbench.measure.extra_rounds import Preludes, Schedule, Variants
 from asyncbench.measure.host_spin import HostSpin
@@ -184,6 +185,8 @@ class Taker:
         self.scale_s: dict[str, float] = {}  # each variant's step time the levels are fractions of (PROBE_SAMPLES)
         self.injections = tuple(injections)
         self.cost_share, self.created = cost_share, clock()
+        #: each variant's device samples left out because their delay's length could not be read (`unread_said`)
+        self.unread: dict[str, int] = {}
 
     @property
     def taken(self) -> int:
@@ -359,6 +362,16 @@ class Taker:
             "make rounds shorter)"
         )
 
+    def unread_said(self, variant: str) -> str | None:
+        """What a variant's bound note says of its device samples left out, their delay's length unread (None: none)."""
+        count = self.unread.get(variant, 0)
+        if not count:
+            return None
+        return (
+            f"{count} device delay reading(s) left out of the fit: each read ~0 s (below {UNREAD_SHARE:.0%} of its "
+            f"level after {MAX_LEVEL_PAIRS} timings), the machine's noise, not the length of a delay that ran"
+        )
+
     def _take(self, plan: _Planned, sync: Callable[[], None], prelude: Callable[[], None] | None) -> None:
         """One sample of a round, kept as a Perturbed."""
         level_s = plan.level_s
@@ -372,6 +385,11 @@ class Taker:
             delay = self.delay
             assert delay is not None
             alone_s = None if delay.in_place else delay.alone_s(level_s)  # after the last sample's sync: an idle device
+            if not delay.in_place and alone_s is None:
+                # its length unread this round (it read ~0 s: the machine's noise): a sample the fit would see as a
+                # delay of 0 s that ran is not taken, and the note counts it (`unread_said`)
+                self.unread[plan.variant] = self.unread.get(plan.variant, 0) + 1
+                return
             step_s = self._sample(plan.variant, delay.before_step(level_s), sync, prelude)
             measured = delay.measured_s()
             injected_s = measured if measured is not None else alone_s if alone_s is not None else level_s

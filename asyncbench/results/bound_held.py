@@ -10,6 +10,9 @@
   the slope the fit gives from the stored observations at the stored slack (`_cost_at`: one least-squares slope per
   candidate grid point, no bootstrap and no refit of the slack). A file without observations and without an
   interval leaves it unheld: nothing to hold it to (asyncbench always stores the observations);
+- a side's `levels_s` are the medians of its observations' injected lengths, one per level asked, smallest first
+  (verdicts.bound._levels), where the file keeps them: a forged `[0.5]` was shown and written back out as measured;
+  a file without observations keeps its levels as stored (nothing to hold them to);
 - `verified.reached` is median(plain − captured over its stored pairs) / the device's slack (verdicts.verified), and
   lies within its own interval; it is absent where the writer says none (no device slack above 0, no pairs);
 - `verified.note` of a timed capture is held to the forms verdicts.verified writes (`_note_held`): each of its
@@ -66,6 +69,10 @@ COMPILE_CAVEAT = re.compile(r"compile: \d+ graph break\(s\): the compiled step r
 #: how far a cost recomputed from the stored observations may lie from the stored one: each observation is stored to
 #: the nanosecond, which on a step of microseconds moves a slope by about a thousandth; an edit moves it by more
 COST_TOLERANCE = 0.01
+#: how far (a share of it) a stored level may lie from the median recomputed from the stored observations, beyond
+#: _ROUNDING_S: both are stored to the nanosecond and a median of two is their mean, so they agree to a few ns; a
+#: millionth is that on a 1 ms level, and any edit a reader would notice moves it by far more
+LEVELS_TOLERANCE = 1e-6
 
 
 def check_figures(raw: Mapping[str, Any], at: At) -> None:
@@ -82,6 +89,7 @@ def check_figures(raw: Mapping[str, Any], at: At) -> None:
     for name, fit in (raw.get("sides") or {}).items():
         where = at / "sides" / str(name)
         _within_step(fit, step, where)
+        _levels_held(fit, [o for o in observations if o[1] == name], where)
         jumped = raw.get("held_at_jump") is True
         _cost_held(fit, [o for o in observations if o[1] in (None, name)], step, int(raw.get("steps_per_call") or 1), where, jumped)
     if raw.get("verified") is not None:
@@ -100,6 +108,26 @@ def _within_step(fit: Mapping[str, Any], step: float, at: At) -> None:
                 f"{units.seconds(value)} is {units.percent(value / step)} of the {units.seconds(step)} step: a slack lies within "
                 f"the step (the fit holds one past it at the step, and says so): {recordable.NOT_WRITTEN}"
             )
+
+
+def _levels_held(fit: Mapping[str, Any], observations: list[Any], at: At) -> None:
+    """A side's levels are the medians of its observations' injected lengths per level asked, smallest first
+    (verdicts.bound._levels), where the file keeps the side's observations."""
+    if not observations:
+        return  # no observations: nothing to hold them to
+    by_level: dict[float, list[float]] = {}
+    for observation in observations:
+        by_level.setdefault(float(observation[2]), []).append(float(observation[3]))
+    expected = sorted(statistics.median(lengths) for lengths in by_level.values())
+    stored = [float(level) for level in fit.get("levels_s") or ()]
+    if len(stored) != len(expected) or any(
+        abs(have - want) > _ROUNDING_S + LEVELS_TOLERANCE * abs(want) for have, want in zip(stored, expected, strict=True)
+    ):
+        said = ", ".join(units.seconds(level) for level in stored) or "none"
+        found = ", ".join(units.seconds(level) for level in expected)
+        (at / "levels_s").fail(
+            f"[{said}] are not the medians of its observations' injected lengths per level ([{found}]): {recordable.NOT_WRITTEN}"
+        )
 
 
 def _cost_held(fit: Mapping[str, Any], observations: list[Any], step: float, steps_per_call: int, at: At, jumped: bool = False) -> None:

@@ -280,3 +280,56 @@ def test_jax_says_why_it_has_no_device_delay_on_a_gpu_or_without_async_dispatch(
     assert delay is None
     assert why is not None
     assert "synchronously" in why
+
+
+def _stretchable() -> tuple[FakeQueue, QueuedOpDelay, list[float]]:
+    """A FakeQueue whose filler timed alone (one op issued, then waited for) is stretched by `stretch[0]` seconds:
+    another job preempting the short timing of each pair, so that the pair's difference reads ≤ 0."""
+    op = FakeQueue()
+    stretch = [0.0]
+    issued = [0]
+
+    def issue(units: int) -> float:
+        issued[0] += 1
+        return op.issue(units)
+
+    def wait(done_at_s: float) -> None:
+        if issued[0] == 1:
+            op.stall_next_s = stretch[0]
+        issued[0] = 0
+        op.wait(done_at_s)
+
+    return op, QueuedOpDelay(issue, wait, 1000, clock=op.clock), stretch
+
+
+def test_a_level_whose_length_reads_at_or_below_zero_is_unread_not_a_delay_of_zero() -> None:
+    """A JAX user's 0.92 ms device level was stored as lasting 0.0 s (its pairs' median ≤ 0, clamped): a delay that
+    ran did not last 0. More pairs are taken, and a level still read below UNREAD_SHARE of its length is unread."""
+    op, delay, stretch = _stretchable()
+    level_s = 0.0002
+    delay.size(level_s)  # sized on a quiet machine
+    stretch[0] = 0.005  # every filler alone now stretched: each pair's difference ≤ 0
+    waited = op.waited
+    assert delay.alone_s(level_s) is None
+    assert op.waited - waited == 2 * device_delays.MAX_LEVEL_PAIRS  # more pairs taken before giving up
+    stretch[0] = 0.0
+    assert delay.alone_s(level_s) == pytest.approx(level_s, rel=0.05)
+
+
+def test_a_level_read_low_by_its_first_pairs_is_read_from_more() -> None:
+    op, delay, stretch = _stretchable()
+    level_s = 0.0002
+    delay.size(level_s)
+    stretch[0] = 0.005
+    pairs = [0]
+    plain_clock = delay._clock
+
+    def clock() -> float:  # the stretch lasts the first LEVEL_REPEATS pairs only (4 clock reads a pair)
+        pairs[0] += 1
+        if pairs[0] > 4 * device_delays.LEVEL_REPEATS:
+            stretch[0] = 0.0
+        return plain_clock()
+
+    delay._clock = clock
+    assert device_delays.LEVEL_REPEATS < device_delays.MAX_LEVEL_PAIRS
+    assert delay.alone_s(level_s) == pytest.approx(level_s, rel=0.05)

@@ -521,6 +521,9 @@ STEP: dict[str, Callable[[dict[str, Any]], None]] = {
     "bound-rounds-not-its-observations": _set(f"{B0}.rounds", 50),
     # a JAX-on-CPU bound hand-set to not share the host's cores: `show` exited 0 and its reading lost "on shared cores"
     "bound-shares-cores-false-on-cpu": _set(f"{B0}.shares_cores", False),
+    # a side's levels hand-set to [0.5] (its observations' medians per level say otherwise): `show` exited 0 and
+    # `show --format json` wrote the forged levels back out
+    "bound-levels-not-its-observations": _set(f"{B0}.sides.device.levels_s", [0.5]),
     "step-variants-deleted": _set("results.0.variants", DELETE),
     # metrics of a variant the result no longer has: the one they are of (step_s_k1), the one they are against (k0)
     "step-variant-deleted": _set("results.0.variants.sync_every=1", DELETE),

@@ -313,3 +313,39 @@ def test_a_stall_over_the_first_probes_does_not_set_the_levels() -> None:
     quiet.stalls.clear()
     Taker(quiet.perturbable, None, clock=quiet.clock).round({"a": quiet.run}, lambda: None)
     assert quiet.samples == perturbation.PROBE_SAMPLES + 1 + len(LEVELS)  # the probes, then the round's own samples
+
+
+class _Unreadable:
+    """A device delay measured alone (JAX's kind) whose every other reading could not be read (None)."""
+
+    in_place = False
+
+    def __init__(self) -> None:
+        self.readings = 0
+
+    def before_step(self, seconds: float) -> Callable[[], None]:
+        return lambda: None
+
+    def measured_s(self) -> float | None:
+        return None
+
+    def alone_s(self, seconds: float) -> float | None:
+        self.readings += 1
+        return None if self.readings % 2 else seconds
+
+
+def test_a_device_delay_whose_length_could_not_be_read_is_left_out_of_the_round_and_counted() -> None:
+    """A JAX level of 0.92 ms was stored as a delay of 0.0 s: the fit must never see a delay of 0 for one that ran."""
+    case = _Counting()
+    delay = _Unreadable()
+    taker = Taker(case.perturbable, delay, clock=case.clock)  # type: ignore[arg-type]
+    for _ in range(2):
+        taker.round({"a": lambda: None}, lambda: None, order=["a"])
+    device = [o for o in taker.observations()["a"] if o.side == Side.DEVICE]
+    assert delay.readings == 2 * len(LEVELS)
+    assert len(device) == delay.readings // 2
+    assert all(o.injected_s == o.level_s > 0 for o in device)
+    said = taker.unread_said("a")
+    assert said is not None
+    assert said.startswith(f"{delay.readings // 2} device delay reading(s) left out")
+    assert Taker(case.perturbable, None, clock=case.clock).unread_said("a") is None

@@ -200,3 +200,23 @@ def test_a_verification_note_with_a_part_the_tool_never_writes_is_refused():
     assert "'FORGED: jit saved 9 ms' is no part of a note `--bound-verify` writes" in message
     stored["note"] = "FORGED: the ceiling was reached"
     assert "verified.note" in _refused(raw)
+
+
+def test_levels_that_are_not_its_observations_medians_are_refused():
+    raw = _raw(_fitted(30, 9))
+    device = raw["results"][0]["bound"]["a"]["sides"]["device"]
+    assert len(device["levels_s"]) > 1
+    device["levels_s"] = [0.5]
+    message = _refused(raw)
+    assert "sides.device.levels_s" in message
+    assert "medians of its observations' injected lengths" in message
+    assert "not what asyncbench writes" in message
+
+
+def test_levels_without_observations_are_read_as_stored():
+    raw = _raw(host_bound("a"))
+    bound = raw["results"][0]["bound"]["a"]
+    assert not bound.get("observations")
+    host = bound["sides"]["host"]
+    host["levels_s"] = [float(level) * 1.5 for level in host["levels_s"]]
+    assert _reads(raw).side(Side.HOST).levels_s == tuple(host["levels_s"])

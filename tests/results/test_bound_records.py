@@ -136,7 +136,10 @@ def test_a_long_valid_bound_is_checked_quickly():
     raw = _file(result_with(bound))
     stored = raw["results"][0]["bound"]["a"]
     stored["rounds"] = 2000
-    stored["observations"] = [[r, side, 0.0002, 0.0002, 0.0011] for r in range(2000) for side in (None, "host", "device") * 4]
+    # each side's levels as injected (results.bound_held holds its levels_s to their medians), 12 a round
+    injected = [(None, 0.0)] * 4 + [(side, level) for side, fit in stored["sides"].items() for level in fit["levels_s"]]
+    injected = (injected * 12)[:12]
+    stored["observations"] = [[r, side, level, level, 0.0011] for r in range(2000) for side, level in injected]
     [result] = Report.from_dict(raw).results
     assert len(result.bound["a"].observations) == 24_000
 
