@@ -20,8 +20,9 @@ of the time some task waited for a CPU). Before change points are looked for in 
   usual is below BUSY - OS_MOVED (5%; the quiet runs of the one kept in tests/history read 0-4%), every run above
   BUSY already stood more than OS_MOVED above it, so BUSY discounts nothing more there: it adds only the series
   that no quiet run anchors (most runs beside a neighbour); or
-- its machine's reference took beyond ×(1 + MOVED) of the series' usual (its lower quartile: the machine's own
-  speed when nothing slows it; a median fails where the machine was slow in most runs); or, before any of these,
+- its machine's reference took beyond ×(1 + MOVED) of the series' usual or under ×1/(1 + MOVED) of it (a faster
+  machine moves the cases too; usual: its lower quartile, the machine's own speed when nothing slows it; a median
+  fails where the machine was slow in most runs); or, before any of these,
 - it ran a CPU case in thread pools sized otherwise than the newest run's (`run --threads`; the runs'
   `thread_variables`, read as `compare` reads them: verdicts.environments.pools_changed). The reference runs in the
   case's pools (measure.reference), so its speed there is the pools' as much as the machine's: a pool change once read
@@ -119,7 +120,10 @@ def discounted(
             said = f"a task waited for a CPU {waited * 100:.0f}% of the time (usually {usual * 100:.0f}%)"
             left_out.append((point.run, said + model.BESIDE_NEIGHBOUR))
         elif not 1 / (1 + MOVED) <= moved <= 1 + MOVED:
-            left_out.append((point.run, f"the machine's reference took {units.ratio(moved)} its usual time, beyond ×{1 + MOVED:.3g}"))
+            # both ways: a machine faster than its usual moves the cases as a slower one does
+            bounds = f"×{1 / (1 + MOVED):.3g}–×{1 + MOVED:.3g}"
+            said = f"the machine's reference took {units.ratio(moved)} its usual time, outside {bounds}: the machine itself changed speed"
+            left_out.append((point.run, said))
         else:
             kept.append(point)
     left_out.sort(key=lambda one: one[0])  # in run order, as the points are

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 import asyncbench.history.model as model
+from asyncbench.history import clock
 from asyncbench.history.model import ChangePoint, Point, Regression, Series
 from asyncbench.report.escaping import visible
 from asyncbench.results import units
@@ -43,15 +44,20 @@ def point_figure(point: Point, unit: str) -> str:
 
 
 def _made(point: Point) -> str:
-    """When a run counts as made (Point.ordered_at, UTC), to the second."""
-    return f"{(point.ordered_at or point.created)[:19]} UTC"
+    """When a run counts as made (Point.ordered_at, UTC), to the second, saying which time that is: 'made …' (its
+    creation), or 'recorded …' where its creation lay after its recording (history.clock: a clock ahead), with the
+    time its clock said, so that a recording time is never shown as the time it was made."""
+    if point.ordered_at is not None and clock.utc(point.created).isoformat(timespec="microseconds") > point.ordered_at:
+        said = clock.utc(point.created).isoformat(timespec="seconds")[:19]
+        return f"recorded {point.ordered_at[:19]} UTC (its own clock said {said} UTC, ahead)"
+    return f"made {(point.ordered_at or point.created)[:19]} UTC"
 
 
 def recorded_last_line(one: Series) -> str | None:
     """Where a series' last point (the run recorded last: its sparkline's end and the figure after it, in the order
     changes are looked for and the gate reads) is not its run made last (the latest run, as `report` chooses it:
     Point.ordered_at, history.clock), one line naming both, so that the two views do not seem to disagree: 'the
-    figure is run 5's, recorded last, made 2026-11-29T20:38:01 UTC; the latest run (made last) is run 4,
+    figure is run 5's, recorded last, made 2026-11-29T20:38:01 UTC; the latest run (made last) is run 4, made
     2026-11-29T20:42:26 UTC: 4.92 ms (a series is in the order its runs were recorded)'. None where they are one
     run, or a point's time is unknown."""
     if not one.points or any(point.ordered_at is None for point in one.points):
@@ -61,7 +67,7 @@ def recorded_last_line(one: Series) -> str | None:
     if made.run == last.run:
         return None
     return (
-        f"the figure is run {last.run}'s, recorded last, made {_made(last)}; the latest run (made last) is run {made.run}, "
+        f"the figure is run {last.run}'s, recorded last, {_made(last)}; the latest run (made last) is run {made.run}, "
         f"{_made(made)}: {point_figure(made, one.shown_unit)} (a series is in the order its runs were recorded)"
     )
 

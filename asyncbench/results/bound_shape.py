@@ -65,8 +65,8 @@ def check_bound(raw: Any, at: At) -> None:
         if bound.get(flag) not in (None, True, False):
             (at / flag).fail(f"{bound[flag]!r}: true or false")
     scale = fields.optional_number(bound.get("scale_s"), at / "scale_s")
-    if scale is not None:
-        recordable.duration(scale, at / "scale_s")
+    if scale is not None:  # the step's own measured time the levels are shares of: a year at most, as any measured time
+        recordable.measured_time(scale, at / "scale_s")
     if bound.get("verified") is not None:
         _check_verified(bound["verified"], at / "verified", rounds)
     observations = fields.optional_list(bound.get("observations"), at / "observations")

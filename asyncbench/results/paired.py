@@ -273,6 +273,7 @@ class PairedCase:
                 fields.count(case[key], at / key)
         if case.get("blocks") is not None:
             held.to_most_blocks(case["blocks"], at / "blocks")
+        held.to_rounds(case.get("rounds"), case.get("blocks"), at / "rounds")
         elapsed = recordable.duration(case.get("elapsed_s"), at / "elapsed_s")
         if elapsed is not None and elapsed > MAX_MEASURED_S:
             (at / "elapsed_s").fail(f"{elapsed:g} s is longer than any time `ab` measures (a year, {MAX_MEASURED_S:g} s)")
@@ -282,7 +283,10 @@ class PairedCase:
             # each interval's two-sided level: its chance of holding the truth, never 0 or 1 (nor -1, nor 2)
             (at / "confidence").fail(f"a confidence level lies between 0 and 1, not {case['confidence']:g}")
         recordable.flag(case.get("lost", False), at / "lost")
-        recordable.duration(case.get("needed_s"), at / "needed_s")
+        needed = recordable.duration(case.get("needed_s"), at / "needed_s")
+        if needed is not None and needed > MAX_MEASURED_S:
+            # the time its blocks would take at their pace (engine.paired.seconds_needed): a time `ab` would measure
+            (at / "needed_s").fail(f"{needed:g} s is longer than any time `ab` measures (a year, {MAX_MEASURED_S:g} s)")
         margin = fields.optional_number(case.get("margin"), at / "margin")
         if margin is not None and (problem := margin_problem(margin)) is not None:
             (at / "margin").fail(f"{problem}, as `ab` takes one (ab_margin, --max-regression), not {units.percent(margin)}")

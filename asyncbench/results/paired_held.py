@@ -11,9 +11,10 @@ import math
 from typing import Any, Protocol, Sequence
 
 from asyncbench.results import blocks as block_stats
-from asyncbench.results import units
+from asyncbench.results import recordable, units
 from asyncbench.results.fields import At
 from asyncbench.results.labels import Label, label_of
+from asyncbench.results.sampling_held import MAX_COUNT
 
 
 class Compared(Protocol):
@@ -59,6 +60,24 @@ def to_most_blocks(count: int, at: At) -> None:
     number is computed with (a file of 2000 blocks crashed every reader, one of 20,000 pinned a CPU for minutes)."""
     if count > MAX_FILE_BLOCKS:
         at.fail(f"{count} blocks is more than `ab` takes of a case ({MAX_FILE_BLOCKS}, however long its gate)")
+
+
+# No `ab` case takes more rounds than a run's sampling may (results.sampling_held.MAX_COUNT, a billion): a day's gate
+# of rounds of a microsecond each is under 10**8 of them
+MAX_FILE_ROUNDS = MAX_COUNT
+
+
+def to_rounds(rounds: Any, count: Any, at: At) -> None:
+    """A case's rounds (checked a count before) no more than MAX_FILE_ROUNDS and at least BLOCK_MIN_ROUNDS for each
+    of its `count` blocks: engine.paired ends a block only after that many rounds and adds them with it, so 0 rounds
+    beside 12 blocks (or 10**15 rounds) is no file `ab` wrote."""
+    if rounds is None:
+        return
+    if rounds > MAX_FILE_ROUNDS:
+        at.fail(f"{rounds} rounds is more than any run takes ({MAX_FILE_ROUNDS:g})")
+    if count is not None and rounds < block_stats.BLOCK_MIN_ROUNDS * count:
+        least, blocks_said = block_stats.BLOCK_MIN_ROUNDS, f"{count} block{'' if count == 1 else 's'}"
+        at.fail(f"{rounds} rounds for {blocks_said}: each block takes at least {least} (engine.paired), {recordable.NOT_WRITTEN}")
 
 
 def to_status(status: str, count: int, at: At) -> None:

@@ -125,6 +125,14 @@ def check_sampling(raw: Any, at: At) -> None:
     # timeout_s past it), so it is held to no ceiling; coerce_setting has refused 0 and less since the first release
     if fields.number(sampling.get("max_time_s"), at / "max_time_s") <= 0:
         (at / "max_time_s").fail(f"a time limit is above 0, got {sampling['max_time_s']:g}")
+    # and a stop by it (the only place its number is shown) comes once the samples took it (measure.timing stops by
+    # max_time_s only where elapsed_s >= max_time_s), so it is no more than the measured elapsed_s, itself a year at
+    # most: "stopped by max_time_s (1e+300 s)" after 0.68 s is an edit. A limit a run never reached stays unheld.
+    if sampling["stopped_by"] == StopReason.TIME and sampling["max_time_s"] > sampling["elapsed_s"] * (1 + recordable.SUMMARY_TOLERANCE):
+        (at / "max_time_s").fail(
+            f"stopped by max_time_s ({sampling['max_time_s']:g} s) after {sampling['elapsed_s']:g} s: a run stops by it only once "
+            f"its samples took it, {recordable.NOT_WRITTEN}"
+        )
     if fields.number(sampling.get("max_rel_noise"), at / "max_rel_noise") <= 0:
         (at / "max_rel_noise").fail(f"a noise target is above 0, got {sampling['max_rel_noise']:g}")
     for key in ("rel_noise", "max_rel_noise"):

@@ -54,7 +54,7 @@ IDLESS_KEY = "40c8a5095a7153f26cddd749289a0a2727ad9cabb0b3666453dda0df64c95b94"
 def _ab_file(tmp_path: Path) -> Path:
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=FACTS)
     ratio = paired.PairedRatio("matmul", paired.VARIANT, "s", 0.010, 0.013, 1.3, (1.22, 1.38), Label.SLOWER)
-    row = paired.PairedCase.of(CASE, "ok", ratios=(ratio,), rounds=40, blocks=10)
+    row = paired.PairedCase.of(CASE, "ok", ratios=(ratio,), rounds=100, blocks=10)
     report = ab_report.ABReport(
         "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", (row,)
     )

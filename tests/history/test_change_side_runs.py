@@ -29,7 +29,7 @@ def _ab_file(ratio: float, day: int, interval: bool = True) -> ab_file.ABFile:
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=FACTS)
     bounds = (ratio * 0.997, ratio * 1.003) if interval else None
     compared = paired.PairedRatio("changed", paired.VARIANT, "s", 0.004, 0.004 * ratio, ratio, bounds, label_of(bounds, 0.05))
-    case = paired.PairedCase("changed[numpy,cpu]", "ok", ratios=(compared,), rounds=40, blocks=10)
+    case = paired.PairedCase("changed[numpy,cpu]", "ok", ratios=(compared,), rounds=100, blocks=10)
     base = dataclasses.replace(side, name="base", revision="a1b2c3d (HEAD)")
     report = ab_report.ABReport(f"2026-01-{day:02d}T12:00:00+00:00", "0.1.0", base, side, 0.05, 0.01, False, "SIGSTOP", (case,))
     return ab_file.from_dict(json.loads(report.to_json()), f"ab-{day}.json")

@@ -52,7 +52,7 @@ def test_a_run_recorded_last_but_made_earlier_is_named_beside_the_latest_run(tmp
     at = next(index for index, line in enumerate(lines) if line.startswith("matmul[") and " matmul done_s " in line)
     note = lines[at + 1]
     assert "the figure is run 5's, recorded last, made 2026-11-29T20:38:00 UTC" in note
-    assert "the latest run (made last) is run 4, 2026-11-29T20:42:03 UTC: " in note
+    assert "the latest run (made last) is run 4, made 2026-11-29T20:42:03 UTC: " in note
     # the latest run's figure is its own (twice the one recorded last), as report's table gives it
     [done] = [q for case in latest.cases for q in case.quantities if q[:2] == ("matmul", "done_s")]
     assert note.split(": ")[1].split(" (")[0] == shown._figure(done[3], "s")
@@ -104,3 +104,18 @@ def test_a_slack_of_interval_zero_to_zero_is_a_bare_zero_and_one_clear_of_zero_i
     assert "  0 (1 run" in host
     assert "~0" not in host
     assert "  300 µs (1 run" in device
+
+
+def test_a_latest_run_ordered_by_its_recording_says_the_time_is_when_it_was_recorded(tmp_path):
+    """A run whose clock was ahead (created 2999-…) counts as made when it was recorded; the note once called that
+    time the one it was made ("the latest run (made last) is run 1, 2026-…"), a time the run never stated."""
+    report = Report.load(quick_numpy_results(tmp_path / "r.json"))
+    opened = store.open_store(target.resolve(str(tmp_path / "h.sqlite")), writing=True)
+    opened.record(dataclasses.replace(report, run_id="1" * 32, created="2999-01-01T00:00:00+00:00"))
+    opened.record(dataclasses.replace(_scaled(report, 0.5), run_id="2" * 32, created="2026-01-01T00:00:00+00:00"))
+    lines = _printed(opened)
+    at = next(index for index, line in enumerate(lines) if line.startswith("matmul[") and " matmul done_s " in line)
+    note = lines[at + 1]
+    assert "the figure is run 2's, recorded last, made 2026-01-01T00:00:00 UTC" in note
+    assert "the latest run (made last) is run 1, recorded " in note
+    assert "its own clock said 2999-01-01T00:00:00 UTC, ahead" in note

@@ -64,7 +64,7 @@ def test_a_step_is_found_where_it_starts_and_an_unchanged_case_shows_none_on_a_m
     assert [run - first_run + 1 for run, _ in changed.discounted] == [2, 4, 10]
     assert "a task waited for a CPU 50% of the time" in changed.discounted[1][1]
     assert "the machine's reference took 1." in changed.discounted[0][1]
-    assert "beyond ×1.25" in changed.discounted[0][1]
+    assert "outside ×0.8–×1.25" in changed.discounted[0][1]
 
 
 def test_runs_without_a_reference_are_searched_as_recorded(tmp_path):
@@ -84,7 +84,7 @@ def test_runs_on_a_moved_machine_or_beside_a_neighbour_are_left_out_and_the_rest
     assert [p.value for p in kept] == pytest.approx([2.0, 2.0, 2.0])  # run 2's machine was 10% slower: scaled
     assert [run for run, _ in discounted] == [4, 5]
     assert "neighbour" in discounted[0][1]
-    assert "beyond ×1.25" in discounted[1][1]  # the reference 1.6× slower while the case was not: never scaled
+    assert "outside ×0.8–×1.25" in discounted[1][1]  # the reference 1.6× slower while the case was not: never scaled
     assert discount.discounted(points, {1: 1.0}, {}) is None  # a point without a reference: searched as recorded
 
 
@@ -309,3 +309,17 @@ def test_the_history_page_marks_the_runs_in_other_thread_pools_and_says_so_once_
     assert "CPU thread pools changed: " in page
     said = "6 run(s) discounted, the runs&#x27; CPU thread pools differ (OMP_NUM_THREADS 1 → 2)"
     assert page.count(said) == 2  # done_s's chart (issue_s the same, drawn in it) and machine_s's, in one note
+
+
+def test_a_run_whose_machine_ran_faster_is_discounted_in_words_that_say_both_bounds():
+    """A reference at 0.78× its usual time is discounted as well as one at 1.6×: the line once read "took 0.78× its
+    usual time, beyond ×1.25", a number its own label contradicted."""
+    points = [Point(run, "t", None, None, 2.0, None, None) for run in range(1, 6)]
+    machine_s = {1: 1.0, 2: 1.0, 3: 1.0, 4: 1.0, 5: 0.78}
+    judged = discount.discounted(points, machine_s, {})
+    assert judged is not None
+    _, discounted = judged
+    [(run, said)] = discounted
+    assert run == 5
+    assert "took 0.78× its usual time, outside ×0.8–×1.25: the machine itself changed speed" in said
+    assert "beyond" not in said

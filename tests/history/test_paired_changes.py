@@ -57,7 +57,7 @@ def _ab_file(ratio: float, day: int, base: str = "a1b2c3d (HEAD)") -> ab_file.AB
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=FACTS)
     interval = (ratio * 0.997, ratio * 1.003)  # labelled as `ab` labels it: a reader refuses any other label
     compared = paired.PairedRatio("changed", paired.VARIANT, "s", 0.004, 0.004 * ratio, ratio, interval, label_of(interval, 0.05))
-    case = paired.PairedCase("changed[numpy,cpu]", "ok", ratios=(compared,), rounds=40, blocks=10)
+    case = paired.PairedCase("changed[numpy,cpu]", "ok", ratios=(compared,), rounds=100, blocks=10)
     report = ab_report.ABReport(
         f"2026-01-{day:02d}T12:00:00+00:00",
         "0.1.0",

@@ -282,6 +282,10 @@ RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     # a null time limit or elapsed time: `show` ended in a traceback (TypeError), exit 1
     "sampling-max-time-null": _set(f"{R0}.sampling.max_time_s", None),
     "sampling-elapsed-null": _set(f"{R0}.sampling.elapsed_s", None),
+    "sampling-max-time-1e300-stopped-by-it": _both(
+        _set(f"{R0}.sampling.max_time_s", 1e300), _set(f"{R0}.sampling.stopped_by", "max_time_s")
+    ),
+    "sampling-max-time-1e9-stopped-by-it": _both(_set(f"{R0}.sampling.max_time_s", 1e9), _set(f"{R0}.sampling.stopped_by", "max_time_s")),
     "sampling-autocorrelation-1e300": _set(f"{R0}.sampling.lag1_autocorrelation", 1e300),
     "sampling-autocorrelation-below-minus-one": _set(f"{R0}.sampling.lag1_autocorrelation", -1.5),
 }
@@ -332,6 +336,9 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     "ab-id-control": _set(f"{A0}.id", "matmul[numpy,cpu]\x1b[2J"),
     "ab-id-very-long": _set(f"{A0}.id", LONG),
     "ab-rounds-negative": _set(f"{A0}.rounds", -40),
+    "ab-rounds-1e15": _set(f"{A0}.rounds", 10**15),
+    "ab-rounds-zero-for-its-block": _set(f"{A0}.rounds", 0),
+    "ab-needed-1e300": _set(f"{A0}.needed_s", 1e300),
     "ab-max-regression-negative": _set("max_regression", -0.05),
     "ab-max-regression-nan": _set("max_regression", float("nan")),
     "ab-git-sha-option": _set("head.facts.git_sha", f"--output={PWNED}"),
@@ -345,10 +352,13 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     # the label a margin rule does not give its interval: [1.22, 1.38] at 5% is SLOWER, said SAME (and pass)
     "ab-label-not-its-interval": _both(_set(f"{RATIO}.label", "SAME"), _set(f"{RATIO}.verdict", "pass")),
     # blocks that give another ratio than the one stated (50.0 each beside a ratio of 1.3)
-    "ab-ratio-not-its-blocks": _both(_set(f"{RATIO}.block_log_ratios", [50.0] * 10), _set(f"{A0}.blocks", 10)),
+    "ab-ratio-not-its-blocks": _both(_set(f"{RATIO}.block_log_ratios", [50.0] * 10), _set(f"{A0}.blocks", 10), _set(f"{A0}.rounds", 50)),
     # blocks that give the ratio stated (ln 1.3 each) but, at the case's confidence, not its interval
     "ab-interval-not-its-blocks": _both(
-        _set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 10), _set(f"{A0}.blocks", 10), _set(f"{A0}.confidence", 0.996)
+        _set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 10),
+        _set(f"{A0}.blocks", 10),
+        _set(f"{A0}.rounds", 50),
+        _set(f"{A0}.confidence", 0.996),
     ),
     # a case that says it ran 3 blocks beside the 10 its ratio keeps
     "ab-blocks-not-its-ratios": _both(_set(f"{RATIO}.block_log_ratios", [math.log(1.3)] * 10), _set(f"{A0}.blocks", 3)),
@@ -519,6 +529,7 @@ STEP: dict[str, Callable[[dict[str, Any]], None]] = {
     "sampling-rounds-below-samples": _set("results.0.sampling.rounds", 3),
     # more perturbation rounds said than the observations were taken in: the row read ±? beside "50 rounds"
     "bound-rounds-not-its-observations": _set(f"{B0}.rounds", 50),
+    "bound-scale-1e300": _set(f"{B0}.scale_s", 1e300),
     # a JAX-on-CPU bound hand-set to not share the host's cores: `show` exited 0 and its reading lost "on shared cores"
     "bound-shares-cores-false-on-cpu": _set(f"{B0}.shares_cores", False),
     # a side's levels hand-set to [0.5] (its observations' medians per level say otherwise): `show` exited 0 and

@@ -627,7 +627,7 @@ def test_the_ab_comment_shows_a_case_s_code_and_emphasis_as_written(tmp_path):
     case and variant names hold `` `code` **bold** ``: shown as written."""
     gate = dataclasses.replace(recorded_gate(3, 1.3), name=f"v {RENDERS_INLINE}")
     side = Side("head", "a1b2c3d (HEAD)", "python3", "3.11")
-    case = PairedCase(f"{RENDERS_INLINE}[numpy,cpu]", "ok", ratios=(gate,), rounds=64, blocks=len(gate.block_log_ratios))
+    case = PairedCase(f"{RENDERS_INLINE}[numpy,cpu]", "ok", ratios=(gate,), rounds=5 * (n := len(gate.block_log_ratios)), blocks=n)
     ab = ABReport("2026-01-01T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.02, 0.01, False, "SIGSTOP", (case,))
     (tmp_path / "ab.json").write_text(ab.to_json(), encoding="utf-8")
     ran = asyncbench(tmp_path, "show", "ab.json", "--format", "markdown")

@@ -32,7 +32,7 @@ def _report(case: PairedCase, family_error: float = 0.01) -> ABReport:
 
 def _case(**fields: object) -> PairedCase:
     row = PairedRatio("matmul", "variant", "s", 0.01, 0.0101, 1.01, (0.99, 1.02), Label.SAME)
-    return PairedCase(CASE_ID, "ok", ratios=(row,), rounds=40, blocks=12, **fields)  # type: ignore[arg-type]
+    return PairedCase(CASE_ID, "ok", ratios=(row,), rounds=60, blocks=12, **fields)  # type: ignore[arg-type]
 
 
 def _read(report: ABReport) -> ABReport:

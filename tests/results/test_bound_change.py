@@ -128,7 +128,7 @@ def test_a_slack_at_the_top_whose_interval_reaches_lower_is_not_kept_as_at_least
 def _report(bound_changes: tuple[BoundChange, ...] | None) -> ABReport:
     side = ABSide("head", "working tree", "python", "3.11")
     row = PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.0, (0.99, 1.01), Label.SAME)
-    case = PairedCase("work[jax,cpu]", "ok", ratios=(row,), blocks=10, bound_changes=bound_changes)
+    case = PairedCase("work[jax,cpu]", "ok", ratios=(row,), rounds=50, blocks=10, bound_changes=bound_changes)
     return ABReport("2026-01-01T00:00:00+00:00", "0", side, side, 0.05, 0.01, False, "frozen", (case,))
 
 

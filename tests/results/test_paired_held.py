@@ -20,7 +20,7 @@ from tests.support import ab_files
 
 def _file(gate: paired.PairedRatio) -> dict[str, Any]:
     """A one-case `ab` file of `gate` as `ab` writes it (its JSON)."""
-    case = paired.PairedCase("changed[numpy,cpu]", "ok", ratios=(gate,), rounds=64, blocks=len(gate.block_log_ratios))
+    case = paired.PairedCase("changed[numpy,cpu]", "ok", ratios=(gate,), rounds=5 * (n := len(gate.block_log_ratios)), blocks=n)
     side = paired.Side("head", "a1b2c3d (HEAD)", "python3", "3.11", facts=ab_files.FACTS)
     report = ab_report.ABReport("2026-01-01T12:00:00+00:00", "0.1.0", side, side, ab_files.MARGIN, 0.01, False, "SIGSTOP", (case,))
     return json.loads(report.to_json())

@@ -81,7 +81,7 @@ def ab_data(*labels: Label, status: str = "ok") -> dict[str, Any]:
         paired.PairedRatio(f"v{index}", paired.VARIANT, "s", 0.010, 0.010 * _middle(label), _middle(label), INTERVALS[label], label)
         for index, label in enumerate(labels)
     )
-    case = paired.PairedCase("matmul[numpy,cpu]", status, "it raised" if status == "error" else None, ratios=ratios, rounds=40, blocks=12)
+    case = paired.PairedCase("matmul[numpy,cpu]", status, "it raised" if status == "error" else None, ratios=ratios, rounds=60, blocks=12)
     report = ab_report.ABReport(
         "2026-11-23T12:00:00+00:00", "0.1.0", dataclasses.replace(side, name="base"), side, 0.05, 0.01, False, "SIGSTOP", (case,)
     )
