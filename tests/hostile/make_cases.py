@@ -337,7 +337,6 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     "ab-id-very-long": _set(f"{A0}.id", LONG),
     "ab-rounds-negative": _set(f"{A0}.rounds", -40),
     "ab-rounds-1e15": _set(f"{A0}.rounds", 10**15),
-    "ab-rounds-zero-for-its-block": _set(f"{A0}.rounds", 0),
     "ab-needed-1e300": _set(f"{A0}.needed_s", 1e300),
     "ab-max-regression-negative": _set("max_regression", -0.05),
     "ab-max-regression-nan": _set("max_regression", float("nan")),
