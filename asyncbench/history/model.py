@@ -111,6 +111,18 @@ class Point(NamedTuple):
     #: latest run is chosen by; None where not read (a store's row written before schema 3 holds none)
     ordered_at: str | None = None
 
+    def created_utc(self) -> str:
+        """Its creation in UTC to the second, as its own clock said it ('2999-01-01T00:00:00')."""
+        from asyncbench.history import clock
+
+        return clock.utc(self.created).isoformat(timespec="seconds")[:19]
+
+    def clock_ahead(self) -> bool:
+        """Whether its creation lay after its recording (its machine's clock ahead): it is ordered by its recording."""
+        from asyncbench.history import clock
+
+        return self.ordered_at is not None and clock.utc(self.created).isoformat(timespec="microseconds") > self.ordered_at
+
 
 @dataclass(frozen=True)
 class ChangePoint:

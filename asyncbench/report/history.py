@@ -9,7 +9,6 @@ from rich.console import Console
 from rich.text import Text
 
 import asyncbench.history.model as model
-from asyncbench.history import clock
 from asyncbench.history.model import ChangePoint, Point, Regression, Series
 from asyncbench.report.escaping import visible
 from asyncbench.results import units
@@ -47,8 +46,8 @@ def _made(point: Point) -> str:
     """When a run counts as made (Point.ordered_at, UTC), to the second, saying which time that is: 'made …' (its
     creation), or 'recorded …' where its creation lay after its recording (history.clock: a clock ahead), with the
     time its clock said, so that a recording time is never shown as the time it was made."""
-    if point.ordered_at is not None and clock.utc(point.created).isoformat(timespec="microseconds") > point.ordered_at:
-        said = clock.utc(point.created).isoformat(timespec="seconds")[:19]
+    if point.ordered_at is not None and point.clock_ahead():
+        said = point.created_utc()
         return f"recorded {point.ordered_at[:19]} UTC (its own clock said {said} UTC, ahead)"
     return f"made {(point.ordered_at or point.created)[:19]} UTC"
 
