@@ -210,3 +210,14 @@ class QueuedOpDelay:
         machine's load moves it. None where it read below UNREAD_SHARE of `seconds` after MAX_LEVEL_PAIRS pairs: a
         delay that ran did not last ~0 s (the round leaves that sample out: measure.perturbation)."""
         return self.queued_s(self.size(seconds), UNREAD_SHARE * seconds)
+
+
+def unread_said(count: int) -> str | None:
+    """What a bound's note says of `count` device samples left out of the fit because their delay's length read ~0 s
+    (QueuedOpDelay.alone_s None: UNREAD_SHARE, MAX_LEVEL_PAIRS); None for none."""
+    if not count:
+        return None
+    return (
+        f"{count} device delay reading(s) left out of the fit: each read ~0 s (below {UNREAD_SHARE:.0%} of its "
+        f"level after {MAX_LEVEL_PAIRS} timings), the machine's noise, not the length of a delay that ran"
+    )

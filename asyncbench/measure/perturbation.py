@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from asyncbench.backends.device_delays import MAX_LEVEL_PAIRS, UNREAD_SHARE
+from asyncbench.backends.device_delays import unread_said
 from asyncbench.backends.handles import DeviceDelay
 from asyncbench.measure.extra_rounds import Preludes, Schedule, Variants
 from asyncbench.measure.host_spin import HostSpin
@@ -364,13 +364,7 @@ class Taker:
 
     def unread_said(self, variant: str) -> str | None:
         """What a variant's bound note says of its device samples left out, their delay's length unread (None: none)."""
-        count = self.unread.get(variant, 0)
-        if not count:
-            return None
-        return (
-            f"{count} device delay reading(s) left out of the fit: each read ~0 s (below {UNREAD_SHARE:.0%} of its "
-            f"level after {MAX_LEVEL_PAIRS} timings), the machine's noise, not the length of a delay that ran"
-        )
+        return unread_said(self.unread.get(variant, 0))
 
     def _take(self, plan: _Planned, sync: Callable[[], None], prelude: Callable[[], None] | None) -> None:
         """One sample of a round, kept as a Perturbed."""
