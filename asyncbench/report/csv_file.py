@@ -24,6 +24,7 @@ from asyncbench.report.view import ReportView
 from asyncbench.results import units
 from asyncbench.results.bound import Bound, Side
 from asyncbench.results.model import CLOCKS, Memory
+from asyncbench.verdicts.bound_readings import no_ceiling
 
 #: the columns of what bounds a variant's step, present where any case took `--bound`
 BOUND_COLUMNS = (
@@ -40,8 +41,8 @@ def _bound_cells(bound: Bound | None) -> dict[str, object]:
     if bound is None:
         return {}
     cells: dict[str, object] = {"bound": bound.bound.value}
-    if bound.shares_cores:  # no ceiling on shared cores (verdicts.bound.NO_SHARED_CEILING): empty cells, as the
-        return {**cells, **_slack_cells(bound)}  # table's '–' (the results file keeps the arithmetic one)
+    if no_ceiling(bound):  # empty cells where the table's ceiling reads '–' (the results file keeps the arithmetic one)
+        return {**cells, **_slack_cells(bound)}
     cells["ceiling"] = bound.ceiling
     if bound.ceiling_ci is not None:
         high = bound.ceiling_ci[1]  # no upper bound (math.inf): an empty cell
