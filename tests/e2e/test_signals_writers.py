@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 300
 #: rows of the large results file: enough that `record` and `report` spend a second or more reading, storing,
 #: drawing and writing them (a shard's file states its plan, which `merge` proves: its input is a real shard's)
-CASES = 1000
+CASES = 400
 
 PLAN = """\
 experiments:
