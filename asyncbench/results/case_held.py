@@ -99,7 +99,10 @@ def identity_held(result: Mapping[str, Any], at: At) -> None:
     backend, device = str(result.get("backend")), str(result.get("device"))
     params = result.get("params") or {}
     _, bracket, inside = case_id.partition("[")
-    parts = inside[:-1] if bracket and inside.endswith("]") else ""
+    # one bracketed part at the end, or the id as a whole is what is wrong (the last check, below): a second `[`
+    # read its backend as '' (`names backend ''`)
+    bracket = bracket if inside.endswith("]") and "[" not in inside else ""
+    parts = inside[:-1] if bracket else ""
     said_backend, _, rest = parts.partition(",")
     said_device, _, rest = rest.partition(",")
     if bracket and said_backend != backend:

@@ -192,6 +192,8 @@ RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "id-not-its-experiment": _set(f"{R0}.id", "other[numpy,cpu,size=256,n_iter=3]"),
     "id-param-not-its-params": _set(f"{R0}.id", "matmul[numpy,cpu,size=256,n_iter=3,n_ops=1000]"),
     "id-not-a-case-id": _set(f"{R0}.id", "x"),
+    # a second bracket: its backend read as "" (`names backend ''`), where the id as a whole is what is wrong
+    "id-two-brackets": _set(f"{R0}.id", "matmul[numpy,cpu,size=256,n_iter=3][x"),
     # a metric matmul never writes: `show` printed it, `record` stored it, the report charted it
     "metric-unknown": _both(_set(f"{R0}.metrics.bogus", 1.0), _set(f"{R0}.bounds.bogus", [0.5, 1.5])),
     # a trace no `--trace` writes: a path out of the trace folder, and one without what the traces hold
