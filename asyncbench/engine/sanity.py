@@ -104,19 +104,25 @@ def _harness_share(result: Result, workload: Workload) -> list[str]:
     done = [variant.done_s.median for variant in result.variants.values() if variant.done_s.median > 0]
     if not done or cost_s <= HARNESS_SHARE * min(done):
         return []
+    if cost_s >= min(done):
+        # the probe bounds the cost from above (its costliest condition: the sync after an idle spell); inside
+        # back-to-back samples it is less, and never more than a whole sample: a share over 100% and a per-step part
+        # above the per-step time (a trial: '276%', 'carries 4.58 µs' beside 1.66 µs a step) are no figures of this row
+        return [
+            f"the harness's own cost per sample, probed with nothing queued, reaches {units.seconds(cost_s)} (its sync "
+            f"after an idle spell), more than this row's whole sample ({units.seconds(min(done))}): its part in these "
+            "samples cannot be told from the steps' work, and each per-step time may carry up to "
+            f"{units.seconds(min(done) / steps)} of it (all of it); more steps a sample, or more work a step, separate them"
+        ]
     share = cost_s / min(done)
     # the cost is the sample's, not the step's: a sample of n steps takes cost + n × (its work a step), and the cost
     # is under HARNESS_SHARE of it from n ≥ cost × (1 − HARNESS_SHARE) / (HARNESS_SHARE × work) (it was said as
     # steps × share / HARNESS_SHARE, as if the cost grew with the steps: steps=67 where 89 were needed)
-    work_s = (min(done) - cost_s) / steps
-    remedy = (
-        f"steps={math.ceil(cost_s * (1 - HARNESS_SHARE) / (HARNESS_SHARE * work_s))} or more brings it under {HARNESS_SHARE:.0%}"
-        if work_s > 0
-        else "its steps' own work is not above it: more steps a sample, or more work a step, may show it"
-    )
+    work_s = (min(done) - cost_s) / steps  # above 0: a cost of the whole sample or more is said above
+    remedy = f"steps={math.ceil(cost_s * (1 - HARNESS_SHARE) / (HARNESS_SHARE * work_s))} or more brings it under {HARNESS_SHARE:.0%}"
     return [
         f"the harness's own cost per sample ({units.seconds(cost_s)} with nothing queued: its sync, call and clock "
-        f"reads) is {_above(share, HARNESS_SHARE)} of a sample's done time: each per-step time carries "
+        f"reads) is {_above(share, HARNESS_SHARE)} of a sample's done time: each per-step time carries up to "
         f"{units.seconds(cost_s / steps)} of it; {remedy}"
     ]
 
