@@ -54,6 +54,8 @@ NOTE_PARTS = (
     "faster than the floor (step − the device's slack)",
     "the device has no slack: cutting host work cannot save anything",
     "the device's slack is ",
+    # a device on the host's cores (verdicts.bound_readings.NO_SHARED_CEILING): no floor, the saving in time
+    "no ceiling on a device that shares the host's cores",
     "{how} saved ",
     "{how} lost ",
     "no interval for the share: it ",

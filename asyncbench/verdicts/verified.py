@@ -151,6 +151,10 @@ def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound:
         return Verified(how, step_s, step_ci, saving / device.slack_s, None, said, tuple(pairs))
     if fitting.floor_unmeasured(bound):  # a slack of 0 without a knee: no floor to pass, nor to fall short of
         return _noted(base, f"{NO_FLOOR}: {how} {saved} ({PAIRED}; {versus})")
+    if bound.shares_cores:  # the device's slack does not measure the floor there (NO_SHARED_CEILING): nothing to pass
+        # a trial: "faster than the floor … it changed the device's work too" of jit on a CPU, under a table that said
+        # no ceiling was measured, where jit had removed host dispatch (1797 µs eager, 7 µs jit a step)
+        return _noted(base, f"{fitting.NO_SHARED_CEILING}: {how} {saved} ({PAIRED}; {versus})")
     # the floor passed beyond both intervals: the saving's low end above the slack's high end
     past = saving_ci is not None and saving_ci[0] > device.slack_ci_s[1]
     if device.slack_s <= 0:  # no share of a slack of 0 to state: the paired saving measured, in time
