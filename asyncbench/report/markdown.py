@@ -20,7 +20,7 @@ from asyncbench.report.syncs import CensusView
 from asyncbench.report.view import CaseView, ReportView
 from asyncbench.results.model import Status, Verdict
 
-MARKDOWN_MARK = {Verdict.PASS: "✅", Verdict.FAIL: "❌", Verdict.INCONCLUSIVE: "❔", Verdict.NOT_MEASURED: "❌"}
+MARKDOWN_MARK = {Verdict.PASS: "✅", Verdict.FAIL: "❌", Verdict.INCONCLUSIVE: "❔", Verdict.NOT_MEASURED: "➖"}
 
 
 def user_strings(case: CaseView) -> tuple[str, ...]:
