@@ -30,6 +30,12 @@ MAX_DEPTH = 32
 # a framework's error quoted in the environment a few lines, a run's config names and paths; 64 Ki characters leaves
 # room above all of them. The store keeps these for good: one colleague's 50 MB environment string grew it to 52.5 MB.
 MAX_STRING_CHARS = 64 * 2**10
+# Values (each number, string, list and mapping) in params, the environment or the config past this many are no run's:
+# a run's environment holds 18 on NumPy alone and a few hundred with every framework and eight GPUs, a gathered
+# sweep's one per host it ran on (`machines`), a config its sweeps' values; 200,000 is some four hundred such hosts.
+# Each is read, compared and stored whole: a trial's 5 MB list of 1.5s in the environment took `compare` 44 s and
+# 1.28 GB (printed whole as a difference), a 200 MB one `show` 102 s and 8.6 GB, and `record` stored it for good.
+MAX_ITEMS = 200_000
 
 
 def created(value: Any, at: At) -> str:
@@ -69,11 +75,15 @@ def params(raw: Any, at: At) -> Mapping[str, Any]:
 
 
 def nested(value: Any, at: At) -> None:
-    """Refuse containers nested deeper than MAX_DEPTH (walked without recursion), and a string or a key longer than
-    MAX_STRING_CHARS, naming its key."""
+    """Refuse containers nested deeper than MAX_DEPTH (walked without recursion), more than MAX_ITEMS values, and a
+    string or a key longer than MAX_STRING_CHARS, naming its key."""
     stack = [(value, 0, at)]
+    seen = 0
     while stack:
         item, depth, where = stack.pop()
+        seen += 1
+        if seen > MAX_ITEMS:
+            at.fail(f"more than {MAX_ITEMS:,} values, more than any run writes")
         if depth > MAX_DEPTH:
             at.fail(f"nested deeper than {MAX_DEPTH} levels")
         if isinstance(item, str) and len(item) > MAX_STRING_CHARS:

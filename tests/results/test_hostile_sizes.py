@@ -33,6 +33,17 @@ def test_a_string_longer_than_any_run_writes_is_refused_naming_its_key(saved: Pa
     refused(in_process(command, "big.json", cwd=tmp_path), "big.json", "environment.notes", "longer than any value a run writes")
 
 
+@pytest.mark.parametrize("command", ["show", "compare", "record"])
+def test_an_environment_padded_past_any_run_s_values_is_refused(saved: Path, tmp_path: Path, command: str) -> None:
+    """A trial padded a real file's environment with a list of 1.5s: 5 MB took `compare` 44 s and 1.28 GB, printed
+    whole as a difference; `record` stored 20 MB of it for good. Past MAX_ITEMS values it is refused in one line."""
+    raw = json.loads(saved.read_text())
+    raw["environment"]["junk"] = [1.5] * recordable.MAX_ITEMS
+    (tmp_path / "big.json").write_text(json.dumps(raw))
+    args = [command, "big.json", *((str(saved),) if command == "compare" else ())]
+    refused(in_process(*args, cwd=tmp_path), "big.json", "environment", f"more than {recordable.MAX_ITEMS:,} values")
+
+
 def test_an_html_file_is_no_json_file_and_a_cut_one_is_truncated(saved: Path, tmp_path: Path) -> None:
     (tmp_path / "report.html").write_text("\n  <!DOCTYPE html><html><body>report</body></html>\n")
     said = refused(in_process("show", "report.html", cwd=tmp_path), "report.html", "not a JSON file")
