@@ -14,8 +14,8 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from asyncbench.results import stats, units
-from asyncbench.results.labels import Label
+from asyncbench.results import units
+from asyncbench.results.labels import Label, label_cell
 from asyncbench.results.model import Verdict
 from asyncbench.verdicts import compare, machine, row_interval, undecided
 
@@ -33,23 +33,6 @@ ESTIMATE_NOTE = (
     "their ratio), which its interval holds but need not centre: it weighs every sample, so it differs from the "
     "medians' change where a run's times are spread or split into modes"
 )
-
-#: the first words of the label cell of a SAME row whose interval excludes no change (a ratio of 1): a change surely
-#: exists, within the margin both ways. A bare "SAME" beside +85.8% [+66.0% … +92.0%] at a margin of 150% read as "no
-#: change", and so did "SAME (a change within the margin)" beside +19.2% [+14.0% … +25.9%]: the word contradicted its
-#: numbers. The label itself (files, JSON, exit codes) stays SAME: only the cell a person reads says more, derived
-#: from the stored interval, so every file ever written reads the same way
-WITHIN_MARGIN = "WITHIN MARGIN"
-
-
-def label_cell(label: Label, interval: tuple[float, float] | None, margin: float | None = None) -> str:
-    """The label as a table's cell shows it: its word, or for a SAME whose interval excludes 1 (the ratio is > 1
-    slower for every kind) which way it changed: 'WITHIN MARGIN (slower, by less than the 30% margin)'."""
-    way = stats.side(interval, 1.0)  # the one rule: an interval that excludes no change
-    if label != Label.SAME or not way:
-        return str(label)
-    said = f"the {units.percent(margin)} margin" if margin is not None else "the margin"
-    return f"{WITHIN_MARGIN} ({'slower' if way > 0 else 'faster'}, by less than {said})"
 
 
 @dataclass(frozen=True)

@@ -8,15 +8,19 @@ that becomes a class (a verdict) is taken from the vocabulary, never from the st
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 import asyncbench.history.model as model
 from asyncbench.history.model import LatestRun, RecentRun, Series
 from asyncbench.report import escaping
 from asyncbench.results import units
+from asyncbench.results.labels import Label, label_cell
 
 #: what an `ab` run is called where runs are listed: its points are paired ratios head/base, not one side's medians
 AB_RUN = "ab (head/base)"
+#: how the store keeps an `ab` ratio whose label is SAME (history.recording's check of it: "ab NAME (LABEL)")
+AB_SAME = re.compile(r"(ab .+) \(SAME\)")
 #: an `ab` run's row in the recent runs, shaded
 AB_ROW = ' class="ab"'
 #: said beside a run's creation time where its file says it was made after it was recorded (history.clock): its
@@ -76,6 +80,18 @@ def machines(found: Sequence[Series]) -> str:
     return f"<table><tr><th>machine</th><th>CPU</th><th>cores</th><th>GPUs</th><th>framework</th></tr>{rows}</table>"
 
 
+def _expect(check: dict[str, Any]) -> str:
+    """A stored check's words; an `ab` ratio the store keeps as SAME (the file's label) as `ab` words it
+    (results.labels.label_cell): WITHIN MARGIN where its interval excludes no change (the page said 'SAME' beside
+    2.02× [1.92–2.44], judged at a 150% margin, which the store does not keep)."""
+    expect = str(check.get("expect", ""))
+    same = AB_SAME.fullmatch(expect)
+    bounds = check.get("bounds")
+    if same is None or not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
+        return expect
+    return f"{same.group(1)} ({label_cell(Label.SAME, (float(bounds[0]), float(bounds[1])))})"
+
+
 def latest(latest: LatestRun | None) -> str:
     """The latest run's line (an `ab` run said so) and its cases' figures with their checks and timelines."""
     if latest is None:
@@ -97,7 +113,7 @@ def latest(latest: LatestRun | None) -> str:
     for case in latest.cases:
         checks = "<br>".join(
             f'<span class="{_e(VERDICT_CLASSES.get(str(check.get("verdict", "")), ""))}">{_e(check.get("verdict", ""))}</span> '
-            f"{_e(check.get('expect', ''))}"
+            f"{_e(_expect(check))}"
             for check in case.checks
         )
         traces = " ".join(f'<a href="file://{_e(path)}">{_e(variant)}</a>' for variant, path in case.traces.items())

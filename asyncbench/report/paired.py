@@ -27,7 +27,7 @@ from rich.table import Table
 from asyncbench.errors import EXIT_GATE
 from asyncbench.report import bound_changes, cells, escaping, paired_syncs
 from asyncbench.report.cells import drift_note
-from asyncbench.report.compared import change_text, interval_text, label_cell
+from asyncbench.report.compared import change_text, interval_text
 from asyncbench.report.gate_headline import counts_beside, gate_exit, gate_headline, headline_mark
 from asyncbench.report.gate_settings import settings_notes
 from asyncbench.report.paired_syncs import NO_NEW_SYNCS, SYNC_HEADERS, SYNC_TITLE
@@ -35,7 +35,7 @@ from asyncbench.report.terminal import LABEL_STYLE
 from asyncbench.results import fields, paired_medians, units
 from asyncbench.results.ab_report import ABReport
 from asyncbench.results.blocks import MAX_BLOCKS, SPREAD_BLOCKS
-from asyncbench.results.labels import Label
+from asyncbench.results.labels import Label, label_cell
 from asyncbench.results.paired import METRIC, WORKING_TREE, PairedCase, PairedRatio, Side
 from asyncbench.results.syncs import SyncKind
 from asyncbench.verdicts import environments
@@ -72,7 +72,7 @@ LOST = "lost on head (ok on base)"
 class ABView:
     title: str
     sides: tuple[str, ...]  # one line per side: revision, interpreter, environment set
-    rows: tuple[tuple[str, ...], ...]  # `headers`, the verdict's cell as compared.label_cell words it (at the case's margin)
+    rows: tuple[tuple[str, ...], ...]  # `headers`, the verdict's cell as results.labels.label_cell words it (at the case's margin)
     labels: tuple[Label, ...]  # each row's label, for styling
     notes: tuple[str, ...]  # cases not compared, and why
     budget: str

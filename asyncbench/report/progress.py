@@ -25,8 +25,9 @@ from rich.text import Text
 
 from asyncbench.report import escaping
 from asyncbench.report.cells import held_by_minimum, last_round_s
-from asyncbench.report.compared import change_text, label_cell, said_interval_text
+from asyncbench.report.compared import change_text, said_interval_text
 from asyncbench.results import spreads, units
+from asyncbench.results.labels import label_cell
 from asyncbench.results.model import OK, Case, Result
 from asyncbench.results.model import Progress as MeasureProgress
 from asyncbench.results.paired import PairedRatio
@@ -84,7 +85,7 @@ class Block:
     reason: str | None = None
     #: the case stopped undecided at its last block (the gate's time spent): `judged` is its last look
     stopped: bool = False
-    #: the margin the case is judged at, which a SAME whose interval excludes no change names (compared.label_cell)
+    #: the margin the case is judged at, which a SAME whose interval excludes no change names (results.labels.label_cell)
     margin: float | None = None
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+from asyncbench.results import stats, units
 from asyncbench.results.model import Verdict
 from asyncbench.results.word import Word
 
@@ -81,3 +82,21 @@ def margin_problem(margin: float) -> str | None:
     if not math.isfinite(margin) or not 0 < margin < MARGIN_MAX:
         return f"expected a percentage above 0% and under {MARGIN_MAX:.0%}"
     return None
+
+
+#: the first words of the label cell of a SAME row whose interval excludes no change (a ratio of 1): a change surely
+#: exists, within the margin both ways. A bare "SAME" beside +85.8% [+66.0% … +92.0%] at a margin of 150% read as "no
+#: change", and so did "SAME (a change within the margin)" beside +19.2% [+14.0% … +25.9%]: the word contradicted its
+#: numbers. The label itself (files, JSON, exit codes) stays SAME: only the cell a person reads says more, derived
+#: from the stored interval, so every file ever written reads the same way
+WITHIN_MARGIN = "WITHIN MARGIN"
+
+
+def label_cell(label: Label, interval: tuple[float, float] | None, margin: float | None = None) -> str:
+    """The label as a table's cell shows it: its word, or for a SAME whose interval excludes 1 (the ratio is > 1
+    slower for every kind) which way it changed: 'WITHIN MARGIN (slower, by less than the 30% margin)'."""
+    way = stats.side(interval, 1.0)  # the one rule: an interval that excludes no change
+    if label != Label.SAME or not way:
+        return str(label)
+    said = f"the {units.percent(margin)} margin" if margin is not None else "the margin"
+    return f"{WITHIN_MARGIN} ({'slower' if way > 0 else 'faster'}, by less than {said})"

@@ -234,3 +234,19 @@ def test_the_page_says_what_each_point_is_and_never_calls_an_ab_ratio_s_interval
     assert history_tables.FIGURE_HEADER["ab"] in page
     latest_run = dataclasses.replace(latest, kind="run")
     assert "<th>median [95%]</th>" in html.render([paired], latest_run, [], "h.sqlite")
+
+
+def test_an_ab_check_the_store_keeps_as_same_reads_within_margin_where_its_interval_excludes_no_change():
+    """A trial: `ab` printed `+102.5% [+91.7% … +144.5%] WITHIN MARGIN (slower, by less than the 150% margin)`, the
+    report's latest run `pass ab sync_every=0 (SAME)` beside 2.02× [1.92–2.44]. The store keeps the file's label
+    (SAME); the page words it as `ab` does, from the stored interval (stores recorded before read the same)."""
+    from asyncbench.history.model import LatestCase, LatestRun
+    from asyncbench.report import history_tables
+
+    within = {"expect": "ab sync_every=0 (SAME)", "verdict": "pass", "value": 2.02, "bounds": [1.92, 2.44]}
+    same = {"expect": "ab sync_every=4 (SAME)", "verdict": "pass", "value": 1.01, "bounds": [0.97, 1.04]}
+    case = LatestCase("c[numpy,cpu]", "h", "ok", None, (within, same), {}, [])
+    page = history_tables.latest(LatestRun(2, "2026-11-02T00:00:00+00:00", "pr-7", "a1b2c3d", None, "h", (case,), kind="ab"))
+    assert "ab sync_every=0 (WITHIN MARGIN (slower, by less than the margin))" in page
+    assert "ab sync_every=0 (SAME)" not in page
+    assert "ab sync_every=4 (SAME)" in page  # its interval holds no change: SAME is what it reads
