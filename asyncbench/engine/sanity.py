@@ -91,6 +91,12 @@ def warnings_of(
     return tuple(found)
 
 
+#: what the warning adds of a `--bound` reading beside a sample shorter than the harness's probed sync: a delay before a
+#: step keeps the thread busy, which changes what the sync costs (JAX's worker wakes slower after an idle spell), so
+#: the slacks may be the harness's (a trial: a step of no work read DEVICE-BOUND in 1 of 3 runs)
+BOUND_TOO = " (nor, with --bound, what bounds them: a delay before a step changes the sync's own cost)"
+
+
 def _harness_share(result: Result, workload: Workload) -> list[str]:
     """A step-form row whose samples are so short that the harness's own cost per sample (a no-op sample's done
     time, measured with nothing queued: its call and clock reads, results.model.HarnessCost.issue_s, and its sync,
@@ -111,8 +117,9 @@ def _harness_share(result: Result, workload: Workload) -> list[str]:
         return [
             f"the harness's own cost per sample, probed with nothing queued, reaches {units.seconds(cost_s)} (its sync "
             f"after an idle spell), more than this row's whole sample ({units.seconds(min(done))}): its part in these "
-            "samples cannot be told from the steps' work, and each per-step time may carry up to "
-            f"{units.seconds(min(done) / steps)} of it (all of it); more steps a sample, or more work a step, separate them"
+            f"samples cannot be told from the steps' work{BOUND_TOO if result.bound else ''}, and each per-step time may "
+            f"carry up to {units.seconds(min(done) / steps)} of it (all of it); more steps a sample, or more work a step, "
+            "separate them"
         ]
     share = cost_s / min(done)
     # the cost is the sample's, not the step's: a sample of n steps takes cost + n × (its work a step), and the cost

@@ -83,3 +83,16 @@ def test_a_probed_cost_above_the_whole_sample_is_said_as_a_bound_never_as_a_shar
     assert "4.58" not in line
     (line,) = sanity.warnings_of(_row(done_s=260e-6, sync_s=103e-6), workload, {})
     assert "each per-step time carries up to 5.15 µs of it" in line  # under the sample: its own share, as a bound
+
+
+def test_a_bound_reading_beside_a_sample_shorter_than_the_harness_s_sync_is_said_to_be_unreadable_too():
+    """A trial: a JAX step of no work read DEVICE-BOUND in 1 of 3 `--bound` runs, its 33 µs sample under the 91.5 µs
+    probed sync, whose cost the delays before each step change."""
+    from tests.support.bounds import host_bound
+
+    workload = StepWorkload(_step, name="s")
+    row = _row(done_s=33.2e-6, sync_s=91.5e-6)
+    (plain,) = sanity.warnings_of(row, workload, {})
+    assert "--bound" not in plain
+    (line,) = sanity.warnings_of(dataclasses.replace(row, bound={"sync_every=0": host_bound()}), workload, {})
+    assert sanity.BOUND_TOO in line
