@@ -8,6 +8,7 @@ that becomes a class (a verdict) is taken from the vocabulary, never from the st
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Sequence
 
@@ -87,9 +88,13 @@ def _expect(check: dict[str, Any]) -> str:
     expect = str(check.get("expect", ""))
     same = AB_SAME.fullmatch(expect)
     bounds = check.get("bounds")
-    if same is None or not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
-        return expect
+    if same is None or not isinstance(bounds, (list, tuple)) or len(bounds) != 2 or not all(map(_finite, bounds)):
+        return expect  # a store's row is read as data: bounds that are no two numbers leave the words as stored
     return f"{same.group(1)} ({label_cell(Label.SAME, (float(bounds[0]), float(bounds[1])))})"
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def latest(latest: LatestRun | None) -> str:

@@ -250,3 +250,8 @@ def test_an_ab_check_the_store_keeps_as_same_reads_within_margin_where_its_inter
     assert "ab sync_every=0 (WITHIN MARGIN (slower, by less than the margin))" in page
     assert "ab sync_every=0 (SAME)" not in page
     assert "ab sync_every=4 (SAME)" in page  # its interval holds no change: SAME is what it reads
+    damaged = {**within, "bounds": ["x", None]}  # a store edited by hand: its words as stored, no traceback
+    case = LatestCase("c[numpy,cpu]", "h", "ok", None, (damaged,), {}, [])
+    assert "ab sync_every=0 (SAME)" in history_tables.latest(
+        dataclasses.replace(LatestRun(2, "t", None, None, None, "h", (case,)), kind="ab")
+    )
