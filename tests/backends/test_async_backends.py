@@ -28,6 +28,8 @@ pytestmark = pytest.mark.alone
 ASYNC_CPU = [pytest.param("jax", marks=pytest.mark.jax), pytest.param("mxnet", marks=pytest.mark.mxnet)]
 # enough rounds for 95% intervals, in about a second per case
 SETTINGS = Settings(warmup=1, min_samples=6, max_samples=12, max_time_s=1.0, max_rel_noise=0.05)
+# a loop that ran "far ahead" of its epoch: its upper end under this share of the epoch's lower end
+EPOCH_FAR_AHEAD = 1 / 3
 
 
 def run_workload(workload: str, backend: str, device: str, **params):
@@ -95,7 +97,9 @@ def test_the_mxnet_training_loop_without_a_barrier_returns_long_before_it_is_don
     # batches of 64: an epoch of 10 is ~0.45 s of engine work against ~20 ms of issue (128 doubled the test, 24 s)
     result = ok(run_workload("training_memory", "mxnet", "cpu", n_batches=10, batch_size=64, sync_every=[1, 0]))
     loop, epoch = result.bounds["loop_s_k0"], result.bounds["epoch_s_k0"]
-    assert loop[1] < 0.2 * epoch[0], result.metrics  # the frontend ran far ahead of the engine
+    # the frontend ran far ahead of the engine: the loop's upper end under a third of the epoch's lower end (CI's
+    # 2 cores once read 0.045 s against 0.19 s, a ratio of 0.24, against a 0.2 limit that stated more than "far ahead")
+    assert loop[1] < EPOCH_FAR_AHEAD * epoch[0], result.metrics
     synced_loop = result.metrics["loop_s_k1"]
     assert synced_loop > 0.5 * result.metrics["epoch_s_k1"]  # with a barrier every batch it cannot
     assert "the loop returned after" in BUILT_IN["training_memory"].reading(result)
