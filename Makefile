@@ -13,7 +13,7 @@ MXNET_WORKER_DEPS ?= scipy psutil PyYAML click rich
 TORCH_NEWEST_VENV ?= .venv-torch-newest
 TORCH_NEWEST_SPEC ?= torch
 
-.PHONY: chromium history postgres slurm install install-run install-test install-lint lint torch-newest mypy-newest-torch golden run quick test test-fast gpu-test gpu-check bench clean mxnet mxnet-deps wheel-check
+.PHONY: chromium history postgres slurm install install-all install-run install-test install-lint lint torch-newest mypy-newest-torch golden run quick test test-fast gpu-test gpu-check bench clean mxnet mxnet-deps wheel-check
 
 # Each install into the environment $(PYTHON) runs in is made once, until pyproject.toml (the package's
 # dependencies and extras) changes or the environment's asyncbench is another tree's: a stamp per install, in that
@@ -70,6 +70,13 @@ chromium:
 # slurmdbd): installed when missing and configured here; the tests' fixture starts the daemons and stops them.
 slurm:
 	bash tests/support/slurm.sh install
+
+# Every extra CI's steps need (lint, docs, history, test, jax), and TORCH_SPEC where no torch is, in one pip
+# run: one resolve and one build of the editable wheel, where the steps' own installs (install, lint, docs, history,
+# test) made five, each building it again. Their stamps are then made: `make lint`, `docs` and `test` install nothing.
+install-all:
+	$(PIP) install --quiet -e ".[lint,docs,history,test,jax]" $$($(PYTHON) -c "import torch" 2>/dev/null || echo "$(TORCH_SPEC)")
+	@mkdir -p $(STAMPS) && touch $(STAMPS)/install && touch $(STAMPS)/lint $(STAMPS)/docs $(STAMPS)/history $(STAMPS)/test
 
 # After `install`, so that mypy type-checks against the pinned torch (an extra: `install` puts TORCH_SPEC in place).
 install-lint: $(STAMPS)/lint
@@ -159,10 +166,13 @@ quick: install-run
 # speed-up that a second core running another test takes away (MXNet's pipelining gain fell from 1.3x to 1.10x
 # beside another test), and the one Slurm test that stops the controller the others share (tests/conftest.py says why).
 TEST_WORKERS ?= 2
+# The files that hold `alone` tests: that phase collects only them (7 of the suite's files; collecting all 4000
+# tests to deselect the rest cost 10 s of CPU). tests/conftest.py fails a run whose `alone` test lies elsewhere.
+ALONE_FILES = $(shell grep -rlE --include='*.py' 'mark\.alone' tests)
 TEST_ENV = ASYNCBENCH_REQUIRE=jax,mxnet,postgres,browser,slurm ASYNCBENCH_TEST_POSTGRES=$(POSTGRES_URL)
 test: install-test mxnet postgres chromium slurm
 	$(TEST_ENV) $(PYTHON) -m pytest -m "not alone" -n $(TEST_WORKERS) --dist loadfile --durations=25
-	$(TEST_ENV) $(PYTHON) -m pytest -m alone --durations=10
+	$(TEST_ENV) $(PYTHON) -m pytest -m alone --durations=10 $(ALONE_FILES)
 
 # The suite without a server or a second environment: no PostgreSQL, Chromium, Slurm or MXNet set up first (their
 # tests skip), the end-to-end CLI tests (tests/e2e/) left out. A minute or two for an edit's first check; `make test`

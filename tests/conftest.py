@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -91,8 +92,23 @@ def _group(item: pytest.Item) -> str:
     return next((name for name in SHARED_SERVERS if name in uses), item.nodeid.partition("::")[0])
 
 
+#: what marks a file's `alone` tests in its text: `make test` runs that phase on the files holding it (ALONE_FILES)
+ALONE_MARK = "mark.alone"
+
+
+def _alone_elsewhere(items: list[pytest.Item]) -> list[str]:
+    """The `alone` tests whose file's text lacks ALONE_MARK (marked from elsewhere): make test's phase of them would
+    never collect them."""
+    files = {Path(str(item.fspath)) for item in items if "alone" in item.keywords}
+    hidden = {path for path in files if ALONE_MARK not in path.read_text(encoding="utf-8")}
+    return [item.nodeid for item in items if Path(str(item.fspath)) in hidden and "alone" in item.keywords]
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m alone` / `-m "not alone"` selects by the markers added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    hidden = _alone_elsewhere(items)
+    if hidden:
+        raise pytest.UsageError(f"`alone` tests marked from outside their file (make test would skip them): {hidden[:3]}")
     for item in items:
         item.add_marker(pytest.mark.xdist_group(_group(item)))
     for name in ("jax", "mxnet", "postgres", "browser", "slurm"):
