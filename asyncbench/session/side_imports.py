@@ -20,21 +20,41 @@ from __future__ import annotations
 
 import contextlib
 import os
+import site
 import sys
+import sysconfig
 from pathlib import Path
 from types import ModuleType
 from typing import Iterator
 
 from asyncbench.engine import side_process
 
+#: asyncbench's own package folder: the tool that plans, whatever tree holds it
+PACKAGE = str(Path(__file__).resolve().parents[1])
 
-def _inside(module: ModuleType, root: str) -> bool:
-    """Whether a module was loaded from under `root` (its file, or a namespace package's folders)."""
+
+def _under(real: str, root: str) -> bool:
+    return real == root or real.startswith(root + os.sep)
+
+
+def _installed() -> tuple[str, ...]:
+    """Where this process's installed code lies: its environment (a `.venv` inside the clone, as the README's
+    layout makes it, holds torch, not the user's code), the site folders, and asyncbench's own package. What is
+    imported from there is no side's: putting it aside would import it a second time, and a second `torch._C` in
+    one process raised SystemError, then a segmentation fault."""
+    places = {sys.prefix, sys.exec_prefix, *site.getsitepackages(), PACKAGE}
+    places.update(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    return tuple(os.path.realpath(place) for place in places)
+
+
+def _inside(module: ModuleType, root: str, installed: tuple[str, ...]) -> bool:
+    """Whether a module was loaded from under `root` (its file, or a namespace package's folders), and not from
+    the installed places within it."""
     file = getattr(module, "__file__", None)
     places = [file] if file else list(getattr(module, "__path__", None) or [])
     for place in places:
         real = os.path.realpath(place)
-        if real == root or real.startswith(root + os.sep):
+        if _under(real, root) and not any(_under(real, where) for where in installed):
             return True
     return False
 
@@ -67,5 +87,6 @@ class SideImports:
         finally:
             sys.path[:] = saved_path
             new = {name: module for name, module in list(sys.modules.items()) if before.get(name) is not module}
-            self._imported.setdefault(tree, {}).update({name: m for name, m in new.items() if _inside(m, tree)})
+            installed = _installed()
+            self._imported.setdefault(tree, {}).update({name: m for name, m in new.items() if _inside(m, tree, installed)})
             sys.modules.update(aside)

@@ -34,3 +34,27 @@ def test_each_sides_planning_imports_its_own_package_and_the_heads_stays(tmp_pat
             assert sys.path == path_before
     finally:
         sys.modules.pop("abpkg_layout", None)
+
+
+def test_a_package_installed_in_an_environment_inside_the_tree_is_imported_once(tmp_path: Path, monkeypatch) -> None:
+    """A trial's `ab` of a torch case from a clone whose `.venv` lies in the clone: the head's planning imported torch
+    from under the head's tree, the base's put it aside and imported torch again (a second `torch._C` in one process:
+    SystemError, then a segmentation fault). An environment's packages are no side's code, wherever it lies."""
+    head = tmp_path / "head"
+    installed = head / ".venv" / "lib" / "site-packages"
+    (installed / "abext_installed").mkdir(parents=True)
+    loads = tmp_path / "loads"
+    (installed / "abext_installed" / "__init__.py").write_text(f"open({str(loads)!r}, 'a').write('loaded ')\n")
+    (tmp_path / "base").mkdir()
+    monkeypatch.setattr(sys, "prefix", str(head / ".venv"))
+    monkeypatch.syspath_prepend(str(installed))
+    imports = SideImports()
+    try:
+        with imports.of(head):
+            first = importlib.import_module("abext_installed")
+        with imports.of(tmp_path / "base"):
+            again = importlib.import_module("abext_installed")
+        assert again is first
+        assert loads.read_text() == "loaded "  # its module ran once: the base's planning found it where it was
+    finally:
+        sys.modules.pop("abext_installed", None)
