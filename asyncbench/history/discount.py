@@ -22,7 +22,8 @@ of the time some task waited for a CPU). Before change points are looked for in 
   that no quiet run anchors (most runs beside a neighbour); or
 - its machine's reference took beyond ×(1 + MOVED) of the series' usual or under ×1/(1 + MOVED) of it (a faster
   machine moves the cases too; usual: its lower quartile, the machine's own speed when nothing slows it; a median
-  fails where the machine was slow in most runs); or, before any of these,
+  fails where the machine was slow in most runs; where the runner moved for good, the usual of the newest runs'
+  machine: _newest_machine); or, before any of these,
 - it ran a CPU case in thread pools sized otherwise than the newest run's (`run --threads`; the runs'
   `thread_variables`, read as `compare` reads them: verdicts.environments.pools_changed). The reference runs in the
   case's pools (measure.reference), so its speed there is the pools' as much as the machine's: a pool change once read
@@ -68,15 +69,27 @@ MACHINE_QUANTITY, PRESSURE_QUANTITY = model.MACHINE_QUANTITY, model.PRESSURE_QUA
 MOVED = 0.25
 # The series' usual machine and pressure: their lower quartile.
 USUAL = 0.25
+# The newest runs whose machines all lie outside MOVED of the series' usual say the runner moved for good, and the
+# series is judged on the newest runs' machine (_newest_machine): as many runs as a change needs on a side
+# (model.MIN_SIDE_RUNS), so that a slow spell of a run or two (30-40% of the runs on the 2-core machine above, rarely
+# three in a row) is not taken for a new machine.
+LASTING = model.MIN_SIDE_RUNS
 
 
-def is_time(quantity: str, unit: str) -> bool:
-    """Whether a series is one of a case's times, whose changes are looked for with the machine seen."""
-    return unit == "s" and quantity != MACHINE_QUANTITY and not model.is_bound(quantity)  # a slack is no time of the case
+def follows_machine(quantity: str, unit: str) -> bool:
+    """Whether a series is one of a case's times, or a rate of its work (GFLOP/s: work over a time), whose changes
+    are looked for with the machine seen: a rate moves with the machine as its time does (a trial's machine ×1.5
+    slower discounted every time series' runs and left `gflops` to call its ×0.663 a regression)."""
+    if units.is_rate(unit):
+        return True
+    return unit == units.SECONDS and quantity != MACHINE_QUANTITY and not model.is_bound(quantity)  # a slack is no time
 
 
 def judged(
-    quantity: str, points: Sequence[Point], read: tuple[Mapping[int, float], Mapping[int, float], Mapping[int, Mapping[str, Any]]]
+    quantity: str,
+    unit: str,
+    points: Sequence[Point],
+    read: tuple[Mapping[int, float], Mapping[int, float], Mapping[int, Mapping[str, Any]]],
 ) -> tuple[list[Point], list[tuple[int, str]]] | None:
     """What a series is searched in, and the runs it discounts with why, by what history.reading.machine_of read of
     its machine (reference, pressure, each run's environment): a case's time as `discounted` says; the reference itself
@@ -87,7 +100,7 @@ def judged(
         left_out = other_pools(points, pools)
         elsewhere = {run for run, _ in left_out}
         return [point for point in points if point.run not in elsewhere], left_out
-    return discounted(points, machine_s, pressure, pools)
+    return discounted(points, machine_s, pressure, pools, rate=units.is_rate(unit))
 
 
 def discounted(
@@ -95,16 +108,18 @@ def discounted(
     machine_s: Mapping[int, float],
     pressure: Mapping[int, float],
     pools: Mapping[int, Mapping[str, Any]] | None = None,
+    rate: bool = False,
 ) -> tuple[list[Point], list[tuple[int, str]]] | None:
     """(the points kept, scaled to the machine's usual speed where that makes them agree better; the runs discounted,
     each with why), or None where a point has no reference (the series is searched as recorded). `pools`: each run's
-    environment, for a CPU case (whose reference runs in its thread pools); None or empty for any other."""
+    environment, for a CPU case (whose reference runs in its thread pools); None or empty for any other. `rate`: the
+    series is a rate of the case's work (scaled by the machine's move, not over it)."""
     if not points or any(p.run not in machine_s for p in points):
         return None
     left_out = list(other_pools(points, pools or {}))
     elsewhere = {run for run, _ in left_out}
     alike = [point for point in points if point.run not in elsewhere]  # the runs in the newest run's pools
-    speed = _usual([machine_s[p.run] for p in alike])
+    speed, elsewhere_said = _newest_machine([machine_s[p.run] for p in alike])
     pressures = [pressure[p.run] for p in alike if p.run in pressure]
     usual = _usual(pressures) if pressures else None
     kept: list[Point] = []
@@ -119,15 +134,18 @@ def discounted(
         elif usual is not None and waited is not None and waited > usual + machine.OS_MOVED:
             said = f"a task waited for a CPU {waited * 100:.0f}% of the time (usually {usual * 100:.0f}%)"
             left_out.append((point.run, said + model.BESIDE_NEIGHBOUR))
-        elif not 1 / (1 + MOVED) <= moved <= 1 + MOVED:
+        elif not _within(moved):
             # both ways: a machine faster than its usual moves the cases as a slower one does
             bounds = f"×{1 / (1 + MOVED):.3g}–×{1 + MOVED:.3g}"
-            said = f"the machine's reference took {units.ratio(moved)} its usual time, outside {bounds}: the machine itself changed speed"
+            said = (
+                f"the machine's reference took {units.ratio(moved)} its usual time{elsewhere_said}, outside {bounds}: "
+                "the machine itself changed speed"
+            )
             left_out.append((point.run, said))
         else:
             kept.append(point)
     left_out.sort(key=lambda one: one[0])  # in run order, as the points are
-    scaled = [_scaled(point, machine_s[point.run] / speed) for point in kept]
+    scaled = [_scaled(point, (speed / machine_s[point.run]) if rate else (machine_s[point.run] / speed)) for point in kept]
     return (scaled if _jumps(scaled) < _jumps(kept) else kept), left_out
 
 
@@ -144,6 +162,27 @@ def other_pools(points: Sequence[Point], pools: Mapping[int, Mapping[str, Any]])
         if said is not None:
             found.append((point.run, said + model.OTHER_POOLS))
     return found
+
+
+def _within(moved: float) -> bool:
+    """Whether a machine that took `moved` times its usual time held still (within ×(1 + MOVED) both ways)."""
+    return 1 / (1 + MOVED) <= moved <= 1 + MOVED
+
+
+def _newest_machine(references: Sequence[float]) -> tuple[float, str]:
+    """The machine's usual reference time the runs are judged at (and words for a discounted run's line): the
+    series' usual; or, where the newest LASTING runs all lie outside MOVED of it (the runner changed for good, not a
+    passing slow spell), the usual among the runs whose machine lies within MOVED of the newest run's. A runner that
+    turned ×1.5 slower for good had every run after the move discounted against the old machine's usual, and a ×2
+    change of the code on the new machine was never searched (a trial's 8 runs on it: "no change found", exit 0);
+    now the old machine's runs are the ones left out, and until MIN_RUNS runs lie on the new machine too few are
+    left to search (the gate's INCONCLUSIVE: Series.unsteady). A newest run or two on a slow spell is discounted
+    against the usual, as before: no change is found that soon after its start in any case (MIN_SIDE_RUNS)."""
+    speed = _usual(references)
+    newest = references[-LASTING:]
+    if len(newest) < LASTING or any(_within(one / speed) for one in newest):
+        return speed, ""
+    return _usual([one for one in references if _within(one / references[-1])]), " on the newest runs' machine"
 
 
 def _usual(values: Sequence[float]) -> float:

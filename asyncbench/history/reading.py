@@ -98,7 +98,7 @@ def figures(value: Any, low: Any, high: Any) -> tuple[float, float | None, float
 def machine_of(
     table_of: Table, connection: Any, series_ids: Sequence[int], last: int, known: Mapping[int, list[Point]] | None = None
 ) -> dict[int, tuple[dict[int, float], dict[int, float], dict[int, Mapping[str, Any]]]]:
-    """For each time series among `series_ids` (history.discount.is_time) of a case that records its machine, and the
+    """For each time series among `series_ids` (history.discount.follows_machine) of a case that records its machine, and the
     reference series of a CPU case: the newest `last` runs' machine reference and CPU pressure of that case, by run,
     and for a CPU case each of those runs' environment (its thread pools: the reference ran in them), by run (what
     discount.judged reads).
@@ -110,7 +110,7 @@ def machine_of(
     for start in range(0, len(series_ids), CHUNK):
         query = sa.select(series.c.id, series.c.machine, series.c.case_id, series.c.quantity, series.c.unit)
         rows += list(connection.execute(query.where(series.c.id.in_(list(series_ids[start : start + CHUNK])))))
-    timed = [row for row in rows if discount.is_time(row.quantity, row.unit) or row.quantity == discount.MACHINE_QUANTITY]
+    timed = [row for row in rows if discount.follows_machine(row.quantity, row.unit) or row.quantity == discount.MACHINE_QUANTITY]
     cases = sorted({row.case_id for row in timed})
     siblings: dict[tuple[str, str, str], int] = {}
     for start in range(0, len(cases), CHUNK):
@@ -191,7 +191,7 @@ def series(table_of: Table, connection: Any, pattern: str | None = None, last: i
     made = []
     for row in found:
         shown = tuple(found_points.get(row.id, ()))
-        judged = discount.judged(row.quantity, shown, machines[row.id]) if row.id in machines else None
+        judged = discount.judged(row.quantity, row.unit, shown, machines[row.id]) if row.id in machines else None
         made.append(
             Series(
                 case=row.case_id,

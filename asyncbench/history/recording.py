@@ -260,7 +260,7 @@ def refresh_changes(
             continue
         whole = len(shown) <= CHANGE_WINDOW
         shown = shown[-CHANGE_WINDOW:]
-        judged = discount.judged(kinds[series_id][0], shown, machines[series_id]) if series_id in machines else None
+        judged = discount.judged(*kinds[series_id], shown, machines[series_id]) if series_id in machines else None
         searched = judged[0] if judged is not None else shown  # the runs on a moved machine left out
         since = shown[0].run if whole else shown[CHANGE_GUARD].run
         before = stored.get(series_id, [])

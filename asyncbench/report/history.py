@@ -194,7 +194,8 @@ def regression_line(hit: Regression, within: int, allow_inconclusive: bool = Fal
         what = "reference" if one.quantity == model.MACHINE_QUANTITY else "CPU pressure"
         said = (
             f"note: {one.case} on {one.machine}: the machine's {what} changed {moved}: the runner, not the code "
-            "(it does not fail the gate; see the discounted runs in `asyncbench history`)"
+            "(it does not fail the gate; a change of the code at the same run cannot be told from it; "
+            "see the discounted runs in `asyncbench history`)"
         )
         return visible(said)
     lasting = f"until it is {within} runs old: --within"

@@ -13,6 +13,7 @@ from asyncbench.results import stats
 from asyncbench.results.model import OK, Result, Samples, VariantResult
 from asyncbench.results.reference import Reference
 from asyncbench.results.schema import Report
+from tests.support.cli import invoke
 from tests.support.helpers import report_of
 
 WORK = "float32 256×256 product ×4 on numpy cpu"
@@ -222,7 +223,6 @@ def test_the_gate_on_a_series_whose_every_run_had_a_neighbour_is_inconclusive_an
     """It failed on ×1.6 as a regression, judged from runs every one of which `compare` gives no verdict on; it says
     in one line that a neighbour left too few runs to tell, and follows the rule for an unsteady series: it fails
     unless --allow-inconclusive."""
-    from tests.support.cli import invoke
 
     path = _busy_store(tmp_path)
     failed = invoke("history", "train_step", "--history", path, "--fail-on-regression", "--max-regression", "10%")
@@ -289,7 +289,6 @@ def test_the_gate_does_not_pass_a_newest_run_in_new_thread_pools_by_discounting_
     """9 runs in one pool, then 3 in pools whose reference is 1.3× slower and the case 2× slower: the newest runs were
     discounted as a moved machine's and the gate passed on the old runs; now the old pools' runs are discounted,
     too few are left to tell, and the gate says so (inconclusive), naming the pools."""
-    from tests.support.cli import invoke
 
     path = _pools_store(tmp_path, old_runs=9, new_runs=3, new_reference_s=0.0013, new_time_s=0.008)
     gated = invoke("history", "step_v1", "--history", path, "--fail-on-regression", "--max-regression", "10%")
@@ -323,3 +322,59 @@ def test_a_run_whose_machine_ran_faster_is_discounted_in_words_that_say_both_bou
     assert run == 5
     assert "took 0.78× its usual time, outside ×0.8–×1.25: the machine itself changed speed" in said
     assert "beyond" not in said
+
+
+def _moved_store(tmp_path, code_from: int) -> tuple[str, list]:
+    """A trial's history: 14 runs, the runner ×1.5 slower for good from run 7 (its reference and the case alike),
+    the code ×2 slower from run `code_from`; the case records a rate of its work (`gflops`) beside its time."""
+    from asyncbench.results.model import MetricInfo
+
+    path = str(tmp_path / f"moved{code_from}.sqlite")
+    opened = store.open_store(target.resolve(path), writing=True)
+    for run in range(1, 15):
+        speed = 1.5 if run >= 7 else 1.0
+        code = 2.0 if run >= code_from else 1.0
+        row = _case("mm", 0.001 * code * speed, 0.001 * speed, 0.0, run)
+        done = row.variants["chain"].done_s.median
+        row = dataclasses.replace(row, metrics={"gflops": 1e-3 / done}, metric_info={"gflops": MetricInfo("GFLOP/s")})
+        opened.record(report_of([row]), label=f"run-{run}")
+    return path, [s for s in opened.series() if s.quantity in ("done_s", "gflops")]
+
+
+def test_a_runner_that_moved_for_good_is_judged_on_its_new_speed_and_a_later_change_of_the_code_is_found(tmp_path):
+    """Every run after the move was discounted against the old machine's usual: the ×2 of run 11 was never searched
+    ("no change found", exit 0), where `compare` of runs 7 and 13 called it +101% SLOWER."""
+    path, found = _moved_store(tmp_path, code_from=11)
+    for series in found:
+        assert [run for run, _ in series.discounted] == list(range(1, 7)), series.quantity
+        assert "on the newest runs' machine" in series.discounted[0][1]
+        (change,) = series.change_points
+        assert change.at == "run-11", series.quantity
+        assert change.ratio == pytest.approx(2.0 if series.quantity == "done_s" else 0.5, rel=0.05)
+    gated = invoke("history", "--history", path, "--fail-on-regression", "--max-regression", "10%")
+    assert gated.exit_code == 1, gated.output
+    assert "regression: mm" in gated.stderr
+    assert "a change of the code at the same run cannot be told from it" in gated.stderr  # the machine's own note
+
+
+def test_a_rate_of_the_work_is_discounted_as_its_time_is_and_calls_no_change_on_a_moved_machine(tmp_path):
+    """The runner ×1.5 slower for good, the code unchanged (a change of `code_from` past the runs): `gflops` called
+    ×0.663 a regression beside its own note that the machine, not the code, had moved."""
+    found = {s.quantity: s for s in _moved_store(tmp_path, code_from=99)[1]}
+    assert discount.follows_machine("gflops", "GFLOP/s")
+    assert not discount.follows_machine("illusion", "x")
+    assert found["gflops"].machine_seen
+    assert found["gflops"].discounted == found["done_s"].discounted
+    assert found["gflops"].change_points == ()
+
+
+def test_a_newest_run_or_two_on_a_slow_spell_is_discounted_against_the_series_usual():
+    """A passing slow spell is not a new machine: the newest runs' machine is taken only when LASTING of them lie
+    outside MOVED; two are discounted, the rest kept."""
+    points = [Point(run, "t", None, None, 2.0, None, None) for run in range(1, 11)]
+    machine_s = {run: 1.6 if run >= 9 else 1.0 for run in range(1, 11)}
+    judged = discount.discounted(points, machine_s, {})
+    assert judged is not None
+    assert [run for run, _ in judged[1]] == [9, 10]
+    assert "newest runs' machine" not in judged[1][0][1]
+    assert discount.LASTING == 3
