@@ -264,7 +264,7 @@ class PairedCase:
         to what `ab` would have written beside its blocks and its margin (its own, else `gate_margin`, the file's
         max_regression): results.paired_held."""
         case = fields.mapping(raw, at)
-        case_id = fields.name(case.get("id"), at / "id")
+        case_id = fields.name(case.get("id"), at / "id", False)  # a store refuses a series without one (history.row_rules)
         _ran(case, at)
         params = recordable.params(case.get("params"), at / "params")
         ratios = fields.optional_list(case.get("ratios"), at / "ratios")

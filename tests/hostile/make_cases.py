@@ -337,6 +337,9 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     "ab-status-unknown": _set(f"{A0}.status", "fine"),
     "ab-id-control": _set(f"{A0}.id", "matmul[numpy,cpu]\x1b[2J"),
     "ab-id-very-long": _set(f"{A0}.id", LONG),
+    # a trial's: recorded, it left a series with no case id, and every later `history` or `report` of the store
+    # refused it as damaged
+    "ab-id-empty": _set(f"{A0}.id", ""),
     "ab-rounds-negative": _set(f"{A0}.rounds", -40),
     "ab-rounds-1e15": _set(f"{A0}.rounds", 10**15),
     "ab-needed-1e300": _set(f"{A0}.needed_s", 1e300),
