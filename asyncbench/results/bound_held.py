@@ -151,9 +151,14 @@ def _cost_held(fit: Mapping[str, Any], observations: list[Any], step: float, ste
         return  # no interval, no observations: nothing to hold it to
     candidates = _costs(observations, float(fit["slack_s"]) / step, step, 1.0 / max(steps_per_call, 1), jumped)
     if not any(abs(cost - found) <= COST_TOLERANCE * max(1.0, abs(found)) for found in candidates):
-        said = f"outside its own interval [{interval[0]:.3g}–{interval[1]:.3g}] and " if interval is not None else ""
+        said = f"lies outside its own interval [{interval[0]:.3g}–{interval[1]:.3g}] and " if interval is not None else ""
         near = min(candidates, key=lambda found: abs(found - cost))
-        (at / "cost_past").fail(f"{cost:.3g} lies {said}not what its observations give at its slack ({near:.3g}): {recordable.NOT_WRITTEN}")
+        # the slack or the cost was edited: which, the pair cannot tell (a trial edited slack_s and read of cost_past)
+        slack_s = units.seconds(float(fit["slack_s"]))
+        (at / "cost_past").fail(
+            f"{cost:.3g} {said}is not the slope its observations give past its slack_s of {slack_s} ({near:.3g}): "
+            f"the cost or the slack is {recordable.NOT_WRITTEN}"
+        )
 
 
 def _costs(observations: list[Any], share: float, scale: float, serial: float, jumped: bool = False) -> list[float]:

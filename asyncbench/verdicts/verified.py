@@ -144,6 +144,11 @@ def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound:
     saving = statistics.median(savings)
     saving_ci = stats.median_ci(savings, confidence)
     saved = _saved(saving, saving_ci)
+    if bound.shares_cores:  # the device's slack does not measure the floor there (NO_SHARED_CEILING): nothing to pass,
+        # whatever the rounds or the slack. A trial: "faster than the floor … it changed the device's work too" of jit
+        # on a CPU, under a table that said no ceiling was measured, where jit had removed host dispatch (1797 µs
+        # eager, 7 µs jit a step); another's, after 4 rounds: "… is not judged: the slack has no interval"
+        return _noted(base, f"{fitting.NO_SHARED_CEILING}: {how} {saved} ({PAIRED}; {versus})")
     if device.slack_ci_s is None:  # no claim on the floor from a point estimate: the saving, in time, beside it
         said = f"{NOT_JUDGED}: it {saved}, against a device slack of {units.seconds(device.slack_s)} ±?"
         if device.slack_s <= 0:
@@ -151,10 +156,6 @@ def _verified(how: VerifyHow | str, pairs: Sequence[tuple[float, float]], bound:
         return Verified(how, step_s, step_ci, saving / device.slack_s, None, said, tuple(pairs))
     if fitting.floor_unmeasured(bound):  # a slack of 0 without a knee: no floor to pass, nor to fall short of
         return _noted(base, f"{NO_FLOOR}: {how} {saved} ({PAIRED}; {versus})")
-    if bound.shares_cores:  # the device's slack does not measure the floor there (NO_SHARED_CEILING): nothing to pass
-        # a trial: "faster than the floor … it changed the device's work too" of jit on a CPU, under a table that said
-        # no ceiling was measured, where jit had removed host dispatch (1797 µs eager, 7 µs jit a step)
-        return _noted(base, f"{fitting.NO_SHARED_CEILING}: {how} {saved} ({PAIRED}; {versus})")
     # the floor passed beyond both intervals: the saving's low end above the slack's high end
     past = saving_ci is not None and saving_ci[0] > device.slack_ci_s[1]
     if device.slack_s <= 0:  # no share of a slack of 0 to state: the paired saving measured, in time

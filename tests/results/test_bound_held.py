@@ -100,7 +100,10 @@ def test_a_cost_past_of_too_few_rounds_is_held_to_its_observations():
     device["cost_past"] = 3.0
     message = _refused(raw)
     assert "sides.device.cost_past" in message
-    assert "not what its observations give" in message
+    # a trial edited slack_s and read "3 lies not what its observations give at its slack": which of the two was
+    # edited the pair cannot tell, so the line names both, in words that parse
+    assert "3 is not the slope its observations give past its slack_s of " in message
+    assert "the cost or the slack is not what asyncbench writes" in message
 
 
 def test_a_step_that_is_not_its_unperturbed_median_is_refused():

@@ -228,3 +228,15 @@ def test_a_capture_on_a_device_sharing_the_hosts_cores_is_never_said_past_a_floo
     assert found.note.startswith("no ceiling on a device that shares the host's cores")
     assert ": jit saved 498 µs [498–504] a step" in found.note
     assert verified.PAST_FLOOR not in found.note
+
+
+def test_a_capture_on_shared_cores_says_why_there_is_no_floor_whatever_the_rounds() -> None:
+    """A trial: `--bound-verify jit` on JAX on a CPU after 4 rounds said "whether it ran faster than the floor … is not
+    judged: the slack has no interval", where the docs (and the same run with 5 rounds) say there is no floor on
+    shared cores at all; and a slack of 0 without a knee said there was no floor for that other reason."""
+    for bound in (_one_round(host_bound()), _one_round(device_bound()), device_bound()):
+        found = verified.verified("jit", _pairs(0.001, 0.0005), dataclasses.replace(bound, shares_cores=True))
+        assert found.note is not None
+        assert found.note.startswith("no ceiling on a device that shares the host's cores"), found.note
+        assert verified.NOT_JUDGED not in found.note
+        assert (found.reached, found.past_floor) == (None, False)
