@@ -68,30 +68,37 @@ def newest(table_of: Table, connection: Any, series_ids: Sequence[int], last: in
             if run not in facts:  # a point of no run: whose time, label and revision it has is unknown
                 raise row_rules.damaged("points", point, "run_id", f"run {run} is not in the store's runs")
             created, label, revision, ordered_at = facts[run]
-            points_of.append(Point(run, created, label, revision, *figures(value, low, high), ordered_at))
+            points_of.append(Point(run, created, label, revision, *figures(value, low, high, point), ordered_at))
     return made
 
 
-def _figure(value: Any) -> float:
-    """A point's stored figure: a finite number; else the row is damaged."""
+def _figure(value: Any, column: str, row: Any) -> float:
+    """A point's stored figure (or an end of its interval, `column`): a finite number; else the row is damaged."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise DamagedRow(f"a point holds {str(value)[:40]!r} where asyncbench writes a finite number")
+        raise _damaged(row, column, f"holds {str(value)[:40]!r} where asyncbench writes a finite number")
     return float(value)
 
 
-def _bound(value: Any) -> float | None:
+def _bound(value: Any, column: str, row: Any) -> float | None:
     """An end of a point's interval: a finite number, or none (too few rounds for one)."""
-    return None if value is None else _figure(value)
+    return None if value is None else _figure(value, column, row)
 
 
-def figures(value: Any, low: Any, high: Any) -> tuple[float, float | None, float | None]:
+def _damaged(row: Any, column: str, why: str) -> DamagedRow:
+    """A point's damaged figure: named by its table, row and column where read from a store (`row`: the points row),
+    as every damaged row is (row_rules); a point of a file being recorded (row None) by what it holds."""
+    return DamagedRow(f"a point {why}") if row is None else row_rules.damaged("points", row, column, why)
+
+
+def figures(value: Any, low: Any, high: Any, row: Any = None) -> tuple[float, float | None, float | None]:
     """A point's figure and its interval's ends as asyncbench writes them: finite numbers, the figure within its
     interval (a median within the interval of that median, a paired ratio within its own); else the row is damaged.
-    The rule the recorder holds every point to as well (history.recording), so none is drawn outside its error bar."""
-    figure, below, above = _figure(value), _bound(low), _bound(high)
+    The rule the recorder holds every point to as well (history.recording), so none is drawn outside its error bar.
+    `row`: the store's points row they were read from, which the refusal names (None: a file's, being recorded)."""
+    figure, below, above = _figure(value, "value", row), _bound(low, "low", row), _bound(high, "high", row)
     if (below is not None and figure < below) or (above is not None and figure > above):
         shown = f"[{'?' if below is None else f'{below:.6g}'}, {'?' if above is None else f'{above:.6g}'}]"
-        raise DamagedRow(f"a point {figure:.6g} lies outside its own interval {shown}")
+        raise _damaged(row, "value", f"{figure:.6g} lies outside its own interval {shown}")
     return figure, below, above
 
 
@@ -226,7 +233,7 @@ def latest(table_of: Table, connection: Any) -> LatestRun | None:
     row_rules.run(run)
     held = connection.execute(
         sa.select(cases, series.c.id.label("series_row"), series.c.variant, series.c.quantity, series.c.unit)
-        .add_columns(points.c.value, points.c.low, points.c.high)
+        .add_columns(points.c.id.label("point_row"), points.c.value, points.c.low, points.c.high)
         .select_from(cases.outerjoin(points, points.c.case_pk == cases.c.id).outerjoin(series, series.c.id == points.c.series_id))
         .where(cases.c.run_id == run.id)
         .order_by(cases.c.id, points.c.id)
@@ -247,7 +254,7 @@ def latest(table_of: Table, connection: Any) -> LatestRun | None:
             )
         if row.quantity is not None:
             row_rules.quantity(row.series_row, row.variant, row.quantity, row.unit)
-            case.quantities.append((row.variant, row.quantity, row.unit, *figures(row.value, row.low, row.high)))
+            case.quantities.append((row.variant, row.quantity, row.unit, *figures(row.value, row.low, row.high, row.point_row)))
     return LatestRun(
         run.id,
         run.created,

@@ -68,6 +68,19 @@ EDITS = {
         "UPDATE asyncbench_series SET unit = 'ms' WHERE quantity = 'done_s'",
         ("asyncbench_series row", "column unit", "'ms' where asyncbench records done_s in 's'"),
     ),
+    # a trial: the guide promised the table, row and column, and these said only "a point holds 'inf'"
+    "a point's figure that is a string": (
+        "UPDATE asyncbench_points SET value = 'fast' WHERE id = 1",
+        ("asyncbench_points row 1", "column value", "holds 'fast' where asyncbench writes a finite number"),
+    ),
+    "an interval's end that is infinite": (
+        "UPDATE asyncbench_points SET high = 9e999 WHERE id = (SELECT min(id) FROM asyncbench_points WHERE high IS NOT NULL)",
+        ("asyncbench_points row", "column high", "holds 'inf'"),
+    ),
+    "a point outside its own interval": (
+        "UPDATE asyncbench_points SET value = high * 2 WHERE id = (SELECT min(id) FROM asyncbench_points WHERE high > 0)",
+        ("asyncbench_points row", "column value", "lies outside its own interval"),
+    ),
     "a series' length below nothing": (
         "UPDATE asyncbench_series SET runs = -5 WHERE id = 1",
         ("asyncbench_series row 1", "column runs", "-5"),
