@@ -98,7 +98,7 @@ def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> t
         changes.append(
             ChangePoint(
                 run=first.run,
-                at=_named(points, change.index),
+                at=run_named(points, change.index),
                 before=middle_before,
                 after=middle_after,
                 ratio=ratio,
@@ -126,7 +126,7 @@ def _holding(interval: tuple[float, float] | None, ratio: float) -> tuple[float,
 SHORT_REVISION = 7
 
 
-def _named(points: Sequence[Point], index: int) -> str:
+def run_named(points: Sequence[Point], index: int) -> str:
     """What a change at `points[index]` is called: its run's label; its revision where that tells the run apart from
     its neighbours; else its run ('run 7 (4877da9…)'): a store recorded without labels named a change by the revision
     all its twelve runs shared, which says nothing of where it lies."""

@@ -378,3 +378,26 @@ def test_a_newest_run_or_two_on_a_slow_spell_is_discounted_against_the_series_us
     assert [run for run, _ in judged[1]] == [9, 10]
     assert "newest runs' machine" not in judged[1][0][1]
     assert discount.LASTING == 3
+
+
+def test_a_discounted_run_without_a_label_is_named_apart_from_its_neighbours_of_the_same_revision(tmp_path):
+    """A trial's PostgreSQL store, recorded without --label from one commit: its discounted runs read as the same
+    40-digit revision, twice; a change is named `run 7 (4877da9…)` there, and so is a discounted run now."""
+    import io
+
+    from rich.console import Console
+
+    from asyncbench.report import history as shown
+
+    sha = "4877da9" + "0" * 33
+    opened = store.open_store(target.resolve(str(tmp_path / "same.sqlite")), writing=True)
+    for run in range(1, 9):
+        report = report_of([_case("c", 0.002, 0.0016 if run in (3, 5) else 0.001, 0.0, run)])
+        opened.record(dataclasses.replace(report, environment={**report.environment, "git_sha": sha}))
+    (one,) = [s for s in opened.series() if s.quantity == "done_s"]
+    out = io.StringIO()
+    shown.print_series([one], Console(file=out, width=300, color_system=None))
+    text = out.getvalue()
+    assert "discounted run 3 (4877da9…): the machine's reference took" in text
+    assert "discounted run 5 (4877da9…)" in text
+    assert f"discounted {sha}" not in text
