@@ -98,7 +98,7 @@ def change_points(points: Sequence[Point], smallest: float = MIN_MAGNITUDE) -> t
         changes.append(
             ChangePoint(
                 run=first.run,
-                at=run_named(points, change.index),
+                at=model.run_named(points, change.index),
                 before=middle_before,
                 after=middle_after,
                 ratio=ratio,
@@ -120,23 +120,6 @@ def _holding(interval: tuple[float, float] | None, ratio: float) -> tuple[float,
     if ratio * (1 - ROUNDING) <= high < ratio:
         high = ratio
     return low, high
-
-
-#: how many hex digits of a revision name a change's run beside its number (as `git log --oneline` shortens one)
-SHORT_REVISION = 7
-
-
-def run_named(points: Sequence[Point], index: int) -> str:
-    """What a change at `points[index]` is called: its run's label; its revision where that tells the run apart from
-    its neighbours; else its run ('run 7 (4877da9…)'): a store recorded without labels named a change by the revision
-    all its twelve runs shared, which says nothing of where it lies."""
-    first = points[index]
-    if first.label:
-        return first.label
-    neighbours = [*points[max(index - 1, 0) : index], *points[index + 1 : index + 2]]
-    if first.revision and all(point.revision != first.revision for point in neighbours):
-        return first.revision
-    return f"run {first.run}" + (f" ({first.revision[:SHORT_REVISION]}…)" if first.revision else "")
 
 
 def _apart(found: list[Any], values: list[float], smallest: float) -> tuple[list[Any], list[Any]]:

@@ -7,7 +7,7 @@ layer reads these, never the store.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 # What marks a paired-ratio series (an `ab` file recorded): its quantities are `ab:` + the compared name, in unit x
 # (history.changes holds such series to a change floor of their own).
@@ -330,3 +330,20 @@ class Regression:
     inconclusive: bool = False
     runs_short: int | None = None
     straddles: bool = False
+
+
+#: how many hex digits of a revision name a change's run beside its number (as `git log --oneline` shortens one)
+SHORT_REVISION = 7
+
+
+def run_named(points: Sequence[Point], index: int) -> str:
+    """What a change at `points[index]` is called: its run's label; its revision where that tells the run apart from
+    its neighbours; else its run ('run 7 (4877da9…)'): a store recorded without labels named a change by the revision
+    all its twelve runs shared, which says nothing of where it lies."""
+    first = points[index]
+    if first.label:
+        return first.label
+    neighbours = [*points[max(index - 1, 0) : index], *points[index + 1 : index + 2]]
+    if first.revision and all(point.revision != first.revision for point in neighbours):
+        return first.revision
+    return f"run {first.run}" + (f" ({first.revision[:SHORT_REVISION]}…)" if first.revision else "")

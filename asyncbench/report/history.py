@@ -9,7 +9,6 @@ from rich.console import Console
 from rich.text import Text
 
 import asyncbench.history.model as model
-from asyncbench.history import changes
 from asyncbench.history.model import ChangePoint, Point, Regression, Series
 from asyncbench.report.escaping import visible
 from asyncbench.results import units
@@ -336,9 +335,9 @@ def print_series(found: Sequence[Series], console: Console) -> None:
         elif one.machine_seen and one.not_searched is None:  # a series too short (or what bounds a step): none looked for
             text.append(f"    changes looked for in the runs{_where(one)} whose machine held still", style="dim")
             text.append(f"; {len(one.discounted)} run(s) discounted\n" if one.discounted else "\n", style="dim")
-        # named as a change is (changes.run_named): its label, else its revision where that tells it from its
+        # named as a change is (model.run_named): its label, else its revision where that tells it from its
         # neighbours, else its run ('run 7 (4877da9…)'): runs without labels of one revision read alike
-        named = {point.run: changes.run_named(one.points, index) for index, point in enumerate(one.points)}
+        named = {point.run: model.run_named(one.points, index) for index, point in enumerate(one.points)}
         for left_out, why in _discounted_lines(one.discounted):
             which = [named.get(run, f"run {run}") for run in left_out]
             if len(which) > 1:  # runs in other pools: one line for them all (a pool change leaves many behind it)
