@@ -4,6 +4,7 @@ these in their places; every writer shows them as they are."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -174,13 +175,34 @@ def _widest(result: Result) -> Stats | None:
     return max(held, key=lambda d: (d.ci_high - d.ci_low) / d.median, default=None)  # type: ignore[operator]
 
 
+# The most significant figures the noise reached takes to read apart from the target it missed: 0.0500155 against
+# 0.05 reads '±5.002%' (four), never '±5%, short of the ±5% target'; a noise nearer the target than six figures tell
+# is said at them, with the target's own figures.
+NOISE_APART_DIGITS = 6
+
+
+def _noise_and_target(rel_noise: float | None, target: float) -> tuple[str, str]:
+    """The noise reached and the target as a stopping note says them: two figures each (units.percent), more, for
+    both, where the noise missed the target but two print it as the target ('±5.002%' beside '±5%'). Both are rounded
+    to the nearest at the same figures, which keeps their order: the noise never reads below the target it missed."""
+    shown = units.percent(rel_noise), units.percent(target)
+    if rel_noise is None or not math.isfinite(rel_noise) or rel_noise <= target:
+        return shown
+    for digits in range(3, NOISE_APART_DIGITS + 1):
+        if shown[0] != shown[1]:
+            break
+        shown = units.percent(rel_noise, digits), units.percent(target, digits)
+    return shown
+
+
 def stopping_note(sampling: Sampling, last_s: float | None = None, widest: Stats | None = None) -> str | None:
     """Why sampling stopped short of its noise target (a timeout, max_time_s, its minimum rounds past max_time_s:
     `last_s`, the last round's time, held_by_minimum), or None where it did not. `widest`, the done time whose
     interval is the widest, says what was reached as the table's cell does (spreads.relative_spread: '[−13% … +1535%]'
     where the cell shows bounds); elsewhere, the ± of `rel_noise`."""
     rounds = f"{sampling.rounds} round{'' if sampling.rounds == 1 else 's'}"
-    reached = f"at ±{units.percent(sampling.rel_noise)}" if sampling.rel_noise is not None else "with no interval yet"
+    noise, target_noise = _noise_and_target(sampling.rel_noise, sampling.max_rel_noise)
+    reached = f"at ±{noise}" if sampling.rel_noise is not None else "with no interval yet"
     if (
         sampling.rel_noise is not None
         and widest is not None
@@ -191,7 +213,7 @@ def stopping_note(sampling: Sampling, last_s: float | None = None, widest: Stats
         reached = f"at {spreads.relative_spread(widest.median, widest.ci_low, widest.ci_high)}"
     if sampling.stopped_by == StopReason.TIMEOUT:
         return f"cut short by {sampling.stopped_by} after {rounds} ({reached} on the done time): its figures are from those rounds"
-    target = f"±{units.percent(sampling.max_rel_noise)}"
+    target = f"±{target_noise}"
     held = held_by_minimum(sampling, last_s)
     if held and not sampling.missed_noise_target:
         took = units.number(sampling.elapsed_s)

@@ -247,3 +247,21 @@ def test_a_stopping_note_says_a_lopsided_interval_as_the_table_does():
     assert "±1535%" not in note, note
     assert "at [−13% … +3053%]" in note, note
     assert spreads.relative_spread(1.0, 0.99, 1.01) == "±1%"
+
+
+def test_a_stopping_note_never_says_a_noise_that_reads_as_its_target_is_short_of_it():
+    """'stopped by max_samples after 20 rounds at ±5%, short of the ±5% target': a stored rel_noise of 0.0500155
+    against 0.05, both rounded to two figures. The noise reached takes the figures that tell it from the target."""
+    from asyncbench.results.model import Sampling
+
+    note = cells.stopping_note(Sampling(20, 1.2, "max_samples", 0.0500155, 0.05, 5.0))
+    assert note == "stopped by max_samples after 20 rounds at ±5.002%, short of the ±5% target", note
+    # the target to as many figures where it has them: '±1.261%, short of the ±1.26% target', never '±1.26% … ±1.3%'
+    note = cells.stopping_note(Sampling(20, 1.2, "max_samples", 0.012612, 0.0126, 5.0))
+    assert note == "stopped by max_samples after 20 rounds at ±1.261%, short of the ±1.26% target", note
+    timed = cells.stopping_note(Sampling(20, 1.2, "max_time_s", 0.0500155, 0.05, 1.0))
+    assert timed is not None
+    assert "at ±5.002% on the done time, short of the ±5% target" in timed, timed
+    # apart at two figures: as before
+    apart = cells.stopping_note(Sampling(20, 1.2, "max_samples", 0.081, 0.05, 5.0))
+    assert apart == "stopped by max_samples after 20 rounds at ±8.1%, short of the ±5% target", apart
