@@ -273,6 +273,8 @@ def _pair(value: float | None, bounds: tuple[float, float] | None, unit: str) ->
         # never a '1.00×' that lies outside the interval printed beside it
         decimals = max(len(end.removesuffix("×").partition(".")[2]) for end in (low, high))
         text = f"{value:.{max(decimals, 2)}f}×"
+        if not _within(text, low, high):  # an end cut to fewer decimals than the point took: all three to as many
+            text, low, high = _one_decimals(value, bounds, (text, low, high))
     elif unit == SECONDS or unit in BYTE_SCALES:
         text, low, high = _distinct_ends(value, bounds, unit, (text, low, high))
     if unit == "x" and abs(value) < 100 and _ratio_collides(value, bounds, (text, low, high)):
@@ -347,6 +349,20 @@ def _ratio_collides(value: float, bounds: tuple[float, float], shown: tuple[str,
         return False
     numbers = [float(text.removesuffix("×")) for text in shown]
     return any(numbers[i] == numbers[j] and figures[i] != figures[j] for i, j in ((0, 1), (0, 2), (1, 2)))
+
+
+def _one_decimals(value: float, bounds: tuple[float, float], shown: tuple[str, str, str]) -> tuple[str, str, str]:
+    """A ratio below 100 and its interval's ends (`shown`, as printed so far) to one number of decimals, the most any
+    of them took: '1.0011× [1.0004–1.0015]', never '1.0011× [1.0004–1.001]' (a metric line's, whose upper end 1.00145,
+    given the three decimals that showed its side of 1, printed below the point given four). Rounding three ordered
+    numbers to the nearest at one number of decimals keeps their order, so the point printed lies within the ends
+    printed. Only where the point would lie outside them: every other interval reads as it always has, and a stored
+    check's detail, held to what `run` writes, still reads back. An end of 100 or more, or not finite, keeps its form."""
+    figures = (value, *bounds)
+    ours = [math.isfinite(x) and abs(x) < 100 for x in figures]
+    decimals = max(len(text.removesuffix("×").partition(".")[2]) for text, own in zip(shown, ours, strict=True) if own)
+    texts = [f"{x:.{decimals}f}×" if own else text for x, text, own in zip(figures, shown, ours, strict=True)]
+    return texts[0], texts[1], texts[2]
 
 
 def _within(text: str, low: str, high: str) -> bool:

@@ -197,3 +197,32 @@ def test_an_illusion_end_just_above_1_prints_above_1_as_its_reading_does():
     # a trial's metric line printed `illusion 1.0001× [1.0000–1.0002]` beside the reading's `1.00007× [1.00001–1.00021]`:
     # a low end above 1 printed as 1
     assert units.with_bounds(1.00007, (1.00001, 1.00021), "x") == "1.00007× [1.00001–1.0002]"
+
+
+def _ratio_figures(shown: str) -> tuple[float, float, float]:
+    """A ratio and its interval's ends as `with_bounds` printed them: '1.0009× [1.0004–1.0015]' -> the three numbers."""
+    said = re.fullmatch(r"(\S+)× \[(\S+?)(?:–| … )(\S+?)\]", shown)
+    assert said is not None, shown
+    point, low, high = (float(text.removesuffix("×")) for text in said.groups())
+    return point, low, high
+
+
+def test_a_ratio_whose_end_was_cut_below_its_point_takes_one_number_of_decimals():
+    """`run` of a torch step file printed `illusion 1.0011× [1.0004–1.001]` on a metric line (the reading below it:
+    `1.0011× [1.0004–1.0015]`): the upper end, 1.00145, got the three decimals that showed its side of 1, the point
+    four, and the point printed lay above the end printed. Where that happens the three take one number of decimals;
+    every other interval reads as before (a stored check's detail is held to it)."""
+    assert units.with_bounds(1.00108, (1.000367, 1.00145), "x") == "1.0011× [1.0004–1.0014]"
+    assert units.with_bounds(1.000863, (1.000367, 1.00145), "x") == "1.0009× [1.0004–1.001]"  # within: as before
+    assert units.with_bounds(1.03, (1.004, 1.06), "x") == "1.03× [1.004–1.06]"
+
+
+def test_a_printed_ratio_lies_within_its_printed_interval():
+    """Over many intervals, near 1 and far from it: the ends printed, read back, hold the point printed."""
+    draw = random.Random(1011)
+    for _ in range(20000):
+        centre = draw.choice((1.0, 1.0, draw.uniform(0.01, 150)))
+        low, point, high = sorted(centre * (1 + draw.choice((-1, 1)) * 10 ** draw.uniform(-7, -0.3)) for _ in range(3))
+        shown = units.with_bounds(point, (low, high), "x")
+        value, first, last = _ratio_figures(shown)
+        assert first <= value <= last, ((point, low, high), shown)
