@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from asyncbench.cli.group import CONTEXT, echo_err, guard, main, report_input_error, stdout
 from asyncbench.cli.options import SHOWN
-from asyncbench.errors import EXIT_ERRORS, EXIT_INPUT, EXIT_OK, InputError
+from asyncbench.errors import EXIT_ERRORS, EXIT_GATE, EXIT_INPUT, EXIT_OK, InputError
+
+if TYPE_CHECKING:
+    from asyncbench.results.schema import Report
 
 
 @main.command("list", context_settings=CONTEXT)
@@ -182,34 +185,57 @@ Examples:
 )
 @guard
 def show(path: str, fmt: str, plot_path: str | None, allow_inconclusive: bool) -> None:
-    """Re-render a results file written by `asyncbench run -o` (or `asyncbench ab -o`)."""
-    from asyncbench.report import terminal, view
+    """Re-render a results file written by `asyncbench run -o` (or `asyncbench ab -o`).
+
+    Exit 0: shown, whatever its checks or verdicts say (the gate's code is
+    said under the table, as `run` or `ab` exited). Exit 1: the file holds no
+    case (a run interrupted before its first case finished): nothing was
+    measured, said on stderr; shown all the same, its JUnit a failing test.
+    Exit 2: bad input (a file that cannot be read, a format it has not)."""
     from asyncbench.report.writers import WRITERS
-    from asyncbench.results import outputs
     from asyncbench.results.ab_report import ABReport
     from asyncbench.session import reading
-    from asyncbench.verdicts import outcome
 
     plot = WRITERS["plot"]
     if plot_path:
         plot.check_destination(plot_path)  # what --plot needs (matplotlib, a writable file) said before any reading
     loaded = reading.load_any(path, echo_err)
-    if isinstance(loaded, ABReport):
+    # a file that holds no case measured nothing: shown, then one line on stderr and exit 1, as its run exited
+    empty = reading.held_nothing(path, loaded)
+    if isinstance(loaded, ABReport):  # its own outcome already says "nothing was compared" (verdicts.paired)
         _show_ab(dataclasses.replace(loaded, allow_inconclusive=True) if allow_inconclusive else loaded, fmt, plot_path)
-        return
+    else:
+        _show_results(loaded, fmt, plot_path, allow_inconclusive, empty)
+    if empty:
+        echo_err(empty)
+        sys.exit(EXIT_GATE)
+
+
+def _show_results(loaded: Report, fmt: str, plot_path: str | None, allow_inconclusive: bool, empty: str | None) -> None:
+    """A results file, as `run` printed it (a table, with the checks that fail the gate and why) or in a writer's
+    format; `empty`: why it measured nothing (session.reading.held_nothing), its outcome in every format that
+    carries one, a JUnit file's failing test among them."""
+    from asyncbench.report import terminal, view
+    from asyncbench.report.writers import WRITERS
+    from asyncbench.results import outputs
+    from asyncbench.verdicts import outcome
+
+    plot = WRITERS["plot"]
     # judged only where a format says what the gate would: a JUnit test per check, INCONCLUSIVE as allowed or not
     judged = outcome.judge(loaded, allow_inconclusive=True) if allow_inconclusive and fmt == "junit" else None
     if fmt in ("table", "markdown"):  # the lines `run` printed under its report: each check that fails the gate, and why
         judged = outcome.judge(loaded, allow_inconclusive=allow_inconclusive)
+    if empty:  # the code is `show`'s own exit, not the gate's read back
+        judged = outcome.held_nothing(judged, empty)
     shown = view.build(loaded, None, judged)
-    if shown.outcome is not None:  # read back: `show` exits 0 itself, the code is the gate's on these checks
+    if shown.outcome is not None and not empty:  # read back: `show` exits 0 itself, the code is the gate's on these checks
         shown = dataclasses.replace(shown, outcome=dataclasses.replace(shown.outcome, read_back=True))
     if plot_path:  # a file with nothing to plot is refused before its table is printed
         from asyncbench.report import plot as plotting
 
         plotting.check_drawable(shown)
-    if fmt == "table":
-        terminal.print_report(shown, terminal.stdout_console())
+    if fmt == "table":  # an empty file's one reason is `show`'s line on stderr, not said twice on a terminal
+        terminal.print_report(shown, terminal.stdout_console(), with_outcome=not empty)
     else:
         content = WRITERS[fmt].render(shown, "-")
         stdout(content if isinstance(content, str) else content.decode())

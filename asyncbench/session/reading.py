@@ -61,6 +61,23 @@ def no_case(path: str | Path, cases: Sequence[Any], interrupted: bool) -> str | 
     return f"{path} holds no case ({why})"
 
 
+#: what `show` says of a file that holds no case, in the words `run` and `ab` end with where they measured or compared
+#: nothing (verdicts.outcome, verdicts.paired): a file read back is judged by the same rule as the run that wrote it
+NOTHING_MEASURED, NOTHING_COMPARED = "nothing was measured", "nothing was compared"
+
+
+def held_nothing(path: str | Path, loaded: Report | ABReport) -> str | None:
+    """Why `show` of `path` (`loaded`, either kind) fails where the file holds no case (`no_case`: a run or an `ab`
+    interrupted before its first case finished): 'nothing was measured: r.json holds no case (…)', or 'nothing was
+    compared: …' for an `ab` file; None where it holds one. `show` says it on stderr and exits 1, as `run` exits
+    where nothing was measured: a file that measured nothing is no pass, whether it is shown, compared or recorded."""
+    if isinstance(loaded, ABReport):
+        empty = no_case(path, loaded.cases, loaded.interrupted)
+        return f"{NOTHING_COMPARED}: {empty}" if empty else None
+    empty = no_case(path, loaded.results, loaded.interrupted)
+    return f"{NOTHING_MEASURED}: {empty}" if empty else None
+
+
 def load_results(path: str | Path, say: Say | None = None, raw: Any = None) -> Report:
     """A results file, ready to render. Where a run writing it has not ended (still running, or killed), its
     journal is read instead, and `say` tells so. Every result's reading is made again from its stored figures

@@ -96,6 +96,14 @@ def judge(
     return Outcome(code, tuple(errors + gates), tuple(failing))
 
 
+def held_nothing(judged: Outcome | None, why: str) -> Outcome:
+    """A file read back that holds no case (`show`), judged: exit 1 with `why` first ('nothing was measured: …',
+    session.reading.held_nothing), over whatever `judged` said of it (None: not judged). A run that measured
+    nothing fails its gate (`judge`); its file, shown later, must not read as a pass in a table or a JUnit file."""
+    before = judged or Outcome(EXIT_OK, ())
+    return Outcome(max(before.code, EXIT_GATE), (why, *before.reasons), before.failing_checks)
+
+
 def inconclusive_line(inconclusive: Sequence[Check], stopped_by: Iterable[str] = ()) -> str:
     """'2 checks inconclusive: 1 with an interval that straddles the threshold, 1 with no interval (the rounds drifted
     together ...); ...': each check's own cause (checks.inconclusive_why), never one cause said of all of them.

@@ -101,7 +101,9 @@ def test_a_shown_ab_file_says_why_its_gate_fails_and_words_the_exit_as_ab_s(tmp_
     empty = dataclasses.replace(_report(), cases=())
     (tmp_path / "empty.json").write_text(empty.to_json())
     done = asyncbench("show", "empty.json", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    # a file that holds no case compared nothing: `show` exits 1 itself, as for a run's file that measured nothing
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == "nothing was compared: empty.json holds no case (its run finished no case)\n"
     assert "the gate fails (ab exits 1): nothing compared" in done.stdout
     assert "the gate failed (ab exits 1) because:" in done.stdout
     markdown = asyncbench("show", "empty.json", "--format", "markdown", cwd=tmp_path)

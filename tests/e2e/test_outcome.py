@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import xml.etree.ElementTree as ET
 
+import pytest
 from click.testing import CliRunner
 
 from asyncbench import cli
-from asyncbench.report import view
+from asyncbench.report import junit, view
 from asyncbench.results import stats
 from asyncbench.results.labels import Label
 from asyncbench.results.model import Result, Samples, Status, VariantResult
@@ -85,6 +88,48 @@ def test_compare_of_a_file_that_holds_no_case_is_refused_as_files_with_no_case_i
     backwards = CliRunner().invoke(cli.main, ["compare", str(empty), str(baseline), "--format", "json"])
     assert backwards.exit_code == 2
     assert f"the baseline {empty} holds no case" in backwards.output
+
+
+@pytest.mark.parametrize("interrupted", [True, False])
+def test_show_of_a_file_that_holds_no_case_exits_1_and_its_junit_fails(tmp_path, interrupted):
+    """The trial: `show` of a run stopped before its first case (`"interrupted": true`, no results) printed
+    '0 cases: none (interrupted)' and exited 0, and its JUnit read tests="0" failures="0", a green CI view, while
+    `compare` and `record` refuse the file. A file that measured nothing is no pass: one line on stderr, exit 1,
+    as `run` exits when nothing was measured, and the JUnit holds the gate's failing test, as `ab --junit` does."""
+    empty = tmp_path / "int.json"
+    dataclasses.replace(report_of([]), interrupted=interrupted).save(empty)
+    why = "its run was interrupted before its first case finished" if interrupted else "its run finished no case"
+    said = f"nothing was measured: {empty} holds no case ({why})"
+    for fmt in ("table", "markdown", "json", "junit"):
+        shown = invoke("show", str(empty), "--format", fmt)
+        assert shown.exit_code == 1, (fmt, shown.output)
+        assert shown.stderr.strip().splitlines() == [said], fmt
+    xml = ET.fromstring(invoke("show", str(empty), "--format", "junit").stdout)
+    assert (xml.get("tests"), xml.get("failures")) == ("1", "1")
+    [test] = xml.iter("testcase")
+    assert (test.get("classname"), test.get("name")) == (junit.GATE_SUITE, junit.GATE_TEST)
+    assert test.find("failure").get("message") == said
+    table = invoke("show", str(empty)).output
+    assert table.count(said) == 1  # said once on a terminal: its line on stderr
+    # not 'a gate on these checks exits 1' (a file's checks read back): `show` exits 1 itself
+    assert f"**exit 1** because:\n- {said}" in invoke("show", str(empty), "--format", "markdown").stdout
+
+
+def test_show_of_an_ab_file_that_holds_no_case_exits_1_as_its_gate_failed(tmp_path):
+    """An `ab` file of no case (an `ab` stopped before its first case finished) was shown as a failed gate, 'nothing
+    compared', and its JUnit failed, yet `show` exited 0: one line on stderr and exit 1, as for a run's file."""
+    from tests.support import ab_files
+
+    raw = json.loads(ab_files.ab_json(ab_files.recorded_gate(1, 1.0), 1))
+    raw.update(cases=[], time_notes=[], interrupted=True)
+    empty = tmp_path / "ab.json"
+    empty.write_text(json.dumps(raw), encoding="utf-8")
+    said = f"nothing was compared: {empty} holds no case (its run was interrupted before its first case finished)"
+    for fmt in ("table", "markdown", "json", "junit"):
+        shown = invoke("show", str(empty), "--format", fmt)
+        assert shown.exit_code == 1, (fmt, shown.output)
+        assert shown.stderr.strip().splitlines() == [said], fmt
+    assert 'failures="1"' in invoke("show", str(empty), "--format", "junit").stdout
 
 
 def ahead_result(case_id: str) -> Result:
