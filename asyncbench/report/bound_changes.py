@@ -21,6 +21,7 @@ from asyncbench.results.ab_report import ABReport
 from asyncbench.results.bound import BoundKind
 from asyncbench.results.bound_change import Change, Reading, Slack
 
+#: the section's title, the tool's own words: its code span renders as code in the comment (escaping.markdown_note)
 TITLE = "what bounds the step on base and on head (`ab --bound`: information, never the gate's verdict)"
 HEADERS = ("case", "variant", "base", "head", "change", "base slack (of step)", "head slack (of step)")
 #: said under the table: a flip is claimed only from two decided readings
@@ -152,7 +153,7 @@ def markdown_lines(table_rows: tuple[tuple[str, ...], ...] | None, flipped: tupl
     if table_rows is None:
         return []
     md = escaping.markdown
-    lines = ["", f"**{md(TITLE)}**", ""]
+    lines = ["", f"**{escaping.markdown_note(TITLE)}**", ""]  # fixed text: its `ab --bound` a code span, not escaped
     lines += [f"- **{md(line)}**" if line.startswith("FLIPPED") else f"- {md(line, starts_line=True)}" for line in flipped]
     if table_rows:
         lines += ["", "| " + " | ".join(HEADERS) + " |", "|---|---|---|---|---|--:|--:|"]

@@ -73,6 +73,18 @@ def test_a_flip_is_named_and_each_side_s_slacks_are_shown():
     assert flip in ab_html(report)
 
 
+def test_the_comment_s_title_renders_its_own_code_span_and_a_case_s_name_stays_escaped():
+    """The trial: `ab --bound --markdown` wrote the title as `**… (\\`ab --bound\\`: information…)**`, its own code
+    span escaped, so CommonMark showed the backticks. The tool's fixed words carry their markup; a case named with
+    backticks still reads as written (a name from a file never renders)."""
+    view = views.build(_report(("`work`[jax,cpu]", _between(HOST_BOUND, DEVICE_BOUND))), Outcome(0, ()))
+    comment = views.markdown(view)
+    title = "**what bounds the step on base and on head (`ab --bound`: information, never the gate's verdict)**"
+    assert title in comment.splitlines()
+    assert "\\`ab --bound" not in comment
+    assert "| \\`work\\`[jax,cpu] | sync_every=0 |" in comment
+
+
 def test_an_undecided_side_is_never_a_flip():
     view = views.build(_report(("work[jax,cpu]", _between(UNDECIDED, DEVICE_BOUND))), Outcome(0, ()))
     assert view.bounds is not None
