@@ -156,8 +156,10 @@ quarter of the target past the cap); an
 undecided case says how much more it needs. All verdicts share one false-alarm rate (1%), split over cases,
 verdicts and looks. Exit 1 on SLOWER, INCONCLUSIVE (unless
 --allow-inconclusive), a result that fails its verification, a case ok on
-base and not on head, or nothing compared; 3 when a case errored; 2 for bad
-input, before anything runs.
+base that head could not set up (its step raised in set-up or warm-up) or
+skipped (lost on head), or nothing compared; 3 when a case could not be set
+up on base or errored while measured, on either side; 2 for bad input,
+before anything runs.
 """,
 )
 @selection_options
