@@ -191,6 +191,7 @@ def series(table_of: Table, connection: Any, pattern: str | None = None, last: i
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start : start + CHUNK]
         for row in connection.execute(sa.select(table).where(table.c.series_id.in_(chunk)).order_by(table.c.run_id)):
+            row_rules.change(row)  # its figures as the recorder writes them, or the store is damaged
             changed.setdefault(row.series_id, []).append(
                 ChangePoint(row.run_id, row.at, row.before, row.after, row.ratio, row.ratio_low, row.ratio_high, row.p_value)
             )

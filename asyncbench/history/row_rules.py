@@ -12,6 +12,7 @@ line (a damaged store, exit 2) instead of showing an edit as a fact.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Mapping
 
 from asyncbench import inputs
@@ -104,3 +105,33 @@ def case(row: Any) -> None:
     """A case's id and how it ended."""
     held("cases", row.id, "case_id", fields.name, row.case_id, False)
     held("cases", row.id, "status", fields.word, row.status, STATUS_WORDS)
+
+
+#: how far a change's stored ratio may lie from its stored after over before (the recorder writes that quotient,
+#: history.changes.change_points, and a float column keeps it whole: only an edit moves it further)
+RATIO_TOLERANCE = 1e-9
+
+
+def change(row: Any) -> None:
+    """A change point as the recorder writes it (history.changes): a name where it lies, finite medians before and
+    after, a ratio that is their quotient, its interval (both ends or neither) holding it, a p-value in [0, 1]. A
+    trial's edited ratio (×0.5 [0.45–0.55] beside 6.89 ms → 14.2 ms) once passed the gate on a ×2 regression, and
+    text in these columns gave a traceback."""
+    held("changes", row.id, "at", fields.name, row.at, False)
+    before = held("changes", row.id, "before", fields.number, row.before)
+    after = held("changes", row.id, "after", fields.number, row.after)
+    if before == 0:  # no quotient: the recorder wrote inf
+        if row.ratio != math.inf:
+            raise damaged("changes", row.id, "ratio", f"{str(row.ratio)[:40]!r} where a median of 0 before makes it inf")
+    else:
+        ratio = held("changes", row.id, "ratio", fields.number, row.ratio)
+        if not math.isclose(ratio, after / before, rel_tol=RATIO_TOLERANCE):
+            why = f"{ratio:.6g} is not its after over before ({after:.6g} / {before:.6g} = {after / before:.6g})"
+            raise damaged("changes", row.id, "ratio", why)
+        low = held("changes", row.id, "ratio_low", fields.optional_number, row.ratio_low)
+        high = held("changes", row.id, "ratio_high", fields.optional_number, row.ratio_high)
+        if (low is None) != (high is None) or (low is not None and high is not None and not low <= ratio <= high):
+            raise damaged("changes", row.id, "ratio_low", f"[{low}, {high}] does not hold its ratio {ratio:.6g}")
+    p_value = held("changes", row.id, "p_value", fields.number, row.p_value)
+    if not 0 <= p_value <= 1:
+        raise damaged("changes", row.id, "p_value", f"{p_value:.6g} is no p-value (0 to 1)")

@@ -88,7 +88,7 @@ def test_a_change_stored_from_one_run_before_the_rule_is_not_shown(tmp_path):
     opened = store.open_store(target.resolve(path), writing=True)
     [series] = opened.series("changed")
     with opened.transaction() as connection:  # as the trial's store held it
-        row = {"series_id": 1, "run_id": 2, "at": "ab-2", "before": 2.75, "after": 1.0, "ratio": 0.364}
+        row = {"series_id": 1, "run_id": 2, "at": "ab-2", "before": 2.75, "after": 1.0, "ratio": 1.0 / 2.75}  # its quotient
         connection.execute(opened.table("changes").insert(), [{**row, "ratio_low": None, "ratio_high": None, "p_value": 1.5e-12}])
     [again] = opened.series("changed")
     assert again.change_points == ()
