@@ -25,7 +25,8 @@ def heading(case: trends.Case, first: int) -> str:
     for chart in case.charts:
         for one in chart.series:
             for change in one.judged_changes:  # its ratio with the interval `history` prints, and a way only where shown
-                said.append(f"{chart.name} {history.change_words(one, change)} at {change.at}")
+                runner = " (the runner, not the code)" if one.of_machine else ""  # as `history` says it: no slowdown
+                said.append(f"{chart.name} {history.change_words(one, change)} at {change.at}{runner}")
     near_zero = [  # a change of figures that cannot be told from 0 is no slowdown (Series.told_from_zero): said once
         f"{chart.name} on {one.machine}"
         for chart in case.charts

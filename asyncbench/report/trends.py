@@ -71,10 +71,13 @@ class Chart:
     @property
     def slower(self) -> bool:
         """Whether a change made it slower beyond its interval (Series.slower_by; a change without an interval is
-        changed, not slower: its point ratio says only which way it went)."""
+        changed, not slower: its point ratio says only which way it went). Never the machine's own series
+        (Series.of_machine): a runner ×1.5 slower ranked its case among those where "something got slower first",
+        where `history` and its gate call it the runner, not the code."""
         return any(
             (one.slower_by(change) or 0.0) > 1 and change.ratio_low is not None and change.ratio_high is not None
             for one in self.series
+            if not one.of_machine
             for change in one.judged_changes  # not one whose figures cannot be told from 0 (Series.told_from_zero)
         )
 

@@ -255,3 +255,17 @@ def test_an_ab_check_the_store_keeps_as_same_reads_within_margin_where_its_inter
     assert "ab sync_every=0 (SAME)" in history_tables.latest(
         dataclasses.replace(LatestRun(2, "t", None, None, None, "h", (case,)), kind="ab")
     )
+
+
+def test_a_change_of_the_machine_alone_is_a_change_of_the_runner_never_a_case_that_got_slower():
+    """A trial's runner ×1.5 slower for good, the code unchanged: the page put the case first among those "where
+    something got slower", `changed: machine_s ×1.49 … slower`, where `history` and its gate call it the runner."""
+    moved = [1e-3, 1.01e-3, 0.99e-3, 1.5e-3, 1.49e-3, 1.51e-3]
+    found = [
+        _series("a_flat[torch,cpu]", "k0", "done_s", FLAT),
+        _series("m_moved[torch,cpu]", "", "machine_s", moved, change_points=(_step(moved, 4, 1.49),)),
+        _series("m_moved[torch,cpu]", "k0", "done_s", FLAT),
+    ]
+    page = html.render(found, None, [], "h.sqlite")
+    assert "0 case(s) where something got slower first, then 1 with a change, then the rest (1)" in page
+    assert "machine_s ×1.49 [1.42–1.56] slower at v4 (the runner, not the code)" in page
