@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from asyncbench.results import fields, judged_names, recordable, units
+from asyncbench.results import case_held, fields, judged_names, recordable, units
 from asyncbench.results import paired_held as held
 from asyncbench.results.bound_change import BoundChange
 from asyncbench.results.fields import At
@@ -265,8 +265,8 @@ class PairedCase:
         max_regression): results.paired_held."""
         case = fields.mapping(raw, at)
         case_id = fields.name(case.get("id"), at / "id", False)  # a store refuses a series without one (history.row_rules)
-        _ran(case, at)
         params = recordable.params(case.get("params"), at / "params")
+        _ran(case, at)  # after its params are held: the id is held to them
         ratios = fields.optional_list(case.get("ratios"), at / "ratios")
         for key in ("rounds", "blocks"):
             if case.get(key) is not None:
@@ -361,11 +361,20 @@ def _head_margin(value: Any, margin: float | None, at: At) -> float | None:
 
 def _ran(case: Mapping[str, Any], at: At) -> None:
     """Where the file states any of workload, backend and device (schema 4 on), all three, each held to its
-    vocabulary (older files state none: PairedCase.ran reads them from the id)."""
+    vocabulary (older files state none: PairedCase.ran reads them from the id), and its id the one its experiment,
+    backend, device and params make (case_held.identity_held, as a results file's is), the experiment being what
+    the id names (an `ab` file states none: the workload's key is not the experiment's name). A trial's ids of three
+    spaces, and `totally-other[jax,cuda]` on a torch case on a CPU, were recorded and gated as those cases."""
     if any(case.get(key) is not None for key in ("workload", "backend", "device")):
         fields.name(case.get("workload"), at / "workload", empty=False)
-        fields.identifier(case.get("backend"), at / "backend")
-        fields.identifier(case.get("device"), at / "device")
+        backend = fields.identifier(case.get("backend"), at / "backend")
+        device = fields.identifier(case.get("device"), at / "device")
+        case_id = str(case.get("id"))
+        experiment = case_id.partition("[")[0]
+        if not experiment or experiment != experiment.strip():
+            (at / "id").fail(f"{case_id[:120]!r} names no experiment before its [backend,device]: {recordable.NOT_WRITTEN}")
+        identity = {"id": case_id, "experiment": experiment, "backend": backend, "device": device, "params": case.get("params")}
+        case_held.identity_held(identity, at)
 
 
 def _bound_changes(raw: Any, at: At) -> tuple[BoundChange, ...] | None:

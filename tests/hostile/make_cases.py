@@ -340,6 +340,17 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     # a trial's: recorded, it left a series with no case id, and every later `history` or `report` of the store
     # refused it as damaged
     "ab-id-empty": _set(f"{A0}.id", ""),
+    # a trial's: ids that name no case of the workload, backend and device the case states (schema 4 on) were recorded
+    # and gated as those cases
+    "ab-id-blank": _both(
+        _set(f"{A0}.id", "   "), _set(f"{A0}.workload", "matmul"), _set(f"{A0}.backend", "numpy"), _set(f"{A0}.device", "cpu")
+    ),
+    "ab-id-other-case": _both(
+        _set(f"{A0}.id", "totally-other[jax,cuda]"),
+        _set(f"{A0}.workload", "matmul"),
+        _set(f"{A0}.backend", "numpy"),
+        _set(f"{A0}.device", "cpu"),
+    ),
     "ab-rounds-negative": _set(f"{A0}.rounds", -40),
     "ab-rounds-1e15": _set(f"{A0}.rounds", 10**15),
     "ab-needed-1e300": _set(f"{A0}.needed_s", 1e300),
