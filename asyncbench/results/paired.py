@@ -371,7 +371,7 @@ def _ran(case: Mapping[str, Any], at: At) -> None:
         device = fields.identifier(case.get("device"), at / "device")
         case_id = str(case.get("id"))
         experiment = case_id.partition("[")[0]
-        if not experiment or experiment != experiment.strip():
+        if not experiment.strip():  # a config's name may hold spaces, never only those (spec.config)
             (at / "id").fail(f"{case_id[:120]!r} names no experiment before its [backend,device]: {recordable.NOT_WRITTEN}")
         identity = {"id": case_id, "experiment": experiment, "backend": backend, "device": device, "params": case.get("params")}
         case_held.identity_held(identity, at)

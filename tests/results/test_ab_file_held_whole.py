@@ -117,3 +117,22 @@ def test_a_refused_number_is_quoted_short(key, value):
         ABReport.from_dict(raw, "ab.json")
     assert len(str(refused.value)) < 200, str(refused.value)
     assert "e+302%" in str(refused.value) or "e-298%" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("case_id", "params", "refused"),
+    [
+        (" my exp[numpy,cpu,size=64]", {"size": 64}, None),  # a config's name may start with a space: a real file's id
+        ("   ", {}, "names no experiment"),
+        ("totally-other[jax,cuda]", {}, "names backend 'jax'"),
+        ("matmul[numpy,cpu,size=65]", {"size": 64}, "names another size"),
+    ],
+)
+def test_a_case_s_id_is_held_to_the_backend_device_and_params_it_states(case_id: str, params: dict, refused: str | None) -> None:
+    """A trial recorded and gated ids of three spaces and of another case; an id a real config makes still reads."""
+    case = dataclasses.replace(_case(), id=case_id, workload="matmul", backend="numpy", device="cpu", params=params)
+    if refused is None:
+        assert _read(_report(case)).cases[0].id == case_id
+        return
+    with pytest.raises(InputError, match=refused):
+        _read(_report(case))
