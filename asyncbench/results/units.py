@@ -269,8 +269,7 @@ def _pair(value: float | None, bounds: tuple[float, float] | None, unit: str) ->
         # to two decimals ('134× [50.72–249]'), as compare's ratio ends are (ratio_end)
         low, high = (f"{ratio_end(b) if abs(b) < 99.5 else f'{b:.0f}'}×" if math.isfinite(b) else _bound(b, unit) for b in bounds)
     elif unit == "x" and math.isfinite(value) and abs(value) < 100 and not _within(text, low, high):
-        # bounds given the decimals that show their side of 1 give the value as many: '1.0007× [1.0004–1.001]',
-        # never a '1.00×' that lies outside the interval printed beside it
+        # the ends' decimals (those that show their side of 1) given the value too: never a '1.00×' outside them
         decimals = max(len(end.removesuffix("×").partition(".")[2]) for end in (low, high))
         text = f"{value:.{max(decimals, 2)}f}×"
         if not _within(text, low, high):  # an end cut to fewer decimals than the point took: all three to as many
@@ -352,17 +351,13 @@ def _ratio_collides(value: float, bounds: tuple[float, float], shown: tuple[str,
 
 
 def _one_decimals(value: float, bounds: tuple[float, float], shown: tuple[str, str, str]) -> tuple[str, str, str]:
-    """A ratio below 100 and its interval's ends (`shown`, as printed so far) to one number of decimals, the most any
-    of them took: '1.0011× [1.0004–1.0015]', never '1.0011× [1.0004–1.001]' (a metric line's, whose upper end 1.00145,
-    given the three decimals that showed its side of 1, printed below the point given four). Rounding three ordered
-    numbers to the nearest at one number of decimals keeps their order, so the point printed lies within the ends
-    printed. Only where the point would lie outside them: every other interval reads as it always has, and a stored
-    check's detail, held to what `run` writes, still reads back. An end of 100 or more, or not finite, keeps its form."""
+    """A ratio and its ends (`shown`) to the most decimals any took, where the point printed outside them: rounding
+    three ordered numbers alike keeps their order. An end of 100 or more, or not finite, keeps its form."""
     figures = (value, *bounds)
     ours = [math.isfinite(x) and abs(x) < 100 for x in figures]
     decimals = max(len(text.removesuffix("×").partition(".")[2]) for text, own in zip(shown, ours, strict=True) if own)
-    texts = [f"{x:.{decimals}f}×" if own else text for x, text, own in zip(figures, shown, ours, strict=True)]
-    return texts[0], texts[1], texts[2]
+    point, low, high = (f"{x:.{decimals}f}×" if own else text for x, text, own in zip(figures, shown, ours, strict=True))
+    return point, low, high
 
 
 def _within(text: str, low: str, high: str) -> bool:

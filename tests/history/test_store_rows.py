@@ -30,6 +30,12 @@ def _first(path: Path, statement: str) -> object:
         connection.close()
 
 
+def _change(row: int, figures: str) -> str:
+    """A change point of series 1 at run 1 inserted as row `row`, its before, after, ratio, ends and p-value `figures`."""
+    columns = "id, series_id, run_id, at, before, after, ratio, ratio_low, ratio_high, p_value"
+    return f"INSERT INTO asyncbench_changes ({columns}) VALUES ({row}, 1, 1, 'run-1', {figures})"
+
+
 # each edit, and what the one line says of it (its table, row and column among it)
 EDITS = {
     "a point of no run": (
@@ -84,23 +90,19 @@ EDITS = {
     # a trial's: a ratio edited to ×0.5 beside 6.89 ms → 14.2 ms passed the gate on a ×2 regression; text in these
     # columns gave a traceback
     "a change whose ratio is not its after over before": (
-        "INSERT INTO asyncbench_changes (id, series_id, run_id, at, before, after, ratio, ratio_low, ratio_high, p_value) "
-        "VALUES (9001, 1, 1, 'run-1', 0.00689, 0.0142, 0.5, 0.45, 0.55, 1e-10)",
+        _change(9001, "0.00689, 0.0142, 0.5, 0.45, 0.55, 1e-10"),
         ("asyncbench_changes row 9001", "column ratio", "is not its after over before"),
     ),
     "a change's ratio that is text": (
-        "INSERT INTO asyncbench_changes (id, series_id, run_id, at, before, after, ratio, ratio_low, ratio_high, p_value) "
-        "VALUES (9002, 1, 1, 'run-1', 0.001, 0.002, 'abc', 1.9, 2.1, 1e-10)",
+        _change(9002, "0.001, 0.002, 'abc', 1.9, 2.1, 1e-10"),
         ("asyncbench_changes row 9002", "column ratio", "expected a number"),
     ),
     "a change whose interval misses its ratio": (
-        "INSERT INTO asyncbench_changes (id, series_id, run_id, at, before, after, ratio, ratio_low, ratio_high, p_value) "
-        "VALUES (9003, 1, 1, 'run-1', 0.001, 0.002, 2.0, 2.1, 1.95, 1e-10)",
+        _change(9003, "0.001, 0.002, 2.0, 2.1, 1.95, 1e-10"),
         ("asyncbench_changes row 9003", "column ratio_low", "does not hold its ratio"),
     ),
     "a change's p-value that is no probability": (
-        "INSERT INTO asyncbench_changes (id, series_id, run_id, at, before, after, ratio, ratio_low, ratio_high, p_value) "
-        "VALUES (9004, 1, 1, 'run-1', 0.001, 0.002, 2.0, 1.9, 2.1, 7)",
+        _change(9004, "0.001, 0.002, 2.0, 1.9, 2.1, 7"),
         ("asyncbench_changes row 9004", "column p_value", "no p-value"),
     ),
     "a series' length below nothing": (
