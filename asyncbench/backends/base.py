@@ -17,7 +17,7 @@ import types
 from abc import ABC, abstractmethod
 from typing import Any, Callable, ContextManager, Iterable
 
-from asyncbench.backends.handles import DONE, DeviceDelay, DeviceStatus, DeviceTimer, Event, SyncHook
+from asyncbench.backends.handles import DONE, DeviceDelay, DeviceStatus, DeviceTimer, Event, ResultWait, SyncHook
 
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 #: what built-in workloads compute float32 products in, on every backend (`Backend.full_precision`); recorded
@@ -203,6 +203,11 @@ class Backend(ABC):
     @abstractmethod
     def wait(self, array: Any) -> None:
         """Wait until `array` is computed (a stream-level wait, not device-wide)."""
+
+    def result_wait(self, device: str) -> ResultWait | None:
+        """A sample's end on its own result, proven to leave nothing queued (handles.ResultWait); None: every sample
+        ends at `barrier`, which costs nothing more where it issues nothing (a stream sync, waitall, a no-op)."""
+        return None
 
     @abstractmethod
     def to_host(self, array: Any) -> Any:

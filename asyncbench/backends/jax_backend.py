@@ -11,18 +11,18 @@ What this backend uses, and why:
 - random arrays: a jit-compiled generator (key → next key, array), so making
   one is an asynchronous computation too; eager `jax.random.normal` of a big
   array runs at issue.
-- barrier: JAX has no device-wide barrier. `jax.effects_barrier()` waits only
-  for side-effecting computations, and blocking on `jax.live_arrays()` misses
-  work whose outputs were dropped (the barrier workload's background
-  products). XLA's CPU client runs one device's computations one after
-  another: each queued computation waits for the one queued before it, and a
-  cheap one runs inline only when nothing queued is still running (its
-  `input_deps` empty). So a jit-compiled `v + 1` of one element issued on the
-  device and waited for returns only when everything issued before it there
-  has run, and costs ~10 µs on an idle device, where a product big enough to
-  be always queued (the barrier until 2026-11) cost ~100-180 µs: a worker
-  thread woken for every sample, a quarter of a sample of 20 tiny steps
-  (docs/measured.md). On a GPU it waits for the device's stream likewise.
+- barrier: JAX has no device-wide barrier (`jax.effects_barrier()` waits only
+  for side-effecting computations; blocking on `jax.live_arrays()` misses
+  work whose outputs were dropped). XLA's CPU client runs a device's
+  computations in order, a cheap one inline only when nothing queued is
+  still running (its `input_deps` empty): a jit-compiled `v + 1` of one
+  element returns only when everything issued before it has run, ~10 µs on
+  an idle device (a product always queued cost 100-180 µs: a worker woken
+  each sample, docs/measured.md). On a GPU it waits for the stream likewise.
+- a sample's end on a CPU (`result_wait`): the arrays the sample returned,
+  then that `v + 1` issued after the clock and read without waiting: done at
+  once only where nothing issued before is left, else the sample ends at the
+  barrier. The barrier's issue is out of the sample, as out of a hand loop's.
 - wait for one result: `block_until_ready`; host conversion: `numpy.asarray`
   (zero-copy on a CPU).
 - devices: `cpu` is the first XLA CPU device; two are configured
@@ -46,11 +46,7 @@ What this backend uses, and why:
   JAX computes float32 products in TF32 on a GPU by default).
 - no events, no streams, no settable thread count (XLA's CPU threads are
   fixed at start), memory from the host only.
-- `run --syncs`: jax.Array's concrete class is jaxlib's ArrayImpl, whose
-  conversions, printing and `block_until_ready` are hooked, with
-  `jax.device_get`, `jax.block_until_ready` and `jnp.nonzero`; the `_value`
-  property every conversion reads catches a wait reached inside jax
-  (masked indexing), named by the jax function the user's line called.
+- `run --syncs`: the entry points of backends.jax_syncs.
   `transfer_guard("log")` is not used: it logs from C++ to the process's
   stderr, with no Python frame to attribute. JAX says nothing of its queue's
   length: how much a wait drained is not known.
@@ -67,7 +63,7 @@ import sys
 from typing import Any, Callable, ContextManager, Iterator
 
 from asyncbench.backends.base import Backend
-from asyncbench.backends.handles import DeviceStatus, SyncHook
+from asyncbench.backends.handles import DeviceStatus, ResultWait, SyncHook
 from asyncbench.host import processes
 
 #: CPU devices configured at start: the case's device and a partner for multi_device
@@ -276,6 +272,21 @@ class JaxBackend(Backend):
         increment(one).block_until_ready()  # compile now, not inside a timed sync
         return lambda: increment(one)
 
+    def result_wait(self, device: str) -> ResultWait | None:
+        """On a CPU, as the module says (the sentinel done at once 1000 times of 1000 idle, 0 of 50 behind a queued
+        product); on a GPU the sentinel is queued on the stream: no proof without a wait."""
+        if not device.startswith("cpu"):
+            return None
+        jax, sentinel = _jax(), self._sentinel(device)
+
+        def wait(result: Any) -> bool:
+            arrays = [leaf for leaf in jax.tree_util.tree_leaves(result) if isinstance(leaf, jax.Array)]
+            for array in arrays:
+                array.block_until_ready()
+            return bool(arrays)
+
+        return ResultWait(wait, lambda: bool(sentinel().is_ready()), self.ones((BARRIER_ELEMENTS,), "float32", device))
+
     def wait(self, array: Any) -> None:
         array.block_until_ready()
 
@@ -329,32 +340,10 @@ class JaxBackend(Backend):
         return QueuedOpDelay(issue, lambda array: array.block_until_ready(), DELAY_CALIBRATION_TRIPS), None
 
     def sync_hooks(self, device: str) -> tuple[SyncHook, ...]:
-        jax = _jax()
-        import numpy
-        from jax._src.array import ArrayImpl
+        """Where JAX's host waits (jax_syncs.hooks), on every device: conversions, prints, control flow, waits."""
+        from asyncbench.backends.jax_syncs import hooks
 
-        conversions = ("item", "tolist", "__array__", "__float__", "__int__", "__complex__")
-
-        def of_jax(value: Any = None, *args: Any, **kwargs: Any) -> bool:
-            return isinstance(value, ArrayImpl)
-
-        def masked(array: Any, index: Any = None, *args: Any) -> bool:
-            return isinstance(index, ArrayImpl) and index.dtype == bool
-
-        return (
-            # NumPy reads a jax.Array through the buffer protocol, in C: no __array__ call to hook
-            *(SyncHook(numpy, name, "conversion", f"numpy.{name}(jax.Array)", of_jax) for name in ("asarray", "array")),
-            SyncHook(ArrayImpl, "block_until_ready", "explicit wait", "jax.Array.block_until_ready"),
-            SyncHook(jax, "block_until_ready", "explicit wait", "jax.block_until_ready"),
-            *(SyncHook(ArrayImpl, name, "conversion", f"jax.Array.{name}") for name in conversions),
-            SyncHook(ArrayImpl, "__bool__", "control flow", "jax.Array.__bool__"),
-            SyncHook(ArrayImpl, "__index__", "control flow", "jax.Array.__index__"),
-            SyncHook(jax.numpy, "nonzero", "control flow", "jax.numpy.nonzero"),
-            SyncHook(ArrayImpl, "__getitem__", "control flow", "jax.Array[mask]", masked),
-            *(SyncHook(ArrayImpl, name, "print", f"jax.Array.{name}") for name in ("__repr__", "__str__", "__format__")),
-            SyncHook(jax, "device_get", "transfer", "jax.device_get"),
-            SyncHook(ArrayImpl, "_value", "conversion", "jax.Array._value"),
-        )
+        return hooks(_jax())
 
     #: the device's peak bytes in use when the memory window opened (None: no window open, or no peak kept)
     _peak_before: int | None = None

@@ -118,6 +118,7 @@ def measure_here(
             between_rounds=machine.between_rounds if machine is not None else None,
             before_sample=guard.before_sample if guard is not None else None,
             warmup_min_s=WARMUP_MIN_S,
+            result_wait=backend.result_wait(case.device),
         )
         # no one listening (in-process, no display): measure() then builds no progress, nor its snapshot of the samples
         samples, sampling = measure(

@@ -151,7 +151,9 @@ def run_case(
                 measured = dataclasses.replace(measured, note="; ".join(filter(None, (measured.note, measuring.NOT_PERTURBABLE))))
             if measured is None:
                 # what the harness's own sync adds to every row here, before the case queues anything (results.ahead)
-                harness = harness_cost.cached(backend.name, case.device, lambda: backend.barrier(case.device))
+                harness = harness_cost.cached(
+                    backend.name, case.device, lambda: backend.barrier(case.device), backend.result_wait(case.device)
+                )
                 prepared = workload.setup(backend, case.device, case.params)
                 set_up = backend.pool_sizes(case.device)
                 note = prepared.note

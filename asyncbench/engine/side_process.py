@@ -107,6 +107,7 @@ def _setup(case: Case, tree: str | None) -> dict[str, Any]:
     timers = {name: backend.timer(case.device) if timed else None for name in prepared.variants}
     per_call = workload.steps_per_call(case.params)
     _case.update(stack=stack, prepared=prepared, timers=timers, backend=backend, device=case.device, steps_per_call=per_call, case=case)
+    _case["result_wait"] = backend.result_wait(case.device)  # each side's samples end as `run`'s do
     for _ in range(case.settings.warmup):
         for name in prepared.variants:
             _sample(name)
@@ -117,7 +118,9 @@ def _setup(case: Case, tree: str | None) -> dict[str, Any]:
 
 def _sample(name: str) -> tuple[float, float, float | None]:
     prepared = _case["prepared"]
-    clocks = take_sample(prepared.variants[name], prepared.sync, _case["timers"][name], prelude=prepared.preludes.get(name))
+    clocks = take_sample(
+        prepared.variants[name], prepared.sync, _case["timers"][name], prelude=prepared.preludes.get(name), result_wait=_case["result_wait"]
+    )
     gc.collect(0)
     return clocks
 

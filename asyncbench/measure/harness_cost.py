@@ -8,7 +8,9 @@ done above issue: a no-op numpy step "ran ahead" 1.35× by it. `probe` times
 a no-op with the backend's sync on the case's device, nothing queued, after
 each of the conditions a sample meets (BUSY_S, IDLE_S), and `cached` does so
 once per backend and device in a run, so that "ran ahead" (results.ahead)
-counts only what lies beyond the costliest.
+counts only what lies beyond the costliest. Where the backend ends a sample
+on its result (backends.handles.ResultWait), the no-op returns a result
+already done and pays that end, as a step's sample does.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from typing import Callable
+from typing import Any, Callable
 
+from asyncbench.backends.handles import ResultWait
 from asyncbench.measure.timing import Clock, take_sample
 from asyncbench.results import stats
 from asyncbench.results.model import HarnessCost
@@ -60,11 +63,14 @@ def _upper(gaps: list[float]) -> float:
     return interval[1] if interval is not None else statistics.quantiles(gaps, n=4)[2]
 
 
-def probe(sync: Callable[[], None], clock: Clock = time.perf_counter, samples: int = NOOP_SAMPLES) -> HarnessCost:
-    """A no-op's issue and done with `sync` as the harness calls it after every variant, nothing queued: `samples`
-    after each of the conditions, the costliest condition's figures kept."""
+def probe(
+    sync: Callable[[], None], clock: Clock = time.perf_counter, samples: int = NOOP_SAMPLES, result_wait: ResultWait | None = None
+) -> HarnessCost:
+    """A no-op's issue and done with `sync` (and `result_wait`) as the harness ends every sample, nothing queued:
+    `samples` after each of the conditions, the costliest condition's figures kept."""
+    noop: Callable[[], Any] = _noop if result_wait is None else lambda: result_wait.done
     for _ in range(NOOP_WARMUP):
-        take_sample(_noop, sync, None, clock)
+        take_sample(noop, sync, None, clock, result_wait=result_wait)
     was_enabled = gc.isenabled()
     gc.disable()  # as measure() samples: a collection inside a sample is not the harness's cost
     taken: list[list[tuple[float, float, float | None]]] = []
@@ -74,7 +80,7 @@ def probe(sync: Callable[[], None], clock: Clock = time.perf_counter, samples: i
             for _ in range(samples):
                 if before is not None:
                     before()
-                series.append(take_sample(_noop, sync, None, clock))
+                series.append(take_sample(noop, sync, None, clock, result_wait=result_wait))
             taken.append(series)
     finally:
         if was_enabled:
@@ -94,9 +100,9 @@ def forget() -> None:
     _measured.clear()
 
 
-def cached(backend: str, device: str, sync: Callable[[], None]) -> HarnessCost:
+def cached(backend: str, device: str, sync: Callable[[], None], result_wait: ResultWait | None = None) -> HarnessCost:
     """`probe` once per backend and device in this process (a worker runs many cases on the same ones)."""
     key = (backend, device)
     if key not in _measured:
-        _measured[key] = probe(sync)
+        _measured[key] = probe(sync, result_wait=result_wait)
     return _measured[key]

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Collection, Mapping
 
+from asyncbench.backends.handles import ResultWait
 from asyncbench.measure.extra_rounds import ExtraRounds
 from asyncbench.results.model import Samples, Settings
 
@@ -42,6 +43,10 @@ class Procedure:
     warm-up at all): a process's first milliseconds of a fast step run slower than the rest (timing.WARMUP_MIN_S).
     0 for processes that line up each sample (their warm-ups must be as many rounds in each) and tests' clocks.
 
+    `result_wait`: the backend's sample end on the variant's own result (backends.handles.ResultWait), where it has
+    one: every timed and warm-up sample ends there (timing.take_sample); the extra rounds keep the sync, each kind's
+    rounds alike.
+
     `clock`: the host clock every sample and the elapsed time are read from (a test's own)."""
 
     settings: Settings
@@ -53,4 +58,5 @@ class Procedure:
     before_sample: Callable[[], None] | None = None
     agree: Callable[[bool], bool] | None = None
     warmup_min_s: float = 0.0
+    result_wait: ResultWait | None = None
     clock: Clock = time.perf_counter

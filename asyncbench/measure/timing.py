@@ -43,7 +43,7 @@ import random
 import time
 from typing import Any, Callable, Mapping
 
-from asyncbench.backends.handles import DeviceTimer
+from asyncbench.backends.handles import DeviceTimer, ResultWait
 from asyncbench.measure.procedure import Clock, Procedure
 from asyncbench.results import stats
 from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Progress, Samples, Sampling, StopReason
@@ -76,11 +76,15 @@ def take_sample(
     timer: DeviceTimer | None,
     clock: Clock = time.perf_counter,
     prelude: Callable[[], None] | None = None,
+    result_wait: ResultWait | None = None,
 ) -> tuple[float, float, float | None]:
     """One run of `run`: (issue_s, done_s, device_s). The result is held until after the sync.
 
     `prelude` runs first, before the start event and the host clock: work it issues is in no clock's start
-    but in done_s's end (sync_async's hold kernel, which the timed ops queue up behind)."""
+    but in done_s's end (sync_async's hold kernel, which the timed ops queue up behind).
+
+    `result_wait` (the backend's, where it has one): the sample ends when the result `run` returned is done, where
+    after the clock the backend proves nothing else was left to run; otherwise, and without it, at `sync`."""
     if prelude is not None:
         prelude()
     if timer is not None:
@@ -90,8 +94,14 @@ def take_sample(
     issued = clock()
     if timer is not None:
         timer.stop()
-    sync()
-    done = clock()
+    if result_wait is not None and timer is None and result_wait.wait(result):  # a timer's events are read after a sync
+        done = clock()
+        if not result_wait.settled():
+            sync()
+            done = clock()
+    else:
+        sync()
+        done = clock()
     del result
     device_s = timer.elapsed_s() if timer is not None else None
     return issued - start, done - start, device_s
@@ -170,7 +180,8 @@ class _Sampler:
         """A warm-up or timed sample of one variant, after `before_sample`."""
         if self.how.before_sample is not None:
             self.how.before_sample()
-        return take_sample(self.variants[name], self.sync, self.timers[name], self.how.clock, self.how.preludes.get(name))
+        how = self.how
+        return take_sample(self.variants[name], self.sync, self.timers[name], how.clock, how.preludes.get(name), how.result_wait)
 
     def warm_up(self) -> None:
         """The warm-up rounds, in the variants' declared order: the settings' `warmup`, then more, untimed and outside
@@ -185,7 +196,7 @@ class _Sampler:
         # none where the settings ask for none (a user timing the cold start)
         while rounds > 0 and clock() - started < self.how.warmup_min_s:
             for name in self.variants:
-                take_sample(self.variants[name], self.sync, None, clock, self.how.preludes.get(name))
+                take_sample(self.variants[name], self.sync, None, clock, self.how.preludes.get(name), self.how.result_wait)
             rounds += 1
         self._started = clock()
 
@@ -219,7 +230,7 @@ class _Sampler:
             # untimed, as a warm-up: the timed round after other work starts where a timed one left off (after the
             # reference's products, a 16×16 product's next rounds took 3-5× its own time: caches and pools were theirs)
             for name in self.order:
-                take_sample(self.variants[name], self.sync, None, clock, self.how.preludes.get(name))
+                take_sample(self.variants[name], self.sync, None, clock, self.how.preludes.get(name), self.how.result_wait)
             self.aside_s += clock() - extra_started
         self.elapsed_s = clock() - self._started - self.aside_s
         first_stop = self.rounds == self.how.settings.min_samples  # the first round a noise stop may come: a fresh look

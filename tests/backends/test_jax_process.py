@@ -186,3 +186,48 @@ def test_the_barrier_waits_for_everything_queued_and_wakes_no_worker_when_nothin
     """)
     assert found["ordered"] == 10  # every product queued before the barrier had run when it returned
     assert found["woken"] < 200, found  # the product that was the barrier woke workers 1265 times in 2000 here
+
+
+def test_a_sample_ends_on_its_result_only_where_nothing_it_dropped_is_still_queued():
+    """A sample ends on the arrays its step returned (as a hand loop ends on its last result, without issuing the
+    barrier's computation inside the sample) only where the barrier's computation, issued after the clock, ran at
+    once: a product the step issued and dropped is still in the sample's done time. No such end on a GPU's stream."""
+    found = python("""
+        import json, time
+        from asyncbench.backends.jax_backend import JaxBackend, _jax
+        from asyncbench.measure.timing import take_sample
+        jax = _jax()
+        backend = JaxBackend()
+        device = jax.devices("cpu")[0]
+        big = jax.device_put(jax.numpy.ones((1024, 1024), dtype="float32"), device)
+        tiny = jax.device_put(jax.numpy.ones((1, 2), dtype="float32"), device)
+        product = jax.jit(lambda m: m @ m)
+        product(big).block_until_ready()
+        ends = backend.result_wait("cpu")
+        sync = lambda: backend.barrier("cpu")
+        def product_alone():
+            started = time.perf_counter()
+            product(big).block_until_ready()
+            return time.perf_counter() - started
+        alone = sorted(product_alone() for _ in range(5))[2]
+
+        def dropped():
+            product(big)
+            return tiny + 1
+
+        kept = product(big)
+        kept.block_until_ready()
+        queued_then = sorted(take_sample(dropped, sync, None, result_wait=ends)[1] for _ in range(5))[2]
+        product(big)
+        behind = ends.settled()
+        backend.barrier("cpu")
+        print(json.dumps({
+            "alone": alone, "dropped": queued_then, "behind": behind, "idle": ends.settled(),
+            "none": ends.wait(None), "gpu": backend.result_wait("cuda:0") is None,
+        }))
+    """)
+    assert found["dropped"] > 0.5 * found["alone"], found  # the dropped product was waited for, not the tiny result alone
+    assert found["behind"] is False
+    assert found["idle"] is True
+    assert found["none"] is False  # a step that returned nothing of JAX's ends at the barrier
+    assert found["gpu"]

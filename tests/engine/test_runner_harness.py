@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from asyncbench.backends.handles import ResultWait
 from asyncbench.engine import runner
 from asyncbench.measure import harness_cost
 from asyncbench.results.model import OK, Settings
@@ -39,6 +40,22 @@ def test_the_probe_measures_what_the_sync_and_the_clock_add_with_nothing_queued_
     assert cost.sync_s == pytest.approx(21e-6)  # after an idle spell: the sync's 20 µs and one clock read
     assert cost.sync_high_s == pytest.approx(21e-6)
     assert cost.issue_s == pytest.approx(1e-6)
+
+
+def test_where_samples_end_on_their_result_the_probes_no_op_returns_one_already_done_and_pays_that_end():
+    """The backend's ResultWait (JAX on a CPU): a sample that proves nothing else was queued ends on its result, not
+    at the sync; the probe's no-op must pay the same end, or its cost is a sync no sample pays."""
+    clock = StepClock()
+    waited: list[object] = []
+
+    def wait(result: object) -> bool:
+        waited.append(result)
+        clock.now += 2e-6
+        return True
+
+    cost = harness_cost.probe(clock.sync, clock, result_wait=ResultWait(wait, lambda: True, "ready"))
+    assert set(waited) == {"ready"}
+    assert cost.sync_s == pytest.approx(3e-6)  # the wait's 2 µs and one clock read, no sync's 5-20 µs
 
 
 class Noop(Workload):

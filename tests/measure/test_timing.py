@@ -3,6 +3,7 @@ import random
 import subprocess
 import sys
 
+from asyncbench.backends.handles import ResultWait
 from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure, take_sample
 from asyncbench.results.model import STOPPED_BY_COUNT, STOPPED_BY_NOISE, STOPPED_BY_TIME, Settings
@@ -47,6 +48,67 @@ def test_take_sample_orders_issue_timer_sync_done():
 
 def test_take_sample_without_timer_has_no_device_time():
     assert take_sample(lambda: None, lambda: None, None, TickClock())[2] is None
+
+
+def _result_wait(log: list[str], holds: bool, settled: bool) -> ResultWait:
+    def wait(result):
+        log.append(f"wait {result}")
+        return holds
+
+    def proven():
+        log.append("settled?")
+        return settled
+
+    return ResultWait(wait, proven, "done")
+
+
+class LoggingClock(TickClock):
+    def __init__(self, log: list[str]):
+        super().__init__()
+        self.log = log
+
+    def __call__(self) -> float:
+        self.log.append("clock")
+        return super().__call__()
+
+
+def test_a_sample_ends_on_its_result_where_nothing_else_was_left_to_run_and_the_proof_comes_after_the_clock():
+    """JAX's device-wide sync issues a computation of its own: 4-9% of a sample of 20 tiny steps, which a hand loop
+    ending on its last result does not pay. Where the backend proves, after the clock, that nothing issued before is
+    still to run, the sample ends on its result, without the sync."""
+    log: list[str] = []
+    issue, done, _ = take_sample(
+        lambda: "out", lambda: log.append("sync"), None, LoggingClock(log), result_wait=_result_wait(log, True, True)
+    )
+    assert log == ["clock", "clock", "wait out", "clock", "settled?"]
+    assert (issue, done) == (1.0, 2.0)
+
+
+def test_a_sample_whose_proof_fails_or_that_returned_nothing_to_wait_on_ends_at_the_sync():
+    log: list[str] = []
+    _, done, _ = take_sample(lambda: "out", lambda: log.append("sync"), None, LoggingClock(log), result_wait=_result_wait(log, True, False))
+    assert log == ["clock", "clock", "wait out", "clock", "settled?", "sync", "clock"]
+    assert done == 3.0  # the done clock is the one after the sync
+    log.clear()
+    _, done, _ = take_sample(lambda: None, lambda: log.append("sync"), None, LoggingClock(log), result_wait=_result_wait(log, False, True))
+    assert log == ["clock", "clock", "wait None", "sync", "clock"]
+    assert done == 2.0
+
+
+def test_a_sample_with_a_device_timer_ends_at_the_sync_whatever_its_result():
+    """A timer's events are read after a device-wide sync: its sample never ends on its result alone."""
+    log: list[str] = []
+    take_sample(lambda: "out", lambda: log.append("sync"), RecordingTimer(log), TickClock(), result_wait=_result_wait(log, True, True))
+    assert log == ["start", "stop", "sync", "elapsed"]
+
+
+def test_every_timed_and_warm_up_sample_of_a_procedure_ends_on_its_result():
+    log: list[str] = []
+    procedure = Procedure(Settings(warmup=2, min_samples=6, max_samples=6, max_time_s=10.0), result_wait=_result_wait(log, True, True))
+    samples, _ = measure({"v": lambda: "out"}, lambda: log.append("sync"), lambda: None, procedure)
+    assert len(samples["v"].done_s) == 6
+    assert log.count("wait out") == 8
+    assert "sync" not in log
 
 
 def test_constant_samples_stop_at_min_samples_and_variants_interleave():
