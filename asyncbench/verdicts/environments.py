@@ -8,6 +8,8 @@ from typing import Any, Iterator, Mapping
 
 # Environment facts that differ between any two commits and say nothing about the machine.
 IGNORED_ENVIRONMENT = ("git_sha",)
+#: the environment's facts of each framework a run's cases used (`frameworks.torch.version`)
+FRAMEWORKS = "frameworks."
 
 
 def _flatten(mapping: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -37,13 +39,24 @@ def _machine_facts(environment: Mapping[str, Any]) -> dict[str, Any]:
     return facts
 
 
+def _used_by_one(key: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether `key` is a framework's fact that one run has no entry for at all: a run records the frameworks its
+    cases used, so a run of torch cases alone says nothing of numpy's version ('2.4.6' → None was printed as a change
+    where the same environment held both)."""
+    if not key.startswith(FRAMEWORKS):
+        return False
+    framework = FRAMEWORKS + key[len(FRAMEWORKS) :].split(".", 1)[0] + "."
+    return not any(name.startswith(framework) for name in old) or not any(name.startswith(framework) for name in new)
+
+
 def changes(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[tuple[str, Any, Any], ...]:
-    """(key, baseline, current) of every machine or software fact that differs between two runs' environments."""
+    """(key, baseline, current) of every machine or software fact that differs between two runs' environments; a
+    framework only one of the runs used is no difference."""
     old, new = dict(_flatten(_machine_facts(baseline))), dict(_flatten(_machine_facts(current)))
     return tuple(
         (key, old.get(key), new.get(key))
         for key in sorted(old.keys() | new.keys())
-        if old.get(key) != new.get(key) and key not in IGNORED_ENVIRONMENT
+        if old.get(key) != new.get(key) and key not in IGNORED_ENVIRONMENT and not _used_by_one(key, old, new)
     )
 
 

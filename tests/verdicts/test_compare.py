@@ -312,3 +312,16 @@ def test_compares_markdown_keeps_the_tools_code_spans_and_escapes_the_files_name
     assert "\\`asyncbench ab\\`" not in text
     assert "\\`only\\`" in text  # a case only in the baseline, named with backticks: escaped, not code
     assert "v\\`x\\`" in text  # a variant's name in its cell: escaped
+
+
+def test_a_framework_only_one_run_used_is_no_difference_of_the_environment():
+    """A run records the frameworks its cases used: a torch-only run against a torch-and-numpy one in the same venv
+    printed 'environment differs: frameworks.numpy.version: '2.4.6' → None' (a trial). A framework both used, at
+    another version or thread count, still differs."""
+    both = {"cpu": "Xeon", "frameworks": {"numpy": {"version": "2.4.6"}, "torch": {"version": "2.13.0+cpu", "threads": 2}}}
+    torch_only = {"cpu": "Xeon", "frameworks": {"torch": {"version": "2.13.0+cpu", "threads": 2}}}
+    assert environments.changes(both, torch_only) == ()
+    assert environments.changes(torch_only, both) == ()
+    moved = {"cpu": "Xeon", "frameworks": {"torch": {"version": "2.13.0+cpu", "threads": 1}}}
+    assert environments.changes(both, moved) == (("frameworks.torch.threads", 2, 1),)
+    assert environments.changes({"cpu": "Xeon"}, torch_only) == ()
