@@ -238,10 +238,24 @@ def verified(found: Verified, bound: Bound | None = None) -> str:
         return f"{found.how}: not timed: {found.note or 'no capture'}"
     said = f"{found.how}: {units.with_bounds(found.step_s, found.step_ci_s, 's')} a step"
     if found.reached is not None:
-        interval = f" [{units.percent(found.reached_ci[0])}–{units.percent(found.reached_ci[1])}]" if found.reached_ci else " ±?"
         of = NO_CEILING_SHARE if bound is not None and fitting.no_ceiling(bound) else "of the ceiling"
-        said += f", reached {units.percent(found.reached)}{interval} {of}"
+        said += f", reached {_reached(found.reached, found.reached_ci, of)}"
     return f"{said}; {found.note}" if found.note else said
+
+
+def _reached(share: float, interval: tuple[float, float] | None, of: str) -> str:
+    """The share of the ceiling a capture reached, with its interval: '80% [74%–87%] of the ceiling'; where the
+    interval holds 0 (the paired saving it is read from may be none, or a loss) no share is shown reached: '~0 of the
+    ceiling [from −10% to 68%; median 30%]', '~0 … [≤ 68%; median 30%]' (verdicts.verified words the saving in time
+    beside it so), never "reached 30% [−10%–68%]"."""
+    if interval is None:
+        return f"{units.percent(share)} ±? {of}"
+    low, high = interval
+    if not low <= 0 <= high or low == high == 0:
+        return f"{units.percent(share)} [{units.percent(low)}–{units.percent(high)}] {of}"
+    median = "" if share == 0 else f"; median {units.percent(share)}"
+    ends = f"≤ {units.percent(high)}" if low == 0 else f"from {units.percent(low)} to {units.percent(high)}"
+    return f"{units.NOT_DISTINGUISHABLE} {of} [{ends}{median}]"
 
 
 def step_apart(bound: Bound, timed: VariantResult | None) -> str | None:

@@ -166,10 +166,13 @@ def _said(reading: Reading | None) -> str:
 
 
 def _reread(reading: Reading) -> Reading:
-    """A stored reading as the rule reads it now from its slack intervals (bound_rule.reread, bound_rule.reworded)."""
+    """A stored reading as the rule reads it now from its slack intervals (bound_rule.reread, bound_rule.reworded,
+    bound_rule.one_side_reworded)."""
     intervals = {str(slack.side): slack.slack_ci_s for slack in reading.slacks}
     kind = BoundKind(bound_rule.reread(str(reading.bound), intervals, reading.step_s))
     note = bound_rule.reworded(reading.note, str(kind), str(reading.bound))
+    if kind == BoundKind.INCONCLUSIVE:  # "no slack worth naming" of one side only where its interval shows it
+        note = bound_rule.one_side_reworded(note, intervals, reading.step_s)
     if (kind, note) == (reading.bound, reading.note):
         return reading
     return Reading(kind, reading.step_s, reading.rounds, reading.slacks, note, reading.shortest_step_s)

@@ -43,6 +43,45 @@ BOTH_SLACK = (
 FORMER_BOTH_SLACK = "both sides have slack: something else sets part of the pace (a wait in the step, or the two sides sharing cores)"
 
 
+#: how the note of a step with one side measured begins where that side's slack interval lies within BALANCE_BAND of
+#: the step (`one_side`): "the host has no slack worth naming: ..."; files keep these words beside any interval
+NO_SLACK_ONE_SIDE = "has no slack worth naming: it is the bound or balanced with the "
+
+
+def one_side(side: Side | str, interval: tuple[float, float] | None, step_s: float) -> str:
+    """What a step with only `side` measured (the other's delay not measured here) says where that side's slack does
+    not lie wholly above DECISION_MARGIN of the step (verdicts.bound's reading: INCONCLUSIVE): "no slack worth
+    naming" only where the interval's upper end lies within BALANCE_BAND of `step_s`; else the interval does not
+    decide whether the side has slack (an MXNet host slack of [0, 20.8 ms] of a 20.8 ms step, shown "~0 [≤ 20.8 ms]
+    (≤ 100%)", was said to have none), nor, where it has no interval, anything."""
+    other = Side.DEVICE if str(side) == str(Side.HOST) else Side.HOST
+    unmeasured = f"the {other}'s delay was not measured here"
+    if interval is None:
+        return f"the {side}'s slack has no interval: it does not decide whether the {side} has slack; {unmeasured}"
+    if interval[1] <= BALANCE_BAND * step_s:
+        return f"the {side} {NO_SLACK_ONE_SIDE}{other}, whose delay was not measured here"
+    low, high = interval
+    shares = f"{units.percent(low / step_s)} to {units.percent(high / step_s)}" if step_s > 0 else "with no step"
+    return (
+        f"the {side}'s slack {units.seconds(low)} to {units.seconds(high)} ({shares} of the step) reaches past "
+        f"{units.percent(BALANCE_BAND)} but does not lie wholly beyond {units.percent(DECISION_MARGIN)}: its interval "
+        f"does not decide whether the {side} has slack (the {other} or a wait setting the pace) or none (the {side} "
+        f"the bound or balanced with the {other}); {unmeasured}"
+    )
+
+
+def one_side_reworded(note: str | None, intervals: Mapping[str, tuple[float, float] | None], step_s: float) -> str | None:
+    """A stored note whose one-side part ("the host has no slack worth naming: ...", which the rule before `one_side`
+    said beside any interval) is in `one_side`'s words from the stored interval (`intervals`: side -> interval, one
+    side measured); any other note as it is."""
+    if not note or len(intervals) != 1:
+        return note
+    [(side, interval)] = intervals.items()
+    stale = f"the {side} {NO_SLACK_ONE_SIDE}"
+    parts = [one_side(side, interval, step_s) if part.startswith(stale) else part for part in note.split("; ")]
+    return "; ".join(dict.fromkeys(parts))
+
+
 def has_room(interval: tuple[float, float] | None, step_s: float) -> bool:
     """Whether a side's slack interval lies wholly above BALANCE_BAND of the step (`step_s`): some delay on that side
     was free, so it does not set the pace, and the reading never names it the bound (verdicts.bound's reading, and

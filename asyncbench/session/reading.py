@@ -116,7 +116,7 @@ def reverified(report: Report, source: str = "<results>") -> Report:
 
 
 def _reverified(result: Result, at: At, held: bool) -> Result:
-    bounds = {name: _rebuilt(_rekinded(bound, at / "bound" / name, held), result) for name, bound in result.bound.items()}
+    bounds = {name: _rebuilt(_one_side(_rekinded(bound, at / "bound" / name, held)), result) for name, bound in result.bound.items()}
     changed = any(bounds[name] is not bound for name, bound in result.bound.items())
     # its checks on the bound judged again from the bound's stored rounds (session.check_held), as `run` judged them
     return check_held.rejudged(dataclasses.replace(result, bound=bounds) if changed else result, at)
@@ -186,6 +186,16 @@ def _reread(bound: Bound) -> Bound:
     kind = BoundKind(bound_rule.reread(str(bound.bound), intervals, bound.step_s))
     note = bound_rule.reworded(bound.note, str(kind), str(bound.bound))
     return bound if (kind, note) == (bound.bound, bound.note) else dataclasses.replace(bound, bound=kind, note=note)
+
+
+def _one_side(bound: Bound) -> Bound:
+    """A bound with one side measured whose stored note says that side has "no slack worth naming", with those words
+    as the rule says them now from its stored interval (results.bound_rule.one_side_reworded: said only where the
+    interval's upper end lies within the balance band, else that the interval does not decide)."""
+    if bound.bound != BoundKind.INCONCLUSIVE:
+        return bound
+    note = bound_rule.one_side_reworded(bound.note, {str(fit.side): fit.slack_ci_s for fit in bound.sides}, bound.step_s)
+    return bound if note == bound.note else dataclasses.replace(bound, note=note)
 
 
 def _with_parts(stored: str | None, refit: str | None) -> str | None:

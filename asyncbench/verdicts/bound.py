@@ -25,7 +25,8 @@ With one side measured (no device delay on this backend), only that side's own s
 side whose slack lies wholly above DECISION_MARGIN of the step does not set the pace, so the other does (HOST from
 the device's slack, DEVICE from the host's; the note says that it rests on one side, and that a step whose waits
 leave that side idle reads the same); a side without slack may be the bound or balanced with the other, which one
-side cannot tell: INCONCLUSIVE.
+side cannot tell: INCONCLUSIVE, said "no slack worth naming" only where its slack interval lies within BALANCE_BAND
+of the step, else that the interval does not decide (results.bound_rule.one_side).
 """
 
 from __future__ import annotations
@@ -301,11 +302,8 @@ def _reading(
                 ),
                 None,
             )
-        return (
-            BoundKind.INCONCLUSIVE,
-            (f"the {side} has no slack worth naming: it is the bound or balanced with the {other}, whose delay was not measured here"),
-            None,
-        )
+        # "no slack worth naming" only where the interval shows it (its upper end within the band)
+        return BoundKind.INCONCLUSIVE, bound_rule.one_side(side, slack_ci, scale), None
     # a share of the step the table's slacks are shares of (the unperturbed median), not of each resample's own
     lowest = interval(floors[Side.DEVICE] - slacks[Side.HOST])
     highest = interval(slacks[Side.DEVICE] - floors[Side.HOST])

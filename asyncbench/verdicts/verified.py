@@ -200,22 +200,28 @@ def _may_save(high_s: float, bound: Bound) -> str:
 
 
 def _saved(saving: float, interval: tuple[float, float] | None) -> str:
-    """The median saving a step with its interval, as the share beside it is read from it ('reached 30%' of a 2.18 ms
-    slack is a saving of 651 µs): 'saved 651 µs [0–1.48 ms] a step' where the interval reaches 0 (not '~0 [≤ 1.48 ms]',
-    which contradicted the 30%), 'saved 651 µs a step [from 200 µs lost to 1.48 ms saved]' where it reaches below,
-    'lost 200 µs a step […]' for a median below 0; '~0 [≤ x]' only for a median of 0. Never a negative time."""
+    """The median saving a step with its interval, in words that state a saving or a loss only where the interval
+    excludes 0: 'saved 651 µs [600–700] a step', 'lost 200 µs [150–250] a step'. Where the interval holds 0, no
+    difference is shown, and the words say '~0' as the threshold checks' lines do (verdicts.bound_checks), with the
+    median the share beside it is read from ('reached 30%' of a 2.18 ms slack is a median saving of 651 µs): 'changed
+    the step by ~0 a step [from 200 µs lost to 1.48 ms saved; median 651 µs saved]' where it reaches either way,
+    'saved ~0 a step [≤ 1.48 ms; median 651 µs]' where it starts at 0 (a trial printed "jit lost 5.21 ms a step
+    [from 12.6 ms lost to 9.54 ms saved]", a loss its own interval does not show). Never a negative time."""
     if interval is None:
         return f"saved {units.seconds(saving)} ±? a step" if saving >= 0 else f"lost {units.seconds(-saving)} ±? a step"
     low, high = interval
-    if saving == 0 or not low <= 0 <= high:  # a median of 0, or an interval off 0: as any time with its interval
+    if not low <= 0 <= high or low == high == 0:  # an interval off 0 (or [0, 0]): as any time with its interval
         if saving < 0:
             return f"lost {units.with_bounds(-saving, (-high, -low), 's')} a step"
         return f"saved {units.with_bounds(saving, interval, 's')} a step"
-    if low == 0 and saving > 0:
-        return f"saved {_from_zero(saving, high)} a step"
     verb, amount = ("saved", saving) if saving > 0 else ("lost", -saving)
-    lost = units.seconds(-low) if low < 0 else "0"
-    return f"{verb} {units.seconds(amount)} a step [from {lost} lost to {units.seconds(high)} saved]"
+    median = "" if saving == 0 else f"; median {units.seconds(amount)}"
+    if low < 0 < high:
+        either_way = f"from {units.seconds(-low)} lost to {units.seconds(high)} saved"
+        return f"changed the step by {units.NOT_DISTINGUISHABLE} a step [{either_way}{median}{'' if saving == 0 else ' ' + verb}]"
+    if low == 0:  # a saving of no more than `high`
+        return f"saved {units.NOT_DISTINGUISHABLE} a step [≤ {units.seconds(high)}{median}]"
+    return f"lost {units.NOT_DISTINGUISHABLE} a step [≤ {units.seconds(-low)}{median}]"  # of no more than −low
 
 
 def _from_zero(value: float, high: float) -> str:

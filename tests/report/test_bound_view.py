@@ -499,3 +499,18 @@ def test_a_bound_step_outside_the_timed_steps_interval_is_said_in_the_terminal_a
     assert f"  - {APART}" in markdown.markdown(built)
     within = view.build(report_of([_timed_at(result_with(device_bound()), 0.00104)]))
     assert not any("lies outside the timed rounds'" in line for line in within.experiments[0].cases[0].bound.summary)
+
+
+def test_a_share_of_the_ceiling_whose_interval_holds_zero_is_not_said_reached():
+    """A captured step whose paired saving may be 0 or a loss (its share's interval [−10%, 68%]) did not show that it
+    reached any of the ceiling: '~0' with the interval and the median, as the saving in time beside it."""
+    from asyncbench.results.bound import Verified, VerifyHow
+
+    straddling = Verified(VerifyHow.JIT, 0.0009, (0.0008, 0.0011), 0.3, (-0.1, 0.68))
+    said = bound.verified(straddling)
+    assert "reached 30%" not in said
+    assert said == "jit: 900 µs [800 µs–1.10 ms] a step, reached ~0 of the ceiling [from -10% to 68%; median 30%]"
+    from_zero = bound.verified(dataclasses.replace(straddling, reached_ci=(0.0, 0.68)))
+    assert from_zero.endswith("reached ~0 of the ceiling [≤ 68%; median 30%]"), from_zero
+    clear = bound.verified(dataclasses.replace(straddling, reached_ci=(0.1, 0.68)))
+    assert clear.endswith("reached 30% [10%–68%] of the ceiling"), clear
