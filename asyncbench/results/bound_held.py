@@ -13,6 +13,10 @@
 - a side's `levels_s` are the medians of its observations' injected lengths, one per level asked, smallest first
   (verdicts.bound._levels), where the file keeps them: a forged `[0.5]` was shown and written back out as measured;
   a file without observations keeps its levels as stored (nothing to hold them to);
+- its `scale_s` (the probed step its levels are fractions of) is at least the step its levels were asked of: no
+  level lies past MAX_INJECTED_SHARE of it (a scale of 0 beside levels of milliseconds is no run's), where the file
+  keeps its observations (files before scale_s store none). Held to a bound, not re-derived: the sweep's shares
+  (measure.perturbation.LEVELS) live above this layer, and a scale edited upwards stays within it;
 - `verified.reached` is median(plain − captured over its stored pairs) / the device's slack (verdicts.verified), and
   lies within its own interval; it is absent where the writer says none (no device slack above 0, no pairs);
 - `verified.note` of a timed capture is held to the forms verdicts.verified writes (`_note_held`): each of its
@@ -36,7 +40,7 @@ import statistics
 from typing import Any, Mapping
 
 from asyncbench.results import recordable, units
-from asyncbench.results.bound import BoundKind, Side, interval_of
+from asyncbench.results.bound import MAX_INJECTED_SHARE, BoundKind, Side, interval_of
 from asyncbench.results.fields import At
 
 #: how far a stored time may lie from the one it was computed from: stored to the nanosecond, so two apart at most
@@ -90,6 +94,7 @@ def check_figures(raw: Mapping[str, Any], at: At) -> None:
         )
     for name, fit in (raw.get("sides") or {}).items():
         where = at / "sides" / str(name)
+        _scale_held(raw.get("scale_s"), [o for o in observations if o[1] == name], at / "scale_s")
         _within_step(fit, step, where)
         _levels_held(fit, [o for o in observations if o[1] == name], where)
         jumped = raw.get("held_at_jump") is True
@@ -97,6 +102,21 @@ def check_figures(raw: Mapping[str, Any], at: At) -> None:
     if raw.get("verified") is not None:
         _reached_held(raw, at / "verified")
         _note_held(raw["verified"], at / "verified" / "note")
+
+
+def _scale_held(scale: Any, observations: list[Any], at: At) -> None:
+    """No level a side's observations were asked at lies past MAX_INJECTED_SHARE of the stored `scale_s` (beyond the
+    nanosecond each is stored to), where the file keeps both: the sweep's levels reach 1.5 of it, a check's at most
+    MAX_INJECTED_SHARE (measure.perturbation injects no more), so a scale of 0, or of under half the step its levels
+    were asked of, is no run's."""
+    if scale is None or not observations:
+        return
+    asked = max(float(observation[2]) for observation in observations)
+    if asked > MAX_INJECTED_SHARE * float(scale) + _ROUNDING_S:
+        at.fail(
+            f"{units.seconds(float(scale))} is not the step its levels were asked as shares of: one was asked at "
+            f"{units.seconds(asked)}, past the {MAX_INJECTED_SHARE:g}× of it any level is: {recordable.NOT_WRITTEN}"
+        )
 
 
 def _within_step(fit: Mapping[str, Any], step: float, at: At) -> None:

@@ -178,8 +178,9 @@ def _check_within_levels(fit: Mapping[str, Any], injected_s: list[float], at: At
 
 def _check_ceiling(bound: Mapping[str, Any], at: At) -> None:
     """InputError where the stored ceiling is not step / (step − the device's slack) within the rounding of the
-    stored times (verdicts.bound computes it so), or is missing where that is finite, or present where it is not
-    (no device side, or a device slack that reaches the whole step)."""
+    stored times (verdicts.bound computes it so), or is missing where that is finite, or present where there is no
+    device side; where the device's slack reaches the whole step (within rounding), none, or one at least step over
+    the floor the rounding allows (a floor of a nanosecond before rounding): a 1.0 there is no fit's."""
     ceiling, step = bound.get("ceiling"), float(bound["step_s"])
     device = (bound.get("sides") or {}).get(str(Side.DEVICE))
     if device is None or str(bound["bound"]) == str(BoundKind.SYNCHRONOUS):
@@ -188,9 +189,16 @@ def _check_ceiling(bound: Mapping[str, Any], at: At) -> None:
         return
     slack = float(device["slack_s"])
     floor = step - slack
-    if floor <= 2 * _ROUNDING_S:  # the device's slack reaches the whole step (within rounding): no ceiling, or any
+    low = (step - _ROUNDING_S / 2) / (floor + _ROUNDING_S) * (1 - _CEILING_RELATIVE) if floor + _ROUNDING_S > 0 else math.inf
+    if floor <= 2 * _ROUNDING_S:
+        # the device's slack reaches the whole step (within rounding): no ceiling (a floor of 0), or the one a floor of
+        # a nanosecond or two before rounding gives, at least step / (that floor): never one of a floor that is not there
+        if ceiling is not None and ceiling < low:
+            (at / "ceiling").fail(
+                f"{ceiling:.6g}× contradicts the bound's own numbers: the device's slack reaches the whole step "
+                f"({_shown_s(step)}), so there is no ceiling (step / (step − that slack) is unbounded)"
+            )
         return
-    low = (step - _ROUNDING_S / 2) / (floor + _ROUNDING_S) * (1 - _CEILING_RELATIVE)
     high = (step + _ROUNDING_S / 2) / (floor - _ROUNDING_S) * (1 + _CEILING_RELATIVE)
     expected = step / floor
     if ceiling is None:

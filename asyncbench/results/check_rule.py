@@ -15,6 +15,8 @@ would otherwise be shown, recorded and reported as a gate its own numbers contra
   PASS or FAIL stores no interval; a check with no interval may be INCONCLUSIVE: too few rounds decide nothing,
   but a metric's or a clock's with no value either was NOT_MEASURED, and an edit to INCONCLUSIVE would let
   --allow-inconclusive pass a gate on what was never measured);
+- its text is a check's, as spec.expect's grammar writes it (split by `CHECK`, or a reading by `READING_CHECK`):
+  `slack_s[host] >= banana` beside a "pass" was judged of nothing, and is refused, not shown with its verdict;
 - the threshold its detail says it was judged against (`..., expected <= 3.00×`) is its text's, as far as the
   detail's rounding shows (units.quantity renders three significant digits).
 
@@ -34,7 +36,7 @@ import re
 from typing import Any, Callable, Collection
 
 from asyncbench.results import bound_rule, units
-from asyncbench.results.bound import CEILING, SLACK_S, SLACK_SHARE
+from asyncbench.results.bound import CEILING, SLACK_S, SLACK_SHARE, BoundKind
 from asyncbench.results.budget import rounds_for_median
 from asyncbench.results.fields import At
 from asyncbench.results.model import CLOCKS, Verdict
@@ -61,8 +63,12 @@ CHECK = re.compile(
     re.VERBOSE,
 )
 
+#: the readings `bound == X` may name: the decided ones (INCONCLUSIVE and SYNCHRONOUS are no gate's aim)
+READINGS = (BoundKind.HOST, BoundKind.DEVICE, BoundKind.BALANCED)
 #: a check on the reading of what bounds the step: `bound == device`, `bound[fast] == host`
-READING_CHECK = re.compile(r"\s*bound\s*(?:\[[^\[\]]+\])?\s*==\s*\w+\s*")
+READING_CHECK = re.compile(rf"\s*bound\s*(?:\[[^\[\]]+\])?\s*==\s*(?:{'|'.join(str(r) for r in READINGS)})\s*")
+#: what a stored check's text that neither expression splits is told it should be (spec.expect's grammar)
+GRAMMAR = "expected QUANTITY[.STAT][[PARTS]] OP NUMBER [UNIT] (slowdown_k1 <= 3, slack_s[host] >= 1ms) or bound == READING"
 
 #: threshold checks on the bound: judged against a tolerance of the delay their level injects, not their threshold
 JUDGED_BY_THEIR_DELAY = (SLACK_S, SLACK_SHARE, CEILING)
@@ -98,9 +104,11 @@ def held_to_its_rule(check: Any, at: At, metrics: Collection[str], bounded: Coll
     vocabulary before (results.records); `metrics` are its result's metrics (a metric named like a bound quantity
     or a clock is a metric), `bounded` those of them a check judges from their interval (results' `bounds`)."""
     match = CHECK.fullmatch(str(check.get("expect") or ""))
-    if match is None:  # no threshold stated: a reading (`bound == device`) is held to its rounds, else nothing to judge
-        if READING_CHECK.fullmatch(str(check.get("expect") or "")):
-            reading_held(check, at)
+    if match is None:  # no threshold stated: a reading (`bound == device`), held to its rounds
+        if not READING_CHECK.fullmatch(str(check.get("expect") or "")):
+            # no check `run` judges reads so (spec.expect refuses it in a config): its verdict was judged of nothing
+            (at / "expect").fail(f"{str(check.get('expect'))[:120]!r} is no check a run judges: {GRAMMAR}")
+        reading_held(check, at)
         return
     quantity, op = match["quantity"], match["op"]
     written = match["unit"]

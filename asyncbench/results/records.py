@@ -302,7 +302,7 @@ def check(raw: Any, at: At) -> None:
         recordable.within_own_interval(metrics.get(name), bounds, at / "metrics" / name)
     metric_names.held(result, at)  # a built-in workload's (or the step form's) metrics are those it writes
     metric_names.never_negative(result, at)  # and a duration of theirs is not below 0
-    check_steps(result, at / "params" / "steps")
+    check_steps(result, at)
     step_figures.measured(result, fields.optional_mapping(result.get("variants"), at / "variants"), at)
     step_figures.check(result, at)  # a step form's metrics are what its variants' samples give
     bounded = list(fields.optional_mapping(result.get("bounds"), at / "bounds"))  # judged from an interval, null or not

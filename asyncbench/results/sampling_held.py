@@ -32,20 +32,22 @@ MAX_REL_NOISE = recordable.MAX_MEASURED_S / recordable.SAMPLE_ROUNDING_S
 def check_steps(result: Mapping[str, Any], at: At) -> None:
     """A step form's `steps` (the user's steps one sample runs, what every per-step figure was divided by: its
     `step_s_kK` metrics, a census's or a bound's `steps_per_call`) is a count of at least one, and the count those
-    figures say they were divided by, where they took rounds. `steps: -20` beside per-step times would be shown as if measured."""
+    figures say they were divided by, where they took rounds. `steps: -20` beside per-step times would be shown as if measured.
+    `at`: the result's (a census or bound that is no object is named at its own key, not at `params.steps`)."""
     stepped = any(name.startswith(step_figures.STEP_METRIC) for name in result.get("metrics") or {})
     if not stepped or "steps" not in (result.get("params") or {}):
         return
-    steps = fields.count(result["params"]["steps"], at)
+    at_steps = at / "params" / "steps"
+    steps = fields.count(result["params"]["steps"], at_steps)
     if steps < 1:
-        at.fail("a sample runs at least one step")
+        at_steps.fail("a sample runs at least one step")
     for kind in ("syncs", "bound"):
-        for variant, stored in fields.optional_mapping(result.get(kind), at).items():
+        for variant, stored in fields.optional_mapping(result.get(kind), at / kind).items():
             if not isinstance(stored, Mapping) or not stored.get("rounds"):
                 continue  # no rounds divided by anything (a synchronous backend's census says 1): checked later
             said = stored.get("steps_per_call")
             if said is not None and said != steps:
-                at.fail(f"{steps} steps a sample, but its {kind} of {variant} divided by {said!r}: {recordable.NOT_WRITTEN}")
+                at_steps.fail(f"{steps} steps a sample, but its {kind} of {variant} divided by {said!r}: {recordable.NOT_WRITTEN}")
 
 
 def check_rounds_taken(sampling: Any, timed: int, at: At, variants: Mapping[str, Any]) -> None:

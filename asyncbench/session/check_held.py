@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from asyncbench.results import check_rule
 from asyncbench.results.fields import At
 from asyncbench.results.model import Check, Expectation, Result, Status, Verdict
 from asyncbench.spec import expect
@@ -49,7 +50,7 @@ def rejudged(result: Result, at: At) -> Result:
 
 
 def _held(check: Check, result: Result, at: At) -> Check:
-    expectation = _expectation(check.expect)
+    expectation = _expectation(check.expect, result, at / "expect")
     if expectation is None:  # not a check on the bound: results.check_rule holds it to its own interval
         return check
     if check.confidence is None:
@@ -104,14 +105,19 @@ def _close(stored: tuple[float, float] | None, again: tuple[float, float] | None
     return all(abs(a - b) <= ROUNDING_S + RELATIVE * abs(b) for a, b in zip(stored, again, strict=True))
 
 
-def _expectation(text: str) -> Expectation | None:
+def _expectation(text: str, result: Result, at: At) -> Expectation | None:
     """A stored check's text as spec.expect parsed it when `run` judged it, where it is a check on the bound (None:
     any other check, which results.check_rule holds to its own interval). Its variant is not held to the workload's
-    (reading a file imports no workload): the file's text was held to them when it was run."""
+    (reading a file imports no workload): the file's text was held to them when it was run. InputError (at `at`, the
+    check's `expect`) for a text that names a bound quantity but is no check on the bound, unless it is the plain
+    check of a metric of that name (results.check_rule's rule): `run` never judged it, so its verdict says nothing."""
     named = expect.QUANTITY.match(text)
     if named is None or named[1] not in bound_checks.BOUND_QUANTITIES:
         return None
     try:
         return expect.bound_check(text)
-    except ValueError:  # no longer a bound check's grammar: results.check_rule holds it as a threshold check
-        return None
+    except ValueError as error:
+        split = check_rule.CHECK.fullmatch(text)
+        if split is not None and split["quantity"] in result.metrics and split["stat"] is None and split["variant"] is None:
+            return None  # a metric named like a bound quantity: results.check_rule holds it as a threshold check
+        at.fail(f"{text[:120]!r} is no check a run judges: {str(error)[:240]}")

@@ -41,7 +41,7 @@ import math
 import statistics
 from typing import Sequence
 
-from asyncbench.results import stats, units
+from asyncbench.results import check_rule, stats, units
 from asyncbench.results.bound import MAX_INJECTED_SHARE, TABLE_NAMES, Bound, BoundKind, Injection
 from asyncbench.results.budget import Budget, rounds_for_median
 from asyncbench.results.check_detail import DRIFTED
@@ -66,8 +66,8 @@ SLACK_S, SLACK_SHARE, CEILING = levels.SLACK_S, levels.SLACK_SHARE, levels.CEILI
 BOUND_QUANTITIES = (READING, SLACK_S, SLACK_SHARE, CEILING)
 #: each quantity's unit, as expect.UNIT_FACTORS reads a threshold's (the reading has none)
 BOUND_UNITS = {SLACK_S: "s", SLACK_SHARE: "%", CEILING: "x"}
-#: the readings `bound == X` may name: the decided ones (INCONCLUSIVE and SYNCHRONOUS are no gate's aim)
-READINGS = (BoundKind.HOST, BoundKind.DEVICE, BoundKind.BALANCED)
+#: the readings `bound == X` may name (results.check_rule's: a stored reading check is held to them on reading)
+READINGS = check_rule.READINGS
 NO_BOUND = "no bound was measured for this case"
 
 

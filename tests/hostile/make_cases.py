@@ -168,6 +168,8 @@ RESULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "verdict-control": _set(f"{C0}.verdict", "pass\x1b[8m"),
     "verdict-list": _set(f"{C0}.verdict", ["pass"]),
     "checks-object": _set(f"{R0}.checks", {"expect": "x"}),
+    # a check whose text does not parse, its "pass" kept: `show` printed it as passed (✓, exit 0), judged of nothing
+    "check-expect-not-a-check": _set(f"{C0}.expect", "done_s.median < 10ms --strict; rm -rf /"),
     "check-value-nan": _set(f"{C0}.value", float("nan")),
     "check-value-inf": _set(f"{C0}.value", float("inf")),
     "check-value-string": _set(f"{C0}.value", "fast"),
@@ -545,6 +547,11 @@ STEP: dict[str, Callable[[dict[str, Any]], None]] = {
     # more perturbation rounds said than the observations were taken in: the row read ±? beside "50 rounds"
     "bound-rounds-not-its-observations": _set(f"{B0}.rounds", 50),
     "bound-scale-1e300": _set(f"{B0}.scale_s", 1e300),
+    # a scale of 0 beside levels of milliseconds asked as shares of it: `show` exited 0
+    "bound-scale-0": _set(f"{B0}.scale_s", 0.0),
+    # a bound or a census that is no object: refused as `params.steps` (the key whose check read them first)
+    "step-bound-list": _set("results.0.bound", [1]),
+    "step-syncs-string": _set("results.0.syncs", "x"),
     # a JAX-on-CPU bound hand-set to not share the host's cores: `show` exited 0 and its reading lost "on shared cores"
     "bound-shares-cores-false-on-cpu": _set(f"{B0}.shares_cores", False),
     # a side's levels hand-set to [0.5] (its observations' medians per level say otherwise): `show` exited 0 and

@@ -18,7 +18,7 @@ from asyncbench.results.schema import Report
 from asyncbench.verdicts import bound as fitting
 from tests.support.bounds import device_bound, host_bound, result_with, synchronous
 from tests.support.helpers import report_of
-from tests.verdicts.test_bound import STEPS, planted
+from tests.verdicts.test_bound import STEP_S, STEPS, planted
 
 
 def _file(*bounds: Any) -> dict[str, Any]:
@@ -248,3 +248,33 @@ def test_an_unbounded_ceiling_interval_is_stored_as_its_low_end_and_read_back():
     assert result.bound["a"].ceiling_ci == (1.0, math.inf)
     _stored(raw)["ceiling_ci_low"] = 1.5  # not the image of the slack's low end
     assert "bound.a.ceiling_ci_low" in _refused(raw)
+
+
+def test_a_ceiling_where_the_device_slack_reaches_the_whole_step_is_none_or_unbounded():
+    """The user's edit: a variant whose device slack is its whole step (no ceiling: step / 0) given `ceiling: 1.0`
+    read back (exit 0), though no floor the stored figures allow gives 1×. A floor of a nanosecond or two before
+    rounding gives one of about a million: read back."""
+    raw = _file(host_bound("a"))  # a 1 ms step
+    stored = _stored(raw)
+    stored["sides"]["device"].update(slack_s=0.001, slack_ci_s=[0.00098, 0.001], levels_s=[0.0001, 0.0012])
+    stored["ceiling"] = stored["ceiling_ci"] = None
+    Report.from_dict(copy.deepcopy(raw))  # as the fit writes it: no ceiling
+    for forged in (1.0, 5.0):
+        stored["ceiling"] = forged
+        message = _refused(raw)
+        assert "results[0].bound.a.ceiling" in message
+        assert "the device's slack reaches the whole step" in message
+    stored["ceiling"] = 1e9  # 1 ms over a floor of 1 ns, within the nanosecond each time is stored to
+    Report.from_dict(copy.deepcopy(raw))
+
+
+def test_a_scale_below_the_step_its_levels_were_asked_of_is_refused():
+    """A run asks no level past MAX_INJECTED_SHARE of the probed step (scale_s): a scale of 0, or of a third of the
+    step, beside levels of up to the whole step was read back; the scale the levels were asked at reads back."""
+    observations, _ = planted(0.6, 1.0, seed=0)  # levels of up to STEP_S
+    fitted = fitting.fit("a", observations, True, steps_per_call=STEPS, scale_s=STEP_S)
+    raw = _file(fitted)
+    Report.from_dict(copy.deepcopy(raw))
+    for forged in (0.0, STEP_S / 3):
+        _stored(raw)["scale_s"] = forged
+        assert "bound.a.scale_s" in _refused(raw)

@@ -180,3 +180,17 @@ def test_a_census_of_a_synchronous_backend_is_its_measured_zero():
     check["verdict"] = "fail"
     with pytest.raises(InputError, match=r"'fail' is not the verdict of its one measurement 0 against 'syncs_per_step == 0' \('pass'\)"):
         _read(stored)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["speedup >= banana", "speedup >= 1.5 --strict; rm -rf /", "done_s.median[sync] < soon", "syncs_per_step <= lots", "speedup"],
+)
+def test_a_stored_check_whose_text_does_not_parse_is_refused_whatever_its_verdict(text):
+    """A metric's, a clock's or a census's check whose text spec.expect's grammar does not split was judged of no
+    threshold: it was read back, and shown with its verdict ("pass"), where one that parses is held to its rule."""
+    for verdict in ("pass", "fail", "inconclusive", "not measured"):
+        stored = _stored(["speedup >= 1.5"])
+        stored["checks"][0].update(expect=text, verdict=verdict)
+        with pytest.raises(InputError, match=r"r\.json: results\[0\]\.checks\[0\]\.expect: .* is no check a run judges"):
+            _read(stored)

@@ -54,10 +54,20 @@ def test_a_census_that_took_no_rounds_is_not_held_to_the_steps() -> None:
     """A synchronous backend's census (numpy: no rounds) says 1 step a call whatever the step form's `steps`: it
     divided nothing, and a file `run --syncs` writes there reads; a census that took rounds divided by its `steps`."""
     result = {"params": {"steps": 5}, "metrics": {"step_s_k0": 0.001}, "syncs": {"sync_every=0": {"rounds": 0, "steps_per_call": 1}}}
-    sampling_held.check_steps(result, At("r.json") / "params" / "steps")
+    sampling_held.check_steps(result, At("r.json"))
     result["syncs"]["sync_every=0"]["rounds"] = 6
     with pytest.raises(InputError, match="params.steps: 5 steps a sample, but its syncs of sync_every=0 divided by 1"):
-        sampling_held.check_steps(result, At("r.json") / "params" / "steps")
+        sampling_held.check_steps(result, At("r.json"))
+
+
+@pytest.mark.parametrize("kind", ["bound", "syncs"])
+@pytest.mark.parametrize("stored", [[1], "x", 7])
+def test_a_bound_or_census_that_is_no_object_is_named_at_its_own_key(kind, stored) -> None:
+    """`results[0].bound: [1]` was refused as `results[0].params.steps: expected an object` (the steps' check read it
+    first, at the steps' key): the key to fix is the bound's."""
+    result = {"params": {"steps": 5}, "metrics": {"step_s_k0": 0.001}, kind: stored}
+    with pytest.raises(InputError, match=rf"r\.json: {kind}: expected an object, got {type(stored).__name__}"):
+        sampling_held.check_steps(result, At("r.json"))
 
 
 def _matmul(illusion: float, gflops: float, workload: str = "matmul") -> dict[str, object]:

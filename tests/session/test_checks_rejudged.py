@@ -147,3 +147,34 @@ def test_a_ceiling_check_judged_before_shared_cores_had_no_ceiling_reads_as_the_
     assert result.checks[3].verdict == Verdict.NOT_MEASURED
     assert "shares the host's cores" in result.checks[3].detail
     assert [c.verdict for c in result.checks[:3]] == [Verdict.PASS, Verdict.INCONCLUSIVE, Verdict.FAIL]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "slack_s[host] >= banana",  # the user's edit: its number a word
+        "slack_s[host] >= 1ms --strict; rm -rf /",  # a valid check with words after it
+        "slack_s[host, host] >= 200us",  # split by the grammar's expression, but no check on the bound
+        "slack_share[host] >= 20",  # a share without its %
+        "ceiling[device] <= 1.10",  # the device's ceiling is not measured
+        "bound == banana",  # no reading
+        "bound == device; exit 0",
+    ],
+)
+def test_a_stored_bound_check_whose_text_does_not_parse_is_refused_never_shown_with_its_verdict(text):
+    """The user's edit: `checks[1]` turned `slack_s[host] >= banana` with a "pass" was shown as a passed check (✓,
+    "1 passed", exit 0): neither results.check_rule nor session.check_held judged a text they could not split."""
+    for verdict in ("pass", "inconclusive"):
+        raw = _raw()
+        raw["results"][0]["checks"][1].update(expect=text, verdict=verdict)
+        with pytest.raises(InputError, match=r"edited\.json: results\[0\]\.checks\[1\]\.expect: .* is no check a run judges"):
+            _read(raw)
+
+
+def test_show_refuses_a_forged_pass_of_a_check_that_does_not_parse_in_one_line_and_exits_2(tmp_path):
+    raw = _raw()
+    raw["results"][0]["checks"][1].update(expect="slack_s[host] >= banana", verdict="pass")
+    shown = invoke("show", str(_saved(raw, tmp_path)))
+    assert shown.exit_code == 2
+    assert "checks[1].expect: 'slack_s[host] >= banana' is no check a run judges" in shown.output
+    assert "passed" not in shown.output
