@@ -64,6 +64,14 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _figure(value: Any) -> Any:
+    """A metric's figure (or an end of its interval, or a check's value) as stored: a number, or null. A user's
+    workload may answer a yes or no (True from run_metrics, a median of True rounds): stored as the 1 or 0 it
+    counts as, as the runner's own `verified` is, since the reader refuses a bool where a number goes (`true` is no
+    measurement: an edit of one was shown as `1 GFLOP/s`, outside its own interval)."""
+    return float(value) if isinstance(value, bool) else _finite(value)
+
+
 def _flat(record: Any) -> dict[str, Any]:
     """A dataclass of plain fields (Stats, Memory, Sampling, MetricInfo) as a dict: what dataclasses.asdict
     gives, without its recursive deep copy, which made serializing a result three times slower."""
@@ -111,8 +119,8 @@ def result_to_dict(result: Result, declared: Declared | None = None) -> dict[str
         "status": result.status,
         "reason": fields.storable(result.reason),
         "variants": {name: _variant_to_dict(v) for name, v in result.variants.items()},
-        "metrics": {name: _finite(value) for name, value in result.metrics.items()},
-        "bounds": {name: None if b is None else [_finite(b[0]), _finite(b[1])] for name, b in result.bounds.items()},
+        "metrics": {name: _figure(value) for name, value in result.metrics.items()},
+        "bounds": {name: None if b is None else [_figure(b[0]), _figure(b[1])] for name, b in result.bounds.items()},
         "checks": [check_to_dict(c) for c in result.checks],
         "note": fields.storable(result.note),
         "sampling": _flat(result.sampling) if result.sampling is not None else None,
@@ -144,9 +152,9 @@ def check_to_dict(check: Check) -> dict[str, Any]:
     """A check as stored: expect, verdict, value, bounds, the confidence it was judged at (of its interval, or of the
     one it had too few rounds for), detail, the false-alarm rate it shared with the run's other checks, and a check on
     the slack's delay as run it was judged by."""
-    stored: dict[str, Any] = {"expect": check.expect, "verdict": check.verdict.value, "value": _finite(check.value), "detail": check.detail}
+    stored: dict[str, Any] = {"expect": check.expect, "verdict": check.verdict.value, "value": _figure(check.value), "detail": check.detail}
     if check.bounds is not None:
-        stored["bounds"] = [_finite(check.bounds[0]), _finite(check.bounds[1])]
+        stored["bounds"] = [_figure(check.bounds[0]), _figure(check.bounds[1])]
     if check.confidence is not None:
         stored["confidence"] = check.confidence
     if check.family_error is not None:
@@ -294,7 +302,7 @@ def check(raw: Any, at: At) -> None:
         check_variant(variant, at / "variants" / name)
     for name, value in fields.optional_mapping(result.get("metrics"), at / "metrics").items():
         fields.name(name, at / "metrics" / name)
-        if value is not None and not isinstance(value, bool):  # null: undefined this run; bool: a yes/no metric
+        if value is not None:  # null: undefined this run; a bool is no number (a yes/no is stored as 1 or 0: _figure)
             fields.number(value, at / "metrics" / name)
     metrics = fields.optional_mapping(result.get("metrics"), at / "metrics")
     for name, bounds in fields.optional_mapping(result.get("bounds"), at / "bounds").items():
@@ -351,8 +359,7 @@ def _check_verdict(raw: Any, at: At, metrics: Mapping[str, Any], bounded: list[s
     fields.text(check.get("expect"), at / "expect")
     fields.word(check.get("verdict"), at / "verdict", VERDICTS)
     fields.text(check.get("detail", ""), at / "detail")
-    if not isinstance(check.get("value"), bool):  # a yes/no metric's check holds its yes or no
-        fields.optional_number(check.get("value"), at / "value")
+    fields.optional_number(check.get("value"), at / "value")  # a bool is no number: a yes/no is stored as 1 or 0 (_figure)
     fields.interval(check.get("bounds"), at / "bounds")
     for key in ("confidence", "family_error", "delay_as_run_s"):
         fields.optional_number(check.get(key), at / key)

@@ -267,7 +267,7 @@ def check_file(raw: Any, source: str) -> None:
     for index, result in enumerate(results):
         records.check(result, at / "results" / index)
         reference_in_schema(result, at / "results" / index, version)
-        matmul_figures.check(result, at / "results" / index, version)  # matmul's illusion and gflops its samples'
+        matmul_figures.check(result, at / "results" / index, version)  # matmul's clocks, illusion and gflops its samples'
         workload_figures.check(result, at / "results" / index, version)  # the other built-ins' paired figures too
         if version == SCHEMA_VERSION:  # each check's detail its figures' (older files' are in older words: as stored)
             check_detail.details_held(result, at / "results" / index, top.get("metric_info"))

@@ -16,7 +16,7 @@ from asyncbench.results import ahead, matmul_figures, units
 from asyncbench.results.model import Clocks, Result
 from asyncbench.workloads.base import BOOL, DTYPE, INT, SIDE, Metric, Param, Prepared, Workload
 
-VARIANT = matmul_figures.VARIANT  # a reader recomputes its illusion and gflops from its samples (results.matmul_figures)
+VARIANT = matmul_figures.VARIANT  # a reader recomputes its clocks, illusion and gflops from its samples (results.matmul_figures)
 
 # An illusion whose whole 95% interval is above this, beyond the harness's own sync, is running ahead; wholly below
 # it, the loop returns when the work is done (results.ahead: the one rule for readings and "What ran ahead").

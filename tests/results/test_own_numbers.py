@@ -106,3 +106,32 @@ def test_a_schema_1_matmul_is_held_to_its_clocks_medians_a_later_one_to_its_roun
 
 def test_another_workloads_illusion_and_gflops_mean_what_it_says() -> None:
     matmul_figures.check(_matmul(5.0, 8.0, workload="mine.py:Matmul"), At("r.json"), 12)  # not the built-in: not held
+
+
+def _clocks_edited(metrics: dict[str, object], bounds: dict[str, object] | None = None, gflops: float = 0.75) -> dict[str, object]:
+    """The stored matmul case with its `done_s` and `issue_s` stated (the samples give 3 ms and 1 ms), edited."""
+    row = _matmul(3.0, gflops)
+    row["metrics"] = {**row["metrics"], "issue_s": 0.001, "done_s": 0.003, **metrics}  # type: ignore[dict-item]
+    row["bounds"] = {**row["bounds"], **(bounds or {})}  # type: ignore[dict-item]
+    return row
+
+
+def test_matmuls_done_s_and_issue_s_are_held_to_its_samples() -> None:
+    # done_s and issue_s restate the variant's clocks: the median of its samples, the interval of that median
+    matmul_figures.check(_clocks_edited({}, {"done_s": [0.002, 0.004], "issue_s": [0.001, 0.001]}), At("r.json"), 12)
+    refused = r"metrics.{}: 0.0025 is not what the samples of case .* \(the median of its rounds' {}: {}\)"
+    with pytest.raises(InputError, match=refused.format("done_s", "done_s", "0.003")):
+        matmul_figures.check(_clocks_edited({"done_s": 0.0025}), At("r.json"), 12)
+    with pytest.raises(InputError, match=refused.format("issue_s", "issue_s", "0.001")):
+        matmul_figures.check(_clocks_edited({"issue_s": 0.0025}), At("r.json"), 12)
+    with pytest.raises(InputError, match=r"metrics.done_s: 1e\+300 is not what the samples"):  # moved with its interval
+        matmul_figures.check(_clocks_edited({"done_s": 1e300}, {"done_s": [1e299, 1e301]}), At("r.json"), 12)
+    with pytest.raises(InputError, match=r"bounds.done_s: \[0.0029, 0.0031\] is not an interval the samples of case"):
+        matmul_figures.check(_clocks_edited({}, {"done_s": [0.0029, 0.0031]}), At("r.json"), 12)
+
+
+def test_a_schema_1_matmuls_done_s_is_held_to_its_clocks_median() -> None:
+    schema_1_gflops = 2e6 / 0.003 / 1e9  # the clocks' medians divided
+    matmul_figures.check(_clocks_edited({}, gflops=schema_1_gflops), At("r.json"), 1)
+    with pytest.raises(InputError, match=r"metrics.done_s: 0.0025 is not what the clocks of case .* \(done_s.median: 0.003\)"):
+        matmul_figures.check(_clocks_edited({"done_s": 0.0025}, gflops=schema_1_gflops), At("r.json"), 1)

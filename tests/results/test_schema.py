@@ -172,3 +172,30 @@ def test_a_reason_with_control_characters_is_stored_so_that_the_strict_readers_t
     ab_path.write_text(ab.to_json())
     raw = ab_report.read_raw(ab_path)
     assert ab_file.from_dict(raw, str(ab_path)).cases[1].reason.startswith("ValueError: \\x1b[31mRED")
+
+
+@pytest.mark.parametrize("key", ["speedup", "t1_s"])
+def test_a_bool_where_a_results_file_holds_a_metric_is_refused(tmp_path, key):
+    """JSON's `true` is no measurement, though Python's bool is an int: `show` printed `gflops 1 GFLOP/s [23.4–62.6]`,
+    a point outside its own interval, and `record` refused it as one ("a point 1 lies outside")."""
+    path = tmp_path / "r.json"
+    report().save(path)
+    raw = json.loads(path.read_text())
+    raw["results"][0]["metrics"][key] = True
+    path.write_text(json.dumps(raw))
+    with pytest.raises(schema.InputError, match=rf"results\[0\]\.metrics\.{key}: expected a number, got bool"):
+        Report.load(path)
+
+
+def test_a_user_workloads_yes_or_no_metric_is_written_as_a_number_its_reader_takes(tmp_path):
+    """A user's run_metrics may answer True (a check it made): the writer stores it as 1, as the runner's own
+    `verified` is, so the file's reader, which refuses a bool where a number goes, takes it back."""
+    import dataclasses
+
+    rows = report().results
+    mine = dataclasses.replace(rows[0], id="e[torch,cpu]", workload="mine.py:Mine", metrics={"checked": True, "failed": False})
+    path = tmp_path / "r.json"
+    Report.new({"name": "c"}, {"python": "3"}, (mine,)).save(path)
+    stored = json.loads(path.read_text())["results"][0]["metrics"]
+    assert [(value, type(value)) for value in stored.values()] == [(1.0, float), (0.0, float)]  # `true` == 1.0 too
+    assert Report.load(path).results[0].metrics == {"checked": 1.0, "failed": 0.0}
