@@ -261,3 +261,32 @@ def test_no_level_is_stated_over_a_column_with_no_interval():
     )
     mixed = ABReport("2026-01-01T00:00:00+00:00", "0", side, side, 0.05, 0.01, False, "frozen", two)
     assert "interval (99.6%)" in views.build(mixed, Outcome(1, ())).headers
+
+
+#: a variant's name as long as the CI engineer's (70 characters), and one that reads as markup
+LONG_NAMES = ("sync_every=" + "x" * 59, "<b>**" + "y" * 60 + "**</b>")
+
+
+@pytest.mark.parametrize("name", LONG_NAMES)
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_a_long_variant_name_folds_and_never_squeezes_out_the_verdict_the_change_or_the_interval(width, name):
+    """The issue: a 70-character variant name at COLUMNS=120 shrank `case` and `verdict` to nothing and cut the
+    interval (`┃┃ what … ┃ interval …┃┃`); SLOWER survived only under the table. At 80 the verdict was a column of
+    one letter with any name."""
+    slower = PairedRatio(name, "variant", "s", 1e-3, 1.2e-3, 1.2, (1.15, 1.26), Label.SLOWER)
+    within = PairedRatio("sync_every=0", "variant", "s", 1e-3, 1.01e-3, 1.01, (1.001, 1.04), Label.SAME)
+    case = PairedCase("train_step[torch,cpu,batch=64]", "ok", ratios=(slower, within), blocks=10, confidence=0.996)
+    report = _report({"OMP_NUM_THREADS": "1"}, case)
+    console = Console(file=io.StringIO(), width=width)
+    views.print_view(views.shown_again(report), console, again=True)
+    printed = console.file.getvalue()  # type: ignore[attr-defined]
+    table = printed[printed.index("┏") : printed.index("┘") + 1]
+    lines = table.splitlines()
+    assert all(len(line) <= width for line in lines)
+    rows = [line.split("│")[1:-1] for line in lines if line.startswith("│")]
+    firsts = [row for row in rows if row[4].strip()]  # each verdict's first line: its change, interval and word
+    assert [row[4].strip() for row in firsts] == ["+20.0%", "+1.0%"]
+    assert [row[5].strip() for row in firsts] == ["[+15.0% … +26.0%]", "[+0.1% … +4.0%]"]
+    assert [row[6].strip().split(" (")[0] for row in firsts] == ["SLOWER", "WITHIN MARGIN"]
+    assert name in "".join(row[1].strip() for row in rows)  # every character of the name, folded over lines
+    assert case.id in _column_text(table, 0)
