@@ -189,12 +189,15 @@ class Pairs:
         self.variables = (request.base_env, request.head_env)  # each side's, as given: its process gets them
 
     def preflight(self) -> PairedConclusion:
+        from asyncbench.spec import overrides
+
         request = self.request
         sides.check_given(request.base, request.head, request.base_python)
         if request.base is None and request.head is None and request.base_python is None and not any(self.variables):
             raise InputError("ab needs a base: --base REV, --base-python PATH or --base-env KEY=VALUE (there is no default base)")
         selection, outputs = request.selection, request.outputs
         sides.check_configs(selection.configs)
+        overrides.check_sets(selection.sets)  # the command line's fault, not a side's: --set sets both sides
         preflight.check_files(
             (("-o", outputs.json_path), *((f"--{name}", outputs.files.get(name)) for name in AB_FILES)),
             [("CONFIG", c) for c in selection.configs],

@@ -107,6 +107,30 @@ def parse_set(text: str) -> tuple[str | None, str, list[Any]]:
     return scope or None, name, values
 
 
+def _setting(name: str, values: list[Any]) -> Any:
+    """A measurement setting's one value as --set gives it, read as a config's would be (ValueError: wrong in
+    itself, whatever config or experiment it is set on)."""
+    if len(values) > 1:
+        raise ValueError("a measurement setting takes one value; only params can be swept")
+    return schema.coerce_setting(name, values[0])
+
+
+def check_sets(sets: Sequence[str]) -> None:
+    """Refuse (InputError, naming the --set) what is wrong in each --set whatever config it meets: one that is no
+    KEY=VALUE, and a measurement setting's value (ab_margin=5, min_samples=many, max_time_s=1,2). `ab` calls it
+    before either side is planned: --set sets both sides, so such a fault is the command line's, and naming one
+    side's revision as its source misled (a param's value stays each side's to judge: a side's workload may lack
+    the param, or take it in another form)."""
+    for text in sets:
+        scope, name, values = parse_set(text)
+        if scope == EXECUTOR_SCOPE or name not in schema.SETTING_FIELDS:
+            continue
+        try:
+            _setting(name, values)
+        except ValueError as exc:
+            raise InputError(f"--set {text!r}: {exc}") from None
+
+
 def _quick_settings(settings: Settings) -> Settings:
     return dataclasses.replace(
         settings,
@@ -166,9 +190,7 @@ def apply_overrides(
                 continue
             try:
                 if name in schema.SETTING_FIELDS:
-                    if len(values) > 1:
-                        raise ValueError("a measurement setting takes one value; only params can be swept")
-                    settings = dataclasses.replace(settings, **{name: schema.coerce_setting(name, values[0])})
+                    settings = dataclasses.replace(settings, **{name: _setting(name, values)})
                 elif name in params and len(values) > 1:
                     if workload.param(name).kind == SHAPE and not any(isinstance(v, list) for v in values):
                         joined = ",".join(map(str, values))

@@ -307,3 +307,23 @@ def test_an_output_over_the_config_or_an_empty_option_is_refused_before_anything
     assert not done.stdout.strip()  # nothing was measured
     assert (repo / "gate.yaml").read_text() == before
     assert worktree_count(repo) == 0
+
+
+@pytest.mark.parametrize(
+    "value, said",
+    [
+        ("ab_margin=5", "--set 'ab_margin=5': write the margin with its %"),
+        ("work.max_time_s=1,2", "--set 'work.max_time_s=1,2': a measurement setting takes one value"),
+        ("min_samples=many", "--set 'min_samples=many': "),
+    ],
+)
+def test_a_set_value_that_no_side_can_take_is_the_command_lines_fault_not_a_sides(repo, value, said):
+    """--set sets both sides: a setting's value wrong in itself is refused once, before either side is checked out
+    or planned, without naming a side (it read `error: the head side (da8427df4e (same)): --set 'ab_margin=5': ...`)."""
+    done = ab("gate.yaml", "--base", "HEAD", "--head", "HEAD", "--set", value, cwd=repo)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"error: {said}" in done.stderr
+    assert "side" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+    assert worktree_count(repo) == 0
