@@ -87,7 +87,7 @@ class Pairing:
     max_blocks: int = blocks.MAX_BLOCKS
     scheduled: bool = False  # whether `max_blocks` was scheduled (`schedule`), not the default
     past_target: str | None = None  # went on past the gate's target with "no look" yet or "undecided" at one (engine.gate_time)
-    stopped: bool = False  # its last look taken undecided at its last block (`finish`)
+    stopped: bool = False  # stopped undecided by its looks so far, its last look taken then (`finish`): decided or not
     #: left undecided before the cap because a next block, at the latest round's pace, would have ended past what the
     #: cap allows (engine.gate_time): (that pace, when it would have ended, the latest end allowed), in the gate's
     #: seconds; None otherwise
@@ -169,7 +169,7 @@ class Pairing:
 
     def finish(self) -> PairedCase:
         """The case's row: its last look (taken now if the blocks stopped between looks). A case that stops
-        undecided at its last block is told to `on_block` once more, with that look (`stopped`)."""
+        undecided by its looks so far is told to `on_block` once more, with that look (`stopped`), which may decide it."""
         if self.done is not None:
             return self.done
         told_decided = self.decided  # its last block's look decided it, and said so

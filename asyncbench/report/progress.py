@@ -83,7 +83,8 @@ class Block:
     last: tuple[tuple[str, float], ...] = ()
     status: str = OK.value
     reason: str | None = None
-    #: the case stopped undecided at its last block (the gate's time spent): `judged` is its last look
+    #: the case stopped (the gate's time spent) undecided by its looks so far: `judged` is the last look, taken then,
+    #: which may yet decide it (`decided`): the line says `stopped` only of a case still undecided at it
     stopped: bool = False
     #: the margin the case is judged at, which a SAME whose interval excludes no change names (results.labels.label_cell)
     margin: float | None = None
@@ -208,8 +209,8 @@ def block_line(block: Block, verbose: bool = False) -> str:
             parts.append("change: " + _changes(block.changes))
         if verbose:
             parts.append(_plural(block.rounds, "round") + (f", this block: {_changes(block.last)}" if block.last else ""))
-        if block.stopped:
-            parts.append("stopped")
+        if block.stopped:  # the look taken as it stopped: decided there (the table's "only at its one look"), or not
+            parts.append("decided at its last look" if block.decided else "stopped")
         elif block.decided:
             parts.append("decided: stops")
         elif block.next_look is not None:

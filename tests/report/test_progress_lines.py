@@ -170,6 +170,14 @@ def test_an_ab_case_that_stops_undecided_gives_its_last_look_and_blocks_past_the
     assert progress.block_line(one_look) == "[1/1] m[numpy,cpu]  block 3 of 7 planned  change: step −0.6%  look when it stops  6.00 s"
 
 
+def test_an_ab_case_decided_at_the_look_taken_as_it_stops_says_decided_not_stopped():
+    judged = (PairedRatio("step", "variant", "s", 1e-3, 1e-3, 1.01, (0.986, 1.044), Label.SAME),)
+    block = Block("m[numpy,cpu]", 0, 1, 12, 10, (("step", 1.01),), judged, None, True, 22.6, stopped=True, margin=0.05)
+    line = progress.block_line(block)
+    assert "SAME  decided at its last look  22.6 s" in line
+    assert "stopped" not in line
+
+
 def test_an_ab_case_that_errors_says_so_on_its_block_line():
     block = Block("m[numpy,cpu]", 0, 2, 0, None, (), (), None, True, 1.5, status="error", reason="head: the worker process died")
     assert progress.block_line(block) == "[1/2] m[numpy,cpu]  error: head: the worker process died  1.50 s"

@@ -110,6 +110,27 @@ def test_an_ab_case_out_of_time_says_once_that_it_stopped_with_its_last_look(mon
     assert not [line for line in lines if "decided" in line]
 
 
+def test_an_ab_case_decided_by_the_look_it_takes_as_its_time_runs_out_says_decided_not_stopped(monkeypatch):
+    """A case whose one look is taken as the gate's time runs out, and decides it: its last line says so (the table
+    says "decided, but only at its one look"); `stopped` is an undecided case's word (docs/guides/ci.md). It read
+    `last look: sync_every=0 +1.0% [−1.4% … +4.4%] SAME  stopped`."""
+    monkeypatch.setattr(blocks, "BLOCK_MIN_S", 0.0)
+    stream, seen = Flushes(), []
+    sides = (_Side("base", 1.0, stream, seen), _Side("head", 1.0, stream, seen))  # unchanged, quiet: SAME at a look
+    for side in sides:
+        side.sleep_s = 0.001  # a block takes about 10 ms: the gate's 0.15 s run out before a scheduled look
+    case = Case("m[numpy,cpu]", "e", "fake-work", "numpy", "cpu", {}, Settings(warmup=0, timeout_s=10))
+    pairing = paired.Pairing(case, case, sides, _Work(), 0.005, 0.05)  # type: ignore[arg-type]
+    with ProgressDisplay(True, Console(file=stream, force_terminal=False)) as display:
+        block_progress.report_blocks([pairing], display)
+        (row,) = gate_time.gate([pairing], 0.15)
+    lines = stream.getvalue().splitlines()
+    (last,) = row.ratios
+    assert str(last.label) == "SAME", lines  # the scenario: decided, at the look taken as it stopped
+    assert f"last look: step {progress.change_text(last.ratio)} {progress._interval(last)} SAME  decided at its last look" in lines[-1]
+    assert not [line for line in lines if "stopped" in line]
+
+
 def test_an_ab_block_line_masks_a_sides_secret_quoted_in_its_error():
     from asyncbench.results.paired import PairedCase
     from asyncbench.session.side_variables import scrubber
