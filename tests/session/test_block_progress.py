@@ -30,6 +30,21 @@ class _Work(Workload):
         raise NotImplementedError
 
 
+class SampleClock:
+    """The time module as the gate's code reads it, but for perf_counter: advanced by the samples alone, so that how
+    many blocks fit in the gate's time does not rest on the machine's load (a loaded run fitted 6, too few for the
+    look the test needs)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
 class _Side:
     """A side of made-up samples (head `slower` by a factor) that notes, at each case's set-up, what stderr shows."""
 
@@ -37,6 +52,7 @@ class _Side:
         self.name, self.tree, self.slower, self.stream, self.seen = name, None, slower, stream, seen
         self.rng = random.Random(name)
         self.sleep_s = 0.0
+        self.clock: SampleClock | None = None
 
     def renew(self, backend: Any) -> None:
         pass
@@ -56,7 +72,10 @@ class _Side:
         if command == "setup":
             return {"variants": ["step"], "asynchronous": False}
         if command == "sample":
-            time.sleep(self.sleep_s)
+            if self.clock is not None:
+                self.clock.now += self.sleep_s  # a sample's time on the test's own clock: the same under any load
+            else:
+                time.sleep(self.sleep_s)
             done = 1e-3 * self.slower * math.exp(self.rng.gauss(0, 0.001))
             return done, done, None
         return None
@@ -117,8 +136,11 @@ def test_an_ab_case_decided_by_the_look_it_takes_as_its_time_runs_out_says_decid
     monkeypatch.setattr(blocks, "BLOCK_MIN_S", 0.0)
     stream, seen = Flushes(), []
     sides = (_Side("base", 1.0, stream, seen), _Side("head", 1.0, stream, seen))  # unchanged, quiet: SAME at a look
+    clock = SampleClock()
+    monkeypatch.setattr(gate_time, "time", clock)
+    monkeypatch.setattr(paired, "time", clock)
     for side in sides:
-        side.sleep_s = 0.001  # a block takes about 10 ms: the gate's 0.15 s run out before a scheduled look
+        side.sleep_s, side.clock = 0.001, clock  # a block takes about 10 ms: the gate's 0.15 s run out before a scheduled look
     case = Case("m[numpy,cpu]", "e", "fake-work", "numpy", "cpu", {}, Settings(warmup=0, timeout_s=10))
     pairing = paired.Pairing(case, case, sides, _Work(), 0.005, 0.05)  # type: ignore[arg-type]
     with ProgressDisplay(True, Console(file=stream, force_terminal=False)) as display:
