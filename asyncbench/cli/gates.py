@@ -42,7 +42,9 @@ and whatever the interval where a neighbour shared the cores in either run
 (below: the same file against itself, beside one, is INCONCLUSIVE).
 The rows share a 1% false-alarm rate (Bonferroni). Exit 1 when some case is
 SLOWER or INCONCLUSIVE (unless --allow-inconclusive), or ran ok in the
-baseline and not now, and when nothing could be compared (a clock neither
+baseline and errored or was skipped now (a case this run did not plan is
+listed, not failed: a run of some of the baseline's cases compares those),
+and when nothing could be compared (a clock neither
 file has, every case skipped); exit 2 when the two files have no case in
 common, or either holds none (a run interrupted before its first case).
 Each case also times a fixed reference work between its rounds and reads the

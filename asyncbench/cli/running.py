@@ -137,7 +137,8 @@ def run(
     straddles the threshold, or it has none) or could not be evaluated, when nothing was
     measured, or when a case is slower than --baseline beyond --max-regression
     (its whole interval), INCONCLUSIVE against it, or ok in the baseline and
-    not now; with --strict, when a case was skipped. An inconclusive verdict
+    errored or skipped now (a baseline case this run did not plan is listed,
+    not failed); with --strict, when a case was skipped. An inconclusive verdict
     passes only with --allow-inconclusive. 3 when a case errored. A run's
     checks share a 1% false-alarm rate, split over the checks and the looks
     each takes; a case with checks or a baseline takes at least the rounds
