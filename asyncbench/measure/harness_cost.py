@@ -8,9 +8,11 @@ done above issue: a no-op numpy step "ran ahead" 1.35× by it. `probe` times
 a no-op with the backend's sync on the case's device, nothing queued, after
 each of the conditions a sample meets (BUSY_S, IDLE_S), and `cached` does so
 once per backend and device in a run, so that "ran ahead" (results.ahead)
-counts only what lies beyond the costliest. Where the backend ends a sample
-on its result (backends.handles.ResultWait), the no-op returns a result
-already done and pays that end, as a step's sample does.
+counts only what lies beyond the costliest. Where the backend may end a
+sample on its result (backends.handles.ResultWait), the no-op still returns
+nothing, so it pays the sync: the costlier end, which any sample whose step
+returns nothing of the backend's pays (a JAX step of no work read "ran
+ahead" 4-10× against a probe of the cheaper end).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from asyncbench.backends.handles import ResultWait
 from asyncbench.measure.timing import Clock, take_sample
@@ -67,10 +69,10 @@ def probe(
     sync: Callable[[], None], clock: Clock = time.perf_counter, samples: int = NOOP_SAMPLES, result_wait: ResultWait | None = None
 ) -> HarnessCost:
     """A no-op's issue and done with `sync` (and `result_wait`) as the harness ends every sample, nothing queued:
-    `samples` after each of the conditions, the costliest condition's figures kept."""
-    noop: Callable[[], Any] = _noop if result_wait is None else lambda: result_wait.done
+    `samples` after each of the conditions, the costliest condition's figures kept. The no-op returns nothing of
+    the backend's: it ends at the sync, never on a result (see the module's docstring)."""
     for _ in range(NOOP_WARMUP):
-        take_sample(noop, sync, None, clock, result_wait=result_wait)
+        take_sample(_noop, sync, None, clock, result_wait=result_wait)
     was_enabled = gc.isenabled()
     gc.disable()  # as measure() samples: a collection inside a sample is not the harness's cost
     taken: list[list[tuple[float, float, float | None]]] = []
@@ -80,7 +82,7 @@ def probe(
             for _ in range(samples):
                 if before is not None:
                     before()
-                series.append(take_sample(noop, sync, None, clock, result_wait=result_wait))
+                series.append(take_sample(_noop, sync, None, clock, result_wait=result_wait))
             taken.append(series)
     finally:
         if was_enabled:

@@ -224,3 +224,22 @@ def test_a_step_slowdown_wholly_below_1_is_said_with_ends_apart_from_the_point()
     assert "no cost shown" not in reading
     assert "a wait every 4 step(s) made the step faster: 0.991× [0.900–0.992]" in reading
     assert units.with_bounds(0.991, (0.9002, 0.9923), "x") == "0.991× [0.900–0.992]"  # the metrics line's formatter
+
+
+def test_an_asynchronous_steps_wait_cost_where_nothing_ran_ahead_is_said_to_be_the_barriers_own():
+    """JAX's inline `x + 1`: the loop did not run ahead (illusion ~1), and a wait every step read 1.76× — the harness's
+    barrier, which issues a computation of its own, where `block_until_ready` of each result cost 0.96-1.19× (a
+    trial): the reading says whose cost it is, not a `.item()`'s. Where the loop ran ahead, it is the wait's, as before."""
+    from asyncbench.workloads.step_reading import StepForm
+
+    metrics = {"step_s_k0": 2.0e-5, "step_s_k1": 3.5e-5, "slowdown_k1": 1.76, "illusion": 1.0}
+    bounds = {"slowdown_k1": (1.67, 1.80), "illusion": (0.99, 1.01)}
+    inline = _metrics_result("tiny", metrics, bounds, asynchronous=True)
+    reading = StepForm().reading(inline)
+    assert "nothing much runs ahead" in reading
+    assert "a wait every 1 step(s) costs 1.76× [1.67–1.80] — the harness's barrier itself, with nothing queued" in reading
+    ahead = _metrics_result("tiny", {**metrics, "illusion": 5.0}, {**bounds, "illusion": (4.0, 6.0)}, asynchronous=True)
+    reading = StepForm().reading(ahead)
+    assert "the loop returns long before the work is done" in reading
+    assert "a wait every 1 step(s) costs 1.76× [1.67–1.80]" in reading
+    assert "barrier itself" not in reading
