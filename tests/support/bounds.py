@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 from asyncbench.results.bound import Bound, BoundKind, Perturbed, Side, SideBound
 from asyncbench.results.model import Result
-from tests.support.helpers import ok_result
+from tests.support.helpers import ok_result, report_of
 
 #: a host delay's asked and injected lengths: a spin runs a little longer than asked
 HOST_LEVELS = ((0.0002, 0.000202), (0.0008, 0.000808))
@@ -82,3 +84,14 @@ def verified_host_bound(variant: str = "matmul") -> Bound:
         host_bound(variant),
         verified=Verified(VerifyHow.JIT, 0.00076, (0.000758, 0.000762), 0.8, (0.7375, 0.8714), None, pairs),
     )
+
+
+def stored_file(bound: Bound, folder: Path, observations: bool) -> Path:
+    """A results file of one result holding `bound` (its variant `a`'s perturbation rounds dropped unless
+    `observations`), as a file written by a rule before today's stores a reading: for tests of how it is read now."""
+    raw = json.loads(report_of([result_with(bound)]).to_json())
+    if not observations:
+        raw["results"][0]["bound"]["a"]["observations"] = []
+    path = folder / "r.json"
+    path.write_text(json.dumps(raw))
+    return path

@@ -24,8 +24,7 @@ from asyncbench.results.bound_change import BoundChange, Change, Reading, change
 from asyncbench.session import reading
 from asyncbench.verdicts import bound
 from tests.results.test_bound_change import _report
-from tests.support.bounds import result_with
-from tests.support.helpers import report_of
+from tests.support.bounds import stored_file
 from tests.verdicts.test_bound import STEP_S, STEPS, planted
 
 #: the issue's shape, planted: the host has slack of 30% of the step, the device 80% (a wait in between sets the pace)
@@ -79,12 +78,7 @@ def _stored_as_before(fitted: Bound, tmp_path: Path, observations: bool) -> Path
         bound=BoundKind.HOST,
         note="both sides have slack: something else sets part of the pace (a wait in the step, or the two sides sharing cores)",
     )
-    raw = json.loads(report_of([result_with(old)]).to_json())
-    if not observations:
-        raw["results"][0]["bound"]["a"]["observations"] = []
-    path = tmp_path / "r.json"
-    path.write_text(json.dumps(raw))
-    return path
+    return stored_file(old, tmp_path, observations)
 
 
 def test_a_results_file_that_stored_the_old_reading_reads_the_new_way(tmp_path):

@@ -10,15 +10,13 @@ line that quotes the note."""
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 from asyncbench.results import bound_rule
 from asyncbench.results.bound import Bound, BoundKind, Side
 from asyncbench.session import reading
 from asyncbench.verdicts import bound
-from tests.support.bounds import result_with
-from tests.support.helpers import report_of
+from tests.support.bounds import stored_file
 from tests.verdicts.test_bound import STEPS, planted
 
 NO_SLACK = "the host has no slack worth naming"
@@ -69,13 +67,7 @@ def test_the_words_follow_the_intervals_upper_end():
 
 
 def _stored_with_old_words(fitted: Bound, tmp_path: Path, observations: bool) -> Path:
-    old = dataclasses.replace(fitted, note=FORMER)
-    raw = json.loads(report_of([result_with(old)]).to_json())
-    if not observations:
-        raw["results"][0]["bound"]["a"]["observations"] = []
-    path = tmp_path / "r.json"
-    path.write_text(json.dumps(raw))
-    return path
+    return stored_file(dataclasses.replace(fitted, note=FORMER), tmp_path, observations)
 
 
 def test_a_results_file_that_stored_no_slack_beside_a_wide_interval_is_shown_as_undecided(tmp_path):
