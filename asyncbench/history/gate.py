@@ -24,6 +24,12 @@ would fail every new series' first five runs (a fresh history, a benchmark a pul
 say, where an unsteady series had its runs and lost them to the machine. It is not passed in silence: the gate says
 how many series it could not judge yet and why, in one line (too_short).
 
+A change at the run its machine moved (history.at_move) is judged on its interval with the machine's change carried,
+as `compare` judges a row: it fails only where even that interval lies wholly past the margin, and one that straddles
+the margin is INCONCLUSIVE (a change of the code at the machine's move cannot be told from the machine's within it:
+a user's ×1.5 at a machine's ×1.2, both from run 7, failed as ×1.25 [1.24–1.26] of the scaled times). A change away
+from the move is judged on the times searched, as before.
+
 A change whose figures cannot be told from 0 (every run around it has a 95% interval that holds 0:
 Series.told_from_zero) is no regression: a ratio of two figures that may each be nothing says nothing of a slowdown
 (a 4 ns per-step time in [−39, +63] ns once failed the gate at ×1.3). `history` says so of its series in plain words.
@@ -33,7 +39,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from asyncbench.history import changes, model
+from asyncbench.history import at_move, changes, model
 from asyncbench.history.model import ChangePoint, Regression, Series
 
 # How many of a series' newest runs a regression may have started in and still fail the gate (`--within N`). A
@@ -124,6 +130,8 @@ def runs_short(one: Series, change: ChangePoint) -> int | None:
         start = 0  # every run of the series was read
     else:
         return None
-    needed = ratio.samples_needed(at - start, changes.CONFIDENCE) if at > start else None
+    # a change at its machine's move is told from two intervals, each at half its error (history.at_move)
+    confidence = at_move.level() if change.at_move else changes.CONFIDENCE
+    needed = ratio.samples_needed(at - start, confidence) if at > start else None
     after = len(runs) - at
     return needed - after if needed is not None and needed > after else None

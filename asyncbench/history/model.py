@@ -140,6 +140,24 @@ class ChangePoint:
     ratio_low: float | None
     ratio_high: float | None
     p_value: float
+    #: where it lies at the run its machine moved (history.at_move): the machine's reference's ratio across the same
+    #: two sides, with its interval; the change's interval then carries it (its figures as measured), as `compare`'s
+    #: does. None elsewhere
+    machine_ratio: float | None = None
+    machine_low: float | None = None
+    machine_high: float | None = None
+    #: whether its figures (before, after, their ratio) are of the times scaled to the machine's usual speed, the
+    #: ones searched (history.discount), not as measured
+    scaled: bool = False
+
+    @property
+    def at_move(self) -> bool:
+        """Whether it lies at the run its machine moved, its interval carrying the machine's change."""
+        return self.machine_ratio is not None
+
+
+#: a change point's fields set as it is read (history.at_move), never stored: the store's changes table holds the others
+READ_FIELDS = ("machine_ratio", "machine_low", "machine_high", "scaled")
 
 
 @dataclass(frozen=True)
@@ -161,6 +179,9 @@ class Series:
     discounted: tuple[tuple[int, str], ...] = ()
     #: whether its change points were looked for with the machine seen (every point has a reference)
     machine_seen: bool = False
+    #: whether the runs searched were scaled to the machine's usual speed (history.discount): its changes' figures are
+    #: then those scaled times, not the points as measured (ChangePoint.scaled says it of each)
+    scaled: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Its fields, and whether its change points were looked for (`searched`) and, where not, why

@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any, Callable, Mapping, Sequence
 
-from asyncbench.history import changes, clock, discount, model, row_rules, tables
+from asyncbench.history import at_move, changes, clock, discount, model, row_rules, tables
 from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, RecentRun, Series
 from asyncbench.history.row_rules import DamagedRow as DamagedRow  # what history.store says in one line
 
@@ -217,9 +217,11 @@ def series(table_of: Table, connection: Any, pattern: str | None = None, last: i
                 runs=row.runs,
                 discounted=tuple(judged[1]) if judged is not None else (),
                 machine_seen=judged is not None and row.quantity != discount.MACHINE_QUANTITY,
+                # the points searched are not the points shown: scaled to the machine's usual speed
+                scaled=judged is not None and not set(judged[0]) <= set(shown),
             )
         )
-    return made
+    return at_move.told(made)  # a change at the run its machine moved carries the machine's change
 
 
 def latest(table_of: Table, connection: Any) -> LatestRun | None:

@@ -292,7 +292,7 @@ def _kinds(table_of: Table, connection: Any, series_ids: Sequence[int]) -> dict[
 def _change_row(change: ChangePoint) -> dict[str, Any]:
     """A change point as the store's changes table holds it: its fields, by name, `run` as the runs row it points at
     (`run_id`); history.reading makes the ChangePoint back from the row."""
-    row = asdict(change)
+    row = {name: value for name, value in asdict(change).items() if name not in model.READ_FIELDS}
     row["run_id"] = row.pop("run")
     return row
 

@@ -127,6 +127,8 @@ def change_words(one: Series, change: ChangePoint) -> str:
     if not one.told_from_zero(change):  # a ratio of figures that may each be nothing: no way, no multiple
         return NOT_TOLD_FROM_ZERO
     said = _ratio(change)
+    if change.at_move:  # its interval carries the machine's change at the same run (history.at_move)
+        said = f"{said} (the machine's ×{change.machine_ratio:.3g} at the same run carried)"
     slower = one.slower_by(change)
     if slower is None:
         return said
@@ -162,10 +164,32 @@ def too_short_line(young: Sequence[Series], judged_nothing: bool = False) -> str
     return f"not judged: {len(young)} series too short to judge {why}"
 
 
+#: what a change's line says where its figures are the times scaled to the machine's usual speed (ChangePoint.scaled):
+#: the points beside it are the times as measured, and read otherwise (1.2 → 1.8 ms measured, 1.0 → 1.5 ms scaled)
+SCALED = "scaled to the machine's usual speed (the runs' times as measured differ)"
+
+
+def machine_carried(change: ChangePoint) -> str:
+    """What a change at its machine's move (ChangePoint.at_move, history.at_move) says of it: 'at the same run as the
+    machine's reference ×1.2 [1.19–1.21], carried in its interval (the case may follow it not at all, one for one, or
+    twice), as compare does: a change of the code there cannot be told from the machine's beyond that'."""
+    low, high = change.machine_low, change.machine_high
+    moved = f"×{change.machine_ratio:.3g}" + (f" [{low:.3g}–{high:.3g}]" if low is not None and high is not None else " [?]")
+    return (
+        f"at the same run as the machine's reference {moved}, carried in its interval (the case may follow it not at "
+        "all, one for one, or twice), as compare does: a change of the code there cannot be told from the machine's "
+        "beyond that interval"
+    )
+
+
 def change_line(change: ChangePoint, unit: str) -> str:
-    """'at v1.3: 12.1 ms → 15.8 ms, ×1.31 [1.22–1.40], p 2e-06'."""
+    """'at v1.3: 12.1 ms → 15.8 ms, ×1.31 [1.22–1.40], p 2e-06', and where its figures are scaled to the machine's
+    usual speed, or it lies at the machine's move (the machine's change carried: machine_carried), it says so."""
     before, after = _before_after(change, unit)
-    return f"at {change.at}: {before} → {after}, {_ratio(change)}, p {change.p_value:.2g}"
+    said = f"at {change.at}: {before} → {after}, {_ratio(change)}, p {change.p_value:.2g}"
+    if change.at_move:
+        return f"{said}; {machine_carried(change)}"
+    return f"{said}; {SCALED}" if change.scaled else said
 
 
 def regression_line(hit: Regression, within: int, allow_inconclusive: bool = False, margin: float | None = None) -> str:
@@ -199,6 +223,10 @@ def regression_line(hit: Regression, within: int, allow_inconclusive: bool = Fal
         )
         return visible(said)
     lasting = f"until it is {within} runs old: --within"
+    if change.at_move:  # its interval carries the machine's change at the same run: the gate judged that interval
+        moved = f"{moved}: {machine_carried(change)}"
+    elif change.scaled:
+        moved = f"{moved} ({SCALED})"
     if not hit.inconclusive:
         said = f"regression: {one.case} {quantity} on {one.machine}: {moved} (the gate fails on it {lasting})"
         return visible(said)

@@ -102,10 +102,20 @@ class MachineChange:
     def code_interval(self, case: tuple[float, float] | None) -> tuple[float, float] | None:
         """The code's ratio interval: the case's over machine^s for every machine ratio in its interval and every s
         from 0 to MAX_SENSITIVITY (None where either has none, or the machine moved beyond a verdict)."""
-        if case is None or self.interval is None or self.moved:
+        if self.moved:
             return None
-        felt = [1.0, *(m**MAX_SENSITIVITY for m in self.interval)]
-        return case[0] / max(felt), case[1] / min(felt)
+        return carried(case, self.interval)
+
+
+def carried(case: tuple[float, float] | None, machine: tuple[float, float] | None) -> tuple[float, float] | None:
+    """A case's ratio interval with the machine's change carried (`machine`: the reference's ratio interval over the
+    same two sides): the case's over machine^s for every machine ratio in its interval and every s from 0 to
+    MAX_SENSITIVITY, since how much a case follows its reference is not known (None where either has none). The rule
+    of MachineChange.code_interval, and of the history's change at the run its machine moved (history.at_move)."""
+    if case is None or machine is None:
+        return None
+    felt = [1.0, *(m**MAX_SENSITIVITY for m in machine)]
+    return case[0] / max(felt), case[1] / min(felt)
 
 
 def change(
