@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any, Callable, Mapping, Sequence
 
-from asyncbench.history import at_move, changes, clock, discount, model, row_rules, tables
+from asyncbench.history import at_move, changes, clock, discount, model, point_rules, row_rules, tables
 from asyncbench.history.model import ChangePoint, LatestCase, LatestRun, Point, RecentRun, Series
 from asyncbench.history.row_rules import DamagedRow as DamagedRow  # what history.store says in one line
 
@@ -23,10 +23,13 @@ CHUNK = 500
 Table = Callable[[str], Any]
 
 
-def newest(table_of: Table, connection: Any, series_ids: Sequence[int], last: int) -> dict[int, list[Point]]:
+def newest(
+    table_of: Table, connection: Any, series_ids: Sequence[int], last: int, ranges: Mapping[int, point_rules.Range | None] | None = None
+) -> dict[int, list[Point]]:
     """Each series' newest `last` points, in run order (the order recorded), each with when its run counts as made
     (Point.ordered_at, which the latest run is chosen by): one indexed `ORDER BY run_id DESC LIMIT` per series, so
-    a read costs the points it returns, not the points the store holds; the runs' facts are read once."""
+    a read costs the points it returns, not the points the store holds; the runs' facts are read once.
+    `ranges`: by series id, what its quantity's points can be (point_rules.range_of); one beyond is a damaged row."""
     import sqlalchemy as sa
 
     points, runs = table_of("points"), table_of("runs")
@@ -64,11 +67,12 @@ def newest(table_of: Table, connection: Any, series_ids: Sequence[int], last: in
     made: dict[int, list[Point]] = {}
     for series_id, held in raw.items():
         points_of = made[series_id] = []
+        rule = (ranges or {}).get(series_id)
         for point, run, value, low, high in held:
             if run not in facts:  # a point of no run: whose time, label and revision it has is unknown
                 raise row_rules.damaged("points", point, "run_id", f"run {run} is not in the store's runs")
             created, label, revision, ordered_at = facts[run]
-            points_of.append(Point(run, created, label, revision, *figures(value, low, high, point), ordered_at))
+            points_of.append(Point(run, created, label, revision, *figures(value, low, high, point, rule), ordered_at))
     return made
 
 
@@ -90,12 +94,21 @@ def _damaged(row: Any, column: str, why: str) -> DamagedRow:
     return DamagedRow(f"a point {why}") if row is None else row_rules.damaged("points", row, column, why)
 
 
-def figures(value: Any, low: Any, high: Any, row: Any = None) -> tuple[float, float | None, float | None]:
+def figures(
+    value: Any, low: Any, high: Any, row: Any = None, held: point_rules.Range | None = None
+) -> tuple[float, float | None, float | None]:
     """A point's figure and its interval's ends as asyncbench writes them: finite numbers, the figure within its
-    interval (a median within the interval of that median, a paired ratio within its own); else the row is damaged.
-    The rule the recorder holds every point to as well (history.recording), so none is drawn outside its error bar.
-    `row`: the store's points row they were read from, which the refusal names (None: a file's, being recorded)."""
+    interval (a median within the interval of that median, a paired ratio within its own), each within what its
+    quantity can be (`held`, point_rules: a time not negative nor past a year, a ratio above 0); else the row is
+    damaged. The rule the recorder holds every point to as well (history.recording), so none is drawn outside its
+    error bar. `row`: the store's points row they were read from, which the refusal names (None: a file's, being
+    recorded)."""
     figure, below, above = _figure(value, "value", row), _bound(low, "low", row), _bound(high, "high", row)
+    if held is not None:
+        for column, found in (("value", figure), ("low", below), ("high", above)):
+            problem = None if found is None else held.problem(found, column != "value")
+            if problem is not None:
+                raise _damaged(row, column, problem)
     if (below is not None and figure < below) or (above is not None and figure > above):
         shown = f"[{'?' if below is None else f'{below:.6g}'}, {'?' if above is None else f'{above:.6g}'}]"
         raise _damaged(row, "value", f"{figure:.6g} lies outside its own interval {shown}")
@@ -128,7 +141,8 @@ def machine_of(
         )
         siblings.update({(row.machine, row.case_id, row.quantity): row.id for row in connection.execute(query)})
     known = known or {}
-    values = {**known, **newest(table_of, connection, sorted(set(siblings.values()) - set(known)), last)}
+    ranges = {i: point_rules.range_of("", quantity, "") for (_, _, quantity), i in siblings.items()}  # the machine's rows
+    values = {**known, **newest(table_of, connection, sorted(set(siblings.values()) - set(known)), last, ranges)}
     on_cpu = _on_cpu(table_of, connection, cases)
     environments = _environments(
         table_of, connection, sorted({p.run for (_, case, _), i in siblings.items() if case in on_cpu for p in values.get(i, [])})
@@ -186,7 +200,8 @@ def series(table_of: Table, connection: Any, pattern: str | None = None, last: i
     for row in found:
         row_rules.series(row)  # names, a quantity and its unit as asyncbench records them, or the store is damaged
     ids = [row.id for row in found]
-    found_points = newest(table_of, connection, ids, last)
+    ranges = {row.id: point_rules.range_of(row.variant, row.quantity, row.unit) for row in found}
+    found_points = newest(table_of, connection, ids, last, ranges)
     changed: dict[int, list[ChangePoint]] = {}
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start : start + CHUNK]
@@ -251,13 +266,14 @@ def latest(table_of: Table, connection: Any) -> LatestRun | None:
                 machine=row.machine,
                 status=row.status,
                 reason=row.reason,
-                checks=tuple(json.loads(row.checks)) if row.checks else (),
-                traces=dict(json.loads(row.traces)) if row.traces else {},
+                checks=row_rules.checks(row),  # each held to a results file's check, or the store is damaged
+                traces=row_rules.traces(row),
                 quantities=[],
             )
         if row.quantity is not None:
             row_rules.quantity(row.series_row, row.variant, row.quantity, row.unit)
-            case.quantities.append((row.variant, row.quantity, row.unit, *figures(row.value, row.low, row.high, row.point_row)))
+            rule = point_rules.range_of(row.variant, row.quantity, row.unit)
+            case.quantities.append((row.variant, row.quantity, row.unit, *figures(row.value, row.low, row.high, row.point_row, rule)))
     return LatestRun(
         run.id,
         run.created,

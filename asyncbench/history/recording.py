@@ -18,7 +18,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
-from asyncbench.history import changes, clock, discount, keys, machine, model, reading, recorded, tables
+from asyncbench.history import changes, clock, discount, keys, machine, model, point_rules, reading, recorded, tables
 from asyncbench.history.model import ChangePoint
 from asyncbench.history.reading import CHUNK, Table
 from asyncbench.host import git
@@ -342,7 +342,8 @@ def _check_points(recording: Recording) -> None:
     for entry in recording.entries:
         for quantity in entry.quantities:
             try:
-                reading.figures(quantity["value"], quantity["low"], quantity["high"])
+                rule = point_rules.range_of(quantity["variant"], quantity["quantity"], quantity["unit"])
+                reading.figures(quantity["value"], quantity["low"], quantity["high"], held=rule)  # as the reader will
                 if quantity["quantity"] == model.BOUND_READING and model.reading_word(quantity["value"]) == model.UNKNOWN_READING:
                     codes = f"0-{len(model.BOUND_READINGS) - 1}"
                     raise reading.DamagedRow(f"a reading {quantity['value']!r} where asyncbench writes one of {codes}")

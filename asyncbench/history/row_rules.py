@@ -19,7 +19,7 @@ from asyncbench import inputs
 from asyncbench.errors import InputError
 from asyncbench.history import model, tables
 from asyncbench.results import fields, recordable
-from asyncbench.results.model import STATUSES
+from asyncbench.results.model import STATUSES, Verdict
 from asyncbench.verdicts import syncs
 
 #: the quantities a variant records (history.recorded: its clocks, its census, its bound), each with its unit; a
@@ -34,6 +34,8 @@ VARIANT_QUANTITIES: Mapping[str, str] = {
 }
 #: the words a case's status is stored as (str of results.model.Status)
 STATUS_WORDS = frozenset(str(status) for status in STATUSES)
+#: the words a check's verdict is stored as (str of results.model.Verdict: an `expect:` check's, an `ab` ratio's)
+VERDICT_WORDS = frozenset(str(verdict) for verdict in Verdict)
 
 
 class DamagedRow(ValueError):
@@ -66,10 +68,7 @@ def run(row: Any) -> None:
 def environment(run_id: Any, text: Any) -> dict[str, Any]:
     """A run's environment as the recorder writes it: a JSON object (of a results file's checked environment,
     recordable.check_environment: nested no deeper than recordable.MAX_DEPTH)."""
-    try:
-        found = inputs.read_json(text if isinstance(text, str) else "")
-    except ValueError as exc:  # json.JSONDecodeError among them
-        raise damaged("runs", run_id, "environment", f"not JSON as asyncbench writes it ({getattr(exc, 'msg', exc)})") from None
+    found = _json("runs", run_id, "environment", text)
     found = held("runs", run_id, "environment", fields.mapping, found)
     held("runs", run_id, "environment", recordable.nested, found)
     return dict(found)
@@ -102,9 +101,67 @@ def quantity(series_id: Any, variant: Any, name: Any, unit: Any) -> None:
 
 
 def case(row: Any) -> None:
-    """A case's id and how it ended."""
+    """A case's id and how it ended, and its params as the recorder writes them (results.recordable.params: a JSON
+    object of names, nested no deeper than a results file's, recordable.MAX_DEPTH)."""
     held("cases", row.id, "case_id", fields.name, row.case_id, False)
     held("cases", row.id, "status", fields.word, row.status, STATUS_WORDS)
+    _within("cases", row.id, "params", recordable.params, _json("cases", row.id, "params", row.params))
+
+
+def checks(row: Any) -> tuple[dict[str, Any], ...]:
+    """A case's stored checks (`row`: its cases row), each held to what a results file's check is held to of what the
+    store keeps of it (results.records._check_verdict): its expectation text, its verdict one of the verdicts, its
+    value a number or null, its bounds an interval or null; the list nested no deeper than a results file's. A check
+    edited to the verdict "pwned" beside markup was shown in the report's latest run as a verdict."""
+    if not row.checks:
+        return ()
+    found = _json("cases", row.id, "checks", row.checks)
+
+    def check_all(value: Any, at: fields.At) -> list[Any]:
+        stored = fields.listed(value, at)
+        recordable.nested(stored, at)
+        for index, check in enumerate(stored):
+            check = fields.mapping(check, at / index)
+            fields.text(check.get("expect"), at / index / "expect")
+            fields.word(check.get("verdict"), at / index / "verdict", VERDICT_WORDS)
+            fields.optional_number(check.get("value"), at / index / "value")
+            fields.interval(check.get("bounds"), at / index / "bounds")
+        return stored
+
+    return tuple(dict(check) for check in _within("cases", row.id, "checks", check_all, found))
+
+
+def traces(row: Any) -> dict[str, str]:
+    """A case's stored timelines (`row`: its cases row): variant to the path `--trace` wrote, each a name (a results
+    file's traces: results.records.check)."""
+    if not row.traces:
+        return {}
+    found = _json("cases", row.id, "traces", row.traces)
+
+    def names(value: Any, at: fields.At) -> Mapping[str, Any]:
+        stored = fields.mapping(value, at)
+        for variant, path in stored.items():
+            fields.name(variant, at / variant)
+            fields.name(path, at / variant)
+        return stored
+
+    return dict(_within("cases", row.id, "traces", names, found))
+
+
+def _json(table: str, row: Any, column: str, text: Any) -> Any:
+    """`column`'s text parsed as the JSON asyncbench writes there (inputs.read_json: bounded), or a damaged row."""
+    try:
+        return inputs.read_json(text if isinstance(text, str) else "")
+    except ValueError as exc:  # json.JSONDecodeError among them
+        raise damaged(table, row, column, f"not JSON as asyncbench writes it ({getattr(exc, 'msg', exc)})") from None
+
+
+def _within(table: str, row: Any, column: str, check: Callable[..., Any], value: Any) -> Any:
+    """`held`, saying where inside the column's JSON the check failed (`[0].verdict: ...`)."""
+    try:
+        return check(value, fields.At(""))
+    except InputError as exc:
+        raise damaged(table, row, column, str(exc)) from None
 
 
 #: how far a change's stored ratio may lie from its stored after over before (the recorder writes that quotient,
