@@ -260,7 +260,7 @@ def _past_target(pairings: list[Pairing], taken_s: float, target_s: float, cap_s
         f"{' and '.join(said)} went on past it, {reach}, and {_stopped(went, pairings)}"
         if said
         else "its last round of blocks, begun before the target, ended after it"
-    ) + _short_of_cap(pairings, told=went if len(went) == 1 else [])
+    ) + _short_of_cap(pairings, told=went)
     # "in all": every case's blocks and the work between them, beside which a case's note gives its own blocks' time
     return f"the gate measured for {units.seconds(taken_s)} in all, past its {units.seconds(target_s)} target (--gate-time): {why}"
 
@@ -292,10 +292,10 @@ def _why_short(short: list[Pairing]) -> str:
 def _stopped(went: list[Pairing], pairings: list[Pairing]) -> str:
     """Where the cases that went on past the target stopped: 'stopped at its first look at block 10' (a note that
     said only "up to the 180 s cap" read as a gate that ran to 180 s, where it stopped at 81.9 s at that look);
-    for several, each at its look or at the cap. One that stopped undecided short of the cap says why here
+    for several, how many stopped each way (_outcomes). One that stopped undecided short of the cap says why here
     (_why_short, of every case of `pairings` that did): said after the sentence, it named the case twice."""
     if len(went) != 1:
-        return "each stopped at the look that decided it, or undecided by the cap"
+        return _outcomes(went, pairings)
     (pairing,) = went
     if pairing.done is not None:  # an error or a skip: no verdict to stop at
         return f"stopped at block {pairing.n_blocks}"
@@ -308,6 +308,37 @@ def _stopped(went: list[Pairing], pairings: list[Pairing]) -> str:
     earlier = [n for n in pairing.budget().schedule() if n < pairing.looked_at]
     which = "a later look" if earlier else "its first look"
     return f"stopped at {which} at block {pairing.looked_at}, decided"
+
+
+def _outcomes(went: list[Pairing], pairings: list[Pairing]) -> str:
+    """How the several cases that went on past the target stopped, a count per outcome and only the outcomes some
+    case had: 'both stopped undecided short of the cap, as …', or 'of them, 1 stopped decided at a look past the
+    target and 2 stopped undecided at the cap'. Said as one clause for all ("each stopped at the look that decided
+    it, or undecided by the cap"), it told of two cases that stopped short of the cap undecided that a look or the
+    cap had stopped them. An undecided case stopped where no round was begun for it: short of the cap (its next
+    block would have ended past it: short_of_cap), at the most blocks a case takes, on its margin past the target
+    (more blocks would not decide it: _hopeful), or else at the cap (a hopeful case goes on until then)."""
+
+    def outcome(p: Pairing) -> str:
+        if p.done is not None:  # an error or a skip: no verdict to stop at
+            return "stopped without a verdict (an error or a skip)"
+        if p.decided:  # it went on undecided at the target, so what decided it was a look past it
+            return "stopped decided at a look past the target"
+        if p.short_of_cap is not None:
+            return f"stopped undecided short of the cap, {_why_short([q for q in pairings if q.short_of_cap is not None])}"
+        if p.n_blocks >= blocks.MAX_BLOCKS:
+            return f"stopped undecided at the most blocks a case takes ({blocks.MAX_BLOCKS})"
+        if not _hopeful([p]):
+            return "stopped undecided where more blocks would not decide"
+        return "stopped undecided at the cap"
+
+    said = [outcome(p) for p in went]
+    # the one outcome with a why (short of the cap) last, as its why runs on with commas of its own
+    counts = sorted({what: said.count(what) for what in said}.items(), key=lambda item: "short of the cap" in item[0])
+    if len(counts) == 1:
+        return f"{'both' if len(went) == 2 else f'all {len(went)}'} {counts[0][0]}"
+    parts = [f"{n} {what}" for what, n in counts]
+    return f"of them, {', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def _cases(ids: list[str]) -> str:

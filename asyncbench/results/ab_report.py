@@ -199,6 +199,12 @@ _WHY_SHORT = (
     rf"as a next (?:block|round of blocks), at the latest round's pace \({_TIME}\), would have ended at {_TIME}, past "
     rf"the {_TIME} the cap allows \(the cap and a quarter of the target\)"
 )
+_OUTCOME = (
+    r"stopped (?:without a verdict \(an error or a skip\)|decided at a look past the target|undecided at the cap"
+    rf"|undecided at the most blocks a case takes \(\d+\)|undecided where more blocks would not decide"
+    rf"|undecided short of the cap, {_WHY_SHORT})"
+)
+_SEVERAL = rf"(?:(?:both|all \d+) {_OUTCOME}|of them, \d+ {_OUTCOME}(?:, \d+ {_OUTCOME})* and \d+ {_OUTCOME})"
 PAST_TARGET = re.compile(rf"the gate measured for {_TIME}(?: in all)?, past its {_TIME} target \(--gate-time\): ")
 _WENT_ON = re.compile(
     rf"{PAST_TARGET.pattern}(?:"
@@ -212,7 +218,8 @@ _WENT_ON = re.compile(
     rf"|to the cap \(--gate-time-max, {_TIME}\) and {_TIME} past it, in the round under way at the cap and the blocks a "
     r"case short of its first interval, or of one robust to a wild block, still gets, begun only where the blocks' pace "
     rf"ends them within a quarter of the target past the cap \({_TIME}\)"
-    r"), and (?:each stopped at the look that decided it, or undecided by the cap|stopped at block \d+"
+    # several cases that went on: a count per outcome (engine.gate_time._outcomes); older files say it as one clause
+    rf"), and (?:each stopped at the look that decided it, or undecided by the cap|{_SEVERAL}|stopped at block \d+"
     # the one case that went on says why it stopped short of the cap where it did (engine.gate_time._stopped)
     rf"|stopped undecided at block \d+(?:, short of the cap, {_WHY_SHORT})?"
     r"|stopped at (?:a later look|its first look) at block \d+, decided)"

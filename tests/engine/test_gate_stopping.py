@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ import pytest
 from asyncbench.engine import gate_time, paired
 from asyncbench.results import ab_report, blocks, units
 from asyncbench.results.labels import Label
+from asyncbench.results.model import Verdict
 from asyncbench.verdicts import margin as margins
 from tests.support.fake_sides import BiasedSide, Clock, FakeWork, Needing, fake_case
 
@@ -368,3 +370,42 @@ def test_a_case_that_went_on_past_the_target_and_stopped_short_of_the_cap_is_nam
     ), line
     assert line.count("fake-work[numpy,cpu]") == 1, line
     assert ab_report._time_note_held(line, ["fake-work[numpy,cpu]"])  # the reader takes back what the gate writes
+
+
+def _went_on(short: bool = False, decided: bool = False) -> paired.Pairing:
+    """A made-up case that went on past the target, undecided at its last look: stopped short of the cap (its next
+    block would have ended at 172 s, past 165 s), or decided at a later look, or neither (then at the cap)."""
+    pairing = paired.Pairing(fake_case(), fake_case(), (None, None), FakeWork(), 0.01, 0.05)  # type: ignore[arg-type]
+    pairing.past_target = "undecided"
+    if short:
+        pairing.short_of_cap = (22.0, 172.0, 165.0)
+    if decided:
+        pairing.judged = (SimpleNamespace(verdict=Verdict.PASS),)  # type: ignore[assignment]
+    return pairing
+
+
+def test_a_gate_whose_cases_went_on_says_of_each_outcome_only_the_cases_it_is_true_of():
+    """The trial (2 cases, a 60 s target and a 150 s cap): "2 cases … went on past it, as the cap allows, and each
+    stopped at the look that decided it, or undecided by the cap; 2 cases stopped undecided short of the cap …",
+    where neither was decided nor stopped by the cap. Each outcome is said with the count of cases it is true of,
+    and an outcome no case had is not said."""
+    both_short = [_went_on(short=True), _went_on(short=True)]
+    line = gate_time._past_target(both_short, 130.0, 60.0, 150.0) or ""
+    assert line == (
+        "the gate measured for 130 s in all, past its 60.0 s target (--gate-time): 2 cases, undecided at their last "
+        "look, went on past it, as the cap (--gate-time-max, 150 s) allows, and both stopped undecided short of the "
+        "cap, as a next round of blocks, at the latest round's pace (22.0 s), would have ended at 172 s, past the "
+        "165 s the cap allows (the cap and a quarter of the target)"
+    )
+    assert ab_report._time_note_held(line, ["fake-work[numpy,cpu]"])
+    mixed = [_went_on(decided=True), _went_on(), _went_on(), _went_on(short=True)]
+    line = gate_time._past_target(mixed, 200.0, 60.0, 150.0) or ""
+    assert (
+        ", and of them, 1 stopped decided at a look past the target, 2 stopped undecided at the cap and 1 stopped "
+        "undecided short of the cap, as a next block, at the latest round's pace (22.0 s)"
+    ) in line, line
+    assert line.count("short of the cap") == 1, line  # the short case is said once, with why
+    assert ab_report._time_note_held(line, ["fake-work[numpy,cpu]"])
+    # the form older files hold is still read back
+    old = line.split(", and of them")[0] + ", and each stopped at the look that decided it, or undecided by the cap"
+    assert ab_report._time_note_held(old, ["fake-work[numpy,cpu]"])
