@@ -75,6 +75,29 @@ def _plan(request: ABRequest, tree: Tree, repo: Any, option: str, imports: SideI
         raise InputErrors([_of_side(one, tree, option) for one in each_error(error)]) from error
 
 
+def _refuse_choice(request: ABRequest, head_refused: InputErrors, base_tree: Tree, repo: Any, imports: SideImports) -> None:
+    """The head refused by -b/-d alone (each of its errors overrides.NothingToRun): when the base refuses it too,
+    the choice is the command line's, no side's, and is said so (InputError, the head's reasons without its side);
+    otherwise the head's own tree is the cause and its error stands (the caller raises it). The trial read `the
+    head side (working tree): nothing to run … cupy runs on cuda only` for `-b cupy`, which neither side can run."""
+    from asyncbench.spec.overrides import NothingToRun
+
+    selection = request.selection
+    cause = head_refused.__cause__
+    if not (selection.backends or selection.devices) or not isinstance(cause, InputError):
+        return
+    if not all(isinstance(one, NothingToRun) for one in each_error(cause)):
+        return
+    try:
+        _plan(request, base_tree, repo, "--base", imports)
+    except InputErrors as base_refused:
+        if isinstance(base_refused.__cause__, InputError) and all(
+            isinstance(one, NothingToRun) for one in each_error(base_refused.__cause__)
+        ):
+            choice = " ".join([*(f"-b {b}" for b in selection.backends), *(f"-d {d}" for d in selection.devices)])
+            raise InputErrors([InputError(one.message, location=choice) for one in each_error(cause)]) from None
+
+
 def _of_side(error: InputError, tree: Tree, option: str) -> InputError:
     """A checked-out side's config or import failure as the user reads it: the side and its revision named, its
     paths as the repository names them (not the temporary checkout's), and a package its step files import and
@@ -198,6 +221,7 @@ class Pairs:
         selection, outputs = request.selection, request.outputs
         sides.check_configs(selection.configs)
         overrides.check_sets(selection.sets)  # the command line's fault, not a side's: --set sets both sides
+        sides.check_workload_files(selection.workloads)  # likewise: a -w file is named from here, for both sides
         preflight.check_files(
             (("-o", outputs.json_path), *((f"--{name}", outputs.files.get(name)) for name in AB_FILES)),
             [("CONFIG", c) for c in selection.configs],
@@ -222,7 +246,11 @@ class Pairs:
         # the head first: planning imports each side's step files here too, each from its own tree; what the head
         # imported stays this process's (it reads the head's workloads for their metrics)
         imports = SideImports()
-        head_cases = _plan(request, head_tree, repo, "--head", imports)
+        try:
+            head_cases = _plan(request, head_tree, repo, "--head", imports)
+        except InputErrors as refused:
+            _refuse_choice(request, refused, base_tree, repo, imports)
+            raise
         base_cases = _plan(request, base_tree, repo, "--base", imports)
         sides.check_gpus([case for case, skip in (*head_cases, *base_cases) if skip is None])  # both sides at once on one GPU
         checks = sum(len(case.expect) for case, _ in head_cases)

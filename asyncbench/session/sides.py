@@ -51,6 +51,19 @@ def check_configs(configs: tuple[str, ...]) -> None:
             raise InputError("is a directory, not a config file" if path.is_dir() else "is not a regular file", location=config)
 
 
+def check_workload_files(workloads: tuple[str, ...]) -> None:
+    """Every -w file is a file here, named from the working directory as `run -w` names it, said once before either
+    side is checked out: the name is the command line's, and a missing one read as one side's fault (`the head side
+    (72c6af48ee (dlhead)): -w 'dlsteps.py:jax_step': no such file …`, the file being bench/dlsteps.py)."""
+    for name in workloads:
+        where = name.rpartition(":")[0] if ":" in name else name
+        if not (where.endswith(".py") or "/" in where or "\\" in where):  # a built-in, module or plugin name
+            continue
+        path = (Path.cwd() / where).expanduser().resolve()
+        if not path.is_file():
+            raise InputError(f"-w {name!r}: no such file {path} (a -w file is named from the working directory, as `run -w` names it)")
+
+
 def repository(configs: tuple[str, ...], workloads: tuple[str, ...]) -> Path:
     """The repository that holds the first config (with -w alone: the first -w file's, else the current directory's).
     InputError, one line, for another config outside it: each side reads a config as its own revision has it, and

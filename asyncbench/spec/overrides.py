@@ -115,6 +115,11 @@ def _setting(name: str, values: list[Any]) -> Any:
     return schema.coerce_setting(name, values[0])
 
 
+class NothingToRun(InputError):
+    """No backend of an experiment runs on any of its devices, after -b/-d: `ab` tells by its type whether both
+    sides refuse the command line's choice (session.paired), which is then said without a side."""
+
+
 def check_sets(sets: Sequence[str]) -> None:
     """Refuse (InputError, naming the --set) what is wrong in each --set whatever config it meets: one that is no
     KEY=VALUE, and a measurement setting's value (ab_margin=5, min_samples=many, max_time_s=1,2). `ab` calls it
@@ -236,7 +241,7 @@ def apply_overrides(
     for experiment in experiments:
         if not any(BACKENDS[b].runs_on(d) for b in experiment.backends for d in experiment.devices):
             kinds = "; ".join(f"{b} runs on {' and '.join(BACKENDS[b].device_kinds)} only" for b in experiment.backends)
-            raise InputError(
+            raise NothingToRun(
                 f"nothing to run in experiment {experiment.name!r}: {kinds}, and the devices are {', '.join(experiment.devices)}"
             )
     known = sorted({*schema.SETTING_FIELDS, *(k for e in experiments for k in e.params)})

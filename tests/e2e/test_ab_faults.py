@@ -327,3 +327,35 @@ def test_a_set_value_that_no_side_can_take_is_the_command_lines_fault_not_a_side
     assert len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr
     assert worktree_count(repo) == 0
+
+
+def test_a_w_file_missing_from_the_working_directory_is_the_command_lines_fault_not_a_sides(repo):
+    """The trial: `ab bench/dl.yaml -w dlsteps.py:jax_step` from the repository's root (the file is bench/dlsteps.py)
+    read `error: the head side (72c6af48ee (dlhead)): -w 'dlsteps.py:jax_step': no such file …`. A -w file is named
+    from the working directory, as `run -w` names it; one that is not there is refused once, before either side is
+    checked out or planned, without naming a side."""
+    (repo / "sub").mkdir()
+    done = ab("../gate.yaml", "-w", "work.py:work", "--base", "HEAD", "--head", "HEAD", cwd=repo / "sub")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"error: -w 'work.py:work': no such file {(repo / 'sub' / 'work.py').resolve()}" in done.stderr
+    assert "named from the working directory" in done.stderr
+    assert "side" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert worktree_count(repo) == 0
+
+
+def test_a_backend_no_side_can_run_is_the_command_lines_fault_and_one_a_side_cannot_is_that_sides(repo):
+    """The trial: `ab bench/gate.yaml --base mbase -b cupy` read `the head side (working tree): nothing to run …
+    cupy runs on cuda only`, as if the head's tree were at fault, where -b asked for what neither side's config can
+    run. Said without a side; where one side's own config is the cause (its devices), that side is still named."""
+    done = ab("gate.yaml", "--base", "HEAD", "-b", "cupy", cwd=repo)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "error: -b cupy: nothing to run" in done.stderr
+    assert "cupy runs on cuda only" in done.stderr
+    assert "side" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    (repo / "gate.yaml").write_text(CONFIG.replace("devices: [cpu]", "devices: [cuda]"))  # the head's own config
+    done = ab("gate.yaml", "--base", "HEAD", "-b", "numpy", cwd=repo)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "error: the head side (working tree): nothing to run" in done.stderr
+    assert "numpy runs on cpu only" in done.stderr
