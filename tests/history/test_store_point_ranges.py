@@ -87,8 +87,6 @@ READERS = {
 @pytest.mark.parametrize("edit", EDITS, ids=list(EDITS))
 def test_a_point_its_quantity_cannot_be_is_refused_in_one_line(edit, command, recorded_store, tmp_path):
     statements, said = EDITS[edit]
-    if edit == "a negative paired ratio" and command == "report":
-        pytest.skip("the latest run is a results run: its report shows no paired ratio of another run")
     (tmp_path / "h.sqlite").write_bytes(recorded_store.read_bytes())
     sql(tmp_path / "h.sqlite", *statements)
     before = snapshot(tmp_path)
