@@ -22,13 +22,14 @@ import math
 import re
 import uuid
 from dataclasses import asdict, dataclass, field
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, Mapping
 
 from asyncbench import inputs
 from asyncbench.errors import InputError
 from asyncbench.results import ab_family_held as family_held
-from asyncbench.results import budget, fields, recordable, units
+from asyncbench.results import budget, case_held, fields, recordable, units
 from asyncbench.results.fields import At
 from asyncbench.results.labels import Label, margin_problem
 from asyncbench.results.paired import PairedCase, Side
@@ -116,6 +117,7 @@ class ABReport:
         missing = [key for key in KEYS if key not in top]
         if missing:
             at.fail(f"not an asyncbench `ab` results file: it has no {', '.join(missing)}")
+        case_held.known_keys(top, TOP_KEYS, at)
         version = top.get("schema_version", AB_SCHEMA_VERSION)
         if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= AB_SCHEMA_VERSION:
             (at / "schema_version").fail(f"{version!r} is not an `ab` schema this asyncbench reads (at most {AB_SCHEMA_VERSION})")
@@ -147,6 +149,11 @@ class ABReport:
             run_id=run_id,
             time_notes=_time_notes(top.get("time_notes"), at / "time_notes", [case.get("id") for case in cases if isinstance(case, dict)]),
         )
+
+
+#: every key an `ab` file's top level has held, in any `ab` schema version (ABReport.to_dict: its fields; `run_id`
+#: from 2, `family_error` from 3, `time_notes` from 7): the schema documents no extra keys, so another is an edit
+TOP_KEYS = frozenset(entry.name for entry in dataclass_fields(ABReport))
 
 
 def _one_row_each(cases: tuple[PairedCase, ...], at: At) -> None:

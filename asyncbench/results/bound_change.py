@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from asyncbench.results import bound_rule, fields, recordable
+from asyncbench.results import bound_rule, case_held, fields, recordable
 from asyncbench.results.bound import SIDES, Bound, BoundKind, Side
 from asyncbench.results.bound_shape import MAX_ROUNDS
 from asyncbench.results.fields import At
@@ -140,6 +140,7 @@ class BoundChange:
     def from_dict(cls, raw: Any, at: At) -> BoundChange:
         """A variant's change read back, every field checked, its change held to what the two readings give."""
         entry = fields.mapping(raw, at)
+        case_held.known_keys(entry, CHANGE_KEYS, at)
         variant = fields.name(entry.get("variant"), at / "variant", empty=False)
         change = Change(fields.word(entry.get("change"), at / "change", CHANGES))
         base, head = (_reading(entry.get(side), at / side) for side in ("base", "head"))
@@ -199,12 +200,20 @@ def _reading_to_dict(reading: Reading | None) -> dict[str, Any] | None:
     }
 
 
+#: every key a bound change, a side's reading and a slack have held (schema 6 on: BoundChange.to_dict,
+#: _reading_to_dict, each its type's fields); the schema documents no extra keys, so another is an edit
+CHANGE_KEYS = frozenset({"variant", "change", "base", "head", "why"})
+READING_KEYS = frozenset({"bound", "step_s", "rounds", "slacks", "note", "shortest_step_s"})
+SLACK_KEYS = frozenset({"side", "slack_s", "slack_ci_s", "at_least_s"})
+
+
 def _reading(raw: Any, at: At) -> Reading | None:
     """One side's reading, checked: its kind, a step and slacks that are times, an interval that holds its slack,
     a side named once, and a reading its own slack intervals can give (results.bound_rule, as a results file's)."""
     if raw is None:
         return None
     reading = fields.mapping(raw, at)
+    case_held.known_keys(reading, READING_KEYS, at)
     kind = BoundKind(fields.word(reading.get("bound"), at / "bound", _KINDS))
     step_s = _time(reading.get("step_s"), at / "step_s")
     rounds = fields.count(reading.get("rounds"), at / "rounds")
@@ -227,6 +236,7 @@ def _reading(raw: Any, at: At) -> Reading | None:
 
 def _slack(raw: Any, at: At, seen: set[str]) -> Slack:
     slack = fields.mapping(raw, at)
+    case_held.known_keys(slack, SLACK_KEYS, at)
     side = fields.word(slack.get("side"), at / "side", _SIDE_WORDS)
     if side in seen:
         (at / "side").fail(f"the {side}'s slack is stated twice")

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
-from asyncbench.results import fields, recordable
+from asyncbench.results import case_held, fields, recordable
 from asyncbench.results.fields import At
 from asyncbench.results.syncs import SYNC_KINDS, SyncKind, SyncPoint, point_holds
 
@@ -23,12 +24,20 @@ class NewSync:
     def from_dict(cls, raw: Any, at: At) -> NewSync:
         """{variant, point} (schema 5), the point held to what results.recordable holds a census's points to."""
         entry = fields.mapping(raw, at)
+        case_held.known_keys(entry, ENTRY_KEYS, at)
         return cls(fields.name(entry.get("variant"), at / "variant"), read_point(entry.get("point"), at / "point"))
+
+
+#: every key a new sync point's entry and its point have held (schema 5 on: asdict of NewSync and SyncPoint); the
+#: schema documents no extra keys, so another is an edit (results.case_held.known_keys)
+ENTRY_KEYS = frozenset(entry.name for entry in dataclass_fields(NewSync))
+POINT_KEYS = frozenset(entry.name for entry in dataclass_fields(SyncPoint))
 
 
 def read_point(raw: Any, at: At) -> SyncPoint:
     """A sync point, each field checked."""
     point = fields.mapping(raw, at)
+    case_held.known_keys(point, POINT_KEYS, at)
     interval = fields.interval(point.get("wait_ci_s"), at / "wait_ci_s")
     calls, waits = fields.number(point.get("calls_per_step"), at / "calls_per_step"), point.get("wait_s_per_step")
     if calls < 0:

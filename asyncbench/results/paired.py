@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any, Mapping
 
 from asyncbench.results import case_held, fields, judged_names, recordable, units
@@ -61,6 +62,7 @@ class Side:
     def from_dict(cls, raw: Any, name: str, at: At) -> Side:
         """The side `name` of an `ab` file: its names, revision, variables and facts checked."""
         side = fields.mapping(raw, at)
+        case_held.known_keys(side, SIDE_KEYS, at)
         for key in ("name", "python", "python_version", "revision"):
             fields.optional_name(side.get(key), at / key)
         version = side.get("python_version")
@@ -124,6 +126,7 @@ class PairedRatio:
     def from_dict(cls, raw: Any, at: At) -> PairedRatio:
         """A compared variant or metric, checked: a ratio above 0 within its interval, the label's verdict."""
         ratio = fields.mapping(raw, at)
+        case_held.known_keys(ratio, RATIO_KEYS, at)
         value, interval = _positive(ratio.get("ratio"), at / "ratio"), fields.interval(ratio.get("ratio_ci"), at / "ratio_ci")
         if interval is not None and interval[0] <= 0:
             (at / "ratio_ci").fail(f"a ratio of times is above 0, not {interval[0]:g}")
@@ -264,6 +267,7 @@ class PairedCase:
         to what `ab` would have written beside its blocks and its margin (its own, else `gate_margin`, the file's
         max_regression): results.paired_held."""
         case = fields.mapping(raw, at)
+        case_held.known_keys(case, CASE_KEYS, at)
         case_id = fields.name(case.get("id"), at / "id", False)  # a store refuses a series without one (history.row_rules)
         params = recordable.params(case.get("params"), at / "params")
         _ran(case, at)  # after its params are held: the id is held to them
@@ -342,6 +346,14 @@ class PairedCase:
         if self.workload is None and self.backend is None and self.device is None:
             return case_parts(self.id)
         return str(self.workload), str(self.backend), str(self.device)
+
+
+#: every key an `ab` file's side, ratio and case have held, in any `ab` schema version: the fields each is written
+#: from (ABReport.to_dict is asdict of them), a ratio's `verdict` beside its label; the schema documents no extra
+#: keys, so another is an edit, refused as a results file's is (results.case_held.known_keys)
+SIDE_KEYS = frozenset(entry.name for entry in dataclass_fields(Side))
+RATIO_KEYS = frozenset({*(entry.name for entry in dataclass_fields(PairedRatio)), "verdict"})
+CASE_KEYS = frozenset(entry.name for entry in dataclass_fields(PairedCase))
 
 
 def _head_margin(value: Any, margin: float | None, at: At) -> float | None:

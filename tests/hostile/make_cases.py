@@ -346,6 +346,11 @@ AB: dict[str, Callable[[dict[str, Any]], None]] = {
     "ab-label-script": _set(f"{RATIO}.label", "</script><script>alert(1)</script>"),
     "ab-label-unknown": _set(f"{RATIO}.label", "MUCH SLOWER"),
     "ab-status-unknown": _set(f"{A0}.status", "fine"),
+    # a key no `ab` schema writes, at each level: `show` printed the file and `record` stored it
+    "ab-top-unknown-key": _set("extra", 1),
+    "ab-base-unknown-key": _set("base.zzz", 1),
+    "ab-case-unknown-key": _set(f"{A0}.evil_key", "<b>x</b>"),
+    "ab-ratio-unknown-key": _set(f"{RATIO}.evil_key", "<b>x</b>"),
     "ab-id-control": _set(f"{A0}.id", "matmul[numpy,cpu]\x1b[2J"),
     "ab-id-very-long": _set(f"{A0}.id", LONG),
     # a trial's: recorded, it left a series with no case id, and every later `history` or `report` of the store
