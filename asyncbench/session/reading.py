@@ -33,7 +33,7 @@ from asyncbench.results.fields import At
 from asyncbench.results.model import Result
 from asyncbench.results.schema import Report
 from asyncbench.say import Say
-from asyncbench.session import check_held
+from asyncbench.session import census_held, check_held
 from asyncbench.verdicts import bound as fitting
 from asyncbench.verdicts import verified
 
@@ -119,7 +119,10 @@ def _reverified(result: Result, at: At, held: bool) -> Result:
     bounds = {name: _rebuilt(_one_side(_rekinded(bound, at / "bound" / name, held)), result) for name, bound in result.bound.items()}
     changed = any(bounds[name] is not bound for name, bound in result.bound.items())
     # its checks on the bound judged again from the bound's stored rounds (session.check_held), as `run` judged them
-    return check_held.rejudged(dataclasses.replace(result, bound=bounds) if changed else result, at)
+    rejudged = check_held.rejudged(dataclasses.replace(result, bound=bounds) if changed else result, at)
+    # and its checks on the census from its stored census rounds (session.census_held), in files of the rules now: an
+    # older file's census checks are shown as stored, as its bounds' figures are
+    return census_held.rejudged(rejudged, at) if held else rejudged
 
 
 #: the readings refitted on reading: every one fitted from observations. A host- or device-bound reading's slack

@@ -215,7 +215,7 @@ def _misspelt_bound(quantity: str, workload: Workload) -> None:
         raise ValueError(f"unknown quantity {quantity!r}{suggestion(quantity, [close])}; checks on the bound: {READING_EXAMPLES}")
 
 
-def _census_part(part: str, workload: Workload) -> tuple[str, str]:
+def _census_part(part: str, workload: Workload | None) -> tuple[str, str]:
     """('kind', 'print'), ('line', 'train.py:42') or ('variant', 'item') for one part of a census check's brackets."""
     label, _, named = part.partition("=") if "=" in part else ("", "", part)
     label, named = label.strip(), named.strip()
@@ -229,7 +229,7 @@ def _census_part(part: str, workload: Workload) -> tuple[str, str]:
         return "kind", kind.value
     if not label and line_named(named) is not None:
         return "line", named
-    if not _variant_known(workload, named):
+    if workload is not None and not _variant_known(workload, named):
         kinds = [str(k) for k in SYNC_KINDS]
         raise ValueError(
             f"{named!r} is no kind, FILE:LINE or variant of {workload.name}{suggestion(named, kinds + list(workload.variants))}; "
@@ -238,9 +238,19 @@ def _census_part(part: str, workload: Workload) -> tuple[str, str]:
     return "variant", named
 
 
-def _census_check(text: str, match: re.Match[str], workload: Workload) -> Expectation:
+def census_check(text: str) -> Expectation | None:
+    """A stored check's text as `parse` read it where it is a check on the census (None: any other check), its variant
+    not held to a workload's (a results file's stored check is read back without its workload: session.census_held);
+    ValueError for a census check `parse` never accepts."""
+    match = _CHECK.fullmatch(text)
+    if match is None or match["quantity"] not in SYNC_QUANTITIES:
+        return None
+    return _census_check(text, match, None)
+
+
+def _census_check(text: str, match: re.Match[str], workload: Workload | None) -> Expectation:
     """A check on the census (`run --syncs`): waits or seconds blocked per step, of the whole step, a kind or a line,
-    in every variant or one."""
+    in every variant or one (any variant where there is no `workload` to hold it to)."""
     quantity = match["quantity"]
     if match["stat"] is not None:
         raise ValueError(f"{quantity} has no statistics (.{match['stat']}): it is the median per step over the census rounds")

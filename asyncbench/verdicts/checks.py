@@ -161,10 +161,16 @@ def census_check(expectation: Expectation, result: Result, budget: Budget | None
     a fact (0) judged as it is. A FILE:LINE where no variant's census saw a wait is INCONCLUSIVE (the module's
     docstring): a variant that never waited at a line another waited at reads 0, a measurement. A verdict short of a
     pass names the points that weigh most."""
+    names = [expectation.variant] if expectation.variant else list(result.syncs)
+    return census_check_at(expectation, result, level_of(budget, share=len(names)))
+
+
+def census_check_at(expectation: Expectation, result: Result, level: Level) -> Check:
+    """One census check on `result` at `level` (its share of the run's budget): what `census_check` judges, and what
+    a results file's stored census check is judged again at, from the confidence it stores (session.census_held)."""
     if not result.syncs:
         return Check(expectation.text, NOT_MEASURED, NO_CENSUS)
     names = [expectation.variant] if expectation.variant else list(result.syncs)
-    level = level_of(budget, share=len(names))
     unit = syncs.SYNC_UNITS[expectation.quantity]
     # a FILE:LINE no variant's census saw a wait at (a kind or the whole step is a name the tool knows: 0 is a fact)
     unseen = syncs.line_named(expectation.at or "") is not None and not any(
