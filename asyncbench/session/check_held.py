@@ -17,7 +17,10 @@ still reads.
 
 What cannot be judged again, and is shown as stored: a check that stores no level (an INCONCLUSIVE one with no
 interval, too few rounds for one: it decides nothing, and its level is not stored), and a NOT_MEASURED one with none
-(nothing was judged). A PASS or FAIL with no level is refused: it was judged at one, and without it the file's
+(nothing was judged). Such an INCONCLUSIVE check's `value`, `delay_as_run_s` and `rounds` do not depend on its level
+(the median slowdown of its rounds, the delay they ran, how many there were): those are held to the rounds all the
+same (a `value` of 0.0 beside a detail saying the delay slowed the step by 99 µs was shown); its detail, which names
+the level, is shown as stored. A PASS or FAIL with no level is refused: it was judged at one, and without it the file's
 rounds cannot say whether they decide it.
 """
 
@@ -59,6 +62,8 @@ def _held(check: Check, result: Result, at: At) -> Check:
                 f"a {str(check.verdict)!r} of {check.expect!r} with no confidence: it is judged at one from the stored "
                 "perturbation rounds, and without it they cannot say whether they decide it"
             )
+        if check.verdict == Verdict.INCONCLUSIVE:
+            _figures_held(check, expectation, result, at)
         return check  # INCONCLUSIVE for want of an interval, or NOT_MEASURED: nothing decided, its level not stored
     # a check stored before checks were judged by the delay as run stores none: it is judged by the rule it was written under
     as_run = check.delay_as_run_s is not None
@@ -86,6 +91,25 @@ def _held(check: Check, result: Result, at: At) -> Check:
     if check.rounds is not None and again.rounds is not None and check.rounds != again.rounds:
         (at / "rounds").fail(f"{check.rounds} rounds: the file's bound holds {again.rounds} for {check.expect!r}")
     return check if again.detail == check.detail else dataclasses.replace(check, detail=again.detail)
+
+
+def _figures_held(check: Check, expectation: Expectation, result: Result, at: At) -> None:
+    """An INCONCLUSIVE check with no level stored (its rounds too few for an interval at it) held where its figures do
+    not depend on the level: its `value` (the median slowdown of its rounds), `delay_as_run_s` (the delay its rounds
+    ran) and `rounds` are what the stored perturbation rounds give at any level, so they are judged again at the
+    level alone (95%, which only their interval depends on); a check that judging again finds nothing to measure
+    (NOT_MEASURED, no value: a reading's check) has no figures of its rounds to hold."""
+    as_run = check.delay_as_run_s is not None
+    again = bound_checks.bound_check_at(expectation, result, Level(family_error=check.family_error), as_run=as_run)
+    if again.verdict == Verdict.NOT_MEASURED or again.value is None:
+        return
+    for key, stored, given in (("value", check.value, again.value), ("delay_as_run_s", check.delay_as_run_s, again.delay_as_run_s)):
+        if (key == "value" or as_run) and not _close(_one(stored), _one(given)):
+            (at / key).fail(
+                f"{check.expect!r}: its {key} ({stored!r}) is not what the file's own perturbation rounds give ({given!r}), at any level"
+            )
+    if check.rounds is not None and again.rounds is not None and check.rounds != again.rounds:
+        (at / "rounds").fail(f"{check.rounds} rounds: the file's bound holds {again.rounds} for {check.expect!r}")
 
 
 def _ceiling_on_shared_cores(expectation: Expectation, result: Result) -> bool:

@@ -178,3 +178,33 @@ def test_show_refuses_a_forged_pass_of_a_check_that_does_not_parse_in_one_line_a
     assert shown.exit_code == 2
     assert "checks[1].expect: 'slack_s[host] >= banana' is no check a run judges" in shown.output
     assert "passed" not in shown.output
+
+
+def _undecided_raw() -> dict[str, Any]:
+    """A file whose `slack_s[host] >= 200us` `run` judged INCONCLUSIVE with no level stored: its 30 rounds too few for
+    an interval at its share of a family rate of 1e-9 (it needs 34)."""
+    result = result_with(_planted(0.6, 1.0, (0.2, 0.8, 1 - 1 / 1.1)))
+    shared = budget.Budget(1e-9, 1, 10, 100)
+    judged = checks.evaluate((expect.parse("slack_s[host] >= 200us", WORKLOAD),), result, shared)
+    assert judged[0].verdict == Verdict.INCONCLUSIVE
+    assert judged[0].confidence is None
+    assert judged[0].value is not None
+    return json.loads(report_of([dataclasses.replace(result, checks=judged)]).to_json())
+
+
+def test_an_undecided_checks_value_and_delay_as_run_read_back_as_run_judged_them():
+    raw = _undecided_raw()
+    (result,) = _read(raw).results
+    assert result.checks[0].value == raw["results"][0]["checks"][0]["value"]
+    assert result.checks[0].delay_as_run_s == raw["results"][0]["checks"][0]["delay_as_run_s"]
+
+
+@pytest.mark.parametrize("key, edited", [("value", 0.0), ("delay_as_run_s", 0.001)])
+def test_an_undecided_checks_value_or_delay_as_run_the_rounds_do_not_give_is_refused(key, edited):
+    """The trial's: an INCONCLUSIVE slack check with no level, its `value` set to 0.0 (beside a detail that says how
+    much the delay slowed the step) or its `delay_as_run_s` to 1 ms, was shown: neither depends on the level, so both
+    are held to the stored rounds as a decided check's are."""
+    raw = _undecided_raw()
+    raw["results"][0]["checks"][0][key] = edited
+    with pytest.raises(InputError, match=rf"checks\[0\]\.{key}: .*perturbation rounds"):
+        _read(raw)
