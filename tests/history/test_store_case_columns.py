@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import in_process, refused
+from tests.support.cli import in_process
 from tests.support.helpers import quick_numpy_results
-from tests.support.stores import a_store, snapshot, sql
+from tests.support.stores import a_store, edited_refused, sql
 
 
 @pytest.fixture(scope="module")
@@ -69,12 +69,7 @@ READERS = {"report": ("report", "-o", "page.html")}
 @pytest.mark.parametrize("edit", EDITS, ids=list(EDITS))
 def test_a_case_column_edited_by_hand_is_refused_in_one_line(edit, command, recorded_store, tmp_path):
     statement, said = EDITS[edit]
-    (tmp_path / "h.sqlite").write_bytes(recorded_store.read_bytes())
-    sql(tmp_path / "h.sqlite", statement)
-    before = snapshot(tmp_path)
-    done = in_process(*READERS[command], "--history", "h.sqlite", cwd=tmp_path)
-    refused(done, "h.sqlite", "the store is damaged", "asyncbench_cases row 1", *said)
-    assert snapshot(tmp_path) == before
+    edited_refused(recorded_store, tmp_path, [statement], READERS[command], "asyncbench_cases row 1", *said)
 
 
 def test_checks_and_timelines_as_asyncbench_writes_them_are_shown(recorded_store, tmp_path):

@@ -14,7 +14,7 @@ from asyncbench.history import point_rules, reading, store, target
 from asyncbench.results.schema import Report
 from tests.support.cli import in_process, refused
 from tests.support.helpers import quick_numpy_results
-from tests.support.stores import a_store, history, snapshot, sql  # noqa: F401 - history: a SQLite file, or PostgreSQL
+from tests.support.stores import a_store, edited_refused, history, snapshot, sql  # noqa: F401 - history: a SQLite file, or PostgreSQL
 
 
 @pytest.fixture(scope="module")
@@ -87,12 +87,7 @@ READERS = {
 @pytest.mark.parametrize("edit", EDITS, ids=list(EDITS))
 def test_a_point_its_quantity_cannot_be_is_refused_in_one_line(edit, command, recorded_store, tmp_path):
     statements, said = EDITS[edit]
-    (tmp_path / "h.sqlite").write_bytes(recorded_store.read_bytes())
-    sql(tmp_path / "h.sqlite", *statements)
-    before = snapshot(tmp_path)
-    done = in_process(*READERS[command], "--history", "h.sqlite", cwd=tmp_path)
-    refused(done, "h.sqlite", "the store is damaged", "asyncbench_points row", *said)
-    assert snapshot(tmp_path) == before
+    edited_refused(recorded_store, tmp_path, statements, READERS[command], "asyncbench_points row", *said)
 
 
 @pytest.mark.parametrize("figures", ["-1e300, -1e301, -1e299", "-0.001, -0.002, -0.0005"], ids=["-1e300", "-1 ms"])

@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.cli import in_process, refused
 from tests.support.helpers import quick_numpy_results
-from tests.support.stores import a_store, snapshot, sql
+from tests.support.stores import a_store, edited_refused, sql
 
 
 @pytest.fixture(scope="module")
@@ -117,12 +117,7 @@ READERS = {"history": ("history",), "report": ("report", "-o", "page.html")}
 @pytest.mark.parametrize("edit", EDITS, ids=list(EDITS))
 def test_a_row_edited_by_hand_is_refused_in_one_line_naming_its_table_row_and_column(edit, command, recorded_store, tmp_path):
     statement, said = EDITS[edit]
-    (tmp_path / "h.sqlite").write_bytes(recorded_store.read_bytes())
-    sql(tmp_path / "h.sqlite", statement)
-    before = snapshot(tmp_path)
-    done = in_process(*READERS[command], "--history", "h.sqlite", cwd=tmp_path)
-    refused(done, "h.sqlite", "the store is damaged", *said)
-    assert snapshot(tmp_path) == before
+    edited_refused(recorded_store, tmp_path, [statement], READERS[command], *said)
 
 
 def test_a_status_no_case_ends_with_is_refused_where_the_latest_run_is_shown(recorded_store, tmp_path):

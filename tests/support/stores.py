@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
+from typing import Sequence
 
 import pytest
 
 from asyncbench.history import target
-from tests.support.cli import asyncbench
+from tests.support.cli import asyncbench, in_process, refused
 
 #: the PostgreSQL server the `postgres` tests use, read when a test module imports this one: after tests/conftest.py's
 #: pytest_configure named an xdist worker's own schema in it (so tests/conftest.py must not import this module)
@@ -56,3 +57,15 @@ def sql(path: Path, *statements: str) -> None:
 def snapshot(folder: Path) -> dict[str, bytes]:
     """Every file under `folder` with its bytes: what a refusal must leave as it was."""
     return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def edited_refused(store: Path, folder: Path, statements: Sequence[str], command: Sequence[str], *said: str) -> None:
+    """A copy of `store` in `folder` with `statements` run on it (a store damaged by another hand): `command` of it
+    (`--history h.sqlite`) is refused in one line, "the store is damaged" and every word of `said`, and leaves every
+    file in `folder` as it was."""
+    (folder / "h.sqlite").write_bytes(store.read_bytes())
+    sql(folder / "h.sqlite", *statements)
+    before = snapshot(folder)
+    done = in_process(*command, "--history", "h.sqlite", cwd=folder)
+    refused(done, "h.sqlite", "the store is damaged", *said)
+    assert snapshot(folder) == before
