@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from typing import Any, Callable, Iterator
 
@@ -47,6 +48,15 @@ class Interrupts:
         #: extension initialised itself (scipy.stats, imported when a change point is first sought) reaches the
         #: command as "ImportError: initialization failed", and must still end it as the signal does
         self._received: int | None = None
+        self._previous_unraisable: Any = None
+
+    def _unraisable(self, unraisable: Any) -> None:
+        """Where Python runs code that cannot raise (a weakref's callback: an import's module lock freed), a signal's
+        exception raised there was printed as 'Exception ignored in … Traceback' (a CI run's SIGTERM in `merge`) and
+        went no further. Ours is noted (`_received`) and the command ends by it (`running`): nothing to print."""
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and self._received is not None:
+            return
+        self._previous_unraisable(unraisable)
 
     def _on_term(self, signum: int, frame: Any) -> None:
         self._received = EXIT_TERMINATED
@@ -65,6 +75,7 @@ class Interrupts:
         """The work: SIGTERM raises Terminated in it; Ctrl-C or SIGTERM ends it (`code` says which), SIGTERM ignored
         from then until `saving()` ends. Any other exception goes on, SIGTERM's handler restored."""
         self._previous, self._installed = signal.signal(signal.SIGTERM, self._on_term), True
+        self._previous_unraisable, sys.unraisablehook = sys.unraisablehook, self._unraisable
         # Ctrl-C as Python's own handler raises it, noted on the way (left alone where it is ignored or someone's own)
         self._previous_int = signal.getsignal(signal.SIGINT)
         if self._previous_int is signal.default_int_handler:
@@ -81,7 +92,11 @@ class Interrupts:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the signal, turned into another exception on its way up
             self.code = self._received
         else:
-            self._restore()
+            if self._received is None:
+                self._restore()
+            else:  # the signal's exception was swallowed where it was raised (`_unraisable`): it ends the command still
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                self.code = self._received
 
     @contextlib.contextmanager
     def saving(self) -> Iterator[None]:
@@ -94,6 +109,7 @@ class Interrupts:
     def _restore(self) -> None:
         if self._installed:  # None: a handler not set from Python, which Python cannot put back; the default then
             signal.signal(signal.SIGTERM, signal.SIG_DFL if self._previous is None else self._previous)
+            sys.unraisablehook = self._previous_unraisable
             if self._previous_int is signal.default_int_handler:
                 signal.signal(signal.SIGINT, signal.default_int_handler)
             self._installed = False

@@ -90,3 +90,26 @@ def test_a_ctrl_c_while_the_cli_is_imported_ends_with_130_and_one_line_not_a_tra
         console.main()
     assert ended.value.code == EXIT_INTERRUPTED
     assert capsys.readouterr().err == "interrupted (Ctrl-C): stopped before the command began; nothing written\n"
+
+
+def test_a_signal_raised_where_python_cannot_raise_prints_no_traceback_and_still_ends_the_command(capsys):
+    """A CI run's SIGTERM landed in a weakref callback of an import's module lock, where an exception cannot
+    propagate: Python printed 'Exception ignored in … Traceback' and the work went on. The signal still ends the
+    command with its code, and nothing of it is printed."""
+    import weakref
+
+    interrupts = Interrupts()
+    with interrupts.running():
+
+        class Held:
+            pass
+
+        held = Held()
+        ref = weakref.ref(held, lambda _: interrupts._on_term(signal.SIGTERM, None))
+        del held  # its callback runs now and raises Terminated where Python can only report it
+    assert ref() is None
+    assert interrupts.code == EXIT_TERMINATED
+    assert "Traceback" not in capsys.readouterr().err
+    with interrupts.saving():
+        pass
+    assert signal.getsignal(signal.SIGTERM) is not interrupts._on_term  # put back after the save
