@@ -278,8 +278,18 @@ class JaxBackend(Backend):
         if not device.startswith("cpu"):
             return None
         jax, sentinel = _jax(), self._sentinel(device)
+        array_types: set[type] = set()  # the types of a single array a step returned: waited on without a tree walk
 
         def wait(result: Any) -> bool:
+            # a step returning one array, the common case, waits as a hand loop does: the walk of its tree (tree_leaves
+            # and an isinstance of jax.Array per leaf) cost 2.3 µs a sample, 1.4% of 20 tiny steps (docs/measured.md)
+            if type(result) in array_types:
+                result.block_until_ready()
+                return True
+            if isinstance(result, jax.Array):
+                array_types.add(type(result))
+                result.block_until_ready()
+                return True
             arrays = [leaf for leaf in jax.tree_util.tree_leaves(result) if isinstance(leaf, jax.Array)]
             for array in arrays:
                 array.block_until_ready()

@@ -23,8 +23,8 @@ Extra rounds (`run --syncs`'s census rounds: measure.extra_rounds says which
 follow each timed round, and how many are owed after the last) run each
 variant once more, never inside a timed sample, and their time is left out
 of the elapsed time the stopping rule reads. After extra rounds each variant
-runs once more, untimed, as in the warm-up: the census's slower runs leave
-the framework's threads as a timed round does not (MXNet's timed item and
+runs again, untimed, as in the warm-up (a few times where it is fast: REWARM_ROUNDS):
+the census's slower runs leave the framework's threads as a timed round does not (MXNet's timed item and
 print variants ran 3% slower after census rounds without it;
 benchmarks/syncs.py overhead). Why it stopped is returned with the samples,
 so a result can say when it missed its noise target.
@@ -68,6 +68,15 @@ PROGRESS_EVERY_S = 0.05
 # 20 tiny steps stopped after 37-215 samples, 7-45 ms; docs/measured.md). 50 ms is one tenth of a --quick case's
 # sampling and nothing beside a worker's start.
 WARMUP_MIN_S = 0.05
+# After untimed work between rounds (the machine's reference, extra rounds), untimed rounds until REWARM_ROUNDS of them
+# ran or they took REWARM_S, before the next timed round: the work left caches and pools that were not the step's.
+# After the reference's products a 16×16 product's next rounds took 3-5× its own time; 20 tiny JAX steps a sample,
+# pinned to one CPU, took +35-45% in the first sample after seven reference samples, +5-9% in the second, +2-7% in the
+# third, +0-4% in the fourth, a sleep in between not shortening it (the step's own work brings the caches back). With
+# one untimed round the timed round after it read +2.0% over the case's median (+11.5% after a noise computation too);
+# with four, −1.7% (docs/measured.md). A sample longer than REWARM_S is re-warmed by one, as before.
+REWARM_ROUNDS = 4
+REWARM_S = 0.002
 
 
 def take_sample(
@@ -227,15 +236,23 @@ class _Sampler:
             extra_started = clock()
             for kind in due:
                 kind.round(self.variants, self.sync, self.order, self.how.preludes)
-            # untimed, as a warm-up: the timed round after other work starts where a timed one left off (after the
-            # reference's products, a 16×16 product's next rounds took 3-5× its own time: caches and pools were theirs)
-            for name in self.order:
-                take_sample(self.variants[name], self.sync, None, clock, self.how.preludes.get(name), self.how.result_wait)
+            self._rewarm()
             self.aside_s += clock() - extra_started
         self.elapsed_s = clock() - self._started - self.aside_s
         first_stop = self.rounds == self.how.settings.min_samples  # the first round a noise stop may come: a fresh look
         if first_stop or self.rounds in self.how.looks or self.elapsed_s - self._noise_at_s >= self._noise_cost_s / NOISE_SHARE:
             self._update_noise()
+
+    def _rewarm(self) -> None:
+        """Untimed rounds after other work (the reference's products, extra rounds), as in the warm-up, so that the
+        timed round after it starts where a timed one left off: at least one, then more until REWARM_ROUNDS ran or
+        they took REWARM_S."""
+        clock, how = self.how.clock, self.how
+        started, rounds = clock(), 0
+        while rounds < REWARM_ROUNDS and (rounds == 0 or clock() - started < REWARM_S):
+            for name in self.order:
+                take_sample(self.variants[name], self.sync, None, clock, how.preludes.get(name), how.result_wait)
+            rounds += 1
 
     def _update_noise(self) -> None:
         """The noise of the samples so far (the widest variant's), and when and at what cost it was computed (its

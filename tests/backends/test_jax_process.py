@@ -221,13 +221,18 @@ def test_a_sample_ends_on_its_result_only_where_nothing_it_dropped_is_still_queu
         product(big)
         behind = ends.settled()
         backend.barrier("cpu")
+        started = time.perf_counter()
+        waited_tree = ends.wait((tiny + 1, {"kept": product(big)}))  # a tree of results: each leaf waited for
+        tree = time.perf_counter() - started
         print(json.dumps({
-            "alone": alone, "dropped": queued_then, "behind": behind, "idle": ends.settled(),
+            "alone": alone, "dropped": queued_then, "behind": behind, "idle": ends.settled(), "tree": tree, "waited_tree": waited_tree,
             "none": ends.wait(None), "gpu": backend.result_wait("cuda:0") is None,
         }))
     """)
     assert found["dropped"] > 0.5 * found["alone"], found  # the dropped product was waited for, not the tiny result alone
     assert found["behind"] is False
     assert found["idle"] is True
+    assert found["waited_tree"] is True
+    assert found["tree"] > 0.5 * found["alone"], found
     assert found["none"] is False  # a step that returned nothing of JAX's ends at the barrier
     assert found["gpu"]

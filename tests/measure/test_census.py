@@ -5,11 +5,12 @@ nested, the frame fallback for a wait no hook covers, nothing on a step that nev
 from __future__ import annotations
 
 import io
+import itertools
 
 import pytest
 
 from asyncbench.backends.handles import SyncHook
-from asyncbench.measure import census
+from asyncbench.measure import census, timing
 from asyncbench.measure.extra_rounds import ExtraRounds
 from asyncbench.measure.frames import CAN_WATCH
 from asyncbench.measure.procedure import Procedure
@@ -150,14 +151,16 @@ def test_census_rounds_run_between_timed_samples_never_inside_one():
 
     class Spy(census.Taker):
         def round(self, variants, sync, order=None, preludes=None):
-            # the census's own run of `a` and the untimed one after it (timing.measure's re-warm) are not timed ones
-            timed_before.append(log.count("a") - 2 * self.taken)
+            # the census's own run of `a` and the untimed ones after it (timing.measure's re-warm) are not timed ones
+            timed_before.append(log.count("a") - (1 + timing.REWARM_ROUNDS) * self.taken)
             assert log[-1] == "sync"  # a timed sample ended: its sync came last
             super().round(variants, sync, order, preludes)
 
     spy = Spy(HOOKS, FRAMEWORK, fallback=False)  # one run of each variant per census round
     settings = Settings(warmup=0, min_samples=12, max_samples=12, max_time_s=1e9, max_rel_noise=1.0)
-    samples, sampling = measure(variants, lambda: log.append("sync"), lambda: None, Procedure(settings, extra_rounds=census_of(spy)))
+    clock = itertools.count(0.0, 1e-6).__next__  # a µs a read: the re-warm's rounds all run within REWARM_S
+    procedure = Procedure(settings, extra_rounds=census_of(spy), clock=clock)
+    samples, sampling = measure(variants, lambda: log.append("sync"), lambda: None, procedure)
     assert sampling.rounds == 12
     assert len(samples["a"].done_s) == 12
     # after each of the first CENSUS_ROUNDS timed rounds, then every CENSUS_EVERY-th

@@ -3,6 +3,8 @@ import random
 import subprocess
 import sys
 
+import pytest
+
 from asyncbench.backends.handles import ResultWait
 from asyncbench.measure.procedure import Procedure
 from asyncbench.measure.timing import measure, take_sample
@@ -306,6 +308,27 @@ def test_a_round_after_the_machines_reference_follows_an_untimed_one_and_a_round
     samples, _ = measure({"v": lambda: log.append("call")}, lambda: None, lambda: None, procedure)
     assert len(samples["v"].done_s) == 4  # the untimed calls are no samples
     assert " ".join(log) == "call reference call call quiet call reference call call quiet"
+
+
+@pytest.mark.parametrize(("tick_s", "untimed"), [(1e-6, 4), (1.0, 1)])
+def test_after_work_between_rounds_untimed_rounds_run_until_their_count_or_their_time(tick_s: float, untimed: int) -> None:
+    """20 tiny JAX steps a sample took +5-9% in the second sample after the reference's products and +2-7% in the
+    third: after work between rounds, untimed rounds run until REWARM_ROUNDS of them ran or they took REWARM_S, so
+    a fast step is re-warmed by several and a slow one by one (a long sample is back within it)."""
+    from asyncbench.measure import timing
+
+    assert untimed == timing.REWARM_ROUNDS or tick_s > timing.REWARM_S  # the second case's one round exceeds it
+    log: list[str] = []
+
+    def between_rounds() -> bool:
+        log.append("reference")
+        return log.count("reference") == 1  # work after the first round only
+
+    settings = Settings(warmup=0, min_samples=2, max_samples=2, max_time_s=1e9, max_rel_noise=0.0)
+    procedure = Procedure(settings, between_rounds=between_rounds, clock=TickClock(tick_s))
+    samples, _ = measure({"v": lambda: log.append("call")}, lambda: None, lambda: None, procedure)
+    assert len(samples["v"].done_s) == 2
+    assert " ".join(log) == " ".join(["call", "reference", *["call"] * untimed, "call", "reference"])
 
 
 def test_the_warm_up_lasts_its_minimum_untimed_and_outside_before_sample_and_none_is_taken_where_none_is_asked():
