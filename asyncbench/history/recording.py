@@ -18,7 +18,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
-from asyncbench.history import changes, clock, discount, keys, machine, model, point_rules, reading, recorded, tables
+from asyncbench.history import changes, clock, discount, keys, machine, model, point_rules, reading, recorded, row_rules, tables
 from asyncbench.history.model import ChangePoint
 from asyncbench.history.reading import CHUNK, Table
 from asyncbench.host import git
@@ -246,7 +246,10 @@ def refresh_changes(
         kinds = _kinds(table_of, connection, series_ids)
     # what bounds a step (history.model.is_bound) is drawn, not searched: a slack near 0 has no ratio, a reading is a word
     series_ids = [series_id for series_id in series_ids if not model.is_bound(kinds[series_id][0])]
-    found = reading.newest(table_of, connection, series_ids, CHANGE_WINDOW + 1)  # one more: whether the window is the whole series
+    # one more: whether the window is the whole series; each point held to its quantity's range, as `history` holds it
+    variants = _variants(table_of, connection, series_ids)
+    ranges = {series_id: point_rules.range_of(variants[series_id], *kinds[series_id]) for series_id in series_ids}
+    found = reading.newest(table_of, connection, series_ids, CHANGE_WINDOW + 1, ranges)
     table = table_of("changes")
     stored: dict[int, list[int]] = {}
     for start in range(0, len(series_ids), CHUNK):
@@ -289,6 +292,18 @@ def _kinds(table_of: Table, connection: Any, series_ids: Sequence[int]) -> dict[
     return kinds
 
 
+def _variants(table_of: Table, connection: Any, series_ids: Sequence[int]) -> dict[int, str]:
+    """Each series' variant ('' for a case's own), CHUNK series a query."""
+    import sqlalchemy as sa
+
+    series = table_of("series")
+    variants: dict[int, str] = {}
+    for start in range(0, len(series_ids), CHUNK):
+        query = sa.select(series.c.id, series.c.variant).where(series.c.id.in_(list(series_ids[start : start + CHUNK])))
+        variants.update({row.id: row.variant for row in connection.execute(query)})
+    return variants
+
+
 def _change_row(change: ChangePoint) -> dict[str, Any]:
     """A change point as the store's changes table holds it: its fields, by name, `run` as the runs row it points at
     (`run_id`); history.reading makes the ChangePoint back from the row."""
@@ -311,22 +326,24 @@ def _differs(table_of: Table, connection: Any, run: int, recording: Recording) -
     import sqlalchemy as sa
 
     cases, points, series = table_of("cases"), table_of("points"), table_of("series")
-    stored = {
-        (row.case_id, row.status, tuple((c["expect"], c["verdict"]) for c in json.loads(row.checks or "[]")))
-        for row in connection.execute(sa.select(cases.c.case_id, cases.c.status, cases.c.checks).where(cases.c.run_id == run))
-    }
+    stored = set()
+    for row in connection.execute(sa.select(cases).where(cases.c.run_id == run)):
+        row_rules.case(row)  # each read as a report reads it (row_rules): a damaged row is said, never parsed bare
+        stored.add((row.case_id, row.status, tuple((c["expect"], c["verdict"]) for c in row_rules.checks(row))))
     given = {(e.case.id, str(e.case.status), tuple((c["expect"], c["verdict"]) for c in e.checks)) for e in recording.entries}
     if stored != given:
         changed = sorted({case[0] for case in stored ^ given})
         return f"its cases differ ({changed[0]}{f' and {len(changed) - 1} more' if len(changed) > 1 else ''})"
-    held = {
-        (row.case_id, row.variant, row.quantity): row.value
-        for row in connection.execute(
-            sa.select(series.c.case_id, series.c.variant, series.c.quantity, points.c.value)
-            .join(series, series.c.id == points.c.series_id)
-            .where(points.c.run_id == run)
-        )
-    }
+    held = {}
+    for row in connection.execute(
+        sa.select(series.c.id.label("series_row"), series.c.case_id, series.c.variant, series.c.quantity, series.c.unit)
+        .add_columns(points.c.id.label("point_row"), points.c.value, points.c.low, points.c.high)
+        .join(series, series.c.id == points.c.series_id)
+        .where(points.c.run_id == run)
+    ):
+        row_rules.quantity(row.series_row, row.variant, row.quantity, row.unit)
+        rule = point_rules.range_of(row.variant, row.quantity, row.unit)
+        held[(row.case_id, row.variant, row.quantity)] = reading.figures(row.value, row.low, row.high, row.point_row, rule)[0]
     figures = {(e.case.id, q["variant"], q["quantity"]): q["value"] for e in recording.entries for q in e.quantities}
     if held.keys() != figures.keys():
         return f"its quantities differ ({' '.join(part for part in sorted(held.keys() ^ figures.keys())[0] if part)})"

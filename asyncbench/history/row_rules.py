@@ -42,6 +42,11 @@ class DamagedRow(ValueError):
     """A row that is not what asyncbench writes (history.store says so in one line: a damaged store)."""
 
 
+class DamagedStoreRow(DamagedRow):
+    """A DamagedRow read from the store (one a file being recorded would put there is a DamagedRow only): `record`
+    then says the store is damaged, not the file."""
+
+
 def held(table: str, row: Any, column: str, check: Callable[..., Any], value: Any, *args: Any) -> Any:
     """`value`, read from `column` of `table`'s row `row`, held to a results file's check of the same field
     (results.fields, results.recordable): its value, or DamagedRow naming the table, row and column."""
@@ -53,7 +58,7 @@ def held(table: str, row: Any, column: str, check: Callable[..., Any], value: An
 
 def damaged(table: str, row: Any, column: str, why: str) -> DamagedRow:
     """What a row that is not what asyncbench writes is said as: its table, row and column, and why."""
-    return DamagedRow(f"{tables.PREFIX}{table} row {row}, column {column}: {why}")
+    return DamagedStoreRow(f"{tables.PREFIX}{table} row {row}, column {column}: {why}")
 
 
 def run(row: Any) -> None:

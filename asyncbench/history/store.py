@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any, Callable, Iterator, Sequence
 
-from asyncbench.history import database, reading, recording, tables
+from asyncbench.history import database, reading, recording, row_rules, tables
 from asyncbench.history.database import StoreError as StoreError  # what callers of the store catch
 from asyncbench.history.model import LatestRun, RecentRun, Series
 from asyncbench.history.recording import Recorded
@@ -50,6 +50,8 @@ class Store:
         try:
             with self._failures("record"), database.writing(self._engine) as connection:
                 return recording.record(self.table, connection, run, label, source)
+        except row_rules.DamagedStoreRow as exc:  # a stored row it read (the run already there, compared): nothing stored
+            raise StoreError(f"history {self.target.shown}: cannot record: {exc}: {database.DAMAGED}") from None
         except reading.DamagedRow as exc:  # a point asyncbench never writes (recording._check_points): nothing stored
             raise StoreError(f"history {self.target.shown}: cannot record: {exc}: not what asyncbench writes") from None
 

@@ -82,3 +82,12 @@ def test_checks_and_timelines_as_asyncbench_writes_them_are_shown(recorded_store
     done = in_process("report", "-o", "page.html", "--history", "h.sqlite", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "done_s &lt; 1 s" in (tmp_path / "page.html").read_text()
+
+
+@pytest.mark.parametrize("edit", [name for name, (_, said) in EDITS.items() if "column checks" in said])
+def test_recording_the_same_file_again_holds_the_stored_checks_it_compares(edit, recorded_store, tmp_path):
+    """`record` of a file already recorded compares it with what the store holds of its run (a file edited since is
+    said to differ): the stored checks it reads are held as a report holds them, not parsed bare (a traceback)."""
+    statement, said = EDITS[edit]
+    record_again = ("record", str(recorded_store.parent / "r.json"))
+    edited_refused(recorded_store, tmp_path, [statement], record_again, "asyncbench_cases row 1", *said)

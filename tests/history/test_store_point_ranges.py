@@ -90,6 +90,33 @@ def test_a_point_its_quantity_cannot_be_is_refused_in_one_line(edit, command, re
     edited_refused(recorded_store, tmp_path, statements, READERS[command], "asyncbench_points row", *said)
 
 
+@pytest.mark.parametrize("edit", EDITS, ids=list(EDITS))
+def test_recording_the_same_file_again_holds_the_stored_points_it_compares(edit, recorded_store, tmp_path):
+    """`record` of a file already recorded compares its figures with the stored points of its run: each is read as
+    `history` reads it, a damaged one refused as the store's, never compared bare (a text value was a traceback)."""
+    statements, said = EDITS[edit]
+    record_again = ("record", str(recorded_store.parent / "r.json"))
+    edited_refused(recorded_store, tmp_path, statements, record_again, "asyncbench_points row", *said)
+
+
+def test_recording_the_same_file_again_refuses_a_stored_point_that_is_text(recorded_store, tmp_path):
+    record_again = ("record", str(recorded_store.parent / "r.json"))
+    text = ["UPDATE asyncbench_points SET value = 'x'"]
+    edited_refused(recorded_store, tmp_path, text, record_again, "asyncbench_points row", "column value")
+
+
+def test_recording_a_new_run_refuses_a_damaged_point_its_change_search_reads(recorded_store, tmp_path):
+    """`record` of a new run searches each of its series for changes over the stored points: a stored time of -1 ms
+    is held to its range there too (said as the store's damage, nothing recorded), never searched."""
+    import json
+
+    newer = json.loads((recorded_store.parent / "r.json").read_text())
+    newer["run_id"], newer["created"] = "0" * 32, "2099-01-01T00:00:00+00:00"  # another run of the same cases
+    (tmp_path / "r2.json").write_text(json.dumps(newer))
+    statements, said = EDITS["a negative variant time"]
+    edited_refused(recorded_store, tmp_path, statements, ("record", "r2.json"), "asyncbench_points row", *said)
+
+
 @pytest.mark.parametrize("figures", ["-1e300, -1e301, -1e299", "-0.001, -0.002, -0.0005"], ids=["-1e300", "-1 ms"])
 def test_a_negative_or_absurd_machine_reference_is_refused_in_postgresql_as_in_sqlite(figures, history, recorded_store, tmp_path):  # noqa: F811
     import sqlalchemy as sa
