@@ -14,11 +14,10 @@ from __future__ import annotations
 import collections
 import datetime
 import json
-import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
-from asyncbench.history import changes, clock, discount, keys, machine, model, point_rules, reading, recorded, row_rules, tables
+from asyncbench.history import again, changes, clock, discount, keys, machine, model, point_rules, reading, recorded, tables
 from asyncbench.history.model import ChangePoint
 from asyncbench.history.reading import CHUNK, Table
 from asyncbench.host import git
@@ -131,7 +130,7 @@ def record(table_of: Table, connection: Any, recording: Recording, label: str | 
     _check_points(recording)
     existing = connection.execute(sa.select(sa.func.min(runs.c.id)).where(runs.c.run_key.in_(key.all))).scalar()
     if existing is not None:
-        return Recorded(run=existing, new=False, points=0, differs=_differs(table_of, connection, existing, recording))
+        return Recorded(run=existing, new=False, points=0, differs=again.differs(table_of, connection, existing, recording.entries))
     dated = git_facts(str(environment.get("git_sha") or "") or None)
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     run = connection.execute(
@@ -310,45 +309,6 @@ def _change_row(change: ChangePoint) -> dict[str, Any]:
     row = {name: value for name, value in asdict(change).items() if name not in model.READ_FIELDS}
     row["run_id"] = row.pop("run")
     return row
-
-
-# Two figures of one run read back are the same figure within this share: a run recorded as it ends (`run --record`)
-# and its file recorded later hold one figure, the file's written to the nanosecond and read back through JSON.
-SAME_FIGURE = 1e-6
-
-
-def _differs(table_of: Table, connection: Any, run: int, recording: Recording) -> str:
-    """What of `recording` differs from what the store holds of its run (`run`, the same key): its cases (which, how
-    they ended, their checks' verdicts) and its points (which quantities, their values); '' where nothing does. A
-    file edited after it was recorded (a case renamed, a variant, a figure) keeps its run's id: "already recorded"
-    alone dropped its new content without a word. What the store does not record of a file (a case's time) is not
-    compared."""
-    import sqlalchemy as sa
-
-    cases, points, series = table_of("cases"), table_of("points"), table_of("series")
-    stored = set()
-    for row in connection.execute(sa.select(cases).where(cases.c.run_id == run)):
-        row_rules.case(row)  # each read as a report reads it (row_rules): a damaged row is said, never parsed bare
-        stored.add((row.case_id, row.status, tuple((c["expect"], c["verdict"]) for c in row_rules.checks(row))))
-    given = {(e.case.id, str(e.case.status), tuple((c["expect"], c["verdict"]) for c in e.checks)) for e in recording.entries}
-    if stored != given:
-        changed = sorted({case[0] for case in stored ^ given})
-        return f"its cases differ ({changed[0]}{f' and {len(changed) - 1} more' if len(changed) > 1 else ''})"
-    held = {}
-    for row in connection.execute(
-        sa.select(series.c.id.label("series_row"), series.c.case_id, series.c.variant, series.c.quantity, series.c.unit)
-        .add_columns(points.c.id.label("point_row"), points.c.value, points.c.low, points.c.high)
-        .join(series, series.c.id == points.c.series_id)
-        .where(points.c.run_id == run)
-    ):
-        row_rules.quantity(row.series_row, row.variant, row.quantity, row.unit)
-        rule = point_rules.range_of(row.variant, row.quantity, row.unit)
-        held[(row.case_id, row.variant, row.quantity)] = reading.figures(row.value, row.low, row.high, row.point_row, rule)[0]
-    figures = {(e.case.id, q["variant"], q["quantity"]): q["value"] for e in recording.entries for q in e.quantities}
-    if held.keys() != figures.keys():
-        return f"its quantities differ ({' '.join(part for part in sorted(held.keys() ^ figures.keys())[0] if part)})"
-    moved = sorted(key for key, value in figures.items() if not math.isclose(value, held[key], rel_tol=SAME_FIGURE))
-    return f"its figures differ ({' '.join(part for part in moved[0] if part)})" if moved else ""
 
 
 def _check_points(recording: Recording) -> None:
