@@ -101,31 +101,42 @@ def _harness_share(result: Result, workload: Workload) -> list[str]:
     """A step-form row whose samples are so short that the harness's own cost per sample (a no-op sample's done
     time, measured with nothing queued: its call and clock reads, results.model.HarnessCost.issue_s, and its sync,
     the upper end the row's ran-ahead reading subtracts) is more than HARNESS_SHARE of a sample: its per-step times
-    carry that cost."""
+    carry that cost. The same of `--bound-verify`'s captured step, whose samples are shorter still (a trial: jit's
+    41.5 µs a step at 5 steps a sample, 16.6 µs by hand, said under no warning where the plain row had one)."""
     steps = result.params.get("steps")
     sync_s = ahead.harness_s(result.harness)  # the figure the row's ran-ahead reading subtracts and names
     if sync_s is None or result.harness is None or not isinstance(steps, int) or steps < 1 or workload.metric("step_s_k0") is None:
         return []
     cost_s = sync_s + max(result.harness.issue_s, 0.0)
     done = [variant.done_s.median for variant in result.variants.values() if variant.done_s.median > 0]
-    if not done or cost_s <= HARNESS_SHARE * min(done):
+    found = _cost_share(cost_s, min(done), steps, "this row's", bool(result.bound)) if done else []
+    captured = [b.verified.step_s * steps for b in result.bound.values() if b.verified is not None and b.verified.step_s]
+    if captured:
+        found += [f"--bound-verify's captured step: {line}" for line in _cost_share(cost_s, min(captured), steps, "its", False)]
+    return found
+
+
+def _cost_share(cost_s: float, sample_s: float, steps: int, whose: str, bound: bool) -> list[str]:
+    """What the harness's cost per sample (`cost_s`) does to per-step times from samples of `sample_s` (`steps` steps
+    each): nothing to say within HARNESS_SHARE; past it, how much each carries and the steps that bring it under."""
+    if cost_s <= HARNESS_SHARE * sample_s:
         return []
-    if cost_s >= min(done):
+    if cost_s >= sample_s:
         # the probe bounds the cost from above (its costliest condition: the sync after an idle spell); inside
         # back-to-back samples it is less, and never more than a whole sample: a share over 100% and a per-step part
         # above the per-step time (a trial: '276%', 'carries 4.58 µs' beside 1.66 µs a step) are no figures of this row
         return [
             f"the harness's own cost per sample, probed with nothing queued, reaches {units.seconds(cost_s)} (its sync "
-            f"after an idle spell), more than this row's whole sample ({units.seconds(min(done))}): its part in these "
-            f"samples cannot be told from the steps' work{BOUND_TOO if result.bound else ''}, and each per-step time may "
-            f"carry up to {units.seconds(min(done) / steps)} of it (all of it); more steps a sample, or more work a step, "
+            f"after an idle spell), more than {whose} whole sample ({units.seconds(sample_s)}): its part in these "
+            f"samples cannot be told from the steps' work{BOUND_TOO if bound else ''}, and each per-step time may "
+            f"carry up to {units.seconds(sample_s / steps)} of it (all of it); more steps a sample, or more work a step, "
             "separate them"
         ]
-    share = cost_s / min(done)
+    share = cost_s / sample_s
     # the cost is the sample's, not the step's: a sample of n steps takes cost + n × (its work a step), and the cost
     # is under HARNESS_SHARE of it from n ≥ cost × (1 − HARNESS_SHARE) / (HARNESS_SHARE × work) (it was said as
     # steps × share / HARNESS_SHARE, as if the cost grew with the steps: steps=67 where 89 were needed)
-    work_s = (min(done) - cost_s) / steps  # above 0: a cost of the whole sample or more is said above
+    work_s = (sample_s - cost_s) / steps  # above 0: a cost of the whole sample or more is said above
     remedy = f"steps={math.ceil(cost_s * (1 - HARNESS_SHARE) / (HARNESS_SHARE * work_s))} or more brings it under {HARNESS_SHARE:.0%}"
     return [
         f"the harness's own cost per sample ({units.seconds(cost_s)} with nothing queued: its sync, call and clock "

@@ -96,3 +96,21 @@ def test_a_bound_reading_beside_a_sample_shorter_than_the_harness_s_sync_is_said
     assert "--bound" not in plain
     (line,) = sanity.warnings_of(dataclasses.replace(row, bound={"sync_every=0": host_bound()}), workload, {})
     assert sanity.BOUND_TOO in line
+
+
+def test_a_captured_step_whose_samples_carry_the_harness_s_cost_says_so_as_the_plain_row_does():
+    """A trial: `--bound-verify jit` at 5 steps a sample read 41.5 µs a step where a hand loop of the jitted step read
+    16.6 µs: the plain row (8.6 ms a step) had no cost to warn of, the captured step's short samples carried the
+    harness's sync, and nothing said so."""
+    from asyncbench.results.bound import Bound, BoundKind, Verified, VerifyHow
+
+    workload = StepWorkload(_step, name="s")
+    plain = _row(done_s=43e-3, sync_s=103e-6, steps=5)
+    assert sanity.warnings_of(plain, workload, {}) == ()
+    captured = Verified(VerifyHow.JIT, step_s=41.5e-6, step_ci_s=(33.4e-6, 82.6e-6), pairs=((8.6e-3, 41.5e-6),))
+    bound = Bound("sync_every=0", BoundKind.INCONCLUSIVE, step_s=8.6e-3, rounds=10, steps_per_call=5, verified=captured)
+    (line,) = sanity.warnings_of(dataclasses.replace(plain, bound={"sync_every=0": bound}), workload, {})
+    assert line.startswith("--bound-verify's captured step: the harness's own cost per sample"), line
+    assert "50% of a sample's done time" in line  # 103 µs of 5 × 41.5 µs
+    unhurt = dataclasses.replace(bound, verified=dataclasses.replace(captured, step_s=5e-3))
+    assert sanity.warnings_of(dataclasses.replace(plain, bound={"sync_every=0": unhurt}), workload, {}) == ()
