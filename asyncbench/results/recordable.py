@@ -172,8 +172,9 @@ NOT_WRITTEN = "not what asyncbench writes"
 
 def summary_holds(stats: Mapping[str, Any], samples: Any, at: At) -> None:
     """A clock's summary (checked field by field before) is one its numbers allow: its median within its extremes and
-    within its own 95% interval, and, where the file keeps the samples, the median, extremes and count of those
-    samples. An edit that moved one without the other (a median of 1e9 s beside an interval of 14 ms, samples ×1000
+    within its own 95% interval, and the median, extremes and count of the samples the file keeps (none kept beside
+    a count said is an edit: `compare` and `--baseline` left such a variant out without a word while `show` showed
+    it). An edit that moved one without the other (a median of 1e9 s beside an interval of 14 ms, samples ×1000
     under the old summary) would be shown as measured: refused instead."""
     median, least, most = stats["median"], stats["min"], stats["max"]
     low, high = stats.get("ci_low"), stats.get("ci_high")
@@ -182,6 +183,8 @@ def summary_holds(stats: Mapping[str, Any], samples: Any, at: At) -> None:
     if not least <= median <= most:
         (at / "median").fail(f"{median:g} lies outside its own extremes [{least:g}, {most:g}]: {NOT_WRITTEN}")
     if not isinstance(samples, list) or not samples:
+        if stats["n"]:  # a summary of samples the file does not keep (compare and --baseline read the samples)
+            (at / "n").fail(f"{stats['n']} samples said, none kept: {NOT_WRITTEN}")
         return
     if stats["n"] != len(samples):
         (at / "n").fail(f"{stats['n']} samples said, {len(samples)} kept: {NOT_WRITTEN}")

@@ -83,6 +83,9 @@ def test_a_duration_below_0_is_refused_also_without_samples(saved: Path, tmp_pat
         case["metrics"]["t1_s"], case["bounds"]["t1_s"] = -1e-6, [-2e-6, -5e-7]
         for variant in case["variants"].values():
             variant["samples"] = {clock: [] for clock in variant["samples"]}
+            for clock in variant["samples"]:  # and their counts: a count beside no samples is refused on its own
+                if variant.get(clock):
+                    variant[clock]["n"] = 0
 
     target = _edited(saved, tmp_path, _sync_experiment(saved), negative)
     for command in ("show", "record"):
