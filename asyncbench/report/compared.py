@@ -199,7 +199,7 @@ def comparison(result: compare.Comparison) -> ComparisonView:
     judged = tuple(_row(r, result.max_regression) for r in result.rows)
     return ComparisonView(
         clock=result.clock,
-        max_regression=f"{result.max_regression * 100:.3g}%",
+        max_regression=units.margin(result.max_regression),
         budget=(
             f"a {units.percent(result.family_error)} false-alarm rate over {len(result.rows)} row(s): "
             # the level the printed intervals were taken at, not a readable one below it: "99% intervals" over 3 rows,

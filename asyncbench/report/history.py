@@ -240,7 +240,7 @@ def regression_line(hit: Regression, within: int, allow_inconclusive: bool = Fal
     if hit.straddles:
         said = (
             f"inconclusive: {one.case} {quantity} on {one.machine}: {moved}: its interval straddles the margin "
-            f"({units.percent(margin, 3)}), so it is shown neither beyond it nor within it ({verdict})"
+            f"({units.margin(margin)}), so it is shown neither beyond it nor within it ({verdict})"
         )
         return visible(said)
     said = (

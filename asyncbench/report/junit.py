@@ -182,7 +182,7 @@ def _ratio_test(report: ABReport, case: PairedCase, ratio: PairedRatio) -> Test:
     margin = report.max_regression if case.margin is None else case.margin
     reading = (
         f"{ratio.label}: head against base {change_text(ratio.ratio)} {said_interval_text(ratio.ratio_ci)} "
-        f"(head/base {_head_over_base(ratio.ratio)}), margin {units.percent(margin, 3)}"
+        f"(head/base {_head_over_base(ratio.ratio)}), margin {units.margin(margin)}"
     )
     if case.confidence is not None and ratio.ratio_ci is not None:  # the interval's level, as a check's detail says it
         reading += f", {units.exact_confidence(case.confidence)} interval"

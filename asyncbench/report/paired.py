@@ -215,7 +215,7 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     own = _own(report)
     # what the file states (the case's `margin`), not what it cannot (whether a config stated an ab_margin)
     notes += [
-        f"{c.id}: judged at a margin of its own, {units.percent(c.margin)}, not the gate's {units.percent(report.max_regression)}: "
+        f"{c.id}: judged at a margin of its own, {units.margin(c.margin)}, not the gate's {units.margin(report.max_regression)}: "
         "the case's `margin` as the file states it (`ab` judges a case at the ab_margin of its base side's settings: "
         "its config's, or `--set ab_margin=` on the command line, which sets both sides')"
         for c in own
@@ -223,14 +223,14 @@ def build(report: ABReport, outcome: Outcome) -> ABView:
     ]
     # what the file states (the case's `head_margin`): the loosening a pull request asked for, set aside
     notes += [
-        f"{c.id}: head's config states ab_margin {units.percent(c.head_margin)}; it is judged at {units.percent(c.margin)}, "
+        f"{c.id}: head's config states ab_margin {units.margin(c.head_margin)}; it is judged at {units.margin(c.margin)}, "
         "the base side's, until that change is merged (a pull request cannot loosen its own gate)"
         for c in report.cases
         if c.head_margin is not None and c.margin is not None
     ]
     blocks_used = ", ".join(f"{c.id}: {c.blocks}" for c in report.cases if c.status == "ok")
     budget = (
-        f"margin {report.max_regression * 100:.3g}%{_own_margins(report)}: "
+        f"margin {units.margin(report.max_regression)}{_own_margins(report)}: "
         "the gate asks whether head is slower than base by more than the margin: "
         f"SLOWER when the whole interval of the ratio head/base lies above 1 + margin, a pass when it lies below (FASTER "
         f"below 1/(1 + margin), SAME within it both ways, NOT SLOWER when too wide to say which). Each interval is "

@@ -226,3 +226,13 @@ def test_a_printed_ratio_lies_within_its_printed_interval():
         shown = units.with_bounds(point, (low, high), "x")
         value, first, last = _ratio_figures(shown)
         assert first <= value <= last, ((point, low, high), shown)
+
+
+@pytest.mark.parametrize(
+    ("fraction", "shown"),
+    [(9.9999, "999.99%"), (1e-9, "0.0000001%"), (0.05, "5%"), (0.051, "5.1%"), (0.025, "2.5%"), (10.0, "1000%")],
+)
+def test_a_margin_is_printed_as_the_user_gave_it(fraction, shown):
+    """A trial: `--max-regression 999.99%` printed `margin 1e+03%`, the 1000% the tool refuses; 0.0000001% printed
+    `1e-07%`: a margin is printed in plain digits, as given, never rounded across a limit."""
+    assert units.margin(fraction) == shown
