@@ -200,10 +200,20 @@ def planned_problem(baseline: Report, planned: Sequence[CaseIdentity]) -> str | 
         if case.id in old or (case.device not in EXACT_DEVICES and (case.experiment, case.backend) in loose):
             return None
     return (
-        f"--baseline has no case in common with this run's plan (baseline: {', '.join(old[:3])}{'...' if len(old) > 3 else ''}; "
-        f"planned: {', '.join(case.id for case in planned[:3])}{'...' if len(planned) > 3 else ''}): "
+        f"--baseline has no case in common with this run's plan (baseline: {_some(list(old))}; "
+        f"planned: {_some([case.id for case in planned])}): "
         "compare runs of the same config, both with or both without --quick"
     )
+
+
+#: the case ids an error names of a side before it says how many more there are
+SOME_IDS = 3
+
+
+def _some(ids: Sequence[str]) -> str:
+    """The first SOME_IDS ids, and how many more (never '...' after a whole list: a trial read three of three so)."""
+    more = len(ids) - SOME_IDS
+    return ", ".join(ids[:SOME_IDS]) + (f" and {more} more" if more > 0 else "")
 
 
 def ratio_interval(old: Sequence[float], new: Sequence[float], confidence: float) -> tuple[float, float] | None:
@@ -335,8 +345,8 @@ def compare(
     new = {r.id: r for r in current.results}
     if old and new and not old.keys() & new.keys():
         raise InputError(
-            f"the two results files have no case in common (baseline: {', '.join(list(old)[:3])}...; current: "
-            f"{', '.join(list(new)[:3])}...): compare runs of the same config, both with or both without --quick"
+            f"the two results files have no case in common (baseline: {_some(list(old))}; current: {_some(list(new))}): "
+            "compare runs of the same config, both with or both without --quick"
         )
     compared_cases: list[tuple[Result, Result, list[tuple[str, Sequence[float], Sequence[float]]]]] = []
     not_comparable: list[tuple[str, str]] = []

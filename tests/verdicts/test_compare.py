@@ -107,8 +107,13 @@ def test_missing_cases_statuses_and_environment_changes_are_reported():
 
 
 def test_two_reports_with_no_case_in_common_are_an_input_error():
-    with pytest.raises(InputError, match="no case in common"):
+    with pytest.raises(InputError, match="no case in common") as said:
         compare.compare(_report({"a": {"v": _noisy(1.0)}}), _report({"b": {"v": _noisy(1.0)}}))
+    assert "(baseline: a; current: b)" in str(said.value)  # a whole list ends there, never '...' (a trial)
+    many = {name: {"v": _noisy(1.0)} for name in "abcde"}
+    with pytest.raises(InputError, match="no case in common") as said:
+        compare.compare(_report(many), _report({"z": {"v": _noisy(1.0)}}))
+    assert "(baseline: a, b, c and 2 more; current: z)" in str(said.value)
 
 
 @pytest.mark.parametrize("text, value", [("10%", 0.10), ("5%", 0.05), ("7.5 %", 0.075), ("999%", 9.99)])
