@@ -315,8 +315,10 @@ def _chart(chart: trends.Chart, run_positions: dict[int, int], machines: _Index)
     """A chart's data: its title, what else it stands for (its twins), its unit and that unit's power of ten of the
     stored one (`p`), its y axis's title, a trace per machine; user strings raw (the page escapes them as it
     draws)."""
-    # "VARIANT QUANTITY" split at its first space; a bound chart's variant named whole (its name ends in words)
-    named = f"{chart.series[0].variant} · {trends.BOUND_CHART}" if chart.bound else chart.name.replace(" ", " · ", 1)
+    # the variant and the quantity from the series, each whole: "VARIANT QUANTITY" split at its first space cut a
+    # variant named with a space (a trial: "a · | b | …" of the variant "a | b | …"); a bound chart's ends in words
+    first = chart.series[0]
+    named = " · ".join(part for part in (first.variant, trends.BOUND_CHART if chart.bound else first.quantity) if part)
     traces = _bound_series(chart, run_positions, machines) if chart.bound else [_series(s, run_positions, machines) for s in chart.series]
     return {
         "title": escaping.visible(f"{chart.case} · {named}"),
