@@ -9,20 +9,31 @@ in one line, never parsed bare.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 from asyncbench.history import point_rules, reading, row_rules
 from asyncbench.history.reading import Table
 
-if TYPE_CHECKING:
-    from asyncbench.history.recording import CaseEntry
+
+class Entry(Protocol):
+    """A case of the file as history.recording holds it (its CaseEntry): the case, its checks and its quantities."""
+
+    @property
+    def case(self) -> Any: ...
+
+    @property
+    def checks(self) -> Sequence[Mapping[str, Any]]: ...
+
+    @property
+    def quantities(self) -> Sequence[Mapping[str, Any]]: ...
+
 
 # Two figures of one run read back are the same figure within this share: a run recorded as it ends (`run --record`)
 # and its file recorded later hold one figure, the file's written to the nanosecond and read back through JSON.
 SAME_FIGURE = 1e-6
 
 
-def differs(table_of: Table, connection: Any, run: int, entries: Sequence[CaseEntry]) -> str:
+def differs(table_of: Table, connection: Any, run: int, entries: Sequence[Entry]) -> str:
     """What of a file's cases (`entries`) differs from what the store holds of its run (`run`, the same key): its
     cases (which, how they ended, their checks' verdicts) and its points (which quantities, their values); '' where
     nothing does. What the store does not record of a file (a case's time) is not compared."""

@@ -21,6 +21,7 @@ from typing import Any, Mapping
 import pytest
 
 from asyncbench.engine import isolation, runner
+from asyncbench.measure import timing
 from asyncbench.results.model import ERROR, OK, Settings, StopReason
 from asyncbench.spec import config
 from asyncbench.workloads.base import STR, Metric, Param, Prepared, Workload
@@ -103,8 +104,12 @@ class Faulty(Workload):
             calls.append(1)
             if params["fault"] == "hang_after_slow_rounds":
                 time.sleep(SLOW_ROUND_S)
-            # in the third timed round: calls 1, 3 and 5 (a round after the machine's reference follows an untimed call)
-            if params["where"] == "measure" and len(calls) > 4:
+            # after the first timed round has been told (call 1, then the untimed re-warm that follows the machine's
+            # reference, then its progress): in the second round at the earliest. A slow round is re-warmed by one
+            # call (it outlasts REWARM_S): calls 1, 3 and 5 are timed, the fault in the third; a fast one by
+            # REWARM_ROUNDS calls
+            after = 4 if params["fault"] == "hang_after_slow_rounds" else 1 + timing.REWARM_ROUNDS
+            if params["where"] == "measure" and len(calls) > after:
                 fault()
             return data.sum()
 
