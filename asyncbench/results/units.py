@@ -67,9 +67,9 @@ def percent(fraction: float | None, digits: int = 2) -> str:
 MARGIN_DIGITS = 10
 
 
-def margin(fraction: float) -> str:
+def margin(fraction: float | None) -> str:
     """A margin as the user gave it, in percent, in plain digits: 9.9999 -> '999.99%', 1e-9 -> '0.0000001%'."""
-    if not math.isfinite(fraction):
+    if fraction is None or not math.isfinite(fraction):
         return percent(fraction)
     return f"{Decimal(f'{fraction * 100:.{MARGIN_DIGITS}g}'):f}%"
 
