@@ -13,7 +13,6 @@ past what was achieved.
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 
 #: what is shown where there is no value
 NO_VALUE = "–"
@@ -62,16 +61,12 @@ def percent(fraction: float | None, digits: int = 2) -> str:
     return f"{number(fraction * 100, digits)}%"
 
 
-#: the significant digits a margin is printed to: as many as a user writes (`--max-regression 999.99%`), none lost to
-#: rounding (999.99% printed as `1e+03%`, the 1000% the tool refuses) and no float noise (5.1% × 100 = 5.1000000000000005)
-MARGIN_DIGITS = 10
-
-
 def margin(fraction: float | None) -> str:
-    """A margin as the user gave it, in percent, in plain digits: 9.9999 -> '999.99%', 1e-9 -> '0.0000001%'."""
+    """A margin as the user gave it, in percent, in plain digits (`_percent_of`): 9.9999 -> '999.99%', 1e-9 ->
+    '0.0000001%', never rounded across a limit (999.99% printed as `1e+03%`, the 1000% the tool refuses)."""
     if fraction is None or not math.isfinite(fraction):
         return percent(fraction)
-    return f"{Decimal(f'{fraction * 100:.{MARGIN_DIGITS}g}'):f}%"
+    return _percent_of(fraction)
 
 
 def percent_as_printed(fraction: float, digits: int = 2) -> float:
